@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Incremental Internet checksum updates (RFC 1624), for in-place header edits. */
+#ifndef UBXDP_CSUM_H
+#define UBXDP_CSUM_H
+
+#include <linux/types.h>
+
+static __always_inline __u16 csum_fold32(__u32 sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)sum;
+}
+
+/* HC' = ~(~HC + ~m + m'), on 16-bit words in network order. */
+static __always_inline void csum_replace2(__sum16 *csum, __be16 old, __be16 new)
+{
+	__u32 sum = (__u16)~*csum;
+
+	sum += (__u16)~old;
+	sum += (__u16)new;
+	*csum = (__sum16)~csum_fold32(sum);
+}
+
+#endif

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What both UB2E conversion programs share: the maps (one instance, because
+ * the two objects are linked into ub2e.bpf.o), counters, the validation of the
+ * IP..TPH part that UB and UBoE have in common, and FIB verdict handling.
+ */
+#ifndef UB2E_COMMON_BPF_H
+#define UB2E_COMMON_BPF_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include <stdbool.h>
+
+#include "ub_wire.h"
+#include "ub2e_maps.h"
+#include "lib/parse.h"
+#include "lib/ip_edit.h"
+#include "lib/fib.h"
+
+/* __weak: both objects define the maps; the static linker keeps one of each. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ub2e_cfg);
+} ub2e_cfg SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UB2E_CNT__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} ub2e_stats SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, UB2E_MAX_NPI_ENTRIES);
+	__type(key, __u32);		/* UB2E_NPI_KEY(pid, perm) or pid | UB2E_NPI_ANY_PERM */
+	__type(value, __u16);		/* VLAN ID */
+} ub2e_npi2vlan SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, UB2E_VLAN_MAX);
+	__type(key, __u32);		/* VLAN ID */
+	__type(value, __u32);		/* UB2E_VLAN_VALID | [ANY_PERM] | NPI key */
+} ub2e_vlan2npi SEC(".maps") __weak;
+
+/* Egress ports by side: UB -> UBoE may only leave on IP-side ports, and back. */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
+	__uint(max_entries, UB2E_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} ub2e_tx_ip SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
+	__uint(max_entries, UB2E_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} ub2e_tx_ub SEC(".maps") __weak;
+
+static __always_inline void count(__u32 id)
+{
+	__u64 *v = bpf_map_lookup_elem(&ub2e_stats, &id);
+
+	if (v)
+		(*v)++;
+}
+
+static __always_inline const struct ub2e_cfg *ub2e_config(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&ub2e_cfg, &zero);
+}
+
+/*
+ * The IP..TPH part of a UB or UBoE packet, validated. One IP pointer and a
+ * version flag rather than two pointers: the verifier cannot follow "exactly
+ * one of two pointers is NULL" once the compiler merges the branches.
+ */
+struct ub_l3 {
+	void *ip;		/* struct iphdr or struct ipv6hdr */
+	struct udphdr *udph;
+	struct ub_tph *tph;
+	bool v6;
+};
+
+#define L3_IP4(l3) ((struct iphdr *)(l3)->ip)
+#define L3_IP6(l3) ((struct ipv6hdr *)(l3)->ip)
+
+#define UB2E_NOT_UBOE	(-1)
+
+/*
+ * Validate IP (version `v6`), UDP/4792 and the TPH. Returns 0 when valid, a
+ * drop counter when this is a UB packet that must not pass, or UB2E_NOT_UBOE
+ * when it is some other IP traffic. `native`: the packet came in as native UB,
+ * so everything in it claims to be UB and any deviation is a drop.
+ */
+static __always_inline int ub2e_parse_l3(struct hdr_cursor *c, bool v6, bool native,
+					 struct ub_l3 *l3)
+{
+	__u32 ip_len, udp_len, avail;
+	void *ip_start = c->pos;
+	int dport;
+
+	l3->ip = ip_start;
+	l3->v6 = v6;
+
+	if (!v6) {
+		struct iphdr *iph;
+
+		if (parse_iphdr(c, &iph) < 0)
+			return native ? UB2E_CNT_DROP_TRUNCATED : UB2E_NOT_UBOE;
+		if (iph->version != 4)
+			return native ? UB2E_CNT_DROP_IP_VERSION : UB2E_NOT_UBOE;
+		if (iph->protocol != IPPROTO_UDP)
+			return native ? UB2E_CNT_DROP_NOT_UBOE : UB2E_NOT_UBOE;
+		if (iph->frag_off & bpf_htons(0x1fff))	/* later fragment: no UDP header */
+			return native ? UB2E_CNT_DROP_IPV4_FRAGMENT : UB2E_NOT_UBOE;
+		if (iph->ihl != 5) {
+			/* Only a UDP/4792 datagram with options is UBoE gone wrong. */
+			__u32 ihl = iph->ihl * 4;
+			struct udphdr *u;
+
+			if (ihl < sizeof(*iph) || ihl > 60)
+				return native ? UB2E_CNT_DROP_IPV4_OPTIONS : UB2E_NOT_UBOE;
+			u = ip_start + ihl;
+			if ((void *)(u + 1) > c->end)
+				return native ? UB2E_CNT_DROP_TRUNCATED : UB2E_NOT_UBOE;
+			if (native || u->dest == bpf_htons(UBOE_UDP_PORT))
+				return UB2E_CNT_DROP_IPV4_OPTIONS;
+			return UB2E_NOT_UBOE;
+		}
+		ip_len = bpf_ntohs(iph->tot_len);
+	} else {
+		struct ipv6hdr *ip6h;
+
+		if (parse_ip6hdr(c, &ip6h) < 0)
+			return native ? UB2E_CNT_DROP_TRUNCATED : UB2E_NOT_UBOE;
+		if (ip6h->version != 6)
+			return native ? UB2E_CNT_DROP_IP_VERSION : UB2E_NOT_UBOE;
+		/* UBoE carries no extension headers (WIRE.md §1). */
+		if (ip6h->nexthdr != IPPROTO_UDP)
+			return native ? UB2E_CNT_DROP_NOT_UBOE : UB2E_NOT_UBOE;
+		ip_len = bpf_ntohs(ip6h->payload_len) + sizeof(*ip6h);
+	}
+
+	dport = parse_udphdr(c, &l3->udph);
+	if (dport < 0)
+		return native ? UB2E_CNT_DROP_TRUNCATED : UB2E_NOT_UBOE;
+	if (dport != UBOE_UDP_PORT)
+		return native ? UB2E_CNT_DROP_NOT_UBOE : UB2E_NOT_UBOE;
+
+	/* From here on it is UB: every defect is a drop. */
+	if (!v6 && (L3_IP4(l3)->frag_off & bpf_htons(0x2000)))
+		return UB2E_CNT_DROP_IPV4_FRAGMENT;
+
+	l3->tph = cursor_pull(c, sizeof(*l3->tph));
+	if (!l3->tph)
+		return UB2E_CNT_DROP_TRUNCATED;
+
+	/* Lengths: the IP packet must fit the frame (trailing Ethernet padding is
+	 * fine) and leave room for UDP, TPH and ICRC; UDP must agree with IP. */
+	avail = c->end - ip_start;
+	if (ip_len > avail)
+		return UB2E_CNT_DROP_TRUNCATED;
+	udp_len = bpf_ntohs(l3->udph->len);
+	if (udp_len != ip_len - ((void *)l3->udph - ip_start) ||
+	    udp_len < sizeof(struct udphdr) + sizeof(struct ub_tph) + UBOE_ICRC_LEN)
+		return UB2E_CNT_DROP_IP_LENGTH;
+
+	if (!ub_tp_opcode_valid(ub_tph_opcode(l3->tph)))
+		return UB2E_CNT_DROP_TP_OPCODE;
+	return 0;
+}
+
+static __always_inline __u8 ub_l3_ecn(const struct ub_l3 *l3)
+{
+	return l3->v6 ? ip6_ecn(L3_IP6(l3)) : ip4_ecn(L3_IP4(l3));
+}
+
+static __always_inline __u8 ub_l3_ttl(const struct ub_l3 *l3)
+{
+	return l3->v6 ? L3_IP6(l3)->hop_limit : L3_IP4(l3)->ttl;
+}
+
+static __always_inline void ub_l3_dec_ttl(struct ub_l3 *l3)
+{
+	if (l3->v6)
+		L3_IP6(l3)->hop_limit--;
+	else
+		ip4_dec_ttl(L3_IP4(l3));
+}
+
+static __always_inline int ub_l3_fib(void *ctx, struct bpf_fib_lookup *p, __u32 ifindex,
+				     const struct ub_l3 *l3)
+{
+	if (l3->v6)
+		return fib_lookup_ip6(ctx, p, ifindex, L3_IP6(l3), l3->udph);
+	return fib_lookup_ip4(ctx, p, ifindex, L3_IP4(l3), l3->udph);
+}
+
+/*
+ * Why a FIB verdict sends the packet to the kernel instead of forwarding it:
+ * the kernel resolves neighbours, delivers locally and answers with ICMP.
+ */
+static __always_inline __u32 ub2e_fib_punt_reason(int rc)
+{
+	switch (rc) {
+	case BPF_FIB_LKUP_RET_NO_NEIGH:
+		return UB2E_CNT_PASS_NO_NEIGH;
+	case BPF_FIB_LKUP_RET_NOT_FWDED:
+		return UB2E_CNT_PASS_LOCAL;
+	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
+		return UB2E_CNT_PASS_FRAG_NEEDED;
+	default:
+		return UB2E_CNT_PASS_FIB_OTHER;
+	}
+}
+
+/* Should the packet leave through egress port `ifindex` of this side? */
+static __always_inline bool ub2e_is_port(void *devmap, __u32 ifindex)
+{
+	return bpf_map_lookup_elem(devmap, &ifindex) != NULL;
+}
+
+#endif

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * UB2E switch, UBoE -> UB (draft-li-uboe-00 §5), attached to the IP-side port.
+ *
+ * In:  Eth | [802.1Q] | IPv4/IPv6 | UDP 4792 | TPH | ...
+ * Out: Eth(0x88B5) | LPH | NTH | IPv4/IPv6 | UDP 4792 | TPH | ...  (redirected to a UB-side port)
+ *
+ * LPH gets the configured RT, NTH gets CCI = FECN from the IP ECN and the NPI
+ * from the VLAN. Everything that is not UBoE passes to the kernel untouched.
+ */
+#include "ub2e_common.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* NPI for a VLAN ID (0: untagged). Returns 0 or a drop counter. */
+static __always_inline int vlan_to_npi(const struct ub2e_cfg *cfg, __u32 vid,
+				       __u32 *pid, __u8 *perm)
+{
+	__u32 *npi;
+
+	*pid = cfg->default_pid;
+	*perm = cfg->default_perm;
+	if (!vid)
+		return 0;
+	npi = bpf_map_lookup_elem(&ub2e_vlan2npi, &vid);
+	if (npi && (*npi & UB2E_VLAN_VALID)) {
+		*pid = *npi & UB_PID_MASK;
+		if (!(*npi & UB2E_VLAN_ANY_PERM))
+			*perm = (*npi >> UB2E_NPI_PERM_SHIFT) & 1;
+		return 0;
+	}
+	if (cfg->flags & UB2E_F_STRICT_VLAN)
+		return UB2E_CNT_DROP_VLAN_UNMAPPED;
+	*pid = vid;	/* draft §5.3: upper 12 bits 0, Permission high */
+	*perm = UB_PERM_HIGH;
+	return 0;
+}
+
+/* Give the kernel the plain IP packet, without the 802.1Q tag it has no device for. */
+static __always_inline int punt(struct xdp_md *ctx, __be16 ip_proto, bool tagged, __u32 reason)
+{
+	struct ethhdr *eth = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	unsigned char dst[ETH_ALEN], src[ETH_ALEN];
+
+	count(reason);
+	if (!tagged)
+		return XDP_PASS;
+	if ((void *)(eth + 1) > end)
+		return XDP_DROP;
+	__builtin_memcpy(dst, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(src, eth->h_source, ETH_ALEN);
+	if (bpf_xdp_adjust_head(ctx, (int)sizeof(struct vlan_tag))) {
+		count(UB2E_CNT_DROP_ADJUST_FAILED);
+		return XDP_DROP;
+	}
+	eth = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	if ((void *)(eth + 1) > end)
+		return XDP_DROP;
+	__builtin_memcpy(eth->h_dest, dst, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, src, ETH_ALEN);
+	eth->h_proto = ip_proto;
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int ub2e_to_ub(struct xdp_md *ctx)
+{
+	struct hdr_cursor c = { (void *)(long)ctx->data, (void *)(long)ctx->data_end };
+	const struct ub2e_cfg *cfg = ub2e_config();
+	struct bpf_fib_lookup fib;
+	struct ub_lph *lph;
+	struct ub_nth *nth;
+	struct ethhdr *eth;
+	struct ub_l3 l3;
+	__u16 vid = 0;
+	bool tagged = false, v6;
+	int proto, rc;
+	__u32 pid;
+	__u8 perm, fecn;
+
+	if (!cfg)
+		return XDP_PASS;
+	proto = parse_ethhdr(&c, &eth);
+	if (proto == bpf_htons(ETH_P_8021Q)) {
+		tagged = true;
+		proto = parse_vlan(&c, &vid);
+	}
+	if (proto == bpf_htons(ETH_P_IP)) {
+		v6 = false;
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		v6 = true;
+	} else {
+		count(UB2E_CNT_PASS_NOT_UBOE);
+		return XDP_PASS;
+	}
+
+	rc = ub2e_parse_l3(&c, v6, false, &l3);
+	if (rc == UB2E_NOT_UBOE) {
+		count(UB2E_CNT_PASS_NOT_UBOE);
+		return XDP_PASS;
+	}
+	count(UB2E_CNT_RX_UBOE);
+	if (rc) {
+		count(rc);
+		return XDP_DROP;
+	}
+
+	rc = vlan_to_npi(cfg, vid, &pid, &perm);
+	if (rc) {
+		count(rc);
+		return XDP_DROP;
+	}
+	fecn = cfg->ecn_to_fecn[ub_l3_ecn(&l3)] & UB_CCI_FECN_MASK;
+
+	if (!(cfg->flags & UB2E_F_NO_TTL_DEC) && ub_l3_ttl(&l3) <= 1)
+		return punt(ctx, proto, tagged, UB2E_CNT_PASS_TTL_EXPIRED);
+
+	rc = ub_l3_fib(ctx, &fib, ctx->ingress_ifindex, &l3);
+	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
+		return punt(ctx, proto, tagged, ub2e_fib_punt_reason(rc));
+	if (!ub2e_is_port(&ub2e_tx_ub, fib.ifindex))
+		return punt(ctx, proto, tagged, UB2E_CNT_PASS_NOT_EGRESS_PORT);
+
+	if (!(cfg->flags & UB2E_F_NO_TTL_DEC))
+		ub_l3_dec_ttl(&l3);
+
+	/* LPH + NTH (10 bytes) come; the 802.1Q tag, if any, goes. */
+	if (bpf_xdp_adjust_head(ctx, (tagged ? (int)sizeof(struct vlan_tag) : 0) - (int)UB_NATIVE_HDR_LEN)) {
+		count(UB2E_CNT_DROP_ADJUST_FAILED);
+		return XDP_DROP;
+	}
+	c.pos = (void *)(long)ctx->data;
+	c.end = (void *)(long)ctx->data_end;
+	eth = cursor_pull(&c, sizeof(*eth));
+	lph = cursor_pull(&c, sizeof(*lph));
+	nth = cursor_pull(&c, sizeof(*nth));
+	if (!eth || !lph || !nth)
+		return XDP_DROP;
+	__builtin_memcpy(eth->h_dest, fib.dmac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, fib.smac, ETH_ALEN);
+	eth->h_proto = bpf_htons(cfg->ub_ethertype);
+	ub_lph_init(lph, v6 ? UB_LPH_CONFIG_IPV6 : UB_LPH_CONFIG_IPV4, cfg->vl, cfg->rt);
+	/* LoC 0: congestion, if any, happened at an intermediate switch (§5.2.1). */
+	ub_nth_init(nth, ub_cci_make_fecn(fecn, 0), perm, pid);
+	count(UB2E_CNT_TX_UB);
+	return bpf_redirect_map(&ub2e_tx_ub, fib.ifindex, 0);
+}

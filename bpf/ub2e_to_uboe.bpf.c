@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * UB2E switch, UB -> UBoE (draft-li-uboe-00 §5), attached to the UB-side port.
+ *
+ * In:  Eth(0x88B5) | LPH | NTH | IPv4/IPv6 | UDP 4792 | TPH | ...
+ * Out: Eth | [802.1Q] | IPv4/IPv6 | UDP 4792 | TPH | ...   (redirected to an IP-side port)
+ *
+ * RT is dropped, CCI/FECN becomes IP ECN, NPI becomes the VLAN ID; the IP
+ * packet is otherwise untouched but for TTL, so the ICRC stays valid.
+ */
+#include "ub2e_common.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Returns the VLAN ID for an NPI, 0 for untagged, or -counter to drop. */
+static __always_inline int npi_to_vlan(const struct ub2e_cfg *cfg, __u32 pid, __u8 perm)
+{
+	__u32 key = UB2E_NPI_KEY(pid, perm);
+	__u16 *vid;
+	__u32 v;
+
+	if (cfg->flags & UB2E_F_UNTAGGED)
+		return 0;
+	vid = bpf_map_lookup_elem(&ub2e_npi2vlan, &key);
+	if (!vid) {
+		key = pid | UB2E_NPI_ANY_PERM;
+		vid = bpf_map_lookup_elem(&ub2e_npi2vlan, &key);
+	}
+	if (vid)
+		return *vid;
+	if (cfg->flags & UB2E_F_STRICT_VLAN)
+		return -UB2E_CNT_DROP_NPI_UNMAPPED;
+	v = pid & 0xfff;	/* draft §5.3: the lower 12 bits */
+	if (v == 0 || v == 0xfff)
+		return -UB2E_CNT_DROP_VLAN_RESERVED;
+	return v;
+}
+
+/*
+ * Hand the packet to the kernel as the plain IP packet it carries, so that the
+ * kernel can resolve the neighbour, deliver it locally or answer with ICMP.
+ */
+static __always_inline int punt_as_ip(struct xdp_md *ctx, __be16 ip_proto, __u32 reason)
+{
+	struct ethhdr *eth = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	unsigned char dst[ETH_ALEN], src[ETH_ALEN];
+
+	if ((void *)(eth + 1) > end)
+		return XDP_DROP;
+	__builtin_memcpy(dst, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(src, eth->h_source, ETH_ALEN);
+	if (bpf_xdp_adjust_head(ctx, (int)UB_NATIVE_HDR_LEN)) {
+		count(UB2E_CNT_DROP_ADJUST_FAILED);
+		return XDP_DROP;
+	}
+	eth = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	if ((void *)(eth + 1) > end)
+		return XDP_DROP;
+	__builtin_memcpy(eth->h_dest, dst, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, src, ETH_ALEN);
+	eth->h_proto = ip_proto;
+	count(reason);
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int ub2e_to_uboe(struct xdp_md *ctx)
+{
+	struct hdr_cursor c = { (void *)(long)ctx->data, (void *)(long)ctx->data_end };
+	const struct ub2e_cfg *cfg = ub2e_config();
+	struct bpf_fib_lookup fib;
+	struct ub_lph *lph;
+	struct ub_nth *nth;
+	struct ethhdr *eth;
+	struct ub_l3 l3;
+	__be16 ip_proto;
+	__u16 cci;
+	__u32 pid;
+	int rc, vid;
+	bool v6;
+
+	if (!cfg)
+		return XDP_PASS;
+	if (parse_ethhdr(&c, &eth) < 0 || eth->h_proto != bpf_htons(cfg->ub_ethertype)) {
+		count(UB2E_CNT_PASS_NOT_UB);
+		return XDP_PASS;
+	}
+	count(UB2E_CNT_RX_UB);
+
+	lph = cursor_pull(&c, sizeof(*lph));
+	nth = cursor_pull(&c, sizeof(*nth));
+	if (!lph || !nth) {
+		count(UB2E_CNT_DROP_TRUNCATED);
+		return XDP_DROP;
+	}
+	switch (ub_lph_config(lph)) {
+	case UB_LPH_CONFIG_IPV4:
+		v6 = false;
+		ip_proto = bpf_htons(ETH_P_IP);
+		break;
+	case UB_LPH_CONFIG_IPV6:
+		v6 = true;
+		ip_proto = bpf_htons(ETH_P_IPV6);
+		break;
+	default:
+		count(UB2E_CNT_DROP_LPH_CONFIG);
+		return XDP_DROP;
+	}
+
+	rc = ub2e_parse_l3(&c, v6, true, &l3);
+	if (rc) {
+		count(rc);
+		return XDP_DROP;
+	}
+
+	pid = ub_nth_pid(nth);
+	if (pid == UB_PID_INVALID) {
+		count(UB2E_CNT_DROP_PARTITION_ZERO);
+		return XDP_DROP;
+	}
+	vid = npi_to_vlan(cfg, pid, ub_nth_perm(nth));
+	if (vid < 0) {
+		count(-vid);
+		return XDP_DROP;
+	}
+
+	/* CCI -> ECN (draft §5.2.1); LoC has no IP equivalent and is dropped. */
+	cci = bpf_ntohs(nth->cci);
+	if (ub_cci_mode(cci) == UB_CCI_MODE_FECN) {
+		__u8 ecn = cfg->fecn_to_ecn[ub_cci_fecn(cci)] & 3;
+
+		if (l3.v6)
+			ip6_set_ecn(L3_IP6(&l3), ecn);
+		else
+			ip4_set_ecn(L3_IP4(&l3), ecn);
+	} else if (cfg->cci_policy == UB2E_CCI_DROP) {
+		count(UB2E_CNT_DROP_CCI_NOT_FECN);
+		return XDP_DROP;
+	} else {
+		count(UB2E_CNT_CCI_NOT_FECN);
+	}
+
+	if (!(cfg->flags & UB2E_F_NO_TTL_DEC) && ub_l3_ttl(&l3) <= 1)
+		return punt_as_ip(ctx, ip_proto, UB2E_CNT_PASS_TTL_EXPIRED);
+
+	rc = ub_l3_fib(ctx, &fib, ctx->ingress_ifindex, &l3);
+	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
+		return punt_as_ip(ctx, ip_proto, ub2e_fib_punt_reason(rc));
+	if (!ub2e_is_port(&ub2e_tx_ip, fib.ifindex))
+		return punt_as_ip(ctx, ip_proto, UB2E_CNT_PASS_NOT_EGRESS_PORT);
+
+	if (!(cfg->flags & UB2E_F_NO_TTL_DEC))
+		ub_l3_dec_ttl(&l3);
+
+	/* LPH + NTH (10 bytes) go; an 802.1Q tag (4 bytes) may come. */
+	if (bpf_xdp_adjust_head(ctx, (int)UB_NATIVE_HDR_LEN - (vid ? (int)sizeof(struct vlan_tag) : 0))) {
+		count(UB2E_CNT_DROP_ADJUST_FAILED);
+		return XDP_DROP;
+	}
+	c.pos = (void *)(long)ctx->data;
+	c.end = (void *)(long)ctx->data_end;
+	eth = cursor_pull(&c, sizeof(*eth));
+	if (!eth)
+		return XDP_DROP;
+	__builtin_memcpy(eth->h_dest, fib.dmac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, fib.smac, ETH_ALEN);
+	if (vid) {
+		struct vlan_tag *tag = cursor_pull(&c, sizeof(*tag));
+
+		if (!tag)
+			return XDP_DROP;
+		eth->h_proto = bpf_htons(ETH_P_8021Q);
+		tag->tci = bpf_htons(vid);
+		tag->proto = ip_proto;
+	} else {
+		eth->h_proto = ip_proto;
+	}
+	count(UB2E_CNT_TX_UBOE);
+	return bpf_redirect_map(&ub2e_tx_ip, fib.ifindex, 0);
+}

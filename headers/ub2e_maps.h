@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * UB2E switch: map key/value types and counters shared by the XDP programs
+ * (bpf/ub2e_*.bpf.c), ubctl and the tests. Layout changes here are ABI for
+ * pinned maps: bump UB2E_CFG_VERSION when struct ub2e_cfg changes.
+ */
+#ifndef UB2E_MAPS_H
+#define UB2E_MAPS_H
+
+#include <linux/types.h>
+
+#define UB2E_CFG_VERSION	1
+
+/* What to do with a native UB packet whose CCI is not in FECN mode (draft §5.2). */
+enum ub2e_cci_policy {
+	UB2E_CCI_FORWARD = 0,	/* forward, IP ECN left as it is, counted */
+	UB2E_CCI_DROP = 1,
+};
+
+#define UB2E_F_NO_TTL_DEC	(1u << 0)	/* do not decrement TTL / hop limit */
+#define UB2E_F_UNTAGGED		(1u << 1)	/* UB -> UBoE: never add an 802.1Q tag */
+#define UB2E_F_STRICT_VLAN	(1u << 2)	/* only partitions/VLANs in the tables pass */
+
+/* Single entry of the ub2e_cfg array map; ubctl writes it, bpftool can edit it. */
+struct ub2e_cfg {
+	__u32 version;
+	__u32 flags;		/* UB2E_F_* */
+	__u16 ub_ethertype;	/* native UB EtherType, default 0x88B5 */
+	__u8 fecn_to_ecn[4];	/* UB -> UBoE: IP ECN for each FECN codepoint */
+	__u8 ecn_to_fecn[4];	/* UBoE -> UB: FECN for each IP ECN codepoint */
+	__u8 cci_policy;	/* enum ub2e_cci_policy */
+	__u8 rt;		/* RT written into LPH on UBoE -> UB, default 10b */
+	__u8 vl;		/* LPH virtual lane on UBoE -> UB */
+	__u8 default_perm;	/* Permission for untagged / unmapped VLANs */
+	__u32 default_pid;	/* Partition ID for untagged UBoE, default 1 */
+};
+
+/*
+ * NPI -> VLAN table key: Partition ID in bits 0-23, Permission in bit 24.
+ * UB2E_NPI_ANY_PERM marks an entry that serves both permissions (baseline
+ * mode); an entry without it is an enhanced-mode entry (draft §5.3, Fig. 3).
+ */
+#define UB2E_NPI_PERM_SHIFT	24
+#define UB2E_NPI_ANY_PERM	(1u << 25)
+#define UB2E_NPI_KEY(pid, perm)	(((__u32)(perm) << UB2E_NPI_PERM_SHIFT) | ((pid) & 0xffffffu))
+
+/* VLAN -> NPI table value (array indexed by VLAN ID). */
+#define UB2E_VLAN_VALID		(1u << 31)
+#define UB2E_VLAN_ANY_PERM	UB2E_NPI_ANY_PERM	/* entry made by a baseline mapping */
+
+#define UB2E_VLAN_MAX		4096
+#define UB2E_MAX_NPI_ENTRIES	8192
+#define UB2E_MAX_PORTS		64
+
+/*
+ * Counters: one X-macro so the BPF enum and ubctl's names cannot drift.
+ * rx_* count packets seen, tx_* packets converted and redirected,
+ * pass_* packets handed to the kernel, drop_* packets dropped, per reason.
+ */
+#define UB2E_COUNTERS(X)						\
+	X(RX_UB,		"rx_ub")				\
+	X(RX_UBOE,		"rx_uboe")				\
+	X(TX_UBOE,		"tx_uboe")				\
+	X(TX_UB,		"tx_ub")				\
+	X(PASS_NOT_UB,		"pass_not_ub")				\
+	X(PASS_NOT_UBOE,	"pass_not_uboe")			\
+	X(PASS_TTL_EXPIRED,	"pass_ttl_expired")			\
+	X(PASS_NO_NEIGH,	"pass_no_neigh")			\
+	X(PASS_LOCAL,		"pass_local")				\
+	X(PASS_FIB_OTHER,	"pass_fib_other")			\
+	X(PASS_FRAG_NEEDED,	"pass_frag_needed")			\
+	X(PASS_NOT_EGRESS_PORT,	"pass_not_egress_port")			\
+	X(CCI_NOT_FECN,		"cci_not_fecn_forwarded")		\
+	X(DROP_TRUNCATED,	"drop_truncated")			\
+	X(DROP_LPH_CONFIG,	"drop_lph_config_not_ip")		\
+	X(DROP_IP_VERSION,	"drop_ip_version_mismatch")		\
+	X(DROP_IP_LENGTH,	"drop_ip_bad_length")			\
+	X(DROP_IPV4_OPTIONS,	"drop_ipv4_options")			\
+	X(DROP_IPV4_FRAGMENT,	"drop_ipv4_fragment")			\
+	X(DROP_NOT_UBOE,	"drop_not_uboe_payload")		\
+	X(DROP_TP_OPCODE,	"drop_tp_opcode_invalid")		\
+	X(DROP_PARTITION_ZERO,	"drop_partition_zero")			\
+	X(DROP_CCI_NOT_FECN,	"drop_cci_not_fecn")			\
+	X(DROP_NPI_UNMAPPED,	"drop_npi_unmapped")			\
+	X(DROP_VLAN_RESERVED,	"drop_vlan_reserved")			\
+	X(DROP_VLAN_UNMAPPED,	"drop_vlan_unmapped")			\
+	X(DROP_ADJUST_FAILED,	"drop_adjust_failed")
+
+#define UB2E_CNT_ENUM(id, name) UB2E_CNT_##id,
+enum ub2e_counter {
+	UB2E_COUNTERS(UB2E_CNT_ENUM)
+	UB2E_CNT__MAX
+};
+#undef UB2E_CNT_ENUM
+
+#endif

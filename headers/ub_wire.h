@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * UB and UBoE wire formats (docs: ../shared/design/WIRE.md §1-§5).
+ *
+ * Every [chosen] layout constant lives here and nowhere else, so that correcting
+ * one is a one-line change. Shared by BPF and user code: no libc.
+ * Structs are byte arrays plus accessors, because most UB fields are not byte
+ * aligned and 24-bit fields have no C type.
+ */
+#ifndef UB_WIRE_H
+#define UB_WIRE_H
+
+#include <linux/types.h>
+#include "ub_endian.h"
+
+/* ---- §1 UBoE encapsulation --------------------------------------------- */
+#define UBOE_UDP_PORT		4792
+#define UBOE_ICRC_LEN		4
+#define UBOE_DEFAULT_TTL	64
+
+/* IP ECN codepoints (RFC 3168) */
+#define ECN_NOT_ECT	0
+#define ECN_ECT1	1
+#define ECN_ECT0	2
+#define ECN_CE		3
+
+/* ---- §5 native UB frame on an emulated UB port ------------------------- */
+#define UB_ETH_P_NATIVE		0x88B5	/* [chosen] IEEE local experimental, configurable */
+
+/* LPH, 4 bytes [chosen] */
+struct ub_lph {
+	__u8 b[4];
+} __attribute__((packed));
+
+#define UB_LPH_CONFIG_IPV4	3
+#define UB_LPH_CONFIG_IPV6	4
+
+static inline __u8 ub_lph_config(const struct ub_lph *h) { return h->b[1] & 0x0f; }
+static inline __u8 ub_lph_vl(const struct ub_lph *h)
+{
+	return (__u8)(((h->b[0] & 0x01) << 3) | (h->b[1] >> 5));
+}
+/* RT (draft §5.1) = (RoutePolicy << 1) | LBMode; LBMode is byte 2 bit 7. */
+static inline __u8 ub_lph_rt(const struct ub_lph *h)
+{
+	return (__u8)((((h->b[2] >> 6) & 1) << 1) | (h->b[2] >> 7));
+}
+
+/* Link length fields are written 0; Crd, ACK and CrdTargetVL 0. */
+static inline void ub_lph_init(struct ub_lph *h, __u8 config, __u8 vl, __u8 rt)
+{
+	h->b[0] = (__u8)((vl >> 3) & 1);
+	h->b[1] = (__u8)(((vl & 7) << 5) | (config & 0x0f));
+	h->b[2] = (__u8)(((rt & 1) << 7) | (((rt >> 1) & 1) << 6));
+	h->b[3] = 0;
+}
+
+#define UB_RT_FLOW_ALL		0	/* per-flow, all paths */
+#define UB_RT_PACKET_ALL	1
+#define UB_RT_FLOW_SHORTEST	2	/* draft §5.1 default for Eth/IP -> UB */
+#define UB_RT_PACKET_SHORTEST	3
+
+/* NTH, IP-compliant network header, 6 bytes (openEuler struct ublhdr) */
+struct ub_nth {
+	__be16 cci;
+	__u8 perm;	/* rsv(7) . Permission(1) */
+	__u8 pid[3];	/* Partition ID (24) */
+} __attribute__((packed));
+
+#define UB_PID_INVALID		0
+#define UB_PID_DEFAULT		1
+#define UB_PID_MASK		0xffffffu
+#define UB_PERM_HIGH		0
+#define UB_PERM_LOW		1
+
+static inline __u32 ub_nth_pid(const struct ub_nth *h) { return ub_get24(h->pid); }
+static inline __u8 ub_nth_perm(const struct ub_nth *h) { return h->perm & 1; }
+
+/* CCI(16): bit 15 rsv, bits 14-12 Mode, bits 11-0 mode specific */
+#define UB_CCI_MODE_SHIFT	12
+#define UB_CCI_MODE_MASK	0x7
+#define UB_CCI_MODE_CAQM	0x0
+#define UB_CCI_MODE_FECN_RTT	0x2
+#define UB_CCI_MODE_FECN	0x4
+#define UB_CCI_FECN_LOC		(1u << 11)	/* [chosen] 1 = congestion at the last hop */
+#define UB_CCI_FECN_MASK	0x3
+
+/* FECN codepoints (draft Table 5) */
+#define UB_FECN_UNMARKABLE	0
+#define UB_FECN_LIGHT_CE	1
+#define UB_FECN_MARKABLE	2
+#define UB_FECN_SEVERE_CE	3
+
+static inline __u8 ub_cci_mode(__u16 cci) { return (cci >> UB_CCI_MODE_SHIFT) & UB_CCI_MODE_MASK; }
+static inline __u8 ub_cci_fecn(__u16 cci) { return cci & UB_CCI_FECN_MASK; }
+static inline __u16 ub_cci_make_fecn(__u8 fecn, int loc)
+{
+	return (__u16)((UB_CCI_MODE_FECN << UB_CCI_MODE_SHIFT) |
+		       (loc ? UB_CCI_FECN_LOC : 0) | (fecn & UB_CCI_FECN_MASK));
+}
+
+static inline void ub_nth_init(struct ub_nth *h, __u16 cci, __u8 perm, __u32 pid)
+{
+	h->cci = ub_htons(cci);
+	h->perm = perm & 1;
+	ub_put24(h->pid, pid);
+}
+
+#define UB_NATIVE_HDR_LEN	(sizeof(struct ub_lph) + sizeof(struct ub_nth))
+
+/* ---- §3 transport header: RTPH / UTPH, 16 bytes ------------------------ */
+struct ub_tph {
+	__u8 op;		/* Last(1) . TPOpcode(7) */
+	__u8 ver_nlp;		/* TPVer(2) . Pad(2) . NLP(4) */
+	__u8 src_tpn[3];
+	__u8 dst_tpn[3];
+	__u8 flags;		/* AckReq(1) . ErrFlag(1) . rsv(6) */
+	__u8 psn[3];
+	__u8 rsp;		/* RSPST(3) . RSPINFO(5) */
+	__u8 tpmsn[3];
+} __attribute__((packed));
+
+#define UB_TP_UTP_DATA		0x0	/* [chosen] UTPH = RTPH layout, opcode 0 */
+#define UB_TP_RTP_DATA		0x1
+#define UB_TP_ACK		0x2	/* also TPNAK with RSPST 011 */
+#define UB_TP_ACK_CE		0x3	/* TPACK + CETPH */
+#define UB_TP_SACK		0x5	/* TPSACK + SAETPH */
+#define UB_TP_SACK_CE		0x6	/* TPSACK + CETPH + SAETPH */
+#define UB_TP_CNP		0x8	/* CNP + CNPETPH */
+
+/* RSPST [chosen] */
+#define UB_RSPST_ACK		0
+#define UB_RSPST_RNR		1
+#define UB_RSPST_PAGE_FAULT	2
+#define UB_RSPST_NAK		3
+#define UB_RSPST_COMPLETER_ERR	4
+
+#define UB_NLP_TAH		0
+
+/* Opcodes that may appear in UBoE: RTP and UTP only (CTP, bypass, reserved are invalid). */
+static inline int ub_tp_opcode_valid(__u8 op)
+{
+	return op <= UB_TP_CNP && op != 0x4 && op != 0x7;
+}
+
+static inline __u8 ub_tph_opcode(const struct ub_tph *h) { return h->op & 0x7f; }
+static inline int ub_tph_last(const struct ub_tph *h) { return h->op >> 7; }
+static inline __u8 ub_tph_ver(const struct ub_tph *h) { return h->ver_nlp >> 6; }
+static inline __u8 ub_tph_pad(const struct ub_tph *h) { return (h->ver_nlp >> 4) & 3; }
+static inline __u8 ub_tph_nlp(const struct ub_tph *h) { return h->ver_nlp & 0x0f; }
+static inline int ub_tph_ackreq(const struct ub_tph *h) { return h->flags >> 7; }
+static inline int ub_tph_err(const struct ub_tph *h) { return (h->flags >> 6) & 1; }
+static inline __u8 ub_tph_rspst(const struct ub_tph *h) { return h->rsp >> 5; }
+static inline __u8 ub_tph_rspinfo(const struct ub_tph *h) { return h->rsp & 0x1f; }
+static inline int ub_tph_is_response(const struct ub_tph *h)
+{
+	__u8 op = ub_tph_opcode(h);
+
+	return op >= UB_TP_ACK && op <= UB_TP_CNP;
+}
+
+/* ---- §3 extended transport headers ------------------------------------- */
+struct ub_cetph {
+	__be32 ack_seq;
+	__u8 alg[4];	/* CAQM: rsv(6).Loc(1).I(1) | C(8) | Hint(16) */
+} __attribute__((packed));
+
+struct ub_saetph {
+	__u8 size;		/* rsv(5) . BitmapSize(3) */
+	__u8 max_rcv_psn[3];
+	/* bitmap follows: 64 << BitmapSize bits */
+} __attribute__((packed));
+
+#define UB_SAETPH_MAX_SIZE_CODE	4	/* 1024 bits */
+static inline __u32 ub_saetph_bitmap_bits(__u8 code) { return 64u << code; }
+
+struct ub_cnpetph {
+	__u8 b0;		/* ECN(2) . Loc(1) . rsv(5) */
+	__u8 rsv[15];
+} __attribute__((packed));
+
+#define UB_CNP_ECN_MINOR	0x1
+#define UB_CNP_ECN_SEVERE	0x3
+
+/* ---- §4 transaction headers -------------------------------------------- */
+struct ub_tah {
+	__u8 opcode;
+	__u8 b1;		/* TAVer(2)=0 . EE(2) . TV_EN(1) . Poison(1) . rsv(1) . UD_FLG(1) */
+	__be16 ini_tassn;
+	__u8 b4;		/* NoTAACK(1) . Order(3) . MT_EN(1) . FCE(1) . Retry(1) . Alloc(1) */
+	__u8 b5;		/* rsv(1) . Excl(1) . IniRCType(2) . IniRCID[19:16] */
+	__be16 ini_rcid_lo;
+} __attribute__((packed));
+
+#define UB_TA_SEND		0x00
+#define UB_TA_SEND_IMM		0x01
+#define UB_TA_WRITE		0x03
+#define UB_TA_WRITE_IMM		0x04
+#define UB_TA_READ		0x06
+#define UB_TA_MESSAGE		0x10
+#define UB_TA_TAACK		0x11
+#define UB_TA_READ_RESP		0x12
+
+static inline int ub_ta_has_maetah(__u8 op)
+{
+	return op == UB_TA_WRITE || op == UB_TA_WRITE_IMM || op == UB_TA_READ;
+}
+
+static inline __u32 ub_tah_rcid(const struct ub_tah *h)
+{
+	return ((__u32)(h->b5 & 0x0f) << 16) | ub_ntohs(h->ini_rcid_lo);
+}
+
+struct ub_maetah {
+	__be64 va;
+	__be32 token;		/* rsv(4) . TokenID(20) . rsv(8) */
+	__be32 length;
+} __attribute__((packed));
+
+static inline __u32 ub_maetah_token_id(const struct ub_maetah *h)
+{
+	return (ub_ntohl(h->token) >> 8) & 0xfffff;
+}
+
+_Static_assert(sizeof(struct ub_lph) == 4, "LPH is 4 bytes");
+_Static_assert(sizeof(struct ub_nth) == 6, "NTH is 6 bytes");
+_Static_assert(sizeof(struct ub_tph) == 16, "RTPH/UTPH is 16 bytes");
+_Static_assert(sizeof(struct ub_cetph) == 8, "CETPH is 8 bytes");
+_Static_assert(sizeof(struct ub_saetph) == 4, "SAETPH fixed part is 4 bytes");
+_Static_assert(sizeof(struct ub_cnpetph) == 16, "CNPETPH is 16 bytes");
+_Static_assert(sizeof(struct ub_tah) == 8, "TAH is 8 bytes");
+_Static_assert(sizeof(struct ub_maetah) == 16, "MAETAH is 16 bytes");
+
+#endif

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Install the Debian packages ubxdp needs to build, test and demo. Idempotent:
+# does nothing when everything is present, so `make test` stays fast.
+set -euo pipefail
+
+PKGS=(clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
+      libisal-dev libcmocka-dev python3-scapy iproute2 ethtool tshark iperf3)
+# vmtest also needs these; installed only when asked, they are large.
+VM_PKGS=(qemu-system-x86 busybox-static cpio)
+
+want=("${PKGS[@]}")
+[[ "${1:-}" == "--vmtest" ]] && want+=("${VM_PKGS[@]}")
+
+missing=()
+for p in "${want[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+if [[ $(id -u) -ne 0 ]]; then
+	echo "deps: missing packages: ${missing[*]} (run as root, or apt-get install them)" >&2
+	exit 1
+fi
+echo "deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+# tshark asks whether non-root users may capture; answer no without a prompt.
+echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+apt-get update -qq >&2
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

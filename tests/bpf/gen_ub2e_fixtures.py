@@ -1,0 +1,383 @@
+#!/usr/bin/python3
+"""Golden fixtures for the UB2E XDP programs, made with scapy from the drafts'
+rules (draft-li-uboe-00 §5, WIRE.md), never from the C code.
+
+Each case: the input frame, the ubctl options in force, the expected XDP verdict,
+the expected output frame and the counters that must move (all others must not).
+Run: /usr/bin/python3 tests/bpf/gen_ub2e_fixtures.py > tests/bpf/fixtures/ub2e.txt
+"""
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "scapy"))
+
+from scapy.layers.inet import IP, UDP, ICMP  # noqa: E402
+from scapy.layers.inet6 import IPv6, IPv6ExtHdrDestOpt  # noqa: E402
+from scapy.layers.l2 import ARP, Dot1Q, Ether  # noqa: E402
+from scapy.packet import Raw  # noqa: E402
+
+from ublayers import (UBLPH, UBNTH, UBTPH, UBTAH, UBCETPH, UBSAETPH,  # noqa: E402
+                      UBCNPETPH, cci_fecn, icrc, sack_bitmap, uboe_ip)
+
+
+def topo():
+    env = {}
+    with open(os.path.join(HERE, "..", "lib", "topo.env")) as f:
+        for line in f:
+            line = line.strip()
+            if line and not line.startswith("#"):
+                k, v = line.split("=", 1)
+                env[k] = v
+    return env
+
+
+T = topo()
+NOT_ECT, ECT1, ECT0, CE = 0, 1, 2, 3
+UNMARKABLE, LIGHT, MARKABLE, SEVERE = 0, 1, 2, 3
+cases = []
+
+
+def case(name, prog, inp, verdict, counters, out=None, opts="", scapy=""):
+    cases.append((name, prog, opts, bytes(inp), verdict, None if out is None else bytes(out),
+                  counters, scapy))
+
+
+def ip_bytes(v6=False, dst=None, src=None, ecn=ECT0, ttl=64, opcode=1, payload=b"ub-payload",
+             sport=0x4321, tah=True, ext=None):
+    """A UBoE IP packet (IP..ICRC) from the UBPU side towards the IP host by default."""
+    if src is None:
+        src = T["UBPU_IP6"] if v6 else T["UBPU_IP4"]
+    if dst is None:
+        dst = T["IPHOST_IP6"] if v6 else T["IPHOST_IP4"]
+    tph = UBTPH(opcode=opcode, src_tpn=0x10, dst_tpn=0x20, psn=0x1234, ackreq=1, tpmsn=3)
+    if ext is not None:
+        tph = tph / ext
+    return uboe_ip(src, dst, tph, UBTAH(opcode=0x03) if tah else None, payload, v6=v6,
+                   sport=sport, ecn=ecn, ttl=ttl)
+
+
+def native(ipb, fecn=MARKABLE, loc=0, perm=0, pid=5, cci=None, config=None, ethertype=0x88B5):
+    v6 = ipb[0] >> 4 == 6
+    if config is None:
+        config = 4 if v6 else 3
+    return (Ether(dst=T["SW_UB_MAC"], src=T["UBPU_MAC"], type=ethertype) /
+            UBLPH(config=config, vl=3, lbmode=1, route_policy=0) /
+            UBNTH(cci=cci_fecn(fecn, loc) if cci is None else cci, perm=perm, pid=pid) /
+            Raw(ipb))
+
+
+def rewrite_ip(ipb, ecn=None, ttl_dec=1):
+    """What the switch may change in the IP header: ECN, TTL and the IPv4 checksum."""
+    if ipb[0] >> 4 == 4:
+        ip = IP(ipb)
+        if ecn is not None:
+            ip.tos = (ip.tos & ~3) | ecn
+        ip.ttl -= ttl_dec
+        del ip.chksum
+    else:
+        ip = IPv6(ipb)
+        if ecn is not None:
+            ip.tc = (ip.tc & ~3) | ecn
+        ip.hlim -= ttl_dec
+    out = bytes(ip)
+    # The point of the masked ICRC: these edits leave it valid.
+    assert icrc(out[:-4]) == out[-4:], "ICRC broken by an allowed edit"
+    return out
+
+
+def ethertype(ipb):
+    return 0x86DD if ipb[0] >> 4 == 6 else 0x0800
+
+
+def tagged(dst, src, ipb, vlan):
+    """Eth [/ 802.1Q] / IP bytes, EtherTypes explicit (Raw payload gives scapy no hint)."""
+    if vlan is None:
+        return Ether(dst=dst, src=src, type=ethertype(ipb)) / Raw(ipb)
+    return Ether(dst=dst, src=src, type=0x8100) / Dot1Q(vlan=vlan, type=ethertype(ipb)) / Raw(ipb)
+
+
+def uboe_out(ipb, vlan=None):
+    return tagged(T["IPHOST_MAC"], T["SW_IP_MAC"], ipb, vlan)
+
+
+def punt_out(ipb):
+    """Native frame handed to the kernel as plain IP: LPH/NTH gone, MACs as received."""
+    return tagged(T["SW_UB_MAC"], T["UBPU_MAC"], ipb, None)
+
+
+TX = ["rx_ub", "tx_uboe"]
+DROP = lambda why: ["rx_ub", why]  # noqa: E731
+
+# ---- UB -> UBoE ------------------------------------------------------------
+for v6 in (False, True):
+    fam = "v6" if v6 else "v4"
+    ipb = ip_bytes(v6=v6, ecn=ECT1)
+    case(f"to_uboe_{fam}_basic", "to_uboe", native(ipb, fecn=MARKABLE, pid=5), "XDP_REDIRECT", TX,
+         uboe_out(rewrite_ip(ipb, ecn=ECT0), vlan=5),
+         scapy="Ether/UBLPH/UBNTH(FECN markable, pid 5)/IP/UDP(4792)/UBTPH/UBTAH -> VLAN 5, ECT(0), TTL-1")
+    # Default FECN -> ECN table (draft §5.2.1), input ECN deliberately different.
+    for fecn, ecn, what in ((UNMARKABLE, NOT_ECT, "unmarkable"), (LIGHT, CE, "light_ce"),
+                            (MARKABLE, ECT0, "markable"), (SEVERE, CE, "severe_ce")):
+        ipb = ip_bytes(v6=v6, ecn=ECT1 if ecn != ECT1 else NOT_ECT)
+        case(f"to_uboe_{fam}_fecn_{what}", "to_uboe", native(ipb, fecn=fecn, pid=5), "XDP_REDIRECT", TX,
+             uboe_out(rewrite_ip(ipb, ecn=ecn), vlan=5))
+    ipb = ip_bytes(v6=v6, ttl=1)
+    case(f"to_uboe_{fam}_ttl_expired", "to_uboe", native(ipb, fecn=SEVERE), "XDP_PASS",
+         ["rx_ub", "pass_ttl_expired"], punt_out(rewrite_ip(ipb, ecn=CE, ttl_dec=0)),
+         scapy="TTL 1: the kernel gets the plain IP packet and answers ICMP time exceeded")
+    ipb = ip_bytes(v6=v6, dst=T["NO_NEIGH_IP6"] if v6 else T["NO_NEIGH_IP4"])
+    case(f"to_uboe_{fam}_no_neigh", "to_uboe", native(ipb), "XDP_PASS", ["rx_ub", "pass_no_neigh"],
+         punt_out(rewrite_ip(ipb, ecn=ECT0, ttl_dec=0)))
+    ipb = ip_bytes(v6=v6, dst=T["SW_IP_IP6"] if v6 else T["SW_IP_IP4"])
+    case(f"to_uboe_{fam}_local", "to_uboe", native(ipb), "XDP_PASS", ["rx_ub", "pass_local"],
+         punt_out(rewrite_ip(ipb, ecn=ECT0, ttl_dec=0)))
+    ipb = ip_bytes(v6=v6, dst=T["UNREACH_IP6"] if v6 else T["UNREACH_IP4"])
+    case(f"to_uboe_{fam}_unreachable", "to_uboe", native(ipb), "XDP_PASS", ["rx_ub", "pass_fib_other"],
+         punt_out(rewrite_ip(ipb, ecn=ECT0, ttl_dec=0)))
+
+ipb = ip_bytes(ecn=NOT_ECT)
+case("to_uboe_light_ce_to_ect1", "to_uboe", native(ipb, fecn=LIGHT), "XDP_REDIRECT", TX,
+     uboe_out(rewrite_ip(ipb, ecn=ECT1), vlan=5), opts="--light-ce ect1")
+case("to_uboe_light_ce_to_ect0", "to_uboe", native(ipb, fecn=LIGHT), "XDP_REDIRECT", TX,
+     uboe_out(rewrite_ip(ipb, ecn=ECT0), vlan=5), opts="--light-ce ect0")
+case("to_uboe_severe_still_ce_with_light_ect1", "to_uboe", native(ipb, fecn=SEVERE), "XDP_REDIRECT", TX,
+     uboe_out(rewrite_ip(ipb, ecn=CE), vlan=5), opts="--light-ce ect1")
+case("to_uboe_markable_to_ect1", "to_uboe", native(ipb, fecn=MARKABLE), "XDP_REDIRECT", TX,
+     uboe_out(rewrite_ip(ipb, ecn=ECT1), vlan=5), opts="--markable ect1")
+case("to_uboe_loc_discarded", "to_uboe", native(ipb, fecn=SEVERE, loc=1), "XDP_REDIRECT", TX,
+     uboe_out(rewrite_ip(ipb, ecn=CE), vlan=5))
+ipb = ip_bytes(ecn=ECT1)
+case("to_uboe_cci_caqm_forwarded", "to_uboe", native(ipb, cci=0x0123), "XDP_REDIRECT",
+     TX + ["cci_not_fecn_forwarded"], uboe_out(rewrite_ip(ipb), vlan=5),
+     scapy="CCI mode CAQM: IP ECN left as it is")
+case("to_uboe_cci_fecn_rtt_dropped", "to_uboe", native(ipb, cci=0x2001), "XDP_DROP",
+     DROP("drop_cci_not_fecn"), opts="--cci-policy drop")
+
+# NPI -> VLAN (draft §5.3)
+ipb = ip_bytes()
+case("to_uboe_vlan_truncated_pid", "to_uboe", native(ipb, pid=4097), "XDP_REDIRECT", TX,
+     uboe_out(rewrite_ip(ipb), vlan=1), scapy="Partition ID 4097 -> lower 12 bits -> VLAN 1")
+case("to_uboe_vlan_from_table", "to_uboe", native(ipb, pid=4097), "XDP_REDIRECT", TX,
+     uboe_out(rewrite_ip(ipb), vlan=100), opts="--map 4097=100")
+case("to_uboe_vlan_table_any_perm", "to_uboe", native(ipb, pid=4097, perm=1), "XDP_REDIRECT", TX,
+     uboe_out(rewrite_ip(ipb), vlan=100), opts="--map 4097=100")
+case("to_uboe_vlan_enhanced_perm0", "to_uboe", native(ipb, pid=7, perm=0), "XDP_REDIRECT", TX,
+     uboe_out(rewrite_ip(ipb), vlan=70), opts="--map 7/0=70 --map 7/1=71")
+case("to_uboe_vlan_enhanced_perm1", "to_uboe", native(ipb, pid=7, perm=1), "XDP_REDIRECT", TX,
+     uboe_out(rewrite_ip(ipb), vlan=71), opts="--map 7/0=70 --map 7/1=71")
+case("to_uboe_untagged", "to_uboe", native(ipb, pid=4097), "XDP_REDIRECT", TX,
+     uboe_out(rewrite_ip(ipb)), opts="--untagged --map 4097=100")
+case("to_uboe_strict_mapped", "to_uboe", native(ipb, pid=4097), "XDP_REDIRECT", TX,
+     uboe_out(rewrite_ip(ipb), vlan=100), opts="--strict --map 4097=100")
+case("to_uboe_strict_declared_partition", "to_uboe", native(ipb, pid=9), "XDP_REDIRECT", TX,
+     uboe_out(rewrite_ip(ipb), vlan=9), opts="--strict --partition 9")
+case("to_uboe_strict_unmapped", "to_uboe", native(ipb, pid=5), "XDP_DROP",
+     DROP("drop_npi_unmapped"), opts="--strict --map 4097=100")
+case("to_uboe_vlan_reserved_0", "to_uboe", native(ipb, pid=4096), "XDP_DROP", DROP("drop_vlan_reserved"))
+case("to_uboe_vlan_reserved_4095", "to_uboe", native(ipb, pid=0xfff), "XDP_DROP", DROP("drop_vlan_reserved"))
+case("to_uboe_partition_zero", "to_uboe", native(ipb, pid=0), "XDP_DROP", DROP("drop_partition_zero"))
+
+# TTL and options
+ipb = ip_bytes(ttl=1)
+case("to_uboe_no_ttl_dec", "to_uboe", native(ipb), "XDP_REDIRECT", TX,
+     uboe_out(rewrite_ip(ipb, ecn=ECT0, ttl_dec=0), vlan=5), opts="--no-ttl-dec")
+ipb = ip_bytes(payload=b"x" * 600, dst=T["SMALL_MTU_IP4"])
+case("to_uboe_frag_needed", "to_uboe", native(ipb), "XDP_PASS", ["rx_ub", "pass_frag_needed"],
+     punt_out(rewrite_ip(ipb, ecn=ECT0, ttl_dec=0)), scapy="route with mtu 500: kernel sends ICMP frag needed")
+ipb = ip_bytes(dst=T["OTHER_PORT_IP4"])
+case("to_uboe_not_ip_side_port", "to_uboe", native(ipb), "XDP_PASS", ["rx_ub", "pass_not_egress_port"],
+     punt_out(rewrite_ip(ipb, ecn=ECT0, ttl_dec=0)))
+ipb = ip_bytes()
+case("to_uboe_custom_ethertype", "to_uboe", native(ipb, ethertype=0x88B6), "XDP_REDIRECT", TX,
+     uboe_out(rewrite_ip(ipb), vlan=5), opts="--ub-ethertype 0x88b6")
+case("to_uboe_default_ethertype_not_ub_then", "to_uboe", native(ipb), "XDP_PASS", ["pass_not_ub"],
+     native(ipb), opts="--ub-ethertype 0x88b6")
+
+# Every transport opcode that UBoE may carry passes; responses carry no TAH.
+for op, ext, name in ((0x0, None, "utp"), (0x2, UBCETPH(ack_seq=5), "tpack"),
+                      (0x3, UBCETPH(ack_seq=9, c=3, hint=7), "tpack_cetph"),
+                      (0x5, UBSAETPH(size=1, max_rcv_psn=0x1300) / Raw(sack_bitmap(1, [0, 5, 127])), "tpsack"),
+                      (0x8, UBCNPETPH(ecn=3, loc=1), "cnp")):
+    ipb = ip_bytes(opcode=op, tah=op < 2, payload=b"", ext=ext)
+    case(f"to_uboe_opcode_{name}", "to_uboe", native(ipb), "XDP_REDIRECT", TX, uboe_out(rewrite_ip(ipb), vlan=5))
+
+# Small frame with Ethernet padding after the IP packet: accepted, padding kept.
+ipb = ip_bytes(payload=b"", tah=False)
+padded = bytes(native(ipb)) + b"\x00" * 8
+case("to_uboe_trailing_padding", "to_uboe", padded, "XDP_REDIRECT", TX,
+     bytes(uboe_out(rewrite_ip(ipb), vlan=5)) + b"\x00" * 8)
+
+# Malformed native frames: each dropped under its own reason.
+ipb = ip_bytes()
+full = bytes(native(ipb))
+case("to_uboe_truncated_in_nth", "to_uboe", full[:20], "XDP_DROP", DROP("drop_truncated"))
+case("to_uboe_truncated_in_tph", "to_uboe", full[:14 + 10 + 20 + 8 + 10], "XDP_DROP", DROP("drop_truncated"))
+case("to_uboe_truncated_ip_len", "to_uboe", full[:-6], "XDP_DROP", DROP("drop_truncated"))
+case("to_uboe_lph_config_not_ip", "to_uboe", native(ipb, config=5), "XDP_DROP", DROP("drop_lph_config_not_ip"))
+case("to_uboe_ip_version_mismatch", "to_uboe", native(ip_bytes(v6=True), config=3), "XDP_DROP",
+     DROP("drop_ip_version_mismatch"))
+ip = IP(ipb)
+ip_opt = IP(src=ip.src, dst=ip.dst, ttl=64, flags="DF", options=b"\x01\x01\x01\x00") / ip[UDP]
+case("to_uboe_ipv4_options", "to_uboe", native(bytes(ip_opt)), "XDP_DROP", DROP("drop_ipv4_options"))
+frag = ip.copy()
+frag.flags = "MF"
+del frag.chksum
+case("to_uboe_ipv4_first_fragment", "to_uboe", native(bytes(frag)), "XDP_DROP", DROP("drop_ipv4_fragment"))
+frag.flags = 0
+frag.frag = 100
+case("to_uboe_ipv4_later_fragment", "to_uboe", native(bytes(frag)), "XDP_DROP", DROP("drop_ipv4_fragment"))
+for op in (0x4, 0x7, 0x9, 0x7f):
+    case(f"to_uboe_tp_opcode_0x{op:x}_invalid", "to_uboe", native(ip_bytes(opcode=op)), "XDP_DROP",
+         DROP("drop_tp_opcode_invalid"))
+bad = IP(ipb)
+bad[UDP].len += 4
+del bad.chksum
+case("to_uboe_udp_length_mismatch", "to_uboe", native(bytes(bad)), "XDP_DROP", DROP("drop_ip_bad_length"))
+other = IP(src=T["UBPU_IP4"], dst=T["IPHOST_IP4"]) / UDP(sport=1, dport=1234) / Raw(b"x" * 40)
+case("to_uboe_not_port_4792", "to_uboe", native(bytes(other)), "XDP_DROP", DROP("drop_not_uboe_payload"))
+icmp = IP(src=T["UBPU_IP4"], dst=T["IPHOST_IP4"]) / ICMP() / Raw(b"x" * 40)
+case("to_uboe_not_udp", "to_uboe", native(bytes(icmp)), "XDP_DROP", DROP("drop_not_uboe_payload"))
+arp = Ether(dst="ff:ff:ff:ff:ff:ff", src=T["UBPU_MAC"]) / ARP(psrc=T["UBPU_IP4"], pdst=T["SW_UB_IP4"])
+case("to_uboe_arp_passes", "to_uboe", arp, "XDP_PASS", ["pass_not_ub"], arp)
+plain = tagged(T["SW_UB_MAC"], T["UBPU_MAC"], ipb, None)
+case("to_uboe_plain_ip_passes", "to_uboe", plain, "XDP_PASS", ["pass_not_ub"], plain)
+
+# ---- UBoE -> UB -------------------------------------------------------------
+RX = ["rx_uboe", "tx_ub"]
+
+
+def uboe_in(ipb, vlan=None):
+    return tagged(T["SW_IP_MAC"], T["IPHOST_MAC"], ipb, vlan)
+
+
+def native_out(ipb, fecn, pid, perm=0, rt=2, vl=0, ethertype=0x88B5):
+    v6 = ipb[0] >> 4 == 6
+    return (Ether(dst=T["UBPU_MAC"], src=T["SW_UB_MAC"], type=ethertype) /
+            UBLPH(config=4 if v6 else 3, vl=vl, lbmode=rt & 1, route_policy=rt >> 1) /
+            UBNTH(cci=cci_fecn(fecn, 0), perm=perm, pid=pid) / Raw(ipb))
+
+
+def back(v6=False, dst=None, **kw):
+    """A UBoE IP packet from the IP host towards the UBPU by default."""
+    return ip_bytes(v6=v6, src=T["IPHOST_IP6"] if v6 else T["IPHOST_IP4"],
+                    dst=dst or (T["UBPU_IP6"] if v6 else T["UBPU_IP4"]), **kw)
+
+
+for v6 in (False, True):
+    fam = "v6" if v6 else "v4"
+    ipb = back(v6=v6)
+    case(f"to_ub_{fam}_untagged", "to_ub", uboe_in(ipb), "XDP_REDIRECT", RX,
+         native_out(rewrite_ip(ipb), MARKABLE, pid=1),
+         scapy="untagged -> default partition 1, Permission 0, RT 10, LoC 0")
+    case(f"to_ub_{fam}_tagged", "to_ub", uboe_in(ipb, vlan=5), "XDP_REDIRECT", RX,
+         native_out(rewrite_ip(ipb), MARKABLE, pid=5))
+    for ecn, fecn, what in ((NOT_ECT, UNMARKABLE, "not_ect"), (ECT1, MARKABLE, "ect1"),
+                            (ECT0, MARKABLE, "ect0"), (CE, SEVERE, "ce")):
+        ipb = back(v6=v6, ecn=ecn)
+        case(f"to_ub_{fam}_ecn_{what}", "to_ub", uboe_in(ipb, vlan=5), "XDP_REDIRECT", RX,
+             native_out(rewrite_ip(ipb), fecn, pid=5))
+    ipb = back(v6=v6, ttl=1)
+    case(f"to_ub_{fam}_ttl_expired_tagged", "to_ub", uboe_in(ipb, vlan=5), "XDP_PASS",
+         ["rx_uboe", "pass_ttl_expired"], uboe_in(ipb), scapy="802.1Q tag popped for the kernel")
+
+ipb = back(ecn=CE)
+case("to_ub_ce_to_light", "to_ub", uboe_in(ipb), "XDP_REDIRECT", RX,
+     native_out(rewrite_ip(ipb), LIGHT, pid=1), opts="--ce-to light")
+ipb = back(ecn=ECT1)
+case("to_ub_ect1_to_light", "to_ub", uboe_in(ipb), "XDP_REDIRECT", RX,
+     native_out(rewrite_ip(ipb), LIGHT, pid=1), opts="--ect1-to light")
+ipb = back()
+for rt in (0, 1, 3):
+    case(f"to_ub_rt_{rt}", "to_ub", uboe_in(ipb), "XDP_REDIRECT", RX,
+         native_out(rewrite_ip(ipb), MARKABLE, pid=1, rt=rt), opts=f"--rt {rt}")
+case("to_ub_vl", "to_ub", uboe_in(ipb), "XDP_REDIRECT", RX,
+     native_out(rewrite_ip(ipb), MARKABLE, pid=1, vl=9), opts="--vl 9")
+case("to_ub_custom_ethertype", "to_ub", uboe_in(ipb), "XDP_REDIRECT", RX,
+     native_out(rewrite_ip(ipb), MARKABLE, pid=1, ethertype=0x88B6), opts="--ub-ethertype 0x88b6")
+case("to_ub_vlan_table", "to_ub", uboe_in(ipb, vlan=100), "XDP_REDIRECT", RX,
+     native_out(rewrite_ip(ipb), MARKABLE, pid=4097), opts="--map 4097=100")
+case("to_ub_vlan_enhanced_perm1", "to_ub", uboe_in(ipb, vlan=71), "XDP_REDIRECT", RX,
+     native_out(rewrite_ip(ipb), MARKABLE, pid=7, perm=1), opts="--map 7/0=70 --map 7/1=71")
+case("to_ub_vlan_enhanced_perm0", "to_ub", uboe_in(ipb, vlan=70), "XDP_REDIRECT", RX,
+     native_out(rewrite_ip(ipb), MARKABLE, pid=7, perm=0), opts="--map 7/0=70 --map 7/1=71")
+case("to_ub_strict_unmapped_vlan", "to_ub", uboe_in(ipb, vlan=5), "XDP_DROP",
+     ["rx_uboe", "drop_vlan_unmapped"], opts="--strict --map 4097=100")
+case("to_ub_strict_untagged_default", "to_ub", uboe_in(ipb), "XDP_REDIRECT", RX,
+     native_out(rewrite_ip(ipb), MARKABLE, pid=1), opts="--strict")
+case("to_ub_default_partition", "to_ub", uboe_in(ipb), "XDP_REDIRECT", RX,
+     native_out(rewrite_ip(ipb), MARKABLE, pid=9, perm=1), opts="--default-pid 9 --default-perm 1")
+case("to_ub_priority_tag_is_untagged", "to_ub", uboe_in(ipb, vlan=0), "XDP_REDIRECT", RX,
+     native_out(rewrite_ip(ipb), MARKABLE, pid=1))
+case("to_ub_no_ttl_dec", "to_ub", uboe_in(ipb), "XDP_REDIRECT", RX,
+     native_out(rewrite_ip(ipb, ttl_dec=0), MARKABLE, pid=1), opts="--no-ttl-dec")
+ipb = back(ttl=1)
+case("to_ub_ttl_expired_untagged", "to_ub", uboe_in(ipb), "XDP_PASS", ["rx_uboe", "pass_ttl_expired"], uboe_in(ipb))
+ipb = back(dst=T["UB_NO_NEIGH_IP4"])
+case("to_ub_no_neigh", "to_ub", uboe_in(ipb, vlan=5), "XDP_PASS", ["rx_uboe", "pass_no_neigh"], uboe_in(ipb))
+ipb = ip_bytes(src=T["IPHOST_IP4"], dst=T["IPHOST_IP4"].rsplit(".", 1)[0] + ".50")
+case("to_ub_unresolved_ip_side_destination", "to_ub", uboe_in(ipb), "XDP_PASS",
+     ["rx_uboe", "pass_no_neigh"], uboe_in(ipb))
+ipb = back(dst=T["IPHOST_IP4"])
+case("to_ub_not_ub_side_port", "to_ub", uboe_in(ipb), "XDP_PASS", ["rx_uboe", "pass_not_egress_port"], uboe_in(ipb))
+ipb = back(dst=T["SW_IP_IP4"])
+case("to_ub_local", "to_ub", uboe_in(ipb), "XDP_PASS", ["rx_uboe", "pass_local"], uboe_in(ipb))
+
+# Not UBoE: the kernel gets it untouched.
+for name, pkt in (("arp", Ether(dst="ff:ff:ff:ff:ff:ff", src=T["IPHOST_MAC"]) /
+                   ARP(psrc=T["IPHOST_IP4"], pdst=T["SW_IP_IP4"])),
+                  ("udp_other_port", uboe_in(bytes(IP(src=T["IPHOST_IP4"], dst=T["UBPU_IP4"]) /
+                                                   UDP(sport=1, dport=53) / Raw(b"q" * 30)))),
+                  ("icmp", uboe_in(bytes(IP(src=T["IPHOST_IP4"], dst=T["SW_IP_IP4"]) / ICMP()))),
+                  ("ipv6_ext_header", uboe_in(bytes(IPv6(src=T["IPHOST_IP6"], dst=T["UBPU_IP6"]) /
+                                                    IPv6ExtHdrDestOpt() / UDP(dport=4792) / Raw(b"z" * 40)))),
+                  ("tagged_udp_other_port", uboe_in(bytes(IP(src=T["IPHOST_IP4"], dst=T["UBPU_IP4"]) /
+                                                          UDP(dport=53) / Raw(b"q" * 30)), vlan=5))):
+    case(f"to_ub_not_uboe_{name}", "to_ub", pkt, "XDP_PASS", ["pass_not_uboe"], pkt)
+
+ip = IP(back())
+later = ip.copy()
+later.frag = 50
+del later.chksum
+case("to_ub_later_fragment_passes", "to_ub", uboe_in(bytes(later)), "XDP_PASS", ["pass_not_uboe"],
+     uboe_in(bytes(later)))
+first = ip.copy()
+first.flags = "MF"
+del first.chksum
+case("to_ub_first_fragment_dropped", "to_ub", uboe_in(bytes(first)), "XDP_DROP",
+     ["rx_uboe", "drop_ipv4_fragment"])
+ip_opt = IP(src=ip.src, dst=ip.dst, flags="DF", options=b"\x01\x01\x01\x00") / ip[UDP]
+case("to_ub_ipv4_options_dropped", "to_ub", uboe_in(bytes(ip_opt)), "XDP_DROP",
+     ["rx_uboe", "drop_ipv4_options"], scapy="UDP/4792 behind IPv4 options: UBoE gone wrong")
+opt_other = IP(src=ip.src, dst=ip.dst, options=b"\x01\x01\x01\x00") / UDP(dport=53) / Raw(b"q" * 30)
+case("to_ub_ipv4_options_other_passes", "to_ub", uboe_in(bytes(opt_other)), "XDP_PASS", ["pass_not_uboe"],
+     uboe_in(bytes(opt_other)))
+case("to_ub_tp_opcode_invalid", "to_ub", uboe_in(back(opcode=0x4)), "XDP_DROP",
+     ["rx_uboe", "drop_tp_opcode_invalid"])
+short = IP(src=T["IPHOST_IP4"], dst=T["UBPU_IP4"]) / UDP(sport=9, dport=4792) / Raw(b"\x01" * 10)
+case("to_ub_truncated_tph", "to_ub", uboe_in(bytes(short)), "XDP_DROP", ["rx_uboe", "drop_truncated"])
+tiny = IP(src=T["IPHOST_IP4"], dst=T["UBPU_IP4"]) / UDP(sport=9, dport=4792) / Raw(b"\x01" * 18)
+case("to_ub_no_room_for_icrc", "to_ub", uboe_in(bytes(tiny)), "XDP_DROP", ["rx_uboe", "drop_ip_bad_length"])
+
+
+def main():
+    print("# Generated by tests/bpf/gen_ub2e_fixtures.py from scapy; do not edit.")
+    print(f"# {len(cases)} cases. Topology: tests/lib/topo.env")
+    for name, prog, opts, inp, verdict, out, counters, scapy in cases:
+        print()
+        print(f"case {name}")
+        if scapy:
+            print(f"# scapy: {scapy}")
+        print(f"prog {prog}")
+        if opts:
+            print(f"opts {opts}")
+        print(f"in {inp.hex()}")
+        print(f"verdict {verdict}")
+        if out is not None:
+            print(f"out {out.hex()}")
+        print(f"count {' '.join(counters)}")
+        print("end")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Runs the scapy-made UB2E fixtures (tests/bpf/fixtures/) through
+ * BPF_PROG_TEST_RUN and prints TAP. Per case: set the ubctl options in force,
+ * run the program with the real ingress ifindex (so bpf_fib_lookup answers from
+ * the switch namespace's tables), then compare verdict, output bytes and the
+ * counters that moved. Run it inside the switch namespace (tests/bpf/run).
+ *
+ *   ub2e_testrun [--ub-dev DEV] [--ip-dev DEV] FIXTURES...
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+
+#include "ub2e.skel.h"
+#include "ub2e_cfg.h"
+#include "ub2e_maps.h"
+#include "npimap.h"
+
+#define MAX_PKT 4096
+
+#define UB2E_CNT_NAME(id, name) name,
+static const char *const counter_names[] = { UB2E_COUNTERS(UB2E_CNT_NAME) };
+
+struct fixture {
+	char name[128];
+	char prog[16];
+	char opts[512];
+	unsigned char in[MAX_PKT], out[MAX_PKT];
+	size_t in_len, out_len;
+	bool has_out;
+	char verdict[32];
+	char counters[512];
+	int line;
+};
+
+static struct ub2e *skel;
+static unsigned ub_if, ip_if;
+static int tap_n;
+
+static int unhex(const char *s, unsigned char *buf, size_t *len)
+{
+	size_t n = strlen(s);
+
+	if (n % 2 || n / 2 > MAX_PKT)
+		return -1;
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned v;
+
+		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+			return -1;
+		buf[i] = (unsigned char)v;
+	}
+	*len = n / 2;
+	return 0;
+}
+
+static const char *verdict_name(__u32 v)
+{
+	static const char *const names[] = { "XDP_ABORTED", "XDP_DROP", "XDP_PASS", "XDP_TX", "XDP_REDIRECT" };
+
+	return v < 5 ? names[v] : "XDP_?";
+}
+
+/* Put the switch into the state the case's ubctl options describe. */
+static int configure(const char *opts, char *err, size_t errlen)
+{
+	static __u32 written_vlans[UB2E_VLAN_MAX];
+	static size_t nwritten;
+	struct npimap_entry plan[64];
+	size_t nplan = 0;
+	struct ub2e_cfg cfg;
+	char buf[512], *save, *tok;
+	__u32 key, next, zero = 0;
+
+	ub2e_cfg_defaults(&cfg);
+	/* Forget the previous case's table. */
+	while (!bpf_map_get_next_key(bpf_map__fd(skel->maps.ub2e_npi2vlan), NULL, &next)) {
+		key = next;
+		bpf_map_delete_elem(bpf_map__fd(skel->maps.ub2e_npi2vlan), &key);
+	}
+	for (size_t i = 0; i < nwritten; i++)
+		bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_vlan2npi), &written_vlans[i], &zero, BPF_ANY);
+	nwritten = 0;
+
+	snprintf(buf, sizeof(buf), "%s", opts);
+	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		const char *name = tok + 2;
+
+		if (strncmp(tok, "--", 2)) {
+			snprintf(err, errlen, "option '%s' does not start with --", tok);
+			return -1;
+		}
+		if (!strcmp(name, "map") || !strcmp(name, "partition")) {
+			tok = strtok_r(NULL, " ", &save);
+			if (!tok || nplan == 64 || npimap_parse(tok, &plan[nplan++], err, errlen))
+				return -1;
+		} else if (!strcmp(name, "untagged") || !strcmp(name, "strict") || !strcmp(name, "no-ttl-dec")) {
+			if (ub2e_cfg_set(&cfg, name, NULL, err, errlen))
+				return -1;
+		} else {
+			tok = strtok_r(NULL, " ", &save);
+			if (ub2e_cfg_set(&cfg, name, tok, err, errlen))
+				return -1;
+		}
+	}
+	if (npimap_check(plan, nplan, err, errlen))
+		return -1;
+	for (size_t i = 0; i < nplan; i++) {
+		__u32 k = npimap_key(&plan[i]), vid = plan[i].vlan, val = npimap_vlan_value(&plan[i]);
+		__u16 v16 = plan[i].vlan;
+
+		bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_npi2vlan), &k, &v16, BPF_ANY);
+		bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_vlan2npi), &vid, &val, BPF_ANY);
+		written_vlans[nwritten++] = vid;
+	}
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_cfg), &zero, &cfg, BPF_ANY);
+}
+
+static void read_counters(__u64 *out)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 vals[ncpu];
+
+	for (__u32 i = 0; i < UB2E_CNT__MAX; i++) {
+		out[i] = 0;
+		if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.ub2e_stats), &i, vals))
+			for (int c = 0; c < ncpu; c++)
+				out[i] += vals[c];
+	}
+}
+
+static void hexdump_diff(const unsigned char *want, size_t wlen, const unsigned char *got, size_t glen)
+{
+	size_t n = wlen > glen ? wlen : glen;
+
+	printf("#   want %zu bytes, got %zu bytes\n", wlen, glen);
+	for (size_t off = 0; off < n; off += 16) {
+		bool differs = false;
+
+		for (size_t i = off; i < off + 16 && i < n; i++)
+			differs |= i >= wlen || i >= glen || want[i] != got[i];
+		if (!differs)
+			continue;
+		printf("#   %04zx want:", off);
+		for (size_t i = off; i < off + 16 && i < n; i++)
+			printf(i < wlen ? " %02x" : " --", i < wlen ? want[i] : 0);
+		printf("\n#   %04zx  got:", off);
+		for (size_t i = off; i < off + 16 && i < n; i++)
+			printf(i < glen ? " %02x" : " --", i < glen ? got[i] : 0);
+		printf("\n");
+	}
+}
+
+static bool run_case(const struct fixture *f)
+{
+	unsigned char out[MAX_PKT + 64];
+	struct xdp_md ctx = {};
+	__u64 before[UB2E_CNT__MAX], after[UB2E_CNT__MAX];
+	struct bpf_program *prog;
+	char err[256], want[512], *save, *tok;
+	bool ok = true, expected[UB2E_CNT__MAX] = {};
+	int rc;
+
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->in, .data_size_in = (__u32)f->in_len,
+		    .data_out = out, .data_size_out = sizeof(out), .ctx_in = &ctx, .ctx_size_in = sizeof(ctx),
+		    .repeat = 1);
+
+	if (!strcmp(f->prog, "to_uboe")) {
+		prog = skel->progs.ub2e_to_uboe;
+		ctx.ingress_ifindex = ub_if;
+	} else if (!strcmp(f->prog, "to_ub")) {
+		prog = skel->progs.ub2e_to_ub;
+		ctx.ingress_ifindex = ip_if;
+	} else {
+		printf("#   line %d: unknown prog '%s'\n", f->line, f->prog);
+		return false;
+	}
+	ctx.data_end = (__u32)f->in_len;
+
+	if (configure(f->opts, err, sizeof(err))) {
+		printf("#   options '%s': %s\n", f->opts, err);
+		return false;
+	}
+	read_counters(before);
+	rc = bpf_prog_test_run_opts(bpf_program__fd(prog), &o);
+	read_counters(after);
+	if (rc) {
+		printf("#   BPF_PROG_TEST_RUN failed: %s\n", strerror(errno));
+		return false;
+	}
+	if (strcmp(verdict_name(o.retval), f->verdict)) {
+		printf("#   verdict: want %s, got %s\n", f->verdict, verdict_name(o.retval));
+		ok = false;
+	}
+	if (f->has_out && (o.data_size_out != f->out_len || memcmp(out, f->out, f->out_len))) {
+		printf("#   output bytes differ\n");
+		hexdump_diff(f->out, f->out_len, out, o.data_size_out);
+		ok = false;
+	}
+
+	snprintf(want, sizeof(want), "%s", f->counters);
+	for (tok = strtok_r(want, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		int i;
+
+		for (i = 0; i < UB2E_CNT__MAX && strcmp(counter_names[i], tok); i++)
+			;
+		if (i == UB2E_CNT__MAX) {
+			printf("#   unknown counter '%s'\n", tok);
+			ok = false;
+			continue;
+		}
+		expected[i] = true;
+	}
+	for (int i = 0; i < UB2E_CNT__MAX; i++) {
+		__u64 d = after[i] - before[i], w = expected[i] ? 1 : 0;
+
+		if (d != w) {
+			printf("#   counter %s moved by %llu, want %llu\n", counter_names[i],
+			       (unsigned long long)d, (unsigned long long)w);
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+static int run_file(const char *path, int *failed)
+{
+	char line[2 * MAX_PKT + 64];
+	struct fixture *f = calloc(1, sizeof(*f));
+	int lineno = 0;
+	FILE *fp = fopen(path, "r");
+
+	if (!fp || !f) {
+		fprintf(stderr, "ub2e_testrun: %s: %s\n", path, strerror(errno));
+		free(f);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), fp)) {
+		char *v = strchr(line, ' ');
+
+		lineno++;
+		line[strcspn(line, "\n")] = '\0';
+		if (!line[0] || line[0] == '#')
+			continue;
+		if (v)
+			*v++ = '\0';
+		else
+			v = line + strlen(line);
+		if (!strcmp(line, "case")) {
+			memset(f, 0, sizeof(*f));
+			snprintf(f->name, sizeof(f->name), "%s", v);
+			f->line = lineno;
+		} else if (!strcmp(line, "prog")) {
+			snprintf(f->prog, sizeof(f->prog), "%s", v);
+		} else if (!strcmp(line, "opts")) {
+			snprintf(f->opts, sizeof(f->opts), "%s", v);
+		} else if (!strcmp(line, "in") || !strcmp(line, "out")) {
+			bool in = line[0] == 'i';
+
+			if (unhex(v, in ? f->in : f->out, in ? &f->in_len : &f->out_len)) {
+				fprintf(stderr, "ub2e_testrun: %s:%d: bad hex\n", path, lineno);
+				return -1;
+			}
+			f->has_out |= !in;
+		} else if (!strcmp(line, "verdict")) {
+			snprintf(f->verdict, sizeof(f->verdict), "%s", v);
+		} else if (!strcmp(line, "count")) {
+			snprintf(f->counters, sizeof(f->counters), "%s", v);
+		} else if (!strcmp(line, "end")) {
+			bool ok = run_case(f);
+
+			printf("%sok %d - ub2e %s\n", ok ? "" : "not ", ++tap_n, f->name);
+			*failed += !ok;
+		} else {
+			fprintf(stderr, "ub2e_testrun: %s:%d: unknown line '%s'\n", path, lineno, line);
+			return -1;
+		}
+	}
+	fclose(fp);
+	free(f);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *ub_dev = "sw-ub", *ip_dev = "sw-ip";
+	int i = 1, failed = 0;
+
+	for (; i + 1 < argc && !strncmp(argv[i], "--", 2); i += 2) {
+		if (!strcmp(argv[i], "--ub-dev"))
+			ub_dev = argv[i + 1];
+		else if (!strcmp(argv[i], "--ip-dev"))
+			ip_dev = argv[i + 1];
+	}
+	if (i >= argc) {
+		fprintf(stderr, "usage: ub2e_testrun [--ub-dev DEV] [--ip-dev DEV] FIXTURES...\n");
+		return 2;
+	}
+	ub_if = if_nametoindex(ub_dev);
+	ip_if = if_nametoindex(ip_dev);
+	if (!ub_if || !ip_if) {
+		fprintf(stderr, "ub2e_testrun: need devices %s and %s in this namespace\n", ub_dev, ip_dev);
+		return 2;
+	}
+	skel = ub2e__open_and_load();
+	if (!skel) {
+		/* The verifier rejecting a program is a test failure, not a setup problem. */
+		printf("not ok 1 - ub2e programs load (verifier): %s\n", strerror(errno));
+		return 1;
+	}
+	printf("ok %d - ub2e programs load (verifier)\n", ++tap_n);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ip), &ip_if, &ip_if, BPF_ANY);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ub), &ub_if, &ub_if, BPF_ANY);
+	for (; i < argc; i++)
+		if (run_file(argv[i], &failed))
+			failed++;
+	ub2e__destroy(skel);
+	return failed ? 1 : 0;
+}

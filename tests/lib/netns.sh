@@ -1,0 +1,117 @@
+# Network-namespace helpers shared by the e2e tests, the bpf suite, the demo and
+# the benchmarks. Source it; every namespace made with ns_add is removed by
+# ns_cleanup_all (call it from an EXIT trap).
+#
+# Namespaces get a per-process prefix so concurrent runs never collide.
+
+UBXDP_ROOT=${UBXDP_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+. "$UBXDP_ROOT/tests/lib/topo.env"
+NS_PREFIX=${NS_PREFIX:-ubx$$}
+_ns_made=()
+
+# Why a test that needs namespaces cannot run here, or nothing.
+ns_unsupported() {
+	[[ $(id -u) -eq 0 ]] || { echo "needs root (network namespaces, XDP)"; return 0; }
+	command -v ip >/dev/null || { echo "iproute2 'ip' not installed"; return 0; }
+	ip netns add "${NS_PREFIX}probe" 2>/dev/null || { echo "cannot create network namespaces"; return 0; }
+	ip netns del "${NS_PREFIX}probe"
+	return 1
+}
+
+# ns_add NAME: create namespace ${NS_PREFIX}NAME with lo up; prints its full name.
+ns_add() {
+	local ns="${NS_PREFIX}$1"
+	ip netns add "$ns"
+	_ns_made+=("$ns")
+	ip -n "$ns" link set lo up
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
+	echo "$ns"
+}
+
+ns_cleanup_all() {
+	local ns
+	for ns in "${_ns_made[@]}"; do ip netns del "$ns" 2>/dev/null; done
+	_ns_made=()
+}
+
+# Run a command in a namespace. nsenter keeps the host's /sys/fs/bpf (pins
+# survive); `ip netns exec` would give a private /sys without bpffs.
+ns_run() {
+	local ns="$1"; shift
+	nsenter --net="/run/netns/$ns" "$@"
+}
+
+# ns_link NS1 DEV1 MAC1 NS2 DEV2 MAC2: a veth pair between two namespaces, up.
+# GRO on both ends: a veth only accepts XDP_REDIRECTed frames when its NAPI
+# is running, which GRO (or an XDP program) turns on.
+ns_link() {
+	ip link add "$2" netns "$1" address "$3" type veth peer name "$5" netns "$4" address "$6"
+	ip -n "$1" link set "$2" up
+	ip -n "$4" link set "$5" up
+	ns_run "$1" ethtool -K "$2" gro on >/dev/null 2>&1 || true
+	ns_run "$4" ethtool -K "$5" gro on >/dev/null 2>&1 || true
+}
+
+# ns_addr NS DEV ADDR/PLEN...
+ns_addr() {
+	local ns=$1 dev=$2; shift 2
+	local a
+	for a in "$@"; do ip -n "$ns" addr add "$a" dev "$dev" nodad 2>/dev/null || ip -n "$ns" addr add "$a" dev "$dev"; done
+}
+
+ns_forwarding() {
+	ip netns exec "$1" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+}
+
+# Static neighbour entries: tests are deterministic without ARP/ND.
+ns_neigh() { ip -n "$1" neigh replace "$3" lladdr "$4" dev "$2" nud permanent; }
+
+# The single-ended topology of draft Fig. 2 (addresses in topo.env):
+#   UBPU -- switch -- IP host. Sets NS_UBPU, NS_SW, NS_IPHOST.
+topo_single() {
+	NS_UBPU=$(ns_add ubpu) NS_SW=$(ns_add sw) NS_IPHOST=$(ns_add iphost)
+	ns_link "$NS_UBPU" ubpu0 "$UBPU_MAC" "$NS_SW" sw-ub "$SW_UB_MAC"
+	ns_link "$NS_SW" sw-ip "$SW_IP_MAC" "$NS_IPHOST" iphost0 "$IPHOST_MAC"
+	ns_addr "$NS_UBPU" ubpu0 "$UBPU_IP4/24" "$UBPU_IP6/64"
+	ns_addr "$NS_SW" sw-ub "$SW_UB_IP4/24" "$SW_UB_IP6/64"
+	ns_addr "$NS_SW" sw-ip "$SW_IP_IP4/24" "$SW_IP_IP6/64"
+	ns_addr "$NS_IPHOST" iphost0 "$IPHOST_IP4/24" "$IPHOST_IP6/64"
+	ip -n "$NS_UBPU" route add default via "$SW_UB_IP4"
+	ip -n "$NS_UBPU" -6 route add default via "$SW_UB_IP6"
+	ip -n "$NS_IPHOST" route add default via "$SW_IP_IP4"
+	ip -n "$NS_IPHOST" -6 route add default via "$SW_IP_IP6"
+	ns_forwarding "$NS_SW"
+	ns_neigh "$NS_SW" sw-ub "$UBPU_IP4" "$UBPU_MAC"
+	ns_neigh "$NS_SW" sw-ub "$UBPU_IP6" "$UBPU_MAC"
+	ns_neigh "$NS_SW" sw-ip "$IPHOST_IP4" "$IPHOST_MAC"
+	ns_neigh "$NS_SW" sw-ip "$IPHOST_IP6" "$IPHOST_MAC"
+}
+
+# The double-ended chain of draft Fig. 3:
+#   UBPU -- switch -- switch2 -- UBPU2. Sets NS_UBPU, NS_SW, NS_SW2, NS_UBPU2.
+topo_double() {
+	NS_UBPU=$(ns_add ubpu) NS_SW=$(ns_add sw) NS_SW2=$(ns_add sw2) NS_UBPU2=$(ns_add ubpu2)
+	ns_link "$NS_UBPU" ubpu0 "$UBPU_MAC" "$NS_SW" sw-ub "$SW_UB_MAC"
+	ns_link "$NS_SW" sw-ip "$SW_IP_MAC" "$NS_SW2" sw2-ip "$SW2_IP_MAC"
+	ns_link "$NS_SW2" sw2-ub "$SW2_UB_MAC" "$NS_UBPU2" ubpu0 "$UBPU2_MAC"
+	ns_addr "$NS_UBPU" ubpu0 "$UBPU_IP4/24" "$UBPU_IP6/64"
+	ns_addr "$NS_SW" sw-ub "$SW_UB_IP4/24" "$SW_UB_IP6/64"
+	ns_addr "$NS_SW" sw-ip "$SW_IP_IP4/24" "$SW_IP_IP6/64"
+	ns_addr "$NS_SW2" sw2-ip "$SW2_IP_IP4/24" "$SW2_IP_IP6/64"
+	ns_addr "$NS_SW2" sw2-ub "$SW2_UB_IP4/24" "$SW2_UB_IP6/64"
+	ns_addr "$NS_UBPU2" ubpu0 "$UBPU2_IP4/24" "$UBPU2_IP6/64"
+	ns_forwarding "$NS_SW"
+	ns_forwarding "$NS_SW2"
+	ip -n "$NS_SW" route add 10.3.0.0/24 via "$SW2_IP_IP4"
+	ip -n "$NS_SW" -6 route add fd00:3::/64 via "$SW2_IP_IP6"
+	ip -n "$NS_SW2" route add 10.1.0.0/24 via "$SW_IP_IP4"
+	ip -n "$NS_SW2" -6 route add fd00:1::/64 via "$SW_IP_IP6"
+	ns_neigh "$NS_SW" sw-ub "$UBPU_IP4" "$UBPU_MAC"
+	ns_neigh "$NS_SW" sw-ub "$UBPU_IP6" "$UBPU_MAC"
+	ns_neigh "$NS_SW" sw-ip "$SW2_IP_IP4" "$SW2_IP_MAC"
+	ns_neigh "$NS_SW" sw-ip "$SW2_IP_IP6" "$SW2_IP_MAC"
+	ns_neigh "$NS_SW2" sw2-ip "$SW_IP_IP4" "$SW_IP_MAC"
+	ns_neigh "$NS_SW2" sw2-ip "$SW_IP_IP6" "$SW_IP_MAC"
+	ns_neigh "$NS_SW2" sw2-ub "$UBPU2_IP4" "$UBPU2_MAC"
+	ns_neigh "$NS_SW2" sw2-ub "$UBPU2_IP6" "$UBPU2_MAC"
+}

@@ -1,0 +1,36 @@
+# TAP helpers for shell test suites. Source it, define test_* functions, call tap_run.
+# A test function passes by returning 0, fails otherwise, and skips by calling
+# `skip REASON` (exit status 77). Functions run in a subshell with `set -e`.
+_tap_n=0
+
+tap_ok()   { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
+tap_fail() { _tap_n=$((_tap_n + 1)); echo "not ok $_tap_n - $*"; }
+
+# tap_run NAME...: run each function, capture its output, print it as comments on failure.
+tap_run() {
+	local t log rc
+	for t in "$@"; do
+		log=$(mktemp)
+		( set -e; "$t" ) >"$log" 2>&1
+		rc=$?
+		if [[ $rc -eq 0 ]]; then
+			tap_ok "$t"
+		elif [[ $rc -eq 77 ]]; then
+			_tap_n=$((_tap_n + 1))
+			echo "ok $_tap_n - $t # SKIP $(tail -n1 "$log")"
+		else
+			tap_fail "$t"
+			sed 's/^/#   /' "$log"
+		fi
+		rm -f "$log"
+	done
+}
+
+# Inside a test function: skip with a reason (prints it for tap_run to pick up).
+skip() { echo "$*"; exit 77; }
+
+# tap_renumber BASE: renumber the TAP lines of another producer to follow BASE.
+tap_renumber() {
+	awk -v n="$1" '/^(not )?ok [0-9]+/ { pre = ($0 ~ /^not/) ? "not ok " : "ok "
+		sub(/^(not )?ok [0-9]+/, pre (++n)) } { print }'
+}

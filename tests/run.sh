@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# ubxdp test runner: runs suites, each an executable tests/<suite>/run that prints
+# TAP lines ("ok N - name", "not ok N - name", "ok N - name # SKIP why"), and
+# ends with the one line CI reads: "N passed, N failed, N skipped".
+#
+#   tests/run.sh                 all host suites
+#   tests/run.sh bpf e2e         just these
+#   UBXDP_TAP_ONLY=1             print only TAP lines (used inside the vmtest guest)
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+suites=("$@")
+[[ ${#suites[@]} -eq 0 ]] && suites=(unit golden bpf e2e dissector)
+
+pass=0 fail=0 skip=0
+for s in "${suites[@]}"; do
+	runner="$here/$s/run"
+	if [[ ! -x "$runner" ]]; then
+		echo "not ok - suite $s: no runner $runner"
+		fail=$((fail + 1))
+		continue
+	fi
+	echo "# suite $s"
+	out=$(mktemp)
+	"$runner" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	p=$(grep -Ec '^ok ' "$out" || true)
+	k=$(grep -Eic '^ok .*# *skip' "$out" || true)
+	f=$(grep -Ec '^not ok ' "$out" || true)
+	p=$((p - k))
+	if [[ $rc -ne 0 && $f -eq 0 ]]; then
+		echo "not ok - suite $s exited with status $rc"
+		f=1
+	fi
+	if [[ $((p + k + f)) -eq 0 ]]; then
+		echo "not ok - suite $s ran no test"
+		f=1
+	fi
+	rm -f "$out"
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + k))
+done
+
+echo "$pass passed, $fail failed, $skip skipped"
+[[ $fail -eq 0 ]]

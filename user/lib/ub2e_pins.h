@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* File names of a UB2E instance's pins under <bpffs>/ubxdp/ub2e/<instance>/ (README shows bpftool use). */
+#ifndef UBXDP_UB2E_PINS_H
+#define UBXDP_UB2E_PINS_H
+
+#define UB2E_PIN_CFG		"cfg"
+#define UB2E_PIN_STATS		"stats"
+#define UB2E_PIN_NPI2VLAN	"npi2vlan"
+#define UB2E_PIN_VLAN2NPI	"vlan2npi"
+#define UB2E_PIN_TX_IP		"tx_ip"
+#define UB2E_PIN_TX_UB		"tx_ub"
+#define UB2E_PIN_PROG_TO_UBOE	"prog_to_uboe"
+#define UB2E_PIN_PROG_TO_UB	"prog_to_ub"
+
+#endif

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "ubctl.h"
+
+#define BPF_FS_MAGIC 0xcafe4a11
+
+static bool is_bpffs(const char *path)
+{
+	struct statfs st;
+
+	return statfs(path, &st) == 0 && (unsigned long)st.f_type == BPF_FS_MAGIC;
+}
+
+static pid_t parent_of(pid_t pid)
+{
+	char p[64], buf[512], *rp;
+	int ppid = 0;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	f = fopen(p, "r");
+	if (!f)
+		return 0;
+	/* "pid (comm) state ppid": comm may hold spaces, so parse after the last ')'. */
+	if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')))
+		sscanf(rp + 1, " %*c %d", &ppid);
+	fclose(f);
+	return ppid;
+}
+
+int pin_bpffs_root(char *out, size_t len, char *err, size_t errlen)
+{
+	char p[PATH_MAX];
+
+	if (is_bpffs("/sys/fs/bpf")) {
+		snprintf(out, len, "/sys/fs/bpf");
+		return 0;
+	}
+	/*
+	 * `ip netns exec` gave us a private /sys with no bpffs; pins made on a
+	 * bpffs mounted here would vanish when the command ends. An ancestor
+	 * (the shell that ran `ip netns exec`) still sees the host's mounts.
+	 */
+	for (pid_t pid = parent_of(getpid()); pid > 1; pid = parent_of(pid)) {
+		snprintf(p, sizeof(p), "/proc/%d/root/sys/fs/bpf", (int)pid);
+		if (is_bpffs(p)) {
+			snprintf(out, len, "%s", p);
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "no bpffs at /sys/fs/bpf (mount it: mount -t bpf bpf /sys/fs/bpf)");
+	return -1;
+}
+
+void pin_netns_name(char *out, size_t len)
+{
+	struct stat self, st;
+	struct dirent *de;
+	DIR *d;
+
+	/* Like `ip netns identify`: a bind mount under /run/netns has the ns inode.
+	 * A namespace without a name there (the host's) gets no prefix. */
+	out[0] = '\0';
+	if (stat("/proc/self/ns/net", &self))
+		return;
+	d = opendir("/run/netns");
+	while (d && (de = readdir(d))) {
+		char p[PATH_MAX];
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/run/netns/%s", de->d_name);
+		if (!stat(p, &st) && st.st_ino == self.st_ino && st.st_dev == self.st_dev) {
+			snprintf(out, len, "%s", de->d_name);
+			break;
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
+int pin_role_dir(const char *role, char *out, size_t len, char *err, size_t errlen)
+{
+	char root[PATH_MAX];
+
+	if (pin_bpffs_root(root, sizeof(root), err, errlen))
+		return -1;
+	snprintf(out, len, "%s/ubxdp/%s", root, role);
+	return 0;
+}
+
+int pin_list_instances(const char *role, char names[][256], int max)
+{
+	char dir[PATH_MAX], err[256];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	if (pin_role_dir(role, dir, sizeof(dir), err, sizeof(err)))
+		return -1;
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < max) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(names[n++], 256, "%s", de->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+int pin_instance_dir(const char *role, const struct instance_sel *sel, bool must_exist,
+		     char *out, size_t len, char *err, size_t errlen)
+{
+	char base[PATH_MAX], ns[128], names[16][256];
+	struct stat st;
+	int n;
+
+	if (sel->pin_path) {
+		snprintf(out, len, "%s", sel->pin_path);
+	} else {
+		if (pin_role_dir(role, base, sizeof(base), err, errlen))
+			return -1;
+		if (sel->name) {
+			/* bpffs refuses names with a dot. */
+			if (!*sel->name || strpbrk(sel->name, "/.")) {
+				snprintf(err, errlen, "--name '%s': must be non-empty, without '/' or '.'", sel->name);
+				return -1;
+			}
+			snprintf(out, len, "%s/%s", base, sel->name);
+		} else if (sel->ub_dev && sel->ip_dev) {
+			/* Two switches in two netns must not share pins: the netns is in the name. */
+			pin_netns_name(ns, sizeof(ns));
+			snprintf(out, len, "%s/%s%s%s-%s", base, ns, *ns ? ":" : "", sel->ub_dev, sel->ip_dev);
+		} else if (must_exist) {
+			n = pin_list_instances(role, names, 16);
+			if (n == 1) {
+				snprintf(out, len, "%s/%s", base, names[0]);
+			} else if (n == 0) {
+				snprintf(err, errlen, "no %s instance is attached", role);
+				return -1;
+			} else {
+				snprintf(err, errlen, "%d %s instances are attached: name one with --name", n, role);
+				return -1;
+			}
+		} else {
+			snprintf(err, errlen, "give --ub-dev and --ip-dev, --name or --pin-path");
+			return -1;
+		}
+	}
+	if (must_exist && (stat(out, &st) || !S_ISDIR(st.st_mode))) {
+		snprintf(err, errlen, "no %s instance at %s", role, out);
+		return -1;
+	}
+	return 0;
+}
+
+void pin_remove_dir(const char *dir)
+{
+	char p[PATH_MAX];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		unlink(p);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+	/* Parents (<role>, ubxdp) go too once empty; rmdir refuses otherwise. */
+	snprintf(p, sizeof(p), "%s", dir);
+	for (int i = 0; i < 2; i++) {
+		char *slash = strrchr(p, '/');
+
+		if (!slash)
+			break;
+		*slash = '\0';
+		if (rmdir(p))
+			break;
+	}
+}
+
+/* mkdir that is content with an existing directory (procfs says EPERM, not EEXIST). */
+static int mkdir_one(const char *p)
+{
+	struct stat st;
+
+	if (!mkdir(p, 0700) || (!stat(p, &st) && S_ISDIR(st.st_mode)))
+		return 0;
+	return -1;
+}
+
+int pin_mkdir_p(const char *dir)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s", dir);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir_one(p))
+			return -1;
+		*s = '/';
+	}
+	return mkdir_one(p);
+}

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* ubctl stats: every counter of every attached instance, as text or JSON. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "ub2e_maps.h"
+#include "ub2e_pins.h"
+#include "ubctl.h"
+
+#define UB2E_CNT_NAME(id, name) name,
+static const char *const ub2e_counter_names[] = { UB2E_COUNTERS(UB2E_CNT_NAME) };
+
+/* Sum a per-CPU counter array. Returns 0 or -1. */
+static int read_counters(const char *path, __u64 *out, unsigned n)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd = bpf_obj_get(path);
+	__u64 *vals;
+
+	if (fd < 0 || ncpu <= 0)
+		return -1;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals) {
+		close(fd);
+		return -1;
+	}
+	for (__u32 i = 0; i < n; i++) {
+		out[i] = 0;
+		if (bpf_map_lookup_elem(fd, &i, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			out[i] += vals[c];
+	}
+	free(vals);
+	close(fd);
+	return 0;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, 0, 'j' }, { "name", required_argument, 0, 'n' }, { 0 },
+	};
+	char names[64][256], base[PATH_MAX], err[256], path[PATH_MAX + 300];
+	const char *only = NULL;
+	__u64 cnt[UB2E_CNT__MAX];
+	bool json = false;
+	int c, n, shown = 0;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 'j')
+			json = true;
+		else if (c == 'n')
+			only = optarg;
+		else
+			return fail(EXIT_USAGE, "stats: unknown option %s", argv[optind - 1]);
+	}
+	if (optind < argc)
+		return fail(EXIT_USAGE, "stats: unexpected argument '%s'", argv[optind]);
+	if (pin_role_dir("ub2e", base, sizeof(base), err, sizeof(err)))
+		return fail(EXIT_FAIL, "%s", err);
+	n = pin_list_instances("ub2e", names, 64);
+	if (json)
+		printf("{\"ub2e\":[");
+	for (int i = 0; i < n; i++) {
+		if (only && strcmp(only, names[i]))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/%s", base, names[i], UB2E_PIN_STATS);
+		if (read_counters(path, cnt, UB2E_CNT__MAX)) {
+			warnx_("%s: cannot read counters: %s", path, strerror(errno));
+			continue;
+		}
+		if (json) {
+			printf("%s{\"instance\":\"%s\",\"counters\":{", shown ? "," : "", names[i]);
+			for (int k = 0; k < UB2E_CNT__MAX; k++)
+				printf("%s\"%s\":%llu", k ? "," : "", ub2e_counter_names[k], (unsigned long long)cnt[k]);
+			printf("}}");
+		} else {
+			printf("ub2e %s\n", names[i]);
+			for (int k = 0; k < UB2E_CNT__MAX; k++)
+				printf("  %-28s %llu\n", ub2e_counter_names[k], (unsigned long long)cnt[k]);
+		}
+		shown++;
+	}
+	if (json)
+		printf("]}\n");
+	if (only && !shown)
+		return fail(EXIT_FAIL, "stats: no ub2e instance named '%s'", only);
+	if (!json && !shown)
+		printf("no ubxdp instance is attached\n");
+	return 0;
+}
