@@ -1,6 +1,7 @@
 # TAP helpers for shell test suites. Source it, define test_* functions, call tap_run.
 # A test function passes by returning 0, fails otherwise, and skips by calling
-# `skip REASON` (exit status 77). Functions run in a subshell with `set -e`.
+# `skip REASON` (exit status 77). Functions run in a subshell with `set -e`;
+# a suite may define teardown(), run after each test whatever its outcome.
 _tap_n=0
 
 tap_ok()   { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
@@ -11,7 +12,7 @@ tap_run() {
 	local t log rc
 	for t in "$@"; do
 		log=$(mktemp)
-		( set -e; "$t" ) >"$log" 2>&1
+		( trap '[[ $(type -t teardown) == function ]] && teardown' EXIT; set -e; "$t" ) >"$log" 2>&1
 		rc=$?
 		if [[ $rc -eq 0 ]]; then
 			tap_ok "$t"
@@ -33,4 +34,10 @@ skip() { echo "$*"; exit 77; }
 tap_renumber() {
 	awk -v n="$1" '/^(not )?ok [0-9]+/ { pre = ($0 ~ /^not/) ? "not ok " : "ok "
 		sub(/^(not )?ok [0-9]+/, pre (++n)) } { print }'
+}
+
+# refute CMD...: succeed when CMD fails. (`! cmd` would not trip `set -e`.)
+refute() {
+	if "$@"; then echo "unexpectedly true: $*"; return 1; fi
+	return 0
 }

@@ -157,6 +157,10 @@ int pin_instance_dir(const char *role, const struct instance_sel *sel, bool must
 			return -1;
 		}
 	}
+	if (must_exist && stat(out, &st) && (errno == EACCES || errno == EPERM)) {
+		snprintf(err, errlen, "%s: permission denied (ubctl needs root: CAP_BPF, CAP_NET_ADMIN)", out);
+		return -1;
+	}
 	if (must_exist && (stat(out, &st) || !S_ISDIR(st.st_mode))) {
 		snprintf(err, errlen, "no %s instance at %s", role, out);
 		return -1;
