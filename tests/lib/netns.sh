@@ -1,13 +1,11 @@
 # Network-namespace helpers shared by the e2e tests, the bpf suite, the demo and
-# the benchmarks. Source it; every namespace made with ns_add is removed by
-# ns_cleanup_all (call it from an EXIT trap).
-#
-# Namespaces get a per-process prefix so concurrent runs never collide.
+# the benchmarks. Source it; ns_cleanup_all (call it from an EXIT trap) removes
+# every namespace with this run's prefix, so concurrent runs never collide and
+# namespaces made inside $(...) subshells are not forgotten.
 
 UBXDP_ROOT=${UBXDP_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 . "$UBXDP_ROOT/tests/lib/topo.env"
 NS_PREFIX=${NS_PREFIX:-ubx$$}
-_ns_made=()
 
 # Why a test that needs namespaces cannot run here, or nothing.
 ns_unsupported() {
@@ -22,7 +20,6 @@ ns_unsupported() {
 ns_add() {
 	local ns="${NS_PREFIX}$1"
 	ip netns add "$ns"
-	_ns_made+=("$ns")
 	ip -n "$ns" link set lo up
 	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
 	echo "$ns"
@@ -30,8 +27,9 @@ ns_add() {
 
 ns_cleanup_all() {
 	local ns
-	for ns in "${_ns_made[@]}"; do ip netns del "$ns" 2>/dev/null; done
-	_ns_made=()
+	for ns in $(ip netns list 2>/dev/null | awk -v p="$NS_PREFIX" 'index($1, p) == 1 { print $1 }'); do
+		ip netns del "$ns" 2>/dev/null
+	done
 }
 
 # Run a command in a namespace. nsenter keeps the host's /sys/fs/bpf (pins

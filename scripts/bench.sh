@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# make bench: ns/packet of the UB2E conversion programs beside the floor
+# programs (BPF_PROG_RUN inside the switch namespace of topo_single, so that
+# bpf_fib_lookup answers from the switch's routes and neighbours), then ICRC
+# throughput of the packet library. Prints numbers; asserts none of them.
+#
+#   scripts/bench.sh [ubxdp_bench options]     e.g. --rounds 9 --repeat 2000000
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+BENCH=${BUILD:-build}/bin/ubxdp_bench
+BPF_DIR=${BUILD:-build}/bpf
+
+[[ -x $BENCH ]] || { echo "bench: $BENCH missing; run make first" >&2; exit 1; }
+
+. tests/lib/netns.sh
+# The bench reads the topology's addresses from the environment.
+set -a
+. tests/lib/topo.env
+set +a
+
+if reason=$(ns_unsupported); then
+	echo "bench: XDP part skipped: $reason"
+	exec "$BENCH" --bpf-dir "$BPF_DIR" --no-xdp "$@"
+fi
+
+trap ns_cleanup_all EXIT
+topo_single
+# nsenter --net only: the devices sw-ub / sw-ip resolve, bpffs stays the host's.
+ns_run "$NS_SW" "$BENCH" --bpf-dir "$BPF_DIR" --ub-if sw-ub --ip-if sw-ip "$@"
