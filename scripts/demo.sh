@@ -2,7 +2,7 @@
 # make demo: the double-ended UB2E chain of draft-li-uboe-00 Fig. 3 in network
 # namespaces, with real UB traffic both ways.
 #
-#   UBPU --native UB--> [UB2E sw] --UBoE (802.1Q)--> [UB2E sw2] --native UB--> UBPU2
+#   UBPU --native UB--> [UB2E sw] --UBoE (802.1Q)--> bridge --> [UB2E sw2] --native UB--> UBPU2
 #
 # Partition 4097 is mapped to VLAN 100 on both switches, so the far switch
 # restores it exactly; partition 7 uses the enhanced mapping (Permission kept).
@@ -43,7 +43,7 @@ ns_run "$NS_SW2" "$UBCTL" ub2e attach --ub-dev sw2-ub --ip-dev sw2-ip "${MAPS[@]
 ns_run "$NS_SW" "$UBCTL" ub2e status --ub-dev sw-ub --ip-dev sw-ip
 
 say "UBoE on the IP segment: UBPU sends native UB (Partition 4097, FECN markable), sw converts"
-capture "$NS_SW2" sw2-ip 3 -- "$NS_UBPU" --dev ubpu0 --native --dst-mac "$SW_UB_MAC" \
+capture "$NS_NET" net-a 3 -- "$NS_UBPU" --dev ubpu0 --native --dst-mac "$SW_UB_MAC" \
 	--src "$UBPU_IP4" --dst "$UBPU2_IP4" --pid 4097 --fecn 2 --payload-len 256
 say "what UBPU2 receives: native UB again, Partition 4097 restored by sw2"
 capture "$NS_UBPU2" ubpu0 3 -- "$NS_UBPU" --dev ubpu0 --native --dst-mac "$SW_UB_MAC" \
@@ -52,8 +52,8 @@ say "back the other way over IPv6, enhanced mapping keeps Permission 1 of Partit
 capture "$NS_UBPU" ubpu0 3 -- "$NS_UBPU2" --dev ubpu0 --native --dst-mac "$SW2_UB_MAC" \
 	--src "$UBPU2_IP6" --dst "$UBPU_IP6" --pid 7 --perm 1 --fecn 1 --payload-len 1024
 
-say "a burst of 2000 frames UBPU -> UBPU2"
-capture "$NS_UBPU2" ubpu0 2000 -- "$NS_UBPU" --dev ubpu0 --native --dst-mac "$SW_UB_MAC" \
+say "a burst of 200 frames UBPU -> UBPU2 (last one shown)"
+capture "$NS_UBPU2" ubpu0 200 -- "$NS_UBPU" --dev ubpu0 --native --dst-mac "$SW_UB_MAC" \
 	--src "$UBPU_IP4" --dst "$UBPU2_IP4" --pid 4097 --payload-len 1024 | tail -n 1
 
 say "counters (ubctl stats)"

@@ -85,12 +85,23 @@ topo_single() {
 	ns_neigh "$NS_SW" sw-ip "$IPHOST_IP6" "$IPHOST_MAC"
 }
 
-# The double-ended chain of draft Fig. 3:
-#   UBPU -- switch -- switch2 -- UBPU2. Sets NS_UBPU, NS_SW, NS_SW2, NS_UBPU2.
+# The double-ended chain of draft Fig. 3, an Ethernet bridge as the IP network:
+#   UBPU -- switch -- [br0 in NS_NET] -- switch2 -- UBPU2
+# Sets NS_UBPU, NS_SW, NS_NET, NS_SW2, NS_UBPU2. Frames on the IP segment can be
+# captured on net-a / net-b (ports without XDP, so AF_PACKET sees them).
 topo_double() {
-	NS_UBPU=$(ns_add ubpu) NS_SW=$(ns_add sw) NS_SW2=$(ns_add sw2) NS_UBPU2=$(ns_add ubpu2)
+	NS_UBPU=$(ns_add ubpu) NS_SW=$(ns_add sw) NS_NET=$(ns_add net) NS_SW2=$(ns_add sw2) NS_UBPU2=$(ns_add ubpu2)
 	ns_link "$NS_UBPU" ubpu0 "$UBPU_MAC" "$NS_SW" sw-ub "$SW_UB_MAC"
-	ns_link "$NS_SW" sw-ip "$SW_IP_MAC" "$NS_SW2" sw2-ip "$SW2_IP_MAC"
+	ns_link "$NS_SW" sw-ip "$SW_IP_MAC" "$NS_NET" net-a 02:00:00:00:05:01
+	ns_link "$NS_SW2" sw2-ip "$SW2_IP_MAC" "$NS_NET" net-b 02:00:00:00:05:02
+	ip -n "$NS_NET" link add br0 type bridge
+	ip -n "$NS_NET" link set net-a master br0
+	ip -n "$NS_NET" link set net-b master br0
+	ip -n "$NS_NET" link set br0 up
+	# The bridge untags on receive and would hand the tag to the next veth as
+	# offload metadata, where XDP cannot see it: make it write tags into the frame.
+	ns_run "$NS_NET" ethtool -K net-a txvlan off >/dev/null
+	ns_run "$NS_NET" ethtool -K net-b txvlan off >/dev/null
 	ns_link "$NS_SW2" sw2-ub "$SW2_UB_MAC" "$NS_UBPU2" ubpu0 "$UBPU2_MAC"
 	ns_addr "$NS_UBPU" ubpu0 "$UBPU_IP4/24" "$UBPU_IP6/64"
 	ns_addr "$NS_SW" sw-ub "$SW_UB_IP4/24" "$SW_UB_IP6/64"

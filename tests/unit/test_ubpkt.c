@@ -717,10 +717,12 @@ static void test_parse_not_ub(void **state)
 	f[13] = 0x06;			/* ARP */
 	assert_parse(f, n, UB_PARSE_NOT_UB);
 
-	n = make(UBOE, 4, f);
-	f[ETH + 9] = 6;			/* TCP */
-	refix(f + ETH, n - ETH);
-	assert_parse(f, n, UB_PARSE_NOT_UB);
+	for (int i = 0; i < 2; i++) {
+		n = make(UBOE, 4, f);
+		f[ETH + 9] = (uint8_t)(i ? 1 : 6);	/* ICMP, TCP */
+		refix(f + ETH, n - ETH);
+		assert_parse(f, n, UB_PARSE_NOT_UB);
+	}
 
 	n = make(UBOE, 6, f);
 	f[ETH + 40 + 3] = 0xb7;		/* UDP 4791: RoCEv2, not UBoE */
@@ -903,10 +905,12 @@ static void test_parse_not_udp_4792(void **state)
 	size_t n;
 
 	(void)state;
-	n = make(NATIVE, 4, f);
-	f[24 + 9] = 6;
-	refix(f + 24, n - 24);
-	assert_parse(f, n, UB_PARSE_NOT_UDP_4792);
+	for (int i = 0; i < 2; i++) {
+		n = make(NATIVE, 4, f);
+		f[24 + 9] = (uint8_t)(i ? 132 : 6);	/* SCTP, TCP */
+		refix(f + 24, n - 24);
+		assert_parse(f, n, UB_PARSE_NOT_UDP_4792);
+	}
 	for (int i = 0; i < 3; i++) {
 		n = make(NATIVE, 6, f);
 		f[24 + 6] = (uint8_t)(i == 0 ? 0 : i == 1 ? 60 : 58);	/* HBH, DestOpt, ICMPv6 */

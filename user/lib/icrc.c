@@ -103,8 +103,11 @@ uint32_t ub_icrc(const void *ip, size_t len)
 
 uint32_t ub_icrc_get(const void *ip, size_t len)
 {
-	const uint8_t *p = (const uint8_t *)ip + len - UBOE_ICRC_LEN;
+	const uint8_t *p;
 
+	if (len < UBOE_ICRC_LEN)
+		return 0;
+	p = (const uint8_t *)ip + len - UBOE_ICRC_LEN;
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 

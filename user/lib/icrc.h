@@ -35,7 +35,7 @@ void ub_icrc_put(void *ip, size_t len_with_icrc);
 /* Does the ICRC stored in the last 4 bytes match? False when len < 4. */
 bool ub_icrc_ok(const void *ip, size_t len_with_icrc);
 
-/* The stored ICRC field, read LSB first. */
+/* The stored ICRC field, read LSB first (0 when len < 4). */
 uint32_t ub_icrc_get(const void *ip, size_t len_with_icrc);
 
 #endif
