@@ -131,9 +131,13 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BUILD)/bin/ubctl $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
 
+WIRESHARK_PLUGIN_DIR ?= $(HOME)/.local/lib/wireshark/plugins
+install-wireshark:
+	install -D -m 0644 tools/wireshark/ub.lua $(WIRESHARK_PLUGIN_DIR)/ub.lua
+
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps test demo bench install clean
+.PHONY: all deps test demo bench install install-wireshark clean
 .DELETE_ON_ERROR:
 .SECONDARY:
