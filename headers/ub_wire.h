@@ -156,7 +156,7 @@ static inline int ub_tph_is_response(const struct ub_tph *h)
 {
 	__u8 op = ub_tph_opcode(h);
 
-	return op >= UB_TP_ACK && op <= UB_TP_CNP;
+	return ub_tp_opcode_valid(op) && op >= UB_TP_ACK;
 }
 
 /* ---- §3 extended transport headers ------------------------------------- */

@@ -72,7 +72,7 @@ copy_elf "$bb" /usr/lib/vmtest/busybox
 # Its applet links are made by /init in the guest (busybox --install): 400 ln here cost seconds.
 mkdir -p "$S/usr/lib/vmtest/bb"
 ln -s ../lib/vmtest/busybox "$S/usr/bin/busybox"
-# The kernel runs /sbin/modprobe to autoload modules (e.g. "tc qdisc add ... fq").
+# modprobe for tests and the kernel's autoloading (of the modules copied below).
 ln -sf ../lib/vmtest/busybox "$S/usr/sbin/modprobe"
 
 # --- host programs
@@ -92,8 +92,10 @@ done
 for f in /etc/protocols /etc/services /etc/ethertypes; do
 	[[ -f $f ]] && cp "$f" "$S$f"
 done
-echo 'root:x:0:0:root:/root:/bin/bash' >"$S/etc/passwd"
-echo 'root:x:0:' >"$S/etc/group"
+# nobody/nogroup: tests drop privileges with setpriv to check refusals.
+printf '%s\n' 'root:x:0:0:root:/root:/bin/bash' 'nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin' >"$S/etc/passwd"
+printf '%s\n' 'root:x:0:' 'nogroup:x:65534:' >"$S/etc/group"
+printf '%s\n' 'passwd: files' 'group: files' 'hosts: files' >"$S/etc/nsswitch.conf"
 printf '127.0.0.1\tlocalhost\n::1\tlocalhost\n' >"$S/etc/hosts"
 
 # --- kernel modules: resolve dependencies from modules.dep, emit them in load order

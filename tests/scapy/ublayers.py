@@ -8,7 +8,7 @@ import zlib
 
 from scapy.fields import (BitField, BitEnumField, ByteEnumField, ByteField,
                           ShortField, IntField, LongField, ThreeBytesField,
-                          XShortField, XStrField)
+                          XShortField, StrFixedLenField)
 from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether, Dot1Q
@@ -92,7 +92,7 @@ class UBSAETPH(Packet):
 class UBCNPETPH(Packet):
     name = "UB CNPETPH"
     fields_desc = [BitField("ecn", 0, 2), BitField("loc", 0, 1), BitField("rsv", 0, 5),
-                   XStrField("rsv2", b"\x00" * 15)]
+                   StrFixedLenField("rsv2", b"\x00" * 15, 15)]
 
 
 def sack_bitmap(size_code, psn_offsets):
