@@ -127,6 +127,11 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/bench.sh
 
+vmtest:
+	@scripts/deps.sh --vmtest
+	@$(MAKE) --no-print-directory all
+	@tests/run.sh vmtest
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BUILD)/bin/ubctl $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
@@ -138,6 +143,6 @@ install-wireshark:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps test demo bench install install-wireshark clean
+.PHONY: all deps test demo bench vmtest install install-wireshark clean
 .DELETE_ON_ERROR:
 .SECONDARY:
