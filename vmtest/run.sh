@@ -87,7 +87,7 @@ echo "# vmtest: kernel $kver, initramfs $(($(stat -c %s "$work/initramfs.cpio.gz
 # costly under TCG and is not what the tests are about.
 console=$work/console.log
 t0=$SECONDS
-began=0 ended=0 summary= suite= qemu_rc=
+began=0 ended=0 summary='' suite='' qemu_rc=''
 while IFS= read -r line; do
 	line=${line%$'\r'}
 	if [[ $line =~ ^VMTEST-BEGIN\ (.*)$ ]]; then
