@@ -115,7 +115,10 @@ $(BUILD)/bpf $(BUILD)/skel $(BUILD)/bin:
 deps:
 	@scripts/deps.sh
 
-test: deps
+# make test includes vmtest (the bpf and e2e suites again on Debian's LTS kernel
+# under qemu, about 1.5 minutes), so qemu and friends are installed too.
+test:
+	@scripts/deps.sh --vmtest
 	@$(MAKE) --no-print-directory all
 	@tests/run.sh
 
@@ -132,6 +135,11 @@ vmtest:
 	@$(MAKE) --no-print-directory all
 	@tests/run.sh vmtest
 
+vmtest-selftest:
+	@scripts/deps.sh --vmtest
+	@$(MAKE) --no-print-directory all
+	@vmtest/run.sh selftest
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BUILD)/bin/ubctl $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
@@ -143,6 +151,6 @@ install-wireshark:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps test demo bench vmtest install install-wireshark clean
+.PHONY: all deps test demo bench vmtest vmtest-selftest install install-wireshark clean
 .DELETE_ON_ERROR:
 .SECONDARY:

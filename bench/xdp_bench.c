@@ -37,6 +37,7 @@
 #include "testrun_reset.h"
 #include "ub2e.skel.h"
 #include "ub2e_cfg.h"
+#include "ub2e_tables.h"
 #include "ub2e_maps.h"
 #include "ubpkt.h"
 
@@ -378,11 +379,11 @@ static int load_all(struct objs *ob, const struct xdp_bench_opts *o, int ub_if, 
 	    devmap_add(bpf_map__fd(ob->ub2e->maps.ub2e_tx_ub), ub_if))
 		return 1;
 	if (o->npi_entry) {
-		/* What ubctl's enhanced-mode mapping writes: partition 1, high -> VLAN 1. */
-		uint32_t key = UB2E_NPI_KEY(1, UB_PERM_HIGH);
-		uint16_t vid = 1;
+		/* What `ubctl ub2e map add 1=1` writes: partition 1 -> VLAN 1. */
+		struct npimap_entry e = { .pid = 1, .perm = NPIMAP_ANY_PERM, .vlan = 1 };
 
-		if (bpf_map_update_elem(bpf_map__fd(ob->ub2e->maps.ub2e_npi2vlan), &key, &vid, BPF_ANY))
+		if (ub2e_tables_write(bpf_map__fd(ob->ub2e->maps.ub2e_npi2vlan),
+				      bpf_map__fd(ob->ub2e->maps.ub2e_vlan2npi), &e, 1))
 			return fail("ub2e_npi2vlan: %s", strerror(errno));
 	}
 	ob->stats_map = bpf_map__fd(ob->ub2e->maps.ub2e_stats);

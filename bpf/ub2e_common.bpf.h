@@ -36,8 +36,8 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, UB2E_MAX_NPI_ENTRIES);
-	__type(key, __u32);		/* UB2E_NPI_KEY(pid, perm) or pid | UB2E_NPI_ANY_PERM */
-	__type(value, __u16);		/* VLAN ID */
+	__type(key, __u32);		/* Partition ID */
+	__type(value, struct ub2e_npi_vlans);
 } ub2e_npi2vlan SEC(".maps") __weak;
 
 struct {

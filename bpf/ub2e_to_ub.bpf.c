@@ -26,7 +26,7 @@ static __always_inline int vlan_to_npi(const struct ub2e_cfg *cfg, __u32 vid,
 	if (npi && (*npi & UB2E_VLAN_VALID)) {
 		*pid = *npi & UB_PID_MASK;
 		if (!(*npi & UB2E_VLAN_ANY_PERM))
-			*perm = (*npi >> UB2E_NPI_PERM_SHIFT) & 1;
+			*perm = (*npi >> UB2E_VLAN_PERM_SHIFT) & 1;
 		return 0;
 	}
 	if (cfg->flags & UB2E_F_STRICT_VLAN)

@@ -15,19 +15,17 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* Returns the VLAN ID for an NPI, 0 for untagged, or -counter to drop. */
 static __always_inline int npi_to_vlan(const struct ub2e_cfg *cfg, __u32 pid, __u8 perm)
 {
-	__u32 key = UB2E_NPI_KEY(pid, perm);
-	__u16 *vid;
+	struct ub2e_npi_vlans *e;
 	__u32 v;
 
 	if (cfg->flags & UB2E_F_UNTAGGED)
 		return 0;
-	vid = bpf_map_lookup_elem(&ub2e_npi2vlan, &key);
-	if (!vid) {
-		key = pid | UB2E_NPI_ANY_PERM;
-		vid = bpf_map_lookup_elem(&ub2e_npi2vlan, &key);
+	e = bpf_map_lookup_elem(&ub2e_npi2vlan, &pid);
+	if (e) {
+		v = e->perm[perm & 1] ? e->perm[perm & 1] : e->any;
+		if (v)
+			return v;
 	}
-	if (vid)
-		return *vid;
 	if (cfg->flags & UB2E_F_STRICT_VLAN)
 		return -UB2E_CNT_DROP_NPI_UNMAPPED;
 	v = pid & 0xfff;	/* draft §5.3: the lower 12 bits */

@@ -36,17 +36,24 @@ struct ub2e_cfg {
 };
 
 /*
- * NPI -> VLAN table key: Partition ID in bits 0-23, Permission in bit 24.
- * UB2E_NPI_ANY_PERM marks an entry that serves both permissions (baseline
- * mode); an entry without it is an enhanced-mode entry (draft §5.3, Fig. 3).
+ * NPI -> VLAN table (draft §5.3): keyed by Partition ID, one lookup per packet.
+ * A baseline entry serves both permissions (`any`); an enhanced entry (Fig. 3)
+ * gives each Permission its own VLAN (`perm[0]`, `perm[1]`). 0 = no entry;
+ * an enhanced VLAN wins over the baseline one.
  */
-#define UB2E_NPI_PERM_SHIFT	24
-#define UB2E_NPI_ANY_PERM	(1u << 25)
-#define UB2E_NPI_KEY(pid, perm)	(((__u32)(perm) << UB2E_NPI_PERM_SHIFT) | ((pid) & 0xffffffu))
+struct ub2e_npi_vlans {
+	__u16 any;
+	__u16 perm[2];
+};
 
-/* VLAN -> NPI table value (array indexed by VLAN ID). */
+/* VLAN -> NPI table value (array indexed by VLAN ID): Partition ID in bits
+ * 0-23, Permission in bit 24, UB2E_VLAN_ANY_PERM for a baseline entry (the
+ * Permission is then the configured default). */
 #define UB2E_VLAN_VALID		(1u << 31)
-#define UB2E_VLAN_ANY_PERM	UB2E_NPI_ANY_PERM	/* entry made by a baseline mapping */
+#define UB2E_VLAN_ANY_PERM	(1u << 25)
+#define UB2E_VLAN_PERM_SHIFT	24
+
+_Static_assert(sizeof(struct ub2e_npi_vlans) == 6, "npi2vlan value is 6 bytes");
 
 #define UB2E_VLAN_MAX		4096
 #define UB2E_MAX_NPI_ENTRIES	8192

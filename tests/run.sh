@@ -3,14 +3,14 @@
 # TAP lines ("ok N - name", "not ok N - name", "ok N - name # SKIP why"), and
 # ends with the one line CI reads: "N passed, N failed, N skipped".
 #
-#   tests/run.sh                 all host suites
+#   tests/run.sh                 every suite (vmtest: bpf and e2e again under qemu)
 #   tests/run.sh bpf e2e         just these
 #   UBXDP_TAP_ONLY=1             print only TAP lines (used inside the vmtest guest)
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 suites=("$@")
-[[ ${#suites[@]} -eq 0 ]] && suites=(unit golden bpf e2e dissector)
+[[ ${#suites[@]} -eq 0 ]] && suites=(unit golden bpf e2e dissector vmtest)
 
 pass=0 fail=0 skip=0
 for s in "${suites[@]}"; do

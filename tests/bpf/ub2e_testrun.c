@@ -24,6 +24,7 @@
 #include "ub2e_cfg.h"
 #include "ub2e_maps.h"
 #include "npimap.h"
+#include "ub2e_tables.h"
 
 #define MAX_PKT 4096
 
@@ -73,23 +74,15 @@ static const char *verdict_name(__u32 v)
 /* Put the switch into the state the case's ubctl options describe. */
 static int configure(const char *opts, char *err, size_t errlen)
 {
-	static __u32 written_vlans[UB2E_VLAN_MAX];
-	static size_t nwritten;
+	int npi_fd = bpf_map__fd(skel->maps.ub2e_npi2vlan), vlan_fd = bpf_map__fd(skel->maps.ub2e_vlan2npi);
 	struct npimap_entry plan[64];
 	size_t nplan = 0;
 	struct ub2e_cfg cfg;
 	char buf[512], *save, *tok;
-	__u32 key, next, zero = 0;
+	__u32 zero = 0;
 
 	ub2e_cfg_defaults(&cfg);
-	/* Forget the previous case's table. */
-	while (!bpf_map_get_next_key(bpf_map__fd(skel->maps.ub2e_npi2vlan), NULL, &next)) {
-		key = next;
-		bpf_map_delete_elem(bpf_map__fd(skel->maps.ub2e_npi2vlan), &key);
-	}
-	for (size_t i = 0; i < nwritten; i++)
-		bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_vlan2npi), &written_vlans[i], &zero, BPF_ANY);
-	nwritten = 0;
+	ub2e_tables_clear(npi_fd, vlan_fd);	/* forget the previous case's table */
 
 	snprintf(buf, sizeof(buf), "%s", opts);
 	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
@@ -114,13 +107,9 @@ static int configure(const char *opts, char *err, size_t errlen)
 	}
 	if (npimap_check(plan, nplan, err, errlen))
 		return -1;
-	for (size_t i = 0; i < nplan; i++) {
-		__u32 k = npimap_key(&plan[i]), vid = plan[i].vlan, val = npimap_vlan_value(&plan[i]);
-		__u16 v16 = plan[i].vlan;
-
-		bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_npi2vlan), &k, &v16, BPF_ANY);
-		bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_vlan2npi), &vid, &val, BPF_ANY);
-		written_vlans[nwritten++] = vid;
+	if (ub2e_tables_write(npi_fd, vlan_fd, plan, nplan)) {
+		snprintf(err, errlen, "writing the tables: %s", strerror(errno));
+		return -1;
 	}
 	return bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_cfg), &zero, &cfg, BPF_ANY);
 }

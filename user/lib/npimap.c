@@ -105,23 +105,47 @@ int npimap_check(const struct npimap_entry *v, size_t n, char *err, size_t errle
 	return 0;
 }
 
-uint32_t npimap_key(const struct npimap_entry *e)
-{
-	if (e->perm == NPIMAP_ANY_PERM)
-		return e->pid | UB2E_NPI_ANY_PERM;
-	return UB2E_NPI_KEY(e->pid, e->perm);
-}
-
 uint32_t npimap_vlan_value(const struct npimap_entry *e)
 {
-	return UB2E_VLAN_VALID | npimap_key(e);
+	if (e->perm == NPIMAP_ANY_PERM)
+		return UB2E_VLAN_VALID | UB2E_VLAN_ANY_PERM | e->pid;
+	return UB2E_VLAN_VALID | ((uint32_t)e->perm << UB2E_VLAN_PERM_SHIFT) | e->pid;
 }
 
-void npimap_from_key(uint32_t key, uint16_t vlan, struct npimap_entry *e)
+void npimap_value_set(struct ub2e_npi_vlans *v, const struct npimap_entry *e)
 {
-	memset(e, 0, sizeof(*e));
-	e->pid = key & UB_PID_MASK;
-	e->perm = (key & UB2E_NPI_ANY_PERM) ? NPIMAP_ANY_PERM : (int)((key >> UB2E_NPI_PERM_SHIFT) & 1);
-	e->vlan = vlan;
-	e->truncated = vlan == (e->pid & 0xfff);
+	if (e->perm == NPIMAP_ANY_PERM)
+		v->any = e->vlan;
+	else
+		v->perm[e->perm & 1] = e->vlan;
+}
+
+uint16_t npimap_value_take(struct ub2e_npi_vlans *v, int perm)
+{
+	uint16_t *slot = perm == NPIMAP_ANY_PERM ? &v->any : &v->perm[perm & 1];
+	uint16_t vlan = *slot;
+
+	*slot = 0;
+	return vlan;
+}
+
+bool npimap_value_empty(const struct ub2e_npi_vlans *v)
+{
+	return !v->any && !v->perm[0] && !v->perm[1];
+}
+
+size_t npimap_value_entries(uint32_t pid, const struct ub2e_npi_vlans *v, struct npimap_entry out[3])
+{
+	const int perms[3] = { NPIMAP_ANY_PERM, 0, 1 };
+	const uint16_t vlans[3] = { v->any, v->perm[0], v->perm[1] };
+	size_t n = 0;
+
+	for (int i = 0; i < 3; i++) {
+		if (!vlans[i])
+			continue;
+		out[n] = (struct npimap_entry){ .pid = pid, .perm = perms[i], .vlan = vlans[i],
+						.truncated = vlans[i] == (pid & 0xfff) };
+		n++;
+	}
+	return n;
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ub2e_maps.h"
+
 #define NPIMAP_ANY_PERM (-1)
 
 struct npimap_entry {
@@ -30,10 +32,15 @@ int npimap_parse(const char *s, struct npimap_entry *e, char *err, size_t errlen
  */
 int npimap_check(const struct npimap_entry *v, size_t n, char *err, size_t errlen);
 
-uint32_t npimap_key(const struct npimap_entry *e);
+/* ub2e_vlan2npi value of an entry. */
 uint32_t npimap_vlan_value(const struct npimap_entry *e);
-/* Inverse of npimap_key + the VLAN: fills e from a ub2e_npi2vlan map entry. */
-void npimap_from_key(uint32_t key, uint16_t vlan, struct npimap_entry *e);
+/* Put an entry into its Partition ID's ub2e_npi2vlan value. */
+void npimap_value_set(struct ub2e_npi_vlans *v, const struct npimap_entry *e);
+/* Remove the entry of `perm` (or the baseline one) from a value; returns its VLAN, 0 if none. */
+uint16_t npimap_value_take(struct ub2e_npi_vlans *v, int perm);
+bool npimap_value_empty(const struct ub2e_npi_vlans *v);
+/* The entries a value holds (at most 3); returns how many. */
+size_t npimap_value_entries(uint32_t pid, const struct ub2e_npi_vlans *v, struct npimap_entry out[3]);
 /* "4097/1=5" or "7=7"; returns buf. */
 const char *npimap_format(const struct npimap_entry *e, char *buf, size_t len);
 

@@ -26,6 +26,7 @@
 #include "npimap.h"
 #include "ubctl.h"
 #include "ub2e_pins.h"
+#include "ub2e_tables.h"
 
 static const struct pin_name {
 	const char *file;
@@ -177,19 +178,6 @@ static void warn_forwarding(const char *dev)
 		warnx_("IPv4 forwarding is off on %s: bpf_fib_lookup will not forward (sysctl net.ipv4.conf.all.forwarding=1)", dev);
 }
 
-static int write_plan(int npi_fd, int vlan_fd, const struct npimap_entry *plan, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		__u32 key = npimap_key(&plan[i]), vid = plan[i].vlan, val = npimap_vlan_value(&plan[i]);
-		__u16 v16 = plan[i].vlan;
-
-		if (bpf_map_update_elem(npi_fd, &key, &v16, BPF_ANY) ||
-		    bpf_map_update_elem(vlan_fd, &vid, &val, BPF_ANY))
-			return -errno;
-	}
-	return 0;
-}
-
 static int attach_err(const char *dev, int err, bool generic)
 {
 	if (err == -EPERM || err == -EACCES)
@@ -234,7 +222,8 @@ static int do_attach(struct ub2e_args *a)
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_cfg), &zero, &a->cfg, BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ip), &ip_if, &ip_if, BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ub), &ub_if, &ub_if, BPF_ANY) ||
-	    write_plan(bpf_map__fd(skel->maps.ub2e_npi2vlan), bpf_map__fd(skel->maps.ub2e_vlan2npi), a->plan, a->nplan)) {
+	    ub2e_tables_write(bpf_map__fd(skel->maps.ub2e_npi2vlan), bpf_map__fd(skel->maps.ub2e_vlan2npi),
+			      a->plan, a->nplan)) {
 		rc = fail(EXIT_FAIL, "filling the switch maps: %s", strerror(errno));
 		goto out;
 	}
@@ -360,23 +349,6 @@ static int do_detach(struct ub2e_args *a)
 
 /* ---- mapping table ------------------------------------------------------------ */
 
-/* Current table as a plan, to check additions against. */
-static int read_plan(int npi_fd, struct npimap_entry *plan, size_t max, size_t *n)
-{
-	__u32 key, next, *prev = NULL;
-	__u16 vlan;
-
-	*n = 0;
-	while (!bpf_map_get_next_key(npi_fd, prev, &next) && *n < max) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(npi_fd, &key, &vlan))
-			continue;
-		npimap_from_key(key, vlan, &plan[(*n)++]);
-	}
-	return 0;
-}
-
 static int do_map(struct ub2e_args *a)
 {
 	char dir[PATH_MAX], err[512], buf[48];
@@ -396,7 +368,7 @@ static int do_map(struct ub2e_args *a)
 	cur = calloc(UB2E_MAX_NPI_ENTRIES * 2, sizeof(*cur));
 	if (!cur)
 		return fail(EXIT_FAIL, "out of memory");
-	read_plan(npi_fd, cur, UB2E_MAX_NPI_ENTRIES, &ncur);
+	ub2e_tables_read(npi_fd, cur, UB2E_MAX_NPI_ENTRIES, &ncur);
 
 	if (!strcmp(verb, "list")) {
 		if (a->json)
@@ -425,26 +397,23 @@ static int do_map(struct ub2e_args *a)
 		}
 		if (npimap_check(cur, ncur, err, sizeof(err)))
 			return fail(EXIT_FAIL, "refusing mapping: %s", err);
-		if (write_plan(npi_fd, vlan_fd, cur + ncur - (a->nrest - 1), (size_t)a->nrest - 1))
+		if (ub2e_tables_write(npi_fd, vlan_fd, cur + ncur - (a->nrest - 1), (size_t)a->nrest - 1))
 			return fail(EXIT_FAIL, "updating the mapping maps: %s", strerror(errno));
 	} else {
 		if (a->nrest < 2)
 			return fail(EXIT_USAGE, "ub2e map del PID[/PERM] ...");
 		for (int i = 1; i < a->nrest; i++) {
 			struct npimap_entry e;
-			__u32 key, vid, zero = 0;
-			__u16 vlan;
 
 			/* Parse "PID[/PERM]" by giving it a dummy VLAN. */
 			snprintf(buf, sizeof(buf), "%s=1", a->rest[i]);
 			if (strchr(a->rest[i], '=') || npimap_parse(buf, &e, err, sizeof(err)))
 				return fail(EXIT_USAGE, "ub2e map del: '%s' is not PID or PID/PERM", a->rest[i]);
-			key = npimap_key(&e);
-			if (bpf_map_lookup_elem(npi_fd, &key, &vlan))
+			rc = ub2e_tables_del(npi_fd, vlan_fd, e.pid, e.perm);
+			if (rc == -ENOENT)
 				return fail(EXIT_FAIL, "ub2e map del: %s is not in the table", a->rest[i]);
-			vid = vlan;
-			if (bpf_map_update_elem(vlan_fd, &vid, &zero, BPF_ANY) || bpf_map_delete_elem(npi_fd, &key))
-				return fail(EXIT_FAIL, "ub2e map del %s: %s", a->rest[i], strerror(errno));
+			if (rc)
+				return fail(EXIT_FAIL, "ub2e map del %s: %s", a->rest[i], strerror(-rc));
 		}
 	}
 	free(cur);

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Reading and writing the UB2E NPI<->VLAN maps (ub2e_npi2vlan, ub2e_vlan2npi)
+ * through their fds, keeping both directions consistent. Used by ubctl and the
+ * BPF test harness; plans are checked with npimap_check() before writing.
+ */
+#ifndef UBXDP_UB2E_TABLES_H
+#define UBXDP_UB2E_TABLES_H
+
+#include <stddef.h>
+#include "npimap.h"
+
+/* Add entries (merging into existing Partition IDs). Returns 0 or -errno. */
+int ub2e_tables_write(int npi_fd, int vlan_fd, const struct npimap_entry *plan, size_t n);
+/* Every entry in the tables. Returns 0; *n <= max. */
+int ub2e_tables_read(int npi_fd, struct npimap_entry *plan, size_t max, size_t *n);
+/* Remove one entry (perm NPIMAP_ANY_PERM: the baseline one). Returns 0, -ENOENT or -errno. */
+int ub2e_tables_del(int npi_fd, int vlan_fd, uint32_t pid, int perm);
+/* Remove every entry. */
+void ub2e_tables_clear(int npi_fd, int vlan_fd);
+
+#endif
