@@ -5,8 +5,9 @@
 #     tools.list with their shared libraries, at their host paths (merged-/usr layout);
 #   - the kernel modules of modules.list and their dependencies, plus the list of them in
 #     load order (/etc/vmtest/modules) for /init to insmod;
-#   - the repo's build/ and tests/ trees at the repo's own absolute path, so that paths are
-#     the same in the guest as on the host, and the libraries build/ binaries link to;
+#   - the repo's build/ and tests/ trees at /ubxdp (not at the host path: a clone under
+#     /tmp or /run would vanish under the guest's tmpfs mounts; the tests use relative
+#     paths), and the libraries build/ binaries link to;
 #   - /init (vmtest/init) and /etc/vmtest/config, which tells it what to run.
 # Suite "selftest" is vmtest's own smoke test (vmtest/selftest), put at tests/selftest in
 # the guest's copy of the repo.
@@ -14,6 +15,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
+grepo=/ubxdp	# the repo's place in the guest
 kdir=${1:?usage: mkinitramfs.sh KERNEL_DIR OUT SUITE...}
 out=${2:?usage: mkinitramfs.sh KERNEL_DIR OUT SUITE...}
 shift 2
@@ -142,12 +144,12 @@ sed -E 's/\.ko\.(xz|zst|gz)/.ko/g' "$kmod/modules.dep" |
 	grep -F -f <(sed 's/$/:/' "$S/etc/vmtest/modules") >"$S/lib/modules/$kver/modules.dep" || true
 cp "$kmod/modules.builtin" "$kmod/modules.alias" "$S/lib/modules/$kver/" 2>/dev/null || true
 
-# --- the repo: build/ (less vmtest's own cache) and tests/, at the same absolute path.
-mkdir -p "$S$repo"
+# --- the repo: build/ (less vmtest's own cache) and tests/, at $grepo.
+mkdir -p "$S$grepo"
 trees=()
 for t in build tests; do [[ -d $repo/$t ]] && trees+=("$t"); done
 [[ -d $repo/build ]] || note "no build/ in $repo: run make first (the guest gets tests/ only)"
-tar -C "$repo" --exclude=./build/vmtest -cf - "${trees[@]/#/./}" | tar -C "$S$repo" -xf -
+tar -C "$repo" --exclude=./build/vmtest -cf - "${trees[@]/#/./}" | tar -C "$S$grepo" -xf -
 # Shared libraries of the project's programs (libbpf, libelf, zlib, libisal, libcmocka, ...).
 if [[ -d $repo/build ]]; then
 	while read -r f; do
@@ -158,12 +160,12 @@ fi
 for s in "${suites[@]}"; do
 	[[ $s == selftest ]] || continue
 	[[ -e $repo/tests/selftest ]] && die "tests/selftest exists in the repo; vmtest's selftest would shadow it"
-	cp -a "$here/selftest" "$S$repo/tests/selftest"
+	cp -a "$here/selftest" "$S$grepo/tests/selftest"
 	# Trivial BPF programs for the attach tests; without clang those tests skip.
 	if command -v clang >/dev/null; then
 		for p in xdp_pass tc_pass; do
 			clang -O2 -g -target bpf -I"/usr/include/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)" \
-				-c "$here/selftest/$p.bpf.c" -o "$S$repo/tests/selftest/$p.bpf.o"
+				-c "$here/selftest/$p.bpf.c" -o "$S$grepo/tests/selftest/$p.bpf.o"
 		done
 	fi
 done
@@ -172,7 +174,7 @@ done
 cp "$here/init" "$S/init"
 chmod 755 "$S/init"
 {
-	printf 'REPO=%q\n' "$repo"
+	printf 'REPO=%q\n' "$grepo"
 	printf 'SUITES=%q\n' "${suites[*]}"
 	printf 'VMTEST_INJECT=%q\n' "${VMTEST_INJECT:-}"   # fault injection for vmtest's selftest
 } >"$S/etc/vmtest/config"
