@@ -222,6 +222,32 @@ static __always_inline __u32 ub2e_fib_punt_reason(int rc)
 	}
 }
 
+/*
+ * Remove `len` bytes right after the MAC addresses (LPH+NTH, or an 802.1Q
+ * tag) and set the EtherType: what the kernel gets when a packet is punted.
+ */
+static __always_inline int ub2e_strip_after_macs(struct xdp_md *ctx, int len, __be16 proto)
+{
+	struct ethhdr *eth = (void *)(long)ctx->data;
+	unsigned char dst[ETH_ALEN], src[ETH_ALEN];
+
+	if ((void *)(eth + 1) > (void *)(long)ctx->data_end)
+		return -1;
+	__builtin_memcpy(dst, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(src, eth->h_source, ETH_ALEN);
+	if (bpf_xdp_adjust_head(ctx, len)) {
+		count(UB2E_CNT_DROP_ADJUST_FAILED);
+		return -1;
+	}
+	eth = (void *)(long)ctx->data;
+	if ((void *)(eth + 1) > (void *)(long)ctx->data_end)
+		return -1;
+	__builtin_memcpy(eth->h_dest, dst, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, src, ETH_ALEN);
+	eth->h_proto = proto;
+	return 0;
+}
+
 /* Should the packet leave through egress port `ifindex` of this side? */
 static __always_inline bool ub2e_is_port(void *devmap, __u32 ifindex)
 {

@@ -39,28 +39,9 @@ static __always_inline int vlan_to_npi(const struct ub2e_cfg *cfg, __u32 vid,
 /* Give the kernel the plain IP packet, without the 802.1Q tag it has no device for. */
 static __always_inline int punt(struct xdp_md *ctx, __be16 ip_proto, bool tagged, __u32 reason)
 {
-	struct ethhdr *eth = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	unsigned char dst[ETH_ALEN], src[ETH_ALEN];
-
 	count(reason);
-	if (!tagged)
-		return XDP_PASS;
-	if ((void *)(eth + 1) > end)
+	if (tagged && ub2e_strip_after_macs(ctx, (int)sizeof(struct vlan_tag), ip_proto))
 		return XDP_DROP;
-	__builtin_memcpy(dst, eth->h_dest, ETH_ALEN);
-	__builtin_memcpy(src, eth->h_source, ETH_ALEN);
-	if (bpf_xdp_adjust_head(ctx, (int)sizeof(struct vlan_tag))) {
-		count(UB2E_CNT_DROP_ADJUST_FAILED);
-		return XDP_DROP;
-	}
-	eth = (void *)(long)ctx->data;
-	end = (void *)(long)ctx->data_end;
-	if ((void *)(eth + 1) > end)
-		return XDP_DROP;
-	__builtin_memcpy(eth->h_dest, dst, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, src, ETH_ALEN);
-	eth->h_proto = ip_proto;
 	return XDP_PASS;
 }
 

@@ -40,25 +40,8 @@ static __always_inline int npi_to_vlan(const struct ub2e_cfg *cfg, __u32 pid, __
  */
 static __always_inline int punt_as_ip(struct xdp_md *ctx, __be16 ip_proto, __u32 reason)
 {
-	struct ethhdr *eth = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	unsigned char dst[ETH_ALEN], src[ETH_ALEN];
-
-	if ((void *)(eth + 1) > end)
+	if (ub2e_strip_after_macs(ctx, (int)UB_NATIVE_HDR_LEN, ip_proto))
 		return XDP_DROP;
-	__builtin_memcpy(dst, eth->h_dest, ETH_ALEN);
-	__builtin_memcpy(src, eth->h_source, ETH_ALEN);
-	if (bpf_xdp_adjust_head(ctx, (int)UB_NATIVE_HDR_LEN)) {
-		count(UB2E_CNT_DROP_ADJUST_FAILED);
-		return XDP_DROP;
-	}
-	eth = (void *)(long)ctx->data;
-	end = (void *)(long)ctx->data_end;
-	if ((void *)(eth + 1) > end)
-		return XDP_DROP;
-	__builtin_memcpy(eth->h_dest, dst, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, src, ETH_ALEN);
-	eth->h_proto = ip_proto;
 	count(reason);
 	return XDP_PASS;
 }

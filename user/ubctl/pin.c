@@ -60,6 +60,18 @@ int pin_bpffs_root(char *out, size_t len, char *err, size_t errlen)
 	return -1;
 }
 
+const char *pin_display(const char *path)
+{
+	const char *p = path;
+
+	if (strncmp(p, "/proc/", 6))
+		return path;
+	p += 6;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return strncmp(p, "/root/", 6) ? path : p + 5;
+}
+
 void pin_netns_name(char *out, size_t len)
 {
 	struct stat self, st;

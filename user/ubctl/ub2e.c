@@ -206,7 +206,7 @@ static int do_attach(struct ub2e_args *a)
 	if (pin_instance_dir("ub2e", &a->sel, false, dir, sizeof(dir), err, sizeof(err)))
 		return fail(EXIT_FAIL, "%s", err);
 	if (!stat(dir, &st))
-		return fail(EXIT_FAIL, "an instance is already pinned at %s: detach it first", dir);
+		return fail(EXIT_FAIL, "an instance is already pinned at %s: detach it first", pin_display(dir));
 
 	skel = ub2e__open();
 	if (!skel)
@@ -267,7 +267,7 @@ static int do_attach(struct ub2e_args *a)
 	warn_forwarding(a->sel.ub_dev);
 	warn_forwarding(a->sel.ip_dev);
 	printf("ub2e attached: %s (UB side) <-> %s (IP side), %s XDP, pinned at %s\n",
-	       a->sel.ub_dev, a->sel.ip_dev, a->generic ? "generic" : "native", dir);
+	       a->sel.ub_dev, a->sel.ip_dev, a->generic ? "generic" : "native", pin_display(dir));
 	rc = 0;
 	goto out;
 unpin:
@@ -341,9 +341,9 @@ static int do_detach(struct ub2e_args *a)
 	close(to_uboe);
 	close(to_ub);
 	if (failures)
-		return fail(EXIT_FAIL, "%d detach(es) failed; pins kept at %s", failures, dir);
+		return fail(EXIT_FAIL, "%d detach(es) failed; pins kept at %s", failures, pin_display(dir));
 	pin_remove_dir(dir);
-	printf("ub2e detached: %s removed\n", dir);
+	printf("ub2e detached: %s removed\n", pin_display(dir));
 	return 0;
 }
 
@@ -457,7 +457,7 @@ static int do_status(struct ub2e_args *a)
 	tx_ip = open_pinned(dir, UB2E_PIN_TX_IP);
 	if (fd < 0 || tx_ub < 0 || tx_ip < 0 || bpf_map_lookup_elem(fd, &zero, &cfg))
 		return fail(EXIT_FAIL, "%s is not a complete ub2e instance", dir);
-	printf("ub2e instance %s\n", dir);
+	printf("ub2e instance %s\n", pin_display(dir));
 	print_ports("UB-side", tx_ub);
 	print_ports("IP-side", tx_ip);
 	printf("  ub-ethertype 0x%04x  rt %u  vl %u  default NPI %u/%u  flags:%s%s%s\n",

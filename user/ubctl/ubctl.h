@@ -24,6 +24,9 @@ void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 int pin_bpffs_root(char *out, size_t len, char *err, size_t errlen);
 
+/* How a pin path reads to the user: without the /proc/PID/root detour. */
+const char *pin_display(const char *path);
+
 /* Name of the current network namespace in /run/netns, "" for the initial one. */
 void pin_netns_name(char *out, size_t len);
 
