@@ -127,8 +127,12 @@ static int topo_from_env(struct topo *t)
 
 /* ---- frames ----------------------------------------------------------------- */
 
-/* Native UB from the UBPU to the IP host: what ub2e_to_uboe gets on the UB port. */
-static int frame_ub_to_iphost(struct bprog *p, const struct topo *t, int ipv)
+/*
+ * UBPU -> IP host, arriving on the UB port. Native UB is what ub2e_to_uboe gets;
+ * the floors get the same packet as plain Eth/IP/UDP (UBoE is IP/UDP like any
+ * other), so that the FIB lookup gets the same keys as the conversion's.
+ */
+static int frame_from_ubpu(struct bprog *p, const struct topo *t, int ipv, bool native)
 {
 	struct ub_pkt_spec s;
 
@@ -139,8 +143,9 @@ static int frame_ub_to_iphost(struct bprog *p, const struct topo *t, int ipv)
 	memcpy(s.src_ip, ipv == 4 ? t->ubpu4 : t->ubpu6, 16);
 	memcpy(s.dst_ip, ipv == 4 ? t->iphost4 : t->iphost6, 16);
 	s.payload_len = PAYLOAD_LEN;
-	p->len = (uint32_t)ub_build_native(&s, p->frame, sizeof(p->frame));
-	return p->len ? 0 : fail("%s: ub_build_native failed", p->name);
+	p->len = (uint32_t)(native ? ub_build_native(&s, p->frame, sizeof(p->frame))
+				   : ub_build_uboe(&s, p->frame, sizeof(p->frame)));
+	return p->len ? 0 : fail("%s: building the frame failed", p->name);
 }
 
 /*
@@ -158,26 +163,6 @@ static int frame_uboe_to_ubpu(struct bprog *p, const struct topo *t, int ipv)
 	s.ip_ver = (uint8_t)ipv;
 	memcpy(s.src_ip, ipv == 4 ? t->iphost4 : t->iphost6, 16);
 	memcpy(s.dst_ip, ipv == 4 ? t->ubpu4 : t->ubpu6, 16);
-	s.payload_len = PAYLOAD_LEN;
-	p->len = (uint32_t)ub_build_uboe(&s, p->frame, sizeof(p->frame));
-	return p->len ? 0 : fail("%s: ub_build_uboe failed", p->name);
-}
-
-/*
- * Plain Eth/IP/UDP, UBPU -> IP host, untagged: the floors' input on the UB
- * port. Built as UBoE, which is IP/UDP like any other, so that the FIB lookup
- * gets the same keys as the conversions'.
- */
-static int frame_ip_udp(struct bprog *p, const struct topo *t, int ipv)
-{
-	struct ub_pkt_spec s;
-
-	ub_pkt_spec_init(&s);
-	memcpy(s.dst_mac, t->sw_ub_mac, 6);
-	memcpy(s.src_mac, t->ubpu_mac, 6);
-	s.ip_ver = (uint8_t)ipv;
-	memcpy(s.src_ip, ipv == 4 ? t->ubpu4 : t->ubpu6, 16);
-	memcpy(s.dst_ip, ipv == 4 ? t->iphost4 : t->iphost6, 16);
 	s.payload_len = PAYLOAD_LEN;
 	p->len = (uint32_t)ub_build_uboe(&s, p->frame, sizeof(p->frame));
 	return p->len ? 0 : fail("%s: ub_build_uboe failed", p->name);
@@ -542,11 +527,11 @@ int xdp_bench(const struct xdp_bench_opts *o)
 	for (int i = 0; i < n; i++)
 		ps[i].ifindex = ub_if;
 	ps[2].ifindex = ps[3].ifindex = ip_if;
-	if (frame_ub_to_iphost(&ps[0], &t, 4) || frame_ub_to_iphost(&ps[1], &t, 6) ||
+	if (frame_from_ubpu(&ps[0], &t, 4, true) || frame_from_ubpu(&ps[1], &t, 6, true) ||
 	    frame_uboe_to_ubpu(&ps[2], &t, 4) || frame_uboe_to_ubpu(&ps[3], &t, 6))
 		goto out;
 	for (int i = 4; i < n; i++)
-		if (frame_ip_udp(&ps[i], &t, ps[i].ipv))
+		if (frame_from_ubpu(&ps[i], &t, ps[i].ipv, false))
 			goto out;
 
 	/* Each program once on its own: right verdict, right frame, or no numbers. */
