@@ -38,6 +38,7 @@
 #include "ub2e.skel.h"
 #include "ub2e_cfg.h"
 #include "ub2e_tables.h"
+#include "ub2e_stats.h"
 #include "ub2e_maps.h"
 #include "ubpkt.h"
 
@@ -220,15 +221,13 @@ static int counter_sum(int map_fd, int id, uint64_t *sum)
 /* After a wrong verdict: every counter of ub2e_stats that is not zero, so the punt reason shows. */
 static void dump_counters(int map_fd)
 {
-#define CNT_NAME(id, name) [UB2E_CNT_##id] = name,
-	static const char *const names[UB2E_CNT__MAX] = { UB2E_COUNTERS(CNT_NAME) };
-#undef CNT_NAME
-	uint64_t v;
+	__u64 v[UB2E_CNT__MAX];
 
 	fprintf(stderr, "bench: ub2e_stats since load:");
-	for (int id = 0; id < UB2E_CNT__MAX; id++)
-		if (!counter_sum(map_fd, id, &v) && v)
-			fprintf(stderr, " %s=%llu", names[id], (unsigned long long)v);
+	if (!ub2e_counters_read(map_fd, v))
+		for (unsigned id = 0; id < UB2E_CNT__MAX; id++)
+			if (v[id])
+				fprintf(stderr, " %s=%llu", ub2e_counter_name(id), (unsigned long long)v[id]);
 	fprintf(stderr, "\n");
 }
 

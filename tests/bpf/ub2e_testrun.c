@@ -25,11 +25,9 @@
 #include "ub2e_maps.h"
 #include "npimap.h"
 #include "ub2e_tables.h"
+#include "ub2e_stats.h"
 
 #define MAX_PKT 4096
-
-#define UB2E_CNT_NAME(id, name) name,
-static const char *const counter_names[] = { UB2E_COUNTERS(UB2E_CNT_NAME) };
 
 struct fixture {
 	char name[128];
@@ -116,15 +114,8 @@ static int configure(const char *opts, char *err, size_t errlen)
 
 static void read_counters(__u64 *out)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 vals[ncpu];
-
-	for (__u32 i = 0; i < UB2E_CNT__MAX; i++) {
-		out[i] = 0;
-		if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.ub2e_stats), &i, vals))
-			for (int c = 0; c < ncpu; c++)
-				out[i] += vals[c];
-	}
+	if (ub2e_counters_read(bpf_map__fd(skel->maps.ub2e_stats), out))
+		memset(out, 0xff, sizeof(__u64) * UB2E_CNT__MAX);	/* mismatches, loudly */
 }
 
 static void hexdump_diff(const unsigned char *want, size_t wlen, const unsigned char *got, size_t glen)
@@ -198,11 +189,9 @@ static bool run_case(const struct fixture *f)
 
 	snprintf(want, sizeof(want), "%s", f->counters);
 	for (tok = strtok_r(want, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-		int i;
+		int i = ub2e_counter_id(tok);
 
-		for (i = 0; i < UB2E_CNT__MAX && strcmp(counter_names[i], tok); i++)
-			;
-		if (i == UB2E_CNT__MAX) {
+		if (i < 0) {
 			printf("#   unknown counter '%s'\n", tok);
 			ok = false;
 			continue;
@@ -213,7 +202,7 @@ static bool run_case(const struct fixture *f)
 		__u64 d = after[i] - before[i], w = expected[i] ? 1 : 0;
 
 		if (d != w) {
-			printf("#   counter %s moved by %llu, want %llu\n", counter_names[i],
+			printf("#   counter %s moved by %llu, want %llu\n", ub2e_counter_name((unsigned)i),
 			       (unsigned long long)d, (unsigned long long)w);
 			ok = false;
 		}

@@ -13,34 +13,21 @@
 
 #include "ub2e_maps.h"
 #include "ub2e_pins.h"
+#include "ub2e_stats.h"
 #include "ubctl.h"
 
-#define UB2E_CNT_NAME(id, name) name,
-static const char *const ub2e_counter_names[] = { UB2E_COUNTERS(UB2E_CNT_NAME) };
-
-/* Sum a per-CPU counter array. Returns 0 or -1. */
-static int read_counters(const char *path, __u64 *out, unsigned n)
+/* Sum a pinned per-CPU counter array. Returns 0 or -1 with errno. */
+static int read_counters(const char *path, __u64 *out)
 {
-	int ncpu = libbpf_num_possible_cpus(), fd = bpf_obj_get(path);
-	__u64 *vals;
+	int fd = bpf_obj_get(path), rc;
 
-	if (fd < 0 || ncpu <= 0)
+	if (fd < 0)
 		return -1;
-	vals = calloc((size_t)ncpu, sizeof(*vals));
-	if (!vals) {
-		close(fd);
-		return -1;
-	}
-	for (__u32 i = 0; i < n; i++) {
-		out[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, vals))
-			continue;
-		for (int c = 0; c < ncpu; c++)
-			out[i] += vals[c];
-	}
-	free(vals);
+	rc = ub2e_counters_read(fd, out);
 	close(fd);
-	return 0;
+	if (rc)
+		errno = -rc;
+	return rc ? -1 : 0;
 }
 
 int cmd_stats(int argc, char **argv)
@@ -75,19 +62,19 @@ int cmd_stats(int argc, char **argv)
 		if (only && strcmp(only, names[i]))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/%s", base, names[i], UB2E_PIN_STATS);
-		if (read_counters(path, cnt, UB2E_CNT__MAX)) {
+		if (read_counters(path, cnt)) {
 			warnx_("%s: cannot read counters: %s", path, strerror(errno));
 			continue;
 		}
 		if (json) {
 			printf("%s{\"instance\":\"%s\",\"counters\":{", shown ? "," : "", names[i]);
 			for (int k = 0; k < UB2E_CNT__MAX; k++)
-				printf("%s\"%s\":%llu", k ? "," : "", ub2e_counter_names[k], (unsigned long long)cnt[k]);
+				printf("%s\"%s\":%llu", k ? "," : "", ub2e_counter_name((unsigned)k), (unsigned long long)cnt[k]);
 			printf("}}");
 		} else {
 			printf("ub2e %s\n", names[i]);
 			for (int k = 0; k < UB2E_CNT__MAX; k++)
-				printf("  %-28s %llu\n", ub2e_counter_names[k], (unsigned long long)cnt[k]);
+				printf("  %-28s %llu\n", ub2e_counter_name((unsigned)k), (unsigned long long)cnt[k]);
 		}
 		shown++;
 	}
