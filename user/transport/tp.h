@@ -246,6 +246,7 @@ bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
 	X(rx_invalid,		"data packets beyond the receive range")	\
 	X(rx_gbn_drop,		"out-of-order packets dropped by Go-Back-N")	\
 	X(rx_malformed,		"packets too short or with bad headers")	\
+	X(rx_no_room,		"data packets dropped for want of memory or queue room") \
 	X(rx_unknown_tpn,	"packets for no channel")			\
 	X(rx_bad_opcode,	"packets with an opcode this core does not take") \
 	X(rx_ack,		"TPACKs received")				\
