@@ -604,6 +604,6 @@ void tp_rcv_tick(struct tp_chan *ch, uint64_t now)
 
 uint64_t tp_rcv_deadline(const struct tp_chan *ch)
 {
-	/* Responses already due leave with the next tp_ep_tx(). */
-	return ch->ack_pending ? ch->ack_deadline : UINT64_MAX;
+	/* Responses already due leave with the next tp_ep_tx(): no timer. */
+	return ch->ack_pending && !ch->ack_now ? ch->ack_deadline : UINT64_MAX;
 }

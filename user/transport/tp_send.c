@@ -34,17 +34,27 @@ static enum tp_event_type done_event(const struct tp_op *op)
 	       op->kind == OP_WRITE ? TP_EV_WRITE_DONE : TP_EV_READ_DONE;
 }
 
-/* Complete what can be completed, free done operations from the head. */
+/*
+ * Complete what can be completed, in posting order (an answer may overtake
+ * an earlier one whose TAACK was lost), and free done operations from the head.
+ */
 static void sq_progress(struct tp_chan *ch)
 {
+	bool blocked = false;
+
 	for (uint32_t i = ch->sq_head; i != ch->sq_tail; i = (i + 1) % ch->sq_cap) {
 		struct tp_op *op = &ch->sq[i];
 
+		if (initiator(op) && op->state != OS_DONE &&
+		    (op->state != OS_SENT || op->inflight || !op->answered)) {
+			blocked = true;
+			continue;
+		}
 		if (op->state != OS_SENT || op->inflight)
 			continue;
 		if (!initiator(op)) {
 			op->state = OS_DONE;
-		} else if (op->answered) {
+		} else if (!blocked) {
 			op->state = OS_DONE;
 			tp_emit(ch, done_event(op), op->status, op->wr_id,
 				op->kind == OP_READ ? op->rd_got : op->len, op->tassn);
