@@ -128,6 +128,330 @@ static void lossy_gbn(void **state) { (void)state; lossy_seeds(TP_MODE_RTP_GBN, 
 static void lossy_gbn_fast(void **state) { (void)state; lossy_seeds(TP_MODE_RTP_GBN_FAST, 24); }
 static void lossy_sr(void **state) { (void)state; lossy_seeds(TP_MODE_RTP_SR, 24); }
 
+
+/* ---- scenario helpers ---------------------------------------------------- */
+
+struct psn_log {
+	uint32_t base;			/* initial PSN of ep 0's channel */
+	uint32_t tx[4096], drops[4096];
+	uint64_t rng;
+	double loss;			/* random loss of ep 0's data */
+	uint32_t drop_psn, drop_times;	/* drop the first N sends of one PSN */
+	uint64_t resp_blackout_until;	/* drop every response until then */
+	uint64_t data_blackout_from;	/* drop every data packet from then */
+	uint64_t rtx_at[16];		/* when the una PSN was resent */
+	uint32_t n_rtx_at, rtx_psn;
+	uint32_t max_ack_off;		/* highest cumulative ack from ep 1 (offset) */
+	bool any_ack;
+	uint32_t taack_acks;		/* TPACKs from ep 1 carrying a TAACK */
+};
+
+static bool log_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now)
+{
+	struct psn_log *l = ctx;
+
+	if (p->from == 1 && !p->info.data) {
+		struct ub_tph_fields f;
+
+		ub_tph_decode((const struct ub_tph *)p->tp, &f);
+		if (now < l->resp_blackout_until)
+			return true;
+		if (f.opcode == UB_TP_ACK && f.rspst == UB_RSPST_ACK) {
+			uint32_t off = (f.psn - l->base) & TP_PSN_MASK;
+
+			if (!l->any_ack || off > l->max_ack_off)
+				l->max_ack_off = off;
+			l->any_ack = true;
+			if (f.nlp == UB_NLP_TAH && p->len >= sizeof(struct ub_tph) + sizeof(struct ub_tah)) {
+				struct ub_tah_fields t;
+
+				ub_tah_decode((const struct ub_tah *)(p->tp + sizeof(struct ub_tph)), &t);
+				if (t.opcode == UB_TA_TAACK)
+					l->taack_acks++;
+			}
+		}
+		return false;
+	}
+	if (p->from == 0 && p->info.data) {
+		uint32_t off = (p->info.psn - l->base) & TP_PSN_MASK;
+
+		if (now >= l->data_blackout_from && l->data_blackout_from) {
+			/* The RTO resends the oldest PSN first: time those. */
+			if (p->info.rtx && l->n_rtx_at < 16 &&
+			    (!l->n_rtx_at || p->info.psn == l->rtx_psn))
+				l->rtx_at[l->n_rtx_at++] = now;
+			if (p->info.rtx && l->n_rtx_at == 1)
+				l->rtx_psn = p->info.psn;
+			return true;
+		}
+		if (off >= 4096)
+			return false;
+		l->tx[off]++;
+		if ((off == l->drop_psn && l->drops[off] < l->drop_times) ||
+		    (l->loss > 0 && (double)(tp_sim_rand(&l->rng) >> 11) / (double)(1ull << 53) < l->loss)) {
+			l->drops[off]++;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void log_attach(struct tp_sim_cfg *s, struct psn_log *l, const struct tp_chan_config *c0)
+{
+	memset(l, 0, sizeof(*l));
+	l->base = c0->init_psn;
+	l->drop_psn = UINT32_MAX;
+	s->filter = log_filter;
+	s->filter_ctx = l;
+}
+
+/* Tail loss: the last packet of the last message is lost once; only the RTO
+ * can recover it (nothing follows to raise a NAK or a SACK). */
+static void tail_loss_rto(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < 3; m++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct psn_log l;
+		struct tp_stats st;
+
+		chan_cfg(c, reliable_modes[m]);
+		c[0].fixed_init_psn = true;
+		c[0].init_psn = 1000;
+		link_cfg(&s, 3);
+		log_attach(&s, &l, &c[0]);
+		assert_int_equal(pair_init(&p, c, &s, 1, 3 * 256, 3), 0);
+		p.len[0] = 3 * 256;	/* exactly three packets: PSN 1000..1002 */
+		l.drop_psn = 2;
+		l.drop_times = 1;
+		PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+		tp_chan_stats(p.ch[0], &st);
+		assert_int_equal(st.rto_fired, 1);
+		assert_int_equal(st.rtx_rto, 1);
+		assert_int_equal(st.rtx_nak + st.rtx_sack + st.rtx_mark, 0);
+		assert_int_equal(l.tx[2], 2);
+		assert_true(p.done_ns >= 200 * US);
+		pair_free(&p);
+	}
+}
+
+/* Every response lost for 2 ms, then half of them: duplicates are re-acked,
+ * so the sender always moves on (Soft-RoCE once livelocked here). */
+static void ack_loss_no_livelock(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < 3; m++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct psn_log l;
+		struct tp_stats st;
+
+		chan_cfg(c, reliable_modes[m]);
+		link_cfg(&s, 5);
+		s.dir[1].loss_resp = 0.5;
+		log_attach(&s, &l, &c[0]);
+		l.resp_blackout_until = 2 * MS;
+		assert_int_equal(pair_init(&p, c, &s, 40, 2000, 5), 0);
+		PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+		tp_chan_stats(p.ch[1], &st);
+		assert_true(st.rx_dup > 0);
+		tp_chan_stats(p.ch[0], &st);
+		assert_true(st.rto_fired > 0);
+		/* Bounded: well under the retry limit's worth of RTOs. */
+		assert_true(p.done_ns < 2 * MS + 40 * 200 * US);
+		pair_free(&p);
+	}
+}
+
+/* SR with data loss only (no reordering, lossless responses): every
+ * retransmission answers a real loss of that very PSN, never twice in a
+ * round (HighRtxPSN), and lost retransmissions are found by MarkPSN. */
+static void sr_no_double_retransmission(void **state)
+{
+	uint64_t mark = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 12; seed++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct psn_log l;
+		struct tp_stats st;
+
+		chan_cfg(c, TP_MODE_RTP_SR);
+		c[0].fixed_init_psn = true;
+		c[0].init_psn = (uint32_t)(TP_PSN_MASK - 100 * seed);
+		link_cfg(&s, seed);
+		for (int i = 0; i < 2; i++)
+			s.dir[i].rate_bps = 1000000000ull;
+		log_attach(&s, &l, &c[0]);
+		l.loss = 0.05;
+		l.rng = seed;
+		assert_int_equal(pair_init(&p, c, &s, 60, 1500, seed), 0);
+		PAIR_CHECK(&p, pair_run(&p, 10000 * MS));
+		for (uint32_t i = 0; i < 4096; i++)
+			if (l.tx[i] != (l.tx[i] ? 1 + l.drops[i] : 0))
+				fail_msg("seed %llu PSN +%u sent %u times, lost %u",
+					 (unsigned long long)seed, i, l.tx[i], l.drops[i]);
+		tp_chan_stats(p.ch[0], &st);
+		mark += st.rtx_mark;
+		pair_free(&p);
+	}
+	assert_true(mark > 0);
+}
+
+/* MarkPSN: a PSN lost twice while data keeps flowing is resent a second time
+ * without waiting for the RTO. */
+static void sr_markpsn_no_rto(void **state)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct psn_log l;
+	struct tp_stats st;
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_SR);
+	link_cfg(&s, 9);
+	for (int i = 0; i < 2; i++)
+		s.dir[i].rate_bps = 1000000000ull;
+	log_attach(&s, &l, &c[0]);
+	l.drop_psn = 10;
+	l.drop_times = 2;
+	assert_int_equal(pair_init(&p, c, &s, 60, 1500, 9), 0);
+	l.base = tp_chan_init_psn(p.ch[0]);
+	PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+	tp_chan_stats(p.ch[0], &st);
+	assert_int_equal(l.tx[10], 3);
+	assert_int_equal(st.rto_fired, 0);
+	assert_int_equal(st.rtx_sack, 1);
+	assert_int_equal(st.rtx_mark, 1);
+	pair_free(&p);
+}
+
+/* GBN with fast retransmission: one loss, one NAK, one go-back (no second
+ * go-back from a repeated NAK), no RTO. */
+static void gbn_fast_single_goback(void **state)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct psn_log l;
+	struct tp_stats st, rs;
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_GBN_FAST);
+	link_cfg(&s, 4);
+	for (int i = 0; i < 2; i++)
+		s.dir[i].rate_bps = 1000000000ull;
+	log_attach(&s, &l, &c[0]);
+	l.drop_psn = 10;
+	l.drop_times = 1;
+	assert_int_equal(pair_init(&p, c, &s, 60, 1500, 4), 0);
+	l.base = tp_chan_init_psn(p.ch[0]);
+	PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+	tp_chan_stats(p.ch[0], &st);
+	tp_chan_stats(p.ch[1], &rs);
+	assert_int_equal(rs.tx_nak, 1);
+	assert_int_equal(st.rx_nak, 1);
+	assert_int_equal(st.rto_fired, 0);
+	assert_true(st.rtx_nak >= 1);
+	/* Go-back resends each PSN from the NAKed one at most once. */
+	for (uint32_t i = 0; i < 4096; i++)
+		assert_true(l.tx[i] <= 2);
+	assert_int_equal(l.tx[10], 2);
+	/* GBN without fast retransmission recovers the same loss by RTO only. */
+	pair_free(&p);
+	chan_cfg(c, TP_MODE_RTP_GBN);
+	link_cfg(&s, 4);
+	log_attach(&s, &l, &c[0]);
+	l.drop_psn = 10;
+	l.drop_times = 1;
+	assert_int_equal(pair_init(&p, c, &s, 60, 1500, 4), 0);
+	l.base = tp_chan_init_psn(p.ch[0]);
+	PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+	tp_chan_stats(p.ch[0], &st);
+	tp_chan_stats(p.ch[1], &rs);
+	assert_int_equal(rs.tx_nak, 0);
+	assert_int_equal(st.rtx_nak, 0);
+	assert_true(st.rto_fired >= 1);
+	assert_true(rs.rx_gbn_drop > 0);
+	pair_free(&p);
+}
+
+/* The peer goes silent: after retry_limit RTOs the channel fails, every
+ * outstanding operation is flushed, and new posts are refused. The RTO
+ * instants are watched from outside, step by step. */
+struct rto_watch {
+	struct tp_pair *p;
+	uint64_t fired_at[16];
+	uint32_t n;
+};
+
+static bool rto_watch_done(void *ctx)
+{
+	struct rto_watch *w = ctx;
+	struct tp_stats st;
+
+	tp_chan_stats(w->p->ch[0], &st);
+	while (w->n < st.rto_fired && w->n < 16)
+		w->fired_at[w->n++] = tp_sim_now(w->p->sim);
+	return pair_finished(w->p);
+}
+
+static void retry_limit_fails_channel(void **state)
+{
+	(void)state;
+	for (int dyn = 0; dyn < 2; dyn++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct psn_log l;
+		struct tp_stats st;
+		struct rto_watch w = { .p = &p };
+
+		chan_cfg(c, TP_MODE_RTP_SR);
+		c[0].retry_limit = 4;
+		if (dyn) {
+			c[0].rto_mode = TP_RTO_DYNAMIC;
+			c[0].rto_min_ns = 30 * US;
+			c[0].rto_n = 1;
+		}
+		link_cfg(&s, 2);
+		log_attach(&s, &l, &c[0]);
+		l.data_blackout_from = 1 * MS;
+		assert_int_equal(pair_init(&p, c, &s, 3000, 1500, 2), 0);
+		pair_start(&p);
+		pair_refill(&p);
+		tp_sim_run(p.sim, 10000 * MS, rto_watch_done, &w);
+		assert_int_equal(p.chan_errors, 1);
+		assert_int_equal(p.chan_error, TP_ST_RETRY_EXCEEDED);
+		assert_true(tp_chan_failed(p.ch[0]));
+		pair_poll(&p);
+		assert_true(p.send_errors > 0);	/* flushed */
+		assert_int_equal(tp_post_send(p.ch[0], p.data, 1, 0), -EIO);
+		tp_chan_stats(p.ch[0], &st);
+		assert_int_equal(st.rto_fired, 5);
+		assert_int_equal(w.n, 5);
+		for (uint32_t i = 2; i < 5; i++) {
+			uint64_t a = w.fired_at[i - 1] - w.fired_at[i - 2];
+			uint64_t b = w.fired_at[i] - w.fired_at[i - 1];
+
+			if (dyn)	/* Base x 2^(N x Times): each wait twice the last */
+				assert_int_equal(b, 2 * a);
+			else
+				assert_int_equal(b, 200 * US);
+		}
+		/* Dynamic: Base followed the ~20 us RTT, below the 200 us static. */
+		if (dyn)
+			assert_true(w.fired_at[1] - w.fired_at[0] < 200 * US);
+		pair_free(&p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -135,6 +459,12 @@ int main(void)
 		cmocka_unit_test(lossy_gbn),
 		cmocka_unit_test(lossy_gbn_fast),
 		cmocka_unit_test(lossy_sr),
+		cmocka_unit_test(tail_loss_rto),
+		cmocka_unit_test(ack_loss_no_livelock),
+		cmocka_unit_test(sr_no_double_retransmission),
+		cmocka_unit_test(sr_markpsn_no_rto),
+		cmocka_unit_test(gbn_fast_single_goback),
+		cmocka_unit_test(retry_limit_fails_channel),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
