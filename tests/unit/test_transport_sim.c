@@ -452,6 +452,320 @@ static void retry_limit_fails_channel(void **state)
 	}
 }
 
+/* ---- transactions ------------------------------------------------------ */
+
+/* ROL: the TPACK of a Send's last packet waits for the transaction layer's
+ * answer and then carries the TAACK; the Send completes only then. */
+static void rol_delayed_tpack(void **state)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct psn_log l;
+	struct tp_stats st;
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_SR);
+	c[0].ta_mode = TP_TA_ROL;
+	c[0].rto_static_ns = 100 * US;
+	c[1].manual_taack = true;
+	link_cfg(&s, 8);
+	log_attach(&s, &l, &c[0]);
+	assert_int_equal(pair_init(&p, c, &s, 1, 3 * 256, 8), 0);
+	p.len[0] = 3 * 256;
+	l.base = tp_chan_init_psn(p.ch[0]);
+	assert_false(pair_run(&p, 500 * US));
+	assert_int_equal(p.received, 1);
+	assert_int_equal(p.done, 0);
+	/* Acked up to the packet before the last, no further, no TAACK. */
+	assert_true(l.any_ack);
+	assert_int_equal(l.max_ack_off, 1);
+	assert_int_equal(l.taack_acks, 0);
+	assert_int_equal(tp_recv_answer(p.ch[1], p.last_tassn, TP_ST_OK), 0);
+	assert_int_equal(tp_recv_answer(p.ch[1], p.last_tassn, TP_ST_OK), -ENOENT);
+	PAIR_CHECK(&p, tp_sim_run(p.sim, 100 * MS, pair_finished, &p));
+	assert_int_equal(p.done, 1);
+	assert_int_equal(l.max_ack_off, 2);
+	assert_true(l.taack_acks >= 1);
+	tp_chan_stats(p.ch[1], &st);
+	assert_true(st.tx_taack >= 1);
+	tp_chan_stats(p.ch[0], &st);
+	assert_true(st.rto_fired >= 1);	/* the probes while the answer waited */
+	assert_int_equal(st.ta_proto_err, 0);
+	pair_free(&p);
+}
+
+/* ROI: the TAACK travels in its own reliable packet, acknowledged in turn. */
+static void roi_taack_packet(void **state)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct tp_stats a, b;
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_SR);
+	c[0].ta_mode = TP_TA_ROI;
+	link_cfg(&s, 6);
+	for (int i = 0; i < 2; i++) {
+		s.dir[i].loss_data = 0.05;
+		s.dir[i].loss_resp = 0.05;
+	}
+	s.frames = true;
+	assert_int_equal(pair_init(&p, c, &s, 30, 1000, 6), 0);
+	PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+	tp_chan_stats(p.ch[0], &a);
+	tp_chan_stats(p.ch[1], &b);
+	assert_int_equal(b.tx_taack, 30);
+	assert_true(b.tx_data >= 30);		/* one data packet per TAACK */
+	assert_true(a.rx_inorder + a.rx_ooo >= 30);
+	assert_true(a.tx_ack > 0);		/* ...acknowledged by the initiator */
+	pair_free(&p);
+}
+
+/* RNR: Sends meet no receive buffer, are answered RNR, wait and are retried
+ * (in order) until buffers appear; in both ROL and ROI. */
+static void rnr_answered_and_retried(void **state)
+{
+	(void)state;
+	for (int roi = 0; roi < 2; roi++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct tp_stats a, b;
+
+		chan_cfg(c, TP_MODE_RTP_SR);
+		c[0].ta_mode = roi ? TP_TA_ROI : TP_TA_ROL;
+		c[0].rnr_delay_ns = 60 * US;
+		link_cfg(&s, 10);
+		assert_int_equal(pair_init(&p, c, &s, 5, 700, 10), 0);
+		p.no_recv = true;
+		assert_false(pair_run(&p, 150 * US));
+		assert_int_equal(p.received, 0);
+		tp_chan_stats(p.ch[1], &b);
+		assert_true(b.ta_rnr >= 5);
+		tp_chan_stats(p.ch[0], &a);
+		assert_true(a.ta_retry_rnr >= 1);
+		for (uint32_t i = 0; i < PAIR_NBUF; i++)
+			assert_int_equal(pair_post_recv(&p, i), 0);
+		PAIR_CHECK(&p, tp_sim_run(p.sim, 100 * MS, pair_finished, &p));
+		assert_int_equal(p.received, 5);
+		assert_int_equal(p.send_errors, 0);
+		pair_free(&p);
+	}
+}
+
+/* RNR retries run out: the Send completes with TP_ST_RNR. */
+static void rnr_retries_exhausted(void **state)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct tp_stats a;
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_SR);
+	c[0].rnr_retry = 2;
+	c[0].rnr_delay_ns = 30 * US;
+	link_cfg(&s, 11);
+	assert_int_equal(pair_init(&p, c, &s, 1, 100, 11), 0);
+	p.no_recv = true;
+	PAIR_CHECK(&p, pair_run(&p, 100 * MS));
+	assert_int_equal(p.send_errors, 1);
+	assert_int_equal(p.send_error, TP_ST_RNR);
+	tp_chan_stats(p.ch[0], &a);
+	assert_int_equal(a.ta_retry_rnr, 2);
+	pair_free(&p);
+}
+
+/* Collect ep 0's completions until `want` of them. */
+struct evc {
+	struct tp_pair *p;
+	struct tp_event ev[8];
+	int n, want;
+};
+
+static bool evc_done(void *ctx)
+{
+	struct evc *e = ctx;
+	struct tp_event ev;
+
+	while (tp_ep_poll(e->p->ep[0], &ev))
+		if (e->n < 8)
+			e->ev[e->n++] = ev;
+	while (tp_ep_poll(e->p->ep[1], &ev))
+		;
+	return e->n >= e->want;
+}
+
+static struct tp_event run_op(struct tp_pair *p, uint64_t until)
+{
+	struct evc e = { .p = p, .want = 1 };
+
+	if (!tp_sim_run(p->sim, tp_sim_now(p->sim) + until, evc_done, &e))
+		fail_msg("no completion");
+	return e.ev[0];
+}
+
+/* Write and Read between registered buffers over a lossy link, and their
+ * refusals: bad token, out of range (completer error), not resident (page
+ * fault: retried, then reported; or retried until it is resolved). */
+static void write_read(void **state)
+{
+	static uint8_t target[65536], src[20000], dst[20000];
+
+	(void)state;
+	for (int roi = 0; roi < 2; roi++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct tp_event ev;
+		struct tp_stats a;
+		uint64_t va = (uint64_t)(uintptr_t)target;
+		uint32_t tok;
+
+		chan_cfg(c, TP_MODE_RTP_SR);
+		c[0].ta_mode = roi ? TP_TA_ROI : TP_TA_ROL;
+		c[0].rnr_retry = 3;
+		c[0].rnr_delay_ns = 40 * US;
+		link_cfg(&s, 12);
+		s.frames = true;
+		for (int i = 0; i < 2; i++) {
+			s.dir[i].loss_data = 0.02;
+			s.dir[i].loss_resp = 0.02;
+		}
+		assert_int_equal(pair_init(&p, c, &s, 0, 64, 12), 0);
+		memset(target, 0, sizeof(target));
+		for (size_t i = 0; i < sizeof(src); i++)
+			src[i] = (uint8_t)(i * 13 + 7 + roi);
+		assert_int_equal(tp_mr_reg(p.ep[1], target, sizeof(target), &tok), 0);
+
+		assert_int_equal(tp_post_write(p.ch[0], src, sizeof(src), va + 1000, tok, 1), 0);
+		ev = run_op(&p, 100 * MS);
+		assert_int_equal(ev.type, TP_EV_WRITE_DONE);
+		assert_int_equal(ev.status, TP_ST_OK);
+		assert_int_equal(ev.wr_id, 1);
+		assert_memory_equal(target + 1000, src, sizeof(src));
+		assert_int_equal(target[999], 0);
+		assert_int_equal(target[1000 + sizeof(src)], 0);
+
+		memset(dst, 0, sizeof(dst));
+		assert_int_equal(tp_post_read(p.ch[0], dst, sizeof(dst), va + 1000, tok, 2), 0);
+		ev = run_op(&p, 100 * MS);
+		assert_int_equal(ev.type, TP_EV_READ_DONE);
+		assert_int_equal(ev.status, TP_ST_OK);
+		assert_int_equal(ev.len, sizeof(dst));
+		assert_memory_equal(dst, src, sizeof(src));
+
+		assert_int_equal(tp_post_write(p.ch[0], src, 100, va, tok + 7, 3), 0);
+		ev = run_op(&p, 100 * MS);
+		assert_int_equal(ev.status, TP_ST_COMPLETER_ERR);
+		assert_int_equal(tp_post_write(p.ch[0], src, sizeof(src), va + 60000, tok, 4), 0);
+		ev = run_op(&p, 100 * MS);
+		assert_int_equal(ev.status, TP_ST_COMPLETER_ERR);
+		assert_int_equal(tp_post_read(p.ch[0], dst, 100, va - 10, tok, 5), 0);
+		ev = run_op(&p, 100 * MS);
+		assert_int_equal(ev.type, TP_EV_READ_DONE);
+		assert_int_equal(ev.status, TP_ST_COMPLETER_ERR);
+
+		assert_int_equal(tp_mr_set_resident(p.ep[1], tok, false), 0);
+		assert_int_equal(tp_post_write(p.ch[0], src, 100, va, tok, 6), 0);
+		ev = run_op(&p, 100 * MS);
+		assert_int_equal(ev.status, TP_ST_PAGE_FAULT);
+		tp_chan_stats(p.ch[0], &a);
+		assert_int_equal(a.ta_retry_pf, 3);
+
+		/* Resolved while the initiator retries: the Write lands. */
+		assert_int_equal(tp_post_write(p.ch[0], src + 1, 100, va + 30000, tok, 7), 0);
+		tp_sim_run(p.sim, tp_sim_now(p.sim) + 60 * US, NULL, NULL);
+		assert_int_equal(tp_mr_set_resident(p.ep[1], tok, true), 0);
+		ev = run_op(&p, 100 * MS);
+		assert_int_equal(ev.status, TP_ST_OK);
+		assert_int_equal(ev.wr_id, 7);
+		assert_memory_equal(target + 30000, src + 1, 100);
+		tp_chan_stats(p.ch[0], &a);
+		assert_true(a.ta_retry_pf >= 4);
+		pair_free(&p);
+	}
+}
+
+/* UTP: no PSN state, no acks; over a clean link every message arrives, over
+ * a lossy one a message with a lost packet is dropped whole, never delivered
+ * short or spliced. */
+struct utp_check {
+	struct tp_pair *p;
+	uint32_t got, last_idx, bad;
+	bool any;
+	uint8_t buf[8][1024];
+};
+
+static bool utp_done(void *ctx)
+{
+	struct utp_check *u = ctx;
+	struct tp_event ev;
+
+	while (tp_ep_poll(u->p->ep[0], &ev))
+		;
+	while (tp_ep_poll(u->p->ep[1], &ev)) {
+		const uint8_t *b = u->buf[ev.wr_id];
+		uint32_t idx = b[0];
+
+		if (ev.type != TP_EV_RECV || ev.len != 700)
+			u->bad++;
+		for (size_t j = 1; j < 700; j++)
+			if (b[j] != (uint8_t)(idx * 31 + j))
+				u->bad++;
+		if (u->any && idx <= u->last_idx)
+			u->bad++;
+		u->any = true;
+		u->last_idx = idx;
+		u->got++;
+		tp_post_recv(u->p->ch[1], u->buf[ev.wr_id], sizeof(u->buf[0]), ev.wr_id);
+	}
+	return false;
+}
+
+static void utp_messages(void **state)
+{
+	static uint8_t msgs[100][700];
+
+	(void)state;
+	for (int lossy = 0; lossy < 2; lossy++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct tp_stats b;
+		struct utp_check u = { .p = &p };
+
+		chan_cfg(c, TP_MODE_UTP);
+		link_cfg(&s, 13);
+		s.frames = true;
+		s.dir[0].loss_data = lossy ? 0.1 : 0;
+		assert_int_equal(pair_init(&p, c, &s, 0, 64, 13), 0);
+		for (uint32_t i = 0; i < 8; i++)
+			assert_int_equal(tp_post_recv(p.ch[1], u.buf[i], sizeof(u.buf[0]), i), 0);
+		for (uint32_t i = 0; i < 100; i++) {
+			for (size_t j = 0; j < 700; j++)
+				msgs[i][j] = (uint8_t)(i * 31 + j);
+			msgs[i][0] = (uint8_t)i;
+			assert_int_equal(tp_post_send(p.ch[0], msgs[i], 700, i), 0);
+			tp_sim_run(p.sim, tp_sim_now(p.sim) + 5 * US, utp_done, &u);
+		}
+		tp_sim_run(p.sim, tp_sim_now(p.sim) + 1 * MS, utp_done, &u);
+		assert_int_equal(u.bad, 0);
+		tp_chan_stats(p.ch[1], &b);
+		if (lossy) {
+			assert_true(u.got < 100 && u.got > 50);
+			/* A message whose every packet was lost leaves no trace. */
+			assert_true(b.utp_drop + u.got <= 100 && b.utp_drop + u.got >= 97);
+		} else {
+			assert_int_equal(u.got, 100);
+		}
+		assert_int_equal(b.tx_ack + b.tx_sack + b.tx_nak, 0);
+		pair_free(&p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -465,6 +779,12 @@ int main(void)
 		cmocka_unit_test(sr_markpsn_no_rto),
 		cmocka_unit_test(gbn_fast_single_goback),
 		cmocka_unit_test(retry_limit_fails_channel),
+		cmocka_unit_test(rol_delayed_tpack),
+		cmocka_unit_test(roi_taack_packet),
+		cmocka_unit_test(rnr_answered_and_retried),
+		cmocka_unit_test(rnr_retries_exhausted),
+		cmocka_unit_test(write_read),
+		cmocka_unit_test(utp_messages),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

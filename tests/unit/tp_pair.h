@@ -38,6 +38,8 @@ struct tp_pair {
 	uint32_t chan_errors;
 	enum tp_status chan_error;
 	uint32_t send_errors;
+	enum tp_status send_error;	/* the last one */
+	uint16_t last_tassn;		/* of the last TP_EV_RECV */
 };
 
 static inline void pair_fail(struct tp_pair *p, const char *what, uint64_t a, uint64_t b)
@@ -158,6 +160,7 @@ static inline void pair_on_recv(struct tp_pair *p, const struct tp_event *ev)
 		return;
 	}
 	p->received++;
+	p->last_tassn = ev->tassn;
 	p->bytes += ev->len;
 	p->done_ns = tp_sim_now(p->sim);
 	p->next_buf = (p->next_buf + 1) % PAIR_NBUF;
@@ -173,8 +176,10 @@ static inline void pair_poll(struct tp_pair *p)
 		while (tp_ep_poll(p->ep[i], &ev)) {
 			switch (ev.type) {
 			case TP_EV_SEND_DONE:
-				if (ev.status != TP_ST_OK)
+				if (ev.status != TP_ST_OK) {
 					p->send_errors++;
+					p->send_error = ev.status;
+				}
 				else if (ev.wr_id != p->done)
 					pair_fail(p, "send completed out of order", ev.wr_id, p->done);
 				p->done++;
@@ -200,7 +205,7 @@ static inline bool pair_finished(void *ctx)
 
 	pair_poll(p);
 	return p->errors || p->chan_errors ||
-	       (p->received == p->nmsg && p->done + p->send_errors == p->nmsg);
+	       (p->received + p->send_errors == p->nmsg && p->done == p->nmsg);
 }
 
 static inline bool pair_run(struct tp_pair *p, uint64_t until)

@@ -325,6 +325,16 @@ static void deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p,
 
 /* ---- UTP -------------------------------------------------------------------- */
 
+/* Count a broken UTP message once, however many of its packets come. */
+static void utp_drop(struct tp_chan *ch, uint32_t tpmsn)
+{
+	if (ch->utp_drop_valid && ch->utp_drop_tpmsn == tpmsn)
+		return;
+	ch->utp_drop_valid = true;
+	ch->utp_drop_tpmsn = tpmsn;
+	ch->st.utp_drop++;
+}
+
 static enum tp_rx_verdict utp_rx(struct tp_chan *ch, const struct tp_parsed *p)
 {
 	struct tp_rxmsg *m = &ch->rx;
@@ -337,11 +347,11 @@ static enum tp_rx_verdict utp_rx(struct tp_chan *ch, const struct tp_parsed *p)
 	}
 	if (seg == 0) {
 		if (m->active)
-			ch->st.utp_drop++;	/* the last one never ended */
+			utp_drop(ch, m->tpmsn);	/* the last one never ended */
 		m->active = false;
 		if (!m->have_recv) {
 			if (ch->rq_head == ch->rq_tail) {
-				ch->st.utp_drop++;
+				utp_drop(ch, p->tph.tpmsn);
 				return TP_RX_DROP;
 			}
 			m->rb = ch->rq[ch->rq_head];
@@ -354,12 +364,13 @@ static enum tp_rx_verdict utp_rx(struct tp_chan *ch, const struct tp_parsed *p)
 		ch->utp_seg = 0;
 	} else if (!m->active || seg != ch->utp_seg || p->tph.tpmsn != m->tpmsn) {
 		if (m->active)
-			ch->st.utp_drop++;
+			utp_drop(ch, m->tpmsn);
+		utp_drop(ch, p->tph.tpmsn);
 		m->active = false;	/* the buffer stays for the next message */
 		return TP_RX_DROP;
 	}
 	if (m->off + n > m->rb.cap) {
-		ch->st.utp_drop++;
+		utp_drop(ch, m->tpmsn);
 		m->active = false;
 		return TP_RX_DROP;
 	}

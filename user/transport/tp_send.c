@@ -398,6 +398,10 @@ void tp_snd_on_answer(struct tp_chan *ch, uint64_t now, uint16_t tassn, uint8_t 
 		return;
 	}
 	ch->rto_times = 0;
+	/* A refusal given up: the target still refuses everything after it
+	 * until a Retry comes, so the next operation carries one. */
+	if (st == TP_ST_RNR || st == TP_ST_PAGE_FAULT)
+		ch->retry_next = true;
 	tp_snd_op_answered(ch, op, st);
 	rto_rearm(ch, now);
 }
@@ -619,8 +623,13 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	b = seg_len(ch, op, op->next_seg);
 	if (!cc_allows(ch, now, b))
 		return 0;
-	if (!op->next_seg)
+	if (!op->next_seg) {
 		op->tpmsn = ch->next_tpmsn++ & TP_PSN_MASK;
+		if (ch->retry_next && initiator(op)) {
+			op->retry = true;
+			ch->retry_next = false;
+		}
+	}
 	psn = ch->nxt;
 	ackreq = ++ch->since_ackreq >= ch->cfg.ackreq_every || op->next_seg + 1 == op->nseg ||
 		 (uint32_t)tp_psn_diff(ch->nxt, ch->una) + 1 >= ch->win_cap;
