@@ -133,6 +133,12 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/bench.sh
 
+# Long fuzzing runs (make test runs each target briefly).
+fuzz: fuzz-transport
+fuzz-transport:
+	@$(MAKE) --no-print-directory $(BUILD)/bin/test_transport_fuzz
+	TP_FUZZ_ITERS=$${TP_FUZZ_ITERS:-5000000} $(BUILD)/bin/test_transport_fuzz
+
 vmtest:
 	@scripts/deps.sh --vmtest
 	@$(MAKE) --no-print-directory all

@@ -223,7 +223,7 @@ static void tail_loss_rto(void **state)
 		link_cfg(&s, 3);
 		log_attach(&s, &l, &c[0]);
 		assert_int_equal(pair_init(&p, c, &s, 1, 3 * 256, 3), 0);
-		p.len[0] = 3 * 256;	/* exactly three packets: PSN 1000..1002 */
+		pair_one_msg(&p, 3 * 256);	/* exactly three packets: PSN 1000..1002 */
 		l.drop_psn = 2;
 		l.drop_times = 1;
 		PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
@@ -472,7 +472,7 @@ static void rol_delayed_tpack(void **state)
 	link_cfg(&s, 8);
 	log_attach(&s, &l, &c[0]);
 	assert_int_equal(pair_init(&p, c, &s, 1, 3 * 256, 8), 0);
-	p.len[0] = 3 * 256;
+	pair_one_msg(&p, 3 * 256);
 	l.base = tp_chan_init_psn(p.ch[0]);
 	assert_false(pair_run(&p, 500 * US));
 	assert_int_equal(p.received, 1);

@@ -112,6 +112,17 @@ static inline void pair_fixed_len(struct tp_pair *p)
 	p->fixed_len = true;
 }
 
+/* One message of exactly `len` bytes (nmsg must be 1). */
+static inline void pair_one_msg(struct tp_pair *p, uint32_t len)
+{
+	free(p->data);
+	p->data = malloc(len + 1);
+	for (uint32_t i = 0; i < len; i++)
+		p->data[i] = (uint8_t)(i * 7 + 1);
+	p->off[0] = 0;
+	p->len[0] = len;
+}
+
 static inline void pair_start(struct tp_pair *p)
 {
 	if (!p->no_recv)
