@@ -163,3 +163,4 @@ clean:
 .PHONY: all deps test demo bench vmtest vmtest-selftest install install-wireshark clean
 .DELETE_ON_ERROR:
 .SECONDARY:
+.PHONY: fuzz fuzz-transport
