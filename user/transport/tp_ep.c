@@ -97,6 +97,8 @@ struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cf
 		c.rnr_delay_ns = 50000;
 	if (!c.max_ops)
 		c.max_ops = 1024;
+	if (!c.sack_after)
+		c.sack_after = 1;
 	if (c.mode > TP_MODE_UTP || c.ta_mode > TP_TA_ROT || c.rto_mode > TP_RTO_DYNAMIC ||
 	    c.window >= TP_PSN_HALF || !pow2(c.ooo_range) || c.ooo_range < 128 ||
 	    c.ooo_range > 2048 || c.local_tpn > TP_PSN_MASK || c.mtu > 65536 ||
