@@ -144,6 +144,8 @@ struct psn_log {
 	uint32_t max_ack_off;		/* highest cumulative ack from ep 1 (offset) */
 	bool any_ack;
 	uint32_t taack_acks;		/* TPACKs from ep 1 carrying a TAACK */
+	uint32_t drop_ack_off;		/* drop ep 1's acks of this PSN offset... */
+	uint64_t drop_ack_until;	/* ...until then */
 };
 
 static bool log_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now)
@@ -155,6 +157,8 @@ static bool log_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now)
 
 		ub_tph_decode((const struct ub_tph *)p->tp, &f);
 		if (now < l->resp_blackout_until)
+			return true;
+		if (now < l->drop_ack_until && ((f.psn - l->base) & TP_PSN_MASK) == l->drop_ack_off)
 			return true;
 		if (f.opcode == UB_TP_ACK && f.rspst == UB_RSPST_ACK) {
 			uint32_t off = (f.psn - l->base) & TP_PSN_MASK;
@@ -329,6 +333,42 @@ static void sr_markpsn_no_rto(void **state)
 	assert_int_equal(st.rto_fired, 0);
 	assert_int_equal(st.rtx_sack, 1);
 	assert_int_equal(st.rtx_mark, 1);
+	pair_free(&p);
+}
+
+/* SR: everything the sender still holds was selectively acknowledged, and
+ * the TPACKs that would have moved it on are lost. The RTO must still resend
+ * something (the oldest), or the peer never answers again and the channel
+ * dies of retries. (Found by a seed sweep.) */
+static void sr_all_sacked_tpack_lost(void **state)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct psn_log l;
+	struct tp_stats st;
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_SR);
+	c[0].fixed_init_psn = true;
+	c[0].init_psn = TP_PSN_MASK - 1;
+	c[0].retry_limit = 3;
+	link_cfg(&s, 14);
+	log_attach(&s, &l, &c[0]);
+	l.drop_psn = 0;			/* the first packet once: +1..+5 wait, SACKed */
+	l.drop_times = 1;
+	l.drop_ack_off = 5;		/* every ack up to +5 (and its TAACK) lost */
+	l.drop_ack_until = 150 * US;
+	assert_int_equal(pair_init(&p, c, &s, 2, 3 * 256, 14), 0);
+	p.len[0] = p.len[1] = 3 * 256;	/* two messages of three packets */
+	free(p.data);
+	p.data = calloc(1, 6 * 256);
+	p.off[1] = 3 * 256;
+	PAIR_CHECK(&p, pair_run(&p, 100 * MS));
+	tp_chan_stats(p.ch[0], &st);
+	assert_true(st.rtx_sack >= 1);
+	assert_true(st.rtx_rto >= 1);
+	assert_int_equal(p.done, 2);
 	pair_free(&p);
 }
 
@@ -943,6 +983,7 @@ int main(void)
 		cmocka_unit_test(ack_loss_no_livelock),
 		cmocka_unit_test(sr_no_double_retransmission),
 		cmocka_unit_test(sr_markpsn_no_rto),
+		cmocka_unit_test(sr_all_sacked_tpack_lost),
 		cmocka_unit_test(gbn_fast_single_goback),
 		cmocka_unit_test(retry_limit_fails_channel),
 		cmocka_unit_test(rol_delayed_tpack),

@@ -486,6 +486,12 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		ch->st.rx_no_room++;
 		return TP_RX_DROP;
 	}
+	if (ch->n_ooo && ch->ooo_len[psn % range]) {
+		/* Held already (the drain below stopped for want of room):
+		 * this copy goes in its place. */
+		ch->ooo_len[psn % range] = 0;
+		ch->n_ooo--;
+	}
 	deliver(ch, now, p, psn);
 	ch->st.rx_inorder++;
 	if (tp_psn_diff(psn, ch->rcv_max) > 0)
