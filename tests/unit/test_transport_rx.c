@@ -15,6 +15,7 @@
 
 #include "tp.h"
 #include "ubhdr.h"
+#include "ubpkt.h"
 
 #define PEER_TPN	77
 #define BASE		(TP_PSN_MASK - 2)	/* 0xfffffd: wraps after 3 packets */
@@ -314,6 +315,41 @@ static void config_checked(void **state)
 	tp_ep_destroy(ep);
 }
 
+/* Whole frames: the packet library parses, the ICRC is checked, ECN passes. */
+static void frames_in(void **state)
+{
+	struct rx r;
+	uint8_t p[128], f[512];
+	struct ub_pkt_spec spec;
+	struct tp_stats st;
+	size_t n, fl;
+
+	(void)state;
+	rx_setup(&r, TP_MODE_RTP_SR, 8);
+	n = data_pkt(p, &r, BASE, false, false);
+	ub_pkt_spec_init(&spec);
+	spec.ecn = 3;	/* CE */
+	assert_int_equal(tp_pkt_to_spec(p, n, &spec), 0);
+	assert_int_equal(spec.payload_len, 40);
+	assert_true(spec.has_tah);
+	fl = ub_build_uboe(&spec, f, sizeof(f));
+	assert_true(fl > n);
+	f[fl - 6] ^= 1;						/* payload: ICRC breaks */
+	assert_int_equal(tp_ep_rx_frame(r.ep, 0, f, fl), TP_RX_DROP);
+	f[fl - 6] ^= 1;
+	assert_int_equal(tp_ep_rx_frame(r.ep, 0, f, fl), TP_RX_OK);
+	assert_int_equal(tp_ep_rx_frame(r.ep, 0, f, 30), TP_RX_DROP);	/* not UB */
+	memset(f + 12, 0x08, 1);
+	f[13] = 0x06;						/* ARP */
+	assert_int_equal(tp_ep_rx_frame(r.ep, 0, f, fl), TP_RX_DROP);
+	tp_ep_stats(r.ep, &st);
+	assert_int_equal(st.rx_bad_icrc, 1);
+	assert_int_equal(st.rx_not_ub, 2);
+	assert_int_equal(st.rx_inorder, 1);
+	assert_int_equal(st.rx_ecn_ce, 1);
+	tp_ep_destroy(r.ep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +358,7 @@ int main(void)
 		cmocka_unit_test(gbn_nak_once),
 		cmocka_unit_test(malformed_counted),
 		cmocka_unit_test(config_checked),
+		cmocka_unit_test(frames_in),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

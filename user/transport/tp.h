@@ -171,6 +171,13 @@ struct tp_rx_meta {
 enum tp_rx_verdict tp_ep_rx(struct tp_ep *ep, uint64_t now, const void *pkt, size_t len,
 			    const struct tp_rx_meta *meta);
 
+/*
+ * Convenience for a datapath: parse a whole UBoE (or native UB) frame with
+ * the packet library, drop it unless it is UB with a good ICRC (counted as
+ * rx_not_ub / rx_bad_icrc), and feed its TP packet with the IP ECN.
+ */
+enum tp_rx_verdict tp_ep_rx_frame(struct tp_ep *ep, uint64_t now, const void *frame, size_t len);
+
 struct tp_tx_info {
 	struct tp_chan *chan;
 	void *user;		/* the channel's cfg.user */
@@ -248,6 +255,8 @@ bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
 	X(rx_invalid,		"data packets beyond the receive range")	\
 	X(rx_gbn_drop,		"out-of-order packets dropped by Go-Back-N")	\
 	X(rx_malformed,		"packets too short or with bad headers")	\
+	X(rx_not_ub,		"frames that are not UB (tp_ep_rx_frame)")	\
+	X(rx_bad_icrc,		"UB frames with a bad ICRC (tp_ep_rx_frame)")	\
 	X(rx_no_room,		"data packets dropped for want of memory or queue room") \
 	X(rx_unknown_tpn,	"packets for no channel")			\
 	X(rx_bad_opcode,	"packets with an opcode this core does not take") \

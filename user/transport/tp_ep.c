@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tp_int.h"
+#include "ubpkt.h"
 
 /* splitmix64: small, seedable, good enough for initial PSNs. */
 uint64_t tp_rand(struct tp_ep *ep)
@@ -429,6 +430,24 @@ enum tp_rx_verdict tp_ep_rx(struct tp_ep *ep, uint64_t now, const void *pkt, siz
 		ch->st.rx_bad_opcode++;
 		return TP_RX_DROP;
 	}
+}
+
+enum tp_rx_verdict tp_ep_rx_frame(struct tp_ep *ep, uint64_t now, const void *frame, size_t len)
+{
+	struct tp_rx_meta meta;
+	struct ub_view v;
+
+	if (ub_parse_frame(frame, len, 0, &v) != UB_PARSE_OK) {
+		ep->gone.rx_not_ub++;
+		return TP_RX_DROP;
+	}
+	if (!v.icrc_ok) {
+		ep->gone.rx_bad_icrc++;
+		return TP_RX_DROP;
+	}
+	meta.ecn = v.ecn;
+	return tp_ep_rx(ep, now, v.tph, (size_t)(v.ip + v.ip_len - UBOE_ICRC_LEN - (const uint8_t *)v.tph),
+			&meta);
 }
 
 size_t tp_ep_tx(struct tp_ep *ep, uint64_t now, void *buf, size_t cap, struct tp_tx_info *info)

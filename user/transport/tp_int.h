@@ -141,7 +141,7 @@ struct tp_chan {
 
 	/* send queue (ring of posted and generated operations) */
 	struct tp_op *sq;
-	uint32_t sq_cap, sq_head, sq_tail, sq_cursor;
+	uint32_t sq_cap, sq_head, sq_tail;
 	uint32_t n_init_ops;	/* initiator ops outstanding */
 	uint32_t rnr_waiting;
 	uint64_t rnr_until;
@@ -156,8 +156,7 @@ struct tp_chan {
 	uint8_t gbn_cause;
 	bool last_nak_valid;
 	uint32_t last_nak;
-	uint32_t high_rtx;		/* HighRtxPSN */
-	bool high_rtx_valid;
+	uint32_t high_rtx;		/* HighRtxPSN: the last PSN resent (stats, debugging) */
 	uint32_t n_need_rtx;
 	uint32_t since_ackreq;
 	bool retry_next;		/* tell the target an RNR'd op was given up */

@@ -518,7 +518,6 @@ static size_t send_slot(struct tp_chan *ch, uint64_t now, uint32_t psn, uint8_t 
 	s->sent_ns = now;
 	s->mark = ch->nxt;
 	ch->high_rtx = psn;
-	ch->high_rtx_valid = true;
 	count_rtx(ch, cause);
 	ch->st.tx_data++;
 	ch->st.tx_bytes += seg_len(ch, op, s->seg);
