@@ -618,6 +618,44 @@ static void rnr_retries_exhausted(void **state)
 	pair_free(&p);
 }
 
+/* A Send longer than the posted buffer: completer error at both ends, the
+ * buffer comes back with the error, and the channel goes on. */
+static void send_too_long(void **state)
+{
+	static uint8_t big[3000];
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct tp_event ev;
+	int got_recv = 0, got_done = 0;
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_SR);
+	link_cfg(&s, 15);
+	assert_int_equal(pair_init(&p, c, &s, 0, 1000, 15), 0);
+	assert_int_equal(tp_post_recv(p.ch[1], p.rbuf[0], 1000, 0), 0);
+	assert_int_equal(tp_post_recv(p.ch[1], p.rbuf[1], 1000, 1), 0);
+	assert_int_equal(tp_post_send(p.ch[0], big, sizeof(big), 7), 0);
+	assert_int_equal(tp_post_send(p.ch[0], big, 500, 8), 0);
+	tp_sim_run(p.sim, 10 * MS, NULL, NULL);
+	while (tp_ep_poll(p.ep[1], &ev)) {
+		assert_int_equal(ev.type, TP_EV_RECV);
+		if (ev.wr_id == 0)
+			assert_int_equal(ev.status, TP_ST_COMPLETER_ERR);
+		else
+			assert_int_equal(ev.status, TP_ST_OK);
+		got_recv++;
+	}
+	while (tp_ep_poll(p.ep[0], &ev)) {
+		assert_int_equal(ev.type, TP_EV_SEND_DONE);
+		assert_int_equal(ev.status, ev.wr_id == 7 ? TP_ST_COMPLETER_ERR : TP_ST_OK);
+		got_done++;
+	}
+	assert_int_equal(got_recv, 2);
+	assert_int_equal(got_done, 2);
+	pair_free(&p);
+}
+
 /* Collect ep 0's completions until `want` of them. */
 struct evc {
 	struct tp_pair *p;
@@ -990,6 +1028,7 @@ int main(void)
 		cmocka_unit_test(roi_taack_packet),
 		cmocka_unit_test(rnr_answered_and_retried),
 		cmocka_unit_test(rnr_retries_exhausted),
+		cmocka_unit_test(send_too_long),
 		cmocka_unit_test(write_read),
 		cmocka_unit_test(utp_messages),
 		cmocka_unit_test(channels_both_ways),
