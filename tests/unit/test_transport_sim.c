@@ -336,6 +336,43 @@ static void sr_markpsn_no_rto(void **state)
 	pair_free(&p);
 }
 
+/* The largest receive range (2048) with a window past the largest SACK
+ * bitmap (1024 bits): nothing inferred beyond what a bitmap covers. */
+static void sr_large_range(void **state)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct psn_log l;
+	struct tp_stats st;
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_SR);
+	for (int i = 0; i < 2; i++) {
+		c[i].ooo_range = 2048;
+		c[i].window = 2000;
+		c[i].mtu = 128;
+		c[i].rto_static_ns = 5 * MS;
+	}
+	c[0].fixed_init_psn = true;
+	c[0].init_psn = TP_PSN_MASK - 1000;
+	link_cfg(&s, 16);
+	for (int i = 0; i < 2; i++)
+		s.dir[i].delay_ns = 200 * US;	/* BDP above the window */
+	log_attach(&s, &l, &c[0]);
+	l.loss = 0.01;
+	l.rng = 16;
+	assert_int_equal(pair_init(&p, c, &s, 80, 8000, 16), 0);
+	p.window_ops = 80;
+	PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+	/* Every resend answered a real loss of that PSN (as in the small range). */
+	for (uint32_t i = 0; i < 4096; i++)
+		assert_int_equal(l.tx[i], l.tx[i] ? 1 + l.drops[i] : 0);
+	tp_chan_stats(p.ch[0], &st);
+	assert_true(st.rtx_sack > 0);
+	pair_free(&p);
+}
+
 /* SR: everything the sender still holds was selectively acknowledged, and
  * the TPACKs that would have moved it on are lost. The RTO must still resend
  * something (the oldest), or the peer never answers again and the channel
@@ -1022,6 +1059,7 @@ int main(void)
 		cmocka_unit_test(sr_no_double_retransmission),
 		cmocka_unit_test(sr_markpsn_no_rto),
 		cmocka_unit_test(sr_all_sacked_tpack_lost),
+		cmocka_unit_test(sr_large_range),
 		cmocka_unit_test(gbn_fast_single_goback),
 		cmocka_unit_test(retry_limit_fails_channel),
 		cmocka_unit_test(rol_delayed_tpack),
