@@ -632,27 +632,36 @@ static void rnr_answered_and_retried(void **state)
 	}
 }
 
-/* RNR retries run out: the Send completes with TP_ST_RNR. */
+/* RNR retries run out: the Send completes with TP_ST_RNR. The target's RNR
+ * RSPINFO (wait 2^n us) stretches the initiator's wait between retries. */
 static void rnr_retries_exhausted(void **state)
 {
-	struct tp_chan_config c[2];
-	struct tp_sim_cfg s;
-	struct tp_pair p;
-	struct tp_stats a;
+	uint64_t took[2];
 
 	(void)state;
-	chan_cfg(c, TP_MODE_RTP_SR);
-	c[0].rnr_retry = 2;
-	c[0].rnr_delay_ns = 30 * US;
-	link_cfg(&s, 11);
-	assert_int_equal(pair_init(&p, c, &s, 1, 100, 11), 0);
-	p.no_recv = true;
-	PAIR_CHECK(&p, pair_run(&p, 100 * MS));
-	assert_int_equal(p.send_errors, 1);
-	assert_int_equal(p.send_error, TP_ST_RNR);
-	tp_chan_stats(p.ch[0], &a);
-	assert_int_equal(a.ta_retry_rnr, 2);
-	pair_free(&p);
+	for (int code = 0; code < 2; code++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct tp_stats a;
+
+		chan_cfg(c, TP_MODE_RTP_SR);
+		c[0].rnr_retry = 2;
+		c[0].rnr_delay_ns = 30 * US;
+		c[1].rnr_wait_code = code ? 8 : 0;	/* 256 us */
+		link_cfg(&s, 11);
+		assert_int_equal(pair_init(&p, c, &s, 1, 100, 11), 0);
+		p.no_recv = true;
+		PAIR_CHECK(&p, pair_run(&p, 100 * MS));
+		assert_int_equal(p.send_errors, 1);
+		assert_int_equal(p.send_error, TP_ST_RNR);
+		tp_chan_stats(p.ch[0], &a);
+		assert_int_equal(a.ta_retry_rnr, 2);
+		took[code] = tp_sim_now(p.sim);
+		pair_free(&p);
+	}
+	assert_true(took[0] < 2 * 256 * US);
+	assert_true(took[1] >= 2 * 256 * US);
 }
 
 /* A Send longer than the posted buffer: completer error at both ends, the
@@ -677,15 +686,18 @@ static void send_too_long(void **state)
 	tp_sim_run(p.sim, 10 * MS, NULL, NULL);
 	while (tp_ep_poll(p.ep[1], &ev)) {
 		assert_int_equal(ev.type, TP_EV_RECV);
-		if (ev.wr_id == 0)
+		if (ev.wr_id == 0) {
 			assert_int_equal(ev.status, TP_ST_COMPLETER_ERR);
-		else
+			assert_int_equal(ev.rspinfo, TP_RSPINFO_TOO_LONG);
+		} else {
 			assert_int_equal(ev.status, TP_ST_OK);
+		}
 		got_recv++;
 	}
 	while (tp_ep_poll(p.ep[0], &ev)) {
 		assert_int_equal(ev.type, TP_EV_SEND_DONE);
 		assert_int_equal(ev.status, ev.wr_id == 7 ? TP_ST_COMPLETER_ERR : TP_ST_OK);
+		assert_int_equal(ev.rspinfo, ev.wr_id == 7 ? TP_RSPINFO_TOO_LONG : 0);
 		got_done++;
 	}
 	assert_int_equal(got_recv, 2);
@@ -775,13 +787,16 @@ static void write_read(void **state)
 		assert_int_equal(tp_post_write(p.ch[0], src, 100, va, tok + 7, 3), 0);
 		ev = run_op(&p, 100 * MS);
 		assert_int_equal(ev.status, TP_ST_COMPLETER_ERR);
+		assert_int_equal(ev.rspinfo, TP_RSPINFO_BAD_TOKEN);
 		assert_int_equal(tp_post_write(p.ch[0], src, sizeof(src), va + 60000, tok, 4), 0);
 		ev = run_op(&p, 100 * MS);
 		assert_int_equal(ev.status, TP_ST_COMPLETER_ERR);
+		assert_int_equal(ev.rspinfo, TP_RSPINFO_RANGE);
 		assert_int_equal(tp_post_read(p.ch[0], dst, 100, va - 10, tok, 5), 0);
 		ev = run_op(&p, 100 * MS);
 		assert_int_equal(ev.type, TP_EV_READ_DONE);
 		assert_int_equal(ev.status, TP_ST_COMPLETER_ERR);
+		assert_int_equal(ev.rspinfo, TP_RSPINFO_RANGE);
 
 		assert_int_equal(tp_mr_set_resident(p.ep[1], tok, false), 0);
 		assert_int_equal(tp_post_write(p.ch[0], src, 100, va, tok, 6), 0);

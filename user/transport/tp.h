@@ -118,6 +118,7 @@ struct tp_chan_config {
 	void *user;		/* returned in events and tp_tx_info */
 	uint32_t sack_after;	/* SR receiver: TPSACK once N packets are held out of
 				 * order (per-packet load balancing); 0: 1 */
+	uint8_t rnr_wait_code;	/* target: RSPINFO of its RNR answers (wait 2^n us) */
 };
 
 /* ---- lifecycle ------------------------------------------------------------ */
@@ -228,7 +229,17 @@ struct tp_event {
 	uint64_t wr_id;
 	size_t len;		/* bytes received (TP_EV_RECV) or transferred */
 	uint16_t tassn;
+	uint8_t rspinfo;	/* the answer's RSPINFO: TP_RSPINFO_* for completer errors */
 };
+
+/*
+ * RSPINFO [chosen]: with a completer error, why; with RNR, how long the
+ * target asks the initiator to wait, 2^n us (0: the initiator's rnr_delay_ns).
+ */
+#define TP_RSPINFO_BAD_TOKEN	1	/* no region with that TokenID */
+#define TP_RSPINFO_RANGE	2	/* outside the registered region */
+#define TP_RSPINFO_TOO_LONG	3	/* longer than the posted buffer / MAETAH Length */
+#define TP_RSPINFO_PROTOCOL	4	/* transaction headers out of sequence */
 
 /* Pop one event; false when none. */
 bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
