@@ -683,7 +683,10 @@ static void send_too_long(void **state)
 	assert_int_equal(tp_post_recv(p.ch[1], p.rbuf[1], 1000, 1), 0);
 	assert_int_equal(tp_post_send(p.ch[0], big, sizeof(big), 7), 0);
 	assert_int_equal(tp_post_send(p.ch[0], big, 500, 8), 0);
+	assert_int_equal(tp_chan_outstanding(p.ch[0]), 2);
 	tp_sim_run(p.sim, 10 * MS, NULL, NULL);
+	assert_int_equal(tp_chan_outstanding(p.ch[0]), 0);
+	assert_int_equal(tp_chan_inflight_bytes(p.ch[0]), 0);
 	while (tp_ep_poll(p.ep[1], &ev)) {
 		assert_int_equal(ev.type, TP_EV_RECV);
 		if (ev.wr_id == 0) {

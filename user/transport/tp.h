@@ -135,6 +135,8 @@ uint32_t tp_chan_init_psn(const struct tp_chan *ch);
 int tp_chan_connect(struct tp_chan *ch, uint32_t peer_tpn, uint32_t peer_init_psn);
 bool tp_chan_failed(const struct tp_chan *ch);
 uint64_t tp_chan_inflight_bytes(const struct tp_chan *ch);
+/* Operations posted and not yet completed (a channel group's queue depth). */
+uint32_t tp_chan_outstanding(const struct tp_chan *ch);
 void *tp_chan_user(const struct tp_chan *ch);
 
 /* ---- registered memory -------------------------------------------------- */

@@ -180,6 +180,7 @@ uint32_t tp_chan_tpn(const struct tp_chan *ch) { return ch->tpn; }
 uint32_t tp_chan_init_psn(const struct tp_chan *ch) { return ch->init_psn; }
 bool tp_chan_failed(const struct tp_chan *ch) { return ch->failed; }
 uint64_t tp_chan_inflight_bytes(const struct tp_chan *ch) { return ch->inflight_bytes; }
+uint32_t tp_chan_outstanding(const struct tp_chan *ch) { return ch->n_init_ops; }
 void *tp_chan_user(const struct tp_chan *ch) { return ch->cfg.user; }
 
 int tp_chan_connect(struct tp_chan *ch, uint32_t peer_tpn, uint32_t peer_init_psn)
