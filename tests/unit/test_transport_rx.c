@@ -306,6 +306,24 @@ static void config_checked(void **state)
 	assert_int_not_equal(tp_chan_tpn(a), tp_chan_tpn(b));
 	assert_int_not_equal(tp_chan_init_psn(a), tp_chan_init_psn(b));	/* random */
 	assert_int_equal(tp_post_send(a, "x", 1, 0), -ENOTCONN);
+	{
+		/* Bounded queues: posted operations, receive buffers. */
+		struct tp_chan_config q = { .max_ops = 2 };
+		struct tp_chan *qc = tp_chan_create(ep, &q);
+		char buf[4];
+
+		assert_non_null(qc);
+		assert_int_equal(tp_chan_connect(qc, 9, 0), 0);
+		assert_int_equal(tp_post_send(qc, "x", 1, 0), 0);
+		assert_int_equal(tp_post_write(qc, "x", 1, 0, 1, 1), 0);
+		assert_int_equal(tp_post_send(qc, "x", 1, 2), -EAGAIN);
+		assert_int_equal(tp_chan_outstanding(qc), 2);
+		assert_int_equal(tp_post_recv(qc, buf, 4, 0), 0);
+		assert_int_equal(tp_post_recv(qc, buf, 4, 1), 0);
+		assert_int_equal(tp_post_recv(qc, buf, 4, 2), -EAGAIN);
+		assert_int_equal(tp_post_send(qc, NULL, 5, 3), -EAGAIN);
+		tp_chan_destroy(qc);
+	}
 	assert_int_equal(tp_chan_connect(a, 1u << 24, 0), -EINVAL);
 	assert_int_equal(tp_mode_parse("rtp-gbn-fast", &m), 0);
 	assert_int_equal(m, TP_MODE_RTP_GBN_FAST);

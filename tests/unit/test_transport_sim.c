@@ -144,6 +144,8 @@ struct psn_log {
 	uint32_t max_ack_off;		/* highest cumulative ack from ep 1 (offset) */
 	bool any_ack;
 	uint32_t taack_acks;		/* TPACKs from ep 1 carrying a TAACK */
+	uint32_t window;		/* if set: no new PSN beyond the last ack + window */
+	uint32_t window_violations;
 	uint32_t drop_ack_off;		/* drop ep 1's acks of this PSN offset... */
 	uint64_t drop_ack_until;	/* ...until then */
 };
@@ -190,6 +192,10 @@ static bool log_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now)
 		}
 		if (off >= 4096)
 			return false;
+		/* The sender's una is at most one past any ack already sent. */
+		if (l->window && !p->info.rtx &&
+		    off >= (l->any_ack ? l->max_ack_off + 1 : 0) + l->window)
+			l->window_violations++;
 		l->tx[off]++;
 		if ((off == l->drop_psn && l->drops[off] < l->drop_times) ||
 		    (l->loss > 0 && (double)(tp_sim_rand(&l->rng) >> 11) / (double)(1ull << 53) < l->loss)) {
@@ -294,12 +300,14 @@ static void sr_no_double_retransmission(void **state)
 		log_attach(&s, &l, &c[0]);
 		l.loss = 0.05;
 		l.rng = seed;
+		l.window = c[0].window;
 		assert_int_equal(pair_init(&p, c, &s, 60, 1500, seed), 0);
 		PAIR_CHECK(&p, pair_run(&p, 10000 * MS));
 		for (uint32_t i = 0; i < 4096; i++)
 			if (l.tx[i] != (l.tx[i] ? 1 + l.drops[i] : 0))
 				fail_msg("seed %llu PSN +%u sent %u times, lost %u",
 					 (unsigned long long)seed, i, l.tx[i], l.drops[i]);
+		assert_int_equal(l.window_violations, 0);
 		tp_chan_stats(p.ch[0], &st);
 		mark += st.rtx_mark;
 		pair_free(&p);
