@@ -81,6 +81,12 @@ static void clean_link(void **state)
 	}
 }
 
+struct psn_log;
+static bool log_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now);
+static void log_attach(struct tp_sim_cfg *s, struct psn_log *l, const struct tp_chan_config *c0);
+static void log_window(struct psn_log *l, uint32_t base, uint32_t window);
+static uint32_t log_window_violations(const struct psn_log *l);
+
 /*
  * Many short seeds per mode over a bad link: loss both ways, duplicates,
  * reordering; half the seeds start just below the PSN wrap so the run
@@ -94,6 +100,10 @@ static void lossy_seeds(enum tp_mode mode, uint64_t nseeds)
 		struct tp_pair p;
 		struct tp_stats st;
 		uint32_t psn0 = 0;
+		static struct psn_log *l;
+
+		if (!l)
+			l = calloc(1, 65536);	/* struct psn_log is defined below */
 
 		chan_cfg(c, mode);
 		if (seed % 2 == 0) {
@@ -110,8 +120,12 @@ static void lossy_seeds(enum tp_mode mode, uint64_t nseeds)
 			s.dir[i].reorder = 0.05;
 			s.dir[i].reorder_ns = 20 * US;
 		}
+		log_attach(&s, l, &c[0]);
 		assert_int_equal(pair_init(&p, c, &s, 60, 1500, seed), 0);
+		log_window(l, tp_chan_init_psn(p.ch[0]), c[0].window);
 		PAIR_CHECK(&p, pair_run(&p, 10000 * MS));
+		/* The window binds here (BDP ~77 packets > 64): never passed. */
+		assert_int_equal(log_window_violations(l), 0);
 		tp_chan_stats(p.ch[0], &st);
 		assert_true(st.tx_data > 0);
 		if (psn0) {
@@ -162,12 +176,15 @@ static bool log_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now)
 			return true;
 		if (now < l->drop_ack_until && ((f.psn - l->base) & TP_PSN_MASK) == l->drop_ack_off)
 			return true;
-		if (f.opcode == UB_TP_ACK && f.rspst == UB_RSPST_ACK) {
-			uint32_t off = (f.psn - l->base) & TP_PSN_MASK;
+		if ((f.opcode == UB_TP_ACK || f.opcode == UB_TP_SACK) &&
+		    (f.rspst == UB_RSPST_ACK || f.rspst == UB_RSPST_NAK)) {
+			/* Cumulative: TPACK/TPSACK PSN, TPNAK PSN - 1. */
+			uint32_t cum = f.rspst == UB_RSPST_NAK ? f.psn - 1 : f.psn;
+			uint32_t off = (cum - l->base) & TP_PSN_MASK;
 
-			if (!l->any_ack || off > l->max_ack_off)
+			if (off != TP_PSN_MASK && (!l->any_ack || off > l->max_ack_off))
 				l->max_ack_off = off;
-			l->any_ack = true;
+			l->any_ack = l->any_ack || off != TP_PSN_MASK;
 			if (f.nlp == UB_NLP_TAH && p->len >= sizeof(struct ub_tph) + sizeof(struct ub_tah)) {
 				struct ub_tah_fields t;
 
@@ -214,6 +231,15 @@ static void log_attach(struct tp_sim_cfg *s, struct psn_log *l, const struct tp_
 	s->filter = log_filter;
 	s->filter_ctx = l;
 }
+
+static void log_window(struct psn_log *l, uint32_t base, uint32_t window)
+{
+	assert_true(sizeof(*l) <= 65536);
+	l->base = base;
+	l->window = window;
+}
+
+static uint32_t log_window_violations(const struct psn_log *l) { return l->window_violations; }
 
 /* Tail loss: the last packet of the last message is lost once; only the RTO
  * can recover it (nothing follows to raise a NAK or a SACK). */
