@@ -325,6 +325,8 @@ static void config_checked(void **state)
 		tp_chan_destroy(qc);
 	}
 	assert_int_equal(tp_chan_connect(a, 1u << 24, 0), -EINVAL);
+	assert_int_equal(tp_chan_connect(a, 5, 0), 0);
+	assert_int_equal(tp_chan_connect(a, 5, 0), -EISCONN);
 	assert_int_equal(tp_mode_parse("rtp-gbn-fast", &m), 0);
 	assert_int_equal(m, TP_MODE_RTP_GBN_FAST);
 	assert_int_equal(tp_mode_parse("rtp", &m), -EINVAL);

@@ -128,10 +128,12 @@ void tp_ep_destroy(struct tp_ep *ep);
 
 /* Create a channel; its TPN and initial send PSN are then known locally. */
 struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cfg);
+/* Events already queued may still name the channel: drain them first. */
 void tp_chan_destroy(struct tp_chan *ch);
 uint32_t tp_chan_tpn(const struct tp_chan *ch);
 uint32_t tp_chan_init_psn(const struct tp_chan *ch);
-/* Bind to the peer's channel: its TPN and its initial send PSN. 0 or -errno. */
+/* Bind to the peer's channel: its TPN and its initial send PSN, once.
+ * 0 or -errno (EINVAL, EISCONN). */
 int tp_chan_connect(struct tp_chan *ch, uint32_t peer_tpn, uint32_t peer_init_psn);
 bool tp_chan_failed(const struct tp_chan *ch);
 uint64_t tp_chan_inflight_bytes(const struct tp_chan *ch);

@@ -187,6 +187,8 @@ int tp_chan_connect(struct tp_chan *ch, uint32_t peer_tpn, uint32_t peer_init_ps
 {
 	if (peer_tpn > TP_PSN_MASK || peer_init_psn > TP_PSN_MASK)
 		return -EINVAL;
+	if (ch->connected)
+		return -EISCONN;	/* PSN state is per connection: a new channel */
 	ch->peer_tpn = peer_tpn;
 	ch->rcv_nxt = peer_init_psn;
 	ch->rcv_max = tp_psn_add(peer_init_psn, TP_PSN_MASK);	/* nothing yet */
