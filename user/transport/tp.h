@@ -316,6 +316,30 @@ struct ub_pkt_spec;
  */
 int tp_pkt_to_spec(const void *pkt, size_t len, struct ub_pkt_spec *spec);
 
+/*
+ * In-band channel setup over UTP ([chosen]; UB 2.0 §6 names UTP for this):
+ * a UTP packet, TAH opcode Message, payload "UBH1" | TPN(32) | initial
+ * PSN(32) | MTU(16) | mode(8) | flags(8: 1 = reply), all big-endian. The
+ * receiver of a hello connects its own channel with (tpn, init_psn) and
+ * answers with a reply naming the hello's TPN as DstTPN. Hellos are not fed
+ * to tp_ep_rx(): check with tp_hello_parse() first.
+ */
+struct tp_hello {
+	uint32_t src_tpn, dst_tpn;	/* from the TPH; dst 0 in a first hello */
+	uint32_t tpn, init_psn;		/* the sender's channel */
+	uint16_t mtu;
+	uint8_t mode;			/* enum tp_mode */
+	bool reply;
+};
+
+#define TP_HELLO_LEN	(16 + 8 + 16)
+
+/* Bytes written (TP_HELLO_LEN), 0 if cap is too small. */
+size_t tp_hello_build(const struct tp_chan *ch, uint32_t peer_tpn, bool reply, void *buf,
+		      size_t cap);
+/* 0 when pkt (TPH .. payload) is a hello, -EINVAL otherwise. */
+int tp_hello_parse(const void *pkt, size_t len, struct tp_hello *h);
+
 const char *tp_mode_name(enum tp_mode m);	/* "rtp-sr", "rtp-gbn", ... */
 int tp_mode_parse(const char *s, enum tp_mode *m);	/* 0 or -EINVAL */
 const char *tp_status_name(enum tp_status s);
