@@ -5,7 +5,8 @@
  * The core never touches a socket or a clock. Its owner feeds it:
  *   - received TP packets       tp_ep_rx()    (bytes from the TPH to the end of
  *                                              the payload, ICRC already checked
- *                                              and stripped)
+ *                                              and stripped), or whole frames:
+ *                                              tp_ep_rx_frame()
  *   - the time                  every call takes `now` in nanoseconds, any
  *                                              monotonic origin
  *   - timer ticks               tp_ep_tick() no later than tp_ep_next_deadline()
@@ -20,10 +21,11 @@
  *
  * One endpoint holds many TP channels, found on receive by DstTPN. A channel
  * is one direction pair between two endpoints: both sides create a channel,
- * exchange (TPN, initial PSN) out of band or over UTP, then connect.
+ * exchange (TPN, initial PSN) out of band or over UTP (tp_hello_*), then
+ * connect.
  *
  * Wire layouts: WIRE.md §3-§4, encoded with user/lib/ubhdr.h. Data packets
- * are TPH | TAH | [MAETAH on the first packet of a Write or Read] | payload;
+ * are TPH | TAH | [MAETAH on every packet of a Write, on a Read request] | payload;
  * responses are TPH | [SAETPH] | [TAH = TAACK, ROL only]. NLP is 0 when a
  * TAH follows and TP_NLP_NONE ([chosen]) when nothing does.
  */
