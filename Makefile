@@ -4,6 +4,7 @@
 #   make            build everything
 #   make test       install missing Debian packages, build, run every suite
 #   make demo       namespace topology with real UB traffic through the UB2E switch
+#   make fuzz       the UB2E fuzzer with 1,000,000 frames per program (UB2E_FUZZ_SEED=N replays)
 #   make bench      ns/packet of the XDP programs beside floor programs, ICRC GB/s
 #   make vmtest     the BPF and e2e suites on a Debian LTS kernel under qemu
 #   make install    PREFIX=/usr/local
@@ -130,6 +131,11 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/bench.sh
 
+# The bpf suite with the fuzzer at 1,000,000 frames per program instead of 20,000.
+fuzz: deps
+	@$(MAKE) --no-print-directory all
+	@UB2E_FUZZ_COUNT=$${UB2E_FUZZ_COUNT:-1000000} tests/run.sh bpf
+
 vmtest:
 	@scripts/deps.sh --vmtest
 	@$(MAKE) --no-print-directory all
@@ -151,6 +157,6 @@ install-wireshark:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps test demo bench vmtest vmtest-selftest install install-wireshark clean
+.PHONY: all deps test demo bench fuzz vmtest vmtest-selftest install install-wireshark clean
 .DELETE_ON_ERROR:
 .SECONDARY:
