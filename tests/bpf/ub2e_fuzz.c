@@ -49,6 +49,7 @@
 #include "ub2e_maps.h"
 #include "ub2e_stats.h"
 #include "npimap.h"
+#include "ubmutate.h"
 #include "ubref.h"
 
 #define FRAME_MAX	1600
@@ -90,37 +91,6 @@ struct opts {
 	int max_fail;
 	const char *fixtures, *topo;
 };
-
-/* ---- random numbers ----------------------------------------------------- */
-
-struct rng {
-	uint64_t s;
-};
-
-static uint64_t splitmix(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static uint32_t rnd(struct rng *g, uint32_t n)	/* 0..n-1 */
-{
-	return n ? (uint32_t)(splitmix(&g->s) % n) : 0;
-}
-
-static bool chance(struct rng *g, unsigned pct)
-{
-	return rnd(g, 100) < pct;
-}
-
-static void rnd_bytes(struct rng *g, uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = (uint8_t)rnd(g, 256);
-}
 
 /* ---- topology and seeds --------------------------------------------------- */
 
@@ -360,45 +330,45 @@ static const uint8_t *peer_mac(enum dir d)
 }
 
 /* A valid UB (to_uboe) or UBoE (to_ub) frame, built from WIRE.md by hand. */
-static size_t build_valid(struct rng *g, enum dir d, const struct model *m, uint8_t *f)
+static size_t build_valid(struct fz_rng *g, enum dir d, const struct model *m, uint8_t *f)
 {
 	static const uint32_t pids[] = { 1, 5, 7, 9, 4097, 0x123456, 100, 0xfff, 4096, 70 };
 	static const unsigned vids[] = { 0, 5, 9, 70, 71, 100, 4095, 1234 };
 	static const unsigned ttls[] = { 64, 64, 64, 255, 2, 1, 0 };
 	static const unsigned ops[] = { 0, 1, 1, 1, 2, 3, 5, 6, 8 };
-	const struct addr *dst = &topo.dst[d][rnd(g, (uint32_t)topo.ndst[d])];
+	const struct addr *dst = &topo.dst[d][fz_rnd(g, (uint32_t)topo.ndst[d])];
 	bool v6 = dst->v6;
 	const struct addr *src = &topo.src[d][v6];
-	size_t off, payload = chance(g, 10) ? 400 + rnd(g, 1100) : rnd(g, 200), ip_len, hl = v6 ? 40 : 20;
-	unsigned ecn = rnd(g, 4), dscp = rnd(g, 64), ttl = ttls[rnd(g, 7)];
+	size_t off, payload = fz_chance(g, 10) ? 400 + fz_rnd(g, 1100) : fz_rnd(g, 200), ip_len, hl = v6 ? 40 : 20;
+	unsigned ecn = fz_rnd(g, 4), dscp = fz_rnd(g, 64), ttl = ttls[fz_rnd(g, 7)];
 	uint8_t *ip, *u;
 
 	/* L2: mostly to the port itself. */
-	if (chance(g, 90))
+	if (fz_chance(g, 90))
 		memcpy(f, d == TO_UBOE ? topo.ub_port_mac : topo.ip_port_mac, 6);
 	else
 		memcpy(f, (const uint8_t *[]){ (const uint8_t *)"\xff\xff\xff\xff\xff\xff",
 			(const uint8_t *)"\x01\x00\x5e\x00\x00\x01", (const uint8_t *)"\x33\x33\x00\x00\x00\x01",
-			(const uint8_t *)"\x02\x00\x00\x00\x09\x09" }[rnd(g, 4)], 6);
+			(const uint8_t *)"\x02\x00\x00\x00\x09\x09" }[fz_rnd(g, 4)], 6);
 	memcpy(f + 6, peer_mac(d), 6);
 	if (d == TO_UBOE) {
-		uint32_t pid = pids[rnd(g, 10)];
-		unsigned cci = chance(g, 80) ? 0x4000 | rnd(g, 4) | (rnd(g, 2) << 11) : rnd(g, 0x10000);
+		uint32_t pid = pids[fz_rnd(g, 10)];
+		unsigned cci = fz_chance(g, 80) ? 0x4000 | fz_rnd(g, 4) | (fz_rnd(g, 2) << 11) : fz_rnd(g, 0x10000);
 
 		ref_put16(f + 12, m->cfg.ub_ethertype);
-		f[14] = (uint8_t)rnd(g, 2);
-		f[15] = (uint8_t)(rnd(g, 8) << 5 | (v6 ? 4 : 3));
-		f[16] = (uint8_t)(rnd(g, 4) << 6);
+		f[14] = (uint8_t)fz_rnd(g, 2);
+		f[15] = (uint8_t)(fz_rnd(g, 8) << 5 | (v6 ? 4 : 3));
+		f[16] = (uint8_t)(fz_rnd(g, 4) << 6);
 		f[17] = 0;
 		ref_put16(f + 18, cci);
-		f[20] = (uint8_t)rnd(g, 2);
+		f[20] = (uint8_t)fz_rnd(g, 2);
 		f[21] = (uint8_t)(pid >> 16);
 		f[22] = (uint8_t)(pid >> 8);
 		f[23] = (uint8_t)pid;
 		off = 24;
-	} else if (chance(g, 50)) {
+	} else if (fz_chance(g, 50)) {
 		ref_put16(f + 12, 0x8100);
-		ref_put16(f + 14, rnd(g, 8) << 13 | vids[rnd(g, 8)]);
+		ref_put16(f + 14, fz_rnd(g, 8) << 13 | vids[fz_rnd(g, 8)]);
 		ref_put16(f + 16, v6 ? 0x86dd : 0x0800);
 		off = 18;
 	} else {
@@ -412,19 +382,19 @@ static size_t build_valid(struct rng *g, enum dir d, const struct model *m, uint
 		ip[0] = 0x45;
 		ip[1] = (uint8_t)(dscp << 2 | ecn);
 		ref_put16(ip + 2, (unsigned)ip_len);
-		ref_put16(ip + 4, rnd(g, 0x10000));
+		ref_put16(ip + 4, fz_rnd(g, 0x10000));
 		ref_put16(ip + 6, 0x4000);	/* DF */
 		ip[8] = (uint8_t)ttl;
 		ip[9] = 17;
 		memcpy(ip + 12, src->a, 4);
 		memcpy(ip + 16, dst->a, 4);
-		if (chance(g, 3))
+		if (fz_chance(g, 3))
 			memcpy(ip + 12, (const uint8_t *[]){ (const uint8_t *)"\xe0\0\0\1", (const uint8_t *)"\xff\xff\xff\xff",
-				(const uint8_t *)"\x7f\0\0\1", (const uint8_t *)"\0\0\0\0" }[rnd(g, 4)], 4);
+				(const uint8_t *)"\x7f\0\0\1", (const uint8_t *)"\0\0\0\0" }[fz_rnd(g, 4)], 4);
 		ref_ipv4_csum_fix(ip, 20);
 	} else {
 		unsigned tc = dscp << 2 | ecn;
-		uint32_t fl = rnd(g, 1u << 20);
+		uint32_t fl = fz_rnd(g, 1u << 20);
 
 		ip[0] = (uint8_t)(0x60 | tc >> 4);
 		ip[1] = (uint8_t)((tc & 15) << 4 | fl >> 16);
@@ -435,194 +405,42 @@ static size_t build_valid(struct rng *g, enum dir d, const struct model *m, uint
 		ip[7] = (uint8_t)ttl;
 		memcpy(ip + 8, src->a, 16);
 		memcpy(ip + 24, dst->a, 16);
-		if (chance(g, 3))
+		if (fz_chance(g, 3))
 			memcpy(ip + 8, (const uint8_t *[]){ (const uint8_t *)"\xff\x02\0\0\0\0\0\0\0\0\0\0\0\0\0\1",
 				(const uint8_t *)"\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\1",
-				(const uint8_t *)"\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0" }[rnd(g, 3)], 16);
+				(const uint8_t *)"\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0" }[fz_rnd(g, 3)], 16);
 	}
 	u = ip + hl;
-	ref_put16(u, 0xc000 | rnd(g, 0x4000));
+	ref_put16(u, 0xc000 | fz_rnd(g, 0x4000));
 	ref_put16(u + 2, 4792);
 	ref_put16(u + 4, (unsigned)(ip_len - hl));
-	ref_put16(u + 6, chance(g, 90) ? 0 : rnd(g, 0x10000));
-	rnd_bytes(g, u + 8, 16 + payload);
-	u[8] = (uint8_t)(rnd(g, 2) << 7 | ops[rnd(g, 9)]);
+	ref_put16(u + 6, fz_chance(g, 90) ? 0 : fz_rnd(g, 0x10000));
+	fz_bytes(g, u + 8, 16 + payload);
+	u[8] = (uint8_t)(fz_rnd(g, 2) << 7 | ops[fz_rnd(g, 9)]);
 	ref_icrc_fix(ip, ip_len);
 	return off + ip_len;
 }
 
-/* Where the headers of a frame of direction d would be, whatever it holds. */
-struct layout {
-	size_t l2, ip, hl, udp, tph;
-};
-
-static void layout_of(const uint8_t *f, size_t len, enum dir d, struct layout *l)
+static size_t make_frame(struct fz_rng *g, enum dir d, const struct model *m, uint8_t *f)
 {
-	l->l2 = 14;
-	if (d == TO_UBOE)
-		l->l2 = 24;
-	else if (len >= 18 && ref_get16(f + 12) == 0x8100)
-		l->l2 = 18;
-	l->ip = l->l2;
-	l->hl = 40;
-	if (len > l->ip && f[l->ip] >> 4 == 4)
-		l->hl = (f[l->ip] & 15u) * 4 < 20 ? 20 : (f[l->ip] & 15u) * 4;
-	l->udp = l->ip + l->hl;
-	l->tph = l->udp + 8;
-}
-
-static void fix_sums(struct rng *g, uint8_t *f, size_t len, enum dir d)
-{
-	struct layout l;
-	uint8_t *ip;
-	size_t ip_len;
-
-	layout_of(f, len, d, &l);
-	if (len < l.ip + 20)
-		return;
-	ip = f + l.ip;
-	if (ip[0] >> 4 == 4 && (ip[0] & 15) >= 5 && len >= l.ip + (ip[0] & 15u) * 4 && chance(g, 60))
-		ref_ipv4_csum_fix(ip, (ip[0] & 15u) * 4);
-	ip_len = ip[0] >> 4 == 4 ? ref_get16(ip + 2) : len >= l.ip + 40 ? ref_get16(ip + 4) + 40u : 0;
-	if (ip_len >= l.hl + 8 && l.ip + ip_len <= len && chance(g, 60))
-		ref_icrc_fix(ip, ip_len);
-}
-
-/* One to three kinds of damage. */
-static size_t mutate(struct rng *g, uint8_t *f, size_t len, enum dir d)
-{
-	for (int n = 1 + (int)rnd(g, 3); n > 0; n--) {
-		struct layout l;
-		size_t at, sz;
-
-		layout_of(f, len, d, &l);
-		switch (rnd(g, 12)) {
-		case 0:	/* bit flips anywhere */
-			for (int k = 1 + (int)rnd(g, 4); k > 0 && len; k--)
-				f[rnd(g, (uint32_t)len)] ^= (uint8_t)(1u << rnd(g, 8));
-			break;
-		case 1: { /* random bytes over one header */
-			static const size_t hdr_len[] = { 14, 10, 20, 8, 16 };
-			size_t starts[] = { 0, 14, l.ip, l.udp, l.tph };
-			unsigned h = rnd(g, 5);
-
-			at = starts[h];
-			sz = h == 1 ? l.l2 - 14 : h == 2 ? l.hl : hdr_len[h];
-			for (size_t i = at; i < at + sz && i < len; i++)
-				f[i] = (uint8_t)rnd(g, 256);
-			break;
-		}
-		case 2:	/* truncation */
-			len = chance(g, 50) ? rnd(g, (uint32_t)len + 1) : len - (len ? rnd(g, len < 9 ? (uint32_t)len : 9) : 0);
-			break;
-		case 3:	/* trailing bytes */
-			sz = 1 + rnd(g, 64);
-			if (len + sz <= FRAME_MAX) {
-				rnd_bytes(g, f + len, sz);
-				len += sz;
-			}
-			break;
-		case 4: { /* lengths that lie */
-			size_t at4[] = { l.ip + 2, l.ip + 4, l.udp + 4 };
-			unsigned old, v;
-
-			at = at4[rnd(g, 3)];
-			if (at + 2 > len)
-				break;
-			old = ref_get16(f + at);
-			v = chance(g, 30) ? rnd(g, 0x10000) : (old + (chance(g, 50) ? 1 : 0xffff) * (1 + rnd(g, 8))) & 0xffff;
-			ref_put16(f + at, v);
-			break;
-		}
-		case 5: { /* values at the edges of a rule */
-			unsigned which = rnd(g, 10);
-
-			if (len < l.tph + 1)
-				break;
-			if (which == 0)
-				f[l.ip + (f[l.ip] >> 4 == 4 ? 8 : 7)] = (uint8_t)rnd(g, 3);	/* TTL 0..2 */
-			else if (which == 1)
-				f[l.ip] = (uint8_t)(rnd(g, 16) << 4 | (f[l.ip] & 15));	/* version */
-			else if (which == 2)
-				f[l.ip] = (uint8_t)((f[l.ip] & 0xf0) | rnd(g, 16));	/* IHL, TC */
-			else if (which == 3)
-				f[l.ip + (f[l.ip] >> 4 == 4 ? 9 : 6)] = (uint8_t)(chance(g, 50) ? 6 : rnd(g, 256));
-			else if (which == 4 && f[l.ip] >> 4 == 4)
-				ref_put16(f + l.ip + 6, (unsigned[]){ 0x2000, 0x0001, 0x6000, 0x1fff, 0 }[rnd(g, 5)]);
-			else if (which == 5)
-				f[l.tph] = (uint8_t)rnd(g, 256);			/* TP opcode */
-			else if (which == 6)
-				ref_put16(f + l.udp + 2, chance(g, 50) ? 4791 + rnd(g, 3) : rnd(g, 0x10000));
-			else if (which == 7 && d == TO_UBOE)
-				f[15] = (uint8_t)((f[15] & 0xf0) | rnd(g, 16));	/* LPH Config */
-			else if (which == 8 && d == TO_UBOE)
-				memcpy(f + 21, (const uint8_t *[]){ (const uint8_t *)"\0\0\0", (const uint8_t *)"\0\x0f\xff",
-					(const uint8_t *)"\0\x10\0", (const uint8_t *)"\xff\xff\xff" }[rnd(g, 4)], 3);
-			else if (which == 9 && d == TO_UBOE)
-				ref_put16(f + 18, rnd(g, 0x10000));			/* CCI */
-			else if (which == 9 && l.l2 == 18)
-				ref_put16(f + 14, chance(g, 50) ? 0xfff : rnd(g, 0x10000));	/* TCI */
-			break;
-		}
-		case 6:	/* EtherType, or an 802.1Q tag in or out */
-			if (len < 14)
-				break;
-			if (d == TO_UB && l.l2 == 18 && chance(g, 50)) {
-				memmove(f + 12, f + 16, len - 16);
-				len -= 4;
-			} else if (d == TO_UB && l.l2 == 14 && len + 4 <= FRAME_MAX && chance(g, 50)) {
-				memmove(f + 16, f + 12, len - 12);
-				ref_put16(f + 12, 0x8100);
-				ref_put16(f + 14, rnd(g, 0x10000));
-				len += 4;
-			} else {
-				ref_put16(f + 12, (unsigned[]){ 0x0800, 0x86dd, 0x8100, 0x88b5, 0x88a8,
-					rnd(g, 0x10000) }[rnd(g, 6)]);
-			}
-			break;
-		case 7:	/* destination MAC */
-			if (len >= 6)
-				f[0] |= 1;
-			break;
-		case 8:	/* random bytes in the IP header */
-		case 9:
-			for (int k = 1 + (int)rnd(g, 3); k > 0; k--) {
-				at = l.ip + rnd(g, (uint32_t)l.hl);
-				if (at < len)
-					f[at] = (uint8_t)rnd(g, 256);
-			}
-			break;
-		default: /* bit flips in the first 80 bytes */
-			for (int k = 1 + (int)rnd(g, 3); k > 0 && len; k--)
-				f[rnd(g, len < 80 ? (uint32_t)len : 80)] ^= (uint8_t)(1u << rnd(g, 8));
-			break;
-		}
-	}
-	if (chance(g, 70))
-		fix_sums(g, f, len, d);
-	return len;
-}
-
-static size_t make_frame(struct rng *g, enum dir d, const struct model *m, uint8_t *f)
-{
-	unsigned kind = rnd(g, 100);
+	unsigned kind = fz_rnd(g, 100);
 	size_t len;
 
 	if (kind < 8) {		/* random bytes behind a plausible EtherType */
-		len = rnd(g, 160);
-		rnd_bytes(g, f, len);
-		if (len >= 14 && chance(g, 70))
-			ref_put16(f + 12, (unsigned[]){ 0x88b5, 0x0800, 0x86dd, 0x8100 }[rnd(g, 4)]);
+		len = fz_rnd(g, 160);
+		fz_bytes(g, f, len);
+		if (len >= 14 && fz_chance(g, 70))
+			ref_put16(f + 12, (unsigned[]){ 0x88b5, 0x0800, 0x86dd, 0x8100 }[fz_rnd(g, 4)]);
 	} else if (kind < 40) {
-		size_t i = rnd(g, (uint32_t)nseeds);
+		size_t i = fz_rnd(g, (uint32_t)nseeds);
 
 		len = seeds[i].len;
 		memcpy(f, seeds[i].buf, len);
 	} else {
 		len = build_valid(g, d, m, f);
 	}
-	if (kind >= 8 && chance(g, 75))
-		len = mutate(g, f, len, d);
+	if (kind >= 8 && fz_chance(g, 75))
+		len = fz_mutate(g, f, len, FRAME_MAX, d == TO_UBOE);
 	/* BPF_PROG_TEST_RUN refuses XDP frames shorter than an Ethernet header. */
 	return len < 14 ? 14 : len;
 }
@@ -998,7 +816,7 @@ static bool fuzz_one(const struct opts *op, enum dir d, long i, __u64 *ctr, stru
 	static uint8_t in[FRAME_MAX];
 	static struct result res;
 	int p = (int)((i / BLOCK) % (long)NPROFILES);
-	struct rng g = { op->seed ^ (0x5851f42d4c957f2dull * (uint64_t)(i + 1)) ^ ((uint64_t)d << 62) };
+	struct fz_rng g = { op->seed ^ (0x5851f42d4c957f2dull * (uint64_t)(i + 1)) ^ ((uint64_t)d << 62) };
 	struct verdict_ctx c = { .n = 0 };
 	struct ref_frame r;
 	const struct model *m = &models[p];
@@ -1009,7 +827,7 @@ static bool fuzz_one(const struct opts *op, enum dir d, long i, __u64 *ctr, stru
 	size_t len;
 	char err[256];
 
-	splitmix(&g.s);
+	fz_splitmix(&g.s);
 	if (p != current_profile) {
 		if (configure(profiles[p], err, sizeof(err))) {
 			printf("#   configure '%s': %s\n", profiles[p], err);
