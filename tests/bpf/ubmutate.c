@@ -106,6 +106,16 @@ size_t fz_mutate(struct fz_rng *g, uint8_t *f, size_t len, size_t cap, bool nati
 			size_t at4[] = { l.ip + 2, l.ip + 4, l.udp + 4 };
 			unsigned old, v;
 
+			if (l.udp + 6 <= len && fz_chance(g, 40)) {
+				/* IP and UDP agree with each other, not with the frame: a short
+				 * packet in a padded frame, or one with no room for TPH and ICRC. */
+				bool v4 = f[l.ip] >> 4 == 4;
+				unsigned ip_len = (unsigned)l.hl + fz_rnd(g, 8 + 16 + 4 + 16);
+
+				ref_put16(f + l.ip + (v4 ? 2 : 4), v4 ? ip_len : ip_len - 40);
+				ref_put16(f + l.udp + 4, ip_len - (unsigned)l.hl);
+				break;
+			}
 			at = at4[fz_rnd(g, 3)];
 			if (at + 2 > len)
 				break;
