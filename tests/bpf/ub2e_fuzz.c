@@ -20,12 +20,14 @@
  * is the configuration in force, so any failure replays on its own:
  *
  *   ub2e_testrun fuzz [--seed S] [--count N] [--prog to_uboe|to_ub|both]
- *                     [--replay I] [--receive-checks] [--max-fail N]
+ *                     [--replay I] [--receive-checks] [--egress-mtu] [--max-fail N]
  *                     [--fixtures FILE] [--topo FILE] [--ub-dev D] [--ip-dev D]
  *
  * --receive-checks expects the RFC 1812 receive checks of issue 7 §3 (bad
  * IPv4 checksum, martian source and VLAN 4095 dropped, frames for another MAC
- * passed untouched); without it those frames may go either way.
+ * passed untouched); without it those frames may go either way. --egress-mtu
+ * expects §2: nothing is forwarded whose IP packet, with the LPH+NTH that
+ * UBoE -> UB adds, exceeds the egress port's MTU.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -87,7 +89,8 @@ struct opts {
 	uint64_t seed;
 	long count, replay;
 	int progs;		/* bit per enum dir */
-	bool receive_checks;
+	bool receive_checks;	/* issue 7 §3 */
+	bool egress_mtu;	/* issue 7 §2 */
 	int max_fail;
 	const char *fixtures, *topo;
 };
@@ -101,6 +104,7 @@ struct addr {
 
 static struct {
 	uint8_t ub_port_mac[6], ip_port_mac[6], ubpu_mac[6], iphost_mac[6];
+	unsigned ub_mtu, ip_mtu;
 	struct addr src[2][2];			/* [dir][v6] */
 	struct addr dst[2][16];			/* [dir][] */
 	size_t ndst[2];
@@ -156,7 +160,7 @@ static int topo_mac(const char *path, const char *key, uint8_t *mac)
 	return 0;
 }
 
-static int port_mac(unsigned ifindex, uint8_t *mac)
+static int port_info(unsigned ifindex, uint8_t *mac, unsigned *mtu)
 {
 	struct ifreq ifr = {};
 	int fd = socket(AF_INET, SOCK_DGRAM, 0), rc;
@@ -167,9 +171,13 @@ static int port_mac(unsigned ifindex, uint8_t *mac)
 		return -1;
 	}
 	rc = ioctl(fd, SIOCGIFHWADDR, &ifr);
-	close(fd);
 	if (!rc)
 		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	if (!rc)
+		rc = ioctl(fd, SIOCGIFMTU, &ifr);
+	if (!rc)
+		*mtu = (unsigned)ifr.ifr_mtu;
+	close(fd);
 	return rc;
 }
 
@@ -194,7 +202,7 @@ static int load_topo(const char *path)
 		for (const char *const *k = lists[d]; *k; k++)
 			if (topo_addr(path, *k, &topo.dst[d][topo.ndst[d]++]))
 				return -1;
-	if (port_mac(ub_if, topo.ub_port_mac) || port_mac(ip_if, topo.ip_port_mac))
+	if (port_info(ub_if, topo.ub_port_mac, &topo.ub_mtu) || port_info(ip_if, topo.ip_port_mac, &topo.ip_mtu))
 		return -1;
 	return 0;
 }
@@ -339,11 +347,17 @@ static size_t build_valid(struct fz_rng *g, enum dir d, const struct model *m, u
 	const struct addr *dst = &topo.dst[d][fz_rnd(g, (uint32_t)topo.ndst[d])];
 	bool v6 = dst->v6;
 	const struct addr *src = &topo.src[d][v6];
-	size_t off, payload = fz_chance(g, 10) ? 400 + fz_rnd(g, 1100) : fz_rnd(g, 200), ip_len, hl = v6 ? 40 : 20;
+	size_t hl = v6 ? 40 : 20, off, ip_len, payload = fz_rnd(g, 200);
+
 	unsigned ecn = fz_rnd(g, 4), dscp = fz_rnd(g, 64), ttl = ttls[fz_rnd(g, 7)];
 	uint8_t *ip, *u;
 
-	/* L2: mostly to the port itself. */
+	/* Sizes: mostly small, some up to and around the MTU with and without the 10 bytes of LPH+NTH. */
+	if (fz_chance(g, 10))
+		payload = 400 + fz_rnd(g, 1100);
+	else if (fz_chance(g, 6))
+		payload = 1500 - hl - 28 - fz_rnd(g, 16);
+
 	if (fz_chance(g, 90))
 		memcpy(f, d == TO_UBOE ? topo.ub_port_mac : topo.ip_port_mac, 6);
 	else
@@ -485,7 +499,7 @@ static bool mac_eq(const uint8_t *a, const uint8_t *b)
 
 /* Which outcomes the reference decoder and the configuration allow. */
 static unsigned allowed(enum dir d, const uint8_t *in, const struct ref_frame *r, const struct model *m,
-			bool rc, int *vid, uint32_t *pid, unsigned *perm, const char **why)
+			bool rc, bool mtu, int *vid, uint32_t *pid, unsigned *perm, const char **why)
 {
 	const uint8_t *port = d == TO_UBOE ? topo.ub_port_mac : topo.ip_port_mac;
 	bool drop = false, other_mac = !mac_eq(in, port);
@@ -522,6 +536,8 @@ static unsigned allowed(enum dir d, const uint8_t *in, const struct ref_frame *r
 		ok = O_DROP | O_FWD | O_PUNT;
 	else if (!(m->cfg.flags & UB2E_F_NO_TTL_DEC) && r->ttl <= 1)
 		ok = O_PUNT, *why = "TTL expires here";
+	else if (mtu && (d == TO_UB ? 10 + r->ip_len > topo.ub_mtu : r->ip_len > topo.ip_mtu))
+		ok = O_PUNT, *why = "too big for the egress MTU with LPH+NTH (egress MTU check)";
 	else
 		ok = O_FWD | O_PUNT;
 	if (rc && other_mac) {	/* not routed: to the kernel untouched, or dropped as it would be */
@@ -840,7 +856,7 @@ static bool fuzz_one(const struct opts *op, enum dir d, long i, __u64 *ctr, stru
 		ref_decode_native(in, len, m->cfg.ub_ethertype, &r);
 	else
 		ref_decode_uboe(in, len, &r);
-	ok = allowed(d, in, &r, m, op->receive_checks, &vid, &pid, &perm, &why);
+	ok = allowed(d, in, &r, m, op->receive_checks, op->egress_mtu, &vid, &pid, &perm, &why);
 	if (!r.why || (r.kind == REF_VALID && why))
 		r.why = why;
 	rc = run_one(d, in, len, &res, ctr);
@@ -863,8 +879,9 @@ static bool fuzz_one(const struct opts *op, enum dir d, long i, __u64 *ctr, stru
 		print_hex("in ", in, len);
 		print_hex("out", res.out, res.out_len);
 		if (c.n)
-			printf("#   replay: build/bin/ub2e_testrun fuzz --seed %llu --prog %s --replay %ld%s\n",
-			       (unsigned long long)op->seed, dir_name[d], i, op->receive_checks ? " --receive-checks" : "");
+			printf("#   replay: build/bin/ub2e_testrun fuzz --seed %llu --prog %s --replay %ld%s%s\n",
+			       (unsigned long long)op->seed, dir_name[d], i, op->receive_checks ? " --receive-checks" : "",
+			       op->egress_mtu ? " --egress-mtu" : "");
 	}
 	return !c.n;
 }
@@ -922,7 +939,7 @@ int ub2e_fuzz_main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		unsigned long long n = 0;
-		bool takes = strcmp(a, "--receive-checks") != 0;
+		bool takes = strcmp(a, "--receive-checks") && strcmp(a, "--egress-mtu");
 
 		if (takes && !v) {
 			fprintf(stderr, "ub2e_testrun fuzz: %s needs a value\n", a);
@@ -930,6 +947,8 @@ int ub2e_fuzz_main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--receive-checks")) {
 			op.receive_checks = true;
+		} else if (!strcmp(a, "--egress-mtu")) {
+			op.egress_mtu = true;
 		} else if (!strcmp(a, "--seed") && !parse_num(v, &n)) {
 			op.seed = n;
 		} else if (!strcmp(a, "--count") && !parse_num(v, &n) && n <= 1000000000ull) {
