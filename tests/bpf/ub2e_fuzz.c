@@ -533,7 +533,7 @@ static unsigned allowed(enum dir d, const uint8_t *in, const struct ref_frame *r
 	if (drop)
 		ok = O_DROP;
 	else if (rc && r->martian_maybe)
-		ok = O_DROP | O_FWD | O_PUNT;
+		ok = O_DROP | O_FWD | O_PUNT, *why = "0/8 or 240/4 source: may be dropped (receive checks)";
 	else if (!(m->cfg.flags & UB2E_F_NO_TTL_DEC) && r->ttl <= 1)
 		ok = O_PUNT, *why = "TTL expires here";
 	else if (mtu && (d == TO_UB ? 10 + r->ip_len > topo.ub_mtu : r->ip_len > topo.ip_mtu))
@@ -604,8 +604,9 @@ static void check_fwd_to_uboe(struct verdict_ctx *c, const uint8_t *in, size_t i
 		FAIL(c, "forwarded %zu bytes, want %zu", res->out_len, want_len);
 		return;
 	}
-	if (!mac_eq(o + 6, topo.ip_port_mac) || (o[0] & 1) || !memcmp(o, "\0\0\0\0\0\0", 6))
-		FAIL(c, "MAC addresses are not a unicast hop from the IP-side port");
+	/* The only neighbour the IP side has in the FIB is the IP host. */
+	if (!mac_eq(o + 6, topo.ip_port_mac) || !mac_eq(o, topo.iphost_mac))
+		FAIL(c, "MAC addresses are not the IP-side port's and the IP host's");
 	if (vid) {
 		if (ref_get16(o + 12) != 0x8100 || (ref_get16(o + 14) & 0xfff) != (unsigned)vid ||
 		    ref_get16(o + 16) != ip_type)
@@ -637,8 +638,8 @@ static void check_fwd_to_ub(struct verdict_ctx *c, const uint8_t *in, size_t in_
 		FAIL(c, "forwarded %zu bytes, want %zu", res->out_len, want_len);
 		return;
 	}
-	if (!mac_eq(o + 6, topo.ub_port_mac) || (o[0] & 1) || !memcmp(o, "\0\0\0\0\0\0", 6))
-		FAIL(c, "MAC addresses are not a unicast hop from the UB-side port");
+	if (!mac_eq(o + 6, topo.ub_port_mac) || !mac_eq(o, topo.ubpu_mac))
+		FAIL(c, "MAC addresses are not the UB-side port's and the UBPU's");
 	if (ref_get16(o + 12) != m->cfg.ub_ethertype)
 		FAIL(c, "EtherType %04x, want native UB %04x", ref_get16(o + 12), m->cfg.ub_ethertype);
 	/* LPH: only VL, Config and RT set; link length fields 0 (WIRE.md §5). */
@@ -879,7 +880,7 @@ static bool fuzz_one(const struct opts *op, enum dir d, long i, __u64 *ctr, stru
 		print_hex("in ", in, len);
 		print_hex("out", res.out, res.out_len);
 		if (c.n)
-			printf("#   replay: build/bin/ub2e_testrun fuzz --seed %llu --prog %s --replay %ld%s%s\n",
+			printf("#   replay: UB2E_FUZZ_SEED=%llu UB2E_FUZZ_ARGS='--prog %s --replay %ld%s%s' tests/bpf/run\n",
 			       (unsigned long long)op->seed, dir_name[d], i, op->receive_checks ? " --receive-checks" : "",
 			       op->egress_mtu ? " --egress-mtu" : "");
 	}
