@@ -20,14 +20,16 @@
  * is the configuration in force, so any failure replays on its own:
  *
  *   ub2e_testrun fuzz [--seed S] [--count N] [--prog to_uboe|to_ub|both]
- *                     [--replay I] [--receive-checks] [--egress-mtu] [--max-fail N]
+ *                     [--replay I] [--receive-checks] [--egress-mtu] [--raw-maps] [--max-fail N]
  *                     [--fixtures FILE] [--topo FILE] [--ub-dev D] [--ip-dev D]
  *
  * --receive-checks expects the RFC 1812 receive checks of issue 7 §3 (bad
  * IPv4 checksum, martian source and VLAN 4095 dropped, frames for another MAC
  * passed untouched); without it those frames may go either way. --egress-mtu
  * expects §2: nothing is forwarded whose IP packet, with the LPH+NTH that
- * UBoE -> UB adds, exceeds the egress port's MTU.
+ * UBoE -> UB adds, exceeds the egress port's MTU. --raw-maps adds a configuration
+ * whose tables were written as bpftool may (VLAN values above 12 bits, VLAN
+ * 4095, Partition ID 0): VLANs are masked to 12 bits, 4095 and PID 0 dropped.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -66,14 +68,64 @@ static const char *const profiles[] = {
 	"--strict --map 4097=100 --map 5=5 --map 7/1=71 --map 9",
 	"--untagged --no-ttl-dec --cci-policy drop --rt 1 --vl 9",
 	"--default-pid 9 --default-perm 1 --light-ce ect1 --markable ect1 --ce-to light --ect1-to light --rt 3",
+	"(tables written raw, as with bpftool)",	/* only with --raw-maps */
 };
 #define NPROFILES (sizeof(profiles) / sizeof(profiles[0]))
+#define RAW_PROFILE (NPROFILES - 1)
+
+/*
+ * What bpftool may write into the tables that ubctl would refuse (README:
+ * "bpftool map update pinned .../npi2vlan ..."): VLAN IDs with bits above the
+ * 12 of a VID, VLAN 4095, Partition ID 0. Masked to 12 bits, the VLANs here are
+ * never 0, so "0 = no entry" stays unambiguous.
+ */
+static const struct {
+	uint32_t pid;
+	struct ub2e_npi_vlans v;
+} raw_npi[] = {
+	{ 5, { .any = 0xa005 } },
+	{ 7, { .perm = { 0x3046, 0xffff } } },
+	{ 4097, { .any = 0x0fff } },
+	{ 9, { .any = 0x5009, .perm = { 0, 0x8063 } } },
+};
+static const struct {
+	uint32_t vid, val;
+} raw_vlan[] = {
+	{ 5, UB2E_VLAN_VALID | UB2E_VLAN_ANY_PERM | 5 },
+	{ 70, UB2E_VLAN_VALID | 0x7c000000 | 7 },	/* bits no field uses */
+	{ 71, UB2E_VLAN_VALID | 1u << UB2E_VLAN_PERM_SHIFT | 0x123456 },
+	{ 100, UB2E_VLAN_VALID | UB2E_VLAN_ANY_PERM },	/* Partition ID 0 */
+	{ 4095, UB2E_VLAN_VALID | UB2E_VLAN_ANY_PERM | 4095 },
+};
+
+/* ub2e_tables_clear() walks the tables as ubctl wrote them and stops at these. */
+static void clear_raw_tables(void)
+{
+	__u32 zero = 0;
+
+	for (size_t i = 0; i < sizeof(raw_npi) / sizeof(raw_npi[0]); i++)
+		bpf_map_delete_elem(bpf_map__fd(skel->maps.ub2e_npi2vlan), &raw_npi[i].pid);
+	for (size_t i = 0; i < sizeof(raw_vlan) / sizeof(raw_vlan[0]); i++)
+		bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_vlan2npi), &raw_vlan[i].vid, &zero, BPF_ANY);
+}
+
+static int write_raw_tables(void)
+{
+	for (size_t i = 0; i < sizeof(raw_npi) / sizeof(raw_npi[0]); i++)
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_npi2vlan), &raw_npi[i].pid, &raw_npi[i].v, BPF_ANY))
+			return -1;
+	for (size_t i = 0; i < sizeof(raw_vlan) / sizeof(raw_vlan[0]); i++)
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_vlan2npi), &raw_vlan[i].vid, &raw_vlan[i].val, BPF_ANY))
+			return -1;
+	return 0;
+}
 
 /* The configuration as the checker sees it. */
 struct model {
 	struct ub2e_cfg cfg;
 	struct npimap_entry map[16];
 	size_t nmap;
+	bool raw;		/* the tables hold raw_npi and raw_vlan instead */
 };
 
 /* Outcomes a frame may have. */
@@ -91,6 +143,7 @@ struct opts {
 	int progs;		/* bit per enum dir */
 	bool receive_checks;	/* issue 7 §3 */
 	bool egress_mtu;	/* issue 7 §2 */
+	bool raw_maps;		/* issue 7 §3, tables written with bpftool */
 	int max_fail;
 	const char *fixtures, *topo;
 };
@@ -284,6 +337,20 @@ static int model_vlan(const struct model *m, uint32_t pid, unsigned perm, const 
 
 	if (m->cfg.flags & UB2E_F_UNTAGGED)
 		return 0;
+	for (size_t i = 0; m->raw && i < sizeof(raw_npi) / sizeof(raw_npi[0]); i++) {
+		const struct ub2e_npi_vlans *e = &raw_npi[i].v;
+
+		if (raw_npi[i].pid != pid)
+			continue;
+		v = e->perm[perm & 1] ? e->perm[perm & 1] : e->any;
+		if (!v)
+			break;
+		if ((v & 0xfff) == 0xfff) {
+			*why = "the table maps the NPI to VLAN 4095 (raw, masked to 12 bits)";
+			return -1;
+		}
+		return (int)(v & 0xfff);
+	}
 	for (size_t i = 0; i < m->nmap; i++) {
 		if (m->map[i].pid != pid)
 			continue;
@@ -313,6 +380,20 @@ static int model_npi(const struct model *m, unsigned vid, uint32_t *pid, unsigne
 	*perm = m->cfg.default_perm;
 	if (!vid)
 		return 0;
+	for (size_t i = 0; m->raw && i < sizeof(raw_vlan) / sizeof(raw_vlan[0]); i++) {
+		uint32_t val = raw_vlan[i].val;
+
+		if (raw_vlan[i].vid != vid)
+			continue;
+		*pid = val & 0xffffff;
+		if (!(val & UB2E_VLAN_ANY_PERM))
+			*perm = val >> UB2E_VLAN_PERM_SHIFT & 1;
+		if (!*pid) {
+			*why = "the table maps the VLAN to Partition ID 0 (raw)";
+			return -1;
+		}
+		return 0;
+	}
 	for (size_t i = 0; i < m->nmap; i++) {
 		if (m->map[i].vlan != vid)
 			continue;
@@ -607,6 +688,8 @@ static void check_fwd_to_uboe(struct verdict_ctx *c, const uint8_t *in, size_t i
 	/* The only neighbour the IP side has in the FIB is the IP host. */
 	if (!mac_eq(o + 6, topo.ip_port_mac) || !mac_eq(o, topo.iphost_mac))
 		FAIL(c, "MAC addresses are not the IP-side port's and the IP host's");
+	if (vid && m->raw && ref_get16(o + 14) >> 12)
+		FAIL(c, "TCI %04x: bits of the table value above the VID reached PCP/DEI", ref_get16(o + 14));
 	if (vid) {
 		if (ref_get16(o + 12) != 0x8100 || (ref_get16(o + 14) & 0xfff) != (unsigned)vid ||
 		    ref_get16(o + 16) != ip_type)
@@ -791,6 +874,7 @@ static void check(struct verdict_ctx *c, enum dir d, const uint8_t *in, size_t i
 
 static int current_profile = -1;
 static struct model models[NPROFILES];
+static size_t nprofiles = NPROFILES - 1;	/* RAW_PROFILE with --raw-maps */
 
 static int run_one(enum dir d, const uint8_t *in, size_t len, struct result *res, __u64 *ctr)
 {
@@ -832,7 +916,7 @@ static bool fuzz_one(const struct opts *op, enum dir d, long i, __u64 *ctr, stru
 {
 	static uint8_t in[FRAME_MAX];
 	static struct result res;
-	int p = (int)((i / BLOCK) % (long)NPROFILES);
+	int p = (int)((i / BLOCK) % (long)nprofiles);
 	struct fz_rng g = { op->seed ^ (0x5851f42d4c957f2dull * (uint64_t)(i + 1)) ^ ((uint64_t)d << 62) };
 	struct verdict_ctx c = { .n = 0 };
 	struct ref_frame r;
@@ -846,7 +930,10 @@ static bool fuzz_one(const struct opts *op, enum dir d, long i, __u64 *ctr, stru
 
 	fz_splitmix(&g.s);
 	if (p != current_profile) {
-		if (configure(profiles[p], err, sizeof(err))) {
+		if (current_profile == (int)RAW_PROFILE)
+			clear_raw_tables();
+		if (configure(p == RAW_PROFILE ? "" : profiles[p], err, sizeof(err)) ||
+		    (p == RAW_PROFILE && write_raw_tables() && snprintf(err, sizeof(err), "%s", strerror(errno)))) {
 			printf("#   configure '%s': %s\n", profiles[p], err);
 			return false;
 		}
@@ -880,9 +967,9 @@ static bool fuzz_one(const struct opts *op, enum dir d, long i, __u64 *ctr, stru
 		print_hex("in ", in, len);
 		print_hex("out", res.out, res.out_len);
 		if (c.n)
-			printf("#   replay: UB2E_FUZZ_SEED=%llu UB2E_FUZZ_ARGS='--prog %s --replay %ld%s%s' tests/bpf/run\n",
+			printf("#   replay: UB2E_FUZZ_SEED=%llu UB2E_FUZZ_ARGS='--prog %s --replay %ld%s%s%s' tests/bpf/run\n",
 			       (unsigned long long)op->seed, dir_name[d], i, op->receive_checks ? " --receive-checks" : "",
-			       op->egress_mtu ? " --egress-mtu" : "");
+			       op->egress_mtu ? " --egress-mtu" : "", op->raw_maps ? " --raw-maps" : "");
 	}
 	return !c.n;
 }
@@ -906,10 +993,13 @@ static int setup(const char *ub_dev, const char *ip_dev, const struct opts *op)
 		return -1;
 	}
 	for (size_t p = 0; p < NPROFILES; p++)
-		if (model_from_opts(profiles[p], &models[p], err, sizeof(err))) {
+		if (model_from_opts(p == RAW_PROFILE ? "" : profiles[p], &models[p], err, sizeof(err))) {
 			fprintf(stderr, "ub2e_testrun fuzz: profile '%s': %s\n", profiles[p], err);
 			return -1;
 		}
+	models[RAW_PROFILE].raw = true;
+	if (op->raw_maps)
+		nprofiles = NPROFILES;
 	skel = ub2e__open_and_load();
 	if (!skel) {
 		fprintf(stderr, "ub2e_testrun fuzz: loading the programs: %s\n", strerror(errno));
@@ -940,7 +1030,7 @@ int ub2e_fuzz_main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		unsigned long long n = 0;
-		bool takes = strcmp(a, "--receive-checks") && strcmp(a, "--egress-mtu");
+		bool takes = strcmp(a, "--receive-checks") && strcmp(a, "--egress-mtu") && strcmp(a, "--raw-maps");
 
 		if (takes && !v) {
 			fprintf(stderr, "ub2e_testrun fuzz: %s needs a value\n", a);
@@ -950,6 +1040,8 @@ int ub2e_fuzz_main(int argc, char **argv)
 			op.receive_checks = true;
 		} else if (!strcmp(a, "--egress-mtu")) {
 			op.egress_mtu = true;
+		} else if (!strcmp(a, "--raw-maps")) {
+			op.raw_maps = true;
 		} else if (!strcmp(a, "--seed") && !parse_num(v, &n)) {
 			op.seed = n;
 		} else if (!strcmp(a, "--count") && !parse_num(v, &n) && n <= 1000000000ull) {
