@@ -101,6 +101,8 @@ $(BUILD)/bin/%: $(BUILD)/obj/user/tools/%.o $(LIB) | $(BUILD)/bin
 $(BUILD)/bin/test_%: $(BUILD)/obj/tests/unit/test_%.o $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PKT_LIBS)
 
+# ub2e_stats.c reads the counters through libbpf.
+$(BUILD)/bin/test_ub2e_stats: PKT_LIBS += $(BPF_LIBS)
 # The parser fuzz checks ubpkt_parse.c against the fuzzers' own decoder.
 $(BUILD)/bin/test_ubpkt_ref: $(BUILD)/obj/tests/bpf/ubref.o $(BUILD)/obj/tests/bpf/ubmutate.o
 
