@@ -143,10 +143,9 @@ static bool fuzz_one(const struct opts *op, enum dir d, long i, __u64 *ctr, stru
 	struct verdict_ctx c = { .n = 0 };
 	struct ref_frame r;
 	const struct model *m = &models[p];
-	unsigned ok, outcome = 0, perm = 0;
-	uint32_t pid = 0;
-	int vid = 0, rc;
-	const char *why = "";
+	struct expect e;
+	unsigned outcome = 0;
+	int rc;
 	size_t len;
 	char err[256];
 
@@ -166,15 +165,13 @@ static bool fuzz_one(const struct opts *op, enum dir d, long i, __u64 *ctr, stru
 		ref_decode_native(in, len, m->cfg.ub_ethertype, &r);
 	else
 		ref_decode_uboe(in, len, &r);
-	ok = fuzz_allowed(d, in, &r, m, op->receive_checks, op->egress_mtu, &vid, &pid, &perm, &why);
-	if (!r.why || (r.kind == REF_VALID && why))
-		r.why = why;
+	fuzz_expect(d, in, &r, m, op->receive_checks, op->egress_mtu, &e);
 	rc = run_one(d, in, len, &res, ctr);
 	t->frames++;
 	if (rc) {
 		FAIL(&c, "BPF_PROG_TEST_RUN: %s", strerror(-rc));
 	} else {
-		fuzz_check(&c, d, in, len, &res, m, op->receive_checks, &r, ok, vid, pid, perm, &outcome);
+		fuzz_check(&c, d, in, len, &res, m, op->receive_checks, &r, &e, &outcome);
 		t->outcome[outcome]++;
 	}
 	if (c.n || verbose) {
@@ -185,7 +182,7 @@ static bool fuzz_one(const struct opts *op, enum dir d, long i, __u64 *ctr, stru
 		}
 		printf("# %s %s frame %ld (seed %llu, profile '%s'): %s\n", c.n ? "FAIL" : "ok", dir_name[d], i,
 		       (unsigned long long)op->seed, profiles[p], c.n ? c.msg : "all invariants hold");
-		printf("#   reference: %s; verdict %u, output %zu bytes\n", r.why ? r.why : "?", res.verdict, res.out_len);
+		printf("#   reference: %s; verdict %u, output %zu bytes\n", e.why ? e.why : "?", res.verdict, res.out_len);
 		print_hex("in ", in, len);
 		print_hex("out", res.out, res.out_len);
 		if (c.n)

@@ -92,15 +92,24 @@ int fuzz_load_topo(const char *path);
 int fuzz_load_seeds(const char *path);
 size_t fuzz_make_frame(struct fz_rng *g, enum dir d, const struct model *m, uint8_t *f);
 
+/* What a frame may become. */
+struct expect {
+	unsigned ok;		/* O_* */
+	const char *why;
+	const char *counter;	/* the drop or pass counter its reason calls for; NULL: any */
+	int vid;		/* UB -> UBoE: 802.1Q VLAN, 0 untagged */
+	uint32_t pid;		/* UBoE -> UB: NTH Partition ID and Permission */
+	unsigned perm;
+};
+
 /* ub2e_fuzz_check.c */
 int fuzz_model(const char *opts, struct model *m, char *err, size_t errlen);
-/* The outcomes (O_*) frame `in`, decoded as r, may have; vid/pid/perm: what it converts to. */
-unsigned fuzz_allowed(enum dir d, const uint8_t *in, const struct ref_frame *r, const struct model *m,
-		      bool rc, bool mtu, int *vid, uint32_t *pid, unsigned *perm, const char **why);
-/* Check a result against the frame and the outcomes allowed; *outcome: what it was. */
+/* rc: issue 7 §3 receive checks expected; mtu: §2 egress MTU expected. */
+void fuzz_expect(enum dir d, const uint8_t *in, const struct ref_frame *r, const struct model *m, bool rc,
+		 bool mtu, struct expect *e);
+/* Check a result against what the frame may become; *outcome: what it was. */
 void fuzz_check(struct verdict_ctx *c, enum dir d, const uint8_t *in, size_t in_len, const struct result *res,
-		const struct model *m, bool rc, const struct ref_frame *r, unsigned ok, int vid, uint32_t pid,
-		unsigned perm, unsigned *outcome);
+		const struct model *m, bool rc, const struct ref_frame *r, const struct expect *e, unsigned *outcome);
 const char *fuzz_outcome_name(unsigned o);
 
 #endif

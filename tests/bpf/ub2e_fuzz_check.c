@@ -62,8 +62,14 @@ int fuzz_model(const char *opts, struct model *m, char *err, size_t errlen)
 	return 0;
 }
 
+static void expect_drop(struct expect *e, const char *counter, const char *why)
+{
+	e->counter = counter;
+	e->why = why;
+}
+
 /* draft-li-uboe-00 §5.3, UB -> UBoE: the VLAN for an NPI, 0 untagged, -1 drop. */
-static int model_vlan(const struct model *m, uint32_t pid, unsigned perm, const char **why)
+static int model_vlan(const struct model *m, uint32_t pid, unsigned perm, struct expect *e)
 {
 	int any = 0, own = 0;
 	unsigned v;
@@ -71,15 +77,15 @@ static int model_vlan(const struct model *m, uint32_t pid, unsigned perm, const 
 	if (m->cfg.flags & UB2E_F_UNTAGGED)
 		return 0;
 	for (size_t i = 0; m->raw && i < n_raw_npi; i++) {
-		const struct ub2e_npi_vlans *e = &raw_npi[i].v;
+		const struct ub2e_npi_vlans *t = &raw_npi[i].v;
 
 		if (raw_npi[i].pid != pid)
 			continue;
-		v = e->perm[perm & 1] ? e->perm[perm & 1] : e->any;
+		v = t->perm[perm & 1] ? t->perm[perm & 1] : t->any;
 		if (!v)
 			break;
 		if ((v & 0xfff) == 0xfff) {
-			*why = "the table maps the NPI to VLAN 4095 (raw, masked to 12 bits)";
+			expect_drop(e, NULL, "the table maps the NPI to VLAN 4095 (raw, masked to 12 bits)");
 			return -1;
 		}
 		return (int)(v & 0xfff);
@@ -95,19 +101,19 @@ static int model_vlan(const struct model *m, uint32_t pid, unsigned perm, const 
 	if (own || any)
 		return own ? own : any;
 	if (m->cfg.flags & UB2E_F_STRICT_VLAN) {
-		*why = "NPI not in the table under --strict";
+		expect_drop(e, "drop_npi_unmapped", "NPI not in the table under --strict");
 		return -1;
 	}
 	v = pid & 0xfff;
 	if (v == 0 || v == 0xfff) {
-		*why = "lower 12 bits of the Partition ID are a reserved VLAN";
+		expect_drop(e, "drop_vlan_reserved", "lower 12 bits of the Partition ID are a reserved VLAN");
 		return -1;
 	}
 	return (int)v;
 }
 
 /* UBoE -> UB: the NPI for a VLAN ID (0 untagged). Returns 0, or -1 to drop. */
-static int model_npi(const struct model *m, unsigned vid, uint32_t *pid, unsigned *perm, const char **why)
+static int model_npi(const struct model *m, unsigned vid, uint32_t *pid, unsigned *perm, struct expect *e)
 {
 	*pid = m->cfg.default_pid;
 	*perm = m->cfg.default_perm;
@@ -122,7 +128,7 @@ static int model_npi(const struct model *m, unsigned vid, uint32_t *pid, unsigne
 		if (!(val & UB2E_VLAN_ANY_PERM))
 			*perm = val >> UB2E_VLAN_PERM_SHIFT & 1;
 		if (!*pid) {
-			*why = "the table maps the VLAN to Partition ID 0 (raw)";
+			expect_drop(e, NULL, "the table maps the VLAN to Partition ID 0 (raw)");
 			return -1;
 		}
 		return 0;
@@ -136,7 +142,7 @@ static int model_npi(const struct model *m, unsigned vid, uint32_t *pid, unsigne
 		return 0;
 	}
 	if (m->cfg.flags & UB2E_F_STRICT_VLAN) {
-		*why = "VLAN not in the table under --strict";
+		expect_drop(e, "drop_vlan_unmapped", "VLAN not in the table under --strict");
 		return -1;
 	}
 	*pid = vid;
@@ -162,54 +168,92 @@ static bool mac_eq(const uint8_t *a, const uint8_t *b)
 }
 
 /* Which outcomes the reference decoder and the configuration allow. */
-unsigned fuzz_allowed(enum dir d, const uint8_t *in, const struct ref_frame *r, const struct model *m,
-		      bool rc, bool mtu, int *vid, uint32_t *pid, unsigned *perm, const char **why)
+/* The counter of each rule the reference decoder names. */
+static const char *const defect_counter[] = {
+	[REF_TRUNCATED] = "drop_truncated",
+	[REF_LPH_CONFIG] = "drop_lph_config_not_ip",
+	[REF_IP_VERSION] = "drop_ip_version_mismatch",
+	[REF_NOT_UB_PAYLOAD] = "drop_not_uboe_payload",
+	[REF_FRAGMENT] = "drop_ipv4_fragment",
+	[REF_OPTIONS] = "drop_ipv4_options",
+	[REF_LENGTH] = "drop_ip_bad_length",
+	[REF_TP_OPCODE] = "drop_tp_opcode_invalid",
+	[REF_PARTITION_ZERO] = "drop_partition_zero",
+};
+
+void fuzz_expect(enum dir d, const uint8_t *in, const struct ref_frame *r, const struct model *m, bool rc,
+		 bool mtu, struct expect *e)
 {
 	const uint8_t *port = d == TO_UBOE ? topo.ub_port_mac : topo.ip_port_mac;
 	bool drop = false, other_mac = !mac_eq(in, port);
-	unsigned ok;
 
+	memset(e, 0, sizeof(*e));
+	e->why = r->why;
 	if (r->kind == REF_FOREIGN) {
-		*why = r->why;
-		return O_FOREIGN;
+		e->ok = O_FOREIGN;
+		return;
 	}
-	*why = r->why;
 	if (r->kind == REF_DROP) {
 		drop = true;
+		e->counter = defect_counter[r->defect];
 	} else if (d == TO_UBOE) {
-		*vid = model_vlan(m, r->pid, r->perm, why);
-		drop = *vid < 0;
-		if ((r->cci >> 12 & 7) != 4 && m->cfg.cci_policy == UB2E_CCI_DROP) {
+		e->vid = model_vlan(m, r->pid, r->perm, e);
+		drop = e->vid < 0;
+		if (!drop && (r->cci >> 12 & 7) != 4 && m->cfg.cci_policy == UB2E_CCI_DROP) {
 			drop = true;
-			*why = "CCI not in FECN mode under --cci-policy drop";
+			expect_drop(e, "drop_cci_not_fecn", "CCI not in FECN mode under --cci-policy drop");
 		}
 	} else {
-		drop = model_npi(m, r->tagged ? r->tci & 0xfff : 0, pid, perm, why) < 0;
+		drop = model_npi(m, r->tagged ? r->tci & 0xfff : 0, &e->pid, &e->perm, e) < 0;
 	}
 	if (rc && !drop && r->kind == REF_VALID) {
 		if (!r->csum_ok)
-			drop = true, *why = "IPv4 header checksum bad (receive checks)";
+			drop = true, expect_drop(e, NULL, "IPv4 header checksum bad (receive checks)");
 		else if (r->martian_src)
-			drop = true, *why = "martian source address (receive checks)";
+			drop = true, expect_drop(e, NULL, "martian source address (receive checks)");
 		else if (d == TO_UB && r->tagged && (r->tci & 0xfff) == 0xfff)
-			drop = true, *why = "VLAN 4095 reserved (receive checks)";
+			drop = true, expect_drop(e, NULL, "VLAN 4095 reserved (receive checks)");
 	}
-	if (drop)
-		ok = O_DROP;
-	else if (rc && r->martian_maybe)
-		ok = O_DROP | O_FWD | O_PUNT, *why = "0/8 or 240/4 source: may be dropped (receive checks)";
-	else if (!(m->cfg.flags & UB2E_F_NO_TTL_DEC) && r->ttl <= 1)
-		ok = O_PUNT, *why = "TTL expires here";
-	else if (mtu && (d == TO_UB ? 10 + r->ip_len > topo.ub_mtu : r->ip_len > topo.ip_mtu))
-		ok = O_PUNT, *why = "too big for the egress MTU with LPH+NTH (egress MTU check)";
-	else
-		ok = O_FWD | O_PUNT;
+	if (drop) {
+		e->ok = O_DROP;
+	} else if (rc && r->martian_maybe) {
+		e->ok = O_DROP | O_FWD | O_PUNT;
+		e->why = "0/8 or 240/4 source: may be dropped (receive checks)";
+	} else if (!(m->cfg.flags & UB2E_F_NO_TTL_DEC) && r->ttl <= 1) {
+		e->ok = O_PUNT;
+		e->why = "TTL expires here";
+		e->counter = "pass_ttl_expired";
+	} else if (mtu && (d == TO_UB ? 10 + r->ip_len > topo.ub_mtu : r->ip_len > topo.ip_mtu)) {
+		e->ok = O_PUNT;
+		e->why = "too big for the egress MTU with LPH+NTH (egress MTU check)";
+	} else {
+		e->ok = O_FWD | O_PUNT;
+	}
 	if (rc && other_mac) {	/* not routed: to the kernel untouched, or dropped as it would be */
-		ok = O_ASIS | (ok & O_DROP);
-		if (!(ok & O_DROP))
-			*why = "destination MAC is not the port's (receive checks)";
+		e->ok = O_ASIS | (e->ok & O_DROP);
+		if (!(e->ok & O_DROP))
+			e->why = "destination MAC is not the port's (receive checks)", e->counter = NULL;
 	}
-	return ok;
+}
+
+/*
+ * Is `name` the counter the rule calls for? Counters the fuzzer does not know
+ * (added with new rules, e.g. issue 7 §3) are taken on trust, so that a new
+ * check placed before an old one does not fail frames with both defects.
+ */
+static bool counter_fits(const char *name, const char *want)
+{
+	static const char *const known[] = { "drop_truncated", "drop_lph_config_not_ip", "drop_ip_version_mismatch",
+		"drop_ip_bad_length", "drop_ipv4_options", "drop_ipv4_fragment", "drop_not_uboe_payload",
+		"drop_tp_opcode_invalid", "drop_partition_zero", "drop_cci_not_fecn", "drop_npi_unmapped",
+		"drop_vlan_reserved", "drop_vlan_unmapped", "pass_ttl_expired" };
+	bool is_known = false;
+
+	if (!want || !strcmp(name, want))
+		return true;
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		is_known |= !strcmp(name, known[i]);
+	return !is_known;
 }
 
 /* What left: the IP packet and all that follows must be the input's, but for TTL, ECN and checksum. */
@@ -364,9 +408,10 @@ static bool punt_shape_ok(enum dir d, const uint8_t *in, size_t in_len, const st
 }
 
 void fuzz_check(struct verdict_ctx *c, enum dir d, const uint8_t *in, size_t in_len, const struct result *res,
-		  const struct model *m, bool rc, const struct ref_frame *r, unsigned ok, int vid, uint32_t pid,
-		  unsigned perm, unsigned *outcome)
+		const struct model *m, bool rc, const struct ref_frame *r, const struct expect *e, unsigned *outcome)
 {
+	const char *verdict_counter = "?";
+	unsigned ok = e->ok;
 	int nverdict = 0, nrx = 0, cls = -1;
 	const char *rx_name = d == TO_UBOE ? "rx_ub" : "rx_uboe", *tx_name = d == TO_UBOE ? "tx_uboe" : "tx_ub";
 	bool info = false;
@@ -387,6 +432,7 @@ void fuzz_check(struct verdict_ctx *c, enum dir d, const uint8_t *in, size_t in_
 		} else {
 			nverdict++;
 			cls = (int)k;
+			verdict_counter = ub2e_counter_name(i);
 			if (k == UB2E_CLASS_TX && strcmp(ub2e_counter_name(i), tx_name))
 				FAIL(c, "%s moved on %s", ub2e_counter_name(i), dir_name[d]);
 		}
@@ -436,9 +482,14 @@ void fuzz_check(struct verdict_ctx *c, enum dir d, const uint8_t *in, size_t in_
 			if (ok & b)
 				snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s%s", want[0] ? " or " : "",
 					 fuzz_outcome_name(b));
-		FAIL(c, "%s, but the reference allows only: %s (%s)", fuzz_outcome_name(*outcome), want, r->why ? r->why : "?");
+		FAIL(c, "%s, but the reference allows only: %s (%s)", fuzz_outcome_name(*outcome), want, e->why ? e->why : "?");
 		return;
 	}
+	/* Counted per reason: the first rule the frame breaks, or TTL expiry. */
+	if ((*outcome == O_DROP || (*outcome == O_PUNT && !(ok & O_FWD))) && !counter_fits(verdict_counter, e->counter))
+		FAIL(c, "counted as %s, the reference says %s (%s)", verdict_counter, e->counter, e->why);
+	if (!strcmp(verdict_counter, "pass_ttl_expired") && (ok & O_FWD))
+		FAIL(c, "pass_ttl_expired for TTL %u", r->ttl);
 	if (info && !(d == TO_UBOE && r->kind == REF_VALID && (r->cci >> 12 & 7) != 4))
 		FAIL(c, "cci_not_fecn_forwarded moved for a packet whose CCI is FECN (or not UB)");
 	if (*outcome == O_FWD && d == TO_UBOE && (r->cci >> 12 & 7) != 4 && !info)
@@ -447,8 +498,8 @@ void fuzz_check(struct verdict_ctx *c, enum dir d, const uint8_t *in, size_t in_
 		FAIL(c, "handed to the kernel as neither the input nor its IP packet");
 	if (*outcome == O_FWD) {
 		if (d == TO_UBOE)
-			check_fwd_to_uboe(c, in, in_len, res, r, m, vid, rc);
+			check_fwd_to_uboe(c, in, in_len, res, r, m, e->vid, rc);
 		else
-			check_fwd_to_ub(c, in, in_len, res, r, m, pid, perm, rc);
+			check_fwd_to_ub(c, in, in_len, res, r, m, e->pid, e->perm, rc);
 	}
 }

@@ -10,9 +10,10 @@
 #define ICRC_LEN	4
 
 /* Where a defect leads: a native frame claims to be UB from its EtherType on. */
-static void verdict(struct ref_frame *r, bool ub, const char *why)
+static void verdict(struct ref_frame *r, bool ub, enum ref_defect d, const char *why)
 {
 	r->kind = ub ? REF_DROP : REF_FOREIGN;
+	r->defect = ub ? d : REF_NONE;
 	r->why = why;
 }
 
@@ -56,23 +57,23 @@ static void decode_l3(const uint8_t *f, size_t len, size_t ip, bool ub, struct r
 		unsigned frag;
 
 		if (avail < 20)
-			return verdict(r, ub, "IPv4 header truncated");
+			return verdict(r, ub, REF_TRUNCATED, "IPv4 header truncated");
 		if (p[0] >> 4 != 4)
-			return verdict(r, ub, "IP version is not 4");
+			return verdict(r, ub, REF_IP_VERSION, "IP version is not 4");
 		if (p[9] != 17)
-			return verdict(r, ub, "IPv4 protocol is not UDP");
+			return verdict(r, ub, REF_NOT_UB_PAYLOAD, "IPv4 protocol is not UDP");
 		frag = ref_get16(p + 6);
 		if (frag & 0x1fff)
-			return verdict(r, ub, "IPv4 later fragment");
+			return verdict(r, ub, REF_FRAGMENT, "IPv4 later fragment");
 		hlen = (size_t)(p[0] & 15) * 4;
 		if (hlen != 20) {
 			if (hlen < 20)
-				return verdict(r, ub, "IPv4 IHL below 5");
+				return verdict(r, ub, REF_OPTIONS, "IPv4 IHL below 5");
 			if (avail < hlen + 8)
-				return verdict(r, ub, "IPv4 options, UDP truncated");
+				return verdict(r, ub, REF_TRUNCATED, "IPv4 options, UDP truncated");
 			if (ub || ref_get16(p + hlen + 2) == UDP_PORT_UBOE)
-				return verdict(r, true, "IPv4 options (IHL != 5)");
-			return verdict(r, false, "IPv4 options, not to 4792");
+				return verdict(r, true, REF_OPTIONS, "IPv4 options (IHL != 5)");
+			return verdict(r, false, REF_NONE, "IPv4 options, not to 4792");
 		}
 		r->ip_len = ref_get16(p + 2);
 		r->ttl = p[8];
@@ -84,11 +85,11 @@ static void decode_l3(const uint8_t *f, size_t len, size_t ip, bool ub, struct r
 		unsigned tc;
 
 		if (avail < 40)
-			return verdict(r, ub, "IPv6 header truncated");
+			return verdict(r, ub, REF_TRUNCATED, "IPv6 header truncated");
 		if (p[0] >> 4 != 6)
-			return verdict(r, ub, "IP version is not 6");
+			return verdict(r, ub, REF_IP_VERSION, "IP version is not 6");
 		if (p[6] != 17)
-			return verdict(r, ub, "IPv6 next header is not UDP");
+			return verdict(r, ub, REF_NOT_UB_PAYLOAD, "IPv6 next header is not UDP");
 		hlen = 40;
 		r->ip_len = ref_get16(p + 4) + 40u;
 		r->ttl = p[7];
@@ -102,25 +103,25 @@ static void decode_l3(const uint8_t *f, size_t len, size_t ip, bool ub, struct r
 	u = ip + hlen;
 	r->udp_off = u;
 	if (avail < hlen + 8)
-		return verdict(r, ub, "UDP header truncated");
+		return verdict(r, ub, REF_TRUNCATED, "UDP header truncated");
 	if (ref_get16(f + u + 2) != UDP_PORT_UBOE)
-		return verdict(r, ub, "UDP destination port is not 4792");
+		return verdict(r, ub, REF_NOT_UB_PAYLOAD, "UDP destination port is not 4792");
 
 	/* UDP to 4792: this is UB now, and every defect is a drop. */
 	if (!r->v6 && (ref_get16(p + 6) & 0x2000))
-		return verdict(r, true, "IPv4 first fragment (MF)");
+		return verdict(r, true, REF_FRAGMENT, "IPv4 first fragment (MF)");
 	if (avail < hlen + 8 + TPH_LEN)
-		return verdict(r, true, "TPH truncated");
+		return verdict(r, true, REF_TRUNCATED, "TPH truncated");
 	if (r->ip_len > avail)
-		return verdict(r, true, "IP length beyond the frame");
+		return verdict(r, true, REF_TRUNCATED, "IP length beyond the frame");
 	udp_len = ref_get16(f + u + 4);
 	if (r->ip_len < hlen || udp_len != r->ip_len - hlen)
-		return verdict(r, true, "UDP length disagrees with IP length");
+		return verdict(r, true, REF_LENGTH, "UDP length disagrees with IP length");
 	if (udp_len < 8 + TPH_LEN + ICRC_LEN)
-		return verdict(r, true, "no room for UDP, TPH and ICRC");
+		return verdict(r, true, REF_LENGTH, "no room for UDP, TPH and ICRC");
 	r->tp_opcode = f[u + 8] & 0x7f;
 	if (!tp_opcode_valid(r->tp_opcode))
-		return verdict(r, true, "TP opcode reserved");
+		return verdict(r, true, REF_TP_OPCODE, "TP opcode reserved");
 	r->icrc_ok = ref_icrc_ok(p, r->ip_len);
 	r->kind = REF_VALID;
 	r->why = "valid";
@@ -130,12 +131,12 @@ void ref_decode_native(const uint8_t *f, size_t len, uint16_t ub_ethertype, stru
 {
 	memset(r, 0, sizeof(*r));
 	if (len < 14)
-		return verdict(r, false, "no Ethernet header");
+		return verdict(r, false, REF_NONE, "no Ethernet header");
 	r->ethertype = (uint16_t)ref_get16(f + 12);
 	if (r->ethertype != ub_ethertype)
-		return verdict(r, false, "EtherType is not native UB");
+		return verdict(r, false, REF_NONE, "EtherType is not native UB");
 	if (len < 14 + 4 + 6)
-		return verdict(r, true, "LPH/NTH truncated");
+		return verdict(r, true, REF_TRUNCATED, "LPH/NTH truncated");
 	/* LPH: byte 0 ..VL[3], byte 1 VL[2:0].rsv.Config, byte 2 LBMode.RoutePolicy.. */
 	r->lph_config = f[15] & 15;
 	r->vl = (f[14] & 1u) << 3 | f[15] >> 5;
@@ -145,11 +146,11 @@ void ref_decode_native(const uint8_t *f, size_t len, uint16_t ub_ethertype, stru
 	r->perm = f[20] & 1;
 	r->pid = (uint32_t)f[21] << 16 | (uint32_t)f[22] << 8 | f[23];
 	if (r->lph_config != 3 && r->lph_config != 4)
-		return verdict(r, true, "LPH Config is not IPv4/IPv6");
+		return verdict(r, true, REF_LPH_CONFIG, "LPH Config is not IPv4/IPv6");
 	r->v6 = r->lph_config == 4;
 	decode_l3(f, len, 24, true, r);
 	if (r->kind == REF_VALID && r->pid == 0)
-		verdict(r, true, "Partition ID 0");
+		verdict(r, true, REF_PARTITION_ZERO, "Partition ID 0");
 }
 
 void ref_decode_uboe(const uint8_t *f, size_t len, struct ref_frame *r)
@@ -159,18 +160,18 @@ void ref_decode_uboe(const uint8_t *f, size_t len, struct ref_frame *r)
 
 	memset(r, 0, sizeof(*r));
 	if (len < 14)
-		return verdict(r, false, "no Ethernet header");
+		return verdict(r, false, REF_NONE, "no Ethernet header");
 	type = r->ethertype = (uint16_t)ref_get16(f + 12);
 	if (type == 0x8100) {
 		if (len < 18)
-			return verdict(r, false, "802.1Q tag truncated");
+			return verdict(r, false, REF_NONE, "802.1Q tag truncated");
 		r->tagged = true;
 		r->tci = ref_get16(f + 14);
 		type = ref_get16(f + 16);
 		off = 18;
 	}
 	if (type != 0x0800 && type != 0x86dd)
-		return verdict(r, false, "not IPv4/IPv6");
+		return verdict(r, false, REF_NONE, "not IPv4/IPv6");
 	r->v6 = type == 0x86dd;
 	decode_l3(f, len, off, false, r);
 }

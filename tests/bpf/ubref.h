@@ -19,9 +19,24 @@
 
 enum ref_kind { REF_FOREIGN, REF_DROP, REF_VALID };
 
+/* Which rule a REF_DROP frame breaks first, in the order a receiver meets them. */
+enum ref_defect {
+	REF_NONE,
+	REF_TRUNCATED,		/* a header, or the IP length, beyond the frame */
+	REF_LPH_CONFIG,		/* LPH Config neither 3 nor 4 */
+	REF_IP_VERSION,		/* IP version against LPH Config */
+	REF_NOT_UB_PAYLOAD,	/* native UB whose IP payload is not UDP to 4792 */
+	REF_FRAGMENT,		/* IPv4 fragment */
+	REF_OPTIONS,		/* IPv4 IHL other than 5 */
+	REF_LENGTH,		/* IP and UDP lengths disagree, or no room for TPH and ICRC */
+	REF_TP_OPCODE,		/* reserved TP opcode */
+	REF_PARTITION_ZERO,	/* native UB with Partition ID 0 */
+};
+
 struct ref_frame {
 	enum ref_kind kind;
 	const char *why;		/* the rule that decided FOREIGN or DROP */
+	enum ref_defect defect;		/* for DROP */
 	/* L2 */
 	size_t l2_len;			/* bytes before the IP header */
 	bool tagged;
