@@ -4,6 +4,7 @@
 #   make            build everything
 #   make test       install missing Debian packages, build, run every suite
 #   make demo       namespace topology with real UB traffic through the UB2E switch
+#   make fuzz       the UB2E fuzzer, 1,000,000 frames per program, and the parser fuzz (UB2E_FUZZ_SEED=N replays)
 #   make bench      ns/packet of the XDP programs beside floor programs, ICRC GB/s
 #   make vmtest     the BPF and e2e suites on a Debian LTS kernel under qemu
 #   make install    PREFIX=/usr/local
@@ -103,6 +104,11 @@ $(BUILD)/bin/%: $(BUILD)/obj/user/tools/%.o $(LIB) | $(BUILD)/bin
 $(BUILD)/bin/test_%: $(BUILD)/obj/tests/unit/test_%.o $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PKT_LIBS)
 
+# ub2e_stats.c reads the counters through libbpf.
+$(BUILD)/bin/test_ub2e_stats: PKT_LIBS += $(BPF_LIBS)
+# The parser fuzz checks ubpkt_parse.c against the fuzzers' own decoder.
+$(BUILD)/bin/test_ubpkt_ref: $(BUILD)/obj/tests/bpf/ubref.o $(BUILD)/obj/tests/bpf/ubmutate.o
+
 $(BUILD)/bin/ub2e_testrun: $(TESTRUN_OBJS) $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
 
@@ -133,8 +139,15 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/bench.sh
 
-# Long fuzzing runs (make test runs each target briefly).
-fuzz: fuzz-transport
+# Long fuzzing runs; make test runs each target briefly. One target per engine.
+fuzz: fuzz-ub2e fuzz-transport
+
+# The bpf suite with the UB2E fuzzer at 1,000,000 frames per program instead of
+# 20,000, and the unit suite with the parser fuzz at 20,000,000 instead of 1,000,000.
+fuzz-ub2e: deps
+	@$(MAKE) --no-print-directory all
+	@UB2E_FUZZ_COUNT=$${UB2E_FUZZ_COUNT:-1000000} UBPKT_FUZZ_COUNT=$${UBPKT_FUZZ_COUNT:-20000000} tests/run.sh unit bpf
+
 fuzz-transport:
 	@$(MAKE) --no-print-directory $(BUILD)/bin/test_transport_fuzz
 	TP_FUZZ_ITERS=$${TP_FUZZ_ITERS:-5000000} $(BUILD)/bin/test_transport_fuzz
@@ -160,7 +173,7 @@ install-wireshark:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps test demo bench vmtest vmtest-selftest install install-wireshark clean
+.PHONY: all deps test demo bench fuzz vmtest vmtest-selftest install install-wireshark clean
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: fuzz fuzz-transport
+.PHONY: fuzz-ub2e fuzz-transport

@@ -7,6 +7,7 @@
  * counters that moved. Run it inside the switch namespace (tests/bpf/run).
  *
  *   ub2e_testrun [--ub-dev DEV] [--ip-dev DEV] FIXTURES...
+ *   ub2e_testrun fuzz ...          (ub2e_fuzz.c)
  */
 #include <errno.h>
 #include <net/if.h>
@@ -26,6 +27,7 @@
 #include "npimap.h"
 #include "ub2e_tables.h"
 #include "ub2e_stats.h"
+#include "ub2e_harness.h"
 
 #define MAX_PKT 4096
 
@@ -41,8 +43,8 @@ struct fixture {
 	int line;
 };
 
-static struct ub2e *skel;
-static unsigned ub_if, ip_if;
+struct ub2e *skel;
+unsigned ub_if, ip_if;
 static int tap_n;
 
 static int unhex(const char *s, unsigned char *buf, size_t *len)
@@ -70,7 +72,7 @@ static const char *verdict_name(__u32 v)
 }
 
 /* Put the switch into the state the case's ubctl options describe. */
-static int configure(const char *opts, char *err, size_t errlen)
+int configure(const char *opts, char *err, size_t errlen)
 {
 	int npi_fd = bpf_map__fd(skel->maps.ub2e_npi2vlan), vlan_fd = bpf_map__fd(skel->maps.ub2e_vlan2npi);
 	struct npimap_entry plan[64];
@@ -273,6 +275,8 @@ int main(int argc, char **argv)
 	const char *ub_dev = "sw-ub", *ip_dev = "sw-ip";
 	int i = 1, failed = 0;
 
+	if (argc > 1 && !strcmp(argv[1], "fuzz"))
+		return ub2e_fuzz_main(argc - 1, argv + 1);
 	for (; i + 1 < argc && !strncmp(argv[i], "--", 2); i += 2) {
 		if (!strcmp(argv[i], "--ub-dev"))
 			ub_dev = argv[i + 1];

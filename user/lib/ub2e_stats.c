@@ -15,6 +15,40 @@ const char *ub2e_counter_name(unsigned id)
 	return id < UB2E_CNT__MAX ? names[id] : "?";
 }
 
+/*
+ * The one place that classifies counters, by the naming rule of UB2E_COUNTERS
+ * (first match wins), so that a counter added there is classified without
+ * another edit: name it rx_, tx_, pass_ or drop_ after what it counts.
+ */
+static const struct {
+	const char *prefix;
+	enum ub2e_counter_class cls;
+} classes[] = {
+	{ "rx_", UB2E_CLASS_RX },
+	{ "tx_", UB2E_CLASS_TX },
+	{ "pass_not_ub", UB2E_CLASS_FOREIGN },	/* pass_not_ub, pass_not_uboe */
+	{ "pass_", UB2E_CLASS_PASS },
+	{ "drop_", UB2E_CLASS_DROP },
+	{ "", UB2E_CLASS_INFO },		/* cci_not_fecn_forwarded */
+};
+
+enum ub2e_counter_class ub2e_counter_class(unsigned id)
+{
+	const char *n = ub2e_counter_name(id);
+
+	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+		if (!strncmp(n, classes[i].prefix, strlen(classes[i].prefix)))
+			return classes[i].cls;
+	return UB2E_CLASS_INFO;
+}
+
+const char *ub2e_class_name(enum ub2e_counter_class c)
+{
+	static const char *const n[] = { "rx", "tx", "pass", "drop", "foreign", "info" };
+
+	return (unsigned)c < sizeof(n) / sizeof(n[0]) ? n[c] : "?";
+}
+
 int ub2e_counter_id(const char *name)
 {
 	for (int i = 0; i < UB2E_CNT__MAX; i++)
