@@ -18,9 +18,10 @@ void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* ---- pin.c: where instances live on bpffs -------------------------------- */
 
 /*
- * The bpffs to pin on: /sys/fs/bpf when it is one; under `ip netns exec`
- * (a private /sys without bpffs) the host's, through /proc/1/root, so that
- * pins outlive the command. Returns 0 or -1 with err set.
+ * bpffs.c: the bpffs to pin on. /sys/fs/bpf when it is one; under `ip netns
+ * exec` (a private /sys without bpffs) the one of the shell that ran it,
+ * through /proc/PID/root, so that pins outlive the command. Where there is
+ * none, ubctl mounts it (saying so once). Returns 0 or -1 with err set.
  */
 int pin_bpffs_root(char *out, size_t len, char *err, size_t errlen);
 
