@@ -144,3 +144,25 @@ size_t npimap_value_entries(uint32_t pid, const struct ub2e_npi_vlans *v, struct
 	}
 	return n;
 }
+
+int npimap_parse_key(const char *s, struct npimap_entry *e, char *err, size_t errlen)
+{
+	char buf[48];
+
+	/* "PID[/PERM]" is an entry without its VLAN: parse it with a dummy one. */
+	if (strchr(s, '=') || strlen(s) > 32 ||
+	    (snprintf(buf, sizeof(buf), "%s=1", s), npimap_parse(buf, e, err, errlen))) {
+		snprintf(err, errlen, "'%s' is not PID or PID/PERM", s);
+		return -1;
+	}
+	e->vlan = 0;
+	return 0;
+}
+
+const struct npimap_entry *npimap_find(const struct npimap_entry *v, size_t n, uint32_t pid, int perm)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].pid == pid && v[i].perm == perm)
+			return &v[i];
+	return NULL;
+}

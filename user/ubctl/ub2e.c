@@ -240,6 +240,10 @@ static int do_attach(struct ub2e_args *a)
 			goto unpin;
 		}
 	}
+	if (netns_record(dir, err, sizeof(err))) {
+		rc = fail(EXIT_FAIL, "%s", err);
+		goto unpin;
+	}
 	snprintf(p, sizeof(p), "%s/%s", dir, UB2E_PIN_PROG_TO_UBOE);
 	if (bpf_program__pin(skel->progs.ub2e_to_uboe, p)) {
 		rc = fail(EXIT_FAIL, "pin %s: %s", p, strerror(errno));
@@ -259,8 +263,16 @@ static int do_attach(struct ub2e_args *a)
 	rc = bpf_xdp_attach((int)ip_if, bpf_program__fd(skel->progs.ub2e_to_ub), flags, NULL);
 	if (rc) {
 		LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = bpf_program__fd(skel->progs.ub2e_to_uboe));
+		int rb;
 
-		bpf_xdp_detach((int)ub_if, (flags & ~XDP_FLAGS_UPDATE_IF_NOEXIST) | XDP_FLAGS_REPLACE, &o);
+		rb = bpf_xdp_detach((int)ub_if, (flags & ~XDP_FLAGS_UPDATE_IF_NOEXIST) | XDP_FLAGS_REPLACE, &o);
+		if (rb) {
+			/* Half attached: keep the pins so `ubctl ub2e detach` can finish the job. */
+			rc = fail(EXIT_FAIL, "attach to %s failed (%s) and taking the program off %s failed too (%s): "
+				  "pins kept at %s, run ubctl ub2e detach", a->sel.ip_dev, strerror(-rc),
+				  a->sel.ub_dev, strerror(-rb), pin_display(dir));
+			goto out;
+		}
 		rc = attach_err(a->sel.ip_dev, rc, a->generic);
 		goto unpin;
 	}
@@ -325,10 +337,12 @@ static int detach_from_ports(int devmap_fd, int prog_fd)
 static int do_detach(struct ub2e_args *a)
 {
 	char dir[PATH_MAX], err[512];
-	int tx_ub, tx_ip, to_uboe, to_ub, failures;
+	int tx_ub, tx_ip, to_uboe, to_ub, failures, saved_ns;
 
 	if (pin_instance_dir("ub2e", &a->sel, true, dir, sizeof(dir), err, sizeof(err)))
 		return fail(EXIT_FAIL, "%s", err);
+	if (netns_enter_instance(dir, &saved_ns, err, sizeof(err)))
+		return fail(EXIT_FAIL, "ub2e detach: %s", err);
 	tx_ub = open_pinned(dir, UB2E_PIN_TX_UB);
 	tx_ip = open_pinned(dir, UB2E_PIN_TX_IP);
 	to_uboe = open_pinned(dir, UB2E_PIN_PROG_TO_UBOE);
@@ -336,6 +350,7 @@ static int do_detach(struct ub2e_args *a)
 	if (tx_ub < 0 || tx_ip < 0 || to_uboe < 0 || to_ub < 0)
 		return fail(EXIT_FAIL, "%s is not a complete ub2e instance (%s)", dir, strerror(errno));
 	failures = detach_from_ports(tx_ub, to_uboe) + detach_from_ports(tx_ip, to_ub);
+	netns_leave(saved_ns);
 	close(tx_ub);
 	close(tx_ip);
 	close(to_uboe);
@@ -402,19 +417,27 @@ static int do_map(struct ub2e_args *a)
 	} else {
 		if (a->nrest < 2)
 			return fail(EXIT_USAGE, "ub2e map del PID[/PERM] ...");
-		for (int i = 1; i < a->nrest; i++) {
-			struct npimap_entry e;
+		struct npimap_entry *del = calloc((size_t)a->nrest, sizeof(*del));
 
-			/* Parse "PID[/PERM]" by giving it a dummy VLAN. */
-			snprintf(buf, sizeof(buf), "%s=1", a->rest[i]);
-			if (strchr(a->rest[i], '=') || npimap_parse(buf, &e, err, sizeof(err)))
-				return fail(EXIT_USAGE, "ub2e map del: '%s' is not PID or PID/PERM", a->rest[i]);
-			rc = ub2e_tables_del(npi_fd, vlan_fd, e.pid, e.perm);
-			if (rc == -ENOENT)
-				return fail(EXIT_FAIL, "ub2e map del: %s is not in the table", a->rest[i]);
+		if (!del)
+			return fail(EXIT_FAIL, "out of memory");
+		/* Every argument is checked (well-formed, in the table, not twice)
+		 * before the first entry goes. */
+		for (int i = 1; i < a->nrest; i++) {
+			if (npimap_parse_key(a->rest[i], &del[i], err, sizeof(err)))
+				return fail(EXIT_USAGE, "ub2e map del: %s", err);
+			if (!npimap_find(cur, ncur, del[i].pid, del[i].perm))
+				return fail(EXIT_FAIL, "ub2e map del: %s is not in the table; nothing deleted", a->rest[i]);
+			for (int j = 1; j < i; j++)
+				if (del[j].pid == del[i].pid && del[j].perm == del[i].perm)
+					return fail(EXIT_USAGE, "ub2e map del: %s given twice; nothing deleted", a->rest[i]);
+		}
+		for (int i = 1; i < a->nrest; i++) {
+			rc = ub2e_tables_del(npi_fd, vlan_fd, del[i].pid, del[i].perm);
 			if (rc)
 				return fail(EXIT_FAIL, "ub2e map del %s: %s", a->rest[i], strerror(-rc));
 		}
+		free(del);
 	}
 	free(cur);
 	close(npi_fd);
@@ -448,10 +471,12 @@ static int do_status(struct ub2e_args *a)
 	char dir[PATH_MAX], err[512];
 	struct ub2e_cfg cfg;
 	__u32 zero = 0;
-	int fd, tx_ub, tx_ip;
+	int fd, tx_ub, tx_ip, saved_ns;
 
 	if (pin_instance_dir("ub2e", &a->sel, true, dir, sizeof(dir), err, sizeof(err)))
 		return fail(EXIT_FAIL, "%s", err);
+	if (netns_enter_instance(dir, &saved_ns, err, sizeof(err)))
+		return fail(EXIT_FAIL, "ub2e status: %s", err);
 	fd = open_pinned(dir, UB2E_PIN_CFG);
 	tx_ub = open_pinned(dir, UB2E_PIN_TX_UB);
 	tx_ip = open_pinned(dir, UB2E_PIN_TX_IP);
@@ -460,6 +485,7 @@ static int do_status(struct ub2e_args *a)
 	printf("ub2e instance %s\n", pin_display(dir));
 	print_ports("UB-side", tx_ub);
 	print_ports("IP-side", tx_ip);
+	netns_leave(saved_ns);
 	printf("  ub-ethertype 0x%04x  rt %u  vl %u  default NPI %u/%u  flags:%s%s%s\n",
 	       cfg.ub_ethertype, cfg.rt, cfg.vl, cfg.default_pid, cfg.default_perm,
 	       cfg.flags & UB2E_F_UNTAGGED ? " untagged" : "",

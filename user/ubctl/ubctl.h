@@ -51,6 +51,20 @@ int pin_mkdir_p(const char *dir);
 /* Remove an instance directory and its now-empty parents up to <bpffs>. */
 void pin_remove_dir(const char *dir);
 
+/* ---- netns.c: the network namespace an instance's ports live in ------------ */
+
+/* Pin name of the record, beside the instance's maps. */
+#define PIN_NETNS "netns"
+/* Record the current network namespace as the instance's (pinned in dir). */
+int netns_record(const char *dir, char *err, size_t errlen);
+/*
+ * Enter the instance's network namespace when it is not ours. *saved is -1
+ * or a handle for netns_leave(). Returns 0, or -1 with one line in err
+ * (the namespace cannot be found or entered: nothing may be done).
+ */
+int netns_enter_instance(const char *dir, int *saved, char *err, size_t errlen);
+void netns_leave(int saved);
+
 /* ---- commands ---------------------------------------------------------------- */
 int cmd_ub2e(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
