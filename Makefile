@@ -91,8 +91,11 @@ $(LIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
+UBXDP_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+$(BUILD)/obj/user/ubctl/main.o: CFLAGS += -DUBXDP_VERSION='"$(UBXDP_VERSION)"'
+
 $(BUILD)/bin/ubctl: $(UBCTL_OBJS) $(LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS) -ljson-c
 
 $(BUILD)/bin/%: $(BUILD)/obj/user/tools/%.o $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKT_LIBS)

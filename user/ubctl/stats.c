@@ -30,6 +30,15 @@ static int read_counters(const char *path, __u64 *out)
 	return rc ? -1 : 0;
 }
 
+const struct ubctl_help help_stats[] = {
+	{ NULL,
+	  "usage: ubctl stats [--json] [--name NAME]\n"
+	  "\n"
+	  "Every counter of every attached instance (or of NAME), summed over CPUs;\n"
+	  "counter names are in headers/ub2e_maps.h (rx_*, tx_*, pass_*, drop_*).\n" },
+	{ 0 },
+};
+
 int cmd_stats(int argc, char **argv)
 {
 	static const struct option opts[] = {

@@ -187,6 +187,17 @@ static int attach_err(const char *dev, int err, bool generic)
 	return fail(EXIT_FAIL, "attach to %s: %s", dev, strerror(-err));
 }
 
+/* One line with libbpf's own words for what failed. */
+static int load_err(int rc)
+{
+	const char *why = ubctl_libbpf_error();
+	const char *hint = rc == -EPERM || rc == -EACCES ? "needs root: CAP_BPF, CAP_NET_ADMIN" : "-v shows the verifier log";
+
+	if (*why)
+		return fail(EXIT_FAIL, "loading BPF programs failed (%s): %s", hint, why);
+	return fail(EXIT_FAIL, "loading BPF programs failed (%s): %s", hint, strerror(-rc));
+}
+
 static int do_attach(struct ub2e_args *a)
 {
 	unsigned ub_if, ip_if;
@@ -214,9 +225,7 @@ static int do_attach(struct ub2e_args *a)
 	rc = ub2e__load(skel);
 	if (rc) {
 		ub2e__destroy(skel);
-		if (rc == -EPERM || rc == -EACCES)
-			return fail(EXIT_FAIL, "loading BPF programs: permission denied (needs root: CAP_BPF, CAP_NET_ADMIN)");
-		return fail(EXIT_FAIL, "loading BPF programs failed: %s (run with -v for the verifier log)", strerror(-rc));
+		return load_err(rc);
 	}
 
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_cfg), &zero, &a->cfg, BPF_ANY) ||

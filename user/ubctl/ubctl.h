@@ -65,8 +65,21 @@ int netns_record(const char *dir, char *err, size_t errlen);
 int netns_enter_instance(const char *dir, int *saved, char *err, size_t errlen);
 void netns_leave(int saved);
 
-/* ---- commands ---------------------------------------------------------------- */
-int cmd_ub2e(int argc, char **argv);
-int cmd_stats(int argc, char **argv);
+/* The first libbpf warning of this run ("" if none): its own words for a load failure. */
+const char *ubctl_libbpf_error(void);
+
+/* ---- commands (one line each in commands.def) -------------------------------- */
+
+/* Help texts of a command: { NULL, own text }, { "sub", text }..., { 0 }. */
+struct ubctl_help {
+	const char *sub;
+	const char *text;
+};
+
+#define UBCTL_CMD(name, run, help, summary) \
+	int run(int argc, char **argv); \
+	extern const struct ubctl_help help[];
+#include "commands.def"
+#undef UBCTL_CMD
 
 #endif
