@@ -29,7 +29,7 @@ int parse_uint(const char *s, size_t len, unsigned long max, unsigned long *out)
 	for (; i < len; i++) {
 		int d = digit(s[i], base);
 
-		if (d < 0 || v > (max - (unsigned long)d) / base)
+		if (d < 0 || (unsigned long)d > max || v > (max - (unsigned long)d) / base)
 			return -1;
 		v = v * base + (unsigned long)d;
 	}

@@ -23,6 +23,7 @@
 
 #include "ub2e.skel.h"
 #include "ub2e_cfg.h"
+#include "conf.h"
 #include "npimap.h"
 #include "ubctl.h"
 #include "ub2e_pins.h"
@@ -57,7 +58,7 @@ static int open_pinned(const char *dir, const char *file)
 
 enum {
 	OPT_UB_DEV = 1000, OPT_IP_DEV, OPT_NAME, OPT_PIN_PATH, OPT_GENERIC, OPT_MAP,
-	OPT_PARTITION, OPT_JSON, OPT_CFG,
+	OPT_PARTITION, OPT_JSON, OPT_CFG, OPT_CONFIG,
 };
 
 static const struct option attach_opts[] = {
@@ -69,6 +70,7 @@ static const struct option attach_opts[] = {
 	{ "map", required_argument, 0, OPT_MAP },
 	{ "partition", required_argument, 0, OPT_PARTITION },
 	{ "json", no_argument, 0, OPT_JSON },
+	{ "config", required_argument, 0, OPT_CONFIG },
 	/* Passed to ub2e_cfg_set() by name. */
 	{ "untagged", no_argument, 0, OPT_CFG },
 	{ "strict", no_argument, 0, OPT_CFG },
@@ -96,10 +98,115 @@ struct ub2e_args {
 	int nrest;
 };
 
+#define CONF_MAX_BYTES (1 << 20)
+
+/* One option, from the command line or a config file (from_file: options
+ * that only attach takes are skipped, not refused, for the other verbs).
+ * Returns 0, or the exit status with one line in err. */
+static int apply_opt(struct ub2e_args *a, int c, const char *name, const char *val, bool allow_cfg,
+		     bool from_file, char *err, size_t errlen)
+{
+	bool attach_only = c == OPT_CFG || c == OPT_MAP || c == OPT_PARTITION || c == OPT_GENERIC;
+
+	if (attach_only && !allow_cfg) {
+		if (from_file)
+			return 0;
+		if (c == OPT_CFG) {
+			snprintf(err, errlen, "--%s is an attach option", name);
+			return EXIT_USAGE;
+		}
+	}
+	switch (c) {
+	case OPT_UB_DEV: a->sel.ub_dev = val; break;
+	case OPT_IP_DEV: a->sel.ip_dev = val; break;
+	case OPT_NAME: a->sel.name = val; break;
+	case OPT_PIN_PATH: a->sel.pin_path = val; break;
+	case OPT_GENERIC: a->generic = true; break;
+	case OPT_JSON: a->json = true; break;
+	case OPT_MAP:
+	case OPT_PARTITION:
+		if (a->nplan == UB2E_MAX_NPI_ENTRIES) {
+			snprintf(err, errlen, "more than %d mapping entries", UB2E_MAX_NPI_ENTRIES);
+			return EXIT_USAGE;
+		}
+		if (npimap_parse(val, &a->plan[a->nplan], err, errlen))
+			return EXIT_USAGE;
+		if (c == OPT_MAP && a->plan[a->nplan].truncated) {
+			snprintf(err, errlen, "--map %s: give PID=VLAN (use --partition for the 12-bit default)", val);
+			return EXIT_USAGE;
+		}
+		if (c == OPT_PARTITION && !a->plan[a->nplan].truncated) {
+			snprintf(err, errlen, "--partition %s: give a bare Partition ID (use --map for PID=VLAN)", val);
+			return EXIT_USAGE;
+		}
+		a->nplan++;
+		break;
+	case OPT_CFG:
+		if (ub2e_cfg_set(&a->cfg, name, val, err, errlen))
+			return EXIT_USAGE;
+		break;
+	default:
+		snprintf(err, errlen, "unknown option --%s", name);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+struct conf_ctx {
+	struct ub2e_args *a;
+	bool allow_cfg;
+};
+
+static int conf_apply(void *ctx, const struct conf_key *k, const char *value, char *err, size_t errlen)
+{
+	struct conf_ctx *cc = ctx;
+
+	for (const struct option *o = attach_opts; o->name; o++) {
+		if (strcmp(o->name, k->name))
+			continue;
+		return apply_opt(cc->a, o->val, o->name, value, cc->allow_cfg, true, err, errlen) ? -1 : 0;
+	}
+	return -1;
+}
+
+/* --config FILE: its entries apply where --config stands among the options. */
+static int load_config(struct ub2e_args *a, const char *path, bool allow_cfg, char *err, size_t errlen)
+{
+	struct conf_key keys[sizeof(attach_opts) / sizeof(attach_opts[0])];
+	struct conf_ctx cc = { a, allow_cfg };
+	size_t nk = 0, len;
+	char msg[512], *text;
+	FILE *f;
+
+	for (const struct option *o = attach_opts; o->name; o++)
+		if (o->val != OPT_CONFIG && o->val != OPT_JSON)	/* no nesting; output format is per command */
+			keys[nk++] = (struct conf_key){ o->name, o->has_arg == required_argument };
+	keys[nk] = (struct conf_key){ 0 };
+	f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "--config %s: %s", path, strerror(errno));
+		return EXIT_FAIL;
+	}
+	/* Values point into the text (device names, ...): it lives as long as the command. */
+	text = malloc(CONF_MAX_BYTES + 1);
+	len = text ? fread(text, 1, CONF_MAX_BYTES + 1, f) : 0;
+	fclose(f);
+	if (!text || len > CONF_MAX_BYTES || memchr(text, '\0', len)) {
+		snprintf(err, errlen, "--config %s: not a text file of at most %d bytes", path, CONF_MAX_BYTES);
+		return EXIT_USAGE;
+	}
+	text[len] = '\0';
+	if (conf_parse(text, keys, conf_apply, &cc, msg, sizeof(msg))) {
+		snprintf(err, errlen, "%s: %s", path, msg);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct ub2e_args *a, bool allow_cfg)
 {
-	char err[256];
-	int c, idx;
+	char err[640];
+	int c, idx, rc;
 
 	ub2e_cfg_defaults(&a->cfg);
 	a->plan = calloc(UB2E_MAX_NPI_ENTRIES, sizeof(*a->plan));
@@ -108,37 +215,17 @@ static int parse_args(int argc, char **argv, struct ub2e_args *a, bool allow_cfg
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", attach_opts, &idx)) != -1) {
-		switch (c) {
-		case OPT_UB_DEV: a->sel.ub_dev = optarg; break;
-		case OPT_IP_DEV: a->sel.ip_dev = optarg; break;
-		case OPT_NAME: a->sel.name = optarg; break;
-		case OPT_PIN_PATH: a->sel.pin_path = optarg; break;
-		case OPT_GENERIC: a->generic = true; break;
-		case OPT_JSON: a->json = true; break;
-		case OPT_MAP:
-		case OPT_PARTITION:
-			if (a->nplan == UB2E_MAX_NPI_ENTRIES)
-				return fail(EXIT_USAGE, "more than %d mapping entries", UB2E_MAX_NPI_ENTRIES);
-			if (npimap_parse(optarg, &a->plan[a->nplan], err, sizeof(err)))
-				return fail(EXIT_USAGE, "--%s %s", attach_opts[idx].name, err);
-			if (c == OPT_MAP && a->plan[a->nplan].truncated)
-				return fail(EXIT_USAGE, "--map %s: give PID=VLAN (use --partition for the 12-bit default)", optarg);
-			if (c == OPT_PARTITION && !a->plan[a->nplan].truncated)
-				return fail(EXIT_USAGE, "--partition %s: give a bare Partition ID (use --map for PID=VLAN)", optarg);
-			a->nplan++;
-			break;
-		case OPT_CFG:
-			if (!allow_cfg)
-				return fail(EXIT_USAGE, "--%s is an attach option", attach_opts[idx].name);
-			if (ub2e_cfg_set(&a->cfg, attach_opts[idx].name, optarg, err, sizeof(err)))
-				return fail(EXIT_USAGE, "%s", err);
-			break;
-		case '?':
-		default:
+		if (c == '?') {
 			if (optopt)
 				return fail(EXIT_USAGE, "option needs a value or is unknown: %s", argv[optind - 1]);
 			return fail(EXIT_USAGE, "unknown option %s (see ubctl help)", argv[optind - 1]);
 		}
+		if (c == OPT_CONFIG)
+			rc = load_config(a, optarg, allow_cfg, err, sizeof(err));
+		else
+			rc = apply_opt(a, c, attach_opts[idx].name, optarg, allow_cfg, false, err, sizeof(err));
+		if (rc)
+			return fail(rc, "%s", err);
 	}
 	a->rest = argv + optind;
 	a->nrest = argc - optind;
@@ -159,23 +246,6 @@ static int check_dev(const char *opt, const char *dev, unsigned *ifindex)
 	if (!bpf_xdp_query_id((int)*ifindex, 0, &prog_id) && prog_id)
 		return fail(EXIT_FAIL, "%s already has an XDP program (id %u); detach it first", dev, prog_id);
 	return 0;
-}
-
-static void warn_forwarding(const char *dev)
-{
-	char p[128];
-	FILE *f;
-	int v = 1;
-
-	snprintf(p, sizeof(p), "/proc/sys/net/ipv4/conf/%s/forwarding", dev);
-	f = fopen(p, "r");
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = 1;
-		fclose(f);
-	}
-	if (!v)
-		warnx_("IPv4 forwarding is off on %s: bpf_fib_lookup will not forward (sysctl net.ipv4.conf.all.forwarding=1)", dev);
 }
 
 static int attach_err(const char *dev, int err, bool generic)
@@ -285,8 +355,7 @@ static int do_attach(struct ub2e_args *a)
 		rc = attach_err(a->sel.ip_dev, rc, a->generic);
 		goto unpin;
 	}
-	warn_forwarding(a->sel.ub_dev);
-	warn_forwarding(a->sel.ip_dev);
+	ub2e_warn_host(a->sel.ub_dev, a->sel.ip_dev);
 	printf("ub2e attached: %s (UB side) <-> %s (IP side), %s XDP, pinned at %s\n",
 	       a->sel.ub_dev, a->sel.ip_dev, a->generic ? "generic" : "native", pin_display(dir));
 	rc = 0;

@@ -68,6 +68,9 @@ void netns_leave(int saved);
 /* The first libbpf warning of this run ("" if none): its own words for a load failure. */
 const char *ubctl_libbpf_error(void);
 
+/* warn.c: one line each for forwarding off (IPv4, IPv6) and rx VLAN offload on the IP port. */
+void ub2e_warn_host(const char *ub_dev, const char *ip_dev);
+
 /* ---- commands (one line each in commands.def) -------------------------------- */
 
 /* Help texts of a command: { NULL, own text }, { "sub", text }..., { 0 }. */
