@@ -47,6 +47,7 @@ int cmd_stats(int argc, char **argv)
 	char names[64][256], base[PATH_MAX], err[256], path[PATH_MAX + 300];
 	const char *only = NULL;
 	__u64 cnt[UB2E_CNT__MAX];
+	struct json_object *jall = NULL, *jlist = NULL;
 	bool json = false;
 	int c, n, shown = 0;
 
@@ -65,8 +66,11 @@ int cmd_stats(int argc, char **argv)
 	if (pin_role_dir("ub2e", base, sizeof(base), err, sizeof(err)))
 		return fail(EXIT_FAIL, "%s", err);
 	n = pin_list_instances("ub2e", names, 64);
-	if (json)
-		printf("{\"ub2e\":[");
+	if (json) {
+		jall = json_object_new_object();
+		jlist = json_object_new_array();
+		json_object_object_add(jall, "ub2e", jlist);
+	}
 	for (int i = 0; i < n; i++) {
 		if (only && strcmp(only, names[i]))
 			continue;
@@ -76,10 +80,13 @@ int cmd_stats(int argc, char **argv)
 			continue;
 		}
 		if (json) {
-			printf("%s{\"instance\":\"%s\",\"counters\":{", shown ? "," : "", names[i]);
+			struct json_object *ji = json_object_new_object(), *jc = json_object_new_object();
+
+			json_add_str(ji, "instance", names[i]);
 			for (int k = 0; k < UB2E_CNT__MAX; k++)
-				printf("%s\"%s\":%llu", k ? "," : "", ub2e_counter_name((unsigned)k), (unsigned long long)cnt[k]);
-			printf("}}");
+				json_add_u64(jc, ub2e_counter_name((unsigned)k), cnt[k]);
+			json_object_object_add(ji, "counters", jc);
+			json_object_array_add(jlist, ji);
 		} else {
 			printf("ub2e %s\n", names[i]);
 			for (int k = 0; k < UB2E_CNT__MAX; k++)
@@ -87,10 +94,13 @@ int cmd_stats(int argc, char **argv)
 		}
 		shown++;
 	}
-	if (json)
-		printf("]}\n");
-	if (only && !shown)
+	if (only && !shown) {
+		if (jall)
+			json_object_put(jall);
 		return fail(EXIT_FAIL, "stats: no ub2e instance named '%s'", only);
+	}
+	if (json)
+		json_print(jall);
 	if (!json && !shown)
 		printf("no ubxdp instance is attached\n");
 	return 0;

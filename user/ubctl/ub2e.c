@@ -464,17 +464,23 @@ static int do_map(struct ub2e_args *a)
 	ub2e_tables_read(npi_fd, cur, UB2E_MAX_NPI_ENTRIES, &ncur);
 
 	if (!strcmp(verb, "list")) {
-		if (a->json)
-			printf("[");
+		struct json_object *jl = a->json ? json_object_new_array() : NULL;
+
 		for (size_t i = 0; i < ncur; i++) {
-			if (a->json)
-				printf("%s{\"pid\":%u,\"perm\":%s,\"vlan\":%u}", i ? "," : "", cur[i].pid,
-				       cur[i].perm == NPIMAP_ANY_PERM ? "null" : cur[i].perm ? "1" : "0", cur[i].vlan);
-			else
+			if (jl) {
+				struct json_object *je = json_object_new_object();
+
+				json_add_u64(je, "pid", cur[i].pid);
+				json_object_object_add(je, "perm", cur[i].perm == NPIMAP_ANY_PERM ? NULL :
+						       json_object_new_int(cur[i].perm));
+				json_add_u64(je, "vlan", cur[i].vlan);
+				json_object_array_add(jl, je);
+			} else {
 				printf("%s\n", npimap_format(&cur[i], buf, sizeof(buf)));
+			}
 		}
-		if (a->json)
-			printf("]\n");
+		if (jl)
+			json_print(jl);
 	} else if (!strcmp(verb, "add")) {
 		struct npimap_entry e;
 
@@ -525,7 +531,7 @@ static int do_map(struct ub2e_args *a)
 
 /* ---- status ------------------------------------------------------------------- */
 
-static void print_ports(const char *side, int devmap_fd)
+static void print_ports(const char *side, int devmap_fd, struct json_object *jports)
 {
 	__u32 key, next, *prev = NULL;
 
@@ -537,10 +543,21 @@ static void print_ports(const char *side, int devmap_fd)
 		prev = &key;
 		if_indextoname(key, name);
 		bpf_xdp_query((int)key, 0, &q);
-		printf("  %s port: %s (ifindex %u), XDP %s prog %u\n", side, name, key,
-		       q.attach_mode == XDP_ATTACHED_SKB ? "generic" :
-		       q.attach_mode == XDP_ATTACHED_DRV ? "native" :
-		       q.attach_mode ? "multi" : "none", q.prog_id);
+		const char *mode = q.attach_mode == XDP_ATTACHED_SKB ? "generic" :
+				   q.attach_mode == XDP_ATTACHED_DRV ? "native" :
+				   q.attach_mode ? "multi" : "none";
+		if (jports) {
+			struct json_object *jp = json_object_new_object();
+
+			json_add_str(jp, "side", side);
+			json_add_str(jp, "dev", name);
+			json_add_u64(jp, "ifindex", key);
+			json_add_str(jp, "xdp", mode);
+			json_add_u64(jp, "prog_id", q.prog_id);
+			json_object_array_add(jports, jp);
+			continue;
+		}
+		printf("  %s port: %s (ifindex %u), XDP %s prog %u\n", side, name, key, mode, q.prog_id);
 	}
 }
 
@@ -560,9 +577,37 @@ static int do_status(struct ub2e_args *a)
 	tx_ip = open_pinned(dir, UB2E_PIN_TX_IP);
 	if (fd < 0 || tx_ub < 0 || tx_ip < 0 || bpf_map_lookup_elem(fd, &zero, &cfg))
 		return fail(EXIT_FAIL, "%s is not a complete ub2e instance", dir);
+	if (a->json) {
+		struct json_object *js = json_object_new_object(), *jp = json_object_new_array(), *jf;
+
+		json_add_str(js, "instance", pin_display(dir));
+		print_ports("UB-side", tx_ub, jp);
+		print_ports("IP-side", tx_ip, jp);
+		netns_leave(saved_ns);
+		json_object_object_add(js, "ports", jp);
+		json_add_u64(js, "ub_ethertype", cfg.ub_ethertype);
+		json_add_u64(js, "rt", cfg.rt);
+		json_add_u64(js, "vl", cfg.vl);
+		json_add_u64(js, "default_pid", cfg.default_pid);
+		json_add_u64(js, "default_perm", cfg.default_perm);
+		jf = json_object_new_array();
+		if (cfg.flags & UB2E_F_UNTAGGED)
+			json_object_array_add(jf, json_object_new_string("untagged"));
+		if (cfg.flags & UB2E_F_STRICT_VLAN)
+			json_object_array_add(jf, json_object_new_string("strict"));
+		if (cfg.flags & UB2E_F_NO_TTL_DEC)
+			json_object_array_add(jf, json_object_new_string("no-ttl-dec"));
+		json_object_object_add(js, "flags", jf);
+		json_add_str(js, "cci_policy", cfg.cci_policy == UB2E_CCI_DROP ? "drop" : "forward");
+		json_print(js);
+		close(fd);
+		close(tx_ub);
+		close(tx_ip);
+		return 0;
+	}
 	printf("ub2e instance %s\n", pin_display(dir));
-	print_ports("UB-side", tx_ub);
-	print_ports("IP-side", tx_ip);
+	print_ports("UB-side", tx_ub, NULL);
+	print_ports("IP-side", tx_ip, NULL);
 	netns_leave(saved_ns);
 	printf("  ub-ethertype 0x%04x  rt %u  vl %u  default NPI %u/%u  flags:%s%s%s\n",
 	       cfg.ub_ethertype, cfg.rt, cfg.vl, cfg.default_pid, cfg.default_perm,

@@ -68,6 +68,12 @@ void netns_leave(int saved);
 /* The first libbpf warning of this run ("" if none): its own words for a load failure. */
 const char *ubctl_libbpf_error(void);
 
+/* json.c: --json output with json-c. json_print prints one line and frees o. */
+#include <json-c/json.h>
+void json_print(struct json_object *o);
+void json_add_str(struct json_object *o, const char *key, const char *val);
+void json_add_u64(struct json_object *o, const char *key, unsigned long long val);
+
 /* warn.c: one line each for forwarding off (IPv4, IPv6) and rx VLAN offload on the IP port. */
 void ub2e_warn_host(const char *ub_dev, const char *ip_dev);
 
