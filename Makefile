@@ -143,9 +143,15 @@ vmtest-selftest:
 	@$(MAKE) --no-print-directory all
 	@vmtest/run.sh selftest
 
+# systemd looks for units under <prefix>/lib/systemd/system for /usr and /usr/local.
+SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BUILD)/bin/ubctl $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	install -D -m 0644 docs/ubctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/ubctl.8
+	install -d $(DESTDIR)$(SYSTEMD_UNIT_DIR)
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/systemd/ubxdp-ub2e@.service > $(DESTDIR)$(SYSTEMD_UNIT_DIR)/ubxdp-ub2e@.service
+	install -d -m 0755 $(DESTDIR)/etc/ubxdp/ub2e
 
 WIRESHARK_PLUGIN_DIR ?= $(HOME)/.local/lib/wireshark/plugins
 install-wireshark:
