@@ -111,7 +111,7 @@ static int mount_in(pid_t pid, char *err, size_t errlen)
 		rc = -1;
 	}
 	if (cwd >= 0 && fchdir(cwd))
-		rc = rc ? rc : 0;
+		warnx_("cannot return to the working directory: %s", strerror(errno));
 out:
 	if (self >= 0)
 		close(self);

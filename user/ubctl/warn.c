@@ -62,6 +62,7 @@ void ub2e_warn_host(const char *ub_dev, const char *ip_dev)
 			       fams[i].name, fams[i].fam);
 	}
 	if (rx_vlan_offload(ip_dev))
-		warnx_("%s strips VLAN tags into offload metadata (rx-vlan-offload on), out of the frame XDP reads: "
-		       "ethtool -K %s rxvlan off", ip_dev, ip_dev);
+		warnx_("%s strips VLAN tags into offload metadata (rx-vlan-offload on): XDP sees them only through "
+		       "bpf_xdp_metadata_rx_vlan_tag() (kernel 6.8+, driver support); ethtool -K %s rxvlan off keeps them in the frame",
+		       ip_dev, ip_dev);
 }
