@@ -312,16 +312,17 @@ static int do_attach(struct ub2e_args *a)
 		rc = fail(EXIT_FAIL, "cannot create %s: %s", dir, strerror(errno));
 		goto out;
 	}
+	/* Which network namespace the ports are in, for detach run elsewhere. */
+	if (netns_record(dir, err, sizeof(err))) {
+		rc = fail(EXIT_FAIL, "%s", err);
+		goto unpin;
+	}
 	for (size_t i = 0; i < sizeof(map_pins) / sizeof(map_pins[0]); i++) {
 		snprintf(p, sizeof(p), "%s/%s", dir, map_pins[i].file);
 		if (bpf_map__pin(skel_map(skel, &map_pins[i]), p)) {
 			rc = fail(EXIT_FAIL, "pin %s: %s", p, strerror(errno));
 			goto unpin;
 		}
-	}
-	if (netns_record(dir, err, sizeof(err))) {
-		rc = fail(EXIT_FAIL, "%s", err);
-		goto unpin;
 	}
 	snprintf(p, sizeof(p), "%s/%s", dir, UB2E_PIN_PROG_TO_UBOE);
 	if (bpf_program__pin(skel->progs.ub2e_to_uboe, p)) {
@@ -415,7 +416,8 @@ static int detach_from_ports(int devmap_fd, int prog_fd)
 static int do_detach(struct ub2e_args *a)
 {
 	char dir[PATH_MAX], err[512];
-	int tx_ub, tx_ip, to_uboe, to_ub, failures, saved_ns;
+	int tx_ub, tx_ip, to_uboe, to_ub, failures;
+	int saved_ns;
 
 	if (pin_instance_dir("ub2e", &a->sel, true, dir, sizeof(dir), err, sizeof(err)))
 		return fail(EXIT_FAIL, "%s", err);
@@ -428,11 +430,11 @@ static int do_detach(struct ub2e_args *a)
 	if (tx_ub < 0 || tx_ip < 0 || to_uboe < 0 || to_ub < 0)
 		return fail(EXIT_FAIL, "%s is not a complete ub2e instance (%s)", dir, strerror(errno));
 	failures = detach_from_ports(tx_ub, to_uboe) + detach_from_ports(tx_ip, to_ub);
-	netns_leave(saved_ns);
 	close(tx_ub);
 	close(tx_ip);
 	close(to_uboe);
 	close(to_ub);
+	netns_leave(saved_ns);
 	if (failures)
 		return fail(EXIT_FAIL, "%d detach(es) failed; pins kept at %s", failures, pin_display(dir));
 	pin_remove_dir(dir);
