@@ -415,9 +415,9 @@ static int detach_from_ports(int devmap_fd, int prog_fd)
 
 static int do_detach(struct ub2e_args *a)
 {
+	int saved_ns;	/* our network namespace while in the instance's */
 	char dir[PATH_MAX], err[512];
 	int tx_ub, tx_ip, to_uboe, to_ub, failures;
-	int saved_ns;
 
 	if (pin_instance_dir("ub2e", &a->sel, true, dir, sizeof(dir), err, sizeof(err)))
 		return fail(EXIT_FAIL, "%s", err);
