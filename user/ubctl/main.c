@@ -37,6 +37,8 @@ void warnx_(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+const struct ubctl_help ubctl_no_help[] = { { NULL, NULL }, { 0 } };
+
 static const struct ubctl_cmd {
 	const char *name;
 	int (*run)(int argc, char **argv);
@@ -81,7 +83,7 @@ static int help(const char *cmd, const char *sub)
 	c = find_cmd(cmd);
 	if (!c)
 		return fail(EXIT_USAGE, "help: unknown command '%s' (see ubctl help)", cmd);
-	if (sub && *sub != '-') {
+	if (sub && *sub != '-' && c->help[0].text) {
 		for (h = c->help + 1; h->text; h++) {
 			if (!strcmp(h->sub, sub)) {
 				fputs(h->text, stdout);
@@ -89,6 +91,12 @@ static int help(const char *cmd, const char *sub)
 			}
 		}
 		return fail(EXIT_USAGE, "help: '%s' has no subcommand '%s' (see ubctl help %s)", cmd, sub, cmd);
+	}
+	if (!c->help[0].text) {
+		/* The command prints its own. */
+		char *argv[] = { (char *)cmd, (char *)"--help", NULL };
+
+		return c->run(2, argv);
 	}
 	fputs(c->help[0].text, stdout);
 	return 0;
@@ -155,7 +163,7 @@ int main(int argc, char **argv)
 	if (!c)
 		return fail(EXIT_USAGE, "unknown command '%s' (see ubctl help)", argv[1]);
 	/* `ubctl CMD [SUB] ... --help` anywhere before a "--". */
-	for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+	for (int i = 2; c->help[0].text && i < argc && strcmp(argv[i], "--"); i++)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			return help(argv[1], argc > 2 && i > 2 ? argv[2] : NULL);
 	return c->run(argc - 1, argv + 1);

@@ -94,6 +94,14 @@ int cmd_stats(int argc, char **argv)
 		}
 		shown++;
 	}
+	/* Roles with counters of their own (UBCTL_STATS in commands.def). */
+	if (!only) {
+#define UBCTL_CMD(name, run, help, summary)
+#define UBCTL_STATS(fn) shown += fn(jall);
+#include "commands.def"
+#undef UBCTL_STATS
+#undef UBCTL_CMD
+	}
 	if (only && !shown) {
 		if (jall)
 			json_object_put(jall);

@@ -85,10 +85,16 @@ struct ubctl_help {
 	const char *text;
 };
 
+/* For commands that print their own help. */
+extern const struct ubctl_help ubctl_no_help[];
+
+struct json_object;
 #define UBCTL_CMD(name, run, help, summary) \
 	int run(int argc, char **argv); \
 	extern const struct ubctl_help help[];
+#define UBCTL_STATS(fn) int fn(struct json_object *out);
 #include "commands.def"
+#undef UBCTL_STATS
 #undef UBCTL_CMD
 
 #endif
