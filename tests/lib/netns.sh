@@ -5,7 +5,9 @@
 
 UBXDP_ROOT=${UBXDP_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 . "$UBXDP_ROOT/tests/lib/topo.env"
-NS_PREFIX=${NS_PREFIX:-ubx$$}
+# The dash ends the prefix: without it, a run with PID 17 (say, in a PID
+# namespace) would clean up every namespace of a run whose PID starts with 17.
+NS_PREFIX=${NS_PREFIX:-ubx$$-}
 
 # Why a test that needs namespaces cannot run here, or nothing.
 ns_unsupported() {
