@@ -95,8 +95,11 @@ $(LIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
+UBXDP_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+$(BUILD)/obj/user/ubctl/main.o: CFLAGS += -DUBXDP_VERSION='"$(UBXDP_VERSION)"'
+
 $(BUILD)/bin/ubctl: $(UBCTL_OBJS) $(LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS) -ljson-c
 
 $(BUILD)/bin/%: $(BUILD)/obj/user/tools/%.o $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKT_LIBS)
@@ -162,9 +165,15 @@ vmtest-selftest:
 	@$(MAKE) --no-print-directory all
 	@vmtest/run.sh selftest
 
+# systemd looks for units under <prefix>/lib/systemd/system for /usr and /usr/local.
+SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BUILD)/bin/ubctl $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	install -D -m 0644 docs/ubctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/ubctl.8
+	install -d $(DESTDIR)$(SYSTEMD_UNIT_DIR)
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/systemd/ubxdp-ub2e@.service > $(DESTDIR)$(SYSTEMD_UNIT_DIR)/ubxdp-ub2e@.service
+	install -d -m 0755 $(DESTDIR)/etc/ubxdp/ub2e
 
 WIRESHARK_PLUGIN_DIR ?= $(HOME)/.local/lib/wireshark/plugins
 install-wireshark:

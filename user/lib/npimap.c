@@ -6,18 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "numparse.h"
 #include "ub2e_maps.h"
 #include "ub_wire.h"
 
-static int parse_uint(const char *s, const char *end, unsigned long max, unsigned long *out)
+static int parse_num(const char *s, const char *end, unsigned long max, unsigned long *out)
 {
-	char *e;
-
-	if (s == end || *s == '-' || *s == '+')
-		return -1;
-	errno = 0;
-	*out = strtoul(s, &e, 0);
-	return (errno || e != end || *out > max) ? -1 : 0;
+	return parse_uint(s, (size_t)(end - s), max, out);
 }
 
 int npimap_parse(const char *s, struct npimap_entry *e, char *err, size_t errlen)
@@ -28,20 +23,20 @@ int npimap_parse(const char *s, struct npimap_entry *e, char *err, size_t errlen
 
 	memset(e, 0, sizeof(*e));
 	e->perm = NPIMAP_ANY_PERM;
-	if (parse_uint(s, pid_end, UB_PID_MASK, &v) || v == UB_PID_INVALID) {
+	if (parse_num(s, pid_end, UB_PID_MASK, &v) || v == UB_PID_INVALID) {
 		snprintf(err, errlen, "'%s': Partition ID must be 1..%u", s, UB_PID_MASK);
 		return -1;
 	}
 	e->pid = (uint32_t)v;
 	if (slash) {
-		if (!eq || eq < slash || parse_uint(slash + 1, eq, 1, &v)) {
+		if (!eq || eq < slash || parse_num(slash + 1, eq, 1, &v)) {
 			snprintf(err, errlen, "'%s': expected PID/PERM=VLAN with PERM 0 or 1", s);
 			return -1;
 		}
 		e->perm = (int)v;
 	}
 	if (eq) {
-		if (parse_uint(eq + 1, eq + 1 + strlen(eq + 1), 4094, &v) || v == 0) {
+		if (parse_num(eq + 1, eq + 1 + strlen(eq + 1), 4094, &v) || v == 0) {
 			snprintf(err, errlen, "'%s': VLAN ID must be 1..4094", s);
 			return -1;
 		}
@@ -148,4 +143,26 @@ size_t npimap_value_entries(uint32_t pid, const struct ub2e_npi_vlans *v, struct
 		n++;
 	}
 	return n;
+}
+
+int npimap_parse_key(const char *s, struct npimap_entry *e, char *err, size_t errlen)
+{
+	char buf[48];
+
+	/* "PID[/PERM]" is an entry without its VLAN: parse it with a dummy one. */
+	if (strchr(s, '=') || strlen(s) > 32 ||
+	    (snprintf(buf, sizeof(buf), "%s=1", s), npimap_parse(buf, e, err, errlen))) {
+		snprintf(err, errlen, "'%s' is not PID or PID/PERM", s);
+		return -1;
+	}
+	e->vlan = 0;
+	return 0;
+}
+
+const struct npimap_entry *npimap_find(const struct npimap_entry *v, size_t n, uint32_t pid, int perm)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].pid == pid && v[i].perm == perm)
+			return &v[i];
+	return NULL;
 }

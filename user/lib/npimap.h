@@ -25,6 +25,11 @@ struct npimap_entry {
 /* "PID", "PID=VLAN", "PID/PERM=VLAN". Returns 0, or -1 with a message in err. */
 int npimap_parse(const char *s, struct npimap_entry *e, char *err, size_t errlen);
 
+/* "PID" or "PID/PERM" (the key of map del). Returns 0, or -1 with a message in err. */
+int npimap_parse_key(const char *s, struct npimap_entry *e, char *err, size_t errlen);
+/* The entry of (pid, perm) in v, or NULL. */
+const struct npimap_entry *npimap_find(const struct npimap_entry *v, size_t n, uint32_t pid, int perm);
+
 /*
  * A plan is valid when every VLAN stands for exactly one (partition,
  * permission) and no partition has both a baseline and an enhanced entry.

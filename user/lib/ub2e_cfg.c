@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "numparse.h"
 #include "ub_wire.h"
 
 void ub2e_cfg_defaults(struct ub2e_cfg *cfg)
@@ -54,11 +55,7 @@ static int pick(const struct choice *c, const char *name, const char *value,
 static int number(const char *name, const char *value, unsigned long min, unsigned long max,
 		  unsigned long *out, char *err, size_t errlen)
 {
-	char *end;
-
-	errno = 0;
-	*out = strtoul(value, &end, 0);
-	if (errno || !*value || *end || *value == '-' || *out < min || *out > max) {
+	if (parse_uint(value, (size_t)-1, max, out) || *out < min) {
 		snprintf(err, errlen, "--%s: '%s' is not a number in %lu..%lu", name, value, min, max);
 		return -1;
 	}

@@ -388,6 +388,9 @@ static int cmd_send(int argc, char **argv)
 	return 0;
 }
 
+/* 256 MiB: room for ~60,000 queued frames of 1 KiB (a 4 KiB skb each). */
+#define RECV_BUF_BYTES (256 << 20)
+
 /* ---- recv --------------------------------------------------------------- */
 
 static const struct option recv_opts[] = {
@@ -512,6 +515,14 @@ static int cmd_recv(int argc, char **argv)
 		fprintf(stderr, "ubpkt: PACKET_AUXDATA: %s\n", strerror(errno));
 		return 1;
 	}
+	/* A burst of thousands of frames must not overflow the socket: the
+	 * default buffer (~212 KiB) holds only ~90 1 KiB frames, each costing a
+	 * whole skb. FORCE needs CAP_NET_ADMIN and ignores rmem_max. */
+	int rcvbuf = RECV_BUF_BYTES;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0 &&
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) < 0)
+		fprintf(stderr, "ubpkt: warning: cannot enlarge the receive buffer: %s\n", strerror(errno));
 	memset(&sll, 0, sizeof(sll));
 	sll.sll_family = AF_PACKET;
 	sll.sll_protocol = htons(ETH_P_ALL);

@@ -5,60 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "ubctl.h"
-
-#define BPF_FS_MAGIC 0xcafe4a11
-
-static bool is_bpffs(const char *path)
-{
-	struct statfs st;
-
-	return statfs(path, &st) == 0 && (unsigned long)st.f_type == BPF_FS_MAGIC;
-}
-
-static pid_t parent_of(pid_t pid)
-{
-	char p[64], buf[512], *rp;
-	int ppid = 0;
-	FILE *f;
-
-	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
-	f = fopen(p, "r");
-	if (!f)
-		return 0;
-	/* "pid (comm) state ppid": comm may hold spaces, so parse after the last ')'. */
-	if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')))
-		sscanf(rp + 1, " %*c %d", &ppid);
-	fclose(f);
-	return ppid;
-}
-
-int pin_bpffs_root(char *out, size_t len, char *err, size_t errlen)
-{
-	char p[PATH_MAX];
-
-	if (is_bpffs("/sys/fs/bpf")) {
-		snprintf(out, len, "/sys/fs/bpf");
-		return 0;
-	}
-	/*
-	 * `ip netns exec` gave us a private /sys with no bpffs; pins made on a
-	 * bpffs mounted here would vanish when the command ends. An ancestor
-	 * (the shell that ran `ip netns exec`) still sees the host's mounts.
-	 */
-	for (pid_t pid = parent_of(getpid()); pid > 1; pid = parent_of(pid)) {
-		snprintf(p, sizeof(p), "/proc/%d/root/sys/fs/bpf", (int)pid);
-		if (is_bpffs(p)) {
-			snprintf(out, len, "%s", p);
-			return 0;
-		}
-	}
-	snprintf(err, errlen, "no bpffs at /sys/fs/bpf (mount it: mount -t bpf bpf /sys/fs/bpf)");
-	return -1;
-}
 
 const char *pin_display(const char *path)
 {

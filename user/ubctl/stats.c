@@ -30,6 +30,15 @@ static int read_counters(const char *path, __u64 *out)
 	return rc ? -1 : 0;
 }
 
+const struct ubctl_help help_stats[] = {
+	{ NULL,
+	  "usage: ubctl stats [--json] [--name NAME]\n"
+	  "\n"
+	  "Every counter of every attached instance (or of NAME), summed over CPUs;\n"
+	  "counter names are in headers/ub2e_maps.h (rx_*, tx_*, pass_*, drop_*).\n" },
+	{ 0 },
+};
+
 int cmd_stats(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -38,6 +47,7 @@ int cmd_stats(int argc, char **argv)
 	char names[64][256], base[PATH_MAX], err[256], path[PATH_MAX + 300];
 	const char *only = NULL;
 	__u64 cnt[UB2E_CNT__MAX];
+	struct json_object *jall = NULL, *jlist = NULL;
 	bool json = false;
 	int c, n, shown = 0;
 
@@ -56,8 +66,11 @@ int cmd_stats(int argc, char **argv)
 	if (pin_role_dir("ub2e", base, sizeof(base), err, sizeof(err)))
 		return fail(EXIT_FAIL, "%s", err);
 	n = pin_list_instances("ub2e", names, 64);
-	if (json)
-		printf("{\"ub2e\":[");
+	if (json) {
+		jall = json_object_new_object();
+		jlist = json_object_new_array();
+		json_object_object_add(jall, "ub2e", jlist);
+	}
 	for (int i = 0; i < n; i++) {
 		if (only && strcmp(only, names[i]))
 			continue;
@@ -67,10 +80,13 @@ int cmd_stats(int argc, char **argv)
 			continue;
 		}
 		if (json) {
-			printf("%s{\"instance\":\"%s\",\"counters\":{", shown ? "," : "", names[i]);
+			struct json_object *ji = json_object_new_object(), *jc = json_object_new_object();
+
+			json_add_str(ji, "instance", names[i]);
 			for (int k = 0; k < UB2E_CNT__MAX; k++)
-				printf("%s\"%s\":%llu", k ? "," : "", ub2e_counter_name((unsigned)k), (unsigned long long)cnt[k]);
-			printf("}}");
+				json_add_u64(jc, ub2e_counter_name((unsigned)k), cnt[k]);
+			json_object_object_add(ji, "counters", jc);
+			json_object_array_add(jlist, ji);
 		} else {
 			printf("ub2e %s\n", names[i]);
 			for (int k = 0; k < UB2E_CNT__MAX; k++)
@@ -78,10 +94,21 @@ int cmd_stats(int argc, char **argv)
 		}
 		shown++;
 	}
-	if (json)
-		printf("]}\n");
-	if (only && !shown)
+	/* Roles with counters of their own (UBCTL_STATS in commands.def). */
+	if (!only) {
+#define UBCTL_CMD(name, run, help, summary)
+#define UBCTL_STATS(fn) shown += fn(jall);
+#include "commands.def"
+#undef UBCTL_STATS
+#undef UBCTL_CMD
+	}
+	if (only && !shown) {
+		if (jall)
+			json_object_put(jall);
 		return fail(EXIT_FAIL, "stats: no ub2e instance named '%s'", only);
+	}
+	if (json)
+		json_print(jall);
 	if (!json && !shown)
 		printf("no ubxdp instance is attached\n");
 	return 0;

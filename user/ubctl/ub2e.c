@@ -23,6 +23,7 @@
 
 #include "ub2e.skel.h"
 #include "ub2e_cfg.h"
+#include "conf.h"
 #include "npimap.h"
 #include "ubctl.h"
 #include "ub2e_pins.h"
@@ -57,7 +58,7 @@ static int open_pinned(const char *dir, const char *file)
 
 enum {
 	OPT_UB_DEV = 1000, OPT_IP_DEV, OPT_NAME, OPT_PIN_PATH, OPT_GENERIC, OPT_MAP,
-	OPT_PARTITION, OPT_JSON, OPT_CFG,
+	OPT_PARTITION, OPT_JSON, OPT_CFG, OPT_CONFIG,
 };
 
 static const struct option attach_opts[] = {
@@ -69,6 +70,7 @@ static const struct option attach_opts[] = {
 	{ "map", required_argument, 0, OPT_MAP },
 	{ "partition", required_argument, 0, OPT_PARTITION },
 	{ "json", no_argument, 0, OPT_JSON },
+	{ "config", required_argument, 0, OPT_CONFIG },
 	/* Passed to ub2e_cfg_set() by name. */
 	{ "untagged", no_argument, 0, OPT_CFG },
 	{ "strict", no_argument, 0, OPT_CFG },
@@ -96,10 +98,115 @@ struct ub2e_args {
 	int nrest;
 };
 
+#define CONF_MAX_BYTES (1 << 20)
+
+/* One option, from the command line or a config file (from_file: options
+ * that only attach takes are skipped, not refused, for the other verbs).
+ * Returns 0, or the exit status with one line in err. */
+static int apply_opt(struct ub2e_args *a, int c, const char *name, const char *val, bool allow_cfg,
+		     bool from_file, char *err, size_t errlen)
+{
+	bool attach_only = c == OPT_CFG || c == OPT_MAP || c == OPT_PARTITION || c == OPT_GENERIC;
+
+	if (attach_only && !allow_cfg) {
+		if (from_file)
+			return 0;
+		if (c == OPT_CFG) {
+			snprintf(err, errlen, "--%s is an attach option", name);
+			return EXIT_USAGE;
+		}
+	}
+	switch (c) {
+	case OPT_UB_DEV: a->sel.ub_dev = val; break;
+	case OPT_IP_DEV: a->sel.ip_dev = val; break;
+	case OPT_NAME: a->sel.name = val; break;
+	case OPT_PIN_PATH: a->sel.pin_path = val; break;
+	case OPT_GENERIC: a->generic = true; break;
+	case OPT_JSON: a->json = true; break;
+	case OPT_MAP:
+	case OPT_PARTITION:
+		if (a->nplan == UB2E_MAX_NPI_ENTRIES) {
+			snprintf(err, errlen, "more than %d mapping entries", UB2E_MAX_NPI_ENTRIES);
+			return EXIT_USAGE;
+		}
+		if (npimap_parse(val, &a->plan[a->nplan], err, errlen))
+			return EXIT_USAGE;
+		if (c == OPT_MAP && a->plan[a->nplan].truncated) {
+			snprintf(err, errlen, "--map %s: give PID=VLAN (use --partition for the 12-bit default)", val);
+			return EXIT_USAGE;
+		}
+		if (c == OPT_PARTITION && !a->plan[a->nplan].truncated) {
+			snprintf(err, errlen, "--partition %s: give a bare Partition ID (use --map for PID=VLAN)", val);
+			return EXIT_USAGE;
+		}
+		a->nplan++;
+		break;
+	case OPT_CFG:
+		if (ub2e_cfg_set(&a->cfg, name, val, err, errlen))
+			return EXIT_USAGE;
+		break;
+	default:
+		snprintf(err, errlen, "unknown option --%s", name);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+struct conf_ctx {
+	struct ub2e_args *a;
+	bool allow_cfg;
+};
+
+static int conf_apply(void *ctx, const struct conf_key *k, const char *value, char *err, size_t errlen)
+{
+	struct conf_ctx *cc = ctx;
+
+	for (const struct option *o = attach_opts; o->name; o++) {
+		if (strcmp(o->name, k->name))
+			continue;
+		return apply_opt(cc->a, o->val, o->name, value, cc->allow_cfg, true, err, errlen) ? -1 : 0;
+	}
+	return -1;
+}
+
+/* --config FILE: its entries apply where --config stands among the options. */
+static int load_config(struct ub2e_args *a, const char *path, bool allow_cfg, char *err, size_t errlen)
+{
+	struct conf_key keys[sizeof(attach_opts) / sizeof(attach_opts[0])];
+	struct conf_ctx cc = { a, allow_cfg };
+	size_t nk = 0, len;
+	char msg[512], *text;
+	FILE *f;
+
+	for (const struct option *o = attach_opts; o->name; o++)
+		if (o->val != OPT_CONFIG && o->val != OPT_JSON)	/* no nesting; output format is per command */
+			keys[nk++] = (struct conf_key){ o->name, o->has_arg == required_argument };
+	keys[nk] = (struct conf_key){ 0 };
+	f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "--config %s: %s", path, strerror(errno));
+		return EXIT_FAIL;
+	}
+	/* Values point into the text (device names, ...): it lives as long as the command. */
+	text = malloc(CONF_MAX_BYTES + 1);
+	len = text ? fread(text, 1, CONF_MAX_BYTES + 1, f) : 0;
+	fclose(f);
+	if (!text || len > CONF_MAX_BYTES || memchr(text, '\0', len)) {
+		snprintf(err, errlen, "--config %s: not a text file of at most %d bytes", path, CONF_MAX_BYTES);
+		return EXIT_USAGE;
+	}
+	text[len] = '\0';
+	if (conf_parse(text, keys, conf_apply, &cc, msg, sizeof(msg))) {
+		snprintf(err, errlen, "%s: %s", path, msg);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct ub2e_args *a, bool allow_cfg)
 {
-	char err[256];
-	int c, idx;
+	char err[640];
+	int c, idx, rc;
 
 	ub2e_cfg_defaults(&a->cfg);
 	a->plan = calloc(UB2E_MAX_NPI_ENTRIES, sizeof(*a->plan));
@@ -108,37 +215,17 @@ static int parse_args(int argc, char **argv, struct ub2e_args *a, bool allow_cfg
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", attach_opts, &idx)) != -1) {
-		switch (c) {
-		case OPT_UB_DEV: a->sel.ub_dev = optarg; break;
-		case OPT_IP_DEV: a->sel.ip_dev = optarg; break;
-		case OPT_NAME: a->sel.name = optarg; break;
-		case OPT_PIN_PATH: a->sel.pin_path = optarg; break;
-		case OPT_GENERIC: a->generic = true; break;
-		case OPT_JSON: a->json = true; break;
-		case OPT_MAP:
-		case OPT_PARTITION:
-			if (a->nplan == UB2E_MAX_NPI_ENTRIES)
-				return fail(EXIT_USAGE, "more than %d mapping entries", UB2E_MAX_NPI_ENTRIES);
-			if (npimap_parse(optarg, &a->plan[a->nplan], err, sizeof(err)))
-				return fail(EXIT_USAGE, "--%s %s", attach_opts[idx].name, err);
-			if (c == OPT_MAP && a->plan[a->nplan].truncated)
-				return fail(EXIT_USAGE, "--map %s: give PID=VLAN (use --partition for the 12-bit default)", optarg);
-			if (c == OPT_PARTITION && !a->plan[a->nplan].truncated)
-				return fail(EXIT_USAGE, "--partition %s: give a bare Partition ID (use --map for PID=VLAN)", optarg);
-			a->nplan++;
-			break;
-		case OPT_CFG:
-			if (!allow_cfg)
-				return fail(EXIT_USAGE, "--%s is an attach option", attach_opts[idx].name);
-			if (ub2e_cfg_set(&a->cfg, attach_opts[idx].name, optarg, err, sizeof(err)))
-				return fail(EXIT_USAGE, "%s", err);
-			break;
-		case '?':
-		default:
+		if (c == '?') {
 			if (optopt)
 				return fail(EXIT_USAGE, "option needs a value or is unknown: %s", argv[optind - 1]);
 			return fail(EXIT_USAGE, "unknown option %s (see ubctl help)", argv[optind - 1]);
 		}
+		if (c == OPT_CONFIG)
+			rc = load_config(a, optarg, allow_cfg, err, sizeof(err));
+		else
+			rc = apply_opt(a, c, attach_opts[idx].name, optarg, allow_cfg, false, err, sizeof(err));
+		if (rc)
+			return fail(rc, "%s", err);
 	}
 	a->rest = argv + optind;
 	a->nrest = argc - optind;
@@ -161,23 +248,6 @@ static int check_dev(const char *opt, const char *dev, unsigned *ifindex)
 	return 0;
 }
 
-static void warn_forwarding(const char *dev)
-{
-	char p[128];
-	FILE *f;
-	int v = 1;
-
-	snprintf(p, sizeof(p), "/proc/sys/net/ipv4/conf/%s/forwarding", dev);
-	f = fopen(p, "r");
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = 1;
-		fclose(f);
-	}
-	if (!v)
-		warnx_("IPv4 forwarding is off on %s: bpf_fib_lookup will not forward (sysctl net.ipv4.conf.all.forwarding=1)", dev);
-}
-
 static int attach_err(const char *dev, int err, bool generic)
 {
 	if (err == -EPERM || err == -EACCES)
@@ -185,6 +255,17 @@ static int attach_err(const char *dev, int err, bool generic)
 	if (!generic && (err == -EOPNOTSUPP || err == -EINVAL))
 		return fail(EXIT_FAIL, "native XDP refused by %s (%s): retry with --generic", dev, strerror(-err));
 	return fail(EXIT_FAIL, "attach to %s: %s", dev, strerror(-err));
+}
+
+/* One line with libbpf's own words for what failed. */
+static int load_err(int rc)
+{
+	const char *why = ubctl_libbpf_error();
+	const char *hint = rc == -EPERM || rc == -EACCES ? "needs root: CAP_BPF, CAP_NET_ADMIN" : "-v shows the verifier log";
+
+	if (*why)
+		return fail(EXIT_FAIL, "loading BPF programs failed (%s): %s", hint, why);
+	return fail(EXIT_FAIL, "loading BPF programs failed (%s): %s", hint, strerror(-rc));
 }
 
 static int do_attach(struct ub2e_args *a)
@@ -214,9 +295,7 @@ static int do_attach(struct ub2e_args *a)
 	rc = ub2e__load(skel);
 	if (rc) {
 		ub2e__destroy(skel);
-		if (rc == -EPERM || rc == -EACCES)
-			return fail(EXIT_FAIL, "loading BPF programs: permission denied (needs root: CAP_BPF, CAP_NET_ADMIN)");
-		return fail(EXIT_FAIL, "loading BPF programs failed: %s (run with -v for the verifier log)", strerror(-rc));
+		return load_err(rc);
 	}
 
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_cfg), &zero, &a->cfg, BPF_ANY) ||
@@ -232,6 +311,11 @@ static int do_attach(struct ub2e_args *a)
 	if (pin_mkdir_p(dir)) {
 		rc = fail(EXIT_FAIL, "cannot create %s: %s", dir, strerror(errno));
 		goto out;
+	}
+	/* Which network namespace the ports are in, for detach run elsewhere. */
+	if (netns_record(dir, err, sizeof(err))) {
+		rc = fail(EXIT_FAIL, "%s", err);
+		goto unpin;
 	}
 	for (size_t i = 0; i < sizeof(map_pins) / sizeof(map_pins[0]); i++) {
 		snprintf(p, sizeof(p), "%s/%s", dir, map_pins[i].file);
@@ -259,13 +343,20 @@ static int do_attach(struct ub2e_args *a)
 	rc = bpf_xdp_attach((int)ip_if, bpf_program__fd(skel->progs.ub2e_to_ub), flags, NULL);
 	if (rc) {
 		LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = bpf_program__fd(skel->progs.ub2e_to_uboe));
+		int rb;
 
-		bpf_xdp_detach((int)ub_if, (flags & ~XDP_FLAGS_UPDATE_IF_NOEXIST) | XDP_FLAGS_REPLACE, &o);
+		rb = bpf_xdp_detach((int)ub_if, (flags & ~XDP_FLAGS_UPDATE_IF_NOEXIST) | XDP_FLAGS_REPLACE, &o);
+		if (rb) {
+			/* Half attached: keep the pins so `ubctl ub2e detach` can finish the job. */
+			rc = fail(EXIT_FAIL, "attach to %s failed (%s) and taking the program off %s failed too (%s): "
+				  "pins kept at %s, run ubctl ub2e detach", a->sel.ip_dev, strerror(-rc),
+				  a->sel.ub_dev, strerror(-rb), pin_display(dir));
+			goto out;
+		}
 		rc = attach_err(a->sel.ip_dev, rc, a->generic);
 		goto unpin;
 	}
-	warn_forwarding(a->sel.ub_dev);
-	warn_forwarding(a->sel.ip_dev);
+	ub2e_warn_host(a->sel.ub_dev, a->sel.ip_dev);
 	printf("ub2e attached: %s (UB side) <-> %s (IP side), %s XDP, pinned at %s\n",
 	       a->sel.ub_dev, a->sel.ip_dev, a->generic ? "generic" : "native", pin_display(dir));
 	rc = 0;
@@ -324,11 +415,14 @@ static int detach_from_ports(int devmap_fd, int prog_fd)
 
 static int do_detach(struct ub2e_args *a)
 {
+	int saved_ns;	/* our network namespace while in the instance's */
 	char dir[PATH_MAX], err[512];
 	int tx_ub, tx_ip, to_uboe, to_ub, failures;
 
 	if (pin_instance_dir("ub2e", &a->sel, true, dir, sizeof(dir), err, sizeof(err)))
 		return fail(EXIT_FAIL, "%s", err);
+	if (netns_enter_instance(dir, &saved_ns, err, sizeof(err)))
+		return fail(EXIT_FAIL, "ub2e detach: %s", err);
 	tx_ub = open_pinned(dir, UB2E_PIN_TX_UB);
 	tx_ip = open_pinned(dir, UB2E_PIN_TX_IP);
 	to_uboe = open_pinned(dir, UB2E_PIN_PROG_TO_UBOE);
@@ -340,6 +434,7 @@ static int do_detach(struct ub2e_args *a)
 	close(tx_ip);
 	close(to_uboe);
 	close(to_ub);
+	netns_leave(saved_ns);
 	if (failures)
 		return fail(EXIT_FAIL, "%d detach(es) failed; pins kept at %s", failures, pin_display(dir));
 	pin_remove_dir(dir);
@@ -371,17 +466,23 @@ static int do_map(struct ub2e_args *a)
 	ub2e_tables_read(npi_fd, cur, UB2E_MAX_NPI_ENTRIES, &ncur);
 
 	if (!strcmp(verb, "list")) {
-		if (a->json)
-			printf("[");
+		struct json_object *jl = a->json ? json_object_new_array() : NULL;
+
 		for (size_t i = 0; i < ncur; i++) {
-			if (a->json)
-				printf("%s{\"pid\":%u,\"perm\":%s,\"vlan\":%u}", i ? "," : "", cur[i].pid,
-				       cur[i].perm == NPIMAP_ANY_PERM ? "null" : cur[i].perm ? "1" : "0", cur[i].vlan);
-			else
+			if (jl) {
+				struct json_object *je = json_object_new_object();
+
+				json_add_u64(je, "pid", cur[i].pid);
+				json_object_object_add(je, "perm", cur[i].perm == NPIMAP_ANY_PERM ? NULL :
+						       json_object_new_int(cur[i].perm));
+				json_add_u64(je, "vlan", cur[i].vlan);
+				json_object_array_add(jl, je);
+			} else {
 				printf("%s\n", npimap_format(&cur[i], buf, sizeof(buf)));
+			}
 		}
-		if (a->json)
-			printf("]\n");
+		if (jl)
+			json_print(jl);
 	} else if (!strcmp(verb, "add")) {
 		struct npimap_entry e;
 
@@ -402,19 +503,27 @@ static int do_map(struct ub2e_args *a)
 	} else {
 		if (a->nrest < 2)
 			return fail(EXIT_USAGE, "ub2e map del PID[/PERM] ...");
-		for (int i = 1; i < a->nrest; i++) {
-			struct npimap_entry e;
+		struct npimap_entry *del = calloc((size_t)a->nrest, sizeof(*del));
 
-			/* Parse "PID[/PERM]" by giving it a dummy VLAN. */
-			snprintf(buf, sizeof(buf), "%s=1", a->rest[i]);
-			if (strchr(a->rest[i], '=') || npimap_parse(buf, &e, err, sizeof(err)))
-				return fail(EXIT_USAGE, "ub2e map del: '%s' is not PID or PID/PERM", a->rest[i]);
-			rc = ub2e_tables_del(npi_fd, vlan_fd, e.pid, e.perm);
-			if (rc == -ENOENT)
-				return fail(EXIT_FAIL, "ub2e map del: %s is not in the table", a->rest[i]);
+		if (!del)
+			return fail(EXIT_FAIL, "out of memory");
+		/* Every argument is checked (well-formed, in the table, not twice)
+		 * before the first entry goes. */
+		for (int i = 1; i < a->nrest; i++) {
+			if (npimap_parse_key(a->rest[i], &del[i], err, sizeof(err)))
+				return fail(EXIT_USAGE, "ub2e map del: %s", err);
+			if (!npimap_find(cur, ncur, del[i].pid, del[i].perm))
+				return fail(EXIT_FAIL, "ub2e map del: %s is not in the table; nothing deleted", a->rest[i]);
+			for (int j = 1; j < i; j++)
+				if (del[j].pid == del[i].pid && del[j].perm == del[i].perm)
+					return fail(EXIT_USAGE, "ub2e map del: %s given twice; nothing deleted", a->rest[i]);
+		}
+		for (int i = 1; i < a->nrest; i++) {
+			rc = ub2e_tables_del(npi_fd, vlan_fd, del[i].pid, del[i].perm);
 			if (rc)
 				return fail(EXIT_FAIL, "ub2e map del %s: %s", a->rest[i], strerror(-rc));
 		}
+		free(del);
 	}
 	free(cur);
 	close(npi_fd);
@@ -424,7 +533,7 @@ static int do_map(struct ub2e_args *a)
 
 /* ---- status ------------------------------------------------------------------- */
 
-static void print_ports(const char *side, int devmap_fd)
+static void print_ports(const char *side, int devmap_fd, struct json_object *jports)
 {
 	__u32 key, next, *prev = NULL;
 
@@ -436,10 +545,21 @@ static void print_ports(const char *side, int devmap_fd)
 		prev = &key;
 		if_indextoname(key, name);
 		bpf_xdp_query((int)key, 0, &q);
-		printf("  %s port: %s (ifindex %u), XDP %s prog %u\n", side, name, key,
-		       q.attach_mode == XDP_ATTACHED_SKB ? "generic" :
-		       q.attach_mode == XDP_ATTACHED_DRV ? "native" :
-		       q.attach_mode ? "multi" : "none", q.prog_id);
+		const char *mode = q.attach_mode == XDP_ATTACHED_SKB ? "generic" :
+				   q.attach_mode == XDP_ATTACHED_DRV ? "native" :
+				   q.attach_mode ? "multi" : "none";
+		if (jports) {
+			struct json_object *jp = json_object_new_object();
+
+			json_add_str(jp, "side", side);
+			json_add_str(jp, "dev", name);
+			json_add_u64(jp, "ifindex", key);
+			json_add_str(jp, "xdp", mode);
+			json_add_u64(jp, "prog_id", q.prog_id);
+			json_object_array_add(jports, jp);
+			continue;
+		}
+		printf("  %s port: %s (ifindex %u), XDP %s prog %u\n", side, name, key, mode, q.prog_id);
 	}
 }
 
@@ -448,18 +568,49 @@ static int do_status(struct ub2e_args *a)
 	char dir[PATH_MAX], err[512];
 	struct ub2e_cfg cfg;
 	__u32 zero = 0;
-	int fd, tx_ub, tx_ip;
+	int fd, tx_ub, tx_ip, saved_ns;
 
 	if (pin_instance_dir("ub2e", &a->sel, true, dir, sizeof(dir), err, sizeof(err)))
 		return fail(EXIT_FAIL, "%s", err);
+	if (netns_enter_instance(dir, &saved_ns, err, sizeof(err)))
+		return fail(EXIT_FAIL, "ub2e status: %s", err);
 	fd = open_pinned(dir, UB2E_PIN_CFG);
 	tx_ub = open_pinned(dir, UB2E_PIN_TX_UB);
 	tx_ip = open_pinned(dir, UB2E_PIN_TX_IP);
 	if (fd < 0 || tx_ub < 0 || tx_ip < 0 || bpf_map_lookup_elem(fd, &zero, &cfg))
 		return fail(EXIT_FAIL, "%s is not a complete ub2e instance", dir);
+	if (a->json) {
+		struct json_object *js = json_object_new_object(), *jp = json_object_new_array(), *jf;
+
+		json_add_str(js, "instance", pin_display(dir));
+		print_ports("UB-side", tx_ub, jp);
+		print_ports("IP-side", tx_ip, jp);
+		netns_leave(saved_ns);
+		json_object_object_add(js, "ports", jp);
+		json_add_u64(js, "ub_ethertype", cfg.ub_ethertype);
+		json_add_u64(js, "rt", cfg.rt);
+		json_add_u64(js, "vl", cfg.vl);
+		json_add_u64(js, "default_pid", cfg.default_pid);
+		json_add_u64(js, "default_perm", cfg.default_perm);
+		jf = json_object_new_array();
+		if (cfg.flags & UB2E_F_UNTAGGED)
+			json_object_array_add(jf, json_object_new_string("untagged"));
+		if (cfg.flags & UB2E_F_STRICT_VLAN)
+			json_object_array_add(jf, json_object_new_string("strict"));
+		if (cfg.flags & UB2E_F_NO_TTL_DEC)
+			json_object_array_add(jf, json_object_new_string("no-ttl-dec"));
+		json_object_object_add(js, "flags", jf);
+		json_add_str(js, "cci_policy", cfg.cci_policy == UB2E_CCI_DROP ? "drop" : "forward");
+		json_print(js);
+		close(fd);
+		close(tx_ub);
+		close(tx_ip);
+		return 0;
+	}
 	printf("ub2e instance %s\n", pin_display(dir));
-	print_ports("UB-side", tx_ub);
-	print_ports("IP-side", tx_ip);
+	print_ports("UB-side", tx_ub, NULL);
+	print_ports("IP-side", tx_ip, NULL);
+	netns_leave(saved_ns);
 	printf("  ub-ethertype 0x%04x  rt %u  vl %u  default NPI %u/%u  flags:%s%s%s\n",
 	       cfg.ub_ethertype, cfg.rt, cfg.vl, cfg.default_pid, cfg.default_perm,
 	       cfg.flags & UB2E_F_UNTAGGED ? " untagged" : "",

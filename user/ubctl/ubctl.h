@@ -18,9 +18,10 @@ void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* ---- pin.c: where instances live on bpffs -------------------------------- */
 
 /*
- * The bpffs to pin on: /sys/fs/bpf when it is one; under `ip netns exec`
- * (a private /sys without bpffs) the host's, through /proc/1/root, so that
- * pins outlive the command. Returns 0 or -1 with err set.
+ * bpffs.c: the bpffs to pin on. /sys/fs/bpf when it is one; under `ip netns
+ * exec` (a private /sys without bpffs) the one of the shell that ran it,
+ * through /proc/PID/root, so that pins outlive the command. Where there is
+ * none, ubctl mounts it (saying so once). Returns 0 or -1 with err set.
  */
 int pin_bpffs_root(char *out, size_t len, char *err, size_t errlen);
 
@@ -50,8 +51,50 @@ int pin_mkdir_p(const char *dir);
 /* Remove an instance directory and its now-empty parents up to <bpffs>. */
 void pin_remove_dir(const char *dir);
 
-/* ---- commands ---------------------------------------------------------------- */
-int cmd_ub2e(int argc, char **argv);
-int cmd_stats(int argc, char **argv);
+/* ---- netns.c: the network namespace an instance's ports live in ------------ */
+
+/* Pin name of the record, beside the instance's maps. */
+#define PIN_NETNS "netns"
+/* Record the current network namespace as the instance's (pinned in dir). */
+int netns_record(const char *dir, char *err, size_t errlen);
+/*
+ * Enter the instance's network namespace when it is not ours. *saved is -1
+ * or a handle for netns_leave(). Returns 0, or -1 with one line in err
+ * (the namespace cannot be found or entered: nothing may be done).
+ */
+int netns_enter_instance(const char *dir, int *saved, char *err, size_t errlen);
+void netns_leave(int saved);
+
+/* The first libbpf warning of this run ("" if none): its own words for a load failure. */
+const char *ubctl_libbpf_error(void);
+
+/* json.c: --json output with json-c. json_print prints one line and frees o. */
+#include <json-c/json.h>
+void json_print(struct json_object *o);
+void json_add_str(struct json_object *o, const char *key, const char *val);
+void json_add_u64(struct json_object *o, const char *key, unsigned long long val);
+
+/* warn.c: one line each for forwarding off (IPv4, IPv6) and rx VLAN offload on the IP port. */
+void ub2e_warn_host(const char *ub_dev, const char *ip_dev);
+
+/* ---- commands (one line each in commands.def) -------------------------------- */
+
+/* Help texts of a command: { NULL, own text }, { "sub", text }..., { 0 }. */
+struct ubctl_help {
+	const char *sub;
+	const char *text;
+};
+
+/* For commands that print their own help. */
+extern const struct ubctl_help ubctl_no_help[];
+
+struct json_object;
+#define UBCTL_CMD(name, run, help, summary) \
+	int run(int argc, char **argv); \
+	extern const struct ubctl_help help[];
+#define UBCTL_STATS(fn) int fn(struct json_object *out);
+#include "commands.def"
+#undef UBCTL_STATS
+#undef UBCTL_CMD
 
 #endif

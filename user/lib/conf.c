@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "conf.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static bool blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+static const struct conf_key *lookup(const struct conf_key *keys, const char *name)
+{
+	for (const struct conf_key *k = keys; k->name; k++)
+		if (!strcmp(k->name, name))
+			return k;
+	return NULL;
+}
+
+int conf_parse(char *text, const struct conf_key *keys, conf_apply_fn apply, void *ctx,
+	       char *err, size_t errlen)
+{
+	char msg[256];
+	int lineno = 0;
+
+	while (*text) {
+		size_t n = strcspn(text, "\n");
+		char *line = text, *key, *value, *end, *hash;
+		const struct conf_key *k;
+
+		lineno++;
+		text += n + (text[n] == '\n');
+		line[n] = '\0';
+
+		hash = strchr(line, '#');
+		if (hash)
+			*hash = '\0';
+		for (key = line; blank(*key); key++)
+			;
+		end = key + strlen(key);
+		while (end > key && blank(end[-1]))
+			*--end = '\0';
+		if (!*key)
+			continue;
+		for (value = key; *value && !blank(*value); value++)
+			;
+		if (*value) {
+			*value++ = '\0';
+			while (blank(*value))
+				value++;
+		}
+		k = lookup(keys, key);
+		if (!k) {
+			snprintf(err, errlen, "line %d: unknown key '%s'", lineno, key);
+			return -1;
+		}
+		if (k->has_value && !*value) {
+			snprintf(err, errlen, "line %d: '%s' needs a value", lineno, key);
+			return -1;
+		}
+		if (!k->has_value && *value) {
+			snprintf(err, errlen, "line %d: '%s' takes no value (got '%s')", lineno, key, value);
+			return -1;
+		}
+		if (apply(ctx, k, k->has_value ? value : NULL, msg, sizeof(msg))) {
+			snprintf(err, errlen, "line %d: %s", lineno, msg);
+			return -1;
+		}
+	}
+	return 0;
+}
