@@ -36,7 +36,7 @@
 #include "wps_boundary.skel.h"
 #include "wps_cfg.h"
 
-#define MAX_PKT 2048
+#define MAX_PKT 4096
 #define MAX_STEPS 64
 #define MAX_LINES 16
 
