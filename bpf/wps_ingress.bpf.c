@@ -786,12 +786,34 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 SEC("tc")
 int wps_ingress(struct __sk_buff *skb)
 {
+	if (skb->mark & WPS_IN_MARK_BYPASS) {
+		/* Came back from the detour unsprayed: leave as it is. */
+		skb->mark &= ~WPS_IN_MARK_BYPASS;
+		cnt(WPS_IN_CNT_RX);
+		cnt(WPS_IN_CNT_PASS_BYPASS);
+		return TC_ACT_OK;
+	}
 	return process(skb, false);
 }
 
-/* On the receiving end of the segmentation detour: one wire packet per skb. */
+/*
+ * On the receiving end of the segmentation detour: one wire packet per skb.
+ * What is not sprayed here would die on the detour's veth; it goes back out
+ * of DEV, marked so the program there lets it pass.
+ */
 SEC("tc")
 int wps_ingress_seg(struct __sk_buff *skb)
 {
-	return process(skb, true);
+	__u32 zero = 0;
+	struct wps_in_cfg *cfg;
+	int rc = process(skb, true);
+
+	if (rc != TC_ACT_OK)
+		return rc;
+	cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
+	if (!cfg || !cfg->dev_ifindex)
+		return TC_ACT_OK;
+	skb->mark |= WPS_IN_MARK_BYPASS;
+	cnt(WPS_IN_CNT_REDIRECT_BACK);
+	return bpf_redirect(cfg->dev_ifindex, 0);
 }

@@ -69,7 +69,12 @@ struct wps_in_cfg {
 	__u64 test_now_ns;		/* WPS_IN_F_TEST_CLOCK */
 	__u32 test_gid0;		/* WPS_IN_F_TEST_GID0 */
 	__be32 icmp_src4;		/* source of ICMP Frag Needed (0: the packet's destination) */
+	__u32 dev_ifindex;		/* the device whose TC egress runs the ingress */
+	__u32 pad;
 };
+
+/* Set by the detour's program on a packet it hands back to DEV unsprayed. */
+#define WPS_IN_MARK_BYPASS	0x40000000u
 
 /* A classification rule. IPv4 prefixes are stored IPv4-mapped (::ffff:a.b.c.d/96+n). */
 struct wps_in_rule {
@@ -164,6 +169,8 @@ struct wps_in_flow {
 	X(PASS_FID_EXHAUSTED,	"pass_flow_id_exhausted")		\
 	X(PASS_NO_PATH,		"pass_no_path")				\
 	X(REDIRECT_SEGMENT,	"redirect_gso_detour")			\
+	X(REDIRECT_BACK,	"redirect_detour_unsprayed")		\
+	X(PASS_BYPASS,		"pass_back_from_detour")		\
 	X(DROP_ENCAP_FAILED,	"drop_encap_failed")			\
 	X(DROP_MTU,		"drop_mtu")				\
 	X(TX_MTU_ICMP,		"tx_mtu_icmp")				\

@@ -79,7 +79,11 @@ int cmd_stats(int argc, char **argv)
 		shown++;
 	}
 	if (json)
-		printf("]}\n");
+		printf("]");
+	if (!only)
+		shown += wps_stats_print(json);
+	if (json)
+		printf("}\n");
 	if (only && !shown)
 		return fail(EXIT_FAIL, "stats: no ub2e instance named '%s'", only);
 	if (!json && !shown)

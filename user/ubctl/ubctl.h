@@ -53,5 +53,8 @@ void pin_remove_dir(const char *dir);
 /* ---- commands ---------------------------------------------------------------- */
 int cmd_ub2e(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_wps(int argc, char **argv);		/* wps_ingress.c */
+int cmd_wps_boundary(int argc, char **argv);	/* wps_boundary.c */
+int wps_stats_print(bool json);			/* wps_boundary.c: WPS instances shown */
 
 #endif
