@@ -434,7 +434,7 @@ static __always_inline void decide(struct wps_in_flow *f, const struct wps_in_cf
 	if (max < 2 || max > WPS_IN_INFLIGHT_RING)
 		max = WPS_IN_INFLIGHT_RING;
 	bpf_spin_lock(&f->lock);
-	if (new_fid && now - f->last_seen >= cfg->idle_ns) {
+	if (new_fid && now > f->last_seen && now - f->last_seen >= cfg->idle_ns) {
 		/* Idle long enough: a new flow under a fresh Flow ID. */
 		d->old_fid = f->fid;
 		d->reclaimed = 1;
@@ -691,7 +691,9 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		if (!(cfg->flags & WPS_IN_F_MTU_DROP) && cfg->path_mtu > WPS_OVERHEAD &&
 		    mtu_icmp(skb, cfg->path_mtu - WPS_OVERHEAD, p.key.family) == 0) {
 			cnt(WPS_IN_CNT_TX_MTU_ICMP);
-			return bpf_redirect(skb->ifindex, BPF_F_INGRESS);
+			/* Into the stack as if it came in on DEV, whose routes lead back
+			 * to the sender (also from the detour, so rp_filter agrees). */
+			return bpf_redirect(cfg->dev_ifindex ? cfg->dev_ifindex : skb->ifindex, BPF_F_INGRESS);
 		}
 		cnt(WPS_IN_CNT_DROP_MTU);
 		return TC_ACT_SHOT;
@@ -707,7 +709,8 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	}
 	if (segs > 1)
 		cnt(WPS_IN_CNT_EV_GSO_UNSPLIT);
-	if (now - f->last_seen >= cfg->idle_ns && f->packets) {
+	/* last_seen may be ahead of now: another CPU took its clock later. */
+	if (f->packets && now > f->last_seen && now - f->last_seen >= cfg->idle_ns) {
 		new_fid = fid_alloc(cfg, now);
 		if (!new_fid) {
 			cnt(WPS_IN_CNT_PASS_FID_EXHAUSTED);
@@ -777,8 +780,11 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		}
 		path_account(pi, segs, len, d.opened, now, cfg);
 		cnt(WPS_IN_CNT_TX_SPRAYED);
-		if (!after_detour && path->ifindex == skb->ifindex)
+		if (path->ifindex == skb->ifindex)
 			return TC_ACT_OK;
+		/* Through DEV's egress again: the program there lets it by at once. */
+		if (path->ifindex == cfg->dev_ifindex)
+			skb->mark |= WPS_IN_MARK_BYPASS;
 		return bpf_redirect(path->ifindex, 0);
 	}
 }
@@ -787,7 +793,7 @@ SEC("tc")
 int wps_ingress(struct __sk_buff *skb)
 {
 	if (skb->mark & WPS_IN_MARK_BYPASS) {
-		/* Came back from the detour unsprayed: leave as it is. */
+		/* Back from the detour (sprayed, or unsprayed): leave as it is. */
 		skb->mark &= ~WPS_IN_MARK_BYPASS;
 		cnt(WPS_IN_CNT_RX);
 		cnt(WPS_IN_CNT_PASS_BYPASS);

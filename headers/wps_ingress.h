@@ -156,7 +156,8 @@ struct wps_in_flow {
  * Counters: one X-macro so the BPF enum and ubctl's names cannot drift.
  * Every packet the ingress program sees moves rx and exactly one of tx_*,
  * pass_*, drop_*, redirect_* (a detoured packet is seen again after
- * segmentation and counted again there). Other counters are events.
+ * segmentation, and once more on DEV when its path is DEV, each time
+ * counted). Other counters are events.
  */
 #define WPS_IN_COUNTERS(X)						\
 	X(RX,			"rx")					\
@@ -170,7 +171,7 @@ struct wps_in_flow {
 	X(PASS_NO_PATH,		"pass_no_path")				\
 	X(REDIRECT_SEGMENT,	"redirect_gso_detour")			\
 	X(REDIRECT_BACK,	"redirect_detour_unsprayed")		\
-	X(PASS_BYPASS,		"pass_back_from_detour")		\
+	X(PASS_BYPASS,		"pass_from_detour")			\
 	X(DROP_ENCAP_FAILED,	"drop_encap_failed")			\
 	X(DROP_MTU,		"drop_mtu")				\
 	X(TX_MTU_ICMP,		"tx_mtu_icmp")				\
