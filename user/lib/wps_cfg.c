@@ -343,10 +343,6 @@ int wps_rule_parse(int argc, char **argv, struct wps_in_rule *r, char *err, size
 		snprintf(err, errlen, "rule: --dst PREFIX is required");
 		return -1;
 	}
-	if (!have_q) {
-		snprintf(err, errlen, "rule: --quantum N|Nb|Nus is required");
-		return -1;
-	}
 	if (have_src && sfam != r->family) {
 		snprintf(err, errlen, "rule: --src and --dst are of different address families");
 		return -1;
@@ -360,6 +356,11 @@ int wps_rule_parse(int argc, char **argv, struct wps_in_rule *r, char *err, size
 	}
 	if (r->dport && r->proto != 6 && r->proto != 17 && r->proto != 132) {
 		snprintf(err, errlen, "rule: --dport needs --proto tcp, udp or sctp");
+		return -1;
+	}
+	/* Last, so that a caller matching on the classifier alone has it complete. */
+	if (!have_q) {
+		snprintf(err, errlen, "rule: --quantum N|Nb|Nus is required");
 		return -1;
 	}
 	return 0;

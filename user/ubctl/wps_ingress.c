@@ -507,6 +507,16 @@ static int path_cmd(const char *verb, int argc, char **argv)
 			rc = fail(EXIT_USAGE, "no path via %s%s%s", via, mac ? " to " : "", mac ? mac : "");
 			goto out;
 		}
+		if (in.cfg.npaths == 1) {
+			struct wps_in_rule r0 = {};
+			__u32 z = 0;
+
+			if (!bpf_map_lookup_elem(in.rules_fd, &z, &r0) && r0.used) {
+				rc = fail(EXIT_USAGE, "refusing to remove the last path while rules spray onto it "
+					  "(rule del them first)");
+				goto out;
+			}
+		}
 		for (__u32 i = (__u32)found; i + 1 < in.cfg.npaths; i++) {
 			struct wps_in_path p;
 			__u32 n = i + 1;
@@ -591,6 +601,10 @@ static int rule_cmd(const char *verb, int argc, char **argv)
 		goto out;
 	}
 	if (!strcmp(verb, "add")) {
+		if (!in.cfg.ecmp && !in.cfg.npaths) {
+			rc = fail(EXIT_USAGE, "%s has no member path: add one first (wps ingress path add)", dev);
+			goto out;
+		}
 		for (int i = 0; i < n; i++)
 			if (wps_rules_overlap(&rules[i], &nr)) {
 				wps_rule_format(&rules[i], buf, sizeof(buf));
