@@ -636,7 +636,16 @@ static __always_inline int ecmp_xmit(struct __sk_buff *skb, const struct wps_in_
 	fib.tot_len = (__u16)(skb->len - ETH_HLEN);
 	__builtin_memcpy(fib.ipv6_src, cfg->src, 16);
 	__builtin_memcpy(fib.ipv6_dst, cfg->dst, 16);
-	rc = bpf_fib_lookup(skb, &fib, sizeof(fib), BPF_FIB_LOOKUP_OUTPUT);
+	/*
+	 * As if forwarded from DEV: an output lookup pins the route to DEV (its
+	 * oif) and skips the multipath choice, which is where the flow label
+	 * counts. Needs IPv6 forwarding on DEV; without it, an output lookup.
+	 */
+	rc = bpf_fib_lookup(skb, &fib, sizeof(fib), 0);
+	if (rc == BPF_FIB_LKUP_RET_FWD_DISABLED) {
+		fib.ifindex = skb->ifindex;
+		rc = bpf_fib_lookup(skb, &fib, sizeof(fib), BPF_FIB_LOOKUP_OUTPUT);
+	}
 	if (rc == BPF_FIB_LKUP_RET_SUCCESS) {
 		__u8 macs[12];
 
@@ -644,12 +653,18 @@ static __always_inline int ecmp_xmit(struct __sk_buff *skb, const struct wps_in_
 		__builtin_memcpy(macs + 6, fib.smac, 6);
 		if (bpf_skb_store_bytes(skb, 0, macs, 12, 0))
 			return -1;
+		if (fib.ifindex == skb->ifindex)
+			return TC_ACT_OK;
+		if (fib.ifindex == cfg->dev_ifindex)
+			skb->mark |= WPS_IN_MARK_BYPASS;
 		return bpf_redirect(fib.ifindex, 0);
 	}
 	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH) {
 		struct bpf_redir_neigh nh = { .nh_family = AF_INET6 };
 
 		__builtin_memcpy(nh.ipv6_nh, fib.ipv6_dst, 16);
+		if (fib.ifindex == cfg->dev_ifindex)
+			skb->mark |= WPS_IN_MARK_BYPASS;
 		return bpf_redirect_neigh(fib.ifindex, &nh, sizeof(nh), 0);
 	}
 	return -1;
