@@ -75,14 +75,14 @@ TESTRUN_SRCS := $(wildcard tests/bpf/*.c)
 TESTRUN_SRCS := $(filter-out %.bpf.c tests/bpf/wps_testrun.c,$(TESTRUN_SRCS))
 TESTRUN_OBJS := $(TESTRUN_SRCS:%.c=$(BUILD)/obj/%.o)
 
-BENCH_SRCS := $(filter-out %.bpf.c,$(wildcard bench/*.c))
+BENCH_SRCS := $(filter-out %.bpf.c bench/wps_bench.c,$(wildcard bench/*.c))
 BENCH_OBJS := $(BENCH_SRCS:%.c=$(BUILD)/obj/%.o)
 
 BINS := $(BUILD)/bin/ubctl $(TOOLS) $(UNIT_BINS)
 ifneq ($(TESTRUN_SRCS),)
 BINS += $(BUILD)/bin/ub2e_testrun
 endif
-BINS += $(BUILD)/bin/wps_testrun
+BINS += $(BUILD)/bin/wps_testrun $(BUILD)/bin/wps_bench
 ifneq ($(BENCH_SRCS),)
 BINS += $(BUILD)/bin/ubxdp_bench
 endif
@@ -112,6 +112,9 @@ $(BUILD)/bin/ub2e_testrun: $(TESTRUN_OBJS) $(LIB) | $(BUILD)/bin
 $(BUILD)/bin/wps_testrun: $(BUILD)/obj/tests/bpf/wps_testrun.o $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
 
+$(BUILD)/bin/wps_bench: $(BUILD)/obj/bench/wps_bench.o $(LIB) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
+
 $(BUILD)/bin/ubxdp_bench: $(BENCH_OBJS) $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
 
@@ -138,6 +141,7 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/bench.sh
+	@scripts/wps_bench.sh
 
 vmtest:
 	@scripts/deps.sh --vmtest
