@@ -22,6 +22,8 @@
  *   wps_testrun FIXTURES...
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -409,6 +411,139 @@ bad:
 	return -1;
 }
 
+/*
+ * Two threads on two CPUs run packets of ONE flow through the ingress at the
+ * same time; decoded from the output bytes (WIRE.md §6 offsets, not the
+ * program's structs): every Group ID has exactly QUANTUM packets, one S, one E,
+ * one path and one flow label, and the Group IDs follow each other.
+ */
+#define CC_QUANTUM	8
+#define CC_PER_THREAD	20000
+
+struct cc_out {
+	__u16 gid;
+	__u8 flags;
+	__u8 path;	/* last byte of the destination MAC */
+	__u32 label;
+};
+
+struct cc_thread {
+	int cpu, prog_fd;
+	const unsigned char *in;
+	size_t in_len;
+	struct cc_out out[CC_PER_THREAD];
+	int n, err;
+};
+
+static void *cc_run(void *arg)
+{
+	struct cc_thread *t = arg;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(t->cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	for (int i = 0; i < CC_PER_THREAD; i++) {
+		unsigned char o[512];
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = t->in, .data_size_in = (__u32)t->in_len,
+			    .data_out = o, .data_size_out = sizeof(o), .repeat = 1);
+
+		if (bpf_prog_test_run_opts(t->prog_fd, &opts) || opts.retval != TC_ACT_REDIRECT ||
+		    opts.data_size_out < 70 || o[56] != 0x81) {
+			t->err++;
+			continue;
+		}
+		t->out[t->n].path = o[5];
+		t->out[t->n].label = ((__u32)(o[15] & 0x0f) << 16) | ((__u32)o[16] << 8) | o[17];
+		t->out[t->n].flags = o[58];
+		t->out[t->n].gid = (__u16)(o[66] << 8 | o[67]);	/* data bytes 8-9 */
+		t->n++;
+	}
+	return NULL;
+}
+
+static bool concurrency_case(void)
+{
+	static const char *opts = "--node-id 1 --egress-node-id 2 --src fd00:a::1 --egress-addr fd00:b::1 "
+				  "--max-delay-us 0";
+	static unsigned char pkt[] = {
+		2, 0, 0, 0xa, 0, 2, 2, 0, 0, 0xa, 0, 1, 0x08, 0x00,
+		0x45, 0, 0, 36, 0, 7, 0, 0, 64, 17, 0, 0, 10, 10, 0, 2, 10, 20, 0, 2,
+		0x0f, 0xa0, 0x17, 0x70, 0, 16, 0, 0, 'c', 'o', 'n', 'c', 'u', 'r', 'r', 'e',
+	};
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct cc_thread *t = calloc(2, sizeof(*t));
+	struct wps_ingress *sk = wps_ingress__open_and_load();
+	struct { int n, s, e; __u8 path; __u32 label; } *g = calloc(65536, sizeof(*g));
+	char err[256];
+	bool ok = false;
+	int ncpu = libbpf_num_possible_cpus(), total = 0, groups = 0;
+	pthread_t th[2];
+
+	if (!f || !t || !g || !sk)
+		goto out;
+	snprintf(f->opts, sizeof(f->opts), "%s", opts);
+	f->npaths = 2;
+	snprintf(f->paths[0], sizeof(f->paths[0]), "101 02:00:00:0b:00:01 02:00:00:0c:00:01");
+	snprintf(f->paths[1], sizeof(f->paths[1]), "102 02:00:00:0b:00:02 02:00:00:0c:00:02");
+	f->nrules = 1;
+	snprintf(f->rules[0], sizeof(f->rules[0]), "--dst 10.20.0.0/24 --quantum %d", CC_QUANTUM);
+	if (configure(sk, f, false, err, sizeof(err))) {
+		printf("#   configuration: %s\n", err);
+		goto out;
+	}
+	for (int i = 0; i < 2; i++) {
+		t[i].cpu = ncpu > 1 ? i : 0;
+		t[i].prog_fd = bpf_program__fd(sk->progs.wps_ingress);
+		t[i].in = pkt;
+		t[i].in_len = sizeof(pkt);
+		pthread_create(&th[i], NULL, cc_run, &t[i]);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	if (t[0].err || t[1].err) {
+		printf("#   %d runs failed\n", t[0].err + t[1].err);
+		goto out;
+	}
+	for (int i = 0; i < 2; i++)
+		for (int k = 0; k < t[i].n; k++) {
+			struct cc_out *o = &t[i].out[k];
+
+			if (!g[o->gid].n) {
+				g[o->gid].path = o->path;
+				g[o->gid].label = o->label;
+				groups++;
+			}
+			if (g[o->gid].path != o->path || g[o->gid].label != o->label) {
+				printf("#   group %u on two paths or with two labels\n", o->gid);
+				goto out;
+			}
+			g[o->gid].n++;
+			g[o->gid].s += !!(o->flags & 0x80);
+			g[o->gid].e += !!(o->flags & 0x40);
+			total++;
+		}
+	if (groups != 2 * CC_PER_THREAD / CC_QUANTUM) {
+		printf("#   %d groups for %d packets, want %d\n", groups, total, 2 * CC_PER_THREAD / CC_QUANTUM);
+		goto out;
+	}
+	for (int id = 0; id < 65536; id++)
+		if (g[id].n && (g[id].n != CC_QUANTUM || g[id].s != 1 || g[id].e != 1)) {
+			printf("#   group %d: %d packets, %d S, %d E (want %d, 1, 1)\n", id, g[id].n, g[id].s, g[id].e,
+			       CC_QUANTUM);
+			goto out;
+		}
+	printf("#   %d packets from 2 CPUs: %d groups of %d, each with one S, one E, one path\n", total, groups,
+	       CC_QUANTUM);
+	ok = true;
+out:
+	wps_ingress__destroy(sk);
+	free(f);
+	free(t);
+	free(g);
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
 	struct wps_ingress *in;
@@ -432,5 +567,12 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		if (run_file(argv[i], &failed))
 			failed++;
+	{
+		bool ok = concurrency_case();
+
+		printf("%sok %d - wps one flow on two CPUs at once: no torn group, no Group ID twice\n",
+		       ok ? "" : "not ", ++tap_n);
+		failed += !ok;
+	}
 	return failed ? 1 : 0;
 }
