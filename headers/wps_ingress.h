@@ -212,20 +212,25 @@ enum wps_bnd_counter {
 /* Always inlined: the BPF side calls some of them under a bpf_spin_lock. */
 #define WPS_INLINE static inline __attribute__((always_inline))
 
-/* Does addr fall in prefix/plen (128-bit, byte arrays in network order)? */
+/*
+ * Does addr fall in prefix/plen (128-bit, byte arrays in network order)?
+ * Four 32-bit words, no loop: the BPF verifier of older kernels gives up on
+ * a byte loop nested in the rule loop ("sequence of jumps too complex").
+ */
+WPS_INLINE __u32 wps_word(const __u8 *p)
+{
+	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
+}
+
 WPS_INLINE int wps_prefix_match(const __u8 *addr, const __u8 *prefix, __u8 plen)
 {
-	for (int i = 0; i < 16; i++) {
-		int bits = (int)plen - 8 * i;
-		__u8 mask;
-
-		if (bits <= 0)
-			break;
-		mask = bits >= 8 ? 0xff : (__u8)(0xff << (8 - bits));
-		if ((addr[i] ^ prefix[i]) & mask)
-			return 0;
-	}
-	return 1;
+	int b0 = plen, b1 = plen - 32, b2 = plen - 64, b3 = plen - 96;
+#define WPS_WMASK(b) ((b) <= 0 ? 0u : (b) >= 32 ? ~0u : ~0u << (32 - (b)))
+	return !((wps_word(addr) ^ wps_word(prefix)) & WPS_WMASK(b0)) &&
+	       !((wps_word(addr + 4) ^ wps_word(prefix + 4)) & WPS_WMASK(b1)) &&
+	       !((wps_word(addr + 8) ^ wps_word(prefix + 8)) & WPS_WMASK(b2)) &&
+	       !((wps_word(addr + 12) ^ wps_word(prefix + 12)) & WPS_WMASK(b3));
+#undef WPS_WMASK
 }
 
 /* Outer flow label from (Flow ID, Group ID): constant within a group, never 0. */
