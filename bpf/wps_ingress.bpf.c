@@ -738,10 +738,13 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	if (!sc)
 		return TC_ACT_OK;
 	if (r->sched == WPS_SCHED_LEAST_LOADED) {
-		for (__u32 i = 0; i < WPS_IN_MAX_PATHS && i < npaths; i++) {
-			struct wps_in_path_load *pl = bpf_map_lookup_elem(&wps_in_path_load, &i);
+		/* Unrolled: 6.1's verifier loses the spilled counter of this loop. */
+#pragma unroll
+		for (__u32 i = 0; i < WPS_IN_MAX_PATHS; i++) {
+			__u32 key = i;
+			struct wps_in_path_load *pl = bpf_map_lookup_elem(&wps_in_path_load, &key);
 
-			sc->load[i & (WPS_IN_MAX_PATHS - 1)] = pl ? pl->prev + pl->cur : 0;
+			sc->load[i] = pl ? pl->prev + pl->cur : 0;
 		}
 	}
 	decide(f, cfg, r, segs, len, now, new_fid, new_gid, npaths, sc->load, &d);

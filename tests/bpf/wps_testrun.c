@@ -19,7 +19,7 @@
  *   count NAME[=N] ...              (all other counters must not move)
  *   end
  *
- *   wps_testrun FIXTURES...
+ *   wps_testrun [--fuzz-seed S] [--fuzz-count N] FIXTURES...
  */
 #include <errno.h>
 #include <pthread.h>
@@ -118,6 +118,43 @@ static int read_counters(int fd, unsigned n, __u64 *out)
 			out[i] += vals[c];
 	}
 	return 0;
+}
+
+/*
+ * One loaded ingress for every case (loading it is the slow part, above all
+ * under qemu), put back to its just-loaded state before each case.
+ */
+static struct wps_ingress *g_ingress;
+
+static void clear_array(int fd, unsigned n, size_t vsize, bool percpu)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	void *zero = calloc(percpu ? (size_t)ncpu : 1, vsize + 8);
+
+	for (__u32 k = 0; zero && k < n; k++)
+		bpf_map_update_elem(fd, &k, zero, BPF_ANY);
+	free(zero);
+}
+
+static struct wps_ingress *shared_ingress(void)
+{
+	struct wps_in_flow_key k;
+	int fd;
+
+	if (!g_ingress && !(g_ingress = wps_ingress__open_and_load()))
+		return NULL;
+	fd = bpf_map__fd(g_ingress->maps.wps_in_flows);
+	while (!bpf_map_get_next_key(fd, NULL, &k))
+		bpf_map_delete_elem(fd, &k);
+	clear_array(bpf_map__fd(g_ingress->maps.wps_in_fid_state), 256, sizeof(__u64), false);
+	clear_array(bpf_map__fd(g_ingress->maps.wps_in_rules), WPS_IN_MAX_RULES, sizeof(struct wps_in_rule), false);
+	clear_array(bpf_map__fd(g_ingress->maps.wps_in_paths), WPS_IN_MAX_PATHS, sizeof(struct wps_in_path), false);
+	clear_array(bpf_map__fd(g_ingress->maps.wps_in_path_load), WPS_IN_MAX_PATHS,
+		    sizeof(struct wps_in_path_load), false);
+	clear_array(bpf_map__fd(g_ingress->maps.wps_in_path_stats), WPS_IN_MAX_PATHS,
+		    sizeof(struct wps_in_path_stats), true);
+	g_ingress->bss->fid_cursor = 0;
+	return g_ingress;
 }
 
 /* Configure the ingress as the case's ubctl options say. */
@@ -235,7 +272,7 @@ static bool run_case(struct fixture *f)
 									: bd->progs.wps_boundary_out);
 		stats_fd = bpf_map__fd(bd->maps.wps_bnd_stats);
 	} else {
-		in = wps_ingress__open_and_load();
+		in = shared_ingress();
 		if (!in) {
 			printf("#   wps_ingress load failed: %s\n", strerror(errno));
 			return false;
@@ -320,7 +357,6 @@ static bool run_case(struct fixture *f)
 		}
 	}
 out:
-	wps_ingress__destroy(in);
 	wps_boundary__destroy(bd);
 	return ok;
 }
@@ -473,7 +509,7 @@ static bool concurrency_case(void)
 	};
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct cc_thread *t = calloc(2, sizeof(*t));
-	struct wps_ingress *sk = wps_ingress__open_and_load();
+	struct wps_ingress *sk = shared_ingress();
 	struct { int n, s, e; __u8 path; __u32 label; } *g = calloc(65536, sizeof(*g));
 	char err[256];
 	bool ok = false;
@@ -537,10 +573,180 @@ static bool concurrency_case(void)
 	       CC_QUANTUM);
 	ok = true;
 out:
-	wps_ingress__destroy(sk);
 	free(f);
 	free(t);
 	free(g);
+	return ok;
+}
+
+/*
+ * Fuzz: seeded random and mutated frames (bit flips, truncation, lying
+ * lengths, random bytes, random EtherTypes and protocols) through the
+ * ingress. Checked with a decoder written here from WIRE.md §6, not the
+ * program's structs: TC_ACT_OK leaves the frame as it was; a redirect is
+ * either the encapsulation (outer IPv6 from/to the configured addresses,
+ * payload length right, one options header holding only a well-formed WPS
+ * option, next header matching the inner version, the inner bytes exactly the
+ * input's) or an ICMP too-big answer quoting the input; every frame moves rx
+ * and exactly one verdict counter.
+ */
+static unsigned long long fz_state;
+
+static unsigned fz_rand(void)
+{
+	fz_state = fz_state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (unsigned)(fz_state >> 33);
+}
+
+static size_t fz_frame(unsigned char *f)
+{
+	static const unsigned char ip4[] = { 0x45, 0, 0, 0, 0, 7, 0, 0, 64, 17, 0, 0, 10, 10, 0, 2, 10, 20, 0, 2 };
+	unsigned len = 14 + 20 + 8 + fz_rand() % 1500, v6 = fz_rand() & 1, l4;
+	unsigned char *ip = f + 14;
+
+	memset(f, 0, len);
+	memcpy(f, "\x02\0\0\x0a\0\x02\x02\0\0\x0a\0\x01", 12);
+	if (v6) {
+		if (len < 14 + 48)
+			len = 14 + 48;
+		f[12] = 0x86, f[13] = 0xdd;
+		ip[0] = 0x60;
+		ip[4] = (unsigned char)((len - 54) >> 8), ip[5] = (unsigned char)(len - 54);
+		ip[6] = (unsigned char[]){ 17, 6, 0, 60, 43, 44, 58, 132 }[fz_rand() % 8];
+		ip[7] = 64;
+		ip[8] = 0xfd, ip[9] = 0x10, ip[23] = 2, ip[24] = 0xfd, ip[25] = 0x20, ip[39] = 2;
+		l4 = 54;
+		if (ip[6] == 0 || ip[6] == 60 || ip[6] == 43) {	/* an extension header */
+			f[54] = (unsigned char[]){ 17, 6, 60, 0x81 }[fz_rand() % 4];
+			f[55] = 0;
+			if (fz_rand() % 3 == 0) {	/* sometimes a WPS option inside */
+				f[56] = 0x81, f[57] = (unsigned char)(fz_rand() % 8);
+			}
+		}
+	} else {
+		memcpy(ip, ip4, sizeof(ip4));
+		ip[2] = (unsigned char)((len - 14) >> 8), ip[3] = (unsigned char)(len - 14);
+		ip[9] = (unsigned char[]){ 17, 6, 1, 132, 47 }[fz_rand() % 5];
+		if (fz_rand() % 4 == 0)
+			ip[6] = (unsigned char)(fz_rand() & 0x3f), ip[7] = (unsigned char)fz_rand();
+		l4 = 34;
+	}
+	(void)l4;
+	for (size_t i = l4; i < len; i++)
+		f[i] = (unsigned char)fz_rand();
+	/* mutations */
+	switch (fz_rand() % 6) {
+	case 0: break;
+	case 1: for (int k = 0; k < 3; k++) f[fz_rand() % 60] ^= (unsigned char)(1u << (fz_rand() % 8)); break;
+	case 2: len = 14 + fz_rand() % (len - 13); break;
+	case 3: f[12] = (unsigned char)fz_rand(); break;
+	case 4: f[14 + (v6 ? 4 : 2)] = (unsigned char)fz_rand(); break;
+	default: for (int k = 0; k < 4; k++) f[14 + fz_rand() % 40] = (unsigned char)fz_rand(); break;
+	}
+	if (len < 15)
+		len = 15;
+	return len;
+}
+
+static bool fz_check(const unsigned char *in, size_t in_len, const unsigned char *out, size_t out_len, int verdict,
+		     char *why, size_t wl)
+{
+	static const unsigned char src[16] = { 0xfd, 0, 0, 0xa, [15] = 1 }, dst[16] = { 0xfd, 0, 0, 0xb, [15] = 1 };
+
+	if (verdict == TC_ACT_OK) {
+		if (out_len != in_len || memcmp(in, out, in_len))
+			return snprintf(why, wl, "passed but changed"), false;
+		return true;
+	}
+	if (verdict == TC_ACT_SHOT)
+		return true;	/* the counters say why */
+	if (verdict != TC_ACT_REDIRECT)
+		return snprintf(why, wl, "verdict %d", verdict), false;
+	if (out_len >= 14 + 20 + 8 && out[12] == 8 && out[13] == 0 && out[14 + 9] == 1) {
+		/* ICMP Frag Needed: type 3 code 4, quoting the input's IP packet */
+		if (out[34] != 3 || out[35] != 4 || memcmp(out + 42, in + 14, in_len - 14 < 128 ? in_len - 14 : 128))
+			return snprintf(why, wl, "bad ICMP answer"), false;
+		return true;
+	}
+	if (out_len >= 54 + 8 && out[12] == 0x86 && out[13] == 0xdd && out[14 + 6] == 58) {
+		if (out[54] != 2 || memcmp(out + 62, in + 14, in_len - 14 < 128 ? in_len - 14 : 128))
+			return snprintf(why, wl, "bad ICMPv6 answer"), false;
+		return true;
+	}
+	if (out_len != in_len + 56)
+		return snprintf(why, wl, "redirected: length %zu for input %zu", out_len, in_len), false;
+	if (out[12] != 0x86 || out[13] != 0xdd || out[14] >> 4 != 6 || out[20] != 60 ||
+	    ((out[18] << 8) | out[19]) != (int)(out_len - 54) || memcmp(out + 22, src, 16) || memcmp(out + 38, dst, 16))
+		return snprintf(why, wl, "bad outer IPv6 header"), false;
+	if (out[55] != 1 || out[56] != 0x81 || out[57] != 12 || (out[58] & 0x1f) || out[59] ||
+	    ((out[62] << 8) | out[63]) != 1 || ((out[64] << 8) | out[65]) != 2)
+		return snprintf(why, wl, "bad options header / WPS option"), false;
+	if (out[54] != (in[12] == 8 ? 4 : 41) || (in[12] == 8 && in[13] != 0) || (in[12] == 0x86 && in[13] != 0xdd))
+		return snprintf(why, wl, "next header %u for EtherType %02x%02x", out[54], in[12], in[13]), false;
+	if (memcmp(out + 70, in + 14, in_len - 14))
+		return snprintf(why, wl, "inner packet changed"), false;
+	return true;
+}
+
+static bool fuzz_case(unsigned long long seed, long count)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct wps_ingress *sk = shared_ingress();
+	unsigned char in[2048], out[2400];
+	__u64 before[WPS_IN_CNT__MAX], after[WPS_IN_CNT__MAX];
+	char err[256];
+	bool ok = false;
+	long verdicts[3] = { 0 };
+
+	if (!f || !sk)
+		goto out;
+	snprintf(f->opts, sizeof(f->opts), "--node-id 1 --egress-node-id 2 --src fd00:a::1 --egress-addr fd00:b::1");
+	f->npaths = 2;
+	snprintf(f->paths[0], sizeof(f->paths[0]), "101 02:00:00:0b:00:01 02:00:00:0c:00:01 1400");
+	snprintf(f->paths[1], sizeof(f->paths[1]), "102 02:00:00:0b:00:02 02:00:00:0c:00:02 1500");
+	f->nrules = 3;
+	snprintf(f->rules[0], sizeof(f->rules[0]), "--dst 10.20.0.0/24 --quantum 3");
+	snprintf(f->rules[1], sizeof(f->rules[1]), "--dst fd20::/64 --proto udp --quantum 2000b");
+	snprintf(f->rules[2], sizeof(f->rules[2]), "--dst fd20::/64 --proto tcp --quantum 500us");
+	if (configure(sk, f, false, err, sizeof(err))) {
+		printf("#   configuration: %s\n", err);
+		goto out;
+	}
+	fz_state = seed;
+	for (long i = 0; i < count; i++) {
+		unsigned long long case_seed = fz_state;
+		size_t len = fz_frame(in);
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in, .data_size_in = (__u32)len, .data_out = out,
+			    .data_size_out = sizeof(out), .repeat = 1);
+		int moved = 0;
+
+		read_counters(bpf_map__fd(sk->maps.wps_in_stats), WPS_IN_CNT__MAX, before);
+		if (bpf_prog_test_run_opts(bpf_program__fd(sk->progs.wps_ingress), &o))
+			continue;	/* the kernel refused the frame itself (too short for an IP header) */
+		read_counters(bpf_map__fd(sk->maps.wps_in_stats), WPS_IN_CNT__MAX, after);
+		for (int c = 0; c < WPS_IN_CNT__MAX; c++) {
+			const char *n = wps_in_counter_name((unsigned)c);
+
+			if (after[c] != before[c] && (!strncmp(n, "tx_", 3) || !strncmp(n, "pass_", 5) ||
+						      !strncmp(n, "drop_", 5) || !strncmp(n, "redirect_", 9)))
+				moved += (int)(after[c] - before[c]);
+		}
+		if (!fz_check(in, len, out, o.data_size_out, (int)o.retval, err, sizeof(err)) || moved != 1 ||
+		    after[WPS_IN_CNT_RX] != before[WPS_IN_CNT_RX] + 1) {
+			printf("#   frame %ld (replay: --fuzz-seed %llu --fuzz-count 1): %s, %d verdict counters moved\n#   in ",
+			       i, case_seed, moved == 1 ? err : "conservation", moved);
+			for (size_t k = 0; k < len && k < 96; k++)
+				printf("%02x", in[k]);
+			printf("\n");
+			goto out;
+		}
+		verdicts[o.retval == TC_ACT_OK ? 0 : o.retval == TC_ACT_REDIRECT ? 1 : 2]++;
+	}
+	printf("#   %ld frames (seed %llu): %ld passed untouched, %ld redirected, %ld dropped\n", count, seed,
+	       verdicts[0], verdicts[1], verdicts[2]);
+	ok = verdicts[0] && verdicts[1];
+out:
+	free(f);
 	return ok;
 }
 
@@ -550,8 +756,19 @@ int main(int argc, char **argv)
 	struct wps_boundary *bd;
 	int failed = 0;
 
+	unsigned long long seed = 1;
+	long count = 20000;
+
+	while (argc > 2 && !strncmp(argv[1], "--fuzz-", 7)) {
+		if (!strcmp(argv[1], "--fuzz-seed"))
+			seed = strtoull(argv[2], NULL, 0);
+		else if (!strcmp(argv[1], "--fuzz-count"))
+			count = strtol(argv[2], NULL, 0);
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc < 2) {
-		fprintf(stderr, "usage: wps_testrun FIXTURES...\n");
+		fprintf(stderr, "usage: wps_testrun [--fuzz-seed S] [--fuzz-count N] FIXTURES...\n");
 		return 2;
 	}
 	in = wps_ingress__open_and_load();
@@ -573,6 +790,11 @@ int main(int argc, char **argv)
 		printf("%sok %d - wps one flow on two CPUs at once: no torn group, no Group ID twice\n",
 		       ok ? "" : "not ", ++tap_n);
 		failed += !ok;
+		ok = fuzz_case(seed, count);
+		printf("%sok %d - wps fuzz: random and mutated frames, checked by an independent decoder\n",
+		       ok ? "" : "not ", ++tap_n);
+		failed += !ok;
 	}
+	wps_ingress__destroy(g_ingress);
 	return failed ? 1 : 0;
 }
