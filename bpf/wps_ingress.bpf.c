@@ -267,8 +267,11 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 /* The first rule the packet matches, or -1. ubctl keeps rules disjoint and packed. */
 static __always_inline int classify(const struct pkt *p, struct wps_in_rule **out)
 {
+	/* The key is a copy: a counter whose address goes to a helper lives on
+	 * the stack, where 6.1's verifier loses its value ("infinite loop"). */
 	for (__u32 i = 0; i < WPS_IN_MAX_RULES; i++) {
-		struct wps_in_rule *r = bpf_map_lookup_elem(&wps_in_rules, &i);
+		__u32 key = i;
+		struct wps_in_rule *r = bpf_map_lookup_elem(&wps_in_rules, &key);
 
 		if (!r || !r->used)
 			return -1;
