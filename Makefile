@@ -39,6 +39,11 @@ BPF_HDRS  := $(wildcard headers/*.h bpf/*.h bpf/lib/*.h bench/*.h)
 # Roles made of several programs, linked into one object so they share maps.
 ROLES     := ub2e
 ub2e_PARTS := ub2e_to_uboe ub2e_to_ub
+ROLES     += wps_ingress wps_boundary
+wps_ingress_PARTS := wps_ingress
+wps_boundary_PARTS := wps_boundary
+# The WPS ingress claims Flow IDs with cmpxchg: BPF atomics need ISA v3.
+$(BUILD)/bpf/wps_ingress.bpf.o: BPF_CFLAGS += -mcpu=v3
 SKELS     := $(addprefix $(BUILD)/skel/,$(addsuffix .skel.h,$(ROLES)))
 
 vpath %.bpf.c bpf bench tests/bpf
@@ -71,16 +76,17 @@ UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/bin/%,$(UNIT_SRCS))
 
 TESTRUN_SRCS := $(wildcard tests/bpf/*.c)
-TESTRUN_SRCS := $(filter-out %.bpf.c,$(TESTRUN_SRCS))
+TESTRUN_SRCS := $(filter-out %.bpf.c tests/bpf/wps_testrun.c,$(TESTRUN_SRCS))
 TESTRUN_OBJS := $(TESTRUN_SRCS:%.c=$(BUILD)/obj/%.o)
 
-BENCH_SRCS := $(filter-out %.bpf.c,$(wildcard bench/*.c))
+BENCH_SRCS := $(filter-out %.bpf.c bench/wps_bench.c,$(wildcard bench/*.c))
 BENCH_OBJS := $(BENCH_SRCS:%.c=$(BUILD)/obj/%.o)
 
 BINS := $(BUILD)/bin/ubctl $(TOOLS) $(UNIT_BINS)
 ifneq ($(TESTRUN_SRCS),)
 BINS += $(BUILD)/bin/ub2e_testrun
 endif
+BINS += $(BUILD)/bin/wps_testrun $(BUILD)/bin/wps_bench
 ifneq ($(BENCH_SRCS),)
 BINS += $(BUILD)/bin/ubxdp_bench
 endif
@@ -115,6 +121,12 @@ $(BUILD)/bin/test_ubpkt_ref: $(BUILD)/obj/tests/bpf/ubref.o $(BUILD)/obj/tests/b
 $(BUILD)/bin/ub2e_testrun: $(TESTRUN_OBJS) $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
 
+$(BUILD)/bin/wps_testrun: $(BUILD)/obj/tests/bpf/wps_testrun.o $(LIB) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS) -lpthread
+
+$(BUILD)/bin/wps_bench: $(BUILD)/obj/bench/wps_bench.o $(LIB) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
+
 $(BUILD)/bin/ubxdp_bench: $(BENCH_OBJS) $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
 
@@ -141,6 +153,7 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/bench.sh
+	@scripts/wps_bench.sh
 
 # Long fuzzing runs; make test runs each target briefly. One target per engine.
 fuzz: fuzz-ub2e fuzz-transport

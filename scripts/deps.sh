@@ -4,7 +4,8 @@
 set -euo pipefail
 
 PKGS=(clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
-      libisal-dev libcmocka-dev libjson-c-dev python3-scapy iproute2 iputils-ping ethtool tshark iperf3)
+      libisal-dev libcmocka-dev libjson-c-dev python3-scapy iproute2 iputils-ping ethtool tshark iperf3
+      tcpdump)   # tcpdump: the wps suite captures every path
 # vmtest also needs these; installed only when asked, they are large.
 VM_PKGS=(qemu-system-x86 busybox-static cpio)
 

@@ -97,4 +97,7 @@ struct json_object;
 #undef UBCTL_STATS
 #undef UBCTL_CMD
 
+/* wps_boundary.c, reached through `ubctl wps boundary`. */
+int cmd_wps_boundary(int argc, char **argv);
+
 #endif

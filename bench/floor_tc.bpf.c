@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * TC floors for the WPS ingress bench: parse Eth/IP/UDP (the headers the
+ * ingress classifies on) and pass; and a program that only returns, whose
+ * time is what BPF_PROG_RUN's own timing adds to a single run.
+ */
+#include <linux/bpf.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "lib/parse.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+SEC("tc")
+int floor_tc_parse(struct __sk_buff *skb)
+{
+	struct hdr_cursor c = { (void *)(long)skb->data, (void *)(long)skb->data_end };
+	struct ethhdr *eth;
+	struct udphdr *udph;
+	struct ipv6hdr *ip6;
+	struct iphdr *iph;
+	int proto = parse_ethhdr(&c, &eth);
+
+	if (proto == bpf_htons(ETH_P_IP)) {
+		if (parse_iphdr(&c, &iph) != IPPROTO_UDP)
+			return TC_ACT_UNSPEC;
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		if (parse_ip6hdr(&c, &ip6) != IPPROTO_UDP)
+			return TC_ACT_UNSPEC;
+	} else {
+		return TC_ACT_UNSPEC;
+	}
+	if (parse_udphdr(&c, &udph) < 0)
+		return TC_ACT_UNSPEC;
+	return TC_ACT_OK;
+}
+
+SEC("tc")
+int tc_null(struct __sk_buff *skb)
+{
+	(void)skb;
+	return TC_ACT_OK;
+}

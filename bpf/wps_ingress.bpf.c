@@ -1,0 +1,846 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * WPS ingress (draft-wps-ipv6-option, Ingress Node Procedures), TC egress of
+ * the device the route to the far site points at.
+ *
+ * Order of work: parse and classify (anything not eligible passes untouched),
+ * find or create the flow (a full table or an exhausted Flow ID pool passes
+ * the packet unsprayed, counted), check the path MTU (ICMP back to the sender
+ * or a counted drop), decide S/E, Group ID and path under the flow's lock,
+ * then encapsulate (outer IPv6 + options header holding only the WPS option)
+ * and send the packet on the group's path.
+ *
+ * One packet on the wire per flag: a GSO skb would copy S or E into every
+ * segment, so a flow that shows a GSO skb is sent through a segmentation
+ * detour (a veth pair whose sending end has GSO off; ubctl creates it) and
+ * all its later packets follow the same way, so they stay in order. The
+ * second program, wps_ingress_seg, runs on the detour's receiving end and
+ * sees one wire packet per skb.
+ */
+#include <linux/bpf.h>
+#include <linux/errno.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include <stdbool.h>
+
+#include "wps_opt.h"
+#include "wps_ingress.h"
+#include "lib/ip6_chain.h"
+
+#ifndef AF_INET6
+#define AF_INET6 10
+#endif
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct wps_in_cfg);
+} wps_in_cfg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, WPS_IN_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct wps_in_rule);
+} wps_in_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, WPS_IN_MAX_PATHS);
+	__type(key, __u32);
+	__type(value, struct wps_in_path);
+} wps_in_paths SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, WPS_IN_MAX_PATHS);
+	__type(key, __u32);
+	__type(value, struct wps_in_path_stats);
+} wps_in_path_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, WPS_IN_MAX_PATHS);
+	__type(key, __u32);
+	__type(value, struct wps_in_path_load);
+} wps_in_path_load SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, WPS_IN_MAX_FLOWS);
+	__type(key, struct wps_in_flow_key);
+	__type(value, struct wps_in_flow);
+} wps_in_flows SEC(".maps");
+
+/* Flow ID -> WPS_IN_FID_IN_USE, or the time from which it may be reused. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, WPS_IN_FID_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} wps_in_fid_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, WPS_IN_CNT__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} wps_in_stats SEC(".maps");
+
+/* ---- Path MTU: ICMP back to the sender ------------------------------------ */
+
+#define ICMP_QUOTE	128	/* bytes of the offending packet quoted (>= header + 64 bits) */
+
+/* The 2-byte pad aligns the IP header for the checksum helper; not sent. */
+struct icmp4_pkt {
+	__u8 pad[2];
+	struct ethhdr eth;
+	struct iphdr ip;
+	__u8 type, code;
+	__sum16 csum;
+	__be16 unused;
+	__be16 mtu;
+	__u8 quote[ICMP_QUOTE];
+};
+
+struct icmp6_pkt {
+	__u8 pad[2];
+	struct ethhdr eth;
+	struct ipv6hdr ip6;
+	__u8 type, code;
+	__sum16 csum;
+	__be32 mtu;
+	__u8 quote[ICMP_QUOTE];
+};
+
+/* Per-CPU scratch: too big for the stack. */
+struct scratch {
+	/* A new flow is built here: bytes, since per-CPU maps may not hold a spin lock. */
+	__u64 flow[sizeof(struct wps_in_flow) / 8];
+	__u64 load[WPS_IN_MAX_PATHS];	/* path loads for least-loaded */
+	/* Flows freed by the current sweep. Kept here, not in the callback's
+	 * stack context, so the verifier does not walk every count. */
+	__u64 swept;
+	/* The ICMP error is built here (the stack is spoken for). */
+	__u64 icmp[(sizeof(struct icmp6_pkt) + 7) / 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} wps_in_scratch SEC(".maps");
+
+/* Next Flow ID candidate; tests reset it. */
+__u32 fid_cursor = 0;
+
+static __always_inline void cnt_add(__u32 id, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&wps_in_stats, &id);
+
+	if (v)
+		*v += n;
+}
+
+static __always_inline void cnt(__u32 id)
+{
+	cnt_add(id, 1);
+}
+
+static __always_inline __u64 now_ns(const struct wps_in_cfg *cfg)
+{
+	return (cfg->flags & WPS_IN_F_TEST_CLOCK) ? cfg->test_now_ns : bpf_ktime_get_ns();
+}
+
+struct pkt {
+	struct wps_in_flow_key key;
+	__u32 inner_len;	/* IP header onward */
+	__u8 tclass;
+	__u8 inner_nh;		/* WPS_IPPROTO_IPIP or WPS_IPPROTO_IPV6 */
+	__u8 has_ports;
+};
+
+static const __u8 v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+/* Parse the inner packet. Returns -1 (counted) when it is not to be touched. */
+static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
+{
+	__u32 l4_off = 0, len = skb->len;
+	__be16 proto;
+
+	__builtin_memset(p, 0, sizeof(*p));
+	if (bpf_skb_load_bytes(skb, 12, &proto, 2)) {
+		cnt(WPS_IN_CNT_PASS_NOT_IP);
+		return -1;
+	}
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr ip;
+		__u32 ihl, tot;
+
+		if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip, sizeof(ip))) {
+			cnt(WPS_IN_CNT_PASS_MALFORMED);
+			return -1;
+		}
+		ihl = ip.ihl * 4;
+		tot = bpf_ntohs(ip.tot_len);
+		if (ip.version != 4 || ihl < 20 || tot < ihl || ETH_HLEN + tot > len) {
+			cnt(WPS_IN_CNT_PASS_MALFORMED);
+			return -1;
+		}
+		__builtin_memcpy(p->key.saddr, v4mapped, 12);
+		__builtin_memcpy(p->key.daddr, v4mapped, 12);
+		__builtin_memcpy(p->key.saddr + 12, &ip.saddr, 4);
+		__builtin_memcpy(p->key.daddr + 12, &ip.daddr, 4);
+		p->key.proto = ip.protocol;
+		p->key.family = 4;
+		p->tclass = ip.tos;
+		p->inner_nh = WPS_IPPROTO_IPIP;
+		p->inner_len = len - ETH_HLEN;
+		if (ip.frag_off & bpf_htons(0x3fff))
+			cnt(WPS_IN_CNT_EV_INNER_FRAGMENT);
+		/* Only a first (or unfragmented) packet has the ports. */
+		if (!(ip.frag_off & bpf_htons(0x1fff)))
+			l4_off = ETH_HLEN + ihl;
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr ip6;
+		struct ip6_chain c;
+
+		if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip6, sizeof(ip6))) {
+			cnt(WPS_IN_CNT_PASS_MALFORMED);
+			return -1;
+		}
+		if (ip6.version != 6 || !ip6.payload_len ||
+		    ETH_HLEN + 40 + (__u32)bpf_ntohs(ip6.payload_len) > len) {
+			cnt(WPS_IN_CNT_PASS_MALFORMED);
+			return -1;
+		}
+		ip6_walk(skb, ETH_HLEN, ip6.nexthdr, &c);
+		if (c.wps) {
+			cnt(WPS_IN_CNT_PASS_ALREADY_WPS);
+			return -1;
+		}
+		if (c.truncated || c.too_long) {
+			cnt(WPS_IN_CNT_PASS_MALFORMED);
+			return -1;
+		}
+		if (c.nhdrs)
+			cnt(WPS_IN_CNT_EV_INNER_EXTHDR);
+		if (c.fragment)
+			cnt(WPS_IN_CNT_EV_INNER_FRAGMENT);
+		__builtin_memcpy(p->key.saddr, &ip6.saddr, 16);
+		__builtin_memcpy(p->key.daddr, &ip6.daddr, 16);
+		p->key.proto = c.proto;
+		p->key.family = 6;
+		p->tclass = (__u8)((ip6.priority << 4) | (ip6.flow_lbl[0] >> 4));
+		p->inner_nh = WPS_IPPROTO_IPV6;
+		p->inner_len = len - ETH_HLEN;
+		if (!c.nonfirst)
+			l4_off = c.l4_off;
+	} else {
+		cnt(WPS_IN_CNT_PASS_NOT_IP);
+		return -1;
+	}
+	if (l4_off && (p->key.proto == IPPROTO_TCP || p->key.proto == IPPROTO_UDP ||
+		       p->key.proto == IPPROTO_SCTP || p->key.proto == IPPROTO_UDPLITE)) {
+		__be16 ports[2];
+
+		if (bpf_skb_load_bytes(skb, l4_off, ports, 4)) {
+			cnt(WPS_IN_CNT_PASS_MALFORMED);
+			return -1;
+		}
+		p->key.sport = ports[0];
+		p->key.dport = ports[1];
+		p->has_ports = 1;
+	}
+	return 0;
+}
+
+/* The first rule the packet matches, or -1. ubctl keeps rules disjoint and packed. */
+static __always_inline int classify(const struct pkt *p, struct wps_in_rule **out)
+{
+	/* The key is a copy: a counter whose address goes to a helper lives on
+	 * the stack, where 6.1's verifier loses its value ("infinite loop"). */
+	for (__u32 i = 0; i < WPS_IN_MAX_RULES; i++) {
+		__u32 key = i;
+		struct wps_in_rule *r = bpf_map_lookup_elem(&wps_in_rules, &key);
+
+		if (!r || !r->used)
+			return -1;
+		if (r->family != p->key.family)
+			continue;
+		if (r->proto && r->proto != p->key.proto)
+			continue;
+		if (r->dport && (!p->has_ports || r->dport != bpf_ntohs(p->key.dport)))
+			continue;
+		if (!wps_prefix_match(p->key.daddr, r->dst, r->dst_plen) ||
+		    !wps_prefix_match(p->key.saddr, r->src, r->src_plen))
+			continue;
+		*out = r;
+		return (int)i;
+	}
+	return -1;
+}
+
+static __always_inline void fid_release(__u16 fid, __u64 reusable_at)
+{
+	__u32 k = fid;
+	__u64 *st = bpf_map_lookup_elem(&wps_in_fid_state, &k);
+
+	if (st)
+		__sync_lock_test_and_set(st, reusable_at);
+}
+
+/* A Flow ID neither in use nor resting in quarantine, claimed atomically; 0 if none. */
+static __always_inline __u16 fid_alloc(const struct wps_in_cfg *cfg, __u64 now)
+{
+	__u32 pool = cfg->fid_pool;
+	__u32 start = __sync_fetch_and_add(&fid_cursor, 1);
+
+	if (pool == 0 || pool >= WPS_IN_FID_SLOTS)
+		pool = WPS_IN_FID_SLOTS - 1;
+	for (__u32 i = 0; i < WPS_IN_FID_TRIES && i < pool; i++) {
+		__u32 fid = 1 + (start + i) % pool;
+		__u64 *st = bpf_map_lookup_elem(&wps_in_fid_state, &fid);
+		__u64 old;
+
+		if (!st)
+			return 0;
+		old = *st;
+		if (old == WPS_IN_FID_IN_USE || old > now)
+			continue;
+		if (__sync_val_compare_and_swap(st, old, WPS_IN_FID_IN_USE) == old) {
+			__sync_fetch_and_add(&fid_cursor, i);
+			return (__u16)fid;
+		}
+	}
+	return 0;
+}
+
+struct bpf_map;
+
+struct sweep_ctx {
+	__u64 now;
+	__u64 idle;
+	__u64 quarantine;
+};
+
+/* On a full table: forget idle flows, their Flow IDs into quarantine. */
+static long sweep_cb(struct bpf_map *map, struct wps_in_flow_key *key, struct wps_in_flow *f,
+		     struct sweep_ctx *c)
+{
+	__u32 zero = 0;
+	struct scratch *sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
+	__u64 seen = f->last_seen;
+
+	if (!sc)
+		return 1;
+	if (c->now > seen && c->now - seen >= c->idle) {
+		fid_release(f->fid, seen + c->quarantine);
+		if (!bpf_map_delete_elem(map, key))
+			sc->swept++;
+	}
+	return sc->swept >= WPS_IN_SWEEP_MAX;
+}
+
+static __always_inline void flow_init(struct wps_in_flow *f, const struct wps_in_cfg *cfg, __u16 fid,
+				      __u8 rule, __u64 now)
+{
+	bool test = cfg->flags & WPS_IN_F_TEST_GID0;
+
+	f->fid = fid;
+	f->gid = test ? (__u16)cfg->test_gid0 : (__u16)bpf_get_prandom_u32();
+	f->seq = test ? 0 : bpf_get_prandom_u32();
+	f->rule = rule;
+	f->last_seen = now;
+}
+
+/* Find the flow or make it; NULL (counted) when it cannot be sprayed. */
+static __always_inline struct wps_in_flow *flow_get(const struct pkt *p, const struct wps_in_cfg *cfg,
+						    __u8 rule, __u64 now)
+{
+	struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flows, &p->key), *n;
+	struct scratch *sc;
+	__u32 zero = 0;
+	__u16 fid;
+	long err;
+
+	if (f)
+		return f;
+	fid = fid_alloc(cfg, now);
+	if (!fid) {
+		cnt(WPS_IN_CNT_PASS_FID_EXHAUSTED);
+		return NULL;
+	}
+	sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
+	if (!sc)
+		goto fail;
+	n = (struct wps_in_flow *)sc->flow;
+	__builtin_memset(n, 0, sizeof(*n));
+	flow_init(n, cfg, fid, rule, now);
+	err = bpf_map_update_elem(&wps_in_flows, &p->key, n, BPF_NOEXIST);
+	if (err == -E2BIG) {
+		struct sweep_ctx c = { .now = now, .idle = cfg->idle_ns, .quarantine = cfg->quarantine_ns };
+
+		sc->swept = 0;
+		bpf_for_each_map_elem(&wps_in_flows, sweep_cb, &c, 0);
+		cnt_add(WPS_IN_CNT_EV_FLOW_RECLAIMED, sc->swept);
+		err = bpf_map_update_elem(&wps_in_flows, &p->key, n, BPF_NOEXIST);
+	}
+	if (err == -EEXIST) {
+		/* Another CPU made it first: use theirs, our Flow ID was never on the wire. */
+		fid_release(fid, 0);
+		return bpf_map_lookup_elem(&wps_in_flows, &p->key);
+	}
+	if (err) {
+		fid_release(fid, 0);
+		cnt(WPS_IN_CNT_PASS_TABLE_FULL);
+		return NULL;
+	}
+	cnt(WPS_IN_CNT_EV_FLOW_NEW);
+	f = bpf_map_lookup_elem(&wps_in_flows, &p->key);
+	if (f)
+		return f;
+fail:
+	fid_release(fid, 0);
+	cnt(WPS_IN_CNT_PASS_TABLE_FULL);
+	return NULL;
+}
+
+struct decision {
+	__u16 fid;
+	__u16 gid;
+	__u8 flags;
+	__u8 path;
+	__u8 opened;
+	__u8 extended;
+	__u16 old_fid;		/* reclaimed in place: released after the lock */
+	__u8 reclaimed;
+};
+
+static __always_inline void decide(struct wps_in_flow *f, const struct wps_in_cfg *cfg,
+				   const struct wps_in_rule *r, __u32 segs, __u32 len, __u64 now,
+				   __u16 new_fid, __u16 new_gid, __u32 npaths, const __u64 *load,
+				   struct decision *d)
+{
+	__u64 pkts, bytes;
+	__u8 max = cfg->max_inflight;
+
+	if (max < 2 || max > WPS_IN_INFLIGHT_RING)
+		max = WPS_IN_INFLIGHT_RING;
+	bpf_spin_lock(&f->lock);
+	if (new_fid && now > f->last_seen && now - f->last_seen >= cfg->idle_ns) {
+		/* Idle long enough: a new flow under a fresh Flow ID. */
+		d->old_fid = f->fid;
+		d->reclaimed = 1;
+		f->fid = new_fid;
+		f->gid = new_gid;
+		f->open = 0;
+		for (int i = 0; i < WPS_IN_INFLIGHT_RING; i++)
+			f->closed_ts[i] = 0;
+	}
+	if (!f->open) {
+		d->flags |= WPS_FLAG_S;
+		d->opened = 1;
+		f->open = 1;
+		f->group_pkts = 0;
+		f->group_bytes = 0;
+		f->group_t0 = now;
+		f->path = (__u8)wps_sched_pick(r->sched, f->seq++, npaths, cfg->weight, load);
+		f->groups++;
+	}
+	pkts = f->group_pkts + segs;
+	bytes = f->group_bytes + len;
+	f->group_pkts = pkts;
+	f->group_bytes = bytes;
+	if (wps_quantum_reached(r->qkind, r->quantum, pkts, bytes, now - f->group_t0)) {
+		if (wps_inflight_allows(f->closed_ts, f->gid, max, cfg->max_delay_ns, now)) {
+			d->flags |= WPS_FLAG_E;
+			f->closed_ts[f->gid % WPS_IN_INFLIGHT_RING] = now;
+			f->open = 0;
+		} else if (f->open == 1) {
+			f->open = 2;	/* counted once per group */
+			f->extended++;
+			d->extended = 1;
+		}
+	}
+	if (r->reorder)
+		d->flags |= WPS_FLAG_R;
+	d->fid = f->fid;
+	d->gid = f->gid;
+	d->path = f->path;
+	if (d->flags & WPS_FLAG_E)
+		f->gid = wps_gid_next(f->gid);
+	f->packets += segs;
+	f->bytes += len;
+	f->last_seen = now;
+	bpf_spin_unlock(&f->lock);
+}
+
+struct outer {
+	struct ethhdr eth;
+	struct ipv6hdr ip6;
+	struct wps_exthdr ext;
+} __attribute__((packed));
+
+static __always_inline void build_outer(struct outer *o, const struct wps_in_cfg *cfg, const struct pkt *p,
+					const struct decision *d, __u32 label)
+{
+	o->eth.h_proto = bpf_htons(ETH_P_IPV6);
+	o->ip6.version = 6;
+	o->ip6.priority = p->tclass >> 4;
+	o->ip6.flow_lbl[0] = (__u8)((p->tclass & 0x0f) << 4 | ((label >> 16) & 0x0f));
+	o->ip6.flow_lbl[1] = (__u8)(label >> 8);
+	o->ip6.flow_lbl[2] = (__u8)label;
+	o->ip6.payload_len = bpf_htons((__u16)(p->inner_len + WPS_EXTHDR_LEN));
+	o->ip6.nexthdr = (cfg->flags & WPS_IN_F_HBH) ? WPS_IPPROTO_HOPOPTS : WPS_IPPROTO_DSTOPTS;
+	o->ip6.hop_limit = cfg->hop_limit;
+	__builtin_memcpy(&o->ip6.saddr, cfg->src, 16);
+	__builtin_memcpy(&o->ip6.daddr, cfg->dst, 16);
+	o->ext.nexthdr = p->inner_nh;
+	o->ext.hdrlen = WPS_EXTHDR_HDRLEN;
+	o->ext.opt.type = WPS_OPT_TYPE;
+	o->ext.opt.len = WPS_OPT_DATA_LEN;
+	o->ext.opt.flags = d->flags;
+	o->ext.opt.reserved = 0;
+	o->ext.opt.flow_id = bpf_htons(d->fid);
+	o->ext.opt.ingress_node = bpf_htons(cfg->node_id);
+	o->ext.opt.egress_node = bpf_htons(cfg->egress_node_id);
+	o->ext.opt.group_id = bpf_htons(d->gid);
+	o->ext.opt.ingress_port = cfg->ingress_port;
+	o->ext.opt.egress_port = cfg->egress_port;
+}
+
+static __always_inline __u16 fold(__s64 s)
+{
+	__u64 x = (__u64)s;
+
+	x = (x & 0xffffffff) + (x >> 32);
+	x = (x & 0xffff) + (x >> 16);
+	x = (x & 0xffff) + (x >> 16);
+	x = (x & 0xffff) + (x >> 16);
+	return (__u16)~x;
+}
+
+/*
+ * Turn the skb into ICMP Fragmentation Needed / Packet Too Big (MTU = path
+ * MTU - 56) quoting its first bytes, and deliver it back into the stack as if
+ * it arrived on this device, which routes it to the sender.
+ */
+static __noinline int mtu_icmp(struct __sk_buff *skb, __u32 mtu, __u8 family)
+{
+	__u32 zero = 0;
+	struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
+	struct scratch *sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
+	struct ethhdr eth;
+
+	if (!cfg || !sc || bpf_skb_load_bytes(skb, 0, &eth, sizeof(eth)))
+		return -1;
+	__builtin_memset(sc->icmp, 0, sizeof(sc->icmp));
+	if (family == 4) {
+		struct icmp4_pkt *m = (void *)sc->icmp;
+		__s64 s;
+
+		if (bpf_skb_load_bytes(skb, ETH_HLEN, m->quote, ICMP_QUOTE))
+			return -1;
+		__builtin_memcpy(m->eth.h_dest, eth.h_source, ETH_ALEN);
+		__builtin_memcpy(m->eth.h_source, eth.h_dest, ETH_ALEN);
+		m->eth.h_proto = bpf_htons(ETH_P_IP);
+		m->ip.version = 4;
+		m->ip.ihl = 5;
+		m->ip.tot_len = bpf_htons(sizeof(*m) - 2 - ETH_HLEN);
+		m->ip.ttl = 64;
+		m->ip.protocol = IPPROTO_ICMP;
+		__builtin_memcpy(&m->ip.daddr, m->quote + 12, 4);	/* the sender */
+		if (cfg->icmp_src4)
+			m->ip.saddr = cfg->icmp_src4;
+		else
+			__builtin_memcpy(&m->ip.saddr, m->quote + 16, 4);
+		m->ip.check = fold(bpf_csum_diff(NULL, 0, (__be32 *)&m->ip, sizeof(m->ip), 0));
+		m->type = 3;
+		m->code = 4;
+		m->mtu = bpf_htons((__u16)mtu);
+		s = bpf_csum_diff(NULL, 0, (__be32 *)&m->type, 8 + ICMP_QUOTE, 0);
+		m->csum = fold(s);
+		if (bpf_skb_change_tail(skb, sizeof(*m) - 2, 0) ||
+		    bpf_skb_store_bytes(skb, 0, &m->eth, sizeof(*m) - 2, 0))
+			return -1;
+	} else {
+		struct icmp6_pkt *m = (void *)sc->icmp;
+		__be32 ph[2];
+		__s64 s;
+
+		if (bpf_skb_load_bytes(skb, ETH_HLEN, m->quote, ICMP_QUOTE))
+			return -1;
+		__builtin_memcpy(m->eth.h_dest, eth.h_source, ETH_ALEN);
+		__builtin_memcpy(m->eth.h_source, eth.h_dest, ETH_ALEN);
+		m->eth.h_proto = bpf_htons(ETH_P_IPV6);
+		m->ip6.version = 6;
+		m->ip6.payload_len = bpf_htons(8 + ICMP_QUOTE);
+		m->ip6.nexthdr = IPPROTO_ICMPV6;
+		m->ip6.hop_limit = 64;
+		__builtin_memcpy(&m->ip6.saddr, cfg->src, 16);
+		__builtin_memcpy(&m->ip6.daddr, m->quote + 8, 16);	/* the sender */
+		m->type = 2;
+		m->mtu = bpf_htonl(mtu);
+		ph[0] = bpf_htonl(8 + ICMP_QUOTE);
+		ph[1] = bpf_htonl(IPPROTO_ICMPV6);
+		s = bpf_csum_diff(NULL, 0, (__be32 *)&m->ip6.saddr, 32, 0);
+		s = bpf_csum_diff(NULL, 0, ph, sizeof(ph), (__u32)s);
+		s = bpf_csum_diff(NULL, 0, (__be32 *)&m->type, 8 + ICMP_QUOTE, (__u32)s);
+		m->csum = fold(s);
+		if (bpf_skb_change_tail(skb, sizeof(*m) - 2, 0) ||
+		    bpf_skb_store_bytes(skb, 0, &m->eth, sizeof(*m) - 2, 0))
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- transmit ---------------------------------------------------------------- */
+
+static __always_inline void path_account(__u32 path, __u32 segs, __u32 len, bool opened, __u64 now,
+					 const struct wps_in_cfg *cfg)
+{
+	struct wps_in_path_stats *ps = bpf_map_lookup_elem(&wps_in_path_stats, &path);
+	struct wps_in_path_load *pl = bpf_map_lookup_elem(&wps_in_path_load, &path);
+
+	if (ps) {
+		ps->packets += segs;
+		ps->bytes += len;
+		ps->groups += opened;
+	}
+	if (pl) {
+		if (now - pl->win_start >= cfg->load_window_ns) {
+			pl->prev = pl->cur;
+			pl->cur = 0;
+			pl->win_start = now;
+		}
+		__sync_fetch_and_add(&pl->cur, len);
+	}
+}
+
+static __always_inline int ecmp_xmit(struct __sk_buff *skb, const struct wps_in_cfg *cfg, __u32 label)
+{
+	struct bpf_fib_lookup fib = {};
+	long rc;
+
+	fib.family = AF_INET6;
+	fib.ifindex = skb->ifindex;
+	fib.flowinfo = bpf_htonl(label);
+	fib.l4_protocol = (cfg->flags & WPS_IN_F_HBH) ? WPS_IPPROTO_HOPOPTS : WPS_IPPROTO_DSTOPTS;
+	fib.tot_len = (__u16)(skb->len - ETH_HLEN);
+	__builtin_memcpy(fib.ipv6_src, cfg->src, 16);
+	__builtin_memcpy(fib.ipv6_dst, cfg->dst, 16);
+	/*
+	 * As if forwarded from DEV: an output lookup pins the route to DEV (its
+	 * oif) and skips the multipath choice, which is where the flow label
+	 * counts. Needs IPv6 forwarding on DEV; without it, an output lookup.
+	 */
+	rc = bpf_fib_lookup(skb, &fib, sizeof(fib), 0);
+	if (rc == BPF_FIB_LKUP_RET_FWD_DISABLED) {
+		fib.ifindex = skb->ifindex;
+		rc = bpf_fib_lookup(skb, &fib, sizeof(fib), BPF_FIB_LOOKUP_OUTPUT);
+	}
+	if (rc == BPF_FIB_LKUP_RET_SUCCESS) {
+		__u8 macs[12];
+
+		__builtin_memcpy(macs, fib.dmac, 6);
+		__builtin_memcpy(macs + 6, fib.smac, 6);
+		if (bpf_skb_store_bytes(skb, 0, macs, 12, 0))
+			return -1;
+		if (fib.ifindex == skb->ifindex)
+			return TC_ACT_OK;
+		if (fib.ifindex == cfg->dev_ifindex)
+			skb->mark |= WPS_IN_MARK_BYPASS;
+		return bpf_redirect(fib.ifindex, 0);
+	}
+	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH) {
+		struct bpf_redir_neigh nh = { .nh_family = AF_INET6 };
+
+		__builtin_memcpy(nh.ipv6_nh, fib.ipv6_dst, 16);
+		if (fib.ifindex == cfg->dev_ifindex)
+			skb->mark |= WPS_IN_MARK_BYPASS;
+		return bpf_redirect_neigh(fib.ifindex, &nh, sizeof(nh), 0);
+	}
+	return -1;
+}
+
+static __always_inline int process(struct __sk_buff *skb, bool after_detour)
+{
+	__u32 zero = 0, segs, len, npaths, label;
+	struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
+	struct wps_in_rule *r = NULL;
+	struct wps_in_flow *f;
+	struct decision d = {};
+	struct outer o = {};
+	struct scratch *sc;
+	__u16 new_fid = 0, new_gid = 0;
+	struct pkt p;
+	__u64 now;
+	int rule;
+
+	cnt(WPS_IN_CNT_RX);
+	if (!cfg)
+		return TC_ACT_OK;
+	if (parse(skb, &p))
+		return TC_ACT_OK;
+	rule = classify(&p, &r);
+	if (rule < 0 || !r) {
+		cnt(WPS_IN_CNT_PASS_NO_RULE);
+		return TC_ACT_OK;
+	}
+	npaths = cfg->ecmp ? cfg->ecmp : cfg->npaths;
+	if (npaths == 0 || npaths > WPS_IN_MAX_PATHS) {
+		cnt(WPS_IN_CNT_PASS_NO_PATH);
+		return TC_ACT_OK;
+	}
+	segs = skb->gso_segs > 1 ? skb->gso_segs : 1;
+	len = p.inner_len;
+	/* Never silent fragmentation: too big after the 56 bytes is answered here. */
+	if (segs == 1 && cfg->path_mtu && len + WPS_OVERHEAD > cfg->path_mtu) {
+		if (!(cfg->flags & WPS_IN_F_MTU_DROP) && cfg->path_mtu > WPS_OVERHEAD &&
+		    mtu_icmp(skb, cfg->path_mtu - WPS_OVERHEAD, p.key.family) == 0) {
+			cnt(WPS_IN_CNT_TX_MTU_ICMP);
+			/* Into the stack as if it came in on DEV, whose routes lead back
+			 * to the sender (also from the detour, so rp_filter agrees). */
+			return bpf_redirect(cfg->dev_ifindex ? cfg->dev_ifindex : skb->ifindex, BPF_F_INGRESS);
+		}
+		cnt(WPS_IN_CNT_DROP_MTU);
+		return TC_ACT_SHOT;
+	}
+	now = now_ns(cfg);
+	f = flow_get(&p, cfg, (__u8)rule, now);
+	if (!f)
+		return TC_ACT_OK;
+	if (!after_detour && cfg->seg_ifindex && (segs > 1 || f->detour)) {
+		f->detour = 1;
+		cnt(WPS_IN_CNT_REDIRECT_SEGMENT);
+		return bpf_redirect(cfg->seg_ifindex, 0);
+	}
+	if (segs > 1)
+		cnt(WPS_IN_CNT_EV_GSO_UNSPLIT);
+	/* last_seen may be ahead of now: another CPU took its clock later. */
+	if (f->packets && now > f->last_seen && now - f->last_seen >= cfg->idle_ns) {
+		new_fid = fid_alloc(cfg, now);
+		if (!new_fid) {
+			cnt(WPS_IN_CNT_PASS_FID_EXHAUSTED);
+			return TC_ACT_OK;
+		}
+		new_gid = (cfg->flags & WPS_IN_F_TEST_GID0) ? (__u16)cfg->test_gid0 :
+			  (__u16)bpf_get_prandom_u32();
+	}
+	sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
+	if (!sc)
+		return TC_ACT_OK;
+	if (r->sched == WPS_SCHED_LEAST_LOADED) {
+		/* Unrolled: 6.1's verifier loses the spilled counter of this loop. */
+#pragma unroll
+		for (__u32 i = 0; i < WPS_IN_MAX_PATHS; i++) {
+			__u32 key = i;
+			struct wps_in_path_load *pl = bpf_map_lookup_elem(&wps_in_path_load, &key);
+
+			sc->load[i] = pl ? pl->prev + pl->cur : 0;
+		}
+	}
+	decide(f, cfg, r, segs, len, now, new_fid, new_gid, npaths, sc->load, &d);
+	if (d.reclaimed) {
+		fid_release(d.old_fid, now + cfg->quarantine_ns);
+		cnt(WPS_IN_CNT_EV_FLOW_RECLAIMED);
+		cnt(WPS_IN_CNT_EV_FLOW_NEW);
+	} else if (new_fid) {
+		fid_release(new_fid, 0);	/* another CPU renewed the flow first */
+	}
+	if (d.opened)
+		cnt(WPS_IN_CNT_EV_GROUP_OPENED);
+	if (d.extended)
+		cnt(WPS_IN_CNT_EV_GROUP_EXTENDED);
+
+	label = wps_flow_label(d.fid, d.gid);
+	build_outer(&o, cfg, &p, &d, label);
+	if (bpf_skb_adjust_room(skb, WPS_OVERHEAD, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_ENCAP_L3_IPV6)) {
+		cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
+		return TC_ACT_SHOT;
+	}
+	if (cfg->ecmp) {
+		int rc;
+
+		if (bpf_skb_store_bytes(skb, ETH_HLEN - 2, &o.eth.h_proto, sizeof(o) - ETH_HLEN + 2, 0)) {
+			cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
+			return TC_ACT_SHOT;
+		}
+		rc = ecmp_xmit(skb, cfg, label);
+		if (rc < 0) {
+			cnt(WPS_IN_CNT_EV_FIB_FAILED);
+			cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
+			return TC_ACT_SHOT;
+		}
+		path_account(label % npaths, segs, len, d.opened, now, cfg);
+		cnt(WPS_IN_CNT_TX_SPRAYED);
+		return rc;
+	} else {
+		__u32 pi = d.path;
+		struct wps_in_path *path = bpf_map_lookup_elem(&wps_in_paths, &pi);
+
+		if (!path || !path->ifindex) {
+			cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
+			return TC_ACT_SHOT;
+		}
+		__builtin_memcpy(o.eth.h_dest, path->dmac, ETH_ALEN);
+		__builtin_memcpy(o.eth.h_source, path->smac, ETH_ALEN);
+		if (bpf_skb_store_bytes(skb, 0, &o, sizeof(o), 0)) {
+			cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
+			return TC_ACT_SHOT;
+		}
+		path_account(pi, segs, len, d.opened, now, cfg);
+		cnt(WPS_IN_CNT_TX_SPRAYED);
+		if (path->ifindex == skb->ifindex)
+			return TC_ACT_OK;
+		/* Through DEV's egress again: the program there lets it by at once. */
+		if (path->ifindex == cfg->dev_ifindex)
+			skb->mark |= WPS_IN_MARK_BYPASS;
+		return bpf_redirect(path->ifindex, 0);
+	}
+}
+
+SEC("tc")
+int wps_ingress(struct __sk_buff *skb)
+{
+	if (skb->mark & WPS_IN_MARK_BYPASS) {
+		/* Back from the detour (sprayed, or unsprayed): leave as it is. */
+		skb->mark &= ~WPS_IN_MARK_BYPASS;
+		cnt(WPS_IN_CNT_RX);
+		cnt(WPS_IN_CNT_PASS_BYPASS);
+		return TC_ACT_OK;
+	}
+	return process(skb, false);
+}
+
+/*
+ * On the receiving end of the segmentation detour: one wire packet per skb.
+ * What is not sprayed here would die on the detour's veth; it goes back out
+ * of DEV, marked so the program there lets it pass.
+ */
+SEC("tc")
+int wps_ingress_seg(struct __sk_buff *skb)
+{
+	__u32 zero = 0;
+	struct wps_in_cfg *cfg;
+	int rc = process(skb, true);
+
+	if (rc != TC_ACT_OK)
+		return rc;
+	cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
+	if (!cfg || !cfg->dev_ifindex)
+		return TC_ACT_OK;
+	skb->mark |= WPS_IN_MARK_BYPASS;
+	cnt(WPS_IN_CNT_REDIRECT_BACK);
+	return bpf_redirect(cfg->dev_ifindex, 0);
+}

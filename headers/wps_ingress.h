@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * WPS ingress gateway (bpf/wps_ingress.bpf.c) and boundary filter
+ * (bpf/wps_boundary.bpf.c): map key/value types, counters and the pure
+ * helpers both the BPF programs and user code use (classification, flow
+ * label, scheduler maths, serial arithmetic). The option's wire layout is in
+ * wps_opt.h. No libc: shared by BPF and user code. Layout changes are ABI for
+ * pinned maps (bump WPS_IN_CFG_VERSION).
+ */
+#ifndef WPS_INGRESS_H
+#define WPS_INGRESS_H
+
+#include <linux/types.h>
+#include <linux/bpf.h>	/* struct bpf_spin_lock */
+#include "wps_opt.h"
+
+#define WPS_IN_CFG_VERSION	1
+
+#define WPS_IN_MAX_RULES	16
+#define WPS_IN_MAX_PATHS	16
+#define WPS_IN_INFLIGHT_RING	16	/* close times kept per flow; bounds --max-inflight */
+#define WPS_IN_MAX_FLOWS	4096
+#define WPS_IN_FID_SLOTS	65536	/* Flow ID state array, indexed by Flow ID */
+#define WPS_IN_FID_TRIES	32	/* candidates tried per allocation */
+#define WPS_IN_SWEEP_MAX	64	/* idle flows forgotten per sweep of a full table */
+
+/* Flow ID state (fid_state map): free since/at time T (ns), or in use. */
+#define WPS_IN_FID_IN_USE	(~0ULL)
+
+enum wps_quantum_kind {
+	WPS_Q_PACKETS = 0,	/* wire packets (segments) */
+	WPS_Q_BYTES = 1,	/* inner bytes (IP header onward) */
+	WPS_Q_TIME = 2,		/* nanoseconds since the group's first packet */
+};
+
+enum wps_sched_kind {
+	WPS_SCHED_RR = 0,
+	WPS_SCHED_WEIGHTED = 1,
+	WPS_SCHED_LEAST_LOADED = 2,
+};
+
+#define WPS_IN_F_HBH		(1u << 0)	/* carry the option in Hop-by-Hop, not DestOpt */
+#define WPS_IN_F_MTU_DROP	(1u << 1)	/* too big: counted drop instead of ICMP */
+#define WPS_IN_F_TEST_CLOCK	(1u << 8)	/* tests: now = test_now_ns */
+#define WPS_IN_F_TEST_GID0	(1u << 9)	/* tests: first Group ID = test_gid0, rr start 0 */
+
+/* Single entry of the cfg array map; ubctl writes it, bpftool can edit it. */
+struct wps_in_cfg {
+	__u32 version;
+	__u32 flags;			/* WPS_IN_F_* */
+	__u8 src[16];			/* outer source: this ingress node */
+	__u8 dst[16];			/* outer destination: the egress node */
+	__u16 node_id;			/* Ingress Node ID */
+	__u16 egress_node_id;
+	__u8 ingress_port;		/* Ingress Port ID */
+	__u8 egress_port;		/* Egress Port ID */
+	__u8 hop_limit;
+	__u8 ecmp;			/* 0: explicit paths; N: ECMP over N paths by flow label */
+	__u8 npaths;			/* explicit paths in use: paths[0..npaths-1] */
+	__u8 max_inflight;		/* groups of one flow in flight, 2..WPS_IN_INFLIGHT_RING */
+	__u16 path_mtu;			/* smallest MTU of the member paths */
+	__u32 seg_ifindex;		/* segmentation detour for GSO skbs (0: none) */
+	__u32 fid_pool;			/* Flow IDs 1..fid_pool */
+	__u8 weight[WPS_IN_MAX_PATHS];	/* per path, for the weighted scheduler */
+	__u64 quarantine_ns;		/* a released Flow ID rests this long */
+	__u64 idle_ns;			/* a flow idle this long is reclaimed */
+	__u64 max_delay_ns;		/* a group counts as in flight this long after its E */
+	__u64 load_window_ns;		/* least-loaded: window of bytes sent per path */
+	__u64 test_now_ns;		/* WPS_IN_F_TEST_CLOCK */
+	__u32 test_gid0;		/* WPS_IN_F_TEST_GID0 */
+	__be32 icmp_src4;		/* source of ICMP Frag Needed (0: the packet's destination) */
+	__u32 dev_ifindex;		/* the device whose TC egress runs the ingress */
+	__u32 pad;
+};
+
+/* Set by the detour's program on a packet it hands back to DEV unsprayed. */
+#define WPS_IN_MARK_BYPASS	0x40000000u
+
+/* A classification rule. IPv4 prefixes are stored IPv4-mapped (::ffff:a.b.c.d/96+n). */
+struct wps_in_rule {
+	__u8 used;
+	__u8 family;			/* 4 or 6 */
+	__u8 proto;			/* 0 = any */
+	__u8 src_plen;			/* over the 128-bit (mapped) address */
+	__u8 dst_plen;
+	__u8 qkind;			/* enum wps_quantum_kind */
+	__u8 sched;			/* enum wps_sched_kind */
+	__u8 reorder;			/* R flag */
+	__u16 dport;			/* host order, 0 = any */
+	__u16 pad;
+	__u32 pad2;
+	__u64 quantum;			/* packets, bytes or ns */
+	__u8 src[16];
+	__u8 dst[16];
+};
+
+/* An explicit member path: leave on ifindex towards nexthop MAC. */
+struct wps_in_path {
+	__u32 ifindex;
+	__u16 mtu;
+	__u8 dmac[6];
+	__u8 smac[6];
+	__u16 pad;
+};
+
+/* Per path, per CPU. */
+struct wps_in_path_stats {
+	__u64 packets;
+	__u64 bytes;
+	__u64 groups;
+};
+
+/* Per path, shared: bytes sent in the current and the previous load window. */
+struct wps_in_path_load {
+	__u64 win_start;
+	__u64 cur;
+	__u64 prev;
+};
+
+/* Flow key: the 5-tuple (IPv4 addresses mapped), ports 0 for fragments / no ports. */
+struct wps_in_flow_key {
+	__u8 saddr[16];
+	__u8 daddr[16];
+	__be16 sport;
+	__be16 dport;
+	__u8 proto;
+	__u8 family;
+	__u16 pad;
+};
+
+/*
+ * Per-flow state. The group decision (S/E, Group ID, path) is taken under
+ * the lock, so packets of one flow on several CPUs never tear a group.
+ */
+struct wps_in_flow {
+	struct bpf_spin_lock lock;
+	__u16 fid;
+	__u16 gid;
+	__u8 rule;
+	__u8 path;
+	__u8 open;			/* a group is open (its E not sent yet) */
+	__u8 detour;			/* this flow's packets take the segmentation detour */
+	__u32 seq;			/* scheduler sequence */
+	__u64 group_pkts;
+	__u64 group_bytes;
+	__u64 group_t0;
+	__u64 last_seen;
+	__u64 closed_ts[WPS_IN_INFLIGHT_RING];	/* time group g closed, at [g % ring] */
+	__u64 packets;
+	__u64 bytes;
+	__u64 groups;
+	__u64 extended;			/* groups extended at the in-flight bound */
+};
+
+/*
+ * Counters: one X-macro so the BPF enum and ubctl's names cannot drift.
+ * Every packet the ingress program sees moves rx and exactly one of tx_*,
+ * pass_*, drop_*, redirect_* (a detoured packet is seen again after
+ * segmentation, and once more on DEV when its path is DEV, each time
+ * counted). Other counters are events.
+ */
+#define WPS_IN_COUNTERS(X)						\
+	X(RX,			"rx")					\
+	X(TX_SPRAYED,		"tx_sprayed")				\
+	X(PASS_NOT_IP,		"pass_not_ip")				\
+	X(PASS_NO_RULE,		"pass_no_rule")				\
+	X(PASS_MALFORMED,	"pass_malformed")			\
+	X(PASS_ALREADY_WPS,	"pass_already_wps")			\
+	X(PASS_TABLE_FULL,	"pass_flow_table_full")			\
+	X(PASS_FID_EXHAUSTED,	"pass_flow_id_exhausted")		\
+	X(PASS_NO_PATH,		"pass_no_path")				\
+	X(REDIRECT_SEGMENT,	"redirect_gso_detour")			\
+	X(REDIRECT_BACK,	"redirect_detour_unsprayed")		\
+	X(PASS_BYPASS,		"pass_from_detour")			\
+	X(DROP_ENCAP_FAILED,	"drop_encap_failed")			\
+	X(DROP_MTU,		"drop_mtu")				\
+	X(TX_MTU_ICMP,		"tx_mtu_icmp")				\
+	X(EV_INNER_EXTHDR,	"inner_ipv6_exthdr")			\
+	X(EV_INNER_FRAGMENT,	"inner_fragment")			\
+	X(EV_GSO_UNSPLIT,	"gso_not_segmented")			\
+	X(EV_FLOW_NEW,		"flows_new")				\
+	X(EV_FLOW_RECLAIMED,	"flows_reclaimed")			\
+	X(EV_GROUP_OPENED,	"groups_opened")			\
+	X(EV_GROUP_EXTENDED,	"groups_extended_inflight")		\
+	X(EV_FIB_FAILED,	"ecmp_fib_failed")
+
+#define WPS_IN_CNT_ENUM(id, name) WPS_IN_CNT_##id,
+enum wps_in_counter {
+	WPS_IN_COUNTERS(WPS_IN_CNT_ENUM)
+	WPS_IN_CNT__MAX
+};
+#undef WPS_IN_CNT_ENUM
+
+#define WPS_BND_COUNTERS(X)						\
+	X(RX_IN,		"rx_in")				\
+	X(RX_OUT,		"rx_out")				\
+	X(DROP_IN,		"drop_wps_in")				\
+	X(DROP_OUT,		"drop_wps_out")				\
+	X(PASS_IN,		"pass_in")				\
+	X(PASS_OUT,		"pass_out")				\
+	X(EV_TOO_DEEP,		"exthdr_chain_too_long")
+
+#define WPS_BND_CNT_ENUM(id, name) WPS_BND_CNT_##id,
+enum wps_bnd_counter {
+	WPS_BND_COUNTERS(WPS_BND_CNT_ENUM)
+	WPS_BND_CNT__MAX
+};
+#undef WPS_BND_CNT_ENUM
+
+/* ---- pure helpers, shared by BPF and user code --------------------------- */
+
+/* Always inlined: the BPF side calls some of them under a bpf_spin_lock. */
+#define WPS_INLINE static inline __attribute__((always_inline))
+
+/*
+ * Does addr fall in prefix/plen (128-bit, byte arrays in network order)?
+ * Four 32-bit words, no loop: the BPF verifier of older kernels gives up on
+ * a byte loop nested in the rule loop ("sequence of jumps too complex").
+ */
+WPS_INLINE __u32 wps_word(const __u8 *p)
+{
+	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
+}
+
+WPS_INLINE int wps_prefix_match(const __u8 *addr, const __u8 *prefix, __u8 plen)
+{
+	int b0 = plen, b1 = plen - 32, b2 = plen - 64, b3 = plen - 96;
+#define WPS_WMASK(b) ((b) <= 0 ? 0u : (b) >= 32 ? ~0u : ~0u << (32 - (b)))
+	return !((wps_word(addr) ^ wps_word(prefix)) & WPS_WMASK(b0)) &&
+	       !((wps_word(addr + 4) ^ wps_word(prefix + 4)) & WPS_WMASK(b1)) &&
+	       !((wps_word(addr + 8) ^ wps_word(prefix + 8)) & WPS_WMASK(b2)) &&
+	       !((wps_word(addr + 12) ^ wps_word(prefix + 12)) & WPS_WMASK(b3));
+#undef WPS_WMASK
+}
+
+/* Outer flow label from (Flow ID, Group ID): constant within a group, never 0. */
+WPS_INLINE __u32 wps_flow_label(__u16 fid, __u16 gid)
+{
+	__u32 h = ((__u32)fid << 16 | gid) * 0x9E3779B1u;
+
+	h = (h ^ (h >> 15)) & 0xfffff;
+	return h ? h : 1;
+}
+
+/* Serial arithmetic (SERIAL_BITS 16): the Group ID after g. */
+WPS_INLINE __u16 wps_gid_next(__u16 g)
+{
+	return (__u16)(g + 1);
+}
+
+/*
+ * Scheduler: the member path for the group opened at scheduler step seq.
+ * rr: seq mod n. weighted: slot seq mod (sum of weights) in cumulative
+ * weights (a path of weight 0 gets nothing; all 0 falls back to rr).
+ * least-loaded: the smallest load, ties to the lowest index after seq mod n
+ * (so equal loads still rotate).
+ */
+WPS_INLINE __u32 wps_sched_pick(__u8 kind, __u32 seq, __u32 n, const __u8 *weight,
+				   const __u64 *load)
+{
+	__u32 total = 0, slot, best;
+
+	if (n == 0)
+		return 0;
+	if (n > WPS_IN_MAX_PATHS)
+		n = WPS_IN_MAX_PATHS;
+	if (kind == WPS_SCHED_WEIGHTED) {
+		for (__u32 i = 0; i < WPS_IN_MAX_PATHS && i < n; i++)
+			total += weight[i];
+		if (total) {
+			slot = seq % total;
+			for (__u32 i = 0; i < WPS_IN_MAX_PATHS && i < n; i++) {
+				if (slot < weight[i])
+					return i;
+				slot -= weight[i];
+			}
+		}
+	} else if (kind == WPS_SCHED_LEAST_LOADED) {
+		/* Indices masked: the BPF verifier cannot see that x % n < 16. */
+		__u32 start = (seq % n) & (WPS_IN_MAX_PATHS - 1);
+
+		best = start;
+		for (__u32 k = 1; k < WPS_IN_MAX_PATHS && k < n; k++) {
+			__u32 i = ((start + k) % n) & (WPS_IN_MAX_PATHS - 1);
+
+			if (load[i] < load[best])
+				best = i;
+		}
+		return best;
+	}
+	return seq % n;
+}
+
+/*
+ * The group quantum reached by this packet? It is then the group's last (E):
+ * packets count segments, bytes include this packet, time runs from the
+ * group's first packet (WIRE.md §6: the first packet that reaches or passes
+ * the bound closes the group).
+ */
+WPS_INLINE int wps_quantum_reached(__u8 kind, __u64 quantum, __u64 pkts_after,
+				      __u64 bytes_after, __u64 elapsed_ns)
+{
+	switch (kind) {
+	case WPS_Q_BYTES:
+		return bytes_after >= quantum;
+	case WPS_Q_TIME:
+		return elapsed_ns >= quantum;
+	default:
+		return pkts_after >= quantum;
+	}
+}
+
+/*
+ * May group g close now and g+1 open next, with at most max groups in
+ * flight? The group max places before g+1 must have left the domain.
+ */
+WPS_INLINE int wps_inflight_allows(const __u64 *closed_ts, __u16 g, __u8 max, __u64 delay,
+				      __u64 now)
+{
+	__u16 old = (__u16)(g + 1 - max);
+	__u64 t = closed_ts[old % WPS_IN_INFLIGHT_RING];
+
+	return t == 0 || t + delay <= now;
+}
+
+#endif

@@ -1,0 +1,420 @@
+#!/usr/bin/python3
+"""Golden fixtures for the WPS ingress and boundary TC programs, made with scapy
+from draft-wps-ipv6-option and WIRE.md §6, never from the C code.
+
+Each case: the ingress configuration (ubctl attach options, paths, rules), one
+or more input frames in order, and for each the expected TC verdict and output
+frame; then the counters that must move (all others must not).
+Run: /usr/bin/python3 tests/bpf/gen_wps_fixtures.py > tests/bpf/fixtures/wps.txt
+
+The test knobs: --gid0 G sets the first Group ID (the program otherwise picks
+it at random) and makes the round-robin start at path 0; `ctx now=NS` sets the
+program's clock for that packet. Flow IDs are handed out from 1 upward on a
+fresh program.
+"""
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "scapy"))
+
+from scapy.layers.inet import IP, UDP, TCP, ICMP  # noqa: E402
+from scapy.layers.inet6 import (IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrHopByHop,  # noqa: E402
+                                IPv6ExtHdrFragment, IPv6ExtHdrRouting, ICMPv6PacketTooBig,
+                                PadN)
+from scapy.layers.l2 import ARP, Ether  # noqa: E402
+from scapy.packet import Raw  # noqa: E402
+
+from ublayers import WPSOption  # noqa: E402
+
+NODE, EGRESS_NODE = 1, 2
+SRC6, DST6 = "fd00:a::1", "fd00:b::1"
+SITE_MAC, DEV_MAC = "02:00:00:0a:00:02", "02:00:00:0a:00:01"
+PATHS = [(101, "02:00:00:0b:00:01", "02:00:00:0c:00:01"),
+         (102, "02:00:00:0b:00:02", "02:00:00:0c:00:02"),
+         (103, "02:00:00:0b:00:03", "02:00:00:0c:00:03"),
+         (104, "02:00:00:0b:00:04", "02:00:00:0c:00:04")]
+BASE_OPTS = f"--node-id {NODE} --egress-node-id {EGRESS_NODE} --src {SRC6} --egress-addr {DST6}"
+OVERHEAD = 56
+
+
+def flow_label(fid, gid):
+    """The chosen derivation (headers/wps_ingress.h): constant per (Flow ID, Group ID), never 0."""
+    h = (((fid << 16) | gid) * 0x9E3779B1) & 0xFFFFFFFF
+    h = (h ^ (h >> 15)) & 0xFFFFF
+    return h or 1
+
+
+def inner4(dst="10.20.0.2", src="10.10.0.2", sport=4000, dport=5000, payload=b"x" * 32, proto="udp", tos=0,
+           **kw):
+    l4 = UDP(sport=sport, dport=dport) if proto == "udp" else TCP(sport=sport, dport=dport, flags="A")
+    return IP(src=src, dst=dst, tos=tos, id=7, **kw) / l4 / Raw(payload)
+
+
+def inner6(dst="fd20::2", src="fd10::2", sport=4000, dport=5000, payload=b"y" * 32, ext=None, tc=0):
+    ip = IPv6(src=src, dst=dst, tc=tc, hlim=64)
+    if ext is not None:
+        ip = ip / ext
+    return ip / UDP(sport=sport, dport=dport) / Raw(payload)
+
+
+def frame(inner):
+    eth = Ether(src=DEV_MAC, dst=SITE_MAC, type=0x0800 if inner.version == 4 else 0x86DD)
+    return bytes(eth / inner)
+
+
+def encap(inner, fid, gid, s, e, path=0, r=1, hbh=False, hlim=64, paths=PATHS):
+    """What the ingress must send: outer IPv6 + options header with only the WPS option + inner, unchanged."""
+    ib = bytes(inner)
+    nh_inner = 4 if inner.version == 4 else 41
+    tclass = ib[1] if inner.version == 4 else ((ib[0] & 0x0F) << 4) | (ib[1] >> 4)
+    opt = WPSOption(s=s, e=e, r=r, flow_id=fid, ingress_node=NODE, egress_node=EGRESS_NODE, group=gid,
+                    ingress_port=0, egress_port=0)
+    ext = bytes([nh_inner, 1]) + bytes(opt)
+    assert len(ext) == 16
+    outer = IPv6(src=SRC6, dst=DST6, nh=0 if hbh else 60, hlim=hlim, tc=tclass, fl=flow_label(fid, gid))
+    _, smac, dmac = paths[path]
+    return bytes(Ether(src=smac, dst=dmac, type=0x86DD) / outer / Raw(ext + ib))
+
+
+cases = []
+
+
+class Case:
+    def __init__(self, name, prog="ingress", opts="", paths=1, rules=("--dst 10.20.0.0/24 --quantum 4",),
+                 weights=None, mtu=1500, comment=""):
+        self.name, self.prog, self.comment = name, prog, comment
+        self.opts = (BASE_OPTS + " " + opts).strip() if prog in ("ingress", "seg") else ""
+        self.paths = []
+        if prog in ("ingress", "seg"):
+            for i in range(paths):
+                ifx, smac, dmac = PATHS[i]
+                w = weights[i] if weights else 1
+                self.paths.append(f"{ifx} {smac} {dmac} {mtu} {w}")
+        self.rules = list(rules) if prog in ("ingress", "seg") else []
+        self.steps = []
+        self.counters = {}
+        cases.append(self)
+
+    def pkt(self, inp, verdict, out=None, now=None, gso_segs=None, gso_size=None):
+        self.steps.append((bytes(inp), verdict, None if out is None else bytes(out), now, gso_segs, gso_size))
+        return self
+
+    def count(self, **kw):
+        for k, v in kw.items():
+            self.counters[k] = self.counters.get(k, 0) + v
+        return self
+
+
+def sprayed(c, n=None):
+    n = len(c.steps) if n is None else n
+    return c.count(rx=n, tx_sprayed=n)
+
+
+# ---- option fields, S/E for each quantum kind --------------------------------
+G0 = 1000
+
+c = Case("v4_udp_first_packet", opts=f"--gid0 {G0}", comment="first packet: S, R, Flow ID 1, Group ID gid0")
+p = inner4()
+c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0, 1, 0))
+sprayed(c).count(flows_new=1, groups_opened=1)
+
+c = Case("all_option_fields", opts="--gid0 0x1234 --ingress-port 7 --egress-port 9 --hop-limit 17",
+         rules=("--dst 10.20.0.0/24 --quantum 1",))
+p = inner4(tos=0xb9)
+ext_opt = WPSOption(s=1, e=1, r=1, flow_id=1, ingress_node=NODE, egress_node=EGRESS_NODE, group=0x1234,
+                    ingress_port=7, egress_port=9)
+out = Ether(src=PATHS[0][1], dst=PATHS[0][2]) / IPv6(src=SRC6, dst=DST6, nh=60, hlim=17, tc=0xb9,
+                                                     fl=flow_label(1, 0x1234)) / Raw(bytes([4, 1]) + bytes(ext_opt) + bytes(p))
+c.pkt(frame(p), "TC_ACT_REDIRECT", out)
+sprayed(c).count(flows_new=1, groups_opened=1)
+
+c = Case("packet_quantum_s_e_and_rr_paths", opts=f"--gid0 {G0}", paths=2,
+         rules=("--dst 10.20.0.0/24 --quantum 2",),
+         comment="quantum 2 packets: S,E,S,E,S; groups alternate paths; label constant per group")
+for i in range(5):
+    p = inner4(payload=bytes([i]) * 40)
+    g = i // 2
+    c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0 + g, int(i % 2 == 0), int(i % 2 == 1), path=g % 2))
+sprayed(c).count(flows_new=1, groups_opened=3)
+
+c = Case("group_id_wraps", opts="--gid0 65534", rules=("--dst 10.20.0.0/24 --quantum 1",),
+         comment="quantum 1: every packet S+E; Group ID 65534, 65535, 0, 1")
+for i, g in enumerate((65534, 65535, 0, 1)):
+    p = inner4(payload=bytes([i]) * 20)
+    c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, g, 1, 1))
+sprayed(c).count(flows_new=1, groups_opened=4)
+
+c = Case("byte_quantum", opts=f"--gid0 {G0}", rules=("--dst 10.20.0.0/24 --quantum 250b",),
+         comment="250 bytes: the packet reaching or passing the bound is the group's last")
+sizes = [100, 100, 100, 100, 300, 40]
+flags = [(1, 0), (0, 0), (0, 1), (1, 0), (0, 1), (1, 0)]
+gids = [G0, G0, G0, G0 + 1, G0 + 1, G0 + 2]
+for i, (sz, (s, e), g) in enumerate(zip(sizes, flags, gids)):
+    p = inner4(payload=bytes([i]) * (sz - 28))
+    assert len(p) == sz
+    c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, g, s, e))
+sprayed(c).count(flows_new=1, groups_opened=3)
+
+c = Case("time_quantum", opts=f"--gid0 {G0}", rules=("--dst 10.20.0.0/24 --quantum 500us",),
+         comment="500 us from the group's first packet; the first packet at or past it carries E")
+times = [1_000_000, 1_200_000, 1_499_999, 1_500_000, 1_600_000, 2_100_000, 2_100_001]
+flags = [(1, 0), (0, 0), (0, 0), (0, 1), (1, 0), (0, 1), (1, 0)]
+gids = [G0, G0, G0, G0, G0 + 1, G0 + 1, G0 + 2]
+for i, (t, (s, e), g) in enumerate(zip(times, flags, gids)):
+    p = inner4(payload=bytes([i]) * 10)
+    c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, g, s, e), now=t)
+sprayed(c).count(flows_new=1, groups_opened=3)
+
+c = Case("inner_ipv6", opts=f"--gid0 {G0}", rules=("--dst fd20::/64 --quantum 2",))
+for i in range(3):
+    p = inner6(payload=bytes([i]) * 30, tc=0x2e)
+    c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0 + i // 2, int(i % 2 == 0), int(i % 2 == 1)))
+sprayed(c).count(flows_new=1, groups_opened=2)
+
+c = Case("hbh_carriage", opts=f"--gid0 {G0} --hbh", rules=("--dst 10.20.0.0/24 --quantum 4",))
+p = inner4()
+c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0, 1, 0, hbh=True))
+sprayed(c).count(flows_new=1, groups_opened=1)
+
+c = Case("no_reorder_clears_r", opts=f"--gid0 {G0}", rules=("--dst 10.20.0.0/24 --quantum 4 --no-reorder",))
+p = inner4()
+c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0, 1, 0, r=0))
+sprayed(c).count(flows_new=1, groups_opened=1)
+
+c = Case("two_flows_two_flow_ids", opts=f"--gid0 {G0}", rules=("--dst 10.20.0.0/24 --quantum 4",))
+a, b = inner4(sport=1111), inner4(sport=2222)
+c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 1, 0))
+c.pkt(frame(b), "TC_ACT_REDIRECT", encap(b, 2, G0, 1, 0))
+c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 0, 0))
+sprayed(c).count(flows_new=2, groups_opened=2)
+
+# ---- classification ------------------------------------------------------------
+c = Case("not_eligible_passes_untouched", opts=f"--gid0 {G0}",
+         rules=("--dst 10.20.0.0/24 --proto tcp --dport 5201 --quantum 4",))
+for p in (inner4(dst="10.30.0.2"), inner4(proto="tcp", dport=80), inner4(dport=5201),
+          inner6()):
+    c.pkt(frame(p), "TC_ACT_OK", frame(p))
+c.count(rx=4, pass_no_rule=4)
+
+c = Case("tcp_dport_rule_and_src_prefix", opts=f"--gid0 {G0}",
+         rules=("--dst 10.20.0.0/24 --src 10.10.0.0/16 --proto tcp --dport 5201 --quantum 4",))
+p = inner4(proto="tcp", dport=5201)
+c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0, 1, 0))
+q = inner4(proto="tcp", dport=5201, src="10.10.5.2")
+c.pkt(frame(q), "TC_ACT_REDIRECT", encap(q, 2, G0, 1, 0))
+o = inner4(proto="tcp", dport=5201, src="10.99.0.2")
+c.pkt(frame(o), "TC_ACT_OK", frame(o))
+c.count(rx=3, tx_sprayed=2, pass_no_rule=1, flows_new=2, groups_opened=2)
+
+c = Case("second_rule_ipv6_wildcards", opts=f"--gid0 {G0}",
+         rules=("--dst 10.20.0.0/24 --quantum 4", "--dst ::/0 --quantum 1"))
+p = inner6(dst="2001:db8::1")
+c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0, 1, 1))
+sprayed(c).count(flows_new=1, groups_opened=1)
+
+c = Case("not_ip_passes")
+arp = Ether(src=DEV_MAC, dst="ff:ff:ff:ff:ff:ff") / ARP(psrc="10.20.0.1", pdst="10.20.0.2")
+c.pkt(arp, "TC_ACT_OK", arp)
+c.count(rx=1, pass_not_ip=1)
+
+c = Case("malformed_inner_passes_counted")
+good = frame(inner4())
+bad_len = bytearray(good)
+bad_len[14 + 2:14 + 4] = (len(good) - 14 + 100).to_bytes(2, "big")  # total length lies
+c.pkt(bytes(bad_len), "TC_ACT_OK", bytes(bad_len))
+bad_ihl = bytearray(good)
+bad_ihl[14] = 0x43                                                # IHL 3
+c.pkt(bytes(bad_ihl), "TC_ACT_OK", bytes(bad_ihl))
+g6 = bytearray(frame(inner6(dst="fd20::2")))
+g6[14 + 4:14 + 6] = (200).to_bytes(2, "big")                     # payload length lies
+c.pkt(bytes(g6), "TC_ACT_OK", bytes(g6))
+cut_l4 = bytes(Ether(src=DEV_MAC, dst=SITE_MAC) / IP(src="10.10.0.2", dst="10.20.0.2", proto=17) / Raw(b"ab"))
+c.pkt(cut_l4, "TC_ACT_OK", cut_l4)                               # UDP header cut
+c.count(rx=4, pass_malformed=4)
+# (BPF_PROG_TEST_RUN itself refuses frames whose IP header is cut short.)
+
+c = Case("inner_ipv6_extension_headers", opts=f"--gid0 {G0}",
+         rules=("--dst fd20::/64 --proto udp --dport 5000 --quantum 4",),
+         comment="ports found behind HBH + DestOpt; the inner packet is carried unchanged")
+p = inner6(ext=IPv6ExtHdrHopByHop() / IPv6ExtHdrDestOpt(options=[PadN(optdata=b"\0\0\0\0")]))
+c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0, 1, 0))
+sprayed(c).count(flows_new=1, groups_opened=1, inner_ipv6_exthdr=1)
+
+c = Case("inner_fragments", opts=f"--gid0 {G0}", rules=("--dst 10.20.0.0/24 --quantum 4",),
+         comment="fragments are sprayed; a non-first fragment has no ports, so it is its own flow")
+first = inner4(flags="MF", payload=b"f" * 40)
+later = IP(src="10.10.0.2", dst="10.20.0.2", id=7, frag=6, proto=17) / Raw(b"g" * 24)
+f6 = IPv6(src="fd10::2", dst="fd20::2") / IPv6ExtHdrFragment(offset=3, id=9, nh=17) / Raw(b"h" * 24)
+c.pkt(frame(first), "TC_ACT_REDIRECT", encap(first, 1, G0, 1, 0))
+c.pkt(frame(later), "TC_ACT_REDIRECT", encap(later, 2, G0, 1, 0))
+c.pkt(frame(f6), "TC_ACT_OK", frame(f6))
+c.count(rx=3, tx_sprayed=2, pass_no_rule=1, flows_new=2, groups_opened=2, inner_fragment=3,
+        inner_ipv6_exthdr=1)
+
+c = Case("frag_no_ports_vs_dport_rule", opts=f"--gid0 {G0}",
+         rules=("--dst 10.20.0.0/24 --proto udp --dport 5000 --quantum 4",))
+later = IP(src="10.10.0.2", dst="10.20.0.2", id=7, frag=6, proto=17) / Raw(b"g" * 24)
+c.pkt(frame(later), "TC_ACT_OK", frame(later))
+c.count(rx=1, pass_no_rule=1, inner_fragment=1)
+
+c = Case("never_encapsulates_a_wps_packet", opts=f"--gid0 {G0}", rules=("--dst ::/0 --quantum 4",))
+w = encap(inner4(), 5, 9, 1, 1)
+wf = Ether(src=DEV_MAC, dst=SITE_MAC) / Ether(w).payload
+c.pkt(wf, "TC_ACT_OK", wf)
+c.count(rx=1, pass_already_wps=1)
+
+# ---- schedulers ------------------------------------------------------------------
+c = Case("weighted_scheduler", opts=f"--gid0 {G0} --max-inflight 16", paths=2, weights=[1, 3],
+         rules=("--dst 10.20.0.0/24 --quantum 1 --sched weighted",),
+         comment="weights 1:3 -> paths 0,1,1,1,0,1,1,1")
+for i in range(8):
+    p = inner4(payload=bytes([i]) * 8)
+    c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0 + i, 1, 1, path=0 if i % 4 == 0 else 1))
+sprayed(c).count(flows_new=1, groups_opened=8)
+
+c = Case("least_loaded_scheduler", opts=f"--gid0 {G0} --load-window-us 1000000", paths=3,
+         rules=("--dst 10.20.0.0/24 --quantum 1 --sched least-loaded",),
+         comment="each group goes where the fewest bytes went in the window")
+plan = [(1000, 0), (100, 1), (100, 2), (100, 1), (100, 2), (100, 2)]
+# Loads after each: p0=1000; p1=100; p2=100; p1=200; p2=200; then p1 and p2 tie at 200 and
+# the tie goes to the first path counting from (group number mod paths) = 5 mod 3 = 2.
+for i, (sz, path) in enumerate(plan):
+    p = inner4(payload=bytes([i]) * (sz - 28))
+    c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0 + i, 1, 1, path=path, paths=PATHS), now=1_000_000 + i)
+sprayed(c).count(flows_new=1, groups_opened=6)
+
+# ---- in-flight bound --------------------------------------------------------------
+c = Case("inflight_bound_extends_group", opts=f"--gid0 {G0} --max-inflight 2 --max-delay-us 1000",
+         paths=2, rules=("--dst 10.20.0.0/24 --quantum 1",),
+         comment="2 groups in flight: group 2 cannot close until group 1 has been gone 1 ms")
+T = 10_000_000
+steps = [(T, 1, 1, G0, 0), (T + 1, 1, 0, G0 + 1, 1), (T + 2, 0, 0, G0 + 1, 1),
+         (T + 1_000_000, 0, 1, G0 + 1, 1), (T + 1_000_001, 1, 0, G0 + 2, 0)]
+for i, (t, s, e, g, path) in enumerate(steps):
+    p = inner4(payload=bytes([i]) * 8)
+    c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, g, s, e, path=path), now=t)
+sprayed(c).count(flows_new=1, groups_opened=3, groups_extended_inflight=2)  # group 3 is held too
+
+# ---- Flow IDs: pool, quarantine, idle reclaim --------------------------------------
+c = Case("flow_id_pool_exhausted_degrades", opts=f"--gid0 {G0} --fid-pool 1",
+         rules=("--dst 10.20.0.0/24 --quantum 4",), comment="no Flow ID left: not sprayed, never dropped")
+a, b = inner4(sport=1111), inner4(sport=2222)
+c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 1, 0), now=1_000_000)
+c.pkt(frame(b), "TC_ACT_OK", frame(b), now=1_000_001)
+c.count(rx=2, tx_sprayed=1, flows_new=1, groups_opened=1, pass_flow_id_exhausted=1)
+
+c = Case("idle_reclaim_and_quarantine",
+         opts=f"--gid0 {G0} --fid-pool 2 --idle-ms 1 --quarantine-ms 10",
+         rules=("--dst 10.20.0.0/24 --quantum 4",),
+         comment="idle flow renewed under a fresh Flow ID; the old one rests 10 ms before reuse")
+a, b = inner4(sport=1111), inner4(sport=2222)
+c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 1, 0), now=1_000_000)
+c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 2, G0, 1, 0), now=3_000_000)      # idle 2 ms: fid 2
+c.pkt(frame(b), "TC_ACT_OK", frame(b), now=4_000_000)                           # 1 resting, 2 in use
+c.pkt(frame(b), "TC_ACT_REDIRECT", encap(b, 1, G0, 1, 0), now=14_000_000)      # 1 free again
+c.count(rx=4, tx_sprayed=3, flows_new=3, flows_reclaimed=1, groups_opened=3, pass_flow_id_exhausted=1)
+
+# ---- one packet on the wire per flag: GSO detour ------------------------------------
+c = Case("gso_skb_takes_segmentation_detour", opts=f"--gid0 {G0} --seg-ifindex 99",
+         rules=("--dst 10.20.0.0/24 --quantum 4",),
+         comment="a GSO skb would copy S/E into every segment: the flow goes round the detour, "
+                 "and stays on it so its packets keep their order")
+big = inner4(proto="tcp", dport=5201, payload=b"z" * 2800)
+small = inner4(proto="tcp", dport=5201, payload=b"s" * 100)
+c.pkt(frame(big), "TC_ACT_REDIRECT", frame(big), gso_segs=2, gso_size=1400)
+c.pkt(frame(small), "TC_ACT_REDIRECT", frame(small))
+c.count(rx=2, redirect_gso_detour=2, flows_new=1)
+
+c = Case("after_detour_one_packet_per_skb", prog="seg", opts=f"--gid0 {G0} --seg-ifindex 99",
+         rules=("--dst 10.20.0.0/24 --quantum 2",))
+for i in range(3):
+    p = inner4(proto="tcp", dport=5201, payload=bytes([i]) * 1000)
+    c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0 + i // 2, int(i % 2 == 0), int(i % 2 == 1)))
+sprayed(c).count(flows_new=1, groups_opened=2)
+
+# ---- path MTU ---------------------------------------------------------------------------
+MTU = 1400
+c = Case("too_big_v4_frag_needed", opts=f"--gid0 {G0}", mtu=MTU,
+         comment="inner 1345 + 56 > 1400: ICMP Fragmentation Needed, MTU 1344, back into the stack")
+fits = inner4(payload=b"a" * (MTU - OVERHEAD - 28))
+big = inner4(payload=b"b" * (MTU - OVERHEAD - 28 + 1), flags="DF")
+ib = bytes(big)
+icmp = (Ether(src=SITE_MAC, dst=DEV_MAC) /
+        IP(src="10.20.0.2", dst="10.10.0.2", ttl=64, id=0, tos=0) /
+        ICMP(type=3, code=4, nexthopmtu=MTU - OVERHEAD, unused=0) / Raw(ib[:128]))
+c.pkt(frame(fits), "TC_ACT_REDIRECT", encap(fits, 1, G0, 1, 0))
+c.pkt(frame(big), "TC_ACT_REDIRECT", icmp)
+c.count(rx=2, tx_sprayed=1, flows_new=1, groups_opened=1, tx_mtu_icmp=1)
+
+c = Case("too_big_v6_packet_too_big", opts=f"--gid0 {G0}", mtu=MTU, rules=("--dst fd20::/64 --quantum 4",))
+big = inner6(payload=b"c" * (MTU - OVERHEAD - 48 + 1))
+ib = bytes(big)
+ptb = (Ether(src=SITE_MAC, dst=DEV_MAC) / IPv6(src=SRC6, dst="fd10::2", hlim=64) /
+       ICMPv6PacketTooBig(mtu=MTU - OVERHEAD) / Raw(ib[:128]))
+c.pkt(frame(big), "TC_ACT_REDIRECT", ptb)
+c.count(rx=1, tx_mtu_icmp=1)
+
+c = Case("too_big_counted_drop_option", opts=f"--gid0 {G0} --mtu-drop", mtu=MTU)
+big = inner4(payload=b"b" * (MTU - OVERHEAD - 28 + 1))
+c.pkt(frame(big), "TC_ACT_SHOT")
+c.count(rx=1, drop_mtu=1)
+
+# ---- boundary filter ----------------------------------------------------------------------
+WPS_DEST = encap(inner4(), 5, 9, 1, 1)
+wps_hbh = encap(inner4(), 5, 9, 1, 1, hbh=True)
+opt = bytes([0x81, 12]) + bytes(WPSOption(flow_id=5, group=9))[2:]
+# DestOpt of 24 bytes behind HBH and Routing: PadN(0), the WPS option, PadN(6).
+dest_hdr = bytes([4, 2]) + bytes([1, 0]) + opt + bytes([1, 6, 0, 0, 0, 0, 0, 0])   # PadN, WPS, PadN -> 24 bytes
+deep = (Ether(src=DEV_MAC, dst=SITE_MAC) / IPv6(src=SRC6, dst=DST6, nh=0) /
+        Raw(bytes(IPv6ExtHdrHopByHop(nh=43)) + bytes(IPv6ExtHdrRouting(nh=60, addresses=[])) + dest_hdr +
+            bytes(inner4())))
+plain6 = Ether(src=DEV_MAC, dst=SITE_MAC) / inner6()
+other_opt = (Ether(src=DEV_MAC, dst=SITE_MAC) / IPv6(src=SRC6, dst=DST6, nh=60) /
+             Raw(bytes([17, 1]) + bytes([0x82, 12]) + bytes(12)) / UDP() / Raw(b"q"))
+for prog, d in (("boundary_in", "in"), ("boundary_out", "out")):
+    c = Case(f"boundary_{d}", prog=prog, comment="WPS option in DestOpt, in HBH, behind HBH+Routing after PadN")
+    c.pkt(WPS_DEST, "TC_ACT_SHOT")
+    c.pkt(wps_hbh, "TC_ACT_SHOT")
+    c.pkt(deep, "TC_ACT_SHOT")
+    c.pkt(plain6, "TC_ACT_OK", plain6)
+    c.pkt(other_opt, "TC_ACT_OK", other_opt)
+    c.pkt(frame(inner4()), "TC_ACT_OK", frame(inner4()))
+    c.count(**{f"rx_{d}": 6, f"drop_wps_{d}": 3, f"pass_{d}": 3})
+
+
+def main():
+    out = sys.stdout
+    out.write("# Generated by tests/bpf/gen_wps_fixtures.py from scapy; do not edit.\n")
+    out.write(f"# {len(cases)} cases.\n")
+    for c in cases:
+        out.write(f"\ncase {c.name}\n")
+        if c.comment:
+            out.write(f"# scapy: {c.comment}\n")
+        out.write(f"prog {c.prog}\n")
+        if c.opts:
+            out.write(f"opts {c.opts}\n")
+        for p in c.paths:
+            out.write(f"path {p}\n")
+        for r in c.rules:
+            out.write(f"rule {r}\n")
+        for inp, verdict, o, now, segs, size in c.steps:
+            out.write(f"in {inp.hex()}\n")
+            ctx = []
+            if now is not None:
+                ctx.append(f"now={now}")
+            if segs is not None:
+                ctx.append(f"gso_segs={segs}")
+            if size is not None:
+                ctx.append(f"gso_size={size}")
+            if ctx:
+                out.write("ctx " + " ".join(ctx) + "\n")
+            out.write(f"verdict {verdict}\n")
+            if o is not None:
+                out.write(f"out {o.hex()}\n")
+        out.write("count " + " ".join(f"{k}={v}" for k, v in c.counters.items()) + "\n")
+        out.write("end\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * WPS ingress configuration (user/lib/wps_cfg.c) and the pure helpers the
+ * BPF program shares (headers/wps_ingress.h): prefixes, quanta, rules and
+ * their overlap, scheduler maths, quantum and in-flight decisions, flow label.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "wps_cfg.h"
+
+static struct wps_in_rule rule(const char *line)
+{
+	char buf[256], *argv[32], *save, *tok;
+	struct wps_in_rule r;
+	char err[256] = "";
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+		argv[argc++] = tok;
+	if (wps_rule_parse(argc, argv, &r, err, sizeof(err)))
+		fail_msg("rule '%s': %s", line, err);
+	return r;
+}
+
+static int rule_err(const char *line, char *err, size_t len)
+{
+	char buf[256], *argv[32], *save, *tok;
+	struct wps_in_rule r;
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+		argv[argc++] = tok;
+	return wps_rule_parse(argc, argv, &r, err, len);
+}
+
+static void quanta(void **state)
+{
+	char err[256];
+	__u8 k;
+	__u64 q;
+
+	(void)state;
+	assert_int_equal(wps_parse_quantum("16", &k, &q, err, sizeof(err)), 0);
+	assert_int_equal(k, WPS_Q_PACKETS);
+	assert_int_equal(q, 16);
+	assert_int_equal(wps_parse_quantum("64000b", &k, &q, err, sizeof(err)), 0);
+	assert_int_equal(k, WPS_Q_BYTES);
+	assert_int_equal(q, 64000);
+	assert_int_equal(wps_parse_quantum("500us", &k, &q, err, sizeof(err)), 0);
+	assert_int_equal(k, WPS_Q_TIME);
+	assert_int_equal(q, 500000);
+	assert_int_equal(wps_parse_quantum("2ms", &k, &q, err, sizeof(err)), 0);
+	assert_int_equal(q, 2000000);
+	assert_int_not_equal(wps_parse_quantum("0", &k, &q, err, sizeof(err)), 0);
+	assert_int_not_equal(wps_parse_quantum("0b", &k, &q, err, sizeof(err)), 0);
+	assert_int_not_equal(wps_parse_quantum("12kb", &k, &q, err, sizeof(err)), 0);
+	assert_int_not_equal(wps_parse_quantum("us", &k, &q, err, sizeof(err)), 0);
+	assert_int_not_equal(wps_parse_quantum("-5", &k, &q, err, sizeof(err)), 0);
+}
+
+static void prefixes(void **state)
+{
+	__u8 a[16], plen, fam;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(wps_parse_prefix("10.20.0.0/24", a, &plen, &fam, err, sizeof(err)), 0);
+	assert_int_equal(fam, 4);
+	assert_int_equal(plen, 96 + 24);
+	assert_int_equal(a[10], 0xff);
+	assert_int_equal(a[12], 10);
+	assert_int_equal(wps_parse_prefix("fd20::/64", a, &plen, &fam, err, sizeof(err)), 0);
+	assert_int_equal(fam, 6);
+	assert_int_equal(plen, 64);
+	assert_int_equal(wps_parse_prefix("10.1.2.3", a, &plen, &fam, err, sizeof(err)), 0);
+	assert_int_equal(plen, 128);
+	assert_int_not_equal(wps_parse_prefix("10.20.0.1/24", a, &plen, &fam, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "host bits"));
+	assert_int_not_equal(wps_parse_prefix("10.20.0.0/33", a, &plen, &fam, err, sizeof(err)), 0);
+	assert_int_not_equal(wps_parse_prefix("fd20::/129", a, &plen, &fam, err, sizeof(err)), 0);
+	assert_int_not_equal(wps_parse_prefix("nonsense", a, &plen, &fam, err, sizeof(err)), 0);
+}
+
+static void prefix_match(void **state)
+{
+	__u8 p[16], x[16], plen, fam;
+	char err[256];
+
+	(void)state;
+	wps_parse_prefix("10.20.0.0/23", p, &plen, &fam, err, sizeof(err));
+	wps_parse_prefix("10.20.1.255", x, &fam, &fam, err, sizeof(err));
+	assert_true(wps_prefix_match(x, p, plen));
+	wps_parse_prefix("10.20.2.0", x, &fam, &fam, err, sizeof(err));
+	assert_false(wps_prefix_match(x, p, plen));
+	assert_true(wps_prefix_match(x, p, 0));		/* ::/0 matches all */
+}
+
+static void rules_and_overlap(void **state)
+{
+	struct wps_in_rule a = rule("--dst 10.20.0.0/24 --proto tcp --dport 5201 --quantum 16");
+	struct wps_in_rule b = rule("--dst 10.20.0.0/24 --proto udp --quantum 64000b --no-reorder");
+	struct wps_in_rule c = rule("--dst 10.20.0.128/25 --quantum 500us --sched weighted");
+	struct wps_in_rule d = rule("--dst 10.20.0.0/24 --src 10.10.0.0/16 --proto tcp --dport 80 --quantum 4");
+	struct wps_in_rule e = rule("--dst ::/0 --quantum 4");
+	struct wps_in_rule f = rule("--dst 10.20.0.0/24 --src 10.11.0.0/16 --quantum 4");
+	struct wps_in_rule g = rule("--dst 10.20.0.0/24 --src 10.10.0.0/16 --quantum 4");
+	char err[256];
+
+	(void)state;
+	assert_int_equal(a.reorder, 1);
+	assert_int_equal(b.reorder, 0);
+	assert_int_equal(c.sched, WPS_SCHED_WEIGHTED);
+	assert_false(wps_rules_overlap(&a, &b));	/* tcp vs udp */
+	assert_true(wps_rules_overlap(&a, &c));		/* any proto inside /24 */
+	assert_true(wps_rules_overlap(&c, &b));
+	assert_false(wps_rules_overlap(&a, &d));	/* dport 5201 vs 80 */
+	assert_false(wps_rules_overlap(&a, &e));	/* IPv4 vs IPv6 */
+	assert_false(wps_rules_overlap(&f, &g));	/* disjoint sources */
+	assert_true(wps_rules_overlap(&g, &d));
+	assert_true(wps_rules_overlap(&d, &g));		/* symmetric */
+	assert_int_not_equal(rule_err("--quantum 4", err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "--dst"));
+	assert_int_not_equal(rule_err("--dst 10.0.0.0/8", err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "--quantum"));
+	assert_int_not_equal(rule_err("--dst 10.0.0.0/8 --src fd00::/8 --quantum 4", err, sizeof(err)), 0);
+	assert_int_not_equal(rule_err("--dst 10.0.0.0/8 --dport 80 --quantum 4", err, sizeof(err)), 0);
+	assert_int_not_equal(rule_err("--dst 10.0.0.0/8 --sched fastest --quantum 4", err, sizeof(err)), 0);
+	assert_int_not_equal(rule_err("--dst 10.0.0.0/8 --quantum 4 --bogus 1", err, sizeof(err)), 0);
+}
+
+static void rule_format_roundtrip(void **state)
+{
+	struct wps_in_rule a = rule("--dst 10.20.0.0/24 --src 10.10.0.0/16 --proto udp --dport 6000 --quantum 3000b "
+				    "--sched least-loaded --no-reorder"), b;
+	char buf[512], *argv[32], *save, *tok;
+	char err[256];
+	int argc = 0;
+
+	(void)state;
+	wps_rule_format(&a, buf, sizeof(buf));
+	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+		if (strcmp(tok, "any"))
+			argv[argc++] = tok;
+		else
+			argc--;	/* "--dport any": drop the option too */
+	assert_int_equal(wps_rule_parse(argc, argv, &b, err, sizeof(err)), 0);
+	assert_memory_equal(&a, &b, sizeof(a));
+}
+
+static void attach_options(void **state)
+{
+	struct wps_in_cfg c;
+	char err[256];
+
+	(void)state;
+	wps_in_cfg_defaults(&c);
+	assert_int_not_equal(wps_in_cfg_check(&c, err, sizeof(err)), 0);
+	assert_int_equal(wps_in_cfg_set(&c, "node-id", "65535", err, sizeof(err)), 0);
+	assert_int_equal(c.node_id, 65535);
+	assert_int_equal(wps_in_cfg_set(&c, "node-id", "65536", err, sizeof(err)), -1);
+	assert_int_equal(wps_in_cfg_set(&c, "egress-node-id", "0x10", err, sizeof(err)), 0);
+	assert_int_equal(c.egress_node_id, 16);
+	assert_int_equal(wps_in_cfg_set(&c, "hop-limit", "0", err, sizeof(err)), -1);
+	assert_int_equal(wps_in_cfg_set(&c, "max-inflight", "1", err, sizeof(err)), -1);
+	assert_int_equal(wps_in_cfg_set(&c, "max-inflight", "17", err, sizeof(err)), -1);
+	assert_int_equal(wps_in_cfg_set(&c, "src", "10.0.0.1", err, sizeof(err)), -1);
+	assert_int_equal(wps_in_cfg_set(&c, "src", "fd00::1", err, sizeof(err)), 0);
+	assert_int_equal(wps_in_cfg_set(&c, "egress-addr", "fd00::2", err, sizeof(err)), 0);
+	assert_int_equal(wps_in_cfg_check(&c, err, sizeof(err)), 0);
+	assert_int_equal(wps_in_cfg_set(&c, "hbh", NULL, err, sizeof(err)), 0);
+	assert_true(c.flags & WPS_IN_F_HBH);
+	assert_int_equal(wps_in_cfg_set(&c, "no-such-option", "1", err, sizeof(err)), 1);
+}
+
+static void scheduler(void **state)
+{
+	__u8 w[WPS_IN_MAX_PATHS] = { 1, 3 };
+	__u64 load[WPS_IN_MAX_PATHS] = { 500, 100, 100, 900 };
+	int hits[2] = { 0 };
+
+	(void)state;
+	for (__u32 s = 0; s < 8; s++)
+		assert_int_equal(wps_sched_pick(WPS_SCHED_RR, s, 4, w, load), s % 4);
+	for (__u32 s = 0; s < 400; s++)
+		hits[wps_sched_pick(WPS_SCHED_WEIGHTED, s, 2, w, load)]++;
+	assert_int_equal(hits[0], 100);
+	assert_int_equal(hits[1], 300);
+	/* least loaded; a tie goes to the first counting from seq mod n */
+	assert_int_equal(wps_sched_pick(WPS_SCHED_LEAST_LOADED, 0, 4, w, load), 1);
+	assert_int_equal(wps_sched_pick(WPS_SCHED_LEAST_LOADED, 2, 4, w, load), 2);
+	assert_int_equal(wps_sched_pick(WPS_SCHED_LEAST_LOADED, 3, 4, w, load), 1);
+	/* weights all 0 fall back to round-robin; no path picks 0 */
+	memset(w, 0, sizeof(w));
+	assert_int_equal(wps_sched_pick(WPS_SCHED_WEIGHTED, 5, 3, w, load), 2);
+	assert_int_equal(wps_sched_pick(WPS_SCHED_RR, 5, 0, w, load), 0);
+}
+
+static void quantum_and_inflight(void **state)
+{
+	__u64 ts[WPS_IN_INFLIGHT_RING] = { 0 };
+
+	(void)state;
+	assert_false(wps_quantum_reached(WPS_Q_PACKETS, 4, 3, 0, 0));
+	assert_true(wps_quantum_reached(WPS_Q_PACKETS, 4, 4, 0, 0));
+	assert_true(wps_quantum_reached(WPS_Q_PACKETS, 4, 5, 0, 0));	/* a GSO skb passing the bound */
+	assert_false(wps_quantum_reached(WPS_Q_BYTES, 1000, 9, 999, 0));
+	assert_true(wps_quantum_reached(WPS_Q_BYTES, 1000, 1, 1000, 0));
+	assert_false(wps_quantum_reached(WPS_Q_TIME, 500000, 9, 9, 499999));
+	assert_true(wps_quantum_reached(WPS_Q_TIME, 500000, 1, 1, 500000));
+	/* max 2 in flight, delay 100: group 10 may close only when group 9 has been gone 100 */
+	assert_true(wps_inflight_allows(ts, 10, 2, 100, 5));		/* group 9 never existed */
+	ts[9 % WPS_IN_INFLIGHT_RING] = 1000;
+	assert_false(wps_inflight_allows(ts, 10, 2, 100, 1099));
+	assert_true(wps_inflight_allows(ts, 10, 2, 100, 1100));
+	/* serial arithmetic: group 0 after 65535, and the ring index follows */
+	assert_int_equal(wps_gid_next(65535), 0);
+	ts[65535 % WPS_IN_INFLIGHT_RING] = 2000;
+	assert_false(wps_inflight_allows(ts, 0, 2, 100, 2050));
+}
+
+static void flow_label(void **state)
+{
+	(void)state;
+	for (__u32 f = 0; f < 64; f++)
+		for (__u32 g = 0; g < 64; g++) {
+			__u32 l = wps_flow_label((__u16)f, (__u16)g);
+
+			assert_true(l > 0 && l <= 0xfffff);
+			assert_int_equal(l, wps_flow_label((__u16)f, (__u16)g));
+		}
+	assert_int_not_equal(wps_flow_label(1, 1), wps_flow_label(1, 2));
+	assert_string_equal(wps_in_counter_name((unsigned)wps_in_counter_id("tx_sprayed")), "tx_sprayed");
+	assert_int_equal(wps_in_counter_id("nope"), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(quanta),
+		cmocka_unit_test(prefixes),
+		cmocka_unit_test(prefix_match),
+		cmocka_unit_test(rules_and_overlap),
+		cmocka_unit_test(rule_format_roundtrip),
+		cmocka_unit_test(attach_options),
+		cmocka_unit_test(scheduler),
+		cmocka_unit_test(quantum_and_inflight),
+		cmocka_unit_test(flow_label),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * ubctl wps boundary attach|detach --dev DEV: the domain-edge filter on DEV's
+ * TC ingress (WPS packets from outside are dropped) and egress (WPS packets
+ * never leave), counted; pinned under <bpffs>/ubxdp/wps/boundary/<name>/.
+ * Also the WPS part of `ubctl stats`.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "wps_boundary.skel.h"
+#include "wps_cfg.h"
+#include "wps_pins.h"
+#include "ubctl.h"
+
+static int boundary_dir(const char *dev, bool must_exist, char *out, size_t len)
+{
+	char ns[128], name[300], err[256];
+	struct instance_sel sel = { .name = name };
+
+	pin_netns_name(ns, sizeof(ns));
+	snprintf(name, sizeof(name), "%s%s%s", ns, *ns ? ":" : "", dev);
+	if (pin_instance_dir(WPS_ROLE_BOUNDARY, &sel, must_exist, out, len, err, sizeof(err)))
+		return fail(EXIT_FAIL, "%s", err);
+	return 0;
+}
+
+static int tc_one(unsigned ifindex, enum bpf_tc_attach_point where, int prog_fd)
+{
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)ifindex, .attach_point = where);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = WPS_TC_HANDLE, .priority = WPS_TC_PRIO_BOUNDARY,
+			    .prog_fd = prog_fd);
+	int rc = bpf_tc_hook_create(&hook);
+
+	if (rc && rc != -EEXIST)
+		return rc;
+	if (prog_fd < 0) {
+		opts.prog_fd = 0;
+		return bpf_tc_detach(&hook, &opts);
+	}
+	return bpf_tc_attach(&hook, &opts);
+}
+
+int cmd_wps_boundary(int argc, char **argv)
+{
+	struct wps_boundary *skel;
+	char dir[PATH_MAX], p[PATH_MAX + 64];
+	const char *dev;
+	unsigned ifx;
+	struct stat st;
+	int rc;
+
+	if (argc != 4 || strcmp(argv[2], "--dev") || (strcmp(argv[1], "attach") && strcmp(argv[1], "detach")))
+		return fail(EXIT_USAGE, "usage: ubctl wps boundary attach|detach --dev DEV");
+	dev = argv[3];
+	ifx = if_nametoindex(dev);
+	if (!ifx)
+		return fail(EXIT_USAGE, "unknown device '%s'", dev);
+	if (!strcmp(argv[1], "detach")) {
+		if (boundary_dir(dev, true, dir, sizeof(dir)))
+			return EXIT_FAIL;
+		rc = tc_one(ifx, BPF_TC_INGRESS, -1);
+		if (rc && rc != -ENOENT)
+			return fail(EXIT_FAIL, "TC detach on %s ingress: %s; pins kept", dev, strerror(-rc));
+		rc = tc_one(ifx, BPF_TC_EGRESS, -1);
+		if (rc && rc != -ENOENT)
+			return fail(EXIT_FAIL, "TC detach on %s egress: %s; pins kept", dev, strerror(-rc));
+		pin_remove_dir(dir);
+		printf("wps boundary detached from %s\n", dev);
+		return 0;
+	}
+	if (boundary_dir(dev, false, dir, sizeof(dir)))
+		return EXIT_FAIL;
+	if (!stat(dir, &st))
+		return fail(EXIT_FAIL, "a WPS boundary filter is already on %s: detach it first", dev);
+	skel = wps_boundary__open_and_load();
+	if (!skel)
+		return fail(EXIT_FAIL, "loading the boundary filter failed: %s (run with -v)", strerror(errno));
+	rc = EXIT_FAIL;
+	if (pin_mkdir_p(dir)) {
+		fail(EXIT_FAIL, "cannot create %s: %s", dir, strerror(errno));
+		goto out;
+	}
+	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_STATS);
+	if (bpf_map__pin(skel->maps.wps_bnd_stats, p))
+		goto pinerr;
+	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_PROG_IN);
+	if (bpf_program__pin(skel->progs.wps_boundary_in, p))
+		goto pinerr;
+	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_PROG_OUT);
+	if (bpf_program__pin(skel->progs.wps_boundary_out, p))
+		goto pinerr;
+	if ((rc = tc_one(ifx, BPF_TC_INGRESS, bpf_program__fd(skel->progs.wps_boundary_in)))) {
+		fail(EXIT_FAIL, "TC attach on %s ingress: %s", dev, strerror(-rc));
+		rc = EXIT_FAIL;
+		goto unpin;
+	}
+	if ((rc = tc_one(ifx, BPF_TC_EGRESS, bpf_program__fd(skel->progs.wps_boundary_out)))) {
+		tc_one(ifx, BPF_TC_INGRESS, -1);
+		fail(EXIT_FAIL, "TC attach on %s egress: %s", dev, strerror(-rc));
+		rc = EXIT_FAIL;
+		goto unpin;
+	}
+	printf("wps boundary attached: %s (in and out), pinned at %s\n", dev, pin_display(dir));
+	rc = 0;
+	goto out;
+pinerr:
+	fail(EXIT_FAIL, "pin %s: %s", p, strerror(errno));
+unpin:
+	pin_remove_dir(dir);
+out:
+	wps_boundary__destroy(skel);
+	return rc;
+}
+
+/* ---- stats --------------------------------------------------------------------- */
+
+static int sum_percpu(int fd, __u32 n, __u64 *out)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *v = calloc((size_t)(ncpu > 0 ? ncpu : 1), sizeof(*v));
+
+	if (!v || ncpu <= 0) {
+		free(v);
+		return -1;
+	}
+	for (__u32 i = 0; i < n; i++) {
+		out[i] = 0;
+		if (bpf_map_lookup_elem(fd, &i, v)) {
+			free(v);
+			return -1;
+		}
+		for (int c = 0; c < ncpu; c++)
+			out[i] += v[c];
+	}
+	free(v);
+	return 0;
+}
+
+static int pin_fd(const char *base, const char *inst, const char *file)
+{
+	char p[PATH_MAX + 600];
+
+	snprintf(p, sizeof(p), "%s/%s/%s", base, inst, file);
+	return bpf_obj_get(p);
+}
+
+/* Each flow of an ingress instance: text, or one object per flow added to arr. */
+static void flows_show(int fd, struct json_object *arr)
+{
+	struct wps_in_flow_key k, next, *prev = NULL;
+	struct wps_in_flow f;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &f))
+			continue;
+		if (arr) {
+			struct json_object *o = json_object_new_object();
+
+			json_add_u64(o, "flow_id", f.fid);
+			json_add_u64(o, "group_id", f.gid);
+			json_add_u64(o, "proto", k.proto);
+			json_add_u64(o, "sport", ntohs(k.sport));
+			json_add_u64(o, "dport", ntohs(k.dport));
+			json_add_u64(o, "packets", f.packets);
+			json_add_u64(o, "bytes", f.bytes);
+			json_add_u64(o, "groups", f.groups);
+			json_add_u64(o, "groups_extended", f.extended);
+			json_object_array_add(arr, o);
+		} else {
+			printf("  flow %-5u proto %-3u ports %u->%u  packets %llu bytes %llu groups %llu "
+			       "extended %llu (group now %u)\n", f.fid, k.proto, ntohs(k.sport), ntohs(k.dport),
+			       (unsigned long long)f.packets, (unsigned long long)f.bytes,
+			       (unsigned long long)f.groups, (unsigned long long)f.extended, f.gid);
+		}
+	}
+}
+
+/* Per-CPU path counters of an ingress instance, summed. */
+static void paths_show(int fd, __u32 npaths, struct json_object *arr)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct wps_in_path_stats *ps = calloc((size_t)(ncpu > 0 ? ncpu : 1), sizeof(*ps));
+
+	for (__u32 i = 0; ps && i < npaths; i++) {
+		unsigned long long pk = 0, by = 0, gr = 0;
+
+		if (bpf_map_lookup_elem(fd, &i, ps))
+			continue;
+		for (int c = 0; c < ncpu; c++) {
+			pk += ps[c].packets;
+			by += ps[c].bytes;
+			gr += ps[c].groups;
+		}
+		if (arr) {
+			struct json_object *o = json_object_new_object();
+
+			json_add_u64(o, "path", i);
+			json_add_u64(o, "packets", pk);
+			json_add_u64(o, "bytes", by);
+			json_add_u64(o, "groups", gr);
+			json_object_array_add(arr, o);
+		} else {
+			printf("  path %-2u packets %llu bytes %llu groups %llu\n", i, pk, by, gr);
+		}
+	}
+	free(ps);
+}
+
+/* Paths and flows of one ingress instance. */
+static void ingress_detail(const char *base, const char *name, struct json_object *inst)
+{
+	int cfd = pin_fd(base, name, WPS_PIN_CFG), pfd = pin_fd(base, name, WPS_PIN_PATH_STATS),
+	    ffd = pin_fd(base, name, WPS_PIN_FLOWS);
+	struct json_object *paths = inst ? json_object_new_array() : NULL;
+	struct json_object *flows = inst ? json_object_new_array() : NULL;
+	struct wps_in_cfg cfg = {};
+	__u32 zero = 0;
+
+	if (cfd >= 0)
+		bpf_map_lookup_elem(cfd, &zero, &cfg);
+	if (pfd >= 0)
+		paths_show(pfd, cfg.ecmp ? cfg.ecmp : cfg.npaths, paths);
+	if (ffd >= 0)
+		flows_show(ffd, flows);
+	if (inst) {
+		json_object_object_add(inst, "paths", paths);
+		json_object_object_add(inst, "flows", flows);
+	}
+	for (int *x = (int[]){ cfd, pfd, ffd, -2 }; *x != -2; x++)
+		if (*x >= 0)
+			close(*x);
+}
+
+/* UBCTL_STATS hook: WPS ingress and boundary instances, as text or under out. */
+int wps_stats(struct json_object *out)
+{
+	char names[64][256], base[PATH_MAX], err[256];
+	int shown = 0;
+
+	for (int role = 0; role < 2; role++) {
+		const char *r = role ? WPS_ROLE_BOUNDARY : WPS_ROLE_INGRESS;
+		unsigned ncnt = role ? WPS_BND_CNT__MAX : WPS_IN_CNT__MAX;
+		int n = pin_list_instances(r, names, 64);
+		struct json_object *arr = out ? json_object_new_array() : NULL;
+		__u64 cnt[64];
+
+		if (pin_role_dir(r, base, sizeof(base), err, sizeof(err))) {
+			json_object_put(arr);
+			continue;
+		}
+		for (int i = 0; i < n; i++) {
+			int fd = pin_fd(base, names[i], WPS_PIN_STATS);
+			struct json_object *inst = NULL, *counters = NULL;
+
+			if (fd < 0 || sum_percpu(fd, ncnt, cnt)) {
+				if (fd >= 0)
+					close(fd);
+				continue;
+			}
+			close(fd);
+			if (out) {
+				inst = json_object_new_object();
+				counters = json_object_new_object();
+				json_add_str(inst, "instance", names[i]);
+				json_object_object_add(inst, "counters", counters);
+				json_object_array_add(arr, inst);
+			} else {
+				printf("%s %s\n", role ? "wps boundary" : "wps ingress", names[i]);
+			}
+			for (unsigned c = 0; c < ncnt; c++) {
+				const char *cn = role ? wps_bnd_counter_name(c) : wps_in_counter_name(c);
+
+				if (counters)
+					json_add_u64(counters, cn, cnt[c]);
+				else
+					printf("  %-28s %llu\n", cn, (unsigned long long)cnt[c]);
+			}
+			if (!role)
+				ingress_detail(base, names[i], inst);
+			shown++;
+		}
+		if (out)
+			json_object_object_add(out, role ? "wps_boundary" : "wps_ingress", arr);
+	}
+	return shown;
+}

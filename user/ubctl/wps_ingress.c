@@ -1,0 +1,689 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * ubctl wps ingress: attach the WPS ingress to DEV's TC egress, manage its
+ * member paths and classification rules through the pinned maps.
+ *
+ * attach also sets DEV up for "one packet on the wire per flag": TSO, GSO
+ * and GRO off on DEV, and a segmentation detour (veth wpsgN -> wpsgNp, GSO
+ * off on wpsgN) for GSO skbs that reach DEV anyway (forwarded from a port
+ * that delivers them); the detour's receiving end runs wps_ingress_seg.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "wps_ingress.skel.h"
+#include "wps_cfg.h"
+#include "wps_pins.h"
+#include "ubctl.h"
+
+/* ---- small helpers ------------------------------------------------------------ */
+
+/* Run a command (ip, ethtool) quietly; returns its exit status, -1 if it could not run. */
+static int run_quiet(char *const argv[])
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		freopen("/dev/null", "w", stdout);
+		freopen("/dev/null", "w", stderr);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int dev_info(const char *dev, unsigned char mac[6], unsigned *mtu)
+{
+	struct ifreq ifr = {};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), rc = 0;
+
+	if (fd < 0)
+		return -1;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	if (mac) {
+		rc |= ioctl(fd, SIOCGIFHWADDR, &ifr);
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	}
+	if (mtu) {
+		rc |= ioctl(fd, SIOCGIFMTU, &ifr);
+		*mtu = (unsigned)ifr.ifr_mtu;
+	}
+	close(fd);
+	return rc ? -1 : 0;
+}
+
+static int instance_dir(const char *dev, bool must_exist, char *out, size_t len)
+{
+	char ns[128], name[300], err[256];
+	struct instance_sel sel = { .name = name };
+
+	pin_netns_name(ns, sizeof(ns));
+	snprintf(name, sizeof(name), "%s%s%s", ns, *ns ? ":" : "", dev);
+	if (pin_instance_dir(WPS_ROLE_INGRESS, &sel, must_exist, out, len, err, sizeof(err)))
+		return fail(EXIT_FAIL, "%s", err);
+	return 0;
+}
+
+static int open_pin(const char *dir, const char *file)
+{
+	char p[PATH_MAX + 64];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, file);
+	fd = bpf_obj_get(p);
+	if (fd < 0)
+		fail(EXIT_FAIL, "cannot open %s: %s", pin_display(p), strerror(errno));
+	return fd;
+}
+
+/* ---- attach / detach --------------------------------------------------------- */
+
+static const struct {
+	const char *file;
+	size_t off;	/* offset of the struct bpf_map * in the skeleton's maps */
+} map_pins[] = {
+#define M(f, m) { f, offsetof(struct wps_ingress, maps.m) }
+	M(WPS_PIN_CFG, wps_in_cfg), M(WPS_PIN_RULES, wps_in_rules), M(WPS_PIN_PATHS, wps_in_paths),
+	M(WPS_PIN_PATH_STATS, wps_in_path_stats), M(WPS_PIN_PATH_LOAD, wps_in_path_load),
+	M(WPS_PIN_FLOWS, wps_in_flows), M(WPS_PIN_FID_STATE, wps_in_fid_state), M(WPS_PIN_STATS, wps_in_stats),
+#undef M
+};
+
+static int tc_attach(unsigned ifindex, enum bpf_tc_attach_point where, int prog_fd, __u32 prio)
+{
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)ifindex, .attach_point = where);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = WPS_TC_HANDLE, .priority = prio, .prog_fd = prog_fd);
+	int rc = bpf_tc_hook_create(&hook);
+
+	if (rc && rc != -EEXIST)
+		return rc;
+	return bpf_tc_attach(&hook, &opts);
+}
+
+static int tc_detach(unsigned ifindex, enum bpf_tc_attach_point where, __u32 prio)
+{
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)ifindex, .attach_point = where);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = WPS_TC_HANDLE, .priority = prio);
+
+	return bpf_tc_detach(&hook, &opts);
+}
+
+/* The devices of the detour for DEV (ifindex). */
+static void seg_names(unsigned ifindex, char *a, char *b)
+{
+	snprintf(a, IF_NAMESIZE, WPS_SEG_FMT, ifindex);
+	snprintf(b, IF_NAMESIZE, WPS_SEG_PEER_FMT, ifindex);
+}
+
+static int seg_create(unsigned dev_if, unsigned mtu, unsigned *a_if, unsigned *b_if)
+{
+	char a[IF_NAMESIZE], b[IF_NAMESIZE], m[16];
+
+	seg_names(dev_if, a, b);
+	snprintf(m, sizeof(m), "%u", mtu);
+	{
+		char *add[] = { "ip", "link", "add", a, "mtu", m, "type", "veth", "peer", "name", b, "mtu", m, NULL };
+		char *up_a[] = { "ip", "link", "set", a, "up", NULL };
+		char *up_b[] = { "ip", "link", "set", b, "up", NULL };
+		/* wpsgN segments what it sends: every skb reaching wpsgNp is one wire packet. */
+		char *feat[] = { "ethtool", "-K", a, "tso", "off", "gso", "off", "gro", "off", NULL };
+
+		if (run_quiet(add) || run_quiet(up_a) || run_quiet(up_b))
+			return -1;
+		if (run_quiet(feat))
+			return -2;
+	}
+	*a_if = if_nametoindex(a);
+	*b_if = if_nametoindex(b);
+	return *a_if && *b_if ? 0 : -1;
+}
+
+static void seg_delete(unsigned dev_if)
+{
+	char a[IF_NAMESIZE], b[IF_NAMESIZE];
+	char *del[] = { "ip", "link", "del", a, NULL };
+
+	seg_names(dev_if, a, b);
+	run_quiet(del);
+}
+
+static int attach(int argc, char **argv)
+{
+	struct wps_in_cfg cfg;
+	struct wps_ingress *skel = NULL;
+	const char *dev = NULL;
+	char dir[PATH_MAX], p[PATH_MAX + 64], err[256];
+	unsigned dev_if, mtu = 0, a_if = 0, b_if = 0;
+	bool node = false, enode = false;
+	struct stat st;
+	__u32 zero = 0;
+	int rc;
+
+	wps_in_cfg_defaults(&cfg);
+	for (int i = 0; i < argc; i++) {
+		const char *o = argv[i], *name = o + 2;
+		int tv;
+
+		if (strncmp(o, "--", 2))
+			return fail(EXIT_USAGE, "wps ingress attach: unexpected argument '%s'", o);
+		if (!strcmp(name, "dev")) {
+			if (++i >= argc)
+				return fail(EXIT_USAGE, "--dev needs a device");
+			dev = argv[i];
+			continue;
+		}
+		tv = wps_in_cfg_takes_value(name);
+		if (tv < 0)
+			return fail(EXIT_USAGE, "wps ingress attach: unknown option '%s'", o);
+		if (tv && i + 1 >= argc)
+			return fail(EXIT_USAGE, "%s needs a value", o);
+		if (wps_in_cfg_set(&cfg, name, tv ? argv[++i] : NULL, err, sizeof(err)))
+			return fail(EXIT_USAGE, "%s", err);
+		node |= !strcmp(name, "node-id");
+		enode |= !strcmp(name, "egress-node-id");
+	}
+	if (!dev)
+		return fail(EXIT_USAGE, "wps ingress attach: --dev DEV is required");
+	if (!node || !enode)
+		return fail(EXIT_USAGE, "wps ingress attach: --node-id and --egress-node-id are required");
+	if (wps_in_cfg_check(&cfg, err, sizeof(err)))
+		return fail(EXIT_USAGE, "%s", err);
+	dev_if = if_nametoindex(dev);
+	if (!dev_if)
+		return fail(EXIT_USAGE, "unknown device '%s'", dev);
+	if (dev_info(dev, NULL, &mtu))
+		return fail(EXIT_FAIL, "cannot read the MTU of %s: %s", dev, strerror(errno));
+	if (cfg.ecmp && !cfg.path_mtu)
+		cfg.path_mtu = (__u16)mtu;
+	cfg.dev_ifindex = dev_if;
+	if (instance_dir(dev, false, dir, sizeof(dir)))
+		return EXIT_FAIL;
+	if (!stat(dir, &st))
+		return fail(EXIT_FAIL, "a WPS ingress is already attached to %s (%s): detach it first", dev,
+			    pin_display(dir));
+
+	skel = wps_ingress__open();
+	if (!skel)
+		return fail(EXIT_FAIL, "cannot open the WPS ingress BPF object: %s", strerror(errno));
+	rc = wps_ingress__load(skel);
+	if (rc) {
+		wps_ingress__destroy(skel);
+		if (rc == -EPERM || rc == -EACCES)
+			return fail(EXIT_FAIL, "loading BPF programs: permission denied (needs root: CAP_BPF, CAP_NET_ADMIN)");
+		return fail(EXIT_FAIL, "loading BPF programs failed: %s (run with -v for the verifier log)", strerror(-rc));
+	}
+	if (pin_mkdir_p(dir)) {
+		rc = fail(EXIT_FAIL, "cannot create %s: %s", dir, strerror(errno));
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(map_pins) / sizeof(map_pins[0]); i++) {
+		struct bpf_map *m = *(struct bpf_map **)((char *)skel + map_pins[i].off);
+
+		snprintf(p, sizeof(p), "%s/%s", dir, map_pins[i].file);
+		if (bpf_map__pin(m, p)) {
+			rc = fail(EXIT_FAIL, "pin %s: %s", p, strerror(errno));
+			goto unpin;
+		}
+	}
+	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_PROG);
+	if (bpf_program__pin(skel->progs.wps_ingress, p)) {
+		rc = fail(EXIT_FAIL, "pin %s: %s", p, strerror(errno));
+		goto unpin;
+	}
+	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_PROG_SEG);
+	if (bpf_program__pin(skel->progs.wps_ingress_seg, p)) {
+		rc = fail(EXIT_FAIL, "pin %s: %s", p, strerror(errno));
+		goto unpin;
+	}
+
+	/* One packet on the wire per flag: no TSO/GSO/GRO on DEV, and the detour for the rest. */
+	{
+		char *feat[] = { "ethtool", "-K", (char *)dev, "tso", "off", "gso", "off", "gro", "off", NULL };
+
+		if (run_quiet(feat))
+			warnx_("ethtool -K %s tso off gso off gro off failed: GSO skbs take the detour", dev);
+	}
+	seg_delete(dev_if);	/* a leftover of a crashed attach */
+	rc = seg_create(dev_if, mtu, &a_if, &b_if);
+	if (rc == -1) {
+		rc = fail(EXIT_FAIL, "cannot create the segmentation detour (veth " WPS_SEG_FMT ")", dev_if);
+		goto unpin;
+	}
+	if (rc == -2) {
+		seg_delete(dev_if);
+		rc = fail(EXIT_FAIL, "cannot turn GSO off on the detour (is ethtool installed?)");
+		goto unpin;
+	}
+	cfg.seg_ifindex = a_if;
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.wps_in_cfg), &zero, &cfg, BPF_ANY)) {
+		rc = fail(EXIT_FAIL, "writing the configuration: %s", strerror(errno));
+		goto unseg;
+	}
+	rc = tc_attach(b_if, BPF_TC_INGRESS, bpf_program__fd(skel->progs.wps_ingress_seg), WPS_TC_PRIO_INGRESS);
+	if (rc) {
+		rc = fail(EXIT_FAIL, "TC attach on the detour: %s", strerror(-rc));
+		goto unseg;
+	}
+	rc = tc_attach(dev_if, BPF_TC_EGRESS, bpf_program__fd(skel->progs.wps_ingress), WPS_TC_PRIO_INGRESS);
+	if (rc) {
+		rc = fail(EXIT_FAIL, "TC attach on %s egress: %s", dev, strerror(-rc));
+		goto unseg;
+	}
+	printf("wps ingress attached: %s egress (node %u -> node %u, %s), pinned at %s\n", dev, cfg.node_id,
+	       cfg.egress_node_id, cfg.ecmp ? "ECMP by flow label" : "explicit paths", pin_display(dir));
+	if (!cfg.ecmp)
+		printf("add member paths with: ubctl wps ingress path add --dev %s --via DEV --nexthop-mac MAC\n", dev);
+	rc = 0;
+	goto out;
+unseg:
+	seg_delete(dev_if);
+unpin:
+	pin_remove_dir(dir);
+out:
+	wps_ingress__destroy(skel);
+	return rc;
+}
+
+static int detach(int argc, char **argv)
+{
+	char dir[PATH_MAX];
+	unsigned dev_if;
+	int rc;
+
+	if (argc != 2 || strcmp(argv[0], "--dev"))
+		return fail(EXIT_USAGE, "usage: ubctl wps ingress detach --dev DEV");
+	if (instance_dir(argv[1], true, dir, sizeof(dir)))
+		return EXIT_FAIL;
+	dev_if = if_nametoindex(argv[1]);
+	if (!dev_if)
+		return fail(EXIT_FAIL, "device '%s' is gone; pins kept at %s (remove them with rm -r)", argv[1],
+			    pin_display(dir));
+	rc = tc_detach(dev_if, BPF_TC_EGRESS, WPS_TC_PRIO_INGRESS);
+	if (rc && rc != -ENOENT)
+		return fail(EXIT_FAIL, "TC detach on %s: %s; pins kept", argv[1], strerror(-rc));
+	seg_delete(dev_if);	/* takes its filter with it */
+	pin_remove_dir(dir);
+	printf("wps ingress detached from %s: %s removed\n", argv[1], pin_display(dir));
+	return 0;
+}
+
+/* ---- paths ------------------------------------------------------------------- */
+
+struct inst {
+	char dir[PATH_MAX];
+	int cfg_fd, paths_fd, rules_fd, pstats_fd;
+	struct wps_in_cfg cfg;
+};
+
+static int inst_open(const char *dev, struct inst *in)
+{
+	__u32 zero = 0;
+
+	memset(in, 0, sizeof(*in));
+	in->cfg_fd = in->paths_fd = in->rules_fd = in->pstats_fd = -1;
+	if (instance_dir(dev, true, in->dir, sizeof(in->dir)))
+		return -1;
+	in->cfg_fd = open_pin(in->dir, WPS_PIN_CFG);
+	in->paths_fd = open_pin(in->dir, WPS_PIN_PATHS);
+	in->rules_fd = open_pin(in->dir, WPS_PIN_RULES);
+	in->pstats_fd = open_pin(in->dir, WPS_PIN_PATH_STATS);
+	if (in->cfg_fd < 0 || in->paths_fd < 0 || in->rules_fd < 0 || in->pstats_fd < 0)
+		return -1;
+	if (bpf_map_lookup_elem(in->cfg_fd, &zero, &in->cfg))
+		return fail(EXIT_FAIL, "reading %s/cfg: %s", pin_display(in->dir), strerror(errno)), -1;
+	return 0;
+}
+
+static void inst_close(struct inst *in)
+{
+	int fds[] = { in->cfg_fd, in->paths_fd, in->rules_fd, in->pstats_fd };
+
+	for (size_t i = 0; i < 4; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+static void recompute_mtu(struct inst *in)
+{
+	__u16 m = 0;
+
+	for (__u32 i = 0; i < in->cfg.npaths; i++) {
+		struct wps_in_path p;
+
+		if (!bpf_map_lookup_elem(in->paths_fd, &i, &p) && (!m || p.mtu < m))
+			m = p.mtu;
+	}
+	if (!in->cfg.ecmp)
+		in->cfg.path_mtu = m;
+}
+
+static int path_cmd(const char *verb, int argc, char **argv)
+{
+	const char *dev = NULL, *via = NULL, *mac = NULL;
+	unsigned long long weight = 1, mtu = 0;
+	struct wps_in_path np = {};
+	struct inst in;
+	char err[256];
+	__u32 zero = 0;
+	int rc = EXIT_FAIL;
+
+	for (int i = 0; i < argc; i++) {
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!v)
+			return fail(EXIT_USAGE, "wps ingress path %s: %s needs a value", verb, o);
+		i++;
+		if (!strcmp(o, "--dev"))
+			dev = v;
+		else if (!strcmp(o, "--via"))
+			via = v;
+		else if (!strcmp(o, "--nexthop-mac"))
+			mac = v;
+		else if (!strcmp(o, "--weight")) {
+			if (wps_parse_uint(v, 1, 255, &weight, "--weight", err, sizeof(err)))
+				return fail(EXIT_USAGE, "%s", err);
+		} else if (!strcmp(o, "--mtu")) {
+			if (wps_parse_uint(v, 1280, 65535, &mtu, "--mtu", err, sizeof(err)))
+				return fail(EXIT_USAGE, "%s", err);
+		} else
+			return fail(EXIT_USAGE, "wps ingress path %s: unknown option '%s'", verb, o);
+	}
+	if (!dev)
+		return fail(EXIT_USAGE, "wps ingress path %s: --dev DEV is required", verb);
+	if (strcmp(verb, "list") && !via)
+		return fail(EXIT_USAGE, "wps ingress path %s: --via DEV is required", verb);
+	if (!strcmp(verb, "add")) {
+		unsigned m;
+
+		if (!mac)
+			return fail(EXIT_USAGE, "wps ingress path add: --nexthop-mac MAC is required");
+		if (wps_parse_mac(mac, np.dmac, err, sizeof(err)))
+			return fail(EXIT_USAGE, "%s", err);
+		np.ifindex = if_nametoindex(via);
+		if (!np.ifindex)
+			return fail(EXIT_USAGE, "unknown device '%s'", via);
+		if (dev_info(via, np.smac, &m))
+			return fail(EXIT_FAIL, "cannot read %s: %s", via, strerror(errno));
+		np.mtu = (__u16)(mtu ? mtu : m);
+	}
+	if (inst_open(dev, &in))
+		goto out;
+	if (in.cfg.ecmp && strcmp(verb, "list")) {
+		rc = fail(EXIT_USAGE, "%s runs in ECMP mode: the kernel's routes are the paths", dev);
+		goto out;
+	}
+	if (!strcmp(verb, "list")) {
+		int ncpu = libbpf_num_possible_cpus();
+		struct wps_in_path_stats *ps = calloc((size_t)ncpu, sizeof(*ps));
+
+		printf("%-3s %-16s %-17s %-6s %-6s %12s %14s %10s\n", "#", "via", "nexthop-mac", "weight", "mtu",
+		       "packets", "bytes", "groups");
+		for (__u32 i = 0; ps && i < (in.cfg.ecmp ? in.cfg.ecmp : in.cfg.npaths); i++) {
+			struct wps_in_path p = {};
+			char name[IF_NAMESIZE] = "(ecmp)";
+			unsigned long long pk = 0, by = 0, gr = 0;
+
+			if (!in.cfg.ecmp && (bpf_map_lookup_elem(in.paths_fd, &i, &p) || !if_indextoname(p.ifindex, name)))
+				snprintf(name, sizeof(name), "ifindex %u", p.ifindex);
+			if (!bpf_map_lookup_elem(in.pstats_fd, &i, ps))
+				for (int c = 0; c < ncpu; c++) {
+					pk += ps[c].packets;
+					by += ps[c].bytes;
+					gr += ps[c].groups;
+				}
+			printf("%-3u %-16s %02x:%02x:%02x:%02x:%02x:%02x %-6u %-6u %12llu %14llu %10llu\n", i, name,
+			       p.dmac[0], p.dmac[1], p.dmac[2], p.dmac[3], p.dmac[4], p.dmac[5], in.cfg.weight[i], p.mtu,
+			       pk, by, gr);
+		}
+		free(ps);
+		rc = 0;
+		goto out;
+	}
+	if (!strcmp(verb, "add")) {
+		for (__u32 i = 0; i < in.cfg.npaths; i++) {
+			struct wps_in_path p;
+
+			if (!bpf_map_lookup_elem(in.paths_fd, &i, &p) && p.ifindex == np.ifindex &&
+			    !memcmp(p.dmac, np.dmac, 6)) {
+				rc = fail(EXIT_USAGE, "path via %s to %s exists already", via, mac);
+				goto out;
+			}
+		}
+		if (in.cfg.npaths >= WPS_IN_MAX_PATHS) {
+			rc = fail(EXIT_USAGE, "%d paths already: the most a WPS ingress has", WPS_IN_MAX_PATHS);
+			goto out;
+		}
+		/* The path first, then the count that makes it visible. */
+		__u32 k = in.cfg.npaths;
+		if (bpf_map_update_elem(in.paths_fd, &k, &np, BPF_ANY)) {
+			rc = fail(EXIT_FAIL, "writing path: %s", strerror(errno));
+			goto out;
+		}
+		in.cfg.weight[k] = (__u8)weight;
+		in.cfg.npaths++;
+		recompute_mtu(&in);
+		if (bpf_map_update_elem(in.cfg_fd, &zero, &in.cfg, BPF_ANY)) {
+			rc = fail(EXIT_FAIL, "writing cfg: %s", strerror(errno));
+			goto out;
+		}
+		printf("path %u: %s -> %s (mtu %u, weight %llu)\n", k, via, mac, np.mtu, weight);
+		rc = 0;
+		goto out;
+	}
+	if (!strcmp(verb, "del")) {
+		unsigned via_if = if_nametoindex(via);
+		__u8 dmac[6];
+		int found = -1;
+
+		if (mac && wps_parse_mac(mac, dmac, err, sizeof(err))) {
+			rc = fail(EXIT_USAGE, "%s", err);
+			goto out;
+		}
+		for (__u32 i = 0; i < in.cfg.npaths && found < 0; i++) {
+			struct wps_in_path p;
+
+			if (!bpf_map_lookup_elem(in.paths_fd, &i, &p) && p.ifindex == via_if &&
+			    (!mac || !memcmp(p.dmac, dmac, 6)))
+				found = (int)i;
+		}
+		if (found < 0) {
+			rc = fail(EXIT_USAGE, "no path via %s%s%s", via, mac ? " to " : "", mac ? mac : "");
+			goto out;
+		}
+		if (in.cfg.npaths == 1) {
+			struct wps_in_rule r0 = {};
+			__u32 z = 0;
+
+			if (!bpf_map_lookup_elem(in.rules_fd, &z, &r0) && r0.used) {
+				rc = fail(EXIT_USAGE, "refusing to remove the last path while rules spray onto it "
+					  "(rule del them first)");
+				goto out;
+			}
+		}
+		for (__u32 i = (__u32)found; i + 1 < in.cfg.npaths; i++) {
+			struct wps_in_path p;
+			__u32 n = i + 1;
+
+			bpf_map_lookup_elem(in.paths_fd, &n, &p);
+			bpf_map_update_elem(in.paths_fd, &i, &p, BPF_ANY);
+			in.cfg.weight[i] = in.cfg.weight[n];
+		}
+		in.cfg.npaths--;
+		recompute_mtu(&in);
+		if (bpf_map_update_elem(in.cfg_fd, &zero, &in.cfg, BPF_ANY)) {
+			rc = fail(EXIT_FAIL, "writing cfg: %s", strerror(errno));
+			goto out;
+		}
+		printf("path via %s removed; %u left\n", via, in.cfg.npaths);
+		rc = 0;
+		goto out;
+	}
+	rc = fail(EXIT_USAGE, "wps ingress path: add, del or list");
+out:
+	inst_close(&in);
+	return rc;
+}
+
+/* ---- rules ------------------------------------------------------------------- */
+
+static int read_rules(int fd, struct wps_in_rule *r, int *n)
+{
+	*n = 0;
+	for (__u32 i = 0; i < WPS_IN_MAX_RULES; i++) {
+		if (bpf_map_lookup_elem(fd, &i, &r[i]))
+			return -1;
+		if (r[i].used)
+			*n = (int)i + 1;
+		else
+			break;
+	}
+	return 0;
+}
+
+static int rule_cmd(const char *verb, int argc, char **argv)
+{
+	struct wps_in_rule rules[WPS_IN_MAX_RULES], nr;
+	const char *dev = NULL;
+	char *rest[64], err[256], buf[512];
+	int nrest = 0, n, rc = EXIT_FAIL;
+	struct inst in;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--dev") && i + 1 < argc) {
+			dev = argv[++i];
+			continue;
+		}
+		if (nrest < 64)
+			rest[nrest++] = argv[i];
+	}
+	if (!dev)
+		return fail(EXIT_USAGE, "wps ingress rule %s: --dev DEV is required", verb);
+	if (!strcmp(verb, "add") || !strcmp(verb, "del")) {
+		if (wps_rule_parse(nrest, rest, &nr, err, sizeof(err))) {
+			/* del needs no quantum: match on the classifier alone */
+			if (strcmp(verb, "del") || !strstr(err, "--quantum"))
+				return fail(EXIT_USAGE, "%s", err);
+		}
+	} else if (strcmp(verb, "list")) {
+		return fail(EXIT_USAGE, "wps ingress rule: add, del or list");
+	} else if (nrest) {
+		return fail(EXIT_USAGE, "wps ingress rule list: unexpected '%s'", rest[0]);
+	}
+	if (inst_open(dev, &in))
+		goto out;
+	if (read_rules(in.rules_fd, rules, &n)) {
+		rc = fail(EXIT_FAIL, "reading rules: %s", strerror(errno));
+		goto out;
+	}
+	if (!strcmp(verb, "list")) {
+		for (int i = 0; i < n; i++) {
+			wps_rule_format(&rules[i], buf, sizeof(buf));
+			printf("%d: %s\n", i, buf);
+		}
+		rc = 0;
+		goto out;
+	}
+	if (!strcmp(verb, "add")) {
+		if (!in.cfg.ecmp && !in.cfg.npaths) {
+			rc = fail(EXIT_USAGE, "%s has no member path: add one first (wps ingress path add)", dev);
+			goto out;
+		}
+		for (int i = 0; i < n; i++)
+			if (wps_rules_overlap(&rules[i], &nr)) {
+				wps_rule_format(&rules[i], buf, sizeof(buf));
+				rc = fail(EXIT_USAGE, "rule overlaps rule %d (%s)", i, buf);
+				goto out;
+			}
+		if (n >= WPS_IN_MAX_RULES) {
+			rc = fail(EXIT_USAGE, "%d rules already: the most a WPS ingress has", WPS_IN_MAX_RULES);
+			goto out;
+		}
+		__u32 k = (__u32)n;
+		if (bpf_map_update_elem(in.rules_fd, &k, &nr, BPF_ANY)) {
+			rc = fail(EXIT_FAIL, "writing rule: %s", strerror(errno));
+			goto out;
+		}
+		wps_rule_format(&nr, buf, sizeof(buf));
+		printf("rule %d: %s\n", n, buf);
+		rc = 0;
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		if (!wps_rule_same_match(&rules[i], &nr))
+			continue;
+		/* Close the gap from the end backwards: the program stops at the first unused slot. */
+		for (int j = i; j + 1 < n; j++) {
+			__u32 k = (__u32)j;
+
+			bpf_map_update_elem(in.rules_fd, &k, &rules[j + 1], BPF_ANY);
+		}
+		struct wps_in_rule empty = {};
+		__u32 last = (__u32)n - 1;
+		bpf_map_update_elem(in.rules_fd, &last, &empty, BPF_ANY);
+		printf("rule %d removed; %d left\n", i, n - 1);
+		rc = 0;
+		goto out;
+	}
+	rc = fail(EXIT_USAGE, "no rule with that --dst/--src/--proto/--dport");
+out:
+	inst_close(&in);
+	return rc;
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: ubctl wps ingress attach --dev DEV --node-id N --src ADDR --egress-node-id M --egress-addr ADDR\n"
+	      "                            [--hbh] [--hop-limit H] [--ecmp N [--mtu M]] [--ingress-port P]\n"
+	      "                            [--egress-port P] [--max-inflight G] [--max-delay-us US]\n"
+	      "                            [--quarantine-ms MS] [--idle-ms MS] [--load-window-us US]\n"
+	      "                            [--fid-pool N] [--mtu-drop] [--icmp-src4 ADDR]\n"
+	      "       ubctl wps ingress detach --dev DEV\n"
+	      "       ubctl wps ingress path add --dev DEV --via DEV2 --nexthop-mac MAC [--weight W] [--mtu M]\n"
+	      "       ubctl wps ingress path del --dev DEV --via DEV2 [--nexthop-mac MAC]\n"
+	      "       ubctl wps ingress path list --dev DEV\n"
+	      "       ubctl wps ingress rule add --dev DEV --dst PREFIX [--src PREFIX] [--proto tcp|udp|N]\n"
+	      "                            [--dport PORT] --quantum N|Nb|Nus|Nms [--no-reorder]\n"
+	      "                            [--sched rr|weighted|least-loaded]\n"
+	      "       ubctl wps ingress rule del --dev DEV --dst PREFIX [--src PREFIX] [--proto P] [--dport PORT]\n"
+	      "       ubctl wps ingress rule list --dev DEV\n"
+	      "       ubctl wps boundary attach|detach --dev DEV\n", f);
+}
+
+int cmd_wps(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "boundary"))
+		return cmd_wps_boundary(argc - 1, argv + 1);
+	if (argc < 3 || strcmp(argv[1], "ingress")) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[2], "attach"))
+		return attach(argc - 3, argv + 3);
+	if (!strcmp(argv[2], "detach"))
+		return detach(argc - 3, argv + 3);
+	if ((!strcmp(argv[2], "path") || !strcmp(argv[2], "rule")) && argc >= 4)
+		return argv[2][0] == 'p' ? path_cmd(argv[3], argc - 4, argv + 4) : rule_cmd(argv[3], argc - 4, argv + 4);
+	if (!strcmp(argv[2], "help") || !strcmp(argv[2], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	usage(stderr);
+	return EXIT_USAGE;
+}
