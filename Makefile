@@ -19,7 +19,7 @@ WARN       := -Wall -Wextra -Werror
 BPF_CFLAGS := -g -O2 -target bpf $(WARN) -Iheaders -Ibpf -I/usr/include/$(MULTIARCH)
 CFLAGS     ?= -O2 -g
 # snprintf truncation is how long names are bounded here, not a bug.
-CFLAGS     += $(WARN) -Wno-format-truncation -std=gnu11 -D_GNU_SOURCE -Iheaders -Iuser/lib -I$(BUILD)/skel -MMD -MP
+CFLAGS     += $(WARN) -Wno-format-truncation -std=gnu11 -D_GNU_SOURCE -Iheaders -Iuser/lib -Iuser/wps -I$(BUILD)/skel -MMD -MP
 
 # ISA-L's CRC-32 is 6-10x faster than zlib's; zlib stays as fallback and cross-check.
 HAVE_ISAL := $(shell test -f /usr/include/isa-l/crc.h && echo 1)
@@ -53,7 +53,7 @@ $(BUILD)/skel/%.skel.h: $(BUILD)/bpf/%.linked.o | $(BUILD)/skel
 	$(BPFTOOL) gen skeleton $< name $* > $@
 
 # ---- user code ----------------------------------------------------------
-LIB_SRCS   := $(wildcard user/lib/*.c)
+LIB_SRCS   := $(wildcard user/lib/*.c) $(wildcard user/wps/*.c)
 LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 LIB        := $(BUILD)/lib/libubxdp.a
 
