@@ -106,6 +106,17 @@ $(BUILD)/bin/ub2e_testrun: $(TESTRUN_OBJS) $(LIB) | $(BUILD)/bin
 $(BUILD)/bin/ubxdp_bench: $(BENCH_OBJS) $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
 
+# libFuzzer targets (clang). FUZZ_SECONDS per target.
+FUZZ_SECONDS ?= 60
+$(BUILD)/fuzz/fuzz_wps_reorder: tests/fuzz/fuzz_wps_reorder.c user/wps/reorder.c $(wildcard headers/*.h user/wps/*.h)
+	@mkdir -p $(dir $@)
+	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -DWPS_FUZZ_LIBFUZZER -Iheaders -Iuser/wps \
+		tests/fuzz/fuzz_wps_reorder.c user/wps/reorder.c -o $@
+
+fuzz-wps: $(BUILD)/fuzz/fuzz_wps_reorder
+	@mkdir -p $(BUILD)/fuzz/corpus-wps-reorder
+	$< -max_total_time=$(FUZZ_SECONDS) -max_len=16384 $(BUILD)/fuzz/corpus-wps-reorder
+
 $(BUILD)/bpf $(BUILD)/skel $(BUILD)/bin:
 	@mkdir -p $@
 
@@ -151,6 +162,6 @@ install-wireshark:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps test demo bench vmtest vmtest-selftest install install-wireshark clean
+.PHONY: all deps test demo bench vmtest vmtest-selftest install install-wireshark clean fuzz-wps
 .DELETE_ON_ERROR:
 .SECONDARY:
