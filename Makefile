@@ -70,7 +70,7 @@ UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/bin/%,$(UNIT_SRCS))
 
 TESTRUN_SRCS := $(wildcard tests/bpf/*.c)
-TESTRUN_SRCS := $(filter-out %.bpf.c,$(TESTRUN_SRCS))
+TESTRUN_SRCS := $(filter-out %.bpf.c tests/bpf/endpoint_testrun.c,$(TESTRUN_SRCS))
 TESTRUN_OBJS := $(TESTRUN_SRCS:%.c=$(BUILD)/obj/%.o)
 
 BENCH_SRCS := $(filter-out %.bpf.c,$(wildcard bench/*.c))
@@ -83,7 +83,7 @@ XSK_LIB    := $(BUILD)/lib/libubxdp_xsk.a
 UBPERF_SRCS := $(wildcard user/ubperf/*.c)
 EP_TOOLS   := $(patsubst tests/endpoint/%.c,$(BUILD)/bin/%,$(wildcard tests/endpoint/*.c))
 
-BINS := $(BUILD)/bin/ubctl $(TOOLS) $(UNIT_BINS) $(EP_TOOLS)
+BINS := $(BUILD)/bin/ubctl $(TOOLS) $(UNIT_BINS) $(EP_TOOLS) $(BUILD)/bin/endpoint_testrun
 ifneq ($(UBPERF_SRCS),)
 BINS += $(BUILD)/bin/ubperf
 endif
@@ -112,6 +112,9 @@ $(BUILD)/bin/ubperf: $(UBPERF_SRCS:%.c=$(BUILD)/obj/%.o) $(XSK_LIB) $(LIB) | $(B
 	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS) -lm
 
 $(EP_TOOLS): $(BUILD)/bin/%: $(BUILD)/obj/tests/endpoint/%.o $(XSK_LIB) $(LIB) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS)
+
+$(BUILD)/bin/endpoint_testrun: $(BUILD)/obj/tests/bpf/endpoint_testrun.o $(XSK_LIB) $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS)
 
 $(BUILD)/bin/ubctl: $(UBCTL_OBJS) $(LIB) | $(BUILD)/bin
