@@ -57,6 +57,9 @@ $(BUILD)/skel/%.skel.h: $(BUILD)/bpf/%.linked.o | $(BUILD)/skel
 
 # ---- user code ----------------------------------------------------------
 LIB_SRCS   := $(wildcard user/lib/*.c)
+# UB transport core (sans-I/O), in the same library.
+LIB_SRCS   += $(wildcard user/transport/*.c)
+CFLAGS     += -Iuser/transport
 LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 LIB        := $(BUILD)/lib/libubxdp.a
 
