@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * UB transport core (RTP/UTP, UB 2.0 §6), sans-I/O.
+ *
+ * The core never touches a socket or a clock. Its owner feeds it:
+ *   - received TP packets       tp_ep_rx()    (bytes from the TPH to the end of
+ *                                              the payload, ICRC already checked
+ *                                              and stripped)
+ *   - the time                  every call takes `now` in nanoseconds, any
+ *                                              monotonic origin
+ *   - timer ticks               tp_ep_tick() no later than tp_ep_next_deadline()
+ *   - requests                  tp_post_send/recv/write/read()
+ * and drains:
+ *   - packets to transmit       tp_ep_tx()   (pull: the core writes the next TP
+ *                                             packet into the caller's buffer;
+ *                                             the caller wraps it in UBoE or
+ *                                             native UB, e.g. with
+ *                                             tp_pkt_to_spec() + ub_build_uboe())
+ *   - completion events         tp_ep_poll()
+ *
+ * One endpoint holds many TP channels, found on receive by DstTPN. A channel
+ * is one direction pair between two endpoints: both sides create a channel,
+ * exchange (TPN, initial PSN) out of band or over UTP, then connect.
+ *
+ * Wire layouts: WIRE.md §3-§4, encoded with user/lib/ubhdr.h. Data packets
+ * are TPH | TAH | [MAETAH on the first packet of a Write or Read] | payload;
+ * responses are TPH | [SAETPH] | [TAH = TAACK, ROL only]. NLP is 0 when a
+ * TAH follows and TP_NLP_NONE ([chosen]) when nothing does.
+ */
+#ifndef UBXDP_TP_H
+#define UBXDP_TP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TP_PSN_MASK		0xffffffu
+#define TP_PSN_HALF		0x800000u	/* window must stay below this */
+#define TP_NLP_NONE		1		/* [chosen] NLP: no TAH follows */
+#define TP_HDR_MAX		(16 + 8 + 4 + 128 + 8 + 16)	/* worst-case TP headers */
+
+struct tp_ep;
+struct tp_chan;
+
+/* ---- configuration ------------------------------------------------------ */
+
+enum tp_mode {
+	TP_MODE_RTP_SR = 0,	/* selective retransmission (default) */
+	TP_MODE_RTP_GBN,	/* Go-Back-N, RTO only */
+	TP_MODE_RTP_GBN_FAST,	/* Go-Back-N, TPNAK triggers the go-back */
+	TP_MODE_UTP,		/* unreliable: no PSN state, no acks */
+};
+
+/* Transaction reliability mode: where the TAACK travels. */
+enum tp_ta_mode {
+	TP_TA_ROL = 0,		/* TAACK in the (delayed) TPACK of the last packet */
+	TP_TA_ROI,		/* TAACK in its own TP packet, itself acknowledged */
+	TP_TA_ROT,		/* as ROI on the wire (TAH Order differs) */
+};
+
+enum tp_rto_mode {
+	TP_RTO_STATIC = 0,	/* rto_static_ns */
+	TP_RTO_DYNAMIC,		/* Base x 2^(N x Times), Base from the measured RTT */
+};
+
+/* The four static RTO choices of UB 2.0 §6. */
+#define TP_RTO_512US		512000ull
+#define TP_RTO_16MS		16000000ull
+#define TP_RTO_128MS		128000000ull
+#define TP_RTO_4S		4000000000ull
+
+struct tp_ep_config {
+	uint64_t seed;		/* RNG seed: initial PSNs (reproducible runs) */
+	uint32_t max_chans;	/* 0: 64 */
+	uint32_t max_mrs;	/* registered regions; 0: 64 */
+};
+
+/*
+ * Congestion-control hook, one instance per channel (issue 11). All optional;
+ * NULL ops = no CC (send whenever the window allows). The core keeps
+ * inflight_bytes (tp_chan_inflight_bytes()) and asks can_send() before every
+ * new or retransmitted data packet.
+ */
+enum tp_loss_kind { TP_LOSS_RTO, TP_LOSS_NAK, TP_LOSS_SACK };
+struct tp_cc_ops {
+	bool (*can_send)(void *cc, uint64_t now, uint64_t inflight_bytes, uint32_t bytes);
+	void (*on_send)(void *cc, uint64_t now, uint32_t bytes, bool rtx);
+	void (*on_ack)(void *cc, uint64_t now, uint64_t acked_bytes, uint64_t rtt_ns);
+	void (*on_loss)(void *cc, uint64_t now, enum tp_loss_kind kind);
+	void (*on_ecn)(void *cc, uint64_t now);		/* receiver saw CE on data */
+	void (*on_cnp)(void *cc, uint64_t now, uint8_t ecn_level, bool loc);
+	uint64_t (*next_deadline)(void *cc);		/* pacing; UINT64_MAX: none */
+};
+
+struct tp_chan_config {
+	enum tp_mode mode;
+	enum tp_ta_mode ta_mode;
+	uint32_t local_tpn;	/* 24 bits, unique in the endpoint; 0: allocate */
+	bool fixed_init_psn;	/* use init_psn instead of a random one (tests) */
+	uint32_t init_psn;
+	uint32_t mtu;		/* TP payload bytes per packet; 0: 1024 */
+	uint32_t window;	/* packets in flight, <= TP_PSN_HALF-1; 0: 256 */
+	uint32_t ooo_range;	/* receive range: 128/256/512/1024/2048; 0: 256 */
+	uint32_t ack_coalesce;	/* TPACK every N in-order packets; 0: 8 */
+	uint64_t ack_delay_ns;	/* flush a pending TPACK after this; 0: 5 us */
+	uint32_t ackreq_every;	/* sender sets AckReq every N packets; 0: window/4 */
+	enum tp_rto_mode rto_mode;
+	uint64_t rto_static_ns;	/* 0: TP_RTO_512US */
+	uint64_t rto_min_ns;	/* dynamic: floor of Base; 0: 10 us */
+	uint32_t rto_n;		/* dynamic: N of Base x 2^(N x Times); 0: 1 */
+	uint32_t retry_limit;	/* consecutive RTOs before the channel fails; 0: 7 */
+	uint32_t rnr_retry;	/* RNR/page-fault retries of one operation; 0: 7 */
+	uint64_t rnr_delay_ns;	/* wait before such a retry; 0: 50 us */
+	uint32_t max_ops;	/* posted operations outstanding (each kind); 0: 1024 */
+	bool manual_taack;	/* ROL/ROI: Send answered by tp_recv_answer() */
+	const struct tp_cc_ops *cc;
+	void *cc_ctx;
+	void *user;		/* returned in events and tp_tx_info */
+};
+
+/* ---- lifecycle ------------------------------------------------------------ */
+
+struct tp_ep *tp_ep_create(const struct tp_ep_config *cfg);	/* NULL: errno */
+void tp_ep_destroy(struct tp_ep *ep);
+
+/* Create a channel; its TPN and initial send PSN are then known locally. */
+struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cfg);
+void tp_chan_destroy(struct tp_chan *ch);
+uint32_t tp_chan_tpn(const struct tp_chan *ch);
+uint32_t tp_chan_init_psn(const struct tp_chan *ch);
+/* Bind to the peer's channel: its TPN and its initial send PSN. 0 or -errno. */
+int tp_chan_connect(struct tp_chan *ch, uint32_t peer_tpn, uint32_t peer_init_psn);
+bool tp_chan_failed(const struct tp_chan *ch);
+uint64_t tp_chan_inflight_bytes(const struct tp_chan *ch);
+void *tp_chan_user(const struct tp_chan *ch);
+
+/* ---- registered memory -------------------------------------------------- */
+
+/* Register [addr, addr+len) for remote Write/Read; VA = (uintptr_t)addr. */
+int tp_mr_reg(struct tp_ep *ep, void *addr, size_t len, uint32_t *token_id);
+int tp_mr_dereg(struct tp_ep *ep, uint32_t token_id);
+/* Test hook: a non-resident region answers Write/Read with a page fault. */
+int tp_mr_set_resident(struct tp_ep *ep, uint32_t token_id, bool resident);
+
+/* ---- requests (0 or -errno: EAGAIN queue full, ENOTCONN, EMSGSIZE, EIO failed) */
+
+int tp_post_send(struct tp_chan *ch, const void *buf, size_t len, uint64_t wr_id);
+int tp_post_recv(struct tp_chan *ch, void *buf, size_t cap, uint64_t wr_id);
+int tp_post_write(struct tp_chan *ch, const void *buf, size_t len,
+		  uint64_t remote_va, uint32_t token_id, uint64_t wr_id);
+int tp_post_read(struct tp_chan *ch, void *buf, size_t len,
+		 uint64_t remote_va, uint32_t token_id, uint64_t wr_id);
+/* manual_taack: answer a TP_EV_RECV (by its tassn) with a TP_ST_* status. */
+int tp_recv_answer(struct tp_chan *ch, uint16_t tassn, int status);
+
+/* ---- the datapath ------------------------------------------------------- */
+
+enum tp_rx_verdict {
+	TP_RX_OK = 0,		/* consumed (in order, out of order or a response) */
+	TP_RX_DUP,		/* duplicate: re-acknowledged */
+	TP_RX_DROP,		/* dropped, counted (see stats) */
+};
+
+struct tp_rx_meta {
+	uint8_t ecn;		/* IP ECN of the packet (3 = CE) */
+};
+
+/* Feed one received TP packet: TPH .. end of payload. */
+enum tp_rx_verdict tp_ep_rx(struct tp_ep *ep, uint64_t now, const void *pkt, size_t len,
+			    const struct tp_rx_meta *meta);
+
+struct tp_tx_info {
+	struct tp_chan *chan;
+	void *user;		/* the channel's cfg.user */
+	uint32_t src_tpn, dst_tpn;
+	uint32_t psn;
+	bool data;		/* data packet (vs. response) */
+	bool rtx;		/* a retransmission */
+};
+
+/*
+ * Write the next packet to send into buf (TPH .. payload, at most
+ * TP_HDR_MAX + mtu bytes). Returns its length, 0 when nothing is due now.
+ * Responses come first, then retransmissions, then new data; channels take
+ * turns.
+ */
+size_t tp_ep_tx(struct tp_ep *ep, uint64_t now, void *buf, size_t cap, struct tp_tx_info *info);
+
+/* Run timers (RTO, delayed TPACK, RNR retry). */
+void tp_ep_tick(struct tp_ep *ep, uint64_t now);
+/* Earliest time tp_ep_tick() has work; UINT64_MAX when none. */
+uint64_t tp_ep_next_deadline(const struct tp_ep *ep);
+
+/* ---- completions --------------------------------------------------------- */
+
+enum tp_status {
+	TP_ST_OK = 0,
+	TP_ST_RNR,		/* receiver not ready, retries exhausted */
+	TP_ST_PAGE_FAULT,	/* target region not resident, retries exhausted */
+	TP_ST_COMPLETER_ERR,	/* bad token/range, message too big */
+	TP_ST_RETRY_EXCEEDED,	/* transport retry limit: channel failed */
+	TP_ST_FLUSHED,		/* channel failed or destroyed before completion */
+};
+
+enum tp_event_type {
+	TP_EV_SEND_DONE = 1,	/* initiator: a Send completed (status) */
+	TP_EV_WRITE_DONE,
+	TP_EV_READ_DONE,
+	TP_EV_RECV,		/* target: a Send landed in a posted buffer */
+	TP_EV_RECV_FLUSHED,	/* target: a posted buffer returned unused */
+	TP_EV_CHAN_ERROR,	/* the channel failed (status says why) */
+};
+
+struct tp_event {
+	enum tp_event_type type;
+	enum tp_status status;
+	struct tp_chan *chan;
+	void *user;		/* the channel's cfg.user */
+	uint64_t wr_id;
+	size_t len;		/* bytes received (TP_EV_RECV) or transferred */
+	uint16_t tassn;
+};
+
+/* Pop one event; false when none. */
+bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
+
+/* ---- statistics ------------------------------------------------------------ */
+
+#define TP_STATS(X)							\
+	X(tx_data,		"data packets sent (incl. retransmissions)")	\
+	X(tx_bytes,		"payload bytes sent")				\
+	X(tx_ack,		"TPACKs sent")					\
+	X(tx_nak,		"TPNAKs sent")					\
+	X(tx_sack,		"TPSACKs sent")					\
+	X(tx_taack,		"TAACKs sent (own packet or in a TPACK)")	\
+	X(rtx_rto,		"retransmissions after an RTO")			\
+	X(rtx_nak,		"retransmissions after a TPNAK (GBN fast)")	\
+	X(rtx_sack,		"retransmissions from a TPSACK bitmap")		\
+	X(rtx_mark,		"retransmissions of a lost retransmission (MarkPSN)") \
+	X(rto_fired,		"retransmission timeouts")			\
+	X(ta_retry_rnr,		"operations retried after RNR")			\
+	X(ta_retry_pf,		"operations retried after a page fault")	\
+	X(rx_inorder,		"data packets received in order")		\
+	X(rx_ooo,		"data packets received out of order, in range")	\
+	X(rx_dup,		"duplicate data packets (re-acknowledged)")	\
+	X(rx_invalid,		"data packets beyond the receive range")	\
+	X(rx_gbn_drop,		"out-of-order packets dropped by Go-Back-N")	\
+	X(rx_malformed,		"packets too short or with bad headers")	\
+	X(rx_no_room,		"data packets dropped for want of memory or queue room") \
+	X(rx_unknown_tpn,	"packets for no channel")			\
+	X(rx_bad_opcode,	"packets with an opcode this core does not take") \
+	X(rx_ack,		"TPACKs received")				\
+	X(rx_nak,		"TPNAKs received")				\
+	X(rx_sack,		"TPSACKs received")				\
+	X(rx_stale_ack,		"acknowledgements outside the send window")	\
+	X(rx_ecn_ce,		"data packets with ECN CE")			\
+	X(rx_cnp,		"CNPs received")				\
+	X(ta_rnr,		"Sends answered RNR")				\
+	X(ta_page_fault,	"Writes/Reads answered page fault")		\
+	X(ta_completer_err,	"operations answered completer error")		\
+	X(ta_proto_err,		"transaction headers out of sequence")		\
+	X(utp_drop,		"UTP messages dropped incomplete")		\
+	X(msgs_delivered,	"messages delivered to the transaction layer")	\
+	X(bytes_delivered,	"payload bytes delivered in order")
+
+#define TP_STAT_FIELD(name, text) uint64_t name;
+struct tp_stats {
+	TP_STATS(TP_STAT_FIELD)
+	uint64_t srtt_ns;	/* smoothed RTT (not a counter) */
+	uint64_t rto_ns;	/* current RTO (not a counter) */
+};
+#undef TP_STAT_FIELD
+
+void tp_chan_stats(const struct tp_chan *ch, struct tp_stats *st);
+/* Sum over the endpoint's channels (srtt/rto: of the last channel). */
+void tp_ep_stats(const struct tp_ep *ep, struct tp_stats *st);
+/* Name and description of counter i (0..tp_stats_count()-1), and its value. */
+size_t tp_stats_count(void);
+const char *tp_stats_name(size_t i);
+const char *tp_stats_desc(size_t i);
+uint64_t tp_stats_get(const struct tp_stats *st, size_t i);
+
+/* ---- wire helpers ------------------------------------------------------- */
+
+struct ub_pkt_spec;
+/*
+ * Decode a TP packet made by tp_ep_tx() into the UB part of a packet spec
+ * (tph, saetph, tah, maetah, payload pointing into pkt), for ub_build_uboe()
+ * or ub_build_native(). Returns 0, or -EINVAL when pkt is malformed.
+ */
+int tp_pkt_to_spec(const void *pkt, size_t len, struct ub_pkt_spec *spec);
+
+const char *tp_mode_name(enum tp_mode m);	/* "rtp-sr", "rtp-gbn", ... */
+int tp_mode_parse(const char *s, enum tp_mode *m);	/* 0 or -EINVAL */
+const char *tp_status_name(enum tp_status s);
+
+/* 24-bit serial arithmetic. */
+static inline uint32_t tp_psn_add(uint32_t a, uint32_t d) { return (a + d) & TP_PSN_MASK; }
+/* Signed distance b - a in [-2^23, 2^23). */
+static inline int32_t tp_psn_diff(uint32_t b, uint32_t a)
+{
+	return (int32_t)(((b - a) & TP_PSN_MASK) << 8) >> 8;
+}
+
+#endif

@@ -1,0 +1,539 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Endpoint: channels, registered memory, events, statistics, and the entry
+ * points that dispatch received packets and pull packets to send.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_int.h"
+
+/* splitmix64: small, seedable, good enough for initial PSNs. */
+uint64_t tp_rand(struct tp_ep *ep)
+{
+	uint64_t z = (ep->rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+struct tp_ep *tp_ep_create(const struct tp_ep_config *cfg)
+{
+	struct tp_ep *ep = calloc(1, sizeof(*ep));
+
+	if (!ep)
+		return NULL;
+	ep->cfg = *cfg;
+	if (!ep->cfg.max_chans)
+		ep->cfg.max_chans = 64;
+	if (!ep->cfg.max_mrs)
+		ep->cfg.max_mrs = 64;
+	ep->rng = cfg->seed;
+	ep->chans = calloc(ep->cfg.max_chans, sizeof(*ep->chans));
+	ep->mrs = calloc(ep->cfg.max_mrs, sizeof(*ep->mrs));
+	ep->ev_cap = 256;
+	ep->evq = calloc(ep->ev_cap, sizeof(*ep->evq));
+	if (!ep->chans || !ep->mrs || !ep->evq) {
+		tp_ep_destroy(ep);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return ep;
+}
+
+void tp_ep_destroy(struct tp_ep *ep)
+{
+	if (!ep)
+		return;
+	for (uint32_t i = 0; ep->chans && i < ep->cfg.max_chans; i++)
+		if (ep->chans[i])
+			tp_chan_destroy(ep->chans[i]);
+	free(ep->chans);
+	free(ep->mrs);
+	free(ep->evq);
+	free(ep);
+}
+
+static bool pow2(uint32_t v) { return v && !(v & (v - 1)); }
+
+static struct tp_chan *find_chan(const struct tp_ep *ep, uint32_t tpn)
+{
+	for (uint32_t i = 0; i < ep->cfg.max_chans; i++)
+		if (ep->chans[i] && ep->chans[i]->tpn == tpn)
+			return ep->chans[i];
+	return NULL;
+}
+
+struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cfg)
+{
+	struct tp_chan_config c = *cfg;
+	struct tp_chan *ch;
+	uint32_t slot = ep->cfg.max_chans;
+
+	if (!c.mtu)
+		c.mtu = 1024;
+	if (!c.window)
+		c.window = 256;
+	if (!c.ooo_range)
+		c.ooo_range = 256;
+	if (!c.ack_coalesce)
+		c.ack_coalesce = 8;
+	if (!c.ack_delay_ns)
+		c.ack_delay_ns = 5000;
+	if (!c.ackreq_every)
+		c.ackreq_every = c.window / 4 ? c.window / 4 : 1;
+	if (!c.rto_static_ns)
+		c.rto_static_ns = TP_RTO_512US;
+	if (!c.rto_min_ns)
+		c.rto_min_ns = 10000;
+	if (!c.rto_n)
+		c.rto_n = 1;
+	if (!c.retry_limit)
+		c.retry_limit = 7;
+	if (!c.rnr_retry)
+		c.rnr_retry = 7;
+	if (!c.rnr_delay_ns)
+		c.rnr_delay_ns = 50000;
+	if (!c.max_ops)
+		c.max_ops = 1024;
+	if (c.mode > TP_MODE_UTP || c.ta_mode > TP_TA_ROT || c.rto_mode > TP_RTO_DYNAMIC ||
+	    c.window >= TP_PSN_HALF || !pow2(c.ooo_range) || c.ooo_range < 128 ||
+	    c.ooo_range > 2048 || c.local_tpn > TP_PSN_MASK || c.mtu > 65536 ||
+	    c.init_psn > TP_PSN_MASK) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!c.local_tpn) {
+		/* Allocate: the lowest TPN above 0 in use by nobody. */
+		for (c.local_tpn = 1; find_chan(ep, c.local_tpn); c.local_tpn++)
+			;
+	} else if (find_chan(ep, c.local_tpn)) {
+		errno = EEXIST;
+		return NULL;
+	}
+	for (uint32_t i = 0; i < ep->cfg.max_chans; i++)
+		if (!ep->chans[i]) {
+			slot = i;
+			break;
+		}
+	if (slot == ep->cfg.max_chans) {
+		errno = ENOSPC;
+		return NULL;
+	}
+	ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		goto nomem;
+	ch->ep = ep;
+	ch->cfg = c;
+	ch->tpn = c.local_tpn;
+	/* Room for the peer's answers as well as our own operations. */
+	ch->sq_cap = 2 * c.max_ops + 2;
+	ch->sq = calloc(ch->sq_cap, sizeof(*ch->sq));
+	ch->win_cap = c.window;
+	ch->win = calloc(ch->win_cap, sizeof(*ch->win));
+	ch->rq_cap = c.max_ops + 1;
+	ch->rq = calloc(ch->rq_cap, sizeof(*ch->rq));
+	if (!ch->sq || !ch->win || !ch->rq)
+		goto nomem;
+	ch->init_psn = c.fixed_init_psn ? c.init_psn : (uint32_t)(tp_rand(ep) & TP_PSN_MASK);
+	ch->una = ch->nxt = ch->rtx_nxt = ch->init_psn;
+	ch->next_tassn = (uint16_t)tp_rand(ep);
+	ch->next_tpmsn = 0;
+	ep->chans[slot] = ch;
+	ep->nchans++;
+	return ch;
+nomem:
+	if (ch) {
+		free(ch->sq);
+		free(ch->win);
+		free(ch->rq);
+		free(ch);
+	}
+	errno = ENOMEM;
+	return NULL;
+}
+
+void tp_chan_destroy(struct tp_chan *ch)
+{
+	struct tp_ep *ep;
+	uint64_t *dst, *src;
+
+	if (!ch)
+		return;
+	ep = ch->ep;
+	dst = (uint64_t *)&ep->gone;
+	src = (uint64_t *)&ch->st;
+	for (size_t i = 0; i < tp_stats_count(); i++)
+		dst[i] += src[i];
+	for (uint32_t i = 0; i < ep->cfg.max_chans; i++)
+		if (ep->chans[i] == ch) {
+			ep->chans[i] = NULL;
+			ep->nchans--;
+		}
+	free(ch->sq);
+	free(ch->win);
+	free(ch->rq);
+	free(ch->ooo_buf);
+	free(ch->ooo_len);
+	free(ch);
+}
+
+uint32_t tp_chan_tpn(const struct tp_chan *ch) { return ch->tpn; }
+uint32_t tp_chan_init_psn(const struct tp_chan *ch) { return ch->init_psn; }
+bool tp_chan_failed(const struct tp_chan *ch) { return ch->failed; }
+uint64_t tp_chan_inflight_bytes(const struct tp_chan *ch) { return ch->inflight_bytes; }
+void *tp_chan_user(const struct tp_chan *ch) { return ch->cfg.user; }
+
+int tp_chan_connect(struct tp_chan *ch, uint32_t peer_tpn, uint32_t peer_init_psn)
+{
+	if (peer_tpn > TP_PSN_MASK || peer_init_psn > TP_PSN_MASK)
+		return -EINVAL;
+	ch->peer_tpn = peer_tpn;
+	ch->rcv_nxt = peer_init_psn;
+	ch->rcv_max = tp_psn_add(peer_init_psn, TP_PSN_MASK);	/* nothing yet */
+	ch->connected = true;
+	return 0;
+}
+
+/* ---- registered memory -------------------------------------------------- */
+
+int tp_mr_reg(struct tp_ep *ep, void *addr, size_t len, uint32_t *token_id)
+{
+	if (!addr || !len)
+		return -EINVAL;
+	/* Token 0 is never handed out, so a zeroed MAETAH never matches. */
+	for (uint32_t i = 0; i < ep->cfg.max_mrs; i++)
+		if (!ep->mrs[i].used) {
+			ep->mrs[i] = (struct tp_mr){ .used = true, .resident = true,
+						     .addr = addr, .len = len };
+			*token_id = i + 1;
+			return 0;
+		}
+	return -ENOSPC;
+}
+
+struct tp_mr *tp_mr_find(struct tp_ep *ep, uint32_t token)
+{
+	if (!token || token > ep->cfg.max_mrs || !ep->mrs[token - 1].used)
+		return NULL;
+	return &ep->mrs[token - 1];
+}
+
+int tp_mr_dereg(struct tp_ep *ep, uint32_t token_id)
+{
+	struct tp_mr *mr = tp_mr_find(ep, token_id);
+
+	if (!mr)
+		return -ENOENT;
+	mr->used = false;
+	return 0;
+}
+
+int tp_mr_set_resident(struct tp_ep *ep, uint32_t token_id, bool resident)
+{
+	struct tp_mr *mr = tp_mr_find(ep, token_id);
+
+	if (!mr)
+		return -ENOENT;
+	mr->resident = resident;
+	return 0;
+}
+
+/* ---- requests ---------------------------------------------------------- */
+
+static int post_check(struct tp_chan *ch, size_t len)
+{
+	if (ch->failed)
+		return -EIO;
+	if (!ch->connected)
+		return -ENOTCONN;
+	if (len > UINT32_MAX)
+		return -EMSGSIZE;
+	if (ch->n_init_ops >= ch->cfg.max_ops)
+		return -EAGAIN;
+	return 0;
+}
+
+static struct tp_op *post_op(struct tp_chan *ch, uint8_t kind, const void *src, size_t len,
+			     uint64_t wr_id)
+{
+	struct tp_op *op = tp_sq_push(ch);
+
+	if (!op)
+		return NULL;
+	op->kind = kind;
+	op->src = src;
+	op->len = len;
+	op->wr_id = wr_id;
+	op->tassn = ch->next_tassn++;
+	op->nseg = len ? (uint32_t)((len + ch->cfg.mtu - 1) / ch->cfg.mtu) : 1;
+	ch->n_init_ops++;
+	return op;
+}
+
+int tp_post_send(struct tp_chan *ch, const void *buf, size_t len, uint64_t wr_id)
+{
+	int rc = post_check(ch, len);
+
+	if (rc)
+		return rc;
+	if (!buf && len)
+		return -EINVAL;
+	return post_op(ch, OP_SEND, buf, len, wr_id) ? 0 : -EAGAIN;
+}
+
+int tp_post_recv(struct tp_chan *ch, void *buf, size_t cap, uint64_t wr_id)
+{
+	uint32_t next = (ch->rq_tail + 1) % ch->rq_cap;
+
+	if (ch->failed)
+		return -EIO;
+	if (!buf && cap)
+		return -EINVAL;
+	if (next == ch->rq_head)
+		return -EAGAIN;
+	ch->rq[ch->rq_tail] = (struct tp_recvbuf){ .buf = buf, .cap = cap, .wr_id = wr_id };
+	ch->rq_tail = next;
+	return 0;
+}
+
+int tp_post_write(struct tp_chan *ch, const void *buf, size_t len,
+		  uint64_t remote_va, uint32_t token_id, uint64_t wr_id)
+{
+	struct tp_op *op;
+	int rc = post_check(ch, len);
+
+	if (rc)
+		return rc;
+	if (ch->cfg.mode == TP_MODE_UTP)
+		return -EOPNOTSUPP;
+	if (!buf && len)
+		return -EINVAL;
+	op = post_op(ch, OP_WRITE, buf, len, wr_id);
+	if (!op)
+		return -EAGAIN;
+	op->va = remote_va;
+	op->token = token_id;
+	return 0;
+}
+
+int tp_post_read(struct tp_chan *ch, void *buf, size_t len,
+		 uint64_t remote_va, uint32_t token_id, uint64_t wr_id)
+{
+	struct tp_op *op;
+	int rc = post_check(ch, len);
+
+	if (rc)
+		return rc;
+	if (ch->cfg.mode == TP_MODE_UTP)
+		return -EOPNOTSUPP;
+	if (!buf && len)
+		return -EINVAL;
+	op = post_op(ch, OP_READ, NULL, 0, wr_id);
+	if (!op)
+		return -EAGAIN;
+	op->dst = buf;
+	op->rd_len = len;
+	op->va = remote_va;
+	op->token = token_id;
+	return 0;
+}
+
+int tp_recv_answer(struct tp_chan *ch, uint16_t tassn, int status)
+{
+	return tp_rcv_answer(ch, tassn, status);
+}
+
+/* ---- events --------------------------------------------------------------- */
+
+void tp_emit(struct tp_chan *ch, enum tp_event_type t, enum tp_status st, uint64_t wr_id,
+	     size_t len, uint16_t tassn)
+{
+	struct tp_ep *ep = ch->ep;
+
+	if (ep->ev_len == ep->ev_cap) {
+		size_t ncap = ep->ev_cap * 2;
+		struct tp_event *n = calloc(ncap, sizeof(*n));
+
+		if (!n)
+			return;	/* out of memory: the event is lost, not the core */
+		for (size_t i = 0; i < ep->ev_len; i++)
+			n[i] = ep->evq[(ep->ev_head + i) % ep->ev_cap];
+		free(ep->evq);
+		ep->evq = n;
+		ep->ev_cap = ncap;
+		ep->ev_head = 0;
+	}
+	ep->evq[(ep->ev_head + ep->ev_len++) % ep->ev_cap] = (struct tp_event){
+		.type = t, .status = st, .chan = ch, .user = ch->cfg.user,
+		.wr_id = wr_id, .len = len, .tassn = tassn,
+	};
+}
+
+bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev)
+{
+	if (!ep->ev_len)
+		return false;
+	*ev = ep->evq[ep->ev_head];
+	ep->ev_head = (ep->ev_head + 1) % ep->ev_cap;
+	ep->ev_len--;
+	return true;
+}
+
+/* ---- datapath ------------------------------------------------------------ */
+
+enum tp_rx_verdict tp_ep_rx(struct tp_ep *ep, uint64_t now, const void *pkt, size_t len,
+			    const struct tp_rx_meta *meta)
+{
+	struct tp_parsed p;
+	struct tp_chan *ch;
+	const char *why;
+
+	if (tp_parse(pkt, len, &p, &why)) {
+		ep->gone.rx_malformed++;
+		return TP_RX_DROP;
+	}
+	ch = find_chan(ep, p.tph.dst_tpn);
+	if (!ch || !ch->connected || ch->failed || p.tph.src_tpn != ch->peer_tpn) {
+		if (ch)
+			ch->st.rx_unknown_tpn++;
+		else
+			ep->gone.rx_unknown_tpn++;
+		return TP_RX_DROP;
+	}
+	switch (p.tph.opcode) {
+	case UB_TP_UTP_DATA:
+	case UB_TP_RTP_DATA:
+		if ((p.tph.opcode == UB_TP_UTP_DATA) != (ch->cfg.mode == TP_MODE_UTP)) {
+			ch->st.rx_bad_opcode++;
+			return TP_RX_DROP;
+		}
+		if (!p.has_tah) {
+			ch->st.rx_malformed++;
+			return TP_RX_DROP;
+		}
+		return tp_rcv_data(ch, now, &p, pkt, len, meta ? meta->ecn : 0);
+	case UB_TP_ACK:
+	case UB_TP_ACK_CE:
+	case UB_TP_SACK:
+	case UB_TP_SACK_CE:
+		if (!tp_reliable(ch) || p.payload_len) {
+			ch->st.rx_bad_opcode++;
+			return TP_RX_DROP;
+		}
+		tp_snd_on_ack(ch, now, &p);
+		return TP_RX_OK;
+	case UB_TP_CNP:
+		ch->st.rx_cnp++;
+		if (ch->cfg.cc && ch->cfg.cc->on_cnp)
+			ch->cfg.cc->on_cnp(ch->cfg.cc_ctx, now, p.cnp.ecn, p.cnp.loc);
+		return TP_RX_OK;
+	default:
+		ch->st.rx_bad_opcode++;
+		return TP_RX_DROP;
+	}
+}
+
+size_t tp_ep_tx(struct tp_ep *ep, uint64_t now, void *buf, size_t cap, struct tp_tx_info *info)
+{
+	struct tp_tx_info dummy;
+	uint32_t n = ep->cfg.max_chans;
+
+	if (!info)
+		info = &dummy;
+	/* Responses of every channel before any data. */
+	for (uint32_t k = 0; k < n; k++) {
+		struct tp_chan *ch = ep->chans[(ep->rr + k) % n];
+		size_t len;
+
+		if (!ch || !ch->connected || ch->failed)
+			continue;
+		len = tp_rcv_response(ch, now, buf, cap, info);
+		if (len)
+			return len;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = (ep->rr + k) % n;
+		struct tp_chan *ch = ep->chans[i];
+		size_t len;
+
+		if (!ch || !ch->connected || ch->failed)
+			continue;
+		len = tp_snd_data(ch, now, buf, cap, info);
+		if (len) {
+			ep->rr = (i + 1) % n;
+			return len;
+		}
+	}
+	return 0;
+}
+
+void tp_ep_tick(struct tp_ep *ep, uint64_t now)
+{
+	for (uint32_t i = 0; i < ep->cfg.max_chans; i++) {
+		struct tp_chan *ch = ep->chans[i];
+
+		if (!ch || !ch->connected || ch->failed)
+			continue;
+		tp_rcv_tick(ch, now);
+		tp_snd_tick(ch, now);
+	}
+}
+
+uint64_t tp_ep_next_deadline(const struct tp_ep *ep)
+{
+	uint64_t d = UINT64_MAX, x;
+
+	for (uint32_t i = 0; i < ep->cfg.max_chans; i++) {
+		const struct tp_chan *ch = ep->chans[i];
+
+		if (!ch || !ch->connected || ch->failed)
+			continue;
+		x = tp_rcv_deadline(ch);
+		if (x < d)
+			d = x;
+		x = tp_snd_deadline(ch);
+		if (x < d)
+			d = x;
+	}
+	return d;
+}
+
+/* ---- statistics ------------------------------------------------------------ */
+
+#define TP_STAT_NAME(name, text) #name,
+#define TP_STAT_DESC(name, text) text,
+static const char *const stat_names[] = { TP_STATS(TP_STAT_NAME) };
+static const char *const stat_descs[] = { TP_STATS(TP_STAT_DESC) };
+
+size_t tp_stats_count(void) { return sizeof(stat_names) / sizeof(stat_names[0]); }
+const char *tp_stats_name(size_t i) { return i < tp_stats_count() ? stat_names[i] : NULL; }
+const char *tp_stats_desc(size_t i) { return i < tp_stats_count() ? stat_descs[i] : NULL; }
+uint64_t tp_stats_get(const struct tp_stats *st, size_t i)
+{
+	return i < tp_stats_count() ? ((const uint64_t *)st)[i] : 0;
+}
+
+void tp_chan_stats(const struct tp_chan *ch, struct tp_stats *st)
+{
+	*st = ch->st;
+	st->srtt_ns = ch->srtt;
+}
+
+void tp_ep_stats(const struct tp_ep *ep, struct tp_stats *st)
+{
+	uint64_t *d = (uint64_t *)st;
+
+	*st = ep->gone;
+	for (uint32_t i = 0; i < ep->cfg.max_chans; i++) {
+		const struct tp_chan *ch = ep->chans[i];
+
+		if (!ch)
+			continue;
+		for (size_t k = 0; k < tp_stats_count(); k++)
+			d[k] += tp_stats_get(&ch->st, k);
+		st->srtt_ns = ch->srtt;
+		st->rto_ns = ch->st.rto_ns;
+	}
+}

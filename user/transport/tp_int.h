@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Internals of the transport core, shared by its .c files only. */
+#ifndef UBXDP_TP_INT_H
+#define UBXDP_TP_INT_H
+
+#include <errno.h>
+
+#include "tp.h"
+#include "ubhdr.h"
+
+/* ---- parsed TP packet ---------------------------------------------------- */
+
+struct tp_parsed {
+	struct ub_tph_fields tph;
+	bool has_saetph, has_tah, has_maetah, has_cetph, has_cnpetph;
+	struct ub_saetph_fields sa;
+	struct ub_cetph_fields ce;
+	struct ub_cnpetph_fields cnp;
+	struct ub_tah_fields tah;
+	struct ub_maetah_fields mae;
+	const uint8_t *payload;
+	size_t payload_len;
+};
+
+/* 0, or -EINVAL with *why set to the reason (a short key). */
+int tp_parse(const void *pkt, size_t len, struct tp_parsed *p, const char **why);
+
+/* ---- operations ---------------------------------------------------------- */
+
+enum op_kind {
+	OP_SEND,	/* initiator */
+	OP_WRITE,
+	OP_READ,
+	OP_TAACK,	/* target: TAACK in its own TP packet (ROI/ROT) */
+	OP_READ_RESP,	/* target: the data of a Read */
+};
+
+enum op_state {
+	OS_FREE = 0,
+	OS_QUEUED,	/* segments left to hand to the transport */
+	OS_SENT,	/* all handed over; waiting for acks and the answer */
+	OS_RNR_WAIT,	/* answered RNR/page fault: retried at rnr_until */
+	OS_DONE,	/* answered; freed once no packet is in flight */
+};
+
+struct tp_op {
+	uint8_t kind, state;
+	bool retry;		/* TAH Retry: a repeat after RNR/page fault */
+	bool answered;
+	bool event_sent;
+	uint8_t rspst, rspinfo;	/* OP_TAACK: what it carries */
+	uint8_t status;		/* enum tp_status of the completion */
+	uint16_t tassn;
+	uint32_t tpmsn;
+	uint32_t nseg, next_seg;
+	uint32_t inflight;	/* packets of this op not yet acknowledged */
+	uint32_t last_psn;	/* of the last packet, once sent */
+	bool last_sent;
+	uint32_t tries;
+	const uint8_t *src;
+	uint8_t *dst;
+	size_t len;		/* payload bytes on the wire */
+	size_t rd_len;		/* READ: bytes asked for */
+	size_t rd_got;
+	uint64_t va;
+	uint32_t token;
+	uint64_t wr_id;
+};
+
+struct tp_recvbuf {
+	uint8_t *buf;
+	size_t cap;
+	uint64_t wr_id;
+};
+
+/* One packet in the send window. */
+struct tp_slot {
+	uint32_t op;		/* index in sq */
+	uint32_t seg;
+	uint32_t tpmsn;
+	uint64_t sent_ns;
+	uint32_t mark;		/* MarkPSN: next new PSN when this was last resent */
+	uint16_t ntx;
+	bool sacked;
+	bool need_rtx;
+	uint8_t rtx_cause;	/* enum rtx_cause for the pending retransmission */
+};
+
+enum rtx_cause { RC_RTO, RC_NAK, RC_SACK, RC_MARK };
+
+/* A TPACK that carries a TAACK (ROL), queued for transmission. */
+struct tp_taack_ack {
+	uint32_t psn;
+	uint16_t tassn;
+	uint8_t rspst, rspinfo;
+};
+
+/* The receiver's memory of answers, for duplicates (ROL) and manual answers. */
+#define TP_RESULTS	64
+struct tp_result {
+	bool valid, pending;
+	uint16_t tassn;
+	uint8_t rspst;
+	uint32_t last_psn;
+};
+
+/* The message being reassembled. */
+struct tp_rxmsg {
+	bool active;
+	uint32_t tpmsn;
+	uint16_t tassn;
+	uint8_t ta_op;
+	bool retry;
+	uint8_t order;		/* TAH Order: the initiator's transaction mode */
+	uint8_t status;		/* enum tp_status */
+	uint8_t *dst;
+	size_t cap, off;
+	bool have_recv;
+	struct tp_recvbuf rb;
+	uint32_t op;		/* READ_RESP / TAACK: the initiator op */
+	uint64_t va;		/* READ */
+	uint32_t token;
+	size_t rd_len;
+};
+
+#define TP_FIFO	64
+
+/* An answer waiting its turn (ROL acknowledgements may not pass it). */
+struct tp_pend {
+	uint16_t tassn;
+	uint8_t order;
+};
+
+struct tp_chan {
+	struct tp_ep *ep;
+	struct tp_chan_config cfg;
+	uint32_t tpn, peer_tpn;
+	bool connected, failed;
+	uint32_t init_psn;
+	struct tp_stats st;
+
+	/* send queue (ring of posted and generated operations) */
+	struct tp_op *sq;
+	uint32_t sq_cap, sq_head, sq_tail, sq_cursor;
+	uint32_t n_init_ops;	/* initiator ops outstanding */
+	uint32_t rnr_waiting;
+	uint64_t rnr_until;
+	uint16_t next_tassn;
+	uint32_t next_tpmsn;
+
+	/* send window */
+	struct tp_slot *win;
+	uint32_t win_cap, win_base;	/* slot of una */
+	uint32_t una, nxt;
+	uint32_t rtx_nxt;		/* GBN: next PSN to go back over */
+	uint8_t gbn_cause;
+	bool last_nak_valid;
+	uint32_t last_nak;
+	uint32_t high_rtx;		/* HighRtxPSN */
+	bool high_rtx_valid;
+	uint32_t n_need_rtx;
+	uint32_t since_ackreq;
+	uint64_t inflight_bytes;
+	uint64_t rto_deadline;		/* 0: not armed */
+	uint32_t rto_times;		/* consecutive timeouts */
+	uint64_t srtt, rttvar;
+	bool probe;			/* ROL: resend the last packet of an op */
+	uint32_t probe_op;
+
+	/* receive */
+	uint32_t rcv_nxt;
+	uint32_t rcv_max;		/* highest PSN received */
+	uint32_t n_ooo;			/* packets held out of order */
+	uint8_t *ooo_buf;		/* ooo_range slots of ooo_stride bytes */
+	uint32_t *ooo_len;
+	size_t ooo_stride;
+	bool ack_pending, ack_now, nak_pending, nak_sent, sack_pending;
+	uint32_t ack_cnt;
+	uint64_t ack_deadline;
+	struct tp_taack_ack taack_fifo[TP_FIFO];
+	uint32_t tf_head, tf_tail;
+	struct tp_result results[TP_RESULTS];
+	struct tp_pend pend[TP_FIFO];
+	uint32_t pq_head, pq_tail;
+	bool rnr_block;			/* answering RNR until a retried message */
+	struct tp_rxmsg rx;
+	struct tp_recvbuf *rq;
+	uint32_t rq_cap, rq_head, rq_tail;
+	/* UTP reassembly: next segment index expected */
+	uint32_t utp_seg;
+};
+
+struct tp_mr {
+	bool used, resident;
+	uint8_t *addr;
+	size_t len;
+};
+
+struct tp_ep {
+	struct tp_ep_config cfg;
+	uint64_t rng;
+	struct tp_chan **chans;
+	uint32_t nchans;
+	uint32_t rr;			/* tx round robin */
+	struct tp_mr *mrs;
+	struct tp_event *evq;
+	size_t ev_cap, ev_head, ev_len;
+	struct tp_stats gone;		/* counters of destroyed channels */
+};
+
+/* tp_ep.c */
+void tp_emit(struct tp_chan *ch, enum tp_event_type t, enum tp_status st, uint64_t wr_id,
+	     size_t len, uint16_t tassn);
+struct tp_mr *tp_mr_find(struct tp_ep *ep, uint32_t token);
+uint64_t tp_rand(struct tp_ep *ep);
+
+/* tp_send.c */
+void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p);
+void tp_snd_on_answer(struct tp_chan *ch, uint64_t now, uint16_t tassn, uint8_t rspst);
+struct tp_op *tp_snd_find_op(struct tp_chan *ch, uint16_t tassn);
+void tp_snd_op_answered(struct tp_chan *ch, struct tp_op *op, enum tp_status st);
+size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *buf, size_t cap,
+		   struct tp_tx_info *info);
+void tp_snd_tick(struct tp_chan *ch, uint64_t now);
+uint64_t tp_snd_deadline(const struct tp_chan *ch);
+void tp_chan_fail(struct tp_chan *ch, enum tp_status why);
+struct tp_op *tp_sq_push(struct tp_chan *ch);
+size_t tp_enc_tph(uint8_t *buf, const struct tp_chan *ch, uint8_t opcode, bool last,
+		  uint8_t nlp, uint32_t psn, uint32_t tpmsn);
+
+/* tp_recv.c */
+enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p,
+			       const uint8_t *raw, size_t len, uint8_t ecn);
+size_t tp_rcv_response(struct tp_chan *ch, uint64_t now, void *buf, size_t cap,
+		       struct tp_tx_info *info);
+void tp_rcv_tick(struct tp_chan *ch, uint64_t now);
+uint64_t tp_rcv_deadline(const struct tp_chan *ch);
+int tp_rcv_answer(struct tp_chan *ch, uint16_t tassn, int status);
+
+static inline uint8_t tp_status_to_rspst(int st)
+{
+	switch (st) {
+	case TP_ST_OK:		return UB_RSPST_ACK;
+	case TP_ST_RNR:		return UB_RSPST_RNR;
+	case TP_ST_PAGE_FAULT:	return UB_RSPST_PAGE_FAULT;
+	default:		return UB_RSPST_COMPLETER_ERR;
+	}
+}
+
+static inline enum tp_status tp_rspst_to_status(uint8_t r)
+{
+	switch (r) {
+	case UB_RSPST_ACK:		return TP_ST_OK;
+	case UB_RSPST_RNR:		return TP_ST_RNR;
+	case UB_RSPST_PAGE_FAULT:	return TP_ST_PAGE_FAULT;
+	default:			return TP_ST_COMPLETER_ERR;
+	}
+}
+
+static inline bool tp_reliable(const struct tp_chan *ch) { return ch->cfg.mode != TP_MODE_UTP; }
+static inline bool tp_is_gbn(const struct tp_chan *ch)
+{
+	return ch->cfg.mode == TP_MODE_RTP_GBN || ch->cfg.mode == TP_MODE_RTP_GBN_FAST;
+}
+
+#endif

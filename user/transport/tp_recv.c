@@ -1,0 +1,609 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Receiver side of a TP channel: PSN classification, the out-of-order range,
+ * in-order reassembly for the transaction layer (Send into posted buffers,
+ * Write/Read against registered memory), and the responses: TPACK (coalesced,
+ * AckReq honoured, TAACK aboard in ROL), TPNAK, TPSACK.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_int.h"
+
+#define ORDER_ROL 3	/* TAH Order of an ROL initiator (see ta_order()) */
+
+static uint32_t sq_free(const struct tp_chan *ch)
+{
+	return (ch->sq_head + ch->sq_cap - ch->sq_tail - 1) % ch->sq_cap;
+}
+
+static uint32_t ack_cap(const struct tp_chan *ch);
+
+/* ---- answers (TAACK) ------------------------------------------------------- */
+
+static void push_taack_ack(struct tp_chan *ch, uint32_t psn, uint16_t tassn, uint8_t rspst)
+{
+	if ((ch->tf_tail + 1) % TP_FIFO == ch->tf_head)
+		return;	/* full: the initiator's probe (a duplicate) recovers it */
+	ch->taack_fifo[ch->tf_tail] = (struct tp_taack_ack){ .psn = psn, .tassn = tassn,
+							     .rspst = rspst };
+	ch->tf_tail = (ch->tf_tail + 1) % TP_FIFO;
+}
+
+static void send_answer(struct tp_chan *ch, const struct tp_result *r, uint8_t order)
+{
+	ch->st.tx_taack++;
+	if (order == ORDER_ROL) {
+		push_taack_ack(ch, r->last_psn, r->tassn, r->rspst);
+	} else {
+		struct tp_op *op = tp_sq_push(ch);	/* room checked on arrival */
+
+		if (!op)
+			return;
+		op->kind = OP_TAACK;
+		op->tassn = r->tassn;
+		op->rspst = r->rspst;
+		op->nseg = 1;
+	}
+}
+
+/* Pending answers in arrival order: in ROL the TPACK may not pass them. */
+static void flush_pending(struct tp_chan *ch)
+{
+	struct tp_pend *q = ch->pend;
+
+	while (ch->pq_head != ch->pq_tail) {
+		struct tp_result *r = &ch->results[q[ch->pq_head].tassn % TP_RESULTS];
+
+		if (r->pending)
+			break;
+		send_answer(ch, r, q[ch->pq_head].order);
+		ch->pq_head = (ch->pq_head + 1) % TP_FIFO;
+	}
+}
+
+static void answer(struct tp_chan *ch, uint16_t tassn, enum tp_status st, uint32_t last_psn,
+		   uint8_t order, bool manual)
+{
+	struct tp_result *r = &ch->results[tassn % TP_RESULTS];
+	struct tp_pend *q = ch->pend;
+
+	if (st == TP_ST_RNR)
+		ch->st.ta_rnr++;
+	else if (st == TP_ST_PAGE_FAULT)
+		ch->st.ta_page_fault++;
+	else if (st != TP_ST_OK)
+		ch->st.ta_completer_err++;
+	*r = (struct tp_result){ .valid = true, .pending = manual, .tassn = tassn,
+				 .rspst = tp_status_to_rspst(st), .last_psn = last_psn };
+	if (!manual && ch->pq_head == ch->pq_tail) {
+		send_answer(ch, r, order);
+		return;
+	}
+	if ((ch->pq_tail + 1) % TP_FIFO == ch->pq_head) {
+		/* Too many answers outstanding: give the oldest up as an error
+		 * rather than hold the acknowledgements forever. */
+		struct tp_result *o = &ch->results[q[ch->pq_head].tassn % TP_RESULTS];
+
+		o->pending = false;
+		o->rspst = UB_RSPST_COMPLETER_ERR;
+		flush_pending(ch);
+		if ((ch->pq_tail + 1) % TP_FIFO == ch->pq_head)
+			ch->pq_head = (ch->pq_head + 1) % TP_FIFO;
+	}
+	q[ch->pq_tail] = (struct tp_pend){ .tassn = tassn, .order = order };
+	ch->pq_tail = (ch->pq_tail + 1) % TP_FIFO;
+	flush_pending(ch);
+}
+
+int tp_rcv_answer(struct tp_chan *ch, uint16_t tassn, int status)
+{
+	struct tp_result *r = &ch->results[tassn % TP_RESULTS];
+
+	if (!r->valid || !r->pending || r->tassn != tassn || status < 0 || status > TP_ST_COMPLETER_ERR)
+		return -ENOENT;
+	r->pending = false;
+	r->rspst = tp_status_to_rspst(status);
+	if (status == TP_ST_RNR)
+		ch->st.ta_rnr++;
+	else if (status != TP_ST_OK)
+		ch->st.ta_completer_err++;
+	flush_pending(ch);
+	ch->ack_pending = ch->ack_now = true;
+	return 0;
+}
+
+/* ---- reassembly and the transaction layer --------------------------------- */
+
+/* Check [va, va+len) against a registered region; NULL with *st set if bad. */
+static uint8_t *mr_check(struct tp_chan *ch, uint64_t va, uint32_t token, size_t len,
+			 enum tp_status *st)
+{
+	struct tp_mr *mr = tp_mr_find(ch->ep, token);
+	uint64_t base;
+
+	if (!mr) {
+		*st = TP_ST_COMPLETER_ERR;
+		return NULL;
+	}
+	base = (uint64_t)(uintptr_t)mr->addr;
+	if (va < base || va - base > mr->len || len > mr->len - (va - base)) {
+		*st = TP_ST_COMPLETER_ERR;
+		return NULL;
+	}
+	if (!mr->resident) {
+		*st = TP_ST_PAGE_FAULT;
+		return NULL;
+	}
+	return mr->addr + (va - base);
+}
+
+static void start_msg(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p)
+{
+	struct tp_rxmsg *m = &ch->rx;
+	enum tp_status st = TP_ST_OK;
+	struct tp_op *op;
+
+	m->active = true;
+	m->tpmsn = p->tph.tpmsn;
+	m->tassn = p->tah.ini_tassn;
+	m->ta_op = p->tah.opcode;
+	m->retry = p->tah.retry;
+	m->order = p->tah.order;
+	m->status = TP_ST_OK;
+	m->off = 0;
+	m->dst = NULL;
+	m->cap = 0;
+	switch (m->ta_op) {
+	case UB_TA_SEND:
+	case UB_TA_SEND_IMM:
+	case UB_TA_WRITE:
+	case UB_TA_WRITE_IMM:
+		/* After an RNR or a page fault, later messages are refused too
+		 * until the refused one comes back (Retry), so that they are
+		 * retried behind it and stay in order. */
+		if (ch->rnr_block && !m->retry) {
+			m->status = TP_ST_RNR;
+			return;
+		}
+		ch->rnr_block = false;
+		if (m->ta_op == UB_TA_SEND || m->ta_op == UB_TA_SEND_IMM) {
+			if (!m->have_recv) {
+				if (ch->rq_head == ch->rq_tail) {
+					m->status = TP_ST_RNR;
+					ch->rnr_block = true;
+					return;
+				}
+				m->rb = ch->rq[ch->rq_head];
+				ch->rq_head = (ch->rq_head + 1) % ch->rq_cap;
+				m->have_recv = true;
+			}
+			m->dst = m->rb.buf;
+			m->cap = m->rb.cap;
+			return;
+		}
+		if (!p->has_maetah) {
+			m->status = TP_ST_COMPLETER_ERR;
+			return;
+		}
+		m->dst = mr_check(ch, p->mae.va, p->mae.token_id, p->mae.length, &st);
+		m->cap = p->mae.length;
+		m->status = (uint8_t)st;
+		if (st == TP_ST_PAGE_FAULT)
+			ch->rnr_block = true;
+		return;
+	case UB_TA_READ:
+		if (!p->has_maetah) {
+			m->status = TP_ST_COMPLETER_ERR;
+			return;
+		}
+		m->va = p->mae.va;
+		m->token = p->mae.token_id;
+		m->rd_len = p->mae.length;
+		m->dst = mr_check(ch, m->va, m->token, m->rd_len, &st);
+		m->status = (uint8_t)st;
+		return;
+	case UB_TA_TAACK:
+		tp_snd_on_answer(ch, now, m->tassn, p->tah.rspst);
+		return;
+	case UB_TA_READ_RESP:
+		op = tp_snd_find_op(ch, m->tassn);
+		if (!op || op->kind != OP_READ || op->state != OS_SENT) {
+			ch->st.ta_proto_err++;
+			m->status = TP_ST_COMPLETER_ERR;
+			m->op = UINT32_MAX;
+			return;
+		}
+		m->op = (uint32_t)(op - ch->sq);
+		return;
+	default:
+		ch->st.ta_proto_err++;
+		m->status = TP_ST_COMPLETER_ERR;
+	}
+}
+
+static void finish_msg(struct tp_chan *ch, uint32_t psn)
+{
+	struct tp_rxmsg *m = &ch->rx;
+	bool manual = ch->cfg.manual_taack;
+	struct tp_op *op;
+
+	m->active = false;
+	switch (m->ta_op) {
+	case UB_TA_SEND:
+	case UB_TA_SEND_IMM:
+		if (m->have_recv && m->status != TP_ST_RNR) {
+			tp_emit(ch, TP_EV_RECV, (enum tp_status)m->status, m->rb.wr_id, m->off, m->tassn);
+			m->have_recv = false;
+			if (m->status == TP_ST_OK)
+				ch->st.msgs_delivered++;
+		}
+		answer(ch, m->tassn, (enum tp_status)m->status, psn, m->order,
+		       manual && m->status == TP_ST_OK);
+		break;
+	case UB_TA_WRITE:
+	case UB_TA_WRITE_IMM:
+		if (m->status == TP_ST_OK)
+			ch->st.msgs_delivered++;
+		answer(ch, m->tassn, (enum tp_status)m->status, psn, m->order, false);
+		break;
+	case UB_TA_READ:
+		if (m->status != TP_ST_OK) {
+			/* A refused Read is answered by a TAACK in its own packet. */
+			answer(ch, m->tassn, (enum tp_status)m->status, psn, 1, false);
+			break;
+		}
+		op = tp_sq_push(ch);	/* room checked on arrival */
+		if (!op)
+			break;
+		op->kind = OP_READ_RESP;
+		op->tassn = m->tassn;
+		op->src = m->dst;
+		op->len = m->rd_len;
+		op->nseg = m->rd_len ? (uint32_t)((m->rd_len + ch->cfg.mtu - 1) / ch->cfg.mtu) : 1;
+		break;
+	case UB_TA_READ_RESP:
+		if (m->op == UINT32_MAX)
+			break;
+		op = &ch->sq[m->op];
+		if (m->status == TP_ST_OK && op->rd_got == op->rd_len)
+			ch->st.msgs_delivered++;
+		tp_snd_op_answered(ch, op, m->status == TP_ST_OK && op->rd_got == op->rd_len ?
+				   TP_ST_OK : TP_ST_COMPLETER_ERR);
+		break;
+	default:
+		break;
+	}
+}
+
+/* One packet, in PSN order, to the transaction layer. */
+static void deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p, uint32_t psn)
+{
+	struct tp_rxmsg *m = &ch->rx;
+	size_t n = p->payload_len;
+
+	if (m->active && (p->tph.tpmsn != m->tpmsn || p->tah.ini_tassn != m->tassn)) {
+		/* The previous message never saw its Last: a broken peer. */
+		ch->st.ta_proto_err++;
+		m->status = TP_ST_COMPLETER_ERR;
+		finish_msg(ch, tp_psn_add(psn, TP_PSN_MASK));
+	}
+	if (!m->active)
+		start_msg(ch, now, p);
+	ch->st.bytes_delivered += n;
+	if (m->status == TP_ST_OK && n) {
+		switch (m->ta_op) {
+		case UB_TA_SEND:
+		case UB_TA_SEND_IMM:
+		case UB_TA_WRITE:
+		case UB_TA_WRITE_IMM:
+			if (!m->dst || m->off + n > m->cap) {
+				m->status = TP_ST_COMPLETER_ERR;	/* longer than announced */
+				break;
+			}
+			memcpy(m->dst + m->off, p->payload, n);
+			break;
+		case UB_TA_READ_RESP: {
+			struct tp_op *op = &ch->sq[m->op];
+
+			if (op->rd_got + n > op->rd_len) {
+				m->status = TP_ST_COMPLETER_ERR;
+				break;
+			}
+			memcpy(op->dst + op->rd_got, p->payload, n);
+			op->rd_got += n;
+			break;
+		}
+		default:
+			m->status = TP_ST_COMPLETER_ERR;	/* no payload expected */
+		}
+	}
+	m->off += n;
+	if (p->tph.last)
+		finish_msg(ch, psn);
+}
+
+/* ---- UTP -------------------------------------------------------------------- */
+
+static enum tp_rx_verdict utp_rx(struct tp_chan *ch, const struct tp_parsed *p)
+{
+	struct tp_rxmsg *m = &ch->rx;
+	uint32_t seg = p->tph.psn;
+	size_t n = p->payload_len;
+
+	if (p->tah.opcode != UB_TA_SEND && p->tah.opcode != UB_TA_SEND_IMM) {
+		ch->st.rx_bad_opcode++;
+		return TP_RX_DROP;
+	}
+	if (seg == 0) {
+		if (m->active)
+			ch->st.utp_drop++;	/* the last one never ended */
+		m->active = false;
+		if (!m->have_recv) {
+			if (ch->rq_head == ch->rq_tail) {
+				ch->st.utp_drop++;
+				return TP_RX_DROP;
+			}
+			m->rb = ch->rq[ch->rq_head];
+			ch->rq_head = (ch->rq_head + 1) % ch->rq_cap;
+			m->have_recv = true;
+		}
+		m->active = true;
+		m->tpmsn = p->tph.tpmsn;
+		m->off = 0;
+		ch->utp_seg = 0;
+	} else if (!m->active || seg != ch->utp_seg || p->tph.tpmsn != m->tpmsn) {
+		if (m->active)
+			ch->st.utp_drop++;
+		m->active = false;	/* the buffer stays for the next message */
+		return TP_RX_DROP;
+	}
+	if (m->off + n > m->rb.cap) {
+		ch->st.utp_drop++;
+		m->active = false;
+		return TP_RX_DROP;
+	}
+	memcpy(m->rb.buf + m->off, p->payload, n);
+	m->off += n;
+	ch->utp_seg++;
+	ch->st.rx_inorder++;
+	ch->st.bytes_delivered += n;
+	if (p->tph.last) {
+		tp_emit(ch, TP_EV_RECV, TP_ST_OK, m->rb.wr_id, m->off, p->tah.ini_tassn);
+		ch->st.msgs_delivered++;
+		m->active = false;
+		m->have_recv = false;
+	}
+	return TP_RX_OK;
+}
+
+/* ---- RTP receive ------------------------------------------------------------ */
+
+static bool ooo_alloc(struct tp_chan *ch)
+{
+	if (ch->ooo_buf)
+		return true;
+	ch->ooo_stride = ch->cfg.mtu + TP_HDR_MAX;
+	ch->ooo_buf = malloc(ch->ooo_stride * ch->cfg.ooo_range);
+	ch->ooo_len = calloc(ch->cfg.ooo_range, sizeof(*ch->ooo_len));
+	if (!ch->ooo_buf || !ch->ooo_len) {
+		free(ch->ooo_buf);
+		free(ch->ooo_len);
+		ch->ooo_buf = NULL;
+		ch->ooo_len = NULL;
+		return false;
+	}
+	return true;
+}
+
+static void note_ack(struct tp_chan *ch, uint64_t now, bool now_please)
+{
+	if (!ch->ack_pending)
+		ch->ack_deadline = now + ch->cfg.ack_delay_ns;
+	ch->ack_pending = true;
+	if (now_please || ++ch->ack_cnt >= ch->cfg.ack_coalesce)
+		ch->ack_now = true;
+}
+
+/* A message's first packet may need an answer packet later: keep room. */
+static bool room_for(const struct tp_chan *ch)
+{
+	return ch->rx.active || sq_free(ch) > 1;
+}
+
+enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p,
+			       const uint8_t *raw, size_t len, uint8_t ecn)
+{
+	uint32_t psn = p->tph.psn, range = ch->cfg.ooo_range;
+	int32_t d;
+
+	if (ecn == 3) {
+		ch->st.rx_ecn_ce++;
+		if (ch->cfg.cc && ch->cfg.cc->on_ecn)
+			ch->cfg.cc->on_ecn(ch->cfg.cc_ctx, now);
+	}
+	if (!tp_reliable(ch))
+		return utp_rx(ch, p);
+
+	d = tp_psn_diff(psn, ch->rcv_nxt);
+	if (d < 0) {
+		/* Duplicate: always answered, or a sender whose ACK was lost
+		 * would never learn that it may move on. */
+		struct tp_result *r = &ch->results[p->tah.ini_tassn % TP_RESULTS];
+
+		ch->st.rx_dup++;
+		note_ack(ch, now, true);
+		if (p->tph.last && r->valid && !r->pending && r->tassn == p->tah.ini_tassn &&
+		    p->tah.order == ORDER_ROL && p->tah.opcode != UB_TA_TAACK &&
+		    p->tah.opcode != UB_TA_READ_RESP && p->tah.opcode != UB_TA_READ)
+			push_taack_ack(ch, ack_cap(ch), r->tassn, r->rspst);
+		return TP_RX_DUP;
+	}
+	if ((uint32_t)d >= range || len > ch->cfg.mtu + TP_HDR_MAX) {
+		ch->st.rx_invalid++;
+		return TP_RX_DROP;
+	}
+	if (d > 0) {
+		if (tp_is_gbn(ch)) {
+			ch->st.rx_gbn_drop++;
+			if (ch->cfg.mode == TP_MODE_RTP_GBN_FAST && !ch->nak_sent)
+				ch->nak_pending = ch->nak_sent = true;
+			return TP_RX_DROP;
+		}
+		if (!ooo_alloc(ch)) {
+			ch->st.rx_no_room++;
+			return TP_RX_DROP;
+		}
+		if (ch->ooo_len[psn % range]) {
+			ch->st.rx_dup++;
+			ch->sack_pending = true;
+			return TP_RX_DUP;
+		}
+		memcpy(ch->ooo_buf + (size_t)(psn % range) * ch->ooo_stride, raw, len);
+		ch->ooo_len[psn % range] = (uint32_t)len;
+		ch->n_ooo++;
+		ch->st.rx_ooo++;
+		if (tp_psn_diff(psn, ch->rcv_max) > 0)
+			ch->rcv_max = psn;
+		ch->sack_pending = true;
+		return TP_RX_OK;
+	}
+
+	if (!room_for(ch)) {
+		ch->st.rx_no_room++;
+		return TP_RX_DROP;
+	}
+	deliver(ch, now, p, psn);
+	ch->st.rx_inorder++;
+	if (tp_psn_diff(psn, ch->rcv_max) > 0)
+		ch->rcv_max = psn;
+	ch->rcv_nxt = tp_psn_add(psn, 1);
+	ch->nak_sent = false;
+	note_ack(ch, now, p->tph.ackreq);
+	/* Whatever waited behind this PSN follows it up. */
+	while (ch->n_ooo && ch->ooo_len[ch->rcv_nxt % range]) {
+		uint32_t i = ch->rcv_nxt % range;
+		struct tp_parsed q;
+		const char *why;
+
+		if (!room_for(ch))
+			break;
+		if (!tp_parse(ch->ooo_buf + (size_t)i * ch->ooo_stride, ch->ooo_len[i], &q, &why))
+			deliver(ch, now, &q, ch->rcv_nxt);
+		ch->ooo_len[i] = 0;
+		ch->n_ooo--;
+		ch->rcv_nxt = tp_psn_add(ch->rcv_nxt, 1);
+		note_ack(ch, now, q.tph.ackreq);
+	}
+	if (ch->n_ooo)
+		ch->sack_pending = true;
+	return TP_RX_OK;
+}
+
+/* ---- responses ------------------------------------------------------------ */
+
+/* The cumulative ack may not pass a Send whose ROL answer is pending. */
+static uint32_t ack_cap(const struct tp_chan *ch)
+{
+	uint32_t cum = tp_psn_add(ch->rcv_nxt, TP_PSN_MASK);
+
+	if (ch->pq_head != ch->pq_tail) {
+		const struct tp_pend *q = ch->pend;
+		const struct tp_result *r = &ch->results[q[ch->pq_head].tassn % TP_RESULTS];
+		uint32_t hold = tp_psn_add(r->last_psn, TP_PSN_MASK);
+
+		if (q[ch->pq_head].order == ORDER_ROL && tp_psn_diff(cum, hold) > 0)
+			cum = hold;
+	}
+	return cum;
+}
+
+static size_t enc_sack(struct tp_chan *ch, uint8_t *buf, size_t cap, uint32_t c)
+{
+	struct ub_saetph_fields sa = { .max_rcv_psn = ch->rcv_max };
+	uint32_t need = (uint32_t)tp_psn_diff(ch->rcv_max, c) + 1, bits, range = ch->cfg.ooo_range;
+	size_t n;
+
+	while (sa.size_code < UB_SAETPH_MAX_SIZE_CODE && ub_saetph_bitmap_bits(sa.size_code) < need)
+		sa.size_code++;
+	bits = ub_saetph_bitmap_bits(sa.size_code);
+	if (cap < sizeof(struct ub_tph) + ub_saetph_len(sa.size_code))
+		return 0;
+	for (uint32_t k = 0; k < bits && k < need; k++) {
+		uint32_t psn = tp_psn_add(c, k);
+
+		if (tp_psn_diff(psn, ch->rcv_nxt) < 0 ||
+		    (ch->ooo_len && tp_psn_diff(psn, ch->rcv_nxt) < (int32_t)range &&
+		     ch->ooo_len[psn % range]))
+			ub_sack_set(sa.bitmap, k);
+	}
+	n = tp_enc_tph(buf, ch, UB_TP_SACK, false, TP_NLP_NONE, c, 0);
+	return n + ub_saetph_encode(buf + n, &sa);
+}
+
+size_t tp_rcv_response(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
+		       struct tp_tx_info *info)
+{
+	uint8_t *buf = out;
+	size_t n = 0;
+	uint32_t psn = 0;
+
+	if (!tp_reliable(ch))
+		return 0;
+	if (cap < sizeof(struct ub_tph) + sizeof(struct ub_tah))
+		return 0;
+	if (ch->tf_head != ch->tf_tail) {
+		const struct tp_taack_ack *a = &ch->taack_fifo[ch->tf_head];
+		struct ub_tah_fields tah = { .opcode = UB_TA_TAACK, .ini_tassn = a->tassn,
+					     .rspst = a->rspst };
+
+		psn = a->psn;
+		n = tp_enc_tph(buf, ch, UB_TP_ACK, true, UB_NLP_TAH, psn, 0);
+		ub_tah_encode((struct ub_tah *)(buf + n), &tah);
+		n += sizeof(struct ub_tah);
+		ch->tf_head = (ch->tf_head + 1) % TP_FIFO;
+		ch->st.tx_ack++;
+	} else if (ch->nak_pending) {
+		struct ub_tph_fields f = {
+			.opcode = UB_TP_ACK, .nlp = TP_NLP_NONE, .src_tpn = ch->tpn,
+			.dst_tpn = ch->peer_tpn, .psn = ch->rcv_nxt, .rspst = UB_RSPST_NAK,
+		};
+
+		psn = ch->rcv_nxt;
+		ub_tph_encode((struct ub_tph *)buf, &f);
+		n = sizeof(struct ub_tph);
+		ch->nak_pending = false;
+		ch->st.tx_nak++;
+	} else if (ch->sack_pending || (ch->ack_pending && (ch->ack_now || now >= ch->ack_deadline))) {
+		psn = ack_cap(ch);
+		if (ch->n_ooo && !tp_is_gbn(ch)) {
+			n = enc_sack(ch, buf, cap, psn);
+			if (!n)
+				return 0;
+			ch->st.tx_sack++;
+		} else {
+			n = tp_enc_tph(buf, ch, UB_TP_ACK, false, TP_NLP_NONE, psn, 0);
+			ch->st.tx_ack++;
+		}
+		ch->sack_pending = ch->ack_pending = ch->ack_now = false;
+		ch->ack_cnt = 0;
+		ch->ack_deadline = 0;
+	} else {
+		return 0;
+	}
+	*info = (struct tp_tx_info){ .chan = ch, .user = ch->cfg.user, .src_tpn = ch->tpn,
+				     .dst_tpn = ch->peer_tpn, .psn = psn };
+	return n;
+}
+
+void tp_rcv_tick(struct tp_chan *ch, uint64_t now)
+{
+	if (ch->ack_pending && now >= ch->ack_deadline)
+		ch->ack_now = true;
+}
+
+uint64_t tp_rcv_deadline(const struct tp_chan *ch)
+{
+	/* Responses already due leave with the next tp_ep_tx(). */
+	return ch->ack_pending ? ch->ack_deadline : UINT64_MAX;
+}

@@ -1,0 +1,644 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Sender side of a TP channel: operations cut into MTU-sized packets, the
+ * PSN window, acknowledgements, Go-Back-N and selective retransmission, the
+ * RTO and the transaction answers (TAACK, RNR/page-fault retries).
+ */
+#include <string.h>
+
+#include "tp_int.h"
+
+#define SLOT(ch, psn) (&(ch)->win[((ch)->win_base + (uint32_t)tp_psn_diff((psn), (ch)->una)) % (ch)->win_cap])
+
+static bool initiator(const struct tp_op *op)
+{
+	return op->kind == OP_SEND || op->kind == OP_WRITE || op->kind == OP_READ;
+}
+
+struct tp_op *tp_sq_push(struct tp_chan *ch)
+{
+	struct tp_op *op;
+
+	if ((ch->sq_tail + 1) % ch->sq_cap == ch->sq_head)
+		return NULL;
+	op = &ch->sq[ch->sq_tail];
+	memset(op, 0, sizeof(*op));
+	op->state = OS_QUEUED;
+	ch->sq_tail = (ch->sq_tail + 1) % ch->sq_cap;
+	return op;
+}
+
+static enum tp_event_type done_event(const struct tp_op *op)
+{
+	return op->kind == OP_SEND ? TP_EV_SEND_DONE :
+	       op->kind == OP_WRITE ? TP_EV_WRITE_DONE : TP_EV_READ_DONE;
+}
+
+/* Complete what can be completed, free done operations from the head. */
+static void sq_progress(struct tp_chan *ch)
+{
+	for (uint32_t i = ch->sq_head; i != ch->sq_tail; i = (i + 1) % ch->sq_cap) {
+		struct tp_op *op = &ch->sq[i];
+
+		if (op->state != OS_SENT || op->inflight)
+			continue;
+		if (!initiator(op)) {
+			op->state = OS_DONE;
+		} else if (op->answered) {
+			op->state = OS_DONE;
+			tp_emit(ch, done_event(op), op->status, op->wr_id,
+				op->kind == OP_READ ? op->rd_got : op->len, op->tassn);
+			ch->n_init_ops--;
+		}
+	}
+	while (ch->sq_head != ch->sq_tail && ch->sq[ch->sq_head].state == OS_DONE &&
+	       !ch->sq[ch->sq_head].inflight) {
+		ch->sq[ch->sq_head].state = OS_FREE;
+		ch->sq_head = (ch->sq_head + 1) % ch->sq_cap;
+	}
+}
+
+void tp_chan_fail(struct tp_chan *ch, enum tp_status why)
+{
+	if (ch->failed)
+		return;
+	ch->failed = true;
+	tp_emit(ch, TP_EV_CHAN_ERROR, why, 0, 0, 0);
+	for (uint32_t i = ch->sq_head; i != ch->sq_tail; i = (i + 1) % ch->sq_cap) {
+		struct tp_op *op = &ch->sq[i];
+
+		if (initiator(op) && op->state != OS_DONE && op->state != OS_FREE)
+			tp_emit(ch, done_event(op), TP_ST_FLUSHED, op->wr_id, 0, op->tassn);
+		op->state = OS_FREE;
+	}
+	ch->sq_head = ch->sq_tail;
+	ch->n_init_ops = 0;
+	if (ch->rx.have_recv)
+		tp_emit(ch, TP_EV_RECV_FLUSHED, TP_ST_FLUSHED, ch->rx.rb.wr_id, 0, 0);
+	ch->rx.have_recv = false;
+	for (; ch->rq_head != ch->rq_tail; ch->rq_head = (ch->rq_head + 1) % ch->rq_cap)
+		tp_emit(ch, TP_EV_RECV_FLUSHED, TP_ST_FLUSHED, ch->rq[ch->rq_head].wr_id, 0, 0);
+	ch->rto_deadline = 0;
+}
+
+/* ---- RTO ------------------------------------------------------------------ */
+
+static uint64_t rto_value(const struct tp_chan *ch)
+{
+	uint64_t base;
+	uint32_t shift;
+
+	if (ch->cfg.rto_mode == TP_RTO_STATIC)
+		return ch->cfg.rto_static_ns;
+	/* Base follows the RTT; before the first sample, the static value. */
+	base = ch->srtt ? ch->srtt + 4 * ch->rttvar : ch->cfg.rto_static_ns;
+	if (base < ch->cfg.rto_min_ns)
+		base = ch->cfg.rto_min_ns;
+	shift = ch->cfg.rto_n * ch->rto_times;
+	if (shift > 24)
+		shift = 24;
+	base <<= shift;
+	return base > TP_RTO_4S ? TP_RTO_4S : base;
+}
+
+static void rtt_sample(struct tp_chan *ch, uint64_t rtt)
+{
+	if (!ch->srtt) {
+		ch->srtt = rtt;
+		ch->rttvar = rtt / 2;
+	} else {
+		uint64_t err = rtt > ch->srtt ? rtt - ch->srtt : ch->srtt - rtt;
+
+		ch->rttvar = (3 * ch->rttvar + err) / 4;
+		ch->srtt = (7 * ch->srtt + rtt) / 8;
+	}
+}
+
+/* ROL: an initiator Send/Write fully acknowledged but still unanswered. */
+static struct tp_op *unanswered(struct tp_chan *ch)
+{
+	if (ch->cfg.ta_mode != TP_TA_ROL)
+		return NULL;
+	for (uint32_t i = ch->sq_head; i != ch->sq_tail; i = (i + 1) % ch->sq_cap) {
+		struct tp_op *op = &ch->sq[i];
+
+		if (op->state == OS_SENT && !op->answered && !op->inflight &&
+		    (op->kind == OP_SEND || op->kind == OP_WRITE))
+			return op;
+	}
+	return NULL;
+}
+
+static void rto_rearm(struct tp_chan *ch, uint64_t now)
+{
+	if (ch->una != ch->nxt || unanswered(ch))
+		ch->rto_deadline = now + rto_value(ch);
+	else
+		ch->rto_deadline = 0;
+	ch->st.rto_ns = rto_value(ch);
+}
+
+void tp_snd_tick(struct tp_chan *ch, uint64_t now)
+{
+	if (ch->rnr_waiting && now >= ch->rnr_until) {
+		for (uint32_t i = ch->sq_head; i != ch->sq_tail; i = (i + 1) % ch->sq_cap) {
+			struct tp_op *op = &ch->sq[i];
+
+			if (op->state != OS_RNR_WAIT)
+				continue;
+			op->state = OS_QUEUED;
+			op->retry = true;
+			op->next_seg = 0;
+			op->last_sent = false;
+		}
+		ch->rnr_waiting = 0;
+	}
+	if (!ch->rto_deadline || now < ch->rto_deadline)
+		return;
+	ch->rto_times++;
+	ch->st.rto_fired++;
+	if (ch->rto_times > ch->cfg.retry_limit) {
+		tp_chan_fail(ch, TP_ST_RETRY_EXCEEDED);
+		return;
+	}
+	if (ch->cfg.cc && ch->cfg.cc->on_loss)
+		ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_RTO);
+	if (ch->una != ch->nxt) {
+		if (tp_is_gbn(ch)) {
+			ch->rtx_nxt = ch->una;
+			ch->gbn_cause = RC_RTO;
+		} else {
+			/* A new round: everything not selectively acked goes again. */
+			for (uint32_t psn = ch->una; psn != ch->nxt; psn = tp_psn_add(psn, 1)) {
+				struct tp_slot *s = SLOT(ch, psn);
+
+				if (!s->sacked && !s->need_rtx) {
+					s->need_rtx = true;
+					ch->n_need_rtx++;
+				}
+				if (s->need_rtx)
+					s->rtx_cause = RC_RTO;
+			}
+		}
+		ch->last_nak_valid = false;
+	} else {
+		struct tp_op *op = unanswered(ch);
+
+		if (op) {
+			ch->probe = true;
+			ch->probe_op = (uint32_t)(op - ch->sq);
+		}
+	}
+	ch->rto_deadline = now + rto_value(ch);
+	ch->st.rto_ns = rto_value(ch);
+}
+
+uint64_t tp_snd_deadline(const struct tp_chan *ch)
+{
+	uint64_t d = ch->rto_deadline ? ch->rto_deadline : UINT64_MAX;
+
+	if (ch->rnr_waiting && ch->rnr_until < d)
+		d = ch->rnr_until;
+	if (ch->cfg.cc && ch->cfg.cc->next_deadline) {
+		uint64_t c = ch->cfg.cc->next_deadline(ch->cfg.cc_ctx);
+
+		if (c < d)
+			d = c;
+	}
+	return d;
+}
+
+/* ---- acknowledgements ---------------------------------------------------- */
+
+static uint32_t seg_len(const struct tp_chan *ch, const struct tp_op *op, uint32_t seg)
+{
+	size_t off = (size_t)seg * ch->cfg.mtu;
+
+	if (off >= op->len)
+		return 0;
+	return (uint32_t)(op->len - off < ch->cfg.mtu ? op->len - off : ch->cfg.mtu);
+}
+
+/* Cumulative acknowledgement of every PSN up to c. False: c was never sent. */
+static bool ack_upto(struct tp_chan *ch, uint64_t now, uint32_t c)
+{
+	int32_t n = tp_psn_diff(c, ch->una) + 1;	/* packets newly acked */
+	uint64_t acked = 0, rtt = 0;
+
+	if (n > tp_psn_diff(ch->nxt, ch->una))
+		return false;
+	if (n <= 0)
+		return true;	/* old news */
+	for (int32_t i = 0; i < n; i++) {
+		struct tp_slot *s = &ch->win[ch->win_base];
+		struct tp_op *op = &ch->sq[s->op];
+		uint32_t b = seg_len(ch, op, s->seg);
+
+		if (s->ntx == 1)
+			rtt = now - s->sent_ns;	/* Karn: never from a resent packet */
+		if (!s->sacked) {
+			ch->inflight_bytes -= b;
+			acked += b;
+		}
+		if (s->need_rtx)
+			ch->n_need_rtx--;
+		op->inflight--;
+		memset(s, 0, sizeof(*s));
+		ch->win_base = (ch->win_base + 1) % ch->win_cap;
+		ch->una = tp_psn_add(ch->una, 1);
+	}
+	if (rtt)
+		rtt_sample(ch, rtt);
+	if (tp_psn_diff(ch->rtx_nxt, ch->una) < 0)
+		ch->rtx_nxt = ch->una;
+	if (ch->last_nak_valid && tp_psn_diff(ch->last_nak, ch->una) < 0)
+		ch->last_nak_valid = false;
+	ch->rto_times = 0;
+	rto_rearm(ch, now);
+	if (ch->cfg.cc && ch->cfg.cc->on_ack)
+		ch->cfg.cc->on_ack(ch->cfg.cc_ctx, now, acked, rtt);
+	return true;
+}
+
+/* TPSACK: bits k >= 1 are PSN c + k; holes below MaxRcvPSN are losses. */
+static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct ub_saetph_fields *sa)
+{
+	uint32_t bits = ub_saetph_bitmap_bits(sa->size_code);
+	int32_t inflight = tp_psn_diff(ch->nxt, ch->una);
+	uint32_t max = sa->max_rcv_psn;
+	bool loss = false;
+
+	if (tp_is_gbn(ch))
+		return;
+	for (uint32_t k = 1; k < bits; k++) {
+		uint32_t psn = tp_psn_add(c, k);
+		int32_t d = tp_psn_diff(psn, ch->una);
+		struct tp_slot *s;
+
+		if (d < 0 || d >= inflight)
+			break;
+		if (!ub_sack_test(sa->bitmap, k))
+			continue;
+		s = SLOT(ch, psn);
+		if (s->sacked)
+			continue;
+		s->sacked = true;
+		ch->inflight_bytes -= seg_len(ch, &ch->sq[s->op], s->seg);
+		if (s->need_rtx) {
+			s->need_rtx = false;
+			ch->n_need_rtx--;
+		}
+	}
+	if (tp_psn_diff(max, ch->una) < 0 || tp_psn_diff(max, ch->una) >= inflight)
+		return;
+	for (uint32_t psn = ch->una; psn != max; psn = tp_psn_add(psn, 1)) {
+		struct tp_slot *s = SLOT(ch, psn);
+
+		if (s->sacked || s->need_rtx)
+			continue;
+		if (s->ntx == 1) {
+			/* First loss of this PSN: above HighRtxPSN by construction. */
+			s->rtx_cause = RC_SACK;
+		} else if (tp_psn_diff(max, s->mark) >= 0) {
+			/* MarkPSN: a packet sent after its retransmission arrived,
+			 * so the retransmission itself was lost. */
+			s->rtx_cause = RC_MARK;
+		} else {
+			continue;	/* resent this round: never twice */
+		}
+		s->need_rtx = true;
+		ch->n_need_rtx++;
+		loss = true;
+	}
+	if (loss && ch->cfg.cc && ch->cfg.cc->on_loss)
+		ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_SACK);
+}
+
+void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p)
+{
+	bool nak = ub_tph_fields_is_nak(&p->tph);
+	uint32_t c = nak ? tp_psn_add(p->tph.psn, TP_PSN_MASK) : p->tph.psn;
+
+	if (nak)
+		ch->st.rx_nak++;
+	else if (p->has_saetph)
+		ch->st.rx_sack++;
+	else
+		ch->st.rx_ack++;
+	if (!ack_upto(ch, now, c)) {
+		ch->st.rx_stale_ack++;
+		return;
+	}
+	if (nak && ch->cfg.mode == TP_MODE_RTP_GBN_FAST &&
+	    tp_psn_diff(p->tph.psn, ch->una) >= 0 && tp_psn_diff(ch->nxt, p->tph.psn) > 0 &&
+	    !(ch->last_nak_valid && ch->last_nak == p->tph.psn)) {
+		/* One go-back per NAKed PSN: a repeated NAK is no new loss. */
+		ch->rtx_nxt = p->tph.psn;
+		ch->gbn_cause = RC_NAK;
+		ch->last_nak = p->tph.psn;
+		ch->last_nak_valid = true;
+		if (ch->cfg.cc && ch->cfg.cc->on_loss)
+			ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_NAK);
+	}
+	if (p->has_saetph)
+		on_sack(ch, now, c, &p->sa);
+	if (p->has_tah && p->tah.opcode == UB_TA_TAACK)
+		tp_snd_on_answer(ch, now, p->tah.ini_tassn, p->tah.rspst);
+	sq_progress(ch);
+}
+
+struct tp_op *tp_snd_find_op(struct tp_chan *ch, uint16_t tassn)
+{
+	for (uint32_t i = ch->sq_head; i != ch->sq_tail; i = (i + 1) % ch->sq_cap) {
+		struct tp_op *op = &ch->sq[i];
+
+		if (initiator(op) && op->tassn == tassn && !op->answered &&
+		    (op->state == OS_SENT || op->state == OS_QUEUED))
+			return op;
+	}
+	return NULL;
+}
+
+void tp_snd_op_answered(struct tp_chan *ch, struct tp_op *op, enum tp_status st)
+{
+	op->answered = true;
+	op->status = (uint8_t)st;
+	sq_progress(ch);
+}
+
+void tp_snd_on_answer(struct tp_chan *ch, uint64_t now, uint16_t tassn, uint8_t rspst)
+{
+	struct tp_op *op = tp_snd_find_op(ch, tassn);
+	enum tp_status st = tp_rspst_to_status(rspst);
+
+	if (!op || op->state != OS_SENT) {
+		ch->st.ta_proto_err++;	/* answer to nothing: a duplicate */
+		return;
+	}
+	if ((st == TP_ST_RNR || st == TP_ST_PAGE_FAULT) && op->tries < ch->cfg.rnr_retry) {
+		op->tries++;
+		op->state = OS_RNR_WAIT;
+		ch->rnr_waiting++;
+		if (ch->rnr_until < now + ch->cfg.rnr_delay_ns)
+			ch->rnr_until = now + ch->cfg.rnr_delay_ns;
+		if (st == TP_ST_RNR)
+			ch->st.ta_retry_rnr++;
+		else
+			ch->st.ta_retry_pf++;
+		return;
+	}
+	ch->rto_times = 0;
+	tp_snd_op_answered(ch, op, st);
+	rto_rearm(ch, now);
+}
+
+/* ---- transmission --------------------------------------------------------- */
+
+size_t tp_enc_tph(uint8_t *buf, const struct tp_chan *ch, uint8_t opcode, bool last,
+		  uint8_t nlp, uint32_t psn, uint32_t tpmsn)
+{
+	struct ub_tph_fields f = {
+		.opcode = opcode, .last = last, .nlp = nlp,
+		.src_tpn = ch->tpn, .dst_tpn = ch->peer_tpn,
+		.psn = psn, .tpmsn = tpmsn,
+	};
+
+	ub_tph_encode((struct ub_tph *)buf, &f);
+	return sizeof(struct ub_tph);
+}
+
+static const uint8_t ta_opcode[] = {
+	[OP_SEND] = UB_TA_SEND, [OP_WRITE] = UB_TA_WRITE, [OP_READ] = UB_TA_READ,
+	[OP_TAACK] = UB_TA_TAACK, [OP_READ_RESP] = UB_TA_READ_RESP,
+};
+
+/* [chosen] TAH Order carries the initiator's transaction mode: 1 ROI, 2 ROT, 3 ROL. */
+static uint8_t ta_order(const struct tp_chan *ch)
+{
+	return ch->cfg.ta_mode == TP_TA_ROI ? 1 : ch->cfg.ta_mode == TP_TA_ROT ? 2 : 3;
+}
+
+static size_t enc_data(struct tp_chan *ch, const struct tp_op *op, uint32_t seg, uint32_t psn,
+		       uint32_t tpmsn, bool ackreq, uint8_t *buf, size_t cap)
+{
+	uint32_t plen = seg_len(ch, op, seg);
+	size_t off = (size_t)seg * ch->cfg.mtu, n;
+	bool mae = op->kind == OP_WRITE || op->kind == OP_READ;
+	struct ub_tah_fields tah = {
+		.opcode = ta_opcode[op->kind], .ini_tassn = op->tassn,
+		.retry = op->retry, .rspst = op->rspst, .rspinfo = op->rspinfo,
+		.order = initiator(op) ? ta_order(ch) : 0,
+	};
+
+	if (cap < sizeof(struct ub_tph) + sizeof(struct ub_tah) +
+		  (mae ? sizeof(struct ub_maetah) : 0) + plen)
+		return 0;
+	n = tp_enc_tph(buf, ch, tp_reliable(ch) ? UB_TP_RTP_DATA : UB_TP_UTP_DATA,
+		       seg + 1 == op->nseg, UB_NLP_TAH, psn, tpmsn);
+	if (ackreq)
+		buf[8] |= 0x80;		/* AckReq */
+	ub_tah_encode((struct ub_tah *)(buf + n), &tah);
+	n += sizeof(struct ub_tah);
+	if (mae) {
+		/* Every packet of a Write names where it lands, so a receiver
+		 * could place it out of order; a Read asks for rd_len bytes. */
+		struct ub_maetah_fields m = {
+			.va = op->va + off, .token_id = op->token,
+			.length = (uint32_t)(op->kind == OP_READ ? op->rd_len : op->len),
+		};
+
+		ub_maetah_encode((struct ub_maetah *)(buf + n), &m);
+		n += sizeof(struct ub_maetah);
+	}
+	if (plen)
+		memcpy(buf + n, op->src + off, plen);
+	return n + plen;
+}
+
+static void fill_info(struct tp_chan *ch, struct tp_tx_info *info, uint32_t psn, bool rtx)
+{
+	*info = (struct tp_tx_info){
+		.chan = ch, .user = ch->cfg.user, .src_tpn = ch->tpn, .dst_tpn = ch->peer_tpn,
+		.psn = psn, .data = true, .rtx = rtx,
+	};
+}
+
+static bool cc_allows(struct tp_chan *ch, uint64_t now, uint32_t bytes)
+{
+	return !ch->cfg.cc || !ch->cfg.cc->can_send ||
+	       ch->cfg.cc->can_send(ch->cfg.cc_ctx, now, ch->inflight_bytes, bytes);
+}
+
+static void count_rtx(struct tp_chan *ch, uint8_t cause)
+{
+	switch (cause) {
+	case RC_RTO:	ch->st.rtx_rto++; break;
+	case RC_NAK:	ch->st.rtx_nak++; break;
+	case RC_SACK:	ch->st.rtx_sack++; break;
+	default:	ch->st.rtx_mark++; break;
+	}
+}
+
+static size_t send_slot(struct tp_chan *ch, uint64_t now, uint32_t psn, uint8_t cause,
+			uint8_t *buf, size_t cap, struct tp_tx_info *info)
+{
+	struct tp_slot *s = SLOT(ch, psn);
+	struct tp_op *op = &ch->sq[s->op];
+	size_t len = enc_data(ch, op, s->seg, psn, s->tpmsn, true, buf, cap);
+
+	if (!len)
+		return 0;
+	s->ntx++;
+	s->sent_ns = now;
+	s->mark = ch->nxt;
+	ch->high_rtx = psn;
+	ch->high_rtx_valid = true;
+	count_rtx(ch, cause);
+	ch->st.tx_data++;
+	ch->st.tx_bytes += seg_len(ch, op, s->seg);
+	if (ch->cfg.cc && ch->cfg.cc->on_send)
+		ch->cfg.cc->on_send(ch->cfg.cc_ctx, now, seg_len(ch, op, s->seg), true);
+	fill_info(ch, info, psn, true);
+	if (!ch->rto_deadline)
+		rto_rearm(ch, now);
+	return len;
+}
+
+/* The next operation allowed to put a packet on the wire. */
+static struct tp_op *next_op(struct tp_chan *ch)
+{
+	for (uint32_t i = ch->sq_head; i != ch->sq_tail; i = (i + 1) % ch->sq_cap) {
+		struct tp_op *op = &ch->sq[i];
+
+		if (op->state != OS_QUEUED)
+			continue;
+		/* Keep Sends in order: nothing new overtakes one waiting to retry. */
+		if (initiator(op) && !op->retry && ch->rnr_waiting)
+			continue;
+		return op;
+	}
+	return NULL;
+}
+
+static size_t send_utp(struct tp_chan *ch, uint64_t now, uint8_t *buf, size_t cap,
+		       struct tp_tx_info *info)
+{
+	struct tp_op *op = next_op(ch);
+	size_t len;
+
+	if (!op || !cc_allows(ch, now, seg_len(ch, op, op->next_seg)))
+		return 0;
+	if (!op->next_seg)
+		op->tpmsn = ch->next_tpmsn++ & TP_PSN_MASK;
+	/* [chosen] UTP: PSN carries the segment index, so a receiver can tell
+	 * a message with a lost middle packet from a whole one. */
+	len = enc_data(ch, op, op->next_seg, op->next_seg, op->tpmsn, false, buf, cap);
+	if (!len)
+		return 0;
+	ch->st.tx_data++;
+	ch->st.tx_bytes += seg_len(ch, op, op->next_seg);
+	fill_info(ch, info, op->next_seg, false);
+	if (++op->next_seg == op->nseg) {
+		op->state = OS_SENT;
+		op->answered = true;	/* unreliable: done once sent */
+		sq_progress(ch);
+	}
+	return len;
+}
+
+size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
+		   struct tp_tx_info *info)
+{
+	uint8_t *buf = out;
+	struct tp_op *op;
+	struct tp_slot *s;
+	uint32_t psn, b;
+	bool ackreq;
+	size_t len;
+
+	if (!tp_reliable(ch))
+		return send_utp(ch, now, buf, cap, info);
+
+	if (ch->probe) {
+		/* ROL: a duplicate of the last packet makes the peer repeat its
+		 * TAACK, which a lost TPACK took with it. */
+		ch->probe = false;
+		op = &ch->sq[ch->probe_op];
+		if (op->state == OS_SENT && !op->answered) {
+			len = enc_data(ch, op, op->nseg - 1, op->last_psn, op->tpmsn, true, buf, cap);
+			if (len) {
+				ch->st.rtx_rto++;
+				ch->st.tx_data++;
+				fill_info(ch, info, op->last_psn, true);
+				return len;
+			}
+		}
+	}
+
+	if (tp_is_gbn(ch) && ch->rtx_nxt != ch->nxt) {
+		s = SLOT(ch, ch->rtx_nxt);
+		if (!cc_allows(ch, now, seg_len(ch, &ch->sq[s->op], s->seg)))
+			return 0;
+		len = send_slot(ch, now, ch->rtx_nxt, ch->gbn_cause, buf, cap, info);
+		if (len)
+			ch->rtx_nxt = tp_psn_add(ch->rtx_nxt, 1);
+		return len;
+	}
+	if (ch->n_need_rtx) {
+		for (psn = ch->una; psn != ch->nxt; psn = tp_psn_add(psn, 1)) {
+			s = SLOT(ch, psn);
+			if (!s->need_rtx)
+				continue;
+			if (!cc_allows(ch, now, seg_len(ch, &ch->sq[s->op], s->seg)))
+				return 0;
+			len = send_slot(ch, now, psn, s->rtx_cause, buf, cap, info);
+			if (len) {
+				s->need_rtx = false;
+				ch->n_need_rtx--;
+			}
+			return len;
+		}
+	}
+
+	/* New data, within the window. */
+	if ((uint32_t)tp_psn_diff(ch->nxt, ch->una) >= ch->win_cap)
+		return 0;
+	op = next_op(ch);
+	if (!op)
+		return 0;
+	b = seg_len(ch, op, op->next_seg);
+	if (!cc_allows(ch, now, b))
+		return 0;
+	if (!op->next_seg)
+		op->tpmsn = ch->next_tpmsn++ & TP_PSN_MASK;
+	psn = ch->nxt;
+	ackreq = ++ch->since_ackreq >= ch->cfg.ackreq_every || op->next_seg + 1 == op->nseg ||
+		 (uint32_t)tp_psn_diff(ch->nxt, ch->una) + 1 >= ch->win_cap;
+	len = enc_data(ch, op, op->next_seg, psn, op->tpmsn, ackreq, buf, cap);
+	if (!len)
+		return 0;
+	if (ackreq)
+		ch->since_ackreq = 0;
+	s = &ch->win[(ch->win_base + (uint32_t)tp_psn_diff(psn, ch->una)) % ch->win_cap];
+	*s = (struct tp_slot){
+		.op = (uint32_t)(op - ch->sq), .seg = op->next_seg, .tpmsn = op->tpmsn,
+		.sent_ns = now, .ntx = 1,
+	};
+	ch->nxt = tp_psn_add(ch->nxt, 1);
+	s->mark = ch->nxt;
+	ch->rtx_nxt = ch->nxt;
+	op->inflight++;
+	if (++op->next_seg == op->nseg) {
+		op->last_psn = psn;
+		op->state = OS_SENT;
+	}
+	ch->inflight_bytes += b;
+	ch->st.tx_data++;
+	ch->st.tx_bytes += b;
+	if (ch->cfg.cc && ch->cfg.cc->on_send)
+		ch->cfg.cc->on_send(ch->cfg.cc_ctx, now, b, false);
+	if (!ch->rto_deadline)
+		rto_rearm(ch, now);
+	fill_info(ch, info, psn, false);
+	return len;
+}

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* TP packets to and from bytes, with the packet library's header codecs. */
+#include <string.h>
+
+#include "tp_int.h"
+#include "ubpkt.h"
+
+int tp_parse(const void *pkt, size_t len, struct tp_parsed *p, const char **why)
+{
+	const uint8_t *b = pkt, *end = b + len;
+	bool response;
+	uint8_t op;
+
+	memset(p, 0, sizeof(*p));
+	if (len < sizeof(struct ub_tph)) {
+		*why = "short";
+		return -EINVAL;
+	}
+	ub_tph_decode((const struct ub_tph *)b, &p->tph);
+	b += sizeof(struct ub_tph);
+	op = p->tph.opcode;
+	if (!ub_tp_opcode_valid(op)) {
+		*why = "opcode";
+		return -EINVAL;
+	}
+	response = op >= UB_TP_ACK;
+	if (ub_tp_has_cetph(op)) {
+		if ((size_t)(end - b) < sizeof(struct ub_cetph))
+			goto short_hdr;
+		p->has_cetph = true;
+		ub_cetph_decode((const struct ub_cetph *)b, &p->ce);
+		b += sizeof(struct ub_cetph);
+	}
+	if (ub_tp_has_saetph(op)) {
+		size_t n = ub_saetph_decode(b, (size_t)(end - b), &p->sa);
+
+		if (!n)
+			goto short_hdr;
+		p->has_saetph = true;
+		b += n;
+	}
+	if (ub_tp_has_cnpetph(op)) {
+		if ((size_t)(end - b) < sizeof(struct ub_cnpetph))
+			goto short_hdr;
+		p->has_cnpetph = true;
+		ub_cnpetph_decode((const struct ub_cnpetph *)b, &p->cnp);
+		b += sizeof(struct ub_cnpetph);
+	}
+	/* Data needs a TAH; a response may carry one (the TAACK of ROL). */
+	if (p->tph.nlp == UB_NLP_TAH && (!response || (size_t)(end - b) >= sizeof(struct ub_tah))) {
+		if ((size_t)(end - b) < sizeof(struct ub_tah))
+			goto short_hdr;
+		p->has_tah = true;
+		ub_tah_decode((const struct ub_tah *)b, &p->tah);
+		b += sizeof(struct ub_tah);
+		if (ub_ta_has_maetah(p->tah.opcode)) {
+			if ((size_t)(end - b) < sizeof(struct ub_maetah))
+				goto short_hdr;
+			p->has_maetah = true;
+			ub_maetah_decode((const struct ub_maetah *)b, &p->mae);
+			b += sizeof(struct ub_maetah);
+		}
+	}
+	p->payload = b;
+	p->payload_len = (size_t)(end - b);
+	return 0;
+short_hdr:
+	*why = "short";
+	return -EINVAL;
+}
+
+int tp_pkt_to_spec(const void *pkt, size_t len, struct ub_pkt_spec *s)
+{
+	struct tp_parsed p;
+	const char *why;
+
+	if (tp_parse(pkt, len, &p, &why))
+		return -EINVAL;
+	s->tph = p.tph;
+	s->has_cetph = p.has_cetph;
+	s->cetph = p.ce;
+	s->has_saetph = p.has_saetph;
+	s->saetph = p.sa;
+	s->has_cnpetph = p.has_cnpetph;
+	s->cnpetph = p.cnp;
+	s->has_tah = p.has_tah;
+	s->tah = p.tah;
+	s->has_maetah = p.has_maetah;
+	s->maetah = p.mae;
+	s->payload = p.payload;
+	s->payload_len = p.payload_len;
+	return 0;
+}
+
+const char *tp_mode_name(enum tp_mode m)
+{
+	switch (m) {
+	case TP_MODE_RTP_SR:		return "rtp-sr";
+	case TP_MODE_RTP_GBN:		return "rtp-gbn";
+	case TP_MODE_RTP_GBN_FAST:	return "rtp-gbn-fast";
+	case TP_MODE_UTP:		return "utp";
+	}
+	return "?";
+}
+
+int tp_mode_parse(const char *s, enum tp_mode *m)
+{
+	for (int i = TP_MODE_RTP_SR; i <= TP_MODE_UTP; i++)
+		if (!strcmp(s, tp_mode_name((enum tp_mode)i))) {
+			*m = (enum tp_mode)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *tp_status_name(enum tp_status s)
+{
+	switch (s) {
+	case TP_ST_OK:			return "ok";
+	case TP_ST_RNR:			return "rnr";
+	case TP_ST_PAGE_FAULT:		return "page_fault";
+	case TP_ST_COMPLETER_ERR:	return "completer_error";
+	case TP_ST_RETRY_EXCEEDED:	return "retry_exceeded";
+	case TP_ST_FLUSHED:		return "flushed";
+	}
+	return "?";
+}
