@@ -38,9 +38,10 @@ BPF_SRCS  := $(wildcard bpf/*.bpf.c) $(wildcard bench/*.bpf.c) $(wildcard tests/
 BPF_OBJS  := $(addprefix $(BUILD)/bpf/,$(notdir $(BPF_SRCS:.c=.o)))
 BPF_HDRS  := $(wildcard headers/*.h bpf/*.h bpf/lib/*.h bench/*.h)
 # Roles made of several programs, linked into one object so they share maps.
-ROLES     := ub2e ub_endpoint
+ROLES     := ub2e ub_endpoint wps_egress
 ub2e_PARTS := ub2e_to_uboe ub2e_to_ub
 ub_endpoint_PARTS := ub_endpoint
+wps_egress_PARTS := wps_egress
 SKELS     := $(addprefix $(BUILD)/skel/,$(addsuffix .skel.h,$(ROLES)))
 
 vpath %.bpf.c bpf bench tests/bpf
@@ -73,7 +74,7 @@ UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/bin/%,$(UNIT_SRCS))
 
 TESTRUN_SRCS := $(wildcard tests/bpf/*.c)
-TESTRUN_SRCS := $(filter-out %.bpf.c tests/bpf/endpoint_testrun.c,$(TESTRUN_SRCS))
+TESTRUN_SRCS := $(filter-out %.bpf.c tests/bpf/endpoint_testrun.c tests/bpf/wps_egress_testrun.c,$(TESTRUN_SRCS))
 TESTRUN_OBJS := $(TESTRUN_SRCS:%.c=$(BUILD)/obj/%.o)
 
 BENCH_SRCS := $(filter-out %.bpf.c,$(wildcard bench/*.c))
@@ -87,6 +88,7 @@ UBPERF_SRCS := $(wildcard user/ubperf/*.c)
 EP_TOOLS   := $(patsubst tests/endpoint/%.c,$(BUILD)/bin/%,$(wildcard tests/endpoint/*.c))
 
 BINS := $(BUILD)/bin/ubctl $(TOOLS) $(UNIT_BINS) $(EP_TOOLS) $(BUILD)/bin/endpoint_testrun
+BINS += $(BUILD)/bin/wps_egress_testrun
 ifneq ($(UBPERF_SRCS),)
 BINS += $(BUILD)/bin/ubperf
 endif
@@ -118,6 +120,9 @@ $(EP_TOOLS): $(BUILD)/bin/%: $(BUILD)/obj/tests/endpoint/%.o $(XSK_LIB) $(LIB) |
 	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS)
 
 $(BUILD)/bin/endpoint_testrun: $(BUILD)/obj/tests/bpf/endpoint_testrun.o $(XSK_LIB) $(LIB) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS)
+
+$(BUILD)/bin/wps_egress_testrun: $(BUILD)/obj/tests/bpf/wps_egress_testrun.o $(XSK_LIB) $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS)
 
 $(BUILD)/bin/ubctl: $(UBCTL_OBJS) $(LIB) | $(BUILD)/bin

@@ -1,0 +1,37 @@
+# WPS egress topology (bpf suite and wps_egress e2e). Source after netns.sh.
+#
+#   NS_WIN (ingress side, or scapy) in-dK ==== eg-dK  NS_EG  eg-site ---- wdst0 NS_WDST
+#                                   (K = 0..N-1 paths)        eg-other --- other0 NS_WOTHER
+set -a
+. "$UBXDP_ROOT/tests/lib/wps_egress.env"
+set +a
+
+# topo_wps_egress [N]: N domain paths (default 1). Sets NS_WIN, NS_EG, NS_WDST, NS_WOTHER.
+topo_wps_egress() {
+	local n=${1:-1} k
+	NS_WIN=$(ns_add win) NS_EG=$(ns_add eg) NS_WDST=$(ns_add wdst) NS_WOTHER=$(ns_add wother)
+	for ((k = 0; k < n; k++)); do
+		ns_link "$NS_WIN" "in-d$k" "02:00:00:00:2$k:02" "$NS_EG" "eg-d$k" "02:00:00:00:2$k:01"
+		ns_addr "$NS_WIN" "in-d$k" "fd00:2$k::2/64"
+		ns_addr "$NS_EG" "eg-d$k" "fd00:2$k::1/64"
+	done
+	# Path 0 carries the egress's WPS address (fd00:20::1) and the ingress's.
+	ns_link "$NS_EG" eg-site "$WPS_EG_SITE_MAC" "$NS_WDST" wdst0 "$WPS_DST_MAC"
+	ns_link "$NS_EG" eg-other 02:00:00:00:40:01 "$NS_WOTHER" other0 "$WPS_OTHER_MAC"
+	ns_addr "$NS_EG" eg-site "$WPS_EG_SITE_IP4/24" "$WPS_EG_SITE_IP6/64"
+	ns_addr "$NS_EG" eg-other "${WPS_OTHER_IP4%.*}.1/24"
+	ns_addr "$NS_WDST" wdst0 "$WPS_DST_IP4/24" "$WPS_DST_IP6/64"
+	ns_addr "$NS_WOTHER" other0 "$WPS_OTHER_IP4/24"
+	ip -n "$NS_WDST" route add default via "$WPS_EG_SITE_IP4"
+	ip -n "$NS_WDST" -6 route add default via "$WPS_EG_SITE_IP6"
+	ns_forwarding "$NS_EG"
+	ns_neigh "$NS_EG" eg-site "$WPS_DST_IP4" "$WPS_DST_MAC"
+	ns_neigh "$NS_EG" eg-site "$WPS_DST_IP6" "$WPS_DST_MAC"
+	ns_neigh "$NS_EG" eg-other "$WPS_OTHER_IP4" "$WPS_OTHER_MAC"
+	ns_neigh "$NS_EG" eg-d0 "$WPS_IN_IP6" "$WPS_IN_DOM_MAC"
+	ip -n "$NS_EG" route add unreachable "${WPS_UNREACH_IP4%.*}.0/24"
+	# Site A's prefixes live behind the ingress.
+	ip -n "$NS_EG" route add "${WPS_SRC_IP4%.*}.0/24" via inet6 "$WPS_IN_IP6" dev eg-d0 2>/dev/null ||
+		ip -n "$NS_EG" route add "${WPS_SRC_IP4%.*}.0/24" dev eg-d0
+	ip -n "$NS_EG" -6 route add "${WPS_SRC_IP6%::*}::/64" via "$WPS_IN_IP6" dev eg-d0
+}
