@@ -125,8 +125,8 @@ $(BUILD)/bin/endpoint_testrun: $(BUILD)/obj/tests/bpf/endpoint_testrun.o $(XSK_L
 $(BUILD)/bin/wps_egress_testrun: $(BUILD)/obj/tests/bpf/wps_egress_testrun.o $(XSK_LIB) $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS)
 
-$(BUILD)/bin/ubctl: $(UBCTL_OBJS) $(LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
+$(BUILD)/bin/ubctl: $(UBCTL_OBJS) $(LIB) $(XSK_LIB) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS)
 
 $(BUILD)/bin/%: $(BUILD)/obj/user/tools/%.o $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKT_LIBS)

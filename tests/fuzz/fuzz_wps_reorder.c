@@ -91,6 +91,10 @@ static void fz_outputs(struct fz *z, struct wps_reorder *e, uint32_t n, int64_t 
 		      h < FZ_MAX_OPS ? z->pkt[h].state : -1);
 		p = &z->pkt[h];
 		f = &z->fl[p->flow];
+#ifdef FZ_TRACE
+		fprintf(stderr, "  out h%llu flow %u gid %u #%u %s\n", (unsigned long long)h, p->flow, p->gid, p->seq,
+			wps_action_name(o[i].action));
+#endif
 		p->state = 2;
 		f->waiting--;
 		z->waiting--;
@@ -168,6 +172,7 @@ int wps_reorder_fuzz_one(const uint8_t *data, size_t size)
 	z.cfg.new_flows_burst = 1 + data[5] % 3;
 	z.cfg.inflight_groups = (uint16_t)(1 + data[6] % 40);
 	z.cfg.suspect_resync = (uint16_t)(1 + data[7] % 6);
+	z.cfg.start_hold = data[7] & 0x80;
 	e = wps_reorder_new(&z.cfg);
 	CHECK(e, "valid configuration refused");
 	for (int i = 0; i < FZ_FLOWS; i++)
@@ -183,6 +188,9 @@ int wps_reorder_fuzz_one(const uint8_t *data, size_t size)
 			continue;
 		}
 		if ((op & 3) == 2) {
+#ifdef FZ_TRACE
+			fprintf(stderr, "tick t %llu\n", (unsigned long long)now);
+#endif
 			n = wps_reorder_tick(e, now);
 			fz_outputs(&z, e, n, -1);
 			fz_bounds(&z, e);
@@ -213,6 +221,10 @@ int wps_reorder_fuzz_one(const uint8_t *data, size_t size)
 			z.pkt[h] = (struct fz_pkt){ .flow = fi, .gid = p.group_id, .seq = f->seq++, .state = 1 };
 			f->waiting++;
 			z.waiting++;
+#ifdef FZ_TRACE
+			fprintf(stderr, "rx h%u flow %u gid %u flags %x t %llu\n", h, fi, p.group_id, p.flags,
+				(unsigned long long)now);
+#endif
 			n = wps_reorder_rx(e, &p, h, now);
 			fz_outputs(&z, e, n, h);
 			fz_bounds(&z, e);

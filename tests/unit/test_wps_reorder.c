@@ -74,6 +74,7 @@ static struct wps_reorder *engine(void (*tune)(struct wps_reorder_cfg *))
 
 	wps_reorder_cfg_defaults(&c);
 	c.release_timeout_ns = 5 * MS;
+	c.start_hold = false;	/* the tests below see a flow's first group first */
 	if (tune)
 		tune(&c);
 	e = wps_reorder_new(&c);
@@ -626,6 +627,58 @@ static void tens_of_thousands_of_flows(void **state)
 	wps_reorder_free(e);
 }
 
+static void hold(struct wps_reorder_cfg *c)
+{
+	c->start_hold = true;
+}
+
+/* The first group came over the slowest path: a new flow waits one timeout for it. */
+static void start_hold_finds_the_first_group(void **state)
+{
+	struct wps_reorder *e = engine(hold);
+	static const uint16_t g[] = { 7, 7, 8, 9, 9, 10 };
+	static const uint16_t x[] = { 0, 1, 0, 0, 1, 0 };
+	static const uint8_t a[] = { T, C, I, I, I, C };
+
+	(void)state;
+	group(e, 1, 8, 1, 0);		/* arrives first, but is not the first */
+	group(e, 1, 9, 2, 1 * MS);
+	assert_int_equal(sink->n, 0);
+	rx(e, 1, 1, 7, 0, 2, 2 * MS);	/* an earlier group: still nothing leaves */
+	assert_int_equal(sink->n, 0);
+	assert_int_equal(wps_reorder_next_deadline(e), 5 * MS);
+	tick(e, 5 * MS);		/* hold over: NEG = 7, its first packet and nothing else */
+	assert_int_equal(sink->n, 1);
+	rx(e, 1, 1, 7, 1, 2, 6 * MS);	/* 7 completes: 8 and 9 follow */
+	group(e, 1, 10, 1, 7 * MS);
+	expect(g, x, a, 6);
+	assert_int_equal(totals(e).f.late_pkts, 0);
+	wps_reorder_free(e);
+}
+
+static void hold_small_buffer(struct wps_reorder_cfg *c)
+{
+	c->start_hold = true;
+	c->flow_buffer = 2;
+}
+
+/* A bound ends the hold early, in order. */
+static void start_hold_ended_by_bound(void **state)
+{
+	struct wps_reorder *e = engine(hold_small_buffer);
+	static const uint16_t g[] = { 3, 4, 5 };
+	static const uint16_t x[] = { 0, 0, 0 };
+	static const uint8_t a[] = { B, I, C };
+
+	(void)state;
+	group(e, 1, 4, 1, 0);
+	group(e, 1, 3, 1, 0);
+	assert_int_equal(sink->n, 0);
+	group(e, 1, 5, 1, 0);		/* a third packet: the hold gives way */
+	expect(g, x, a, 3);
+	wps_reorder_free(e);
+}
+
 static void flush_releases_everything_in_order(void **state)
 {
 	struct wps_reorder *e = engine(NULL);
@@ -701,6 +754,8 @@ int main(void)
 		cmocka_unit_test(late_arrival_raises_timeout),
 		cmocka_unit_test(four_paths_no_reordering),
 		cmocka_unit_test(tens_of_thousands_of_flows),
+		cmocka_unit_test(start_hold_finds_the_first_group),
+		cmocka_unit_test(start_hold_ended_by_bound),
 		cmocka_unit_test(flush_releases_everything_in_order),
 		cmocka_unit_test(bad_config_refused),
 	};

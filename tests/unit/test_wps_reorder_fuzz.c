@@ -43,13 +43,13 @@ static void run(int cases, size_t maxlen, uint8_t op_mask)
 static void random_streams(void **state)
 {
 	(void)state;
-	run(3000, 1024, 0);
+	run(6000, 1024, 0);
 }
 
 static void arrival_heavy_streams(void **state)
 {
 	(void)state;
-	run(1500, 4096, 0x0e);
+	run(3000, 4096, 0x0e);
 }
 
 int main(void)

@@ -81,6 +81,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "ub2e"))
 		return cmd_ub2e(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "wps") && argc > 2 && !strcmp(argv[2], "egress"))
+		return cmd_wps_egress(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "stats"))
 		return cmd_stats(argc - 1, argv + 1);
 	return fail(EXIT_USAGE, "unknown command '%s' (see ubctl help)", argv[1]);

@@ -53,5 +53,6 @@ void pin_remove_dir(const char *dir);
 /* ---- commands ---------------------------------------------------------------- */
 int cmd_ub2e(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_wps_egress(int argc, char **argv);	/* argv[0] = "egress" */
 
 #endif

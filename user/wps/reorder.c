@@ -39,6 +39,7 @@ struct flow {
 	uint16_t neg;
 	uint16_t suspect_run;
 	uint8_t used, armed, has_late, has_gap;
+	uint8_t holding;		/* new: NEG is only the smallest Group ID seen */
 	uint32_t hnext;
 	uint32_t gfirst, glast;
 	uint32_t lru_prev, lru_next;
@@ -110,6 +111,7 @@ void wps_reorder_cfg_defaults(struct wps_reorder_cfg *c)
 	c->new_flows_burst = 1000;
 	c->inflight_groups = 1024;
 	c->suspect_resync = 64;
+	c->start_hold = true;
 }
 
 /* ---- lists ------------------------------------------------------------- */
@@ -292,6 +294,7 @@ static struct flow *flow_create(struct wps_reorder *e, const struct wps_pkt *p, 
 	f->node = p->ingress_node;
 	f->fid = p->flow_id;
 	f->neg = p->group_id;	/* the ingress starts at an arbitrary Group ID */
+	f->holding = e->cfg.start_hold;
 	f->lru_stamp = now;
 	f->gfirst = f->glast = NIL;
 	f->lru_prev = f->lru_next = f->tm_prev = f->tm_next = NIL;
@@ -375,6 +378,7 @@ static void rearm(struct wps_reorder *e, struct flow *f, uint64_t now)
 /* Skip the gap: NEG to the smallest buffered group, release in order. */
 static void force_release(struct wps_reorder *e, struct flow *f, enum wps_action a, uint64_t now)
 {
+	f->holding = 0;
 	if (f->gfirst == NIL)
 		return;
 	f->gap_start = f->armed_at;
@@ -448,6 +452,7 @@ static void give_way(struct wps_reorder *e, struct flow *f, uint16_t gid, uint64
 {
 	BUMP(e, f, bound_releases);
 	if (wps_gid_diff(gid, e->grps[f->gfirst].gid) < 0) {
+		f->holding = 0;
 		f->gap_start = f->armed_at;
 		f->has_gap = 1;
 		f->neg = gid;
@@ -546,6 +551,11 @@ uint32_t wps_reorder_rx(struct wps_reorder *e, const struct wps_pkt *p, uint64_t
 		BUMP(e, f, groups);
 
 	d = wps_gid_diff(p->group_id, f->neg);
+	if (f->holding && d <= 0 && d >= -(int)e->cfg.inflight_groups) {
+		/* Still learning where the flow starts: the smallest Group ID seen is NEG. */
+		f->neg = p->group_id;
+		d = 1;
+	}
 	if (d > e->cfg.inflight_groups) {
 		BUMP(e, f, suspect);
 		if (++f->suspect_run < e->cfg.suspect_resync) {
@@ -553,20 +563,25 @@ uint32_t wps_reorder_rx(struct wps_reorder *e, const struct wps_pkt *p, uint64_t
 			return e->nout;
 		}
 		/* Not a stray: the ingress really moved on (restart, long outage). */
-		while (f->gfirst != NIL)
-			force_release(e, f, WPS_ACT_RESYNC, now);
+		while (f->gfirst != NIL && wps_gid_diff(e->grps[f->gfirst].gid, p->group_id) < 0) {
+			f->neg = e->grps[f->gfirst].gid;
+			pop_group(e, f, WPS_ACT_RESYNC, now);
+		}
+		f->holding = 0;
 		f->neg = p->group_id;
-		d = 0;
+		drain(e, f, WPS_ACT_RESYNC, now);	/* this group's earlier packets first */
+		rearm(e, f, now);
+		d = wps_gid_diff(p->group_id, f->neg);
 	}
 	f->suspect_run = 0;
 	/* Bounds first, so that buffering never passes them; both may move NEG. */
 	if (d > 0 && f->buffered >= e->cfg.flow_buffer) {
 		give_way(e, f, p->group_id, now);
-		d = wps_gid_diff(p->group_id, f->neg);
+		d = f->holding ? 1 : wps_gid_diff(p->group_id, f->neg);
 	}
 	if (d > 0 && e->pfree == NIL) {
-		make_room(e, f, p->group_id, now);
-		d = wps_gid_diff(p->group_id, f->neg);
+		make_room(e, f, p->group_id, now);	/* another flow's hold may end, not ours */
+		d = f->holding ? 1 : wps_gid_diff(p->group_id, f->neg);
 	}
 	if (d == 0)
 		cut_through(e, f, p, handle, now);

@@ -14,6 +14,12 @@
  * order and never discards. New flow states are policed per Ingress Node ID;
  * a packet that gets no state is forwarded at once (counted), never dropped.
  *
+ * A new flow cannot know its first group: the ingress starts at an arbitrary
+ * Group ID and the first group may come over the slowest path. With
+ * start_hold, a new flow buffers what arrives for one release timeout (or
+ * until a bound), then starts at the smallest Group ID it holds; without it,
+ * the first packet's group is NEG and earlier groups arriving later are late.
+ *
  * Cost per packet does not depend on the number of flows: a hash lookup, list
  * moves in O(1) for the LRU and the timer (the timer list is ordered by arming
  * time and the timeout is one value for all flows), and a walk over the
@@ -58,6 +64,7 @@ struct wps_reorder_cfg {
 	uint32_t new_flows_burst;
 	uint16_t inflight_groups;	/* a jump ahead by more than this is suspect */
 	uint16_t suspect_resync;	/* this many suspect packets in a row: resync NEG */
+	bool start_hold;		/* a new flow buffers for one timeout before trusting its NEG */
 };
 
 void wps_reorder_cfg_defaults(struct wps_reorder_cfg *cfg);

@@ -214,6 +214,7 @@ const char *xsk_port_ifname(const struct xsk_port *p, int sock) { return p->sock
 uint32_t xsk_port_frame_size(const struct xsk_port *p) { return p->cfg.frame_size; }
 bool xsk_port_is_zerocopy(const struct xsk_port *p, int sock) { return p->socks[sock].zerocopy; }
 uint32_t xsk_port_free_frames(const struct xsk_port *p) { return p->nfree; }
+void *xsk_port_umem_data(const struct xsk_port *p, uint64_t addr) { return xsk_umem__get_data(p->area, addr); }
 
 static unsigned rx_one(struct xsk_port *p, int si, struct xsk_frame *out, unsigned max)
 {

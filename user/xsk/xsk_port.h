@@ -91,6 +91,9 @@ void xsk_port_service(struct xsk_port *p);
  */
 int xsk_port_poll(struct xsk_port *p, int timeout_ms);
 
+/* The bytes at a UMEM address (a frame kept by address, e.g. in a reorder buffer). */
+void *xsk_port_umem_data(const struct xsk_port *p, uint64_t addr);
+
 /* Free frames left in the allocator (for tests: all back after a drain). */
 uint32_t xsk_port_free_frames(const struct xsk_port *p);
 void xsk_port_get_stats(const struct xsk_port *p, struct xsk_port_stats *st);
