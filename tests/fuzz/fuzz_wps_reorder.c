@@ -111,6 +111,7 @@ static void fz_outputs(struct fz *z, struct wps_reorder *e, uint32_t n, int64_t 
 		case WPS_ACT_BOUND:
 		case WPS_ACT_IDLE:
 		case WPS_ACT_RESYNC:
+		case WPS_ACT_HOLD:
 			CHECK((int64_t)h != current || o[i].action != WPS_ACT_IDLE,
 			      "arriving packet flushed as idle");
 			break;

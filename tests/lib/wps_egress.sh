@@ -17,6 +17,10 @@ topo_wps_egress() {
 	done
 	# Path 0 carries the egress's WPS address (fd00:20::1) and the ingress's.
 	ns_link "$NS_EG" eg-site "$WPS_EG_SITE_MAC" "$NS_WDST" wdst0 "$WPS_DST_MAC"
+	# Without NAPI on wdst0, what the egress transmits over AF_XDP queues in the
+	# backlog (1000) rather than the veth's 256-frame XDP ring: a released burst
+	# fits. XDP_REDIRECT into eg-site (R = 0) needs NAPI: turn GRO back on for it.
+	ns_run "$NS_WDST" ethtool -K wdst0 gro off >/dev/null 2>&1 || true
 	ns_link "$NS_EG" eg-other 02:00:00:00:40:01 "$NS_WOTHER" other0 "$WPS_OTHER_MAC"
 	ns_addr "$NS_EG" eg-site "$WPS_EG_SITE_IP4/24" "$WPS_EG_SITE_IP6/64"
 	ns_addr "$NS_EG" eg-other "${WPS_OTHER_IP4%.*}.1/24"

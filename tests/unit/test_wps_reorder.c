@@ -638,7 +638,7 @@ static void start_hold_finds_the_first_group(void **state)
 	struct wps_reorder *e = engine(hold);
 	static const uint16_t g[] = { 7, 7, 8, 9, 9, 10 };
 	static const uint16_t x[] = { 0, 1, 0, 0, 1, 0 };
-	static const uint8_t a[] = { T, C, I, I, I, C };
+	static const uint8_t a[] = { WPS_ACT_HOLD, C, I, I, I, C };
 
 	(void)state;
 	group(e, 1, 8, 1, 0);		/* arrives first, but is not the first */
@@ -653,6 +653,7 @@ static void start_hold_finds_the_first_group(void **state)
 	group(e, 1, 10, 1, 7 * MS);
 	expect(g, x, a, 6);
 	assert_int_equal(totals(e).f.late_pkts, 0);
+	assert_int_equal(totals(e).f.timer_expiries, 0);	/* a hold is not a skipped gap */
 	wps_reorder_free(e);
 }
 

@@ -63,7 +63,8 @@ def inner(flow, seq, v6=False, dst=None, size=64):
     if v6:
         return bytes(IPv6(src=W["WPS_SRC_IP6"], dst=dst or W["WPS_DST_IP6"], hlim=63) /
                      UDP(sport=20000 + flow, dport=9) / Raw(payload))
-    return bytes(IP(src=W["WPS_SRC_IP4"], dst=dst or W["WPS_DST_IP4"], ttl=63, id=seq & 0xffff) /
+    # IP ID never 0: the kernel path (raw socket) would pick one (see README, WPS egress).
+    return bytes(IP(src=W["WPS_SRC_IP4"], dst=dst or W["WPS_DST_IP4"], ttl=63, id=1 + seq % 0xfffe) /
                  UDP(sport=20000 + flow, dport=9) / Raw(payload))
 
 
@@ -124,7 +125,7 @@ def scenario(name, npaths):
     if name == "lost_group":
         return spray([Flow(1)], 30, npaths, lose=(1, 5))
     if name == "held_group":        # one group stays behind everything (a stalled path)
-        return spray([Flow(1)], 30, npaths, hold=(1, 3))
+        return spray([Flow(1)], 30, 1, hold=(1, 3))    # one path: only the held group is late
     if name == "r0":
         return spray([Flow(5, r=0), Flow(6, r=0, v6=True)], 10, 1)
     if name == "unresolved":        # site host the egress has no neighbour entry for
@@ -142,9 +143,9 @@ def scenario(name, npaths):
         for i, item in enumerate(frames):
             mixed.append(item)
             if i % 10 == 5 and bad:
-                mixed.append(bad.pop())
+                mixed.append(bad.pop(0))
             if i % 15 == 7 and forged:
-                mixed.append(forged.pop())
+                mixed.append(forged.pop(0))
         # A flood of new Flow IDs, one packet each: policed, still forwarded.
         flood = []
         for f in range(300):
@@ -175,6 +176,7 @@ def cmd_send(a):
 
 def cmd_sniff(a):
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+    s.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)     # SO_RCVBUFFORCE: a released burst fits
     s.bind((a.dev, 0))
     s.settimeout(0.2)
     if a.ready:

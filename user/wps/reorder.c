@@ -88,6 +88,7 @@ static const char *const action_names[WPS_ACT__MAX] = {
 	[WPS_ACT_NOSTATE] = "no_state",
 	[WPS_ACT_IDLE] = "idle_flush",
 	[WPS_ACT_RESYNC] = "resync",
+	[WPS_ACT_HOLD] = "released_after_start_hold",
 };
 
 const char *wps_action_name(unsigned a)
@@ -598,6 +599,10 @@ uint32_t wps_reorder_tick(struct wps_reorder *e, uint64_t now)
 	while (e->tm_head != NIL && now - e->flows[e->tm_head].armed_at >= e->timeout) {
 		struct flow *f = &e->flows[e->tm_head];
 
+		if (f->holding) {
+			force_release(e, f, WPS_ACT_HOLD, now);
+			continue;
+		}
 		BUMP(e, f, timer_expiries);
 		force_release(e, f, WPS_ACT_TIMER, now);
 	}

@@ -42,6 +42,7 @@ enum wps_action {
 	WPS_ACT_NOSTATE,	/* no flow state (table full or policed): forwarded as is */
 	WPS_ACT_IDLE,		/* flushed when an idle flow was reclaimed, or at shutdown */
 	WPS_ACT_RESYNC,		/* released when a run of suspect Group IDs resynchronised NEG */
+	WPS_ACT_HOLD,		/* released when a new flow's start hold ended (timer) */
 	WPS_ACT__MAX,
 };
 
@@ -76,7 +77,7 @@ struct wps_flow_stats {
 	uint64_t ooo_groups;		/* groups that arrived ahead of NEG (buffered) */
 	uint64_t late_pkts;
 	uint64_t late_groups;
-	uint64_t timer_expiries;
+	uint64_t timer_expiries;	/* release timer expiries with a gap to skip (not start holds) */
 	uint64_t bound_releases;	/* forced releases by the flow or total bound */
 	uint64_t suspect;		/* packets with a Group ID jump beyond the in-flight bound */
 	uint32_t buffered;		/* occupancy now */
