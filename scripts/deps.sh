@@ -4,7 +4,8 @@
 set -euo pipefail
 
 PKGS=(clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
-      libisal-dev libcmocka-dev python3-scapy iproute2 iputils-ping ethtool tshark iperf3)
+      libisal-dev libcmocka-dev python3-scapy iproute2 iputils-ping ethtool tshark iperf3
+      libxdp-dev libclang-rt-14-dev)	# AF_XDP (ubctl wps egress); libFuzzer (make fuzz-wps)
 # vmtest also needs these; installed only when asked, they are large.
 VM_PKGS=(qemu-system-x86 busybox-static cpio)
 
