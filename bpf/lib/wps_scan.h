@@ -21,7 +21,7 @@
 
 struct wps_scan {
 	struct wps_opt *opt;	/* the last WPS option seen */
-	__u8 n_hbh, n_dst;	/* WPS options in each header */
+	__u32 n_hbh, n_dst;	/* WPS options in each header */
 	__u8 nexthdr;		/* after the options headers */
 };
 
@@ -38,16 +38,34 @@ struct wps_opt_walk {
 };
 
 /*
- * One option per call, through bpf_loop: the verifier checks the body once,
- * where an unrolled walk over variable offsets explodes into states.
+ * The walk's state lives in a per-CPU map value, not on the stack: the
+ * verifier then knows nothing of the values (an unrolled walk over known
+ * offsets explodes into states, and 6.1 verifies a bpf_loop callback only
+ * once, so with stack state it would "prove" that at most one WPS option is
+ * ever counted and drop the duplicate check as dead code).
  */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct wps_opt_walk);
+} wps_scan_scratch SEC(".maps");
+
+struct wps_walk_ctx {
+	struct wps_opt_walk *w;
+};
+
+/* One option per call, through bpf_loop: the verifier checks the body once. */
 static long wps_walk_step(__u32 i, void *arg)
 {
-	struct wps_opt_walk *w = arg;
-	__u32 off = w->off, len;
+	struct wps_opt_walk *w = ((struct wps_walk_ctx *)arg)->w;
+	__u32 off, len;
 	__u8 type;
 
 	(void)i;
+	if (!w)
+		return 1;
+	off = w->off;
 	if (off >= w->hlen)
 		return 1;
 	type = w->buf[off & (WPS_SCAN_MAX_HDR - 1)];
@@ -77,29 +95,36 @@ static __always_inline int wps_scan_opthdr(struct xdp_md *ctx, struct hdr_cursor
 					   int hbh)
 {
 	void *data = (void *)(long)ctx->data;
-	struct wps_opt_walk w;
+	struct wps_walk_ctx wc;
+	struct wps_opt_walk *w;
 	__u8 *h = c->pos;
-	__u32 hlen;
+	__u32 hlen, zero = 0;
 
 	if ((void *)(h + 2) > c->end)
 		return WPS_SCAN_BAD_HDR;
 	hlen = ((__u32)h[1] + 1) * 8;
 	if (hlen > WPS_SCAN_MAX_HDR || (void *)h + hlen > c->end)
 		return WPS_SCAN_BAD_HDR;
-	__builtin_memset(&w, 0, sizeof(w));
-	w.hlen = hlen;
-	w.off = 2;
-	if (bpf_xdp_load_bytes(ctx, (__u32)((void *)h - data), w.buf, hlen))
+	w = bpf_map_lookup_elem(&wps_scan_scratch, &zero);
+	if (!w)
 		return WPS_SCAN_BAD_HDR;
-	bpf_loop(WPS_SCAN_MAX_OPTS, wps_walk_step, &w, 0);
-	if (w.bad || w.off < hlen)	/* malformed, or more options than we walk */
+	w->hlen = hlen;
+	w->off = 2;
+	w->n_wps = 0;
+	w->wps_off = 0;
+	w->bad = 0;
+	if (bpf_xdp_load_bytes(ctx, (__u32)((void *)h - data), w->buf, hlen))
 		return WPS_SCAN_BAD_HDR;
-	if (w.n_wps) {
+	wc.w = w;
+	bpf_loop(WPS_SCAN_MAX_OPTS, wps_walk_step, &wc, 0);
+	if (w->bad || w->off < hlen)	/* malformed, or more options than we walk */
+		return WPS_SCAN_BAD_HDR;
+	if (w->n_wps) {
 		if (hbh)
-			s->n_hbh += w.n_wps;
+			s->n_hbh += w->n_wps;
 		else
-			s->n_dst += w.n_wps;
-		s->opt = (struct wps_opt *)(h + (w.wps_off & (WPS_SCAN_MAX_HDR - 1)));
+			s->n_dst += w->n_wps;
+		s->opt = (struct wps_opt *)(h + (w->wps_off & (WPS_SCAN_MAX_HDR - 1)));
 	}
 	c->pos = h + (hlen & (2 * WPS_SCAN_MAX_HDR - 1));
 	return h[0];
