@@ -20,6 +20,7 @@ struct xdp_bench_opts {
 int xdp_bench(const struct xdp_bench_opts *o);
 int icrc_bench(int rounds);
 int wps_reorder_bench(int rounds);
+int wps_egress_bench(const struct xdp_bench_opts *o);
 
 /* Helpers */
 /* CPU time of this thread: leaves out the time others ran (the machine is shared). */

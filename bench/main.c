@@ -123,6 +123,10 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (run_xdp)
 		rc |= xdp_bench(&o);
+	if (run_xdp && run_wps) {
+		printf("\n");
+		rc |= wps_egress_bench(&o);
+	}
 	if (run_icrc) {
 		if (run_xdp)
 			printf("\n");
