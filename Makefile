@@ -88,7 +88,7 @@ UBPERF_SRCS := $(wildcard user/ubperf/*.c)
 EP_TOOLS   := $(patsubst tests/endpoint/%.c,$(BUILD)/bin/%,$(wildcard tests/endpoint/*.c))
 
 BINS := $(BUILD)/bin/ubctl $(TOOLS) $(UNIT_BINS) $(EP_TOOLS) $(BUILD)/bin/endpoint_testrun
-BINS += $(BUILD)/bin/wps_egress_testrun
+BINS += $(BUILD)/bin/wps_egress_testrun $(BUILD)/bin/wps_delayline
 ifneq ($(UBPERF_SRCS),)
 BINS += $(BUILD)/bin/ubperf
 endif
@@ -121,6 +121,9 @@ $(EP_TOOLS): $(BUILD)/bin/%: $(BUILD)/obj/tests/endpoint/%.o $(XSK_LIB) $(LIB) |
 
 $(BUILD)/bin/endpoint_testrun: $(BUILD)/obj/tests/bpf/endpoint_testrun.o $(XSK_LIB) $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS)
+
+$(BUILD)/bin/wps_delayline: $(BUILD)/obj/tests/wps_egress/delayline.o | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^
 
 $(BUILD)/bin/wps_egress_testrun: $(BUILD)/obj/tests/bpf/wps_egress_testrun.o $(XSK_LIB) $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS)

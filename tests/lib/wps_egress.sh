@@ -6,12 +6,20 @@ set -a
 . "$UBXDP_ROOT/tests/lib/wps_egress.env"
 set +a
 
-# topo_wps_egress [N]: N domain paths (default 1). Sets NS_WIN, NS_EG, NS_WDST, NS_WOTHER.
+# topo_wps_egress [N [delayed]]: N domain paths (default 1). Sets NS_WIN, NS_EG, NS_WDST,
+# NS_WOTHER. `delayed`: each path runs through NS_WDL (in-dK | dl-aK [delay line] dl-bK | eg-dK),
+# where build/bin/wps_delayline holds the frames (the host has no netem).
 topo_wps_egress() {
 	local n=${1:-1} k
 	NS_WIN=$(ns_add win) NS_EG=$(ns_add eg) NS_WDST=$(ns_add wdst) NS_WOTHER=$(ns_add wother)
+	[[ ${2:-} == delayed ]] && NS_WDL=$(ns_add wdl)
 	for ((k = 0; k < n; k++)); do
-		ns_link "$NS_WIN" "in-d$k" "02:00:00:00:2$k:02" "$NS_EG" "eg-d$k" "02:00:00:00:2$k:01"
+		if [[ ${2:-} == delayed ]]; then
+			ns_link "$NS_WIN" "in-d$k" "02:00:00:00:2$k:02" "$NS_WDL" "dl-a$k" "02:00:00:00:5$k:01"
+			ns_link "$NS_WDL" "dl-b$k" "02:00:00:00:5$k:02" "$NS_EG" "eg-d$k" "02:00:00:00:2$k:01"
+		else
+			ns_link "$NS_WIN" "in-d$k" "02:00:00:00:2$k:02" "$NS_EG" "eg-d$k" "02:00:00:00:2$k:01"
+		fi
 		ns_addr "$NS_WIN" "in-d$k" "fd00:2$k::2/64"
 		ns_addr "$NS_EG" "eg-d$k" "fd00:2$k::1/64"
 	done

@@ -126,6 +126,8 @@ def scenario(name, npaths):
         return spray([Flow(1)], 30, npaths, lose=(1, 5))
     if name == "held_group":        # one group stays behind everything (a stalled path)
         return spray([Flow(1)], 30, 1, hold=(1, 3))    # one path: only the held group is late
+    if name == "paced":            # in send order: real delay lines reorder it
+        return spray([Flow(1), Flow(2, v6=True, gid0=7)], 100, npaths, unit=0)
     if name == "r0":
         return spray([Flow(5, r=0), Flow(6, r=0, v6=True)], 10, 1)
     if name == "unresolved":        # site host the egress has no neighbour entry for
@@ -171,6 +173,8 @@ def cmd_send(a):
         socks[path].send(fr)
         if a.pace and i % a.pace == a.pace - 1:
             time.sleep(0.001)
+        if a.gap_us:
+            time.sleep(a.gap_us / 1e6)
     print(f"sent {len(frames)} frames, {len(expect)} inner packets expected")
 
 
@@ -264,6 +268,7 @@ def main():
     p.add_argument("--scenario", required=True)
     p.add_argument("--expect", required=True)
     p.add_argument("--pace", type=int, default=0, help="sleep 1 ms every N frames")
+    p.add_argument("--gap-us", type=int, default=0, help="sleep this long after every frame")
     p = sub.add_parser("sniff")
     p.add_argument("--dev", required=True)
     p.add_argument("--out", required=True)
