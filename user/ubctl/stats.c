@@ -79,9 +79,12 @@ int cmd_stats(int argc, char **argv)
 		shown++;
 	}
 	if (json)
+		printf("],\"wps_egress\":[");
+	shown += wps_egress_stats_emit(json, only);	/* the egress reorder thread's own counters */
+	if (json)
 		printf("]}\n");
 	if (only && !shown)
-		return fail(EXIT_FAIL, "stats: no ub2e instance named '%s'", only);
+		return fail(EXIT_FAIL, "stats: no instance named '%s'", only);
 	if (!json && !shown)
 		printf("no ubxdp instance is attached\n");
 	return 0;

@@ -54,5 +54,6 @@ void pin_remove_dir(const char *dir);
 int cmd_ub2e(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_wps_egress(int argc, char **argv);	/* argv[0] = "egress" */
+int wps_egress_stats_emit(bool json, const char *only);	/* instances shown */
 
 #endif

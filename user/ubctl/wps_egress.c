@@ -276,32 +276,16 @@ static void print_flat(const char *json)
 	}
 }
 
-static int cmd_stats_wps(int argc, char **argv)
+/*
+ * Every running instance (or `only`), as text or as the members of a JSON
+ * array. Returns how many were shown. Also used by `ubctl stats`.
+ */
+int wps_egress_stats_emit(bool json, const char *only)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, 0, 'j' }, { "name", required_argument, 0, 'n' }, { 0 },
-	};
-	const char *only = NULL;
-	bool json = false;
 	struct dirent *de;
-	DIR *dir;
-	int c, shown = 0;
+	DIR *dir = opendir(WPS_EG_STATS_DIR);
+	int shown = 0;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c == 'j')
-			json = true;
-		else if (c == 'n')
-			only = optarg;
-		else
-			return fail(EXIT_USAGE, "wps egress stats: unknown option %s", argv[optind - 1]);
-	}
-	if (optind < argc)
-		return fail(EXIT_USAGE, "wps egress stats: unexpected argument '%s'", argv[optind]);
-	if (json)
-		printf("{\"wps_egress\":[");
-	dir = opendir(WPS_EG_STATS_DIR);
 	while (dir && (de = readdir(dir))) {
 		char path[PATH_MAX], name[256], *buf;
 		size_t len = strlen(de->d_name);
@@ -339,6 +323,33 @@ static int cmd_stats_wps(int argc, char **argv)
 	}
 	if (dir)
 		closedir(dir);
+	return shown;
+}
+
+static int cmd_stats_wps(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, 0, 'j' }, { "name", required_argument, 0, 'n' }, { 0 },
+	};
+	const char *only = NULL;
+	bool json = false;
+	int c, shown;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 'j')
+			json = true;
+		else if (c == 'n')
+			only = optarg;
+		else
+			return fail(EXIT_USAGE, "wps egress stats: unknown option %s", argv[optind - 1]);
+	}
+	if (optind < argc)
+		return fail(EXIT_USAGE, "wps egress stats: unexpected argument '%s'", argv[optind]);
+	if (json)
+		printf("{\"wps_egress\":[");
+	shown = wps_egress_stats_emit(json, only);
 	if (json)
 		printf("]}\n");
 	if (only && !shown)
