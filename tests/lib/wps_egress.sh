@@ -16,6 +16,7 @@ topo_wps_egress() {
 	for ((k = 0; k < n; k++)); do
 		if [[ ${2:-} == delayed ]]; then
 			ns_link "$NS_WIN" "in-d$k" "02:00:00:00:2$k:02" "$NS_WDL" "dl-a$k" "02:00:00:00:5$k:01"
+			ns_run "$NS_WDL" ethtool -K "dl-a$k" gro off >/dev/null 2>&1 || true	# frames as sent
 			ns_link "$NS_WDL" "dl-b$k" "02:00:00:00:5$k:02" "$NS_EG" "eg-d$k" "02:00:00:00:2$k:01"
 		else
 			ns_link "$NS_WIN" "in-d$k" "02:00:00:00:2$k:02" "$NS_EG" "eg-d$k" "02:00:00:00:2$k:01"
