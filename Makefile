@@ -20,7 +20,8 @@ WARN       := -Wall -Wextra -Werror
 BPF_CFLAGS := -g -O2 -target bpf $(WARN) -Iheaders -Ibpf -I/usr/include/$(MULTIARCH)
 CFLAGS     ?= -O2 -g
 # snprintf truncation is how long names are bounded here, not a bug.
-CFLAGS     += $(WARN) -Wno-format-truncation -std=gnu11 -D_GNU_SOURCE -Iheaders -Iuser/lib -I$(BUILD)/skel -MMD -MP
+CFLAGS     += $(WARN) -Wno-format-truncation -std=gnu11 -D_GNU_SOURCE -Iheaders -Iuser/lib -Iuser/wps -I$(BUILD)/skel -MMD -MP
+CFLAGS     += -Iuser/xsk -Iuser/endpoint
 
 # ISA-L's CRC-32 is 6-10x faster than zlib's; zlib stays as fallback and cross-check.
 HAVE_ISAL := $(shell test -f /usr/include/isa-l/crc.h && echo 1)
@@ -31,19 +32,22 @@ else
 PKT_LIBS := -lz
 endif
 BPF_LIBS := -lbpf -lelf -lz
+XDP_LIBS := -lxdp $(BPF_LIBS)
 
 # ---- BPF ----------------------------------------------------------------
 BPF_SRCS  := $(wildcard bpf/*.bpf.c) $(wildcard bench/*.bpf.c) $(wildcard tests/bpf/*.bpf.c)
 BPF_OBJS  := $(addprefix $(BUILD)/bpf/,$(notdir $(BPF_SRCS:.c=.o)))
 BPF_HDRS  := $(wildcard headers/*.h bpf/*.h bpf/lib/*.h bench/*.h)
 # Roles made of several programs, linked into one object so they share maps.
-ROLES     := ub2e
+ROLES     := ub2e ub_endpoint wps_egress
 ub2e_PARTS := ub2e_to_uboe ub2e_to_ub
 ROLES     += wps_ingress wps_boundary
 wps_ingress_PARTS := wps_ingress
 wps_boundary_PARTS := wps_boundary
 # The WPS ingress claims Flow IDs with cmpxchg: BPF atomics need ISA v3.
 $(BUILD)/bpf/wps_ingress.bpf.o: BPF_CFLAGS += -mcpu=v3
+ub_endpoint_PARTS := ub_endpoint
+wps_egress_PARTS := wps_egress
 SKELS     := $(addprefix $(BUILD)/skel/,$(addsuffix .skel.h,$(ROLES)))
 
 vpath %.bpf.c bpf bench tests/bpf
@@ -59,7 +63,7 @@ $(BUILD)/skel/%.skel.h: $(BUILD)/bpf/%.linked.o | $(BUILD)/skel
 	$(BPFTOOL) gen skeleton $< name $* > $@
 
 # ---- user code ----------------------------------------------------------
-LIB_SRCS   := $(wildcard user/lib/*.c)
+LIB_SRCS   := $(wildcard user/lib/*.c) $(wildcard user/wps/*.c)
 # UB transport core (sans-I/O), in the same library.
 LIB_SRCS   += $(wildcard user/transport/*.c)
 CFLAGS     += -Iuser/transport
@@ -76,13 +80,24 @@ UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/bin/%,$(UNIT_SRCS))
 
 TESTRUN_SRCS := $(wildcard tests/bpf/*.c)
-TESTRUN_SRCS := $(filter-out %.bpf.c tests/bpf/wps_testrun.c,$(TESTRUN_SRCS))
+TESTRUN_SRCS := $(filter-out %.bpf.c tests/bpf/wps_testrun.c tests/bpf/endpoint_testrun.c tests/bpf/wps_egress_testrun.c,$(TESTRUN_SRCS))
 TESTRUN_OBJS := $(TESTRUN_SRCS:%.c=$(BUILD)/obj/%.o)
 
 BENCH_SRCS := $(filter-out %.bpf.c bench/wps_bench.c,$(wildcard bench/*.c))
 BENCH_OBJS := $(BENCH_SRCS:%.c=$(BUILD)/obj/%.o)
 
-BINS := $(BUILD)/bin/ubctl $(TOOLS) $(UNIT_BINS)
+# AF_XDP port (user/xsk) and UBoE endpoint I/O (user/endpoint): their own
+# archive, since they need libxdp; ubperf and the endpoint tests link it.
+XSK_SRCS   := $(wildcard user/xsk/*.c user/endpoint/*.c)
+XSK_LIB    := $(BUILD)/lib/libubxdp_xsk.a
+UBPERF_SRCS := $(wildcard user/ubperf/*.c)
+EP_TOOLS   := $(patsubst tests/endpoint/%.c,$(BUILD)/bin/%,$(wildcard tests/endpoint/*.c))
+
+BINS := $(BUILD)/bin/ubctl $(TOOLS) $(UNIT_BINS) $(EP_TOOLS) $(BUILD)/bin/endpoint_testrun
+BINS += $(BUILD)/bin/wps_egress_testrun $(BUILD)/bin/wps_delayline
+ifneq ($(UBPERF_SRCS),)
+BINS += $(BUILD)/bin/ubperf
+endif
 ifneq ($(TESTRUN_SRCS),)
 BINS += $(BUILD)/bin/ub2e_testrun
 endif
@@ -104,8 +119,27 @@ $(LIB): $(LIB_OBJS)
 UBXDP_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 $(BUILD)/obj/user/ubctl/main.o: CFLAGS += -DUBXDP_VERSION='"$(UBXDP_VERSION)"'
 
-$(BUILD)/bin/ubctl: $(UBCTL_OBJS) $(LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS) -ljson-c
+$(XSK_LIB): $(XSK_SRCS:%.c=$(BUILD)/obj/%.o)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+$(BUILD)/bin/ubperf: $(UBPERF_SRCS:%.c=$(BUILD)/obj/%.o) $(XSK_LIB) $(LIB) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS) -lm
+
+$(EP_TOOLS): $(BUILD)/bin/%: $(BUILD)/obj/tests/endpoint/%.o $(XSK_LIB) $(LIB) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS)
+
+$(BUILD)/bin/endpoint_testrun: $(BUILD)/obj/tests/bpf/endpoint_testrun.o $(XSK_LIB) $(LIB) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS)
+
+$(BUILD)/bin/wps_delayline: $(BUILD)/obj/tests/wps_egress/delayline.o | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^
+
+$(BUILD)/bin/wps_egress_testrun: $(BUILD)/obj/tests/bpf/wps_egress_testrun.o $(XSK_LIB) $(LIB) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS)
+
+$(BUILD)/bin/ubctl: $(UBCTL_OBJS) $(LIB) $(XSK_LIB) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS) -ljson-c
 
 $(BUILD)/bin/%: $(BUILD)/obj/user/tools/%.o $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKT_LIBS)
@@ -129,6 +163,17 @@ $(BUILD)/bin/wps_bench: $(BUILD)/obj/bench/wps_bench.o $(LIB) | $(BUILD)/bin
 
 $(BUILD)/bin/ubxdp_bench: $(BENCH_OBJS) $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
+
+# libFuzzer targets (clang). FUZZ_SECONDS per target.
+FUZZ_SECONDS ?= 60
+$(BUILD)/fuzz/fuzz_wps_reorder: tests/fuzz/fuzz_wps_reorder.c user/wps/reorder.c $(wildcard headers/*.h user/wps/*.h)
+	@mkdir -p $(dir $@)
+	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -DWPS_FUZZ_LIBFUZZER -Iheaders -Iuser/wps \
+		tests/fuzz/fuzz_wps_reorder.c user/wps/reorder.c -o $@
+
+fuzz-wps: $(BUILD)/fuzz/fuzz_wps_reorder
+	@mkdir -p $(BUILD)/fuzz/corpus-wps-reorder
+	$< -max_total_time=$(FUZZ_SECONDS) -max_len=16384 $(BUILD)/fuzz/corpus-wps-reorder
 
 $(BUILD)/bpf $(BUILD)/skel $(BUILD)/bin:
 	@mkdir -p $@
@@ -156,7 +201,7 @@ bench: deps
 	@scripts/wps_bench.sh
 
 # Long fuzzing runs; make test runs each target briefly. One target per engine.
-fuzz: fuzz-ub2e fuzz-transport
+fuzz: fuzz-ub2e fuzz-transport fuzz-wps
 
 # The bpf suite with the UB2E fuzzer at 1,000,000 frames per program instead of
 # 20,000, and the unit suite with the parser fuzz at 20,000,000 instead of 1,000,000.
@@ -195,7 +240,7 @@ install-wireshark:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps test demo bench fuzz vmtest vmtest-selftest install install-wireshark clean
+.PHONY: all deps test demo bench fuzz fuzz-wps vmtest vmtest-selftest install install-wireshark clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: fuzz-ub2e fuzz-transport

@@ -21,6 +21,8 @@ int xdp_bench(const struct xdp_bench_opts *o);
 int icrc_bench(int rounds);
 /* Transport goodput vs loss in simulated time (bench/tp_goodput.c). */
 int tp_goodput_bench(void);
+int wps_reorder_bench(int rounds);
+int wps_egress_bench(const struct xdp_bench_opts *o);
 
 /* Helpers */
 /* CPU time of this thread: leaves out the time others ran (the machine is shared). */

@@ -58,7 +58,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ubxdp_bench [--bpf-dir DIR] [--ub-if DEV] [--ip-if DEV] [--repeat N]\n"
-		"                   [--rounds N] [--npi-entry] [--no-xdp] [--no-icrc] [--no-transport]\n"
+		"                   [--rounds N] [--npi-entry] [--no-xdp] [--no-icrc] [--no-transport] [--no-wps]\n"
 		"  Times ub2e_to_uboe / ub2e_to_ub (IPv4, IPv6) and the floor programs with\n"
 		"  BPF_PROG_RUN, then ICRC throughput (zlib vs ISA-L). Run inside the switch\n"
 		"  namespace with tests/lib/topo.env exported; scripts/bench.sh does both.\n"
@@ -78,6 +78,7 @@ int main(int argc, char **argv)
 		{ "no-xdp", no_argument, 0, 'X' },
 		{ "no-icrc", no_argument, 0, 'C' },
 		{ "no-transport", no_argument, 0, 'T' },
+		{ "no-wps", no_argument, 0, 'W' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -85,7 +86,7 @@ int main(int argc, char **argv)
 		.ub_if = "sw-ub", .ip_if = "sw-ip", .repeat = 1000000, .rounds = 11,
 	};
 	char exe[PATH_MAX], dir[PATH_MAX + 8];
-	bool run_xdp = true, run_icrc = true, run_tp = true;
+	bool run_xdp = true, run_icrc = true, run_tp = true, run_wps = true;
 	int c, rc = 0;
 	ssize_t n;
 
@@ -100,6 +101,7 @@ int main(int argc, char **argv)
 		case 'X': run_xdp = false; break;
 		case 'C': run_icrc = false; break;
 		case 'T': run_tp = false; break;
+		case 'W': run_wps = false; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -123,6 +125,10 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (run_xdp)
 		rc |= xdp_bench(&o);
+	if (run_xdp && run_wps) {
+		printf("\n");
+		rc |= wps_egress_bench(&o);
+	}
 	if (run_icrc) {
 		if (run_xdp)
 			printf("\n");
@@ -131,6 +137,10 @@ int main(int argc, char **argv)
 	if (run_tp) {
 		printf("\n");
 		rc |= tp_goodput_bench();
+	}
+	if (run_wps) {
+		printf("\n");
+		rc |= wps_reorder_bench(o.rounds);
 	}
 	return rc;
 }

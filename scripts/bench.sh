@@ -29,3 +29,5 @@ trap ns_cleanup_all EXIT
 topo_single
 # nsenter --net only: the devices sw-ub / sw-ip resolve, bpffs stays the host's.
 ns_run "$NS_SW" "$BENCH" --bpf-dir "$BPF_DIR" --ub-if sw-ub --ip-if sw-ip "$@"
+# WPS through ingress and egress over delayed, rate-limited paths (skips without the ingress).
+"$ROOT/bench/wps_headline.sh"

@@ -99,5 +99,7 @@ struct json_object;
 
 /* wps_boundary.c, reached through `ubctl wps boundary`. */
 int cmd_wps_boundary(int argc, char **argv);
+/* wps_egress.c, reached through `ubctl wps egress`. */
+int cmd_wps_egress(int argc, char **argv);
 
 #endif

@@ -663,13 +663,16 @@ static void usage(FILE *f)
 	      "                            [--sched rr|weighted|least-loaded]\n"
 	      "       ubctl wps ingress rule del --dev DEV --dst PREFIX [--src PREFIX] [--proto P] [--dport PORT]\n"
 	      "       ubctl wps ingress rule list --dev DEV\n"
-	      "       ubctl wps boundary attach|detach --dev DEV\n", f);
+	      "       ubctl wps boundary attach|detach --dev DEV\n"
+	      "       ubctl wps egress run|stats ...   (ubctl wps egress --help)\n", f);
 }
 
 int cmd_wps(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "boundary"))
 		return cmd_wps_boundary(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "egress"))
+		return cmd_wps_egress(argc - 1, argv + 1);
 	if (argc < 3 || strcmp(argv[1], "ingress")) {
 		usage(stderr);
 		return EXIT_USAGE;

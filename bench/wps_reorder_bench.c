@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * ns/packet of the WPS egress reorder engine (user/wps/reorder.c) with 1,
+ * 1,000 and 100,000 active flows, in order and out of order, beside a floor:
+ * a per-flow sequence-number ring of the kind DPDK's rte_reorder uses (every
+ * packet numbered, a slot per number in a window, drain while the next slot
+ * is full), indexed directly by flow number so it pays no lookup at all.
+ *
+ * Traffic: groups of 4 packets; flows take turns group by group in a shuffled
+ * order (the same for engine and floor), so with many flows consecutive
+ * groups belong to unrelated flows, as on a real link. Out of order: every pair of groups arrives swapped, so half of the
+ * groups are buffered and released by their predecessor's E. Flow states
+ * exist before timing starts (a warm-up pass). Time is this thread's CPU time.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "reorder.h"
+#include "wps_opt.h"
+
+#define GLEN	4
+#define PKTS	(1u << 20)	/* per measurement */
+#define RING	16		/* floor window (>= 2 groups) */
+
+struct in {
+	struct wps_pkt p;
+	uint32_t flow;
+	uint32_t seq;		/* per-flow packet number, for the floor */
+};
+
+static volatile uint64_t sink;
+static uint32_t *perm;		/* visiting order of the flows */
+
+static void shuffle(uint32_t flows)
+{
+	uint64_t x = 0x2545f4914f6cdd1dull;
+
+	for (uint32_t i = 0; i < flows; i++)
+		perm[i] = i;
+	for (uint32_t i = flows - 1; i > 0; i--) {
+		uint32_t j, t;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		j = (uint32_t)(x % (i + 1));
+		t = perm[i];
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+}
+
+/* Packet stream for `flows` flows starting at group `g0`, PKTS long (whole rounds). */
+static size_t make_stream(struct in *v, uint32_t flows, uint16_t g0, int ooo, uint32_t *seq)
+{
+	uint32_t rounds = PKTS / (flows * GLEN) ? PKTS / (flows * GLEN) : 1;
+	size_t n = 0;
+
+	rounds += rounds & 1;	/* pairs of groups */
+	for (uint32_t r = 0; r < rounds; r++)
+		for (uint32_t k = 0; k < flows; k++) {
+			uint32_t f = perm[k];
+			uint32_t gi = ooo ? (r ^ 1) : r;	/* swapped pairs */
+
+			for (uint32_t i = 0; i < GLEN; i++, n++) {
+				v[n].flow = f;
+				v[n].p.ingress_node = (uint16_t)(1 + (f >> 16));
+				v[n].p.flow_id = (uint16_t)f;
+				v[n].p.group_id = (uint16_t)(g0 + gi);
+				v[n].p.flags = (uint8_t)((i == 0 ? WPS_FLAG_S : 0) | (i == GLEN - 1 ? WPS_FLAG_E : 0));
+				v[n].seq = seq[f] + gi * GLEN + i;
+			}
+		}
+	for (uint32_t f = 0; f < flows; f++)
+		seq[f] += rounds * GLEN;
+	return n;
+}
+
+static double run_engine(struct wps_reorder *e, const struct in *v, size_t n, uint64_t *now)
+{
+	uint64_t acc = 0, t0 = bench_cpu_ns();
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = wps_reorder_rx(e, &v[i].p, i, (*now)++);
+		const struct wps_out *o = wps_reorder_out(e);
+
+		for (uint32_t j = 0; j < k; j++)
+			acc += o[j].handle;
+	}
+	sink = acc;
+	return (double)(bench_cpu_ns() - t0) / (double)n;
+}
+
+struct ring {
+	uint32_t next;
+	uint32_t full;			/* bitmap of occupied slots */
+	uint64_t slot[RING];
+};
+
+static double run_ring(struct ring *rings, const struct in *v, size_t n)
+{
+	uint64_t acc = 0, t0 = bench_cpu_ns();
+
+	for (size_t i = 0; i < n; i++) {
+		struct ring *r = &rings[v[i].flow];
+		uint32_t s = v[i].seq;
+
+		if (s != r->next) {
+			r->slot[s % RING] = i;
+			r->full |= 1u << (s % RING);
+			continue;
+		}
+		acc += i;
+		r->next++;
+		while (r->full & (1u << (r->next % RING))) {
+			r->full &= ~(1u << (r->next % RING));
+			acc += r->slot[r->next % RING];
+			r->next++;
+		}
+	}
+	sink = acc;
+	return (double)(bench_cpu_ns() - t0) / (double)n;
+}
+
+int wps_reorder_bench(int rounds)
+{
+	static const uint32_t nflows[] = { 1, 1000, 100000 };
+	struct in *v = calloc(PKTS + 200000 * GLEN, sizeof(*v));
+	int rc = 0;
+
+	perm = calloc(100000, sizeof(*perm));
+	if (!v || !perm) {
+		fprintf(stderr, "wps_reorder_bench: out of memory\n");
+		return 1;
+	}
+	printf("WPS egress reorder engine, ns/packet (median of %d; groups of %d packets)\n", rounds, GLEN);
+	printf("%-8s %-13s %10s %12s %7s\n", "flows", "arrival", "engine", "seq ring", "ratio");
+	for (size_t fi = 0; fi < sizeof(nflows) / sizeof(nflows[0]); fi++) {
+		uint32_t flows = nflows[fi];
+
+		shuffle(flows);
+
+		for (int ooo = 0; ooo < 2; ooo++) {
+			struct wps_reorder_cfg c;
+			struct wps_reorder *e;
+			struct ring *rings = calloc(flows, sizeof(*rings));
+			uint32_t *seq = calloc(flows, sizeof(*seq));
+			double te[99], tr[99];
+			uint64_t now = 1;
+			uint16_t g = 100;
+			size_t n;
+
+			wps_reorder_cfg_defaults(&c);
+			c.max_flows = 131072;
+			c.total_buffer = 1u << 20;
+			c.new_flows_per_sec = 0;
+			c.start_hold = false;	/* flows exist before timing anyway */
+			c.release_timeout_ns = 1ull << 62;	/* no timer in the way */
+			c.idle_ns = 1ull << 62;
+			e = wps_reorder_new(&c);
+			if (!e || !rings || !seq) {
+				fprintf(stderr, "wps_reorder_bench: cannot set up %u flows\n", flows);
+				rc = 1;
+				wps_reorder_free(e);
+				free(rings);
+				free(seq);
+				continue;
+			}
+			/* Warm-up: creates the flow states and fills the ring floor's state. */
+			n = make_stream(v, flows, g, 0, seq);
+			run_engine(e, v, n, &now);
+			run_ring(rings, v, n);
+			g = (uint16_t)(g + n / flows / GLEN);
+			for (int r = 0; r < rounds; r++) {
+				n = make_stream(v, flows, g, ooo, seq);
+				g = (uint16_t)(g + n / flows / GLEN);
+				te[r] = run_engine(e, v, n, &now);
+				tr[r] = run_ring(rings, v, n);
+			}
+			{
+				struct wps_total_stats t;
+
+				wps_reorder_totals(e, &t);
+				if (t.buffered || t.f.timer_expiries || t.f.late_pkts || t.flows != flows) {
+					fprintf(stderr, "wps_reorder_bench: unexpected engine state (%u buffered, "
+						"%u flows)\n", t.buffered, t.flows);
+					rc = 1;
+				}
+			}
+			printf("%-8u %-13s %10.1f %12.1f %6.2fx\n", flows, ooo ? "out of order" : "in order",
+			       bench_median(te, rounds), bench_median(tr, rounds),
+			       bench_median(te, rounds) / bench_median(tr, rounds));
+			wps_reorder_free(e);
+			free(rings);
+			free(seq);
+		}
+	}
+	free(v);
+	free(perm);
+	return rc;
+}

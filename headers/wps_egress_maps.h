@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * WPS egress XDP program (bpf/wps_egress.bpf.c): configuration, counters,
+ * the descriptor it leaves for the reorder thread and its log records.
+ * Shared by the program, ubctl, the reorder thread and the tests.
+ */
+#ifndef WPS_EGRESS_MAPS_H
+#define WPS_EGRESS_MAPS_H
+
+#include <linux/types.h>
+
+#define WPS_EG_MAX_DEVS		16	/* domain-facing devices */
+#define WPS_EG_MAX_QUEUES	16	/* rx queues per device with a socket */
+#define WPS_EG_MAX_LOCAL	64	/* our outer IPv6 addresses */
+#define WPS_EG_MAX_OPTHDR	64	/* longest options header we parse (HdrExtLen <= 7) */
+#define WPS_EG_MAX_OPTS		16	/* options per header we walk */
+
+struct wps_eg_cfg {
+	__u16 node_id;		/* our Egress Node ID */
+	__u16 flags;		/* WPS_EG_F_* */
+	__u32 log_per_sec;	/* log records per second and CPU (0: none) */
+};
+
+/* Every R=1 packet is decapsulated in XDP too (tests, and a fallback mode). */
+#define WPS_EG_F_NO_REORDER	0x1
+
+/*
+ * rx_wps: WPS packets addressed to us (before validation). pass_other: all
+ * else, untouched. r0_*: R = 0, decapsulated in XDP and redirected (fwd) or
+ * handed to the kernel (unresolved neighbour, local, no route, too big).
+ * r1_xsk: R = 1 to the reorder thread; r1_no_xsk: no socket on that queue,
+ * handled as R = 0 (order not restored, never lost). bad_*: validation
+ * failures, dropped (draft: Egress Node Procedures step 1).
+ */
+#define WPS_EG_COUNTERS(X)						\
+	X(RX_WPS,		"rx_wps")				\
+	X(PASS_OTHER,		"pass_other")				\
+	X(R0_FWD,		"r0_fwd")				\
+	X(R0_KERNEL,		"r0_kernel")				\
+	X(R1_XSK,		"r1_xsk")				\
+	X(R1_NO_XSK,		"r1_no_xsk")				\
+	X(BAD_OPT_LEN,		"bad_opt_len")				\
+	X(WRONG_NODE,		"bad_egress_node")			\
+	X(DUP_OPT,		"bad_two_options")			\
+	X(BOTH_HDRS,		"bad_both_headers")			\
+	X(BAD_EXTHDR,		"bad_options_header")			\
+	X(BAD_INNER,		"bad_inner")				\
+	X(BAD_LENGTH,		"bad_length")				\
+	X(LOG_SUPPRESSED,	"log_suppressed")
+
+#define WPS_EG_CNT_ENUM(id, name) WPS_EG_CNT_##id,
+enum wps_eg_counter {
+	WPS_EG_COUNTERS(WPS_EG_CNT_ENUM)
+	WPS_EG_CNT__MAX
+};
+#undef WPS_EG_CNT_ENUM
+
+/*
+ * What an R = 1 frame looks like when the reorder thread gets it: the first
+ * bytes (the outer Ethernet and IPv6 headers, no longer needed) hold this
+ * descriptor; at l2_off starts the frame to transmit: an Ethernet header
+ * from the FIB lookup on the inner destination, then the inner packet, as it
+ * entered the domain. Host byte order.
+ */
+#define WPS_XSK_MAGIC	0x57505331u	/* "WPS1" */
+
+struct wps_xsk_desc {
+	__u32 magic;
+	__u8 flags;		/* WPS_FLAG_* of the option */
+	__u8 fib_rc;		/* BPF_FIB_LKUP_RET_*: 0 means the MACs are valid */
+	__u16 l2_off;		/* where the frame to transmit starts */
+	__u32 ifindex;		/* FIB's egress device */
+	__u16 ingress_node;
+	__u16 flow_id;
+	__u16 group_id;
+	__u16 pad;
+};
+
+/* A validation failure, for the rate-limited log (ringbuf). */
+struct wps_eg_log {
+	__u32 reason;		/* enum wps_eg_counter */
+	__u32 ifindex;
+	__u8 saddr[16];		/* outer source */
+	__u16 ingress_node, flow_id, egress_node, group_id;	/* 0 when not parsed */
+	__u8 opt_len;
+	__u8 pad[3];
+};
+
+#endif

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Runs the scapy-made WPS egress fixtures (tests/bpf/fixtures/wps_egress.txt,
+ * the format of ub2e.txt) through BPF_PROG_TEST_RUN against
+ * bpf/wps_egress.bpf.c and prints TAP. The XSKMAP holds a real AF_XDP socket
+ * (user/xsk) on queue 0 of the domain device, the devmap the site device, our
+ * outer address and node ID come from the environment (wps_egress.env). Per
+ * case: verdict, output bytes, the counters that moved (each listed name once
+ * per expected increment, all others unmoved) and the log records written.
+ *
+ * Case options: --no-socket (empty XSKMAP), --no-reorder (cfg flag),
+ * --log N (records per second), --repeat N (runs of the same frame).
+ *
+ *   wps_egress_testrun --dom-dev DEV --site-dev DEV FIXTURES...
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+
+#include "wps_egress.skel.h"
+#include "wps_egress_maps.h"
+#include "egress_stats.h"
+#include "xsk_port.h"
+
+#define MAX_PKT 4096
+
+struct fixture {
+	char name[128], prog[16], opts[128], verdict[32], counters[256];
+	unsigned char in[MAX_PKT], out[MAX_PKT];
+	size_t in_len, out_len;
+	bool has_out;
+	int ifindex_at, logs;
+};
+
+static struct wps_egress *skel;
+static unsigned dom_if, site_if;
+static int sock_fd, tap_n, nlogs, log_reason_bad;
+static __u32 log_want_reason;
+
+static int unhex(const char *s, unsigned char *buf, size_t *len)
+{
+	size_t n = strlen(s);
+
+	if (n % 2 || n / 2 > MAX_PKT)
+		return -1;
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned v;
+
+		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+			return -1;
+		buf[i] = (unsigned char)v;
+	}
+	*len = n / 2;
+	return 0;
+}
+
+static const char *verdict_name(__u32 v)
+{
+	static const char *const names[] = { "XDP_ABORTED", "XDP_DROP", "XDP_PASS", "XDP_TX", "XDP_REDIRECT" };
+
+	return v < 5 ? names[v] : "XDP_?";
+}
+
+static int on_log(void *ctx, void *data, size_t len)
+{
+	const struct wps_eg_log *r = data;
+
+	(void)ctx;
+	nlogs++;
+	if (len < sizeof(*r) || r->reason != log_want_reason || r->ifindex != dom_if)
+		log_reason_bad++;
+	return 0;
+}
+
+static void hexdump_diff(const unsigned char *want, size_t wlen, const unsigned char *got, size_t glen)
+{
+	size_t n = wlen > glen ? wlen : glen;
+
+	printf("#   want %zu bytes, got %zu bytes\n", wlen, glen);
+	for (size_t off = 0; off < n; off += 16) {
+		bool differs = false;
+
+		for (size_t i = off; i < off + 16 && i < n; i++)
+			differs |= i >= wlen || i >= glen || want[i] != got[i];
+		if (!differs)
+			continue;
+		printf("#   %04zx want:", off);
+		for (size_t i = off; i < off + 16 && i < n; i++)
+			printf(i < wlen ? " %02x" : " --", i < wlen ? want[i] : 0);
+		printf("\n#   %04zx  got:", off);
+		for (size_t i = off; i < off + 16 && i < n; i++)
+			printf(i < glen ? " %02x" : " --", i < glen ? got[i] : 0);
+		printf("\n");
+	}
+}
+
+/* Node ID and our address from the environment; per-case options on top. */
+static int configure(const char *opts, int *repeat, char *err, size_t errlen)
+{
+	struct wps_eg_cfg cfg = { .node_id = (__u16)atoi(getenv("WPS_EG_NODE") ?: "0") };
+	int xsk_fd = bpf_map__fd(skel->maps.wps_eg_xsks), ncpu = libbpf_num_possible_cpus();
+	char buf[128], *save, *tok;
+	bool socket = true;
+	__u32 zero = 0;
+
+	*repeat = 1;
+	snprintf(buf, sizeof(buf), "%s", opts);
+	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		if (!strcmp(tok, "--no-socket")) {
+			socket = false;
+		} else if (!strcmp(tok, "--no-reorder")) {
+			cfg.flags |= WPS_EG_F_NO_REORDER;
+		} else if (!strcmp(tok, "--log") && (tok = strtok_r(NULL, " ", &save))) {
+			cfg.log_per_sec = (__u32)atoi(tok);
+		} else if (!strcmp(tok, "--repeat") && (tok = strtok_r(NULL, " ", &save))) {
+			*repeat = atoi(tok);
+		} else {
+			snprintf(err, errlen, "unknown option '%s'", tok);
+			return -1;
+		}
+	}
+	if (socket ? bpf_map_update_elem(xsk_fd, &zero, &sock_fd, 0) : (bpf_map_delete_elem(xsk_fd, &zero), 0)) {
+		snprintf(err, errlen, "XSKMAP: %s", strerror(errno));
+		return -1;
+	}
+	{	/* a fresh log budget on every CPU */
+		struct { __u64 window; __u32 used, pad; } b[ncpu > 0 ? ncpu : 1];
+
+		memset(b, 0, sizeof(b));
+		bpf_map_update_elem(bpf_map__fd(skel->maps.wps_eg_log_budget), &zero, b, 0);
+	}
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.wps_eg_cfg), &zero, &cfg, 0);
+}
+
+static bool run_case(struct fixture *f, struct ring_buffer *rb)
+{
+	__u64 before[WPS_EG_CNT__MAX], after[WPS_EG_CNT__MAX], want_n[WPS_EG_CNT__MAX] = {};
+	unsigned char out[MAX_PKT + 64];
+	struct xdp_md ctx = {};
+	char err[256], want[256], *save, *tok;
+	bool ok = true;
+	int rc, repeat;
+	__u32 retval = 0, out_len = 0;
+
+	if (strcmp(f->prog, "wps_egress")) {
+		printf("#   unknown prog '%s'\n", f->prog);
+		return false;
+	}
+	if (configure(f->opts, &repeat, err, sizeof(err))) {
+		printf("#   options '%s': %s\n", f->opts, err);
+		return false;
+	}
+	ring_buffer__consume(rb);	/* leftovers of earlier cases */
+	nlogs = log_reason_bad = 0;
+	log_want_reason = WPS_EG_CNT__MAX;
+	snprintf(want, sizeof(want), "%s", f->counters);
+	for (tok = strtok_r(want, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		int i = wps_eg_counter_id(tok);
+
+		if (i < 0) {
+			printf("#   unknown counter '%s'\n", tok);
+			return false;
+		}
+		want_n[i]++;
+		if (!strncmp(tok, "bad_", 4))
+			log_want_reason = (__u32)i;
+	}
+	if (f->ifindex_at > 0 && (size_t)f->ifindex_at + 4 <= f->out_len)
+		memcpy(f->out + f->ifindex_at, &site_if, 4);
+
+	if (wps_eg_counters_read(bpf_map__fd(skel->maps.wps_eg_stats), before))
+		memset(before, 0xff, sizeof(before));
+	/* Each run on a fresh copy of the frame (the program rewrites it). */
+	for (int r = 0; r < repeat; r++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->in, .data_size_in = (__u32)f->in_len,
+			    .data_out = out, .data_size_out = sizeof(out), .ctx_in = &ctx,
+			    .ctx_size_in = sizeof(ctx), .repeat = 1);
+
+		ctx.data_end = (__u32)f->in_len;
+		ctx.ingress_ifindex = dom_if;
+		ctx.rx_queue_index = 0;
+		rc = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.wps_egress), &o);
+		if (rc) {
+			printf("#   BPF_PROG_TEST_RUN failed: %s\n", strerror(errno));
+			return false;
+		}
+		retval = o.retval;
+		out_len = o.data_size_out;
+	}
+	if (wps_eg_counters_read(bpf_map__fd(skel->maps.wps_eg_stats), after))
+		memset(after, 0, sizeof(after));
+	ring_buffer__consume(rb);
+
+	if (strcmp(verdict_name(retval), f->verdict)) {
+		printf("#   verdict: want %s, got %s\n", f->verdict, verdict_name(retval));
+		ok = false;
+	}
+	if (f->has_out && (out_len != f->out_len || memcmp(out, f->out, f->out_len))) {
+		printf("#   output bytes differ\n");
+		hexdump_diff(f->out, f->out_len, out, out_len);
+		ok = false;
+	}
+	for (int i = 0; i < WPS_EG_CNT__MAX; i++) {
+		__u64 d = after[i] - before[i];
+
+		if (d != want_n[i]) {
+			printf("#   counter %s moved by %llu, want %llu\n", wps_eg_counter_name((unsigned)i),
+			       (unsigned long long)d, (unsigned long long)want_n[i]);
+			ok = false;
+		}
+	}
+	if (nlogs != f->logs || log_reason_bad) {
+		printf("#   log records: %d (want %d), %d with the wrong reason or device\n", nlogs, f->logs,
+		       log_reason_bad);
+		ok = false;
+	}
+	return ok;
+}
+
+static int run_file(const char *path, struct ring_buffer *rb, int *failed)
+{
+	static char line[2 * MAX_PKT + 64];
+	static struct fixture f;
+	FILE *fp = fopen(path, "r");
+	int lineno = 0;
+
+	if (!fp) {
+		fprintf(stderr, "wps_egress_testrun: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), fp)) {
+		char *v = strchr(line, ' ');
+
+		lineno++;
+		line[strcspn(line, "\n")] = '\0';
+		if (!line[0] || line[0] == '#')
+			continue;
+		if (v)
+			*v++ = '\0';
+		else
+			v = line + strlen(line);
+		if (!strcmp(line, "case")) {
+			memset(&f, 0, sizeof(f));
+			snprintf(f.name, sizeof(f.name), "%s", v);
+		} else if (!strcmp(line, "prog")) {
+			snprintf(f.prog, sizeof(f.prog), "%s", v);
+		} else if (!strcmp(line, "opts")) {
+			snprintf(f.opts, sizeof(f.opts), "%s", v);
+		} else if (!strcmp(line, "in") || !strcmp(line, "out")) {
+			bool in = line[0] == 'i';
+
+			if (unhex(v, in ? f.in : f.out, in ? &f.in_len : &f.out_len)) {
+				fprintf(stderr, "wps_egress_testrun: %s:%d: bad hex\n", path, lineno);
+				fclose(fp);
+				return -1;
+			}
+			f.has_out |= !in;
+		} else if (!strcmp(line, "verdict")) {
+			snprintf(f.verdict, sizeof(f.verdict), "%s", v);
+		} else if (!strcmp(line, "ifindex-at")) {
+			f.ifindex_at = atoi(v);
+		} else if (!strcmp(line, "logs")) {
+			f.logs = atoi(v);
+		} else if (!strcmp(line, "count")) {
+			snprintf(f.counters, sizeof(f.counters), "%s", v);
+		} else if (!strcmp(line, "end")) {
+			bool ok = run_case(&f, rb);
+
+			printf("%sok %d - wps_egress %s\n", ok ? "" : "not ", ++tap_n, f.name);
+			*failed += !ok;
+		} else {
+			fprintf(stderr, "wps_egress_testrun: %s:%d: unknown line '%s'\n", path, lineno, line);
+			fclose(fp);
+			return -1;
+		}
+	}
+	fclose(fp);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct xsk_port_cfg cfg = { .nframes = 256, .frame_size = 2048, .ring_size = 64 };
+	struct xsk_port *port = NULL;
+	struct ring_buffer *rb = NULL;
+	struct in6_addr local;
+	__u32 zero = 0;
+	__u8 one = 1;
+	int failed = 0, s;
+
+	if (argc < 6 || strcmp(argv[1], "--dom-dev") || strcmp(argv[3], "--site-dev")) {
+		fprintf(stderr, "usage: wps_egress_testrun --dom-dev DEV --site-dev DEV FIXTURES...\n");
+		return 2;
+	}
+	dom_if = if_nametoindex(argv[2]);
+	site_if = if_nametoindex(argv[4]);
+	if (!dom_if || !site_if) {
+		fprintf(stderr, "wps_egress_testrun: no device %s or %s in this namespace\n", argv[2], argv[4]);
+		return 2;
+	}
+	if (!getenv("WPS_EG_IP6") || inet_pton(AF_INET6, getenv("WPS_EG_IP6"), &local) != 1) {
+		fprintf(stderr, "wps_egress_testrun: WPS_EG_IP6 not set (source tests/lib/wps_egress.env)\n");
+		return 2;
+	}
+	skel = wps_egress__open_and_load();
+	if (!skel) {
+		printf("not ok 1 - wps_egress program loads (verifier): %s\n", strerror(errno));
+		return 1;
+	}
+	printf("ok %d - wps_egress program loads (verifier)\n", ++tap_n);
+	port = xsk_port_create(&cfg);
+	s = port ? xsk_port_add(port, argv[2], 0, -1, 0) : -errno;
+	if (s < 0) {
+		printf("not ok %d - AF_XDP socket on %s: %s\n", ++tap_n, argv[2], strerror(-s));
+		failed++;
+		goto out;
+	}
+	sock_fd = xsk_port_fd(port, s);
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.wps_eg_log), on_log, NULL, NULL);
+	if (!rb || bpf_map_update_elem(bpf_map__fd(skel->maps.wps_eg_local), &local, &one, 0) ||
+	    bpf_map_update_elem(bpf_map__fd(skel->maps.wps_eg_ifslot), &dom_if, &zero, 0) ||
+	    bpf_map_update_elem(bpf_map__fd(skel->maps.wps_eg_tx), &site_if, &site_if, 0)) {
+		printf("not ok %d - wps_egress maps set up: %s\n", ++tap_n, strerror(errno));
+		failed++;
+		goto out;
+	}
+	for (int i = 5; i < argc; i++)
+		if (run_file(argv[i], rb, &failed))
+			failed++;
+out:
+	ring_buffer__free(rb);
+	xsk_port_destroy(port);
+	wps_egress__destroy(skel);
+	return failed ? 1 : 0;
+}

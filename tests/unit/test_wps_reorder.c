@@ -1,0 +1,765 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * WPS egress reorder engine (user/wps/reorder.c) against the draft's Egress
+ * Node Procedures. Each packet's handle encodes (flow, group, index in group)
+ * so the tests read what left, in which order and why, without asking the
+ * engine.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "reorder.h"
+#include "wps_opt.h"
+
+#define MS 1000000ull
+#define US 1000ull
+
+/* Everything that left, in order. */
+struct sink {
+	uint64_t h[1 << 20];
+	uint8_t a[1 << 20];
+	size_t n;
+};
+
+static struct sink *sink;
+
+static uint64_t H(uint32_t flow, uint16_t gid, uint16_t idx)
+{
+	return ((uint64_t)flow << 32) | ((uint64_t)gid << 16) | idx;
+}
+
+static void take(struct wps_reorder *e, uint32_t n)
+{
+	const struct wps_out *o = wps_reorder_out(e);
+
+	for (uint32_t i = 0; i < n; i++) {
+		assert_true(sink->n < (1u << 20));
+		sink->h[sink->n] = o[i].handle;
+		sink->a[sink->n++] = o[i].action;
+	}
+}
+
+/* One packet of (node, flow), group gid, index idx of a group of len packets. */
+static void rx(struct wps_reorder *e, uint16_t node, uint16_t flow, uint16_t gid, uint16_t idx,
+	       uint16_t len, uint64_t now)
+{
+	struct wps_pkt p = {
+		.ingress_node = node, .flow_id = flow, .group_id = gid,
+		.flags = (uint8_t)((idx == 0 ? WPS_FLAG_S : 0) | (idx == len - 1 ? WPS_FLAG_E : 0)),
+	};
+
+	take(e, wps_reorder_rx(e, &p, H((uint32_t)node << 16 | flow, gid, idx), now));
+}
+
+static void group(struct wps_reorder *e, uint16_t flow, uint16_t gid, uint16_t len, uint64_t now)
+{
+	for (uint16_t i = 0; i < len; i++)
+		rx(e, 1, flow, gid, i, len, now);
+}
+
+static void tick(struct wps_reorder *e, uint64_t now)
+{
+	take(e, wps_reorder_tick(e, now));
+}
+
+static struct wps_reorder *engine(void (*tune)(struct wps_reorder_cfg *))
+{
+	struct wps_reorder_cfg c;
+	struct wps_reorder *e;
+
+	wps_reorder_cfg_defaults(&c);
+	c.release_timeout_ns = 5 * MS;
+	c.start_hold = false;	/* the tests below see a flow's first group first */
+	if (tune)
+		tune(&c);
+	e = wps_reorder_new(&c);
+	assert_non_null(e);
+	sink->n = 0;
+	return e;
+}
+
+/* The groups of what left, one entry per packet, for flow 1 of node 1. */
+static void expect(const uint16_t *gids, const uint16_t *idx, const uint8_t *act, size_t n)
+{
+	if (sink->n != n)
+		fail_msg("%zu packets left, want %zu", sink->n, n);
+	for (size_t i = 0; i < n; i++) {
+		uint16_t g = (uint16_t)(sink->h[i] >> 16), x = (uint16_t)sink->h[i];
+
+		if (g != gids[i] || x != idx[i] || (act && sink->a[i] != act[i]))
+			fail_msg("output %zu: group %u packet %u (%s), want group %u packet %u (%s)", i, g, x,
+				 wps_action_name(sink->a[i]), gids[i], idx[i],
+				 act ? wps_action_name(act[i]) : "any");
+	}
+}
+
+static struct wps_total_stats totals(struct wps_reorder *e)
+{
+	struct wps_total_stats t;
+
+	wps_reorder_totals(e, &t);
+	return t;
+}
+
+enum { C = WPS_ACT_CUT, I = WPS_ACT_INORDER, T = WPS_ACT_TIMER, B = WPS_ACT_BOUND, L = WPS_ACT_LATE };
+
+static void in_order_cuts_through(void **state)
+{
+	struct wps_reorder *e = engine(NULL);
+	uint16_t g[9], x[9];
+	uint8_t a[9];
+
+	(void)state;
+	for (int k = 0; k < 3; k++)
+		group(e, 1, (uint16_t)(100 + k), 3, 0);
+	for (int i = 0; i < 9; i++) {
+		g[i] = (uint16_t)(100 + i / 3);
+		x[i] = (uint16_t)(i % 3);
+		a[i] = C;
+	}
+	expect(g, x, a, 9);
+	assert_int_equal(totals(e).hwm, 0);
+	assert_int_equal(totals(e).f.groups, 3);
+	assert_int_equal(totals(e).f.ooo_groups, 0);
+	assert_int_equal(wps_reorder_next_deadline(e), 30000 * MS);	/* only the idle reclaim */
+	wps_reorder_free(e);
+}
+
+static void out_of_order_restored(void **state)
+{
+	struct wps_reorder *e = engine(NULL);
+	static const uint16_t g[] = { 10, 10, 11, 11, 12, 12, 13, 13 };
+	static const uint16_t x[] = { 0, 1, 0, 1, 0, 1, 0, 1 };
+	static const uint8_t a[] = { C, C, C, C, I, I, I, I };
+
+	(void)state;
+	group(e, 1, 10, 2, 0);		/* NEG = 10 */
+	rx(e, 1, 1, 12, 0, 2, 1 * US);	/* ahead: buffered */
+	rx(e, 1, 1, 13, 0, 2, 2 * US);
+	rx(e, 1, 1, 12, 1, 2, 3 * US);
+	rx(e, 1, 1, 13, 1, 2, 4 * US);
+	assert_int_equal(sink->n, 2);
+	assert_int_equal(totals(e).buffered, 4);
+	assert_int_equal(wps_reorder_next_deadline(e), 1 * US + 5 * MS);
+	rx(e, 1, 1, 11, 0, 2, 5 * US);	/* NEG: cut through */
+	assert_int_equal(sink->n, 3);
+	rx(e, 1, 1, 11, 1, 2, 6 * US);	/* E of NEG: 12 and 13 follow */
+	expect(g, x, a, 8);
+	assert_int_equal(totals(e).buffered, 0);
+	assert_int_equal(totals(e).hwm, 4);
+	assert_int_equal(totals(e).f.ooo_groups, 2);
+	assert_int_equal(totals(e).f.timer_expiries, 0);
+	assert_true(wps_reorder_next_deadline(e) >= 30000 * MS);	/* timer stopped: only idle */
+	wps_reorder_free(e);
+}
+
+static void group_id_wraps(void **state)
+{
+	struct wps_reorder *e = engine(NULL);
+	static const uint16_t g[] = { 65534, 65535, 0, 1, 2 };
+	static const uint16_t x[] = { 0, 0, 0, 0, 0 };
+
+	(void)state;
+	group(e, 1, 65534, 1, 0);
+	group(e, 1, 1, 1, 1);		/* 1 is after 65535 in serial arithmetic: buffered */
+	group(e, 1, 0, 1, 2);
+	group(e, 1, 2, 1, 3);
+	assert_int_equal(sink->n, 1);
+	group(e, 1, 65535, 1, 4);
+	expect(g, x, NULL, 5);
+	assert_int_equal(totals(e).f.late_pkts, 0);
+	wps_reorder_free(e);
+}
+
+static void partial_group_then_rest_cuts_through(void **state)
+{
+	struct wps_reorder *e = engine(NULL);
+	static const uint16_t g[] = { 0, 1, 2, 2, 2 };
+	static const uint16_t x[] = { 0, 0, 0, 1, 2 };
+	static const uint8_t a[] = { C, C, I, C, C };
+
+	(void)state;
+	group(e, 1, 0, 1, 0);
+	rx(e, 1, 1, 2, 0, 3, 1);	/* first packet of group 2 buffered */
+	group(e, 1, 1, 1, 2);		/* releases it; NEG stays on 2 (no E yet) */
+	rx(e, 1, 1, 2, 1, 3, 3);
+	rx(e, 1, 1, 2, 2, 3, 4);
+	expect(g, x, a, 5);
+	assert_true(wps_reorder_next_deadline(e) >= 30000 * MS);	/* no timer */
+	wps_reorder_free(e);
+}
+
+static void lost_e_released_by_timer(void **state)
+{
+	struct wps_reorder *e = engine(NULL);
+	static const uint16_t g[] = { 0, 1, 1, 2, 3 };
+	static const uint16_t x[] = { 0, 0, 1, 0, 0 };
+	static const uint8_t a[] = { C, T, T, I, C };
+
+	(void)state;
+	rx(e, 1, 1, 0, 0, 2, 0);	/* group 0 whose E never comes */
+	group(e, 1, 1, 2, 1 * MS);
+	group(e, 1, 2, 1, 2 * MS);
+	tick(e, 5 * MS);		/* 4 ms after the gap opened: not yet */
+	assert_int_equal(sink->n, 1);
+	assert_int_equal(wps_reorder_next_deadline(e), 6 * MS);
+	tick(e, 6 * MS);
+	assert_int_equal(sink->n, 4);
+	group(e, 1, 3, 1, 7 * MS);
+	expect(g, x, a, 5);
+	assert_int_equal(totals(e).f.timer_expiries, 1);
+	assert_int_equal(totals(e).buffered, 0);
+	wps_reorder_free(e);
+}
+
+static void lost_group_then_late_arrival(void **state)
+{
+	struct wps_reorder *e = engine(NULL);
+	static const uint16_t g[] = { 0, 2, 3, 1, 4 };
+	static const uint16_t x[] = { 0, 0, 0, 0, 0 };
+	static const uint8_t a[] = { C, T, I, L, C };
+
+	(void)state;
+	group(e, 1, 0, 1, 0);
+	group(e, 1, 2, 1, 1 * MS);	/* 1 is missing */
+	group(e, 1, 3, 1, 2 * MS);
+	tick(e, 6 * MS);
+	group(e, 1, 1, 1, 7 * MS);	/* behind NEG: sent, never dropped */
+	group(e, 1, 4, 1, 8 * MS);
+	expect(g, x, a, 5);
+	assert_int_equal(totals(e).f.late_pkts, 1);
+	assert_int_equal(totals(e).f.late_groups, 1);
+	wps_reorder_free(e);
+}
+
+/* Several gaps: each expiry skips one, the next gap restarts the timer. */
+static void timer_restarts_for_the_next_gap(void **state)
+{
+	struct wps_reorder *e = engine(NULL);
+	static const uint16_t g[] = { 0, 2, 4 };
+	static const uint16_t x[] = { 0, 0, 0 };
+	static const uint8_t a[] = { C, T, T };
+
+	(void)state;
+	group(e, 1, 0, 1, 0);
+	group(e, 1, 2, 1, 0);
+	group(e, 1, 4, 1, 0);
+	tick(e, 5 * MS);
+	assert_int_equal(sink->n, 2);
+	tick(e, 9 * MS);
+	assert_int_equal(sink->n, 2);
+	tick(e, 10 * MS);
+	expect(g, x, a, 3);
+	assert_int_equal(totals(e).f.timer_expiries, 2);
+	wps_reorder_free(e);
+}
+
+static void duplicates_each_leave_once(void **state)
+{
+	struct wps_reorder *e = engine(NULL);
+	static const uint16_t g[] = { 0, 0, 0, 1, 2, 2, 2, 0 };
+	static const uint16_t x[] = { 0, 0, 1, 0, 0, 0, 0, 1 };
+
+	(void)state;
+	rx(e, 1, 1, 0, 0, 2, 0);
+	rx(e, 1, 1, 0, 0, 2, 1);	/* duplicate within NEG: cut through too */
+	rx(e, 1, 1, 2, 0, 1, 2);	/* buffered, and its duplicate */
+	rx(e, 1, 1, 2, 0, 1, 3);
+	rx(e, 1, 1, 0, 1, 2, 4);
+	group(e, 1, 1, 1, 5);
+	rx(e, 1, 1, 2, 0, 1, 6);	/* a third copy, now late */
+	rx(e, 1, 1, 0, 1, 2, 7);	/* duplicate E of an old group: late */
+	expect(g, x, NULL, 8);
+	assert_int_equal(sink->a[6], L);
+	assert_int_equal(sink->a[7], L);
+	assert_int_equal(totals(e).f.late_pkts, 2);
+	assert_int_equal(totals(e).f.late_groups, 2);
+	wps_reorder_free(e);
+}
+
+static void small_flow_buffer(struct wps_reorder_cfg *c)
+{
+	c->flow_buffer = 4;
+}
+
+static void flow_bound_releases_in_order(void **state)
+{
+	struct wps_reorder *e = engine(small_flow_buffer);
+	static const uint16_t g[] = { 0, 2, 2, 3, 3, 4, 4 };
+	static const uint16_t x[] = { 0, 0, 1, 0, 1, 0, 1 };
+	static const uint8_t a[] = { C, B, B, I, I, C, C };
+
+	(void)state;
+	group(e, 1, 0, 1, 0);
+	/* Group 1 lost; 2 and 3 fill the flow's buffer (4), 4 passes it. */
+	group(e, 1, 2, 2, 1);
+	group(e, 1, 3, 2, 2);
+	assert_int_equal(sink->n, 1);
+	assert_int_equal(totals(e).buffered, 4);
+	rx(e, 1, 1, 4, 0, 2, 3);	/* would be 5 > 4: 2 and 3 go first, in order, then 4 */
+	assert_int_equal(totals(e).buffered, 0);
+	rx(e, 1, 1, 4, 1, 2, 4);	/* NEG is 4 now: cut through */
+	expect(g, x, a, 7);
+	assert_int_equal(totals(e).f.bound_releases, 1);
+	assert_int_equal(totals(e).hwm, 4);
+	wps_reorder_free(e);
+}
+
+static void small_total_buffer(struct wps_reorder_cfg *c)
+{
+	c->total_buffer = 6;
+}
+
+static void total_bound_releases_oldest_flow(void **state)
+{
+	struct wps_reorder *e = engine(small_total_buffer);
+
+	(void)state;
+	for (uint16_t f = 1; f <= 3; f++) {
+		group(e, f, 0, 1, f);
+		group(e, f, 2, 2, 10 + f);	/* two packets buffered per flow */
+	}
+	assert_int_equal(sink->n, 3);
+	assert_int_equal(totals(e).buffered, 6);
+	group(e, 4, 0, 1, 20);		/* cut-through needs no room */
+	rx(e, 1, 4, 2, 0, 1, 21);	/* needs a slot: flow 1 (armed first) gives way */
+	assert_int_equal(sink->n, 6);
+	assert_int_equal(sink->h[4] >> 32, (1u << 16) | 1);
+	assert_int_equal(sink->a[4], B);
+	assert_int_equal(sink->a[5], B);
+	assert_int_equal(totals(e).buffered, 5);
+	assert_int_equal(totals(e).hwm, 6);
+	assert_int_equal(totals(e).f.bound_releases, 1);
+	wps_reorder_free(e);
+}
+
+/* The flow that needs the room is the oldest one: NEG skips to the arriving group. */
+static void total_bound_on_own_flow(void **state)
+{
+	struct wps_reorder *e = engine(small_total_buffer);
+	static const uint16_t g[] = { 0, 2, 3, 3, 3, 3, 3, 3, 3, 3, 4 };
+	static const uint16_t x[] = { 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 0 };
+	static const uint8_t a[] = { C, C, I, I, I, I, I, I, C, C, C };
+
+	(void)state;
+	group(e, 1, 0, 1, 0);
+	for (uint16_t i = 0; i < 6; i++)
+		rx(e, 1, 1, 3, i, 8, 1);
+	assert_int_equal(totals(e).buffered, 6);
+	group(e, 1, 2, 1, 2);		/* no room: 1 is skipped, 2 goes, 3 follows */
+	rx(e, 1, 1, 3, 6, 8, 3);
+	rx(e, 1, 1, 3, 7, 8, 3);
+	group(e, 1, 4, 1, 4);
+	expect(g, x, a, 11);
+	assert_int_equal(totals(e).f.bound_releases, 1);
+	group(e, 1, 1, 1, 5);		/* the skipped group, late */
+	assert_int_equal(sink->a[11], L);
+	wps_reorder_free(e);
+}
+
+/* The flow bound with the arriving group before all that is buffered. */
+static void flow_bound_arrival_first(void **state)
+{
+	struct wps_reorder *e = engine(small_flow_buffer);
+	static const uint16_t g[] = { 0, 2, 3, 3, 3, 3 };
+	static const uint16_t x[] = { 0, 0, 0, 1, 2, 3 };
+	static const uint8_t a[] = { C, C, I, I, I, I };
+
+	(void)state;
+	group(e, 1, 0, 1, 0);
+	for (uint16_t i = 0; i < 4; i++)
+		rx(e, 1, 1, 3, i, 4, 1);
+	group(e, 1, 2, 1, 2);
+	expect(g, x, a, 6);
+	assert_int_equal(totals(e).hwm, 4);
+	wps_reorder_free(e);
+}
+
+static void few_flows(struct wps_reorder_cfg *c)
+{
+	c->max_flows = 4;
+}
+
+static void flow_table_full_forwards(void **state)
+{
+	struct wps_reorder *e = engine(few_flows);
+
+	(void)state;
+	for (uint16_t f = 1; f <= 5; f++)
+		group(e, f, 7, 1, f);
+	assert_int_equal(sink->n, 5);
+	assert_int_equal(sink->a[4], WPS_ACT_NOSTATE);
+	assert_int_equal(totals(e).flows, 4);
+	assert_int_equal(totals(e).flows_table_full, 1);
+	wps_reorder_free(e);
+}
+
+static void policed(struct wps_reorder_cfg *c)
+{
+	c->new_flows_per_sec = 10;
+	c->new_flows_burst = 5;
+}
+
+static void new_flows_policed_per_ingress(void **state)
+{
+	struct wps_reorder *e = engine(policed);
+	struct wps_pkt p = { .ingress_node = 9, .group_id = 0, .flags = WPS_FLAG_S | WPS_FLAG_E };
+
+	(void)state;
+	for (uint16_t f = 0; f < 8; f++) {
+		p.flow_id = f;
+		take(e, wps_reorder_rx(e, &p, f, 1000));
+	}
+	assert_int_equal(totals(e).flows, 5);
+	assert_int_equal(totals(e).flows_policed, 3);
+	assert_int_equal(sink->a[5], WPS_ACT_NOSTATE);
+	p.ingress_node = 10;		/* another ingress has its own budget */
+	take(e, wps_reorder_rx(e, &p, 100, 1000));
+	assert_int_equal(totals(e).flows, 6);
+	p.ingress_node = 9;
+	p.flow_id = 50;
+	take(e, wps_reorder_rx(e, &p, 101, 1000 + 100 * MS));	/* one token back after 100 ms */
+	assert_int_equal(totals(e).flows, 7);
+	p.flow_id = 51;
+	take(e, wps_reorder_rx(e, &p, 102, 1000 + 100 * MS));
+	assert_int_equal(totals(e).flows, 7);
+	assert_int_equal(sink->n, 11);	/* everything left, state or not */
+	wps_reorder_free(e);
+}
+
+static void idle_flows_reclaimed(void **state)
+{
+	struct wps_reorder *e = engine(NULL);
+
+	(void)state;
+	group(e, 1, 0, 1, 0);
+	group(e, 2, 0, 1, 10 * MS);
+	group(e, 2, 5, 1, 10 * MS);	/* buffered */
+	tick(e, 20 * MS);		/* timer releases flow 2's group */
+	assert_int_equal(sink->n, 3);
+	assert_int_equal(totals(e).flows, 2);
+	tick(e, 30000 * MS);		/* flow 1 idle for 30 s */
+	assert_int_equal(totals(e).flows, 1);
+	tick(e, 30010 * MS);
+	assert_int_equal(totals(e).flows, 0);
+	assert_int_equal(totals(e).flows_reclaimed, 2);
+	/* The same flow again starts afresh at whatever Group ID it brings. */
+	group(e, 1, 300, 1, 30020 * MS);
+	assert_int_equal(sink->a[sink->n - 1], C);
+	wps_reorder_free(e);
+}
+
+static void suspect_jump_counted_not_stalling(void **state)
+{
+	struct wps_reorder *e = engine(NULL);
+
+	(void)state;
+	group(e, 1, 0, 1, 0);
+	group(e, 1, 5000, 1, 1);	/* beyond the in-flight bound (1024) */
+	assert_int_equal(sink->a[1], WPS_ACT_SUSPECT);
+	assert_int_equal(totals(e).buffered, 0);
+	group(e, 1, 1, 1, 2);		/* the flow carries on */
+	assert_int_equal(sink->a[2], C);
+	assert_int_equal(totals(e).f.suspect, 1);
+	assert_true(wps_reorder_next_deadline(e) >= 30000 * MS);	/* no timer */
+	wps_reorder_free(e);
+}
+
+static void quick_resync(struct wps_reorder_cfg *c)
+{
+	c->suspect_resync = 3;
+}
+
+static void suspect_run_resyncs(void **state)
+{
+	struct wps_reorder *e = engine(quick_resync);
+
+	(void)state;
+	group(e, 1, 0, 1, 0);
+	group(e, 1, 2, 1, 0);		/* buffered behind a gap */
+	group(e, 1, 20000, 1, 1);
+	group(e, 1, 20001, 1, 2);
+	assert_int_equal(sink->n, 3);
+	group(e, 1, 20002, 1, 3);	/* third in a row: the ingress moved on */
+	assert_int_equal(sink->n, 5);
+	assert_int_equal(sink->a[3], WPS_ACT_RESYNC);	/* group 2 first, in order */
+	assert_int_equal((uint16_t)(sink->h[3] >> 16), 2);
+	assert_int_equal(sink->a[4], C);
+	group(e, 1, 20003, 1, 4);
+	assert_int_equal(sink->a[5], C);
+	wps_reorder_free(e);
+}
+
+static void adaptive(struct wps_reorder_cfg *c)
+{
+	c->release_timeout_ns = 0;
+}
+
+static void adaptive_timeout_follows_skew(void **state)
+{
+	struct wps_reorder *e = engine(adaptive);
+	uint64_t t;
+
+	(void)state;
+	t = wps_reorder_timeout(e);	/* before any measurement: the initial value */
+	assert_true(t > 10 * MS - 10 && t < 10 * MS + 10);
+	group(e, 1, 0, 1, 0);
+	group(e, 1, 2, 1, 1 * MS);
+	group(e, 1, 1, 1, 3 * MS);	/* 2 waited 2 ms: below the estimate, a slow decay */
+	t = wps_reorder_timeout(e);
+	assert_true(t < 10 * MS && t > 9 * MS);
+	group(e, 1, 4, 1, 4 * MS);
+	group(e, 1, 3, 1, 24 * MS);	/* 4 waited 20 ms: 3 x 20 ms at once */
+	assert_int_equal(wps_reorder_timeout(e), 60 * MS);
+	group(e, 1, 6, 1, 25 * MS);
+	group(e, 1, 5, 1, 25 * MS + 10 * US);	/* 10 us: the peak holds */
+	assert_true(wps_reorder_timeout(e) > 55 * MS);
+	group(e, 1, 8, 1, 26 * MS);
+	group(e, 1, 7, 1, 226 * MS);	/* 200 ms: clamped to the 100 ms maximum */
+	assert_int_equal(wps_reorder_timeout(e), 100 * MS);
+	assert_int_equal(totals(e).skew_ns, 200 * MS);
+	for (int i = 0; i < 2000; i++) {	/* the skew goes away: so does the timeout, to its floor */
+		group(e, 1, (uint16_t)(10 + 2 * i), 1, 300 * MS + i * MS);
+		group(e, 1, (uint16_t)(9 + 2 * i), 1, 300 * MS + i * MS + 10 * US);
+	}
+	assert_int_equal(wps_reorder_timeout(e), 200 * US);
+	assert_int_equal(totals(e).f.timer_expiries, 0);
+	wps_reorder_free(e);
+}
+
+static void late_arrival_raises_timeout(void **state)
+{
+	struct wps_reorder *e = engine(adaptive);
+
+	(void)state;
+	group(e, 1, 0, 1, 0);
+	group(e, 1, 2, 1, 0);
+	tick(e, 10 * MS);		/* initial 10 ms timeout skips group 1 */
+	assert_int_equal(totals(e).f.timer_expiries, 1);
+	group(e, 1, 1, 1, 12 * MS);	/* it was 12 ms late */
+	assert_int_equal(wps_reorder_timeout(e), 36 * MS);
+	assert_int_equal(totals(e).f.late_groups, 1);
+	wps_reorder_free(e);
+}
+
+/* Four paths with 0, 1, 5, 10 ms of delay and no loss: nothing leaves out of order. */
+static void four_paths_no_reordering(void **state)
+{
+	static const uint64_t delay[4] = { 0, 1 * MS, 5 * MS, 10 * MS };
+	enum { GROUPS = 2000, LEN = 4 };
+	struct wps_reorder *e = engine(adaptive);
+	struct ev { uint64_t t; uint16_t g, i; } *ev = calloc(GROUPS * LEN, sizeof(*ev));
+	size_t n = 0;
+
+	(void)state;
+	/* Ingress sends one packet every 10 us, groups round-robin over the paths. */
+	for (uint32_t g = 0; g < GROUPS; g++)
+		for (uint16_t i = 0; i < LEN; i++, n++)
+			ev[n] = (struct ev){ n * 10 * US + delay[g % 4], (uint16_t)(g + 60000), i };
+	/* Arrival order: by time (a stable insertion sort; each path is FIFO). */
+	for (size_t i = 1; i < n; i++) {
+		struct ev v = ev[i];
+		size_t j = i;
+
+		while (j > 0 && ev[j - 1].t > v.t) {
+			ev[j] = ev[j - 1];
+			j--;
+		}
+		ev[j] = v;
+	}
+	for (size_t i = 0; i < n; i++) {
+		tick(e, ev[i].t);
+		rx(e, 1, 1, ev[i].g, ev[i].i, LEN, ev[i].t);
+	}
+	assert_int_equal(sink->n, n);
+	for (size_t i = 0; i < n; i++) {
+		uint16_t g = (uint16_t)(sink->h[i] >> 16), x = (uint16_t)sink->h[i];
+
+		if (g != (uint16_t)(60000 + i / LEN) || x != i % LEN)
+			fail_msg("output %zu is group %u packet %u", i, g, x);
+	}
+	assert_int_equal(totals(e).f.timer_expiries, 0);
+	assert_int_equal(totals(e).f.late_pkts, 0);
+	assert_true(totals(e).f.ooo_groups > GROUPS / 2);
+	assert_true(wps_reorder_timeout(e) >= 10 * MS);
+	free(ev);
+	wps_reorder_free(e);
+}
+
+static void many(struct wps_reorder_cfg *c)
+{
+	c->new_flows_per_sec = 0;
+}
+
+static void tens_of_thousands_of_flows(void **state)
+{
+	enum { FLOWS = 40000 };
+	struct wps_reorder *e = engine(many);
+	uint32_t *next = calloc(FLOWS, sizeof(*next));
+
+	(void)state;
+	/* Per flow: 0, then 2 (buffered), then 1 releases 2. */
+	for (uint32_t f = 0; f < FLOWS; f++)
+		group(e, (uint16_t)f, 0, 1, f);
+	for (uint32_t f = 0; f < FLOWS; f++)
+		group(e, (uint16_t)f, 2, 1, FLOWS + f);
+	assert_int_equal(totals(e).buffered, FLOWS);
+	assert_int_equal(totals(e).flows, FLOWS);
+	for (uint32_t f = 0; f < FLOWS; f++)
+		group(e, (uint16_t)f, 1, 1, 2 * FLOWS + f);
+	assert_int_equal(sink->n, 3 * FLOWS);
+	for (size_t i = 0; i < sink->n; i++) {
+		uint32_t f = (uint16_t)(sink->h[i] >> 32);
+		uint16_t g = (uint16_t)(sink->h[i] >> 16);
+
+		if (g != next[f])
+			fail_msg("flow %u: group %u left, want %u", f, g, next[f]);
+		next[f]++;
+	}
+	assert_int_equal(totals(e).buffered, 0);
+	assert_int_equal(totals(e).f.timer_expiries, 0);
+	free(next);
+	wps_reorder_free(e);
+}
+
+static void hold(struct wps_reorder_cfg *c)
+{
+	c->start_hold = true;
+}
+
+/* The first group came over the slowest path: a new flow waits one timeout for it. */
+static void start_hold_finds_the_first_group(void **state)
+{
+	struct wps_reorder *e = engine(hold);
+	static const uint16_t g[] = { 7, 7, 8, 9, 9, 10 };
+	static const uint16_t x[] = { 0, 1, 0, 0, 1, 0 };
+	static const uint8_t a[] = { WPS_ACT_HOLD, C, I, I, I, C };
+
+	(void)state;
+	group(e, 1, 8, 1, 0);		/* arrives first, but is not the first */
+	group(e, 1, 9, 2, 1 * MS);
+	assert_int_equal(sink->n, 0);
+	rx(e, 1, 1, 7, 0, 2, 2 * MS);	/* an earlier group: still nothing leaves */
+	assert_int_equal(sink->n, 0);
+	assert_int_equal(wps_reorder_next_deadline(e), 5 * MS);
+	tick(e, 5 * MS);		/* hold over: NEG = 7, its first packet and nothing else */
+	assert_int_equal(sink->n, 1);
+	rx(e, 1, 1, 7, 1, 2, 6 * MS);	/* 7 completes: 8 and 9 follow */
+	group(e, 1, 10, 1, 7 * MS);
+	expect(g, x, a, 6);
+	assert_int_equal(totals(e).f.late_pkts, 0);
+	assert_int_equal(totals(e).f.timer_expiries, 0);	/* a hold is not a skipped gap */
+	wps_reorder_free(e);
+}
+
+static void hold_small_buffer(struct wps_reorder_cfg *c)
+{
+	c->start_hold = true;
+	c->flow_buffer = 2;
+}
+
+/* A bound ends the hold early, in order. */
+static void start_hold_ended_by_bound(void **state)
+{
+	struct wps_reorder *e = engine(hold_small_buffer);
+	static const uint16_t g[] = { 3, 4, 5 };
+	static const uint16_t x[] = { 0, 0, 0 };
+	static const uint8_t a[] = { B, I, C };
+
+	(void)state;
+	group(e, 1, 4, 1, 0);
+	group(e, 1, 3, 1, 0);
+	assert_int_equal(sink->n, 0);
+	group(e, 1, 5, 1, 0);		/* a third packet: the hold gives way */
+	expect(g, x, a, 3);
+	wps_reorder_free(e);
+}
+
+static void flush_releases_everything_in_order(void **state)
+{
+	struct wps_reorder *e = engine(NULL);
+	static const uint16_t g[] = { 0, 3, 5, 7 };
+	static const uint16_t x[] = { 0, 0, 0, 0 };
+
+	(void)state;
+	group(e, 1, 0, 1, 0);
+	group(e, 1, 7, 1, 0);
+	group(e, 1, 3, 1, 0);
+	group(e, 1, 5, 1, 0);
+	take(e, wps_reorder_flush(e));
+	expect(g, x, NULL, 4);
+	assert_int_equal(totals(e).buffered, 0);
+	assert_int_equal(wps_reorder_next_deadline(e), 30000 * MS);
+	wps_reorder_free(e);
+}
+
+static void bad_config_refused(void **state)
+{
+	struct wps_reorder_cfg c;
+
+	(void)state;
+	wps_reorder_cfg_defaults(&c);
+	c.flow_buffer = 0;
+	assert_null(wps_reorder_new(&c));
+	wps_reorder_cfg_defaults(&c);
+	c.timeout_min_ns = c.timeout_max_ns + 1;
+	assert_null(wps_reorder_new(&c));
+	wps_reorder_cfg_defaults(&c);
+	c.inflight_groups = 0x8000;
+	assert_null(wps_reorder_new(&c));
+	wps_reorder_cfg_defaults(&c);
+	c.max_flows = 0;
+	assert_null(wps_reorder_new(&c));
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	sink = calloc(1, sizeof(*sink));
+	return sink ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	free(sink);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(in_order_cuts_through),
+		cmocka_unit_test(out_of_order_restored),
+		cmocka_unit_test(group_id_wraps),
+		cmocka_unit_test(partial_group_then_rest_cuts_through),
+		cmocka_unit_test(lost_e_released_by_timer),
+		cmocka_unit_test(lost_group_then_late_arrival),
+		cmocka_unit_test(timer_restarts_for_the_next_gap),
+		cmocka_unit_test(duplicates_each_leave_once),
+		cmocka_unit_test(flow_bound_releases_in_order),
+		cmocka_unit_test(total_bound_releases_oldest_flow),
+		cmocka_unit_test(total_bound_on_own_flow),
+		cmocka_unit_test(flow_bound_arrival_first),
+		cmocka_unit_test(flow_table_full_forwards),
+		cmocka_unit_test(new_flows_policed_per_ingress),
+		cmocka_unit_test(idle_flows_reclaimed),
+		cmocka_unit_test(suspect_jump_counted_not_stalling),
+		cmocka_unit_test(suspect_run_resyncs),
+		cmocka_unit_test(adaptive_timeout_follows_skew),
+		cmocka_unit_test(late_arrival_raises_timeout),
+		cmocka_unit_test(four_paths_no_reordering),
+		cmocka_unit_test(tens_of_thousands_of_flows),
+		cmocka_unit_test(start_hold_finds_the_first_group),
+		cmocka_unit_test(start_hold_ended_by_bound),
+		cmocka_unit_test(flush_releases_everything_in_order),
+		cmocka_unit_test(bad_config_refused),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,292 @@
+#!/usr/bin/python3
+"""WPS egress e2e helper: builds WPS traffic with scapy (the ingress's encapsulation
+per draft-wps-ipv6-option / WIRE.md §6), sends it pre-shuffled over several domain
+devices as paths of unequal delay would deliver it, captures what leaves the egress
+on the site side, and checks it.
+
+  send  --devs in-d0,in-d1,... --scenario NAME --expect FILE
+  sniff --dev wdst0 --out FILE [--idle S] [--max S] [--ready FILE]
+  check --expect FILE --got FILE [--ordered] [--late-ok]
+
+Inner packets are UDP with a payload "wps <flow> <seq>" so that the check can tell
+flows and order apart; the expectation file lists every inner packet (hex) that must
+leave the egress exactly once, byte-identical, in the order the ingress sent it.
+"""
+import argparse
+import os
+import socket
+import struct
+import sys
+import time
+
+from scapy.layers.inet import IP, UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Ether
+from scapy.packet import Raw
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def env():
+    e = {}
+    with open(os.path.join(HERE, "..", "lib", "wps_egress.env")) as f:
+        for line in f:
+            line = line.strip()
+            if line and not line.startswith("#"):
+                k, v = line.split("=", 1)
+                e[k] = v
+    return e
+
+
+W = env()
+S, E, R = 0x80, 0x40, 0x20
+DELAYS = [0, 1, 5, 10]          # path delay, in units (ms in the headline setup)
+
+
+def wps_opt(flags, flow, gid, egress=None, length=12, ingress=None):
+    egress = int(W["WPS_EG_NODE"]) if egress is None else egress
+    ingress = int(W["WPS_IN_NODE"]) if ingress is None else ingress
+    data = struct.pack("!BBHHHHBB", flags, 0, flow, ingress, egress, gid, 1, 2)
+    opt = bytes([0x81, length]) + data[:length] + b"\x00" * max(0, length - 12)
+    body = opt
+    pad = (8 - (2 + len(body)) % 8) % 8
+    if pad == 1:
+        body += b"\x00"
+    elif pad > 1:
+        body += bytes([1, pad - 2]) + b"\x00" * (pad - 2)
+    return body
+
+
+def inner(flow, seq, v6=False, dst=None, size=64):
+    payload = f"wps {flow} {seq} ".encode()
+    payload += b"." * max(0, size - len(payload))
+    if v6:
+        return bytes(IPv6(src=W["WPS_SRC_IP6"], dst=dst or W["WPS_DST_IP6"], hlim=63) /
+                     UDP(sport=20000 + flow, dport=9) / Raw(payload))
+    # IP ID never 0: the kernel path (raw socket) would pick one (see README, WPS egress).
+    return bytes(IP(src=W["WPS_SRC_IP4"], dst=dst or W["WPS_DST_IP4"], ttl=63, id=1 + seq % 0xfffe) /
+                 UDP(sport=20000 + flow, dport=9) / Raw(payload))
+
+
+def outer(path, pkt, flags, flow, gid, **kw):
+    nh = 4 if pkt[0] >> 4 == 4 else 41
+    opts = wps_opt(flags, flow, gid, **kw)
+    hdr = bytes([nh, (2 + len(opts)) // 8 - 1]) + opts
+    return bytes(Ether(dst=f"02:00:00:00:2{path}:01", src=f"02:00:00:00:2{path}:02", type=0x86DD) /
+                 IPv6(src=W["WPS_IN_IP6"], dst=W["WPS_EG_IP6"], nh=60, hlim=64) / Raw(hdr + pkt))
+
+
+class Flow:
+    """An ingress flow: groups of `glen` packets, consecutive Group IDs from `gid0`."""
+
+    def __init__(self, flow, gid0=65500, glen=4, v6=False, r=1, dst=None):
+        self.flow, self.gid, self.glen, self.v6, self.r, self.dst = flow, gid0, glen, v6, r, dst
+        self.seq = 0
+
+    def group(self):
+        """[(flags, flow, gid, inner)] for the next group."""
+        out = []
+        for i in range(self.glen):
+            flags = (S if i == 0 else 0) | (E if i == self.glen - 1 else 0) | (R if self.r else 0)
+            out.append((flags, self.flow, self.gid, inner(self.flow, self.seq, self.v6, self.dst)))
+            self.seq += 1
+        self.gid = (self.gid + 1) & 0xffff
+        return out
+
+
+def spray(flows, groups, npaths, unit=6, lose=None, hold=None):
+    """Groups round-robin over the paths (per flow); each path delays by DELAYS[k] units
+    of `unit` packet times. Returns (arrival-ordered [(path, frame)], expected inners in
+    send order). `lose`: (flow, group index) never sent; `hold`: sent after everything."""
+    sched, expect, held = [], [], []
+    t = 0
+    for g in range(groups):
+        for fl in flows:
+            path = (g + fl.flow) % npaths
+            for flags, flow, gid, pkt in fl.group():
+                item = (t + DELAYS[path % len(DELAYS)] * unit, t, path, outer(path, pkt, flags, flow, gid))
+                t += 1
+                if lose and (flow, g) == lose:
+                    continue
+                expect.append(pkt)
+                if hold and (flow, g) == hold:
+                    held.append(item)
+                else:
+                    sched.append(item)
+    sched.sort(key=lambda x: (x[0], x[1]))
+    return [(p, fr) for _, _, p, fr in sched + held], expect
+
+
+def scenario(name, npaths):
+    """(frames to send in order, expected inner packets, flows whose order must hold)."""
+    if name == "reorder":
+        flows = [Flow(1), Flow(2, gid0=10), Flow(3, v6=True, gid0=40000)]
+        return spray(flows, 60, npaths)
+    if name == "lost_group":
+        return spray([Flow(1)], 30, npaths, lose=(1, 5))
+    if name == "held_group":        # one group stays behind everything (a stalled path)
+        return spray([Flow(1)], 30, 1, hold=(1, 3))    # one path: only the held group is late
+    if name == "paced":            # in send order: real delay lines reorder it
+        return spray([Flow(1), Flow(2, v6=True, gid0=7)], 100, npaths, unit=0)
+    if name == "r0":
+        return spray([Flow(5, r=0), Flow(6, r=0, v6=True)], 10, 1)
+    if name == "unresolved":        # site host the egress has no neighbour entry for
+        return spray([Flow(7, dst="10.30.0.3")], 10, npaths)
+    if name == "adversarial":
+        frames, expect = spray([Flow(1)], 40, npaths)
+        eg = int(W["WPS_EG_NODE"])
+        # Dropped by validation: another egress's packet, a bad option length.
+        bad = [(0, outer(0, inner(50, 0), S | E | R, 50, 1, egress=eg + 1)),
+               (0, outer(0, inner(51, 0), S | E | R, 51, 1, length=10))]
+        # Forged Group IDs far ahead in flow 1's state (payload tag 901): forwarded, not buffered.
+        forged = [(0, outer(0, inner(901, i), S | E | R, 1, (65500 + 20000 + i) & 0xffff)) for i in range(3)]
+        expect += [inner(901, i) for i in range(3)]
+        mixed = []
+        for i, item in enumerate(frames):
+            mixed.append(item)
+            if i % 10 == 5 and bad:
+                mixed.append(bad.pop(0))
+            if i % 15 == 7 and forged:
+                mixed.append(forged.pop(0))
+        # A flood of new Flow IDs, one packet each: policed, still forwarded.
+        flood = []
+        for f in range(300):
+            pkt = inner(1000 + f, 0)
+            flood.append((f % npaths, outer(f % npaths, pkt, S | E | R, 1000 + f, 7)))
+            expect.append(pkt)
+        return mixed + bad + forged + flood, expect
+    raise SystemExit(f"unknown scenario {name}")
+
+
+def cmd_send(a):
+    devs = a.devs.split(",")
+    frames, expect = scenario(a.scenario, len(devs))
+    socks = []
+    for d in devs:
+        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+        s.bind((d, 0))
+        socks.append(s)
+    with open(a.expect, "w") as f:
+        for pkt in expect:
+            f.write(pkt.hex() + "\n")
+    for i, (path, fr) in enumerate(frames):
+        socks[path].send(fr)
+        if a.pace and i % a.pace == a.pace - 1:
+            time.sleep(0.001)
+        if a.gap_us:
+            time.sleep(a.gap_us / 1e6)
+    print(f"sent {len(frames)} frames, {len(expect)} inner packets expected")
+
+
+def cmd_sniff(a):
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+    s.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)     # SO_RCVBUFFORCE: a released burst fits
+    s.bind((a.dev, 0))
+    s.settimeout(0.2)
+    if a.ready:
+        open(a.ready, "w").close()
+    start = last = time.time()
+    got = []
+    while time.time() - start < a.max:
+        try:
+            fr, addr = s.recvfrom(65535)
+        except socket.timeout:
+            if got and time.time() - last > a.idle:
+                break
+            continue
+        if addr[2] == socket.PACKET_OUTGOING:
+            continue
+        got.append(fr)
+        last = time.time()
+    with open(a.out, "w") as f:
+        for fr in got:
+            f.write(fr.hex() + "\n")
+
+
+def payload_key(pkt):
+    """(flow, seq) from our UDP payload, or None for other traffic."""
+    try:
+        p = IP(pkt) if pkt[0] >> 4 == 4 else IPv6(pkt)
+        load = bytes(p[UDP].payload)
+        if not load.startswith(b"wps "):
+            return None
+        _, fl, seq = load.split()[:3]
+        return int(fl), int(seq)
+    except Exception:
+        return None
+
+
+def cmd_check(a):
+    expect = [bytes.fromhex(x) for x in open(a.expect).read().split()]
+    frames = [bytes.fromhex(x) for x in open(a.got).read().split()]
+    want = {}
+    for pkt in expect:
+        want[payload_key(pkt)] = pkt
+    seen, errors, ooo = {}, [], 0
+    last = {}
+    for fr in frames:
+        etype = struct.unpack("!H", fr[12:14])[0]
+        if etype not in (0x0800, 0x86DD):
+            continue
+        pkt = fr[14:]
+        if pkt[0] >> 4 == 4:
+            pkt = pkt[:struct.unpack("!H", pkt[2:4])[0]]
+        k = payload_key(pkt)
+        if k is None:
+            continue
+        if k not in want:
+            errors.append(f"unexpected packet flow {k[0]} seq {k[1]}")
+            continue
+        if k in seen:
+            errors.append(f"flow {k[0]} seq {k[1]} delivered twice")
+            continue
+        seen[k] = True
+        if pkt != want[k]:
+            errors.append(f"flow {k[0]} seq {k[1]} differs from what entered the domain")
+        if fr[0:6] != bytes.fromhex(W["WPS_DST_MAC"].replace(":", "")) or \
+                fr[6:12] != bytes.fromhex(W["WPS_EG_SITE_MAC"].replace(":", "")):
+            errors.append(f"flow {k[0]} seq {k[1]} has MACs {fr[0:6].hex()} {fr[6:12].hex()}")
+        if k[0] in last and k[1] < last[k[0]]:
+            ooo += 1
+        last[k[0]] = max(last.get(k[0], -1), k[1])
+    missing = [k for k in want if k not in seen]
+    print(f"expected {len(want)} delivered {len(seen)} missing {len(missing)} out-of-order {ooo} "
+          f"errors {len(errors)}")
+    for e in errors[:10]:
+        print("  " + e)
+    for k in missing[:10]:
+        print(f"  missing flow {k[0]} seq {k[1]}")
+    bad = errors or missing or (a.ordered and ooo)
+    return 1 if bad else 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("send")
+    p.add_argument("--devs", required=True)
+    p.add_argument("--scenario", required=True)
+    p.add_argument("--expect", required=True)
+    p.add_argument("--pace", type=int, default=0, help="sleep 1 ms every N frames")
+    p.add_argument("--gap-us", type=int, default=0, help="sleep this long after every frame")
+    p = sub.add_parser("sniff")
+    p.add_argument("--dev", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--idle", type=float, default=1.5)
+    p.add_argument("--max", type=float, default=15)
+    p.add_argument("--ready")
+    p = sub.add_parser("check")
+    p.add_argument("--expect", required=True)
+    p.add_argument("--got", required=True)
+    p.add_argument("--ordered", action="store_true")
+    a = ap.parse_args()
+    if a.cmd == "send":
+        cmd_send(a)
+    elif a.cmd == "sniff":
+        cmd_sniff(a)
+    else:
+        sys.exit(cmd_check(a))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * ubctl wps egress: run the WPS egress gateway in the foreground, and show
+ * the statistics of running ones.
+ *
+ *   ubctl wps egress run --dev DEV[,DEV...] --out-dev DEV --node-id N
+ *                        [--release-timeout US|auto] [--flow-buffer PKTS] [--total-buffer PKTS]
+ *                        [--idle-timeout S] [--max-flows N] [--new-flows-per-sec N]
+ *                        [--inflight-groups N] [--log-rate N] [--generic] [--zerocopy]
+ *                        [--name NAME] [--quiet]
+ *   ubctl wps egress stats [--json] [--name NAME]
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "egress_run.h"
+#include "ubctl.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static void usage_run(FILE *f)
+{
+	fputs("usage: ubctl wps egress run --dev DEV[,DEV...] --out-dev DEV --node-id N\n"
+	      "         [--release-timeout US|auto] [--flow-buffer PKTS] [--total-buffer PKTS]\n"
+	      "         [--idle-timeout S] [--max-flows N] [--new-flows-per-sec N] [--inflight-groups N]\n"
+	      "         [--log-rate N] [--generic] [--zerocopy] [--name NAME] [--quiet]\n"
+	      "       ubctl wps egress stats [--json] [--name NAME]\n", f);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "dev", required_argument, 0, 'd' },
+		{ "out-dev", required_argument, 0, 'o' },
+		{ "node-id", required_argument, 0, 'N' },
+		{ "release-timeout", required_argument, 0, 't' },
+		{ "flow-buffer", required_argument, 0, 'f' },
+		{ "total-buffer", required_argument, 0, 'T' },
+		{ "idle-timeout", required_argument, 0, 'i' },
+		{ "max-flows", required_argument, 0, 'm' },
+		{ "new-flows-per-sec", required_argument, 0, 'n' },
+		{ "inflight-groups", required_argument, 0, 'g' },
+		{ "log-rate", required_argument, 0, 'l' },
+		{ "generic", no_argument, 0, 'G' },
+		{ "zerocopy", no_argument, 0, 'Z' },
+		{ "name", required_argument, 0, 'a' },
+		{ "quiet", no_argument, 0, 'q' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0 },
+	};
+	struct wps_eg_run_opts o = { .log_per_sec = 10, .live = true };
+	char devlist[512] = "", name[256] = "", netns[128], base[PATH_MAX], pin_dir[PATH_MAX + 260];
+	char stats[PATH_MAX], lockp[PATH_MAX], err[512], *save, *tok;
+	bool have_node = false;
+	struct sigaction sa = { .sa_handler = on_signal };
+	uint64_t v;
+	int c, lock, rc;
+
+	wps_reorder_cfg_defaults(&o.rcfg);
+	o.rcfg.total_buffer = 16384;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			snprintf(devlist, sizeof(devlist), "%s", optarg);
+			break;
+		case 'o':
+			o.out_dev = optarg;
+			break;
+		case 'N':
+			if (parse_u64(optarg, 0, 65535, &v))
+				return fail(EXIT_USAGE, "wps egress run: --node-id takes 0-65535, not '%s'", optarg);
+			o.node_id = (uint16_t)v;
+			have_node = true;
+			break;
+		case 't':
+			if (!strcmp(optarg, "auto"))
+				o.rcfg.release_timeout_ns = 0;
+			else if (parse_u64(optarg, 1, 10000000, &v))
+				return fail(EXIT_USAGE, "wps egress run: --release-timeout takes 1-10000000 (us) or auto, not '%s'", optarg);
+			else
+				o.rcfg.release_timeout_ns = v * 1000;
+			break;
+		case 'f':
+			if (parse_u64(optarg, 1, 1u << 20, &v))
+				return fail(EXIT_USAGE, "wps egress run: --flow-buffer takes 1-1048576 packets, not '%s'", optarg);
+			o.rcfg.flow_buffer = (uint32_t)v;
+			break;
+		case 'T':
+			if (parse_u64(optarg, 1, 1u << 20, &v))
+				return fail(EXIT_USAGE, "wps egress run: --total-buffer takes 1-1048576 packets, not '%s'", optarg);
+			o.rcfg.total_buffer = (uint32_t)v;
+			break;
+		case 'i':
+			if (parse_u64(optarg, 1, 86400, &v))
+				return fail(EXIT_USAGE, "wps egress run: --idle-timeout takes 1-86400 (s), not '%s'", optarg);
+			o.rcfg.idle_ns = v * 1000000000ull;
+			break;
+		case 'm':
+			if (parse_u64(optarg, 1, 1u << 24, &v))
+				return fail(EXIT_USAGE, "wps egress run: --max-flows takes 1-16777216, not '%s'", optarg);
+			o.rcfg.max_flows = (uint32_t)v;
+			break;
+		case 'n':
+			if (parse_u64(optarg, 0, 100000000, &v))
+				return fail(EXIT_USAGE, "wps egress run: --new-flows-per-sec takes 0 (unpoliced)-100000000, not '%s'", optarg);
+			o.rcfg.new_flows_per_sec = (uint32_t)v;
+			o.rcfg.new_flows_burst = v > 1000 ? (uint32_t)v / 10 : (v ? (uint32_t)v : 1);
+			break;
+		case 'g':
+			if (parse_u64(optarg, 1, 32767, &v))
+				return fail(EXIT_USAGE, "wps egress run: --inflight-groups takes 1-32767, not '%s'", optarg);
+			o.rcfg.inflight_groups = (uint16_t)v;
+			break;
+		case 'l':
+			if (parse_u64(optarg, 0, 1000000, &v))
+				return fail(EXIT_USAGE, "wps egress run: --log-rate takes 0-1000000 records/s, not '%s'", optarg);
+			o.log_per_sec = (uint32_t)v;
+			break;
+		case 'G':
+			o.generic = true;
+			break;
+		case 'Z':
+			o.zerocopy = true;
+			break;
+		case 'a':
+			if (!*optarg || strchr(optarg, '/') || strlen(optarg) > 200)
+				return fail(EXIT_USAGE, "wps egress run: bad --name '%s'", optarg);
+			snprintf(name, sizeof(name), "%s", optarg);
+			break;
+		case 'q':
+			o.live = false;
+			break;
+		case 'h':
+			usage_run(stdout);
+			return 0;
+		default:
+			return fail(EXIT_USAGE, "wps egress run: unknown or incomplete option %s", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return fail(EXIT_USAGE, "wps egress run: unexpected argument '%s'", argv[optind]);
+	if (!devlist[0] || !o.out_dev || !have_node)
+		return fail(EXIT_USAGE, "wps egress run: --dev, --out-dev and --node-id are required");
+	for (tok = strtok_r(devlist, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (o.ndevs == WPS_EG_MAX_DEVS)
+			return fail(EXIT_USAGE, "wps egress run: at most %d devices in --dev", WPS_EG_MAX_DEVS);
+		o.devs[o.ndevs++] = tok;
+	}
+	if (!o.ndevs)
+		return fail(EXIT_USAGE, "wps egress run: --dev names no device");
+	if (o.rcfg.flow_buffer > o.rcfg.total_buffer)
+		o.rcfg.flow_buffer = o.rcfg.total_buffer;
+
+	if (!name[0]) {
+		size_t len;
+
+		pin_netns_name(netns, sizeof(netns));
+		len = (size_t)snprintf(name, sizeof(name), "%s%s", netns, netns[0] ? ":" : "");
+		for (int i = 0; i < o.ndevs && len < sizeof(name); i++)
+			len += (size_t)snprintf(name + len, sizeof(name) - len, "%s%s", i ? "+" : "", o.devs[i]);
+		if (len < sizeof(name))
+			snprintf(name + len, sizeof(name) - len, "-%s", o.out_dev);
+	}
+	/* One instance per name: a lock held for the life of the process. */
+	if (mkdir("/run/ubxdp", 0755) && errno != EEXIST)
+		return fail(EXIT_FAIL, "wps egress run: /run/ubxdp: %s", strerror(errno));
+	if (mkdir(WPS_EG_STATS_DIR, 0755) && errno != EEXIST)
+		return fail(EXIT_FAIL, "wps egress run: %s: %s", WPS_EG_STATS_DIR, strerror(errno));
+	snprintf(lockp, sizeof(lockp), "%s/%s.lock", WPS_EG_STATS_DIR, name);
+	snprintf(stats, sizeof(stats), "%s/%s.json", WPS_EG_STATS_DIR, name);
+	lock = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB))
+		return fail(EXIT_FAIL, "wps egress run: an instance named '%s' is already running", name);
+	if (pin_role_dir("wps_egress", base, sizeof(base), err, sizeof(err)))
+		return fail(EXIT_FAIL, "wps egress run: %s", err);
+	snprintf(pin_dir, sizeof(pin_dir), "%s/%s", base, name);
+	pin_remove_dir(pin_dir);	/* stale pins of a killed run: the lock says nobody owns them */
+	if (pin_mkdir_p(pin_dir))
+		return fail(EXIT_FAIL, "wps egress run: %s: %s", pin_display(pin_dir), strerror(errno));
+	o.pin_dir = pin_dir;
+	o.stats_path = stats;
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (o.live)
+		fprintf(stderr, "wps egress '%s': node %u, %d domain device(s) -> %s; SIGINT/SIGTERM stops\n", name,
+			o.node_id, o.ndevs, o.out_dev);
+	rc = wps_eg_run(&o, &stop, err, sizeof(err));
+	pin_remove_dir(pin_dir);
+	unlink(lockp);
+	close(lock);
+	if (rc)
+		return fail(EXIT_FAIL, "wps egress run: %s", err);
+	return 0;
+}
+
+/* ---- stats ------------------------------------------------------------ */
+
+/* JSON as key/value lines: the run loop writes flat objects and one array of flows. */
+static void print_flat(const char *json)
+{
+	char key[64] = "", sect[64] = "";
+	int depth = 0, in_flows = 0;
+
+	for (const char *p = json; *p; p++) {
+		if (*p == '"') {
+			const char *q = strchr(p + 1, '"');
+			size_t n;
+
+			if (!q)
+				return;
+			n = (size_t)(q - p - 1) < sizeof(key) - 1 ? (size_t)(q - p - 1) : sizeof(key) - 1;
+			memcpy(key, p + 1, n);
+			key[n] = '\0';
+			p = q;
+		} else if (*p == '{') {
+			depth++;
+			if (depth == 2 && !in_flows) {
+				snprintf(sect, sizeof(sect), "%s", key);
+				printf("  %s\n", sect);
+			} else if (in_flows) {
+				printf("    flow");
+			}
+		} else if (*p == '}') {
+			depth--;
+			if (in_flows && depth == 1)
+				printf("\n");
+		} else if (*p == '[') {
+			in_flows = 1;
+			printf("  flows\n");
+		} else if (*p == ']') {
+			in_flows = 0;
+		} else if (*p == ':' && (p[1] == '-' || (p[1] >= '0' && p[1] <= '9'))) {
+			char *end;
+			unsigned long long v = strtoull(p + 1, &end, 10);
+
+			if (in_flows)
+				printf(" %s=%llu", key, v);
+			else
+				printf("    %-24s %llu\n", key, v);
+			p = end - 1;
+		}
+	}
+}
+
+/*
+ * Every running instance (or `only`): text when arr is NULL, else one object
+ * per instance added to arr. Returns how many were shown.
+ */
+static int egress_stats(struct json_object *arr, const char *only)
+{
+	struct dirent *de;
+	DIR *dir = opendir(WPS_EG_STATS_DIR);
+	int shown = 0;
+
+	while (dir && (de = readdir(dir))) {
+		char path[PATH_MAX], name[256], *buf;
+		size_t len = strlen(de->d_name);
+		FILE *f;
+		long n;
+
+		if (len < 6 || strcmp(de->d_name + len - 5, ".json"))
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(len - 5), de->d_name);
+		if (only && strcmp(only, name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", WPS_EG_STATS_DIR, de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		fseek(f, 0, SEEK_END);
+		n = ftell(f);
+		rewind(f);
+		buf = n > 0 ? calloc(1, (size_t)n + 1) : NULL;
+		if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+			free(buf);
+			fclose(f);
+			continue;
+		}
+		fclose(f);
+		if (arr) {
+			struct json_object *o = json_tokener_parse(buf);
+
+			if (!o) {	/* caught mid-rewrite: skip it rather than print half */
+				free(buf);
+				continue;
+			}
+			json_add_str(o, "instance", name);
+			json_object_array_add(arr, o);
+		} else {
+			buf[strcspn(buf, "\n")] = '\0';
+			printf("wps_egress %s\n", name);
+			print_flat(buf);
+		}
+		free(buf);
+		shown++;
+	}
+	if (dir)
+		closedir(dir);
+	return shown;
+}
+
+/* UBCTL_STATS hook: the running egress instances under "wps_egress". */
+int wps_egress_stats(struct json_object *out)
+{
+	struct json_object *arr = out ? json_object_new_array() : NULL;
+	int shown = egress_stats(arr, NULL);
+
+	if (out)
+		json_object_object_add(out, "wps_egress", arr);
+	return shown;
+}
+
+static int cmd_stats_wps(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, 0, 'j' }, { "name", required_argument, 0, 'n' }, { 0 },
+	};
+	struct json_object *out = NULL, *arr = NULL;
+	const char *only = NULL;
+	int c, shown;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 'j')
+			out = out ? out : json_object_new_object();
+		else if (c == 'n')
+			only = optarg;
+		else
+			return fail(EXIT_USAGE, "wps egress stats: unknown option %s", argv[optind - 1]);
+	}
+	if (optind < argc) {
+		json_object_put(out);
+		return fail(EXIT_USAGE, "wps egress stats: unexpected argument '%s'", argv[optind]);
+	}
+	if (out) {
+		arr = json_object_new_array();
+		json_object_object_add(out, "wps_egress", arr);
+	}
+	shown = egress_stats(arr, only);
+	if (only && !shown) {
+		json_object_put(out);
+		return fail(EXIT_FAIL, "wps egress stats: no running instance named '%s'", only);
+	}
+	if (out)
+		json_print(out);
+	else if (!shown)
+		printf("no WPS egress instance is running\n");
+	return 0;
+}
+
+/* argv[0] is "egress". */
+int cmd_wps_egress(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage_run(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "run"))
+		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "stats"))
+		return cmd_stats_wps(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help")) {
+		usage_run(stdout);
+		return 0;
+	}
+	return fail(EXIT_USAGE, "wps egress: unknown command '%s' (run, stats)", argv[1]);
+}

@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * WPS egress gateway loop (egress_run.h).
+ *
+ * R = 1 frames arrive through the XSKMAP already laid out by the XDP program
+ * (struct wps_xsk_desc at the start, a ready Ethernet header at l2_off before
+ * the inner packet). The loop keeps only their UMEM addresses in the reorder
+ * engine; what the engine releases is transmitted on the site-facing socket
+ * from l2_off, in the order released, without a copy. A frame whose FIB
+ * lookup did not resolve (neighbour unknown, another device, local) goes to
+ * the kernel as the plain inner packet through a raw socket, so the kernel
+ * resolves the neighbour or delivers it instead of the packet being lost.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <linux/ethtool.h>
+#include <linux/if_link.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "egress_run.h"
+#include "egress_stats.h"
+#include "wps_egress.skel.h"
+#include "wps_opt.h"
+#include "xsk_port.h"
+
+#define BATCH		64
+#define RING_SIZE	2048
+
+struct eg {
+	const struct wps_eg_run_opts *o;
+	struct wps_egress *skel;
+	struct xsk_port *port;
+	struct wps_reorder *e;
+	struct ring_buffer *log;
+	unsigned ifindex[WPS_EG_MAX_DEVS], out_if;
+	bool attached[WPS_EG_MAX_DEVS];
+	int out_sock, raw4, raw6;
+	struct xsk_frame batch[BATCH];
+	unsigned nb;
+	/* loop counters */
+	uint64_t rx, bad_desc, tx_xsk, tx_kernel, tx_kernel_fail, tx_fail;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Rx queues of a device (ethtool channels), at least 1. */
+static unsigned dev_queues(const char *dev)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	struct ifreq ifr = { 0 };
+	unsigned n = 1;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (fd < 0)
+		return 1;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	ifr.ifr_data = (void *)&ch;
+	if (!ioctl(fd, SIOCETHTOOL, &ifr)) {
+		n = ch.rx_count > ch.combined_count ? ch.rx_count : ch.combined_count;
+		if (!n)
+			n = 1;
+	}
+	close(fd);
+	return n > WPS_EG_MAX_QUEUES ? WPS_EG_MAX_QUEUES : n;
+}
+
+/* Our outer addresses: every IPv6 address of this node but loopback and link-local. */
+static int load_local_addrs(struct eg *g, char *err, size_t errlen)
+{
+	int fd = bpf_map__fd(g->skel->maps.wps_eg_local), n = 0;
+	struct ifaddrs *ifa, *i;
+	__u8 one = 1;
+
+	if (getifaddrs(&ifa)) {
+		snprintf(err, errlen, "getifaddrs: %s", strerror(errno));
+		return -1;
+	}
+	for (i = ifa; i; i = i->ifa_next) {
+		const struct in6_addr *a;
+
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET6)
+			continue;
+		a = &((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr;
+		if (IN6_IS_ADDR_LOOPBACK(a) || IN6_IS_ADDR_LINKLOCAL(a) || IN6_IS_ADDR_MULTICAST(a))
+			continue;
+		if (n < WPS_EG_MAX_LOCAL && !bpf_map_update_elem(fd, a, &one, 0))
+			n++;
+	}
+	freeifaddrs(ifa);
+	if (!n) {
+		snprintf(err, errlen, "this node has no IPv6 address for the ingress to send to");
+		return -1;
+	}
+	return 0;
+}
+
+static int on_log(void *ctx, void *data, size_t len)
+{
+	const struct wps_eg_log *r = data;
+	char src[INET6_ADDRSTRLEN], dev[IF_NAMESIZE] = "?";
+
+	(void)ctx;
+	if (len < sizeof(*r))
+		return 0;
+	inet_ntop(AF_INET6, r->saddr, src, sizeof(src));
+	if_indextoname(r->ifindex, dev);
+	fprintf(stderr, "wps egress: dropped (%s) on %s from %s: ingress %u flow %u egress %u group %u opt len %u\n",
+		wps_eg_counter_name(r->reason), dev, src, r->ingress_node, r->flow_id, r->egress_node,
+		r->group_id, r->opt_len);
+	return 0;
+}
+
+/* ---- transmission ------------------------------------------------------- */
+
+static void flush_tx(struct eg *g)
+{
+	unsigned sent = 0, idle = 0;
+
+	while (sent < g->nb) {
+		unsigned got = xsk_port_tx(g->port, g->out_sock, g->batch + sent, g->nb - sent);
+
+		sent += got;
+		if (got) {
+			idle = 0;
+			continue;
+		}
+		xsk_port_service(g->port);
+		if (++idle > 100000) {	/* the device stopped taking frames */
+			for (unsigned i = sent; i < g->nb; i++)
+				xsk_port_free(g->port, &g->batch[i]);
+			g->tx_fail += g->nb - sent;
+			break;
+		}
+	}
+	g->tx_xsk += sent;
+	g->nb = 0;
+}
+
+/* The kernel routes the inner packet itself: resolves the neighbour, delivers, or answers ICMP. */
+static void to_kernel(struct eg *g, const uint8_t *ip, size_t len)
+{
+	ssize_t r = -1;
+
+	if (len >= 20 && ip[0] >> 4 == 4) {
+		struct sockaddr_in sa = { .sin_family = AF_INET };
+
+		memcpy(&sa.sin_addr, ip + 16, 4);
+		r = sendto(g->raw4, ip, len, 0, (struct sockaddr *)&sa, sizeof(sa));
+	} else if (len >= 40 && ip[0] >> 4 == 6) {
+		struct sockaddr_in6 sa = { .sin6_family = AF_INET6 };
+
+		memcpy(&sa.sin6_addr, ip + 24, 16);
+		r = sendto(g->raw6, ip, len, 0, (struct sockaddr *)&sa, sizeof(sa));
+	}
+	if (r == (ssize_t)len)
+		g->tx_kernel++;
+	else
+		g->tx_kernel_fail++;
+}
+
+/* What the engine released, in its order. */
+static void deliver(struct eg *g, const struct wps_out *out, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t addr = out[i].handle;
+		uint8_t *data = xsk_port_umem_data(g->port, addr);
+		const struct wps_xsk_desc *d = (const void *)data;
+		uint32_t len = d->pad, l2 = d->l2_off;
+
+		if (d->fib_rc == 0 && d->ifindex == g->out_if) {
+			g->batch[g->nb++] = (struct xsk_frame){ .addr = addr + l2, .data = data + l2, .len = len - l2 };
+			if (g->nb == BATCH)
+				flush_tx(g);
+			continue;
+		}
+		flush_tx(g);	/* keep the order across the two ways out */
+		to_kernel(g, data + l2 + 14, len - l2 - 14);
+		xsk_port_free(g->port, &(struct xsk_frame){ .addr = addr });
+	}
+	flush_tx(g);
+}
+
+/* ---- statistics ------------------------------------------------------- */
+
+struct flow_json {
+	FILE *f;
+	int n;
+};
+
+static int flow_to_json(uint16_t node, uint16_t fid, uint16_t neg, const struct wps_flow_stats *s, void *arg)
+{
+	struct flow_json *j = arg;
+
+	fprintf(j->f,
+		"%s{\"ingress_node\":%u,\"flow_id\":%u,\"next_expected_group\":%u,\"packets\":%llu,"
+		"\"groups\":%llu,\"ooo_groups\":%llu,\"late_packets\":%llu,\"late_groups\":%llu,"
+		"\"timer_expiries\":%llu,\"bound_releases\":%llu,\"suspect\":%llu,\"buffered\":%u,\"hwm\":%u}",
+		j->n ? "," : "", node, fid, neg, (unsigned long long)s->pkts, (unsigned long long)s->groups,
+		(unsigned long long)s->ooo_groups, (unsigned long long)s->late_pkts,
+		(unsigned long long)s->late_groups, (unsigned long long)s->timer_expiries,
+		(unsigned long long)s->bound_releases, (unsigned long long)s->suspect, s->buffered, s->hwm);
+	return ++j->n >= 10000;	/* the busiest part of a huge table is enough */
+}
+
+static void write_stats(struct eg *g)
+{
+	char tmp[4200];
+	struct wps_total_stats t;
+	__u64 xdp[WPS_EG_CNT__MAX] = { 0 };
+	struct flow_json j = { 0 };
+	FILE *f;
+
+	if (!g->o->stats_path)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", g->o->stats_path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	wps_reorder_totals(g->e, &t);
+	wps_eg_counters_read(bpf_map__fd(g->skel->maps.wps_eg_stats), xdp);
+	fprintf(f, "{\"xdp\":{");
+	for (int i = 0; i < WPS_EG_CNT__MAX; i++)
+		fprintf(f, "%s\"%s\":%llu", i ? "," : "", wps_eg_counter_name((unsigned)i), (unsigned long long)xdp[i]);
+	fprintf(f, "},\"reorder\":{\"packets\":%llu,\"groups\":%llu,\"ooo_groups\":%llu,\"late_packets\":%llu,"
+		"\"late_groups\":%llu,\"timer_expiries\":%llu,\"bound_releases\":%llu,\"suspect\":%llu,"
+		"\"buffered\":%u,\"hwm\":%u,\"flows\":%u,\"flows_created\":%llu,\"flows_reclaimed\":%llu,"
+		"\"flows_policed\":%llu,\"flows_table_full\":%llu,\"release_timeout_us\":%llu,\"skew_us\":%llu,"
+		"\"released\":{",
+		(unsigned long long)t.f.pkts, (unsigned long long)t.f.groups, (unsigned long long)t.f.ooo_groups,
+		(unsigned long long)t.f.late_pkts, (unsigned long long)t.f.late_groups,
+		(unsigned long long)t.f.timer_expiries, (unsigned long long)t.f.bound_releases,
+		(unsigned long long)t.f.suspect, t.buffered, t.hwm, t.flows, (unsigned long long)t.flows_created,
+		(unsigned long long)t.flows_reclaimed, (unsigned long long)t.flows_policed,
+		(unsigned long long)t.flows_table_full, (unsigned long long)(t.timeout_ns / 1000),
+		(unsigned long long)(t.skew_ns / 1000));
+	for (unsigned a = 0; a < WPS_ACT__MAX; a++)
+		fprintf(f, "%s\"%s\":%llu", a ? "," : "", wps_action_name(a), (unsigned long long)t.actions[a]);
+	fprintf(f, "}},\"io\":{\"rx\":%llu,\"bad_descriptor\":%llu,\"tx_xsk\":%llu,\"tx_kernel\":%llu,"
+		"\"tx_kernel_failed\":%llu,\"tx_failed\":%llu},\"flows\":[",
+		(unsigned long long)g->rx, (unsigned long long)g->bad_desc, (unsigned long long)g->tx_xsk,
+		(unsigned long long)g->tx_kernel, (unsigned long long)g->tx_kernel_fail, (unsigned long long)g->tx_fail);
+	j.f = f;
+	wps_reorder_foreach(g->e, flow_to_json, &j);
+	fprintf(f, "]}\n");
+	if (fclose(f) == 0)
+		rename(tmp, g->o->stats_path);
+}
+
+static void live_line(struct eg *g)
+{
+	struct wps_total_stats t;
+	__u64 xdp[WPS_EG_CNT__MAX] = { 0 };
+	__u64 bad = 0;
+
+	wps_reorder_totals(g->e, &t);
+	wps_eg_counters_read(bpf_map__fd(g->skel->maps.wps_eg_stats), xdp);
+	for (int i = WPS_EG_CNT_BAD_OPT_LEN; i <= WPS_EG_CNT_BAD_LENGTH; i++)
+		bad += xdp[i];
+	fprintf(stderr,
+		"wps egress: rx %llu tx %llu kernel %llu | flows %u buffered %u (hwm %u) ooo %llu late %llu "
+		"timer %llu bound %llu timeout %lluus | xdp r0 %llu invalid %llu\n",
+		(unsigned long long)g->rx, (unsigned long long)g->tx_xsk, (unsigned long long)g->tx_kernel, t.flows,
+		t.buffered, t.hwm, (unsigned long long)t.f.ooo_groups, (unsigned long long)t.f.late_pkts,
+		(unsigned long long)t.f.timer_expiries, (unsigned long long)t.f.bound_releases,
+		(unsigned long long)(t.timeout_ns / 1000),
+		(unsigned long long)(xdp[WPS_EG_CNT_R0_FWD] + xdp[WPS_EG_CNT_R0_KERNEL]), (unsigned long long)bad);
+}
+
+/* ---- set up and tear down ----------------------------------------------- */
+
+static void teardown(struct eg *g)
+{
+	for (int i = 0; i < g->o->ndevs; i++)
+		if (g->attached[i])
+			bpf_xdp_detach((int)g->ifindex[i], g->o->generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE, NULL);
+	if (g->o->pin_dir && g->skel) {
+		bpf_map__unpin(g->skel->maps.wps_eg_stats, NULL);
+		bpf_map__unpin(g->skel->maps.wps_eg_cfg, NULL);
+	}
+	if (g->o->stats_path)
+		unlink(g->o->stats_path);
+	ring_buffer__free(g->log);
+	xsk_port_destroy(g->port);
+	wps_egress__destroy(g->skel);
+	wps_reorder_free(g->e);
+	if (g->raw4 >= 0)
+		close(g->raw4);
+	if (g->raw6 >= 0)
+		close(g->raw6);
+}
+
+static int setup(struct eg *g, char *err, size_t errlen)
+{
+	const struct wps_eg_run_opts *o = g->o;
+	struct wps_eg_cfg cfg = { .node_id = o->node_id, .log_per_sec = o->log_per_sec };
+	struct xsk_port_cfg pcfg = { .frame_size = 2048, .ring_size = RING_SIZE, .zerocopy = o->zerocopy };
+	unsigned queues[WPS_EG_MAX_DEVS], nsocks = 1;
+	__u32 zero = 0, xflags;
+	char path[512];
+	int xsk_fd;
+
+	g->out_if = if_nametoindex(o->out_dev);
+	if (!g->out_if) {
+		snprintf(err, errlen, "no device '%s'", o->out_dev);
+		return -1;
+	}
+	for (int i = 0; i < o->ndevs; i++) {
+		g->ifindex[i] = if_nametoindex(o->devs[i]);
+		if (!g->ifindex[i]) {
+			snprintf(err, errlen, "no device '%s'", o->devs[i]);
+			return -1;
+		}
+		if (g->ifindex[i] == g->out_if) {
+			snprintf(err, errlen, "'%s' is both domain-facing (--dev) and site-facing (--out-dev)", o->devs[i]);
+			return -1;
+		}
+		for (int k = 0; k < i; k++)
+			if (g->ifindex[k] == g->ifindex[i]) {
+				snprintf(err, errlen, "device '%s' given twice", o->devs[i]);
+				return -1;
+			}
+		queues[i] = dev_queues(o->devs[i]);
+		nsocks += queues[i];
+	}
+	if (nsocks > XSK_PORT_MAX_SOCKS) {
+		snprintf(err, errlen, "%u AF_XDP sockets needed, at most %d", nsocks, XSK_PORT_MAX_SOCKS);
+		return -1;
+	}
+	g->e = wps_reorder_new(&o->rcfg);
+	if (!g->e) {
+		snprintf(err, errlen, "reorder engine: %s", errno == EINVAL ? "invalid bounds or timeouts" : strerror(errno));
+		return -1;
+	}
+	g->raw4 = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+	g->raw6 = socket(AF_INET6, SOCK_RAW, IPPROTO_RAW);
+	if (g->raw4 < 0 || g->raw6 < 0) {
+		snprintf(err, errlen, "raw sockets for the kernel path: %s", strerror(errno));
+		return -1;
+	}
+	g->skel = wps_egress__open_and_load();
+	if (!g->skel) {
+		snprintf(err, errlen, "loading the XDP program: %s (ubctl -v shows the verifier log)", strerror(errno));
+		return -1;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(g->skel->maps.wps_eg_cfg), &zero, &cfg, 0) ||
+	    bpf_map_update_elem(bpf_map__fd(g->skel->maps.wps_eg_tx), &g->out_if, &g->out_if, 0)) {
+		snprintf(err, errlen, "configuring the XDP program: %s", strerror(errno));
+		return -1;
+	}
+	if (load_local_addrs(g, err, errlen))
+		return -1;
+	/* Every buffered packet holds a frame; the fill and tx rings need theirs too. */
+	pcfg.nframes = o->rcfg.total_buffer + nsocks * RING_SIZE * 2 + 1024;
+	g->port = xsk_port_create(&pcfg);
+	if (!g->port) {
+		snprintf(err, errlen, "AF_XDP UMEM of %u frames: %s", pcfg.nframes, strerror(errno));
+		return -1;
+	}
+	xsk_fd = bpf_map__fd(g->skel->maps.wps_eg_xsks);
+	for (int i = 0; i < o->ndevs; i++) {
+		__u32 slot = (__u32)i;
+
+		if (bpf_map_update_elem(bpf_map__fd(g->skel->maps.wps_eg_ifslot), &g->ifindex[i], &slot, 0)) {
+			snprintf(err, errlen, "device slot map: %s", strerror(errno));
+			return -1;
+		}
+		for (unsigned q = 0; q < queues[i]; q++) {
+			int s = xsk_port_add(g->port, o->devs[i], q, xsk_fd, slot * WPS_EG_MAX_QUEUES + q);
+
+			if (s < 0) {
+				snprintf(err, errlen, "AF_XDP socket on %s queue %u: %s%s", o->devs[i], q, strerror(-s),
+					 s == -EBUSY ? " (another instance?)" : "");
+				return -1;
+			}
+		}
+	}
+	g->out_sock = xsk_port_add(g->port, o->out_dev, 0, -1, 0);
+	if (g->out_sock < 0) {
+		snprintf(err, errlen, "AF_XDP socket on %s: %s%s", o->out_dev, strerror(-g->out_sock),
+			 g->out_sock == -EBUSY ? " (another instance?)" : "");
+		return -1;
+	}
+	g->log = ring_buffer__new(bpf_map__fd(g->skel->maps.wps_eg_log), on_log, g, NULL);
+	if (!g->log) {
+		snprintf(err, errlen, "log ring buffer: %s", strerror(errno));
+		return -1;
+	}
+	if (o->pin_dir) {
+		snprintf(path, sizeof(path), "%s/stats", o->pin_dir);
+		if (bpf_map__pin(g->skel->maps.wps_eg_stats, path)) {
+			snprintf(err, errlen, "pinning %s: %s", path, strerror(errno));
+			return -1;
+		}
+		snprintf(path, sizeof(path), "%s/cfg", o->pin_dir);
+		if (bpf_map__pin(g->skel->maps.wps_eg_cfg, path)) {
+			snprintf(err, errlen, "pinning %s: %s", path, strerror(errno));
+			return -1;
+		}
+	}
+	/* Last: attaching is what makes traffic flow; refuse a device someone else holds. */
+	xflags = XDP_FLAGS_UPDATE_IF_NOEXIST | (o->generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
+	for (int i = 0; i < o->ndevs; i++) {
+		int rc = bpf_xdp_attach((int)g->ifindex[i], bpf_program__fd(g->skel->progs.wps_egress), xflags, NULL);
+
+		if (rc) {
+			snprintf(err, errlen, "attaching XDP to %s: %s%s", o->devs[i], strerror(-rc),
+				 rc == -EBUSY || rc == -EEXIST ? " (it already has an XDP program: another instance?)" :
+				 rc == -EOPNOTSUPP ? " (try --generic)" : "");
+			return -1;
+		}
+		g->attached[i] = true;
+	}
+	return 0;
+}
+
+int wps_eg_run(const struct wps_eg_run_opts *o, volatile sig_atomic_t *stop, char *err, size_t errlen)
+{
+	struct eg g = { .o = o, .raw4 = -1, .raw6 = -1 };
+	struct xsk_frame fr[BATCH];
+	uint64_t next_report;
+
+	if (setup(&g, err, errlen)) {
+		teardown(&g);
+		return -1;
+	}
+	next_report = now_ns() + 1000000000ull;
+	while (!*stop) {
+		uint64_t now = now_ns(), dl = wps_reorder_next_deadline(g.e);
+		int wait_ms = 100;
+		unsigned n;
+
+		if (dl != UINT64_MAX)
+			wait_ms = dl <= now ? 0 : (int)((dl - now + 999999) / 1000000 < 100 ? (dl - now + 999999) / 1000000 : 100);
+		n = xsk_port_rx(g.port, -1, fr, BATCH);
+		if (!n && wait_ms) {
+			xsk_port_poll(g.port, wait_ms);
+			n = xsk_port_rx(g.port, -1, fr, BATCH);
+		}
+		now = now_ns();
+		for (unsigned i = 0; i < n; i++) {
+			struct wps_xsk_desc *d = (void *)fr[i].data;
+			struct wps_pkt p;
+
+			g.rx++;
+			if (fr[i].len < sizeof(*d) || d->magic != WPS_XSK_MAGIC || d->l2_off < sizeof(*d) ||
+			    (uint32_t)d->l2_off + 14 + 20 > fr[i].len || fr[i].sock == g.out_sock) {
+				g.bad_desc++;
+				xsk_port_free(g.port, &fr[i]);
+				continue;
+			}
+			d->pad = (uint16_t)fr[i].len;	/* the length travels with the frame */
+			p = (struct wps_pkt){ .ingress_node = d->ingress_node, .flow_id = d->flow_id,
+					      .group_id = d->group_id, .flags = d->flags };
+			deliver(&g, wps_reorder_out(g.e), wps_reorder_rx(g.e, &p, fr[i].addr, now));
+		}
+		deliver(&g, wps_reorder_out(g.e), wps_reorder_tick(g.e, now));
+		if (now >= next_report) {
+			ring_buffer__consume(g.log);
+			write_stats(&g);
+			if (o->live)
+				live_line(&g);
+			next_report = now + 1000000000ull;
+		}
+	}
+	deliver(&g, wps_reorder_out(g.e), wps_reorder_flush(g.e));
+	for (int i = 0; i < 100; i++)	/* let the last frames leave */
+		xsk_port_service(g.port);
+	ring_buffer__consume(g.log);
+	write_stats(&g);
+	if (o->live)
+		live_line(&g);
+	teardown(&g);
+	return 0;
+}

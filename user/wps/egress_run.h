@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * WPS egress gateway, the running part: the XDP program on the domain-facing
+ * devices, one AF_XDP UMEM shared by their sockets and the site-facing one,
+ * and the loop that feeds the reorder engine and transmits what it releases.
+ */
+#ifndef WPS_EGRESS_RUN_H
+#define WPS_EGRESS_RUN_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reorder.h"
+#include "wps_egress_maps.h"
+
+struct wps_eg_run_opts {
+	const char *devs[WPS_EG_MAX_DEVS];	/* domain-facing */
+	int ndevs;
+	const char *out_dev;			/* site-facing */
+	uint16_t node_id;
+	struct wps_reorder_cfg rcfg;
+	bool generic;				/* XDP generic (skb) mode */
+	bool zerocopy;				/* ask the NIC for zero-copy AF_XDP */
+	uint32_t log_per_sec;			/* validation failure log records per second */
+	const char *pin_dir;			/* pin the XDP counters and config here (NULL: none) */
+	const char *stats_path;			/* engine statistics as JSON, rewritten every second */
+	bool live;				/* a statistics line every second on stderr */
+};
+
+/*
+ * Runs until *stop becomes non-zero, then releases what is buffered (in
+ * order), detaches and unpins. Returns 0, or -1 with one line in err when
+ * setting up failed (nothing is left attached then).
+ */
+int wps_eg_run(const struct wps_eg_run_opts *o, volatile sig_atomic_t *stop, char *err, size_t errlen);
+
+/* The statistics JSON of a running instance, as wps_eg_run writes it (for ubctl). */
+#define WPS_EG_STATS_DIR	"/run/ubxdp/wps_egress"
+
+#endif

@@ -1,0 +1,742 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * WPS egress reorder engine; the contract is in reorder.h.
+ *
+ * Everything lives in index-linked pools sized once at creation (no malloc per
+ * packet): packet slots and group slots (total_buffer each: a buffered group
+ * holds at least one packet), flow slots (max_flows) chained in a hash table,
+ * and two intrusive lists over flows: LRU by last arrival (idle reclaim from
+ * its head) and armed timers by arming time (expiry from its head). The timer
+ * list stays sorted without a heap because every flow is armed at "now" and
+ * one timeout applies to all flows.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reorder.h"
+#include "wps_opt.h"
+
+#define NIL UINT32_MAX
+
+struct pkt {
+	uint64_t handle;
+	uint32_t next;
+};
+
+struct grp {
+	uint32_t head, tail;		/* packets, arrival order */
+	uint32_t prev, next;		/* flow's groups, ascending Group ID */
+	uint32_t npkts;
+	uint64_t first_at;		/* arrival of its first buffered packet */
+	uint16_t gid;
+	uint8_t closed;			/* its E packet is buffered */
+};
+
+/* The first cache line is all an in-order packet touches. */
+struct flow {
+	uint16_t node, fid;
+	uint16_t neg;
+	uint16_t suspect_run;
+	uint8_t used, armed, has_late, has_gap;
+	uint8_t holding;		/* new: NEG is only the smallest Group ID seen */
+	uint32_t hnext;
+	uint32_t gfirst, glast;
+	uint32_t lru_prev, lru_next;
+	uint64_t last_seen;
+	uint64_t lru_stamp;		/* last_seen when last moved in the LRU */
+	uint64_t pkts, groups;
+	/* reordering */
+	uint32_t tm_prev, tm_next;
+	uint64_t armed_at;		/* when the current gap opened */
+	uint64_t gap_start;		/* when the last skipped gap opened (late samples) */
+	uint32_t buffered, hwm;
+	uint16_t last_late_gid;
+	uint64_t ooo_groups, late_pkts, late_groups, timer_expiries, bound_releases, suspect;
+} __attribute__((aligned(64)));
+
+struct policer {
+	uint64_t tokens;		/* flows x 1e9 */
+	uint64_t last;
+	uint8_t init;
+};
+
+struct wps_reorder {
+	struct wps_reorder_cfg cfg;
+	struct pkt *pkts;
+	struct grp *grps;
+	struct flow *flows;
+	uint32_t *buckets;
+	uint32_t hmask;
+	uint32_t pfree, gfree, ffree;
+	uint32_t lru_head, lru_tail;
+	uint32_t tm_head, tm_tail;
+	struct policer *pol;		/* indexed by Ingress Node ID */
+	struct wps_out *out;
+	uint32_t nout;
+	uint64_t skew, timeout;
+	struct wps_total_stats tot;
+};
+
+static const char *const action_names[WPS_ACT__MAX] = {
+	[WPS_ACT_CUT] = "cut_through",
+	[WPS_ACT_INORDER] = "released_in_order",
+	[WPS_ACT_TIMER] = "released_by_timer",
+	[WPS_ACT_BOUND] = "released_by_bound",
+	[WPS_ACT_LATE] = "late",
+	[WPS_ACT_SUSPECT] = "suspect",
+	[WPS_ACT_NOSTATE] = "no_state",
+	[WPS_ACT_IDLE] = "idle_flush",
+	[WPS_ACT_RESYNC] = "resync",
+	[WPS_ACT_HOLD] = "released_after_start_hold",
+};
+
+const char *wps_action_name(unsigned a)
+{
+	return a < WPS_ACT__MAX ? action_names[a] : "?";
+}
+
+void wps_reorder_cfg_defaults(struct wps_reorder_cfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->flow_buffer = 4096;
+	c->total_buffer = 65536;
+	c->max_flows = 65536;
+	c->release_timeout_ns = 0;
+	c->timeout_min_ns = 200000ull;		/* 200 us */
+	c->timeout_max_ns = 100000000ull;	/* 100 ms */
+	c->timeout_init_ns = 10000000ull;	/* 10 ms until a skew is measured */
+	c->skew_mult = 3;
+	c->idle_ns = 30000000000ull;		/* 30 s */
+	c->new_flows_per_sec = 10000;
+	c->new_flows_burst = 1000;
+	c->inflight_groups = 1024;
+	c->suspect_resync = 64;
+	c->start_hold = true;
+}
+
+/* ---- lists ------------------------------------------------------------- */
+
+#define LIST_UNLINK(e, f, idx, PREV, NEXT, HEAD, TAIL)				\
+	do {									\
+		if ((f)->PREV != NIL)						\
+			(e)->flows[(f)->PREV].NEXT = (f)->NEXT;			\
+		else								\
+			(e)->HEAD = (f)->NEXT;					\
+		if ((f)->NEXT != NIL)						\
+			(e)->flows[(f)->NEXT].PREV = (f)->PREV;			\
+		else								\
+			(e)->TAIL = (f)->PREV;					\
+		(f)->PREV = (f)->NEXT = NIL;					\
+		(void)(idx);							\
+	} while (0)
+
+#define LIST_APPEND(e, f, idx, PREV, NEXT, HEAD, TAIL)				\
+	do {									\
+		(f)->NEXT = NIL;						\
+		(f)->PREV = (e)->TAIL;						\
+		if ((e)->TAIL != NIL)						\
+			(e)->flows[(e)->TAIL].NEXT = (idx);			\
+		else								\
+			(e)->HEAD = (idx);					\
+		(e)->TAIL = (idx);						\
+	} while (0)
+
+static uint32_t fidx(const struct wps_reorder *e, const struct flow *f)
+{
+	return (uint32_t)(f - e->flows);
+}
+
+/*
+ * The LRU only needs the order to within a fraction of the idle period, so a
+ * flow moves to the tail at most once per idle/64: the common packet writes
+ * no neighbour's cache line. Reclaim re-checks last_seen (tick).
+ */
+static void lru_touch(struct wps_reorder *e, struct flow *f, uint64_t now)
+{
+	uint32_t i = fidx(e, f);
+
+	if (now - f->lru_stamp < e->cfg.idle_ns >> 6)
+		return;
+	f->lru_stamp = now;
+	if (e->lru_tail == i)
+		return;
+	LIST_UNLINK(e, f, i, lru_prev, lru_next, lru_head, lru_tail);
+	LIST_APPEND(e, f, i, lru_prev, lru_next, lru_head, lru_tail);
+}
+
+static void timer_arm(struct wps_reorder *e, struct flow *f, uint64_t now)
+{
+	uint32_t i = fidx(e, f);
+
+	if (f->armed)
+		LIST_UNLINK(e, f, i, tm_prev, tm_next, tm_head, tm_tail);
+	f->armed = 1;
+	f->armed_at = now;
+	LIST_APPEND(e, f, i, tm_prev, tm_next, tm_head, tm_tail);
+}
+
+static void timer_disarm(struct wps_reorder *e, struct flow *f)
+{
+	uint32_t i = fidx(e, f);
+
+	if (!f->armed)
+		return;
+	LIST_UNLINK(e, f, i, tm_prev, tm_next, tm_head, tm_tail);
+	f->armed = 0;
+}
+
+/* ---- adaptive timeout --------------------------------------------------- */
+
+static void timeout_update(struct wps_reorder *e)
+{
+	const struct wps_reorder_cfg *c = &e->cfg;
+	uint64_t t;
+
+	if (c->release_timeout_ns) {
+		e->timeout = c->release_timeout_ns;
+		return;
+	}
+	t = e->skew * c->skew_mult;
+	if (t < c->timeout_min_ns)
+		t = c->timeout_min_ns;
+	if (t > c->timeout_max_ns)
+		t = c->timeout_max_ns;
+	e->timeout = t;
+}
+
+/*
+ * A lateness sample: how long a group waited in the buffer for its
+ * predecessors (the skew between its path and theirs), or how late a group
+ * came after the timer gave up on it. Peak-hold with slow decay, so the
+ * timeout follows the largest recent skew rather than the average and forgets
+ * a skew that is gone over some hundred samples. The estimate starts where the
+ * initial timeout puts it, so the first small samples do not shorten it.
+ */
+static void skew_sample(struct wps_reorder *e, uint64_t s)
+{
+	if (s > e->skew)
+		e->skew = s;
+	else
+		e->skew -= (e->skew - s) >> 6;
+	e->tot.skew_ns = e->skew;
+	timeout_update(e);
+}
+
+/* ---- flows ------------------------------------------------------------- */
+
+static uint32_t hash_key(uint16_t node, uint16_t fid)
+{
+	uint32_t k = ((uint32_t)node << 16) | fid;
+
+	k ^= k >> 16;
+	k *= 0x7feb352dU;
+	k ^= k >> 15;
+	k *= 0x846ca68bU;
+	k ^= k >> 16;
+	return k;
+}
+
+static struct flow *flow_find(struct wps_reorder *e, uint16_t node, uint16_t fid)
+{
+	for (uint32_t i = e->buckets[hash_key(node, fid) & e->hmask]; i != NIL; i = e->flows[i].hnext) {
+		struct flow *f = &e->flows[i];
+
+		if (f->node == node && f->fid == fid)
+			return f;
+	}
+	return NULL;
+}
+
+static bool policer_admit(struct wps_reorder *e, uint16_t node, uint64_t now)
+{
+	const struct wps_reorder_cfg *c = &e->cfg;
+	struct policer *p = &e->pol[node];
+	uint64_t cap = (uint64_t)c->new_flows_burst * 1000000000ull;
+	uint64_t dt;
+
+	if (!c->new_flows_per_sec)
+		return true;
+	if (!p->init) {
+		p->init = 1;
+		p->tokens = cap;
+		p->last = now;
+	}
+	dt = now - p->last;
+	p->last = now;
+	if (dt >= cap / c->new_flows_per_sec + 1)
+		p->tokens = cap;
+	else if ((p->tokens += dt * c->new_flows_per_sec) > cap)
+		p->tokens = cap;
+	if (p->tokens < 1000000000ull)
+		return false;
+	p->tokens -= 1000000000ull;
+	return true;
+}
+
+static struct flow *flow_create(struct wps_reorder *e, const struct wps_pkt *p, uint64_t now)
+{
+	struct flow *f;
+	uint32_t i, b;
+
+	if (e->ffree == NIL) {
+		e->tot.flows_table_full++;
+		return NULL;
+	}
+	if (!policer_admit(e, p->ingress_node, now)) {
+		e->tot.flows_policed++;
+		return NULL;
+	}
+	i = e->ffree;
+	f = &e->flows[i];
+	e->ffree = f->hnext;
+	memset(f, 0, sizeof(*f));
+	f->used = 1;
+	f->node = p->ingress_node;
+	f->fid = p->flow_id;
+	f->neg = p->group_id;	/* the ingress starts at an arbitrary Group ID */
+	f->holding = e->cfg.start_hold;
+	f->lru_stamp = now;
+	f->gfirst = f->glast = NIL;
+	f->lru_prev = f->lru_next = f->tm_prev = f->tm_next = NIL;
+	b = hash_key(f->node, f->fid) & e->hmask;
+	f->hnext = e->buckets[b];
+	e->buckets[b] = i;
+	LIST_APPEND(e, f, i, lru_prev, lru_next, lru_head, lru_tail);
+	e->tot.flows_created++;
+	e->tot.flows++;
+	return f;
+}
+
+/* ---- output and release ------------------------------------------------- */
+
+static void emit(struct wps_reorder *e, uint64_t handle, enum wps_action a)
+{
+	e->out[e->nout].handle = handle;
+	e->out[e->nout].action = (uint8_t)a;
+	e->nout++;
+	e->tot.actions[a]++;
+}
+
+static void skew_sample(struct wps_reorder *e, uint64_t s);
+
+/* Emit and free the flow's first buffered group. Returns whether it was closed. */
+static bool pop_group(struct wps_reorder *e, struct flow *f, enum wps_action a, uint64_t now)
+{
+	uint32_t gi = f->gfirst;
+	struct grp *g = &e->grps[gi];
+	bool closed = g->closed;
+	uint32_t pi = g->head;
+
+	if (a == WPS_ACT_INORDER && now > g->first_at)
+		skew_sample(e, now - g->first_at);
+
+	while (pi != NIL) {
+		struct pkt *p = &e->pkts[pi];
+		uint32_t next = p->next;
+
+		emit(e, p->handle, a);
+		p->next = e->pfree;
+		e->pfree = pi;
+		pi = next;
+	}
+	f->buffered -= g->npkts;
+	e->tot.buffered -= g->npkts;
+	f->gfirst = g->next;
+	if (f->gfirst != NIL)
+		e->grps[f->gfirst].prev = NIL;
+	else
+		f->glast = NIL;
+	g->next = e->gfree;
+	e->gfree = gi;
+	return closed;
+}
+
+/*
+ * Release buffered groups that are now in order: the first with action `a`,
+ * the ones contiguous after it as in-order. A group whose E has not arrived
+ * yet stops the walk with NEG on it: its remaining packets cut through.
+ */
+static void drain(struct wps_reorder *e, struct flow *f, enum wps_action a, uint64_t now)
+{
+	while (f->gfirst != NIL && e->grps[f->gfirst].gid == f->neg) {
+		if (!pop_group(e, f, a, now))
+			return;
+		f->neg++;
+		a = WPS_ACT_INORDER;
+	}
+}
+
+/* After NEG moved: a remaining gap restarts the timer, no gap stops it. */
+static void rearm(struct wps_reorder *e, struct flow *f, uint64_t now)
+{
+	if (f->gfirst != NIL)
+		timer_arm(e, f, now);
+	else
+		timer_disarm(e, f);
+}
+
+/* Skip the gap: NEG to the smallest buffered group, release in order. */
+static void force_release(struct wps_reorder *e, struct flow *f, enum wps_action a, uint64_t now)
+{
+	f->holding = 0;
+	if (f->gfirst == NIL)
+		return;
+	f->gap_start = f->armed_at;
+	f->has_gap = 1;
+	f->neg = e->grps[f->gfirst].gid;
+	drain(e, f, a, now);
+	rearm(e, f, now);
+}
+
+static void flow_free(struct wps_reorder *e, struct flow *f, enum wps_action a)
+{
+	uint32_t i = fidx(e, f);
+	uint32_t *pp = &e->buckets[hash_key(f->node, f->fid) & e->hmask];
+
+	while (f->gfirst != NIL)
+		pop_group(e, f, a, 0);
+	timer_disarm(e, f);
+	LIST_UNLINK(e, f, i, lru_prev, lru_next, lru_head, lru_tail);
+	while (*pp != i)
+		pp = &e->flows[*pp].hnext;
+	*pp = f->hnext;
+	f->used = 0;
+	f->hnext = e->ffree;
+	e->ffree = i;
+	e->tot.flows--;
+	e->tot.flows_reclaimed++;
+}
+
+/* ---- the procedure ------------------------------------------------------ */
+
+#define BUMP(e, fl, field)			\
+	do {					\
+		(fl)->field++;			\
+		(e)->tot.f.field++;		\
+	} while (0)
+
+static void cut_through(struct wps_reorder *e, struct flow *f, const struct wps_pkt *p,
+			uint64_t handle, uint64_t now)
+{
+	emit(e, handle, WPS_ACT_CUT);
+	if (!(p->flags & WPS_FLAG_E))
+		return;
+	f->neg++;
+	drain(e, f, WPS_ACT_INORDER, now);
+	rearm(e, f, now);
+}
+
+static void late(struct wps_reorder *e, struct flow *f, const struct wps_pkt *p, uint64_t handle,
+		 uint64_t now, int d)
+{
+	emit(e, handle, WPS_ACT_LATE);
+	BUMP(e, f, late_pkts);
+	if (!f->has_late || f->last_late_gid != p->group_id)
+		BUMP(e, f, late_groups);
+	f->has_late = 1;
+	f->last_late_gid = p->group_id;
+	if (-d > e->cfg.inflight_groups) {
+		BUMP(e, f, suspect);
+		return;	/* a forged or stale Group ID says nothing about path skew */
+	}
+	if (f->has_gap)
+		skew_sample(e, now - f->gap_start);
+}
+
+/*
+ * A bound is reached and this flow gives way: when the arriving group comes
+ * before everything buffered, NEG skips to it (it then cuts through and its
+ * successors follow in order); otherwise the buffered head goes first.
+ */
+static void give_way(struct wps_reorder *e, struct flow *f, uint16_t gid, uint64_t now)
+{
+	BUMP(e, f, bound_releases);
+	if (wps_gid_diff(gid, e->grps[f->gfirst].gid) < 0) {
+		f->holding = 0;
+		f->gap_start = f->armed_at;
+		f->has_gap = 1;
+		f->neg = gid;
+		return;
+	}
+	force_release(e, f, WPS_ACT_BOUND, now);
+}
+
+/* Room for one more buffered packet of f: the flow waiting longest gives way. */
+static void make_room(struct wps_reorder *e, struct flow *f, uint16_t gid, uint64_t now)
+{
+	while (e->pfree == NIL) {
+		struct flow *v = &e->flows[e->tm_head];
+
+		if (v == f) {
+			give_way(e, f, gid, now);
+			return;
+		}
+		force_release(e, v, WPS_ACT_BOUND, now);
+		BUMP(e, v, bound_releases);
+	}
+}
+
+static void buffer(struct wps_reorder *e, struct flow *f, const struct wps_pkt *p, uint64_t handle,
+		   uint64_t now)
+{
+	uint32_t gi = f->glast, pi;
+	struct grp *g;
+
+	/* Arrivals mostly extend the newest groups: search from the tail. */
+	while (gi != NIL && wps_gid_diff(e->grps[gi].gid, p->group_id) > 0)
+		gi = e->grps[gi].prev;
+	if (gi == NIL || e->grps[gi].gid != p->group_id) {
+		uint32_t ni = e->gfree;
+		struct grp *n = &e->grps[ni];
+
+		e->gfree = n->next;
+		memset(n, 0, sizeof(*n));
+		n->gid = p->group_id;
+		n->first_at = now;
+		n->head = n->tail = NIL;
+		n->prev = gi;
+		n->next = gi == NIL ? f->gfirst : e->grps[gi].next;
+		if (n->next != NIL)
+			e->grps[n->next].prev = ni;
+		else
+			f->glast = ni;
+		if (gi == NIL)
+			f->gfirst = ni;
+		else
+			e->grps[gi].next = ni;
+		gi = ni;
+		BUMP(e, f, ooo_groups);
+	}
+	g = &e->grps[gi];
+	pi = e->pfree;
+	e->pfree = e->pkts[pi].next;
+	e->pkts[pi].handle = handle;
+	e->pkts[pi].next = NIL;
+	if (g->tail == NIL)
+		g->head = pi;
+	else
+		e->pkts[g->tail].next = pi;
+	g->tail = pi;
+	g->npkts++;
+	if (p->flags & WPS_FLAG_E)
+		g->closed = 1;
+
+	f->buffered++;
+	if (f->buffered > f->hwm)
+		f->hwm = f->buffered;
+	if (++e->tot.buffered > e->tot.hwm)
+		e->tot.hwm = e->tot.buffered;
+	if (!f->armed)
+		timer_arm(e, f, now);
+}
+
+uint32_t wps_reorder_rx(struct wps_reorder *e, const struct wps_pkt *p, uint64_t handle, uint64_t now)
+{
+	struct flow *f;
+	int d;
+
+	e->nout = 0;
+	f = flow_find(e, p->ingress_node, p->flow_id);
+	if (!f)
+		f = flow_create(e, p, now);
+	if (!f) {
+		emit(e, handle, WPS_ACT_NOSTATE);
+		e->tot.f.pkts++;
+		return e->nout;
+	}
+	f->last_seen = now;
+	lru_touch(e, f, now);
+	BUMP(e, f, pkts);
+	if (p->flags & WPS_FLAG_E)
+		BUMP(e, f, groups);
+
+	d = wps_gid_diff(p->group_id, f->neg);
+	if (f->holding && d <= 0 && d >= -(int)e->cfg.inflight_groups) {
+		/* Still learning where the flow starts: the smallest Group ID seen is NEG. */
+		f->neg = p->group_id;
+		d = 1;
+	}
+	if (d > e->cfg.inflight_groups) {
+		BUMP(e, f, suspect);
+		if (++f->suspect_run < e->cfg.suspect_resync) {
+			emit(e, handle, WPS_ACT_SUSPECT);
+			return e->nout;
+		}
+		/* Not a stray: the ingress really moved on (restart, long outage). */
+		while (f->gfirst != NIL && wps_gid_diff(e->grps[f->gfirst].gid, p->group_id) < 0) {
+			f->neg = e->grps[f->gfirst].gid;
+			pop_group(e, f, WPS_ACT_RESYNC, now);
+		}
+		f->holding = 0;
+		f->neg = p->group_id;
+		drain(e, f, WPS_ACT_RESYNC, now);	/* this group's earlier packets first */
+		rearm(e, f, now);
+		d = wps_gid_diff(p->group_id, f->neg);
+	}
+	f->suspect_run = 0;
+	/* Bounds first, so that buffering never passes them; both may move NEG. */
+	if (d > 0 && f->buffered >= e->cfg.flow_buffer) {
+		give_way(e, f, p->group_id, now);
+		d = f->holding ? 1 : wps_gid_diff(p->group_id, f->neg);
+	}
+	if (d > 0 && e->pfree == NIL) {
+		make_room(e, f, p->group_id, now);	/* another flow's hold may end, not ours */
+		d = f->holding ? 1 : wps_gid_diff(p->group_id, f->neg);
+	}
+	if (d == 0)
+		cut_through(e, f, p, handle, now);
+	else if (d < 0)
+		late(e, f, p, handle, now, d);
+	else
+		buffer(e, f, p, handle, now);
+	return e->nout;
+}
+
+uint32_t wps_reorder_tick(struct wps_reorder *e, uint64_t now)
+{
+	e->nout = 0;
+	while (e->tm_head != NIL && now - e->flows[e->tm_head].armed_at >= e->timeout) {
+		struct flow *f = &e->flows[e->tm_head];
+
+		if (f->holding) {
+			force_release(e, f, WPS_ACT_HOLD, now);
+			continue;
+		}
+		BUMP(e, f, timer_expiries);
+		force_release(e, f, WPS_ACT_TIMER, now);
+	}
+	while (e->lru_head != NIL && now - e->flows[e->lru_head].lru_stamp >= e->cfg.idle_ns) {
+		struct flow *f = &e->flows[e->lru_head];
+
+		if (now - f->last_seen >= e->cfg.idle_ns) {
+			flow_free(e, f, WPS_ACT_IDLE);
+		} else {	/* seen since its last move: file it again */
+			f->lru_stamp = 0;
+			lru_touch(e, f, f->last_seen);
+		}
+	}
+	return e->nout;
+}
+
+uint64_t wps_reorder_next_deadline(const struct wps_reorder *e)
+{
+	uint64_t t = UINT64_MAX;
+
+	if (e->tm_head != NIL)
+		t = e->flows[e->tm_head].armed_at + e->timeout;
+	if (e->lru_head != NIL && e->flows[e->lru_head].lru_stamp + e->cfg.idle_ns < t)
+		t = e->flows[e->lru_head].lru_stamp + e->cfg.idle_ns;
+	return t;
+}
+
+uint32_t wps_reorder_flush(struct wps_reorder *e)
+{
+	e->nout = 0;
+	while (e->tm_head != NIL) {
+		struct flow *f = &e->flows[e->tm_head];
+
+		while (f->gfirst != NIL)
+			force_release(e, f, WPS_ACT_IDLE, 0);
+		timer_disarm(e, f);
+	}
+	return e->nout;
+}
+
+const struct wps_out *wps_reorder_out(const struct wps_reorder *e)
+{
+	return e->out;
+}
+
+uint64_t wps_reorder_timeout(const struct wps_reorder *e)
+{
+	return e->timeout;
+}
+
+void wps_reorder_totals(const struct wps_reorder *e, struct wps_total_stats *t)
+{
+	*t = e->tot;
+	t->f.buffered = e->tot.buffered;
+	t->f.hwm = e->tot.hwm;
+	t->timeout_ns = e->timeout;
+	t->skew_ns = e->skew;
+}
+
+void wps_reorder_foreach(const struct wps_reorder *e, wps_flow_cb cb, void *arg)
+{
+	for (uint32_t i = e->lru_head; i != NIL; i = e->flows[i].lru_next) {
+		const struct flow *f = &e->flows[i];
+		struct wps_flow_stats st = {
+			.pkts = f->pkts, .groups = f->groups, .ooo_groups = f->ooo_groups,
+			.late_pkts = f->late_pkts, .late_groups = f->late_groups,
+			.timer_expiries = f->timer_expiries, .bound_releases = f->bound_releases,
+			.suspect = f->suspect, .buffered = f->buffered, .hwm = f->hwm,
+		};
+
+		if (cb(f->node, f->fid, f->neg, &st, arg))
+			return;
+	}
+}
+
+void wps_reorder_free(struct wps_reorder *e)
+{
+	if (!e)
+		return;
+	free(e->pkts);
+	free(e->grps);
+	free(e->flows);
+	free(e->buckets);
+	free(e->pol);
+	free(e->out);
+	free(e);
+}
+
+struct wps_reorder *wps_reorder_new(const struct wps_reorder_cfg *cfg)
+{
+	struct wps_reorder *e;
+	uint32_t nb = 1;
+
+	if (!cfg->flow_buffer || !cfg->total_buffer || cfg->total_buffer >= NIL - 1 ||
+	    !cfg->max_flows || cfg->max_flows > (1u << 24) || !cfg->inflight_groups ||
+	    cfg->inflight_groups >= 0x8000 || !cfg->suspect_resync || !cfg->idle_ns ||
+	    (!cfg->release_timeout_ns && (!cfg->skew_mult || !cfg->timeout_min_ns ||
+					  cfg->timeout_min_ns > cfg->timeout_max_ns ||
+					  !cfg->timeout_init_ns)) ||
+	    (cfg->new_flows_per_sec && !cfg->new_flows_burst)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->cfg = *cfg;
+	while (nb < cfg->max_flows)
+		nb <<= 1;
+	e->hmask = nb - 1;
+	e->pkts = calloc(cfg->total_buffer, sizeof(*e->pkts));
+	e->grps = calloc(cfg->total_buffer, sizeof(*e->grps));
+	e->flows = aligned_alloc(64, ((size_t)cfg->max_flows * sizeof(*e->flows) + 63) & ~(size_t)63);
+	e->buckets = malloc(nb * sizeof(*e->buckets));
+	e->pol = calloc(65536, sizeof(*e->pol));
+	e->out = calloc((size_t)cfg->total_buffer + 1, sizeof(*e->out));
+	if (!e->pkts || !e->grps || !e->flows || !e->buckets || !e->pol || !e->out) {
+		wps_reorder_free(e);
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(e->buckets, 0xff, nb * sizeof(*e->buckets));
+	memset(e->flows, 0, (size_t)cfg->max_flows * sizeof(*e->flows));
+	for (uint32_t i = 0; i < cfg->total_buffer; i++) {
+		e->pkts[i].next = i + 1 < cfg->total_buffer ? i + 1 : NIL;
+		e->grps[i].next = i + 1 < cfg->total_buffer ? i + 1 : NIL;
+	}
+	for (uint32_t i = 0; i < cfg->max_flows; i++)
+		e->flows[i].hnext = i + 1 < cfg->max_flows ? i + 1 : NIL;
+	e->pfree = e->gfree = e->ffree = 0;
+	e->lru_head = e->lru_tail = e->tm_head = e->tm_tail = NIL;
+	if (!cfg->release_timeout_ns)
+		e->skew = cfg->timeout_init_ns / cfg->skew_mult;
+	timeout_update(e);
+	e->tot.timeout_ns = e->timeout;
+	return e;
+}

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * WPS egress reorder engine (draft-wps-ipv6-option, Egress Node Procedures).
+ *
+ * Pure: no I/O, no clock. The caller hands in each packet's WPS fields, an
+ * opaque 64-bit handle (a UMEM address in the AF_XDP loop) and the current
+ * time; the engine answers with the handles to transmit now, in order, each
+ * with the reason it leaves. Buffered packets are only handles: the bytes
+ * never move.
+ *
+ * State per (Ingress Node ID, Flow ID): next expected group (NEG), the
+ * buffered groups ahead of it in Group ID order, a release timer. Bounds:
+ * packets per flow, packets in total, flow states; every bound releases in
+ * order and never discards. New flow states are policed per Ingress Node ID;
+ * a packet that gets no state is forwarded at once (counted), never dropped.
+ *
+ * A new flow cannot know its first group: the ingress starts at an arbitrary
+ * Group ID and the first group may come over the slowest path. With
+ * start_hold, a new flow buffers what arrives for one release timeout (or
+ * until a bound), then starts at the smallest Group ID it holds; without it,
+ * the first packet's group is NEG and earlier groups arriving later are late.
+ *
+ * Cost per packet does not depend on the number of flows: a hash lookup, list
+ * moves in O(1) for the LRU and the timer (the timer list is ordered by arming
+ * time and the timeout is one value for all flows), and a walk over the
+ * flow's own buffered groups (bounded by the ingress's groups in flight).
+ */
+#ifndef WPS_REORDER_H
+#define WPS_REORDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Why a handle leaves; every action means "decapsulate and transmit". */
+enum wps_action {
+	WPS_ACT_CUT = 0,	/* group == NEG on arrival: cut-through */
+	WPS_ACT_INORDER,	/* buffered, released in order when NEG reached it */
+	WPS_ACT_TIMER,		/* released by the release timer (a gap was skipped) */
+	WPS_ACT_BOUND,		/* released because a buffer bound was reached */
+	WPS_ACT_LATE,		/* group behind NEG: after a timer/bound release, or a duplicate */
+	WPS_ACT_SUSPECT,	/* Group ID beyond the in-flight bound: forwarded, not buffered */
+	WPS_ACT_NOSTATE,	/* no flow state (table full or policed): forwarded as is */
+	WPS_ACT_IDLE,		/* flushed when an idle flow was reclaimed, or at shutdown */
+	WPS_ACT_RESYNC,		/* released when a run of suspect Group IDs resynchronised NEG */
+	WPS_ACT_HOLD,		/* released when a new flow's start hold ended (timer) */
+	WPS_ACT__MAX,
+};
+
+struct wps_out {
+	uint64_t handle;
+	uint8_t action;		/* enum wps_action */
+};
+
+struct wps_reorder_cfg {
+	uint32_t flow_buffer;		/* max packets buffered per flow */
+	uint32_t total_buffer;		/* max packets buffered in total */
+	uint32_t max_flows;		/* flow states */
+	uint64_t release_timeout_ns;	/* 0: adaptive */
+	uint64_t timeout_min_ns;	/* adaptive clamp */
+	uint64_t timeout_max_ns;
+	uint64_t timeout_init_ns;	/* adaptive value before any skew was seen */
+	uint32_t skew_mult;		/* adaptive timeout = skew_mult x measured skew */
+	uint64_t idle_ns;		/* flow state reclaimed after this long without packets */
+	uint32_t new_flows_per_sec;	/* per Ingress Node ID; 0: unpoliced */
+	uint32_t new_flows_burst;
+	uint16_t inflight_groups;	/* a jump ahead by more than this is suspect */
+	uint16_t suspect_resync;	/* this many suspect packets in a row: resync NEG */
+	bool start_hold;		/* a new flow buffers for one timeout before trusting its NEG */
+};
+
+void wps_reorder_cfg_defaults(struct wps_reorder_cfg *cfg);
+
+/* Per-flow and total counters (the draft's Manageability list). */
+struct wps_flow_stats {
+	uint64_t pkts;
+	uint64_t groups;		/* E packets seen */
+	uint64_t ooo_groups;		/* groups that arrived ahead of NEG (buffered) */
+	uint64_t late_pkts;
+	uint64_t late_groups;
+	uint64_t timer_expiries;	/* release timer expiries with a gap to skip (not start holds) */
+	uint64_t bound_releases;	/* forced releases by the flow or total bound */
+	uint64_t suspect;		/* packets with a Group ID jump beyond the in-flight bound */
+	uint32_t buffered;		/* occupancy now */
+	uint32_t hwm;			/* occupancy high-water mark */
+};
+
+struct wps_total_stats {
+	struct wps_flow_stats f;	/* summed over all flows, live and reclaimed */
+	uint64_t actions[WPS_ACT__MAX];
+	uint64_t flows_created;
+	uint64_t flows_reclaimed;
+	uint64_t flows_policed;		/* new flows refused by the per-ingress policer */
+	uint64_t flows_table_full;	/* new flows refused: no free state */
+	uint32_t flows;			/* live flow states */
+	uint32_t buffered;
+	uint32_t hwm;
+	uint64_t timeout_ns;		/* release timeout in force */
+	uint64_t skew_ns;		/* measured skew */
+};
+
+struct wps_pkt {
+	uint16_t ingress_node;
+	uint16_t flow_id;
+	uint16_t group_id;
+	uint8_t flags;			/* WPS_FLAG_S / WPS_FLAG_E (headers/wps_opt.h) */
+};
+
+struct wps_reorder;
+
+/* NULL on bad cfg (errno EINVAL) or out of memory. */
+struct wps_reorder *wps_reorder_new(const struct wps_reorder_cfg *cfg);
+void wps_reorder_free(struct wps_reorder *e);
+
+/*
+ * One packet in. Returns the number of outputs, readable with wps_reorder_out()
+ * until the next call. At most total_buffer + 1 outputs per call.
+ */
+uint32_t wps_reorder_rx(struct wps_reorder *e, const struct wps_pkt *p, uint64_t handle, uint64_t now);
+
+/* Timers and idle reclaim due by `now`; outputs as for rx. */
+uint32_t wps_reorder_tick(struct wps_reorder *e, uint64_t now);
+
+/* When tick must run next (UINT64_MAX: nothing pending). */
+uint64_t wps_reorder_next_deadline(const struct wps_reorder *e);
+
+/* Release everything buffered, in order per flow (shutdown). */
+uint32_t wps_reorder_flush(struct wps_reorder *e);
+
+const struct wps_out *wps_reorder_out(const struct wps_reorder *e);
+
+void wps_reorder_totals(const struct wps_reorder *e, struct wps_total_stats *t);
+
+/* Walk live flows: cb returns non-zero to stop. */
+typedef int (*wps_flow_cb)(uint16_t ingress_node, uint16_t flow_id, uint16_t neg,
+			   const struct wps_flow_stats *s, void *arg);
+void wps_reorder_foreach(const struct wps_reorder *e, wps_flow_cb cb, void *arg);
+
+uint64_t wps_reorder_timeout(const struct wps_reorder *e);
+
+const char *wps_action_name(unsigned a);
+
+#endif
