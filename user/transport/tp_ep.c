@@ -413,6 +413,7 @@ enum tp_rx_verdict tp_ep_rx(struct tp_ep *ep, uint64_t now, const void *pkt, siz
 			ch->st.rx_malformed++;
 			return TP_RX_DROP;
 		}
+		tp_cc_rx_data(ch, now, (uint32_t)p.payload_len, meta);
 		return tp_rcv_data(ch, now, &p, pkt, len, meta ? meta->ecn : 0);
 	case UB_TP_ACK:
 	case UB_TP_ACK_CE:
@@ -423,6 +424,8 @@ enum tp_rx_verdict tp_ep_rx(struct tp_ep *ep, uint64_t now, const void *pkt, siz
 			return TP_RX_DROP;
 		}
 		tp_snd_on_ack(ch, now, &p);
+		if (p.has_cetph)
+			tp_cc_on_cetph(ch, now, &p.ce);
 		return TP_RX_OK;
 	case UB_TP_CNP:
 		ch->st.rx_cnp++;
@@ -449,7 +452,9 @@ size_t tp_ep_tx(struct tp_ep *ep, uint64_t now, void *buf, size_t cap, struct tp
 
 		if (!ch || !ch->connected || ch->failed)
 			continue;
-		len = tp_rcv_response(ch, now, buf, cap, info);
+		len = tp_cc_response(ch, now, buf, cap, info);
+		if (!len)
+			len = tp_rcv_response(ch, now, buf, cap, info);
 		if (len)
 			return len;
 	}
@@ -462,6 +467,7 @@ size_t tp_ep_tx(struct tp_ep *ep, uint64_t now, void *buf, size_t cap, struct tp
 			continue;
 		len = tp_snd_data(ch, now, buf, cap, info);
 		if (len) {
+			tp_cc_tx_data(ch, now, info);
 			ep->rr = (i + 1) % n;
 			return len;
 		}

@@ -476,7 +476,8 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		ch->st.rx_ooo++;
 		if (tp_psn_diff(psn, ch->rcv_max) > 0)
 			ch->rcv_max = psn;
-		ch->sack_pending = true;
+		if (ch->n_ooo >= tp_sack_min(ch))
+			ch->sack_pending = true;
 		return TP_RX_OK;
 	}
 
@@ -506,7 +507,7 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		ch->rcv_nxt = tp_psn_add(ch->rcv_nxt, 1);
 		note_ack(ch, now, q.tph.ackreq);
 	}
-	if (ch->n_ooo)
+	if (ch->n_ooo && ch->n_ooo >= tp_sack_min(ch))
 		ch->sack_pending = true;
 	return TP_RX_OK;
 }
@@ -587,7 +588,7 @@ size_t tp_rcv_response(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 		ch->st.tx_nak++;
 	} else if (ch->sack_pending || (ch->ack_pending && (ch->ack_now || now >= ch->ack_deadline))) {
 		psn = ack_cap(ch);
-		if (ch->n_ooo && !tp_is_gbn(ch)) {
+		if (ch->n_ooo >= tp_sack_min(ch) && !tp_is_gbn(ch)) {
 			n = enc_sack(ch, buf, cap, psn);
 			if (!n)
 				return 0;
@@ -596,6 +597,7 @@ size_t tp_rcv_response(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 			n = tp_enc_tph(buf, ch, UB_TP_ACK, false, TP_NLP_NONE, psn, 0);
 			ch->st.tx_ack++;
 		}
+		n = tp_cc_ack_ext(ch, now, buf, n, cap);
 		ch->sack_pending = ch->ack_pending = ch->ack_now = false;
 		ch->ack_cnt = 0;
 		ch->ack_deadline = 0;
