@@ -144,6 +144,8 @@ struct psn_log {
 	uint32_t max_ack_off;		/* highest cumulative ack from ep 1 (offset) */
 	bool any_ack;
 	uint32_t taack_acks;		/* TPACKs from ep 1 carrying a TAACK */
+	uint32_t drop_ack_off;		/* drop ep 1's acks of this PSN offset... */
+	uint64_t drop_ack_until;	/* ...until then */
 };
 
 static bool log_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now)
@@ -155,6 +157,8 @@ static bool log_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now)
 
 		ub_tph_decode((const struct ub_tph *)p->tp, &f);
 		if (now < l->resp_blackout_until)
+			return true;
+		if (now < l->drop_ack_until && ((f.psn - l->base) & TP_PSN_MASK) == l->drop_ack_off)
 			return true;
 		if (f.opcode == UB_TP_ACK && f.rspst == UB_RSPST_ACK) {
 			uint32_t off = (f.psn - l->base) & TP_PSN_MASK;
@@ -329,6 +333,42 @@ static void sr_markpsn_no_rto(void **state)
 	assert_int_equal(st.rto_fired, 0);
 	assert_int_equal(st.rtx_sack, 1);
 	assert_int_equal(st.rtx_mark, 1);
+	pair_free(&p);
+}
+
+/* SR: everything the sender still holds was selectively acknowledged, and
+ * the TPACKs that would have moved it on are lost. The RTO must still resend
+ * something (the oldest), or the peer never answers again and the channel
+ * dies of retries. (Found by a seed sweep.) */
+static void sr_all_sacked_tpack_lost(void **state)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct psn_log l;
+	struct tp_stats st;
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_SR);
+	c[0].fixed_init_psn = true;
+	c[0].init_psn = TP_PSN_MASK - 1;
+	c[0].retry_limit = 3;
+	link_cfg(&s, 14);
+	log_attach(&s, &l, &c[0]);
+	l.drop_psn = 0;			/* the first packet once: +1..+5 wait, SACKed */
+	l.drop_times = 1;
+	l.drop_ack_off = 5;		/* every ack up to +5 (and its TAACK) lost */
+	l.drop_ack_until = 150 * US;
+	assert_int_equal(pair_init(&p, c, &s, 2, 3 * 256, 14), 0);
+	p.len[0] = p.len[1] = 3 * 256;	/* two messages of three packets */
+	free(p.data);
+	p.data = calloc(1, 6 * 256);
+	p.off[1] = 3 * 256;
+	PAIR_CHECK(&p, pair_run(&p, 100 * MS));
+	tp_chan_stats(p.ch[0], &st);
+	assert_true(st.rtx_sack >= 1);
+	assert_true(st.rtx_rto >= 1);
+	assert_int_equal(p.done, 2);
 	pair_free(&p);
 }
 
@@ -766,6 +806,172 @@ static void utp_messages(void **state)
 	}
 }
 
+/* ---- several channels, both directions ------------------------------------ */
+
+#define MC_CH	3
+#define MC_MSGS	25
+#define MC_LEN	1800
+
+struct mc {
+	struct tp_ep *ep[2];
+	struct tp_chan *ch[2][MC_CH];
+	uint8_t src[2][MC_CH][MC_MSGS][MC_LEN];
+	uint8_t rbuf[2][MC_CH][4][MC_LEN];
+	uint32_t posted[2][MC_CH], done[2][MC_CH], got[2][MC_CH];
+	uint32_t errors;
+};
+
+static bool mc_step(void *ctx)
+{
+	struct mc *m = ctx;
+	struct tp_event ev;
+	bool all = true;
+
+	for (int e = 0; e < 2; e++) {
+		while (tp_ep_poll(m->ep[e], &ev)) {
+			int c = (int)(uintptr_t)ev.user;
+
+			if (ev.status != TP_ST_OK)
+				m->errors++;
+			if (ev.type == TP_EV_SEND_DONE) {
+				m->done[e][c]++;
+			} else if (ev.type == TP_EV_RECV) {
+				/* From the other endpoint's channel c, in order. */
+				uint32_t i = m->got[e][c]++;
+
+				if (i >= MC_MSGS || ev.len != MC_LEN ||
+				    memcmp(m->rbuf[e][c][ev.wr_id], m->src[1 - e][c][i], MC_LEN))
+					m->errors++;
+				tp_post_recv(m->ch[e][c], m->rbuf[e][c][ev.wr_id], MC_LEN, ev.wr_id);
+			} else {
+				m->errors++;
+			}
+		}
+		for (int c = 0; c < MC_CH; c++) {
+			while (m->posted[e][c] < MC_MSGS && m->posted[e][c] - m->done[e][c] < 4 &&
+			       !tp_post_send(m->ch[e][c], m->src[e][c][m->posted[e][c]], MC_LEN, 0))
+				m->posted[e][c]++;
+			all = all && m->got[e][c] == MC_MSGS && m->done[e][c] == MC_MSGS;
+		}
+	}
+	return m->errors || all;
+}
+
+/* Three channels between two endpoints, Sends both ways on each at once,
+ * over a lossy, reordering link: every message reaches the right channel,
+ * in order, whole. */
+static void channels_both_ways(void **state)
+{
+	static struct mc m;
+	struct tp_sim_cfg s;
+	struct tp_sim *sim;
+	uint64_t rng = 99;
+
+	(void)state;
+	for (int mode = 0; mode < 3; mode++) {
+		memset(&m, 0, sizeof(m));
+		for (int e = 0; e < 2; e++) {
+			struct tp_ep_config ec = { .seed = 10 + (uint64_t)e };
+
+			m.ep[e] = tp_ep_create(&ec);
+			assert_non_null(m.ep[e]);
+			for (int c = 0; c < MC_CH; c++) {
+				struct tp_chan_config cc = {
+					.mode = reliable_modes[mode], .mtu = 512, .window = 32,
+					.rto_static_ns = 200 * US, .user = (void *)(uintptr_t)c,
+					.fixed_init_psn = c == 1, .init_psn = TP_PSN_MASK - 3,
+				};
+
+				m.ch[e][c] = tp_chan_create(m.ep[e], &cc);
+				assert_non_null(m.ch[e][c]);
+				for (int i = 0; i < MC_MSGS; i++)
+					for (int k = 0; k < MC_LEN; k++)
+						m.src[e][c][i][k] = (uint8_t)tp_sim_rand(&rng);
+				for (uint64_t b = 0; b < 4; b++)
+					assert_int_equal(tp_post_recv(m.ch[e][c], m.rbuf[e][c][b], MC_LEN, b), 0);
+			}
+		}
+		for (int e = 0; e < 2; e++)
+			for (int c = 0; c < MC_CH; c++)
+				assert_int_equal(tp_chan_connect(m.ch[e][c], tp_chan_tpn(m.ch[1 - e][c]),
+								 tp_chan_init_psn(m.ch[1 - e][c])), 0);
+		link_cfg(&s, 21);
+		s.frames = true;
+		for (int i = 0; i < 2; i++) {
+			s.dir[i].loss_data = 0.03;
+			s.dir[i].loss_resp = 0.03;
+			s.dir[i].reorder = 0.05;
+			s.dir[i].reorder_ns = 15 * US;
+		}
+		sim = tp_sim_create(&s, m.ep[0], m.ep[1]);
+		assert_true(tp_sim_run(sim, 1000 * MS, mc_step, &m));
+		assert_int_equal(m.errors, 0);
+		tp_sim_destroy(sim);
+		tp_ep_destroy(m.ep[0]);
+		tp_ep_destroy(m.ep[1]);
+	}
+}
+
+/* The same seed gives the same run, packet for packet; another seed does not. */
+static void deterministic(void **state)
+{
+	struct tp_sim_stats r[3];
+	struct tp_stats st[3];
+
+	(void)state;
+	for (int k = 0; k < 3; k++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+
+		chan_cfg(c, TP_MODE_RTP_SR);
+		link_cfg(&s, k == 2 ? 8 : 7);
+		for (int i = 0; i < 2; i++) {
+			s.dir[i].loss_data = 0.05;
+			s.dir[i].dup = 0.05;
+			s.dir[i].reorder = 0.1;
+			s.dir[i].reorder_ns = 20 * US;
+		}
+		assert_int_equal(pair_init(&p, c, &s, 40, 2000, 7), 0);
+		PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+		r[k] = *tp_sim_stats(p.sim);
+		tp_chan_stats(p.ch[0], &st[k]);
+		pair_free(&p);
+	}
+	assert_memory_equal(&r[0], &r[1], sizeof(r[0]));
+	assert_memory_equal(&st[0], &st[1], sizeof(st[0]));
+	assert_memory_not_equal(&r[0], &r[2], sizeof(r[0]));
+}
+
+/* Per-packet load balancing reorders without loss: with TPSACKs held back
+ * until sack_after packets wait out of order, nothing is resent; answering
+ * every out-of-order packet at once resends some for nothing. */
+static void sack_after_reordering(void **state)
+{
+	uint64_t rtx[2];
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct tp_stats st;
+
+		chan_cfg(c, TP_MODE_RTP_SR);
+		c[1].sack_after = k ? 48 : 0;
+		link_cfg(&s, 30);
+		s.dir[0].reorder = 0.5;		/* half the packets take the longer path */
+		s.dir[0].reorder_ns = 4 * US;
+		assert_int_equal(pair_init(&p, c, &s, 60, 3000, 30), 0);
+		PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+		tp_chan_stats(p.ch[0], &st);
+		rtx[k] = st.rtx_rto + st.rtx_sack + st.rtx_mark;
+		pair_free(&p);
+	}
+	assert_true(rtx[0] > 0);
+	assert_int_equal(rtx[1], 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -777,6 +983,7 @@ int main(void)
 		cmocka_unit_test(ack_loss_no_livelock),
 		cmocka_unit_test(sr_no_double_retransmission),
 		cmocka_unit_test(sr_markpsn_no_rto),
+		cmocka_unit_test(sr_all_sacked_tpack_lost),
 		cmocka_unit_test(gbn_fast_single_goback),
 		cmocka_unit_test(retry_limit_fails_channel),
 		cmocka_unit_test(rol_delayed_tpack),
@@ -785,6 +992,9 @@ int main(void)
 		cmocka_unit_test(rnr_retries_exhausted),
 		cmocka_unit_test(write_read),
 		cmocka_unit_test(utp_messages),
+		cmocka_unit_test(channels_both_ways),
+		cmocka_unit_test(deterministic),
+		cmocka_unit_test(sack_after_reordering),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -123,13 +123,14 @@ struct tp_chan_config {
 	uint64_t rnr_delay_ns;	/* wait before such a retry; 0: 50 us */
 	uint32_t max_ops;	/* posted operations outstanding (each kind); 0: 1024 */
 	bool manual_taack;	/* ROL/ROI: Send answered by tp_recv_answer() */
-	/* Per-packet LB (issue 11): TPSACK only with this many packets held
-	 * out of order (0: 1), and SACK holes never resent before the RTO. */
-	uint32_t sack_min_ooo;
+	/* Per-packet LB (issue 11): SACK holes are never resent before the
+	 * RTO (they may be packets on a slower path). */
 	bool no_fast_rtx;
 	const struct tp_cc_ops *cc;
 	void *cc_ctx;
 	void *user;		/* returned in events and tp_tx_info */
+	uint32_t sack_after;	/* SR receiver: TPSACK once N packets are held out of
+				 * order (per-packet load balancing); 0: 1 */
 };
 
 /* ---- lifecycle ------------------------------------------------------------ */

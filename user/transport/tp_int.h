@@ -267,10 +267,6 @@ size_t tp_cc_response(struct tp_chan *ch, uint64_t now, void *buf, size_t cap,
 		      struct tp_tx_info *info);
 size_t tp_cc_ack_ext(struct tp_chan *ch, uint64_t now, uint8_t *buf, size_t n, size_t cap);
 void tp_cc_tx_data(struct tp_chan *ch, uint64_t now, struct tp_tx_info *info);
-static inline uint32_t tp_sack_min(const struct tp_chan *ch)
-{
-	return ch->cfg.sack_min_ooo ? ch->cfg.sack_min_ooo : 1;
-}
 
 static inline bool tp_reliable(const struct tp_chan *ch) { return ch->cfg.mode != TP_MODE_UTP; }
 static inline bool tp_is_gbn(const struct tp_chan *ch)

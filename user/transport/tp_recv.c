@@ -476,7 +476,8 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		ch->st.rx_ooo++;
 		if (tp_psn_diff(psn, ch->rcv_max) > 0)
 			ch->rcv_max = psn;
-		if (ch->n_ooo >= tp_sack_min(ch))
+		/* Reordering across paths is no loss: wait for a few. */
+		if (ch->n_ooo >= ch->cfg.sack_after)
 			ch->sack_pending = true;
 		return TP_RX_OK;
 	}
@@ -484,6 +485,12 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 	if (!room_for(ch)) {
 		ch->st.rx_no_room++;
 		return TP_RX_DROP;
+	}
+	if (ch->n_ooo && ch->ooo_len[psn % range]) {
+		/* Held already (the drain below stopped for want of room):
+		 * this copy goes in its place. */
+		ch->ooo_len[psn % range] = 0;
+		ch->n_ooo--;
 	}
 	deliver(ch, now, p, psn);
 	ch->st.rx_inorder++;
@@ -507,7 +514,7 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		ch->rcv_nxt = tp_psn_add(ch->rcv_nxt, 1);
 		note_ack(ch, now, q.tph.ackreq);
 	}
-	if (ch->n_ooo && ch->n_ooo >= tp_sack_min(ch))
+	if (ch->n_ooo >= ch->cfg.sack_after)
 		ch->sack_pending = true;
 	return TP_RX_OK;
 }
@@ -588,7 +595,7 @@ size_t tp_rcv_response(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 		ch->st.tx_nak++;
 	} else if (ch->sack_pending || (ch->ack_pending && (ch->ack_now || now >= ch->ack_deadline))) {
 		psn = ack_cap(ch);
-		if (ch->n_ooo >= tp_sack_min(ch) && !tp_is_gbn(ch)) {
+		if (ch->n_ooo && ch->n_ooo >= ch->cfg.sack_after && !tp_is_gbn(ch)) {
 			n = enc_sack(ch, buf, cap, psn);
 			if (!n)
 				return 0;

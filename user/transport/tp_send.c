@@ -191,6 +191,15 @@ void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 				if (s->need_rtx)
 					s->rtx_cause = RC_RTO;
 			}
+			if (!ch->n_need_rtx) {
+				/* All held by the peer, only the TPACK was lost:
+				 * resend the oldest so that it acknowledges again. */
+				struct tp_slot *s = SLOT(ch, ch->una);
+
+				s->need_rtx = true;
+				s->rtx_cause = RC_RTO;
+				ch->n_need_rtx++;
+			}
 		}
 		ch->last_nak_valid = false;
 	} else {
@@ -305,6 +314,9 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 		return;	/* per-packet LB: holes may be packets on a slower path */
 	if (tp_psn_diff(max, ch->una) < 0 || tp_psn_diff(max, ch->una) >= inflight)
 		return;
+	/* Past the bitmap nothing is known: no loss is inferred there. */
+	if (tp_psn_diff(max, c) >= (int32_t)bits)
+		max = tp_psn_add(c, bits - 1);
 	for (uint32_t psn = ch->una; psn != max; psn = tp_psn_add(psn, 1)) {
 		struct tp_slot *s = SLOT(ch, psn);
 

@@ -159,12 +159,15 @@ static void transmit(struct tp_sim *s, int from)
 			ser = (uint64_t)((len + 64) * 8 * 1e9 / (double)d->rate_bps);
 		s->busy[from] = s->now + ser;
 		p = (struct tp_sim_pkt){ .from = from, .tp = s->tx, .len = len, .info = info };
-		if (s->cfg.filter && s->cfg.filter(s->cfg.filter_ctx, &p, s->now)) {
+		if ((s->cfg.filter && s->cfg.filter(s->cfg.filter_ctx, &p, s->now)) ||
+		    uniform(s) < (info.data ? d->loss_data : d->loss_resp)) {
 			s->st.lost[from]++;
-			continue;
-		}
-		if (uniform(s) < (info.data ? d->loss_data : d->loss_resp)) {
-			s->st.lost[from]++;
+			if (s->cfg.trace && s->cfg.frames) {
+				size_t n = to_frame(s, from, s->tx, len);
+
+				if (n)
+					s->cfg.trace(s->cfg.trace_ctx, from, s->frame, n, true);
+			}
 			continue;
 		}
 		if (d->dup > 0 && uniform(s) < d->dup) {
@@ -186,6 +189,8 @@ static void transmit(struct tp_sim *s, int from)
 					break;
 				}
 				src = s->frame;
+				if (s->cfg.trace && c == 0)
+					s->cfg.trace(s->cfg.trace_ctx, from, s->frame, n, false);
 			}
 			f.buf = malloc(n);
 			if (!f.buf)

@@ -40,6 +40,9 @@ struct tp_sim_cfg {
 				 * parse it with the packet library on arrival */
 	tp_sim_filter_fn filter;	/* called for every transmitted packet */
 	void *filter_ctx;
+	/* Called for every frame put on the link (frames mode), lost or not. */
+	void (*trace)(void *ctx, int from, const uint8_t *frame, size_t len, bool lost);
+	void *trace_ctx;
 };
 
 struct tp_sim_stats {
