@@ -16,6 +16,7 @@
 #include "cc.h"
 #include "tp.h"
 #include "tp_net.h"
+#include "tpg.h"
 
 #define CCF_MAX_FLOWS	16
 #define CCF_MAX_CHANS	8
@@ -34,6 +35,7 @@ struct ccf_flow {
 	uint32_t token;
 	uint64_t start_ns;
 	uint64_t done_bytes;
+	struct tpg *g;		/* channel group, or NULL: each channel on its own */
 };
 
 struct ccf {
@@ -58,20 +60,38 @@ static inline void ccf_free(struct ccf *b)
 				tp_cc_destroy(f->c[k].cc[s]);
 		free(f->src);
 		free(f->dst);
+		tpg_destroy(f->g);
 	}
 	memset(b, 0, sizeof(*b));
 }
 
-/* 0 or -1. base: the channel config of both sides (cc fields ignored). */
-static inline int ccf_init(struct ccf *b, unsigned nflows, unsigned nchan,
-			   const struct tp_net_cfg *net, const struct tp_cc_config *cc,
-			   const struct tp_chan_config *base, uint32_t msg, uint32_t depth,
-			   uint64_t stagger_ns, uint64_t seed)
+/* The net's entropy hook: the group's source port, else the pair's index. */
+static inline uint16_t ccf_entropy(void *ctx, int pair, const struct tp_tx_info *info)
 {
+	struct ccf *b = ctx;
+
+	return b->f[pair].g ? tpg_entropy(b->f[pair].g, info) : (uint16_t)pair;
+}
+
+/*
+ * 0 or -1. base: the channel config of both sides (cc fields ignored).
+ * tpg: the channels of a flow form a group with this LB (NULL: no group).
+ */
+static inline int ccf_init_tpg(struct ccf *b, unsigned nflows, unsigned nchan,
+			       const struct tp_net_cfg *net, const struct tp_cc_config *cc,
+			       const struct tp_chan_config *base, uint32_t msg, uint32_t depth,
+			       uint64_t stagger_ns, uint64_t seed, const struct tpg_config *tpg)
+{
+	struct tp_net_cfg nc = *net;
+
 	memset(b, 0, sizeof(*b));
 	if (nflows > CCF_MAX_FLOWS || nchan > CCF_MAX_CHANS || !nchan)
 		return -1;
-	b->net = tp_net_create(net);
+	if (tpg) {
+		nc.entropy = ccf_entropy;
+		nc.entropy_ctx = b;
+	}
+	b->net = tp_net_create(&nc);
 	if (!b->net)
 		return -1;
 	b->nflows = nflows;
@@ -82,6 +102,8 @@ static inline int ccf_init(struct ccf *b, unsigned nflows, unsigned nchan,
 		struct ccf_flow *f = &b->f[i];
 
 		f->start_ns = i * stagger_ns;
+		if (tpg && !(f->g = tpg_create(tpg)))
+			return -1;
 		for (int s = 0; s < 2; s++) {
 			struct tp_ep_config ec = { .seed = seed + i * 31 + (uint64_t)s };
 
@@ -92,8 +114,11 @@ static inline int ccf_init(struct ccf *b, unsigned nflows, unsigned nchan,
 		for (unsigned k = 0; k < nchan; k++) {
 			for (int s = 0; s < 2; s++) {
 				struct tp_chan_config c = *base;
+				struct tp_cc_config ccc = *cc;
 
-				f->c[k].cc[s] = tp_cc_create(cc);
+				if (f->g)
+					tpg_prepare(f->g, &c, &ccc, nc.npaths ? nc.npaths : 1);
+				f->c[k].cc[s] = tp_cc_create(&ccc);
 				if (!f->c[k].cc[s])
 					return -1;
 				tp_cc_attach(f->c[k].cc[s], &c);
@@ -102,6 +127,8 @@ static inline int ccf_init(struct ccf *b, unsigned nflows, unsigned nchan,
 				if (!f->c[k].ch[s])
 					return -1;
 			}
+			if (f->g && tpg_add(f->g, f->c[k].ch[0]) < 0)
+				return -1;
 			for (int s = 0; s < 2; s++)
 				if (tp_chan_connect(f->c[k].ch[s], tp_chan_tpn(f->c[k].ch[1 - s]),
 						    tp_chan_init_psn(f->c[k].ch[1 - s])))
@@ -115,6 +142,14 @@ static inline int ccf_init(struct ccf *b, unsigned nflows, unsigned nchan,
 			return -1;
 	}
 	return 0;
+}
+
+static inline int ccf_init(struct ccf *b, unsigned nflows, unsigned nchan,
+			   const struct tp_net_cfg *net, const struct tp_cc_config *cc,
+			   const struct tp_chan_config *base, uint32_t msg, uint32_t depth,
+			   uint64_t stagger_ns, uint64_t seed)
+{
+	return ccf_init_tpg(b, nflows, nchan, net, cc, base, msg, depth, stagger_ns, seed, NULL);
 }
 
 /* Drain completions and keep the pipes full; the tp_net_run done() hook. */
@@ -131,6 +166,8 @@ static inline bool ccf_pump(void *ctx)
 			while (tp_ep_poll(f->ep[s], &ev)) {
 				struct ccf_chan *c = ev.user;
 
+				if (f->g)
+					tpg_on_event(f->g, &ev);
 				if (ev.type == TP_EV_CHAN_ERROR || ev.status != TP_ST_OK) {
 					b->errors++;
 					continue;
@@ -144,6 +181,20 @@ static inline bool ccf_pump(void *ctx)
 		}
 		if (now < f->start_ns || (b->stop_ns && now >= b->stop_ns))
 			continue;
+		if (f->g) {
+			uint64_t q = 0;
+			int k;
+
+			for (unsigned j = 0; j < b->nchan; j++)
+				q += tpg_queued(f->g, j);
+			while (q < (uint64_t)b->depth * b->nchan * b->msg &&
+			       (k = tpg_post_write(f->g, f->src, b->msg, (uintptr_t)f->dst,
+						   f->token, 0)) >= 0) {
+				f->c[k].outstanding++;
+				q += b->msg;
+			}
+			continue;
+		}
 		for (unsigned k = 0; k < b->nchan; k++) {
 			struct ccf_chan *c = &f->c[k];
 
