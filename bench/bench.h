@@ -21,6 +21,8 @@ int xdp_bench(const struct xdp_bench_opts *o);
 int icrc_bench(int rounds);
 /* Transport goodput vs loss in simulated time (bench/tp_goodput.c). */
 int tp_goodput_bench(void);
+/* Congestion control and channel groups in simulated time (bench/cc_bench.c). */
+int cc_bench(void);
 
 /* Helpers */
 /* CPU time of this thread: leaves out the time others ran (the machine is shared). */
