@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "tp.h"
+#include "ub_wire.h"
 
 enum tp_cc_algo { TP_CC_NONE = 0, TP_CC_LDCP, TP_CC_DCQCN, TP_CC_CAQM };
 
@@ -80,18 +81,19 @@ int tp_cc_algo_parse(const char *s, enum tp_cc_algo *a);	/* 0 or -EINVAL */
 
 /* ---- CCI (WIRE.md §5) --------------------------------------------------- */
 
-#define TP_CCI_MODE_SHIFT	12
-#define TP_CCI_MODE_CAQM	0x0
-#define TP_CCI_MODE_FECN	0x4
-#define TP_CCI_LOC		(1u << 11)
-#define TP_CCI_CAQM_EN		(1u << 10)
-#define TP_CCI_CAQM_C		(1u << 9)
-#define TP_CCI_CAQM_I		(1u << 8)
-#define TP_CCI_FECN_LIGHT	0x1
-#define TP_CCI_FECN_MARKABLE	0x2
-#define TP_CCI_FECN_SEVERE	0x3
+/* Short names for the layout constants of headers/ub_wire.h. */
+#define TP_CCI_MODE_SHIFT	UB_CCI_MODE_SHIFT
+#define TP_CCI_MODE_CAQM	UB_CCI_MODE_CAQM
+#define TP_CCI_MODE_FECN	UB_CCI_MODE_FECN
+#define TP_CCI_LOC		UB_CCI_CAQM_LOC
+#define TP_CCI_CAQM_EN		UB_CCI_CAQM_EN
+#define TP_CCI_CAQM_C		UB_CCI_CAQM_C
+#define TP_CCI_CAQM_I		UB_CCI_CAQM_I
+#define TP_CCI_FECN_LIGHT	UB_FECN_LIGHT_CE
+#define TP_CCI_FECN_MARKABLE	UB_FECN_MARKABLE
+#define TP_CCI_FECN_SEVERE	UB_FECN_SEVERE_CE
 
-static inline unsigned tp_cci_mode(uint16_t cci) { return (cci >> TP_CCI_MODE_SHIFT) & 7; }
+static inline unsigned tp_cci_mode(uint16_t cci) { return ub_cci_mode(cci); }
 
 /*
  * The CAQM stage of one switch port: a budget of queue bytes. A request
