@@ -206,9 +206,13 @@ static unsigned do_tx(struct ep *e, uint64_t now)
 {
 	const size_t off = UBOE_WRAP_HDR_MAX, cap = xsk_port_frame_size(e->port) - off - UBOE_ICRC_LEN;
 	struct xsk_frame fr[BATCH];
-	unsigned n = 0, sent;
+	unsigned n = 0, sent, room = xsk_port_tx_room(e->port, 0);
 
-	while (n < BATCH) {
+	/* Take from the core only what the tx ring can hold now: a packet it
+	 * handed over and the ring refused would be lost on our own host. */
+	if (room > BATCH)
+		room = BATCH;
+	while (n < room) {
 		struct tp_tx_info info;
 		struct uboe_flow f = { 0 };
 		struct ep_chan *c;

@@ -39,6 +39,8 @@ struct run {
 	uint64_t *lat;
 	size_t nlat;
 	uint64_t messages, bytes, posted;
+	uint64_t seq[UBPERF_MAX_CHANS];		/* next Send sequence number (client) or expected (server) */
+	uint64_t bad_seq, corrupt, lost;	/* server: Sends out of order / with wrong bytes / missing (UTP) */
 	uint64_t t_start, t_end, last_progress;
 	uint32_t token;
 	uint64_t va;
@@ -155,13 +157,14 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 		       ", \"nak\": %" PRIu64 ", \"sack\": %" PRIu64 ", \"mark\": %" PRIu64 "}, "
 		       "\"rto_fired\": %" PRIu64 ", \"ecn_ce\": %" PRIu64 ", \"icrc_bad\": %" PRIu64 ", "
 		       "\"latency_us\": {\"p50\": %.1f, \"p99\": %.1f, \"p999\": %.1f}, "
-		       "\"frames\": {\"rx\": %" PRIu64 ", \"tx\": %" PRIu64 "}}\n",
+		       "\"frames\": {\"rx\": %" PRIu64 ", \"tx\": %" PRIu64 "}, "
+		       "\"out_of_order\": %" PRIu64 ", \"corrupt\": %" PRIu64 "}\n",
 		       server ? "server" : "client", tp_mode_name(o->mode), op_names[o->op],
 		       ta_names[o->ta], o->size, o->channels, secs, bps, r->messages, r->bytes,
 		       peer_messages, rtx, ts.rtx_rto, ts.rtx_nak, ts.rtx_sack, ts.rtx_mark,
 		       ts.rto_fired, es.ce_marked, es.icrc_bad, pct_us(r->lat, r->nlat, 0.5),
 		       pct_us(r->lat, r->nlat, 0.99), pct_us(r->lat, r->nlat, 0.999),
-		       es.rx_frames, es.tx_frames);
+		       es.rx_frames, es.tx_frames, r->bad_seq, r->corrupt);
 		return;
 	}
 	printf("ubperf %s: %s %s/%s, %u B x %u channel(s), %.2f s\n", server ? "server" : "client",
@@ -202,15 +205,28 @@ static int event_error(struct run *r, const struct tp_event *ev)
 
 /* ---- client --------------------------------------------------------------- */
 
+/* Message bytes: a fixed pattern the server checks, after the sequence number. */
+static uint8_t pattern(size_t i)
+{
+	return (uint8_t)(i * 7 + 1);
+}
+
 static int post_one(struct run *r, uint32_t c, uint32_t slot)
 {
 	uint64_t wr = (uint64_t)c << 32 | slot;
 	struct tp_chan *ch = r->ch[c].tp;
+	uint8_t *msg = r->buf + ((size_t)c * r->o->depth + slot) * r->o->size;
 	int rc;
 
 	switch (r->o->op) {
 	case OP_SEND:
-		rc = tp_post_send(ch, r->buf, r->o->size, wr);
+		/* Each Send carries its channel's sequence number: the server
+		 * checks every message arrives exactly once and in order. */
+		if (r->o->size >= 8)
+			memcpy(msg, &r->seq[c], 8);
+		rc = tp_post_send(ch, msg, r->o->size, wr);
+		if (!rc)
+			r->seq[c]++;
 		break;
 	case OP_WRITE:
 		rc = tp_post_write(ch, r->buf, r->o->size, r->va, r->token, wr);
@@ -304,7 +320,7 @@ int ubperf_client(const struct ubperf_opts *o)
 		fprintf(stderr, "ubperf client: bad --peer address '%s'\n", o->peer);
 		return 2;
 	}
-	r.buf_len = o->size;
+	r.buf_len = (size_t)o->channels * o->depth * o->size;
 	r.buf = calloc(1, r.buf_len);
 	r.post_ns = calloc((size_t)o->channels * o->depth, sizeof(uint64_t));
 	r.outstanding = calloc(o->channels, sizeof(uint32_t));
@@ -315,7 +331,7 @@ int ubperf_client(const struct ubperf_opts *o)
 		goto out;
 	}
 	for (size_t i = 0; i < r.buf_len; i++)
-		r.buf[i] = (uint8_t)(i * 7 + 1);
+		r.buf[i] = pattern(i % o->size);
 	for (uint32_t c = 0; c < o->channels; c++)
 		for (uint32_t s = 0; s < o->depth; s++)
 			r.free_slots[c * 4 + s / 64] |= 1ull << (s % 64);
@@ -406,6 +422,30 @@ static int post_recvs(struct run *r, uint32_t c, uint32_t n)
 	return 0;
 }
 
+static void check_message(struct run *r, uint32_t c, const uint8_t *m, size_t len)
+{
+	uint64_t seq;
+
+	if (len != r->o->size) {
+		r->corrupt++;
+		return;
+	}
+	if (len >= 8) {
+		memcpy(&seq, m, 8);
+		/* UTP may lose messages (a gap) but never repeat or reorder them. */
+		if (seq < r->seq[c] || (seq > r->seq[c] && r->o->mode != TP_MODE_UTP))
+			r->bad_seq++;
+		else
+			r->lost += seq - r->seq[c];
+		r->seq[c] = seq + 1;
+	}
+	for (size_t i = 8; i < len; i++)
+		if (m[i] != pattern(i)) {
+			r->corrupt++;
+			return;
+		}
+}
+
 static int server_loop(struct run *r)
 {
 	const struct ubperf_opts *o = r->o;
@@ -431,6 +471,7 @@ static int server_loop(struct run *r)
 			r->t_end = now;
 			r->messages++;
 			r->bytes += ev.len;
+			check_message(r, c, r->buf + ev.wr_id * o->size, ev.len);
 			tp_post_recv(r->ch[c].tp, r->buf + ev.wr_id * o->size, o->size, ev.wr_id);
 		}
 		ep_get_stats(r->ep, &es);
@@ -544,6 +585,7 @@ int ubperf_server(const struct ubperf_opts *o)
 	md.magic = UBPERF_MAGIC;
 	md.messages = r.messages;
 	md.bytes = r.bytes;
+	md.failed = r.bad_seq || r.corrupt;
 	ctl_done_order(&md, true);
 	ctl_send(r.ctl, &md, sizeof(md));
 	/* One-sided operations leave no trace here: count what the client did. */
@@ -553,6 +595,11 @@ int ubperf_server(const struct ubperf_opts *o)
 		r.t_start = r.t_end = 0;
 	}
 	report(&r, d.messages, true);
+	if (r.bad_seq || r.corrupt) {
+		fail(&r, "%" PRIu64 " messages out of order or duplicated, %" PRIu64 " corrupt",
+		     r.bad_seq, r.corrupt);
+		goto out;
+	}
 	rc = 0;
 out:
 	if (lfd >= 0)
