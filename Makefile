@@ -159,6 +159,12 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/bench.sh
 
+# Long fuzzing runs (make test runs each target briefly).
+fuzz: fuzz-transport
+fuzz-transport:
+	@$(MAKE) --no-print-directory $(BUILD)/bin/test_transport_fuzz
+	TP_FUZZ_ITERS=$${TP_FUZZ_ITERS:-5000000} $(BUILD)/bin/test_transport_fuzz
+
 vmtest:
 	@scripts/deps.sh --vmtest
 	@$(MAKE) --no-print-directory all
@@ -183,3 +189,4 @@ clean:
 .PHONY: all deps test demo bench vmtest vmtest-selftest install install-wireshark clean
 .DELETE_ON_ERROR:
 .SECONDARY:
+.PHONY: fuzz fuzz-transport

@@ -19,6 +19,8 @@ struct xdp_bench_opts {
 /* Both print their table; they return 0, or 1 after saying on stderr what failed. */
 int xdp_bench(const struct xdp_bench_opts *o);
 int icrc_bench(int rounds);
+/* Transport goodput vs loss in simulated time (bench/tp_goodput.c). */
+int tp_goodput_bench(void);
 
 /* Helpers */
 /* CPU time of this thread: leaves out the time others ran (the machine is shared). */

@@ -58,7 +58,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ubxdp_bench [--bpf-dir DIR] [--ub-if DEV] [--ip-if DEV] [--repeat N]\n"
-		"                   [--rounds N] [--npi-entry] [--no-xdp] [--no-icrc]\n"
+		"                   [--rounds N] [--npi-entry] [--no-xdp] [--no-icrc] [--no-transport]\n"
 		"  Times ub2e_to_uboe / ub2e_to_ub (IPv4, IPv6) and the floor programs with\n"
 		"  BPF_PROG_RUN, then ICRC throughput (zlib vs ISA-L). Run inside the switch\n"
 		"  namespace with tests/lib/topo.env exported; scripts/bench.sh does both.\n"
@@ -77,6 +77,7 @@ int main(int argc, char **argv)
 		{ "npi-entry", no_argument, 0, 'N' },
 		{ "no-xdp", no_argument, 0, 'X' },
 		{ "no-icrc", no_argument, 0, 'C' },
+		{ "no-transport", no_argument, 0, 'T' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -84,7 +85,7 @@ int main(int argc, char **argv)
 		.ub_if = "sw-ub", .ip_if = "sw-ip", .repeat = 1000000, .rounds = 11,
 	};
 	char exe[PATH_MAX], dir[PATH_MAX + 8];
-	bool run_xdp = true, run_icrc = true;
+	bool run_xdp = true, run_icrc = true, run_tp = true;
 	int c, rc = 0;
 	ssize_t n;
 
@@ -98,6 +99,7 @@ int main(int argc, char **argv)
 		case 'N': o.npi_entry = true; break;
 		case 'X': run_xdp = false; break;
 		case 'C': run_icrc = false; break;
+		case 'T': run_tp = false; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -125,6 +127,10 @@ int main(int argc, char **argv)
 		if (run_xdp)
 			printf("\n");
 		rc |= icrc_bench(o.rounds);
+	}
+	if (run_tp) {
+		printf("\n");
+		rc |= tp_goodput_bench();
 	}
 	return rc;
 }

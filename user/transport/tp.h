@@ -116,6 +116,8 @@ struct tp_chan_config {
 	const struct tp_cc_ops *cc;
 	void *cc_ctx;
 	void *user;		/* returned in events and tp_tx_info */
+	uint32_t sack_after;	/* SR receiver: TPSACK once N packets are held out of
+				 * order (per-packet load balancing); 0: 1 */
 };
 
 /* ---- lifecycle ------------------------------------------------------------ */

@@ -46,9 +46,8 @@ void tp_ep_destroy(struct tp_ep *ep)
 {
 	if (!ep)
 		return;
-	for (uint32_t i = 0; ep->chans && i < ep->cfg.max_chans; i++)
-		if (ep->chans[i])
-			tp_chan_destroy(ep->chans[i]);
+	while (ep->chans && ep->nchans)
+		tp_chan_destroy(ep->chans[0]);
 	free(ep->chans);
 	free(ep->mrs);
 	free(ep->evq);
@@ -59,8 +58,8 @@ static bool pow2(uint32_t v) { return v && !(v & (v - 1)); }
 
 static struct tp_chan *find_chan(const struct tp_ep *ep, uint32_t tpn)
 {
-	for (uint32_t i = 0; i < ep->cfg.max_chans; i++)
-		if (ep->chans[i] && ep->chans[i]->tpn == tpn)
+	for (uint32_t i = 0; i < ep->nchans; i++)
+		if (ep->chans[i]->tpn == tpn)
 			return ep->chans[i];
 	return NULL;
 }
@@ -69,7 +68,6 @@ struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cf
 {
 	struct tp_chan_config c = *cfg;
 	struct tp_chan *ch;
-	uint32_t slot = ep->cfg.max_chans;
 
 	if (!c.mtu)
 		c.mtu = 1024;
@@ -97,6 +95,8 @@ struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cf
 		c.rnr_delay_ns = 50000;
 	if (!c.max_ops)
 		c.max_ops = 1024;
+	if (!c.sack_after)
+		c.sack_after = 1;
 	if (c.mode > TP_MODE_UTP || c.ta_mode > TP_TA_ROT || c.rto_mode > TP_RTO_DYNAMIC ||
 	    c.window >= TP_PSN_HALF || !pow2(c.ooo_range) || c.ooo_range < 128 ||
 	    c.ooo_range > 2048 || c.local_tpn > TP_PSN_MASK || c.mtu > 65536 ||
@@ -112,12 +112,7 @@ struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cf
 		errno = EEXIST;
 		return NULL;
 	}
-	for (uint32_t i = 0; i < ep->cfg.max_chans; i++)
-		if (!ep->chans[i]) {
-			slot = i;
-			break;
-		}
-	if (slot == ep->cfg.max_chans) {
+	if (ep->nchans == ep->cfg.max_chans) {
 		errno = ENOSPC;
 		return NULL;
 	}
@@ -140,8 +135,7 @@ struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cf
 	ch->una = ch->nxt = ch->rtx_nxt = ch->init_psn;
 	ch->next_tassn = (uint16_t)tp_rand(ep);
 	ch->next_tpmsn = 0;
-	ep->chans[slot] = ch;
-	ep->nchans++;
+	ep->chans[ep->nchans++] = ch;
 	return ch;
 nomem:
 	if (ch) {
@@ -166,10 +160,12 @@ void tp_chan_destroy(struct tp_chan *ch)
 	src = (uint64_t *)&ch->st;
 	for (size_t i = 0; i < tp_stats_count(); i++)
 		dst[i] += src[i];
-	for (uint32_t i = 0; i < ep->cfg.max_chans; i++)
+	/* Channels stay packed at the front: the datapath walks only those. */
+	for (uint32_t i = 0; i < ep->nchans; i++)
 		if (ep->chans[i] == ch) {
-			ep->chans[i] = NULL;
-			ep->nchans--;
+			ep->chans[i] = ep->chans[--ep->nchans];
+			ep->chans[ep->nchans] = NULL;
+			break;
 		}
 	free(ch->sq);
 	free(ch->win);
@@ -438,16 +434,20 @@ enum tp_rx_verdict tp_ep_rx(struct tp_ep *ep, uint64_t now, const void *pkt, siz
 size_t tp_ep_tx(struct tp_ep *ep, uint64_t now, void *buf, size_t cap, struct tp_tx_info *info)
 {
 	struct tp_tx_info dummy;
-	uint32_t n = ep->cfg.max_chans;
+	uint32_t n = ep->nchans;
 
 	if (!info)
 		info = &dummy;
+	if (!n)
+		return 0;
+	if (ep->rr >= n)
+		ep->rr = 0;
 	/* Responses of every channel before any data. */
 	for (uint32_t k = 0; k < n; k++) {
 		struct tp_chan *ch = ep->chans[(ep->rr + k) % n];
 		size_t len;
 
-		if (!ch || !ch->connected || ch->failed)
+		if (!ch->connected || ch->failed)
 			continue;
 		len = tp_rcv_response(ch, now, buf, cap, info);
 		if (len)
@@ -458,7 +458,7 @@ size_t tp_ep_tx(struct tp_ep *ep, uint64_t now, void *buf, size_t cap, struct tp
 		struct tp_chan *ch = ep->chans[i];
 		size_t len;
 
-		if (!ch || !ch->connected || ch->failed)
+		if (!ch->connected || ch->failed)
 			continue;
 		len = tp_snd_data(ch, now, buf, cap, info);
 		if (len) {
@@ -471,10 +471,10 @@ size_t tp_ep_tx(struct tp_ep *ep, uint64_t now, void *buf, size_t cap, struct tp
 
 void tp_ep_tick(struct tp_ep *ep, uint64_t now)
 {
-	for (uint32_t i = 0; i < ep->cfg.max_chans; i++) {
+	for (uint32_t i = 0; i < ep->nchans; i++) {
 		struct tp_chan *ch = ep->chans[i];
 
-		if (!ch || !ch->connected || ch->failed)
+		if (!ch->connected || ch->failed)
 			continue;
 		tp_rcv_tick(ch, now);
 		tp_snd_tick(ch, now);
@@ -485,10 +485,10 @@ uint64_t tp_ep_next_deadline(const struct tp_ep *ep)
 {
 	uint64_t d = UINT64_MAX, x;
 
-	for (uint32_t i = 0; i < ep->cfg.max_chans; i++) {
+	for (uint32_t i = 0; i < ep->nchans; i++) {
 		const struct tp_chan *ch = ep->chans[i];
 
-		if (!ch || !ch->connected || ch->failed)
+		if (!ch->connected || ch->failed)
 			continue;
 		x = tp_rcv_deadline(ch);
 		if (x < d)
@@ -526,11 +526,9 @@ void tp_ep_stats(const struct tp_ep *ep, struct tp_stats *st)
 	uint64_t *d = (uint64_t *)st;
 
 	*st = ep->gone;
-	for (uint32_t i = 0; i < ep->cfg.max_chans; i++) {
+	for (uint32_t i = 0; i < ep->nchans; i++) {
 		const struct tp_chan *ch = ep->chans[i];
 
-		if (!ch)
-			continue;
 		for (size_t k = 0; k < tp_stats_count(); k++)
 			d[k] += tp_stats_get(&ch->st, k);
 		st->srtt_ns = ch->srtt;

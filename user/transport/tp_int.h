@@ -160,6 +160,7 @@ struct tp_chan {
 	bool high_rtx_valid;
 	uint32_t n_need_rtx;
 	uint32_t since_ackreq;
+	bool retry_next;		/* tell the target an RNR'd op was given up */
 	uint64_t inflight_bytes;
 	uint64_t rto_deadline;		/* 0: not armed */
 	uint32_t rto_times;		/* consecutive timeouts */
@@ -188,6 +189,8 @@ struct tp_chan {
 	uint32_t rq_cap, rq_head, rq_tail;
 	/* UTP reassembly: next segment index expected */
 	uint32_t utp_seg;
+	uint32_t utp_drop_tpmsn;
+	bool utp_drop_valid;
 };
 
 struct tp_mr {

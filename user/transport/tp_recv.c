@@ -325,6 +325,16 @@ static void deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p,
 
 /* ---- UTP -------------------------------------------------------------------- */
 
+/* Count a broken UTP message once, however many of its packets come. */
+static void utp_drop(struct tp_chan *ch, uint32_t tpmsn)
+{
+	if (ch->utp_drop_valid && ch->utp_drop_tpmsn == tpmsn)
+		return;
+	ch->utp_drop_valid = true;
+	ch->utp_drop_tpmsn = tpmsn;
+	ch->st.utp_drop++;
+}
+
 static enum tp_rx_verdict utp_rx(struct tp_chan *ch, const struct tp_parsed *p)
 {
 	struct tp_rxmsg *m = &ch->rx;
@@ -337,11 +347,11 @@ static enum tp_rx_verdict utp_rx(struct tp_chan *ch, const struct tp_parsed *p)
 	}
 	if (seg == 0) {
 		if (m->active)
-			ch->st.utp_drop++;	/* the last one never ended */
+			utp_drop(ch, m->tpmsn);	/* the last one never ended */
 		m->active = false;
 		if (!m->have_recv) {
 			if (ch->rq_head == ch->rq_tail) {
-				ch->st.utp_drop++;
+				utp_drop(ch, p->tph.tpmsn);
 				return TP_RX_DROP;
 			}
 			m->rb = ch->rq[ch->rq_head];
@@ -354,12 +364,13 @@ static enum tp_rx_verdict utp_rx(struct tp_chan *ch, const struct tp_parsed *p)
 		ch->utp_seg = 0;
 	} else if (!m->active || seg != ch->utp_seg || p->tph.tpmsn != m->tpmsn) {
 		if (m->active)
-			ch->st.utp_drop++;
+			utp_drop(ch, m->tpmsn);
+		utp_drop(ch, p->tph.tpmsn);
 		m->active = false;	/* the buffer stays for the next message */
 		return TP_RX_DROP;
 	}
 	if (m->off + n > m->rb.cap) {
-		ch->st.utp_drop++;
+		utp_drop(ch, m->tpmsn);
 		m->active = false;
 		return TP_RX_DROP;
 	}
@@ -465,7 +476,9 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		ch->st.rx_ooo++;
 		if (tp_psn_diff(psn, ch->rcv_max) > 0)
 			ch->rcv_max = psn;
-		ch->sack_pending = true;
+		/* Reordering across paths is no loss: wait for a few. */
+		if (ch->n_ooo >= ch->cfg.sack_after)
+			ch->sack_pending = true;
 		return TP_RX_OK;
 	}
 
@@ -495,7 +508,7 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		ch->rcv_nxt = tp_psn_add(ch->rcv_nxt, 1);
 		note_ack(ch, now, q.tph.ackreq);
 	}
-	if (ch->n_ooo)
+	if (ch->n_ooo >= ch->cfg.sack_after)
 		ch->sack_pending = true;
 	return TP_RX_OK;
 }
@@ -576,7 +589,7 @@ size_t tp_rcv_response(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 		ch->st.tx_nak++;
 	} else if (ch->sack_pending || (ch->ack_pending && (ch->ack_now || now >= ch->ack_deadline))) {
 		psn = ack_cap(ch);
-		if (ch->n_ooo && !tp_is_gbn(ch)) {
+		if (ch->n_ooo && ch->n_ooo >= ch->cfg.sack_after && !tp_is_gbn(ch)) {
 			n = enc_sack(ch, buf, cap, psn);
 			if (!n)
 				return 0;
@@ -604,6 +617,6 @@ void tp_rcv_tick(struct tp_chan *ch, uint64_t now)
 
 uint64_t tp_rcv_deadline(const struct tp_chan *ch)
 {
-	/* Responses already due leave with the next tp_ep_tx(). */
-	return ch->ack_pending ? ch->ack_deadline : UINT64_MAX;
+	/* Responses already due leave with the next tp_ep_tx(): no timer. */
+	return ch->ack_pending && !ch->ack_now ? ch->ack_deadline : UINT64_MAX;
 }

@@ -34,17 +34,27 @@ static enum tp_event_type done_event(const struct tp_op *op)
 	       op->kind == OP_WRITE ? TP_EV_WRITE_DONE : TP_EV_READ_DONE;
 }
 
-/* Complete what can be completed, free done operations from the head. */
+/*
+ * Complete what can be completed, in posting order (an answer may overtake
+ * an earlier one whose TAACK was lost), and free done operations from the head.
+ */
 static void sq_progress(struct tp_chan *ch)
 {
+	bool blocked = false;
+
 	for (uint32_t i = ch->sq_head; i != ch->sq_tail; i = (i + 1) % ch->sq_cap) {
 		struct tp_op *op = &ch->sq[i];
 
+		if (initiator(op) && op->state != OS_DONE &&
+		    (op->state != OS_SENT || op->inflight || !op->answered)) {
+			blocked = true;
+			continue;
+		}
 		if (op->state != OS_SENT || op->inflight)
 			continue;
 		if (!initiator(op)) {
 			op->state = OS_DONE;
-		} else if (op->answered) {
+		} else if (!blocked) {
 			op->state = OS_DONE;
 			tp_emit(ch, done_event(op), op->status, op->wr_id,
 				op->kind == OP_READ ? op->rd_got : op->len, op->tassn);
@@ -388,6 +398,10 @@ void tp_snd_on_answer(struct tp_chan *ch, uint64_t now, uint16_t tassn, uint8_t 
 		return;
 	}
 	ch->rto_times = 0;
+	/* A refusal given up: the target still refuses everything after it
+	 * until a Retry comes, so the next operation carries one. */
+	if (st == TP_ST_RNR || st == TP_ST_PAGE_FAULT)
+		ch->retry_next = true;
 	tp_snd_op_answered(ch, op, st);
 	rto_rearm(ch, now);
 }
@@ -609,8 +623,13 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	b = seg_len(ch, op, op->next_seg);
 	if (!cc_allows(ch, now, b))
 		return 0;
-	if (!op->next_seg)
+	if (!op->next_seg) {
 		op->tpmsn = ch->next_tpmsn++ & TP_PSN_MASK;
+		if (ch->retry_next && initiator(op)) {
+			op->retry = true;
+			ch->retry_next = false;
+		}
+	}
 	psn = ch->nxt;
 	ackreq = ++ch->since_ackreq >= ch->cfg.ackreq_every || op->next_seg + 1 == op->nseg ||
 		 (uint32_t)tp_psn_diff(ch->nxt, ch->una) + 1 >= ch->win_cap;

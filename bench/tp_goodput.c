@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Transport goodput against loss, in simulated time (user/transport/tp_sim.c),
+ * so the table is the same on every machine: GBN, GBN with fast
+ * retransmission and selective retransmission at 0, 0.1, 1 and 5 % data
+ * loss, as a fraction of the same mode's loss-free goodput, beside the
+ * analytic references GBN (1-p)/(1-p+W.p) and SR (1-p).
+ */
+#include <stdio.h>
+
+#include "bench.h"
+#include "../tests/unit/tp_pair.h"
+
+#define GP_RATE		10000000000ull	/* 10 Gbit/s */
+#define GP_DELAY	10000ull	/* one way: RTT 20 us, BDP ~23 packets */
+#define GP_MTU		1024
+#define GP_WINDOW	64
+#define GP_MSG		65536
+#define GP_NMSG		200
+#define GP_SEEDS	3
+
+/* Goodput in bit/s of one run; 0 if the run did not finish. *pkts and
+ * *cpu_ns (if given) get the packets put on the link and the CPU time. */
+static double run_ex(enum tp_mode mode, double loss, uint64_t seed, uint64_t *rtx, bool frames,
+		     uint64_t *pkts, uint64_t *cpu_ns)
+{
+	struct tp_chan_config c[2] = { 0 };
+	struct tp_sim_cfg s = { .seed = seed };
+	struct tp_pair p;
+	struct tp_stats st;
+	double gp = 0;
+
+	for (int i = 0; i < 2; i++) {
+		c[i].mode = mode;
+		c[i].mtu = GP_MTU;
+		c[i].window = GP_WINDOW;
+		c[i].ooo_range = 128;
+		c[i].rto_mode = TP_RTO_DYNAMIC;
+		c[i].rto_min_ns = 100000;
+		c[i].retry_limit = 20;
+		s.dir[i].rate_bps = GP_RATE;
+		s.dir[i].delay_ns = GP_DELAY;
+	}
+	s.dir[0].loss_data = loss;
+	if (pair_init(&p, c, &s, GP_NMSG, GP_MSG, seed)) {
+		pair_free(&p);
+		return 0;
+	}
+	pair_fixed_len(&p);
+	s.frames = frames;
+	tp_sim_destroy(p.sim);
+	p.sim = tp_sim_create(&s, p.ep[0], p.ep[1]);
+	if (cpu_ns)
+		*cpu_ns = bench_cpu_ns();
+	if (p.sim && pair_run(&p, 60ull * 1000000000) && !p.errors && !p.chan_errors && p.done_ns)
+		gp = (double)p.bytes * 8 * 1e9 / (double)p.done_ns;
+	if (cpu_ns)
+		*cpu_ns = bench_cpu_ns() - *cpu_ns;
+	if (pkts && p.sim)
+		*pkts = tp_sim_stats(p.sim)->sent[0] + tp_sim_stats(p.sim)->sent[1];
+	tp_chan_stats(p.ch[0], &st);
+	*rtx += st.rtx_rto + st.rtx_nak + st.rtx_sack + st.rtx_mark;
+	pair_free(&p);
+	return gp;
+}
+
+static double run(enum tp_mode mode, double loss, uint64_t seed, uint64_t *rtx)
+{
+	return run_ex(mode, loss, seed, rtx, false, NULL, NULL);
+}
+
+int tp_goodput_bench(void)
+{
+	static const enum tp_mode modes[] = { TP_MODE_RTP_GBN, TP_MODE_RTP_GBN_FAST, TP_MODE_RTP_SR };
+	static const double losses[] = { 0, 0.001, 0.01, 0.05 };
+	double sr1 = 0;
+	int rc = 0;
+
+	printf("UB transport goodput vs data loss (simulated time: %.0f Gbit/s, RTT %llu us, "
+	       "MTU %d, window W=%d packets, %d KiB messages, %d x %d messages)\n",
+	       GP_RATE / 1e9, 2 * GP_DELAY / 1000, GP_MTU, GP_WINDOW, GP_MSG / 1024, GP_SEEDS,
+	       GP_NMSG);
+	printf("%-13s %6s %12s %14s %10s %8s %8s\n", "mode", "loss", "goodput", "vs loss-free",
+	       "analytic", "ratio", "rtx");
+	for (size_t m = 0; m < 3; m++) {
+		double base = 0;
+
+		for (size_t l = 0; l < 4; l++) {
+			double p = losses[l], gp = 0, frac, ref;
+			uint64_t rtx = 0;
+
+			for (uint64_t seed = 1; seed <= GP_SEEDS; seed++) {
+				double g = run(modes[m], p, seed, &rtx);
+
+				if (!g) {
+					fprintf(stderr, "tp_goodput: %s at %.1f%% loss, seed %llu did not finish\n",
+						tp_mode_name(modes[m]), p * 100, (unsigned long long)seed);
+					rc = 1;
+				}
+				gp += g / GP_SEEDS;
+			}
+			if (l == 0)
+				base = gp;
+			frac = base ? gp / base : 0;
+			ref = modes[m] == TP_MODE_RTP_SR ? 1 - p : (1 - p) / (1 - p + GP_WINDOW * p);
+			printf("%-13s %5.1f%% %9.2f Gb %14.3f %10.3f %8.2f %8llu\n",
+			       tp_mode_name(modes[m]), p * 100, gp / 1e9, frac, ref, frac / ref,
+			       (unsigned long long)rtx);
+			if (modes[m] == TP_MODE_RTP_SR && l == 2)
+				sr1 = frac;
+		}
+	}
+	printf("target: SR at 1%% loss >= 0.9 x (1-p) = %.3f of loss-free: %.3f  %s\n",
+	       0.9 * 0.99, sr1, sr1 >= 0.9 * 0.99 ? "PASS" : "FAIL");
+
+	/* CPU per packet (both cores and the link, one thread), medians over
+	 * rounds: TP packets alone, and wrapped in UBoE frames (build with ICRC,
+	 * parse, verify), whose extra is the packet library's share. */
+	{
+		double raw[5], fr[5];
+		uint64_t rtx = 0;
+
+		for (int i = 0; i < 5; i++) {
+			uint64_t pk = 0, ns = 0;
+
+			run_ex(TP_MODE_RTP_SR, 0.01, 1, &rtx, false, &pk, &ns);
+			raw[i] = pk ? (double)ns / (double)pk : 0;
+			run_ex(TP_MODE_RTP_SR, 0.01, 1, &rtx, true, &pk, &ns);
+			fr[i] = pk ? (double)ns / (double)pk : 0;
+		}
+		printf("CPU per packet on the link (rtp-sr, 1%% loss, %d KiB messages, MTU %d): "
+		       "TP only %.0f ns, as UBoE frames %.0f ns (x%.2f)\n", GP_MSG / 1024, GP_MTU,
+		       bench_median(raw, 5), bench_median(fr, 5),
+		       bench_median(fr, 5) / bench_median(raw, 5));
+	}
+	return rc;
+}

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The transport core's receiver, packet by packet: hand-made TP packets in
+ * (encoded with the packet library's header codecs), the classification
+ * counters and the responses out, decoded the same way. PSNs straddle the
+ * 24-bit wrap on purpose.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tp.h"
+#include "ubhdr.h"
+
+#define PEER_TPN	77
+#define BASE		(TP_PSN_MASK - 2)	/* 0xfffffd: wraps after 3 packets */
+
+struct rx {
+	struct tp_ep *ep;
+	struct tp_chan *ch;
+	uint8_t buf[4][4096];
+	uint64_t now;
+};
+
+static void rx_setup(struct rx *r, enum tp_mode mode, uint32_t coalesce)
+{
+	struct tp_ep_config ec = { .seed = 1 };
+	struct tp_chan_config c = {
+		.mode = mode, .mtu = 256, .ooo_range = 128, .ack_coalesce = coalesce,
+		.ack_delay_ns = 10000,
+	};
+
+	memset(r, 0, sizeof(*r));
+	r->ep = tp_ep_create(&ec);
+	assert_non_null(r->ep);
+	r->ch = tp_chan_create(r->ep, &c);
+	assert_non_null(r->ch);
+	assert_int_equal(tp_chan_connect(r->ch, PEER_TPN, BASE), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(tp_post_recv(r->ch, r->buf[i], sizeof(r->buf[i]), (uint64_t)i), 0);
+}
+
+/* A packet of one long Send (TPMSN 0, TASSN 1); `last` ends it. */
+static size_t data_pkt(uint8_t *b, const struct rx *r, uint32_t psn, bool ackreq, bool last)
+{
+	struct ub_tph_fields f = {
+		.opcode = UB_TP_RTP_DATA, .last = last, .nlp = UB_NLP_TAH,
+		.src_tpn = PEER_TPN, .dst_tpn = tp_chan_tpn(r->ch), .ackreq = ackreq,
+		.psn = psn & TP_PSN_MASK,
+	};
+	uint16_t tassn = 1;
+	struct ub_tah_fields t = { .opcode = UB_TA_SEND, .ini_tassn = tassn, .order = 1 };
+
+	ub_tph_encode((struct ub_tph *)b, &f);
+	ub_tah_encode((struct ub_tah *)(b + 16), &t);
+	memset(b + 24, (int)(psn & 0xff), 40);
+	return 64;
+}
+
+static enum tp_rx_verdict feed(struct rx *r, uint32_t psn, bool ackreq)
+{
+	uint8_t b[128];
+	size_t n = data_pkt(b, r, psn, ackreq, false);
+
+	return tp_ep_rx(r->ep, r->now, b, n, NULL);
+}
+
+/* Pull one response; 0 when none. */
+static size_t pull(struct rx *r, uint8_t *b, struct ub_tph_fields *f)
+{
+	size_t n = tp_ep_tx(r->ep, r->now, b, 4096, NULL);
+
+	if (n)
+		ub_tph_decode((const struct ub_tph *)b, f);
+	return n;
+}
+
+static uint64_t stat(const struct rx *r, const char *name)
+{
+	struct tp_stats st;
+
+	tp_chan_stats(r->ch, &st);
+	for (size_t i = 0; i < tp_stats_count(); i++)
+		if (!strcmp(tp_stats_name(i), name))
+			return tp_stats_get(&st, i);
+	fail_msg("no counter %s", name);
+	return 0;
+}
+
+static void classify_sr(void **state)
+{
+	struct rx r;
+	uint8_t b[4096];
+	struct ub_tph_fields f;
+	struct ub_saetph_fields sa;
+	size_t n;
+
+	(void)state;
+	rx_setup(&r, TP_MODE_RTP_SR, 8);
+	assert_int_equal(feed(&r, BASE, false), TP_RX_OK);		/* in order */
+	assert_int_equal(stat(&r, "rx_inorder"), 1);
+	assert_int_equal(pull(&r, b, &f), 0);				/* coalesced */
+	assert_int_equal(feed(&r, BASE + 5, false), TP_RX_OK);		/* OOO, across the wrap */
+	assert_int_equal(stat(&r, "rx_ooo"), 1);
+	n = pull(&r, b, &f);
+	assert_true(n > 16);
+	assert_int_equal(f.opcode, UB_TP_SACK);
+	assert_int_equal(f.psn, BASE);					/* cumulative */
+	assert_int_equal(f.src_tpn, tp_chan_tpn(r.ch));
+	assert_int_equal(f.dst_tpn, PEER_TPN);
+	assert_int_equal(ub_saetph_decode(b + 16, n - 16, &sa), n - 16);
+	assert_int_equal(sa.max_rcv_psn, (BASE + 5) & TP_PSN_MASK);
+	assert_int_equal(sa.size_code, 0);
+	for (uint32_t k = 0; k < 64; k++)
+		assert_int_equal(ub_sack_test(sa.bitmap, k), k == 0 || k == 5);
+	assert_int_equal(pull(&r, b, &f), 0);
+
+	assert_int_equal(feed(&r, BASE + 5, false), TP_RX_DUP);	/* held twice */
+	assert_int_equal(feed(&r, BASE - 1, false), TP_RX_DUP);	/* before the window */
+	assert_int_equal(stat(&r, "rx_dup"), 2);
+	n = pull(&r, b, &f);						/* re-acknowledged */
+	assert_true(n > 0);
+	assert_int_equal(f.psn, BASE);
+	assert_int_equal(feed(&r, BASE + 1 + 128, false), TP_RX_DROP);	/* beyond the range */
+	assert_int_equal(feed(&r, BASE + 1 + 127, false), TP_RX_OK);	/* its last PSN */
+	assert_int_equal(stat(&r, "rx_invalid"), 1);
+
+	for (uint32_t p = BASE + 1; p < BASE + 4; p++)
+		assert_int_equal(feed(&r, p, false), TP_RX_OK);
+	n = data_pkt(b, &r, BASE + 4, true, false);
+	assert_int_equal(tp_ep_rx(r.ep, 0, b, n, NULL), TP_RX_OK);
+	n = pull(&r, b, &f);
+	/* Still a SACK: PSN +128 is held. */
+	assert_int_equal(f.opcode, UB_TP_SACK);
+	assert_int_equal(f.rspst, UB_RSPST_ACK);
+	assert_int_equal(f.psn, (BASE + 5) & TP_PSN_MASK);	/* the held one followed */
+	assert_int_equal(f.nlp, TP_NLP_NONE);
+	assert_int_equal(ub_saetph_decode(b + 16, n - 16, &sa), n - 16);
+	assert_int_equal(sa.size_code, 1);			/* 128 bits cover +128 */
+	assert_int_equal(sa.max_rcv_psn, (BASE + 128) & TP_PSN_MASK);
+	for (uint32_t k = 0; k < 128; k++)
+		assert_int_equal(ub_sack_test(sa.bitmap, k), k == 0 || k == 123);
+	assert_int_equal(stat(&r, "rx_inorder"), 5);
+	assert_int_equal(stat(&r, "rx_ooo"), 2);
+	assert_int_equal(stat(&r, "bytes_delivered"), 6 * 40);
+	assert_int_equal(stat(&r, "msgs_delivered"), 0);	/* no Last yet */
+	n = data_pkt(b, &r, BASE + 6, true, true);
+	assert_int_equal(tp_ep_rx(r.ep, 0, b, n, NULL), TP_RX_OK);
+	assert_int_equal(stat(&r, "msgs_delivered"), 1);
+	{
+		struct tp_event ev;
+
+		assert_true(tp_ep_poll(r.ep, &ev));
+		assert_int_equal(ev.type, TP_EV_RECV);
+		assert_int_equal(ev.len, 7 * 40);
+		assert_int_equal(ev.wr_id, 0);
+		for (int i = 0; i < 7; i++)
+			assert_int_equal(r.buf[0][i * 40], (uint8_t)(BASE + i));
+	}
+	n = pull(&r, b, &f);		/* the acknowledgement first, */
+	assert_int_equal(f.opcode, UB_TP_SACK);
+	assert_int_equal(f.psn, (BASE + 6) & TP_PSN_MASK);
+	n = pull(&r, b, &f);		/* then the TAACK in its own packet (ROI) */
+	assert_int_equal(f.opcode, UB_TP_RTP_DATA);
+	assert_int_equal(n, 24);
+	{
+		struct ub_tah_fields t;
+
+		ub_tah_decode((const struct ub_tah *)(b + 16), &t);
+		assert_int_equal(t.opcode, UB_TA_TAACK);
+		assert_int_equal(t.ini_tassn, 1);
+		assert_int_equal(t.rspst, UB_RSPST_ACK);
+	}
+	tp_ep_destroy(r.ep);
+}
+
+/* AckReq forces an immediate TPACK; otherwise one per ack_coalesce packets,
+ * or when the delayed-ack timer runs out. */
+static void ack_coalescing(void **state)
+{
+	struct rx r;
+	uint8_t b[4096];
+	struct ub_tph_fields f;
+
+	(void)state;
+	rx_setup(&r, TP_MODE_RTP_SR, 3);
+	assert_int_equal(feed(&r, BASE, false), TP_RX_OK);
+	assert_int_equal(pull(&r, b, &f), 0);
+	assert_int_equal(tp_ep_next_deadline(r.ep), 10000);
+	assert_int_equal(feed(&r, BASE + 1, true), TP_RX_OK);
+	assert_int_equal(pull(&r, b, &f), 16);
+	assert_int_equal(f.psn, (BASE + 1) & TP_PSN_MASK);
+	assert_int_equal(pull(&r, b, &f), 0);
+	for (uint32_t p = BASE + 2; p < BASE + 5; p++) {
+		assert_int_equal(pull(&r, b, &f), 0);
+		assert_int_equal(feed(&r, p, false), TP_RX_OK);
+	}
+	assert_int_equal(pull(&r, b, &f), 16);			/* the third one */
+	assert_int_equal(f.psn, (BASE + 4) & TP_PSN_MASK);
+	assert_int_equal(feed(&r, BASE + 5, false), TP_RX_OK);
+	assert_int_equal(pull(&r, b, &f), 0);
+	r.now = tp_ep_next_deadline(r.ep);
+	assert_int_equal(r.now, 10000);
+	tp_ep_tick(r.ep, r.now);
+	assert_int_equal(pull(&r, b, &f), 16);			/* the timer's */
+	assert_int_equal(f.psn, (BASE + 5) & TP_PSN_MASK);
+	assert_int_equal(tp_ep_next_deadline(r.ep), UINT64_MAX);
+	tp_ep_destroy(r.ep);
+}
+
+/* Go-Back-N drops what is out of order; with fast retransmission it NAKs the
+ * expected PSN once per gap. */
+static void gbn_nak_once(void **state)
+{
+	for (int fast = 0; fast < 2; fast++) {
+		struct rx r;
+		uint8_t b[4096];
+		struct ub_tph_fields f;
+
+		(void)state;
+		rx_setup(&r, fast ? TP_MODE_RTP_GBN_FAST : TP_MODE_RTP_GBN, 8);
+		assert_int_equal(feed(&r, BASE, false), TP_RX_OK);
+		assert_int_equal(feed(&r, BASE + 2, false), TP_RX_DROP);
+		assert_int_equal(feed(&r, BASE + 3, false), TP_RX_DROP);
+		assert_int_equal(stat(&r, "rx_gbn_drop"), 2);
+		if (fast) {
+			assert_int_equal(pull(&r, b, &f), 16);
+			assert_int_equal(f.opcode, UB_TP_ACK);
+			assert_int_equal(f.rspst, UB_RSPST_NAK);
+			assert_int_equal(f.psn, (BASE + 1) & TP_PSN_MASK);
+			assert_int_equal(stat(&r, "tx_nak"), 1);
+		}
+		assert_int_equal(pull(&r, b, &f), 0);
+		assert_int_equal(stat(&r, "tx_nak"), fast ? 1 : 0);
+		tp_ep_destroy(r.ep);
+	}
+}
+
+/* What the core refuses, counted by reason, and nothing answered. */
+static void malformed_counted(void **state)
+{
+	struct rx r;
+	uint8_t b[4096], p[128];
+	struct ub_tph_fields f;
+	struct tp_stats st;
+	size_t n;
+
+	(void)state;
+	rx_setup(&r, TP_MODE_RTP_SR, 1);
+	n = data_pkt(p, &r, BASE, false, true);
+	assert_int_equal(tp_ep_rx(r.ep, 0, p, 10, NULL), TP_RX_DROP);	/* short */
+	assert_int_equal(tp_ep_rx(r.ep, 0, p, 20, NULL), TP_RX_DROP);	/* TAH cut */
+	p[0] = 0x84;							/* opcode 4 */
+	assert_int_equal(tp_ep_rx(r.ep, 0, p, n, NULL), TP_RX_DROP);
+	n = data_pkt(p, &r, BASE, false, true);
+	p[7] ^= 1;							/* DstTPN */
+	assert_int_equal(tp_ep_rx(r.ep, 0, p, n, NULL), TP_RX_DROP);
+	n = data_pkt(p, &r, BASE, false, true);
+	p[4] ^= 1;							/* SrcTPN */
+	assert_int_equal(tp_ep_rx(r.ep, 0, p, n, NULL), TP_RX_DROP);
+	n = data_pkt(p, &r, BASE, false, true);
+	p[0] = 0x80;							/* UTP on RTP */
+	assert_int_equal(tp_ep_rx(r.ep, 0, p, n, NULL), TP_RX_DROP);
+	n = data_pkt(p, &r, BASE, false, true);
+	p[1] = TP_NLP_NONE;						/* data, no TAH */
+	assert_int_equal(tp_ep_rx(r.ep, 0, p, n, NULL), TP_RX_DROP);
+	tp_ep_stats(r.ep, &st);
+	assert_int_equal(st.rx_malformed, 4);	/* short, cut, opcode 4, no TAH */
+	assert_int_equal(st.rx_unknown_tpn, 2);
+	assert_int_equal(st.rx_bad_opcode, 1);
+	assert_int_equal(st.rx_inorder + st.rx_ooo + st.rx_dup, 0);
+	assert_int_equal(pull(&r, b, &f), 0);
+	tp_ep_destroy(r.ep);
+}
+
+/* Configuration errors are refused, not clamped. */
+static void config_checked(void **state)
+{
+	struct tp_ep_config ec = { .seed = 1 };
+	struct tp_ep *ep = tp_ep_create(&ec);
+	struct tp_chan_config c = { 0 };
+	struct tp_chan *a, *b;
+	enum tp_mode m;
+
+	(void)state;
+	c.ooo_range = 100;
+	assert_null(tp_chan_create(ep, &c));
+	c.ooo_range = 4096;
+	assert_null(tp_chan_create(ep, &c));
+	c.ooo_range = 2048;
+	c.window = TP_PSN_HALF;
+	assert_null(tp_chan_create(ep, &c));
+	c.window = TP_PSN_HALF - 1;
+	a = tp_chan_create(ep, &c);
+	assert_non_null(a);
+	c.local_tpn = tp_chan_tpn(a);
+	assert_null(tp_chan_create(ep, &c));				/* TPN taken */
+	c.local_tpn = 0;
+	b = tp_chan_create(ep, &c);
+	assert_non_null(b);
+	assert_int_not_equal(tp_chan_tpn(a), tp_chan_tpn(b));
+	assert_int_not_equal(tp_chan_init_psn(a), tp_chan_init_psn(b));	/* random */
+	assert_int_equal(tp_post_send(a, "x", 1, 0), -ENOTCONN);
+	assert_int_equal(tp_chan_connect(a, 1u << 24, 0), -EINVAL);
+	assert_int_equal(tp_mode_parse("rtp-gbn-fast", &m), 0);
+	assert_int_equal(m, TP_MODE_RTP_GBN_FAST);
+	assert_int_equal(tp_mode_parse("rtp", &m), -EINVAL);
+	assert_int_equal(tp_psn_diff(1, TP_PSN_MASK), 2);
+	assert_int_equal(tp_psn_diff(TP_PSN_MASK, 1), -2);
+	tp_ep_destroy(ep);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(classify_sr),
+		cmocka_unit_test(ack_coalescing),
+		cmocka_unit_test(gbn_nak_once),
+		cmocka_unit_test(malformed_counted),
+		cmocka_unit_test(config_checked),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,960 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The transport core (user/transport) end to end over the deterministic
+ * simulated link (user/transport/tp_sim.c): two endpoints, seeded loss,
+ * reordering, duplication and delay, every message checked byte for byte,
+ * in order and exactly once.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tp_pair.h"
+#include "ubhdr.h"
+
+#define US 1000ull
+#define MS 1000000ull
+
+static const enum tp_mode reliable_modes[] = {
+	TP_MODE_RTP_GBN, TP_MODE_RTP_GBN_FAST, TP_MODE_RTP_SR,
+};
+
+static void chan_cfg(struct tp_chan_config c[2], enum tp_mode mode)
+{
+	memset(c, 0, 2 * sizeof(*c));
+	for (int i = 0; i < 2; i++) {
+		c[i].mode = mode;
+		c[i].mtu = 256;
+		c[i].window = 64;
+		c[i].ooo_range = 128;
+		c[i].rto_static_ns = 200 * US;
+		c[i].retry_limit = 12;
+	}
+}
+
+static void link_cfg(struct tp_sim_cfg *s, uint64_t seed)
+{
+	memset(s, 0, sizeof(*s));
+	s->seed = seed;
+	for (int i = 0; i < 2; i++) {
+		s->dir[i].delay_ns = 10 * US;
+		s->dir[i].rate_bps = 10000000000ull;
+	}
+}
+
+#define PAIR_CHECK(p, ok)							\
+	do {									\
+		bool ok_ = (ok);						\
+		if (!ok_ || (p)->errors || (p)->chan_errors)			\
+			fail_msg("%s: finished=%d errors=%u (%s) chan_errors=%u "	\
+				 "received=%u/%u done=%u", __func__, (int)ok_,	\
+				 (p)->errors, (p)->err, (p)->chan_errors,	\
+				 (p)->received, (p)->nmsg, (p)->done);		\
+	} while (0)
+
+/* A clean link: everything arrives, nothing is retransmitted. */
+static void clean_link(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < 3; m++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct tp_stats st;
+
+		chan_cfg(c, reliable_modes[m]);
+		link_cfg(&s, 1);
+		s.frames = true;
+		assert_int_equal(pair_init(&p, c, &s, 100, 3000, 1), 0);
+		PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+		tp_chan_stats(p.ch[0], &st);
+		assert_int_equal(st.rtx_rto + st.rtx_nak + st.rtx_sack + st.rtx_mark, 0);
+		assert_int_equal(st.rto_fired, 0);
+		assert_int_equal(tp_sim_stats(p.sim)->frame_errors, 0);
+		tp_chan_stats(p.ch[1], &st);
+		assert_int_equal(st.msgs_delivered, 100);
+		assert_int_equal(st.rx_dup + st.rx_invalid + st.rx_malformed, 0);
+		pair_free(&p);
+	}
+}
+
+/*
+ * Many short seeds per mode over a bad link: loss both ways, duplicates,
+ * reordering; half the seeds start just below the PSN wrap so the run
+ * crosses it; odd seeds go through real UBoE frames and the packet library.
+ */
+static void lossy_seeds(enum tp_mode mode, uint64_t nseeds)
+{
+	for (uint64_t seed = 1; seed <= nseeds; seed++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct tp_stats st;
+		uint32_t psn0 = 0;
+
+		chan_cfg(c, mode);
+		if (seed % 2 == 0) {
+			c[0].fixed_init_psn = true;
+			c[0].init_psn = TP_PSN_MASK - 40 - (uint32_t)seed;
+			psn0 = c[0].init_psn;
+		}
+		link_cfg(&s, seed);
+		s.frames = seed % 2;
+		for (int i = 0; i < 2; i++) {
+			s.dir[i].loss_data = 0.03 + 0.01 * (double)(seed % 4);
+			s.dir[i].loss_resp = 0.05;
+			s.dir[i].dup = 0.02;
+			s.dir[i].reorder = 0.05;
+			s.dir[i].reorder_ns = 20 * US;
+		}
+		assert_int_equal(pair_init(&p, c, &s, 60, 1500, seed), 0);
+		PAIR_CHECK(&p, pair_run(&p, 10000 * MS));
+		tp_chan_stats(p.ch[0], &st);
+		assert_true(st.tx_data > 0);
+		if (psn0) {
+			/* The run crossed the wrap: PSNs went past 2^24 - 1. */
+			assert_true(st.tx_data - (st.rtx_rto + st.rtx_nak + st.rtx_sack + st.rtx_mark) >
+				    TP_PSN_MASK - psn0);
+		}
+		assert_int_equal(p.received, 60);
+		pair_free(&p);
+	}
+}
+
+static void lossy_gbn(void **state) { (void)state; lossy_seeds(TP_MODE_RTP_GBN, 24); }
+static void lossy_gbn_fast(void **state) { (void)state; lossy_seeds(TP_MODE_RTP_GBN_FAST, 24); }
+static void lossy_sr(void **state) { (void)state; lossy_seeds(TP_MODE_RTP_SR, 24); }
+
+
+/* ---- scenario helpers ---------------------------------------------------- */
+
+struct psn_log {
+	uint32_t base;			/* initial PSN of ep 0's channel */
+	uint32_t tx[4096], drops[4096];
+	uint64_t rng;
+	double loss;			/* random loss of ep 0's data */
+	uint32_t drop_psn, drop_times;	/* drop the first N sends of one PSN */
+	uint64_t resp_blackout_until;	/* drop every response until then */
+	uint64_t data_blackout_from;	/* drop every data packet from then */
+	uint64_t rtx_at[16];		/* when the una PSN was resent */
+	uint32_t n_rtx_at, rtx_psn;
+	uint32_t max_ack_off;		/* highest cumulative ack from ep 1 (offset) */
+	bool any_ack;
+	uint32_t taack_acks;		/* TPACKs from ep 1 carrying a TAACK */
+};
+
+static bool log_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now)
+{
+	struct psn_log *l = ctx;
+
+	if (p->from == 1 && !p->info.data) {
+		struct ub_tph_fields f;
+
+		ub_tph_decode((const struct ub_tph *)p->tp, &f);
+		if (now < l->resp_blackout_until)
+			return true;
+		if (f.opcode == UB_TP_ACK && f.rspst == UB_RSPST_ACK) {
+			uint32_t off = (f.psn - l->base) & TP_PSN_MASK;
+
+			if (!l->any_ack || off > l->max_ack_off)
+				l->max_ack_off = off;
+			l->any_ack = true;
+			if (f.nlp == UB_NLP_TAH && p->len >= sizeof(struct ub_tph) + sizeof(struct ub_tah)) {
+				struct ub_tah_fields t;
+
+				ub_tah_decode((const struct ub_tah *)(p->tp + sizeof(struct ub_tph)), &t);
+				if (t.opcode == UB_TA_TAACK)
+					l->taack_acks++;
+			}
+		}
+		return false;
+	}
+	if (p->from == 0 && p->info.data) {
+		uint32_t off = (p->info.psn - l->base) & TP_PSN_MASK;
+
+		if (now >= l->data_blackout_from && l->data_blackout_from) {
+			/* The RTO resends the oldest PSN first: time those. */
+			if (p->info.rtx && l->n_rtx_at < 16 &&
+			    (!l->n_rtx_at || p->info.psn == l->rtx_psn))
+				l->rtx_at[l->n_rtx_at++] = now;
+			if (p->info.rtx && l->n_rtx_at == 1)
+				l->rtx_psn = p->info.psn;
+			return true;
+		}
+		if (off >= 4096)
+			return false;
+		l->tx[off]++;
+		if ((off == l->drop_psn && l->drops[off] < l->drop_times) ||
+		    (l->loss > 0 && (double)(tp_sim_rand(&l->rng) >> 11) / (double)(1ull << 53) < l->loss)) {
+			l->drops[off]++;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void log_attach(struct tp_sim_cfg *s, struct psn_log *l, const struct tp_chan_config *c0)
+{
+	memset(l, 0, sizeof(*l));
+	l->base = c0->init_psn;
+	l->drop_psn = UINT32_MAX;
+	s->filter = log_filter;
+	s->filter_ctx = l;
+}
+
+/* Tail loss: the last packet of the last message is lost once; only the RTO
+ * can recover it (nothing follows to raise a NAK or a SACK). */
+static void tail_loss_rto(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < 3; m++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct psn_log l;
+		struct tp_stats st;
+
+		chan_cfg(c, reliable_modes[m]);
+		c[0].fixed_init_psn = true;
+		c[0].init_psn = 1000;
+		link_cfg(&s, 3);
+		log_attach(&s, &l, &c[0]);
+		assert_int_equal(pair_init(&p, c, &s, 1, 3 * 256, 3), 0);
+		pair_one_msg(&p, 3 * 256);	/* exactly three packets: PSN 1000..1002 */
+		l.drop_psn = 2;
+		l.drop_times = 1;
+		PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+		tp_chan_stats(p.ch[0], &st);
+		assert_int_equal(st.rto_fired, 1);
+		assert_int_equal(st.rtx_rto, 1);
+		assert_int_equal(st.rtx_nak + st.rtx_sack + st.rtx_mark, 0);
+		assert_int_equal(l.tx[2], 2);
+		assert_true(p.done_ns >= 200 * US);
+		pair_free(&p);
+	}
+}
+
+/* Every response lost for 2 ms, then half of them: duplicates are re-acked,
+ * so the sender always moves on (Soft-RoCE once livelocked here). */
+static void ack_loss_no_livelock(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < 3; m++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct psn_log l;
+		struct tp_stats st;
+
+		chan_cfg(c, reliable_modes[m]);
+		link_cfg(&s, 5);
+		s.dir[1].loss_resp = 0.5;
+		log_attach(&s, &l, &c[0]);
+		l.resp_blackout_until = 2 * MS;
+		assert_int_equal(pair_init(&p, c, &s, 40, 2000, 5), 0);
+		PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+		tp_chan_stats(p.ch[1], &st);
+		assert_true(st.rx_dup > 0);
+		tp_chan_stats(p.ch[0], &st);
+		assert_true(st.rto_fired > 0);
+		/* Bounded: well under the retry limit's worth of RTOs. */
+		assert_true(p.done_ns < 2 * MS + 40 * 200 * US);
+		pair_free(&p);
+	}
+}
+
+/* SR with data loss only (no reordering, lossless responses): every
+ * retransmission answers a real loss of that very PSN, never twice in a
+ * round (HighRtxPSN), and lost retransmissions are found by MarkPSN. */
+static void sr_no_double_retransmission(void **state)
+{
+	uint64_t mark = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 12; seed++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct psn_log l;
+		struct tp_stats st;
+
+		chan_cfg(c, TP_MODE_RTP_SR);
+		c[0].fixed_init_psn = true;
+		c[0].init_psn = (uint32_t)(TP_PSN_MASK - 100 * seed);
+		link_cfg(&s, seed);
+		for (int i = 0; i < 2; i++)
+			s.dir[i].rate_bps = 1000000000ull;
+		log_attach(&s, &l, &c[0]);
+		l.loss = 0.05;
+		l.rng = seed;
+		assert_int_equal(pair_init(&p, c, &s, 60, 1500, seed), 0);
+		PAIR_CHECK(&p, pair_run(&p, 10000 * MS));
+		for (uint32_t i = 0; i < 4096; i++)
+			if (l.tx[i] != (l.tx[i] ? 1 + l.drops[i] : 0))
+				fail_msg("seed %llu PSN +%u sent %u times, lost %u",
+					 (unsigned long long)seed, i, l.tx[i], l.drops[i]);
+		tp_chan_stats(p.ch[0], &st);
+		mark += st.rtx_mark;
+		pair_free(&p);
+	}
+	assert_true(mark > 0);
+}
+
+/* MarkPSN: a PSN lost twice while data keeps flowing is resent a second time
+ * without waiting for the RTO. */
+static void sr_markpsn_no_rto(void **state)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct psn_log l;
+	struct tp_stats st;
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_SR);
+	link_cfg(&s, 9);
+	for (int i = 0; i < 2; i++)
+		s.dir[i].rate_bps = 1000000000ull;
+	log_attach(&s, &l, &c[0]);
+	l.drop_psn = 10;
+	l.drop_times = 2;
+	assert_int_equal(pair_init(&p, c, &s, 60, 1500, 9), 0);
+	l.base = tp_chan_init_psn(p.ch[0]);
+	PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+	tp_chan_stats(p.ch[0], &st);
+	assert_int_equal(l.tx[10], 3);
+	assert_int_equal(st.rto_fired, 0);
+	assert_int_equal(st.rtx_sack, 1);
+	assert_int_equal(st.rtx_mark, 1);
+	pair_free(&p);
+}
+
+/* GBN with fast retransmission: one loss, one NAK, one go-back (no second
+ * go-back from a repeated NAK), no RTO. */
+static void gbn_fast_single_goback(void **state)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct psn_log l;
+	struct tp_stats st, rs;
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_GBN_FAST);
+	link_cfg(&s, 4);
+	for (int i = 0; i < 2; i++)
+		s.dir[i].rate_bps = 1000000000ull;
+	log_attach(&s, &l, &c[0]);
+	l.drop_psn = 10;
+	l.drop_times = 1;
+	assert_int_equal(pair_init(&p, c, &s, 60, 1500, 4), 0);
+	l.base = tp_chan_init_psn(p.ch[0]);
+	PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+	tp_chan_stats(p.ch[0], &st);
+	tp_chan_stats(p.ch[1], &rs);
+	assert_int_equal(rs.tx_nak, 1);
+	assert_int_equal(st.rx_nak, 1);
+	assert_int_equal(st.rto_fired, 0);
+	assert_true(st.rtx_nak >= 1);
+	/* Go-back resends each PSN from the NAKed one at most once. */
+	for (uint32_t i = 0; i < 4096; i++)
+		assert_true(l.tx[i] <= 2);
+	assert_int_equal(l.tx[10], 2);
+	/* GBN without fast retransmission recovers the same loss by RTO only. */
+	pair_free(&p);
+	chan_cfg(c, TP_MODE_RTP_GBN);
+	link_cfg(&s, 4);
+	log_attach(&s, &l, &c[0]);
+	l.drop_psn = 10;
+	l.drop_times = 1;
+	assert_int_equal(pair_init(&p, c, &s, 60, 1500, 4), 0);
+	l.base = tp_chan_init_psn(p.ch[0]);
+	PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+	tp_chan_stats(p.ch[0], &st);
+	tp_chan_stats(p.ch[1], &rs);
+	assert_int_equal(rs.tx_nak, 0);
+	assert_int_equal(st.rtx_nak, 0);
+	assert_true(st.rto_fired >= 1);
+	assert_true(rs.rx_gbn_drop > 0);
+	pair_free(&p);
+}
+
+/* The peer goes silent: after retry_limit RTOs the channel fails, every
+ * outstanding operation is flushed, and new posts are refused. The RTO
+ * instants are watched from outside, step by step. */
+struct rto_watch {
+	struct tp_pair *p;
+	uint64_t fired_at[16];
+	uint32_t n;
+};
+
+static bool rto_watch_done(void *ctx)
+{
+	struct rto_watch *w = ctx;
+	struct tp_stats st;
+
+	tp_chan_stats(w->p->ch[0], &st);
+	while (w->n < st.rto_fired && w->n < 16)
+		w->fired_at[w->n++] = tp_sim_now(w->p->sim);
+	return pair_finished(w->p);
+}
+
+static void retry_limit_fails_channel(void **state)
+{
+	(void)state;
+	for (int dyn = 0; dyn < 2; dyn++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct psn_log l;
+		struct tp_stats st;
+		struct rto_watch w = { .p = &p };
+
+		chan_cfg(c, TP_MODE_RTP_SR);
+		c[0].retry_limit = 4;
+		if (dyn) {
+			c[0].rto_mode = TP_RTO_DYNAMIC;
+			c[0].rto_min_ns = 30 * US;
+			c[0].rto_n = 1;
+		}
+		link_cfg(&s, 2);
+		log_attach(&s, &l, &c[0]);
+		l.data_blackout_from = 1 * MS;
+		assert_int_equal(pair_init(&p, c, &s, 3000, 1500, 2), 0);
+		pair_start(&p);
+		pair_refill(&p);
+		tp_sim_run(p.sim, 10000 * MS, rto_watch_done, &w);
+		assert_int_equal(p.chan_errors, 1);
+		assert_int_equal(p.chan_error, TP_ST_RETRY_EXCEEDED);
+		assert_true(tp_chan_failed(p.ch[0]));
+		pair_poll(&p);
+		assert_true(p.send_errors > 0);	/* flushed */
+		assert_int_equal(tp_post_send(p.ch[0], p.data, 1, 0), -EIO);
+		tp_chan_stats(p.ch[0], &st);
+		assert_int_equal(st.rto_fired, 5);
+		assert_int_equal(w.n, 5);
+		for (uint32_t i = 2; i < 5; i++) {
+			uint64_t a = w.fired_at[i - 1] - w.fired_at[i - 2];
+			uint64_t b = w.fired_at[i] - w.fired_at[i - 1];
+
+			if (dyn)	/* Base x 2^(N x Times): each wait twice the last */
+				assert_int_equal(b, 2 * a);
+			else
+				assert_int_equal(b, 200 * US);
+		}
+		/* Dynamic: Base followed the ~20 us RTT, below the 200 us static. */
+		if (dyn)
+			assert_true(w.fired_at[1] - w.fired_at[0] < 200 * US);
+		pair_free(&p);
+	}
+}
+
+/* ---- transactions ------------------------------------------------------ */
+
+/* ROL: the TPACK of a Send's last packet waits for the transaction layer's
+ * answer and then carries the TAACK; the Send completes only then. */
+static void rol_delayed_tpack(void **state)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct psn_log l;
+	struct tp_stats st;
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_SR);
+	c[0].ta_mode = TP_TA_ROL;
+	c[0].rto_static_ns = 100 * US;
+	c[1].manual_taack = true;
+	link_cfg(&s, 8);
+	log_attach(&s, &l, &c[0]);
+	assert_int_equal(pair_init(&p, c, &s, 1, 3 * 256, 8), 0);
+	pair_one_msg(&p, 3 * 256);
+	l.base = tp_chan_init_psn(p.ch[0]);
+	assert_false(pair_run(&p, 500 * US));
+	assert_int_equal(p.received, 1);
+	assert_int_equal(p.done, 0);
+	/* Acked up to the packet before the last, no further, no TAACK. */
+	assert_true(l.any_ack);
+	assert_int_equal(l.max_ack_off, 1);
+	assert_int_equal(l.taack_acks, 0);
+	assert_int_equal(tp_recv_answer(p.ch[1], p.last_tassn, TP_ST_OK), 0);
+	assert_int_equal(tp_recv_answer(p.ch[1], p.last_tassn, TP_ST_OK), -ENOENT);
+	PAIR_CHECK(&p, tp_sim_run(p.sim, 100 * MS, pair_finished, &p));
+	assert_int_equal(p.done, 1);
+	assert_int_equal(l.max_ack_off, 2);
+	assert_true(l.taack_acks >= 1);
+	tp_chan_stats(p.ch[1], &st);
+	assert_true(st.tx_taack >= 1);
+	tp_chan_stats(p.ch[0], &st);
+	assert_true(st.rto_fired >= 1);	/* the probes while the answer waited */
+	assert_int_equal(st.ta_proto_err, 0);
+	pair_free(&p);
+}
+
+/* ROI: the TAACK travels in its own reliable packet, acknowledged in turn. */
+static void roi_taack_packet(void **state)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct tp_stats a, b;
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_SR);
+	c[0].ta_mode = TP_TA_ROI;
+	link_cfg(&s, 6);
+	for (int i = 0; i < 2; i++) {
+		s.dir[i].loss_data = 0.05;
+		s.dir[i].loss_resp = 0.05;
+	}
+	s.frames = true;
+	assert_int_equal(pair_init(&p, c, &s, 30, 1000, 6), 0);
+	PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+	tp_chan_stats(p.ch[0], &a);
+	tp_chan_stats(p.ch[1], &b);
+	assert_int_equal(b.tx_taack, 30);
+	assert_true(b.tx_data >= 30);		/* one data packet per TAACK */
+	assert_true(a.rx_inorder + a.rx_ooo >= 30);
+	assert_true(a.tx_ack > 0);		/* ...acknowledged by the initiator */
+	pair_free(&p);
+}
+
+/* RNR: Sends meet no receive buffer, are answered RNR, wait and are retried
+ * (in order) until buffers appear; in both ROL and ROI. */
+static void rnr_answered_and_retried(void **state)
+{
+	(void)state;
+	for (int roi = 0; roi < 2; roi++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct tp_stats a, b;
+
+		chan_cfg(c, TP_MODE_RTP_SR);
+		c[0].ta_mode = roi ? TP_TA_ROI : TP_TA_ROL;
+		c[0].rnr_delay_ns = 60 * US;
+		link_cfg(&s, 10);
+		assert_int_equal(pair_init(&p, c, &s, 5, 700, 10), 0);
+		p.no_recv = true;
+		assert_false(pair_run(&p, 150 * US));
+		assert_int_equal(p.received, 0);
+		tp_chan_stats(p.ch[1], &b);
+		assert_true(b.ta_rnr >= 5);
+		tp_chan_stats(p.ch[0], &a);
+		assert_true(a.ta_retry_rnr >= 1);
+		for (uint32_t i = 0; i < PAIR_NBUF; i++)
+			assert_int_equal(pair_post_recv(&p, i), 0);
+		PAIR_CHECK(&p, tp_sim_run(p.sim, 100 * MS, pair_finished, &p));
+		assert_int_equal(p.received, 5);
+		assert_int_equal(p.send_errors, 0);
+		pair_free(&p);
+	}
+}
+
+/* RNR retries run out: the Send completes with TP_ST_RNR. */
+static void rnr_retries_exhausted(void **state)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct tp_stats a;
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_SR);
+	c[0].rnr_retry = 2;
+	c[0].rnr_delay_ns = 30 * US;
+	link_cfg(&s, 11);
+	assert_int_equal(pair_init(&p, c, &s, 1, 100, 11), 0);
+	p.no_recv = true;
+	PAIR_CHECK(&p, pair_run(&p, 100 * MS));
+	assert_int_equal(p.send_errors, 1);
+	assert_int_equal(p.send_error, TP_ST_RNR);
+	tp_chan_stats(p.ch[0], &a);
+	assert_int_equal(a.ta_retry_rnr, 2);
+	pair_free(&p);
+}
+
+/* Collect ep 0's completions until `want` of them. */
+struct evc {
+	struct tp_pair *p;
+	struct tp_event ev[8];
+	int n, want;
+};
+
+static bool evc_done(void *ctx)
+{
+	struct evc *e = ctx;
+	struct tp_event ev;
+
+	while (tp_ep_poll(e->p->ep[0], &ev))
+		if (e->n < 8)
+			e->ev[e->n++] = ev;
+	while (tp_ep_poll(e->p->ep[1], &ev))
+		;
+	return e->n >= e->want;
+}
+
+static struct tp_event run_op(struct tp_pair *p, uint64_t until)
+{
+	struct evc e = { .p = p, .want = 1 };
+
+	if (!tp_sim_run(p->sim, tp_sim_now(p->sim) + until, evc_done, &e))
+		fail_msg("no completion");
+	return e.ev[0];
+}
+
+/* Write and Read between registered buffers over a lossy link, and their
+ * refusals: bad token, out of range (completer error), not resident (page
+ * fault: retried, then reported; or retried until it is resolved). */
+static void write_read(void **state)
+{
+	static uint8_t target[65536], src[20000], dst[20000];
+
+	(void)state;
+	for (int roi = 0; roi < 2; roi++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct tp_event ev;
+		struct tp_stats a;
+		uint64_t va = (uint64_t)(uintptr_t)target;
+		uint32_t tok;
+
+		chan_cfg(c, TP_MODE_RTP_SR);
+		c[0].ta_mode = roi ? TP_TA_ROI : TP_TA_ROL;
+		c[0].rnr_retry = 3;
+		c[0].rnr_delay_ns = 40 * US;
+		link_cfg(&s, 12);
+		s.frames = true;
+		for (int i = 0; i < 2; i++) {
+			s.dir[i].loss_data = 0.02;
+			s.dir[i].loss_resp = 0.02;
+		}
+		assert_int_equal(pair_init(&p, c, &s, 0, 64, 12), 0);
+		memset(target, 0, sizeof(target));
+		for (size_t i = 0; i < sizeof(src); i++)
+			src[i] = (uint8_t)(i * 13 + 7 + roi);
+		assert_int_equal(tp_mr_reg(p.ep[1], target, sizeof(target), &tok), 0);
+
+		assert_int_equal(tp_post_write(p.ch[0], src, sizeof(src), va + 1000, tok, 1), 0);
+		ev = run_op(&p, 100 * MS);
+		assert_int_equal(ev.type, TP_EV_WRITE_DONE);
+		assert_int_equal(ev.status, TP_ST_OK);
+		assert_int_equal(ev.wr_id, 1);
+		assert_memory_equal(target + 1000, src, sizeof(src));
+		assert_int_equal(target[999], 0);
+		assert_int_equal(target[1000 + sizeof(src)], 0);
+
+		memset(dst, 0, sizeof(dst));
+		assert_int_equal(tp_post_read(p.ch[0], dst, sizeof(dst), va + 1000, tok, 2), 0);
+		ev = run_op(&p, 100 * MS);
+		assert_int_equal(ev.type, TP_EV_READ_DONE);
+		assert_int_equal(ev.status, TP_ST_OK);
+		assert_int_equal(ev.len, sizeof(dst));
+		assert_memory_equal(dst, src, sizeof(src));
+
+		assert_int_equal(tp_post_write(p.ch[0], src, 100, va, tok + 7, 3), 0);
+		ev = run_op(&p, 100 * MS);
+		assert_int_equal(ev.status, TP_ST_COMPLETER_ERR);
+		assert_int_equal(tp_post_write(p.ch[0], src, sizeof(src), va + 60000, tok, 4), 0);
+		ev = run_op(&p, 100 * MS);
+		assert_int_equal(ev.status, TP_ST_COMPLETER_ERR);
+		assert_int_equal(tp_post_read(p.ch[0], dst, 100, va - 10, tok, 5), 0);
+		ev = run_op(&p, 100 * MS);
+		assert_int_equal(ev.type, TP_EV_READ_DONE);
+		assert_int_equal(ev.status, TP_ST_COMPLETER_ERR);
+
+		assert_int_equal(tp_mr_set_resident(p.ep[1], tok, false), 0);
+		assert_int_equal(tp_post_write(p.ch[0], src, 100, va, tok, 6), 0);
+		ev = run_op(&p, 100 * MS);
+		assert_int_equal(ev.status, TP_ST_PAGE_FAULT);
+		tp_chan_stats(p.ch[0], &a);
+		assert_int_equal(a.ta_retry_pf, 3);
+
+		/* Resolved while the initiator retries: the Write lands. */
+		assert_int_equal(tp_post_write(p.ch[0], src + 1, 100, va + 30000, tok, 7), 0);
+		tp_sim_run(p.sim, tp_sim_now(p.sim) + 60 * US, NULL, NULL);
+		assert_int_equal(tp_mr_set_resident(p.ep[1], tok, true), 0);
+		ev = run_op(&p, 100 * MS);
+		assert_int_equal(ev.status, TP_ST_OK);
+		assert_int_equal(ev.wr_id, 7);
+		assert_memory_equal(target + 30000, src + 1, 100);
+		tp_chan_stats(p.ch[0], &a);
+		assert_true(a.ta_retry_pf >= 4);
+		pair_free(&p);
+	}
+}
+
+/* UTP: no PSN state, no acks; over a clean link every message arrives, over
+ * a lossy one a message with a lost packet is dropped whole, never delivered
+ * short or spliced. */
+struct utp_check {
+	struct tp_pair *p;
+	uint32_t got, last_idx, bad;
+	bool any;
+	uint8_t buf[8][1024];
+};
+
+static bool utp_done(void *ctx)
+{
+	struct utp_check *u = ctx;
+	struct tp_event ev;
+
+	while (tp_ep_poll(u->p->ep[0], &ev))
+		;
+	while (tp_ep_poll(u->p->ep[1], &ev)) {
+		const uint8_t *b = u->buf[ev.wr_id];
+		uint32_t idx = b[0];
+
+		if (ev.type != TP_EV_RECV || ev.len != 700)
+			u->bad++;
+		for (size_t j = 1; j < 700; j++)
+			if (b[j] != (uint8_t)(idx * 31 + j))
+				u->bad++;
+		if (u->any && idx <= u->last_idx)
+			u->bad++;
+		u->any = true;
+		u->last_idx = idx;
+		u->got++;
+		tp_post_recv(u->p->ch[1], u->buf[ev.wr_id], sizeof(u->buf[0]), ev.wr_id);
+	}
+	return false;
+}
+
+static void utp_messages(void **state)
+{
+	static uint8_t msgs[100][700];
+
+	(void)state;
+	for (int lossy = 0; lossy < 2; lossy++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct tp_stats b;
+		struct utp_check u = { .p = &p };
+
+		chan_cfg(c, TP_MODE_UTP);
+		link_cfg(&s, 13);
+		s.frames = true;
+		s.dir[0].loss_data = lossy ? 0.1 : 0;
+		assert_int_equal(pair_init(&p, c, &s, 0, 64, 13), 0);
+		for (uint32_t i = 0; i < 8; i++)
+			assert_int_equal(tp_post_recv(p.ch[1], u.buf[i], sizeof(u.buf[0]), i), 0);
+		for (uint32_t i = 0; i < 100; i++) {
+			for (size_t j = 0; j < 700; j++)
+				msgs[i][j] = (uint8_t)(i * 31 + j);
+			msgs[i][0] = (uint8_t)i;
+			assert_int_equal(tp_post_send(p.ch[0], msgs[i], 700, i), 0);
+			tp_sim_run(p.sim, tp_sim_now(p.sim) + 5 * US, utp_done, &u);
+		}
+		tp_sim_run(p.sim, tp_sim_now(p.sim) + 1 * MS, utp_done, &u);
+		assert_int_equal(u.bad, 0);
+		tp_chan_stats(p.ch[1], &b);
+		if (lossy) {
+			assert_true(u.got < 100 && u.got > 50);
+			/* A message whose every packet was lost leaves no trace. */
+			assert_true(b.utp_drop + u.got <= 100 && b.utp_drop + u.got >= 97);
+		} else {
+			assert_int_equal(u.got, 100);
+		}
+		assert_int_equal(b.tx_ack + b.tx_sack + b.tx_nak, 0);
+		pair_free(&p);
+	}
+}
+
+/* ---- several channels, both directions ------------------------------------ */
+
+#define MC_CH	3
+#define MC_MSGS	25
+#define MC_LEN	1800
+
+struct mc {
+	struct tp_ep *ep[2];
+	struct tp_chan *ch[2][MC_CH];
+	uint8_t src[2][MC_CH][MC_MSGS][MC_LEN];
+	uint8_t rbuf[2][MC_CH][4][MC_LEN];
+	uint32_t posted[2][MC_CH], done[2][MC_CH], got[2][MC_CH];
+	uint32_t errors;
+};
+
+static bool mc_step(void *ctx)
+{
+	struct mc *m = ctx;
+	struct tp_event ev;
+	bool all = true;
+
+	for (int e = 0; e < 2; e++) {
+		while (tp_ep_poll(m->ep[e], &ev)) {
+			int c = (int)(uintptr_t)ev.user;
+
+			if (ev.status != TP_ST_OK)
+				m->errors++;
+			if (ev.type == TP_EV_SEND_DONE) {
+				m->done[e][c]++;
+			} else if (ev.type == TP_EV_RECV) {
+				/* From the other endpoint's channel c, in order. */
+				uint32_t i = m->got[e][c]++;
+
+				if (i >= MC_MSGS || ev.len != MC_LEN ||
+				    memcmp(m->rbuf[e][c][ev.wr_id], m->src[1 - e][c][i], MC_LEN))
+					m->errors++;
+				tp_post_recv(m->ch[e][c], m->rbuf[e][c][ev.wr_id], MC_LEN, ev.wr_id);
+			} else {
+				m->errors++;
+			}
+		}
+		for (int c = 0; c < MC_CH; c++) {
+			while (m->posted[e][c] < MC_MSGS && m->posted[e][c] - m->done[e][c] < 4 &&
+			       !tp_post_send(m->ch[e][c], m->src[e][c][m->posted[e][c]], MC_LEN, 0))
+				m->posted[e][c]++;
+			all = all && m->got[e][c] == MC_MSGS && m->done[e][c] == MC_MSGS;
+		}
+	}
+	return m->errors || all;
+}
+
+/* Three channels between two endpoints, Sends both ways on each at once,
+ * over a lossy, reordering link: every message reaches the right channel,
+ * in order, whole. */
+static void channels_both_ways(void **state)
+{
+	static struct mc m;
+	struct tp_sim_cfg s;
+	struct tp_sim *sim;
+	uint64_t rng = 99;
+
+	(void)state;
+	for (int mode = 0; mode < 3; mode++) {
+		memset(&m, 0, sizeof(m));
+		for (int e = 0; e < 2; e++) {
+			struct tp_ep_config ec = { .seed = 10 + (uint64_t)e };
+
+			m.ep[e] = tp_ep_create(&ec);
+			assert_non_null(m.ep[e]);
+			for (int c = 0; c < MC_CH; c++) {
+				struct tp_chan_config cc = {
+					.mode = reliable_modes[mode], .mtu = 512, .window = 32,
+					.rto_static_ns = 200 * US, .user = (void *)(uintptr_t)c,
+					.fixed_init_psn = c == 1, .init_psn = TP_PSN_MASK - 3,
+				};
+
+				m.ch[e][c] = tp_chan_create(m.ep[e], &cc);
+				assert_non_null(m.ch[e][c]);
+				for (int i = 0; i < MC_MSGS; i++)
+					for (int k = 0; k < MC_LEN; k++)
+						m.src[e][c][i][k] = (uint8_t)tp_sim_rand(&rng);
+				for (uint64_t b = 0; b < 4; b++)
+					assert_int_equal(tp_post_recv(m.ch[e][c], m.rbuf[e][c][b], MC_LEN, b), 0);
+			}
+		}
+		for (int e = 0; e < 2; e++)
+			for (int c = 0; c < MC_CH; c++)
+				assert_int_equal(tp_chan_connect(m.ch[e][c], tp_chan_tpn(m.ch[1 - e][c]),
+								 tp_chan_init_psn(m.ch[1 - e][c])), 0);
+		link_cfg(&s, 21);
+		s.frames = true;
+		for (int i = 0; i < 2; i++) {
+			s.dir[i].loss_data = 0.03;
+			s.dir[i].loss_resp = 0.03;
+			s.dir[i].reorder = 0.05;
+			s.dir[i].reorder_ns = 15 * US;
+		}
+		sim = tp_sim_create(&s, m.ep[0], m.ep[1]);
+		assert_true(tp_sim_run(sim, 1000 * MS, mc_step, &m));
+		assert_int_equal(m.errors, 0);
+		tp_sim_destroy(sim);
+		tp_ep_destroy(m.ep[0]);
+		tp_ep_destroy(m.ep[1]);
+	}
+}
+
+/* The same seed gives the same run, packet for packet; another seed does not. */
+static void deterministic(void **state)
+{
+	struct tp_sim_stats r[3];
+	struct tp_stats st[3];
+
+	(void)state;
+	for (int k = 0; k < 3; k++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+
+		chan_cfg(c, TP_MODE_RTP_SR);
+		link_cfg(&s, k == 2 ? 8 : 7);
+		for (int i = 0; i < 2; i++) {
+			s.dir[i].loss_data = 0.05;
+			s.dir[i].dup = 0.05;
+			s.dir[i].reorder = 0.1;
+			s.dir[i].reorder_ns = 20 * US;
+		}
+		assert_int_equal(pair_init(&p, c, &s, 40, 2000, 7), 0);
+		PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+		r[k] = *tp_sim_stats(p.sim);
+		tp_chan_stats(p.ch[0], &st[k]);
+		pair_free(&p);
+	}
+	assert_memory_equal(&r[0], &r[1], sizeof(r[0]));
+	assert_memory_equal(&st[0], &st[1], sizeof(st[0]));
+	assert_memory_not_equal(&r[0], &r[2], sizeof(r[0]));
+}
+
+/* Per-packet load balancing reorders without loss: with TPSACKs held back
+ * until sack_after packets wait out of order, nothing is resent; answering
+ * every out-of-order packet at once resends some for nothing. */
+static void sack_after_reordering(void **state)
+{
+	uint64_t rtx[2];
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct tp_stats st;
+
+		chan_cfg(c, TP_MODE_RTP_SR);
+		c[1].sack_after = k ? 48 : 0;
+		link_cfg(&s, 30);
+		s.dir[0].reorder = 0.5;		/* half the packets take the longer path */
+		s.dir[0].reorder_ns = 4 * US;
+		assert_int_equal(pair_init(&p, c, &s, 60, 3000, 30), 0);
+		PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+		tp_chan_stats(p.ch[0], &st);
+		rtx[k] = st.rtx_rto + st.rtx_sack + st.rtx_mark;
+		pair_free(&p);
+	}
+	assert_true(rtx[0] > 0);
+	assert_int_equal(rtx[1], 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(clean_link),
+		cmocka_unit_test(lossy_gbn),
+		cmocka_unit_test(lossy_gbn_fast),
+		cmocka_unit_test(lossy_sr),
+		cmocka_unit_test(tail_loss_rto),
+		cmocka_unit_test(ack_loss_no_livelock),
+		cmocka_unit_test(sr_no_double_retransmission),
+		cmocka_unit_test(sr_markpsn_no_rto),
+		cmocka_unit_test(gbn_fast_single_goback),
+		cmocka_unit_test(retry_limit_fails_channel),
+		cmocka_unit_test(rol_delayed_tpack),
+		cmocka_unit_test(roi_taack_packet),
+		cmocka_unit_test(rnr_answered_and_retried),
+		cmocka_unit_test(rnr_retries_exhausted),
+		cmocka_unit_test(write_read),
+		cmocka_unit_test(utp_messages),
+		cmocka_unit_test(channels_both_ways),
+		cmocka_unit_test(deterministic),
+		cmocka_unit_test(sack_after_reordering),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
