@@ -523,7 +523,8 @@ int ubperf_server(const struct ubperf_opts *o)
 	ctl_hello_order(&h, false);
 	if (h.magic != UBPERF_MAGIC || h.channels == 0 || h.channels > UBPERF_MAX_CHANS ||
 	    h.mode > TP_MODE_UTP || h.op > OP_READ || h.ta > TP_TA_ROT || h.size == 0 ||
-	    h.size > (64u << 20) || h.depth == 0 || h.depth > 256) {
+	    h.size > (64u << 20) || h.depth == 0 || h.depth > 256 || h.mtu < 64 || h.mtu > 3072 ||
+	    h.window == 0 || h.window >= TP_PSN_HALF) {
 		fail(&r, "client %s sent a bad test description", peer_s);
 		goto out;
 	}
