@@ -35,7 +35,7 @@ print(v)' "$1" "$2"; }
 # ubperf_run NS_SRV DEV_SRV NS_CLI DEV_CLI PEER OUT [ARGS]: one client run, JSON in OUT.
 ubperf_run() {
 	local nss=$1 devs=$2 nsc=$3 devc=$4 peer=$5 out=$6; shift 6
-	ns_run "$nss" "$BIN/ubperf" server --dev "$devs" --wait 20 --json >/dev/null 2>&1 &
+	nsenter --net="/run/netns/$nss" "$BIN/ubperf" server --dev "$devs" --wait 20 --json >/dev/null 2>&1 &
 	local srv=$!
 	for _ in $(seq 50); do ns_run "$nss" ss -Hltn 'sport = :4793' | grep -q . && break; sleep 0.1; done
 	if ! ns_run "$nsc" "$BIN/ubperf" client --dev "$devc" --peer "$peer" --time "$SECS" \
@@ -56,7 +56,7 @@ ns_addr "$B" b0 10.71.0.2/24
 ubperf_run "$B" b0 "$A" a0 10.71.0.2 "$tmp/veth.json"
 ub_bps=$(jget "$tmp/veth.json" goodput_bps 2>/dev/null || echo 0)
 iperf() {
-	ns_run "$B" iperf3 -s -1 >/dev/null 2>&1 &
+	nsenter --net="/run/netns/$B" iperf3 -s -1 >/dev/null 2>&1 &
 	local srv=$!
 	sleep 0.3
 	ns_run "$A" iperf3 -c 10.71.0.2 -t "$SECS" -J "$@" >"$tmp/iperf.json" 2>/dev/null || true
