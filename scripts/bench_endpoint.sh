@@ -27,7 +27,7 @@ fi
 [[ -x $BIN/ubperf ]] || { echo "bench: $BIN/ubperf missing; run make first" >&2; exit 1; }
 trap ns_cleanup_all EXIT
 
-calc() { awk "BEGIN { print $1 }"; }
+calc() { awk "BEGIN { print ($1) }"; }
 jget() { $PY -c 'import json,sys; v=json.load(open(sys.argv[1]))
 for k in sys.argv[2].split("."): v=v[k]
 print(v)' "$1" "$2"; }
