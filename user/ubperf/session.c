@@ -211,6 +211,14 @@ static uint8_t pattern(size_t i)
 	return (uint8_t)(i * 7 + 1);
 }
 
+static bool is_pattern(const uint8_t *m, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (m[i] != pattern(i))
+			return false;
+	return true;
+}
+
 static int post_one(struct run *r, uint32_t c, uint32_t slot)
 {
 	uint64_t wr = (uint64_t)c << 32 | slot;
@@ -229,10 +237,11 @@ static int post_one(struct run *r, uint32_t c, uint32_t slot)
 			r->seq[c]++;
 		break;
 	case OP_WRITE:
-		rc = tp_post_write(ch, r->buf, r->o->size, r->va, r->token, wr);
+		rc = tp_post_write(ch, msg, r->o->size, r->va, r->token, wr);
 		break;
 	default:
-		rc = tp_post_read(ch, r->buf, r->o->size, r->va, r->token, wr);
+		memset(msg, 0, r->o->size);	/* so a Read that lands nothing shows */
+		rc = tp_post_read(ch, msg, r->o->size, r->va, r->token, wr);
 		break;
 	}
 	if (!rc)
@@ -289,6 +298,10 @@ static int client_loop(struct run *r)
 			s = (uint32_t)ev.wr_id;
 			if (c >= o->channels || s >= o->depth)
 				continue;
+			/* A Read brings the server's region: the pattern, every byte. */
+			if (ev.type == TP_EV_READ_DONE &&
+			    !is_pattern(r->buf + ((size_t)c * o->depth + s) * o->size, o->size))
+				r->corrupt++;
 			now = ep_now_ns();
 			if (r->nlat < MAX_LAT_SAMPLES)
 				r->lat[r->nlat++] = now - r->post_ns[c * o->depth + s];
@@ -396,6 +409,10 @@ int ubperf_client(const struct ubperf_opts *o)
 	}
 	ctl_done_order(&pd, false);
 	report(&r, pd.messages, false);
+	if (r.corrupt) {
+		fail(&r, "%" PRIu64 " Reads brought back wrong bytes", r.corrupt);
+		goto out;
+	}
 	if (pd.failed) {
 		fail(&r, "the server reports a failure");
 		goto out;
@@ -565,7 +582,12 @@ int ubperf_server(const struct ubperf_opts *o)
 		w.ch[c].init_psn = tp_chan_init_psn(r.ch[c].tp);
 	}
 	if (!w.status && so.op != OP_SEND) {
-		int e = tp_mr_reg(ep_tp(r.ep), r.buf, r.buf_len, &w.token);
+		int e;
+
+		/* Reads fetch the pattern; Writes must leave it there (checked at the end). */
+		for (size_t i = 0; i < r.buf_len; i++)
+			r.buf[i] = so.op == OP_READ ? pattern(i) : 0;
+		e = tp_mr_reg(ep_tp(r.ep), r.buf, r.buf_len, &w.token);
 
 		w.status = e ? (uint32_t)-e : 0;
 		w.va = (uintptr_t)r.buf;
@@ -583,6 +605,9 @@ int ubperf_server(const struct ubperf_opts *o)
 		goto out;
 	}
 	ctl_done_order(&d, false);
+	/* Every Write carried the pattern: the region must hold it now. */
+	if (so.op == OP_WRITE && d.messages && !is_pattern(r.buf, r.buf_len))
+		r.corrupt++;
 	md.magic = UBPERF_MAGIC;
 	md.messages = r.messages;
 	md.bytes = r.bytes;
