@@ -20,6 +20,7 @@ BPF_CFLAGS := -g -O2 -target bpf $(WARN) -Iheaders -Ibpf -I/usr/include/$(MULTIA
 CFLAGS     ?= -O2 -g
 # snprintf truncation is how long names are bounded here, not a bug.
 CFLAGS     += $(WARN) -Wno-format-truncation -std=gnu11 -D_GNU_SOURCE -Iheaders -Iuser/lib -I$(BUILD)/skel -MMD -MP
+CFLAGS     += -Iuser/xsk -Iuser/endpoint
 
 # ISA-L's CRC-32 is 6-10x faster than zlib's; zlib stays as fallback and cross-check.
 HAVE_ISAL := $(shell test -f /usr/include/isa-l/crc.h && echo 1)
@@ -30,14 +31,16 @@ else
 PKT_LIBS := -lz
 endif
 BPF_LIBS := -lbpf -lelf -lz
+XDP_LIBS := -lxdp $(BPF_LIBS)
 
 # ---- BPF ----------------------------------------------------------------
 BPF_SRCS  := $(wildcard bpf/*.bpf.c) $(wildcard bench/*.bpf.c) $(wildcard tests/bpf/*.bpf.c)
 BPF_OBJS  := $(addprefix $(BUILD)/bpf/,$(notdir $(BPF_SRCS:.c=.o)))
 BPF_HDRS  := $(wildcard headers/*.h bpf/*.h bpf/lib/*.h bench/*.h)
 # Roles made of several programs, linked into one object so they share maps.
-ROLES     := ub2e
+ROLES     := ub2e ub_endpoint
 ub2e_PARTS := ub2e_to_uboe ub2e_to_ub
+ub_endpoint_PARTS := ub_endpoint
 ROLES     += caqm
 caqm_PARTS := caqm_stage
 SKELS     := $(addprefix $(BUILD)/skel/,$(addsuffix .skel.h,$(ROLES)))
@@ -72,13 +75,23 @@ UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/bin/%,$(UNIT_SRCS))
 
 TESTRUN_SRCS := $(wildcard tests/bpf/*.c)
-TESTRUN_SRCS := $(filter-out %.bpf.c,$(TESTRUN_SRCS))
+TESTRUN_SRCS := $(filter-out %.bpf.c tests/bpf/endpoint_testrun.c,$(TESTRUN_SRCS))
 TESTRUN_OBJS := $(TESTRUN_SRCS:%.c=$(BUILD)/obj/%.o)
 
 BENCH_SRCS := $(filter-out %.bpf.c,$(wildcard bench/*.c))
 BENCH_OBJS := $(BENCH_SRCS:%.c=$(BUILD)/obj/%.o)
 
-BINS := $(BUILD)/bin/ubctl $(TOOLS) $(UNIT_BINS)
+# AF_XDP port (user/xsk) and UBoE endpoint I/O (user/endpoint): their own
+# archive, since they need libxdp; ubperf and the endpoint tests link it.
+XSK_SRCS   := $(wildcard user/xsk/*.c user/endpoint/*.c)
+XSK_LIB    := $(BUILD)/lib/libubxdp_xsk.a
+UBPERF_SRCS := $(wildcard user/ubperf/*.c)
+EP_TOOLS   := $(patsubst tests/endpoint/%.c,$(BUILD)/bin/%,$(wildcard tests/endpoint/*.c))
+
+BINS := $(BUILD)/bin/ubctl $(TOOLS) $(UNIT_BINS) $(EP_TOOLS) $(BUILD)/bin/endpoint_testrun
+ifneq ($(UBPERF_SRCS),)
+BINS += $(BUILD)/bin/ubperf
+endif
 ifneq ($(TESTRUN_SRCS),)
 BINS += $(BUILD)/bin/ub2e_testrun
 endif
@@ -95,6 +108,19 @@ $(BUILD)/obj/%.o: %.c | $(SKELS)
 $(LIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
+
+$(XSK_LIB): $(XSK_SRCS:%.c=$(BUILD)/obj/%.o)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+$(BUILD)/bin/ubperf: $(UBPERF_SRCS:%.c=$(BUILD)/obj/%.o) $(XSK_LIB) $(LIB) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS) -lm
+
+$(EP_TOOLS): $(BUILD)/bin/%: $(BUILD)/obj/tests/endpoint/%.o $(XSK_LIB) $(LIB) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS)
+
+$(BUILD)/bin/endpoint_testrun: $(BUILD)/obj/tests/bpf/endpoint_testrun.o $(XSK_LIB) $(LIB) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS)
 
 $(BUILD)/bin/ubctl: $(UBCTL_OBJS) $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)

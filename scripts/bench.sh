@@ -29,3 +29,6 @@ trap ns_cleanup_all EXIT
 topo_single
 # nsenter --net only: the devices sw-ub / sw-ip resolve, bpffs stays the host's.
 ns_run "$NS_SW" "$BENCH" --bpf-dir "$BPF_DIR" --ub-if sw-ub --ip-if sw-ip "$@"
+
+# UBoE endpoint: ubperf over AF_XDP beside iperf3, goodput under loss on a routed hop.
+"$ROOT/scripts/bench_endpoint.sh"

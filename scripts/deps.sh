@@ -5,6 +5,8 @@ set -euo pipefail
 
 PKGS=(clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
       libisal-dev libcmocka-dev python3-scapy iproute2 iputils-ping ethtool tshark iperf3)
+# UBoE endpoint and ubperf: libxdp's AF_XDP API; its tests: loss on a routed hop, captures.
+PKGS+=(libxdp-dev nftables tcpdump)
 # vmtest also needs these; installed only when asked, they are large.
 VM_PKGS=(qemu-system-x86 busybox-static cpio)
 

@@ -5,7 +5,8 @@
 
 UBXDP_ROOT=${UBXDP_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 . "$UBXDP_ROOT/tests/lib/topo.env"
-NS_PREFIX=${NS_PREFIX:-ubx$$}
+# The trailing x: run 2206 must not clean up run 22065's namespaces.
+NS_PREFIX=${NS_PREFIX:-ubx$$x}
 
 # Why a test that needs namespaces cannot run here, or nothing.
 ns_unsupported() {

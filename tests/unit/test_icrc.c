@@ -253,6 +253,17 @@ static void test_chained_equals_reference(void **state)
 			assert_memory_equal(copy, buf, len);	/* input left alone */
 		}
 	}
+	/* The in-place fast path (IHL 5 and IPv6) on random contents, every length. */
+	for (size_t len = 0; len < 300; len++) {
+		for (int k = 0; k < 16; k++) {
+			for (size_t i = 0; i < len; i++)
+				buf[i] = (uint8_t)rand_r(&seed);
+			if (len)
+				buf[0] = k % 2 ? 0x45 : (uint8_t)(0x60 | (buf[0] & 0x0f));
+			assert_int_equal(ub_icrc(buf, len), ref_icrc(buf, len));
+			assert_int_equal(ub_icrc(buf, len), ub_icrc_with(ub_crc32_zlib, buf, len));
+		}
+	}
 }
 
 static void test_short_buffers(void **state)

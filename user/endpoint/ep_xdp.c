@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "ep_xdp.h"
+
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/if_link.h>
+
+#include "ub_endpoint.skel.h"
+
+struct ep_xdp {
+	struct ub_endpoint *skel;
+	int ifindex;
+	__u32 flags;
+};
+
+#define EP_CNT_NAME(id, name) [UB_EP_CNT_##id] = name,
+static const char *const cnt_names[UB_EP_CNT__MAX] = { UB_EP_COUNTERS(EP_CNT_NAME) };
+#undef EP_CNT_NAME
+
+const char *ep_xdp_counter_name(unsigned id)
+{
+	return id < UB_EP_CNT__MAX ? cnt_names[id] : "?";
+}
+
+struct ep_xdp *ep_xdp_attach(const char *ifname, bool generic, char *err, size_t errlen)
+{
+	struct ep_xdp *x = calloc(1, sizeof(*x));
+	int rc;
+
+	if (!x) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	x->ifindex = (int)if_nametoindex(ifname);
+	if (!x->ifindex) {
+		snprintf(err, errlen, "no device %s", ifname);
+		goto fail;
+	}
+	x->skel = ub_endpoint__open_and_load();
+	if (!x->skel) {
+		snprintf(err, errlen, "cannot load the endpoint XDP program: %s", strerror(errno));
+		goto fail;
+	}
+	x->flags = XDP_FLAGS_UPDATE_IF_NOEXIST | (generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
+	rc = bpf_xdp_attach(x->ifindex, bpf_program__fd(x->skel->progs.ub_endpoint), x->flags, NULL);
+	if (rc) {
+		snprintf(err, errlen, "cannot attach XDP to %s%s: %s", ifname,
+			 generic ? " (generic)" : " (native; try --generic)",
+			 rc == -EEXIST || rc == -EBUSY ? "another XDP program is attached" : strerror(-rc));
+		goto fail;
+	}
+	return x;
+fail:
+	ub_endpoint__destroy(x->skel);
+	free(x);
+	return NULL;
+}
+
+void ep_xdp_detach(struct ep_xdp *x)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
+
+	if (!x)
+		return;
+	/* Only our own program: never detach what someone attached since. */
+	opts.old_prog_fd = bpf_program__fd(x->skel->progs.ub_endpoint);
+	bpf_xdp_detach(x->ifindex, (x->flags & ~XDP_FLAGS_UPDATE_IF_NOEXIST) | XDP_FLAGS_REPLACE,
+		       &opts);
+	ub_endpoint__destroy(x->skel);
+	free(x);
+}
+
+int ep_xdp_xskmap_fd(const struct ep_xdp *x) { return bpf_map__fd(x->skel->maps.ub_ep_xsks); }
+int ep_xdp_ifindex(const struct ep_xdp *x) { return x->ifindex; }
+
+int ep_xdp_stats(const struct ep_xdp *x, uint64_t out[UB_EP_CNT__MAX])
+{
+	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(x->skel->maps.ub_ep_stats);
+	uint64_t *vals;
+
+	if (ncpu <= 0)
+		return -1;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals)
+		return -1;
+	for (__u32 id = 0; id < UB_EP_CNT__MAX; id++) {
+		out[id] = 0;
+		if (bpf_map_lookup_elem(fd, &id, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			out[id] += vals[c];
+	}
+	free(vals);
+	return 0;
+}

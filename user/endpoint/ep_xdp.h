@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Load bpf/ub_endpoint.bpf.c on one device (one instance per device, so each
+ * has its own XSKMAP keyed by rx queue), read its counters, detach it.
+ */
+#ifndef UBXDP_EP_XDP_H
+#define UBXDP_EP_XDP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ub_endpoint_maps.h"
+
+struct ep_xdp;
+
+/* NULL on failure with one line in err. generic: XDP_FLAGS_SKB_MODE. Refuses
+ * to replace a program already attached to the device. */
+struct ep_xdp *ep_xdp_attach(const char *ifname, bool generic, char *err, size_t errlen);
+void ep_xdp_detach(struct ep_xdp *x);
+int ep_xdp_xskmap_fd(const struct ep_xdp *x);
+int ep_xdp_ifindex(const struct ep_xdp *x);
+/* Counters summed over CPUs; 0 on success. */
+int ep_xdp_stats(const struct ep_xdp *x, uint64_t out[UB_EP_CNT__MAX]);
+const char *ep_xdp_counter_name(unsigned id);
+
+#endif
