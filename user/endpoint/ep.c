@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ep_xdp.h"
+#include "tpg.h"
 #include "ubpkt.h"
 #include "uboe_wrap.h"
 #include "ub_wire.h"
@@ -179,7 +180,7 @@ static unsigned do_rx(struct ep *e, uint64_t now)
 	unsigned n = xsk_port_rx(e->port, -1, fr, BATCH);
 
 	for (unsigned i = 0; i < n; i++) {
-		struct tp_rx_meta meta;
+		struct tp_rx_meta meta = { 0 };
 		struct ub_view v;
 		const uint8_t *tp;
 
@@ -191,6 +192,7 @@ static unsigned do_rx(struct ep *e, uint64_t now)
 		} else {
 			tp = (const uint8_t *)v.tph;
 			meta.ecn = v.ecn;
+			meta.entropy = v.sport;
 			e->st.ce_marked += v.ecn == ECN_CE;
 			if (tp_ep_rx(e->tp, now, tp, (size_t)(v.payload + v.payload_len - tp), &meta) ==
 			    TP_RX_DROP)
@@ -234,8 +236,8 @@ static unsigned do_tx(struct ep *e, uint64_t now)
 		memcpy(f.dst_mac, c->peer->nh.dst_mac, 6);
 		memcpy(f.src_ip, c->peer->nh.src_ip, 16);
 		memcpy(f.dst_ip, c->peer->ip, 16);
-		f.sport = c->sport;
-		f.flow_label = c->sport;
+		f.sport = c->tpg ? tpg_entropy(c->tpg, &info) : c->sport;
+		f.flow_label = f.sport;
 		f.ecn = ECN_ECT0;
 		f.dscp = e->cfg.dscp;
 		/* Headers go right before the TP packet; the descriptor points there. */

@@ -26,6 +26,8 @@
 #include "nexthop.h"
 #include "tp.h"
 
+struct tpg;
+
 struct ep_config {
 	const char *dev;
 	bool generic;		/* XDP in SKB mode */
@@ -47,6 +49,7 @@ struct ep_chan {
 	struct tp_chan *tp;
 	struct ep_peer *peer;
 	uint16_t sport;		/* UDP source port: entropy of this channel */
+	struct tpg *tpg;	/* per-packet LB: the group picks the port per packet */
 	void *app;		/* the application's */
 };
 

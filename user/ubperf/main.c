@@ -35,7 +35,9 @@ static void usage(FILE *f)
 		"  --generic      XDP in generic (SKB) mode\n"
 		"  --zerocopy     AF_XDP zero-copy (the NIC must support it)\n"
 		"  --json         one JSON summary object on stdout\n"
-		"  --verbose      also every non-zero transport counter\n",
+		"  --verbose      also every non-zero transport counter\n"
+		"  --cc CC        congestion control per channel: none (default), ldcp, dcqcn, caqm\n"
+		"  --lb LB        the channels as one group: flow (default: a port each), packet\n",
 		UBPERF_MAX_CHANS, UBPERF_DEFAULT_PORT);
 }
 
@@ -102,6 +104,7 @@ int main(int argc, char **argv)
 		{ "rto", required_argument, 0, 'r' }, { "port", required_argument, 0, 'P' },
 		{ "wait", required_argument, 0, 'W' }, { "stall", required_argument, 0, 'S' },
 		{ "generic", no_argument, 0, 'g' }, { "zerocopy", no_argument, 0, 'z' },
+		{ "cc", required_argument, 0, 'C' }, { "lb", required_argument, 0, 'L' },
 		{ "json", no_argument, 0, 'j' }, { "verbose", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' }, { 0 },
 	};
 	struct ubperf_opts o = {
@@ -128,6 +131,14 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'd': o.dev = optarg; break;
 		case 'p': o.peer = optarg; break;
+		case 'C':
+			if (tp_cc_algo_parse(optarg, &o.cc))
+				return bad("--cc", optarg);
+			break;
+		case 'L':
+			if (tpg_lb_parse(optarg, &o.lb))
+				return bad("--lb", optarg);
+			break;
 		case 'm':
 			if (tp_mode_parse(optarg, &o.mode))
 				return bad("--mode", optarg);

@@ -44,6 +44,8 @@ struct run {
 	uint64_t t_start, t_end, last_progress;
 	uint32_t token;
 	uint64_t va;
+	struct tp_cc *cc[UBPERF_MAX_CHANS];	/* --cc: one instance per channel */
+	struct tpg *g;				/* --lb: the channels as one group */
 };
 
 static int fail(struct run *r, const char *fmt, ...)
@@ -91,16 +93,46 @@ static int open_ep(struct run *r)
 
 static int make_chans(struct run *r)
 {
+	struct tpg_config gc = { .lb = r->o->lb };
+
+	r->g = tpg_create(&gc);
+	if (!r->g)
+		return fail(r, "cannot create the channel group: %s", strerror(errno));
 	for (uint32_t i = 0; i < r->o->channels; i++) {
 		struct tp_chan_config cc;
+		struct tp_cc_config ccc = { .algo = r->o->cc, .mtu = r->o->mtu };
 
 		chan_config(r->o, &cc);
+		tpg_prepare(r->g, &cc, &ccc, 1);
+		if (r->o->cc != TP_CC_NONE) {
+			r->cc[i] = tp_cc_create(&ccc);
+			if (!r->cc[i])
+				return fail(r, "cannot create %s for channel %u: %s",
+					    tp_cc_algo_name(r->o->cc), i, strerror(errno));
+			tp_cc_attach(r->cc[i], &cc);
+		}
 		r->ch[i].peer = &r->peer;
 		r->ch[i].app = (void *)(uintptr_t)i;
+		r->ch[i].tpg = r->o->lb == TPG_LB_PACKET ? r->g : NULL;
 		if (!ep_chan_create(r->ep, &r->ch[i], &cc))
 			return fail(r, "cannot create TP channel %u: %s", i, strerror(errno));
+		tpg_add(r->g, r->ch[i].tp);
 	}
 	return 0;
+}
+
+static void cc_totals(const struct run *r, uint64_t *sent, uint64_t *rcvd)
+{
+	*sent = *rcvd = 0;
+	for (uint32_t i = 0; i < UBPERF_MAX_CHANS; i++) {
+		struct tp_cc_stats st;
+
+		if (!r->cc[i])
+			continue;
+		tp_cc_get_stats(r->cc[i], &st);
+		*sent += st.cnp_sent;
+		*rcvd += st.cnp_rcvd;
+	}
 }
 
 static void cleanup(struct run *r)
@@ -108,6 +140,9 @@ static void cleanup(struct run *r)
 	for (uint32_t i = 0; i < UBPERF_MAX_CHANS; i++)
 		if (r->ch[i].tp)
 			tp_chan_destroy(r->ch[i].tp);
+	for (uint32_t i = 0; i < UBPERF_MAX_CHANS; i++)
+		tp_cc_destroy(r->cc[i]);
+	tpg_destroy(r->g);
 	ep_close(r->ep);
 	if (r->ctl >= 0)
 		close(r->ctl);
@@ -142,11 +177,12 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 	double bps = secs > 0 ? (double)r->bytes * 8 / secs : 0;
 	struct tp_stats ts;
 	struct ep_stats es;
-	uint64_t rtx;
+	uint64_t rtx, cnp_sent, cnp_rcvd;
 
 	tp_ep_stats(ep_tp(r->ep), &ts);
 	ep_get_stats(r->ep, &es);
 	rtx = ts.rtx_rto + ts.rtx_nak + ts.rtx_sack + ts.rtx_mark;
+	cc_totals(r, &cnp_sent, &cnp_rcvd);
 	qsort(r->lat, r->nlat, sizeof(r->lat[0]), cmp_u64);
 	if (o->json) {
 		printf("{\"role\": \"%s\", \"mode\": \"%s\", \"op\": \"%s\", \"ta\": \"%s\", "
@@ -158,13 +194,16 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 		       "\"rto_fired\": %" PRIu64 ", \"ecn_ce\": %" PRIu64 ", \"icrc_bad\": %" PRIu64 ", "
 		       "\"latency_us\": {\"p50\": %.1f, \"p99\": %.1f, \"p999\": %.1f}, "
 		       "\"frames\": {\"rx\": %" PRIu64 ", \"tx\": %" PRIu64 "}, "
-		       "\"out_of_order\": %" PRIu64 ", \"corrupt\": %" PRIu64 "}\n",
+		       "\"out_of_order\": %" PRIu64 ", \"corrupt\": %" PRIu64 ", "
+		       "\"cc\": \"%s\", \"lb\": \"%s\", \"cnp\": {\"sent\": %" PRIu64
+		       ", \"received\": %" PRIu64 "}}\n",
 		       server ? "server" : "client", tp_mode_name(o->mode), op_names[o->op],
 		       ta_names[o->ta], o->size, o->channels, secs, bps, r->messages, r->bytes,
 		       peer_messages, rtx, ts.rtx_rto, ts.rtx_nak, ts.rtx_sack, ts.rtx_mark,
 		       ts.rto_fired, es.ce_marked, es.icrc_bad, pct_us(r->lat, r->nlat, 0.5),
 		       pct_us(r->lat, r->nlat, 0.99), pct_us(r->lat, r->nlat, 0.999),
-		       es.rx_frames, es.tx_frames, r->bad_seq, r->corrupt);
+		       es.rx_frames, es.tx_frames, r->bad_seq, r->corrupt, tp_cc_algo_name(o->cc),
+		       tpg_lb_name(o->lb), cnp_sent, cnp_rcvd);
 		return;
 	}
 	printf("ubperf %s: %s %s/%s, %u B x %u channel(s), %.2f s\n", server ? "server" : "client",
@@ -372,6 +411,8 @@ int ubperf_client(const struct ubperf_opts *o)
 	h.window = o->window;
 	h.depth = o->depth;
 	h.rto_us = (uint32_t)(o->rto_ns / 1000);
+	h.cc = o->cc;
+	h.lb = o->lb;
 	for (uint32_t c = 0; c < o->channels; c++) {
 		h.ch[c].tpn = tp_chan_tpn(r.ch[c].tp);
 		h.ch[c].init_psn = tp_chan_init_psn(r.ch[c].tp);
@@ -541,7 +582,7 @@ int ubperf_server(const struct ubperf_opts *o)
 	if (h.magic != UBPERF_MAGIC || h.channels == 0 || h.channels > UBPERF_MAX_CHANS ||
 	    h.mode > TP_MODE_UTP || h.op > OP_READ || h.ta > TP_TA_ROT || h.size == 0 ||
 	    h.size > (64u << 20) || h.depth == 0 || h.depth > 256 || h.mtu < 64 || h.mtu > 3072 ||
-	    h.window == 0 || h.window >= TP_PSN_HALF) {
+	    h.window == 0 || h.window >= TP_PSN_HALF || h.cc > TP_CC_CAQM || h.lb > TPG_LB_PACKET) {
 		fail(&r, "client %s sent a bad test description", peer_s);
 		goto out;
 	}
@@ -554,6 +595,8 @@ int ubperf_server(const struct ubperf_opts *o)
 	so.window = h.window;
 	so.depth = h.depth;
 	so.rto_ns = (uint64_t)h.rto_us * 1000;
+	so.cc = (enum tp_cc_algo)h.cc;
+	so.lb = (enum tpg_lb)h.lb;
 	r.o = &so;
 	/* Send: depth x 2 receive buffers per channel; Write/Read: one region. */
 	r.buf_len = so.op == OP_SEND ? (size_t)so.channels * so.depth * 2 * so.size : so.size;

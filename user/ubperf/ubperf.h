@@ -7,7 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cc.h"
 #include "tp.h"
+#include "tpg.h"
 
 #define UBPERF_MAX_CHANS	64
 #define UBPERF_DEFAULT_PORT	4793	/* TCP control, like perftest's out-of-band exchange */
@@ -32,6 +34,8 @@ struct ubperf_opts {
 	uint64_t rto_ns;	/* 0: dynamic */
 	double wait_s;		/* how long to wait for the peer */
 	double stall_s;		/* no completion this long: the peer is gone */
+	enum tp_cc_algo cc;	/* congestion control per channel */
+	enum tpg_lb lb;		/* the channels form a group: per-flow / per-packet LB */
 };
 
 /*
@@ -49,6 +53,7 @@ struct ctl_hello {
 	uint32_t magic, mode, op, ta, size, channels, mtu, window, depth;
 	uint32_t rto_us;
 	struct ctl_chan ch[UBPERF_MAX_CHANS];
+	uint32_t cc, lb;	/* enum tp_cc_algo, enum tpg_lb */
 };
 
 struct ctl_welcome {
