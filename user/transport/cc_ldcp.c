@@ -35,7 +35,10 @@ static bool ld_can_send(void *ctx, uint64_t now, uint64_t core_inflight, uint32_
 	struct tp_cc *cc = ctx;
 	uint32_t in = inflight(cc);
 
-	(void)core_inflight;	/* LDCP keeps its own, per the rules above */
+	/* LDCP keeps its own count, per the rules above; the core's is a bound
+	 * (an acknowledgement without CETPH still frees what it covers). */
+	if (core_inflight < in)
+		in = (uint32_t)core_inflight;
 	cc->now = now;
 	return in == 0 || (double)in + bytes <= cc->w.cw;
 }
