@@ -245,6 +245,56 @@ static void plain_sr_spurious_rtx(void **state)
 	assert_true(r.rtx > 0);
 }
 
+/*
+ * Per-path congestion with DCQCN: packets sprayed over a congested, marking
+ * path 0 and an idle path 1. A per-packet group (paths = 2) cuts only when
+ * both paths were marked: no CNP while path 1 is clean, CNPs once both
+ * mark. The same spraying on a channel that knows one path cuts at once.
+ */
+static uint64_t cnps_sprayed(bool group, bool both_congested)
+{
+	struct tp_net_cfg nc;
+	struct tp_chan_config base;
+	struct tp_cc_config cc = { .algo = TP_CC_DCQCN, .line_rate_bps = 25 * GBPS };
+	struct tpg_config gc = { .lb = TPG_LB_PACKET };
+	struct tp_cc_stats st;
+	uint64_t cnps;
+	struct ccf b;
+
+	two_paths(&nc, 4 * US, 4 * US, 8 * 1024);
+	nc.path[0].rate_bps = 5 * GBPS;
+	if (both_congested)
+		nc.path[1].rate_bps = 5 * GBPS;
+	else
+		nc.path[1].ecn_thresh = 0;	/* never marks */
+	chan_base(&base);
+	base.rto_static_ns = TP_RTO_16MS;
+	if (group) {
+		assert_int_equal(ccf_init_tpg(&b, 1, 1, &nc, &cc, &base, 65536, 4, 0, 5, &gc), 0);
+	} else {
+		nc.entropy = by_psn;
+		assert_int_equal(ccf_init(&b, 1, 1, &nc, &cc, &base, 65536, 4, 0, 5), 0);
+	}
+	ccf_run(&b, 2 * MS);
+	tp_cc_get_stats(b.f[0].c[0].cc[1], &st);
+	cnps = st.cnp_sent;
+	print_message("# %s, %s: marked %llu/%llu, CNPs %llu\n", group ? "group" : "plain",
+		      both_congested ? "both paths congested" : "path 0 congested",
+		      (unsigned long long)tp_net_path(b.net, 0)->marked,
+		      (unsigned long long)tp_net_path(b.net, 1)->marked, (unsigned long long)cnps);
+	assert_true(tp_net_path(b.net, 0)->marked > 0);
+	ccf_free(&b);
+	return cnps;
+}
+
+static void per_packet_cut_only_when_all_paths_marked(void **state)
+{
+	(void)state;
+	assert_int_equal(cnps_sprayed(true, false), 0);
+	assert_true(cnps_sprayed(true, true) > 0);
+	assert_true(cnps_sprayed(false, false) > 0);	/* the control */
+}
+
 static double goodput(unsigned nchan, struct tp_net_cfg *nc)
 {
 	struct tp_chan_config base;
@@ -288,6 +338,7 @@ int main(void)
 		cmocka_unit_test(prepare_per_packet),
 		cmocka_unit_test(per_packet_no_spurious_rtx),
 		cmocka_unit_test(plain_sr_spurious_rtx),
+		cmocka_unit_test(per_packet_cut_only_when_all_paths_marked),
 		cmocka_unit_test(group_of_two_doubles),
 	};
 
