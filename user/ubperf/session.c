@@ -170,6 +170,26 @@ static double pct_us(const uint64_t *v, size_t n, double p)
 	return (double)v[i] / 1000.0;
 }
 
+/* Closes the summary object: what each channel sent, delivered and its CC saw. */
+static void per_channel_json(const struct run *r, double secs)
+{
+	printf(", \"per_channel\": [");
+	for (uint32_t i = 0; i < r->o->channels; i++) {
+		struct tp_cc_stats cs = { 0 };
+		struct tp_stats ts;
+
+		tp_chan_stats(r->ch[i].tp, &ts);
+		if (r->cc[i])
+			tp_cc_get_stats(r->cc[i], &cs);
+		printf("%s{\"sent_bps\": %.0f, \"delivered_bps\": %.0f, \"cnp_sent\": %" PRIu64
+		       ", \"cnp_received\": %" PRIu64 ", \"rate_bps\": %" PRIu64 ", \"cw\": %" PRIu64
+		       "}", i ? ", " : "", secs > 0 ? (double)ts.tx_bytes * 8 / secs : 0,
+		       secs > 0 ? (double)ts.bytes_delivered * 8 / secs : 0, cs.cnp_sent,
+		       cs.cnp_rcvd, r->o->cc == TP_CC_DCQCN ? cs.rate_bps : 0, cs.cw);
+	}
+	printf("]}\n");
+}
+
 static void report(struct run *r, uint64_t peer_messages, bool server)
 {
 	const struct ubperf_opts *o = r->o;
@@ -196,7 +216,7 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 		       "\"frames\": {\"rx\": %" PRIu64 ", \"tx\": %" PRIu64 "}, "
 		       "\"out_of_order\": %" PRIu64 ", \"corrupt\": %" PRIu64 ", "
 		       "\"cc\": \"%s\", \"lb\": \"%s\", \"cnp\": {\"sent\": %" PRIu64
-		       ", \"received\": %" PRIu64 "}}\n",
+		       ", \"received\": %" PRIu64 "}",
 		       server ? "server" : "client", tp_mode_name(o->mode), op_names[o->op],
 		       ta_names[o->ta], o->size, o->channels, secs, bps, r->messages, r->bytes,
 		       peer_messages, rtx, ts.rtx_rto, ts.rtx_nak, ts.rtx_sack, ts.rtx_mark,
@@ -204,6 +224,7 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 		       pct_us(r->lat, r->nlat, 0.99), pct_us(r->lat, r->nlat, 0.999),
 		       es.rx_frames, es.tx_frames, r->bad_seq, r->corrupt, tp_cc_algo_name(o->cc),
 		       tpg_lb_name(o->lb), cnp_sent, cnp_rcvd);
+		per_channel_json(r, secs);
 		return;
 	}
 	printf("ubperf %s: %s %s/%s, %u B x %u channel(s), %.2f s\n", server ? "server" : "client",
@@ -219,6 +240,9 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 	printf("  frames rx %" PRIu64 " tx %" PRIu64 ", ECN CE %" PRIu64 ", bad ICRC %" PRIu64
 	       ", TP dropped %" PRIu64 "\n", es.rx_frames, es.tx_frames, es.ce_marked, es.icrc_bad,
 	       es.tp_drop);
+	if (o->cc != TP_CC_NONE || o->lb != TPG_LB_FLOW)
+		printf("  cc %s, lb %s: CNPs sent %" PRIu64 ", received %" PRIu64 "\n",
+		       tp_cc_algo_name(o->cc), tpg_lb_name(o->lb), cnp_sent, cnp_rcvd);
 	if (o->verbose) {
 		printf("    tx ring full %" PRIu64 ", no free frame %" PRIu64 ", AF_XDP rx dropped %" PRIu64
 		       " rx ring full %" PRIu64 " fill ring empty %" PRIu64 "\n", es.tx_ring_full,
