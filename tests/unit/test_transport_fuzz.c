@@ -329,7 +329,11 @@ static void fuzz_rx(void **state)
 			uint8_t *copy = malloc(len ? len : 1);	/* exact size: ASan sees overreads */
 			struct tp_rx_meta meta = { .ecn = (uint8_t)rnd(4) };
 
+			struct tp_hello h;
+
 			memcpy(copy, b, len);
+			if (!tp_hello_parse(copy, len, &h))	/* never, short of a forgery */
+				assert_true(h.tpn <= TP_PSN_MASK && h.mode <= TP_MODE_UTP);
 			tp_ep_rx(m.ep, now, copy, len, &meta);
 			free(copy);
 		}

@@ -15,6 +15,7 @@
 
 #include "tp.h"
 #include "ubhdr.h"
+#include "ubpkt.h"
 
 #define PEER_TPN	77
 #define BASE		(TP_PSN_MASK - 2)	/* 0xfffffd: wraps after 3 packets */
@@ -305,13 +306,68 @@ static void config_checked(void **state)
 	assert_int_not_equal(tp_chan_tpn(a), tp_chan_tpn(b));
 	assert_int_not_equal(tp_chan_init_psn(a), tp_chan_init_psn(b));	/* random */
 	assert_int_equal(tp_post_send(a, "x", 1, 0), -ENOTCONN);
+	{
+		/* Bounded queues: posted operations, receive buffers. */
+		struct tp_chan_config q = { .max_ops = 2 };
+		struct tp_chan *qc = tp_chan_create(ep, &q);
+		char buf[4];
+
+		assert_non_null(qc);
+		assert_int_equal(tp_chan_connect(qc, 9, 0), 0);
+		assert_int_equal(tp_post_send(qc, "x", 1, 0), 0);
+		assert_int_equal(tp_post_write(qc, "x", 1, 0, 1, 1), 0);
+		assert_int_equal(tp_post_send(qc, "x", 1, 2), -EAGAIN);
+		assert_int_equal(tp_chan_outstanding(qc), 2);
+		assert_int_equal(tp_post_recv(qc, buf, 4, 0), 0);
+		assert_int_equal(tp_post_recv(qc, buf, 4, 1), 0);
+		assert_int_equal(tp_post_recv(qc, buf, 4, 2), -EAGAIN);
+		assert_int_equal(tp_post_send(qc, NULL, 5, 3), -EAGAIN);
+		tp_chan_destroy(qc);
+	}
 	assert_int_equal(tp_chan_connect(a, 1u << 24, 0), -EINVAL);
+	assert_int_equal(tp_chan_connect(a, 5, 0), 0);
+	assert_int_equal(tp_chan_connect(a, 5, 0), -EISCONN);
 	assert_int_equal(tp_mode_parse("rtp-gbn-fast", &m), 0);
 	assert_int_equal(m, TP_MODE_RTP_GBN_FAST);
 	assert_int_equal(tp_mode_parse("rtp", &m), -EINVAL);
 	assert_int_equal(tp_psn_diff(1, TP_PSN_MASK), 2);
 	assert_int_equal(tp_psn_diff(TP_PSN_MASK, 1), -2);
 	tp_ep_destroy(ep);
+}
+
+/* Whole frames: the packet library parses, the ICRC is checked, ECN passes. */
+static void frames_in(void **state)
+{
+	struct rx r;
+	uint8_t p[128], f[512];
+	struct ub_pkt_spec spec;
+	struct tp_stats st;
+	size_t n, fl;
+
+	(void)state;
+	rx_setup(&r, TP_MODE_RTP_SR, 8);
+	n = data_pkt(p, &r, BASE, false, false);
+	ub_pkt_spec_init(&spec);
+	spec.ecn = 3;	/* CE */
+	assert_int_equal(tp_pkt_to_spec(p, n, &spec), 0);
+	assert_int_equal(spec.payload_len, 40);
+	assert_true(spec.has_tah);
+	fl = ub_build_uboe(&spec, f, sizeof(f));
+	assert_true(fl > n);
+	f[fl - 6] ^= 1;						/* payload: ICRC breaks */
+	assert_int_equal(tp_ep_rx_frame(r.ep, 0, f, fl), TP_RX_DROP);
+	f[fl - 6] ^= 1;
+	assert_int_equal(tp_ep_rx_frame(r.ep, 0, f, fl), TP_RX_OK);
+	assert_int_equal(tp_ep_rx_frame(r.ep, 0, f, 30), TP_RX_DROP);	/* not UB */
+	memset(f + 12, 0x08, 1);
+	f[13] = 0x06;						/* ARP */
+	assert_int_equal(tp_ep_rx_frame(r.ep, 0, f, fl), TP_RX_DROP);
+	tp_ep_stats(r.ep, &st);
+	assert_int_equal(st.rx_bad_icrc, 1);
+	assert_int_equal(st.rx_not_ub, 2);
+	assert_int_equal(st.rx_inorder, 1);
+	assert_int_equal(st.rx_ecn_ce, 1);
+	tp_ep_destroy(r.ep);
 }
 
 int main(void)
@@ -322,6 +378,7 @@ int main(void)
 		cmocka_unit_test(gbn_nak_once),
 		cmocka_unit_test(malformed_counted),
 		cmocka_unit_test(config_checked),
+		cmocka_unit_test(frames_in),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

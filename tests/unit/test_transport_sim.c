@@ -81,6 +81,12 @@ static void clean_link(void **state)
 	}
 }
 
+struct psn_log;
+static bool log_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now);
+static void log_attach(struct tp_sim_cfg *s, struct psn_log *l, const struct tp_chan_config *c0);
+static void log_window(struct psn_log *l, uint32_t base, uint32_t window);
+static uint32_t log_window_violations(const struct psn_log *l);
+
 /*
  * Many short seeds per mode over a bad link: loss both ways, duplicates,
  * reordering; half the seeds start just below the PSN wrap so the run
@@ -94,6 +100,10 @@ static void lossy_seeds(enum tp_mode mode, uint64_t nseeds)
 		struct tp_pair p;
 		struct tp_stats st;
 		uint32_t psn0 = 0;
+		static struct psn_log *l;
+
+		if (!l)
+			l = calloc(1, 65536);	/* struct psn_log is defined below */
 
 		chan_cfg(c, mode);
 		if (seed % 2 == 0) {
@@ -110,8 +120,12 @@ static void lossy_seeds(enum tp_mode mode, uint64_t nseeds)
 			s.dir[i].reorder = 0.05;
 			s.dir[i].reorder_ns = 20 * US;
 		}
+		log_attach(&s, l, &c[0]);
 		assert_int_equal(pair_init(&p, c, &s, 60, 1500, seed), 0);
+		log_window(l, tp_chan_init_psn(p.ch[0]), c[0].window);
 		PAIR_CHECK(&p, pair_run(&p, 10000 * MS));
+		/* The window binds here (BDP ~77 packets > 64): never passed. */
+		assert_int_equal(log_window_violations(l), 0);
 		tp_chan_stats(p.ch[0], &st);
 		assert_true(st.tx_data > 0);
 		if (psn0) {
@@ -144,6 +158,8 @@ struct psn_log {
 	uint32_t max_ack_off;		/* highest cumulative ack from ep 1 (offset) */
 	bool any_ack;
 	uint32_t taack_acks;		/* TPACKs from ep 1 carrying a TAACK */
+	uint32_t window;		/* if set: no new PSN beyond the last ack + window */
+	uint32_t window_violations;
 	uint32_t drop_ack_off;		/* drop ep 1's acks of this PSN offset... */
 	uint64_t drop_ack_until;	/* ...until then */
 };
@@ -160,12 +176,15 @@ static bool log_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now)
 			return true;
 		if (now < l->drop_ack_until && ((f.psn - l->base) & TP_PSN_MASK) == l->drop_ack_off)
 			return true;
-		if (f.opcode == UB_TP_ACK && f.rspst == UB_RSPST_ACK) {
-			uint32_t off = (f.psn - l->base) & TP_PSN_MASK;
+		if ((f.opcode == UB_TP_ACK || f.opcode == UB_TP_SACK) &&
+		    (f.rspst == UB_RSPST_ACK || f.rspst == UB_RSPST_NAK)) {
+			/* Cumulative: TPACK/TPSACK PSN, TPNAK PSN - 1. */
+			uint32_t cum = f.rspst == UB_RSPST_NAK ? f.psn - 1 : f.psn;
+			uint32_t off = (cum - l->base) & TP_PSN_MASK;
 
-			if (!l->any_ack || off > l->max_ack_off)
+			if (off != TP_PSN_MASK && (!l->any_ack || off > l->max_ack_off))
 				l->max_ack_off = off;
-			l->any_ack = true;
+			l->any_ack = l->any_ack || off != TP_PSN_MASK;
 			if (f.nlp == UB_NLP_TAH && p->len >= sizeof(struct ub_tph) + sizeof(struct ub_tah)) {
 				struct ub_tah_fields t;
 
@@ -190,6 +209,10 @@ static bool log_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now)
 		}
 		if (off >= 4096)
 			return false;
+		/* The sender's una is at most one past any ack already sent. */
+		if (l->window && !p->info.rtx &&
+		    off >= (l->any_ack ? l->max_ack_off + 1 : 0) + l->window)
+			l->window_violations++;
 		l->tx[off]++;
 		if ((off == l->drop_psn && l->drops[off] < l->drop_times) ||
 		    (l->loss > 0 && (double)(tp_sim_rand(&l->rng) >> 11) / (double)(1ull << 53) < l->loss)) {
@@ -208,6 +231,15 @@ static void log_attach(struct tp_sim_cfg *s, struct psn_log *l, const struct tp_
 	s->filter = log_filter;
 	s->filter_ctx = l;
 }
+
+static void log_window(struct psn_log *l, uint32_t base, uint32_t window)
+{
+	assert_true(sizeof(*l) <= 65536);
+	l->base = base;
+	l->window = window;
+}
+
+static uint32_t log_window_violations(const struct psn_log *l) { return l->window_violations; }
 
 /* Tail loss: the last packet of the last message is lost once; only the RTO
  * can recover it (nothing follows to raise a NAK or a SACK). */
@@ -294,12 +326,14 @@ static void sr_no_double_retransmission(void **state)
 		log_attach(&s, &l, &c[0]);
 		l.loss = 0.05;
 		l.rng = seed;
+		l.window = c[0].window;
 		assert_int_equal(pair_init(&p, c, &s, 60, 1500, seed), 0);
 		PAIR_CHECK(&p, pair_run(&p, 10000 * MS));
 		for (uint32_t i = 0; i < 4096; i++)
 			if (l.tx[i] != (l.tx[i] ? 1 + l.drops[i] : 0))
 				fail_msg("seed %llu PSN +%u sent %u times, lost %u",
 					 (unsigned long long)seed, i, l.tx[i], l.drops[i]);
+		assert_int_equal(l.window_violations, 0);
 		tp_chan_stats(p.ch[0], &st);
 		mark += st.rtx_mark;
 		pair_free(&p);
@@ -333,6 +367,43 @@ static void sr_markpsn_no_rto(void **state)
 	assert_int_equal(st.rto_fired, 0);
 	assert_int_equal(st.rtx_sack, 1);
 	assert_int_equal(st.rtx_mark, 1);
+	pair_free(&p);
+}
+
+/* The largest receive range (2048) with a window past the largest SACK
+ * bitmap (1024 bits): nothing inferred beyond what a bitmap covers. */
+static void sr_large_range(void **state)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct psn_log l;
+	struct tp_stats st;
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_SR);
+	for (int i = 0; i < 2; i++) {
+		c[i].ooo_range = 2048;
+		c[i].window = 2000;
+		c[i].mtu = 128;
+		c[i].rto_static_ns = 5 * MS;
+	}
+	c[0].fixed_init_psn = true;
+	c[0].init_psn = TP_PSN_MASK - 1000;
+	link_cfg(&s, 16);
+	for (int i = 0; i < 2; i++)
+		s.dir[i].delay_ns = 200 * US;	/* BDP above the window */
+	log_attach(&s, &l, &c[0]);
+	l.loss = 0.01;
+	l.rng = 16;
+	assert_int_equal(pair_init(&p, c, &s, 80, 8000, 16), 0);
+	p.window_ops = 80;
+	PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+	/* Every resend answered a real loss of that PSN (as in the small range). */
+	for (uint32_t i = 0; i < 4096; i++)
+		assert_int_equal(l.tx[i], l.tx[i] ? 1 + l.drops[i] : 0);
+	tp_chan_stats(p.ch[0], &st);
+	assert_true(st.rtx_sack > 0);
 	pair_free(&p);
 }
 
@@ -595,26 +666,79 @@ static void rnr_answered_and_retried(void **state)
 	}
 }
 
-/* RNR retries run out: the Send completes with TP_ST_RNR. */
+/* RNR retries run out: the Send completes with TP_ST_RNR. The target's RNR
+ * RSPINFO (wait 2^n us) stretches the initiator's wait between retries. */
 static void rnr_retries_exhausted(void **state)
 {
+	uint64_t took[2];
+
+	(void)state;
+	for (int code = 0; code < 2; code++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct tp_stats a;
+
+		chan_cfg(c, TP_MODE_RTP_SR);
+		c[0].rnr_retry = 2;
+		c[0].rnr_delay_ns = 30 * US;
+		c[1].rnr_wait_code = code ? 8 : 0;	/* 256 us */
+		link_cfg(&s, 11);
+		assert_int_equal(pair_init(&p, c, &s, 1, 100, 11), 0);
+		p.no_recv = true;
+		PAIR_CHECK(&p, pair_run(&p, 100 * MS));
+		assert_int_equal(p.send_errors, 1);
+		assert_int_equal(p.send_error, TP_ST_RNR);
+		tp_chan_stats(p.ch[0], &a);
+		assert_int_equal(a.ta_retry_rnr, 2);
+		took[code] = tp_sim_now(p.sim);
+		pair_free(&p);
+	}
+	assert_true(took[0] < 2 * 256 * US);
+	assert_true(took[1] >= 2 * 256 * US);
+}
+
+/* A Send longer than the posted buffer: completer error at both ends, the
+ * buffer comes back with the error, and the channel goes on. */
+static void send_too_long(void **state)
+{
+	static uint8_t big[3000];
 	struct tp_chan_config c[2];
 	struct tp_sim_cfg s;
 	struct tp_pair p;
-	struct tp_stats a;
+	struct tp_event ev;
+	int got_recv = 0, got_done = 0;
 
 	(void)state;
 	chan_cfg(c, TP_MODE_RTP_SR);
-	c[0].rnr_retry = 2;
-	c[0].rnr_delay_ns = 30 * US;
-	link_cfg(&s, 11);
-	assert_int_equal(pair_init(&p, c, &s, 1, 100, 11), 0);
-	p.no_recv = true;
-	PAIR_CHECK(&p, pair_run(&p, 100 * MS));
-	assert_int_equal(p.send_errors, 1);
-	assert_int_equal(p.send_error, TP_ST_RNR);
-	tp_chan_stats(p.ch[0], &a);
-	assert_int_equal(a.ta_retry_rnr, 2);
+	link_cfg(&s, 15);
+	assert_int_equal(pair_init(&p, c, &s, 0, 1000, 15), 0);
+	assert_int_equal(tp_post_recv(p.ch[1], p.rbuf[0], 1000, 0), 0);
+	assert_int_equal(tp_post_recv(p.ch[1], p.rbuf[1], 1000, 1), 0);
+	assert_int_equal(tp_post_send(p.ch[0], big, sizeof(big), 7), 0);
+	assert_int_equal(tp_post_send(p.ch[0], big, 500, 8), 0);
+	assert_int_equal(tp_chan_outstanding(p.ch[0]), 2);
+	tp_sim_run(p.sim, 10 * MS, NULL, NULL);
+	assert_int_equal(tp_chan_outstanding(p.ch[0]), 0);
+	assert_int_equal(tp_chan_inflight_bytes(p.ch[0]), 0);
+	while (tp_ep_poll(p.ep[1], &ev)) {
+		assert_int_equal(ev.type, TP_EV_RECV);
+		if (ev.wr_id == 0) {
+			assert_int_equal(ev.status, TP_ST_COMPLETER_ERR);
+			assert_int_equal(ev.rspinfo, TP_RSPINFO_TOO_LONG);
+		} else {
+			assert_int_equal(ev.status, TP_ST_OK);
+		}
+		got_recv++;
+	}
+	while (tp_ep_poll(p.ep[0], &ev)) {
+		assert_int_equal(ev.type, TP_EV_SEND_DONE);
+		assert_int_equal(ev.status, ev.wr_id == 7 ? TP_ST_COMPLETER_ERR : TP_ST_OK);
+		assert_int_equal(ev.rspinfo, ev.wr_id == 7 ? TP_RSPINFO_TOO_LONG : 0);
+		got_done++;
+	}
+	assert_int_equal(got_recv, 2);
+	assert_int_equal(got_done, 2);
 	pair_free(&p);
 }
 
@@ -700,13 +824,16 @@ static void write_read(void **state)
 		assert_int_equal(tp_post_write(p.ch[0], src, 100, va, tok + 7, 3), 0);
 		ev = run_op(&p, 100 * MS);
 		assert_int_equal(ev.status, TP_ST_COMPLETER_ERR);
+		assert_int_equal(ev.rspinfo, TP_RSPINFO_BAD_TOKEN);
 		assert_int_equal(tp_post_write(p.ch[0], src, sizeof(src), va + 60000, tok, 4), 0);
 		ev = run_op(&p, 100 * MS);
 		assert_int_equal(ev.status, TP_ST_COMPLETER_ERR);
+		assert_int_equal(ev.rspinfo, TP_RSPINFO_RANGE);
 		assert_int_equal(tp_post_read(p.ch[0], dst, 100, va - 10, tok, 5), 0);
 		ev = run_op(&p, 100 * MS);
 		assert_int_equal(ev.type, TP_EV_READ_DONE);
 		assert_int_equal(ev.status, TP_ST_COMPLETER_ERR);
+		assert_int_equal(ev.rspinfo, TP_RSPINFO_RANGE);
 
 		assert_int_equal(tp_mr_set_resident(p.ep[1], tok, false), 0);
 		assert_int_equal(tp_post_write(p.ch[0], src, 100, va, tok, 6), 0);
@@ -912,6 +1039,90 @@ static void channels_both_ways(void **state)
 	}
 }
 
+/* In-band setup: a hello over UTP, its reply, then RTP traffic between the
+ * channels so connected (each side learned the other's random initial PSN). */
+static bool hello_done(void *ctx)
+{
+	uint32_t *got = ctx;
+	struct tp_ep **ep = (struct tp_ep **)(got + 2);
+	struct tp_event ev;
+
+	for (int i = 0; i < 2; i++)
+		while (tp_ep_poll(ep[i], &ev))
+			if (ev.status == TP_ST_OK)
+				got[ev.type == TP_EV_RECV ? 0 : 1]++;
+	return got[0] == 5 && got[1] == 5;
+}
+
+static void hello_setup(void **state)
+{
+	struct {
+		uint32_t got[2];
+		struct tp_ep *ep[2];
+	} h = { { 0, 0 }, { NULL, NULL } };
+	struct tp_chan *ch[2];
+	struct tp_chan_config cc = { .mode = TP_MODE_RTP_SR, .mtu = 700 };
+	struct tp_hello hi;
+	struct tp_sim_cfg s;
+	struct tp_sim *sim;
+	static uint8_t buf[5][1000], rb[5][1000];
+	uint8_t pkt[64];
+	size_t n;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		struct tp_ep_config ec = { .seed = 40 + (uint64_t)i };
+
+		h.ep[i] = tp_ep_create(&ec);
+		ch[i] = tp_chan_create(h.ep[i], &cc);
+		assert_non_null(ch[i]);
+	}
+	n = tp_hello_build(ch[0], 0, false, pkt, sizeof(pkt));
+	assert_int_equal(n, TP_HELLO_LEN);
+	assert_int_equal(tp_hello_build(ch[0], 0, false, pkt, TP_HELLO_LEN - 1), 0);
+	assert_int_equal(tp_hello_parse(pkt, n - 1, &hi), -EINVAL);
+	assert_int_equal(tp_hello_parse(pkt, n, &hi), 0);
+	assert_false(hi.reply);
+	assert_int_equal(hi.tpn, tp_chan_tpn(ch[0]));
+	assert_int_equal(hi.init_psn, tp_chan_init_psn(ch[0]));
+	assert_int_equal(hi.mtu, 700);
+	assert_int_equal(hi.mode, TP_MODE_RTP_SR);
+	assert_int_equal(hi.dst_tpn, 0);
+	/* Not for tp_ep_rx: there it is a packet for no channel. */
+	assert_int_equal(tp_ep_rx(h.ep[1], 0, pkt, n, NULL), TP_RX_DROP);
+	assert_int_equal(tp_chan_connect(ch[1], hi.tpn, hi.init_psn), 0);
+	n = tp_hello_build(ch[1], hi.tpn, true, pkt, sizeof(pkt));
+	assert_int_equal(tp_hello_parse(pkt, n, &hi), 0);
+	assert_true(hi.reply);
+	assert_int_equal(hi.dst_tpn, tp_chan_tpn(ch[0]));
+	assert_int_equal(tp_chan_connect(ch[0], hi.tpn, hi.init_psn), 0);
+	pkt[24] = 'X';
+	assert_int_equal(tp_hello_parse(pkt, n, &hi), -EINVAL);
+	/* Data packets are no hellos. */
+	{
+		struct tp_tx_info info;
+		uint8_t d[2000];
+
+		assert_int_equal(tp_post_send(ch[0], buf[0], 10, 0), 0);
+		n = tp_ep_tx(h.ep[0], 0, d, sizeof(d), &info);
+		assert_true(n > 0);
+		assert_int_equal(tp_hello_parse(d, n, &hi), -EINVAL);
+		/* Taken by the transport; no buffer yet: answered RNR, retried later. */
+		assert_int_equal(tp_ep_rx(h.ep[1], 0, d, n, NULL), TP_RX_OK);
+	}
+	link_cfg(&s, 41);
+	s.dir[0].loss_data = 0.05;
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(tp_post_recv(ch[1], rb[i], sizeof(rb[i]), (uint64_t)i), 0);
+	for (int i = 1; i < 5; i++)
+		assert_int_equal(tp_post_send(ch[0], buf[i], sizeof(buf[i]), (uint64_t)i), 0);
+	sim = tp_sim_create(&s, h.ep[0], h.ep[1]);
+	assert_true(tp_sim_run(sim, 100 * MS, hello_done, &h));
+	tp_sim_destroy(sim);
+	tp_ep_destroy(h.ep[0]);
+	tp_ep_destroy(h.ep[1]);
+}
+
 /* The same seed gives the same run, packet for packet; another seed does not. */
 static void deterministic(void **state)
 {
@@ -984,16 +1195,19 @@ int main(void)
 		cmocka_unit_test(sr_no_double_retransmission),
 		cmocka_unit_test(sr_markpsn_no_rto),
 		cmocka_unit_test(sr_all_sacked_tpack_lost),
+		cmocka_unit_test(sr_large_range),
 		cmocka_unit_test(gbn_fast_single_goback),
 		cmocka_unit_test(retry_limit_fails_channel),
 		cmocka_unit_test(rol_delayed_tpack),
 		cmocka_unit_test(roi_taack_packet),
 		cmocka_unit_test(rnr_answered_and_retried),
 		cmocka_unit_test(rnr_retries_exhausted),
+		cmocka_unit_test(send_too_long),
 		cmocka_unit_test(write_read),
 		cmocka_unit_test(utp_messages),
 		cmocka_unit_test(channels_both_ways),
 		cmocka_unit_test(deterministic),
+		cmocka_unit_test(hello_setup),
 		cmocka_unit_test(sack_after_reordering),
 	};
 

@@ -5,7 +5,8 @@
  * The core never touches a socket or a clock. Its owner feeds it:
  *   - received TP packets       tp_ep_rx()    (bytes from the TPH to the end of
  *                                              the payload, ICRC already checked
- *                                              and stripped)
+ *                                              and stripped), or whole frames:
+ *                                              tp_ep_rx_frame()
  *   - the time                  every call takes `now` in nanoseconds, any
  *                                              monotonic origin
  *   - timer ticks               tp_ep_tick() no later than tp_ep_next_deadline()
@@ -20,10 +21,11 @@
  *
  * One endpoint holds many TP channels, found on receive by DstTPN. A channel
  * is one direction pair between two endpoints: both sides create a channel,
- * exchange (TPN, initial PSN) out of band or over UTP, then connect.
+ * exchange (TPN, initial PSN) out of band or over UTP (tp_hello_*), then
+ * connect.
  *
  * Wire layouts: WIRE.md §3-§4, encoded with user/lib/ubhdr.h. Data packets
- * are TPH | TAH | [MAETAH on the first packet of a Write or Read] | payload;
+ * are TPH | TAH | [MAETAH on every packet of a Write, on a Read request] | payload;
  * responses are TPH | [SAETPH] | [TAH = TAACK, ROL only]. NLP is 0 when a
  * TAH follows and TP_NLP_NONE ([chosen]) when nothing does.
  */
@@ -131,6 +133,7 @@ struct tp_chan_config {
 	void *user;		/* returned in events and tp_tx_info */
 	uint32_t sack_after;	/* SR receiver: TPSACK once N packets are held out of
 				 * order (per-packet load balancing); 0: 1 */
+	uint8_t rnr_wait_code;	/* target: RSPINFO of its RNR answers (wait 2^n us) */
 };
 
 /* ---- lifecycle ------------------------------------------------------------ */
@@ -140,13 +143,17 @@ void tp_ep_destroy(struct tp_ep *ep);
 
 /* Create a channel; its TPN and initial send PSN are then known locally. */
 struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cfg);
+/* Events already queued may still name the channel: drain them first. */
 void tp_chan_destroy(struct tp_chan *ch);
 uint32_t tp_chan_tpn(const struct tp_chan *ch);
 uint32_t tp_chan_init_psn(const struct tp_chan *ch);
-/* Bind to the peer's channel: its TPN and its initial send PSN. 0 or -errno. */
+/* Bind to the peer's channel: its TPN and its initial send PSN, once.
+ * 0 or -errno (EINVAL, EISCONN). */
 int tp_chan_connect(struct tp_chan *ch, uint32_t peer_tpn, uint32_t peer_init_psn);
 bool tp_chan_failed(const struct tp_chan *ch);
 uint64_t tp_chan_inflight_bytes(const struct tp_chan *ch);
+/* Operations posted and not yet completed (a channel group's queue depth). */
+uint32_t tp_chan_outstanding(const struct tp_chan *ch);
 void *tp_chan_user(const struct tp_chan *ch);
 
 /* ---- registered memory -------------------------------------------------- */
@@ -186,6 +193,13 @@ struct tp_rx_meta {
 /* Feed one received TP packet: TPH .. end of payload. */
 enum tp_rx_verdict tp_ep_rx(struct tp_ep *ep, uint64_t now, const void *pkt, size_t len,
 			    const struct tp_rx_meta *meta);
+
+/*
+ * Convenience for a datapath: parse a whole UBoE (or native UB) frame with
+ * the packet library, drop it unless it is UB with a good ICRC (counted as
+ * rx_not_ub / rx_bad_icrc), and feed its TP packet with the IP ECN.
+ */
+enum tp_rx_verdict tp_ep_rx_frame(struct tp_ep *ep, uint64_t now, const void *frame, size_t len);
 
 struct tp_tx_info {
 	struct tp_chan *chan;
@@ -239,7 +253,17 @@ struct tp_event {
 	uint64_t wr_id;
 	size_t len;		/* bytes received (TP_EV_RECV) or transferred */
 	uint16_t tassn;
+	uint8_t rspinfo;	/* the answer's RSPINFO: TP_RSPINFO_* for completer errors */
 };
+
+/*
+ * RSPINFO [chosen]: with a completer error, why; with RNR, how long the
+ * target asks the initiator to wait, 2^n us (0: the initiator's rnr_delay_ns).
+ */
+#define TP_RSPINFO_BAD_TOKEN	1	/* no region with that TokenID */
+#define TP_RSPINFO_RANGE	2	/* outside the registered region */
+#define TP_RSPINFO_TOO_LONG	3	/* longer than the posted buffer / MAETAH Length */
+#define TP_RSPINFO_PROTOCOL	4	/* transaction headers out of sequence */
 
 /* Pop one event; false when none. */
 bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
@@ -266,6 +290,8 @@ bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
 	X(rx_invalid,		"data packets beyond the receive range")	\
 	X(rx_gbn_drop,		"out-of-order packets dropped by Go-Back-N")	\
 	X(rx_malformed,		"packets too short or with bad headers")	\
+	X(rx_not_ub,		"frames that are not UB (tp_ep_rx_frame)")	\
+	X(rx_bad_icrc,		"UB frames with a bad ICRC (tp_ep_rx_frame)")	\
 	X(rx_no_room,		"data packets dropped for want of memory or queue room") \
 	X(rx_unknown_tpn,	"packets for no channel")			\
 	X(rx_bad_opcode,	"packets with an opcode this core does not take") \
@@ -309,6 +335,30 @@ struct ub_pkt_spec;
  * or ub_build_native(). Returns 0, or -EINVAL when pkt is malformed.
  */
 int tp_pkt_to_spec(const void *pkt, size_t len, struct ub_pkt_spec *spec);
+
+/*
+ * In-band channel setup over UTP ([chosen]; UB 2.0 §6 names UTP for this):
+ * a UTP packet, TAH opcode Message, payload "UBH1" | TPN(32) | initial
+ * PSN(32) | MTU(16) | mode(8) | flags(8: 1 = reply), all big-endian. The
+ * receiver of a hello connects its own channel with (tpn, init_psn) and
+ * answers with a reply naming the hello's TPN as DstTPN. Hellos are not fed
+ * to tp_ep_rx(): check with tp_hello_parse() first.
+ */
+struct tp_hello {
+	uint32_t src_tpn, dst_tpn;	/* from the TPH; dst 0 in a first hello */
+	uint32_t tpn, init_psn;		/* the sender's channel */
+	uint16_t mtu;
+	uint8_t mode;			/* enum tp_mode */
+	bool reply;
+};
+
+#define TP_HELLO_LEN	(16 + 8 + 16)
+
+/* Bytes written (TP_HELLO_LEN), 0 if cap is too small. */
+size_t tp_hello_build(const struct tp_chan *ch, uint32_t peer_tpn, bool reply, void *buf,
+		      size_t cap);
+/* 0 when pkt (TPH .. payload) is a hello, -EINVAL otherwise. */
+int tp_hello_parse(const void *pkt, size_t len, struct tp_hello *h);
 
 const char *tp_mode_name(enum tp_mode m);	/* "rtp-sr", "rtp-gbn", ... */
 int tp_mode_parse(const char *s, enum tp_mode *m);	/* 0 or -EINVAL */

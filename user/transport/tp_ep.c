@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tp_int.h"
+#include "ubpkt.h"
 
 /* splitmix64: small, seedable, good enough for initial PSNs. */
 uint64_t tp_rand(struct tp_ep *ep)
@@ -179,12 +180,15 @@ uint32_t tp_chan_tpn(const struct tp_chan *ch) { return ch->tpn; }
 uint32_t tp_chan_init_psn(const struct tp_chan *ch) { return ch->init_psn; }
 bool tp_chan_failed(const struct tp_chan *ch) { return ch->failed; }
 uint64_t tp_chan_inflight_bytes(const struct tp_chan *ch) { return ch->inflight_bytes; }
+uint32_t tp_chan_outstanding(const struct tp_chan *ch) { return ch->n_init_ops; }
 void *tp_chan_user(const struct tp_chan *ch) { return ch->cfg.user; }
 
 int tp_chan_connect(struct tp_chan *ch, uint32_t peer_tpn, uint32_t peer_init_psn)
 {
 	if (peer_tpn > TP_PSN_MASK || peer_init_psn > TP_PSN_MASK)
 		return -EINVAL;
+	if (ch->connected)
+		return -EISCONN;	/* PSN state is per connection: a new channel */
 	ch->peer_tpn = peer_tpn;
 	ch->rcv_nxt = peer_init_psn;
 	ch->rcv_max = tp_psn_add(peer_init_psn, TP_PSN_MASK);	/* nothing yet */
@@ -343,17 +347,18 @@ int tp_recv_answer(struct tp_chan *ch, uint16_t tassn, int status)
 
 /* ---- events --------------------------------------------------------------- */
 
-void tp_emit(struct tp_chan *ch, enum tp_event_type t, enum tp_status st, uint64_t wr_id,
-	     size_t len, uint16_t tassn)
+struct tp_event *tp_emit(struct tp_chan *ch, enum tp_event_type t, enum tp_status st,
+			 uint64_t wr_id, size_t len, uint16_t tassn)
 {
 	struct tp_ep *ep = ch->ep;
+	struct tp_event *ev;
 
 	if (ep->ev_len == ep->ev_cap) {
 		size_t ncap = ep->ev_cap * 2;
 		struct tp_event *n = calloc(ncap, sizeof(*n));
 
 		if (!n)
-			return;	/* out of memory: the event is lost, not the core */
+			return NULL;	/* out of memory: the event is lost, not the core */
 		for (size_t i = 0; i < ep->ev_len; i++)
 			n[i] = ep->evq[(ep->ev_head + i) % ep->ev_cap];
 		free(ep->evq);
@@ -361,10 +366,12 @@ void tp_emit(struct tp_chan *ch, enum tp_event_type t, enum tp_status st, uint64
 		ep->ev_cap = ncap;
 		ep->ev_head = 0;
 	}
-	ep->evq[(ep->ev_head + ep->ev_len++) % ep->ev_cap] = (struct tp_event){
+	ev = &ep->evq[(ep->ev_head + ep->ev_len++) % ep->ev_cap];
+	*ev = (struct tp_event){
 		.type = t, .status = st, .chan = ch, .user = ch->cfg.user,
 		.wr_id = wr_id, .len = len, .tassn = tassn,
 	};
+	return ev;
 }
 
 bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev)
@@ -432,6 +439,24 @@ enum tp_rx_verdict tp_ep_rx(struct tp_ep *ep, uint64_t now, const void *pkt, siz
 		ch->st.rx_bad_opcode++;
 		return TP_RX_DROP;
 	}
+}
+
+enum tp_rx_verdict tp_ep_rx_frame(struct tp_ep *ep, uint64_t now, const void *frame, size_t len)
+{
+	struct tp_rx_meta meta;
+	struct ub_view v;
+
+	if (ub_parse_frame(frame, len, 0, &v) != UB_PARSE_OK) {
+		ep->gone.rx_not_ub++;
+		return TP_RX_DROP;
+	}
+	if (!v.icrc_ok) {
+		ep->gone.rx_bad_icrc++;
+		return TP_RX_DROP;
+	}
+	meta.ecn = v.ecn;
+	return tp_ep_rx(ep, now, v.tph, (size_t)(v.ip + v.ip_len - UBOE_ICRC_LEN - (const uint8_t *)v.tph),
+			&meta);
 }
 
 size_t tp_ep_tx(struct tp_ep *ep, uint64_t now, void *buf, size_t cap, struct tp_tx_info *info)

@@ -100,7 +100,7 @@ struct tp_taack_ack {
 struct tp_result {
 	bool valid, pending;
 	uint16_t tassn;
-	uint8_t rspst;
+	uint8_t rspst, rspinfo;
 	uint32_t last_psn;
 };
 
@@ -113,6 +113,7 @@ struct tp_rxmsg {
 	bool retry;
 	uint8_t order;		/* TAH Order: the initiator's transaction mode */
 	uint8_t status;		/* enum tp_status */
+	uint8_t info;		/* RSPINFO of a refusal */
 	uint8_t *dst;
 	size_t cap, off;
 	bool have_recv;
@@ -141,7 +142,7 @@ struct tp_chan {
 
 	/* send queue (ring of posted and generated operations) */
 	struct tp_op *sq;
-	uint32_t sq_cap, sq_head, sq_tail, sq_cursor;
+	uint32_t sq_cap, sq_head, sq_tail;
 	uint32_t n_init_ops;	/* initiator ops outstanding */
 	uint32_t rnr_waiting;
 	uint64_t rnr_until;
@@ -156,8 +157,7 @@ struct tp_chan {
 	uint8_t gbn_cause;
 	bool last_nak_valid;
 	uint32_t last_nak;
-	uint32_t high_rtx;		/* HighRtxPSN */
-	bool high_rtx_valid;
+	uint32_t high_rtx;		/* HighRtxPSN: the last PSN resent (stats, debugging) */
 	uint32_t n_need_rtx;
 	uint32_t since_ackreq;
 	bool retry_next;		/* tell the target an RNR'd op was given up */
@@ -212,14 +212,15 @@ struct tp_ep {
 };
 
 /* tp_ep.c */
-void tp_emit(struct tp_chan *ch, enum tp_event_type t, enum tp_status st, uint64_t wr_id,
-	     size_t len, uint16_t tassn);
+struct tp_event *tp_emit(struct tp_chan *ch, enum tp_event_type t, enum tp_status st,
+			 uint64_t wr_id, size_t len, uint16_t tassn);
 struct tp_mr *tp_mr_find(struct tp_ep *ep, uint32_t token);
 uint64_t tp_rand(struct tp_ep *ep);
 
 /* tp_send.c */
 void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p);
-void tp_snd_on_answer(struct tp_chan *ch, uint64_t now, uint16_t tassn, uint8_t rspst);
+void tp_snd_on_answer(struct tp_chan *ch, uint64_t now, uint16_t tassn, uint8_t rspst,
+		      uint8_t rspinfo);
 struct tp_op *tp_snd_find_op(struct tp_chan *ch, uint16_t tassn);
 void tp_snd_op_answered(struct tp_chan *ch, struct tp_op *op, enum tp_status st);
 size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *buf, size_t cap,

@@ -21,12 +21,13 @@ static uint32_t ack_cap(const struct tp_chan *ch);
 
 /* ---- answers (TAACK) ------------------------------------------------------- */
 
-static void push_taack_ack(struct tp_chan *ch, uint32_t psn, uint16_t tassn, uint8_t rspst)
+static void push_taack_ack(struct tp_chan *ch, uint32_t psn, uint16_t tassn, uint8_t rspst,
+			   uint8_t rspinfo)
 {
 	if ((ch->tf_tail + 1) % TP_FIFO == ch->tf_head)
 		return;	/* full: the initiator's probe (a duplicate) recovers it */
 	ch->taack_fifo[ch->tf_tail] = (struct tp_taack_ack){ .psn = psn, .tassn = tassn,
-							     .rspst = rspst };
+							     .rspst = rspst, .rspinfo = rspinfo };
 	ch->tf_tail = (ch->tf_tail + 1) % TP_FIFO;
 }
 
@@ -34,7 +35,7 @@ static void send_answer(struct tp_chan *ch, const struct tp_result *r, uint8_t o
 {
 	ch->st.tx_taack++;
 	if (order == ORDER_ROL) {
-		push_taack_ack(ch, r->last_psn, r->tassn, r->rspst);
+		push_taack_ack(ch, r->last_psn, r->tassn, r->rspst, r->rspinfo);
 	} else {
 		struct tp_op *op = tp_sq_push(ch);	/* room checked on arrival */
 
@@ -43,6 +44,7 @@ static void send_answer(struct tp_chan *ch, const struct tp_result *r, uint8_t o
 		op->kind = OP_TAACK;
 		op->tassn = r->tassn;
 		op->rspst = r->rspst;
+		op->rspinfo = r->rspinfo;
 		op->nseg = 1;
 	}
 }
@@ -62,8 +64,8 @@ static void flush_pending(struct tp_chan *ch)
 	}
 }
 
-static void answer(struct tp_chan *ch, uint16_t tassn, enum tp_status st, uint32_t last_psn,
-		   uint8_t order, bool manual)
+static void answer(struct tp_chan *ch, uint16_t tassn, enum tp_status st, uint8_t info,
+		   uint32_t last_psn, uint8_t order, bool manual)
 {
 	struct tp_result *r = &ch->results[tassn % TP_RESULTS];
 	struct tp_pend *q = ch->pend;
@@ -74,8 +76,11 @@ static void answer(struct tp_chan *ch, uint16_t tassn, enum tp_status st, uint32
 		ch->st.ta_page_fault++;
 	else if (st != TP_ST_OK)
 		ch->st.ta_completer_err++;
+	if (st == TP_ST_RNR)
+		info = ch->cfg.rnr_wait_code;
 	*r = (struct tp_result){ .valid = true, .pending = manual, .tassn = tassn,
-				 .rspst = tp_status_to_rspst(st), .last_psn = last_psn };
+				 .rspst = tp_status_to_rspst(st), .rspinfo = info,
+				 .last_psn = last_psn };
 	if (!manual && ch->pq_head == ch->pq_tail) {
 		send_answer(ch, r, order);
 		return;
@@ -104,6 +109,7 @@ int tp_rcv_answer(struct tp_chan *ch, uint16_t tassn, int status)
 		return -ENOENT;
 	r->pending = false;
 	r->rspst = tp_status_to_rspst(status);
+	r->rspinfo = status == TP_ST_RNR ? ch->cfg.rnr_wait_code : 0;
 	if (status == TP_ST_RNR)
 		ch->st.ta_rnr++;
 	else if (status != TP_ST_OK)
@@ -124,11 +130,13 @@ static uint8_t *mr_check(struct tp_chan *ch, uint64_t va, uint32_t token, size_t
 
 	if (!mr) {
 		*st = TP_ST_COMPLETER_ERR;
+		ch->rx.info = TP_RSPINFO_BAD_TOKEN;
 		return NULL;
 	}
 	base = (uint64_t)(uintptr_t)mr->addr;
 	if (va < base || va - base > mr->len || len > mr->len - (va - base)) {
 		*st = TP_ST_COMPLETER_ERR;
+		ch->rx.info = TP_RSPINFO_RANGE;
 		return NULL;
 	}
 	if (!mr->resident) {
@@ -151,6 +159,7 @@ static void start_msg(struct tp_chan *ch, uint64_t now, const struct tp_parsed *
 	m->retry = p->tah.retry;
 	m->order = p->tah.order;
 	m->status = TP_ST_OK;
+	m->info = 0;
 	m->off = 0;
 	m->dst = NULL;
 	m->cap = 0;
@@ -184,6 +193,7 @@ static void start_msg(struct tp_chan *ch, uint64_t now, const struct tp_parsed *
 		}
 		if (!p->has_maetah) {
 			m->status = TP_ST_COMPLETER_ERR;
+			m->info = TP_RSPINFO_PROTOCOL;
 			return;
 		}
 		m->dst = mr_check(ch, p->mae.va, p->mae.token_id, p->mae.length, &st);
@@ -195,6 +205,7 @@ static void start_msg(struct tp_chan *ch, uint64_t now, const struct tp_parsed *
 	case UB_TA_READ:
 		if (!p->has_maetah) {
 			m->status = TP_ST_COMPLETER_ERR;
+			m->info = TP_RSPINFO_PROTOCOL;
 			return;
 		}
 		m->va = p->mae.va;
@@ -204,7 +215,7 @@ static void start_msg(struct tp_chan *ch, uint64_t now, const struct tp_parsed *
 		m->status = (uint8_t)st;
 		return;
 	case UB_TA_TAACK:
-		tp_snd_on_answer(ch, now, m->tassn, p->tah.rspst);
+		tp_snd_on_answer(ch, now, m->tassn, p->tah.rspst, p->tah.rspinfo);
 		return;
 	case UB_TA_READ_RESP:
 		op = tp_snd_find_op(ch, m->tassn);
@@ -219,6 +230,7 @@ static void start_msg(struct tp_chan *ch, uint64_t now, const struct tp_parsed *
 	default:
 		ch->st.ta_proto_err++;
 		m->status = TP_ST_COMPLETER_ERR;
+		m->info = TP_RSPINFO_PROTOCOL;
 	}
 }
 
@@ -233,24 +245,28 @@ static void finish_msg(struct tp_chan *ch, uint32_t psn)
 	case UB_TA_SEND:
 	case UB_TA_SEND_IMM:
 		if (m->have_recv && m->status != TP_ST_RNR) {
-			tp_emit(ch, TP_EV_RECV, (enum tp_status)m->status, m->rb.wr_id, m->off, m->tassn);
+			struct tp_event *ev = tp_emit(ch, TP_EV_RECV, (enum tp_status)m->status,
+						      m->rb.wr_id, m->off, m->tassn);
+
+			if (ev)
+				ev->rspinfo = m->info;
 			m->have_recv = false;
 			if (m->status == TP_ST_OK)
 				ch->st.msgs_delivered++;
 		}
-		answer(ch, m->tassn, (enum tp_status)m->status, psn, m->order,
+		answer(ch, m->tassn, (enum tp_status)m->status, m->info, psn, m->order,
 		       manual && m->status == TP_ST_OK);
 		break;
 	case UB_TA_WRITE:
 	case UB_TA_WRITE_IMM:
 		if (m->status == TP_ST_OK)
 			ch->st.msgs_delivered++;
-		answer(ch, m->tassn, (enum tp_status)m->status, psn, m->order, false);
+		answer(ch, m->tassn, (enum tp_status)m->status, m->info, psn, m->order, false);
 		break;
 	case UB_TA_READ:
 		if (m->status != TP_ST_OK) {
 			/* A refused Read is answered by a TAACK in its own packet. */
-			answer(ch, m->tassn, (enum tp_status)m->status, psn, 1, false);
+			answer(ch, m->tassn, (enum tp_status)m->status, m->info, psn, 1, false);
 			break;
 		}
 		op = tp_sq_push(ch);	/* room checked on arrival */
@@ -286,6 +302,7 @@ static void deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p,
 		/* The previous message never saw its Last: a broken peer. */
 		ch->st.ta_proto_err++;
 		m->status = TP_ST_COMPLETER_ERR;
+		m->info = TP_RSPINFO_PROTOCOL;
 		finish_msg(ch, tp_psn_add(psn, TP_PSN_MASK));
 	}
 	if (!m->active)
@@ -299,6 +316,7 @@ static void deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p,
 		case UB_TA_WRITE_IMM:
 			if (!m->dst || m->off + n > m->cap) {
 				m->status = TP_ST_COMPLETER_ERR;	/* longer than announced */
+				m->info = TP_RSPINFO_TOO_LONG;
 				break;
 			}
 			memcpy(m->dst + m->off, p->payload, n);
@@ -447,7 +465,7 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		if (p->tph.last && r->valid && !r->pending && r->tassn == p->tah.ini_tassn &&
 		    p->tah.order == ORDER_ROL && p->tah.opcode != UB_TA_TAACK &&
 		    p->tah.opcode != UB_TA_READ_RESP && p->tah.opcode != UB_TA_READ)
-			push_taack_ack(ch, ack_cap(ch), r->tassn, r->rspst);
+			push_taack_ack(ch, ack_cap(ch), r->tassn, r->rspst, r->rspinfo);
 		return TP_RX_DUP;
 	}
 	if ((uint32_t)d >= range || len > ch->cfg.mtu + TP_HDR_MAX) {
@@ -574,7 +592,7 @@ size_t tp_rcv_response(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	if (ch->tf_head != ch->tf_tail) {
 		const struct tp_taack_ack *a = &ch->taack_fifo[ch->tf_head];
 		struct ub_tah_fields tah = { .opcode = UB_TA_TAACK, .ini_tassn = a->tassn,
-					     .rspst = a->rspst };
+					     .rspst = a->rspst, .rspinfo = a->rspinfo };
 
 		psn = a->psn;
 		n = tp_enc_tph(buf, ch, UB_TP_ACK, true, UB_NLP_TAH, psn, 0);

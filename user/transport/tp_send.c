@@ -56,8 +56,12 @@ static void sq_progress(struct tp_chan *ch)
 			op->state = OS_DONE;
 		} else if (!blocked) {
 			op->state = OS_DONE;
-			tp_emit(ch, done_event(op), op->status, op->wr_id,
-				op->kind == OP_READ ? op->rd_got : op->len, op->tassn);
+			struct tp_event *ev = tp_emit(ch, done_event(op), op->status, op->wr_id,
+						      op->kind == OP_READ ? op->rd_got : op->len,
+						      op->tassn);
+
+			if (ev)
+				ev->rspinfo = op->rspinfo;
 			ch->n_init_ops--;
 		}
 	}
@@ -369,7 +373,7 @@ void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p)
 	if (p->has_saetph)
 		on_sack(ch, now, c, &p->sa);
 	if (p->has_tah && p->tah.opcode == UB_TA_TAACK)
-		tp_snd_on_answer(ch, now, p->tah.ini_tassn, p->tah.rspst);
+		tp_snd_on_answer(ch, now, p->tah.ini_tassn, p->tah.rspst, p->tah.rspinfo);
 	sq_progress(ch);
 }
 
@@ -392,7 +396,8 @@ void tp_snd_op_answered(struct tp_chan *ch, struct tp_op *op, enum tp_status st)
 	sq_progress(ch);
 }
 
-void tp_snd_on_answer(struct tp_chan *ch, uint64_t now, uint16_t tassn, uint8_t rspst)
+void tp_snd_on_answer(struct tp_chan *ch, uint64_t now, uint16_t tassn, uint8_t rspst,
+		      uint8_t rspinfo)
 {
 	struct tp_op *op = tp_snd_find_op(ch, tassn);
 	enum tp_status st = tp_rspst_to_status(rspst);
@@ -401,12 +406,18 @@ void tp_snd_on_answer(struct tp_chan *ch, uint64_t now, uint16_t tassn, uint8_t 
 		ch->st.ta_proto_err++;	/* answer to nothing: a duplicate */
 		return;
 	}
+	op->rspinfo = rspinfo;
 	if ((st == TP_ST_RNR || st == TP_ST_PAGE_FAULT) && op->tries < ch->cfg.rnr_retry) {
+		/* The target may ask for a longer wait (RSPINFO of an RNR). */
+		uint64_t wait = ch->cfg.rnr_delay_ns;
+
+		if (st == TP_ST_RNR && rspinfo && rspinfo < 31 && (1000ull << rspinfo) > wait)
+			wait = 1000ull << rspinfo;
 		op->tries++;
 		op->state = OS_RNR_WAIT;
 		ch->rnr_waiting++;
-		if (ch->rnr_until < now + ch->cfg.rnr_delay_ns)
-			ch->rnr_until = now + ch->cfg.rnr_delay_ns;
+		if (ch->rnr_until < now + wait)
+			ch->rnr_until = now + wait;
 		if (st == TP_ST_RNR)
 			ch->st.ta_retry_rnr++;
 		else
@@ -522,7 +533,6 @@ static size_t send_slot(struct tp_chan *ch, uint64_t now, uint32_t psn, uint8_t 
 	s->sent_ns = now;
 	s->mark = ch->nxt;
 	ch->high_rtx = psn;
-	ch->high_rtx_valid = true;
 	count_rtx(ch, cause);
 	ch->st.tx_data++;
 	ch->st.tx_bytes += seg_len(ch, op, s->seg);

@@ -125,3 +125,68 @@ const char *tp_status_name(enum tp_status s)
 	}
 	return "?";
 }
+
+/* ---- in-band channel setup over UTP -------------------------------------- */
+
+static const uint8_t hello_magic[4] = { 'U', 'B', 'H', '1' };
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+size_t tp_hello_build(const struct tp_chan *ch, uint32_t peer_tpn, bool reply, void *buf,
+		      size_t cap)
+{
+	struct ub_tph_fields f = {
+		.opcode = UB_TP_UTP_DATA, .last = true, .nlp = UB_NLP_TAH,
+		.src_tpn = tp_chan_tpn(ch), .dst_tpn = peer_tpn & TP_PSN_MASK,
+	};
+	struct ub_tah_fields t = { .opcode = UB_TA_MESSAGE };
+	uint8_t *b = buf, *pl;
+	uint32_t mtu = ch->cfg.mtu > 0xffff ? 0xffff : ch->cfg.mtu;
+
+	if (cap < TP_HELLO_LEN)
+		return 0;
+	ub_tph_encode((struct ub_tph *)b, &f);
+	ub_tah_encode((struct ub_tah *)(b + 16), &t);
+	pl = b + 24;
+	memcpy(pl, hello_magic, 4);
+	put32(pl + 4, tp_chan_tpn(ch));
+	put32(pl + 8, tp_chan_init_psn(ch));
+	pl[12] = (uint8_t)(mtu >> 8);
+	pl[13] = (uint8_t)mtu;
+	pl[14] = (uint8_t)ch->cfg.mode;
+	pl[15] = reply ? 1 : 0;
+	return TP_HELLO_LEN;
+}
+
+int tp_hello_parse(const void *pkt, size_t len, struct tp_hello *h)
+{
+	struct tp_parsed p;
+	const char *why;
+
+	if (tp_parse(pkt, len, &p, &why) || p.tph.opcode != UB_TP_UTP_DATA || !p.has_tah ||
+	    p.tah.opcode != UB_TA_MESSAGE || p.payload_len != 16 ||
+	    memcmp(p.payload, hello_magic, 4))
+		return -EINVAL;
+	h->src_tpn = p.tph.src_tpn;
+	h->dst_tpn = p.tph.dst_tpn;
+	h->tpn = get32(p.payload + 4);
+	h->init_psn = get32(p.payload + 8);
+	h->mtu = (uint16_t)(p.payload[12] << 8 | p.payload[13]);
+	h->mode = p.payload[14];
+	h->reply = p.payload[15] & 1;
+	if (h->tpn > TP_PSN_MASK || h->init_psn > TP_PSN_MASK || h->mode > TP_MODE_UTP ||
+	    (p.payload[15] & ~1u) || h->tpn != h->src_tpn)
+		return -EINVAL;
+	return 0;
+}
