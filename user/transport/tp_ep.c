@@ -443,7 +443,7 @@ enum tp_rx_verdict tp_ep_rx(struct tp_ep *ep, uint64_t now, const void *pkt, siz
 
 enum tp_rx_verdict tp_ep_rx_frame(struct tp_ep *ep, uint64_t now, const void *frame, size_t len)
 {
-	struct tp_rx_meta meta;
+	struct tp_rx_meta meta = { 0 };
 	struct ub_view v;
 
 	if (ub_parse_frame(frame, len, 0, &v) != UB_PARSE_OK) {
@@ -455,6 +455,9 @@ enum tp_rx_verdict tp_ep_rx_frame(struct tp_ep *ep, uint64_t now, const void *fr
 		return TP_RX_DROP;
 	}
 	meta.ecn = v.ecn;
+	meta.entropy = v.sport;
+	meta.has_cci = v.nth != NULL;	/* native UB: the CCI, for CC */
+	meta.cci = v.cci;
 	return tp_ep_rx(ep, now, v.tph, (size_t)(v.ip + v.ip_len - UBOE_ICRC_LEN - (const uint8_t *)v.tph),
 			&meta);
 }
