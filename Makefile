@@ -174,6 +174,11 @@ fuzz-transport:
 	@$(MAKE) --no-print-directory $(BUILD)/bin/test_transport_fuzz
 	TP_FUZZ_ITERS=$${TP_FUZZ_ITERS:-5000000} $(BUILD)/bin/test_transport_fuzz
 
+fuzz: fuzz-cc
+fuzz-cc:
+	@$(MAKE) --no-print-directory $(BUILD)/bin/test_cc_fuzz
+	CC_FUZZ_ITERS=$${CC_FUZZ_ITERS:-1000000} $(BUILD)/bin/test_cc_fuzz
+
 vmtest:
 	@scripts/deps.sh --vmtest
 	@$(MAKE) --no-print-directory all
@@ -198,4 +203,4 @@ clean:
 .PHONY: all deps test demo bench vmtest vmtest-selftest install install-wireshark clean
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: fuzz fuzz-transport
+.PHONY: fuzz fuzz-transport fuzz-cc

@@ -109,7 +109,7 @@ static __always_inline __u16 decide(__u16 cci, __u32 len)
 		return (cci | UB_CCI_CAQM_C) & ~(UB_CCI_CAQM_I | UB_CCI_CAQM_HINT_MASK);
 	}
 	if (!(cci & UB_CCI_CAQM_I))
-		return cci;
+		return cci & ~UB_CCI_CAQM_HINT_MASK;	/* a Hint means nothing without I */
 	if (!grant) {
 		count(CAQM_CNT_REFUSED);
 		return cci & ~(UB_CCI_CAQM_I | UB_CCI_CAQM_HINT_MASK);

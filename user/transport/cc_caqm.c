@@ -137,7 +137,7 @@ uint16_t tp_caqm_switch(struct tp_caqm_port *p, uint64_t now, uint32_t qlen, boo
 		return (uint16_t)((cci | TP_CCI_CAQM_C) & ~(TP_CCI_CAQM_I | 0xff));
 	}
 	if (!(cci & TP_CCI_CAQM_I))
-		return cci;
+		return cci & ~0xff;	/* a Hint means nothing without I */
 	want = cci & 0xff;
 	room = p->thresh - qlen;
 	room = room > p->approved ? (uint32_t)(room - p->approved) : 0;

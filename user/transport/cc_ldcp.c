@@ -95,6 +95,9 @@ static void ld_on_cetph(void *ctx, uint64_t now, const struct ub_cetph_fields *c
 	if ((int32_t)(w->ack_seq - w->win_end) >= 0) {
 		double frac = w->win_pkts ? (double)w->win_marked / (double)w->win_pkts : 0;
 
+		if (frac > 1)	/* a peer that says more were marked than covered */
+			frac = 1;
+
 		w->alpha = (1 - g) * w->alpha + g * frac;
 		if (w->win_marked) {
 			w->cw *= 1 - w->alpha / 2;
