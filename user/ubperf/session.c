@@ -71,6 +71,7 @@ static void chan_config(const struct ubperf_opts *o, struct tp_chan_config *cc)
 		cc->rto_static_ns = o->rto_ns;
 	} else {
 		cc->rto_mode = TP_RTO_DYNAMIC;
+		cc->rto_min_ns = o->rto_min_ns;
 	}
 }
 
@@ -372,6 +373,7 @@ int ubperf_client(const struct ubperf_opts *o)
 	h.window = o->window;
 	h.depth = o->depth;
 	h.rto_us = (uint32_t)(o->rto_ns / 1000);
+	h.rto_min_us = (uint32_t)(o->rto_min_ns / 1000);
 	for (uint32_t c = 0; c < o->channels; c++) {
 		h.ch[c].tpn = tp_chan_tpn(r.ch[c].tp);
 		h.ch[c].init_psn = tp_chan_init_psn(r.ch[c].tp);
@@ -554,6 +556,7 @@ int ubperf_server(const struct ubperf_opts *o)
 	so.window = h.window;
 	so.depth = h.depth;
 	so.rto_ns = (uint64_t)h.rto_us * 1000;
+	so.rto_min_ns = (uint64_t)h.rto_min_us * 1000;
 	r.o = &so;
 	/* Send: depth x 2 receive buffers per channel; Write/Read: one region. */
 	r.buf_len = so.op == OP_SEND ? (size_t)so.channels * so.depth * 2 * so.size : so.size;
