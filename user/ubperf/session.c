@@ -404,6 +404,7 @@ int ubperf_client(const struct ubperf_opts *o)
 	d.magic = UBPERF_MAGIC;
 	d.messages = r.messages;
 	d.bytes = r.bytes;
+	d.duration_ns = r.t_end - r.t_start;
 	ctl_done_order(&d, true);
 	if (ctl_send(r.ctl, &d, sizeof(d)) || ctl_recv(r.ctl, &pd, sizeof(pd), wait_ms)) {
 		fail(&r, "peer %s did not confirm the end of the test", o->peer);
@@ -611,18 +612,19 @@ int ubperf_server(const struct ubperf_opts *o)
 	/* Every Write carried the pattern: the region must hold it now. */
 	if (so.op == OP_WRITE && d.messages && !is_pattern(r.buf, r.buf_len))
 		r.corrupt++;
+	/* One-sided operations leave no trace here: count what the client did. */
+	if (so.op != OP_SEND) {
+		r.messages = d.messages;
+		r.bytes = d.bytes;
+		r.t_start = 0;
+		r.t_end = d.duration_ns;
+	}
 	md.magic = UBPERF_MAGIC;
 	md.messages = r.messages;
 	md.bytes = r.bytes;
 	md.failed = r.bad_seq || r.corrupt;
 	ctl_done_order(&md, true);
 	ctl_send(r.ctl, &md, sizeof(md));
-	/* One-sided operations leave no trace here: count what the client did. */
-	if (so.op != OP_SEND) {
-		r.messages = d.messages;
-		r.bytes = d.bytes;
-		r.t_start = r.t_end = 0;
-	}
 	report(&r, d.messages, true);
 	if (r.bad_seq || r.corrupt) {
 		fail(&r, "%" PRIu64 " messages out of order or duplicated, %" PRIu64 " corrupt",

@@ -61,7 +61,7 @@ struct ctl_welcome {
 
 struct ctl_done {
 	uint32_t magic, failed;
-	uint64_t messages, bytes;
+	uint64_t messages, bytes, duration_ns;
 };
 
 int ubperf_server(const struct ubperf_opts *o);
