@@ -208,4 +208,5 @@ void ctl_done_order(struct ctl_done *d, bool to_net)
 	swap32(d, 2, to_net);
 	d->messages = to_net ? htobe64(d->messages) : be64toh(d->messages);
 	d->bytes = to_net ? htobe64(d->bytes) : be64toh(d->bytes);
+	d->duration_ns = to_net ? htobe64(d->duration_ns) : be64toh(d->duration_ns);
 }

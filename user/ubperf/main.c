@@ -29,6 +29,7 @@ static void usage(FILE *f)
 		"  --mtu N        TP payload bytes per packet (default 1024)\n"
 		"  --window N     packets in flight per channel (default 256)\n"
 		"  --rto R        512us, 16ms, 128ms, 4s (static) or dynamic (default)\n"
+		"  --rto-min US   dynamic RTO: floor of its base, microseconds (default: the core's)\n"
 		"  --port P       TCP control port (default %d)\n"
 		"  --wait S       how long to wait for the peer (default 5; server: for a client, 0 = forever)\n"
 		"  --stall S      no completion for S seconds means the peer is gone (default 3)\n"
@@ -101,7 +102,7 @@ int main(int argc, char **argv)
 		{ "time", required_argument, 0, 't' }, { "count", required_argument, 0, 'n' },
 		{ "channels", required_argument, 0, 'c' }, { "depth", required_argument, 0, 'D' },
 		{ "mtu", required_argument, 0, 'M' }, { "window", required_argument, 0, 'w' },
-		{ "rto", required_argument, 0, 'r' }, { "port", required_argument, 0, 'P' },
+		{ "rto", required_argument, 0, 'r' }, { "rto-min", required_argument, 0, 'R' }, { "port", required_argument, 0, 'P' },
 		{ "wait", required_argument, 0, 'W' }, { "stall", required_argument, 0, 'S' },
 		{ "generic", no_argument, 0, 'g' }, { "zerocopy", no_argument, 0, 'z' },
 		{ "cc", required_argument, 0, 'C' }, { "lb", required_argument, 0, 'L' },
@@ -191,6 +192,11 @@ int main(int argc, char **argv)
 		case 'r':
 			if (parse_rto(optarg, &o.rto_ns))
 				return bad("--rto", optarg);
+			break;
+		case 'R':
+			if (parse_size(optarg, &v) || v > 4000000)
+				return bad("--rto-min (microseconds)", optarg);
+			o.rto_min_ns = v * 1000;
 			break;
 		case 'P':
 			if (parse_size(optarg, &v) || !v || v > 65535)

@@ -73,6 +73,7 @@ static void chan_config(const struct ubperf_opts *o, struct tp_chan_config *cc)
 		cc->rto_static_ns = o->rto_ns;
 	} else {
 		cc->rto_mode = TP_RTO_DYNAMIC;
+		cc->rto_min_ns = o->rto_min_ns;
 	}
 }
 
@@ -435,6 +436,7 @@ int ubperf_client(const struct ubperf_opts *o)
 	h.window = o->window;
 	h.depth = o->depth;
 	h.rto_us = (uint32_t)(o->rto_ns / 1000);
+	h.rto_min_us = (uint32_t)(o->rto_min_ns / 1000);
 	h.cc = o->cc;
 	h.lb = o->lb;
 	for (uint32_t c = 0; c < o->channels; c++) {
@@ -467,6 +469,7 @@ int ubperf_client(const struct ubperf_opts *o)
 	d.magic = UBPERF_MAGIC;
 	d.messages = r.messages;
 	d.bytes = r.bytes;
+	d.duration_ns = r.t_end - r.t_start;
 	ctl_done_order(&d, true);
 	if (ctl_send(r.ctl, &d, sizeof(d)) || ctl_recv(r.ctl, &pd, sizeof(pd), wait_ms)) {
 		fail(&r, "peer %s did not confirm the end of the test", o->peer);
@@ -619,6 +622,7 @@ int ubperf_server(const struct ubperf_opts *o)
 	so.window = h.window;
 	so.depth = h.depth;
 	so.rto_ns = (uint64_t)h.rto_us * 1000;
+	so.rto_min_ns = (uint64_t)h.rto_min_us * 1000;
 	so.cc = (enum tp_cc_algo)h.cc;
 	so.lb = (enum tpg_lb)h.lb;
 	r.o = &so;
@@ -675,18 +679,19 @@ int ubperf_server(const struct ubperf_opts *o)
 	/* Every Write carried the pattern: the region must hold it now. */
 	if (so.op == OP_WRITE && d.messages && !is_pattern(r.buf, r.buf_len))
 		r.corrupt++;
+	/* One-sided operations leave no trace here: count what the client did. */
+	if (so.op != OP_SEND) {
+		r.messages = d.messages;
+		r.bytes = d.bytes;
+		r.t_start = 0;
+		r.t_end = d.duration_ns;
+	}
 	md.magic = UBPERF_MAGIC;
 	md.messages = r.messages;
 	md.bytes = r.bytes;
 	md.failed = r.bad_seq || r.corrupt;
 	ctl_done_order(&md, true);
 	ctl_send(r.ctl, &md, sizeof(md));
-	/* One-sided operations leave no trace here: count what the client did. */
-	if (so.op != OP_SEND) {
-		r.messages = d.messages;
-		r.bytes = d.bytes;
-		r.t_start = r.t_end = 0;
-	}
 	report(&r, d.messages, true);
 	if (r.bad_seq || r.corrupt) {
 		fail(&r, "%" PRIu64 " messages out of order or duplicated, %" PRIu64 " corrupt",

@@ -32,6 +32,7 @@ struct ubperf_opts {
 	uint32_t depth;		/* operations outstanding per channel */
 	uint32_t mtu, window;
 	uint64_t rto_ns;	/* 0: dynamic */
+	uint64_t rto_min_ns;	/* dynamic: floor of the base; 0: the core's */
 	double wait_s;		/* how long to wait for the peer */
 	double stall_s;		/* no completion this long: the peer is gone */
 	enum tp_cc_algo cc;	/* congestion control per channel */
@@ -51,7 +52,7 @@ struct ctl_chan {
 
 struct ctl_hello {
 	uint32_t magic, mode, op, ta, size, channels, mtu, window, depth;
-	uint32_t rto_us;
+	uint32_t rto_us, rto_min_us;
 	struct ctl_chan ch[UBPERF_MAX_CHANS];
 	uint32_t cc, lb;	/* enum tp_cc_algo, enum tpg_lb */
 };
@@ -65,7 +66,7 @@ struct ctl_welcome {
 
 struct ctl_done {
 	uint32_t magic, failed;
-	uint64_t messages, bytes;
+	uint64_t messages, bytes, duration_ns;
 };
 
 int ubperf_server(const struct ubperf_opts *o);
