@@ -162,6 +162,13 @@ static void dcqcn_pacing(void **state)
 	in.ops->on_tick(in.ctx, 1000);
 	assert_true(in.ops->next_deadline(in.ctx) == UINT64_MAX);
 	assert_true(in.ops->can_send(in.ctx, 1000, 1u << 30, 936));	/* no window */
+	/* After an idle spell, a burst of 64 MTU (65536 ns at 1 byte/ns) goes
+	 * back to back: 66 packets of 1000 wire bytes, then the rate again. */
+	for (int k = 0; k < 66; k++) {
+		assert_true(in.ops->can_send(in.ctx, 1000000, 0, 936));
+		in.ops->on_send(in.ctx, 1000000, 936, false);
+	}
+	assert_false(in.ops->can_send(in.ctx, 1000000, 0, 936));
 	tp_cc_destroy(in.cc);
 }
 

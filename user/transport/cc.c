@@ -56,6 +56,7 @@ struct tp_cc *tp_cc_create(const struct tp_cc_config *cfg)
 	DEF(f, 5);
 	DEF(g_shift, 8);
 	DEF(paths, 1);
+	DEF(burst_bytes, 64 * c->mtu);
 	DEF(init_cw, 16 * c->mtu);
 	DEF(min_cw, c->mtu);
 	DEF(max_cw, 1024 * c->mtu);

@@ -47,6 +47,7 @@ struct tp_cc_config {
 	uint32_t g_shift;		/* g = 2^-g_shift; 0: 8 (1/256) */
 	bool ce_minor;			/* IP CE is a minor CNP (default: severe,
 					 * draft-li-uboe-00 §5.2.2) */
+	uint32_t burst_bytes;		/* pacing credit after idle; 0: 64 MTU */
 	uint32_t paths;			/* per-packet LB: paths (entropies mod
 					 * paths) of the channel; a CNP only when
 					 * all were marked within an interval */

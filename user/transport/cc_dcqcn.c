@@ -6,7 +6,8 @@
  * [chosen]: half the cut of a severe one); alpha decays by (1-g) every alpha
  * period without CNP; a rate timer and a byte counter drive the recovery:
  * fast recovery for the first F events, then additive (R_AI), then hyper
- * (R_HAI) once both counters passed F. Timers run off the times the core
+ * (R_HAI) once both counters passed F. Sends are paced at the rate with a
+ * burst allowance (burst_bytes). Timers run off the times the core
  * hands in, so they are processed lazily and in order.
  */
 #include "cc_int.h"
@@ -88,7 +89,12 @@ static void dq_on_send(void *ctx, uint64_t now, uint32_t bytes, bool rtx)
 
 	(void)rtx;
 	advance(cc, now);
-	d->next_send = (d->next_send > now ? d->next_send : now) + (uint64_t)ns;
+	/* Credit for up to burst_bytes after an idle spell: a paced sender that
+	 * may only ever send one packet at a time keeps its host busy-waiting. */
+	uint64_t burst = (uint64_t)((double)cc->cfg.burst_bytes * 8e9 / d->rc);
+	uint64_t floor = now > burst ? now - burst : 0;
+
+	d->next_send = (d->next_send > floor ? d->next_send : floor) + (uint64_t)ns;
 	if (d->rc >= (double)cc->cfg.line_rate_bps)
 		return;
 	d->bytes += bytes;
