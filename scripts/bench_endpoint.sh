@@ -8,13 +8,14 @@
 #     GBN (1-p)/(1-p+W.p), W = the window in packets.
 # Prints numbers; asserts none of them (timings on a shared machine are noisy).
 #
-#   scripts/bench_endpoint.sh [SECONDS_PER_RUN]
+#   scripts/bench_endpoint.sh [SECONDS_PER_RUN [ROUNDS]]     (default 2 s, 3 rounds)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 BIN=${BUILD:-build}/bin
-SECS=${1:-3}
+SECS=${1:-2}
+REPS=${2:-3}
 WINDOW=256
 MTU=1024
 PY=/usr/bin/python3
@@ -39,7 +40,7 @@ ubperf_run() {
 	local srv=$!
 	for _ in $(seq 50); do ns_run "$nss" ss -Hltn 'sport = :4793' | grep -q . && break; sleep 0.1; done
 	if ! ns_run "$nsc" "$BIN/ubperf" client --dev "$devc" --peer "$peer" --time "$SECS" \
-		--mtu $MTU --window $WINDOW --json "$@" >"$out" 2>"$out.err"; then
+		--mtu $MTU --window $WINDOW --stall 10 --json "$@" >"$out" 2>"$out.err"; then
 		echo "null" >"$out"
 		echo "#   ubperf $*: $(cat "$out.err")" >&2
 	fi
@@ -103,18 +104,30 @@ set_loss() {
 	NFT
 }
 printf '\nGoodput under loss on a routed hop (nftables, both directions), fraction of the loss-free goodput\n'
+printf '(median of %u interleaved rounds of %s s per cell)\n' "$REPS" "$SECS"
+LOSSES=(0 10 100 500)	# per 10000
+MODES=(rtp-sr rtp-gbn-fast rtp-gbn)
+declare -A res rtxs
+for ((rep = 0; rep < REPS; rep++)); do
+	for p in "${LOSSES[@]}"; do
+		set_loss $p
+		for mode in "${MODES[@]}"; do
+			ubperf_run "$S" s0 "$C" c0 10.73.0.1 "$tmp/l.json" --mode $mode
+			res[$p,$mode]+="$(jget "$tmp/l.json" goodput_bps 2>/dev/null || echo 0) "
+			rtxs[$p,$mode]+="$(jget "$tmp/l.json" retransmissions.total 2>/dev/null || echo 0) "
+		done
+	done
+done
+median() { printf '%s\n' $1 | sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'; }
 printf '%-8s %-14s %10s %9s %9s %9s %9s\n' "loss %" "mode" "Mbit/s" "fraction" "SR ref" "GBN ref" "rtx"
-declare -A base
-for p in 0 10 100 500; do	# per 10000
-	set_loss $p
-	for mode in rtp-sr rtp-gbn-fast rtp-gbn; do
-		ubperf_run "$S" s0 "$C" c0 10.73.0.1 "$tmp/l.json" --mode $mode
-		bps=$(jget "$tmp/l.json" goodput_bps 2>/dev/null || echo 0)
-		rtx=$(jget "$tmp/l.json" retransmissions.total 2>/dev/null || echo -)
-		[[ $p -eq 0 ]] && base[$mode]=$bps
+for p in "${LOSSES[@]}"; do
+	for mode in "${MODES[@]}"; do
+		bps=$(median "${res[$p,$mode]}")
+		b0=$(median "${res[0,$mode]}")
 		pr=$(calc "$p / 10000")
 		printf '%-8s %-14s %10.1f %9.3f %9.3f %9.3f %9s\n' "$(calc "$p / 100")" $mode \
-			"$(calc "$bps / 1e6")" "$(calc "${base[$mode]} > 0 ? $bps / ${base[$mode]} : 0")" \
-			"$(calc "1 - $pr")" "$(calc "(1 - $pr) / (1 - $pr + $WINDOW * $pr)")" "$rtx"
+			"$(calc "$bps / 1e6")" "$(calc "$b0 > 0 ? $bps / $b0 : 0")" \
+			"$(calc "1 - $pr")" "$(calc "(1 - $pr) / (1 - $pr + $WINDOW * $pr)")" \
+			"$(median "${rtxs[$p,$mode]}")"
 	done
 done

@@ -212,7 +212,8 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 		       "\"peer_messages\": %" PRIu64 ", "
 		       "\"retransmissions\": {\"total\": %" PRIu64 ", \"rto\": %" PRIu64
 		       ", \"nak\": %" PRIu64 ", \"sack\": %" PRIu64 ", \"mark\": %" PRIu64 "}, "
-		       "\"rto_fired\": %" PRIu64 ", \"ecn_ce\": %" PRIu64 ", \"icrc_bad\": %" PRIu64 ", "
+		       "\"rto_fired\": %" PRIu64 ", \"ecn_ce\": %" PRIu64 ", \"core_ecn_ce\": %" PRIu64 ", "
+		       "\"icrc_bad\": %" PRIu64 ", "
 		       "\"latency_us\": {\"p50\": %.1f, \"p99\": %.1f, \"p999\": %.1f}, "
 		       "\"frames\": {\"rx\": %" PRIu64 ", \"tx\": %" PRIu64 "}, "
 		       "\"out_of_order\": %" PRIu64 ", \"corrupt\": %" PRIu64 ", "
@@ -221,7 +222,7 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 		       server ? "server" : "client", tp_mode_name(o->mode), op_names[o->op],
 		       ta_names[o->ta], o->size, o->channels, secs, bps, r->messages, r->bytes,
 		       peer_messages, rtx, ts.rtx_rto, ts.rtx_nak, ts.rtx_sack, ts.rtx_mark,
-		       ts.rto_fired, es.ce_marked, es.icrc_bad, pct_us(r->lat, r->nlat, 0.5),
+		       ts.rto_fired, es.ce_marked, ts.rx_ecn_ce, es.icrc_bad, pct_us(r->lat, r->nlat, 0.5),
 		       pct_us(r->lat, r->nlat, 0.99), pct_us(r->lat, r->nlat, 0.999),
 		       es.rx_frames, es.tx_frames, r->bad_seq, r->corrupt, tp_cc_algo_name(o->cc),
 		       tpg_lb_name(o->lb), cnp_sent, cnp_rcvd);
