@@ -48,6 +48,8 @@ wps_boundary_PARTS := wps_boundary
 $(BUILD)/bpf/wps_ingress.bpf.o: BPF_CFLAGS += -mcpu=v3
 ub_endpoint_PARTS := ub_endpoint
 wps_egress_PARTS := wps_egress
+ROLES     += caqm
+caqm_PARTS := caqm_stage
 SKELS     := $(addprefix $(BUILD)/skel/,$(addsuffix .skel.h,$(ROLES)))
 
 vpath %.bpf.c bpf bench tests/bpf
@@ -151,6 +153,12 @@ $(BUILD)/bin/test_%: $(BUILD)/obj/tests/unit/test_%.o $(LIB) | $(BUILD)/bin
 $(BUILD)/bin/test_ub2e_stats: PKT_LIBS += $(BPF_LIBS)
 # The parser fuzz checks ubpkt_parse.c against the fuzzers' own decoder.
 $(BUILD)/bin/test_ubpkt_ref: $(BUILD)/obj/tests/bpf/ubref.o $(BUILD)/obj/tests/bpf/ubmutate.o
+# ubcaqm and the CAQM stage's test load BPF: they need libbpf.
+$(BUILD)/bin/ubcaqm: $(BUILD)/obj/user/tools/ubcaqm.o $(LIB) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
+
+$(BUILD)/bin/test_caqm_bpf: $(BUILD)/obj/tests/unit/test_caqm_bpf.o $(LIB) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(BPF_LIBS) $(PKT_LIBS)
 
 $(BUILD)/bin/ub2e_testrun: $(TESTRUN_OBJS) $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
@@ -201,17 +209,21 @@ bench: deps
 	@scripts/wps_bench.sh
 
 # Long fuzzing runs; make test runs each target briefly. One target per engine.
-fuzz: fuzz-ub2e fuzz-transport fuzz-wps
+fuzz: fuzz-ub2e fuzz-transport fuzz-wps fuzz-cc
 
 # The bpf suite with the UB2E fuzzer at 1,000,000 frames per program instead of
 # 20,000, and the unit suite with the parser fuzz at 20,000,000 instead of 1,000,000.
 fuzz-ub2e: deps
 	@$(MAKE) --no-print-directory all
-	@UB2E_FUZZ_COUNT=$${UB2E_FUZZ_COUNT:-1000000} UBPKT_FUZZ_COUNT=$${UBPKT_FUZZ_COUNT:-20000000} tests/run.sh unit bpf
+	@UB2E_FUZZ_COUNT=$${UB2E_FUZZ_COUNT:-1000000} ENDPOINT_FUZZ_COUNT=$${ENDPOINT_FUZZ_COUNT:-1000000} UBPKT_FUZZ_COUNT=$${UBPKT_FUZZ_COUNT:-20000000} tests/run.sh unit bpf
 
 fuzz-transport:
 	@$(MAKE) --no-print-directory $(BUILD)/bin/test_transport_fuzz
 	TP_FUZZ_ITERS=$${TP_FUZZ_ITERS:-5000000} $(BUILD)/bin/test_transport_fuzz
+
+fuzz-cc:
+	@$(MAKE) --no-print-directory $(BUILD)/bin/test_cc_fuzz
+	CC_FUZZ_ITERS=$${CC_FUZZ_ITERS:-1000000} $(BUILD)/bin/test_cc_fuzz
 
 vmtest:
 	@scripts/deps.sh --vmtest
@@ -243,4 +255,4 @@ clean:
 .PHONY: all deps test demo bench fuzz fuzz-wps vmtest vmtest-selftest install install-wireshark clean
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: fuzz-ub2e fuzz-transport
+.PHONY: fuzz-ub2e fuzz-transport fuzz-cc

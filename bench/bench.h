@@ -23,6 +23,8 @@ int icrc_bench(int rounds);
 int tp_goodput_bench(void);
 int wps_reorder_bench(int rounds);
 int wps_egress_bench(const struct xdp_bench_opts *o);
+/* Congestion control and channel groups in simulated time (bench/cc_bench.c). */
+int cc_bench(void);
 
 /* Helpers */
 /* CPU time of this thread: leaves out the time others ran (the machine is shared). */

@@ -137,6 +137,8 @@ int main(int argc, char **argv)
 	if (run_tp) {
 		printf("\n");
 		rc |= tp_goodput_bench();
+		printf("\n");
+		rc |= cc_bench();
 	}
 	if (run_wps) {
 		printf("\n");

@@ -91,6 +91,13 @@ static inline __u8 ub_nth_perm(const struct ub_nth *h) { return h->perm & 1; }
 #define UB_FECN_MARKABLE	2
 #define UB_FECN_SEVERE_CE	3
 
+/* CAQM mode [chosen] (WIRE.md §5): LoC shares bit 11 with FECN mode */
+#define UB_CCI_CAQM_LOC		(1u << 11)
+#define UB_CCI_CAQM_EN		(1u << 10)	/* on data: a window request */
+#define UB_CCI_CAQM_C		(1u << 9)	/* congested */
+#define UB_CCI_CAQM_I		(1u << 8)	/* Hint valid */
+#define UB_CCI_CAQM_HINT_MASK	0xff		/* in units of a configured hint size */
+
 static inline __u8 ub_cci_mode(__u16 cci) { return (cci >> UB_CCI_MODE_SHIFT) & UB_CCI_MODE_MASK; }
 static inline __u8 ub_cci_fecn(__u16 cci) { return cci & UB_CCI_FECN_MASK; }
 static inline __u16 ub_cci_make_fecn(__u8 fecn, int loc)

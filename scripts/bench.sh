@@ -31,3 +31,6 @@ topo_single
 ns_run "$NS_SW" "$BENCH" --bpf-dir "$BPF_DIR" --ub-if sw-ub --ip-if sw-ip "$@"
 # WPS through ingress and egress over delayed, rate-limited paths (skips without the ingress).
 "$ROOT/bench/wps_headline.sh"
+
+# UBoE endpoint: ubperf over AF_XDP beside iperf3, goodput under loss on a routed hop.
+"$ROOT/scripts/bench_endpoint.sh"

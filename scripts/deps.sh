@@ -5,7 +5,9 @@ set -euo pipefail
 
 PKGS=(clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
       libisal-dev libcmocka-dev libjson-c-dev python3-scapy iproute2 iputils-ping ethtool tshark iperf3
-      tcpdump libxdp-dev libclang-rt-14-dev)	# tcpdump: captures in the wps suites; libxdp: AF_XDP; libclang-rt: libFuzzer (make fuzz-wps)
+      tcpdump nftables libxdp-dev libclang-rt-14-dev)
+# tcpdump: captures in the wps and endpoint suites; nftables: loss on a routed hop;
+# libxdp: AF_XDP (ubctl wps egress, ubperf); libclang-rt: libFuzzer (make fuzz-wps).
 # vmtest also needs these; installed only when asked, they are large.
 VM_PKGS=(qemu-system-x86 busybox-static cpio)
 

@@ -10,7 +10,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 suites=("$@")
-[[ ${#suites[@]} -eq 0 ]] && suites=(unit golden bpf e2e cli dissector wps wps_egress endpoint vmtest)
+[[ ${#suites[@]} -eq 0 ]] && suites=(unit golden bpf e2e cli dissector wps wps_egress endpoint cc vmtest)
 
 pass=0 fail=0 skip=0
 for s in "${suites[@]}"; do

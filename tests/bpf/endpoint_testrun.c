@@ -8,6 +8,14 @@
  * verdict and the counters that moved (listed ones by one, others not).
  *
  *   endpoint_testrun --dev DEV FIXTURES...
+ *   endpoint_testrun --dev DEV --fuzz N [--seed S]
+ *
+ * --fuzz: differential fuzzing. Valid UBoE frames from the packet library's
+ * builder are mutated (bytes flipped in the headers, lengths edited, frames
+ * cut, random bytes) and run through the program; the packet library's
+ * parser, not the code under test, says what each frame is, and verdict and
+ * counters must agree with it: a valid frame is steered, a UBoE frame the
+ * library rejects is not, non-UBoE passes, one counter moves per frame.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -24,6 +32,8 @@
 #include "ub_endpoint_maps.h"
 #include "ep_xdp.h"
 #include "xsk_port.h"
+#include "ubpkt.h"
+#include "ub_wire.h"
 
 #define MAX_PKT 4096
 
@@ -204,6 +214,144 @@ static int run_file(const char *path, int *failed)
 	return 0;
 }
 
+static uint64_t rng_state;
+
+static uint32_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)rng_state;
+}
+
+static size_t seed_frame(unsigned char *buf, size_t cap)
+{
+	static const uint8_t ops[] = { UB_TP_UTP_DATA, UB_TP_RTP_DATA, UB_TP_ACK, UB_TP_ACK_CE,
+				       UB_TP_SACK, UB_TP_SACK_CE, UB_TP_CNP };
+	static uint8_t payload[1500];
+	struct ub_pkt_spec sp;
+	uint8_t op = ops[rnd() % sizeof(ops)];
+
+	ub_pkt_spec_init(&sp);
+	sp.ip_ver = rnd() % 2 ? 6 : 4;
+	for (int i = 0; i < 16; i++) {
+		sp.src_ip[i] = (uint8_t)rnd();
+		sp.dst_ip[i] = (uint8_t)rnd();
+	}
+	sp.ecn = (uint8_t)(rnd() % 4);
+	sp.tph.opcode = op;
+	sp.tph.psn = rnd() & 0xffffff;
+	if (op > UB_TP_RTP_DATA) {
+		sp.has_tah = false;
+		sp.tph.nlp = 1;
+	}
+	sp.has_cetph = op == UB_TP_ACK_CE || op == UB_TP_SACK_CE;
+	sp.has_saetph = op == UB_TP_SACK || op == UB_TP_SACK_CE;
+	sp.saetph.size_code = (uint8_t)(rnd() % 5);
+	sp.has_cnpetph = op == UB_TP_CNP;
+	if (rnd() % 4 == 0)
+		sp.vlan = (int)(rnd() % 4094 + 1);
+	sp.payload = payload;
+	sp.payload_len = op <= UB_TP_RTP_DATA ? rnd() % 1200 : 0;
+	return ub_build_uboe(&sp, buf, cap);
+}
+
+static void mutate(unsigned char *buf, size_t *len)
+{
+	switch (rnd() % 6) {
+	case 0:		/* valid as built */
+		break;
+	case 1: {	/* flip bits in the first 80 bytes (L2..TPH) */
+		int n = 1 + (int)(rnd() % 3);
+
+		while (n--)
+			buf[rnd() % (*len < 80 ? *len : 80)] ^= (unsigned char)(1u << (rnd() % 8));
+		break;
+	}
+	case 2:		/* cut short */
+		*len = rnd() % *len;
+		break;
+	case 3:		/* a random byte in the headers */
+		buf[rnd() % (*len < 70 ? *len : 70)] = (unsigned char)rnd();
+		break;
+	case 4:		/* trailing bytes (Ethernet padding) */
+		for (int i = 0; i < 8 && *len < MAX_PKT; i++)
+			buf[(*len)++] = (unsigned char)rnd();
+		break;
+	default:	/* random frame with an IP EtherType */
+		*len = 14 + rnd() % 100;
+		for (size_t i = 0; i < *len; i++)
+			buf[i] = (unsigned char)rnd();
+		buf[12] = rnd() % 2 ? 0x08 : 0x86;
+		buf[13] = buf[12] == 0x08 ? 0x00 : 0xdd;
+		break;
+	}
+}
+
+static int fuzz(unsigned long n, uint64_t seed)
+{
+	int xsk_fd = bpf_map__fd(skel->maps.ub_ep_xsks), prog = bpf_program__fd(skel->progs.ub_endpoint);
+	static unsigned char in[MAX_PKT + 64], out[MAX_PKT + 64];
+	unsigned long bad = 0, seen[5] = { 0 };
+	__u64 before[UB_EP_CNT__MAX], after[UB_EP_CNT__MAX];
+	__u32 zero = 0;
+
+	rng_state = seed ? seed : 1;
+	if (bpf_map_update_elem(xsk_fd, &zero, &sock_fd, 0))
+		return 1;
+	read_counters(before);
+	for (unsigned long i = 0; i < n; i++) {
+		struct xdp_md ctx = { .ingress_ifindex = dev_if };
+		size_t len = seed_frame(in, MAX_PKT);
+		enum ub_parse_err e;
+		struct ub_view v;
+		const char *why = NULL;
+		__u64 moved = 0;
+
+		mutate(in, &len);
+		if (len < 14)
+			len = 14;
+		ctx.data_end = (__u32)len;
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in, .data_size_in = (__u32)len,
+			    .data_out = out, .data_size_out = sizeof(out), .ctx_in = &ctx,
+			    .ctx_size_in = sizeof(ctx), .repeat = 1);
+		if (bpf_prog_test_run_opts(prog, &o)) {
+			printf("#   BPF_PROG_TEST_RUN failed: %s\n", strerror(errno));
+			return 1;
+		}
+		read_counters(after);
+		for (int k = 0; k < UB_EP_CNT__MAX; k++)
+			if (k != UB_EP_CNT_RX_UBOE)
+				moved += after[k] - before[k];
+		memcpy(before, after, sizeof(before));
+		e = ub_parse_frame(in, len, 0, &v);
+		seen[o.retval < 5 ? o.retval : 0]++;
+		if (moved != 1)
+			why = "not exactly one verdict counter moved";
+		else if (o.retval == XDP_REDIRECT &&
+			 !(v.kind == UB_KIND_UBOE && (e == UB_PARSE_OK || e == UB_PARSE_SAETPH_SIZE ||
+						     e == UB_PARSE_HDR_OVERRUN)))
+			why = "steered a frame the packet library does not take for UBoE";
+		else if (o.retval == XDP_DROP && (e == UB_PARSE_OK || e == UB_PARSE_NOT_UB))
+			why = "dropped a frame the packet library finds valid or not UB at all";
+		else if (o.retval == XDP_PASS && e != UB_PARSE_NOT_UB)
+			why = "passed UBoE to the kernel";
+		else if (o.retval != XDP_REDIRECT && o.retval != XDP_DROP && o.retval != XDP_PASS)
+			why = "unexpected verdict";
+		if (why && bad++ < 5) {
+			printf("#   frame %lu: %s (verdict %s, library: %s)\n#   ", i, why,
+			       verdict_name(o.retval), ub_parse_errname(e));
+			for (size_t k = 0; k < len && k < 96; k++)
+				printf("%02x", in[k]);
+			printf("\n");
+		}
+	}
+	printf("%sok %d - endpoint fuzz: %lu frames (seed %llu): %lu steered, %lu dropped, "
+	       "%lu passed, %lu disagreements with the packet library\n", bad ? "not " : "", ++tap_n,
+	       n, (unsigned long long)seed, seen[XDP_REDIRECT], seen[XDP_DROP], seen[XDP_PASS], bad);
+	return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct xsk_port_cfg cfg = { .nframes = 256, .frame_size = 2048, .ring_size = 64 };
@@ -235,9 +383,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	sock_fd = xsk_port_fd(port, s);
-	for (i = 3; i < argc; i++)
-		if (run_file(argv[i], &failed))
-			failed++;
+	if (!strcmp(argv[3], "--fuzz")) {
+		unsigned long n = strtoul(argv[4 < argc ? 4 : 3], NULL, 0);
+		uint64_t seed = argc > 6 && !strcmp(argv[5], "--seed") ? strtoull(argv[6], NULL, 0) : 1;
+
+		failed = fuzz(n, seed);
+	} else {
+		for (i = 3; i < argc; i++)
+			if (run_file(argv[i], &failed))
+				failed++;
+	}
 	xsk_port_destroy(port);
 	ub_endpoint__destroy(skel);
 	return failed ? 1 : 0;

@@ -84,6 +84,9 @@ struct tp_ep_config {
  * new or retransmitted data packet.
  */
 enum tp_loss_kind { TP_LOSS_RTO, TP_LOSS_NAK, TP_LOSS_SACK };
+struct tp_rx_meta;
+struct ub_cetph_fields;
+struct ub_cnpetph_fields;
 struct tp_cc_ops {
 	bool (*can_send)(void *cc, uint64_t now, uint64_t inflight_bytes, uint32_t bytes);
 	void (*on_send)(void *cc, uint64_t now, uint32_t bytes, bool rtx);
@@ -92,6 +95,13 @@ struct tp_cc_ops {
 	void (*on_ecn)(void *cc, uint64_t now);		/* receiver saw CE on data */
 	void (*on_cnp)(void *cc, uint64_t now, uint8_t ecn_level, bool loc);
 	uint64_t (*next_deadline)(void *cc);		/* pacing; UINT64_MAX: none */
+	/* Congestion feedback on the wire (user/transport/cc.h, cc_wire.c). */
+	void (*on_rx_data)(void *cc, uint64_t now, uint32_t bytes, const struct tp_rx_meta *meta);
+	bool (*cnp_due)(void *cc, uint64_t now, struct ub_cnpetph_fields *cnp);
+	bool (*ack_cetph)(void *cc, uint64_t now, struct ub_cetph_fields *ce);	/* TPACK-CC */
+	void (*on_cetph)(void *cc, uint64_t now, const struct ub_cetph_fields *ce);
+	bool (*tx_cci)(void *cc, uint64_t now, uint32_t bytes, bool rtx, uint16_t *cci);
+	void (*on_tick)(void *cc, uint64_t now);	/* timers (tp_ep_tick) */
 };
 
 struct tp_chan_config {
@@ -115,6 +125,9 @@ struct tp_chan_config {
 	uint64_t rnr_delay_ns;	/* wait before such a retry; 0: 50 us */
 	uint32_t max_ops;	/* posted operations outstanding (each kind); 0: 1024 */
 	bool manual_taack;	/* ROL/ROI: Send answered by tp_recv_answer() */
+	/* Per-packet LB (issue 11): SACK holes are never resent before the
+	 * RTO (they may be packets on a slower path). */
+	bool no_fast_rtx;
 	const struct tp_cc_ops *cc;
 	void *cc_ctx;
 	void *user;		/* returned in events and tp_tx_info */
@@ -172,6 +185,9 @@ enum tp_rx_verdict {
 
 struct tp_rx_meta {
 	uint8_t ecn;		/* IP ECN of the packet (3 = CE) */
+	bool has_cci;		/* native UB: the NTH's CCI (WIRE.md §5) */
+	uint16_t cci;
+	uint16_t entropy;	/* UDP source port it came with (per-path state) */
 };
 
 /* Feed one received TP packet: TPH .. end of payload. */
@@ -192,6 +208,8 @@ struct tp_tx_info {
 	uint32_t psn;
 	bool data;		/* data packet (vs. response) */
 	bool rtx;		/* a retransmission */
+	bool has_cci;		/* the CC asks for this CCI (native UB / CAQM tag) */
+	uint16_t cci;
 };
 
 /*

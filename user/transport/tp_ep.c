@@ -416,6 +416,7 @@ enum tp_rx_verdict tp_ep_rx(struct tp_ep *ep, uint64_t now, const void *pkt, siz
 			ch->st.rx_malformed++;
 			return TP_RX_DROP;
 		}
+		tp_cc_rx_data(ch, now, (uint32_t)p.payload_len, meta);
 		return tp_rcv_data(ch, now, &p, pkt, len, meta ? meta->ecn : 0);
 	case UB_TP_ACK:
 	case UB_TP_ACK_CE:
@@ -426,6 +427,8 @@ enum tp_rx_verdict tp_ep_rx(struct tp_ep *ep, uint64_t now, const void *pkt, siz
 			return TP_RX_DROP;
 		}
 		tp_snd_on_ack(ch, now, &p);
+		if (p.has_cetph)
+			tp_cc_on_cetph(ch, now, &p.ce);
 		return TP_RX_OK;
 	case UB_TP_CNP:
 		ch->st.rx_cnp++;
@@ -440,7 +443,7 @@ enum tp_rx_verdict tp_ep_rx(struct tp_ep *ep, uint64_t now, const void *pkt, siz
 
 enum tp_rx_verdict tp_ep_rx_frame(struct tp_ep *ep, uint64_t now, const void *frame, size_t len)
 {
-	struct tp_rx_meta meta;
+	struct tp_rx_meta meta = { 0 };
 	struct ub_view v;
 
 	if (ub_parse_frame(frame, len, 0, &v) != UB_PARSE_OK) {
@@ -452,6 +455,9 @@ enum tp_rx_verdict tp_ep_rx_frame(struct tp_ep *ep, uint64_t now, const void *fr
 		return TP_RX_DROP;
 	}
 	meta.ecn = v.ecn;
+	meta.entropy = v.sport;
+	meta.has_cci = v.nth != NULL;	/* native UB: the CCI, for CC */
+	meta.cci = v.cci;
 	return tp_ep_rx(ep, now, v.tph, (size_t)(v.ip + v.ip_len - UBOE_ICRC_LEN - (const uint8_t *)v.tph),
 			&meta);
 }
@@ -474,7 +480,9 @@ size_t tp_ep_tx(struct tp_ep *ep, uint64_t now, void *buf, size_t cap, struct tp
 
 		if (!ch->connected || ch->failed)
 			continue;
-		len = tp_rcv_response(ch, now, buf, cap, info);
+		len = tp_cc_response(ch, now, buf, cap, info);
+		if (!len)
+			len = tp_rcv_response(ch, now, buf, cap, info);
 		if (len)
 			return len;
 	}
@@ -487,6 +495,7 @@ size_t tp_ep_tx(struct tp_ep *ep, uint64_t now, void *buf, size_t cap, struct tp
 			continue;
 		len = tp_snd_data(ch, now, buf, cap, info);
 		if (len) {
+			tp_cc_tx_data(ch, now, info);
 			ep->rr = (i + 1) % n;
 			return len;
 		}

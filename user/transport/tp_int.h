@@ -261,6 +261,14 @@ static inline enum tp_status tp_rspst_to_status(uint8_t r)
 	}
 }
 
+/* cc_wire.c: congestion feedback on the wire, through the channel's tp_cc_ops */
+void tp_cc_rx_data(struct tp_chan *ch, uint64_t now, uint32_t bytes, const struct tp_rx_meta *m);
+void tp_cc_on_cetph(struct tp_chan *ch, uint64_t now, const struct ub_cetph_fields *ce);
+size_t tp_cc_response(struct tp_chan *ch, uint64_t now, void *buf, size_t cap,
+		      struct tp_tx_info *info);
+size_t tp_cc_ack_ext(struct tp_chan *ch, uint64_t now, uint8_t *buf, size_t n, size_t cap);
+void tp_cc_tx_data(struct tp_chan *ch, uint64_t now, struct tp_tx_info *info);
+
 static inline bool tp_reliable(const struct tp_chan *ch) { return ch->cfg.mode != TP_MODE_UTP; }
 static inline bool tp_is_gbn(const struct tp_chan *ch)
 {

@@ -598,6 +598,7 @@ size_t tp_rcv_response(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 		n = tp_enc_tph(buf, ch, UB_TP_ACK, true, UB_NLP_TAH, psn, 0);
 		ub_tah_encode((struct ub_tah *)(buf + n), &tah);
 		n += sizeof(struct ub_tah);
+		n = tp_cc_ack_ext(ch, now, buf, n, cap);
 		ch->tf_head = (ch->tf_head + 1) % TP_FIFO;
 		ch->st.tx_ack++;
 	} else if (ch->nak_pending) {
@@ -622,6 +623,7 @@ size_t tp_rcv_response(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 			n = tp_enc_tph(buf, ch, UB_TP_ACK, false, TP_NLP_NONE, psn, 0);
 			ch->st.tx_ack++;
 		}
+		n = tp_cc_ack_ext(ch, now, buf, n, cap);
 		ch->sack_pending = ch->ack_pending = ch->ack_now = false;
 		ch->ack_cnt = 0;
 		ch->ack_deadline = 0;

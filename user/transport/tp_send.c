@@ -154,6 +154,8 @@ static void rto_rearm(struct tp_chan *ch, uint64_t now)
 
 void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 {
+	if (ch->cfg.cc && ch->cfg.cc->on_tick)
+		ch->cfg.cc->on_tick(ch->cfg.cc_ctx, now);
 	if (ch->rnr_waiting && now >= ch->rnr_until) {
 		for (uint32_t i = ch->sq_head; i != ch->sq_tail; i = (i + 1) % ch->sq_cap) {
 			struct tp_op *op = &ch->sq[i];
@@ -312,6 +314,8 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 			ch->n_need_rtx--;
 		}
 	}
+	if (ch->cfg.no_fast_rtx)
+		return;	/* per-packet LB: holes may be packets on a slower path */
 	if (tp_psn_diff(max, ch->una) < 0 || tp_psn_diff(max, ch->una) >= inflight)
 		return;
 	/* Past the bitmap nothing is known: no loss is inferred there. */

@@ -149,9 +149,14 @@ static void reap(struct xsk_port *p, struct xsk_sock *s)
 
 static void kick_tx(struct xsk_port *p, struct xsk_sock *s)
 {
-	/* Copy mode transmits inside sendto(); zero-copy only when told to. */
-	if (p->cfg.no_wakeup || xsk_ring_prod__needs_wakeup(&s->tx))
-		sendto(xsk_socket__fd(s->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0);
+	/* Copy mode transmits inside sendto(), a bounded batch per call, and
+	 * says EAGAIN while more is queued; zero-copy only needs the wakeup. */
+	if (!p->cfg.no_wakeup && !xsk_ring_prod__needs_wakeup(&s->tx))
+		return;
+	for (int i = 0; i < 64; i++)
+		if (sendto(xsk_socket__fd(s->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0 ||
+		    errno != EAGAIN)
+			break;
 }
 
 void xsk_port_service(struct xsk_port *p)
@@ -249,6 +254,17 @@ unsigned xsk_port_rx(struct xsk_port *p, int sock, struct xsk_frame *out, unsign
 		p->rr = (p->rr + 1) % p->nsocks;
 	}
 	return got;
+}
+
+unsigned xsk_port_tx_room(struct xsk_port *p, int sock)
+{
+	struct xsk_sock *s;
+
+	if (sock < 0 || sock >= p->nsocks)
+		return 0;
+	s = &p->socks[sock];
+	reap(p, s);
+	return xsk_prod_nb_free(&s->tx, p->cfg.ring_size);
 }
 
 bool xsk_port_alloc(struct xsk_port *p, struct xsk_frame *f)

@@ -79,6 +79,9 @@ void xsk_port_free(struct xsk_port *p, const struct xsk_frame *f);
  */
 unsigned xsk_port_tx(struct xsk_port *p, int sock, struct xsk_frame *f, unsigned n);
 
+/* Free tx ring slots of `sock` now (frames xsk_port_tx() would take). */
+unsigned xsk_port_tx_room(struct xsk_port *p, int sock);
+
 /*
  * Housekeeping: reap completions, refill the fill rings, and kick tx when
  * frames are still pending. Called by xsk_port_rx/tx too; call it when idle.

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# make bench, UBoE endpoint part: ubperf over AF_XDP between namespaces.
+#  1. loss-free goodput and message latency of one channel over a veth pair,
+#     beside iperf3 UDP and TCP on the same pair (the kernel's floor);
+#  2. goodput under loss made by nftables on a routed hop, 0 / 0.1 / 1 / 5 %,
+#     for rtp-sr, rtp-gbn-fast and rtp-gbn, as a fraction of the same mode's
+#     loss-free goodput, beside the analytic references SR (1-p) and
+#     GBN (1-p)/(1-p+W.p), W = the window in packets.
+# Prints numbers; asserts none of them (timings on a shared machine are noisy).
+#
+#   scripts/bench_endpoint.sh [SECONDS_PER_RUN [ROUNDS]]     (default 2 s, 3 rounds)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+BIN=${BUILD:-build}/bin
+SECS=${1:-2}
+REPS=${2:-3}
+WINDOW=256
+MTU=1024
+PY=/usr/bin/python3
+
+. tests/lib/netns.sh
+if reason=$(ns_unsupported); then
+	echo "bench: endpoint part skipped: $reason"
+	exit 0
+fi
+[[ -x $BIN/ubperf ]] || { echo "bench: $BIN/ubperf missing; run make first" >&2; exit 1; }
+trap ns_cleanup_all EXIT
+
+calc() { awk "BEGIN { print ($1) }"; }
+jget() { $PY -c 'import json,sys; v=json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."): v=v[k]
+print(v)' "$1" "$2"; }
+
+# ubperf_run NS_SRV DEV_SRV NS_CLI DEV_CLI PEER OUT [ARGS]: one client run, JSON in OUT.
+ubperf_run() {
+	local nss=$1 devs=$2 nsc=$3 devc=$4 peer=$5 out=$6; shift 6
+	nsenter --net="/run/netns/$nss" "$BIN/ubperf" server --dev "$devs" --wait 20 --json >/dev/null 2>&1 &
+	local srv=$!
+	for _ in $(seq 50); do ns_run "$nss" ss -Hltn 'sport = :4793' | grep -q . && break; sleep 0.1; done
+	if ! ns_run "$nsc" "$BIN/ubperf" client --dev "$devc" --peer "$peer" --time "$SECS" \
+		--mtu $MTU --window $WINDOW --stall 10 --json "$@" >"$out" 2>"$out.err"; then
+		echo "null" >"$out"
+		echo "#   ubperf $*: $(cat "$out.err")" >&2
+	fi
+	wait $srv || true
+}
+
+tmp=$(mktemp -d)
+
+# ---- 1. one veth pair: ubperf beside iperf3 --------------------------------------
+A=$(ns_add ba) B=$(ns_add bb)
+ns_link "$A" a0 02:00:00:00:71:01 "$B" b0 02:00:00:00:71:02
+ns_addr "$A" a0 10.71.0.1/24
+ns_addr "$B" b0 10.71.0.2/24
+ubperf_run "$B" b0 "$A" a0 10.71.0.2 "$tmp/veth.json"
+ub_bps=$(jget "$tmp/veth.json" goodput_bps 2>/dev/null || echo 0)
+iperf() {
+	nsenter --net="/run/netns/$B" iperf3 -s -1 >/dev/null 2>&1 &
+	local srv=$!
+	sleep 0.3
+	ns_run "$A" iperf3 -c 10.71.0.2 -t "$SECS" -J "$@" >"$tmp/iperf.json" 2>/dev/null || true
+	wait $srv || true
+	$PY -c 'import json,sys; d=json.load(open(sys.argv[1]))["end"]
+s=d.get("sum_received") or d.get("sum"); print(int(s["bits_per_second"]))' "$tmp/iperf.json" 2>/dev/null || echo 0
+}
+udp_bps=$(iperf -u -b 0 -l 1400)
+tcp_bps=$(iperf)
+printf '\nUBoE endpoint over one veth pair (%s s, 64 KiB messages, MTU %u, window %u; AF_XDP copy mode)\n' "$SECS" $MTU $WINDOW
+printf '%-28s %12s %10s\n' "" "Mbit/s" "vs ubperf"
+for row in "ubperf rtp-sr:$ub_bps" "iperf3 UDP (1400 B):$udp_bps" "iperf3 TCP:$tcp_bps"; do
+	name=${row%%:*} bps=${row##*:}
+	printf '%-28s %12.1f %9.2fx\n' "$name" "$(calc "$bps / 1e6")" \
+		"$(calc "$ub_bps > 0 ? $bps / $ub_bps : 0")"
+done
+if [[ -s $tmp/veth.json && $(cat "$tmp/veth.json") != null ]]; then
+	printf 'ubperf message latency us: p50 %s  p99 %s  p99.9 %s\n' "$(jget "$tmp/veth.json" latency_us.p50)" \
+		"$(jget "$tmp/veth.json" latency_us.p99)" "$(jget "$tmp/veth.json" latency_us.p999)"
+fi
+ns_cleanup_all
+
+# ---- 2. routed hop with nftables loss -----------------------------------------------
+C=$(ns_add bc) R=$(ns_add br) S=$(ns_add bs)
+ns_link "$C" c0 02:00:00:00:72:01 "$R" r1 02:00:00:00:72:02
+ns_link "$R" r2 02:00:00:00:73:02 "$S" s0 02:00:00:00:73:01
+ns_addr "$C" c0 10.72.0.1/24
+ns_addr "$R" r1 10.72.0.2/24
+ns_addr "$R" r2 10.73.0.2/24
+ns_addr "$S" s0 10.73.0.1/24
+ns_forwarding "$R"
+ip -n "$C" route add default via 10.72.0.2
+ip -n "$S" route add default via 10.73.0.2
+set_loss() {
+	ns_run "$R" nft delete table inet ubbench 2>/dev/null || true
+	[[ $1 -eq 0 ]] && return 0
+	ns_run "$R" nft -f - <<-NFT
+	table inet ubbench {
+		chain forward_uboe {
+			type filter hook forward priority 0;
+			udp dport 4792 numgen random mod 10000 < $1 drop
+		}
+	}
+	NFT
+}
+printf '\nGoodput under loss on a routed hop (nftables, both directions), fraction of the loss-free goodput\n'
+printf '(median of %u interleaved rounds of %s s per cell)\n' "$REPS" "$SECS"
+LOSSES=(0 10 100 500)	# per 10000
+MODES=(rtp-sr rtp-gbn-fast rtp-gbn)
+declare -A res rtxs
+for ((rep = 0; rep < REPS; rep++)); do
+	for p in "${LOSSES[@]}"; do
+		set_loss $p
+		for mode in "${MODES[@]}"; do
+			ubperf_run "$S" s0 "$C" c0 10.73.0.1 "$tmp/l.json" --mode $mode
+			res[$p,$mode]+="$(jget "$tmp/l.json" goodput_bps 2>/dev/null || echo 0) "
+			rtxs[$p,$mode]+="$(jget "$tmp/l.json" retransmissions.total 2>/dev/null || echo 0) "
+		done
+	done
+done
+median() { printf '%s\n' $1 | sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'; }
+printf '%-8s %-14s %10s %9s %9s %9s %9s\n' "loss %" "mode" "Mbit/s" "fraction" "SR ref" "GBN ref" "rtx"
+for p in "${LOSSES[@]}"; do
+	for mode in "${MODES[@]}"; do
+		bps=$(median "${res[$p,$mode]}")
+		b0=$(median "${res[0,$mode]}")
+		pr=$(calc "$p / 10000")
+		printf '%-8s %-14s %10.1f %9.3f %9.3f %9.3f %9s\n' "$(calc "$p / 100")" $mode \
+			"$(calc "$bps / 1e6")" "$(calc "$b0 > 0 ? $bps / $b0 : 0")" \
+			"$(calc "1 - $pr")" "$(calc "(1 - $pr) / (1 - $pr + $WINDOW * $pr)")" \
+			"$(median "${rtxs[$p,$mode]}")"
+	done
+done

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * TP channel groups (user/transport/tpg.c): channel choice by queue depth,
+ * per-flow and per-packet entropy, and in the deterministic network
+ * simulator (tp_net.c): per-packet LB over two paths of different delay
+ * without spurious retransmissions (and, as the control, what a plain SR
+ * channel does there), a group of two over two equal paths against one
+ * channel on one path.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cc_flows.h"
+#include "tpg.h"
+
+#define US 1000ull
+#define MS 1000000ull
+#define GBPS 1000000000ull
+
+static void chan_base(struct tp_chan_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->mode = TP_MODE_RTP_SR;
+	c->mtu = 1024;
+	c->window = 512;
+	c->ooo_range = 512;
+	c->rto_static_ns = TP_RTO_512US;
+	c->retry_limit = 12;
+}
+
+/* Two connected endpoints with n channels, grouped on endpoint 0. */
+struct grp {
+	struct tp_ep *ep[2];
+	struct tp_chan *ch[2][4];
+	struct tpg *g;
+	uint8_t buf[4096];
+	uint32_t token;
+};
+
+static void grp_init(struct grp *x, unsigned n, enum tpg_lb lb)
+{
+	struct tpg_config gc = { .lb = lb };
+
+	memset(x, 0, sizeof(*x));
+	x->g = tpg_create(&gc);
+	assert_non_null(x->g);
+	for (int s = 0; s < 2; s++) {
+		struct tp_ep_config ec = { .seed = 11 + (uint64_t)s };
+
+		x->ep[s] = tp_ep_create(&ec);
+		assert_non_null(x->ep[s]);
+		for (unsigned k = 0; k < n; k++) {
+			struct tp_chan_config c;
+
+			chan_base(&c);
+			x->ch[s][k] = tp_chan_create(x->ep[s], &c);
+			assert_non_null(x->ch[s][k]);
+		}
+	}
+	for (unsigned k = 0; k < n; k++) {
+		for (int s = 0; s < 2; s++)
+			assert_int_equal(tp_chan_connect(x->ch[s][k], tp_chan_tpn(x->ch[1 - s][k]),
+							 tp_chan_init_psn(x->ch[1 - s][k])), 0);
+		assert_int_equal(tpg_add(x->g, x->ch[0][k]), (int)k);
+	}
+	assert_int_equal(tpg_add(x->g, x->ch[0][0]), -EEXIST);
+	assert_int_equal(tp_mr_reg(x->ep[1], x->buf, sizeof(x->buf), &x->token), 0);
+}
+
+static void grp_free(struct grp *x)
+{
+	tpg_destroy(x->g);
+	for (int s = 0; s < 2; s++)
+		tp_ep_destroy(x->ep[s]);
+}
+
+static void pick_by_queue_depth(void **state)
+{
+	struct grp x;
+	struct tp_event ev = { .type = TP_EV_WRITE_DONE, .len = 1000 };
+
+	(void)state;
+	grp_init(&x, 2, TPG_LB_FLOW);
+	assert_int_equal(tpg_post_write(x.g, x.buf, 1000, (uintptr_t)x.buf, x.token, 1), 0);
+	assert_int_equal(tpg_post_write(x.g, x.buf, 1000, (uintptr_t)x.buf, x.token, 2), 1);
+	assert_int_equal(tpg_post_write(x.g, x.buf, 1000, (uintptr_t)x.buf, x.token, 3), 0);
+	assert_int_equal(tpg_queued(x.g, 0), 2000);
+	assert_int_equal(tpg_queued(x.g, 1), 1000);
+	ev.chan = x.ch[0][1];
+	tpg_on_event(x.g, &ev);			/* channel 1 drained */
+	assert_int_equal(tpg_queued(x.g, 1), 0);
+	assert_int_equal(tpg_post_write(x.g, x.buf, 3000, (uintptr_t)x.buf, x.token, 4), 1);
+	assert_int_equal(tpg_post_write(x.g, x.buf, 10, (uintptr_t)x.buf, x.token, 5), 0);
+	ev.chan = x.ch[1][0];			/* not a member: ignored */
+	tpg_on_event(x.g, &ev);
+	assert_int_equal(tpg_queued(x.g, 0), 2010);
+	grp_free(&x);
+}
+
+static void entropy_per_flow_and_packet(void **state)
+{
+	struct grp x;
+	struct tp_tx_info info = { .data = true };
+	struct tpg_config pc = { .lb = TPG_LB_PACKET };
+	struct tpg *pg;
+	uint16_t seen[8];
+	unsigned distinct = 0;
+
+	(void)state;
+	grp_init(&x, 2, TPG_LB_FLOW);
+	pg = tpg_create(&pc);
+	assert_int_equal(tpg_add(pg, x.ch[0][0]), 0);
+	info.chan = x.ch[0][1];
+	for (uint32_t psn = 0; psn < 8; psn++) {
+		info.psn = psn;
+		assert_int_equal(tpg_entropy(x.g, &info), 0xC001);	/* one port per channel */
+	}
+	info.chan = x.ch[0][0];
+	for (uint32_t psn = 100; psn < 108; psn++) {
+		bool dup = false;
+
+		info.psn = psn;
+		seen[psn - 100] = tpg_entropy(pg, &info);
+		for (uint32_t k = 0; k < psn - 100; k++)
+			dup |= seen[k] == seen[psn - 100];
+		distinct += !dup;
+		assert_true(seen[psn - 100] >= 0xC000 && seen[psn - 100] < 0xC100);
+	}
+	assert_int_equal(distinct, 8);				/* varies per packet */
+	info.data = false;					/* responses stay put */
+	assert_int_equal(tpg_entropy(pg, &info), 0xC000);
+	tpg_destroy(pg);
+	grp_free(&x);
+}
+
+static void prepare_per_packet(void **state)
+{
+	struct tpg_config gc = { .lb = TPG_LB_PACKET, .sack_after = 16 };
+	struct tp_chan_config c;
+	struct tp_cc_config cc = { .algo = TP_CC_DCQCN };
+	struct tpg *g = tpg_create(&gc);
+	enum tpg_lb lb;
+
+	(void)state;
+	chan_base(&c);
+	c.mode = TP_MODE_RTP_GBN_FAST;
+	tpg_prepare(g, &c, &cc, 2);
+	assert_int_equal(c.sack_after, 16);
+	assert_true(c.no_fast_rtx);
+	assert_int_equal(c.mode, TP_MODE_RTP_GBN);
+	assert_int_equal(cc.paths, 2);
+	tpg_destroy(g);
+	assert_int_equal(tpg_lb_parse("packet", &lb), 0);
+	assert_int_equal(lb, TPG_LB_PACKET);
+	assert_int_equal(tpg_lb_parse("spray", &lb), -EINVAL);
+	gc.lb = 9;
+	assert_null(tpg_create(&gc));
+}
+
+/* ---- in the simulator ---------------------------------------------------------- */
+
+static void two_paths(struct tp_net_cfg *n, uint64_t delay0, uint64_t delay1, uint32_t ecn)
+{
+	memset(n, 0, sizeof(*n));
+	n->npaths = 2;
+	n->path[0] = (struct tp_net_path_cfg){ .rate_bps = 10 * GBPS, .delay_ns = delay0,
+					       .ecn_thresh = ecn, .limit = 1024 * 1024 };
+	n->path[1] = n->path[0];
+	n->path[1].delay_ns = delay1;
+	n->host_rate_bps = 25 * GBPS;
+	n->host_delay_ns = 1 * US;
+	n->return_delay_ns = 5 * US;
+}
+
+static uint16_t by_psn(void *ctx, int pair, const struct tp_tx_info *info)
+{
+	(void)ctx;
+	(void)pair;
+	return (uint16_t)(info->data ? info->psn : 0);
+}
+
+struct spray_result {
+	uint64_t rtx, rto, done, pkts[2];
+};
+
+static void spray(bool group, struct spray_result *r)
+{
+	struct tp_net_cfg nc;
+	struct tp_chan_config base;
+	struct tp_cc_config cc = { .algo = TP_CC_LDCP, .line_rate_bps = 25 * GBPS };
+	struct tpg_config gc = { .lb = TPG_LB_PACKET };
+	struct tp_stats st;
+	struct ccf b;
+
+	two_paths(&nc, 4 * US, 24 * US, 64 * 1024);
+	chan_base(&base);
+	if (group) {
+		assert_int_equal(ccf_init_tpg(&b, 1, 1, &nc, &cc, &base, 65536, 4, 0, 3, &gc), 0);
+	} else {
+		nc.entropy = by_psn;	/* the same spraying, on a plain SR channel */
+		assert_int_equal(ccf_init(&b, 1, 1, &nc, &cc, &base, 65536, 4, 0, 3), 0);
+	}
+	ccf_run(&b, 5 * MS);
+	ccf_total_stats(&b, &st);
+	r->rtx = st.rtx_rto + st.rtx_nak + st.rtx_sack + st.rtx_mark;
+	r->rto = st.rto_fired;
+	r->done = b.f[0].done_bytes;
+	r->pkts[0] = tp_net_path(b.net, 0)->pkts;
+	r->pkts[1] = tp_net_path(b.net, 1)->pkts;
+	print_message("# %s: rtx %llu rto %llu done %llu paths %llu/%llu errors %llu\n",
+		      group ? "per-packet group" : "plain SR sprayed", (unsigned long long)r->rtx,
+		      (unsigned long long)r->rto, (unsigned long long)r->done,
+		      (unsigned long long)r->pkts[0], (unsigned long long)r->pkts[1],
+		      (unsigned long long)b.errors);
+	assert_int_equal(b.errors, 0);
+	ccf_free(&b);
+}
+
+static void per_packet_no_spurious_rtx(void **state)
+{
+	struct spray_result r;
+
+	(void)state;
+	spray(true, &r);
+	assert_int_equal(r.rtx, 0);
+	assert_int_equal(r.rto, 0);
+	assert_true(r.done >= 100 * 65536ull);		/* it moved data */
+	assert_true(r.pkts[0] > r.done / 1024 / 4);	/* over both paths */
+	assert_true(r.pkts[1] > r.done / 1024 / 4);
+}
+
+/* The control: the same spraying on a channel that reads holes as losses. */
+static void plain_sr_spurious_rtx(void **state)
+{
+	struct spray_result r;
+
+	(void)state;
+	spray(false, &r);
+	assert_true(r.rtx > 0);
+}
+
+/*
+ * Per-path congestion with DCQCN: packets sprayed over a congested, marking
+ * path 0 and an idle path 1. A per-packet group (paths = 2) cuts only when
+ * both paths were marked: no CNP while path 1 is clean, CNPs once both
+ * mark. The same spraying on a channel that knows one path cuts at once.
+ */
+static uint64_t cnps_sprayed(bool group, bool both_congested)
+{
+	struct tp_net_cfg nc;
+	struct tp_chan_config base;
+	struct tp_cc_config cc = { .algo = TP_CC_DCQCN, .line_rate_bps = 25 * GBPS };
+	struct tpg_config gc = { .lb = TPG_LB_PACKET };
+	struct tp_cc_stats st;
+	uint64_t cnps;
+	struct ccf b;
+
+	two_paths(&nc, 4 * US, 4 * US, 8 * 1024);
+	nc.path[0].rate_bps = 5 * GBPS;
+	if (both_congested)
+		nc.path[1].rate_bps = 5 * GBPS;
+	else
+		nc.path[1].ecn_thresh = 0;	/* never marks */
+	chan_base(&base);
+	base.rto_static_ns = TP_RTO_16MS;
+	if (group) {
+		assert_int_equal(ccf_init_tpg(&b, 1, 1, &nc, &cc, &base, 65536, 4, 0, 5, &gc), 0);
+	} else {
+		nc.entropy = by_psn;
+		assert_int_equal(ccf_init(&b, 1, 1, &nc, &cc, &base, 65536, 4, 0, 5), 0);
+	}
+	ccf_run(&b, 2 * MS);
+	tp_cc_get_stats(b.f[0].c[0].cc[1], &st);
+	cnps = st.cnp_sent;
+	print_message("# %s, %s: marked %llu/%llu, CNPs %llu\n", group ? "group" : "plain",
+		      both_congested ? "both paths congested" : "path 0 congested",
+		      (unsigned long long)tp_net_path(b.net, 0)->marked,
+		      (unsigned long long)tp_net_path(b.net, 1)->marked, (unsigned long long)cnps);
+	assert_true(tp_net_path(b.net, 0)->marked > 0);
+	ccf_free(&b);
+	return cnps;
+}
+
+static void per_packet_cut_only_when_all_paths_marked(void **state)
+{
+	(void)state;
+	assert_int_equal(cnps_sprayed(true, false), 0);
+	assert_true(cnps_sprayed(true, true) > 0);
+	assert_true(cnps_sprayed(false, false) > 0);	/* the control */
+}
+
+static double goodput(unsigned nchan, struct tp_net_cfg *nc)
+{
+	struct tp_chan_config base;
+	struct tp_cc_config cc = { .algo = TP_CC_LDCP, .line_rate_bps = 25 * GBPS };
+	struct tpg_config gc = { .lb = TPG_LB_FLOW };
+	struct ccf b;
+	double x0, x1;
+
+	chan_base(&base);
+	assert_int_equal(ccf_init_tpg(&b, 1, nchan, nc, &cc, &base, 65536, 4, 0, 9, &gc), 0);
+	ccf_run(&b, 2 * MS);
+	x0 = (double)b.f[0].done_bytes;
+	ccf_run(&b, 10 * MS);
+	x1 = (double)b.f[0].done_bytes;
+	assert_int_equal(b.errors, 0);
+	ccf_free(&b);
+	return (x1 - x0) * 8 / 8e-3;
+}
+
+static void group_of_two_doubles(void **state)
+{
+	struct tp_net_cfg two, one;
+	double g2, g1;
+
+	(void)state;
+	two_paths(&two, 4 * US, 4 * US, 64 * 1024);
+	one = two;
+	one.npaths = 1;
+	g2 = goodput(2, &two);
+	g1 = goodput(1, &one);
+	print_message("# group of 2 over 2 paths %.2f Gb/s, one channel %.2f Gb/s: ratio %.3f\n",
+		      g2 / 1e9, g1 / 1e9, g2 / g1);
+	assert_true(g2 / g1 >= 1.8);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(pick_by_queue_depth),
+		cmocka_unit_test(entropy_per_flow_and_packet),
+		cmocka_unit_test(prepare_per_packet),
+		cmocka_unit_test(per_packet_no_spurious_rtx),
+		cmocka_unit_test(plain_sr_spurious_rtx),
+		cmocka_unit_test(per_packet_cut_only_when_all_paths_marked),
+		cmocka_unit_test(group_of_two_doubles),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The UBoE endpoint (draft-li-uboe-00 Fig. 1) as a library: the transport
+ * core (user/transport/tp.h) driven over AF_XDP (user/xsk) behind the
+ * endpoint XDP program, so that a program can open channels and post
+ * sends/writes/reads without ubperf.
+ *
+ *   rx:  AF_XDP -> parse UBoE -> ICRC verify -> tp_ep_rx (with the IP ECN)
+ *   tx:  tp_ep_tx writes TPH..payload straight into a UMEM frame ->
+ *        uboe_wrap (Eth, IPv4 DF / IPv6, UDP entropy port, ECT(0), ICRC) -> AF_XDP
+ *
+ * Every channel needs a peer (struct ep_peer: its address, and the next hop
+ * resolved from the kernel's route and neighbour tables, refreshed once a
+ * second). Create channels with ep_chan_create(), which sets the core's
+ * per-channel user pointer; tp_chan_user() gives back struct ep_chan.
+ *
+ * Single-threaded: one thread calls ep_progress() and the tp_* functions.
+ */
+#ifndef UBXDP_EP_H
+#define UBXDP_EP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nexthop.h"
+#include "tp.h"
+
+struct tpg;
+
+struct ep_config {
+	const char *dev;
+	bool generic;		/* XDP in SKB mode */
+	bool zerocopy;		/* AF_XDP zero-copy (the NIC must support it) */
+	uint32_t nframes;	/* UMEM frames; 0: 8192 */
+	uint8_t dscp;
+	struct tp_ep_config tp;
+};
+
+struct ep_peer {
+	uint8_t ip_ver;
+	uint8_t ip[16];
+	struct ep_nexthop nh;	/* device, our source address, next-hop MAC */
+	uint64_t checked_ns;	/* last next-hop refresh */
+	uint64_t nh_changes;	/* MAC or device changed (route change, failover) */
+};
+
+struct ep_chan {
+	struct tp_chan *tp;
+	struct ep_peer *peer;
+	uint16_t sport;		/* UDP source port: entropy of this channel */
+	struct tpg *tpg;	/* per-packet LB: the group picks the port per packet */
+	void *app;		/* the application's */
+};
+
+#define EP_RX_ERRORS(X)							\
+	X(icrc_bad,	"UBoE frames with a bad ICRC (dropped)")		\
+	X(parse,	"frames the packet library rejects (dropped)")	\
+	X(tp_drop,	"TP packets the core dropped (see its counters)")
+
+struct ep_stats {
+	uint64_t rx_frames, tx_frames, tx_ring_full, no_frame, ce_marked;
+	/* the kernel's AF_XDP counters (XDP_STATISTICS), summed over sockets */
+	uint64_t xsk_rx_dropped, xsk_rx_ring_full, xsk_fill_empty;
+#define EP_STAT_FIELD(n, d) uint64_t n;
+	EP_RX_ERRORS(EP_STAT_FIELD)
+#undef EP_STAT_FIELD
+};
+
+struct ep;
+
+/* NULL with one line in err. */
+struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen);
+void ep_close(struct ep *e);
+struct tp_ep *ep_tp(struct ep *e);
+
+/* Resolve the route and next hop to ip (waits up to timeout_ms). 0 or -errno + err. */
+int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t ip[16],
+		 int timeout_ms, char *err, size_t errlen);
+
+/* tp_chan_create() with cfg->user pointing at c; c->peer must be set. */
+struct tp_chan *ep_chan_create(struct ep *e, struct ep_chan *c, struct tp_chan_config *cfg);
+
+/*
+ * One round: receive and hand packets to the core, run its timers, transmit
+ * what it has. Waits up to timeout_ms (0: not at all) when there was nothing
+ * to do, less when a timer is due sooner. Returns the packets moved.
+ */
+int ep_progress(struct ep *e, int timeout_ms);
+
+void ep_get_stats(const struct ep *e, struct ep_stats *st);
+uint64_t ep_now_ns(void);
+
+#endif

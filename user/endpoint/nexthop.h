@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Where a UBoE packet to an IP address leaves and to which MAC: the kernel's
+ * route (RTM_GETROUTE: device, gateway, preferred source) and neighbour
+ * (RTM_GETNEIGH) tables over rtnetlink. AF_XDP bypasses the kernel's output
+ * path, so nothing else would resolve or refresh the neighbour: when the
+ * entry is missing, failed or stale, RTM_NEWNEIGH with NTF_USE asks the
+ * kernel to (re)probe it, exactly as if it had a packet to send.
+ */
+#ifndef UBXDP_NEXTHOP_H
+#define UBXDP_NEXTHOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ep_nexthop {
+	uint8_t ip_ver;		/* 4 or 6 */
+	int ifindex;		/* output device */
+	uint8_t src_ip[16];	/* the route's preferred source */
+	uint8_t via[16];	/* gateway, or the destination when on-link */
+	bool gateway;
+	uint8_t src_mac[6];	/* the device's */
+	uint8_t dst_mac[6];	/* the neighbour's */
+	uint16_t nud_state;	/* NUD_* of the neighbour entry when found */
+	uint32_t mtu;		/* the device's MTU */
+};
+
+/*
+ * Route and neighbour for `dst` (IPv4 in the first 4 bytes when ip_ver 4).
+ * Returns 0 with nh filled and dst_mac valid; -EAGAIN when the neighbour is
+ * not resolved yet (resolution was triggered; route fields are filled);
+ * another -errno with one line in err (no route, local address, ...).
+ */
+int ep_nexthop_lookup(uint8_t ip_ver, const uint8_t dst[16], struct ep_nexthop *nh,
+		      char *err, size_t errlen);
+
+/* ep_nexthop_lookup() until resolved or timeout_ms passed (-EHOSTUNREACH). */
+int ep_nexthop_resolve(uint8_t ip_ver, const uint8_t dst[16], int timeout_ms,
+		       struct ep_nexthop *nh, char *err, size_t errlen);
+
+#endif

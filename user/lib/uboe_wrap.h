@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Wrap a TP packet (TPH .. payload) already sitting in a frame into UBoE
+ * (WIRE.md §1), in place: Ethernet, IPv4 (DF) or IPv6, UDP to 4792 with the
+ * flow's source port as entropy, and the ICRC after it. The endpoint's
+ * transport core writes its packet at ep_uboe_hdr_len() into the frame, so
+ * the payload is never copied. Pure logic, unit-tested against the packet
+ * library's builder.
+ */
+#ifndef UBXDP_UBOE_WRAP_H
+#define UBXDP_UBOE_WRAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct uboe_flow {
+	uint8_t ip_ver;		/* 4 or 6 */
+	uint8_t src_mac[6], dst_mac[6];
+	uint8_t src_ip[16], dst_ip[16];
+	uint16_t sport;		/* entropy: ECMP/WPS hash on it */
+	uint8_t dscp, ecn;	/* ecn: ECN_ECT0 for an ECN-capable sender */
+	uint8_t ttl;		/* 0: UBOE_DEFAULT_TTL */
+	uint32_t flow_label;	/* IPv6, 20 bits */
+};
+
+#define UBOE_WRAP_HDR_MAX	(14 + 40 + 8)
+
+/* Ethernet + IP + UDP bytes for this IP version (42 or 62). */
+size_t uboe_wrap_hdr_len(uint8_t ip_ver);
+
+/*
+ * frame[0 .. hdr) gets the headers, frame[hdr .. hdr + tp_len) must hold the
+ * TP packet, and the ICRC lands right after it. Returns the frame length, or
+ * 0 when the IP packet would exceed 65535 bytes or ip_ver is not 4 or 6.
+ */
+size_t uboe_wrap(uint8_t *frame, size_t tp_len, const struct uboe_flow *f);
+
+/* A UDP source port in 0xC000..0xFFFF from channel identifiers. */
+uint16_t uboe_entropy_port(uint32_t a, uint32_t b);
+
+#endif

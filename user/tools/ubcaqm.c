@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * ubcaqm — run the CAQM stage (bpf/caqm_stage.bpf.c) at the TC egress of a
+ * port until SIGINT/SIGTERM, then print its counters as one JSON object and
+ * detach. The budget: the port's rate, the queue threshold, the hint unit.
+ *
+ *   ubcaqm DEV [--rate-mbps N] [--thresh BYTES] [--hint-unit BYTES]
+ *              [--window-us N] [--last-hop] [--ethertype 0xHHHH]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "caqm.skel.h"
+#include "caqm_stage.h"
+
+static const char *const cnt_names[CAQM_CNT_MAX] = {
+	[CAQM_CNT_OTHER] = "other", [CAQM_CNT_TRUNCATED] = "truncated",
+	[CAQM_CNT_NOT_CAQM] = "not_caqm", [CAQM_CNT_REQUESTS] = "requests",
+	[CAQM_CNT_GRANTED] = "granted", [CAQM_CNT_TRIMMED] = "trimmed",
+	[CAQM_CNT_REFUSED] = "refused", [CAQM_CNT_CONGESTED] = "congested",
+};
+
+static volatile sig_atomic_t stop;
+static void on_signal(int sig) { (void)sig; stop = 1; }
+
+static int usage(FILE *f, int rc)
+{
+	fprintf(f, "usage: ubcaqm DEV [--rate-mbps N] [--thresh BYTES] [--hint-unit BYTES]\n"
+		   "              [--window-us N] [--last-hop] [--ethertype 0xHHHH]\n");
+	return rc;
+}
+
+static int num(const char *opt, const char *s, unsigned long long max, unsigned long long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	if (errno || *end || !*s || *v > max) {
+		fprintf(stderr, "ubcaqm: bad %s '%s'\n", opt, s);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_stats(const struct caqm *skel)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *v = calloc(ncpu > 0 ? (size_t)ncpu : 1, sizeof(__u64));
+
+	printf("{");
+	for (__u32 k = 0; k < CAQM_CNT_MAX && v; k++) {
+		__u64 sum = 0;
+
+		if (!bpf_map__lookup_elem(skel->maps.caqm_stats, &k, sizeof(k), v,
+					  sizeof(__u64) * (size_t)ncpu, 0))
+			for (int i = 0; i < ncpu; i++)
+				sum += v[i];
+		printf("%s\"%s\": %llu", k ? ", " : "", cnt_names[k], (unsigned long long)sum);
+	}
+	printf("}\n");
+	free(v);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "rate-mbps", required_argument, 0, 'r' }, { "thresh", required_argument, 0, 't' },
+		{ "hint-unit", required_argument, 0, 'u' }, { "window-us", required_argument, 0, 'w' },
+		{ "last-hop", no_argument, 0, 'l' }, { "ethertype", required_argument, 0, 'e' },
+		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+	};
+	unsigned long long rate = 0, th = 64 * 1024, unit = 128, win = 100, et = 0x88b5;
+	bool last_hop = false, hook_created = false;
+	struct caqm *skel = NULL;
+	unsigned ifindex;
+	int c, rc = 1, err;
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_EGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, tc, .handle = 1, .priority = 1);
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r': if (num("--rate-mbps", optarg, 1000000, &rate)) return 2; break;
+		case 't': if (num("--thresh", optarg, 1u << 30, &th)) return 2; break;
+		case 'u': if (num("--hint-unit", optarg, 1u << 20, &unit) || !unit) return 2; break;
+		case 'w': if (num("--window-us", optarg, 10000000, &win) || !win) return 2; break;
+		case 'e': if (num("--ethertype", optarg, 0xffff, &et) || et < 0x600) return 2; break;
+		case 'l': last_hop = true; break;
+		case 'h': return usage(stdout, 0);
+		default: return usage(stderr, 2);
+		}
+	}
+	if (optind + 1 != argc)
+		return usage(stderr, 2);
+	ifindex = if_nametoindex(argv[optind]);
+	if (!ifindex) {
+		fprintf(stderr, "ubcaqm: no device '%s'\n", argv[optind]);
+		return 2;
+	}
+
+	skel = caqm__open();
+	if (!skel) {
+		fprintf(stderr, "ubcaqm: open: %s\n", strerror(errno));
+		return 1;
+	}
+	/* Mb/s to bytes per microsecond: 8 Mb/s is one byte per microsecond. */
+	skel->rodata->rate_bytes_per_us = (__u32)(rate / 8);
+	skel->rodata->thresh = (__u32)th;
+	skel->rodata->hint_unit = (__u32)unit;
+	skel->rodata->window_ns = win * 1000;
+	skel->rodata->last_hop = last_hop;
+	skel->rodata->eth_proto = (__u16)et;
+	if ((err = caqm__load(skel))) {
+		fprintf(stderr, "ubcaqm: load: %s\n", strerror(-err));
+		goto out;
+	}
+	hook.ifindex = (int)ifindex;
+	err = bpf_tc_hook_create(&hook);
+	if (err && err != -EEXIST) {
+		fprintf(stderr, "ubcaqm: clsact on %s: %s\n", argv[optind], strerror(-err));
+		goto out;
+	}
+	hook_created = !err;
+	tc.prog_fd = bpf_program__fd(skel->progs.caqm_stage);
+	if ((err = bpf_tc_attach(&hook, &tc))) {
+		fprintf(stderr, "ubcaqm: attach to %s egress: %s\n", argv[optind], strerror(-err));
+		goto out;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	printf("attached to %s egress\n", argv[optind]);
+	fflush(stdout);
+	while (!stop)
+		pause();
+	print_stats(skel);
+	tc.prog_fd = tc.prog_id = 0;
+	tc.flags = 0;
+	bpf_tc_detach(&hook, &tc);
+	rc = 0;
+out:
+	if (hook_created) {
+		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+		bpf_tc_hook_destroy(&hook);
+	}
+	caqm__destroy(skel);
+	return rc;
+}

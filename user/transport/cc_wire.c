@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Congestion feedback on the wire, for the core: CNPs (CNPETPH), TPACK-CC /
+ * TPSACK-CC (CETPH between the RTPH and the SAETPH, WIRE.md §3) and the CCI
+ * a data packet asks for. The algorithms themselves (cc_ldcp.c, cc_dcqcn.c,
+ * cc_caqm.c) only see fields, through the channel's tp_cc_ops.
+ */
+#include <string.h>
+
+#include "tp_int.h"
+
+#define CC_OP(ch, fn) ((ch)->cfg.cc && (ch)->cfg.cc->fn)
+
+void tp_cc_rx_data(struct tp_chan *ch, uint64_t now, uint32_t bytes, const struct tp_rx_meta *m)
+{
+	static const struct tp_rx_meta none;
+
+	if (CC_OP(ch, on_rx_data))
+		ch->cfg.cc->on_rx_data(ch->cfg.cc_ctx, now, bytes, m ? m : &none);
+}
+
+void tp_cc_on_cetph(struct tp_chan *ch, uint64_t now, const struct ub_cetph_fields *ce)
+{
+	if (CC_OP(ch, on_cetph))
+		ch->cfg.cc->on_cetph(ch->cfg.cc_ctx, now, ce);
+}
+
+/* A CNP owed by the receiver side of this channel: RTPH | CNPETPH. */
+size_t tp_cc_response(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
+		      struct tp_tx_info *info)
+{
+	struct ub_cnpetph_fields cnp = { 0 };
+	uint8_t *buf = out;
+	uint32_t psn = tp_psn_add(ch->rcv_nxt, TP_PSN_MASK);
+	size_t n;
+
+	if (!CC_OP(ch, cnp_due) || cap < sizeof(struct ub_tph) + sizeof(struct ub_cnpetph))
+		return 0;
+	if (!ch->cfg.cc->cnp_due(ch->cfg.cc_ctx, now, &cnp))
+		return 0;
+	n = tp_enc_tph(buf, ch, UB_TP_CNP, false, TP_NLP_NONE, psn, 0);
+	ub_cnpetph_encode((struct ub_cnpetph *)(buf + n), &cnp);
+	n += sizeof(struct ub_cnpetph);
+	*info = (struct tp_tx_info){ .chan = ch, .user = ch->cfg.user, .src_tpn = ch->tpn,
+				     .dst_tpn = ch->peer_tpn, .psn = psn };
+	return n;
+}
+
+/* Turn the TPACK/TPSACK of n bytes in buf into its -CC form when asked. */
+size_t tp_cc_ack_ext(struct tp_chan *ch, uint64_t now, uint8_t *buf, size_t n, size_t cap)
+{
+	struct ub_cetph_fields ce = { 0 };
+	struct ub_tph_fields f;
+	size_t hl = sizeof(struct ub_tph), el = sizeof(struct ub_cetph);
+
+	if (!n || !CC_OP(ch, ack_cetph) || n + el > cap)
+		return n;
+	ub_tph_decode((const struct ub_tph *)buf, &f);
+	if (f.opcode != UB_TP_ACK && f.opcode != UB_TP_SACK)
+		return n;
+	if (!ch->cfg.cc->ack_cetph(ch->cfg.cc_ctx, now, &ce))
+		return n;
+	f.opcode = f.opcode == UB_TP_ACK ? UB_TP_ACK_CE : UB_TP_SACK_CE;
+	ub_tph_encode((struct ub_tph *)buf, &f);
+	memmove(buf + hl + el, buf + hl, n - hl);
+	ub_cetph_encode((struct ub_cetph *)(buf + hl), &ce);
+	return n + el;
+}
+
+void tp_cc_tx_data(struct tp_chan *ch, uint64_t now, struct tp_tx_info *info)
+{
+	uint16_t cci;
+
+	if (!info->data || !CC_OP(ch, tx_cci))
+		return;
+	if (ch->cfg.cc->tx_cci(ch->cfg.cc_ctx, now, 0, info->rtx, &cci)) {
+		info->has_cci = true;
+		info->cci = cci;
+	}
+}

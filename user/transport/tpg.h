@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * TP channel groups (TPG, UB 2.0 §6, issue 11): several TP channels shown
+ * to the transaction layer as one entity. Each message goes to the channel
+ * with the fewest bytes queued (ties: round robin); each channel keeps its
+ * own reliability and congestion context.
+ *
+ * Load balancing is by the UDP source port (the entropy an ECMP hash on
+ * ports spreads):
+ *   flow    one source port per channel: a channel stays on one path;
+ *   packet  the source port changes per packet within a channel: the
+ *           channel must then tolerate reordering across paths, so the
+ *           group sets its channels to TPSACK only after `sack_after`
+ *           out-of-order packets and to no fast retransmission (RTO only),
+ *           and a CC instance cuts only when all paths were marked
+ *           (tp_cc_config.paths).
+ */
+#ifndef UBXDP_TPG_H
+#define UBXDP_TPG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cc.h"
+#include "tp.h"
+
+#define TPG_MAX_CHANS	16
+
+enum tpg_lb { TPG_LB_FLOW = 0, TPG_LB_PACKET };
+
+struct tpg_config {
+	enum tpg_lb lb;
+	uint16_t sport_base;	/* first source port; 0: 0xC000 */
+	uint16_t sport_span;	/* per-packet: ports used per channel; 0: 256 */
+	uint32_t sack_after;	/* per-packet: out-of-order packets before a
+				 * TPSACK; 0: 32 */
+};
+
+struct tpg;
+
+struct tpg *tpg_create(const struct tpg_config *cfg);	/* NULL: errno */
+void tpg_destroy(struct tpg *g);
+/* Adjust a member's channel (and CC) config to the group's LB mode before
+ * tp_chan_create(); paths: how many paths packets may take. */
+void tpg_prepare(const struct tpg *g, struct tp_chan_config *chan, struct tp_cc_config *cc,
+		 uint32_t paths);
+/* Add a created channel; its index, or -ENOSPC / -EEXIST. */
+int tpg_add(struct tpg *g, struct tp_chan *ch);
+unsigned tpg_count(const struct tpg *g);
+struct tp_chan *tpg_chan(const struct tpg *g, unsigned i);
+int tpg_index(const struct tpg *g, const struct tp_chan *ch);	/* -1: not a member */
+
+/* The member a message of len bytes goes to (queue depth), or -1 when none. */
+int tpg_pick(struct tpg *g, size_t len);
+/* Post through the group: the channel index, or -errno (the last member's). */
+int tpg_post_send(struct tpg *g, const void *buf, size_t len, uint64_t wr_id);
+int tpg_post_write(struct tpg *g, const void *buf, size_t len, uint64_t remote_va,
+		   uint32_t token_id, uint64_t wr_id);
+/* Feed every completion event of the endpoint (others are ignored). */
+void tpg_on_event(struct tpg *g, const struct tp_event *ev);
+uint64_t tpg_queued(const struct tpg *g, unsigned i);	/* bytes posted, not completed */
+
+/* UDP source port for a packet tp_ep_tx() produced on a member channel. */
+uint16_t tpg_entropy(const struct tpg *g, const struct tp_tx_info *info);
+
+int tpg_lb_parse(const char *s, enum tpg_lb *lb);	/* "flow" | "packet"; 0 or -EINVAL */
+const char *tpg_lb_name(enum tpg_lb lb);
+
+#endif

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * ubperf — UB transport benchmark between two UBoE endpoints.
+ *
+ *   ubperf server --dev DEV [options]
+ *   ubperf client --dev DEV --peer ADDR [options]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ubperf.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ubperf server --dev DEV [options]\n"
+		"       ubperf client --dev DEV --peer ADDR [options]\n"
+		"  --mode M       rtp-sr (default), rtp-gbn, rtp-gbn-fast, utp\n"
+		"  --op OP        send (default), write, read\n"
+		"  --ta T         rol (default), roi, rot: where the TAACK travels\n"
+		"  --size N       message bytes (default 65536; k/m suffixes)\n"
+		"  --time S       run for S seconds (default 10)\n"
+		"  --count N      or send N messages\n"
+		"  --channels N   TP channels (default 1, at most %d)\n"
+		"  --depth N      operations outstanding per channel (default 8)\n"
+		"  --mtu N        TP payload bytes per packet (default 1024)\n"
+		"  --window N     packets in flight per channel (default 256)\n"
+		"  --rto R        512us, 16ms, 128ms, 4s (static) or dynamic (default)\n"
+		"  --rto-min US   dynamic RTO: floor of its base, microseconds (default: the core's)\n"
+		"  --port P       TCP control port (default %d)\n"
+		"  --wait S       how long to wait for the peer (default 5; server: for a client, 0 = forever)\n"
+		"  --stall S      no completion for S seconds means the peer is gone (default 3)\n"
+		"  --generic      XDP in generic (SKB) mode\n"
+		"  --zerocopy     AF_XDP zero-copy (the NIC must support it)\n"
+		"  --json         one JSON summary object on stdout\n"
+		"  --verbose      also every non-zero transport counter\n"
+		"  --cc CC        congestion control per channel: none (default), ldcp, dcqcn, caqm\n"
+		"  --lb LB        the channels as one group: flow (default: a port each), packet\n",
+		UBPERF_MAX_CHANS, UBPERF_DEFAULT_PORT);
+}
+
+static int bad(const char *what, const char *val)
+{
+	fprintf(stderr, "ubperf: bad %s '%s' (see ubperf --help)\n", what, val);
+	return 2;
+}
+
+/* Unsigned with an optional k/m/g (x1024) suffix; 0 on success. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_secs(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return errno || end == s || *end || *out < 0 ? -1 : 0;
+}
+
+static int parse_rto(const char *s, uint64_t *ns)
+{
+	static const struct { const char *n; uint64_t v; } t[] = {
+		{ "512us", TP_RTO_512US }, { "16ms", TP_RTO_16MS }, { "128ms", TP_RTO_128MS },
+		{ "4s", TP_RTO_4S }, { "dynamic", 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!strcmp(s, t[i].n)) {
+			*ns = t[i].v;
+			return 0;
+		}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "dev", required_argument, 0, 'd' }, { "peer", required_argument, 0, 'p' },
+		{ "mode", required_argument, 0, 'm' }, { "op", required_argument, 0, 'o' },
+		{ "ta", required_argument, 0, 'a' }, { "size", required_argument, 0, 's' },
+		{ "time", required_argument, 0, 't' }, { "count", required_argument, 0, 'n' },
+		{ "channels", required_argument, 0, 'c' }, { "depth", required_argument, 0, 'D' },
+		{ "mtu", required_argument, 0, 'M' }, { "window", required_argument, 0, 'w' },
+		{ "rto", required_argument, 0, 'r' }, { "rto-min", required_argument, 0, 'R' }, { "port", required_argument, 0, 'P' },
+		{ "wait", required_argument, 0, 'W' }, { "stall", required_argument, 0, 'S' },
+		{ "generic", no_argument, 0, 'g' }, { "zerocopy", no_argument, 0, 'z' },
+		{ "cc", required_argument, 0, 'C' }, { "lb", required_argument, 0, 'L' },
+		{ "json", no_argument, 0, 'j' }, { "verbose", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' }, { 0 },
+	};
+	struct ubperf_opts o = {
+		.port = UBPERF_DEFAULT_PORT, .mode = TP_MODE_RTP_SR, .op = OP_SEND, .ta = TP_TA_ROL,
+		.size = 65536, .seconds = 10, .channels = 1, .depth = 8, .mtu = 1024, .window = 256,
+		.wait_s = 5, .stall_s = 3,
+	};
+	bool wait_set = false;
+	uint64_t v;
+	int c;
+
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "server")) {
+		o.server = true;
+	} else if (strcmp(argv[1], "client")) {
+		fprintf(stderr, "ubperf: first argument must be 'server' or 'client', not '%s'\n", argv[1]);
+		return 2;
+	}
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd': o.dev = optarg; break;
+		case 'p': o.peer = optarg; break;
+		case 'C':
+			if (tp_cc_algo_parse(optarg, &o.cc))
+				return bad("--cc", optarg);
+			break;
+		case 'L':
+			if (tpg_lb_parse(optarg, &o.lb))
+				return bad("--lb", optarg);
+			break;
+		case 'm':
+			if (tp_mode_parse(optarg, &o.mode))
+				return bad("--mode", optarg);
+			break;
+		case 'o':
+			if (!strcmp(optarg, "send")) o.op = OP_SEND;
+			else if (!strcmp(optarg, "write")) o.op = OP_WRITE;
+			else if (!strcmp(optarg, "read")) o.op = OP_READ;
+			else return bad("--op", optarg);
+			break;
+		case 'a':
+			if (!strcmp(optarg, "rol")) o.ta = TP_TA_ROL;
+			else if (!strcmp(optarg, "roi")) o.ta = TP_TA_ROI;
+			else if (!strcmp(optarg, "rot")) o.ta = TP_TA_ROT;
+			else return bad("--ta", optarg);
+			break;
+		case 's':
+			if (parse_size(optarg, &v) || !v || v > (64u << 20))
+				return bad("--size (1 .. 64m)", optarg);
+			o.size = (uint32_t)v;
+			break;
+		case 't':
+			if (parse_secs(optarg, &o.seconds) || o.seconds == 0)
+				return bad("--time", optarg);
+			break;
+		case 'n':
+			if (parse_size(optarg, &o.count) || !o.count)
+				return bad("--count", optarg);
+			break;
+		case 'c':
+			if (parse_size(optarg, &v) || !v || v > UBPERF_MAX_CHANS)
+				return bad("--channels", optarg);
+			o.channels = (uint32_t)v;
+			break;
+		case 'D':
+			if (parse_size(optarg, &v) || !v || v > 256)
+				return bad("--depth (1 .. 256)", optarg);
+			o.depth = (uint32_t)v;
+			break;
+		case 'M':
+			if (parse_size(optarg, &v) || v < 64 || v > 3072)
+				return bad("--mtu (64 .. 3072)", optarg);
+			o.mtu = (uint32_t)v;
+			break;
+		case 'w':
+			if (parse_size(optarg, &v) || !v || v >= TP_PSN_HALF)
+				return bad("--window", optarg);
+			o.window = (uint32_t)v;
+			break;
+		case 'r':
+			if (parse_rto(optarg, &o.rto_ns))
+				return bad("--rto", optarg);
+			break;
+		case 'R':
+			if (parse_size(optarg, &v) || v > 4000000)
+				return bad("--rto-min (microseconds)", optarg);
+			o.rto_min_ns = v * 1000;
+			break;
+		case 'P':
+			if (parse_size(optarg, &v) || !v || v > 65535)
+				return bad("--port", optarg);
+			o.port = (uint16_t)v;
+			break;
+		case 'W':
+			if (parse_secs(optarg, &o.wait_s))
+				return bad("--wait", optarg);
+			wait_set = true;
+			break;
+		case 'S':
+			if (parse_secs(optarg, &o.stall_s) || o.stall_s == 0)
+				return bad("--stall", optarg);
+			break;
+		case 'g': o.generic = true; break;
+		case 'z': o.zerocopy = true; break;
+		case 'j': o.json = true; break;
+		case 'v': o.verbose = true; break;
+		case 'h': usage(stdout); return 0;
+		default: return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ubperf: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (!o.dev) {
+		fprintf(stderr, "ubperf: --dev DEV is required\n");
+		return 2;
+	}
+	if (o.server && o.peer) {
+		fprintf(stderr, "ubperf: --peer is for the client\n");
+		return 2;
+	}
+	if (!o.server && !o.peer) {
+		fprintf(stderr, "ubperf: client needs --peer ADDR\n");
+		return 2;
+	}
+	if (o.mode == TP_MODE_UTP && o.op != OP_SEND) {
+		fprintf(stderr, "ubperf: utp carries only --op send (no Write/Read without reliability)\n");
+		return 2;
+	}
+	if (o.server && !wait_set)
+		o.wait_s = 0;
+	if (o.count)
+		o.seconds = 0;
+	return o.server ? ubperf_server(&o) : ubperf_client(&o);
+}
