@@ -95,17 +95,15 @@ int cmd_stats(int argc, char **argv)
 		shown++;
 	}
 	/* Roles with counters of their own (UBCTL_STATS in commands.def). */
-	if (!only) {
 #define UBCTL_CMD(name, run, help, summary)
-#define UBCTL_STATS(fn) shown += fn(jall);
+#define UBCTL_STATS(fn) shown += fn(jall, only);
 #include "commands.def"
 #undef UBCTL_STATS
 #undef UBCTL_CMD
-	}
 	if (only && !shown) {
 		if (jall)
 			json_object_put(jall);
-		return fail(EXIT_FAIL, "stats: no ub2e instance named '%s'", only);
+		return fail(EXIT_FAIL, "stats: no instance named '%s'", only);
 	}
 	if (json)
 		json_print(jall);

@@ -92,7 +92,7 @@ struct json_object;
 #define UBCTL_CMD(name, run, help, summary) \
 	int run(int argc, char **argv); \
 	extern const struct ubctl_help help[];
-#define UBCTL_STATS(fn) int fn(struct json_object *out);
+#define UBCTL_STATS(fn) int fn(struct json_object *out, const char *only);
 #include "commands.def"
 #undef UBCTL_STATS
 #undef UBCTL_CMD

@@ -245,7 +245,7 @@ static void ingress_detail(const char *base, const char *name, struct json_objec
 }
 
 /* UBCTL_STATS hook: WPS ingress and boundary instances, as text or under out. */
-int wps_stats(struct json_object *out)
+int wps_stats(struct json_object *out, const char *only)
 {
 	char names[64][256], base[PATH_MAX], err[256];
 	int shown = 0;
@@ -262,9 +262,12 @@ int wps_stats(struct json_object *out)
 			continue;
 		}
 		for (int i = 0; i < n; i++) {
-			int fd = pin_fd(base, names[i], WPS_PIN_STATS);
 			struct json_object *inst = NULL, *counters = NULL;
+			int fd;
 
+			if (only && strcmp(only, names[i]))
+				continue;
+			fd = pin_fd(base, names[i], WPS_PIN_STATS);
 			if (fd < 0 || sum_percpu(fd, ncnt, cnt)) {
 				if (fd >= 0)
 					close(fd);

@@ -334,10 +334,10 @@ static int egress_stats(struct json_object *arr, const char *only)
 }
 
 /* UBCTL_STATS hook: the running egress instances under "wps_egress". */
-int wps_egress_stats(struct json_object *out)
+int wps_egress_stats(struct json_object *out, const char *only)
 {
 	struct json_object *arr = out ? json_object_new_array() : NULL;
-	int shown = egress_stats(arr, NULL);
+	int shown = egress_stats(arr, only);
 
 	if (out)
 		json_object_object_add(out, "wps_egress", arr);

@@ -669,6 +669,10 @@ static void usage(FILE *f)
 
 int cmd_wps(int argc, char **argv)
 {
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))) {
+		usage(stdout);
+		return 0;
+	}
 	if (argc >= 2 && !strcmp(argv[1], "boundary"))
 		return cmd_wps_boundary(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "egress"))
