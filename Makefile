@@ -37,7 +37,7 @@ BPF_OBJS  := $(addprefix $(BUILD)/bpf/,$(notdir $(BPF_SRCS:.c=.o)))
 BPF_HDRS  := $(wildcard headers/*.h bpf/*.h bpf/lib/*.h bench/*.h)
 # Roles made of several programs, linked into one object so they share maps.
 ROLES     := ub2e
-ub2e_PARTS := ub2e_to_uboe ub2e_to_ub
+ub2e_PARTS := ub2e_to_uboe ub2e_to_ub ub2e_tc
 SKELS     := $(addprefix $(BUILD)/skel/,$(addsuffix .skel.h,$(ROLES)))
 
 vpath %.bpf.c bpf bench tests/bpf
