@@ -9,10 +9,10 @@
  * answers with ICMP, delivers locally. Whatever it then sends out of a switch
  * port is converted here on egress, from skb->mark:
  *
- *   ub2e_tc_ingress    both ports: XDP metadata -> skb->mark
- *   ub2e_tc_egress_ip  IP-side port: marked IP packet -> UBoE with the NPI's VLAN
- *   ub2e_tc_egress_ub  UB-side port: marked IP packet -> Eth | LPH | NTH | IP;
- *                      an unmarked UBoE packet never reaches the UB segment
+ *   ub2e_slow_in   both ports: XDP metadata -> skb->mark
+ *   ub2e_slow_ip   IP-side port: marked IP packet -> UBoE with the NPI's VLAN
+ *   ub2e_slow_ub   UB-side port: marked IP packet -> Eth | LPH | NTH | IP;
+ *                  an unmarked UBoE packet never reaches the UB segment
  *
  * Converting on egress rather than redirecting from ingress with
  * bpf_redirect_neigh() is what lets the kernel queue the first packets while it
@@ -25,7 +25,7 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 SEC("tc")
-int ub2e_tc_ingress(struct __sk_buff *skb)
+int ub2e_slow_in(struct __sk_buff *skb)
 {
 	void *data = (void *)(long)skb->data;
 	__u32 *meta = (void *)(long)skb->data_meta;
@@ -48,7 +48,7 @@ static __always_inline bool skb_is_ip(const struct __sk_buff *skb)
 }
 
 SEC("tc")
-int ub2e_tc_egress_ip(struct __sk_buff *skb)
+int ub2e_slow_ip(struct __sk_buff *skb)
 {
 	const struct ub2e_cfg *cfg = ub2e_config();
 	struct {
@@ -104,7 +104,7 @@ static __always_inline bool skb_is_uboe(struct __sk_buff *skb)
 }
 
 SEC("tc")
-int ub2e_tc_egress_ub(struct __sk_buff *skb)
+int ub2e_slow_ub(struct __sk_buff *skb)
 {
 	const struct ub2e_cfg *cfg = ub2e_config();
 	struct {

@@ -197,10 +197,10 @@ static bool run_case(const struct fixture *f)
 		prog = skel->progs.ub2e_to_ub;
 		ctx.ingress_ifindex = ip_if;
 	} else if (!strcmp(f->prog, "tc_egress_ub")) {
-		prog = skel->progs.ub2e_tc_egress_ub;
+		prog = skel->progs.ub2e_slow_ub;
 		skb.ifindex = ub_if;
 	} else if (!strcmp(f->prog, "tc_egress_ip")) {
-		prog = skel->progs.ub2e_tc_egress_ip;
+		prog = skel->progs.ub2e_slow_ip;
 		skb.ifindex = ip_if;
 	} else {
 		printf("#   line %d: unknown prog '%s'\n", f->line, f->prog);

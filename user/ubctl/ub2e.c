@@ -250,9 +250,9 @@ static int do_attach(struct ub2e_args *a)
 		const struct { const char *file; struct bpf_program *prog; } progs[] = {
 			{ UB2E_PIN_PROG_TO_UBOE, skel->progs.ub2e_to_uboe },
 			{ UB2E_PIN_PROG_TO_UB, skel->progs.ub2e_to_ub },
-			{ UB2E_PIN_PROG_TC_INGRESS, skel->progs.ub2e_tc_ingress },
-			{ UB2E_PIN_PROG_TC_EGRESS_IP, skel->progs.ub2e_tc_egress_ip },
-			{ UB2E_PIN_PROG_TC_EGRESS_UB, skel->progs.ub2e_tc_egress_ub },
+			{ UB2E_PIN_PROG_TC_INGRESS, skel->progs.ub2e_slow_in },
+			{ UB2E_PIN_PROG_TC_EGRESS_IP, skel->progs.ub2e_slow_ip },
+			{ UB2E_PIN_PROG_TC_EGRESS_UB, skel->progs.ub2e_slow_ub },
 		};
 
 		for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
@@ -265,9 +265,9 @@ static int do_attach(struct ub2e_args *a)
 	}
 
 	/* The slow path first: from the moment XDP punts, TC converts what the kernel sends. */
-	tc_in = bpf_program__fd(skel->progs.ub2e_tc_ingress);
-	tc_ub = bpf_program__fd(skel->progs.ub2e_tc_egress_ub);
-	tc_ip = bpf_program__fd(skel->progs.ub2e_tc_egress_ip);
+	tc_in = bpf_program__fd(skel->progs.ub2e_slow_in);
+	tc_ub = bpf_program__fd(skel->progs.ub2e_slow_ub);
+	tc_ip = bpf_program__fd(skel->progs.ub2e_slow_ip);
 	rc = ub2e_tc_attach(ub_if, tc_in, tc_ub);
 	if (rc) {
 		rc = fail(EXIT_FAIL, "attach TC to %s: %s", a->sel.ub_dev, strerror(-rc));
