@@ -546,14 +546,15 @@ static int live_bench(const struct objs *ob, struct bprog *ps, const struct bpro
 /* npi2vlan with PIDs 1..n (VLAN 1 + pid % 4094), as bpftool or ubctl would leave it. */
 static int npi_fill(int fd, uint32_t n)
 {
-	/* Known keys: deleting them is linear (a get_next_key walk restarts per delete). */
-	for (uint32_t pid = 1; pid <= UB2E_MAX_NPI_ENTRIES; pid++)
-		bpf_map_delete_elem(fd, &pid);
+	for (uint32_t hi = 0; hi < UB2E_NPI_BLOCKS; hi++)
+		bpf_map_delete_elem(fd, &hi);
 	for (uint32_t pid = 1; pid <= n; pid++) {
 		struct ub2e_npi_vlans v = { .any = (uint16_t)(1 + pid % 4094) };
 
-		if (bpf_map_update_elem(fd, &pid, &v, BPF_ANY))
-			return fail("npi2vlan entry %u: %s", pid, strerror(errno));
+		int rc = ub2e_npi_put(fd, pid, &v);
+
+		if (rc)
+			return fail("npi2vlan entry %u: %s", pid, strerror(-rc));
 	}
 	return 0;
 }

@@ -33,11 +33,26 @@ struct {
 	__type(value, __u64);
 } ub2e_stats SEC(".maps") __weak;
 
+/*
+ * NPI -> VLAN: an array of arrays, indexed by the Partition ID's upper and
+ * lower 12 bits, so the lookup costs two inlined array lookups whatever the
+ * table's size (a hash lookup grows with it). A block exists only where some
+ * Partition ID of its 4096 is mapped (user/lib/ub2e_tables.c makes them).
+ */
+struct ub2e_npi_block {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, UB2E_NPI_BLOCK);
+	/* Sizes, not BTF types: the blocks are made by user space (libbpf 1.1's
+	 * linker cannot size a struct type of an inner map). */
+	__uint(key_size, sizeof(__u32));	/* Partition ID & 0xfff */
+	__uint(value_size, sizeof(struct ub2e_npi_vlans));
+};
+
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, UB2E_MAX_NPI_ENTRIES);
-	__type(key, __u32);		/* Partition ID */
-	__type(value, struct ub2e_npi_vlans);
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, UB2E_NPI_BLOCKS);
+	__type(key, __u32);		/* Partition ID >> 12 */
+	__array(values, struct ub2e_npi_block);
 } ub2e_npi2vlan SEC(".maps") __weak;
 
 struct {
@@ -329,6 +344,14 @@ static __always_inline bool ub2e_not_for_us(const struct ethhdr *eth, const __u8
 		       *(const __u16 *)(eth->h_dest + 4) != *(const __u16 *)(mac + 4));
 }
 
+static __always_inline struct ub2e_npi_vlans *ub2e_npi_lookup(__u32 pid)
+{
+	__u32 hi = pid >> 12, lo = pid & 0xfff;
+	void *block = bpf_map_lookup_elem(&ub2e_npi2vlan, &hi);
+
+	return block ? bpf_map_lookup_elem(block, &lo) : NULL;
+}
+
 /*
  * The VLAN ID for a Partition ID (draft §5.3), shared by XDP and the slow
  * path: 0 for untagged, or -counter to drop. VLAN IDs from the map are masked
@@ -341,7 +364,7 @@ static __always_inline int ub2e_npi_to_vlan(const struct ub2e_cfg *cfg, __u32 pi
 
 	if (cfg->flags & UB2E_F_UNTAGGED)
 		return 0;
-	e = bpf_map_lookup_elem(&ub2e_npi2vlan, &pid);
+	e = ub2e_npi_lookup(pid);
 	if (e) {
 		v = (e->perm[perm & 1] & 0xfff) ? e->perm[perm & 1] : e->any;
 		v &= 0xfff;

@@ -41,7 +41,8 @@ struct ub2e_cfg {
 };
 
 /*
- * NPI -> VLAN table (draft §5.3): keyed by Partition ID, one lookup per packet.
+ * NPI -> VLAN table (draft §5.3): an array (Partition ID >> 12) of arrays
+ * (Partition ID & 0xfff) of this value; all zero = no entry.
  * A baseline entry serves both permissions (`any`); an enhanced entry (Fig. 3)
  * gives each Permission its own VLAN (`perm[0]`, `perm[1]`). 0 = no entry;
  * an enhanced VLAN wins over the baseline one.
@@ -61,7 +62,9 @@ struct ub2e_npi_vlans {
 _Static_assert(sizeof(struct ub2e_npi_vlans) == 6, "npi2vlan value is 6 bytes");
 
 #define UB2E_VLAN_MAX		4096
-#define UB2E_MAX_NPI_ENTRIES	8192
+#define UB2E_MAX_NPI_ENTRIES	8192	/* what ubctl accepts in one table */
+#define UB2E_NPI_BLOCK		4096	/* npi2vlan: Partition IDs per block (lower 12 bits) */
+#define UB2E_NPI_BLOCKS		4096	/* npi2vlan: blocks (upper 12 bits) */
 #define UB2E_MAX_PORTS		64
 
 /*

@@ -85,7 +85,7 @@ static int raw_npi(const char *arg, char *err, size_t errlen)
 		return -1;
 	}
 	v.any = (__u16)val;
-	return bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_npi2vlan), &pid, &v, BPF_ANY);
+	return ub2e_npi_put(bpf_map__fd(skel->maps.ub2e_npi2vlan), pid, &v);
 }
 
 /* Put the switch into the state the case's ubctl options describe. */
