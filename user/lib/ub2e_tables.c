@@ -79,19 +79,32 @@ int ub2e_tables_write(int npi_fd, int vlan_fd, const struct npimap_entry *plan, 
 	return 0;
 }
 
+/* The blocks that exist: one batch lookup where the kernel has it for map-in-map, else one by one. */
+static __u32 npi_blocks(int npi_fd, __u32 his[UB2E_NPI_BLOCKS], __u32 ids[UB2E_NPI_BLOCKS])
+{
+	__u32 count = UB2E_NPI_BLOCKS, batch = 0, n = 0;
+	int rc = bpf_map_lookup_batch(npi_fd, NULL, &batch, his, ids, &count, NULL);
+
+	if (!rc || errno == ENOENT)
+		return count;
+	for (__u32 hi = 0; hi < UB2E_NPI_BLOCKS; hi++)
+		if (!bpf_map_lookup_elem(npi_fd, &hi, &ids[n]))
+			his[n++] = hi;
+	return n;
+}
+
 int ub2e_tables_read(int npi_fd, struct npimap_entry *plan, size_t max, size_t *n)
 {
 	static struct ub2e_npi_vlans v[UB2E_NPI_BLOCK];
+	static __u32 his[UB2E_NPI_BLOCKS], ids[UB2E_NPI_BLOCKS];
 	struct npimap_entry e[3];
+	__u32 nb = npi_blocks(npi_fd, his, ids);
 
 	*n = 0;
-	for (__u32 hi = 0; hi < UB2E_NPI_BLOCKS && *n < max; hi++) {
-		__u32 id, keys[UB2E_NPI_BLOCK], count = UB2E_NPI_BLOCK, batch = 0;
-		int fd;
+	for (__u32 b = 0; b < nb && *n < max; b++) {
+		__u32 hi = his[b], keys[UB2E_NPI_BLOCK], count = UB2E_NPI_BLOCK, batch = 0;
+		int fd = bpf_map_get_fd_by_id(ids[b]);
 
-		if (bpf_map_lookup_elem(npi_fd, &hi, &id))
-			continue;
-		fd = bpf_map_get_fd_by_id(id);
 		if (fd < 0)
 			continue;
 		if (bpf_map_lookup_batch(fd, NULL, &batch, keys, v, &count, NULL) && errno != ENOENT)
@@ -134,9 +147,12 @@ void ub2e_tables_clear(int npi_fd, int vlan_fd)
 	static __u32 keys[UB2E_VLAN_MAX], zeros[UB2E_VLAN_MAX];
 	__u32 count = UB2E_VLAN_MAX;
 
+	static __u32 his[UB2E_NPI_BLOCKS], ids[UB2E_NPI_BLOCKS];
+	__u32 nb = npi_blocks(npi_fd, his, ids);
+
 	/* Dropping the blocks drops their entries; the VLAN side is a plain array. */
-	for (__u32 hi = 0; hi < UB2E_NPI_BLOCKS; hi++)
-		bpf_map_delete_elem(npi_fd, &hi);
+	for (__u32 b = 0; b < nb; b++)
+		bpf_map_delete_elem(npi_fd, &his[b]);
 	for (__u32 vid = 0; vid < UB2E_VLAN_MAX; vid++)
 		keys[vid] = vid;
 	bpf_map_update_batch(vlan_fd, keys, zeros, &count, NULL);
