@@ -57,7 +57,7 @@ int floor_fwd(struct xdp_md *ctx)
 			return XDP_PASS;
 		if (parse_udphdr(&c, &udph) < 0 || iph->ttl <= 1)
 			return XDP_PASS;
-		if (fib_lookup_ip4(ctx, &fib, ctx->ingress_ifindex, iph, udph) != BPF_FIB_LKUP_RET_SUCCESS)
+		if (fib_lookup_ip4(ctx, &fib, ctx->ingress_ifindex, iph, udph, 0) != BPF_FIB_LKUP_RET_SUCCESS)
 			return XDP_PASS;
 		return forward(eth, &fib, iph, NULL);
 	}
@@ -68,7 +68,7 @@ int floor_fwd(struct xdp_md *ctx)
 			return XDP_PASS;
 		if (parse_udphdr(&c, &udph) < 0 || ip6h->hop_limit <= 1)
 			return XDP_PASS;
-		if (fib_lookup_ip6(ctx, &fib, ctx->ingress_ifindex, ip6h, udph) != BPF_FIB_LKUP_RET_SUCCESS)
+		if (fib_lookup_ip6(ctx, &fib, ctx->ingress_ifindex, ip6h, udph, 0) != BPF_FIB_LKUP_RET_SUCCESS)
 			return XDP_PASS;
 		return forward(eth, &fib, NULL, ip6h);
 	}

@@ -70,3 +70,49 @@ int testrun_null(struct xdp_md *ctx)
 	(void)ctx;
 	return XDP_PASS;
 }
+
+/*
+ * Traffic spread over many Partition IDs: as testrun_reset, then the 24-bit
+ * big-endian Partition ID at byte `off` becomes 1 + (next++ % n), so that
+ * successive runs look up different NPI table entries.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct reset_spread);
+} reset_spread SEC(".maps");
+
+SEC("xdp")
+int testrun_reset_spread(struct xdp_md *ctx)
+{
+	__u32 zero = 0;
+	struct reset_frame *f = bpf_map_lookup_elem(&reset_frame, &zero);
+	struct reset_spread *s = bpf_map_lookup_elem(&reset_spread, &zero);
+	__u8 *pid;
+	__u64 *dst;
+	__u32 v;
+	int delta;
+
+	if (!f || !s || !s->n || s->off > RESET_BYTES - 3)
+		return XDP_ABORTED;
+	delta = (int)f->len - (int)((long)ctx->data_end - (long)ctx->data);
+	if (bpf_xdp_adjust_head(ctx, -delta))
+		return XDP_ABORTED;
+	dst = (void *)(long)ctx->data;
+	if ((void *)(dst + RESET_WORDS) > (void *)(long)ctx->data_end)
+		return XDP_ABORTED;
+#pragma unroll
+	for (int i = 0; i < RESET_WORDS; i++)
+		dst[i] = f->head[i];
+	v = 1 + s->next++ % s->n;
+	pid = (__u8 *)dst + (s->off & 0x7f);
+	if ((void *)(pid + 3) > (void *)(long)ctx->data_end)
+		return XDP_ABORTED;
+	pid[0] = v >> 16;
+	pid[1] = v >> 8;
+	pid[2] = v;
+
+	bpf_tail_call(ctx, &reset_target, 0);
+	return XDP_ABORTED;
+}

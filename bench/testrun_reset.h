@@ -19,4 +19,12 @@ struct reset_frame {
 	__u64 head[RESET_WORDS];	/* its first RESET_BYTES bytes */
 };
 
+/* testrun_reset_spread: rewrite the 24-bit Partition ID at `off` to 1 + next++ % n. */
+struct reset_spread {
+	__u32 off;
+	__u32 n;
+	__u32 next;
+	__u32 pad;
+};
+
 #endif

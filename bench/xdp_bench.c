@@ -357,6 +357,9 @@ static int load_all(struct objs *ob, const struct xdp_bench_opts *o, int ub_if, 
 	if (!ob->ub2e)
 		return fail("load the ub2e skeleton: %s", strerror(errno));
 	ub2e_cfg_defaults(&cfg);
+	/* As ubctl attaches it: the ports' MACs in, so the dst-MAC check runs in full. */
+	if (ub2e_cfg_ports(&cfg, o->ub_if, o->ip_if))
+		return fail("MACs of %s, %s: %s", o->ub_if, o->ip_if, strerror(errno));
 	if (bpf_map_update_elem(bpf_map__fd(ob->ub2e->maps.ub2e_cfg), &zero, &cfg, BPF_ANY))
 		return fail("ub2e_cfg: %s", strerror(errno));
 	if (devmap_add(bpf_map__fd(ob->ub2e->maps.ub2e_tx_ip), ip_if) ||
@@ -458,6 +461,166 @@ static double median_ratio(const struct bprog *p, const struct bprog *q, const s
 			r[n++] = (p->net[k] + add) / den;
 	}
 	return n ? bench_median(r, n) : 0.0 / 0.0;
+}
+
+/* ---- live frames (issue 7 §6) ----------------------------------------------- */
+
+/*
+ * BPF_F_TEST_XDP_LIVE_FRAMES: every repetition really is redirected into the
+ * veth peer (where bench/sink_drop.bpf.c drops it), behind the same reset
+ * harness. ns per frame as the kernel reports it; 0 on error.
+ */
+static double live_run(const struct objs *ob, const struct bprog *p, int repeat)
+{
+	struct reset_frame f = { .len = p->len };
+	struct xdp_md md = { .data_end = p->len, .ingress_ifindex = (uint32_t)p->ifindex };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = p->frame, .data_size_in = p->len,
+		    .ctx_in = &md, .ctx_size_in = sizeof(md), .repeat = repeat,
+		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = 64);
+	uint64_t before = 0, after = 0;
+	uint32_t zero = 0;
+
+	memcpy(f.head, p->frame, RESET_BYTES);
+	if (bpf_map_update_elem(ob->frame_map, &zero, &f, BPF_ANY) ||
+	    bpf_map_update_elem(ob->target_map, &zero, &p->fd, BPF_ANY))
+		return fail("%s: harness maps: %s", p->name, strerror(errno)), 0;
+	if (p->counter >= 0 && counter_sum(ob->stats_map, p->counter, &before))
+		return 0;
+	if (bpf_prog_test_run_opts(ob->reset_fd, &opts))
+		return fail("%s: live-frames BPF_PROG_RUN: %s", p->name, strerror(errno)), 0;
+	if (p->counter >= 0) {
+		if (counter_sum(ob->stats_map, p->counter, &after))
+			return 0;
+		if (after - before != (uint64_t)repeat) {
+			fail("%s: live frames: %llu of %d converted", p->name,
+			     (unsigned long long)(after - before), repeat);
+			dump_counters(ob->stats_map);
+			return 0;
+		}
+	}
+	return opts.duration;
+}
+
+/* Floors (a) and the four conversions, live, interleaved; rates as ratios to the floor. */
+static int live_bench(const struct objs *ob, struct bprog *ps, const struct bprog *h,
+		      const struct xdp_bench_opts *o)
+{
+	const int idx[] = { 4, 5, 0, 1, 2, 3 }, m = 6;
+	double ns[6][100];
+	int repeat = o->repeat / 4 > 1 ? o->repeat / 4 : 1;
+
+	for (int round = 0; round < o->rounds; round++)
+		for (int k = 0; k < m; k++) {
+			int i = (k + round) % m;
+
+			ns[i][round] = live_run(ob, &ps[idx[i]], repeat);
+			if (ns[i][round] <= 0)
+				return 1;
+		}
+	printf("\nLive frames (BPF_F_TEST_XDP_LIVE_FRAMES, redirected into a veth whose peer drops in XDP),\n"
+	       "repeat %d, %d rounds, same reset harness (%.1f ns, from the test_run rounds, subtracted):\n",
+	       repeat, o->rounds, bench_median(h->ns, o->rounds));
+	printf("%-24s %9s %12s %14s\n", "program", "ns/frame", "rate/floor", ">=0.85x(a)");
+	for (int i = 0; i < m; i++) {
+		const struct bprog *p = &ps[idx[i]];
+		int fi = p->ipv == 6 ? 1 : 0, ok = 0;
+		double r[100], hn = bench_median(h->ns, o->rounds);
+		char verdict[32] = "-";
+
+		for (int k = 0; k < o->rounds; k++)
+			r[k] = (ns[fi][k] - hn) / (ns[i][k] - hn);
+		if (p->role == CONVERT) {
+			for (int k = 0; k < o->rounds; k++)
+				ok += r[k] >= 0.85;
+			snprintf(verdict, sizeof(verdict), "%s %d/%d",
+				 bench_median(r, o->rounds) >= 0.85 ? "PASS" : "FAIL", ok, o->rounds);
+		}
+		printf("%-24s %9.1f %12.2f %14s\n", p->name, bench_median(ns[i], o->rounds) - hn,
+		       bench_median(r, o->rounds), verdict);
+	}
+	return 0;
+}
+
+/* ---- NPI table size and spread (issue 7 §6) ------------------------------------ */
+
+/* npi2vlan with PIDs 1..n (VLAN 1 + pid % 4094), as bpftool or ubctl would leave it. */
+static int npi_fill(int fd, uint32_t n)
+{
+	for (uint32_t hi = 0; hi < UB2E_NPI_BLOCKS; hi++)
+		bpf_map_delete_elem(fd, &hi);
+	for (uint32_t pid = 1; pid <= n; pid++) {
+		struct ub2e_npi_vlans v = { .any = (uint16_t)(1 + pid % 4094) };
+
+		int rc = ub2e_npi_put(fd, pid, &v);
+
+		if (rc)
+			return fail("npi2vlan entry %u: %s", pid, strerror(-rc));
+	}
+	return 0;
+}
+
+static int npi_bench(const struct objs *ob, struct bprog *ps, const struct bprog *h,
+		     const struct xdp_bench_opts *o)
+{
+	const uint32_t sizes[] = { 1, 100, UB2E_MAX_NPI_ENTRIES };
+	int spread_fd = prog_fd(ob->reset, "testrun_reset_spread");
+	int spread_map = map_fd(ob->reset, "reset_spread");
+	int npi = bpf_map__fd(ob->ub2e->maps.ub2e_npi2vlan);
+	struct bprog one = ps[0], *fa = &ps[4];
+	int repeat = o->repeat / 2 > 1 ? o->repeat / 2 : 1;
+	uint32_t zero = 0;
+	struct run r;
+
+	if (spread_fd < 0 || spread_map < 0)
+		return fail("testrun_reset.bpf.o lacks testrun_reset_spread");
+	/* One PID (1, in every table), then the table's PIDs in turn. */
+	one.frame[21] = 0, one.frame[22] = 0, one.frame[23] = 1;
+	printf("\nNPI table size, ub2e_to_uboe IPv4 (test_run, harness subtracted, median of %d rounds):\n",
+	       o->rounds);
+	printf("%-34s %9s %10s\n", "NPI table", "ns/packet", "/floor(a)");
+	for (size_t t = 0; t < sizeof(sizes) / sizeof(sizes[0]); t++) {
+		for (int spread = 0; spread < 2; spread++) {
+			struct reset_spread sp = { .off = 21, .n = sizes[t] };
+			double ns[100], ratio[100];
+			uint64_t before, after;
+
+			if (spread && sizes[t] == 1)
+				continue;
+			if (npi_fill(npi, sizes[t]))
+				return 1;
+			for (int k = 0; k < o->rounds; k++) {
+				struct reset_frame f = { .len = one.len };
+
+				memcpy(f.head, one.frame, RESET_BYTES);
+				if (timed_run(ob, fa, repeat, &r))
+					return 1;
+				double fa_ns = r.duration;
+
+				if (bpf_map_update_elem(ob->frame_map, &zero, &f, BPF_ANY) ||
+				    bpf_map_update_elem(ob->target_map, &zero, &one.fd, BPF_ANY) ||
+				    bpf_map_update_elem(spread_map, &zero, &sp, BPF_ANY) ||
+				    counter_sum(ob->stats_map, UB2E_CNT_TX_UBOE, &before) ||
+				    test_run(spread ? spread_fd : ob->reset_fd, &one, repeat, &r) ||
+				    counter_sum(ob->stats_map, UB2E_CNT_TX_UBOE, &after))
+					return fail("NPI bench run: %s", strerror(errno));
+				if (r.retval != XDP_REDIRECT || after - before != (uint64_t)repeat) {
+					dump_counters(ob->stats_map);
+					return fail("NPI bench: %llu of %d converted (verdict %s)",
+						    (unsigned long long)(after - before), repeat,
+						    xdp_name(r.retval));
+				}
+				ns[k] = r.duration - bench_median(h->ns, o->rounds);
+				ratio[k] = ns[k] / (fa_ns - bench_median(h->ns, o->rounds));
+			}
+			char what[64];
+
+			snprintf(what, sizeof(what), "%u entr%s, %s", sizes[t], sizes[t] == 1 ? "y" : "ies",
+				 spread ? "every PID in turn" : "one PID");
+			printf("%-34s %9.1f %10.2f\n", what, bench_median(ns, o->rounds),
+			       bench_median(ratio, o->rounds));
+		}
+	}
+	return npi_fill(npi, 0);
 }
 
 /* The floor (a) a program is compared with: the one of its IP version. */
@@ -633,6 +796,8 @@ int xdp_bench(const struct xdp_bench_opts *o)
 	printf("check: floor (b) bare (it needs no harness) measured %.1f ns, "
 	       "program alone + loop says %.1f\n", bench_median(fb_bare->ns, o->rounds),
 	       bench_median(bare_b, o->rounds));
+	if (live_bench(&ob, ps, h, o) || npi_bench(&ob, ps, h, o))
+		goto out;
 	rc = 0;
 out:
 	unload_all(&ob);

@@ -33,11 +33,26 @@ struct {
 	__type(value, __u64);
 } ub2e_stats SEC(".maps") __weak;
 
+/*
+ * NPI -> VLAN: an array of arrays, indexed by the Partition ID's upper and
+ * lower 12 bits, so the lookup costs two inlined array lookups whatever the
+ * table's size (a hash lookup grows with it). A block exists only where some
+ * Partition ID of its 4096 is mapped (user/lib/ub2e_tables.c makes them).
+ */
+struct ub2e_npi_block {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, UB2E_NPI_BLOCK);
+	/* Sizes, not BTF types: the blocks are made by user space (libbpf 1.1's
+	 * linker cannot size a struct type of an inner map). */
+	__uint(key_size, sizeof(__u32));	/* Partition ID & 0xfff */
+	__uint(value_size, sizeof(struct ub2e_npi_vlans));
+};
+
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, UB2E_MAX_NPI_ENTRIES);
-	__type(key, __u32);		/* Partition ID */
-	__type(value, struct ub2e_npi_vlans);
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, UB2E_NPI_BLOCKS);
+	__type(key, __u32);		/* Partition ID >> 12 */
+	__array(values, struct ub2e_npi_block);
 } ub2e_npi2vlan SEC(".maps") __weak;
 
 struct {
@@ -93,6 +108,25 @@ struct ub_l3 {
 #define L3_IP6(l3) ((struct ipv6hdr *)(l3)->ip)
 
 #define UB2E_NOT_UBOE	(-1)
+
+/* Sources a router never forwards from (RFC 1812 §5.3.7): multicast, limited
+ * broadcast, loopback, unspecified. */
+static __always_inline bool ip4_src_martian(__be32 saddr)
+{
+	__u32 a = bpf_ntohl(saddr);
+
+	return (a >> 28) == 0xe || a == 0xffffffffu || (a >> 24) == 127 || a == 0;
+}
+
+static __always_inline bool ip6_src_martian(const struct in6_addr *a)
+{
+	__u32 w0 = a->in6_u.u6_addr32[0], rest = a->in6_u.u6_addr32[1] | a->in6_u.u6_addr32[2];
+
+	if (a->in6_u.u6_addr8[0] == 0xff)
+		return true;
+	/* :: and ::1 */
+	return !(w0 | rest) && (a->in6_u.u6_addr32[3] == 0 || a->in6_u.u6_addr32[3] == bpf_htonl(1));
+}
 
 /*
  * Validate IP (version `v6`), UDP/4792 and the TPH. Returns 0 when valid, a
@@ -156,8 +190,19 @@ static __always_inline int ub2e_parse_l3(struct hdr_cursor *c, bool v6, bool nat
 		return native ? UB2E_CNT_DROP_NOT_UBOE : UB2E_NOT_UBOE;
 
 	/* From here on it is UB: every defect is a drop. */
-	if (!v6 && (L3_IP4(l3)->frag_off & bpf_htons(0x2000)))
-		return UB2E_CNT_DROP_IPV4_FRAGMENT;
+	if (!v6) {
+		struct iphdr *iph = L3_IP4(l3);
+
+		if (iph->frag_off & bpf_htons(0x2000))
+			return UB2E_CNT_DROP_IPV4_FRAGMENT;
+		/* RFC 1812 §5.2.2: a router verifies the header checksum. */
+		if (!ip4_csum_ok(iph))
+			return UB2E_CNT_DROP_IPV4_CHECKSUM;
+		if (ip4_src_martian(iph->saddr))
+			return UB2E_CNT_DROP_SRC_MARTIAN;
+	} else if (ip6_src_martian(&L3_IP6(l3)->saddr)) {
+		return UB2E_CNT_DROP_SRC_MARTIAN;
+	}
 
 	l3->tph = cursor_pull(c, sizeof(*l3->tph));
 	if (!l3->tph)
@@ -197,11 +242,28 @@ static __always_inline void ub_l3_dec_ttl(struct ub_l3 *l3)
 }
 
 static __always_inline int ub_l3_fib(void *ctx, struct bpf_fib_lookup *p, __u32 ifindex,
-				     const struct ub_l3 *l3)
+				     const struct ub_l3 *l3, __u16 grow)
 {
 	if (l3->v6)
-		return fib_lookup_ip6(ctx, p, ifindex, L3_IP6(l3), l3->udph);
-	return fib_lookup_ip4(ctx, p, ifindex, L3_IP4(l3), l3->udph);
+		return fib_lookup_ip6(ctx, p, ifindex, L3_IP6(l3), l3->udph, grow);
+	return fib_lookup_ip4(ctx, p, ifindex, L3_IP4(l3), l3->udph, grow);
+}
+
+/*
+ * Too big for the egress MTU: the kernel answers with ICMP Fragmentation
+ * Needed / Packet Too Big. Force DF so that it never fragments instead; the
+ * packet itself is not forwarded either way.
+ */
+static __always_inline void ub_l3_force_df(struct ub_l3 *l3)
+{
+	struct iphdr *iph = L3_IP4(l3);
+	__be16 old;
+
+	if (l3->v6 || (iph->frag_off & bpf_htons(0x4000)))
+		return;
+	old = iph->frag_off;
+	iph->frag_off |= bpf_htons(0x4000);
+	csum_replace2(&iph->check, old, iph->frag_off);
 }
 
 /*
@@ -225,6 +287,7 @@ static __always_inline __u32 ub2e_fib_punt_reason(int rc)
 /*
  * Remove `len` bytes right after the MAC addresses (LPH+NTH, or an 802.1Q
  * tag) and set the EtherType: what the kernel gets when a packet is punted.
+ * Returns 0, or -1 (the caller counts drop_adjust_failed).
  */
 static __always_inline int ub2e_strip_after_macs(struct xdp_md *ctx, int len, __be16 proto)
 {
@@ -235,10 +298,8 @@ static __always_inline int ub2e_strip_after_macs(struct xdp_md *ctx, int len, __
 		return -1;
 	__builtin_memcpy(dst, eth->h_dest, ETH_ALEN);
 	__builtin_memcpy(src, eth->h_source, ETH_ALEN);
-	if (bpf_xdp_adjust_head(ctx, len)) {
-		count(UB2E_CNT_DROP_ADJUST_FAILED);
+	if (len && bpf_xdp_adjust_head(ctx, len))
 		return -1;
-	}
 	eth = (void *)(long)ctx->data;
 	if ((void *)(eth + 1) > (void *)(long)ctx->data_end)
 		return -1;
@@ -246,6 +307,78 @@ static __always_inline int ub2e_strip_after_macs(struct xdp_md *ctx, int len, __
 	__builtin_memcpy(eth->h_source, src, ETH_ALEN);
 	eth->h_proto = proto;
 	return 0;
+}
+
+/*
+ * Hand the packet to the kernel as the plain IP packet it carries (`strip`
+ * bytes after the MACs go), with its NPI in 4 bytes of XDP metadata that TC
+ * ingress turns into skb->mark, so that whatever the kernel forwards leaves
+ * converted (bpf/ub2e_tc.bpf.c). Exactly one verdict counter moves.
+ */
+static __always_inline int ub2e_punt(struct xdp_md *ctx, int strip, __be16 ip_proto,
+				     __u32 mark, __u32 reason)
+{
+	__u32 *meta;
+
+	if (ub2e_strip_after_macs(ctx, strip, ip_proto) || bpf_xdp_adjust_meta(ctx, -(int)sizeof(*meta)))
+		goto fail;
+	meta = (void *)(long)ctx->data_meta;
+	if ((void *)(meta + 1) > (void *)(long)ctx->data)
+		goto fail;
+	*meta = mark;
+	count(reason);
+	return XDP_PASS;
+fail:
+	count(UB2E_CNT_DROP_ADJUST_FAILED);
+	return XDP_DROP;
+}
+
+/* RFC 1812 §5.3.7 / §5.3.4: only unicast frames for this port are routed. */
+static __always_inline bool ub2e_not_for_us(const struct ethhdr *eth, const __u8 *mac)
+{
+	__u32 set = *(const __u32 *)mac | *(const __u16 *)(mac + 4);
+
+	if (eth->h_dest[0] & 1)		/* broadcast, multicast */
+		return true;
+	return set && (*(const __u32 *)eth->h_dest != *(const __u32 *)mac ||
+		       *(const __u16 *)(eth->h_dest + 4) != *(const __u16 *)(mac + 4));
+}
+
+static __always_inline struct ub2e_npi_vlans *ub2e_npi_lookup(__u32 pid)
+{
+	__u32 hi = pid >> 12, lo = pid & 0xfff;
+	void *block = bpf_map_lookup_elem(&ub2e_npi2vlan, &hi);
+
+	return block ? bpf_map_lookup_elem(block, &lo) : NULL;
+}
+
+/*
+ * The VLAN ID for a Partition ID (draft §5.3), shared by XDP and the slow
+ * path: 0 for untagged, or -counter to drop. VLAN IDs from the map are masked
+ * to 12 bits (bpftool writes anything); 4095 is reserved.
+ */
+static __always_inline int ub2e_npi_to_vlan(const struct ub2e_cfg *cfg, __u32 pid, __u8 perm)
+{
+	struct ub2e_npi_vlans *e;
+	__u32 v;
+
+	if (cfg->flags & UB2E_F_UNTAGGED)
+		return 0;
+	e = ub2e_npi_lookup(pid);
+	if (e) {
+		v = (e->perm[perm & 1] & 0xfff) ? e->perm[perm & 1] : e->any;
+		v &= 0xfff;
+		if (v == 0xfff)
+			return -UB2E_CNT_DROP_VLAN_RESERVED;
+		if (v)
+			return v;
+	}
+	if (cfg->flags & UB2E_F_STRICT_VLAN)
+		return -UB2E_CNT_DROP_NPI_UNMAPPED;
+	v = pid & 0xfff;	/* draft §5.3: the lower 12 bits */
+	if (v == 0 || v == 0xfff)
+		return -UB2E_CNT_DROP_VLAN_RESERVED;
+	return v;
 }
 
 /* Should the packet leave through egress port `ifindex` of this side? */

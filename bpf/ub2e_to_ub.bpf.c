@@ -22,6 +22,9 @@ static __always_inline int vlan_to_npi(const struct ub2e_cfg *cfg, __u32 vid,
 	*perm = cfg->default_perm;
 	if (!vid)
 		return 0;
+	/* VLAN 4095 is reserved (IEEE 802.1Q), as on the way out. */
+	if (vid == 0xfff)
+		return UB2E_CNT_DROP_VLAN_RESERVED;
 	npi = bpf_map_lookup_elem(&ub2e_vlan2npi, &vid);
 	if (npi && (*npi & UB2E_VLAN_VALID)) {
 		*pid = *npi & UB_PID_MASK;
@@ -36,15 +39,6 @@ static __always_inline int vlan_to_npi(const struct ub2e_cfg *cfg, __u32 vid,
 	return 0;
 }
 
-/* Give the kernel the plain IP packet, without the 802.1Q tag it has no device for. */
-static __always_inline int punt(struct xdp_md *ctx, __be16 ip_proto, bool tagged, __u32 reason)
-{
-	count(reason);
-	if (tagged && ub2e_strip_after_macs(ctx, (int)sizeof(struct vlan_tag), ip_proto))
-		return XDP_DROP;
-	return XDP_PASS;
-}
-
 SEC("xdp")
 int ub2e_to_ub(struct xdp_md *ctx)
 {
@@ -57,13 +51,17 @@ int ub2e_to_ub(struct xdp_md *ctx)
 	struct ub_l3 l3;
 	__u16 vid = 0;
 	bool tagged = false, v6;
-	int proto, rc;
-	__u32 pid;
+	int proto, rc, strip;
+	__u32 pid, mark;
 	__u8 perm, fecn;
 
 	if (!cfg)
 		return XDP_PASS;
 	proto = parse_ethhdr(&c, &eth);
+	if (proto >= 0 && ub2e_not_for_us(eth, cfg->ip_mac)) {
+		count(UB2E_CNT_PASS_NOT_FOR_US);
+		return XDP_PASS;
+	}
 	if (proto == bpf_htons(ETH_P_8021Q)) {
 		tagged = true;
 		proto = parse_vlan(&c, &vid);
@@ -95,14 +93,23 @@ int ub2e_to_ub(struct xdp_md *ctx)
 	}
 	fecn = cfg->ecn_to_fecn[ub_l3_ecn(&l3)] & UB_CCI_FECN_MASK;
 
+	/* The kernel gets the plain IP packet, without the 802.1Q tag it has no device for. */
+	strip = tagged ? (int)sizeof(struct vlan_tag) : 0;
+	mark = ub2e_mark(pid, perm, fecn);
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC) && ub_l3_ttl(&l3) <= 1)
-		return punt(ctx, proto, tagged, UB2E_CNT_PASS_TTL_EXPIRED);
+		return ub2e_punt(ctx, strip, proto, mark, UB2E_CNT_PASS_TTL_EXPIRED);
 
-	rc = ub_l3_fib(ctx, &fib, ctx->ingress_ifindex, &l3);
-	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
-		return punt(ctx, proto, tagged, ub2e_fib_punt_reason(rc));
-	if (!ub2e_is_port(&ub2e_tx_ub, fib.ifindex))
-		return punt(ctx, proto, tagged, UB2E_CNT_PASS_NOT_EGRESS_PORT);
+	/* What leaves is the IP packet behind LPH+NTH: that must fit the MTU. */
+	rc = ub_l3_fib(ctx, &fib, ctx->ingress_ifindex, &l3, UB_NATIVE_HDR_LEN);
+	if (rc != BPF_FIB_LKUP_RET_SUCCESS) {
+		if (rc == BPF_FIB_LKUP_RET_NO_NEIGH && !ub2e_is_port(&ub2e_tx_ub, fib.ifindex)) {
+			count(UB2E_CNT_DROP_NOT_EGRESS_PORT);
+			return XDP_DROP;
+		}
+		if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
+			ub_l3_force_df(&l3);
+		return ub2e_punt(ctx, strip, proto, mark, ub2e_fib_punt_reason(rc));
+	}
 
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC))
 		ub_l3_dec_ttl(&l3);
@@ -125,6 +132,7 @@ int ub2e_to_ub(struct xdp_md *ctx)
 	ub_lph_init(lph, v6 ? UB_LPH_CONFIG_IPV6 : UB_LPH_CONFIG_IPV4, cfg->vl, cfg->rt);
 	/* LoC 0: congestion, if any, happened at an intermediate switch (§5.2.1). */
 	ub_nth_init(nth, ub_cci_make_fecn(fecn, 0), perm, pid);
-	count(UB2E_CNT_TX_UB);
-	return bpf_redirect_map(&ub2e_tx_ub, fib.ifindex, 0);
+	rc = bpf_redirect_map(&ub2e_tx_ub, fib.ifindex, XDP_DROP);
+	count(rc == XDP_REDIRECT ? UB2E_CNT_TX_UB : UB2E_CNT_DROP_NOT_EGRESS_PORT);
+	return rc;
 }

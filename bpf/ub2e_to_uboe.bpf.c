@@ -12,40 +12,6 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* Returns the VLAN ID for an NPI, 0 for untagged, or -counter to drop. */
-static __always_inline int npi_to_vlan(const struct ub2e_cfg *cfg, __u32 pid, __u8 perm)
-{
-	struct ub2e_npi_vlans *e;
-	__u32 v;
-
-	if (cfg->flags & UB2E_F_UNTAGGED)
-		return 0;
-	e = bpf_map_lookup_elem(&ub2e_npi2vlan, &pid);
-	if (e) {
-		v = e->perm[perm & 1] ? e->perm[perm & 1] : e->any;
-		if (v)
-			return v;
-	}
-	if (cfg->flags & UB2E_F_STRICT_VLAN)
-		return -UB2E_CNT_DROP_NPI_UNMAPPED;
-	v = pid & 0xfff;	/* draft §5.3: the lower 12 bits */
-	if (v == 0 || v == 0xfff)
-		return -UB2E_CNT_DROP_VLAN_RESERVED;
-	return v;
-}
-
-/*
- * Hand the packet to the kernel as the plain IP packet it carries, so that the
- * kernel can resolve the neighbour, deliver it locally or answer with ICMP.
- */
-static __always_inline int punt_as_ip(struct xdp_md *ctx, __be16 ip_proto, __u32 reason)
-{
-	if (ub2e_strip_after_macs(ctx, (int)UB_NATIVE_HDR_LEN, ip_proto))
-		return XDP_DROP;
-	count(reason);
-	return XDP_PASS;
-}
-
 SEC("xdp")
 int ub2e_to_uboe(struct xdp_md *ctx)
 {
@@ -58,7 +24,7 @@ int ub2e_to_uboe(struct xdp_md *ctx)
 	struct ub_l3 l3;
 	__be16 ip_proto;
 	__u16 cci;
-	__u32 pid;
+	__u32 pid, mark;
 	int rc, vid;
 	bool v6;
 
@@ -66,6 +32,10 @@ int ub2e_to_uboe(struct xdp_md *ctx)
 		return XDP_PASS;
 	if (parse_ethhdr(&c, &eth) < 0 || eth->h_proto != bpf_htons(cfg->ub_ethertype)) {
 		count(UB2E_CNT_PASS_NOT_UB);
+		return XDP_PASS;
+	}
+	if (ub2e_not_for_us(eth, cfg->ub_mac)) {
+		count(UB2E_CNT_PASS_NOT_FOR_US);
 		return XDP_PASS;
 	}
 	count(UB2E_CNT_RX_UB);
@@ -101,7 +71,7 @@ int ub2e_to_uboe(struct xdp_md *ctx)
 		count(UB2E_CNT_DROP_PARTITION_ZERO);
 		return XDP_DROP;
 	}
-	vid = npi_to_vlan(cfg, pid, ub_nth_perm(nth));
+	vid = ub2e_npi_to_vlan(cfg, pid, ub_nth_perm(nth));
 	if (vid < 0) {
 		count(-vid);
 		return XDP_DROP;
@@ -123,14 +93,22 @@ int ub2e_to_uboe(struct xdp_md *ctx)
 		count(UB2E_CNT_CCI_NOT_FECN);
 	}
 
+	mark = ub2e_mark(pid, ub_nth_perm(nth), ub_cci_fecn(cci));
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC) && ub_l3_ttl(&l3) <= 1)
-		return punt_as_ip(ctx, ip_proto, UB2E_CNT_PASS_TTL_EXPIRED);
+		return ub2e_punt(ctx, UB_NATIVE_HDR_LEN, ip_proto, mark, UB2E_CNT_PASS_TTL_EXPIRED);
 
-	rc = ub_l3_fib(ctx, &fib, ctx->ingress_ifindex, &l3);
-	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
-		return punt_as_ip(ctx, ip_proto, ub2e_fib_punt_reason(rc));
-	if (!ub2e_is_port(&ub2e_tx_ip, fib.ifindex))
-		return punt_as_ip(ctx, ip_proto, UB2E_CNT_PASS_NOT_EGRESS_PORT);
+	/* The 802.1Q tag is not part of the MTU: the IP packet leaves as it is. */
+	rc = ub_l3_fib(ctx, &fib, ctx->ingress_ifindex, &l3, 0);
+	if (rc != BPF_FIB_LKUP_RET_SUCCESS) {
+		/* The kernel forwards it once the neighbour resolves: only to this side's ports. */
+		if (rc == BPF_FIB_LKUP_RET_NO_NEIGH && !ub2e_is_port(&ub2e_tx_ip, fib.ifindex)) {
+			count(UB2E_CNT_DROP_NOT_EGRESS_PORT);
+			return XDP_DROP;
+		}
+		if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
+			ub_l3_force_df(&l3);
+		return ub2e_punt(ctx, UB_NATIVE_HDR_LEN, ip_proto, mark, ub2e_fib_punt_reason(rc));
+	}
 
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC))
 		ub_l3_dec_ttl(&l3);
@@ -158,6 +136,8 @@ int ub2e_to_uboe(struct xdp_md *ctx)
 	} else {
 		eth->h_proto = ip_proto;
 	}
-	count(UB2E_CNT_TX_UBOE);
-	return bpf_redirect_map(&ub2e_tx_ip, fib.ifindex, 0);
+	/* The devmap is the membership test too: a port of the other side drops. */
+	rc = bpf_redirect_map(&ub2e_tx_ip, fib.ifindex, XDP_DROP);
+	count(rc == XDP_REDIRECT ? UB2E_CNT_TX_UBOE : UB2E_CNT_DROP_NOT_EGRESS_PORT);
+	return rc;
 }

@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define UB2E_CFG_VERSION	1
+#define UB2E_CFG_VERSION	2
 
 /* What to do with a native UB packet whose CCI is not in FECN mode (draft §5.2). */
 enum ub2e_cci_policy {
@@ -33,10 +33,16 @@ struct ub2e_cfg {
 	__u8 vl;		/* LPH virtual lane on UBoE -> UB */
 	__u8 default_perm;	/* Permission for untagged / unmapped VLANs */
 	__u32 default_pid;	/* Partition ID for untagged UBoE, default 1 */
+	/* The ports' own MACs (ubctl fills them in): unicast frames for another
+	 * host are not routed (RFC 1812 §5.3.7). All zero: only group addresses
+	 * are told apart. */
+	__u8 ub_mac[6];
+	__u8 ip_mac[6];
 };
 
 /*
- * NPI -> VLAN table (draft §5.3): keyed by Partition ID, one lookup per packet.
+ * NPI -> VLAN table (draft §5.3): an array (Partition ID >> 12) of arrays
+ * (Partition ID & 0xfff) of this value; all zero = no entry.
  * A baseline entry serves both permissions (`any`); an enhanced entry (Fig. 3)
  * gives each Permission its own VLAN (`perm[0]`, `perm[1]`). 0 = no entry;
  * an enhanced VLAN wins over the baseline one.
@@ -56,7 +62,9 @@ struct ub2e_npi_vlans {
 _Static_assert(sizeof(struct ub2e_npi_vlans) == 6, "npi2vlan value is 6 bytes");
 
 #define UB2E_VLAN_MAX		4096
-#define UB2E_MAX_NPI_ENTRIES	8192
+#define UB2E_MAX_NPI_ENTRIES	8192	/* what ubctl accepts in one table */
+#define UB2E_NPI_BLOCK		4096	/* npi2vlan: Partition IDs per block (lower 12 bits) */
+#define UB2E_NPI_BLOCKS		4096	/* npi2vlan: blocks (upper 12 bits) */
 #define UB2E_MAX_PORTS		64
 
 /*
@@ -76,7 +84,7 @@ _Static_assert(sizeof(struct ub2e_npi_vlans) == 6, "npi2vlan value is 6 bytes");
 	X(PASS_LOCAL,		"pass_local")				\
 	X(PASS_FIB_OTHER,	"pass_fib_other")			\
 	X(PASS_FRAG_NEEDED,	"pass_frag_needed")			\
-	X(PASS_NOT_EGRESS_PORT,	"pass_not_egress_port")			\
+	X(PASS_NOT_FOR_US,	"pass_not_for_us")			\
 	X(CCI_NOT_FECN,		"cci_not_fecn_forwarded")		\
 	X(DROP_TRUNCATED,	"drop_truncated")			\
 	X(DROP_LPH_CONFIG,	"drop_lph_config_not_ip")		\
@@ -91,7 +99,37 @@ _Static_assert(sizeof(struct ub2e_npi_vlans) == 6, "npi2vlan value is 6 bytes");
 	X(DROP_NPI_UNMAPPED,	"drop_npi_unmapped")			\
 	X(DROP_VLAN_RESERVED,	"drop_vlan_reserved")			\
 	X(DROP_VLAN_UNMAPPED,	"drop_vlan_unmapped")			\
-	X(DROP_ADJUST_FAILED,	"drop_adjust_failed")
+	X(DROP_ADJUST_FAILED,	"drop_adjust_failed")			\
+	X(DROP_NOT_EGRESS_PORT,	"drop_not_egress_port")			\
+	X(DROP_IPV4_CHECKSUM,	"drop_ipv4_bad_checksum")		\
+	X(DROP_SRC_MARTIAN,	"drop_src_martian")			\
+	X(SLOW_TX_UB,		"slow_tx_ub")				\
+	X(SLOW_TX_UBOE,		"slow_tx_uboe")				\
+	X(SLOW_DROP_TOO_BIG,	"slow_drop_too_big")			\
+	X(SLOW_DROP_UNCONVERTED, "slow_drop_unconverted")		\
+	X(SLOW_DROP_VLAN,	"slow_drop_vlan")			\
+	X(SLOW_DROP_ADJUST,	"slow_drop_adjust_failed")
+
+/*
+ * The slow path (bpf/ub2e_tc.bpf.c). What XDP cannot finish (no neighbour,
+ * too big, TTL, local) it hands to the kernel as the plain IP packet, with the
+ * NPI in 4 bytes of XDP metadata; TC ingress moves them to skb->mark, the
+ * kernel routes (resolving neighbours, answering with ICMP), and TC egress on
+ * the switch's ports converts every marked packet from the mark. The slow_*
+ * counters are TC's: they are not per-input verdicts of the XDP programs
+ * (rx_* = tx_* + pass_* + drop_* holds for those).
+ */
+#define UB2E_MARK_MAGIC		0xa0000000u	/* bits 31-27: 10100 */
+#define UB2E_MARK_MAGIC_MASK	0xf8000000u
+#define UB2E_MARK_FECN_SHIFT	25		/* bits 26-25: FECN for UBoE -> UB */
+#define UB2E_MARK_PERM_SHIFT	24		/* bit 24: Permission */
+/* bits 23-0: Partition ID */
+
+static inline __u32 ub2e_mark(__u32 pid, __u8 perm, __u8 fecn)
+{
+	return UB2E_MARK_MAGIC | (__u32)(fecn & 3) << UB2E_MARK_FECN_SHIFT |
+	       (__u32)(perm & 1) << UB2E_MARK_PERM_SHIFT | (pid & 0xffffffu);
+}
 
 #define UB2E_CNT_ENUM(id, name) UB2E_CNT_##id,
 enum ub2e_counter {

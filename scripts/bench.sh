@@ -27,6 +27,9 @@ fi
 
 trap ns_cleanup_all EXIT
 topo_single
+# Live frames: the switch redirects into the veth peers, which drop in XDP.
+ip -n "$NS_IPHOST" link set dev iphost0 xdp obj "$BPF_DIR/sink_drop.bpf.o" sec xdp
+ip -n "$NS_UBPU" link set dev ubpu0 xdp obj "$BPF_DIR/sink_drop.bpf.o" sec xdp
 # nsenter --net only: the devices sw-ub / sw-ip resolve, bpffs stays the host's.
 ns_run "$NS_SW" "$BENCH" --bpf-dir "$BPF_DIR" --ub-if sw-ub --ip-if sw-ip "$@"
 # WPS through ingress and egress over delayed, rate-limited paths (skips without the ingress).

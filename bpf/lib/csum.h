@@ -22,4 +22,16 @@ static __always_inline void csum_replace2(__sum16 *csum, __be16 old, __be16 new)
 	*csum = (__sum16)~csum_fold32(sum);
 }
 
+/* A 20-byte IPv4 header (no options) whose checksum verifies (RFC 1071). */
+static __always_inline int ip4_csum_ok(const void *hdr)
+{
+	const __u16 *w = hdr;
+	__u32 sum = 0;
+
+#pragma unroll
+	for (int i = 0; i < 10; i++)
+		sum += w[i];
+	return csum_fold32(sum) == 0xffff;
+}
+
 #endif

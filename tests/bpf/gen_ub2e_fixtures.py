@@ -7,6 +7,7 @@ the expected output frame and the counters that must move (all others must not).
 Run: /usr/bin/python3 tests/bpf/gen_ub2e_fixtures.py > tests/bpf/fixtures/ub2e.txt
 """
 import os
+import struct
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -38,9 +39,19 @@ UNMARKABLE, LIGHT, MARKABLE, SEVERE = 0, 1, 2, 3
 cases = []
 
 
-def case(name, prog, inp, verdict, counters, out=None, opts="", scapy=""):
+def case(name, prog, inp, verdict, counters, out=None, opts="", scapy="", mark=None):
     cases.append((name, prog, opts, bytes(inp), verdict, None if out is None else bytes(out),
-                  counters, scapy))
+                  counters, scapy, mark))
+
+
+def slow_mark(pid, perm=0, fecn=0):
+    """skb->mark of a punted packet (headers/ub2e_maps.h): 10100 | FECN(2) | Permission | Partition ID(24)."""
+    return 0xA0000000 | (fecn & 3) << 25 | (perm & 1) << 24 | (pid & 0xFFFFFF)
+
+
+def meta(mark):
+    """The 4 bytes of XDP metadata before a punted frame: the mark, host byte order."""
+    return struct.pack("=I", mark)
 
 
 def ip_bytes(v6=False, dst=None, src=None, ecn=ECT0, ttl=64, opcode=1, payload=b"ub-payload",
@@ -101,9 +112,20 @@ def uboe_out(ipb, vlan=None):
     return tagged(T["IPHOST_MAC"], T["SW_IP_MAC"], ipb, vlan)
 
 
-def punt_out(ipb):
-    """Native frame handed to the kernel as plain IP: LPH/NTH gone, MACs as received."""
-    return tagged(T["SW_UB_MAC"], T["UBPU_MAC"], ipb, None)
+def punt_out(ipb, pid=5, perm=0, fecn=MARKABLE):
+    """Native frame handed to the kernel as plain IP: LPH/NTH gone, MACs as received,
+    the NPI in XDP metadata for the slow path."""
+    return meta(slow_mark(pid, perm, fecn)) + bytes(tagged(T["SW_UB_MAC"], T["UBPU_MAC"], ipb, None))
+
+
+def force_df(ipb):
+    """What a punt for frag-needed hands the kernel: DF set, so ICMP, never fragments."""
+    if ipb[0] >> 4 != 4:
+        return ipb
+    ip = IP(ipb)
+    ip.flags = ip.flags | 2
+    del ip.chksum
+    return bytes(ip)
 
 
 TX = ["rx_ub", "tx_uboe"]
@@ -124,7 +146,7 @@ for v6 in (False, True):
              uboe_out(rewrite_ip(ipb, ecn=ecn), vlan=5))
     ipb = ip_bytes(v6=v6, ttl=1)
     case(f"to_uboe_{fam}_ttl_expired", "to_uboe", native(ipb, fecn=SEVERE), "XDP_PASS",
-         ["rx_ub", "pass_ttl_expired"], punt_out(rewrite_ip(ipb, ecn=CE, ttl_dec=0)),
+         ["rx_ub", "pass_ttl_expired"], punt_out(rewrite_ip(ipb, ecn=CE, ttl_dec=0), fecn=SEVERE),
          scapy="TTL 1: the kernel gets the plain IP packet and answers ICMP time exceeded")
     ipb = ip_bytes(v6=v6, dst=T["NO_NEIGH_IP6"] if v6 else T["NO_NEIGH_IP4"])
     case(f"to_uboe_{fam}_no_neigh", "to_uboe", native(ipb), "XDP_PASS", ["rx_ub", "pass_no_neigh"],
@@ -185,9 +207,17 @@ case("to_uboe_no_ttl_dec", "to_uboe", native(ipb), "XDP_REDIRECT", TX,
 ipb = ip_bytes(payload=b"x" * 600, dst=T["SMALL_MTU_IP4"])
 case("to_uboe_frag_needed", "to_uboe", native(ipb), "XDP_PASS", ["rx_ub", "pass_frag_needed"],
      punt_out(rewrite_ip(ipb, ecn=ECT0, ttl_dec=0)), scapy="route with mtu 500: kernel sends ICMP frag needed")
+nodf = IP(ipb)
+nodf.flags = 0
+del nodf.chksum
+nodf = bytes(nodf)
+nodf = nodf[:-4] + icrc(nodf[:-4])
+case("to_uboe_frag_needed_df_forced", "to_uboe", native(nodf), "XDP_PASS", ["rx_ub", "pass_frag_needed"],
+     punt_out(force_df(rewrite_ip(nodf, ecn=ECT0, ttl_dec=0))),
+     scapy="DF clear and too big: DF set for the kernel, which then answers ICMP instead of fragmenting")
 ipb = ip_bytes(dst=T["OTHER_PORT_IP4"])
-case("to_uboe_not_ip_side_port", "to_uboe", native(ipb), "XDP_PASS", ["rx_ub", "pass_not_egress_port"],
-     punt_out(rewrite_ip(ipb, ecn=ECT0, ttl_dec=0)))
+case("to_uboe_not_ip_side_port", "to_uboe", native(ipb), "XDP_DROP", ["rx_ub", "drop_not_egress_port"],
+     scapy="the FIB points at a port that is not the switch's IP side: never leaves unconverted")
 ipb = ip_bytes()
 case("to_uboe_custom_ethertype", "to_uboe", native(ipb, ethertype=0x88B6), "XDP_REDIRECT", TX,
      uboe_out(rewrite_ip(ipb), vlan=5), opts="--ub-ethertype 0x88b6")
@@ -251,6 +281,11 @@ def uboe_in(ipb, vlan=None):
     return tagged(T["SW_IP_MAC"], T["IPHOST_MAC"], ipb, vlan)
 
 
+def uboe_punt(ipb, pid=1, perm=0, fecn=MARKABLE):
+    """UBoE frame handed to the kernel: tag gone, the NPI it maps to in XDP metadata."""
+    return meta(slow_mark(pid, perm, fecn)) + bytes(uboe_in(ipb))
+
+
 def native_out(ipb, fecn, pid, perm=0, rt=2, vl=0, ethertype=0x88B5):
     v6 = ipb[0] >> 4 == 6
     return (Ether(dst=T["UBPU_MAC"], src=T["SW_UB_MAC"], type=ethertype) /
@@ -279,7 +314,7 @@ for v6 in (False, True):
              native_out(rewrite_ip(ipb), fecn, pid=5))
     ipb = back(v6=v6, ttl=1)
     case(f"to_ub_{fam}_ttl_expired_tagged", "to_ub", uboe_in(ipb, vlan=5), "XDP_PASS",
-         ["rx_uboe", "pass_ttl_expired"], uboe_in(ipb), scapy="802.1Q tag popped for the kernel")
+         ["rx_uboe", "pass_ttl_expired"], uboe_punt(ipb, pid=5), scapy="802.1Q tag popped for the kernel")
 
 ipb = back(ecn=CE)
 case("to_ub_ce_to_light", "to_ub", uboe_in(ipb), "XDP_REDIRECT", RX,
@@ -312,16 +347,21 @@ case("to_ub_priority_tag_is_untagged", "to_ub", uboe_in(ipb, vlan=0), "XDP_REDIR
 case("to_ub_no_ttl_dec", "to_ub", uboe_in(ipb), "XDP_REDIRECT", RX,
      native_out(rewrite_ip(ipb, ttl_dec=0), MARKABLE, pid=1), opts="--no-ttl-dec")
 ipb = back(ttl=1)
-case("to_ub_ttl_expired_untagged", "to_ub", uboe_in(ipb), "XDP_PASS", ["rx_uboe", "pass_ttl_expired"], uboe_in(ipb))
+case("to_ub_ttl_expired_untagged", "to_ub", uboe_in(ipb), "XDP_PASS", ["rx_uboe", "pass_ttl_expired"],
+     uboe_punt(ipb))
+ipb = back(dst=T["UB_NO_NEIGH_IP4"], ecn=CE)
+case("to_ub_no_neigh", "to_ub", uboe_in(ipb, vlan=5), "XDP_PASS", ["rx_uboe", "pass_no_neigh"],
+     uboe_punt(ipb, pid=5, fecn=SEVERE), scapy="CE -> Severe CE travels in the mark")
 ipb = back(dst=T["UB_NO_NEIGH_IP4"])
-case("to_ub_no_neigh", "to_ub", uboe_in(ipb, vlan=5), "XDP_PASS", ["rx_uboe", "pass_no_neigh"], uboe_in(ipb))
+case("to_ub_no_neigh_mapped", "to_ub", uboe_in(ipb, vlan=71), "XDP_PASS", ["rx_uboe", "pass_no_neigh"],
+     uboe_punt(ipb, pid=7, perm=1), opts="--strict --map 7/0=70 --map 7/1=71")
 ipb = ip_bytes(src=T["IPHOST_IP4"], dst=T["IPHOST_IP4"].rsplit(".", 1)[0] + ".50")
-case("to_ub_unresolved_ip_side_destination", "to_ub", uboe_in(ipb), "XDP_PASS",
-     ["rx_uboe", "pass_no_neigh"], uboe_in(ipb))
+case("to_ub_unresolved_ip_side_destination", "to_ub", uboe_in(ipb), "XDP_DROP",
+     ["rx_uboe", "drop_not_egress_port"], scapy="no neighbour, and the IP side is not where UB goes")
 ipb = back(dst=T["IPHOST_IP4"])
-case("to_ub_not_ub_side_port", "to_ub", uboe_in(ipb), "XDP_PASS", ["rx_uboe", "pass_not_egress_port"], uboe_in(ipb))
+case("to_ub_not_ub_side_port", "to_ub", uboe_in(ipb), "XDP_DROP", ["rx_uboe", "drop_not_egress_port"])
 ipb = back(dst=T["SW_IP_IP4"])
-case("to_ub_local", "to_ub", uboe_in(ipb), "XDP_PASS", ["rx_uboe", "pass_local"], uboe_in(ipb))
+case("to_ub_local", "to_ub", uboe_in(ipb), "XDP_PASS", ["rx_uboe", "pass_local"], uboe_punt(ipb))
 
 # Not UBoE: the kernel gets it untouched.
 for name, pkt in (("arp", Ether(dst="ff:ff:ff:ff:ff:ff", src=T["IPHOST_MAC"]) /
@@ -333,7 +373,9 @@ for name, pkt in (("arp", Ether(dst="ff:ff:ff:ff:ff:ff", src=T["IPHOST_MAC"]) /
                                                     IPv6ExtHdrDestOpt() / UDP(dport=4792) / Raw(b"z" * 40)))),
                   ("tagged_udp_other_port", uboe_in(bytes(IP(src=T["IPHOST_IP4"], dst=T["UBPU_IP4"]) /
                                                           UDP(dport=53) / Raw(b"q" * 30)), vlan=5))):
-    case(f"to_ub_not_uboe_{name}", "to_ub", pkt, "XDP_PASS", ["pass_not_uboe"], pkt)
+    # A broadcast is not routed whatever it carries.
+    case(f"to_ub_not_uboe_{name}", "to_ub", pkt, "XDP_PASS",
+         ["pass_not_for_us" if name == "arp" else "pass_not_uboe"], pkt)
 
 ip = IP(back())
 later = ip.copy()
@@ -399,11 +441,130 @@ case("to_ub_tag_pcp_dei_ignored", "to_ub", pcp, "XDP_REDIRECT", RX, native_out(r
 qinq = (Ether(dst=T["SW_IP_MAC"], src=T["IPHOST_MAC"], type=0x8100) / Dot1Q(vlan=5, type=0x8100) /
         Dot1Q(vlan=6, type=0x0800) / Raw(ipb))
 case("to_ub_double_tag_passes", "to_ub", qinq, "XDP_PASS", ["pass_not_uboe"], qinq)
+# ---- Receive checks of a router (RFC 1812 §5.2.2, §5.3.7) --------------------
+def bad_csum(ipb):
+    ip = IP(ipb)
+    ip.chksum ^= 0x0101
+    return bytes(ip)
+
+
+ipb = ip_bytes()
+case("to_uboe_ipv4_bad_checksum", "to_uboe", native(bad_csum(ipb)), "XDP_DROP", DROP("drop_ipv4_bad_checksum"),
+     scapy="IPv4 header checksum off by 0x0101: dropped, not forwarded with a fixed-up wrong checksum")
+ipb = back()
+case("to_ub_ipv4_bad_checksum", "to_ub", uboe_in(bad_csum(ipb), vlan=5), "XDP_DROP",
+     ["rx_uboe", "drop_ipv4_bad_checksum"])
+for what, mac in (("broadcast", "ff:ff:ff:ff:ff:ff"), ("multicast", "01:00:5e:00:00:01"),
+                  ("other_host", "02:00:00:00:09:09")):
+    frame = bytes(native(ip_bytes()))
+    frame = bytes.fromhex(mac.replace(":", "")) + frame[6:]
+    case(f"to_uboe_dst_{what}_not_routed", "to_uboe", frame, "XDP_PASS", ["pass_not_for_us"], frame,
+         scapy=f"destination MAC {mac}, not the UB port's: the kernel gets it untouched")
+    frame = bytes(uboe_in(back(), vlan=5))
+    frame = bytes.fromhex(mac.replace(":", "")) + frame[6:]
+    case(f"to_ub_dst_{what}_not_routed", "to_ub", frame, "XDP_PASS", ["pass_not_for_us"], frame)
+for src in ("224.0.0.1", "255.255.255.255", "127.0.0.1", "0.0.0.0"):
+    case(f"to_uboe_src_{src}_dropped", "to_uboe", native(ip_bytes(src=src)), "XDP_DROP", DROP("drop_src_martian"))
+    case(f"to_ub_src_{src}_dropped", "to_ub", uboe_in(ip_bytes(src=src, dst=T["UBPU_IP4"]), vlan=5), "XDP_DROP",
+         ["rx_uboe", "drop_src_martian"])
+for src in ("ff02::1", "::1", "::"):
+    case(f"to_uboe_src_{src}_dropped", "to_uboe", native(ip_bytes(v6=True, src=src)), "XDP_DROP",
+         DROP("drop_src_martian"))
+    case(f"to_ub_src_{src}_dropped", "to_ub", uboe_in(ip_bytes(v6=True, src=src, dst=T["UBPU_IP6"])), "XDP_DROP",
+         ["rx_uboe", "drop_src_martian"])
+# VLAN IDs written with bpftool: masked to 12 bits; 4095 reserved both ways.
+ipb = ip_bytes()
+case("to_uboe_bpftool_vlan_masked", "to_uboe", native(ipb, pid=4097), "XDP_REDIRECT", TX,
+     uboe_out(rewrite_ip(ipb), vlan=100), opts="--raw-npi 4097=0x1064", scapy="npi2vlan any=0x1064 -> VLAN 100")
+case("to_uboe_bpftool_vlan_4095_reserved", "to_uboe", native(ipb, pid=4097), "XDP_DROP",
+     DROP("drop_vlan_reserved"), opts="--raw-npi 4097=0xffff")
+case("to_ub_vlan_4095_reserved", "to_ub", uboe_in(back(), vlan=4095), "XDP_DROP", ["rx_uboe", "drop_vlan_reserved"])
+
+
+# ---- The egress MTU counts what the conversion adds ---------------------------
+def sized(v6, total, **kw):
+    """A UBoE IP packet of exactly `total` bytes."""
+    base = len(ip_bytes(v6=v6, payload=b"", **kw))
+    return ip_bytes(v6=v6, payload=b"m" * (total - base), **kw)
+
+
+MTU = 500
+for v6 in (False, True):
+    fam = "v6" if v6 else "v4"
+    far = T["SMALL_MTU_IP6"] if v6 else T["SMALL_MTU_IP4"]
+    near = T["UB_SMALL_MTU_IP6"] if v6 else T["UB_SMALL_MTU_IP4"]
+    for size in range(MTU - 11, MTU + 2):
+        # UB -> UBoE: the IP packet leaves as it is (an 802.1Q tag is not in the MTU).
+        ipb = sized(v6, size, dst=far)
+        for vlan, opts in ((5, ""), (None, "--untagged")):
+            t = "tagged" if vlan else "untagged"
+            if size <= MTU:
+                case(f"to_uboe_{fam}_mtu_{size}_{t}", "to_uboe", native(ipb), "XDP_REDIRECT", TX,
+                     uboe_out(rewrite_ip(ipb, ecn=ECT0), vlan=vlan), opts=opts)
+            else:
+                case(f"to_uboe_{fam}_mtu_{size}_{t}", "to_uboe", native(ipb), "XDP_PASS",
+                     ["rx_ub", "pass_frag_needed"], punt_out(rewrite_ip(ipb, ecn=ECT0, ttl_dec=0)), opts=opts)
+        # UBoE -> UB: LPH+NTH (10 bytes) come, a tag goes; the IP packet + 10 must fit.
+        ipb = sized(v6, size, src=T["IPHOST_IP6"] if v6 else T["IPHOST_IP4"], dst=near)
+        for vlan in (5, None):
+            t = "tagged" if vlan else "untagged"
+            if size + 10 <= MTU:
+                case(f"to_ub_{fam}_mtu_{size}_{t}", "to_ub", uboe_in(ipb, vlan=vlan), "XDP_REDIRECT", RX,
+                     native_out(rewrite_ip(ipb), MARKABLE, pid=vlan or 1))
+            else:
+                case(f"to_ub_{fam}_mtu_{size}_{t}", "to_ub", uboe_in(ipb, vlan=vlan), "XDP_PASS",
+                     ["rx_uboe", "pass_frag_needed"], uboe_punt(ipb, pid=vlan or 1),
+                     scapy=f"IP {size} + LPH/NTH 10 > MTU {MTU}: the kernel answers Packet Too Big")
+
+
+# ---- The slow path's egress conversion (TC, skb->mark from the punt) ---------
+def kernel_fwd(ipb, dst_mac, src_mac):
+    """What the kernel hands TC egress: its own Ethernet header, TTL already decremented."""
+    return tagged(dst_mac, src_mac, rewrite_ip(ipb, ttl_dec=1), None)
+
+
+for v6 in (False, True):
+    fam = "v6" if v6 else "v4"
+    ipb = ip_bytes(v6=v6, ecn=ECT0)
+    fwd = kernel_fwd(ipb, T["IPHOST_MAC"], T["SW_IP_MAC"])
+    case(f"tc_egress_ip_{fam}_tagged", "tc_egress_ip", fwd, "TC_ACT_OK", ["slow_tx_uboe"],
+         uboe_out(rewrite_ip(ipb, ttl_dec=1), vlan=100), opts="--map 4097=100", mark=slow_mark(4097),
+         scapy="marked NPI 4097 -> VLAN 100 inserted after the MACs")
+    case(f"tc_egress_ip_{fam}_lower_12_bits", "tc_egress_ip", fwd, "TC_ACT_OK", ["slow_tx_uboe"],
+         uboe_out(rewrite_ip(ipb, ttl_dec=1), vlan=5), mark=slow_mark(5))
+    case(f"tc_egress_ip_{fam}_untagged", "tc_egress_ip", fwd, "TC_ACT_OK", ["slow_tx_uboe"], fwd,
+         opts="--untagged", mark=slow_mark(5))
+    case(f"tc_egress_ip_{fam}_strict_unmapped", "tc_egress_ip", fwd, "TC_ACT_SHOT", ["slow_drop_vlan"],
+         opts="--strict --map 4097=100", mark=slow_mark(5))
+    case(f"tc_egress_ip_{fam}_unmarked_untouched", "tc_egress_ip", fwd, "TC_ACT_OK", [], fwd)
+    ipb = ip_bytes(v6=v6, src=T["IPHOST_IP6"] if v6 else T["IPHOST_IP4"],
+                   dst=T["UBPU_IP6"] if v6 else T["UBPU_IP4"], ecn=CE)
+    fwd = kernel_fwd(ipb, T["UBPU_MAC"], T["SW_UB_MAC"])
+    case(f"tc_egress_ub_{fam}_converted", "tc_egress_ub", fwd, "TC_ACT_OK", ["slow_tx_ub"],
+         native_out(rewrite_ip(ipb, ttl_dec=1), SEVERE, pid=7, perm=1), mark=slow_mark(7, 1, SEVERE),
+         scapy="marked: Eth(0x88B5) | LPH | NTH(NPI 7/1, Severe CE) | IP")
+    case(f"tc_egress_ub_{fam}_unmarked_uboe_dropped", "tc_egress_ub", fwd, "TC_ACT_SHOT",
+         ["slow_drop_unconverted"], scapy="UBoE without the switch's mark never reaches the UB segment")
+    icmp = tagged(T["UBPU_MAC"], T["SW_UB_MAC"],
+                  bytes(IPv6(src=T["SW_UB_IP6"], dst=T["UBPU_IP6"]) / Raw(b"\x3a" * 8)) if v6 else
+                  bytes(IP(src=T["SW_UB_IP4"], dst=T["UBPU_IP4"]) / ICMP(type=11)), None)
+    case(f"tc_egress_ub_{fam}_kernel_icmp_untouched", "tc_egress_ub", icmp, "TC_ACT_OK", [], icmp)
+    # Device MTU 1500: the IP packet + 10 must fit.
+    for size, fits in ((1490, True), (1491, False)):
+        ipb = sized(v6, size, src=T["IPHOST_IP6"] if v6 else T["IPHOST_IP4"], dst=T["UBPU_IP6"] if v6 else T["UBPU_IP4"])
+        fwd = kernel_fwd(ipb, T["UBPU_MAC"], T["SW_UB_MAC"])
+        if fits:
+            case(f"tc_egress_ub_{fam}_mtu_{size}", "tc_egress_ub", fwd, "TC_ACT_OK", ["slow_tx_ub"],
+                 native_out(rewrite_ip(ipb, ttl_dec=1), MARKABLE, pid=1), mark=slow_mark(1, 0, MARKABLE))
+        else:
+            case(f"tc_egress_ub_{fam}_mtu_{size}", "tc_egress_ub", fwd, "TC_ACT_SHOT", ["slow_drop_too_big"],
+                 mark=slow_mark(1, 0, MARKABLE), scapy="1491 + LPH/NTH > 1500: dropped, never sent too big")
+
 
 def main():
     print("# Generated by tests/bpf/gen_ub2e_fixtures.py from scapy; do not edit.")
     print(f"# {len(cases)} cases. Topology: tests/lib/topo.env")
-    for name, prog, opts, inp, verdict, out, counters, scapy in cases:
+    for name, prog, opts, inp, verdict, out, counters, scapy, mark in cases:
         print()
         print(f"case {name}")
         if scapy:
@@ -411,6 +572,8 @@ def main():
         print(f"prog {prog}")
         if opts:
             print(f"opts {opts}")
+        if mark is not None:
+            print(f"mark 0x{mark:08x}")
         print(f"in {inp.hex()}")
         print(f"verdict {verdict}")
         if out is not None:

@@ -40,11 +40,16 @@ struct fixture {
 	bool has_out;
 	char verdict[32];
 	char counters[512];
+	__u32 mark;		/* TC programs: skb->mark going in */
 	int line;
 };
 
-struct ub2e *skel;
+struct ub2e *skel;	/* shared with ub2e_fuzz.c */
 unsigned ub_if, ip_if;
+static const char *ub_dev = "sw-ub", *ip_dev = "sw-ip";
+static bool tables_dirty, vlans_used[UB2E_VLAN_MAX];
+static __u32 blocks[72];	/* npi2vlan blocks the current case made */
+static int nblocks;
 static int tap_n;
 
 static int unhex(const char *s, unsigned char *buf, size_t *len)
@@ -64,11 +69,28 @@ static int unhex(const char *s, unsigned char *buf, size_t *len)
 	return 0;
 }
 
-static const char *verdict_name(__u32 v)
+static const char *verdict_name(bool tc, __u32 v)
 {
-	static const char *const names[] = { "XDP_ABORTED", "XDP_DROP", "XDP_PASS", "XDP_TX", "XDP_REDIRECT" };
+	static const char *const xdp[] = { "XDP_ABORTED", "XDP_DROP", "XDP_PASS", "XDP_TX", "XDP_REDIRECT" };
+	static const char *const act[] = { "TC_ACT_OK", "TC_ACT_RECLASSIFY", "TC_ACT_SHOT" };
 
-	return v < 5 ? names[v] : "XDP_?";
+	if (tc)
+		return v < 3 ? act[v] : "TC_ACT_?";
+	return v < 5 ? xdp[v] : "XDP_?";
+}
+
+/* What bpftool can write and ubctl never would: "PID=VAL" straight into npi2vlan's `any`. */
+static int raw_npi(const char *arg, char *err, size_t errlen)
+{
+	struct ub2e_npi_vlans v = {};
+	unsigned pid, val;
+
+	if (sscanf(arg, "%u=%i", &pid, &val) != 2) {
+		snprintf(err, errlen, "--raw-npi %s: want PID=VAL", arg);
+		return -1;
+	}
+	v.any = (__u16)val;
+	return ub2e_npi_put(bpf_map__fd(skel->maps.ub2e_npi2vlan), pid, &v);
 }
 
 /* Put the switch into the state the case's ubctl options describe. */
@@ -78,11 +100,27 @@ int configure(const char *opts, char *err, size_t errlen)
 	struct npimap_entry plan[64];
 	size_t nplan = 0;
 	struct ub2e_cfg cfg;
-	char buf[512], *save, *tok;
+	char buf[512], *save, *tok, raw[8][64];
 	__u32 zero = 0;
+	int nraw = 0;
 
 	ub2e_cfg_defaults(&cfg);
-	ub2e_tables_clear(npi_fd, vlan_fd);	/* forget the previous case's table */
+	if (ub2e_cfg_ports(&cfg, ub_dev, ip_dev)) {
+		snprintf(err, errlen, "MACs of %s, %s: %s", ub_dev, ip_dev, strerror(errno));
+		return -1;
+	}
+	/* Forget the previous case's table: only the blocks it used (a full
+	 * ub2e_tables_clear() is 4096 deletes, slow under TCG in vmtest). */
+	if (tables_dirty) {
+		for (int i = 0; i < nblocks; i++)
+			bpf_map_delete_elem(npi_fd, &blocks[i]);
+		for (__u32 vid = 0, zero = 0; vid < UB2E_VLAN_MAX; vid++)
+			if (vlans_used[vid])
+				bpf_map_update_elem(vlan_fd, &vid, &zero, BPF_ANY);
+		memset(vlans_used, 0, sizeof(vlans_used));
+		nblocks = 0;
+	}
+	tables_dirty = false;
 
 	snprintf(buf, sizeof(buf), "%s", opts);
 	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
@@ -92,7 +130,14 @@ int configure(const char *opts, char *err, size_t errlen)
 			snprintf(err, errlen, "option '%s' does not start with --", tok);
 			return -1;
 		}
-		if (!strcmp(name, "map") || !strcmp(name, "partition")) {
+		if (!strcmp(name, "raw-npi")) {
+			tok = strtok_r(NULL, " ", &save);
+			if (!tok) {
+				snprintf(err, errlen, "--raw-npi needs PID=VAL");
+				return -1;
+			}
+			snprintf(raw[nraw++ % 8], sizeof(raw[0]), "%s", tok);
+		} else if (!strcmp(name, "map") || !strcmp(name, "partition")) {
 			tok = strtok_r(NULL, " ", &save);
 			if (!tok || nplan == 64 || npimap_parse(tok, &plan[nplan++], err, errlen))
 				return -1;
@@ -105,12 +150,22 @@ int configure(const char *opts, char *err, size_t errlen)
 				return -1;
 		}
 	}
+	tables_dirty = nplan || nraw;
+	for (size_t i = 0; i < nplan && nblocks < 64; i++) {
+		blocks[nblocks++] = plan[i].pid >> 12;
+		vlans_used[plan[i].vlan & 0xfff] = true;
+	}
+	for (int i = 0; i < nraw && i < 8; i++)
+		blocks[nblocks++] = (__u32)strtoul(raw[i], NULL, 0) >> 12;
 	if (npimap_check(plan, nplan, err, errlen))
 		return -1;
 	if (ub2e_tables_write(npi_fd, vlan_fd, plan, nplan)) {
 		snprintf(err, errlen, "writing the tables: %s", strerror(errno));
 		return -1;
 	}
+	for (int i = 0; i < nraw && i < 8; i++)
+		if (raw_npi(raw[i], err, errlen))
+			return -1;
 	return bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_cfg), &zero, &cfg, BPF_ANY);
 }
 
@@ -146,6 +201,8 @@ static bool run_case(const struct fixture *f)
 {
 	unsigned char out[MAX_PKT + 64];
 	struct xdp_md ctx = {};
+	struct __sk_buff skb = {};
+	bool tc = !strncmp(f->prog, "tc_", 3);
 	__u64 before[UB2E_CNT__MAX], after[UB2E_CNT__MAX];
 	struct bpf_program *prog;
 	char err[256], want[512], *save, *tok;
@@ -162,11 +219,22 @@ static bool run_case(const struct fixture *f)
 	} else if (!strcmp(f->prog, "to_ub")) {
 		prog = skel->progs.ub2e_to_ub;
 		ctx.ingress_ifindex = ip_if;
+	} else if (!strcmp(f->prog, "tc_egress_ub")) {
+		prog = skel->progs.ub2e_slow_ub;
+		skb.ifindex = ub_if;
+	} else if (!strcmp(f->prog, "tc_egress_ip")) {
+		prog = skel->progs.ub2e_slow_ip;
+		skb.ifindex = ip_if;
 	} else {
 		printf("#   line %d: unknown prog '%s'\n", f->line, f->prog);
 		return false;
 	}
 	ctx.data_end = (__u32)f->in_len;
+	if (tc) {
+		skb.mark = f->mark;
+		o.ctx_in = &skb;
+		o.ctx_size_in = sizeof(skb);
+	}
 
 	if (configure(f->opts, err, sizeof(err))) {
 		printf("#   options '%s': %s\n", f->opts, err);
@@ -179,8 +247,8 @@ static bool run_case(const struct fixture *f)
 		printf("#   BPF_PROG_TEST_RUN failed: %s\n", strerror(errno));
 		return false;
 	}
-	if (strcmp(verdict_name(o.retval), f->verdict)) {
-		printf("#   verdict: want %s, got %s\n", f->verdict, verdict_name(o.retval));
+	if (strcmp(verdict_name(tc, o.retval), f->verdict)) {
+		printf("#   verdict: want %s, got %s\n", f->verdict, verdict_name(tc, o.retval));
 		ok = false;
 	}
 	if (f->has_out && (o.data_size_out != f->out_len || memcmp(out, f->out, f->out_len))) {
@@ -241,6 +309,8 @@ static int run_file(const char *path, int *failed)
 			f->line = lineno;
 		} else if (!strcmp(line, "prog")) {
 			snprintf(f->prog, sizeof(f->prog), "%s", v);
+		} else if (!strcmp(line, "mark")) {
+			f->mark = (__u32)strtoul(v, NULL, 0);
 		} else if (!strcmp(line, "opts")) {
 			snprintf(f->opts, sizeof(f->opts), "%s", v);
 		} else if (!strcmp(line, "in") || !strcmp(line, "out")) {
@@ -272,7 +342,6 @@ static int run_file(const char *path, int *failed)
 
 int main(int argc, char **argv)
 {
-	const char *ub_dev = "sw-ub", *ip_dev = "sw-ip";
 	int i = 1, failed = 0;
 
 	if (argc > 1 && !strcmp(argv[1], "fuzz"))

@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include "numparse.h"
 #include "ub_wire.h"
@@ -131,4 +135,27 @@ int ub2e_cfg_set(struct ub2e_cfg *cfg, const char *name, const char *value, char
 		return -1;
 	}
 	return 0;
+}
+
+/* By ioctl, not sysfs: under `nsenter --net` /sys is the host's. */
+static int dev_mac(int fd, const char *dev, __u8 mac[6])
+{
+	struct ifreq ifr = {};
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr))
+		return -1;
+	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	return 0;
+}
+
+int ub2e_cfg_ports(struct ub2e_cfg *cfg, const char *ub_dev, const char *ip_dev)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = dev_mac(fd, ub_dev, cfg->ub_mac) || dev_mac(fd, ip_dev, cfg->ip_mac) ? -1 : 0;
+	close(fd);
+	return rc;
 }

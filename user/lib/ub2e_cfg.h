@@ -16,4 +16,7 @@ void ub2e_cfg_defaults(struct ub2e_cfg *cfg);
  */
 int ub2e_cfg_set(struct ub2e_cfg *cfg, const char *name, const char *value, char *err, size_t errlen);
 
+/* Fill in the ports' MAC addresses (cfg->ub_mac, ip_mac) by device name. Returns 0 or -1 with errno. */
+int ub2e_cfg_ports(struct ub2e_cfg *cfg, const char *ub_dev, const char *ip_dev);
+
 #endif

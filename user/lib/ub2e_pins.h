@@ -11,5 +11,9 @@
 #define UB2E_PIN_TX_UB		"tx_ub"
 #define UB2E_PIN_PROG_TO_UBOE	"prog_to_uboe"
 #define UB2E_PIN_PROG_TO_UB	"prog_to_ub"
+/* The TC slow path (bpf/ub2e_tc.bpf.c). */
+#define UB2E_PIN_PROG_TC_INGRESS	"prog_tc_ingress"
+#define UB2E_PIN_PROG_TC_EGRESS_IP	"prog_tc_egress_ip"
+#define UB2E_PIN_PROG_TC_EGRESS_UB	"prog_tc_egress_ub"
 
 #endif

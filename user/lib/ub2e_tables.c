@@ -2,7 +2,62 @@
 #include "ub2e_tables.h"
 
 #include <errno.h>
+#include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
+
+/* ---- npi2vlan: blocks of 4096 Partition IDs (bpf/ub2e_common.bpf.h) ------- */
+
+/* The block holding `pid`, as an fd; -ENOENT when there is none (and !create). */
+static int npi_block(int npi_fd, __u32 pid, bool create)
+{
+	__u32 hi = pid >> 12, id;
+	int fd;
+
+	if (!bpf_map_lookup_elem(npi_fd, &hi, &id)) {
+		fd = bpf_map_get_fd_by_id(id);
+		return fd < 0 ? -errno : fd;
+	}
+	if (!create)
+		return -ENOENT;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ub2e_npi_block", sizeof(__u32),
+			    sizeof(struct ub2e_npi_vlans), UB2E_NPI_BLOCK, NULL);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_update_elem(npi_fd, &hi, &fd, BPF_ANY)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int ub2e_npi_get(int npi_fd, __u32 pid, struct ub2e_npi_vlans *v)
+{
+	__u32 lo = pid & 0xfff;
+	int fd = npi_block(npi_fd, pid, false), rc;
+
+	if (fd < 0)
+		return fd;
+	rc = bpf_map_lookup_elem(fd, &lo, v) ? -errno : 0;
+	close(fd);
+	if (!rc && !v->any && !v->perm[0] && !v->perm[1])
+		rc = -ENOENT;
+	return rc;
+}
+
+int ub2e_npi_put(int npi_fd, __u32 pid, const struct ub2e_npi_vlans *v)
+{
+	__u32 lo = pid & 0xfff;
+	int fd = npi_block(npi_fd, pid, true), rc;
+
+	if (fd < 0)
+		return fd;
+	rc = bpf_map_update_elem(fd, &lo, v, BPF_ANY) ? -errno : 0;
+	close(fd);
+	return rc;
+}
 
 int ub2e_tables_write(int npi_fd, int vlan_fd, const struct npimap_entry *plan, size_t n)
 {
@@ -10,29 +65,59 @@ int ub2e_tables_write(int npi_fd, int vlan_fd, const struct npimap_entry *plan, 
 		struct ub2e_npi_vlans v = {};
 		__u32 pid = plan[i].pid, vid = plan[i].vlan, back = npimap_vlan_value(&plan[i]);
 
-		bpf_map_lookup_elem(npi_fd, &pid, &v);	/* absent: starts empty */
+		int rc;
+
+		if (ub2e_npi_get(npi_fd, pid, &v))	/* absent: starts empty */
+			memset(&v, 0, sizeof(v));
 		npimap_value_set(&v, &plan[i]);
-		if (bpf_map_update_elem(npi_fd, &pid, &v, BPF_ANY) ||
-		    bpf_map_update_elem(vlan_fd, &vid, &back, BPF_ANY))
+		rc = ub2e_npi_put(npi_fd, pid, &v);
+		if (rc)
+			return errno = -rc, rc;
+		if (bpf_map_update_elem(vlan_fd, &vid, &back, BPF_ANY))
 			return -errno;
 	}
 	return 0;
 }
 
+/* The blocks that exist: one batch lookup where the kernel has it for map-in-map, else one by one. */
+static __u32 npi_blocks(int npi_fd, __u32 his[UB2E_NPI_BLOCKS], __u32 ids[UB2E_NPI_BLOCKS])
+{
+	__u32 count = UB2E_NPI_BLOCKS, batch = 0, n = 0;
+	int rc = bpf_map_lookup_batch(npi_fd, NULL, &batch, his, ids, &count, NULL);
+
+	if (!rc || errno == ENOENT)
+		return count;
+	for (__u32 hi = 0; hi < UB2E_NPI_BLOCKS; hi++)
+		if (!bpf_map_lookup_elem(npi_fd, &hi, &ids[n]))
+			his[n++] = hi;
+	return n;
+}
+
 int ub2e_tables_read(int npi_fd, struct npimap_entry *plan, size_t max, size_t *n)
 {
-	__u32 key, next, *prev = NULL;
-	struct ub2e_npi_vlans v;
+	static struct ub2e_npi_vlans v[UB2E_NPI_BLOCK];
+	static __u32 his[UB2E_NPI_BLOCKS], ids[UB2E_NPI_BLOCKS];
 	struct npimap_entry e[3];
+	__u32 nb = npi_blocks(npi_fd, his, ids);
 
 	*n = 0;
-	while (!bpf_map_get_next_key(npi_fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(npi_fd, &key, &v))
+	for (__u32 b = 0; b < nb && *n < max; b++) {
+		__u32 hi = his[b], keys[UB2E_NPI_BLOCK], count = UB2E_NPI_BLOCK, batch = 0;
+		int fd = bpf_map_get_fd_by_id(ids[b]);
+
+		if (fd < 0)
 			continue;
-		for (size_t i = 0, k = npimap_value_entries(key, &v, e); i < k && *n < max; i++)
-			plan[(*n)++] = e[i];
+		if (bpf_map_lookup_batch(fd, NULL, &batch, keys, v, &count, NULL) && errno != ENOENT)
+			count = 0;
+		close(fd);
+		for (__u32 k = 0; k < count; k++) {
+			__u32 pid = hi << 12 | keys[k];
+
+			if (!v[k].any && !v[k].perm[0] && !v[k].perm[1])
+				continue;
+			for (size_t i = 0, m = npimap_value_entries(pid, &v[k], e); i < m && *n < max; i++)
+				plan[(*n)++] = e[i];
+		}
 	}
 	return 0;
 }
@@ -42,13 +127,16 @@ int ub2e_tables_del(int npi_fd, int vlan_fd, uint32_t pid, int perm)
 	struct ub2e_npi_vlans v;
 	__u32 key = pid, vid, zero = 0;
 
-	if (bpf_map_lookup_elem(npi_fd, &key, &v))
+	int rc;
+
+	if (ub2e_npi_get(npi_fd, key, &v))
 		return -ENOENT;
 	vid = npimap_value_take(&v, perm);
 	if (!vid)
 		return -ENOENT;
-	if (npimap_value_empty(&v) ? bpf_map_delete_elem(npi_fd, &key) : bpf_map_update_elem(npi_fd, &key, &v, BPF_ANY))
-		return -errno;
+	rc = ub2e_npi_put(npi_fd, key, &v);	/* all zero when empty: no entry */
+	if (rc)
+		return rc;
 	if (bpf_map_update_elem(vlan_fd, &vid, &zero, BPF_ANY))
 		return -errno;
 	return 0;
@@ -56,11 +144,16 @@ int ub2e_tables_del(int npi_fd, int vlan_fd, uint32_t pid, int perm)
 
 void ub2e_tables_clear(int npi_fd, int vlan_fd)
 {
-	struct npimap_entry e;
-	size_t n;
+	static __u32 keys[UB2E_VLAN_MAX], zeros[UB2E_VLAN_MAX];
+	__u32 count = UB2E_VLAN_MAX;
 
-	/* One at a time: deleting while iterating a hash map restarts the walk anyway. */
-	while (!ub2e_tables_read(npi_fd, &e, 1, &n) && n == 1)
-		if (ub2e_tables_del(npi_fd, vlan_fd, e.pid, e.perm))
-			break;
+	static __u32 his[UB2E_NPI_BLOCKS], ids[UB2E_NPI_BLOCKS];
+	__u32 nb = npi_blocks(npi_fd, his, ids);
+
+	/* Dropping the blocks drops their entries; the VLAN side is a plain array. */
+	for (__u32 b = 0; b < nb; b++)
+		bpf_map_delete_elem(npi_fd, &his[b]);
+	for (__u32 vid = 0; vid < UB2E_VLAN_MAX; vid++)
+		keys[vid] = vid;
+	bpf_map_update_batch(vlan_fd, keys, zeros, &count, NULL);
 }

@@ -8,7 +8,16 @@
 #define UBXDP_UB2E_TABLES_H
 
 #include <stddef.h>
+#include <linux/types.h>
 #include "npimap.h"
+#include "ub2e_maps.h"
+
+/*
+ * One Partition ID's value in npi2vlan (an array of 4096 blocks of 4096),
+ * creating its block when needed. get: 0, -ENOENT (no block or all zero) or -errno.
+ */
+int ub2e_npi_get(int npi_fd, __u32 pid, struct ub2e_npi_vlans *v);
+int ub2e_npi_put(int npi_fd, __u32 pid, const struct ub2e_npi_vlans *v);
 
 /* Add entries (merging into existing Partition IDs). Returns 0 or -errno. */
 int ub2e_tables_write(int npi_fd, int vlan_fd, const struct npimap_entry *plan, size_t n);

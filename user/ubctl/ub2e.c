@@ -28,6 +28,7 @@
 #include "ubctl.h"
 #include "ub2e_pins.h"
 #include "ub2e_tables.h"
+#include "ub2e_tc.h"
 
 static const struct pin_name {
 	const char *file;
@@ -276,7 +277,7 @@ static int do_attach(struct ub2e_args *a)
 	struct ub2e *skel = NULL;
 	struct stat st;
 	__u32 zero = 0;
-	int rc;
+	int rc, tc_in = -1, tc_ub = -1, tc_ip = -1;
 
 	if ((rc = check_dev("ub-dev", a->sel.ub_dev, &ub_if)) || (rc = check_dev("ip-dev", a->sel.ip_dev, &ip_if)))
 		return rc;
@@ -298,6 +299,11 @@ static int do_attach(struct ub2e_args *a)
 		return load_err(rc);
 	}
 
+	/* XDP routes only frames addressed to the port (RFC 1812 §5.3.7). */
+	if (ub2e_cfg_ports(&a->cfg, a->sel.ub_dev, a->sel.ip_dev)) {
+		rc = fail(EXIT_FAIL, "reading the ports' MAC addresses: %s", strerror(errno));
+		goto out;
+	}
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_cfg), &zero, &a->cfg, BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ip), &ip_if, &ip_if, BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ub), &ub_if, &ub_if, BPF_ANY) ||
@@ -324,21 +330,43 @@ static int do_attach(struct ub2e_args *a)
 			goto unpin;
 		}
 	}
-	snprintf(p, sizeof(p), "%s/%s", dir, UB2E_PIN_PROG_TO_UBOE);
-	if (bpf_program__pin(skel->progs.ub2e_to_uboe, p)) {
-		rc = fail(EXIT_FAIL, "pin %s: %s", p, strerror(errno));
+	{
+		const struct { const char *file; struct bpf_program *prog; } progs[] = {
+			{ UB2E_PIN_PROG_TO_UBOE, skel->progs.ub2e_to_uboe },
+			{ UB2E_PIN_PROG_TO_UB, skel->progs.ub2e_to_ub },
+			{ UB2E_PIN_PROG_TC_INGRESS, skel->progs.ub2e_slow_in },
+			{ UB2E_PIN_PROG_TC_EGRESS_IP, skel->progs.ub2e_slow_ip },
+			{ UB2E_PIN_PROG_TC_EGRESS_UB, skel->progs.ub2e_slow_ub },
+		};
+
+		for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+			snprintf(p, sizeof(p), "%s/%s", dir, progs[i].file);
+			if (bpf_program__pin(progs[i].prog, p)) {
+				rc = fail(EXIT_FAIL, "pin %s: %s", p, strerror(errno));
+				goto unpin;
+			}
+		}
+	}
+
+	/* The slow path first: from the moment XDP punts, TC converts what the kernel sends. */
+	tc_in = bpf_program__fd(skel->progs.ub2e_slow_in);
+	tc_ub = bpf_program__fd(skel->progs.ub2e_slow_ub);
+	tc_ip = bpf_program__fd(skel->progs.ub2e_slow_ip);
+	rc = ub2e_tc_attach(ub_if, tc_in, tc_ub);
+	if (rc) {
+		rc = fail(EXIT_FAIL, "attach TC to %s: %s", a->sel.ub_dev, strerror(-rc));
 		goto unpin;
 	}
-	snprintf(p, sizeof(p), "%s/%s", dir, UB2E_PIN_PROG_TO_UB);
-	if (bpf_program__pin(skel->progs.ub2e_to_ub, p)) {
-		rc = fail(EXIT_FAIL, "pin %s: %s", p, strerror(errno));
-		goto unpin;
+	rc = ub2e_tc_attach(ip_if, tc_in, tc_ip);
+	if (rc) {
+		rc = fail(EXIT_FAIL, "attach TC to %s: %s", a->sel.ip_dev, strerror(-rc));
+		goto untc_ub;
 	}
 
 	rc = bpf_xdp_attach((int)ub_if, bpf_program__fd(skel->progs.ub2e_to_uboe), flags, NULL);
 	if (rc) {
 		rc = attach_err(a->sel.ub_dev, rc, a->generic);
-		goto unpin;
+		goto untc;
 	}
 	rc = bpf_xdp_attach((int)ip_if, bpf_program__fd(skel->progs.ub2e_to_ub), flags, NULL);
 	if (rc) {
@@ -354,13 +382,17 @@ static int do_attach(struct ub2e_args *a)
 			goto out;
 		}
 		rc = attach_err(a->sel.ip_dev, rc, a->generic);
-		goto unpin;
+		goto untc;
 	}
 	ub2e_warn_host(a->sel.ub_dev, a->sel.ip_dev);
 	printf("ub2e attached: %s (UB side) <-> %s (IP side), %s XDP, pinned at %s\n",
 	       a->sel.ub_dev, a->sel.ip_dev, a->generic ? "generic" : "native", pin_display(dir));
 	rc = 0;
 	goto out;
+untc:
+	ub2e_tc_detach(ip_if, tc_in, tc_ip);
+untc_ub:
+	ub2e_tc_detach(ub_if, tc_in, tc_ub);
 unpin:
 	pin_remove_dir(dir);
 out:
@@ -378,8 +410,8 @@ static __u32 prog_id_of(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
-/* Detach `prog_fd` from every device in `devmap_fd` where it is still attached. */
-static int detach_from_ports(int devmap_fd, int prog_fd)
+/* Detach `prog_fd` (XDP) and the TC pair from every device in `devmap_fd` where still attached. */
+static int detach_from_ports(int devmap_fd, int prog_fd, int tc_in_fd, int tc_eg_fd)
 {
 	__u32 key, next, *prev = NULL, want = prog_id_of(prog_fd);
 	int failures = 0;
@@ -393,6 +425,7 @@ static int detach_from_ports(int devmap_fd, int prog_fd)
 		if (bpf_xdp_query((int)key, 0, &q))
 			continue;	/* the device is gone: nothing attached any more */
 		if_indextoname(key, name);
+		failures += ub2e_tc_detach(key, tc_in_fd, tc_eg_fd);
 		for (int mode = 0; mode < 2; mode++) {
 			__u32 id = mode ? q.skb_prog_id : q.drv_prog_id;
 			__u32 flags = mode ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
@@ -417,7 +450,7 @@ static int do_detach(struct ub2e_args *a)
 {
 	int saved_ns;	/* our network namespace while in the instance's */
 	char dir[PATH_MAX], err[512];
-	int tx_ub, tx_ip, to_uboe, to_ub, failures;
+	int tx_ub, tx_ip, to_uboe, to_ub, tc_in, tc_ub, tc_ip, failures;
 
 	if (pin_instance_dir("ub2e", &a->sel, true, dir, sizeof(dir), err, sizeof(err)))
 		return fail(EXIT_FAIL, "%s", err);
@@ -427,9 +460,15 @@ static int do_detach(struct ub2e_args *a)
 	tx_ip = open_pinned(dir, UB2E_PIN_TX_IP);
 	to_uboe = open_pinned(dir, UB2E_PIN_PROG_TO_UBOE);
 	to_ub = open_pinned(dir, UB2E_PIN_PROG_TO_UB);
-	if (tx_ub < 0 || tx_ip < 0 || to_uboe < 0 || to_ub < 0)
+	tc_in = open_pinned(dir, UB2E_PIN_PROG_TC_INGRESS);
+	tc_ub = open_pinned(dir, UB2E_PIN_PROG_TC_EGRESS_UB);
+	tc_ip = open_pinned(dir, UB2E_PIN_PROG_TC_EGRESS_IP);
+	if (tx_ub < 0 || tx_ip < 0 || to_uboe < 0 || to_ub < 0 || tc_in < 0 || tc_ub < 0 || tc_ip < 0)
 		return fail(EXIT_FAIL, "%s is not a complete ub2e instance (%s)", dir, strerror(errno));
-	failures = detach_from_ports(tx_ub, to_uboe) + detach_from_ports(tx_ip, to_ub);
+	failures = detach_from_ports(tx_ub, to_uboe, tc_in, tc_ub) + detach_from_ports(tx_ip, to_ub, tc_in, tc_ip);
+	close(tc_in);
+	close(tc_ub);
+	close(tc_ip);
 	close(tx_ub);
 	close(tx_ip);
 	close(to_uboe);
