@@ -47,6 +47,7 @@
 #include "ub2e_fuzz.h"
 #include "ub2e_harness.h"
 #include "ub2e_stats.h"
+#include "ub2e_tables.h"
 
 #define BLOCK		256	/* frames per configuration */
 
@@ -75,10 +76,11 @@ struct opts {
 /* ub2e_tables_clear() walks the tables as ubctl wrote them and stops at these. */
 static void clear_raw_tables(void)
 {
+	struct ub2e_npi_vlans none = {};
 	__u32 zero = 0;
 
 	for (size_t i = 0; i < n_raw_npi; i++)
-		bpf_map_delete_elem(bpf_map__fd(skel->maps.ub2e_npi2vlan), &raw_npi[i].pid);
+		ub2e_npi_put(bpf_map__fd(skel->maps.ub2e_npi2vlan), raw_npi[i].pid, &none);
 	for (size_t i = 0; i < n_raw_vlan; i++)
 		bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_vlan2npi), &raw_vlan[i].vid, &zero, BPF_ANY);
 }
@@ -86,7 +88,7 @@ static void clear_raw_tables(void)
 static int write_raw_tables(void)
 {
 	for (size_t i = 0; i < n_raw_npi; i++)
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_npi2vlan), &raw_npi[i].pid, &raw_npi[i].v, BPF_ANY))
+		if ((errno = -ub2e_npi_put(bpf_map__fd(skel->maps.ub2e_npi2vlan), raw_npi[i].pid, &raw_npi[i].v)))
 			return -1;
 	for (size_t i = 0; i < n_raw_vlan; i++)
 		if (bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_vlan2npi), &raw_vlan[i].vid, &raw_vlan[i].val, BPF_ANY))

@@ -100,6 +100,7 @@ struct expect {
 	int vid;		/* UB -> UBoE: 802.1Q VLAN, 0 untagged */
 	uint32_t pid;		/* UBoE -> UB: NTH Partition ID and Permission */
 	unsigned perm;
+	bool local_ok;		/* a drop found only at conversion: a local destination is delivered first */
 };
 
 /* ub2e_fuzz_check.c */

@@ -30,6 +30,7 @@ static void test_known_counters(void **state)
 	expect_class("tx_ub", UB2E_CLASS_TX);
 	expect_class("pass_not_ub", UB2E_CLASS_FOREIGN);
 	expect_class("pass_not_uboe", UB2E_CLASS_FOREIGN);
+	expect_class("pass_not_for_us", UB2E_CLASS_FOREIGN);
 	expect_class("pass_no_neigh", UB2E_CLASS_PASS);
 	expect_class("pass_not_egress_port", UB2E_CLASS_PASS);
 	expect_class("drop_truncated", UB2E_CLASS_DROP);

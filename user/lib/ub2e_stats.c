@@ -27,6 +27,7 @@ static const struct {
 	{ "rx_", UB2E_CLASS_RX },
 	{ "tx_", UB2E_CLASS_TX },
 	{ "pass_not_ub", UB2E_CLASS_FOREIGN },	/* pass_not_ub, pass_not_uboe */
+	{ "pass_not_for_us", UB2E_CLASS_FOREIGN },	/* another host's MAC: never looked at as UB */
 	{ "pass_", UB2E_CLASS_PASS },
 	{ "drop_", UB2E_CLASS_DROP },
 	{ "", UB2E_CLASS_INFO },		/* cci_not_fecn_forwarded */
