@@ -32,7 +32,7 @@ static void test_known_counters(void **state)
 	expect_class("pass_not_uboe", UB2E_CLASS_FOREIGN);
 	expect_class("pass_not_for_us", UB2E_CLASS_FOREIGN);
 	expect_class("pass_no_neigh", UB2E_CLASS_PASS);
-	expect_class("pass_not_egress_port", UB2E_CLASS_PASS);
+	expect_class("drop_not_egress_port", UB2E_CLASS_DROP);
 	expect_class("drop_truncated", UB2E_CLASS_DROP);
 	expect_class("cci_not_fecn_forwarded", UB2E_CLASS_INFO);
 }
@@ -52,7 +52,7 @@ static void test_every_class_present(void **state)
 	}
 	assert_int_equal(seen[UB2E_CLASS_RX], 2);
 	assert_int_equal(seen[UB2E_CLASS_TX], 2);
-	assert_int_equal(seen[UB2E_CLASS_FOREIGN], 2);
+	assert_int_equal(seen[UB2E_CLASS_FOREIGN], 3);	/* pass_not_ub, pass_not_uboe, pass_not_for_us */
 	assert_true(seen[UB2E_CLASS_PASS] >= 1 && seen[UB2E_CLASS_DROP] >= 1);
 	assert_string_equal(ub2e_class_name(UB2E_CLASS_DROP), "drop");
 	assert_int_equal(ub2e_counter_id("no_such_counter"), -1);
