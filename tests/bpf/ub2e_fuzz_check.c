@@ -427,12 +427,14 @@ static bool punt_shape_ok(enum dir d, const uint8_t *in, size_t in_len, const st
 		return false;	/* the checksum moved with nothing it covers */
 	if (d == TO_UB || !memcmp(a, b, n))
 		return true;
-	/* Only the ECN may differ, only to what the CCI says, and the checksum must follow. */
-	ecn_b = r->v6 ? (b[1] >> 4) & 3 : b[1] & 3;
-	if ((r->cci >> 12 & 7) != 4 || ecn_b != (m->cfg.fecn_to_ecn[r->cci & 3] & 3u))
-		return false;
-	if ((r->v6 ? (a[1] ^ b[1]) & 0xcf : (a[1] ^ b[1]) & 0xfc) != 0)
-		return false;
+	/* Beyond DF, only the ECN may differ, only to what the CCI says, and the checksum must follow. */
+	if (a[1] != b[1]) {
+		ecn_b = r->v6 ? (b[1] >> 4) & 3 : b[1] & 3;
+		if ((r->cci >> 12 & 7) != 4 || ecn_b != (m->cfg.fecn_to_ecn[r->cci & 3] & 3u))
+			return false;
+		if ((r->v6 ? (a[1] ^ b[1]) & 0xcf : (a[1] ^ b[1]) & 0xfc) != 0)
+			return false;
+	}
 	return r->v6 || ref_ipv4_csum_ok(b, 20) == r->csum_ok;
 }
 
