@@ -131,13 +131,13 @@ $(BUILD)/bin/ubperf: $(UBPERF_SRCS:%.c=$(BUILD)/obj/%.o) $(XSK_LIB) $(LIB) | $(B
 $(EP_TOOLS): $(BUILD)/bin/%: $(BUILD)/obj/tests/endpoint/%.o $(XSK_LIB) $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS)
 
-$(BUILD)/bin/endpoint_testrun: $(BUILD)/obj/tests/bpf/endpoint_testrun.o $(XSK_LIB) $(LIB) | $(BUILD)/bin
+$(BUILD)/bin/endpoint_testrun: $(BUILD)/obj/tests/bpf/endpoint_testrun.o $(BUILD)/obj/tests/bpf/fixture.o $(XSK_LIB) $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS)
 
 $(BUILD)/bin/wps_delayline: $(BUILD)/obj/tests/wps_egress/delayline.o | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^
 
-$(BUILD)/bin/wps_egress_testrun: $(BUILD)/obj/tests/bpf/wps_egress_testrun.o $(XSK_LIB) $(LIB) | $(BUILD)/bin
+$(BUILD)/bin/wps_egress_testrun: $(BUILD)/obj/tests/bpf/wps_egress_testrun.o $(BUILD)/obj/tests/bpf/fixture.o $(XSK_LIB) $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS)
 
 $(BUILD)/bin/ubctl: $(UBCTL_OBJS) $(LIB) $(XSK_LIB) | $(BUILD)/bin
@@ -163,7 +163,7 @@ $(BUILD)/bin/test_caqm_bpf: $(BUILD)/obj/tests/unit/test_caqm_bpf.o $(LIB) | $(B
 $(BUILD)/bin/ub2e_testrun: $(TESTRUN_OBJS) $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
 
-$(BUILD)/bin/wps_testrun: $(BUILD)/obj/tests/bpf/wps_testrun.o $(LIB) | $(BUILD)/bin
+$(BUILD)/bin/wps_testrun: $(BUILD)/obj/tests/bpf/wps_testrun.o $(BUILD)/obj/tests/bpf/fixture.o $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS) -lpthread
 
 $(BUILD)/bin/wps_bench: $(BUILD)/obj/bench/wps_bench.o $(LIB) | $(BUILD)/bin

@@ -34,8 +34,9 @@
 #include "xsk_port.h"
 #include "ubpkt.h"
 #include "ub_wire.h"
+#include "fixture.h"
 
-#define MAX_PKT 4096
+#define MAX_PKT FIXTURE_MAX_PKT
 
 struct fixture {
 	char name[128], prog[16], opts[128], verdict[32], counters[256];
@@ -45,31 +46,7 @@ struct fixture {
 
 static struct ub_endpoint *skel;
 static unsigned dev_if;
-static int sock_fd, tap_n;
-
-static int unhex(const char *s, unsigned char *buf, size_t *len)
-{
-	size_t n = strlen(s);
-
-	if (n % 2 || n / 2 > MAX_PKT)
-		return -1;
-	for (size_t i = 0; i < n / 2; i++) {
-		unsigned v;
-
-		if (sscanf(s + 2 * i, "%2x", &v) != 1)
-			return -1;
-		buf[i] = (unsigned char)v;
-	}
-	*len = n / 2;
-	return 0;
-}
-
-static const char *verdict_name(__u32 v)
-{
-	static const char *const names[] = { "XDP_ABORTED", "XDP_DROP", "XDP_PASS", "XDP_TX", "XDP_REDIRECT" };
-
-	return v < 5 ? names[v] : "XDP_?";
-}
+static int sock_fd;
 
 static int counter_id(const char *name)
 {
@@ -99,10 +76,10 @@ static bool run_case(const struct fixture *f)
 {
 	int xsk_fd = bpf_map__fd(skel->maps.ub_ep_xsks);
 	__u64 before[UB_EP_CNT__MAX], after[UB_EP_CNT__MAX];
-	bool ok = true, expected[UB_EP_CNT__MAX] = {};
+	__u64 want[UB_EP_CNT__MAX] = {};
 	unsigned char out[MAX_PKT + 64];
 	struct xdp_md ctx = {};
-	char want[256], *save, *tok;
+	bool ok = true;
 	__u32 zero = 0;
 	int rc;
 
@@ -133,85 +110,52 @@ static bool run_case(const struct fixture *f)
 		printf("#   BPF_PROG_TEST_RUN failed: %s\n", strerror(errno));
 		return false;
 	}
-	if (strcmp(verdict_name(o.retval), f->verdict)) {
-		printf("#   verdict: want %s, got %s\n", f->verdict, verdict_name(o.retval));
+	if (strcmp(fixture_xdp_verdict(o.retval), f->verdict)) {
+		printf("#   verdict: want %s, got %s\n", f->verdict, fixture_xdp_verdict(o.retval));
 		ok = false;
 	}
-	snprintf(want, sizeof(want), "%s", f->counters);
-	for (tok = strtok_r(want, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-		int i = counter_id(tok);
-
-		if (i < 0) {
-			printf("#   unknown counter '%s'\n", tok);
-			ok = false;
-			continue;
-		}
-		expected[i] = true;
-	}
-	for (int i = 0; i < UB_EP_CNT__MAX; i++) {
-		__u64 d = after[i] - before[i], w = expected[i] ? 1 : 0;
-
-		if (d != w) {
-			printf("#   counter %s moved by %llu, want %llu\n", ep_xdp_counter_name((unsigned)i),
-			       (unsigned long long)d, (unsigned long long)w);
-			ok = false;
-		}
-	}
+	ok &= fixture_want_counters(f->counters, counter_id, want);
+	ok &= fixture_counters_moved(before, after, want, UB_EP_CNT__MAX, ep_xdp_counter_name);
 	return ok;
 }
 
 static int run_file(const char *path, int *failed)
 {
-	static char line[2 * MAX_PKT + 64];
+	static struct fixture_file ff;
 	static struct fixture f;
-	FILE *fp = fopen(path, "r");
-	int lineno = 0;
+	char *key, *v;
+	int rc = 0;
 
-	if (!fp) {
-		fprintf(stderr, "endpoint_testrun: %s: %s\n", path, strerror(errno));
+	if (fixture_open(&ff, "endpoint_testrun", path))
 		return -1;
-	}
-	while (fgets(line, sizeof(line), fp)) {
-		char *v = strchr(line, ' ');
-
-		lineno++;
-		line[strcspn(line, "\n")] = '\0';
-		if (!line[0] || line[0] == '#')
-			continue;
-		if (v)
-			*v++ = '\0';
-		else
-			v = line + strlen(line);
-		if (!strcmp(line, "case")) {
+	while (!rc && fixture_next(&ff, &key, &v)) {
+		if (!strcmp(key, "case")) {
 			memset(&f, 0, sizeof(f));
 			snprintf(f.name, sizeof(f.name), "%s", v);
-		} else if (!strcmp(line, "prog")) {
+		} else if (!strcmp(key, "prog")) {
 			snprintf(f.prog, sizeof(f.prog), "%s", v);
-		} else if (!strcmp(line, "opts")) {
+		} else if (!strcmp(key, "opts")) {
 			snprintf(f.opts, sizeof(f.opts), "%s", v);
-		} else if (!strcmp(line, "in")) {
-			if (unhex(v, f.in, &f.in_len)) {
-				fprintf(stderr, "endpoint_testrun: %s:%d: bad hex\n", path, lineno);
-				fclose(fp);
-				return -1;
+		} else if (!strcmp(key, "in")) {
+			if (fixture_unhex(v, f.in, &f.in_len)) {
+				fixture_error(&ff, "bad hex");
+				rc = -1;
 			}
-		} else if (!strcmp(line, "verdict")) {
+		} else if (!strcmp(key, "verdict")) {
 			snprintf(f.verdict, sizeof(f.verdict), "%s", v);
-		} else if (!strcmp(line, "count")) {
+		} else if (!strcmp(key, "count")) {
 			snprintf(f.counters, sizeof(f.counters), "%s", v);
-		} else if (!strcmp(line, "end")) {
+		} else if (!strcmp(key, "end")) {
 			bool ok = run_case(&f);
 
-			printf("%sok %d - endpoint %s\n", ok ? "" : "not ", ++tap_n, f.name);
-			*failed += !ok;
+			*failed += !fixture_tap(ok, "endpoint %s", f.name);
 		} else {
-			fprintf(stderr, "endpoint_testrun: %s:%d: unknown line '%s'\n", path, lineno, line);
-			fclose(fp);
-			return -1;
+			fixture_error(&ff, "unknown line '%s'", key);
+			rc = -1;
 		}
 	}
-	fclose(fp);
-	return 0;
+	fixture_close(&ff);
+	return rc;
 }
 
 static uint64_t rng_state;
@@ -362,15 +306,15 @@ static int fuzz(unsigned long n, uint64_t seed)
 			why = "unexpected verdict";
 		if (why && bad++ < 5) {
 			printf("#   frame %lu: %s (verdict %s, library: %s)\n#   ", i, why,
-			       verdict_name(o.retval), ub_parse_errname(e));
+			       fixture_xdp_verdict(o.retval), ub_parse_errname(e));
 			for (size_t k = 0; k < len && k < 96; k++)
 				printf("%02x", in[k]);
 			printf("\n");
 		}
 	}
-	printf("%sok %d - endpoint fuzz: %lu frames (seed %llu): %lu steered, %lu dropped, "
-	       "%lu passed, %lu disagreements with the packet library\n", bad ? "not " : "", ++tap_n,
-	       n, (unsigned long long)seed, seen[XDP_REDIRECT], seen[XDP_DROP], seen[XDP_PASS], bad);
+	fixture_tap(!bad, "endpoint fuzz: %lu frames (seed %llu): %lu steered, %lu dropped, "
+		    "%lu passed, %lu disagreements with the packet library",
+		    n, (unsigned long long)seed, seen[XDP_REDIRECT], seen[XDP_DROP], seen[XDP_PASS], bad);
 	return bad ? 1 : 0;
 }
 
@@ -394,12 +338,12 @@ int main(int argc, char **argv)
 		printf("not ok 1 - endpoint program loads (verifier): %s\n", strerror(errno));
 		return 1;
 	}
-	printf("ok %d - endpoint program loads (verifier)\n", ++tap_n);
+	fixture_tap(true, "endpoint program loads (verifier)");
 	/* A real socket for the XSKMAP; the caller inserts it per case. */
 	port = xsk_port_create(&cfg);
 	s = port ? xsk_port_add(port, argv[2], 0, -1, 0) : -errno;
 	if (s < 0) {
-		printf("not ok %d - AF_XDP socket on %s: %s\n", ++tap_n, argv[2], strerror(-s));
+		fixture_tap(false, "AF_XDP socket on %s: %s", argv[2], strerror(-s));
 		xsk_port_destroy(port);
 		ub_endpoint__destroy(skel);
 		return 1;

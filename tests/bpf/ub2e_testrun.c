@@ -28,8 +28,9 @@
 #include "ub2e_tables.h"
 #include "ub2e_stats.h"
 #include "ub2e_harness.h"
+#include "fixture.h"
 
-#define MAX_PKT 4096
+#define MAX_PKT FIXTURE_MAX_PKT
 
 struct fixture {
 	char name[128];
@@ -50,33 +51,14 @@ static const char *ub_dev = "sw-ub", *ip_dev = "sw-ip";
 static bool tables_dirty, vlans_used[UB2E_VLAN_MAX];
 static __u32 blocks[72];	/* npi2vlan blocks the current case made */
 static int nblocks;
-static int tap_n;
-
-static int unhex(const char *s, unsigned char *buf, size_t *len)
-{
-	size_t n = strlen(s);
-
-	if (n % 2 || n / 2 > MAX_PKT)
-		return -1;
-	for (size_t i = 0; i < n / 2; i++) {
-		unsigned v;
-
-		if (sscanf(s + 2 * i, "%2x", &v) != 1)
-			return -1;
-		buf[i] = (unsigned char)v;
-	}
-	*len = n / 2;
-	return 0;
-}
 
 static const char *verdict_name(bool tc, __u32 v)
 {
-	static const char *const xdp[] = { "XDP_ABORTED", "XDP_DROP", "XDP_PASS", "XDP_TX", "XDP_REDIRECT" };
 	static const char *const act[] = { "TC_ACT_OK", "TC_ACT_RECLASSIFY", "TC_ACT_SHOT" };
 
 	if (tc)
 		return v < 3 ? act[v] : "TC_ACT_?";
-	return v < 5 ? xdp[v] : "XDP_?";
+	return fixture_xdp_verdict(v);
 }
 
 /* What bpftool can write and ubctl never would: "PID=VAL" straight into npi2vlan's `any`. */
@@ -175,28 +157,6 @@ static void read_counters(__u64 *out)
 		memset(out, 0xff, sizeof(__u64) * UB2E_CNT__MAX);	/* mismatches, loudly */
 }
 
-static void hexdump_diff(const unsigned char *want, size_t wlen, const unsigned char *got, size_t glen)
-{
-	size_t n = wlen > glen ? wlen : glen;
-
-	printf("#   want %zu bytes, got %zu bytes\n", wlen, glen);
-	for (size_t off = 0; off < n; off += 16) {
-		bool differs = false;
-
-		for (size_t i = off; i < off + 16 && i < n; i++)
-			differs |= i >= wlen || i >= glen || want[i] != got[i];
-		if (!differs)
-			continue;
-		printf("#   %04zx want:", off);
-		for (size_t i = off; i < off + 16 && i < n; i++)
-			printf(i < wlen ? " %02x" : " --", i < wlen ? want[i] : 0);
-		printf("\n#   %04zx  got:", off);
-		for (size_t i = off; i < off + 16 && i < n; i++)
-			printf(i < glen ? " %02x" : " --", i < glen ? got[i] : 0);
-		printf("\n");
-	}
-}
-
 static bool run_case(const struct fixture *f)
 {
 	unsigned char out[MAX_PKT + 64];
@@ -205,8 +165,9 @@ static bool run_case(const struct fixture *f)
 	bool tc = !strncmp(f->prog, "tc_", 3);
 	__u64 before[UB2E_CNT__MAX], after[UB2E_CNT__MAX];
 	struct bpf_program *prog;
-	char err[256], want[512], *save, *tok;
-	bool ok = true, expected[UB2E_CNT__MAX] = {};
+	__u64 want[UB2E_CNT__MAX] = {};
+	char err[256];
+	bool ok = true;
 	int rc;
 
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->in, .data_size_in = (__u32)f->in_len,
@@ -253,91 +214,65 @@ static bool run_case(const struct fixture *f)
 	}
 	if (f->has_out && (o.data_size_out != f->out_len || memcmp(out, f->out, f->out_len))) {
 		printf("#   output bytes differ\n");
-		hexdump_diff(f->out, f->out_len, out, o.data_size_out);
+		fixture_diff(f->out, f->out_len, out, o.data_size_out);
 		ok = false;
 	}
 
-	snprintf(want, sizeof(want), "%s", f->counters);
-	for (tok = strtok_r(want, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-		int i = ub2e_counter_id(tok);
-
-		if (i < 0) {
-			printf("#   unknown counter '%s'\n", tok);
-			ok = false;
-			continue;
-		}
-		expected[i] = true;
-	}
-	for (int i = 0; i < UB2E_CNT__MAX; i++) {
-		__u64 d = after[i] - before[i], w = expected[i] ? 1 : 0;
-
-		if (d != w) {
-			printf("#   counter %s moved by %llu, want %llu\n", ub2e_counter_name((unsigned)i),
-			       (unsigned long long)d, (unsigned long long)w);
-			ok = false;
-		}
-	}
+	ok &= fixture_want_counters(f->counters, ub2e_counter_id, want);
+	ok &= fixture_counters_moved(before, after, want, UB2E_CNT__MAX, ub2e_counter_name);
 	return ok;
 }
 
 static int run_file(const char *path, int *failed)
 {
-	char line[2 * MAX_PKT + 64];
 	struct fixture *f = calloc(1, sizeof(*f));
-	int lineno = 0;
-	FILE *fp = fopen(path, "r");
+	struct fixture_file ff;
+	char *key, *v;
+	int rc = 0;
 
-	if (!fp || !f) {
+	if (!f) {
 		fprintf(stderr, "ub2e_testrun: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (fixture_open(&ff, "ub2e_testrun", path)) {
 		free(f);
 		return -1;
 	}
-	while (fgets(line, sizeof(line), fp)) {
-		char *v = strchr(line, ' ');
-
-		lineno++;
-		line[strcspn(line, "\n")] = '\0';
-		if (!line[0] || line[0] == '#')
-			continue;
-		if (v)
-			*v++ = '\0';
-		else
-			v = line + strlen(line);
-		if (!strcmp(line, "case")) {
+	while (!rc && fixture_next(&ff, &key, &v)) {
+		if (!strcmp(key, "case")) {
 			memset(f, 0, sizeof(*f));
 			snprintf(f->name, sizeof(f->name), "%s", v);
-			f->line = lineno;
-		} else if (!strcmp(line, "prog")) {
+			f->line = ff.lineno;
+		} else if (!strcmp(key, "prog")) {
 			snprintf(f->prog, sizeof(f->prog), "%s", v);
-		} else if (!strcmp(line, "mark")) {
+		} else if (!strcmp(key, "mark")) {
 			f->mark = (__u32)strtoul(v, NULL, 0);
-		} else if (!strcmp(line, "opts")) {
+		} else if (!strcmp(key, "opts")) {
 			snprintf(f->opts, sizeof(f->opts), "%s", v);
-		} else if (!strcmp(line, "in") || !strcmp(line, "out")) {
-			bool in = line[0] == 'i';
+		} else if (!strcmp(key, "in") || !strcmp(key, "out")) {
+			bool in = key[0] == 'i';
 
-			if (unhex(v, in ? f->in : f->out, in ? &f->in_len : &f->out_len)) {
-				fprintf(stderr, "ub2e_testrun: %s:%d: bad hex\n", path, lineno);
-				return -1;
+			if (fixture_unhex(v, in ? f->in : f->out, in ? &f->in_len : &f->out_len)) {
+				fixture_error(&ff, "bad hex");
+				rc = -1;
 			}
 			f->has_out |= !in;
-		} else if (!strcmp(line, "verdict")) {
+		} else if (!strcmp(key, "verdict")) {
 			snprintf(f->verdict, sizeof(f->verdict), "%s", v);
-		} else if (!strcmp(line, "count")) {
+		} else if (!strcmp(key, "count")) {
 			snprintf(f->counters, sizeof(f->counters), "%s", v);
-		} else if (!strcmp(line, "end")) {
+		} else if (!strcmp(key, "end")) {
 			bool ok = run_case(f);
 
-			printf("%sok %d - ub2e %s\n", ok ? "" : "not ", ++tap_n, f->name);
-			*failed += !ok;
+			*failed += !fixture_tap(ok, "ub2e %s", f->name);
 		} else {
-			fprintf(stderr, "ub2e_testrun: %s:%d: unknown line '%s'\n", path, lineno, line);
-			return -1;
+			fixture_error(&ff, "unknown line '%s'", key);
+			rc = -1;
 		}
 	}
-	fclose(fp);
+	fixture_close(&ff);
 	free(f);
-	return 0;
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -368,7 +303,7 @@ int main(int argc, char **argv)
 		printf("not ok 1 - ub2e programs load (verifier): %s\n", strerror(errno));
 		return 1;
 	}
-	printf("ok %d - ub2e programs load (verifier)\n", ++tap_n);
+	fixture_tap(true, "ub2e programs load (verifier)");
 	bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ip), &ip_if, &ip_if, BPF_ANY);
 	bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ub), &ub_if, &ub_if, BPF_ANY);
 	for (; i < argc; i++)

@@ -29,8 +29,9 @@
 #include "wps_egress_maps.h"
 #include "egress_stats.h"
 #include "xsk_port.h"
+#include "fixture.h"
 
-#define MAX_PKT 4096
+#define MAX_PKT FIXTURE_MAX_PKT
 
 struct fixture {
 	char name[128], prog[16], opts[128], verdict[32], counters[256];
@@ -42,32 +43,8 @@ struct fixture {
 
 static struct wps_egress *skel;
 static unsigned dom_if, site_if;
-static int sock_fd, tap_n, nlogs, log_reason_bad;
+static int sock_fd, nlogs, log_reason_bad;
 static __u32 log_want_reason;
-
-static int unhex(const char *s, unsigned char *buf, size_t *len)
-{
-	size_t n = strlen(s);
-
-	if (n % 2 || n / 2 > MAX_PKT)
-		return -1;
-	for (size_t i = 0; i < n / 2; i++) {
-		unsigned v;
-
-		if (sscanf(s + 2 * i, "%2x", &v) != 1)
-			return -1;
-		buf[i] = (unsigned char)v;
-	}
-	*len = n / 2;
-	return 0;
-}
-
-static const char *verdict_name(__u32 v)
-{
-	static const char *const names[] = { "XDP_ABORTED", "XDP_DROP", "XDP_PASS", "XDP_TX", "XDP_REDIRECT" };
-
-	return v < 5 ? names[v] : "XDP_?";
-}
 
 static int on_log(void *ctx, void *data, size_t len)
 {
@@ -78,28 +55,6 @@ static int on_log(void *ctx, void *data, size_t len)
 	if (len < sizeof(*r) || r->reason != log_want_reason || r->ifindex != dom_if)
 		log_reason_bad++;
 	return 0;
-}
-
-static void hexdump_diff(const unsigned char *want, size_t wlen, const unsigned char *got, size_t glen)
-{
-	size_t n = wlen > glen ? wlen : glen;
-
-	printf("#   want %zu bytes, got %zu bytes\n", wlen, glen);
-	for (size_t off = 0; off < n; off += 16) {
-		bool differs = false;
-
-		for (size_t i = off; i < off + 16 && i < n; i++)
-			differs |= i >= wlen || i >= glen || want[i] != got[i];
-		if (!differs)
-			continue;
-		printf("#   %04zx want:", off);
-		for (size_t i = off; i < off + 16 && i < n; i++)
-			printf(i < wlen ? " %02x" : " --", i < wlen ? want[i] : 0);
-		printf("\n#   %04zx  got:", off);
-		for (size_t i = off; i < off + 16 && i < n; i++)
-			printf(i < glen ? " %02x" : " --", i < glen ? got[i] : 0);
-		printf("\n");
-	}
 }
 
 /* Node ID and our address from the environment; per-case options on top. */
@@ -199,24 +154,16 @@ static bool run_case(struct fixture *f, struct ring_buffer *rb)
 		memset(after, 0, sizeof(after));
 	ring_buffer__consume(rb);
 
-	if (strcmp(verdict_name(retval), f->verdict)) {
-		printf("#   verdict: want %s, got %s\n", f->verdict, verdict_name(retval));
+	if (strcmp(fixture_xdp_verdict(retval), f->verdict)) {
+		printf("#   verdict: want %s, got %s\n", f->verdict, fixture_xdp_verdict(retval));
 		ok = false;
 	}
 	if (f->has_out && (out_len != f->out_len || memcmp(out, f->out, f->out_len))) {
 		printf("#   output bytes differ\n");
-		hexdump_diff(f->out, f->out_len, out, out_len);
+		fixture_diff(f->out, f->out_len, out, out_len);
 		ok = false;
 	}
-	for (int i = 0; i < WPS_EG_CNT__MAX; i++) {
-		__u64 d = after[i] - before[i];
-
-		if (d != want_n[i]) {
-			printf("#   counter %s moved by %llu, want %llu\n", wps_eg_counter_name((unsigned)i),
-			       (unsigned long long)d, (unsigned long long)want_n[i]);
-			ok = false;
-		}
-	}
+	ok &= fixture_counters_moved(before, after, want_n, WPS_EG_CNT__MAX, wps_eg_counter_name);
 	if (nlogs != f->logs || log_reason_bad) {
 		printf("#   log records: %d (want %d), %d with the wrong reason or device\n", nlogs, f->logs,
 		       log_reason_bad);
@@ -227,63 +174,48 @@ static bool run_case(struct fixture *f, struct ring_buffer *rb)
 
 static int run_file(const char *path, struct ring_buffer *rb, int *failed)
 {
-	static char line[2 * MAX_PKT + 64];
+	static struct fixture_file ff;
 	static struct fixture f;
-	FILE *fp = fopen(path, "r");
-	int lineno = 0;
+	char *key, *v;
+	int rc = 0;
 
-	if (!fp) {
-		fprintf(stderr, "wps_egress_testrun: %s: %s\n", path, strerror(errno));
+	if (fixture_open(&ff, "wps_egress_testrun", path))
 		return -1;
-	}
-	while (fgets(line, sizeof(line), fp)) {
-		char *v = strchr(line, ' ');
-
-		lineno++;
-		line[strcspn(line, "\n")] = '\0';
-		if (!line[0] || line[0] == '#')
-			continue;
-		if (v)
-			*v++ = '\0';
-		else
-			v = line + strlen(line);
-		if (!strcmp(line, "case")) {
+	while (!rc && fixture_next(&ff, &key, &v)) {
+		if (!strcmp(key, "case")) {
 			memset(&f, 0, sizeof(f));
 			snprintf(f.name, sizeof(f.name), "%s", v);
-		} else if (!strcmp(line, "prog")) {
+		} else if (!strcmp(key, "prog")) {
 			snprintf(f.prog, sizeof(f.prog), "%s", v);
-		} else if (!strcmp(line, "opts")) {
+		} else if (!strcmp(key, "opts")) {
 			snprintf(f.opts, sizeof(f.opts), "%s", v);
-		} else if (!strcmp(line, "in") || !strcmp(line, "out")) {
-			bool in = line[0] == 'i';
+		} else if (!strcmp(key, "in") || !strcmp(key, "out")) {
+			bool in = key[0] == 'i';
 
-			if (unhex(v, in ? f.in : f.out, in ? &f.in_len : &f.out_len)) {
-				fprintf(stderr, "wps_egress_testrun: %s:%d: bad hex\n", path, lineno);
-				fclose(fp);
-				return -1;
+			if (fixture_unhex(v, in ? f.in : f.out, in ? &f.in_len : &f.out_len)) {
+				fixture_error(&ff, "bad hex");
+				rc = -1;
 			}
 			f.has_out |= !in;
-		} else if (!strcmp(line, "verdict")) {
+		} else if (!strcmp(key, "verdict")) {
 			snprintf(f.verdict, sizeof(f.verdict), "%s", v);
-		} else if (!strcmp(line, "ifindex-at")) {
+		} else if (!strcmp(key, "ifindex-at")) {
 			f.ifindex_at = atoi(v);
-		} else if (!strcmp(line, "logs")) {
+		} else if (!strcmp(key, "logs")) {
 			f.logs = atoi(v);
-		} else if (!strcmp(line, "count")) {
+		} else if (!strcmp(key, "count")) {
 			snprintf(f.counters, sizeof(f.counters), "%s", v);
-		} else if (!strcmp(line, "end")) {
+		} else if (!strcmp(key, "end")) {
 			bool ok = run_case(&f, rb);
 
-			printf("%sok %d - wps_egress %s\n", ok ? "" : "not ", ++tap_n, f.name);
-			*failed += !ok;
+			*failed += !fixture_tap(ok, "wps_egress %s", f.name);
 		} else {
-			fprintf(stderr, "wps_egress_testrun: %s:%d: unknown line '%s'\n", path, lineno, line);
-			fclose(fp);
-			return -1;
+			fixture_error(&ff, "unknown line '%s'", key);
+			rc = -1;
 		}
 	}
-	fclose(fp);
-	return 0;
+	fixture_close(&ff);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -315,11 +247,11 @@ int main(int argc, char **argv)
 		printf("not ok 1 - wps_egress program loads (verifier): %s\n", strerror(errno));
 		return 1;
 	}
-	printf("ok %d - wps_egress program loads (verifier)\n", ++tap_n);
+	fixture_tap(true, "wps_egress program loads (verifier)");
 	port = xsk_port_create(&cfg);
 	s = port ? xsk_port_add(port, argv[2], 0, -1, 0) : -errno;
 	if (s < 0) {
-		printf("not ok %d - AF_XDP socket on %s: %s\n", ++tap_n, argv[2], strerror(-s));
+		fixture_tap(false, "AF_XDP socket on %s: %s", argv[2], strerror(-s));
 		failed++;
 		goto out;
 	}
@@ -328,7 +260,7 @@ int main(int argc, char **argv)
 	if (!rb || bpf_map_update_elem(bpf_map__fd(skel->maps.wps_eg_local), &local, &one, 0) ||
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.wps_eg_ifslot), &dom_if, &zero, 0) ||
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.wps_eg_tx), &site_if, &site_if, 0)) {
-		printf("not ok %d - wps_egress maps set up: %s\n", ++tap_n, strerror(errno));
+		fixture_tap(false, "wps_egress maps set up: %s", strerror(errno));
 		failed++;
 		goto out;
 	}

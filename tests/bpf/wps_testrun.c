@@ -37,8 +37,9 @@
 #include "wps_ingress.skel.h"
 #include "wps_boundary.skel.h"
 #include "wps_cfg.h"
+#include "fixture.h"
 
-#define MAX_PKT 4096
+#define MAX_PKT FIXTURE_MAX_PKT
 #define MAX_STEPS 64
 #define MAX_LINES 16
 
@@ -63,25 +64,6 @@ struct fixture {
 	char counters[512];
 	int line;
 };
-
-static int tap_n;
-
-static int unhex(const char *s, unsigned char *buf, size_t *len)
-{
-	size_t n = strlen(s);
-
-	if (n % 2 || n / 2 > MAX_PKT)
-		return -1;
-	for (size_t i = 0; i < n / 2; i++) {
-		unsigned v;
-
-		if (sscanf(s + 2 * i, "%2x", &v) != 1)
-			return -1;
-		buf[i] = (unsigned char)v;
-	}
-	*len = n / 2;
-	return 0;
-}
 
 static const char *verdict_name(int v)
 {
@@ -227,28 +209,6 @@ static int configure(struct wps_ingress *sk, struct fixture *f, bool test_clock,
 	return bpf_map_update_elem(bpf_map__fd(sk->maps.wps_in_cfg), &zero, &cfg, BPF_ANY);
 }
 
-static void hexdump_diff(const unsigned char *want, size_t wlen, const unsigned char *got, size_t glen)
-{
-	size_t n = wlen > glen ? wlen : glen;
-
-	printf("#   want %zu bytes, got %zu bytes\n", wlen, glen);
-	for (size_t off = 0; off < n; off += 16) {
-		bool differs = false;
-
-		for (size_t i = off; i < off + 16 && i < n; i++)
-			differs |= i >= wlen || i >= glen || want[i] != got[i];
-		if (!differs)
-			continue;
-		printf("#   %04zx want:", off);
-		for (size_t i = off; i < off + 16 && i < n; i++)
-			printf(i < wlen ? " %02x" : " --", i < wlen ? want[i] : 0);
-		printf("\n#   %04zx  got:", off);
-		for (size_t i = off; i < off + 16 && i < n; i++)
-			printf(i < glen ? " %02x" : " --", i < glen ? got[i] : 0);
-		printf("\n");
-	}
-}
-
 static bool run_case(struct fixture *f)
 {
 	bool bnd = !strncmp(f->prog, "boundary", 8), ok = true;
@@ -320,7 +280,7 @@ static bool run_case(struct fixture *f)
 		}
 		if (st->has_out && (o.data_size_out != st->out_len || memcmp(out, st->out, st->out_len))) {
 			printf("#   packet %d: output bytes differ\n", s + 1);
-			hexdump_diff(st->out, st->out_len, out, o.data_size_out);
+			fixture_diff(st->out, st->out_len, out, o.data_size_out);
 			ok = false;
 		}
 	}
@@ -346,16 +306,7 @@ static bool run_case(struct fixture *f)
 		}
 		want[i] = n;
 	}
-	for (unsigned i = 0; i < ncnt; i++) {
-		__u64 d = after[i] - before[i];
-
-		if (d != want[i]) {
-			printf("#   counter %s moved by %llu, want %llu\n",
-			       bnd ? wps_bnd_counter_name(i) : wps_in_counter_name(i), (unsigned long long)d,
-			       (unsigned long long)want[i]);
-			ok = false;
-		}
-	}
+	ok &= fixture_counters_moved(before, after, want, ncnt, bnd ? wps_bnd_counter_name : wps_in_counter_name);
 out:
 	wps_boundary__destroy(bd);
 	return ok;
@@ -363,56 +314,54 @@ out:
 
 static int run_file(const char *path, int *failed)
 {
-	static char line[2 * MAX_PKT + 64];
+	static struct fixture_file ff;
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct step *st = NULL;
-	int lineno = 0;
-	FILE *fp = fopen(path, "r");
+	char *key, *v;
+	int rc = 0;
 
-	if (!fp || !f) {
+	if (!f) {
 		fprintf(stderr, "wps_testrun: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (fixture_open(&ff, "wps_testrun", path)) {
 		free(f);
 		return -1;
 	}
-	while (fgets(line, sizeof(line), fp)) {
-		char *v = strchr(line, ' ');
-
-		lineno++;
-		line[strcspn(line, "\n")] = '\0';
-		if (!line[0] || line[0] == '#')
-			continue;
-		if (v)
-			*v++ = '\0';
-		else
-			v = line + strlen(line);
-		if (!strcmp(line, "case")) {
+	while (!rc && fixture_next(&ff, &key, &v)) {
+		if (!strcmp(key, "case")) {
 			memset(f, 0, sizeof(*f));
 			snprintf(f->name, sizeof(f->name), "%s", v);
-			f->line = lineno;
+			f->line = ff.lineno;
 			st = NULL;
-		} else if (!strcmp(line, "prog")) {
+		} else if (!strcmp(key, "prog")) {
 			snprintf(f->prog, sizeof(f->prog), "%s", v);
-		} else if (!strcmp(line, "opts")) {
+		} else if (!strcmp(key, "opts")) {
 			snprintf(f->opts, sizeof(f->opts), "%s", v);
-		} else if (!strcmp(line, "path") && f->npaths < MAX_LINES) {
+		} else if (!strcmp(key, "path") && f->npaths < MAX_LINES) {
 			snprintf(f->paths[f->npaths++], sizeof(f->paths[0]), "%s", v);
-		} else if (!strcmp(line, "rule") && f->nrules < MAX_LINES) {
+		} else if (!strcmp(key, "rule") && f->nrules < MAX_LINES) {
 			snprintf(f->rules[f->nrules++], sizeof(f->rules[0]), "%s", v);
-		} else if (!strcmp(line, "in")) {
+		} else if (!strcmp(key, "in")) {
 			if (f->nsteps == MAX_STEPS) {
-				fprintf(stderr, "wps_testrun: %s:%d: too many packets\n", path, lineno);
-				goto bad;
+				fixture_error(&ff, "too many packets");
+				rc = -1;
+				continue;
 			}
 			st = &f->steps[f->nsteps++];
-			if (unhex(v, st->in, &st->in_len))
-				goto badhex;
-		} else if (st && !strcmp(line, "out")) {
-			if (unhex(v, st->out, &st->out_len))
-				goto badhex;
+			if (fixture_unhex(v, st->in, &st->in_len)) {
+				fixture_error(&ff, "bad hex");
+				rc = -1;
+			}
+		} else if (st && !strcmp(key, "out")) {
+			if (fixture_unhex(v, st->out, &st->out_len)) {
+				fixture_error(&ff, "bad hex");
+				rc = -1;
+			}
 			st->has_out = true;
-		} else if (st && !strcmp(line, "verdict")) {
+		} else if (st && !strcmp(key, "verdict")) {
 			snprintf(st->verdict, sizeof(st->verdict), "%s", v);
-		} else if (st && !strcmp(line, "ctx")) {
+		} else if (st && !strcmp(key, "ctx")) {
 			char *save, *tok;
 
 			for (tok = strtok_r(v, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
@@ -423,28 +372,20 @@ static int run_file(const char *path, int *failed)
 				else if (!strncmp(tok, "gso_size=", 9))
 					st->gso_size = (unsigned)strtoul(tok + 9, NULL, 0);
 			}
-		} else if (!strcmp(line, "count")) {
+		} else if (!strcmp(key, "count")) {
 			snprintf(f->counters, sizeof(f->counters), "%s", v);
-		} else if (!strcmp(line, "end")) {
+		} else if (!strcmp(key, "end")) {
 			bool ok = run_case(f);
 
-			printf("%sok %d - wps %s\n", ok ? "" : "not ", ++tap_n, f->name);
-			fflush(stdout);
-			*failed += !ok;
+			*failed += !fixture_tap(ok, "wps %s", f->name);
 		} else {
-			fprintf(stderr, "wps_testrun: %s:%d: unknown line '%s'\n", path, lineno, line);
-			goto bad;
+			fixture_error(&ff, "unknown line '%s'", key);
+			rc = -1;
 		}
 	}
-	fclose(fp);
+	fixture_close(&ff);
 	free(f);
-	return 0;
-badhex:
-	fprintf(stderr, "wps_testrun: %s:%d: bad hex\n", path, lineno);
-bad:
-	fclose(fp);
-	free(f);
-	return -1;
+	return rc;
 }
 
 /*
@@ -791,23 +732,16 @@ int main(int argc, char **argv)
 		printf("not ok 1 - wps programs load (verifier): %s\n", strerror(errno));
 		return 1;
 	}
-	printf("ok %d - wps programs load (verifier)\n", ++tap_n);
+	fixture_tap(true, "wps programs load (verifier)");
 	wps_ingress__destroy(in);
 	wps_boundary__destroy(bd);
 	for (int i = 1; i < argc; i++)
 		if (run_file(argv[i], &failed))
 			failed++;
-	{
-		bool ok = concurrency_case();
-
-		printf("%sok %d - wps one flow on two CPUs at once: no torn group, no Group ID twice\n",
-		       ok ? "" : "not ", ++tap_n);
-		failed += !ok;
-		ok = fuzz_case(seed, count);
-		printf("%sok %d - wps fuzz: random and mutated frames, checked by an independent decoder\n",
-		       ok ? "" : "not ", ++tap_n);
-		failed += !ok;
-	}
+	failed += !fixture_tap(concurrency_case(),
+			       "wps one flow on two CPUs at once: no torn group, no Group ID twice");
+	failed += !fixture_tap(fuzz_case(seed, count),
+			       "wps fuzz: random and mutated frames, checked by an independent decoder");
 	wps_ingress__destroy(g_ingress);
 	return failed ? 1 : 0;
 }

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "fixture.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+static int tap_n;
+
+int fixture_open(struct fixture_file *ff, const char *tool, const char *path)
+{
+	ff->tool = tool;
+	ff->path = path;
+	ff->lineno = 0;
+	ff->fp = fopen(path, "r");
+	if (!ff->fp) {
+		fprintf(stderr, "%s: %s: %s\n", tool, path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int fixture_next(struct fixture_file *ff, char **key, char **val)
+{
+	while (fgets(ff->line, sizeof(ff->line), ff->fp)) {
+		char *v = strchr(ff->line, ' ');
+
+		ff->lineno++;
+		ff->line[strcspn(ff->line, "\n")] = '\0';
+		if (!ff->line[0] || ff->line[0] == '#')
+			continue;
+		if (v)
+			*v++ = '\0';
+		else
+			v = ff->line + strlen(ff->line);
+		*key = ff->line;
+		*val = v;
+		return 1;
+	}
+	return 0;
+}
+
+void fixture_error(const struct fixture_file *ff, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: %s:%d: ", ff->tool, ff->path, ff->lineno);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void fixture_close(struct fixture_file *ff)
+{
+	if (ff->fp)
+		fclose(ff->fp);
+	ff->fp = NULL;
+}
+
+int fixture_unhex(const char *s, unsigned char *buf, size_t *len)
+{
+	size_t n = strlen(s);
+
+	if (n % 2 || n / 2 > FIXTURE_MAX_PKT)
+		return -1;
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned v;
+
+		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+			return -1;
+		buf[i] = (unsigned char)v;
+	}
+	*len = n / 2;
+	return 0;
+}
+
+const char *fixture_xdp_verdict(__u32 v)
+{
+	static const char *const names[] = { "XDP_ABORTED", "XDP_DROP", "XDP_PASS", "XDP_TX", "XDP_REDIRECT" };
+
+	return v < 5 ? names[v] : "XDP_?";
+}
+
+void fixture_diff(const unsigned char *want, size_t wlen, const unsigned char *got, size_t glen)
+{
+	size_t n = wlen > glen ? wlen : glen;
+
+	printf("#   want %zu bytes, got %zu bytes\n", wlen, glen);
+	for (size_t off = 0; off < n; off += 16) {
+		bool differs = false;
+
+		for (size_t i = off; i < off + 16 && i < n; i++)
+			differs |= i >= wlen || i >= glen || want[i] != got[i];
+		if (!differs)
+			continue;
+		printf("#   %04zx want:", off);
+		for (size_t i = off; i < off + 16 && i < n; i++)
+			printf(i < wlen ? " %02x" : " --", i < wlen ? want[i] : 0);
+		printf("\n#   %04zx  got:", off);
+		for (size_t i = off; i < off + 16 && i < n; i++)
+			printf(i < glen ? " %02x" : " --", i < glen ? got[i] : 0);
+		printf("\n");
+	}
+}
+
+bool fixture_want_counters(const char *list, int (*id)(const char *), __u64 *want)
+{
+	char buf[512], *save, *tok;
+	bool ok = true;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		int i = id(tok);
+
+		if (i < 0) {
+			printf("#   unknown counter '%s'\n", tok);
+			ok = false;
+			continue;
+		}
+		want[i] = 1;
+	}
+	return ok;
+}
+
+bool fixture_counters_moved(const __u64 *before, const __u64 *after, const __u64 *want, unsigned n,
+			    const char *(*name)(unsigned))
+{
+	bool ok = true;
+
+	for (unsigned i = 0; i < n; i++) {
+		__u64 d = after[i] - before[i];
+
+		if (d != want[i]) {
+			printf("#   counter %s moved by %llu, want %llu\n", name(i), (unsigned long long)d,
+			       (unsigned long long)want[i]);
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+bool fixture_tap(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", ok ? "" : "not ", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	/* Results so far stay visible if a later case takes the harness down. */
+	fflush(stdout);
+	return ok;
+}

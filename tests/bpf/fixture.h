@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What the BPF_PROG_TEST_RUN harnesses (*_testrun.c) share, so that one
+ * fixture format (gen_*_fixtures.py) is read, and failures reported, one way.
+ */
+#ifndef UBXDP_TESTS_FIXTURE_H
+#define UBXDP_TESTS_FIXTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <linux/types.h>
+
+#define FIXTURE_MAX_PKT 4096
+
+/* A fixture file: "KEY VALUE" lines; blank lines and '#' comments skipped. */
+struct fixture_file {
+	FILE *fp;
+	const char *tool, *path;
+	int lineno;
+	char line[2 * FIXTURE_MAX_PKT + 64];
+};
+
+int fixture_open(struct fixture_file *ff, const char *tool, const char *path);
+/* 1 with the next KEY and VALUE ("" if none), 0 at the end of the file. */
+int fixture_next(struct fixture_file *ff, char **key, char **val);
+/* "TOOL: PATH:LINE: ..." on stderr. */
+void fixture_error(const struct fixture_file *ff, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void fixture_close(struct fixture_file *ff);
+
+/* Hex into at most FIXTURE_MAX_PKT bytes. */
+int fixture_unhex(const char *s, unsigned char *buf, size_t *len);
+const char *fixture_xdp_verdict(__u32 v);
+
+/* The 16-byte rows where want and got differ, as TAP comments. */
+void fixture_diff(const unsigned char *want, size_t wlen, const unsigned char *got, size_t glen);
+
+/* want[i] = 1 for each counter named in LIST; false on an unknown name. */
+bool fixture_want_counters(const char *list, int (*id)(const char *), __u64 *want);
+/* Every counter moved by exactly want[i] between before and after. */
+bool fixture_counters_moved(const __u64 *before, const __u64 *after, const __u64 *want, unsigned n,
+			    const char *(*name)(unsigned));
+
+/* "ok N - ..." or "not ok N - ..."; N counts up over the whole run. */
+bool fixture_tap(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
