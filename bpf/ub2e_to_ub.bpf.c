@@ -28,6 +28,9 @@ static __always_inline int vlan_to_npi(const struct ub2e_cfg *cfg, __u32 vid,
 	npi = bpf_map_lookup_elem(&ub2e_vlan2npi, &vid);
 	if (npi && (*npi & UB2E_VLAN_VALID)) {
 		*pid = *npi & UB_PID_MASK;
+		/* Only a table written with bpftool can say this: Partition ID 0 is invalid. */
+		if (!*pid)
+			return UB2E_CNT_DROP_PARTITION_ZERO;
 		if (!(*npi & UB2E_VLAN_ANY_PERM))
 			*perm = (*npi >> UB2E_VLAN_PERM_SHIFT) & 1;
 		return 0;

@@ -479,6 +479,9 @@ case("to_uboe_bpftool_vlan_masked", "to_uboe", native(ipb, pid=4097), "XDP_REDIR
 case("to_uboe_bpftool_vlan_4095_reserved", "to_uboe", native(ipb, pid=4097), "XDP_DROP",
      DROP("drop_vlan_reserved"), opts="--raw-npi 4097=0xffff")
 case("to_ub_vlan_4095_reserved", "to_ub", uboe_in(back(), vlan=4095), "XDP_DROP", ["rx_uboe", "drop_vlan_reserved"])
+case("to_ub_bpftool_vlan_to_partition_zero", "to_ub", uboe_in(back(), vlan=100), "XDP_DROP",
+     ["rx_uboe", "drop_partition_zero"], opts="--raw-vlan 100=0x82000000",
+     scapy="vlan2npi[100] = valid | baseline | PID 0 (bpftool): Partition ID 0 is invalid, dropped")
 
 
 # ---- The egress MTU counts what the conversion adds ---------------------------

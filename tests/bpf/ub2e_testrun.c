@@ -119,6 +119,21 @@ int configure(const char *opts, char *err, size_t errlen)
 				return -1;
 			}
 			snprintf(raw[nraw++ % 8], sizeof(raw[0]), "%s", tok);
+		} else if (!strcmp(name, "raw-vlan")) {
+			/* "VID=VAL" straight into vlan2npi, as bpftool may write it. */
+			unsigned vid, val;
+
+			tok = strtok_r(NULL, " ", &save);
+			if (!tok || sscanf(tok, "%u=%i", &vid, &val) != 2 || vid >= UB2E_VLAN_MAX) {
+				snprintf(err, errlen, "--raw-vlan needs VID=VAL");
+				return -1;
+			}
+			if (bpf_map_update_elem(vlan_fd, &vid, &val, BPF_ANY)) {
+				snprintf(err, errlen, "--raw-vlan %s: %s", tok, strerror(errno));
+				return -1;
+			}
+			vlans_used[vid] = true;
+			tables_dirty = true;
 		} else if (!strcmp(name, "map") || !strcmp(name, "partition")) {
 			tok = strtok_r(NULL, " ", &save);
 			if (!tok || nplan == 64 || npimap_parse(tok, &plan[nplan++], err, errlen))
@@ -132,7 +147,7 @@ int configure(const char *opts, char *err, size_t errlen)
 				return -1;
 		}
 	}
-	tables_dirty = nplan || nraw;
+	tables_dirty = tables_dirty || nplan || nraw;
 	for (size_t i = 0; i < nplan && nblocks < 64; i++) {
 		blocks[nblocks++] = plan[i].pid >> 12;
 		vlans_used[plan[i].vlan & 0xfff] = true;
