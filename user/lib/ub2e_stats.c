@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "ub2e_stats.h"
+#include "percpu.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -60,23 +61,5 @@ int ub2e_counter_id(const char *name)
 
 int ub2e_counters_read(int fd, __u64 out[UB2E_CNT__MAX])
 {
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *vals;
-
-	if (ncpu <= 0)
-		return ncpu ? ncpu : -EINVAL;
-	vals = calloc((size_t)ncpu, sizeof(*vals));
-	if (!vals)
-		return -ENOMEM;
-	for (__u32 i = 0; i < UB2E_CNT__MAX; i++) {
-		out[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, vals)) {
-			free(vals);
-			return -errno;
-		}
-		for (int c = 0; c < ncpu; c++)
-			out[i] += vals[c];
-	}
-	free(vals);
-	return 0;
+	return percpu_counters_sum(fd, UB2E_CNT__MAX, out);
 }

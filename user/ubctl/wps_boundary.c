@@ -21,6 +21,7 @@
 #include "wps_boundary.skel.h"
 #include "wps_cfg.h"
 #include "wps_pins.h"
+#include "percpu.h"
 #include "ubctl.h"
 
 static int boundary_dir(const char *dev, bool must_exist, char *out, size_t len)
@@ -124,28 +125,6 @@ out:
 }
 
 /* ---- stats --------------------------------------------------------------------- */
-
-static int sum_percpu(int fd, __u32 n, __u64 *out)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *v = calloc((size_t)(ncpu > 0 ? ncpu : 1), sizeof(*v));
-
-	if (!v || ncpu <= 0) {
-		free(v);
-		return -1;
-	}
-	for (__u32 i = 0; i < n; i++) {
-		out[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, v)) {
-			free(v);
-			return -1;
-		}
-		for (int c = 0; c < ncpu; c++)
-			out[i] += v[c];
-	}
-	free(v);
-	return 0;
-}
 
 static int pin_fd(const char *base, const char *inst, const char *file)
 {
@@ -268,7 +247,7 @@ int wps_stats(struct json_object *out, const char *only)
 			if (only && strcmp(only, names[i]))
 				continue;
 			fd = pin_fd(base, names[i], WPS_PIN_STATS);
-			if (fd < 0 || sum_percpu(fd, ncnt, cnt)) {
+			if (fd < 0 || percpu_counters_sum(fd, ncnt, cnt)) {
 				if (fd >= 0)
 					close(fd);
 				continue;

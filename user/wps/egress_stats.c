@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "egress_stats.h"
+#include "percpu.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -25,23 +26,5 @@ int wps_eg_counter_id(const char *name)
 
 int wps_eg_counters_read(int fd, __u64 out[WPS_EG_CNT__MAX])
 {
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *vals;
-
-	if (ncpu <= 0)
-		return ncpu ? ncpu : -EINVAL;
-	vals = calloc((size_t)ncpu, sizeof(*vals));
-	if (!vals)
-		return -ENOMEM;
-	for (__u32 i = 0; i < WPS_EG_CNT__MAX; i++) {
-		out[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, vals)) {
-			free(vals);
-			return -errno;
-		}
-		for (int c = 0; c < ncpu; c++)
-			out[i] += vals[c];
-	}
-	free(vals);
-	return 0;
+	return percpu_counters_sum(fd, WPS_EG_CNT__MAX, out);
 }
