@@ -5,10 +5,11 @@
  *
  *   ubpkt send  --dev DEV --native|--uboe --dst-mac M --src IP --dst IP [options]
  *   ubpkt build           --native|--uboe --dst-mac M --src IP --dst IP [options]
- *   ubpkt recv  --dev DEV [--count N] [--timeout-ms T] [--ethertype HEX]
+ *   ubpkt recv  --dev DEV [--count N] [--timeout-ms T] [--ethertype HEX] [--all]
  *
  * build prints the frames send would send, one hex line each. recv prints one
- * key=value line per UB or UBoE frame received (other traffic is ignored),
+ * key=value line per UB or UBoE frame received (with --all, every frame:
+ * kind=ip for other IP traffic, kind=other for the rest, such as ARP),
  * and "ready" on stderr once its socket is bound, so that a test can start
  * the sender only then. Exit status: 0 done, 1 timeout or I/O error, 2 usage.
  * Devices are found with if_nametoindex, so the tool works inside
@@ -44,14 +45,17 @@ static const char usage_text[] =
 "             [--sport N] [--opcode N] [--rspst N] [--psn N] [--count N]\n"
 "             [--payload-len N] [--ethertype HEX] [--interval-us N] [--bad-icrc]\n"
 "  ubpkt build  (the options of send without --dev: print the frames as hex)\n"
-"  ubpkt recv --dev DEV [--count N] [--timeout-ms T] [--ethertype HEX]\n"
+"  ubpkt recv --dev DEV [--count N] [--timeout-ms T] [--ethertype HEX] [--all]\n"
 "\n"
 "IPv4 or IPv6 follows from the address syntax. The PSN grows by one per packet.\n"
 "--fecn/--loc make a FECN-mode CCI; --cci sets all 16 bits. --opcode picks the TP\n"
 "packet: 0 UTP, 1 RTP (data, with a Send TAH and payload), 2 TPACK, 3 TPACK+CETPH,\n"
 "5 TPSACK+SAETPH, 6 TPSACK+CETPH+SAETPH, 8 CNP (responses: no TAH, no payload);\n"
 "other values are sent as given, to test that receivers reject them.\n"
-"recv --count 0 prints frames until the timeout and then exits 0.\n";
+"recv --count 0 prints frames until the timeout and then exits 0. recv --all prints\n"
+"every frame, not only UB and UBoE: kind=ip (other IP) or kind=other (ARP, ...).\n"
+"ICMP and ICMPv6 show as icmp=TYPE/CODE mtu=N (Fragmentation Needed / Packet Too\n"
+"Big) icmpsum=ok|bad.\n";
 
 static void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const char *fmt, ...)
 {
@@ -128,7 +132,7 @@ enum {
 	O_DEV = 256, O_NATIVE, O_UBOE, O_SRC_MAC, O_DST_MAC, O_SRC, O_DST, O_VLAN, O_PCP,
 	O_PID, O_PERM, O_FECN, O_LOC, O_CCI, O_VL, O_RT, O_ECN, O_DSCP, O_TTL, O_SPORT,
 	O_OPCODE, O_RSPST, O_PSN, O_COUNT, O_PAYLOAD_LEN, O_ETHERTYPE, O_INTERVAL,
-	O_BAD_ICRC, O_TIMEOUT, O_HELP,
+	O_BAD_ICRC, O_TIMEOUT, O_HELP, O_ALL,
 };
 
 static const struct option send_opts[] = {
@@ -398,6 +402,7 @@ static const struct option recv_opts[] = {
 	{ "count", required_argument, 0, O_COUNT },
 	{ "timeout-ms", required_argument, 0, O_TIMEOUT },
 	{ "ethertype", required_argument, 0, O_ETHERTYPE },
+	{ "all", no_argument, 0, O_ALL },
 	{ "help", no_argument, 0, O_HELP },
 	{ 0 },
 };
@@ -415,6 +420,60 @@ static void print_mac(const char *key, const uint8_t *m)
 	printf(" %s=%02x:%02x:%02x:%02x:%02x:%02x", key, m[0], m[1], m[2], m[3], m[4], m[5]);
 }
 
+static uint32_t sum16(const uint8_t *p, size_t n, uint32_t sum)
+{
+	for (size_t i = 0; i + 1 < n; i += 2)
+		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
+	if (n & 1)
+		sum += (uint32_t)p[n - 1] << 8;
+	return sum;
+}
+
+/* ICMP / ICMPv6 in the IP packet: type/code, the MTU of Fragmentation Needed
+ * (RFC 1191) and Packet Too Big, and whether the checksum verifies. */
+static void print_icmp(const struct ub_view *v)
+{
+	const uint8_t *ip = v->ip, *m;
+	size_t hl, len;
+	uint32_t sum = 0;
+	unsigned mtu = 0;
+	bool has_mtu = false;
+
+	if (!ip || !v->ip_ver || v->ip_len > v->frame_len - (size_t)(ip - v->frame))
+		goto none;
+	if (v->ip_ver == 4) {
+		hl = (size_t)(ip[0] & 0x0f) * 4;
+		if (ip[9] != 1 || hl < 20 || v->ip_len < hl + 8)
+			goto none;
+	} else {
+		hl = 40;
+		if (ip[6] != 58 || v->ip_len < hl + 8)
+			goto none;
+		sum = sum16(ip + 8, 32, 0) + (uint32_t)(v->ip_len - hl) + 58;
+	}
+	m = ip + hl;
+	len = v->ip_len - hl;
+	sum = sum16(m, len, sum);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	if (v->ip_ver == 4 && m[0] == 3 && m[1] == 4) {
+		mtu = (unsigned)(m[6] << 8 | m[7]);
+		has_mtu = true;
+	} else if (v->ip_ver == 6 && m[0] == 2) {
+		mtu = (unsigned)m[4] << 24 | (unsigned)m[5] << 16 | (unsigned)m[6] << 8 | m[7];
+		has_mtu = true;
+	}
+	printf(" icmp=%u/%u", m[0], m[1]);
+	if (has_mtu)
+		printf(" mtu=%u", mtu);
+	else
+		printf(" mtu=-");
+	printf(" icmpsum=%s", sum == 0xffff ? "ok" : "bad");
+	return;
+none:
+	printf(" icmp=- mtu=- icmpsum=-");
+}
+
 /* One key=value line; every key is always there, '-' when not applicable. */
 static void print_frame(const struct ub_view *v, enum ub_parse_err e)
 {
@@ -422,7 +481,9 @@ static void print_frame(const struct ub_view *v, enum ub_parse_err e)
 	bool native = v->kind == UB_KIND_NATIVE, ip = v->ip_ver != 0, udp = v->udp, tp = v->tph;
 	bool fecn_mode = native && ub_cci_mode(v->cci) == UB_CCI_MODE_FECN;
 
-	printf("kind=%s err=%s len=%zu", native ? "native" : "uboe", ub_parse_errname(e), v->frame_len);
+	const char *kind = native ? "native" : v->kind == UB_KIND_UBOE ? "uboe" : ip ? "ip" : "other";
+
+	printf("kind=%s err=%s len=%zu", kind, ub_parse_errname(e), v->frame_len);
 	print_mac("dmac", v->dst_mac);
 	print_mac("smac", v->src_mac);
 	printf(" ethertype=0x%04x", v->ethertype);
@@ -469,9 +530,11 @@ static void print_frame(const struct ub_view *v, enum ub_parse_err e)
 		printf(" payload=-");
 	if (v->ip_len && tp && e != UB_PARSE_TRUNCATED && e != UB_PARSE_IP_LENGTH &&
 	    e != UB_PARSE_TP_OPCODE)
-		printf(" icrc=%s\n", v->icrc_ok ? "ok" : "bad");
+		printf(" icrc=%s", v->icrc_ok ? "ok" : "bad");
 	else
-		printf(" icrc=-\n");
+		printf(" icrc=-");
+	print_icmp(v);
+	putchar('\n');
 	fflush(stdout);
 }
 
@@ -481,6 +544,7 @@ static int cmd_recv(int argc, char **argv)
 	unsigned long long want = 1, got = 0, timeout = 5000;
 	uint16_t ethertype = UB_ETH_P_NATIVE;
 	const char *dev = NULL;
+	bool all = false;
 	struct sockaddr_ll sll;
 	long long deadline;
 	int c, fd, ifindex, one = 1;
@@ -493,6 +557,7 @@ static int cmd_recv(int argc, char **argv)
 		case O_COUNT: want = parse_num("count", optarg, 100000000, 0); break;
 		case O_TIMEOUT: timeout = parse_num("timeout-ms", optarg, 86400000, 0); break;
 		case O_ETHERTYPE: ethertype = (uint16_t)parse_num("ethertype", optarg, 0xffff, 16); break;
+		case O_ALL: all = true; break;
 		case O_HELP: fputs(usage_text, stdout); exit(0);
 		case ':': usage_error("option %s needs a value", argv[optind - 1]);
 		default: usage_error("unknown option %s", argv[optind - 1]);
@@ -593,7 +658,7 @@ static int cmd_recv(int argc, char **argv)
 			n += 4;
 		}
 		e = ub_parse_frame(frame, (size_t)n, ethertype, &v);
-		if (e == UB_PARSE_NOT_UB)
+		if (e == UB_PARSE_NOT_UB && !all)
 			continue;
 		print_frame(&v, e);
 		got++;
