@@ -9,10 +9,16 @@
  * answers with ICMP, delivers locally. Whatever it then sends out of a switch
  * port is converted here on egress, from skb->mark:
  *
- *   ub2e_slow_in   both ports: XDP metadata -> skb->mark
+ *   ub2e_slow_in   both ports: XDP metadata -> skb->mark; on the IP-side port
+ *                  UBoE -> UB too big once LPH+NTH come is answered here
+ *                  (slow_too_big()); --no-ttl-dec undoes the kernel's decrement
  *   ub2e_slow_ip   IP-side port: marked IP packet -> UBoE with the NPI's VLAN
  *   ub2e_slow_ub   UB-side port: marked IP packet -> Eth | LPH | NTH | IP;
- *                  an unmarked UBoE packet never reaches the UB segment
+ *                  unmarked UBoE, or an ICMP error about UBoE, never leaves
+ *
+ * The kernel's own answers to punted packets (ICMP errors, Port Unreachable)
+ * carry the mark of what they answer because ubctl sets fwmark_reflect, so
+ * they leave converted into the sender's partition like forwarded packets.
  *
  * Converting on egress rather than redirecting from ingress with
  * bpf_redirect_neigh() is what lets the kernel queue the first packets while it
@@ -24,27 +30,69 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-SEC("tc")
-int ub2e_slow_in(struct __sk_buff *skb)
-{
-	void *data = (void *)(long)skb->data;
-	__u32 *meta = (void *)(long)skb->data_meta;
-
-	if ((void *)(meta + 1) > data)
-		return TC_ACT_OK;
-	if ((*meta & UB2E_MARK_MAGIC_MASK) == UB2E_MARK_MAGIC)
-		skb->mark = *meta;
-	return TC_ACT_OK;
-}
-
 static __always_inline bool ub2e_marked(const struct __sk_buff *skb)
 {
 	return (skb->mark & UB2E_MARK_MAGIC_MASK) == UB2E_MARK_MAGIC;
 }
 
+
 static __always_inline bool skb_is_ip(const struct __sk_buff *skb)
 {
 	return skb->protocol == bpf_htons(ETH_P_IP) || skb->protocol == bpf_htons(ETH_P_IPV6);
+}
+
+/*
+ * The IP header at `off`: its upper-layer protocol, and in *l4 where that
+ * starts (IPv6: right after the fixed header; UBoE has no extension headers).
+ * -1 when it cannot be read.
+ */
+static __always_inline int skb_ip_proto(struct __sk_buff *skb, __u32 off, bool v6, __u32 *l4)
+{
+	__u8 b[2];
+
+	if (!v6) {
+		if (bpf_skb_load_bytes(skb, off, b, 1) || bpf_skb_load_bytes(skb, off + 9, b + 1, 1))
+			return -1;
+		*l4 = off + (b[0] & 0xf) * 4;
+		return b[1];
+	}
+	if (bpf_skb_load_bytes(skb, off + 6, b, 1))
+		return -1;
+	*l4 = off + sizeof(struct ipv6hdr);
+	return b[0];
+}
+
+/* Is the IP packet at `off` UBoE (UDP to 4792)? Only the ports are needed. */
+static __always_inline bool skb_is_uboe_at(struct __sk_buff *skb, __u32 off, bool v6)
+{
+	__be16 dport;
+	__u32 l4;
+
+	if (skb_ip_proto(skb, off, v6, &l4) != IPPROTO_UDP ||
+	    bpf_skb_load_bytes(skb, l4 + 2, &dport, sizeof(dport)))
+		return false;
+	return dport == bpf_htons(UBOE_UDP_PORT);
+}
+
+/*
+ * An ICMP error about UBoE, unmarked: with fwmark_reflect off, the kernel's
+ * answers to punted packets come without the mark, their partition lost, and
+ * must not leave as plain IP. The kernel's other traffic (ARP/ND, ping,
+ * answers to plain IP) stays IP, as plain IP crossing the switch does.
+ */
+static __always_inline bool skb_icmp_about_uboe(struct __sk_buff *skb, bool v6)
+{
+	__u32 l4;
+	__u8 type;
+
+	if (skb_ip_proto(skb, sizeof(struct ethhdr), v6, &l4) != (v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP) ||
+	    bpf_skb_load_bytes(skb, l4, &type, 1))
+		return false;
+	/* The errors, which quote the packet they are about after 8 bytes:
+	 * ICMPv6 1-4; ICMP 3 (unreachable), 4, 5, 11 (time exceeded), 12. */
+	if (v6 ? type < 1 || type > 4 : type != 3 && type != 4 && type != 5 && type != 11 && type != 12)
+		return false;
+	return skb_is_uboe_at(skb, l4 + 8, v6);
 }
 
 SEC("tc")
@@ -57,8 +105,17 @@ int ub2e_slow_ip(struct __sk_buff *skb)
 	} __attribute__((packed)) h;
 	int vid;
 
-	if (!cfg || !skb_is_ip(skb) || !ub2e_marked(skb))
+	if (!cfg || !skb_is_ip(skb))
 		return TC_ACT_OK;
+	if (!ub2e_marked(skb)) {
+		/* Plain UBoE is the IP side's own (untagged: the default
+		 * partition); an answer about UBoE without its partition is not. */
+		if (skb_icmp_about_uboe(skb, skb->protocol == bpf_htons(ETH_P_IPV6))) {
+			count(UB2E_CNT_SLOW_DROP_UNCONVERTED);
+			return TC_ACT_SHOT;
+		}
+		return TC_ACT_OK;
+	}
 	vid = ub2e_npi_to_vlan(cfg, skb->mark & UB_PID_MASK, (skb->mark >> UB2E_MARK_PERM_SHIFT) & 1);
 	if (vid < 0) {
 		count(UB2E_CNT_SLOW_DROP_VLAN);
@@ -80,29 +137,6 @@ int ub2e_slow_ip(struct __sk_buff *skb)
 	return TC_ACT_OK;
 }
 
-/* Is this IP packet UBoE (UDP to 4792)? Only the ports are needed. */
-static __always_inline bool skb_is_uboe(struct __sk_buff *skb)
-{
-	__u32 off = sizeof(struct ethhdr);
-	__be16 dport;
-	__u8 b[2];
-
-	if (skb->protocol == bpf_htons(ETH_P_IP)) {
-		if (bpf_skb_load_bytes(skb, off, b, 1) || bpf_skb_load_bytes(skb, off + 9, b + 1, 1))
-			return false;
-		if (b[1] != IPPROTO_UDP)
-			return false;
-		off += (b[0] & 0xf) * 4;
-	} else {
-		if (bpf_skb_load_bytes(skb, off + 6, b, 1) || b[0] != IPPROTO_UDP)
-			return false;
-		off += sizeof(struct ipv6hdr);
-	}
-	if (bpf_skb_load_bytes(skb, off + 2, &dport, sizeof(dport)))
-		return false;
-	return dport == bpf_htons(UBOE_UDP_PORT);
-}
-
 SEC("tc")
 int ub2e_slow_ub(struct __sk_buff *skb)
 {
@@ -117,10 +151,10 @@ int ub2e_slow_ub(struct __sk_buff *skb)
 
 	if (!cfg || !skb_is_ip(skb))
 		return TC_ACT_OK;
+	v6 = skb->protocol == bpf_htons(ETH_P_IPV6);
 	if (!ub2e_marked(skb)) {
-		/* The kernel's own traffic (ICMP, ping, ARP/ND) stays IP; UBoE
-		 * that did not come through the switch never reaches UB as it is. */
-		if (skb_is_uboe(skb)) {
+		/* UBoE that did not come through the switch never reaches UB as it is. */
+		if (skb_is_uboe_at(skb, sizeof(struct ethhdr), v6) || skb_icmp_about_uboe(skb, v6)) {
 			count(UB2E_CNT_SLOW_DROP_UNCONVERTED);
 			return TC_ACT_SHOT;
 		}
@@ -131,7 +165,6 @@ int ub2e_slow_ub(struct __sk_buff *skb)
 		count(UB2E_CNT_SLOW_DROP_TOO_BIG);
 		return TC_ACT_SHOT;
 	}
-	v6 = skb->protocol == bpf_htons(ETH_P_IPV6);
 	h.proto = bpf_htons(cfg->ub_ethertype);
 	ub_lph_init(&h.lph, v6 ? UB_LPH_CONFIG_IPV6 : UB_LPH_CONFIG_IPV4, cfg->vl, cfg->rt);
 	ub_nth_init(&h.nth, ub_cci_make_fecn((m >> UB2E_MARK_FECN_SHIFT) & 3, 0),
@@ -142,5 +175,260 @@ int ub2e_slow_ub(struct __sk_buff *skb)
 		return TC_ACT_SHOT;
 	}
 	count(UB2E_CNT_SLOW_TX_UB);
+	return TC_ACT_OK;
+}
+
+/* ---- TC ingress: what XDP punted, before the kernel routes it ---------------- */
+
+/* The switch's own addresses on the IP-side port (ubctl fills them in): the
+ * source of the Packet Too Big answers below, as a router's must be (RFC 1812
+ * §4.3.2.4). Zero: none of that family. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ub2e_icmp_src);
+} ub2e_icmp_src SEC(".maps");
+
+/* As much of the packet as an ICMP error quotes: 576 bytes in all for IPv4
+ * (RFC 1812 §4.3.2.3), the IPv6 minimum MTU (RFC 4443 §3.2). */
+#define ICMP4_QUOTE_MAX	(576 - sizeof(struct iphdr) - 8)
+#define ICMP6_QUOTE_MAX	(1280 - sizeof(struct ipv6hdr) - 8)
+#define CSUM_CHUNK	512	/* the most bpf_csum_diff() sums in one call */
+
+struct icmp_quote {
+	__u8 b[ICMP6_QUOTE_MAX + 4];	/* + zero padding to a multiple of 4 */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct icmp_quote);
+} ub2e_icmp_scratch SEC(".maps");
+
+/* Ones' complement sum of n bytes at p (n a multiple of 4, at most CSUM_CHUNK). */
+static __always_inline __s64 csum_tail(__u8 *p, __u32 n, __s64 sum)
+{
+	barrier_var(n);
+	if (!n || n > CSUM_CHUNK || sum < 0)
+		return sum;
+	return bpf_csum_diff(NULL, 0, (__be32 *)p, n, (__wsum)sum);
+}
+
+/* Ones' complement sum of the quote (zero-padded to 4 bytes) onto `sum`:
+ * whole chunks at fixed offsets, so only the last one has a variable size. */
+static __always_inline __s64 quote_csum(struct icmp_quote *q, __u32 len, __s64 sum)
+{
+	__u32 n = (len + 3) & ~3u;
+	__u32 off = 0;
+
+	if (n > CSUM_CHUNK && sum >= 0) {
+		sum = bpf_csum_diff(NULL, 0, (__be32 *)q->b, CSUM_CHUNK, (__wsum)sum);
+		off = CSUM_CHUNK;
+	}
+	if (n > 2 * CSUM_CHUNK && sum >= 0) {
+		sum = bpf_csum_diff(NULL, 0, (__be32 *)(q->b + CSUM_CHUNK), CSUM_CHUNK, (__wsum)sum);
+		off = 2 * CSUM_CHUNK;
+	}
+	return off == 2 * CSUM_CHUNK ? csum_tail(q->b + 2 * CSUM_CHUNK, n - 2 * CSUM_CHUNK, sum) :
+	       off == CSUM_CHUNK ? csum_tail(q->b + CSUM_CHUNK, n - CSUM_CHUNK, sum) :
+	       csum_tail(q->b, n, sum);
+}
+
+static __always_inline __sum16 csum_finish(__s64 sum)
+{
+	return (__sum16)~csum_fold32((__u32)sum);
+}
+
+/*
+ * UBoE -> UB too big for the UB port once LPH+NTH (10 bytes) come: the kernel
+ * would check only the IP length against the MTU — forward what fits as IP but
+ * not as UB (then dropped on egress), and quote the full MTU to what it does
+ * answer, an MTU the sender could never use. So the switch answers itself,
+ * with the MTU that fits (egress MTU - 10), turning this packet into ICMP
+ * Fragmentation Needed / Packet Too Big back out of the port it came in by;
+ * the mark stays, so TC egress tags it into the sender's partition.
+ * Returns -1 when this is not the case (the kernel goes on), else a verdict.
+ */
+static __always_inline int slow_too_big(struct __sk_buff *skb, const struct ub2e_cfg *cfg)
+{
+	struct hdr_cursor c = { (void *)(long)skb->data, (void *)(long)skb->data_end };
+	struct bpf_fib_lookup fib;
+	struct ub2e_icmp_src *src;
+	struct icmp_quote *q;
+	struct udphdr *udph;
+	struct ethhdr *eth;
+	__u8 mac[2 * ETH_ALEN];
+	__u32 zero = 0, ip_len, qlen, mtu;
+	bool v6 = skb->protocol == bpf_htons(ETH_P_IPV6);
+	struct {
+		struct iphdr ip;
+		__u8 type, code;
+		__sum16 csum;
+		__be16 unused, mtu;
+	} __attribute__((packed)) h4 = {};
+	struct {
+		struct ipv6hdr ip;
+		__u8 type, code;
+		__sum16 csum;
+		__be32 mtu;
+	} __attribute__((packed)) h6 = {};
+	struct {
+		struct in6_addr src, dst;
+		__be32 len, nexthdr;
+	} pseudo;
+	__s64 sum;
+	int rc;
+
+	if (parse_ethhdr(&c, &eth) < 0)
+		return -1;
+	__builtin_memcpy(mac, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(mac + ETH_ALEN, eth->h_dest, ETH_ALEN);
+	if (!v6) {
+		struct iphdr *iph;
+
+		if (parse_iphdr(&c, &iph) != IPPROTO_UDP || iph->ihl != 5 || parse_udphdr(&c, &udph) < 0)
+			return -1;
+		if (!(cfg->flags & UB2E_F_NO_TTL_DEC) && iph->ttl <= 1)
+			return -1;	/* Time Exceeded comes first, from the kernel */
+		rc = fib_lookup_ip4(skb, &fib, skb->ifindex, iph, udph, UB_NATIVE_HDR_LEN);
+		ip_len = bpf_ntohs(iph->tot_len);
+		h4.ip.daddr = iph->saddr;
+	} else {
+		struct ipv6hdr *ip6h;
+
+		if (parse_ip6hdr(&c, &ip6h) != IPPROTO_UDP || parse_udphdr(&c, &udph) < 0)
+			return -1;
+		if (!(cfg->flags & UB2E_F_NO_TTL_DEC) && ip6h->hop_limit <= 1)
+			return -1;
+		rc = fib_lookup_ip6(skb, &fib, skb->ifindex, ip6h, udph, UB_NATIVE_HDR_LEN);
+		ip_len = bpf_ntohs(ip6h->payload_len) + sizeof(*ip6h);
+		h6.ip.daddr = ip6h->saddr;
+	}
+	if (rc != BPF_FIB_LKUP_RET_FRAG_NEEDED)
+		return -1;
+	mtu = fib.mtu_result > UB_NATIVE_HDR_LEN ? fib.mtu_result - UB_NATIVE_HDR_LEN : 0;
+
+	src = bpf_map_lookup_elem(&ub2e_icmp_src, &zero);
+	q = bpf_map_lookup_elem(&ub2e_icmp_scratch, &zero);
+	if (!src || !q)
+		return -1;
+	if (v6 ? !(src->ip6[0] | src->ip6[1] | src->ip6[2] | src->ip6[3]) : !src->ip4) {
+		count(UB2E_CNT_SLOW_ICMP_NO_SOURCE);
+		return -1;
+	}
+
+	qlen = v6 ? ICMP6_QUOTE_MAX : ICMP4_QUOTE_MAX;
+	if (ip_len < qlen)
+		qlen = ip_len;
+	if (qlen < sizeof(struct iphdr) || qlen > ICMP6_QUOTE_MAX)
+		return -1;
+	if (bpf_skb_load_bytes(skb, sizeof(struct ethhdr), q->b, qlen))
+		return -1;
+	*(__u32 *)(q->b + qlen) = 0;
+
+	if (!v6) {
+		h4.ip.version = 4;
+		h4.ip.ihl = 5;
+		h4.ip.tos = 0xc0;	/* IPTOS_PREC_INTERNETCONTROL, as the kernel's */
+		h4.ip.tot_len = bpf_htons(sizeof(h4) + qlen);
+		h4.ip.ttl = 64;
+		h4.ip.protocol = IPPROTO_ICMP;
+		h4.ip.saddr = src->ip4;
+		h4.ip.check = csum_finish(bpf_csum_diff(NULL, 0, (__be32 *)(void *)&h4, sizeof(h4.ip), 0));
+		h4.type = 3;	/* Destination Unreachable */
+		h4.code = 4;	/* Fragmentation Needed and DF set */
+		h4.mtu = bpf_htons(mtu);
+		sum = bpf_csum_diff(NULL, 0, (__be32 *)&h4.type, 8, 0);
+		sum = quote_csum(q, qlen, sum);
+		h4.csum = csum_finish(sum);
+	} else {
+		h6.ip.version = 6;
+		h6.ip.payload_len = bpf_htons(8 + qlen);
+		h6.ip.nexthdr = IPPROTO_ICMPV6;
+		h6.ip.hop_limit = 64;
+		__builtin_memcpy(&h6.ip.saddr, &src->ip6, sizeof(h6.ip.saddr));
+		h6.type = 2;	/* Packet Too Big */
+		h6.mtu = bpf_htonl(mtu);
+		pseudo.src = h6.ip.saddr;
+		pseudo.dst = h6.ip.daddr;
+		pseudo.len = bpf_htonl(8 + qlen);
+		pseudo.nexthdr = bpf_htonl(IPPROTO_ICMPV6);
+		sum = bpf_csum_diff(NULL, 0, (__be32 *)&pseudo, sizeof(pseudo), 0);
+		sum = bpf_csum_diff(NULL, 0, (__be32 *)&h6.type, 8, (__wsum)sum);
+		sum = quote_csum(q, qlen, sum);
+		h6.csum = csum_finish(sum);
+	}
+	if (sum < 0)
+		return -1;
+
+	/* Eth | IP | ICMP | quote: cut to the quote, open room for the headers. */
+	if (bpf_skb_change_tail(skb, sizeof(struct ethhdr) + qlen, 0) ||
+	    bpf_skb_adjust_room(skb, v6 ? sizeof(h6) : sizeof(h4), BPF_ADJ_ROOM_MAC, 0) ||
+	    bpf_skb_store_bytes(skb, 0, mac, sizeof(mac), 0) ||
+	    (v6 ? bpf_skb_store_bytes(skb, sizeof(struct ethhdr), &h6, sizeof(h6), 0) :
+		  bpf_skb_store_bytes(skb, sizeof(struct ethhdr), &h4, sizeof(h4), 0))) {
+		count(UB2E_CNT_SLOW_DROP_ADJUST);
+		return TC_ACT_SHOT;
+	}
+	/* Whatever checksum state came with the packet is stale: verify afresh. */
+	bpf_csum_level(skb, BPF_CSUM_LEVEL_RESET);
+	count(UB2E_CNT_SLOW_ICMP_TOO_BIG);
+	return bpf_redirect(skb->ifindex, 0);
+}
+
+/*
+ * --no-ttl-dec on the slow path: the kernel decrements TTL / hop limit when it
+ * forwards, so add the one it will take (a packet at 255 loses one; one that
+ * would die at 1 now passes, as on the fast path).
+ */
+static __always_inline void slow_keep_ttl(struct __sk_buff *skb)
+{
+	__u32 off = sizeof(struct ethhdr);
+	__be16 old, new;
+	__u8 hl;
+
+	if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+		off += __builtin_offsetof(struct ipv6hdr, hop_limit);
+		if (bpf_skb_load_bytes(skb, off, &hl, 1) || hl == 0 || hl == 255)
+			return;
+		hl++;
+		bpf_skb_store_bytes(skb, off, &hl, 1, 0);
+		return;
+	}
+	off += __builtin_offsetof(struct iphdr, ttl);	/* TTL and protocol: one checksum word */
+	if (bpf_skb_load_bytes(skb, off, &old, 2))
+		return;
+	hl = *(__u8 *)&old;
+	if (hl == 0 || hl == 255)
+		return;
+	new = old;
+	*(__u8 *)&new = hl + 1;
+	if (!bpf_skb_store_bytes(skb, off, &new, 2, 0))
+		bpf_l3_csum_replace(skb, sizeof(struct ethhdr) + __builtin_offsetof(struct iphdr, check), old, new, 2);
+}
+
+SEC("tc")
+int ub2e_slow_in(struct __sk_buff *skb)
+{
+	void *data = (void *)(long)skb->data;
+	__u32 *meta = (void *)(long)skb->data_meta;
+	const struct ub2e_cfg *cfg;
+	int rc;
+
+	if ((void *)(meta + 1) <= data && (*meta & UB2E_MARK_MAGIC_MASK) == UB2E_MARK_MAGIC)
+		skb->mark = *meta;
+	cfg = ub2e_config();
+	if (!cfg || !ub2e_marked(skb) || !skb_is_ip(skb))
+		return TC_ACT_OK;
+	/* Only UBoE -> UB grows on the way out (an 802.1Q tag is not in the MTU). */
+	if (ub2e_is_port(&ub2e_tx_ip, skb->ifindex)) {
+		rc = slow_too_big(skb, cfg);
+		if (rc >= 0)
+			return rc;
+	}
+	if (cfg->flags & UB2E_F_NO_TTL_DEC)
+		slow_keep_ttl(skb);
 	return TC_ACT_OK;
 }

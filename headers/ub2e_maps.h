@@ -40,6 +40,13 @@ struct ub2e_cfg {
 	__u8 ip_mac[6];
 };
 
+/* Source addresses of the ICMP errors the slow path sends itself (the
+ * IP-side port's, network order; all zero: none of that family). */
+struct ub2e_icmp_src {
+	__be32 ip4;
+	__be32 ip6[4];
+};
+
 /*
  * NPI -> VLAN table (draft §5.3): an array (Partition ID >> 12) of arrays
  * (Partition ID & 0xfff) of this value; all zero = no entry.
@@ -108,7 +115,9 @@ _Static_assert(sizeof(struct ub2e_npi_vlans) == 6, "npi2vlan value is 6 bytes");
 	X(SLOW_DROP_TOO_BIG,	"slow_drop_too_big")			\
 	X(SLOW_DROP_UNCONVERTED, "slow_drop_unconverted")		\
 	X(SLOW_DROP_VLAN,	"slow_drop_vlan")			\
-	X(SLOW_DROP_ADJUST,	"slow_drop_adjust_failed")
+	X(SLOW_DROP_ADJUST,	"slow_drop_adjust_failed")			\
+	X(SLOW_ICMP_TOO_BIG,	"slow_icmp_too_big")			\
+	X(SLOW_ICMP_NO_SOURCE,	"slow_icmp_no_source")
 
 /*
  * The slow path (bpf/ub2e_tc.bpf.c). What XDP cannot finish (no neighbour,

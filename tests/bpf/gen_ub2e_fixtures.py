@@ -14,7 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scapy"))
 
 from scapy.layers.inet import IP, UDP, ICMP  # noqa: E402
-from scapy.layers.inet6 import IPv6, IPv6ExtHdrDestOpt  # noqa: E402
+from scapy.layers.inet6 import IPv6, IPv6ExtHdrDestOpt, ICMPv6PacketTooBig  # noqa: E402
 from scapy.layers.l2 import ARP, Dot1Q, Ether  # noqa: E402
 from scapy.packet import Raw  # noqa: E402
 
@@ -562,6 +562,82 @@ for v6 in (False, True):
         else:
             case(f"tc_egress_ub_{fam}_mtu_{size}", "tc_egress_ub", fwd, "TC_ACT_SHOT", ["slow_drop_too_big"],
                  mark=slow_mark(1, 0, MARKABLE), scapy="1491 + LPH/NTH > 1500: dropped, never sent too big")
+
+
+# ---- The slow path's ingress (TC, before the kernel routes the punted packet) --
+def icmp_error(ipb, v6, mtu=None, typ=None, code=0, src=None, dst=None, macs=None):
+    """An ICMP error quoting ipb as routers do: 576 bytes in all for IPv4
+    (RFC 1812 4.3.2.3), 1280 for IPv6 (RFC 4443 2.4)."""
+    dmac, smac = macs or (T["IPHOST_MAC"], T["SW_IP_MAC"])
+    if not v6:
+        ans = (IP(src=src or T["SW_IP_IP4"], dst=dst or T["IPHOST_IP4"], tos=0xC0, ttl=64, id=0, flags=0) /
+               ICMP(type=3 if typ is None else typ, code=4 if typ is None else code,
+                    nexthopmtu=mtu or 0) / Raw(ipb[:548]))
+        return Ether(dst=dmac, src=smac, type=0x0800) / ans
+    ans = (IPv6(src=src or T["SW_IP_IP6"], dst=dst or T["IPHOST_IP6"], hlim=64) /
+           ICMPv6PacketTooBig(mtu=mtu) / Raw(ipb[:1232]))
+    return Ether(dst=dmac, src=smac, type=0x86DD) / ans
+
+
+def ttl_plus_one(ipb):
+    """--no-ttl-dec on the slow path: one more, for the kernel to take."""
+    return rewrite_ip(ipb, ttl_dec=-1)
+
+
+for v6 in (False, True):
+    fam = "v6" if v6 else "v4"
+    near = T["UB_SMALL_MTU_IP6"] if v6 else T["UB_SMALL_MTU_IP4"]
+    src = T["IPHOST_IP6"] if v6 else T["IPHOST_IP4"]
+    # Route MTU 500 towards the UB side: what does not fit with LPH+NTH is
+    # answered by the switch (MTU 490), out of the port it came in by.
+    for size in (491, 500, 1400):
+        ipb = sized(v6, size, src=src, dst=near)
+        case(f"tc_ingress_ip_{fam}_too_big_{size}", "tc_ingress_ip", uboe_in(ipb), "TC_ACT_REDIRECT",
+             ["slow_icmp_too_big"], icmp_error(ipb, v6, mtu=490), mark=slow_mark(4097),
+             scapy=f"IP {size} + LPH/NTH > 500: {'Packet Too Big' if v6 else 'Fragmentation Needed'} "
+                   "MTU 490 from the IP port's address, quoting what a router quotes")
+    ipb = sized(v6, 490, src=src, dst=near)
+    case(f"tc_ingress_ip_{fam}_fits_490", "tc_ingress_ip", uboe_in(ipb), "TC_ACT_OK", [], uboe_in(ipb),
+         mark=slow_mark(4097))
+    ipb = sized(v6, 500, src=src, dst=near, ttl=1)
+    case(f"tc_ingress_ip_{fam}_too_big_ttl_1", "tc_ingress_ip", uboe_in(ipb), "TC_ACT_OK", [], uboe_in(ipb),
+         mark=slow_mark(4097), scapy="TTL 1: the kernel's Time Exceeded comes first")
+    case(f"tc_ingress_ip_{fam}_too_big_unmarked", "tc_ingress_ip", uboe_in(ipb), "TC_ACT_OK", [], uboe_in(ipb),
+         scapy="not punted by the switch: not its business")
+    # UB -> UBoE: the IP packet leaves as it is; the kernel answers.
+    ipb = sized(v6, 500, dst=T["SMALL_MTU_IP6"] if v6 else T["SMALL_MTU_IP4"])
+    inp = tagged(T["SW_UB_MAC"], T["UBPU_MAC"], ipb, None)
+    case(f"tc_ingress_ub_{fam}_untouched", "tc_ingress_ub", inp, "TC_ACT_OK", [], inp, mark=slow_mark(5))
+    # --no-ttl-dec: the kernel's decrement undone in advance, checksum kept.
+    for ttl in (64, 1):
+        ipb = ip_bytes(v6=v6, ttl=ttl)
+        case(f"tc_ingress_ub_{fam}_no_ttl_dec_{ttl}", "tc_ingress_ub", tagged(T["SW_UB_MAC"], T["UBPU_MAC"], ipb, None),
+             "TC_ACT_OK", [], tagged(T["SW_UB_MAC"], T["UBPU_MAC"], ttl_plus_one(ipb), None),
+             opts="--no-ttl-dec", mark=slow_mark(5))
+    ipb = back(v6=v6, ttl=255)
+    case(f"tc_ingress_ip_{fam}_no_ttl_dec_255", "tc_ingress_ip", uboe_in(ipb), "TC_ACT_OK", [], uboe_in(ipb),
+         opts="--no-ttl-dec", mark=slow_mark(5), scapy="255 cannot grow: the kernel's decrement stays")
+    ipb = back(v6=v6, ttl=64)
+    case(f"tc_ingress_ip_{fam}_ttl_dec", "tc_ingress_ip", uboe_in(ipb), "TC_ACT_OK", [], uboe_in(ipb),
+         mark=slow_mark(5), scapy="without --no-ttl-dec the kernel decrements, as routers do")
+    # Unmarked ICMP errors about UBoE (fwmark_reflect off) never leave as plain
+    # IP; about other traffic they do.
+    q = ip_bytes(v6=v6, ttl=1)
+    err = icmp_error(q, v6, typ=11, src=T["SW_UB_IP6"] if v6 else T["SW_UB_IP4"],
+                     dst=T["UBPU_IP6"] if v6 else T["UBPU_IP4"], macs=(T["UBPU_MAC"], T["SW_UB_MAC"])) \
+        if not v6 else icmp_error(q, v6, mtu=1280, src=T["SW_UB_IP6"], dst=T["UBPU_IP6"],
+                                  macs=(T["UBPU_MAC"], T["SW_UB_MAC"]))
+    case(f"tc_egress_ub_{fam}_unmarked_icmp_about_uboe_dropped", "tc_egress_ub", err, "TC_ACT_SHOT",
+         ["slow_drop_unconverted"], scapy="an answer about UBoE without its partition: not sent as plain IP")
+    case(f"tc_egress_ip_{fam}_unmarked_icmp_about_uboe_dropped", "tc_egress_ip", err, "TC_ACT_SHOT",
+         ["slow_drop_unconverted"])
+    other = bytes((IPv6(src=T["UBPU_IP6"], dst=T["IPHOST_IP6"]) if v6 else
+                   IP(src=T["UBPU_IP4"], dst=T["IPHOST_IP4"])) / UDP(sport=5000, dport=53) / Raw(b"q" * 20))
+    err = icmp_error(other, v6, typ=11, src=T["SW_UB_IP4"], dst=T["UBPU_IP4"],
+                     macs=(T["UBPU_MAC"], T["SW_UB_MAC"])) if not v6 else \
+        icmp_error(other, v6, mtu=1280, src=T["SW_UB_IP6"], dst=T["UBPU_IP6"], macs=(T["UBPU_MAC"], T["SW_UB_MAC"]))
+    case(f"tc_egress_ub_{fam}_unmarked_icmp_about_other_untouched", "tc_egress_ub", err, "TC_ACT_OK", [], err,
+         scapy="the kernel's answers about plain IP stay plain IP, like plain IP crossing the switch")
 
 
 def main():

@@ -20,6 +20,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
+#include <linux/pkt_cls.h>
 
 #include "ub2e.skel.h"
 #include "ub2e_cfg.h"
@@ -56,6 +57,8 @@ static const char *verdict_name(bool tc, __u32 v)
 {
 	static const char *const act[] = { "TC_ACT_OK", "TC_ACT_RECLASSIFY", "TC_ACT_SHOT" };
 
+	if (tc && v == TC_ACT_REDIRECT)
+		return "TC_ACT_REDIRECT";
 	if (tc)
 		return v < 3 ? act[v] : "TC_ACT_?";
 	return fixture_xdp_verdict(v);
@@ -86,9 +89,17 @@ int configure(const char *opts, char *err, size_t errlen)
 	__u32 zero = 0;
 	int nraw = 0;
 
+	struct ub2e_icmp_src src;
+
 	ub2e_cfg_defaults(&cfg);
 	if (ub2e_cfg_ports(&cfg, ub_dev, ip_dev)) {
 		snprintf(err, errlen, "MACs of %s, %s: %s", ub_dev, ip_dev, strerror(errno));
+		return -1;
+	}
+	/* As ubctl does: the IP-side port's addresses answer Packet Too Big. */
+	if (ub2e_icmp_src_read(&src, ip_dev) ||
+	    bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_icmp_src), &zero, &src, BPF_ANY)) {
+		snprintf(err, errlen, "addresses of %s: %s", ip_dev, strerror(errno));
 		return -1;
 	}
 	/* Forget the previous case's table: only the blocks it used (a full
@@ -195,6 +206,10 @@ static bool run_case(const struct fixture *f)
 	} else if (!strcmp(f->prog, "to_ub")) {
 		prog = skel->progs.ub2e_to_ub;
 		ctx.ingress_ifindex = ip_if;
+	} else if (!strcmp(f->prog, "tc_ingress_ub") || !strcmp(f->prog, "tc_ingress_ip")) {
+		/* The mark comes in the ctx (no XDP metadata under test). */
+		prog = skel->progs.ub2e_slow_in;
+		skb.ifindex = f->prog[11] == 'u' ? ub_if : ip_if;
 	} else if (!strcmp(f->prog, "tc_egress_ub")) {
 		prog = skel->progs.ub2e_slow_ub;
 		skb.ifindex = ub_if;

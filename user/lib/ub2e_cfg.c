@@ -2,11 +2,14 @@
 #include "ub2e_cfg.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <ifaddrs.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -158,4 +161,31 @@ int ub2e_cfg_ports(struct ub2e_cfg *cfg, const char *ub_dev, const char *ip_dev)
 	rc = dev_mac(fd, ub_dev, cfg->ub_mac) || dev_mac(fd, ip_dev, cfg->ip_mac) ? -1 : 0;
 	close(fd);
 	return rc;
+}
+
+int ub2e_icmp_src_read(struct ub2e_icmp_src *src, const char *ip_dev)
+{
+	struct ifaddrs *all, *a;
+	bool v6_global = false;
+
+	memset(src, 0, sizeof(*src));
+	if (getifaddrs(&all))
+		return -1;
+	for (a = all; a; a = a->ifa_next) {
+		if (!a->ifa_addr || strcmp(a->ifa_name, ip_dev))
+			continue;
+		if (a->ifa_addr->sa_family == AF_INET && !src->ip4) {
+			src->ip4 = ((const struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr;
+		} else if (a->ifa_addr->sa_family == AF_INET6 && !v6_global) {
+			const struct in6_addr *in6 = &((const struct sockaddr_in6 *)a->ifa_addr)->sin6_addr;
+
+			if (!IN6_IS_ADDR_LINKLOCAL(in6))
+				v6_global = true;
+			else if (src->ip6[0] | src->ip6[1] | src->ip6[2] | src->ip6[3])
+				continue;
+			memcpy(src->ip6, in6, sizeof(src->ip6));
+		}
+	}
+	freeifaddrs(all);
+	return 0;
 }

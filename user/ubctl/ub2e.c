@@ -269,12 +269,68 @@ static int load_err(int rc)
 	return fail(EXIT_FAIL, "loading BPF programs failed (%s): %s", hint, strerror(-rc));
 }
 
+/*
+ * The kernel's own answers to punted packets (ICMP Time Exceeded, Fragmentation
+ * Needed, Port Unreachable, ...) must leave converted, in the partition of the
+ * packet they answer: fwmark_reflect gives them that packet's skb->mark, which
+ * TC egress converts from. A namespace-wide setting, so it stays after detach
+ * (another switch may share the namespace; without marks it changes nothing).
+ */
+static void fwmark_reflect_on(void)
+{
+	static const char *const fams[] = { "ipv4", "ipv6" };
+	char p[64];
+	int v;
+
+	for (int i = 0; i < 2; i++) {
+		FILE *f;
+
+		snprintf(p, sizeof(p), "/proc/sys/net/%s/fwmark_reflect", fams[i]);
+		f = fopen(p, "r");
+		if (!f)
+			continue;	/* no such family here */
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+		if (v == 1)
+			continue;
+		f = fopen(p, "w");
+		if (!f || fputs("1\n", f) < 0 || fclose(f)) {
+			warnx_("cannot set net.%s.fwmark_reflect=1 (%s): the kernel's ICMP answers to UB packets "
+			       "would leave unconverted, so the slow path drops them", fams[i], strerror(errno));
+			continue;
+		}
+		printf("ub2e: set net.%s.fwmark_reflect=1 in this network namespace, so that the kernel's "
+		       "ICMP answers to UB packets leave converted (left set on detach)\n", fams[i]);
+	}
+}
+
+/* Source addresses of the switch's own Packet Too Big answers (bpf/ub2e_tc.bpf.c). */
+static int icmp_src_fill(struct ub2e *skel, const char *ip_dev, struct ub2e_icmp_src *src)
+{
+	__u32 zero = 0;
+
+	return ub2e_icmp_src_read(src, ip_dev) ||
+	       bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_icmp_src), &zero, src, BPF_ANY) ? -1 : 0;
+}
+
+static void icmp_src_warn(const struct ub2e_icmp_src *src, const char *ip_dev)
+{
+	if (!src->ip4)
+		warnx_("%s has no IPv4 address: UBoE -> UB IPv4 packets too big for the UB side get no "
+		       "Fragmentation Needed from the switch (slow_icmp_no_source)", ip_dev);
+	if (!(src->ip6[0] | src->ip6[1] | src->ip6[2] | src->ip6[3]))
+		warnx_("%s has no IPv6 address: UBoE -> UB IPv6 packets too big for the UB side get no "
+		       "Packet Too Big from the switch (slow_icmp_no_source)", ip_dev);
+}
+
 static int do_attach(struct ub2e_args *a)
 {
 	unsigned ub_if, ip_if;
 	__u32 flags = XDP_FLAGS_UPDATE_IF_NOEXIST | (a->generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
 	char dir[PATH_MAX], err[512], p[PATH_MAX];
 	struct ub2e *skel = NULL;
+	struct ub2e_icmp_src src;
 	struct stat st;
 	__u32 zero = 0;
 	int rc, tc_in = -1, tc_ub = -1, tc_ip = -1;
@@ -308,7 +364,8 @@ static int do_attach(struct ub2e_args *a)
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ip), &ip_if, &ip_if, BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ub), &ub_if, &ub_if, BPF_ANY) ||
 	    ub2e_tables_write(bpf_map__fd(skel->maps.ub2e_npi2vlan), bpf_map__fd(skel->maps.ub2e_vlan2npi),
-			      a->plan, a->nplan)) {
+			      a->plan, a->nplan) ||
+	    icmp_src_fill(skel, a->sel.ip_dev, &src)) {
 		rc = fail(EXIT_FAIL, "filling the switch maps: %s", strerror(errno));
 		goto out;
 	}
@@ -385,6 +442,8 @@ static int do_attach(struct ub2e_args *a)
 		goto untc;
 	}
 	ub2e_warn_host(a->sel.ub_dev, a->sel.ip_dev);
+	icmp_src_warn(&src, a->sel.ip_dev);
+	fwmark_reflect_on();
 	printf("ub2e attached: %s (UB side) <-> %s (IP side), %s XDP, pinned at %s\n",
 	       a->sel.ub_dev, a->sel.ip_dev, a->generic ? "generic" : "native", pin_display(dir));
 	rc = 0;
