@@ -596,6 +596,9 @@ for v6 in (False, True):
              ["slow_icmp_too_big"], icmp_error(ipb, v6, mtu=490), mark=slow_mark(4097),
              scapy=f"IP {size} + LPH/NTH > 500: {'Packet Too Big' if v6 else 'Fragmentation Needed'} "
                    "MTU 490 from the IP port's address, quoting what a router quotes")
+    case(f"tc_ingress_ip_{fam}_too_big_no_source", "tc_ingress_ip", uboe_in(ipb), "TC_ACT_OK",
+         ["slow_icmp_no_source"], uboe_in(ipb), opts="--no-icmp-source", mark=slow_mark(4097),
+         scapy="no address of the family on the IP port: no answer of the switch's, counted; the kernel goes on")
     ipb = sized(v6, 490, src=src, dst=near)
     case(f"tc_ingress_ip_{fam}_fits_490", "tc_ingress_ip", uboe_in(ipb), "TC_ACT_OK", [], uboe_in(ipb),
          mark=slow_mark(4097))

@@ -149,6 +149,13 @@ int configure(const char *opts, char *err, size_t errlen)
 			tok = strtok_r(NULL, " ", &save);
 			if (!tok || nplan == 64 || npimap_parse(tok, &plan[nplan++], err, errlen))
 				return -1;
+		} else if (!strcmp(name, "no-icmp-source")) {
+			/* An IP-side port without addresses, as ubctl would have found it. */
+			memset(&src, 0, sizeof(src));
+			if (bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_icmp_src), &zero, &src, BPF_ANY)) {
+				snprintf(err, errlen, "--no-icmp-source: %s", strerror(errno));
+				return -1;
+			}
 		} else if (!strcmp(name, "untagged") || !strcmp(name, "strict") || !strcmp(name, "no-ttl-dec")) {
 			if (ub2e_cfg_set(&cfg, name, NULL, err, errlen))
 				return -1;
