@@ -35,7 +35,6 @@ static __always_inline bool ub2e_marked(const struct __sk_buff *skb)
 	return (skb->mark & UB2E_MARK_MAGIC_MASK) == UB2E_MARK_MAGIC;
 }
 
-
 static __always_inline bool skb_is_ip(const struct __sk_buff *skb)
 {
 	return skb->protocol == bpf_htons(ETH_P_IP) || skb->protocol == bpf_htons(ETH_P_IPV6);
