@@ -38,7 +38,10 @@ static void usage(FILE *f)
 		"  --json         one JSON summary object on stdout\n"
 		"  --verbose      also every non-zero transport counter\n"
 		"  --cc CC        congestion control per channel: none (default), ldcp, dcqcn, caqm\n"
-		"  --lb LB        the channels as one group: flow (default: a port each), packet\n",
+		"  --lb LB        the channels as one group: flow (default: a port each), packet\n"
+		"  --interval MS  every MS milliseconds: goodput and each channel's rate or window\n"
+		"  --stage-pin DIR  report the queue high water of the marking stage pinned in DIR\n"
+		"                 (ubcaqm --pin DIR)\n",
 		UBPERF_MAX_CHANS, UBPERF_DEFAULT_PORT);
 }
 
@@ -106,6 +109,7 @@ int main(int argc, char **argv)
 		{ "wait", required_argument, 0, 'W' }, { "stall", required_argument, 0, 'S' },
 		{ "generic", no_argument, 0, 'g' }, { "zerocopy", no_argument, 0, 'z' },
 		{ "cc", required_argument, 0, 'C' }, { "lb", required_argument, 0, 'L' },
+		{ "interval", required_argument, 0, 'I' }, { "stage-pin", required_argument, 0, 'G' },
 		{ "json", no_argument, 0, 'j' }, { "verbose", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' }, { 0 },
 	};
 	struct ubperf_opts o = {
@@ -140,6 +144,12 @@ int main(int argc, char **argv)
 			if (tpg_lb_parse(optarg, &o.lb))
 				return bad("--lb", optarg);
 			break;
+		case 'I':
+			if (parse_size(optarg, &v) || !v || v > 3600000)
+				return bad("--interval (milliseconds, 1 .. 3600000)", optarg);
+			o.interval_ns = v * 1000000;
+			break;
+		case 'G': o.stage_pin = optarg; break;
 		case 'm':
 			if (tp_mode_parse(optarg, &o.mode))
 				return bad("--mode", optarg);

@@ -37,6 +37,8 @@ struct ubperf_opts {
 	double stall_s;		/* no completion this long: the peer is gone */
 	enum tp_cc_algo cc;	/* congestion control per channel */
 	enum tpg_lb lb;		/* the channels form a group: per-flow / per-packet LB */
+	uint64_t interval_ns;	/* --interval: a sample per channel this often; 0: none */
+	const char *stage_pin;	/* --stage-pin: a CAQM/ECN stage's pinned maps (ubcaqm --pin) */
 };
 
 /*
