@@ -16,7 +16,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ubperf server --dev DEV [options]\n"
+		"usage: ubperf server --dev DEV[,DEV...] [options]\n"
 		"       ubperf client --dev DEV --peer ADDR [options]\n"
 		"  --mode M       rtp-sr (default), rtp-gbn, rtp-gbn-fast, utp\n"
 		"  --op OP        send (default), write, read\n"
@@ -31,6 +31,7 @@ static void usage(FILE *f)
 		"  --rto R        512us, 16ms, 128ms, 4s (static) or dynamic (default)\n"
 		"  --rto-min US   dynamic RTO: floor of its base, microseconds (default: the core's)\n"
 		"  --port P       TCP control port (default %d)\n"
+		"  --dev A,B      (server) serve on several ports: channel i on port i mod N\n"
 		"  --wait S       how long to wait for the peer (default 5; server: for a client, 0 = forever)\n"
 		"  --stall S      no completion for S seconds means the peer is gone (default 3)\n"
 		"  --generic      XDP in generic (SKB) mode\n"
@@ -94,6 +95,31 @@ static int parse_rto(const char *s, uint64_t *ns)
 			return 0;
 		}
 	return -1;
+}
+
+/* --dev A,B,...: at most UBPERF_MAX_DEVS names, none empty; several only for the server. */
+static int split_devs(struct ubperf_opts *o)
+{
+	static char copy[1024];
+	char *save = NULL, *t;
+
+	if (strlen(o->dev) >= sizeof(copy))
+		return bad("--dev", o->dev);
+	strcpy(copy, o->dev);
+	if (!*copy || copy[0] == ',' || copy[strlen(copy) - 1] == ',' || strstr(copy, ",,"))
+		return bad("--dev (DEV[,DEV...])", o->dev);
+	for (t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (o->ndevs == UBPERF_MAX_DEVS) {
+			fprintf(stderr, "ubperf: --dev names at most %d ports\n", UBPERF_MAX_DEVS);
+			return 2;
+		}
+		o->devs[o->ndevs++] = t;
+	}
+	if (o->ndevs > 1 && !o->server) {
+		fprintf(stderr, "ubperf: several --dev ports are for the server\n");
+		return 2;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -238,6 +264,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ubperf: --dev DEV is required\n");
 		return 2;
 	}
+	if (split_devs(&o))
+		return 2;
 	if (o.server && o.peer) {
 		fprintf(stderr, "ubperf: --peer is for the client\n");
 		return 2;

@@ -30,8 +30,11 @@ static const char *const ta_names[] = { "rol", "roi", "rot" };
 struct run {
 	const struct ubperf_opts *o;
 	const char *who;
-	struct ep *ep;
-	struct ep_peer peer;
+	/* Server: a port per --dev, peer[k] the client as port k reaches it.
+	 * Client: one port, peer[k] each address the server gave its channels. */
+	struct ep *ep[UBPERF_MAX_DEVS];
+	struct ep_peer peer[UBPERF_MAX_DEVS];
+	uint32_t nep, npeer;
 	struct ep_chan ch[UBPERF_MAX_CHANS];
 	uint8_t *buf;		/* message source / destination / registered region */
 	size_t buf_len;
@@ -90,7 +93,6 @@ static int open_ep(struct run *r)
 	struct ep_config ec = { 0 };
 	char err[256];
 
-	ec.dev = r->o->dev;
 	ec.generic = r->o->generic;
 	ec.zerocopy = r->o->zerocopy;
 	ec.tp.seed = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
@@ -103,8 +105,80 @@ static int open_ep(struct run *r)
 			return fail(r, "--stage-pin: %s", err);
 		r->has_stage = true;
 	}
-	r->ep = ep_open(&ec, err, sizeof(err));
-	return r->ep ? 0 : fail(r, "%s", err);
+	for (; r->nep < r->o->ndevs; r->nep++) {
+		ec.dev = r->o->devs[r->nep];
+		r->ep[r->nep] = ep_open(&ec, err, sizeof(err));
+		if (!r->ep[r->nep])
+			return fail(r, "%s", err);
+	}
+	return 0;
+}
+
+/* Server: the client as each port reaches it. */
+static int init_peers(struct run *r, uint8_t ver, const uint8_t ip[16], int wait_ms,
+		      const char *what)
+{
+	char err[256];
+
+	for (; r->npeer < r->nep; r->npeer++)
+		if (ep_peer_init(r->ep[r->npeer], &r->peer[r->npeer], ver, ip, wait_ms, err,
+				 sizeof(err)))
+			return fail(r, "%s via %s: %s", what, r->o->devs[r->npeer], err);
+	return 0;
+}
+
+/* Channel c's port: the server spreads its channels over its ports. */
+static uint32_t port_of(const struct run *r, uint32_t c) { return c % r->nep; }
+
+/* Every port a round. With several, none sleeps while another may have work. */
+static void progress(struct run *r)
+{
+	int moved = 0;
+
+	if (r->nep == 1) {
+		ep_progress(r->ep[0], 1);
+		return;
+	}
+	for (uint32_t k = 0; k < r->nep; k++)
+		moved += ep_progress(r->ep[k], 0);
+	if (!moved)
+		usleep(50);
+}
+
+static bool poll_event(struct run *r, struct tp_event *ev)
+{
+	for (uint32_t k = 0; k < r->nep; k++)
+		if (tp_ep_poll(ep_tp(r->ep[k]), ev))
+			return true;
+	return false;
+}
+
+/* The ports' counters, summed (srtt/rto: the first port's). */
+static void ports_stats(struct run *r, struct tp_stats *ts, struct ep_stats *es)
+{
+	tp_ep_stats(ep_tp(r->ep[0]), ts);
+	ep_get_stats(r->ep[0], es);
+	for (uint32_t k = 1; k < r->nep; k++) {
+		struct tp_stats t;
+		struct ep_stats e;
+
+		tp_ep_stats(ep_tp(r->ep[k]), &t);
+		ep_get_stats(r->ep[k], &e);
+#define ADD_TP(n, d) ts->n += t.n;
+		TP_STATS(ADD_TP)
+#undef ADD_TP
+#define ADD_EP(n, d) es->n += e.n;
+		EP_RX_ERRORS(ADD_EP)
+#undef ADD_EP
+		es->rx_frames += e.rx_frames;
+		es->tx_frames += e.tx_frames;
+		es->tx_ring_full += e.tx_ring_full;
+		es->no_frame += e.no_frame;
+		es->ce_marked += e.ce_marked;
+		es->xsk_rx_dropped += e.xsk_rx_dropped;
+		es->xsk_rx_ring_full += e.xsk_rx_ring_full;
+		es->xsk_fill_empty += e.xsk_fill_empty;
+	}
 }
 
 static int make_chans(struct run *r)
@@ -129,10 +203,10 @@ static int make_chans(struct run *r)
 					    tp_cc_algo_name(r->o->cc), i, strerror(errno));
 			tp_cc_attach(r->cc[i], &cc);
 		}
-		r->ch[i].peer = &r->peer;
+		r->ch[i].peer = &r->peer[port_of(r, i)];
 		r->ch[i].app = (void *)(uintptr_t)i;
 		r->ch[i].tpg = r->o->lb == TPG_LB_PACKET ? r->g : NULL;
-		if (!ep_chan_create(r->ep, &r->ch[i], &cc))
+		if (!ep_chan_create(r->ep[port_of(r, i)], &r->ch[i], &cc))
 			return fail(r, "cannot create TP channel %u: %s", i, strerror(errno));
 		tpg_add(r->g, r->ch[i].tp);
 	}
@@ -206,7 +280,8 @@ static void cleanup(struct run *r)
 	for (uint32_t i = 0; i < UBPERF_MAX_CHANS; i++)
 		tp_cc_destroy(r->cc[i]);
 	tpg_destroy(r->g);
-	ep_close(r->ep);
+	for (uint32_t k = 0; k < r->nep; k++)
+		ep_close(r->ep[k]);
 	if (r->ctl >= 0)
 		close(r->ctl);
 	free(r->buf);
@@ -272,11 +347,16 @@ static struct json_object *per_channel_json(const struct run *r, double secs)
 	for (uint32_t i = 0; i < r->o->channels; i++) {
 		struct json_object *o = json_object_new_object();
 		struct tp_cc_stats cs = { 0 };
+		char ip[INET6_ADDRSTRLEN];
 		struct tp_stats ts;
 
 		tp_chan_stats(r->ch[i].tp, &ts);
 		if (r->cc[i])
 			tp_cc_get_stats(r->cc[i], &cs);
+		inet_ntop(r->ch[i].peer->ip_ver == 6 ? AF_INET6 : AF_INET, r->ch[i].peer->ip, ip,
+			  sizeof(ip));
+		jset(o, "dev", json_object_new_string(r->o->devs[port_of(r, i)]));
+		jset(o, "peer", json_object_new_string(ip));
 		jset(o, "sent_bps", jbps(ts.tx_bytes, secs));
 		jset(o, "delivered_bps", jbps(ts.bytes_delivered, secs));
 		jset(o, "cnp_sent", ju64(cs.cnp_sent));
@@ -365,8 +445,7 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 			fprintf(stderr, "ubperf %s: --stage-pin %s: the stage went away (%s)\n",
 				r->who, o->stage_pin, strerror(errno));
 	}
-	tp_ep_stats(ep_tp(r->ep), &ts);
-	ep_get_stats(r->ep, &es);
+	ports_stats(r, &ts, &es);
 	rtx = ts.rtx_rto + ts.rtx_nak + ts.rtx_sack + ts.rtx_mark;
 	cc_totals(r, &cnp_sent, &cnp_rcvd);
 	qsort(r->lat, r->nlat, sizeof(r->lat[0]), cmp_u64);
@@ -504,8 +583,8 @@ static int client_loop(struct run *r)
 		}
 		if (!outstanding && !more_to_post(r, now))
 			break;
-		ep_progress(r->ep, 1);
-		while (tp_ep_poll(ep_tp(r->ep), &ev)) {
+		progress(r);
+		while (poll_event(r, &ev)) {
 			uint32_t c, s;
 
 			if (ev.type == TP_EV_CHAN_ERROR || ev.status != TP_ST_OK)
@@ -542,6 +621,33 @@ static int client_loop(struct run *r)
 	return 0;
 }
 
+/* A server on several ports: each channel to the address of its port. */
+static int follow_paths(struct run *r, const struct ctl_welcome *w, int wait_ms)
+{
+	char err[256], a_s[INET6_ADDRSTRLEN];
+
+	for (uint32_t c = 0; c < r->o->channels; c++) {
+		const struct ctl_path *p = &w->path[c];
+		uint32_t k = 0;
+
+		if (p->ver != 4 && p->ver != 6)
+			continue;
+		while (k < r->npeer && (r->peer[k].ip_ver != p->ver ||
+					memcmp(r->peer[k].ip, p->ip, p->ver == 6 ? 16 : 4)))
+			k++;
+		if (k == r->npeer) {
+			inet_ntop(p->ver == 6 ? AF_INET6 : AF_INET, p->ip, a_s, sizeof(a_s));
+			if (k == UBPERF_MAX_DEVS)
+				return fail(r, "the server names more than %d ports", UBPERF_MAX_DEVS);
+			if (ep_peer_init(r->ep[0], &r->peer[k], p->ver, p->ip, wait_ms, err, sizeof(err)))
+				return fail(r, "channel %u: server port %s: %s", c, a_s, err);
+			r->npeer++;
+		}
+		r->ch[c].peer = &r->peer[k];
+	}
+	return 0;
+}
+
 int ubperf_client(const struct ubperf_opts *o)
 {
 	struct run r = { .o = o, .who = "client", .ctl = -1 };
@@ -573,10 +679,11 @@ int ubperf_client(const struct ubperf_opts *o)
 			r.free_slots[c * 4 + s / 64] |= 1ull << (s % 64);
 	if (open_ep(&r))
 		goto out;
-	if (ep_peer_init(r.ep, &r.peer, ver, ip, wait_ms, err, sizeof(err))) {
+	if (ep_peer_init(r.ep[0], &r.peer[0], ver, ip, wait_ms, err, sizeof(err))) {
 		fail(&r, "peer %s: %s", o->peer, err);
 		goto out;
 	}
+	r.npeer = 1;
 	if (make_chans(&r))
 		goto out;
 	r.ctl = ctl_connect(ver, ip, o->port, wait_ms);
@@ -615,6 +722,8 @@ int ubperf_client(const struct ubperf_opts *o)
 	}
 	r.token = w.token;
 	r.va = w.va;
+	if (follow_paths(&r, &w, wait_ms))
+		goto out;
 	for (uint32_t c = 0; c < o->channels; c++) {
 		int e = tp_chan_connect(r.ch[c].tp, w.ch[c].tpn, w.ch[c].init_psn);
 
@@ -693,7 +802,7 @@ static void check_message(struct run *r, uint32_t c, const uint8_t *m, size_t le
 static int server_loop(struct run *r)
 {
 	const struct ubperf_opts *o = r->o;
-	uint64_t idle_ns = (uint64_t)((o->stall_s > 10 ? o->stall_s : 10) * 1e9), last_rx = 0;
+	uint64_t idle_ns = (uint64_t)((o->stall_s > 10 ? o->stall_s : 10) * 1e9), last_rx = 0, rx;
 	struct tp_event ev;
 	struct ep_stats es;
 
@@ -701,8 +810,8 @@ static int server_loop(struct run *r)
 	for (;;) {
 		uint64_t now;
 
-		ep_progress(r->ep, 1);
-		while (tp_ep_poll(ep_tp(r->ep), &ev)) {
+		progress(r);
+		while (poll_event(r, &ev)) {
 			uint32_t c = (uint32_t)(uintptr_t)((struct ep_chan *)ev.user)->app;
 
 			if (ev.type == TP_EV_CHAN_ERROR)
@@ -718,10 +827,14 @@ static int server_loop(struct run *r)
 			check_message(r, c, r->buf + ev.wr_id * o->size, ev.len);
 			tp_post_recv(r->ch[c].tp, r->buf + ev.wr_id * o->size, o->size, ev.wr_id);
 		}
-		ep_get_stats(r->ep, &es);
+		rx = 0;
+		for (uint32_t k = 0; k < r->nep; k++) {
+			ep_get_stats(r->ep[k], &es);
+			rx += es.rx_frames;
+		}
 		now = ep_now_ns();
-		if (es.rx_frames != last_rx) {
-			last_rx = es.rx_frames;
+		if (rx != last_rx) {
+			last_rx = rx;
 			r->last_progress = now;
 		}
 		/* Samples from the first frame in: the server waits for its client before. */
@@ -745,7 +858,7 @@ int ubperf_server(const struct ubperf_opts *o)
 	struct ctl_welcome w = { 0 };
 	struct ctl_done d, md = { 0 };
 	uint8_t ver, ip[16];
-	char err[256], peer_s[64];
+	char peer_s[64];
 	int rc = 1, lfd = -1;
 
 	r.lat = NULL;
@@ -797,10 +910,8 @@ int ubperf_server(const struct ubperf_opts *o)
 		fail(&r, "out of memory for %zu bytes of buffers", r.buf_len);
 		goto out;
 	}
-	if (ep_peer_init(r.ep, &r.peer, ver, ip, 5000, err, sizeof(err))) {
-		fail(&r, "client %s: %s", peer_s, err);
+	if (init_peers(&r, ver, ip, 5000, peer_s))
 		goto out;
-	}
 	if (make_chans(&r))
 		goto out;
 	w.magic = UBPERF_MAGIC;
@@ -815,6 +926,21 @@ int ubperf_server(const struct ubperf_opts *o)
 		}
 		w.ch[c].tpn = tp_chan_tpn(r.ch[c].tp);
 		w.ch[c].init_psn = tp_chan_init_psn(r.ch[c].tp);
+		/* Several ports: the client sends each channel to its port's address. */
+		if (r.nep > 1) {
+			const struct ep_peer *p = &r.peer[port_of(&r, c)];
+
+			w.path[c].ver = p->nh.ip_ver;
+			memcpy(w.path[c].ip, p->nh.src_ip, 16);
+		}
+	}
+	/* A region is registered in one port's core: its token means nothing to another. */
+	if (!w.status && so.op != OP_SEND && r.nep > 1) {
+		w.status = EOPNOTSUPP;
+		ctl_welcome_order(&w, true);
+		ctl_send(r.ctl, &w, sizeof(w));
+		fail(&r, "--op %s needs one port (--dev with one name)", op_names[so.op]);
+		goto out;
 	}
 	if (!w.status && so.op != OP_SEND) {
 		int e;
@@ -822,7 +948,7 @@ int ubperf_server(const struct ubperf_opts *o)
 		/* Reads fetch the pattern; Writes must leave it there (checked at the end). */
 		for (size_t i = 0; i < r.buf_len; i++)
 			r.buf[i] = so.op == OP_READ ? pattern(i) : 0;
-		e = tp_mr_reg(ep_tp(r.ep), r.buf, r.buf_len, &w.token);
+		e = tp_mr_reg(ep_tp(r.ep[0]), r.buf, r.buf_len, &w.token);
 
 		w.status = e ? (uint32_t)-e : 0;
 		w.va = (uintptr_t)r.buf;
