@@ -36,7 +36,7 @@ bool series_due(const struct series *sr, uint64_t now)
 {
 	if (!series_on(sr))
 		return false;
-	return !sr->n || now >= sr->t_ns[0] + sr->n * sr->interval_ns;
+	return !sr->n || now >= sr->next_ns;
 }
 
 int series_add(struct series *sr, uint64_t now, const struct series_sample *s)
@@ -58,8 +58,14 @@ int series_add(struct series *sr, uint64_t now, const struct series_sample *s)
 		sr->cap = cap;
 	}
 	sr->t_ns[sr->n] = now;
-	memcpy(&sr->s[sr->n * sr->nch], s, sr->nch * sizeof(*s));
+	if (s)
+		memcpy(&sr->s[sr->n * sr->nch], s, sr->nch * sizeof(*s));
+	else
+		memset(&sr->s[sr->n * sr->nch], 0, sr->nch * sizeof(*s));
 	sr->n++;
+	/* The next boundary after now: a loop held up past one is not made up
+	 * for by rows microseconds apart, its row just covers more. */
+	sr->next_ns = sr->t_ns[0] + ((now - sr->t_ns[0]) / sr->interval_ns + 1) * sr->interval_ns;
 	return 0;
 }
 

@@ -27,6 +27,7 @@ struct series {
 	enum tp_cc_algo cc;
 	uint64_t interval_ns;
 	size_t n, cap;		/* rows; row 0 is the baseline at the start */
+	uint64_t next_ns;	/* when the next row is due */
 	uint64_t *t_ns;		/* [row] */
 	struct series_sample *s;	/* [row * nch + channel] */
 };
@@ -37,7 +38,7 @@ void series_free(struct series *sr);
 static inline bool series_on(const struct series *sr) { return sr->interval_ns && sr->s; }
 /* Whether a row is due at now (the baseline first, then every interval). */
 bool series_due(const struct series *sr, uint64_t now);
-/* Appends row s[0..nch) taken at now; -ENOMEM. */
+/* Appends row s[0..nch) taken at now (s NULL: zeros); -ENOMEM. */
 int series_add(struct series *sr, uint64_t now, const struct series_sample *s);
 /*
  * The run ended at t_ns: forgets the rows after it (the server idles until the

@@ -249,15 +249,20 @@ static void take_sample(const struct run *r, bool server, struct series_sample *
 	}
 }
 
-/* --interval: a row when one is due, and its line unless the output is JSON. */
+/*
+ * --interval: a row when one is due, and its line unless the output is JSON.
+ * The baseline is zeros: nothing moved before the start (the client's) or
+ * before the first frame (the server's, which counts that frame's batch).
+ */
 static int sample_tick(struct run *r, bool server, uint64_t now)
 {
 	struct series_sample s[UBPERF_MAX_CHANS];
 
 	if (!series_due(&r->ser, now))
 		return 0;
-	take_sample(r, server, s);
-	if (series_add(&r->ser, now, s))
+	if (r->ser.n)
+		take_sample(r, server, s);
+	if (series_add(&r->ser, now, r->ser.n ? s : NULL))
 		return fail(r, "out of memory for the --interval samples");
 	if (!r->o->json)
 		series_print_last(&r->ser, stdout);
