@@ -156,6 +156,11 @@ static bool poll_event(struct run *r, struct tp_event *ev)
 /* The ports' counters, summed (srtt/rto: the first port's). */
 static void ports_stats(struct run *r, struct tp_stats *ts, struct ep_stats *es)
 {
+#define ONE(n, d) + 1
+	/* A counter added to struct ep_stats must be added to the sum below too. */
+	_Static_assert(sizeof(struct ep_stats) == sizeof(uint64_t) * (8 EP_RX_ERRORS(ONE)),
+		       "struct ep_stats changed: sum the new counter");
+#undef ONE
 	tp_ep_stats(ep_tp(r->ep[0]), ts);
 	ep_get_stats(r->ep[0], es);
 	for (uint32_t k = 1; k < r->nep; k++) {
@@ -857,6 +862,7 @@ static int server_loop(struct run *r)
 
 int ubperf_server(const struct ubperf_opts *o)
 {
+	static const uint8_t no_ip[16];
 	struct run r = { .o = o, .who = "server", .ctl = -1 };
 	struct ubperf_opts so = *o;
 	struct ctl_hello h;
@@ -931,8 +937,9 @@ int ubperf_server(const struct ubperf_opts *o)
 		}
 		w.ch[c].tpn = tp_chan_tpn(r.ch[c].tp);
 		w.ch[c].init_psn = tp_chan_init_psn(r.ch[c].tp);
-		/* Several ports: the client sends each channel to its port's address. */
-		if (r.nep > 1) {
+		/* Several ports: the client sends each channel to its port's address
+		 * (a route without a preferred source leaves it at --peer). */
+		if (r.nep > 1 && memcmp(r.peer[port_of(&r, c)].nh.src_ip, no_ip, 16)) {
 			const struct ep_peer *p = &r.peer[port_of(&r, c)];
 
 			w.path[c].ver = p->nh.ip_ver;
