@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -69,9 +71,16 @@ static int pin_maps(const struct caqm *skel, const char *dir, bool *made)
 	char path[4096];
 	int err;
 
+	struct statfs fs;
+
 	*made = !mkdir(dir, 0700);
 	if (!*made && errno != EEXIST) {
 		fprintf(stderr, "ubcaqm: --pin %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	/* Said here in one line, before libbpf says it in its own words. */
+	if (statfs(dir, &fs) || fs.f_type != BPF_FS_MAGIC) {
+		fprintf(stderr, "ubcaqm: --pin %s: not a directory on a bpffs\n", dir);
 		return -1;
 	}
 	snprintf(path, sizeof(path), "%s/%s", dir, CAQM_PIN_BUDGET);
@@ -81,7 +90,7 @@ static int pin_maps(const struct caqm *skel, const char *dir, bool *made)
 		err = bpf_map__pin(skel->maps.caqm_stats, path);
 	}
 	if (err)
-		fprintf(stderr, "ubcaqm: --pin %s (a bpffs directory?): %s\n", dir, strerror(-err));
+		fprintf(stderr, "ubcaqm: --pin %s: %s\n", dir, strerror(-err));
 	return err ? -1 : 0;
 }
 
