@@ -122,6 +122,9 @@ static int split_devs(struct ubperf_opts *o)
 	return 0;
 }
 
+/* Long-only options: codes past any letter, which other options may take. */
+enum { OPT_INTERVAL = 0x100, OPT_STAGE_PIN };
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -135,7 +138,8 @@ int main(int argc, char **argv)
 		{ "wait", required_argument, 0, 'W' }, { "stall", required_argument, 0, 'S' },
 		{ "generic", no_argument, 0, 'g' }, { "zerocopy", no_argument, 0, 'z' },
 		{ "cc", required_argument, 0, 'C' }, { "lb", required_argument, 0, 'L' },
-		{ "interval", required_argument, 0, 'I' }, { "stage-pin", required_argument, 0, 'G' },
+		{ "interval", required_argument, 0, OPT_INTERVAL },
+		{ "stage-pin", required_argument, 0, OPT_STAGE_PIN },
 		{ "json", no_argument, 0, 'j' }, { "verbose", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' }, { 0 },
 	};
 	struct ubperf_opts o = {
@@ -170,12 +174,12 @@ int main(int argc, char **argv)
 			if (tpg_lb_parse(optarg, &o.lb))
 				return bad("--lb", optarg);
 			break;
-		case 'I':
+		case OPT_INTERVAL:
 			if (parse_size(optarg, &v) || !v || v > 3600000)
 				return bad("--interval (milliseconds, 1 .. 3600000)", optarg);
 			o.interval_ns = v * 1000000;
 			break;
-		case 'G': o.stage_pin = optarg; break;
+		case OPT_STAGE_PIN: o.stage_pin = optarg; break;
 		case 'm':
 			if (tp_mode_parse(optarg, &o.mode))
 				return bad("--mode", optarg);
