@@ -126,7 +126,7 @@ $(XSK_LIB): $(XSK_SRCS:%.c=$(BUILD)/obj/%.o)
 	$(AR) rcs $@ $^
 
 $(BUILD)/bin/ubperf: $(UBPERF_SRCS:%.c=$(BUILD)/obj/%.o) $(XSK_LIB) $(LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS) -lm -ljson-c
 
 $(EP_TOOLS): $(BUILD)/bin/%: $(BUILD)/obj/tests/endpoint/%.o $(XSK_LIB) $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS)
@@ -155,7 +155,7 @@ $(BUILD)/bin/test_ub2e_stats: PKT_LIBS += $(BPF_LIBS)
 $(BUILD)/bin/test_ubpkt_ref: $(BUILD)/obj/tests/bpf/ubref.o $(BUILD)/obj/tests/bpf/ubmutate.o
 # ubcaqm and the CAQM stage's test load BPF: they need libbpf.
 $(BUILD)/bin/ubcaqm: $(BUILD)/obj/user/tools/ubcaqm.o $(LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS) -ljson-c
 
 $(BUILD)/bin/test_caqm_bpf: $(BUILD)/obj/tests/unit/test_caqm_bpf.o $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(BPF_LIBS) $(PKT_LIBS)

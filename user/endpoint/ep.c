@@ -134,6 +134,24 @@ static int check_route(struct ep *e, const struct ep_peer *p, char *err, size_t 
 	return -ENETUNREACH;
 }
 
+/*
+ * Our device when the main route to the peer leaves by another and ours has
+ * a gateway route of its own; else 0. The kernel's guess of an on-link peer
+ * (what it answers for a device nothing routes by) has no gateway: not taken,
+ * so a plain misrouting still gets check_route's clear line.
+ */
+static int peer_oif(struct ep *e, uint8_t ip_ver, const uint8_t ip[16])
+{
+	struct ep_nexthop nh;
+	char err[128];
+	int rc = ep_nexthop_lookup(ip_ver, ip, 0, &nh, err, sizeof(err));
+
+	if ((rc && rc != -EAGAIN) || nh.ifindex == e->ifindex)
+		return 0;
+	rc = ep_nexthop_lookup(ip_ver, ip, e->ifindex, &nh, err, sizeof(err));
+	return (!rc || rc == -EAGAIN) && nh.gateway && nh.ifindex == e->ifindex ? e->ifindex : 0;
+}
+
 int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t ip[16],
 		 int timeout_ms, char *err, size_t errlen)
 {
@@ -142,7 +160,8 @@ int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t 
 	memset(p, 0, sizeof(*p));
 	p->ip_ver = ip_ver;
 	memcpy(p->ip, ip, ip_ver == 6 ? 16 : 4);
-	rc = ep_nexthop_resolve(ip_ver, ip, timeout_ms, &p->nh, err, errlen);
+	p->oif = peer_oif(e, ip_ver, ip);
+	rc = ep_nexthop_resolve(ip_ver, ip, p->oif, timeout_ms, &p->nh, err, errlen);
 	if (!rc)
 		rc = check_route(e, p, err, errlen);
 	p->checked_ns = ep_now_ns();
@@ -167,7 +186,7 @@ static void refresh_peer(struct ep *e, struct ep_peer *p, uint64_t now)
 	if (now - p->checked_ns < NH_REFRESH_NS)
 		return;
 	p->checked_ns = now;
-	if (ep_nexthop_lookup(p->ip_ver, p->ip, &nh, err, sizeof(err)) || nh.ifindex != e->ifindex)
+	if (ep_nexthop_lookup(p->ip_ver, p->ip, p->oif, &nh, err, sizeof(err)) || nh.ifindex != e->ifindex)
 		return;
 	if (memcmp(nh.dst_mac, p->nh.dst_mac, 6) || memcmp(nh.src_ip, p->nh.src_ip, 16))
 		p->nh_changes++;

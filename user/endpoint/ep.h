@@ -41,6 +41,7 @@ struct ep_peer {
 	uint8_t ip_ver;
 	uint8_t ip[16];
 	struct ep_nexthop nh;	/* device, our source address, next-hop MAC */
+	int oif;		/* the route asked by this device (0: any), see ep_peer_init */
 	uint64_t checked_ns;	/* last next-hop refresh */
 	uint64_t nh_changes;	/* MAC or device changed (route change, failover) */
 };
@@ -74,7 +75,12 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen);
 void ep_close(struct ep *e);
 struct tp_ep *ep_tp(struct ep *e);
 
-/* Resolve the route and next hop to ip (waits up to timeout_ms). 0 or -errno + err. */
+/*
+ * Resolve the route and next hop to ip (waits up to timeout_ms). 0 or -errno + err.
+ * The route must leave by the endpoint's device: the main one, or else a route
+ * by the device through a gateway (a host with several ports, each routed,
+ * e.g. `ip route add NET via GW2 dev PORT2 metric 200` beside the main one).
+ */
 int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t ip[16],
 		 int timeout_ms, char *err, size_t errlen);
 

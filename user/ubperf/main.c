@@ -16,7 +16,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ubperf server --dev DEV [options]\n"
+		"usage: ubperf server --dev DEV[,DEV...] [options]\n"
 		"       ubperf client --dev DEV --peer ADDR [options]\n"
 		"  --mode M       rtp-sr (default), rtp-gbn, rtp-gbn-fast, utp\n"
 		"  --op OP        send (default), write, read\n"
@@ -31,6 +31,7 @@ static void usage(FILE *f)
 		"  --rto R        512us, 16ms, 128ms, 4s (static) or dynamic (default)\n"
 		"  --rto-min US   dynamic RTO: floor of its base, microseconds (default: the core's)\n"
 		"  --port P       TCP control port (default %d)\n"
+		"  --dev A,B      (server) serve on several ports: channel i on port i mod N\n"
 		"  --wait S       how long to wait for the peer (default 5; server: for a client, 0 = forever)\n"
 		"  --stall S      no completion for S seconds means the peer is gone (default 3)\n"
 		"  --generic      XDP in generic (SKB) mode\n"
@@ -38,7 +39,10 @@ static void usage(FILE *f)
 		"  --json         one JSON summary object on stdout\n"
 		"  --verbose      also every non-zero transport counter\n"
 		"  --cc CC        congestion control per channel: none (default), ldcp, dcqcn, caqm\n"
-		"  --lb LB        the channels as one group: flow (default: a port each), packet\n",
+		"  --lb LB        the channels as one group: flow (default: a port each), packet\n"
+		"  --interval MS  every MS milliseconds: goodput and each channel's rate or window\n"
+		"  --stage-pin DIR  report the queue high water of the marking stage pinned in DIR\n"
+		"                 (ubcaqm --pin DIR)\n",
 		UBPERF_MAX_CHANS, UBPERF_DEFAULT_PORT);
 }
 
@@ -93,6 +97,34 @@ static int parse_rto(const char *s, uint64_t *ns)
 	return -1;
 }
 
+/* --dev A,B,...: at most UBPERF_MAX_DEVS names, none empty; several only for the server. */
+static int split_devs(struct ubperf_opts *o)
+{
+	static char copy[1024];
+	char *save = NULL, *t;
+
+	if (strlen(o->dev) >= sizeof(copy))
+		return bad("--dev", o->dev);
+	strcpy(copy, o->dev);
+	if (!*copy || copy[0] == ',' || copy[strlen(copy) - 1] == ',' || strstr(copy, ",,"))
+		return bad("--dev (DEV[,DEV...])", o->dev);
+	for (t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (o->ndevs == UBPERF_MAX_DEVS) {
+			fprintf(stderr, "ubperf: --dev names at most %d ports\n", UBPERF_MAX_DEVS);
+			return 2;
+		}
+		o->devs[o->ndevs++] = t;
+	}
+	if (o->ndevs > 1 && !o->server) {
+		fprintf(stderr, "ubperf: several --dev ports are for the server\n");
+		return 2;
+	}
+	return 0;
+}
+
+/* Long-only options: codes past any letter, which other options may take. */
+enum { OPT_INTERVAL = 0x100, OPT_STAGE_PIN };
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -106,6 +138,8 @@ int main(int argc, char **argv)
 		{ "wait", required_argument, 0, 'W' }, { "stall", required_argument, 0, 'S' },
 		{ "generic", no_argument, 0, 'g' }, { "zerocopy", no_argument, 0, 'z' },
 		{ "cc", required_argument, 0, 'C' }, { "lb", required_argument, 0, 'L' },
+		{ "interval", required_argument, 0, OPT_INTERVAL },
+		{ "stage-pin", required_argument, 0, OPT_STAGE_PIN },
 		{ "json", no_argument, 0, 'j' }, { "verbose", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' }, { 0 },
 	};
 	struct ubperf_opts o = {
@@ -140,6 +174,12 @@ int main(int argc, char **argv)
 			if (tpg_lb_parse(optarg, &o.lb))
 				return bad("--lb", optarg);
 			break;
+		case OPT_INTERVAL:
+			if (parse_size(optarg, &v) || !v || v > 3600000)
+				return bad("--interval (milliseconds, 1 .. 3600000)", optarg);
+			o.interval_ns = v * 1000000;
+			break;
+		case OPT_STAGE_PIN: o.stage_pin = optarg; break;
 		case 'm':
 			if (tp_mode_parse(optarg, &o.mode))
 				return bad("--mode", optarg);
@@ -228,6 +268,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ubperf: --dev DEV is required\n");
 		return 2;
 	}
+	if (split_devs(&o))
+		return 2;
 	if (o.server && o.peer) {
 		fprintf(stderr, "ubperf: --peer is for the client\n");
 		return 2;
