@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "numparse.h"
 #include "ubperf.h"
+#include "ub_wire.h"
+#include "wps_cfg.h"
 
 static void usage(FILE *f)
 {
@@ -38,7 +41,12 @@ static void usage(FILE *f)
 		"  --json         one JSON summary object on stdout\n"
 		"  --verbose      also every non-zero transport counter\n"
 		"  --cc CC        congestion control per channel: none (default), ldcp, dcqcn, caqm\n"
-		"  --lb LB        the channels as one group: flow (default: a port each), packet\n",
+		"  --lb LB        the channels as one group: flow (default: a port each), packet\n"
+		"  --native       native UB frames on an emulated UB port (WIRE.md 5), not UBoE\n"
+		"  --partition N  native: the NTH's Partition ID (default 1)\n"
+		"  --rt N         native: the LPH's RT, 0 .. 3 (default 2, per-flow/shortest)\n"
+		"  --ub-ethertype HEX  native: the EtherType (default 0x88b5)\n"
+		"  --nexthop-mac MAC   the next hop's MAC instead of ARP/ND\n",
 		UBPERF_MAX_CHANS, UBPERF_DEFAULT_PORT);
 }
 
@@ -93,6 +101,60 @@ static int parse_rto(const char *s, uint64_t *ns)
 	return -1;
 }
 
+/* --native and what it sets; the native-only values wait in *nat until
+ * --native says they apply (0: not given). */
+static int native_opt(int c, const char *arg, struct ubperf_opts *o, struct ep_native *nat)
+{
+	unsigned long v;
+	char err[128];
+
+	switch (c) {
+	case 'N':
+		o->native.ethertype = 1;	/* filled in after the loop */
+		return 0;
+	case 'I':
+		if (parse_uint(arg, (size_t)-1, UB_PID_MASK, &v) || v == UB_PID_INVALID)
+			return bad("--partition (1 .. 16777215)", arg);
+		nat->pid = (uint32_t)v;
+		return 0;
+	case 'T':
+		if (parse_uint(arg, (size_t)-1, 3, &v))
+			return bad("--rt (0 .. 3)", arg);
+		nat->rt = (uint8_t)(v | 4);	/* 4: given */
+		return 0;
+	case 'E':
+		if (parse_uint(arg, (size_t)-1, 0xffff, &v) || v < 0x0600)
+			return bad("--ub-ethertype (0x0600 .. 0xffff)", arg);
+		nat->ethertype = (uint16_t)v;
+		return 0;
+	default:
+		if (wps_parse_mac(arg, o->nexthop_mac, err, sizeof(err)))
+			return bad("--nexthop-mac", arg);
+		o->nexthop_mac_set = true;
+		return 0;
+	}
+}
+
+/* The native settings, or one line when they were given without --native. */
+static int native_finish(struct ubperf_opts *o, const struct ep_native *nat)
+{
+	if (!o->native.ethertype) {
+		if (nat->pid || nat->rt || nat->ethertype) {
+			fprintf(stderr, "ubperf: --partition, --rt and --ub-ethertype need --native\n");
+			return 2;
+		}
+		return 0;
+	}
+	ep_native_init(&o->native);
+	if (nat->pid)
+		o->native.pid = nat->pid;
+	if (nat->rt)
+		o->native.rt = nat->rt & 3;
+	if (nat->ethertype)
+		o->native.ethertype = nat->ethertype;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -106,13 +168,17 @@ int main(int argc, char **argv)
 		{ "wait", required_argument, 0, 'W' }, { "stall", required_argument, 0, 'S' },
 		{ "generic", no_argument, 0, 'g' }, { "zerocopy", no_argument, 0, 'z' },
 		{ "cc", required_argument, 0, 'C' }, { "lb", required_argument, 0, 'L' },
-		{ "json", no_argument, 0, 'j' }, { "verbose", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' }, { 0 },
+		{ "json", no_argument, 0, 'j' }, { "verbose", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' },
+		{ "native", no_argument, 0, 'N' }, { "partition", required_argument, 0, 'I' },
+		{ "rt", required_argument, 0, 'T' }, { "ub-ethertype", required_argument, 0, 'E' },
+		{ "nexthop-mac", required_argument, 0, 'X' }, { 0 },
 	};
 	struct ubperf_opts o = {
 		.port = UBPERF_DEFAULT_PORT, .mode = TP_MODE_RTP_SR, .op = OP_SEND, .ta = TP_TA_ROL,
 		.size = 65536, .seconds = 10, .channels = 1, .depth = 8, .mtu = 1024, .window = 256,
 		.wait_s = 5, .stall_s = 3,
 	};
+	struct ep_native nat = { 0 };
 	bool wait_set = false;
 	uint64_t v;
 	int c;
@@ -217,6 +283,10 @@ int main(int argc, char **argv)
 		case 'j': o.json = true; break;
 		case 'v': o.verbose = true; break;
 		case 'h': usage(stdout); return 0;
+		case 'N': case 'I': case 'T': case 'E': case 'X':
+			if (native_opt(c, optarg, &o, &nat))
+				return 2;
+			break;
 		default: return 2;
 		}
 	}
@@ -240,6 +310,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ubperf: utp carries only --op send (no Write/Read without reliability)\n");
 		return 2;
 	}
+	if (native_finish(&o, &nat))
+		return 2;
 	if (o.server && !wait_set)
 		o.wait_s = 0;
 	if (o.count)

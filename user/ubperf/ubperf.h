@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "cc.h"
+#include "ep.h"
 #include "tp.h"
 #include "tpg.h"
 
@@ -37,6 +38,9 @@ struct ubperf_opts {
 	double stall_s;		/* no completion this long: the peer is gone */
 	enum tp_cc_algo cc;	/* congestion control per channel */
 	enum tpg_lb lb;		/* the channels form a group: per-flow / per-packet LB */
+	struct ep_native native;	/* --native: EtherType non-zero */
+	bool nexthop_mac_set;
+	uint8_t nexthop_mac[6];
 };
 
 /*
