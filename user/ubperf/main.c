@@ -101,31 +101,41 @@ static int parse_rto(const char *s, uint64_t *ns)
 	return -1;
 }
 
-/* --native and what it sets; the native-only values wait in *nat until
- * --native says they apply (0: not given). */
-static int native_opt(int c, const char *arg, struct ubperf_opts *o, struct ep_native *nat)
+/* The native-only options, applied once the whole command line is read
+ * (getopt takes them in any order, --native maybe last). */
+struct native_args {
+	bool on, pid_set, rt_set, et_set;
+	uint32_t pid;
+	uint8_t rt;
+	uint16_t et;
+};
+
+static int native_opt(int c, const char *arg, struct ubperf_opts *o, struct native_args *na)
 {
 	unsigned long v;
 	char err[128];
 
 	switch (c) {
 	case 'N':
-		o->native.ethertype = 1;	/* filled in after the loop */
+		na->on = true;
 		return 0;
 	case 'I':
 		if (parse_uint(arg, (size_t)-1, UB_PID_MASK, &v) || v == UB_PID_INVALID)
 			return bad("--partition (1 .. 16777215)", arg);
-		nat->pid = (uint32_t)v;
+		na->pid = (uint32_t)v;
+		na->pid_set = true;
 		return 0;
 	case 'T':
 		if (parse_uint(arg, (size_t)-1, 3, &v))
 			return bad("--rt (0 .. 3)", arg);
-		nat->rt = (uint8_t)(v | 4);	/* 4: given */
+		na->rt = (uint8_t)v;
+		na->rt_set = true;
 		return 0;
 	case 'E':
 		if (parse_uint(arg, (size_t)-1, 0xffff, &v) || v < 0x0600)
 			return bad("--ub-ethertype (0x0600 .. 0xffff)", arg);
-		nat->ethertype = (uint16_t)v;
+		na->et = (uint16_t)v;
+		na->et_set = true;
 		return 0;
 	default:
 		if (wps_parse_mac(arg, o->nexthop_mac, err, sizeof(err)))
@@ -135,23 +145,23 @@ static int native_opt(int c, const char *arg, struct ubperf_opts *o, struct ep_n
 	}
 }
 
-/* The native settings, or one line when they were given without --native. */
-static int native_finish(struct ubperf_opts *o, const struct ep_native *nat)
+/* o->native from the options, or one line when they came without --native. */
+static int native_finish(struct ubperf_opts *o, const struct native_args *na)
 {
-	if (!o->native.ethertype) {
-		if (nat->pid || nat->rt || nat->ethertype) {
+	if (!na->on) {
+		if (na->pid_set || na->rt_set || na->et_set) {
 			fprintf(stderr, "ubperf: --partition, --rt and --ub-ethertype need --native\n");
 			return 2;
 		}
 		return 0;
 	}
 	ep_native_init(&o->native);
-	if (nat->pid)
-		o->native.pid = nat->pid;
-	if (nat->rt)
-		o->native.rt = nat->rt & 3;
-	if (nat->ethertype)
-		o->native.ethertype = nat->ethertype;
+	if (na->pid_set)
+		o->native.pid = na->pid;
+	if (na->rt_set)
+		o->native.rt = na->rt;
+	if (na->et_set)
+		o->native.ethertype = na->et;
 	return 0;
 }
 
@@ -178,7 +188,7 @@ int main(int argc, char **argv)
 		.size = 65536, .seconds = 10, .channels = 1, .depth = 8, .mtu = 1024, .window = 256,
 		.wait_s = 5, .stall_s = 3,
 	};
-	struct ep_native nat = { 0 };
+	struct native_args nat = { 0 };
 	bool wait_set = false;
 	uint64_t v;
 	int c;
