@@ -38,15 +38,15 @@ static void usage(FILE *f)
 		"  --stall S      no completion for S seconds means the peer is gone (default 3)\n"
 		"  --generic      XDP in generic (SKB) mode\n"
 		"  --zerocopy     AF_XDP zero-copy (the NIC must support it)\n"
-		"  --json         one JSON summary object on stdout\n"
-		"  --verbose      also every non-zero transport counter\n"
-		"  --cc CC        congestion control per channel: none (default), ldcp, dcqcn, caqm\n"
-		"  --lb LB        the channels as one group: flow (default: a port each), packet\n"
 		"  --native       native UB frames on an emulated UB port (WIRE.md 5), not UBoE\n"
 		"  --partition N  native: the NTH's Partition ID (default 1)\n"
 		"  --rt N         native: the LPH's RT, 0 .. 3 (default 2, per-flow/shortest)\n"
 		"  --ub-ethertype HEX  native: the EtherType (default 0x88b5)\n"
-		"  --nexthop-mac MAC   the next hop's MAC instead of ARP/ND\n",
+		"  --nexthop-mac MAC   the next hop's MAC instead of ARP/ND\n"
+		"  --json         one JSON summary object on stdout\n"
+		"  --verbose      also every non-zero transport counter\n"
+		"  --cc CC        congestion control per channel: none (default), ldcp, dcqcn, caqm\n"
+		"  --lb LB        the channels as one group: flow (default: a port each), packet\n",
 		UBPERF_MAX_CHANS, UBPERF_DEFAULT_PORT);
 }
 
@@ -84,21 +84,6 @@ static int parse_secs(const char *s, double *out)
 	errno = 0;
 	*out = strtod(s, &end);
 	return errno || end == s || *end || *out < 0 ? -1 : 0;
-}
-
-static int parse_rto(const char *s, uint64_t *ns)
-{
-	static const struct { const char *n; uint64_t v; } t[] = {
-		{ "512us", TP_RTO_512US }, { "16ms", TP_RTO_16MS }, { "128ms", TP_RTO_128MS },
-		{ "4s", TP_RTO_4S }, { "dynamic", 0 },
-	};
-
-	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-		if (!strcmp(s, t[i].n)) {
-			*ns = t[i].v;
-			return 0;
-		}
-	return -1;
 }
 
 /* The native-only options, applied once the whole command line is read
@@ -165,6 +150,21 @@ static int native_finish(struct ubperf_opts *o, const struct native_args *na)
 	return 0;
 }
 
+static int parse_rto(const char *s, uint64_t *ns)
+{
+	static const struct { const char *n; uint64_t v; } t[] = {
+		{ "512us", TP_RTO_512US }, { "16ms", TP_RTO_16MS }, { "128ms", TP_RTO_128MS },
+		{ "4s", TP_RTO_4S }, { "dynamic", 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!strcmp(s, t[i].n)) {
+			*ns = t[i].v;
+			return 0;
+		}
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -177,11 +177,11 @@ int main(int argc, char **argv)
 		{ "rto", required_argument, 0, 'r' }, { "rto-min", required_argument, 0, 'R' }, { "port", required_argument, 0, 'P' },
 		{ "wait", required_argument, 0, 'W' }, { "stall", required_argument, 0, 'S' },
 		{ "generic", no_argument, 0, 'g' }, { "zerocopy", no_argument, 0, 'z' },
-		{ "cc", required_argument, 0, 'C' }, { "lb", required_argument, 0, 'L' },
-		{ "json", no_argument, 0, 'j' }, { "verbose", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' },
 		{ "native", no_argument, 0, 'N' }, { "partition", required_argument, 0, 'I' },
 		{ "rt", required_argument, 0, 'T' }, { "ub-ethertype", required_argument, 0, 'E' },
-		{ "nexthop-mac", required_argument, 0, 'X' }, { 0 },
+		{ "nexthop-mac", required_argument, 0, 'X' },
+		{ "cc", required_argument, 0, 'C' }, { "lb", required_argument, 0, 'L' },
+		{ "json", no_argument, 0, 'j' }, { "verbose", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' }, { 0 },
 	};
 	struct ubperf_opts o = {
 		.port = UBPERF_DEFAULT_PORT, .mode = TP_MODE_RTP_SR, .op = OP_SEND, .ta = TP_TA_ROL,

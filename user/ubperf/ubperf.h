@@ -23,6 +23,9 @@ struct ubperf_opts {
 	const char *peer;
 	uint16_t port;
 	bool generic, zerocopy, json, verbose;
+	struct ep_native native;	/* --native: EtherType non-zero */
+	bool nexthop_mac_set;
+	uint8_t nexthop_mac[6];
 	enum tp_mode mode;
 	enum ubperf_op op;
 	enum tp_ta_mode ta;
@@ -38,9 +41,6 @@ struct ubperf_opts {
 	double stall_s;		/* no completion this long: the peer is gone */
 	enum tp_cc_algo cc;	/* congestion control per channel */
 	enum tpg_lb lb;		/* the channels form a group: per-flow / per-packet LB */
-	struct ep_native native;	/* --native: EtherType non-zero */
-	bool nexthop_mac_set;
-	uint8_t nexthop_mac[6];
 };
 
 /*
