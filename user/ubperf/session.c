@@ -95,6 +95,9 @@ static int open_ep(struct run *r)
 
 	ec.generic = r->o->generic;
 	ec.zerocopy = r->o->zerocopy;
+	ec.native = r->o->native;
+	ec.nexthop_mac_set = r->o->nexthop_mac_set;
+	memcpy(ec.nexthop_mac, r->o->nexthop_mac, 6);
 	ec.tp.seed = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
 	ec.tp.max_chans = UBPERF_MAX_CHANS + 1;
 	ec.tp.max_mrs = 4;

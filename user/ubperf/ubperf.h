@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "cc.h"
+#include "ep.h"
 #include "tp.h"
 #include "tpg.h"
 
@@ -25,6 +26,9 @@ struct ubperf_opts {
 	const char *peer;
 	uint16_t port;
 	bool generic, zerocopy, json, verbose;
+	struct ep_native native;	/* --native: EtherType non-zero */
+	bool nexthop_mac_set;
+	uint8_t nexthop_mac[6];
 	enum tp_mode mode;
 	enum ubperf_op op;
 	enum tp_ta_mode ta;
