@@ -35,11 +35,11 @@
 
 #include "bench.h"
 #include "testrun_reset.h"
+#include "ub2e_maps.h"	/* first: the skeleton's .data.cfg is a struct ub2e_cfg */
 #include "ub2e.skel.h"
 #include "ub2e_cfg.h"
 #include "ub2e_tables.h"
 #include "ub2e_stats.h"
-#include "ub2e_maps.h"
 #include "ubpkt.h"
 
 #define FRAME_MAX	512
@@ -360,7 +360,7 @@ static int load_all(struct objs *ob, const struct xdp_bench_opts *o, int ub_if, 
 	/* As ubctl attaches it: the ports' MACs in, so the dst-MAC check runs in full. */
 	if (ub2e_cfg_ports(&cfg, o->ub_if, o->ip_if))
 		return fail("MACs of %s, %s: %s", o->ub_if, o->ip_if, strerror(errno));
-	if (bpf_map_update_elem(bpf_map__fd(ob->ub2e->maps.ub2e_cfg), &zero, &cfg, BPF_ANY))
+	if (bpf_map_update_elem(bpf_map__fd(ob->ub2e->maps.data_cfg), &zero, &cfg, BPF_ANY))
 		return fail("ub2e_cfg: %s", strerror(errno));
 	if (devmap_add(bpf_map__fd(ob->ub2e->maps.ub2e_tx_ip), ip_if) ||
 	    devmap_add(bpf_map__fd(ob->ub2e->maps.ub2e_tx_ub), ub_if))

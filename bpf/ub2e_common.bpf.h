@@ -18,14 +18,16 @@
 #include "lib/ip_edit.h"
 #include "lib/fib.h"
 
-/* __weak: both objects define the maps; the static linker keeps one of each. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct ub2e_cfg);
-} ub2e_cfg SEC(".maps") __weak;
+/*
+ * The configuration is global data in a section of its own (bpf/ub2e_cfg.bpf.c):
+ * the programs read it with direct loads, no map lookup and no NULL check per
+ * packet, while libbpf still makes the section a one-entry array map
+ * (".data.cfg", value struct ub2e_cfg) that ubctl fills and pins as `cfg` and
+ * bpftool can edit live.
+ */
+extern struct ub2e_cfg ub2e_cfg;
 
+/* __weak: both objects define the maps; the static linker keeps one of each. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, UB2E_CNT__MAX);
@@ -87,9 +89,7 @@ static __always_inline void count(__u32 id)
 
 static __always_inline const struct ub2e_cfg *ub2e_config(void)
 {
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&ub2e_cfg, &zero);
+	return &ub2e_cfg;
 }
 
 /*
