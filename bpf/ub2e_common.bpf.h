@@ -333,15 +333,40 @@ fail:
 	return XDP_DROP;
 }
 
-/* RFC 1812 §5.3.7 / §5.3.4: only unicast frames for this port are routed. */
+/*
+ * The Ethernet header of a frame about to be redirected: the next hop's MACs
+ * from the FIB and the EtherType, in 16-bit stores (through packed struct
+ * ethhdr they would be written byte by byte, on every forwarded packet).
+ */
+static __always_inline void ub2e_write_eth(void *frame, const struct bpf_fib_lookup *fib, __be16 proto)
+{
+	const void *dmac = fib->dmac, *smac = fib->smac;
+	const __u16 *d = dmac, *s = smac;
+	__u16 *w = frame;
+
+	w[0] = d[0];
+	w[1] = d[1];
+	w[2] = d[2];
+	w[3] = s[0];
+	w[4] = s[1];
+	w[5] = s[2];
+	w[6] = proto;
+}
+
+/*
+ * RFC 1812 §5.3.7 / §5.3.4: only unicast frames for this port are routed.
+ * The destination is read through a plain pointer: through packed struct
+ * ethhdr the compiler would load it byte by byte, on every packet.
+ */
 static __always_inline bool ub2e_not_for_us(const struct ethhdr *eth, const __u8 *mac)
 {
+	const void *dst = eth;
 	__u32 set = *(const __u32 *)mac | *(const __u16 *)(mac + 4);
 
 	if (eth->h_dest[0] & 1)		/* broadcast, multicast */
 		return true;
-	return set && (*(const __u32 *)eth->h_dest != *(const __u32 *)mac ||
-		       *(const __u16 *)(eth->h_dest + 4) != *(const __u16 *)(mac + 4));
+	return set && (*(const __u32 *)dst != *(const __u32 *)mac ||
+		       *(const __u16 *)(dst + 4) != *(const __u16 *)(mac + 4));
 }
 
 static __always_inline struct ub2e_npi_vlans *ub2e_npi_lookup(__u32 pid)

@@ -131,16 +131,13 @@ int ub2e_to_ub(struct xdp_md *ctx)
 	/* LPH + NTH (10 bytes) come; the 802.1Q tag, if any, goes. */
 	if (bpf_xdp_adjust_head(ctx, (tagged ? (int)sizeof(struct vlan_tag) : 0) - (int)UB_NATIVE_HDR_LEN))
 		return drop(UB2E_CNT_DROP_ADJUST_FAILED);
-	c.pos = (void *)(long)ctx->data;
-	c.end = (void *)(long)ctx->data_end;
-	eth = cursor_pull(&c, sizeof(*eth));
-	lph = cursor_pull(&c, sizeof(*lph));
-	nth = cursor_pull(&c, sizeof(*nth));
-	if (!eth || !lph || !nth)
+	/* One bounds check for the three headers. */
+	eth = (void *)(long)ctx->data;
+	lph = (void *)(eth + 1);
+	nth = (void *)(lph + 1);
+	if ((void *)(nth + 1) > (void *)(long)ctx->data_end)
 		return drop(UB2E_CNT_DROP_ADJUST_FAILED);
-	__builtin_memcpy(eth->h_dest, fib.dmac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, fib.smac, ETH_ALEN);
-	eth->h_proto = bpf_htons(cfg->ub_ethertype);
+	ub2e_write_eth(eth, &fib, bpf_htons(cfg->ub_ethertype));
 	ub_lph_init(lph, v6 ? UB_LPH_CONFIG_IPV6 : UB_LPH_CONFIG_IPV4, cfg->vl, cfg->rt);
 	/* LoC 0: congestion, if any, happened at an intermediate switch (§5.2.1). */
 	ub_nth_init(nth, ub_cci_make_fecn(fecn, 0), perm, pid);

@@ -126,19 +126,15 @@ int ub2e_to_uboe(struct xdp_md *ctx)
 	eth = cursor_pull(&c, sizeof(*eth));
 	if (!eth)
 		return drop(UB2E_CNT_DROP_ADJUST_FAILED);
-	__builtin_memcpy(eth->h_dest, fib.dmac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, fib.smac, ETH_ALEN);
 	if (vid) {
 		struct vlan_tag *tag = cursor_pull(&c, sizeof(*tag));
 
 		if (!tag)
 			return drop(UB2E_CNT_DROP_ADJUST_FAILED);
-		eth->h_proto = bpf_htons(ETH_P_8021Q);
 		tag->tci = bpf_htons(vid);
 		tag->proto = ip_proto;
-	} else {
-		eth->h_proto = ip_proto;
 	}
+	ub2e_write_eth(eth, &fib, vid ? bpf_htons(ETH_P_8021Q) : ip_proto);
 	/* The devmap is the membership test too: a port of the other side drops. */
 	if (bpf_redirect_map(&ub2e_tx_ip, fib.ifindex, XDP_DROP) != XDP_REDIRECT)
 		return drop(UB2E_CNT_DROP_NOT_EGRESS_PORT);
