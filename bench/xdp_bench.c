@@ -846,6 +846,11 @@ int xdp_bench(const struct xdp_bench_opts *o)
 	       "ratio, k/n = rounds within " XSTR(TARGET_TIME) "x.\n"
 	       "Against the IPv4 floor (a), program alone: ub2e_to_uboe IPv6 %.2f, ub2e_to_ub IPv6 %.2f\n",
 	       median_ratio(&ps[1], fa4, NULL, o->rounds), median_ratio(&ps[3], fa4, NULL, o->rounds));
+	if (n > 10)
+		printf("This build / the baseline, program alone, median of the per-round ratios: "
+		       "to_uboe IPv4 %.2f, IPv6 %.2f; to_ub IPv4 %.2f, IPv6 %.2f\n",
+		       median_ratio(&ps[0], &ps[10], NULL, o->rounds), median_ratio(&ps[1], &ps[11], NULL, o->rounds),
+		       median_ratio(&ps[2], &ps[12], NULL, o->rounds), median_ratio(&ps[3], &ps[13], NULL, o->rounds));
 	printf("harness (restore + tail call + return): median %.1f ns, subtracted; "
 	       "BPF_PROG_RUN loop (empty program, bare): median %.1f ns\n",
 	       bench_median(h->ns, o->rounds), bench_median(empty->ns, o->rounds));
