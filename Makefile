@@ -40,7 +40,7 @@ BPF_OBJS  := $(addprefix $(BUILD)/bpf/,$(notdir $(BPF_SRCS:.c=.o)))
 BPF_HDRS  := $(wildcard headers/*.h bpf/*.h bpf/lib/*.h bench/*.h)
 # Roles made of several programs, linked into one object so they share maps.
 ROLES     := ub2e ub_endpoint wps_egress
-ub2e_PARTS := ub2e_to_uboe ub2e_to_ub ub2e_tc
+ub2e_PARTS := ub2e_to_uboe ub2e_to_ub ub2e_tc ub2e_cfg
 ROLES     += wps_ingress wps_boundary
 wps_ingress_PARTS := wps_ingress
 wps_boundary_PARTS := wps_boundary
