@@ -40,7 +40,7 @@ BPF_OBJS  := $(addprefix $(BUILD)/bpf/,$(notdir $(BPF_SRCS:.c=.o)))
 BPF_HDRS  := $(wildcard headers/*.h bpf/*.h bpf/lib/*.h bench/*.h)
 # Roles made of several programs, linked into one object so they share maps.
 ROLES     := ub2e ub_endpoint wps_egress
-ub2e_PARTS := ub2e_to_uboe ub2e_to_ub ub2e_tc
+ub2e_PARTS := ub2e_to_uboe ub2e_to_ub ub2e_tc ub2e_cfg
 ROLES     += wps_ingress wps_boundary
 wps_ingress_PARTS := wps_ingress
 wps_boundary_PARTS := wps_boundary
@@ -126,7 +126,7 @@ $(XSK_LIB): $(XSK_SRCS:%.c=$(BUILD)/obj/%.o)
 	$(AR) rcs $@ $^
 
 $(BUILD)/bin/ubperf: $(UBPERF_SRCS:%.c=$(BUILD)/obj/%.o) $(XSK_LIB) $(LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS) -lm -ljson-c
 
 $(EP_TOOLS): $(BUILD)/bin/%: $(BUILD)/obj/tests/endpoint/%.o $(XSK_LIB) $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS)
@@ -155,7 +155,7 @@ $(BUILD)/bin/test_ub2e_stats: PKT_LIBS += $(BPF_LIBS)
 $(BUILD)/bin/test_ubpkt_ref: $(BUILD)/obj/tests/bpf/ubref.o $(BUILD)/obj/tests/bpf/ubmutate.o
 # ubcaqm and the CAQM stage's test load BPF: they need libbpf.
 $(BUILD)/bin/ubcaqm: $(BUILD)/obj/user/tools/ubcaqm.o $(LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS) -ljson-c
 
 $(BUILD)/bin/test_caqm_bpf: $(BUILD)/obj/tests/unit/test_caqm_bpf.o $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(BPF_LIBS) $(PKT_LIBS)

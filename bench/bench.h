@@ -14,6 +14,7 @@ struct xdp_bench_opts {
 	int repeat;		/* BPF_PROG_RUN repetitions per measurement */
 	int rounds;		/* interleaved rounds; medians are taken over these */
 	bool npi_entry;		/* put partition 1 -> VLAN 1 in ub2e_npi2vlan (default: empty) */
+	const char *baseline;	/* another build's ub2e.linked.o, timed beside this one, or NULL */
 };
 
 /* Both print their table; they return 0, or 1 after saying on stderr what failed. */

@@ -58,12 +58,16 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ubxdp_bench [--bpf-dir DIR] [--ub-if DEV] [--ip-if DEV] [--repeat N]\n"
-		"                   [--rounds N] [--npi-entry] [--no-xdp] [--no-icrc] [--no-transport] [--no-wps]\n"
+		"                   [--rounds N] [--npi-entry] [--baseline OBJ] [--no-xdp] [--no-icrc]\n"
+		"                   [--no-transport] [--no-wps]\n"
 		"  Times ub2e_to_uboe / ub2e_to_ub (IPv4, IPv6) and the floor programs with\n"
 		"  BPF_PROG_RUN, then ICRC throughput (zlib vs ISA-L). Run inside the switch\n"
 		"  namespace with tests/lib/topo.env exported; scripts/bench.sh does both.\n"
 		"  --npi-entry: map partition 1 to VLAN 1 in ub2e_npi2vlan instead of leaving\n"
-		"  the table empty (ub2e_to_uboe then hits its first lookup).\n");
+		"  the table empty (ub2e_to_uboe then hits its first lookup).\n"
+		"  --baseline OBJ: also time the conversions of another build of the switch\n"
+		"  (its build/bpf/ub2e.linked.o, e.g. main's) in the same rounds, so that a\n"
+		"  change is measured side by side with what it changes.\n");
 }
 
 int main(int argc, char **argv)
@@ -75,6 +79,7 @@ int main(int argc, char **argv)
 		{ "repeat", required_argument, 0, 'r' },
 		{ "rounds", required_argument, 0, 'n' },
 		{ "npi-entry", no_argument, 0, 'N' },
+		{ "baseline", required_argument, 0, 'B' },
 		{ "no-xdp", no_argument, 0, 'X' },
 		{ "no-icrc", no_argument, 0, 'C' },
 		{ "no-transport", no_argument, 0, 'T' },
@@ -98,6 +103,7 @@ int main(int argc, char **argv)
 		case 'r': o.repeat = atoi(optarg); break;
 		case 'n': o.rounds = atoi(optarg); break;
 		case 'N': o.npi_entry = true; break;
+		case 'B': o.baseline = optarg; break;
 		case 'X': run_xdp = false; break;
 		case 'C': run_icrc = false; break;
 		case 'T': run_tp = false; break;

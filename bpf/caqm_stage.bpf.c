@@ -13,6 +13,12 @@
  * the headroom left after this window's approvals, or refused. The same
  * rule as tp_caqm_switch() in user space, which the tests compare it with.
  * The CCI lies outside the ICRC's coverage: nothing else changes.
+ *
+ * With ecn_mark the same port is also an ECN marking stage for what is not
+ * native UB (UBoE across the IP segment has no CCI): every IP frame fills
+ * the virtual queue, and an ECT one leaves CE above the threshold, as RED
+ * with min = max = thresh would. IP ECN is outside the ICRC too.
+ * The queue's high water stays in the budget for ubcaqm and ubperf.
  */
 #include <stdbool.h>
 #include <linux/bpf.h>
@@ -20,6 +26,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
+#include "lib/ip_edit.h"
 #include "lib/parse.h"
 #include "caqm_stage.h"
 #include "ub_wire.h"
@@ -32,14 +39,7 @@ const volatile __u32 thresh = 64 * 1024;	/* bytes */
 const volatile __u32 hint_unit = 128;	/* bytes per Hint step */
 const volatile __u64 window_ns = 100000;	/* approvals forgotten after this */
 const volatile __u8 last_hop;		/* set LoC on what passes */
-
-struct caqm_budget {
-	struct bpf_spin_lock lock;
-	__u64 vq;		/* virtual queue, bytes */
-	__u64 last_ns;
-	__u64 approved;		/* bytes granted in this window */
-	__u64 win_start;
-};
+const volatile __u8 ecn_mark;		/* IP frames: queue them, CE above thresh */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -63,6 +63,24 @@ static __always_inline void count(__u32 what)
 		*v += 1;
 }
 
+/* Under b->lock: drain since the last frame, add this one; the queue after it. */
+static __always_inline __u64 vq_fill(struct caqm_budget *b, __u64 now, __u32 len)
+{
+	if (rate_bytes_per_us && b->last_ns) {
+		__u64 el = now - b->last_ns, drain;
+
+		if (el > 1000000000ull)
+			el = 1000000000ull;	/* an idle second empties any queue */
+		drain = el / 1000 * rate_bytes_per_us;
+		b->vq = b->vq > drain ? b->vq - drain : 0;
+	}
+	b->last_ns = now;
+	b->vq += len;
+	if (b->vq > b->vq_high)
+		b->vq_high = b->vq;
+	return b->vq;
+}
+
 /* The budget's verdict on the CCI of a frame of len bytes leaving the port. */
 static __always_inline __u16 decide(__u16 cci, __u32 len)
 {
@@ -75,17 +93,7 @@ static __always_inline __u16 decide(__u16 cci, __u32 len)
 	if (!b)
 		return cci;
 	bpf_spin_lock(&b->lock);
-	if (rate_bytes_per_us && b->last_ns) {
-		__u64 el = now - b->last_ns, drain;
-
-		if (el > 1000000000ull)
-			el = 1000000000ull;	/* an idle second empties any queue */
-		drain = el / 1000 * rate_bytes_per_us;
-		b->vq = b->vq > drain ? b->vq - drain : 0;
-	}
-	b->last_ns = now;
-	b->vq += len;
-	vq = b->vq;
+	vq = vq_fill(b, now, len);
 	if (now - b->win_start >= window_ns) {
 		b->win_start = now;
 		b->approved = 0;
@@ -118,6 +126,38 @@ static __always_inline __u16 decide(__u16 cci, __u32 len)
 	return (cci & ~UB_CCI_CAQM_HINT_MASK) | (__u16)grant;
 }
 
+/* ecn_mark: an IP frame (after the Ethernet header at c) through the queue. */
+static __always_inline void ecn_stage(struct hdr_cursor *c, __u16 proto, __u32 len)
+{
+	struct caqm_budget *b;
+	struct ipv6hdr *ip6h = NULL;
+	struct iphdr *iph = NULL;
+	__u64 vq, now = bpf_ktime_get_ns();
+	__u32 zero = 0;
+	__u8 ecn;
+
+	if (proto == bpf_htons(ETH_P_IP) && parse_iphdr(c, &iph) >= 0)
+		ecn = ip4_ecn(iph);
+	else if (proto == bpf_htons(ETH_P_IPV6) && parse_ip6hdr(c, &ip6h) >= 0)
+		ecn = ip6_ecn(ip6h);
+	else
+		return;
+	b = bpf_map_lookup_elem(&caqm_budget, &zero);
+	if (!b)
+		return;
+	bpf_spin_lock(&b->lock);
+	vq = vq_fill(b, now, len);
+	bpf_spin_unlock(&b->lock);
+	count(CAQM_CNT_ECN_SEEN);
+	if (vq <= thresh || ecn == ECN_NOT_ECT || ecn == ECN_CE)
+		return;
+	if (iph)
+		ip4_set_ecn(iph, ECN_CE);
+	else if (ip6h)
+		ip6_set_ecn(ip6h, ECN_CE);
+	count(CAQM_CNT_ECN_MARKED);
+}
+
 SEC("tc")
 int caqm_stage(struct __sk_buff *skb)
 {
@@ -130,7 +170,9 @@ int caqm_stage(struct __sk_buff *skb)
 
 	if (parse_ethhdr(&c, &eth) < 0 || eth->h_proto != bpf_htons(eth_proto)) {
 		count(CAQM_CNT_OTHER);
-		return TC_ACT_OK;	/* not a native UB frame: not ours */
+		if (ecn_mark && eth)
+			ecn_stage(&c, eth->h_proto, skb->len);
+		return TC_ACT_OK;	/* not a native UB frame: no CCI to answer */
 	}
 	if (!cursor_pull(&c, sizeof(struct ub_lph)) ||
 	    !(nth = cursor_pull(&c, sizeof(struct ub_nth)))) {

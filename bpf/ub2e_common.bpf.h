@@ -18,14 +18,16 @@
 #include "lib/ip_edit.h"
 #include "lib/fib.h"
 
-/* __weak: both objects define the maps; the static linker keeps one of each. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct ub2e_cfg);
-} ub2e_cfg SEC(".maps") __weak;
+/*
+ * The configuration is global data in a section of its own (bpf/ub2e_cfg.bpf.c):
+ * the programs read it with direct loads, no map lookup and no NULL check per
+ * packet, while libbpf still makes the section a one-entry array map
+ * (".data.cfg", value struct ub2e_cfg) that ubctl fills and pins as `cfg` and
+ * bpftool can edit live.
+ */
+extern struct ub2e_cfg ub2e_cfg;
 
+/* __weak: both objects define the maps; the static linker keeps one of each. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, UB2E_CNT__MAX);
@@ -87,9 +89,7 @@ static __always_inline void count(__u32 id)
 
 static __always_inline const struct ub2e_cfg *ub2e_config(void)
 {
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&ub2e_cfg, &zero);
+	return &ub2e_cfg;
 }
 
 /*
@@ -333,15 +333,40 @@ fail:
 	return XDP_DROP;
 }
 
-/* RFC 1812 §5.3.7 / §5.3.4: only unicast frames for this port are routed. */
+/*
+ * The Ethernet header of a frame about to be redirected: the next hop's MACs
+ * from the FIB and the EtherType, in 16-bit stores (through packed struct
+ * ethhdr they would be written byte by byte, on every forwarded packet).
+ */
+static __always_inline void ub2e_write_eth(void *frame, const struct bpf_fib_lookup *fib, __be16 proto)
+{
+	const void *dmac = fib->dmac, *smac = fib->smac;
+	const __u16 *d = dmac, *s = smac;
+	__u16 *w = frame;
+
+	w[0] = d[0];
+	w[1] = d[1];
+	w[2] = d[2];
+	w[3] = s[0];
+	w[4] = s[1];
+	w[5] = s[2];
+	w[6] = proto;
+}
+
+/*
+ * RFC 1812 §5.3.7 / §5.3.4: only unicast frames for this port are routed.
+ * The destination is read through a plain pointer: through packed struct
+ * ethhdr the compiler would load it byte by byte, on every packet.
+ */
 static __always_inline bool ub2e_not_for_us(const struct ethhdr *eth, const __u8 *mac)
 {
+	const void *dst = eth;
 	__u32 set = *(const __u32 *)mac | *(const __u16 *)(mac + 4);
 
 	if (eth->h_dest[0] & 1)		/* broadcast, multicast */
 		return true;
-	return set && (*(const __u32 *)eth->h_dest != *(const __u32 *)mac ||
-		       *(const __u16 *)(eth->h_dest + 4) != *(const __u16 *)(mac + 4));
+	return set && (*(const __u32 *)dst != *(const __u32 *)mac ||
+		       *(const __u16 *)(dst + 4) != *(const __u16 *)(mac + 4));
 }
 
 static __always_inline struct ub2e_npi_vlans *ub2e_npi_lookup(__u32 pid)

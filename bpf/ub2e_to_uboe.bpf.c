@@ -12,6 +12,24 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/*
+ * Received and not forwarded: rx_ub and the reason (a forwarded packet moves
+ * tx_uboe alone). Not inlined: the many drop exits share one copy of the two
+ * counter updates, which keeps the program's code small.
+ */
+static __noinline int drop(__u32 why)
+{
+	count(UB2E_CNT_RX_UB);
+	count(why);
+	return XDP_DROP;
+}
+
+static __always_inline int punt(struct xdp_md *ctx, __be16 ip_proto, __u32 mark, __u32 why)
+{
+	count(UB2E_CNT_RX_UB);
+	return ub2e_punt(ctx, UB_NATIVE_HDR_LEN, ip_proto, mark, why);
+}
+
 SEC("xdp")
 int ub2e_to_uboe(struct xdp_md *ctx)
 {
@@ -38,14 +56,11 @@ int ub2e_to_uboe(struct xdp_md *ctx)
 		count(UB2E_CNT_PASS_NOT_FOR_US);
 		return XDP_PASS;
 	}
-	count(UB2E_CNT_RX_UB);
 
 	lph = cursor_pull(&c, sizeof(*lph));
 	nth = cursor_pull(&c, sizeof(*nth));
-	if (!lph || !nth) {
-		count(UB2E_CNT_DROP_TRUNCATED);
-		return XDP_DROP;
-	}
+	if (!lph || !nth)
+		return drop(UB2E_CNT_DROP_TRUNCATED);
 	switch (ub_lph_config(lph)) {
 	case UB_LPH_CONFIG_IPV4:
 		v6 = false;
@@ -56,26 +71,19 @@ int ub2e_to_uboe(struct xdp_md *ctx)
 		ip_proto = bpf_htons(ETH_P_IPV6);
 		break;
 	default:
-		count(UB2E_CNT_DROP_LPH_CONFIG);
-		return XDP_DROP;
+		return drop(UB2E_CNT_DROP_LPH_CONFIG);
 	}
 
 	rc = ub2e_parse_l3(&c, v6, true, &l3);
-	if (rc) {
-		count(rc);
-		return XDP_DROP;
-	}
+	if (rc)
+		return drop(rc);
 
 	pid = ub_nth_pid(nth);
-	if (pid == UB_PID_INVALID) {
-		count(UB2E_CNT_DROP_PARTITION_ZERO);
-		return XDP_DROP;
-	}
+	if (pid == UB_PID_INVALID)
+		return drop(UB2E_CNT_DROP_PARTITION_ZERO);
 	vid = ub2e_npi_to_vlan(cfg, pid, ub_nth_perm(nth));
-	if (vid < 0) {
-		count(-vid);
-		return XDP_DROP;
-	}
+	if (vid < 0)
+		return drop(-vid);
 
 	/* CCI -> ECN (draft §5.2.1); LoC has no IP equivalent and is dropped. */
 	cci = bpf_ntohs(nth->cci);
@@ -87,57 +95,49 @@ int ub2e_to_uboe(struct xdp_md *ctx)
 		else
 			ip4_set_ecn(L3_IP4(&l3), ecn);
 	} else if (cfg->cci_policy == UB2E_CCI_DROP) {
-		count(UB2E_CNT_DROP_CCI_NOT_FECN);
-		return XDP_DROP;
+		return drop(UB2E_CNT_DROP_CCI_NOT_FECN);
 	} else {
 		count(UB2E_CNT_CCI_NOT_FECN);
 	}
 
 	mark = ub2e_mark(pid, ub_nth_perm(nth), ub_cci_fecn(cci));
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC) && ub_l3_ttl(&l3) <= 1)
-		return ub2e_punt(ctx, UB_NATIVE_HDR_LEN, ip_proto, mark, UB2E_CNT_PASS_TTL_EXPIRED);
+		return punt(ctx, ip_proto, mark, UB2E_CNT_PASS_TTL_EXPIRED);
 
 	/* The 802.1Q tag is not part of the MTU: the IP packet leaves as it is. */
 	rc = ub_l3_fib(ctx, &fib, ctx->ingress_ifindex, &l3, 0);
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS) {
 		/* The kernel forwards it once the neighbour resolves: only to this side's ports. */
-		if (rc == BPF_FIB_LKUP_RET_NO_NEIGH && !ub2e_is_port(&ub2e_tx_ip, fib.ifindex)) {
-			count(UB2E_CNT_DROP_NOT_EGRESS_PORT);
-			return XDP_DROP;
-		}
+		if (rc == BPF_FIB_LKUP_RET_NO_NEIGH && !ub2e_is_port(&ub2e_tx_ip, fib.ifindex))
+			return drop(UB2E_CNT_DROP_NOT_EGRESS_PORT);
 		if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
 			ub_l3_force_df(&l3);
-		return ub2e_punt(ctx, UB_NATIVE_HDR_LEN, ip_proto, mark, ub2e_fib_punt_reason(rc));
+		return punt(ctx, ip_proto, mark, ub2e_fib_punt_reason(rc));
 	}
 
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC))
 		ub_l3_dec_ttl(&l3);
 
 	/* LPH + NTH (10 bytes) go; an 802.1Q tag (4 bytes) may come. */
-	if (bpf_xdp_adjust_head(ctx, (int)UB_NATIVE_HDR_LEN - (vid ? (int)sizeof(struct vlan_tag) : 0))) {
-		count(UB2E_CNT_DROP_ADJUST_FAILED);
-		return XDP_DROP;
-	}
+	if (bpf_xdp_adjust_head(ctx, (int)UB_NATIVE_HDR_LEN - (vid ? (int)sizeof(struct vlan_tag) : 0)))
+		return drop(UB2E_CNT_DROP_ADJUST_FAILED);
 	c.pos = (void *)(long)ctx->data;
 	c.end = (void *)(long)ctx->data_end;
 	eth = cursor_pull(&c, sizeof(*eth));
 	if (!eth)
-		return XDP_DROP;
-	__builtin_memcpy(eth->h_dest, fib.dmac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, fib.smac, ETH_ALEN);
+		return drop(UB2E_CNT_DROP_ADJUST_FAILED);
 	if (vid) {
 		struct vlan_tag *tag = cursor_pull(&c, sizeof(*tag));
 
 		if (!tag)
-			return XDP_DROP;
-		eth->h_proto = bpf_htons(ETH_P_8021Q);
+			return drop(UB2E_CNT_DROP_ADJUST_FAILED);
 		tag->tci = bpf_htons(vid);
 		tag->proto = ip_proto;
-	} else {
-		eth->h_proto = ip_proto;
 	}
+	ub2e_write_eth(eth, &fib, vid ? bpf_htons(ETH_P_8021Q) : ip_proto);
 	/* The devmap is the membership test too: a port of the other side drops. */
-	rc = bpf_redirect_map(&ub2e_tx_ip, fib.ifindex, XDP_DROP);
-	count(rc == XDP_REDIRECT ? UB2E_CNT_TX_UBOE : UB2E_CNT_DROP_NOT_EGRESS_PORT);
-	return rc;
+	if (bpf_redirect_map(&ub2e_tx_ip, fib.ifindex, XDP_DROP) != XDP_REDIRECT)
+		return drop(UB2E_CNT_DROP_NOT_EGRESS_PORT);
+	count(UB2E_CNT_TX_UBOE);
+	return XDP_REDIRECT;
 }

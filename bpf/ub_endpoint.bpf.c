@@ -6,13 +6,20 @@
  * (ARP, ND, ICMP, other UDP/TCP) passes to the kernel, which keeps answering
  * for the host's addresses and resolving neighbours for the endpoint.
  *
+ * Native mode (ub_ethertype set before load, ubperf --native): the device is
+ * an emulated UB port (WIRE.md §5) and the frames of that EtherType (LPH |
+ * NTH | IP | UDP 4792 | ...) are the ones steered; everything else, UBoE
+ * included, passes to the kernel.
+ *
  * The validation is the UB2E switch's (ub2e_parse_l3), so an endpoint and a
- * switch agree on what UBoE is. The ICRC is user space's job.
+ * switch agree on what UB and UBoE are. The ICRC is user space's job.
  */
 #include "ub2e_common.bpf.h"
 #include "ub_endpoint_maps.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile __u16 ub_ethertype;	/* native mode: this EtherType; 0: UBoE */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
@@ -36,10 +43,12 @@ static __always_inline void ep_count(__u32 id)
 		(*v)++;
 }
 
-/* The switch's drop reasons that a non-native (UBoE) packet can produce. */
+/* The switch's drop reasons that ub2e_parse_l3 can give the endpoint. */
 static __always_inline __u32 ep_drop_reason(int ub2e_reason)
 {
 	switch (ub2e_reason) {
+	case UB2E_CNT_DROP_IP_VERSION:		return UB_EP_CNT_DROP_IP_VERSION;
+	case UB2E_CNT_DROP_NOT_UBOE:		return UB_EP_CNT_DROP_NOT_UDP_4792;
 	case UB2E_CNT_DROP_TRUNCATED:		return UB_EP_CNT_DROP_TRUNCATED;
 	case UB2E_CNT_DROP_IP_LENGTH:		return UB_EP_CNT_DROP_IP_LENGTH;
 	case UB2E_CNT_DROP_IPV4_OPTIONS:	return UB_EP_CNT_DROP_IPV4_OPTIONS;
@@ -53,19 +62,46 @@ SEC("xdp")
 int ub_endpoint(struct xdp_md *ctx)
 {
 	struct hdr_cursor c = { (void *)(long)ctx->data, (void *)(long)ctx->data_end };
+	bool native = ub_ethertype != 0, v6;
 	struct ethhdr *eth;
+	struct ub_lph *lph;
+	struct ub_nth *nth;
 	struct ub_l3 l3;
 	int proto, rc;
 	__u16 vid;
 
 	proto = parse_ethhdr(&c, &eth);
-	if (proto == bpf_htons(ETH_P_8021Q))
-		proto = parse_vlan(&c, &vid);
-	if (proto != bpf_htons(ETH_P_IP) && proto != bpf_htons(ETH_P_IPV6)) {
-		ep_count(UB_EP_CNT_PASS_NOT_IP);
-		return XDP_PASS;
+	if (native) {
+		if (proto != bpf_htons(ub_ethertype)) {
+			ep_count(UB_EP_CNT_PASS_NOT_UB);
+			return XDP_PASS;
+		}
+		/* From the EtherType on it claims to be UB: every defect is a drop. */
+		lph = cursor_pull(&c, sizeof(*lph));
+		nth = cursor_pull(&c, sizeof(*nth));
+		if (!lph || !nth) {
+			ep_count(UB_EP_CNT_DROP_TRUNCATED);
+			return XDP_DROP;
+		}
+		if (ub_lph_config(lph) != UB_LPH_CONFIG_IPV4 && ub_lph_config(lph) != UB_LPH_CONFIG_IPV6) {
+			ep_count(UB_EP_CNT_DROP_LPH_CONFIG);
+			return XDP_DROP;
+		}
+		if (ub_nth_pid(nth) == UB_PID_INVALID) {
+			ep_count(UB_EP_CNT_DROP_PARTITION_ZERO);
+			return XDP_DROP;
+		}
+		v6 = ub_lph_config(lph) == UB_LPH_CONFIG_IPV6;
+	} else {
+		if (proto == bpf_htons(ETH_P_8021Q))
+			proto = parse_vlan(&c, &vid);
+		if (proto != bpf_htons(ETH_P_IP) && proto != bpf_htons(ETH_P_IPV6)) {
+			ep_count(UB_EP_CNT_PASS_NOT_IP);
+			return XDP_PASS;
+		}
+		v6 = proto == bpf_htons(ETH_P_IPV6);
 	}
-	rc = ub2e_parse_l3(&c, proto == bpf_htons(ETH_P_IPV6), false, &l3);
+	rc = ub2e_parse_l3(&c, v6, native, &l3);
 	if (rc == UB2E_NOT_UBOE) {
 		ep_count(UB_EP_CNT_PASS_NOT_UBOE);
 		return XDP_PASS;
@@ -74,7 +110,7 @@ int ub_endpoint(struct xdp_md *ctx)
 		ep_count(ep_drop_reason(rc));
 		return XDP_DROP;
 	}
-	ep_count(UB_EP_CNT_RX_UBOE);
+	ep_count(native ? UB_EP_CNT_RX_UB : UB_EP_CNT_RX_UBOE);
 	/* No socket on this queue: the endpoint is not listening there, and a
 	 * kernel UDP socket must not see UB traffic half the time. */
 	rc = bpf_redirect_map(&ub_ep_xsks, ctx->rx_queue_index, XDP_DROP);

@@ -78,6 +78,9 @@ _Static_assert(sizeof(struct ub2e_npi_vlans) == 6, "npi2vlan value is 6 bytes");
  * Counters: one X-macro so the BPF enum and ubctl's names cannot drift.
  * rx_* count packets seen, tx_* packets converted and redirected,
  * pass_* packets handed to the kernel, drop_* packets dropped, per reason.
+ * A forwarded packet moves tx_* only, so the fast path pays one per-CPU
+ * update: in the map, rx_* count the received packets that were not
+ * forwarded, and readers add tx_* to them (ub2e_counters_read()).
  */
 #define UB2E_COUNTERS(X)						\
 	X(RX_UB,		"rx_ub")				\

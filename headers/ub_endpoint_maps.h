@@ -2,8 +2,9 @@
 /*
  * UBoE endpoint XDP program (bpf/ub_endpoint.bpf.c): counters shared with the
  * endpoint's user space and the tests. One X-macro so names cannot drift.
- * rx_uboe counts valid UBoE, to_xsk what was steered to an AF_XDP socket,
- * pass_* what went to the kernel, drop_* what was dropped, per reason.
+ * rx_uboe counts valid UBoE, rx_ub valid native UB (--native), to_xsk what
+ * was steered to an AF_XDP socket, pass_* what went to the kernel, drop_*
+ * what was dropped, per reason.
  */
 #ifndef UB_ENDPOINT_MAPS_H
 #define UB_ENDPOINT_MAPS_H
@@ -21,7 +22,13 @@
 	X(DROP_IPV4_OPTIONS,	"drop_ipv4_options")			\
 	X(DROP_IPV4_FRAGMENT,	"drop_ipv4_fragment")			\
 	X(DROP_TP_OPCODE,	"drop_tp_opcode_invalid")		\
-	X(DROP_OTHER,		"drop_other")
+	X(DROP_OTHER,		"drop_other")				\
+	X(RX_UB,		"rx_ub")				\
+	X(PASS_NOT_UB,		"pass_not_ub")				\
+	X(DROP_LPH_CONFIG,	"drop_lph_config")			\
+	X(DROP_IP_VERSION,	"drop_ip_version")			\
+	X(DROP_NOT_UDP_4792,	"drop_not_udp_4792")			\
+	X(DROP_PARTITION_ZERO,	"drop_partition_zero")
 
 #define UB_EP_CNT_ENUM(id, name) UB_EP_CNT_##id,
 enum ub_ep_counter {

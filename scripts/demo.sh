@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make demo: the double-ended UB2E chain of draft-li-uboe-00 Fig. 3 in network
-# namespaces, with real UB traffic both ways.
+# namespaces, with real UB traffic both ways, then two ubperf --native endpoints
+# (the UB transport over AF_XDP) talking through it.
 #
 #   UBPU --native UB--> [UB2E sw] --UBoE (802.1Q)--> bridge --> [UB2E sw2] --native UB--> UBPU2
 #
@@ -62,6 +63,15 @@ distinct=$(grep -o ' psn=[0-9]*' "$burst" | sort -u | wc -l)
 rm -f "$burst"
 [[ $distinct -eq 10000 ]] || { echo "demo: $distinct distinct frames of 10000 arrived" >&2; exit 1; }
 echo "all 10000 frames arrived, each once"
+
+say "real transport traffic: ubperf --native, UBPU -> sw -> IP -> sw2 -> UBPU2, partition 4097"
+nsenter --net="/run/netns/$NS_UBPU2" build/bin/ubperf server --dev ubpu0 --native --partition 4097 --wait 20 \
+	>/dev/null &
+srv=$!
+for _ in $(seq 50); do ns_run "$NS_UBPU2" ss -Hltn 'sport = :4793' | grep -q . && break; sleep 0.1; done
+ns_run "$NS_UBPU" build/bin/ubperf client --dev ubpu0 --native --partition 4097 --peer "$UBPU2_IP4" \
+	--mode rtp-sr --count 2000 --size 64k
+wait "$srv"
 
 say "counters (ubctl stats)"
 ns_run "$NS_SW" "$UBCTL" stats | grep -v ' 0$'

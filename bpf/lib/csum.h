@@ -22,16 +22,19 @@ static __always_inline void csum_replace2(__sum16 *csum, __be16 old, __be16 new)
 	*csum = (__sum16)~csum_fold32(sum);
 }
 
-/* A 20-byte IPv4 header (no options) whose checksum verifies (RFC 1071). */
+/*
+ * A 20-byte IPv4 header (no options) whose checksum verifies (RFC 1071).
+ * Five 32-bit words summed in 64 bits fold to the same one's complement sum
+ * as ten 16-bit words, in half the loads and adds (this runs on every
+ * forwarded packet; x86 loads unaligned words at no cost).
+ */
 static __always_inline int ip4_csum_ok(const void *hdr)
 {
-	const __u16 *w = hdr;
-	__u32 sum = 0;
+	const __u32 *w = hdr;
+	__u64 sum = (__u64)w[0] + w[1] + w[2] + w[3] + w[4];
 
-#pragma unroll
-	for (int i = 0; i < 10; i++)
-		sum += w[i];
-	return csum_fold32(sum) == 0xffff;
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	return csum_fold32((__u32)sum + (__u32)(sum >> 32)) == 0xffff;
 }
 
 #endif

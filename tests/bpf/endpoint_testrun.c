@@ -8,7 +8,7 @@
  * verdict and the counters that moved (listed ones by one, others not).
  *
  *   endpoint_testrun --dev DEV FIXTURES...
- *   endpoint_testrun --dev DEV --fuzz N [--seed S]
+ *   endpoint_testrun --dev DEV [--native] --fuzz N [--seed S]
  *
  * --fuzz: differential fuzzing. Valid UBoE frames from the packet library's
  * builder are mutated (bytes flipped in the headers, lengths edited, frames
@@ -16,6 +16,8 @@
  * parser, not the code under test, says what each frame is, and verdict and
  * counters must agree with it: a valid frame is steered, a UBoE frame the
  * library rejects is not, non-UBoE passes, one counter moves per frame.
+ * --native loads the program for an emulated UB port (WIRE.md §5) and fuzzes
+ * native frames: those are steered or dropped, everything else (UBoE too) passes.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -23,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -47,6 +50,7 @@ struct fixture {
 static struct ub_endpoint *skel;
 static unsigned dev_if;
 static int sock_fd;
+static bool native;
 
 static int counter_id(const char *name)
 {
@@ -197,6 +201,15 @@ static size_t seed_frame(unsigned char *buf, size_t cap)
 		sp.vlan = (int)(rnd() % 4094 + 1);
 	sp.payload = payload;
 	sp.payload_len = op <= UB_TP_RTP_DATA ? rnd() % 1200 : 0;
+	if (native) {
+		sp.pid = rnd() % 8 ? rnd() & UB_PID_MASK : UB_PID_INVALID;
+		sp.perm = rnd() & 1;
+		sp.rt = rnd() & 3;
+		sp.cci = (uint16_t)rnd();
+		/* Now and then UBoE, which a UB port leaves to the kernel. */
+		if (rnd() % 8)
+			return ub_build_native(&sp, buf, cap);
+	}
 	return ub_build_uboe(&sp, buf, cap);
 }
 
@@ -228,6 +241,10 @@ static void mutate(unsigned char *buf, size_t *len)
 			buf[i] = (unsigned char)rnd();
 		buf[12] = rnd() % 2 ? 0x08 : 0x86;
 		buf[13] = buf[12] == 0x08 ? 0x00 : 0xdd;
+		if (native && rnd() % 2) {
+			buf[12] = UB_ETH_P_NATIVE >> 8;
+			buf[13] = UB_ETH_P_NATIVE & 0xff;
+		}
 		break;
 	}
 }
@@ -252,6 +269,21 @@ static bool receive_check_fails(const struct ub_view *v)
 	}
 	src = v->ip + 8;
 	return src[0] == 0xff || !memcmp(src, v6_unspec, 16) || !memcmp(src, v6_loop, 16);
+}
+
+/* On a UB port: what the packet library says of a frame against the verdict. */
+static const char *native_disagreement(const struct ub_view *v, enum ub_parse_err e, __u32 verdict)
+{
+	bool ub = v->kind == UB_KIND_NATIVE;
+	/* The program stops at the TPH; what lies beyond is user space's to find. */
+	bool valid = ub && !receive_check_fails(v) && v->pid != UB_PID_INVALID &&
+		     (e == UB_PARSE_OK || e == UB_PARSE_SAETPH_SIZE || e == UB_PARSE_HDR_OVERRUN);
+
+	if (!ub)
+		return verdict == XDP_PASS ? NULL : "did not pass a frame that is not native UB";
+	if (valid)
+		return verdict == XDP_REDIRECT ? NULL : "did not steer native UB the packet library takes";
+	return verdict == XDP_DROP ? NULL : "did not drop native UB the packet library rejects";
 }
 
 static int fuzz(unsigned long n, uint64_t seed)
@@ -287,13 +319,15 @@ static int fuzz(unsigned long n, uint64_t seed)
 		}
 		read_counters(after);
 		for (int k = 0; k < UB_EP_CNT__MAX; k++)
-			if (k != UB_EP_CNT_RX_UBOE)
+			if (k != UB_EP_CNT_RX_UBOE && k != UB_EP_CNT_RX_UB)
 				moved += after[k] - before[k];
 		memcpy(before, after, sizeof(before));
 		e = ub_parse_frame(in, len, 0, &v);
 		seen[o.retval < 5 ? o.retval : 0]++;
 		if (moved != 1)
 			why = "not exactly one verdict counter moved";
+		else if (native)
+			why = native_disagreement(&v, e, o.retval);
 		else if (o.retval == XDP_REDIRECT &&
 			 !(v.kind == UB_KIND_UBOE && !receive_check_fails(&v) &&
 			   (e == UB_PARSE_OK || e == UB_PARSE_SAETPH_SIZE || e == UB_PARSE_HDR_OVERRUN)))
@@ -312,9 +346,9 @@ static int fuzz(unsigned long n, uint64_t seed)
 			printf("\n");
 		}
 	}
-	fixture_tap(!bad, "endpoint fuzz: %lu frames (seed %llu): %lu steered, %lu dropped, "
+	fixture_tap(!bad, "endpoint%s fuzz: %lu frames (seed %llu): %lu steered, %lu dropped, "
 		    "%lu passed, %lu disagreements with the packet library",
-		    n, (unsigned long long)seed, seen[XDP_REDIRECT], seen[XDP_DROP], seen[XDP_PASS], bad);
+		    native ? " (native)" : "", n, (unsigned long long)seed, seen[XDP_REDIRECT], seen[XDP_DROP], seen[XDP_PASS], bad);
 	return bad ? 1 : 0;
 }
 
@@ -324,8 +358,13 @@ int main(int argc, char **argv)
 	struct xsk_port *port;
 	int i = 1, failed = 0, s;
 
+	if (argc > 4 && !strcmp(argv[3], "--native")) {
+		native = true;
+		memmove(&argv[3], &argv[4], (size_t)(argc - 3) * sizeof(*argv));	/* and the NULL */
+		argc--;
+	}
 	if (argc < 4 || strcmp(argv[1], "--dev")) {
-		fprintf(stderr, "usage: endpoint_testrun --dev DEV FIXTURES...\n");
+		fprintf(stderr, "usage: endpoint_testrun --dev DEV [--native] FIXTURES...\n");
 		return 2;
 	}
 	dev_if = if_nametoindex(argv[2]);
@@ -333,15 +372,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "endpoint_testrun: no device %s in this namespace\n", argv[2]);
 		return 2;
 	}
-	skel = ub_endpoint__open_and_load();
-	if (!skel) {
-		printf("not ok 1 - endpoint program loads (verifier): %s\n", strerror(errno));
+	skel = ub_endpoint__open();
+	if (skel && native)
+		skel->rodata->ub_ethertype = UB_ETH_P_NATIVE;
+	if (!skel || ub_endpoint__load(skel)) {
+		printf("not ok 1 - endpoint program%s loads (verifier): %s\n", native ? " (native)" : "",
+		       strerror(errno));
 		return 1;
 	}
-	fixture_tap(true, "endpoint program loads (verifier)");
+	fixture_tap(true, "endpoint program%s loads (verifier)", native ? " (native)" : "");
 	/* A real socket for the XSKMAP; the caller inserts it per case. */
 	port = xsk_port_create(&cfg);
 	s = port ? xsk_port_add(port, argv[2], 0, -1, 0) : -errno;
+	/* The socket of the run before on this queue goes away asynchronously. */
+	for (int t = 0; s == -EBUSY && t < 100; t++) {
+		usleep(20000);
+		s = xsk_port_add(port, argv[2], 0, -1, 0);
+	}
 	if (s < 0) {
 		fixture_tap(false, "AF_XDP socket on %s: %s", argv[2], strerror(-s));
 		xsk_port_destroy(port);

@@ -43,6 +43,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
+#include "ub2e_maps.h"	/* first: the skeleton's .data.cfg is a struct ub2e_cfg */
 #include "ub2e.skel.h"
 #include "ub2e_fuzz.h"
 #include "ub2e_harness.h"

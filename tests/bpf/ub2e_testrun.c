@@ -22,9 +22,9 @@
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
 
+#include "ub2e_maps.h"	/* first: the skeleton's .data.cfg is a struct ub2e_cfg */
 #include "ub2e.skel.h"
 #include "ub2e_cfg.h"
-#include "ub2e_maps.h"
 #include "npimap.h"
 #include "ub2e_tables.h"
 #include "ub2e_stats.h"
@@ -181,7 +181,7 @@ int configure(const char *opts, char *err, size_t errlen)
 	for (int i = 0; i < nraw && i < 8; i++)
 		if (raw_npi(raw[i], err, errlen))
 			return -1;
-	return bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_cfg), &zero, &cfg, BPF_ANY);
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.data_cfg), &zero, &cfg, BPF_ANY);
 }
 
 static void read_counters(__u64 *out)

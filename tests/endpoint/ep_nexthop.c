@@ -29,7 +29,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ep_nexthop: bad address %s\n", argv[1]);
 		return 2;
 	}
-	rc = ep_nexthop_resolve(ver, dst, argc > 2 ? atoi(argv[2]) : 2000, &nh, err, sizeof(err));
+	rc = ep_nexthop_resolve(ver, dst, 0, argc > 2 ? atoi(argv[2]) : 2000, &nh, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "ep_nexthop: %s\n", err);
 		return 1;

@@ -91,6 +91,9 @@ topo_single() {
 #   UBPU -- switch -- [br0 in NS_NET] -- switch2 -- UBPU2
 # Sets NS_UBPU, NS_SW, NS_NET, NS_SW2, NS_UBPU2. Frames on the IP segment can be
 # captured on net-a / net-b (ports without XDP, so AF_PACKET sees them).
+# `topo_double ubtap`: UBPU2's UB segment is a bridge too (NS_UBTAP, ports
+# ubt-a towards UBPU2 and ubt-b towards switch2), for when XDP or AF_XDP at
+# both ends of that segment would hide its frames from a capture.
 topo_double() {
 	NS_UBPU=$(ns_add ubpu) NS_SW=$(ns_add sw) NS_NET=$(ns_add net) NS_SW2=$(ns_add sw2) NS_UBPU2=$(ns_add ubpu2)
 	ns_link "$NS_UBPU" ubpu0 "$UBPU_MAC" "$NS_SW" sw-ub "$SW_UB_MAC"
@@ -104,13 +107,28 @@ topo_double() {
 	# offload metadata, where XDP cannot see it: make it write tags into the frame.
 	ns_run "$NS_NET" ethtool -K net-a txvlan off >/dev/null
 	ns_run "$NS_NET" ethtool -K net-b txvlan off >/dev/null
-	ns_link "$NS_SW2" sw2-ub "$SW2_UB_MAC" "$NS_UBPU2" ubpu0 "$UBPU2_MAC"
+	if [[ ${1:-} == ubtap ]]; then
+		NS_UBTAP=$(ns_add ubtap)
+		ns_link "$NS_SW2" sw2-ub "$SW2_UB_MAC" "$NS_UBTAP" ubt-b 02:00:00:00:06:02
+		ns_link "$NS_UBTAP" ubt-a 02:00:00:00:06:01 "$NS_UBPU2" ubpu0 "$UBPU2_MAC"
+		ip -n "$NS_UBTAP" link add br0 type bridge
+		ip -n "$NS_UBTAP" link set ubt-a master br0
+		ip -n "$NS_UBTAP" link set ubt-b master br0
+		ip -n "$NS_UBTAP" link set br0 up
+	else
+		ns_link "$NS_SW2" sw2-ub "$SW2_UB_MAC" "$NS_UBPU2" ubpu0 "$UBPU2_MAC"
+	fi
 	ns_addr "$NS_UBPU" ubpu0 "$UBPU_IP4/24" "$UBPU_IP6/64"
 	ns_addr "$NS_SW" sw-ub "$SW_UB_IP4/24" "$SW_UB_IP6/64"
 	ns_addr "$NS_SW" sw-ip "$SW_IP_IP4/24" "$SW_IP_IP6/64"
 	ns_addr "$NS_SW2" sw2-ip "$SW2_IP_IP4/24" "$SW2_IP_IP6/64"
 	ns_addr "$NS_SW2" sw2-ub "$SW2_UB_IP4/24" "$SW2_UB_IP6/64"
 	ns_addr "$NS_UBPU2" ubpu0 "$UBPU2_IP4/24" "$UBPU2_IP6/64"
+	# The UBPUs reach beyond their UB port through the switch, as in topo_single.
+	ip -n "$NS_UBPU" route add default via "$SW_UB_IP4"
+	ip -n "$NS_UBPU" -6 route add default via "$SW_UB_IP6"
+	ip -n "$NS_UBPU2" route add default via "$SW2_UB_IP4"
+	ip -n "$NS_UBPU2" -6 route add default via "$SW2_UB_IP6"
 	ns_forwarding "$NS_SW"
 	ns_forwarding "$NS_SW2"
 	ip -n "$NS_SW" route add 10.3.0.0/24 via "$SW2_IP_IP4"

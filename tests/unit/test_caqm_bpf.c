@@ -224,12 +224,79 @@ static void others_untouched(void **state)
 	assert_int_equal(counter(CAQM_CNT_TRUNCATED), trunc + 1);
 }
 
+/* A UBoE frame of ip_ver through the stage: the ECN it leaves with. */
+static uint8_t uboe_ecn_through(uint8_t ip_ver, uint8_t ecn, size_t *len)
+{
+	static uint8_t data[1024];
+	uint8_t in[2048], out[2048];
+	struct ub_pkt_spec s;
+	struct ub_view v;
+
+	ub_pkt_spec_init(&s);
+	s.ip_ver = ip_ver;
+	s.ecn = ecn;
+	s.payload = data;
+	s.payload_len = 1000;
+	*len = ub_build_uboe(&s, in, sizeof(in));
+	assert_true(*len > 0);
+	assert_int_equal(run(in, *len, out), 0);
+	assert_int_equal(ub_parse_frame(out, *len, UB_ETH_P_NATIVE, &v), UB_PARSE_OK);
+	assert_true(v.ip_csum_ok);
+	/* Nothing but the ECN bits (and the IPv4 header checksum) changed. */
+	out[15] = in[15];		/* IPv4 ToS, IPv6 traffic class low bits */
+	if (ip_ver == 4)
+		memcpy(out + 24, in + 24, 2);
+	assert_memory_equal(out, in, *len);
+	return v.ecn;
+}
+
+/* ecn_mark: IP frames fill the queue; ECT ones leave CE above the threshold,
+ * with a valid IPv4 checksum; the high water is what the queue reached. */
+static void ecn_marks_above_the_threshold(void **state)
+{
+	struct caqm *plain = skel, *ecn;
+	struct caqm_budget b;
+	__u32 key = 0;
+	size_t len, q = 0;
+
+	(void)state;
+	need_bpf();
+	ecn = caqm__open();
+	assert_non_null(ecn);
+	ecn->rodata->thresh = THRESH;
+	ecn->rodata->ecn_mark = 1;
+	assert_int_equal(caqm__load(ecn), 0);
+	skel = ecn;
+	/* Up to the threshold (frames of ~1100 bytes with their headers): untouched. */
+	for (int i = 0; q + 1100 <= THRESH; i++) {
+		assert_int_equal(uboe_ecn_through(i % 2 ? 6 : 4, ECN_ECT0, &len), ECN_ECT0);
+		q += len;
+	}
+	assert_int_equal(counter(CAQM_CNT_ECN_MARKED), 0);
+	assert_int_equal(uboe_ecn_through(4, ECN_ECT0, &len), ECN_CE);
+	q += len;
+	assert_int_equal(uboe_ecn_through(6, ECN_ECT1, &len), ECN_CE);
+	q += len;
+	assert_int_equal(uboe_ecn_through(4, ECN_NOT_ECT, &len), ECN_NOT_ECT);
+	q += len;
+	assert_int_equal(uboe_ecn_through(4, ECN_CE, &len), ECN_CE);
+	q += len;
+	assert_int_equal(counter(CAQM_CNT_ECN_MARKED), 2);
+	assert_int_equal(bpf_map__lookup_elem(ecn->maps.caqm_budget, &key, sizeof(key), &b,
+					      sizeof(b), BPF_F_LOCK), 0);
+	assert_int_equal(b.vq_high, q);	/* no drain: everything that passed */
+	assert_int_equal(counter(CAQM_CNT_ECN_SEEN), counter(CAQM_CNT_OTHER));
+	skel = plain;
+	caqm__destroy(ecn);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(matches_the_rule),
 		cmocka_unit_test(others_untouched),
 		cmocka_unit_test(random_ccis_match_the_rule),
+		cmocka_unit_test(ecn_marks_above_the_threshold),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

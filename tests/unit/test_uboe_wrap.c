@@ -3,9 +3,11 @@
  * uboe_wrap (user/lib/uboe_wrap.c), the endpoint's in-place UBoE framing,
  * against the packet library's builder (ub_build_uboe, itself checked against
  * scapy goldens): same spec in, the same bytes out, for IPv4 and IPv6 and
- * every kind of TP packet the core sends.
+ * every kind of TP packet the core sends; and its native UB framing (WIRE.md
+ * §5) against ub_build_native the same way.
  */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -62,38 +64,67 @@ static void spec_for(struct ub_pkt_spec *s, int ver, int kind, size_t payload_le
 	}
 }
 
+/* The flow uboe_wrap needs for the frame s describes. */
+static void flow_for(const struct ub_pkt_spec *s, bool native, struct uboe_flow *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->ip_ver = s->ip_ver;
+	memcpy(f->src_mac, s->src_mac, 6);
+	memcpy(f->dst_mac, s->dst_mac, 6);
+	memcpy(f->src_ip, s->src_ip, 16);
+	memcpy(f->dst_ip, s->dst_ip, 16);
+	f->sport = s->sport;
+	f->ecn = s->ecn;
+	f->dscp = s->dscp;
+	f->flow_label = s->flow_label;
+	if (native) {
+		f->ub_ethertype = s->ub_ethertype;
+		f->vl = s->vl;
+		f->rt = s->rt;
+		f->cci = s->cci;
+		f->perm = s->perm;
+		f->pid = s->pid;
+	}
+}
+
 static void same_bytes_as_builder(void **state)
 {
 	static uint8_t want[10000], got[10000];
 
 	(void)state;
+	for (int native = 0; native < 2; native++)
 	for (int ver = 4; ver <= 6; ver += 2) {
 		for (int kind = 0; kind < 3; kind++) {
 			for (size_t pl = 0; pl <= 8960; pl += kind ? 9000 : 97) {
 				struct ub_pkt_spec s;
-				struct uboe_flow f = { 0 };
-				size_t n, hdr = uboe_wrap_hdr_len((uint8_t)ver), m;
+				struct uboe_flow f;
+				size_t n, hdr, m;
 				struct ub_view v;
 
 				spec_for(&s, ver, kind, pl);
-				n = ub_build_uboe(&s, want, sizeof(want));
+				if (native) {
+					/* Not the defaults: each field must land where the builder puts it. */
+					s.ub_ethertype = 0x88b6;
+					s.vl = 9;
+					s.rt = UB_RT_PACKET_ALL;
+					s.cci = ub_cci_make_fecn(UB_FECN_MARKABLE, 1);
+					s.perm = UB_PERM_LOW;
+					s.pid = 0xabcdef;
+				}
+				n = native ? ub_build_native(&s, want, sizeof(want)) : ub_build_uboe(&s, want, sizeof(want));
+				flow_for(&s, native, &f);
+				hdr = uboe_wrap_flow_hdr_len(&f);
+				assert_int_equal(hdr, uboe_wrap_hdr_len((uint8_t)ver) + (native ? 10 : 0));
+				assert_true(hdr <= UBOE_WRAP_HDR_MAX);
 				assert_true(n > hdr + UBOE_ICRC_LEN);
 				/* The TP packet as the core would have written it. */
 				memset(got, 0xee, sizeof(got));
 				memcpy(got + hdr, want + hdr, n - hdr - UBOE_ICRC_LEN);
-				f.ip_ver = (uint8_t)ver;
-				memcpy(f.src_mac, s.src_mac, 6);
-				memcpy(f.dst_mac, s.dst_mac, 6);
-				memcpy(f.src_ip, s.src_ip, 16);
-				memcpy(f.dst_ip, s.dst_ip, 16);
-				f.sport = s.sport;
-				f.ecn = s.ecn;
-				f.dscp = s.dscp;
-				f.flow_label = s.flow_label;
 				m = uboe_wrap(got, n - hdr - UBOE_ICRC_LEN, &f);
 				assert_int_equal(m, n);
 				assert_memory_equal(got, want, n);
-				assert_int_equal(ub_parse_frame(got, m, 0, &v), UB_PARSE_OK);
+				assert_int_equal(ub_parse_frame(got, m, s.ub_ethertype, &v), UB_PARSE_OK);
+				assert_int_equal(v.kind, native ? UB_KIND_NATIVE : UB_KIND_UBOE);
 				assert_true(v.icrc_ok);
 				assert_int_equal(v.ecn, ECN_ECT0);
 			}

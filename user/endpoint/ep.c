@@ -32,6 +32,16 @@ struct ep {
 	struct ep_stats st;
 };
 
+void ep_native_init(struct ep_native *n)
+{
+	memset(n, 0, sizeof(*n));
+	n->ethertype = UB_ETH_P_NATIVE;
+	n->rt = UB_RT_FLOW_SHORTEST;
+	n->cci = ub_cci_make_fecn(UB_FECN_UNMARKABLE, 0);
+	n->perm = UB_PERM_HIGH;
+	n->pid = UB_PID_DEFAULT;
+}
+
 uint64_t ep_now_ns(void)
 {
 	struct timespec ts;
@@ -91,7 +101,7 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "AF_XDP UMEM: %s", strerror(errno));
 		goto fail;
 	}
-	e->xdp = ep_xdp_attach(cfg->dev, cfg->generic, err, errlen);
+	e->xdp = ep_xdp_attach(cfg->dev, cfg->generic, cfg->native.ethertype, err, errlen);
 	if (!e->xdp)
 		goto fail;
 	nq = rx_queues(cfg->dev);
@@ -134,6 +144,24 @@ static int check_route(struct ep *e, const struct ep_peer *p, char *err, size_t 
 	return -ENETUNREACH;
 }
 
+/*
+ * Our device when the main route to the peer leaves by another and ours has
+ * a gateway route of its own; else 0. The kernel's guess of an on-link peer
+ * (what it answers for a device nothing routes by) has no gateway: not taken,
+ * so a plain misrouting still gets check_route's clear line.
+ */
+static int peer_oif(struct ep *e, uint8_t ip_ver, const uint8_t ip[16])
+{
+	struct ep_nexthop nh;
+	char err[128];
+	int rc = ep_nexthop_lookup(ip_ver, ip, 0, &nh, err, sizeof(err));
+
+	if ((rc && rc != -EAGAIN) || nh.ifindex == e->ifindex)
+		return 0;
+	rc = ep_nexthop_lookup(ip_ver, ip, e->ifindex, &nh, err, sizeof(err));
+	return (!rc || rc == -EAGAIN) && nh.gateway && nh.ifindex == e->ifindex ? e->ifindex : 0;
+}
+
 int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t ip[16],
 		 int timeout_ms, char *err, size_t errlen)
 {
@@ -142,7 +170,16 @@ int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t 
 	memset(p, 0, sizeof(*p));
 	p->ip_ver = ip_ver;
 	memcpy(p->ip, ip, ip_ver == 6 ? 16 : 4);
-	rc = ep_nexthop_resolve(ip_ver, ip, timeout_ms, &p->nh, err, errlen);
+	p->oif = peer_oif(e, ip_ver, ip);
+	if (e->cfg.nexthop_mac_set) {
+		/* The MAC is given, so an unresolved neighbour is no failure. */
+		rc = ep_nexthop_lookup(ip_ver, ip, p->oif, &p->nh, err, errlen);
+		if (rc == -EAGAIN)
+			rc = 0;
+		memcpy(p->nh.dst_mac, e->cfg.nexthop_mac, 6);
+	} else {
+		rc = ep_nexthop_resolve(ip_ver, ip, p->oif, timeout_ms, &p->nh, err, errlen);
+	}
 	if (!rc)
 		rc = check_route(e, p, err, errlen);
 	p->checked_ns = ep_now_ns();
@@ -163,37 +200,55 @@ static void refresh_peer(struct ep *e, struct ep_peer *p, uint64_t now)
 {
 	struct ep_nexthop nh;
 	char err[128];
+	int rc;
 
 	if (now - p->checked_ns < NH_REFRESH_NS)
 		return;
 	p->checked_ns = now;
-	if (ep_nexthop_lookup(p->ip_ver, p->ip, &nh, err, sizeof(err)) || nh.ifindex != e->ifindex)
+	rc = ep_nexthop_lookup(p->ip_ver, p->ip, p->oif, &nh, err, sizeof(err));
+	if (e->cfg.nexthop_mac_set && rc == -EAGAIN)
+		rc = 0;
+	if (rc || nh.ifindex != e->ifindex)
 		return;
+	if (e->cfg.nexthop_mac_set)
+		memcpy(nh.dst_mac, e->cfg.nexthop_mac, 6);
 	if (memcmp(nh.dst_mac, p->nh.dst_mac, 6) || memcmp(nh.src_ip, p->nh.src_ip, 16))
 		p->nh_changes++;
 	p->nh = nh;
 }
 
+/* Congestion marked on the way: IP CE, or on a UB port the NTH's FECN. */
+static bool ce_marked(const struct ub_view *v)
+{
+	uint8_t fecn = ub_cci_fecn(v->cci);
+
+	if (v->kind == UB_KIND_NATIVE)
+		return ub_cci_mode(v->cci) == UB_CCI_MODE_FECN &&
+		       (fecn == UB_FECN_LIGHT_CE || fecn == UB_FECN_SEVERE_CE);
+	return v->ecn == ECN_CE;
+}
+
 static unsigned do_rx(struct ep *e, uint64_t now)
 {
+	const uint16_t ethertype = e->cfg.native.ethertype;
+	const enum ub_frame_kind want = ethertype ? UB_KIND_NATIVE : UB_KIND_UBOE;
 	struct xsk_frame fr[BATCH];
 	unsigned n = xsk_port_rx(e->port, -1, fr, BATCH);
 
 	for (unsigned i = 0; i < n; i++) {
-		struct tp_rx_meta meta = { 0 };
+		struct tp_rx_meta meta;
 		struct ub_view v;
 		const uint8_t *tp;
 
-		if (ub_parse_frame(fr[i].data, fr[i].len, 0, &v) != UB_PARSE_OK ||
-		    v.kind != UB_KIND_UBOE) {
+		if (ub_parse_frame(fr[i].data, fr[i].len, ethertype, &v) != UB_PARSE_OK ||
+		    v.kind != want) {
 			e->st.parse++;
 		} else if (!v.icrc_ok) {
 			e->st.icrc_bad++;
 		} else {
 			tp = (const uint8_t *)v.tph;
-			meta.ecn = v.ecn;
-			meta.entropy = v.sport;
-			e->st.ce_marked += v.ecn == ECN_CE;
+			tp_rx_meta_from_view(&v, &meta);
+			e->st.ce_marked += ce_marked(&v);
 			if (tp_ep_rx(e->tp, now, tp, (size_t)(v.payload + v.payload_len - tp), &meta) ==
 			    TP_RX_DROP)
 				e->st.tp_drop++;
@@ -207,6 +262,7 @@ static unsigned do_rx(struct ep *e, uint64_t now)
 static unsigned do_tx(struct ep *e, uint64_t now)
 {
 	const size_t off = UBOE_WRAP_HDR_MAX, cap = xsk_port_frame_size(e->port) - off - UBOE_ICRC_LEN;
+	const struct ep_native *nat = &e->cfg.native;
 	struct xsk_frame fr[BATCH];
 	unsigned n = 0, sent, room = xsk_port_tx_room(e->port, 0);
 
@@ -240,8 +296,16 @@ static unsigned do_tx(struct ep *e, uint64_t now)
 		f.flow_label = f.sport;
 		f.ecn = ECN_ECT0;
 		f.dscp = e->cfg.dscp;
+		if (nat->ethertype) {
+			f.ub_ethertype = nat->ethertype;
+			f.vl = nat->vl;
+			f.rt = nat->rt;
+			f.cci = info.has_cci ? info.cci : nat->cci;
+			f.perm = nat->perm;
+			f.pid = nat->pid;
+		}
 		/* Headers go right before the TP packet; the descriptor points there. */
-		hdr = uboe_wrap_hdr_len(f.ip_ver);
+		hdr = uboe_wrap_flow_hdr_len(&f);
 		fr[n].addr += off - hdr;
 		fr[n].data += off - hdr;
 		fr[n].len = (uint32_t)uboe_wrap(fr[n].data, len, &f);

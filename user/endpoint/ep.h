@@ -14,6 +14,11 @@
  * second). Create channels with ep_chan_create(), which sets the core's
  * per-channel user pointer; tp_chan_user() gives back struct ep_chan.
  *
+ * With a native EtherType (struct ep_native) the device is an emulated UB
+ * port instead (WIRE.md §5): frames are Eth(0x88B5) | LPH | NTH | the same
+ * IP packet, received and sent; the next hop is then the UB2E switch's UB-side
+ * port, which has an IP address and answers ARP/ND like any router.
+ *
  * Single-threaded: one thread calls ep_progress() and the tp_* functions.
  */
 #ifndef UBXDP_EP_H
@@ -28,12 +33,30 @@
 
 struct tpg;
 
+/* What a native UB frame carries besides the IP packet. */
+struct ep_native {
+	uint16_t ethertype;	/* 0: UBoE, not native */
+	uint8_t rt, vl;		/* LPH: UB_RT_*, virtual lane */
+	uint16_t cci;		/* NTH CCI when the channel's CC asks for none */
+	uint8_t perm;		/* UB_PERM_* */
+	uint32_t pid;		/* Partition ID, 1 .. 0xffffff */
+};
+
+/* Native mode with the defaults: EtherType 0x88B5, RT per-flow/shortest,
+ * CCI 0x4000 (FECN, not marked), high privilege, partition 1. */
+void ep_native_init(struct ep_native *n);
+
 struct ep_config {
 	const char *dev;
 	bool generic;		/* XDP in SKB mode */
 	bool zerocopy;		/* AF_XDP zero-copy (the NIC must support it) */
 	uint32_t nframes;	/* UMEM frames; 0: 8192 */
 	uint8_t dscp;
+	struct ep_native native;
+	/* Every peer's next-hop MAC, for a next hop that answers no ARP/ND;
+	 * the route still gives the device and the source address. */
+	bool nexthop_mac_set;
+	uint8_t nexthop_mac[6];
 	struct tp_ep_config tp;
 };
 
@@ -41,6 +64,7 @@ struct ep_peer {
 	uint8_t ip_ver;
 	uint8_t ip[16];
 	struct ep_nexthop nh;	/* device, our source address, next-hop MAC */
+	int oif;		/* the route asked by this device (0: any), see ep_peer_init */
 	uint64_t checked_ns;	/* last next-hop refresh */
 	uint64_t nh_changes;	/* MAC or device changed (route change, failover) */
 };
@@ -54,12 +78,13 @@ struct ep_chan {
 };
 
 #define EP_RX_ERRORS(X)							\
-	X(icrc_bad,	"UBoE frames with a bad ICRC (dropped)")		\
+	X(icrc_bad,	"UB/UBoE frames with a bad ICRC (dropped)")	\
 	X(parse,	"frames the packet library rejects (dropped)")	\
 	X(tp_drop,	"TP packets the core dropped (see its counters)")
 
 struct ep_stats {
-	uint64_t rx_frames, tx_frames, tx_ring_full, no_frame, ce_marked;
+	uint64_t rx_frames, tx_frames, tx_ring_full, no_frame;
+	uint64_t ce_marked;	/* IP ECN CE, or native FECN light/severe CE */
 	/* the kernel's AF_XDP counters (XDP_STATISTICS), summed over sockets */
 	uint64_t xsk_rx_dropped, xsk_rx_ring_full, xsk_fill_empty;
 #define EP_STAT_FIELD(n, d) uint64_t n;
@@ -74,7 +99,12 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen);
 void ep_close(struct ep *e);
 struct tp_ep *ep_tp(struct ep *e);
 
-/* Resolve the route and next hop to ip (waits up to timeout_ms). 0 or -errno + err. */
+/*
+ * Resolve the route and next hop to ip (waits up to timeout_ms). 0 or -errno + err.
+ * The route must leave by the endpoint's device: the main one, or else a route
+ * by the device through a gateway (a host with several ports, each routed,
+ * e.g. `ip route add NET via GW2 dev PORT2 metric 200` beside the main one).
+ */
 int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t ip[16],
 		 int timeout_ms, char *err, size_t errlen);
 

@@ -29,7 +29,8 @@ const char *ep_xdp_counter_name(unsigned id)
 	return id < UB_EP_CNT__MAX ? cnt_names[id] : "?";
 }
 
-struct ep_xdp *ep_xdp_attach(const char *ifname, bool generic, char *err, size_t errlen)
+struct ep_xdp *ep_xdp_attach(const char *ifname, bool generic, uint16_t ub_ethertype,
+			     char *err, size_t errlen)
 {
 	struct ep_xdp *x = calloc(1, sizeof(*x));
 	int rc;
@@ -43,7 +44,16 @@ struct ep_xdp *ep_xdp_attach(const char *ifname, bool generic, char *err, size_t
 		snprintf(err, errlen, "no device %s", ifname);
 		goto fail;
 	}
-	x->skel = ub_endpoint__open_and_load();
+	x->skel = ub_endpoint__open();
+	if (x->skel) {
+		x->skel->rodata->ub_ethertype = ub_ethertype;
+		rc = ub_endpoint__load(x->skel);
+		if (rc) {
+			ub_endpoint__destroy(x->skel);
+			x->skel = NULL;
+			errno = -rc;
+		}
+	}
 	if (!x->skel) {
 		snprintf(err, errlen, "cannot load the endpoint XDP program: %s", strerror(errno));
 		goto fail;

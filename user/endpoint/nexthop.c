@@ -70,8 +70,8 @@ static int nl_talk(struct nl_req *r, char *buf, size_t cap)
 	return rc;
 }
 
-static int route_get(uint8_t ver, const uint8_t dst[16], struct ep_nexthop *nh, char *err,
-		     size_t errlen)
+static int route_get(uint8_t ver, const uint8_t dst[16], int oif, struct ep_nexthop *nh,
+		     char *err, size_t errlen)
 {
 	size_t alen = ver == 6 ? 16 : 4;
 	struct nl_req r = { 0 };
@@ -86,6 +86,8 @@ static int route_get(uint8_t ver, const uint8_t dst[16], struct ep_nexthop *nh, 
 	r.rt.rtm_family = ver == 6 ? AF_INET6 : AF_INET;
 	r.rt.rtm_dst_len = (unsigned char)(alen * 8);
 	add_attr(&r, RTA_DST, dst, alen);
+	if (oif)
+		add_attr(&r, RTA_OIF, &oif, sizeof(oif));
 	n = nl_talk(&r, buf, sizeof(buf));
 	if (n < 0) {
 		char a_s[INET6_ADDRSTRLEN];
@@ -206,7 +208,7 @@ static void neigh_use(const struct ep_nexthop *nh)
 	nl_talk(&r, buf, sizeof(buf));
 }
 
-int ep_nexthop_lookup(uint8_t ip_ver, const uint8_t dst[16], struct ep_nexthop *nh,
+int ep_nexthop_lookup(uint8_t ip_ver, const uint8_t dst[16], int oif, struct ep_nexthop *nh,
 		      char *err, size_t errlen)
 {
 	int rc;
@@ -215,7 +217,7 @@ int ep_nexthop_lookup(uint8_t ip_ver, const uint8_t dst[16], struct ep_nexthop *
 		snprintf(err, errlen, "IP version %u", ip_ver);
 		return -EINVAL;
 	}
-	rc = route_get(ip_ver, dst, nh, err, errlen);
+	rc = route_get(ip_ver, dst, oif, nh, err, errlen);
 	if (!rc)
 		rc = dev_info(nh, err, errlen);
 	if (rc)
@@ -232,7 +234,7 @@ int ep_nexthop_lookup(uint8_t ip_ver, const uint8_t dst[16], struct ep_nexthop *
 	return 0;
 }
 
-int ep_nexthop_resolve(uint8_t ip_ver, const uint8_t dst[16], int timeout_ms,
+int ep_nexthop_resolve(uint8_t ip_ver, const uint8_t dst[16], int oif, int timeout_ms,
 		       struct ep_nexthop *nh, char *err, size_t errlen)
 {
 	struct timespec t0, t;
@@ -240,7 +242,7 @@ int ep_nexthop_resolve(uint8_t ip_ver, const uint8_t dst[16], int timeout_ms,
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		rc = ep_nexthop_lookup(ip_ver, dst, nh, err, errlen);
+		rc = ep_nexthop_lookup(ip_ver, dst, oif, nh, err, errlen);
 		if (rc != -EAGAIN)
 			return rc;
 		clock_gettime(CLOCK_MONOTONIC, &t);

@@ -27,16 +27,18 @@ struct ep_nexthop {
 };
 
 /*
- * Route and neighbour for `dst` (IPv4 in the first 4 bytes when ip_ver 4).
+ * Route and neighbour for `dst` (IPv4 in the first 4 bytes when ip_ver 4),
+ * by any device (oif 0) or by device oif (the kernel's `ip route get DST oif
+ * DEV`: when nothing routes by it, it guesses the peer on link, no gateway).
  * Returns 0 with nh filled and dst_mac valid; -EAGAIN when the neighbour is
  * not resolved yet (resolution was triggered; route fields are filled);
  * another -errno with one line in err (no route, local address, ...).
  */
-int ep_nexthop_lookup(uint8_t ip_ver, const uint8_t dst[16], struct ep_nexthop *nh,
+int ep_nexthop_lookup(uint8_t ip_ver, const uint8_t dst[16], int oif, struct ep_nexthop *nh,
 		      char *err, size_t errlen);
 
 /* ep_nexthop_lookup() until resolved or timeout_ms passed (-EHOSTUNREACH). */
-int ep_nexthop_resolve(uint8_t ip_ver, const uint8_t dst[16], int timeout_ms,
+int ep_nexthop_resolve(uint8_t ip_ver, const uint8_t dst[16], int oif, int timeout_ms,
 		       struct ep_nexthop *nh, char *err, size_t errlen);
 
 #endif

@@ -61,5 +61,12 @@ int ub2e_counter_id(const char *name)
 
 int ub2e_counters_read(int fd, __u64 out[UB2E_CNT__MAX])
 {
-	return percpu_counters_sum(fd, UB2E_CNT__MAX, out);
+	int rc = percpu_counters_sum(fd, UB2E_CNT__MAX, out);
+
+	/* The programs count a forwarded packet once, as tx_* (headers/ub2e_maps.h). */
+	if (!rc) {
+		out[UB2E_CNT_RX_UB] += out[UB2E_CNT_TX_UBOE];
+		out[UB2E_CNT_RX_UBOE] += out[UB2E_CNT_TX_UB];
+	}
+	return rc;
 }

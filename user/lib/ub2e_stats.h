@@ -25,7 +25,8 @@ enum ub2e_counter_class ub2e_counter_class(unsigned id);
 const char *ub2e_class_name(enum ub2e_counter_class c);
 /* The id of a counter name, or -1. */
 int ub2e_counter_id(const char *name);
-/* Every counter of the ub2e_stats map behind fd, summed over CPUs. Returns 0 or -errno. */
+/* Every counter of the ub2e_stats map behind fd, summed over CPUs, rx_* including
+ * the forwarded packets (tx_*), which the map counts only there. Returns 0 or -errno. */
 int ub2e_counters_read(int fd, __u64 out[UB2E_CNT__MAX]);
 
 #endif

@@ -18,18 +18,32 @@ static void put16(uint8_t *p, uint16_t v)
 	p[1] = (uint8_t)v;
 }
 
+size_t uboe_wrap_flow_hdr_len(const struct uboe_flow *f)
+{
+	return uboe_wrap_hdr_len(f->ip_ver) + (f->ub_ethertype ? UB_NATIVE_HDR_LEN : 0);
+}
+
 size_t uboe_wrap(uint8_t *frame, size_t tp_len, const struct uboe_flow *f)
 {
-	size_t hdr = uboe_wrap_hdr_len(f->ip_ver), ip_len = hdr - 14 + tp_len + UBOE_ICRC_LEN;
+	size_t l2 = f->ub_ethertype ? 14 + UB_NATIVE_HDR_LEN : 14;
+	size_t ip_len = uboe_wrap_hdr_len(f->ip_ver) - 14 + tp_len + UBOE_ICRC_LEN;
 	size_t udp_len = 8 + tp_len + UBOE_ICRC_LEN;
-	uint8_t *ip = frame + 14, *udp;
+	uint8_t *ip = frame + l2, *udp;
 	uint8_t tos = (uint8_t)((f->dscp & 0x3f) << 2 | (f->ecn & 3));
 
 	if ((f->ip_ver != 4 && f->ip_ver != 6) || ip_len > 65535)
 		return 0;
 	memcpy(frame, f->dst_mac, 6);
 	memcpy(frame + 6, f->src_mac, 6);
-	put16(frame + 12, f->ip_ver == 6 ? 0x86dd : 0x0800);
+	if (f->ub_ethertype) {
+		put16(frame + 12, f->ub_ethertype);
+		ub_lph_init((struct ub_lph *)(frame + 14),
+			    f->ip_ver == 6 ? UB_LPH_CONFIG_IPV6 : UB_LPH_CONFIG_IPV4, f->vl, f->rt);
+		ub_nth_init((struct ub_nth *)(frame + 14 + sizeof(struct ub_lph)), f->cci, f->perm,
+			    f->pid & UB_PID_MASK);
+	} else {
+		put16(frame + 12, f->ip_ver == 6 ? 0x86dd : 0x0800);
+	}
 	if (f->ip_ver == 4) {
 		ip[0] = 0x45;
 		ip[1] = tos;
@@ -60,7 +74,7 @@ size_t uboe_wrap(uint8_t *frame, size_t tp_len, const struct uboe_flow *f)
 	put16(udp + 4, (uint16_t)udp_len);
 	put16(udp + 6, 0);	/* WIRE.md §1: the ICRC protects UBoE, not the UDP checksum */
 	ub_icrc_put(ip, ip_len);
-	return 14 + ip_len;
+	return l2 + ip_len;
 }
 
 uint16_t uboe_entropy_port(uint32_t a, uint32_t b)

@@ -3,9 +3,12 @@
  * ubcaqm — run the CAQM stage (bpf/caqm_stage.bpf.c) at the TC egress of a
  * port until SIGINT/SIGTERM, then print its counters as one JSON object and
  * detach. The budget: the port's rate, the queue threshold, the hint unit.
+ * --ecn makes it an ECN marking stage for IP frames as well; --pin DIR leaves
+ * its maps there while it runs, so that ubperf --stage-pin DIR can report the
+ * queue's high water (the directory goes when the stage does).
  *
  *   ubcaqm DEV [--rate-mbps N] [--thresh BYTES] [--hint-unit BYTES]
- *              [--window-us N] [--last-hop] [--ethertype 0xHHHH]
+ *              [--window-us N] [--last-hop] [--ethertype 0xHHHH] [--ecn] [--pin DIR]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -14,20 +17,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "caqm.skel.h"
+#include "caqm_pins.h"
 #include "caqm_stage.h"
-
-static const char *const cnt_names[CAQM_CNT_MAX] = {
-	[CAQM_CNT_OTHER] = "other", [CAQM_CNT_TRUNCATED] = "truncated",
-	[CAQM_CNT_NOT_CAQM] = "not_caqm", [CAQM_CNT_REQUESTS] = "requests",
-	[CAQM_CNT_GRANTED] = "granted", [CAQM_CNT_TRIMMED] = "trimmed",
-	[CAQM_CNT_REFUSED] = "refused", [CAQM_CNT_CONGESTED] = "congested",
-};
 
 static volatile sig_atomic_t stop;
 static void on_signal(int sig) { (void)sig; stop = 1; }
@@ -35,7 +35,7 @@ static void on_signal(int sig) { (void)sig; stop = 1; }
 static int usage(FILE *f, int rc)
 {
 	fprintf(f, "usage: ubcaqm DEV [--rate-mbps N] [--thresh BYTES] [--hint-unit BYTES]\n"
-		   "              [--window-us N] [--last-hop] [--ethertype 0xHHHH]\n");
+		   "              [--window-us N] [--last-hop] [--ethertype 0xHHHH] [--ecn] [--pin DIR]\n");
 	return rc;
 }
 
@@ -54,21 +54,54 @@ static int num(const char *opt, const char *s, unsigned long long max, unsigned 
 
 static void print_stats(const struct caqm *skel)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *v = calloc(ncpu > 0 ? (size_t)ncpu : 1, sizeof(__u64));
+	struct json_object *o = caqm_stage_json(bpf_map__fd(skel->maps.caqm_budget),
+						bpf_map__fd(skel->maps.caqm_stats));
 
-	printf("{");
-	for (__u32 k = 0; k < CAQM_CNT_MAX && v; k++) {
-		__u64 sum = 0;
-
-		if (!bpf_map__lookup_elem(skel->maps.caqm_stats, &k, sizeof(k), v,
-					  sizeof(__u64) * (size_t)ncpu, 0))
-			for (int i = 0; i < ncpu; i++)
-				sum += v[i];
-		printf("%s\"%s\": %llu", k ? ", " : "", cnt_names[k], (unsigned long long)sum);
+	if (!o) {
+		fprintf(stderr, "ubcaqm: reading the stage's maps: %s\n", strerror(errno));
+		return;
 	}
-	printf("}\n");
-	free(v);
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+/* --pin DIR: the maps under their names; the directory made if missing. */
+static int pin_maps(const struct caqm *skel, const char *dir, bool *made)
+{
+	char path[4096];
+	int err;
+
+	struct statfs fs;
+
+	*made = !mkdir(dir, 0700);
+	if (!*made && errno != EEXIST) {
+		fprintf(stderr, "ubcaqm: --pin %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	/* Said here in one line, before libbpf says it in its own words. */
+	if (statfs(dir, &fs) || fs.f_type != BPF_FS_MAGIC) {
+		fprintf(stderr, "ubcaqm: --pin %s: not a directory on a bpffs\n", dir);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, CAQM_PIN_BUDGET);
+	err = bpf_map__pin(skel->maps.caqm_budget, path);
+	if (!err) {
+		snprintf(path, sizeof(path), "%s/%s", dir, CAQM_PIN_STATS);
+		err = bpf_map__pin(skel->maps.caqm_stats, path);
+	}
+	if (err)
+		fprintf(stderr, "ubcaqm: --pin %s: %s\n", dir, strerror(-err));
+	return err ? -1 : 0;
+}
+
+static void unpin_maps(const struct caqm *skel, const char *dir, bool made)
+{
+	if (bpf_map__is_pinned(skel->maps.caqm_budget))
+		bpf_map__unpin(skel->maps.caqm_budget, NULL);
+	if (bpf_map__is_pinned(skel->maps.caqm_stats))
+		bpf_map__unpin(skel->maps.caqm_stats, NULL);
+	if (made)
+		rmdir(dir);
 }
 
 int main(int argc, char **argv)
@@ -77,10 +110,12 @@ int main(int argc, char **argv)
 		{ "rate-mbps", required_argument, 0, 'r' }, { "thresh", required_argument, 0, 't' },
 		{ "hint-unit", required_argument, 0, 'u' }, { "window-us", required_argument, 0, 'w' },
 		{ "last-hop", no_argument, 0, 'l' }, { "ethertype", required_argument, 0, 'e' },
+		{ "ecn", no_argument, 0, 'E' }, { "pin", required_argument, 0, 'p' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	unsigned long long rate = 0, th = 64 * 1024, unit = 128, win = 100, et = 0x88b5;
-	bool last_hop = false, hook_created = false;
+	bool last_hop = false, ecn = false, hook_created = false, pin_made = false;
+	const char *pin = NULL;
 	struct caqm *skel = NULL;
 	unsigned ifindex;
 	int c, rc = 1, err;
@@ -95,6 +130,8 @@ int main(int argc, char **argv)
 		case 'w': if (num("--window-us", optarg, 10000000, &win) || !win) return 2; break;
 		case 'e': if (num("--ethertype", optarg, 0xffff, &et) || et < 0x600) return 2; break;
 		case 'l': last_hop = true; break;
+		case 'E': ecn = true; break;
+		case 'p': pin = optarg; break;
 		case 'h': return usage(stdout, 0);
 		default: return usage(stderr, 2);
 		}
@@ -119,10 +156,13 @@ int main(int argc, char **argv)
 	skel->rodata->window_ns = win * 1000;
 	skel->rodata->last_hop = last_hop;
 	skel->rodata->eth_proto = (__u16)et;
+	skel->rodata->ecn_mark = ecn;
 	if ((err = caqm__load(skel))) {
 		fprintf(stderr, "ubcaqm: load: %s\n", strerror(-err));
 		goto out;
 	}
+	if (pin && pin_maps(skel, pin, &pin_made))
+		goto out;
 	hook.ifindex = (int)ifindex;
 	err = bpf_tc_hook_create(&hook);
 	if (err && err != -EEXIST) {
@@ -147,6 +187,8 @@ int main(int argc, char **argv)
 	bpf_tc_detach(&hook, &tc);
 	rc = 0;
 out:
+	if (pin)
+		unpin_maps(skel, pin, pin_made);
 	if (hook_created) {
 		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
 		bpf_tc_hook_destroy(&hook);

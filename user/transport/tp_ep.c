@@ -441,6 +441,15 @@ enum tp_rx_verdict tp_ep_rx(struct tp_ep *ep, uint64_t now, const void *pkt, siz
 	}
 }
 
+void tp_rx_meta_from_view(const struct ub_view *v, struct tp_rx_meta *meta)
+{
+	memset(meta, 0, sizeof(*meta));
+	meta->ecn = v->ecn;
+	meta->entropy = v->sport;
+	meta->has_cci = v->nth != NULL;	/* native UB: the CCI, for CC */
+	meta->cci = v->cci;
+}
+
 enum tp_rx_verdict tp_ep_rx_frame(struct tp_ep *ep, uint64_t now, const void *frame, size_t len)
 {
 	struct tp_rx_meta meta = { 0 };
@@ -454,10 +463,7 @@ enum tp_rx_verdict tp_ep_rx_frame(struct tp_ep *ep, uint64_t now, const void *fr
 		ep->gone.rx_bad_icrc++;
 		return TP_RX_DROP;
 	}
-	meta.ecn = v.ecn;
-	meta.entropy = v.sport;
-	meta.has_cci = v.nth != NULL;	/* native UB: the CCI, for CC */
-	meta.cci = v.cci;
+	tp_rx_meta_from_view(&v, &meta);
 	return tp_ep_rx(ep, now, v.tph, (size_t)(v.ip + v.ip_len - UBOE_ICRC_LEN - (const uint8_t *)v.tph),
 			&meta);
 }

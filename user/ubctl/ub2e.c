@@ -21,6 +21,7 @@
 #include <bpf/libbpf.h>
 #include <linux/if_link.h>
 
+#include "ub2e_maps.h"	/* first: the skeleton's .data.cfg is a struct ub2e_cfg */
 #include "ub2e.skel.h"
 #include "ub2e_cfg.h"
 #include "conf.h"
@@ -34,7 +35,7 @@ static const struct pin_name {
 	const char *file;
 	size_t map_off;	/* offsetof the map pointer in the skeleton's maps struct */
 } map_pins[] = {
-	{ UB2E_PIN_CFG, offsetof(struct ub2e, maps.ub2e_cfg) },
+	{ UB2E_PIN_CFG, offsetof(struct ub2e, maps.data_cfg) },
 	{ UB2E_PIN_STATS, offsetof(struct ub2e, maps.ub2e_stats) },
 	{ UB2E_PIN_NPI2VLAN, offsetof(struct ub2e, maps.ub2e_npi2vlan) },
 	{ UB2E_PIN_VLAN2NPI, offsetof(struct ub2e, maps.ub2e_vlan2npi) },
@@ -360,7 +361,7 @@ static int do_attach(struct ub2e_args *a)
 		rc = fail(EXIT_FAIL, "reading the ports' MAC addresses: %s", strerror(errno));
 		goto out;
 	}
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_cfg), &zero, &a->cfg, BPF_ANY) ||
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.data_cfg), &zero, &a->cfg, BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ip), &ip_if, &ip_if, BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ub), &ub_if, &ub_if, BPF_ANY) ||
 	    ub2e_tables_write(bpf_map__fd(skel->maps.ub2e_npi2vlan), bpf_map__fd(skel->maps.ub2e_vlan2npi),

@@ -11,12 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "numparse.h"
 #include "ubperf.h"
+#include "ub_wire.h"
+#include "wps_cfg.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ubperf server --dev DEV [options]\n"
+		"usage: ubperf server --dev DEV[,DEV...] [options]\n"
 		"       ubperf client --dev DEV --peer ADDR [options]\n"
 		"  --mode M       rtp-sr (default), rtp-gbn, rtp-gbn-fast, utp\n"
 		"  --op OP        send (default), write, read\n"
@@ -31,14 +34,23 @@ static void usage(FILE *f)
 		"  --rto R        512us, 16ms, 128ms, 4s (static) or dynamic (default)\n"
 		"  --rto-min US   dynamic RTO: floor of its base, microseconds (default: the core's)\n"
 		"  --port P       TCP control port (default %d)\n"
+		"  --dev A,B      (server) serve on several ports: channel i on port i mod N\n"
 		"  --wait S       how long to wait for the peer (default 5; server: for a client, 0 = forever)\n"
 		"  --stall S      no completion for S seconds means the peer is gone (default 3)\n"
 		"  --generic      XDP in generic (SKB) mode\n"
 		"  --zerocopy     AF_XDP zero-copy (the NIC must support it)\n"
+		"  --native       native UB frames on an emulated UB port (WIRE.md 5), not UBoE\n"
+		"  --partition N  native: the NTH's Partition ID (default 1)\n"
+		"  --rt N         native: the LPH's RT, 0 .. 3 (default 2, per-flow/shortest)\n"
+		"  --ub-ethertype HEX  native: the EtherType (default 0x88b5)\n"
+		"  --nexthop-mac MAC   the next hop's MAC instead of ARP/ND\n"
 		"  --json         one JSON summary object on stdout\n"
 		"  --verbose      also every non-zero transport counter\n"
 		"  --cc CC        congestion control per channel: none (default), ldcp, dcqcn, caqm\n"
-		"  --lb LB        the channels as one group: flow (default: a port each), packet\n",
+		"  --lb LB        the channels as one group: flow (default: a port each), packet\n"
+		"  --interval MS  every MS milliseconds: goodput and each channel's rate or window\n"
+		"  --stage-pin DIR  report the queue high water of the marking stage pinned in DIR\n"
+		"                 (ubcaqm --pin DIR)\n",
 		UBPERF_MAX_CHANS, UBPERF_DEFAULT_PORT);
 }
 
@@ -78,6 +90,70 @@ static int parse_secs(const char *s, double *out)
 	return errno || end == s || *end || *out < 0 ? -1 : 0;
 }
 
+/* The native-only options, applied once the whole command line is read
+ * (getopt takes them in any order, --native maybe last). */
+struct native_args {
+	bool on, pid_set, rt_set, et_set;
+	uint32_t pid;
+	uint8_t rt;
+	uint16_t et;
+};
+
+static int native_opt(int c, const char *arg, struct ubperf_opts *o, struct native_args *na)
+{
+	unsigned long v;
+	char err[128];
+
+	switch (c) {
+	case 'N':
+		na->on = true;
+		return 0;
+	case 'I':
+		if (parse_uint(arg, (size_t)-1, UB_PID_MASK, &v) || v == UB_PID_INVALID)
+			return bad("--partition (1 .. 16777215)", arg);
+		na->pid = (uint32_t)v;
+		na->pid_set = true;
+		return 0;
+	case 'T':
+		if (parse_uint(arg, (size_t)-1, 3, &v))
+			return bad("--rt (0 .. 3)", arg);
+		na->rt = (uint8_t)v;
+		na->rt_set = true;
+		return 0;
+	case 'E':
+		if (parse_uint(arg, (size_t)-1, 0xffff, &v) || v < 0x0600)
+			return bad("--ub-ethertype (0x0600 .. 0xffff)", arg);
+		na->et = (uint16_t)v;
+		na->et_set = true;
+		return 0;
+	default:
+		if (wps_parse_mac(arg, o->nexthop_mac, err, sizeof(err)))
+			return bad("--nexthop-mac", arg);
+		o->nexthop_mac_set = true;
+		return 0;
+	}
+}
+
+/* o->native from the options, or one line when they came without --native. */
+static int native_finish(struct ubperf_opts *o, const struct native_args *na)
+{
+	if (!na->on) {
+		if (na->pid_set || na->rt_set || na->et_set) {
+			fprintf(stderr, "ubperf: --partition, --rt and --ub-ethertype need --native\n");
+			return 2;
+		}
+		return 0;
+	}
+	ep_native_init(&o->native);
+	if (na->pid_set)
+		o->native.pid = na->pid;
+	if (na->rt_set)
+		o->native.rt = na->rt;
+	if (na->et_set)
+		o->native.ethertype = na->et;
+	return 0;
+}
+
 static int parse_rto(const char *s, uint64_t *ns)
 {
 	static const struct { const char *n; uint64_t v; } t[] = {
@@ -93,6 +169,34 @@ static int parse_rto(const char *s, uint64_t *ns)
 	return -1;
 }
 
+/* --dev A,B,...: at most UBPERF_MAX_DEVS names, none empty; several only for the server. */
+static int split_devs(struct ubperf_opts *o)
+{
+	static char copy[1024];
+	char *save = NULL, *t;
+
+	if (strlen(o->dev) >= sizeof(copy))
+		return bad("--dev", o->dev);
+	strcpy(copy, o->dev);
+	if (!*copy || copy[0] == ',' || copy[strlen(copy) - 1] == ',' || strstr(copy, ",,"))
+		return bad("--dev (DEV[,DEV...])", o->dev);
+	for (t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (o->ndevs == UBPERF_MAX_DEVS) {
+			fprintf(stderr, "ubperf: --dev names at most %d ports\n", UBPERF_MAX_DEVS);
+			return 2;
+		}
+		o->devs[o->ndevs++] = t;
+	}
+	if (o->ndevs > 1 && !o->server) {
+		fprintf(stderr, "ubperf: several --dev ports are for the server\n");
+		return 2;
+	}
+	return 0;
+}
+
+/* Long-only options: codes past any letter, which other options may take. */
+enum { OPT_INTERVAL = 0x100, OPT_STAGE_PIN };
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -105,7 +209,12 @@ int main(int argc, char **argv)
 		{ "rto", required_argument, 0, 'r' }, { "rto-min", required_argument, 0, 'R' }, { "port", required_argument, 0, 'P' },
 		{ "wait", required_argument, 0, 'W' }, { "stall", required_argument, 0, 'S' },
 		{ "generic", no_argument, 0, 'g' }, { "zerocopy", no_argument, 0, 'z' },
+		{ "native", no_argument, 0, 'N' }, { "partition", required_argument, 0, 'I' },
+		{ "rt", required_argument, 0, 'T' }, { "ub-ethertype", required_argument, 0, 'E' },
+		{ "nexthop-mac", required_argument, 0, 'X' },
 		{ "cc", required_argument, 0, 'C' }, { "lb", required_argument, 0, 'L' },
+		{ "interval", required_argument, 0, OPT_INTERVAL },
+		{ "stage-pin", required_argument, 0, OPT_STAGE_PIN },
 		{ "json", no_argument, 0, 'j' }, { "verbose", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' }, { 0 },
 	};
 	struct ubperf_opts o = {
@@ -113,6 +222,7 @@ int main(int argc, char **argv)
 		.size = 65536, .seconds = 10, .channels = 1, .depth = 8, .mtu = 1024, .window = 256,
 		.wait_s = 5, .stall_s = 3,
 	};
+	struct native_args nat = { 0 };
 	bool wait_set = false;
 	uint64_t v;
 	int c;
@@ -140,6 +250,12 @@ int main(int argc, char **argv)
 			if (tpg_lb_parse(optarg, &o.lb))
 				return bad("--lb", optarg);
 			break;
+		case OPT_INTERVAL:
+			if (parse_size(optarg, &v) || !v || v > 3600000)
+				return bad("--interval (milliseconds, 1 .. 3600000)", optarg);
+			o.interval_ns = v * 1000000;
+			break;
+		case OPT_STAGE_PIN: o.stage_pin = optarg; break;
 		case 'm':
 			if (tp_mode_parse(optarg, &o.mode))
 				return bad("--mode", optarg);
@@ -217,6 +333,10 @@ int main(int argc, char **argv)
 		case 'j': o.json = true; break;
 		case 'v': o.verbose = true; break;
 		case 'h': usage(stdout); return 0;
+		case 'N': case 'I': case 'T': case 'E': case 'X':
+			if (native_opt(c, optarg, &o, &nat))
+				return 2;
+			break;
 		default: return 2;
 		}
 	}
@@ -228,6 +348,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ubperf: --dev DEV is required\n");
 		return 2;
 	}
+	if (split_devs(&o))
+		return 2;
 	if (o.server && o.peer) {
 		fprintf(stderr, "ubperf: --peer is for the client\n");
 		return 2;
@@ -240,6 +362,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ubperf: utp carries only --op send (no Write/Read without reliability)\n");
 		return 2;
 	}
+	if (native_finish(&o, &nat))
+		return 2;
 	if (o.server && !wait_set)
 		o.wait_s = 0;
 	if (o.count)

@@ -14,8 +14,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
+#include "caqm_pins.h"
 #include "ctl.h"
 #include "ep.h"
+#include "series.h"
 #include "ubperf.h"
 
 #define MAX_LAT_SAMPLES	(4u << 20)
@@ -26,8 +30,11 @@ static const char *const ta_names[] = { "rol", "roi", "rot" };
 struct run {
 	const struct ubperf_opts *o;
 	const char *who;
-	struct ep *ep;
-	struct ep_peer peer;
+	/* Server: a port per --dev, peer[k] the client as port k reaches it.
+	 * Client: one port, peer[k] each address the server gave its channels. */
+	struct ep *ep[UBPERF_MAX_DEVS];
+	struct ep_peer peer[UBPERF_MAX_DEVS];
+	uint32_t nep, npeer;
 	struct ep_chan ch[UBPERF_MAX_CHANS];
 	uint8_t *buf;		/* message source / destination / registered region */
 	size_t buf_len;
@@ -46,6 +53,10 @@ struct run {
 	uint64_t va;
 	struct tp_cc *cc[UBPERF_MAX_CHANS];	/* --cc: one instance per channel */
 	struct tpg *g;				/* --lb: the channels as one group */
+	uint64_t chan_bytes[UBPERF_MAX_CHANS];	/* client: completed per channel */
+	struct series ser;			/* --interval */
+	bool has_stage;				/* --stage-pin: the maps below are open */
+	int stage_budget_fd, stage_stats_fd;
 };
 
 static int fail(struct run *r, const char *fmt, ...)
@@ -82,20 +93,108 @@ static int open_ep(struct run *r)
 	struct ep_config ec = { 0 };
 	char err[256];
 
-	ec.dev = r->o->dev;
 	ec.generic = r->o->generic;
 	ec.zerocopy = r->o->zerocopy;
+	ec.native = r->o->native;
+	ec.nexthop_mac_set = r->o->nexthop_mac_set;
+	memcpy(ec.nexthop_mac, r->o->nexthop_mac, 6);
 	ec.tp.seed = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
 	ec.tp.max_chans = UBPERF_MAX_CHANS + 1;
 	ec.tp.max_mrs = 4;
-	r->ep = ep_open(&ec, err, sizeof(err));
-	return r->ep ? 0 : fail(r, "%s", err);
+	/* A wrong --stage-pin is said before the test, not after it. */
+	if (r->o->stage_pin) {
+		if (caqm_pins_open(r->o->stage_pin, &r->stage_budget_fd, &r->stage_stats_fd, err,
+				   sizeof(err)))
+			return fail(r, "--stage-pin: %s", err);
+		r->has_stage = true;
+	}
+	for (; r->nep < r->o->ndevs; r->nep++) {
+		ec.dev = r->o->devs[r->nep];
+		r->ep[r->nep] = ep_open(&ec, err, sizeof(err));
+		if (!r->ep[r->nep])
+			return fail(r, "%s", err);
+	}
+	return 0;
+}
+
+/* Server: the client as each port reaches it. */
+static int init_peers(struct run *r, uint8_t ver, const uint8_t ip[16], int wait_ms,
+		      const char *what)
+{
+	char err[256];
+
+	for (; r->npeer < r->nep; r->npeer++)
+		if (ep_peer_init(r->ep[r->npeer], &r->peer[r->npeer], ver, ip, wait_ms, err,
+				 sizeof(err)))
+			return fail(r, "%s via %s: %s", what, r->o->devs[r->npeer], err);
+	return 0;
+}
+
+/* Channel c's port: the server spreads its channels over its ports. */
+static uint32_t port_of(const struct run *r, uint32_t c) { return c % r->nep; }
+
+/* Every port a round. With several, none sleeps while another may have work. */
+static void progress(struct run *r)
+{
+	int moved = 0;
+
+	if (r->nep == 1) {
+		ep_progress(r->ep[0], 1);
+		return;
+	}
+	for (uint32_t k = 0; k < r->nep; k++)
+		moved += ep_progress(r->ep[k], 0);
+	if (!moved)
+		usleep(50);
+}
+
+static bool poll_event(struct run *r, struct tp_event *ev)
+{
+	for (uint32_t k = 0; k < r->nep; k++)
+		if (tp_ep_poll(ep_tp(r->ep[k]), ev))
+			return true;
+	return false;
+}
+
+/* The ports' counters, summed (srtt/rto: the first port's). */
+static void ports_stats(struct run *r, struct tp_stats *ts, struct ep_stats *es)
+{
+#define ONE(n, d) + 1
+	/* A counter added to struct ep_stats must be added to the sum below too. */
+	_Static_assert(sizeof(struct ep_stats) == sizeof(uint64_t) * (8 EP_RX_ERRORS(ONE)),
+		       "struct ep_stats changed: sum the new counter");
+#undef ONE
+	tp_ep_stats(ep_tp(r->ep[0]), ts);
+	ep_get_stats(r->ep[0], es);
+	for (uint32_t k = 1; k < r->nep; k++) {
+		struct tp_stats t;
+		struct ep_stats e;
+
+		tp_ep_stats(ep_tp(r->ep[k]), &t);
+		ep_get_stats(r->ep[k], &e);
+#define ADD_TP(n, d) ts->n += t.n;
+		TP_STATS(ADD_TP)
+#undef ADD_TP
+#define ADD_EP(n, d) es->n += e.n;
+		EP_RX_ERRORS(ADD_EP)
+#undef ADD_EP
+		es->rx_frames += e.rx_frames;
+		es->tx_frames += e.tx_frames;
+		es->tx_ring_full += e.tx_ring_full;
+		es->no_frame += e.no_frame;
+		es->ce_marked += e.ce_marked;
+		es->xsk_rx_dropped += e.xsk_rx_dropped;
+		es->xsk_rx_ring_full += e.xsk_rx_ring_full;
+		es->xsk_fill_empty += e.xsk_fill_empty;
+	}
 }
 
 static int make_chans(struct run *r)
 {
 	struct tpg_config gc = { .lb = r->o->lb };
 
+	if (series_init(&r->ser, r->o->channels, r->o->cc, r->o->interval_ns))
+		return fail(r, "out of memory for the --interval samples");
 	r->g = tpg_create(&gc);
 	if (!r->g)
 		return fail(r, "cannot create the channel group: %s", strerror(errno));
@@ -112,10 +211,10 @@ static int make_chans(struct run *r)
 					    tp_cc_algo_name(r->o->cc), i, strerror(errno));
 			tp_cc_attach(r->cc[i], &cc);
 		}
-		r->ch[i].peer = &r->peer;
+		r->ch[i].peer = &r->peer[port_of(r, i)];
 		r->ch[i].app = (void *)(uintptr_t)i;
 		r->ch[i].tpg = r->o->lb == TPG_LB_PACKET ? r->g : NULL;
-		if (!ep_chan_create(r->ep, &r->ch[i], &cc))
+		if (!ep_chan_create(r->ep[port_of(r, i)], &r->ch[i], &cc))
 			return fail(r, "cannot create TP channel %u: %s", i, strerror(errno));
 		tpg_add(r->g, r->ch[i].tp);
 	}
@@ -136,6 +235,56 @@ static void cc_totals(const struct run *r, uint64_t *sent, uint64_t *rcvd)
 	}
 }
 
+/* The server counts what arrived in order (Writes too); the client what completed. */
+static void take_sample(const struct run *r, bool server, struct series_sample *s)
+{
+	for (uint32_t c = 0; c < r->o->channels; c++) {
+		struct tp_cc_stats cs = { 0 };
+		struct tp_stats ts;
+
+		if (server) {
+			tp_chan_stats(r->ch[c].tp, &ts);
+			s[c].bytes = ts.bytes_delivered;
+		} else {
+			s[c].bytes = r->chan_bytes[c];
+		}
+		if (r->cc[c])
+			tp_cc_get_stats(r->cc[c], &cs);
+		s[c].cnp_sent = cs.cnp_sent;
+		s[c].cnp_rcvd = cs.cnp_rcvd;
+		s[c].rate_bps = cs.rate_bps;
+		s[c].cw = cs.cw;
+	}
+}
+
+/*
+ * --interval: a row when one is due, and its line unless the output is JSON.
+ * The baseline is zeros: nothing moved before the start (the client's) or
+ * before the first frame (the server's, which counts that frame's batch).
+ */
+static int sample_tick(struct run *r, bool server, uint64_t now)
+{
+	struct series_sample s[UBPERF_MAX_CHANS];
+
+	if (!series_due(&r->ser, now))
+		return 0;
+	if (r->ser.n)
+		take_sample(r, server, s);
+	if (series_add(&r->ser, now, r->ser.n ? s : NULL))
+		return fail(r, "out of memory for the --interval samples");
+	if (!r->o->json)
+		series_print_last(&r->ser, stdout);
+	return 0;
+}
+
+static void sample_end(struct run *r, bool server, uint64_t t_ns)
+{
+	struct series_sample s[UBPERF_MAX_CHANS];
+
+	take_sample(r, server, s);
+	series_end(&r->ser, t_ns, s);
+}
+
 static void cleanup(struct run *r)
 {
 	for (uint32_t i = 0; i < UBPERF_MAX_CHANS; i++)
@@ -144,7 +293,8 @@ static void cleanup(struct run *r)
 	for (uint32_t i = 0; i < UBPERF_MAX_CHANS; i++)
 		tp_cc_destroy(r->cc[i]);
 	tpg_destroy(r->g);
-	ep_close(r->ep);
+	for (uint32_t k = 0; k < r->nep; k++)
+		ep_close(r->ep[k]);
 	if (r->ctl >= 0)
 		close(r->ctl);
 	free(r->buf);
@@ -152,6 +302,11 @@ static void cleanup(struct run *r)
 	free(r->outstanding);
 	free(r->free_slots);
 	free(r->lat);
+	series_free(&r->ser);
+	if (r->has_stage) {
+		close(r->stage_budget_fd);
+		close(r->stage_stats_fd);
+	}
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -171,24 +326,120 @@ static double pct_us(const uint64_t *v, size_t n, double p)
 	return (double)v[i] / 1000.0;
 }
 
-/* Closes the summary object: what each channel sent, delivered and its CC saw. */
-static void per_channel_json(const struct run *r, double secs)
+static void jset(struct json_object *o, const char *key, struct json_object *v)
 {
-	printf(", \"per_channel\": [");
+	json_object_object_add(o, key, v);
+}
+
+static struct json_object *ju64(uint64_t v) { return json_object_new_uint64(v); }
+
+static const char *jstr(struct json_object *o, const char *key)
+{
+	return json_object_get_string(json_object_object_get(o, key));
+}
+
+/* Bits per second are whole; other reals keep the digits fmt gives them. */
+static struct json_object *jreal(double v, const char *fmt)
+{
+	char s[48];
+
+	snprintf(s, sizeof(s), fmt, v);
+	return json_object_new_double_s(v, s);
+}
+
+static struct json_object *jbps(uint64_t bytes, double secs)
+{
+	return jreal(secs > 0 ? (double)bytes * 8 / secs : 0, "%.0f");
+}
+
+/* What each channel sent, delivered and its CC saw, and over time with --interval. */
+static struct json_object *per_channel_json(const struct run *r, double secs)
+{
+	struct json_object *a = json_object_new_array();
+
 	for (uint32_t i = 0; i < r->o->channels; i++) {
+		struct json_object *o = json_object_new_object();
 		struct tp_cc_stats cs = { 0 };
+		char ip[INET6_ADDRSTRLEN];
 		struct tp_stats ts;
 
 		tp_chan_stats(r->ch[i].tp, &ts);
 		if (r->cc[i])
 			tp_cc_get_stats(r->cc[i], &cs);
-		printf("%s{\"sent_bps\": %.0f, \"delivered_bps\": %.0f, \"cnp_sent\": %" PRIu64
-		       ", \"cnp_received\": %" PRIu64 ", \"rate_bps\": %" PRIu64 ", \"cw\": %" PRIu64
-		       "}", i ? ", " : "", secs > 0 ? (double)ts.tx_bytes * 8 / secs : 0,
-		       secs > 0 ? (double)ts.bytes_delivered * 8 / secs : 0, cs.cnp_sent,
-		       cs.cnp_rcvd, r->o->cc == TP_CC_DCQCN ? cs.rate_bps : 0, cs.cw);
+		inet_ntop(r->ch[i].peer->ip_ver == 6 ? AF_INET6 : AF_INET, r->ch[i].peer->ip, ip,
+			  sizeof(ip));
+		jset(o, "dev", json_object_new_string(r->o->devs[port_of(r, i)]));
+		jset(o, "peer", json_object_new_string(ip));
+		jset(o, "sent_bps", jbps(ts.tx_bytes, secs));
+		jset(o, "delivered_bps", jbps(ts.bytes_delivered, secs));
+		jset(o, "cnp_sent", ju64(cs.cnp_sent));
+		jset(o, "cnp_received", ju64(cs.cnp_rcvd));
+		jset(o, "rate_bps", ju64(r->o->cc == TP_CC_DCQCN ? cs.rate_bps : 0));
+		jset(o, "cw", ju64(cs.cw));
+		if (series_on(&r->ser))
+			jset(o, "series", series_json(&r->ser, i));
+		json_object_array_add(a, o);
 	}
-	printf("]}\n");
+	return a;
+}
+
+static void report_json(struct run *r, uint64_t peer_messages, bool server, double secs,
+			const struct tp_stats *ts, const struct ep_stats *es,
+			struct json_object *stage)
+{
+	const struct ubperf_opts *o = r->o;
+	struct json_object *j = json_object_new_object(), *x;
+	uint64_t cnp_sent, cnp_rcvd;
+
+	cc_totals(r, &cnp_sent, &cnp_rcvd);
+	jset(j, "role", json_object_new_string(server ? "server" : "client"));
+	jset(j, "mode", json_object_new_string(tp_mode_name(o->mode)));
+	jset(j, "op", json_object_new_string(op_names[o->op]));
+	jset(j, "ta", json_object_new_string(ta_names[o->ta]));
+	jset(j, "size", ju64(o->size));
+	jset(j, "channels", ju64(o->channels));
+	jset(j, "duration_s", jreal(secs, "%.6f"));
+	jset(j, "goodput_bps", jbps(r->bytes, secs));
+	jset(j, "messages", ju64(r->messages));
+	jset(j, "bytes", ju64(r->bytes));
+	jset(j, "peer_messages", ju64(peer_messages));
+	x = json_object_new_object();
+	jset(x, "total", ju64(ts->rtx_rto + ts->rtx_nak + ts->rtx_sack + ts->rtx_mark));
+	jset(x, "rto", ju64(ts->rtx_rto));
+	jset(x, "nak", ju64(ts->rtx_nak));
+	jset(x, "sack", ju64(ts->rtx_sack));
+	jset(x, "mark", ju64(ts->rtx_mark));
+	jset(j, "retransmissions", x);
+	jset(j, "rto_fired", ju64(ts->rto_fired));
+	jset(j, "ecn_ce", ju64(es->ce_marked));
+	jset(j, "core_ecn_ce", ju64(ts->rx_ecn_ce));
+	jset(j, "icrc_bad", ju64(es->icrc_bad));
+	x = json_object_new_object();
+	jset(x, "p50", jreal(pct_us(r->lat, r->nlat, 0.5), "%.1f"));
+	jset(x, "p99", jreal(pct_us(r->lat, r->nlat, 0.99), "%.1f"));
+	jset(x, "p999", jreal(pct_us(r->lat, r->nlat, 0.999), "%.1f"));
+	jset(j, "latency_us", x);
+	x = json_object_new_object();
+	jset(x, "rx", ju64(es->rx_frames));
+	jset(x, "tx", ju64(es->tx_frames));
+	jset(j, "frames", x);
+	jset(j, "out_of_order", ju64(r->bad_seq));
+	jset(j, "corrupt", ju64(r->corrupt));
+	jset(j, "cc", json_object_new_string(tp_cc_algo_name(o->cc)));
+	jset(j, "lb", json_object_new_string(tpg_lb_name(o->lb)));
+	x = json_object_new_object();
+	jset(x, "sent", ju64(cnp_sent));
+	jset(x, "received", ju64(cnp_rcvd));
+	jset(j, "cnp", x);
+	if (o->interval_ns)
+		jset(j, "interval_ms", ju64(o->interval_ns / 1000000));
+	if (stage) {
+		jset(stage, "pin", json_object_new_string(o->stage_pin));
+		jset(j, "stage", json_object_get(stage));
+	}
+	jset(j, "per_channel", per_channel_json(r, secs));
+	puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(j);
 }
 
 static void report(struct run *r, uint64_t peer_messages, bool server)
@@ -199,34 +450,21 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 	struct tp_stats ts;
 	struct ep_stats es;
 	uint64_t rtx, cnp_sent, cnp_rcvd;
+	struct json_object *stage = NULL;
 
-	tp_ep_stats(ep_tp(r->ep), &ts);
-	ep_get_stats(r->ep, &es);
+	if (r->has_stage) {
+		stage = caqm_stage_json(r->stage_budget_fd, r->stage_stats_fd);
+		if (!stage)
+			fprintf(stderr, "ubperf %s: --stage-pin %s: the stage went away (%s)\n",
+				r->who, o->stage_pin, strerror(errno));
+	}
+	ports_stats(r, &ts, &es);
 	rtx = ts.rtx_rto + ts.rtx_nak + ts.rtx_sack + ts.rtx_mark;
 	cc_totals(r, &cnp_sent, &cnp_rcvd);
 	qsort(r->lat, r->nlat, sizeof(r->lat[0]), cmp_u64);
 	if (o->json) {
-		printf("{\"role\": \"%s\", \"mode\": \"%s\", \"op\": \"%s\", \"ta\": \"%s\", "
-		       "\"size\": %u, \"channels\": %u, \"duration_s\": %.6f, "
-		       "\"goodput_bps\": %.0f, \"messages\": %" PRIu64 ", \"bytes\": %" PRIu64 ", "
-		       "\"peer_messages\": %" PRIu64 ", "
-		       "\"retransmissions\": {\"total\": %" PRIu64 ", \"rto\": %" PRIu64
-		       ", \"nak\": %" PRIu64 ", \"sack\": %" PRIu64 ", \"mark\": %" PRIu64 "}, "
-		       "\"rto_fired\": %" PRIu64 ", \"ecn_ce\": %" PRIu64 ", \"core_ecn_ce\": %" PRIu64 ", "
-		       "\"icrc_bad\": %" PRIu64 ", "
-		       "\"latency_us\": {\"p50\": %.1f, \"p99\": %.1f, \"p999\": %.1f}, "
-		       "\"frames\": {\"rx\": %" PRIu64 ", \"tx\": %" PRIu64 "}, "
-		       "\"out_of_order\": %" PRIu64 ", \"corrupt\": %" PRIu64 ", "
-		       "\"cc\": \"%s\", \"lb\": \"%s\", \"cnp\": {\"sent\": %" PRIu64
-		       ", \"received\": %" PRIu64 "}",
-		       server ? "server" : "client", tp_mode_name(o->mode), op_names[o->op],
-		       ta_names[o->ta], o->size, o->channels, secs, bps, r->messages, r->bytes,
-		       peer_messages, rtx, ts.rtx_rto, ts.rtx_nak, ts.rtx_sack, ts.rtx_mark,
-		       ts.rto_fired, es.ce_marked, ts.rx_ecn_ce, es.icrc_bad, pct_us(r->lat, r->nlat, 0.5),
-		       pct_us(r->lat, r->nlat, 0.99), pct_us(r->lat, r->nlat, 0.999),
-		       es.rx_frames, es.tx_frames, r->bad_seq, r->corrupt, tp_cc_algo_name(o->cc),
-		       tpg_lb_name(o->lb), cnp_sent, cnp_rcvd);
-		per_channel_json(r, secs);
+		report_json(r, peer_messages, server, secs, &ts, &es, stage);
+		json_object_put(stage);
 		return;
 	}
 	printf("ubperf %s: %s %s/%s, %u B x %u channel(s), %.2f s\n", server ? "server" : "client",
@@ -245,6 +483,12 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 	if (o->cc != TP_CC_NONE || o->lb != TPG_LB_FLOW)
 		printf("  cc %s, lb %s: CNPs sent %" PRIu64 ", received %" PRIu64 "\n",
 		       tp_cc_algo_name(o->cc), tpg_lb_name(o->lb), cnp_sent, cnp_rcvd);
+	if (stage) {
+		printf("  stage %s: queue high water %s B, ECN marked %s, CAQM congested %s\n",
+		       o->stage_pin, jstr(stage, "queue_high_bytes"), jstr(stage, "ecn_marked"),
+		       jstr(stage, "congested"));
+		json_object_put(stage);
+	}
 	if (o->verbose) {
 		printf("    tx ring full %" PRIu64 ", no free frame %" PRIu64 ", AF_XDP rx dropped %" PRIu64
 		       " rx ring full %" PRIu64 " fill ring empty %" PRIu64 "\n", es.tx_ring_full,
@@ -328,6 +572,8 @@ static int client_loop(struct run *r)
 	struct tp_event ev;
 
 	r->t_start = r->last_progress = ep_now_ns();
+	if (sample_tick(r, false, r->t_start))
+		return 1;
 	for (;;) {
 		uint64_t now = ep_now_ns();
 
@@ -350,8 +596,8 @@ static int client_loop(struct run *r)
 		}
 		if (!outstanding && !more_to_post(r, now))
 			break;
-		ep_progress(r->ep, 1);
-		while (tp_ep_poll(ep_tp(r->ep), &ev)) {
+		progress(r);
+		while (poll_event(r, &ev)) {
 			uint32_t c, s;
 
 			if (ev.type == TP_EV_CHAN_ERROR || ev.status != TP_ST_OK)
@@ -374,13 +620,44 @@ static int client_loop(struct run *r)
 			outstanding--;
 			r->messages++;
 			r->bytes += o->size;
+			r->chan_bytes[c] += o->size;
 			r->last_progress = now;
 		}
+		if (sample_tick(r, false, ep_now_ns()))
+			return 1;
 		if (outstanding && ep_now_ns() - r->last_progress > stall_ns)
 			return fail(r, "peer stopped answering: no completion for %.1f s "
 				    "(%" PRIu64 " operations outstanding)", o->stall_s, outstanding);
 	}
 	r->t_end = ep_now_ns();
+	sample_end(r, false, r->t_end);
+	return 0;
+}
+
+/* A server on several ports: each channel to the address of its port. */
+static int follow_paths(struct run *r, const struct ctl_welcome *w, int wait_ms)
+{
+	char err[256], a_s[INET6_ADDRSTRLEN];
+
+	for (uint32_t c = 0; c < r->o->channels; c++) {
+		const struct ctl_path *p = &w->path[c];
+		uint32_t k = 0;
+
+		if (p->ver != 4 && p->ver != 6)
+			continue;
+		while (k < r->npeer && (r->peer[k].ip_ver != p->ver ||
+					memcmp(r->peer[k].ip, p->ip, p->ver == 6 ? 16 : 4)))
+			k++;
+		if (k == r->npeer) {
+			inet_ntop(p->ver == 6 ? AF_INET6 : AF_INET, p->ip, a_s, sizeof(a_s));
+			if (k == UBPERF_MAX_DEVS)
+				return fail(r, "the server names more than %d ports", UBPERF_MAX_DEVS);
+			if (ep_peer_init(r->ep[0], &r->peer[k], p->ver, p->ip, wait_ms, err, sizeof(err)))
+				return fail(r, "channel %u: server port %s: %s", c, a_s, err);
+			r->npeer++;
+		}
+		r->ch[c].peer = &r->peer[k];
+	}
 	return 0;
 }
 
@@ -415,10 +692,11 @@ int ubperf_client(const struct ubperf_opts *o)
 			r.free_slots[c * 4 + s / 64] |= 1ull << (s % 64);
 	if (open_ep(&r))
 		goto out;
-	if (ep_peer_init(r.ep, &r.peer, ver, ip, wait_ms, err, sizeof(err))) {
+	if (ep_peer_init(r.ep[0], &r.peer[0], ver, ip, wait_ms, err, sizeof(err))) {
 		fail(&r, "peer %s: %s", o->peer, err);
 		goto out;
 	}
+	r.npeer = 1;
 	if (make_chans(&r))
 		goto out;
 	r.ctl = ctl_connect(ver, ip, o->port, wait_ms);
@@ -457,6 +735,8 @@ int ubperf_client(const struct ubperf_opts *o)
 	}
 	r.token = w.token;
 	r.va = w.va;
+	if (follow_paths(&r, &w, wait_ms))
+		goto out;
 	for (uint32_t c = 0; c < o->channels; c++) {
 		int e = tp_chan_connect(r.ch[c].tp, w.ch[c].tpn, w.ch[c].init_psn);
 
@@ -535,7 +815,7 @@ static void check_message(struct run *r, uint32_t c, const uint8_t *m, size_t le
 static int server_loop(struct run *r)
 {
 	const struct ubperf_opts *o = r->o;
-	uint64_t idle_ns = (uint64_t)((o->stall_s > 10 ? o->stall_s : 10) * 1e9), last_rx = 0;
+	uint64_t idle_ns = (uint64_t)((o->stall_s > 10 ? o->stall_s : 10) * 1e9), last_rx = 0, rx;
 	struct tp_event ev;
 	struct ep_stats es;
 
@@ -543,8 +823,8 @@ static int server_loop(struct run *r)
 	for (;;) {
 		uint64_t now;
 
-		ep_progress(r->ep, 1);
-		while (tp_ep_poll(ep_tp(r->ep), &ev)) {
+		progress(r);
+		while (poll_event(r, &ev)) {
 			uint32_t c = (uint32_t)(uintptr_t)((struct ep_chan *)ev.user)->app;
 
 			if (ev.type == TP_EV_CHAN_ERROR)
@@ -560,14 +840,23 @@ static int server_loop(struct run *r)
 			check_message(r, c, r->buf + ev.wr_id * o->size, ev.len);
 			tp_post_recv(r->ch[c].tp, r->buf + ev.wr_id * o->size, o->size, ev.wr_id);
 		}
-		ep_get_stats(r->ep, &es);
+		rx = 0;
+		for (uint32_t k = 0; k < r->nep; k++) {
+			ep_get_stats(r->ep[k], &es);
+			rx += es.rx_frames;
+		}
 		now = ep_now_ns();
-		if (es.rx_frames != last_rx) {
-			last_rx = es.rx_frames;
+		if (rx != last_rx) {
+			last_rx = rx;
 			r->last_progress = now;
 		}
-		if (ctl_readable(r->ctl))
+		/* Samples from the first frame in: the server waits for its client before. */
+		if (last_rx && sample_tick(r, true, now))
+			return 1;
+		if (ctl_readable(r->ctl)) {
+			sample_end(r, true, r->last_progress);
 			return 0;	/* the client's DONE, or its disappearance */
+		}
 		if (now - r->last_progress > idle_ns)
 			return fail(r, "client stopped sending: nothing received for %.0f s",
 				    (double)idle_ns / 1e9);
@@ -576,13 +865,14 @@ static int server_loop(struct run *r)
 
 int ubperf_server(const struct ubperf_opts *o)
 {
+	static const uint8_t no_ip[16];
 	struct run r = { .o = o, .who = "server", .ctl = -1 };
 	struct ubperf_opts so = *o;
 	struct ctl_hello h;
 	struct ctl_welcome w = { 0 };
 	struct ctl_done d, md = { 0 };
 	uint8_t ver, ip[16];
-	char err[256], peer_s[64];
+	char peer_s[64];
 	int rc = 1, lfd = -1;
 
 	r.lat = NULL;
@@ -634,10 +924,8 @@ int ubperf_server(const struct ubperf_opts *o)
 		fail(&r, "out of memory for %zu bytes of buffers", r.buf_len);
 		goto out;
 	}
-	if (ep_peer_init(r.ep, &r.peer, ver, ip, 5000, err, sizeof(err))) {
-		fail(&r, "client %s: %s", peer_s, err);
+	if (init_peers(&r, ver, ip, 5000, peer_s))
 		goto out;
-	}
 	if (make_chans(&r))
 		goto out;
 	w.magic = UBPERF_MAGIC;
@@ -652,6 +940,22 @@ int ubperf_server(const struct ubperf_opts *o)
 		}
 		w.ch[c].tpn = tp_chan_tpn(r.ch[c].tp);
 		w.ch[c].init_psn = tp_chan_init_psn(r.ch[c].tp);
+		/* Several ports: the client sends each channel to its port's address
+		 * (a route without a preferred source leaves it at --peer). */
+		if (r.nep > 1 && memcmp(r.peer[port_of(&r, c)].nh.src_ip, no_ip, 16)) {
+			const struct ep_peer *p = &r.peer[port_of(&r, c)];
+
+			w.path[c].ver = p->nh.ip_ver;
+			memcpy(w.path[c].ip, p->nh.src_ip, 16);
+		}
+	}
+	/* A region is registered in one port's core: its token means nothing to another. */
+	if (!w.status && so.op != OP_SEND && r.nep > 1) {
+		w.status = EOPNOTSUPP;
+		ctl_welcome_order(&w, true);
+		ctl_send(r.ctl, &w, sizeof(w));
+		fail(&r, "--op %s needs one port (--dev with one name)", op_names[so.op]);
+		goto out;
 	}
 	if (!w.status && so.op != OP_SEND) {
 		int e;
@@ -659,7 +963,7 @@ int ubperf_server(const struct ubperf_opts *o)
 		/* Reads fetch the pattern; Writes must leave it there (checked at the end). */
 		for (size_t i = 0; i < r.buf_len; i++)
 			r.buf[i] = so.op == OP_READ ? pattern(i) : 0;
-		e = tp_mr_reg(ep_tp(r.ep), r.buf, r.buf_len, &w.token);
+		e = tp_mr_reg(ep_tp(r.ep[0]), r.buf, r.buf_len, &w.token);
 
 		w.status = e ? (uint32_t)-e : 0;
 		w.va = (uintptr_t)r.buf;

@@ -8,10 +8,12 @@
 #include <stdint.h>
 
 #include "cc.h"
+#include "ep.h"
 #include "tp.h"
 #include "tpg.h"
 
 #define UBPERF_MAX_CHANS	64
+#define UBPERF_MAX_DEVS		8	/* server --dev A,B,...: ports served at once */
 #define UBPERF_DEFAULT_PORT	4793	/* TCP control, like perftest's out-of-band exchange */
 
 enum ubperf_op { OP_SEND = 0, OP_WRITE, OP_READ };
@@ -19,9 +21,14 @@ enum ubperf_op { OP_SEND = 0, OP_WRITE, OP_READ };
 struct ubperf_opts {
 	bool server;
 	const char *dev;
+	const char *devs[UBPERF_MAX_DEVS];	/* --dev split at commas */
+	uint32_t ndevs;
 	const char *peer;
 	uint16_t port;
 	bool generic, zerocopy, json, verbose;
+	struct ep_native native;	/* --native: EtherType non-zero */
+	bool nexthop_mac_set;
+	uint8_t nexthop_mac[6];
 	enum tp_mode mode;
 	enum ubperf_op op;
 	enum tp_ta_mode ta;
@@ -37,6 +44,8 @@ struct ubperf_opts {
 	double stall_s;		/* no completion this long: the peer is gone */
 	enum tp_cc_algo cc;	/* congestion control per channel */
 	enum tpg_lb lb;		/* the channels form a group: per-flow / per-packet LB */
+	uint64_t interval_ns;	/* --interval: a sample per channel this often; 0: none */
+	const char *stage_pin;	/* --stage-pin: a CAQM/ECN stage's pinned maps (ubcaqm --pin) */
 };
 
 /*
@@ -57,11 +66,18 @@ struct ctl_hello {
 	uint32_t cc, lb;	/* enum tp_cc_algo, enum tpg_lb */
 };
 
+/* Where a channel's server port is (bytes: no byte order); ver 0: the --peer address. */
+struct ctl_path {
+	uint8_t ver, pad[3];
+	uint8_t ip[16];
+};
+
 struct ctl_welcome {
 	uint32_t magic, status;		/* 0 ok, else errno */
 	uint32_t token, mr_len;
 	uint64_t va;
 	struct ctl_chan ch[UBPERF_MAX_CHANS];
+	struct ctl_path path[UBPERF_MAX_CHANS];	/* a server on several ports */
 };
 
 struct ctl_done {
