@@ -334,11 +334,15 @@ int ub2e_fuzz_main(int argc, char **argv)
 		failed += !(sum[UB2E_CLASS_RX] == sum[UB2E_CLASS_TX] + sum[UB2E_CLASS_PASS] + sum[UB2E_CLASS_DROP] &&
 			    sum[UB2E_CLASS_RX] + sum[UB2E_CLASS_FOREIGN] == t.frames);
 
-		/* A fuzzer that never forwards tests nothing: every outcome must be reached. */
+		/*
+		 * A fuzzer that never forwards tests nothing: every outcome must be reached.
+		 * About 5.7% of the frames are forwarded, so the floor sits well below
+		 * that: at 5% a 2,000-frame run (vmtest) fell short by chance one seed in ten.
+		 */
 		if (op.count >= 2000) {
 			cover = t.outcome[O_FWD] && t.outcome[O_PUNT] && t.outcome[O_DROP] && t.outcome[O_FOREIGN] &&
-				t.outcome[O_FWD] * 20 >= t.frames;
-			printf("%sok %d - fuzz %s reaches every outcome, >= 5%% forwarded\n", cover ? "" : "not ", ++tap,
+				t.outcome[O_FWD] * 50 >= t.frames;
+			printf("%sok %d - fuzz %s reaches every outcome, >= 2%% forwarded\n", cover ? "" : "not ", ++tap,
 			       dir_name[d]);
 			failed += !cover;
 		}
