@@ -73,6 +73,17 @@ struct {
 	__type(value, struct wps_in_path_load);
 } wps_in_path_load SEC(".maps");
 
+/*
+ * ECMP mode: the kernel's multipath route picks the member by the flow
+ * label, so a path is what the FIB answered: counters per egress ifindex.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, WPS_IN_MAX_ECMP_DEVS);
+	__type(key, __u32);
+	__type(value, struct wps_in_path_stats);
+} wps_in_ecmp_stats SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, WPS_IN_MAX_FLOWS);
@@ -454,7 +465,7 @@ static __always_inline void decide(struct wps_in_flow *f, const struct wps_in_cf
 		f->group_pkts = 0;
 		f->group_bytes = 0;
 		f->group_t0 = now;
-		f->path = (__u8)wps_sched_pick(r->sched, f->seq++, npaths, cfg->weight, load);
+		f->path = (__u8)wps_sched_pick(r->sched, f->seq++, npaths, cfg->path_slot, cfg->weight, load);
 		f->groups++;
 	}
 	pkts = f->group_pkts + segs;
@@ -606,17 +617,21 @@ static __noinline int mtu_icmp(struct __sk_buff *skb, __u32 mtu, __u8 family)
 
 /* ---- transmit ---------------------------------------------------------------- */
 
+static __always_inline void stats_account(struct wps_in_path_stats *ps, __u32 segs, __u32 len, bool opened)
+{
+	ps->packets += segs;
+	ps->bytes += len;
+	ps->groups += opened;
+}
+
 static __always_inline void path_account(__u32 path, __u32 segs, __u32 len, bool opened, __u64 now,
 					 const struct wps_in_cfg *cfg)
 {
 	struct wps_in_path_stats *ps = bpf_map_lookup_elem(&wps_in_path_stats, &path);
 	struct wps_in_path_load *pl = bpf_map_lookup_elem(&wps_in_path_load, &path);
 
-	if (ps) {
-		ps->packets += segs;
-		ps->bytes += len;
-		ps->groups += opened;
-	}
+	if (ps)
+		stats_account(ps, segs, len, opened);
 	if (pl) {
 		if (now - pl->win_start >= cfg->load_window_ns) {
 			pl->prev = pl->cur;
@@ -627,7 +642,23 @@ static __always_inline void path_account(__u32 path, __u32 segs, __u32 len, bool
 	}
 }
 
-static __always_inline int ecmp_xmit(struct __sk_buff *skb, const struct wps_in_cfg *cfg, __u32 label)
+static __always_inline void ecmp_account(__u32 ifindex, __u32 segs, __u32 len, bool opened)
+{
+	struct wps_in_path_stats *ps = bpf_map_lookup_elem(&wps_in_ecmp_stats, &ifindex);
+
+	if (!ps) {
+		struct wps_in_path_stats z = {};
+
+		/* Full (more devices than counted): the packet still goes. */
+		bpf_map_update_elem(&wps_in_ecmp_stats, &ifindex, &z, BPF_NOEXIST);
+		ps = bpf_map_lookup_elem(&wps_in_ecmp_stats, &ifindex);
+	}
+	if (ps)
+		stats_account(ps, segs, len, opened);
+}
+
+/* Sets *oif to the egress device the FIB chose. */
+static __always_inline int ecmp_xmit(struct __sk_buff *skb, const struct wps_in_cfg *cfg, __u32 label, __u32 *oif)
 {
 	struct bpf_fib_lookup fib = {};
 	long rc;
@@ -649,6 +680,7 @@ static __always_inline int ecmp_xmit(struct __sk_buff *skb, const struct wps_in_
 		fib.ifindex = skb->ifindex;
 		rc = bpf_fib_lookup(skb, &fib, sizeof(fib), BPF_FIB_LOOKUP_OUTPUT);
 	}
+	*oif = fib.ifindex;
 	if (rc == BPF_FIB_LKUP_RET_SUCCESS) {
 		__u8 macs[12];
 
@@ -770,19 +802,20 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		return TC_ACT_SHOT;
 	}
 	if (cfg->ecmp) {
+		__u32 oif = 0;
 		int rc;
 
 		if (bpf_skb_store_bytes(skb, ETH_HLEN - 2, &o.eth.h_proto, sizeof(o) - ETH_HLEN + 2, 0)) {
 			cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
 			return TC_ACT_SHOT;
 		}
-		rc = ecmp_xmit(skb, cfg, label);
+		rc = ecmp_xmit(skb, cfg, label, &oif);
 		if (rc < 0) {
 			cnt(WPS_IN_CNT_EV_FIB_FAILED);
 			cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
 			return TC_ACT_SHOT;
 		}
-		path_account(label % npaths, segs, len, d.opened, now, cfg);
+		ecmp_account(oif, segs, len, d.opened);
 		cnt(WPS_IN_CNT_TX_SPRAYED);
 		return rc;
 	} else {
