@@ -154,6 +154,15 @@ struct {
 /* Next Flow ID candidate; tests reset it. */
 __u32 fid_cursor = 0;
 
+/*
+ * bench/wps_bench.c only, to see where the time goes: return TC_ACT_OK
+ * after stage N (BENCH_*). Read-only data set before load, so for ubctl's 0
+ * the verifier removes every check.
+ */
+const volatile __u32 bench_stop = 0;
+enum { BENCH_CLASSIFIED = 1, BENCH_FLOW, BENCH_DECIDED, BENCH_ROOM, BENCH_STORED };
+#define BENCH_STOP(stage) do { if (bench_stop == (stage)) return TC_ACT_OK; } while (0)
+
 static __always_inline void cnt_add(__u32 id, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&wps_in_stats, &id);
@@ -182,6 +191,25 @@ struct pkt {
 
 static const __u8 v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
+/*
+ * bpf_skb_load_bytes, read straight from the linear area when the bytes are
+ * there (they are for every header of a linear skb): a helper call less.
+ */
+static __always_inline long pkt_load(const struct __sk_buff *skb, __u32 off, void *to, const __u32 len)
+{
+	void *data = (void *)(long)skb->data, *end = (void *)(long)skb->data_end;
+	__u8 *at;
+
+	if (off > 0xffff)
+		return -1;
+	at = (__u8 *)data + off;
+	if ((void *)(at + len) <= end) {
+		__builtin_memcpy(to, at, len);
+		return 0;
+	}
+	return bpf_skb_load_bytes(skb, off, to, len);
+}
+
 /* Parse the inner packet. Returns -1 (counted) when it is not to be touched. */
 static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 {
@@ -189,7 +217,7 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 	__be16 proto;
 
 	__builtin_memset(p, 0, sizeof(*p));
-	if (bpf_skb_load_bytes(skb, 12, &proto, 2)) {
+	if (pkt_load(skb, 12, &proto, 2)) {
 		cnt(WPS_IN_CNT_PASS_NOT_IP);
 		return -1;
 	}
@@ -197,7 +225,7 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 		struct iphdr ip;
 		__u32 ihl, tot;
 
-		if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip, sizeof(ip))) {
+		if (pkt_load(skb, ETH_HLEN, &ip, sizeof(ip))) {
 			cnt(WPS_IN_CNT_PASS_MALFORMED);
 			return -1;
 		}
@@ -225,7 +253,7 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 		struct ipv6hdr ip6;
 		struct ip6_chain c;
 
-		if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip6, sizeof(ip6))) {
+		if (pkt_load(skb, ETH_HLEN, &ip6, sizeof(ip6))) {
 			cnt(WPS_IN_CNT_PASS_MALFORMED);
 			return -1;
 		}
@@ -264,7 +292,7 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 		       p->key.proto == IPPROTO_SCTP || p->key.proto == IPPROTO_UDPLITE)) {
 		__be16 ports[2];
 
-		if (bpf_skb_load_bytes(skb, l4_off, ports, 4)) {
+		if (pkt_load(skb, l4_off, ports, 4)) {
 			cnt(WPS_IN_CNT_PASS_MALFORMED);
 			return -1;
 		}
@@ -729,6 +757,7 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		cnt(WPS_IN_CNT_PASS_NO_RULE);
 		return TC_ACT_OK;
 	}
+	BENCH_STOP(BENCH_CLASSIFIED);
 	npaths = cfg->ecmp ? cfg->ecmp : cfg->npaths;
 	if (npaths == 0 || npaths > WPS_IN_MAX_PATHS) {
 		cnt(WPS_IN_CNT_PASS_NO_PATH);
@@ -752,6 +781,7 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	f = flow_get(&p, cfg, (__u8)rule, now);
 	if (!f)
 		return TC_ACT_OK;
+	BENCH_STOP(BENCH_FLOW);
 	if (!after_detour && cfg->seg_ifindex && (segs > 1 || f->detour)) {
 		f->detour = 1;
 		cnt(WPS_IN_CNT_REDIRECT_SEGMENT);
@@ -797,10 +827,12 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 
 	label = wps_flow_label(d.fid, d.gid);
 	build_outer(&o, cfg, &p, &d, label);
+	BENCH_STOP(BENCH_DECIDED);
 	if (bpf_skb_adjust_room(skb, WPS_OVERHEAD, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_ENCAP_L3_IPV6)) {
 		cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
 		return TC_ACT_SHOT;
 	}
+	BENCH_STOP(BENCH_ROOM);
 	if (cfg->ecmp) {
 		__u32 oif = 0;
 		int rc;
@@ -832,6 +864,7 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 			cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
 			return TC_ACT_SHOT;
 		}
+		BENCH_STOP(BENCH_STORED);
 		path_account(pi, segs, len, d.opened, now, cfg);
 		cnt(WPS_IN_CNT_TX_SPRAYED);
 		if (path->ifindex == skb->ifindex)

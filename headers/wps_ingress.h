@@ -233,7 +233,15 @@ enum wps_bnd_counter {
  */
 WPS_INLINE __u32 wps_word(const __u8 *p)
 {
-	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
+	/* One load and a byte swap: the rule and the key keep addresses 4-aligned. */
+	__u32 w;
+
+	__builtin_memcpy(&w, p, 4);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return __builtin_bswap32(w);
+#else
+	return w;
+#endif
 }
 
 WPS_INLINE int wps_prefix_match(const __u8 *addr, const __u8 *prefix, __u8 plen)
