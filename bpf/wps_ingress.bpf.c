@@ -372,7 +372,6 @@ struct sweep_ctx {
 	__u64 quarantine;
 };
 
-/* On a full table: forget idle flows, their Flow IDs into quarantine. */
 static long sweep_cb(struct bpf_map *map, struct wps_in_flow_key *key, struct wps_in_flow *f,
 		     struct sweep_ctx *c)
 {
@@ -388,6 +387,24 @@ static long sweep_cb(struct bpf_map *map, struct wps_in_flow_key *key, struct wp
 			sc->swept++;
 	}
 	return sc->swept >= WPS_IN_SWEEP_MAX;
+}
+
+/*
+ * Forget idle flows (at most WPS_IN_SWEEP_MAX), their Flow IDs into
+ * quarantine: on a full table, and when the Flow ID pool is spent, since
+ * idle flows would otherwise hold their IDs for ever.
+ */
+static __always_inline void sweep(const struct wps_in_cfg *cfg, __u64 now)
+{
+	struct sweep_ctx c = { .now = now, .idle = cfg->idle_ns, .quarantine = cfg->quarantine_ns };
+	__u32 zero = 0;
+	struct scratch *sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
+
+	if (!sc)
+		return;
+	sc->swept = 0;
+	bpf_for_each_map_elem(&wps_in_flows, sweep_cb, &c, 0);
+	cnt_add(WPS_IN_CNT_EV_FLOW_RECLAIMED, sc->swept);
 }
 
 static __always_inline void flow_init(struct wps_in_flow *f, const struct wps_in_cfg *cfg, __u16 fid,
@@ -416,6 +433,7 @@ static __always_inline struct wps_in_flow *flow_get(const struct pkt *p, const s
 		return f;
 	fid = fid_alloc(cfg, now);
 	if (!fid) {
+		sweep(cfg, now);
 		cnt(WPS_IN_CNT_PASS_FID_EXHAUSTED);
 		return NULL;
 	}
@@ -427,11 +445,7 @@ static __always_inline struct wps_in_flow *flow_get(const struct pkt *p, const s
 	flow_init(n, cfg, fid, rule, now);
 	err = bpf_map_update_elem(&wps_in_flows, &p->key, n, BPF_NOEXIST);
 	if (err == -E2BIG) {
-		struct sweep_ctx c = { .now = now, .idle = cfg->idle_ns, .quarantine = cfg->quarantine_ns };
-
-		sc->swept = 0;
-		bpf_for_each_map_elem(&wps_in_flows, sweep_cb, &c, 0);
-		cnt_add(WPS_IN_CNT_EV_FLOW_RECLAIMED, sc->swept);
+		sweep(cfg, now);
 		err = bpf_map_update_elem(&wps_in_flows, &p->key, n, BPF_NOEXIST);
 	}
 	if (err == -EEXIST) {
