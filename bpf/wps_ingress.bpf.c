@@ -137,9 +137,12 @@ struct scratch {
 	/* A new flow is built here: bytes, since per-CPU maps may not hold a spin lock. */
 	__u64 flow[sizeof(struct wps_in_flow) / 8];
 	__u64 load[WPS_IN_MAX_PATHS];	/* path loads for least-loaded */
-	/* Flows freed by the current sweep. Kept here, not in the callback's
-	 * stack context, so the verifier does not walk every count. */
+	/* Idle flows the current sweep found (keys, their last packet). Kept
+	 * here, not in the callback's stack context, so the verifier does not
+	 * walk every count. */
 	__u64 swept;
+	struct wps_in_flow_key swept_key[WPS_IN_SWEEP_MAX];
+	__u64 swept_seen[WPS_IN_SWEEP_MAX];
 	/* The ICMP error is built here (the stack is spoken for). */
 	__u64 icmp[(sizeof(struct icmp6_pkt) + 7) / 8];
 };
@@ -372,39 +375,64 @@ struct sweep_ctx {
 	__u64 quarantine;
 };
 
+/*
+ * Only notes the idle flows; sweep() deletes them after the walk: on 6.1 a
+ * delete from inside the walk of the same table took nothing (vmtest: no
+ * flow swept), and a Flow ID must not be released while its flow stays.
+ */
 static long sweep_cb(struct bpf_map *map, struct wps_in_flow_key *key, struct wps_in_flow *f,
 		     struct sweep_ctx *c)
 {
 	__u32 zero = 0;
 	struct scratch *sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
-	__u64 seen = f->last_seen;
+	__u64 seen = f->last_seen, n;
 
+	(void)map;
 	if (!sc)
 		return 1;
+	n = sc->swept;
+	if (n >= WPS_IN_SWEEP_MAX)
+		return 1;
 	if (c->now > seen && c->now - seen >= c->idle) {
-		fid_release(f->fid, seen + c->quarantine);
-		if (!bpf_map_delete_elem(map, key))
-			sc->swept++;
+		__builtin_memcpy(&sc->swept_key[n], key, sizeof(*key));
+		sc->swept_seen[n] = seen;
+		sc->swept = n + 1;
 	}
 	return sc->swept >= WPS_IN_SWEEP_MAX;
 }
 
 /*
  * Forget idle flows (at most WPS_IN_SWEEP_MAX), their Flow IDs into
- * quarantine: on a full table, and when the Flow ID pool is spent, since
- * idle flows would otherwise hold their IDs for ever.
+ * quarantine from their last packet: on a full table, and when the Flow ID
+ * pool is spent, since idle flows would otherwise hold their IDs for ever.
  */
 static __always_inline void sweep(const struct wps_in_cfg *cfg, __u64 now)
 {
 	struct sweep_ctx c = { .now = now, .idle = cfg->idle_ns, .quarantine = cfg->quarantine_ns };
-	__u32 zero = 0;
+	__u32 zero = 0, found;
 	struct scratch *sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
+	__u64 freed = 0;
 
 	if (!sc)
 		return;
 	sc->swept = 0;
 	bpf_for_each_map_elem(&wps_in_flows, sweep_cb, &c, 0);
-	cnt_add(WPS_IN_CNT_EV_FLOW_RECLAIMED, sc->swept);
+	found = (__u32)sc->swept;
+	for (__u32 i = 0; i < WPS_IN_SWEEP_MAX && i < found; i++) {
+		struct wps_in_flow_key *k = &sc->swept_key[i];
+		struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flows, k);
+		__u16 fid;
+
+		/* Still idle as seen (no packet since), and ours to delete. */
+		if (!f || f->last_seen != sc->swept_seen[i])
+			continue;
+		fid = f->fid;
+		if (bpf_map_delete_elem(&wps_in_flows, k))
+			continue;
+		fid_release(fid, sc->swept_seen[i] + cfg->quarantine_ns);
+		freed++;
+	}
+	cnt_add(WPS_IN_CNT_EV_FLOW_RECLAIMED, freed);
 }
 
 static __always_inline void flow_init(struct wps_in_flow *f, const struct wps_in_cfg *cfg, __u16 fid,
