@@ -835,6 +835,8 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	if (f->packets && now > f->last_seen && now - f->last_seen >= cfg->idle_ns) {
 		new_fid = fid_alloc(cfg, now);
 		if (!new_fid) {
+			/* This flow too may go: its ID rests, then serves it anew. */
+			sweep(cfg, now);
 			cnt(WPS_IN_CNT_PASS_FID_EXHAUSTED);
 			return TC_ACT_OK;
 		}

@@ -328,6 +328,18 @@ c.pkt(frame(n), "TC_ACT_OK", frame(n), now=10_999_999)       # both IDs still in
 c.pkt(frame(n), "TC_ACT_REDIRECT", encap(n, 1, G0, 1, 0), now=11_000_000)
 c.count(rx=5, tx_sprayed=3, flows_new=3, groups_opened=3, pass_flow_id_exhausted=2, flows_reclaimed=2)
 
+c = Case("idle_flow_holding_the_last_id_is_swept",
+         opts=f"--gid0 {G0} --fid-pool 1 --idle-ms 1 --quarantine-ms 10",
+         rules=("--dst 10.20.0.0/24 --quantum 4",),
+         comment="renewing an idle flow needs a fresh ID; none left: the flow is forgotten, its ID "
+                 "rests 10 ms from its last packet, then the flow starts again under it")
+a = inner4(sport=1111)
+c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 1, 0), now=1_000_000)
+c.pkt(frame(a), "TC_ACT_OK", frame(a), now=3_000_000)
+c.pkt(frame(a), "TC_ACT_OK", frame(a), now=10_999_999)
+c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 1, 0), now=11_000_000)
+c.count(rx=4, tx_sprayed=2, flows_new=2, groups_opened=2, pass_flow_id_exhausted=2, flows_reclaimed=1)
+
 # ---- one packet on the wire per flag: GSO detour ------------------------------------
 c = Case("gso_skb_takes_segmentation_detour", opts=f"--gid0 {G0} --seg-ifindex 99",
          rules=("--dst 10.20.0.0/24 --quantum 4",),
