@@ -376,9 +376,9 @@ struct sweep_ctx {
 };
 
 /*
- * Only notes the idle flows; sweep() deletes them after the walk: on 6.1 a
- * delete from inside the walk of the same table took nothing (vmtest: no
- * flow swept), and a Flow ID must not be released while its flow stays.
+ * Only notes the idle flows; sweep() deletes them after the walk and
+ * releases a Flow ID only once its flow is gone (a failed delete must not
+ * free an ID still in use).
  */
 static long sweep_cb(struct bpf_map *map, struct wps_in_flow_key *key, struct wps_in_flow *f,
 		     struct sweep_ctx *c)
@@ -455,7 +455,12 @@ static __always_inline struct wps_in_flow *flow_get(const struct pkt *p, const s
 	struct scratch *sc;
 	__u32 zero = 0;
 	__u16 fid;
-	long err;
+	/*
+	 * int: before 6.4 map ops returned int and the upper half of R0 is
+	 * not sign-extended (6.1 gives 0xfffffff9 for -E2BIG), so a long
+	 * never equals -E2BIG or -EEXIST there.
+	 */
+	int err;
 
 	if (f)
 		return f;
@@ -471,10 +476,10 @@ static __always_inline struct wps_in_flow *flow_get(const struct pkt *p, const s
 	n = (struct wps_in_flow *)sc->flow;
 	__builtin_memset(n, 0, sizeof(*n));
 	flow_init(n, cfg, fid, rule, now);
-	err = bpf_map_update_elem(&wps_in_flows, &p->key, n, BPF_NOEXIST);
+	err = (int)bpf_map_update_elem(&wps_in_flows, &p->key, n, BPF_NOEXIST);
 	if (err == -E2BIG) {
 		sweep(cfg, now);
-		err = bpf_map_update_elem(&wps_in_flows, &p->key, n, BPF_NOEXIST);
+		err = (int)bpf_map_update_elem(&wps_in_flows, &p->key, n, BPF_NOEXIST);
 	}
 	if (err == -EEXIST) {
 		/* Another CPU made it first: use theirs, our Flow ID was never on the wire. */
