@@ -37,6 +37,25 @@ int floor_tc_parse(struct __sk_buff *skb)
 	return TC_ACT_OK;
 }
 
+/*
+ * The encapsulation alone, as the ingress does it: room for the 56 bytes
+ * (bpf_skb_adjust_room, ENCAP_L3_IPV6), 70 bytes of Eth + outer IPv6 +
+ * options header written, redirect. What the ingress cannot go below.
+ */
+static const __u8 encap_hdr[70] = { 2, 0, 0, 0xc, 0, 1, 2, 0, 0, 0xb, 0, 1, 0x86, 0xdd, 0x60 };
+
+SEC("tc")
+int floor_tc_encap(struct __sk_buff *skb)
+{
+	__u8 hdr[70];
+
+	__builtin_memcpy(hdr, encap_hdr, sizeof(hdr));
+	if (bpf_skb_adjust_room(skb, 56, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_ENCAP_L3_IPV6) ||
+	    bpf_skb_store_bytes(skb, 0, hdr, sizeof(hdr), 0))
+		return TC_ACT_SHOT;
+	return bpf_redirect(100, 0);
+}
+
 SEC("tc")
 int tc_null(struct __sk_buff *skb)
 {

@@ -112,55 +112,19 @@ static double time_runs(struct prog *p, int runs)
 	return m;
 }
 
-int main(int argc, char **argv)
+/* An ingress configured as below, stopping after stage `stop` (0: the whole program). */
+static struct wps_ingress *ingress_load(__u32 stop)
 {
-	static const struct option opts[] = {
-		{ "bpf-dir", required_argument, 0, 'b' }, { "runs", required_argument, 0, 'r' },
-		{ "rounds", required_argument, 0, 'n' }, { 0, 0, 0, 0 },
-	};
-	const char *bpf_dir = NULL;
-	char exe[PATH_MAX], dir[PATH_MAX + 8], path[PATH_MAX + 64], err[256];
-	int runs = 20000, rounds = 7, c;
-	struct wps_ingress *skel;
-	struct bpf_object *fl;
+	struct wps_ingress *skel = wps_ingress__open();
 	struct wps_in_cfg cfg;
+	char err[256];
 	__u32 zero = 0;
-	struct prog p[5] = {
-		{ .name = "wps_ingress IPv4/UDP 128 B", .want = TC_ACT_REDIRECT },
-		{ .name = "wps_ingress IPv6/UDP 128 B", .want = TC_ACT_REDIRECT },
-		{ .name = "floor_tc_parse IPv4/UDP", .want = TC_ACT_OK },
-		{ .name = "floor_tc_parse IPv6/UDP", .want = TC_ACT_OK },
-		{ .name = "tc_null (timing overhead)", .want = TC_ACT_OK },
-	};
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c == 'b')
-			bpf_dir = optarg;
-		else if (c == 'r')
-			runs = atoi(optarg);
-		else if (c == 'n')
-			rounds = atoi(optarg);
-		else
-			return 2;
-	}
-	if (runs < 1 || rounds < 1 || rounds > 64)
-		return 2;
-	if (!bpf_dir) {
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-		if (n < 0)
-			return 1;
-		exe[n] = '\0';
-		snprintf(dir, sizeof(dir), "%s/../bpf", dirname(exe));
-		bpf_dir = dir;
-	}
-	skel = wps_ingress__open_and_load();
-	snprintf(path, sizeof(path), "%s/floor_tc.bpf.o", bpf_dir);
-	fl = bpf_object__open_file(path, NULL);
-	if (!skel || !fl || bpf_object__load(fl)) {
-		fprintf(stderr, "wps_bench: cannot load the programs (%s)\n", path);
-		return 1;
-	}
+	if (!skel)
+		return NULL;
+	skel->rodata->bench_stop = stop;
+	if (wps_ingress__load(skel))
+		goto fail;
 	/* Four explicit paths, one rule spraying UDP in groups of 16 packets. */
 	wps_in_cfg_defaults(&cfg);
 	wps_in_cfg_set(&cfg, "src", "fd00:a::1", err, sizeof(err));
@@ -184,38 +148,108 @@ int main(int argc, char **argv)
 
 		if (wps_rule_parse(6, r4, &r, err, sizeof(err)) ||
 		    bpf_map_update_elem(bpf_map__fd(skel->maps.wps_in_rules), &k, &r, BPF_ANY))
-			return 1;
+			goto fail;
 		k = 1;
 		if (wps_rule_parse(6, r6, &r, err, sizeof(err)) ||
 		    bpf_map_update_elem(bpf_map__fd(skel->maps.wps_in_rules), &k, &r, BPF_ANY))
-			return 1;
+			goto fail;
 	}
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.wps_in_cfg), &zero, &cfg, BPF_ANY))
+		goto fail;
+	return skel;
+fail:
+	wps_ingress__destroy(skel);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "bpf-dir", required_argument, 0, 'b' }, { "runs", required_argument, 0, 'r' },
+		{ "rounds", required_argument, 0, 'n' }, { "stages", no_argument, 0, 's' }, { 0, 0, 0, 0 },
+	};
+	const char *bpf_dir = NULL;
+	char exe[PATH_MAX], dir[PATH_MAX + 8], path[PATH_MAX + 64];
+	int runs = 20000, rounds = 7, c, np, stages = 0;
+	struct wps_ingress *skel, *st[5] = { 0 };
+	struct bpf_object *fl;
+	/* The first two and the floors are the headline; --stages adds the cut-short ingresses. */
+	struct prog p[12] = {
+		{ .name = "wps_ingress IPv4/UDP 128 B", .want = TC_ACT_REDIRECT },
+		{ .name = "wps_ingress IPv6/UDP 128 B", .want = TC_ACT_REDIRECT },
+		{ .name = "floor_tc_parse IPv4/UDP", .want = TC_ACT_OK },
+		{ .name = "floor_tc_parse IPv6/UDP", .want = TC_ACT_OK },
+		{ .name = "floor_tc_encap IPv4/UDP", .want = TC_ACT_REDIRECT },
+		{ .name = "tc_null (timing overhead)", .want = TC_ACT_OK },
+		{ .name = " ingress to: classified", .want = TC_ACT_OK },
+		{ .name = " ingress to: flow found", .want = TC_ACT_OK },
+		{ .name = " ingress to: group decided", .want = TC_ACT_OK },
+		{ .name = " ingress to: adjust_room", .want = TC_ACT_OK },
+		{ .name = " ingress to: header stored", .want = TC_ACT_OK },
+	};
+	enum { NUL = 5 };
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 'b')
+			bpf_dir = optarg;
+		else if (c == 'r')
+			runs = atoi(optarg);
+		else if (c == 'n')
+			rounds = atoi(optarg);
+		else if (c == 's')
+			stages = 1;
+		else
+			return 2;
+	}
+	if (runs < 1 || rounds < 1 || rounds > 64)
+		return 2;
+	if (!bpf_dir) {
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		if (n < 0)
+			return 1;
+		exe[n] = '\0';
+		snprintf(dir, sizeof(dir), "%s/../bpf", dirname(exe));
+		bpf_dir = dir;
+	}
+	skel = ingress_load(0);
+	snprintf(path, sizeof(path), "%s/floor_tc.bpf.o", bpf_dir);
+	fl = bpf_object__open_file(path, NULL);
+	if (!skel || !fl || bpf_object__load(fl)) {
+		fprintf(stderr, "wps_bench: cannot load the programs (%s)\n", path);
 		return 1;
+	}
 	p[0].fd = p[1].fd = bpf_program__fd(skel->progs.wps_ingress);
 	p[2].fd = p[3].fd = bpf_program__fd(bpf_object__find_program_by_name(fl, "floor_tc_parse"));
-	p[4].fd = bpf_program__fd(bpf_object__find_program_by_name(fl, "tc_null"));
-	p[0].len = frame(p[0].f, 0, 128);
-	p[1].len = frame(p[1].f, 1, 128);
-	p[2].len = frame(p[2].f, 0, 128);
-	p[3].len = frame(p[3].f, 1, 128);
-	p[4].len = frame(p[4].f, 0, 128);
+	p[4].fd = bpf_program__fd(bpf_object__find_program_by_name(fl, "floor_tc_encap"));
+	p[5].fd = bpf_program__fd(bpf_object__find_program_by_name(fl, "tc_null"));
+	np = 6;
+	for (int k = 0; stages && k < 5; k++, np++) {
+		st[k] = ingress_load((__u32)k + 1);
+		if (!st[k]) {
+			fprintf(stderr, "wps_bench: cannot load the ingress cut at stage %d\n", k + 1);
+			return 1;
+		}
+		p[np].fd = bpf_program__fd(st[k]->progs.wps_ingress);
+	}
+	for (int i = 0; i < np; i++)
+		p[i].len = frame(p[i].f, i == 1 || i == 3, 128);
 
 	for (int r = 0; r < rounds; r++)
-		for (int i = 0; i < 5; i++)
+		for (int i = 0; i < np; i++)
 			if ((p[i].ns[r] = time_runs(&p[i], runs)) < 0)
 				return 1;
 	{
-		double m[5], net[5];
+		double m[12], net[12];
 
-		for (int i = 0; i < 5; i++)
+		for (int i = 0; i < np; i++)
 			m[i] = median(p[i].ns, rounds);
-		for (int i = 0; i < 5; i++)
-			net[i] = m[i] - m[4];
+		for (int i = 0; i < np; i++)
+			net[i] = m[i] - m[NUL];
 		printf("WPS ingress, BPF_PROG_RUN, %d rounds x %d single runs (median ns/packet; net = minus tc_null)\n",
 		       rounds, runs);
 		printf("  %-30s %8s %8s\n", "program", "ns", "net");
-		for (int i = 0; i < 5; i++)
+		for (int i = 0; i < np; i++)
 			printf("  %-30s %8.1f %8.1f\n", p[i].name, m[i], net[i]);
 		for (int v = 0; v < 2; v++) {
 			printf("  ratio ingress/floor IPv%d: %.2f   target <= 2", v ? 6 : 4, m[v] / m[2 + v]);
@@ -224,7 +258,11 @@ int main(int argc, char **argv)
 			else
 				printf(" (net: the floor is below the timer's 1 ns resolution)\n");
 		}
+		printf("  ratio ingress/encapsulation-only floor IPv4: %.2f (net %.2f)\n", m[0] / m[4],
+		       net[4] >= 1 ? net[0] / net[4] : 0);
 	}
+	for (int k = 0; k < 5; k++)
+		wps_ingress__destroy(st[k]);
 	bpf_object__close(fl);
 	wps_ingress__destroy(skel);
 	return 0;

@@ -73,6 +73,17 @@ struct {
 	__type(value, struct wps_in_path_load);
 } wps_in_path_load SEC(".maps");
 
+/*
+ * ECMP mode: the kernel's multipath route picks the member by the flow
+ * label, so a path is what the FIB answered: counters per egress ifindex.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, WPS_IN_MAX_ECMP_DEVS);
+	__type(key, __u32);
+	__type(value, struct wps_in_path_stats);
+} wps_in_ecmp_stats SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, WPS_IN_MAX_FLOWS);
@@ -126,9 +137,12 @@ struct scratch {
 	/* A new flow is built here: bytes, since per-CPU maps may not hold a spin lock. */
 	__u64 flow[sizeof(struct wps_in_flow) / 8];
 	__u64 load[WPS_IN_MAX_PATHS];	/* path loads for least-loaded */
-	/* Flows freed by the current sweep. Kept here, not in the callback's
-	 * stack context, so the verifier does not walk every count. */
+	/* Idle flows the current sweep found (keys, their last packet). Kept
+	 * here, not in the callback's stack context, so the verifier does not
+	 * walk every count. */
 	__u64 swept;
+	struct wps_in_flow_key swept_key[WPS_IN_SWEEP_MAX];
+	__u64 swept_seen[WPS_IN_SWEEP_MAX];
 	/* The ICMP error is built here (the stack is spoken for). */
 	__u64 icmp[(sizeof(struct icmp6_pkt) + 7) / 8];
 };
@@ -142,6 +156,15 @@ struct {
 
 /* Next Flow ID candidate; tests reset it. */
 __u32 fid_cursor = 0;
+
+/*
+ * bench/wps_bench.c only, to see where the time goes: return TC_ACT_OK
+ * after stage N (BENCH_*). Read-only data set before load, so for ubctl's 0
+ * the verifier removes every check.
+ */
+const volatile __u32 bench_stop = 0;
+enum { BENCH_CLASSIFIED = 1, BENCH_FLOW, BENCH_DECIDED, BENCH_ROOM, BENCH_STORED };
+#define BENCH_STOP(stage) do { if (bench_stop == (stage)) return TC_ACT_OK; } while (0)
 
 static __always_inline void cnt_add(__u32 id, __u64 n)
 {
@@ -171,6 +194,25 @@ struct pkt {
 
 static const __u8 v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
+/*
+ * bpf_skb_load_bytes, read straight from the linear area when the bytes are
+ * there (they are for every header of a linear skb): a helper call less.
+ */
+static __always_inline long pkt_load(const struct __sk_buff *skb, __u32 off, void *to, const __u32 len)
+{
+	void *data = (void *)(long)skb->data, *end = (void *)(long)skb->data_end;
+	__u8 *at;
+
+	if (off > 0xffff)
+		return -1;
+	at = (__u8 *)data + off;
+	if ((void *)(at + len) <= end) {
+		__builtin_memcpy(to, at, len);
+		return 0;
+	}
+	return bpf_skb_load_bytes(skb, off, to, len);
+}
+
 /* Parse the inner packet. Returns -1 (counted) when it is not to be touched. */
 static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 {
@@ -178,7 +220,7 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 	__be16 proto;
 
 	__builtin_memset(p, 0, sizeof(*p));
-	if (bpf_skb_load_bytes(skb, 12, &proto, 2)) {
+	if (pkt_load(skb, 12, &proto, 2)) {
 		cnt(WPS_IN_CNT_PASS_NOT_IP);
 		return -1;
 	}
@@ -186,7 +228,7 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 		struct iphdr ip;
 		__u32 ihl, tot;
 
-		if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip, sizeof(ip))) {
+		if (pkt_load(skb, ETH_HLEN, &ip, sizeof(ip))) {
 			cnt(WPS_IN_CNT_PASS_MALFORMED);
 			return -1;
 		}
@@ -214,7 +256,7 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 		struct ipv6hdr ip6;
 		struct ip6_chain c;
 
-		if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip6, sizeof(ip6))) {
+		if (pkt_load(skb, ETH_HLEN, &ip6, sizeof(ip6))) {
 			cnt(WPS_IN_CNT_PASS_MALFORMED);
 			return -1;
 		}
@@ -253,7 +295,7 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 		       p->key.proto == IPPROTO_SCTP || p->key.proto == IPPROTO_UDPLITE)) {
 		__be16 ports[2];
 
-		if (bpf_skb_load_bytes(skb, l4_off, ports, 4)) {
+		if (pkt_load(skb, l4_off, ports, 4)) {
 			cnt(WPS_IN_CNT_PASS_MALFORMED);
 			return -1;
 		}
@@ -333,22 +375,64 @@ struct sweep_ctx {
 	__u64 quarantine;
 };
 
-/* On a full table: forget idle flows, their Flow IDs into quarantine. */
+/*
+ * Only notes the idle flows; sweep() deletes them after the walk and
+ * releases a Flow ID only once its flow is gone (a failed delete must not
+ * free an ID still in use).
+ */
 static long sweep_cb(struct bpf_map *map, struct wps_in_flow_key *key, struct wps_in_flow *f,
 		     struct sweep_ctx *c)
 {
 	__u32 zero = 0;
 	struct scratch *sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
-	__u64 seen = f->last_seen;
+	__u64 seen = f->last_seen, n;
 
+	(void)map;
 	if (!sc)
 		return 1;
+	n = sc->swept;
+	if (n >= WPS_IN_SWEEP_MAX)
+		return 1;
 	if (c->now > seen && c->now - seen >= c->idle) {
-		fid_release(f->fid, seen + c->quarantine);
-		if (!bpf_map_delete_elem(map, key))
-			sc->swept++;
+		__builtin_memcpy(&sc->swept_key[n], key, sizeof(*key));
+		sc->swept_seen[n] = seen;
+		sc->swept = n + 1;
 	}
 	return sc->swept >= WPS_IN_SWEEP_MAX;
+}
+
+/*
+ * Forget idle flows (at most WPS_IN_SWEEP_MAX), their Flow IDs into
+ * quarantine from their last packet: on a full table, and when the Flow ID
+ * pool is spent, since idle flows would otherwise hold their IDs for ever.
+ */
+static __always_inline void sweep(const struct wps_in_cfg *cfg, __u64 now)
+{
+	struct sweep_ctx c = { .now = now, .idle = cfg->idle_ns, .quarantine = cfg->quarantine_ns };
+	__u32 zero = 0, found;
+	struct scratch *sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
+	__u64 freed = 0;
+
+	if (!sc)
+		return;
+	sc->swept = 0;
+	bpf_for_each_map_elem(&wps_in_flows, sweep_cb, &c, 0);
+	found = (__u32)sc->swept;
+	for (__u32 i = 0; i < WPS_IN_SWEEP_MAX && i < found; i++) {
+		struct wps_in_flow_key *k = &sc->swept_key[i];
+		struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flows, k);
+		__u16 fid;
+
+		/* Still idle as seen (no packet since), and ours to delete. */
+		if (!f || f->last_seen != sc->swept_seen[i])
+			continue;
+		fid = f->fid;
+		if (bpf_map_delete_elem(&wps_in_flows, k))
+			continue;
+		fid_release(fid, sc->swept_seen[i] + cfg->quarantine_ns);
+		freed++;
+	}
+	cnt_add(WPS_IN_CNT_EV_FLOW_RECLAIMED, freed);
 }
 
 static __always_inline void flow_init(struct wps_in_flow *f, const struct wps_in_cfg *cfg, __u16 fid,
@@ -371,12 +455,18 @@ static __always_inline struct wps_in_flow *flow_get(const struct pkt *p, const s
 	struct scratch *sc;
 	__u32 zero = 0;
 	__u16 fid;
-	long err;
+	/*
+	 * int: before 6.4 map ops returned int and the upper half of R0 is
+	 * not sign-extended (6.1 gives 0xfffffff9 for -E2BIG), so a long
+	 * never equals -E2BIG or -EEXIST there.
+	 */
+	int err;
 
 	if (f)
 		return f;
 	fid = fid_alloc(cfg, now);
 	if (!fid) {
+		sweep(cfg, now);
 		cnt(WPS_IN_CNT_PASS_FID_EXHAUSTED);
 		return NULL;
 	}
@@ -386,14 +476,10 @@ static __always_inline struct wps_in_flow *flow_get(const struct pkt *p, const s
 	n = (struct wps_in_flow *)sc->flow;
 	__builtin_memset(n, 0, sizeof(*n));
 	flow_init(n, cfg, fid, rule, now);
-	err = bpf_map_update_elem(&wps_in_flows, &p->key, n, BPF_NOEXIST);
+	err = (int)bpf_map_update_elem(&wps_in_flows, &p->key, n, BPF_NOEXIST);
 	if (err == -E2BIG) {
-		struct sweep_ctx c = { .now = now, .idle = cfg->idle_ns, .quarantine = cfg->quarantine_ns };
-
-		sc->swept = 0;
-		bpf_for_each_map_elem(&wps_in_flows, sweep_cb, &c, 0);
-		cnt_add(WPS_IN_CNT_EV_FLOW_RECLAIMED, sc->swept);
-		err = bpf_map_update_elem(&wps_in_flows, &p->key, n, BPF_NOEXIST);
+		sweep(cfg, now);
+		err = (int)bpf_map_update_elem(&wps_in_flows, &p->key, n, BPF_NOEXIST);
 	}
 	if (err == -EEXIST) {
 		/* Another CPU made it first: use theirs, our Flow ID was never on the wire. */
@@ -454,7 +540,7 @@ static __always_inline void decide(struct wps_in_flow *f, const struct wps_in_cf
 		f->group_pkts = 0;
 		f->group_bytes = 0;
 		f->group_t0 = now;
-		f->path = (__u8)wps_sched_pick(r->sched, f->seq++, npaths, cfg->weight, load);
+		f->path = (__u8)wps_sched_pick(r->sched, f->seq++, npaths, cfg->path_slot, cfg->weight, load);
 		f->groups++;
 	}
 	pkts = f->group_pkts + segs;
@@ -606,17 +692,21 @@ static __noinline int mtu_icmp(struct __sk_buff *skb, __u32 mtu, __u8 family)
 
 /* ---- transmit ---------------------------------------------------------------- */
 
+static __always_inline void stats_account(struct wps_in_path_stats *ps, __u32 segs, __u32 len, bool opened)
+{
+	ps->packets += segs;
+	ps->bytes += len;
+	ps->groups += opened;
+}
+
 static __always_inline void path_account(__u32 path, __u32 segs, __u32 len, bool opened, __u64 now,
 					 const struct wps_in_cfg *cfg)
 {
 	struct wps_in_path_stats *ps = bpf_map_lookup_elem(&wps_in_path_stats, &path);
 	struct wps_in_path_load *pl = bpf_map_lookup_elem(&wps_in_path_load, &path);
 
-	if (ps) {
-		ps->packets += segs;
-		ps->bytes += len;
-		ps->groups += opened;
-	}
+	if (ps)
+		stats_account(ps, segs, len, opened);
 	if (pl) {
 		if (now - pl->win_start >= cfg->load_window_ns) {
 			pl->prev = pl->cur;
@@ -627,7 +717,23 @@ static __always_inline void path_account(__u32 path, __u32 segs, __u32 len, bool
 	}
 }
 
-static __always_inline int ecmp_xmit(struct __sk_buff *skb, const struct wps_in_cfg *cfg, __u32 label)
+static __always_inline void ecmp_account(__u32 ifindex, __u32 segs, __u32 len, bool opened)
+{
+	struct wps_in_path_stats *ps = bpf_map_lookup_elem(&wps_in_ecmp_stats, &ifindex);
+
+	if (!ps) {
+		struct wps_in_path_stats z = {};
+
+		/* Full (more devices than counted): the packet still goes. */
+		bpf_map_update_elem(&wps_in_ecmp_stats, &ifindex, &z, BPF_NOEXIST);
+		ps = bpf_map_lookup_elem(&wps_in_ecmp_stats, &ifindex);
+	}
+	if (ps)
+		stats_account(ps, segs, len, opened);
+}
+
+/* Sets *oif to the egress device the FIB chose. */
+static __always_inline int ecmp_xmit(struct __sk_buff *skb, const struct wps_in_cfg *cfg, __u32 label, __u32 *oif)
 {
 	struct bpf_fib_lookup fib = {};
 	long rc;
@@ -649,6 +755,7 @@ static __always_inline int ecmp_xmit(struct __sk_buff *skb, const struct wps_in_
 		fib.ifindex = skb->ifindex;
 		rc = bpf_fib_lookup(skb, &fib, sizeof(fib), BPF_FIB_LOOKUP_OUTPUT);
 	}
+	*oif = fib.ifindex;
 	if (rc == BPF_FIB_LKUP_RET_SUCCESS) {
 		__u8 macs[12];
 
@@ -697,6 +804,7 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		cnt(WPS_IN_CNT_PASS_NO_RULE);
 		return TC_ACT_OK;
 	}
+	BENCH_STOP(BENCH_CLASSIFIED);
 	npaths = cfg->ecmp ? cfg->ecmp : cfg->npaths;
 	if (npaths == 0 || npaths > WPS_IN_MAX_PATHS) {
 		cnt(WPS_IN_CNT_PASS_NO_PATH);
@@ -720,6 +828,7 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	f = flow_get(&p, cfg, (__u8)rule, now);
 	if (!f)
 		return TC_ACT_OK;
+	BENCH_STOP(BENCH_FLOW);
 	if (!after_detour && cfg->seg_ifindex && (segs > 1 || f->detour)) {
 		f->detour = 1;
 		cnt(WPS_IN_CNT_REDIRECT_SEGMENT);
@@ -731,6 +840,8 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	if (f->packets && now > f->last_seen && now - f->last_seen >= cfg->idle_ns) {
 		new_fid = fid_alloc(cfg, now);
 		if (!new_fid) {
+			/* This flow too may go: its ID rests, then serves it anew. */
+			sweep(cfg, now);
 			cnt(WPS_IN_CNT_PASS_FID_EXHAUSTED);
 			return TC_ACT_OK;
 		}
@@ -765,24 +876,27 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 
 	label = wps_flow_label(d.fid, d.gid);
 	build_outer(&o, cfg, &p, &d, label);
+	BENCH_STOP(BENCH_DECIDED);
 	if (bpf_skb_adjust_room(skb, WPS_OVERHEAD, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_ENCAP_L3_IPV6)) {
 		cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
 		return TC_ACT_SHOT;
 	}
+	BENCH_STOP(BENCH_ROOM);
 	if (cfg->ecmp) {
+		__u32 oif = 0;
 		int rc;
 
 		if (bpf_skb_store_bytes(skb, ETH_HLEN - 2, &o.eth.h_proto, sizeof(o) - ETH_HLEN + 2, 0)) {
 			cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
 			return TC_ACT_SHOT;
 		}
-		rc = ecmp_xmit(skb, cfg, label);
+		rc = ecmp_xmit(skb, cfg, label, &oif);
 		if (rc < 0) {
 			cnt(WPS_IN_CNT_EV_FIB_FAILED);
 			cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
 			return TC_ACT_SHOT;
 		}
-		path_account(label % npaths, segs, len, d.opened, now, cfg);
+		ecmp_account(oif, segs, len, d.opened);
 		cnt(WPS_IN_CNT_TX_SPRAYED);
 		return rc;
 	} else {
@@ -799,6 +913,7 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 			cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
 			return TC_ACT_SHOT;
 		}
+		BENCH_STOP(BENCH_STORED);
 		path_account(pi, segs, len, d.opened, now, cfg);
 		cnt(WPS_IN_CNT_TX_SPRAYED);
 		if (path->ifindex == skb->ifindex)

@@ -14,10 +14,11 @@
 #include <linux/bpf.h>	/* struct bpf_spin_lock */
 #include "wps_opt.h"
 
-#define WPS_IN_CFG_VERSION	1
+#define WPS_IN_CFG_VERSION	2
 
 #define WPS_IN_MAX_RULES	16
 #define WPS_IN_MAX_PATHS	16
+#define WPS_IN_MAX_ECMP_DEVS	64	/* egress devices counted in ECMP mode */
 #define WPS_IN_INFLIGHT_RING	16	/* close times kept per flow; bounds --max-inflight */
 #define WPS_IN_MAX_FLOWS	4096
 #define WPS_IN_FID_SLOTS	65536	/* Flow ID state array, indexed by Flow ID */
@@ -56,12 +57,12 @@ struct wps_in_cfg {
 	__u8 egress_port;		/* Egress Port ID */
 	__u8 hop_limit;
 	__u8 ecmp;			/* 0: explicit paths; N: ECMP over N paths by flow label */
-	__u8 npaths;			/* explicit paths in use: paths[0..npaths-1] */
+	__u8 npaths;			/* explicit paths in use: paths[path_slot[0..npaths-1]] */
 	__u8 max_inflight;		/* groups of one flow in flight, 2..WPS_IN_INFLIGHT_RING */
 	__u16 path_mtu;			/* smallest MTU of the member paths */
 	__u32 seg_ifindex;		/* segmentation detour for GSO skbs (0: none) */
 	__u32 fid_pool;			/* Flow IDs 1..fid_pool */
-	__u8 weight[WPS_IN_MAX_PATHS];	/* per path, for the weighted scheduler */
+	__u8 weight[WPS_IN_MAX_PATHS];	/* per path slot, for the weighted scheduler */
 	__u64 quarantine_ns;		/* a released Flow ID rests this long */
 	__u64 idle_ns;			/* a flow idle this long is reclaimed */
 	__u64 max_delay_ns;		/* a group counts as in flight this long after its E */
@@ -70,8 +71,21 @@ struct wps_in_cfg {
 	__u32 test_gid0;		/* WPS_IN_F_TEST_GID0 */
 	__be32 icmp_src4;		/* source of ICMP Frag Needed (0: the packet's destination) */
 	__u32 dev_ifindex;		/* the device whose TC egress runs the ingress */
-	__u32 pad;
+	__u32 dev_offloads;		/* WPS_IN_OFFL_*: DEV's offloads before attach, for detach */
+	/*
+	 * The slots (keys of paths, path_stats, path_load; index of weight) of
+	 * the paths in use, in the order they were added. A slot is a path's
+	 * identity: deleting another path never moves it, so groups pinned to
+	 * it, its counters and its weight stay with it. ECMP: 0..ecmp-1.
+	 */
+	__u8 path_slot[WPS_IN_MAX_PATHS];
 };
+
+/* dev_offloads: TSO, GSO, GRO were on before attach turned them off. */
+#define WPS_IN_OFFL_TSO		(1u << 0)
+#define WPS_IN_OFFL_GSO		(1u << 1)
+#define WPS_IN_OFFL_GRO		(1u << 2)
+#define WPS_IN_OFFL_SAVED	(1u << 31)	/* the bits above were read */
 
 /* Set by the detour's program on a packet it hands back to DEV unsprayed. */
 #define WPS_IN_MARK_BYPASS	0x40000000u
@@ -94,7 +108,7 @@ struct wps_in_rule {
 	__u8 dst[16];
 };
 
-/* An explicit member path: leave on ifindex towards nexthop MAC. */
+/* An explicit member path: leave on ifindex towards nexthop MAC. Key: its slot. */
 struct wps_in_path {
 	__u32 ifindex;
 	__u16 mtu;
@@ -103,7 +117,7 @@ struct wps_in_path {
 	__u16 pad;
 };
 
-/* Per path, per CPU. */
+/* Per path slot (explicit paths) or per egress ifindex (ECMP), per CPU. */
 struct wps_in_path_stats {
 	__u64 packets;
 	__u64 bytes;
@@ -219,7 +233,15 @@ enum wps_bnd_counter {
  */
 WPS_INLINE __u32 wps_word(const __u8 *p)
 {
-	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
+	/* One load and a byte swap: the rule and the key keep addresses 4-aligned. */
+	__u32 w;
+
+	__builtin_memcpy(&w, p, 4);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return __builtin_bswap32(w);
+#else
+	return w;
+#endif
 }
 
 WPS_INLINE int wps_prefix_match(const __u8 *addr, const __u8 *prefix, __u8 plen)
@@ -249,16 +271,19 @@ WPS_INLINE __u16 wps_gid_next(__u16 g)
 }
 
 /*
- * Scheduler: the member path for the group opened at scheduler step seq.
- * rr: seq mod n. weighted: slot seq mod (sum of weights) in cumulative
- * weights (a path of weight 0 gets nothing; all 0 falls back to rr).
- * least-loaded: the smallest load, ties to the lowest index after seq mod n
- * (so equal loads still rotate).
+ * Scheduler: the slot of the member path for the group opened at scheduler
+ * step seq, among the n paths in use, slot[0..n-1]; weight and load are
+ * indexed by slot. rr: the (seq mod n)th. weighted: slot seq mod (sum of
+ * weights) in cumulative weights (a path of weight 0 gets nothing; all 0
+ * falls back to rr). least-loaded: the smallest load, ties to the first
+ * after the (seq mod n)th (so equal loads still rotate).
  */
-WPS_INLINE __u32 wps_sched_pick(__u8 kind, __u32 seq, __u32 n, const __u8 *weight,
+WPS_INLINE __u32 wps_sched_pick(__u8 kind, __u32 seq, __u32 n, const __u8 *slot, const __u8 *weight,
 				   const __u64 *load)
 {
-	__u32 total = 0, slot, best;
+	/* Slots masked: the BPF verifier cannot see that they are < 16. */
+#define WPS_SLOT(i) (slot[(i) & (WPS_IN_MAX_PATHS - 1)] & (WPS_IN_MAX_PATHS - 1))
+	__u32 total = 0, pos, best;
 
 	if (n == 0)
 		return 0;
@@ -266,29 +291,31 @@ WPS_INLINE __u32 wps_sched_pick(__u8 kind, __u32 seq, __u32 n, const __u8 *weigh
 		n = WPS_IN_MAX_PATHS;
 	if (kind == WPS_SCHED_WEIGHTED) {
 		for (__u32 i = 0; i < WPS_IN_MAX_PATHS && i < n; i++)
-			total += weight[i];
+			total += weight[WPS_SLOT(i)];
 		if (total) {
-			slot = seq % total;
+			__u32 at = seq % total;
+
 			for (__u32 i = 0; i < WPS_IN_MAX_PATHS && i < n; i++) {
-				if (slot < weight[i])
-					return i;
-				slot -= weight[i];
+				__u32 w = weight[WPS_SLOT(i)];
+
+				if (at < w)
+					return WPS_SLOT(i);
+				at -= w;
 			}
 		}
 	} else if (kind == WPS_SCHED_LEAST_LOADED) {
-		/* Indices masked: the BPF verifier cannot see that x % n < 16. */
-		__u32 start = (seq % n) & (WPS_IN_MAX_PATHS - 1);
-
-		best = start;
+		pos = seq % n;
+		best = WPS_SLOT(pos);
 		for (__u32 k = 1; k < WPS_IN_MAX_PATHS && k < n; k++) {
-			__u32 i = ((start + k) % n) & (WPS_IN_MAX_PATHS - 1);
+			__u32 s = WPS_SLOT((pos + k) % n);
 
-			if (load[i] < load[best])
-				best = i;
+			if (load[s] < load[best])
+				best = s;
 		}
 		return best;
 	}
-	return seq % n;
+	return WPS_SLOT(seq % n);
+#undef WPS_SLOT
 }
 
 /*

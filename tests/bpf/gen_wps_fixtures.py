@@ -304,16 +304,43 @@ c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 1, 0), now=1_000_000)
 c.pkt(frame(b), "TC_ACT_OK", frame(b), now=1_000_001)
 c.count(rx=2, tx_sprayed=1, flows_new=1, groups_opened=1, pass_flow_id_exhausted=1)
 
-c = Case("idle_reclaim_and_quarantine",
-         opts=f"--gid0 {G0} --fid-pool 2 --idle-ms 1 --quarantine-ms 10",
-         rules=("--dst 10.20.0.0/24 --quantum 4",),
-         comment="idle flow renewed under a fresh Flow ID; the old one rests 10 ms before reuse")
+
+
+def idle_case(name, pool, comment):
+    """A case with Flow IDs 1..pool, idle after 1 ms, 10 ms of quarantine."""
+    return Case(name, opts=f"--gid0 {G0} --fid-pool {pool} --idle-ms 1 --quarantine-ms 10",
+                rules=("--dst 10.20.0.0/24 --quantum 4",), comment=comment)
+
+
+c = idle_case("idle_reclaim_and_quarantine", 2,
+              "idle flow renewed under a fresh Flow ID; the old one rests 10 ms before reuse")
 a, b = inner4(sport=1111), inner4(sport=2222)
 c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 1, 0), now=1_000_000)
 c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 2, G0, 1, 0), now=3_000_000)      # idle 2 ms: fid 2
-c.pkt(frame(b), "TC_ACT_OK", frame(b), now=4_000_000)                           # 1 resting, 2 in use
+c.pkt(frame(b), "TC_ACT_OK", frame(b), now=3_500_000)                           # 1 resting, 2 in use
 c.pkt(frame(b), "TC_ACT_REDIRECT", encap(b, 1, G0, 1, 0), now=14_000_000)      # 1 free again
 c.count(rx=4, tx_sprayed=3, flows_new=3, flows_reclaimed=1, groups_opened=3, pass_flow_id_exhausted=1)
+
+c = idle_case("pool_held_by_idle_flows_is_swept", 2,
+              "the pool spent by flows gone idle: they are forgotten, and their Flow IDs, "
+              "after 10 ms of quarantine from their last packet, serve new flows")
+a, b, n = inner4(sport=1111), inner4(sport=2222), inner4(sport=3333)
+c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 1, 0), now=1_000_000)
+c.pkt(frame(b), "TC_ACT_REDIRECT", encap(b, 2, G0, 1, 0), now=1_000_000)
+c.pkt(frame(n), "TC_ACT_OK", frame(n), now=3_000_000)        # no ID; a and b idle 2 ms: swept
+c.pkt(frame(n), "TC_ACT_OK", frame(n), now=10_999_999)       # both IDs still in quarantine
+c.pkt(frame(n), "TC_ACT_REDIRECT", encap(n, 1, G0, 1, 0), now=11_000_000)
+c.count(rx=5, tx_sprayed=3, flows_new=3, groups_opened=3, pass_flow_id_exhausted=2, flows_reclaimed=2)
+
+c = idle_case("idle_flow_holding_the_last_id_is_swept", 1,
+              "renewing an idle flow needs a fresh ID; none left: the flow is forgotten, its ID "
+              "rests 10 ms from its last packet, then the flow starts again under it")
+a = inner4(sport=1111)
+c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 1, 0), now=1_000_000)
+c.pkt(frame(a), "TC_ACT_OK", frame(a), now=3_000_000)
+c.pkt(frame(a), "TC_ACT_OK", frame(a), now=10_999_999)
+c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 1, 0), now=11_000_000)
+c.count(rx=4, tx_sprayed=2, flows_new=2, groups_opened=2, pass_flow_id_exhausted=2, flows_reclaimed=1)
 
 # ---- one packet on the wire per flag: GSO detour ------------------------------------
 c = Case("gso_skb_takes_segmentation_detour", opts=f"--gid0 {G0} --seg-ifindex 99",

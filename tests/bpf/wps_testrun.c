@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <arpa/inet.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -555,6 +556,178 @@ out:
 }
 
 /*
+ * A full flow table, on the program's test clock: a new flow is not sprayed
+ * (counted, passed unchanged, never dropped) while every flow is busy; once
+ * flows have been idle for --idle-ms, the sweep forgets up to
+ * WPS_IN_SWEEP_MAX of them (only idle ones) and new flows are sprayed again;
+ * the Flow IDs it freed are not handed out before the quarantine ends, then
+ * they are. Flow IDs and verdicts are read from the output bytes (WIRE.md
+ * §6: Flow ID at data bytes 2-3 of the option, frame offset 60).
+ */
+#define FT_FLOWS	WPS_IN_MAX_FLOWS
+#define FT_BUSY		100		/* flows kept busy: the sweep must not take them */
+#define FT_T0		1000000000ULL	/* 1 s */
+#define FT_MS		1000000ULL
+
+static unsigned char ft_pkt[] = {
+	2, 0, 0, 0xa, 0, 2, 2, 0, 0, 0xa, 0, 1, 0x08, 0x00,
+	0x45, 0, 0, 36, 0, 7, 0, 0, 64, 17, 0, 0, 10, 10, 0, 2, 10, 20, 0, 2,
+	0, 0, 0x17, 0x70, 0, 16, 0, 0, 'f', 'u', 'l', 'l', 't', 'a', 'b', 'l',
+};
+
+/* One packet of flow `sport` at time now: its verdict; *fid from the output (0 if not sprayed). */
+static int ft_send(struct wps_ingress *sk, __u16 sport, __u64 now, __u16 *fid, bool *unchanged)
+{
+	struct wps_in_cfg cfg;
+	unsigned char out[256];
+	__u32 zero = 0;
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = ft_pkt, .data_size_in = sizeof(ft_pkt), .data_out = out,
+		    .data_size_out = sizeof(out), .repeat = 1);
+
+	bpf_map_lookup_elem(bpf_map__fd(sk->maps.wps_in_cfg), &zero, &cfg);
+	cfg.test_now_ns = now;
+	bpf_map_update_elem(bpf_map__fd(sk->maps.wps_in_cfg), &zero, &cfg, BPF_ANY);
+	ft_pkt[34] = (unsigned char)(sport >> 8);
+	ft_pkt[35] = (unsigned char)sport;
+	if (bpf_prog_test_run_opts(bpf_program__fd(sk->progs.wps_ingress), &o))
+		return -1;
+	*fid = 0;
+	if (o.retval == TC_ACT_REDIRECT && o.data_size_out == sizeof(ft_pkt) + 56 && out[56] == 0x81)
+		*fid = (__u16)(out[60] << 8 | out[61]);
+	*unchanged = o.data_size_out == sizeof(ft_pkt) && !memcmp(out, ft_pkt, sizeof(ft_pkt));
+	return (int)o.retval;
+}
+
+static bool full_table_case(void)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct wps_ingress *sk = shared_ingress();
+	__u64 before[WPS_IN_CNT__MAX], after[WPS_IN_CNT__MAX], want[WPS_IN_CNT__MAX] = {};
+	unsigned char *used = calloc(65536, 1);
+	int ffd, sfd, n = 0, v;
+	__u16 fid, q = 0;
+	__u64 st;
+	bool same, ok = false;
+	char err[256];
+
+	if (!f || !sk || !used)
+		goto out;
+	/* All the Flow IDs this case uses free (shared_ingress clears only the first 256). */
+	clear_array(bpf_map__fd(sk->maps.wps_in_fid_state), FT_FLOWS + 8, sizeof(__u64), false);
+	/* The pool 4 bigger than the table: after the sweep, 4 never-used IDs, then only quarantined ones. */
+	snprintf(f->opts, sizeof(f->opts), "--node-id 1 --egress-node-id 2 --src fd00:a::1 --egress-addr fd00:b::1 "
+		 "--idle-ms 1 --quarantine-ms 10 --fid-pool %d", FT_FLOWS + 4);
+	f->npaths = 1;
+	snprintf(f->paths[0], sizeof(f->paths[0]), "101 02:00:00:0b:00:01 02:00:00:0c:00:01");
+	f->nrules = 1;
+	snprintf(f->rules[0], sizeof(f->rules[0]), "--dst 10.20.0.0/24 --quantum 4");
+	if (configure(sk, f, true, err, sizeof(err))) {
+		printf("#   configuration: %s\n", err);
+		goto out;
+	}
+	ffd = bpf_map__fd(sk->maps.wps_in_flows);
+	sfd = bpf_map__fd(sk->maps.wps_in_stats);
+	read_counters(sfd, WPS_IN_CNT__MAX, before);
+	/* Fill the table at T0, each flow its own Flow ID. */
+	for (int i = 0; i < FT_FLOWS; i++) {
+		if (ft_send(sk, (__u16)(1000 + i), FT_T0, &fid, &same) != TC_ACT_REDIRECT || !fid || used[fid]++) {
+			printf("#   filling: flow %d not sprayed under a fresh Flow ID\n", i);
+			goto out;
+		}
+	}
+	/* The first FT_BUSY flows stay busy. */
+	for (int i = 0; i < FT_BUSY; i++)
+		if (ft_send(sk, (__u16)(1000 + i), FT_T0 + FT_MS * 9 / 10, &fid, &same) != TC_ACT_REDIRECT) {
+			printf("#   busy flow %d not sprayed\n", i);
+			goto out;
+		}
+	/* Full, nothing idle yet: a new flow passes unchanged, counted. */
+	v = ft_send(sk, 60000, FT_T0 + FT_MS / 2, &fid, &same);
+	if (v != TC_ACT_OK || !same) {
+		printf("#   full table, nothing idle: verdict %d, %s (want TC_ACT_OK, unchanged)\n", v,
+		       same ? "unchanged" : "changed");
+		goto out;
+	}
+	/* 1.5 ms: all but the busy flows idle. New flows: the sweep makes room, 4 unused IDs are left
+	 * (the cursor put back on them: the refused flow above moved it past one). */
+	sk->bss->fid_cursor = FT_FLOWS;
+	for (int i = 0; i < 4; i++) {
+		v = ft_send(sk, (__u16)(60001 + i), FT_T0 + FT_MS * 3 / 2, &fid, &same);
+		if (v != TC_ACT_REDIRECT || fid <= FT_FLOWS) {
+			printf("#   after the sweep: new flow %d: verdict %d, Flow ID %u (want a never-used one)\n", i, v,
+			       fid);
+			goto out;
+		}
+	}
+	for (int i = 0; i < FT_FLOWS; i++) {
+		struct wps_in_flow_key k = {};
+		struct wps_in_flow fl;
+		__u8 a[16] = { [10] = 0xff, [11] = 0xff };
+
+		memcpy(k.saddr, a, 16);
+		memcpy(k.daddr, a, 16);
+		memcpy(k.saddr + 12, ft_pkt + 26, 4);
+		memcpy(k.daddr + 12, ft_pkt + 30, 4);
+		k.sport = htons((__u16)(1000 + i));
+		k.dport = htons(6000);
+		k.proto = 17;
+		k.family = 4;
+		if (bpf_map_lookup_elem(ffd, &k, &fl)) {
+			if (i < FT_BUSY) {
+				printf("#   busy flow %d was swept\n", i);
+				goto out;
+			}
+			n++;
+			/* Its Flow ID rests until its last packet + the quarantine. */
+			__u32 key = (__u32)i + 1;
+			if (bpf_map_lookup_elem(bpf_map__fd(sk->maps.wps_in_fid_state), &key, &st) ||
+			    st != FT_T0 + 10 * FT_MS) {
+				printf("#   swept flow %d: Flow ID %u state %llu, want reusable at %llu\n", i, key,
+				       (unsigned long long)st, FT_T0 + 10 * FT_MS);
+				goto out;
+			}
+			q = (__u16)key;
+		}
+	}
+	if (n != WPS_IN_SWEEP_MAX) {
+		printf("#   %d flows swept, want %d (one sweep, its bound)\n", n, WPS_IN_SWEEP_MAX);
+		goto out;
+	}
+	/* Every ID is in use or resting: the next new flow is not sprayed, even when offered a resting
+	 * one (and, the pool spent, the sweep runs again: by now every flow is idle). */
+	sk->bss->fid_cursor = (__u32)q - 1;
+	v = ft_send(sk, 61000, FT_T0 + 10 * FT_MS - 1, &fid, &same);
+	if (v != TC_ACT_OK || !same) {
+		printf("#   quarantine: Flow ID %u handed out early (verdict %d, Flow ID %u)\n", q, v, fid);
+		goto out;
+	}
+	/* The quarantine over: that ID serves a new flow. */
+	sk->bss->fid_cursor = (__u32)q - 1;
+	v = ft_send(sk, 61001, FT_T0 + 10 * FT_MS, &fid, &same);
+	if (v != TC_ACT_REDIRECT || fid != q) {
+		printf("#   after the quarantine: verdict %d, Flow ID %u (want %u)\n", v, fid, q);
+		goto out;
+	}
+	read_counters(sfd, WPS_IN_CNT__MAX, after);
+	want[WPS_IN_CNT_RX] = FT_FLOWS + FT_BUSY + 7;
+	want[WPS_IN_CNT_TX_SPRAYED] = FT_FLOWS + FT_BUSY + 5;
+	want[WPS_IN_CNT_EV_FLOW_NEW] = FT_FLOWS + 5;
+	want[WPS_IN_CNT_EV_GROUP_OPENED] = FT_FLOWS + 5;
+	want[WPS_IN_CNT_PASS_TABLE_FULL] = 1;
+	want[WPS_IN_CNT_PASS_FID_EXHAUSTED] = 1;
+	want[WPS_IN_CNT_EV_FLOW_RECLAIMED] = 2 * WPS_IN_SWEEP_MAX;
+	if (!fixture_counters_moved(before, after, want, WPS_IN_CNT__MAX, wps_in_counter_name))
+		goto out;
+	printf("#   %d flows: full -> passed unsprayed; %d idle swept (busy kept); Flow ID %u reused only "
+	       "after its quarantine\n", FT_FLOWS, n, q);
+	ok = true;
+out:
+	free(f);
+	free(used);
+	return ok;
+}
+
+/*
  * Fuzz: seeded random and mutated frames (bit flips, truncation, lying
  * lengths, random bytes, random EtherTypes and protocols) through the
  * ingress. Checked with a decoder written here from WIRE.md §6, not the
@@ -763,6 +936,8 @@ int main(int argc, char **argv)
 			       "wps one flow on two CPUs at once: no torn group, no Group ID twice");
 	failed += !fixture_tap(fuzz_case(seed, count),
 			       "wps fuzz: random and mutated frames, checked by an independent decoder");
+	failed += !fixture_tap(full_table_case(),
+			       "wps full flow table: unsprayed not dropped, idle flows swept, Flow IDs quarantined");
 	wps_ingress__destroy(g_ingress);
 	return failed ? 1 : 0;
 }

@@ -182,25 +182,47 @@ static void attach_options(void **state)
 
 static void scheduler(void **state)
 {
+	static const __u8 id[WPS_IN_MAX_PATHS] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
 	__u8 w[WPS_IN_MAX_PATHS] = { 1, 3 };
 	__u64 load[WPS_IN_MAX_PATHS] = { 500, 100, 100, 900 };
-	int hits[2] = { 0 };
+	int hits[WPS_IN_MAX_PATHS] = { 0 };
 
 	(void)state;
 	for (__u32 s = 0; s < 8; s++)
-		assert_int_equal(wps_sched_pick(WPS_SCHED_RR, s, 4, w, load), s % 4);
+		assert_int_equal(wps_sched_pick(WPS_SCHED_RR, s, 4, id, w, load), s % 4);
 	for (__u32 s = 0; s < 400; s++)
-		hits[wps_sched_pick(WPS_SCHED_WEIGHTED, s, 2, w, load)]++;
+		hits[wps_sched_pick(WPS_SCHED_WEIGHTED, s, 2, id, w, load)]++;
 	assert_int_equal(hits[0], 100);
 	assert_int_equal(hits[1], 300);
 	/* least loaded; a tie goes to the first counting from seq mod n */
-	assert_int_equal(wps_sched_pick(WPS_SCHED_LEAST_LOADED, 0, 4, w, load), 1);
-	assert_int_equal(wps_sched_pick(WPS_SCHED_LEAST_LOADED, 2, 4, w, load), 2);
-	assert_int_equal(wps_sched_pick(WPS_SCHED_LEAST_LOADED, 3, 4, w, load), 1);
+	assert_int_equal(wps_sched_pick(WPS_SCHED_LEAST_LOADED, 0, 4, id, w, load), 1);
+	assert_int_equal(wps_sched_pick(WPS_SCHED_LEAST_LOADED, 2, 4, id, w, load), 2);
+	assert_int_equal(wps_sched_pick(WPS_SCHED_LEAST_LOADED, 3, 4, id, w, load), 1);
 	/* weights all 0 fall back to round-robin; no path picks 0 */
 	memset(w, 0, sizeof(w));
-	assert_int_equal(wps_sched_pick(WPS_SCHED_WEIGHTED, 5, 3, w, load), 2);
-	assert_int_equal(wps_sched_pick(WPS_SCHED_RR, 5, 0, w, load), 0);
+	assert_int_equal(wps_sched_pick(WPS_SCHED_WEIGHTED, 5, 3, id, w, load), 2);
+	assert_int_equal(wps_sched_pick(WPS_SCHED_RR, 5, 0, id, w, load), 0);
+}
+
+/* After a path del, the paths in use are slots 0, 2, 3: answers are slots, weights and loads by slot. */
+static void scheduler_slots_with_a_hole(void **state)
+{
+	static const __u8 slot[WPS_IN_MAX_PATHS] = { 0, 2, 3 };
+	__u8 w[WPS_IN_MAX_PATHS] = { 1, 9, 2, 1 };
+	__u64 load[WPS_IN_MAX_PATHS] = { 300, 0, 200, 100 };
+	int hits[WPS_IN_MAX_PATHS] = { 0 };
+
+	(void)state;
+	for (__u32 s = 0; s < 6; s++)
+		assert_int_equal(wps_sched_pick(WPS_SCHED_RR, s, 3, slot, w, load), slot[s % 3]);
+	for (__u32 s = 0; s < 400; s++)
+		hits[wps_sched_pick(WPS_SCHED_WEIGHTED, s, 3, slot, w, load)]++;
+	/* the deleted slot 1 (weight 9, load 0) gets nothing */
+	assert_int_equal(hits[0], 100);
+	assert_int_equal(hits[1], 0);
+	assert_int_equal(hits[2], 200);
+	assert_int_equal(hits[3], 100);
+	assert_int_equal(wps_sched_pick(WPS_SCHED_LEAST_LOADED, 0, 3, slot, w, load), 3);
 }
 
 static void quantum_and_inflight(void **state)
@@ -251,6 +273,7 @@ int main(void)
 		cmocka_unit_test(rule_format_roundtrip),
 		cmocka_unit_test(attach_options),
 		cmocka_unit_test(scheduler),
+		cmocka_unit_test(scheduler_slots_with_a_hole),
 		cmocka_unit_test(quantum_and_inflight),
 		cmocka_unit_test(flow_label),
 	};

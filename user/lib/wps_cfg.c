@@ -19,8 +19,10 @@ void wps_in_cfg_defaults(struct wps_in_cfg *c)
 	c->idle_ns = 5000000000ULL;		/* 5 s */
 	c->max_delay_ns = 10000000ULL;		/* 10 ms */
 	c->load_window_ns = 1000000ULL;		/* 1 ms */
-	for (int i = 0; i < WPS_IN_MAX_PATHS; i++)
+	for (int i = 0; i < WPS_IN_MAX_PATHS; i++) {
 		c->weight[i] = 1;
+		c->path_slot[i] = (__u8)i;
+	}
 }
 
 int wps_parse_uint(const char *s, unsigned long long lo, unsigned long long hi, unsigned long long *out,

@@ -15,6 +15,7 @@
 #define WPS_PIN_PATHS		"paths"
 #define WPS_PIN_PATH_STATS	"path_stats"
 #define WPS_PIN_PATH_LOAD	"path_load"
+#define WPS_PIN_ECMP_STATS	"ecmp_stats"
 #define WPS_PIN_FLOWS		"flows"
 #define WPS_PIN_FID_STATE	"fid_state"
 #define WPS_PIN_STATS		"stats"

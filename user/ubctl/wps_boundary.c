@@ -167,58 +167,89 @@ static void flows_show(int fd, struct json_object *arr)
 	}
 }
 
-/* Per-CPU path counters of an ingress instance, summed. */
-static void paths_show(int fd, __u32 npaths, struct json_object *arr)
+/* One path's per-CPU counters summed, shown as text or added to arr. */
+static void path_show(int fd, __u32 key, const char *what, __u32 id, const struct wps_in_path *p,
+		      struct wps_in_path_stats *ps, int ncpu, struct json_object *arr)
+{
+	unsigned long long pk = 0, by = 0, gr = 0;
+	char name[IF_NAMESIZE];
+	unsigned ifindex = p ? p->ifindex : key;
+
+	if (bpf_map_lookup_elem(fd, &key, ps))
+		return;
+	for (int c = 0; c < ncpu; c++) {
+		pk += ps[c].packets;
+		by += ps[c].bytes;
+		gr += ps[c].groups;
+	}
+	if (!if_indextoname(ifindex, name))
+		snprintf(name, sizeof(name), "ifindex %u", ifindex);
+	if (arr) {
+		struct json_object *o = json_object_new_object();
+
+		json_add_u64(o, what, id);
+		json_add_str(o, "via", name);
+		json_add_u64(o, "ifindex", ifindex);
+		json_add_u64(o, "packets", pk);
+		json_add_u64(o, "bytes", by);
+		json_add_u64(o, "groups", gr);
+		json_object_array_add(arr, o);
+	} else {
+		printf("  %s %-2u via %-16s packets %llu bytes %llu groups %llu\n", what, id, name, pk, by, gr);
+	}
+}
+
+/*
+ * Per-path counters of an ingress instance. Explicit paths: per path slot
+ * (its number in path list), with the device it leaves by. ECMP: per egress
+ * device the kernel's multipath route chose for the groups' flow labels.
+ */
+static void paths_show(const char *base, const char *name, const struct wps_in_cfg *cfg, struct json_object *arr)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct wps_in_path_stats *ps = calloc((size_t)(ncpu > 0 ? ncpu : 1), sizeof(*ps));
+	int sfd = pin_fd(base, name, cfg->ecmp ? WPS_PIN_ECMP_STATS : WPS_PIN_PATH_STATS);
+	int pfd = pin_fd(base, name, WPS_PIN_PATHS);
 
-	for (__u32 i = 0; ps && i < npaths; i++) {
-		unsigned long long pk = 0, by = 0, gr = 0;
+	if (ps && sfd >= 0 && cfg->ecmp) {
+		__u32 k, *prev = NULL;
 
-		if (bpf_map_lookup_elem(fd, &i, ps))
-			continue;
-		for (int c = 0; c < ncpu; c++) {
-			pk += ps[c].packets;
-			by += ps[c].bytes;
-			gr += ps[c].groups;
-		}
-		if (arr) {
-			struct json_object *o = json_object_new_object();
-
-			json_add_u64(o, "path", i);
-			json_add_u64(o, "packets", pk);
-			json_add_u64(o, "bytes", by);
-			json_add_u64(o, "groups", gr);
-			json_object_array_add(arr, o);
-		} else {
-			printf("  path %-2u packets %llu bytes %llu groups %llu\n", i, pk, by, gr);
+		while (!bpf_map_get_next_key(sfd, prev, &k)) {
+			path_show(sfd, k, "ecmp_dev", k, NULL, ps, ncpu, arr);
+			prev = &k;
 		}
 	}
+	for (__u32 i = 0; ps && sfd >= 0 && pfd >= 0 && !cfg->ecmp && i < cfg->npaths && i < WPS_IN_MAX_PATHS; i++) {
+		__u32 slot = cfg->path_slot[i];
+		struct wps_in_path p = {};
+
+		bpf_map_lookup_elem(pfd, &slot, &p);
+		path_show(sfd, slot, "path", slot, &p, ps, ncpu, arr);
+	}
 	free(ps);
+	for (int *x = (int[]){ sfd, pfd, -2 }; *x != -2; x++)
+		if (*x >= 0)
+			close(*x);
 }
 
 /* Paths and flows of one ingress instance. */
 static void ingress_detail(const char *base, const char *name, struct json_object *inst)
 {
-	int cfd = pin_fd(base, name, WPS_PIN_CFG), pfd = pin_fd(base, name, WPS_PIN_PATH_STATS),
-	    ffd = pin_fd(base, name, WPS_PIN_FLOWS);
+	int cfd = pin_fd(base, name, WPS_PIN_CFG), ffd = pin_fd(base, name, WPS_PIN_FLOWS);
 	struct json_object *paths = inst ? json_object_new_array() : NULL;
 	struct json_object *flows = inst ? json_object_new_array() : NULL;
 	struct wps_in_cfg cfg = {};
 	__u32 zero = 0;
 
-	if (cfd >= 0)
-		bpf_map_lookup_elem(cfd, &zero, &cfg);
-	if (pfd >= 0)
-		paths_show(pfd, cfg.ecmp ? cfg.ecmp : cfg.npaths, paths);
+	if (cfd >= 0 && !bpf_map_lookup_elem(cfd, &zero, &cfg))
+		paths_show(base, name, &cfg, paths);
 	if (ffd >= 0)
 		flows_show(ffd, flows);
 	if (inst) {
 		json_object_object_add(inst, "paths", paths);
 		json_object_object_add(inst, "flows", flows);
 	}
-	for (int *x = (int[]){ cfd, pfd, ffd, -2 }; *x != -2; x++)
+	for (int *x = (int[]){ cfd, ffd, -2 }; *x != -2; x++)
 		if (*x >= 0)
 			close(*x);
 }

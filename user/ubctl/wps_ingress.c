@@ -93,6 +93,82 @@ static int open_pin(const char *dir, const char *file)
 	return fd;
 }
 
+/* ---- DEV's offloads ------------------------------------------------------------ */
+
+/*
+ * Through ethtool(8), by feature name: the kernel's legacy ETHTOOL_[GS]TSO
+ * ioctls miss TSO features newer than them (6.18: tx-tcp-accecn-segmentation
+ * stays on), and what ethtool -k shows is what an operator compares.
+ */
+static const struct {
+	__u32 bit;
+	const char *shown, *opt;
+} offloads[] = {
+	{ WPS_IN_OFFL_TSO, "tcp-segmentation-offload: ", "tso" },
+	{ WPS_IN_OFFL_GSO, "generic-segmentation-offload: ", "gso" },
+	{ WPS_IN_OFFL_GRO, "generic-receive-offload: ", "gro" },
+};
+
+/* Which of TSO, GSO, GRO ethtool -k shows on (WPS_IN_OFFL_*, with WPS_IN_OFFL_SAVED); 0 if unreadable. */
+static __u32 offloads_get(const char *dev)
+{
+	char *argv[] = { "ethtool", "-k", (char *)dev, NULL }, line[256];
+	__u32 bits = WPS_IN_OFFL_SAVED, seen = 0;
+	int fds[2], st;
+	pid_t pid;
+	FILE *f;
+
+	if (pipe(fds))
+		return 0;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return 0;
+	}
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		freopen("/dev/null", "w", stderr);
+		close(fds[0]);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	while (f && fgets(line, sizeof(line), f))
+		for (size_t i = 0; i < sizeof(offloads) / sizeof(offloads[0]); i++) {
+			size_t n = strlen(offloads[i].shown);
+
+			if (strncmp(line, offloads[i].shown, n))
+				continue;
+			seen |= offloads[i].bit;
+			if (!strncmp(line + n, "on", 2))
+				bits |= offloads[i].bit;
+		}
+	if (f)
+		fclose(f);
+	else
+		close(fds[0]);
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) ||
+	    seen != (WPS_IN_OFFL_TSO | WPS_IN_OFFL_GSO | WPS_IN_OFFL_GRO))
+		return 0;
+	return bits;
+}
+
+/* TSO, GSO, GRO each on or off as bits say; non-zero if ethtool failed. */
+static int offloads_set(const char *dev, __u32 bits)
+{
+	char *argv[12] = { "ethtool", "-K", (char *)dev };
+	int n = 3;
+
+	for (size_t i = 0; i < sizeof(offloads) / sizeof(offloads[0]); i++) {
+		argv[n++] = (char *)offloads[i].opt;
+		argv[n++] = bits & offloads[i].bit ? "on" : "off";
+	}
+	argv[n] = NULL;
+	return run_quiet(argv);
+}
+
 /* ---- attach / detach --------------------------------------------------------- */
 
 static const struct {
@@ -103,6 +179,7 @@ static const struct {
 	M(WPS_PIN_CFG, wps_in_cfg), M(WPS_PIN_RULES, wps_in_rules), M(WPS_PIN_PATHS, wps_in_paths),
 	M(WPS_PIN_PATH_STATS, wps_in_path_stats), M(WPS_PIN_PATH_LOAD, wps_in_path_load),
 	M(WPS_PIN_FLOWS, wps_in_flows), M(WPS_PIN_FID_STATE, wps_in_fid_state), M(WPS_PIN_STATS, wps_in_stats),
+	M(WPS_PIN_ECMP_STATS, wps_in_ecmp_stats),
 #undef M
 };
 
@@ -142,12 +219,10 @@ static int seg_create(unsigned dev_if, unsigned mtu, unsigned *a_if, unsigned *b
 		char *add[] = { "ip", "link", "add", a, "mtu", m, "type", "veth", "peer", "name", b, "mtu", m, NULL };
 		char *up_a[] = { "ip", "link", "set", a, "up", NULL };
 		char *up_b[] = { "ip", "link", "set", b, "up", NULL };
-		/* wpsgN segments what it sends: every skb reaching wpsgNp is one wire packet. */
-		char *feat[] = { "ethtool", "-K", a, "tso", "off", "gso", "off", "gro", "off", NULL };
-
 		if (run_quiet(add) || run_quiet(up_a) || run_quiet(up_b))
 			return -1;
-		if (run_quiet(feat))
+		/* wpsgN segments what it sends: every skb reaching wpsgNp is one wire packet. */
+		if (offloads_set(a, 0))
 			return -2;
 	}
 	*a_if = if_nametoindex(a);
@@ -253,13 +328,15 @@ static int attach(int argc, char **argv)
 		goto unpin;
 	}
 
-	/* One packet on the wire per flag: no TSO/GSO/GRO on DEV, and the detour for the rest. */
-	{
-		char *feat[] = { "ethtool", "-K", (char *)dev, "tso", "off", "gso", "off", "gro", "off", NULL };
-
-		if (run_quiet(feat))
-			warnx_("ethtool -K %s tso off gso off gro off failed: GSO skbs take the detour", dev);
-	}
+	/*
+	 * One packet on the wire per flag: no TSO/GSO/GRO on DEV, and the detour
+	 * for the rest. What was on is kept in cfg, for detach to put back.
+	 */
+	cfg.dev_offloads = offloads_get(dev);
+	if (!cfg.dev_offloads)
+		warnx_("cannot read the offloads of %s: detach will leave TSO/GSO/GRO off", dev);
+	if (offloads_set(dev, 0))
+		warnx_("ethtool -K %s tso off gso off gro off failed: GSO skbs take the detour", dev);
 	seg_delete(dev_if);	/* a leftover of a crashed attach */
 	rc = seg_create(dev_if, mtu, &a_if, &b_if);
 	if (rc == -1) {
@@ -295,6 +372,8 @@ static int attach(int argc, char **argv)
 unseg:
 	seg_delete(dev_if);
 unpin:
+	if (cfg.dev_offloads)
+		offloads_set(dev, cfg.dev_offloads);
 	pin_remove_dir(dir);
 out:
 	wps_ingress__destroy(skel);
@@ -303,9 +382,11 @@ out:
 
 static int detach(int argc, char **argv)
 {
+	struct wps_in_cfg cfg;
 	char dir[PATH_MAX];
 	unsigned dev_if;
-	int rc;
+	__u32 zero = 0;
+	int rc, cfg_fd;
 
 	if (argc != 2 || strcmp(argv[0], "--dev"))
 		return fail(EXIT_USAGE, "usage: ubctl wps ingress detach --dev DEV");
@@ -315,10 +396,19 @@ static int detach(int argc, char **argv)
 	if (!dev_if)
 		return fail(EXIT_FAIL, "device '%s' is gone; pins kept at %s (remove them with rm -r)", argv[1],
 			    pin_display(dir));
+	cfg_fd = open_pin(dir, WPS_PIN_CFG);
+	if (cfg_fd < 0)
+		return EXIT_FAIL;
+	if (bpf_map_lookup_elem(cfg_fd, &zero, &cfg))
+		cfg.dev_offloads = 0;
+	close(cfg_fd);
 	rc = tc_detach(dev_if, BPF_TC_EGRESS, WPS_TC_PRIO_INGRESS);
 	if (rc && rc != -ENOENT)
 		return fail(EXIT_FAIL, "TC detach on %s: %s; pins kept", argv[1], strerror(-rc));
 	seg_delete(dev_if);	/* takes its filter with it */
+	/* DEV's TSO/GSO/GRO as they were before attach. */
+	if (cfg.dev_offloads && offloads_set(argv[1], cfg.dev_offloads))
+		warnx_("cannot restore TSO/GSO/GRO on %s (ethtool -K failed)", argv[1]);
 	pin_remove_dir(dir);
 	printf("wps ingress detached from %s: %s removed\n", argv[1], pin_display(dir));
 	return 0;
@@ -328,7 +418,7 @@ static int detach(int argc, char **argv)
 
 struct inst {
 	char dir[PATH_MAX];
-	int cfg_fd, paths_fd, rules_fd, pstats_fd;
+	int cfg_fd, paths_fd, rules_fd, pstats_fd, pload_fd;
 	struct wps_in_cfg cfg;
 };
 
@@ -337,14 +427,15 @@ static int inst_open(const char *dev, struct inst *in)
 	__u32 zero = 0;
 
 	memset(in, 0, sizeof(*in));
-	in->cfg_fd = in->paths_fd = in->rules_fd = in->pstats_fd = -1;
+	in->cfg_fd = in->paths_fd = in->rules_fd = in->pstats_fd = in->pload_fd = -1;
 	if (instance_dir(dev, true, in->dir, sizeof(in->dir)))
 		return -1;
 	in->cfg_fd = open_pin(in->dir, WPS_PIN_CFG);
 	in->paths_fd = open_pin(in->dir, WPS_PIN_PATHS);
 	in->rules_fd = open_pin(in->dir, WPS_PIN_RULES);
 	in->pstats_fd = open_pin(in->dir, WPS_PIN_PATH_STATS);
-	if (in->cfg_fd < 0 || in->paths_fd < 0 || in->rules_fd < 0 || in->pstats_fd < 0)
+	in->pload_fd = open_pin(in->dir, WPS_PIN_PATH_LOAD);
+	if (in->cfg_fd < 0 || in->paths_fd < 0 || in->rules_fd < 0 || in->pstats_fd < 0 || in->pload_fd < 0)
 		return -1;
 	if (bpf_map_lookup_elem(in->cfg_fd, &zero, &in->cfg))
 		return fail(EXIT_FAIL, "reading %s/cfg: %s", pin_display(in->dir), strerror(errno)), -1;
@@ -353,9 +444,9 @@ static int inst_open(const char *dev, struct inst *in)
 
 static void inst_close(struct inst *in)
 {
-	int fds[] = { in->cfg_fd, in->paths_fd, in->rules_fd, in->pstats_fd };
+	int fds[] = { in->cfg_fd, in->paths_fd, in->rules_fd, in->pstats_fd, in->pload_fd };
 
-	for (size_t i = 0; i < 4; i++)
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
 }
@@ -365,13 +456,28 @@ static void recompute_mtu(struct inst *in)
 	__u16 m = 0;
 
 	for (__u32 i = 0; i < in->cfg.npaths; i++) {
+		__u32 k = in->cfg.path_slot[i];
 		struct wps_in_path p;
 
-		if (!bpf_map_lookup_elem(in->paths_fd, &i, &p) && (!m || p.mtu < m))
+		if (!bpf_map_lookup_elem(in->paths_fd, &k, &p) && (!m || p.mtu < m))
 			m = p.mtu;
 	}
 	if (!in->cfg.ecmp)
 		in->cfg.path_mtu = m;
+}
+
+/* The slot of the path in use via ifindex (to dmac, if given); -1 if none. */
+static int path_find(const struct inst *in, unsigned ifindex, const __u8 *dmac)
+{
+	for (__u32 i = 0; i < in->cfg.npaths; i++) {
+		__u32 k = in->cfg.path_slot[i];
+		struct wps_in_path p;
+
+		if (!bpf_map_lookup_elem(in->paths_fd, &k, &p) && p.ifindex == ifindex &&
+		    (!dmac || !memcmp(p.dmac, dmac, 6)))
+			return (int)k;
+	}
+	return -1;
 }
 
 static int path_cmd(const char *verb, int argc, char **argv)
@@ -433,51 +539,68 @@ static int path_cmd(const char *verb, int argc, char **argv)
 		int ncpu = libbpf_num_possible_cpus();
 		struct wps_in_path_stats *ps = calloc((size_t)ncpu, sizeof(*ps));
 
-		printf("%-3s %-16s %-17s %-6s %-6s %12s %14s %10s\n", "#", "via", "nexthop-mac", "weight", "mtu",
+		printf("%-4s %-16s %-17s %-6s %-6s %12s %14s %10s\n", "slot", "via", "nexthop-mac", "weight", "mtu",
 		       "packets", "bytes", "groups");
-		for (__u32 i = 0; ps && i < (in.cfg.ecmp ? in.cfg.ecmp : in.cfg.npaths); i++) {
+		for (__u32 i = 0; ps && !in.cfg.ecmp && i < in.cfg.npaths; i++) {
+			__u32 k = in.cfg.path_slot[i];
 			struct wps_in_path p = {};
-			char name[IF_NAMESIZE] = "(ecmp)";
+			char name[IF_NAMESIZE];
 			unsigned long long pk = 0, by = 0, gr = 0;
 
-			if (!in.cfg.ecmp && (bpf_map_lookup_elem(in.paths_fd, &i, &p) || !if_indextoname(p.ifindex, name)))
+			if (bpf_map_lookup_elem(in.paths_fd, &k, &p) || !if_indextoname(p.ifindex, name))
 				snprintf(name, sizeof(name), "ifindex %u", p.ifindex);
-			if (!bpf_map_lookup_elem(in.pstats_fd, &i, ps))
+			if (!bpf_map_lookup_elem(in.pstats_fd, &k, ps))
 				for (int c = 0; c < ncpu; c++) {
 					pk += ps[c].packets;
 					by += ps[c].bytes;
 					gr += ps[c].groups;
 				}
-			printf("%-3u %-16s %02x:%02x:%02x:%02x:%02x:%02x %-6u %-6u %12llu %14llu %10llu\n", i, name,
-			       p.dmac[0], p.dmac[1], p.dmac[2], p.dmac[3], p.dmac[4], p.dmac[5], in.cfg.weight[i], p.mtu,
+			printf("%-4u %-16s %02x:%02x:%02x:%02x:%02x:%02x %-6u %-6u %12llu %14llu %10llu\n", k, name,
+			       p.dmac[0], p.dmac[1], p.dmac[2], p.dmac[3], p.dmac[4], p.dmac[5], in.cfg.weight[k], p.mtu,
 			       pk, by, gr);
 		}
+		if (in.cfg.ecmp)
+			printf("(ECMP over %u next hops: per-device counters in ubctl stats)\n", in.cfg.ecmp);
 		free(ps);
 		rc = 0;
 		goto out;
 	}
 	if (!strcmp(verb, "add")) {
-		for (__u32 i = 0; i < in.cfg.npaths; i++) {
-			struct wps_in_path p;
+		struct wps_in_path_load zl = {};
+		int ncpu = libbpf_num_possible_cpus();
+		void *zs = calloc((size_t)(ncpu > 0 ? ncpu : 1), sizeof(struct wps_in_path_stats));
+		__u32 k;
 
-			if (!bpf_map_lookup_elem(in.paths_fd, &i, &p) && p.ifindex == np.ifindex &&
-			    !memcmp(p.dmac, np.dmac, 6)) {
-				rc = fail(EXIT_USAGE, "path via %s to %s exists already", via, mac);
-				goto out;
-			}
+		if (path_find(&in, np.ifindex, np.dmac) >= 0) {
+			free(zs);
+			rc = fail(EXIT_USAGE, "path via %s to %s exists already", via, mac);
+			goto out;
 		}
 		if (in.cfg.npaths >= WPS_IN_MAX_PATHS) {
+			free(zs);
 			rc = fail(EXIT_USAGE, "%d paths already: the most a WPS ingress has", WPS_IN_MAX_PATHS);
 			goto out;
 		}
-		/* The path first, then the count that makes it visible. */
-		__u32 k = in.cfg.npaths;
-		if (bpf_map_update_elem(in.paths_fd, &k, &np, BPF_ANY)) {
+		/* The lowest slot not in use; a slot freed by path del starts its counters afresh. */
+		for (k = 0; k < WPS_IN_MAX_PATHS; k++) {
+			bool used = false;
+
+			for (__u32 i = 0; i < in.cfg.npaths; i++)
+				used |= in.cfg.path_slot[i] == k;
+			if (!used)
+				break;
+		}
+		/* The path first, then the cfg that makes it visible. */
+		if (!zs || bpf_map_update_elem(in.pstats_fd, &k, zs, BPF_ANY) ||
+		    bpf_map_update_elem(in.pload_fd, &k, &zl, BPF_ANY) ||
+		    bpf_map_update_elem(in.paths_fd, &k, &np, BPF_ANY)) {
+			free(zs);
 			rc = fail(EXIT_FAIL, "writing path: %s", strerror(errno));
 			goto out;
 		}
+		free(zs);
 		in.cfg.weight[k] = (__u8)weight;
-		in.cfg.npaths++;
+		in.cfg.path_slot[in.cfg.npaths++] = (__u8)k;
 		recompute_mtu(&in);
 		if (bpf_map_update_elem(in.cfg_fd, &zero, &in.cfg, BPF_ANY)) {
 			rc = fail(EXIT_FAIL, "writing cfg: %s", strerror(errno));
@@ -488,21 +611,14 @@ static int path_cmd(const char *verb, int argc, char **argv)
 		goto out;
 	}
 	if (!strcmp(verb, "del")) {
-		unsigned via_if = if_nametoindex(via);
 		__u8 dmac[6];
-		int found = -1;
+		int found;
 
 		if (mac && wps_parse_mac(mac, dmac, err, sizeof(err))) {
 			rc = fail(EXIT_USAGE, "%s", err);
 			goto out;
 		}
-		for (__u32 i = 0; i < in.cfg.npaths && found < 0; i++) {
-			struct wps_in_path p;
-
-			if (!bpf_map_lookup_elem(in.paths_fd, &i, &p) && p.ifindex == via_if &&
-			    (!mac || !memcmp(p.dmac, dmac, 6)))
-				found = (int)i;
-		}
+		found = path_find(&in, if_nametoindex(via), mac ? dmac : NULL);
 		if (found < 0) {
 			rc = fail(EXIT_USAGE, "no path via %s%s%s", via, mac ? " to " : "", mac ? mac : "");
 			goto out;
@@ -517,21 +633,21 @@ static int path_cmd(const char *verb, int argc, char **argv)
 				goto out;
 			}
 		}
-		for (__u32 i = (__u32)found; i + 1 < in.cfg.npaths; i++) {
-			struct wps_in_path p;
-			__u32 n = i + 1;
-
-			bpf_map_lookup_elem(in.paths_fd, &n, &p);
-			bpf_map_update_elem(in.paths_fd, &i, &p, BPF_ANY);
-			in.cfg.weight[i] = in.cfg.weight[n];
-		}
+		/*
+		 * Out of the list of paths in use; the others keep their slots. Its
+		 * entry in paths stays until the slot is reused, so a group still
+		 * open on it ends on the same path rather than jumping to another.
+		 */
+		for (__u32 i = 0, j = 0; i < in.cfg.npaths; i++)
+			if (in.cfg.path_slot[i] != found)
+				in.cfg.path_slot[j++] = in.cfg.path_slot[i];
 		in.cfg.npaths--;
 		recompute_mtu(&in);
 		if (bpf_map_update_elem(in.cfg_fd, &zero, &in.cfg, BPF_ANY)) {
 			rc = fail(EXIT_FAIL, "writing cfg: %s", strerror(errno));
 			goto out;
 		}
-		printf("path via %s removed; %u left\n", via, in.cfg.npaths);
+		printf("path %d via %s removed; %u left\n", found, via, in.cfg.npaths);
 		rc = 0;
 		goto out;
 	}
