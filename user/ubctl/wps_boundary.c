@@ -241,8 +241,13 @@ static void ingress_detail(const char *base, const char *name, struct json_objec
 	struct wps_in_cfg cfg = {};
 	__u32 zero = 0;
 
-	if (cfd >= 0 && !bpf_map_lookup_elem(cfd, &zero, &cfg))
-		paths_show(base, name, &cfg, paths);
+	if (cfd >= 0 && !bpf_map_lookup_elem(cfd, &zero, &cfg)) {
+		if (cfg.version == WPS_IN_CFG_VERSION)
+			paths_show(base, name, &cfg, paths);
+		else if (!inst)
+			printf("  paths: not shown, attached by another ubctl (cfg layout %u, this one reads %u)\n",
+			       cfg.version, WPS_IN_CFG_VERSION);
+	}
 	if (ffd >= 0)
 		flows_show(ffd, flows);
 	if (inst) {

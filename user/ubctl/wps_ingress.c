@@ -399,7 +399,8 @@ static int detach(int argc, char **argv)
 	cfg_fd = open_pin(dir, WPS_PIN_CFG);
 	if (cfg_fd < 0)
 		return EXIT_FAIL;
-	if (bpf_map_lookup_elem(cfg_fd, &zero, &cfg))
+	/* Another ubctl's layout has no offloads where this one looks for them. */
+	if (bpf_map_lookup_elem(cfg_fd, &zero, &cfg) || cfg.version != WPS_IN_CFG_VERSION)
 		cfg.dev_offloads = 0;
 	close(cfg_fd);
 	rc = tc_detach(dev_if, BPF_TC_EGRESS, WPS_TC_PRIO_INGRESS);
@@ -439,6 +440,10 @@ static int inst_open(const char *dev, struct inst *in)
 		return -1;
 	if (bpf_map_lookup_elem(in->cfg_fd, &zero, &in->cfg))
 		return fail(EXIT_FAIL, "reading %s/cfg: %s", pin_display(in->dir), strerror(errno)), -1;
+	/* Another ubctl's layout would be read as garbage and written back as worse. */
+	if (in->cfg.version != WPS_IN_CFG_VERSION)
+		return fail(EXIT_FAIL, "%s was attached by another ubctl (cfg layout %u, this one reads %u): detach and attach again",
+			    pin_display(in->dir), in->cfg.version, WPS_IN_CFG_VERSION), -1;
 	return 0;
 }
 
