@@ -58,7 +58,11 @@ wps_delayline_start() {
 	local args=() k
 	for k in 0 1 2 3; do args+=("dl-a$k" "dl-b$k" "${WPS_DELAYS[k]}"); done
 	# nsenter itself, not ns_run: $! must be the delay line's pid, not a subshell's.
-	nsenter --net="/run/netns/$1" "$UBXDP_ROOT/build/bin/wps_delayline" "${args[@]}" >"$2" 2>&1 &
+	# Real-time priority: on a loaded machine a descheduled delay line holds a frame tens of
+	# ms past its delay, more skew than the paths have; it sleeps between frames.
+	local rt=(chrt -f 10)
+	chrt -f 10 true 2>/dev/null || rt=()
+	"${rt[@]}" nsenter --net="/run/netns/$1" "$UBXDP_ROOT/build/bin/wps_delayline" "${args[@]}" >"$2" 2>&1 &
 	DL_PID=$!
 	for _ in $(seq 100); do
 		grep -q ready "$2" && return 0
