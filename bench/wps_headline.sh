@@ -10,20 +10,21 @@
 # (TcpExtTCPOFOQueue), retransmissions, and the egress buffer high-water mark beside
 # rate x skew + one group. Needs root, the WPS ingress (ubctl wps ingress) and iperf3.
 #
-#   bench/wps_headline.sh [--rate MBIT] [--quantum N] [--time S]
+#   bench/wps_headline.sh [--rate MBIT] [--quantum N] [--time S] [--verbose (goodput per second)]
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT" || exit 1
 . tests/lib/netns.sh
 . tests/lib/wps_egress.sh
 UBCTL=$ROOT/build/bin/ubctl
-RATE=25 QUANTUM=16 TIME=6
+RATE=25 QUANTUM=16 TIME=6 VERBOSE=0
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--rate) RATE=$2; shift 2 ;;
 	--quantum) QUANTUM=$2; shift 2 ;;
 	--time) TIME=$2; shift 2 ;;
-	*) echo "usage: $0 [--rate MBIT] [--quantum N] [--time S]" >&2; exit 2 ;;
+	--verbose) VERBOSE=1; shift ;;
+	*) echo "usage: $0 [--rate MBIT] [--quantum N] [--time S] [--verbose]" >&2; exit 2 ;;
 	esac
 done
 why=$(ns_unsupported) && { echo "wps_headline: skipped: $why"; exit 0; }
@@ -55,14 +56,28 @@ run() {
 	"$UBCTL" wps egress stats --json --name "$EG_NAME" >"$d/stats" 2>/dev/null
 	[[ $mode != flow ]] && ns_run "$NS_GW" "$UBCTL" wps ingress detach --dev wan0 >/dev/null 2>&1
 	kill -TERM "$EG_PID" "$DL_PID" 2>/dev/null; wait "$EG_PID" "$DL_PID" 2>/dev/null
-	/usr/bin/python3 - "$mode" "$d/iperf" "$d/stats" "$((ofo1 - ofo0))" "$RATE" "$QUANTUM" <<'PY'
+	# Frames lost anywhere in the chain, which TCP then retransmits and the receiver queues out
+	# of order: tbf's queue overflowing (TCP probing past the rate) and every device's drop
+	# counters (a full veth ring or backlog, a send the delay line could not make).
+	local k ns drops=0
+	for k in 0 1 2 3; do
+		drops=$((drops + $(tc -s -n "$NS_GW" qdisc show dev "wan$k" | awk '/dropped/ {sub(",", "", $7); print $7; exit}')))
+	done
+	for ns in "$NS_WSRC" "$NS_GW" "$NS_WDL" "$NS_EG" "$NS_WDST"; do
+		drops=$((drops + $(ip -s -j -n "$ns" link show | /usr/bin/python3 -c 'import json, sys
+print(sum(l["stats64"]["rx"]["dropped"] + l["stats64"]["tx"]["dropped"] for l in json.load(sys.stdin)))')))
+	done
+	/usr/bin/python3 - "$mode" "$d/iperf" "$d/stats" "$((ofo1 - ofo0))" "$RATE" "$QUANTUM" "$drops" "$VERBOSE" <<'PY'
 import json, sys
 mode, ip, st, ofo, rate, q = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
+drops, verbose = int(sys.argv[7]), sys.argv[8] == "1"
 r = json.load(open(ip))
 if "error" in r:
     print(f"{mode:6s} iperf3 error: {r['error']}"); sys.exit(0)
 gp = r["end"]["sum_received"]["bits_per_second"] / 1e6
 rtx = r["end"]["sum_sent"].get("retransmits", 0)
+if verbose:
+    print(f"{mode:6s} per second: " + " ".join(f"{i['sum']['bits_per_second'] / 1e6:.1f}" for i in r["intervals"]))
 hwm = "-"
 pred = "-"
 try:
@@ -73,11 +88,16 @@ try:
         pred = f"{gp * 1e6 / 8 * 0.010 / 1400 + q:.0f}"
 except Exception:
     pass
-print(f"{mode:6s} {gp:9.1f} {gp / (4 * rate):9.2f} {ofo:10d} {rtx:8d} {str(hwm):>8s} {pred:>10s}")
+# What the headers leave of a path's rate, tbf counting whole frames: a full segment carries
+# MSS bytes in 1400 of inner IPv4 + TCP (timestamps on), 56 of WPS and 14 of Ethernet.
+mss = r["start"].get("tcp_mss_default") or 1348
+ceil = mss / (1400 + (14 if mode == "flow" else 14 + 56))
+print(f"{mode:6s} {gp:9.1f} {gp / (4 * rate):9.2f} {ceil:7.3f} {ofo:10d} {rtx:8d} {drops:6d} {str(hwm):>8s} {pred:>10s}")
 PY
 	ns_cleanup_all
 }
 
 echo "WPS headline: 1 TCP flow, 4 paths x ${RATE} Mbit/s (tbf), delays ${WPS_DELAYS[*]} us, quantum $QUANTUM packets"
-echo "mode   goodput/Mb  /sum-rate  ofo-queued  retrans  egr-hwm  rate*skew+q"
+echo "TCP congestion control: $(sysctl -n net.ipv4.tcp_congestion_control) (the host's, which new namespaces inherit)"
+echo "mode   goodput/Mb  /sum-rate  ceiling  ofo-queued  retrans  drops  egr-hwm  rate*skew+q"
 for m in wps flow spray; do run "$m"; done
