@@ -144,6 +144,22 @@ def scenario(name, npaths):
         return spray([Flow(5, r=0), Flow(6, r=0, v6=True)], 10, 1)
     if name == "unresolved":        # site host the egress has no neighbour entry for
         return spray([Flow(7, dst="10.30.0.3")], 10, npaths)
+    if name.startswith("stall"):   # stall1, stall2, stall3: three sends around a stopped egress
+        f1 = Flow(1, gid0=100)
+        g0, g1, g2 = f1.group(), f1.group(), f1.group()
+
+        def frames(path, grp):
+            return [(path, outer(path, pkt, flags, flow, gid)) for flags, flow, gid, pkt in grp]
+        fill, expect = [], [item[3] for item in g0 + g1 + g2]
+        for path in range(npaths):      # more than a 64-frame batch on every path
+            fl = Flow(11 + path, gid0=0)
+            for _ in range(18):
+                grp = fl.group()
+                fill += frames(path, grp)
+                expect += [item[3] for item in grp]
+        # Group 1, the one group 2 waits for, last on path 3: behind that path's fill.
+        parts = {"stall1": frames(0, g0), "stall2": frames(0, g2), "stall3": fill + frames(3, g1)}
+        return parts[name], expect
     if name == "adversarial":
         frames, expect = spray([Flow(1)], 40, npaths)
         eg = int(W["WPS_EG_NODE"])

@@ -49,7 +49,7 @@ struct eg {
 	bool attached[WPS_EG_MAX_DEVS];
 	int out_sock, raw4, raw6;
 	struct xsk_frame batch[BATCH];
-	unsigned nb;
+	unsigned nb, nsocks;
 	/* loop counters */
 	uint64_t rx, bad_desc, tx_xsk, tx_kernel, tx_kernel_fail, tx_fail;
 };
@@ -368,6 +368,7 @@ static int setup(struct eg *g, char *err, size_t errlen)
 	}
 	if (load_local_addrs(g, err, errlen))
 		return -1;
+	g->nsocks = nsocks;
 	/* Every buffered packet holds a frame; the fill and tx rings need theirs too. */
 	pcfg.nframes = o->rcfg.total_buffer + nsocks * RING_SIZE * 2 + 1024;
 	g->port = xsk_port_create(&pcfg);
@@ -437,6 +438,7 @@ int wps_eg_run(const struct wps_eg_run_opts *o, volatile sig_atomic_t *stop, cha
 	struct eg g = { .o = o, .raw4 = -1, .raw6 = -1 };
 	struct xsk_frame fr[BATCH];
 	uint64_t next_report;
+	unsigned full_batches = 0;
 
 	if (setup(&g, err, errlen)) {
 		teardown(&g);
@@ -472,7 +474,14 @@ int wps_eg_run(const struct wps_eg_run_opts *o, volatile sig_atomic_t *stop, cha
 					      .group_id = d->group_id, .flags = d->flags };
 			deliver(&g, wps_reorder_out(g.e), wps_reorder_rx(g.e, &p, fr[i].addr, now));
 		}
-		deliver(&g, wps_reorder_out(g.e), wps_reorder_tick(g.e, now));
+		/* A full batch may leave frames in the rings, the group a timer waits for among
+		 * them (this thread was descheduled while the paths kept delivering): expire
+		 * timers once the rings are read dry or, under overload, once as many frames
+		 * as they hold have been read (what was there at the deadline is in). */
+		if (n < BATCH || ++full_batches >= g.nsocks * RING_SIZE / BATCH) {
+			full_batches = 0;
+			deliver(&g, wps_reorder_out(g.e), wps_reorder_tick(g.e, now));
+		}
 		if (now >= next_report) {
 			ring_buffer__consume(g.log);
 			write_stats(&g);
