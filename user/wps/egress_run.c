@@ -14,17 +14,13 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
-#include <linux/ethtool.h>
 #include <linux/if_link.h>
-#include <linux/sockios.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -53,35 +49,6 @@ struct eg {
 	/* loop counters */
 	uint64_t rx, bad_desc, tx_xsk, tx_kernel, tx_kernel_fail, tx_fail;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Rx queues of a device (ethtool channels), at least 1. */
-static unsigned dev_queues(const char *dev)
-{
-	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
-	struct ifreq ifr = { 0 };
-	unsigned n = 1;
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-
-	if (fd < 0)
-		return 1;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
-	ifr.ifr_data = (void *)&ch;
-	if (!ioctl(fd, SIOCETHTOOL, &ifr)) {
-		n = ch.rx_count > ch.combined_count ? ch.rx_count : ch.combined_count;
-		if (!n)
-			n = 1;
-	}
-	close(fd);
-	return n > WPS_EG_MAX_QUEUES ? WPS_EG_MAX_QUEUES : n;
-}
 
 /* Our outer addresses: every IPv6 address of this node but loopback and link-local. */
 static int load_local_addrs(struct eg *g, char *err, size_t errlen)
@@ -338,7 +305,7 @@ static int setup(struct eg *g, char *err, size_t errlen)
 				snprintf(err, errlen, "device '%s' given twice", o->devs[i]);
 				return -1;
 			}
-		queues[i] = dev_queues(o->devs[i]);
+		queues[i] = xsk_dev_queues(o->devs[i], WPS_EG_MAX_QUEUES);
 		nsocks += queues[i];
 	}
 	if (nsocks > XSK_PORT_MAX_SOCKS) {
@@ -444,9 +411,9 @@ int wps_eg_run(const struct wps_eg_run_opts *o, volatile sig_atomic_t *stop, cha
 		teardown(&g);
 		return -1;
 	}
-	next_report = now_ns() + 1000000000ull;
+	next_report = xsk_now_ns() + 1000000000ull;
 	while (!*stop) {
-		uint64_t now = now_ns(), dl = wps_reorder_next_deadline(g.e);
+		uint64_t now = xsk_now_ns(), dl = wps_reorder_next_deadline(g.e);
 		int wait_ms = 100;
 		unsigned n;
 
@@ -457,7 +424,7 @@ int wps_eg_run(const struct wps_eg_run_opts *o, volatile sig_atomic_t *stop, cha
 			xsk_port_poll(g.port, wait_ms);
 			n = xsk_port_rx(g.port, -1, fr, BATCH);
 		}
-		now = now_ns();
+		now = xsk_now_ns();
 		for (unsigned i = 0; i < n; i++) {
 			struct wps_xsk_desc *d = (void *)fr[i].data;
 			struct wps_pkt p;
