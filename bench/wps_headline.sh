@@ -84,6 +84,9 @@ try:
     s = json.load(open(st))["wps_egress"][0]["reorder"]
     if mode == "wps":
         hwm = s["hwm"]
+        if verbose:
+            print(f"{mode:6s} egress: timer expiries {s['timer_expiries']}, late packets {s['late_packets']}, "
+                  f"bound releases {s['bound_releases']}")
         # rate x skew + one group, in 1400-byte packets (the flow's rate as measured)
         pred = f"{gp * 1e6 / 8 * 0.010 / 1400 + q:.0f}"
 except Exception:
