@@ -48,3 +48,117 @@ topo_wps_egress() {
 		ip -n "$NS_EG" route add "${WPS_SRC_IP4%.*}.0/24" dev eg-d0
 	ip -n "$NS_EG" -6 route add "${WPS_SRC_IP6%::*}::/64" via "$WPS_IN_IP6" dev eg-d0
 }
+
+# The four paths' delays (us) through the delay line: the headline's skews of 0, 1, 5, 10 ms.
+WPS_DELAYS=(0 1000 5000 10000)
+
+# wps_delayline_start NS LOG: build/bin/wps_delayline in NS, dl-aK -> dl-bK held WPS_DELAYS[K]
+# for K = 0..3; sets DL_PID once it listens (frames sent before that would pass undelayed or not at all).
+wps_delayline_start() {
+	local args=() k
+	for k in 0 1 2 3; do args+=("dl-a$k" "dl-b$k" "${WPS_DELAYS[k]}"); done
+	# nsenter itself, not ns_run: $! must be the delay line's pid, not a subshell's.
+	# Real-time priority: on a loaded machine a descheduled delay line holds a frame tens of
+	# ms past its delay, more skew than the paths have; it sleeps between frames.
+	local rt=(chrt -f 10)
+	chrt -f 10 true 2>/dev/null || rt=()
+	"${rt[@]}" nsenter --net="/run/netns/$1" "$UBXDP_ROOT/build/bin/wps_delayline" "${args[@]}" >"$2" 2>&1 &
+	DL_PID=$!
+	for _ in $(seq 100); do
+		grep -q ready "$2" && return 0
+		kill -0 "$DL_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "delay line did not come up"; cat "$2"; return 1
+}
+
+# wps_egress_start LOG DEVS [ubctl options]: `ubctl wps egress run` in NS_EG on the domain
+# devices DEVS, out of eg-site; sets EG_PID and EG_NAME once its statistics file exists.
+wps_egress_start() {
+	local log=$1 devs=$2; shift 2
+	EG_NAME="${NS_PREFIX}-$RANDOM"
+	nsenter --net="/run/netns/$NS_EG" "$UBXDP_ROOT/build/bin/ubctl" wps egress run --dev "$devs" \
+		--out-dev eg-site --node-id "$WPS_EG_NODE" --name "$EG_NAME" "$@" >"$log" 2>&1 &
+	EG_PID=$!
+	for _ in $(seq 100); do
+		[[ -f /run/ubxdp/wps_egress/$EG_NAME.json ]] && return 0
+		kill -0 "$EG_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "egress did not come up"; cat "$log"; return 1
+}
+
+# topo_wps_chain [RATE_MBIT]: the whole WPS chain (the headline benchmark's and the suite's
+# end-to-end test's), site A to site B, the WPS ingress and egress with real paths between:
+#
+#   NS_WSRC s0 -- gw-s NS_GW wan0..3 == dl-aK NS_WDL dl-bK == eg-d0..3 NS_EG eg-site -- wdst0 NS_WDST
+#                      NS_GW gw-r ------------------------------ eg-r NS_EG   (the way back, plain)
+#
+# RATE_MBIT: a tbf of that rate on every wanK. Inner MTU 1400 at both sites: the 56 bytes of
+# WPS fit in the paths' 1500. Start the delay line (wps_delayline_start "$NS_WDL"), the egress
+# (wps_egress_start LOG eg-d0,eg-d1,eg-d2,eg-d3) and the ingress (wps_chain_ingress) on it.
+topo_wps_chain() {
+	local rate=${1:-} k eg_mac
+	NS_WSRC=$(ns_add wsrc) NS_GW=$(ns_add gw) NS_WDL=$(ns_add wdl) NS_EG=$(ns_add eg) NS_WDST=$(ns_add wdst)
+	ns_link "$NS_WSRC" s0 02:00:00:0a:00:02 "$NS_GW" gw-s 02:00:00:0a:00:01
+	ns_link "$NS_GW" gw-r 02:00:00:0d:00:01 "$NS_EG" eg-r 02:00:00:0d:00:02
+	ns_link "$NS_EG" eg-site "$WPS_EG_SITE_MAC" "$NS_WDST" wdst0 "$WPS_DST_MAC"
+	for k in 0 1 2 3; do
+		eg_mac=$(printf '02:00:00:00:2%d:01' "$k")
+		ns_link "$NS_GW" "wan$k" "02:00:00:0b:00:0$k" "$NS_WDL" "dl-a$k" "02:00:00:00:5$k:01"
+		ns_link "$NS_WDL" "dl-b$k" "02:00:00:00:5$k:02" "$NS_EG" "eg-d$k" "$eg_mac"
+		ns_run "$NS_GW" ethtool -K "wan$k" gro off tso off gso off tx off >/dev/null 2>&1
+		# The delay line must see the frames as sent, not GRO's merged ones.
+		ns_run "$NS_WDL" ethtool -K "dl-a$k" gro off >/dev/null 2>&1
+		[[ -z $rate ]] || tc -n "$NS_GW" qdisc add dev "wan$k" root tbf rate "${rate}mbit" burst 32kb latency 100ms
+	done
+	# Checksums in software: a veth hands CHECKSUM_PARTIAL packets on unfinished, and
+	# the delay line (AF_PACKET) and the egress (AF_XDP) see the bytes, not the skb.
+	# No GRO at wdst0: see topo_wps_egress.
+	ns_run "$NS_WDST" ethtool -K wdst0 gro off tx off >/dev/null 2>&1
+	ns_run "$NS_WSRC" ethtool -K s0 tso off gso off tx off >/dev/null 2>&1
+	ns_run "$NS_GW" ethtool -K gw-s gro off >/dev/null 2>&1	# no merged segments to re-split partially
+	ip -n "$NS_WSRC" link set s0 mtu 1400
+	ip -n "$NS_WDST" link set wdst0 mtu 1400
+	ns_addr "$NS_WSRC" s0 "$WPS_SRC_IP4/24"
+	ns_addr "$NS_GW" gw-s "${WPS_SRC_IP4%.*}.1/24"
+	ns_addr "$NS_GW" wan0 10.99.0.1/24 fd99::1/64
+	ns_addr "$NS_EG" eg-d0 10.99.0.2/24 fd99::2/64
+	ns_addr "$NS_GW" gw-r 10.98.0.1/24
+	ns_addr "$NS_EG" eg-r 10.98.0.2/24
+	ns_addr "$NS_EG" eg-site "$WPS_EG_SITE_IP4/24"
+	ns_addr "$NS_WDST" wdst0 "$WPS_DST_IP4/24"
+	ns_addr "$NS_GW" lo "$WPS_IN_IP6/128"
+	ns_addr "$NS_EG" lo "$WPS_EG_IP6/128"
+	ip -n "$NS_WSRC" route add default via "${WPS_SRC_IP4%.*}.1"
+	ip -n "$NS_WDST" route add default via "$WPS_EG_SITE_IP4"
+	ip -n "$NS_GW" route add "${WPS_DST_IP4%.*}.0/24" via 10.99.0.2 dev wan0
+	ip -n "$NS_GW" -6 route add "$WPS_EG_IP6/128" via fd99::2 dev wan0
+	ip -n "$NS_EG" route add "${WPS_SRC_IP4%.*}.0/24" via 10.98.0.1 dev eg-r
+	ns_forwarding "$NS_GW"
+	ns_forwarding "$NS_EG"
+	for k in "$NS_GW" "$NS_EG"; do
+		ip netns exec "$k" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
+	done
+	ns_neigh "$NS_GW" wan0 10.99.0.2 02:00:00:00:20:01
+	ns_neigh "$NS_GW" wan0 fd99::2 02:00:00:00:20:01
+	ns_neigh "$NS_GW" gw-r 10.98.0.2 02:00:00:0d:00:02
+	ns_neigh "$NS_EG" eg-r 10.98.0.1 02:00:00:0d:00:01
+	ns_neigh "$NS_EG" eg-site "$WPS_DST_IP4" "$WPS_DST_MAC"
+	ns_neigh "$NS_GW" gw-s "$WPS_SRC_IP4" 02:00:00:0a:00:02
+	ns_neigh "$NS_WDST" wdst0 "$WPS_EG_SITE_IP4" "$WPS_EG_SITE_MAC"
+	ns_neigh "$NS_WSRC" s0 "${WPS_SRC_IP4%.*}.1" 02:00:00:0a:00:01
+}
+
+# wps_chain_ingress [RULE OPTIONS]: the WPS ingress on wan0 of topo_wps_chain, the four wanK as
+# its paths, and one rule for site B's prefix with RULE OPTIONS (--quantum N, --proto ...).
+wps_chain_ingress() {
+	local k ubctl=$UBXDP_ROOT/build/bin/ubctl
+	ns_run "$NS_GW" "$ubctl" wps ingress attach --dev wan0 --node-id "$WPS_IN_NODE" --src "$WPS_IN_IP6" \
+		--egress-node-id "$WPS_EG_NODE" --egress-addr "$WPS_EG_IP6" >/dev/null || return 1
+	for k in 0 1 2 3; do
+		ns_run "$NS_GW" "$ubctl" wps ingress path add --dev wan0 --via "wan$k" \
+			--nexthop-mac "$(printf '02:00:00:00:2%d:01' "$k")" >/dev/null || return 1
+	done
+	ns_run "$NS_GW" "$ubctl" wps ingress rule add --dev wan0 --dst "${WPS_DST_IP4%.*}.0/24" "$@" >/dev/null
+}

@@ -7,12 +7,24 @@ on the site side, and checks it.
   send  --devs in-d0,in-d1,... --scenario NAME --expect FILE
   sniff --dev wdst0 --out FILE [--idle S] [--max S] [--ready FILE]
   check --expect FILE --got FILE [--ordered] [--late-ok]
+  sink   --out FILE --ready FILE [--port P]     (site B: one TCP transfer, a UDP flow)
+  source --dst ADDR [--port P] [--tcp-bytes N] [--tcp-rate BPS] [--udp-count N] [--udp-pps N]
+  chain-check --before PCAP --after PCAP       (site A's gateway in, site B's host in)
 
-Inner packets are UDP with a payload "wps <flow> <seq>" so that the check can tell
+sink/source/chain-check drive real traffic through the real ingress and the delay lines
+(tests/lib/wps_egress.sh topo_wps_chain) and compare what entered the ingress with what
+left the egress.
+
+Inner packets of the scapy scenarios are UDP with a payload "wps <flow> <seq>" so that the check can tell
 flows and order apart; the expectation file lists every inner packet (hex) that must
 leave the egress exactly once, byte-identical, in the order the ingress sent it.
 """
 import argparse
+import hashlib
+import json
+import random
+import select
+import threading
 import os
 import socket
 import struct
@@ -132,6 +144,22 @@ def scenario(name, npaths):
         return spray([Flow(5, r=0), Flow(6, r=0, v6=True)], 10, 1)
     if name == "unresolved":        # site host the egress has no neighbour entry for
         return spray([Flow(7, dst="10.30.0.3")], 10, npaths)
+    if name.startswith("stall"):   # stall1, stall2, stall3: three sends around a stopped egress
+        f1 = Flow(1, gid0=100)
+        g0, g1, g2 = f1.group(), f1.group(), f1.group()
+
+        def frames(path, grp):
+            return [(path, outer(path, pkt, flags, flow, gid)) for flags, flow, gid, pkt in grp]
+        fill, expect = [], [item[3] for item in g0 + g1 + g2]
+        for path in range(npaths):      # more than a 64-frame batch on every path
+            fl = Flow(11 + path, gid0=0)
+            for _ in range(18):
+                grp = fl.group()
+                fill += frames(path, grp)
+                expect += [item[3] for item in grp]
+        # Group 1, the one group 2 waits for, last on path 3: behind that path's fill.
+        parts = {"stall1": frames(0, g0), "stall2": frames(0, g2), "stall3": fill + frames(3, g1)}
+        return parts[name], expect
     if name == "adversarial":
         frames, expect = spray([Flow(1)], 40, npaths)
         eg = int(W["WPS_EG_NODE"])
@@ -260,6 +288,175 @@ def cmd_check(a):
     return 1 if bad else 0
 
 
+UDP_TAG = b"wps-udp "
+SO_MAX_PACING_RATE = 47
+
+
+def udp_payload(seq):
+    """Sequence number first; sizes vary (64 to 1360 bytes) so that groups mix sizes."""
+    size = 64 + (seq * 389) % 1297
+    head = UDP_TAG + b"%08d " % seq
+    return head + bytes((seq + i) & 0xff for i in range(size - len(head)))
+
+
+def tcp_data(n):
+    return random.Random(9).randbytes(n)
+
+
+def cmd_source(a):
+    data = tcp_data(a.tcp_bytes)
+    print(f"tcp {len(data)} bytes sha256 {hashlib.sha256(data).hexdigest()}")
+
+    def udp():
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        t0 = time.monotonic()
+        for seq in range(a.udp_count):
+            s.sendto(udp_payload(seq), (a.dst, a.port))
+            delay = t0 + (seq + 1) / a.udp_pps - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+    th = threading.Thread(target=udp)
+    th.start()
+    t = socket.create_connection((a.dst, a.port), timeout=20)
+    # Paced by the kernel (TCP's own pacing, no fq needed): a rate the loaded machine's
+    # delay line and captures keep up with, so nothing is lost on the way.
+    t.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, a.tcp_rate // 8)
+    t.sendall(data)
+    t.shutdown(socket.SHUT_WR)
+    t.recv(1)          # the sink closes once it has read everything
+    t.close()
+    th.join()
+    print(f"udp {a.udp_count} datagrams")
+
+
+def cmd_sink(a):
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.setsockopt(socket.SOL_SOCKET, 33, 8 << 20)      # SO_RCVBUFFORCE
+    u.bind(("0.0.0.0", a.port))
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("0.0.0.0", a.port))
+    ls.listen(1)
+    open(a.ready, "w").close()
+    h, nbytes, seqs, conn, done, last = hashlib.sha256(), 0, [], None, False, time.time()
+    start = time.time()
+    while time.time() - start < a.max and not (done and time.time() - last > a.idle):
+        socks = [u]
+        if conn is None:
+            socks.append(ls)
+        elif not done:
+            socks.append(conn)
+        r, _, _ = select.select(socks, [], [], 0.1)
+        for s in r:
+            if s is ls:
+                conn, _ = ls.accept()
+            elif s is u:
+                d = u.recv(2048)
+                last = time.time()
+                if d.startswith(UDP_TAG):
+                    seqs.append(int(d.split()[1]))
+            else:
+                d = conn.recv(1 << 16)
+                if d:
+                    h.update(d)
+                    nbytes += len(d)
+                else:
+                    done = True
+                    conn.close()
+    with open(a.out, "w") as f:
+        json.dump({"tcp_bytes": nbytes, "tcp_sha256": h.hexdigest(), "udp_seqs": seqs}, f)
+
+
+def pcap_frames(path):
+    """Ethernet frames of a pcap file (tcpdump -w, link type Ethernet)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    magic = struct.unpack("<I", raw[:4])[0]
+    e = "<" if magic in (0xa1b2c3d4, 0xa1b23c4d) else ">"
+    assert struct.unpack(e + "I", raw[20:24])[0] == 1, f"{path}: not Ethernet"
+    off, out = 24, []
+    while off + 16 <= len(raw):
+        incl = struct.unpack(e + "I", raw[off + 8:off + 12])[0]
+        out.append(raw[off + 16:off + 16 + incl])
+        off += 16 + incl
+    return out
+
+
+def ipv4_flows(frames, src, dst):
+    """{(proto, sport, dport): [IPv4 packet]} for src -> dst, in capture order."""
+    s, d = socket.inet_aton(src), socket.inet_aton(dst)
+    flows = {}
+    for fr in frames:
+        if fr[12:14] != b"\x08\x00":
+            continue
+        pkt = fr[14:14 + struct.unpack("!H", fr[16:18])[0]]
+        if pkt[12:16] != s or pkt[16:20] != d:
+            continue
+        ihl = (pkt[0] & 0xf) * 4
+        key = (pkt[9],) + struct.unpack("!HH", pkt[ihl:ihl + 4])
+        flows.setdefault(key, []).append(pkt)
+    return flows
+
+
+def forwarded_once(pkt):
+    """pkt as one IPv4 router hop (site A's gateway, which hands it to the ingress) leaves it:
+    TTL - 1, header checksum recomputed. Nothing else may change on the way to site B."""
+    ihl = (pkt[0] & 0xf) * 4
+    h = bytearray(pkt[:ihl])
+    h[8] -= 1
+    h[10:12] = b"\0\0"
+    c = sum(struct.unpack(f"!{ihl // 2}H", h))
+    while c >> 16:
+        c = (c & 0xffff) + (c >> 16)
+    h[10:12] = struct.pack("!H", ~c & 0xffff)
+    return bytes(h) + pkt[ihl:]
+
+
+def tcp_reordered(pkts):
+    """Data segments that start below the highest sequence number already seen."""
+    top, n = None, 0
+    for p in pkts:
+        ihl = (p[0] & 0xf) * 4
+        seq = struct.unpack("!I", p[ihl + 4:ihl + 8])[0]
+        dlen = len(p) - ihl - (p[ihl + 12] >> 4) * 4
+        if not dlen:
+            continue
+        if top is not None and (seq - top) & 0x80000000:
+            n += 1
+        elif top is None or not (seq + dlen - top) & 0x80000000:
+            top = (seq + dlen) & 0xffffffff
+    return n
+
+
+def cmd_chain_check(a):
+    before = ipv4_flows(pcap_frames(a.before), W["WPS_SRC_IP4"], W["WPS_DST_IP4"])
+    after_frames = pcap_frames(a.after)
+    after = ipv4_flows(after_frames, W["WPS_SRC_IP4"], W["WPS_DST_IP4"])
+    macs = bytes.fromhex((W["WPS_DST_MAC"] + W["WPS_EG_SITE_MAC"]).replace(":", ""))
+    errors = [f"a frame to site B with MACs {fr[:12].hex()}" for fr in after_frames
+              if fr[12:14] == b"\x08\x00" and fr[:12] != macs][:3]
+    for key in sorted(set(before) | set(after)):
+        want = [forwarded_once(p) for p in before.get(key, [])]
+        got = after.get(key, [])
+        name = {6: "tcp", 17: "udp"}.get(key[0], str(key[0])) + f" {key[1]}->{key[2]}"
+        extra = f", reordered data segments before {tcp_reordered(before[key])} after " \
+            f"{tcp_reordered(got)}" if key[0] == 6 and key in before else ""
+        print(f"{name}: {len(want)} packets into the ingress, {len(got)} out of the egress{extra}")
+        if got == want:
+            continue
+        for i, (w, g) in enumerate(zip(want, got)):
+            if w != g:
+                errors.append(f"{name}: packet {i} differs or is out of place")
+                break
+        else:
+            errors.append(f"{name}: {len(want)} in, {len(got)} out")
+    if not before or not after:
+        errors.append("no traffic captured")
+    for e in errors:
+        print("  " + e)
+    return 1 if errors else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -279,8 +476,30 @@ def main():
     p.add_argument("--expect", required=True)
     p.add_argument("--got", required=True)
     p.add_argument("--ordered", action="store_true")
+    p = sub.add_parser("sink")
+    p.add_argument("--out", required=True)
+    p.add_argument("--ready", required=True)
+    p.add_argument("--port", type=int, default=5001)
+    p.add_argument("--idle", type=float, default=1.5, help="after the TCP transfer, UDP silent this long")
+    p.add_argument("--max", type=float, default=30)
+    p = sub.add_parser("source")
+    p.add_argument("--dst", required=True)
+    p.add_argument("--port", type=int, default=5001)
+    p.add_argument("--tcp-bytes", type=int, default=1 << 20)
+    p.add_argument("--tcp-rate", type=int, default=20_000_000, help="bit/s")
+    p.add_argument("--udp-count", type=int, default=1000)
+    p.add_argument("--udp-pps", type=int, default=1000)
+    p = sub.add_parser("chain-check")
+    p.add_argument("--before", required=True)
+    p.add_argument("--after", required=True)
     a = ap.parse_args()
-    if a.cmd == "send":
+    if a.cmd == "chain-check":
+        sys.exit(cmd_chain_check(a))
+    if a.cmd == "sink":
+        cmd_sink(a)
+    elif a.cmd == "source":
+        cmd_source(a)
+    elif a.cmd == "send":
         cmd_send(a)
     elif a.cmd == "sniff":
         cmd_sniff(a)

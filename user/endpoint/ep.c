@@ -2,15 +2,11 @@
 #include "ep.h"
 
 #include <errno.h>
-#include <linux/ethtool.h>
-#include <linux/sockios.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ep_xdp.h"
@@ -44,31 +40,7 @@ void ep_native_init(struct ep_native *n)
 
 uint64_t ep_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Rx queues of the device: one AF_XDP socket on each, so no queue drops. */
-static unsigned rx_queues(const char *dev)
-{
-	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
-	struct ifreq ifr = { 0 };
-	unsigned n = 1;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return 1;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
-	ifr.ifr_data = (void *)&ch;
-	if (!ioctl(fd, SIOCETHTOOL, &ifr)) {
-		n = ch.rx_count > ch.combined_count ? ch.rx_count : ch.combined_count;
-		if (!n)
-			n = 1;
-	}
-	close(fd);
-	return n > UB_EP_MAX_QUEUES ? UB_EP_MAX_QUEUES : n;
+	return xsk_now_ns();
 }
 
 struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
@@ -104,7 +76,7 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 	e->xdp = ep_xdp_attach(cfg->dev, cfg->generic, cfg->native.ethertype, err, errlen);
 	if (!e->xdp)
 		goto fail;
-	nq = rx_queues(cfg->dev);
+	nq = xsk_dev_queues(cfg->dev, UB_EP_MAX_QUEUES);	/* a socket on each: no queue drops */
 	for (unsigned q = 0; q < nq; q++) {
 		int s = xsk_port_add(e->port, cfg->dev, q, ep_xdp_xskmap_fd(e->xdp), q);
 

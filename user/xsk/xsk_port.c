@@ -2,12 +2,17 @@
 #include "xsk_port.h"
 
 #include <errno.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
 #include <net/if.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -353,4 +358,32 @@ void xsk_port_get_stats(const struct xsk_port *p, struct xsk_port_stats *st)
 		st->rx_ring_full += ks.rx_ring_full;
 		st->fill_empty += ks.rx_fill_ring_empty_descs;
 	}
+}
+
+uint64_t xsk_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+unsigned xsk_dev_queues(const char *dev, unsigned max)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	struct ifreq ifr = { 0 };
+	unsigned n = 1;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return 1;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	ifr.ifr_data = (void *)&ch;
+	if (!ioctl(fd, SIOCETHTOOL, &ifr)) {
+		n = ch.rx_count > ch.combined_count ? ch.rx_count : ch.combined_count;
+		if (!n)
+			n = 1;
+	}
+	close(fd);
+	return n > max ? max : n;
 }
