@@ -97,6 +97,16 @@ wps_egress_start() {
 # RATE_MBIT: a tbf of that rate on every wanK. Inner MTU 1400 at both sites: the 56 bytes of
 # WPS fit in the paths' 1500. Start the delay line (wps_delayline_start "$NS_WDL"), the egress
 # (wps_egress_start LOG eg-d0,eg-d1,eg-d2,eg-d3) and the ingress (wps_chain_ingress) on it.
+# wps_napi_in_order NS DEV: DEV (a veth) receives through its NAPI ring, in the order
+# its peer sent. Without GRO or XDP a veth hands each frame to the backlog of the CPU
+# that sent it, so a flow whose frames leave from both CPUs (a TCP sender, the gateway
+# forwarding it) is reordered on the wire: the ingress then tags in another order than
+# the capture before it saw, and a path reorders a group's packets, which the egress
+# rightly counts as late. A real NIC's queue keeps one flow in order.
+wps_napi_in_order() {
+	ip -n "$1" link set dev "$2" xdp obj "$UBXDP_ROOT/build/bpf/xdp_pass.bpf.o" sec xdp
+}
+
 topo_wps_chain() {
 	local rate=${1:-} k eg_mac
 	NS_WSRC=$(ns_add wsrc) NS_GW=$(ns_add gw) NS_WDL=$(ns_add wdl) NS_EG=$(ns_add eg) NS_WDST=$(ns_add wdst)
@@ -110,6 +120,7 @@ topo_wps_chain() {
 		ns_run "$NS_GW" ethtool -K "wan$k" gro off tso off gso off tx off >/dev/null 2>&1
 		# The delay line must see the frames as sent, not GRO's merged ones.
 		ns_run "$NS_WDL" ethtool -K "dl-a$k" gro off >/dev/null 2>&1
+		wps_napi_in_order "$NS_WDL" "dl-a$k"
 		[[ -z $rate ]] || tc -n "$NS_GW" qdisc add dev "wan$k" root tbf rate "${rate}mbit" burst 32kb latency 100ms
 	done
 	# Checksums in software: a veth hands CHECKSUM_PARTIAL packets on unfinished, and
@@ -118,6 +129,7 @@ topo_wps_chain() {
 	ns_run "$NS_WDST" ethtool -K wdst0 gro off tx off >/dev/null 2>&1
 	ns_run "$NS_WSRC" ethtool -K s0 tso off gso off tx off >/dev/null 2>&1
 	ns_run "$NS_GW" ethtool -K gw-s gro off >/dev/null 2>&1	# no merged segments to re-split partially
+	wps_napi_in_order "$NS_GW" gw-s
 	ip -n "$NS_WSRC" link set s0 mtu 1400
 	ip -n "$NS_WDST" link set wdst0 mtu 1400
 	ns_addr "$NS_WSRC" s0 "$WPS_SRC_IP4/24"
