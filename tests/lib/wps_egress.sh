@@ -127,6 +127,7 @@ topo_wps_chain() {
 	# the delay line (AF_PACKET) and the egress (AF_XDP) see the bytes, not the skb.
 	# No GRO at wdst0: see topo_wps_egress.
 	ns_run "$NS_WDST" ethtool -K wdst0 gro off tx off >/dev/null 2>&1
+	wps_napi_in_order "$NS_WDST" wdst0	# the egress thread may send from either CPU
 	ns_run "$NS_WSRC" ethtool -K s0 tso off gso off tx off >/dev/null 2>&1
 	ns_run "$NS_GW" ethtool -K gw-s gro off >/dev/null 2>&1	# no merged segments to re-split partially
 	wps_napi_in_order "$NS_GW" gw-s
