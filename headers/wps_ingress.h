@@ -196,7 +196,8 @@ struct wps_in_flow {
 	X(EV_FLOW_RECLAIMED,	"flows_reclaimed")			\
 	X(EV_GROUP_OPENED,	"groups_opened")			\
 	X(EV_GROUP_EXTENDED,	"groups_extended_inflight")		\
-	X(EV_FIB_FAILED,	"ecmp_fib_failed")
+	X(EV_FIB_FAILED,	"ecmp_fib_failed")				\
+	X(EV_GROUP_REPINNED,	"groups_moved_off_deleted_path")
 
 #define WPS_IN_CNT_ENUM(id, name) WPS_IN_CNT_##id,
 enum wps_in_counter {

@@ -471,6 +471,23 @@ static void recompute_mtu(struct inst *in)
 		in->cfg.path_mtu = m;
 }
 
+/* Zero a slot's entries in paths, path_stats and path_load. */
+static int path_clear(const struct inst *in, __u32 k)
+{
+	struct wps_in_path zp = {};
+	struct wps_in_path_load zl = {};
+	int ncpu = libbpf_num_possible_cpus(), rc;
+	void *zs = calloc((size_t)(ncpu > 0 ? ncpu : 1), sizeof(struct wps_in_path_stats));
+
+	if (!zs)
+		return -1;
+	rc = bpf_map_update_elem(in->paths_fd, &k, &zp, BPF_ANY) ||
+	     bpf_map_update_elem(in->pstats_fd, &k, zs, BPF_ANY) ||
+	     bpf_map_update_elem(in->pload_fd, &k, &zl, BPF_ANY);
+	free(zs);
+	return rc ? -1 : 0;
+}
+
 /* The slot of the path in use via ifindex (to dmac, if given); -1 if none. */
 static int path_find(const struct inst *in, unsigned ifindex, const __u8 *dmac)
 {
@@ -639,17 +656,25 @@ static int path_cmd(const char *verb, int argc, char **argv)
 			}
 		}
 		/*
-		 * Out of the list of paths in use; the others keep their slots. Its
-		 * entry in paths stays until the slot is reused, so a group still
-		 * open on it ends on the same path rather than jumping to another.
+		 * Out of the list of paths in use first (no group opens on it
+		 * from then on; the others keep their slots), then its slot
+		 * cleared: its entries in paths, path_stats and path_load zeroed
+		 * (array maps have no holes), its weight back to 1. A group still
+		 * open on it goes on on a path in use (groups_moved_off_deleted_path).
 		 */
 		for (__u32 i = 0, j = 0; i < in.cfg.npaths; i++)
 			if (in.cfg.path_slot[i] != found)
 				in.cfg.path_slot[j++] = in.cfg.path_slot[i];
 		in.cfg.npaths--;
+		in.cfg.weight[found] = 1;
 		recompute_mtu(&in);
 		if (bpf_map_update_elem(in.cfg_fd, &zero, &in.cfg, BPF_ANY)) {
 			rc = fail(EXIT_FAIL, "writing cfg: %s", strerror(errno));
+			goto out;
+		}
+		if (path_clear(&in, (__u32)found)) {
+			rc = fail(EXIT_FAIL, "path %d is out of use but its entries are not cleared: %s", found,
+				  strerror(errno));
 			goto out;
 		}
 		printf("path %d via %s removed; %u left\n", found, via, in.cfg.npaths);
