@@ -158,6 +158,14 @@ struct {
 __u32 fid_cursor = 0;
 
 /*
+ * No sweep before this time. While the table stays full (or the Flow IDs
+ * spent), a new flow's packet costs O(1): at most WPS_IN_FID_TRIES
+ * candidates and one failed insert, never a walk of the table, which runs
+ * at most once per WPS_IN_SWEEP_INTERVAL_NS. Tests reset it.
+ */
+__u64 sweep_after = 0;
+
+/*
  * bench/wps_bench.c only, to see where the time goes: return TC_ACT_OK
  * after stage N (BENCH_*). Read-only data set before load, so for ubctl's 0
  * the verifier removes every check.
@@ -439,8 +447,10 @@ static __always_inline void sweep(const struct wps_in_cfg *cfg, __u64 now)
 	struct scratch *sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
 	__u64 freed = 0;
 
-	if (!sc)
+	if (!sc || now < sweep_after)
 		return;
+	sweep_after = now + WPS_IN_SWEEP_INTERVAL_NS;
+	cnt(WPS_IN_CNT_EV_TABLE_WALK);
 	sc->swept = 0;
 	bpf_for_each_map_elem(&wps_in_flows, sweep_cb, &c, 0);
 	found = (__u32)sc->swept;

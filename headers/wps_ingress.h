@@ -24,6 +24,7 @@
 #define WPS_IN_FID_SLOTS	65536	/* Flow ID state array, indexed by Flow ID */
 #define WPS_IN_FID_TRIES	32	/* candidates tried per allocation */
 #define WPS_IN_SWEEP_MAX	64	/* idle flows forgotten per sweep of a full table */
+#define WPS_IN_SWEEP_INTERVAL_NS 1000000ULL	/* a full table is walked at most once per 1 ms */
 
 /* Flow ID state (fid_state map): free since/at time T (ns), or in use. */
 #define WPS_IN_FID_IN_USE	(~0ULL)
@@ -197,7 +198,8 @@ struct wps_in_flow {
 	X(EV_GROUP_OPENED,	"groups_opened")			\
 	X(EV_GROUP_EXTENDED,	"groups_extended_inflight")		\
 	X(EV_FIB_FAILED,	"ecmp_fib_failed")				\
-	X(EV_GROUP_REPINNED,	"groups_moved_off_deleted_path")
+	X(EV_GROUP_REPINNED,	"groups_moved_off_deleted_path")		\
+	X(EV_TABLE_WALK,	"flow_table_sweeps")
 
 #define WPS_IN_CNT_ENUM(id, name) WPS_IN_CNT_##id,
 enum wps_in_counter {
