@@ -17,13 +17,14 @@ cd "$ROOT" || exit 1
 . tests/lib/netns.sh
 . tests/lib/wps_egress.sh
 UBCTL=$ROOT/build/bin/ubctl
-RATE=25 QUANTUM=16 TIME=6 VERBOSE=0
+RATE=25 QUANTUM=16 TIME=6 VERBOSE=0 DIAG=0
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--rate) RATE=$2; shift 2 ;;
 	--quantum) QUANTUM=$2; shift 2 ;;
 	--time) TIME=$2; shift 2 ;;
 	--verbose) VERBOSE=1; shift ;;
+	--diag) DIAG=1; shift ;;
 	*) echo "usage: $0 [--rate MBIT] [--quantum N] [--time S] [--verbose]" >&2; exit 2 ;;
 	esac
 done
@@ -50,7 +51,14 @@ run() {
 	sleep 0.3
 	local ofo0 ofo1
 	ofo0=$(ip netns exec "$NS_WDST" nstat -az TcpExtTCPOFOQueue | awk '/TcpExtTCPOFOQueue/ {print $2}')
-	ip netns exec "$NS_WSRC" iperf3 -c 10.30.0.2 -p 5201 -t "$TIME" -J >"$d/iperf" 2>&1
+	ip netns exec "$NS_WSRC" iperf3 -c 10.30.0.2 -p 5201 -t "$TIME" -J >"$d/iperf" 2>&1 &
+	if [[ $DIAG == 1 ]]; then	# what limits the sender, half way through (ss -ti: cwnd, rtt, *_limited)
+		sleep $((TIME / 2 + 1))
+		echo "$mode ss -ti at the sender, half way:"
+		ip netns exec "$NS_WSRC" ss -tin dst 10.30.0.2 dport = 5201 | sed -n '2,$p' | tail -1 | tr -s ' \t' ' ' | fold -w 160
+		ip netns exec "$NS_WDST" ss -tinm src 10.30.0.2 sport = 5201 | sed -n '2,$p' | tail -1 | tr -s ' \t' ' ' | fold -w 160
+	fi
+	wait $!
 	ofo1=$(ip netns exec "$NS_WDST" nstat -az TcpExtTCPOFOQueue | awk '/TcpExtTCPOFOQueue/ {print $2}')
 	sleep 1.2
 	"$UBCTL" wps egress stats --json --name "$EG_NAME" >"$d/stats" 2>/dev/null
