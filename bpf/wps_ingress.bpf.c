@@ -194,8 +194,6 @@ static __always_inline void cnt(__u32 id)
  * which the in-flight bound adds to its delay. Time quanta and the
  * least-loaded window read the fine clock.
  */
-extern const unsigned int CONFIG_HZ __kconfig __weak;
-
 static __always_inline __u64 now_ns(const struct wps_in_cfg *cfg, bool fine)
 {
 	if (cfg->flags & WPS_IN_F_TEST_CLOCK)
@@ -203,14 +201,17 @@ static __always_inline __u64 now_ns(const struct wps_in_cfg *cfg, bool fine)
 	return fine ? bpf_ktime_get_ns() : bpf_ktime_get_coarse_ns();
 }
 
-/* How far the coarse clock may lag: one tick (10 ms, HZ = 100, when the kernel's HZ is unknown). */
+/*
+ * How far the coarse clock may lag: one tick, which ubctl reads as the
+ * resolution of CLOCK_MONOTONIC_COARSE (the kernel's config, for a
+ * __kconfig extern, is not readable everywhere); 10 ms (HZ = 100, the
+ * longest tick) when not set.
+ */
 static __always_inline __u64 clock_slack(const struct wps_in_cfg *cfg)
 {
-	__u32 hz = CONFIG_HZ;
-
 	if (cfg->flags & WPS_IN_F_TEST_CLOCK)
 		return 0;
-	return hz >= 100 ? 1000000000ULL / hz : 10000000ULL;
+	return cfg->coarse_tick_ns ? cfg->coarse_tick_ns : 10000000ULL;
 }
 
 struct pkt {

@@ -88,6 +88,9 @@ struct wps_in_cfg {
 	 */
 	__u32 dev_feat_changed[WPS_IN_FEAT_WORDS];
 	__u32 dev_feat_before[WPS_IN_FEAT_WORDS];
+	/* Resolution of the coarse clock (a kernel tick), by which the in-flight bound and the
+	 * quarantine are lengthened; 0: 10 ms. */
+	__u64 coarse_tick_ns;
 };
 
 #define WPS_IN_OFFL_SAVED	(1u << 31)	/* dev_offloads: dev_feat_* were read */

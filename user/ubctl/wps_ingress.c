@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -354,6 +355,12 @@ static int attach(int argc, char **argv)
 		goto unpin;
 	}
 	cfg.seg_ifindex = a_if;
+	{
+		struct timespec res;
+
+		if (!clock_getres(CLOCK_MONOTONIC_COARSE, &res))
+			cfg.coarse_tick_ns = (__u64)res.tv_sec * 1000000000ULL + (__u64)res.tv_nsec;
+	}
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.wps_in_cfg), &zero, &cfg, BPF_ANY)) {
 		rc = fail(EXIT_FAIL, "writing the configuration: %s", strerror(errno));
 		goto unseg;
