@@ -358,8 +358,9 @@ static __always_inline int classify(const struct pkt *p, struct wps_in_rule **ou
 			continue;
 		if (r->dport && (!p->has_ports || r->dport != bpf_ntohs(p->key.dport)))
 			continue;
-		if (!wps_prefix_match(p->key.daddr, r->dst, r->dst_plen) ||
-		    !wps_prefix_match(p->key.saddr, r->src, r->src_plen))
+		/* A wildcard prefix (length 0) matches without its four words compared. */
+		if ((r->dst_plen && !wps_prefix_match(p->key.daddr, r->dst, r->dst_plen)) ||
+		    (r->src_plen && !wps_prefix_match(p->key.saddr, r->src, r->src_plen)))
 			continue;
 		*out = r;
 		return (int)i;
