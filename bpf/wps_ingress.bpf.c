@@ -255,7 +255,8 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 	__be16 proto;
 
 	__builtin_memset(p, 0, sizeof(*p));
-	if (pkt_load(skb, 12, &w, 4)) {	/* EtherType and the first 2 bytes after it */
+	/* EtherType and the 2 bytes after it in one word; a frame that short, just the EtherType */
+	if (pkt_load(skb, 12, &w, 4) && bpf_skb_load_bytes(skb, 12, &w, 2)) {
 		cnt(WPS_IN_CNT_PASS_NOT_IP);
 		return -1;
 	}
