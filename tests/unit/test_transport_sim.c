@@ -151,6 +151,7 @@ struct psn_log {
 	uint64_t rng;
 	double loss;			/* random loss of ep 0's data */
 	uint32_t drop_psn, drop_times;	/* drop the first N sends of one PSN */
+	uint32_t drop_from, drop_to;	/* drop the first send of PSN offsets [from, to) */
 	uint64_t resp_blackout_until;	/* drop every response until then */
 	uint64_t data_blackout_from;	/* drop every data packet from then */
 	uint64_t rtx_at[16];		/* when the una PSN was resent */
@@ -215,6 +216,7 @@ static bool log_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now)
 			l->window_violations++;
 		l->tx[off]++;
 		if ((off == l->drop_psn && l->drops[off] < l->drop_times) ||
+		    (off >= l->drop_from && off < l->drop_to && !l->drops[off]) ||
 		    (l->loss > 0 && (double)(tp_sim_rand(&l->rng) >> 11) / (double)(1ull << 53) < l->loss)) {
 			l->drops[off]++;
 			return true;
@@ -296,10 +298,79 @@ static void ack_loss_no_livelock(void **state)
 		assert_true(st.rx_dup > 0);
 		tp_chan_stats(p.ch[0], &st);
 		assert_true(st.rto_fired > 0);
-		/* Bounded: well under the retry limit's worth of RTOs. */
-		assert_true(p.done_ns < 2 * MS + 40 * 200 * US);
+		/* Bounded: well under the retry limit's worth of RTOs. SR's
+		 * timeout resends two packets, not the window (stall_no_go_back),
+		 * so with half the answers lost a message may take two. */
+		assert_true(p.done_ns < 2 * MS + 40 * (m == 2 ? 2 : 1) * 200 * US);
 		pair_free(&p);
 	}
+}
+
+/*
+ * A stall: the receiver does not run for 3 ms (descheduled on a busy host)
+ * while SRTT is tens of microseconds, so the dynamic RTO fires, more than
+ * once. Every packet sent before it arrives, late: each timeout resends two
+ * packets (the oldest and the newest), never the window, and the first ack
+ * after the stall shows the timeout was spurious. Then a real tail loss of
+ * the last three packets: one timeout, the answer to its probes shows the
+ * holes, and those three go again.
+ */
+static void stall_no_go_back(void **state)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct psn_log l;
+	struct tp_stats st;
+	uint64_t stall_rtx;
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_SR);
+	for (int i = 0; i < 2; i++) {
+		c[i].rto_mode = TP_RTO_DYNAMIC;
+		c[i].rto_min_ns = 10 * US;
+	}
+	c[0].fixed_init_psn = true;
+	c[0].init_psn = 5000;
+	link_cfg(&s, 21);
+	s.dir[0].stall_at_ns = 50 * US;
+	s.dir[0].stall_ns = 3 * MS;
+	log_attach(&s, &l, &c[0]);
+	assert_int_equal(pair_init(&p, c, &s, 40, 16 * 256, 21), 0);
+	PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+	tp_chan_stats(p.ch[0], &st);
+	print_message("# stall: rto fired %llu, spurious %llu, resent %llu of %llu\n",
+		      (unsigned long long)st.rto_fired, (unsigned long long)st.rto_spurious,
+		      (unsigned long long)st.rtx_rto, (unsigned long long)st.tx_data);
+	assert_true(st.rto_fired >= 2);		/* the stall outlasted the RTO */
+	assert_true(st.rtx_rto <= 2 * st.rto_fired);	/* never the window (64) */
+	assert_int_equal(st.rto_spurious, 1);
+	assert_int_equal(st.rtx_sack + st.rtx_mark + st.rtx_nak, 0);
+	stall_rtx = st.rtx_rto;
+	pair_free(&p);
+
+	/* Tail loss: PSNs +13..+15 of a 16-packet message, lost once each. */
+	chan_cfg(c, TP_MODE_RTP_SR);
+	c[0].rto_mode = TP_RTO_DYNAMIC;
+	c[0].fixed_init_psn = true;
+	c[0].init_psn = 5000;
+	link_cfg(&s, 22);
+	log_attach(&s, &l, &c[0]);
+	l.drop_from = 13;
+	l.drop_to = 16;
+	assert_int_equal(pair_init(&p, c, &s, 1, 16 * 256, 22), 0);
+	pair_one_msg(&p, 16 * 256);
+	PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+	tp_chan_stats(p.ch[0], &st);
+	assert_int_equal(st.rto_fired, 1);
+	assert_int_equal(st.rto_spurious, 0);
+	for (uint32_t i = 13; i < 16; i++)
+		assert_int_equal(l.tx[i], 2);
+	assert_int_equal(st.rtx_rto + st.rtx_sack, 3);
+	/* Quickly: one RTO of a few RTTs (SRTT ~ 25 us), not a static 200 us. */
+	assert_true(p.done_ns < 200 * US);
+	(void)stall_rtx;
+	pair_free(&p);
 }
 
 /* SR with data loss only (no reordering, lossless responses): every
@@ -1191,6 +1262,7 @@ int main(void)
 		cmocka_unit_test(lossy_gbn_fast),
 		cmocka_unit_test(lossy_sr),
 		cmocka_unit_test(tail_loss_rto),
+		cmocka_unit_test(stall_no_go_back),
 		cmocka_unit_test(ack_loss_no_livelock),
 		cmocka_unit_test(sr_no_double_retransmission),
 		cmocka_unit_test(sr_markpsn_no_rto),

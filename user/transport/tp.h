@@ -287,6 +287,7 @@ bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
 	X(rtx_sack,		"retransmissions from a TPSACK bitmap")		\
 	X(rtx_mark,		"retransmissions of a lost retransmission (MarkPSN)") \
 	X(rto_fired,		"retransmission timeouts")			\
+	X(rto_spurious,		"RTOs the next ack showed spurious (F-RTO: no go-back)") \
 	X(ta_retry_rnr,		"operations retried after RNR")			\
 	X(ta_retry_pf,		"operations retried after a page fault")	\
 	X(rx_inorder,		"data packets received in order")		\

@@ -165,6 +165,11 @@ struct tp_chan {
 	uint64_t rto_deadline;		/* 0: not armed */
 	uint32_t rto_times;		/* consecutive timeouts */
 	uint64_t srtt, rttvar;
+	/* SR after an RTO (F-RTO, RFC 5682 in spirit): only una went again;
+	 * the first ack that moves una decides whether the rest is lost. */
+	bool frto;
+	uint32_t frto_una, frto_high;	/* una and nxt when the RTO fired */
+	uint64_t frto_at;		/* when the last one fired */
 	bool probe;			/* ROL: resend the last packet of an op */
 	uint32_t probe_op;
 

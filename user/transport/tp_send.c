@@ -93,6 +93,7 @@ void tp_chan_fail(struct tp_chan *ch, enum tp_status why)
 	for (; ch->rq_head != ch->rq_tail; ch->rq_head = (ch->rq_head + 1) % ch->rq_cap)
 		tp_emit(ch, TP_EV_RECV_FLUSHED, TP_ST_FLUSHED, ch->rq[ch->rq_head].wr_id, 0, 0);
 	ch->rto_deadline = 0;
+	ch->frto = false;
 }
 
 /* ---- RTO ------------------------------------------------------------------ */
@@ -177,33 +178,47 @@ void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 		tp_chan_fail(ch, TP_ST_RETRY_EXCEEDED);
 		return;
 	}
-	if (ch->cfg.cc && ch->cfg.cc->on_loss)
+	/* SR defers the loss signal to the ack that decides (frto_decide); a
+	 * second timeout in a row (nothing came back at all) is a loss anyway. */
+	if (ch->cfg.cc && ch->cfg.cc->on_loss &&
+	    (tp_is_gbn(ch) || ch->una == ch->nxt || ch->rto_times > 1))
 		ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_RTO);
 	if (ch->una != ch->nxt) {
 		if (tp_is_gbn(ch)) {
 			ch->rtx_nxt = ch->una;
 			ch->gbn_cause = RC_RTO;
 		} else {
-			/* A new round: everything not selectively acked goes again. */
-			for (uint32_t psn = ch->una; psn != ch->nxt; psn = tp_psn_add(psn, 1)) {
-				struct tp_slot *s = SLOT(ch, psn);
+			/*
+			 * A timeout resends two packets, not the window: the
+			 * oldest, and the newest, whose answer (a TPACK, or a
+			 * TPSACK showing every hole below it) tells what the
+			 * peer holds. A timeout on this host is as often a stall
+			 * (a receiver or its acks not scheduled for longer than
+			 * SRTT + 4 RTTVAR) as a loss, and resending the window
+			 * then costs a window for nothing. The first ack that
+			 * moves una decides the rest (frto_decide).
+			 */
+			uint32_t probe[2] = { ch->una, tp_psn_add(ch->nxt, TP_PSN_MASK) };
 
-				if (!s->sacked && !s->need_rtx) {
+			for (int k = 0; k < 2; k++) {
+				struct tp_slot *s = SLOT(ch, probe[k]);
+
+				/* The oldest even when SACKed: its TPACK may be
+				 * what was lost, and the peer answers a resend. */
+				if (k && s->sacked)
+					continue;
+				if (!s->need_rtx) {
 					s->need_rtx = true;
 					ch->n_need_rtx++;
 				}
-				if (s->need_rtx)
-					s->rtx_cause = RC_RTO;
-			}
-			if (!ch->n_need_rtx) {
-				/* All held by the peer, only the TPACK was lost:
-				 * resend the oldest so that it acknowledges again. */
-				struct tp_slot *s = SLOT(ch, ch->una);
-
-				s->need_rtx = true;
 				s->rtx_cause = RC_RTO;
-				ch->n_need_rtx++;
 			}
+			if (!ch->frto) {
+				ch->frto = true;
+				ch->frto_una = ch->una;
+				ch->frto_high = ch->nxt;
+			}
+			ch->frto_at = now;
 		}
 		ch->last_nak_valid = false;
 	} else {
@@ -344,8 +359,39 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 		ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_SACK);
 }
 
+/*
+ * After an SR timeout, the first ack that moves una. Acked past the PSN
+ * resent: packets sent before the timeout arrived, so it was spurious (or
+ * the resend filled the one hole); the SACK logic handles any other hole.
+ * Acked just that PSN: what followed it before the timeout is lost, and
+ * every unSACKed packet of it goes again (the old go-back of the round).
+ */
+static void frto_decide(struct tp_chan *ch, uint64_t now)
+{
+	ch->frto = false;
+	if (ch->una != tp_psn_add(ch->frto_una, 1) || ch->una == ch->nxt) {
+		ch->st.rto_spurious += ch->una != tp_psn_add(ch->frto_una, 1);
+		return;
+	}
+	for (uint32_t psn = ch->una; psn != ch->frto_high && psn != ch->nxt;
+	     psn = tp_psn_add(psn, 1)) {
+		struct tp_slot *s = SLOT(ch, psn);
+
+		/* A probe went after the timeout: MarkPSN covers its loss. */
+		if (s->sacked || s->need_rtx || s->sent_ns >= ch->frto_at)
+			continue;
+		s->need_rtx = true;
+		s->rtx_cause = RC_RTO;
+		ch->n_need_rtx++;
+	}
+	if (ch->cfg.cc && ch->cfg.cc->on_loss)
+		ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_RTO);
+}
+
 void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p)
 {
+	uint32_t una0 = ch->una;
+
 	bool nak = ub_tph_fields_is_nak(&p->tph);
 	uint32_t c = nak ? tp_psn_add(p->tph.psn, TP_PSN_MASK) : p->tph.psn;
 
@@ -372,6 +418,8 @@ void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p)
 	}
 	if (p->has_saetph)
 		on_sack(ch, now, c, &p->sa);
+	if (ch->frto && ch->una != una0)
+		frto_decide(ch, now);
 	if (p->has_tah && p->tah.opcode == UB_TA_TAACK)
 		tp_snd_on_answer(ch, now, p->tah.ini_tassn, p->tah.rspst, p->tah.rspinfo);
 	sq_progress(ch);

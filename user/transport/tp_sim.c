@@ -181,6 +181,8 @@ static void transmit(struct tp_sim *s, int from)
 			f.at = s->busy[from] + d->delay_ns;
 			if (d->reorder > 0 && d->reorder_ns && uniform(s) < d->reorder)
 				f.at += tp_sim_rand(&s->rng) % d->reorder_ns;
+			if (d->stall_ns && f.at >= d->stall_at_ns && f.at < d->stall_at_ns + d->stall_ns)
+				f.at = d->stall_at_ns + d->stall_ns;
 			f.seq = s->seq++;
 			if (s->cfg.frames) {
 				n = to_frame(s, from, s->tx, len);
