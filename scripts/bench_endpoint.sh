@@ -38,7 +38,7 @@ ubperf_run() {
 	local nss=$1 devs=$2 nsc=$3 devc=$4 peer=$5 out=$6; shift 6
 	nsenter --net="/run/netns/$nss" "$BIN/ubperf" server --dev "$devs" --wait 20 --json >/dev/null 2>&1 &
 	local srv=$!
-	for _ in $(seq 50); do ns_run "$nss" ss -Hltn 'sport = :4793' | grep -q . && break; sleep 0.1; done
+	for _ in $(seq 50); do ns_xdp_ready "$nss" "${devs%%,*}" && break; sleep 0.1; done
 	if ! ns_run "$nsc" "$BIN/ubperf" client --dev "$devc" --peer "$peer" --time "$SECS" \
 		--mtu $MTU --window $WINDOW --stall 10 --json "$@" >"$out" 2>"$out.err"; then
 		echo "null" >"$out"

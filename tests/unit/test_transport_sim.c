@@ -1167,6 +1167,15 @@ static void hello_setup(void **state)
 	assert_true(hi.reply);
 	assert_int_equal(hi.dst_tpn, tp_chan_tpn(ch[0]));
 	assert_int_equal(tp_chan_connect(ch[0], hi.tpn, hi.init_psn), 0);
+	assert_null(hi.app);
+	/* Application bytes after the 16: given back as they went. */
+	n = tp_hello_build_app(ch[1], hi.tpn, true, "run=7", 5, pkt, sizeof(pkt));
+	assert_int_equal(n, TP_HELLO_LEN + 5);
+	assert_int_equal(tp_hello_build_app(ch[1], 0, false, pkt, TP_HELLO_APP_MAX + 1, buf[0],
+					    sizeof(buf[0])), 0);
+	assert_int_equal(tp_hello_parse(pkt, n, &hi), 0);
+	assert_int_equal(hi.app_len, 5);
+	assert_memory_equal(hi.app, "run=7", 5);
 	pkt[24] = 'X';
 	assert_int_equal(tp_hello_parse(pkt, n, &hi), -EINVAL);
 	/* Data packets are no hellos. */

@@ -26,7 +26,15 @@ struct ep {
 	struct tp_ep *tp;
 	int ifindex;
 	struct ep_stats st;
+	ep_ctl_fn ctl;
+	void *ctl_ctx;
 };
+
+void ep_set_ctl(struct ep *e, ep_ctl_fn fn, void *ctx)
+{
+	e->ctl = fn;
+	e->ctl_ctx = ctx;
+}
 
 void ep_native_init(struct ep_native *n)
 {
@@ -200,6 +208,16 @@ static bool ce_marked(const struct ub_view *v)
 	return v->ecn == ECN_CE;
 }
 
+static bool is_utp(const uint8_t *tp, size_t len)
+{
+	struct ub_tph_fields f;
+
+	if (len < sizeof(struct ub_tph))
+		return false;
+	ub_tph_decode((const struct ub_tph *)tp, &f);
+	return f.opcode == UB_TP_UTP_DATA;
+}
+
 static unsigned do_rx(struct ep *e, uint64_t now)
 {
 	const uint16_t ethertype = e->cfg.native.ethertype;
@@ -218,7 +236,14 @@ static unsigned do_rx(struct ep *e, uint64_t now)
 		} else if (!v.icrc_ok) {
 			e->st.icrc_bad++;
 		} else {
+			size_t len;
+
 			tp = (const uint8_t *)v.tph;
+			len = (size_t)(v.payload + v.payload_len - tp);
+			if (e->ctl && is_utp(tp, len) && e->ctl(e->ctl_ctx, tp, len, v.ip_ver, v.src_ip)) {
+				xsk_port_free(e->port, &fr[i]);
+				continue;
+			}
 			tp_rx_meta_from_view(&v, &meta);
 			e->st.ce_marked += ce_marked(&v);
 			if (tp_ep_rx(e->tp, now, tp, (size_t)(v.payload + v.payload_len - tp), &meta) ==
@@ -231,10 +256,71 @@ static unsigned do_rx(struct ep *e, uint64_t now)
 	return n;
 }
 
+/* The flow of a packet to p: addresses, entropy port, ECN, native fields. */
+static void flow_to(const struct ep *e, const struct ep_peer *p, uint16_t sport,
+		    const struct tp_tx_info *info, struct uboe_flow *f)
+{
+	const struct ep_native *nat = &e->cfg.native;
+
+	memset(f, 0, sizeof(*f));
+	f->ip_ver = p->ip_ver;
+	memcpy(f->src_mac, p->nh.src_mac, 6);
+	memcpy(f->dst_mac, p->nh.dst_mac, 6);
+	memcpy(f->src_ip, p->nh.src_ip, 16);
+	memcpy(f->dst_ip, p->ip, 16);
+	f->sport = sport;
+	f->flow_label = sport;
+	f->ecn = ECN_ECT0;
+	f->dscp = e->cfg.dscp;
+	if (nat->ethertype) {
+		f->ub_ethertype = nat->ethertype;
+		f->vl = nat->vl;
+		f->rt = nat->rt;
+		f->cci = info && info->has_cci ? info->cci : nat->cci;
+		f->perm = nat->perm;
+		f->pid = nat->pid;
+	}
+}
+
+/* The TP packet sits at data + off: headers go right before it, and the
+ * descriptor points there. */
+static void wrap_frame(struct xsk_frame *fr, size_t off, size_t len, const struct uboe_flow *f)
+{
+	size_t hdr = uboe_wrap_flow_hdr_len(f);
+
+	fr->addr += off - hdr;
+	fr->data += off - hdr;
+	fr->len = (uint32_t)uboe_wrap(fr->data, len, f);
+}
+
+int ep_send_raw(struct ep *e, struct ep_peer *p, const void *tp, size_t len)
+{
+	const size_t off = UBOE_WRAP_HDR_MAX;
+	struct uboe_flow f;
+	struct xsk_frame fr;
+
+	if (len > xsk_port_frame_size(e->port) - off - UBOE_ICRC_LEN || !xsk_port_tx_room(e->port, 0))
+		return -ENOBUFS;
+	if (!xsk_port_alloc(e->port, &fr)) {
+		e->st.no_frame++;
+		return -ENOBUFS;
+	}
+	memcpy(fr.data + off, tp, len);
+	refresh_peer(e, p, ep_now_ns());
+	flow_to(e, p, uboe_entropy_port(0, (uint32_t)(uintptr_t)p), NULL, &f);
+	wrap_frame(&fr, off, len, &f);
+	if (xsk_port_tx(e->port, 0, &fr, 1) != 1) {
+		xsk_port_free(e->port, &fr);
+		e->st.tx_ring_full++;
+		return -ENOBUFS;
+	}
+	e->st.tx_frames++;
+	return 0;
+}
+
 static unsigned do_tx(struct ep *e, uint64_t now)
 {
 	const size_t off = UBOE_WRAP_HDR_MAX, cap = xsk_port_frame_size(e->port) - off - UBOE_ICRC_LEN;
-	const struct ep_native *nat = &e->cfg.native;
 	struct xsk_frame fr[BATCH];
 	unsigned n = 0, sent, room = xsk_port_tx_room(e->port, 0);
 
@@ -244,9 +330,9 @@ static unsigned do_tx(struct ep *e, uint64_t now)
 		room = BATCH;
 	while (n < room) {
 		struct tp_tx_info info;
-		struct uboe_flow f = { 0 };
+		struct uboe_flow f;
 		struct ep_chan *c;
-		size_t len, hdr;
+		size_t len;
 
 		if (!xsk_port_alloc(e->port, &fr[n])) {
 			e->st.no_frame++;
@@ -259,28 +345,8 @@ static unsigned do_tx(struct ep *e, uint64_t now)
 		}
 		c = info.user;
 		refresh_peer(e, c->peer, now);
-		f.ip_ver = c->peer->ip_ver;
-		memcpy(f.src_mac, c->peer->nh.src_mac, 6);
-		memcpy(f.dst_mac, c->peer->nh.dst_mac, 6);
-		memcpy(f.src_ip, c->peer->nh.src_ip, 16);
-		memcpy(f.dst_ip, c->peer->ip, 16);
-		f.sport = c->tpg ? tpg_entropy(c->tpg, &info) : c->sport;
-		f.flow_label = f.sport;
-		f.ecn = ECN_ECT0;
-		f.dscp = e->cfg.dscp;
-		if (nat->ethertype) {
-			f.ub_ethertype = nat->ethertype;
-			f.vl = nat->vl;
-			f.rt = nat->rt;
-			f.cci = info.has_cci ? info.cci : nat->cci;
-			f.perm = nat->perm;
-			f.pid = nat->pid;
-		}
-		/* Headers go right before the TP packet; the descriptor points there. */
-		hdr = uboe_wrap_flow_hdr_len(&f);
-		fr[n].addr += off - hdr;
-		fr[n].data += off - hdr;
-		fr[n].len = (uint32_t)uboe_wrap(fr[n].data, len, &f);
+		flow_to(e, c->peer, c->tpg ? tpg_entropy(c->tpg, &info) : c->sport, &info, &f);
+		wrap_frame(&fr[n], off, len, &f);
 		n++;
 	}
 	sent = n ? xsk_port_tx(e->port, 0, fr, n) : 0;

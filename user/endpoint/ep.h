@@ -118,6 +118,20 @@ struct tp_chan *ep_chan_create(struct ep *e, struct ep_chan *c, struct tp_chan_c
  */
 int ep_progress(struct ep *e, int timeout_ms);
 
+/*
+ * In-band setup (tp_hello_*): fn sees every received UTP packet (TPH ..
+ * payload, ICRC checked) before the core, with the IP source; it returns
+ * true when it took the packet (a hello), which the core then never sees.
+ */
+typedef bool (*ep_ctl_fn)(void *ctx, const uint8_t *tp, size_t len, uint8_t ip_ver,
+			  const uint8_t src_ip[16]);
+void ep_set_ctl(struct ep *e, ep_ctl_fn fn, void *ctx);
+
+/* Send one TP packet (TPH .. payload, e.g. a hello) to p outside any
+ * channel, wrapped as the channels' packets are. 0, or -ENOBUFS when no
+ * frame or no room (a lost packet: the caller retries). */
+int ep_send_raw(struct ep *e, struct ep_peer *p, const void *tp, size_t len);
+
 void ep_get_stats(const struct ep *e, struct ep_stats *st);
 uint64_t ep_now_ns(void);
 

@@ -345,7 +345,8 @@ int tp_pkt_to_spec(const void *pkt, size_t len, struct ub_pkt_spec *spec);
 /*
  * In-band channel setup over UTP ([chosen]; UB 2.0 §6 names UTP for this):
  * a UTP packet, TAH opcode Message, payload "UBH1" | TPN(32) | initial
- * PSN(32) | MTU(16) | mode(8) | flags(8: 1 = reply), all big-endian. The
+ * PSN(32) | MTU(16) | mode(8) | flags(8: 1 = reply), all big-endian, then
+ * optionally the application's bytes (tp_hello_build_app). The
  * receiver of a hello connects its own channel with (tpn, init_psn) and
  * answers with a reply naming the hello's TPN as DstTPN. Hellos are not fed
  * to tp_ep_rx(): check with tp_hello_parse() first.
@@ -356,13 +357,21 @@ struct tp_hello {
 	uint16_t mtu;
 	uint8_t mode;			/* enum tp_mode */
 	bool reply;
+	const uint8_t *app;		/* the application's bytes after the 16 (or NULL) */
+	size_t app_len;
 };
 
-#define TP_HELLO_LEN	(16 + 8 + 16)
+#define TP_HELLO_LEN		(16 + 8 + 16)
+#define TP_HELLO_APP_MAX	512	/* application bytes a hello may carry */
 
 /* Bytes written (TP_HELLO_LEN), 0 if cap is too small. */
 size_t tp_hello_build(const struct tp_chan *ch, uint32_t peer_tpn, bool reply, void *buf,
 		      size_t cap);
+/* The same with app_len (<= TP_HELLO_APP_MAX) application bytes after the
+ * 16 (what the two sides agree besides the channel, e.g. ubperf's run);
+ * TP_HELLO_LEN + app_len, or 0. */
+size_t tp_hello_build_app(const struct tp_chan *ch, uint32_t peer_tpn, bool reply,
+			  const void *app, size_t app_len, void *buf, size_t cap);
 /* 0 when pkt (TPH .. payload) is a hello, -EINVAL otherwise. */
 int tp_hello_parse(const void *pkt, size_t len, struct tp_hello *h);
 

@@ -146,6 +146,12 @@ static uint32_t get32(const uint8_t *p)
 size_t tp_hello_build(const struct tp_chan *ch, uint32_t peer_tpn, bool reply, void *buf,
 		      size_t cap)
 {
+	return tp_hello_build_app(ch, peer_tpn, reply, NULL, 0, buf, cap);
+}
+
+size_t tp_hello_build_app(const struct tp_chan *ch, uint32_t peer_tpn, bool reply,
+			  const void *app, size_t app_len, void *buf, size_t cap)
+{
 	struct ub_tph_fields f = {
 		.opcode = UB_TP_UTP_DATA, .last = true, .nlp = UB_NLP_TAH,
 		.src_tpn = tp_chan_tpn(ch), .dst_tpn = peer_tpn & TP_PSN_MASK,
@@ -154,7 +160,7 @@ size_t tp_hello_build(const struct tp_chan *ch, uint32_t peer_tpn, bool reply, v
 	uint8_t *b = buf, *pl;
 	uint32_t mtu = ch->cfg.mtu > 0xffff ? 0xffff : ch->cfg.mtu;
 
-	if (cap < TP_HELLO_LEN)
+	if (app_len > TP_HELLO_APP_MAX || cap < TP_HELLO_LEN + app_len)
 		return 0;
 	ub_tph_encode((struct ub_tph *)b, &f);
 	ub_tah_encode((struct ub_tah *)(b + 16), &t);
@@ -166,7 +172,9 @@ size_t tp_hello_build(const struct tp_chan *ch, uint32_t peer_tpn, bool reply, v
 	pl[13] = (uint8_t)mtu;
 	pl[14] = (uint8_t)ch->cfg.mode;
 	pl[15] = reply ? 1 : 0;
-	return TP_HELLO_LEN;
+	if (app_len)
+		memcpy(pl + 16, app, app_len);
+	return TP_HELLO_LEN + app_len;
 }
 
 int tp_hello_parse(const void *pkt, size_t len, struct tp_hello *h)
@@ -175,7 +183,8 @@ int tp_hello_parse(const void *pkt, size_t len, struct tp_hello *h)
 	const char *why;
 
 	if (tp_parse(pkt, len, &p, &why) || p.tph.opcode != UB_TP_UTP_DATA || !p.has_tah ||
-	    p.tah.opcode != UB_TA_MESSAGE || p.payload_len != 16 ||
+	    p.tah.opcode != UB_TA_MESSAGE || p.payload_len < 16 ||
+	    p.payload_len > 16 + TP_HELLO_APP_MAX ||
 	    memcmp(p.payload, hello_magic, 4))
 		return -EINVAL;
 	h->src_tpn = p.tph.src_tpn;
@@ -185,6 +194,8 @@ int tp_hello_parse(const void *pkt, size_t len, struct tp_hello *h)
 	h->mtu = (uint16_t)(p.payload[12] << 8 | p.payload[13]);
 	h->mode = p.payload[14];
 	h->reply = p.payload[15] & 1;
+	h->app_len = p.payload_len - 16;
+	h->app = h->app_len ? p.payload + 16 : NULL;
 	if (h->tpn > TP_PSN_MASK || h->init_psn > TP_PSN_MASK || h->mode > TP_MODE_UTP ||
 	    (p.payload[15] & ~1u) || h->tpn != h->src_tpn)
 		return -EINVAL;

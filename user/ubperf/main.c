@@ -33,7 +33,6 @@ static void usage(FILE *f)
 		"  --window N     packets in flight per channel (default 256)\n"
 		"  --rto R        512us, 16ms, 128ms, 4s (static) or dynamic (default)\n"
 		"  --rto-min US   dynamic RTO: floor of its base, microseconds (default: the core's)\n"
-		"  --port P       TCP control port (default %d)\n"
 		"  --dev A,B      (server) serve on several ports: channel i on port i mod N\n"
 		"  --wait S       how long to wait for the peer (default 5; server: for a client, 0 = forever)\n"
 		"  --stall S      no completion for S seconds means the peer is gone (default 3)\n"
@@ -51,7 +50,7 @@ static void usage(FILE *f)
 		"  --interval MS  every MS milliseconds: goodput and each channel's rate or window\n"
 		"  --stage-pin DIR  report the queue high water of the marking stage pinned in DIR\n"
 		"                 (ubcaqm --pin DIR)\n",
-		UBPERF_MAX_CHANS, UBPERF_DEFAULT_PORT);
+		UBPERF_MAX_CHANS);
 }
 
 static int bad(const char *what, const char *val)
@@ -206,7 +205,7 @@ int main(int argc, char **argv)
 		{ "time", required_argument, 0, 't' }, { "count", required_argument, 0, 'n' },
 		{ "channels", required_argument, 0, 'c' }, { "depth", required_argument, 0, 'D' },
 		{ "mtu", required_argument, 0, 'M' }, { "window", required_argument, 0, 'w' },
-		{ "rto", required_argument, 0, 'r' }, { "rto-min", required_argument, 0, 'R' }, { "port", required_argument, 0, 'P' },
+		{ "rto", required_argument, 0, 'r' }, { "rto-min", required_argument, 0, 'R' },
 		{ "wait", required_argument, 0, 'W' }, { "stall", required_argument, 0, 'S' },
 		{ "generic", no_argument, 0, 'g' }, { "zerocopy", no_argument, 0, 'z' },
 		{ "native", no_argument, 0, 'N' }, { "partition", required_argument, 0, 'I' },
@@ -218,7 +217,7 @@ int main(int argc, char **argv)
 		{ "json", no_argument, 0, 'j' }, { "verbose", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' }, { 0 },
 	};
 	struct ubperf_opts o = {
-		.port = UBPERF_DEFAULT_PORT, .mode = TP_MODE_RTP_SR, .op = OP_SEND, .ta = TP_TA_ROL,
+		.mode = TP_MODE_RTP_SR, .op = OP_SEND, .ta = TP_TA_ROL,
 		.size = 65536, .seconds = 10, .channels = 1, .depth = 8, .mtu = 1024, .window = 256,
 		.wait_s = 5, .stall_s = 3,
 	};
@@ -313,11 +312,6 @@ int main(int argc, char **argv)
 			if (parse_size(optarg, &v) || v > 4000000)
 				return bad("--rto-min (microseconds)", optarg);
 			o.rto_min_ns = v * 1000;
-			break;
-		case 'P':
-			if (parse_size(optarg, &v) || !v || v > 65535)
-				return bad("--port", optarg);
-			o.port = (uint16_t)v;
 			break;
 		case 'W':
 			if (parse_secs(optarg, &o.wait_s))
