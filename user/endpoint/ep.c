@@ -41,7 +41,9 @@ void ep_native_init(struct ep_native *n)
 	memset(n, 0, sizeof(*n));
 	n->ethertype = UB_ETH_P_NATIVE;
 	n->rt = UB_RT_FLOW_SHORTEST;
-	n->cci = ub_cci_make_fecn(UB_FECN_UNMARKABLE, 0);
+	/* Markable, as UBoE sends ECT(0): a UB2E switch writes ECT(0) for it on
+	 * the IP side (FECN 00 would be Not-ECT there, out of routers' reach). */
+	n->cci = ub_cci_make_fecn(UB_FECN_MARKABLE, 0);
 	n->perm = UB_PERM_HIGH;
 	n->pid = UB_PID_DEFAULT;
 }

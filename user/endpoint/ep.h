@@ -43,7 +43,8 @@ struct ep_native {
 };
 
 /* Native mode with the defaults: EtherType 0x88B5, RT per-flow/shortest,
- * CCI 0x4000 (FECN, not marked), high privilege, partition 1. */
+ * CCI 0x4002 (FECN mode, 10 = markable: ECT(0) beyond a UB2E switch),
+ * high privilege, partition 1. */
 void ep_native_init(struct ep_native *n);
 
 struct ep_config {
