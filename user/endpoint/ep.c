@@ -295,7 +295,7 @@ static void wrap_frame(struct xsk_frame *fr, size_t off, size_t len, const struc
 	fr->len = (uint32_t)uboe_wrap(fr->data, len, f);
 }
 
-int ep_send_raw(struct ep *e, struct ep_peer *p, const void *tp, size_t len)
+int ep_send_raw(struct ep *e, struct ep_peer *p, uint16_t sport, const void *tp, size_t len)
 {
 	const size_t off = UBOE_WRAP_HDR_MAX;
 	struct uboe_flow f;
@@ -309,7 +309,7 @@ int ep_send_raw(struct ep *e, struct ep_peer *p, const void *tp, size_t len)
 	}
 	memcpy(fr.data + off, tp, len);
 	refresh_peer(e, p, ep_now_ns());
-	flow_to(e, p, uboe_entropy_port(0, (uint32_t)(uintptr_t)p), NULL, &f);
+	flow_to(e, p, sport, NULL, &f);
 	wrap_frame(&fr, off, len, &f);
 	if (xsk_port_tx(e->port, 0, &fr, 1) != 1) {
 		xsk_port_free(e->port, &fr);

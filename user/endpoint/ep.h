@@ -129,9 +129,10 @@ typedef bool (*ep_ctl_fn)(void *ctx, const uint8_t *tp, size_t len, uint8_t ip_v
 void ep_set_ctl(struct ep *e, ep_ctl_fn fn, void *ctx);
 
 /* Send one TP packet (TPH .. payload, e.g. a hello) to p outside any
- * channel, wrapped as the channels' packets are. 0, or -ENOBUFS when no
- * frame or no room (a lost packet: the caller retries). */
-int ep_send_raw(struct ep *e, struct ep_peer *p, const void *tp, size_t len);
+ * channel, wrapped as the channels' packets are, with UDP source port sport
+ * (a channel's: its hello takes its path). 0, or -ENOBUFS when no frame or
+ * no room (a lost packet: the caller retries). */
+int ep_send_raw(struct ep *e, struct ep_peer *p, uint16_t sport, const void *tp, size_t len);
 
 void ep_get_stats(const struct ep *e, struct ep_stats *st);
 uint64_t ep_now_ns(void);

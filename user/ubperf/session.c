@@ -155,7 +155,9 @@ static bool ctl_rx(void *ctx, const uint8_t *tp, size_t len, uint8_t ver, const 
 	struct inbox_ent *e;
 	struct tp_hello h;
 
-	if (tp_hello_parse(tp, len, &h))
+	/* Most UTP packets are data (--mode utp): look at the magic first. */
+	if (len < TP_HELLO_LEN || memcmp(tp + TP_HELLO_LEN - 16, "UBH1", 4) ||
+	    tp_hello_parse(tp, len, &h))
 		return false;
 	if (r->ninbox == INBOX_MAX)
 		return true;
@@ -171,15 +173,16 @@ static bool ctl_rx(void *ctx, const uint8_t *tp, size_t len, uint8_t ver, const 
 	return true;
 }
 
-/* m in channel ch's hello to the peer's channel peer_tpn (0: not known yet). */
-static int ctl_send(struct run *r, uint32_t k, struct ep_peer *p, struct tp_chan *ch,
+/* m in channel c's hello to the peer's channel peer_tpn (0: not known yet),
+ * by port k to p (the channel's own peer, or the client as port k reaches it). */
+static int ctl_send(struct run *r, uint32_t k, struct ep_peer *p, const struct ep_chan *c,
 		    uint32_t peer_tpn, bool reply, const struct ctl_msg *m)
 {
 	uint8_t app[64], pkt[TP_HELLO_LEN + 64];
 	size_t a = ctl_encode(m, reply, app, sizeof(app));
-	size_t n = a ? tp_hello_build_app(ch, peer_tpn, reply, app, a, pkt, sizeof(pkt)) : 0;
+	size_t n = a ? tp_hello_build_app(c->tp, peer_tpn, reply, app, a, pkt, sizeof(pkt)) : 0;
 
-	return n ? ep_send_raw(r->ep[k], p, pkt, n) : -EINVAL;
+	return n ? ep_send_raw(r->ep[k], p, c->sport, pkt, n) : -EINVAL;
 }
 
 /* Server: the client as each port reaches it. */
@@ -752,7 +755,7 @@ static int client_setup(struct run *r, int wait_ms)
 				if (r->connected[c])
 					continue;
 				m.index = c;
-				sent += !ctl_send(r, 0, &r->peer[0], r->ch[c].tp, 0, false, &m);
+				sent += !ctl_send(r, 0, &r->peer[0], &r->ch[c], 0, false, &m);
 			}
 			next = now + CTL_RETRY_NS;
 		}
@@ -792,7 +795,7 @@ static int client_done(struct run *r, int wait_ms)
 	ctl_set_u64(m.u.done.duration_ns, r->t_end - r->t_start);
 	while ((now = ep_now_ns()) < deadline) {
 		if (now >= next) {
-			ctl_send(r, 0, r->ch[0].peer, r->ch[0].tp, r->peer_tpn[0], false, &m);
+			ctl_send(r, 0, r->ch[0].peer, &r->ch[0], r->peer_tpn[0], false, &m);
 			next = now + CTL_RETRY_NS;
 		}
 		progress(r);
@@ -1058,7 +1061,7 @@ static int server_inbox(struct run *r, struct ubperf_opts *so)
 			r->peer_done = e->m.u.done;
 			if (r->md_ready) {
 				m.u.done = r->md;
-				ctl_send(r, e->k, &r->peer[e->k], r->ch[0].tp, e->h.tpn, true, &m);
+				ctl_send(r, e->k, &r->peer[e->k], &r->ch[0], e->h.tpn, true, &m);
 			}
 			continue;
 		}
@@ -1083,7 +1086,7 @@ static int server_inbox(struct run *r, struct ubperf_opts *so)
 			continue;
 		}
 		m.u.ans = r->ans[c];
-		ctl_send(r, e->k, &r->peer[e->k], r->ch[c].tp, e->h.tpn, true, &m);
+		ctl_send(r, e->k, &r->peer[e->k], &r->ch[c], e->h.tpn, true, &m);
 		if (r->ans[c].status) {
 			r->ninbox = 0;
 			if (r->ans[c].status == EOPNOTSUPP)
@@ -1147,7 +1150,7 @@ int ubperf_server(const struct ubperf_opts *o)
 		struct ctl_msg m = { .kind = CTL_DONE, .run_id = r.run_id, .u.done = r.md };
 		uint64_t until = ep_now_ns() + CTL_DALLY_NS;
 
-		ctl_send(&r, 0, &r.peer[0], r.ch[0].tp, r.peer_tpn[0], true, &m);
+		ctl_send(&r, 0, &r.peer[0], &r.ch[0], r.peer_tpn[0], true, &m);
 		while (ep_now_ns() < until) {
 			progress(&r);
 			server_inbox(&r, &so);
