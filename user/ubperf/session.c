@@ -477,6 +477,7 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 	jset(x, "mark", ju64(ts->rtx_mark));
 	jset(j, "retransmissions", x);
 	jset(j, "rto_fired", ju64(ts->rto_fired));
+	jset(j, "rto_spurious", ju64(ts->rto_spurious));
 	jset(j, "ecn_ce", ju64(es->ce_marked));
 	jset(j, "core_ecn_ce", ju64(ts->rx_ecn_ce));
 	jset(j, "icrc_bad", ju64(es->icrc_bad));
