@@ -677,6 +677,40 @@ static void rol_delayed_tpack(void **state)
 	pair_free(&p);
 }
 
+/* ROL: the TPACK carrying the first Send's answer is lost (every ack of
+ * its last PSN is), the later Sends are answered: that answer shows the
+ * first one's lost, and its last packet goes again at once (the target
+ * repeats the answer), long before the 50 ms RTO. */
+static void rol_lost_answer_no_rto(void **state)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct psn_log l;
+	struct tp_stats st;
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_SR);
+	c[0].rto_static_ns = 50 * MS;
+	c[0].fixed_init_psn = true;
+	c[0].init_psn = 700;
+	link_cfg(&s, 31);
+	log_attach(&s, &l, &c[0]);
+	l.drop_ack_off = 2;		/* the first Send's last packet: PSN +2 */
+	l.drop_ack_until = 1000 * MS;
+	assert_int_equal(pair_init(&p, c, &s, 3, 3 * 256, 31), 0);
+	pair_fixed_len(&p);
+	PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+	assert_int_equal(p.done, 3);
+	tp_chan_stats(p.ch[0], &st);
+	assert_int_equal(st.rto_fired, 0);
+	assert_int_equal(st.rtx_answer, 1);
+	assert_int_equal(st.ta_proto_err, 0);
+	assert_int_equal(l.tx[2], 2);
+	assert_true(p.done_ns < 1 * MS);
+	pair_free(&p);
+}
+
 /* ROI: the TAACK travels in its own reliable packet, acknowledged in turn. */
 static void roi_taack_packet(void **state)
 {
@@ -1272,6 +1306,7 @@ int main(void)
 		cmocka_unit_test(lossy_sr),
 		cmocka_unit_test(tail_loss_rto),
 		cmocka_unit_test(stall_no_go_back),
+		cmocka_unit_test(rol_lost_answer_no_rto),
 		cmocka_unit_test(ack_loss_no_livelock),
 		cmocka_unit_test(sr_no_double_retransmission),
 		cmocka_unit_test(sr_markpsn_no_rto),

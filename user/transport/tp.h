@@ -286,6 +286,7 @@ bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
 	X(rtx_nak,		"retransmissions after a TPNAK (GBN fast)")	\
 	X(rtx_sack,		"retransmissions from a TPSACK bitmap")		\
 	X(rtx_mark,		"retransmissions of a lost retransmission (MarkPSN)") \
+	X(rtx_answer,		"ROL last packets resent: a later answer came first") \
 	X(rto_fired,		"retransmission timeouts")			\
 	X(rto_spurious,		"RTOs the next ack showed spurious (F-RTO: no go-back)") \
 	X(ta_retry_rnr,		"operations retried after RNR")			\

@@ -47,6 +47,7 @@ struct tp_op {
 	uint8_t kind, state;
 	bool retry;		/* TAH Retry: a repeat after RNR/page fault */
 	bool answered;
+	bool answer_probed;	/* its last packet resent once by answer_overtook */
 	bool event_sent;
 	uint8_t rspst, rspinfo;	/* OP_TAACK: what it carries */
 	uint8_t status;		/* enum tp_status of the completion */
@@ -86,7 +87,7 @@ struct tp_slot {
 	uint8_t rtx_cause;	/* enum rtx_cause for the pending retransmission */
 };
 
-enum rtx_cause { RC_RTO, RC_NAK, RC_SACK, RC_MARK };
+enum rtx_cause { RC_RTO, RC_NAK, RC_SACK, RC_MARK, RC_ANSWER };
 
 /* A TPACK that carries a TAACK (ROL), queued for transmission. */
 struct tp_taack_ack {
@@ -172,6 +173,7 @@ struct tp_chan {
 	uint64_t frto_at;		/* when the last one fired */
 	bool probe;			/* ROL: resend the last packet of an op */
 	uint32_t probe_op;
+	uint8_t probe_cause;		/* RC_RTO, or RC_ANSWER (answer_overtook) */
 
 	/* receive */
 	uint32_t rcv_nxt;

@@ -227,6 +227,7 @@ void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 		if (op) {
 			ch->probe = true;
 			ch->probe_op = (uint32_t)(op - ch->sq);
+			ch->probe_cause = RC_RTO;
 		}
 	}
 	ch->rto_deadline = now + rto_value(ch);
@@ -444,6 +445,32 @@ void tp_snd_op_answered(struct tp_chan *ch, struct tp_op *op, enum tp_status st)
 	sq_progress(ch);
 }
 
+/*
+ * ROL: the target answers in order, each answer in the TPACK of an
+ * operation's last packet. An answer to op while an older operation is all
+ * acknowledged and still unanswered shows that older answer lost with its
+ * TPACK: its last packet goes again now (the target repeats the answer),
+ * not at the RTO. Completions are reported in posting order, so until then
+ * the application's later operations wait too and the pipe runs dry (at 1 %
+ * loss on a real veth about half of the timeouts were these).
+ */
+static void answer_overtook(struct tp_chan *ch, const struct tp_op *op)
+{
+	struct tp_op *old = unanswered(ch);
+	uint32_t d_old, d_op;
+
+	if (!old || ch->probe || old->answer_probed)
+		return;	/* once: a lost resend is the RTO's */
+	d_old = ((uint32_t)(old - ch->sq) + ch->sq_cap - ch->sq_head) % ch->sq_cap;
+	d_op = ((uint32_t)(op - ch->sq) + ch->sq_cap - ch->sq_head) % ch->sq_cap;
+	if (d_old >= d_op)
+		return;
+	old->answer_probed = true;
+	ch->probe = true;
+	ch->probe_op = (uint32_t)(old - ch->sq);
+	ch->probe_cause = RC_ANSWER;
+}
+
 void tp_snd_on_answer(struct tp_chan *ch, uint64_t now, uint16_t tassn, uint8_t rspst,
 		      uint8_t rspinfo)
 {
@@ -478,6 +505,7 @@ void tp_snd_on_answer(struct tp_chan *ch, uint64_t now, uint16_t tassn, uint8_t 
 	if (st == TP_ST_RNR || st == TP_ST_PAGE_FAULT)
 		ch->retry_next = true;
 	tp_snd_op_answered(ch, op, st);
+	answer_overtook(ch, op);
 	rto_rearm(ch, now);
 }
 
@@ -564,6 +592,7 @@ static void count_rtx(struct tp_chan *ch, uint8_t cause)
 	case RC_RTO:	ch->st.rtx_rto++; break;
 	case RC_NAK:	ch->st.rtx_nak++; break;
 	case RC_SACK:	ch->st.rtx_sack++; break;
+	case RC_ANSWER:	ch->st.rtx_answer++; break;
 	default:	ch->st.rtx_mark++; break;
 	}
 }
@@ -655,7 +684,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 		if (op->state == OS_SENT && !op->answered) {
 			len = enc_data(ch, op, op->nseg - 1, op->last_psn, op->tpmsn, true, buf, cap);
 			if (len) {
-				ch->st.rtx_rto++;
+				count_rtx(ch, ch->probe_cause);
 				ch->st.tx_data++;
 				fill_info(ch, info, op->last_psn, true);
 				return len;

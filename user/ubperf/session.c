@@ -470,11 +470,12 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 	jset(j, "bytes", ju64(r->bytes));
 	jset(j, "peer_messages", ju64(peer_messages));
 	x = json_object_new_object();
-	jset(x, "total", ju64(ts->rtx_rto + ts->rtx_nak + ts->rtx_sack + ts->rtx_mark));
+	jset(x, "total", ju64(ts->rtx_rto + ts->rtx_nak + ts->rtx_sack + ts->rtx_mark + ts->rtx_answer));
 	jset(x, "rto", ju64(ts->rtx_rto));
 	jset(x, "nak", ju64(ts->rtx_nak));
 	jset(x, "sack", ju64(ts->rtx_sack));
 	jset(x, "mark", ju64(ts->rtx_mark));
+	jset(x, "answer", ju64(ts->rtx_answer));
 	jset(j, "retransmissions", x);
 	jset(j, "rto_fired", ju64(ts->rto_fired));
 	jset(j, "rto_spurious", ju64(ts->rto_spurious));
@@ -526,7 +527,7 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 				r->who, o->stage_pin, strerror(errno));
 	}
 	ports_stats(r, &ts, &es);
-	rtx = ts.rtx_rto + ts.rtx_nak + ts.rtx_sack + ts.rtx_mark;
+	rtx = ts.rtx_rto + ts.rtx_nak + ts.rtx_sack + ts.rtx_mark + ts.rtx_answer;
 	cc_totals(r, &cnp_sent, &cnp_rcvd);
 	qsort(r->lat, r->nlat, sizeof(r->lat[0]), cmp_u64);
 	if (o->json) {
@@ -542,8 +543,8 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 		printf("  latency us: p50 %.1f  p99 %.1f  p99.9 %.1f\n", pct_us(r->lat, r->nlat, 0.5),
 		       pct_us(r->lat, r->nlat, 0.99), pct_us(r->lat, r->nlat, 0.999));
 	printf("  retransmissions %" PRIu64 " (rto %" PRIu64 ", nak %" PRIu64 ", sack %" PRIu64
-	       ", mark %" PRIu64 "), RTO fired %" PRIu64 "\n", rtx, ts.rtx_rto, ts.rtx_nak,
-	       ts.rtx_sack, ts.rtx_mark, ts.rto_fired);
+	       ", mark %" PRIu64 ", answer %" PRIu64 "), RTO fired %" PRIu64 "\n", rtx, ts.rtx_rto,
+	       ts.rtx_nak, ts.rtx_sack, ts.rtx_mark, ts.rtx_answer, ts.rto_fired);
 	printf("  frames rx %" PRIu64 " tx %" PRIu64 ", ECN CE %" PRIu64 ", bad ICRC %" PRIu64
 	       ", TP dropped %" PRIu64 "\n", es.rx_frames, es.tx_frames, es.ce_marked, es.icrc_bad,
 	       es.tp_drop);
