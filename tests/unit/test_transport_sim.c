@@ -306,6 +306,17 @@ static void ack_loss_no_livelock(void **state)
 	}
 }
 
+/* SR over a link with ep 0's data logged (psn_log), ep 0's PSNs from psn0. */
+static void sr_logged(struct tp_chan_config c[2], struct tp_sim_cfg *s, struct psn_log *l,
+		      uint64_t seed, uint32_t psn0)
+{
+	chan_cfg(c, TP_MODE_RTP_SR);
+	c[0].fixed_init_psn = true;
+	c[0].init_psn = psn0;
+	link_cfg(s, seed);
+	log_attach(s, l, &c[0]);
+}
+
 /*
  * A stall: the receiver does not run for 3 ms (descheduled on a busy host)
  * while SRTT is tens of microseconds, so the dynamic RTO fires, more than
@@ -350,12 +361,8 @@ static void stall_no_go_back(void **state)
 	pair_free(&p);
 
 	/* Tail loss: PSNs +13..+15 of a 16-packet message, lost once each. */
-	chan_cfg(c, TP_MODE_RTP_SR);
+	sr_logged(c, &s, &l, 22, 5000);
 	c[0].rto_mode = TP_RTO_DYNAMIC;
-	c[0].fixed_init_psn = true;
-	c[0].init_psn = 5000;
-	link_cfg(&s, 22);
-	log_attach(&s, &l, &c[0]);
 	l.drop_from = 13;
 	l.drop_to = 16;
 	assert_int_equal(pair_init(&p, c, &s, 1, 16 * 256, 22), 0);
@@ -690,12 +697,8 @@ static void rol_lost_answer_no_rto(void **state)
 	struct tp_stats st;
 
 	(void)state;
-	chan_cfg(c, TP_MODE_RTP_SR);
+	sr_logged(c, &s, &l, 31, 700);
 	c[0].rto_static_ns = 50 * MS;
-	c[0].fixed_init_psn = true;
-	c[0].init_psn = 700;
-	link_cfg(&s, 31);
-	log_attach(&s, &l, &c[0]);
 	l.drop_ack_off = 2;		/* the first Send's last packet: PSN +2 */
 	l.drop_ack_until = 1000 * MS;
 	assert_int_equal(pair_init(&p, c, &s, 3, 3 * 256, 31), 0);
