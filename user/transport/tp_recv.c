@@ -213,6 +213,11 @@ static void start_msg(struct tp_chan *ch, uint64_t now, const struct tp_parsed *
 		m->rd_len = p->mae.length;
 		m->dst = mr_check(ch, m->va, m->token, m->rd_len, &st);
 		m->status = (uint8_t)st;
+		if (tp_is_ctp(ch) && m->rd_len > ch->cfg.mtu && st == TP_ST_OK) {
+			/* CTP answers in one packet: no more than an MTU. */
+			m->status = TP_ST_COMPLETER_ERR;
+			m->info = TP_RSPINFO_TOO_LONG;
+		}
 		return;
 	case UB_TA_TAACK:
 		tp_snd_on_answer(ch, now, m->tassn, p->tah.rspst, p->tah.rspinfo);
@@ -292,8 +297,9 @@ static void finish_msg(struct tp_chan *ch, uint32_t psn)
 	}
 }
 
-/* One packet, in PSN order, to the transaction layer. */
-static void deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p, uint32_t psn)
+/* One packet, in PSN order (CTP: as it comes, each a whole operation), to the
+ * transaction layer. */
+void tp_rcv_deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p, uint32_t psn)
 {
 	struct tp_rxmsg *m = &ch->rx;
 	size_t n = p->payload_len;
@@ -435,7 +441,7 @@ static void note_ack(struct tp_chan *ch, uint64_t now, bool now_please)
 }
 
 /* A message's first packet may need an answer packet later: keep room. */
-static bool room_for(const struct tp_chan *ch)
+bool tp_rcv_room(const struct tp_chan *ch)
 {
 	return ch->rx.active || sq_free(ch) > 1;
 }
@@ -500,7 +506,7 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		return TP_RX_OK;
 	}
 
-	if (!room_for(ch)) {
+	if (!tp_rcv_room(ch)) {
 		ch->st.rx_no_room++;
 		return TP_RX_DROP;
 	}
@@ -510,7 +516,7 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		ch->ooo_len[psn % range] = 0;
 		ch->n_ooo--;
 	}
-	deliver(ch, now, p, psn);
+	tp_rcv_deliver(ch, now, p, psn);
 	ch->st.rx_inorder++;
 	if (tp_psn_diff(psn, ch->rcv_max) > 0)
 		ch->rcv_max = psn;
@@ -523,10 +529,10 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		struct tp_parsed q;
 		const char *why;
 
-		if (!room_for(ch))
+		if (!tp_rcv_room(ch))
 			break;
 		if (!tp_parse(ch->ooo_buf + (size_t)i * ch->ooo_stride, ch->ooo_len[i], &q, &why))
-			deliver(ch, now, &q, ch->rcv_nxt);
+			tp_rcv_deliver(ch, now, &q, ch->rcv_nxt);
 		ch->ooo_len[i] = 0;
 		ch->n_ooo--;
 		ch->rcv_nxt = tp_psn_add(ch->rcv_nxt, 1);

@@ -99,13 +99,14 @@ const char *tp_mode_name(enum tp_mode m)
 	case TP_MODE_RTP_GBN:		return "rtp-gbn";
 	case TP_MODE_RTP_GBN_FAST:	return "rtp-gbn-fast";
 	case TP_MODE_UTP:		return "utp";
+	case TP_MODE_CTP:		return "ctp";
 	}
 	return "?";
 }
 
 int tp_mode_parse(const char *s, enum tp_mode *m)
 {
-	for (int i = TP_MODE_RTP_SR; i <= TP_MODE_UTP; i++)
+	for (int i = TP_MODE_RTP_SR; i <= TP_MODE_CTP; i++)
 		if (!strcmp(s, tp_mode_name((enum tp_mode)i))) {
 			*m = (enum tp_mode)i;
 			return 0;
@@ -122,6 +123,7 @@ const char *tp_status_name(enum tp_status s)
 	case TP_ST_COMPLETER_ERR:	return "completer_error";
 	case TP_ST_RETRY_EXCEEDED:	return "retry_exceeded";
 	case TP_ST_FLUSHED:		return "flushed";
+	case TP_ST_TIMEOUT:		return "timeout";
 	}
 	return "?";
 }
@@ -185,7 +187,7 @@ int tp_hello_parse(const void *pkt, size_t len, struct tp_hello *h)
 	h->mtu = (uint16_t)(p.payload[12] << 8 | p.payload[13]);
 	h->mode = p.payload[14];
 	h->reply = p.payload[15] & 1;
-	if (h->tpn > TP_PSN_MASK || h->init_psn > TP_PSN_MASK || h->mode > TP_MODE_UTP ||
+	if (h->tpn > TP_PSN_MASK || h->init_psn > TP_PSN_MASK || h->mode > TP_MODE_CTP ||
 	    (p.payload[15] & ~1u) || h->tpn != h->src_tpn)
 		return -EINVAL;
 	return 0;
