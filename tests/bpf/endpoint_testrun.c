@@ -207,8 +207,17 @@ static size_t seed_frame(unsigned char *buf, size_t cap)
 		sp.rt = rnd() & 3;
 		sp.cci = (uint16_t)rnd();
 		/* Now and then UBoE, which a UB port leaves to the kernel. */
-		if (rnd() % 8)
-			return ub_build_native(&sp, buf, cap);
+		if (rnd() % 8) {
+			size_t n = ub_build_native(&sp, buf, cap);
+			size_t udp = 14 + UB_NATIVE_HDR_LEN + (sp.ip_ver == 6 ? 40 : 20);
+
+			/* Now and then CTP's port, which the program steers too. */
+			if (n > udp + 4 && rnd() % 8 == 0) {
+				buf[udp + 2] = UB_CTP_UDP_PORT >> 8;
+				buf[udp + 3] = UB_CTP_UDP_PORT & 0xff;
+			}
+			return n;
+		}
 	}
 	return ub_build_uboe(&sp, buf, cap);
 }
@@ -281,6 +290,9 @@ static const char *native_disagreement(const struct ub_view *v, enum ub_parse_er
 
 	if (!ub)
 		return verdict == XDP_PASS ? NULL : "did not pass a frame that is not native UB";
+	/* CTP: steered once its UDP header is reached; user space checks the rest. */
+	if (e == UB_PARSE_NOT_UDP_4792 && v->udp && v->dport == UB_CTP_UDP_PORT)
+		return verdict == XDP_REDIRECT ? NULL : "did not steer native CTP";
 	if (valid)
 		return verdict == XDP_REDIRECT ? NULL : "did not steer native UB the packet library takes";
 	return verdict == XDP_DROP ? NULL : "did not drop native UB the packet library rejects";
