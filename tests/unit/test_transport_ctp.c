@@ -386,6 +386,29 @@ static void ctp_context_lookup(void **state)
 	assert_true(tp_ep_poll(ep, &ev));
 	assert_ptr_equal(ev.chan, x);
 
+	/* Answers are packets, whatever Order the request claimed (no TPACK). */
+	{
+		struct ub_tah_fields t = { .opcode = UB_TA_SEND, .ini_tassn = 9, .order = 3,
+					   .ini_rcid = 7 };
+		struct tp_tx_info info;
+		uint8_t out[256];
+
+		assert_int_equal(tp_post_recv(x, rb[2], 64, 101), 0);
+		ub_tah_encode((struct ub_tah *)(pkt + 1), &t);
+		assert_int_equal(tp_ep_rx(ep, 0, pkt, n, &m), TP_RX_OK);
+		assert_true(tp_ep_poll(ep, &ev));
+		assert_int_equal(ev.wr_id, 101);
+		assert_int_equal(tp_ep_tx(ep, 0, out, sizeof(out), &info), 1 + 8);	/* two TAACKs before */
+		assert_int_equal(tp_ep_tx(ep, 0, out, sizeof(out), &info), 1 + 8);
+		assert_int_equal(tp_ep_tx(ep, 0, out, sizeof(out), &info), 1 + 8);
+		assert_true(info.ctp);
+		ub_tah_decode((const struct ub_tah *)(out + 1), &t);
+		assert_int_equal(t.opcode, UB_TA_TAACK);
+		assert_int_equal(t.ini_tassn, 9);
+		assert_int_equal(t.ini_rcid, 7);
+		assert_int_equal(tp_ep_tx(ep, 0, out, sizeof(out), &info), 0);
+	}
+
 	/* Unknown jetty, unknown entity: nobody's. */
 	n = ctp_send_pkt(pkt, 8, 2, 10);
 	assert_int_equal(tp_ep_rx(ep, 0, pkt, n, &m), TP_RX_DROP);

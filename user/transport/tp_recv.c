@@ -34,7 +34,8 @@ static void push_taack_ack(struct tp_chan *ch, uint32_t psn, uint16_t tassn, uin
 static void send_answer(struct tp_chan *ch, const struct tp_result *r, uint8_t order)
 {
 	ch->st.tx_taack++;
-	if (order == ORDER_ROL) {
+	/* CTP has no TPACK: whatever the initiator's Order says, a packet. */
+	if (order == ORDER_ROL && !tp_is_ctp(ch)) {
 		push_taack_ack(ch, r->last_psn, r->tassn, r->rspst, r->rspinfo);
 	} else {
 		struct tp_op *op = tp_sq_push(ch);	/* room checked on arrival */
