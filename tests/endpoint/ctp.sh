@@ -40,12 +40,6 @@ ctp_capture_start() {
 }
 ctp_capture_stop() { sleep 0.3; kill "${CTP_CAPS[@]}" 2>/dev/null; wait "${CTP_CAPS[@]}" 2>/dev/null || true; }
 
-need_tcpdump() {
-	command -v tcpdump >/dev/null && return 0
-	[[ ${CI:-} == true ]] && { echo "CI needs tcpdump"; return 1; }
-	skip "tcpdump not installed"
-}
-
 # ctp_run N LB COUNT OP CHANNELS [client options]: server and client over N
 # member links, every message checked by ubperf (sequence numbers and bytes
 # of Sends by the server, the region after Writes, every Read's bytes by the
@@ -53,7 +47,7 @@ need_tcpdump() {
 ctp_run() {
 	local n=$1 lb=$2 count=$3 op=$4 chans=$5 d; d=$(mktemp -d); shift 5
 	CTP_DIR=$d
-	need_tcpdump || return 1
+	need_native_tools || return 1
 	ctp_topo "$n"
 	ctp_capture_start "$d" "$n"
 	start_server "$NS_CB" "$CTP_SRV_DEVS" "$d/srv" --json --native --mode ctp || return 1
@@ -75,7 +69,16 @@ ctp_run() {
 	local pcaps=() k
 	for k in $(seq "$n"); do pcaps+=("$d/m$k.pcap"); done
 	$PY "$here/ctp_capture.py" --client $CTP_CLI --server $CTP_SRV --size 1000 --op "$op" \
-		--lb "$([[ $n -eq 1 ]] && echo one || echo "$lb")" "${pcaps[@]}"
+		--lb "$([[ $n -eq 1 ]] && echo one || echo "$lb")" "${pcaps[@]}" || return 1
+	# The dissector agrees: CTPH opcode 0, the member's LBF, a good ICRC.
+	for k in $(seq "$n"); do
+		tshark -n -X lua_script:"$root/tools/wireshark/ub.lua" -r "$d/m$k.pcap" -T fields \
+			-e ub.ctph.opcode -e ub.lph.lbf -e ub.icrc.status >"$d/ts$k" 2>/dev/null
+		[[ -s $d/ts$k ]] || { echo "tshark decoded nothing on member $k"; return 1; }
+		if awk -F'\t' -v n="$n" -v k="$k" '$1 != 0 || $2 % n != k - 1 || $3 != 1' "$d/ts$k" | grep .; then
+			echo "member $k: frames the dissector does not take for this member's CTP"; return 1
+		fi
+	done
 }
 
 test_ubperf_ctp_native_send() { ctp_run 1 flow 2000 send 1; }
