@@ -27,24 +27,11 @@
 
 static void ctp_cfg(struct tp_chan_config c[2])
 {
-	memset(c, 0, 2 * sizeof(*c));
-	for (int i = 0; i < 2; i++) {
-		c[i].mode = TP_MODE_CTP;
-		c[i].ta_mode = TP_TA_ROI;
-		c[i].mtu = MTU;
-		c[i].ta_timeout_ns = 2 * MS;
-	}
+	c[0] = (struct tp_chan_config){ .mode = TP_MODE_CTP, .ta_mode = TP_TA_ROI, .mtu = MTU,
+					.ta_timeout_ns = 2 * MS };
+	c[1] = c[0];
 }
 
-static void link_cfg(struct tp_sim_cfg *s, uint64_t seed)
-{
-	memset(s, 0, sizeof(*s));
-	s->seed = seed;
-	for (int i = 0; i < 2; i++) {
-		s->dir[i].delay_ns = 10 * US;
-		s->dir[i].rate_bps = 10000000000ull;
-	}
-}
 
 /* What went on the wire, and a deterministic drop list per direction. */
 struct wire {
@@ -90,7 +77,7 @@ static void ctp_lossless_sends(void **state)
 
 	(void)state;
 	ctp_cfg(c);
-	link_cfg(&s, 3);
+	pair_link_cfg(&s, 3);
 	s.filter = wire_filter;
 	s.filter_ctx = &w;
 	assert_int_equal(pair_init(&p, c, &s, 400, MTU, 3), 0);
@@ -174,7 +161,7 @@ static void ctp_loss_times_out(void **state)
 	(void)state;
 	memset(&r, 0, sizeof(r));
 	ctp_cfg(c);
-	link_cfg(&s, 4);
+	pair_link_cfg(&s, 4);
 	s.filter = wire_filter;
 	s.filter_ctx = &w;
 	assert_int_equal(pair_init(&p, c, &s, 0, 256, 4), 0);
@@ -254,7 +241,7 @@ static void ctp_write_read(void **state)
 
 	(void)state;
 	ctp_cfg(c);
-	link_cfg(&s, 5);
+	pair_link_cfg(&s, 5);
 	s.filter = wire_filter;
 	s.filter_ctx = &w;
 	assert_int_equal(pair_init(&p, c, &s, 0, 64, 5), 0);
@@ -315,7 +302,7 @@ static void ctp_rnr_retried(void **state)
 	(void)state;
 	ctp_cfg(c);
 	c[0].rnr_delay_ns = 50 * US;
-	link_cfg(&s, 6);
+	pair_link_cfg(&s, 6);
 	assert_int_equal(pair_init(&p, c, &s, 0, 64, 6), 0);
 	memset(msg, 0x5c, sizeof(msg));
 	assert_int_equal(tp_post_send(p.ch[0], msg, sizeof(msg), 9), 0);

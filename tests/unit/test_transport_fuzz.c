@@ -37,6 +37,7 @@
 #define NMSG	4
 #define MSG	(4 * MTU)
 #define RANGE	128
+#define RBUF	300
 
 static uint64_t rng = 1;
 
@@ -58,9 +59,21 @@ struct model {
 	uint8_t offered[1 << 12];	/* PSN offsets (from rbase) offered as RTP data */
 	uint32_t next_off;		/* first offset not offered */
 	uint8_t src[NMSG][MSG];
-	uint8_t rbuf[4][300];
+	uint8_t rbuf[4][RBUF];
 	uint64_t frames, responses, data_out, events;
 };
+
+/* NMSG Sends of len random bytes (src: NMSG x len), 4 receive buffers of RBUF. */
+static void post_work(struct tp_chan *ch, uint8_t *src, size_t len, uint8_t *rbuf)
+{
+	for (int i = 0; i < NMSG; i++) {
+		for (size_t j = 0; j < len; j++)
+			src[i * len + j] = (uint8_t)rnd(256);
+		assert_int_equal(tp_post_send(ch, src + i * len, len, (uint64_t)i), 0);
+	}
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(tp_post_recv(ch, rbuf + i * RBUF, RBUF, (uint64_t)i), 0);
+}
 
 static void model_init(struct model *m, enum tp_mode mode)
 {
@@ -78,13 +91,7 @@ static void model_init(struct model *m, enum tp_mode mode)
 	m->rbase = rnd(2) ? TP_PSN_MASK - (uint32_t)rnd(64) : (uint32_t)rnd(TP_PSN_MASK);
 	m->sbase = tp_chan_init_psn(m->ch);
 	assert_int_equal(tp_chan_connect(m->ch, PEER, m->rbase), 0);
-	for (int i = 0; i < NMSG; i++) {
-		for (int j = 0; j < MSG; j++)
-			m->src[i][j] = (uint8_t)rnd(256);
-		assert_int_equal(tp_post_send(m->ch, m->src[i], MSG, (uint64_t)i), 0);
-	}
-	for (int i = 0; i < 4; i++)
-		assert_int_equal(tp_post_recv(m->ch, m->rbuf[i], sizeof(m->rbuf[i]), (uint64_t)i), 0);
+	post_work(m->ch, m->src[0], MSG, m->rbuf[0]);
 }
 
 /* A plausible TP packet for the channel, made with the library's encoders. */
@@ -298,26 +305,58 @@ static void drain(struct model *m, uint64_t now)
 	}
 }
 
-static void fuzz_rx(void **state)
+static uint64_t fuzz_iters(void)
 {
 	const char *env = getenv("TP_FUZZ_ITERS");
-	uint64_t iters = env ? strtoull(env, NULL, 0) : 60000, now = 0;
+
+	return env ? strtoull(env, NULL, 0) : 60000;
+}
+
+static void add_stats(struct tp_stats *sum, const struct tp_ep *ep)
+{
+	struct tp_stats st;
+
+	tp_ep_stats(ep, &st);
+	for (size_t k = 0; k < tp_stats_count(); k++)
+		((uint64_t *)sum)[k] += tp_stats_get(&st, k);
+}
+
+/* Damage a few bytes of b[0..n), and now and then cut it: its new length. */
+static size_t damage(uint8_t *b, size_t n)
+{
+	for (int k = (int)rnd(4) - 1; k > 0; k--)
+		b[rnd(n)] = (uint8_t)rnd(256);
+	return rnd(8) ? n : rnd(n + 1);
+}
+
+/* Feed an exact-size copy (ASan sees overreads). */
+static void feed(struct tp_ep *ep, uint64_t now, const uint8_t *b, size_t len,
+		 const struct tp_rx_meta *meta)
+{
+	uint8_t *copy = malloc(len ? len : 1);
+
+	memcpy(copy, b, len);
+	tp_ep_rx(ep, now, copy, len, meta);
+	free(copy);
+}
+
+static void fuzz_rx(void **state)
+{
+	uint64_t iters = fuzz_iters(), now = 0;
 	static const enum tp_mode modes[] = { TP_MODE_RTP_SR, TP_MODE_RTP_GBN,
 					      TP_MODE_RTP_GBN_FAST, TP_MODE_UTP };
 	struct model m = { 0 };
 	uint64_t frames = 0, resp = 0, data = 0;
-	struct tp_stats st, sum = { 0 };
+	struct tp_stats sum = { 0 };
 
 	(void)state;
 	for (uint64_t i = 0; i < iters; i++) {
 		uint8_t b[2048];
-		size_t n, len;
+		size_t len;
 
 		if (i % 400 == 0) {
 			if (m.ep) {
-				tp_ep_stats(m.ep, &st);
-				for (size_t k = 0; k < tp_stats_count(); k++)
-					((uint64_t *)&sum)[k] += tp_stats_get(&st, k);
+				add_stats(&sum, m.ep);
 				frames += m.frames;
 				resp += m.responses;
 				data += m.data_out;
@@ -326,22 +365,15 @@ static void fuzz_rx(void **state)
 			model_init(&m, modes[rnd(4)]);
 			drain(&m, now);
 		}
-		n = make_pkt(&m, b);
-		for (int k = (int)rnd(4) - 1; k > 0; k--)	/* damage */
-			b[rnd(n)] = (uint8_t)rnd(256);
-		len = rnd(8) ? n : rnd(n + 1);			/* cut */
+		len = damage(b, make_pkt(&m, b));
 		note_offer(&m, b, len);
 		{
-			uint8_t *copy = malloc(len ? len : 1);	/* exact size: ASan sees overreads */
 			struct tp_rx_meta meta = { .ecn = (uint8_t)rnd(4) };
-
 			struct tp_hello h;
 
-			memcpy(copy, b, len);
-			if (!tp_hello_parse(copy, len, &h))	/* never, short of a forgery */
+			if (!tp_hello_parse(b, len, &h))	/* never, short of a forgery */
 				assert_true(h.tpn <= TP_PSN_MASK && h.mode <= TP_MODE_UTP);
-			tp_ep_rx(m.ep, now, copy, len, &meta);
-			free(copy);
+			feed(m.ep, now, b, len, &meta);
 		}
 		now += rnd(20000);
 		tp_ep_tick(m.ep, now);
@@ -372,7 +404,7 @@ struct ctp_model {
 	struct tp_ep *ep;
 	struct tp_chan *ch;
 	uint8_t src[NMSG][MTU];
-	uint8_t rbuf[4][300];
+	uint8_t rbuf[4][RBUF];
 	uint8_t region[4096];
 	uint32_t token;
 	uint64_t sends_done, frames, taacks;
@@ -392,13 +424,7 @@ static void ctp_init(struct ctp_model *m)
 	assert_non_null(m->ch);
 	assert_int_equal(tp_chan_connect(m->ch, CTP_JETTY, 0), 0);
 	assert_int_equal(tp_mr_reg(m->ep, m->region, sizeof(m->region), &m->token), 0);
-	for (int i = 0; i < NMSG; i++) {
-		for (int j = 0; j < MTU; j++)
-			m->src[i][j] = (uint8_t)rnd(256);
-		assert_int_equal(tp_post_send(m->ch, m->src[i], MTU, (uint64_t)i), 0);
-	}
-	for (int i = 0; i < 4; i++)
-		assert_int_equal(tp_post_recv(m->ch, m->rbuf[i], sizeof(m->rbuf[i]), (uint64_t)i), 0);
+	post_work(m->ch, m->src[0], MTU, m->rbuf[0]);
 }
 
 static size_t ctp_make_pkt(struct ctp_model *m, uint8_t *b)
@@ -511,49 +537,37 @@ static void ctp_finish(struct ctp_model *m, uint64_t *now)
 	tp_ep_destroy(m->ep);
 }
 
+/* One damaged packet in, the time on, what comes out checked. */
+static void ctp_step(struct ctp_model *m, uint64_t *now)
+{
+	uint8_t b[2048];
+	size_t len = damage(b, ctp_make_pkt(m, b));
+	struct tp_rx_meta meta = { .ctp = true, .ecn = (uint8_t)rnd(4) };
+
+	memcpy(meta.src, rnd(8) ? ctp_peer : ctp_other, 16);
+	feed(m->ep, *now, b, len, &meta);
+	*now += rnd(20000);
+	tp_ep_tick(m->ep, *now);
+	ctp_drain(m, *now);
+}
+
 static void fuzz_ctp_rx(void **state)
 {
-	const char *env = getenv("TP_FUZZ_ITERS");
-	uint64_t iters = env ? strtoull(env, NULL, 0) : 60000, now = 0;
-	struct ctp_model m = { 0 };
-	struct tp_stats st, sum = { 0 };
-	uint64_t frames = 0;
+	uint64_t iters = fuzz_iters(), now = 0, frames = 0;
+	struct ctp_model m;
+	struct tp_stats sum = { 0 };
 
 	(void)state;
-	for (uint64_t i = 0; i < iters; i++) {
-		uint8_t b[2048];
-		size_t n, len;
-
-		if (i % 400 == 0) {
-			if (m.ep) {
-				tp_ep_stats(m.ep, &st);
-				for (size_t k = 0; k < tp_stats_count(); k++)
-					((uint64_t *)&sum)[k] += tp_stats_get(&st, k);
-				ctp_finish(&m, &now);
-				frames += m.frames;
-			}
-			ctp_init(&m);
-			ctp_drain(&m, now);
-		}
-		n = ctp_make_pkt(&m, b);
-		for (int k = (int)rnd(4) - 1; k > 0; k--)	/* damage */
-			b[rnd(n)] = (uint8_t)rnd(256);
-		len = rnd(8) ? n : rnd(n + 1);			/* cut */
-		{
-			uint8_t *copy = malloc(len ? len : 1);	/* exact size: ASan sees overreads */
-			struct tp_rx_meta meta = { .ctp = true, .ecn = (uint8_t)rnd(4) };
-
-			memcpy(meta.src, rnd(8) ? ctp_peer : ctp_other, 16);
-			memcpy(copy, b, len);
-			tp_ep_rx(m.ep, now, copy, len, &meta);
-			free(copy);
-		}
-		now += rnd(20000);
-		tp_ep_tick(m.ep, now);
+	/* Rounds of 400 packets, each on a fresh endpoint. */
+	for (uint64_t i = 0; i < iters; i += 400) {
+		ctp_init(&m);
 		ctp_drain(&m, now);
+		for (uint64_t j = i; j < iters && j < i + 400; j++)
+			ctp_step(&m, &now);
+		add_stats(&sum, m.ep);
+		ctp_finish(&m, &now);
+		frames += m.frames;
 	}
-	ctp_finish(&m, &now);
-	frames += m.frames;
 	print_message("# ctp fuzz: %llu packets in, %llu out; received %llu malformed %llu "
 		      "unknown %llu timeouts %llu taacks %llu\n",
 		      (unsigned long long)iters, (unsigned long long)frames,

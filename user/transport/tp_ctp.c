@@ -49,21 +49,8 @@ static int ctp_parse(const uint8_t *b, size_t len, struct tp_parsed *p)
 	if (len < UB_CTPH_LEN + sizeof(struct ub_tah) || ub_ctph_opcode(b[0]) != UB_CTP_OP_TA ||
 	    ub_ctph_nlp(b[0]) != UB_NLP_TAH)
 		return -EINVAL;
-	b += UB_CTPH_LEN;
 	p->tph.last = true;
-	p->has_tah = true;
-	ub_tah_decode((const struct ub_tah *)b, &p->tah);
-	b += sizeof(struct ub_tah);
-	if (ub_ta_has_maetah(p->tah.opcode)) {
-		if ((size_t)(end - b) < sizeof(struct ub_maetah))
-			return -EINVAL;
-		p->has_maetah = true;
-		ub_maetah_decode((const struct ub_maetah *)b, &p->mae);
-		b += sizeof(struct ub_maetah);
-	}
-	p->payload = b;
-	p->payload_len = (size_t)(end - b);
-	return 0;
+	return tp_parse_ta(b + UB_CTPH_LEN, end, p);
 }
 
 enum tp_rx_verdict tp_ctp_rx(struct tp_ep *ep, uint64_t now, const void *pkt, size_t len,

@@ -24,6 +24,8 @@ struct tp_parsed {
 
 /* 0, or -EINVAL with *why set to the reason (a short key). */
 int tp_parse(const void *pkt, size_t len, struct tp_parsed *p, const char **why);
+/* TAH [MAETAH] at b, the payload up to end, into p. 0, or -EINVAL when cut short. */
+int tp_parse_ta(const uint8_t *b, const uint8_t *end, struct tp_parsed *p);
 
 /* ---- operations ---------------------------------------------------------- */
 

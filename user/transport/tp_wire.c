@@ -5,6 +5,25 @@
 #include "tp_int.h"
 #include "ubpkt.h"
 
+int tp_parse_ta(const uint8_t *b, const uint8_t *end, struct tp_parsed *p)
+{
+	if ((size_t)(end - b) < sizeof(struct ub_tah))
+		return -EINVAL;
+	p->has_tah = true;
+	ub_tah_decode((const struct ub_tah *)b, &p->tah);
+	b += sizeof(struct ub_tah);
+	if (ub_ta_has_maetah(p->tah.opcode)) {
+		if ((size_t)(end - b) < sizeof(struct ub_maetah))
+			return -EINVAL;
+		p->has_maetah = true;
+		ub_maetah_decode((const struct ub_maetah *)b, &p->mae);
+		b += sizeof(struct ub_maetah);
+	}
+	p->payload = b;
+	p->payload_len = (size_t)(end - b);
+	return 0;
+}
+
 int tp_parse(const void *pkt, size_t len, struct tp_parsed *p, const char **why)
 {
 	const uint8_t *b = pkt, *end = b + len;
@@ -48,18 +67,9 @@ int tp_parse(const void *pkt, size_t len, struct tp_parsed *p, const char **why)
 	}
 	/* Data needs a TAH; a response may carry one (the TAACK of ROL). */
 	if (p->tph.nlp == UB_NLP_TAH && (!response || (size_t)(end - b) >= sizeof(struct ub_tah))) {
-		if ((size_t)(end - b) < sizeof(struct ub_tah))
+		if (tp_parse_ta(b, end, p))
 			goto short_hdr;
-		p->has_tah = true;
-		ub_tah_decode((const struct ub_tah *)b, &p->tah);
-		b += sizeof(struct ub_tah);
-		if (ub_ta_has_maetah(p->tah.opcode)) {
-			if ((size_t)(end - b) < sizeof(struct ub_maetah))
-				goto short_hdr;
-			p->has_maetah = true;
-			ub_maetah_decode((const struct ub_maetah *)b, &p->mae);
-			b += sizeof(struct ub_maetah);
-		}
+		return 0;
 	}
 	p->payload = b;
 	p->payload_len = (size_t)(end - b);
