@@ -298,9 +298,8 @@ static void finish_msg(struct tp_chan *ch, uint32_t psn)
 	}
 }
 
-/* One packet, in PSN order (CTP: as it comes, each a whole operation), to the
- * transaction layer. */
-void tp_rcv_deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p, uint32_t psn)
+/* One packet, in PSN order, to the transaction layer. */
+static void deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p, uint32_t psn)
 {
 	struct tp_rxmsg *m = &ch->rx;
 	size_t n = p->payload_len;
@@ -442,7 +441,7 @@ static void note_ack(struct tp_chan *ch, uint64_t now, bool now_please)
 }
 
 /* A message's first packet may need an answer packet later: keep room. */
-bool tp_rcv_room(const struct tp_chan *ch)
+static bool room_for(const struct tp_chan *ch)
 {
 	return ch->rx.active || sq_free(ch) > 1;
 }
@@ -507,7 +506,7 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		return TP_RX_OK;
 	}
 
-	if (!tp_rcv_room(ch)) {
+	if (!room_for(ch)) {
 		ch->st.rx_no_room++;
 		return TP_RX_DROP;
 	}
@@ -517,7 +516,7 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		ch->ooo_len[psn % range] = 0;
 		ch->n_ooo--;
 	}
-	tp_rcv_deliver(ch, now, p, psn);
+	deliver(ch, now, p, psn);
 	ch->st.rx_inorder++;
 	if (tp_psn_diff(psn, ch->rcv_max) > 0)
 		ch->rcv_max = psn;
@@ -530,10 +529,10 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		struct tp_parsed q;
 		const char *why;
 
-		if (!tp_rcv_room(ch))
+		if (!room_for(ch))
 			break;
 		if (!tp_parse(ch->ooo_buf + (size_t)i * ch->ooo_stride, ch->ooo_len[i], &q, &why))
-			tp_rcv_deliver(ch, now, &q, ch->rcv_nxt);
+			deliver(ch, now, &q, ch->rcv_nxt);
 		ch->ooo_len[i] = 0;
 		ch->n_ooo--;
 		ch->rcv_nxt = tp_psn_add(ch->rcv_nxt, 1);
@@ -653,3 +652,11 @@ uint64_t tp_rcv_deadline(const struct tp_chan *ch)
 	/* Responses already due leave with the next tp_ep_tx(): no timer. */
 	return ch->ack_pending && !ch->ack_now ? ch->ack_deadline : UINT64_MAX;
 }
+
+/* For tp_ctp.c: a CTP packet is a whole operation, taken as it comes. */
+void tp_rcv_deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p, uint32_t psn)
+{
+	deliver(ch, now, p, psn);
+}
+
+bool tp_rcv_room(const struct tp_chan *ch) { return room_for(ch); }

@@ -10,7 +10,7 @@
 
 #define SLOT(ch, psn) (&(ch)->win[((ch)->win_base + (uint32_t)tp_psn_diff((psn), (ch)->una)) % (ch)->win_cap])
 
-bool tp_op_initiator(const struct tp_op *op)
+static bool initiator(const struct tp_op *op)
 {
 	return op->kind == OP_SEND || op->kind == OP_WRITE || op->kind == OP_READ;
 }
@@ -38,21 +38,21 @@ static enum tp_event_type done_event(const struct tp_op *op)
  * Complete what can be completed, in posting order (an answer may overtake
  * an earlier one whose TAACK was lost), and free done operations from the head.
  */
-void tp_sq_progress(struct tp_chan *ch)
+static void sq_progress(struct tp_chan *ch)
 {
 	bool blocked = false;
 
 	for (uint32_t i = ch->sq_head; i != ch->sq_tail; i = (i + 1) % ch->sq_cap) {
 		struct tp_op *op = &ch->sq[i];
 
-		if (tp_op_initiator(op) && op->state != OS_DONE &&
+		if (initiator(op) && op->state != OS_DONE &&
 		    (op->state != OS_SENT || op->inflight || !op->answered)) {
 			blocked = true;
 			continue;
 		}
 		if (op->state != OS_SENT || op->inflight)
 			continue;
-		if (!tp_op_initiator(op)) {
+		if (!initiator(op)) {
 			op->state = OS_DONE;
 		} else if (!blocked) {
 			op->state = OS_DONE;
@@ -81,7 +81,7 @@ void tp_chan_fail(struct tp_chan *ch, enum tp_status why)
 	for (uint32_t i = ch->sq_head; i != ch->sq_tail; i = (i + 1) % ch->sq_cap) {
 		struct tp_op *op = &ch->sq[i];
 
-		if (tp_op_initiator(op) && op->state != OS_DONE && op->state != OS_FREE)
+		if (initiator(op) && op->state != OS_DONE && op->state != OS_FREE)
 			tp_emit(ch, done_event(op), TP_ST_FLUSHED, op->wr_id, 0, op->tassn);
 		op->state = OS_FREE;
 	}
@@ -374,7 +374,7 @@ void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p)
 		on_sack(ch, now, c, &p->sa);
 	if (p->has_tah && p->tah.opcode == UB_TA_TAACK)
 		tp_snd_on_answer(ch, now, p->tah.ini_tassn, p->tah.rspst, p->tah.rspinfo);
-	tp_sq_progress(ch);
+	sq_progress(ch);
 }
 
 struct tp_op *tp_snd_find_op(struct tp_chan *ch, uint16_t tassn)
@@ -382,7 +382,7 @@ struct tp_op *tp_snd_find_op(struct tp_chan *ch, uint16_t tassn)
 	for (uint32_t i = ch->sq_head; i != ch->sq_tail; i = (i + 1) % ch->sq_cap) {
 		struct tp_op *op = &ch->sq[i];
 
-		if (tp_op_initiator(op) && op->tassn == tassn && !op->answered &&
+		if (initiator(op) && op->tassn == tassn && !op->answered &&
 		    (op->state == OS_SENT || op->state == OS_QUEUED))
 			return op;
 	}
@@ -393,7 +393,7 @@ void tp_snd_op_answered(struct tp_chan *ch, struct tp_op *op, enum tp_status st)
 {
 	op->answered = true;
 	op->status = (uint8_t)st;
-	tp_sq_progress(ch);
+	sq_progress(ch);
 }
 
 void tp_snd_on_answer(struct tp_chan *ch, uint64_t now, uint16_t tassn, uint8_t rspst,
@@ -472,13 +472,13 @@ size_t tp_enc_ta(struct tp_chan *ch, const struct tp_op *op, uint32_t seg, uint8
 	struct ub_tah_fields tah = {
 		.opcode = ta_opcode[op->kind], .ini_tassn = op->tassn,
 		.retry = op->retry, .rspst = op->rspst, .rspinfo = op->rspinfo,
-		.order = tp_op_initiator(op) ? ta_order(ch) : 0,
+		.order = initiator(op) ? ta_order(ch) : 0,
 	};
 
 	/* [chosen] CTP has no TPN: IniRCID names the initiator's jetty (its
 	 * channel), on requests and on their answers alike. */
 	if (tp_is_ctp(ch))
-		tah.ini_rcid = tp_op_initiator(op) ? ch->tpn : ch->peer_tpn;
+		tah.ini_rcid = initiator(op) ? ch->tpn : ch->peer_tpn;
 	if (cap < sizeof(struct ub_tah) + (mae ? sizeof(struct ub_maetah) : 0) + plen)
 		return 0;
 	ub_tah_encode((struct ub_tah *)buf, &tah);
@@ -563,7 +563,7 @@ static size_t send_slot(struct tp_chan *ch, uint64_t now, uint32_t psn, uint8_t 
 }
 
 /* The next operation allowed to put a packet on the wire. */
-struct tp_op *tp_snd_next_op(struct tp_chan *ch)
+static struct tp_op *next_op(struct tp_chan *ch)
 {
 	for (uint32_t i = ch->sq_head; i != ch->sq_tail; i = (i + 1) % ch->sq_cap) {
 		struct tp_op *op = &ch->sq[i];
@@ -571,7 +571,7 @@ struct tp_op *tp_snd_next_op(struct tp_chan *ch)
 		if (op->state != OS_QUEUED)
 			continue;
 		/* Keep Sends in order: nothing new overtakes one waiting to retry. */
-		if (tp_op_initiator(op) && !op->retry && ch->rnr_waiting)
+		if (initiator(op) && !op->retry && ch->rnr_waiting)
 			continue;
 		return op;
 	}
@@ -581,7 +581,7 @@ struct tp_op *tp_snd_next_op(struct tp_chan *ch)
 static size_t send_utp(struct tp_chan *ch, uint64_t now, uint8_t *buf, size_t cap,
 		       struct tp_tx_info *info)
 {
-	struct tp_op *op = tp_snd_next_op(ch);
+	struct tp_op *op = next_op(ch);
 	size_t len;
 
 	if (!op || !cc_allows(ch, now, seg_len(ch, op, op->next_seg)))
@@ -599,7 +599,7 @@ static size_t send_utp(struct tp_chan *ch, uint64_t now, uint8_t *buf, size_t ca
 	if (++op->next_seg == op->nseg) {
 		op->state = OS_SENT;
 		op->answered = true;	/* unreliable: done once sent */
-		tp_sq_progress(ch);
+		sq_progress(ch);
 	}
 	return len;
 }
@@ -663,7 +663,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	/* New data, within the window. */
 	if ((uint32_t)tp_psn_diff(ch->nxt, ch->una) >= ch->win_cap)
 		return 0;
-	op = tp_snd_next_op(ch);
+	op = next_op(ch);
 	if (!op)
 		return 0;
 	b = seg_len(ch, op, op->next_seg);
@@ -671,7 +671,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 		return 0;
 	if (!op->next_seg) {
 		op->tpmsn = ch->next_tpmsn++ & TP_PSN_MASK;
-		if (ch->retry_next && tp_op_initiator(op)) {
+		if (ch->retry_next && initiator(op)) {
 			op->retry = true;
 			ch->retry_next = false;
 		}
@@ -707,3 +707,8 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	fill_info(ch, info, psn, false);
 	return len;
 }
+
+/* For tp_ctp.c, which sends the same operations without a window. */
+bool tp_op_initiator(const struct tp_op *op) { return initiator(op); }
+void tp_sq_progress(struct tp_chan *ch) { sq_progress(ch); }
+struct tp_op *tp_snd_next_op(struct tp_chan *ch) { return next_op(ch); }
