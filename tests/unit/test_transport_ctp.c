@@ -507,6 +507,81 @@ static void ctp_frame(void **state)
 	}
 }
 
+/*
+ * ub_parse_frame_ctp() on damaged and cut CTP frames (exact-size copies, so
+ * ASan sees any overread): whatever it says OK to stays inside the frame and
+ * the IP length, the CTPH sits right after UDP, the TP packet is CTPH ..
+ * payload, the ICRC verdict is the library's own on those bytes; an
+ * undamaged frame is OK with a good ICRC. UBPKT_FUZZ_COUNT frames (default
+ * 200,000), as for the packet library's other parser fuzz.
+ */
+static void ctp_frame_fuzz(void **state)
+{
+	const char *cs = getenv("UBPKT_FUZZ_COUNT");
+	long count = cs ? atol(cs) / 5 : 200000;
+	uint64_t rng = 0x5eed;
+	unsigned long ok = 0, ctp_ok = 0;
+
+	(void)state;
+	for (long i = 0; i < count; i++) {
+		static uint8_t frame[2048];
+		struct uboe_flow f = {
+			.ip_ver = tp_sim_rand(&rng) & 1 ? 6 : 4, .ub_ethertype = UB_ETH_P_NATIVE,
+			.pid = 1 + (uint32_t)(tp_sim_rand(&rng) % 100), .lbf = (uint8_t)tp_sim_rand(&rng),
+			.ctp = true, .sport = 0xc000,
+		};
+		struct ub_tah_fields t = { .opcode = (uint8_t)(tp_sim_rand(&rng) % 0x14),
+					   .ini_rcid = (uint32_t)tp_sim_rand(&rng) & 0xfffff };
+		size_t hdr = uboe_wrap_flow_hdr_len(&f), n = hdr + 1, len, tl;
+		int damage = (int)(tp_sim_rand(&rng) % 4);
+		struct ub_view v;
+		const uint8_t *tp;
+		uint8_t *copy;
+		enum ub_parse_err e;
+
+		frame[hdr] = ub_ctph_make(UB_CTP_OP_TA, UB_NLP_TAH);
+		ub_tah_encode((struct ub_tah *)(frame + n), &t);
+		n += sizeof(struct ub_tah);
+		if (ub_ta_has_maetah(t.opcode)) {
+			struct ub_maetah_fields m = { .length = 64 };
+
+			ub_maetah_encode((struct ub_maetah *)(frame + n), &m);
+			n += sizeof(struct ub_maetah);
+		}
+		n += tp_sim_rand(&rng) % 300;
+		len = uboe_wrap(frame, n - hdr, &f);
+		for (int k = 0; k < damage; k++)
+			frame[tp_sim_rand(&rng) % len] ^= (uint8_t)(1 + tp_sim_rand(&rng) % 255);
+		if (tp_sim_rand(&rng) % 8 == 0)
+			len = tp_sim_rand(&rng) % (len + 1);
+		copy = malloc(len ? len : 1);
+		memcpy(copy, frame, len);
+		e = ub_parse_frame_ctp(copy, len, 0, &v);
+		if (!damage && len == n + 4)
+			assert_true(e == UB_PARSE_OK && v.ctp && v.icrc_ok);
+		if (e == UB_PARSE_OK) {
+			ok++;
+			assert_true(v.ip >= copy && v.ip + v.ip_len <= copy + len);
+			assert_true(v.payload + v.payload_len + UBOE_ICRC_LEN == v.ip + v.ip_len);
+			assert_int_equal(v.icrc_ok, ub_icrc_ok(v.ip, v.ip_len));
+			if (v.ctp) {
+				ctp_ok++;
+				assert_null(v.tph);
+				assert_ptr_equal(v.ctph, v.udp + 8);
+				/* Pad is ignored on receipt; opcode and NLP are not. */
+				assert_int_equal(ub_ctph_opcode(v.ctph[0]), UB_CTP_OP_TA);
+				assert_int_equal(ub_ctph_nlp(v.ctph[0]), UB_NLP_TAH);
+				tp = ub_view_tp(&v, &tl);
+				assert_ptr_equal(tp, v.ctph);
+				assert_true(tl >= 1 + sizeof(struct ub_tah));
+			}
+		}
+		free(copy);
+	}
+	print_message("# %ld CTP frames, %lu parsed ok (%lu as CTP)\n", count, ok, ctp_ok);
+	assert_true(ctp_ok > (unsigned long)count / 4);
+}
+
 /* A CTP channel whose mode the config gets wrong is refused; ROL becomes ROI. */
 static void ctp_config(void **state)
 {
@@ -535,6 +610,7 @@ int main(void)
 		cmocka_unit_test(ctp_rnr_retried),
 		cmocka_unit_test(ctp_context_lookup),
 		cmocka_unit_test(ctp_frame),
+		cmocka_unit_test(ctp_frame_fuzz),
 		cmocka_unit_test(ctp_config),
 	};
 
