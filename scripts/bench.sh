@@ -37,5 +37,3 @@ ns_run "$NS_SW" "$BENCH" --bpf-dir "$BPF_DIR" --ub-if sw-ub --ip-if sw-ip "$@"
 
 # UBoE endpoint: ubperf over AF_XDP beside iperf3, goodput under loss on a routed hop.
 "$ROOT/scripts/bench_endpoint.sh"
-# CTP on native links: beside RTP-SR, and an entity of two links beside one.
-"$ROOT/bench/ctp_bench.sh"
