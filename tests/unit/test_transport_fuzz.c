@@ -476,6 +476,7 @@ static void ctp_check_out(struct ctp_model *m, uint8_t *fr, size_t hdr, size_t n
 	assert_true(v.ctp && v.icrc_ok);
 	assert_int_equal(v.lbf, f.lbf);
 	tp = ub_view_tp(&v, &len);
+	assert_ptr_equal(tp, fr + hdr);
 	assert_int_equal(len, n);
 	assert_true(n <= 1 + 8 + 16 + MTU);
 	m->frames++;
@@ -493,7 +494,6 @@ static void ctp_check_out(struct ctp_model *m, uint8_t *fr, size_t hdr, size_t n
 	} else {
 		assert_true(answer);	/* we post nothing else */
 	}
-	(void)tp;
 }
 
 static void ctp_drain(struct ctp_model *m, uint64_t now)
