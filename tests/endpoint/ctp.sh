@@ -7,7 +7,7 @@
 #   client (ctpa2)           -- [br2: ta2 | tb2] -- (ctpb2)           server
 # With N > 1 both ends bind their ports as one entity (--dev ctpa1,ctpa2).
 
-CTP_CLI=10.74.0.1 CTP_SRV=10.74.0.2
+CTP_CLI=10.74.0.1 CTP_SRV=10.74.0.2 CTP_SRV6=fd00:74::2
 
 ctp_topo() {
 	local n=$1 k
@@ -20,8 +20,8 @@ ctp_topo() {
 		ip -n "$NS_CT" link set tb$k master br$k
 		ip -n "$NS_CT" link set br$k up
 	done
-	ns_addr "$NS_CA" ctpa1 $CTP_CLI/24
-	ns_addr "$NS_CB" ctpb1 $CTP_SRV/24
+	ns_addr "$NS_CA" ctpa1 $CTP_CLI/24 fd00:74::1/64
+	ns_addr "$NS_CB" ctpb1 $CTP_SRV/24 $CTP_SRV6/64
 	CTP_CLI_DEVS=$(seq -s, -f 'ctpa%g' "$n") CTP_SRV_DEVS=$(seq -s, -f 'ctpb%g' "$n")
 }
 
@@ -84,6 +84,22 @@ ctp_run() {
 test_ubperf_ctp_native_send() { ctp_run 1 flow 2000 send 1; }
 test_ubperf_ctp_native_write() { ctp_run 1 flow 500 write 2; }
 test_ubperf_ctp_native_read() { ctp_run 1 flow 500 read 1 --ta rot; }
+
+# Over IPv6 (the entity address is the IPv6 source): Reads and Writes, every
+# byte checked by ubperf.
+test_ubperf_ctp_native_ipv6_read_write() {
+	local d op; d=$(mktemp -d)
+	ctp_topo 1
+	for op in read write; do
+		start_server "$NS_CB" ctpb1 "$d/srv" --json --native || return 1
+		ns_run "$NS_CA" "$BIN/ubperf" client --dev ctpa1 --peer $CTP_SRV6 --native --mode ctp \
+			--op $op --count 300 --json >"$d/cli" 2>"$d/cli.err" || { cat "$d/cli.err"; return 1; }
+		wait $SRV_PID || { cat "$d/srv.err"; return 1; }
+		cat "$d/cli"
+		[[ $(json_get "$d/cli" messages) -eq 300 && $(json_get "$d/cli" corrupt) -eq 0 ]]
+		[[ $(json_get "$d/srv" corrupt) -eq 0 && $(json_get "$d/cli" frames.tx) -eq 300 ]]
+	done
+}
 
 # Two ports bound as one entity, the LBF choosing the member per packet: every
 # channel's packets cross both links (the counts per member in the JSON too).
@@ -193,6 +209,7 @@ test_ub2e_drops_native_ctp() {
 }
 
 CTP_TESTS=(test_ubperf_ctp_native_send test_ubperf_ctp_native_write test_ubperf_ctp_native_read
+	test_ubperf_ctp_native_ipv6_read_write
 	test_ubperf_ctp_entity_lb_packet test_ubperf_ctp_entity_lb_flow
 	test_ubperf_ctp_bad_command_lines test_ubperf_ctp_entity_refuses_rtp
 	test_ubperf_ctp_loss_times_out_one_line test_ub2e_drops_native_ctp)
