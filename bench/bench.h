@@ -15,6 +15,8 @@ struct xdp_bench_opts {
 	int rounds;		/* interleaved rounds; medians are taken over these */
 	bool npi_entry;		/* put partition 1 -> VLAN 1 in ub2e_npi2vlan (default: empty) */
 	const char *baseline;	/* another build's ub2e.linked.o, timed beside this one, or NULL */
+	bool no_live;		/* leave out the live-frames table */
+	bool no_npi;		/* leave out the NPI table size table */
 };
 
 /* Both print their table; they return 0, or 1 after saying on stderr what failed. */

@@ -59,7 +59,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: ubxdp_bench [--bpf-dir DIR] [--ub-if DEV] [--ip-if DEV] [--repeat N]\n"
 		"                   [--rounds N] [--npi-entry] [--baseline OBJ] [--no-xdp] [--no-icrc]\n"
-		"                   [--no-transport] [--no-wps]\n"
+		"                   [--no-transport] [--no-wps] [--no-live] [--no-npi]\n"
 		"  Times ub2e_to_uboe / ub2e_to_ub (IPv4, IPv6) and the floor programs with\n"
 		"  BPF_PROG_RUN, then ICRC throughput (zlib vs ISA-L). Run inside the switch\n"
 		"  namespace with tests/lib/topo.env exported; scripts/bench.sh does both.\n"
@@ -67,7 +67,9 @@ static void usage(FILE *f)
 		"  the table empty (ub2e_to_uboe then hits its first lookup).\n"
 		"  --baseline OBJ: also time the conversions of another build of the switch\n"
 		"  (its build/bpf/ub2e.linked.o, e.g. main's) in the same rounds, so that a\n"
-		"  change is measured side by side with what it changes.\n");
+		"  change is measured side by side with what it changes.\n"
+		"  --no-live, --no-npi: leave out the live-frames and the NPI table tables\n"
+		"  (quicker side-by-side runs; a profile of the test_run rounds alone).\n");
 }
 
 int main(int argc, char **argv)
@@ -84,6 +86,8 @@ int main(int argc, char **argv)
 		{ "no-icrc", no_argument, 0, 'C' },
 		{ "no-transport", no_argument, 0, 'T' },
 		{ "no-wps", no_argument, 0, 'W' },
+		{ "no-live", no_argument, 0, 'L' },
+		{ "no-npi", no_argument, 0, 'P' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -108,6 +112,8 @@ int main(int argc, char **argv)
 		case 'C': run_icrc = false; break;
 		case 'T': run_tp = false; break;
 		case 'W': run_wps = false; break;
+		case 'L': o.no_live = true; break;
+		case 'P': o.no_npi = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

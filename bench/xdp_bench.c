@@ -859,7 +859,7 @@ int xdp_bench(const struct xdp_bench_opts *o)
 	printf("check: floor (b) bare (it needs no harness) measured %.1f ns, "
 	       "program alone + loop says %.1f\n", bench_median(fb_bare->ns, o->rounds),
 	       bench_median(bare_b, o->rounds));
-	if (live_bench(&ob, ps, n, h, o) || npi_bench(&ob, ps, h, o))
+	if ((!o->no_live && live_bench(&ob, ps, n, h, o)) || (!o->no_npi && npi_bench(&ob, ps, h, o)))
 		goto out;
 	rc = 0;
 out:
