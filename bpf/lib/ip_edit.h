@@ -5,26 +5,36 @@
 
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <bpf/bpf_endian.h>
 #include "csum.h"
 
 static __always_inline __u8 ip4_ecn(const struct iphdr *iph) { return iph->tos & 3; }
 
+/*
+ * The new word is made in a register and stored whole: storing the ToS byte
+ * and then loading the word that holds it for the checksum stalls the CPU
+ * (a load that a narrower store cannot forward), on every forwarded packet.
+ */
 static __always_inline void ip4_set_ecn(struct iphdr *iph, __u8 ecn)
 {
 	__be16 *w = (__be16 *)iph;	/* version/IHL and ToS share word 0 */
-	__be16 old = *w;
+	__be16 old = *w, new = (old & ~bpf_htons(3)) | bpf_htons(ecn & 3);
 
-	iph->tos = (iph->tos & ~3) | (ecn & 3);
-	csum_replace2(&iph->check, old, *w);
+	*w = new;
+	csum_replace2(&iph->check, old, new);
 }
 
+/*
+ * TTL > 0 (the caller checked). As the kernel's ip_decrease_ttl() and
+ * xdp_fwd: the TTL is the high byte of its checksum word, so the checksum
+ * goes up by 0x0100 with the end-around carry; no word is read back.
+ */
 static __always_inline void ip4_dec_ttl(struct iphdr *iph)
 {
-	__be16 *w = (__be16 *)&iph->ttl;	/* TTL and protocol share word 4 */
-	__be16 old = *w;
+	__u32 check = (__u32)iph->check + bpf_htons(0x0100);
 
+	iph->check = (__sum16)(check + (check >= 0xffff));
 	iph->ttl--;
-	csum_replace2(&iph->check, old, *w);
 }
 
 /* Traffic class straddles bytes 0-1; its ECN bits are byte 1 bits 5-4. */
