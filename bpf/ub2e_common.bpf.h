@@ -115,7 +115,8 @@ static __always_inline bool ip4_src_martian(__be32 saddr)
 {
 	__u32 a = bpf_ntohl(saddr);
 
-	return (a >> 28) == 0xe || a == 0xffffffffu || (a >> 24) == 127 || a == 0;
+	/* a + 1 <= 1: 255.255.255.255 (wraps to 0) or 0.0.0.0 */
+	return (a >> 28) == 0xe || (a >> 24) == 127 || a + 1 <= 1;
 }
 
 static __always_inline bool ip6_src_martian(const struct in6_addr *a)
@@ -139,15 +140,16 @@ static __always_inline int ub2e_parse_l3(struct hdr_cursor *c, bool v6, bool nat
 {
 	__u32 ip_len, udp_len, avail;
 	void *ip_start = c->pos;
-	int dport;
 
 	l3->ip = ip_start;
 	l3->v6 = v6;
 
+	/* cursor_skip, not the parse_* helpers: every packet pays for their
+	 * second, NULL, test. */
 	if (!v6) {
-		struct iphdr *iph;
+		struct iphdr *iph = ip_start;
 
-		if (parse_iphdr(c, &iph) < 0)
+		if (!cursor_skip(c, sizeof(*iph)))
 			return native ? UB2E_CNT_DROP_TRUNCATED : UB2E_NOT_UBOE;
 		if (iph->version != 4)
 			return native ? UB2E_CNT_DROP_IP_VERSION : UB2E_NOT_UBOE;
@@ -171,9 +173,9 @@ static __always_inline int ub2e_parse_l3(struct hdr_cursor *c, bool v6, bool nat
 		}
 		ip_len = bpf_ntohs(iph->tot_len);
 	} else {
-		struct ipv6hdr *ip6h;
+		struct ipv6hdr *ip6h = ip_start;
 
-		if (parse_ip6hdr(c, &ip6h) < 0)
+		if (!cursor_skip(c, sizeof(*ip6h)))
 			return native ? UB2E_CNT_DROP_TRUNCATED : UB2E_NOT_UBOE;
 		if (ip6h->version != 6)
 			return native ? UB2E_CNT_DROP_IP_VERSION : UB2E_NOT_UBOE;
@@ -183,10 +185,10 @@ static __always_inline int ub2e_parse_l3(struct hdr_cursor *c, bool v6, bool nat
 		ip_len = bpf_ntohs(ip6h->payload_len) + sizeof(*ip6h);
 	}
 
-	dport = parse_udphdr(c, &l3->udph);
-	if (dport < 0)
+	l3->udph = c->pos;
+	if (!cursor_skip(c, sizeof(*l3->udph)))
 		return native ? UB2E_CNT_DROP_TRUNCATED : UB2E_NOT_UBOE;
-	if (dport != UBOE_UDP_PORT)
+	if (l3->udph->dest != bpf_htons(UBOE_UDP_PORT))
 		return native ? UB2E_CNT_DROP_NOT_UBOE : UB2E_NOT_UBOE;
 
 	/* From here on it is UB: every defect is a drop. */
@@ -204,8 +206,8 @@ static __always_inline int ub2e_parse_l3(struct hdr_cursor *c, bool v6, bool nat
 		return UB2E_CNT_DROP_SRC_MARTIAN;
 	}
 
-	l3->tph = cursor_pull(c, sizeof(*l3->tph));
-	if (!l3->tph)
+	l3->tph = c->pos;
+	if (!cursor_skip(c, sizeof(*l3->tph)))
 		return UB2E_CNT_DROP_TRUNCATED;
 
 	/* Lengths: the IP packet must fit the frame (trailing Ethernet padding is

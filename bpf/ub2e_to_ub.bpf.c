@@ -60,21 +60,32 @@ static __always_inline int vlan_to_npi(const struct ub2e_cfg *cfg, __u32 vid,
 	return 0;
 }
 
+/* NTH in two stores (through its packed struct: six byte stores); as ub_nth_init(). */
+static __always_inline void nth_write(struct ub_nth *nth, __u16 cci, __u8 perm, __u32 pid)
+{
+	__u8 *b = (__u8 *)nth;
+
+	*(__be16 *)(b + __builtin_offsetof(struct ub_nth, cci)) = bpf_htons(cci);
+	*(__be32 *)(b + __builtin_offsetof(struct ub_nth, perm)) =
+		bpf_htonl((__u32)(perm & 1) << 24 | (pid & UB_PID_MASK));
+}
+
+/*
+ * From the IP header on, once per IP version: `v6` is a constant in each copy,
+ * so the version tests, and the registers they hold, leave the fast path.
+ */
+static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *cfg,
+				    struct hdr_cursor c, __u16 vid, bool tagged, int proto, bool v6);
+
 SEC("xdp")
 int ub2e_to_ub(struct xdp_md *ctx)
 {
 	struct hdr_cursor c = { (void *)(long)ctx->data, (void *)(long)ctx->data_end };
 	const struct ub2e_cfg *cfg = ub2e_config();
-	struct bpf_fib_lookup fib;
-	struct ub_lph *lph;
-	struct ub_nth *nth;
 	struct ethhdr *eth;
-	struct ub_l3 l3;
 	__u16 vid = 0;
 	bool tagged = false, v6;
-	int proto, rc, strip;
-	__u32 pid, mark;
-	__u8 perm, fecn;
+	int proto;
 
 	if (!cfg)
 		return XDP_PASS;
@@ -95,6 +106,23 @@ int ub2e_to_ub(struct xdp_md *ctx)
 		count(UB2E_CNT_PASS_NOT_UBOE);
 		return XDP_PASS;
 	}
+
+	if (v6)
+		return to_ub_ip(ctx, cfg, c, vid, tagged, proto, true);
+	return to_ub_ip(ctx, cfg, c, vid, tagged, proto, false);
+}
+
+static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *cfg,
+				    struct hdr_cursor c, __u16 vid, bool tagged, int proto, bool v6)
+{
+	struct bpf_fib_lookup fib;
+	struct ub_lph *lph;
+	struct ub_nth *nth;
+	struct ethhdr *eth;
+	struct ub_l3 l3;
+	int rc, strip;
+	__u32 pid, mark;
+	__u8 perm, fecn;
 
 	rc = ub2e_parse_l3(&c, v6, false, &l3);
 	if (rc == UB2E_NOT_UBOE) {
@@ -140,7 +168,7 @@ int ub2e_to_ub(struct xdp_md *ctx)
 	ub2e_write_eth(eth, &fib, bpf_htons(cfg->ub_ethertype));
 	ub_lph_init(lph, v6 ? UB_LPH_CONFIG_IPV6 : UB_LPH_CONFIG_IPV4, cfg->vl, cfg->rt);
 	/* LoC 0: congestion, if any, happened at an intermediate switch (§5.2.1). */
-	ub_nth_init(nth, ub_cci_make_fecn(fecn, 0), perm, pid);
+	nth_write(nth, ub_cci_make_fecn(fecn, 0), perm, pid);
 	if (bpf_redirect_map(&ub2e_tx_ub, fib.ifindex, XDP_DROP) != XDP_REDIRECT)
 		return drop(UB2E_CNT_DROP_NOT_EGRESS_PORT);
 	count(UB2E_CNT_TX_UB);

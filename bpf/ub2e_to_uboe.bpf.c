@@ -24,27 +24,48 @@ static __noinline int drop(__u32 why)
 	return XDP_DROP;
 }
 
-static __always_inline int punt(struct xdp_md *ctx, __be16 ip_proto, __u32 mark, __u32 why)
+/*
+ * Punts happen before any header moved: the mark is made here from the NTH
+ * still in the frame, so the fast path keeps nothing for it across the FIB
+ * lookup.
+ */
+static __always_inline int punt(struct xdp_md *ctx, __be16 ip_proto, __u32 why)
 {
+	const struct ub_nth *nth = (void *)(long)ctx->data + sizeof(struct ethhdr) + sizeof(struct ub_lph);
+
+	if ((void *)(nth + 1) > (void *)(long)ctx->data_end)
+		return drop(UB2E_CNT_DROP_ADJUST_FAILED);
 	count(UB2E_CNT_RX_UB);
-	return ub2e_punt(ctx, UB_NATIVE_HDR_LEN, ip_proto, mark, why);
+	return ub2e_punt(ctx, UB_NATIVE_HDR_LEN, ip_proto,
+			 ub2e_mark(ub_nth_pid(nth), ub_nth_perm(nth), ub_cci_fecn(bpf_ntohs(nth->cci))), why);
 }
+
+/* The NTH's fields in word loads (through its packed struct they are read byte by byte). */
+static __always_inline __u16 nth_cci(const struct ub_nth *nth)
+{
+	return bpf_ntohs(*(const __be16 *)((const __u8 *)nth + __builtin_offsetof(struct ub_nth, cci)));
+}
+
+/* rsv(7).Permission(1) | Partition ID(24) */
+static __always_inline __u32 nth_perm_pid(const struct ub_nth *nth)
+{
+	return bpf_ntohl(*(const __be32 *)((const __u8 *)nth + __builtin_offsetof(struct ub_nth, perm)));
+}
+
+/*
+ * From the IP header on, once per IP version: `v6` is a constant in each copy,
+ * so the version tests, and the registers they hold, leave the fast path.
+ */
+static __always_inline int to_uboe_ip(struct xdp_md *ctx, const struct ub2e_cfg *cfg,
+				      struct hdr_cursor c, const struct ub_nth *nth, bool v6);
 
 SEC("xdp")
 int ub2e_to_uboe(struct xdp_md *ctx)
 {
 	struct hdr_cursor c = { (void *)(long)ctx->data, (void *)(long)ctx->data_end };
 	const struct ub2e_cfg *cfg = ub2e_config();
-	struct bpf_fib_lookup fib;
 	struct ub_lph *lph;
-	struct ub_nth *nth;
 	struct ethhdr *eth;
-	struct ub_l3 l3;
-	__be16 ip_proto;
-	__u16 cci;
-	__u32 pid, mark;
-	int rc, vid;
-	bool v6;
 
 	if (!cfg)
 		return XDP_PASS;
@@ -57,36 +78,45 @@ int ub2e_to_uboe(struct xdp_md *ctx)
 		return XDP_PASS;
 	}
 
-	lph = cursor_pull(&c, sizeof(*lph));
-	nth = cursor_pull(&c, sizeof(*nth));
-	if (!lph || !nth)
+	/* LPH and NTH in one bounds check. */
+	lph = cursor_pull(&c, UB_NATIVE_HDR_LEN);
+	if (!lph)
 		return drop(UB2E_CNT_DROP_TRUNCATED);
 	switch (ub_lph_config(lph)) {
 	case UB_LPH_CONFIG_IPV4:
-		v6 = false;
-		ip_proto = bpf_htons(ETH_P_IP);
-		break;
+		return to_uboe_ip(ctx, cfg, c, (const struct ub_nth *)(lph + 1), false);
 	case UB_LPH_CONFIG_IPV6:
-		v6 = true;
-		ip_proto = bpf_htons(ETH_P_IPV6);
-		break;
+		return to_uboe_ip(ctx, cfg, c, (const struct ub_nth *)(lph + 1), true);
 	default:
 		return drop(UB2E_CNT_DROP_LPH_CONFIG);
 	}
+}
+
+static __always_inline int to_uboe_ip(struct xdp_md *ctx, const struct ub2e_cfg *cfg,
+				      struct hdr_cursor c, const struct ub_nth *nth, bool v6)
+{
+	__be16 ip_proto = v6 ? bpf_htons(ETH_P_IPV6) : bpf_htons(ETH_P_IP);
+	struct bpf_fib_lookup fib;
+	struct ethhdr *eth;
+	struct ub_l3 l3;
+	__u32 pid, perm_pid;
+	__u16 cci;
+	int rc, vid;
 
 	rc = ub2e_parse_l3(&c, v6, true, &l3);
 	if (rc)
 		return drop(rc);
 
-	pid = ub_nth_pid(nth);
+	perm_pid = nth_perm_pid(nth);
+	pid = perm_pid & UB_PID_MASK;
 	if (pid == UB_PID_INVALID)
 		return drop(UB2E_CNT_DROP_PARTITION_ZERO);
-	vid = ub2e_npi_to_vlan(cfg, pid, ub_nth_perm(nth));
+	vid = ub2e_npi_to_vlan(cfg, pid, (perm_pid >> 24) & 1);
 	if (vid < 0)
 		return drop(-vid);
 
 	/* CCI -> ECN (draft §5.2.1); LoC has no IP equivalent and is dropped. */
-	cci = bpf_ntohs(nth->cci);
+	cci = nth_cci(nth);
 	if (ub_cci_mode(cci) == UB_CCI_MODE_FECN) {
 		__u8 ecn = cfg->fecn_to_ecn[ub_cci_fecn(cci)] & 3;
 
@@ -100,9 +130,8 @@ int ub2e_to_uboe(struct xdp_md *ctx)
 		count(UB2E_CNT_CCI_NOT_FECN);
 	}
 
-	mark = ub2e_mark(pid, ub_nth_perm(nth), ub_cci_fecn(cci));
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC) && ub_l3_ttl(&l3) <= 1)
-		return punt(ctx, ip_proto, mark, UB2E_CNT_PASS_TTL_EXPIRED);
+		return punt(ctx, ip_proto, UB2E_CNT_PASS_TTL_EXPIRED);
 
 	/* The 802.1Q tag is not part of the MTU: the IP packet leaves as it is. */
 	rc = ub_l3_fib(ctx, &fib, ctx->ingress_ifindex, &l3, 0);
@@ -112,7 +141,7 @@ int ub2e_to_uboe(struct xdp_md *ctx)
 			return drop(UB2E_CNT_DROP_NOT_EGRESS_PORT);
 		if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
 			ub_l3_force_df(&l3);
-		return punt(ctx, ip_proto, mark, ub2e_fib_punt_reason(rc));
+		return punt(ctx, ip_proto, ub2e_fib_punt_reason(rc));
 	}
 
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC))

@@ -156,9 +156,13 @@ struct ub_tph {
 #define UB_NLP_TAH		0
 
 /* Opcodes that may appear in UBoE: RTP and UTP only (CTP, bypass, reserved are invalid). */
+#define UB_TP_OPCODES_VALID	(1u << UB_TP_UTP_DATA | 1u << UB_TP_RTP_DATA | 1u << UB_TP_ACK | \
+				 1u << UB_TP_ACK_CE | 1u << UB_TP_SACK | 1u << UB_TP_SACK_CE | \
+				 1u << UB_TP_CNP)
 static inline int ub_tp_opcode_valid(__u8 op)
 {
-	return op <= UB_TP_CNP && op != 0x4 && op != 0x7;
+	/* One test of a bit mask (the XDP fast path runs this on every packet). */
+	return op <= UB_TP_CNP && ((UB_TP_OPCODES_VALID >> op) & 1);
 }
 
 static inline __u8 ub_tph_opcode(const struct ub_tph *h) { return h->op & 0x7f; }

@@ -9,6 +9,7 @@
 #define UBXDP_PARSE_H
 
 #include <linux/types.h>
+#include <stdbool.h>
 #include <linux/if_ether.h>
 #include <linux/in.h>
 #include <linux/ip.h>
@@ -33,6 +34,19 @@ static __always_inline void *cursor_pull(struct hdr_cursor *c, __u32 len)
 		return NULL;
 	c->pos = p + len;
 	return p;
+}
+
+/*
+ * Move the cursor past `len` bytes at c->pos, which the caller already holds;
+ * false when the packet is shorter. Unlike cursor_pull there is no NULL
+ * result to test again after the bounds test.
+ */
+static __always_inline bool cursor_skip(struct hdr_cursor *c, __u32 len)
+{
+	if (c->pos + len > c->end)
+		return false;
+	c->pos += len;
+	return true;
 }
 
 /* Returns the EtherType (network order) or -1. */
