@@ -24,10 +24,12 @@ static __noinline int drop(__u32 why)
 	return XDP_DROP;
 }
 
-static __always_inline int punt(struct xdp_md *ctx, int strip, __be16 ip_proto, __u32 mark, __u32 why)
+/* The mark is made here, off the fast path. */
+static __always_inline int punt(struct xdp_md *ctx, int strip, __be16 ip_proto, __u32 pid, __u8 perm,
+				__u8 fecn, __u32 why)
 {
 	count(UB2E_CNT_RX_UBOE);
-	return ub2e_punt(ctx, strip, ip_proto, mark, why);
+	return ub2e_punt(ctx, strip, ip_proto, ub2e_mark(pid, perm, fecn), why);
 }
 
 /* NPI for a VLAN ID (0: untagged). Returns 0 or a drop counter. */
@@ -121,8 +123,8 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 	struct ethhdr *eth;
 	struct ub_l3 l3;
 	int rc, strip;
-	__u32 pid, mark;
 	__u8 perm, fecn;
+	__u32 pid;
 
 	rc = ub2e_parse_l3(&c, v6, false, &l3);
 	if (rc == UB2E_NOT_UBOE) {
@@ -139,9 +141,8 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 
 	/* The kernel gets the plain IP packet, without the 802.1Q tag it has no device for. */
 	strip = tagged ? (int)sizeof(struct vlan_tag) : 0;
-	mark = ub2e_mark(pid, perm, fecn);
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC) && ub_l3_ttl(&l3) <= 1)
-		return punt(ctx, strip, proto, mark, UB2E_CNT_PASS_TTL_EXPIRED);
+		return punt(ctx, strip, proto, pid, perm, fecn, UB2E_CNT_PASS_TTL_EXPIRED);
 
 	/* What leaves is the IP packet behind LPH+NTH: that must fit the MTU. */
 	rc = ub_l3_fib(ctx, &fib, ctx->ingress_ifindex, &l3, UB_NATIVE_HDR_LEN);
@@ -150,7 +151,7 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 			return drop(UB2E_CNT_DROP_NOT_EGRESS_PORT);
 		if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
 			ub_l3_force_df(&l3);
-		return punt(ctx, strip, proto, mark, ub2e_fib_punt_reason(rc));
+		return punt(ctx, strip, proto, pid, perm, fecn, ub2e_fib_punt_reason(rc));
 	}
 
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC))
@@ -166,7 +167,7 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 	if ((void *)(nth + 1) > (void *)(long)ctx->data_end)
 		return drop(UB2E_CNT_DROP_ADJUST_FAILED);
 	ub2e_write_eth(eth, &fib, bpf_htons(cfg->ub_ethertype));
-	ub_lph_init(lph, v6 ? UB_LPH_CONFIG_IPV6 : UB_LPH_CONFIG_IPV4, cfg->vl, cfg->rt);
+	*(__be32 *)lph = bpf_htonl(ub_lph_word(v6 ? UB_LPH_CONFIG_IPV6 : UB_LPH_CONFIG_IPV4, cfg->vl, cfg->rt));
 	/* LoC 0: congestion, if any, happened at an intermediate switch (§5.2.1). */
 	nth_write(nth, ub_cci_make_fecn(fecn, 0), perm, pid);
 	if (bpf_redirect_map(&ub2e_tx_ub, fib.ifindex, XDP_DROP) != XDP_REDIRECT)

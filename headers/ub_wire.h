@@ -46,13 +46,23 @@ static inline __u8 ub_lph_rt(const struct ub_lph *h)
 	return (__u8)((((h->b[2] >> 6) & 1) << 1) | (h->b[2] >> 7));
 }
 
-/* Link length fields are written 0; Crd, ACK and CrdTargetVL 0. */
+/* Link length fields are written 0; Crd, ACK and CrdTargetVL 0. The four
+ * bytes as one word, b[0] in the top byte (the XDP fast path stores it whole). */
+static inline __u32 ub_lph_word(__u8 config, __u8 vl, __u8 rt)
+{
+	return (__u32)((vl >> 3) & 1) << 24 |
+	       (__u32)(((vl & 7) << 5) | (config & 0x0f)) << 16 |
+	       (__u32)(((rt & 1) << 7) | (((rt >> 1) & 1) << 6)) << 8;
+}
+
 static inline void ub_lph_init(struct ub_lph *h, __u8 config, __u8 vl, __u8 rt)
 {
-	h->b[0] = (__u8)((vl >> 3) & 1);
-	h->b[1] = (__u8)(((vl & 7) << 5) | (config & 0x0f));
-	h->b[2] = (__u8)(((rt & 1) << 7) | (((rt >> 1) & 1) << 6));
-	h->b[3] = 0;
+	__u32 w = ub_lph_word(config, vl, rt);
+
+	h->b[0] = (__u8)(w >> 24);
+	h->b[1] = (__u8)(w >> 16);
+	h->b[2] = (__u8)(w >> 8);
+	h->b[3] = (__u8)w;
 }
 
 /*
