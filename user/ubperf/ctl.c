@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -193,7 +194,7 @@ static void swap32(void *p, size_t words, bool to_net)
 
 void ctl_hello_order(struct ctl_hello *h, bool to_net)
 {
-	swap32(h, sizeof(*h) / 4, to_net);
+	swap32(h, offsetof(struct ctl_hello, path) / 4, to_net);	/* paths are bytes */
 }
 
 void ctl_welcome_order(struct ctl_welcome *w, bool to_net)

@@ -30,10 +30,12 @@ static const char *const ta_names[] = { "rol", "roi", "rot" };
 struct run {
 	const struct ubperf_opts *o;
 	const char *who;
-	/* Server: a port per --dev, peer[k] the client as port k reaches it.
-	 * Client: one port, peer[k] each address the server gave its channels. */
+	/* A port per --dev; peer[k] (k < nep) the other side's control address as
+	 * port k reaches it, then the other addresses its channels were given
+	 * (peer_ep[k]: by which port). */
 	struct ep *ep[UBPERF_MAX_DEVS];
-	struct ep_peer peer[UBPERF_MAX_DEVS];
+	struct ep_peer peer[UBPERF_MAX_DEVS * UBPERF_MAX_DEVS];
+	uint32_t peer_ep[UBPERF_MAX_DEVS * UBPERF_MAX_DEVS];
 	uint32_t nep, npeer;
 	struct ep_chan ch[UBPERF_MAX_CHANS];
 	uint8_t *buf;		/* message source / destination / registered region */
@@ -117,23 +119,29 @@ static int open_ep(struct run *r)
 	return 0;
 }
 
-/* Server: the client as each port reaches it. */
+/* The other side (its control address) as each port reaches it. */
 static int init_peers(struct run *r, uint8_t ver, const uint8_t ip[16], int wait_ms,
 		      const char *what)
 {
 	char err[256];
 
-	for (; r->npeer < r->nep; r->npeer++)
+	for (; r->npeer < r->nep; r->npeer++) {
+		r->peer_ep[r->npeer] = r->npeer;
 		if (ep_peer_init(r->ep[r->npeer], &r->peer[r->npeer], ver, ip, wait_ms, err,
 				 sizeof(err)))
 			return fail(r, "%s via %s: %s", what, r->o->devs[r->npeer], err);
+	}
 	return 0;
 }
 
 /* Channel c's port: the server spreads its channels over its ports. */
 static uint32_t port_of(const struct run *r, uint32_t c) { return c % r->nep; }
 
-/* Every port a round. With several, none sleeps while another may have work. */
+/*
+ * Every port a round. With several, none sleeps while another may have work;
+ * when none had any, one wait on all their sockets until a frame or the
+ * earliest timer (at most 1 ms, as one port's ep_progress(ep, 1) waits).
+ */
 static void progress(struct run *r)
 {
 	int moved = 0;
@@ -145,7 +153,7 @@ static void progress(struct run *r)
 	for (uint32_t k = 0; k < r->nep; k++)
 		moved += ep_progress(r->ep[k], 0);
 	if (!moved)
-		usleep(50);
+		ep_wait(r->ep, r->nep, 1000000);
 }
 
 static bool poll_event(struct run *r, struct tp_event *ev)
@@ -634,31 +642,52 @@ static int client_loop(struct run *r)
 	return 0;
 }
 
-/* A server on several ports: each channel to the address of its port. */
-static int follow_paths(struct run *r, const struct ctl_welcome *w, int wait_ms)
+/*
+ * The other side on several ports: each channel to the address of its port
+ * there (path[c]; ver 0: the control address), reached by the channel's own
+ * port here.
+ */
+static int follow_paths(struct run *r, const struct ctl_path *path, int wait_ms)
 {
 	char err[256], a_s[INET6_ADDRSTRLEN];
 
 	for (uint32_t c = 0; c < r->o->channels; c++) {
-		const struct ctl_path *p = &w->path[c];
-		uint32_t k = 0;
+		const struct ctl_path *p = &path[c];
+		uint32_t k = 0, e = port_of(r, c);
 
 		if (p->ver != 4 && p->ver != 6)
 			continue;
-		while (k < r->npeer && (r->peer[k].ip_ver != p->ver ||
+		while (k < r->npeer && (r->peer_ep[k] != e || r->peer[k].ip_ver != p->ver ||
 					memcmp(r->peer[k].ip, p->ip, p->ver == 6 ? 16 : 4)))
 			k++;
 		if (k == r->npeer) {
 			inet_ntop(p->ver == 6 ? AF_INET6 : AF_INET, p->ip, a_s, sizeof(a_s));
-			if (k == UBPERF_MAX_DEVS)
-				return fail(r, "the server names more than %d ports", UBPERF_MAX_DEVS);
-			if (ep_peer_init(r->ep[0], &r->peer[k], p->ver, p->ip, wait_ms, err, sizeof(err)))
-				return fail(r, "channel %u: server port %s: %s", c, a_s, err);
+			if (k == UBPERF_MAX_DEVS * UBPERF_MAX_DEVS)
+				return fail(r, "the other side names more than %d ports", UBPERF_MAX_DEVS);
+			r->peer_ep[k] = e;
+			if (ep_peer_init(r->ep[e], &r->peer[k], p->ver, p->ip, wait_ms, err, sizeof(err)))
+				return fail(r, "channel %u: port %s via %s: %s", c, a_s, r->o->devs[e], err);
 			r->npeer++;
 		}
 		r->ch[c].peer = &r->peer[k];
 	}
 	return 0;
+}
+
+/* Several ports: where each channel's port is, for the other side (our
+ * source address towards it; a route without one leaves it at the default). */
+static void fill_paths(const struct run *r, struct ctl_path *path)
+{
+	static const uint8_t no_ip[16];
+
+	for (uint32_t c = 0; r->nep > 1 && c < r->o->channels; c++) {
+		const struct ep_peer *p = &r->peer[port_of(r, c)];
+
+		if (memcmp(p->nh.src_ip, no_ip, 16)) {
+			path[c].ver = p->nh.ip_ver;
+			memcpy(path[c].ip, p->nh.src_ip, 16);
+		}
+	}
 }
 
 int ubperf_client(const struct ubperf_opts *o)
@@ -668,7 +697,7 @@ int ubperf_client(const struct ubperf_opts *o)
 	struct ctl_welcome w;
 	struct ctl_done d = { 0 }, pd;
 	uint8_t ver, ip[16];
-	char err[256];
+	char peer_s[128];
 	int rc = 1, wait_ms = (int)(o->wait_s * 1000);
 
 	if (ctl_parse_addr(o->peer, &ver, ip)) {
@@ -692,11 +721,9 @@ int ubperf_client(const struct ubperf_opts *o)
 			r.free_slots[c * 4 + s / 64] |= 1ull << (s % 64);
 	if (open_ep(&r))
 		goto out;
-	if (ep_peer_init(r.ep[0], &r.peer[0], ver, ip, wait_ms, err, sizeof(err))) {
-		fail(&r, "peer %s: %s", o->peer, err);
+	snprintf(peer_s, sizeof(peer_s), "peer %s", o->peer);
+	if (init_peers(&r, ver, ip, wait_ms, peer_s))
 		goto out;
-	}
-	r.npeer = 1;
 	if (make_chans(&r))
 		goto out;
 	r.ctl = ctl_connect(ver, ip, o->port, wait_ms);
@@ -722,6 +749,7 @@ int ubperf_client(const struct ubperf_opts *o)
 		h.ch[c].tpn = tp_chan_tpn(r.ch[c].tp);
 		h.ch[c].init_psn = tp_chan_init_psn(r.ch[c].tp);
 	}
+	fill_paths(&r, h.path);
 	ctl_hello_order(&h, true);
 	if (ctl_send(r.ctl, &h, sizeof(h)) || ctl_recv(r.ctl, &w, sizeof(w), wait_ms)) {
 		fail(&r, "peer %s never answered the control handshake", o->peer);
@@ -735,7 +763,7 @@ int ubperf_client(const struct ubperf_opts *o)
 	}
 	r.token = w.token;
 	r.va = w.va;
-	if (follow_paths(&r, &w, wait_ms))
+	if (follow_paths(&r, w.path, wait_ms))
 		goto out;
 	for (uint32_t c = 0; c < o->channels; c++) {
 		int e = tp_chan_connect(r.ch[c].tp, w.ch[c].tpn, w.ch[c].init_psn);
@@ -865,7 +893,6 @@ static int server_loop(struct run *r)
 
 int ubperf_server(const struct ubperf_opts *o)
 {
-	static const uint8_t no_ip[16];
 	struct run r = { .o = o, .who = "server", .ctl = -1 };
 	struct ubperf_opts so = *o;
 	struct ctl_hello h;
@@ -926,7 +953,7 @@ int ubperf_server(const struct ubperf_opts *o)
 	}
 	if (init_peers(&r, ver, ip, 5000, peer_s))
 		goto out;
-	if (make_chans(&r))
+	if (make_chans(&r) || follow_paths(&r, h.path, 5000))
 		goto out;
 	w.magic = UBPERF_MAGIC;
 	for (uint32_t c = 0; c < so.channels; c++) {
@@ -940,15 +967,9 @@ int ubperf_server(const struct ubperf_opts *o)
 		}
 		w.ch[c].tpn = tp_chan_tpn(r.ch[c].tp);
 		w.ch[c].init_psn = tp_chan_init_psn(r.ch[c].tp);
-		/* Several ports: the client sends each channel to its port's address
-		 * (a route without a preferred source leaves it at --peer). */
-		if (r.nep > 1 && memcmp(r.peer[port_of(&r, c)].nh.src_ip, no_ip, 16)) {
-			const struct ep_peer *p = &r.peer[port_of(&r, c)];
-
-			w.path[c].ver = p->nh.ip_ver;
-			memcpy(w.path[c].ip, p->nh.src_ip, 16);
-		}
 	}
+	/* Several ports: the client sends each channel to its port's address. */
+	fill_paths(&r, w.path);
 	/* A region is registered in one port's core: its token means nothing to another. */
 	if (!w.status && so.op != OP_SEND && r.nep > 1) {
 		w.status = EOPNOTSUPP;

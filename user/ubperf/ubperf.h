@@ -13,7 +13,7 @@
 #include "tpg.h"
 
 #define UBPERF_MAX_CHANS	64
-#define UBPERF_MAX_DEVS		8	/* server --dev A,B,...: ports served at once */
+#define UBPERF_MAX_DEVS		8	/* --dev A,B,...: ports served at once */
 #define UBPERF_DEFAULT_PORT	4793	/* TCP control, like perftest's out-of-band exchange */
 
 enum ubperf_op { OP_SEND = 0, OP_WRITE, OP_READ };
@@ -59,17 +59,18 @@ struct ctl_chan {
 	uint32_t tpn, init_psn;
 };
 
+/* Where a channel's port is (bytes: no byte order); ver 0: the control connection's address. */
+struct ctl_path {
+	uint8_t ver, pad[3];
+	uint8_t ip[16];
+};
+
 struct ctl_hello {
 	uint32_t magic, mode, op, ta, size, channels, mtu, window, depth;
 	uint32_t rto_us, rto_min_us;
 	struct ctl_chan ch[UBPERF_MAX_CHANS];
 	uint32_t cc, lb;	/* enum tp_cc_algo, enum tpg_lb */
-};
-
-/* Where a channel's server port is (bytes: no byte order); ver 0: the --peer address. */
-struct ctl_path {
-	uint8_t ver, pad[3];
-	uint8_t ip[16];
+	struct ctl_path path[UBPERF_MAX_CHANS];	/* a client on several ports */
 };
 
 struct ctl_welcome {
