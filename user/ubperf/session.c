@@ -134,7 +134,7 @@ static int init_peers(struct run *r, uint8_t ver, const uint8_t ip[16], int wait
 	return 0;
 }
 
-/* Channel c's port: the server spreads its channels over its ports. */
+/* Channel c's port: each side spreads its channels over its ports. */
 static uint32_t port_of(const struct run *r, uint32_t c) { return c % r->nep; }
 
 /*
