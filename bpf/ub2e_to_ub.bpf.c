@@ -2,13 +2,15 @@
 /*
  * UB2E switch, UBoE -> UB (draft-li-uboe-00 §5), attached to the IP-side port.
  *
- * In:  Eth | [802.1Q] | IPv4/IPv6 | UDP 4792 | TPH | ...
+ * In:  Eth | [802.1Q] | [CAQM tag] | IPv4/IPv6 | UDP 4792 | TPH | ...
  * Out: Eth(0x88B5) | LPH | NTH | IPv4/IPv6 | UDP 4792 | TPH | ...  (redirected to a UB-side port)
  *
- * LPH gets the configured RT, NTH gets CCI = FECN from the IP ECN and the NPI
- * from the VLAN. Everything that is not UBoE passes to the kernel untouched.
+ * LPH gets the configured RT, NTH gets CCI = FECN from the IP ECN (or, with
+ * --caqm-tag, the CAQM CCI of the tag) and the NPI from the VLAN. Everything
+ * that is not UBoE passes to the kernel untouched.
  */
 #include "ub2e_common.bpf.h"
+#include "lib/caqm_tag.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -72,9 +74,10 @@ int ub2e_to_ub(struct xdp_md *ctx)
 	struct ub_l3 l3;
 	__u16 vid = 0;
 	bool tagged = false, v6;
-	int proto, rc, strip;
+	int proto, rc, strip, tlen;
 	__u32 pid, mark;
 	__u8 perm, fecn;
+	__u16 info = 0, cci;
 
 	if (!cfg)
 		return XDP_PASS;
@@ -86,6 +89,11 @@ int ub2e_to_ub(struct xdp_md *ctx)
 	if (proto == bpf_htons(ETH_P_8021Q)) {
 		tagged = true;
 		proto = parse_vlan(&c, &vid);
+	}
+	tlen = caqm_tag_pull(cfg, &c, &proto, &info);
+	if (tlen < 0) {
+		count(UB2E_CNT_PASS_NOT_UBOE);
+		return XDP_PASS;
 	}
 	if (proto == bpf_htons(ETH_P_IP)) {
 		v6 = false;
@@ -109,8 +117,9 @@ int ub2e_to_ub(struct xdp_md *ctx)
 		return drop(rc);
 	fecn = cfg->ecn_to_fecn[ub_l3_ecn(&l3)] & UB_CCI_FECN_MASK;
 
-	/* The kernel gets the plain IP packet, without the 802.1Q tag it has no device for. */
-	strip = tagged ? (int)sizeof(struct vlan_tag) : 0;
+	/* The kernel gets the plain IP packet, without the 802.1Q tag it has no
+	 * device for, nor the CAQM tag (its request is lost on the slow path). */
+	strip = (tagged ? (int)sizeof(struct vlan_tag) : 0) + tlen;
 	mark = ub2e_mark(pid, perm, fecn);
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC) && ub_l3_ttl(&l3) <= 1)
 		return punt(ctx, strip, proto, mark, UB2E_CNT_PASS_TTL_EXPIRED);
@@ -128,8 +137,8 @@ int ub2e_to_ub(struct xdp_md *ctx)
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC))
 		ub_l3_dec_ttl(&l3);
 
-	/* LPH + NTH (10 bytes) come; the 802.1Q tag, if any, goes. */
-	if (bpf_xdp_adjust_head(ctx, (tagged ? (int)sizeof(struct vlan_tag) : 0) - (int)UB_NATIVE_HDR_LEN))
+	/* LPH + NTH (10 bytes) come; the 802.1Q and CAQM tags, if any, go. */
+	if (bpf_xdp_adjust_head(ctx, strip - (int)UB_NATIVE_HDR_LEN))
 		return drop(UB2E_CNT_DROP_ADJUST_FAILED);
 	/* One bounds check for the three headers. */
 	eth = (void *)(long)ctx->data;
@@ -139,8 +148,11 @@ int ub2e_to_ub(struct xdp_md *ctx)
 		return drop(UB2E_CNT_DROP_ADJUST_FAILED);
 	ub2e_write_eth(eth, &fib, bpf_htons(cfg->ub_ethertype));
 	ub_lph_init(lph, v6 ? UB_LPH_CONFIG_IPV6 : UB_LPH_CONFIG_IPV4, cfg->vl, cfg->rt);
-	/* LoC 0: congestion, if any, happened at an intermediate switch (§5.2.1). */
-	ub_nth_init(nth, ub_cci_make_fecn(fecn, 0), perm, pid);
+	/* LoC 0: congestion, if any, happened at an intermediate switch (§5.2.1).
+	 * A CAQM tag's request and answers go on in the CCI instead. */
+	if (!tlen || !caqm_tag_cci(info, &cci))
+		cci = ub_cci_make_fecn(fecn, 0);
+	ub_nth_init(nth, cci, perm, pid);
 	if (bpf_redirect_map(&ub2e_tx_ub, fib.ifindex, XDP_DROP) != XDP_REDIRECT)
 		return drop(UB2E_CNT_DROP_NOT_EGRESS_PORT);
 	count(UB2E_CNT_TX_UB);
