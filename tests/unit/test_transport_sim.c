@@ -35,15 +35,6 @@ static void chan_cfg(struct tp_chan_config c[2], enum tp_mode mode)
 	}
 }
 
-static void link_cfg(struct tp_sim_cfg *s, uint64_t seed)
-{
-	memset(s, 0, sizeof(*s));
-	s->seed = seed;
-	for (int i = 0; i < 2; i++) {
-		s->dir[i].delay_ns = 10 * US;
-		s->dir[i].rate_bps = 10000000000ull;
-	}
-}
 
 #define PAIR_CHECK(p, ok)							\
 	do {									\
@@ -66,7 +57,7 @@ static void clean_link(void **state)
 		struct tp_stats st;
 
 		chan_cfg(c, reliable_modes[m]);
-		link_cfg(&s, 1);
+		pair_link_cfg(&s, 1);
 		s.frames = true;
 		assert_int_equal(pair_init(&p, c, &s, 100, 3000, 1), 0);
 		PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
@@ -111,7 +102,7 @@ static void lossy_seeds(enum tp_mode mode, uint64_t nseeds)
 			c[0].init_psn = TP_PSN_MASK - 40 - (uint32_t)seed;
 			psn0 = c[0].init_psn;
 		}
-		link_cfg(&s, seed);
+		pair_link_cfg(&s, seed);
 		s.frames = seed % 2;
 		for (int i = 0; i < 2; i++) {
 			s.dir[i].loss_data = 0.03 + 0.01 * (double)(seed % 4);
@@ -258,7 +249,7 @@ static void tail_loss_rto(void **state)
 		chan_cfg(c, reliable_modes[m]);
 		c[0].fixed_init_psn = true;
 		c[0].init_psn = 1000;
-		link_cfg(&s, 3);
+		pair_link_cfg(&s, 3);
 		log_attach(&s, &l, &c[0]);
 		assert_int_equal(pair_init(&p, c, &s, 1, 3 * 256, 3), 0);
 		pair_one_msg(&p, 3 * 256);	/* exactly three packets: PSN 1000..1002 */
@@ -288,7 +279,7 @@ static void ack_loss_no_livelock(void **state)
 		struct tp_stats st;
 
 		chan_cfg(c, reliable_modes[m]);
-		link_cfg(&s, 5);
+		pair_link_cfg(&s, 5);
 		s.dir[1].loss_resp = 0.5;
 		log_attach(&s, &l, &c[0]);
 		l.resp_blackout_until = 2 * MS;
@@ -313,7 +304,7 @@ static void sr_logged(struct tp_chan_config c[2], struct tp_sim_cfg *s, struct p
 	chan_cfg(c, TP_MODE_RTP_SR);
 	c[0].fixed_init_psn = true;
 	c[0].init_psn = psn0;
-	link_cfg(s, seed);
+	pair_link_cfg(s, seed);
 	log_attach(s, l, &c[0]);
 }
 
@@ -343,7 +334,7 @@ static void stall_no_go_back(void **state)
 	}
 	c[0].fixed_init_psn = true;
 	c[0].init_psn = 5000;
-	link_cfg(&s, 21);
+	pair_link_cfg(&s, 21);
 	s.dir[0].stall_at_ns = 50 * US;
 	s.dir[0].stall_ns = 3 * MS;
 	log_attach(&s, &l, &c[0]);
@@ -398,7 +389,7 @@ static void sr_no_double_retransmission(void **state)
 		chan_cfg(c, TP_MODE_RTP_SR);
 		c[0].fixed_init_psn = true;
 		c[0].init_psn = (uint32_t)(TP_PSN_MASK - 100 * seed);
-		link_cfg(&s, seed);
+		pair_link_cfg(&s, seed);
 		for (int i = 0; i < 2; i++)
 			s.dir[i].rate_bps = 1000000000ull;
 		log_attach(&s, &l, &c[0]);
@@ -431,7 +422,7 @@ static void sr_markpsn_no_rto(void **state)
 
 	(void)state;
 	chan_cfg(c, TP_MODE_RTP_SR);
-	link_cfg(&s, 9);
+	pair_link_cfg(&s, 9);
 	for (int i = 0; i < 2; i++)
 		s.dir[i].rate_bps = 1000000000ull;
 	log_attach(&s, &l, &c[0]);
@@ -468,7 +459,7 @@ static void sr_large_range(void **state)
 	}
 	c[0].fixed_init_psn = true;
 	c[0].init_psn = TP_PSN_MASK - 1000;
-	link_cfg(&s, 16);
+	pair_link_cfg(&s, 16);
 	for (int i = 0; i < 2; i++)
 		s.dir[i].delay_ns = 200 * US;	/* BDP above the window */
 	log_attach(&s, &l, &c[0]);
@@ -502,7 +493,7 @@ static void sr_all_sacked_tpack_lost(void **state)
 	c[0].fixed_init_psn = true;
 	c[0].init_psn = TP_PSN_MASK - 1;
 	c[0].retry_limit = 3;
-	link_cfg(&s, 14);
+	pair_link_cfg(&s, 14);
 	log_attach(&s, &l, &c[0]);
 	l.drop_psn = 0;			/* the first packet once: +1..+5 wait, SACKed */
 	l.drop_times = 1;
@@ -533,7 +524,7 @@ static void gbn_fast_single_goback(void **state)
 
 	(void)state;
 	chan_cfg(c, TP_MODE_RTP_GBN_FAST);
-	link_cfg(&s, 4);
+	pair_link_cfg(&s, 4);
 	for (int i = 0; i < 2; i++)
 		s.dir[i].rate_bps = 1000000000ull;
 	log_attach(&s, &l, &c[0]);
@@ -555,7 +546,7 @@ static void gbn_fast_single_goback(void **state)
 	/* GBN without fast retransmission recovers the same loss by RTO only. */
 	pair_free(&p);
 	chan_cfg(c, TP_MODE_RTP_GBN);
-	link_cfg(&s, 4);
+	pair_link_cfg(&s, 4);
 	log_attach(&s, &l, &c[0]);
 	l.drop_psn = 10;
 	l.drop_times = 1;
@@ -609,7 +600,7 @@ static void retry_limit_fails_channel(void **state)
 			c[0].rto_min_ns = 30 * US;
 			c[0].rto_n = 1;
 		}
-		link_cfg(&s, 2);
+		pair_link_cfg(&s, 2);
 		log_attach(&s, &l, &c[0]);
 		l.data_blackout_from = 1 * MS;
 		assert_int_equal(pair_init(&p, c, &s, 3000, 1500, 2), 0);
@@ -658,7 +649,7 @@ static void rol_delayed_tpack(void **state)
 	c[0].ta_mode = TP_TA_ROL;
 	c[0].rto_static_ns = 100 * US;
 	c[1].manual_taack = true;
-	link_cfg(&s, 8);
+	pair_link_cfg(&s, 8);
 	log_attach(&s, &l, &c[0]);
 	assert_int_equal(pair_init(&p, c, &s, 1, 3 * 256, 8), 0);
 	pair_one_msg(&p, 3 * 256);
@@ -725,7 +716,7 @@ static void roi_taack_packet(void **state)
 	(void)state;
 	chan_cfg(c, TP_MODE_RTP_SR);
 	c[0].ta_mode = TP_TA_ROI;
-	link_cfg(&s, 6);
+	pair_link_cfg(&s, 6);
 	for (int i = 0; i < 2; i++) {
 		s.dir[i].loss_data = 0.05;
 		s.dir[i].loss_resp = 0.05;
@@ -756,7 +747,7 @@ static void rnr_answered_and_retried(void **state)
 		chan_cfg(c, TP_MODE_RTP_SR);
 		c[0].ta_mode = roi ? TP_TA_ROI : TP_TA_ROL;
 		c[0].rnr_delay_ns = 60 * US;
-		link_cfg(&s, 10);
+		pair_link_cfg(&s, 10);
 		assert_int_equal(pair_init(&p, c, &s, 5, 700, 10), 0);
 		p.no_recv = true;
 		assert_false(pair_run(&p, 150 * US));
@@ -791,7 +782,7 @@ static void rnr_retries_exhausted(void **state)
 		c[0].rnr_retry = 2;
 		c[0].rnr_delay_ns = 30 * US;
 		c[1].rnr_wait_code = code ? 8 : 0;	/* 256 us */
-		link_cfg(&s, 11);
+		pair_link_cfg(&s, 11);
 		assert_int_equal(pair_init(&p, c, &s, 1, 100, 11), 0);
 		p.no_recv = true;
 		PAIR_CHECK(&p, pair_run(&p, 100 * MS));
@@ -819,7 +810,7 @@ static void send_too_long(void **state)
 
 	(void)state;
 	chan_cfg(c, TP_MODE_RTP_SR);
-	link_cfg(&s, 15);
+	pair_link_cfg(&s, 15);
 	assert_int_equal(pair_init(&p, c, &s, 0, 1000, 15), 0);
 	assert_int_equal(tp_post_recv(p.ch[1], p.rbuf[0], 1000, 0), 0);
 	assert_int_equal(tp_post_recv(p.ch[1], p.rbuf[1], 1000, 1), 0);
@@ -900,7 +891,7 @@ static void write_read(void **state)
 		c[0].ta_mode = roi ? TP_TA_ROI : TP_TA_ROL;
 		c[0].rnr_retry = 3;
 		c[0].rnr_delay_ns = 40 * US;
-		link_cfg(&s, 12);
+		pair_link_cfg(&s, 12);
 		s.frames = true;
 		for (int i = 0; i < 2; i++) {
 			s.dir[i].loss_data = 0.02;
@@ -1013,7 +1004,7 @@ static void utp_messages(void **state)
 		struct utp_check u = { .p = &p };
 
 		chan_cfg(c, TP_MODE_UTP);
-		link_cfg(&s, 13);
+		pair_link_cfg(&s, 13);
 		s.frames = true;
 		s.dir[0].loss_data = lossy ? 0.1 : 0;
 		assert_int_equal(pair_init(&p, c, &s, 0, 64, 13), 0);
@@ -1130,7 +1121,7 @@ static void channels_both_ways(void **state)
 			for (int c = 0; c < MC_CH; c++)
 				assert_int_equal(tp_chan_connect(m.ch[e][c], tp_chan_tpn(m.ch[1 - e][c]),
 								 tp_chan_init_psn(m.ch[1 - e][c])), 0);
-		link_cfg(&s, 21);
+		pair_link_cfg(&s, 21);
 		s.frames = true;
 		for (int i = 0; i < 2; i++) {
 			s.dir[i].loss_data = 0.03;
@@ -1227,7 +1218,7 @@ static void hello_setup(void **state)
 		/* Taken by the transport; no buffer yet: answered RNR, retried later. */
 		assert_int_equal(tp_ep_rx(h.ep[1], 0, d, n, NULL), TP_RX_OK);
 	}
-	link_cfg(&s, 41);
+	pair_link_cfg(&s, 41);
 	s.dir[0].loss_data = 0.05;
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(tp_post_recv(ch[1], rb[i], sizeof(rb[i]), (uint64_t)i), 0);
@@ -1253,7 +1244,7 @@ static void deterministic(void **state)
 		struct tp_pair p;
 
 		chan_cfg(c, TP_MODE_RTP_SR);
-		link_cfg(&s, k == 2 ? 8 : 7);
+		pair_link_cfg(&s, k == 2 ? 8 : 7);
 		for (int i = 0; i < 2; i++) {
 			s.dir[i].loss_data = 0.05;
 			s.dir[i].dup = 0.05;
@@ -1287,7 +1278,7 @@ static void sack_after_reordering(void **state)
 
 		chan_cfg(c, TP_MODE_RTP_SR);
 		c[1].sack_after = k ? 48 : 0;
-		link_cfg(&s, 30);
+		pair_link_cfg(&s, 30);
 		s.dir[0].reorder = 0.5;		/* half the packets take the longer path */
 		s.dir[0].reorder_ns = 4 * US;
 		assert_int_equal(pair_init(&p, c, &s, 60, 3000, 30), 0);

@@ -47,8 +47,17 @@ struct ep_native {
  * high privilege, partition 1. */
 void ep_native_init(struct ep_native *n);
 
+#define EP_MAX_MEMBERS	4
+
 struct ep_config {
 	const char *dev;
+	/* A CTP entity (native only): several emulated UB ports bound as one
+	 * entity behind one transport core, members[0] == dev (its route gives
+	 * the entity's address). Each CTP frame leaves by member LBF mod n, its
+	 * LBF the low byte of its entropy (per flow, or per packet with a
+	 * per-packet channel group); RTP frames by members[0]. n <= 1: dev alone. */
+	const char *members[EP_MAX_MEMBERS];
+	uint32_t nmembers;
 	bool generic;		/* XDP in SKB mode */
 	bool zerocopy;		/* AF_XDP zero-copy (the NIC must support it) */
 	uint32_t nframes;	/* UMEM frames; 0: 8192 */
@@ -109,7 +118,8 @@ struct tp_ep *ep_tp(struct ep *e);
 int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t ip[16],
 		 int timeout_ms, char *err, size_t errlen);
 
-/* tp_chan_create() with cfg->user pointing at c; c->peer must be set. */
+/* tp_chan_create() with cfg->user pointing at c; c->peer must be set (a CTP
+ * channel takes the peer's address as its entity). */
 struct tp_chan *ep_chan_create(struct ep *e, struct ep_chan *c, struct tp_chan_config *cfg);
 
 /*
@@ -143,6 +153,8 @@ void ep_set_ctl(struct ep *e, ep_ctl_fn fn, void *ctx);
 int ep_send_raw(struct ep *e, struct ep_peer *p, uint16_t sport, const void *tp, size_t len);
 
 void ep_get_stats(const struct ep *e, struct ep_stats *st);
+/* Frames sent by entity member k (0 .. nmembers-1; the device alone: 0). */
+uint64_t ep_member_tx(const struct ep *e, uint32_t k);
 uint64_t ep_now_ns(void);
 
 #endif

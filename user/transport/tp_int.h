@@ -24,6 +24,8 @@ struct tp_parsed {
 
 /* 0, or -EINVAL with *why set to the reason (a short key). */
 int tp_parse(const void *pkt, size_t len, struct tp_parsed *p, const char **why);
+/* TAH [MAETAH] at b, the payload up to end, into p. 0, or -EINVAL when cut short. */
+int tp_parse_ta(const uint8_t *b, const uint8_t *end, struct tp_parsed *p);
 
 /* ---- operations ---------------------------------------------------------- */
 
@@ -66,6 +68,7 @@ struct tp_op {
 	uint64_t va;
 	uint32_t token;
 	uint64_t wr_id;
+	uint64_t deadline;	/* CTP: answer due by (transaction timeout) */
 };
 
 struct tp_recvbuf {
@@ -198,6 +201,8 @@ struct tp_chan {
 	uint32_t utp_seg;
 	uint32_t utp_drop_tpmsn;
 	bool utp_drop_valid;
+	/* CTP: packets sent (tp_tx_info.psn, for per-packet load balancing) */
+	uint32_t ctp_sent;
 };
 
 struct tp_mr {
@@ -238,6 +243,11 @@ void tp_chan_fail(struct tp_chan *ch, enum tp_status why);
 struct tp_op *tp_sq_push(struct tp_chan *ch);
 size_t tp_enc_tph(uint8_t *buf, const struct tp_chan *ch, uint8_t opcode, bool last,
 		  uint8_t nlp, uint32_t psn, uint32_t tpmsn);
+size_t tp_enc_ta(struct tp_chan *ch, const struct tp_op *op, uint32_t seg, uint8_t *buf,
+		 size_t cap);
+struct tp_op *tp_snd_next_op(struct tp_chan *ch);
+void tp_sq_progress(struct tp_chan *ch);
+bool tp_op_initiator(const struct tp_op *op);
 
 /* tp_recv.c */
 enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p,
@@ -247,6 +257,16 @@ size_t tp_rcv_response(struct tp_chan *ch, uint64_t now, void *buf, size_t cap,
 void tp_rcv_tick(struct tp_chan *ch, uint64_t now);
 uint64_t tp_rcv_deadline(const struct tp_chan *ch);
 int tp_rcv_answer(struct tp_chan *ch, uint16_t tassn, int status);
+void tp_rcv_deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p, uint32_t psn);
+bool tp_rcv_room(const struct tp_chan *ch);
+
+/* tp_ctp.c: CTP (no PSN, no acks; one packet per operation) */
+enum tp_rx_verdict tp_ctp_rx(struct tp_ep *ep, uint64_t now, const void *pkt, size_t len,
+			     const struct tp_rx_meta *meta);
+size_t tp_ctp_send(struct tp_chan *ch, uint64_t now, uint8_t *buf, size_t cap,
+		   struct tp_tx_info *info);
+void tp_ctp_tick(struct tp_chan *ch, uint64_t now);
+uint64_t tp_ctp_deadline(const struct tp_chan *ch);
 
 static inline uint8_t tp_status_to_rspst(int st)
 {
@@ -276,7 +296,9 @@ size_t tp_cc_response(struct tp_chan *ch, uint64_t now, void *buf, size_t cap,
 size_t tp_cc_ack_ext(struct tp_chan *ch, uint64_t now, uint8_t *buf, size_t n, size_t cap);
 void tp_cc_tx_data(struct tp_chan *ch, uint64_t now, struct tp_tx_info *info);
 
-static inline bool tp_reliable(const struct tp_chan *ch) { return ch->cfg.mode != TP_MODE_UTP; }
+/* RTP: PSNs, acknowledgements and retransmission (not UTP, not CTP). */
+static inline bool tp_reliable(const struct tp_chan *ch) { return ch->cfg.mode < TP_MODE_UTP; }
+static inline bool tp_is_ctp(const struct tp_chan *ch) { return ch->cfg.mode == TP_MODE_CTP; }
 static inline bool tp_is_gbn(const struct tp_chan *ch)
 {
 	return ch->cfg.mode == TP_MODE_RTP_GBN || ch->cfg.mode == TP_MODE_RTP_GBN_FAST;

@@ -535,11 +535,15 @@ static uint8_t ta_order(const struct tp_chan *ch)
 	return ch->cfg.ta_mode == TP_TA_ROI ? 1 : ch->cfg.ta_mode == TP_TA_ROT ? 2 : 3;
 }
 
-static size_t enc_data(struct tp_chan *ch, const struct tp_op *op, uint32_t seg, uint32_t psn,
-		       uint32_t tpmsn, bool ackreq, uint8_t *buf, size_t cap)
+/*
+ * The transaction part of segment seg of op: TAH | [MAETAH] | payload.
+ * Returns its length, 0 when cap is too small.
+ */
+size_t tp_enc_ta(struct tp_chan *ch, const struct tp_op *op, uint32_t seg, uint8_t *buf,
+		 size_t cap)
 {
 	uint32_t plen = seg_len(ch, op, seg);
-	size_t off = (size_t)seg * ch->cfg.mtu, n;
+	size_t off = (size_t)seg * ch->cfg.mtu, n = 0;
 	bool mae = op->kind == OP_WRITE || op->kind == OP_READ;
 	struct ub_tah_fields tah = {
 		.opcode = ta_opcode[op->kind], .ini_tassn = op->tassn,
@@ -547,14 +551,13 @@ static size_t enc_data(struct tp_chan *ch, const struct tp_op *op, uint32_t seg,
 		.order = initiator(op) ? ta_order(ch) : 0,
 	};
 
-	if (cap < sizeof(struct ub_tph) + sizeof(struct ub_tah) +
-		  (mae ? sizeof(struct ub_maetah) : 0) + plen)
+	/* [chosen] CTP has no TPN: IniRCID names the initiator's jetty (its
+	 * channel), on requests and on their answers alike. */
+	if (tp_is_ctp(ch))
+		tah.ini_rcid = initiator(op) ? ch->tpn : ch->peer_tpn;
+	if (cap < sizeof(struct ub_tah) + (mae ? sizeof(struct ub_maetah) : 0) + plen)
 		return 0;
-	n = tp_enc_tph(buf, ch, tp_reliable(ch) ? UB_TP_RTP_DATA : UB_TP_UTP_DATA,
-		       seg + 1 == op->nseg, UB_NLP_TAH, psn, tpmsn);
-	if (ackreq)
-		buf[8] |= 0x80;		/* AckReq */
-	ub_tah_encode((struct ub_tah *)(buf + n), &tah);
+	ub_tah_encode((struct ub_tah *)buf, &tah);
 	n += sizeof(struct ub_tah);
 	if (mae) {
 		/* Every packet of a Write names where it lands, so a receiver
@@ -570,6 +573,21 @@ static size_t enc_data(struct tp_chan *ch, const struct tp_op *op, uint32_t seg,
 	if (plen)
 		memcpy(buf + n, op->src + off, plen);
 	return n + plen;
+}
+
+static size_t enc_data(struct tp_chan *ch, const struct tp_op *op, uint32_t seg, uint32_t psn,
+		       uint32_t tpmsn, bool ackreq, uint8_t *buf, size_t cap)
+{
+	size_t n, ta;
+
+	if (cap < sizeof(struct ub_tph))
+		return 0;
+	n = tp_enc_tph(buf, ch, tp_reliable(ch) ? UB_TP_RTP_DATA : UB_TP_UTP_DATA,
+		       seg + 1 == op->nseg, UB_NLP_TAH, psn, tpmsn);
+	if (ackreq)
+		buf[8] |= 0x80;		/* AckReq */
+	ta = tp_enc_ta(ch, op, seg, buf + n, cap - n);
+	return ta ? n + ta : 0;
 }
 
 static void fill_info(struct tp_chan *ch, struct tp_tx_info *info, uint32_t psn, bool rtx)
@@ -673,6 +691,8 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	bool ackreq;
 	size_t len;
 
+	if (tp_is_ctp(ch))
+		return tp_ctp_send(ch, now, buf, cap, info);
 	if (!tp_reliable(ch))
 		return send_utp(ch, now, buf, cap, info);
 
@@ -764,3 +784,8 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	fill_info(ch, info, psn, false);
 	return len;
 }
+
+/* For tp_ctp.c, which sends the same operations without a window. */
+bool tp_op_initiator(const struct tp_op *op) { return initiator(op); }
+void tp_sq_progress(struct tp_chan *ch) { sq_progress(ch); }
+struct tp_op *tp_snd_next_op(struct tp_chan *ch) { return next_op(ch); }

@@ -5,6 +5,25 @@
 #include "tp_int.h"
 #include "ubpkt.h"
 
+int tp_parse_ta(const uint8_t *b, const uint8_t *end, struct tp_parsed *p)
+{
+	if ((size_t)(end - b) < sizeof(struct ub_tah))
+		return -EINVAL;
+	p->has_tah = true;
+	ub_tah_decode((const struct ub_tah *)b, &p->tah);
+	b += sizeof(struct ub_tah);
+	if (ub_ta_has_maetah(p->tah.opcode)) {
+		if ((size_t)(end - b) < sizeof(struct ub_maetah))
+			return -EINVAL;
+		p->has_maetah = true;
+		ub_maetah_decode((const struct ub_maetah *)b, &p->mae);
+		b += sizeof(struct ub_maetah);
+	}
+	p->payload = b;
+	p->payload_len = (size_t)(end - b);
+	return 0;
+}
+
 int tp_parse(const void *pkt, size_t len, struct tp_parsed *p, const char **why)
 {
 	const uint8_t *b = pkt, *end = b + len;
@@ -48,18 +67,9 @@ int tp_parse(const void *pkt, size_t len, struct tp_parsed *p, const char **why)
 	}
 	/* Data needs a TAH; a response may carry one (the TAACK of ROL). */
 	if (p->tph.nlp == UB_NLP_TAH && (!response || (size_t)(end - b) >= sizeof(struct ub_tah))) {
-		if ((size_t)(end - b) < sizeof(struct ub_tah))
+		if (tp_parse_ta(b, end, p))
 			goto short_hdr;
-		p->has_tah = true;
-		ub_tah_decode((const struct ub_tah *)b, &p->tah);
-		b += sizeof(struct ub_tah);
-		if (ub_ta_has_maetah(p->tah.opcode)) {
-			if ((size_t)(end - b) < sizeof(struct ub_maetah))
-				goto short_hdr;
-			p->has_maetah = true;
-			ub_maetah_decode((const struct ub_maetah *)b, &p->mae);
-			b += sizeof(struct ub_maetah);
-		}
+		return 0;
 	}
 	p->payload = b;
 	p->payload_len = (size_t)(end - b);
@@ -99,13 +109,14 @@ const char *tp_mode_name(enum tp_mode m)
 	case TP_MODE_RTP_GBN:		return "rtp-gbn";
 	case TP_MODE_RTP_GBN_FAST:	return "rtp-gbn-fast";
 	case TP_MODE_UTP:		return "utp";
+	case TP_MODE_CTP:		return "ctp";
 	}
 	return "?";
 }
 
 int tp_mode_parse(const char *s, enum tp_mode *m)
 {
-	for (int i = TP_MODE_RTP_SR; i <= TP_MODE_UTP; i++)
+	for (int i = TP_MODE_RTP_SR; i <= TP_MODE_CTP; i++)
 		if (!strcmp(s, tp_mode_name((enum tp_mode)i))) {
 			*m = (enum tp_mode)i;
 			return 0;
@@ -122,6 +133,7 @@ const char *tp_status_name(enum tp_status s)
 	case TP_ST_COMPLETER_ERR:	return "completer_error";
 	case TP_ST_RETRY_EXCEEDED:	return "retry_exceeded";
 	case TP_ST_FLUSHED:		return "flushed";
+	case TP_ST_TIMEOUT:		return "timeout";
 	}
 	return "?";
 }
@@ -196,7 +208,7 @@ int tp_hello_parse(const void *pkt, size_t len, struct tp_hello *h)
 	h->reply = p.payload[15] & 1;
 	h->app_len = p.payload_len - 16;
 	h->app = h->app_len ? p.payload + 16 : NULL;
-	if (h->tpn > TP_PSN_MASK || h->init_psn > TP_PSN_MASK || h->mode > TP_MODE_UTP ||
+	if (h->tpn > TP_PSN_MASK || h->init_psn > TP_PSN_MASK || h->mode > TP_MODE_CTP ||
 	    (p.payload[15] & ~1u) || h->tpn != h->src_tpn)
 		return -EINVAL;
 	return 0;

@@ -21,7 +21,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: ubperf server --dev DEV[,DEV...] [options]\n"
 		"       ubperf client --dev DEV[,DEV...] --peer ADDR [options]\n"
-		"  --mode M       rtp-sr (default), rtp-gbn, rtp-gbn-fast, utp\n"
+		"  --mode M       rtp-sr (default), rtp-gbn, rtp-gbn-fast, utp, ctp (--native:\n"
+		"                 one packet per operation, so --size <= --mtu, default --mtu;\n"
+		"                 --rto is then the transaction timeout, dynamic: 1 s)\n"
 		"  --op OP        send (default), write, read\n"
 		"  --ta T         rol (default), roi, rot: where the TAACK travels\n"
 		"  --size N       message bytes (default 65536; k/m suffixes)\n"
@@ -33,7 +35,9 @@ static void usage(FILE *f)
 		"  --window N     packets in flight per channel (default 256)\n"
 		"  --rto R        512us, 16ms, 128ms, 4s (static) or dynamic (default)\n"
 		"  --rto-min US   dynamic RTO: floor of its base, microseconds (default: the core's)\n"
-		"  --dev A,B      several ports: channel i on port i mod N (client and server)\n"
+		"  --dev A,B      several ports: channel i on port i mod N (client and server);\n"
+		"                 with --mode ctp the ports are one entity instead,\n"
+		"                 --lb flow|packet choosing the member port by the LBF\n"
 		"  --wait S       how long to wait for the peer (default 5; server: for a client, 0 = forever)\n"
 		"  --stall S      no completion for S seconds means the peer is gone (default 3)\n"
 		"  --generic      XDP in generic (SKB) mode\n"
@@ -191,6 +195,43 @@ static int split_devs(struct ubperf_opts *o)
 			}
 		o->devs[o->ndevs++] = t;
 	}
+	if (o->ndevs > EP_MAX_MEMBERS && o->mode == TP_MODE_CTP) {
+		fprintf(stderr, "ubperf: --mode ctp binds at most %d ports as one entity\n",
+			EP_MAX_MEMBERS);
+		return 2;
+	}
+	return 0;
+}
+
+/* CTP's rules: native only, one packet per operation, the TAACK a packet. The
+ * server takes the test from its client and --mode ctp only to bind an entity. */
+static int ctp_finish(struct ubperf_opts *o, bool native, bool size_set, bool ta_set)
+{
+	if (o->mode != TP_MODE_CTP)
+		return 0;
+	if (!native) {
+		fprintf(stderr, "ubperf: --mode ctp needs --native (UBoE never carries CTP)\n");
+		return 2;
+	}
+	if (o->cc != TP_CC_NONE) {
+		fprintf(stderr, "ubperf: --mode ctp has no transport acks to carry congestion feedback: --cc none\n");
+		return 2;
+	}
+	if (o->server)
+		return 0;
+	if (ta_set && o->ta == TP_TA_ROL) {
+		fprintf(stderr, "ubperf: --mode ctp has no TPACK to carry the TAACK: --ta roi or rot\n");
+		return 2;
+	}
+	if (!ta_set)
+		o->ta = TP_TA_ROI;
+	if (!size_set) {
+		o->size = o->mtu;
+	} else if (o->size > o->mtu) {
+		fprintf(stderr, "ubperf: --mode ctp sends each operation in one packet: --size %u is more than --mtu %u\n",
+			o->size, o->mtu);
+		return 2;
+	}
 	return 0;
 }
 
@@ -223,7 +264,7 @@ int main(int argc, char **argv)
 		.wait_s = 5, .stall_s = 3,
 	};
 	struct native_args nat = { 0 };
-	bool wait_set = false;
+	bool wait_set = false, size_set = false, ta_set = false;
 	uint64_t v;
 	int c;
 
@@ -271,11 +312,13 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "roi")) o.ta = TP_TA_ROI;
 			else if (!strcmp(optarg, "rot")) o.ta = TP_TA_ROT;
 			else return bad("--ta", optarg);
+			ta_set = true;
 			break;
 		case 's':
 			if (parse_size(optarg, &v) || !v || v > (64u << 20))
 				return bad("--size (1 .. 64m)", optarg);
 			o.size = (uint32_t)v;
+			size_set = true;
 			break;
 		case 't':
 			if (parse_secs(optarg, &o.seconds) || o.seconds == 0)
@@ -357,7 +400,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ubperf: utp carries only --op send (no Write/Read without reliability)\n");
 		return 2;
 	}
-	if (native_finish(&o, &nat))
+	if (native_finish(&o, &nat) || ctp_finish(&o, nat.on, size_set, ta_set))
 		return 2;
 	if (o.server && !wait_set)
 		o.wait_s = 0;

@@ -76,6 +76,7 @@ struct run {
 	uint64_t messages, bytes, posted;
 	uint64_t seq[UBPERF_MAX_CHANS];		/* next Send sequence number (client) or expected (server) */
 	uint64_t bad_seq, corrupt, lost;	/* server: Sends out of order / with wrong bytes / missing (UTP) */
+	uint64_t seen[UBPERF_MAX_CHANS][4];	/* server, CTP: Sends seen past seq[c], a ring of 256 */
 	uint64_t t_start, t_end, last_progress;
 	uint32_t token;
 	uint64_t va;
@@ -101,6 +102,11 @@ static int fail(struct run *r, const char *fmt, ...)
 
 static bool ctl_rx(void *ctx, const uint8_t *tp, size_t len, uint8_t ver, const uint8_t ip[16]);
 
+static bool ctp_entity(const struct ubperf_opts *o)
+{
+	return o->mode == TP_MODE_CTP && o->ndevs > 1;
+}
+
 static void chan_config(const struct ubperf_opts *o, struct tp_chan_config *cc)
 {
 	memset(cc, 0, sizeof(*cc));
@@ -109,6 +115,8 @@ static void chan_config(const struct ubperf_opts *o, struct tp_chan_config *cc)
 	cc->mtu = o->mtu;
 	cc->window = o->window;
 	cc->max_ops = o->depth * 2 + 8;
+	if (o->mode == TP_MODE_CTP)	/* no retransmission: --rto bounds the wait for an answer */
+		cc->ta_timeout_ns = o->rto_ns ? o->rto_ns : 1000000000ull;
 	if (o->rto_ns) {
 		cc->rto_mode = TP_RTO_STATIC;
 		cc->rto_static_ns = o->rto_ns;
@@ -137,6 +145,17 @@ static int open_ep(struct run *r)
 				   sizeof(err)))
 			return fail(r, "--stage-pin: %s", err);
 		r->has_stage = true;
+	}
+	if (ctp_entity(r->o)) {
+		/* CTP: the ports are one entity behind one transport core. */
+		ec.dev = r->o->devs[0];
+		ec.nmembers = r->o->ndevs;
+		memcpy(ec.members, r->o->devs, sizeof(ec.members[0]) * r->o->ndevs);
+		r->ep[0] = ep_open(&ec, err, sizeof(err));
+		if (!r->ep[0])
+			return fail(r, "%s", err);
+		r->nep = 1;
+		return 0;
 	}
 	for (; r->nep < r->o->ndevs; r->nep++) {
 		ec.dev = r->o->devs[r->nep];
@@ -540,6 +559,17 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 		jset(j, "stage", json_object_get(stage));
 	}
 	jset(j, "per_channel", per_channel_json(r, secs));
+	if (ctp_entity(o)) {
+		x = json_object_new_array();
+		for (uint32_t k = 0; k < o->ndevs; k++) {
+			struct json_object *m = json_object_new_object();
+
+			jset(m, "dev", json_object_new_string(o->devs[k]));
+			jset(m, "tx_frames", ju64(ep_member_tx(r->ep[0], k)));
+			json_object_array_add(x, m);
+		}
+		jset(j, "entity", x);
+	}
 	puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(j);
 }
@@ -611,6 +641,9 @@ static int event_error(struct run *r, const struct tp_event *ev)
 	if (ev->type == TP_EV_CHAN_ERROR)
 		return fail(r, "channel %u failed: %s (the peer stopped answering)", (unsigned)i,
 			    tp_status_name(ev->status));
+	if (ev->status == TP_ST_TIMEOUT)
+		return fail(r, "channel %u: operation failed: timeout (no answer: CTP does not resend "
+			    "what the link lost)", (unsigned)i);
 	return fail(r, "channel %u: operation failed: %s", (unsigned)i, tp_status_name(ev->status));
 }
 
@@ -925,6 +958,26 @@ static int post_recvs(struct run *r, uint32_t c, uint32_t n)
 	return 0;
 }
 
+/*
+ * CTP has no PSN: over an entity's several ports Sends may pass each other.
+ * Each must still come exactly once, within the client's depth (<= 256) of
+ * the lowest one not seen yet (seq[c]).
+ */
+static void check_seq_ctp(struct run *r, uint32_t c, uint64_t seq)
+{
+	uint64_t *w = r->seen[c];
+
+	if (seq < r->seq[c] || seq - r->seq[c] >= 256 || (w[seq / 64 % 4] >> (seq % 64) & 1)) {
+		r->bad_seq++;
+		return;
+	}
+	w[seq / 64 % 4] |= 1ull << (seq % 64);
+	while (w[r->seq[c] / 64 % 4] >> (r->seq[c] % 64) & 1) {
+		w[r->seq[c] / 64 % 4] &= ~(1ull << (r->seq[c] % 64));
+		r->seq[c]++;
+	}
+}
+
 static void check_message(struct run *r, uint32_t c, const uint8_t *m, size_t len)
 {
 	uint64_t seq;
@@ -933,7 +986,10 @@ static void check_message(struct run *r, uint32_t c, const uint8_t *m, size_t le
 		r->corrupt++;
 		return;
 	}
-	if (len >= 8) {
+	if (len >= 8 && r->o->mode == TP_MODE_CTP) {
+		memcpy(&seq, m, 8);
+		check_seq_ctp(r, c, seq);
+	} else if (len >= 8) {
 		memcpy(&seq, m, 8);
 		/* UTP may lose messages (a gap) but never repeat or reorder them. */
 		if (seq < r->seq[c] || (seq > r->seq[c] && r->o->mode != TP_MODE_UTP))
@@ -1008,6 +1064,7 @@ static int server_loop(struct run *r, struct ubperf_opts *so)
 static int server_start(struct run *r, struct ubperf_opts *so, const struct inbox_ent *e)
 {
 	const struct ctl_run *h = &e->m.u.run;
+	bool entity = ctp_entity(so);	/* ours, before the client's mode replaces --mode */
 
 	inet_ntop(e->ver == 6 ? AF_INET6 : AF_INET, e->ip, r->peer_s, sizeof(r->peer_s));
 	if (h->channels == 0 || h->channels > UBPERF_MAX_CHANS ||
@@ -1037,6 +1094,13 @@ static int server_start(struct run *r, struct ubperf_opts *so, const struct inbo
 		return fail(r, "out of memory for %zu bytes of buffers", r->buf_len);
 	if (init_peers(r, e->ver, e->ip, 5000, r->peer_s) || make_chans(r))
 		return 1;
+	/* Ports bound as a CTP entity speak CTP only; CTP, one packet per operation. */
+	if ((entity && so->mode != TP_MODE_CTP) ||
+	    (so->mode == TP_MODE_CTP && so->size > so->mtu)) {
+		for (uint32_t c = 0; c < so->channels; c++)
+			r->ans[c].status = EPROTONOSUPPORT;
+		return 0;	/* answered, then server_inbox fails */
+	}
 	/* A region is registered in one port's core: its token means nothing to another. */
 	if (so->op != OP_SEND && r->nep > 1) {
 		for (uint32_t c = 0; c < so->channels; c++)
@@ -1160,6 +1224,10 @@ static int server_inbox(struct run *r, struct ubperf_opts *so)
 			r->ninbox = 0;
 			if (r->ans[c].status == EOPNOTSUPP)
 				return fail(r, "--op %s needs one port (--dev with one name)", op_names[so->op]);
+			if (r->ans[c].status == EPROTONOSUPPORT)
+				return fail(r, "client %s asks for %s%s", r->peer_s, tp_mode_name(so->mode),
+					    so->mode == TP_MODE_CTP ? " with --size above --mtu" :
+					    ": the ports are one CTP entity (--mode ctp)");
 			return fail(r, "could not set up the test with client %s: %s", r->peer_s,
 				    strerror((int)r->ans[c].status));
 		}
