@@ -7,7 +7,8 @@ the code under test:
   CTPH (1 byte: opcode 0, NLP 0) | TAH | [MAETAH] | payload | ICRC
 
 Every UB frame on the links must be CTP (no RTPH, no transport acks), with a
-good ICRC; a frame on member k has LBF mod N == k; a request (Send/Write/
+good ICRC, but for the in-band setup's UTP hellos (UDP 4792, TAH Message) on
+member 0; a frame on member k has LBF mod N == k; a request (Send/Write/
 Read) names the client's channel in IniRCID, and its answer (TAACK/ReadResp)
 the same. --lb packet: each channel's requests use every member; --lb flow:
 each channel's requests and answers stay on one member.
@@ -29,7 +30,7 @@ from scapy.layers.l2 import Ether  # noqa: E402,F401 (registers the Ethernet lin
 from scapy.utils import rdpcap  # noqa: E402
 
 CTP_PORT, UBOE_PORT = 4794, 4792
-TA_SEND, TA_WRITE, TA_READ, TA_TAACK, TA_READ_RESP = 0x00, 0x03, 0x06, 0x11, 0x12
+TA_SEND, TA_WRITE, TA_READ, TA_MESSAGE, TA_TAACK, TA_READ_RESP = 0x00, 0x03, 0x06, 0x10, 0x11, 0x12
 
 
 def icrc_ok(ip):
@@ -62,6 +63,7 @@ def main():
     et, n = int(a.ethertype, 16), len(a.pcaps)
     errors = []
     req_members, ans_members = {}, {}
+    hellos = 0
     want_req = {"send": TA_SEND, "write": TA_WRITE, "read": TA_READ}[a.op]
     want_ans = TA_READ_RESP if a.op == "read" else TA_TAACK
     for k, path in enumerate(a.pcaps):
@@ -76,6 +78,11 @@ def main():
             ip = ip[:tot]
             src, dst = ".".join(map(str, ip[12:16])), ".".join(map(str, ip[16:20]))
             sport, dport, ulen = struct.unpack("!HHH", ip[ihl:ihl + 6])
+            tp = ip[ihl + 8:-4]
+            if dport == UBOE_PORT and k == 0 and len(tp) >= 17 and tp[0] & 0x7f == 0 \
+                    and tp[16] == TA_MESSAGE and icrc_ok(ip):
+                hellos += 1     # the in-band setup: UTP, TAH Message, on member 0
+                continue
             if dport != CTP_PORT:
                 errors.append(f"member {k}: UB frame to UDP {dport}, not CTP")
                 continue
@@ -83,7 +90,6 @@ def main():
                 errors.append(f"member {k}: bad ICRC")
             if lbf % n != k:
                 errors.append(f"member {k}: LBF {lbf} belongs to member {lbf % n}")
-            tp = ip[ihl + 8:-4]
             if tp[0] != 0x00:
                 errors.append(f"member {k}: CTPH {tp[0]:#04x}, not opcode 0 / NLP 0")
                 continue
@@ -110,6 +116,9 @@ def main():
     for rcid in sorted(req_members):
         print(f"channel (IniRCID) {rcid}: requests on members {sorted(req_members[rcid])}, "
               f"answers on {sorted(ans_members.get(rcid, ()))}")
+    print(f"setup hellos (UTP on member 0): {hellos}")
+    if not hellos:
+        errors.append("no setup hello captured")
     if not req_members:
         errors.append("no CTP request captured")
     for rcid, ms in req_members.items():

@@ -288,6 +288,7 @@ static unsigned do_rx(struct ep *e, uint64_t now)
 			tp = ub_view_tp(&v, &len);
 			if (e->ctl && !v.ctp && is_utp(tp, len) &&
 			    e->ctl(e->ctl_ctx, tp, len, v.ip_ver, v.src_ip)) {
+				e->st.ctl_rx++;
 				xsk_port_free(e->port, &fr[i]);
 				continue;
 			}
@@ -361,6 +362,7 @@ int ep_send_raw(struct ep *e, struct ep_peer *p, uint16_t sport, const void *tp,
 		return -ENOBUFS;
 	}
 	e->st.tx_frames++;
+	e->st.ctl_tx++;
 	return 0;
 }
 

@@ -94,6 +94,8 @@ struct ep_chan {
 
 struct ep_stats {
 	uint64_t rx_frames, tx_frames, tx_ring_full, no_frame;
+	/* of those, UTP packets the ep_set_ctl() hook took and ep_send_raw() sent */
+	uint64_t ctl_rx, ctl_tx;
 	uint64_t ce_marked;	/* IP ECN CE, or native FECN light/severe CE */
 	/* the kernel's AF_XDP counters (XDP_STATISTICS), summed over sockets */
 	uint64_t xsk_rx_dropped, xsk_rx_ring_full, xsk_fill_empty;

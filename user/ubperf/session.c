@@ -155,6 +155,8 @@ static int open_ep(struct run *r)
 		if (!r->ep[0])
 			return fail(r, "%s", err);
 		r->nep = 1;
+		r->hook[0] = (struct hook){ .r = r, .k = 0 };
+		ep_set_ctl(r->ep[0], ctl_rx, &r->hook[0]);	/* setup on the first member */
 		return 0;
 	}
 	for (; r->nep < r->o->ndevs; r->nep++) {
@@ -282,7 +284,7 @@ static void ports_stats(struct run *r, struct tp_stats *ts, struct ep_stats *es)
 {
 #define ONE(n, d) + 1
 	/* A counter added to struct ep_stats must be added to the sum below too. */
-	_Static_assert(sizeof(struct ep_stats) == sizeof(uint64_t) * (8 EP_RX_ERRORS(ONE)),
+	_Static_assert(sizeof(struct ep_stats) == sizeof(uint64_t) * (10 EP_RX_ERRORS(ONE)),
 		       "struct ep_stats changed: sum the new counter");
 #undef ONE
 	tp_ep_stats(ep_tp(r->ep[0]), ts);
@@ -301,6 +303,8 @@ static void ports_stats(struct run *r, struct tp_stats *ts, struct ep_stats *es)
 #undef ADD_EP
 		es->rx_frames += e.rx_frames;
 		es->tx_frames += e.tx_frames;
+		es->ctl_rx += e.ctl_rx;
+		es->ctl_tx += e.ctl_tx;
 		es->tx_ring_full += e.tx_ring_full;
 		es->no_frame += e.no_frame;
 		es->ce_marked += e.ce_marked;
@@ -543,6 +547,9 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 	x = json_object_new_object();
 	jset(x, "rx", ju64(es->rx_frames));
 	jset(x, "tx", ju64(es->tx_frames));
+	/* of those, the in-band setup and end-of-run hellos */
+	jset(x, "ctl_rx", ju64(es->ctl_rx));
+	jset(x, "ctl_tx", ju64(es->ctl_tx));
 	jset(j, "frames", x);
 	jset(j, "out_of_order", ju64(r->bad_seq));
 	jset(j, "corrupt", ju64(r->corrupt));
