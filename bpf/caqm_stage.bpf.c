@@ -14,6 +14,10 @@
  * rule as tp_caqm_switch() in user space, which the tests compare it with.
  * The CCI lies outside the ICRC's coverage: nothing else changes.
  *
+ * On the IP segment the request crosses in the Ethernet CAQM tag (WIRE.md
+ * §5, the UB2E switch's --caqm-tag): Eth | [802.1Q] | tag(tag_proto) | IP.
+ * The tag's C, I and Hint are the CCI's and get the same answer.
+ *
  * With ecn_mark the same port is also an ECN marking stage for what is not
  * native UB (UBoE across the IP segment has no CCI): every IP frame fills
  * the virtual queue, and an ECT one leaves CE above the threshold, as RED
@@ -34,6 +38,7 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u16 eth_proto = UB_ETH_P_NATIVE;
+const volatile __u16 tag_proto = UB_ETH_P_CAQM;	/* the Ethernet CAQM tag's */
 const volatile __u32 rate_bytes_per_us;	/* drain rate; 0: never drains (tests) */
 const volatile __u32 thresh = 64 * 1024;	/* bytes */
 const volatile __u32 hint_unit = 128;	/* bytes per Hint step */
@@ -158,6 +163,40 @@ static __always_inline void ecn_stage(struct hdr_cursor *c, __u16 proto, __u32 l
 	count(CAQM_CNT_ECN_MARKED);
 }
 
+/*
+ * A frame of the IP segment: a CAQM request in an Ethernet CAQM tag gets the
+ * budget's answer (1), anything else is not ours (0). The 802.1Q tag is in
+ * the frame, or already taken out as skb metadata.
+ */
+static __always_inline int tagged_request(struct hdr_cursor *c, __u16 proto, __u32 len)
+{
+	struct ub_caqm_tag *t;
+	__u16 info, cci, out;
+	__u16 vid;
+
+	if (proto == bpf_htons(ETH_P_8021Q) || proto == bpf_htons(ETH_P_8021AD)) {
+		int p = parse_vlan(c, &vid);
+
+		if (p < 0)
+			return 0;
+		proto = (__u16)p;
+	}
+	if (proto != bpf_htons(tag_proto) || !(t = cursor_pull(c, sizeof(*t))))
+		return 0;
+	info = bpf_ntohs(t->info);
+	cci = ub_caqm_tag_to_cci(info);
+	if (ub_cci_mode(cci) != UB_CCI_MODE_CAQM || !(cci & UB_CCI_CAQM_EN)) {
+		count(CAQM_CNT_NOT_CAQM);
+		return 1;
+	}
+	count(CAQM_CNT_REQUESTS);
+	count(CAQM_CNT_TAGGED);
+	out = decide(cci, len);
+	if (out != cci)
+		t->info = bpf_htons(ub_cci_to_caqm_tag(out));
+	return 1;
+}
+
 SEC("tc")
 int caqm_stage(struct __sk_buff *skb)
 {
@@ -169,6 +208,8 @@ int caqm_stage(struct __sk_buff *skb)
 	__u16 cci, out;
 
 	if (parse_ethhdr(&c, &eth) < 0 || eth->h_proto != bpf_htons(eth_proto)) {
+		if (eth && tagged_request(&c, eth->h_proto, skb->len))
+			return TC_ACT_OK;
 		count(CAQM_CNT_OTHER);
 		if (ecn_mark && eth)
 			ecn_stage(&c, eth->h_proto, skb->len);

@@ -2,13 +2,15 @@
 /*
  * UB2E switch, UBoE -> UB (draft-li-uboe-00 §5), attached to the IP-side port.
  *
- * In:  Eth | [802.1Q] | IPv4/IPv6 | UDP 4792 | TPH | ...
+ * In:  Eth | [802.1Q] | [CAQM tag] | IPv4/IPv6 | UDP 4792 | TPH | ...
  * Out: Eth(0x88B5) | LPH | NTH | IPv4/IPv6 | UDP 4792 | TPH | ...  (redirected to a UB-side port)
  *
- * LPH gets the configured RT, NTH gets CCI = FECN from the IP ECN and the NPI
- * from the VLAN. Everything that is not UBoE passes to the kernel untouched.
+ * LPH gets the configured RT, NTH gets CCI = FECN from the IP ECN (or, with
+ * --caqm-tag, the CAQM CCI of the tag) and the NPI from the VLAN. Everything
+ * that is not UBoE passes to the kernel untouched.
  */
 #include "ub2e_common.bpf.h"
+#include "lib/caqm_tag.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -77,7 +79,8 @@ static __always_inline void nth_write(struct ub_nth *nth, __u16 cci, __u8 perm, 
  * so the version tests, and the registers they hold, leave the fast path.
  */
 static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *cfg,
-				    struct hdr_cursor c, __u16 vid, bool tagged, int proto, bool v6);
+				    struct hdr_cursor c, __u16 vid, bool tagged, int proto,
+				    int tlen, __u16 info, bool v6);
 
 SEC("xdp")
 int ub2e_to_ub(struct xdp_md *ctx)
@@ -87,7 +90,8 @@ int ub2e_to_ub(struct xdp_md *ctx)
 	struct ethhdr *eth;
 	__u16 vid = 0;
 	bool tagged = false, v6;
-	int proto;
+	int proto, tlen;
+	__u16 info = 0;
 
 	if (!cfg)
 		return XDP_PASS;
@@ -100,6 +104,11 @@ int ub2e_to_ub(struct xdp_md *ctx)
 		tagged = true;
 		proto = parse_vlan(&c, &vid);
 	}
+	tlen = caqm_tag_pull(cfg, &c, &proto, &info);
+	if (tlen < 0) {
+		count(UB2E_CNT_PASS_NOT_UBOE);
+		return XDP_PASS;
+	}
 	if (proto == bpf_htons(ETH_P_IP)) {
 		v6 = false;
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
@@ -110,12 +119,13 @@ int ub2e_to_ub(struct xdp_md *ctx)
 	}
 
 	if (v6)
-		return to_ub_ip(ctx, cfg, c, vid, tagged, proto, true);
-	return to_ub_ip(ctx, cfg, c, vid, tagged, proto, false);
+		return to_ub_ip(ctx, cfg, c, vid, tagged, proto, tlen, info, true);
+	return to_ub_ip(ctx, cfg, c, vid, tagged, proto, tlen, info, false);
 }
 
 static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *cfg,
-				    struct hdr_cursor c, __u16 vid, bool tagged, int proto, bool v6)
+				    struct hdr_cursor c, __u16 vid, bool tagged, int proto,
+				    int tlen, __u16 info, bool v6)
 {
 	struct bpf_fib_lookup fib;
 	struct ub_lph *lph;
@@ -124,6 +134,7 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 	struct ub_l3 l3;
 	int rc, strip;
 	__u8 perm, fecn;
+	__u16 cci;
 	__u32 pid;
 
 	rc = ub2e_parse_l3(&c, v6, false, &l3);
@@ -139,8 +150,9 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 		return drop(rc);
 	fecn = cfg->ecn_to_fecn[ub_l3_ecn(&l3)] & UB_CCI_FECN_MASK;
 
-	/* The kernel gets the plain IP packet, without the 802.1Q tag it has no device for. */
-	strip = tagged ? (int)sizeof(struct vlan_tag) : 0;
+	/* The kernel gets the plain IP packet, without the 802.1Q tag it has no
+	 * device for, nor the CAQM tag (its request is lost on the slow path). */
+	strip = (tagged ? (int)sizeof(struct vlan_tag) : 0) + tlen;
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC) && ub_l3_ttl(&l3) <= 1)
 		return punt(ctx, strip, proto, pid, perm, fecn, UB2E_CNT_PASS_TTL_EXPIRED);
 
@@ -157,8 +169,8 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC))
 		ub_l3_dec_ttl(&l3);
 
-	/* LPH + NTH (10 bytes) come; the 802.1Q tag, if any, goes. */
-	if (bpf_xdp_adjust_head(ctx, (tagged ? (int)sizeof(struct vlan_tag) : 0) - (int)UB_NATIVE_HDR_LEN))
+	/* LPH + NTH (10 bytes) come; the 802.1Q and CAQM tags, if any, go. */
+	if (bpf_xdp_adjust_head(ctx, strip - (int)UB_NATIVE_HDR_LEN))
 		return drop(UB2E_CNT_DROP_ADJUST_FAILED);
 	/* One bounds check for the three headers. */
 	eth = (void *)(long)ctx->data;
@@ -168,8 +180,11 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 		return drop(UB2E_CNT_DROP_ADJUST_FAILED);
 	ub2e_write_eth(eth, &fib, bpf_htons(cfg->ub_ethertype));
 	*(__be32 *)lph = bpf_htonl(ub_lph_word(v6 ? UB_LPH_CONFIG_IPV6 : UB_LPH_CONFIG_IPV4, cfg->vl, cfg->rt));
-	/* LoC 0: congestion, if any, happened at an intermediate switch (§5.2.1). */
-	nth_write(nth, ub_cci_make_fecn(fecn, 0), perm, pid);
+	/* LoC 0: congestion, if any, happened at an intermediate switch (§5.2.1).
+	 * A CAQM tag's request and answers go on in the CCI instead. */
+	if (!tlen || !caqm_tag_cci(info, &cci))
+		cci = ub_cci_make_fecn(fecn, 0);
+	nth_write(nth, cci, perm, pid);
 	if (bpf_redirect_map(&ub2e_tx_ub, fib.ifindex, XDP_DROP) != XDP_REDIRECT)
 		return drop(UB2E_CNT_DROP_NOT_EGRESS_PORT);
 	count(UB2E_CNT_TX_UB);

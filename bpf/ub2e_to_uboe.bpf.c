@@ -3,12 +3,14 @@
  * UB2E switch, UB -> UBoE (draft-li-uboe-00 §5), attached to the UB-side port.
  *
  * In:  Eth(0x88B5) | LPH | NTH | IPv4/IPv6 | UDP 4792 | TPH | ...
- * Out: Eth | [802.1Q] | IPv4/IPv6 | UDP 4792 | TPH | ...   (redirected to an IP-side port)
+ * Out: Eth | [802.1Q] | [CAQM tag] | IPv4/IPv6 | UDP 4792 | TPH | ...   (redirected to an IP-side port)
  *
- * RT is dropped, CCI/FECN becomes IP ECN, NPI becomes the VLAN ID; the IP
- * packet is otherwise untouched but for TTL, so the ICRC stays valid.
+ * RT is dropped, CCI/FECN becomes IP ECN, NPI becomes the VLAN ID; with
+ * --caqm-tag a CAQM CCI becomes the Ethernet CAQM tag. The IP packet is
+ * otherwise untouched but for TTL, so the ICRC stays valid.
  */
 #include "ub2e_common.bpf.h"
+#include "lib/caqm_tag.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -101,7 +103,7 @@ static __always_inline int to_uboe_ip(struct xdp_md *ctx, const struct ub2e_cfg 
 	struct ub_l3 l3;
 	__u32 pid, perm_pid;
 	__u16 cci;
-	int rc, vid;
+	int rc, vid, tlen;
 
 	rc = ub2e_parse_l3(&c, v6, true, &l3);
 	if (rc)
@@ -117,6 +119,7 @@ static __always_inline int to_uboe_ip(struct xdp_md *ctx, const struct ub2e_cfg 
 
 	/* CCI -> ECN (draft §5.2.1); LoC has no IP equivalent and is dropped. */
 	cci = nth_cci(nth);
+	tlen = caqm_tag_len(cfg, cci);
 	if (ub_cci_mode(cci) == UB_CCI_MODE_FECN) {
 		__u8 ecn = cfg->fecn_to_ecn[ub_cci_fecn(cci)] & 3;
 
@@ -124,17 +127,18 @@ static __always_inline int to_uboe_ip(struct xdp_md *ctx, const struct ub2e_cfg 
 			ip6_set_ecn(L3_IP6(&l3), ecn);
 		else
 			ip4_set_ecn(L3_IP4(&l3), ecn);
-	} else if (cfg->cci_policy == UB2E_CCI_DROP) {
-		return drop(UB2E_CNT_DROP_CCI_NOT_FECN);
-	} else {
+	} else if (!tlen) {	/* a CAQM CCI in a tag crosses; others have no IP form */
+		if (cfg->cci_policy == UB2E_CCI_DROP)
+			return drop(UB2E_CNT_DROP_CCI_NOT_FECN);
 		count(UB2E_CNT_CCI_NOT_FECN);
 	}
 
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC) && ub_l3_ttl(&l3) <= 1)
 		return punt(ctx, ip_proto, UB2E_CNT_PASS_TTL_EXPIRED);
 
-	/* The 802.1Q tag is not part of the MTU: the IP packet leaves as it is. */
-	rc = ub_l3_fib(ctx, &fib, ctx->ingress_ifindex, &l3, 0);
+	/* The 802.1Q tag is not part of the MTU: the IP packet leaves as it is.
+	 * The CAQM tag is counted: a receiver allows one tag beyond the MTU. */
+	rc = ub_l3_fib(ctx, &fib, ctx->ingress_ifindex, &l3, (__u16)tlen);
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS) {
 		/* The kernel forwards it once the neighbour resolves: only to this side's ports. */
 		if (rc == BPF_FIB_LKUP_RET_NO_NEIGH && !ub2e_is_port(&ub2e_tx_ip, fib.ifindex))
@@ -147,8 +151,8 @@ static __always_inline int to_uboe_ip(struct xdp_md *ctx, const struct ub2e_cfg 
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC))
 		ub_l3_dec_ttl(&l3);
 
-	/* LPH + NTH (10 bytes) go; an 802.1Q tag (4 bytes) may come. */
-	if (bpf_xdp_adjust_head(ctx, (int)UB_NATIVE_HDR_LEN - (vid ? (int)sizeof(struct vlan_tag) : 0)))
+	/* LPH + NTH (10 bytes) go; an 802.1Q tag and a CAQM tag (4 bytes each) may come. */
+	if (bpf_xdp_adjust_head(ctx, (int)UB_NATIVE_HDR_LEN - (vid ? (int)sizeof(struct vlan_tag) : 0) - tlen))
 		return drop(UB2E_CNT_DROP_ADJUST_FAILED);
 	c.pos = (void *)(long)ctx->data;
 	c.end = (void *)(long)ctx->data_end;
@@ -161,9 +165,17 @@ static __always_inline int to_uboe_ip(struct xdp_md *ctx, const struct ub2e_cfg 
 		if (!tag)
 			return drop(UB2E_CNT_DROP_ADJUST_FAILED);
 		tag->tci = bpf_htons(vid);
-		tag->proto = ip_proto;
+		tag->proto = tlen ? bpf_htons(cfg->caqm_ethertype) : ip_proto;
 	}
-	ub2e_write_eth(eth, &fib, vid ? bpf_htons(ETH_P_8021Q) : ip_proto);
+	if (tlen) {
+		struct ub_caqm_tag *t = cursor_pull(&c, sizeof(*t));
+
+		if (!t)
+			return drop(UB2E_CNT_DROP_ADJUST_FAILED);
+		caqm_tag_write(t, cci, ip_proto);
+	}
+	ub2e_write_eth(eth, &fib, vid ? bpf_htons(ETH_P_8021Q) :
+				  tlen ? bpf_htons(cfg->caqm_ethertype) : ip_proto);
 	/* The devmap is the membership test too: a port of the other side drops. */
 	if (bpf_redirect_map(&ub2e_tx_ip, fib.ifindex, XDP_DROP) != XDP_REDIRECT)
 		return drop(UB2E_CNT_DROP_NOT_EGRESS_PORT);

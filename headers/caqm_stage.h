@@ -34,6 +34,7 @@ enum caqm_cnt {
 	CAQM_CNT_CONGESTED,	/* C set */
 	CAQM_CNT_ECN_SEEN,	/* --ecn: IP frames counted in the queue */
 	CAQM_CNT_ECN_MARKED,	/* --ecn: ECT frames left CE above the threshold */
+	CAQM_CNT_TAGGED,	/* requests in an Ethernet CAQM tag (the IP segment) */
 	CAQM_CNT_MAX,
 };
 

@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define UB2E_CFG_VERSION	2
+#define UB2E_CFG_VERSION	3
 
 /* What to do with a native UB packet whose CCI is not in FECN mode (draft §5.2). */
 enum ub2e_cci_policy {
@@ -20,6 +20,7 @@ enum ub2e_cci_policy {
 #define UB2E_F_NO_TTL_DEC	(1u << 0)	/* do not decrement TTL / hop limit */
 #define UB2E_F_UNTAGGED		(1u << 1)	/* UB -> UBoE: never add an 802.1Q tag */
 #define UB2E_F_STRICT_VLAN	(1u << 2)	/* only partitions/VLANs in the tables pass */
+#define UB2E_F_CAQM_TAG		(1u << 3)	/* CAQM CCI <-> Ethernet CAQM tag on the IP side */
 
 /* Single entry of the ub2e_cfg array map; ubctl writes it, bpftool can edit it. */
 struct ub2e_cfg {
@@ -32,6 +33,7 @@ struct ub2e_cfg {
 	__u8 rt;		/* RT written into LPH on UBoE -> UB, default 10b */
 	__u8 vl;		/* LPH virtual lane on UBoE -> UB */
 	__u8 default_perm;	/* Permission for untagged / unmapped VLANs */
+	__u16 caqm_ethertype;	/* with UB2E_F_CAQM_TAG: the tag's, default 0x88B6 */
 	__u32 default_pid;	/* Partition ID for untagged UBoE, default 1 */
 	/* The ports' own MACs (ubctl fills them in): unicast frames for another
 	 * host are not routed (RFC 1812 §5.3.7). All zero: only group addresses

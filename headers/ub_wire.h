@@ -119,12 +119,48 @@ static inline __u8 ub_nth_perm(const struct ub_nth *h) { return h->perm & 1; }
 #define UB_CCI_CAQM_I		(1u << 8)	/* Hint valid */
 #define UB_CCI_CAQM_HINT_MASK	0xff		/* in units of a configured hint size */
 
+/*
+ * The Ethernet CAQM tag [chosen] (WIRE.md §5, docs/CC.md): openEuler's kernel
+ * tag (struct caqm_hdr: h_caqm_info, h_caqm_encapsulated_proto), 4 bytes
+ * between the Ethernet (or 802.1Q) header and the IP header, carrying a CAQM
+ * CCI across the IP segment, which has no NTH. Info(16): bits 15-13
+ * cc_type (000 CAQM, = CCI Mode), bit 12 is_last_hop (= CCI LoC), bit 11
+ * padding (0), bit 10 caqm_en, bit 9 C, bit 8 I, bits 7-0 Hint: bits 10-0 are
+ * the CCI's. openEuler leaves the EtherType to a kernel config option; ours is
+ * IEEE's second local experimental one, configurable where the tag is used.
+ */
+#define UB_ETH_P_CAQM		0x88B6	/* [chosen] IEEE local experimental 2, configurable */
+#define UB_CAQM_TAG_LEN		4
+#define UB_CAQM_TAG_TYPE_SHIFT	13
+#define UB_CAQM_TAG_LAST_HOP	(1u << 12)
+#define UB_CAQM_TAG_SAME_MASK	0x07ff	/* EN, C, I, Hint: where tag and CCI agree */
+
+struct ub_caqm_tag {
+	__be16 info;
+	__be16 proto;		/* the encapsulated EtherType */
+} __attribute__((packed));
+
 static inline __u8 ub_cci_mode(__u16 cci) { return (cci >> UB_CCI_MODE_SHIFT) & UB_CCI_MODE_MASK; }
 static inline __u8 ub_cci_fecn(__u16 cci) { return cci & UB_CCI_FECN_MASK; }
 static inline __u16 ub_cci_make_fecn(__u8 fecn, int loc)
 {
 	return (__u16)((UB_CCI_MODE_FECN << UB_CCI_MODE_SHIFT) |
 		       (loc ? UB_CCI_FECN_LOC : 0) | (fecn & UB_CCI_FECN_MASK));
+}
+
+/* CCI (any mode) <-> tag info: Mode <-> cc_type, LoC <-> is_last_hop, the rest as is. */
+static inline __u16 ub_cci_to_caqm_tag(__u16 cci)
+{
+	return (__u16)((__u16)ub_cci_mode(cci) << UB_CAQM_TAG_TYPE_SHIFT |
+		       ((cci & UB_CCI_CAQM_LOC) ? UB_CAQM_TAG_LAST_HOP : 0) |
+		       (cci & UB_CAQM_TAG_SAME_MASK));
+}
+
+static inline __u16 ub_caqm_tag_to_cci(__u16 info)
+{
+	return (__u16)((__u16)(info >> UB_CAQM_TAG_TYPE_SHIFT) << UB_CCI_MODE_SHIFT |
+		       ((info & UB_CAQM_TAG_LAST_HOP) ? UB_CCI_CAQM_LOC : 0) |
+		       (info & UB_CAQM_TAG_SAME_MASK));
 }
 
 static inline void ub_nth_init(struct ub_nth *h, __u16 cci, __u8 perm, __u32 pid)
@@ -280,6 +316,7 @@ static inline __u32 ub_maetah_token_id(const struct ub_maetah *h)
 
 _Static_assert(sizeof(struct ub_lph) == 4, "LPH is 4 bytes");
 _Static_assert(sizeof(struct ub_nth) == 6, "NTH is 6 bytes");
+_Static_assert(sizeof(struct ub_caqm_tag) == UB_CAQM_TAG_LEN, "CAQM tag is 4 bytes");
 _Static_assert(sizeof(struct ub_tph) == 16, "RTPH/UTPH is 16 bytes");
 _Static_assert(sizeof(struct ub_cetph) == 8, "CETPH is 8 bytes");
 _Static_assert(sizeof(struct ub_saetph) == 4, "SAETPH fixed part is 4 bytes");

@@ -14,7 +14,8 @@
 #define UBPF_OFF_INDEX		12	/* channel index (done: 0) */
 #define UBPF_OFF_BODY		16
 
-/* setup, client -> server: the run (12 words) */
+/* setup, client -> server: the run (12 words). The channel's client address
+ * is no field: the hello's IP source (it leaves by the channel's own port). */
 #define UBPF_RUN_MODE		16
 #define UBPF_RUN_OP		20
 #define UBPF_RUN_TA		24

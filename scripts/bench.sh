@@ -37,3 +37,6 @@ ns_run "$NS_SW" "$BENCH" --bpf-dir "$BPF_DIR" --ub-if sw-ub --ip-if sw-ip "$@"
 
 # UBoE endpoint: ubperf over AF_XDP beside iperf3, goodput under loss on a routed hop.
 "$ROOT/scripts/bench_endpoint.sh"
+
+# ubperf on several ports: the multi-port loop's wait, beside main's build (skips without it).
+"$ROOT/bench/multiport_wait.sh"

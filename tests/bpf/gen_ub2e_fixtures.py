@@ -19,7 +19,8 @@ from scapy.layers.l2 import ARP, Dot1Q, Ether  # noqa: E402
 from scapy.packet import Raw  # noqa: E402
 
 from ublayers import (UBLPH, UBNTH, UBTPH, UBTAH, UBCETPH, UBSAETPH,  # noqa: E402
-                      UBCNPETPH, cci_fecn, icrc, sack_bitmap, uboe_ip, UBCTPH, CTP_PORT)
+                      UBCNPETPH, CAQMTag, cci_caqm, cci_fecn, icrc, sack_bitmap, uboe_ip,
+                      UBCTPH, CTP_PORT)
 
 
 def topo():
@@ -646,6 +647,84 @@ for v6 in (False, True):
         icmp_error(other, v6, mtu=1280, src=T["SW_UB_IP6"], dst=T["UBPU_IP6"], macs=(T["UBPU_MAC"], T["SW_UB_MAC"]))
     case(f"tc_egress_ub_{fam}_unmarked_icmp_about_other_untouched", "tc_egress_ub", err, "TC_ACT_OK", [], err,
          scapy="the kernel's answers about plain IP stay plain IP, like plain IP crossing the switch")
+
+
+# ---- The Ethernet CAQM tag (--caqm-tag, docs/CC.md) ---------------------------
+# UB -> UBoE: a CAQM CCI crosses the IP segment in the tag, after the 802.1Q
+# header; UBoE -> UB: the tag's fields go back into the CCI and the tag goes.
+def caqm_tagged(dst, src, ipb, vlan, tag, et=0x88B6):
+    inner = tag / Raw(ipb)
+    inner.type = ethertype(ipb)
+    if vlan is None:
+        return Ether(dst=dst, src=src, type=et) / inner
+    return Ether(dst=dst, src=src, type=0x8100) / Dot1Q(vlan=vlan, type=et) / inner
+
+
+def native_cci_out(ipb, cci, pid, perm=0):
+    v6 = ipb[0] >> 4 == 6
+    return (Ether(dst=T["UBPU_MAC"], src=T["SW_UB_MAC"], type=0x88B5) /
+            UBLPH(config=4 if v6 else 3, vl=0, lbmode=0, route_policy=1) /
+            UBNTH(cci=cci, perm=perm, pid=pid) / Raw(ipb))
+
+
+for v6 in (False, True):
+    fam = "v6" if v6 else "v4"
+    ipb = ip_bytes(v6=v6)
+    req = cci_caqm(en=1, i=1, hint=8)
+    case(f"to_uboe_{fam}_caqm_tag", "to_uboe", native(ipb, cci=req), "XDP_REDIRECT", TX,
+         caqm_tagged(T["IPHOST_MAC"], T["SW_IP_MAC"], rewrite_ip(ipb), 5,
+                     CAQMTag(caqm_en=1, i_bit=1, hint=8)),
+         opts="--caqm-tag", scapy="Eth / 802.1Q(5) / CAQM tag(EN, I, Hint 8) / IP, ECN as it was")
+    back_ipb = back(v6=v6)
+    case(f"to_ub_{fam}_caqm_tag", "to_ub",
+         caqm_tagged(T["SW_IP_MAC"], T["IPHOST_MAC"], back_ipb, 5,
+                     CAQMTag(is_last_hop=1, caqm_en=1, c_bit=1, hint=3)),
+         "XDP_REDIRECT", RX, native_cci_out(rewrite_ip(back_ipb), cci_caqm(en=1, c=1, hint=3, loc=1), pid=5),
+         opts="--caqm-tag", scapy="tag (LoC, EN, C, Hint 3) -> CCI 0x0e03, tag gone")
+
+ipb = ip_bytes()
+case("to_uboe_caqm_tag_untagged_loc_congested", "to_uboe",
+     native(ipb, cci=cci_caqm(en=1, c=1, loc=1)), "XDP_REDIRECT", TX,
+     caqm_tagged(T["IPHOST_MAC"], T["SW_IP_MAC"], rewrite_ip(ipb), None,
+                 CAQMTag(is_last_hop=1, caqm_en=1, c_bit=1)),
+     opts="--untagged --caqm-tag", scapy="no 802.1Q: Eth(0x88b6) / tag / IP")
+case("to_uboe_caqm_tag_own_ethertype", "to_uboe", native(ipb, cci=cci_caqm(en=0, i=1, hint=200)),
+     "XDP_REDIRECT", TX,
+     caqm_tagged(T["IPHOST_MAC"], T["SW_IP_MAC"], rewrite_ip(ipb), 5, CAQMTag(i_bit=1, hint=200), et=0x9000),
+     opts="--caqm-tag --caqm-ethertype 0x9000", scapy="an acknowledgement's CCI (EN 0) crosses too")
+case("to_uboe_caqm_tag_fecn_stays_ecn", "to_uboe", native(ipb, fecn=SEVERE), "XDP_REDIRECT", TX,
+     uboe_out(rewrite_ip(ipb, ecn=CE), vlan=5), opts="--caqm-tag", scapy="FECN mode: IP ECN, no tag")
+case("to_uboe_caqm_without_tag_option", "to_uboe", native(ipb, cci=cci_caqm(en=1, i=1, hint=8)),
+     "XDP_REDIRECT", TX + ["cci_not_fecn_forwarded"], uboe_out(rewrite_ip(ipb), vlan=5),
+     scapy="default: no tag, the CAQM CCI is lost as before")
+case("to_uboe_caqm_tag_not_dropped_by_cci_policy", "to_uboe", native(ipb, cci=cci_caqm(en=1)),
+     "XDP_REDIRECT", TX, caqm_tagged(T["IPHOST_MAC"], T["SW_IP_MAC"], rewrite_ip(ipb), 5, CAQMTag(caqm_en=1)),
+     opts="--caqm-tag --cci-policy drop", scapy="the tag carries it: nothing to drop")
+ipb = ip_bytes(ttl=1)
+case("to_uboe_caqm_tag_ttl_expired_punted_plain", "to_uboe", native(ipb, cci=cci_caqm(en=1, i=1, hint=8)),
+     "XDP_PASS", ["rx_ub", "pass_ttl_expired"], meta(slow_mark(5, 0, 0)) +
+     bytes(tagged(T["SW_UB_MAC"], T["UBPU_MAC"], ipb, None)), opts="--caqm-tag",
+     scapy="the slow path gets the plain IP packet; the mark's FECN bits are the CCI's low bits (0)")
+
+ipb = back()
+case("to_ub_caqm_tag_untagged_vlan", "to_ub",
+     caqm_tagged(T["SW_IP_MAC"], T["IPHOST_MAC"], ipb, None, CAQMTag(caqm_en=1, i_bit=1, hint=5)),
+     "XDP_REDIRECT", RX, native_cci_out(rewrite_ip(ipb), cci_caqm(en=1, i=1, hint=5), pid=1), opts="--caqm-tag")
+case("to_ub_caqm_tag_other_cc_type", "to_ub",
+     caqm_tagged(T["SW_IP_MAC"], T["IPHOST_MAC"], ipb, 5, CAQMTag(cc_type=4, caqm_en=1, hint=5)),
+     "XDP_REDIRECT", RX, native_out(rewrite_ip(ipb), MARKABLE, pid=5), opts="--caqm-tag",
+     scapy="only cc_type 000 is CAQM: the tag goes, the CCI is FECN from the ECN")
+case("to_ub_caqm_tag_off_not_uboe", "to_ub",
+     caqm_tagged(T["SW_IP_MAC"], T["IPHOST_MAC"], ipb, 5, CAQMTag(caqm_en=1)), "XDP_PASS",
+     ["pass_not_uboe"], caqm_tagged(T["SW_IP_MAC"], T["IPHOST_MAC"], ipb, 5, CAQMTag(caqm_en=1)),
+     scapy="without --caqm-tag the tag's EtherType is not IP: the kernel gets it untouched")
+short = Ether(dst=T["SW_IP_MAC"], src=T["IPHOST_MAC"], type=0x88B6) / Raw(b"\x04\x00")
+case("to_ub_caqm_tag_cut_short", "to_ub", short, "XDP_PASS", ["pass_not_uboe"], short, opts="--caqm-tag")
+ipb = back(ttl=1)
+case("to_ub_caqm_tag_ttl_expired_punted_plain", "to_ub",
+     caqm_tagged(T["SW_IP_MAC"], T["IPHOST_MAC"], ipb, 5, CAQMTag(caqm_en=1, i_bit=1, hint=5)), "XDP_PASS",
+     ["rx_uboe", "pass_ttl_expired"], uboe_punt(ipb, pid=5), opts="--caqm-tag",
+     scapy="802.1Q and CAQM tags both popped for the kernel")
 
 
 def main():

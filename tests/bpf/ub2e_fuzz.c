@@ -58,6 +58,8 @@ static const char *const profiles[] = {
 	"--strict --map 4097=100 --map 5=5 --map 7/1=71 --map 9",
 	"--untagged --no-ttl-dec --cci-policy drop --rt 1 --vl 9",
 	"--default-pid 9 --default-perm 1 --light-ce ect1 --markable ect1 --ce-to light --ect1-to light --rt 3",
+	"--caqm-tag --map 4097=100 --cci-policy drop",
+	"--caqm-tag --untagged --caqm-ethertype 0x9000",
 	"(tables written raw, as with bpftool)",	/* only with --raw-maps */
 };
 #define NPROFILES (sizeof(profiles) / sizeof(profiles[0]))
@@ -167,7 +169,7 @@ static bool fuzz_one(const struct opts *op, enum dir d, long i, __u64 *ctr, stru
 	if (d == TO_UBOE)
 		ref_decode_native(in, len, m->cfg.ub_ethertype, &r);
 	else
-		ref_decode_uboe(in, len, &r);
+		ref_decode_uboe_caqm(in, len, m->cfg.flags & UB2E_F_CAQM_TAG ? m->cfg.caqm_ethertype : 0, &r);
 	fuzz_expect(d, in, &r, m, op->receive_checks, op->egress_mtu, &e);
 	rc = run_one(d, in, len, &res, ctr);
 	t->frames++;

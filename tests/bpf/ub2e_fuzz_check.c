@@ -52,7 +52,8 @@ int fuzz_model(const char *opts, struct model *m, char *err, size_t errlen)
 			tok = strtok_r(NULL, " ", &save);
 			if (!tok || m->nmap == 16 || npimap_parse(tok, &m->map[m->nmap++], err, errlen))
 				return -1;
-		} else if (!strcmp(name, "untagged") || !strcmp(name, "strict") || !strcmp(name, "no-ttl-dec")) {
+		} else if (!strcmp(name, "untagged") || !strcmp(name, "strict") || !strcmp(name, "no-ttl-dec") ||
+			   !strcmp(name, "caqm-tag")) {
 			if (ub2e_cfg_set(&m->cfg, name, NULL, err, errlen))
 				return -1;
 		} else if (ub2e_cfg_set(&m->cfg, name, strtok_r(NULL, " ", &save), err, errlen)) {
@@ -61,6 +62,16 @@ int fuzz_model(const char *opts, struct model *m, char *err, size_t errlen)
 	}
 	return 0;
 }
+
+/* UB -> UBoE: does this CCI cross in a CAQM tag? Mode 000 (bits 14-12), with --caqm-tag. */
+static bool caqm_tag_out(const struct ref_frame *r, const struct model *m)
+{
+	return (m->cfg.flags & UB2E_F_CAQM_TAG) && (r->cci >> 12 & 7) == 0;
+}
+
+/* The tag's info for a CCI, and back (WIRE.md §5: cc_type = Mode, is_last_hop = LoC, bits 10-0 as they are). */
+static unsigned cci_to_tag(unsigned cci) { return (cci >> 12 & 7) << 13 | (cci >> 11 & 1) << 12 | (cci & 0x7ff); }
+static unsigned tag_to_cci(unsigned t) { return (t >> 13) << 12 | (t >> 12 & 1) << 11 | (t & 0x7ff); }
 
 static void expect_drop(struct expect *e, const char *counter, const char *why)
 {
@@ -201,7 +212,7 @@ void fuzz_expect(enum dir d, const uint8_t *in, const struct ref_frame *r, const
 	} else if (d == TO_UBOE) {
 		e->vid = model_vlan(m, r->pid, r->perm, e);
 		drop = e->vid < 0;
-		if (!drop && (r->cci >> 12 & 7) != 4 && m->cfg.cci_policy == UB2E_CCI_DROP) {
+		if (!drop && (r->cci >> 12 & 7) != 4 && !caqm_tag_out(r, m) && m->cfg.cci_policy == UB2E_CCI_DROP) {
 			drop = true;
 			expect_drop(e, "drop_cci_not_fecn", "CCI not in FECN mode under --cci-policy drop");
 		}
@@ -310,8 +321,9 @@ static void check_fwd_to_uboe(struct verdict_ctx *c, const uint8_t *in, size_t i
 			      const struct ref_frame *r, const struct model *m, int vid, bool rc)
 {
 	const uint8_t *o = res->out;
-	size_t want_len = in_len - 10 + (vid ? 4 : 0);
-	unsigned ip_type = r->v6 ? 0x86dd : 0x0800, want_ecn = r->ecn;
+	bool tag = caqm_tag_out(r, m);
+	size_t want_len = in_len - 10 + (vid ? 4 : 0) + (tag ? 4 : 0), t = vid ? 18 : 14;
+	unsigned ip_type = r->v6 ? 0x86dd : 0x0800, want_ecn = r->ecn, inner = tag ? m->cfg.caqm_ethertype : ip_type;
 	struct ref_frame q;
 
 	if (res->out_len != want_len) {
@@ -325,16 +337,19 @@ static void check_fwd_to_uboe(struct verdict_ctx *c, const uint8_t *in, size_t i
 		FAIL(c, "TCI %04x: bits of the table value above the VID reached PCP/DEI", ref_get16(o + 14));
 	if (vid) {
 		if (ref_get16(o + 12) != 0x8100 || (ref_get16(o + 14) & 0xfff) != (unsigned)vid ||
-		    ref_get16(o + 16) != ip_type)
-			FAIL(c, "want 802.1Q VLAN %d and EtherType %04x, got %04x tci %04x type %04x", vid, ip_type,
+		    ref_get16(o + 16) != inner)
+			FAIL(c, "want 802.1Q VLAN %d and EtherType %04x, got %04x tci %04x type %04x", vid, inner,
 			     ref_get16(o + 12), ref_get16(o + 14), ref_get16(o + 16));
-	} else if (ref_get16(o + 12) != ip_type) {
-		FAIL(c, "EtherType %04x for IPv%d, want untagged %04x", ref_get16(o + 12), r->v6 ? 6 : 4, ip_type);
+	} else if (ref_get16(o + 12) != inner) {
+		FAIL(c, "EtherType %04x for IPv%d, want untagged %04x", ref_get16(o + 12), r->v6 ? 6 : 4, inner);
 	}
+	if (tag && (ref_get16(o + t) != cci_to_tag(r->cci) || ref_get16(o + t + 2) != ip_type))
+		FAIL(c, "CAQM tag %04x %04x for CCI %04x, want %04x %04x", ref_get16(o + t), ref_get16(o + t + 2),
+		     r->cci, cci_to_tag(r->cci), ip_type);
 	if ((r->cci >> 12 & 7) == 4)
 		want_ecn = m->cfg.fecn_to_ecn[r->cci & 3] & 3;
 	check_ip_bytes(c, in, in_len, o, res->out_len, r, want_ecn, m->cfg.flags & UB2E_F_NO_TTL_DEC);
-	ref_decode_uboe(o, res->out_len, &q);
+	ref_decode_uboe_caqm(o, res->out_len, tag ? m->cfg.caqm_ethertype : 0, &q);
 	if (q.kind != REF_VALID)
 		FAIL(c, "forwarded frame is not valid UBoE: %s", q.why);
 	else if ((q.tagged && ((q.tci & 0xfff) == 0 || (q.tci & 0xfff) == 0xfff)) ||
@@ -346,7 +361,7 @@ static void check_fwd_to_ub(struct verdict_ctx *c, const uint8_t *in, size_t in_
 			    const struct ref_frame *r, const struct model *m, uint32_t pid, unsigned perm, bool rc)
 {
 	const uint8_t *o = res->out;
-	size_t want_len = in_len + 10 - (r->tagged ? 4 : 0);
+	size_t want_len = in_len + 10 - (r->tagged ? 4 : 0) - (r->caqm_tagged ? 4 : 0);
 	unsigned cfgv = r->v6 ? 4 : 3, cci, vl = m->cfg.vl, rt = m->cfg.rt;
 	struct ref_frame q;
 
@@ -363,10 +378,15 @@ static void check_fwd_to_ub(struct verdict_ctx *c, const uint8_t *in, size_t in_
 	    o[16] != ((rt & 1) << 7 | (rt >> 1 & 1) << 6) || o[17])
 		FAIL(c, "LPH %02x%02x%02x%02x, want VL %u Config %u RT %u", o[14], o[15], o[16], o[17], vl, cfgv, rt);
 	cci = ref_get16(o + 18);
-	if (cci >> 12 != 4 || (cci & 0x0ffc))
+	if (r->caqm_tagged && r->caqm_info >> 13 == 0) {
+		/* A CAQM tag's request goes on in the CCI. */
+		if (cci != tag_to_cci(r->caqm_info))
+			FAIL(c, "CCI %04x from CAQM tag %04x, want %04x", cci, r->caqm_info, tag_to_cci(r->caqm_info));
+	} else if (cci >> 12 != 4 || (cci & 0x0ffc)) {
 		FAIL(c, "CCI %04x is not FECN mode with LoC 0", cci);
-	if ((cci & 3) != (m->cfg.ecn_to_fecn[r->ecn] & 3u))
+	} else if ((cci & 3) != (m->cfg.ecn_to_fecn[r->ecn] & 3u)) {
 		FAIL(c, "FECN %u for ECN %u, want %u", cci & 3, r->ecn, m->cfg.ecn_to_fecn[r->ecn] & 3u);
+	}
 	if (o[20] != perm || (((uint32_t)o[21] << 16 | (uint32_t)o[22] << 8 | o[23]) != pid) || !pid)
 		FAIL(c, "NTH Permission/Partition %u/%u, want %u/%u", o[20],
 		     (uint32_t)o[21] << 16 | (uint32_t)o[22] << 8 | o[23], perm, pid);
@@ -533,9 +553,9 @@ void fuzz_check(struct verdict_ctx *c, enum dir d, const uint8_t *in, size_t in_
 		FAIL(c, "counted as %s, the reference says %s (%s)", verdict_counter, e->counter, e->why);
 	if (!strcmp(verdict_counter, "pass_ttl_expired") && (ok & O_FWD) && r->ttl > 1)
 		FAIL(c, "pass_ttl_expired for TTL %u", r->ttl);
-	if (info && !(d == TO_UBOE && r->kind == REF_VALID && (r->cci >> 12 & 7) != 4))
-		FAIL(c, "cci_not_fecn_forwarded moved for a packet whose CCI is FECN (or not UB)");
-	if (*outcome == O_FWD && d == TO_UBOE && (r->cci >> 12 & 7) != 4 && !info)
+	if (info && !(d == TO_UBOE && r->kind == REF_VALID && (r->cci >> 12 & 7) != 4 && !caqm_tag_out(r, m)))
+		FAIL(c, "cci_not_fecn_forwarded moved for a packet whose CCI is FECN, or CAQM in a tag (or not UB)");
+	if (*outcome == O_FWD && d == TO_UBOE && (r->cci >> 12 & 7) != 4 && !caqm_tag_out(r, m) && !info)
 		FAIL(c, "non-FECN CCI forwarded without cci_not_fecn_forwarded");
 	if (*outcome == O_PUNT && !punt_shape_ok(d, in, in_len, res, r, m))
 		FAIL(c, "handed to the kernel as neither the input nor its IP packet");

@@ -192,7 +192,8 @@ static size_t build_valid(struct fz_rng *g, enum dir d, const struct model *m, u
 	memcpy(f + 6, peer_mac(d), 6);
 	if (d == TO_UBOE) {
 		uint32_t pid = pids[fz_rnd(g, 10)];
-		unsigned cci = fz_chance(g, 80) ? 0x4000 | fz_rnd(g, 4) | (fz_rnd(g, 2) << 11) : fz_rnd(g, 0x10000);
+		unsigned cci = fz_chance(g, 70) ? 0x4000 | fz_rnd(g, 4) | (fz_rnd(g, 2) << 11) :
+			       fz_chance(g, 50) ? fz_rnd(g, 0x1000) | (fz_rnd(g, 2) << 15) : fz_rnd(g, 0x10000);
 
 		ref_put16(f + 12, m->cfg.ub_ethertype);
 		f[14] = (uint8_t)fz_rnd(g, 2);
@@ -205,14 +206,24 @@ static size_t build_valid(struct fz_rng *g, enum dir d, const struct model *m, u
 		f[22] = (uint8_t)(pid >> 8);
 		f[23] = (uint8_t)pid;
 		off = 24;
-	} else if (fz_chance(g, 50)) {
-		ref_put16(f + 12, 0x8100);
-		ref_put16(f + 14, fz_rnd(g, 8) << 13 | vids[fz_rnd(g, 8)]);
-		ref_put16(f + 16, v6 ? 0x86dd : 0x0800);
-		off = 18;
 	} else {
-		ref_put16(f + 12, v6 ? 0x86dd : 0x0800);
-		off = 14;
+		if (fz_chance(g, 50)) {
+			ref_put16(f + 12, 0x8100);
+			ref_put16(f + 14, fz_rnd(g, 8) << 13 | vids[fz_rnd(g, 8)]);
+			off = 16;
+		} else {
+			off = 12;
+		}
+		/* The CAQM tag (WIRE.md §5) after the 802.1Q one: cc_type mostly 000. */
+		if (fz_chance(g, 30)) {
+			unsigned info = fz_rnd(g, 0x10000);
+
+			ref_put16(f + off, fz_chance(g, 90) ? m->cfg.caqm_ethertype : 0x88b6);
+			ref_put16(f + off + 2, fz_chance(g, 80) ? info & 0x1fff : info);
+			off += 4;
+		}
+		ref_put16(f + off, v6 ? 0x86dd : 0x0800);
+		off += 2;
 	}
 
 	ip = f + off;
@@ -269,7 +280,7 @@ size_t fuzz_make_frame(struct fz_rng *g, enum dir d, const struct model *m, uint
 		len = fz_rnd(g, 160);
 		fz_bytes(g, f, len);
 		if (len >= 14 && fz_chance(g, 70))
-			ref_put16(f + 12, (unsigned[]){ 0x88b5, 0x0800, 0x86dd, 0x8100 }[fz_rnd(g, 4)]);
+			ref_put16(f + 12, (unsigned[]){ 0x88b5, 0x0800, 0x86dd, 0x8100, 0x88b6 }[fz_rnd(g, 5)]);
 	} else if (kind < 40) {
 		size_t i = fz_rnd(g, (uint32_t)nseeds);
 

@@ -156,7 +156,8 @@ int configure(const char *opts, char *err, size_t errlen)
 				snprintf(err, errlen, "--no-icmp-source: %s", strerror(errno));
 				return -1;
 			}
-		} else if (!strcmp(name, "untagged") || !strcmp(name, "strict") || !strcmp(name, "no-ttl-dec")) {
+		} else if (!strcmp(name, "untagged") || !strcmp(name, "strict") || !strcmp(name, "no-ttl-dec") ||
+			   !strcmp(name, "caqm-tag")) {
 			if (ub2e_cfg_set(&cfg, name, NULL, err, errlen))
 				return -1;
 		} else {

@@ -155,6 +155,11 @@ void ref_decode_native(const uint8_t *f, size_t len, uint16_t ub_ethertype, stru
 
 void ref_decode_uboe(const uint8_t *f, size_t len, struct ref_frame *r)
 {
+	ref_decode_uboe_caqm(f, len, 0, r);
+}
+
+void ref_decode_uboe_caqm(const uint8_t *f, size_t len, uint16_t caqm_ethertype, struct ref_frame *r)
+{
 	size_t off = 14;
 	unsigned type;
 
@@ -169,6 +174,14 @@ void ref_decode_uboe(const uint8_t *f, size_t len, struct ref_frame *r)
 		r->tci = ref_get16(f + 14);
 		type = ref_get16(f + 16);
 		off = 18;
+	}
+	if (caqm_ethertype && type == caqm_ethertype) {
+		if (len < off + 4)
+			return verdict(r, false, REF_NONE, "CAQM tag truncated");
+		r->caqm_tagged = true;
+		r->caqm_info = ref_get16(f + off);
+		type = ref_get16(f + off + 2);
+		off += 4;
 	}
 	if (type != 0x0800 && type != 0x86dd)
 		return verdict(r, false, REF_NONE, "not IPv4/IPv6");

@@ -42,6 +42,8 @@ struct ref_frame {
 	bool tagged;
 	unsigned tci;			/* whole TCI of the 802.1Q tag */
 	uint16_t ethertype;		/* outer */
+	bool caqm_tagged;		/* an Ethernet CAQM tag after the 802.1Q one */
+	unsigned caqm_info;		/* its 16 info bits (cc_type, is_last_hop, EN, C, I, Hint) */
 	/* native UB: LPH, NTH */
 	unsigned lph_config, vl, rt;
 	unsigned cci, perm;
@@ -62,6 +64,9 @@ struct ref_frame {
 void ref_decode_native(const uint8_t *f, size_t len, uint16_t ub_ethertype, struct ref_frame *r);
 /* A frame received on the IP side (Eth | [802.1Q] | IP | UDP 4792 | TPH ...). */
 void ref_decode_uboe(const uint8_t *f, size_t len, struct ref_frame *r);
+/* The same where a CAQM tag of EtherType `caqm_ethertype` may follow the
+ * Ethernet/802.1Q header (openEuler's struct caqm_hdr: info(16) | EtherType). */
+void ref_decode_uboe_caqm(const uint8_t *f, size_t len, uint16_t caqm_ethertype, struct ref_frame *r);
 
 /* RFC 1071 sum over an IPv4 header: true when it checks. */
 bool ref_ipv4_csum_ok(const uint8_t *ip, size_t hlen);

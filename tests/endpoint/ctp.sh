@@ -134,7 +134,7 @@ test_ubperf_ctp_bad_command_lines() {
 		    "client --dev lo --peer 10.0.0.1 --native --mode ctp --ta rol" \
 		    "client --dev lo --peer 10.0.0.1 --native --mode ctp --cc dcqcn" \
 		    "client --dev a,b,c,d,e --peer 10.0.0.1 --native --mode ctp" \
-		    "client --dev a,b --peer 10.0.0.1 --native"; do
+		    "client --dev a,a --peer 10.0.0.1 --native --mode ctp"; do
 		rc=0
 		"$BIN/ubperf" $args 2>"$err" || rc=$?
 		echo "$args: exit $rc: $(cat "$err")"

@@ -47,6 +47,24 @@ def cci_fecn(fecn, loc=0):
     return (0b100 << 12) | (loc << 11) | (fecn & 3)
 
 
+def cci_caqm(en=1, c=0, i=0, hint=0, loc=0):
+    """CCI in CAQM mode (Mode 000, WIRE.md §5): LoC 11, EN 10, C 9, I 8, Hint 7-0."""
+    return (loc << 11) | (en << 10) | (c << 9) | (i << 8) | (hint & 0xFF)
+
+
+CAQM_TAG_ETHERTYPE = 0x88B6
+
+
+class CAQMTag(Packet):
+    """The Ethernet CAQM tag, 4 bytes: openEuler's struct caqm_hdr, whose info
+    is struct caqm_hdr_info in network bit order (WIRE.md §5, docs/CC.md)."""
+    name = "CAQM tag"
+    fields_desc = [BitField("cc_type", 0, 3), BitField("is_last_hop", 0, 1),
+                   BitField("padding", 0, 1), BitField("caqm_en", 0, 1),
+                   BitField("c_bit", 0, 1), BitField("i_bit", 0, 1),
+                   ByteField("hint", 0), XShortField("type", 0x0800)]
+
+
 class UBTPH(Packet):
     """RTPH/UTPH, 16 bytes (WIRE.md §3)."""
     name = "UB TPH"

@@ -2,6 +2,7 @@
 #include "ep.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -449,6 +450,38 @@ int ep_progress(struct ep *e, int timeout_ms)
 			xsk_port_poll(e->port, timeout_ms);
 	}
 	return (int)moved;
+}
+
+#define EP_WAIT_MAX_FDS 64
+
+int ep_wait(struct ep *const *eps, unsigned n, uint64_t max_ns)
+{
+	struct pollfd pfd[EP_WAIT_MAX_FDS];
+	uint64_t now = ep_now_ns(), dl = now + max_ns, t;
+	struct timespec ts;
+	nfds_t nfd = 0;
+	int r;
+
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t d = tp_ep_next_deadline(eps[i]->tp);
+
+		if (d < dl)
+			dl = d;
+		/* Completions reaped, the fill ring topped up: what poll() waits on is real. */
+		xsk_port_service(eps[i]->port);
+		for (int k = 0; k < xsk_port_nsocks(eps[i]->port) && nfd < EP_WAIT_MAX_FDS; k++) {
+			pfd[nfd].fd = xsk_port_fd(eps[i]->port, k);
+			pfd[nfd].events = POLLIN;
+			pfd[nfd++].revents = 0;
+		}
+	}
+	if (dl <= now)
+		return 0;
+	t = dl - now;
+	ts.tv_sec = (time_t)(t / 1000000000u);
+	ts.tv_nsec = (long)(t % 1000000000u);
+	r = ppoll(pfd, nfd, &ts, NULL);
+	return r < 0 ? -errno : r;
 }
 
 uint64_t ep_member_tx(const struct ep *e, uint32_t k)

@@ -132,6 +132,14 @@ struct tp_chan *ep_chan_create(struct ep *e, struct ep_chan *c, struct tp_chan_c
 int ep_progress(struct ep *e, int timeout_ms);
 
 /*
+ * Several endpoints served by one thread, when a round of ep_progress(e, 0)
+ * on each moved nothing: sleep until a frame arrives on any of their
+ * sockets or the earliest of their cores' deadlines, at most max_ns.
+ * Returns the poll result (0: timed out) or -errno.
+ */
+int ep_wait(struct ep *const *eps, unsigned n, uint64_t max_ns);
+
+/*
  * In-band setup (tp_hello_*): fn sees every received UTP packet (TPH ..
  * payload, ICRC checked) before the core, with the IP source; it returns
  * true when it took the packet (a hello), which the core then never sees.

@@ -18,6 +18,7 @@ static const char *const cnt_names[CAQM_CNT_MAX] = {
 	[CAQM_CNT_GRANTED] = "granted", [CAQM_CNT_TRIMMED] = "trimmed",
 	[CAQM_CNT_REFUSED] = "refused", [CAQM_CNT_CONGESTED] = "congested",
 	[CAQM_CNT_ECN_SEEN] = "ecn_seen", [CAQM_CNT_ECN_MARKED] = "ecn_marked",
+	[CAQM_CNT_TAGGED] = "tagged",
 };
 
 /* A pinned map that is what the stage made: a stale or foreign pin gives nonsense. */

@@ -35,6 +35,7 @@ void ub2e_cfg_defaults(struct ub2e_cfg *cfg)
 	cfg->rt = UB_RT_FLOW_SHORTEST;
 	cfg->default_pid = UB_PID_DEFAULT;
 	cfg->default_perm = UB_PERM_HIGH;
+	cfg->caqm_ethertype = UB_ETH_P_CAQM;
 }
 
 struct choice {
@@ -85,6 +86,8 @@ int ub2e_cfg_set(struct ub2e_cfg *cfg, const char *name, const char *value, char
 		cfg->flags |= UB2E_F_STRICT_VLAN;
 	} else if (!strcmp(name, "no-ttl-dec")) {
 		cfg->flags |= UB2E_F_NO_TTL_DEC;
+	} else if (!strcmp(name, "caqm-tag")) {
+		cfg->flags |= UB2E_F_CAQM_TAG;
 	} else if (!value) {
 		snprintf(err, errlen, "--%s needs a value", name);
 		return -1;
@@ -116,7 +119,7 @@ int ub2e_cfg_set(struct ub2e_cfg *cfg, const char *name, const char *value, char
 		if (number(name, value, 0, 15, &n, err, errlen))
 			return -1;
 		cfg->vl = (__u8)n;
-	} else if (!strcmp(name, "ub-ethertype")) {
+	} else if (!strcmp(name, "ub-ethertype") || !strcmp(name, "caqm-ethertype")) {
 		/* Below 0x600 it would be an 802.3 length; the IP types would hijack IP. */
 		if (number(name, value, 0x600, 0xffff, &n, err, errlen))
 			return -1;
@@ -124,7 +127,10 @@ int ub2e_cfg_set(struct ub2e_cfg *cfg, const char *name, const char *value, char
 			snprintf(err, errlen, "--%s: 0x%04lx is an EtherType the switch must leave alone", name, n);
 			return -1;
 		}
-		cfg->ub_ethertype = (__u16)n;
+		if (name[0] == 'u')
+			cfg->ub_ethertype = (__u16)n;
+		else
+			cfg->caqm_ethertype = (__u16)n;
 	} else if (!strcmp(name, "default-pid")) {
 		if (number(name, value, 1, UB_PID_MASK, &n, err, errlen))
 			return -1;
@@ -149,6 +155,15 @@ static int dev_mac(int fd, const char *dev, __u8 mac[6])
 	if (ioctl(fd, SIOCGIFHWADDR, &ifr))
 		return -1;
 	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	return 0;
+}
+
+int ub2e_cfg_check(const struct ub2e_cfg *cfg, char *err, size_t errlen)
+{
+	if ((cfg->flags & UB2E_F_CAQM_TAG) && cfg->caqm_ethertype == cfg->ub_ethertype) {
+		snprintf(err, errlen, "--caqm-ethertype 0x%04x is the native UB EtherType too", cfg->caqm_ethertype);
+		return -1;
+	}
 	return 0;
 }
 

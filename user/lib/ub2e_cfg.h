@@ -9,12 +9,15 @@
 void ub2e_cfg_defaults(struct ub2e_cfg *cfg);
 
 /*
- * Apply one named option: the flags "untagged", "strict", "no-ttl-dec"
- * (value ignored) or "light-ce", "markable", "ce-to", "ect1-to",
- * "cci-policy", "rt", "vl", "ub-ethertype", "default-pid", "default-perm".
- * Returns 0, or -1 with one line in err.
+ * Apply one named option: the flags "untagged", "strict", "no-ttl-dec",
+ * "caqm-tag" (value ignored) or "light-ce", "markable", "ce-to", "ect1-to",
+ * "cci-policy", "rt", "vl", "ub-ethertype", "caqm-ethertype", "default-pid",
+ * "default-perm". Returns 0, or -1 with one line in err.
  */
 int ub2e_cfg_set(struct ub2e_cfg *cfg, const char *name, const char *value, char *err, size_t errlen);
+
+/* What single options cannot see: the CAQM tag's EtherType must not be the native one. */
+int ub2e_cfg_check(const struct ub2e_cfg *cfg, char *err, size_t errlen);
 
 /* Fill in the ports' MAC addresses (cfg->ub_mac, ip_mac) by device name. Returns 0 or -1 with errno. */
 int ub2e_cfg_ports(struct ub2e_cfg *cfg, const char *ub_dev, const char *ip_dev);

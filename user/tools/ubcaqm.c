@@ -8,7 +8,11 @@
  * queue's high water (the directory goes when the stage does).
  *
  *   ubcaqm DEV [--rate-mbps N] [--thresh BYTES] [--hint-unit BYTES]
- *              [--window-us N] [--last-hop] [--ethertype 0xHHHH] [--ecn] [--pin DIR]
+ *              [--window-us N] [--last-hop] [--ethertype 0xHHHH] [--tag-ethertype 0xHHHH]
+ *              [--ecn] [--pin DIR]
+ *
+ * On the IP segment the stage answers requests in Ethernet CAQM tags
+ * (--tag-ethertype, default 0x88b6, the UB2E switch's --caqm-ethertype).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -35,7 +39,8 @@ static void on_signal(int sig) { (void)sig; stop = 1; }
 static int usage(FILE *f, int rc)
 {
 	fprintf(f, "usage: ubcaqm DEV [--rate-mbps N] [--thresh BYTES] [--hint-unit BYTES]\n"
-		   "              [--window-us N] [--last-hop] [--ethertype 0xHHHH] [--ecn] [--pin DIR]\n");
+		   "              [--window-us N] [--last-hop] [--ethertype 0xHHHH] [--tag-ethertype 0xHHHH]\n"
+		   "              [--ecn] [--pin DIR]\n");
 	return rc;
 }
 
@@ -111,9 +116,10 @@ int main(int argc, char **argv)
 		{ "hint-unit", required_argument, 0, 'u' }, { "window-us", required_argument, 0, 'w' },
 		{ "last-hop", no_argument, 0, 'l' }, { "ethertype", required_argument, 0, 'e' },
 		{ "ecn", no_argument, 0, 'E' }, { "pin", required_argument, 0, 'p' },
+		{ "tag-ethertype", required_argument, 0, 'T' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
-	unsigned long long rate = 0, th = 64 * 1024, unit = 128, win = 100, et = 0x88b5;
+	unsigned long long rate = 0, th = 64 * 1024, unit = 128, win = 100, et = 0x88b5, tag_et = 0x88b6;
 	bool last_hop = false, ecn = false, hook_created = false, pin_made = false;
 	const char *pin = NULL;
 	struct caqm *skel = NULL;
@@ -129,6 +135,7 @@ int main(int argc, char **argv)
 		case 'u': if (num("--hint-unit", optarg, 1u << 20, &unit) || !unit) return 2; break;
 		case 'w': if (num("--window-us", optarg, 10000000, &win) || !win) return 2; break;
 		case 'e': if (num("--ethertype", optarg, 0xffff, &et) || et < 0x600) return 2; break;
+		case 'T': if (num("--tag-ethertype", optarg, 0xffff, &tag_et) || tag_et < 0x600) return 2; break;
 		case 'l': last_hop = true; break;
 		case 'E': ecn = true; break;
 		case 'p': pin = optarg; break;
@@ -156,6 +163,7 @@ int main(int argc, char **argv)
 	skel->rodata->window_ns = win * 1000;
 	skel->rodata->last_hop = last_hop;
 	skel->rodata->eth_proto = (__u16)et;
+	skel->rodata->tag_proto = (__u16)tag_et;
 	skel->rodata->ecn_mark = ecn;
 	if ((err = caqm__load(skel))) {
 		fprintf(stderr, "ubcaqm: load: %s\n", strerror(-err));

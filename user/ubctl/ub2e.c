@@ -77,6 +77,8 @@ static const struct option attach_opts[] = {
 	{ "untagged", no_argument, 0, OPT_CFG },
 	{ "strict", no_argument, 0, OPT_CFG },
 	{ "no-ttl-dec", no_argument, 0, OPT_CFG },
+	{ "caqm-tag", no_argument, 0, OPT_CFG },
+	{ "caqm-ethertype", required_argument, 0, OPT_CFG },
 	{ "light-ce", required_argument, 0, OPT_CFG },
 	{ "markable", required_argument, 0, OPT_CFG },
 	{ "ce-to", required_argument, 0, OPT_CFG },
@@ -231,6 +233,8 @@ static int parse_args(int argc, char **argv, struct ub2e_args *a, bool allow_cfg
 	}
 	a->rest = argv + optind;
 	a->nrest = argc - optind;
+	if (allow_cfg && ub2e_cfg_check(&a->cfg, err, sizeof(err)))
+		return fail(EXIT_USAGE, "%s", err);
 	return 0;
 }
 
@@ -698,7 +702,11 @@ static int do_status(struct ub2e_args *a)
 			json_object_array_add(jf, json_object_new_string("strict"));
 		if (cfg.flags & UB2E_F_NO_TTL_DEC)
 			json_object_array_add(jf, json_object_new_string("no-ttl-dec"));
+		if (cfg.flags & UB2E_F_CAQM_TAG)
+			json_object_array_add(jf, json_object_new_string("caqm-tag"));
 		json_object_object_add(js, "flags", jf);
+		if (cfg.flags & UB2E_F_CAQM_TAG)
+			json_add_u64(js, "caqm_ethertype", cfg.caqm_ethertype);
 		json_add_str(js, "cci_policy", cfg.cci_policy == UB2E_CCI_DROP ? "drop" : "forward");
 		json_print(js);
 		close(fd);
@@ -710,11 +718,14 @@ static int do_status(struct ub2e_args *a)
 	print_ports("UB-side", tx_ub, NULL);
 	print_ports("IP-side", tx_ip, NULL);
 	netns_leave(saved_ns);
-	printf("  ub-ethertype 0x%04x  rt %u  vl %u  default NPI %u/%u  flags:%s%s%s\n",
+	printf("  ub-ethertype 0x%04x  rt %u  vl %u  default NPI %u/%u  flags:%s%s%s%s\n",
 	       cfg.ub_ethertype, cfg.rt, cfg.vl, cfg.default_pid, cfg.default_perm,
 	       cfg.flags & UB2E_F_UNTAGGED ? " untagged" : "",
 	       cfg.flags & UB2E_F_STRICT_VLAN ? " strict" : "",
-	       cfg.flags & UB2E_F_NO_TTL_DEC ? " no-ttl-dec" : "");
+	       cfg.flags & UB2E_F_NO_TTL_DEC ? " no-ttl-dec" : "",
+	       cfg.flags & UB2E_F_CAQM_TAG ? " caqm-tag" : "");
+	if (cfg.flags & UB2E_F_CAQM_TAG)
+		printf("  caqm-ethertype 0x%04x\n", cfg.caqm_ethertype);
 	printf("  FECN->ECN %u %u %u %u  ECN->FECN %u %u %u %u  non-FECN CCI: %s\n",
 	       cfg.fecn_to_ecn[0], cfg.fecn_to_ecn[1], cfg.fecn_to_ecn[2], cfg.fecn_to_ecn[3],
 	       cfg.ecn_to_fecn[0], cfg.ecn_to_fecn[1], cfg.ecn_to_fecn[2], cfg.ecn_to_fecn[3],

@@ -20,7 +20,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ubperf server --dev DEV[,DEV...] [options]\n"
-		"       ubperf client --dev DEV --peer ADDR [options]\n"
+		"       ubperf client --dev DEV[,DEV...] --peer ADDR [options]\n"
 		"  --mode M       rtp-sr (default), rtp-gbn, rtp-gbn-fast, utp, ctp (--native:\n"
 		"                 one packet per operation, so --size <= --mtu, default --mtu;\n"
 		"                 --rto is then the transaction timeout, dynamic: 1 s)\n"
@@ -35,8 +35,8 @@ static void usage(FILE *f)
 		"  --window N     packets in flight per channel (default 256)\n"
 		"  --rto R        512us, 16ms, 128ms, 4s (static) or dynamic (default)\n"
 		"  --rto-min US   dynamic RTO: floor of its base, microseconds (default: the core's)\n"
-		"  --dev A,B      (server) serve on several ports: channel i on port i mod N;\n"
-		"                 with --mode ctp (client and server) the ports are one entity,\n"
+		"  --dev A,B      several ports: channel i on port i mod N (client and server);\n"
+		"                 with --mode ctp the ports are one entity instead,\n"
 		"                 --lb flow|packet choosing the member port by the LBF\n"
 		"  --wait S       how long to wait for the peer (default 5; server: for a client, 0 = forever)\n"
 		"  --stall S      no completion for S seconds means the peer is gone (default 3)\n"
@@ -172,7 +172,7 @@ static int parse_rto(const char *s, uint64_t *ns)
 	return -1;
 }
 
-/* --dev A,B,...: at most UBPERF_MAX_DEVS names, none empty; several only for the server. */
+/* --dev A,B,...: at most UBPERF_MAX_DEVS names, none empty, none twice. */
 static int split_devs(struct ubperf_opts *o)
 {
 	static char copy[1024];
@@ -188,11 +188,12 @@ static int split_devs(struct ubperf_opts *o)
 			fprintf(stderr, "ubperf: --dev names at most %d ports\n", UBPERF_MAX_DEVS);
 			return 2;
 		}
+		for (uint32_t k = 0; k < o->ndevs; k++)
+			if (!strcmp(o->devs[k], t)) {
+				fprintf(stderr, "ubperf: --dev names %s twice\n", t);
+				return 2;
+			}
 		o->devs[o->ndevs++] = t;
-	}
-	if (o->ndevs > 1 && !o->server && o->mode != TP_MODE_CTP) {
-		fprintf(stderr, "ubperf: several --dev ports are for the server (or one CTP entity)\n");
-		return 2;
 	}
 	if (o->ndevs > EP_MAX_MEMBERS && o->mode == TP_MODE_CTP) {
 		fprintf(stderr, "ubperf: --mode ctp binds at most %d ports as one entity\n",

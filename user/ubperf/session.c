@@ -35,10 +35,14 @@ static const char *const ta_names[] = { "rol", "roi", "rot" };
 struct run {
 	const struct ubperf_opts *o;
 	const char *who;
-	/* Server: a port per --dev, peer[k] the client as port k reaches it.
-	 * Client: one port, peer[k] each address the server gave its channels. */
+	/* A port per --dev; peer[k] (k < nep) the other side's first address
+	 * (client: --peer; server: its first hello's source) as port k reaches
+	 * it, then each other (port, address) a channel or an answer needs
+	 * (peer_ep[k]: by which port). Both sides on several ports at once: up
+	 * to one per port and address of the other side, plus the first. */
 	struct ep *ep[UBPERF_MAX_DEVS];
-	struct ep_peer peer[UBPERF_MAX_DEVS];
+	struct ep_peer peer[UBPERF_MAX_PEERS];
+	uint32_t peer_ep[UBPERF_MAX_PEERS];
 	uint32_t nep, npeer;
 	struct ep_chan ch[UBPERF_MAX_CHANS];
 	uint8_t *buf;		/* message source / destination / registered region */
@@ -206,23 +210,53 @@ static int ctl_send(struct run *r, uint32_t k, struct ep_peer *p, const struct e
 	return n ? ep_send_raw(r->ep[k], p, c->sport, pkt, n) : -EINVAL;
 }
 
-/* Server: the client as each port reaches it. */
+/* The other side's first address as each port reaches it. */
 static int init_peers(struct run *r, uint8_t ver, const uint8_t ip[16], int wait_ms,
 		      const char *what)
 {
 	char err[256];
 
-	for (; r->npeer < r->nep; r->npeer++)
+	for (; r->npeer < r->nep; r->npeer++) {
+		r->peer_ep[r->npeer] = r->npeer;
 		if (ep_peer_init(r->ep[r->npeer], &r->peer[r->npeer], ver, ip, wait_ms, err,
 				 sizeof(err)))
 			return fail(r, "%s via %s: %s", what, r->o->devs[r->npeer], err);
+	}
 	return 0;
 }
 
-/* Channel c's port: the server spreads its channels over its ports. */
+/* The peer for address ip by port k: a known one, or a new one resolved
+ * (waiting up to wait_ms). NULL with err set when the table is full or the
+ * address cannot be reached by that port. */
+static struct ep_peer *peer_for(struct run *r, uint32_t k, uint8_t ver, const uint8_t ip[16],
+				int wait_ms, char *err, size_t errlen)
+{
+	uint32_t i = 0;
+
+	while (i < r->npeer && (r->peer_ep[i] != k || r->peer[i].ip_ver != ver ||
+				memcmp(r->peer[i].ip, ip, ver == 6 ? 16 : 4)))
+		i++;
+	if (i < r->npeer)
+		return &r->peer[i];
+	if (i == UBPERF_MAX_PEERS) {
+		snprintf(err, errlen, "more than %d addresses of the other side", UBPERF_MAX_PEERS);
+		return NULL;
+	}
+	if (ep_peer_init(r->ep[k], &r->peer[i], ver, ip, wait_ms, err, errlen))
+		return NULL;
+	r->peer_ep[i] = k;
+	r->npeer++;
+	return &r->peer[i];
+}
+
+/* Channel c's port: each side spreads its channels over its ports. */
 static uint32_t port_of(const struct run *r, uint32_t c) { return c % r->nep; }
 
-/* Every port a round. With several, none sleeps while another may have work. */
+/*
+ * Every port a round. With several, none sleeps while another may have work;
+ * when none had any, one wait on all their sockets until a frame or the
+ * earliest timer (at most 1 ms, as one port's ep_progress(ep, 1) waits).
+ */
 static void progress(struct run *r)
 {
 	int moved = 0;
@@ -234,7 +268,7 @@ static void progress(struct run *r)
 	for (uint32_t k = 0; k < r->nep; k++)
 		moved += ep_progress(r->ep[k], 0);
 	if (!moved)
-		usleep(50);
+		ep_wait(r->ep, r->nep, 1000000);
 }
 
 static bool poll_event(struct run *r, struct tp_event *ev)
@@ -742,37 +776,37 @@ static int client_loop(struct run *r)
 	return 0;
 }
 
-/* A server on several ports: each channel to the address of its port. */
+/*
+ * A server on several ports: each channel to the address of its port there
+ * (the answer's path; ver 0: --peer), reached by the channel's own port here.
+ */
 static int follow_paths(struct run *r, int wait_ms)
 {
 	char err[256], a_s[INET6_ADDRSTRLEN];
 
 	for (uint32_t c = 0; c < r->o->channels; c++) {
 		const struct ctl_path *p = &r->ans[c].path;
-		uint32_t k = 0;
+		uint32_t e = port_of(r, c);
+		struct ep_peer *peer;
 
 		if (p->ver != 4 && p->ver != 6)
 			continue;
-		while (k < r->npeer && (r->peer[k].ip_ver != p->ver ||
-					memcmp(r->peer[k].ip, p->ip, p->ver == 6 ? 16 : 4)))
-			k++;
-		if (k == r->npeer) {
+		peer = peer_for(r, e, p->ver, p->ip, wait_ms, err, sizeof(err));
+		if (!peer) {
 			inet_ntop(p->ver == 6 ? AF_INET6 : AF_INET, p->ip, a_s, sizeof(a_s));
-			if (k == UBPERF_MAX_DEVS)
-				return fail(r, "the server names more than %d ports", UBPERF_MAX_DEVS);
-			if (ep_peer_init(r->ep[0], &r->peer[k], p->ver, p->ip, wait_ms, err, sizeof(err)))
-				return fail(r, "channel %u: server port %s: %s", c, a_s, err);
-			r->npeer++;
+			return fail(r, "channel %u: server port %s via %s: %s", c, a_s,
+				    r->o->devs[e], err);
 		}
-		r->ch[c].peer = &r->peer[k];
+		r->ch[c].peer = peer;
 	}
 	return 0;
 }
 
 /*
- * Every channel's hello to --peer, again every CTL_RETRY_NS until the server
- * answered it, for --wait at most. The first one tells the server the run;
- * each answer connects its channel.
+ * Every channel's hello to --peer by the channel's port (so from that port's
+ * address, where the server answers the channel), again every CTL_RETRY_NS
+ * until the server answered it, for --wait at most. The first one tells the
+ * server the run; each answer connects its channel.
  */
 static int client_setup(struct run *r, int wait_ms)
 {
@@ -797,7 +831,7 @@ static int client_setup(struct run *r, int wait_ms)
 				if (r->connected[c])
 					continue;
 				m.index = c;
-				sent += !ctl_send(r, 0, &r->peer[0], &r->ch[c], 0, false, &m);
+				sent += !ctl_send(r, port_of(r, c), r->ch[c].peer, &r->ch[c], 0, false, &m);
 			}
 			next = now + CTL_RETRY_NS;
 		}
@@ -837,7 +871,7 @@ static int client_done(struct run *r, int wait_ms)
 	ctl_set_u64(m.u.done.duration_ns, r->t_end - r->t_start);
 	while ((now = ep_now_ns()) < deadline) {
 		if (now >= next) {
-			ctl_send(r, 0, r->ch[0].peer, &r->ch[0], r->peer_tpn[0], false, &m);
+			ctl_send(r, port_of(r, 0), r->ch[0].peer, &r->ch[0], r->peer_tpn[0], false, &m);
 			next = now + CTL_RETRY_NS;
 		}
 		progress(r);
@@ -859,7 +893,7 @@ int ubperf_client(const struct ubperf_opts *o)
 {
 	struct run r = { .o = o, .who = "client" };
 	uint8_t ver, ip[16];
-	char err[256];
+	char peer_s[128];
 	int rc = 1, wait_ms = (int)(o->wait_s * 1000);
 
 	if (ctl_parse_addr(o->peer, &ver, ip)) {
@@ -883,11 +917,9 @@ int ubperf_client(const struct ubperf_opts *o)
 			r.free_slots[c * 4 + s / 64] |= 1ull << (s % 64);
 	if (open_ep(&r))
 		goto out;
-	if (ep_peer_init(r.ep[0], &r.peer[0], ver, ip, wait_ms, err, sizeof(err))) {
-		fail(&r, "peer %s: %s", o->peer, err);
+	snprintf(peer_s, sizeof(peer_s), "peer %s", o->peer);
+	if (init_peers(&r, ver, ip, wait_ms, peer_s))
 		goto out;
-	}
-	r.npeer = 1;
 	if (make_chans(&r))
 		goto out;
 	/* Tells this run's answers from a previous one's still on the way. */
@@ -1039,7 +1071,6 @@ static int server_loop(struct run *r, struct ubperf_opts *so)
 static int server_start(struct run *r, struct ubperf_opts *so, const struct inbox_ent *e)
 {
 	const struct ctl_run *h = &e->m.u.run;
-	static const uint8_t no_ip[16];
 	bool entity = ctp_entity(so);	/* ours, before the client's mode replaces --mode */
 
 	inet_ntop(e->ver == 6 ? AF_INET6 : AF_INET, e->ip, r->peer_s, sizeof(r->peer_s));
@@ -1070,16 +1101,6 @@ static int server_start(struct run *r, struct ubperf_opts *so, const struct inbo
 		return fail(r, "out of memory for %zu bytes of buffers", r->buf_len);
 	if (init_peers(r, e->ver, e->ip, 5000, r->peer_s) || make_chans(r))
 		return 1;
-	for (uint32_t c = 0; c < so->channels; c++) {
-		/* Several ports: the client sends each channel to its port's address
-		 * (a route without a preferred source leaves it at --peer). */
-		if (r->nep > 1 && memcmp(r->peer[port_of(r, c)].nh.src_ip, no_ip, 16)) {
-			const struct ep_peer *p = &r->peer[port_of(r, c)];
-
-			r->ans[c].path.ver = p->nh.ip_ver;
-			memcpy(r->ans[c].path.ip, p->nh.src_ip, 16);
-		}
-	}
 	/* Ports bound as a CTP entity speak CTP only; CTP, one packet per operation. */
 	if ((entity && so->mode != TP_MODE_CTP) ||
 	    (so->mode == TP_MODE_CTP && so->size > so->mtu)) {
@@ -1113,6 +1134,44 @@ static int server_start(struct run *r, struct ubperf_opts *so, const struct inbo
 }
 
 /*
+ * Channel c's first hello: the client's channel c is at the hello's source
+ * (a client on several ports sends each channel's hello by that channel's
+ * port), reached by our port for c. Several ports here: the answer tells
+ * the client our port's address (a route without a preferred source leaves
+ * it at --peer). Fails when that port cannot reach the address.
+ */
+static int server_follow(struct run *r, uint32_t c, const struct inbox_ent *e)
+{
+	static const uint8_t no_ip[16];
+	struct ep_peer *p;
+	char err[256];
+
+	p = peer_for(r, port_of(r, c), e->ver, e->ip, 5000, err, sizeof(err));
+	if (!p) {
+		fail(r, "channel %u: client %s via %s: %s", c, r->peer_s,
+		     r->o->devs[port_of(r, c)], err);
+		return -EHOSTUNREACH;
+	}
+	r->ch[c].peer = p;
+	if (r->nep > 1 && memcmp(p->nh.src_ip, no_ip, 16)) {
+		r->ans[c].path.ver = p->nh.ip_ver;
+		memcpy(r->ans[c].path.ip, p->nh.src_ip, 16);
+	}
+	return 0;
+}
+
+/* m to the hello e came in (by its port, to its source), in channel c's hello. */
+static void answer(struct run *r, const struct inbox_ent *e, uint32_t c, const struct ctl_msg *m)
+{
+	struct ep_peer *p;
+	char err[256];
+
+	p = peer_for(r, e->k, e->ver, e->ip, 5000, err, sizeof(err));
+	if (p)
+		ctl_send(r, e->k, p, &r->ch[c], e->h.tpn, true, m);
+}
+
+/*
  * The hellos of the last round: a setup hello connects its channel (the
  * first one starts the run) and is answered, every time it comes (the
  * client resends until an answer reaches it); a DONE is answered with our
@@ -1134,7 +1193,7 @@ static int server_inbox(struct run *r, struct ubperf_opts *so)
 			r->peer_done = e->m.u.done;
 			if (r->md_ready) {
 				m.u.done = r->md;
-				ctl_send(r, e->k, &r->peer[e->k], &r->ch[0], e->h.tpn, true, &m);
+				answer(r, e, 0, &m);
 			}
 			continue;
 		}
@@ -1146,8 +1205,16 @@ static int server_inbox(struct run *r, struct ubperf_opts *so)
 		if (e->m.run_id != r->run_id || c >= so->channels)
 			continue;
 		if (!r->connected[c]) {
-			int rc = r->ans[c].status ? 0 : tp_chan_connect(r->ch[c].tp, e->h.tpn, e->h.init_psn);
+			int rc = r->ans[c].status ? 0 : server_follow(r, c, e);
 
+			if (rc) {	/* said; the answer tells the client, then we stop */
+				r->ans[c].status = (uint32_t)-rc;
+				r->ninbox = 0;
+				m.u.ans = r->ans[c];
+				answer(r, e, c, &m);
+				return 1;
+			}
+			rc = r->ans[c].status ? 0 : tp_chan_connect(r->ch[c].tp, e->h.tpn, e->h.init_psn);
 			if (!rc && !r->ans[c].status && so->op == OP_SEND)
 				rc = post_recvs(r, c, so->depth * 2);
 			if (rc)
@@ -1159,7 +1226,7 @@ static int server_inbox(struct run *r, struct ubperf_opts *so)
 			continue;
 		}
 		m.u.ans = r->ans[c];
-		ctl_send(r, e->k, &r->peer[e->k], &r->ch[c], e->h.tpn, true, &m);
+		answer(r, e, c, &m);
 		if (r->ans[c].status) {
 			r->ninbox = 0;
 			if (r->ans[c].status == EOPNOTSUPP)
@@ -1227,7 +1294,7 @@ int ubperf_server(const struct ubperf_opts *o)
 		struct ctl_msg m = { .kind = CTL_DONE, .run_id = r.run_id, .u.done = r.md };
 		uint64_t until = ep_now_ns() + CTL_DALLY_NS;
 
-		ctl_send(&r, 0, &r.peer[0], &r.ch[0], r.peer_tpn[0], true, &m);
+		ctl_send(&r, port_of(&r, 0), r.ch[0].peer, &r.ch[0], r.peer_tpn[0], true, &m);
 		while (ep_now_ns() < until) {
 			progress(&r);
 			server_inbox(&r, &so);

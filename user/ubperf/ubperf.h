@@ -13,7 +13,11 @@
 #include "tpg.h"
 
 #define UBPERF_MAX_CHANS	64
-#define UBPERF_MAX_DEVS		8	/* server --dev A,B,...: ports served at once */
+#define UBPERF_MAX_DEVS		8	/* --dev A,B,...: ports served at once */
+/* (port, address) pairs one side may need: each of its ports to each port of
+ * the other side, plus the other side's first address (--peer, or the first
+ * hello's source) by each port. */
+#define UBPERF_MAX_PEERS	(UBPERF_MAX_DEVS * (UBPERF_MAX_DEVS + 1))
 
 enum ubperf_op { OP_SEND = 0, OP_WRITE, OP_READ };
 
