@@ -8,8 +8,11 @@ PKGS=(clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
       tcpdump nftables libxdp-dev libclang-rt-14-dev)
 # tcpdump: captures in the wps and endpoint suites; nftables: loss on a routed hop;
 # libxdp: AF_XDP (ubctl wps egress, ubperf); libclang-rt: libFuzzer (make fuzz-wps).
-# vmtest also needs these; installed only when asked, they are large.
-VM_PKGS=(qemu-system-x86 busybox-static cpio)
+# vmtest also needs these; installed only when asked, they are large. perftest and
+# ibverbs-providers (Soft-RoCE's user space: ib_write_bw, librxe) and jq (reads ubperf's
+# JSON where there is no python) go into the guest for the rxe and aqm suites and
+# bench/rxe_vs_ubperf.sh; rdma-core itself (daemons, udev rules) is not needed.
+VM_PKGS=(qemu-system-x86 busybox-static cpio perftest ibverbs-providers jq)
 
 want=("${PKGS[@]}")
 [[ "${1:-}" == "--vmtest" ]] && want+=("${VM_PKGS[@]}")

@@ -87,6 +87,16 @@ while read -r name flag; do
 	fi
 done <"$here/tools.list"
 
+# libibverbs dlopen()s its providers (ldd does not see them): Soft-RoCE's, with the
+# .driver file that names it, when the host has them (ibverbs-providers).
+for f in /etc/libibverbs.d/rxe.driver /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so; do
+	[[ -e $f ]] || continue
+	case $f in
+	*.so) copy_elf "$f" "$f" ;;
+	*) mkdir -p "$S${f%/*}" && cp "$f" "$S$f" ;;
+	esac
+done
+
 # Data files some of them read: tc's netem delay distributions, iproute2 name tables.
 for d in /usr/lib/x86_64-linux-gnu/tc /etc/iproute2 /usr/share/iproute2; do
 	[[ -d $d ]] && mkdir -p "$S$(dirname "$d")" && cp -a "$d" "$S$d"
@@ -170,6 +180,13 @@ for s in "${suites[@]}"; do
 	fi
 done
 
+# A command in place of the suites (VMTEST_CMD, as make bench's guest part uses): the
+# repo's bench/ scripts come along.
+if [[ -n ${VMTEST_CMD:-} ]]; then
+	mkdir -p "$S$grepo/bench"
+	cp "$repo"/bench/*.sh "$S$grepo/bench/"
+fi
+
 # --- /init and what it runs
 cp "$here/init" "$S/init"
 chmod 755 "$S/init"
@@ -177,6 +194,7 @@ chmod 755 "$S/init"
 	printf 'REPO=%q\n' "$grepo"
 	printf 'SUITES=%q\n' "${suites[*]}"
 	printf 'VMTEST_INJECT=%q\n' "${VMTEST_INJECT:-}"   # fault injection for vmtest's selftest
+	printf 'CMD=%q\n' "${VMTEST_CMD:-}"   # run this (bash -c) instead of tests/run.sh SUITES
 } >"$S/etc/vmtest/config"
 
 # gzip -1: quick to make; the guest kernel unpacks it (15 MB) in about 1.5 s under TCG.
