@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# vmtest/run.sh [SUITE...]: run test suites (default: $VMTEST_SUITES or "bpf e2e") inside a
+# vmtest/run.sh [SUITE...]: run test suites (default: $VMTEST_SUITES or "bpf e2e aqm rxe") inside a
 # Debian LTS kernel (linux-image-6.1.0-NN-amd64) under qemu TCG, and print their TAP lines
 # tagged with the guest kernel, e.g. "ok 3 - [6.1.0-57] bpf: xdp_redirect", then the
 # runner's "N passed, N failed, N skipped". Suite "selftest" is vmtest's own smoke test.
@@ -13,11 +13,13 @@
 #              VMTEST_MEM, VMTEST_SMP   guest size (default 2G, 2)
 #              VMTEST_APPEND   extra kernel command line
 #              VMTEST_CACHE    cache directory (default build/vmtest: kernel, last logs)
+#              VMTEST_CMD      a command to run (bash -c, in the repo copy) instead of the
+#                              suites, e.g. a benchmark of bench/; its exit status is the test
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
-if [[ $# -gt 0 ]]; then suites=("$@"); else read -ra suites <<<"${VMTEST_SUITES:-bpf e2e}"; fi
+if [[ $# -gt 0 ]]; then suites=("$@"); else read -ra suites <<<"${VMTEST_SUITES:-bpf e2e aqm rxe}"; fi
 cache=${VMTEST_CACHE:-$repo/build/vmtest}
 limit=${VMTEST_TIMEOUT:-1200}
 [[ $limit =~ ^[0-9]+$ ]] || { echo "vmtest: VMTEST_TIMEOUT must be a number of seconds" >&2; exit 2; }
@@ -80,7 +82,7 @@ if ! "$here/mkinitramfs.sh" "$kdir" "$work/initramfs.cpio.gz" "${suites[@]}" 2>"
 fi
 sed 's/^/# /' "$work/mkinitramfs.err"
 echo "# vmtest: kernel $kver, initramfs $(($(stat -c %s "$work/initramfs.cpio.gz") / 1048576)) MiB" \
-	"built in $((SECONDS - t0)) s; booting (tcg) for: ${suites[*]}"
+	"built in $((SECONDS - t0)) s; booting (tcg) for: ${VMTEST_CMD:-${suites[*]}}"
 
 # --- boot. ttyS0 (kernel console, every log level) goes to a file; ttyS1 carries the
 # tests' output to our stdout. mitigations=off: page-table isolation makes every syscall

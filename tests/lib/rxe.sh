@@ -1,0 +1,119 @@
+# Soft-RoCE (rdma_rxe) helpers for the rxe suite and bench/rxe_vs_ubperf.sh, which run
+# in the vmtest guest (the host kernel has no rdma_rxe). Source after tests/lib/netns.sh.
+#
+# Both RoCE ends live in the initial namespace: the 6.1 kernel's rxe opens its UDP
+# socket (port 4791) and routes in init_net only. Two veths of init_net are looped
+# through a router namespace, and policy routing sends what one end addresses to the
+# other out of its own veth instead of through lo, so every RoCE packet crosses the
+# router and whatever qdisc (netem, ...) its ports carry:
+#
+#   RXE_A (ubrxa0 10.77.1.1) -- (ra 10.77.1.2) [router] (rb 10.77.2.2) -- (ubrxb0 10.77.2.1) RXE_B
+#
+# The local table moves from rule 0 to rule 100, behind two rules for locally sent
+# packets to the other end's address; accept_local lets the veths take packets from an
+# address of this host. rxe_teardown puts all of it back.
+
+RXE_A=ubrxe_a RXE_B=ubrxe_b
+RXE_A_IP=10.77.1.1 RXE_B_IP=10.77.2.1
+
+# Why rxe cannot run here, or nothing.
+rxe_unsupported() {
+	local p
+	for p in rdma ib_write_bw ib_send_bw; do
+		command -v "$p" >/dev/null || { echo "$p not installed (scripts/deps.sh --vmtest)"; return 0; }
+	done
+	ls /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so >/dev/null 2>&1 ||
+		{ echo "libibverbs' rxe provider not installed (ibverbs-providers)"; return 0; }
+	modprobe rdma_rxe 2>/dev/null
+	[[ -d /sys/module/rdma_rxe ]] || { echo "kernel $(uname -r) has no rdma_rxe"; return 0; }
+	return 1
+}
+
+# rxe_setup ROUTER_NS: the two veths, the rules and the two rxe devices.
+rxe_setup() {
+	local r=$1 d
+	RXE_ROUTER=$r
+	ip link add ubrxa0 type veth peer name ra netns "$r"
+	ip link add ubrxb0 type veth peer name rb netns "$r"
+	ip addr add "$RXE_A_IP/24" dev ubrxa0
+	ip addr add "$RXE_B_IP/24" dev ubrxb0
+	ip -n "$r" addr add 10.77.1.2/24 dev ra
+	ip -n "$r" addr add 10.77.2.2/24 dev rb
+	for d in ubrxa0 ubrxb0; do
+		sysctl -qw "net.ipv4.conf.$d.accept_local=1" "net.ipv4.conf.$d.rp_filter=0"
+		ip link set "$d" up
+	done
+	ip -n "$r" link set ra up
+	ip -n "$r" link set rb up
+	# GRO on every end, as ns_link does: a veth then receives through its NAPI ring,
+	# in order. Without it, frames sent from both CPUs wait in per-CPU backlogs and
+	# overtake each other, which rxe takes for loss.
+	ethtool -K ubrxa0 gro on >/dev/null 2>&1 || true
+	ethtool -K ubrxb0 gro on >/dev/null 2>&1 || true
+	ns_run "$r" ethtool -K ra gro on >/dev/null 2>&1 || true
+	ns_run "$r" ethtool -K rb gro on >/dev/null 2>&1 || true
+	ns_forwarding "$r"
+	ip rule add pref 100 lookup local
+	ip rule del pref 0 lookup local
+	ip rule add pref 10 iif lo to "$RXE_B_IP" lookup 10077
+	ip rule add pref 11 iif lo to "$RXE_A_IP" lookup 10078
+	ip route add "$RXE_B_IP" via 10.77.1.2 dev ubrxa0 src "$RXE_A_IP" table 10077
+	ip route add "$RXE_A_IP" via 10.77.2.2 dev ubrxb0 src "$RXE_B_IP" table 10078
+	rdma link add "$RXE_A" type rxe netdev ubrxa0
+	rdma link add "$RXE_B" type rxe netdev ubrxb0
+}
+
+rxe_teardown() {
+	rdma link delete "$RXE_A" 2>/dev/null
+	rdma link delete "$RXE_B" 2>/dev/null
+	ip link del ubrxa0 2>/dev/null
+	ip link del ubrxb0 2>/dev/null
+	ip rule del pref 10 2>/dev/null
+	ip rule del pref 11 2>/dev/null
+	if ip rule show pref 100 | grep -q 'lookup local'; then
+		ip rule add pref 0 lookup local
+		ip rule del pref 100 lookup local
+	fi
+	return 0
+}
+
+# rxe_gid DEV IP: the index of DEV's RoCE v2 GID for IPv4 address IP. Reads the first
+# few entries only, with the shell's read: the table has 1024, and a fork is slow
+# under TCG.
+rxe_gid() {
+	local dev=$1 hex i g t
+	hex=$(printf '%02x%02x:%02x%02x' ${2//./ })
+	for i in 0 1 2 3 4 5 6 7; do
+		read -r g <"/sys/class/infiniband/$dev/ports/1/gids/$i" || continue
+		read -r t <"/sys/class/infiniband/$dev/ports/1/gid_attrs/types/$i" 2>/dev/null || t=
+		[[ $g == *ffff:$hex && $t == "RoCE v2" ]] && { echo "$i"; return 0; }
+	done
+	echo "rxe: no RoCE v2 GID for $2 on $dev" >&2
+	return 1
+}
+
+# rxe_counter DEV NAME: one of the device's hardware counters (sent_pkts, rcvd_pkts, ...).
+rxe_counter() {
+	rdma statistic show link "$1/1" | awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'
+}
+
+# rxe_perf TOOL OUT ARGS...: one perftest run (ib_write_bw, ib_send_bw), RC, from RXE_A to
+# RXE_B; the client's report in OUT, the server's in OUT.srv. The TCP exchange of QP
+# numbers goes over lo; the RoCE traffic over the router. Prints the average Gbit/s
+# (nothing when the run failed: the reason is in OUT / OUT.srv).
+rxe_perf() {
+	local tool=$1 out=$2 ga gb srv
+	shift 2
+	ga=$(rxe_gid "$RXE_A" "$RXE_A_IP") && gb=$(rxe_gid "$RXE_B" "$RXE_B_IP") || return 1
+	timeout 120 "$tool" -d "$RXE_B" -x "$gb" -c RC --report_gbits "$@" >"$out.srv" 2>&1 &
+	srv=$!
+	for _ in $(seq 50); do ss -Hltn 'sport = :18515' | grep -q . && break; sleep 0.1; done
+	if ! timeout 120 "$tool" -d "$RXE_A" -x "$ga" -c RC --report_gbits "$@" 127.0.0.1 >"$out" 2>&1; then
+		kill "$srv" 2>/dev/null
+		wait "$srv"
+		return 1
+	fi
+	wait "$srv"
+	# The result row: "#bytes #iterations BW peak BW average MsgRate".
+	awk '$1 ~ /^[0-9]+$/ && NF == 5 { v = $4 } END { if (v != "") print v }' "$out"
+}
