@@ -5,7 +5,8 @@
 #   make test       install missing Debian packages, build, run every suite
 #   make demo       namespace topology with real UB traffic through the UB2E switch
 #   make fuzz       the UB2E fuzzer, 1,000,000 frames per program, and the parser fuzz (UB2E_FUZZ_SEED=N replays)
-#   make bench      ns/packet of the XDP programs beside floor programs, ICRC GB/s
+#   make bench      ns/packet of the XDP programs beside floor programs, ICRC GB/s, ...,
+#                   ubperf beside Soft-RoCE in the vmtest guest
 #   make vmtest     the BPF and e2e suites on a Debian LTS kernel under qemu
 #   make install    PREFIX=/usr/local
 
@@ -203,10 +204,13 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh
 
+# The last part runs in the vmtest guest (Soft-RoCE needs its kernel), so qemu too.
 bench: deps
+	@scripts/deps.sh --vmtest
 	@$(MAKE) --no-print-directory all
 	@scripts/bench.sh
 	@scripts/wps_bench.sh
+	@scripts/bench_rxe.sh
 
 # Long fuzzing runs; make test runs each target briefly. One target per engine.
 fuzz: fuzz-ub2e fuzz-transport fuzz-wps fuzz-cc
