@@ -47,8 +47,7 @@ ns_addr "$S" s0 10.77.4.1/24
 ip -n "$C" route add default via 10.77.3.2
 ip -n "$S" route add default via 10.77.4.2
 
-# set_loss PERCENT: netem on the router's four ports; none at 0 (rxe's RC queue pair
-# failed in every loss-free run through a netem that dropped nothing, see bench/README.md).
+# set_loss PERCENT: netem on the router's four ports; none at 0, the loss-free baseline.
 set_loss() {
 	local d
 	for d in ra rb rc rs; do
