@@ -91,7 +91,7 @@ rxe_cell() {
 		awk -v g="$gbit" -v s=$(($(rxe_counter "$RXE_A" sent_pkts) - sent0)) -v n="$ITERS" \
 			'BEGIN { print g * 1000, s / (n * 64) }'
 	else
-		echo "#   $1: $(grep -iE 'error|fail|timeout' "$out" "$out.srv" | head -n 3 | tr '\n' ' ')" >&2
+		echo "#   $1: $(grep -iE "error|fail|timeout|can't produce" "$out" "$out.srv" | head -n 3 | tr '\n' ' ')" >&2
 		echo "0 0"
 	fi
 }
