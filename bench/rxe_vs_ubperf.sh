@@ -67,7 +67,7 @@ ubperf_cell() {
 	ip -n "$C" link set dev c0 xdp off
 	nsenter --net="/run/netns/$S" "$BIN/ubperf" server --dev s0 --wait 30 --json >/dev/null 2>"$tmp/ubs.err" &
 	srv=$!
-	for _ in $(seq 100); do ns_run "$S" ss -Hltn 'sport = :4793' | grep -q . && break; sleep 0.1; done
+	for _ in $(seq 100); do ns_xdp_ready "$S" s0 && break; sleep 0.1; done
 	if ns_run "$C" "$BIN/ubperf" client --dev c0 --peer 10.77.4.1 --op "$1" --size 64k --mtu 1024 \
 		--time "$SECS" --stall 10 --json >"$out" 2>"$tmp/ubc.err"; then
 		wait "$srv"
