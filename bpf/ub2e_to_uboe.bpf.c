@@ -98,6 +98,7 @@ int ub2e_to_uboe(struct xdp_md *ctx)
 		return drop(UB2E_CNT_DROP_CCI_NOT_FECN);
 	} else {
 		count(UB2E_CNT_CCI_NOT_FECN);
+		cci = 0;	/* no FECN in the mark: the kernel's answers say no congestion */
 	}
 
 	mark = ub2e_mark(pid, ub_nth_perm(nth), ub_cci_fecn(cci));

@@ -26,6 +26,7 @@
 #include "ub2e_cfg.h"
 #include "conf.h"
 #include "npimap.h"
+#include "numparse.h"
 #include "ubctl.h"
 #include "ub2e_pins.h"
 #include "ub2e_tables.h"
@@ -41,6 +42,7 @@ static const struct pin_name {
 	{ UB2E_PIN_VLAN2NPI, offsetof(struct ub2e, maps.ub2e_vlan2npi) },
 	{ UB2E_PIN_TX_IP, offsetof(struct ub2e, maps.ub2e_tx_ip) },
 	{ UB2E_PIN_TX_UB, offsetof(struct ub2e, maps.ub2e_tx_ub) },
+	{ UB2E_PIN_ICMP_LIMIT, offsetof(struct ub2e, maps.ub2e_icmp_limit) },
 };
 
 static struct bpf_map *skel_map(struct ub2e *skel, const struct pin_name *p)
@@ -60,7 +62,7 @@ static int open_pinned(const char *dir, const char *file)
 
 enum {
 	OPT_UB_DEV = 1000, OPT_IP_DEV, OPT_NAME, OPT_PIN_PATH, OPT_GENERIC, OPT_MAP,
-	OPT_PARTITION, OPT_JSON, OPT_CFG, OPT_CONFIG,
+	OPT_PARTITION, OPT_JSON, OPT_CFG, OPT_CONFIG, OPT_ICMP_RATE, OPT_ICMP_BURST,
 };
 
 static const struct option attach_opts[] = {
@@ -73,6 +75,8 @@ static const struct option attach_opts[] = {
 	{ "partition", required_argument, 0, OPT_PARTITION },
 	{ "json", no_argument, 0, OPT_JSON },
 	{ "config", required_argument, 0, OPT_CONFIG },
+	{ "icmp-rate", required_argument, 0, OPT_ICMP_RATE },
+	{ "icmp-burst", required_argument, 0, OPT_ICMP_BURST },
 	/* Passed to ub2e_cfg_set() by name. */
 	{ "untagged", no_argument, 0, OPT_CFG },
 	{ "strict", no_argument, 0, OPT_CFG },
@@ -94,6 +98,7 @@ struct ub2e_args {
 	struct instance_sel sel;
 	struct ub2e_cfg cfg;
 	bool generic, json;
+	__u32 icmp_rate, icmp_burst;
 	struct npimap_entry *plan;
 	size_t nplan;
 	char **rest;		/* positional arguments */
@@ -108,12 +113,14 @@ struct ub2e_args {
 static int apply_opt(struct ub2e_args *a, int c, const char *name, const char *val, bool allow_cfg,
 		     bool from_file, char *err, size_t errlen)
 {
-	bool attach_only = c == OPT_CFG || c == OPT_MAP || c == OPT_PARTITION || c == OPT_GENERIC;
+	bool attach_only = c == OPT_CFG || c == OPT_MAP || c == OPT_PARTITION || c == OPT_GENERIC ||
+			   c == OPT_ICMP_RATE || c == OPT_ICMP_BURST;
+	unsigned long n;
 
 	if (attach_only && !allow_cfg) {
 		if (from_file)
 			return 0;
-		if (c == OPT_CFG) {
+		if (c == OPT_CFG || c == OPT_ICMP_RATE || c == OPT_ICMP_BURST) {
 			snprintf(err, errlen, "--%s is an attach option", name);
 			return EXIT_USAGE;
 		}
@@ -146,6 +153,17 @@ static int apply_opt(struct ub2e_args *a, int c, const char *name, const char *v
 	case OPT_CFG:
 		if (ub2e_cfg_set(&a->cfg, name, val, err, errlen))
 			return EXIT_USAGE;
+		break;
+	case OPT_ICMP_RATE:
+	case OPT_ICMP_BURST:
+		if (parse_uint(val, strlen(val), c == OPT_ICMP_RATE ? UB2E_ICMP_RATE_MAX : UB2E_ICMP_BURST_MAX, &n) ||
+		    (c == OPT_ICMP_BURST && !n)) {
+			snprintf(err, errlen, "--%s %s: give %s up to %u", name, val,
+				 c == OPT_ICMP_RATE ? "answers per second (0: no limit)" : "a number of answers, 1",
+				 c == OPT_ICMP_RATE ? UB2E_ICMP_RATE_MAX : UB2E_ICMP_BURST_MAX);
+			return EXIT_USAGE;
+		}
+		*(c == OPT_ICMP_RATE ? &a->icmp_rate : &a->icmp_burst) = (__u32)n;
 		break;
 	default:
 		snprintf(err, errlen, "unknown option --%s", name);
@@ -211,6 +229,8 @@ static int parse_args(int argc, char **argv, struct ub2e_args *a, bool allow_cfg
 	int c, idx, rc;
 
 	ub2e_cfg_defaults(&a->cfg);
+	a->icmp_rate = UB2E_ICMP_RATE_DEFAULT;
+	a->icmp_burst = UB2E_ICMP_BURST_DEFAULT;
 	a->plan = calloc(UB2E_MAX_NPI_ENTRIES, sizeof(*a->plan));
 	if (!a->plan)
 		return fail(EXIT_FAIL, "out of memory");
@@ -306,7 +326,19 @@ static void fwmark_reflect_on(void)
 	}
 }
 
-/* Source addresses of the switch's own Packet Too Big answers (bpf/ub2e_tc.bpf.c). */
+/* The token bucket of the switch's own answers out of the IP-side port, full. */
+static int icmp_limit_fill(struct ub2e *skel, unsigned ip_if, const struct ub2e_args *a)
+{
+	struct ub2e_icmp_limit l = {
+		.rate = a->icmp_rate, .burst = a->icmp_burst,
+		.credit = (__u64)a->icmp_burst * UB2E_NSEC_PER_SEC,
+	};
+
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_icmp_limit), &ip_if, &l, BPF_ANY);
+}
+
+/* Source addresses of the switch's own Packet Too Big answers where the kernel
+ * cannot tell them (BPF_FIB_LOOKUP_SRC is 6.7+; bpf/ub2e_tc.bpf.c). */
 static int icmp_src_fill(struct ub2e *skel, const char *ip_dev, struct ub2e_icmp_src *src)
 {
 	__u32 zero = 0;
@@ -366,7 +398,7 @@ static int do_attach(struct ub2e_args *a)
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ub), &ub_if, &ub_if, BPF_ANY) ||
 	    ub2e_tables_write(bpf_map__fd(skel->maps.ub2e_npi2vlan), bpf_map__fd(skel->maps.ub2e_vlan2npi),
 			      a->plan, a->nplan) ||
-	    icmp_src_fill(skel, a->sel.ip_dev, &src)) {
+	    icmp_src_fill(skel, a->sel.ip_dev, &src) || icmp_limit_fill(skel, ip_if, a)) {
 		rc = fail(EXIT_FAIL, "filling the switch maps: %s", strerror(errno));
 		goto out;
 	}
