@@ -383,13 +383,16 @@ static __always_inline bool icmp_src(struct __sk_buff *skb, bool v6, const void 
 	rc = bpf_fib_lookup(skb, &p, sizeof(p),
 			    BPF_FIB_LOOKUP_OUTPUT | BPF_FIB_LOOKUP_SKIP_NEIGH | BPF_FIB_LOOKUP_SRC);
 	if (rc == BPF_FIB_LKUP_RET_SUCCESS) {
+		/* The answer leaves by the port it came in by: so must the route. */
+		if (p.ifindex != skb->ifindex)
+			return false;
 		if (v6)
 			__builtin_memcpy(src, p.ipv6_src, sizeof(p.ipv6_src));
 		else
 			*(__be32 *)src = p.ipv4_src;
 		return v6 ? !!(p.ipv6_src[0] | p.ipv6_src[1] | p.ipv6_src[2] | p.ipv6_src[3]) : !!p.ipv4_src;
 	}
-	if (rc >= 0)	/* the kernel has the flag: no route back, no address */
+	if (rc >= 0)	/* the kernel has the flag: no route back by this port, no address */
 		return false;
 	a = bpf_map_lookup_elem(&ub2e_icmp_src, &zero);
 	if (!a || (v6 ? !(a->ip6[0] | a->ip6[1] | a->ip6[2] | a->ip6[3]) : !a->ip4))
