@@ -589,6 +589,12 @@ int ub2e_slow_in(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	/* Only UBoE -> UB grows on the way out (an 802.1Q tag is not in the MTU). */
 	if (ub2e_is_port(&ub2e_tx_ip, skb->ifindex)) {
+		/* A tag XDP read from offload metadata is the NPI now: without a
+		 * VLAN device the kernel would drop the packet for it. */
+		if (skb->vlan_present && bpf_skb_vlan_pop(skb)) {
+			count(UB2E_CNT_SLOW_DROP_ADJUST);
+			return TC_ACT_SHOT;
+		}
 		rc = slow_too_big(skb, cfg);
 		if (rc >= 0)
 			return rc;

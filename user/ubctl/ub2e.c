@@ -21,6 +21,11 @@
 #include <bpf/libbpf.h>
 #include <linux/if_link.h>
 
+/* uapi of kernel 6.3; the distribution's headers may predate it. */
+#ifndef BPF_F_XDP_DEV_BOUND_ONLY
+#define BPF_F_XDP_DEV_BOUND_ONLY	(1U << 6)
+#endif
+
 #include "ub2e_maps.h"	/* first: the skeleton's .data.cfg is a struct ub2e_cfg */
 #include "ub2e.skel.h"
 #include "ub2e_cfg.h"
@@ -363,7 +368,9 @@ static int do_attach(struct ub2e_args *a)
 	__u32 flags = XDP_FLAGS_UPDATE_IF_NOEXIST | (a->generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
 	char dir[PATH_MAX], err[512], p[PATH_MAX];
 	struct ub2e *skel = NULL;
+	struct bpf_program *to_ub;
 	struct ub2e_icmp_src src;
+	bool vlan_meta;
 	struct stat st;
 	__u32 zero = 0;
 	int rc, tc_in = -1, tc_ub = -1, tc_ip = -1;
@@ -382,6 +389,19 @@ static int do_attach(struct ub2e_args *a)
 	skel = ub2e__open();
 	if (!skel)
 		return fail(EXIT_FAIL, "cannot open the UB2E BPF object: %s", strerror(errno));
+	/* A port that strips VLAN tags into offload metadata: the variant that
+	 * reads them, device-bound to that port as the kfunc requires (native
+	 * XDP only); everywhere else the plain program, which pays nothing. */
+	vlan_meta = !a->generic && ub2e_rx_vlan_offload(a->sel.ip_dev) && ub2e_have_rx_vlan_kfunc();
+	to_ub = vlan_meta ? skel->progs.ub2e_to_ub_vlanmeta : skel->progs.ub2e_to_ub;
+	if (vlan_meta &&
+	    (bpf_program__set_autoload(skel->progs.ub2e_to_ub, false) || bpf_program__set_autoload(to_ub, true) ||
+	     bpf_program__set_flags(to_ub, bpf_program__flags(to_ub) | BPF_F_XDP_DEV_BOUND_ONLY))) {
+		ub2e__destroy(skel);
+		return fail(EXIT_FAIL, "cannot set up the VLAN metadata program: %s", strerror(errno));
+	}
+	if (vlan_meta)
+		bpf_program__set_ifindex(to_ub, ip_if);
 	rc = ub2e__load(skel);
 	if (rc) {
 		ub2e__destroy(skel);
@@ -423,7 +443,7 @@ static int do_attach(struct ub2e_args *a)
 	{
 		const struct { const char *file; struct bpf_program *prog; } progs[] = {
 			{ UB2E_PIN_PROG_TO_UBOE, skel->progs.ub2e_to_uboe },
-			{ UB2E_PIN_PROG_TO_UB, skel->progs.ub2e_to_ub },
+			{ UB2E_PIN_PROG_TO_UB, to_ub },
 			{ UB2E_PIN_PROG_TC_INGRESS, skel->progs.ub2e_slow_in },
 			{ UB2E_PIN_PROG_TC_EGRESS_IP, skel->progs.ub2e_slow_ip },
 			{ UB2E_PIN_PROG_TC_EGRESS_UB, skel->progs.ub2e_slow_ub },
@@ -458,7 +478,7 @@ static int do_attach(struct ub2e_args *a)
 		rc = attach_err(a->sel.ub_dev, rc, a->generic);
 		goto untc;
 	}
-	rc = bpf_xdp_attach((int)ip_if, bpf_program__fd(skel->progs.ub2e_to_ub), flags, NULL);
+	rc = bpf_xdp_attach((int)ip_if, bpf_program__fd(to_ub), flags, NULL);
 	if (rc) {
 		LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = bpf_program__fd(skel->progs.ub2e_to_uboe));
 		int rb;
@@ -474,7 +494,7 @@ static int do_attach(struct ub2e_args *a)
 		rc = attach_err(a->sel.ip_dev, rc, a->generic);
 		goto untc;
 	}
-	ub2e_warn_host(a->sel.ub_dev, a->sel.ip_dev);
+	ub2e_warn_host(a->sel.ub_dev, a->sel.ip_dev, vlan_meta, a->generic);
 	icmp_src_warn(&src, a->sel.ip_dev);
 	fwmark_reflect_on();
 	printf("ub2e attached: %s (UB side) <-> %s (IP side), %s XDP, pinned at %s\n",
