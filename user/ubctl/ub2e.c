@@ -355,11 +355,13 @@ static int icmp_src_fill(struct ub2e *skel, const char *ip_dev, struct ub2e_icmp
 static void icmp_src_warn(const struct ub2e_icmp_src *src, const char *ip_dev)
 {
 	if (!src->ip4)
-		warnx_("%s has no IPv4 address: UBoE -> UB IPv4 packets too big for the UB side get no "
-		       "Fragmentation Needed from the switch (slow_icmp_no_source)", ip_dev);
+		warnx_("%s has no IPv4 address: UBoE -> UB IPv4 packets too big for the UB side get the switch's "
+		       "Fragmentation Needed only from another port's address (kernel 6.7+), else none "
+		       "(slow_icmp_no_source)", ip_dev);
 	if (!(src->ip6[0] | src->ip6[1] | src->ip6[2] | src->ip6[3]))
-		warnx_("%s has no IPv6 address: UBoE -> UB IPv6 packets too big for the UB side get no "
-		       "Packet Too Big from the switch (slow_icmp_no_source)", ip_dev);
+		warnx_("%s has no IPv6 address: UBoE -> UB IPv6 packets too big for the UB side get the switch's "
+		       "Packet Too Big only from another port's address (kernel 6.7+), else none "
+		       "(slow_icmp_no_source)", ip_dev);
 }
 
 static int do_attach(struct ub2e_args *a)
