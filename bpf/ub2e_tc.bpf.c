@@ -186,10 +186,15 @@ static __always_inline int icmp_error_fit(struct __sk_buff *skb, bool v6, __u32 
 	q = bpf_map_lookup_elem(&ub2e_icmp_scratch, &zero);
 	if (!q)
 		return -1;
-	/* 64 bits, so that the register checked is the one passed (no zero extension between). */
-	n = cut;
+	/* 64 bits, so that the register checked is the one passed (no zero
+	 * extension between), and checked as n - 1: 6.1's verifier learns no
+	 * lower bound from n != 0. */
+	n = cut - 1;
 	barrier_var(n);
-	if (n < 1 || n > ICMP6_QUOTE_MAX || bpf_skb_load_bytes(skb, l4 + 8 + keep, q->b, n))
+	if (n >= ICMP6_QUOTE_MAX)
+		return -1;
+	n++;
+	if (bpf_skb_load_bytes(skb, l4 + 8 + keep, q->b, n))
 		return -1;
 	*(__u32 *)(q->b + n) = 0;
 	/* The checksum loses what goes: add its ones' complement. */
