@@ -616,7 +616,7 @@ static int do_map(struct ub2e_args *a)
 	cur = calloc(UB2E_MAX_NPI_ENTRIES * 2, sizeof(*cur));
 	if (!cur)
 		return fail(EXIT_FAIL, "out of memory");
-	ub2e_tables_read(npi_fd, cur, UB2E_MAX_NPI_ENTRIES, &ncur);
+	ub2e_tables_read(npi_fd, vlan_fd, cur, UB2E_MAX_NPI_ENTRIES, &ncur);
 
 	if (!strcmp(verb, "list")) {
 		struct json_object *jl = a->json ? json_object_new_array() : NULL;
