@@ -12,7 +12,7 @@
  * program. The ingress keeps its flow between runs (the steady state: flow
  * found, group advancing, path chosen). Each run's verdict is checked.
  *
- *   wps_bench [--bpf-dir DIR] [--runs N] [--rounds N]
+ *   wps_bench [--bpf-dir DIR] [--runs N] [--rounds N] [--stages] [--baseline OBJ]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -81,6 +81,9 @@ static size_t frame(unsigned char *f, int v6, size_t len)
 	return len;
 }
 
+/* The ingress cut short after each stage (bench_stop in bpf/wps_ingress.bpf.c). */
+#define NSTAGES 7
+
 struct prog {
 	const char *name;
 	int fd;
@@ -112,19 +115,18 @@ static double time_runs(struct prog *p, int runs)
 	return m;
 }
 
-/* An ingress configured as below, stopping after stage `stop` (0: the whole program). */
-static struct wps_ingress *ingress_load(__u32 stop)
+static int map_fd(struct bpf_object *obj, const char *name)
 {
-	struct wps_ingress *skel = wps_ingress__open();
+	return bpf_map__fd(bpf_object__find_map_by_name(obj, name));
+}
+
+/* Four explicit paths, one rule spraying UDP in groups of 16 packets, per IP version. */
+static int ingress_setup(struct bpf_object *obj)
+{
 	struct wps_in_cfg cfg;
 	char err[256];
 	__u32 zero = 0;
 
-	if (!skel)
-		return NULL;
-	skel->rodata->bench_stop = stop;
-	if (wps_ingress__load(skel))
-		goto fail;
 	/* Four explicit paths, one rule spraying UDP in groups of 16 packets. */
 	wps_in_cfg_defaults(&cfg);
 	wps_in_cfg_set(&cfg, "src", "fd00:a::1", err, sizeof(err));
@@ -138,7 +140,7 @@ static struct wps_ingress *ingress_load(__u32 stop)
 		struct wps_in_path pa = { .ifindex = 100 + i, .mtu = 1500, .dmac = { 2, 0, 0, 0xc, 0, (__u8)i },
 					  .smac = { 2, 0, 0, 0xb, 0, (__u8)i } };
 
-		bpf_map_update_elem(bpf_map__fd(skel->maps.wps_in_paths), &i, &pa, BPF_ANY);
+		bpf_map_update_elem(map_fd(obj, "wps_in_paths"), &i, &pa, BPF_ANY);
 	}
 	{
 		char *r4[] = { "--dst", "10.20.0.0/24", "--proto", "udp", "--quantum", "16" };
@@ -147,41 +149,55 @@ static struct wps_ingress *ingress_load(__u32 stop)
 		__u32 k = 0;
 
 		if (wps_rule_parse(6, r4, &r, err, sizeof(err)) ||
-		    bpf_map_update_elem(bpf_map__fd(skel->maps.wps_in_rules), &k, &r, BPF_ANY))
-			goto fail;
+		    bpf_map_update_elem(map_fd(obj, "wps_in_rules"), &k, &r, BPF_ANY))
+			return -1;
 		k = 1;
 		if (wps_rule_parse(6, r6, &r, err, sizeof(err)) ||
-		    bpf_map_update_elem(bpf_map__fd(skel->maps.wps_in_rules), &k, &r, BPF_ANY))
-			goto fail;
+		    bpf_map_update_elem(map_fd(obj, "wps_in_rules"), &k, &r, BPF_ANY))
+			return -1;
 	}
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.wps_in_cfg), &zero, &cfg, BPF_ANY))
-		goto fail;
+	return bpf_map_update_elem(map_fd(obj, "wps_in_cfg"), &zero, &cfg, BPF_ANY);
+}
+
+/* This tree's ingress, stopping after stage `stop` (0: the whole program). */
+static struct wps_ingress *ingress_load(__u32 stop)
+{
+	struct wps_ingress *skel = wps_ingress__open();
+
+	if (!skel)
+		return NULL;
+	skel->rodata->bench_stop = stop;
+	if (wps_ingress__load(skel) || ingress_setup(skel->obj)) {
+		wps_ingress__destroy(skel);
+		return NULL;
+	}
 	return skel;
-fail:
-	wps_ingress__destroy(skel);
-	return NULL;
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "bpf-dir", required_argument, 0, 'b' }, { "runs", required_argument, 0, 'r' },
-		{ "rounds", required_argument, 0, 'n' }, { "stages", no_argument, 0, 's' }, { 0, 0, 0, 0 },
+		{ "rounds", required_argument, 0, 'n' }, { "stages", no_argument, 0, 's' },
+		{ "baseline", required_argument, 0, 'B' }, { 0, 0, 0, 0 },
 	};
-	const char *bpf_dir = NULL;
+	const char *bpf_dir = NULL, *baseline = NULL;
+	struct bpf_object *base = NULL;
 	char exe[PATH_MAX], dir[PATH_MAX + 8], path[PATH_MAX + 64];
 	int runs = 20000, rounds = 7, c, np, stages = 0;
-	struct wps_ingress *skel, *st[5] = { 0 };
+	struct wps_ingress *skel, *st[NSTAGES] = { 0 };
 	struct bpf_object *fl;
 	/* The first two and the floors are the headline; --stages adds the cut-short ingresses. */
-	struct prog p[12] = {
+	struct prog p[6 + NSTAGES + 2] = {
 		{ .name = "wps_ingress IPv4/UDP 128 B", .want = TC_ACT_REDIRECT },
 		{ .name = "wps_ingress IPv6/UDP 128 B", .want = TC_ACT_REDIRECT },
 		{ .name = "floor_tc_parse IPv4/UDP", .want = TC_ACT_OK },
 		{ .name = "floor_tc_parse IPv6/UDP", .want = TC_ACT_OK },
 		{ .name = "floor_tc_encap IPv4/UDP", .want = TC_ACT_REDIRECT },
 		{ .name = "tc_null (timing overhead)", .want = TC_ACT_OK },
+		{ .name = " ingress to: parsed", .want = TC_ACT_OK },
 		{ .name = " ingress to: classified", .want = TC_ACT_OK },
+		{ .name = " ingress to: clock read", .want = TC_ACT_OK },
 		{ .name = " ingress to: flow found", .want = TC_ACT_OK },
 		{ .name = " ingress to: group decided", .want = TC_ACT_OK },
 		{ .name = " ingress to: adjust_room", .want = TC_ACT_OK },
@@ -198,11 +214,21 @@ int main(int argc, char **argv)
 			rounds = atoi(optarg);
 		else if (c == 's')
 			stages = 1;
+		else if (c == 'B')
+			baseline = optarg;
 		else
 			return 2;
 	}
 	if (runs < 1 || rounds < 1 || rounds > 64)
 		return 2;
+	if (baseline) {
+		/* Another build's ingress (its wps_ingress.linked.o), timed in the same rounds. */
+		base = bpf_object__open_file(baseline, NULL);
+		if (!base || bpf_object__load(base) || ingress_setup(base)) {
+			fprintf(stderr, "wps_bench: cannot load the baseline %s\n", baseline);
+			return 1;
+		}
+	}
 	if (!bpf_dir) {
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
@@ -224,7 +250,7 @@ int main(int argc, char **argv)
 	p[4].fd = bpf_program__fd(bpf_object__find_program_by_name(fl, "floor_tc_encap"));
 	p[5].fd = bpf_program__fd(bpf_object__find_program_by_name(fl, "tc_null"));
 	np = 6;
-	for (int k = 0; stages && k < 5; k++, np++) {
+	for (int k = 0; stages && k < NSTAGES; k++, np++) {
 		st[k] = ingress_load((__u32)k + 1);
 		if (!st[k]) {
 			fprintf(stderr, "wps_bench: cannot load the ingress cut at stage %d\n", k + 1);
@@ -232,7 +258,17 @@ int main(int argc, char **argv)
 		}
 		p[np].fd = bpf_program__fd(st[k]->progs.wps_ingress);
 	}
-	for (int i = 0; i < np; i++)
+	if (base) {
+		int fd = bpf_program__fd(bpf_object__find_program_by_name(base, "wps_ingress"));
+
+		for (int v = 0; v < 2; v++, np++) {
+			p[np].name = v ? "baseline IPv6/UDP 128 B" : "baseline IPv4/UDP 128 B";
+			p[np].want = TC_ACT_REDIRECT;
+			p[np].fd = fd;
+			p[np].len = frame(p[np].f, v, 128);
+		}
+	}
+	for (int i = 0; i < np - (base ? 2 : 0); i++)
 		p[i].len = frame(p[i].f, i == 1 || i == 3, 128);
 
 	for (int r = 0; r < rounds; r++)
@@ -240,7 +276,7 @@ int main(int argc, char **argv)
 			if ((p[i].ns[r] = time_runs(&p[i], runs)) < 0)
 				return 1;
 	{
-		double m[12], net[12];
+		double m[6 + NSTAGES + 2], net[6 + NSTAGES + 2];
 
 		for (int i = 0; i < np; i++)
 			m[i] = median(p[i].ns, rounds);
@@ -260,10 +296,22 @@ int main(int argc, char **argv)
 		}
 		printf("  ratio ingress/encapsulation-only floor IPv4: %.2f (net %.2f)\n", m[0] / m[4],
 		       net[4] >= 1 ? net[0] / net[4] : 0);
+		if (base) {
+			/* Per round, this tree over the baseline: the rounds share the machine's load. */
+			for (int v = 0; v < 2; v++) {
+				double q[64];
+
+				for (int r = 0; r < rounds; r++)
+					q[r] = p[v].ns[r] / p[np - 2 + v].ns[r];
+				printf("  ratio ingress/baseline IPv%d: %.2f (median of per-round ratios); baseline/floor %.2f\n",
+				       v ? 6 : 4, median(q, rounds), m[np - 2 + v] / m[2 + v]);
+			}
+		}
 	}
-	for (int k = 0; k < 5; k++)
+	for (int k = 0; k < NSTAGES; k++)
 		wps_ingress__destroy(st[k]);
 	bpf_object__close(fl);
+	bpf_object__close(base);
 	wps_ingress__destroy(skel);
 	return 0;
 }

@@ -2,31 +2,49 @@
 # WPS headline benchmark: one TCP flow (iperf3) from site A through the WPS ingress
 # (ubctl wps ingress, TC) over 4 rate-limited paths (tbf) with 0, 1, 5 and 10 ms of delay
 # (wps_delayline: the host has no netem) to the WPS egress (ubctl wps egress run) and
-# site B. Three ways over the same paths, measured in one run:
+# site B. Four ways over the same paths, measured in one run:
 #   wps       groups of --quantum packets, R = 1: the egress restores the order
+#   wps-bbr   the same with the host's congestion control (BBR here) and buffers, untuned
 #   flow      no WPS rule: the flow's one path (what per-flow hashing gives)
 #   spray     quantum 1, R = 0: per-packet spraying, nothing restores the order
+# TCP as a deployment over these paths would tune it (all but wps-bbr): CUBIC (--cc), and
+# the receiver's buffer (net.ipv4.tcp_rmem max in site B) sized to 4 x the BDP of the
+# slowest path: the sum of the path rates x (its delay + one group's time through a path's
+# rate), so the window (about half the buffer here) covers 2 BDPs and never fills the tbf
+# queues. BBR is shown beside: it takes its minimum RTT from the fastest path and keeps a
+# window too small for the slowest (see bench/README.md). iperf3 omits the first second
+# (slow start) from the figures.
 # Prints goodput / sum of the path rates, out-of-order segments the receiver queued
 # (TcpExtTCPOFOQueue), retransmissions, and the egress buffer high-water mark beside
 # rate x skew + one group. Needs root, the WPS ingress (ubctl wps ingress) and iperf3.
 #
 #   bench/wps_headline.sh [--rate MBIT] [--quantum N] [--time S] [--verbose (goodput per second)]
+#                         [--diag (ss -ti half way)] [--cc CC] [--rmem BYTES] [--modes "wps wps-bbr flow spray"]
+#                         [--no-rt (the egress at normal priority)]
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT" || exit 1
 . tests/lib/netns.sh
 . tests/lib/wps_egress.sh
 UBCTL=$ROOT/build/bin/ubctl
-RATE=25 QUANTUM=16 TIME=6 VERBOSE=0
+RATE=25 QUANTUM=16 TIME=10 VERBOSE=0 DIAG=0 RT=1 CC=cubic RMEM= MODES="wps wps-bbr flow spray"
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--rate) RATE=$2; shift 2 ;;
 	--quantum) QUANTUM=$2; shift 2 ;;
 	--time) TIME=$2; shift 2 ;;
 	--verbose) VERBOSE=1; shift ;;
-	*) echo "usage: $0 [--rate MBIT] [--quantum N] [--time S] [--verbose]" >&2; exit 2 ;;
+	--diag) DIAG=1; shift ;;
+	--cc) CC=$2; shift 2 ;;
+	--rmem) RMEM=$2; shift 2 ;;
+	--modes) MODES=$2; shift 2 ;;
+	--no-rt) RT=0; shift ;;
+	*) echo "usage: $0 [--rate MBIT] [--quantum N] [--time S] [--verbose] [--diag] [--cc CC] [--rmem BYTES] [--modes M] [--no-rt]" >&2; exit 2 ;;
 	esac
 done
+# 4 x BDP of the slowest path: 4 x rate x (its delay + 16 frames of 1470 bytes at one path's rate)
+BDP=$(( 4 * RATE * 1000000 / 8 * (WPS_DELAYS[3] + QUANTUM * 1470 * 8 / RATE) / 1000000 ))
+RMEM=${RMEM:-$((4 * BDP))}
 why=$(ns_unsupported) && { echo "wps_headline: skipped: $why"; exit 0; }
 "$UBCTL" wps ingress help >/dev/null 2>&1 || { echo "wps_headline: skipped: this ubctl has no 'wps ingress' (the WPS ingress branch)"; exit 0; }
 command -v iperf3 >/dev/null || { echo "wps_headline: skipped: iperf3 not installed"; exit 0; }
@@ -34,11 +52,16 @@ trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; ns_cleanup_all' EXIT
 
 # run MODE: one iperf3 flow; prints a table row.
 run() {
-	local mode=$1 d; d=$(mktemp -d)
+	local mode=$1 d cc=$CC rmem=$RMEM; d=$(mktemp -d)
+	[[ $mode == wps-bbr ]] && cc= rmem=
 	topo_wps_chain "$RATE"
+	[[ -z $rmem ]] || ip netns exec "$NS_WDST" sysctl -qw net.ipv4.tcp_rmem="4096 131072 $rmem"
 	wps_delayline_start "$NS_WDL" "$d/dl" || return 1
 	wps_egress_start "$d/eg" eg-d0,eg-d1,eg-d2,eg-d3 --quiet || return 1
-	if [[ $mode == wps ]]; then
+	# The gateway's threads at real-time priority, as the delay line's: a gateway has its
+	# cores; on this shared machine a descheduled reorder thread stalls the flow.
+	[[ $RT == 1 ]] && chrt -a -f -p 10 "$EG_PID" >/dev/null 2>&1
+	if [[ $mode == wps* ]]; then
 		wps_chain_ingress --proto tcp --quantum "$QUANTUM" || return 1
 	elif [[ $mode == spray ]]; then
 		wps_chain_ingress --proto tcp --quantum 1 --no-reorder || return 1
@@ -50,7 +73,14 @@ run() {
 	sleep 0.3
 	local ofo0 ofo1
 	ofo0=$(ip netns exec "$NS_WDST" nstat -az TcpExtTCPOFOQueue | awk '/TcpExtTCPOFOQueue/ {print $2}')
-	ip netns exec "$NS_WSRC" iperf3 -c 10.30.0.2 -p 5201 -t "$TIME" -J >"$d/iperf" 2>&1
+	ip netns exec "$NS_WSRC" iperf3 -c 10.30.0.2 -p 5201 -t "$TIME" -O 1 ${cc:+-C "$cc"} -J >"$d/iperf" 2>&1 &
+	if [[ $DIAG == 1 ]]; then	# what limits the sender, half way through (ss -ti: cwnd, rtt, *_limited)
+		sleep $((TIME / 2 + 1))
+		echo "$mode ss -ti at the sender, half way:"
+		ip netns exec "$NS_WSRC" ss -tin dst 10.30.0.2 dport = 5201 | sed -n '2,$p' | tail -1 | tr -s ' \t' ' ' | fold -w 160
+		ip netns exec "$NS_WDST" ss -tinm src 10.30.0.2 sport = 5201 | sed -n '2,$p' | tail -1 | tr -s ' \t' ' ' | fold -w 160
+	fi
+	wait $!
 	ofo1=$(ip netns exec "$NS_WDST" nstat -az TcpExtTCPOFOQueue | awk '/TcpExtTCPOFOQueue/ {print $2}')
 	sleep 1.2
 	"$UBCTL" wps egress stats --json --name "$EG_NAME" >"$d/stats" 2>/dev/null
@@ -73,19 +103,19 @@ mode, ip, st, ofo, rate, q = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv
 drops, verbose = int(sys.argv[7]), sys.argv[8] == "1"
 r = json.load(open(ip))
 if "error" in r:
-    print(f"{mode:6s} iperf3 error: {r['error']}"); sys.exit(0)
+    print(f"{mode:7s} iperf3 error: {r['error']}"); sys.exit(0)
 gp = r["end"]["sum_received"]["bits_per_second"] / 1e6
 rtx = r["end"]["sum_sent"].get("retransmits", 0)
 if verbose:
-    print(f"{mode:6s} per second: " + " ".join(f"{i['sum']['bits_per_second'] / 1e6:.1f}" for i in r["intervals"]))
+    print(f"{mode:7s} per second: " + " ".join(f"{i['sum']['bits_per_second'] / 1e6:.1f}" for i in r["intervals"]))
 hwm = "-"
 pred = "-"
 try:
     s = json.load(open(st))["wps_egress"][0]["reorder"]
-    if mode == "wps":
+    if mode.startswith("wps"):
         hwm = s["hwm"]
         if verbose:
-            print(f"{mode:6s} egress: timer expiries {s['timer_expiries']}, late packets {s['late_packets']}, "
+            print(f"{mode:7s} egress: timer expiries {s['timer_expiries']}, late packets {s['late_packets']}, "
                   f"bound releases {s['bound_releases']}")
         # rate x skew + one group, in 1400-byte packets (the flow's rate as measured)
         pred = f"{gp * 1e6 / 8 * 0.010 / 1400 + q:.0f}"
@@ -95,12 +125,13 @@ except Exception:
 # MSS bytes in 1400 of inner IPv4 + TCP (timestamps on), 56 of WPS and 14 of Ethernet.
 mss = r["start"].get("tcp_mss_default") or 1348
 ceil = mss / (1400 + (14 if mode == "flow" else 14 + 56))
-print(f"{mode:6s} {gp:9.1f} {gp / (4 * rate):9.2f} {ceil:7.3f} {ofo:10d} {rtx:8d} {drops:6d} {str(hwm):>8s} {pred:>10s}")
+print(f"{mode:7s} {gp:9.1f} {gp / (4 * rate):9.2f} {ceil:7.3f} {ofo:10d} {rtx:8d} {drops:6d} {str(hwm):>8s} {pred:>10s}")
 PY
 	ns_cleanup_all
 }
 
 echo "WPS headline: 1 TCP flow, 4 paths x ${RATE} Mbit/s (tbf), delays ${WPS_DELAYS[*]} us, quantum $QUANTUM packets"
-echo "TCP congestion control: $(sysctl -n net.ipv4.tcp_congestion_control) (the host's, which new namespaces inherit)"
-echo "mode   goodput/Mb  /sum-rate  ceiling  ofo-queued  retrans  drops  egr-hwm  rate*skew+q"
-for m in wps flow spray; do run "$m"; done
+echo "TCP: ${CC:-host default congestion control}, site B's tcp_rmem max $RMEM (4 x BDP of the slowest path, $BDP bytes);" \
+	"wps-bbr: $(sysctl -n net.ipv4.tcp_congestion_control) and tcp_rmem $(sysctl -n net.ipv4.tcp_rmem | tr -s '\t ' ' ') (the host's); ${TIME}s, the first omitted"
+echo "mode    goodput/Mb  /sum-rate  ceiling  ofo-queued  retrans  drops  egr-hwm  rate*skew+q"
+for m in $MODES; do run "$m"; done

@@ -8,7 +8,8 @@
  *
  * Native mode (ub_ethertype set before load, ubperf --native): the device is
  * an emulated UB port (WIRE.md §5) and the frames of that EtherType (LPH |
- * NTH | IP | UDP 4792 | ...) are the ones steered; everything else, UBoE
+ * NTH | IP | UDP 4792 | ..., and CTP: UDP to UB_CTP_UDP_PORT) are the ones
+ * steered; everything else, UBoE
  * included, passes to the kernel.
  *
  * The validation is the UB2E switch's (ub2e_parse_l3), so an endpoint and a
@@ -66,7 +67,7 @@ int ub_endpoint(struct xdp_md *ctx)
 	struct ethhdr *eth;
 	struct ub_lph *lph;
 	struct ub_nth *nth;
-	struct ub_l3 l3;
+	struct ub_l3 l3 = {};
 	int proto, rc;
 	__u16 vid;
 
@@ -102,6 +103,14 @@ int ub_endpoint(struct xdp_md *ctx)
 		v6 = proto == bpf_htons(ETH_P_IPV6);
 	}
 	rc = ub2e_parse_l3(&c, v6, native, &l3);
+	/* CTP (headers/ub_wire.h) has a UDP port of its own, which the switch's
+	 * parser calls not UBoE; on a UB port it is the endpoint's: its 1-byte
+	 * CTPH and the rest are checked in user space with the ICRC. */
+	if (native && rc == UB2E_CNT_DROP_NOT_UBOE && l3.udph &&
+	    l3.udph->dest == bpf_htons(UB_CTP_UDP_PORT)) {
+		ep_count(UB_EP_CNT_RX_CTP);
+		goto steer;
+	}
 	if (rc == UB2E_NOT_UBOE) {
 		ep_count(UB_EP_CNT_PASS_NOT_UBOE);
 		return XDP_PASS;
@@ -111,6 +120,7 @@ int ub_endpoint(struct xdp_md *ctx)
 		return XDP_DROP;
 	}
 	ep_count(native ? UB_EP_CNT_RX_UB : UB_EP_CNT_RX_UBOE);
+steer:
 	/* No socket on this queue: the endpoint is not listening there, and a
 	 * kernel UDP socket must not see UB traffic half the time. */
 	rc = bpf_redirect_map(&ub_ep_xsks, ctx->rx_queue_index, XDP_DROP);

@@ -158,12 +158,20 @@ struct {
 __u32 fid_cursor = 0;
 
 /*
+ * No sweep before this time. While the table stays full (or the Flow IDs
+ * spent), a new flow's packet costs O(1): at most WPS_IN_FID_TRIES
+ * candidates and one failed insert, never a walk of the table, which runs
+ * at most once per WPS_IN_SWEEP_INTERVAL_NS. Tests reset it.
+ */
+__u64 sweep_after = 0;
+
+/*
  * bench/wps_bench.c only, to see where the time goes: return TC_ACT_OK
  * after stage N (BENCH_*). Read-only data set before load, so for ubctl's 0
  * the verifier removes every check.
  */
 const volatile __u32 bench_stop = 0;
-enum { BENCH_CLASSIFIED = 1, BENCH_FLOW, BENCH_DECIDED, BENCH_ROOM, BENCH_STORED };
+enum { BENCH_PARSED = 1, BENCH_CLASSIFIED, BENCH_CLOCK, BENCH_FLOW, BENCH_DECIDED, BENCH_ROOM, BENCH_STORED };
 #define BENCH_STOP(stage) do { if (bench_stop == (stage)) return TC_ACT_OK; } while (0)
 
 static __always_inline void cnt_add(__u32 id, __u64 n)
@@ -179,13 +187,35 @@ static __always_inline void cnt(__u32 id)
 	cnt_add(id, 1);
 }
 
-static __always_inline __u64 now_ns(const struct wps_in_cfg *cfg)
+/*
+ * Two clocks. What is counted in milliseconds (idle flows, Flow ID
+ * quarantine, the in-flight bound) reads the coarse clock, a few ns against
+ * bpf_ktime_get_ns's 25-35 here; it lags the fine one by at most a tick,
+ * which the in-flight bound adds to its delay. Time quanta and the
+ * least-loaded window read the fine clock.
+ */
+static __always_inline __u64 now_ns(const struct wps_in_cfg *cfg, bool fine)
 {
-	return (cfg->flags & WPS_IN_F_TEST_CLOCK) ? cfg->test_now_ns : bpf_ktime_get_ns();
+	if (cfg->flags & WPS_IN_F_TEST_CLOCK)
+		return cfg->test_now_ns;
+	return fine ? bpf_ktime_get_ns() : bpf_ktime_get_coarse_ns();
+}
+
+/*
+ * How far the coarse clock may lag: one tick, which ubctl reads as the
+ * resolution of CLOCK_MONOTONIC_COARSE (the kernel's config, for a
+ * __kconfig extern, is not readable everywhere); 10 ms (HZ = 100, the
+ * longest tick) when not set.
+ */
+static __always_inline __u64 clock_slack(const struct wps_in_cfg *cfg)
+{
+	if (cfg->flags & WPS_IN_F_TEST_CLOCK)
+		return 0;
+	return cfg->coarse_tick_ns ? cfg->coarse_tick_ns : 10000000ULL;
 }
 
 struct pkt {
-	struct wps_in_flow_key key;
+	struct wps_in_flow_key key __attribute__((aligned(8)));	/* word stores */
 	__u32 inner_len;	/* IP header onward */
 	__u8 tclass;
 	__u8 inner_nh;		/* WPS_IPPROTO_IPIP or WPS_IPPROTO_IPV6 */
@@ -197,6 +227,9 @@ static const __u8 v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 /*
  * bpf_skb_load_bytes, read straight from the linear area when the bytes are
  * there (they are for every header of a linear skb): a helper call less.
+ * In 32-bit words (to is 4-aligned, len a multiple of 4): a memcpy from a
+ * __u8 * is compiled byte by byte. The packet side may be unaligned: only
+ * strict-alignment architectures (not x86) make the verifier refuse that.
  */
 static __always_inline long pkt_load(const struct __sk_buff *skb, __u32 off, void *to, const __u32 len)
 {
@@ -207,7 +240,9 @@ static __always_inline long pkt_load(const struct __sk_buff *skb, __u32 off, voi
 		return -1;
 	at = (__u8 *)data + off;
 	if ((void *)(at + len) <= end) {
-		__builtin_memcpy(to, at, len);
+#pragma unroll
+		for (__u32 i = 0; i < len / 4; i++)
+			((__u32 *)to)[i] = ((const __u32 *)at)[i];
 		return 0;
 	}
 	return bpf_skb_load_bytes(skb, off, to, len);
@@ -216,14 +251,16 @@ static __always_inline long pkt_load(const struct __sk_buff *skb, __u32 off, voi
 /* Parse the inner packet. Returns -1 (counted) when it is not to be touched. */
 static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 {
-	__u32 l4_off = 0, len = skb->len;
+	__u32 l4_off = 0, len = skb->len, w;
 	__be16 proto;
 
 	__builtin_memset(p, 0, sizeof(*p));
-	if (pkt_load(skb, 12, &proto, 2)) {
+	/* EtherType and the 2 bytes after it in one word; a frame that short, just the EtherType */
+	if (pkt_load(skb, 12, &w, 4) && bpf_skb_load_bytes(skb, 12, &w, 2)) {
 		cnt(WPS_IN_CNT_PASS_NOT_IP);
 		return -1;
 	}
+	__builtin_memcpy(&proto, &w, 2);
 	if (proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr ip;
 		__u32 ihl, tot;
@@ -238,8 +275,8 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 			cnt(WPS_IN_CNT_PASS_MALFORMED);
 			return -1;
 		}
-		__builtin_memcpy(p->key.saddr, v4mapped, 12);
-		__builtin_memcpy(p->key.daddr, v4mapped, 12);
+		__builtin_memcpy(p->key.saddr + 8, v4mapped + 8, 4);
+		__builtin_memcpy(p->key.daddr + 8, v4mapped + 8, 4);
 		__builtin_memcpy(p->key.saddr + 12, &ip.saddr, 4);
 		__builtin_memcpy(p->key.daddr + 12, &ip.daddr, 4);
 		p->key.proto = ip.protocol;
@@ -293,14 +330,13 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 	}
 	if (l4_off && (p->key.proto == IPPROTO_TCP || p->key.proto == IPPROTO_UDP ||
 		       p->key.proto == IPPROTO_SCTP || p->key.proto == IPPROTO_UDPLITE)) {
-		__be16 ports[2];
+		__u32 ports;
 
-		if (pkt_load(skb, l4_off, ports, 4)) {
+		if (pkt_load(skb, l4_off, &ports, 4)) {
 			cnt(WPS_IN_CNT_PASS_MALFORMED);
 			return -1;
 		}
-		p->key.sport = ports[0];
-		p->key.dport = ports[1];
+		__builtin_memcpy(&p->key.sport, &ports, 4);
 		p->has_ports = 1;
 	}
 	return 0;
@@ -323,8 +359,9 @@ static __always_inline int classify(const struct pkt *p, struct wps_in_rule **ou
 			continue;
 		if (r->dport && (!p->has_ports || r->dport != bpf_ntohs(p->key.dport)))
 			continue;
-		if (!wps_prefix_match(p->key.daddr, r->dst, r->dst_plen) ||
-		    !wps_prefix_match(p->key.saddr, r->src, r->src_plen))
+		/* A wildcard prefix (length 0) matches without its four words compared. */
+		if ((r->dst_plen && !wps_prefix_match(p->key.daddr, r->dst, r->dst_plen)) ||
+		    (r->src_plen && !wps_prefix_match(p->key.saddr, r->src, r->src_plen)))
 			continue;
 		*out = r;
 		return (int)i;
@@ -413,8 +450,10 @@ static __always_inline void sweep(const struct wps_in_cfg *cfg, __u64 now)
 	struct scratch *sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
 	__u64 freed = 0;
 
-	if (!sc)
+	if (!sc || now < sweep_after)
 		return;
+	sweep_after = now + WPS_IN_SWEEP_INTERVAL_NS;
+	cnt(WPS_IN_CNT_EV_TABLE_WALK);
 	sc->swept = 0;
 	bpf_for_each_map_elem(&wps_in_flows, sweep_cb, &c, 0);
 	found = (__u32)sc->swept;
@@ -429,7 +468,7 @@ static __always_inline void sweep(const struct wps_in_cfg *cfg, __u64 now)
 		fid = f->fid;
 		if (bpf_map_delete_elem(&wps_in_flows, k))
 			continue;
-		fid_release(fid, sc->swept_seen[i] + cfg->quarantine_ns);
+		fid_release(fid, sc->swept_seen[i] + cfg->quarantine_ns + clock_slack(cfg));
 		freed++;
 	}
 	cnt_add(WPS_IN_CNT_EV_FLOW_RECLAIMED, freed);
@@ -517,11 +556,13 @@ static __always_inline void decide(struct wps_in_flow *f, const struct wps_in_cf
 				   __u16 new_fid, __u16 new_gid, __u32 npaths, const __u64 *load,
 				   struct decision *d)
 {
-	__u64 pkts, bytes;
+	__u64 pkts, bytes, max_delay = cfg->max_delay_ns;
 	__u8 max = cfg->max_inflight;
 
 	if (max < 2 || max > WPS_IN_INFLIGHT_RING)
 		max = WPS_IN_INFLIGHT_RING;
+	if (max_delay)
+		max_delay += clock_slack(cfg);
 	bpf_spin_lock(&f->lock);
 	if (new_fid && now > f->last_seen && now - f->last_seen >= cfg->idle_ns) {
 		/* Idle long enough: a new flow under a fresh Flow ID. */
@@ -548,7 +589,7 @@ static __always_inline void decide(struct wps_in_flow *f, const struct wps_in_cf
 	f->group_pkts = pkts;
 	f->group_bytes = bytes;
 	if (wps_quantum_reached(r->qkind, r->quantum, pkts, bytes, now - f->group_t0)) {
-		if (wps_inflight_allows(f->closed_ts, f->gid, max, cfg->max_delay_ns, now)) {
+		if (wps_inflight_allows(f->closed_ts, f->gid, max, max_delay, now)) {
 			d->flags |= WPS_FLAG_E;
 			f->closed_ts[f->gid % WPS_IN_INFLIGHT_RING] = now;
 			f->open = 0;
@@ -571,21 +612,45 @@ static __always_inline void decide(struct wps_in_flow *f, const struct wps_in_cf
 	bpf_spin_unlock(&f->lock);
 }
 
+/*
+ * Built on the stack, stored from eth on (OUTER_LEN bytes). The pad aligns
+ * the IPv6 header so its fields are stored in words: a packed layout made
+ * the compiler store every field byte by byte.
+ */
+/*
+ * A group open on a path that `path del` cleared goes on on a path in use
+ * (same Group ID, no new S): the scheduler's next pick. Returns the slot.
+ */
+static __always_inline __u8 repin(struct wps_in_flow *f, const struct wps_in_cfg *cfg, const struct wps_in_rule *r,
+				  __u32 npaths, const __u64 *load, __u8 dead)
+{
+	__u8 slot;
+
+	bpf_spin_lock(&f->lock);
+	if (f->path == dead)
+		f->path = (__u8)wps_sched_pick(r->sched, f->seq++, npaths, cfg->path_slot, cfg->weight, load);
+	slot = f->path;
+	bpf_spin_unlock(&f->lock);
+	return slot;
+}
+
 struct outer {
+	__u8 pad[2];
 	struct ethhdr eth;
 	struct ipv6hdr ip6;
 	struct wps_exthdr ext;
-} __attribute__((packed));
+} __attribute__((aligned(8)));
+
+#define OUTER_LEN	(ETH_HLEN + 40 + WPS_EXTHDR_LEN)
+_Static_assert(sizeof(struct outer) == 2 + OUTER_LEN, "outer: Ethernet + IPv6 + the options header");
 
 static __always_inline void build_outer(struct outer *o, const struct wps_in_cfg *cfg, const struct pkt *p,
 					const struct decision *d, __u32 label)
 {
+	__be32 vtcfl = bpf_htonl(6u << 28 | (__u32)p->tclass << 20 | (label & 0xfffff));
+
 	o->eth.h_proto = bpf_htons(ETH_P_IPV6);
-	o->ip6.version = 6;
-	o->ip6.priority = p->tclass >> 4;
-	o->ip6.flow_lbl[0] = (__u8)((p->tclass & 0x0f) << 4 | ((label >> 16) & 0x0f));
-	o->ip6.flow_lbl[1] = (__u8)(label >> 8);
-	o->ip6.flow_lbl[2] = (__u8)label;
+	__builtin_memcpy(&o->ip6, &vtcfl, 4);
 	o->ip6.payload_len = bpf_htons((__u16)(p->inner_len + WPS_EXTHDR_LEN));
 	o->ip6.nexthdr = (cfg->flags & WPS_IN_F_HBH) ? WPS_IPPROTO_HOPOPTS : WPS_IPPROTO_DSTOPTS;
 	o->ip6.hop_limit = cfg->hop_limit;
@@ -708,7 +773,8 @@ static __always_inline void path_account(__u32 path, __u32 segs, __u32 len, bool
 	if (ps)
 		stats_account(ps, segs, len, opened);
 	if (pl) {
-		if (now - pl->win_start >= cfg->load_window_ns) {
+		/* win_start may be ahead: set from the fine clock, now from the coarse one. */
+		if (now > pl->win_start && now - pl->win_start >= cfg->load_window_ns) {
 			pl->prev = pl->cur;
 			pl->cur = 0;
 			pl->win_start = now;
@@ -785,6 +851,7 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	__u32 zero = 0, segs, len, npaths, label;
 	struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
 	struct wps_in_rule *r = NULL;
+	struct wps_in_path *path = NULL;
 	struct wps_in_flow *f;
 	struct decision d = {};
 	struct outer o = {};
@@ -799,6 +866,7 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		return TC_ACT_OK;
 	if (parse(skb, &p))
 		return TC_ACT_OK;
+	BENCH_STOP(BENCH_PARSED);
 	rule = classify(&p, &r);
 	if (rule < 0 || !r) {
 		cnt(WPS_IN_CNT_PASS_NO_RULE);
@@ -824,7 +892,8 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		cnt(WPS_IN_CNT_DROP_MTU);
 		return TC_ACT_SHOT;
 	}
-	now = now_ns(cfg);
+	now = now_ns(cfg, r->qkind == WPS_Q_TIME || r->sched == WPS_SCHED_LEAST_LOADED);
+	BENCH_STOP(BENCH_CLOCK);
 	f = flow_get(&p, cfg, (__u8)rule, now);
 	if (!f)
 		return TC_ACT_OK;
@@ -863,7 +932,7 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	}
 	decide(f, cfg, r, segs, len, now, new_fid, new_gid, npaths, sc->load, &d);
 	if (d.reclaimed) {
-		fid_release(d.old_fid, now + cfg->quarantine_ns);
+		fid_release(d.old_fid, now + cfg->quarantine_ns + clock_slack(cfg));
 		cnt(WPS_IN_CNT_EV_FLOW_RECLAIMED);
 		cnt(WPS_IN_CNT_EV_FLOW_NEW);
 	} else if (new_fid) {
@@ -874,6 +943,20 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	if (d.extended)
 		cnt(WPS_IN_CNT_EV_GROUP_EXTENDED);
 
+	if (!cfg->ecmp) {
+		__u32 pi = d.path;
+
+		path = bpf_map_lookup_elem(&wps_in_paths, &pi);
+		if (path && !path->ifindex) {
+			pi = d.path = repin(f, cfg, r, npaths, sc->load, d.path);
+			path = bpf_map_lookup_elem(&wps_in_paths, &pi);
+			cnt(WPS_IN_CNT_EV_GROUP_REPINNED);
+		}
+		if (!path || !path->ifindex) {
+			cnt(WPS_IN_CNT_PASS_NO_PATH);
+			return TC_ACT_OK;
+		}
+	}
 	label = wps_flow_label(d.fid, d.gid);
 	build_outer(&o, cfg, &p, &d, label);
 	BENCH_STOP(BENCH_DECIDED);
@@ -886,7 +969,7 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		__u32 oif = 0;
 		int rc;
 
-		if (bpf_skb_store_bytes(skb, ETH_HLEN - 2, &o.eth.h_proto, sizeof(o) - ETH_HLEN + 2, 0)) {
+		if (bpf_skb_store_bytes(skb, ETH_HLEN - 2, &o.eth.h_proto, OUTER_LEN - ETH_HLEN + 2, 0)) {
 			cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
 			return TC_ACT_SHOT;
 		}
@@ -901,15 +984,12 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		return rc;
 	} else {
 		__u32 pi = d.path;
-		struct wps_in_path *path = bpf_map_lookup_elem(&wps_in_paths, &pi);
 
-		if (!path || !path->ifindex) {
-			cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
-			return TC_ACT_SHOT;
-		}
+		if (!path)
+			return TC_ACT_SHOT;	/* looked up above; the verifier wants it again */
 		__builtin_memcpy(o.eth.h_dest, path->dmac, ETH_ALEN);
 		__builtin_memcpy(o.eth.h_source, path->smac, ETH_ALEN);
-		if (bpf_skb_store_bytes(skb, 0, &o, sizeof(o), 0)) {
+		if (bpf_skb_store_bytes(skb, 0, &o.eth, OUTER_LEN, 0)) {
 			cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
 			return TC_ACT_SHOT;
 		}

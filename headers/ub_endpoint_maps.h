@@ -2,7 +2,8 @@
 /*
  * UBoE endpoint XDP program (bpf/ub_endpoint.bpf.c): counters shared with the
  * endpoint's user space and the tests. One X-macro so names cannot drift.
- * rx_uboe counts valid UBoE, rx_ub valid native UB (--native), to_xsk what
+ * rx_uboe counts valid UBoE, rx_ub valid native UB (--native), rx_ctp native
+ * CTP frames (UDP to UB_CTP_UDP_PORT, checked in user space), to_xsk what
  * was steered to an AF_XDP socket, pass_* what went to the kernel, drop_*
  * what was dropped, per reason.
  */
@@ -28,7 +29,8 @@
 	X(DROP_LPH_CONFIG,	"drop_lph_config")			\
 	X(DROP_IP_VERSION,	"drop_ip_version")			\
 	X(DROP_NOT_UDP_4792,	"drop_not_udp_4792")			\
-	X(DROP_PARTITION_ZERO,	"drop_partition_zero")
+	X(DROP_PARTITION_ZERO,	"drop_partition_zero")	\
+	X(RX_CTP,		"rx_ctp")
 
 #define UB_EP_CNT_ENUM(id, name) UB_EP_CNT_##id,
 enum ub_ep_counter {

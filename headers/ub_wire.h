@@ -55,6 +55,17 @@ static inline void ub_lph_init(struct ub_lph *h, __u8 config, __u8 vl, __u8 rt)
 	h->b[3] = 0;
 }
 
+/*
+ * LBF, the load-balancing field [chosen] (docs/TRANSPORT.md "Wire choices"):
+ * LPH byte 3, one of the link length bytes WIRE.md §5 writes 0 and ignores on
+ * receipt. An entity of several UB ports (CTP) sends each packet out of member
+ * LBF mod N; a per-flow LBF keeps a flow on one member, a per-packet one
+ * sprays. The endpoint writes it on CTP frames only (RTP frames keep 0).
+ */
+#define UB_LPH_LBF_BYTE		3
+static inline __u8 ub_lph_lbf(const struct ub_lph *h) { return h->b[UB_LPH_LBF_BYTE]; }
+static inline void ub_lph_set_lbf(struct ub_lph *h, __u8 lbf) { h->b[UB_LPH_LBF_BYTE] = lbf; }
+
 #define UB_RT_FLOW_ALL		0	/* per-flow, all paths */
 #define UB_RT_PACKET_ALL	1
 #define UB_RT_FLOW_SHORTEST	2	/* draft §5.1 default for Eth/IP -> UB */
@@ -165,6 +176,30 @@ static inline int ub_tph_is_response(const struct ub_tph *h)
 
 	return ub_tp_opcode_valid(op) && op >= UB_TP_ACK;
 }
+
+/*
+ * CTP on a native UB port [chosen] (docs/TRANSPORT.md "Wire choices"). UBoE
+ * never carries CTP (WIRE.md §1), so UDP 4792 keeps meaning RTPH/UTPH; a CTP
+ * packet behind an NTH goes to its own UDP destination port, and the 1-byte
+ * CTPH follows the UDP header:
+ *     Eth(0x88B5) | LPH | NTH | IP | UDP(dport 4794) | CTPH(1) | TAH | [MAETAH] | payload | ICRC
+ * CTPH = TPOpcode(2) . Pad(2) . NLP(4). TPOpcode 0: a transaction packet (a
+ * whole operation or its answer, TAH follows: NLP 0); 1..3 reserved. Pad is
+ * written 0 and ignored. No PSN, no TPN: the context is found by the source
+ * entity (IP source address) and the TAH's IniRCID (the initiator's jetty).
+ */
+#define UB_CTP_UDP_PORT		4794
+#define UB_CTPH_LEN		1
+#define UB_CTPH_OPCODE_SHIFT	6
+#define UB_CTPH_NLP_MASK	0x0f
+#define UB_CTP_OP_TA		0	/* transaction packet */
+
+static inline __u8 ub_ctph_make(__u8 opcode, __u8 nlp)
+{
+	return (__u8)(((opcode & 3) << UB_CTPH_OPCODE_SHIFT) | (nlp & UB_CTPH_NLP_MASK));
+}
+static inline __u8 ub_ctph_opcode(__u8 b) { return b >> UB_CTPH_OPCODE_SHIFT; }
+static inline __u8 ub_ctph_nlp(__u8 b) { return b & UB_CTPH_NLP_MASK; }
 
 /* ---- §3 extended transport headers ------------------------------------- */
 struct ub_cetph {

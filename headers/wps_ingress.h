@@ -14,9 +14,10 @@
 #include <linux/bpf.h>	/* struct bpf_spin_lock */
 #include "wps_opt.h"
 
-#define WPS_IN_CFG_VERSION	2
+#define WPS_IN_CFG_VERSION	3
 
 #define WPS_IN_MAX_RULES	16
+#define WPS_IN_FEAT_WORDS	2	/* ETHTOOL_DEV_FEATURE_WORDS: 64 netdev features */
 #define WPS_IN_MAX_PATHS	16
 #define WPS_IN_MAX_ECMP_DEVS	64	/* egress devices counted in ECMP mode */
 #define WPS_IN_INFLIGHT_RING	16	/* close times kept per flow; bounds --max-inflight */
@@ -24,6 +25,7 @@
 #define WPS_IN_FID_SLOTS	65536	/* Flow ID state array, indexed by Flow ID */
 #define WPS_IN_FID_TRIES	32	/* candidates tried per allocation */
 #define WPS_IN_SWEEP_MAX	64	/* idle flows forgotten per sweep of a full table */
+#define WPS_IN_SWEEP_INTERVAL_NS 1000000ULL	/* a full table is walked at most once per 1 ms */
 
 /* Flow ID state (fid_state map): free since/at time T (ns), or in use. */
 #define WPS_IN_FID_IN_USE	(~0ULL)
@@ -71,7 +73,7 @@ struct wps_in_cfg {
 	__u32 test_gid0;		/* WPS_IN_F_TEST_GID0 */
 	__be32 icmp_src4;		/* source of ICMP Frag Needed (0: the packet's destination) */
 	__u32 dev_ifindex;		/* the device whose TC egress runs the ingress */
-	__u32 dev_offloads;		/* WPS_IN_OFFL_*: DEV's offloads before attach, for detach */
+	__u32 dev_offloads;		/* WPS_IN_OFFL_SAVED: dev_feat_* hold what attach changed */
 	/*
 	 * The slots (keys of paths, path_stats, path_load; index of weight) of
 	 * the paths in use, in the order they were added. A slot is a path's
@@ -79,13 +81,19 @@ struct wps_in_cfg {
 	 * it, its counters and its weight stay with it. ECMP: 0..ecmp-1.
 	 */
 	__u8 path_slot[WPS_IN_MAX_PATHS];
+	/*
+	 * DEV's netdev features as ETHTOOL_GFEATURES words (one bit per
+	 * feature, each TSO sub-feature its own): the ones attach changed and
+	 * what they were requested as before, for detach to put back exactly.
+	 */
+	__u32 dev_feat_changed[WPS_IN_FEAT_WORDS];
+	__u32 dev_feat_before[WPS_IN_FEAT_WORDS];
+	/* Resolution of the coarse clock (a kernel tick), by which the in-flight bound and the
+	 * quarantine are lengthened; 0: 10 ms. */
+	__u64 coarse_tick_ns;
 };
 
-/* dev_offloads: TSO, GSO, GRO were on before attach turned them off. */
-#define WPS_IN_OFFL_TSO		(1u << 0)
-#define WPS_IN_OFFL_GSO		(1u << 1)
-#define WPS_IN_OFFL_GRO		(1u << 2)
-#define WPS_IN_OFFL_SAVED	(1u << 31)	/* the bits above were read */
+#define WPS_IN_OFFL_SAVED	(1u << 31)	/* dev_offloads: dev_feat_* were read */
 
 /* Set by the detour's program on a packet it hands back to DEV unsprayed. */
 #define WPS_IN_MARK_BYPASS	0x40000000u
@@ -196,7 +204,9 @@ struct wps_in_flow {
 	X(EV_FLOW_RECLAIMED,	"flows_reclaimed")			\
 	X(EV_GROUP_OPENED,	"groups_opened")			\
 	X(EV_GROUP_EXTENDED,	"groups_extended_inflight")		\
-	X(EV_FIB_FAILED,	"ecmp_fib_failed")
+	X(EV_FIB_FAILED,	"ecmp_fib_failed")				\
+	X(EV_GROUP_REPINNED,	"groups_moved_off_deleted_path")		\
+	X(EV_TABLE_WALK,	"flow_table_sweeps")
 
 #define WPS_IN_CNT_ENUM(id, name) WPS_IN_CNT_##id,
 enum wps_in_counter {

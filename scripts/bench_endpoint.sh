@@ -5,7 +5,8 @@
 #  2. goodput under loss made by nftables on a routed hop, 0 / 0.1 / 1 / 5 %,
 #     for rtp-sr, rtp-gbn-fast and rtp-gbn, as a fraction of the same mode's
 #     loss-free goodput, beside the analytic references SR (1-p) and
-#     GBN (1-p)/(1-p+W.p), W = the window in packets.
+#     GBN (1-p)/(1-p+W.p), W = the window in packets;
+#  3. CTP on native links: beside RTP-SR, and an entity of two links beside one.
 # Prints numbers; asserts none of them (timings on a shared machine are noisy).
 #
 #   scripts/bench_endpoint.sh [SECONDS_PER_RUN [ROUNDS]]     (default 2 s, 3 rounds)
@@ -38,7 +39,7 @@ ubperf_run() {
 	local nss=$1 devs=$2 nsc=$3 devc=$4 peer=$5 out=$6; shift 6
 	nsenter --net="/run/netns/$nss" "$BIN/ubperf" server --dev "$devs" --wait 20 --json >/dev/null 2>&1 &
 	local srv=$!
-	for _ in $(seq 50); do ns_run "$nss" ss -Hltn 'sport = :4793' | grep -q . && break; sleep 0.1; done
+	for _ in $(seq 50); do ns_xdp_ready "$nss" "${devs%%,*}" && break; sleep 0.1; done
 	if ! ns_run "$nsc" "$BIN/ubperf" client --dev "$devc" --peer "$peer" --time "$SECS" \
 		--mtu $MTU --window $WINDOW --stall 10 --json "$@" >"$out" 2>"$out.err"; then
 		echo "null" >"$out"
@@ -130,4 +131,56 @@ for p in "${LOSSES[@]}"; do
 			"$(calc "1 - $pr")" "$(calc "(1 - $pr) / (1 - $pr + $WINDOW * $pr)")" \
 			"$(median "${rtxs[$p,$mode]}")"
 	done
+done
+
+
+# ---- 3. CTP on native links: beside RTP-SR, and an entity of two links beside one ----
+# ubperf --native over direct veth links (emulated UB links), 1 KiB messages (one
+# packet each, CTP's limit at MTU 1024), depth 8: rtp-sr vs ctp on one link; an
+# entity of two links (--dev A,B) with --lb packet, and --lb flow with 2 channels.
+ns_cleanup_all
+A=$(ns_add ctpba) B=$(ns_add ctpbb)
+for k in 1 2; do
+	ns_link "$A" a$k 02:00:00:00:75:${k}1 "$B" b$k 02:00:00:00:75:${k}2
+done
+ns_addr "$A" a1 10.75.0.1/24
+ns_addr "$B" b1 10.75.0.2/24
+
+# ctp_run NAME SERVER_ARGS -- CLIENT_ARGS: one run, goodput and p50 appended to cres[NAME].
+declare -A cres clat
+ctp_run() {
+	local name=$1 sargs=() cargs=()
+	shift
+	while [[ $1 != -- ]]; do sargs+=("$1"); shift; done
+	shift
+	cargs=("$@")
+	nsenter --net="/run/netns/$B" "$BIN/ubperf" server --wait 20 --native "${sargs[@]}" >/dev/null 2>&1 &
+	local srv=$!
+	for _ in $(seq 50); do ns_run "$B" ss -Hltn 'sport = :4793' | grep -q . && break; sleep 0.1; done
+	if ns_run "$A" "$BIN/ubperf" client --peer 10.75.0.2 --native --time "$SECS" --size 1024 \
+		--mtu 1024 --stall 10 --json "${cargs[@]}" >"$tmp/o.json" 2>"$tmp/o.err"; then
+		cres[$name]+="$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["goodput_bps"])' "$tmp/o.json") "
+		clat[$name]+="$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["latency_us"]["p50"])' "$tmp/o.json") "
+	else
+		echo "#   $name: $(cat "$tmp/o.err")" >&2
+		cres[$name]+="0 "
+		clat[$name]+="0 "
+	fi
+	wait $srv || true
+}
+
+NAMES=("rtp-sr, 1 link" "ctp, 1 link" "ctp, entity of 2, --lb packet" "ctp, entity of 2, --lb flow, 2 ch")
+for ((rep = 0; rep < REPS; rep++)); do
+	ctp_run "${NAMES[0]}" --dev b1 -- --dev a1 --mode rtp-sr
+	ctp_run "${NAMES[1]}" --dev b1 -- --dev a1 --mode ctp
+	ctp_run "${NAMES[2]}" --dev b1,b2 --mode ctp -- --dev a1,a2 --mode ctp --lb packet
+	ctp_run "${NAMES[3]}" --dev b1,b2 --mode ctp -- --dev a1,a2 --mode ctp --lb flow --channels 2
+done
+base=$(median "${cres[${NAMES[1]}]}")
+printf '\nCTP on native veth links (1 KiB messages, depth 8, median of %u interleaved rounds of %s s)\n' "$REPS" "$SECS"
+printf '%-36s %10s %10s %10s\n' "" "Mbit/s" "vs ctp" "p50 us"
+for n in "${NAMES[@]}"; do
+	b=$(median "${cres[$n]}")
+	printf '%-36s %10.1f %9.2fx %10s\n' "$n" "$(calc "$b / 1e6")" "$(calc "$base > 0 ? $b / $base : 0")" \
+		"$(median "${clat[$n]}")"
 done

@@ -68,7 +68,7 @@ say "real transport traffic: ubperf --native, UBPU -> sw -> IP -> sw2 -> UBPU2, 
 nsenter --net="/run/netns/$NS_UBPU2" build/bin/ubperf server --dev ubpu0 --native --partition 4097 --wait 20 \
 	>/dev/null &
 srv=$!
-for _ in $(seq 50); do ns_run "$NS_UBPU2" ss -Hltn 'sport = :4793' | grep -q . && break; sleep 0.1; done
+for _ in $(seq 50); do ns_xdp_ready "$NS_UBPU2" ubpu0 && break; sleep 0.1; done
 ns_run "$NS_UBPU" build/bin/ubperf client --dev ubpu0 --native --partition 4097 --peer "$UBPU2_IP4" \
 	--mode rtp-sr --count 2000 --size 64k
 wait "$srv"

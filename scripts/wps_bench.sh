@@ -2,8 +2,8 @@
 # make bench, WPS part: ns/packet of the WPS ingress beside a parse-only TC
 # floor (build/bin/wps_bench, BPF_PROG_RUN), then one TCP flow's goodput over
 # veth through the ingress (4 paths, quantum 16, test decapsulator on the far
-# side) as a ratio of the same flow without it, measured back to back in one
-# run. Without it twice: the plain route with the kernel's offloads, and with
+# side) as a ratio of the same flow without it, interleaved round by round in
+# one run. Without it twice: the plain route with the kernel's offloads, and with
 # the offloads the ingress turns off on DEV (TSO/GSO/GRO), so the ratio shows
 # what the spraying costs apart from segmenting. Prints numbers; asserts none.
 set -uo pipefail
@@ -28,14 +28,26 @@ goodput() {	# Mbit/s received by one iperf3 TCP flow site -> far
 
 topo_wps 4
 wps_far_decap 4
-plain=$(goodput)
-ns_run "$NS_GW" ethtool -K wan0 tso off gso off gro off >/dev/null 2>&1
-plain_nogso=$(goodput)
-wps_attach 4 >/dev/null
-ns_run "$NS_GW" "$BIN/ubctl" wps ingress rule add --dev wan0 --dst 10.20.0.0/24 --proto tcp --quantum 16 >/dev/null
-wps=$(goodput)
-echo "WPS ingress, one TCP flow over veth for ${T}s each (Mbit/s received)"
-echo "  without the ingress (kernel offloads)        $plain"
-echo "  without the ingress (TSO/GSO/GRO off on DEV)  $plain_nogso"
-echo "  through the ingress, 4 paths, quantum 16     $wps"
-/usr/bin/python3 -c "print('  ratio with/without: %.2f (vs offloads off: %.2f)   target >= 0.7' % ($wps / $plain, $wps / $plain_nogso))"
+# Interleaved, round by round (the machine is shared): without the ingress (the kernel's
+# offloads, then TSO/GSO/GRO off on DEV as attach sets them), then through it; a ratio per round.
+R=${WPS_BENCH_ROUNDS:-3}
+echo "WPS ingress, one TCP flow over veth, ${T}s per measurement, $R rounds (Mbit/s received)"
+echo "  round  without (offloads)  without (TSO/GSO/GRO off)  through the ingress  ratio  ratio vs offloads off"
+ratios=() ratios_off=()
+for ((r = 1; r <= R; r++)); do
+	plain=$(goodput)
+	ns_run "$NS_GW" ethtool -K wan0 tso off gso off gro off >/dev/null 2>&1
+	plain_nogso=$(goodput)
+	ns_run "$NS_GW" ethtool -K wan0 tso on gso on gro on >/dev/null 2>&1
+	wps_attach 4 >/dev/null
+	ns_run "$NS_GW" "$BIN/ubctl" wps ingress rule add --dev wan0 --dst 10.20.0.0/24 --proto tcp --quantum 16 >/dev/null
+	wps=$(goodput)
+	ns_run "$NS_GW" "$BIN/ubctl" wps ingress detach --dev wan0 >/dev/null
+	ratios+=("$(/usr/bin/python3 -c "print('%.2f' % ($wps / $plain))")")
+	ratios_off+=("$(/usr/bin/python3 -c "print('%.2f' % ($wps / $plain_nogso))")")
+	printf '  %5d  %18s  %25s  %19s  %5s  %5s\n' "$r" "$plain" "$plain_nogso" "$wps" "${ratios[-1]}" "${ratios_off[-1]}"
+done
+/usr/bin/python3 -c "import statistics as s, sys
+a = [float(x) for x in sys.argv[1].split()]; b = [float(x) for x in sys.argv[2].split()]
+print('  ratio with/without: median %.2f (range %.2f-%.2f; vs offloads off: median %.2f)   target >= 0.7'
+      % (s.median(a), min(a), max(a), s.median(b)))" "${ratios[*]}" "${ratios_off[*]}"

@@ -19,7 +19,7 @@ from scapy.layers.l2 import ARP, Dot1Q, Ether  # noqa: E402
 from scapy.packet import Raw  # noqa: E402
 
 from ublayers import (UBLPH, UBNTH, UBTPH, UBTAH, UBCETPH, UBSAETPH,  # noqa: E402
-                      UBCNPETPH, cci_fecn, icrc, sack_bitmap, uboe_ip)
+                      UBCNPETPH, cci_fecn, icrc, sack_bitmap, uboe_ip, UBCTPH, CTP_PORT)
 
 
 def topo():
@@ -268,6 +268,11 @@ other = IP(src=T["UBPU_IP4"], dst=T["IPHOST_IP4"]) / UDP(sport=1, dport=1234) / 
 case("to_uboe_not_port_4792", "to_uboe", native(bytes(other)), "XDP_DROP", DROP("drop_not_uboe_payload"))
 icmp = IP(src=T["UBPU_IP4"], dst=T["IPHOST_IP4"]) / ICMP() / Raw(b"x" * 40)
 case("to_uboe_not_udp", "to_uboe", native(bytes(icmp)), "XDP_DROP", DROP("drop_not_uboe_payload"))
+# CTP on a native port (docs/TRANSPORT.md: UDP 4794, 1-byte CTPH): UBoE never carries
+# CTP (WIRE.md §1), so the switch drops it rather than converting it, counted.
+ctp = uboe_ip(T["UBPU_IP4"], T["IPHOST_IP4"], UBCTPH(), UBTAH(opcode=0x00, ini_rcid=1),
+              b"c" * 64, dport=CTP_PORT)
+case("to_uboe_native_ctp_dropped", "to_uboe", native(ctp), "XDP_DROP", DROP("drop_not_uboe_payload"))
 arp = Ether(dst="ff:ff:ff:ff:ff:ff", src=T["UBPU_MAC"]) / ARP(psrc=T["UBPU_IP4"], pdst=T["SW_UB_IP4"])
 case("to_uboe_arp_passes", "to_uboe", arp, "XDP_PASS", ["pass_not_ub"], arp)
 plain = tagged(T["SW_UB_MAC"], T["UBPU_MAC"], ipb, None)

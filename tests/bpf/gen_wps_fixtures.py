@@ -302,7 +302,19 @@ c = Case("flow_id_pool_exhausted_degrades", opts=f"--gid0 {G0} --fid-pool 1",
 a, b = inner4(sport=1111), inner4(sport=2222)
 c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 1, 0), now=1_000_000)
 c.pkt(frame(b), "TC_ACT_OK", frame(b), now=1_000_001)
-c.count(rx=2, tx_sprayed=1, flows_new=1, groups_opened=1, pass_flow_id_exhausted=1)
+c.count(rx=2, tx_sprayed=1, flows_new=1, groups_opened=1, pass_flow_id_exhausted=1, flow_table_sweeps=1)
+
+c = Case("spent_pool_walks_the_table_once_per_ms", opts=f"--gid0 {G0} --fid-pool 1",
+         rules=("--dst 10.20.0.0/24 --quantum 4",),
+         comment="no Flow ID left: every new flow passes unsprayed, the table is walked for idle flows "
+                 "at most once per millisecond, not per packet")
+a, b, d, e = inner4(sport=1111), inner4(sport=2222), inner4(sport=3333), inner4(sport=4444)
+c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 1, 0), now=1_000_000)
+c.pkt(frame(b), "TC_ACT_OK", frame(b), now=1_000_001)      # walks (nothing idle)
+c.pkt(frame(d), "TC_ACT_OK", frame(d), now=1_500_000)      # within the interval: no walk
+c.pkt(frame(e), "TC_ACT_OK", frame(e), now=2_000_000)      # 1 ms - 1 ns after: no walk
+c.pkt(frame(b), "TC_ACT_OK", frame(b), now=2_000_001)      # walks again
+c.count(rx=5, tx_sprayed=1, flows_new=1, groups_opened=1, pass_flow_id_exhausted=4, flow_table_sweeps=2)
 
 
 
@@ -319,7 +331,8 @@ c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 1, 0), now=1_000_000)
 c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 2, G0, 1, 0), now=3_000_000)      # idle 2 ms: fid 2
 c.pkt(frame(b), "TC_ACT_OK", frame(b), now=3_500_000)                           # 1 resting, 2 in use
 c.pkt(frame(b), "TC_ACT_REDIRECT", encap(b, 1, G0, 1, 0), now=14_000_000)      # 1 free again
-c.count(rx=4, tx_sprayed=3, flows_new=3, flows_reclaimed=1, groups_opened=3, pass_flow_id_exhausted=1)
+c.count(rx=4, tx_sprayed=3, flows_new=3, flows_reclaimed=1, groups_opened=3, pass_flow_id_exhausted=1,
+        flow_table_sweeps=1)
 
 c = idle_case("pool_held_by_idle_flows_is_swept", 2,
               "the pool spent by flows gone idle: they are forgotten, and their Flow IDs, "
@@ -330,7 +343,8 @@ c.pkt(frame(b), "TC_ACT_REDIRECT", encap(b, 2, G0, 1, 0), now=1_000_000)
 c.pkt(frame(n), "TC_ACT_OK", frame(n), now=3_000_000)        # no ID; a and b idle 2 ms: swept
 c.pkt(frame(n), "TC_ACT_OK", frame(n), now=10_999_999)       # both IDs still in quarantine
 c.pkt(frame(n), "TC_ACT_REDIRECT", encap(n, 1, G0, 1, 0), now=11_000_000)
-c.count(rx=5, tx_sprayed=3, flows_new=3, groups_opened=3, pass_flow_id_exhausted=2, flows_reclaimed=2)
+c.count(rx=5, tx_sprayed=3, flows_new=3, groups_opened=3, pass_flow_id_exhausted=2, flows_reclaimed=2,
+        flow_table_sweeps=2)
 
 c = idle_case("idle_flow_holding_the_last_id_is_swept", 1,
               "renewing an idle flow needs a fresh ID; none left: the flow is forgotten, its ID "
@@ -340,7 +354,8 @@ c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 1, 0), now=1_000_000)
 c.pkt(frame(a), "TC_ACT_OK", frame(a), now=3_000_000)
 c.pkt(frame(a), "TC_ACT_OK", frame(a), now=10_999_999)
 c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 1, 0), now=11_000_000)
-c.count(rx=4, tx_sprayed=2, flows_new=2, groups_opened=2, pass_flow_id_exhausted=2, flows_reclaimed=1)
+c.count(rx=4, tx_sprayed=2, flows_new=2, groups_opened=2, pass_flow_id_exhausted=2, flows_reclaimed=1,
+        flow_table_sweeps=2)
 
 # ---- one packet on the wire per flag: GSO detour ------------------------------------
 c = Case("gso_skb_takes_segmentation_detour", opts=f"--gid0 {G0} --seg-ifindex 99",

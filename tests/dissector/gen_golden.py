@@ -30,7 +30,8 @@ from scapy.utils import checksum, PcapWriter                    # noqa: E402
 
 from ublayers import (UBLPH, UBNTH, UBTPH, UBTAH, UBMAETAH, UBCETPH,  # noqa: E402
                       UBSAETPH, UBCNPETPH, WPSOption, cci_fecn, icrc,
-                      sack_bitmap, uboe_ip, with_icrc, UBOE_PORT, UB_ETHERTYPE)
+                      sack_bitmap, uboe_ip, with_icrc, UBOE_PORT, UB_ETHERTYPE,
+                      UBCTPH, CTP_PORT)
 
 MAC_DST, MAC_SRC = "02:00:00:00:00:02", "02:00:00:00:00:01"
 V4 = ("192.0.2.1", "192.0.2.2")
@@ -378,6 +379,31 @@ ip = uboe(UBTPH(psn=31337), UBTAH())
 add("native UB frame on EtherType 0x88B6: not decoded by default",
     native(lph, UBNTH(), ip, ethertype=ALT_ETHERTYPE), {"ub.lph.config": None, "ub.tph.psn": None})
 alt_frame = cases[-1]["frame"]
+
+# ---- CTP on a native port (docs/TRANSPORT.md): UDP/4794, 1-byte CTPH, LBF in LPH byte 3 --
+
+
+def ctp(ctph, tah, maetah=None, payload=b""):
+    return uboe_ip(V4[0], V4[1], ctph, tah=tah, maetah=maetah, payload=payload, dport=CTP_PORT)
+
+
+lph = UBLPH(config=3, lbmode=1, link_len=0x1A5)
+tah = UBTAH(opcode=0x00, ini_tassn=777, order=1, ini_rc_type=2, ini_rcid=0x12345)
+ip = ctp(UBCTPH(), tah, payload=b"ctp payload")
+add("native CTP frame: CTPH, TAH (IniRCID), payload, LBF", native(lph, UBNTH(), ip),
+    {**lph_expect(lph), "ub.lph.lbf": 0xA5, "udp.dstport": CTP_PORT, "ub.ctph.opcode": 0,
+     "ub.ctph.pad": 0, "ub.ctph.nlp": 0, **tah_expect(tah), "ub.tph.psn": None,
+     "ub.payload": "*", **icrc_expect(ip)})
+mae = UBMAETAH(va=0x1122334455667788, token_id=0xABCDE, length=512)
+tah = UBTAH(opcode=0x03, ini_tassn=9, ini_rcid=7)
+ip = ctp(UBCTPH(pad=3), tah, maetah=mae, payload=b"w" * 32)
+add("native CTP frame: Write with MAETAH, Pad set", native(UBLPH(config=3), UBNTH(), ip),
+    {"ub.ctph.pad": 3, **tah_expect(tah), **maetah_expect(mae), "ub.lph.lbf": 0,
+     **icrc_expect(ip)})
+ip = ctp(UBCTPH(opcode=2), UBTAH())
+add("native CTP frame: reserved CTPH opcode: expert info, nothing after it decoded",
+    native(UBLPH(config=3), UBNTH(), ip),
+    {"ub.ctph.opcode": 2, "ub.tah.opcode": None, **icrc_expect(ip)}, ["ub.tph.opcode.reserved"])
 
 # ---- WPS option: Destination Options / Hop-by-Hop, inner IPv6 / IPv4 --------------
 

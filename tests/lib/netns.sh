@@ -53,6 +53,11 @@ ns_link() {
 }
 
 # ns_addr NS DEV ADDR/PLEN...
+# ns_xdp_ready NS DEV: true once an XDP program is on DEV (a ubperf server
+# has opened its port; its in-band setup needs no listening socket, and a
+# client's hello that comes before the AF_XDP socket is retried).
+ns_xdp_ready() { ip -n "$1" link show dev "$2" 2>/dev/null | grep -q ' xdp'; }
+
 ns_addr() {
 	local ns=$1 dev=$2; shift 2
 	local a

@@ -15,6 +15,7 @@ from scapy.layers.l2 import Ether, Dot1Q
 from scapy.packet import Packet, bind_layers, Raw
 
 UBOE_PORT = 4792
+CTP_PORT = 4794      # [chosen] CTP behind a native NTH (docs/TRANSPORT.md)
 UB_ETHERTYPE = 0x88B5
 
 TP_OPCODES = {0x0: "UTP", 0x1: "RTP", 0x2: "TPACK", 0x3: "TPACK_CE",
@@ -148,14 +149,21 @@ def with_icrc(ip_pkt):
     return IP(raw) if raw[0] >> 4 == 4 else IPv6(raw), raw[:-4] + icrc(raw[:-4])
 
 
+class UBCTPH(Packet):
+    """CTPH, 1 byte [chosen] (docs/TRANSPORT.md): TPOpcode(2) . Pad(2) . NLP(4)."""
+    name = "UB CTPH"
+    fields_desc = [BitField("opcode", 0, 2), BitField("pad", 0, 2), BitField("nlp", 0, 4)]
+
+
 def uboe_ip(src, dst, tph, tah=None, payload=b"", v6=False, sport=0x1234,
-            ecn=0, dscp=0, ttl=64, maetah=None):
-    """The IP packet of a UBoE frame (IP..ICRC) as bytes."""
+            ecn=0, dscp=0, ttl=64, maetah=None, dport=UBOE_PORT):
+    """The IP packet of a UBoE frame (IP..ICRC) as bytes (dport CTP_PORT with a
+    UBCTPH as tph: the IP packet of a native CTP frame)."""
     if v6:
         ip = IPv6(src=src, dst=dst, tc=(dscp << 2) | ecn, hlim=ttl, nh=17)
     else:
         ip = IP(src=src, dst=dst, tos=(dscp << 2) | ecn, ttl=ttl, flags="DF", id=0)
-    pkt = ip / UDP(sport=sport, dport=UBOE_PORT, chksum=0) / tph
+    pkt = ip / UDP(sport=sport, dport=dport, chksum=0) / tph
     if tah is not None:
         pkt = pkt / tah
     if maetah is not None:

@@ -11,6 +11,11 @@
  *     that was never offered as RTP data; nor does a SACK bit;
  *   - a data packet carries exactly the posted bytes for its PSN;
  *   - a receive completion never exceeds its buffer.
+ * And the same for CTP (fuzz_ctp_rx): CTPH | TAH | [MAETAH] | payload with
+ * IniRCIDs and source entities right and wrong, damaged and cut; what the
+ * core sends is framed with uboe_wrap() on a native port and decoded by the
+ * packet library's CTP parser; every Send completes (answered or timed out):
+ * nothing hangs.
  * TP_FUZZ_ITERS sets the number of packets (make test: a short run; make
  * fuzz: a long one).
  */
@@ -25,12 +30,14 @@
 
 #include "tp.h"
 #include "ubpkt.h"
+#include "uboe_wrap.h"
 
 #define PEER	77
 #define MTU	128
 #define NMSG	4
 #define MSG	(4 * MTU)
 #define RANGE	128
+#define RBUF	300
 
 static uint64_t rng = 1;
 
@@ -52,9 +59,21 @@ struct model {
 	uint8_t offered[1 << 12];	/* PSN offsets (from rbase) offered as RTP data */
 	uint32_t next_off;		/* first offset not offered */
 	uint8_t src[NMSG][MSG];
-	uint8_t rbuf[4][300];
+	uint8_t rbuf[4][RBUF];
 	uint64_t frames, responses, data_out, events;
 };
+
+/* NMSG Sends of len random bytes (src: NMSG x len), 4 receive buffers of RBUF. */
+static void post_work(struct tp_chan *ch, uint8_t *src, size_t len, uint8_t *rbuf)
+{
+	for (int i = 0; i < NMSG; i++) {
+		for (size_t j = 0; j < len; j++)
+			src[i * len + j] = (uint8_t)rnd(256);
+		assert_int_equal(tp_post_send(ch, src + i * len, len, (uint64_t)i), 0);
+	}
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(tp_post_recv(ch, rbuf + i * RBUF, RBUF, (uint64_t)i), 0);
+}
 
 static void model_init(struct model *m, enum tp_mode mode)
 {
@@ -72,13 +91,7 @@ static void model_init(struct model *m, enum tp_mode mode)
 	m->rbase = rnd(2) ? TP_PSN_MASK - (uint32_t)rnd(64) : (uint32_t)rnd(TP_PSN_MASK);
 	m->sbase = tp_chan_init_psn(m->ch);
 	assert_int_equal(tp_chan_connect(m->ch, PEER, m->rbase), 0);
-	for (int i = 0; i < NMSG; i++) {
-		for (int j = 0; j < MSG; j++)
-			m->src[i][j] = (uint8_t)rnd(256);
-		assert_int_equal(tp_post_send(m->ch, m->src[i], MSG, (uint64_t)i), 0);
-	}
-	for (int i = 0; i < 4; i++)
-		assert_int_equal(tp_post_recv(m->ch, m->rbuf[i], sizeof(m->rbuf[i]), (uint64_t)i), 0);
+	post_work(m->ch, m->src[0], MSG, m->rbuf[0]);
 }
 
 /* A plausible TP packet for the channel, made with the library's encoders. */
@@ -292,26 +305,58 @@ static void drain(struct model *m, uint64_t now)
 	}
 }
 
-static void fuzz_rx(void **state)
+static uint64_t fuzz_iters(void)
 {
 	const char *env = getenv("TP_FUZZ_ITERS");
-	uint64_t iters = env ? strtoull(env, NULL, 0) : 60000, now = 0;
+
+	return env ? strtoull(env, NULL, 0) : 60000;
+}
+
+static void add_stats(struct tp_stats *sum, const struct tp_ep *ep)
+{
+	struct tp_stats st;
+
+	tp_ep_stats(ep, &st);
+	for (size_t k = 0; k < tp_stats_count(); k++)
+		((uint64_t *)sum)[k] += tp_stats_get(&st, k);
+}
+
+/* Damage a few bytes of b[0..n), and now and then cut it: its new length. */
+static size_t damage(uint8_t *b, size_t n)
+{
+	for (int k = (int)rnd(4) - 1; k > 0; k--)
+		b[rnd(n)] = (uint8_t)rnd(256);
+	return rnd(8) ? n : rnd(n + 1);
+}
+
+/* Feed an exact-size copy (ASan sees overreads). */
+static void feed(struct tp_ep *ep, uint64_t now, const uint8_t *b, size_t len,
+		 const struct tp_rx_meta *meta)
+{
+	uint8_t *copy = malloc(len ? len : 1);
+
+	memcpy(copy, b, len);
+	tp_ep_rx(ep, now, copy, len, meta);
+	free(copy);
+}
+
+static void fuzz_rx(void **state)
+{
+	uint64_t iters = fuzz_iters(), now = 0;
 	static const enum tp_mode modes[] = { TP_MODE_RTP_SR, TP_MODE_RTP_GBN,
 					      TP_MODE_RTP_GBN_FAST, TP_MODE_UTP };
 	struct model m = { 0 };
 	uint64_t frames = 0, resp = 0, data = 0;
-	struct tp_stats st, sum = { 0 };
+	struct tp_stats sum = { 0 };
 
 	(void)state;
 	for (uint64_t i = 0; i < iters; i++) {
 		uint8_t b[2048];
-		size_t n, len;
+		size_t len;
 
 		if (i % 400 == 0) {
 			if (m.ep) {
-				tp_ep_stats(m.ep, &st);
-				for (size_t k = 0; k < tp_stats_count(); k++)
-					((uint64_t *)&sum)[k] += tp_stats_get(&st, k);
+				add_stats(&sum, m.ep);
 				frames += m.frames;
 				resp += m.responses;
 				data += m.data_out;
@@ -320,22 +365,15 @@ static void fuzz_rx(void **state)
 			model_init(&m, modes[rnd(4)]);
 			drain(&m, now);
 		}
-		n = make_pkt(&m, b);
-		for (int k = (int)rnd(4) - 1; k > 0; k--)	/* damage */
-			b[rnd(n)] = (uint8_t)rnd(256);
-		len = rnd(8) ? n : rnd(n + 1);			/* cut */
+		len = damage(b, make_pkt(&m, b));
 		note_offer(&m, b, len);
 		{
-			uint8_t *copy = malloc(len ? len : 1);	/* exact size: ASan sees overreads */
 			struct tp_rx_meta meta = { .ecn = (uint8_t)rnd(4) };
-
 			struct tp_hello h;
 
-			memcpy(copy, b, len);
-			if (!tp_hello_parse(copy, len, &h))	/* never, short of a forgery */
+			if (!tp_hello_parse(b, len, &h))	/* never, short of a forgery */
 				assert_true(h.tpn <= TP_PSN_MASK && h.mode <= TP_MODE_UTP);
-			tp_ep_rx(m.ep, now, copy, len, &meta);
-			free(copy);
+			feed(m.ep, now, b, len, &meta);
 		}
 		now += rnd(20000);
 		tp_ep_tick(m.ep, now);
@@ -357,10 +395,196 @@ static void fuzz_rx(void **state)
 	}
 }
 
+/* ---- CTP ------------------------------------------------------------------ */
+
+#define CTP_JETTY	7		/* the peer's channel (IniRCID of its requests) */
+static const uint8_t ctp_peer[16] = { 10, 0, 0, 7 }, ctp_other[16] = { 10, 0, 0, 8 };
+
+struct ctp_model {
+	struct tp_ep *ep;
+	struct tp_chan *ch;
+	uint8_t src[NMSG][MTU];
+	uint8_t rbuf[4][RBUF];
+	uint8_t region[4096];
+	uint32_t token;
+	uint64_t sends_done, frames, taacks;
+};
+
+static void ctp_init(struct ctp_model *m)
+{
+	struct tp_ep_config ec = { .seed = rnd(0) };
+	struct tp_chan_config c = { .mode = TP_MODE_CTP, .mtu = MTU, .ta_timeout_ns = 100000,
+				    .ta_mode = (enum tp_ta_mode)rnd(3), .rnr_delay_ns = 20000 };
+
+	memset(m, 0, sizeof(*m));
+	memcpy(c.peer_entity, ctp_peer, 16);
+	m->ep = tp_ep_create(&ec);
+	assert_non_null(m->ep);
+	m->ch = tp_chan_create(m->ep, &c);
+	assert_non_null(m->ch);
+	assert_int_equal(tp_chan_connect(m->ch, CTP_JETTY, 0), 0);
+	assert_int_equal(tp_mr_reg(m->ep, m->region, sizeof(m->region), &m->token), 0);
+	post_work(m->ch, m->src[0], MTU, m->rbuf[0]);
+}
+
+static size_t ctp_make_pkt(struct ctp_model *m, uint8_t *b)
+{
+	static const uint8_t ta_ops[] = { UB_TA_SEND, UB_TA_WRITE, UB_TA_READ, UB_TA_TAACK,
+					  UB_TA_READ_RESP, UB_TA_SEND_IMM, 0x7f };
+	struct ub_tah_fields t = { .opcode = ta_ops[rnd(sizeof(ta_ops))],
+				   .ini_tassn = (uint16_t)rnd(8), .rspst = (uint8_t)rnd(5),
+				   .order = (uint8_t)rnd(4), .retry = rnd(4) == 0 };
+	bool answer = t.opcode == UB_TA_TAACK || t.opcode == UB_TA_READ_RESP;
+	size_t n = 1, pl;
+
+	b[0] = rnd(8) ? ub_ctph_make(UB_CTP_OP_TA, UB_NLP_TAH) : (uint8_t)rnd(256);
+	/* Answers name our jetty, requests the peer's; now and then neither. */
+	t.ini_rcid = rnd(8) ? (answer ? tp_chan_tpn(m->ch) : CTP_JETTY) : (uint32_t)rnd(1 << 20);
+	if (!answer && rnd(2))
+		t.ini_tassn = (uint16_t)rnd(0);
+	ub_tah_encode((struct ub_tah *)(b + n), &t);
+	n += sizeof(struct ub_tah);
+	if (ub_ta_has_maetah(t.opcode)) {
+		struct ub_maetah_fields mae = {
+			.va = rnd(2) ? (uint64_t)(uintptr_t)m->region + rnd(4096) : rnd(0),
+			.token_id = rnd(4) ? m->token : (uint32_t)rnd(3), .length = (uint32_t)rnd(MTU + 40) };
+
+		ub_maetah_encode((struct ub_maetah *)(b + n), &mae);
+		n += sizeof(struct ub_maetah);
+	}
+	pl = t.opcode == UB_TA_TAACK || t.opcode == UB_TA_READ ? rnd(3) : rnd(MTU + 20);
+	for (size_t i = 0; i < pl; i++)
+		b[n + i] = (uint8_t)rnd(256);
+	return n + pl;
+}
+
+/* Frame what the core sent on a native port and decode it with the library. */
+static void ctp_check_out(struct ctp_model *m, uint8_t *fr, size_t hdr, size_t n)
+{
+	struct uboe_flow f = { .ip_ver = 4, .ub_ethertype = UB_ETH_P_NATIVE, .pid = 1, .ctp = true,
+			       .lbf = (uint8_t)rnd(256) };
+	struct ub_view v;
+	const uint8_t *tp;
+	size_t len, fl;
+	bool answer;
+
+	memcpy(f.src_ip, ctp_other, 4);
+	memcpy(f.dst_ip, ctp_peer, 4);
+	fl = uboe_wrap(fr, n, &f);
+	assert_int_equal(fl, hdr + n + 4);
+	assert_int_equal(ub_parse_frame_ctp(fr, fl, 0, &v), UB_PARSE_OK);
+	assert_true(v.ctp && v.icrc_ok);
+	assert_int_equal(v.lbf, f.lbf);
+	tp = ub_view_tp(&v, &len);
+	assert_ptr_equal(tp, fr + hdr);
+	assert_int_equal(len, n);
+	assert_true(n <= 1 + 8 + 16 + MTU);
+	m->frames++;
+	answer = v.ta.opcode == UB_TA_TAACK || v.ta.opcode == UB_TA_READ_RESP;
+	m->taacks += v.ta.opcode == UB_TA_TAACK;
+	/* Answers go back to the peer's jetty; our requests name ours. */
+	assert_int_equal(v.ta.ini_rcid, answer ? CTP_JETTY : tp_chan_tpn(m->ch));
+	if (v.ta.opcode == UB_TA_SEND) {
+		int i;
+
+		for (i = 0; i < NMSG; i++)
+			if (v.payload_len == MTU && !memcmp(v.payload, m->src[i], MTU))
+				break;
+		assert_true(i < NMSG);	/* exactly the posted bytes */
+	} else {
+		assert_true(answer);	/* we post nothing else */
+	}
+}
+
+static void ctp_drain(struct ctp_model *m, uint64_t now)
+{
+	static uint8_t fr[4096];
+	struct uboe_flow nat = { .ip_ver = 4, .ub_ethertype = UB_ETH_P_NATIVE, .ctp = true };
+	size_t hdr = uboe_wrap_flow_hdr_len(&nat), n;
+	struct tp_tx_info info;
+	struct tp_event ev;
+
+	while ((n = tp_ep_tx(m->ep, now, fr + hdr, sizeof(fr) - hdr - 4, &info))) {
+		assert_true(info.ctp && info.data);
+		ctp_check_out(m, fr, hdr, n);
+	}
+	while (tp_ep_poll(m->ep, &ev)) {
+		if (ev.type == TP_EV_RECV)
+			assert_true(ev.len <= sizeof(m->rbuf[0]));
+		if (ev.type == TP_EV_SEND_DONE)
+			m->sends_done++;
+		assert_true(ev.type != TP_EV_CHAN_ERROR);	/* CTP fails operations, not channels */
+	}
+}
+
+static void ctp_finish(struct ctp_model *m, uint64_t *now)
+{
+	/* Whatever came in, every Send completes: answered, or timed out. */
+	for (int i = 0; i < 50 && m->sends_done < NMSG; i++) {
+		*now += 60000;
+		tp_ep_tick(m->ep, *now);
+		ctp_drain(m, *now);
+	}
+	assert_int_equal(m->sends_done, NMSG);
+	/* Every answer the target gave went out as a packet (there is no TPACK
+	 * to carry one, whatever Order the request said). */
+	{
+		struct tp_stats st;
+
+		tp_chan_stats(m->ch, &st);
+		assert_int_equal(m->taacks, st.tx_taack);
+	}
+	tp_ep_destroy(m->ep);
+}
+
+/* One damaged packet in, the time on, what comes out checked. */
+static void ctp_step(struct ctp_model *m, uint64_t *now)
+{
+	uint8_t b[2048];
+	size_t len = damage(b, ctp_make_pkt(m, b));
+	struct tp_rx_meta meta = { .ctp = true, .ecn = (uint8_t)rnd(4) };
+
+	memcpy(meta.src, rnd(8) ? ctp_peer : ctp_other, 16);
+	feed(m->ep, *now, b, len, &meta);
+	*now += rnd(20000);
+	tp_ep_tick(m->ep, *now);
+	ctp_drain(m, *now);
+}
+
+static void fuzz_ctp_rx(void **state)
+{
+	uint64_t iters = fuzz_iters(), now = 0, frames = 0;
+	struct ctp_model m;
+	struct tp_stats sum = { 0 };
+
+	(void)state;
+	/* Rounds of 400 packets, each on a fresh endpoint. */
+	for (uint64_t i = 0; i < iters; i += 400) {
+		ctp_init(&m);
+		ctp_drain(&m, now);
+		for (uint64_t j = i; j < iters && j < i + 400; j++)
+			ctp_step(&m, &now);
+		add_stats(&sum, m.ep);
+		ctp_finish(&m, &now);
+		frames += m.frames;
+	}
+	print_message("# ctp fuzz: %llu packets in, %llu out; received %llu malformed %llu "
+		      "unknown %llu timeouts %llu taacks %llu\n",
+		      (unsigned long long)iters, (unsigned long long)frames,
+		      (unsigned long long)sum.rx_ctp, (unsigned long long)sum.rx_malformed,
+		      (unsigned long long)sum.rx_unknown_tpn, (unsigned long long)sum.ta_timeout,
+		      (unsigned long long)sum.tx_taack);
+	if (iters >= 20000) {
+		assert_true(sum.rx_ctp > 100 && sum.rx_malformed > 100 && sum.rx_unknown_tpn > 100);
+		assert_true(sum.ta_timeout > 10 && sum.tx_taack > 100 && frames > 100);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(fuzz_rx),
+		cmocka_unit_test(fuzz_ctp_rx),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -35,15 +35,6 @@ static void chan_cfg(struct tp_chan_config c[2], enum tp_mode mode)
 	}
 }
 
-static void link_cfg(struct tp_sim_cfg *s, uint64_t seed)
-{
-	memset(s, 0, sizeof(*s));
-	s->seed = seed;
-	for (int i = 0; i < 2; i++) {
-		s->dir[i].delay_ns = 10 * US;
-		s->dir[i].rate_bps = 10000000000ull;
-	}
-}
 
 #define PAIR_CHECK(p, ok)							\
 	do {									\
@@ -66,7 +57,7 @@ static void clean_link(void **state)
 		struct tp_stats st;
 
 		chan_cfg(c, reliable_modes[m]);
-		link_cfg(&s, 1);
+		pair_link_cfg(&s, 1);
 		s.frames = true;
 		assert_int_equal(pair_init(&p, c, &s, 100, 3000, 1), 0);
 		PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
@@ -111,7 +102,7 @@ static void lossy_seeds(enum tp_mode mode, uint64_t nseeds)
 			c[0].init_psn = TP_PSN_MASK - 40 - (uint32_t)seed;
 			psn0 = c[0].init_psn;
 		}
-		link_cfg(&s, seed);
+		pair_link_cfg(&s, seed);
 		s.frames = seed % 2;
 		for (int i = 0; i < 2; i++) {
 			s.dir[i].loss_data = 0.03 + 0.01 * (double)(seed % 4);
@@ -151,6 +142,7 @@ struct psn_log {
 	uint64_t rng;
 	double loss;			/* random loss of ep 0's data */
 	uint32_t drop_psn, drop_times;	/* drop the first N sends of one PSN */
+	uint32_t drop_from, drop_to;	/* drop the first send of PSN offsets [from, to) */
 	uint64_t resp_blackout_until;	/* drop every response until then */
 	uint64_t data_blackout_from;	/* drop every data packet from then */
 	uint64_t rtx_at[16];		/* when the una PSN was resent */
@@ -215,6 +207,7 @@ static bool log_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now)
 			l->window_violations++;
 		l->tx[off]++;
 		if ((off == l->drop_psn && l->drops[off] < l->drop_times) ||
+		    (off >= l->drop_from && off < l->drop_to && !l->drops[off]) ||
 		    (l->loss > 0 && (double)(tp_sim_rand(&l->rng) >> 11) / (double)(1ull << 53) < l->loss)) {
 			l->drops[off]++;
 			return true;
@@ -256,7 +249,7 @@ static void tail_loss_rto(void **state)
 		chan_cfg(c, reliable_modes[m]);
 		c[0].fixed_init_psn = true;
 		c[0].init_psn = 1000;
-		link_cfg(&s, 3);
+		pair_link_cfg(&s, 3);
 		log_attach(&s, &l, &c[0]);
 		assert_int_equal(pair_init(&p, c, &s, 1, 3 * 256, 3), 0);
 		pair_one_msg(&p, 3 * 256);	/* exactly three packets: PSN 1000..1002 */
@@ -286,7 +279,7 @@ static void ack_loss_no_livelock(void **state)
 		struct tp_stats st;
 
 		chan_cfg(c, reliable_modes[m]);
-		link_cfg(&s, 5);
+		pair_link_cfg(&s, 5);
 		s.dir[1].loss_resp = 0.5;
 		log_attach(&s, &l, &c[0]);
 		l.resp_blackout_until = 2 * MS;
@@ -296,10 +289,86 @@ static void ack_loss_no_livelock(void **state)
 		assert_true(st.rx_dup > 0);
 		tp_chan_stats(p.ch[0], &st);
 		assert_true(st.rto_fired > 0);
-		/* Bounded: well under the retry limit's worth of RTOs. */
-		assert_true(p.done_ns < 2 * MS + 40 * 200 * US);
+		/* Bounded: well under the retry limit's worth of RTOs. SR's
+		 * timeout resends two packets, not the window (stall_no_go_back),
+		 * so with half the answers lost a message may take two. */
+		assert_true(p.done_ns < 2 * MS + 40 * (m == 2 ? 2 : 1) * 200 * US);
 		pair_free(&p);
 	}
+}
+
+/* SR over a link with ep 0's data logged (psn_log), ep 0's PSNs from psn0. */
+static void sr_logged(struct tp_chan_config c[2], struct tp_sim_cfg *s, struct psn_log *l,
+		      uint64_t seed, uint32_t psn0)
+{
+	chan_cfg(c, TP_MODE_RTP_SR);
+	c[0].fixed_init_psn = true;
+	c[0].init_psn = psn0;
+	pair_link_cfg(s, seed);
+	log_attach(s, l, &c[0]);
+}
+
+/*
+ * A stall: the receiver does not run for 3 ms (descheduled on a busy host)
+ * while SRTT is tens of microseconds, so the dynamic RTO fires, more than
+ * once. Every packet sent before it arrives, late: each timeout resends two
+ * packets (the oldest and the newest), never the window, and the first ack
+ * after the stall shows the timeout was spurious. Then a real tail loss of
+ * the last three packets: one timeout, the answer to its probes shows the
+ * holes, and those three go again.
+ */
+static void stall_no_go_back(void **state)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct psn_log l;
+	struct tp_stats st;
+	uint64_t stall_rtx;
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_SR);
+	for (int i = 0; i < 2; i++) {
+		c[i].rto_mode = TP_RTO_DYNAMIC;
+		c[i].rto_min_ns = 10 * US;
+	}
+	c[0].fixed_init_psn = true;
+	c[0].init_psn = 5000;
+	pair_link_cfg(&s, 21);
+	s.dir[0].stall_at_ns = 50 * US;
+	s.dir[0].stall_ns = 3 * MS;
+	log_attach(&s, &l, &c[0]);
+	assert_int_equal(pair_init(&p, c, &s, 40, 16 * 256, 21), 0);
+	PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+	tp_chan_stats(p.ch[0], &st);
+	print_message("# stall: rto fired %llu, spurious %llu, resent %llu of %llu\n",
+		      (unsigned long long)st.rto_fired, (unsigned long long)st.rto_spurious,
+		      (unsigned long long)st.rtx_rto, (unsigned long long)st.tx_data);
+	assert_true(st.rto_fired >= 2);		/* the stall outlasted the RTO */
+	assert_true(st.rtx_rto <= 2 * st.rto_fired);	/* never the window (64) */
+	assert_int_equal(st.rto_spurious, 1);
+	assert_int_equal(st.rtx_sack + st.rtx_mark + st.rtx_nak, 0);
+	stall_rtx = st.rtx_rto;
+	pair_free(&p);
+
+	/* Tail loss: PSNs +13..+15 of a 16-packet message, lost once each. */
+	sr_logged(c, &s, &l, 22, 5000);
+	c[0].rto_mode = TP_RTO_DYNAMIC;
+	l.drop_from = 13;
+	l.drop_to = 16;
+	assert_int_equal(pair_init(&p, c, &s, 1, 16 * 256, 22), 0);
+	pair_one_msg(&p, 16 * 256);
+	PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+	tp_chan_stats(p.ch[0], &st);
+	assert_int_equal(st.rto_fired, 1);
+	assert_int_equal(st.rto_spurious, 0);
+	for (uint32_t i = 13; i < 16; i++)
+		assert_int_equal(l.tx[i], 2);
+	assert_int_equal(st.rtx_rto + st.rtx_sack, 3);
+	/* Quickly: one RTO of a few RTTs (SRTT ~ 25 us), not a static 200 us. */
+	assert_true(p.done_ns < 200 * US);
+	(void)stall_rtx;
+	pair_free(&p);
 }
 
 /* SR with data loss only (no reordering, lossless responses): every
@@ -320,7 +389,7 @@ static void sr_no_double_retransmission(void **state)
 		chan_cfg(c, TP_MODE_RTP_SR);
 		c[0].fixed_init_psn = true;
 		c[0].init_psn = (uint32_t)(TP_PSN_MASK - 100 * seed);
-		link_cfg(&s, seed);
+		pair_link_cfg(&s, seed);
 		for (int i = 0; i < 2; i++)
 			s.dir[i].rate_bps = 1000000000ull;
 		log_attach(&s, &l, &c[0]);
@@ -353,7 +422,7 @@ static void sr_markpsn_no_rto(void **state)
 
 	(void)state;
 	chan_cfg(c, TP_MODE_RTP_SR);
-	link_cfg(&s, 9);
+	pair_link_cfg(&s, 9);
 	for (int i = 0; i < 2; i++)
 		s.dir[i].rate_bps = 1000000000ull;
 	log_attach(&s, &l, &c[0]);
@@ -390,7 +459,7 @@ static void sr_large_range(void **state)
 	}
 	c[0].fixed_init_psn = true;
 	c[0].init_psn = TP_PSN_MASK - 1000;
-	link_cfg(&s, 16);
+	pair_link_cfg(&s, 16);
 	for (int i = 0; i < 2; i++)
 		s.dir[i].delay_ns = 200 * US;	/* BDP above the window */
 	log_attach(&s, &l, &c[0]);
@@ -424,7 +493,7 @@ static void sr_all_sacked_tpack_lost(void **state)
 	c[0].fixed_init_psn = true;
 	c[0].init_psn = TP_PSN_MASK - 1;
 	c[0].retry_limit = 3;
-	link_cfg(&s, 14);
+	pair_link_cfg(&s, 14);
 	log_attach(&s, &l, &c[0]);
 	l.drop_psn = 0;			/* the first packet once: +1..+5 wait, SACKed */
 	l.drop_times = 1;
@@ -455,7 +524,7 @@ static void gbn_fast_single_goback(void **state)
 
 	(void)state;
 	chan_cfg(c, TP_MODE_RTP_GBN_FAST);
-	link_cfg(&s, 4);
+	pair_link_cfg(&s, 4);
 	for (int i = 0; i < 2; i++)
 		s.dir[i].rate_bps = 1000000000ull;
 	log_attach(&s, &l, &c[0]);
@@ -477,7 +546,7 @@ static void gbn_fast_single_goback(void **state)
 	/* GBN without fast retransmission recovers the same loss by RTO only. */
 	pair_free(&p);
 	chan_cfg(c, TP_MODE_RTP_GBN);
-	link_cfg(&s, 4);
+	pair_link_cfg(&s, 4);
 	log_attach(&s, &l, &c[0]);
 	l.drop_psn = 10;
 	l.drop_times = 1;
@@ -531,7 +600,7 @@ static void retry_limit_fails_channel(void **state)
 			c[0].rto_min_ns = 30 * US;
 			c[0].rto_n = 1;
 		}
-		link_cfg(&s, 2);
+		pair_link_cfg(&s, 2);
 		log_attach(&s, &l, &c[0]);
 		l.data_blackout_from = 1 * MS;
 		assert_int_equal(pair_init(&p, c, &s, 3000, 1500, 2), 0);
@@ -580,7 +649,7 @@ static void rol_delayed_tpack(void **state)
 	c[0].ta_mode = TP_TA_ROL;
 	c[0].rto_static_ns = 100 * US;
 	c[1].manual_taack = true;
-	link_cfg(&s, 8);
+	pair_link_cfg(&s, 8);
 	log_attach(&s, &l, &c[0]);
 	assert_int_equal(pair_init(&p, c, &s, 1, 3 * 256, 8), 0);
 	pair_one_msg(&p, 3 * 256);
@@ -606,6 +675,36 @@ static void rol_delayed_tpack(void **state)
 	pair_free(&p);
 }
 
+/* ROL: the TPACK carrying the first Send's answer is lost (every ack of
+ * its last PSN is), the later Sends are answered: that answer shows the
+ * first one's lost, and its last packet goes again at once (the target
+ * repeats the answer), long before the 50 ms RTO. */
+static void rol_lost_answer_no_rto(void **state)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct psn_log l;
+	struct tp_stats st;
+
+	(void)state;
+	sr_logged(c, &s, &l, 31, 700);
+	c[0].rto_static_ns = 50 * MS;
+	l.drop_ack_off = 2;		/* the first Send's last packet: PSN +2 */
+	l.drop_ack_until = 1000 * MS;
+	assert_int_equal(pair_init(&p, c, &s, 3, 3 * 256, 31), 0);
+	pair_fixed_len(&p);
+	PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+	assert_int_equal(p.done, 3);
+	tp_chan_stats(p.ch[0], &st);
+	assert_int_equal(st.rto_fired, 0);
+	assert_int_equal(st.rtx_answer, 1);
+	assert_int_equal(st.ta_proto_err, 0);
+	assert_int_equal(l.tx[2], 2);
+	assert_true(p.done_ns < 1 * MS);
+	pair_free(&p);
+}
+
 /* ROI: the TAACK travels in its own reliable packet, acknowledged in turn. */
 static void roi_taack_packet(void **state)
 {
@@ -617,7 +716,7 @@ static void roi_taack_packet(void **state)
 	(void)state;
 	chan_cfg(c, TP_MODE_RTP_SR);
 	c[0].ta_mode = TP_TA_ROI;
-	link_cfg(&s, 6);
+	pair_link_cfg(&s, 6);
 	for (int i = 0; i < 2; i++) {
 		s.dir[i].loss_data = 0.05;
 		s.dir[i].loss_resp = 0.05;
@@ -648,7 +747,7 @@ static void rnr_answered_and_retried(void **state)
 		chan_cfg(c, TP_MODE_RTP_SR);
 		c[0].ta_mode = roi ? TP_TA_ROI : TP_TA_ROL;
 		c[0].rnr_delay_ns = 60 * US;
-		link_cfg(&s, 10);
+		pair_link_cfg(&s, 10);
 		assert_int_equal(pair_init(&p, c, &s, 5, 700, 10), 0);
 		p.no_recv = true;
 		assert_false(pair_run(&p, 150 * US));
@@ -683,7 +782,7 @@ static void rnr_retries_exhausted(void **state)
 		c[0].rnr_retry = 2;
 		c[0].rnr_delay_ns = 30 * US;
 		c[1].rnr_wait_code = code ? 8 : 0;	/* 256 us */
-		link_cfg(&s, 11);
+		pair_link_cfg(&s, 11);
 		assert_int_equal(pair_init(&p, c, &s, 1, 100, 11), 0);
 		p.no_recv = true;
 		PAIR_CHECK(&p, pair_run(&p, 100 * MS));
@@ -711,7 +810,7 @@ static void send_too_long(void **state)
 
 	(void)state;
 	chan_cfg(c, TP_MODE_RTP_SR);
-	link_cfg(&s, 15);
+	pair_link_cfg(&s, 15);
 	assert_int_equal(pair_init(&p, c, &s, 0, 1000, 15), 0);
 	assert_int_equal(tp_post_recv(p.ch[1], p.rbuf[0], 1000, 0), 0);
 	assert_int_equal(tp_post_recv(p.ch[1], p.rbuf[1], 1000, 1), 0);
@@ -792,7 +891,7 @@ static void write_read(void **state)
 		c[0].ta_mode = roi ? TP_TA_ROI : TP_TA_ROL;
 		c[0].rnr_retry = 3;
 		c[0].rnr_delay_ns = 40 * US;
-		link_cfg(&s, 12);
+		pair_link_cfg(&s, 12);
 		s.frames = true;
 		for (int i = 0; i < 2; i++) {
 			s.dir[i].loss_data = 0.02;
@@ -905,7 +1004,7 @@ static void utp_messages(void **state)
 		struct utp_check u = { .p = &p };
 
 		chan_cfg(c, TP_MODE_UTP);
-		link_cfg(&s, 13);
+		pair_link_cfg(&s, 13);
 		s.frames = true;
 		s.dir[0].loss_data = lossy ? 0.1 : 0;
 		assert_int_equal(pair_init(&p, c, &s, 0, 64, 13), 0);
@@ -1022,7 +1121,7 @@ static void channels_both_ways(void **state)
 			for (int c = 0; c < MC_CH; c++)
 				assert_int_equal(tp_chan_connect(m.ch[e][c], tp_chan_tpn(m.ch[1 - e][c]),
 								 tp_chan_init_psn(m.ch[1 - e][c])), 0);
-		link_cfg(&s, 21);
+		pair_link_cfg(&s, 21);
 		s.frames = true;
 		for (int i = 0; i < 2; i++) {
 			s.dir[i].loss_data = 0.03;
@@ -1096,6 +1195,15 @@ static void hello_setup(void **state)
 	assert_true(hi.reply);
 	assert_int_equal(hi.dst_tpn, tp_chan_tpn(ch[0]));
 	assert_int_equal(tp_chan_connect(ch[0], hi.tpn, hi.init_psn), 0);
+	assert_null(hi.app);
+	/* Application bytes after the 16: given back as they went. */
+	n = tp_hello_build_app(ch[1], hi.tpn, true, "run=7", 5, pkt, sizeof(pkt));
+	assert_int_equal(n, TP_HELLO_LEN + 5);
+	assert_int_equal(tp_hello_build_app(ch[1], 0, false, pkt, TP_HELLO_APP_MAX + 1, buf[0],
+					    sizeof(buf[0])), 0);
+	assert_int_equal(tp_hello_parse(pkt, n, &hi), 0);
+	assert_int_equal(hi.app_len, 5);
+	assert_memory_equal(hi.app, "run=7", 5);
 	pkt[24] = 'X';
 	assert_int_equal(tp_hello_parse(pkt, n, &hi), -EINVAL);
 	/* Data packets are no hellos. */
@@ -1110,7 +1218,7 @@ static void hello_setup(void **state)
 		/* Taken by the transport; no buffer yet: answered RNR, retried later. */
 		assert_int_equal(tp_ep_rx(h.ep[1], 0, d, n, NULL), TP_RX_OK);
 	}
-	link_cfg(&s, 41);
+	pair_link_cfg(&s, 41);
 	s.dir[0].loss_data = 0.05;
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(tp_post_recv(ch[1], rb[i], sizeof(rb[i]), (uint64_t)i), 0);
@@ -1136,7 +1244,7 @@ static void deterministic(void **state)
 		struct tp_pair p;
 
 		chan_cfg(c, TP_MODE_RTP_SR);
-		link_cfg(&s, k == 2 ? 8 : 7);
+		pair_link_cfg(&s, k == 2 ? 8 : 7);
 		for (int i = 0; i < 2; i++) {
 			s.dir[i].loss_data = 0.05;
 			s.dir[i].dup = 0.05;
@@ -1170,7 +1278,7 @@ static void sack_after_reordering(void **state)
 
 		chan_cfg(c, TP_MODE_RTP_SR);
 		c[1].sack_after = k ? 48 : 0;
-		link_cfg(&s, 30);
+		pair_link_cfg(&s, 30);
 		s.dir[0].reorder = 0.5;		/* half the packets take the longer path */
 		s.dir[0].reorder_ns = 4 * US;
 		assert_int_equal(pair_init(&p, c, &s, 60, 3000, 30), 0);
@@ -1191,6 +1299,8 @@ int main(void)
 		cmocka_unit_test(lossy_gbn_fast),
 		cmocka_unit_test(lossy_sr),
 		cmocka_unit_test(tail_loss_rto),
+		cmocka_unit_test(stall_no_go_back),
+		cmocka_unit_test(rol_lost_answer_no_rto),
 		cmocka_unit_test(ack_loss_no_livelock),
 		cmocka_unit_test(sr_no_double_retransmission),
 		cmocka_unit_test(sr_markpsn_no_rto),

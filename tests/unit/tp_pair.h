@@ -54,6 +54,17 @@ static inline int pair_post_recv(struct tp_pair *p, uint32_t i)
 	return tp_post_recv(p->ch[1], p->rbuf[i], p->max_len, i);
 }
 
+/* A clean link both ways: 10 us, 10 Gbit/s. */
+static inline void pair_link_cfg(struct tp_sim_cfg *s, uint64_t seed)
+{
+	memset(s, 0, sizeof(*s));
+	s->seed = seed;
+	for (int i = 0; i < 2; i++) {
+		s->dir[i].delay_ns = 10000;
+		s->dir[i].rate_bps = 10000000000ull;
+	}
+}
+
 /*
  * Build the pair. chan[i] configures endpoint i's channel (both must agree
  * on the mode). Initial PSNs: random from the seed, unless the configs fix them.

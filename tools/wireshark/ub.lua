@@ -5,6 +5,8 @@
 --   * Native UB frames on an emulated UB port (EtherType 0x88B5, a preference):
 --     LPH and NTH, then the IP packet goes to Wireshark's own ip/ipv6 dissector,
 --     so the UDP/4792 part above applies to it as well.
+--   * CTP on a native port (UDP port 4794, docs/TRANSPORT.md): the 1-byte CTPH,
+--     TAH, MAETAH, payload and ICRC; and the LPH's LBF (byte 3).
 --   * The WPS IPv6 option (type 0x81) in Hop-by-Hop or Destination Options.
 --
 -- Wire layouts: shared/design/WIRE.md (normative). Filter fields: ub.*, wpsopt.*
@@ -14,6 +16,7 @@
 local band, bor, bxor, rshift = bit32.band, bit32.bor, bit32.bxor, bit32.rshift
 
 local UBOE_PORT = 4792
+local CTP_PORT = 4794       -- [chosen] headers/ub_wire.h UB_CTP_UDP_PORT
 local ICRC_LEN = 4
 local TPH_LEN, TAH_LEN, MAETAH_LEN = 16, 8, 16
 local CETPH_LEN, SAETPH_FIXED_LEN, CNPETPH_LEN = 8, 4, 16
@@ -33,6 +36,7 @@ local rspst_names = {
 }
 local RSPST_NAK = 3
 local nlp_names = { [0] = "TAH follows" }
+local ctp_opcode_names = { [0] = "Transaction packet" }
 local ta_opcode_names = {
     [0x00] = "Send", [0x01] = "Send with immediate", [0x03] = "Write",
     [0x04] = "Write with immediate", [0x06] = "Read", [0x10] = "Message",
@@ -84,6 +88,11 @@ local F = {
     tph_rspinfo = ProtoField.uint8("ub.tph.rspinfo", "RSPINFO", base.DEC, nil, 0x1F),
     tph_tpmsn   = ProtoField.uint24("ub.tph.tpmsn", "TPMSN", base.DEC),
     tph_nak     = ProtoField.bool("ub.tph.nak", "TPNAK (TPACK with RSPST NAK)"),
+
+    ctph        = ProtoField.none("ub.ctph", "Compact transport header (CTPH)"),
+    ctph_opcode = ProtoField.uint8("ub.ctph.opcode", "TPOpcode", base.DEC, ctp_opcode_names, 0xC0),
+    ctph_pad    = ProtoField.uint8("ub.ctph.pad", "Padding", base.DEC, nil, 0x30),
+    ctph_nlp    = ProtoField.uint8("ub.ctph.nlp", "NLP", base.DEC, nlp_names, 0x0F),
 
     cetph         = ProtoField.none("ub.cetph", "CETPH"),
     cetph_ack_seq = ProtoField.uint32("ub.cetph.ack_seq", "AckSequence", base.DEC),
@@ -354,14 +363,53 @@ end
 -- decoding stopped, whether the bytes from there on are a real payload (false after a
 -- truncated, reserved or unusable header, which has expert info), and whether this is
 -- a response packet (which carries no payload).
-local function dissect_headers(tvb, root, limit, info)
-    local function fits(off, n, what)
+-- fits(off, n, what): whether n bytes at off end before limit; expert info if not.
+local function fits_before(root, limit, info)
+    return function(off, n, what)
         if off + n <= limit then return true end
         root:add_proto_expert_info(E.truncated, string.format(
             "Truncated: %s needs %d bytes, %d left before the ICRC", what, n, math.max(limit - off, 0)))
         info[#info + 1] = "[Truncated " .. what .. "]"
         return false
     end
+end
+
+-- TAH [MAETAH] from off; returns where decoding stopped and whether they fit.
+local function dissect_ta(tvb, root, off, fits, info)
+    if not fits(off, TAH_LEN, "TAH") then return off, false end
+    local ta_op
+    off, ta_op = add_tah(tvb, root, off)
+    info[#info + 1] = ta_opcode_names[ta_op] or string.format("TA 0x%02x", ta_op)
+    if ta_has_maetah[ta_op] then
+        if not fits(off, MAETAH_LEN, "MAETAH") then return off, false end
+        off = add_maetah(tvb, root, off)
+    end
+    return off, true
+end
+
+-- CTP (UDP/4794): CTPH | TAH | [MAETAH] | payload. Same returns as below.
+local function dissect_ctp(tvb, root, limit, info)
+    local fits = fits_before(root, limit, info)
+    if not fits(0, 1, "CTPH") then return 0, false end
+    local b = tvb(0, 1):uint()
+    local t = root:add(F.ctph, tvb(0, 1))
+    t:add(F.ctph_opcode, tvb(0, 1))
+    t:add(F.ctph_pad, tvb(0, 1))
+    t:add(F.ctph_nlp, tvb(0, 1))
+    info[#info + 1] = "CTP"
+    if rshift(b, 6) ~= 0 or band(b, 0x0F) ~= 0 then
+        root:add_proto_expert_info(E.reserved_opcode, string.format(
+            "CTPH 0x%02x: reserved TPOpcode or no TAH (a CTP packet is a whole operation)", b))
+        return 1, false
+    end
+    local off, ok = dissect_ta(tvb, root, 1, fits, info)
+    if not ok then return off, false end
+    info[#info + 1] = string.format("IniRCID=%d IniTASSN=%d", tvb(6, 3):bitfield(4, 20), tvb(3, 2):uint())
+    return off, true
+end
+
+local function dissect_headers(tvb, root, limit, info)
+    local fits = fits_before(root, limit, info)
 
     if not fits(0, TPH_LEN, "RTPH") then return 0, false end
     local op = band(tvb(0, 1):uint(), 0x7F)
@@ -389,15 +437,7 @@ local function dissect_headers(tvb, root, limit, info)
 
     if op <= 1 then                                 -- data: TAH [MAETAH] payload
         if nlp ~= 0 then return off, true end       -- no TAH: all payload
-        if not fits(off, TAH_LEN, "TAH") then return off, false end
-        local ta_op
-        off, ta_op = add_tah(tvb, root, off)
-        info[#info + 1] = ta_opcode_names[ta_op] or string.format("TA 0x%02x", ta_op)
-        if ta_has_maetah[ta_op] then
-            if not fits(off, MAETAH_LEN, "MAETAH") then return off, false end
-            off = add_maetah(tvb, root, off)
-        end
-        return off, true
+        return dissect_ta(tvb, root, off, fits, info)
     end
 
     -- response: RTPH | CETPH | SAETPH | (TAACK), or RTPH | CNPETPH
@@ -431,7 +471,12 @@ function ub.dissector(tvb, pinfo, tree)
     local limit = math.max(math.min(icrc_off, tvb:len()), 0)
     local info = {}
 
-    local off, decoded, response = dissect_headers(tvb, root, limit, info)
+    local off, decoded, response
+    if pinfo.dst_port == CTP_PORT then
+        off, decoded, response = dissect_ctp(tvb, root, limit, info)
+    else
+        off, decoded, response = dissect_headers(tvb, root, limit, info)
+    end
     if off < limit then
         if not decoded then
             root:add(F.undecoded, tvb(off, limit - off))
@@ -471,6 +516,7 @@ function ub.dissector(tvb, pinfo, tree)
 end
 
 DissectorTable.get("udp.port"):add(UBOE_PORT, ub)
+DissectorTable.get("udp.port"):add(CTP_PORT, ub)
 
 ---------------------------------------------------------------------------
 -- Native UB frame (WIRE.md §5): Eth | LPH (4) | NTH (6) | IP ...
@@ -490,6 +536,7 @@ local L = {
     lbmode     = ProtoField.uint8("ub.lph.lbmode", "LBMode", base.DEC, lbmode_names, 0x80),
     route_pol  = ProtoField.uint8("ub.lph.route_policy", "RoutePolicy", base.DEC, route_policy_names, 0x40),
     link_len   = ProtoField.uint16("ub.lph.link_len", "Link length fields", base.HEX, nil, 0x3FFF),
+    lbf        = ProtoField.uint8("ub.lph.lbf", "LBF (load-balancing field, byte 3)", base.DEC),
     rt         = ProtoField.uint8("ub.lph.rt", "RT", base.DEC, rt_names),
 }
 ub_lph.fields = L
@@ -539,6 +586,7 @@ function ub_lph.dissector(tvb, pinfo, tree)
     lt:add(L.lbmode, tvb(2, 1))
     lt:add(L.route_pol, tvb(2, 1))
     lt:add(L.link_len, tvb(2, 2))
+    lt:add(L.lbf, tvb(3, 1))
     local b2 = tvb(2, 1):uint()
     local rt = band(rshift(b2, 6), 1) * 2 + rshift(b2, 7)   -- (RoutePolicy << 1) | LBMode
     lt:add(L.rt, tvb(2, 1), rt):set_generated()

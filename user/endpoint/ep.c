@@ -21,19 +21,72 @@
 
 struct ep {
 	struct ep_config cfg;
-	struct ep_xdp *xdp;
+	struct ep_xdp *xdp[EP_MAX_MEMBERS];
 	struct xsk_port *port;
 	struct tp_ep *tp;
 	int ifindex;
 	struct ep_stats st;
+	ep_ctl_fn ctl;
+	void *ctl_ctx;
+	/* The entity's member ports (one: the device): first socket, MAC, frames sent. */
+	uint32_t nmem;
+	int sock0[EP_MAX_MEMBERS];
+	uint8_t mac[EP_MAX_MEMBERS][6];
+	uint64_t mem_tx[EP_MAX_MEMBERS];
 };
+
+void ep_set_ctl(struct ep *e, ep_ctl_fn fn, void *ctx)
+{
+	e->ctl = fn;
+	e->ctl_ctx = ctx;
+}
+
+/*
+ * A member other than the first sends to the Ethernet broadcast address
+ * unless --nexthop-mac names one: an emulated UB link is point to point, and
+ * the partner's endpoint program takes every frame of the UB EtherType.
+ */
+static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+/* Attach the endpoint program to member k and a socket to each of its queues. */
+static int open_member(struct ep *e, uint32_t k, const char *dev, char *err, size_t errlen)
+{
+	const struct ep_config *cfg = &e->cfg;
+	struct ep_nexthop nh = { .ifindex = (int)if_nametoindex(dev) };
+	unsigned nq;
+
+	if (!nh.ifindex) {
+		snprintf(err, errlen, "no device %s", dev);
+		return -1;
+	}
+	if (ep_nexthop_dev_info(&nh, err, errlen))
+		return -1;
+	memcpy(e->mac[k], nh.src_mac, 6);
+	e->xdp[k] = ep_xdp_attach(dev, cfg->generic, cfg->native.ethertype, err, errlen);
+	if (!e->xdp[k])
+		return -1;
+	e->sock0[k] = xsk_port_nsocks(e->port);
+	nq = xsk_dev_queues(dev, UB_EP_MAX_QUEUES);	/* a socket on each: no queue drops */
+	for (unsigned q = 0; q < nq; q++) {
+		int s = xsk_port_add(e->port, dev, q, ep_xdp_xskmap_fd(e->xdp[k]), q);
+
+		if (s < 0) {
+			snprintf(err, errlen, "AF_XDP socket on %s queue %u%s: %s", dev, q,
+				 cfg->zerocopy ? " (zero-copy)" : "", strerror(-s));
+			return -1;
+		}
+	}
+	return 0;
+}
 
 void ep_native_init(struct ep_native *n)
 {
 	memset(n, 0, sizeof(*n));
 	n->ethertype = UB_ETH_P_NATIVE;
 	n->rt = UB_RT_FLOW_SHORTEST;
-	n->cci = ub_cci_make_fecn(UB_FECN_UNMARKABLE, 0);
+	/* Markable, as UBoE sends ECT(0): a UB2E switch writes ECT(0) for it on
+	 * the IP side (FECN 00 would be Not-ECT there, out of routers' reach). */
+	n->cci = ub_cci_make_fecn(UB_FECN_MARKABLE, 0);
 	n->perm = UB_PERM_HIGH;
 	n->pid = UB_PID_DEFAULT;
 }
@@ -47,13 +100,20 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 {
 	struct xsk_port_cfg pc = { 0 };
 	struct ep *e = calloc(1, sizeof(*e));
-	unsigned nq;
 
 	if (!e) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
 	e->cfg = *cfg;
+	if (cfg->nmembers > EP_MAX_MEMBERS ||
+	    (cfg->nmembers > 1 && (!cfg->native.ethertype || !cfg->members[0] ||
+				   strcmp(cfg->members[0], cfg->dev)))) {
+		snprintf(err, errlen, "an entity is native UB, of at most %d ports, the first --dev",
+			 EP_MAX_MEMBERS);
+		goto fail;
+	}
+	e->nmem = cfg->nmembers > 1 ? cfg->nmembers : 1;
 	e->ifindex = (int)if_nametoindex(cfg->dev);
 	if (!e->ifindex) {
 		snprintf(err, errlen, "no device %s", cfg->dev);
@@ -73,19 +133,9 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "AF_XDP UMEM: %s", strerror(errno));
 		goto fail;
 	}
-	e->xdp = ep_xdp_attach(cfg->dev, cfg->generic, cfg->native.ethertype, err, errlen);
-	if (!e->xdp)
-		goto fail;
-	nq = xsk_dev_queues(cfg->dev, UB_EP_MAX_QUEUES);	/* a socket on each: no queue drops */
-	for (unsigned q = 0; q < nq; q++) {
-		int s = xsk_port_add(e->port, cfg->dev, q, ep_xdp_xskmap_fd(e->xdp), q);
-
-		if (s < 0) {
-			snprintf(err, errlen, "AF_XDP socket on %s queue %u%s: %s", cfg->dev, q,
-				 cfg->zerocopy ? " (zero-copy)" : "", strerror(-s));
+	for (uint32_t k = 0; k < e->nmem; k++)
+		if (open_member(e, k, k ? cfg->members[k] : cfg->dev, err, errlen))
 			goto fail;
-		}
-	}
 	return e;
 fail:
 	ep_close(e);
@@ -98,7 +148,8 @@ void ep_close(struct ep *e)
 		return;
 	/* Sockets before the program: nothing is steered to a closed socket. */
 	xsk_port_destroy(e->port);
-	ep_xdp_detach(e->xdp);
+	for (uint32_t k = 0; k < EP_MAX_MEMBERS; k++)
+		ep_xdp_detach(e->xdp[k]);
 	tp_ep_destroy(e->tp);
 	free(e);
 }
@@ -161,6 +212,8 @@ int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t 
 struct tp_chan *ep_chan_create(struct ep *e, struct ep_chan *c, struct tp_chan_config *cfg)
 {
 	cfg->user = c;
+	if (cfg->mode == TP_MODE_CTP)
+		memcpy(cfg->peer_entity, c->peer->ip, sizeof(cfg->peer_entity));
 	c->tp = tp_chan_create(e->tp, cfg);
 	if (c->tp)
 		c->sport = uboe_entropy_port(tp_chan_tpn(c->tp), (uint32_t)(uintptr_t)c->peer);
@@ -200,6 +253,16 @@ static bool ce_marked(const struct ub_view *v)
 	return v->ecn == ECN_CE;
 }
 
+static bool is_utp(const uint8_t *tp, size_t len)
+{
+	struct ub_tph_fields f;
+
+	if (len < sizeof(struct ub_tph))
+		return false;
+	ub_tph_decode((const struct ub_tph *)tp, &f);
+	return f.opcode == UB_TP_UTP_DATA;
+}
+
 static unsigned do_rx(struct ep *e, uint64_t now)
 {
 	const uint16_t ethertype = e->cfg.native.ethertype;
@@ -211,18 +274,26 @@ static unsigned do_rx(struct ep *e, uint64_t now)
 		struct tp_rx_meta meta;
 		struct ub_view v;
 		const uint8_t *tp;
+		size_t len;
 
-		if (ub_parse_frame(fr[i].data, fr[i].len, ethertype, &v) != UB_PARSE_OK ||
+		/* A UB port may carry CTP too (headers/ub_wire.h); UBoE never does. */
+		if ((ethertype ? ub_parse_frame_ctp(fr[i].data, fr[i].len, ethertype, &v) :
+				 ub_parse_frame(fr[i].data, fr[i].len, ethertype, &v)) != UB_PARSE_OK ||
 		    v.kind != want) {
 			e->st.parse++;
 		} else if (!v.icrc_ok) {
 			e->st.icrc_bad++;
 		} else {
-			tp = (const uint8_t *)v.tph;
+			tp = ub_view_tp(&v, &len);
+			if (e->ctl && !v.ctp && is_utp(tp, len) &&
+			    e->ctl(e->ctl_ctx, tp, len, v.ip_ver, v.src_ip)) {
+				e->st.ctl_rx++;
+				xsk_port_free(e->port, &fr[i]);
+				continue;
+			}
 			tp_rx_meta_from_view(&v, &meta);
 			e->st.ce_marked += ce_marked(&v);
-			if (tp_ep_rx(e->tp, now, tp, (size_t)(v.payload + v.payload_len - tp), &meta) ==
-			    TP_RX_DROP)
+			if (tp_ep_rx(e->tp, now, tp, len, &meta) == TP_RX_DROP)
 				e->st.tp_drop++;
 		}
 		xsk_port_free(e->port, &fr[i]);
@@ -231,64 +302,128 @@ static unsigned do_rx(struct ep *e, uint64_t now)
 	return n;
 }
 
+/* The flow of a packet to p: addresses, entropy port, ECN, native fields. */
+static void flow_to(const struct ep *e, const struct ep_peer *p, uint16_t sport,
+		    const struct tp_tx_info *info, struct uboe_flow *f)
+{
+	const struct ep_native *nat = &e->cfg.native;
+
+	memset(f, 0, sizeof(*f));
+	f->ip_ver = p->ip_ver;
+	memcpy(f->src_mac, p->nh.src_mac, 6);
+	memcpy(f->dst_mac, p->nh.dst_mac, 6);
+	memcpy(f->src_ip, p->nh.src_ip, 16);
+	memcpy(f->dst_ip, p->ip, 16);
+	f->sport = sport;
+	f->flow_label = sport;
+	f->ecn = ECN_ECT0;
+	f->dscp = e->cfg.dscp;
+	if (nat->ethertype) {
+		f->ub_ethertype = nat->ethertype;
+		f->vl = nat->vl;
+		f->rt = nat->rt;
+		f->cci = info && info->has_cci ? info->cci : nat->cci;
+		f->perm = nat->perm;
+		f->pid = nat->pid;
+	}
+}
+
+/* The TP packet sits at data + off: headers go right before it, and the
+ * descriptor points there. */
+static void wrap_frame(struct xsk_frame *fr, size_t off, size_t len, const struct uboe_flow *f)
+{
+	size_t hdr = uboe_wrap_flow_hdr_len(f);
+
+	fr->addr += off - hdr;
+	fr->data += off - hdr;
+	fr->len = (uint32_t)uboe_wrap(fr->data, len, f);
+}
+
+int ep_send_raw(struct ep *e, struct ep_peer *p, uint16_t sport, const void *tp, size_t len)
+{
+	const size_t off = UBOE_WRAP_HDR_MAX;
+	struct uboe_flow f;
+	struct xsk_frame fr;
+
+	if (len > xsk_port_frame_size(e->port) - off - UBOE_ICRC_LEN || !xsk_port_tx_room(e->port, 0))
+		return -ENOBUFS;
+	if (!xsk_port_alloc(e->port, &fr)) {
+		e->st.no_frame++;
+		return -ENOBUFS;
+	}
+	memcpy(fr.data + off, tp, len);
+	refresh_peer(e, p, ep_now_ns());
+	flow_to(e, p, sport, NULL, &f);
+	wrap_frame(&fr, off, len, &f);
+	if (xsk_port_tx(e->port, 0, &fr, 1) != 1) {
+		xsk_port_free(e->port, &fr);
+		e->st.tx_ring_full++;
+		return -ENOBUFS;
+	}
+	e->st.tx_frames++;
+	e->st.ctl_tx++;
+	return 0;
+}
+
 static unsigned do_tx(struct ep *e, uint64_t now)
 {
 	const size_t off = UBOE_WRAP_HDR_MAX, cap = xsk_port_frame_size(e->port) - off - UBOE_ICRC_LEN;
-	const struct ep_native *nat = &e->cfg.native;
-	struct xsk_frame fr[BATCH];
-	unsigned n = 0, sent, room = xsk_port_tx_room(e->port, 0);
+	struct xsk_frame fr[EP_MAX_MEMBERS][BATCH];	/* 24 KiB */
+	unsigned n = 0, cnt[EP_MAX_MEMBERS] = { 0 }, room = BATCH;
 
-	/* Take from the core only what the tx ring can hold now: a packet it
-	 * handed over and the ring refused would be lost on our own host. */
-	if (room > BATCH)
-		room = BATCH;
+	/* Take from the core only what the tx rings can hold now: a packet it
+	 * handed over and a ring refused would be lost on our own host. Every
+	 * member may get them all, so the smallest room bounds the batch. */
+	for (uint32_t k = 0; k < e->nmem; k++) {
+		unsigned r = xsk_port_tx_room(e->port, e->sock0[k]);
+
+		if (r < room)
+			room = r;
+	}
 	while (n < room) {
 		struct tp_tx_info info;
-		struct uboe_flow f = { 0 };
+		struct uboe_flow f;
+		struct xsk_frame x;
 		struct ep_chan *c;
-		size_t len, hdr;
+		size_t len;
+		uint32_t k = 0;
 
-		if (!xsk_port_alloc(e->port, &fr[n])) {
+		if (!xsk_port_alloc(e->port, &x)) {
 			e->st.no_frame++;
 			break;
 		}
-		len = tp_ep_tx(e->tp, now, fr[n].data + off, cap, &info);
+		len = tp_ep_tx(e->tp, now, x.data + off, cap, &info);
 		if (!len) {
-			xsk_port_free(e->port, &fr[n]);
+			xsk_port_free(e->port, &x);
 			break;
 		}
 		c = info.user;
 		refresh_peer(e, c->peer, now);
-		f.ip_ver = c->peer->ip_ver;
-		memcpy(f.src_mac, c->peer->nh.src_mac, 6);
-		memcpy(f.dst_mac, c->peer->nh.dst_mac, 6);
-		memcpy(f.src_ip, c->peer->nh.src_ip, 16);
-		memcpy(f.dst_ip, c->peer->ip, 16);
-		f.sport = c->tpg ? tpg_entropy(c->tpg, &info) : c->sport;
-		f.flow_label = f.sport;
-		f.ecn = ECN_ECT0;
-		f.dscp = e->cfg.dscp;
-		if (nat->ethertype) {
-			f.ub_ethertype = nat->ethertype;
-			f.vl = nat->vl;
-			f.rt = nat->rt;
-			f.cci = info.has_cci ? info.cci : nat->cci;
-			f.perm = nat->perm;
-			f.pid = nat->pid;
+		flow_to(e, c->peer, c->tpg ? tpg_entropy(c->tpg, &info) : c->sport, &info, &f);
+		if (info.ctp) {
+			/* The entity's load balancing: the LBF picks the member port. */
+			f.ctp = true;
+			f.lbf = (uint8_t)f.sport;
+			k = f.lbf % e->nmem;
+			if (k) {
+				memcpy(f.src_mac, e->mac[k], 6);
+				memcpy(f.dst_mac, e->cfg.nexthop_mac_set ? e->cfg.nexthop_mac : bcast, 6);
+			}
 		}
-		/* Headers go right before the TP packet; the descriptor points there. */
-		hdr = uboe_wrap_flow_hdr_len(&f);
-		fr[n].addr += off - hdr;
-		fr[n].data += off - hdr;
-		fr[n].len = (uint32_t)uboe_wrap(fr[n].data, len, &f);
+		wrap_frame(&x, off, len, &f);
+		fr[k][cnt[k]++] = x;
 		n++;
 	}
-	sent = n ? xsk_port_tx(e->port, 0, fr, n) : 0;
-	/* A full tx ring loses these like a wire would: the core retransmits. */
-	for (unsigned i = sent; i < n; i++)
-		xsk_port_free(e->port, &fr[i]);
-	e->st.tx_ring_full += n - sent;
-	e->st.tx_frames += sent;
+	for (uint32_t k = 0; k < e->nmem; k++) {
+		unsigned sent = cnt[k] ? xsk_port_tx(e->port, e->sock0[k], fr[k], cnt[k]) : 0;
+
+		/* A full tx ring loses these like a wire would (RTP retransmits). */
+		for (unsigned i = sent; i < cnt[k]; i++)
+			xsk_port_free(e->port, &fr[k][i]);
+		e->st.tx_ring_full += cnt[k] - sent;
+		e->st.tx_frames += sent;
+		e->mem_tx[k] += sent;
+	}
 	return n;
 }
 
@@ -314,6 +449,11 @@ int ep_progress(struct ep *e, int timeout_ms)
 			xsk_port_poll(e->port, timeout_ms);
 	}
 	return (int)moved;
+}
+
+uint64_t ep_member_tx(const struct ep *e, uint32_t k)
+{
+	return k < e->nmem ? e->mem_tx[k] : 0;
 }
 
 void ep_get_stats(const struct ep *e, struct ep_stats *st)

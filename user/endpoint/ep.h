@@ -43,11 +43,21 @@ struct ep_native {
 };
 
 /* Native mode with the defaults: EtherType 0x88B5, RT per-flow/shortest,
- * CCI 0x4000 (FECN, not marked), high privilege, partition 1. */
+ * CCI 0x4002 (FECN mode, 10 = markable: ECT(0) beyond a UB2E switch),
+ * high privilege, partition 1. */
 void ep_native_init(struct ep_native *n);
+
+#define EP_MAX_MEMBERS	4
 
 struct ep_config {
 	const char *dev;
+	/* A CTP entity (native only): several emulated UB ports bound as one
+	 * entity behind one transport core, members[0] == dev (its route gives
+	 * the entity's address). Each CTP frame leaves by member LBF mod n, its
+	 * LBF the low byte of its entropy (per flow, or per packet with a
+	 * per-packet channel group); RTP frames by members[0]. n <= 1: dev alone. */
+	const char *members[EP_MAX_MEMBERS];
+	uint32_t nmembers;
 	bool generic;		/* XDP in SKB mode */
 	bool zerocopy;		/* AF_XDP zero-copy (the NIC must support it) */
 	uint32_t nframes;	/* UMEM frames; 0: 8192 */
@@ -84,6 +94,8 @@ struct ep_chan {
 
 struct ep_stats {
 	uint64_t rx_frames, tx_frames, tx_ring_full, no_frame;
+	/* of those, UTP packets the ep_set_ctl() hook took and ep_send_raw() sent */
+	uint64_t ctl_rx, ctl_tx;
 	uint64_t ce_marked;	/* IP ECN CE, or native FECN light/severe CE */
 	/* the kernel's AF_XDP counters (XDP_STATISTICS), summed over sockets */
 	uint64_t xsk_rx_dropped, xsk_rx_ring_full, xsk_fill_empty;
@@ -108,7 +120,8 @@ struct tp_ep *ep_tp(struct ep *e);
 int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t ip[16],
 		 int timeout_ms, char *err, size_t errlen);
 
-/* tp_chan_create() with cfg->user pointing at c; c->peer must be set. */
+/* tp_chan_create() with cfg->user pointing at c; c->peer must be set (a CTP
+ * channel takes the peer's address as its entity). */
 struct tp_chan *ep_chan_create(struct ep *e, struct ep_chan *c, struct tp_chan_config *cfg);
 
 /*
@@ -118,7 +131,24 @@ struct tp_chan *ep_chan_create(struct ep *e, struct ep_chan *c, struct tp_chan_c
  */
 int ep_progress(struct ep *e, int timeout_ms);
 
+/*
+ * In-band setup (tp_hello_*): fn sees every received UTP packet (TPH ..
+ * payload, ICRC checked) before the core, with the IP source; it returns
+ * true when it took the packet (a hello), which the core then never sees.
+ */
+typedef bool (*ep_ctl_fn)(void *ctx, const uint8_t *tp, size_t len, uint8_t ip_ver,
+			  const uint8_t src_ip[16]);
+void ep_set_ctl(struct ep *e, ep_ctl_fn fn, void *ctx);
+
+/* Send one TP packet (TPH .. payload, e.g. a hello) to p outside any
+ * channel, wrapped as the channels' packets are, with UDP source port sport
+ * (a channel's: its hello takes its path). 0, or -ENOBUFS when no frame or
+ * no room (a lost packet: the caller retries). */
+int ep_send_raw(struct ep *e, struct ep_peer *p, uint16_t sport, const void *tp, size_t len);
+
 void ep_get_stats(const struct ep *e, struct ep_stats *st);
+/* Frames sent by entity member k (0 .. nmembers-1; the device alone: 0). */
+uint64_t ep_member_tx(const struct ep *e, uint32_t k);
 uint64_t ep_now_ns(void);
 
 #endif

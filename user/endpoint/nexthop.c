@@ -133,7 +133,7 @@ static int route_get(uint8_t ver, const uint8_t dst[16], int oif, struct ep_next
 	return 0;
 }
 
-static int dev_info(struct ep_nexthop *nh, char *err, size_t errlen)
+int ep_nexthop_dev_info(struct ep_nexthop *nh, char *err, size_t errlen)
 {
 	struct ifreq ifr = { 0 };
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc = 0;
@@ -219,7 +219,7 @@ int ep_nexthop_lookup(uint8_t ip_ver, const uint8_t dst[16], int oif, struct ep_
 	}
 	rc = route_get(ip_ver, dst, oif, nh, err, errlen);
 	if (!rc)
-		rc = dev_info(nh, err, errlen);
+		rc = ep_nexthop_dev_info(nh, err, errlen);
 	if (rc)
 		return rc;
 	rc = neigh_get(nh);

@@ -37,6 +37,9 @@ struct ep_nexthop {
 int ep_nexthop_lookup(uint8_t ip_ver, const uint8_t dst[16], int oif, struct ep_nexthop *nh,
 		      char *err, size_t errlen);
 
+/* The MAC and MTU of device nh->ifindex into nh. 0 or -errno with err. */
+int ep_nexthop_dev_info(struct ep_nexthop *nh, char *err, size_t errlen);
+
 /* ep_nexthop_lookup() until resolved or timeout_ms passed (-EHOSTUNREACH). */
 int ep_nexthop_resolve(uint8_t ip_ver, const uint8_t dst[16], int oif, int timeout_ms,
 		       struct ep_nexthop *nh, char *err, size_t errlen);

@@ -31,7 +31,7 @@ size_t uboe_wrap(uint8_t *frame, size_t tp_len, const struct uboe_flow *f)
 	uint8_t *ip = frame + l2, *udp;
 	uint8_t tos = (uint8_t)((f->dscp & 0x3f) << 2 | (f->ecn & 3));
 
-	if ((f->ip_ver != 4 && f->ip_ver != 6) || ip_len > 65535)
+	if ((f->ip_ver != 4 && f->ip_ver != 6) || ip_len > 65535 || (f->ctp && !f->ub_ethertype))
 		return 0;
 	memcpy(frame, f->dst_mac, 6);
 	memcpy(frame + 6, f->src_mac, 6);
@@ -39,6 +39,7 @@ size_t uboe_wrap(uint8_t *frame, size_t tp_len, const struct uboe_flow *f)
 		put16(frame + 12, f->ub_ethertype);
 		ub_lph_init((struct ub_lph *)(frame + 14),
 			    f->ip_ver == 6 ? UB_LPH_CONFIG_IPV6 : UB_LPH_CONFIG_IPV4, f->vl, f->rt);
+		ub_lph_set_lbf((struct ub_lph *)(frame + 14), f->lbf);
 		ub_nth_init((struct ub_nth *)(frame + 14 + sizeof(struct ub_lph)), f->cci, f->perm,
 			    f->pid & UB_PID_MASK);
 	} else {
@@ -70,7 +71,7 @@ size_t uboe_wrap(uint8_t *frame, size_t tp_len, const struct uboe_flow *f)
 		udp = ip + 40;
 	}
 	put16(udp, f->sport);
-	put16(udp + 2, UBOE_UDP_PORT);
+	put16(udp + 2, f->ctp ? UB_CTP_UDP_PORT : UBOE_UDP_PORT);
 	put16(udp + 4, (uint16_t)udp_len);
 	put16(udp + 6, 0);	/* WIRE.md §1: the ICRC protects UBoE, not the UDP checksum */
 	ub_icrc_put(ip, ip_len);

@@ -12,6 +12,7 @@
 #ifndef UBXDP_UBOE_WRAP_H
 #define UBXDP_UBOE_WRAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,8 @@ struct uboe_flow {
 	uint16_t cci;		/* NTH */
 	uint8_t perm;		/* UB_PERM_* */
 	uint32_t pid;		/* Partition ID, 24 bits */
+	uint8_t lbf;		/* LPH LBF (native; headers/ub_wire.h) */
+	bool ctp;		/* the TP packet is CTP: UDP to UB_CTP_UDP_PORT (native only) */
 };
 
 #define UBOE_WRAP_HDR_MAX	(14 + 10 + 40 + 8)
@@ -41,7 +44,8 @@ size_t uboe_wrap_flow_hdr_len(const struct uboe_flow *f);
 /*
  * frame[0 .. hdr) gets the headers (hdr from uboe_wrap_flow_hdr_len), frame[hdr .. hdr + tp_len) must hold the
  * TP packet, and the ICRC lands right after it. Returns the frame length, or
- * 0 when the IP packet would exceed 65535 bytes or ip_ver is not 4 or 6.
+ * 0 when the IP packet would exceed 65535 bytes, ip_ver is not 4 or 6, or a
+ * CTP packet is asked for in UBoE (which never carries CTP).
  */
 size_t uboe_wrap(uint8_t *frame, size_t tp_len, const struct uboe_flow *f);
 

@@ -147,6 +147,7 @@ struct ub_view {
 
 	/* native */
 	const struct ub_lph *lph;
+	uint8_t lbf;			/* LPH LBF (headers/ub_wire.h) */
 	const struct ub_nth *nth;
 	uint8_t lph_config, vl, rt;
 	uint16_t cci;
@@ -164,6 +165,11 @@ struct ub_view {
 	uint8_t src_ip[16], dst_ip[16];
 	size_t ip_len;			/* IP header .. ICRC, from the IP header */
 	uint16_t sport, dport, udp_len, udp_csum;
+
+	/* CTP (ub_parse_frame_ctp only): CTPH instead of the TPH */
+	bool ctp;
+	const uint8_t *ctph;
+	uint8_t ctp_opcode, ctp_nlp;
 
 	/* UB */
 	const struct ub_tph *tph;
@@ -200,5 +206,26 @@ static inline long ub_view_off(const struct ub_view *v, const void *hdr)
  */
 enum ub_parse_err ub_parse_frame(const void *buf, size_t len, uint16_t ub_ethertype,
 				 struct ub_view *v);
+
+/*
+ * The same, on a native UB port that may also carry CTP (headers/ub_wire.h):
+ * a native frame with UDP destination port UB_CTP_UDP_PORT, which
+ * ub_parse_frame() reports as UB_PARSE_NOT_UDP_4792 (as the UB2E switch
+ * drops it: UBoE never carries CTP), is parsed on: CTPH, TAH, [MAETAH],
+ * payload, ICRC; v->ctp and v->ctph set, v->tph NULL. A reserved CTPH opcode
+ * or an NLP other than TAH is UB_PARSE_TP_OPCODE. Other frames: as
+ * ub_parse_frame().
+ */
+enum ub_parse_err ub_parse_frame_ctp(const void *buf, size_t len, uint16_t ub_ethertype,
+				     struct ub_view *v);
+
+/* The TP packet of a parsed frame: TPH (or CTPH) .. the end of the payload. */
+static inline const uint8_t *ub_view_tp(const struct ub_view *v, size_t *len)
+{
+	const uint8_t *tp = v->ctp ? v->ctph : (const uint8_t *)v->tph;
+
+	*len = (size_t)(v->payload + v->payload_len - tp);
+	return tp;
+}
 
 #endif

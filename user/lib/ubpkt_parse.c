@@ -200,6 +200,7 @@ enum ub_parse_err ub_parse_frame(const void *buf, size_t len, uint16_t ub_ethert
 		v->lph_config = ub_lph_config(v->lph);
 		v->vl = ub_lph_vl(v->lph);
 		v->rt = ub_lph_rt(v->lph);
+		v->lbf = ub_lph_lbf(v->lph);
 		v->cci = ub_ntohs(v->nth->cci);
 		v->perm = ub_nth_perm(v->nth);
 		v->pid = ub_nth_pid(v->nth);
@@ -259,6 +260,58 @@ enum ub_parse_err ub_parse_frame(const void *buf, size_t len, uint16_t ub_ethert
 	if (rc)
 		return rc;
 	if (native && v->pid == UB_PID_INVALID)
+		return UB_PARSE_PARTITION_ZERO;
+	return UB_PARSE_OK;
+}
+
+enum ub_parse_err ub_parse_frame_ctp(const void *buf, size_t len, uint16_t ub_ethertype,
+				     struct ub_view *v)
+{
+	enum ub_parse_err rc = ub_parse_frame(buf, len, ub_ethertype, v);
+	const uint8_t *end, *p;
+	size_t hl, avail;
+
+	if (rc != UB_PARSE_NOT_UDP_4792 || v->kind != UB_KIND_NATIVE || !v->udp ||
+	    v->dport != UB_CTP_UDP_PORT)
+		return rc;
+	/* The checks ub_parse_frame() makes past the port, with a 1-byte CTPH. */
+	v->ctp = true;
+	hl = (size_t)(v->udp - v->ip);
+	avail = len - (size_t)(v->ip - v->frame);
+	if (v->ip_ver == 4 && (get16(v->ip + 6) & 0x2000))
+		return UB_PARSE_IPV4_FRAGMENT;
+	if (avail < hl + UDP_HLEN + UB_CTPH_LEN)
+		return UB_PARSE_TRUNCATED;
+	v->ctph = v->udp + UDP_HLEN;
+	v->ctp_opcode = ub_ctph_opcode(v->ctph[0]);
+	v->ctp_nlp = ub_ctph_nlp(v->ctph[0]);
+	if (v->ip_len > avail)
+		return UB_PARSE_TRUNCATED;
+	if (v->ip_len < hl || v->udp_len != v->ip_len - hl ||
+	    v->udp_len < UDP_HLEN + UB_CTPH_LEN + UBOE_ICRC_LEN)
+		return UB_PARSE_IP_LENGTH;
+	if (v->ctp_opcode != UB_CTP_OP_TA || v->ctp_nlp != UB_NLP_TAH)
+		return UB_PARSE_TP_OPCODE;
+	v->icrc = ub_icrc_get(v->ip, v->ip_len);
+	v->icrc_ok = ub_icrc_ok(v->ip, v->ip_len);
+	/* A CTP packet is a whole transaction operation: the TAH is not optional. */
+	p = v->ctph + UB_CTPH_LEN;
+	end = v->ip + v->ip_len - UBOE_ICRC_LEN;
+	if ((size_t)(end - p) < sizeof(struct ub_tah))
+		return UB_PARSE_HDR_OVERRUN;
+	v->tah = (const struct ub_tah *)p;
+	ub_tah_decode(v->tah, &v->ta);
+	p += sizeof(struct ub_tah);
+	if (ub_ta_has_maetah(v->ta.opcode)) {
+		if ((size_t)(end - p) < sizeof(struct ub_maetah))
+			return UB_PARSE_HDR_OVERRUN;
+		v->maetah = (const struct ub_maetah *)p;
+		ub_maetah_decode(v->maetah, &v->mae);
+		p += sizeof(struct ub_maetah);
+	}
+	v->payload = p;
+	v->payload_len = (size_t)(end - p);
+	if (v->pid == UB_PID_INVALID)
 		return UB_PARSE_PARTITION_ZERO;
 	return UB_PARSE_OK;
 }

@@ -6,7 +6,7 @@
  * an independent decoder (tests/golden/check_tpsim.py, scapy) can check what
  * the core sends.
  *
- *   tpsim [--mode rtp-sr|rtp-gbn|rtp-gbn-fast|utp] [--ta rol|roi|rot]
+ *   tpsim [--mode rtp-sr|rtp-gbn|rtp-gbn-fast|utp|ctp] [--ta rol|roi|rot]
  *         [--op send|write|read] [--msgs N] [--size BYTES] [--mtu BYTES]
  *         [--loss P] [--ack-loss P] [--seed N] [--wrap] [--dump]
  *
@@ -93,7 +93,7 @@ static bool step(void *ctx)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: tpsim [--mode rtp-sr|rtp-gbn|rtp-gbn-fast|utp] [--ta rol|roi|rot]\n"
+	fprintf(f, "usage: tpsim [--mode rtp-sr|rtp-gbn|rtp-gbn-fast|utp|ctp] [--ta rol|roi|rot]\n"
 		   "             [--op send|write|read] [--msgs N] [--size BYTES] [--mtu BYTES]\n"
 		   "             [--loss P] [--ack-loss P] [--seed N] [--wrap] [--dump]\n");
 }
@@ -187,6 +187,11 @@ int main(int argc, char **argv)
 	}
 	if (cc.mode == TP_MODE_UTP && r.op) {
 		fprintf(stderr, "tpsim: utp carries Sends only\n");
+		return 2;
+	}
+	if (cc.mode == TP_MODE_CTP && (r.size > (cc.mtu ? cc.mtu : 1024) || wrap)) {
+		fprintf(stderr, "tpsim: ctp sends each operation in one packet (--size at most --mtu) "
+			"and never in UBoE (no --wrap)\n");
 		return 2;
 	}
 	r.src = malloc((size_t)r.msgs * r.size + 1);

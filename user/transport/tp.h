@@ -24,6 +24,13 @@
  * exchange (TPN, initial PSN) out of band or over UTP (tp_hello_*), then
  * connect.
  *
+ * CTP (TP_MODE_CTP, for a lossless native UB link): no PSN, no TPN on the
+ * wire, no transport acknowledgement; each packet is a whole operation (at
+ * most one MTU) behind a 1-byte CTPH, the answer (TAACK, ReadResp) a packet
+ * of its own. Received CTP packets come with meta.ctp set (the datapath
+ * tells them by their UDP port, headers/ub_wire.h) and find their channel by
+ * the TAH's IniRCID and the peer's entity address (tp_chan_config).
+ *
  * Wire layouts: WIRE.md §3-§4, encoded with user/lib/ubhdr.h. Data packets
  * are TPH | TAH | [MAETAH on every packet of a Write, on a Read request] | payload;
  * responses are TPH | [SAETPH] | [TAH = TAACK, ROL only]. NLP is 0 when a
@@ -40,6 +47,7 @@
 #define TP_PSN_HALF		0x800000u	/* window must stay below this */
 #define TP_NLP_NONE		1		/* [chosen] NLP: no TAH follows */
 #define TP_HDR_MAX		(16 + 8 + 4 + 128 + 8 + 16)	/* worst-case TP headers */
+#define TP_CTP_RCID_MAX		0xfffffu	/* CTP: a channel's TPN is its IniRCID (20 bits) */
 
 struct tp_ep;
 struct tp_chan;
@@ -51,6 +59,7 @@ enum tp_mode {
 	TP_MODE_RTP_GBN,	/* Go-Back-N, RTO only */
 	TP_MODE_RTP_GBN_FAST,	/* Go-Back-N, TPNAK triggers the go-back */
 	TP_MODE_UTP,		/* unreliable: no PSN state, no acks */
+	TP_MODE_CTP,		/* compact: no PSN, no acks, lossless link (native only) */
 };
 
 /* Transaction reliability mode: where the TAACK travels. */
@@ -134,6 +143,13 @@ struct tp_chan_config {
 	uint32_t sack_after;	/* SR receiver: TPSACK once N packets are held out of
 				 * order (per-packet load balancing); 0: 1 */
 	uint8_t rnr_wait_code;	/* target: RSPINFO of its RNR answers (wait 2^n us) */
+	/* CTP: an operation unanswered this long completes TP_ST_TIMEOUT (the
+	 * link lost it: there is no retransmission); 0: TP_RTO_128MS. */
+	uint64_t ta_timeout_ns;
+	/* CTP: the peer entity's address (IPv4 in the first 4 bytes, as in
+	 * struct ub_view); packets from another source are not this channel's.
+	 * All zero: any source. */
+	uint8_t peer_entity[16];
 };
 
 /* ---- lifecycle ------------------------------------------------------------ */
@@ -188,6 +204,8 @@ struct tp_rx_meta {
 	bool has_cci;		/* native UB: the NTH's CCI (WIRE.md §5) */
 	uint16_t cci;
 	uint16_t entropy;	/* UDP source port it came with (per-path state) */
+	bool ctp;		/* a CTP packet: CTPH (1 byte) .. payload */
+	uint8_t src[16];	/* CTP: the IP source (entity) address, IPv4 first */
 };
 
 /* Feed one received TP packet: TPH .. end of payload. */
@@ -215,6 +233,8 @@ struct tp_tx_info {
 	bool rtx;		/* a retransmission */
 	bool has_cci;		/* the CC asks for this CCI (native UB / CAQM tag) */
 	uint16_t cci;
+	bool ctp;		/* a CTP packet (CTPH): native UB, UDP port UB_CTP_UDP_PORT;
+				 * psn is then the channel's count of packets sent */
 };
 
 /*
@@ -239,6 +259,7 @@ enum tp_status {
 	TP_ST_COMPLETER_ERR,	/* bad token/range, message too big */
 	TP_ST_RETRY_EXCEEDED,	/* transport retry limit: channel failed */
 	TP_ST_FLUSHED,		/* channel failed or destroyed before completion */
+	TP_ST_TIMEOUT,		/* CTP: no answer within ta_timeout_ns */
 };
 
 enum tp_event_type {
@@ -286,7 +307,9 @@ bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
 	X(rtx_nak,		"retransmissions after a TPNAK (GBN fast)")	\
 	X(rtx_sack,		"retransmissions from a TPSACK bitmap")		\
 	X(rtx_mark,		"retransmissions of a lost retransmission (MarkPSN)") \
+	X(rtx_answer,		"ROL last packets resent: a later answer came first") \
 	X(rto_fired,		"retransmission timeouts")			\
+	X(rto_spurious,		"RTOs the next ack showed spurious (F-RTO: no go-back)") \
 	X(ta_retry_rnr,		"operations retried after RNR")			\
 	X(ta_retry_pf,		"operations retried after a page fault")	\
 	X(rx_inorder,		"data packets received in order")		\
@@ -311,6 +334,8 @@ bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
 	X(ta_completer_err,	"operations answered completer error")		\
 	X(ta_proto_err,		"transaction headers out of sequence")		\
 	X(utp_drop,		"UTP messages dropped incomplete")		\
+	X(rx_ctp,		"CTP packets received")				\
+	X(ta_timeout,		"CTP operations failed by the transaction timeout") \
 	X(msgs_delivered,	"messages delivered to the transaction layer")	\
 	X(bytes_delivered,	"payload bytes delivered in order")
 
@@ -344,7 +369,8 @@ int tp_pkt_to_spec(const void *pkt, size_t len, struct ub_pkt_spec *spec);
 /*
  * In-band channel setup over UTP ([chosen]; UB 2.0 §6 names UTP for this):
  * a UTP packet, TAH opcode Message, payload "UBH1" | TPN(32) | initial
- * PSN(32) | MTU(16) | mode(8) | flags(8: 1 = reply), all big-endian. The
+ * PSN(32) | MTU(16) | mode(8) | flags(8: 1 = reply), all big-endian, then
+ * optionally the application's bytes (tp_hello_build_app). The
  * receiver of a hello connects its own channel with (tpn, init_psn) and
  * answers with a reply naming the hello's TPN as DstTPN. Hellos are not fed
  * to tp_ep_rx(): check with tp_hello_parse() first.
@@ -355,13 +381,21 @@ struct tp_hello {
 	uint16_t mtu;
 	uint8_t mode;			/* enum tp_mode */
 	bool reply;
+	const uint8_t *app;		/* the application's bytes after the 16 (or NULL) */
+	size_t app_len;
 };
 
-#define TP_HELLO_LEN	(16 + 8 + 16)
+#define TP_HELLO_LEN		(16 + 8 + 16)
+#define TP_HELLO_APP_MAX	512	/* application bytes a hello may carry */
 
 /* Bytes written (TP_HELLO_LEN), 0 if cap is too small. */
 size_t tp_hello_build(const struct tp_chan *ch, uint32_t peer_tpn, bool reply, void *buf,
 		      size_t cap);
+/* The same with app_len (<= TP_HELLO_APP_MAX) application bytes after the
+ * 16 (what the two sides agree besides the channel, e.g. ubperf's run);
+ * TP_HELLO_LEN + app_len, or 0. */
+size_t tp_hello_build_app(const struct tp_chan *ch, uint32_t peer_tpn, bool reply,
+			  const void *app, size_t app_len, void *buf, size_t cap);
 /* 0 when pkt (TPH .. payload) is a hello, -EINVAL otherwise. */
 int tp_hello_parse(const void *pkt, size_t len, struct tp_hello *h);
 

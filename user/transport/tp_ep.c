@@ -98,10 +98,17 @@ struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cf
 		c.max_ops = 1024;
 	if (!c.sack_after)
 		c.sack_after = 1;
-	if (c.mode > TP_MODE_UTP || c.ta_mode > TP_TA_ROT || c.rto_mode > TP_RTO_DYNAMIC ||
+	if (c.mode == TP_MODE_CTP) {
+		/* No TPACK to carry a TAACK: the answer is always a packet. */
+		if (c.ta_mode == TP_TA_ROL)
+			c.ta_mode = TP_TA_ROI;
+		if (!c.ta_timeout_ns)
+			c.ta_timeout_ns = TP_RTO_128MS;
+	}
+	if (c.mode > TP_MODE_CTP || c.ta_mode > TP_TA_ROT || c.rto_mode > TP_RTO_DYNAMIC ||
 	    c.window >= TP_PSN_HALF || !pow2(c.ooo_range) || c.ooo_range < 128 ||
 	    c.ooo_range > 2048 || c.local_tpn > TP_PSN_MASK || c.mtu > 65536 ||
-	    c.init_psn > TP_PSN_MASK) {
+	    c.init_psn > TP_PSN_MASK || (c.mode == TP_MODE_CTP && c.local_tpn > TP_CTP_RCID_MAX)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -109,6 +116,10 @@ struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cf
 		/* Allocate: the lowest TPN above 0 in use by nobody. */
 		for (c.local_tpn = 1; find_chan(ep, c.local_tpn); c.local_tpn++)
 			;
+		if (c.mode == TP_MODE_CTP && c.local_tpn > TP_CTP_RCID_MAX) {
+			errno = ENOSPC;
+			return NULL;
+		}
 	} else if (find_chan(ep, c.local_tpn)) {
 		errno = EEXIST;
 		return NULL;
@@ -249,6 +260,9 @@ static int post_check(struct tp_chan *ch, size_t len)
 	if (!ch->connected)
 		return -ENOTCONN;
 	if (len > UINT32_MAX)
+		return -EMSGSIZE;
+	/* CTP does not segment: one operation, one packet. */
+	if (tp_is_ctp(ch) && len > ch->cfg.mtu)
 		return -EMSGSIZE;
 	if (ch->n_init_ops >= ch->cfg.max_ops)
 		return -EAGAIN;
@@ -393,6 +407,8 @@ enum tp_rx_verdict tp_ep_rx(struct tp_ep *ep, uint64_t now, const void *pkt, siz
 	struct tp_chan *ch;
 	const char *why;
 
+	if (meta && meta->ctp)
+		return tp_ctp_rx(ep, now, pkt, len, meta);
 	if (tp_parse(pkt, len, &p, &why)) {
 		ep->gone.rx_malformed++;
 		return TP_RX_DROP;
@@ -403,6 +419,10 @@ enum tp_rx_verdict tp_ep_rx(struct tp_ep *ep, uint64_t now, const void *pkt, siz
 			ch->st.rx_unknown_tpn++;
 		else
 			ep->gone.rx_unknown_tpn++;
+		return TP_RX_DROP;
+	}
+	if (tp_is_ctp(ch)) {
+		ch->st.rx_bad_opcode++;	/* an RTPH/UTPH for a CTP channel */
 		return TP_RX_DROP;
 	}
 	switch (p.tph.opcode) {
@@ -448,14 +468,18 @@ void tp_rx_meta_from_view(const struct ub_view *v, struct tp_rx_meta *meta)
 	meta->entropy = v->sport;
 	meta->has_cci = v->nth != NULL;	/* native UB: the CCI, for CC */
 	meta->cci = v->cci;
+	meta->ctp = v->ctp;
+	memcpy(meta->src, v->src_ip, sizeof(meta->src));
 }
 
 enum tp_rx_verdict tp_ep_rx_frame(struct tp_ep *ep, uint64_t now, const void *frame, size_t len)
 {
 	struct tp_rx_meta meta = { 0 };
 	struct ub_view v;
+	const uint8_t *tp;
+	size_t n;
 
-	if (ub_parse_frame(frame, len, 0, &v) != UB_PARSE_OK) {
+	if (ub_parse_frame_ctp(frame, len, 0, &v) != UB_PARSE_OK) {
 		ep->gone.rx_not_ub++;
 		return TP_RX_DROP;
 	}
@@ -464,8 +488,8 @@ enum tp_rx_verdict tp_ep_rx_frame(struct tp_ep *ep, uint64_t now, const void *fr
 		return TP_RX_DROP;
 	}
 	tp_rx_meta_from_view(&v, &meta);
-	return tp_ep_rx(ep, now, v.tph, (size_t)(v.ip + v.ip_len - UBOE_ICRC_LEN - (const uint8_t *)v.tph),
-			&meta);
+	tp = ub_view_tp(&v, &n);
+	return tp_ep_rx(ep, now, tp, n, &meta);
 }
 
 size_t tp_ep_tx(struct tp_ep *ep, uint64_t now, void *buf, size_t cap, struct tp_tx_info *info)
@@ -518,6 +542,8 @@ void tp_ep_tick(struct tp_ep *ep, uint64_t now)
 			continue;
 		tp_rcv_tick(ch, now);
 		tp_snd_tick(ch, now);
+		if (tp_is_ctp(ch))
+			tp_ctp_tick(ch, now);
 	}
 }
 
@@ -534,6 +560,9 @@ uint64_t tp_ep_next_deadline(const struct tp_ep *ep)
 		if (x < d)
 			d = x;
 		x = tp_snd_deadline(ch);
+		if (x < d)
+			d = x;
+		x = tp_is_ctp(ch) ? tp_ctp_deadline(ch) : UINT64_MAX;
 		if (x < d)
 			d = x;
 	}

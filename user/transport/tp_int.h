@@ -24,6 +24,8 @@ struct tp_parsed {
 
 /* 0, or -EINVAL with *why set to the reason (a short key). */
 int tp_parse(const void *pkt, size_t len, struct tp_parsed *p, const char **why);
+/* TAH [MAETAH] at b, the payload up to end, into p. 0, or -EINVAL when cut short. */
+int tp_parse_ta(const uint8_t *b, const uint8_t *end, struct tp_parsed *p);
 
 /* ---- operations ---------------------------------------------------------- */
 
@@ -47,6 +49,7 @@ struct tp_op {
 	uint8_t kind, state;
 	bool retry;		/* TAH Retry: a repeat after RNR/page fault */
 	bool answered;
+	bool answer_probed;	/* its last packet resent once by answer_overtook */
 	bool event_sent;
 	uint8_t rspst, rspinfo;	/* OP_TAACK: what it carries */
 	uint8_t status;		/* enum tp_status of the completion */
@@ -65,6 +68,7 @@ struct tp_op {
 	uint64_t va;
 	uint32_t token;
 	uint64_t wr_id;
+	uint64_t deadline;	/* CTP: answer due by (transaction timeout) */
 };
 
 struct tp_recvbuf {
@@ -86,7 +90,7 @@ struct tp_slot {
 	uint8_t rtx_cause;	/* enum rtx_cause for the pending retransmission */
 };
 
-enum rtx_cause { RC_RTO, RC_NAK, RC_SACK, RC_MARK };
+enum rtx_cause { RC_RTO, RC_NAK, RC_SACK, RC_MARK, RC_ANSWER };
 
 /* A TPACK that carries a TAACK (ROL), queued for transmission. */
 struct tp_taack_ack {
@@ -165,8 +169,14 @@ struct tp_chan {
 	uint64_t rto_deadline;		/* 0: not armed */
 	uint32_t rto_times;		/* consecutive timeouts */
 	uint64_t srtt, rttvar;
+	/* SR after an RTO (F-RTO, RFC 5682 in spirit): only una went again;
+	 * the first ack that moves una decides whether the rest is lost. */
+	bool frto;
+	uint32_t frto_una, frto_high;	/* una and nxt when the RTO fired */
+	uint64_t frto_at;		/* when the last one fired */
 	bool probe;			/* ROL: resend the last packet of an op */
 	uint32_t probe_op;
+	uint8_t probe_cause;		/* RC_RTO, or RC_ANSWER (answer_overtook) */
 
 	/* receive */
 	uint32_t rcv_nxt;
@@ -191,6 +201,8 @@ struct tp_chan {
 	uint32_t utp_seg;
 	uint32_t utp_drop_tpmsn;
 	bool utp_drop_valid;
+	/* CTP: packets sent (tp_tx_info.psn, for per-packet load balancing) */
+	uint32_t ctp_sent;
 };
 
 struct tp_mr {
@@ -231,6 +243,11 @@ void tp_chan_fail(struct tp_chan *ch, enum tp_status why);
 struct tp_op *tp_sq_push(struct tp_chan *ch);
 size_t tp_enc_tph(uint8_t *buf, const struct tp_chan *ch, uint8_t opcode, bool last,
 		  uint8_t nlp, uint32_t psn, uint32_t tpmsn);
+size_t tp_enc_ta(struct tp_chan *ch, const struct tp_op *op, uint32_t seg, uint8_t *buf,
+		 size_t cap);
+struct tp_op *tp_snd_next_op(struct tp_chan *ch);
+void tp_sq_progress(struct tp_chan *ch);
+bool tp_op_initiator(const struct tp_op *op);
 
 /* tp_recv.c */
 enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p,
@@ -240,6 +257,16 @@ size_t tp_rcv_response(struct tp_chan *ch, uint64_t now, void *buf, size_t cap,
 void tp_rcv_tick(struct tp_chan *ch, uint64_t now);
 uint64_t tp_rcv_deadline(const struct tp_chan *ch);
 int tp_rcv_answer(struct tp_chan *ch, uint16_t tassn, int status);
+void tp_rcv_deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p, uint32_t psn);
+bool tp_rcv_room(const struct tp_chan *ch);
+
+/* tp_ctp.c: CTP (no PSN, no acks; one packet per operation) */
+enum tp_rx_verdict tp_ctp_rx(struct tp_ep *ep, uint64_t now, const void *pkt, size_t len,
+			     const struct tp_rx_meta *meta);
+size_t tp_ctp_send(struct tp_chan *ch, uint64_t now, uint8_t *buf, size_t cap,
+		   struct tp_tx_info *info);
+void tp_ctp_tick(struct tp_chan *ch, uint64_t now);
+uint64_t tp_ctp_deadline(const struct tp_chan *ch);
 
 static inline uint8_t tp_status_to_rspst(int st)
 {
@@ -269,7 +296,9 @@ size_t tp_cc_response(struct tp_chan *ch, uint64_t now, void *buf, size_t cap,
 size_t tp_cc_ack_ext(struct tp_chan *ch, uint64_t now, uint8_t *buf, size_t n, size_t cap);
 void tp_cc_tx_data(struct tp_chan *ch, uint64_t now, struct tp_tx_info *info);
 
-static inline bool tp_reliable(const struct tp_chan *ch) { return ch->cfg.mode != TP_MODE_UTP; }
+/* RTP: PSNs, acknowledgements and retransmission (not UTP, not CTP). */
+static inline bool tp_reliable(const struct tp_chan *ch) { return ch->cfg.mode < TP_MODE_UTP; }
+static inline bool tp_is_ctp(const struct tp_chan *ch) { return ch->cfg.mode == TP_MODE_CTP; }
 static inline bool tp_is_gbn(const struct tp_chan *ch)
 {
 	return ch->cfg.mode == TP_MODE_RTP_GBN || ch->cfg.mode == TP_MODE_RTP_GBN_FAST;

@@ -34,7 +34,8 @@ static void push_taack_ack(struct tp_chan *ch, uint32_t psn, uint16_t tassn, uin
 static void send_answer(struct tp_chan *ch, const struct tp_result *r, uint8_t order)
 {
 	ch->st.tx_taack++;
-	if (order == ORDER_ROL) {
+	/* CTP has no TPACK: whatever the initiator's Order says, a packet. */
+	if (order == ORDER_ROL && !tp_is_ctp(ch)) {
 		push_taack_ack(ch, r->last_psn, r->tassn, r->rspst, r->rspinfo);
 	} else {
 		struct tp_op *op = tp_sq_push(ch);	/* room checked on arrival */
@@ -213,6 +214,11 @@ static void start_msg(struct tp_chan *ch, uint64_t now, const struct tp_parsed *
 		m->rd_len = p->mae.length;
 		m->dst = mr_check(ch, m->va, m->token, m->rd_len, &st);
 		m->status = (uint8_t)st;
+		if (tp_is_ctp(ch) && m->rd_len > ch->cfg.mtu && st == TP_ST_OK) {
+			/* CTP answers in one packet: no more than an MTU. */
+			m->status = TP_ST_COMPLETER_ERR;
+			m->info = TP_RSPINFO_TOO_LONG;
+		}
 		return;
 	case UB_TA_TAACK:
 		tp_snd_on_answer(ch, now, m->tassn, p->tah.rspst, p->tah.rspinfo);
@@ -646,3 +652,11 @@ uint64_t tp_rcv_deadline(const struct tp_chan *ch)
 	/* Responses already due leave with the next tp_ep_tx(): no timer. */
 	return ch->ack_pending && !ch->ack_now ? ch->ack_deadline : UINT64_MAX;
 }
+
+/* For tp_ctp.c: a CTP packet is a whole operation, taken as it comes. */
+void tp_rcv_deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p, uint32_t psn)
+{
+	deliver(ch, now, p, psn);
+}
+
+bool tp_rcv_room(const struct tp_chan *ch) { return room_for(ch); }

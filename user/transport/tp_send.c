@@ -93,6 +93,7 @@ void tp_chan_fail(struct tp_chan *ch, enum tp_status why)
 	for (; ch->rq_head != ch->rq_tail; ch->rq_head = (ch->rq_head + 1) % ch->rq_cap)
 		tp_emit(ch, TP_EV_RECV_FLUSHED, TP_ST_FLUSHED, ch->rq[ch->rq_head].wr_id, 0, 0);
 	ch->rto_deadline = 0;
+	ch->frto = false;
 }
 
 /* ---- RTO ------------------------------------------------------------------ */
@@ -177,33 +178,47 @@ void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 		tp_chan_fail(ch, TP_ST_RETRY_EXCEEDED);
 		return;
 	}
-	if (ch->cfg.cc && ch->cfg.cc->on_loss)
+	/* SR defers the loss signal to the ack that decides (frto_decide); a
+	 * second timeout in a row (nothing came back at all) is a loss anyway. */
+	if (ch->cfg.cc && ch->cfg.cc->on_loss &&
+	    (tp_is_gbn(ch) || ch->una == ch->nxt || ch->rto_times > 1))
 		ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_RTO);
 	if (ch->una != ch->nxt) {
 		if (tp_is_gbn(ch)) {
 			ch->rtx_nxt = ch->una;
 			ch->gbn_cause = RC_RTO;
 		} else {
-			/* A new round: everything not selectively acked goes again. */
-			for (uint32_t psn = ch->una; psn != ch->nxt; psn = tp_psn_add(psn, 1)) {
-				struct tp_slot *s = SLOT(ch, psn);
+			/*
+			 * A timeout resends two packets, not the window: the
+			 * oldest, and the newest, whose answer (a TPACK, or a
+			 * TPSACK showing every hole below it) tells what the
+			 * peer holds. A timeout on this host is as often a stall
+			 * (a receiver or its acks not scheduled for longer than
+			 * SRTT + 4 RTTVAR) as a loss, and resending the window
+			 * then costs a window for nothing. The first ack that
+			 * moves una decides the rest (frto_decide).
+			 */
+			uint32_t probe[2] = { ch->una, tp_psn_add(ch->nxt, TP_PSN_MASK) };
 
-				if (!s->sacked && !s->need_rtx) {
+			for (int k = 0; k < 2; k++) {
+				struct tp_slot *s = SLOT(ch, probe[k]);
+
+				/* The oldest even when SACKed: its TPACK may be
+				 * what was lost, and the peer answers a resend. */
+				if (k && s->sacked)
+					continue;
+				if (!s->need_rtx) {
 					s->need_rtx = true;
 					ch->n_need_rtx++;
 				}
-				if (s->need_rtx)
-					s->rtx_cause = RC_RTO;
-			}
-			if (!ch->n_need_rtx) {
-				/* All held by the peer, only the TPACK was lost:
-				 * resend the oldest so that it acknowledges again. */
-				struct tp_slot *s = SLOT(ch, ch->una);
-
-				s->need_rtx = true;
 				s->rtx_cause = RC_RTO;
-				ch->n_need_rtx++;
 			}
+			if (!ch->frto) {
+				ch->frto = true;
+				ch->frto_una = ch->una;
+				ch->frto_high = ch->nxt;
+			}
+			ch->frto_at = now;
 		}
 		ch->last_nak_valid = false;
 	} else {
@@ -212,6 +227,7 @@ void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 		if (op) {
 			ch->probe = true;
 			ch->probe_op = (uint32_t)(op - ch->sq);
+			ch->probe_cause = RC_RTO;
 		}
 	}
 	ch->rto_deadline = now + rto_value(ch);
@@ -344,8 +360,39 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 		ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_SACK);
 }
 
+/*
+ * After an SR timeout, the first ack that moves una. Acked past the PSN
+ * resent: packets sent before the timeout arrived, so it was spurious (or
+ * the resend filled the one hole); the SACK logic handles any other hole.
+ * Acked just that PSN: what followed it before the timeout is lost, and
+ * every unSACKed packet of it goes again (the old go-back of the round).
+ */
+static void frto_decide(struct tp_chan *ch, uint64_t now)
+{
+	ch->frto = false;
+	if (ch->una != tp_psn_add(ch->frto_una, 1) || ch->una == ch->nxt) {
+		ch->st.rto_spurious += ch->una != tp_psn_add(ch->frto_una, 1);
+		return;
+	}
+	for (uint32_t psn = ch->una; psn != ch->frto_high && psn != ch->nxt;
+	     psn = tp_psn_add(psn, 1)) {
+		struct tp_slot *s = SLOT(ch, psn);
+
+		/* A probe went after the timeout: MarkPSN covers its loss. */
+		if (s->sacked || s->need_rtx || s->sent_ns >= ch->frto_at)
+			continue;
+		s->need_rtx = true;
+		s->rtx_cause = RC_RTO;
+		ch->n_need_rtx++;
+	}
+	if (ch->cfg.cc && ch->cfg.cc->on_loss)
+		ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_RTO);
+}
+
 void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p)
 {
+	uint32_t una0 = ch->una;
+
 	bool nak = ub_tph_fields_is_nak(&p->tph);
 	uint32_t c = nak ? tp_psn_add(p->tph.psn, TP_PSN_MASK) : p->tph.psn;
 
@@ -372,6 +419,8 @@ void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p)
 	}
 	if (p->has_saetph)
 		on_sack(ch, now, c, &p->sa);
+	if (ch->frto && ch->una != una0)
+		frto_decide(ch, now);
 	if (p->has_tah && p->tah.opcode == UB_TA_TAACK)
 		tp_snd_on_answer(ch, now, p->tah.ini_tassn, p->tah.rspst, p->tah.rspinfo);
 	sq_progress(ch);
@@ -394,6 +443,32 @@ void tp_snd_op_answered(struct tp_chan *ch, struct tp_op *op, enum tp_status st)
 	op->answered = true;
 	op->status = (uint8_t)st;
 	sq_progress(ch);
+}
+
+/*
+ * ROL: the target answers in order, each answer in the TPACK of an
+ * operation's last packet. An answer to op while an older operation is all
+ * acknowledged and still unanswered shows that older answer lost with its
+ * TPACK: its last packet goes again now (the target repeats the answer),
+ * not at the RTO. Completions are reported in posting order, so until then
+ * the application's later operations wait too and the pipe runs dry (at 1 %
+ * loss on a real veth about half of the timeouts were these).
+ */
+static void answer_overtook(struct tp_chan *ch, const struct tp_op *op)
+{
+	struct tp_op *old = unanswered(ch);
+	uint32_t d_old, d_op;
+
+	if (!old || ch->probe || old->answer_probed)
+		return;	/* once: a lost resend is the RTO's */
+	d_old = ((uint32_t)(old - ch->sq) + ch->sq_cap - ch->sq_head) % ch->sq_cap;
+	d_op = ((uint32_t)(op - ch->sq) + ch->sq_cap - ch->sq_head) % ch->sq_cap;
+	if (d_old >= d_op)
+		return;
+	old->answer_probed = true;
+	ch->probe = true;
+	ch->probe_op = (uint32_t)(old - ch->sq);
+	ch->probe_cause = RC_ANSWER;
 }
 
 void tp_snd_on_answer(struct tp_chan *ch, uint64_t now, uint16_t tassn, uint8_t rspst,
@@ -430,6 +505,7 @@ void tp_snd_on_answer(struct tp_chan *ch, uint64_t now, uint16_t tassn, uint8_t 
 	if (st == TP_ST_RNR || st == TP_ST_PAGE_FAULT)
 		ch->retry_next = true;
 	tp_snd_op_answered(ch, op, st);
+	answer_overtook(ch, op);
 	rto_rearm(ch, now);
 }
 
@@ -459,11 +535,15 @@ static uint8_t ta_order(const struct tp_chan *ch)
 	return ch->cfg.ta_mode == TP_TA_ROI ? 1 : ch->cfg.ta_mode == TP_TA_ROT ? 2 : 3;
 }
 
-static size_t enc_data(struct tp_chan *ch, const struct tp_op *op, uint32_t seg, uint32_t psn,
-		       uint32_t tpmsn, bool ackreq, uint8_t *buf, size_t cap)
+/*
+ * The transaction part of segment seg of op: TAH | [MAETAH] | payload.
+ * Returns its length, 0 when cap is too small.
+ */
+size_t tp_enc_ta(struct tp_chan *ch, const struct tp_op *op, uint32_t seg, uint8_t *buf,
+		 size_t cap)
 {
 	uint32_t plen = seg_len(ch, op, seg);
-	size_t off = (size_t)seg * ch->cfg.mtu, n;
+	size_t off = (size_t)seg * ch->cfg.mtu, n = 0;
 	bool mae = op->kind == OP_WRITE || op->kind == OP_READ;
 	struct ub_tah_fields tah = {
 		.opcode = ta_opcode[op->kind], .ini_tassn = op->tassn,
@@ -471,14 +551,13 @@ static size_t enc_data(struct tp_chan *ch, const struct tp_op *op, uint32_t seg,
 		.order = initiator(op) ? ta_order(ch) : 0,
 	};
 
-	if (cap < sizeof(struct ub_tph) + sizeof(struct ub_tah) +
-		  (mae ? sizeof(struct ub_maetah) : 0) + plen)
+	/* [chosen] CTP has no TPN: IniRCID names the initiator's jetty (its
+	 * channel), on requests and on their answers alike. */
+	if (tp_is_ctp(ch))
+		tah.ini_rcid = initiator(op) ? ch->tpn : ch->peer_tpn;
+	if (cap < sizeof(struct ub_tah) + (mae ? sizeof(struct ub_maetah) : 0) + plen)
 		return 0;
-	n = tp_enc_tph(buf, ch, tp_reliable(ch) ? UB_TP_RTP_DATA : UB_TP_UTP_DATA,
-		       seg + 1 == op->nseg, UB_NLP_TAH, psn, tpmsn);
-	if (ackreq)
-		buf[8] |= 0x80;		/* AckReq */
-	ub_tah_encode((struct ub_tah *)(buf + n), &tah);
+	ub_tah_encode((struct ub_tah *)buf, &tah);
 	n += sizeof(struct ub_tah);
 	if (mae) {
 		/* Every packet of a Write names where it lands, so a receiver
@@ -494,6 +573,21 @@ static size_t enc_data(struct tp_chan *ch, const struct tp_op *op, uint32_t seg,
 	if (plen)
 		memcpy(buf + n, op->src + off, plen);
 	return n + plen;
+}
+
+static size_t enc_data(struct tp_chan *ch, const struct tp_op *op, uint32_t seg, uint32_t psn,
+		       uint32_t tpmsn, bool ackreq, uint8_t *buf, size_t cap)
+{
+	size_t n, ta;
+
+	if (cap < sizeof(struct ub_tph))
+		return 0;
+	n = tp_enc_tph(buf, ch, tp_reliable(ch) ? UB_TP_RTP_DATA : UB_TP_UTP_DATA,
+		       seg + 1 == op->nseg, UB_NLP_TAH, psn, tpmsn);
+	if (ackreq)
+		buf[8] |= 0x80;		/* AckReq */
+	ta = tp_enc_ta(ch, op, seg, buf + n, cap - n);
+	return ta ? n + ta : 0;
 }
 
 static void fill_info(struct tp_chan *ch, struct tp_tx_info *info, uint32_t psn, bool rtx)
@@ -516,6 +610,7 @@ static void count_rtx(struct tp_chan *ch, uint8_t cause)
 	case RC_RTO:	ch->st.rtx_rto++; break;
 	case RC_NAK:	ch->st.rtx_nak++; break;
 	case RC_SACK:	ch->st.rtx_sack++; break;
+	case RC_ANSWER:	ch->st.rtx_answer++; break;
 	default:	ch->st.rtx_mark++; break;
 	}
 }
@@ -596,6 +691,8 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	bool ackreq;
 	size_t len;
 
+	if (tp_is_ctp(ch))
+		return tp_ctp_send(ch, now, buf, cap, info);
 	if (!tp_reliable(ch))
 		return send_utp(ch, now, buf, cap, info);
 
@@ -607,7 +704,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 		if (op->state == OS_SENT && !op->answered) {
 			len = enc_data(ch, op, op->nseg - 1, op->last_psn, op->tpmsn, true, buf, cap);
 			if (len) {
-				ch->st.rtx_rto++;
+				count_rtx(ch, ch->probe_cause);
 				ch->st.tx_data++;
 				fill_info(ch, info, op->last_psn, true);
 				return len;
@@ -687,3 +784,8 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	fill_info(ch, info, psn, false);
 	return len;
 }
+
+/* For tp_ctp.c, which sends the same operations without a window. */
+bool tp_op_initiator(const struct tp_op *op) { return initiator(op); }
+void tp_sq_progress(struct tp_chan *ch) { sq_progress(ch); }
+struct tp_op *tp_snd_next_op(struct tp_chan *ch) { return next_op(ch); }

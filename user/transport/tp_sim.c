@@ -15,6 +15,7 @@ struct flight {
 	uint8_t *buf;
 	size_t len;
 	uint8_t ecn;
+	bool ctp;	/* raw CTP packet: UBoE never carries one, so never a frame */
 };
 
 struct tp_sim {
@@ -148,6 +149,7 @@ static void transmit(struct tp_sim *s, int from)
 	while (s->busy[from] <= s->now) {
 		struct tp_sim_pkt p;
 		struct flight f = { .to = 1 - from };
+		bool frames;
 		uint64_t ser = 0;
 		int copies = 1;
 
@@ -159,10 +161,12 @@ static void transmit(struct tp_sim *s, int from)
 			ser = (uint64_t)((len + 64) * 8 * 1e9 / (double)d->rate_bps);
 		s->busy[from] = s->now + ser;
 		p = (struct tp_sim_pkt){ .from = from, .tp = s->tx, .len = len, .info = info };
+		f.ctp = info.ctp;
+		frames = s->cfg.frames && !info.ctp;
 		if ((s->cfg.filter && s->cfg.filter(s->cfg.filter_ctx, &p, s->now)) ||
 		    uniform(s) < (info.data ? d->loss_data : d->loss_resp)) {
 			s->st.lost[from]++;
-			if (s->cfg.trace && s->cfg.frames) {
+			if (s->cfg.trace && frames) {
 				size_t n = to_frame(s, from, s->tx, len);
 
 				if (n)
@@ -181,8 +185,10 @@ static void transmit(struct tp_sim *s, int from)
 			f.at = s->busy[from] + d->delay_ns;
 			if (d->reorder > 0 && d->reorder_ns && uniform(s) < d->reorder)
 				f.at += tp_sim_rand(&s->rng) % d->reorder_ns;
+			if (d->stall_ns && f.at >= d->stall_at_ns && f.at < d->stall_at_ns + d->stall_ns)
+				f.at = d->stall_at_ns + d->stall_ns;
 			f.seq = s->seq++;
-			if (s->cfg.frames) {
+			if (frames) {
 				n = to_frame(s, from, s->tx, len);
 				if (!n) {
 					s->st.frame_errors++;
@@ -210,7 +216,8 @@ static void arrive(struct tp_sim *s, struct flight *f)
 	struct tp_rx_meta meta = { 0 };
 
 	s->st.delivered[1 - f->to]++;
-	if (s->cfg.frames) {
+	meta.ctp = f->ctp;
+	if (s->cfg.frames && !f->ctp) {
 		struct ub_view v;
 
 		/* Checked here too, so that a bad frame shows in the link's stats. */

@@ -21,6 +21,9 @@ struct tp_sim_dir_cfg {
 	uint64_t delay_ns;	/* one-way propagation delay */
 	uint64_t reorder_ns;	/* extra delay, uniform in [0, reorder_ns) */
 	uint64_t rate_bps;	/* line rate; 0: infinite */
+	/* A stall: what would arrive in [stall_at_ns, +stall_ns) arrives at its
+	 * end, in order (a receiver whose loop does not run, e.g. descheduled). */
+	uint64_t stall_at_ns, stall_ns;
 };
 
 struct tp_sim_pkt {

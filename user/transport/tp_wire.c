@@ -5,6 +5,25 @@
 #include "tp_int.h"
 #include "ubpkt.h"
 
+int tp_parse_ta(const uint8_t *b, const uint8_t *end, struct tp_parsed *p)
+{
+	if ((size_t)(end - b) < sizeof(struct ub_tah))
+		return -EINVAL;
+	p->has_tah = true;
+	ub_tah_decode((const struct ub_tah *)b, &p->tah);
+	b += sizeof(struct ub_tah);
+	if (ub_ta_has_maetah(p->tah.opcode)) {
+		if ((size_t)(end - b) < sizeof(struct ub_maetah))
+			return -EINVAL;
+		p->has_maetah = true;
+		ub_maetah_decode((const struct ub_maetah *)b, &p->mae);
+		b += sizeof(struct ub_maetah);
+	}
+	p->payload = b;
+	p->payload_len = (size_t)(end - b);
+	return 0;
+}
+
 int tp_parse(const void *pkt, size_t len, struct tp_parsed *p, const char **why)
 {
 	const uint8_t *b = pkt, *end = b + len;
@@ -48,18 +67,9 @@ int tp_parse(const void *pkt, size_t len, struct tp_parsed *p, const char **why)
 	}
 	/* Data needs a TAH; a response may carry one (the TAACK of ROL). */
 	if (p->tph.nlp == UB_NLP_TAH && (!response || (size_t)(end - b) >= sizeof(struct ub_tah))) {
-		if ((size_t)(end - b) < sizeof(struct ub_tah))
+		if (tp_parse_ta(b, end, p))
 			goto short_hdr;
-		p->has_tah = true;
-		ub_tah_decode((const struct ub_tah *)b, &p->tah);
-		b += sizeof(struct ub_tah);
-		if (ub_ta_has_maetah(p->tah.opcode)) {
-			if ((size_t)(end - b) < sizeof(struct ub_maetah))
-				goto short_hdr;
-			p->has_maetah = true;
-			ub_maetah_decode((const struct ub_maetah *)b, &p->mae);
-			b += sizeof(struct ub_maetah);
-		}
+		return 0;
 	}
 	p->payload = b;
 	p->payload_len = (size_t)(end - b);
@@ -99,13 +109,14 @@ const char *tp_mode_name(enum tp_mode m)
 	case TP_MODE_RTP_GBN:		return "rtp-gbn";
 	case TP_MODE_RTP_GBN_FAST:	return "rtp-gbn-fast";
 	case TP_MODE_UTP:		return "utp";
+	case TP_MODE_CTP:		return "ctp";
 	}
 	return "?";
 }
 
 int tp_mode_parse(const char *s, enum tp_mode *m)
 {
-	for (int i = TP_MODE_RTP_SR; i <= TP_MODE_UTP; i++)
+	for (int i = TP_MODE_RTP_SR; i <= TP_MODE_CTP; i++)
 		if (!strcmp(s, tp_mode_name((enum tp_mode)i))) {
 			*m = (enum tp_mode)i;
 			return 0;
@@ -122,6 +133,7 @@ const char *tp_status_name(enum tp_status s)
 	case TP_ST_COMPLETER_ERR:	return "completer_error";
 	case TP_ST_RETRY_EXCEEDED:	return "retry_exceeded";
 	case TP_ST_FLUSHED:		return "flushed";
+	case TP_ST_TIMEOUT:		return "timeout";
 	}
 	return "?";
 }
@@ -146,6 +158,12 @@ static uint32_t get32(const uint8_t *p)
 size_t tp_hello_build(const struct tp_chan *ch, uint32_t peer_tpn, bool reply, void *buf,
 		      size_t cap)
 {
+	return tp_hello_build_app(ch, peer_tpn, reply, NULL, 0, buf, cap);
+}
+
+size_t tp_hello_build_app(const struct tp_chan *ch, uint32_t peer_tpn, bool reply,
+			  const void *app, size_t app_len, void *buf, size_t cap)
+{
 	struct ub_tph_fields f = {
 		.opcode = UB_TP_UTP_DATA, .last = true, .nlp = UB_NLP_TAH,
 		.src_tpn = tp_chan_tpn(ch), .dst_tpn = peer_tpn & TP_PSN_MASK,
@@ -154,7 +172,7 @@ size_t tp_hello_build(const struct tp_chan *ch, uint32_t peer_tpn, bool reply, v
 	uint8_t *b = buf, *pl;
 	uint32_t mtu = ch->cfg.mtu > 0xffff ? 0xffff : ch->cfg.mtu;
 
-	if (cap < TP_HELLO_LEN)
+	if (app_len > TP_HELLO_APP_MAX || cap < TP_HELLO_LEN + app_len)
 		return 0;
 	ub_tph_encode((struct ub_tph *)b, &f);
 	ub_tah_encode((struct ub_tah *)(b + 16), &t);
@@ -166,7 +184,9 @@ size_t tp_hello_build(const struct tp_chan *ch, uint32_t peer_tpn, bool reply, v
 	pl[13] = (uint8_t)mtu;
 	pl[14] = (uint8_t)ch->cfg.mode;
 	pl[15] = reply ? 1 : 0;
-	return TP_HELLO_LEN;
+	if (app_len)
+		memcpy(pl + 16, app, app_len);
+	return TP_HELLO_LEN + app_len;
 }
 
 int tp_hello_parse(const void *pkt, size_t len, struct tp_hello *h)
@@ -175,7 +195,8 @@ int tp_hello_parse(const void *pkt, size_t len, struct tp_hello *h)
 	const char *why;
 
 	if (tp_parse(pkt, len, &p, &why) || p.tph.opcode != UB_TP_UTP_DATA || !p.has_tah ||
-	    p.tah.opcode != UB_TA_MESSAGE || p.payload_len != 16 ||
+	    p.tah.opcode != UB_TA_MESSAGE || p.payload_len < 16 ||
+	    p.payload_len > 16 + TP_HELLO_APP_MAX ||
 	    memcmp(p.payload, hello_magic, 4))
 		return -EINVAL;
 	h->src_tpn = p.tph.src_tpn;
@@ -185,7 +206,9 @@ int tp_hello_parse(const void *pkt, size_t len, struct tp_hello *h)
 	h->mtu = (uint16_t)(p.payload[12] << 8 | p.payload[13]);
 	h->mode = p.payload[14];
 	h->reply = p.payload[15] & 1;
-	if (h->tpn > TP_PSN_MASK || h->init_psn > TP_PSN_MASK || h->mode > TP_MODE_UTP ||
+	h->app_len = p.payload_len - 16;
+	h->app = h->app_len ? p.payload + 16 : NULL;
+	if (h->tpn > TP_PSN_MASK || h->init_psn > TP_PSN_MASK || h->mode > TP_MODE_CTP ||
 	    (p.payload[15] & ~1u) || h->tpn != h->src_tpn)
 		return -EINVAL;
 	return 0;

@@ -14,10 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <stdbool.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -96,77 +100,69 @@ static int open_pin(const char *dir, const char *file)
 /* ---- DEV's offloads ------------------------------------------------------------ */
 
 /*
- * Through ethtool(8), by feature name: the kernel's legacy ETHTOOL_[GS]TSO
- * ioctls miss TSO features newer than them (6.18: tx-tcp-accecn-segmentation
- * stays on), and what ethtool -k shows is what an operator compares.
+ * Off through ethtool(8) by name (tso, gso, gro, each with its
+ * sub-features); back through ETHTOOL_SFEATURES with the exact bits that
+ * changed, so a TSO sub-feature that was off before attach stays off after
+ * detach (ethtool -K DEV tso on would turn every one on).
  */
-static const struct {
-	__u32 bit;
-	const char *shown, *opt;
-} offloads[] = {
-	{ WPS_IN_OFFL_TSO, "tcp-segmentation-offload: ", "tso" },
-	{ WPS_IN_OFFL_GSO, "generic-segmentation-offload: ", "gso" },
-	{ WPS_IN_OFFL_GRO, "generic-receive-offload: ", "gro" },
-};
+static const char *const offloads[] = { "tso", "gso", "gro" };
 
-/* Which of TSO, GSO, GRO ethtool -k shows on (WPS_IN_OFFL_*, with WPS_IN_OFFL_SAVED); 0 if unreadable. */
-static __u32 offloads_get(const char *dev)
-{
-	char *argv[] = { "ethtool", "-k", (char *)dev, NULL }, line[256];
-	__u32 bits = WPS_IN_OFFL_SAVED, seen = 0;
-	int fds[2], st;
-	pid_t pid;
-	FILE *f;
-
-	if (pipe(fds))
-		return 0;
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return 0;
-	}
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		freopen("/dev/null", "w", stderr);
-		close(fds[0]);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	f = fdopen(fds[0], "r");
-	while (f && fgets(line, sizeof(line), f))
-		for (size_t i = 0; i < sizeof(offloads) / sizeof(offloads[0]); i++) {
-			size_t n = strlen(offloads[i].shown);
-
-			if (strncmp(line, offloads[i].shown, n))
-				continue;
-			seen |= offloads[i].bit;
-			if (!strncmp(line + n, "on", 2))
-				bits |= offloads[i].bit;
-		}
-	if (f)
-		fclose(f);
-	else
-		close(fds[0]);
-	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) ||
-	    seen != (WPS_IN_OFFL_TSO | WPS_IN_OFFL_GSO | WPS_IN_OFFL_GRO))
-		return 0;
-	return bits;
-}
-
-/* TSO, GSO, GRO each on or off as bits say; non-zero if ethtool failed. */
-static int offloads_set(const char *dev, __u32 bits)
+/* TSO, GSO, GRO (with their sub-features) all off; non-zero if ethtool failed. */
+static int offloads_off(const char *dev)
 {
 	char *argv[12] = { "ethtool", "-K", (char *)dev };
 	int n = 3;
 
 	for (size_t i = 0; i < sizeof(offloads) / sizeof(offloads[0]); i++) {
-		argv[n++] = (char *)offloads[i].opt;
-		argv[n++] = bits & offloads[i].bit ? "on" : "off";
+		argv[n++] = (char *)offloads[i];
+		argv[n++] = "off";
 	}
 	argv[n] = NULL;
 	return run_quiet(argv);
+}
+
+static int ethtool_ioctl(const char *dev, void *data)
+{
+	struct ifreq ifr = {};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc;
+
+	if (fd < 0)
+		return -1;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	ifr.ifr_data = data;
+	rc = ioctl(fd, SIOCETHTOOL, &ifr);
+	close(fd);
+	return rc;
+}
+
+/* DEV's requested features (ETHTOOL_GFEATURES), WPS_IN_FEAT_WORDS words; non-zero if unreadable. */
+static int features_get(const char *dev, __u32 *req)
+{
+	/* struct ethtool_gfeatures and its blocks, without a flexible member inside a struct */
+	__u32 q[2 + 4 * WPS_IN_FEAT_WORDS] = { ETHTOOL_GFEATURES, WPS_IN_FEAT_WORDS };
+
+	if (ethtool_ioctl(dev, q) < 0 || q[1] != WPS_IN_FEAT_WORDS)
+		return -1;
+	for (int i = 0; i < WPS_IN_FEAT_WORDS; i++)
+		req[i] = q[2 + 4 * i + 1];	/* { available, requested, active, never_changed } */
+	return 0;
+}
+
+/* The features attach changed back to what they were (cfg->dev_feat_*); non-zero on failure. */
+static int features_restore(const char *dev, const struct wps_in_cfg *cfg)
+{
+	__u32 q[2 + 2 * WPS_IN_FEAT_WORDS] = { ETHTOOL_SFEATURES, WPS_IN_FEAT_WORDS };
+	bool any = false;
+
+	if (!(cfg->dev_offloads & WPS_IN_OFFL_SAVED))
+		return 0;
+	for (int i = 0; i < WPS_IN_FEAT_WORDS; i++) {
+		q[2 + 2 * i] = cfg->dev_feat_changed[i];	/* valid */
+		q[2 + 2 * i + 1] = cfg->dev_feat_before[i];	/* requested */
+		any |= cfg->dev_feat_changed[i] != 0;
+	}
+	/* >= 0: done (a positive value flags features the device could not take as asked) */
+	return any && ethtool_ioctl(dev, q) < 0 ? -1 : 0;
 }
 
 /* ---- attach / detach --------------------------------------------------------- */
@@ -222,7 +218,7 @@ static int seg_create(unsigned dev_if, unsigned mtu, unsigned *a_if, unsigned *b
 		if (run_quiet(add) || run_quiet(up_a) || run_quiet(up_b))
 			return -1;
 		/* wpsgN segments what it sends: every skb reaching wpsgNp is one wire packet. */
-		if (offloads_set(a, 0))
+		if (offloads_off(a))
 			return -2;
 	}
 	*a_if = if_nametoindex(a);
@@ -332,11 +328,21 @@ static int attach(int argc, char **argv)
 	 * One packet on the wire per flag: no TSO/GSO/GRO on DEV, and the detour
 	 * for the rest. What was on is kept in cfg, for detach to put back.
 	 */
-	cfg.dev_offloads = offloads_get(dev);
-	if (!cfg.dev_offloads)
-		warnx_("cannot read the offloads of %s: detach will leave TSO/GSO/GRO off", dev);
-	if (offloads_set(dev, 0))
-		warnx_("ethtool -K %s tso off gso off gro off failed: GSO skbs take the detour", dev);
+	{
+		__u32 after[WPS_IN_FEAT_WORDS];
+		bool read = !features_get(dev, cfg.dev_feat_before);
+
+		if (offloads_off(dev))
+			warnx_("ethtool -K %s tso off gso off gro off failed: GSO skbs take the detour", dev);
+		if (read && !features_get(dev, after)) {
+			for (int i = 0; i < WPS_IN_FEAT_WORDS; i++)
+				cfg.dev_feat_changed[i] = cfg.dev_feat_before[i] ^ after[i];
+			cfg.dev_offloads = WPS_IN_OFFL_SAVED;
+		} else {
+			warnx_("cannot read the features of %s (ETHTOOL_GFEATURES): detach will leave TSO/GSO/GRO off",
+			       dev);
+		}
+	}
 	seg_delete(dev_if);	/* a leftover of a crashed attach */
 	rc = seg_create(dev_if, mtu, &a_if, &b_if);
 	if (rc == -1) {
@@ -349,6 +355,12 @@ static int attach(int argc, char **argv)
 		goto unpin;
 	}
 	cfg.seg_ifindex = a_if;
+	{
+		struct timespec res;
+
+		if (!clock_getres(CLOCK_MONOTONIC_COARSE, &res))
+			cfg.coarse_tick_ns = (__u64)res.tv_sec * 1000000000ULL + (__u64)res.tv_nsec;
+	}
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.wps_in_cfg), &zero, &cfg, BPF_ANY)) {
 		rc = fail(EXIT_FAIL, "writing the configuration: %s", strerror(errno));
 		goto unseg;
@@ -372,8 +384,7 @@ static int attach(int argc, char **argv)
 unseg:
 	seg_delete(dev_if);
 unpin:
-	if (cfg.dev_offloads)
-		offloads_set(dev, cfg.dev_offloads);
+	features_restore(dev, &cfg);
 	pin_remove_dir(dir);
 out:
 	wps_ingress__destroy(skel);
@@ -407,9 +418,9 @@ static int detach(int argc, char **argv)
 	if (rc && rc != -ENOENT)
 		return fail(EXIT_FAIL, "TC detach on %s: %s; pins kept", argv[1], strerror(-rc));
 	seg_delete(dev_if);	/* takes its filter with it */
-	/* DEV's TSO/GSO/GRO as they were before attach. */
-	if (cfg.dev_offloads && offloads_set(argv[1], cfg.dev_offloads))
-		warnx_("cannot restore TSO/GSO/GRO on %s (ethtool -K failed)", argv[1]);
+	/* DEV's features as they were before attach, each one. */
+	if (features_restore(argv[1], &cfg))
+		warnx_("cannot restore the offloads of %s (ETHTOOL_SFEATURES: %s)", argv[1], strerror(errno));
 	pin_remove_dir(dir);
 	printf("wps ingress detached from %s: %s removed\n", argv[1], pin_display(dir));
 	return 0;
@@ -469,6 +480,23 @@ static void recompute_mtu(struct inst *in)
 	}
 	if (!in->cfg.ecmp)
 		in->cfg.path_mtu = m;
+}
+
+/* Zero a slot's entries in paths, path_stats and path_load. */
+static int path_clear(const struct inst *in, __u32 k)
+{
+	struct wps_in_path zp = {};
+	struct wps_in_path_load zl = {};
+	int ncpu = libbpf_num_possible_cpus(), rc;
+	void *zs = calloc((size_t)(ncpu > 0 ? ncpu : 1), sizeof(struct wps_in_path_stats));
+
+	if (!zs)
+		return -1;
+	rc = bpf_map_update_elem(in->paths_fd, &k, &zp, BPF_ANY) ||
+	     bpf_map_update_elem(in->pstats_fd, &k, zs, BPF_ANY) ||
+	     bpf_map_update_elem(in->pload_fd, &k, &zl, BPF_ANY);
+	free(zs);
+	return rc ? -1 : 0;
 }
 
 /* The slot of the path in use via ifindex (to dmac, if given); -1 if none. */
@@ -639,17 +667,25 @@ static int path_cmd(const char *verb, int argc, char **argv)
 			}
 		}
 		/*
-		 * Out of the list of paths in use; the others keep their slots. Its
-		 * entry in paths stays until the slot is reused, so a group still
-		 * open on it ends on the same path rather than jumping to another.
+		 * Out of the list of paths in use first (no group opens on it
+		 * from then on; the others keep their slots), then its slot
+		 * cleared: its entries in paths, path_stats and path_load zeroed
+		 * (array maps have no holes), its weight back to 1. A group still
+		 * open on it goes on on a path in use (groups_moved_off_deleted_path).
 		 */
 		for (__u32 i = 0, j = 0; i < in.cfg.npaths; i++)
 			if (in.cfg.path_slot[i] != found)
 				in.cfg.path_slot[j++] = in.cfg.path_slot[i];
 		in.cfg.npaths--;
+		in.cfg.weight[found] = 1;
 		recompute_mtu(&in);
 		if (bpf_map_update_elem(in.cfg_fd, &zero, &in.cfg, BPF_ANY)) {
 			rc = fail(EXIT_FAIL, "writing cfg: %s", strerror(errno));
+			goto out;
+		}
+		if (path_clear(&in, (__u32)found)) {
+			rc = fail(EXIT_FAIL, "path %d is out of use but its entries are not cleared: %s", found,
+				  strerror(errno));
 			goto out;
 		}
 		printf("path %d via %s removed; %u left\n", found, via, in.cfg.npaths);

@@ -9,16 +9,17 @@
 #include "ubperf.h"
 
 int ctl_parse_addr(const char *s, uint8_t *ver, uint8_t ip[16]);
-/* Connected socket, or -errno (-ETIMEDOUT, -ECONNREFUSED after retrying). */
-int ctl_connect(uint8_t ver, const uint8_t ip[16], uint16_t port, int timeout_ms);
-int ctl_listen(uint16_t port);	/* dual-stack */
-/* timeout_ms <= 0: wait forever. Fills the client's address. */
-int ctl_accept(int lfd, int timeout_ms, uint8_t *ver, uint8_t ip[16]);
-int ctl_send(int fd, const void *buf, size_t len);
-int ctl_recv(int fd, void *buf, size_t len, int timeout_ms);
-int ctl_readable(int fd);
-void ctl_hello_order(struct ctl_hello *h, bool to_net);
-void ctl_welcome_order(struct ctl_welcome *w, bool to_net);
-void ctl_done_order(struct ctl_done *d, bool to_net);
+/* The control message m as hello application bytes (headers/ubperf_wire.h);
+ * is_reply: a setup message is then an answer. Bytes written. */
+size_t ctl_encode(const struct ctl_msg *m, bool is_reply, uint8_t *out, size_t cap);
+/* 0, or -EINVAL when the bytes are no ubperf control message. */
+int ctl_decode(const uint8_t *in, size_t len, bool is_reply, struct ctl_msg *m);
+
+static inline uint64_t ctl_u64(const uint32_t w[2]) { return (uint64_t)w[0] << 32 | w[1]; }
+static inline void ctl_set_u64(uint32_t w[2], uint64_t v)
+{
+	w[0] = (uint32_t)(v >> 32);
+	w[1] = (uint32_t)v;
+}
 
 #endif

@@ -21,7 +21,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: ubperf server --dev DEV[,DEV...] [options]\n"
 		"       ubperf client --dev DEV --peer ADDR [options]\n"
-		"  --mode M       rtp-sr (default), rtp-gbn, rtp-gbn-fast, utp\n"
+		"  --mode M       rtp-sr (default), rtp-gbn, rtp-gbn-fast, utp, ctp (--native:\n"
+		"                 one packet per operation, so --size <= --mtu, default --mtu;\n"
+		"                 --rto is then the transaction timeout, dynamic: 1 s)\n"
 		"  --op OP        send (default), write, read\n"
 		"  --ta T         rol (default), roi, rot: where the TAACK travels\n"
 		"  --size N       message bytes (default 65536; k/m suffixes)\n"
@@ -33,8 +35,9 @@ static void usage(FILE *f)
 		"  --window N     packets in flight per channel (default 256)\n"
 		"  --rto R        512us, 16ms, 128ms, 4s (static) or dynamic (default)\n"
 		"  --rto-min US   dynamic RTO: floor of its base, microseconds (default: the core's)\n"
-		"  --port P       TCP control port (default %d)\n"
-		"  --dev A,B      (server) serve on several ports: channel i on port i mod N\n"
+		"  --dev A,B      (server) serve on several ports: channel i on port i mod N;\n"
+		"                 with --mode ctp (client and server) the ports are one entity,\n"
+		"                 --lb flow|packet choosing the member port by the LBF\n"
 		"  --wait S       how long to wait for the peer (default 5; server: for a client, 0 = forever)\n"
 		"  --stall S      no completion for S seconds means the peer is gone (default 3)\n"
 		"  --generic      XDP in generic (SKB) mode\n"
@@ -51,7 +54,7 @@ static void usage(FILE *f)
 		"  --interval MS  every MS milliseconds: goodput and each channel's rate or window\n"
 		"  --stage-pin DIR  report the queue high water of the marking stage pinned in DIR\n"
 		"                 (ubcaqm --pin DIR)\n",
-		UBPERF_MAX_CHANS, UBPERF_DEFAULT_PORT);
+		UBPERF_MAX_CHANS);
 }
 
 static int bad(const char *what, const char *val)
@@ -187,8 +190,45 @@ static int split_devs(struct ubperf_opts *o)
 		}
 		o->devs[o->ndevs++] = t;
 	}
-	if (o->ndevs > 1 && !o->server) {
-		fprintf(stderr, "ubperf: several --dev ports are for the server\n");
+	if (o->ndevs > 1 && !o->server && o->mode != TP_MODE_CTP) {
+		fprintf(stderr, "ubperf: several --dev ports are for the server (or one CTP entity)\n");
+		return 2;
+	}
+	if (o->ndevs > EP_MAX_MEMBERS && o->mode == TP_MODE_CTP) {
+		fprintf(stderr, "ubperf: --mode ctp binds at most %d ports as one entity\n",
+			EP_MAX_MEMBERS);
+		return 2;
+	}
+	return 0;
+}
+
+/* CTP's rules: native only, one packet per operation, the TAACK a packet. The
+ * server takes the test from its client and --mode ctp only to bind an entity. */
+static int ctp_finish(struct ubperf_opts *o, bool native, bool size_set, bool ta_set)
+{
+	if (o->mode != TP_MODE_CTP)
+		return 0;
+	if (!native) {
+		fprintf(stderr, "ubperf: --mode ctp needs --native (UBoE never carries CTP)\n");
+		return 2;
+	}
+	if (o->cc != TP_CC_NONE) {
+		fprintf(stderr, "ubperf: --mode ctp has no transport acks to carry congestion feedback: --cc none\n");
+		return 2;
+	}
+	if (o->server)
+		return 0;
+	if (ta_set && o->ta == TP_TA_ROL) {
+		fprintf(stderr, "ubperf: --mode ctp has no TPACK to carry the TAACK: --ta roi or rot\n");
+		return 2;
+	}
+	if (!ta_set)
+		o->ta = TP_TA_ROI;
+	if (!size_set) {
+		o->size = o->mtu;
+	} else if (o->size > o->mtu) {
+		fprintf(stderr, "ubperf: --mode ctp sends each operation in one packet: --size %u is more than --mtu %u\n",
+			o->size, o->mtu);
 		return 2;
 	}
 	return 0;
@@ -206,7 +246,7 @@ int main(int argc, char **argv)
 		{ "time", required_argument, 0, 't' }, { "count", required_argument, 0, 'n' },
 		{ "channels", required_argument, 0, 'c' }, { "depth", required_argument, 0, 'D' },
 		{ "mtu", required_argument, 0, 'M' }, { "window", required_argument, 0, 'w' },
-		{ "rto", required_argument, 0, 'r' }, { "rto-min", required_argument, 0, 'R' }, { "port", required_argument, 0, 'P' },
+		{ "rto", required_argument, 0, 'r' }, { "rto-min", required_argument, 0, 'R' },
 		{ "wait", required_argument, 0, 'W' }, { "stall", required_argument, 0, 'S' },
 		{ "generic", no_argument, 0, 'g' }, { "zerocopy", no_argument, 0, 'z' },
 		{ "native", no_argument, 0, 'N' }, { "partition", required_argument, 0, 'I' },
@@ -218,12 +258,12 @@ int main(int argc, char **argv)
 		{ "json", no_argument, 0, 'j' }, { "verbose", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' }, { 0 },
 	};
 	struct ubperf_opts o = {
-		.port = UBPERF_DEFAULT_PORT, .mode = TP_MODE_RTP_SR, .op = OP_SEND, .ta = TP_TA_ROL,
+		.mode = TP_MODE_RTP_SR, .op = OP_SEND, .ta = TP_TA_ROL,
 		.size = 65536, .seconds = 10, .channels = 1, .depth = 8, .mtu = 1024, .window = 256,
 		.wait_s = 5, .stall_s = 3,
 	};
 	struct native_args nat = { 0 };
-	bool wait_set = false;
+	bool wait_set = false, size_set = false, ta_set = false;
 	uint64_t v;
 	int c;
 
@@ -271,11 +311,13 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "roi")) o.ta = TP_TA_ROI;
 			else if (!strcmp(optarg, "rot")) o.ta = TP_TA_ROT;
 			else return bad("--ta", optarg);
+			ta_set = true;
 			break;
 		case 's':
 			if (parse_size(optarg, &v) || !v || v > (64u << 20))
 				return bad("--size (1 .. 64m)", optarg);
 			o.size = (uint32_t)v;
+			size_set = true;
 			break;
 		case 't':
 			if (parse_secs(optarg, &o.seconds) || o.seconds == 0)
@@ -313,11 +355,6 @@ int main(int argc, char **argv)
 			if (parse_size(optarg, &v) || v > 4000000)
 				return bad("--rto-min (microseconds)", optarg);
 			o.rto_min_ns = v * 1000;
-			break;
-		case 'P':
-			if (parse_size(optarg, &v) || !v || v > 65535)
-				return bad("--port", optarg);
-			o.port = (uint16_t)v;
 			break;
 		case 'W':
 			if (parse_secs(optarg, &o.wait_s))
@@ -362,7 +399,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ubperf: utp carries only --op send (no Write/Read without reliability)\n");
 		return 2;
 	}
-	if (native_finish(&o, &nat))
+	if (native_finish(&o, &nat) || ctp_finish(&o, nat.on, size_set, ta_set))
 		return 2;
 	if (o.server && !wait_set)
 		o.wait_s = 0;

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * ubperf client and server: channels over the UBoE endpoint (ep.h), set up
- * through the TCP control connection, then driven until the time or count is
- * reached. Every failure path ends in one line on stderr and exit status 1.
+ * in band (each channel's hello over UTP, retried, answered by the server,
+ * carrying the run; ctl.h), then driven until the time or count is reached,
+ * and the end-of-run counts exchanged the same way. Every failure path ends
+ * in one line on stderr and exit status 1.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,6 +25,9 @@
 #include "ubperf.h"
 
 #define MAX_LAT_SAMPLES	(4u << 20)
+#define CTL_RETRY_NS	200000000ull	/* an unanswered hello goes again */
+#define CTL_DALLY_NS	(3 * CTL_RETRY_NS)	/* the server answers a lost DONE reply's retries */
+#define INBOX_MAX	256
 
 static const char *const op_names[] = { "send", "write", "read" };
 static const char *const ta_names[] = { "rol", "roi", "rot" };
@@ -38,7 +43,26 @@ struct run {
 	struct ep_chan ch[UBPERF_MAX_CHANS];
 	uint8_t *buf;		/* message source / destination / registered region */
 	size_t buf_len;
-	int ctl;
+	/* in-band control: hellos the ports took, handled after each round */
+	struct hook {
+		struct run *r;
+		uint32_t k;
+	} hook[UBPERF_MAX_DEVS];
+	struct inbox_ent {
+		uint32_t k;		/* the port it came in by */
+		uint8_t ver, ip[16];	/* from */
+		struct tp_hello h;	/* h.app not kept: decoded into m */
+		struct ctl_msg m;
+	} inbox[INBOX_MAX];
+	uint32_t ninbox;
+	uint32_t run_id;
+	uint32_t peer_tpn[UBPERF_MAX_CHANS];
+	bool connected[UBPERF_MAX_CHANS];
+	uint32_t nconnected;
+	struct ctl_answer ans[UBPERF_MAX_CHANS];
+	bool started, done_rcvd, md_ready;	/* server */
+	struct ctl_done peer_done, md;
+	char peer_s[64];
 	/* client */
 	uint64_t *post_ns;	/* [chan * depth + slot] */
 	uint32_t *outstanding;	/* per channel */
@@ -48,6 +72,7 @@ struct run {
 	uint64_t messages, bytes, posted;
 	uint64_t seq[UBPERF_MAX_CHANS];		/* next Send sequence number (client) or expected (server) */
 	uint64_t bad_seq, corrupt, lost;	/* server: Sends out of order / with wrong bytes / missing (UTP) */
+	uint64_t seen[UBPERF_MAX_CHANS][4];	/* server, CTP: Sends seen past seq[c], a ring of 256 */
 	uint64_t t_start, t_end, last_progress;
 	uint32_t token;
 	uint64_t va;
@@ -71,6 +96,13 @@ static int fail(struct run *r, const char *fmt, ...)
 	return 1;
 }
 
+static bool ctl_rx(void *ctx, const uint8_t *tp, size_t len, uint8_t ver, const uint8_t ip[16]);
+
+static bool ctp_entity(const struct ubperf_opts *o)
+{
+	return o->mode == TP_MODE_CTP && o->ndevs > 1;
+}
+
 static void chan_config(const struct ubperf_opts *o, struct tp_chan_config *cc)
 {
 	memset(cc, 0, sizeof(*cc));
@@ -79,6 +111,8 @@ static void chan_config(const struct ubperf_opts *o, struct tp_chan_config *cc)
 	cc->mtu = o->mtu;
 	cc->window = o->window;
 	cc->max_ops = o->depth * 2 + 8;
+	if (o->mode == TP_MODE_CTP)	/* no retransmission: --rto bounds the wait for an answer */
+		cc->ta_timeout_ns = o->rto_ns ? o->rto_ns : 1000000000ull;
 	if (o->rto_ns) {
 		cc->rto_mode = TP_RTO_STATIC;
 		cc->rto_static_ns = o->rto_ns;
@@ -108,13 +142,68 @@ static int open_ep(struct run *r)
 			return fail(r, "--stage-pin: %s", err);
 		r->has_stage = true;
 	}
+	if (ctp_entity(r->o)) {
+		/* CTP: the ports are one entity behind one transport core. */
+		ec.dev = r->o->devs[0];
+		ec.nmembers = r->o->ndevs;
+		memcpy(ec.members, r->o->devs, sizeof(ec.members[0]) * r->o->ndevs);
+		r->ep[0] = ep_open(&ec, err, sizeof(err));
+		if (!r->ep[0])
+			return fail(r, "%s", err);
+		r->nep = 1;
+		r->hook[0] = (struct hook){ .r = r, .k = 0 };
+		ep_set_ctl(r->ep[0], ctl_rx, &r->hook[0]);	/* setup on the first member */
+		return 0;
+	}
 	for (; r->nep < r->o->ndevs; r->nep++) {
 		ec.dev = r->o->devs[r->nep];
 		r->ep[r->nep] = ep_open(&ec, err, sizeof(err));
 		if (!r->ep[r->nep])
 			return fail(r, "%s", err);
+		r->hook[r->nep] = (struct hook){ .r = r, .k = r->nep };
+		ep_set_ctl(r->ep[r->nep], ctl_rx, &r->hook[r->nep]);
 	}
 	return 0;
+}
+
+/* A hello the core must not see: kept for the loop (ctl_rx is called
+ * inside ep_progress). A hello not ubperf's, or past a full inbox, is
+ * dropped: its sender retries. */
+static bool ctl_rx(void *ctx, const uint8_t *tp, size_t len, uint8_t ver, const uint8_t ip[16])
+{
+	struct hook *hk = ctx;
+	struct run *r = hk->r;
+	struct inbox_ent *e;
+	struct tp_hello h;
+
+	/* Most UTP packets are data (--mode utp): look at the magic first. */
+	if (len < TP_HELLO_LEN || memcmp(tp + TP_HELLO_LEN - 16, "UBH1", 4) ||
+	    tp_hello_parse(tp, len, &h))
+		return false;
+	if (r->ninbox == INBOX_MAX)
+		return true;
+	e = &r->inbox[r->ninbox];
+	if (ctl_decode(h.app, h.app_len, h.reply, &e->m))
+		return true;
+	e->h = h;
+	e->h.app = NULL;
+	e->k = hk->k;
+	e->ver = ver;
+	memcpy(e->ip, ip, 16);
+	r->ninbox++;
+	return true;
+}
+
+/* m in channel c's hello to the peer's channel peer_tpn (0: not known yet),
+ * by port k to p (the channel's own peer, or the client as port k reaches it). */
+static int ctl_send(struct run *r, uint32_t k, struct ep_peer *p, const struct ep_chan *c,
+		    uint32_t peer_tpn, bool reply, const struct ctl_msg *m)
+{
+	uint8_t app[64], pkt[TP_HELLO_LEN + 64];
+	size_t a = ctl_encode(m, reply, app, sizeof(app));
+	size_t n = a ? tp_hello_build_app(c->tp, peer_tpn, reply, app, a, pkt, sizeof(pkt)) : 0;
+
+	return n ? ep_send_raw(r->ep[k], p, c->sport, pkt, n) : -EINVAL;
 }
 
 /* Server: the client as each port reaches it. */
@@ -161,7 +250,7 @@ static void ports_stats(struct run *r, struct tp_stats *ts, struct ep_stats *es)
 {
 #define ONE(n, d) + 1
 	/* A counter added to struct ep_stats must be added to the sum below too. */
-	_Static_assert(sizeof(struct ep_stats) == sizeof(uint64_t) * (8 EP_RX_ERRORS(ONE)),
+	_Static_assert(sizeof(struct ep_stats) == sizeof(uint64_t) * (10 EP_RX_ERRORS(ONE)),
 		       "struct ep_stats changed: sum the new counter");
 #undef ONE
 	tp_ep_stats(ep_tp(r->ep[0]), ts);
@@ -180,6 +269,8 @@ static void ports_stats(struct run *r, struct tp_stats *ts, struct ep_stats *es)
 #undef ADD_EP
 		es->rx_frames += e.rx_frames;
 		es->tx_frames += e.tx_frames;
+		es->ctl_rx += e.ctl_rx;
+		es->ctl_tx += e.ctl_tx;
 		es->tx_ring_full += e.tx_ring_full;
 		es->no_frame += e.no_frame;
 		es->ce_marked += e.ce_marked;
@@ -295,8 +386,6 @@ static void cleanup(struct run *r)
 	tpg_destroy(r->g);
 	for (uint32_t k = 0; k < r->nep; k++)
 		ep_close(r->ep[k]);
-	if (r->ctl >= 0)
-		close(r->ctl);
 	free(r->buf);
 	free(r->post_ns);
 	free(r->outstanding);
@@ -404,13 +493,15 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 	jset(j, "bytes", ju64(r->bytes));
 	jset(j, "peer_messages", ju64(peer_messages));
 	x = json_object_new_object();
-	jset(x, "total", ju64(ts->rtx_rto + ts->rtx_nak + ts->rtx_sack + ts->rtx_mark));
+	jset(x, "total", ju64(ts->rtx_rto + ts->rtx_nak + ts->rtx_sack + ts->rtx_mark + ts->rtx_answer));
 	jset(x, "rto", ju64(ts->rtx_rto));
 	jset(x, "nak", ju64(ts->rtx_nak));
 	jset(x, "sack", ju64(ts->rtx_sack));
 	jset(x, "mark", ju64(ts->rtx_mark));
+	jset(x, "answer", ju64(ts->rtx_answer));
 	jset(j, "retransmissions", x);
 	jset(j, "rto_fired", ju64(ts->rto_fired));
+	jset(j, "rto_spurious", ju64(ts->rto_spurious));
 	jset(j, "ecn_ce", ju64(es->ce_marked));
 	jset(j, "core_ecn_ce", ju64(ts->rx_ecn_ce));
 	jset(j, "icrc_bad", ju64(es->icrc_bad));
@@ -422,6 +513,9 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 	x = json_object_new_object();
 	jset(x, "rx", ju64(es->rx_frames));
 	jset(x, "tx", ju64(es->tx_frames));
+	/* of those, the in-band setup and end-of-run hellos */
+	jset(x, "ctl_rx", ju64(es->ctl_rx));
+	jset(x, "ctl_tx", ju64(es->ctl_tx));
 	jset(j, "frames", x);
 	jset(j, "out_of_order", ju64(r->bad_seq));
 	jset(j, "corrupt", ju64(r->corrupt));
@@ -438,6 +532,17 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 		jset(j, "stage", json_object_get(stage));
 	}
 	jset(j, "per_channel", per_channel_json(r, secs));
+	if (ctp_entity(o)) {
+		x = json_object_new_array();
+		for (uint32_t k = 0; k < o->ndevs; k++) {
+			struct json_object *m = json_object_new_object();
+
+			jset(m, "dev", json_object_new_string(o->devs[k]));
+			jset(m, "tx_frames", ju64(ep_member_tx(r->ep[0], k)));
+			json_object_array_add(x, m);
+		}
+		jset(j, "entity", x);
+	}
 	puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(j);
 }
@@ -459,7 +564,7 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 				r->who, o->stage_pin, strerror(errno));
 	}
 	ports_stats(r, &ts, &es);
-	rtx = ts.rtx_rto + ts.rtx_nak + ts.rtx_sack + ts.rtx_mark;
+	rtx = ts.rtx_rto + ts.rtx_nak + ts.rtx_sack + ts.rtx_mark + ts.rtx_answer;
 	cc_totals(r, &cnp_sent, &cnp_rcvd);
 	qsort(r->lat, r->nlat, sizeof(r->lat[0]), cmp_u64);
 	if (o->json) {
@@ -475,8 +580,8 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 		printf("  latency us: p50 %.1f  p99 %.1f  p99.9 %.1f\n", pct_us(r->lat, r->nlat, 0.5),
 		       pct_us(r->lat, r->nlat, 0.99), pct_us(r->lat, r->nlat, 0.999));
 	printf("  retransmissions %" PRIu64 " (rto %" PRIu64 ", nak %" PRIu64 ", sack %" PRIu64
-	       ", mark %" PRIu64 "), RTO fired %" PRIu64 "\n", rtx, ts.rtx_rto, ts.rtx_nak,
-	       ts.rtx_sack, ts.rtx_mark, ts.rto_fired);
+	       ", mark %" PRIu64 ", answer %" PRIu64 "), RTO fired %" PRIu64 "\n", rtx, ts.rtx_rto,
+	       ts.rtx_nak, ts.rtx_sack, ts.rtx_mark, ts.rtx_answer, ts.rto_fired);
 	printf("  frames rx %" PRIu64 " tx %" PRIu64 ", ECN CE %" PRIu64 ", bad ICRC %" PRIu64
 	       ", TP dropped %" PRIu64 "\n", es.rx_frames, es.tx_frames, es.ce_marked, es.icrc_bad,
 	       es.tp_drop);
@@ -509,6 +614,9 @@ static int event_error(struct run *r, const struct tp_event *ev)
 	if (ev->type == TP_EV_CHAN_ERROR)
 		return fail(r, "channel %u failed: %s (the peer stopped answering)", (unsigned)i,
 			    tp_status_name(ev->status));
+	if (ev->status == TP_ST_TIMEOUT)
+		return fail(r, "channel %u: operation failed: timeout (no answer: CTP does not resend "
+			    "what the link lost)", (unsigned)i);
 	return fail(r, "channel %u: operation failed: %s", (unsigned)i, tp_status_name(ev->status));
 }
 
@@ -635,12 +743,12 @@ static int client_loop(struct run *r)
 }
 
 /* A server on several ports: each channel to the address of its port. */
-static int follow_paths(struct run *r, const struct ctl_welcome *w, int wait_ms)
+static int follow_paths(struct run *r, int wait_ms)
 {
 	char err[256], a_s[INET6_ADDRSTRLEN];
 
 	for (uint32_t c = 0; c < r->o->channels; c++) {
-		const struct ctl_path *p = &w->path[c];
+		const struct ctl_path *p = &r->ans[c].path;
 		uint32_t k = 0;
 
 		if (p->ver != 4 && p->ver != 6)
@@ -661,12 +769,95 @@ static int follow_paths(struct run *r, const struct ctl_welcome *w, int wait_ms)
 	return 0;
 }
 
+/*
+ * Every channel's hello to --peer, again every CTL_RETRY_NS until the server
+ * answered it, for --wait at most. The first one tells the server the run;
+ * each answer connects its channel.
+ */
+static int client_setup(struct run *r, int wait_ms)
+{
+	const struct ubperf_opts *o = r->o;
+	uint64_t now = ep_now_ns(), deadline = now + (uint64_t)wait_ms * 1000000, next = 0;
+	struct ctl_msg m = { .kind = CTL_SETUP, .run_id = r->run_id };
+	uint32_t sent = 0;
+
+	m.u.run = (struct ctl_run){
+		.mode = o->mode, .op = o->op, .ta = o->ta, .size = o->size,
+		.channels = o->channels, .mtu = o->mtu, .window = o->window, .depth = o->depth,
+		.rto_us = (uint32_t)(o->rto_ns / 1000), .rto_min_us = (uint32_t)(o->rto_min_ns / 1000),
+		.cc = o->cc, .lb = o->lb,
+	};
+	while (r->nconnected < o->channels) {
+		now = ep_now_ns();
+		if (now >= deadline)
+			return fail(r, "peer %s never answered (%u hellos in %.1f s; no ubperf server there?)",
+				    o->peer, sent, o->wait_s);
+		if (now >= next) {
+			for (uint32_t c = 0; c < o->channels; c++) {
+				if (r->connected[c])
+					continue;
+				m.index = c;
+				sent += !ctl_send(r, 0, &r->peer[0], &r->ch[c], 0, false, &m);
+			}
+			next = now + CTL_RETRY_NS;
+		}
+		progress(r);
+		for (uint32_t i = 0; i < r->ninbox; i++) {
+			const struct inbox_ent *e = &r->inbox[i];
+			uint32_t c = e->m.index;
+			int rc;
+
+			if (e->m.kind != CTL_SETUP || !e->h.reply || e->m.run_id != r->run_id ||
+			    c >= o->channels || r->connected[c] ||
+			    e->h.dst_tpn != tp_chan_tpn(r->ch[c].tp))
+				continue;	/* a duplicate answer, or not ours */
+			if (e->m.u.ans.status)
+				return fail(r, "peer refused the test: %s", strerror((int)e->m.u.ans.status));
+			rc = tp_chan_connect(r->ch[c].tp, e->h.tpn, e->h.init_psn);
+			if (rc)
+				return fail(r, "channel %u: connect: %s", c, strerror(-rc));
+			r->ans[c] = e->m.u.ans;
+			r->peer_tpn[c] = e->h.tpn;
+			r->connected[c] = true;
+			r->nconnected++;
+		}
+		r->ninbox = 0;
+	}
+	return 0;
+}
+
+/* DONE with our counts on channel 0's hello until the server's DONE comes. */
+static int client_done(struct run *r, int wait_ms)
+{
+	uint64_t now = ep_now_ns(), deadline = now + (uint64_t)wait_ms * 1000000, next = 0;
+	struct ctl_msg m = { .kind = CTL_DONE, .run_id = r->run_id };
+
+	ctl_set_u64(m.u.done.messages, r->messages);
+	ctl_set_u64(m.u.done.bytes, r->bytes);
+	ctl_set_u64(m.u.done.duration_ns, r->t_end - r->t_start);
+	while ((now = ep_now_ns()) < deadline) {
+		if (now >= next) {
+			ctl_send(r, 0, r->ch[0].peer, &r->ch[0], r->peer_tpn[0], false, &m);
+			next = now + CTL_RETRY_NS;
+		}
+		progress(r);
+		for (uint32_t i = 0; i < r->ninbox; i++) {
+			const struct inbox_ent *e = &r->inbox[i];
+
+			if (e->m.kind == CTL_DONE && e->h.reply && e->m.run_id == r->run_id) {
+				r->peer_done = e->m.u.done;
+				r->ninbox = 0;
+				return 0;
+			}
+		}
+		r->ninbox = 0;
+	}
+	return fail(r, "peer %s did not confirm the end of the test", r->o->peer);
+}
+
 int ubperf_client(const struct ubperf_opts *o)
 {
-	struct run r = { .o = o, .who = "client", .ctl = -1 };
-	struct ctl_hello h = { 0 };
-	struct ctl_welcome w;
-	struct ctl_done d = { 0 }, pd;
+	struct run r = { .o = o, .who = "client" };
 	uint8_t ver, ip[16];
 	char err[256];
 	int rc = 1, wait_ms = (int)(o->wait_s * 1000);
@@ -699,70 +890,24 @@ int ubperf_client(const struct ubperf_opts *o)
 	r.npeer = 1;
 	if (make_chans(&r))
 		goto out;
-	r.ctl = ctl_connect(ver, ip, o->port, wait_ms);
-	if (r.ctl < 0) {
-		fail(&r, "peer %s never answered (no ubperf server on TCP port %u: %s)", o->peer,
-		     o->port, strerror(-r.ctl));
+	/* Tells this run's answers from a previous one's still on the way. */
+	r.run_id = (uint32_t)(ep_now_ns() ^ (uint64_t)getpid() << 16);
+	if (client_setup(&r, wait_ms))
 		goto out;
-	}
-	h.magic = UBPERF_MAGIC;
-	h.mode = o->mode;
-	h.op = o->op;
-	h.ta = o->ta;
-	h.size = o->size;
-	h.channels = o->channels;
-	h.mtu = o->mtu;
-	h.window = o->window;
-	h.depth = o->depth;
-	h.rto_us = (uint32_t)(o->rto_ns / 1000);
-	h.rto_min_us = (uint32_t)(o->rto_min_ns / 1000);
-	h.cc = o->cc;
-	h.lb = o->lb;
-	for (uint32_t c = 0; c < o->channels; c++) {
-		h.ch[c].tpn = tp_chan_tpn(r.ch[c].tp);
-		h.ch[c].init_psn = tp_chan_init_psn(r.ch[c].tp);
-	}
-	ctl_hello_order(&h, true);
-	if (ctl_send(r.ctl, &h, sizeof(h)) || ctl_recv(r.ctl, &w, sizeof(w), wait_ms)) {
-		fail(&r, "peer %s never answered the control handshake", o->peer);
+	r.token = r.ans[0].token;
+	r.va = (uint64_t)r.ans[0].va_hi << 32 | r.ans[0].va_lo;
+	if (follow_paths(&r, wait_ms))
 		goto out;
-	}
-	ctl_welcome_order(&w, false);
-	if (w.magic != UBPERF_MAGIC || w.status) {
-		fail(&r, "peer refused the test: %s", w.magic != UBPERF_MAGIC ? "not ubperf" :
-		     strerror((int)w.status));
-		goto out;
-	}
-	r.token = w.token;
-	r.va = w.va;
-	if (follow_paths(&r, &w, wait_ms))
-		goto out;
-	for (uint32_t c = 0; c < o->channels; c++) {
-		int e = tp_chan_connect(r.ch[c].tp, w.ch[c].tpn, w.ch[c].init_psn);
-
-		if (e) {
-			fail(&r, "channel %u: connect: %s", c, strerror(-e));
-			goto out;
-		}
-	}
 	if (client_loop(&r))
 		goto out;
-	d.magic = UBPERF_MAGIC;
-	d.messages = r.messages;
-	d.bytes = r.bytes;
-	d.duration_ns = r.t_end - r.t_start;
-	ctl_done_order(&d, true);
-	if (ctl_send(r.ctl, &d, sizeof(d)) || ctl_recv(r.ctl, &pd, sizeof(pd), wait_ms)) {
-		fail(&r, "peer %s did not confirm the end of the test", o->peer);
+	if (client_done(&r, wait_ms))
 		goto out;
-	}
-	ctl_done_order(&pd, false);
-	report(&r, pd.messages, false);
+	report(&r, ctl_u64(r.peer_done.messages), false);
 	if (r.corrupt) {
 		fail(&r, "%" PRIu64 " Reads brought back wrong bytes", r.corrupt);
 		goto out;
 	}
-	if (pd.failed) {
+	if (r.peer_done.failed) {
 		fail(&r, "the server reports a failure");
 		goto out;
 	}
@@ -788,6 +933,26 @@ static int post_recvs(struct run *r, uint32_t c, uint32_t n)
 	return 0;
 }
 
+/*
+ * CTP has no PSN: over an entity's several ports Sends may pass each other.
+ * Each must still come exactly once, within the client's depth (<= 256) of
+ * the lowest one not seen yet (seq[c]).
+ */
+static void check_seq_ctp(struct run *r, uint32_t c, uint64_t seq)
+{
+	uint64_t *w = r->seen[c];
+
+	if (seq < r->seq[c] || seq - r->seq[c] >= 256 || (w[seq / 64 % 4] >> (seq % 64) & 1)) {
+		r->bad_seq++;
+		return;
+	}
+	w[seq / 64 % 4] |= 1ull << (seq % 64);
+	while (w[r->seq[c] / 64 % 4] >> (r->seq[c] % 64) & 1) {
+		w[r->seq[c] / 64 % 4] &= ~(1ull << (r->seq[c] % 64));
+		r->seq[c]++;
+	}
+}
+
 static void check_message(struct run *r, uint32_t c, const uint8_t *m, size_t len)
 {
 	uint64_t seq;
@@ -796,7 +961,10 @@ static void check_message(struct run *r, uint32_t c, const uint8_t *m, size_t le
 		r->corrupt++;
 		return;
 	}
-	if (len >= 8) {
+	if (len >= 8 && r->o->mode == TP_MODE_CTP) {
+		memcpy(&seq, m, 8);
+		check_seq_ctp(r, c, seq);
+	} else if (len >= 8) {
 		memcpy(&seq, m, 8);
 		/* UTP may lose messages (a gap) but never repeat or reorder them. */
 		if (seq < r->seq[c] || (seq > r->seq[c] && r->o->mode != TP_MODE_UTP))
@@ -812,7 +980,9 @@ static void check_message(struct run *r, uint32_t c, const uint8_t *m, size_t le
 		}
 }
 
-static int server_loop(struct run *r)
+static int server_inbox(struct run *r, struct ubperf_opts *so);
+
+static int server_loop(struct run *r, struct ubperf_opts *so)
 {
 	const struct ubperf_opts *o = r->o;
 	uint64_t idle_ns = (uint64_t)((o->stall_s > 10 ? o->stall_s : 10) * 1e9), last_rx = 0, rx;
@@ -853,151 +1023,217 @@ static int server_loop(struct run *r)
 		/* Samples from the first frame in: the server waits for its client before. */
 		if (last_rx && sample_tick(r, true, now))
 			return 1;
-		if (ctl_readable(r->ctl)) {
+		if (server_inbox(r, so))
+			return 1;
+		if (r->done_rcvd) {
 			sample_end(r, true, r->last_progress);
-			return 0;	/* the client's DONE, or its disappearance */
+			return 0;
 		}
 		if (now - r->last_progress > idle_ns)
-			return fail(r, "client stopped sending: nothing received for %.0f s",
+			return fail(r, "client %s went away: nothing received for %.0f s", r->peer_s,
 				    (double)idle_ns / 1e9);
 	}
 }
 
-int ubperf_server(const struct ubperf_opts *o)
+/* The first setup hello: the run it describes, the client's peers, the channels, the region. */
+static int server_start(struct run *r, struct ubperf_opts *so, const struct inbox_ent *e)
 {
+	const struct ctl_run *h = &e->m.u.run;
 	static const uint8_t no_ip[16];
-	struct run r = { .o = o, .who = "server", .ctl = -1 };
-	struct ubperf_opts so = *o;
-	struct ctl_hello h;
-	struct ctl_welcome w = { 0 };
-	struct ctl_done d, md = { 0 };
-	uint8_t ver, ip[16];
-	char peer_s[64];
-	int rc = 1, lfd = -1;
+	bool entity = ctp_entity(so);	/* ours, before the client's mode replaces --mode */
 
-	r.lat = NULL;
-	if (open_ep(&r))
-		goto out;
-	lfd = ctl_listen(o->port);
-	if (lfd < 0) {
-		fail(&r, "cannot listen on TCP port %u: %s", o->port, strerror(-lfd));
-		goto out;
-	}
-	if (!o->json)
-		printf("ubperf server: listening on %s, control TCP port %u\n", o->dev, o->port);
-	fflush(stdout);
-	r.ctl = ctl_accept(lfd, (int)(o->wait_s * 1000), &ver, ip);
-	if (r.ctl < 0) {
-		fail(&r, "no client within %.0f s", o->wait_s);
-		goto out;
-	}
-	inet_ntop(ver == 6 ? AF_INET6 : AF_INET, ip, peer_s, sizeof(peer_s));
-	if (ctl_recv(r.ctl, &h, sizeof(h), 5000)) {
-		fail(&r, "client %s sent no test description", peer_s);
-		goto out;
-	}
-	ctl_hello_order(&h, false);
-	if (h.magic != UBPERF_MAGIC || h.channels == 0 || h.channels > UBPERF_MAX_CHANS ||
-	    h.mode > TP_MODE_UTP || h.op > OP_READ || h.ta > TP_TA_ROT || h.size == 0 ||
-	    h.size > (64u << 20) || h.depth == 0 || h.depth > 256 || h.mtu < 64 || h.mtu > 3072 ||
-	    h.window == 0 || h.window >= TP_PSN_HALF || h.cc > TP_CC_CAQM || h.lb > TPG_LB_PACKET) {
-		fail(&r, "client %s sent a bad test description", peer_s);
-		goto out;
-	}
-	so.mode = (enum tp_mode)h.mode;
-	so.op = (enum ubperf_op)h.op;
-	so.ta = (enum tp_ta_mode)h.ta;
-	so.size = h.size;
-	so.channels = h.channels;
-	so.mtu = h.mtu;
-	so.window = h.window;
-	so.depth = h.depth;
-	so.rto_ns = (uint64_t)h.rto_us * 1000;
-	so.rto_min_ns = (uint64_t)h.rto_min_us * 1000;
-	so.cc = (enum tp_cc_algo)h.cc;
-	so.lb = (enum tpg_lb)h.lb;
-	r.o = &so;
+	inet_ntop(e->ver == 6 ? AF_INET6 : AF_INET, e->ip, r->peer_s, sizeof(r->peer_s));
+	if (h->channels == 0 || h->channels > UBPERF_MAX_CHANS ||
+	    !strcmp(tp_mode_name((enum tp_mode)h->mode), "?") || h->op > OP_READ ||
+	    h->ta > TP_TA_ROT || h->size == 0 || h->size > (64u << 20) || h->depth == 0 ||
+	    h->depth > 256 || h->mtu < 64 || h->mtu > 3072 || h->window == 0 ||
+	    h->window >= TP_PSN_HALF || h->cc > TP_CC_CAQM || h->lb > TPG_LB_PACKET)
+		return fail(r, "client %s sent a bad test description", r->peer_s);
+	so->mode = (enum tp_mode)h->mode;
+	so->op = (enum ubperf_op)h->op;
+	so->ta = (enum tp_ta_mode)h->ta;
+	so->size = h->size;
+	so->channels = h->channels;
+	so->mtu = h->mtu;
+	so->window = h->window;
+	so->depth = h->depth;
+	so->rto_ns = (uint64_t)h->rto_us * 1000;
+	so->rto_min_ns = (uint64_t)h->rto_min_us * 1000;
+	so->cc = (enum tp_cc_algo)h->cc;
+	so->lb = (enum tpg_lb)h->lb;
+	r->run_id = e->m.run_id;
+	r->started = true;
 	/* Send: depth x 2 receive buffers per channel; Write/Read: one region. */
-	r.buf_len = so.op == OP_SEND ? (size_t)so.channels * so.depth * 2 * so.size : so.size;
-	r.buf = calloc(1, r.buf_len);
-	if (!r.buf) {
-		fail(&r, "out of memory for %zu bytes of buffers", r.buf_len);
-		goto out;
-	}
-	if (init_peers(&r, ver, ip, 5000, peer_s))
-		goto out;
-	if (make_chans(&r))
-		goto out;
-	w.magic = UBPERF_MAGIC;
-	for (uint32_t c = 0; c < so.channels; c++) {
-		int e = tp_chan_connect(r.ch[c].tp, h.ch[c].tpn, h.ch[c].init_psn);
-
-		if (!e && so.op == OP_SEND)
-			e = post_recvs(&r, c, so.depth * 2);
-		if (e) {
-			w.status = (uint32_t)-e;
-			break;
-		}
-		w.ch[c].tpn = tp_chan_tpn(r.ch[c].tp);
-		w.ch[c].init_psn = tp_chan_init_psn(r.ch[c].tp);
+	r->buf_len = so->op == OP_SEND ? (size_t)so->channels * so->depth * 2 * so->size : so->size;
+	r->buf = calloc(1, r->buf_len);
+	if (!r->buf)
+		return fail(r, "out of memory for %zu bytes of buffers", r->buf_len);
+	if (init_peers(r, e->ver, e->ip, 5000, r->peer_s) || make_chans(r))
+		return 1;
+	for (uint32_t c = 0; c < so->channels; c++) {
 		/* Several ports: the client sends each channel to its port's address
 		 * (a route without a preferred source leaves it at --peer). */
-		if (r.nep > 1 && memcmp(r.peer[port_of(&r, c)].nh.src_ip, no_ip, 16)) {
-			const struct ep_peer *p = &r.peer[port_of(&r, c)];
+		if (r->nep > 1 && memcmp(r->peer[port_of(r, c)].nh.src_ip, no_ip, 16)) {
+			const struct ep_peer *p = &r->peer[port_of(r, c)];
 
-			w.path[c].ver = p->nh.ip_ver;
-			memcpy(w.path[c].ip, p->nh.src_ip, 16);
+			r->ans[c].path.ver = p->nh.ip_ver;
+			memcpy(r->ans[c].path.ip, p->nh.src_ip, 16);
 		}
 	}
-	/* A region is registered in one port's core: its token means nothing to another. */
-	if (!w.status && so.op != OP_SEND && r.nep > 1) {
-		w.status = EOPNOTSUPP;
-		ctl_welcome_order(&w, true);
-		ctl_send(r.ctl, &w, sizeof(w));
-		fail(&r, "--op %s needs one port (--dev with one name)", op_names[so.op]);
-		goto out;
+	/* Ports bound as a CTP entity speak CTP only; CTP, one packet per operation. */
+	if ((entity && so->mode != TP_MODE_CTP) ||
+	    (so->mode == TP_MODE_CTP && so->size > so->mtu)) {
+		for (uint32_t c = 0; c < so->channels; c++)
+			r->ans[c].status = EPROTONOSUPPORT;
+		return 0;	/* answered, then server_inbox fails */
 	}
-	if (!w.status && so.op != OP_SEND) {
-		int e;
+	/* A region is registered in one port's core: its token means nothing to another. */
+	if (so->op != OP_SEND && r->nep > 1) {
+		for (uint32_t c = 0; c < so->channels; c++)
+			r->ans[c].status = EOPNOTSUPP;
+		return 0;	/* answered, then server_inbox fails */
+	}
+	if (so->op != OP_SEND) {
+		uint32_t token;
+		int rc;
 
 		/* Reads fetch the pattern; Writes must leave it there (checked at the end). */
-		for (size_t i = 0; i < r.buf_len; i++)
-			r.buf[i] = so.op == OP_READ ? pattern(i) : 0;
-		e = tp_mr_reg(ep_tp(r.ep[0]), r.buf, r.buf_len, &w.token);
+		for (size_t i = 0; i < r->buf_len; i++)
+			r->buf[i] = so->op == OP_READ ? pattern(i) : 0;
+		rc = tp_mr_reg(ep_tp(r->ep[0]), r->buf, r->buf_len, &token);
+		for (uint32_t c = 0; c < so->channels; c++) {
+			r->ans[c].status = rc ? (uint32_t)-rc : 0;
+			r->ans[c].token = token;
+			r->ans[c].va_hi = (uint32_t)((uint64_t)(uintptr_t)r->buf >> 32);
+			r->ans[c].va_lo = (uint32_t)(uintptr_t)r->buf;
+			r->ans[c].mr_len = (uint32_t)r->buf_len;
+		}
+	}
+	return 0;
+}
 
-		w.status = e ? (uint32_t)-e : 0;
-		w.va = (uintptr_t)r.buf;
-		w.mr_len = (uint32_t)r.buf_len;
+/*
+ * The hellos of the last round: a setup hello connects its channel (the
+ * first one starts the run) and is answered, every time it comes (the
+ * client resends until an answer reaches it); a DONE is answered with our
+ * counts once they are known.
+ */
+static int server_inbox(struct run *r, struct ubperf_opts *so)
+{
+	for (uint32_t i = 0; i < r->ninbox; i++) {
+		const struct inbox_ent *e = &r->inbox[i];
+		struct ctl_msg m = { .kind = e->m.kind, .run_id = e->m.run_id, .index = e->m.index };
+		uint32_t c = e->m.index;
+
+		if (e->h.reply)
+			continue;
+		if (e->m.kind == CTL_DONE) {
+			if (!r->started || e->m.run_id != r->run_id)
+				continue;
+			r->done_rcvd = true;
+			r->peer_done = e->m.u.done;
+			if (r->md_ready) {
+				m.u.done = r->md;
+				ctl_send(r, e->k, &r->peer[e->k], &r->ch[0], e->h.tpn, true, &m);
+			}
+			continue;
+		}
+		if (!r->started && server_start(r, so, e)) {
+			r->ninbox = 0;
+			return 1;
+		}
+		/* Another client's, or a previous run's: not this one's. */
+		if (e->m.run_id != r->run_id || c >= so->channels)
+			continue;
+		if (!r->connected[c]) {
+			int rc = r->ans[c].status ? 0 : tp_chan_connect(r->ch[c].tp, e->h.tpn, e->h.init_psn);
+
+			if (!rc && !r->ans[c].status && so->op == OP_SEND)
+				rc = post_recvs(r, c, so->depth * 2);
+			if (rc)
+				r->ans[c].status = (uint32_t)-rc;
+			r->connected[c] = true;
+			r->peer_tpn[c] = e->h.tpn;
+			r->nconnected++;
+		} else if (e->h.tpn != r->peer_tpn[c]) {
+			continue;
+		}
+		m.u.ans = r->ans[c];
+		ctl_send(r, e->k, &r->peer[e->k], &r->ch[c], e->h.tpn, true, &m);
+		if (r->ans[c].status) {
+			r->ninbox = 0;
+			if (r->ans[c].status == EOPNOTSUPP)
+				return fail(r, "--op %s needs one port (--dev with one name)", op_names[so->op]);
+			if (r->ans[c].status == EPROTONOSUPPORT)
+				return fail(r, "client %s asks for %s%s", r->peer_s, tp_mode_name(so->mode),
+					    so->mode == TP_MODE_CTP ? " with --size above --mtu" :
+					    ": the ports are one CTP entity (--mode ctp)");
+			return fail(r, "could not set up the test with client %s: %s", r->peer_s,
+				    strerror((int)r->ans[c].status));
+		}
 	}
-	ctl_welcome_order(&w, true);
-	if (ctl_send(r.ctl, &w, sizeof(w)) || w.status) {
-		fail(&r, "could not set up the test with client %s", peer_s);
+	r->ninbox = 0;
+	return 0;
+}
+
+int ubperf_server(const struct ubperf_opts *o)
+{
+	struct run r = { .o = o, .who = "server" };
+	struct ubperf_opts so = *o;
+	uint64_t t0, wait_ns = (uint64_t)(o->wait_s * 1e9);
+	int rc = 1;
+
+	r.lat = NULL;
+	r.o = &so;
+	if (open_ep(&r))
 		goto out;
+	if (!o->json)
+		printf("ubperf server: listening on %s (in-band setup)\n", o->dev);
+	fflush(stdout);
+	t0 = ep_now_ns();
+	while (!r.started || r.nconnected < so.channels) {
+		if (wait_ns && ep_now_ns() - t0 > wait_ns) {
+			if (r.started)
+				fail(&r, "client %s set up %u of %u channels within %.0f s", r.peer_s,
+				     r.nconnected, so.channels, o->wait_s);
+			else
+				fail(&r, "no client within %.0f s", o->wait_s);
+			goto out;
+		}
+		progress(&r);
+		if (server_inbox(&r, &so))
+			goto out;
 	}
-	if (server_loop(&r))
+	if (server_loop(&r, &so))
 		goto out;
-	if (ctl_recv(r.ctl, &d, sizeof(d), 1000)) {
-		fail(&r, "client %s went away before the end of the test", peer_s);
-		goto out;
-	}
-	ctl_done_order(&d, false);
 	/* Every Write carried the pattern: the region must hold it now. */
-	if (so.op == OP_WRITE && d.messages && !is_pattern(r.buf, r.buf_len))
+	if (so.op == OP_WRITE && ctl_u64(r.peer_done.messages) && !is_pattern(r.buf, r.buf_len))
 		r.corrupt++;
 	/* One-sided operations leave no trace here: count what the client did. */
 	if (so.op != OP_SEND) {
-		r.messages = d.messages;
-		r.bytes = d.bytes;
+		r.messages = ctl_u64(r.peer_done.messages);
+		r.bytes = ctl_u64(r.peer_done.bytes);
 		r.t_start = 0;
-		r.t_end = d.duration_ns;
+		r.t_end = ctl_u64(r.peer_done.duration_ns);
 	}
-	md.magic = UBPERF_MAGIC;
-	md.messages = r.messages;
-	md.bytes = r.bytes;
-	md.failed = r.bad_seq || r.corrupt;
-	ctl_done_order(&md, true);
-	ctl_send(r.ctl, &md, sizeof(md));
-	report(&r, d.messages, true);
+	ctl_set_u64(r.md.messages, r.messages);
+	ctl_set_u64(r.md.bytes, r.bytes);
+	r.md.failed = r.bad_seq || r.corrupt;
+	r.md_ready = true;
+	/* Answer the DONE that ended the loop, and its repeats should the
+	 * answer be lost, for a while. */
+	r.done_rcvd = false;
+	{
+		struct ctl_msg m = { .kind = CTL_DONE, .run_id = r.run_id, .u.done = r.md };
+		uint64_t until = ep_now_ns() + CTL_DALLY_NS;
+
+		ctl_send(&r, 0, &r.peer[0], &r.ch[0], r.peer_tpn[0], true, &m);
+		while (ep_now_ns() < until) {
+			progress(&r);
+			server_inbox(&r, &so);
+		}
+	}
+	report(&r, ctl_u64(r.peer_done.messages), true);
 	if (r.bad_seq || r.corrupt) {
 		fail(&r, "%" PRIu64 " messages out of order or duplicated, %" PRIu64 " corrupt",
 		     r.bad_seq, r.corrupt);
@@ -1005,8 +1241,6 @@ int ubperf_server(const struct ubperf_opts *o)
 	}
 	rc = 0;
 out:
-	if (lfd >= 0)
-		close(lfd);
 	cleanup(&r);
 	return rc;
 }

@@ -14,7 +14,6 @@
 
 #define UBPERF_MAX_CHANS	64
 #define UBPERF_MAX_DEVS		8	/* server --dev A,B,...: ports served at once */
-#define UBPERF_DEFAULT_PORT	4793	/* TCP control, like perftest's out-of-band exchange */
 
 enum ubperf_op { OP_SEND = 0, OP_WRITE, OP_READ };
 
@@ -24,7 +23,6 @@ struct ubperf_opts {
 	const char *devs[UBPERF_MAX_DEVS];	/* --dev split at commas */
 	uint32_t ndevs;
 	const char *peer;
-	uint16_t port;
 	bool generic, zerocopy, json, verbose;
 	struct ep_native native;	/* --native: EtherType non-zero */
 	bool nexthop_mac_set;
@@ -49,21 +47,20 @@ struct ubperf_opts {
 };
 
 /*
- * Control messages over TCP, fixed layout, network byte order. The client
- * says what to run and its channels; the server answers with its channels
- * and the region to write/read; at the end each side reports what it saw.
+ * In-band setup ([chosen], docs/UBPERF_WIRE in docs/TRANSPORT.md): each
+ * channel's hello (tp_hello_build_app) carries after its 16 bytes a control
+ * message, u32 words in network byte order (headers/ubperf_wire.h):
+ * magic, kind, run id, channel index, then per kind the run description
+ * (client -> server), the server's answer for that channel, or the end-of-run
+ * counts (DONE, both ways on channel 0).
  */
 #define UBPERF_MAGIC	0x55425046u	/* "UBPF" */
 
-struct ctl_chan {
-	uint32_t tpn, init_psn;
-};
+enum ctl_kind { CTL_SETUP = 1, CTL_DONE = 2 };
 
-struct ctl_hello {
-	uint32_t magic, mode, op, ta, size, channels, mtu, window, depth;
-	uint32_t rto_us, rto_min_us;
-	struct ctl_chan ch[UBPERF_MAX_CHANS];
-	uint32_t cc, lb;	/* enum tp_cc_algo, enum tpg_lb */
+struct ctl_run {
+	uint32_t mode, op, ta, size, channels, mtu, window, depth;
+	uint32_t rto_us, rto_min_us, cc, lb;
 };
 
 /* Where a channel's server port is (bytes: no byte order); ver 0: the --peer address. */
@@ -72,17 +69,24 @@ struct ctl_path {
 	uint8_t ip[16];
 };
 
-struct ctl_welcome {
-	uint32_t magic, status;		/* 0 ok, else errno */
-	uint32_t token, mr_len;
-	uint64_t va;
-	struct ctl_chan ch[UBPERF_MAX_CHANS];
-	struct ctl_path path[UBPERF_MAX_CHANS];	/* a server on several ports */
+struct ctl_answer {
+	uint32_t status;		/* 0 ok, else errno */
+	uint32_t token, mr_len, va_hi, va_lo;
+	struct ctl_path path;		/* a server on several ports */
 };
 
 struct ctl_done {
-	uint32_t magic, failed;
-	uint64_t messages, bytes, duration_ns;
+	uint32_t failed;
+	uint32_t messages[2], bytes[2], duration_ns[2];	/* hi, lo */
+};
+
+struct ctl_msg {
+	uint32_t magic, kind, run_id, index;
+	union {
+		struct ctl_run run;	/* CTL_SETUP, client -> server */
+		struct ctl_answer ans;	/* CTL_SETUP reply */
+		struct ctl_done done;	/* CTL_DONE, both ways */
+	} u;
 };
 
 int ubperf_server(const struct ubperf_opts *o);

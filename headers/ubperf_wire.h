@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ubperf's in-band control message ([chosen], docs/TRANSPORT.md "ubperf's
+ * setup in band"): the application bytes of a tp_hello (UTP, TAH Message,
+ * after "UBH1" | TPN | PSN | MTU | mode | flags). Byte offsets into those
+ * bytes; every field a big-endian u32 unless said.
+ */
+#ifndef UBPERF_WIRE_H
+#define UBPERF_WIRE_H
+
+#define UBPF_OFF_MAGIC		0	/* "UBPF" */
+#define UBPF_OFF_KIND		4	/* 1 setup, 2 done */
+#define UBPF_OFF_RUN		8	/* the client's random run id */
+#define UBPF_OFF_INDEX		12	/* channel index (done: 0) */
+#define UBPF_OFF_BODY		16
+
+/* setup, client -> server: the run (12 words) */
+#define UBPF_RUN_MODE		16
+#define UBPF_RUN_OP		20
+#define UBPF_RUN_TA		24
+#define UBPF_RUN_SIZE		28
+#define UBPF_RUN_CHANNELS	32
+#define UBPF_RUN_MTU		36
+#define UBPF_RUN_WINDOW		40
+#define UBPF_RUN_DEPTH		44
+#define UBPF_RUN_RTO_US		48
+#define UBPF_RUN_RTO_MIN_US	52
+#define UBPF_RUN_CC		56
+#define UBPF_RUN_LB		60
+#define UBPF_RUN_LEN		64
+
+/* setup reply, server -> client: the answer for this channel */
+#define UBPF_ANS_STATUS		16	/* 0 or an errno */
+#define UBPF_ANS_TOKEN		20
+#define UBPF_ANS_MR_LEN		24
+#define UBPF_ANS_VA_HI		28
+#define UBPF_ANS_VA_LO		32
+#define UBPF_ANS_PATH_VER	36	/* u8: 0 (the --peer address), 4 or 6 */
+#define UBPF_ANS_PATH_IP	40	/* 16 bytes, as on the wire */
+#define UBPF_ANS_LEN		56
+
+/* done, both ways: counts (u64 as hi, lo words) */
+#define UBPF_DONE_FAILED	16
+#define UBPF_DONE_MESSAGES	20
+#define UBPF_DONE_BYTES		28
+#define UBPF_DONE_DURATION	36
+#define UBPF_DONE_LEN		44
+
+#endif
