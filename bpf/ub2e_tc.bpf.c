@@ -79,19 +79,150 @@ static __always_inline bool skb_is_uboe_at(struct __sk_buff *skb, __u32 off, boo
  * must not leave as plain IP. The kernel's other traffic (ARP/ND, ping,
  * answers to plain IP) stays IP, as plain IP crossing the switch does.
  */
-static __always_inline bool skb_icmp_about_uboe(struct __sk_buff *skb, bool v6)
+static __always_inline bool skb_icmp_error(struct __sk_buff *skb, bool v6, __u32 *l4)
 {
-	__u32 l4;
 	__u8 type;
 
-	if (skb_ip_proto(skb, sizeof(struct ethhdr), v6, &l4) != (v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP) ||
-	    bpf_skb_load_bytes(skb, l4, &type, 1))
+	if (skb_ip_proto(skb, sizeof(struct ethhdr), v6, l4) != (v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP) ||
+	    bpf_skb_load_bytes(skb, *l4, &type, 1))
 		return false;
 	/* The errors, which quote the packet they are about after 8 bytes:
 	 * ICMPv6 1-4; ICMP 3 (unreachable), 4, 5, 11 (time exceeded), 12. */
-	if (v6 ? type < 1 || type > 4 : type != 3 && type != 4 && type != 5 && type != 11 && type != 12)
-		return false;
-	return skb_is_uboe_at(skb, l4 + 8, v6);
+	return v6 ? type >= 1 && type <= 4 : type == 3 || type == 4 || type == 5 || type == 11 || type == 12;
+}
+
+static __always_inline bool skb_icmp_about_uboe(struct __sk_buff *skb, bool v6)
+{
+	__u32 l4;
+
+	return skb_icmp_error(skb, v6, &l4) && skb_is_uboe_at(skb, l4 + 8, v6);
+}
+
+/* The switch's own addresses on the IP-side port (ubctl fills them in): the
+ * source of the Packet Too Big answers below, as a router's must be (RFC 1812
+ * §4.3.2.4). Zero: none of that family. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ub2e_icmp_src);
+} ub2e_icmp_src SEC(".maps");
+
+/* As much of the packet as an ICMP error quotes: 576 bytes in all for IPv4
+ * (RFC 1812 §4.3.2.3), the IPv6 minimum MTU (RFC 4443 §3.2). */
+#define ICMP4_QUOTE_MAX	(576 - sizeof(struct iphdr) - 8)
+#define ICMP6_QUOTE_MAX	(1280 - sizeof(struct ipv6hdr) - 8)
+#define CSUM_CHUNK	512	/* the most bpf_csum_diff() sums in one call */
+
+struct icmp_quote {
+	__u8 b[ICMP6_QUOTE_MAX + 4];	/* + zero padding to a multiple of 4 */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct icmp_quote);
+} ub2e_icmp_scratch SEC(".maps");
+
+/* Ones' complement sum of n bytes at p (n a multiple of 4, at most CSUM_CHUNK). */
+static __always_inline __s64 csum_tail(__u8 *p, __u64 n, __s64 sum)
+{
+	barrier_var(n);
+	if (!n || n > CSUM_CHUNK || sum < 0)
+		return sum;
+	return bpf_csum_diff(NULL, 0, (__be32 *)p, n, (__wsum)sum);
+}
+
+/* Ones' complement sum of the quote (zero-padded to 4 bytes) onto `sum`:
+ * whole chunks at fixed offsets, so only the last one has a variable size. */
+static __always_inline __s64 quote_csum(struct icmp_quote *q, __u32 len, __s64 sum)
+{
+	__u64 n = (len + 3) & ~3u;	/* 64 bits: checked in the register csum_tail() passes on */
+	__u32 off = 0;
+
+	if (n > CSUM_CHUNK && sum >= 0) {
+		sum = bpf_csum_diff(NULL, 0, (__be32 *)q->b, CSUM_CHUNK, (__wsum)sum);
+		off = CSUM_CHUNK;
+	}
+	if (n > 2 * CSUM_CHUNK && sum >= 0) {
+		sum = bpf_csum_diff(NULL, 0, (__be32 *)(q->b + CSUM_CHUNK), CSUM_CHUNK, (__wsum)sum);
+		off = 2 * CSUM_CHUNK;
+	}
+	return off == 2 * CSUM_CHUNK ? csum_tail(q->b + 2 * CSUM_CHUNK, n - 2 * CSUM_CHUNK, sum) :
+	       off == CSUM_CHUNK ? csum_tail(q->b + CSUM_CHUNK, n - CSUM_CHUNK, sum) :
+	       csum_tail(q->b, n, sum);
+}
+
+static __always_inline __sum16 csum_finish(__s64 sum)
+{
+	return (__sum16)~csum_fold32((__u32)sum);
+}
+
+/*
+ * An ICMP error the kernel sends onto the UB side that does not fit the UB
+ * port once LPH+NTH come (its 1280-byte Packet Too Big on a port of MTU
+ * 1280-1289, a 576-byte IPv4 error below 586): cut its quote to what fits,
+ * as RFC 4443 §2.4 (c) and RFC 1812 §4.3.2.3 allow, fixing the IP length
+ * and the ICMP checksum. The kept quote is a multiple of 4 bytes, so what
+ * goes starts on a checksum word. Returns 0 when it now fits, -1 if not.
+ */
+static __always_inline int icmp_error_fit(struct __sk_buff *skb, bool v6, __u32 mtu)
+{
+	const __u32 eth = sizeof(struct ethhdr);
+	__u32 zero = 0, l4, room, keep, cut, ip_len = skb->len - eth;
+	struct icmp_quote *q;
+	__u64 n;
+	__s64 sum;
+
+	if (!skb_icmp_error(skb, v6, &l4) || mtu < UB_NATIVE_HDR_LEN)
+		return -1;
+	room = mtu - UB_NATIVE_HDR_LEN;
+	/* Keep at least the quoted IP header and 8 bytes of what follows it. */
+	if (l4 < eth || room < l4 - eth + 8 + (v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) + 8)
+		return -1;
+	keep = (room - (l4 - eth) - 8) & ~3u;
+	cut = ip_len - (l4 - eth) - 8 - keep;
+	q = bpf_map_lookup_elem(&ub2e_icmp_scratch, &zero);
+	if (!q)
+		return -1;
+	/* 64 bits, so that the register checked is the one passed (no zero
+	 * extension between), and checked as n - 1: 6.1's verifier learns no
+	 * lower bound from n != 0. */
+	n = cut - 1;
+	barrier_var(n);
+	if (n >= ICMP6_QUOTE_MAX)
+		return -1;
+	n++;
+	if (bpf_skb_load_bytes(skb, l4 + 8 + keep, q->b, n))
+		return -1;
+	*(__u32 *)(q->b + n) = 0;
+	/* The checksum loses what goes: add its ones' complement. */
+	sum = quote_csum(q, n, 0);
+	if (sum < 0)
+		return -1;
+	sum = (__u32)~(__u32)sum;
+	if (v6) {
+		__be32 from = bpf_htonl(ip_len - sizeof(struct ipv6hdr));
+		__be32 to = bpf_htonl(ip_len - sizeof(struct ipv6hdr) - cut);
+		__be16 plen = bpf_htons(ip_len - sizeof(struct ipv6hdr) - cut);
+
+		/* and the pseudo-header's upper-layer length changes */
+		sum = bpf_csum_diff(&from, sizeof(from), &to, sizeof(to), (__wsum)sum);
+		if (sum < 0 || bpf_skb_store_bytes(skb, eth + __builtin_offsetof(struct ipv6hdr, payload_len),
+						   &plen, sizeof(plen), 0))
+			return -1;
+	} else {
+		__be16 from = bpf_htons(ip_len), to = bpf_htons(ip_len - cut);
+
+		if (bpf_skb_store_bytes(skb, eth + __builtin_offsetof(struct iphdr, tot_len), &to, sizeof(to), 0) ||
+		    bpf_l3_csum_replace(skb, eth + __builtin_offsetof(struct iphdr, check), from, to, sizeof(to)))
+			return -1;
+	}
+	if (bpf_l4_csum_replace(skb, l4 + 2, 0, (__u32)sum, 0) ||
+	    bpf_skb_change_tail(skb, skb->len - cut, 0))
+		return -1;
+	return 0;
 }
 
 SEC("tc")
@@ -161,8 +292,11 @@ int ub2e_slow_ub(struct __sk_buff *skb)
 	}
 	/* The kernel checked the bare IP length; LPH+NTH must fit as well. */
 	if (bpf_check_mtu(skb, skb->ifindex, &mtu, UB_NATIVE_HDR_LEN, 0)) {
-		count(UB2E_CNT_SLOW_DROP_TOO_BIG);
-		return TC_ACT_SHOT;
+		if (icmp_error_fit(skb, v6, mtu)) {
+			count(UB2E_CNT_SLOW_DROP_TOO_BIG);
+			return TC_ACT_SHOT;
+		}
+		count(UB2E_CNT_SLOW_ICMP_TRUNCATED);
 	}
 	h.proto = bpf_htons(cfg->ub_ethertype);
 	ub_lph_init(&h.lph, v6 ? UB_LPH_CONFIG_IPV6 : UB_LPH_CONFIG_IPV4, cfg->vl, cfg->rt);
@@ -179,65 +313,101 @@ int ub2e_slow_ub(struct __sk_buff *skb)
 
 /* ---- TC ingress: what XDP punted, before the kernel routes it ---------------- */
 
-/* The switch's own addresses on the IP-side port (ubctl fills them in): the
- * source of the Packet Too Big answers below, as a router's must be (RFC 1812
- * §4.3.2.4). Zero: none of that family. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct ub2e_icmp_src);
-} ub2e_icmp_src SEC(".maps");
-
-/* As much of the packet as an ICMP error quotes: 576 bytes in all for IPv4
- * (RFC 1812 §4.3.2.3), the IPv6 minimum MTU (RFC 4443 §3.2). */
-#define ICMP4_QUOTE_MAX	(576 - sizeof(struct iphdr) - 8)
-#define ICMP6_QUOTE_MAX	(1280 - sizeof(struct ipv6hdr) - 8)
-#define CSUM_CHUNK	512	/* the most bpf_csum_diff() sums in one call */
-
-struct icmp_quote {
-	__u8 b[ICMP6_QUOTE_MAX + 4];	/* + zero padding to a multiple of 4 */
+/* struct ub2e_icmp_limit with the lock the verifier knows. */
+struct icmp_limit {
+	struct bpf_spin_lock lock;
+	__u32 rate, burst, pad;
+	__u64 credit, last_ns;
 };
+_Static_assert(sizeof(struct icmp_limit) == sizeof(struct ub2e_icmp_limit), "icmp_limit layout");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct icmp_quote);
-} ub2e_icmp_scratch SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, UB2E_MAX_PORTS);
+	__type(key, __u32);		/* ifindex of the port the answers leave by */
+	__type(value, struct icmp_limit);
+} ub2e_icmp_limit SEC(".maps");
 
-/* Ones' complement sum of n bytes at p (n a multiple of 4, at most CSUM_CHUNK). */
-static __always_inline __s64 csum_tail(__u8 *p, __u32 n, __s64 sum)
+/* The longest refill counted at once: keeps credit += elapsed * rate in 64 bits. */
+#define ICMP_REFILL_MAX_NS	(10 * UB2E_NSEC_PER_SEC)
+
+/*
+ * May port `ifindex` send one more ICMP error? A token bucket of `burst`
+ * answers refilled at `rate` per second, as the kernel bounds its own ICMP
+ * (net.ipv4.icmp_msgs_per_sec / icmp_msgs_burst), so a flood of too-big
+ * packets cannot make the switch flood answers.
+ */
+static __always_inline bool icmp_allow(__u32 ifindex)
 {
-	barrier_var(n);
-	if (!n || n > CSUM_CHUNK || sum < 0)
-		return sum;
-	return bpf_csum_diff(NULL, 0, (__be32 *)p, n, (__wsum)sum);
+	struct icmp_limit *l = bpf_map_lookup_elem(&ub2e_icmp_limit, &ifindex);
+	__u64 now = bpf_ktime_get_ns(), el, cap, rate;
+	bool ok = true;
+
+	if (!l)
+		return true;
+	bpf_spin_lock(&l->lock);
+	rate = l->rate < UB2E_ICMP_RATE_MAX ? l->rate : UB2E_ICMP_RATE_MAX;
+	if (rate) {
+		cap = (__u64)(l->burst ? (l->burst < UB2E_ICMP_BURST_MAX ? l->burst : UB2E_ICMP_BURST_MAX) : 1) *
+		      UB2E_NSEC_PER_SEC;
+		el = now - l->last_ns;
+		if (el > ICMP_REFILL_MAX_NS)
+			el = ICMP_REFILL_MAX_NS;
+		l->last_ns = now;
+		l->credit += el * rate;
+		if (l->credit > cap)
+			l->credit = cap;
+		ok = l->credit >= UB2E_NSEC_PER_SEC;
+		if (ok)
+			l->credit -= UB2E_NSEC_PER_SEC;
+	}
+	bpf_spin_unlock(&l->lock);
+	return ok;
 }
 
-/* Ones' complement sum of the quote (zero-padded to 4 bytes) onto `sum`:
- * whole chunks at fixed offsets, so only the last one has a variable size. */
-static __always_inline __s64 quote_csum(struct icmp_quote *q, __u32 len, __s64 sum)
+/*
+ * The source of an answer leaving port skb->ifindex towards `dst`: the
+ * address the kernel would choose now (BPF_FIB_LOOKUP_SRC, kernel 6.7+: the
+ * route's preferred source or the port's address for it), so that a changed
+ * address is used at once. Older kernels refuse the flag; then the port's
+ * address read at attach (map ub2e_icmp_src), counted. False: none.
+ */
+static __always_inline bool icmp_src(struct __sk_buff *skb, bool v6, const void *dst, void *src)
 {
-	__u32 n = (len + 3) & ~3u;
-	__u32 off = 0;
+	struct bpf_fib_lookup p = {};
+	struct ub2e_icmp_src *a;
+	__u32 zero = 0;
+	int rc;
 
-	if (n > CSUM_CHUNK && sum >= 0) {
-		sum = bpf_csum_diff(NULL, 0, (__be32 *)q->b, CSUM_CHUNK, (__wsum)sum);
-		off = CSUM_CHUNK;
+	p.family = v6 ? AF_INET6 : AF_INET;
+	p.ifindex = skb->ifindex;
+	if (v6)
+		__builtin_memcpy(p.ipv6_dst, dst, sizeof(p.ipv6_dst));
+	else
+		p.ipv4_dst = *(const __be32 *)dst;
+	rc = bpf_fib_lookup(skb, &p, sizeof(p),
+			    BPF_FIB_LOOKUP_OUTPUT | BPF_FIB_LOOKUP_SKIP_NEIGH | BPF_FIB_LOOKUP_SRC);
+	if (rc == BPF_FIB_LKUP_RET_SUCCESS) {
+		/* The answer leaves by the port it came in by: so must the route. */
+		if (p.ifindex != skb->ifindex)
+			return false;
+		if (v6)
+			__builtin_memcpy(src, p.ipv6_src, sizeof(p.ipv6_src));
+		else
+			*(__be32 *)src = p.ipv4_src;
+		return v6 ? !!(p.ipv6_src[0] | p.ipv6_src[1] | p.ipv6_src[2] | p.ipv6_src[3]) : !!p.ipv4_src;
 	}
-	if (n > 2 * CSUM_CHUNK && sum >= 0) {
-		sum = bpf_csum_diff(NULL, 0, (__be32 *)(q->b + CSUM_CHUNK), CSUM_CHUNK, (__wsum)sum);
-		off = 2 * CSUM_CHUNK;
-	}
-	return off == 2 * CSUM_CHUNK ? csum_tail(q->b + 2 * CSUM_CHUNK, n - 2 * CSUM_CHUNK, sum) :
-	       off == CSUM_CHUNK ? csum_tail(q->b + CSUM_CHUNK, n - CSUM_CHUNK, sum) :
-	       csum_tail(q->b, n, sum);
-}
-
-static __always_inline __sum16 csum_finish(__s64 sum)
-{
-	return (__sum16)~csum_fold32((__u32)sum);
+	if (rc >= 0)	/* the kernel has the flag: no route back by this port, no address */
+		return false;
+	a = bpf_map_lookup_elem(&ub2e_icmp_src, &zero);
+	if (!a || (v6 ? !(a->ip6[0] | a->ip6[1] | a->ip6[2] | a->ip6[3]) : !a->ip4))
+		return false;
+	if (v6)
+		__builtin_memcpy(src, a->ip6, sizeof(a->ip6));
+	else
+		*(__be32 *)src = a->ip4;
+	count(UB2E_CNT_SLOW_ICMP_SRC_ATTACH);
+	return true;
 }
 
 /*
@@ -254,7 +424,6 @@ static __always_inline int slow_too_big(struct __sk_buff *skb, const struct ub2e
 {
 	struct hdr_cursor c = { (void *)(long)skb->data, (void *)(long)skb->data_end };
 	struct bpf_fib_lookup fib;
-	struct ub2e_icmp_src *src;
 	struct icmp_quote *q;
 	struct udphdr *udph;
 	struct ethhdr *eth;
@@ -309,13 +478,17 @@ static __always_inline int slow_too_big(struct __sk_buff *skb, const struct ub2e
 		return -1;
 	mtu = fib.mtu_result > UB_NATIVE_HDR_LEN ? fib.mtu_result - UB_NATIVE_HDR_LEN : 0;
 
-	src = bpf_map_lookup_elem(&ub2e_icmp_src, &zero);
 	q = bpf_map_lookup_elem(&ub2e_icmp_scratch, &zero);
-	if (!src || !q)
+	if (!q)
 		return -1;
-	if (v6 ? !(src->ip6[0] | src->ip6[1] | src->ip6[2] | src->ip6[3]) : !src->ip4) {
+	if (!(v6 ? icmp_src(skb, true, &h6.ip.daddr, &h6.ip.saddr) : icmp_src(skb, false, &h4.ip.daddr, &h4.ip.saddr))) {
 		count(UB2E_CNT_SLOW_ICMP_NO_SOURCE);
 		return -1;
+	}
+	/* Too big either way: a suppressed answer leaves nothing. */
+	if (!icmp_allow(skb->ifindex)) {
+		count(UB2E_CNT_SLOW_ICMP_RATELIMITED);
+		return TC_ACT_SHOT;
 	}
 
 	qlen = v6 ? ICMP6_QUOTE_MAX : ICMP4_QUOTE_MAX;
@@ -334,7 +507,6 @@ static __always_inline int slow_too_big(struct __sk_buff *skb, const struct ub2e
 		h4.ip.tot_len = bpf_htons(sizeof(h4) + qlen);
 		h4.ip.ttl = 64;
 		h4.ip.protocol = IPPROTO_ICMP;
-		h4.ip.saddr = src->ip4;
 		h4.ip.check = csum_finish(bpf_csum_diff(NULL, 0, (__be32 *)(void *)&h4, sizeof(h4.ip), 0));
 		h4.type = 3;	/* Destination Unreachable */
 		h4.code = 4;	/* Fragmentation Needed and DF set */
@@ -347,7 +519,6 @@ static __always_inline int slow_too_big(struct __sk_buff *skb, const struct ub2e
 		h6.ip.payload_len = bpf_htons(8 + qlen);
 		h6.ip.nexthdr = IPPROTO_ICMPV6;
 		h6.ip.hop_limit = 64;
-		__builtin_memcpy(&h6.ip.saddr, &src->ip6, sizeof(h6.ip.saddr));
 		h6.type = 2;	/* Packet Too Big */
 		h6.mtu = bpf_htonl(mtu);
 		pseudo.src = h6.ip.saddr;
@@ -423,6 +594,12 @@ int ub2e_slow_in(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	/* Only UBoE -> UB grows on the way out (an 802.1Q tag is not in the MTU). */
 	if (ub2e_is_port(&ub2e_tx_ip, skb->ifindex)) {
+		/* A tag XDP read from offload metadata is the NPI now: without a
+		 * VLAN device the kernel would drop the packet for it. */
+		if (skb->vlan_present && bpf_skb_vlan_pop(skb)) {
+			count(UB2E_CNT_SLOW_DROP_ADJUST);
+			return TC_ACT_SHOT;
+		}
 		rc = slow_too_big(skb, cfg);
 		if (rc >= 0)
 			return rc;

@@ -82,8 +82,17 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 				    struct hdr_cursor c, __u16 vid, bool tagged, int proto,
 				    int tlen, __u16 info, bool v6);
 
-SEC("xdp")
-int ub2e_to_ub(struct xdp_md *ctx)
+/*
+ * The 802.1Q tag a driver stripped into offload metadata (rx-vlan-offload;
+ * veth does so for a tag the sender left in skb metadata). Kernel 6.8+, and
+ * only in a device-bound program (ubctl loads ub2e_to_ub_vlanmeta so, bound
+ * to the IP-side port, when that port strips tags). Weak: on older kernels
+ * the variant is not loaded and the symbol stays unresolved.
+ */
+extern int bpf_xdp_metadata_rx_vlan_tag(const struct xdp_md *ctx, __be16 *vlan_proto,
+					__u16 *vlan_tci) __ksym __weak;
+
+static __always_inline int to_ub(struct xdp_md *ctx, const bool vlan_meta)
 {
 	struct hdr_cursor c = { (void *)(long)ctx->data, (void *)(long)ctx->data_end };
 	const struct ub2e_cfg *cfg = ub2e_config();
@@ -103,6 +112,20 @@ int ub2e_to_ub(struct xdp_md *ctx)
 	if (proto == bpf_htons(ETH_P_8021Q)) {
 		tagged = true;
 		proto = parse_vlan(&c, &vid);
+	} else if (vlan_meta) {
+		__be16 vproto;
+		__u16 tci;
+
+		/* A stripped tag stays out of the frame (nothing to strip on a
+		 * punt: TC ingress pops it from the skb, bpf/ub2e_tc.bpf.c). */
+		if (!bpf_xdp_metadata_rx_vlan_tag(ctx, &vproto, &tci)) {
+			if (vproto != bpf_htons(ETH_P_8021Q)) {
+				count(UB2E_CNT_PASS_NOT_UBOE);	/* 802.1ad: as in the frame */
+				return XDP_PASS;
+			}
+			vid = tci & 0x0fff;
+			count(UB2E_CNT_VLAN_FROM_METADATA);
+		}
 	}
 	tlen = caqm_tag_pull(cfg, &c, &proto, &info);
 	if (tlen < 0) {
@@ -189,4 +212,17 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 		return drop(UB2E_CNT_DROP_NOT_EGRESS_PORT);
 	count(UB2E_CNT_TX_UB);
 	return XDP_REDIRECT;
+}
+
+SEC("xdp")
+int ub2e_to_ub(struct xdp_md *ctx)
+{
+	return to_ub(ctx, false);
+}
+
+/* Loaded only on request ("?"): device-bound, so never beside ub2e_to_ub by default. */
+SEC("?xdp")
+int ub2e_to_ub_vlanmeta(struct xdp_md *ctx)
+{
+	return to_ub(ctx, true);
 }

@@ -131,6 +131,7 @@ static __always_inline int to_uboe_ip(struct xdp_md *ctx, const struct ub2e_cfg 
 		if (cfg->cci_policy == UB2E_CCI_DROP)
 			return drop(UB2E_CNT_DROP_CCI_NOT_FECN);
 		count(UB2E_CNT_CCI_NOT_FECN);
+		cci = 0;	/* no FECN in the mark: the kernel's answers say no congestion */
 	}
 
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC) && ub_l3_ttl(&l3) <= 1)

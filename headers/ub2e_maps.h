@@ -50,6 +50,27 @@ struct ub2e_icmp_src {
 };
 
 /*
+ * Per-port token bucket of the ICMP errors the slow path sends itself (hash
+ * map keyed by ifindex, pinned as `icmp_limit`; a port without an entry is
+ * not limited). ubctl writes rate and burst with a full bucket; bpftool can
+ * change them live. `lock` is a struct bpf_spin_lock on the BPF side.
+ */
+#define UB2E_ICMP_RATE_DEFAULT	1000	/* answers/s: net.ipv4.icmp_msgs_per_sec */
+#define UB2E_ICMP_BURST_DEFAULT	50	/* net.ipv4.icmp_msgs_burst */
+#define UB2E_ICMP_RATE_MAX	1000000
+#define UB2E_ICMP_BURST_MAX	1000000
+#define UB2E_NSEC_PER_SEC	1000000000ull
+
+struct ub2e_icmp_limit {
+	__u32 lock;
+	__u32 rate;		/* answers per second; 0 = no limit */
+	__u32 burst;		/* bucket depth in answers (0 counts as 1) */
+	__u32 pad;
+	__u64 credit;		/* answers x 1e9: one answer costs UB2E_NSEC_PER_SEC */
+	__u64 last_ns;		/* bpf_ktime_get_ns() of the last refill */
+};
+
+/*
  * NPI -> VLAN table (draft §5.3): an array (Partition ID >> 12) of arrays
  * (Partition ID & 0xfff) of this value; all zero = no entry.
  * A baseline entry serves both permissions (`any`); an enhanced entry (Fig. 3)
@@ -122,7 +143,11 @@ _Static_assert(sizeof(struct ub2e_npi_vlans) == 6, "npi2vlan value is 6 bytes");
 	X(SLOW_DROP_VLAN,	"slow_drop_vlan")			\
 	X(SLOW_DROP_ADJUST,	"slow_drop_adjust_failed")			\
 	X(SLOW_ICMP_TOO_BIG,	"slow_icmp_too_big")			\
-	X(SLOW_ICMP_NO_SOURCE,	"slow_icmp_no_source")
+	X(SLOW_ICMP_NO_SOURCE,	"slow_icmp_no_source")		\
+	X(SLOW_ICMP_RATELIMITED, "slow_icmp_ratelimited")		\
+	X(SLOW_ICMP_TRUNCATED,	"slow_icmp_truncated")			\
+	X(SLOW_ICMP_SRC_ATTACH,	"slow_icmp_src_from_attach")		\
+	X(VLAN_FROM_METADATA,	"vlan_from_metadata")
 
 /*
  * The slow path (bpf/ub2e_tc.bpf.c). What XDP cannot finish (no neighbour,

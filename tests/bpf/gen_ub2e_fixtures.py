@@ -14,7 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scapy"))
 
 from scapy.layers.inet import IP, UDP, ICMP  # noqa: E402
-from scapy.layers.inet6 import IPv6, IPv6ExtHdrDestOpt, ICMPv6PacketTooBig  # noqa: E402
+from scapy.layers.inet6 import IPv6, IPv6ExtHdrDestOpt, ICMPv6PacketTooBig, ICMPv6TimeExceeded  # noqa: E402
 from scapy.layers.l2 import ARP, Dot1Q, Ether  # noqa: E402
 from scapy.packet import Raw  # noqa: E402
 
@@ -568,6 +568,22 @@ for v6 in (False, True):
         else:
             case(f"tc_egress_ub_{fam}_mtu_{size}", "tc_egress_ub", fwd, "TC_ACT_SHOT", ["slow_drop_too_big"],
                  mark=slow_mark(1, 0, MARKABLE), scapy="1491 + LPH/NTH > 1500: dropped, never sent too big")
+    # A kernel ICMP error that does not fit with LPH+NTH: its quote is cut to
+    # what fits (a multiple of 4 bytes), lengths and checksum made anew by scapy.
+    quoted = sized(v6, 1600, src=T["UBPU_IP6"] if v6 else T["UBPU_IP4"], dst=T["IPHOST_IP6"] if v6 else T["IPHOST_IP4"])
+    # Room for 1490 bytes of IP: IPv6 quotes up to 1442 whole, IPv4 up to 1462.
+    for qlen, kept in ((1440, 1440), (1442, 1442), (1443, 1440), (1460, 1440)) if v6 else \
+            ((1460, 1460), (1462, 1462), (1463, 1460), (1470, 1460)):
+        def err(n):
+            if v6:
+                return IPv6(src=T["SW_UB_IP6"], dst=T["UBPU_IP6"], hlim=64) / ICMPv6TimeExceeded() / Raw(quoted[:n])
+            return IP(src=T["SW_UB_IP4"], dst=T["UBPU_IP4"], ttl=64, id=0) / ICMP(type=11) / Raw(quoted[:n])
+        fits = qlen == kept
+        case(f"tc_egress_ub_{fam}_icmp_quote_{qlen}", "tc_egress_ub",
+             tagged(T["UBPU_MAC"], T["SW_UB_MAC"], bytes(err(qlen)), None), "TC_ACT_OK",
+             ["slow_tx_ub"] if fits else ["slow_icmp_truncated", "slow_tx_ub"],
+             native_out(bytes(err(kept)), LIGHT, pid=9), mark=slow_mark(9, 0, LIGHT),
+             scapy=f"ICMP error of {len(err(qlen))} bytes" + ("" if fits else f": quote cut from {qlen} to {kept}"))
 
 
 # ---- The slow path's ingress (TC, before the kernel routes the punted packet) --
@@ -602,9 +618,14 @@ for v6 in (False, True):
              ["slow_icmp_too_big"], icmp_error(ipb, v6, mtu=490), mark=slow_mark(4097),
              scapy=f"IP {size} + LPH/NTH > 500: {'Packet Too Big' if v6 else 'Fragmentation Needed'} "
                    "MTU 490 from the IP port's address, quoting what a router quotes")
+    # The source is the one the FIB gives for the way back out of the IP port
+    # (kernel 6.7+), else the port's address read at attach: a sender routed
+    # elsewhere, with no address at attach, gets none.
+    ipb = sized(v6, 1400, src=T["UBPU_IP6"] if v6 else T["UBPU_IP4"], dst=near)
     case(f"tc_ingress_ip_{fam}_too_big_no_source", "tc_ingress_ip", uboe_in(ipb), "TC_ACT_OK",
          ["slow_icmp_no_source"], uboe_in(ipb), opts="--no-icmp-source", mark=slow_mark(4097),
-         scapy="no address of the family on the IP port: no answer of the switch's, counted; the kernel goes on")
+         scapy="no route back to the sender by the IP port, no address at attach: no answer of the "
+               "switch's, counted; the kernel goes on")
     ipb = sized(v6, 490, src=src, dst=near)
     case(f"tc_ingress_ip_{fam}_fits_490", "tc_ingress_ip", uboe_in(ipb), "TC_ACT_OK", [], uboe_in(ipb),
          mark=slow_mark(4097))

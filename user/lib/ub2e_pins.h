@@ -15,5 +15,6 @@
 #define UB2E_PIN_PROG_TC_INGRESS	"prog_tc_ingress"
 #define UB2E_PIN_PROG_TC_EGRESS_IP	"prog_tc_egress_ip"
 #define UB2E_PIN_PROG_TC_EGRESS_UB	"prog_tc_egress_ub"
+#define UB2E_PIN_ICMP_LIMIT		"icmp_limit"
 
 #endif

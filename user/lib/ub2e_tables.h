@@ -21,8 +21,9 @@ int ub2e_npi_put(int npi_fd, __u32 pid, const struct ub2e_npi_vlans *v);
 
 /* Add entries (merging into existing Partition IDs). Returns 0 or -errno. */
 int ub2e_tables_write(int npi_fd, int vlan_fd, const struct npimap_entry *plan, size_t n);
-/* Every entry in the tables. Returns 0; *n <= max. */
-int ub2e_tables_read(int npi_fd, struct npimap_entry *plan, size_t max, size_t *n);
+/* Every entry in the tables (vlan_fd finds the blocks where the kernel cannot
+ * batch map-in-map; -1: probe every block). Returns 0; *n <= max. */
+int ub2e_tables_read(int npi_fd, int vlan_fd, struct npimap_entry *plan, size_t max, size_t *n);
 /* Remove one entry (perm NPIMAP_ANY_PERM: the baseline one). Returns 0, -ENOENT or -errno. */
 int ub2e_tables_del(int npi_fd, int vlan_fd, uint32_t pid, int perm);
 /* Remove every entry. */

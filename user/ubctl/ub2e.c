@@ -21,11 +21,17 @@
 #include <bpf/libbpf.h>
 #include <linux/if_link.h>
 
+/* uapi of kernel 6.3; the distribution's headers may predate it. */
+#ifndef BPF_F_XDP_DEV_BOUND_ONLY
+#define BPF_F_XDP_DEV_BOUND_ONLY	(1U << 6)
+#endif
+
 #include "ub2e_maps.h"	/* first: the skeleton's .data.cfg is a struct ub2e_cfg */
 #include "ub2e.skel.h"
 #include "ub2e_cfg.h"
 #include "conf.h"
 #include "npimap.h"
+#include "numparse.h"
 #include "ubctl.h"
 #include "ub2e_pins.h"
 #include "ub2e_tables.h"
@@ -41,6 +47,7 @@ static const struct pin_name {
 	{ UB2E_PIN_VLAN2NPI, offsetof(struct ub2e, maps.ub2e_vlan2npi) },
 	{ UB2E_PIN_TX_IP, offsetof(struct ub2e, maps.ub2e_tx_ip) },
 	{ UB2E_PIN_TX_UB, offsetof(struct ub2e, maps.ub2e_tx_ub) },
+	{ UB2E_PIN_ICMP_LIMIT, offsetof(struct ub2e, maps.ub2e_icmp_limit) },
 };
 
 static struct bpf_map *skel_map(struct ub2e *skel, const struct pin_name *p)
@@ -60,7 +67,7 @@ static int open_pinned(const char *dir, const char *file)
 
 enum {
 	OPT_UB_DEV = 1000, OPT_IP_DEV, OPT_NAME, OPT_PIN_PATH, OPT_GENERIC, OPT_MAP,
-	OPT_PARTITION, OPT_JSON, OPT_CFG, OPT_CONFIG,
+	OPT_PARTITION, OPT_JSON, OPT_CFG, OPT_CONFIG, OPT_ICMP_RATE, OPT_ICMP_BURST,
 };
 
 static const struct option attach_opts[] = {
@@ -73,6 +80,8 @@ static const struct option attach_opts[] = {
 	{ "partition", required_argument, 0, OPT_PARTITION },
 	{ "json", no_argument, 0, OPT_JSON },
 	{ "config", required_argument, 0, OPT_CONFIG },
+	{ "icmp-rate", required_argument, 0, OPT_ICMP_RATE },
+	{ "icmp-burst", required_argument, 0, OPT_ICMP_BURST },
 	/* Passed to ub2e_cfg_set() by name. */
 	{ "untagged", no_argument, 0, OPT_CFG },
 	{ "strict", no_argument, 0, OPT_CFG },
@@ -96,6 +105,7 @@ struct ub2e_args {
 	struct instance_sel sel;
 	struct ub2e_cfg cfg;
 	bool generic, json;
+	__u32 icmp_rate, icmp_burst;
 	struct npimap_entry *plan;
 	size_t nplan;
 	char **rest;		/* positional arguments */
@@ -110,12 +120,14 @@ struct ub2e_args {
 static int apply_opt(struct ub2e_args *a, int c, const char *name, const char *val, bool allow_cfg,
 		     bool from_file, char *err, size_t errlen)
 {
-	bool attach_only = c == OPT_CFG || c == OPT_MAP || c == OPT_PARTITION || c == OPT_GENERIC;
+	bool attach_only = c == OPT_CFG || c == OPT_MAP || c == OPT_PARTITION || c == OPT_GENERIC ||
+			   c == OPT_ICMP_RATE || c == OPT_ICMP_BURST;
+	unsigned long n;
 
 	if (attach_only && !allow_cfg) {
 		if (from_file)
 			return 0;
-		if (c == OPT_CFG) {
+		if (c == OPT_CFG || c == OPT_ICMP_RATE || c == OPT_ICMP_BURST) {
 			snprintf(err, errlen, "--%s is an attach option", name);
 			return EXIT_USAGE;
 		}
@@ -148,6 +160,17 @@ static int apply_opt(struct ub2e_args *a, int c, const char *name, const char *v
 	case OPT_CFG:
 		if (ub2e_cfg_set(&a->cfg, name, val, err, errlen))
 			return EXIT_USAGE;
+		break;
+	case OPT_ICMP_RATE:
+	case OPT_ICMP_BURST:
+		if (parse_uint(val, strlen(val), c == OPT_ICMP_RATE ? UB2E_ICMP_RATE_MAX : UB2E_ICMP_BURST_MAX, &n) ||
+		    (c == OPT_ICMP_BURST && !n)) {
+			snprintf(err, errlen, "--%s %s: give %s up to %u", name, val,
+				 c == OPT_ICMP_RATE ? "answers per second (0: no limit)" : "a number of answers, 1",
+				 c == OPT_ICMP_RATE ? UB2E_ICMP_RATE_MAX : UB2E_ICMP_BURST_MAX);
+			return EXIT_USAGE;
+		}
+		*(c == OPT_ICMP_RATE ? &a->icmp_rate : &a->icmp_burst) = (__u32)n;
 		break;
 	default:
 		snprintf(err, errlen, "unknown option --%s", name);
@@ -213,6 +236,8 @@ static int parse_args(int argc, char **argv, struct ub2e_args *a, bool allow_cfg
 	int c, idx, rc;
 
 	ub2e_cfg_defaults(&a->cfg);
+	a->icmp_rate = UB2E_ICMP_RATE_DEFAULT;
+	a->icmp_burst = UB2E_ICMP_BURST_DEFAULT;
 	a->plan = calloc(UB2E_MAX_NPI_ENTRIES, sizeof(*a->plan));
 	if (!a->plan)
 		return fail(EXIT_FAIL, "out of memory");
@@ -310,7 +335,19 @@ static void fwmark_reflect_on(void)
 	}
 }
 
-/* Source addresses of the switch's own Packet Too Big answers (bpf/ub2e_tc.bpf.c). */
+/* The token bucket of the switch's own answers out of the IP-side port, full. */
+static int icmp_limit_fill(struct ub2e *skel, unsigned ip_if, const struct ub2e_args *a)
+{
+	struct ub2e_icmp_limit l = {
+		.rate = a->icmp_rate, .burst = a->icmp_burst,
+		.credit = (__u64)a->icmp_burst * UB2E_NSEC_PER_SEC,
+	};
+
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_icmp_limit), &ip_if, &l, BPF_ANY);
+}
+
+/* Source addresses of the switch's own Packet Too Big answers where the kernel
+ * cannot tell them (BPF_FIB_LOOKUP_SRC is 6.7+; bpf/ub2e_tc.bpf.c). */
 static int icmp_src_fill(struct ub2e *skel, const char *ip_dev, struct ub2e_icmp_src *src)
 {
 	__u32 zero = 0;
@@ -322,11 +359,13 @@ static int icmp_src_fill(struct ub2e *skel, const char *ip_dev, struct ub2e_icmp
 static void icmp_src_warn(const struct ub2e_icmp_src *src, const char *ip_dev)
 {
 	if (!src->ip4)
-		warnx_("%s has no IPv4 address: UBoE -> UB IPv4 packets too big for the UB side get no "
-		       "Fragmentation Needed from the switch (slow_icmp_no_source)", ip_dev);
+		warnx_("%s has no IPv4 address: UBoE -> UB IPv4 packets too big for the UB side get the switch's "
+		       "Fragmentation Needed only from another port's address (kernel 6.7+), else none "
+		       "(slow_icmp_no_source)", ip_dev);
 	if (!(src->ip6[0] | src->ip6[1] | src->ip6[2] | src->ip6[3]))
-		warnx_("%s has no IPv6 address: UBoE -> UB IPv6 packets too big for the UB side get no "
-		       "Packet Too Big from the switch (slow_icmp_no_source)", ip_dev);
+		warnx_("%s has no IPv6 address: UBoE -> UB IPv6 packets too big for the UB side get the switch's "
+		       "Packet Too Big only from another port's address (kernel 6.7+), else none "
+		       "(slow_icmp_no_source)", ip_dev);
 }
 
 static int do_attach(struct ub2e_args *a)
@@ -335,7 +374,9 @@ static int do_attach(struct ub2e_args *a)
 	__u32 flags = XDP_FLAGS_UPDATE_IF_NOEXIST | (a->generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
 	char dir[PATH_MAX], err[512], p[PATH_MAX];
 	struct ub2e *skel = NULL;
+	struct bpf_program *to_ub;
 	struct ub2e_icmp_src src;
+	bool vlan_meta;
 	struct stat st;
 	__u32 zero = 0;
 	int rc, tc_in = -1, tc_ub = -1, tc_ip = -1;
@@ -354,6 +395,19 @@ static int do_attach(struct ub2e_args *a)
 	skel = ub2e__open();
 	if (!skel)
 		return fail(EXIT_FAIL, "cannot open the UB2E BPF object: %s", strerror(errno));
+	/* A port that strips VLAN tags into offload metadata: the variant that
+	 * reads them, device-bound to that port as the kfunc requires (native
+	 * XDP only); everywhere else the plain program, which pays nothing. */
+	vlan_meta = !a->generic && ub2e_rx_vlan_offload(a->sel.ip_dev) && ub2e_have_rx_vlan_kfunc();
+	to_ub = vlan_meta ? skel->progs.ub2e_to_ub_vlanmeta : skel->progs.ub2e_to_ub;
+	if (vlan_meta &&
+	    (bpf_program__set_autoload(skel->progs.ub2e_to_ub, false) || bpf_program__set_autoload(to_ub, true) ||
+	     bpf_program__set_flags(to_ub, bpf_program__flags(to_ub) | BPF_F_XDP_DEV_BOUND_ONLY))) {
+		ub2e__destroy(skel);
+		return fail(EXIT_FAIL, "cannot set up the VLAN metadata program: %s", strerror(errno));
+	}
+	if (vlan_meta)
+		bpf_program__set_ifindex(to_ub, ip_if);
 	rc = ub2e__load(skel);
 	if (rc) {
 		ub2e__destroy(skel);
@@ -370,7 +424,7 @@ static int do_attach(struct ub2e_args *a)
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ub), &ub_if, &ub_if, BPF_ANY) ||
 	    ub2e_tables_write(bpf_map__fd(skel->maps.ub2e_npi2vlan), bpf_map__fd(skel->maps.ub2e_vlan2npi),
 			      a->plan, a->nplan) ||
-	    icmp_src_fill(skel, a->sel.ip_dev, &src)) {
+	    icmp_src_fill(skel, a->sel.ip_dev, &src) || icmp_limit_fill(skel, ip_if, a)) {
 		rc = fail(EXIT_FAIL, "filling the switch maps: %s", strerror(errno));
 		goto out;
 	}
@@ -395,7 +449,7 @@ static int do_attach(struct ub2e_args *a)
 	{
 		const struct { const char *file; struct bpf_program *prog; } progs[] = {
 			{ UB2E_PIN_PROG_TO_UBOE, skel->progs.ub2e_to_uboe },
-			{ UB2E_PIN_PROG_TO_UB, skel->progs.ub2e_to_ub },
+			{ UB2E_PIN_PROG_TO_UB, to_ub },
 			{ UB2E_PIN_PROG_TC_INGRESS, skel->progs.ub2e_slow_in },
 			{ UB2E_PIN_PROG_TC_EGRESS_IP, skel->progs.ub2e_slow_ip },
 			{ UB2E_PIN_PROG_TC_EGRESS_UB, skel->progs.ub2e_slow_ub },
@@ -430,7 +484,7 @@ static int do_attach(struct ub2e_args *a)
 		rc = attach_err(a->sel.ub_dev, rc, a->generic);
 		goto untc;
 	}
-	rc = bpf_xdp_attach((int)ip_if, bpf_program__fd(skel->progs.ub2e_to_ub), flags, NULL);
+	rc = bpf_xdp_attach((int)ip_if, bpf_program__fd(to_ub), flags, NULL);
 	if (rc) {
 		LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = bpf_program__fd(skel->progs.ub2e_to_uboe));
 		int rb;
@@ -446,7 +500,7 @@ static int do_attach(struct ub2e_args *a)
 		rc = attach_err(a->sel.ip_dev, rc, a->generic);
 		goto untc;
 	}
-	ub2e_warn_host(a->sel.ub_dev, a->sel.ip_dev);
+	ub2e_warn_host(a->sel.ub_dev, a->sel.ip_dev, vlan_meta, a->generic);
 	icmp_src_warn(&src, a->sel.ip_dev);
 	fwmark_reflect_on();
 	printf("ub2e attached: %s (UB side) <-> %s (IP side), %s XDP, pinned at %s\n",
@@ -566,7 +620,7 @@ static int do_map(struct ub2e_args *a)
 	cur = calloc(UB2E_MAX_NPI_ENTRIES * 2, sizeof(*cur));
 	if (!cur)
 		return fail(EXIT_FAIL, "out of memory");
-	ub2e_tables_read(npi_fd, cur, UB2E_MAX_NPI_ENTRIES, &ncur);
+	ub2e_tables_read(npi_fd, vlan_fd, cur, UB2E_MAX_NPI_ENTRIES, &ncur);
 
 	if (!strcmp(verb, "list")) {
 		struct json_object *jl = a->json ? json_object_new_array() : NULL;

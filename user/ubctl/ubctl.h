@@ -75,7 +75,12 @@ void json_add_str(struct json_object *o, const char *key, const char *val);
 void json_add_u64(struct json_object *o, const char *key, unsigned long long val);
 
 /* warn.c: one line each for forwarding off (IPv4, IPv6) and rx VLAN offload on the IP port. */
-void ub2e_warn_host(const char *ub_dev, const char *ip_dev);
+/* vlan_meta: the switch reads stripped tags (ub2e_to_ub_vlanmeta); generic: generic XDP. */
+void ub2e_warn_host(const char *ub_dev, const char *ip_dev, bool vlan_meta, bool generic);
+/* Does dev strip VLAN tags into offload metadata (ethtool rx-vlan-offload)? */
+bool ub2e_rx_vlan_offload(const char *dev);
+/* Does the kernel have bpf_xdp_metadata_rx_vlan_tag() (6.8+)? */
+bool ub2e_have_rx_vlan_kfunc(void);
 
 /* ---- commands (one line each in commands.def) -------------------------------- */
 

@@ -12,6 +12,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <bpf/btf.h>
+
 #include "ubctl.h"
 
 /* 1 on, 0 off, -1 unknown. /proc/sys/net answers for our network namespace. */
@@ -31,7 +33,7 @@ static int sysctl_on(const char *fam, const char *dev)
 	return v;
 }
 
-static bool rx_vlan_offload(const char *dev)
+bool ub2e_rx_vlan_offload(const char *dev)
 {
 	struct ethtool_value ev = { .cmd = ETHTOOL_GFLAGS };
 	struct ifreq ifr = {};
@@ -48,7 +50,19 @@ static bool rx_vlan_offload(const char *dev)
 	return on;
 }
 
-void ub2e_warn_host(const char *ub_dev, const char *ip_dev)
+bool ub2e_have_rx_vlan_kfunc(void)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	bool have;
+
+	if (!vmlinux)
+		return false;
+	have = btf__find_by_name_kind(vmlinux, "bpf_xdp_metadata_rx_vlan_tag", BTF_KIND_FUNC) > 0;
+	btf__free(vmlinux);
+	return have;
+}
+
+void ub2e_warn_host(const char *ub_dev, const char *ip_dev, bool vlan_meta, bool generic)
 {
 	static const struct { const char *fam, *name; } fams[] = { { "ipv4", "IPv4" }, { "ipv6", "IPv6" } };
 
@@ -61,8 +75,12 @@ void ub2e_warn_host(const char *ub_dev, const char *ip_dev)
 			       fams[i].name, ub_off ? ub_dev : "", ub_off && ip_off ? " and " : "", ip_off ? ip_dev : "",
 			       fams[i].name, fams[i].fam);
 	}
-	if (rx_vlan_offload(ip_dev))
-		warnx_("%s strips VLAN tags into offload metadata (rx-vlan-offload on): XDP sees them only through "
-		       "bpf_xdp_metadata_rx_vlan_tag() (kernel 6.8+, driver support); ethtool -K %s rxvlan off keeps them in the frame",
+	if (vlan_meta)
+		printf("ub2e: %s strips VLAN tags into offload metadata (rx-vlan-offload on): the switch reads them "
+		       "with bpf_xdp_metadata_rx_vlan_tag(), its program bound to %s (counted as vlan_from_metadata)\n",
 		       ip_dev, ip_dev);
+	else if (ub2e_rx_vlan_offload(ip_dev))
+		warnx_("%s strips VLAN tags into offload metadata (rx-vlan-offload on): XDP sees them only through "
+		       "bpf_xdp_metadata_rx_vlan_tag(), %s; ethtool -K %s rxvlan off keeps them in the frame",
+		       ip_dev, generic ? "not in generic XDP" : "which this kernel lacks (6.8+)", ip_dev);
 }
