@@ -34,12 +34,16 @@ static __noinline int drop(__u32 why)
 static __always_inline int punt(struct xdp_md *ctx, __be16 ip_proto, __u32 why)
 {
 	const struct ub_nth *nth = (void *)(long)ctx->data + sizeof(struct ethhdr) + sizeof(struct ub_lph);
+	__u16 cci;
 
 	if ((void *)(nth + 1) > (void *)(long)ctx->data_end)
 		return drop(UB2E_CNT_DROP_ADJUST_FAILED);
 	count(UB2E_CNT_RX_UB);
+	/* A CCI in another mode has no FECN: the kernel's answers say no congestion. */
+	cci = bpf_ntohs(nth->cci);
 	return ub2e_punt(ctx, UB_NATIVE_HDR_LEN, ip_proto,
-			 ub2e_mark(ub_nth_pid(nth), ub_nth_perm(nth), ub_cci_fecn(bpf_ntohs(nth->cci))), why);
+			 ub2e_mark(ub_nth_pid(nth), ub_nth_perm(nth),
+				   ub_cci_mode(cci) == UB_CCI_MODE_FECN ? ub_cci_fecn(cci) : 0), why);
 }
 
 /* The NTH's fields in word loads (through its packed struct they are read byte by byte). */
@@ -131,7 +135,6 @@ static __always_inline int to_uboe_ip(struct xdp_md *ctx, const struct ub2e_cfg 
 		if (cfg->cci_policy == UB2E_CCI_DROP)
 			return drop(UB2E_CNT_DROP_CCI_NOT_FECN);
 		count(UB2E_CNT_CCI_NOT_FECN);
-		cci = 0;	/* no FECN in the mark: the kernel's answers say no congestion */
 	}
 
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC) && ub_l3_ttl(&l3) <= 1)
