@@ -15,6 +15,10 @@ UBCTL=build/bin/ubctl UBPKT=build/bin/ubpkt
 NS_PREFIX=ubdemo-
 
 teardown() {
+	# ubctl removes its pins from whichever bpffs it used (it may be the
+	# invoking shell's, reached through /proc, when this mount namespace has none).
+	[[ -n ${NS_SW:-} ]] && ns_run "$NS_SW" "$UBCTL" ub2e detach --ub-dev sw-ub --ip-dev sw-ip >/dev/null 2>&1
+	[[ -n ${NS_SW2:-} ]] && ns_run "$NS_SW2" "$UBCTL" ub2e detach --ub-dev sw2-ub --ip-dev sw2-ip >/dev/null 2>&1
 	ns_cleanup_all
 	rm -rf /sys/fs/bpf/ubxdp/ub2e/ubdemo-* 2>/dev/null || true
 }
