@@ -12,7 +12,7 @@ tap_run() {
 	local t log rc
 	for t in "$@"; do
 		log=$(mktemp)
-		( trap '[[ $(type -t teardown) == function ]] && teardown' EXIT; set -e; "$t" ) >"$log" 2>&1
+		( trap 'set +e; [[ $(type -t teardown) == function ]] && teardown' EXIT; set -e; "$t" ) >"$log" 2>&1
 		rc=$?
 		if [[ $rc -eq 0 ]]; then
 			tap_ok "$t"
