@@ -213,8 +213,11 @@ int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t 
 struct tp_chan *ep_chan_create(struct ep *e, struct ep_chan *c, struct tp_chan_config *cfg)
 {
 	cfg->user = c;
-	if (cfg->mode == TP_MODE_CTP)
+	if (cfg->mode == TP_MODE_CTP) {
+		/* The key of its CC instance, {peer entity, VL}: the VL its frames take. */
 		memcpy(cfg->peer_entity, c->peer->ip, sizeof(cfg->peer_entity));
+		cfg->vl = e->cfg.native.vl;
+	}
 	c->tp = tp_chan_create(e->tp, cfg);
 	if (c->tp)
 		c->sport = uboe_entropy_port(tp_chan_tpn(c->tp), (uint32_t)(uintptr_t)c->peer);
