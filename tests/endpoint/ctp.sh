@@ -76,8 +76,11 @@ ctp_run() {
 	ctp_data_frames "$d/cli" $count && ctp_data_frames "$d/srv" $count
 	local pcaps=() k
 	for k in $(seq "$n"); do pcaps+=("$d/m$k.pcap"); done
+	# Each member's frames unicast, between that member's ports (ctp_topo's MACs).
 	$PY "$here/ctp_capture.py" --client $CTP_CLI --server $CTP_SRV --size 1000 --op "$op" \
-		--lb "$([[ $n -eq 1 ]] && echo one || echo "$lb")" "${pcaps[@]}" || return 1
+		--lb "$([[ $n -eq 1 ]] && echo one || echo "$lb")" \
+		--client-macs "$(seq -s, -f '02:00:00:00:74:%g1' "$n")" \
+		--server-macs "$(seq -s, -f '02:00:00:00:74:%g4' "$n")" "${pcaps[@]}" || return 1
 	# The dissector agrees: CTPH opcode 0, the member's LBF, a good ICRC.
 	for k in $(seq "$n"); do
 		tshark -n -X lua_script:"$root/tools/wireshark/ub.lua" -r "$d/m$k.pcap" -T fields \
