@@ -181,6 +181,25 @@ test_ubperf_ctp_dcqcn_cnps_cut_the_rate() {
 	rm -rf "$d"
 }
 
+# An entity member whose link answers no ARP cannot reach the peer: the
+# client stops in one line naming that member (it used to broadcast there).
+test_ubperf_ctp_entity_member_unresolved_one_line() {
+	local d; d=$(mktemp -d)
+	ctp_topo 2
+	ns_run "$NS_CT" nft -f - <<-EOF
+	table bridge noarp2 {
+		chain c {
+			type filter hook forward priority 0;
+			iifname "ta2" ether type arp drop
+		}
+	}
+	EOF
+	refute ns_run "$NS_CA" "$BIN/ubperf" client --dev ctpa1,ctpa2 --peer $CTP_SRV --native --mode ctp \
+		--count 10 --wait 1 2>"$d/cli.err"
+	cat "$d/cli.err"
+	[[ $(wc -l <"$d/cli.err") -eq 1 ]] && grep -q "entity member ctpa2" "$d/cli.err"
+}
+
 # The bad ways to ask for CTP: one line each, exit 2, before touching a device.
 test_ubperf_ctp_bad_command_lines() {
 	local args err rc; err=$(mktemp)
@@ -287,6 +306,6 @@ test_ub2e_drops_native_ctp() {
 CTP_TESTS=(test_ubperf_ctp_native_send test_ubperf_ctp_native_write test_ubperf_ctp_native_read
 	test_ubperf_ctp_native_ipv6_read_write
 	test_ubperf_ctp_entity_lb_packet test_ubperf_ctp_entity_lb_flow
-	test_ubperf_ctp_dcqcn_cnps_cut_the_rate
+	test_ubperf_ctp_dcqcn_cnps_cut_the_rate test_ubperf_ctp_entity_member_unresolved_one_line
 	test_ubperf_ctp_bad_command_lines test_ubperf_ctp_entity_refuses_rtp
 	test_ubperf_ctp_loss_times_out_one_line test_ub2e_drops_native_ctp)
