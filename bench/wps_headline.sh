@@ -61,6 +61,18 @@ why=$(ns_unsupported) && { echo "wps_headline: skipped: $why"; exit 0; }
 command -v iperf3 >/dev/null || { echo "wps_headline: skipped: iperf3 not installed"; exit 0; }
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; ns_cleanup_all' EXIT
 
+# busiest: of ss -ti's sockets (a state line, then its info), the one that moved the most
+# bytes: iperf3's data connection, not its control connection.
+busiest() {
+	awk '/^[A-Z]/ {line = $0; next} {line = line " " $0; n = 0
+		rest = line
+		while (match(rest, /bytes_(acked|received):[0-9]+/)) {
+			split(substr(rest, RSTART, RLENGTH), a, ":"); if (a[2] + 0 > n) n = a[2] + 0
+			rest = substr(rest, RSTART + RLENGTH) }
+		if (n >= most) { most = n; best = line } }
+		END { gsub(/[ \t]+/, " ", best); print best }'
+}
+
 # run MODE: one iperf3 flow; prints a table row.
 run() {
 	local mode=$1 d cc=$CC rmem=$RMEM; d=$(mktemp -d)
@@ -98,8 +110,8 @@ run() {
 	if [[ $DIAG == 1 ]]; then	# what limits the sender, half way through (ss -ti: cwnd, rtt, *_limited)
 		sleep $((TIME / 2 + 1))
 		echo "$mode ss -ti at the sender, half way:"
-		ip netns exec "$NS_WSRC" ss -tin dst 10.30.0.2 dport = 5201 | sed -n '2,$p' | tail -1 | tr -s ' \t' ' ' | fold -w 160
-		ip netns exec "$NS_WDST" ss -tinm src 10.30.0.2 sport = 5201 | sed -n '2,$p' | tail -1 | tr -s ' \t' ' ' | fold -w 160
+		ip netns exec "$NS_WSRC" ss -tinH dst 10.30.0.2 dport = 5201 | busiest | fold -w 160
+		ip netns exec "$NS_WDST" ss -tinmH src 10.30.0.2 sport = 5201 | busiest | fold -w 160
 	fi
 	wait "$ipf"
 	[[ -n $probe ]] && { wait "$probe"; sed "s/^/$mode /" "$d/probe"; }
