@@ -67,9 +67,18 @@ static __always_inline __u8 ip6_ecn(const struct ipv6hdr *ip6h)
 	return (ip6h->flow_lbl[0] >> 4) & 3;
 }
 
+/*
+ * In the header's first 32-bit word (version, traffic class, flow label; the
+ * ECN bits are its bits 21-20), read and written whole: the FIB lookup that
+ * follows reads that word for the flow info, and after a byte store into it
+ * the load would wait for the store to reach the cache (a profile of UB ->
+ * UBoE IPv6 put 8% of the program's samples on that load).
+ */
 static __always_inline void ip6_set_ecn(struct ipv6hdr *ip6h, __u8 ecn)
 {
-	ip6h->flow_lbl[0] = (ip6h->flow_lbl[0] & ~0x30) | ((ecn & 3) << 4);
+	__be32 *w = (__be32 *)ip6h;
+
+	*w = (*w & ~bpf_htonl(0x00300000)) | bpf_htonl((__u32)(ecn & 3) << 20);
 }
 
 static __always_inline __u8 ip6_dscp_ecn(const struct ipv6hdr *ip6h)
