@@ -78,6 +78,7 @@ struct run {
 	uint64_t bad_seq, corrupt, lost;	/* server: Sends out of order / with wrong bytes / missing (UTP) */
 	uint64_t seen[UBPERF_MAX_CHANS][4];	/* server, CTP: Sends seen past seq[c], a ring of 256 */
 	uint64_t t_start, t_end, last_progress;
+	uint64_t heard_ns;	/* server: the last hello of this run */
 	uint64_t va[UBPERF_MAX_CHANS];		/* client: each channel's region (token in ans[c]) */
 	struct tp_cc *cc[UBPERF_MAX_CHANS];	/* --cc: the instances (CTP: one per port) */
 	struct tp_cc *cc_of[UBPERF_MAX_CHANS];	/* each channel's: its own, or with CTP its
@@ -1254,6 +1255,7 @@ static int server_inbox(struct run *r, struct ubperf_opts *so)
 		/* Another client's, or a previous run's: not this one's. */
 		if (e->m.run_id != r->run_id || c >= so->channels)
 			continue;
+		r->heard_ns = ep_now_ns();	/* the client is alive (a setup's bound) */
 		if (!r->connected[c]) {
 			int rc = r->ans[c].status ? 0 : server_follow(r, c, e);
 
@@ -1292,21 +1294,23 @@ static int server_inbox(struct run *r, struct ubperf_opts *so)
 	return 0;
 }
 
-int ubperf_server(const struct ubperf_opts *o)
+#define SERVE_AGAIN	(-1)	/* a setup abandoned: wait for a new client */
+
+/* One client, from its first hello; t0: when the server began to wait. */
+static int serve(const struct ubperf_opts *o, uint64_t t0, bool first)
 {
 	struct run r = { .o = o, .who = "server" };
 	struct ubperf_opts so = *o;
-	uint64_t t0, wait_ns = (uint64_t)(o->wait_s * 1e9);
+	uint64_t wait_ns = (uint64_t)(o->wait_s * 1e9), stall_ns = (uint64_t)(o->stall_s * 1e9);
 	int rc = 1;
 
 	r.lat = NULL;
 	r.o = &so;
 	if (open_ep(&r))
 		goto out;
-	if (!o->json)
+	if (!o->json && first)
 		printf("ubperf server: listening on %s (in-band setup)\n", o->dev);
 	fflush(stdout);
-	t0 = ep_now_ns();
 	while (!r.started || r.nconnected < so.channels) {
 		if (wait_ns && ep_now_ns() - t0 > wait_ns) {
 			if (r.started)
@@ -1314,6 +1318,20 @@ int ubperf_server(const struct ubperf_opts *o)
 				     r.nconnected, so.channels, o->wait_s);
 			else
 				fail(&r, "no client within %.0f s", o->wait_s);
+			goto out;
+		}
+		/*
+		 * A client resends each unanswered hello every 200 ms: one
+		 * silent for --stall died half way. Its channels and region
+		 * would hold the server forever (--wait 0): the server starts
+		 * afresh and waits for the next client instead, as it waited
+		 * for this one (what is left of --wait, or forever).
+		 */
+		if (r.started && ep_now_ns() - r.heard_ns > stall_ns) {
+			fail(&r, "client %s went away during setup (%u of %u channels, nothing for "
+			     "%.1f s): waiting for a new client", r.peer_s, r.nconnected,
+			     so.channels, o->stall_s);
+			rc = SERVE_AGAIN;
 			goto out;
 		}
 		progress(&r);
@@ -1358,5 +1376,15 @@ int ubperf_server(const struct ubperf_opts *o)
 	rc = 0;
 out:
 	cleanup(&r);
+	return rc;
+}
+
+int ubperf_server(const struct ubperf_opts *o)
+{
+	uint64_t t0 = ep_now_ns();
+	int rc;
+
+	for (bool first = true; (rc = serve(o, t0, first)) == SERVE_AGAIN; first = false)
+		;
 	return rc;
 }
