@@ -12,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "cc.h"
 #include "tp_pair.h"
 #include "ubhdr.h"
 
@@ -684,7 +685,7 @@ static const struct tp_cc_ops gate_ops = {
  * every data packet is lost: the resends leave once the gate opens, and the
  * channel then fails after retry_limit + 1 timeouts of its own. */
 static void paced_rto_run(enum tp_mode mode, bool lost_after_gate, struct tp_pair *p,
-			  struct gate *g, struct tp_stats *st)
+			  const struct tp_cc_ops *ops, void *ctx, struct tp_stats *st)
 {
 	struct tp_chan_config c[2];
 	struct tp_sim_cfg s;
@@ -694,9 +695,8 @@ static void paced_rto_run(enum tp_mode mode, bool lost_after_gate, struct tp_pai
 	c[0].fixed_init_psn = true;
 	c[0].init_psn = 5000;
 	c[0].retry_limit = 3;
-	*g = (struct gate){ .from = 50 * US, .until = 2 * MS + 50 * US };
-	c[0].cc = &gate_ops;
-	c[0].cc_ctx = g;
+	c[0].cc = ops;
+	c[0].cc_ctx = ctx;
 	pair_link_cfg(&s, 5);
 	log_attach(&s, &l, &c[0]);
 	l.drop_from = 0;
@@ -717,7 +717,8 @@ static void paced_rto_not_counted(void **state)
 		struct gate g;
 		struct tp_stats st;
 
-		paced_rto_run(reliable_modes[m], false, &p, &g, &st);
+		g = (struct gate){ .from = 50 * US, .until = 2 * MS + 50 * US };
+		paced_rto_run(reliable_modes[m], false, &p, &gate_ops, &g, &st);
 		PAIR_CHECK(&p, p.received == 1 && p.done == 1);
 		/* Ten timeouts while the gate was shut, all but the first held. */
 		assert_true(st.rto_fired >= 9);
@@ -737,7 +738,8 @@ static void paced_rto_lost_still_fails(void **state)
 		struct gate g;
 		struct tp_stats st;
 
-		paced_rto_run(reliable_modes[m], true, &p, &g, &st);
+		g = (struct gate){ .from = 50 * US, .until = 2 * MS + 50 * US };
+		paced_rto_run(reliable_modes[m], true, &p, &gate_ops, &g, &st);
 		assert_int_equal(p.chan_errors, 1);
 		assert_int_equal(p.chan_error, TP_ST_RETRY_EXCEEDED);
 		assert_int_equal(p.received, 0);
@@ -747,6 +749,31 @@ static void paced_rto_lost_still_fails(void **state)
 		assert_true(st.rto_held >= 8);
 		assert_true(tp_sim_now(p.sim) >= g.until + 3 * 200 * US - 200 * US);
 		pair_free(&p);
+	}
+}
+
+/* The same with the real DCQCN held at 1 Mbit/s: a 256-byte packet every
+ * 2.56 ms, past a dozen 200 us timeouts, each packet lost on its first send. */
+static void paced_rto_dcqcn(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < 3; m++) {
+		struct tp_cc_config ccc = {
+			.algo = TP_CC_DCQCN, .mtu = 256, .line_rate_bps = 1000000,
+			.min_rate_bps = 1000000, .burst_bytes = 320,
+		};
+		struct tp_cc *cc = tp_cc_create(&ccc);
+		struct tp_chan_config cfg = { 0 };
+		struct tp_pair p;
+		struct tp_stats st;
+
+		assert_non_null(cc);
+		tp_cc_attach(cc, &cfg);
+		paced_rto_run(reliable_modes[m], false, &p, cfg.cc, cfg.cc_ctx, &st);
+		PAIR_CHECK(&p, p.received == 1 && p.done == 1);
+		assert_true(st.rto_held >= 20);
+		pair_free(&p);
+		tp_cc_destroy(cc);
 	}
 }
 
@@ -1428,6 +1455,7 @@ int main(void)
 		cmocka_unit_test(retry_limit_fails_channel),
 		cmocka_unit_test(paced_rto_not_counted),
 		cmocka_unit_test(paced_rto_lost_still_fails),
+		cmocka_unit_test(paced_rto_dcqcn),
 		cmocka_unit_test(rol_delayed_tpack),
 		cmocka_unit_test(roi_taack_packet),
 		cmocka_unit_test(rnr_answered_and_retried),
