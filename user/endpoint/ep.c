@@ -402,6 +402,7 @@ int ep_send_raw(struct ep *e, struct ep_peer *p, uint16_t sport, const void *tp,
 	}
 	e->st.tx_frames++;
 	e->st.ctl_tx++;
+	e->mem_tx[0]++;		/* socket 0 is the first member's */
 	return 0;
 }
 

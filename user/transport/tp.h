@@ -135,7 +135,9 @@ struct tp_chan_config {
 	uint64_t rto_static_ns;	/* 0: TP_RTO_512US */
 	uint64_t rto_min_ns;	/* dynamic: floor of Base; 0: 10 us */
 	uint32_t rto_n;		/* dynamic: N of Base x 2^(N x Times); 0: 1 */
-	uint32_t retry_limit;	/* consecutive RTOs before the channel fails; 0: 7 */
+	uint32_t retry_limit;	/* consecutive RTOs before the channel fails; 0: 7.
+				 * An RTO while CC pacing still holds the resends
+				 * of the one before does not count. */
 	uint32_t rnr_retry;	/* RNR/page-fault retries of one operation; 0: 7 */
 	uint64_t rnr_delay_ns;	/* wait before such a retry; 0: 50 us */
 	uint32_t max_ops;	/* posted operations outstanding (each kind); 0: 1024 */
@@ -320,6 +322,7 @@ bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
 	X(rtx_answer,		"ROL last packets resent: a later answer came first") \
 	X(rto_fired,		"retransmission timeouts")			\
 	X(rto_spurious,		"RTOs the next ack showed spurious (F-RTO: no go-back)") \
+	X(rto_held,		"RTOs while pacing still held the last RTO's resends (not counted toward the retry limit)") \
 	X(ta_retry_rnr,		"operations retried after RNR")			\
 	X(ta_retry_pf,		"operations retried after a page fault")	\
 	X(rx_inorder,		"data packets received in order")		\

@@ -78,8 +78,8 @@ struct run {
 	uint64_t bad_seq, corrupt, lost;	/* server: Sends out of order / with wrong bytes / missing (UTP) */
 	uint64_t seen[UBPERF_MAX_CHANS][4];	/* server, CTP: Sends seen past seq[c], a ring of 256 */
 	uint64_t t_start, t_end, last_progress;
-	uint32_t token;
-	uint64_t va;
+	uint64_t heard_ns;	/* server: the last hello of this run */
+	uint64_t va[UBPERF_MAX_CHANS];		/* client: each channel's region (token in ans[c]) */
 	struct tp_cc *cc[UBPERF_MAX_CHANS];	/* --cc: the instances (CTP: one per port) */
 	struct tp_cc *cc_of[UBPERF_MAX_CHANS];	/* each channel's: its own, or with CTP its
 						 * port's, {peer entity, VL} (tp.h) */
@@ -740,11 +740,11 @@ static int post_one(struct run *r, uint32_t c, uint32_t slot)
 			r->seq[c]++;
 		break;
 	case OP_WRITE:
-		rc = tp_post_write(ch, msg, r->o->size, r->va, r->token, wr);
+		rc = tp_post_write(ch, msg, r->o->size, r->va[c], r->ans[c].token, wr);
 		break;
 	default:
 		memset(msg, 0, r->o->size);	/* so a Read that lands nothing shows */
-		rc = tp_post_read(ch, msg, r->o->size, r->va, r->token, wr);
+		rc = tp_post_read(ch, msg, r->o->size, r->va[c], r->ans[c].token, wr);
 		break;
 	}
 	if (!rc)
@@ -978,8 +978,9 @@ int ubperf_client(const struct ubperf_opts *o)
 	r.run_id = (uint32_t)(ep_now_ns() ^ (uint64_t)getpid() << 16);
 	if (client_setup(&r, wait_ms))
 		goto out;
-	r.token = r.ans[0].token;
-	r.va = (uint64_t)r.ans[0].va_hi << 32 | r.ans[0].va_lo;
+	/* Each channel's region is named in its server port's core. */
+	for (uint32_t c = 0; c < o->channels; c++)
+		r.va[c] = (uint64_t)r.ans[c].va_hi << 32 | r.ans[c].va_lo;
 	if (follow_paths(&r, wait_ms))
 		goto out;
 	if (client_loop(&r))
@@ -1161,23 +1162,20 @@ static int server_start(struct run *r, struct ubperf_opts *so, const struct inbo
 			r->ans[c].status = EPROTONOSUPPORT;
 		return 0;	/* answered, then server_inbox fails */
 	}
-	/* A region is registered in one port's core: its token means nothing to another. */
-	if (so->op != OP_SEND && r->nep > 1) {
-		for (uint32_t c = 0; c < so->channels; c++)
-			r->ans[c].status = EOPNOTSUPP;
-		return 0;	/* answered, then server_inbox fails */
-	}
 	if (so->op != OP_SEND) {
-		uint32_t token;
-		int rc;
+		uint32_t token[UBPERF_MAX_DEVS] = { 0 };
+		int rc = 0;
 
 		/* Reads fetch the pattern; Writes must leave it there (checked at the end). */
 		for (size_t i = 0; i < r->buf_len; i++)
 			r->buf[i] = so->op == OP_READ ? pattern(i) : 0;
-		rc = tp_mr_reg(ep_tp(r->ep[0]), r->buf, r->buf_len, &token);
+		/* A token names a region in one port's core only: the one region
+		 * is registered in each, and each channel gets its port's token. */
+		for (uint32_t k = 0; k < r->nep && !rc; k++)
+			rc = tp_mr_reg(ep_tp(r->ep[k]), r->buf, r->buf_len, &token[k]);
 		for (uint32_t c = 0; c < so->channels; c++) {
 			r->ans[c].status = rc ? (uint32_t)-rc : 0;
-			r->ans[c].token = token;
+			r->ans[c].token = token[port_of(r, c)];
 			r->ans[c].va_hi = (uint32_t)((uint64_t)(uintptr_t)r->buf >> 32);
 			r->ans[c].va_lo = (uint32_t)(uintptr_t)r->buf;
 			r->ans[c].mr_len = (uint32_t)r->buf_len;
@@ -1257,6 +1255,7 @@ static int server_inbox(struct run *r, struct ubperf_opts *so)
 		/* Another client's, or a previous run's: not this one's. */
 		if (e->m.run_id != r->run_id || c >= so->channels)
 			continue;
+		r->heard_ns = ep_now_ns();	/* the client is alive (a setup's bound) */
 		if (!r->connected[c]) {
 			int rc = r->ans[c].status ? 0 : server_follow(r, c, e);
 
@@ -1282,8 +1281,6 @@ static int server_inbox(struct run *r, struct ubperf_opts *so)
 		answer(r, e, c, &m);
 		if (r->ans[c].status) {
 			r->ninbox = 0;
-			if (r->ans[c].status == EOPNOTSUPP)
-				return fail(r, "--op %s needs one port (--dev with one name)", op_names[so->op]);
 			if (r->ans[c].status == EPROTONOSUPPORT)
 				return fail(r, "client %s asks for %s%s", r->peer_s, tp_mode_name(so->mode),
 					    so->mode != TP_MODE_CTP ? ": the ports are one CTP entity (--mode ctp)" :
@@ -1297,21 +1294,23 @@ static int server_inbox(struct run *r, struct ubperf_opts *so)
 	return 0;
 }
 
-int ubperf_server(const struct ubperf_opts *o)
+#define SERVE_AGAIN	(-1)	/* a setup abandoned: wait for a new client */
+
+/* One client, from its first hello; t0: when the server began to wait. */
+static int serve(const struct ubperf_opts *o, uint64_t t0, bool first)
 {
 	struct run r = { .o = o, .who = "server" };
 	struct ubperf_opts so = *o;
-	uint64_t t0, wait_ns = (uint64_t)(o->wait_s * 1e9);
+	uint64_t wait_ns = (uint64_t)(o->wait_s * 1e9), stall_ns = (uint64_t)(o->stall_s * 1e9);
 	int rc = 1;
 
 	r.lat = NULL;
 	r.o = &so;
 	if (open_ep(&r))
 		goto out;
-	if (!o->json)
+	if (!o->json && first)
 		printf("ubperf server: listening on %s (in-band setup)\n", o->dev);
 	fflush(stdout);
-	t0 = ep_now_ns();
 	while (!r.started || r.nconnected < so.channels) {
 		if (wait_ns && ep_now_ns() - t0 > wait_ns) {
 			if (r.started)
@@ -1319,6 +1318,20 @@ int ubperf_server(const struct ubperf_opts *o)
 				     r.nconnected, so.channels, o->wait_s);
 			else
 				fail(&r, "no client within %.0f s", o->wait_s);
+			goto out;
+		}
+		/*
+		 * A client resends each unanswered hello every 200 ms: one
+		 * silent for --stall died half way. Its channels and region
+		 * would hold the server forever (--wait 0): the server starts
+		 * afresh and waits for the next client instead, as it waited
+		 * for this one (what is left of --wait, or forever).
+		 */
+		if (r.started && ep_now_ns() - r.heard_ns > stall_ns) {
+			fail(&r, "client %s went away during setup (%u of %u channels, nothing for "
+			     "%.1f s): waiting for a new client", r.peer_s, r.nconnected,
+			     so.channels, o->stall_s);
+			rc = SERVE_AGAIN;
 			goto out;
 		}
 		progress(&r);
@@ -1363,5 +1376,15 @@ int ubperf_server(const struct ubperf_opts *o)
 	rc = 0;
 out:
 	cleanup(&r);
+	return rc;
+}
+
+int ubperf_server(const struct ubperf_opts *o)
+{
+	uint64_t t0 = ep_now_ns();
+	int rc;
+
+	for (bool first = true; (rc = serve(o, t0, first)) == SERVE_AGAIN; first = false)
+		;
 	return rc;
 }
