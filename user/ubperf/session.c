@@ -875,9 +875,12 @@ static int client_setup(struct run *r, int wait_ms)
 	};
 	while (r->nconnected < o->channels) {
 		now = ep_now_ns();
-		if (now >= deadline)
+		if (now >= deadline && !r->nconnected)
 			return fail(r, "peer %s never answered (%u hellos in %.1f s; no ubperf server there?)",
 				    o->peer, sent, o->wait_s);
+		if (now >= deadline)
+			return fail(r, "peer %s answered %u of %u channels in %.1f s (hellos or answers lost, or it went away)",
+				    o->peer, r->nconnected, o->channels, o->wait_s);
 		if (now >= next) {
 			for (uint32_t c = 0; c < o->channels; c++) {
 				if (r->connected[c])
