@@ -30,6 +30,12 @@
  * of its own. Received CTP packets come with meta.ctp set (the datapath
  * tells them by their UDP port, headers/ub_wire.h) and find their channel by
  * the TAH's IniRCID and the peer's entity address (tp_chan_config).
+ * CTP congestion control is per {Dest Entity, VL}, not per channel: every
+ * CTP channel to one peer entity on one VL shares one CC instance (cc_ctx),
+ * which paces what they send and answers marks with CTP CNPs (CTPH opcode
+ * UB_CTP_OP_CNP | CNPETPH naming the VL), at most one per interval per
+ * {source entity, VL}; a CNP received cuts the instance of {its IP source,
+ * its VL}.
  *
  * Wire layouts: WIRE.md §3-§4, encoded with user/lib/ubhdr.h. Data packets
  * are TPH | TAH | [MAETAH on every packet of a Write, on a Read request] | payload;
@@ -150,6 +156,10 @@ struct tp_chan_config {
 	 * struct ub_view); packets from another source are not this channel's.
 	 * All zero: any source. */
 	uint8_t peer_entity[16];
+	/* CTP: the VL its packets take (0..15). With peer_entity the key of
+	 * its CC instance: every CTP channel of one {peer_entity, vl} must be
+	 * given the same cc_ctx (tp_chan_create says EINVAL otherwise). */
+	uint8_t vl;
 };
 
 /* ---- lifecycle ------------------------------------------------------------ */

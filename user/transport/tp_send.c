@@ -598,12 +598,6 @@ static void fill_info(struct tp_chan *ch, struct tp_tx_info *info, uint32_t psn,
 	};
 }
 
-static bool cc_allows(struct tp_chan *ch, uint64_t now, uint32_t bytes)
-{
-	return !ch->cfg.cc || !ch->cfg.cc->can_send ||
-	       ch->cfg.cc->can_send(ch->cfg.cc_ctx, now, ch->inflight_bytes, bytes);
-}
-
 static void count_rtx(struct tp_chan *ch, uint8_t cause)
 {
 	switch (cause) {
@@ -631,8 +625,7 @@ static size_t send_slot(struct tp_chan *ch, uint64_t now, uint32_t psn, uint8_t 
 	count_rtx(ch, cause);
 	ch->st.tx_data++;
 	ch->st.tx_bytes += seg_len(ch, op, s->seg);
-	if (ch->cfg.cc && ch->cfg.cc->on_send)
-		ch->cfg.cc->on_send(ch->cfg.cc_ctx, now, seg_len(ch, op, s->seg), true);
+	tp_cc_on_send(ch, now, seg_len(ch, op, s->seg), true);
 	fill_info(ch, info, psn, true);
 	if (!ch->rto_deadline)
 		rto_rearm(ch, now);
@@ -661,7 +654,7 @@ static size_t send_utp(struct tp_chan *ch, uint64_t now, uint8_t *buf, size_t ca
 	struct tp_op *op = next_op(ch);
 	size_t len;
 
-	if (!op || !cc_allows(ch, now, seg_len(ch, op, op->next_seg)))
+	if (!op || !tp_cc_can_send(ch, now, seg_len(ch, op, op->next_seg)))
 		return 0;
 	if (!op->next_seg)
 		op->tpmsn = ch->next_tpmsn++ & TP_PSN_MASK;
@@ -714,7 +707,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 
 	if (tp_is_gbn(ch) && ch->rtx_nxt != ch->nxt) {
 		s = SLOT(ch, ch->rtx_nxt);
-		if (!cc_allows(ch, now, seg_len(ch, &ch->sq[s->op], s->seg)))
+		if (!tp_cc_can_send(ch, now, seg_len(ch, &ch->sq[s->op], s->seg)))
 			return 0;
 		len = send_slot(ch, now, ch->rtx_nxt, ch->gbn_cause, buf, cap, info);
 		if (len)
@@ -726,7 +719,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 			s = SLOT(ch, psn);
 			if (!s->need_rtx)
 				continue;
-			if (!cc_allows(ch, now, seg_len(ch, &ch->sq[s->op], s->seg)))
+			if (!tp_cc_can_send(ch, now, seg_len(ch, &ch->sq[s->op], s->seg)))
 				return 0;
 			len = send_slot(ch, now, psn, s->rtx_cause, buf, cap, info);
 			if (len) {
@@ -744,7 +737,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	if (!op)
 		return 0;
 	b = seg_len(ch, op, op->next_seg);
-	if (!cc_allows(ch, now, b))
+	if (!tp_cc_can_send(ch, now, b))
 		return 0;
 	if (!op->next_seg) {
 		op->tpmsn = ch->next_tpmsn++ & TP_PSN_MASK;
@@ -777,8 +770,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	ch->inflight_bytes += b;
 	ch->st.tx_data++;
 	ch->st.tx_bytes += b;
-	if (ch->cfg.cc && ch->cfg.cc->on_send)
-		ch->cfg.cc->on_send(ch->cfg.cc_ctx, now, b, false);
+	tp_cc_on_send(ch, now, b, false);
 	if (!ch->rto_deadline)
 		rto_rearm(ch, now);
 	fill_info(ch, info, psn, false);
