@@ -248,12 +248,19 @@ static __always_inline long pkt_load(const struct __sk_buff *skb, __u32 off, voi
 	return bpf_skb_load_bytes(skb, off, to, len);
 }
 
-/* Parse the inner packet. Returns -1 (counted) when it is not to be touched. */
+/*
+ * Parse the inner packet. Returns -1 (counted) when it is not to be touched.
+ * Global, as classify(): the verifier checks it once, not once per path
+ * through the rest of the program (whose states would then exceed its limit).
+ */
 static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 {
-	__u32 l4_off = 0, len = skb->len, w;
+	__u32 l4_off = 0, len, w;
 	__be16 proto;
 
+	if (!skb || !p)
+		return -1;
+	len = skb->len;
 	__builtin_memset(p, 0, sizeof(*p));
 	/* EtherType and the 2 bytes after it in one word; a frame that short, just the EtherType */
 	if (pkt_load(skb, 12, &w, 4) && bpf_skb_load_bytes(skb, 12, &w, 2)) {
@@ -342,9 +349,11 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 	return 0;
 }
 
-/* The first rule the packet matches, or -1. ubctl keeps rules disjoint and packed. */
-static __always_inline int classify(const struct pkt *p, struct wps_in_rule **out)
+/* The index of the first rule the packet matches, or -1. ubctl keeps rules disjoint and packed. */
+static __always_inline int classify(const struct pkt *p)
 {
+	if (!p)
+		return -1;
 	/* The key is a copy: a counter whose address goes to a helper lives on
 	 * the stack, where 6.1's verifier loses its value ("infinite loop"). */
 	for (__u32 i = 0; i < WPS_IN_MAX_RULES; i++) {
@@ -363,7 +372,6 @@ static __always_inline int classify(const struct pkt *p, struct wps_in_rule **ou
 		if ((r->dst_plen && !wps_prefix_match(p->key.daddr, r->dst, r->dst_plen)) ||
 		    (r->src_plen && !wps_prefix_match(p->key.saddr, r->src, r->src_plen)))
 			continue;
-		*out = r;
 		return (int)i;
 	}
 	return -1;
@@ -378,11 +386,20 @@ static __always_inline void fid_release(__u16 fid, __u64 reusable_at)
 		__sync_lock_test_and_set(st, reusable_at);
 }
 
-/* A Flow ID neither in use nor resting in quarantine, claimed atomically; 0 if none. */
-static __always_inline __u16 fid_alloc(const struct wps_in_cfg *cfg, __u64 now)
+/*
+ * A Flow ID neither in use nor resting in quarantine, claimed atomically; 0
+ * if none. Global, as sweep(): checked once by the verifier, not at each
+ * call site.
+ */
+__noinline int fid_alloc(__u64 now)
 {
-	__u32 pool = cfg->fid_pool;
-	__u32 start = __sync_fetch_and_add(&fid_cursor, 1);
+	__u32 zero = 0;
+	const struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
+	__u32 pool, start = __sync_fetch_and_add(&fid_cursor, 1);
+
+	if (!cfg)
+		return 0;
+	pool = cfg->fid_pool;
 
 	if (pool == 0 || pool >= WPS_IN_FID_SLOTS)
 		pool = WPS_IN_FID_SLOTS - 1;
@@ -398,7 +415,7 @@ static __always_inline __u16 fid_alloc(const struct wps_in_cfg *cfg, __u64 now)
 			continue;
 		if (__sync_val_compare_and_swap(st, old, WPS_IN_FID_IN_USE) == old) {
 			__sync_fetch_and_add(&fid_cursor, i);
-			return (__u16)fid;
+			return (int)fid;
 		}
 	}
 	return 0;
@@ -443,15 +460,18 @@ static long sweep_cb(struct bpf_map *map, struct wps_in_flow_key *key, struct wp
  * quarantine from their last packet: on a full table, and when the Flow ID
  * pool is spent, since idle flows would otherwise hold their IDs for ever.
  */
-static __always_inline void sweep(const struct wps_in_cfg *cfg, __u64 now)
+__noinline int sweep(__u64 now)
 {
-	struct sweep_ctx c = { .now = now, .idle = cfg->idle_ns, .quarantine = cfg->quarantine_ns };
 	__u32 zero = 0, found;
+	const struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
 	struct scratch *sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
+	struct sweep_ctx c = { .now = now };
 	__u64 freed = 0;
 
-	if (!sc || now < sweep_after)
-		return;
+	if (!cfg || !sc || now < sweep_after)
+		return 0;
+	c.idle = cfg->idle_ns;
+	c.quarantine = cfg->quarantine_ns;
 	sweep_after = now + WPS_IN_SWEEP_INTERVAL_NS;
 	cnt(WPS_IN_CNT_EV_TABLE_WALK);
 	sc->swept = 0;
@@ -472,6 +492,7 @@ static __always_inline void sweep(const struct wps_in_cfg *cfg, __u64 now)
 		freed++;
 	}
 	cnt_add(WPS_IN_CNT_EV_FLOW_RECLAIMED, freed);
+	return 0;
 }
 
 static __always_inline void flow_init(struct wps_in_flow *f, const struct wps_in_cfg *cfg, __u16 fid,
@@ -484,6 +505,7 @@ static __always_inline void flow_init(struct wps_in_flow *f, const struct wps_in
 	f->seq = test ? 0 : bpf_get_prandom_u32();
 	f->rule = rule;
 	f->last_seen = now;
+	f->gs = wps_gs_pack(0, f->gid, 0, 0);
 }
 
 /* Find the flow or make it; NULL (counted) when it cannot be sprayed. */
@@ -503,9 +525,9 @@ static __always_inline struct wps_in_flow *flow_get(const struct pkt *p, const s
 
 	if (f)
 		return f;
-	fid = fid_alloc(cfg, now);
+	fid = (__u16)fid_alloc(now);
 	if (!fid) {
-		sweep(cfg, now);
+		sweep(now);
 		cnt(WPS_IN_CNT_PASS_FID_EXHAUSTED);
 		return NULL;
 	}
@@ -517,7 +539,7 @@ static __always_inline struct wps_in_flow *flow_get(const struct pkt *p, const s
 	flow_init(n, cfg, fid, rule, now);
 	err = (int)bpf_map_update_elem(&wps_in_flows, &p->key, n, BPF_NOEXIST);
 	if (err == -E2BIG) {
-		sweep(cfg, now);
+		sweep(now);
 		err = (int)bpf_map_update_elem(&wps_in_flows, &p->key, n, BPF_NOEXIST);
 	}
 	if (err == -EEXIST) {
@@ -551,50 +573,62 @@ struct decision {
 	__u8 reclaimed;
 };
 
+/*
+ * The group decision under the flow's lock: S, E, the in-flight bound,
+ * byte and time quanta, reclaim. gs is frozen first, so no packet joins the
+ * group lock-free while it is decided (wps_gs_joins); reclaim writes the new
+ * Flow ID only after that, which is why the lock-free path reads fid between
+ * its read of gs and its compare-and-swap.
+ */
 static __always_inline void decide(struct wps_in_flow *f, const struct wps_in_cfg *cfg,
 				   const struct wps_in_rule *r, __u32 segs, __u32 len, __u64 now,
 				   __u16 new_fid, __u16 new_gid, __u32 npaths, const __u64 *load,
 				   struct decision *d)
 {
-	__u64 pkts, bytes, max_delay = cfg->max_delay_ns;
-	__u8 max = cfg->max_inflight;
+	__u64 pkts, bytes, w, max_delay = cfg->max_delay_ns;
+	__u8 max = cfg->max_inflight, path, open;
+	__u16 gid;
 
 	if (max < 2 || max > WPS_IN_INFLIGHT_RING)
 		max = WPS_IN_INFLIGHT_RING;
 	if (max_delay)
 		max_delay += clock_slack(cfg);
 	bpf_spin_lock(&f->lock);
+	w = __sync_fetch_and_or(&f->gs, WPS_GS_FROZEN);
+	gid = WPS_GS_GID(w);
+	path = WPS_GS_PATH(w);
+	open = !(w & WPS_GS_OPEN) ? 0 : (w & WPS_GS_EXT) ? 2 : 1;
+	pkts = WPS_GS_COUNT(w);
 	if (new_fid && now > f->last_seen && now - f->last_seen >= cfg->idle_ns) {
 		/* Idle long enough: a new flow under a fresh Flow ID. */
 		d->old_fid = f->fid;
 		d->reclaimed = 1;
 		f->fid = new_fid;
-		f->gid = new_gid;
-		f->open = 0;
+		gid = new_gid;
+		open = 0;
 		for (int i = 0; i < WPS_IN_INFLIGHT_RING; i++)
 			f->closed_ts[i] = 0;
 	}
-	if (!f->open) {
+	if (!open) {
 		d->flags |= WPS_FLAG_S;
 		d->opened = 1;
-		f->open = 1;
-		f->group_pkts = 0;
+		open = 1;
+		pkts = 0;
 		f->group_bytes = 0;
 		f->group_t0 = now;
-		f->path = (__u8)wps_sched_pick(r->sched, f->seq++, npaths, cfg->path_slot, cfg->weight, load);
+		path = (__u8)wps_sched_pick(r->sched, f->seq++, npaths, cfg->path_slot, cfg->weight, load);
 		f->groups++;
 	}
-	pkts = f->group_pkts + segs;
+	pkts += segs;
 	bytes = f->group_bytes + len;
-	f->group_pkts = pkts;
 	f->group_bytes = bytes;
 	if (wps_quantum_reached(r->qkind, r->quantum, pkts, bytes, now - f->group_t0)) {
-		if (wps_inflight_allows(f->closed_ts, f->gid, max, max_delay, now)) {
+		if (wps_inflight_allows(f->closed_ts, gid, max, max_delay, now)) {
 			d->flags |= WPS_FLAG_E;
-			f->closed_ts[f->gid % WPS_IN_INFLIGHT_RING] = now;
-			f->open = 0;
-		} else if (f->open == 1) {
-			f->open = 2;	/* counted once per group */
+			f->closed_ts[gid % WPS_IN_INFLIGHT_RING] = now;
+			open = 0;
+		} else if (open == 1) {
+			open = 2;	/* counted once per group */
 			f->extended++;
 			d->extended = 1;
 		}
@@ -602,21 +636,42 @@ static __always_inline void decide(struct wps_in_flow *f, const struct wps_in_cf
 	if (r->reorder)
 		d->flags |= WPS_FLAG_R;
 	d->fid = f->fid;
-	d->gid = f->gid;
-	d->path = f->path;
+	d->gid = gid;
+	d->path = path;
 	if (d->flags & WPS_FLAG_E)
-		f->gid = wps_gid_next(f->gid);
-	f->packets += segs;
-	f->bytes += len;
+		gid = wps_gid_next(gid);
+	f->gid = gid;
+	f->path = path;
+	f->open = open;
 	f->last_seen = now;
+	/* Unfrozen: the open group's packets may join it lock-free again. */
+	f->gs = wps_gs_pack(!open ? 0 : pkts > 0xffffffffULL ? 0xffffffffU : (__u32)pkts, gid, path, open);
 	bpf_spin_unlock(&f->lock);
 }
 
 /*
- * Built on the stack, stored from eth on (OUTER_LEN bytes). The pad aligns
- * the IPv6 header so its fields are stored in words: a packed layout made
- * the compiler store every field byte by byte.
+ * A packet that is neither the first nor the last of the open group
+ * (packet quanta) joins it with one compare-and-swap on gs: its Group ID
+ * and path are the group's, no flag but R. False: decide() under the lock.
  */
+static __always_inline bool join(struct wps_in_flow *f, const struct wps_in_rule *r, __u32 segs,
+				 struct decision *d)
+{
+	__u64 w = *(volatile __u64 *)&f->gs;
+	__u16 fid;
+
+	if (r->qkind != WPS_Q_PACKETS || !wps_gs_joins(w, r->quantum, segs))
+		return false;
+	fid = *(volatile __u16 *)&f->fid;
+	if (__sync_val_compare_and_swap(&f->gs, w, w + segs) != w)
+		return false;
+	d->fid = fid;
+	d->gid = WPS_GS_GID(w);
+	d->path = WPS_GS_PATH(w);
+	d->flags = r->reorder ? WPS_FLAG_R : 0;
+	return true;
+}
+
 /*
  * A group open on a path that `path del` cleared goes on on a path in use
  * (same Group ID, no new S): the scheduler's next pick. Returns the slot.
@@ -624,16 +679,26 @@ static __always_inline void decide(struct wps_in_flow *f, const struct wps_in_cf
 static __always_inline __u8 repin(struct wps_in_flow *f, const struct wps_in_cfg *cfg, const struct wps_in_rule *r,
 				  __u32 npaths, const __u64 *load, __u8 dead)
 {
+	__u64 w;
 	__u8 slot;
 
 	bpf_spin_lock(&f->lock);
-	if (f->path == dead)
-		f->path = (__u8)wps_sched_pick(r->sched, f->seq++, npaths, cfg->path_slot, cfg->weight, load);
-	slot = f->path;
+	w = __sync_fetch_and_or(&f->gs, WPS_GS_FROZEN);
+	slot = WPS_GS_PATH(w);
+	if (slot == dead)
+		slot = (__u8)wps_sched_pick(r->sched, f->seq++, npaths, cfg->path_slot, cfg->weight, load);
+	f->path = slot;
+	f->gs = (w & ~(WPS_GS_FROZEN | (__u64)(WPS_IN_MAX_PATHS - 1) << 48)) |
+		(__u64)(slot & (WPS_IN_MAX_PATHS - 1)) << 48;
 	bpf_spin_unlock(&f->lock);
 	return slot;
 }
 
+/*
+ * Built on the stack, stored from eth on (OUTER_LEN bytes). The pad aligns
+ * the IPv6 header so its fields are stored in words: a packed layout made
+ * the compiler store every field byte by byte.
+ */
 struct outer {
 	__u8 pad[2];
 	struct ethhdr eth;
@@ -857,6 +922,7 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	struct outer o = {};
 	struct scratch *sc;
 	__u16 new_fid = 0, new_gid = 0;
+	bool joined;
 	struct pkt p;
 	__u64 now;
 	int rule;
@@ -867,7 +933,12 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	if (parse(skb, &p))
 		return TC_ACT_OK;
 	BENCH_STOP(BENCH_PARSED);
-	rule = classify(&p, &r);
+	rule = classify(&p);
+	if (rule >= 0) {
+		__u32 k = (__u32)rule;
+
+		r = bpf_map_lookup_elem(&wps_in_rules, &k);
+	}
 	if (rule < 0 || !r) {
 		cnt(WPS_IN_CNT_PASS_NO_RULE);
 		return TC_ACT_OK;
@@ -907,10 +978,10 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		cnt(WPS_IN_CNT_EV_GSO_UNSPLIT);
 	/* last_seen may be ahead of now: another CPU took its clock later. */
 	if (f->packets && now > f->last_seen && now - f->last_seen >= cfg->idle_ns) {
-		new_fid = fid_alloc(cfg, now);
+		new_fid = (__u16)fid_alloc(now);
 		if (!new_fid) {
 			/* This flow too may go: its ID rests, then serves it anew. */
-			sweep(cfg, now);
+			sweep(now);
 			cnt(WPS_IN_CNT_PASS_FID_EXHAUSTED);
 			return TC_ACT_OK;
 		}
@@ -920,7 +991,10 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
 	if (!sc)
 		return TC_ACT_OK;
-	if (r->sched == WPS_SCHED_LEAST_LOADED) {
+	joined = !new_fid && join(f, r, segs, &d);
+	if (joined)
+		f->last_seen = now;	/* racy beside another CPU's: either time is recent */
+	else if (r->sched == WPS_SCHED_LEAST_LOADED) {
 		/* Unrolled: 6.1's verifier loses the spilled counter of this loop. */
 #pragma unroll
 		for (__u32 i = 0; i < WPS_IN_MAX_PATHS; i++) {
@@ -930,7 +1004,11 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 			sc->load[i] = pl ? pl->prev + pl->cur : 0;
 		}
 	}
-	decide(f, cfg, r, segs, len, now, new_fid, new_gid, npaths, sc->load, &d);
+	if (!joined)
+		decide(f, cfg, r, segs, len, now, new_fid, new_gid, npaths, sc->load, &d);
+	/* Atomic: lock-free joiners and lock holders add at once. */
+	__sync_fetch_and_add(&f->packets, segs);
+	__sync_fetch_and_add(&f->bytes, len);
 	if (d.reclaimed) {
 		fid_release(d.old_fid, now + cfg->quarantine_ns + clock_slack(cfg));
 		cnt(WPS_IN_CNT_EV_FLOW_RECLAIMED);

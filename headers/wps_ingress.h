@@ -14,7 +14,7 @@
 #include <linux/bpf.h>	/* struct bpf_spin_lock */
 #include "wps_opt.h"
 
-#define WPS_IN_CFG_VERSION	3
+#define WPS_IN_CFG_VERSION	4
 
 #define WPS_IN_MAX_RULES	16
 #define WPS_IN_FEAT_WORDS	2	/* ETHTOOL_DEV_FEATURE_WORDS: 64 netdev features */
@@ -151,8 +151,14 @@ struct wps_in_flow_key {
 };
 
 /*
- * Per-flow state. The group decision (S/E, Group ID, path) is taken under
- * the lock, so packets of one flow on several CPUs never tear a group.
+ * Per-flow state. What a packet of the open group needs (count, Group ID,
+ * path, open) is one word, gs, so a packet that is neither the first nor
+ * the last of its group joins it with one compare-and-swap and no lock
+ * (packet quanta); every other decision (S, E, the in-flight bound, byte and
+ * time quanta, reclaim, repin) is taken under the lock, which first freezes
+ * gs so no lock-free packet joins meanwhile. Packets of one flow on several
+ * CPUs thus never tear a group. The hot fields share the first cache line.
+ * fid, gid, path and open copy gs for ubctl (written under the lock).
  */
 struct wps_in_flow {
 	struct bpf_spin_lock lock;
@@ -160,19 +166,27 @@ struct wps_in_flow {
 	__u16 gid;
 	__u8 rule;
 	__u8 path;
-	__u8 open;			/* a group is open (its E not sent yet) */
+	__u8 open;			/* a group is open (its E not sent yet); 2: extended */
 	__u8 detour;			/* this flow's packets take the segmentation detour */
 	__u32 seq;			/* scheduler sequence */
-	__u64 group_pkts;
-	__u64 group_bytes;
-	__u64 group_t0;
+	__u64 gs;			/* group state word, WPS_GS_* */
 	__u64 last_seen;
-	__u64 closed_ts[WPS_IN_INFLIGHT_RING];	/* time group g closed, at [g % ring] */
 	__u64 packets;
 	__u64 bytes;
+	__u64 group_bytes;
+	__u64 group_t0;
 	__u64 groups;
 	__u64 extended;			/* groups extended at the in-flight bound */
+	__u64 closed_ts[WPS_IN_INFLIGHT_RING];	/* time group g closed, at [g % ring] */
 };
+
+/* gs: segments in the open group (saturating), its Group ID, path slot, state bits. */
+#define WPS_GS_COUNT(w)		((__u32)(w))
+#define WPS_GS_GID(w)		((__u16)((w) >> 32))
+#define WPS_GS_PATH(w)		((__u8)(((w) >> 48) & (WPS_IN_MAX_PATHS - 1)))
+#define WPS_GS_OPEN		(1ULL << 56)	/* a group is open */
+#define WPS_GS_EXT		(1ULL << 57)	/* ... and extended at the in-flight bound */
+#define WPS_GS_FROZEN		(1ULL << 58)	/* a lock holder is deciding: no lock-free join */
 
 /*
  * Counters: one X-macro so the BPF enum and ubctl's names cannot drift.
@@ -358,6 +372,25 @@ WPS_INLINE int wps_inflight_allows(const __u64 *closed_ts, __u16 g, __u8 max, __
 	__u64 t = closed_ts[old % WPS_IN_INFLIGHT_RING];
 
 	return t == 0 || t + delay <= now;
+}
+
+WPS_INLINE __u64 wps_gs_pack(__u32 count, __u16 gid, __u8 path, __u8 open)
+{
+	return (__u64)count | (__u64)gid << 32 | (__u64)(path & (WPS_IN_MAX_PATHS - 1)) << 48 |
+	       (open ? WPS_GS_OPEN : 0) | (open == 2 ? WPS_GS_EXT : 0);
+}
+
+/*
+ * May a packet of segs segments join the group of gs without the lock? Only
+ * when it is neither the group's first (a group is open) nor its last (the
+ * packet quantum is not reached with it), the group is not extended at the
+ * in-flight bound (each of its packets asks again) and no lock holder is
+ * deciding.
+ */
+WPS_INLINE int wps_gs_joins(__u64 w, __u64 quantum, __u32 segs)
+{
+	return (w & (WPS_GS_OPEN | WPS_GS_EXT | WPS_GS_FROZEN)) == WPS_GS_OPEN &&
+	       (__u64)WPS_GS_COUNT(w) + segs < quantum;
 }
 
 #endif

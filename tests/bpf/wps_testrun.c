@@ -546,6 +546,26 @@ static bool concurrency_case(void)
 			       CC_QUANTUM);
 			goto out;
 		}
+	{
+		/* The per-flow counters: lock-free joiners and lock holders added at once. */
+		struct wps_in_flow_key k = {}, next;
+		struct wps_in_flow fl;
+
+		if (bpf_map_get_next_key(bpf_map__fd(sk->maps.wps_in_flows), NULL, &next) ||
+		    bpf_map_lookup_elem(bpf_map__fd(sk->maps.wps_in_flows), &next, &fl)) {
+			printf("#   the flow is not in the table\n");
+			goto out;
+		}
+		k = next;
+		if (!bpf_map_get_next_key(bpf_map__fd(sk->maps.wps_in_flows), &k, &next) ||
+		    fl.packets != (__u64)total || fl.bytes != (__u64)total * (sizeof(pkt) - 14) ||
+		    fl.groups != (__u64)groups) {
+			printf("#   flow counters: %llu packets, %llu bytes, %llu groups (want %d, %zu, %d; one flow)\n",
+			       (unsigned long long)fl.packets, (unsigned long long)fl.bytes,
+			       (unsigned long long)fl.groups, total, total * (sizeof(pkt) - 14), groups);
+			goto out;
+		}
+	}
 	printf("#   %d packets from 2 CPUs: %d groups of %d, each with one S, one E, one path\n", total, groups,
 	       CC_QUANTUM);
 	ok = true;

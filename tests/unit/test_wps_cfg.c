@@ -248,6 +248,29 @@ static void quantum_and_inflight(void **state)
 	assert_false(wps_inflight_allows(ts, 0, 2, 100, 2050));
 }
 
+/* The group-state word: what joins lock-free, and what must take the flow's lock. */
+static void group_state_word(void **state)
+{
+	__u64 w = wps_gs_pack(6, 65535, 13, 1);
+
+	(void)state;
+	assert_int_equal(WPS_GS_COUNT(w), 6);
+	assert_int_equal(WPS_GS_GID(w), 65535);
+	assert_int_equal(WPS_GS_PATH(w), 13);
+	/* quantum 8: the 7th packet joins; the 8th (E), a 2-segment skb reaching 8, do not */
+	assert_true(wps_gs_joins(w, 8, 1));
+	assert_false(wps_gs_joins(wps_gs_pack(7, 65535, 13, 1), 8, 1));
+	assert_false(wps_gs_joins(w, 8, 2));
+	/* no group open (the next packet is S), extended at the bound, frozen by a lock holder */
+	assert_false(wps_gs_joins(wps_gs_pack(0, 1, 0, 0), 8, 1));
+	assert_false(wps_gs_joins(wps_gs_pack(1, 1, 0, 2), 8, 1));
+	assert_false(wps_gs_joins(w | WPS_GS_FROZEN, 8, 1));
+	/* a join adds to the count only: Group ID and path stay (no carry at the 32-bit count's top) */
+	assert_int_equal(WPS_GS_GID(wps_gs_pack(0xfffffffeU, 7, 3, 1) + 1), 7);
+	assert_true(wps_gs_joins(wps_gs_pack(0xfffffffdU, 7, 3, 1), 0xffffffffULL, 1));
+	assert_false(wps_gs_joins(wps_gs_pack(0xfffffffeU, 7, 3, 1), 0xffffffffULL, 1));
+}
+
 static void flow_label(void **state)
 {
 	(void)state;
@@ -275,6 +298,7 @@ int main(void)
 		cmocka_unit_test(scheduler),
 		cmocka_unit_test(scheduler_slots_with_a_hole),
 		cmocka_unit_test(quantum_and_inflight),
+		cmocka_unit_test(group_state_word),
 		cmocka_unit_test(flow_label),
 	};
 
