@@ -137,19 +137,25 @@ test_ubperf_ctp_entity_lb_flow() { ctp_run 2 flow 1000 send 6; }
 # CTP CNPs (CTPH 0x41 | CNPETPH), counted on the bridge on their way back; the
 # client's DCQCN instance for the server's entity takes them and cuts its rate
 # below the 10 Gbit/s it starts at (also in the --interval series); every
-# Send arrives, once, in order.
+# Send arrives, once, in order. The client sends on VL 5 and the server on VL 0:
+# the CNPs name VL 5 (the marked data's), or the client's {entity, VL 5}
+# instance would not find them.
 test_ubperf_ctp_dcqcn_cnps_cut_the_rate() {
 	local d; d=$(mktemp -d)
 	need_native_tools || return 1
 	ctp_topo 1
-	# Eth 14 | LPH 4 | NTH (CCI: bits 144..159) | IPv4 20 | UDP (dport: bits
-	# 368..383) | CTPH (bits 416..423)
+	# Eth 14 | LPH 4 (VL[2:0]: bits 120..122) | NTH (CCI: bits 144..159) | IPv4 20 |
+	# UDP (dport: bits 368..383) | CTPH (bits 416..423) | CNPETPH (VL: bits 436..439)
 	ns_run "$NS_CT" nft -f - <<-EOF
 	table bridge ctpecn {
 		counter marked { }
 		counter cnps { }
+		counter vl5data { }
+		counter vl5cnps { }
 		chain hop {
 			type filter hook forward priority 0;
+			oifname "tb1" ether type 0x88b5 @ll,368,16 4794 @ll,416,8 0x00 @ll,120,3 5 counter name vl5data
+			oifname "ta1" ether type 0x88b5 @ll,368,16 4794 @ll,416,8 0x41 @ll,436,4 5 counter name vl5cnps
 			oifname "tb1" ether type 0x88b5 @ll,368,16 4794 @ll,416,8 0x00 @ll,144,16 0x4002 numgen inc mod 4 == 0 counter name marked @ll,144,16 set 0x4003
 			oifname "ta1" ether type 0x88b5 @ll,368,16 4794 @ll,416,8 0x41 counter name cnps
 		}
@@ -157,13 +163,15 @@ test_ubperf_ctp_dcqcn_cnps_cut_the_rate() {
 	EOF
 	start_server "$NS_CB" ctpb1 "$d/srv" --json --native --mode ctp || return 1
 	ns_run "$NS_CA" "$BIN/ubperf" client --dev ctpa1 --peer $CTP_SRV --native --mode ctp --cc dcqcn \
-		--count 3000 --size 1000 --interval 50 --json >"$d/cli" 2>"$d/cli.err" || { cat "$d/cli.err"; return 1; }
+		--vl 5 --count 3000 --size 1000 --interval 50 --json >"$d/cli" 2>"$d/cli.err" || { cat "$d/cli.err"; return 1; }
 	wait $SRV_PID || { cat "$d/srv.err"; return 1; }
 	cat "$d/cli" "$d/srv"
-	local marked cnps
+	local marked cnps vl5data vl5cnps
 	marked=$(ns_run "$NS_CT" nft list counter bridge ctpecn marked | awk '/packets/ { print $2 }')
 	cnps=$(ns_run "$NS_CT" nft list counter bridge ctpecn cnps | awk '/packets/ { print $2 }')
-	echo "bridge: $marked data frames marked, $cnps CTP CNPs towards the client"
+	vl5data=$(ns_run "$NS_CT" nft list counter bridge ctpecn vl5data | awk '/packets/ { print $2 }')
+	vl5cnps=$(ns_run "$NS_CT" nft list counter bridge ctpecn vl5cnps | awk '/packets/ { print $2 }')
+	echo "bridge: $marked data frames marked, $cnps CTP CNPs towards the client; on VL 5: $vl5data data, $vl5cnps CNPs"
 	[[ $(json_get "$d/cli" messages) -eq 3000 && $(json_get "$d/cli" peer_messages) -eq 3000 ]]
 	[[ $(json_get "$d/srv" out_of_order) -eq 0 && $(json_get "$d/srv" corrupt) -eq 0 ]]
 	[[ $marked -gt 0 && $(json_get "$d/srv" ecn_ce) -eq $marked ]]
@@ -174,6 +182,7 @@ test_ubperf_ctp_dcqcn_cnps_cut_the_rate() {
 	[[ $cnps -eq $(json_get "$d/srv" ctp_cc.0.cnp_sent) && $cnps -eq $(json_get "$d/srv" cnp.sent) ]]
 	[[ $(json_get "$d/cli" ctp_cc.0.cnp_received) -eq $cnps && $(json_get "$d/cli" cnp.received) -eq $cnps ]]
 	[[ $(json_get "$d/cli" ctp_cc.0.rate_bps) -lt 10000000000 ]]
+	[[ $(json_get "$d/cli" ctp_cc.0.vl) -eq 5 && $vl5data -ge 3000 && $vl5cnps -eq $cnps ]]
 	$PY - "$d/cli" <<-'EOF' || return 1
 	import json, sys
 	s = json.load(open(sys.argv[1]))["per_channel"][0]["series"]

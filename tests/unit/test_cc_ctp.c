@@ -54,12 +54,12 @@ static struct tp_chan *ctp_chan(struct tp_ep *ep, const uint8_t peer[16], uint8_
 	return tp_chan_create(ep, &c);
 }
 
-/* A native CTP frame around TP bytes, from src to dst (the datapath's wrap). */
-static size_t frame_of(uint8_t *frame, const uint8_t *tp, size_t len, const uint8_t src[16],
-		       const uint8_t dst[16], uint8_t ecn)
+/* A native CTP frame on VL vl around TP bytes, from src to dst (the datapath's wrap). */
+static size_t frame_vl(uint8_t *frame, const uint8_t *tp, size_t len, const uint8_t src[16],
+		       const uint8_t dst[16], uint8_t ecn, uint8_t vl)
 {
 	struct uboe_flow f = { .ip_ver = 4, .sport = 0xc001, .ecn = ecn,
-			       .ub_ethertype = UB_ETH_P_NATIVE, .rt = UB_RT_FLOW_SHORTEST,
+			       .ub_ethertype = UB_ETH_P_NATIVE, .rt = UB_RT_FLOW_SHORTEST, .vl = vl,
 			       .cci = ub_cci_make_fecn(UB_FECN_MARKABLE, 0), .pid = 1,
 			       .ctp = true };
 	size_t hdr = uboe_wrap_flow_hdr_len(&f);
@@ -68,6 +68,55 @@ static size_t frame_of(uint8_t *frame, const uint8_t *tp, size_t len, const uint
 	memcpy(f.dst_ip, dst, 16);
 	memcpy(frame + hdr, tp, len);
 	return uboe_wrap(frame, len, &f);
+}
+
+static size_t frame_of(uint8_t *frame, const uint8_t *tp, size_t len, const uint8_t src[16],
+		       const uint8_t dst[16], uint8_t ecn)
+{
+	return frame_vl(frame, tp, len, src, dst, ecn, 0);
+}
+
+/*
+ * Each side sends on its own VL: A on VL 3, X on VL 0. X's CNP for A's marked
+ * data names VL 3, the data's (read from its LPH), so that A's {X, VL 3}
+ * instance finds it; naming X's own VL 0 would miss it.
+ */
+static void ctp_cnp_names_the_data_vl(void **state)
+{
+	static uint8_t src[MTU], dst[MTU], pkt[TP_HDR_MAX + MTU], frame[TP_HDR_MAX + MTU + 128];
+	struct tp_cc_config dq = { .algo = TP_CC_DCQCN };
+	struct tp_cc *a3 = tp_cc_create(&dq), *x0 = tp_cc_create(&dq);
+	struct tp_ep *a = tp_ep_create(&(struct tp_ep_config){ .seed = 1 });
+	struct tp_ep *x = tp_ep_create(&(struct tp_ep_config){ .seed = 2 });
+	struct tp_chan *ca, *cx;
+	struct ub_cnpetph_fields cnp;
+	struct tp_tx_info info;
+	uint32_t token;
+	size_t len, n;
+
+	(void)state;
+	ca = ctp_chan(a, ENT_X, 3, a3);
+	cx = ctp_chan(x, ENT_A, 0, x0);
+	assert_true(ca && cx);
+	assert_int_equal(tp_chan_connect(ca, tp_chan_tpn(cx), 0), 0);
+	assert_int_equal(tp_chan_connect(cx, tp_chan_tpn(ca), 0), 0);
+	assert_int_equal(tp_mr_reg(x, dst, MTU, &token), 0);
+	assert_int_equal(tp_post_write(ca, src, 1000, (uintptr_t)dst, token, 0), 0);
+	len = tp_ep_tx(a, T0, pkt, sizeof(pkt), &info);
+	assert_true(info.ctp && info.data);
+	n = frame_vl(frame, pkt, len, ENT_A, ENT_X, 3 /* CE */, 3);
+	assert_int_equal(tp_ep_rx_frame(x, T0, frame, n), TP_RX_OK);
+	len = tp_ep_tx(x, T0, pkt, sizeof(pkt), &info);
+	assert_int_equal(len, UB_CTPH_LEN + sizeof(struct ub_cnpetph));
+	ub_cnpetph_decode((const struct ub_cnpetph *)(pkt + UB_CTPH_LEN), &cnp);
+	assert_int_equal(cnp.vl, 3);
+	n = frame_vl(frame, pkt, len, ENT_X, ENT_A, 2, 0);
+	assert_int_equal(tp_ep_rx_frame(a, T0 + 10 * US, frame, n), TP_RX_OK);
+	assert_int_equal(stats_of(a3).cnp_rcvd, 1);
+	tp_ep_destroy(a);
+	tp_ep_destroy(x);
+	tp_cc_destroy(a3);
+	tp_cc_destroy(x0);
 }
 
 /*
@@ -326,6 +375,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(ctp_cnp_per_entity_and_vl),
+		cmocka_unit_test(ctp_cnp_names_the_data_vl),
 		cmocka_unit_test(ctp_paced_by_rate),
 		cmocka_unit_test(ctp_dcqcn_fair_free_path_unslowed),
 		cmocka_unit_test(ctp_no_cc_overruns),

@@ -44,7 +44,8 @@ void tp_cc_on_send(struct tp_chan *ch, uint64_t now, uint32_t bytes, bool rtx)
 }
 
 /*
- * A CTP CNP [chosen]: CTPH (UB_CTP_OP_CNP, NLP none) | CNPETPH with the VL.
+ * A CTP CNP [chosen]: CTPH (UB_CTP_OP_CNP, NLP none) | CNPETPH with the VL
+ * the peer's data came on (each side picks its own VL to send on).
  * No TPN names a context: the peer finds it by our address (the IP source
  * the datapath writes) and the VL, its {Dest Entity, VL}.
  */
@@ -54,7 +55,7 @@ static size_t ctp_cnp(struct tp_chan *ch, const struct ub_cnpetph_fields *cnp, u
 	struct ub_cnpetph_fields f = *cnp;
 
 	buf[0] = ub_ctph_make(UB_CTP_OP_CNP, UB_NLP_NONE);
-	f.vl = ch->cfg.vl;
+	f.vl = ch->ctp_rx_vl;	/* the marked data's VL: the sender's context is {us, that VL} */
 	ub_cnpetph_encode((struct ub_cnpetph *)(buf + UB_CTPH_LEN), &f);
 	*info = (struct tp_tx_info){ .chan = ch, .user = ch->cfg.user, .src_tpn = ch->tpn,
 				     .dst_tpn = ch->peer_tpn, .psn = ch->ctp_sent, .ctp = true };

@@ -217,6 +217,8 @@ struct tp_rx_meta {
 	uint16_t cci;
 	uint16_t entropy;	/* UDP source port it came with (per-path state) */
 	bool ctp;		/* a CTP packet: CTPH (1 byte) .. payload */
+	bool has_vl;		/* native UB: the LPH's VL */
+	uint8_t vl;
 	uint8_t src[16];	/* CTP: the IP source (entity) address, IPv4 first */
 };
 

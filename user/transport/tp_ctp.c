@@ -120,6 +120,7 @@ enum tp_rx_verdict tp_ctp_rx(struct tp_ep *ep, uint64_t now, const void *pkt, si
 		return TP_RX_DROP;
 	}
 	ch->st.rx_ctp++;
+	ch->ctp_rx_vl = meta->has_vl ? meta->vl : ch->cfg.vl;
 	if (meta->ecn == 3)
 		ch->st.rx_ecn_ce++;
 	if (p.payload_len > ch->cfg.mtu) {

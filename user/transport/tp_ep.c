@@ -483,6 +483,8 @@ void tp_rx_meta_from_view(const struct ub_view *v, struct tp_rx_meta *meta)
 	meta->has_cci = v->nth != NULL;	/* native UB: the CCI, for CC */
 	meta->cci = v->cci;
 	meta->ctp = v->ctp;
+	meta->has_vl = v->lph != NULL;
+	meta->vl = v->lph ? ub_lph_vl(v->lph) : 0;
 	memcpy(meta->src, v->src_ip, sizeof(meta->src));
 }
 

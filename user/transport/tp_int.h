@@ -204,6 +204,7 @@ struct tp_chan {
 	bool utp_drop_valid;
 	/* CTP: packets sent (tp_tx_info.psn, for per-packet load balancing) */
 	uint32_t ctp_sent;
+	uint8_t ctp_rx_vl;	/* the VL our peer's data arrives on: our CNPs name it */
 };
 
 struct tp_mr {

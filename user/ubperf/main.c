@@ -47,6 +47,8 @@ static void usage(FILE *f)
 		"  --native       native UB frames on an emulated UB port (WIRE.md 5), not UBoE\n"
 		"  --partition N  native: the NTH's Partition ID (default 1)\n"
 		"  --rt N         native: the LPH's RT, 0 .. 3 (default 2, per-flow/shortest)\n"
+		"  --vl N         native: the LPH's virtual lane, 0 .. 15 (default 0); with --mode ctp\n"
+		"                 --cc dcqcn the rate context is per {peer entity, VL}\n"
 		"  --ub-ethertype HEX  native: the EtherType (default 0x88b5)\n"
 		"  --nexthop-mac MAC   the next hop's MAC instead of ARP/ND\n"
 		"  --json         one JSON summary object on stdout\n"
@@ -97,12 +99,15 @@ static int parse_secs(const char *s, double *out)
 	return errno || end == s || *end || *out < 0 ? -1 : 0;
 }
 
+/* Long options with no short letter. */
+enum { OPT_INTERVAL = 0x100, OPT_STAGE_PIN, OPT_VL };
+
 /* The native-only options, applied once the whole command line is read
  * (getopt takes them in any order, --native maybe last). */
 struct native_args {
-	bool on, pid_set, rt_set, et_set;
+	bool on, pid_set, rt_set, vl_set, et_set;
 	uint32_t pid;
-	uint8_t rt;
+	uint8_t rt, vl;
 	uint16_t et;
 };
 
@@ -127,6 +132,12 @@ static int native_opt(int c, const char *arg, struct ubperf_opts *o, struct nati
 		na->rt = (uint8_t)v;
 		na->rt_set = true;
 		return 0;
+	case OPT_VL:
+		if (parse_uint(arg, (size_t)-1, 15, &v))
+			return bad("--vl (0 .. 15)", arg);
+		na->vl = (uint8_t)v;
+		na->vl_set = true;
+		return 0;
 	case 'E':
 		if (parse_uint(arg, (size_t)-1, 0xffff, &v) || v < 0x0600)
 			return bad("--ub-ethertype (0x0600 .. 0xffff)", arg);
@@ -145,8 +156,8 @@ static int native_opt(int c, const char *arg, struct ubperf_opts *o, struct nati
 static int native_finish(struct ubperf_opts *o, const struct native_args *na)
 {
 	if (!na->on) {
-		if (na->pid_set || na->rt_set || na->et_set) {
-			fprintf(stderr, "ubperf: --partition, --rt and --ub-ethertype need --native\n");
+		if (na->pid_set || na->rt_set || na->vl_set || na->et_set) {
+			fprintf(stderr, "ubperf: --partition, --rt, --vl and --ub-ethertype need --native\n");
 			return 2;
 		}
 		return 0;
@@ -156,6 +167,8 @@ static int native_finish(struct ubperf_opts *o, const struct native_args *na)
 		o->native.pid = na->pid;
 	if (na->rt_set)
 		o->native.rt = na->rt;
+	if (na->vl_set)
+		o->native.vl = na->vl;
 	if (na->et_set)
 		o->native.ethertype = na->et;
 	return 0;
@@ -241,7 +254,6 @@ static int ctp_finish(struct ubperf_opts *o, bool native, bool size_set, bool ta
 }
 
 /* Long-only options: codes past any letter, which other options may take. */
-enum { OPT_INTERVAL = 0x100, OPT_STAGE_PIN };
 
 int main(int argc, char **argv)
 {
@@ -256,7 +268,7 @@ int main(int argc, char **argv)
 		{ "wait", required_argument, 0, 'W' }, { "stall", required_argument, 0, 'S' },
 		{ "generic", no_argument, 0, 'g' }, { "zerocopy", no_argument, 0, 'z' },
 		{ "native", no_argument, 0, 'N' }, { "partition", required_argument, 0, 'I' },
-		{ "rt", required_argument, 0, 'T' }, { "ub-ethertype", required_argument, 0, 'E' },
+		{ "rt", required_argument, 0, 'T' }, { "vl", required_argument, 0, OPT_VL }, { "ub-ethertype", required_argument, 0, 'E' },
 		{ "nexthop-mac", required_argument, 0, 'X' },
 		{ "cc", required_argument, 0, 'C' }, { "lb", required_argument, 0, 'L' },
 		{ "interval", required_argument, 0, OPT_INTERVAL },
@@ -376,7 +388,7 @@ int main(int argc, char **argv)
 		case 'j': o.json = true; break;
 		case 'v': o.verbose = true; break;
 		case 'h': usage(stdout); return 0;
-		case 'N': case 'I': case 'T': case 'E': case 'X':
+		case 'N': case 'I': case 'T': case OPT_VL: case 'E': case 'X':
 			if (native_opt(c, optarg, &o, &nat))
 				return 2;
 			break;
