@@ -313,21 +313,23 @@ static __always_inline int ub2e_strip_after_macs(struct xdp_md *ctx, int len, __
 
 /*
  * Hand the packet to the kernel as the plain IP packet it carries (`strip`
- * bytes after the MACs go), with its NPI in 4 bytes of XDP metadata that TC
- * ingress turns into skb->mark, so that whatever the kernel forwards leaves
- * converted (bpf/ub2e_tc.bpf.c). Exactly one verdict counter moves.
+ * bytes after the MACs go), with its NPI and CAQM request in 8 bytes of XDP
+ * metadata that TC ingress turns into skb->mark and skb->tc_index, so that
+ * whatever the kernel forwards leaves converted (bpf/ub2e_tc.bpf.c). Exactly
+ * one verdict counter moves.
  */
 static __always_inline int ub2e_punt(struct xdp_md *ctx, int strip, __be16 ip_proto,
-				     __u32 mark, __u32 reason)
+				     __u32 mark, __u32 caqm, __u32 reason)
 {
-	__u32 *meta;
+	struct ub2e_punt_meta *meta;
 
 	if (ub2e_strip_after_macs(ctx, strip, ip_proto) || bpf_xdp_adjust_meta(ctx, -(int)sizeof(*meta)))
 		goto fail;
 	meta = (void *)(long)ctx->data_meta;
 	if ((void *)(meta + 1) > (void *)(long)ctx->data)
 		goto fail;
-	*meta = mark;
+	meta->mark = mark;
+	meta->caqm = caqm;
 	count(reason);
 	return XDP_PASS;
 fail:

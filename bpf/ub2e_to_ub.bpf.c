@@ -26,12 +26,12 @@ static __noinline int drop(__u32 why)
 	return XDP_DROP;
 }
 
-/* The mark is made here, off the fast path. */
+/* The mark and the CAQM tag's request (`tlen`: a tag came) are made here, off the fast path. */
 static __always_inline int punt(struct xdp_md *ctx, int strip, __be16 ip_proto, __u32 pid, __u8 perm,
-				__u8 fecn, __u32 why)
+				__u8 fecn, int tlen, __u16 info, __u32 why)
 {
 	count(UB2E_CNT_RX_UBOE);
-	return ub2e_punt(ctx, strip, ip_proto, ub2e_mark(pid, perm, fecn), why);
+	return ub2e_punt(ctx, strip, ip_proto, ub2e_mark(pid, perm, fecn), tlen ? caqm_tag_slow(info) : 0, why);
 }
 
 /* NPI for a VLAN ID (0: untagged). Returns 0 or a drop counter. */
@@ -174,10 +174,10 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 	fecn = cfg->ecn_to_fecn[ub_l3_ecn(&l3)] & UB_CCI_FECN_MASK;
 
 	/* The kernel gets the plain IP packet, without the 802.1Q tag it has no
-	 * device for, nor the CAQM tag (its request is lost on the slow path). */
+	 * device for, nor the CAQM tag (its request goes in the metadata). */
 	strip = (tagged ? (int)sizeof(struct vlan_tag) : 0) + tlen;
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC) && ub_l3_ttl(&l3) <= 1)
-		return punt(ctx, strip, proto, pid, perm, fecn, UB2E_CNT_PASS_TTL_EXPIRED);
+		return punt(ctx, strip, proto, pid, perm, fecn, tlen, info, UB2E_CNT_PASS_TTL_EXPIRED);
 
 	/* What leaves is the IP packet behind LPH+NTH: that must fit the MTU. */
 	rc = ub_l3_fib(ctx, &fib, ctx->ingress_ifindex, &l3, UB_NATIVE_HDR_LEN);
@@ -186,7 +186,7 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 			return drop(UB2E_CNT_DROP_NOT_EGRESS_PORT);
 		if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
 			ub_l3_force_df(&l3);
-		return punt(ctx, strip, proto, pid, perm, fecn, ub2e_fib_punt_reason(rc));
+		return punt(ctx, strip, proto, pid, perm, fecn, tlen, info, ub2e_fib_punt_reason(rc));
 	}
 
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC))
