@@ -2,8 +2,9 @@
 # WPS headline benchmark: one TCP flow (iperf3) from site A through the WPS ingress
 # (ubctl wps ingress, TC) over 4 rate-limited paths (tbf) with 0, 1, 5 and 10 ms of delay
 # (wps_delayline: the host has no netem) to the WPS egress (ubctl wps egress run) and
-# site B. Four ways over the same paths, measured in one run:
+# site B. Five ways over the same paths, measured in one run:
 #   wps       groups of --quantum packets, R = 1: the egress restores the order
+#   wps-g8    the same with the ingress's default in-flight bound (8 groups): what it caps
 #   wps-bbr   the same with the host's congestion control (BBR here) and buffers, untuned
 #   flow      no WPS rule: the flow's one path (what per-flow hashing gives)
 #   spray     quantum 1, R = 0: per-packet spraying, nothing restores the order
@@ -18,50 +19,77 @@
 # (TcpExtTCPOFOQueue), retransmissions, and the egress buffer high-water mark beside
 # rate x skew + one group. Needs root, the WPS ingress (ubctl wps ingress) and iperf3.
 #
-#   bench/wps_headline.sh [--rate MBIT] [--quantum N] [--time S] [--verbose (goodput per second)]
-#                         [--diag (ss -ti half way)] [--cc CC] [--rmem BYTES] [--modes "wps wps-bbr flow spray"]
+#   bench/wps_headline.sh [--rate MBIT] [--quantum N] [--inner-mtu N (1400; up to 1444)] [--time S]
+#                         [--verbose (goodput per second, the ingress's groups and bytes per path)]
+#                         [--diag (ss -ti half way)] [--cc CC] [--rmem BYTES] [--modes "wps wps-g8 wps-bbr flow spray"]
 #                         [--no-rt (the egress at normal priority)]
+#                         [--probe (per path: busy fraction, empty queue, backlog; site B's receive buffer)]
+#                         [--attach "OPTS" (the ingress's attach options; "--max-inflight 16" unless given)]
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT" || exit 1
 . tests/lib/netns.sh
 . tests/lib/wps_egress.sh
 UBCTL=$ROOT/build/bin/ubctl
-RATE=25 QUANTUM=16 TIME=10 VERBOSE=0 DIAG=0 RT=1 CC=cubic RMEM= MODES="wps wps-bbr flow spray"
+RATE=25 QUANTUM=16 TIME=10 VERBOSE=0 DIAG=0 PROBE=0 RT=1 CC=cubic RMEM= MODES="wps wps-g8 wps-bbr flow spray" INNER=1400
+# The ingress's in-flight bound sized for the flow (bench/README.md): at most G groups in flight,
+# each counted for --max-delay-us (10 ms) + a clock tick after its E, caps a flow at
+# (G - 1) x quantum x frame / (10 ms + 4 ms): 94 Mbit/s at the default G = 8, below the paths' 100.
+WPS_CHAIN_ATTACH=(--max-inflight 16)
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--rate) RATE=$2; shift 2 ;;
 	--quantum) QUANTUM=$2; shift 2 ;;
+	--inner-mtu) INNER=$2; shift 2 ;;
 	--time) TIME=$2; shift 2 ;;
 	--verbose) VERBOSE=1; shift ;;
 	--diag) DIAG=1; shift ;;
+	--probe) PROBE=1; shift ;;
 	--cc) CC=$2; shift 2 ;;
 	--rmem) RMEM=$2; shift 2 ;;
 	--modes) MODES=$2; shift 2 ;;
 	--no-rt) RT=0; shift ;;
-	*) echo "usage: $0 [--rate MBIT] [--quantum N] [--time S] [--verbose] [--diag] [--cc CC] [--rmem BYTES] [--modes M] [--no-rt]" >&2; exit 2 ;;
+	--attach) read -ra WPS_CHAIN_ATTACH <<<"$2"; shift 2 ;;
+	*) echo "usage: $0 [--rate MBIT] [--quantum N] [--inner-mtu N] [--time S] [--verbose] [--diag] [--cc CC] [--rmem BYTES] [--modes M] [--no-rt] [--probe] [--attach OPTS]" >&2; exit 2 ;;
 	esac
 done
-# 4 x BDP of the slowest path: 4 x rate x (its delay + 16 frames of 1470 bytes at one path's rate)
-BDP=$(( 4 * RATE * 1000000 / 8 * (WPS_DELAYS[3] + QUANTUM * 1470 * 8 / RATE) / 1000000 ))
+# 4 x BDP of the slowest path: 4 x rate x (its delay + one group's frames at one path's rate)
+BDP=$(( 4 * RATE * 1000000 / 8 * (WPS_DELAYS[3] + QUANTUM * (INNER + 70) * 8 / RATE) / 1000000 ))
 RMEM=${RMEM:-$((4 * BDP))}
 why=$(ns_unsupported) && { echo "wps_headline: skipped: $why"; exit 0; }
 "$UBCTL" wps ingress help >/dev/null 2>&1 || { echo "wps_headline: skipped: this ubctl has no 'wps ingress' (the WPS ingress branch)"; exit 0; }
 command -v iperf3 >/dev/null || { echo "wps_headline: skipped: iperf3 not installed"; exit 0; }
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; ns_cleanup_all' EXIT
 
+# busiest: of ss -ti's sockets (a state line, then its info), the one that moved the most
+# bytes: iperf3's data connection, not its control connection.
+busiest() {
+	awk '/^[A-Z]/ {line = $0; next} {line = line " " $0; n = 0
+		rest = line
+		while (match(rest, /bytes_(acked|received):[0-9]+/)) {
+			split(substr(rest, RSTART, RLENGTH), a, ":"); if (a[2] + 0 > n) n = a[2] + 0
+			rest = substr(rest, RSTART + RLENGTH) }
+		if (n >= most) { most = n; best = line } }
+		END { gsub(/[ \t]+/, " ", best); print best }'
+}
+
 # run MODE: one iperf3 flow; prints a table row.
 run() {
 	local mode=$1 d cc=$CC rmem=$RMEM; d=$(mktemp -d)
 	[[ $mode == wps-bbr ]] && cc= rmem=
-	topo_wps_chain "$RATE"
+	topo_wps_chain "$RATE" "$INNER"
 	[[ -z $rmem ]] || ip netns exec "$NS_WDST" sysctl -qw net.ipv4.tcp_rmem="4096 131072 $rmem"
 	wps_delayline_start "$NS_WDL" "$d/dl" || return 1
 	wps_egress_start "$d/eg" eg-d0,eg-d1,eg-d2,eg-d3 --quiet || return 1
 	# The gateway's threads at real-time priority, as the delay line's: a gateway has its
 	# cores; on this shared machine a descheduled reorder thread stalls the flow.
 	[[ $RT == 1 ]] && chrt -a -f -p 10 "$EG_PID" >/dev/null 2>&1
-	if [[ $mode == wps* ]]; then
+	if [[ $mode == wps-g8 ]]; then
+		local keep=("${WPS_CHAIN_ATTACH[@]}")
+		WPS_CHAIN_ATTACH=()
+		wps_chain_ingress --proto tcp --quantum "$QUANTUM" || return 1
+		WPS_CHAIN_ATTACH=("${keep[@]}")
+	elif [[ $mode == wps* ]]; then
 		wps_chain_ingress --proto tcp --quantum "$QUANTUM" || return 1
 	elif [[ $mode == spray ]]; then
 		wps_chain_ingress --proto tcp --quantum 1 --no-reorder || return 1
@@ -74,16 +102,23 @@ run() {
 	local ofo0 ofo1
 	ofo0=$(ip netns exec "$NS_WDST" nstat -az TcpExtTCPOFOQueue | awk '/TcpExtTCPOFOQueue/ {print $2}')
 	ip netns exec "$NS_WSRC" iperf3 -c 10.30.0.2 -p 5201 -t "$TIME" -O 1 ${cc:+-C "$cc"} -J >"$d/iperf" 2>&1 &
+	local ipf=$! probe=
+	if [[ $PROBE == 1 ]]; then
+		/usr/bin/python3 bench/wps_headline_probe.py "$NS_GW" "$NS_WSRC" "$NS_WDST" "$RATE" "$TIME" 1 >"$d/probe" 2>&1 &
+		probe=$!
+	fi
 	if [[ $DIAG == 1 ]]; then	# what limits the sender, half way through (ss -ti: cwnd, rtt, *_limited)
 		sleep $((TIME / 2 + 1))
 		echo "$mode ss -ti at the sender, half way:"
-		ip netns exec "$NS_WSRC" ss -tin dst 10.30.0.2 dport = 5201 | sed -n '2,$p' | tail -1 | tr -s ' \t' ' ' | fold -w 160
-		ip netns exec "$NS_WDST" ss -tinm src 10.30.0.2 sport = 5201 | sed -n '2,$p' | tail -1 | tr -s ' \t' ' ' | fold -w 160
+		ip netns exec "$NS_WSRC" ss -tinH dst 10.30.0.2 dport = 5201 | busiest | fold -w 160
+		ip netns exec "$NS_WDST" ss -tinmH src 10.30.0.2 sport = 5201 | busiest | fold -w 160
 	fi
-	wait $!
+	wait "$ipf"
+	[[ -n $probe ]] && { wait "$probe"; sed "s/^/$mode /" "$d/probe"; }
 	ofo1=$(ip netns exec "$NS_WDST" nstat -az TcpExtTCPOFOQueue | awk '/TcpExtTCPOFOQueue/ {print $2}')
 	sleep 1.2
 	"$UBCTL" wps egress stats --json --name "$EG_NAME" >"$d/stats" 2>/dev/null
+	ns_run "$NS_GW" "$UBCTL" stats --json >"$d/istats" 2>/dev/null
 	[[ $mode != flow ]] && ns_run "$NS_GW" "$UBCTL" wps ingress detach --dev wan0 >/dev/null 2>&1
 	kill -TERM "$EG_PID" "$DL_PID" 2>/dev/null; wait "$EG_PID" "$DL_PID" 2>/dev/null
 	# Frames lost anywhere in the chain, which TCP then retransmits and the receiver queues out
@@ -97,10 +132,22 @@ run() {
 		drops=$((drops + $(ip -s -j -n "$ns" link show | /usr/bin/python3 -c 'import json, sys
 print(sum(l["stats64"]["rx"]["dropped"] + l["stats64"]["tx"]["dropped"] for l in json.load(sys.stdin)))')))
 	done
-	/usr/bin/python3 - "$mode" "$d/iperf" "$d/stats" "$((ofo1 - ofo0))" "$RATE" "$QUANTUM" "$drops" "$VERBOSE" <<'PY'
+	/usr/bin/python3 - "$mode" "$d/iperf" "$d/stats" "$((ofo1 - ofo0))" "$RATE" "$QUANTUM" "$drops" "$VERBOSE" "$d/istats" "$INNER" <<'PY'
 import json, sys
 mode, ip, st, ofo, rate, q = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
 drops, verbose = int(sys.argv[7]), sys.argv[8] == "1"
+inner = int(sys.argv[10])
+if verbose and mode != "flow":
+    # Groups the ingress extended at its in-flight bound: an extended group loads its path
+    # with more than its share, and the in-order release then waits for that path.
+    try:
+        i = json.load(open(sys.argv[9]))["wps_ingress"][0]
+        c = i["counters"]
+        print(f"{mode:7s} ingress: groups opened {c['groups_opened']}, extended at the in-flight bound "
+              f"{c['groups_extended_inflight']}; bytes per path (MB) "
+              + " ".join(f"{p['bytes'] / 1e6:.1f}" for p in i["paths"]))
+    except Exception:
+        pass
 r = json.load(open(ip))
 if "error" in r:
     print(f"{mode:7s} iperf3 error: {r['error']}"); sys.exit(0)
@@ -117,20 +164,21 @@ try:
         if verbose:
             print(f"{mode:7s} egress: timer expiries {s['timer_expiries']}, late packets {s['late_packets']}, "
                   f"bound releases {s['bound_releases']}")
-        # rate x skew + one group, in 1400-byte packets (the flow's rate as measured)
-        pred = f"{gp * 1e6 / 8 * 0.010 / 1400 + q:.0f}"
+        # rate x skew + one group, in inner packets (the flow's rate as measured)
+        pred = f"{gp * 1e6 / 8 * 0.010 / inner + q:.0f}"
 except Exception:
     pass
 # What the headers leave of a path's rate, tbf counting whole frames: a full segment carries
-# MSS bytes in 1400 of inner IPv4 + TCP (timestamps on), 56 of WPS and 14 of Ethernet.
-mss = r["start"].get("tcp_mss_default") or 1348
-ceil = mss / (1400 + (14 if mode == "flow" else 14 + 56))
+# MSS bytes in INNER of inner IPv4 + TCP (timestamps on), 56 of WPS and 14 of Ethernet.
+mss = r["start"].get("tcp_mss_default") or inner - 52
+ceil = mss / (inner + (14 if mode == "flow" else 14 + 56))
 print(f"{mode:7s} {gp:9.1f} {gp / (4 * rate):9.2f} {ceil:7.3f} {ofo:10d} {rtx:8d} {drops:6d} {str(hwm):>8s} {pred:>10s}")
 PY
 	ns_cleanup_all
 }
 
-echo "WPS headline: 1 TCP flow, 4 paths x ${RATE} Mbit/s (tbf), delays ${WPS_DELAYS[*]} us, quantum $QUANTUM packets"
+echo "WPS headline: 1 TCP flow, 4 paths x ${RATE} Mbit/s (tbf), delays ${WPS_DELAYS[*]} us, quantum $QUANTUM packets," \
+	"inner MTU $INNER, path MTU 1500; ingress attach ${WPS_CHAIN_ATTACH[*]:-(defaults)}"
 echo "TCP: ${CC:-host default congestion control}, site B's tcp_rmem max $RMEM (4 x BDP of the slowest path, $BDP bytes);" \
 	"wps-bbr: $(sysctl -n net.ipv4.tcp_congestion_control) and tcp_rmem $(sysctl -n net.ipv4.tcp_rmem | tr -s '\t ' ' ') (the host's); ${TIME}s, the first omitted"
 echo "mode    goodput/Mb  /sum-rate  ceiling  ofo-queued  retrans  drops  egr-hwm  rate*skew+q"

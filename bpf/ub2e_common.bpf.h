@@ -93,10 +93,11 @@ struct ub_l3 {
  * broadcast, loopback, unspecified. */
 static __always_inline bool ip4_src_martian(__be32 saddr)
 {
-	__u32 a = bpf_ntohl(saddr);
+	/* The first octet without a byte swap: 224/4 (multicast), 127/8. */
+	__u8 a0 = ((const __u8 *)&saddr)[0];
 
-	/* a + 1 <= 1: 255.255.255.255 (wraps to 0) or 0.0.0.0 */
-	return (a >> 28) == 0xe || (a >> 24) == 127 || a + 1 <= 1;
+	/* saddr + 1 <= 1: 255.255.255.255 (wraps to 0) or 0.0.0.0, in any byte order */
+	return (a0 & 0xf0) == 0xe0 || a0 == 127 || saddr + 1 <= 1;
 }
 
 static __always_inline bool ip6_src_martian(const struct in6_addr *a)
@@ -335,6 +336,12 @@ static __always_inline void ub2e_write_eth(void *frame, const struct bpf_fib_loo
 	w[4] = s[1];
 	w[5] = s[2];
 	w[6] = proto;
+}
+
+/* The EtherType in one load: through packed struct ethhdr it is read byte by byte. */
+static __always_inline __be16 ub2e_eth_proto(const struct ethhdr *eth)
+{
+	return *(const __be16 *)((const __u8 *)eth + __builtin_offsetof(struct ethhdr, h_proto));
 }
 
 /*

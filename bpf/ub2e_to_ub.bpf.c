@@ -26,12 +26,20 @@ static __noinline int drop(__u32 why)
 	return XDP_DROP;
 }
 
-/* The mark and the CAQM tag's request (`tlen`: a tag came) are made here, off the fast path. */
-static __always_inline int punt(struct xdp_md *ctx, int strip, __be16 ip_proto, __u32 pid, __u8 perm,
+/* The FECN for the packet's IP ECN (read where it is needed, not kept across the FIB lookup). */
+static __always_inline __u8 l3_fecn(const struct ub2e_cfg *cfg, const struct ub_l3 *l3)
+{
+	return cfg->ecn_to_fecn[ub_l3_ecn(l3)] & UB_CCI_FECN_MASK;
+}
+
+/* The mark and the CAQM tag's request (`tlen`: a tag came) are made here, off
+ * the fast path. `npi`: Permission << 24 | Partition ID. */
+static __always_inline int punt(struct xdp_md *ctx, int strip, __be16 ip_proto, __u32 npi,
 				__u8 fecn, int tlen, __u16 info, __u32 why)
 {
 	count(UB2E_CNT_RX_UBOE);
-	return ub2e_punt(ctx, strip, ip_proto, ub2e_mark(pid, perm, fecn), tlen ? caqm_tag_slow(info) : 0, why);
+	return ub2e_punt(ctx, strip, ip_proto, ub2e_mark(npi & UB_PID_MASK, npi >> 24, fecn),
+			 tlen ? caqm_tag_slow(info) : 0, why);
 }
 
 /* NPI for a VLAN ID (0: untagged). Returns 0 or a drop counter. */
@@ -64,14 +72,14 @@ static __always_inline int vlan_to_npi(const struct ub2e_cfg *cfg, __u32 vid,
 	return 0;
 }
 
-/* NTH in two stores (through its packed struct: six byte stores); as ub_nth_init(). */
-static __always_inline void nth_write(struct ub_nth *nth, __u16 cci, __u8 perm, __u32 pid)
+/* NTH in two stores (through its packed struct: six byte stores); as ub_nth_init().
+ * `npi`: Permission << 24 | Partition ID, the NTH's last four bytes. */
+static __always_inline void nth_write(struct ub_nth *nth, __u16 cci, __u32 npi)
 {
 	__u8 *b = (__u8 *)nth;
 
 	*(__be16 *)(b + __builtin_offsetof(struct ub_nth, cci)) = bpf_htons(cci);
-	*(__be32 *)(b + __builtin_offsetof(struct ub_nth, perm)) =
-		bpf_htonl((__u32)(perm & 1) << 24 | (pid & UB_PID_MASK));
+	*(__be32 *)(b + __builtin_offsetof(struct ub_nth, perm)) = bpf_htonl(npi);
 }
 
 /*
@@ -96,7 +104,7 @@ static __always_inline int to_ub(struct xdp_md *ctx, const bool vlan_meta)
 {
 	struct hdr_cursor c = { (void *)(long)ctx->data, (void *)(long)ctx->data_end };
 	const struct ub2e_cfg *cfg = ub2e_config();
-	struct ethhdr *eth;
+	struct ethhdr *eth = c.pos;
 	__u16 vid = 0;
 	bool tagged = false, v6;
 	int proto, tlen;
@@ -104,11 +112,15 @@ static __always_inline int to_ub(struct xdp_md *ctx, const bool vlan_meta)
 
 	if (!cfg)
 		return XDP_PASS;
-	proto = parse_ethhdr(&c, &eth);
-	if (proto >= 0 && ub2e_not_for_us(eth, cfg->ip_mac)) {
+	if (!cursor_skip(&c, sizeof(*eth))) {
+		count(UB2E_CNT_PASS_NOT_UBOE);
+		return XDP_PASS;
+	}
+	if (ub2e_not_for_us(eth, cfg->ip_mac)) {
 		count(UB2E_CNT_PASS_NOT_FOR_US);
 		return XDP_PASS;
 	}
+	proto = ub2e_eth_proto(eth);
 	if (proto == bpf_htons(ETH_P_8021Q)) {
 		tagged = true;
 		proto = parse_vlan(&c, &vid);
@@ -150,7 +162,8 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 				    struct hdr_cursor c, __u16 vid, bool tagged, int proto,
 				    int tlen, __u16 info, bool v6)
 {
-	struct bpf_fib_lookup fib;
+	/* 8-aligned: the FIB parameters are zeroed in 8-byte stores, not 4-byte ones. */
+	struct bpf_fib_lookup fib __attribute__((aligned(8)));
 	struct ub_lph *lph;
 	struct ub_nth *nth;
 	struct ethhdr *eth;
@@ -158,7 +171,7 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 	int rc, strip;
 	__u8 perm, fecn;
 	__u16 cci;
-	__u32 pid;
+	__u32 pid, npi;
 
 	rc = ub2e_parse_l3(&c, v6, false, &l3);
 	if (rc == UB2E_NOT_UBOE) {
@@ -171,13 +184,14 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 	rc = vlan_to_npi(cfg, vid, &pid, &perm);
 	if (rc)
 		return drop(rc);
-	fecn = cfg->ecn_to_fecn[ub_l3_ecn(&l3)] & UB_CCI_FECN_MASK;
+	/* One word across the FIB lookup instead of two. */
+	npi = (__u32)(perm & 1) << 24 | (pid & UB_PID_MASK);
 
 	/* The kernel gets the plain IP packet, without the 802.1Q tag it has no
 	 * device for, nor the CAQM tag (its request goes in the metadata). */
 	strip = (tagged ? (int)sizeof(struct vlan_tag) : 0) + tlen;
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC) && ub_l3_ttl(&l3) <= 1)
-		return punt(ctx, strip, proto, pid, perm, fecn, tlen, info, UB2E_CNT_PASS_TTL_EXPIRED);
+		return punt(ctx, strip, proto, npi, l3_fecn(cfg, &l3), tlen, info, UB2E_CNT_PASS_TTL_EXPIRED);
 
 	/* What leaves is the IP packet behind LPH+NTH: that must fit the MTU. */
 	rc = ub_l3_fib(ctx, &fib, ctx->ingress_ifindex, &l3, UB_NATIVE_HDR_LEN);
@@ -186,9 +200,10 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 			return drop(UB2E_CNT_DROP_NOT_EGRESS_PORT);
 		if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
 			ub_l3_force_df(&l3);
-		return punt(ctx, strip, proto, pid, perm, fecn, tlen, info, ub2e_fib_punt_reason(rc));
+		return punt(ctx, strip, proto, npi, l3_fecn(cfg, &l3), tlen, info, ub2e_fib_punt_reason(rc));
 	}
 
+	fecn = l3_fecn(cfg, &l3);
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC))
 		ub_l3_dec_ttl(&l3);
 
@@ -207,7 +222,7 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 	 * A CAQM tag's request and answers go on in the CCI instead. */
 	if (!tlen || !caqm_tag_cci(info, &cci))
 		cci = ub_cci_make_fecn(fecn, 0);
-	nth_write(nth, cci, perm, pid);
+	nth_write(nth, cci, npi);
 	if (bpf_redirect_map(&ub2e_tx_ub, fib.ifindex, XDP_DROP) != XDP_REDIRECT)
 		return drop(UB2E_CNT_DROP_NOT_EGRESS_PORT);
 	count(UB2E_CNT_TX_UB);

@@ -71,12 +71,13 @@ int ub2e_to_uboe(struct xdp_md *ctx)
 {
 	struct hdr_cursor c = { (void *)(long)ctx->data, (void *)(long)ctx->data_end };
 	const struct ub2e_cfg *cfg = ub2e_config();
+	struct ethhdr *eth = c.pos;
 	struct ub_lph *lph;
-	struct ethhdr *eth;
 
 	if (!cfg)
 		return XDP_PASS;
-	if (parse_ethhdr(&c, &eth) < 0 || eth->h_proto != bpf_htons(cfg->ub_ethertype)) {
+	/* cursor_skip, not cursor_pull: no second (NULL) test per header. */
+	if (!cursor_skip(&c, sizeof(*eth)) || ub2e_eth_proto(eth) != bpf_htons(cfg->ub_ethertype)) {
 		count(UB2E_CNT_PASS_NOT_UB);
 		return XDP_PASS;
 	}
@@ -86,8 +87,8 @@ int ub2e_to_uboe(struct xdp_md *ctx)
 	}
 
 	/* LPH and NTH in one bounds check. */
-	lph = cursor_pull(&c, UB_NATIVE_HDR_LEN);
-	if (!lph)
+	lph = c.pos;
+	if (!cursor_skip(&c, UB_NATIVE_HDR_LEN))
 		return drop(UB2E_CNT_DROP_TRUNCATED);
 	switch (ub_lph_config(lph)) {
 	case UB_LPH_CONFIG_IPV4:
@@ -103,10 +104,13 @@ static __always_inline int to_uboe_ip(struct xdp_md *ctx, const struct ub2e_cfg 
 				      struct hdr_cursor c, const struct ub_nth *nth, bool v6)
 {
 	__be16 ip_proto = v6 ? bpf_htons(ETH_P_IPV6) : bpf_htons(ETH_P_IP);
-	struct bpf_fib_lookup fib;
+	/* 8-aligned: the FIB parameters are zeroed in 8-byte stores, not 4-byte ones. */
+	struct bpf_fib_lookup fib __attribute__((aligned(8)));
+	struct vlan_tag *tag;
 	struct ethhdr *eth;
 	struct ub_l3 l3;
 	__u32 pid, perm_pid;
+	__u8 ecn = 0xff;	/* none to write */
 	__u16 cci;
 	int rc, vid, tlen;
 
@@ -122,63 +126,62 @@ static __always_inline int to_uboe_ip(struct xdp_md *ctx, const struct ub2e_cfg 
 	if (vid < 0)
 		return drop(-vid);
 
-	/* CCI -> ECN (draft §5.2.1); LoC has no IP equivalent and is dropped. */
+	/* CCI -> ECN (draft §5.2.1); LoC has no IP equivalent and is dropped.
+	 * IPv4 writes the ECN together with the TTL on the way out (one
+	 * checksum update), or before a punt: the kernel gets it too. */
 	cci = nth_cci(nth);
 	tlen = caqm_tag_len(cfg, cci);
 	if (ub_cci_mode(cci) == UB_CCI_MODE_FECN) {
-		__u8 ecn = cfg->fecn_to_ecn[ub_cci_fecn(cci)] & 3;
-
-		if (l3.v6)
+		ecn = cfg->fecn_to_ecn[ub_cci_fecn(cci)] & 3;
+		if (v6)
 			ip6_set_ecn(L3_IP6(&l3), ecn);
-		else
-			ip4_set_ecn(L3_IP4(&l3), ecn);
 	} else if (!tlen) {	/* a CAQM CCI in a tag crosses; others have no IP form */
 		if (cfg->cci_policy == UB2E_CCI_DROP)
 			return drop(UB2E_CNT_DROP_CCI_NOT_FECN);
 		count(UB2E_CNT_CCI_NOT_FECN);
 	}
 
-	if (!(cfg->flags & UB2E_F_NO_TTL_DEC) && ub_l3_ttl(&l3) <= 1)
+	if (!(cfg->flags & UB2E_F_NO_TTL_DEC) && ub_l3_ttl(&l3) <= 1) {
+		if (!v6 && ecn <= 3)
+			ip4_set_ecn(L3_IP4(&l3), ecn);
 		return punt(ctx, ip_proto, UB2E_CNT_PASS_TTL_EXPIRED);
+	}
 
 	/* The 802.1Q tag is not part of the MTU: the IP packet leaves as it is.
-	 * The CAQM tag is counted: a receiver allows one tag beyond the MTU. */
+	 * The CAQM tag is counted: a receiver allows one tag beyond the MTU.
+	 * (The FIB takes the DSCP of tos, not the ECN bits not yet written.) */
 	rc = ub_l3_fib(ctx, &fib, ctx->ingress_ifindex, &l3, (__u16)tlen);
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS) {
 		/* The kernel forwards it once the neighbour resolves: only to this side's ports. */
 		if (rc == BPF_FIB_LKUP_RET_NO_NEIGH && !ub2e_is_port(&ub2e_tx_ip, fib.ifindex))
 			return drop(UB2E_CNT_DROP_NOT_EGRESS_PORT);
+		if (!v6 && ecn <= 3)
+			ip4_set_ecn(L3_IP4(&l3), ecn);
 		if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
 			ub_l3_force_df(&l3);
 		return punt(ctx, ip_proto, ub2e_fib_punt_reason(rc));
 	}
 
-	if (!(cfg->flags & UB2E_F_NO_TTL_DEC))
-		ub_l3_dec_ttl(&l3);
+	if (!v6)
+		ip4_set_ecn_dec_ttl(L3_IP4(&l3), ecn, !(cfg->flags & UB2E_F_NO_TTL_DEC));
+	else if (!(cfg->flags & UB2E_F_NO_TTL_DEC))
+		L3_IP6(&l3)->hop_limit--;
 
 	/* LPH + NTH (10 bytes) go; an 802.1Q tag and a CAQM tag (4 bytes each) may come. */
 	if (bpf_xdp_adjust_head(ctx, (int)UB_NATIVE_HDR_LEN - (vid ? (int)sizeof(struct vlan_tag) : 0) - tlen))
 		return drop(UB2E_CNT_DROP_ADJUST_FAILED);
-	c.pos = (void *)(long)ctx->data;
-	c.end = (void *)(long)ctx->data_end;
-	eth = cursor_pull(&c, sizeof(*eth));
-	if (!eth)
+	/* One bounds check for Ethernet and both tags (the IP packet follows them). */
+	eth = (void *)(long)ctx->data;
+	tag = (void *)(eth + 1);
+	if ((void *)(tag + 2) > (void *)(long)ctx->data_end)
 		return drop(UB2E_CNT_DROP_ADJUST_FAILED);
 	if (vid) {
-		struct vlan_tag *tag = cursor_pull(&c, sizeof(*tag));
-
-		if (!tag)
-			return drop(UB2E_CNT_DROP_ADJUST_FAILED);
 		tag->tci = bpf_htons(vid);
 		tag->proto = tlen ? bpf_htons(cfg->caqm_ethertype) : ip_proto;
+		tag++;
 	}
-	if (tlen) {
-		struct ub_caqm_tag *t = cursor_pull(&c, sizeof(*t));
-
-		if (!t)
-			return drop(UB2E_CNT_DROP_ADJUST_FAILED);
-		caqm_tag_write(t, cci, ip_proto);
-	}
+	if (tlen)
+		caqm_tag_write((struct ub_caqm_tag *)tag, cci, ip_proto);
 	ub2e_write_eth(eth, &fib, vid ? bpf_htons(ETH_P_8021Q) :
 				  tlen ? bpf_htons(cfg->caqm_ethertype) : ip_proto);
 	/* The devmap is the membership test too: a port of the other side drops. */

@@ -47,12 +47,15 @@ static inline __u8 ub_lph_rt(const struct ub_lph *h)
 }
 
 /* Link length fields are written 0; Crd, ACK and CrdTargetVL 0. The four
- * bytes as one word, b[0] in the top byte (the XDP fast path stores it whole). */
+ * bytes as one word, b[0] in the top byte (the XDP fast path stores it whole).
+ * Byte 2 is RT with its two bits swapped (LBMode bit 7, RoutePolicy bit 6),
+ * taken from a 4-entry table in a constant: written as shifts, the compiler
+ * makes a whole 8-bit bit reversal of it (some 20 BPF instructions a packet). */
 static inline __u32 ub_lph_word(__u8 config, __u8 vl, __u8 rt)
 {
 	return (__u32)((vl >> 3) & 1) << 24 |
 	       (__u32)(((vl & 7) << 5) | (config & 0x0f)) << 16 |
-	       (__u32)(((rt & 1) << 7) | (((rt >> 1) & 1) << 6)) << 8;
+	       ((0xc0408000u >> ((rt & 3) * 8)) & 0xff) << 8;
 }
 
 static inline void ub_lph_init(struct ub_lph *h, __u8 config, __u8 vl, __u8 rt)
@@ -200,6 +203,7 @@ struct ub_tph {
 #define UB_RSPST_COMPLETER_ERR	4
 
 #define UB_NLP_TAH		0
+#define UB_NLP_NONE		1	/* [chosen] nothing follows the TP headers (tp.h TP_NLP_NONE) */
 
 /* Opcodes that may appear in UBoE: RTP and UTP only (CTP, bypass, reserved are invalid). */
 #define UB_TP_OPCODES_VALID	(1u << UB_TP_UTP_DATA | 1u << UB_TP_RTP_DATA | 1u << UB_TP_ACK | \
@@ -234,15 +238,19 @@ static inline int ub_tph_is_response(const struct ub_tph *h)
  * CTPH follows the UDP header:
  *     Eth(0x88B5) | LPH | NTH | IP | UDP(dport 4794) | CTPH(1) | TAH | [MAETAH] | payload | ICRC
  * CTPH = TPOpcode(2) . Pad(2) . NLP(4). TPOpcode 0: a transaction packet (a
- * whole operation or its answer, TAH follows: NLP 0); 1..3 reserved. Pad is
- * written 0 and ignored. No PSN, no TPN: the context is found by the source
- * entity (IP source address) and the TAH's IniRCID (the initiator's jetty).
+ * whole operation or its answer, TAH follows: NLP 0); 1: a CNP, NLP
+ * UB_NLP_NONE, the CNPETPH follows and nothing else (congestion control per
+ * {Dest Entity, VL}: the CNP names the VL in the CNPETPH, the entity is its
+ * IP source); 2..3 reserved. Pad is written 0 and ignored. No PSN, no TPN:
+ * a transaction packet's context is found by the source entity (IP source
+ * address) and the TAH's IniRCID (the initiator's jetty).
  */
 #define UB_CTP_UDP_PORT		4794
 #define UB_CTPH_LEN		1
 #define UB_CTPH_OPCODE_SHIFT	6
 #define UB_CTPH_NLP_MASK	0x0f
 #define UB_CTP_OP_TA		0	/* transaction packet */
+#define UB_CTP_OP_CNP		1	/* CNP: CTPH | CNPETPH */
 
 static inline __u8 ub_ctph_make(__u8 opcode, __u8 nlp)
 {
@@ -268,8 +276,12 @@ static inline __u32 ub_saetph_bitmap_bits(__u8 code) { return 64u << code; }
 
 struct ub_cnpetph {
 	__u8 b0;		/* ECN(2) . Loc(1) . rsv(5) */
-	__u8 rsv[15];
+	__u8 b1;		/* rsv(4) . VL(4) [chosen]: CTP, the VL of the marked
+				 * data (its CC context is {Dest Entity, VL}); RTP: 0 */
+	__u8 rsv[14];
 } __attribute__((packed));
+
+#define UB_CNPETPH_VL_MASK	0x0f
 
 #define UB_CNP_ECN_MINOR	0x1
 #define UB_CNP_ECN_SEVERE	0x3

@@ -400,6 +400,12 @@ ip = ctp(UBCTPH(pad=3), tah, maetah=mae, payload=b"w" * 32)
 add("native CTP frame: Write with MAETAH, Pad set", native(UBLPH(config=3), UBNTH(), ip),
     {"ub.ctph.pad": 3, **tah_expect(tah), **maetah_expect(mae), "ub.lph.lbf": 0,
      **icrc_expect(ip)})
+# A CTP CNP [chosen]: CTPH opcode 1, NLP 1 (nothing after) | CNPETPH, byte 1 = the VL.
+ip = uboe_ip(V4[1], V4[0], UBCTPH(opcode=1, nlp=1) / UBCNPETPH(ecn=1, rsv2=b"\x05" + b"\x00" * 14),
+             dport=CTP_PORT)
+add("native CTP frame: CNP (CNPETPH minor, VL 5)", native(UBLPH(config=3), UBNTH(), ip),
+    {"ub.ctph.opcode": 1, "ub.ctph.nlp": 1, "ub.cnpetph.ecn": 1, "ub.cnpetph.loc": 0,
+     "ub.cnpetph.vl": 5, "ub.tah.opcode": None, "ub.payload": None, **icrc_expect(ip)})
 ip = ctp(UBCTPH(opcode=2), UBTAH())
 add("native CTP frame: reserved CTPH opcode: expert info, nothing after it decoded",
     native(UBLPH(config=3), UBNTH(), ip),

@@ -76,8 +76,11 @@ ctp_run() {
 	ctp_data_frames "$d/cli" $count && ctp_data_frames "$d/srv" $count
 	local pcaps=() k
 	for k in $(seq "$n"); do pcaps+=("$d/m$k.pcap"); done
+	# Each member's frames unicast, between that member's ports (ctp_topo's MACs).
 	$PY "$here/ctp_capture.py" --client $CTP_CLI --server $CTP_SRV --size 1000 --op "$op" \
-		--lb "$([[ $n -eq 1 ]] && echo one || echo "$lb")" "${pcaps[@]}" || return 1
+		--lb "$([[ $n -eq 1 ]] && echo one || echo "$lb")" \
+		--client-macs "$(seq -s, -f '02:00:00:00:74:%g1' "$n")" \
+		--server-macs "$(seq -s, -f '02:00:00:00:74:%g4' "$n")" "${pcaps[@]}" || return 1
 	# The dissector agrees: CTPH opcode 0, the member's LBF, a good ICRC.
 	for k in $(seq "$n"); do
 		tshark -n -X lua_script:"$root/tools/wireshark/ub.lua" -r "$d/m$k.pcap" -T fields \
@@ -111,19 +114,94 @@ test_ubperf_ctp_native_ipv6_read_write() {
 }
 
 # Two ports bound as one entity, the LBF choosing the member per packet: every
-# channel's packets cross both links (the counts per member in the JSON too).
+# channel's packets cross both links (the counts per member in the JSON too;
+# the setup's hellos leave by the first member and count there: the members'
+# frames add up to all frames sent).
 test_ubperf_ctp_entity_lb_packet() {
 	ctp_run 2 packet 1000 send 2 || return 1
 	local f
 	for f in cli srv; do
-		$PY -c 'import json, sys; e = json.load(open(sys.argv[1]))["entity"]
-print(sys.argv[1], [(m["dev"], m["tx_frames"]) for m in e]); sys.exit(not all(m["tx_frames"] > 0 for m in e))' \
+		$PY -c 'import json, sys; j = json.load(open(sys.argv[1])); e = j["entity"]
+print(sys.argv[1], [(m["dev"], m["tx_frames"]) for m in e], "of", j["frames"]["tx"])
+sys.exit(not (all(m["tx_frames"] > 0 for m in e) and sum(m["tx_frames"] for m in e) == j["frames"]["tx"]))' \
 			"$CTP_DIR/$f" || return 1
 	done
 }
 
 # ... or per flow: each channel keeps to one member, both ways.
 test_ubperf_ctp_entity_lb_flow() { ctp_run 2 flow 1000 send 6; }
+
+# CTP congestion control per {Dest Entity, VL}: the bridge marks FECN severe
+# CE (CCI 0x4002 -> 0x4003; the CCI is outside the ICRC, as a UB switch marks
+# it) on every 4th CTP data frame towards the server; the server answers with
+# CTP CNPs (CTPH 0x41 | CNPETPH), counted on the bridge on their way back; the
+# client's DCQCN instance for the server's entity takes them and cuts its rate
+# below the 10 Gbit/s it starts at (also in the --interval series); every
+# Send arrives, once, in order.
+test_ubperf_ctp_dcqcn_cnps_cut_the_rate() {
+	local d; d=$(mktemp -d)
+	need_native_tools || return 1
+	ctp_topo 1
+	# Eth 14 | LPH 4 | NTH (CCI: bits 144..159) | IPv4 20 | UDP (dport: bits
+	# 368..383) | CTPH (bits 416..423)
+	ns_run "$NS_CT" nft -f - <<-EOF
+	table bridge ctpecn {
+		counter marked { }
+		counter cnps { }
+		chain hop {
+			type filter hook forward priority 0;
+			oifname "tb1" ether type 0x88b5 @ll,368,16 4794 @ll,416,8 0x00 @ll,144,16 0x4002 numgen inc mod 4 == 0 counter name marked @ll,144,16 set 0x4003
+			oifname "ta1" ether type 0x88b5 @ll,368,16 4794 @ll,416,8 0x41 counter name cnps
+		}
+	}
+	EOF
+	start_server "$NS_CB" ctpb1 "$d/srv" --json --native --mode ctp || return 1
+	ns_run "$NS_CA" "$BIN/ubperf" client --dev ctpa1 --peer $CTP_SRV --native --mode ctp --cc dcqcn \
+		--count 3000 --size 1000 --interval 50 --json >"$d/cli" 2>"$d/cli.err" || { cat "$d/cli.err"; return 1; }
+	wait $SRV_PID || { cat "$d/srv.err"; return 1; }
+	cat "$d/cli" "$d/srv"
+	local marked cnps
+	marked=$(ns_run "$NS_CT" nft list counter bridge ctpecn marked | awk '/packets/ { print $2 }')
+	cnps=$(ns_run "$NS_CT" nft list counter bridge ctpecn cnps | awk '/packets/ { print $2 }')
+	echo "bridge: $marked data frames marked, $cnps CTP CNPs towards the client"
+	[[ $(json_get "$d/cli" messages) -eq 3000 && $(json_get "$d/cli" peer_messages) -eq 3000 ]]
+	[[ $(json_get "$d/srv" out_of_order) -eq 0 && $(json_get "$d/srv" corrupt) -eq 0 ]]
+	[[ $marked -gt 0 && $(json_get "$d/srv" ecn_ce) -eq $marked ]]
+	[[ $(json_get "$d/srv" ctp_cc.0.entity) == "$CTP_CLI" && $(json_get "$d/cli" ctp_cc.0.entity) == "$CTP_SRV" ]]
+	[[ $(json_get "$d/srv" ctp_cc.0.ce_received) -eq $marked ]]
+	# At most one CNP per 50 us: fewer than the marks, and all on the wire.
+	[[ $(json_get "$d/srv" ctp_cc.0.cnp_sent) -gt 0 && $(json_get "$d/srv" ctp_cc.0.cnp_sent) -lt $marked ]]
+	[[ $cnps -eq $(json_get "$d/srv" ctp_cc.0.cnp_sent) && $cnps -eq $(json_get "$d/srv" cnp.sent) ]]
+	[[ $(json_get "$d/cli" ctp_cc.0.cnp_received) -eq $cnps && $(json_get "$d/cli" cnp.received) -eq $cnps ]]
+	[[ $(json_get "$d/cli" ctp_cc.0.rate_bps) -lt 10000000000 ]]
+	$PY - "$d/cli" <<-'EOF' || return 1
+	import json, sys
+	s = json.load(open(sys.argv[1]))["per_channel"][0]["series"]
+	low = min(r["rate_bps"] for r in s)
+	print(len(s), "rows, lowest rate", low, "CNPs", sum(r["cnp_received"] for r in s))
+	sys.exit(not (low < 10**10 and sum(r["cnp_received"] for r in s) > 0))
+	EOF
+	rm -rf "$d"
+}
+
+# An entity member whose link answers no ARP cannot reach the peer: the
+# client stops in one line naming that member (it used to broadcast there).
+test_ubperf_ctp_entity_member_unresolved_one_line() {
+	local d; d=$(mktemp -d)
+	ctp_topo 2
+	ns_run "$NS_CT" nft -f - <<-EOF
+	table bridge noarp2 {
+		chain c {
+			type filter hook forward priority 0;
+			iifname "ta2" ether type arp drop
+		}
+	}
+	EOF
+	refute ns_run "$NS_CA" "$BIN/ubperf" client --dev ctpa1,ctpa2 --peer $CTP_SRV --native --mode ctp \
+		--count 10 --wait 1 2>"$d/cli.err"
+	cat "$d/cli.err"
+	[[ $(wc -l <"$d/cli.err") -eq 1 ]] && grep -q "entity member ctpa2" "$d/cli.err"
+}
 
 # The bad ways to ask for CTP: one line each, exit 2, before touching a device.
 test_ubperf_ctp_bad_command_lines() {
@@ -132,7 +210,9 @@ test_ubperf_ctp_bad_command_lines() {
 		    "client --dev lo --peer 10.0.0.1 --native --mode ctp --size 2000" \
 		    "client --dev lo --peer 10.0.0.1 --native --mode ctp --mtu 512 --size 513" \
 		    "client --dev lo --peer 10.0.0.1 --native --mode ctp --ta rol" \
-		    "client --dev lo --peer 10.0.0.1 --native --mode ctp --cc dcqcn" \
+		    "client --dev lo --peer 10.0.0.1 --native --mode ctp --cc ldcp" \
+		    "client --dev lo --peer 10.0.0.1 --native --mode ctp --cc caqm" \
+		    "server --dev lo --native --mode ctp --cc caqm" \
 		    "client --dev a,b,c,d,e --peer 10.0.0.1 --native --mode ctp" \
 		    "client --dev a,a --peer 10.0.0.1 --native --mode ctp"; do
 		rc=0
@@ -141,6 +221,9 @@ test_ubperf_ctp_bad_command_lines() {
 		[[ $rc -eq 2 ]] || return 1
 		[[ $(wc -l <"$err") -eq 1 ]] || return 1
 	done
+	# LDCP and CAQM need what CTP does not have; the line says so.
+	[[ $("$BIN/ubperf" client --dev lo --peer 10.0.0.1 --native --mode ctp --cc ldcp 2>&1) == \
+		*"needs transport acks"* ]]
 }
 
 # A server whose ports are one CTP entity refuses an RTP client in one line.
@@ -226,5 +309,6 @@ test_ub2e_drops_native_ctp() {
 CTP_TESTS=(test_ubperf_ctp_native_send test_ubperf_ctp_native_write test_ubperf_ctp_native_read
 	test_ubperf_ctp_native_ipv6_read_write
 	test_ubperf_ctp_entity_lb_packet test_ubperf_ctp_entity_lb_flow
+	test_ubperf_ctp_dcqcn_cnps_cut_the_rate test_ubperf_ctp_entity_member_unresolved_one_line
 	test_ubperf_ctp_bad_command_lines test_ubperf_ctp_entity_refuses_rtp
 	test_ubperf_ctp_loss_times_out_one_line test_ub2e_drops_native_ctp)

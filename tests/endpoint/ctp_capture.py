@@ -11,10 +11,14 @@ good ICRC, but for the in-band setup's UTP hellos (UDP 4792, TAH Message) on
 member 0; a frame on member k has LBF mod N == k; a request (Send/Write/
 Read) names the client's channel in IniRCID, and its answer (TAACK/ReadResp)
 the same. --lb packet: each channel's requests use every member; --lb flow:
-each channel's requests and answers stay on one member.
+each channel's requests and answers stay on one member. With --client-macs
+and --server-macs (member k's MAC on each side, comma-separated), every frame
+on member k goes from one side's member k to the other's, unicast: each
+member resolved its own next hop.
 
 usage: ctp_capture.py --client IP --server IP --size N --op send|write|read
-                      --lb one|flow|packet [--ethertype HEX] PCAP...
+                      --lb one|flow|packet [--ethertype HEX]
+                      [--client-macs MAC,... --server-macs MAC,...] PCAP...
 (PCAP k is member k's link.)
 """
 import argparse
@@ -58,9 +62,18 @@ def main():
     ap.add_argument("--op", default="send")
     ap.add_argument("--lb", default="one")
     ap.add_argument("--ethertype", default="0x88b5")
+    ap.add_argument("--client-macs")
+    ap.add_argument("--server-macs")
     ap.add_argument("pcaps", nargs="+")
     a = ap.parse_args()
     et, n = int(a.ethertype, 16), len(a.pcaps)
+    macs = None
+    if a.client_macs and a.server_macs:
+        macs = [[bytes.fromhex(m.replace(":", "")) for m in x.split(",")]
+                for x in (a.client_macs, a.server_macs)]
+        if len(macs[0]) != n or len(macs[1]) != n:
+            print("error: --client-macs and --server-macs need one MAC per capture")
+            return 2
     errors = []
     req_members, ans_members = {}, {}
     hellos = 0
@@ -77,6 +90,12 @@ def main():
             ihl, tot = (ip[0] & 0x0f) * 4, struct.unpack("!H", ip[2:4])[0]
             ip = ip[:tot]
             src, dst = ".".join(map(str, ip[12:16])), ".".join(map(str, ip[16:20]))
+            if macs and src in (a.client, a.server):
+                s = 0 if src == a.client else 1
+                if f[0:6] != macs[1 - s][k] or f[6:12] != macs[s][k]:
+                    errors.append(f"member {k}: {src} -> {dst} from {f[6:12].hex(':')} to "
+                                  f"{f[0:6].hex(':')}, not member {k}'s "
+                                  f"{macs[s][k].hex(':')} -> {macs[1 - s][k].hex(':')}")
             sport, dport, ulen = struct.unpack("!HHH", ip[ihl:ihl + 6])
             tp = ip[ihl + 8:-4]
             if dport == UBOE_PORT and k == 0 and len(tp) >= 17 and tp[0] & 0x7f == 0 \

@@ -88,15 +88,16 @@ wps_egress_start() {
 	echo "egress did not come up"; cat "$log"; return 1
 }
 
-# topo_wps_chain [RATE_MBIT]: the whole WPS chain (the headline benchmark's and the suite's
+# topo_wps_chain [RATE_MBIT [INNER_MTU]]: the whole WPS chain (the headline benchmark's and the suite's
 # end-to-end test's), site A to site B, the WPS ingress and egress with real paths between:
 #
 #   NS_WSRC s0 -- gw-s NS_GW wan0..3 == dl-aK NS_WDL dl-bK == eg-d0..3 NS_EG eg-site -- wdst0 NS_WDST
 #                      NS_GW gw-r ------------------------------ eg-r NS_EG   (the way back, plain)
 #
-# RATE_MBIT: a tbf of that rate on every wanK. Inner MTU 1400 at both sites: the 56 bytes of
-# WPS fit in the paths' 1500. Start the delay line (wps_delayline_start "$NS_WDL"), the egress
-# (wps_egress_start LOG eg-d0,eg-d1,eg-d2,eg-d3) and the ingress (wps_chain_ingress) on it.
+# RATE_MBIT: a tbf of that rate on every wanK. Inner MTU 1400 at both sites (INNER_MTU: up to
+# 1444, the paths' 1500 less the 56 bytes of WPS). Start the delay line (wps_delayline_start
+# "$NS_WDL"), the egress (wps_egress_start LOG eg-d0,eg-d1,eg-d2,eg-d3) and the ingress
+# (wps_chain_ingress) on it.
 # wps_napi_in_order NS DEV: DEV (a veth) receives through its NAPI ring, in the order
 # its peer sent. Without GRO or XDP a veth hands each frame to the backlog of the CPU
 # that sent it, so a flow whose frames leave from both CPUs (a TCP sender, the gateway
@@ -108,7 +109,7 @@ wps_napi_in_order() {
 }
 
 topo_wps_chain() {
-	local rate=${1:-} k eg_mac
+	local rate=${1:-} inner=${2:-1400} k eg_mac
 	NS_WSRC=$(ns_add wsrc) NS_GW=$(ns_add gw) NS_WDL=$(ns_add wdl) NS_EG=$(ns_add eg) NS_WDST=$(ns_add wdst)
 	ns_link "$NS_WSRC" s0 02:00:00:0a:00:02 "$NS_GW" gw-s 02:00:00:0a:00:01
 	ns_link "$NS_GW" gw-r 02:00:00:0d:00:01 "$NS_EG" eg-r 02:00:00:0d:00:02
@@ -121,7 +122,11 @@ topo_wps_chain() {
 		# The delay line must see the frames as sent, not GRO's merged ones.
 		ns_run "$NS_WDL" ethtool -K "dl-a$k" gro off >/dev/null 2>&1
 		wps_napi_in_order "$NS_WDL" "dl-a$k"
-		[[ -z $rate ]] || tc -n "$NS_GW" qdisc add dev "wan$k" root tbf rate "${rate}mbit" burst 32kb latency 100ms
+		# A size table (stab, here adding nothing) makes tbf count a frame as it is at enqueue:
+		# without one, the length it counts is taken before TC egress, so on wan0, where the
+		# ingress runs, a frame counts without its 56 bytes of WPS and path 0 ran 4 % fast.
+		[[ -z $rate ]] || tc -n "$NS_GW" qdisc add dev "wan$k" root stab overhead 0 linklayer ethernet \
+			tbf rate "${rate}mbit" burst 32kb latency 100ms
 	done
 	# Checksums in software: a veth hands CHECKSUM_PARTIAL packets on unfinished, and
 	# the delay line (AF_PACKET) and the egress (AF_XDP) see the bytes, not the skb.
@@ -131,8 +136,8 @@ topo_wps_chain() {
 	ns_run "$NS_WSRC" ethtool -K s0 tso off gso off tx off >/dev/null 2>&1
 	ns_run "$NS_GW" ethtool -K gw-s gro off >/dev/null 2>&1	# no merged segments to re-split partially
 	wps_napi_in_order "$NS_GW" gw-s
-	ip -n "$NS_WSRC" link set s0 mtu 1400
-	ip -n "$NS_WDST" link set wdst0 mtu 1400
+	ip -n "$NS_WSRC" link set s0 mtu "$inner"
+	ip -n "$NS_WDST" link set wdst0 mtu "$inner"
 	ns_addr "$NS_WSRC" s0 "$WPS_SRC_IP4/24"
 	ns_addr "$NS_GW" gw-s "${WPS_SRC_IP4%.*}.1/24"
 	ns_addr "$NS_GW" wan0 10.99.0.1/24 fd99::1/64
@@ -165,10 +170,11 @@ topo_wps_chain() {
 
 # wps_chain_ingress [RULE OPTIONS]: the WPS ingress on wan0 of topo_wps_chain, the four wanK as
 # its paths, and one rule for site B's prefix with RULE OPTIONS (--quantum N, --proto ...).
+# WPS_CHAIN_ATTACH (an array, if set): more `attach` options (--max-inflight G ...).
 wps_chain_ingress() {
 	local k ubctl=$UBXDP_ROOT/build/bin/ubctl
 	ns_run "$NS_GW" "$ubctl" wps ingress attach --dev wan0 --node-id "$WPS_IN_NODE" --src "$WPS_IN_IP6" \
-		--egress-node-id "$WPS_EG_NODE" --egress-addr "$WPS_EG_IP6" >/dev/null || return 1
+		--egress-node-id "$WPS_EG_NODE" --egress-addr "$WPS_EG_IP6" "${WPS_CHAIN_ATTACH[@]}" >/dev/null || return 1
 	for k in 0 1 2 3; do
 		ns_run "$NS_GW" "$ubctl" wps ingress path add --dev wan0 --via "wan$k" \
 			--nexthop-mac "$(printf '02:00:00:00:2%d:01' "$k")" >/dev/null || return 1

@@ -534,15 +534,24 @@ static void ctp_frame_fuzz(void **state)
 					   .ini_rcid = (uint32_t)tp_sim_rand(&rng) & 0xfffff };
 		size_t hdr = uboe_wrap_flow_hdr_len(&f), n = hdr + 1, len, tl;
 		int damage = (int)(tp_sim_rand(&rng) % 4);
+		bool cnp = tp_sim_rand(&rng) % 4 == 0;	/* CTPH | CNPETPH */
 		struct ub_view v;
 		const uint8_t *tp;
 		uint8_t *copy;
 		enum ub_parse_err e;
 
-		frame[hdr] = ub_ctph_make(UB_CTP_OP_TA, UB_NLP_TAH);
-		ub_tah_encode((struct ub_tah *)(frame + n), &t);
-		n += sizeof(struct ub_tah);
-		if (ub_ta_has_maetah(t.opcode)) {
+		frame[hdr] = cnp ? ub_ctph_make(UB_CTP_OP_CNP, UB_NLP_NONE) :
+				   ub_ctph_make(UB_CTP_OP_TA, UB_NLP_TAH);
+		if (cnp) {
+			struct ub_cnpetph_fields c = { .ecn = UB_CNP_ECN_MINOR, .vl = t.opcode & 15 };
+
+			ub_cnpetph_encode((struct ub_cnpetph *)(frame + n), &c);
+			n += sizeof(struct ub_cnpetph);
+		} else {
+			ub_tah_encode((struct ub_tah *)(frame + n), &t);
+			n += sizeof(struct ub_tah);
+		}
+		if (!cnp && ub_ta_has_maetah(t.opcode)) {
 			struct ub_maetah_fields m = { .length = 64 };
 
 			ub_maetah_encode((struct ub_maetah *)(frame + n), &m);
@@ -568,12 +577,21 @@ static void ctp_frame_fuzz(void **state)
 				ctp_ok++;
 				assert_null(v.tph);
 				assert_ptr_equal(v.ctph, v.udp + 8);
-				/* Pad is ignored on receipt; opcode and NLP are not. */
-				assert_int_equal(ub_ctph_opcode(v.ctph[0]), UB_CTP_OP_TA);
-				assert_int_equal(ub_ctph_nlp(v.ctph[0]), UB_NLP_TAH);
+				/* Pad is ignored on receipt; opcode and NLP are not:
+				 * a transaction packet with its TAH, or a CNP. */
 				tp = ub_view_tp(&v, &tl);
 				assert_ptr_equal(tp, v.ctph);
-				assert_true(tl >= 1 + sizeof(struct ub_tah));
+				if (ub_ctph_opcode(v.ctph[0]) == UB_CTP_OP_CNP) {
+					assert_int_equal(ub_ctph_nlp(v.ctph[0]), UB_NLP_NONE);
+					assert_ptr_equal(v.cnpetph, v.ctph + 1);
+					assert_null(v.tah);
+					assert_true(tl >= 1 + sizeof(struct ub_cnpetph));
+				} else {
+					assert_int_equal(ub_ctph_opcode(v.ctph[0]), UB_CTP_OP_TA);
+					assert_int_equal(ub_ctph_nlp(v.ctph[0]), UB_NLP_TAH);
+					assert_ptr_equal(v.tah, v.ctph + 1);
+					assert_true(tl >= 1 + sizeof(struct ub_tah));
+				}
 			}
 		}
 		free(copy);

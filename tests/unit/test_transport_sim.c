@@ -12,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "cc.h"
 #include "tp_pair.h"
 #include "ubhdr.h"
 
@@ -629,6 +630,150 @@ static void retry_limit_fails_channel(void **state)
 		if (dyn)
 			assert_true(w.fired_at[1] - w.fired_at[0] < 200 * US);
 		pair_free(&p);
+	}
+}
+
+/*
+ * Pacing holds the resends of a timeout (a deep DCQCN cut, an LDCP window
+ * shut), in its simplest deterministic form: no data packet may leave in
+ * [from, until). Timeouts that fire meanwhile find the last one's resends
+ * still queued: they must not count toward the retry limit.
+ */
+struct gate {
+	uint64_t from, until;
+	bool open;
+	uint32_t losses;
+};
+
+static bool gate_can_send(void *cc, uint64_t now, uint64_t inflight, uint32_t bytes)
+{
+	struct gate *g = cc;
+
+	(void)inflight;
+	(void)bytes;
+	return now < g->from || now >= g->until;
+}
+
+static void gate_on_tick(void *cc, uint64_t now)
+{
+	struct gate *g = cc;
+
+	g->open = g->open || now >= g->until;
+}
+
+static uint64_t gate_deadline(void *cc)
+{
+	struct gate *g = cc;
+
+	return g->open ? UINT64_MAX : g->until;
+}
+
+static void gate_on_loss(void *cc, uint64_t now, enum tp_loss_kind kind)
+{
+	(void)now;
+	(void)kind;
+	((struct gate *)cc)->losses++;
+}
+
+static const struct tp_cc_ops gate_ops = {
+	.can_send = gate_can_send, .on_tick = gate_on_tick,
+	.next_deadline = gate_deadline, .on_loss = gate_on_loss,
+};
+
+/* One message of three packets, each lost on its first send; the gate shuts
+ * before the first RTO (200 us) and opens after ten. With lost_after_gate,
+ * every data packet is lost: the resends leave once the gate opens, and the
+ * channel then fails after retry_limit + 1 timeouts of its own. */
+static void paced_rto_run(enum tp_mode mode, bool lost_after_gate, struct tp_pair *p,
+			  const struct tp_cc_ops *ops, void *ctx, struct tp_stats *st)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct psn_log l;
+
+	chan_cfg(c, mode);
+	c[0].fixed_init_psn = true;
+	c[0].init_psn = 5000;
+	c[0].retry_limit = 3;
+	c[0].cc = ops;
+	c[0].cc_ctx = ctx;
+	pair_link_cfg(&s, 5);
+	log_attach(&s, &l, &c[0]);
+	l.drop_from = 0;
+	l.drop_to = 3;
+	if (lost_after_gate)
+		l.data_blackout_from = 1;
+	assert_int_equal(pair_init(p, c, &s, 1, 3 * 256, 5), 0);
+	pair_one_msg(p, 3 * 256);
+	pair_run(p, 100 * MS);
+	tp_chan_stats(p->ch[0], st);
+}
+
+static void paced_rto_not_counted(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < 3; m++) {
+		struct tp_pair p;
+		struct gate g;
+		struct tp_stats st;
+
+		g = (struct gate){ .from = 50 * US, .until = 2 * MS + 50 * US };
+		paced_rto_run(reliable_modes[m], false, &p, &gate_ops, &g, &st);
+		PAIR_CHECK(&p, p.received == 1 && p.done == 1);
+		/* Ten timeouts while the gate was shut, all but the first held. */
+		assert_true(st.rto_fired >= 9);
+		assert_int_equal(st.rto_held, st.rto_fired - 1);
+		/* Only the first could tell CC of a loss (SR waits for the ack). */
+		assert_true(g.losses <= 1);
+		assert_true(st.rtx_rto >= 1);
+		pair_free(&p);
+	}
+}
+
+static void paced_rto_lost_still_fails(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < 3; m++) {
+		struct tp_pair p;
+		struct gate g;
+		struct tp_stats st;
+
+		g = (struct gate){ .from = 50 * US, .until = 2 * MS + 50 * US };
+		paced_rto_run(reliable_modes[m], true, &p, &gate_ops, &g, &st);
+		assert_int_equal(p.chan_errors, 1);
+		assert_int_equal(p.chan_error, TP_ST_RETRY_EXCEEDED);
+		assert_int_equal(p.received, 0);
+		/* Four timeouts counted (limit 3): the first, before the gate,
+		 * and three after it opened, 200 us apart. */
+		assert_int_equal(st.rto_fired - st.rto_held, 4);
+		assert_true(st.rto_held >= 8);
+		assert_true(tp_sim_now(p.sim) >= g.until + 3 * 200 * US - 200 * US);
+		pair_free(&p);
+	}
+}
+
+/* The same with the real DCQCN held at 1 Mbit/s: a 256-byte packet every
+ * 2.56 ms, past a dozen 200 us timeouts, each packet lost on its first send. */
+static void paced_rto_dcqcn(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < 3; m++) {
+		struct tp_cc_config ccc = {
+			.algo = TP_CC_DCQCN, .mtu = 256, .line_rate_bps = 1000000,
+			.min_rate_bps = 1000000, .burst_bytes = 320,
+		};
+		struct tp_cc *cc = tp_cc_create(&ccc);
+		struct tp_chan_config cfg = { 0 };
+		struct tp_pair p;
+		struct tp_stats st;
+
+		assert_non_null(cc);
+		tp_cc_attach(cc, &cfg);
+		paced_rto_run(reliable_modes[m], false, &p, cfg.cc, cfg.cc_ctx, &st);
+		PAIR_CHECK(&p, p.received == 1 && p.done == 1);
+		assert_true(st.rto_held >= 20);
+		pair_free(&p);
+		tp_cc_destroy(cc);
 	}
 }
 
@@ -1308,6 +1453,9 @@ int main(void)
 		cmocka_unit_test(sr_large_range),
 		cmocka_unit_test(gbn_fast_single_goback),
 		cmocka_unit_test(retry_limit_fails_channel),
+		cmocka_unit_test(paced_rto_not_counted),
+		cmocka_unit_test(paced_rto_lost_still_fails),
+		cmocka_unit_test(paced_rto_dcqcn),
 		cmocka_unit_test(rol_delayed_tpack),
 		cmocka_unit_test(roi_taack_packet),
 		cmocka_unit_test(rnr_answered_and_retried),

@@ -109,7 +109,7 @@ static void saetph_eq(const struct ub_saetph_fields *a, const struct ub_saetph_f
 
 static void cnpetph_eq(const struct ub_cnpetph_fields *a, const struct ub_cnpetph_fields *b)
 {
-	EQ(a, b, ecn); EQ(a, b, loc);
+	EQ(a, b, ecn); EQ(a, b, loc); EQ(a, b, vl);
 }
 
 static void tah_eq(const struct ub_tah_fields *a, const struct ub_tah_fields *b)
@@ -248,21 +248,27 @@ static void test_cnpetph_codec(void **state)
 {
 	struct ub_cnpetph_fields f = { .ecn = UB_CNP_ECN_SEVERE, .loc = 1 }, g;
 	struct ub_cnpetph h;
-	uint8_t zero[15] = { 0 };
+	uint8_t zero[14] = { 0 };
 
 	(void)state;
 	memset(&h, 0xff, sizeof(h));
 	ub_cnpetph_encode(&h, &f);
 	assert_int_equal(h.b0, 0xe0);
-	assert_memory_equal(h.rsv, zero, 15);
+	assert_int_equal(h.b1, 0);	/* VL 0: what an RTP CNP carries */
+	assert_memory_equal(h.rsv, zero, 14);
 	ub_cnpetph_decode(&h, &g);
 	cnpetph_eq(&f, &g);
 	f.ecn = UB_CNP_ECN_MINOR;
 	f.loc = 0;
+	f.vl = 9;	/* CTP: the VL in byte 1's low 4 bits */
 	ub_cnpetph_encode(&h, &f);
 	assert_int_equal(h.b0, 0x40);
+	assert_int_equal(h.b1, 0x09);
 	ub_cnpetph_decode(&h, &g);
 	cnpetph_eq(&f, &g);
+	h.b1 = 0xf3;	/* the reserved bits ignored on receipt */
+	ub_cnpetph_decode(&h, &g);
+	assert_int_equal(g.vl, 3);
 }
 
 static void test_tah_codec(void **state)

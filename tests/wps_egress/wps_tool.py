@@ -5,7 +5,7 @@ devices as paths of unequal delay would deliver it, captures what leaves the egr
 on the site side, and checks it.
 
   send  --devs in-d0,in-d1,... --scenario NAME --expect FILE
-  sniff --dev wdst0 --out FILE [--idle S] [--max S] [--ready FILE]
+  sniff --dev wdst0 --out FILE [--idle S] [--max S] [--ready FILE] [--after FILE]
   check --expect FILE --got FILE [--ordered] [--late-ok]
   sink   --out FILE --ready FILE [--port P]     (site B: one TCP transfer, a UDP flow)
   source --dst ADDR [--port P] [--tcp-bytes N] [--tcp-rate BPS] [--udp-count N] [--udp-pps N]
@@ -219,7 +219,10 @@ def cmd_sniff(a):
         try:
             fr, addr = s.recvfrom(65535)
         except socket.timeout:
-            if got and time.time() - last > a.idle:
+            # With --after, idleness counts only once the test says the last
+            # sender is done: a scapy sender starting on a loaded machine can
+            # take longer than any idle time, and the sniff must not end first.
+            if got and time.time() - last > a.idle and (not a.after or os.path.exists(a.after)):
                 break
             continue
         if addr[2] == socket.PACKET_OUTGOING:
@@ -472,6 +475,7 @@ def main():
     p.add_argument("--idle", type=float, default=1.5)
     p.add_argument("--max", type=float, default=15)
     p.add_argument("--ready")
+    p.add_argument("--after", help="idleness ends the sniff only once this file exists")
     p = sub.add_parser("check")
     p.add_argument("--expect", required=True)
     p.add_argument("--got", required=True)

@@ -36,7 +36,8 @@ local rspst_names = {
 }
 local RSPST_NAK = 3
 local nlp_names = { [0] = "TAH follows" }
-local ctp_opcode_names = { [0] = "Transaction packet" }
+local ctp_opcode_names = { [0] = "Transaction packet", [1] = "CNP" }
+local CTP_OP_CNP, NLP_NONE = 1, 1     -- [chosen] headers/ub_wire.h UB_CTP_OP_CNP, UB_NLP_NONE
 local ta_opcode_names = {
     [0x00] = "Send", [0x01] = "Send with immediate", [0x03] = "Write",
     [0x04] = "Write with immediate", [0x06] = "Read", [0x10] = "Message",
@@ -115,6 +116,7 @@ local F = {
     cnp_loc   = ProtoField.uint8("ub.cnpetph.loc", "Loc", base.DEC, cnp_loc_names, 0x20),
     cnp_rsv   = ProtoField.uint8("ub.cnpetph.rsv", "Reserved", base.HEX, nil, 0x1F),
     cnp_rsv2  = ProtoField.bytes("ub.cnpetph.rsv2", "Reserved"),
+    cnp_vl    = ProtoField.uint8("ub.cnpetph.vl", "VL (CTP: its {Dest Entity, VL} context)", base.DEC, nil, 0x0F),
 
     tah          = ProtoField.none("ub.tah", "Transaction header"),
     tah_opcode   = ProtoField.uint8("ub.tah.opcode", "TAOpcode", base.HEX, ta_opcode_names),
@@ -306,11 +308,13 @@ local function add_saetph(tvb, tree, off, limit, base_psn)
     return off + nbytes, #acked
 end
 
-local function add_cnpetph(tvb, tree, off)
+-- ctp: a CTP CNP, whose byte 1 names the VL ([chosen] docs/TRANSPORT.md).
+local function add_cnpetph(tvb, tree, off, ctp)
     local t = tree:add(F.cnp, tvb(off, CNPETPH_LEN))
     t:add(F.cnp_ecn, tvb(off, 1))
     t:add(F.cnp_loc, tvb(off, 1))
     t:add(F.cnp_rsv, tvb(off, 1))
+    if ctp then t:add(F.cnp_vl, tvb(off + 1, 1)) end
     t:add(F.cnp_rsv2, tvb(off + 1, 15))
     return off + CNPETPH_LEN
 end
@@ -387,7 +391,8 @@ local function dissect_ta(tvb, root, off, fits, info)
     return off, true
 end
 
--- CTP (UDP/4794): CTPH | TAH | [MAETAH] | payload. Same returns as below.
+-- CTP (UDP/4794): CTPH | TAH | [MAETAH] | payload, or a CNP: CTPH | CNPETPH.
+-- Same returns as below.
 local function dissect_ctp(tvb, root, limit, info)
     local fits = fits_before(root, limit, info)
     if not fits(0, 1, "CTPH") then return 0, false end
@@ -397,6 +402,11 @@ local function dissect_ctp(tvb, root, limit, info)
     t:add(F.ctph_pad, tvb(0, 1))
     t:add(F.ctph_nlp, tvb(0, 1))
     info[#info + 1] = "CTP"
+    if rshift(b, 6) == CTP_OP_CNP and band(b, 0x0F) == NLP_NONE then
+        if not fits(1, CNPETPH_LEN, "CNPETPH") then return 1, false end
+        info[#info + 1] = string.format("CNP VL=%d", band(tvb(2, 1):uint(), 0x0F))
+        return add_cnpetph(tvb, root, 1, true), true, true
+    end
     if rshift(b, 6) ~= 0 or band(b, 0x0F) ~= 0 then
         root:add_proto_expert_info(E.reserved_opcode, string.format(
             "CTPH 0x%02x: reserved TPOpcode or no TAH (a CTP packet is a whole operation)", b))

@@ -31,6 +31,7 @@ struct ep {
 	void *ctl_ctx;
 	/* The entity's member ports (one: the device): first socket, MAC, frames sent. */
 	uint32_t nmem;
+	int mem_ifindex[EP_MAX_MEMBERS];
 	int sock0[EP_MAX_MEMBERS];
 	uint8_t mac[EP_MAX_MEMBERS][6];
 	uint64_t mem_tx[EP_MAX_MEMBERS];
@@ -41,13 +42,6 @@ void ep_set_ctl(struct ep *e, ep_ctl_fn fn, void *ctx)
 	e->ctl = fn;
 	e->ctl_ctx = ctx;
 }
-
-/*
- * A member other than the first sends to the Ethernet broadcast address
- * unless --nexthop-mac names one: an emulated UB link is point to point, and
- * the partner's endpoint program takes every frame of the UB EtherType.
- */
-static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
 /* Attach the endpoint program to member k and a socket to each of its queues. */
 static int open_member(struct ep *e, uint32_t k, const char *dev, char *err, size_t errlen)
@@ -63,6 +57,7 @@ static int open_member(struct ep *e, uint32_t k, const char *dev, char *err, siz
 	if (ep_nexthop_dev_info(&nh, err, errlen))
 		return -1;
 	memcpy(e->mac[k], nh.src_mac, 6);
+	e->mem_ifindex[k] = nh.ifindex;
 	e->xdp[k] = ep_xdp_attach(dev, cfg->generic, cfg->native.ethertype, err, errlen);
 	if (!e->xdp[k])
 		return -1;
@@ -186,6 +181,37 @@ static int peer_oif(struct ep *e, uint8_t ip_ver, const uint8_t ip[16])
 	return (!rc || rc == -EAGAIN) && nh.gateway && nh.ifindex == e->ifindex ? e->ifindex : 0;
 }
 
+/*
+ * Each other member's next hop to p: the route by that member's device (the
+ * kernel takes the peer as on link there when nothing routes by it) and its
+ * neighbour entry, resolved as the first member's is.
+ */
+static int member_hops(struct ep *e, struct ep_peer *p, int timeout_ms, char *err, size_t errlen)
+{
+	for (uint32_t k = 1; k < e->nmem; k++) {
+		struct ep_nexthop nh;
+		char why[192], ifn[IF_NAMESIZE] = "?";
+		int rc;
+
+		if (e->cfg.nexthop_mac_set) {
+			memcpy(p->member_mac[k], e->cfg.nexthop_mac, 6);
+			continue;
+		}
+		rc = ep_nexthop_resolve(p->ip_ver, p->ip, e->mem_ifindex[k], timeout_ms, &nh, why,
+					sizeof(why));
+		if (!rc && nh.ifindex != e->mem_ifindex[k])
+			rc = -ENETUNREACH;
+		if (rc) {
+			if_indextoname((unsigned)e->mem_ifindex[k], ifn);
+			snprintf(err, errlen, "entity member %s: %s", ifn,
+				 rc == -ENETUNREACH ? "the route to the peer leaves by another device" : why);
+			return rc;
+		}
+		memcpy(p->member_mac[k], nh.dst_mac, 6);
+	}
+	return 0;
+}
+
 int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t ip[16],
 		 int timeout_ms, char *err, size_t errlen)
 {
@@ -206,6 +232,8 @@ int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t 
 	}
 	if (!rc)
 		rc = check_route(e, p, err, errlen);
+	if (!rc)
+		rc = member_hops(e, p, timeout_ms, err, errlen);
 	p->checked_ns = ep_now_ns();
 	return rc;
 }
@@ -213,8 +241,11 @@ int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t 
 struct tp_chan *ep_chan_create(struct ep *e, struct ep_chan *c, struct tp_chan_config *cfg)
 {
 	cfg->user = c;
-	if (cfg->mode == TP_MODE_CTP)
+	if (cfg->mode == TP_MODE_CTP) {
+		/* The key of its CC instance, {peer entity, VL}: the VL its frames take. */
 		memcpy(cfg->peer_entity, c->peer->ip, sizeof(cfg->peer_entity));
+		cfg->vl = e->cfg.native.vl;
+	}
 	c->tp = tp_chan_create(e->tp, cfg);
 	if (c->tp)
 		c->sport = uboe_entropy_port(tp_chan_tpn(c->tp), (uint32_t)(uintptr_t)c->peer);
@@ -241,6 +272,14 @@ static void refresh_peer(struct ep *e, struct ep_peer *p, uint64_t now)
 	if (memcmp(nh.dst_mac, p->nh.dst_mac, 6) || memcmp(nh.src_ip, p->nh.src_ip, 16))
 		p->nh_changes++;
 	p->nh = nh;
+	for (uint32_t k = 1; k < e->nmem && !e->cfg.nexthop_mac_set; k++) {
+		if (ep_nexthop_lookup(p->ip_ver, p->ip, e->mem_ifindex[k], &nh, err, sizeof(err)) ||
+		    nh.ifindex != e->mem_ifindex[k])
+			continue;
+		if (memcmp(nh.dst_mac, p->member_mac[k], 6))
+			p->nh_changes++;
+		memcpy(p->member_mac[k], nh.dst_mac, 6);
+	}
 }
 
 /* Congestion marked on the way: IP CE, or on a UB port the NTH's FECN. */
@@ -363,6 +402,7 @@ int ep_send_raw(struct ep *e, struct ep_peer *p, uint16_t sport, const void *tp,
 	}
 	e->st.tx_frames++;
 	e->st.ctl_tx++;
+	e->mem_tx[0]++;		/* socket 0 is the first member's */
 	return 0;
 }
 
@@ -408,7 +448,7 @@ static unsigned do_tx(struct ep *e, uint64_t now)
 			k = f.lbf % e->nmem;
 			if (k) {
 				memcpy(f.src_mac, e->mac[k], 6);
-				memcpy(f.dst_mac, e->cfg.nexthop_mac_set ? e->cfg.nexthop_mac : bcast, 6);
+				memcpy(f.dst_mac, c->peer->member_mac[k], 6);
 			}
 		}
 		wrap_frame(&x, off, len, &f);

@@ -55,7 +55,9 @@ struct ep_config {
 	 * entity behind one transport core, members[0] == dev (its route gives
 	 * the entity's address). Each CTP frame leaves by member LBF mod n, its
 	 * LBF the low byte of its entropy (per flow, or per packet with a
-	 * per-packet channel group); RTP frames by members[0]. n <= 1: dev alone. */
+	 * per-packet channel group), to the next hop that member's device
+	 * reaches the peer by (route and neighbour by that device, as for
+	 * members[0]); RTP frames by members[0]. n <= 1: dev alone. */
 	const char *members[EP_MAX_MEMBERS];
 	uint32_t nmembers;
 	bool generic;		/* XDP in SKB mode */
@@ -74,6 +76,8 @@ struct ep_peer {
 	uint8_t ip_ver;
 	uint8_t ip[16];
 	struct ep_nexthop nh;	/* device, our source address, next-hop MAC */
+	/* A CTP entity's members 1 .. n-1: the next-hop MAC by each one's device. */
+	uint8_t member_mac[EP_MAX_MEMBERS][6];
 	int oif;		/* the route asked by this device (0: any), see ep_peer_init */
 	uint64_t checked_ns;	/* last next-hop refresh */
 	uint64_t nh_changes;	/* MAC or device changed (route change, failover) */

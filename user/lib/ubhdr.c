@@ -85,12 +85,14 @@ void ub_cnpetph_encode(struct ub_cnpetph *h, const struct ub_cnpetph_fields *f)
 {
 	memset(h, 0, sizeof(*h));
 	h->b0 = (uint8_t)(((f->ecn & 3) << 6) | (f->loc ? 0x20 : 0));
+	h->b1 = f->vl & UB_CNPETPH_VL_MASK;
 }
 
 void ub_cnpetph_decode(const struct ub_cnpetph *h, struct ub_cnpetph_fields *f)
 {
 	f->ecn = h->b0 >> 6;
 	f->loc = (h->b0 >> 5) & 1;
+	f->vl = h->b1 & UB_CNPETPH_VL_MASK;
 }
 
 void ub_tah_encode(struct ub_tah *h, const struct ub_tah_fields *f)

@@ -103,6 +103,7 @@ size_t ub_saetph_decode(const void *in, size_t len, struct ub_saetph_fields *f);
 struct ub_cnpetph_fields {
 	uint8_t ecn;		/* 2 bits: UB_CNP_ECN_MINOR, UB_CNP_ECN_SEVERE */
 	bool loc;		/* 1 = last-hop switch */
+	uint8_t vl;		/* CTP: the VL of the marked data (4 bits; RTP: 0) */
 };
 
 void ub_cnpetph_encode(struct ub_cnpetph *h, const struct ub_cnpetph_fields *f);

@@ -212,9 +212,10 @@ enum ub_parse_err ub_parse_frame(const void *buf, size_t len, uint16_t ub_ethert
  * a native frame with UDP destination port UB_CTP_UDP_PORT, which
  * ub_parse_frame() reports as UB_PARSE_NOT_UDP_4792 (as the UB2E switch
  * drops it: UBoE never carries CTP), is parsed on: CTPH, TAH, [MAETAH],
- * payload, ICRC; v->ctp and v->ctph set, v->tph NULL. A reserved CTPH opcode
- * or an NLP other than TAH is UB_PARSE_TP_OPCODE. Other frames: as
- * ub_parse_frame().
+ * payload, ICRC; v->ctp and v->ctph set, v->tph NULL. A CTP CNP (CTPH
+ * opcode UB_CTP_OP_CNP, NLP UB_NLP_NONE) is CTPH, CNPETPH (v->cnpetph,
+ * v->cnp), no TAH. A reserved CTPH opcode or another NLP is
+ * UB_PARSE_TP_OPCODE. Other frames: as ub_parse_frame().
  */
 enum ub_parse_err ub_parse_frame_ctp(const void *buf, size_t len, uint16_t ub_ethertype,
 				     struct ub_view *v);

@@ -290,13 +290,23 @@ enum ub_parse_err ub_parse_frame_ctp(const void *buf, size_t len, uint16_t ub_et
 	if (v->ip_len < hl || v->udp_len != v->ip_len - hl ||
 	    v->udp_len < UDP_HLEN + UB_CTPH_LEN + UBOE_ICRC_LEN)
 		return UB_PARSE_IP_LENGTH;
-	if (v->ctp_opcode != UB_CTP_OP_TA || v->ctp_nlp != UB_NLP_TAH)
+	if (!(v->ctp_opcode == UB_CTP_OP_TA && v->ctp_nlp == UB_NLP_TAH) &&
+	    !(v->ctp_opcode == UB_CTP_OP_CNP && v->ctp_nlp == UB_NLP_NONE))
 		return UB_PARSE_TP_OPCODE;
 	v->icrc = ub_icrc_get(v->ip, v->ip_len);
 	v->icrc_ok = ub_icrc_ok(v->ip, v->ip_len);
-	/* A CTP packet is a whole transaction operation: the TAH is not optional. */
 	p = v->ctph + UB_CTPH_LEN;
 	end = v->ip + v->ip_len - UBOE_ICRC_LEN;
+	if (v->ctp_opcode == UB_CTP_OP_CNP) {
+		/* CTPH | CNPETPH: congestion feedback, no transaction. */
+		if ((size_t)(end - p) < sizeof(struct ub_cnpetph))
+			return UB_PARSE_HDR_OVERRUN;
+		v->cnpetph = (const struct ub_cnpetph *)p;
+		ub_cnpetph_decode(v->cnpetph, &v->cnp);
+		p += sizeof(struct ub_cnpetph);
+		goto payload;
+	}
+	/* A CTP packet is a whole transaction operation: the TAH is not optional. */
 	if ((size_t)(end - p) < sizeof(struct ub_tah))
 		return UB_PARSE_HDR_OVERRUN;
 	v->tah = (const struct ub_tah *)p;
@@ -309,6 +319,7 @@ enum ub_parse_err ub_parse_frame_ctp(const void *buf, size_t len, uint16_t ub_et
 		ub_maetah_decode(v->maetah, &v->mae);
 		p += sizeof(struct ub_maetah);
 	}
+payload:
 	v->payload = p;
 	v->payload_len = (size_t)(end - p);
 	if (v->pid == UB_PID_INVALID)

@@ -25,7 +25,43 @@ void tp_cc_on_cetph(struct tp_chan *ch, uint64_t now, const struct ub_cetph_fiel
 		ch->cfg.cc->on_cetph(ch->cfg.cc_ctx, now, ce);
 }
 
-/* A CNP owed by the receiver side of this channel: RTPH | CNPETPH. */
+void tp_cc_on_cnp(struct tp_chan *ch, uint64_t now, const struct ub_cnpetph_fields *cnp)
+{
+	if (CC_OP(ch, on_cnp))
+		ch->cfg.cc->on_cnp(ch->cfg.cc_ctx, now, cnp->ecn, cnp->loc);
+}
+
+bool tp_cc_can_send(struct tp_chan *ch, uint64_t now, uint32_t bytes)
+{
+	return !CC_OP(ch, can_send) ||
+	       ch->cfg.cc->can_send(ch->cfg.cc_ctx, now, ch->inflight_bytes, bytes);
+}
+
+void tp_cc_on_send(struct tp_chan *ch, uint64_t now, uint32_t bytes, bool rtx)
+{
+	if (CC_OP(ch, on_send))
+		ch->cfg.cc->on_send(ch->cfg.cc_ctx, now, bytes, rtx);
+}
+
+/*
+ * A CTP CNP [chosen]: CTPH (UB_CTP_OP_CNP, NLP none) | CNPETPH with the VL.
+ * No TPN names a context: the peer finds it by our address (the IP source
+ * the datapath writes) and the VL, its {Dest Entity, VL}.
+ */
+static size_t ctp_cnp(struct tp_chan *ch, const struct ub_cnpetph_fields *cnp, uint8_t *buf,
+		      struct tp_tx_info *info)
+{
+	struct ub_cnpetph_fields f = *cnp;
+
+	buf[0] = ub_ctph_make(UB_CTP_OP_CNP, UB_NLP_NONE);
+	f.vl = ch->cfg.vl;
+	ub_cnpetph_encode((struct ub_cnpetph *)(buf + UB_CTPH_LEN), &f);
+	*info = (struct tp_tx_info){ .chan = ch, .user = ch->cfg.user, .src_tpn = ch->tpn,
+				     .dst_tpn = ch->peer_tpn, .psn = ch->ctp_sent, .ctp = true };
+	return UB_CTPH_LEN + sizeof(struct ub_cnpetph);
+}
+
+/* A CNP owed by the receiver side of this channel: RTPH | CNPETPH (CTP: above). */
 size_t tp_cc_response(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 		      struct tp_tx_info *info)
 {
@@ -38,6 +74,8 @@ size_t tp_cc_response(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 		return 0;
 	if (!ch->cfg.cc->cnp_due(ch->cfg.cc_ctx, now, &cnp))
 		return 0;
+	if (tp_is_ctp(ch))
+		return ctp_cnp(ch, &cnp, buf, info);
 	n = tp_enc_tph(buf, ch, UB_TP_CNP, false, TP_NLP_NONE, psn, 0);
 	ub_cnpetph_encode((struct ub_cnpetph *)(buf + n), &cnp);
 	n += sizeof(struct ub_cnpetph);

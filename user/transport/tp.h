@@ -30,6 +30,12 @@
  * of its own. Received CTP packets come with meta.ctp set (the datapath
  * tells them by their UDP port, headers/ub_wire.h) and find their channel by
  * the TAH's IniRCID and the peer's entity address (tp_chan_config).
+ * CTP congestion control is per {Dest Entity, VL}, not per channel: every
+ * CTP channel to one peer entity on one VL shares one CC instance (cc_ctx),
+ * which paces what they send and answers marks with CTP CNPs (CTPH opcode
+ * UB_CTP_OP_CNP | CNPETPH naming the VL), at most one per interval per
+ * {source entity, VL}; a CNP received cuts the instance of {its IP source,
+ * its VL}.
  *
  * Wire layouts: WIRE.md §3-§4, encoded with user/lib/ubhdr.h. Data packets
  * are TPH | TAH | [MAETAH on every packet of a Write, on a Read request] | payload;
@@ -129,7 +135,9 @@ struct tp_chan_config {
 	uint64_t rto_static_ns;	/* 0: TP_RTO_512US */
 	uint64_t rto_min_ns;	/* dynamic: floor of Base; 0: 10 us */
 	uint32_t rto_n;		/* dynamic: N of Base x 2^(N x Times); 0: 1 */
-	uint32_t retry_limit;	/* consecutive RTOs before the channel fails; 0: 7 */
+	uint32_t retry_limit;	/* consecutive RTOs before the channel fails; 0: 7.
+				 * An RTO while CC pacing still holds the resends
+				 * of the one before does not count. */
 	uint32_t rnr_retry;	/* RNR/page-fault retries of one operation; 0: 7 */
 	uint64_t rnr_delay_ns;	/* wait before such a retry; 0: 50 us */
 	uint32_t max_ops;	/* posted operations outstanding (each kind); 0: 1024 */
@@ -150,6 +158,10 @@ struct tp_chan_config {
 	 * struct ub_view); packets from another source are not this channel's.
 	 * All zero: any source. */
 	uint8_t peer_entity[16];
+	/* CTP: the VL its packets take (0..15). With peer_entity the key of
+	 * its CC instance: every CTP channel of one {peer_entity, vl} must be
+	 * given the same cc_ctx (tp_chan_create says EINVAL otherwise). */
+	uint8_t vl;
 };
 
 /* ---- lifecycle ------------------------------------------------------------ */
@@ -310,6 +322,7 @@ bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
 	X(rtx_answer,		"ROL last packets resent: a later answer came first") \
 	X(rto_fired,		"retransmission timeouts")			\
 	X(rto_spurious,		"RTOs the next ack showed spurious (F-RTO: no go-back)") \
+	X(rto_held,		"RTOs while pacing still held the last RTO's resends (not counted toward the retry limit)") \
 	X(ta_retry_rnr,		"operations retried after RNR")			\
 	X(ta_retry_pf,		"operations retried after a page fault")	\
 	X(rx_inorder,		"data packets received in order")		\

@@ -13,6 +13,11 @@
  * Without TPNs a packet finds its channel by [chosen] the TAH's IniRCID, the
  * initiator's jetty: a request's names the peer's channel (peer_tpn), an
  * answer's our own (tpn); and by the source entity (cfg.peer_entity).
+ *
+ * Congestion control is per {Dest Entity, VL} (the channels of one peer
+ * entity and VL share one CC instance, tp.h): sends are paced by it, marked
+ * data feeds its receiver half, which owes the source a CTP CNP (cc_wire.c),
+ * and a CNP cuts the instance of {its source entity, the VL it names}.
  */
 #include <string.h>
 
@@ -40,6 +45,47 @@ static struct tp_chan *find_ctx(struct tp_ep *ep, uint32_t rcid, bool answer,
 	return NULL;
 }
 
+/*
+ * CTPH | CNPETPH: every instance of {source entity, VL} hears it once (there
+ * is one when the channels share theirs as tp.h asks); the first channel
+ * counts it. For no CTP channel of that entity and VL: dropped, counted.
+ */
+static enum tp_rx_verdict ctp_rx_cnp(struct tp_ep *ep, uint64_t now, const uint8_t *b,
+				     size_t len, const struct tp_rx_meta *meta)
+{
+	struct ub_cnpetph_fields cnp;
+	const void *done[8];
+	unsigned ndone = 0;
+
+	if (len != UB_CTPH_LEN + sizeof(struct ub_cnpetph)) {
+		ep->gone.rx_malformed++;
+		return TP_RX_DROP;
+	}
+	ub_cnpetph_decode((const struct ub_cnpetph *)(b + UB_CTPH_LEN), &cnp);
+	for (uint32_t i = 0; i < ep->nchans; i++) {
+		struct tp_chan *ch = ep->chans[i];
+		bool seen = false;
+
+		if (!tp_is_ctp(ch) || !ch->connected || ch->failed || ch->cfg.vl != cnp.vl ||
+		    !entity_match(ch, meta))
+			continue;
+		for (unsigned k = 0; k < ndone; k++)
+			seen |= done[k] == ch->cfg.cc_ctx;
+		if (seen)
+			continue;
+		if (!ndone)
+			ch->st.rx_cnp++;	/* once, by the first channel */
+		tp_cc_on_cnp(ch, now, &cnp);
+		if (ndone < sizeof(done) / sizeof(done[0]))
+			done[ndone++] = ch->cfg.cc_ctx;
+	}
+	if (!ndone) {
+		ep->gone.rx_unknown_tpn++;
+		return TP_RX_DROP;
+	}
+	return TP_RX_OK;
+}
+
 /* CTPH .. payload into p (the TPH fields zero but Last: a whole operation). */
 static int ctp_parse(const uint8_t *b, size_t len, struct tp_parsed *p)
 {
@@ -60,6 +106,9 @@ enum tp_rx_verdict tp_ctp_rx(struct tp_ep *ep, uint64_t now, const void *pkt, si
 	struct tp_chan *ch;
 	bool answer;
 
+	if (len >= UB_CTPH_LEN && ub_ctph_opcode(*(const uint8_t *)pkt) == UB_CTP_OP_CNP &&
+	    ub_ctph_nlp(*(const uint8_t *)pkt) == UB_NLP_NONE)
+		return ctp_rx_cnp(ep, now, pkt, len, meta);
 	if (ctp_parse(pkt, len, &p)) {
 		ep->gone.rx_malformed++;
 		return TP_RX_DROP;
@@ -77,6 +126,7 @@ enum tp_rx_verdict tp_ctp_rx(struct tp_ep *ep, uint64_t now, const void *pkt, si
 		ch->st.rx_malformed++;	/* one operation is at most one MTU */
 		return TP_RX_DROP;
 	}
+	tp_cc_rx_data(ch, now, (uint32_t)p.payload_len, meta);
 	/* A request may need an answer packet: without room it is dropped, and
 	 * the initiator's transaction timeout reports it. */
 	if (!answer && !tp_rcv_room(ch)) {
@@ -93,7 +143,7 @@ size_t tp_ctp_send(struct tp_chan *ch, uint64_t now, uint8_t *buf, size_t cap,
 	struct tp_op *op = tp_snd_next_op(ch);
 	size_t n;
 
-	if (!op || cap < UB_CTPH_LEN)
+	if (!op || cap < UB_CTPH_LEN || !tp_cc_can_send(ch, now, (uint32_t)op->len))
 		return 0;
 	if (ch->retry_next && tp_op_initiator(op)) {
 		op->retry = true;	/* the target refuses until a Retry comes */
@@ -108,6 +158,7 @@ size_t tp_ctp_send(struct tp_chan *ch, uint64_t now, uint8_t *buf, size_t cap,
 	op->state = OS_SENT;
 	ch->st.tx_data++;
 	ch->st.tx_bytes += op->len;
+	tp_cc_on_send(ch, now, (uint32_t)op->len, false);
 	*info = (struct tp_tx_info){
 		.chan = ch, .user = ch->cfg.user, .src_tpn = ch->tpn, .dst_tpn = ch->peer_tpn,
 		.psn = ch->ctp_sent++, .data = true, .ctp = true,

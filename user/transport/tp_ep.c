@@ -65,6 +65,20 @@ static struct tp_chan *find_chan(const struct tp_ep *ep, uint32_t tpn)
 	return NULL;
 }
 
+/* CTP: another channel of the same {peer entity, VL} with another CC instance. */
+static bool ctp_cc_split(const struct tp_ep *ep, const struct tp_chan_config *c)
+{
+	for (uint32_t i = 0; i < ep->nchans; i++) {
+		const struct tp_chan_config *o = &ep->chans[i]->cfg;
+
+		if (o->mode == TP_MODE_CTP && o->vl == c->vl &&
+		    !memcmp(o->peer_entity, c->peer_entity, sizeof(c->peer_entity)) &&
+		    (o->cc != c->cc || o->cc_ctx != c->cc_ctx))
+			return true;
+	}
+	return false;
+}
+
 struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cfg)
 {
 	struct tp_chan_config c = *cfg;
@@ -108,7 +122,8 @@ struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cf
 	if (c.mode > TP_MODE_CTP || c.ta_mode > TP_TA_ROT || c.rto_mode > TP_RTO_DYNAMIC ||
 	    c.window >= TP_PSN_HALF || !pow2(c.ooo_range) || c.ooo_range < 128 ||
 	    c.ooo_range > 2048 || c.local_tpn > TP_PSN_MASK || c.mtu > 65536 ||
-	    c.init_psn > TP_PSN_MASK || (c.mode == TP_MODE_CTP && c.local_tpn > TP_CTP_RCID_MAX)) {
+	    c.init_psn > TP_PSN_MASK || (c.mode == TP_MODE_CTP && c.local_tpn > TP_CTP_RCID_MAX) ||
+	    c.vl > UB_CNPETPH_VL_MASK || (c.mode == TP_MODE_CTP && ctp_cc_split(ep, &c))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -452,8 +467,7 @@ enum tp_rx_verdict tp_ep_rx(struct tp_ep *ep, uint64_t now, const void *pkt, siz
 		return TP_RX_OK;
 	case UB_TP_CNP:
 		ch->st.rx_cnp++;
-		if (ch->cfg.cc && ch->cfg.cc->on_cnp)
-			ch->cfg.cc->on_cnp(ch->cfg.cc_ctx, now, p.cnp.ecn, p.cnp.loc);
+		tp_cc_on_cnp(ch, now, &p.cnp);
 		return TP_RX_OK;
 	default:
 		ch->st.rx_bad_opcode++;

@@ -168,6 +168,7 @@ struct tp_chan {
 	uint64_t inflight_bytes;
 	uint64_t rto_deadline;		/* 0: not armed */
 	uint32_t rto_times;		/* consecutive timeouts */
+	bool rto_unsent;		/* the last timeout's resends have not left yet */
 	uint64_t srtt, rttvar;
 	/* SR after an RTO (F-RTO, RFC 5682 in spirit): only una went again;
 	 * the first ack that moves una decides whether the rest is lost. */
@@ -295,6 +296,9 @@ size_t tp_cc_response(struct tp_chan *ch, uint64_t now, void *buf, size_t cap,
 		      struct tp_tx_info *info);
 size_t tp_cc_ack_ext(struct tp_chan *ch, uint64_t now, uint8_t *buf, size_t n, size_t cap);
 void tp_cc_tx_data(struct tp_chan *ch, uint64_t now, struct tp_tx_info *info);
+bool tp_cc_can_send(struct tp_chan *ch, uint64_t now, uint32_t bytes);
+void tp_cc_on_send(struct tp_chan *ch, uint64_t now, uint32_t bytes, bool rtx);
+void tp_cc_on_cnp(struct tp_chan *ch, uint64_t now, const struct ub_cnpetph_fields *cnp);
 
 /* RTP: PSNs, acknowledgements and retransmission (not UTP, not CTP). */
 static inline bool tp_reliable(const struct tp_chan *ch) { return ch->cfg.mode < TP_MODE_UTP; }

@@ -181,7 +181,7 @@ static void transmit(struct tp_net *n, int pi, bool from_a)
 		entropy = n->cfg.entropy ? n->cfg.entropy(n->cfg.entropy_ctx, pi, &info)
 					 : (uint16_t)pi;
 		e.meta = (struct tp_rx_meta){ .ecn = 2, .has_cci = info.has_cci,
-					      .cci = info.cci, .entropy = entropy };
+					      .cci = info.cci, .entropy = entropy, .ctp = info.ctp };
 		e.buf = malloc(len);
 		if (!e.buf)
 			return;

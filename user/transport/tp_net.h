@@ -7,7 +7,9 @@
  * optional CAQM stage rewriting the CCI), a line rate and a delay. What B
  * sends comes back over a fixed delay without a queue. The path of a packet
  * is its entropy (the UDP source port it would carry) mod the number of
- * paths, as an ECMP hash on ports would spread it.
+ * paths, as an ECMP hash on ports would spread it. CTP packets
+ * (tp_tx_info.ctp) arrive with meta.ctp and no source entity (meta.src
+ * zero): a pair's CTP channels take any source.
  */
 #ifndef UBXDP_TP_NET_H
 #define UBXDP_TP_NET_H

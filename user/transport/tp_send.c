@@ -155,6 +155,8 @@ static void rto_rearm(struct tp_chan *ch, uint64_t now)
 
 void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 {
+	bool held;
+
 	if (ch->cfg.cc && ch->cfg.cc->on_tick)
 		ch->cfg.cc->on_tick(ch->cfg.cc_ctx, now);
 	if (ch->rnr_waiting && now >= ch->rnr_until) {
@@ -172,15 +174,24 @@ void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 	}
 	if (!ch->rto_deadline || now < ch->rto_deadline)
 		return;
-	ch->rto_times++;
 	ch->st.rto_fired++;
-	if (ch->rto_times > ch->cfg.retry_limit) {
+	/*
+	 * Pacing (a DCQCN rate, an LDCP window) may still hold what the last
+	 * timeout queued: nothing went out that the peer could have answered,
+	 * so this timeout says nothing new about the path. It neither counts
+	 * toward the retry limit nor signals a loss (a rate cut would hold the
+	 * resends longer still); it only queues its resends again.
+	 */
+	held = ch->rto_unsent;
+	if (held) {
+		ch->st.rto_held++;
+	} else if (++ch->rto_times > ch->cfg.retry_limit) {
 		tp_chan_fail(ch, TP_ST_RETRY_EXCEEDED);
 		return;
 	}
 	/* SR defers the loss signal to the ack that decides (frto_decide); a
 	 * second timeout in a row (nothing came back at all) is a loss anyway. */
-	if (ch->cfg.cc && ch->cfg.cc->on_loss &&
+	if (!held && ch->cfg.cc && ch->cfg.cc->on_loss &&
 	    (tp_is_gbn(ch) || ch->una == ch->nxt || ch->rto_times > 1))
 		ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_RTO);
 	if (ch->una != ch->nxt) {
@@ -221,10 +232,12 @@ void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 			ch->frto_at = now;
 		}
 		ch->last_nak_valid = false;
+		ch->rto_unsent = true;
 	} else {
 		struct tp_op *op = unanswered(ch);
 
 		if (op) {
+			ch->rto_unsent = true;
 			ch->probe = true;
 			ch->probe_op = (uint32_t)(op - ch->sq);
 			ch->probe_cause = RC_RTO;
@@ -295,6 +308,7 @@ static bool ack_upto(struct tp_chan *ch, uint64_t now, uint32_t c)
 	if (ch->last_nak_valid && tp_psn_diff(ch->last_nak, ch->una) < 0)
 		ch->last_nak_valid = false;
 	ch->rto_times = 0;
+	ch->rto_unsent = false;
 	rto_rearm(ch, now);
 	if (ch->cfg.cc && ch->cfg.cc->on_ack)
 		ch->cfg.cc->on_ack(ch->cfg.cc_ctx, now, acked, rtt);
@@ -598,12 +612,6 @@ static void fill_info(struct tp_chan *ch, struct tp_tx_info *info, uint32_t psn,
 	};
 }
 
-static bool cc_allows(struct tp_chan *ch, uint64_t now, uint32_t bytes)
-{
-	return !ch->cfg.cc || !ch->cfg.cc->can_send ||
-	       ch->cfg.cc->can_send(ch->cfg.cc_ctx, now, ch->inflight_bytes, bytes);
-}
-
 static void count_rtx(struct tp_chan *ch, uint8_t cause)
 {
 	switch (cause) {
@@ -628,11 +636,11 @@ static size_t send_slot(struct tp_chan *ch, uint64_t now, uint32_t psn, uint8_t 
 	s->sent_ns = now;
 	s->mark = ch->nxt;
 	ch->high_rtx = psn;
+	ch->rto_unsent = false;
 	count_rtx(ch, cause);
 	ch->st.tx_data++;
 	ch->st.tx_bytes += seg_len(ch, op, s->seg);
-	if (ch->cfg.cc && ch->cfg.cc->on_send)
-		ch->cfg.cc->on_send(ch->cfg.cc_ctx, now, seg_len(ch, op, s->seg), true);
+	tp_cc_on_send(ch, now, seg_len(ch, op, s->seg), true);
 	fill_info(ch, info, psn, true);
 	if (!ch->rto_deadline)
 		rto_rearm(ch, now);
@@ -661,7 +669,7 @@ static size_t send_utp(struct tp_chan *ch, uint64_t now, uint8_t *buf, size_t ca
 	struct tp_op *op = next_op(ch);
 	size_t len;
 
-	if (!op || !cc_allows(ch, now, seg_len(ch, op, op->next_seg)))
+	if (!op || !tp_cc_can_send(ch, now, seg_len(ch, op, op->next_seg)))
 		return 0;
 	if (!op->next_seg)
 		op->tpmsn = ch->next_tpmsn++ & TP_PSN_MASK;
@@ -706,6 +714,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 			if (len) {
 				count_rtx(ch, ch->probe_cause);
 				ch->st.tx_data++;
+				ch->rto_unsent = false;
 				fill_info(ch, info, op->last_psn, true);
 				return len;
 			}
@@ -714,7 +723,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 
 	if (tp_is_gbn(ch) && ch->rtx_nxt != ch->nxt) {
 		s = SLOT(ch, ch->rtx_nxt);
-		if (!cc_allows(ch, now, seg_len(ch, &ch->sq[s->op], s->seg)))
+		if (!tp_cc_can_send(ch, now, seg_len(ch, &ch->sq[s->op], s->seg)))
 			return 0;
 		len = send_slot(ch, now, ch->rtx_nxt, ch->gbn_cause, buf, cap, info);
 		if (len)
@@ -726,7 +735,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 			s = SLOT(ch, psn);
 			if (!s->need_rtx)
 				continue;
-			if (!cc_allows(ch, now, seg_len(ch, &ch->sq[s->op], s->seg)))
+			if (!tp_cc_can_send(ch, now, seg_len(ch, &ch->sq[s->op], s->seg)))
 				return 0;
 			len = send_slot(ch, now, psn, s->rtx_cause, buf, cap, info);
 			if (len) {
@@ -744,7 +753,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	if (!op)
 		return 0;
 	b = seg_len(ch, op, op->next_seg);
-	if (!cc_allows(ch, now, b))
+	if (!tp_cc_can_send(ch, now, b))
 		return 0;
 	if (!op->next_seg) {
 		op->tpmsn = ch->next_tpmsn++ & TP_PSN_MASK;
@@ -777,8 +786,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	ch->inflight_bytes += b;
 	ch->st.tx_data++;
 	ch->st.tx_bytes += b;
-	if (ch->cfg.cc && ch->cfg.cc->on_send)
-		ch->cfg.cc->on_send(ch->cfg.cc_ctx, now, b, false);
+	tp_cc_on_send(ch, now, b, false);
 	if (!ch->rto_deadline)
 		rto_rearm(ch, now);
 	fill_info(ch, info, psn, false);

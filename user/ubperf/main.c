@@ -39,7 +39,9 @@ static void usage(FILE *f)
 		"                 with --mode ctp the ports are one entity instead,\n"
 		"                 --lb flow|packet choosing the member port by the LBF\n"
 		"  --wait S       how long to wait for the peer (default 5; server: for a client, 0 = forever)\n"
-		"  --stall S      no completion for S seconds means the peer is gone (default 3)\n"
+		"  --stall S      no completion for S seconds means the peer is gone (default 3;\n"
+		"                 server: a client whose setup stays silent this long is dropped,\n"
+		"                 one line, and the server waits for a new client)\n"
 		"  --generic      XDP in generic (SKB) mode\n"
 		"  --zerocopy     AF_XDP zero-copy (the NIC must support it)\n"
 		"  --native       native UB frames on an emulated UB port (WIRE.md 5), not UBoE\n"
@@ -49,7 +51,9 @@ static void usage(FILE *f)
 		"  --nexthop-mac MAC   the next hop's MAC instead of ARP/ND\n"
 		"  --json         one JSON summary object on stdout\n"
 		"  --verbose      also every non-zero transport counter\n"
-		"  --cc CC        congestion control per channel: none (default), ldcp, dcqcn, caqm\n"
+		"  --cc CC        congestion control per channel: none (default), ldcp, dcqcn, caqm;\n"
+		"                 --mode ctp: dcqcn or none, one instance per {peer entity, VL}\n"
+		"                 shared by the channels there, answered by CTP CNPs\n"
 		"  --lb LB        the channels as one group: flow (default: a port each), packet\n"
 		"  --interval MS  every MS milliseconds: goodput and each channel's rate or window\n"
 		"  --stage-pin DIR  report the queue high water of the marking stage pinned in DIR\n"
@@ -213,8 +217,9 @@ static int ctp_finish(struct ubperf_opts *o, bool native, bool size_set, bool ta
 		fprintf(stderr, "ubperf: --mode ctp needs --native (UBoE never carries CTP)\n");
 		return 2;
 	}
-	if (o->cc != TP_CC_NONE) {
-		fprintf(stderr, "ubperf: --mode ctp has no transport acks to carry congestion feedback: --cc none\n");
+	if (o->cc != TP_CC_NONE && o->cc != TP_CC_DCQCN) {
+		fprintf(stderr, "ubperf: --cc %s needs transport acks (TPACK-CC, CETPH), which --mode ctp has none of: --cc dcqcn or none\n",
+			tp_cc_algo_name(o->cc));
 		return 2;
 	}
 	if (o->server)

@@ -78,9 +78,11 @@ struct run {
 	uint64_t bad_seq, corrupt, lost;	/* server: Sends out of order / with wrong bytes / missing (UTP) */
 	uint64_t seen[UBPERF_MAX_CHANS][4];	/* server, CTP: Sends seen past seq[c], a ring of 256 */
 	uint64_t t_start, t_end, last_progress;
-	uint32_t token;
-	uint64_t va;
-	struct tp_cc *cc[UBPERF_MAX_CHANS];	/* --cc: one instance per channel */
+	uint64_t heard_ns;	/* server: the last hello of this run */
+	uint64_t va[UBPERF_MAX_CHANS];		/* client: each channel's region (token in ans[c]) */
+	struct tp_cc *cc[UBPERF_MAX_CHANS];	/* --cc: the instances (CTP: one per port) */
+	struct tp_cc *cc_of[UBPERF_MAX_CHANS];	/* each channel's: its own, or with CTP its
+						 * port's, {peer entity, VL} (tp.h) */
 	struct tpg *g;				/* --lb: the channels as one group */
 	uint64_t chan_bytes[UBPERF_MAX_CHANS];	/* client: completed per channel */
 	struct series ser;			/* --interval */
@@ -327,14 +329,18 @@ static int make_chans(struct run *r)
 		struct tp_chan_config cc;
 		struct tp_cc_config ccc = { .algo = r->o->cc, .mtu = r->o->mtu };
 
+		/* CTP's CC is per {peer entity, VL}: a port's channels go to one
+		 * peer on the native VL, so they share the port's instance. */
+		uint32_t k = r->o->mode == TP_MODE_CTP ? port_of(r, i) : i;
+
 		chan_config(r->o, &cc);
 		tpg_prepare(r->g, &cc, &ccc, 1);
 		if (r->o->cc != TP_CC_NONE) {
-			r->cc[i] = tp_cc_create(&ccc);
-			if (!r->cc[i])
+			if (!r->cc[k] && !(r->cc[k] = tp_cc_create(&ccc)))
 				return fail(r, "cannot create %s for channel %u: %s",
 					    tp_cc_algo_name(r->o->cc), i, strerror(errno));
-			tp_cc_attach(r->cc[i], &cc);
+			r->cc_of[i] = r->cc[k];
+			tp_cc_attach(r->cc_of[i], &cc);
 		}
 		r->ch[i].peer = &r->peer[port_of(r, i)];
 		r->ch[i].app = (void *)(uintptr_t)i;
@@ -373,8 +379,8 @@ static void take_sample(const struct run *r, bool server, struct series_sample *
 		} else {
 			s[c].bytes = r->chan_bytes[c];
 		}
-		if (r->cc[c])
-			tp_cc_get_stats(r->cc[c], &cs);
+		if (r->cc_of[c])
+			tp_cc_get_stats(r->cc_of[c], &cs);
 		s[c].cnp_sent = cs.cnp_sent;
 		s[c].cnp_rcvd = cs.cnp_rcvd;
 		s[c].rate_bps = cs.rate_bps;
@@ -475,6 +481,32 @@ static struct json_object *jbps(uint64_t bytes, double secs)
 	return jreal(secs > 0 ? (double)bytes * 8 / secs : 0, "%.0f");
 }
 
+/* CTP's CC instances, one per {peer entity, VL}: the port's (or the entity's)
+ * first channel names the peer. */
+static struct json_object *ctp_cc_json(const struct run *r)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (uint32_t k = 0; k < r->nep && k < r->o->channels; k++) {
+		struct json_object *o = json_object_new_object();
+		const struct ep_peer *p = r->ch[k].peer;
+		char ip[INET6_ADDRSTRLEN];
+		struct tp_cc_stats cs;
+
+		tp_cc_get_stats(r->cc[k], &cs);
+		inet_ntop(p->ip_ver == 6 ? AF_INET6 : AF_INET, p->ip, ip, sizeof(ip));
+		jset(o, "dev", json_object_new_string(ctp_entity(r->o) ? r->o->dev : r->o->devs[k]));
+		jset(o, "entity", json_object_new_string(ip));
+		jset(o, "vl", ju64(r->o->native.vl));
+		jset(o, "cnp_sent", ju64(cs.cnp_sent));
+		jset(o, "cnp_received", ju64(cs.cnp_rcvd));
+		jset(o, "ce_received", ju64(cs.ce_rcvd));
+		jset(o, "rate_bps", ju64(cs.rate_bps));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 /* What each channel sent, delivered and its CC saw, and over time with --interval. */
 static struct json_object *per_channel_json(const struct run *r, double secs)
 {
@@ -487,8 +519,8 @@ static struct json_object *per_channel_json(const struct run *r, double secs)
 		struct tp_stats ts;
 
 		tp_chan_stats(r->ch[i].tp, &ts);
-		if (r->cc[i])
-			tp_cc_get_stats(r->cc[i], &cs);
+		if (r->cc_of[i])
+			tp_cc_get_stats(r->cc_of[i], &cs);
 		inet_ntop(r->ch[i].peer->ip_ver == 6 ? AF_INET6 : AF_INET, r->ch[i].peer->ip, ip,
 			  sizeof(ip));
 		jset(o, "dev", json_object_new_string(r->o->devs[port_of(r, i)]));
@@ -566,6 +598,8 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 		jset(j, "stage", json_object_get(stage));
 	}
 	jset(j, "per_channel", per_channel_json(r, secs));
+	if (o->mode == TP_MODE_CTP && o->cc != TP_CC_NONE)
+		jset(j, "ctp_cc", ctp_cc_json(r));
 	if (ctp_entity(o)) {
 		x = json_object_new_array();
 		for (uint32_t k = 0; k < o->ndevs; k++) {
@@ -579,6 +613,22 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 	}
 	puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(j);
+}
+
+static void ctp_cc_print(const struct run *r)
+{
+	for (uint32_t k = 0; k < r->nep && k < r->o->channels; k++) {
+		const struct ep_peer *p = r->ch[k].peer;
+		char ip[INET6_ADDRSTRLEN];
+		struct tp_cc_stats cs;
+
+		tp_cc_get_stats(r->cc[k], &cs);
+		inet_ntop(p->ip_ver == 6 ? AF_INET6 : AF_INET, p->ip, ip, sizeof(ip));
+		printf("  ctp cc {entity %s, VL %u} via %s: CNPs sent %" PRIu64 ", received %" PRIu64
+		       ", rate %.1f Mbit/s\n", ip, r->o->native.vl,
+		       ctp_entity(r->o) ? r->o->dev : r->o->devs[k], cs.cnp_sent, cs.cnp_rcvd,
+		       (double)cs.rate_bps / 1e6);
+	}
 }
 
 static void report(struct run *r, uint64_t peer_messages, bool server)
@@ -622,6 +672,8 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 	if (o->cc != TP_CC_NONE || o->lb != TPG_LB_FLOW)
 		printf("  cc %s, lb %s: CNPs sent %" PRIu64 ", received %" PRIu64 "\n",
 		       tp_cc_algo_name(o->cc), tpg_lb_name(o->lb), cnp_sent, cnp_rcvd);
+	if (o->mode == TP_MODE_CTP && o->cc != TP_CC_NONE)
+		ctp_cc_print(r);
 	if (stage) {
 		printf("  stage %s: queue high water %s B, ECN marked %s, CAQM congested %s\n",
 		       o->stage_pin, jstr(stage, "queue_high_bytes"), jstr(stage, "ecn_marked"),
@@ -688,11 +740,11 @@ static int post_one(struct run *r, uint32_t c, uint32_t slot)
 			r->seq[c]++;
 		break;
 	case OP_WRITE:
-		rc = tp_post_write(ch, msg, r->o->size, r->va, r->token, wr);
+		rc = tp_post_write(ch, msg, r->o->size, r->va[c], r->ans[c].token, wr);
 		break;
 	default:
 		memset(msg, 0, r->o->size);	/* so a Read that lands nothing shows */
-		rc = tp_post_read(ch, msg, r->o->size, r->va, r->token, wr);
+		rc = tp_post_read(ch, msg, r->o->size, r->va[c], r->ans[c].token, wr);
 		break;
 	}
 	if (!rc)
@@ -926,8 +978,9 @@ int ubperf_client(const struct ubperf_opts *o)
 	r.run_id = (uint32_t)(ep_now_ns() ^ (uint64_t)getpid() << 16);
 	if (client_setup(&r, wait_ms))
 		goto out;
-	r.token = r.ans[0].token;
-	r.va = (uint64_t)r.ans[0].va_hi << 32 | r.ans[0].va_lo;
+	/* Each channel's region is named in its server port's core. */
+	for (uint32_t c = 0; c < o->channels; c++)
+		r.va[c] = (uint64_t)r.ans[c].va_hi << 32 | r.ans[c].va_lo;
 	if (follow_paths(&r, wait_ms))
 		goto out;
 	if (client_loop(&r))
@@ -1103,28 +1156,26 @@ static int server_start(struct run *r, struct ubperf_opts *so, const struct inbo
 		return 1;
 	/* Ports bound as a CTP entity speak CTP only; CTP, one packet per operation. */
 	if ((entity && so->mode != TP_MODE_CTP) ||
-	    (so->mode == TP_MODE_CTP && so->size > so->mtu)) {
+	    (so->mode == TP_MODE_CTP && (so->size > so->mtu ||
+					 (so->cc != TP_CC_NONE && so->cc != TP_CC_DCQCN)))) {
 		for (uint32_t c = 0; c < so->channels; c++)
 			r->ans[c].status = EPROTONOSUPPORT;
 		return 0;	/* answered, then server_inbox fails */
 	}
-	/* A region is registered in one port's core: its token means nothing to another. */
-	if (so->op != OP_SEND && r->nep > 1) {
-		for (uint32_t c = 0; c < so->channels; c++)
-			r->ans[c].status = EOPNOTSUPP;
-		return 0;	/* answered, then server_inbox fails */
-	}
 	if (so->op != OP_SEND) {
-		uint32_t token;
-		int rc;
+		uint32_t token[UBPERF_MAX_DEVS] = { 0 };
+		int rc = 0;
 
 		/* Reads fetch the pattern; Writes must leave it there (checked at the end). */
 		for (size_t i = 0; i < r->buf_len; i++)
 			r->buf[i] = so->op == OP_READ ? pattern(i) : 0;
-		rc = tp_mr_reg(ep_tp(r->ep[0]), r->buf, r->buf_len, &token);
+		/* A token names a region in one port's core only: the one region
+		 * is registered in each, and each channel gets its port's token. */
+		for (uint32_t k = 0; k < r->nep && !rc; k++)
+			rc = tp_mr_reg(ep_tp(r->ep[k]), r->buf, r->buf_len, &token[k]);
 		for (uint32_t c = 0; c < so->channels; c++) {
 			r->ans[c].status = rc ? (uint32_t)-rc : 0;
-			r->ans[c].token = token;
+			r->ans[c].token = token[port_of(r, c)];
 			r->ans[c].va_hi = (uint32_t)((uint64_t)(uintptr_t)r->buf >> 32);
 			r->ans[c].va_lo = (uint32_t)(uintptr_t)r->buf;
 			r->ans[c].mr_len = (uint32_t)r->buf_len;
@@ -1204,6 +1255,7 @@ static int server_inbox(struct run *r, struct ubperf_opts *so)
 		/* Another client's, or a previous run's: not this one's. */
 		if (e->m.run_id != r->run_id || c >= so->channels)
 			continue;
+		r->heard_ns = ep_now_ns();	/* the client is alive (a setup's bound) */
 		if (!r->connected[c]) {
 			int rc = r->ans[c].status ? 0 : server_follow(r, c, e);
 
@@ -1229,12 +1281,11 @@ static int server_inbox(struct run *r, struct ubperf_opts *so)
 		answer(r, e, c, &m);
 		if (r->ans[c].status) {
 			r->ninbox = 0;
-			if (r->ans[c].status == EOPNOTSUPP)
-				return fail(r, "--op %s needs one port (--dev with one name)", op_names[so->op]);
 			if (r->ans[c].status == EPROTONOSUPPORT)
 				return fail(r, "client %s asks for %s%s", r->peer_s, tp_mode_name(so->mode),
-					    so->mode == TP_MODE_CTP ? " with --size above --mtu" :
-					    ": the ports are one CTP entity (--mode ctp)");
+					    so->mode != TP_MODE_CTP ? ": the ports are one CTP entity (--mode ctp)" :
+					    so->size > so->mtu ? " with --size above --mtu" :
+					    " with --cc other than dcqcn (CTP has no transport acks)");
 			return fail(r, "could not set up the test with client %s: %s", r->peer_s,
 				    strerror((int)r->ans[c].status));
 		}
@@ -1243,21 +1294,23 @@ static int server_inbox(struct run *r, struct ubperf_opts *so)
 	return 0;
 }
 
-int ubperf_server(const struct ubperf_opts *o)
+#define SERVE_AGAIN	(-1)	/* a setup abandoned: wait for a new client */
+
+/* One client, from its first hello; t0: when the server began to wait. */
+static int serve(const struct ubperf_opts *o, uint64_t t0, bool first)
 {
 	struct run r = { .o = o, .who = "server" };
 	struct ubperf_opts so = *o;
-	uint64_t t0, wait_ns = (uint64_t)(o->wait_s * 1e9);
+	uint64_t wait_ns = (uint64_t)(o->wait_s * 1e9), stall_ns = (uint64_t)(o->stall_s * 1e9);
 	int rc = 1;
 
 	r.lat = NULL;
 	r.o = &so;
 	if (open_ep(&r))
 		goto out;
-	if (!o->json)
+	if (!o->json && first)
 		printf("ubperf server: listening on %s (in-band setup)\n", o->dev);
 	fflush(stdout);
-	t0 = ep_now_ns();
 	while (!r.started || r.nconnected < so.channels) {
 		if (wait_ns && ep_now_ns() - t0 > wait_ns) {
 			if (r.started)
@@ -1265,6 +1318,20 @@ int ubperf_server(const struct ubperf_opts *o)
 				     r.nconnected, so.channels, o->wait_s);
 			else
 				fail(&r, "no client within %.0f s", o->wait_s);
+			goto out;
+		}
+		/*
+		 * A client resends each unanswered hello every 200 ms: one
+		 * silent for --stall died half way. Its channels and region
+		 * would hold the server forever (--wait 0): the server starts
+		 * afresh and waits for the next client instead, as it waited
+		 * for this one (what is left of --wait, or forever).
+		 */
+		if (r.started && ep_now_ns() - r.heard_ns > stall_ns) {
+			fail(&r, "client %s went away during setup (%u of %u channels, nothing for "
+			     "%.1f s): waiting for a new client", r.peer_s, r.nconnected,
+			     so.channels, o->stall_s);
+			rc = SERVE_AGAIN;
 			goto out;
 		}
 		progress(&r);
@@ -1309,5 +1376,15 @@ int ubperf_server(const struct ubperf_opts *o)
 	rc = 0;
 out:
 	cleanup(&r);
+	return rc;
+}
+
+int ubperf_server(const struct ubperf_opts *o)
+{
+	uint64_t t0 = ep_now_ns();
+	int rc;
+
+	for (bool first = true; (rc = serve(o, t0, first)) == SERVE_AGAIN; first = false)
+		;
 	return rc;
 }
