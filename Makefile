@@ -55,6 +55,9 @@ ub_endpoint_PARTS := ub_endpoint
 wps_egress_PARTS := wps_egress
 ROLES     += caqm
 caqm_PARTS := caqm_stage
+# Finds the NPI blocks of a switch's table for ubctl (user/lib/ub2e_tables.c).
+ROLES     += ub2e_blocks
+ub2e_blocks_PARTS := ub2e_blocks
 SKELS     := $(addprefix $(BUILD)/skel/,$(addsuffix .skel.h,$(ROLES)))
 
 vpath %.bpf.c bpf bench tests/bpf

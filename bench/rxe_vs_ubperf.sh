@@ -38,14 +38,7 @@ tmp=$(mktemp -d)
 
 R=$(ns_add rxbr) C=$(ns_add rxbc) S=$(ns_add rxbs)
 rxe_setup "$R"
-ns_link "$C" c0 02:00:00:00:78:01 "$R" rc 02:00:00:00:78:02
-ns_link "$R" rs 02:00:00:00:79:02 "$S" s0 02:00:00:00:79:01
-ns_addr "$C" c0 10.77.3.1/24
-ns_addr "$R" rc 10.77.3.2/24
-ns_addr "$R" rs 10.77.4.2/24
-ns_addr "$S" s0 10.77.4.1/24
-ip -n "$C" route add default via 10.77.3.2
-ip -n "$S" route add default via 10.77.4.2
+topo_routed_hop "$C" "$R" "$S" 10.77.3 10.77.4 02:00:00:00:78 02:00:00:00:79
 
 # set_loss PERCENT: netem on the router's four ports; none at 0, the loss-free baseline.
 set_loss() {

@@ -35,27 +35,7 @@ struct {
 	__type(value, __u64);
 } ub2e_stats SEC(".maps") __weak;
 
-/*
- * NPI -> VLAN: an array of arrays, indexed by the Partition ID's upper and
- * lower 12 bits, so the lookup costs two inlined array lookups whatever the
- * table's size (a hash lookup grows with it). A block exists only where some
- * Partition ID of its 4096 is mapped (user/lib/ub2e_tables.c makes them).
- */
-struct ub2e_npi_block {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, UB2E_NPI_BLOCK);
-	/* Sizes, not BTF types: the blocks are made by user space (libbpf 1.1's
-	 * linker cannot size a struct type of an inner map). */
-	__uint(key_size, sizeof(__u32));	/* Partition ID & 0xfff */
-	__uint(value_size, sizeof(struct ub2e_npi_vlans));
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, UB2E_NPI_BLOCKS);
-	__type(key, __u32);		/* Partition ID >> 12 */
-	__array(values, struct ub2e_npi_block);
-} ub2e_npi2vlan SEC(".maps") __weak;
+#include "ub2e_npi2vlan.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -314,21 +294,23 @@ static __always_inline int ub2e_strip_after_macs(struct xdp_md *ctx, int len, __
 
 /*
  * Hand the packet to the kernel as the plain IP packet it carries (`strip`
- * bytes after the MACs go), with its NPI in 4 bytes of XDP metadata that TC
- * ingress turns into skb->mark, so that whatever the kernel forwards leaves
- * converted (bpf/ub2e_tc.bpf.c). Exactly one verdict counter moves.
+ * bytes after the MACs go), with its NPI and CAQM request in 8 bytes of XDP
+ * metadata that TC ingress turns into skb->mark and skb->tc_index, so that
+ * whatever the kernel forwards leaves converted (bpf/ub2e_tc.bpf.c). Exactly
+ * one verdict counter moves.
  */
 static __always_inline int ub2e_punt(struct xdp_md *ctx, int strip, __be16 ip_proto,
-				     __u32 mark, __u32 reason)
+				     __u32 mark, __u32 caqm, __u32 reason)
 {
-	__u32 *meta;
+	struct ub2e_punt_meta *meta;
 
 	if (ub2e_strip_after_macs(ctx, strip, ip_proto) || bpf_xdp_adjust_meta(ctx, -(int)sizeof(*meta)))
 		goto fail;
 	meta = (void *)(long)ctx->data_meta;
 	if ((void *)(meta + 1) > (void *)(long)ctx->data)
 		goto fail;
-	*meta = mark;
+	meta->mark = mark;
+	meta->caqm = caqm;
 	count(reason);
 	return XDP_PASS;
 fail:

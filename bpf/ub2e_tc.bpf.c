@@ -4,16 +4,20 @@
  *
  * What XDP cannot finish — neighbour not resolved, too big for the egress MTU,
  * TTL expired, addressed to the switch — it hands to the kernel as the plain IP
- * packet, with the NPI in 4 bytes of XDP metadata (ub2e_punt()). The kernel
+ * packet, with the NPI and any CAQM request in XDP metadata (ub2e_punt()). The kernel
  * does what routers do: resolves the neighbour and queues the packet meanwhile,
  * answers with ICMP, delivers locally. Whatever it then sends out of a switch
- * port is converted here on egress, from skb->mark:
+ * port is converted here on egress, from skb->mark (and skb->tc_index, the
+ * CAQM request of --caqm-tag):
  *
- *   ub2e_slow_in   both ports: XDP metadata -> skb->mark; on the IP-side port
- *                  UBoE -> UB too big once LPH+NTH come is answered here
+ *   ub2e_slow_in   both ports: XDP metadata -> skb->mark, skb->tc_index; what
+ *                  is too big once the conversion's headers come (UBoE -> UB:
+ *                  LPH+NTH, UB -> UBoE: a CAQM tag) is answered here
  *                  (slow_too_big()); --no-ttl-dec undoes the kernel's decrement
  *   ub2e_slow_ip   IP-side port: marked IP packet -> UBoE with the NPI's VLAN
- *   ub2e_slow_ub   UB-side port: marked IP packet -> Eth | LPH | NTH | IP;
+ *                  and the CAQM tag, if any
+ *   ub2e_slow_ub   UB-side port: marked IP packet -> Eth | LPH | NTH | IP, the
+ *                  CCI from the CAQM tag or the FECN;
  *                  unmarked UBoE, or an ICMP error about UBoE, never leaves
  *
  * The kernel's own answers to punted packets (ICMP errors, Port Unreachable)
@@ -33,6 +37,12 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 static __always_inline bool ub2e_marked(const struct __sk_buff *skb)
 {
 	return (skb->mark & UB2E_MARK_MAGIC_MASK) == UB2E_MARK_MAGIC;
+}
+
+/* The CAQM tag's info a punted packet carries (UB2E_SLOW_CAQM set), or 0. */
+static __always_inline __u32 slow_caqm(const struct __sk_buff *skb)
+{
+	return skb->tc_index & UB2E_SLOW_CAQM ? skb->tc_index : 0;
 }
 
 static __always_inline bool skb_is_ip(const struct __sk_buff *skb)
@@ -98,12 +108,13 @@ static __always_inline bool skb_icmp_about_uboe(struct __sk_buff *skb, bool v6)
 	return skb_icmp_error(skb, v6, &l4) && skb_is_uboe_at(skb, l4 + 8, v6);
 }
 
-/* The switch's own addresses on the IP-side port (ubctl fills them in): the
- * source of the Packet Too Big answers below, as a router's must be (RFC 1812
- * §4.3.2.4). Zero: none of that family. */
+/* The switch's own addresses on its ports (ubctl fills them in; index
+ * UB2E_SIDE_IP, UB2E_SIDE_UB): the source of the Packet Too Big answers below
+ * out of that port, as a router's must be (RFC 1812 §4.3.2.4). Zero: none of
+ * that family. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, UB2E_SIDES);
 	__type(key, __u32);
 	__type(value, struct ub2e_icmp_src);
 } ub2e_icmp_src SEC(".maps");
@@ -229,11 +240,9 @@ SEC("tc")
 int ub2e_slow_ip(struct __sk_buff *skb)
 {
 	const struct ub2e_cfg *cfg = ub2e_config();
-	struct {
-		__be16 tpid;
-		struct vlan_tag tag;
-	} __attribute__((packed)) h;
-	int vid;
+	__u32 mtu = 0, caqm = slow_caqm(skb), off = 2 * ETH_ALEN;
+	__be16 h[2];
+	int vid, grow;
 
 	if (!cfg || !skb_is_ip(skb))
 		return TC_ACT_OK;
@@ -251,20 +260,44 @@ int ub2e_slow_ip(struct __sk_buff *skb)
 		count(UB2E_CNT_SLOW_DROP_VLAN);
 		return TC_ACT_SHOT;
 	}
-	if (vid) {
-		/* The tag goes between the MACs and the EtherType, in the frame
-		 * itself, so that every receiver sees it (not only an offload). */
-		h.tpid = bpf_htons(ETH_P_8021Q);
-		h.tag.tci = bpf_htons(vid);
-		h.tag.proto = skb->protocol;
-		if (bpf_skb_adjust_room(skb, sizeof(struct vlan_tag), BPF_ADJ_ROOM_MAC, 0) ||
-		    bpf_skb_store_bytes(skb, 2 * ETH_ALEN, &h, sizeof(h), 0)) {
-			count(UB2E_CNT_SLOW_DROP_ADJUST);
-			return TC_ACT_SHOT;
-		}
+	/* The kernel checked the bare IP length; a CAQM tag must fit as well, as
+	 * on the fast path (slow_too_big() answered what it could). */
+	if (caqm && bpf_check_mtu(skb, skb->ifindex, &mtu, UB_CAQM_TAG_LEN, 0)) {
+		count(UB2E_CNT_SLOW_DROP_TOO_BIG);
+		return TC_ACT_SHOT;
 	}
+	grow = (vid ? (int)sizeof(struct vlan_tag) : 0) + (caqm ? UB_CAQM_TAG_LEN : 0);
+	if (!grow)
+		goto out;
+	/* The tags go between the MACs and the EtherType, in the frame itself,
+	 * so that every receiver sees them (not only an offload):
+	 * [8100 | TCI] [tag EtherType | info] IP EtherType. */
+	if (bpf_skb_adjust_room(skb, grow, BPF_ADJ_ROOM_MAC, 0))
+		goto fail;
+	if (vid) {
+		h[0] = bpf_htons(ETH_P_8021Q);
+		h[1] = bpf_htons(vid);
+		if (bpf_skb_store_bytes(skb, off, h, sizeof(h), 0))
+			goto fail;
+		off += sizeof(h);
+	}
+	if (caqm) {
+		h[0] = bpf_htons(cfg->caqm_ethertype);
+		h[1] = bpf_htons(caqm & UB2E_SLOW_CAQM_INFO);
+		if (bpf_skb_store_bytes(skb, off, h, sizeof(h), 0))
+			goto fail;
+		off += sizeof(h);
+		count(UB2E_CNT_SLOW_CAQM);
+	}
+	h[0] = skb->protocol;
+	if (bpf_skb_store_bytes(skb, off, h, sizeof(h[0]), 0))
+		goto fail;
+out:
 	count(UB2E_CNT_SLOW_TX_UBOE);
 	return TC_ACT_OK;
+fail:
+	count(UB2E_CNT_SLOW_DROP_ADJUST);
+	return TC_ACT_SHOT;
 }
 
 SEC("tc")
@@ -276,7 +309,8 @@ int ub2e_slow_ub(struct __sk_buff *skb)
 		struct ub_lph lph;
 		struct ub_nth nth;
 	} __attribute__((packed)) h;
-	__u32 mtu = 0, m = skb->mark;
+	__u32 mtu = 0, m = skb->mark, caqm = slow_caqm(skb);
+	__u16 cci;
 	bool v6;
 
 	if (!cfg || !skb_is_ip(skb))
@@ -300,13 +334,17 @@ int ub2e_slow_ub(struct __sk_buff *skb)
 	}
 	h.proto = bpf_htons(cfg->ub_ethertype);
 	ub_lph_init(&h.lph, v6 ? UB_LPH_CONFIG_IPV6 : UB_LPH_CONFIG_IPV4, cfg->vl, cfg->rt);
-	ub_nth_init(&h.nth, ub_cci_make_fecn((m >> UB2E_MARK_FECN_SHIFT) & 3, 0),
-		    (m >> UB2E_MARK_PERM_SHIFT) & 1, m & UB_PID_MASK);
+	/* A CAQM tag's request and answers go on in the CCI, as on the fast path. */
+	cci = caqm ? ub_caqm_tag_to_cci(caqm & UB2E_SLOW_CAQM_INFO) :
+		     ub_cci_make_fecn((m >> UB2E_MARK_FECN_SHIFT) & 3, 0);
+	ub_nth_init(&h.nth, cci, (m >> UB2E_MARK_PERM_SHIFT) & 1, m & UB_PID_MASK);
 	if (bpf_skb_adjust_room(skb, UB_NATIVE_HDR_LEN, BPF_ADJ_ROOM_MAC, 0) ||
 	    bpf_skb_store_bytes(skb, 2 * ETH_ALEN, &h, sizeof(h), 0)) {
 		count(UB2E_CNT_SLOW_DROP_ADJUST);
 		return TC_ACT_SHOT;
 	}
+	if (caqm)
+		count(UB2E_CNT_SLOW_CAQM);
 	count(UB2E_CNT_SLOW_TX_UB);
 	return TC_ACT_OK;
 }
@@ -370,13 +408,12 @@ static __always_inline bool icmp_allow(__u32 ifindex)
  * address the kernel would choose now (BPF_FIB_LOOKUP_SRC, kernel 6.7+: the
  * route's preferred source or the port's address for it), so that a changed
  * address is used at once. Older kernels refuse the flag; then the port's
- * address read at attach (map ub2e_icmp_src), counted. False: none.
+ * address read at attach (map ub2e_icmp_src, at `side`), counted. False: none.
  */
-static __always_inline bool icmp_src(struct __sk_buff *skb, bool v6, const void *dst, void *src)
+static __always_inline bool icmp_src(struct __sk_buff *skb, __u32 side, bool v6, const void *dst, void *src)
 {
 	struct bpf_fib_lookup p = {};
 	struct ub2e_icmp_src *a;
-	__u32 zero = 0;
 	int rc;
 
 	p.family = v6 ? AF_INET6 : AF_INET;
@@ -399,7 +436,7 @@ static __always_inline bool icmp_src(struct __sk_buff *skb, bool v6, const void 
 	}
 	if (rc >= 0)	/* the kernel has the flag: no route back by this port, no address */
 		return false;
-	a = bpf_map_lookup_elem(&ub2e_icmp_src, &zero);
+	a = bpf_map_lookup_elem(&ub2e_icmp_src, &side);
 	if (!a || (v6 ? !(a->ip6[0] | a->ip6[1] | a->ip6[2] | a->ip6[3]) : !a->ip4))
 		return false;
 	if (v6)
@@ -411,16 +448,19 @@ static __always_inline bool icmp_src(struct __sk_buff *skb, bool v6, const void 
 }
 
 /*
- * UBoE -> UB too big for the UB port once LPH+NTH (10 bytes) come: the kernel
- * would check only the IP length against the MTU — forward what fits as IP but
- * not as UB (then dropped on egress), and quote the full MTU to what it does
- * answer, an MTU the sender could never use. So the switch answers itself,
- * with the MTU that fits (egress MTU - 10), turning this packet into ICMP
- * Fragmentation Needed / Packet Too Big back out of the port it came in by;
- * the mark stays, so TC egress tags it into the sender's partition.
+ * Too big for the egress port once the conversion's `grow` bytes come (UBoE
+ * -> UB: LPH+NTH, 10; UB -> UBoE with a CAQM request: its tag, 4): the kernel
+ * would check only the IP length against the MTU — forward what fits as IP
+ * but not converted (then dropped on egress), and quote the full MTU to what
+ * it does answer, an MTU the sender could never use. So the switch answers
+ * itself, with the MTU that fits (egress MTU - grow), turning this packet into
+ * ICMP Fragmentation Needed / Packet Too Big back out of the port it came in
+ * by (`side`); the mark stays, so TC egress converts it into the sender's
+ * partition, without the CAQM request (the answer is not the request).
  * Returns -1 when this is not the case (the kernel goes on), else a verdict.
  */
-static __always_inline int slow_too_big(struct __sk_buff *skb, const struct ub2e_cfg *cfg)
+static __always_inline int slow_too_big(struct __sk_buff *skb, const struct ub2e_cfg *cfg, __u16 grow,
+					__u32 side)
 {
 	struct hdr_cursor c = { (void *)(long)skb->data, (void *)(long)skb->data_end };
 	struct bpf_fib_lookup fib;
@@ -460,7 +500,7 @@ static __always_inline int slow_too_big(struct __sk_buff *skb, const struct ub2e
 			return -1;
 		if (!(cfg->flags & UB2E_F_NO_TTL_DEC) && iph->ttl <= 1)
 			return -1;	/* Time Exceeded comes first, from the kernel */
-		rc = fib_lookup_ip4(skb, &fib, skb->ifindex, iph, udph, UB_NATIVE_HDR_LEN);
+		rc = fib_lookup_ip4(skb, &fib, skb->ifindex, iph, udph, grow);
 		ip_len = bpf_ntohs(iph->tot_len);
 		h4.ip.daddr = iph->saddr;
 	} else {
@@ -470,18 +510,19 @@ static __always_inline int slow_too_big(struct __sk_buff *skb, const struct ub2e
 			return -1;
 		if (!(cfg->flags & UB2E_F_NO_TTL_DEC) && ip6h->hop_limit <= 1)
 			return -1;
-		rc = fib_lookup_ip6(skb, &fib, skb->ifindex, ip6h, udph, UB_NATIVE_HDR_LEN);
+		rc = fib_lookup_ip6(skb, &fib, skb->ifindex, ip6h, udph, grow);
 		ip_len = bpf_ntohs(ip6h->payload_len) + sizeof(*ip6h);
 		h6.ip.daddr = ip6h->saddr;
 	}
 	if (rc != BPF_FIB_LKUP_RET_FRAG_NEEDED)
 		return -1;
-	mtu = fib.mtu_result > UB_NATIVE_HDR_LEN ? fib.mtu_result - UB_NATIVE_HDR_LEN : 0;
+	mtu = fib.mtu_result > grow ? fib.mtu_result - grow : 0;
 
 	q = bpf_map_lookup_elem(&ub2e_icmp_scratch, &zero);
 	if (!q)
 		return -1;
-	if (!(v6 ? icmp_src(skb, true, &h6.ip.daddr, &h6.ip.saddr) : icmp_src(skb, false, &h4.ip.daddr, &h4.ip.saddr))) {
+	if (!(v6 ? icmp_src(skb, side, true, &h6.ip.daddr, &h6.ip.saddr) :
+		   icmp_src(skb, side, false, &h4.ip.daddr, &h4.ip.saddr))) {
 		count(UB2E_CNT_SLOW_ICMP_NO_SOURCE);
 		return -1;
 	}
@@ -544,6 +585,8 @@ static __always_inline int slow_too_big(struct __sk_buff *skb, const struct ub2e
 	}
 	/* Whatever checksum state came with the packet is stale: verify afresh. */
 	bpf_csum_level(skb, BPF_CSUM_LEVEL_RESET);
+	skb->tc_classid = 0;
+	skb->tc_index = 0;
 	count(UB2E_CNT_SLOW_ICMP_TOO_BIG);
 	return bpf_redirect(skb->ifindex, 0);
 }
@@ -583,16 +626,25 @@ SEC("tc")
 int ub2e_slow_in(struct __sk_buff *skb)
 {
 	void *data = (void *)(long)skb->data;
-	__u32 *meta = (void *)(long)skb->data_meta;
+	struct ub2e_punt_meta *meta = (void *)(long)skb->data_meta;
 	const struct ub2e_cfg *cfg;
+	__u32 caqm = 0;
 	int rc;
 
-	if ((void *)(meta + 1) <= data && (*meta & UB2E_MARK_MAGIC_MASK) == UB2E_MARK_MAGIC)
-		skb->mark = *meta;
+	if ((void *)(meta + 1) <= data && (meta->mark & UB2E_MARK_MAGIC_MASK) == UB2E_MARK_MAGIC) {
+		skb->mark = meta->mark;
+		if (meta->caqm & UB2E_SLOW_CAQM)
+			caqm = meta->caqm & (UB2E_SLOW_CAQM | UB2E_SLOW_CAQM_INFO);
+		/* On TC_ACT_OK the kernel sets skb->tc_index to the classid's
+		 * minor, which a direct-action program leaves here: written
+		 * to tc_index itself, it would be overwritten. */
+		skb->tc_classid = caqm;
+	}
 	cfg = ub2e_config();
 	if (!cfg || !ub2e_marked(skb) || !skb_is_ip(skb))
 		return TC_ACT_OK;
-	/* Only UBoE -> UB grows on the way out (an 802.1Q tag is not in the MTU). */
+	/* What grows on the way out: UBoE -> UB by LPH+NTH, UB -> UBoE by a CAQM
+	 * tag only (an 802.1Q tag is not in the MTU). */
 	if (ub2e_is_port(&ub2e_tx_ip, skb->ifindex)) {
 		/* A tag XDP read from offload metadata is the NPI now: without a
 		 * VLAN device the kernel would drop the packet for it. */
@@ -600,7 +652,11 @@ int ub2e_slow_in(struct __sk_buff *skb)
 			count(UB2E_CNT_SLOW_DROP_ADJUST);
 			return TC_ACT_SHOT;
 		}
-		rc = slow_too_big(skb, cfg);
+		rc = slow_too_big(skb, cfg, UB_NATIVE_HDR_LEN, UB2E_SIDE_IP);
+		if (rc >= 0)
+			return rc;
+	} else if (caqm && ub2e_is_port(&ub2e_tx_ub, skb->ifindex)) {
+		rc = slow_too_big(skb, cfg, UB_CAQM_TAG_LEN, UB2E_SIDE_UB);
 		if (rc >= 0)
 			return rc;
 	}

@@ -32,12 +32,14 @@ static __always_inline __u8 l3_fecn(const struct ub2e_cfg *cfg, const struct ub_
 	return cfg->ecn_to_fecn[ub_l3_ecn(l3)] & UB_CCI_FECN_MASK;
 }
 
-/* The mark is made here, off the fast path. `npi`: Permission << 24 | Partition ID. */
+/* The mark and the CAQM tag's request (`tlen`: a tag came) are made here, off
+ * the fast path. `npi`: Permission << 24 | Partition ID. */
 static __always_inline int punt(struct xdp_md *ctx, int strip, __be16 ip_proto, __u32 npi,
-				__u8 fecn, __u32 why)
+				__u8 fecn, int tlen, __u16 info, __u32 why)
 {
 	count(UB2E_CNT_RX_UBOE);
-	return ub2e_punt(ctx, strip, ip_proto, ub2e_mark(npi & UB_PID_MASK, npi >> 24, fecn), why);
+	return ub2e_punt(ctx, strip, ip_proto, ub2e_mark(npi & UB_PID_MASK, npi >> 24, fecn),
+			 tlen ? caqm_tag_slow(info) : 0, why);
 }
 
 /* NPI for a VLAN ID (0: untagged). Returns 0 or a drop counter. */
@@ -186,10 +188,10 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 	npi = (__u32)(perm & 1) << 24 | (pid & UB_PID_MASK);
 
 	/* The kernel gets the plain IP packet, without the 802.1Q tag it has no
-	 * device for, nor the CAQM tag (its request is lost on the slow path). */
+	 * device for, nor the CAQM tag (its request goes in the metadata). */
 	strip = (tagged ? (int)sizeof(struct vlan_tag) : 0) + tlen;
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC) && ub_l3_ttl(&l3) <= 1)
-		return punt(ctx, strip, proto, npi, l3_fecn(cfg, &l3), UB2E_CNT_PASS_TTL_EXPIRED);
+		return punt(ctx, strip, proto, npi, l3_fecn(cfg, &l3), tlen, info, UB2E_CNT_PASS_TTL_EXPIRED);
 
 	/* What leaves is the IP packet behind LPH+NTH: that must fit the MTU. */
 	rc = ub_l3_fib(ctx, &fib, ctx->ingress_ifindex, &l3, UB_NATIVE_HDR_LEN);
@@ -198,7 +200,7 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 			return drop(UB2E_CNT_DROP_NOT_EGRESS_PORT);
 		if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
 			ub_l3_force_df(&l3);
-		return punt(ctx, strip, proto, npi, l3_fecn(cfg, &l3), ub2e_fib_punt_reason(rc));
+		return punt(ctx, strip, proto, npi, l3_fecn(cfg, &l3), tlen, info, ub2e_fib_punt_reason(rc));
 	}
 
 	fecn = l3_fecn(cfg, &l3);

@@ -27,9 +27,9 @@ static __noinline int drop(__u32 why)
 }
 
 /*
- * Punts happen before any header moved: the mark is made here from the NTH
- * still in the frame, so the fast path keeps nothing for it across the FIB
- * lookup.
+ * Punts happen before any header moved: the mark and the CAQM request that
+ * crosses in a tag are made here from the NTH still in the frame, so the fast
+ * path keeps nothing for them across the FIB lookup.
  */
 static __always_inline int punt(struct xdp_md *ctx, __be16 ip_proto, __u32 why)
 {
@@ -43,7 +43,8 @@ static __always_inline int punt(struct xdp_md *ctx, __be16 ip_proto, __u32 why)
 	cci = bpf_ntohs(nth->cci);
 	return ub2e_punt(ctx, UB_NATIVE_HDR_LEN, ip_proto,
 			 ub2e_mark(ub_nth_pid(nth), ub_nth_perm(nth),
-				   ub_cci_mode(cci) == UB_CCI_MODE_FECN ? ub_cci_fecn(cci) : 0), why);
+				   ub_cci_mode(cci) == UB_CCI_MODE_FECN ? ub_cci_fecn(cci) : 0),
+			 caqm_tag_len(ub2e_config(), cci) ? caqm_tag_slow(ub_cci_to_caqm_tag(cci)) : 0, why);
 }
 
 /* The NTH's fields in word loads (through its packed struct they are read byte by byte). */

@@ -42,8 +42,12 @@ struct ub2e_cfg {
 	__u8 ip_mac[6];
 };
 
-/* Source addresses of the ICMP errors the slow path sends itself (the
- * IP-side port's, network order; all zero: none of that family). */
+/* Source addresses of the ICMP errors the slow path sends itself out of a
+ * port (that port's, network order; all zero: none of that family), one per
+ * side: map ub2e_icmp_src's index. */
+#define UB2E_SIDE_IP	0
+#define UB2E_SIDE_UB	1
+#define UB2E_SIDES	2
 struct ub2e_icmp_src {
 	__be32 ip4;
 	__be32 ip6[4];
@@ -147,7 +151,8 @@ _Static_assert(sizeof(struct ub2e_npi_vlans) == 6, "npi2vlan value is 6 bytes");
 	X(SLOW_ICMP_RATELIMITED, "slow_icmp_ratelimited")		\
 	X(SLOW_ICMP_TRUNCATED,	"slow_icmp_truncated")			\
 	X(SLOW_ICMP_SRC_ATTACH,	"slow_icmp_src_from_attach")		\
-	X(VLAN_FROM_METADATA,	"vlan_from_metadata")
+	X(VLAN_FROM_METADATA,	"vlan_from_metadata")			\
+	X(SLOW_CAQM,		"slow_caqm")
 
 /*
  * The slow path (bpf/ub2e_tc.bpf.c). What XDP cannot finish (no neighbour,
@@ -169,6 +174,22 @@ static inline __u32 ub2e_mark(__u32 pid, __u8 perm, __u8 fecn)
 	return UB2E_MARK_MAGIC | (__u32)(fecn & 3) << UB2E_MARK_FECN_SHIFT |
 	       (__u32)(perm & 1) << UB2E_MARK_PERM_SHIFT | (pid & 0xffffffu);
 }
+
+/*
+ * A CAQM request on the slow path (--caqm-tag): the mark has no room for it,
+ * so it is a second word of XDP metadata, which TC ingress leaves in
+ * skb->tc_index (through the classid: 16 bits the kernel's forwarding and
+ * neighbour queue leave alone, as they do the mark): UB2E_SLOW_CAQM | the
+ * tag's info, cc_type 000 (WIRE.md §5; the only type carried). 0: none.
+ */
+#define UB2E_SLOW_CAQM		0x8000u
+#define UB2E_SLOW_CAQM_INFO	0x1fffu
+
+/* The two words of XDP metadata before a punted frame (bpf/ub2e_common.bpf.h). */
+struct ub2e_punt_meta {
+	__u32 mark;
+	__u32 caqm;
+};
 
 #define UB2E_CNT_ENUM(id, name) UB2E_CNT_##id,
 enum ub2e_counter {

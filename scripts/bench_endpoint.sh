@@ -83,15 +83,7 @@ ns_cleanup_all
 
 # ---- 2. routed hop with nftables loss -----------------------------------------------
 C=$(ns_add bc) R=$(ns_add br) S=$(ns_add bs)
-ns_link "$C" c0 02:00:00:00:72:01 "$R" r1 02:00:00:00:72:02
-ns_link "$R" r2 02:00:00:00:73:02 "$S" s0 02:00:00:00:73:01
-ns_addr "$C" c0 10.72.0.1/24
-ns_addr "$R" r1 10.72.0.2/24
-ns_addr "$R" r2 10.73.0.2/24
-ns_addr "$S" s0 10.73.0.1/24
-ns_forwarding "$R"
-ip -n "$C" route add default via 10.72.0.2
-ip -n "$S" route add default via 10.73.0.2
+topo_routed_hop "$C" "$R" "$S" 10.72.0 10.73.0 02:00:00:00:72 02:00:00:00:73
 set_loss() {
 	ns_run "$R" nft delete table inet ubbench 2>/dev/null || true
 	[[ $1 -eq 0 ]] && return 0

@@ -61,4 +61,11 @@ static __always_inline bool caqm_tag_cci(__u16 info, __u16 *cci)
 	return true;
 }
 
+/* The slow path's word for a tag's info (headers/ub2e_maps.h): a CAQM one, else 0. */
+static __always_inline __u32 caqm_tag_slow(__u16 info)
+{
+	return info >> UB_CAQM_TAG_TYPE_SHIFT == UB_CCI_MODE_CAQM ?
+	       UB2E_SLOW_CAQM | (info & UB2E_SLOW_CAQM_INFO) : 0;
+}
+
 #endif

@@ -50,9 +50,17 @@ def slow_mark(pid, perm=0, fecn=0):
     return 0xA0000000 | (fecn & 3) << 25 | (perm & 1) << 24 | (pid & 0xFFFFFF)
 
 
-def meta(mark):
-    """The 4 bytes of XDP metadata before a punted frame: the mark, host byte order."""
-    return struct.pack("=I", mark)
+def meta(mark, caqm=0):
+    """The 8 bytes of XDP metadata before a punted frame, host byte order: the
+    mark and the CAQM request (headers/ub2e_maps.h; 0: none)."""
+    return struct.pack("=II", mark, caqm)
+
+
+def slow_caqm(tag):
+    """The CAQM request word of a punt: 0x8000 | the tag's 16 info bits (cc_type 000)."""
+    info = int.from_bytes(bytes(tag)[:2], "big")
+    assert info >> 13 == 0, "only a CAQM (cc_type 000) tag crosses the slow path"
+    return 0x8000 | info
 
 
 def ip_bytes(v6=False, dst=None, src=None, ecn=ECT0, ttl=64, opcode=1, payload=b"ub-payload",
@@ -113,10 +121,10 @@ def uboe_out(ipb, vlan=None):
     return tagged(T["IPHOST_MAC"], T["SW_IP_MAC"], ipb, vlan)
 
 
-def punt_out(ipb, pid=5, perm=0, fecn=MARKABLE):
+def punt_out(ipb, pid=5, perm=0, fecn=MARKABLE, caqm=0):
     """Native frame handed to the kernel as plain IP: LPH/NTH gone, MACs as received,
-    the NPI in XDP metadata for the slow path."""
-    return meta(slow_mark(pid, perm, fecn)) + bytes(tagged(T["SW_UB_MAC"], T["UBPU_MAC"], ipb, None))
+    the NPI (and CAQM request) in XDP metadata for the slow path."""
+    return meta(slow_mark(pid, perm, fecn), caqm) + bytes(tagged(T["SW_UB_MAC"], T["UBPU_MAC"], ipb, None))
 
 
 def force_df(ipb):
@@ -287,9 +295,10 @@ def uboe_in(ipb, vlan=None):
     return tagged(T["SW_IP_MAC"], T["IPHOST_MAC"], ipb, vlan)
 
 
-def uboe_punt(ipb, pid=1, perm=0, fecn=MARKABLE):
-    """UBoE frame handed to the kernel: tag gone, the NPI it maps to in XDP metadata."""
-    return meta(slow_mark(pid, perm, fecn)) + bytes(uboe_in(ipb))
+def uboe_punt(ipb, pid=1, perm=0, fecn=MARKABLE, caqm=0):
+    """UBoE frame handed to the kernel: tags gone, the NPI it maps to (and the
+    CAQM tag's request) in XDP metadata."""
+    return meta(slow_mark(pid, perm, fecn), caqm) + bytes(uboe_in(ipb))
 
 
 def native_out(ipb, fecn, pid, perm=0, rt=2, vl=0, ethertype=0x88B5):
@@ -723,9 +732,19 @@ case("to_uboe_caqm_tag_not_dropped_by_cci_policy", "to_uboe", native(ipb, cci=cc
      opts="--caqm-tag --cci-policy drop", scapy="the tag carries it: nothing to drop")
 ipb = ip_bytes(ttl=1)
 case("to_uboe_caqm_tag_ttl_expired_punted_plain", "to_uboe", native(ipb, cci=cci_caqm(en=1, i=1, hint=8)),
-     "XDP_PASS", ["rx_ub", "pass_ttl_expired"], meta(slow_mark(5, 0, 0)) +
+     "XDP_PASS", ["rx_ub", "pass_ttl_expired"], meta(slow_mark(5, 0, 0), slow_caqm(CAQMTag(caqm_en=1, i_bit=1, hint=8))) +
      bytes(tagged(T["SW_UB_MAC"], T["UBPU_MAC"], ipb, None)), opts="--caqm-tag",
-     scapy="the slow path gets the plain IP packet; the mark's FECN bits are the CCI's low bits (0)")
+     scapy="the slow path gets the plain IP packet, the mark (FECN 0: not a FECN CCI) and the tag-to-be")
+case("to_uboe_caqm_tag_ttl_expired_loc_congested", "to_uboe", native(ipb, cci=cci_caqm(en=1, c=1, loc=1, hint=3)),
+     "XDP_PASS", ["rx_ub", "pass_ttl_expired"],
+     punt_out(ipb, fecn=0, caqm=slow_caqm(CAQMTag(is_last_hop=1, caqm_en=1, c_bit=1, hint=3))), opts="--caqm-tag",
+     scapy="LoC becomes the tag's is_last_hop in the slow path's word too")
+case("to_uboe_caqm_ttl_expired_no_tag_option", "to_uboe", native(ipb, cci=cci_caqm(en=1, i=1, hint=8)),
+     "XDP_PASS", ["rx_ub", "pass_ttl_expired", "cci_not_fecn_forwarded"], punt_out(ipb, fecn=0),
+     scapy="without --caqm-tag nothing is carried, as on the fast path")
+case("to_uboe_caqm_tag_ttl_expired_fecn_cci", "to_uboe", native(ipb, fecn=MARKABLE),
+     "XDP_PASS", ["rx_ub", "pass_ttl_expired"], punt_out(ipb, fecn=MARKABLE), opts="--caqm-tag",
+     scapy="a FECN CCI is no CAQM request: the mark's FECN only")
 
 ipb = back()
 case("to_ub_caqm_tag_untagged_vlan", "to_ub",
@@ -744,8 +763,13 @@ case("to_ub_caqm_tag_cut_short", "to_ub", short, "XDP_PASS", ["pass_not_uboe"], 
 ipb = back(ttl=1)
 case("to_ub_caqm_tag_ttl_expired_punted_plain", "to_ub",
      caqm_tagged(T["SW_IP_MAC"], T["IPHOST_MAC"], ipb, 5, CAQMTag(caqm_en=1, i_bit=1, hint=5)), "XDP_PASS",
+     ["rx_uboe", "pass_ttl_expired"],
+     uboe_punt(ipb, pid=5, caqm=slow_caqm(CAQMTag(caqm_en=1, i_bit=1, hint=5))), opts="--caqm-tag",
+     scapy="802.1Q and CAQM tags both popped for the kernel, the tag's info in the metadata")
+case("to_ub_caqm_tag_other_cc_type_ttl_expired", "to_ub",
+     caqm_tagged(T["SW_IP_MAC"], T["IPHOST_MAC"], ipb, 5, CAQMTag(cc_type=4, caqm_en=1, hint=5)), "XDP_PASS",
      ["rx_uboe", "pass_ttl_expired"], uboe_punt(ipb, pid=5), opts="--caqm-tag",
-     scapy="802.1Q and CAQM tags both popped for the kernel")
+     scapy="only cc_type 000 is carried: the tag goes, nothing in the metadata")
 
 
 def main():

@@ -13,6 +13,7 @@
 #include "ub2e_cfg.h"
 #include "ub2e_fuzz.h"
 #include "ub2e_stats.h"
+#include "ub_wire.h"
 
 const char *const dir_name[] = { "to_uboe", "to_ub" };
 
@@ -415,19 +416,25 @@ static bool punt_shape_ok(enum dir d, const uint8_t *in, size_t in_len, const st
 	if (r->kind == REF_FOREIGN)
 		return false;
 	/*
-	 * The IP packet goes up with the NPI (and FECN) in 4 bytes of XDP
-	 * metadata ahead of it (headers/ub2e_maps.h, UB2E_MARK_*), so that the
-	 * TC slow path can convert what the kernel forwards: a valid mark with a
-	 * Partition ID that is not 0.
+	 * The IP packet goes up with the NPI (and FECN) and any CAQM request in
+	 * 8 bytes of XDP metadata ahead of it (headers/ub2e_maps.h, UB2E_MARK_*,
+	 * UB2E_SLOW_CAQM), so that the TC slow path can convert what the kernel
+	 * forwards: a valid mark with a Partition ID that is not 0, and a CAQM
+	 * word that is 0 or a cc_type 000 tag's info (UB -> UBoE: exactly the
+	 * CCI's, when the switch tags and the CCI is a CAQM one).
 	 */
-	if (res->out_len == 4 + 14 + n) {
-		uint32_t mark;
+	if (res->out_len == 8 + 14 + n) {
+		struct ub2e_punt_meta pm;
 
-		memcpy(&mark, o, 4);
-		if ((mark & UB2E_MARK_MAGIC_MASK) != UB2E_MARK_MAGIC || !(mark & 0xffffffu))
+		memcpy(&pm, o, sizeof(pm));
+		if ((pm.mark & UB2E_MARK_MAGIC_MASK) != UB2E_MARK_MAGIC || !(pm.mark & 0xffffffu) ||
+		    (pm.caqm & ~(UB2E_SLOW_CAQM | UB2E_SLOW_CAQM_INFO)) || (pm.caqm && !(pm.caqm & UB2E_SLOW_CAQM)))
 			return false;
-		o += 4;
-		b += 4;
+		if (d == TO_UBOE && pm.caqm != ((m->cfg.flags & UB2E_F_CAQM_TAG) && ub_cci_mode(r->cci) == UB_CCI_MODE_CAQM ?
+						UB2E_SLOW_CAQM | ub_cci_to_caqm_tag(r->cci) : 0))
+			return false;
+		o += sizeof(pm);
+		b += sizeof(pm);
 	}
 	if (o + 14 + n != res->out + res->out_len || memcmp(o, in, 12) ||
 	    ref_get16(o + 12) != (r->v6 ? 0x86dd : 0x0800))

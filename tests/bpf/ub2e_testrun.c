@@ -96,10 +96,12 @@ int configure(const char *opts, char *err, size_t errlen)
 		snprintf(err, errlen, "MACs of %s, %s: %s", ub_dev, ip_dev, strerror(errno));
 		return -1;
 	}
-	/* As ubctl does: the IP-side port's addresses answer Packet Too Big. */
-	if (ub2e_icmp_src_read(&src, ip_dev) ||
+	/* As ubctl does: each port's addresses answer Packet Too Big out of it. */
+	if (ub2e_icmp_src_read(&src, ub_dev) ||
+	    bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_icmp_src), &(__u32){ UB2E_SIDE_UB }, &src, BPF_ANY) ||
+	    ub2e_icmp_src_read(&src, ip_dev) ||
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_icmp_src), &zero, &src, BPF_ANY)) {
-		snprintf(err, errlen, "addresses of %s: %s", ip_dev, strerror(errno));
+		snprintf(err, errlen, "addresses of %s, %s: %s", ub_dev, ip_dev, strerror(errno));
 		return -1;
 	}
 	/* Forget the previous case's table: only the blocks it used (a full

@@ -68,6 +68,23 @@ ns_forwarding() {
 	ip netns exec "$1" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
 }
 
+# topo_routed_hop C R S NET_C NET_S MAC_C MAC_S: the benchmarks' routed hop,
+#   c0 (NET_C.1) -- rc (NET_C.2) [R forwards] rs (NET_S.2) -- s0 (NET_S.1),
+# /24 networks given as three octets, each end's default route via R; MAC_*:
+# the first five octets of each link's MACs (the end's is :01, R's :02).
+topo_routed_hop() {
+	local c=$1 r=$2 s=$3 nc=$4 ns=$5 mc=$6 ms=$7
+	ns_link "$c" c0 "$mc:01" "$r" rc "$mc:02"
+	ns_link "$r" rs "$ms:02" "$s" s0 "$ms:01"
+	ns_addr "$c" c0 "$nc.1/24"
+	ns_addr "$r" rc "$nc.2/24"
+	ns_addr "$r" rs "$ns.2/24"
+	ns_addr "$s" s0 "$ns.1/24"
+	ns_forwarding "$r"
+	ip -n "$c" route add default via "$nc.2"
+	ip -n "$s" route add default via "$ns.2"
+}
+
 # Static neighbour entries: tests are deterministic without ARP/ND.
 ns_neigh() { ip -n "$1" neigh replace "$3" lladdr "$4" dev "$2" nud permanent; }
 

@@ -178,7 +178,7 @@ int ub2e_cfg_ports(struct ub2e_cfg *cfg, const char *ub_dev, const char *ip_dev)
 	return rc;
 }
 
-int ub2e_icmp_src_read(struct ub2e_icmp_src *src, const char *ip_dev)
+int ub2e_icmp_src_read(struct ub2e_icmp_src *src, const char *dev)
 {
 	struct ifaddrs *all, *a;
 	bool v6_global = false;
@@ -187,7 +187,7 @@ int ub2e_icmp_src_read(struct ub2e_icmp_src *src, const char *ip_dev)
 	if (getifaddrs(&all))
 		return -1;
 	for (a = all; a; a = a->ifa_next) {
-		if (!a->ifa_addr || strcmp(a->ifa_name, ip_dev))
+		if (!a->ifa_addr || strcmp(a->ifa_name, dev))
 			continue;
 		if (a->ifa_addr->sa_family == AF_INET && !src->ip4) {
 			src->ip4 = ((const struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr;

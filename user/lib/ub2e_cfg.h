@@ -28,6 +28,6 @@ int ub2e_cfg_ports(struct ub2e_cfg *cfg, const char *ub_dev, const char *ip_dev)
  * link-local one). A family without an address stays zero. Returns 0 or -1
  * with errno.
  */
-int ub2e_icmp_src_read(struct ub2e_icmp_src *src, const char *ip_dev);
+int ub2e_icmp_src_read(struct ub2e_icmp_src *src, const char *dev);
 
 #endif

@@ -6,6 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "ub2e_blocks.skel.h"
 
 /* ---- npi2vlan: blocks of 4096 Partition IDs (bpf/ub2e_common.bpf.h) ------- */
 
@@ -81,18 +84,43 @@ int ub2e_tables_write(int npi_fd, int vlan_fd, const struct npimap_entry *plan, 
 }
 
 /*
- * The blocks that exist, in few bpf() calls. First through vlan2npi (one batch
- * lookup of a plain array): every entry written through these functions has
- * its VLAN there, pointing at its Partition ID, so its VALID values name the
- * blocks in use. A batch lookup of the outer map-in-map would be exact, but on
- * 6.1 it took 72 s under qemu TCG (measured: about 18 ms per slot of 4096),
- * and so did probing the slots one by one; a block made with bpftool alone,
- * which no VLAN points into, is therefore not seen (README: bpftool edits
- * write both tables). Without vlan2npi: the outer batch, then one by one.
+ * The slots of npi2vlan that hold a block, as a bitmap (bit hi % 32 of
+ * found[hi / 32]), from inside the kernel: bpf/ub2e_blocks.bpf.c, run once on
+ * the switch's map. Returns 0 or -1 (it could not be loaded or run).
+ */
+static int npi_slots_probe(int npi_fd, __u32 found[UB2E_NPI_BLOCKS / 32])
+{
+	unsigned char frame[64] = {};
+	struct ub2e_blocks *skel = ub2e_blocks__open();
+	int rc = -1;
+
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = sizeof(frame), .repeat = 1);
+	if (!skel)
+		return -1;
+	if (!bpf_map__reuse_fd(skel->maps.ub2e_npi2vlan, npi_fd) && !ub2e_blocks__load(skel) &&
+	    !bpf_prog_test_run_opts(bpf_program__fd(skel->progs.ub2e_blocks), &o)) {
+		memcpy(found, skel->bss->found, sizeof(skel->bss->found));
+		rc = 0;
+	}
+	ub2e_blocks__destroy(skel);
+	return rc;
+}
+
+/*
+ * The blocks that exist, in few bpf() calls: on kernels before 6.8 every
+ * lookup of the outer map-in-map from user space waits for a
+ * synchronize_rcu() (~18 ms a slot on 6.1 under qemu TCG: 72 s for the 4096,
+ * batch or one by one). First through vlan2npi (one batch lookup of a plain
+ * array): every entry written through these functions has its VLAN there,
+ * pointing at its Partition ID, so its VALID values name the blocks in use.
+ * Then the blocks no VLAN points into (made with bpftool alone): the probe
+ * program names the slots that hold one, and only those not seen yet are
+ * looked up; should it not load, every slot not seen. Without vlan2npi: the
+ * outer batch, then one by one.
  */
 static __u32 npi_blocks(int npi_fd, int vlan_fd, __u32 his[UB2E_NPI_BLOCKS], __u32 ids[UB2E_NPI_BLOCKS])
 {
-	static __u32 vids[UB2E_VLAN_MAX], vals[UB2E_VLAN_MAX];
+	static __u32 vids[UB2E_VLAN_MAX], vals[UB2E_VLAN_MAX], found[UB2E_NPI_BLOCKS / 32];
 	static bool seen[UB2E_NPI_BLOCKS];
 	__u32 count = UB2E_VLAN_MAX, batch = 0, n = 0;
 
@@ -107,6 +135,11 @@ static __u32 npi_blocks(int npi_fd, int vlan_fd, __u32 his[UB2E_NPI_BLOCKS], __u
 			if (!bpf_map_lookup_elem(npi_fd, &hi, &ids[n]))
 				his[n++] = hi;
 		}
+		if (npi_slots_probe(npi_fd, found))
+			memset(found, 0xff, sizeof(found));
+		for (__u32 hi = 0; hi < UB2E_NPI_BLOCKS; hi++)
+			if (!seen[hi] && (found[hi / 32] >> (hi % 32) & 1) && !bpf_map_lookup_elem(npi_fd, &hi, &ids[n]))
+				his[n++] = hi;
 		return n;
 	}
 	count = UB2E_NPI_BLOCKS;

@@ -6,6 +6,7 @@
  *   ubpkt send  --dev DEV --native|--uboe --dst-mac M --src IP --dst IP [options]
  *   ubpkt build           --native|--uboe --dst-mac M --src IP --dst IP [options]
  *   ubpkt recv  --dev DEV [--count N] [--timeout-ms T] [--ethertype HEX] [--all]
+ *               [--caqm-ethertype HEX]
  *
  * build prints the frames send would send, one hex line each. recv prints one
  * key=value line per UB or UBoE frame received (with --all, every frame:
@@ -44,8 +45,10 @@ static const char usage_text[] =
 "             [--cci HEX] [--vl N] [--rt N] [--ecn 0-3] [--dscp N] [--ttl N]\n"
 "             [--sport N] [--opcode N] [--rspst N] [--psn N] [--count N]\n"
 "             [--payload-len N] [--ethertype HEX] [--interval-us N] [--bad-icrc]\n"
+"             [--caqm-tag HEX] [--caqm-ethertype HEX]\n"
 "  ubpkt build  (the options of send without --dev: print the frames as hex)\n"
 "  ubpkt recv --dev DEV [--count N] [--timeout-ms T] [--ethertype HEX] [--all]\n"
+"             [--caqm-ethertype HEX]\n"
 "\n"
 "IPv4 or IPv6 follows from the address syntax. The PSN grows by one per packet.\n"
 "--fecn/--loc make a FECN-mode CCI; --cci sets all 16 bits. --opcode picks the TP\n"
@@ -55,7 +58,10 @@ static const char usage_text[] =
 "recv --count 0 prints frames until the timeout and then exits 0. recv --all prints\n"
 "every frame, not only UB and UBoE: kind=ip (other IP) or kind=other (ARP, ...).\n"
 "ICMP and ICMPv6 show as icmp=TYPE/CODE mtu=N (Fragmentation Needed / Packet Too\n"
-"Big) icmpsum=ok|bad.\n";
+"Big) icmpsum=ok|bad.\n"
+"--caqm-tag puts an Ethernet CAQM tag with these 16 info bits after the (802.1Q)\n"
+"header of a --uboe frame; recv takes such a tag out before decoding and shows its\n"
+"info as caqm=0xHHHH (caqm=- without one). Its EtherType: --caqm-ethertype, 0x88b6.\n";
 
 static void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const char *fmt, ...)
 {
@@ -132,7 +138,7 @@ enum {
 	O_DEV = 256, O_NATIVE, O_UBOE, O_SRC_MAC, O_DST_MAC, O_SRC, O_DST, O_VLAN, O_PCP,
 	O_PID, O_PERM, O_FECN, O_LOC, O_CCI, O_VL, O_RT, O_ECN, O_DSCP, O_TTL, O_SPORT,
 	O_OPCODE, O_RSPST, O_PSN, O_COUNT, O_PAYLOAD_LEN, O_ETHERTYPE, O_INTERVAL,
-	O_BAD_ICRC, O_TIMEOUT, O_HELP, O_ALL,
+	O_BAD_ICRC, O_TIMEOUT, O_HELP, O_ALL, O_CAQM_TAG, O_CAQM_ETHERTYPE,
 };
 
 static const struct option send_opts[] = {
@@ -164,6 +170,8 @@ static const struct option send_opts[] = {
 	{ "ethertype", required_argument, 0, O_ETHERTYPE },
 	{ "interval-us", required_argument, 0, O_INTERVAL },
 	{ "bad-icrc", no_argument, 0, O_BAD_ICRC },
+	{ "caqm-tag", required_argument, 0, O_CAQM_TAG },
+	{ "caqm-ethertype", required_argument, 0, O_CAQM_ETHERTYPE },
 	{ "help", no_argument, 0, O_HELP },
 	{ 0 },
 };
@@ -171,7 +179,8 @@ static const struct option send_opts[] = {
 struct send_args {
 	const char *dev;
 	int native;		/* -1 unset */
-	bool have_src_mac, have_dst_mac, have_cci, bad_icrc, have_payload_len;
+	bool have_src_mac, have_dst_mac, have_cci, bad_icrc, have_payload_len, have_caqm_tag;
+	uint16_t caqm_tag, caqm_ethertype;	/* the tag's info and EtherType */
 	int fecn, loc;		/* -1 unset */
 	const char *src, *dst;
 	unsigned long long count, interval_us;
@@ -186,6 +195,7 @@ static void parse_send(int argc, char **argv, struct send_args *a, bool need_dev
 
 	memset(a, 0, sizeof(*a));
 	a->native = -1;
+	a->caqm_ethertype = UB_ETH_P_CAQM;
 	a->fecn = a->loc = -1;
 	a->count = 1;
 	ub_pkt_spec_init(s);
@@ -238,6 +248,11 @@ static void parse_send(int argc, char **argv, struct send_args *a, bool need_dev
 		case O_ETHERTYPE: s->ub_ethertype = (uint16_t)parse_num(name, optarg, 0xffff, 16); break;
 		case O_INTERVAL: a->interval_us = parse_num(name, optarg, 60000000, 0); break;
 		case O_BAD_ICRC: a->bad_icrc = true; break;
+		case O_CAQM_TAG:
+			a->caqm_tag = (uint16_t)parse_num(name, optarg, 0xffff, 16);
+			a->have_caqm_tag = true;
+			break;
+		case O_CAQM_ETHERTYPE: a->caqm_ethertype = (uint16_t)parse_num(name, optarg, 0xffff, 16); break;
 		case O_HELP: fputs(usage_text, stdout); exit(0);
 		case ':': usage_error("option %s needs a value", argv[optind - 1]);
 		default: usage_error("unknown option %s", argv[optind - 1]);
@@ -262,6 +277,8 @@ static void parse_send(int argc, char **argv, struct send_args *a, bool need_dev
 	memcpy(s->dst_ip, dst_ip, 16);
 	if (a->native && s->vlan != UB_VLAN_NONE)
 		usage_error("--vlan applies to --uboe only: native UB frames are never tagged");
+	if (a->native && a->have_caqm_tag)
+		usage_error("--caqm-tag applies to --uboe only: native UB carries CAQM in the CCI");
 	if (a->have_cci && (a->fecn >= 0 || a->loc >= 0))
 		usage_error("--cci sets the whole CCI: give it or --fecn/--loc, not both");
 	if (a->fecn >= 0 || a->loc >= 0)
@@ -294,6 +311,29 @@ static void fill_payload(uint8_t *p, size_t n, unsigned long long seq)
 		p[i] = (uint8_t)(seq + i);
 }
 
+/* Where a CAQM tag goes or is: after the Ethernet header and any 802.1Q tag. */
+static size_t caqm_tag_offset(const uint8_t *f)
+{
+	return f[12] == 0x81 && f[13] == 0x00 ? 16 : 12;
+}
+
+/* Put a CAQM tag (EtherType `et`, `info`) into the frame of `n` bytes in a
+ * buffer of `max`: WIRE.md §5, in front of the EtherType it now carries.
+ * Returns the new length, 0 when it does not fit. */
+static size_t caqm_tag_insert(uint8_t *f, size_t n, size_t max, uint16_t et, uint16_t info)
+{
+	size_t off = caqm_tag_offset(f);
+
+	if (n < off + 2 || n + 4 > max)
+		return 0;
+	memmove(f + off + 4, f + off, n - off);
+	f[off] = (uint8_t)(et >> 8);
+	f[off + 1] = (uint8_t)et;
+	f[off + 2] = (uint8_t)(info >> 8);
+	f[off + 3] = (uint8_t)info;
+	return n + 4;
+}
+
 /* Frame number `i` of the run into buf; returns its length. */
 static size_t make_frame(struct send_args *a, unsigned long long i, uint8_t *payload, uint8_t *buf)
 {
@@ -314,6 +354,8 @@ static size_t make_frame(struct send_args *a, unsigned long long i, uint8_t *pay
 	n = a->native ? ub_build_native(&s, buf, FRAME_MAX) : ub_build_uboe(&s, buf, FRAME_MAX);
 	if (n && a->bad_icrc)
 		buf[n - 1] ^= 0xff;
+	if (n && a->have_caqm_tag)
+		n = caqm_tag_insert(buf, n, FRAME_MAX, a->caqm_ethertype, a->caqm_tag);
 	return n;
 }
 
@@ -403,6 +445,7 @@ static const struct option recv_opts[] = {
 	{ "timeout-ms", required_argument, 0, O_TIMEOUT },
 	{ "ethertype", required_argument, 0, O_ETHERTYPE },
 	{ "all", no_argument, 0, O_ALL },
+	{ "caqm-ethertype", required_argument, 0, O_CAQM_ETHERTYPE },
 	{ "help", no_argument, 0, O_HELP },
 	{ 0 },
 };
@@ -474,8 +517,9 @@ none:
 	printf(" icmp=- mtu=- icmpsum=-");
 }
 
-/* One key=value line; every key is always there, '-' when not applicable. */
-static void print_frame(const struct ub_view *v, enum ub_parse_err e)
+/* One key=value line; every key is always there, '-' when not applicable.
+ * `caqm`: the CAQM tag's info taken out before decoding, or -1. */
+static void print_frame(const struct ub_view *v, enum ub_parse_err e, int caqm)
 {
 	char a[INET6_ADDRSTRLEN];
 	bool native = v->kind == UB_KIND_NATIVE, ip = v->ip_ver != 0, udp = v->udp, tp = v->tph;
@@ -534,6 +578,10 @@ static void print_frame(const struct ub_view *v, enum ub_parse_err e)
 	else
 		printf(" icrc=-");
 	print_icmp(v);
+	if (caqm >= 0)
+		printf(" caqm=0x%04x", (unsigned)caqm);
+	else
+		printf(" caqm=-");
 	putchar('\n');
 	fflush(stdout);
 }
@@ -542,7 +590,7 @@ static int cmd_recv(int argc, char **argv)
 {
 	static uint8_t buf[FRAME_MAX + 4];
 	unsigned long long want = 1, got = 0, timeout = 5000;
-	uint16_t ethertype = UB_ETH_P_NATIVE;
+	uint16_t ethertype = UB_ETH_P_NATIVE, caqm_et = UB_ETH_P_CAQM;
 	const char *dev = NULL;
 	bool all = false;
 	struct sockaddr_ll sll;
@@ -558,6 +606,7 @@ static int cmd_recv(int argc, char **argv)
 		case O_TIMEOUT: timeout = parse_num("timeout-ms", optarg, 86400000, 0); break;
 		case O_ETHERTYPE: ethertype = (uint16_t)parse_num("ethertype", optarg, 0xffff, 16); break;
 		case O_ALL: all = true; break;
+		case O_CAQM_ETHERTYPE: caqm_et = (uint16_t)parse_num("caqm-ethertype", optarg, 0xffff, 16); break;
 		case O_HELP: fputs(usage_text, stdout); exit(0);
 		case ':': usage_error("option %s needs a value", argv[optind - 1]);
 		default: usage_error("unknown option %s", argv[optind - 1]);
@@ -657,10 +706,23 @@ static int cmd_recv(int argc, char **argv)
 			frame[15] = (uint8_t)aux.tp_vlan_tci;
 			n += 4;
 		}
+		/* A CAQM tag comes out, so that what it carries decodes as UBoE;
+		 * len= stays the frame's as received. */
+		size_t off = n >= 14 ? caqm_tag_offset(frame) : 12;
+		int caqm = -1;
+
+		if ((size_t)n >= off + 6 && (frame[off] << 8 | frame[off + 1]) == caqm_et) {
+			caqm = frame[off + 2] << 8 | frame[off + 3];
+			memmove(frame + 4, frame, off);
+			frame += 4;
+			n -= 4;
+		}
 		e = ub_parse_frame(frame, (size_t)n, ethertype, &v);
 		if (e == UB_PARSE_NOT_UB && !all)
 			continue;
-		print_frame(&v, e);
+		if (caqm >= 0)
+			v.frame_len += 4;
+		print_frame(&v, e, caqm);
 		got++;
 	}
 	close(fd);

@@ -335,25 +335,30 @@ static void fwmark_reflect_on(void)
 	}
 }
 
-/* The token bucket of the switch's own answers out of the IP-side port, full. */
-static int icmp_limit_fill(struct ub2e *skel, unsigned ip_if, const struct ub2e_args *a)
+/* The token buckets of the switch's own answers out of each port, full (out of
+ * the UB-side port: too big for a CAQM tag, --caqm-tag). */
+static int icmp_limit_fill(struct ub2e *skel, unsigned ub_if, unsigned ip_if, const struct ub2e_args *a)
 {
 	struct ub2e_icmp_limit l = {
 		.rate = a->icmp_rate, .burst = a->icmp_burst,
 		.credit = (__u64)a->icmp_burst * UB2E_NSEC_PER_SEC,
 	};
+	int fd = bpf_map__fd(skel->maps.ub2e_icmp_limit);
 
-	return bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_icmp_limit), &ip_if, &l, BPF_ANY);
+	return bpf_map_update_elem(fd, &ip_if, &l, BPF_ANY) || bpf_map_update_elem(fd, &ub_if, &l, BPF_ANY);
 }
 
 /* Source addresses of the switch's own Packet Too Big answers where the kernel
- * cannot tell them (BPF_FIB_LOOKUP_SRC is 6.7+; bpf/ub2e_tc.bpf.c). */
-static int icmp_src_fill(struct ub2e *skel, const char *ip_dev, struct ub2e_icmp_src *src)
+ * cannot tell them (BPF_FIB_LOOKUP_SRC is 6.7+; bpf/ub2e_tc.bpf.c), per port;
+ * *src gets the IP-side port's. */
+static int icmp_src_fill(struct ub2e *skel, const char *ub_dev, const char *ip_dev, struct ub2e_icmp_src *src)
 {
-	__u32 zero = 0;
+	__u32 ip = UB2E_SIDE_IP, ub = UB2E_SIDE_UB;
+	int fd = bpf_map__fd(skel->maps.ub2e_icmp_src);
+	struct ub2e_icmp_src usrc;
 
-	return ub2e_icmp_src_read(src, ip_dev) ||
-	       bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_icmp_src), &zero, src, BPF_ANY) ? -1 : 0;
+	return ub2e_icmp_src_read(&usrc, ub_dev) || bpf_map_update_elem(fd, &ub, &usrc, BPF_ANY) ||
+	       ub2e_icmp_src_read(src, ip_dev) || bpf_map_update_elem(fd, &ip, src, BPF_ANY) ? -1 : 0;
 }
 
 static void icmp_src_warn(const struct ub2e_icmp_src *src, const char *ip_dev)
@@ -424,7 +429,7 @@ static int do_attach(struct ub2e_args *a)
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ub), &ub_if, &ub_if, BPF_ANY) ||
 	    ub2e_tables_write(bpf_map__fd(skel->maps.ub2e_npi2vlan), bpf_map__fd(skel->maps.ub2e_vlan2npi),
 			      a->plan, a->nplan) ||
-	    icmp_src_fill(skel, a->sel.ip_dev, &src) || icmp_limit_fill(skel, ip_if, a)) {
+	    icmp_src_fill(skel, a->sel.ub_dev, a->sel.ip_dev, &src) || icmp_limit_fill(skel, ub_if, ip_if, a)) {
 		rc = fail(EXIT_FAIL, "filling the switch maps: %s", strerror(errno));
 		goto out;
 	}
