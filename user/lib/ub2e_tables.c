@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -135,8 +136,12 @@ static __u32 npi_blocks(int npi_fd, int vlan_fd, __u32 his[UB2E_NPI_BLOCKS], __u
 			if (!bpf_map_lookup_elem(npi_fd, &hi, &ids[n]))
 				his[n++] = hi;
 		}
-		if (npi_slots_probe(npi_fd, found))
+		if (npi_slots_probe(npi_fd, found)) {
+			/* Still correct, but each slot may cost a synchronize_rcu(): say why it is slow. */
+			fprintf(stderr, "ub2e: the NPI block probe did not load (%s); looking up every slot, slow before kernel 6.8\n",
+				strerror(errno));
 			memset(found, 0xff, sizeof(found));
+		}
 		for (__u32 hi = 0; hi < UB2E_NPI_BLOCKS; hi++)
 			if (!seen[hi] && (found[hi / 32] >> (hi % 32) & 1) && !bpf_map_lookup_elem(npi_fd, &hi, &ids[n]))
 				his[n++] = hi;
