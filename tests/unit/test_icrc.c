@@ -216,12 +216,11 @@ static void test_mask_ipv6(void **state)
 }
 
 /* Masking a header copy and chaining equals masking a full copy, for all sizes. */
-static void test_chained_equals_reference(void **state)
+static void chained_equals_reference(void)
 {
 	static uint8_t buf[2100];
 	unsigned seed = 7;
 
-	(void)state;
 	for (int ver = 4; ver <= 6; ver += 2) {
 		for (size_t pl = 0; pl <= 1500; pl += (pl < 64 ? 1 : 37)) {
 			size_t n = build(buf, sizeof(buf), ver, pl);
@@ -266,6 +265,41 @@ static void test_chained_equals_reference(void **state)
 	}
 }
 
+/* ub_icrc runs whichever backend is faster here: each must give the reference. */
+static void test_chained_equals_reference(void **state)
+{
+	static const ub_crc32_fn fns[] = { ub_crc32_zlib, ub_crc32_fast };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		ub_icrc_use(fns[i]);
+		print_message("# ub_icrc with %s\n", ub_icrc_crc_name());
+		chained_equals_reference();
+	}
+	ub_icrc_use(NULL);
+}
+
+/* The choice: timed when not forced, and the environment forces it. */
+static void test_backend_choice(void **state)
+{
+	const char *name;
+
+	(void)state;
+	unsetenv("UBXDP_ICRC_CRC");
+	ub_icrc_use(NULL);
+	name = ub_icrc_crc_name();
+	print_message("# ub_icrc picked %s on this CPU\n", name);
+	assert_true(!strcmp(name, "zlib") || !strcmp(name, ub_crc32_fast_name()));
+	setenv("UBXDP_ICRC_CRC", "zlib", 1);
+	ub_icrc_use(NULL);
+	assert_string_equal(ub_icrc_crc_name(), "zlib");
+	setenv("UBXDP_ICRC_CRC", ub_crc32_fast_name(), 1);
+	ub_icrc_use(NULL);
+	assert_string_equal(ub_icrc_crc_name(), ub_crc32_fast_name());
+	unsetenv("UBXDP_ICRC_CRC");
+	ub_icrc_use(NULL);
+}
+
 static void test_short_buffers(void **state)
 {
 	uint8_t b[4] = { 1, 2, 3, 4 };
@@ -292,6 +326,7 @@ int main(void)
 		cmocka_unit_test(test_mask_ipv6),
 		cmocka_unit_test(test_chained_equals_reference),
 		cmocka_unit_test(test_short_buffers),
+		cmocka_unit_test(test_backend_choice),
 	};
 
 	return cmocka_run_group_tests_name("icrc", tests, NULL, NULL);

@@ -529,6 +529,11 @@ uint64_t ep_member_tx(const struct ep *e, uint32_t k)
 	return k < e->nmem ? e->mem_tx[k] : 0;
 }
 
+uint64_t ep_rx_frames(const struct ep *e)
+{
+	return e->st.rx_frames;
+}
+
 void ep_get_stats(const struct ep *e, struct ep_stats *st)
 {
 	struct xsk_port_stats xs;

@@ -158,7 +158,10 @@ void ep_set_ctl(struct ep *e, ep_ctl_fn fn, void *ctx);
  * no room (a lost packet: the caller retries). */
 int ep_send_raw(struct ep *e, struct ep_peer *p, uint16_t sport, const void *tp, size_t len);
 
+/* All counters, the kernel's socket statistics included (a syscall per socket). */
 void ep_get_stats(const struct ep *e, struct ep_stats *st);
+/* Frames received, without the syscalls: for a loop that watches for progress. */
+uint64_t ep_rx_frames(const struct ep *e);
 /* Frames sent by entity member k (0 .. nmembers-1; the device alone: 0). */
 uint64_t ep_member_tx(const struct ep *e, uint32_t k);
 uint64_t ep_now_ns(void);

@@ -25,6 +25,15 @@ const char *ub_crc32_fast_name(void);	/* "isa-l" or "zlib" */
 
 typedef uint32_t (*ub_crc32_fn)(uint32_t crc, const void *buf, size_t len);
 
+/*
+ * The backend ub_icrc uses: the faster of zlib and _fast on this CPU, timed at
+ * first use (under emulation zlib can win); UBXDP_ICRC_CRC=zlib or =isa-l in
+ * the environment fixes it. "zlib" or ub_crc32_fast_name().
+ */
+const char *ub_icrc_crc_name(void);
+/* Make ub_icrc use crc32 (tests); NULL: choose again at the next ICRC. */
+void ub_icrc_use(ub_crc32_fn crc32);
+
 /* ICRC value over `len` bytes from the IP header on (ICRC bytes excluded). */
 uint32_t ub_icrc(const void *ip, size_t len_without_icrc);
 /* The same with a chosen backend, for cross-checks and benchmarks. */
