@@ -707,11 +707,14 @@ static int cmd_recv(int argc, char **argv)
 			n += 4;
 		}
 		/* A CAQM tag comes out, so that what it carries decodes as UBoE;
-		 * len= stays the frame's as received. */
+		 * len= stays the frame's as received. Not when the native UB
+		 * EtherType asked for is the same number (0x88b6 is both the
+		 * tag's default and a common choice for native UB): native wins. */
 		size_t off = n >= 14 ? caqm_tag_offset(frame) : 12;
 		int caqm = -1;
 
-		if ((size_t)n >= off + 6 && (frame[off] << 8 | frame[off + 1]) == caqm_et) {
+		if (caqm_et != ethertype && (size_t)n >= off + 6 &&
+		    (frame[off] << 8 | frame[off + 1]) == caqm_et) {
 			caqm = frame[off + 2] << 8 | frame[off + 3];
 			memmove(frame + 4, frame, off);
 			frame += 4;
