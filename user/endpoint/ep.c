@@ -66,6 +66,12 @@ static int open_member(struct ep *e, uint32_t k, const char *dev, char *err, siz
 	for (unsigned q = 0; q < nq; q++) {
 		int s = xsk_port_add(e->port, dev, q, ep_xdp_xskmap_fd(e->xdp[k]), q);
 
+		/* A socket closed just before (a server reopening its ports for the
+		 * next client) frees its queue asynchronously: EBUSY for a moment. */
+		for (int tries = 0; s == -EBUSY && tries < 100; tries++) {
+			usleep(20 * 1000);
+			s = xsk_port_add(e->port, dev, q, ep_xdp_xskmap_fd(e->xdp[k]), q);
+		}
 		if (s < 0) {
 			snprintf(err, errlen, "AF_XDP socket on %s queue %u%s: %s", dev, q,
 				 cfg->zerocopy ? " (zero-copy)" : "", strerror(-s));
