@@ -21,6 +21,7 @@ for s in "${suites[@]}"; do
 		continue
 	fi
 	echo "# suite $s"
+	t0=$SECONDS
 	out=$(mktemp)
 	"$runner" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
@@ -37,6 +38,7 @@ for s in "${suites[@]}"; do
 		f=1
 	fi
 	rm -f "$out"
+	echo "# suite $s: $((SECONDS - t0)) s"
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + k))
 done
 

@@ -8,14 +8,16 @@ tap_ok()   { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
 tap_fail() { _tap_n=$((_tap_n + 1)); echo "not ok $_tap_n - $*"; }
 
 # tap_run NAME...: run each function, capture its output, print it as comments on failure.
+# A passing test's line ends with its wall time, so that a slow suite shows where.
 tap_run() {
-	local t log rc
+	local t log rc t0
 	for t in "$@"; do
 		log=$(mktemp)
+		t0=$SECONDS
 		( trap 'set +e; [[ $(type -t teardown) == function ]] && teardown' EXIT; set -e; "$t" ) >"$log" 2>&1
 		rc=$?
 		if [[ $rc -eq 0 ]]; then
-			tap_ok "$t"
+			tap_ok "$t ($((SECONDS - t0)) s)"
 		elif [[ $rc -eq 77 ]]; then
 			_tap_n=$((_tap_n + 1))
 			echo "ok $_tap_n - $t # SKIP $(tail -n1 "$log")"
