@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "ep_xdp.h"
 #include "tpg.h"
 #include "ubpkt.h"
@@ -95,7 +96,7 @@ void ep_native_init(struct ep_native *n)
 
 uint64_t ep_now_ns(void)
 {
-	return xsk_now_ns();
+	return ub_mono_ns();
 }
 
 struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)

@@ -3,12 +3,12 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <zlib.h>
 #ifdef HAVE_ISAL
 #include <isa-l/crc.h>
 #endif
 
+#include "clock.h"
 #include "ub_wire.h"
 
 uint32_t ub_crc32_zlib(uint32_t crc, const void *buf, size_t len)
@@ -46,14 +46,6 @@ const char *ub_crc32_fast_name(void) { return "zlib"; }
  */
 static ub_crc32_fn icrc_crc;	/* NULL until the first ICRC */
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Best of a few interleaved tries, so that one preemption decides nothing. */
 static ub_crc32_fn crc32_faster(void)
 {
@@ -63,10 +55,10 @@ static ub_crc32_fn crc32_faster(void)
 
 	for (int r = 0; r < 5; r++) {
 		for (int b = 0; b < 2; b++) {
-			uint64_t t = mono_ns();
+			uint64_t t = ub_mono_ns();
 
 			sink ^= (b ? ub_crc32_fast : ub_crc32_zlib)(0, buf, sizeof(buf));
-			t = mono_ns() - t;
+			t = ub_mono_ns() - t;
 			if (t < best[b])
 				best[b] = t;
 		}

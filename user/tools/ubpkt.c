@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "ubpkt.h"
 
 #define EXIT_TIMEOUT	1
@@ -452,10 +453,7 @@ static const struct option recv_opts[] = {
 
 static long long now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (long long)(ub_mono_ns() / 1000000);
 }
 
 static void print_mac(const char *key, const uint8_t *m)
