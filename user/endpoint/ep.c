@@ -109,6 +109,7 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 		return NULL;
 	}
 	e->cfg = *cfg;
+	ub_icrc_init();		/* not on the first packet's time */
 	if (cfg->nmembers > EP_MAX_MEMBERS ||
 	    (cfg->nmembers > 1 && (!cfg->native.ethertype || !cfg->members[0] ||
 				   strcmp(cfg->members[0], cfg->dev)))) {

@@ -742,6 +742,7 @@ int main(int argc, char **argv)
 		fputs(usage_text, stdout);
 		return 0;
 	}
+	ub_icrc_init();		/* the backend's timing before the first packet, not on it */
 	if (!strcmp(argv[1], "send"))
 		return cmd_send(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "recv"))
