@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "icrc.h"
 
 uint64_t bench_cpu_ns(void)
 {
@@ -135,6 +136,7 @@ int main(int argc, char **argv)
 	}
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	ub_icrc_init();		/* outside every measurement */
 	if (run_xdp)
 		rc |= xdp_bench(&o);
 	if (run_xdp && run_wps) {

@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <arpa/inet.h>
 
 #include <bpf/bpf.h>
@@ -39,6 +38,7 @@
 #include "wps_ingress.skel.h"
 #include "wps_boundary.skel.h"
 #include "wps_cfg.h"
+#include "clock.h"
 #include "fixture.h"
 
 #define MAX_PKT FIXTURE_MAX_PKT
@@ -493,16 +493,13 @@ static bool concurrency_case(void)
 		__u32 zero = 0;
 
 		bpf_map_lookup_elem(bpf_map__fd(sk->maps.wps_in_cfg), &zero, &cfg);
-		struct timespec ts;
-
 		/*
 		 * Fixed, and an hour after every time the earlier cases stamped (the
 		 * program's clock is CLOCK_MONOTONIC), past any quarantine or idle
 		 * timeout: under TCG the cases before this one ran within a second,
 		 * and a Flow ID they released would still rest in quarantine.
 		 */
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		cfg.test_now_ns = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec + 3600000000000ULL;
+		cfg.test_now_ns = ub_mono_ns() + 3600000000000ULL;
 		bpf_map_update_elem(bpf_map__fd(sk->maps.wps_in_cfg), &zero, &cfg, BPF_ANY);
 	}
 	for (int i = 0; i < 2; i++) {

@@ -212,6 +212,52 @@ test_ubperf_ctp_entity_member_unresolved_one_line() {
 	[[ $(wc -l <"$d/cli.err") -eq 1 ]] && grep -q "entity member ctpa2" "$d/cli.err"
 }
 
+# Each entity member follows its own next hop, looked up again every second:
+# mid-run the server's port on link 2 takes a new MAC and the client's
+# neighbour entry there learns it (as a gratuitous ARP would teach it). On
+# that link the client's frames switch to the new MAC within 2 s and keep to
+# it, and the transfer completes without a loss.
+test_ubperf_ctp_entity_member_follows_new_next_hop() {
+	local d old=02:00:00:00:74:24 new=02:00:00:00:74:99 t dump cli; d=$(mktemp -d)
+	need_native_tools || return 1
+	ctp_topo 2
+	# Headers only, the client's frames only: a few seconds at full rate.
+	nsenter --net="/run/netns/$NS_CT" tcpdump -i ta2 -s 64 -B 8192 --immediate-mode -w "$d/m2.pcap" -U \
+		ether proto 0x88b5 and ether src 02:00:00:00:74:21 2>"$d/dump.err" &
+	dump=$!
+	for _ in $(seq 200); do grep -q listening "$d/dump.err" && break; sleep 0.05; done
+	start_server "$NS_CB" "$CTP_SRV_DEVS" "$d/srv" --json --native --mode ctp || return 1
+	nsenter --net="/run/netns/$NS_CA" "$BIN/ubperf" client --dev "$CTP_CLI_DEVS" --peer $CTP_SRV \
+		--native --mode ctp --lb packet --channels 2 --time 6 --size 1000 --json >"$d/cli" 2>"$d/cli.err" &
+	cli=$!
+	# Data under way on link 2 first: a slow setup still leaves seconds after the change.
+	for _ in $(seq 100); do [[ $(stat -c %s "$d/m2.pcap") -gt 100000 ]] && break; sleep 0.1; done
+	sleep 0.5
+	ip -n "$NS_CB" link set ctpb2 address $new
+	ip -n "$NS_CA" neigh replace $CTP_SRV dev ctpa2 lladdr $new nud reachable
+	t=$(date +%s.%N)
+	wait $cli || { cat "$d/cli.err"; kill $dump; return 1; }
+	wait $SRV_PID || { cat "$d/srv.err"; kill $dump; return 1; }
+	sleep 0.3
+	{ kill $dump; wait $dump; } 2>/dev/null || true
+	cat "$d/cli" "$d/srv"
+	[[ $(json_get "$d/cli" messages) -gt 0 ]]
+	[[ $(json_get "$d/cli" peer_messages) -eq $(json_get "$d/cli" messages) ]]
+	[[ $(json_get "$d/cli" corrupt) -eq 0 && $(json_get "$d/srv" corrupt) -eq 0 ]]
+	[[ $(json_get "$d/srv" out_of_order) -eq 0 && $(json_get "$d/cli" rto_fired) -eq 0 ]]
+	# epoch seconds, destination MAC: old before the change, new from 2 s on.
+	tcpdump -r "$d/m2.pcap" -nn -e -tt 2>/dev/null | awk -v t="$t" -v old=$old -v new=$new '
+		{ dst = $4; sub(/,$/, "", dst) }
+		$1 < t && dst == old { before++ }
+		$1 >= t && dst == new && first == "" { first = $1 - t }
+		$1 >= t + 2 { after++; if (dst != new) late++ }
+		END {
+			printf "member 2: %d frames to the old MAC before the change; the first to the new: %s; %d from 2 s on, %d of them not to the new\n", before, first == "" ? "never" : sprintf("%.3f s after it", first), after, late
+			exit !(before > 0 && first != "" && first <= 2 && after > 0 && late == 0)
+		}'
+	rm -rf "$d"	# the capture: tens of MB
+}
+
 # The bad ways to ask for CTP: one line each, exit 2, before touching a device.
 test_ubperf_ctp_bad_command_lines() {
 	local args err rc; err=$(mktemp)
@@ -319,5 +365,6 @@ CTP_TESTS=(test_ubperf_ctp_native_send test_ubperf_ctp_native_write test_ubperf_
 	test_ubperf_ctp_native_ipv6_read_write
 	test_ubperf_ctp_entity_lb_packet test_ubperf_ctp_entity_lb_flow
 	test_ubperf_ctp_dcqcn_cnps_cut_the_rate test_ubperf_ctp_entity_member_unresolved_one_line
+	test_ubperf_ctp_entity_member_follows_new_next_hop
 	test_ubperf_ctp_bad_command_lines test_ubperf_ctp_entity_refuses_rtp
 	test_ubperf_ctp_loss_times_out_one_line test_ub2e_drops_native_ctp)

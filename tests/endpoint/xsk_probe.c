@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "ep_xdp.h"
 #include "ubpkt.h"
 #include "xsk_port.h"
@@ -91,10 +91,7 @@ static int parse_path(char *arg, struct path *p)
 
 static double now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+	return (double)ub_mono_ns() / 1e6;
 }
 
 static void check_echo(struct path *paths, int npaths, const struct xsk_frame *f)

@@ -300,6 +300,38 @@ static void test_backend_choice(void **state)
 	ub_icrc_use(NULL);
 }
 
+/*
+ * ub_icrc_init() chooses once, as the environment says: later inits and every
+ * ICRC keep that choice (the environment changed afterwards has no say).
+ * Without an init the first ICRC chooses, and an init after it keeps that.
+ */
+static void test_init_chooses_once(void **state)
+{
+	const char *first[] = { "zlib", ub_crc32_fast_name() };
+	const char *then[] = { ub_crc32_fast_name(), "zlib" };
+	uint8_t pkt[256];
+	size_t n = unhex(kat[0].hex, pkt);
+
+	(void)state;
+	print_message("# the fast backend here: %s\n", ub_crc32_fast_name());
+	for (int i = 0; i < 2; i++) {
+		setenv("UBXDP_ICRC_CRC", first[i], 1);
+		ub_icrc_use(NULL);
+		assert_string_equal(ub_icrc_init(), first[i]);
+		setenv("UBXDP_ICRC_CRC", then[i], 1);
+		assert_string_equal(ub_icrc_init(), first[i]);
+		assert_true(ub_icrc_ok(pkt, n));
+		assert_string_equal(ub_icrc_crc_name(), first[i]);
+	}
+	setenv("UBXDP_ICRC_CRC", "zlib", 1);
+	ub_icrc_use(NULL);
+	assert_true(ub_icrc_ok(pkt, n));
+	setenv("UBXDP_ICRC_CRC", ub_crc32_fast_name(), 1);
+	assert_string_equal(ub_icrc_init(), "zlib");
+	unsetenv("UBXDP_ICRC_CRC");
+	ub_icrc_use(NULL);
+}
+
 static void test_short_buffers(void **state)
 {
 	uint8_t b[4] = { 1, 2, 3, 4 };
@@ -327,6 +359,7 @@ int main(void)
 		cmocka_unit_test(test_chained_equals_reference),
 		cmocka_unit_test(test_short_buffers),
 		cmocka_unit_test(test_backend_choice),
+		cmocka_unit_test(test_init_chooses_once),
 	};
 
 	return cmocka_run_group_tests_name("icrc", tests, NULL, NULL);

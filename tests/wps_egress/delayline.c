@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+
 #define MAX_PAIRS	8
 #define QLEN		16384
 #define FRAME		2048
@@ -45,14 +47,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static int packet_socket(const char *dev, int rx)
@@ -101,7 +95,7 @@ int main(int argc, char **argv)
 	printf("ready\n");
 	fflush(stdout);
 	while (!stop) {
-		uint64_t now = now_ns(), next = UINT64_MAX;
+		uint64_t now = ub_mono_ns(), next = UINT64_MAX;
 		struct timespec ts;
 
 		for (int i = 0; i < n; i++) {
@@ -123,7 +117,7 @@ int main(int argc, char **argv)
 		ts.tv_nsec = next == UINT64_MAX ? 50000000 : (long)(next > now ? next - now : 0);
 		if (ppoll(pfd, (nfds_t)n, &ts, NULL) <= 0)
 			continue;
-		now = now_ns();
+		now = ub_mono_ns();
 		for (int i = 0; i < n; i++) {
 			struct pair *q = &p[i];
 

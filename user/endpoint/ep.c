@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "ep_xdp.h"
 #include "tpg.h"
 #include "ubpkt.h"
@@ -29,9 +30,9 @@ struct ep {
 	struct ep_stats st;
 	ep_ctl_fn ctl;
 	void *ctl_ctx;
-	/* The entity's member ports (one: the device): first socket, MAC, frames sent. */
+	/* The entity's member ports (one: the device): first socket, MAC, frames
+	 * sent; each one's device is its program's (ep_xdp_ifindex). */
 	uint32_t nmem;
-	int mem_ifindex[EP_MAX_MEMBERS];
 	int sock0[EP_MAX_MEMBERS];
 	uint8_t mac[EP_MAX_MEMBERS][6];
 	uint64_t mem_tx[EP_MAX_MEMBERS];
@@ -57,7 +58,6 @@ static int open_member(struct ep *e, uint32_t k, const char *dev, char *err, siz
 	if (ep_nexthop_dev_info(&nh, err, errlen))
 		return -1;
 	memcpy(e->mac[k], nh.src_mac, 6);
-	e->mem_ifindex[k] = nh.ifindex;
 	e->xdp[k] = ep_xdp_attach(dev, cfg->generic, cfg->native.ethertype, err, errlen);
 	if (!e->xdp[k])
 		return -1;
@@ -95,7 +95,7 @@ void ep_native_init(struct ep_native *n)
 
 uint64_t ep_now_ns(void)
 {
-	return xsk_now_ns();
+	return ub_mono_ns();
 }
 
 struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
@@ -108,6 +108,7 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 		return NULL;
 	}
 	e->cfg = *cfg;
+	ub_icrc_init();		/* not on the first packet's time */
 	if (cfg->nmembers > EP_MAX_MEMBERS ||
 	    (cfg->nmembers > 1 && (!cfg->native.ethertype || !cfg->members[0] ||
 				   strcmp(cfg->members[0], cfg->dev)))) {
@@ -195,6 +196,7 @@ static int peer_oif(struct ep *e, uint8_t ip_ver, const uint8_t ip[16])
 static int member_hops(struct ep *e, struct ep_peer *p, int timeout_ms, char *err, size_t errlen)
 {
 	for (uint32_t k = 1; k < e->nmem; k++) {
+		const int ifindex = ep_xdp_ifindex(e->xdp[k]);
 		struct ep_nexthop nh;
 		char why[192], ifn[IF_NAMESIZE] = "?";
 		int rc;
@@ -203,12 +205,11 @@ static int member_hops(struct ep *e, struct ep_peer *p, int timeout_ms, char *er
 			memcpy(p->member_mac[k], e->cfg.nexthop_mac, 6);
 			continue;
 		}
-		rc = ep_nexthop_resolve(p->ip_ver, p->ip, e->mem_ifindex[k], timeout_ms, &nh, why,
-					sizeof(why));
-		if (!rc && nh.ifindex != e->mem_ifindex[k])
+		rc = ep_nexthop_resolve(p->ip_ver, p->ip, ifindex, timeout_ms, &nh, why, sizeof(why));
+		if (!rc && nh.ifindex != ifindex)
 			rc = -ENETUNREACH;
 		if (rc) {
-			if_indextoname((unsigned)e->mem_ifindex[k], ifn);
+			if_indextoname((unsigned)ifindex, ifn);
 			snprintf(err, errlen, "entity member %s: %s", ifn,
 				 rc == -ENETUNREACH ? "the route to the peer leaves by another device" : why);
 			return rc;
@@ -279,8 +280,10 @@ static void refresh_peer(struct ep *e, struct ep_peer *p, uint64_t now)
 		p->nh_changes++;
 	p->nh = nh;
 	for (uint32_t k = 1; k < e->nmem && !e->cfg.nexthop_mac_set; k++) {
-		if (ep_nexthop_lookup(p->ip_ver, p->ip, e->mem_ifindex[k], &nh, err, sizeof(err)) ||
-		    nh.ifindex != e->mem_ifindex[k])
+		const int ifindex = ep_xdp_ifindex(e->xdp[k]);
+
+		if (ep_nexthop_lookup(p->ip_ver, p->ip, ifindex, &nh, err, sizeof(err)) ||
+		    nh.ifindex != ifindex)
 			continue;
 		if (memcmp(nh.dst_mac, p->member_mac[k], 6))
 			p->nh_changes++;

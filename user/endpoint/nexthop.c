@@ -8,12 +8,13 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <linux/neighbour.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+
+#include "clock.h"
 
 struct nl_req {
 	struct nlmsghdr nh;
@@ -237,16 +238,14 @@ int ep_nexthop_lookup(uint8_t ip_ver, const uint8_t dst[16], int oif, struct ep_
 int ep_nexthop_resolve(uint8_t ip_ver, const uint8_t dst[16], int oif, int timeout_ms,
 		       struct ep_nexthop *nh, char *err, size_t errlen)
 {
-	struct timespec t0, t;
+	uint64_t t0 = ub_mono_ns();
 	int rc;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		rc = ep_nexthop_lookup(ip_ver, dst, oif, nh, err, errlen);
 		if (rc != -EAGAIN)
 			return rc;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > timeout_ms) {
+		if ((int64_t)(ub_mono_ns() - t0) / 1000000 > timeout_ms) {
 			char a_s[INET6_ADDRSTRLEN];
 
 			inet_ntop(ip_ver == 6 ? AF_INET6 : AF_INET, nh->via, a_s, sizeof(a_s));

@@ -3,12 +3,12 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <zlib.h>
 #ifdef HAVE_ISAL
 #include <isa-l/crc.h>
 #endif
 
+#include "clock.h"
 #include "ub_wire.h"
 
 uint32_t ub_crc32_zlib(uint32_t crc, const void *buf, size_t len)
@@ -38,21 +38,14 @@ const char *ub_crc32_fast_name(void) { return "zlib"; }
 #endif
 
 /*
- * The backend ub_icrc runs: the faster of the two on this CPU, timed at its
- * first use. ISA-L wins by ~10x on hardware, but where PCLMULQDQ is emulated
- * (qemu TCG, whose -cpu max advertises it) each fold is a helper call and
- * zlib's tables are ~1.7x faster. UBXDP_ICRC_CRC=zlib|isa-l skips the timing.
- * Both give the same CRC, so a race between two first calls is harmless.
+ * The backend ub_icrc runs: the faster of the two on this CPU, timed by
+ * ub_icrc_init() or else at the first ICRC. ISA-L wins by ~10x on hardware,
+ * but where PCLMULQDQ is emulated (qemu TCG, whose -cpu max advertises it)
+ * each fold is a helper call and zlib's tables are ~1.7x faster.
+ * UBXDP_ICRC_CRC=zlib|isa-l skips the timing. Both give the same CRC, so a
+ * race between two first calls is harmless.
  */
-static ub_crc32_fn icrc_crc;	/* NULL until the first ICRC */
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+static ub_crc32_fn icrc_crc;	/* NULL until chosen */
 
 /* Best of a few interleaved tries, so that one preemption decides nothing. */
 static ub_crc32_fn crc32_faster(void)
@@ -63,10 +56,10 @@ static ub_crc32_fn crc32_faster(void)
 
 	for (int r = 0; r < 5; r++) {
 		for (int b = 0; b < 2; b++) {
-			uint64_t t = mono_ns();
+			uint64_t t = ub_mono_ns();
 
 			sink ^= (b ? ub_crc32_fast : ub_crc32_zlib)(0, buf, sizeof(buf));
-			t = mono_ns() - t;
+			t = ub_mono_ns() - t;
 			if (t < best[b])
 				best[b] = t;
 		}
@@ -76,14 +69,12 @@ static ub_crc32_fn crc32_faster(void)
 	return best[0] * 5 < best[1] * 4 ? ub_crc32_zlib : ub_crc32_fast;
 }
 
-static ub_crc32_fn icrc_backend(void)
+/* Out of line: a program that called ub_icrc_init() never comes here. */
+__attribute__((noinline, cold)) static ub_crc32_fn icrc_choose(void)
 {
-	ub_crc32_fn fn = __atomic_load_n(&icrc_crc, __ATOMIC_RELAXED);
-	const char *want;
+	const char *want = getenv("UBXDP_ICRC_CRC");
+	ub_crc32_fn fn;
 
-	if (fn)
-		return fn;
-	want = getenv("UBXDP_ICRC_CRC");
 	if (want && !strcmp(want, "zlib"))
 		fn = ub_crc32_zlib;
 	else if (want && !strcmp(want, ub_crc32_fast_name()))
@@ -92,6 +83,18 @@ static ub_crc32_fn icrc_backend(void)
 		fn = crc32_faster();
 	__atomic_store_n(&icrc_crc, fn, __ATOMIC_RELAXED);
 	return fn;
+}
+
+static inline ub_crc32_fn icrc_backend(void)
+{
+	ub_crc32_fn fn = __atomic_load_n(&icrc_crc, __ATOMIC_RELAXED);
+
+	return fn ? fn : icrc_choose();
+}
+
+const char *ub_icrc_init(void)
+{
+	return ub_icrc_crc_name();
 }
 
 void ub_icrc_use(ub_crc32_fn crc32)

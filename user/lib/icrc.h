@@ -26,12 +26,20 @@ const char *ub_crc32_fast_name(void);	/* "isa-l" or "zlib" */
 typedef uint32_t (*ub_crc32_fn)(uint32_t crc, const void *buf, size_t len);
 
 /*
- * The backend ub_icrc uses: the faster of zlib and _fast on this CPU, timed at
- * first use (under emulation zlib can win); UBXDP_ICRC_CRC=zlib or =isa-l in
- * the environment fixes it. "zlib" or ub_crc32_fast_name().
+ * The backend ub_icrc uses: the faster of zlib and _fast on this CPU (under
+ * emulation zlib can win), timed once, by ub_icrc_init() or else at the first
+ * ICRC; UBXDP_ICRC_CRC=zlib or =isa-l in the environment fixes it. "zlib" or
+ * ub_crc32_fast_name().
  */
 const char *ub_icrc_crc_name(void);
-/* Make ub_icrc use crc32 (tests); NULL: choose again at the next ICRC. */
+/*
+ * Choose that backend now (a few microseconds of timing), so that the first
+ * packet a program sends or receives does not pay for it: ep_open() and the
+ * tools call it at start-up. Once chosen it stays (later calls return the
+ * same); returns ub_icrc_crc_name().
+ */
+const char *ub_icrc_init(void);
+/* Make ub_icrc use crc32 (tests); NULL: choose again at the next init or ICRC. */
 void ub_icrc_use(ub_crc32_fn crc32);
 
 /* ICRC value over `len` bytes from the IP header on (ICRC bytes excluded). */

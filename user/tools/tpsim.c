@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "icrc.h"
 #include "tp.h"
 #include "tp_sim.h"
 
@@ -237,6 +238,7 @@ int main(int argc, char **argv)
 		printf("# region 0x%llx size %u mtu %u tpn %u %u op %d\n",
 		       (unsigned long long)r.region_va, r.size, cc.mtu, tp_chan_tpn(r.ch[0]),
 		       tp_chan_tpn(r.ch[1]), r.op);
+	ub_icrc_init();		/* the backend's timing outside the simulation */
 	sim = tp_sim_create(&sc, r.ep[0], r.ep[1]);
 	if (!sim) {
 		fprintf(stderr, "tpsim: out of memory\n");

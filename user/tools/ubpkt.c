@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "ubpkt.h"
 
 #define EXIT_TIMEOUT	1
@@ -452,10 +453,7 @@ static const struct option recv_opts[] = {
 
 static long long now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (long long)(ub_mono_ns() / 1000000);
 }
 
 static void print_mac(const char *key, const uint8_t *m)
@@ -744,6 +742,7 @@ int main(int argc, char **argv)
 		fputs(usage_text, stdout);
 		return 0;
 	}
+	ub_icrc_init();		/* the backend's timing before the first packet, not on it */
 	if (!strcmp(argv[1], "send"))
 		return cmd_send(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "recv"))

@@ -26,6 +26,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "clock.h"
 #include "egress_run.h"
 #include "egress_stats.h"
 #include "wps_egress.skel.h"
@@ -411,9 +412,9 @@ int wps_eg_run(const struct wps_eg_run_opts *o, volatile sig_atomic_t *stop, cha
 		teardown(&g);
 		return -1;
 	}
-	next_report = xsk_now_ns() + 1000000000ull;
+	next_report = ub_mono_ns() + 1000000000ull;
 	while (!*stop) {
-		uint64_t now = xsk_now_ns(), dl = wps_reorder_next_deadline(g.e);
+		uint64_t now = ub_mono_ns(), dl = wps_reorder_next_deadline(g.e);
 		int wait_ms = 100;
 		unsigned n;
 
@@ -424,7 +425,7 @@ int wps_eg_run(const struct wps_eg_run_opts *o, volatile sig_atomic_t *stop, cha
 			xsk_port_poll(g.port, wait_ms);
 			n = xsk_port_rx(g.port, -1, fr, BATCH);
 		}
-		now = xsk_now_ns();
+		now = ub_mono_ns();
 		for (unsigned i = 0; i < n; i++) {
 			struct wps_xsk_desc *d = (void *)fr[i].data;
 			struct wps_pkt p;

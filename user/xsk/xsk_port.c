@@ -12,7 +12,6 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -358,14 +357,6 @@ void xsk_port_get_stats(const struct xsk_port *p, struct xsk_port_stats *st)
 		st->rx_ring_full += ks.rx_ring_full;
 		st->fill_empty += ks.rx_fill_ring_empty_descs;
 	}
-}
-
-uint64_t xsk_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 unsigned xsk_dev_queues(const char *dev, unsigned max)

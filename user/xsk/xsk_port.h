@@ -101,8 +101,6 @@ void *xsk_port_umem_data(const struct xsk_port *p, uint64_t addr);
 uint32_t xsk_port_free_frames(const struct xsk_port *p);
 void xsk_port_get_stats(const struct xsk_port *p, struct xsk_port_stats *st);
 
-/* CLOCK_MONOTONIC in ns: the clock of the loops around a port. */
-uint64_t xsk_now_ns(void);
 /* Rx queues of a device (ethtool channels), 1 to max: a socket on each, so that no
  * queue's frames go unread. */
 unsigned xsk_dev_queues(const char *dev, unsigned max);
