@@ -171,7 +171,7 @@ __u64 sweep_after = 0;
  * the verifier removes every check.
  */
 const volatile __u32 bench_stop = 0;
-enum { BENCH_PARSED = 1, BENCH_CLASSIFIED, BENCH_CLOCK, BENCH_FLOW, BENCH_DECIDED, BENCH_ROOM, BENCH_STORED };
+enum { BENCH_PARSED = 1, BENCH_FLOW, BENCH_CLASSIFIED, BENCH_CLOCK, BENCH_DECIDED, BENCH_ROOM, BENCH_STORED };
 #define BENCH_STOP(stage) do { if (bench_stop == (stage)) return TC_ACT_OK; } while (0)
 
 static __always_inline void cnt_add(__u32 id, __u64 n)
@@ -496,23 +496,23 @@ __noinline int sweep(__u64 now)
 }
 
 static __always_inline void flow_init(struct wps_in_flow *f, const struct wps_in_cfg *cfg, __u16 fid,
-				      __u8 rule, __u64 now)
+				      __u64 cls, __u64 now)
 {
 	bool test = cfg->flags & WPS_IN_F_TEST_GID0;
 
 	f->fid = fid;
 	f->gid = test ? (__u16)cfg->test_gid0 : (__u16)bpf_get_prandom_u32();
 	f->seq = test ? 0 : bpf_get_prandom_u32();
-	f->rule = rule;
+	f->cls = cls;
 	f->last_seen = now;
 	f->gs = wps_gs_pack(0, f->gid, 0, 0);
 }
 
-/* Find the flow or make it; NULL (counted) when it cannot be sprayed. */
-static __always_inline struct wps_in_flow *flow_get(const struct pkt *p, const struct wps_in_cfg *cfg,
-						    __u8 rule, __u64 now)
+/* Make the flow (not found before); NULL (counted) when it cannot be sprayed. */
+static __always_inline struct wps_in_flow *flow_new(const struct pkt *p, const struct wps_in_cfg *cfg,
+						    __u64 cls, __u64 now)
 {
-	struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flows, &p->key), *n;
+	struct wps_in_flow *f, *n;
 	struct scratch *sc;
 	__u32 zero = 0;
 	__u16 fid;
@@ -523,8 +523,6 @@ static __always_inline struct wps_in_flow *flow_get(const struct pkt *p, const s
 	 */
 	int err;
 
-	if (f)
-		return f;
 	fid = (__u16)fid_alloc(now);
 	if (!fid) {
 		sweep(now);
@@ -536,7 +534,7 @@ static __always_inline struct wps_in_flow *flow_get(const struct pkt *p, const s
 		goto fail;
 	n = (struct wps_in_flow *)sc->flow;
 	__builtin_memset(n, 0, sizeof(*n));
-	flow_init(n, cfg, fid, rule, now);
+	flow_init(n, cfg, fid, cls, now);
 	err = (int)bpf_map_update_elem(&wps_in_flows, &p->key, n, BPF_NOEXIST);
 	if (err == -E2BIG) {
 		sweep(now);
@@ -911,21 +909,28 @@ static __always_inline int ecmp_xmit(struct __sk_buff *skb, const struct wps_in_
 	return -1;
 }
 
+static __always_inline struct wps_in_rule *rule_at(int rule)
+{
+	__u32 k = (__u32)rule;
+
+	return rule >= 0 ? bpf_map_lookup_elem(&wps_in_rules, &k) : NULL;
+}
+
 static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 {
-	__u32 zero = 0, segs, len, npaths, label;
+	__u32 zero = 0, segs, len, npaths, label, gen;
 	struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
 	struct wps_in_rule *r = NULL;
 	struct wps_in_path *path = NULL;
 	struct wps_in_flow *f;
 	struct decision d = {};
 	struct outer o = {};
-	struct scratch *sc;
+	struct scratch *sc = NULL;
 	__u16 new_fid = 0, new_gid = 0;
 	bool joined;
 	struct pkt p;
-	__u64 now;
-	int rule;
+	__u64 now, cls = 0;
+	int rule = -1;
 
 	cnt(WPS_IN_CNT_RX);
 	if (!cfg)
@@ -933,13 +938,41 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	if (parse(skb, &p))
 		return TC_ACT_OK;
 	BENCH_STOP(BENCH_PARSED);
-	rule = classify(&p);
-	if (rule >= 0) {
-		__u32 k = (__u32)rule;
-
-		r = bpf_map_lookup_elem(&wps_in_rules, &k);
+	/*
+	 * The flow first: it keeps the rule it was classified under while the
+	 * rules stay as they were (ubctl bumps rules_gen on each add and del),
+	 * so a packet of a known flow walks no rules. The cost: a packet no rule
+	 * sprays looks the table up in vain before the walk.
+	 */
+	gen = cfg->rules_gen;
+	f = bpf_map_lookup_elem(&wps_in_flows, &p.key);
+	BENCH_STOP(BENCH_FLOW);
+	segs = skb->gso_segs > 1 ? skb->gso_segs : 1;
+	if (f) {
+		cls = *(volatile __u64 *)&f->cls;
+		if ((cls & WPS_CLS_VALID) && (__u32)(cls >> 32) == gen) {
+			rule = (int)WPS_CLS_RULE(cls);
+			r = rule_at(rule);
+			/*
+			 * Walked again all the same when cleared with bpftool, and
+			 * for a packet that will not join its group lock-free (a
+			 * group's first or last, byte and time quanta): so a rule
+			 * edited with bpftool (no rules_gen bump) reaches the flow
+			 * by its next group at the latest.
+			 */
+			if (!r || !r->used ||
+			    !(r->qkind == WPS_Q_PACKETS && wps_gs_joins(*(volatile __u64 *)&f->gs, r->quantum, segs)))
+				rule = -1;
+		}
 	}
-	if (rule < 0 || !r) {
+	if (rule < 0) {
+		rule = classify(&p);
+		r = rule_at(rule);
+		/* Until a rule matches again, each packet of the flow walks the rules. */
+		if (f && cls != (rule >= 0 ? WPS_CLS_PACK(gen, rule) : 0))
+			*(volatile __u64 *)&f->cls = rule >= 0 ? WPS_CLS_PACK(gen, rule) : 0;
+	}
+	if (!r) {
 		cnt(WPS_IN_CNT_PASS_NO_RULE);
 		return TC_ACT_OK;
 	}
@@ -949,7 +982,6 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		cnt(WPS_IN_CNT_PASS_NO_PATH);
 		return TC_ACT_OK;
 	}
-	segs = skb->gso_segs > 1 ? skb->gso_segs : 1;
 	len = p.inner_len;
 	/* Never silent fragmentation: too big after the 56 bytes is answered here. */
 	if (segs == 1 && cfg->path_mtu && len + WPS_OVERHEAD > cfg->path_mtu) {
@@ -965,10 +997,11 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	}
 	now = now_ns(cfg, r->qkind == WPS_Q_TIME || r->sched == WPS_SCHED_LEAST_LOADED);
 	BENCH_STOP(BENCH_CLOCK);
-	f = flow_get(&p, cfg, (__u8)rule, now);
-	if (!f)
-		return TC_ACT_OK;
-	BENCH_STOP(BENCH_FLOW);
+	if (!f) {
+		f = flow_new(&p, cfg, WPS_CLS_PACK(gen, rule), now);
+		if (!f)
+			return TC_ACT_OK;
+	}
 	if (!after_detour && cfg->seg_ifindex && (segs > 1 || f->detour)) {
 		f->detour = 1;
 		cnt(WPS_IN_CNT_REDIRECT_SEGMENT);
@@ -988,12 +1021,11 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		new_gid = (cfg->flags & WPS_IN_F_TEST_GID0) ? (__u16)cfg->test_gid0 :
 			  (__u16)bpf_get_prandom_u32();
 	}
-	sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
-	if (!sc)
-		return TC_ACT_OK;
 	joined = !new_fid && join(f, r, segs, &d);
 	if (joined)
 		f->last_seen = now;	/* racy beside another CPU's: either time is recent */
+	else if (!(sc = bpf_map_lookup_elem(&wps_in_scratch, &zero)))
+		return TC_ACT_OK;
 	else if (r->sched == WPS_SCHED_LEAST_LOADED) {
 		/* Unrolled: 6.1's verifier loses the spilled counter of this loop. */
 #pragma unroll
@@ -1026,6 +1058,8 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 
 		path = bpf_map_lookup_elem(&wps_in_paths, &pi);
 		if (path && !path->ifindex) {
+			if (!sc && !(sc = bpf_map_lookup_elem(&wps_in_scratch, &zero)))
+				return TC_ACT_OK;
 			pi = d.path = repin(f, cfg, r, npaths, sc->load, d.path);
 			path = bpf_map_lookup_elem(&wps_in_paths, &pi);
 			cnt(WPS_IN_CNT_EV_GROUP_REPINNED);
