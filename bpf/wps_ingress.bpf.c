@@ -349,8 +349,13 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 	return 0;
 }
 
-/* The index of the first rule the packet matches, or -1. ubctl keeps rules disjoint and packed. */
-static __always_inline int classify(const struct pkt *p)
+/*
+ * The index of the first rule the packet matches, or -1. ubctl keeps rules
+ * disjoint and packed. Global: the verifier checks the walk once, not on
+ * every path through the rest of the program; a known flow's packet mostly
+ * does without it (wps_in_flow.cls), so the call seldom costs.
+ */
+__noinline int classify(const struct pkt *p)
 {
 	if (!p)
 		return -1;
