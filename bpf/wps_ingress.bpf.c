@@ -145,6 +145,9 @@ struct scratch {
 	__u64 swept_seen[WPS_IN_SWEEP_MAX];
 	/* The ICMP error is built here (the stack is spoken for). */
 	__u64 icmp[(sizeof(struct icmp6_pkt) + 7) / 8];
+	/* The outer header (struct outer), off the stack: with it there, 6.1 finds
+	 * the program, sweep() and its callback over the 512 bytes together. */
+	__u64 outer[9];
 };
 
 struct {
@@ -431,7 +434,6 @@ struct bpf_map;
 struct sweep_ctx {
 	__u64 now;
 	__u64 idle;
-	__u64 quarantine;
 };
 
 /*
@@ -476,7 +478,6 @@ __noinline int sweep(__u64 now)
 	if (!cfg || !sc || now < sweep_after)
 		return 0;
 	c.idle = cfg->idle_ns;
-	c.quarantine = cfg->quarantine_ns;
 	sweep_after = now + WPS_IN_SWEEP_INTERVAL_NS;
 	cnt(WPS_IN_CNT_EV_TABLE_WALK);
 	sc->swept = 0;
@@ -711,6 +712,7 @@ struct outer {
 
 #define OUTER_LEN	(ETH_HLEN + 40 + WPS_EXTHDR_LEN)
 _Static_assert(sizeof(struct outer) == 2 + OUTER_LEN, "outer: Ethernet + IPv6 + the options header");
+_Static_assert(sizeof(struct outer) == sizeof(((struct scratch *)0)->outer), "scratch.outer holds struct outer");
 
 static __always_inline void build_outer(struct outer *o, const struct wps_in_cfg *cfg, const struct pkt *p,
 					const struct decision *d, __u32 label)
@@ -953,8 +955,8 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	struct wps_in_path *path = NULL;
 	struct wps_in_flow *f;
 	struct decision d = {};
-	struct outer o = {};
-	struct scratch *sc = NULL;
+	struct outer *o;
+	struct scratch *sc;
 	__u16 new_fid = 0, new_gid = 0;
 	bool joined;
 	struct pkt p;
@@ -997,9 +999,11 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	if (rule < 0) {
 		rule = classify(&p);
 		r = rule_at(rule);
-		/* Until a rule matches again, each packet of the flow walks the rules. */
-		if (f && cls != (rule >= 0 ? WPS_CLS_PACK(gen, rule) : 0))
-			*(volatile __u64 *)&f->cls = rule >= 0 ? WPS_CLS_PACK(gen, rule) : 0;
+		/* Until a rule matches again, each packet of the flow walks the rules. Read
+		 * again, not kept across the call: the stack is at 6.1's limit (sweep). */
+		cls = rule >= 0 ? WPS_CLS_PACK(gen, rule) : 0;
+		if (f && *(volatile __u64 *)&f->cls != cls)
+			*(volatile __u64 *)&f->cls = cls;
 	}
 	if (!r) {
 		cnt(WPS_IN_CNT_PASS_NO_RULE);
@@ -1050,11 +1054,12 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		new_gid = (cfg->flags & WPS_IN_F_TEST_GID0) ? (__u16)cfg->test_gid0 :
 			  (__u16)bpf_get_prandom_u32();
 	}
+	sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
+	if (!sc)
+		return TC_ACT_OK;
 	joined = !new_fid && join(f, r, segs, &d);
 	if (joined)
 		f->last_seen = now;	/* racy beside another CPU's: either time is recent */
-	else if (!(sc = bpf_map_lookup_elem(&wps_in_scratch, &zero)))
-		return TC_ACT_OK;
 	else if (r->sched == WPS_SCHED_LEAST_LOADED) {
 		/* Unrolled: 6.1's verifier loses the spilled counter of this loop. */
 #pragma unroll
@@ -1087,8 +1092,6 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 
 		path = bpf_map_lookup_elem(&wps_in_paths, &pi);
 		if (path && !path->ifindex) {
-			if (!sc && !(sc = bpf_map_lookup_elem(&wps_in_scratch, &zero)))
-				return TC_ACT_OK;
 			pi = d.path = repin(f, cfg, r, npaths, sc->load, d.path);
 			path = bpf_map_lookup_elem(&wps_in_paths, &pi);
 			cnt(WPS_IN_CNT_EV_GROUP_REPINNED);
@@ -1099,7 +1102,8 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		}
 	}
 	label = wps_flow_label(d.fid, d.gid);
-	build_outer(&o, cfg, &p, &d, label);
+	o = (struct outer *)sc->outer;
+	build_outer(o, cfg, &p, &d, label);
 	BENCH_STOP(BENCH_DECIDED);
 	if (bpf_skb_adjust_room(skb, WPS_OVERHEAD, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_ENCAP_L3_IPV6)) {
 		cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
@@ -1110,7 +1114,7 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		__u32 oif = 0;
 		int rc;
 
-		if (bpf_skb_store_bytes(skb, ETH_HLEN - 2, &o.eth.h_proto, OUTER_LEN - ETH_HLEN + 2, 0)) {
+		if (bpf_skb_store_bytes(skb, ETH_HLEN - 2, &o->eth.h_proto, OUTER_LEN - ETH_HLEN + 2, 0)) {
 			cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
 			return TC_ACT_SHOT;
 		}
@@ -1128,9 +1132,9 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 
 		if (!path)
 			return TC_ACT_SHOT;	/* looked up above; the verifier wants it again */
-		__builtin_memcpy(o.eth.h_dest, path->dmac, ETH_ALEN);
-		__builtin_memcpy(o.eth.h_source, path->smac, ETH_ALEN);
-		if (store_outer(skb, &o)) {
+		__builtin_memcpy(o->eth.h_dest, path->dmac, ETH_ALEN);
+		__builtin_memcpy(o->eth.h_source, path->smac, ETH_ALEN);
+		if (store_outer(skb, o)) {
 			cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
 			return TC_ACT_SHOT;
 		}
