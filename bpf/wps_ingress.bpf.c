@@ -145,6 +145,9 @@ struct scratch {
 	__u64 swept_seen[WPS_IN_SWEEP_MAX];
 	/* The ICMP error is built here (the stack is spoken for). */
 	__u64 icmp[(sizeof(struct icmp6_pkt) + 7) / 8];
+	/* The outer header (struct outer), off the stack: with it there, 6.1 finds
+	 * the program, sweep() and its callback over the 512 bytes together. */
+	__u64 outer[9];
 };
 
 struct {
@@ -171,7 +174,7 @@ __u64 sweep_after = 0;
  * the verifier removes every check.
  */
 const volatile __u32 bench_stop = 0;
-enum { BENCH_PARSED = 1, BENCH_CLASSIFIED, BENCH_CLOCK, BENCH_FLOW, BENCH_DECIDED, BENCH_ROOM, BENCH_STORED };
+enum { BENCH_PARSED = 1, BENCH_FLOW, BENCH_CLASSIFIED, BENCH_CLOCK, BENCH_DECIDED, BENCH_ROOM, BENCH_STORED };
 #define BENCH_STOP(stage) do { if (bench_stop == (stage)) return TC_ACT_OK; } while (0)
 
 static __always_inline void cnt_add(__u32 id, __u64 n)
@@ -349,8 +352,13 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 	return 0;
 }
 
-/* The index of the first rule the packet matches, or -1. ubctl keeps rules disjoint and packed. */
-static __always_inline int classify(const struct pkt *p)
+/*
+ * The index of the first rule the packet matches, or -1. ubctl keeps rules
+ * disjoint and packed. Global: the verifier checks the walk once, not on
+ * every path through the rest of the program; a known flow's packet mostly
+ * does without it (wps_in_flow.cls), so the call seldom costs.
+ */
+__noinline int classify(const struct pkt *p)
 {
 	if (!p)
 		return -1;
@@ -426,7 +434,6 @@ struct bpf_map;
 struct sweep_ctx {
 	__u64 now;
 	__u64 idle;
-	__u64 quarantine;
 };
 
 /*
@@ -471,7 +478,6 @@ __noinline int sweep(__u64 now)
 	if (!cfg || !sc || now < sweep_after)
 		return 0;
 	c.idle = cfg->idle_ns;
-	c.quarantine = cfg->quarantine_ns;
 	sweep_after = now + WPS_IN_SWEEP_INTERVAL_NS;
 	cnt(WPS_IN_CNT_EV_TABLE_WALK);
 	sc->swept = 0;
@@ -496,23 +502,23 @@ __noinline int sweep(__u64 now)
 }
 
 static __always_inline void flow_init(struct wps_in_flow *f, const struct wps_in_cfg *cfg, __u16 fid,
-				      __u8 rule, __u64 now)
+				      __u64 cls, __u64 now)
 {
 	bool test = cfg->flags & WPS_IN_F_TEST_GID0;
 
 	f->fid = fid;
 	f->gid = test ? (__u16)cfg->test_gid0 : (__u16)bpf_get_prandom_u32();
 	f->seq = test ? 0 : bpf_get_prandom_u32();
-	f->rule = rule;
+	f->cls = cls;
 	f->last_seen = now;
 	f->gs = wps_gs_pack(0, f->gid, 0, 0);
 }
 
-/* Find the flow or make it; NULL (counted) when it cannot be sprayed. */
-static __always_inline struct wps_in_flow *flow_get(const struct pkt *p, const struct wps_in_cfg *cfg,
-						    __u8 rule, __u64 now)
+/* Make the flow (not found before); NULL (counted) when it cannot be sprayed. */
+static __always_inline struct wps_in_flow *flow_new(const struct pkt *p, const struct wps_in_cfg *cfg,
+						    __u64 cls, __u64 now)
 {
-	struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flows, &p->key), *n;
+	struct wps_in_flow *f, *n;
 	struct scratch *sc;
 	__u32 zero = 0;
 	__u16 fid;
@@ -523,8 +529,6 @@ static __always_inline struct wps_in_flow *flow_get(const struct pkt *p, const s
 	 */
 	int err;
 
-	if (f)
-		return f;
 	fid = (__u16)fid_alloc(now);
 	if (!fid) {
 		sweep(now);
@@ -536,7 +540,7 @@ static __always_inline struct wps_in_flow *flow_get(const struct pkt *p, const s
 		goto fail;
 	n = (struct wps_in_flow *)sc->flow;
 	__builtin_memset(n, 0, sizeof(*n));
-	flow_init(n, cfg, fid, rule, now);
+	flow_init(n, cfg, fid, cls, now);
 	err = (int)bpf_map_update_elem(&wps_in_flows, &p->key, n, BPF_NOEXIST);
 	if (err == -E2BIG) {
 		sweep(now);
@@ -708,6 +712,7 @@ struct outer {
 
 #define OUTER_LEN	(ETH_HLEN + 40 + WPS_EXTHDR_LEN)
 _Static_assert(sizeof(struct outer) == 2 + OUTER_LEN, "outer: Ethernet + IPv6 + the options header");
+_Static_assert(sizeof(struct outer) == sizeof(((struct scratch *)0)->outer), "scratch.outer holds struct outer");
 
 static __always_inline void build_outer(struct outer *o, const struct wps_in_cfg *cfg, const struct pkt *p,
 					const struct decision *d, __u32 label)
@@ -733,6 +738,30 @@ static __always_inline void build_outer(struct outer *o, const struct wps_in_cfg
 	o->ext.opt.group_id = bpf_htons(d->gid);
 	o->ext.opt.ingress_port = cfg->ingress_port;
 	o->ext.opt.egress_port = cfg->egress_port;
+}
+
+/*
+ * The outer header into the room adjust_room made, written in place: no
+ * helper call, no copy through the helper. The 72-byte stack image is read
+ * in aligned words (the verifier wants stack reads aligned); the packet side
+ * is 2 bytes off, which only strict-alignment architectures refuse, as in
+ * pkt_load. Writing the packet directly makes the verifier add its unclone
+ * prologue to the program: a cloned skb's head is made private first, which
+ * for a clone whose header is its own (TCP's) costs a check.
+ */
+static __always_inline long store_outer(struct __sk_buff *skb, const struct outer *o)
+{
+	void *data = (void *)(long)skb->data, *end = (void *)(long)skb->data_end;
+	const __u64 *w = (const __u64 *)o;
+
+	if (data + OUTER_LEN > end)
+		return bpf_skb_store_bytes(skb, 0, &o->eth, OUTER_LEN, 0);
+	*(__u16 *)data = ((const __u16 *)o)[1];
+	*(__u32 *)(data + 2) = ((const __u32 *)o)[1];
+#pragma unroll
+	for (int i = 1; i < (int)(sizeof(*o) / 8); i++)
+		*(__u64 *)(data + 6 + 8 * (i - 1)) = w[i];
+	return 0;
 }
 
 static __always_inline __u16 fold(__s64 s)
@@ -911,21 +940,28 @@ static __always_inline int ecmp_xmit(struct __sk_buff *skb, const struct wps_in_
 	return -1;
 }
 
+static __always_inline struct wps_in_rule *rule_at(int rule)
+{
+	__u32 k = (__u32)rule;
+
+	return rule >= 0 ? bpf_map_lookup_elem(&wps_in_rules, &k) : NULL;
+}
+
 static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 {
-	__u32 zero = 0, segs, len, npaths, label;
+	__u32 zero = 0, segs, len, npaths, label, gen;
 	struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
 	struct wps_in_rule *r = NULL;
 	struct wps_in_path *path = NULL;
 	struct wps_in_flow *f;
 	struct decision d = {};
-	struct outer o = {};
+	struct outer *o;
 	struct scratch *sc;
 	__u16 new_fid = 0, new_gid = 0;
 	bool joined;
 	struct pkt p;
-	__u64 now;
-	int rule;
+	__u64 now, cls = 0;
+	int rule = -1;
 
 	cnt(WPS_IN_CNT_RX);
 	if (!cfg)
@@ -933,13 +969,43 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	if (parse(skb, &p))
 		return TC_ACT_OK;
 	BENCH_STOP(BENCH_PARSED);
-	rule = classify(&p);
-	if (rule >= 0) {
-		__u32 k = (__u32)rule;
-
-		r = bpf_map_lookup_elem(&wps_in_rules, &k);
+	/*
+	 * The flow first: it keeps the rule it was classified under while the
+	 * rules stay as they were (ubctl bumps rules_gen on each add and del),
+	 * so a packet of a known flow walks no rules. The cost: a packet no rule
+	 * sprays looks the table up in vain before the walk.
+	 */
+	gen = cfg->rules_gen;
+	f = bpf_map_lookup_elem(&wps_in_flows, &p.key);
+	BENCH_STOP(BENCH_FLOW);
+	segs = skb->gso_segs > 1 ? skb->gso_segs : 1;
+	if (f) {
+		cls = *(volatile __u64 *)&f->cls;
+		if ((cls & WPS_CLS_VALID) && (__u32)(cls >> 32) == gen) {
+			rule = (int)WPS_CLS_RULE(cls);
+			r = rule_at(rule);
+			/*
+			 * Walked again all the same when cleared with bpftool, and
+			 * for a packet that will not join its group lock-free (a
+			 * group's first or last, byte and time quanta): so a rule
+			 * edited with bpftool (no rules_gen bump) reaches the flow
+			 * by its next group at the latest.
+			 */
+			if (!r || !r->used ||
+			    !(r->qkind == WPS_Q_PACKETS && wps_gs_joins(*(volatile __u64 *)&f->gs, r->quantum, segs)))
+				rule = -1;
+		}
 	}
-	if (rule < 0 || !r) {
+	if (rule < 0) {
+		rule = classify(&p);
+		r = rule_at(rule);
+		/* Until a rule matches again, each packet of the flow walks the rules. Read
+		 * again, not kept across the call: the stack is at 6.1's limit (sweep). */
+		cls = rule >= 0 ? WPS_CLS_PACK(gen, rule) : 0;
+		if (f && *(volatile __u64 *)&f->cls != cls)
+			*(volatile __u64 *)&f->cls = cls;
+	}
+	if (!r) {
 		cnt(WPS_IN_CNT_PASS_NO_RULE);
 		return TC_ACT_OK;
 	}
@@ -949,7 +1015,6 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		cnt(WPS_IN_CNT_PASS_NO_PATH);
 		return TC_ACT_OK;
 	}
-	segs = skb->gso_segs > 1 ? skb->gso_segs : 1;
 	len = p.inner_len;
 	/* Never silent fragmentation: too big after the 56 bytes is answered here. */
 	if (segs == 1 && cfg->path_mtu && len + WPS_OVERHEAD > cfg->path_mtu) {
@@ -965,10 +1030,11 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	}
 	now = now_ns(cfg, r->qkind == WPS_Q_TIME || r->sched == WPS_SCHED_LEAST_LOADED);
 	BENCH_STOP(BENCH_CLOCK);
-	f = flow_get(&p, cfg, (__u8)rule, now);
-	if (!f)
-		return TC_ACT_OK;
-	BENCH_STOP(BENCH_FLOW);
+	if (!f) {
+		f = flow_new(&p, cfg, WPS_CLS_PACK(gen, rule), now);
+		if (!f)
+			return TC_ACT_OK;
+	}
 	if (!after_detour && cfg->seg_ifindex && (segs > 1 || f->detour)) {
 		f->detour = 1;
 		cnt(WPS_IN_CNT_REDIRECT_SEGMENT);
@@ -1036,7 +1102,8 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		}
 	}
 	label = wps_flow_label(d.fid, d.gid);
-	build_outer(&o, cfg, &p, &d, label);
+	o = (struct outer *)sc->outer;
+	build_outer(o, cfg, &p, &d, label);
 	BENCH_STOP(BENCH_DECIDED);
 	if (bpf_skb_adjust_room(skb, WPS_OVERHEAD, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_ENCAP_L3_IPV6)) {
 		cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
@@ -1047,7 +1114,7 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		__u32 oif = 0;
 		int rc;
 
-		if (bpf_skb_store_bytes(skb, ETH_HLEN - 2, &o.eth.h_proto, OUTER_LEN - ETH_HLEN + 2, 0)) {
+		if (bpf_skb_store_bytes(skb, ETH_HLEN - 2, &o->eth.h_proto, OUTER_LEN - ETH_HLEN + 2, 0)) {
 			cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
 			return TC_ACT_SHOT;
 		}
@@ -1065,9 +1132,9 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 
 		if (!path)
 			return TC_ACT_SHOT;	/* looked up above; the verifier wants it again */
-		__builtin_memcpy(o.eth.h_dest, path->dmac, ETH_ALEN);
-		__builtin_memcpy(o.eth.h_source, path->smac, ETH_ALEN);
-		if (bpf_skb_store_bytes(skb, 0, &o.eth, OUTER_LEN, 0)) {
+		__builtin_memcpy(o->eth.h_dest, path->dmac, ETH_ALEN);
+		__builtin_memcpy(o->eth.h_source, path->smac, ETH_ALEN);
+		if (store_outer(skb, o)) {
 			cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
 			return TC_ACT_SHOT;
 		}

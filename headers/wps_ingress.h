@@ -14,7 +14,7 @@
 #include <linux/bpf.h>	/* struct bpf_spin_lock */
 #include "wps_opt.h"
 
-#define WPS_IN_CFG_VERSION	4
+#define WPS_IN_CFG_VERSION	5
 
 #define WPS_IN_MAX_RULES	16
 #define WPS_IN_FEAT_WORDS	2	/* ETHTOOL_DEV_FEATURE_WORDS: 64 netdev features */
@@ -91,7 +91,17 @@ struct wps_in_cfg {
 	/* Resolution of the coarse clock (a kernel tick), by which the in-flight bound and the
 	 * quarantine are lengthened; 0: 10 ms. */
 	__u64 coarse_tick_ns;
+	/*
+	 * Bumped by ubctl on every rule add and del: a flow keeps the rule it
+	 * was classified under (wps_in_flow.cls) while this is unchanged, and
+	 * is classified again on its next packet when it is not.
+	 */
+	__u32 rules_gen;
+	__u32 pad_end;
 };
+
+/* Where README's bpftool recipe and tests/wps find it. */
+_Static_assert(__builtin_offsetof(struct wps_in_cfg, rules_gen) == 176, "cfg.rules_gen at byte 176");
 
 #define WPS_IN_OFFL_SAVED	(1u << 31)	/* dev_offloads: dev_feat_* were read */
 
@@ -164,12 +174,15 @@ struct wps_in_flow {
 	struct bpf_spin_lock lock;
 	__u16 fid;
 	__u16 gid;
-	__u8 rule;
+	__u8 pad0;
 	__u8 path;
 	__u8 open;			/* a group is open (its E not sent yet); 2: extended */
 	__u8 detour;			/* this flow's packets take the segmentation detour */
 	__u32 seq;			/* scheduler sequence */
 	__u64 gs;			/* group state word, WPS_GS_* */
+	/* The rule the flow was classified under and cfg.rules_gen then (WPS_CLS_*), one word so
+	 * that a packet on another CPU never reads one without the other; 0: none yet. */
+	__u64 cls;
 	__u64 last_seen;
 	__u64 packets;
 	__u64 bytes;
@@ -187,6 +200,10 @@ struct wps_in_flow {
 #define WPS_GS_OPEN		(1ULL << 56)	/* a group is open */
 #define WPS_GS_EXT		(1ULL << 57)	/* ... and extended at the in-flight bound */
 #define WPS_GS_FROZEN		(1ULL << 58)	/* a lock holder is deciding: no lock-free join */
+
+#define WPS_CLS_VALID		(1ULL << 8)
+#define WPS_CLS_PACK(gen, rule)	((__u64)(gen) << 32 | WPS_CLS_VALID | (__u8)(rule))
+#define WPS_CLS_RULE(c)		((__u32)(c) & (WPS_IN_MAX_RULES - 1))
 
 /*
  * Counters: one X-macro so the BPF enum and ubctl's names cannot drift.
@@ -260,6 +277,10 @@ WPS_INLINE __u32 wps_word(const __u8 *p)
 	/* One load and a byte swap: the rule and the key keep addresses 4-aligned. */
 	__u32 w;
 
+#ifdef __bpf__
+	/* Told, or the BPF backend loads the word byte by byte. */
+	p = __builtin_assume_aligned(p, 4);
+#endif
 	__builtin_memcpy(&w, p, 4);
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	return __builtin_bswap32(w);

@@ -594,6 +594,8 @@ static unsigned char ft_pkt[] = {
 	0, 0, 0x17, 0x70, 0, 16, 0, 0, 'f', 'u', 'l', 'l', 't', 'a', 'b', 'l',
 };
 
+static int rc_last_flags;	/* the option's flags of ft_send's last sprayed packet */
+
 /* One packet of flow `sport` at time now: its verdict; *fid from the output (0 if not sprayed). */
 static int ft_send(struct wps_ingress *sk, __u16 sport, __u64 now, __u16 *fid, bool *unchanged)
 {
@@ -612,7 +614,7 @@ static int ft_send(struct wps_ingress *sk, __u16 sport, __u64 now, __u16 *fid, b
 		return -1;
 	*fid = 0;
 	if (o.retval == TC_ACT_REDIRECT && o.data_size_out == sizeof(ft_pkt) + 56 && out[56] == 0x81)
-		*fid = (__u16)(out[60] << 8 | out[61]);
+		*fid = (__u16)(out[60] << 8 | out[61]), rc_last_flags = out[58];
 	*unchanged = o.data_size_out == sizeof(ft_pkt) && !memcmp(out, ft_pkt, sizeof(ft_pkt));
 	return (int)o.retval;
 }
@@ -923,6 +925,108 @@ out:
 	return ok;
 }
 
+/*
+ * A flow keeps the rule it was classified under while cfg.rules_gen stays
+ * (bpf/wps_ingress.bpf.c). Rules A (another prefix), B (this flow, quantum 4,
+ * no R), C (another prefix, quantum 100, R). Deleting A as ubctl does (B and
+ * C move up one slot, rules_gen bumped): the flow must go on under B, not
+ * under C, which now holds B's old slot. Then edits made as bpftool would
+ * (no bump): B's R flag at once; B's prefix moved off the flow by the end of
+ * the group, and the flow unsprayed from then on.
+ */
+static int rc_flags(struct wps_ingress *sk, __u64 now)
+{
+	__u16 fid;
+	bool same;
+	int v = ft_send(sk, 4000, now, &fid, &same);
+
+	if (v == TC_ACT_OK && same)
+		return -2;	/* passed unsprayed */
+	return v == TC_ACT_REDIRECT && fid ? rc_last_flags : -1;
+}
+
+static bool rules_change_case(void)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct wps_ingress *sk = shared_ingress();
+	int rfd, cfd, fl, n;
+	struct wps_in_rule rb, rc, empty = {};
+	struct wps_in_cfg cfg;
+	__u32 k, zero = 0;
+	char err[256], *argv[16], buf[256];
+	bool ok = false;
+	__u64 t = FT_T0;
+
+	if (!f || !sk)
+		goto out;
+	snprintf(f->opts, sizeof(f->opts), "--node-id 1 --egress-node-id 2 --src fd00:a::1 --egress-addr fd00:b::1");
+	f->npaths = 1;
+	snprintf(f->paths[0], sizeof(f->paths[0]), "101 02:00:00:0b:00:01 02:00:00:0c:00:01");
+	f->nrules = 3;
+	snprintf(f->rules[0], sizeof(f->rules[0]), "--dst 10.30.0.0/24 --quantum 8 --no-reorder");
+	snprintf(f->rules[1], sizeof(f->rules[1]), "--dst 10.20.0.0/24 --quantum 4 --no-reorder");
+	snprintf(f->rules[2], sizeof(f->rules[2]), "--dst 10.40.0.0/24 --quantum 100");
+	if (configure(sk, f, true, err, sizeof(err))) {
+		printf("#   configuration: %s\n", err);
+		goto out;
+	}
+	rfd = bpf_map__fd(sk->maps.wps_in_rules);
+	cfd = bpf_map__fd(sk->maps.wps_in_cfg);
+	k = 1;
+	bpf_map_lookup_elem(rfd, &k, &rb);
+	k = 2;
+	bpf_map_lookup_elem(rfd, &k, &rc);
+	/* S, then a packet that joins the group lock-free (the cached rule). */
+	if ((fl = rc_flags(sk, t++)) != WPS_FLAG_S || (fl = rc_flags(sk, t++)) != 0) {
+		printf("#   first packets under B: flags 0x%x\n", fl);
+		goto out;
+	}
+	/* ubctl rule del A. */
+	k = 0;
+	bpf_map_update_elem(rfd, &k, &rb, BPF_ANY);
+	k = 1;
+	bpf_map_update_elem(rfd, &k, &rc, BPF_ANY);
+	k = 2;
+	bpf_map_update_elem(rfd, &k, &empty, BPF_ANY);
+	bpf_map_lookup_elem(cfd, &zero, &cfg);
+	cfg.rules_gen++;
+	bpf_map_update_elem(cfd, &zero, &cfg, BPF_ANY);
+	/* Packets 3 and 4 of B's group of 4: no R, E on the 4th. */
+	if ((fl = rc_flags(sk, t++)) != 0 || (fl = rc_flags(sk, t++)) != WPS_FLAG_E) {
+		printf("#   after rule del (slots moved): flags 0x%x, want B's group (no R, E on its 4th)\n", fl);
+		goto out;
+	}
+	/* bpftool: B gets --reorder, no rules_gen bump: R from the next packet on. */
+	rb.reorder = 1;
+	k = 0;
+	bpf_map_update_elem(rfd, &k, &rb, BPF_ANY);
+	if ((fl = rc_flags(sk, t++)) != (WPS_FLAG_S | WPS_FLAG_R) || (fl = rc_flags(sk, t++)) != WPS_FLAG_R) {
+		printf("#   after B got R (bpftool): flags 0x%x\n", fl);
+		goto out;
+	}
+	/* bpftool: B's prefix moved off the flow: unsprayed by the group's end, and after. */
+	snprintf(buf, sizeof(buf), "--dst 10.50.0.0/24 --quantum 4");
+	n = split(buf, argv, 16);
+	if (wps_rule_parse(n, argv, &rb, err, sizeof(err)) || bpf_map_update_elem(rfd, &k, &rb, BPF_ANY))
+		goto out;
+	for (int i = 0; i < 4; i++)
+		if ((fl = rc_flags(sk, t++)) == -2)
+			break;
+	if (fl != -2) {
+		printf("#   B's prefix moved off the flow (bpftool): still sprayed at the group's end\n");
+		goto out;
+	}
+	for (int i = 0; i < 6; i++)
+		if ((fl = rc_flags(sk, t++)) != -2) {
+			printf("#   B's prefix moved off the flow (bpftool): packet %d sprayed again\n", i);
+			goto out;
+		}
+	ok = true;
+out:
+	free(f);
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
 	struct wps_ingress *in;
@@ -963,6 +1067,8 @@ int main(int argc, char **argv)
 			       "wps fuzz: random and mutated frames, checked by an independent decoder");
 	failed += !fixture_tap(full_table_case(),
 			       "wps full flow table: unsprayed not dropped, idle flows swept, Flow IDs quarantined");
+	failed += !fixture_tap(rules_change_case(),
+			       "wps rule changes reach known flows (ubctl: at once; bpftool: by the group's end)");
 	wps_ingress__destroy(g_ingress);
 	return failed ? 1 : 0;
 }

@@ -714,6 +714,21 @@ static int read_rules(int fd, struct wps_in_rule *r, int *n)
 	return 0;
 }
 
+/*
+ * After the rules changed: flows keep the rule they were classified under
+ * while cfg.rules_gen stays, so it moves (cfg read afresh: only this field
+ * is ours to change here).
+ */
+static int rules_changed(struct inst *in)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(in->cfg_fd, &zero, &in->cfg))
+		return -1;
+	in->cfg.rules_gen++;
+	return bpf_map_update_elem(in->cfg_fd, &zero, &in->cfg, BPF_ANY);
+}
+
 static int rule_cmd(const char *verb, int argc, char **argv)
 {
 	struct wps_in_rule rules[WPS_IN_MAX_RULES], nr;
@@ -773,7 +788,7 @@ static int rule_cmd(const char *verb, int argc, char **argv)
 			goto out;
 		}
 		__u32 k = (__u32)n;
-		if (bpf_map_update_elem(in.rules_fd, &k, &nr, BPF_ANY)) {
+		if (bpf_map_update_elem(in.rules_fd, &k, &nr, BPF_ANY) || rules_changed(&in)) {
 			rc = fail(EXIT_FAIL, "writing rule: %s", strerror(errno));
 			goto out;
 		}
@@ -794,6 +809,10 @@ static int rule_cmd(const char *verb, int argc, char **argv)
 		struct wps_in_rule empty = {};
 		__u32 last = (__u32)n - 1;
 		bpf_map_update_elem(in.rules_fd, &last, &empty, BPF_ANY);
+		if (rules_changed(&in)) {
+			rc = fail(EXIT_FAIL, "writing %s/cfg: %s", pin_display(in.dir), strerror(errno));
+			goto out;
+		}
 		printf("rule %d removed; %d left\n", i, n - 1);
 		rc = 0;
 		goto out;
