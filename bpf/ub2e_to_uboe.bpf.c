@@ -104,7 +104,7 @@ static __always_inline int to_uboe_ip(struct xdp_md *ctx, const struct ub2e_cfg 
 				      struct hdr_cursor c, const struct ub_nth *nth, bool v6)
 {
 	__be16 ip_proto = v6 ? bpf_htons(ETH_P_IPV6) : bpf_htons(ETH_P_IP);
-	/* 8-aligned: the FIB parameters are zeroed in 8-byte stores, not 4-byte ones. */
+	/* 8-aligned: the FIB parameters are written in 8-byte stores. */
 	struct bpf_fib_lookup fib __attribute__((aligned(8)));
 	struct vlan_tag *tag;
 	struct ethhdr *eth;
