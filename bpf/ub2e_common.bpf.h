@@ -257,9 +257,11 @@ static __always_inline int ub2e_parse_l3(struct hdr_cursor *c, bool v6, bool nat
 		if (*(const __u8 *)iph != 0x45 || iph->protocol != IPPROTO_UDP ||
 		    (iph->frag_off & bpf_htons(0x3fff)))	/* MF, offset */
 			goto exact;
-		if (udph->dest != bpf_htons(UBOE_UDP_PORT) || !ip4_csum_ok(iph))
+		/* Native UB: the IP header is 24 bytes into the frame. */
+		if (udph->dest != bpf_htons(UBOE_UDP_PORT) ||
+		    !(native ? ip4_csum_ok_words(iph) : ip4_csum_ok(iph)))
 			goto exact;
-		saddr = ip4_saddr_halves(iph);
+		saddr = native ? iph->saddr : ip4_saddr_halves(iph);
 		if (ip4_src_martian(saddr))
 			goto exact;
 		ip_len = bpf_ntohs(iph->tot_len);
