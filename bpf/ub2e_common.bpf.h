@@ -278,7 +278,12 @@ static __always_inline int ub2e_parse_l3(struct hdr_cursor *c, bool v6, bool nat
 		ip_len = bpf_ntohs(ip6h->payload_len) + sizeof(*ip6h);
 	}
 	udp_len = bpf_ntohs(udph->len);
-	if (ip_len > (__u32)(end - ip) || udp_len != ip_len - ((void *)udph - ip) ||
+	/* The IP header's length as a constant, not udph - ip: from that the
+	 * compiler made packet-pointer arithmetic with ip_len, which 6.1's
+	 * verifier refuses (no bounds after a byte swap). udp_len < 2^16, so
+	 * this unsigned difference matches only where the signed one does. */
+	if (ip_len > (__u32)(end - ip) ||
+	    udp_len != ip_len - (__u32)(v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) ||
 	    udp_len < sizeof(struct udphdr) + sizeof(struct ub_tph) + UBOE_ICRC_LEN ||
 	    !ub_tp_opcode_valid(ub_tph_opcode(tph)))
 		goto exact;
