@@ -32,43 +32,43 @@ static __always_inline __u8 l3_fecn(const struct ub2e_cfg *cfg, const struct ub_
 	return cfg->ecn_to_fecn[ub_l3_ecn(l3)] & UB_CCI_FECN_MASK;
 }
 
-/* The mark and the CAQM tag's request (`tlen`: a tag came) are made here, off
- * the fast path. `npi`: Permission << 24 | Partition ID. */
+/* The mark and the CAQM tag's request are made here, off the fast path.
+ * `npi`: Permission << 24 | Partition ID; `info`: the tag's, or UB2E_TAG_NONE. */
 static __always_inline int punt(struct xdp_md *ctx, int strip, __be16 ip_proto, __u32 npi,
-				__u8 fecn, int tlen, __u16 info, __u32 why)
+				__u8 fecn, __u16 info, __u32 why)
 {
 	count(UB2E_CNT_RX_UBOE);
 	return ub2e_punt(ctx, strip, ip_proto, ub2e_mark(npi & UB_PID_MASK, npi >> 24, fecn),
-			 tlen ? caqm_tag_slow(info) : 0, why);
+			 caqm_tag_slow(info), why);
 }
 
-/* NPI for a VLAN ID (0: untagged). Returns 0 or a drop counter. */
-static __always_inline int vlan_to_npi(const struct ub2e_cfg *cfg, __u32 vid,
-				       __u32 *pid, __u8 *perm)
+/* The NPI for a VLAN ID (0: untagged), as Permission << 24 | Partition ID:
+ * one word, not two out-parameters, so that it stays in one register.
+ * Returns 0 or a drop counter. */
+static __always_inline int vlan_to_npi(const struct ub2e_cfg *cfg, __u32 vid, __u32 *npi)
 {
-	__u32 *npi;
+	__u32 *e, pid;
 
-	*pid = cfg->default_pid;
-	*perm = cfg->default_perm;
-	if (!vid)
+	if (!vid) {
+		*npi = (__u32)(cfg->default_perm & 1) << 24 | (cfg->default_pid & UB_PID_MASK);
 		return 0;
+	}
 	/* VLAN 4095 is reserved (IEEE 802.1Q), as on the way out. */
 	if (vid == 0xfff)
 		return UB2E_CNT_DROP_VLAN_RESERVED;
-	npi = bpf_map_lookup_elem(&ub2e_vlan2npi, &vid);
-	if (npi && (*npi & UB2E_VLAN_VALID)) {
-		*pid = *npi & UB_PID_MASK;
+	e = bpf_map_lookup_elem(&ub2e_vlan2npi, &vid);
+	if (e && (*e & UB2E_VLAN_VALID)) {
+		pid = *e & UB_PID_MASK;
 		/* Only a table written with bpftool can say this: Partition ID 0 is invalid. */
-		if (!*pid)
+		if (!pid)
 			return UB2E_CNT_DROP_PARTITION_ZERO;
-		if (!(*npi & UB2E_VLAN_ANY_PERM))
-			*perm = (*npi >> UB2E_VLAN_PERM_SHIFT) & 1;
+		*npi = (__u32)((*e & UB2E_VLAN_ANY_PERM) ? cfg->default_perm & 1 :
+			       (*e >> UB2E_VLAN_PERM_SHIFT) & 1) << 24 | pid;
 		return 0;
 	}
 	if (cfg->flags & UB2E_F_STRICT_VLAN)
 		return UB2E_CNT_DROP_VLAN_UNMAPPED;
-	*pid = vid;	/* draft §5.3: upper 12 bits 0, Permission high */
-	*perm = UB_PERM_HIGH;
+	*npi = (__u32)UB_PERM_HIGH << 24 | vid;	/* draft §5.3: upper 12 bits 0, Permission high */
 	return 0;
 }
 
@@ -87,8 +87,21 @@ static __always_inline void nth_write(struct ub_nth *nth, __u16 cci, __u32 npi)
  * so the version tests, and the registers they hold, leave the fast path.
  */
 static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *cfg,
-				    struct hdr_cursor c, __u16 vid, bool tagged, int proto,
-				    int tlen, __u16 info, bool v6);
+				    struct hdr_cursor c, __u16 vid, int strip, int proto,
+				    __u16 info, bool v6);
+
+/* The packet's IP version, as a constant for to_ub_ip(). */
+static __always_inline int to_ub_ver(struct xdp_md *ctx, const struct ub2e_cfg *cfg,
+				     struct hdr_cursor c, __u16 vid, int strip, int proto,
+				     __u16 info)
+{
+	if (proto == bpf_htons(ETH_P_IP))
+		return to_ub_ip(ctx, cfg, c, vid, strip, proto, info, false);
+	if (proto == bpf_htons(ETH_P_IPV6))
+		return to_ub_ip(ctx, cfg, c, vid, strip, proto, info, true);
+	count(UB2E_CNT_PASS_NOT_UBOE);
+	return XDP_PASS;
+}
 
 /*
  * The 802.1Q tag a driver stripped into offload metadata (rx-vlan-offload;
@@ -106,9 +119,8 @@ static __always_inline int to_ub(struct xdp_md *ctx, const bool vlan_meta)
 	const struct ub2e_cfg *cfg = ub2e_config();
 	struct ethhdr *eth = c.pos;
 	__u16 vid = 0;
-	bool tagged = false, v6;
-	int proto, tlen;
-	__u16 info = 0;
+	bool tagged = false;
+	int proto, strip;
 
 	if (!cfg)
 		return XDP_PASS;
@@ -139,39 +151,36 @@ static __always_inline int to_ub(struct xdp_md *ctx, const bool vlan_meta)
 			count(UB2E_CNT_VLAN_FROM_METADATA);
 		}
 	}
-	tlen = caqm_tag_pull(cfg, &c, &proto, &info);
-	if (tlen < 0) {
-		count(UB2E_CNT_PASS_NOT_UBOE);
-		return XDP_PASS;
-	}
-	if (proto == bpf_htons(ETH_P_IP)) {
-		v6 = false;
-	} else if (proto == bpf_htons(ETH_P_IPV6)) {
-		v6 = true;
-	} else {
-		count(UB2E_CNT_PASS_NOT_UBOE);
-		return XDP_PASS;
-	}
+	strip = tagged ? (int)sizeof(struct vlan_tag) : 0;
+	/* The switch's CAQM tags get a copy of their own: without them the
+	 * tag's info is a constant, one register fewer across the parse and
+	 * the FIB lookup (and fewer stack spills). */
+	if (cfg->flags & UB2E_F_CAQM_TAG) {
+		__u16 info = UB2E_TAG_NONE;
+		int tlen = caqm_tag_pull(cfg, &c, &proto, &info);
 
-	if (v6)
-		return to_ub_ip(ctx, cfg, c, vid, tagged, proto, tlen, info, true);
-	return to_ub_ip(ctx, cfg, c, vid, tagged, proto, tlen, info, false);
+		if (tlen < 0) {
+			count(UB2E_CNT_PASS_NOT_UBOE);
+			return XDP_PASS;
+		}
+		return to_ub_ver(ctx, cfg, c, vid, strip + tlen, proto, info);
+	}
+	return to_ub_ver(ctx, cfg, c, vid, strip, proto, UB2E_TAG_NONE);
 }
 
 static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *cfg,
-				    struct hdr_cursor c, __u16 vid, bool tagged, int proto,
-				    int tlen, __u16 info, bool v6)
+				    struct hdr_cursor c, __u16 vid, int strip, int proto,
+				    __u16 info, bool v6)
 {
-	/* 8-aligned: the FIB parameters are zeroed in 8-byte stores, not 4-byte ones. */
+	/* 8-aligned: the FIB parameters are written in 8-byte stores. */
 	struct bpf_fib_lookup fib __attribute__((aligned(8)));
 	struct ub_lph *lph;
 	struct ub_nth *nth;
 	struct ethhdr *eth;
 	struct ub_l3 l3;
-	int rc, strip;
-	__u8 perm, fecn;
+	int rc;
 	__u16 cci;
-	__u32 pid, npi;
+	__u32 npi;
 
 	rc = ub2e_parse_l3(&c, v6, false, &l3);
 	if (rc == UB2E_NOT_UBOE) {
@@ -181,17 +190,12 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 	if (rc)
 		return drop(rc);
 
-	rc = vlan_to_npi(cfg, vid, &pid, &perm);
+	rc = vlan_to_npi(cfg, vid, &npi);
 	if (rc)
 		return drop(rc);
-	/* One word across the FIB lookup instead of two. */
-	npi = (__u32)(perm & 1) << 24 | (pid & UB_PID_MASK);
 
-	/* The kernel gets the plain IP packet, without the 802.1Q tag it has no
-	 * device for, nor the CAQM tag (its request goes in the metadata). */
-	strip = (tagged ? (int)sizeof(struct vlan_tag) : 0) + tlen;
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC) && ub_l3_ttl(&l3) <= 1)
-		return punt(ctx, strip, proto, npi, l3_fecn(cfg, &l3), tlen, info, UB2E_CNT_PASS_TTL_EXPIRED);
+		return punt(ctx, strip, proto, npi, l3_fecn(cfg, &l3), info, UB2E_CNT_PASS_TTL_EXPIRED);
 
 	/* What leaves is the IP packet behind LPH+NTH: that must fit the MTU. */
 	rc = ub_l3_fib(ctx, &fib, ctx->ingress_ifindex, &l3, UB_NATIVE_HDR_LEN);
@@ -200,10 +204,13 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 			return drop(UB2E_CNT_DROP_NOT_EGRESS_PORT);
 		if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
 			ub_l3_force_df(&l3);
-		return punt(ctx, strip, proto, npi, l3_fecn(cfg, &l3), tlen, info, ub2e_fib_punt_reason(rc));
+		return punt(ctx, strip, proto, npi, l3_fecn(cfg, &l3), info, ub2e_fib_punt_reason(rc));
 	}
 
-	fecn = l3_fecn(cfg, &l3);
+	/* LoC 0: congestion, if any, happened at an intermediate switch (§5.2.1).
+	 * A CAQM tag's request and answers go on in the CCI instead. */
+	if (!caqm_tag_cci(info, &cci))
+		cci = ub_cci_make_fecn(l3_fecn(cfg, &l3), 0);
 	if (!(cfg->flags & UB2E_F_NO_TTL_DEC))
 		ub_l3_dec_ttl(&l3);
 
@@ -218,10 +225,6 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 		return drop(UB2E_CNT_DROP_ADJUST_FAILED);
 	ub2e_write_eth(eth, &fib, bpf_htons(cfg->ub_ethertype));
 	*(__be32 *)lph = bpf_htonl(ub_lph_word(v6 ? UB_LPH_CONFIG_IPV6 : UB_LPH_CONFIG_IPV4, cfg->vl, cfg->rt));
-	/* LoC 0: congestion, if any, happened at an intermediate switch (§5.2.1).
-	 * A CAQM tag's request and answers go on in the CCI instead. */
-	if (!tlen || !caqm_tag_cci(info, &cci))
-		cci = ub_cci_make_fecn(fecn, 0);
 	nth_write(nth, cci, npi);
 	if (bpf_redirect_map(&ub2e_tx_ub, fib.ifindex, XDP_DROP) != XDP_REDIRECT)
 		return drop(UB2E_CNT_DROP_NOT_EGRESS_PORT);

@@ -33,6 +33,14 @@ static __always_inline void caqm_tag_write(struct ub_caqm_tag *t, __u16 cci, __b
 }
 
 /*
+ * UBoE -> UB: the info of "no tag came". cc_type 111 is none a tag defines, so
+ * caqm_tag_cci() and caqm_tag_slow() treat it as they treat a tag of another
+ * type, which is what they must do without a tag: FECN CCI, no request. The
+ * fast path then needs no separate "a tag came" flag across the FIB lookup.
+ */
+#define UB2E_TAG_NONE	0xffffu
+
+/*
  * UBoE -> UB: when `*proto` is the switch's tag EtherType, take the tag at
  * the cursor, return its info in *info and the EtherType it carries in
  * *proto. Returns the bytes taken (0: no tag, -1: the tag is cut short).
