@@ -18,6 +18,17 @@
 # resent): ubperf's frames.tx over its bytes, rxe's sent_pkts over its messages (it runs
 # a fixed count, ubperf a fixed time). Loss 0 has no netem at all. Under qemu TCG both are slow in absolute terms
 # (every instruction is emulated): the ratios are what this measures.
+#
+# "ubperf thr": the same ubperf run with threaded NAPI on its two endpoint veths (c0, s0:
+# /sys/class/net/DEV/threaded). On a veth the receiving end's XDP (the skb copied into a
+# page, the program, the copy into the UMEM, the wakeup) runs in the sender's softirq,
+# so in the default run one vCPU carries the client, the router hop and the server's
+# receive path (it is at 100 %, the server's at about 60 %: bench/README.md). Threaded
+# NAPI runs that receive path in a kernel thread the scheduler may put on the other
+# vCPU, as a NIC's interrupt would on the receiving host. rxe's veths have no NAPI
+# (no XDP, GRO off) and nothing equivalent to set, so its cells are the same for both
+# columns; the default column stays the headline, "thr" says what the device setting
+# a user running an AF_XDP endpoint on veth would add changes.
 # Prints numbers; asserts none of them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -52,12 +63,24 @@ set_loss() {
 calc() { awk "BEGIN { print ($1) }"; }
 median() { printf '%s\n' $1 | sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'; }
 
-# ubperf_cell OP: "MBIT TX_PER_PKT" of one ubperf run (0 0 when it failed).
+# threaded NS DEV 0|1: the device's NAPI in a kernel thread or in softirq (sysfs is
+# per namespace: ip netns exec mounts the namespace's own).
+threaded() { ip netns exec "$1" sh -c "echo $3 >/sys/class/net/$2/threaded"; }
+
+# ubperf_cell OP [THREADED]: "MBIT TX_PER_PKT" of one ubperf run (0 0 when it failed).
 ubperf_cell() {
-	local out=$tmp/ub.json srv
+	local out=$tmp/ub.json srv thr=${2:-0}
 	# A killed server leaves its XDP program attached (ubperf has no signal handler).
 	ip -n "$S" link set dev s0 xdp off
 	ip -n "$C" link set dev c0 xdp off
+	# Off (the default) cannot fail the default run; on must take on both, or the run is failed.
+	if ! threaded "$S" s0 "$thr" 2>/dev/null || ! threaded "$C" c0 "$thr" 2>/dev/null; then
+		if [[ $thr == 1 ]]; then
+			echo "#   ubperf $1 thr: cannot set /sys/class/net/DEV/threaded" >&2
+			echo "0 0"
+			return
+		fi
+	fi
 	nsenter --net="/run/netns/$S" "$BIN/ubperf" server --dev s0 --wait 30 --json >/dev/null 2>"$tmp/ubs.err" &
 	srv=$!
 	for _ in $(seq 100); do ns_xdp_ready "$S" s0 && break; sleep 0.1; done
@@ -91,18 +114,21 @@ rxe_cell() {
 
 LOSSES=(0 0.1 1)
 OPS=(write send)
-declare -A ub rx ubtx rxtx ratio ubfail rxfail
+declare -A ub rx ubtx rxtx ratio ubfail rxfail th thratio thfail
 for ((rep = 0; rep < REPS; rep++)); do
 	for p in "${LOSSES[@]}"; do
 		set_loss "$p"
 		for op in "${OPS[@]}"; do
 			read -r u ut < <(ubperf_cell "$op")
 			read -r x xt < <(rxe_cell "ib_${op}_bw")
-			echo "# round $((rep + 1)) loss $p % $op: ubperf $u Mbit/s, rxe $x Mbit/s" >&2
+			read -r t _ < <(ubperf_cell "$op" 1)
+			echo "# round $((rep + 1)) loss $p % $op: ubperf $u Mbit/s, rxe $x Mbit/s, ubperf thr $t Mbit/s" >&2
 			# A failed run (0) counts as a failure, not as a figure.
 			if [[ $u == 0 ]]; then ubfail[$p,$op]=$((${ubfail[$p,$op]:-0} + 1)); else ub[$p,$op]+="$u " ubtx[$p,$op]+="$ut "; fi
 			if [[ $x == 0 ]]; then rxfail[$p,$op]=$((${rxfail[$p,$op]:-0} + 1)); else rx[$p,$op]+="$x " rxtx[$p,$op]+="$xt "; fi
+			if [[ $t == 0 ]]; then thfail[$p,$op]=$((${thfail[$p,$op]:-0} + 1)); else th[$p,$op]+="$t "; fi
 			[[ $u != 0 && $x != 0 ]] && ratio[$p,$op]+="$(calc "$u / $x") "
+			[[ $t != 0 && $x != 0 ]] && thratio[$p,$op]+="$(calc "$t / $x") "
 		done
 	done
 done
@@ -111,14 +137,17 @@ done
 cell() { if [[ -n ${1// /} ]]; then printf "$2" "$(median "$1")"; else printf '%s' -; fi; }
 printf '\nubperf rtp-sr vs Soft-RoCE RC (rdma_rxe + perftest) in the vmtest guest (%s, qemu TCG)\n' "$(uname -r)"
 printf '64 KiB messages, 1024-byte packets, netem loss on both directions; median of %u rounds\n(ubperf %s s, rxe %u messages a run)\n' "$REPS" "$SECS" "$ITERS"
-printf '%-7s %-6s %12s %10s %11s %10s %8s %14s\n' "loss %" "op" "ubperf Mb/s" "rxe Mb/s" "ubperf/rxe" "ubperf tx" "rxe tx" "failed ub/rxe"
+printf '%-7s %-6s %12s %10s %11s %10s %8s %11s %9s %16s\n' "loss %" "op" "ubperf Mb/s" "rxe Mb/s" "ubperf/rxe" \
+	"ubperf tx" "rxe tx" "thr Mb/s" "thr/rxe" "failed ub/rxe/thr"
 for p in "${LOSSES[@]}"; do
 	for op in "${OPS[@]}"; do
-		printf '%-7s %-6s %12s %10s %11s %10s %8s %14s\n' "$p" "$op" \
+		printf '%-7s %-6s %12s %10s %11s %10s %8s %11s %9s %16s\n' "$p" "$op" \
 			"$(cell "${ub[$p,$op]:-}" %.1f)" "$(cell "${rx[$p,$op]:-}" %.1f)" "$(cell "${ratio[$p,$op]:-}" %.2fx)" \
 			"$(cell "${ubtx[$p,$op]:-}" %.2f)" "$(cell "${rxtx[$p,$op]:-}" %.2f)" \
-			"${ubfail[$p,$op]:-0}/${rxfail[$p,$op]:-0} of $REPS"
+			"$(cell "${th[$p,$op]:-}" %.1f)" "$(cell "${thratio[$p,$op]:-}" %.2fx)" \
+			"${ubfail[$p,$op]:-0}/${rxfail[$p,$op]:-0}/${thfail[$p,$op]:-0} of $REPS"
 	done
 done
 echo "(ubperf/rxe: median over the rounds where both ran; tx: packets on the wire per 1024-byte"
-echo " packet delivered; failed: runs that ended in an error, e.g. an rxe queue pair in error)"
+echo " packet delivered; thr: ubperf with threaded NAPI on its two veths, beside the same rxe"
+echo " run; failed: runs that ended in an error, e.g. an rxe queue pair in error)"
