@@ -80,6 +80,8 @@ ln -sf ../lib/vmtest/busybox "$S/usr/sbin/modprobe"
 # --- host programs
 while read -r name flag; do
 	[[ -z $name || $name == \#* ]] && continue
+	# Profiling tools cost every run's boot (perf adds 11 MiB): only on request.
+	[[ $flag == profile && -z ${VMTEST_PERF:-} ]] && continue
 	if path=$(command -v "$name") && [[ $path == /* ]]; then
 		copy_elf "$path" "$path"
 	elif [[ $flag == required ]]; then

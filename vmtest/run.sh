@@ -12,6 +12,7 @@
 #              VMTEST_KERNEL   pin a kernel, e.g. 6.1.0-57-amd64 (default: newest 6.1 in apt)
 #              VMTEST_MEM, VMTEST_SMP   guest size (default 2G, 2)
 #              VMTEST_APPEND   extra kernel command line
+#              VMTEST_PERF=1   copy perf into the guest too (tools.list "profile")
 #              VMTEST_CACHE    cache directory (default build/vmtest: kernel, last logs)
 #              VMTEST_CMD      a command to run (bash -c, in the repo copy) instead of the
 #                              suites, e.g. a benchmark of bench/; its exit status is the test
