@@ -25,10 +25,11 @@
 # so in the default run one vCPU carries the client, the router hop and the server's
 # receive path (it is at 100 %, the server's at about 60 %: bench/README.md). Threaded
 # NAPI runs that receive path in a kernel thread the scheduler may put on the other
-# vCPU, as a NIC's interrupt would on the receiving host. rxe's veths have no NAPI
-# (no XDP, GRO off) and nothing equivalent to set, so its cells are the same for both
-# columns; the default column stays the headline, "thr" says what the device setting
-# a user running an AF_XDP endpoint on veth would add changes.
+# vCPU, as a NIC's interrupt would on the receiving host. rxe's veths receive through
+# NAPI too (tests/lib/rxe.sh turns GRO on at every end), so "rxe thr" is the same perftest
+# run with threaded NAPI on its two endpoint veths (ubrxa0, ubrxb0), and "thr/rxe thr"
+# compares the two with the same device setting. The default columns stay the headline;
+# the thr ones say what that setting changes for each.
 # Prints numbers; asserts none of them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -96,12 +97,19 @@ ubperf_cell() {
 	fi
 }
 
-# rxe_cell TOOL: "MBIT TX_PER_PKT" of one perftest run (0 0 when it failed): a fixed
-# number of messages (--duration would count only those inside perftest's measuring
-# window, against packets sent over the whole run), about SECS seconds loss-free.
+# rxe_cell TOOL [THREADED]: "MBIT TX_PER_PKT" of one perftest run (0 0 when it failed):
+# a fixed number of messages (--duration would count only those inside perftest's
+# measuring window, against packets sent over the whole run), about SECS seconds loss-free.
 ITERS=$((SECS * 75))
 rxe_cell() {
-	local out=$tmp/rxe.txt gbit sent0
+	local out=$tmp/rxe.txt gbit sent0 thr=${2:-0} d
+	for d in ubrxa0 ubrxb0; do
+		if ! echo "$thr" >"/sys/class/net/$d/threaded" 2>/dev/null && [[ $thr == 1 ]]; then
+			echo "#   $1 thr: cannot set /sys/class/net/$d/threaded" >&2
+			echo "0 0"
+			return
+		fi
+	done
 	sent0=$(rxe_counter "$RXE_A" sent_pkts)
 	if gbit=$(rxe_perf "$1" "$out" -s 65536 -n "$ITERS") && [[ -n $gbit ]]; then
 		awk -v g="$gbit" -v s=$(($(rxe_counter "$RXE_A" sent_pkts) - sent0)) -v n="$ITERS" \
@@ -114,7 +122,7 @@ rxe_cell() {
 
 LOSSES=(0 0.1 1)
 OPS=(write send)
-declare -A ub rx ubtx rxtx ratio ubfail rxfail th thratio thfail
+declare -A ub rx ubtx rxtx ratio ubfail rxfail th thratio thfail rt rtfail
 for ((rep = 0; rep < REPS; rep++)); do
 	for p in "${LOSSES[@]}"; do
 		set_loss "$p"
@@ -122,13 +130,15 @@ for ((rep = 0; rep < REPS; rep++)); do
 			read -r u ut < <(ubperf_cell "$op")
 			read -r x xt < <(rxe_cell "ib_${op}_bw")
 			read -r t _ < <(ubperf_cell "$op" 1)
-			echo "# round $((rep + 1)) loss $p % $op: ubperf $u Mbit/s, rxe $x Mbit/s, ubperf thr $t Mbit/s" >&2
+			read -r y _ < <(rxe_cell "ib_${op}_bw" 1)
+			echo "# round $((rep + 1)) loss $p % $op: ubperf $u Mbit/s, rxe $x Mbit/s, ubperf thr $t Mbit/s, rxe thr $y Mbit/s" >&2
 			# A failed run (0) counts as a failure, not as a figure.
 			if [[ $u == 0 ]]; then ubfail[$p,$op]=$((${ubfail[$p,$op]:-0} + 1)); else ub[$p,$op]+="$u " ubtx[$p,$op]+="$ut "; fi
 			if [[ $x == 0 ]]; then rxfail[$p,$op]=$((${rxfail[$p,$op]:-0} + 1)); else rx[$p,$op]+="$x " rxtx[$p,$op]+="$xt "; fi
 			if [[ $t == 0 ]]; then thfail[$p,$op]=$((${thfail[$p,$op]:-0} + 1)); else th[$p,$op]+="$t "; fi
+			if [[ $y == 0 ]]; then rtfail[$p,$op]=$((${rtfail[$p,$op]:-0} + 1)); else rt[$p,$op]+="$y "; fi
 			[[ $u != 0 && $x != 0 ]] && ratio[$p,$op]+="$(calc "$u / $x") "
-			[[ $t != 0 && $x != 0 ]] && thratio[$p,$op]+="$(calc "$t / $x") "
+			[[ $t != 0 && $y != 0 ]] && thratio[$p,$op]+="$(calc "$t / $y") "
 		done
 	done
 done
@@ -137,17 +147,17 @@ done
 cell() { if [[ -n ${1// /} ]]; then printf "$2" "$(median "$1")"; else printf '%s' -; fi; }
 printf '\nubperf rtp-sr vs Soft-RoCE RC (rdma_rxe + perftest) in the vmtest guest (%s, qemu TCG)\n' "$(uname -r)"
 printf '64 KiB messages, 1024-byte packets, netem loss on both directions; median of %u rounds\n(ubperf %s s, rxe %u messages a run)\n' "$REPS" "$SECS" "$ITERS"
-printf '%-7s %-6s %12s %10s %11s %10s %8s %11s %9s %16s\n' "loss %" "op" "ubperf Mb/s" "rxe Mb/s" "ubperf/rxe" \
-	"ubperf tx" "rxe tx" "thr Mb/s" "thr/rxe" "failed ub/rxe/thr"
+printf '%-7s %-6s %12s %10s %11s %10s %8s %9s %12s %12s %22s\n' "loss %" "op" "ubperf Mb/s" "rxe Mb/s" "ubperf/rxe" \
+	"ubperf tx" "rxe tx" "thr Mb/s" "rxe thr Mb/s" "thr/rxe thr" "failed ub/rxe/thr/rthr"
 for p in "${LOSSES[@]}"; do
 	for op in "${OPS[@]}"; do
-		printf '%-7s %-6s %12s %10s %11s %10s %8s %11s %9s %16s\n' "$p" "$op" \
+		printf '%-7s %-6s %12s %10s %11s %10s %8s %9s %12s %12s %22s\n' "$p" "$op" \
 			"$(cell "${ub[$p,$op]:-}" %.1f)" "$(cell "${rx[$p,$op]:-}" %.1f)" "$(cell "${ratio[$p,$op]:-}" %.2fx)" \
 			"$(cell "${ubtx[$p,$op]:-}" %.2f)" "$(cell "${rxtx[$p,$op]:-}" %.2f)" \
-			"$(cell "${th[$p,$op]:-}" %.1f)" "$(cell "${thratio[$p,$op]:-}" %.2fx)" \
-			"${ubfail[$p,$op]:-0}/${rxfail[$p,$op]:-0}/${thfail[$p,$op]:-0} of $REPS"
+			"$(cell "${th[$p,$op]:-}" %.1f)" "$(cell "${rt[$p,$op]:-}" %.1f)" "$(cell "${thratio[$p,$op]:-}" %.2fx)" \
+			"${ubfail[$p,$op]:-0}/${rxfail[$p,$op]:-0}/${thfail[$p,$op]:-0}/${rtfail[$p,$op]:-0} of $REPS"
 	done
 done
 echo "(ubperf/rxe: median over the rounds where both ran; tx: packets on the wire per 1024-byte"
-echo " packet delivered; thr: ubperf with threaded NAPI on its two veths, beside the same rxe"
-echo " run; failed: runs that ended in an error, e.g. an rxe queue pair in error)"
+echo " packet delivered; thr: each with threaded NAPI on its own two endpoint veths, compared"
+echo " with each other; failed: runs that ended in an error, e.g. an rxe queue pair in error)"
