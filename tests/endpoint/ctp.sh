@@ -35,7 +35,7 @@ ctp_capture_start() {
 		CTP_CAPS+=($!)
 	done
 	for k in $(seq "$2"); do
-		for _ in $(seq 200); do grep -q listening "$d/dump$k.err" && break; sleep 0.05; done
+		cap_listening "$d/dump$k.err" || true
 	done
 }
 ctp_capture_stop() { sleep 0.3; { kill "${CTP_CAPS[@]}"; wait "${CTP_CAPS[@]}"; } 2>/dev/null || true; }
@@ -225,7 +225,7 @@ test_ubperf_ctp_entity_member_follows_new_next_hop() {
 	nsenter --net="/run/netns/$NS_CT" tcpdump -i ta2 -s 64 -B 8192 --immediate-mode -w "$d/m2.pcap" -U \
 		ether proto 0x88b5 and ether src 02:00:00:00:74:21 2>"$d/dump.err" &
 	dump=$!
-	for _ in $(seq 200); do grep -q listening "$d/dump.err" && break; sleep 0.05; done
+	cap_listening "$d/dump.err" || true
 	start_server "$NS_CB" "$CTP_SRV_DEVS" "$d/srv" --json --native --mode ctp || return 1
 	nsenter --net="/run/netns/$NS_CA" "$BIN/ubperf" client --dev "$CTP_CLI_DEVS" --peer $CTP_SRV \
 		--native --mode ctp --lb packet --channels 2 --time 6 --size 1000 --json >"$d/cli" 2>"$d/cli.err" &
@@ -341,7 +341,7 @@ test_ub2e_drops_native_ctp() {
 	local ctp_filter="udp.port == 4794 || eth.type == 0x88b5 || vlan.etype == 0x88b5"
 	nsenter --net="/run/netns/$NS_NET" tcpdump -i net-a --immediate-mode -w "$d/ip.pcap" -U 2>"$d/dump.err" &
 	local dump=$!
-	for _ in $(seq 200); do grep -q listening "$d/dump.err" && break; sleep 0.05; done
+	cap_listening "$d/dump.err" || true
 	start_server "$NS_UBPU2" ubpu0 "$d/srv" --native || return 1
 	local before; before=$(ub2e_drops "$d/st0") || { cat "$d/st0"; return 1; }
 	refute ns_run "$NS_UBPU" "$BIN/ubperf" client --dev ubpu0 --peer "$UBPU2_IP4" --native --mode ctp \

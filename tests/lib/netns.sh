@@ -58,6 +58,19 @@ ns_link() {
 # client's hello that comes before the AF_XDP socket is retried).
 ns_xdp_ready() { ip -n "$1" link show dev "$2" 2>/dev/null | grep -q ' xdp'; }
 
+# cap_listening LOG...: true once every tcpdump whose stderr goes to a LOG says
+# it listens, false after 10 s (a loaded machine starts them late).
+cap_listening() {
+	local f n up
+	for ((n = 0; n < 100; n++)); do
+		up=1
+		for f in "$@"; do grep -qs "listening on" "$f" || { up=0; break; }; done
+		((up)) && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 ns_addr() {
 	local ns=$1 dev=$2; shift 2
 	local a
