@@ -251,19 +251,12 @@ static __always_inline long pkt_load(const struct __sk_buff *skb, __u32 off, voi
 	return bpf_skb_load_bytes(skb, off, to, len);
 }
 
-/*
- * Parse the inner packet. Returns -1 (counted) when it is not to be touched.
- * Global, as classify(): the verifier checks it once, not once per path
- * through the rest of the program (whose states would then exceed its limit).
- */
+/* Parse the inner packet. Returns -1 (counted) when it is not to be touched. */
 static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 {
-	__u32 l4_off = 0, len, w;
+	__u32 l4_off = 0, len = skb->len, w;
 	__be16 proto;
 
-	if (!skb || !p)
-		return -1;
-	len = skb->len;
 	__builtin_memset(p, 0, sizeof(*p));
 	/* EtherType and the 2 bytes after it in one word; a frame that short, just the EtherType */
 	if (pkt_load(skb, 12, &w, 4) && bpf_skb_load_bytes(skb, 12, &w, 2)) {
@@ -601,7 +594,7 @@ static __always_inline void decide(struct wps_in_flow *f, const struct wps_in_cf
 	w = __sync_fetch_and_or(&f->gs, WPS_GS_FROZEN);
 	gid = WPS_GS_GID(w);
 	path = WPS_GS_PATH(w);
-	open = !(w & WPS_GS_OPEN) ? 0 : (w & WPS_GS_EXT) ? 2 : 1;
+	open = wps_gs_open(w);
 	pkts = WPS_GS_COUNT(w);
 	if (new_fid && now > f->last_seen && now - f->last_seen >= cfg->idle_ns) {
 		/* Idle long enough: a new flow under a fresh Flow ID. */
@@ -692,8 +685,7 @@ static __always_inline __u8 repin(struct wps_in_flow *f, const struct wps_in_cfg
 	if (slot == dead)
 		slot = (__u8)wps_sched_pick(r->sched, f->seq++, npaths, cfg->path_slot, cfg->weight, load);
 	f->path = slot;
-	f->gs = (w & ~(WPS_GS_FROZEN | (__u64)(WPS_IN_MAX_PATHS - 1) << 48)) |
-		(__u64)(slot & (WPS_IN_MAX_PATHS - 1)) << 48;
+	f->gs = wps_gs_pack(WPS_GS_COUNT(w), WPS_GS_GID(w), slot, wps_gs_open(w));	/* unfrozen */
 	bpf_spin_unlock(&f->lock);
 	return slot;
 }

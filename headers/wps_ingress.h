@@ -401,6 +401,12 @@ WPS_INLINE __u64 wps_gs_pack(__u32 count, __u16 gid, __u8 path, __u8 open)
 	       (open ? WPS_GS_OPEN : 0) | (open == 2 ? WPS_GS_EXT : 0);
 }
 
+/* wps_gs_pack()'s `open` back: 0 no group open, 1 open, 2 open and extended. */
+WPS_INLINE __u8 wps_gs_open(__u64 w)
+{
+	return !(w & WPS_GS_OPEN) ? 0 : (w & WPS_GS_EXT) ? 2 : 1;
+}
+
 /*
  * May a packet of segs segments join the group of gs without the lock? Only
  * when it is neither the group's first (a group is open) nor its last (the

@@ -257,6 +257,9 @@ static void group_state_word(void **state)
 	assert_int_equal(WPS_GS_COUNT(w), 6);
 	assert_int_equal(WPS_GS_GID(w), 65535);
 	assert_int_equal(WPS_GS_PATH(w), 13);
+	for (__u8 open = 0; open <= 2; open++)
+		assert_int_equal(wps_gs_open(wps_gs_pack(6, 65535, 13, open)), open);
+	assert_int_equal(wps_gs_open(w | WPS_GS_FROZEN), 1);
 	/* quantum 8: the 7th packet joins; the 8th (E), a 2-segment skb reaching 8, do not */
 	assert_true(wps_gs_joins(w, 8, 1));
 	assert_false(wps_gs_joins(wps_gs_pack(7, 65535, 13, 1), 8, 1));
