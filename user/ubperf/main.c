@@ -99,7 +99,7 @@ static int parse_secs(const char *s, double *out)
 	return errno || end == s || *end || *out < 0 ? -1 : 0;
 }
 
-/* Long options with no short letter. */
+/* Long-only options: codes past any letter, which other options may take. */
 enum { OPT_INTERVAL = 0x100, OPT_STAGE_PIN, OPT_VL };
 
 /* The native-only options, applied once the whole command line is read
@@ -252,8 +252,6 @@ static int ctp_finish(struct ubperf_opts *o, bool native, bool size_set, bool ta
 	}
 	return 0;
 }
-
-/* Long-only options: codes past any letter, which other options may take. */
 
 int main(int argc, char **argv)
 {
