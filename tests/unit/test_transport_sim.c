@@ -709,6 +709,15 @@ static void paced_rto_run(enum tp_mode mode, bool lost_after_gate, struct tp_pai
 	tp_chan_stats(p->ch[0], st);
 }
 
+/* paced_rto_run() behind the gate its comment describes: shut from 50 us,
+ * before the first RTO (200 us), open again after ten of them. */
+static void gated_rto_run(enum tp_mode mode, bool lost_after_gate, struct tp_pair *p, struct gate *g,
+			  struct tp_stats *st)
+{
+	*g = (struct gate){ .from = 50 * US, .until = 2 * MS + 50 * US };
+	paced_rto_run(mode, lost_after_gate, p, &gate_ops, g, st);
+}
+
 static void paced_rto_not_counted(void **state)
 {
 	(void)state;
@@ -717,8 +726,7 @@ static void paced_rto_not_counted(void **state)
 		struct gate g;
 		struct tp_stats st;
 
-		g = (struct gate){ .from = 50 * US, .until = 2 * MS + 50 * US };
-		paced_rto_run(reliable_modes[m], false, &p, &gate_ops, &g, &st);
+		gated_rto_run(reliable_modes[m], false, &p, &g, &st);
 		PAIR_CHECK(&p, p.received == 1 && p.done == 1);
 		/* Ten timeouts while the gate was shut, all but the first held. */
 		assert_true(st.rto_fired >= 9);
@@ -738,8 +746,7 @@ static void paced_rto_lost_still_fails(void **state)
 		struct gate g;
 		struct tp_stats st;
 
-		g = (struct gate){ .from = 50 * US, .until = 2 * MS + 50 * US };
-		paced_rto_run(reliable_modes[m], true, &p, &gate_ops, &g, &st);
+		gated_rto_run(reliable_modes[m], true, &p, &g, &st);
 		assert_int_equal(p.chan_errors, 1);
 		assert_int_equal(p.chan_error, TP_ST_RETRY_EXCEEDED);
 		assert_int_equal(p.received, 0);
