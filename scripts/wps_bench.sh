@@ -28,6 +28,11 @@ goodput() {	# Mbit/s received by one iperf3 TCP flow site -> far
 
 topo_wps 4
 wps_far_decap 4
+# A gateway's NIC hands one flow to one CPU (RSS). A veth hands each packet to the backlog
+# of the CPU that sent it, so without this the router would forward one flow on two CPUs
+# at once, where the ingress (its detour serializes a flow: RPS) uses one. RPS over all
+# CPUs on gw-s makes it one CPU per flow in both measurements.
+ip netns exec "$NS_GW" sh -c "printf %x $(((1 << $(nproc)) - 1)) >/sys/class/net/gw-s/queues/rx-0/rps_cpus"
 # Interleaved, round by round (the machine is shared): without the ingress (the kernel's
 # offloads, then TSO/GSO/GRO off on DEV as attach sets them), then through it; a ratio per round.
 R=${WPS_BENCH_ROUNDS:-3}

@@ -8,7 +8,8 @@ tap_ok()   { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
 tap_fail() { _tap_n=$((_tap_n + 1)); echo "not ok $_tap_n - $*"; }
 
 # tap_run NAME...: run each function, capture its output, print it as comments on failure.
-# A passing test's line ends with its wall time, so that a slow suite shows where.
+# A passing test's line ends with its wall time, so that a slow suite shows where;
+# TAP_VERBOSE=1 prints a passing test's output too.
 tap_run() {
 	local t log rc t0
 	for t in "$@"; do
@@ -18,6 +19,7 @@ tap_run() {
 		rc=$?
 		if [[ $rc -eq 0 ]]; then
 			tap_ok "$t ($((SECONDS - t0)) s)"
+			[[ -z ${TAP_VERBOSE:-} ]] || sed 's/^/#   /' "$log"
 		elif [[ $rc -eq 77 ]]; then
 			_tap_n=$((_tap_n + 1))
 			echo "ok $_tap_n - $t # SKIP $(tail -n1 "$log")"

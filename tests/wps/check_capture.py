@@ -140,10 +140,18 @@ def main():
             if nh == 4 and i[9] == 6:
                 t = IP(i)[TCP]
                 if t.dport == a.tcp_port and len(t.payload):
-                    streams[t.sport].append((t.seq, t.seq + len(t.payload)))
+                    streams[t.sport].append((t.seq, len(t.payload)))
         if not streams:
             die("no TCP data segment")
-        for sport, segs in streams.items():
+        for sport, raw_segs in streams.items():
+            # Sequence numbers wrap at 2^32 (a stream may start just below it):
+            # offsets from the first segment seen, in serial arithmetic.
+            base = raw_segs[0][0]
+            segs = []
+            for seq, n in raw_segs:
+                off = (seq - base) % (1 << 32)
+                off -= (1 << 32) if off >= (1 << 31) else 0
+                segs.append((off, off + n))
             segs.sort()
             end, holes = segs[0][0], 0
             for s, e in segs:

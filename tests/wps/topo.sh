@@ -59,11 +59,11 @@ wps_far_decap() {
 	done
 }
 
-# wps_attach [NPATHS]: ubctl attach on wan0 with one path per wan device.
+# wps_attach [NPATHS [ATTACH-OPTION...]]: ubctl attach on wan0 with one path per wan device.
 wps_attach() {
 	local n=${1:-4} i
 	ns_run "$NS_GW" "$UBXDP_ROOT/build/bin/ubctl" wps ingress attach --dev wan0 --node-id 1 --src "$WPS_SRC6" \
-		--egress-node-id 2 --egress-addr "$WPS_DST6" || return 1
+		--egress-node-id 2 --egress-addr "$WPS_DST6" "${@:2}" || return 1
 	for ((i = 0; i < n; i++)); do
 		ns_run "$NS_GW" "$UBXDP_ROOT/build/bin/ubctl" wps ingress path add --dev wan0 --via "wan$i" \
 			--nexthop-mac "$(wps_far_mac "$i")" >/dev/null || return 1

@@ -6,7 +6,8 @@
  * attach also sets DEV up for "one packet on the wire per flag": TSO, GSO
  * and GRO off on DEV, and a segmentation detour (veth wpsgN -> wpsgNp, GSO
  * off on wpsgN) for GSO skbs that reach DEV anyway (forwarded from a port
- * that delivers them); the detour's receiving end runs wps_ingress_seg.
+ * that delivers them); the detour's receiving end runs wps_ingress_seg, one
+ * flow on one CPU at a time (RPS).
  */
 #include <errno.h>
 #include <limits.h>
@@ -17,7 +18,9 @@
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 #include <stdbool.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -205,25 +208,125 @@ static void seg_names(unsigned ifindex, char *a, char *b)
 	snprintf(b, IF_NAMESIZE, WPS_SEG_PEER_FMT, ifindex);
 }
 
+/* Link-local IPv6 on the detour would send its MLD reports through it, and out of DEV. */
+static void ipv6_off(const char *dev)
+{
+	char path[96];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6", dev);
+	f = fopen(path, "w");	/* absent: no IPv6 in this kernel or namespace */
+	if (f) {
+		fputs("1", f);
+		fclose(f);
+	}
+}
+
+/*
+ * Writes S to PATH under /sys as this network namespace sees it. /sys shows
+ * the devices of the namespace that mounted it, which need not be ours
+ * (nsenter --net keeps the host's), so a child mounts a sysfs of its own in
+ * a mount namespace of its own, as ip netns exec does, and writes there.
+ */
+static int write_own_sysfs(const char *path, const char *s)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		FILE *f;
+
+		if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) ||
+		    mount("sysfs", "/sys", "sysfs", 0, NULL))
+			_exit(1);
+		f = fopen(path, "w");
+		if (!f)
+			_exit(1);
+		_exit(fputs(s, f) < 0 || fclose(f) ? 1 : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/*
+ * RPS over the online CPUs on the detour's receiving end (its one queue):
+ * veth hands a packet to the backlog of the CPU its flow hashes to, not of
+ * the CPU that sent it, so one flow's packets are decided and sent by one
+ * CPU at a time, in the order they entered the detour, even when they enter
+ * from several CPUs at once. Without it, two CPUs would decide and transmit
+ * one flow's packets together and E could leave before the group's others.
+ * The mask is written as the kernel prints it: 32-bit words, high first.
+ */
+static int seg_rps(const char *dev)
+{
+	__u32 words[64] = {};
+	char path[128], buf[640], *p;	/* 64 words of "%08x," */
+	int nwords = 0, n;
+	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+
+	if (!f)
+		return -1;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	while (p && *p >= '0' && *p <= '9') {	/* "0-3,6,8-9\n" */
+		char *end;
+		long lo = strtol(p, &end, 10), hi = lo;
+
+		if (*end == '-')
+			hi = strtol(end + 1, &end, 10);
+		if (hi < lo || hi >= 64 * 32)
+			return -1;
+		for (long c = lo; c <= hi; c++)
+			words[c / 32] |= 1u << (c % 32);
+		if (hi / 32 + 1 > nwords)
+			nwords = (int)(hi / 32 + 1);
+		p = *end == ',' ? end + 1 : end;
+	}
+	if (!nwords)
+		return -1;
+	n = 0;
+	for (int i = nwords - 1; i >= 0; i--)
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, i ? "%08x," : "%08x", words[i]);
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues/rx-0/rps_cpus", dev);
+	return write_own_sysfs(path, buf);
+}
+
+/*
+ * The detour for DEV: a veth pair of one queue each, every GSO kind off on
+ * the sending end (each skb reaching the other end is one wire packet), RPS
+ * on the receiving end (see seg_rps). -1: the pair, -2: ethtool, -3: RPS.
+ */
 static int seg_create(unsigned dev_if, unsigned mtu, unsigned *a_if, unsigned *b_if)
 {
 	char a[IF_NAMESIZE], b[IF_NAMESIZE], m[16];
+	char *add[] = { "ip", "link", "add", a, "mtu", m, "numtxqueues", "1", "numrxqueues", "1", "type", "veth",
+			"peer", "name", b, "mtu", m, "numtxqueues", "1", "numrxqueues", "1", NULL };
+	char *up_a[] = { "ip", "link", "set", a, "up", NULL };
+	char *up_b[] = { "ip", "link", "set", b, "up", NULL };
+	/* What ethtool's tso and gso leave on: UDP and tunnel GSO are segmented here too. */
+	char *gso_a[] = { "ethtool", "-K", a, "tx-udp-segmentation", "off", "tx-gre-segmentation", "off",
+			  "tx-gre-csum-segmentation", "off", "tx-ipxip4-segmentation", "off",
+			  "tx-ipxip6-segmentation", "off", "tx-udp_tnl-segmentation", "off",
+			  "tx-udp_tnl-csum-segmentation", "off", NULL };
 
 	seg_names(dev_if, a, b);
 	snprintf(m, sizeof(m), "%u", mtu);
-	{
-		char *add[] = { "ip", "link", "add", a, "mtu", m, "type", "veth", "peer", "name", b, "mtu", m, NULL };
-		char *up_a[] = { "ip", "link", "set", a, "up", NULL };
-		char *up_b[] = { "ip", "link", "set", b, "up", NULL };
-		if (run_quiet(add) || run_quiet(up_a) || run_quiet(up_b))
-			return -1;
-		/* wpsgN segments what it sends: every skb reaching wpsgNp is one wire packet. */
-		if (offloads_off(a))
-			return -2;
-	}
+	if (run_quiet(add))
+		return -1;
+	ipv6_off(a);
+	ipv6_off(b);
+	if (run_quiet(up_a) || run_quiet(up_b))
+		return -1;
 	*a_if = if_nametoindex(a);
 	*b_if = if_nametoindex(b);
-	return *a_if && *b_if ? 0 : -1;
+	if (!*a_if || !*b_if)
+		return -1;
+	if (offloads_off(a) || run_quiet(gso_a))
+		return -2;
+	return seg_rps(b) ? -3 : 0;
 }
 
 static void seg_delete(unsigned dev_if)
@@ -352,6 +455,12 @@ static int attach(int argc, char **argv)
 	if (rc == -2) {
 		seg_delete(dev_if);
 		rc = fail(EXIT_FAIL, "cannot turn GSO off on the detour (is ethtool installed?)");
+		goto unpin;
+	}
+	if (rc == -3) {
+		seg_delete(dev_if);
+		rc = fail(EXIT_FAIL, "cannot set RPS on the detour (/sys/class/net/" WPS_SEG_PEER_FMT
+			  "/queues/rx-0/rps_cpus, through a sysfs mounted for this network namespace)", dev_if);
 		goto unpin;
 	}
 	cfg.seg_ifindex = a_if;
