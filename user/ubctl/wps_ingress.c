@@ -222,24 +222,49 @@ static void ipv6_off(const char *dev)
 	}
 }
 
+/* Does /sys show this namespace's DEV? Its MAC (random for a veth) read both ways. */
+static bool sysfs_shows_ours(const char *dev)
+{
+	unsigned char mac[6];
+	char path[96], want[18], got[32] = "";
+	FILE *f;
+
+	if (dev_info(dev, mac, NULL))
+		return false;
+	snprintf(want, sizeof(want), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4],
+		 mac[5]);
+	snprintf(path, sizeof(path), "/sys/class/net/%s/address", dev);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(got, sizeof(got), f))
+		got[0] = 0;
+	fclose(f);
+	return !strncmp(got, want, strlen(want));
+}
+
 /*
- * Writes S to PATH under /sys as this network namespace sees it. /sys shows
+ * Writes S to DEV's sysfs FILE as this network namespace sees it. /sys shows
  * the devices of the namespace that mounted it, which need not be ours
  * (nsenter --net keeps the host's), so a child mounts a sysfs of its own in
- * a mount namespace of its own, as ip netns exec does, and writes there.
+ * a mount namespace of its own, as ip netns exec does, and writes there;
+ * without CAP_SYS_ADMIN (a container), /sys as it is if it shows our DEV.
  */
-static int write_own_sysfs(const char *path, const char *s)
+static int write_dev_sysfs(const char *dev, const char *file, const char *s)
 {
+	char path[128];
 	int status;
-	pid_t pid = fork();
+	pid_t pid;
 
+	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", dev, file);
+	pid = fork();
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
 		FILE *f;
 
-		if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) ||
-		    mount("sysfs", "/sys", "sysfs", 0, NULL))
+		if ((unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) ||
+		     mount("sysfs", "/sys", "sysfs", 0, NULL)) && !sysfs_shows_ours(dev))
 			_exit(1);
 		f = fopen(path, "w");
 		if (!f)
@@ -263,7 +288,7 @@ static int write_own_sysfs(const char *path, const char *s)
 static int seg_rps(const char *dev)
 {
 	__u32 words[64] = {};
-	char path[128], buf[640], *p;	/* 64 words of "%08x," */
+	char buf[640], *p;	/* 64 words of "%08x," */
 	int nwords = 0, n;
 	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
 
@@ -290,8 +315,7 @@ static int seg_rps(const char *dev)
 	n = 0;
 	for (int i = nwords - 1; i >= 0; i--)
 		n += snprintf(buf + n, sizeof(buf) - (size_t)n, i ? "%08x," : "%08x", words[i]);
-	snprintf(path, sizeof(path), "/sys/class/net/%s/queues/rx-0/rps_cpus", dev);
-	return write_own_sysfs(path, buf);
+	return write_dev_sysfs(dev, "queues/rx-0/rps_cpus", buf);
 }
 
 /*
@@ -460,7 +484,8 @@ static int attach(int argc, char **argv)
 	if (rc == -3) {
 		seg_delete(dev_if);
 		rc = fail(EXIT_FAIL, "cannot set RPS on the detour (/sys/class/net/" WPS_SEG_PEER_FMT
-			  "/queues/rx-0/rps_cpus, through a sysfs mounted for this network namespace)", dev_if);
+			  "/queues/rx-0/rps_cpus): needs a sysfs of this network namespace, mounted by ubctl"
+			  " (CAP_SYS_ADMIN) or already on /sys", dev_if);
 		goto unpin;
 	}
 	cfg.seg_ifindex = a_if;
