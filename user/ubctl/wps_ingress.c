@@ -473,6 +473,7 @@ static int attach(int argc, char **argv)
 	seg_delete(dev_if);	/* a leftover of a crashed attach */
 	rc = seg_create(dev_if, mtu, &a_if, &b_if);
 	if (rc == -1) {
+		seg_delete(dev_if);	/* made, then not brought up */
 		rc = fail(EXIT_FAIL, "cannot create the segmentation detour (veth " WPS_SEG_FMT ")", dev_if);
 		goto unpin;
 	}
