@@ -321,9 +321,10 @@ static int seg_rps(const char *dev)
 /*
  * The detour for DEV: a veth pair of one queue each, every GSO kind off on
  * the sending end (each skb reaching the other end is one wire packet), RPS
- * on the receiving end (see seg_rps). -1: the pair, -2: ethtool, -3: RPS.
+ * on the receiving end (see seg_rps). A failure leaves no pair behind:
+ * -1: the pair, -2: ethtool, -3: RPS.
  */
-static int seg_create(unsigned dev_if, unsigned mtu, unsigned *a_if, unsigned *b_if)
+static int seg_setup(unsigned dev_if, unsigned mtu, unsigned *a_if, unsigned *b_if)
 {
 	char a[IF_NAMESIZE], b[IF_NAMESIZE], m[16];
 	char *add[] = { "ip", "link", "add", a, "mtu", m, "numtxqueues", "1", "numrxqueues", "1", "type", "veth",
@@ -360,6 +361,16 @@ static void seg_delete(unsigned dev_if)
 
 	seg_names(dev_if, a, b);
 	run_quiet(del);
+}
+
+/* seg_setup(), and on its failure the pair taken away again. */
+static int seg_create(unsigned dev_if, unsigned mtu, unsigned *a_if, unsigned *b_if)
+{
+	int rc = seg_setup(dev_if, mtu, a_if, b_if);
+
+	if (rc)
+		seg_delete(dev_if);
+	return rc;
 }
 
 static int attach(int argc, char **argv)
@@ -473,17 +484,14 @@ static int attach(int argc, char **argv)
 	seg_delete(dev_if);	/* a leftover of a crashed attach */
 	rc = seg_create(dev_if, mtu, &a_if, &b_if);
 	if (rc == -1) {
-		seg_delete(dev_if);	/* made, then not brought up */
 		rc = fail(EXIT_FAIL, "cannot create the segmentation detour (veth " WPS_SEG_FMT ")", dev_if);
 		goto unpin;
 	}
 	if (rc == -2) {
-		seg_delete(dev_if);
 		rc = fail(EXIT_FAIL, "cannot turn GSO off on the detour (is ethtool installed?)");
 		goto unpin;
 	}
 	if (rc == -3) {
-		seg_delete(dev_if);
 		rc = fail(EXIT_FAIL, "cannot set RPS on the detour (/sys/class/net/" WPS_SEG_PEER_FMT
 			  "/queues/rx-0/rps_cpus): needs a sysfs of this network namespace, mounted by ubctl"
 			  " (CAP_SYS_ADMIN) or already on /sys", dev_if);
