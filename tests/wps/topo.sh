@@ -59,13 +59,22 @@ wps_far_decap() {
 	done
 }
 
+# The ubctl arguments that attach the gw instance on wan0 (node 1 -> node 2).
+WPS_ATTACH=(wps ingress attach --dev wan0 --node-id 1 --src "$WPS_SRC6" --egress-node-id 2 --egress-addr "$WPS_DST6")
+
 # wps_attach [NPATHS [ATTACH-OPTION...]]: ubctl attach on wan0 with one path per wan device.
 wps_attach() {
 	local n=${1:-4} i
-	ns_run "$NS_GW" "$UBXDP_ROOT/build/bin/ubctl" wps ingress attach --dev wan0 --node-id 1 --src "$WPS_SRC6" \
-		--egress-node-id 2 --egress-addr "$WPS_DST6" "${@:2}" || return 1
+	ns_run "$NS_GW" "$UBXDP_ROOT/build/bin/ubctl" "${WPS_ATTACH[@]}" "${@:2}" || return 1
 	for ((i = 0; i < n; i++)); do
 		ns_run "$NS_GW" "$UBXDP_ROOT/build/bin/ubctl" wps ingress path add --dev wan0 --via "wan$i" \
 			--nexthop-mac "$(wps_far_mac "$i")" >/dev/null || return 1
 	done
 }
+
+# wps_detour: the name of wan0's segmentation detour (wpsg<ifindex of wan0>; its
+# receiving end is that name and "p").
+wps_detour() { echo "wpsg$(ip -n "$NS_GW" -o link show wan0 | cut -d: -f1)"; }
+# wps_detour_rps: the rps_cpus of the detour's receiving end, through the gw namespace's
+# own sysfs (ip netns exec mounts one).
+wps_detour_rps() { ip netns exec "$NS_GW" cat "/sys/class/net/$(wps_detour)p/queues/rx-0/rps_cpus"; }
