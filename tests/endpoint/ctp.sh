@@ -73,7 +73,8 @@ ctp_run() {
 	# operation each way (answers are data), on both sides, beside the
 	# in-band setup's UTP hellos (ctl_*).
 	[[ $(json_get "$d/cli" retransmissions.total) -eq 0 && $(json_get "$d/cli" rto_fired) -eq 0 ]]
-	ctp_data_frames "$d/cli" $count && ctp_data_frames "$d/srv" $count
+	ctp_data_frames "$d/cli" $count
+	ctp_data_frames "$d/srv" $count
 	local pcaps=() k
 	for k in $(seq "$n"); do pcaps+=("$d/m$k.pcap"); done
 	# Each member's frames unicast, between that member's ports (ctp_topo's MACs).
@@ -109,7 +110,8 @@ test_ubperf_ctp_native_ipv6_read_write() {
 		wait $SRV_PID || { cat "$d/srv.err"; return 1; }
 		cat "$d/cli"
 		[[ $(json_get "$d/cli" messages) -eq 300 && $(json_get "$d/cli" corrupt) -eq 0 ]]
-		[[ $(json_get "$d/srv" corrupt) -eq 0 ]] && ctp_data_frames "$d/cli" 300
+		[[ $(json_get "$d/srv" corrupt) -eq 0 ]]
+		ctp_data_frames "$d/cli" 300
 	done
 }
 
@@ -118,7 +120,7 @@ test_ubperf_ctp_native_ipv6_read_write() {
 # the setup's hellos leave by the first member and count there: the members'
 # frames add up to all frames sent).
 test_ubperf_ctp_entity_lb_packet() {
-	ctp_run 2 packet 1000 send 2 || return 1
+	ctp_run 2 packet 1000 send 2
 	local f
 	for f in cli srv; do
 		$PY -c 'import json, sys; j = json.load(open(sys.argv[1])); e = j["entity"]
@@ -315,7 +317,8 @@ test_ubperf_ctp_loss_times_out_one_line() {
 		--count 5000 --rto 128ms 2>"$d/cli.err"
 	{ kill $SRV_PID; wait $SRV_PID; } 2>/dev/null || true
 	cat "$d/cli.err"
-	[[ $(wc -l <"$d/cli.err") -eq 1 ]] && grep -q "operation failed: timeout" "$d/cli.err"
+	[[ $(wc -l <"$d/cli.err") -eq 1 ]]
+	grep -q "operation failed: timeout" "$d/cli.err"
 	[[ $(ns_run "$NS_CT" nft list counter bridge ctploss dropped | awk '/packets/ { print $2 }') -gt 0 ]]
 }
 
@@ -352,7 +355,8 @@ test_ub2e_drops_native_ctp() {
 	{ kill $dump; wait $dump; } 2>/dev/null || true
 	cat "$d/cli.err"
 	echo "switch drop_not_uboe_payload: $before -> $after"
-	[[ $(wc -l <"$d/cli.err") -eq 1 ]] && grep -q "timeout" "$d/cli.err"
+	[[ $(wc -l <"$d/cli.err") -eq 1 ]]
+	grep -q "timeout" "$d/cli.err"
 	(( after - before >= 4 ))
 	[[ $(tshark -n -r "$d/ip.pcap" -Y "$ctp_filter" 2>/dev/null | wc -l) -eq 0 ]] ||
 		{ echo "CTP left the switch on its IP side"; tshark -n -r "$d/ip.pcap" -Y "$ctp_filter" | head; return 1; }

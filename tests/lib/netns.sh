@@ -14,7 +14,7 @@ ns_unsupported() {
 	[[ $(id -u) -eq 0 ]] || { echo "needs root (network namespaces, XDP)"; return 0; }
 	command -v ip >/dev/null || { echo "iproute2 'ip' not installed"; return 0; }
 	ip netns add "${NS_PREFIX}probe" 2>/dev/null || { echo "cannot create network namespaces"; return 0; }
-	ip netns del "${NS_PREFIX}probe"
+	ip netns del "${NS_PREFIX}probe" || true
 	return 1
 }
 

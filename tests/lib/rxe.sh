@@ -94,7 +94,7 @@ rxe_gid() {
 
 # rxe_counter DEV NAME: one of the device's hardware counters (sent_pkts, rcvd_pkts, ...).
 rxe_counter() {
-	rdma statistic show link "$1/1" | awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'
+	rdma statistic show link "$1/1" | awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' | num "rxe counter $2"
 }
 
 # rxe_perf TOOL OUT ARGS...: one perftest run (ib_write_bw, ib_send_bw), RC, from RXE_A to

@@ -45,3 +45,30 @@ refute() {
 	if "$@"; then echo "unexpectedly true: $*"; return 1; fi
 	return 0
 }
+
+# num WHAT: copy one number from stdin to stdout. Anything else (nothing, a
+# key that is not there, "null") prints "missing: WHAT" and fails. In [[ ]] or
+# (( )) that text is an arithmetic syntax error, which ends the test: `[[ '' -eq
+# 0 ]]` holds, so without this a counter that was renamed would read as zero.
+num() {
+	local v
+	v=$(cat)
+	if [[ $v =~ ^-?[0-9]+(\.[0-9]+)?$ ]]; then echo "$v"; return 0; fi
+	echo "missing: $1 (read '${v:0:40}')"
+	return 1
+}
+
+# json_get FILE KEY.PATH: one value of a JSON file (list indices are numbers in
+# the path); a key that is not there, or null, prints "missing: KEY" and fails.
+json_get() {
+	/usr/bin/python3 -c 'import json, sys
+v = json.load(open(sys.argv[1]))
+try:
+    for k in sys.argv[2].split("."):
+        v = v[int(k)] if isinstance(v, list) else v[k]
+except (KeyError, IndexError, ValueError, TypeError):
+    v = None
+if v is None:
+    print("missing: " + sys.argv[2]); sys.exit(1)
+print(v)' "$1" "$2"
+}

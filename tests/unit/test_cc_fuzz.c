@@ -122,7 +122,10 @@ static void one_run(uint64_t seed)
 				/* What goes on the wire decodes to what was meant. */
 				ub_cetph_encode(&raw, &ce);
 				ub_cetph_decode(&raw, &back);
-				if (memcmp(&back, &ce, sizeof(ce)))
+				/* Field by field: the struct's padding byte is
+				 * whatever the stack held. */
+				if (back.ack_seq != ce.ack_seq || back.loc != ce.loc || back.i != ce.i ||
+				    back.c != ce.c || back.hint != ce.hint)
 					fail_msg("seed %llu: CETPH does not round-trip", (unsigned long long)seed);
 			}
 			break;
