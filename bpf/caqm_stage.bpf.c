@@ -14,7 +14,7 @@
  * rule as tp_caqm_switch() in user space, which the tests compare it with.
  * The CCI lies outside the ICRC's coverage: nothing else changes.
  *
- * On the IP segment the request crosses in the Ethernet CAQM tag (WIRE.md
+ * On the IP segment the request crosses in the Ethernet CAQM tag (docs/WIRE.md
  * §5, the UB2E switch's --caqm-tag): Eth | [802.1Q] | tag(tag_proto) | IP.
  * The tag's C, I and Hint are the CCI's and get the same answer.
  *

@@ -182,7 +182,7 @@ static __always_inline int ub2e_parse_l3_exact(struct hdr_cursor *c, bool v6, bo
 			return native ? UB2E_CNT_DROP_TRUNCATED : UB2E_NOT_UBOE;
 		if (ip6h->version != 6)
 			return native ? UB2E_CNT_DROP_IP_VERSION : UB2E_NOT_UBOE;
-		/* UBoE carries no extension headers (WIRE.md §1). */
+		/* UBoE carries no extension headers (docs/WIRE.md §1). */
 		if (ip6h->nexthdr != IPPROTO_UDP)
 			return native ? UB2E_CNT_DROP_NOT_UBOE : UB2E_NOT_UBOE;
 		ip_len = bpf_ntohs(ip6h->payload_len) + sizeof(*ip6h);

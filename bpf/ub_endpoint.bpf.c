@@ -7,7 +7,7 @@
  * for the host's addresses and resolving neighbours for the endpoint.
  *
  * Native mode (ub_ethertype set before load, ubperf --native): the device is
- * an emulated UB port (WIRE.md §5) and the frames of that EtherType (LPH |
+ * an emulated UB port (docs/WIRE.md §5) and the frames of that EtherType (LPH |
  * NTH | IP | UDP 4792 | ..., and CTP: UDP to UB_CTP_UDP_PORT) are the ones
  * steered; everything else, UBoE
  * included, passes to the kernel.

@@ -180,7 +180,7 @@ static inline __u32 ub2e_mark(__u32 pid, __u8 perm, __u8 fecn)
  * so it is a second word of XDP metadata, which TC ingress leaves in
  * skb->tc_index (through the classid: 16 bits the kernel's forwarding and
  * neighbour queue leave alone, as they do the mark): UB2E_SLOW_CAQM | the
- * tag's info, cc_type 000 (WIRE.md §5; the only type carried). 0: none.
+ * tag's info, cc_type 000 (docs/WIRE.md §5; the only type carried). 0: none.
  */
 #define UB2E_SLOW_CAQM		0x8000u
 #define UB2E_SLOW_CAQM_INFO	0x1fffu

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * UB and UBoE wire formats (docs: ../shared/design/WIRE.md §1-§5).
+ * UB and UBoE wire formats (docs/WIRE.md §1-§5).
  *
  * Every [chosen] layout constant lives here and nowhere else, so that correcting
  * one is a one-line change. Shared by BPF and user code: no libc.
@@ -70,8 +70,9 @@ static inline void ub_lph_init(struct ub_lph *h, __u8 config, __u8 vl, __u8 rt)
 
 /*
  * LBF, the load-balancing field [chosen] (docs/TRANSPORT.md "Wire choices"):
- * LPH byte 3, one of the link length bytes WIRE.md §5 writes 0 and ignores on
- * receipt. An entity of several UB ports (CTP) sends each packet out of member
+ * LPH byte 3, one of the link length bytes that other frames carry as 0 and
+ * every receiver ignores (docs/WIRE.md §5.2). An entity of several UB ports
+ * (CTP) sends each packet out of member
  * LBF mod N; a per-flow LBF keeps a flow on one member, a per-packet one
  * sprays. The endpoint writes it on CTP frames only (RTP frames keep 0).
  */
@@ -115,7 +116,7 @@ static inline __u8 ub_nth_perm(const struct ub_nth *h) { return h->perm & 1; }
 #define UB_FECN_MARKABLE	2
 #define UB_FECN_SEVERE_CE	3
 
-/* CAQM mode [chosen] (WIRE.md §5): LoC shares bit 11 with FECN mode */
+/* CAQM mode [chosen] (docs/WIRE.md §5): LoC shares bit 11 with FECN mode */
 #define UB_CCI_CAQM_LOC		(1u << 11)
 #define UB_CCI_CAQM_EN		(1u << 10)	/* on data: a window request */
 #define UB_CCI_CAQM_C		(1u << 9)	/* congested */
@@ -123,7 +124,7 @@ static inline __u8 ub_nth_perm(const struct ub_nth *h) { return h->perm & 1; }
 #define UB_CCI_CAQM_HINT_MASK	0xff		/* in units of a configured hint size */
 
 /*
- * The Ethernet CAQM tag [chosen] (WIRE.md §5, docs/CC.md): openEuler's kernel
+ * The Ethernet CAQM tag [chosen] (docs/WIRE.md §5, docs/CC.md): openEuler's kernel
  * tag (struct caqm_hdr: h_caqm_info, h_caqm_encapsulated_proto), 4 bytes
  * between the Ethernet (or 802.1Q) header and the IP header, carrying a CAQM
  * CCI across the IP segment, which has no NTH. Info(16): bits 15-13
@@ -233,7 +234,7 @@ static inline int ub_tph_is_response(const struct ub_tph *h)
 
 /*
  * CTP on a native UB port [chosen] (docs/TRANSPORT.md "Wire choices"). UBoE
- * never carries CTP (WIRE.md §1), so UDP 4792 keeps meaning RTPH/UTPH; a CTP
+ * never carries CTP (docs/WIRE.md §1), so UDP 4792 keeps meaning RTPH/UTPH; a CTP
  * packet behind an NTH goes to its own UDP destination port, and the 1-byte
  * CTPH follows the UDP header:
  *     Eth(0x88B5) | LPH | NTH | IP | UDP(dport 4794) | CTPH(1) | TAH | [MAETAH] | payload | ICRC

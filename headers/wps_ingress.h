@@ -366,7 +366,7 @@ WPS_INLINE __u32 wps_sched_pick(__u8 kind, __u32 seq, __u32 n, const __u8 *slot,
 /*
  * The group quantum reached by this packet? It is then the group's last (E):
  * packets count segments, bytes include this packet, time runs from the
- * group's first packet (WIRE.md §6: the first packet that reaches or passes
+ * group's first packet (docs/WIRE.md §6: the first packet that reaches or passes
  * the bound closes the group).
  */
 WPS_INLINE int wps_quantum_reached(__u8 kind, __u64 quantum, __u64 pkts_after,

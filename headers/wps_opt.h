@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The WPS option (draft-wps-ipv6-option, WIRE.md §6): wire constants and the
+ * The WPS option (draft-wps-ipv6-option, docs/WIRE.md §6): wire constants and the
  * 16-byte Destination Options header that carries it. Usable from BPF and
  * user code alike (no libc). Only the wire layout lives here; map types of
  * the ingress and egress roles live in their own headers.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The Ethernet CAQM tag (headers/ub_wire.h, WIRE.md §5) for the UB2E switch
+ * The Ethernet CAQM tag (headers/ub_wire.h, docs/WIRE.md §5) for the UB2E switch
  * and the CAQM stage: what UB -> UBoE inserts after the Ethernet/802.1Q
  * header when the CCI asks for CAQM, what UBoE -> UB reads back into the CCI
  * and removes. Kept apart from the conversion programs so the fast path's

@@ -16,7 +16,7 @@
  * parser, not the code under test, says what each frame is, and verdict and
  * counters must agree with it: a valid frame is steered, a UBoE frame the
  * library rejects is not, non-UBoE passes, one counter moves per frame.
- * --native loads the program for an emulated UB port (WIRE.md §5) and fuzzes
+ * --native loads the program for an emulated UB port (docs/WIRE.md §5) and fuzzes
  * native frames: those are steered or dropped, everything else (UBoE too) passes.
  */
 #include <errno.h>

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Golden fixtures for the UBoE endpoint XDP program (bpf/ub_endpoint.bpf.c),
-made with scapy from the rules (draft-li-uboe-00, WIRE.md), never from the C
+made with scapy from the rules (draft-li-uboe-00, docs/WIRE.md), never from the C
 code: valid UBoE to the AF_XDP socket of its rx queue, malformed UBoE dropped
 per reason, everything else to the kernel.
 
@@ -77,7 +77,7 @@ case("tcp_passes", Ether(dst=EP_MAC, src=PEER_MAC) / IPv6(src=PEER6, dst=EP6) / 
      "XDP_PASS", ["pass_not_uboe"], scapy="TCP to port 4792 is not UBoE")
 case("ipv6_ext_header_passes", Ether(dst=EP_MAC, src=PEER_MAC) / IPv6(src=PEER6, dst=EP6) /
      IPv6ExtHdrDestOpt() / UDP(dport=4792) / Raw(b"z" * 40), "XDP_PASS", ["pass_not_uboe"],
-     scapy="UBoE carries no IPv6 extension headers (WIRE.md §1)")
+     scapy="UBoE carries no IPv6 extension headers (docs/WIRE.md §1)")
 ip = IP(uboe())
 later = ip.copy()
 later.frag = 50

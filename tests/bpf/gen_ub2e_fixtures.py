@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Golden fixtures for the UB2E XDP programs, made with scapy from the drafts'
-rules (draft-li-uboe-00 §5, WIRE.md), never from the C code.
+rules (draft-li-uboe-00 §5, docs/WIRE.md), never from the C code.
 
 Each case: the input frame, the ubctl options in force, the expected XDP verdict,
 the expected output frame and the counters that must move (all others must not).
@@ -278,7 +278,7 @@ case("to_uboe_not_port_4792", "to_uboe", native(bytes(other)), "XDP_DROP", DROP(
 icmp = IP(src=T["UBPU_IP4"], dst=T["IPHOST_IP4"]) / ICMP() / Raw(b"x" * 40)
 case("to_uboe_not_udp", "to_uboe", native(bytes(icmp)), "XDP_DROP", DROP("drop_not_uboe_payload"))
 # CTP on a native port (docs/TRANSPORT.md: UDP 4794, 1-byte CTPH): UBoE never carries
-# CTP (WIRE.md §1), so the switch drops it rather than converting it, counted.
+# CTP (docs/WIRE.md §1), so the switch drops it rather than converting it, counted.
 ctp = uboe_ip(T["UBPU_IP4"], T["IPHOST_IP4"], UBCTPH(), UBTAH(opcode=0x00, ini_rcid=1),
               b"c" * 64, dport=CTP_PORT)
 case("to_uboe_native_ctp_dropped", "to_uboe", native(ctp), "XDP_DROP", DROP("drop_not_uboe_payload"))
@@ -418,7 +418,7 @@ case("to_ub_no_room_for_icrc", "to_ub", uboe_in(bytes(tiny)), "XDP_DROP", ["rx_u
 
 
 # ---- Found by the fuzzer (tests/bpf/ub2e_fuzz.c), handled right: pinned here --
-# CCI bit 15 is reserved: Mode (bits 14-12) alone says FECN (WIRE.md §5).
+# CCI bit 15 is reserved: Mode (bits 14-12) alone says FECN (docs/WIRE.md §5).
 ipb = ip_bytes(ecn=ECT1)
 case("to_uboe_cci_reserved_bit_set", "to_uboe", native(ipb, cci=0x8000 | cci_fecn(MARKABLE)), "XDP_REDIRECT", TX,
      uboe_out(rewrite_ip(ipb, ecn=ECT0), vlan=5), scapy="CCI 0xC002: reserved bit set, FECN markable -> ECT(0)")

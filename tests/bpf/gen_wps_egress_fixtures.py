@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Golden fixtures for the WPS egress XDP program (bpf/wps_egress.bpf.c), made with
-scapy and struct from draft-wps-ipv6-option and WIRE.md §6, never from the C code.
+scapy and struct from draft-wps-ipv6-option and docs/WIRE.md §6, never from the C code.
 
 Each case: the input frame, the options in force, the expected XDP verdict, the
 expected output frame and the counters that must move (all others must not).
@@ -46,7 +46,7 @@ def case(name, inp, verdict, counters, out=None, opts="", ifindex_at=None, scapy
 
 def wps_opt(flags=S | E, flow=7, ingress=NODE_IN, egress=NODE_EG, gid=100, iport=1, eport=2,
             length=12, rsvd=0):
-    """Option type 0x81, Opt Data Len, then the 12 data bytes of WIRE.md §6."""
+    """Option type 0x81, Opt Data Len, then the 12 data bytes of docs/WIRE.md §6."""
     data = struct.pack("!BBHHHHBB", flags, rsvd, flow, ingress, egress, gid, iport, eport)
     return bytes([0x81, length]) + data[:length] + b"\x00" * max(0, length - 12)
 

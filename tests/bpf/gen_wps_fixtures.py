@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Golden fixtures for the WPS ingress and boundary TC programs, made with scapy
-from draft-wps-ipv6-option and WIRE.md §6, never from the C code.
+from draft-wps-ipv6-option and docs/WIRE.md §6, never from the C code.
 
 Each case: the ingress configuration (ubctl attach options, paths, rules), one
 or more input frames in order, and for each the expected TC verdict and output

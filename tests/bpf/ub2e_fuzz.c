@@ -3,7 +3,7 @@
  * Fuzzer of the UB2E XDP programs: seeded random and mutated frames (bit
  * flips, truncations, random bytes in every header, lengths that lie) through
  * BPF_PROG_TEST_RUN in the switch namespace of tests/bpf/run, each checked by
- * a decoder that is not the code under test (ubref.c, from WIRE.md). Frames:
+ * a decoder that is not the code under test (ubref.c, from docs/WIRE.md). Frames:
  * ub2e_fuzz_frames.c; what each may become and the check: ub2e_fuzz_check.c.
  * The invariants:
  *

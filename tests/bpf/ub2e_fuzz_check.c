@@ -70,7 +70,7 @@ static bool caqm_tag_out(const struct ref_frame *r, const struct model *m)
 	return (m->cfg.flags & UB2E_F_CAQM_TAG) && (r->cci >> 12 & 7) == 0;
 }
 
-/* The tag's info for a CCI, and back (WIRE.md §5: cc_type = Mode, is_last_hop = LoC, bits 10-0 as they are). */
+/* The tag's info for a CCI, and back (docs/WIRE.md §5: cc_type = Mode, is_last_hop = LoC, bits 10-0 as they are). */
 static unsigned cci_to_tag(unsigned cci) { return (cci >> 12 & 7) << 13 | (cci >> 11 & 1) << 12 | (cci & 0x7ff); }
 static unsigned tag_to_cci(unsigned t) { return (t >> 13) << 12 | (t >> 12 & 1) << 11 | (t & 0x7ff); }
 
@@ -374,7 +374,7 @@ static void check_fwd_to_ub(struct verdict_ctx *c, const uint8_t *in, size_t in_
 		FAIL(c, "MAC addresses are not the UB-side port's and the UBPU's");
 	if (ref_get16(o + 12) != m->cfg.ub_ethertype)
 		FAIL(c, "EtherType %04x, want native UB %04x", ref_get16(o + 12), m->cfg.ub_ethertype);
-	/* LPH: only VL, Config and RT set; link length fields 0 (WIRE.md §5). */
+	/* LPH: only VL, Config and RT set; link length fields 0 (docs/WIRE.md §5). */
 	if (o[14] != (vl >> 3 & 1) || o[15] != ((vl & 7) << 5 | cfgv) ||
 	    o[16] != ((rt & 1) << 7 | (rt >> 1 & 1) << 6) || o[17])
 		FAIL(c, "LPH %02x%02x%02x%02x, want VL %u Config %u RT %u", o[14], o[15], o[16], o[17], vl, cfgv, rt);

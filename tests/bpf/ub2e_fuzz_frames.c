@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Frames for the UB2E fuzzer: the scapy fixtures as seeds, valid UB and UBoE
- * frames built here from WIRE.md towards every kind of destination the switch
+ * frames built here from docs/WIRE.md towards every kind of destination the switch
  * namespace's FIB knows, random bytes; then ubmutate.c's damage.
  */
 #include <arpa/inet.h>
@@ -162,7 +162,7 @@ static const uint8_t *peer_mac(enum dir d)
 	return d == TO_UBOE ? topo.ubpu_mac : topo.iphost_mac;
 }
 
-/* A valid UB (to_uboe) or UBoE (to_ub) frame, built from WIRE.md by hand. */
+/* A valid UB (to_uboe) or UBoE (to_ub) frame, built from docs/WIRE.md by hand. */
 static size_t build_valid(struct fz_rng *g, enum dir d, const struct model *m, uint8_t *f)
 {
 	static const uint32_t pids[] = { 1, 5, 7, 9, 4097, 0x123456, 100, 0xfff, 4096, 70 };
@@ -214,7 +214,7 @@ static size_t build_valid(struct fz_rng *g, enum dir d, const struct model *m, u
 		} else {
 			off = 12;
 		}
-		/* The CAQM tag (WIRE.md §5) after the 802.1Q one: cc_type mostly 000. */
+		/* The CAQM tag (docs/WIRE.md §5) after the 802.1Q one: cc_type mostly 000. */
 		if (fz_chance(g, 30)) {
 			unsigned info = fz_rnd(g, 0x10000);
 

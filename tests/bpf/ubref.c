@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Reference decoder of UB frames (see ubref.h): WIRE.md read byte by byte. */
+/* Reference decoder of UB frames (see ubref.h): docs/WIRE.md read byte by byte. */
 #include "ubref.h"
 
 #include <string.h>
@@ -40,7 +40,7 @@ static bool martian6(const uint8_t *a)
 
 static bool tp_opcode_valid(unsigned op)
 {
-	/* WIRE.md §3: 0 UTP, 1 RTP, 2 TPACK, 3 TPACK+CETPH, 5, 6 TPSACK, 8 CNP. */
+	/* docs/WIRE.md §3: 0 UTP, 1 RTP, 2 TPACK, 3 TPACK+CETPH, 5, 6 TPSACK, 8 CNP. */
 	return op <= 3 || op == 5 || op == 6 || op == 8;
 }
 
@@ -218,7 +218,7 @@ uint32_t ref_icrc(const uint8_t *ip, size_t ip_len)
 	size_t n = ip_len - ICRC_LEN, udp;
 
 	memcpy(m, ip, n);
-	/* WIRE.md §2: the fields a switch may change are hashed as all-ones. */
+	/* docs/WIRE.md §2: the fields a switch may change are hashed as all-ones. */
 	if (m[0] >> 4 == 4) {
 		m[1] = 0xff;			/* ToS */
 		m[8] = 0xff;			/* TTL */

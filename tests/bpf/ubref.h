@@ -72,7 +72,7 @@ void ref_decode_uboe_caqm(const uint8_t *f, size_t len, uint16_t caqm_ethertype,
 bool ref_ipv4_csum_ok(const uint8_t *ip, size_t hlen);
 /* Write a correct IPv4 header checksum. */
 void ref_ipv4_csum_fix(uint8_t *ip, size_t hlen);
-/* ICRC (WIRE.md §2) of an IP packet of `ip_len` bytes whose last 4 are the ICRC. */
+/* ICRC (docs/WIRE.md §2) of an IP packet of `ip_len` bytes whose last 4 are the ICRC. */
 uint32_t ref_icrc(const uint8_t *ip, size_t ip_len);
 bool ref_icrc_ok(const uint8_t *ip, size_t ip_len);
 void ref_icrc_fix(uint8_t *ip, size_t ip_len);

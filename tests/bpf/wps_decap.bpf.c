@@ -3,7 +3,7 @@
  * Test helper, not a WPS egress: strips the outer IPv6 header and the
  * 16-byte options header holding the WPS option, so the namespace tests can
  * run real TCP through the ingress without depending on the egress. No
- * reordering, no validation beyond recognising the layout of WIRE.md §6.
+ * reordering, no validation beyond recognising the layout of docs/WIRE.md §6.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>

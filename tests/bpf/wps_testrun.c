@@ -393,7 +393,7 @@ static int run_file(const char *path, int *failed)
 
 /*
  * Two threads on two CPUs run packets of ONE flow through the ingress at the
- * same time; decoded from the output bytes (WIRE.md §6 offsets, not the
+ * same time; decoded from the output bytes (docs/WIRE.md §6 offsets, not the
  * program's structs): every Group ID has exactly QUANTUM packets, one S, one E,
  * one path and one flow label, and the Group IDs follow each other.
  */
@@ -579,7 +579,7 @@ out:
  * flows have been idle for --idle-ms, the sweep forgets up to
  * WPS_IN_SWEEP_MAX of them (only idle ones) and new flows are sprayed again;
  * the Flow IDs it freed are not handed out before the quarantine ends, then
- * they are. Flow IDs and verdicts are read from the output bytes (WIRE.md
+ * they are. Flow IDs and verdicts are read from the output bytes (docs/WIRE.md
  * §6: Flow ID at data bytes 2-3 of the option, frame offset 60).
  */
 #define FT_FLOWS	WPS_IN_MAX_FLOWS
@@ -757,7 +757,7 @@ out:
 /*
  * Fuzz: seeded random and mutated frames (bit flips, truncation, lying
  * lengths, random bytes, random EtherTypes and protocols) through the
- * ingress. Checked with a decoder written here from WIRE.md §6, not the
+ * ingress. Checked with a decoder written here from docs/WIRE.md §6, not the
  * program's structs: TC_ACT_OK leaves the frame as it was; a redirect is
  * either the encapsulation (outer IPv6 from/to the configured addresses,
  * payload length right, one options header holding only a well-formed WPS

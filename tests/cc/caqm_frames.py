@@ -9,10 +9,10 @@
                                           independent model of the rule
 
 With "tag" the frames are UBoE of the IP segment instead, the request in an
-Ethernet CAQM tag after an 802.1Q header (openEuler's struct caqm_hdr, WIRE.md
+Ethernet CAQM tag after an 802.1Q header (openEuler's struct caqm_hdr, docs/WIRE.md
 §5): Eth / 802.1Q / CAQM tag / IPv4 / UDP 4792 / ...
 
-The model is written here from WIRE.md §5 and docs/CC.md, not taken from the
+The model is written here from docs/WIRE.md §5 and docs/CC.md, not taken from the
 code under test.
 """
 import sys

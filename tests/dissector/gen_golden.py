@@ -5,7 +5,7 @@
 
 writes OUTDIR/golden.pcap and OUTDIR/expected.json. Packets are built with the
 independent scapy encoder tests/scapy/ublayers.py; every expected value is the
-value this generator put into the packet (or follows from it by a WIRE.md rule:
+value this generator put into the packet (or follows from it by a docs/WIRE.md rule:
 RT, NPI, SACK PSN list, ICRC), never something read back from the dissector.
 
 expected.json:
@@ -323,7 +323,7 @@ def native(lph, nth, ip_bytes, ethertype=UB_ETHERTYPE):
 def lph_expect(lph):
     e = fields_of(lph, "ub.lph.", ["crd", "ack", "crd_target_vl", "rsv0", "vl", "rsv1",
                                    "config", "lbmode", "route_policy", "link_len"])
-    e["ub.lph.rt"] = (int(lph.route_policy) << 1) | int(lph.lbmode)   # WIRE.md §5
+    e["ub.lph.rt"] = (int(lph.route_policy) << 1) | int(lph.lbmode)   # docs/WIRE.md §5
     return e
 
 

@@ -329,7 +329,7 @@ ub2e_drops() {
 	awk '$1 == "drop_not_uboe_payload" { s += $2; n++ } END { if (n != 1) exit 1; print s }' "$1"
 }
 
-# UBoE never carries CTP (WIRE.md §1): a UB2E switch drops a native CTP frame
+# UBoE never carries CTP (docs/WIRE.md §1): a UB2E switch drops a native CTP frame
 # rather than converting it, counted (drop_not_uboe_payload: UDP, not to 4792),
 # and nothing leaves on its IP side. The client's operations time out.
 test_ub2e_drops_native_ctp() {

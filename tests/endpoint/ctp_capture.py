@@ -38,7 +38,7 @@ TA_SEND, TA_WRITE, TA_READ, TA_MESSAGE, TA_TAACK, TA_READ_RESP = 0x00, 0x03, 0x0
 
 
 def icrc_ok(ip):
-    """WIRE.md §2: CRC-32 over IP..payload with ToS, TTL, checksums as ones."""
+    """docs/WIRE.md §2: CRC-32 over IP..payload with ToS, TTL, checksums as ones."""
     m = bytearray(ip[:-4])
     m[1] = 0xff                  # ToS
     m[8] = 0xff                  # TTL

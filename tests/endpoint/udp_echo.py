@@ -15,7 +15,7 @@ a = ap.parse_args()
 s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
 s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-# UBoE sends UDP checksum 0 (WIRE.md §1); Linux drops that over IPv6 unless told.
+# UBoE sends UDP checksum 0 (docs/WIRE.md §1); Linux drops that over IPv6 unless told.
 UDP_NO_CHECK6_TX, UDP_NO_CHECK6_RX = 101, 102
 s.setsockopt(socket.IPPROTO_UDP, UDP_NO_CHECK6_RX, 1)
 s.bind(("::", a.port))

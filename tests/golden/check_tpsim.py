@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Decode with the scapy layers every UBoE frame that the transport core puts on
-the simulated link (`tpsim --dump`) and check it against WIRE.md §3-4 and the
+the simulated link (`tpsim --dump`) and check it against docs/WIRE.md §3-4 and the
 transport's [chosen] rules (docs/TRANSPORT.md): ICRC, opcodes, extension
 headers by opcode, NLP, TAH/MAETAH placement, segmentation by MTU, Last, and
 Write payloads byte for byte from their MAETAH address.

@@ -55,7 +55,7 @@ def tah_layer(p):
               poison=p["ta_poison"], ud_flg=p["ta_ud"], ini_tassn=p["ta_tassn"],
               excl=p["ta_excl"], ini_rc_type=p["ta_rctype"], ini_rcid=p["ta_rcid"])
     if p["tah"] == TAACK:
-        # WIRE.md §4: a TAACK has RSPST(3).RSPINFO(5) in byte 4, where the
+        # docs/WIRE.md §4: a TAACK has RSPST(3).RSPINFO(5) in byte 4, where the
         # others have NoTAACK.Order.MT_EN.FCE.Retry.Alloc; ublayers names only
         # the latter, so lay the TAACK byte over them bit for bit.
         b4 = (p["ta_rspst"] << 5) | p["ta_rspinfo"]

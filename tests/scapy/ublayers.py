@@ -1,6 +1,7 @@
 """Scapy layers for UB, UBoE and the WPS option, written from
 ../shared/design/WIRE.md alone: the independent encoder that the project's
-golden vectors come from. Nothing here is derived from the C code.
+golden vectors come from. Nothing here is derived from the C code. docs/WIRE.md
+documents the same layouts as the code sends them (its §8: where they differ).
 
 Use /usr/bin/python3 (Debian's python3-scapy).
 """
@@ -25,7 +26,7 @@ TA_OPCODES = {0x00: "Send", 0x01: "SendImm", 0x03: "Write", 0x04: "WriteImm",
 
 
 class UBLPH(Packet):
-    """Link packet header, 4 bytes (WIRE.md §5). rt = (RoutePolicy<<1)|LBMode."""
+    """Link packet header, 4 bytes (docs/WIRE.md §5). rt = (RoutePolicy<<1)|LBMode."""
     name = "UB LPH"
     fields_desc = [BitField("crd", 0, 1), BitField("ack", 0, 1),
                    BitField("crd_target_vl", 0, 4), BitField("rsv0", 0, 1),
@@ -48,7 +49,7 @@ def cci_fecn(fecn, loc=0):
 
 
 def cci_caqm(en=1, c=0, i=0, hint=0, loc=0):
-    """CCI in CAQM mode (Mode 000, WIRE.md §5): LoC 11, EN 10, C 9, I 8, Hint 7-0."""
+    """CCI in CAQM mode (Mode 000, docs/WIRE.md §5): LoC 11, EN 10, C 9, I 8, Hint 7-0."""
     return (loc << 11) | (en << 10) | (c << 9) | (i << 8) | (hint & 0xFF)
 
 
@@ -57,7 +58,7 @@ CAQM_TAG_ETHERTYPE = 0x88B6
 
 class CAQMTag(Packet):
     """The Ethernet CAQM tag, 4 bytes: openEuler's struct caqm_hdr, whose info
-    is struct caqm_hdr_info in network bit order (WIRE.md §5, docs/CC.md)."""
+    is struct caqm_hdr_info in network bit order (docs/WIRE.md §5, docs/CC.md)."""
     name = "CAQM tag"
     fields_desc = [BitField("cc_type", 0, 3), BitField("is_last_hop", 0, 1),
                    BitField("padding", 0, 1), BitField("caqm_en", 0, 1),
@@ -66,7 +67,7 @@ class CAQMTag(Packet):
 
 
 class UBTPH(Packet):
-    """RTPH/UTPH, 16 bytes (WIRE.md §3)."""
+    """RTPH/UTPH, 16 bytes (docs/WIRE.md §3)."""
     name = "UB TPH"
     fields_desc = [BitField("last", 0, 1), BitEnumField("opcode", 1, 7, TP_OPCODES),
                    BitField("ver", 0, 2), BitField("pad", 0, 2), BitField("nlp", 0, 4),
@@ -127,7 +128,7 @@ bind_layers(UBLPH, UBNTH)
 bind_layers(UDP, UBTPH, dport=UBOE_PORT)
 
 
-# ---- ICRC (WIRE.md §2) ---------------------------------------------------
+# ---- ICRC (docs/WIRE.md §2) ----------------------------------------------
 
 def _masked(ip_bytes):
     b = bytearray(ip_bytes)
@@ -160,7 +161,7 @@ def with_icrc(ip_pkt):
 
     IP lengths and the IPv4 header checksum are computed by scapy first (with
     the 4 ICRC bytes as placeholder), then the ICRC over the final bytes.
-    UDP checksum is 0 (WIRE.md §1)."""
+    UDP checksum is 0 (docs/WIRE.md §1)."""
     pkt = ip_pkt.copy()
     pkt[UDP].chksum = 0
     raw = bytes(pkt / Raw(b"\x00" * 4))
@@ -190,7 +191,7 @@ def uboe_ip(src, dst, tph, tah=None, payload=b"", v6=False, sport=0x1234,
     return with_icrc(pkt)[1]
 
 
-# ---- WPS option (WIRE.md §6) ---------------------------------------------
+# ---- WPS option (docs/WIRE.md §6) ----------------------------------------
 
 class WPSOption(Packet):
     """The 12 data bytes of IPv6 option 0x81 (with type and length)."""

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* ICRC (WIRE.md §2): known answers, backend agreement, masking. */
+/* ICRC (docs/WIRE.md §2): known answers, backend agreement, masking. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -27,7 +27,7 @@ static size_t unhex(const char *hex, uint8_t *out)
 	return n;
 }
 
-/* Reference: mask a full copy exactly as WIRE.md §2 says, then one zlib call. */
+/* Reference: mask a full copy exactly as docs/WIRE.md §2 says, then one zlib call. */
 static uint32_t ref_icrc(const uint8_t *ip, size_t len)
 {
 	uint8_t *b = malloc(len ? len : 1);

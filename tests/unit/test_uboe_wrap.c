@@ -3,7 +3,7 @@
  * uboe_wrap (user/lib/uboe_wrap.c), the endpoint's in-place UBoE framing,
  * against the packet library's builder (ub_build_uboe, itself checked against
  * scapy goldens): same spec in, the same bytes out, for IPv4 and IPv6 and
- * every kind of TP packet the core sends; and its native UB framing (WIRE.md
+ * every kind of TP packet the core sends; and its native UB framing (docs/WIRE.md
  * §5) against ub_build_native the same way.
  */
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Header codecs, frame builders and the frame parser (WIRE.md §1, §3-§5). */
+/* Header codecs, frame builders and the frame parser (docs/WIRE.md §1, §3-§5). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

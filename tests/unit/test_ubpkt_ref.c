@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The frame parser (user/lib/ubpkt_parse.c) against a decoder that is not it:
- * tests/bpf/ubref.c, written from WIRE.md for the UB2E fuzzer. Frames built
+ * tests/bpf/ubref.c, written from docs/WIRE.md for the UB2E fuzzer. Frames built
  * by the library (random fields, every TP opcode, tagged or not), damaged by
  * tests/bpf/ubmutate.c, or random bytes; on each the two must agree on what
  * the frame is (not UB, broken UB and the first rule it breaks, valid UB)

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Checks what the WPS ingress put on the wire, from tcpdump captures of the
-member paths, with scapy and WIRE.md §6 (not the code under test):
+member paths, with scapy and docs/WIRE.md §6 (not the code under test):
 
   * every packet: outer IPv6 from the ingress to the egress address, one
     options header holding only the WPS option (type 0x81, length 12),

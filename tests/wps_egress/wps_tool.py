@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """WPS egress e2e helper: builds WPS traffic with scapy (the ingress's encapsulation
-per draft-wps-ipv6-option / WIRE.md §6), sends it pre-shuffled over several domain
+per draft-wps-ipv6-option / docs/WIRE.md §6), sends it pre-shuffled over several domain
 devices as paths of unequal delay would deliver it, captures what leaves the egress
 on the site side, and checks it.
 

@@ -9,7 +9,7 @@
 --     TAH, MAETAH, payload and ICRC; and the LPH's LBF (byte 3).
 --   * The WPS IPv6 option (type 0x81) in Hop-by-Hop or Destination Options.
 --
--- Wire layouts: shared/design/WIRE.md (normative). Filter fields: ub.*, wpsopt.*
+-- Wire layouts: docs/WIRE.md. Filter fields: ub.*, wpsopt.*
 -- ("wps" belongs to Wi-Fi Protected Setup).
 -- Written for Wireshark 4.0 (Lua 5.2: bit32, no native integer operators).
 
@@ -23,7 +23,7 @@ local CETPH_LEN, SAETPH_FIXED_LEN, CNPETPH_LEN = 8, 4, 16
 local TA_TAACK = 0x11
 
 ---------------------------------------------------------------------------
--- Names (WIRE.md §3-§5)
+-- Names (docs/WIRE.md §3-§5)
 ---------------------------------------------------------------------------
 local tp_opcode_names = {
     [0x0] = "UTP data", [0x1] = "RTP data", [0x2] = "TPACK",
@@ -174,7 +174,7 @@ ub.prefs.ethertype = Pref.string("Native UB EtherType", "0x88B5",
     "EtherType carrying native UB frames (LPH | NTH | IP) on an emulated UB port, e.g. 0x88B5")
 
 ---------------------------------------------------------------------------
--- ICRC (WIRE.md §2): zlib crc32 over IP header..payload, some fields as all ones
+-- ICRC (docs/WIRE.md §2): zlib crc32 over IP header..payload, some fields as all ones
 ---------------------------------------------------------------------------
 local CRC_TABLE = {}   -- reflected CRC-32/IEEE, computed once at load
 for i = 0, 255 do
@@ -529,7 +529,7 @@ DissectorTable.get("udp.port"):add(UBOE_PORT, ub)
 DissectorTable.get("udp.port"):add(CTP_PORT, ub)
 
 ---------------------------------------------------------------------------
--- Native UB frame (WIRE.md §5): Eth | LPH (4) | NTH (6) | IP ...
+-- Native UB frame (docs/WIRE.md §5): Eth | LPH (4) | NTH (6) | IP ...
 -- Two protocols so that `ub.lph` and `ub.nth` work as filters on their own.
 ---------------------------------------------------------------------------
 local ub_lph = Proto("ub.lph", "UB Link Packet Header")
@@ -642,7 +642,7 @@ function ub_lph.dissector(tvb, pinfo, tree)
     pcall(ip.call, ip, tvb(10):tvb(), pinfo, tree)
 end
 
--- The EtherType is a preference (WIRE.md §5: 0x88B5 is the configurable default).
+-- The EtherType is a preference (docs/WIRE.md §5: 0x88B5 is the configurable default).
 local registered_ethertype
 local function register_ethertype()
     local value = tonumber(ub.prefs.ethertype)   -- accepts 0x88B5 and 34997
@@ -661,7 +661,7 @@ ub.prefs_changed = register_ethertype
 register_ethertype()
 
 ---------------------------------------------------------------------------
--- WPS IPv6 option (WIRE.md §6, draft-wps-ipv6-option): protocol "wpsopt"
+-- WPS IPv6 option (docs/WIRE.md §6, draft-wps-ipv6-option): protocol "wpsopt"
 --
 -- Wireshark 4.0 has no dissector table for IPv6 option types, and replacing its
 -- Hop-by-Hop / Destination Options dissectors would mean re-implementing them.
@@ -762,7 +762,7 @@ function wpsopt.dissector(tvb, pinfo, tree)
     for i, o in ipairs(found) do
         local t = add_wps(tree, pinfo, o[1], o[2], o[3], o[4])
         if i > 1 then
-            -- Never both headers, never two options (WIRE.md §6).
+            -- Never both headers, never two options (docs/WIRE.md §6).
             t:add_proto_expert_info(WE.duplicate)
         end
     end

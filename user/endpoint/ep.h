@@ -15,7 +15,7 @@
  * per-channel user pointer; tp_chan_user() gives back struct ep_chan.
  *
  * With a native EtherType (struct ep_native) the device is an emulated UB
- * port instead (WIRE.md §5): frames are Eth(0x88B5) | LPH | NTH | the same
+ * port instead (docs/WIRE.md §5): frames are Eth(0x88B5) | LPH | NTH | the same
  * IP packet, received and sent; the next hop is then the UB2E switch's UB-side
  * port, which has an IP address and answers ARP/ND like any router.
  *

@@ -17,7 +17,7 @@ struct ep_xdp;
 /* NULL on failure with one line in err. generic: XDP_FLAGS_SKB_MODE. Refuses
  * to replace a program already attached to the device. ub_ethertype: 0 steers
  * UBoE; otherwise the device is a UB port and native UB of that EtherType is
- * steered (WIRE.md §5). */
+ * steered (docs/WIRE.md §5). */
 struct ep_xdp *ep_xdp_attach(const char *ifname, bool generic, uint16_t ub_ethertype,
 			     char *err, size_t errlen);
 void ep_xdp_detach(struct ep_xdp *x);

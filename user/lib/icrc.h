@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * UBoE invariant CRC (WIRE.md §2) and the CRC-32 backends behind it.
+ * UBoE invariant CRC (docs/WIRE.md §2) and the CRC-32 backends behind it.
  *
  * Every function takes the IP header as its start: the ICRC covers IP header
  * .. last payload byte, never L2, LPH or NTH, so it survives UB <-> UBoE

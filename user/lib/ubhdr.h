@@ -2,7 +2,7 @@
 /*
  * UB transport and transaction headers as host-order structs, with encoders
  * and decoders to and from the wire structs of headers/ub_wire.h
- * (WIRE.md §3-§4). Encoders mask every field to its width and write reserved
+ * (docs/WIRE.md §3-§4). Encoders mask every field to its width and write reserved
  * bits 0; decoders ignore reserved bits. So decode(encode(x)) == x for every
  * in-range x, which the unit tests rely on.
  */
@@ -41,7 +41,7 @@ static inline bool ub_tph_fields_is_nak(const struct ub_tph_fields *f)
 	return f->opcode == UB_TP_ACK && f->rspst == UB_RSPST_NAK;
 }
 
-/* Which extended TP headers an opcode carries (WIRE.md §3). */
+/* Which extended TP headers an opcode carries (docs/WIRE.md §3). */
 static inline bool ub_tp_has_cetph(uint8_t op) { return op == UB_TP_ACK_CE || op == UB_TP_SACK_CE; }
 static inline bool ub_tp_has_saetph(uint8_t op) { return op == UB_TP_SACK || op == UB_TP_SACK_CE; }
 static inline bool ub_tp_has_cnpetph(uint8_t op) { return op == UB_TP_CNP; }

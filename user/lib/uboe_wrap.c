@@ -73,7 +73,7 @@ size_t uboe_wrap(uint8_t *frame, size_t tp_len, const struct uboe_flow *f)
 	put16(udp, f->sport);
 	put16(udp + 2, f->ctp ? UB_CTP_UDP_PORT : UBOE_UDP_PORT);
 	put16(udp + 4, (uint16_t)udp_len);
-	put16(udp + 6, 0);	/* WIRE.md §1: the ICRC protects UBoE, not the UDP checksum */
+	put16(udp + 6, 0);	/* docs/WIRE.md §1: the ICRC protects UBoE, not the UDP checksum */
 	ub_icrc_put(ip, ip_len);
 	return l2 + ip_len;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Wrap a TP packet (TPH .. payload) already sitting in a frame into UBoE
- * (WIRE.md §1), in place: Ethernet, IPv4 (DF) or IPv6, UDP to 4792 with the
+ * (docs/WIRE.md §1), in place: Ethernet, IPv4 (DF) or IPv6, UDP to 4792 with the
  * flow's source port as entropy, and the ICRC after it. Or, for a flow with a
  * native EtherType, into a native UB frame on an emulated UB port (§5):
  * the same IP packet behind Eth(EtherType) | LPH | NTH. The endpoint's

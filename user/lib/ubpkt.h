@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Build and parse whole UB frames: UBoE (WIRE.md §1) and native UB on an
+ * Build and parse whole UB frames: UBoE (docs/WIRE.md §1) and native UB on an
  * emulated UB port (§5). Pure logic on caller buffers, no I/O and no
  * allocation, so tests and fuzzers can drive it directly.
  *

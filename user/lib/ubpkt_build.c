@@ -119,7 +119,7 @@ static void put_ip_packet(const struct ub_pkt_spec *s, uint8_t *p, size_t ip_len
 	put16(p + hl, s->sport);
 	put16(p + hl + 2, UBOE_UDP_PORT);
 	put16(p + hl + 4, (uint16_t)(ip_len - hl));
-	put16(p + hl + 6, 0);		/* WIRE.md §1: UDP checksum sent as 0 */
+	put16(p + hl + 6, 0);		/* docs/WIRE.md §1: UDP checksum sent as 0 */
 
 	ub_tph_encode((struct ub_tph *)q, &s->tph);
 	q += sizeof(struct ub_tph);

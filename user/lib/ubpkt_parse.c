@@ -99,7 +99,7 @@ static enum ub_parse_err parse_ip_udp(struct ub_view *v, const uint8_t *ip, size
 			return NOT_UB_OR(native, UB_PARSE_IP_VERSION);
 		v->ip_ver = 6;
 		decode_ipv6(v, ip);
-		/* WIRE.md §1: no extension headers in a UBoE packet. */
+		/* docs/WIRE.md §1: no extension headers in a UBoE packet. */
 		if (ip[6] != 17)
 			return NOT_UB_OR(native, UB_PARSE_NOT_UDP_4792);
 		hl = IPV6_HLEN;

@@ -200,7 +200,7 @@ static void parse_send(int argc, char **argv, struct send_args *a, bool need_dev
 	a->fecn = a->loc = -1;
 	a->count = 1;
 	ub_pkt_spec_init(s);
-	s->ecn = ECN_ECT0;	/* WIRE.md §1: ECN-capable UB traffic sends ECT(0) */
+	s->ecn = ECN_ECT0;	/* docs/WIRE.md §1: ECN-capable UB traffic sends ECT(0) */
 	s->payload_len = 64;
 	s->tph.src_tpn = 1;
 	s->tph.dst_tpn = 1;
@@ -287,7 +287,7 @@ static void parse_send(int argc, char **argv, struct send_args *a, bool need_dev
 	if (!a->count)
 		usage_error("--count must be at least 1");
 
-	/* The headers each opcode carries (WIRE.md §3). */
+	/* The headers each opcode carries (docs/WIRE.md §3). */
 	uint8_t op = s->tph.opcode;
 
 	if (op >= UB_TP_ACK && op <= UB_TP_CNP) {
@@ -319,7 +319,7 @@ static size_t caqm_tag_offset(const uint8_t *f)
 }
 
 /* Put a CAQM tag (EtherType `et`, `info`) into the frame of `n` bytes in a
- * buffer of `max`: WIRE.md §5, in front of the EtherType it now carries.
+ * buffer of `max`: docs/WIRE.md §5, in front of the EtherType it now carries.
  * Returns the new length, 0 when it does not fit. */
 static size_t caqm_tag_insert(uint8_t *f, size_t n, size_t max, uint16_t et, uint16_t info)
 {

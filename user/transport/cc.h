@@ -80,7 +80,7 @@ void tp_cc_get_stats(const struct tp_cc *cc, struct tp_cc_stats *st);
 const char *tp_cc_algo_name(enum tp_cc_algo a);
 int tp_cc_algo_parse(const char *s, enum tp_cc_algo *a);	/* 0 or -EINVAL */
 
-/* ---- CCI (WIRE.md §5) --------------------------------------------------- */
+/* ---- CCI (docs/WIRE.md §5) ---------------------------------------------- */
 
 /* Short names for the layout constants of headers/ub_wire.h. */
 #define TP_CCI_MODE_SHIFT	UB_CCI_MODE_SHIFT

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Congestion feedback on the wire, for the core: CNPs (CNPETPH), TPACK-CC /
- * TPSACK-CC (CETPH between the RTPH and the SAETPH, WIRE.md §3) and the CCI
+ * TPSACK-CC (CETPH between the RTPH and the SAETPH, docs/WIRE.md §3) and the CCI
  * a data packet asks for. The algorithms themselves (cc_ldcp.c, cc_dcqcn.c,
  * cc_caqm.c) only see fields, through the channel's tp_cc_ops.
  */

@@ -37,7 +37,7 @@
  * {source entity, VL}; a CNP received cuts the instance of {its IP source,
  * its VL}.
  *
- * Wire layouts: WIRE.md §3-§4, encoded with user/lib/ubhdr.h. Data packets
+ * Wire layouts: docs/WIRE.md §3-§4, encoded with user/lib/ubhdr.h. Data packets
  * are TPH | TAH | [MAETAH on every packet of a Write, on a Read request] | payload;
  * responses are TPH | [SAETPH] | [TAH = TAACK, ROL only]. NLP is 0 when a
  * TAH follows and TP_NLP_NONE ([chosen]) when nothing does.
@@ -213,7 +213,7 @@ enum tp_rx_verdict {
 
 struct tp_rx_meta {
 	uint8_t ecn;		/* IP ECN of the packet (3 = CE) */
-	bool has_cci;		/* native UB: the NTH's CCI (WIRE.md §5) */
+	bool has_cci;		/* native UB: the NTH's CCI (docs/WIRE.md §5) */
 	uint16_t cci;
 	uint16_t entropy;	/* UDP source port it came with (per-path state) */
 	bool ctp;		/* a CTP packet: CTPH (1 byte) .. payload */

@@ -44,7 +44,7 @@ static void usage(FILE *f)
 		"                 one line, and the server waits for a new client)\n"
 		"  --generic      XDP in generic (SKB) mode\n"
 		"  --zerocopy     AF_XDP zero-copy (the NIC must support it)\n"
-		"  --native       native UB frames on an emulated UB port (WIRE.md 5), not UBoE\n"
+		"  --native       native UB frames on an emulated UB port (docs/WIRE.md section 5), not UBoE\n"
 		"  --partition N  native: the NTH's Partition ID (default 1)\n"
 		"  --rt N         native: the LPH's RT, 0 .. 3 (default 2, per-flow/shortest)\n"
 		"  --vl N         native: the LPH's virtual lane, 0 .. 15 (default 0); with --mode ctp\n"

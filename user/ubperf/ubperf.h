@@ -51,7 +51,7 @@ struct ubperf_opts {
 };
 
 /*
- * In-band setup ([chosen], docs/UBPERF_WIRE in docs/TRANSPORT.md): each
+ * In-band setup ([chosen], docs/WIRE.md §7, docs/TRANSPORT.md): each
  * channel's hello (tp_hello_build_app) carries after its 16 bytes a control
  * message, u32 words in network byte order (headers/ubperf_wire.h):
  * magic, kind, run id, channel index, then per kind the run description
