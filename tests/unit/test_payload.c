@@ -5,7 +5,9 @@
  * words, tail), and a check fails for each way a message can arrive wrong
  * while every byte still "looks like payload": a swapped segment, a
  * duplicated one, one of another message, channel or run, a flipped bit,
- * a message shifted by a word, a Write at another slot's offset.
+ * a message shifted by a word, a Write at another slot's offset. A Write
+ * region passes only with each slot empty or its own message, numbered
+ * once and below the number of Writes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -175,6 +177,109 @@ static void write_at_another_slot_fails(void **state)
 	free(m);
 }
 
+/* A message: its number comes back; a changed number no longer matches its bytes. */
+static void message_number_round_trip(void **state)
+{
+	uint8_t m[1000], s3[3];
+	uint64_t n;
+
+	(void)state;
+	payload_msg_fill(m, sizeof(m), KEY, CHAN, N, 4096);
+	assert_true(payload_msg_check(m, sizeof(m), KEY, CHAN, 4096, &n));
+	assert_int_equal(n, N);
+	assert_int_equal(m[0], N);	/* little-endian, whatever the host */
+	m[0] ^= 1;
+	assert_false(payload_msg_check(m, sizeof(m), KEY, CHAN, 4096, &n));
+	/* too short for a number: message 0's payload */
+	payload_msg_fill(s3, sizeof(s3), KEY, CHAN, N, 0);
+	assert_true(payload_msg_check(s3, sizeof(s3), KEY, CHAN, 0, &n));
+	assert_int_equal(n, 0);
+	assert_false(payload_msg_check(s3, sizeof(s3), KEY + 1, CHAN, 0, &n));
+}
+
+/* A Write region of 3 channels x 4 slots of 1000 bytes (not a multiple of
+ * 8: slots begin inside a word), as a run of 12 Writes leaves it. */
+#define RCH	3u
+#define RSL	4u
+#define RSZ	1000u
+
+static uint8_t *slot(uint8_t *r, uint32_t c, uint32_t s)
+{
+	return r + ((size_t)c * RSL + s) * RSZ;
+}
+
+/* Channel c's slot s holding Write number n, keyed for channel kc at slot ks under key k. */
+static void put(uint8_t *r, uint32_t c, uint32_t s, uint64_t n, uint32_t k, uint32_t kc, uint32_t ks)
+{
+	payload_msg_fill(slot(r, c, s), RSZ, k, kc, n, (uint64_t)ks * RSZ);
+}
+
+static uint8_t *region_full(void)
+{
+	uint8_t *r = calloc(RCH * RSL, RSZ);
+
+	assert_non_null(r);
+	for (uint32_t c = 0; c < RCH; c++)
+		for (uint32_t s = 0; s < RSL; s++)
+			put(r, c, s, c * RSL + s, KEY, c, s);
+	return r;
+}
+
+static void region_expect(const uint8_t *r, uint64_t nmsg, uint64_t corrupt, uint64_t empty)
+{
+	struct payload_tally t;
+
+	assert_int_equal(payload_region_check(r, RCH, RSL, RSZ, KEY, nmsg, &t), 0);
+	assert_int_equal(t.corrupt, corrupt);
+	assert_int_equal(t.empty, empty);
+	assert_int_equal(t.verified, (RCH * RSL - corrupt - empty) * RSZ);
+}
+
+static void region_full_verifies(void **state)
+{
+	uint8_t *r = region_full();
+
+	(void)state;
+	region_expect(r, RCH * RSL, 0, 0);
+	free(r);
+}
+
+static void region_untouched_slot_is_empty(void **state)
+{
+	uint8_t *r = region_full();
+
+	(void)state;
+	memset(slot(r, 1, 3), 0, RSZ);
+	region_expect(r, RCH * RSL, 0, 1);
+	free(r);
+}
+
+/* Each way a slot can hold bytes that are payload, but not that slot's. */
+static void region_wrong_slot_fails(void **state)
+{
+	struct {
+		const char *what;
+		uint32_t k, kc, ks;	/* keyed as ... */
+		uint64_t n;
+	} wrong[] = {
+		{ "slot 2's Write landed at slot 1", KEY, 0, 2, 1 },
+		{ "channel 1's Write in channel 0's part", KEY, 1, 1, 1 },
+		{ "a previous run's Write", KEY + 1, 0, 1, 1 },
+		{ "number 9 twice (channel 2's slot 1 has it)", KEY, 0, 1, 9 },
+		{ "a number never posted", KEY, 0, 1, RCH * RSL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++) {
+		uint8_t *r = region_full();
+
+		print_message("channel 0 slot 1: %s\n", wrong[i].what);
+		put(r, 0, 1, wrong[i].n, wrong[i].k, wrong[i].kc, wrong[i].ks);
+		region_expect(r, RCH * RSL, 1, 0);
+		free(r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -187,6 +292,10 @@ int main(void)
 		cmocka_unit_test(flipped_bit_fails),
 		cmocka_unit_test(shifted_message_fails),
 		cmocka_unit_test(write_at_another_slot_fails),
+		cmocka_unit_test(message_number_round_trip),
+		cmocka_unit_test(region_full_verifies),
+		cmocka_unit_test(region_untouched_slot_is_empty),
+		cmocka_unit_test(region_wrong_slot_fails),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

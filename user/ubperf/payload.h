@@ -30,4 +30,36 @@ void payload_fill(uint8_t *p, size_t len, uint64_t seed, uint64_t off);
 /* p[0 .. len) hold exactly those bytes? */
 bool payload_check(const uint8_t *p, size_t len, uint64_t seed, uint64_t off);
 
+/*
+ * A message (a Send, or a Write) at offset off of where it lands (0 for a
+ * Send; a Write: its slot's offset in the channel's region): its number n,
+ * little-endian, in bytes 0..7, then the keyed payload of (key, chan, n) at
+ * offsets off + 8 ... A message shorter than 8 bytes has no number: its
+ * bytes are the payload of message 0.
+ */
+#define PAYLOAD_HDR	8
+void payload_msg_fill(uint8_t *m, size_t size, uint32_t key, uint32_t chan, uint64_t n,
+		      uint64_t off);
+/* The message's bytes are right for the number it carries (*n; 0 without one). */
+bool payload_msg_check(const uint8_t *m, size_t size, uint32_t key, uint32_t chan, uint64_t off,
+		       uint64_t *n);
+
+/* Reads fetch channel chan's region filled as the payload of this message, at region offsets. */
+#define PAYLOAD_READ_MSG	UINT64_MAX
+
+/*
+ * A Write region as the run left it: chans parts of slots slots of size
+ * bytes each; channel c's slot s at (c * slots + s) * size, its message at
+ * offset s * size of the channel's part. Every slot must be untouched (all
+ * zero: empty) or the last message written there: of its channel, for its
+ * slot's offset, numbered below nmsg (the Writes posted; numbered across
+ * the run), no number twice. verified: the bytes of the slots that are.
+ * -1 when out of memory.
+ */
+struct payload_tally {
+	uint64_t verified, corrupt, empty;	/* bytes; slots; slots */
+};
+int payload_region_check(const uint8_t *region, uint32_t chans, uint32_t slots, size_t size,
+			 uint32_t key, uint64_t nmsg, struct payload_tally *t);
+
 #endif
