@@ -3,7 +3,8 @@
  * ubperf's in-band control message ([chosen], docs/TRANSPORT.md "ubperf's
  * setup in band"): the application bytes of a tp_hello (UTP, TAH Message,
  * after "UBH1" | TPN | PSN | MTU | mode | flags). Byte offsets into those
- * bytes; every field a big-endian u32 unless said.
+ * bytes; every field a big-endian u32 unless said. The bytes of the test's
+ * messages (Sends, Writes, the Read region) are user/ubperf/payload.h's.
  */
 #ifndef UBPERF_WIRE_H
 #define UBPERF_WIRE_H
