@@ -161,6 +161,9 @@ $(BUILD)/bin/test_%: $(BUILD)/obj/tests/unit/test_%.o $(LIB) | $(BUILD)/bin
 $(BUILD)/bin/test_ub2e_stats: PKT_LIBS += $(BPF_LIBS)
 # The parser fuzz checks ubpkt_parse.c against the fuzzers' own decoder.
 $(BUILD)/bin/test_ubpkt_ref: $(BUILD)/obj/tests/bpf/ubref.o $(BUILD)/obj/tests/bpf/ubmutate.o
+# ubperf's keyed message bytes: a module of ubperf, not of the library.
+$(BUILD)/bin/test_payload: $(BUILD)/obj/user/ubperf/payload.o
+$(BUILD)/obj/tests/unit/test_payload.o: CFLAGS += -Iuser/ubperf
 # ubcaqm and the CAQM stage's test load BPF: they need libbpf.
 $(BUILD)/bin/ubcaqm: $(BUILD)/obj/user/tools/ubcaqm.o $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS) -ljson-c

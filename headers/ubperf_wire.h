@@ -3,7 +3,8 @@
  * ubperf's in-band control message ([chosen], docs/TRANSPORT.md "ubperf's
  * setup in band"): the application bytes of a tp_hello (UTP, TAH Message,
  * after "UBH1" | TPN | PSN | MTU | mode | flags). Byte offsets into those
- * bytes; every field a big-endian u32 unless said.
+ * bytes; every field a big-endian u32 unless said. The bytes of the test's
+ * messages (Sends, Writes, the Read region) are user/ubperf/payload.h's.
  */
 #ifndef UBPERF_WIRE_H
 #define UBPERF_WIRE_H
@@ -33,18 +34,23 @@
 /* setup reply, server -> client: the answer for this channel */
 #define UBPF_ANS_STATUS		16	/* 0 or an errno */
 #define UBPF_ANS_TOKEN		20
-#define UBPF_ANS_MR_LEN		24
+#define UBPF_ANS_MR_LEN		24	/* the channel's part of the region at VA: depth x size */
 #define UBPF_ANS_VA_HI		28
 #define UBPF_ANS_VA_LO		32
 #define UBPF_ANS_PATH_VER	36	/* u8: 0 (the --peer address), 4 or 6 */
 #define UBPF_ANS_PATH_IP	40	/* 16 bytes, as on the wire */
 #define UBPF_ANS_LEN		56
 
-/* done, both ways: counts (u64 as hi, lo words) */
+/* done, both ways: counts (u64 as hi, lo words). VERIFIED: the bytes the
+ * sender of this DONE checked, each against the keyed payload at its place
+ * (user/ubperf/payload.h) -- the server: each Send it received, or its
+ * Write region as the run left it (every slot, by position: not each
+ * Write, which it cannot see land); the client: what its Reads brought. */
 #define UBPF_DONE_FAILED	16
 #define UBPF_DONE_MESSAGES	20
 #define UBPF_DONE_BYTES		28
 #define UBPF_DONE_DURATION	36
-#define UBPF_DONE_LEN		44
+#define UBPF_DONE_VERIFIED	44
+#define UBPF_DONE_LEN		52
 
 #endif

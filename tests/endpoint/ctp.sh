@@ -68,6 +68,7 @@ ctp_run() {
 	[[ $(json_get "$d/cli" messages) -eq $count && $(json_get "$d/cli" peer_messages) -eq $count ]]
 	[[ $(json_get "$d/srv" out_of_order) -eq 0 && $(json_get "$d/srv" corrupt) -eq 0 ]]
 	[[ $(json_get "$d/cli" corrupt) -eq 0 ]]
+	ubperf_verified "$d/cli" "$op" "$count" 1000 "$chans" 8
 	[[ $(json_get "$d/cli" icrc_bad) -eq 0 && $(json_get "$d/srv" icrc_bad) -eq 0 ]]
 	# No transport acknowledgement, no retransmission: one frame per
 	# operation each way (answers are data), on both sides, beside the
@@ -111,6 +112,7 @@ test_ubperf_ctp_native_ipv6_read_write() {
 		cat "$d/cli"
 		[[ $(json_get "$d/cli" messages) -eq 300 && $(json_get "$d/cli" corrupt) -eq 0 ]]
 		[[ $(json_get "$d/srv" corrupt) -eq 0 ]]
+		ubperf_verified "$d/cli" $op 300 1024 1 8
 		ctp_data_frames "$d/cli" 300
 	done
 }

@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "ubperf_wire.h"
@@ -35,6 +36,14 @@ static uint32_t get32(const uint8_t *p)
 	memcpy(&v, p, 4);
 	return ntohl(v);
 }
+
+/* The structs' words are the wire's, in its order: the last of each where the wire has it. */
+_Static_assert(offsetof(struct ctl_done, verified) - offsetof(struct ctl_done, failed) ==
+	       UBPF_DONE_VERIFIED - UBPF_DONE_FAILED, "struct ctl_done and UBPF_DONE_* differ");
+_Static_assert(sizeof(struct ctl_done) == UBPF_DONE_LEN - UBPF_DONE_FAILED,
+	       "struct ctl_done and UBPF_DONE_LEN differ");
+_Static_assert(offsetof(struct ctl_run, lb) - offsetof(struct ctl_run, mode) ==
+	       UBPF_RUN_LB - UBPF_RUN_MODE, "struct ctl_run and UBPF_RUN_* differ");
 
 /* The words of each kind's body, in the order of headers/ubperf_wire.h. */
 static size_t body_words(const struct ctl_msg *m, bool is_reply, uint32_t **w)

@@ -21,6 +21,7 @@
 #include "caqm_pins.h"
 #include "ctl.h"
 #include "ep.h"
+#include "payload.h"
 #include "series.h"
 #include "ubperf.h"
 
@@ -69,13 +70,18 @@ struct run {
 	char peer_s[64];
 	/* client */
 	uint64_t *post_ns;	/* [chan * depth + slot] */
+	uint64_t slots_used;	/* slots posted at least once: the Write slots the server must find */
 	uint32_t *outstanding;	/* per channel */
 	uint64_t *free_slots;	/* bitmap per channel (depth <= 64 per word, 4 words) */
 	uint64_t *lat;
 	size_t nlat;
 	uint64_t messages, bytes, posted;
 	uint64_t seq[UBPERF_MAX_CHANS];		/* next Send sequence number (client) or expected (server) */
-	uint64_t bad_seq, corrupt, lost;	/* server: Sends out of order / with wrong bytes / missing (UTP) */
+	uint64_t bad_seq, lost;		/* server: Sends out of order / missing (UTP) */
+	/* Checked against the keyed payload (payload.h): the server each Send
+	 * and, after Writes, its region; the client each Read. corrupt: Sends,
+	 * region slots or Reads that failed; verified: bytes that passed. */
+	uint64_t corrupt, verified;
 	uint64_t seen[UBPERF_MAX_CHANS][4];	/* server, CTP: Sends seen past seq[c], a ring of 256 */
 	uint64_t t_start, t_end, last_progress;
 	uint64_t heard_ns;	/* server: the last hello of this run */
@@ -538,6 +544,27 @@ static struct json_object *per_channel_json(const struct run *r, double secs)
 	return a;
 }
 
+/*
+ * Goodput counts what the receiver verified, each byte against the keyed
+ * payload at its place: the server's Sends, the client's Reads. The server
+ * sees no Write land, only its region at the end (every slot, by position;
+ * the client fails the run unless each slot it used verified): Writes
+ * count as they completed.
+ */
+static uint64_t goodput_bytes(const struct run *r, bool server)
+{
+	uint64_t peer = ctl_u64(r->peer_done.verified);
+
+	switch (r->o->op) {
+	case OP_SEND:
+		return server ? r->verified : peer;
+	case OP_READ:
+		return server ? peer : r->verified;
+	default:
+		return r->bytes;	/* the server's: the client's count */
+	}
+}
+
 static void report_json(struct run *r, uint64_t peer_messages, bool server, double secs,
 			const struct tp_stats *ts, const struct ep_stats *es,
 			struct json_object *stage)
@@ -554,10 +581,13 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 	jset(j, "size", ju64(o->size));
 	jset(j, "channels", ju64(o->channels));
 	jset(j, "duration_s", jreal(secs, "%.6f"));
-	jset(j, "goodput_bps", jbps(r->bytes, secs));
+	jset(j, "goodput_bps", jbps(goodput_bytes(r, server), secs));
 	jset(j, "messages", ju64(r->messages));
 	jset(j, "bytes", ju64(r->bytes));
 	jset(j, "peer_messages", ju64(peer_messages));
+	/* each side's own count, and the other's from its DONE (UBPF_DONE_VERIFIED) */
+	jset(j, "verified_bytes", ju64(r->verified));
+	jset(j, "peer_verified_bytes", ju64(ctl_u64(r->peer_done.verified)));
 	x = json_object_new_object();
 	jset(x, "total", ju64(ts->rtx_rto + ts->rtx_nak + ts->rtx_sack + ts->rtx_mark + ts->rtx_answer));
 	jset(x, "rto", ju64(ts->rtx_rto));
@@ -635,7 +665,7 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 {
 	const struct ubperf_opts *o = r->o;
 	double secs = (double)(r->t_end - r->t_start) / 1e9;
-	double bps = secs > 0 ? (double)r->bytes * 8 / secs : 0;
+	double bps = secs > 0 ? (double)goodput_bytes(r, server) * 8 / secs : 0;
 	struct tp_stats ts;
 	struct ep_stats es;
 	uint64_t rtx, cnp_sent, cnp_rcvd;
@@ -660,6 +690,8 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 	       tp_mode_name(o->mode), op_names[o->op], ta_names[o->ta], o->size, o->channels, secs);
 	printf("  messages %" PRIu64 " (peer counted %" PRIu64 "), %.1f MB, goodput %.1f Mbit/s\n",
 	       r->messages, peer_messages, (double)r->bytes / 1e6, bps / 1e6);
+	printf("  bytes verified: %.1f MB here, %.1f MB by the peer\n", (double)r->verified / 1e6,
+	       (double)ctl_u64(r->peer_done.verified) / 1e6);
 	if (r->nlat)
 		printf("  latency us: p50 %.1f  p99 %.1f  p99.9 %.1f\n", pct_us(r->lat, r->nlat, 0.5),
 		       pct_us(r->lat, r->nlat, 0.99), pct_us(r->lat, r->nlat, 0.999));
@@ -708,75 +740,56 @@ static int event_error(struct run *r, const struct tp_event *ev)
 
 /* ---- client --------------------------------------------------------------- */
 
-/* Message bytes: a fixed pattern the server checks, after the sequence number. */
-static uint8_t pattern(size_t i)
-{
-	return (uint8_t)(i * 7 + 1);
-}
-
-/*
- * Bytes [from, len) of a message hold the pattern? It repeats every 256 bytes,
- * so whole blocks go to memcmp against one copy: a byte loop cost about a
- * millisecond per 64 KiB message under qemu TCG, a fifth of a CPU at the
- * Soft-RoCE bench's rates, for a check perftest does not make.
- */
-#define PATTERN_BLOCK 4096	/* a multiple of the period */
-
-static bool pattern_from(const uint8_t *m, size_t from, size_t len)
-{
-	static uint8_t ref[PATTERN_BLOCK];
-	static bool made;
-
-	if (!made) {
-		for (size_t i = 0; i < PATTERN_BLOCK; i++)
-			ref[i] = pattern(i);
-		made = true;
-	}
-	for (size_t i = from; i < len;) {
-		size_t off = i % PATTERN_BLOCK, n = PATTERN_BLOCK - off;
-
-		if (n > len - i)
-			n = len - i;
-		if (memcmp(m + i, ref + off, n))
-			return false;
-		i += n;
-	}
-	return true;
-}
-
-static bool is_pattern(const uint8_t *m, size_t len)
-{
-	return pattern_from(m, 0, len);
-}
-
 static int post_one(struct run *r, uint32_t c, uint32_t slot)
 {
 	uint64_t wr = (uint64_t)c << 32 | slot;
 	struct tp_chan *ch = r->ch[c].tp;
-	uint8_t *msg = r->buf + ((size_t)c * r->o->depth + slot) * r->o->size;
+	size_t size = r->o->size;
+	uint8_t *msg = r->buf + ((size_t)c * r->o->depth + slot) * size;
+	uint64_t off = (uint64_t)slot * size;	/* the slot's own place in the channel's region */
 	int rc;
 
 	switch (r->o->op) {
 	case OP_SEND:
-		/* Each Send carries its channel's sequence number: the server
-		 * checks every message arrives exactly once and in order. */
-		if (r->o->size >= 8)
-			memcpy(msg, &r->seq[c], 8);
-		rc = tp_post_send(ch, msg, r->o->size, wr);
+		/* Each Send carries its channel's sequence number, and bytes
+		 * keyed by it: the server checks every message arrives exactly
+		 * once, in order, every byte in its place. */
+		payload_msg_fill(msg, size, r->run_id, c, r->seq[c], 0);
+		rc = tp_post_send(ch, msg, size, wr);
 		if (!rc)
 			r->seq[c]++;
 		break;
 	case OP_WRITE:
-		rc = tp_post_write(ch, msg, r->o->size, r->va[c], r->ans[c].token, wr);
+		/* Numbered across the run, keyed by where it must land: the
+		 * server checks its region by position at the end. */
+		payload_msg_fill(msg, size, r->run_id, c, r->posted, off);
+		rc = tp_post_write(ch, msg, size, r->va[c] + off, r->ans[c].token, wr);
 		break;
 	default:
-		memset(msg, 0, r->o->size);	/* so a Read that lands nothing shows */
-		rc = tp_post_read(ch, msg, r->o->size, r->va[c], r->ans[c].token, wr);
+		memset(msg, 0, size);	/* so a Read that lands nothing shows */
+		rc = tp_post_read(ch, msg, size, r->va[c] + off, r->ans[c].token, wr);
 		break;
 	}
-	if (!rc)
-		r->post_ns[c * r->o->depth + slot] = ep_now_ns();
+	if (!rc) {
+		uint64_t *t = &r->post_ns[c * r->o->depth + slot];
+
+		r->slots_used += !*t;
+		*t = ep_now_ns();
+	}
 	return rc;
+}
+
+/* A Read brought its slot's place in the channel's region: the server's keyed bytes there. */
+static void read_check(struct run *r, uint32_t c, uint32_t slot)
+{
+	size_t size = r->o->size;
+	uint64_t seed = payload_seed(r->run_id, c, PAYLOAD_READ_MSG);
+
+	if (payload_check(r->buf + ((size_t)c * r->o->depth + slot) * size, size, seed,
+			  (uint64_t)slot * size))
+		r->verified += size;
+	else
+		r->corrupt++;
 }
 
 static bool more_to_post(const struct run *r, uint64_t now)
@@ -830,10 +843,8 @@ static int client_loop(struct run *r)
 			s = (uint32_t)ev.wr_id;
 			if (c >= o->channels || s >= o->depth)
 				continue;
-			/* A Read brings the server's region: the pattern, every byte. */
-			if (ev.type == TP_EV_READ_DONE &&
-			    !is_pattern(r->buf + ((size_t)c * o->depth + s) * o->size, o->size))
-				r->corrupt++;
+			if (ev.type == TP_EV_READ_DONE)
+				read_check(r, c, s);
 			now = ep_now_ns();
 			if (r->nlat < MAX_LAT_SAMPLES)
 				r->lat[r->nlat++] = now - r->post_ns[c * o->depth + s];
@@ -942,6 +953,57 @@ static int client_setup(struct run *r, int wait_ms)
 	return 0;
 }
 
+/*
+ * Write/Read: each channel's part of the server's region (named in its
+ * server port's core) has a place for each of the channel's slots here:
+ * the Write or Read of slot s goes to offset s x size there.
+ */
+static int regions(struct run *r)
+{
+	uint64_t need = (uint64_t)r->o->depth * r->o->size;
+
+	if (r->o->op == OP_SEND)
+		return 0;
+	for (uint32_t c = 0; c < r->o->channels; c++) {
+		if (r->ans[c].mr_len < need)
+			return fail(r, "channel %u: the server's region is %u bytes, the test needs "
+				    "%" PRIu64 " (--depth x --size)", c, r->ans[c].mr_len, need);
+		r->va[c] = (uint64_t)r->ans[c].va_hi << 32 | r->ans[c].va_lo;
+	}
+	return 0;
+}
+
+/*
+ * What the server verified against what it must have: every byte of every
+ * Send (UTP: at most those, it may lose some), or after Writes every slot
+ * they used (each the last Write to it, checked by position). Reads the
+ * client checked itself.
+ */
+static int check_peer_verified(struct run *r)
+{
+	uint64_t got = ctl_u64(r->peer_done.verified), want;
+	const char *what;
+
+	switch (r->o->op) {
+	case OP_SEND:
+		want = r->bytes;
+		what = "bytes of the Sends";
+		if (r->o->mode == TP_MODE_UTP && got <= want)
+			return 0;
+		break;
+	case OP_WRITE:
+		want = r->slots_used * r->o->size;
+		what = "bytes of the region slots the Writes used";
+		break;
+	default:
+		return 0;
+	}
+	if (got != want)
+		return fail(r, "the server verified %" PRIu64 " of the %" PRIu64 " %s", got, want,
+			    what);
+	return 0;
+}
+
 /* DONE with our counts on channel 0's hello until the server's DONE comes. */
 static int client_done(struct run *r, int wait_ms)
 {
@@ -951,6 +1013,7 @@ static int client_done(struct run *r, int wait_ms)
 	ctl_set_u64(m.u.done.messages, r->messages);
 	ctl_set_u64(m.u.done.bytes, r->bytes);
 	ctl_set_u64(m.u.done.duration_ns, r->t_end - r->t_start);
+	ctl_set_u64(m.u.done.verified, r->verified);
 	while ((now = ep_now_ns()) < deadline) {
 		if (now >= next) {
 			ctl_send(r, port_of(r, 0), r->ch[0].peer, &r->ch[0], r->peer_tpn[0], false, &m);
@@ -992,8 +1055,6 @@ int ubperf_client(const struct ubperf_opts *o)
 		fail(&r, "out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < r.buf_len; i++)
-		r.buf[i] = pattern(i % o->size);
 	for (uint32_t c = 0; c < o->channels; c++)
 		for (uint32_t s = 0; s < o->depth; s++)
 			r.free_slots[c * 4 + s / 64] |= 1ull << (s % 64);
@@ -1008,9 +1069,8 @@ int ubperf_client(const struct ubperf_opts *o)
 	r.run_id = (uint32_t)(ep_now_ns() ^ (uint64_t)getpid() << 16);
 	if (client_setup(&r, wait_ms))
 		goto out;
-	/* Each channel's region is named in its server port's core. */
-	for (uint32_t c = 0; c < o->channels; c++)
-		r.va[c] = (uint64_t)r.ans[c].va_hi << 32 | r.ans[c].va_lo;
+	if (regions(&r))
+		goto out;
 	if (follow_paths(&r, wait_ms))
 		goto out;
 	if (client_loop(&r))
@@ -1026,6 +1086,8 @@ int ubperf_client(const struct ubperf_opts *o)
 		fail(&r, "the server reports a failure");
 		goto out;
 	}
+	if (check_peer_verified(&r))
+		goto out;
 	rc = 0;
 out:
 	cleanup(&r);
@@ -1053,43 +1115,52 @@ static int post_recvs(struct run *r, uint32_t c, uint32_t n)
  * Each must still come exactly once, within the client's depth (<= 256) of
  * the lowest one not seen yet (seq[c]).
  */
-static void check_seq_ctp(struct run *r, uint32_t c, uint64_t seq)
+static bool check_seq_ctp(struct run *r, uint32_t c, uint64_t seq)
 {
 	uint64_t *w = r->seen[c];
 
-	if (seq < r->seq[c] || seq - r->seq[c] >= 256 || (w[seq / 64 % 4] >> (seq % 64) & 1)) {
-		r->bad_seq++;
-		return;
-	}
+	if (seq < r->seq[c] || seq - r->seq[c] >= 256 || (w[seq / 64 % 4] >> (seq % 64) & 1))
+		return false;
 	w[seq / 64 % 4] |= 1ull << (seq % 64);
 	while (w[r->seq[c] / 64 % 4] >> (r->seq[c] % 64) & 1) {
 		w[r->seq[c] / 64 % 4] &= ~(1ull << (r->seq[c] % 64));
 		r->seq[c]++;
 	}
+	return true;
 }
 
+/* Send number seq on channel c where it may come; the next one expected moves past it. */
+static bool check_seq(struct run *r, uint32_t c, uint64_t seq)
+{
+	bool ok;
+
+	if (r->o->mode == TP_MODE_CTP)
+		return check_seq_ctp(r, c, seq);
+	/* UTP may lose messages (a gap) but never repeat or reorder them. */
+	ok = seq >= r->seq[c] && (seq == r->seq[c] || r->o->mode == TP_MODE_UTP);
+	if (ok)
+		r->lost += seq - r->seq[c];
+	r->seq[c] = seq + 1;
+	return ok;
+}
+
+/* A Send: its number (a message under 8 bytes has none), then every byte keyed by it. */
 static void check_message(struct run *r, uint32_t c, const uint8_t *m, size_t len)
 {
+	bool bytes_ok, seq_ok = true;
 	uint64_t seq;
 
 	if (len != r->o->size) {
 		r->corrupt++;
 		return;
 	}
-	if (len >= 8 && r->o->mode == TP_MODE_CTP) {
-		memcpy(&seq, m, 8);
-		check_seq_ctp(r, c, seq);
-	} else if (len >= 8) {
-		memcpy(&seq, m, 8);
-		/* UTP may lose messages (a gap) but never repeat or reorder them. */
-		if (seq < r->seq[c] || (seq > r->seq[c] && r->o->mode != TP_MODE_UTP))
-			r->bad_seq++;
-		else
-			r->lost += seq - r->seq[c];
-		r->seq[c] = seq + 1;
-	}
-	if (!pattern_from(m, 8, len))
-		r->corrupt++;
+	bytes_ok = payload_msg_check(m, len, r->run_id, c, 0, &seq);
+	if (len >= PAYLOAD_HDR)
+		seq_ok = check_seq(r, c, seq);
+	r->bad_seq += !seq_ok;
+	r->corrupt += !bytes_ok;
+	if (seq_ok && bytes_ok)
+		r->verified += len;
 }
 
 static int server_inbox(struct run *r, struct ubperf_opts *so);
@@ -1145,6 +1216,34 @@ static int server_loop(struct run *r, struct ubperf_opts *so)
 	}
 }
 
+/*
+ * Write/Read: channel c's part of the region is its answer's (VA, length),
+ * depth x size bytes. Reads fetch its keyed payload at each offset; Writes
+ * find it zero (an untouched slot) and are checked by position at the end.
+ */
+static void share_region(struct run *r, const struct ubperf_opts *so)
+{
+	uint64_t part = (uint64_t)so->depth * so->size;
+	uint32_t token[UBPERF_MAX_DEVS] = { 0 };
+	int rc = part > UINT32_MAX ? -EFBIG : 0;	/* the answer's length is 32 bits */
+
+	for (uint32_t c = 0; c < so->channels && so->op == OP_READ; c++)
+		payload_fill(r->buf + c * part, part, payload_seed(r->run_id, c, PAYLOAD_READ_MSG), 0);
+	/* A token names a region in one port's core only: the one region
+	 * is registered in each, and each channel gets its port's token. */
+	for (uint32_t k = 0; k < r->nep && !rc; k++)
+		rc = tp_mr_reg(ep_tp(r->ep[k]), r->buf, r->buf_len, &token[k]);
+	for (uint32_t c = 0; c < so->channels; c++) {
+		uint64_t va = (uint64_t)(uintptr_t)r->buf + c * part;
+
+		r->ans[c].status = rc ? (uint32_t)-rc : 0;
+		r->ans[c].token = token[port_of(r, c)];
+		r->ans[c].va_hi = (uint32_t)(va >> 32);
+		r->ans[c].va_lo = (uint32_t)va;
+		r->ans[c].mr_len = (uint32_t)part;
+	}
+}
+
 /* The first setup hello: the run it describes, the client's peers, the channels, the region. */
 static int server_start(struct run *r, struct ubperf_opts *so, const struct inbox_ent *e)
 {
@@ -1172,8 +1271,9 @@ static int server_start(struct run *r, struct ubperf_opts *so, const struct inbo
 	so->lb = (enum tpg_lb)h->lb;
 	r->run_id = e->m.run_id;
 	r->started = true;
-	/* Send: depth x 2 receive buffers per channel; Write/Read: one region. */
-	r->buf_len = so->op == OP_SEND ? (size_t)so->channels * so->depth * 2 * so->size : so->size;
+	/* Send: depth x 2 receive buffers per channel; Write/Read: a region of
+	 * depth slots per channel, each Write or Read at its own slot's place. */
+	r->buf_len = (size_t)so->channels * so->depth * so->size * (so->op == OP_SEND ? 2 : 1);
 	r->buf = calloc(1, r->buf_len);
 	if (!r->buf)
 		return fail(r, "out of memory for %zu bytes of buffers", r->buf_len);
@@ -1187,25 +1287,8 @@ static int server_start(struct run *r, struct ubperf_opts *so, const struct inbo
 			r->ans[c].status = EPROTONOSUPPORT;
 		return 0;	/* answered, then server_inbox fails */
 	}
-	if (so->op != OP_SEND) {
-		uint32_t token[UBPERF_MAX_DEVS] = { 0 };
-		int rc = 0;
-
-		/* Reads fetch the pattern; Writes must leave it there (checked at the end). */
-		for (size_t i = 0; i < r->buf_len; i++)
-			r->buf[i] = so->op == OP_READ ? pattern(i) : 0;
-		/* A token names a region in one port's core only: the one region
-		 * is registered in each, and each channel gets its port's token. */
-		for (uint32_t k = 0; k < r->nep && !rc; k++)
-			rc = tp_mr_reg(ep_tp(r->ep[k]), r->buf, r->buf_len, &token[k]);
-		for (uint32_t c = 0; c < so->channels; c++) {
-			r->ans[c].status = rc ? (uint32_t)-rc : 0;
-			r->ans[c].token = token[port_of(r, c)];
-			r->ans[c].va_hi = (uint32_t)((uint64_t)(uintptr_t)r->buf >> 32);
-			r->ans[c].va_lo = (uint32_t)(uintptr_t)r->buf;
-			r->ans[c].mr_len = (uint32_t)r->buf_len;
-		}
-	}
+	if (so->op != OP_SEND)
+		share_region(r, so);
 	return 0;
 }
 
@@ -1319,6 +1402,25 @@ static int server_inbox(struct run *r, struct ubperf_opts *so)
 	return 0;
 }
 
+/*
+ * After the Writes: every slot of every channel's part holds the last
+ * Write to it, or nothing (the client counts the slots it used and fails
+ * the run unless we verified that many). The core says no Write landed,
+ * so this is what "verified" can mean for Writes: the region as the run
+ * left it, every byte by position, not each Write.
+ */
+static int check_region(struct run *r)
+{
+	struct payload_tally t;
+
+	if (payload_region_check(r->buf, r->o->channels, r->o->depth, r->o->size, r->run_id,
+				 ctl_u64(r->peer_done.messages), &t))
+		return fail(r, "out of memory to check the Write region");
+	r->verified = t.verified;
+	r->corrupt += t.corrupt;
+	return 0;
+}
+
 #define SERVE_AGAIN	(-1)	/* a setup abandoned: wait for a new client */
 
 /* One client, from its first hello; t0: when the server began to wait. */
@@ -1365,9 +1467,8 @@ static int serve(const struct ubperf_opts *o, uint64_t t0, bool first)
 	}
 	if (server_loop(&r, &so))
 		goto out;
-	/* Every Write carried the pattern: the region must hold it now. */
-	if (so.op == OP_WRITE && ctl_u64(r.peer_done.messages) && !is_pattern(r.buf, r.buf_len))
-		r.corrupt++;
+	if (so.op == OP_WRITE && check_region(&r))
+		goto out;
 	/* One-sided operations leave no trace here: count what the client did. */
 	if (so.op != OP_SEND) {
 		r.messages = ctl_u64(r.peer_done.messages);
@@ -1377,6 +1478,7 @@ static int serve(const struct ubperf_opts *o, uint64_t t0, bool first)
 	}
 	ctl_set_u64(r.md.messages, r.messages);
 	ctl_set_u64(r.md.bytes, r.bytes);
+	ctl_set_u64(r.md.verified, r.verified);
 	r.md.failed = r.bad_seq || r.corrupt;
 	r.md_ready = true;
 	/* Answer the DONE that ended the loop, and its repeats should the

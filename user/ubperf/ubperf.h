@@ -82,6 +82,7 @@ struct ctl_answer {
 struct ctl_done {
 	uint32_t failed;
 	uint32_t messages[2], bytes[2], duration_ns[2];	/* hi, lo */
+	uint32_t verified[2];	/* bytes checked against the keyed payload (UBPF_DONE_VERIFIED) */
 };
 
 struct ctl_msg {
