@@ -54,7 +54,7 @@ num() {
 	local v
 	v=$(cat)
 	if [[ $v =~ ^-?[0-9]+(\.[0-9]+)?$ ]]; then echo "$v"; return 0; fi
-	echo "missing: $1 (read '${v:0:40}')"
+	echo "missing: $1 (read '${v:0:40}')" | tee /dev/stderr
 	return 1
 }
 
@@ -69,6 +69,7 @@ try:
 except (KeyError, IndexError, ValueError, TypeError):
     v = None
 if v is None:
-    print("missing: " + sys.argv[2]); sys.exit(1)
+    print("missing: " + sys.argv[2]); print("json_get: missing: " + sys.argv[2] + " in " + sys.argv[1], file=sys.stderr)
+    sys.exit(1)
 print(v)' "$1" "$2"
 }
