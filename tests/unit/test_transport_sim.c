@@ -1097,15 +1097,56 @@ static void write_read(void **state)
 	}
 }
 
-/* UTP: no PSN state, no acks; over a clean link every message arrives, over
- * a lossy one a message with a lost packet is dropped whole, never delivered
- * short or spliced. */
+/*
+ * UTP: no PSN state, no acks, a Send completes once sent. Over the lossy
+ * link ep 0's data packets are lost by a filter, so the test knows which:
+ * exactly the messages that lost no packet are delivered, whole and in
+ * order; each that lost some but not all of its packets is counted once as
+ * a UTP drop, never delivered short or spliced; one that lost them all
+ * leaves no trace. Besides the random losses, four messages lose a set
+ * pattern, so each case happens in every run.
+ */
+#define UTP_MSGS	100
+#define UTP_LEN		700	/* three packets of MTU 256 */
+
 struct utp_check {
 	struct tp_pair *p;
-	uint32_t got, last_idx, bad;
+	uint64_t rng;
+	double loss;
+	int32_t msg;				/* the message being sent */
+	uint8_t sent[UTP_MSGS], lost[UTP_MSGS];	/* packets of each */
+	uint8_t force[UTP_MSGS];		/* bit k: lose packet k */
+	bool got[UTP_MSGS];
+	uint32_t sends_ok, last_idx, bad;
 	bool any;
 	uint8_t buf[8][1024];
 };
+
+static bool utp_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now)
+{
+	struct utp_check *u = ctx;
+	uint32_t seg = p->info.psn;	/* UTP: the packet's index in its message */
+
+	(void)now;
+	if (p->from != 0 || !p->info.data)
+		return false;
+	if (seg == 0)
+		u->msg++;
+	if (u->msg < 0 || u->msg >= UTP_MSGS || seg >= 8) {
+		u->bad++;
+		return false;
+	}
+	u->sent[u->msg]++;
+	/* The last message goes whole: the receiver learns that the one
+	 * before it lost its tail only from a packet that follows. */
+	if (u->msg == UTP_MSGS - 1)
+		return false;
+	if (!(u->force[u->msg] >> seg & 1) &&
+	    (double)(tp_sim_rand(&u->rng) >> 11) / (double)(1ull << 53) >= u->loss)
+		return false;
+	u->lost[u->msg]++;
+	return true;
+}
 
 static bool utp_done(void *ctx)
 {
@@ -1113,21 +1154,26 @@ static bool utp_done(void *ctx)
 	struct tp_event ev;
 
 	while (tp_ep_poll(u->p->ep[0], &ev))
-		;
+		if (ev.type == TP_EV_SEND_DONE && ev.status == TP_ST_OK)
+			u->sends_ok++;
+		else
+			u->bad++;
 	while (tp_ep_poll(u->p->ep[1], &ev)) {
 		const uint8_t *b = u->buf[ev.wr_id];
 		uint32_t idx = b[0];
 
-		if (ev.type != TP_EV_RECV || ev.len != 700)
+		if (ev.type != TP_EV_RECV || ev.status != TP_ST_OK || ev.len != UTP_LEN ||
+		    idx >= UTP_MSGS || u->got[idx])
 			u->bad++;
-		for (size_t j = 1; j < 700; j++)
+		for (size_t j = 1; j < UTP_LEN; j++)
 			if (b[j] != (uint8_t)(idx * 31 + j))
 				u->bad++;
 		if (u->any && idx <= u->last_idx)
 			u->bad++;
 		u->any = true;
 		u->last_idx = idx;
-		u->got++;
+		if (idx < UTP_MSGS)
+			u->got[idx] = true;
 		tp_post_recv(u->p->ch[1], u->buf[ev.wr_id], sizeof(u->buf[0]), ev.wr_id);
 	}
 	return false;
@@ -1135,7 +1181,7 @@ static bool utp_done(void *ctx)
 
 static void utp_messages(void **state)
 {
-	static uint8_t msgs[100][700];
+	static uint8_t msgs[UTP_MSGS][UTP_LEN];
 
 	(void)state;
 	for (int lossy = 0; lossy < 2; lossy++) {
@@ -1143,32 +1189,59 @@ static void utp_messages(void **state)
 		struct tp_sim_cfg s;
 		struct tp_pair p;
 		struct tp_stats b;
-		struct utp_check u = { .p = &p };
+		static struct utp_check u;
+		uint32_t whole = 0, partial = 0, gone = 0, got = 0;
 
+		memset(&u, 0, sizeof(u));
+		u.p = &p;
+		u.msg = -1;
+		u.rng = 13;
+		if (lossy) {
+			u.loss = 0.1;
+			u.force[10] = 7;	/* every packet */
+			u.force[20] = 1;	/* the first */
+			u.force[30] = 2;	/* a middle one */
+			u.force[40] = 4;	/* the last: seen at message 41's first */
+		}
 		chan_cfg(c, TP_MODE_UTP);
 		pair_link_cfg(&s, 13);
 		s.frames = true;
-		s.dir[0].loss_data = lossy ? 0.1 : 0;
+		s.filter = utp_filter;
+		s.filter_ctx = &u;
 		assert_int_equal(pair_init(&p, c, &s, 0, 64, 13), 0);
 		for (uint32_t i = 0; i < 8; i++)
 			assert_int_equal(tp_post_recv(p.ch[1], u.buf[i], sizeof(u.buf[0]), i), 0);
-		for (uint32_t i = 0; i < 100; i++) {
-			for (size_t j = 0; j < 700; j++)
+		for (uint32_t i = 0; i < UTP_MSGS; i++) {
+			for (size_t j = 0; j < UTP_LEN; j++)
 				msgs[i][j] = (uint8_t)(i * 31 + j);
 			msgs[i][0] = (uint8_t)i;
-			assert_int_equal(tp_post_send(p.ch[0], msgs[i], 700, i), 0);
+			assert_int_equal(tp_post_send(p.ch[0], msgs[i], UTP_LEN, i), 0);
 			tp_sim_run(p.sim, tp_sim_now(p.sim) + 5 * US, utp_done, &u);
 		}
 		tp_sim_run(p.sim, tp_sim_now(p.sim) + 1 * MS, utp_done, &u);
-		assert_int_equal(u.bad, 0);
-		tp_chan_stats(p.ch[1], &b);
-		if (lossy) {
-			assert_true(u.got < 100 && u.got > 50);
-			/* A message whose every packet was lost leaves no trace. */
-			assert_true(b.utp_drop + u.got <= 100 && b.utp_drop + u.got >= 97);
-		} else {
-			assert_int_equal(u.got, 100);
+		for (uint32_t i = 0; i < UTP_MSGS; i++) {
+			if (u.sent[i] != 3)
+				fail_msg("message %u sent as %u packets", i, u.sent[i]);
+			if (u.got[i] != !u.lost[i])
+				fail_msg("message %u: %u of 3 packets lost, %s", i, u.lost[i],
+					 u.got[i] ? "delivered" : "not delivered");
+			whole += !u.lost[i];
+			partial += u.lost[i] && u.lost[i] < 3;
+			gone += u.lost[i] == 3;
+			got += u.got[i];
 		}
+		tp_chan_stats(p.ch[1], &b);
+		print_message("# utp %s: %u delivered, %u partly lost, %u wholly lost\n",
+			      lossy ? "lossy" : "clean", got, partial, gone);
+		assert_int_equal(u.bad, 0);
+		assert_int_equal(u.sends_ok, UTP_MSGS);
+		assert_int_equal(got, whole);
+		assert_int_equal(b.utp_drop, partial);
+		assert_int_equal(b.msgs_delivered, whole);
+		if (lossy)	/* the forced cases and some random ones happened */
+			assert_true(gone >= 1 && partial >= 3 && whole < UTP_MSGS - 4);
+		else
+			assert_int_equal(whole, UTP_MSGS);
 		assert_int_equal(b.tx_ack + b.tx_sack + b.tx_nak, 0);
 		pair_free(&p);
 	}
