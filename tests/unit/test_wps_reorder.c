@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "reorder.h"
@@ -454,6 +455,35 @@ static void idle_flows_reclaimed(void **state)
 	wps_reorder_free(e);
 }
 
+/*
+ * A flow seen again soon after its creation, both before idle/64 on the
+ * engine's clock (a clock that starts at 0): its LRU stamp stays at creation,
+ * and when that is an idle period old the flow, not idle itself, is filed
+ * again. That once went through the touch limited to once per idle/64, which
+ * moved nothing there, so tick went round forever (found by libFuzzer). The
+ * alarm turns a hang into a failure.
+ */
+static void idle_reclaim_early_clock(struct wps_reorder_cfg *c)
+{
+	c->idle_ns = 100 * US;	/* moves at most every 1562 ns */
+}
+
+static void idle_refile_near_clock_zero(void **state)
+{
+	struct wps_reorder *e = engine(idle_reclaim_early_clock);
+
+	(void)state;
+	alarm(10);
+	group(e, 1, 0, 1, 1000);
+	group(e, 1, 1, 1, 1500);
+	tick(e, 1000 + 100 * US);	/* the stamp is 100 us old, the flow 99.5 us idle */
+	assert_int_equal(totals(e).flows, 1);
+	tick(e, 1500 + 100 * US);	/* now idle: reclaimed */
+	assert_int_equal(totals(e).flows, 0);
+	alarm(0);
+	wps_reorder_free(e);
+}
+
 static void suspect_jump_counted_not_stalling(void **state)
 {
 	struct wps_reorder *e = engine(NULL);
@@ -749,6 +779,7 @@ int main(void)
 		cmocka_unit_test(flow_table_full_forwards),
 		cmocka_unit_test(new_flows_policed_per_ingress),
 		cmocka_unit_test(idle_flows_reclaimed),
+		cmocka_unit_test(idle_refile_near_clock_zero),
 		cmocka_unit_test(suspect_jump_counted_not_stalling),
 		cmocka_unit_test(suspect_run_resyncs),
 		cmocka_unit_test(adaptive_timeout_follows_skew),

@@ -147,6 +147,18 @@ static uint32_t fidx(const struct wps_reorder *e, const struct flow *f)
 	return (uint32_t)(f - e->flows);
 }
 
+/* File f at the LRU's tail, stamped `stamp`. */
+static void lru_file(struct wps_reorder *e, struct flow *f, uint64_t stamp)
+{
+	uint32_t i = fidx(e, f);
+
+	f->lru_stamp = stamp;
+	if (e->lru_tail == i)
+		return;
+	LIST_UNLINK(e, f, i, lru_prev, lru_next, lru_head, lru_tail);
+	LIST_APPEND(e, f, i, lru_prev, lru_next, lru_head, lru_tail);
+}
+
 /*
  * The LRU only needs the order to within a fraction of the idle period, so a
  * flow moves to the tail at most once per idle/64: the common packet writes
@@ -154,15 +166,9 @@ static uint32_t fidx(const struct wps_reorder *e, const struct flow *f)
  */
 static void lru_touch(struct wps_reorder *e, struct flow *f, uint64_t now)
 {
-	uint32_t i = fidx(e, f);
-
 	if (now - f->lru_stamp < e->cfg.idle_ns >> 6)
 		return;
-	f->lru_stamp = now;
-	if (e->lru_tail == i)
-		return;
-	LIST_UNLINK(e, f, i, lru_prev, lru_next, lru_head, lru_tail);
-	LIST_APPEND(e, f, i, lru_prev, lru_next, lru_head, lru_tail);
+	lru_file(e, f, now);
 }
 
 static void timer_arm(struct wps_reorder *e, struct flow *f, uint64_t now)
@@ -611,9 +617,10 @@ uint32_t wps_reorder_tick(struct wps_reorder *e, uint64_t now)
 
 		if (now - f->last_seen >= e->cfg.idle_ns) {
 			flow_free(e, f, WPS_ACT_IDLE);
-		} else {	/* seen since its last move: file it again */
-			f->lru_stamp = 0;
-			lru_touch(e, f, f->last_seen);
+		} else {
+			/* Seen since its last move: file it again, whatever
+			 * lru_touch's limit says, or this loop meets it again. */
+			lru_file(e, f, f->last_seen);
 		}
 	}
 	return e->nout;
