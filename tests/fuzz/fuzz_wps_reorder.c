@@ -87,9 +87,10 @@ struct md_flow {
 	int live;
 	int holding;		/* start hold: NEG is only the smallest Group ID seen */
 	int armed;		/* release timer running (exactly when packets wait) */
-	int has_gap;		/* a gap was skipped: later arrivals measure the skew */
+	int has_gap;		/* a gap was skipped: late ones of it measure the skew */
 	uint16_t neg;
 	uint16_t suspect_run;
+	uint16_t skip_lo, skip_hi;	/* the Group IDs the last skip gave up on */
 	uint64_t armed_at, arm_seq, gap_start, last_seen;
 	uint32_t n;
 	struct md_pkt q[FZ_MAX_BUF];	/* buffered, in arrival order */
@@ -229,14 +230,27 @@ static void md_drain(struct md *m, struct md_flow *f, enum wps_action a, uint64_
 	}
 }
 
+/* NEG skips to `to`, giving up on the groups from NEG up to it (a start hold:
+ * on those it would still have taken, within the in-flight bound before the
+ * smallest Group ID seen). How late one of them comes, from when the timer
+ * was armed, is a skew sample. */
+static void md_give_up(struct md *m, struct md_flow *f, uint16_t to)
+{
+	f->gap_start = f->armed_at;
+	f->has_gap = 1;
+	f->skip_lo = (uint16_t)(f->neg - (f->holding ? m->cfg->inflight_groups : 0));
+	f->skip_hi = to;
+}
+
 /* Give up on the gap: NEG to the smallest buffered group, release in order. */
 static void md_skip(struct md *m, struct md_flow *f, enum wps_action a, uint64_t now)
 {
-	f->holding = 0;
-	if (!f->n)
+	if (!f->n) {
+		f->holding = 0;
 		return;
-	f->gap_start = f->armed_at;
-	f->has_gap = 1;
+	}
+	md_give_up(m, f, md_first(f));
+	f->holding = 0;
 	f->neg = md_first(f);
 	md_drain(m, f, a, now);
 	md_rearm(m, f, now);
@@ -247,9 +261,8 @@ static void md_skip(struct md *m, struct md_flow *f, enum wps_action a, uint64_t
 static void md_give_way(struct md *m, struct md_flow *f, uint16_t gid, uint64_t now)
 {
 	if (fz_serial(gid, md_first(f)) < 0) {
+		md_give_up(m, f, gid);
 		f->holding = 0;
-		f->gap_start = f->armed_at;
-		f->has_gap = 1;
 		f->neg = gid;
 		return;
 	}
@@ -367,9 +380,10 @@ static void md_rx(struct md *m, int fi, const struct wps_pkt *p, uint32_t h, uin
 		}
 	} else if (d < 0) {
 		md_emit(m, h, WPS_ACT_LATE);
-		/* How late after the gap was skipped: a skew sample, unless the
-		 * Group ID is too far behind to say anything about paths. */
-		if (-d <= inflight && f->has_gap)
+		/* A group given up on: how late it came is a skew sample. A copy
+		 * of one delivered, or a Group ID too far behind, says nothing. */
+		if (-d <= inflight && f->has_gap && fz_serial(p->group_id, f->skip_lo) >= 0 &&
+		    fz_serial(p->group_id, f->skip_hi) < 0)
 			md_skew(m, now - f->gap_start);
 	} else {
 		CHECK(f->n < FZ_MAX_BUF, "model: flow buffer overflow");

@@ -577,6 +577,35 @@ static void late_arrival_raises_timeout(void **state)
 	wps_reorder_free(e);
 }
 
+/*
+ * Only a group the timer (or a bound) gave up on measures the skew when it
+ * comes late. A duplicate of a group long delivered, seconds after the last
+ * skip, is late too but says nothing about the paths: it once set the skew to
+ * those seconds, and the one timeout every flow shares to its maximum, to
+ * stay there while no group waits in order to bring it down.
+ */
+static void late_duplicate_leaves_the_timeout(void **state)
+{
+	struct wps_reorder *e = engine(adaptive);
+	uint64_t t;
+
+	(void)state;
+	group(e, 1, 0, 1, 0);
+	group(e, 1, 2, 1, 0);
+	tick(e, 10 * MS);		/* group 1 given up */
+	assert_int_equal(totals(e).f.timer_expiries, 1);
+	for (uint16_t g = 3; g < 10; g++)
+		group(e, 1, g, 1, 10 * MS + g * MS);
+	t = wps_reorder_timeout(e);
+	group(e, 1, 5, 1, 5000 * MS);	/* a copy of group 5, 5 s on */
+	assert_int_equal(sink->a[sink->n - 1], L);
+	assert_int_equal(wps_reorder_timeout(e), t);
+	group(e, 1, 1, 1, 5001 * MS);	/* the group given up on: that is skew */
+	assert_int_equal(sink->a[sink->n - 1], L);
+	assert_int_equal(wps_reorder_timeout(e), 100 * MS);	/* 5 s, clamped */
+	wps_reorder_free(e);
+}
+
 /* Four paths with 0, 1, 5, 10 ms of delay and no loss: nothing leaves out of order. */
 static void four_paths_no_reordering(void **state)
 {
@@ -784,6 +813,7 @@ int main(void)
 		cmocka_unit_test(suspect_run_resyncs),
 		cmocka_unit_test(adaptive_timeout_follows_skew),
 		cmocka_unit_test(late_arrival_raises_timeout),
+		cmocka_unit_test(late_duplicate_leaves_the_timeout),
 		cmocka_unit_test(four_paths_no_reordering),
 		cmocka_unit_test(tens_of_thousands_of_flows),
 		cmocka_unit_test(start_hold_finds_the_first_group),

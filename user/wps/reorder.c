@@ -50,6 +50,7 @@ struct flow {
 	uint32_t tm_prev, tm_next;
 	uint64_t armed_at;		/* when the current gap opened */
 	uint64_t gap_start;		/* when the last skipped gap opened (late samples) */
+	uint16_t skip_lo, skip_hi;	/* the Group IDs it gave up on: [lo, hi) */
 	uint32_t buffered, hwm;
 	uint16_t last_late_gid;
 	uint64_t ooo_groups, late_pkts, late_groups, timer_expiries, bound_releases, suspect;
@@ -382,14 +383,29 @@ static void rearm(struct wps_reorder *e, struct flow *f, uint64_t now)
 		timer_disarm(e, f);
 }
 
+/*
+ * NEG is about to skip to `to`: remember which groups that gives up on, so
+ * that a late one of them, and only that, measures the skew (late()). A start
+ * hold gives up on the groups it would still have taken, those within the
+ * in-flight bound before the smallest Group ID seen.
+ */
+static void give_up(struct wps_reorder *e, struct flow *f, bool holding, uint16_t to)
+{
+	f->gap_start = f->armed_at;
+	f->has_gap = 1;
+	f->skip_lo = holding ? (uint16_t)(f->neg - e->cfg.inflight_groups) : f->neg;
+	f->skip_hi = to;
+}
+
 /* Skip the gap: NEG to the smallest buffered group, release in order. */
 static void force_release(struct wps_reorder *e, struct flow *f, enum wps_action a, uint64_t now)
 {
+	bool holding = f->holding;
+
 	f->holding = 0;
 	if (f->gfirst == NIL)
 		return;
-	f->gap_start = f->armed_at;
-	f->has_gap = 1;
+	give_up(e, f, holding, e->grps[f->gfirst].gid);
 	f->neg = e->grps[f->gfirst].gid;
 	drain(e, f, a, now);
 	rearm(e, f, now);
@@ -446,7 +462,10 @@ static void late(struct wps_reorder *e, struct flow *f, const struct wps_pkt *p,
 		BUMP(e, f, suspect);
 		return;	/* a forged or stale Group ID says nothing about path skew */
 	}
-	if (f->has_gap)
+	/* How late a group came after it was given up on is skew; a copy of a
+	 * group delivered (or a packet after its E) is late, and says nothing. */
+	if (f->has_gap && wps_gid_diff(p->group_id, f->skip_lo) >= 0 &&
+	    wps_gid_diff(p->group_id, f->skip_hi) < 0)
 		skew_sample(e, now - f->gap_start);
 }
 
@@ -459,9 +478,8 @@ static void give_way(struct wps_reorder *e, struct flow *f, uint16_t gid, uint64
 {
 	BUMP(e, f, bound_releases);
 	if (wps_gid_diff(gid, e->grps[f->gfirst].gid) < 0) {
+		give_up(e, f, f->holding, gid);
 		f->holding = 0;
-		f->gap_start = f->armed_at;
-		f->has_gap = 1;
 		f->neg = gid;
 		return;
 	}
