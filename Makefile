@@ -169,7 +169,7 @@ $(BUILD)/bin/test_caqm_bpf: $(BUILD)/obj/tests/unit/test_caqm_bpf.o $(LIB) | $(B
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(BPF_LIBS) $(PKT_LIBS)
 
 $(BUILD)/bin/ub2e_testrun: $(TESTRUN_OBJS) $(LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS) -lm
 
 $(BUILD)/bin/wps_testrun: $(BUILD)/obj/tests/bpf/wps_testrun.o $(BUILD)/obj/tests/bpf/fixture.o $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS) -lpthread
