@@ -172,7 +172,7 @@ $(BUILD)/bin/test_caqm_bpf: $(BUILD)/obj/tests/unit/test_caqm_bpf.o $(LIB) | $(B
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(BPF_LIBS) $(PKT_LIBS)
 
 $(BUILD)/bin/ub2e_testrun: $(TESTRUN_OBJS) $(LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS) -lm
 
 $(BUILD)/bin/wps_testrun: $(BUILD)/obj/tests/bpf/wps_testrun.o $(BUILD)/obj/tests/bpf/fixture.o $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS) -lpthread
@@ -183,7 +183,7 @@ $(BUILD)/bin/wps_bench: $(BUILD)/obj/bench/wps_bench.o $(LIB) | $(BUILD)/bin
 $(BUILD)/bin/ubxdp_bench: $(BENCH_OBJS) $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
 
-# libFuzzer targets (clang). FUZZ_SECONDS per target.
+# libFuzzer targets (clang). FUZZ_SECONDS per target; an input that runs 10 s is a hang.
 FUZZ_SECONDS ?= 60
 $(BUILD)/fuzz/fuzz_wps_reorder: tests/fuzz/fuzz_wps_reorder.c user/wps/reorder.c $(wildcard headers/*.h user/wps/*.h)
 	@mkdir -p $(dir $@)
@@ -192,7 +192,7 @@ $(BUILD)/fuzz/fuzz_wps_reorder: tests/fuzz/fuzz_wps_reorder.c user/wps/reorder.c
 
 fuzz-wps: $(BUILD)/fuzz/fuzz_wps_reorder
 	@mkdir -p $(BUILD)/fuzz/corpus-wps-reorder
-	$< -max_total_time=$(FUZZ_SECONDS) -max_len=16384 $(BUILD)/fuzz/corpus-wps-reorder
+	$< -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -timeout=10 $(BUILD)/fuzz/corpus-wps-reorder
 
 $(BUILD)/bpf $(BUILD)/skel $(BUILD)/bin:
 	@mkdir -p $@

@@ -19,7 +19,8 @@
 #define GP_NMSG		200
 #define GP_SEEDS	3
 
-/* Goodput in bit/s of one run; 0 if the run did not finish. *pkts and
+/* Goodput in bit/s of one run; 0 unless every message arrived and every
+ * send completed OK (why on stderr). *pkts and
  * *cpu_ns (if given) get the packets put on the link and the CPU time. */
 static double run_ex(enum tp_mode mode, double loss, uint64_t seed, uint64_t *rtx, bool frames,
 		     uint64_t *pkts, uint64_t *cpu_ns)
@@ -29,6 +30,7 @@ static double run_ex(enum tp_mode mode, double loss, uint64_t seed, uint64_t *rt
 	struct tp_pair p;
 	struct tp_stats st;
 	double gp = 0;
+	char why[400];
 
 	for (int i = 0; i < 2; i++) {
 		c[i].mode = mode;
@@ -52,8 +54,12 @@ static double run_ex(enum tp_mode mode, double loss, uint64_t seed, uint64_t *rt
 	p.sim = tp_sim_create(&s, p.ep[0], p.ep[1]);
 	if (cpu_ns)
 		*cpu_ns = bench_cpu_ns();
-	if (p.sim && pair_run(&p, 60ull * 1000000000) && !p.errors && !p.chan_errors && p.done_ns)
-		gp = (double)p.bytes * 8 * 1e9 / (double)p.done_ns;
+	if (p.sim) {
+		if (!pair_all_done(&p, pair_run(&p, 60ull * 1000000000), why, sizeof(why)))
+			fprintf(stderr, "tp_goodput: %s\n", why);
+		else if (p.done_ns)
+			gp = (double)p.bytes * 8 * 1e9 / (double)p.done_ns;
+	}
 	if (cpu_ns)
 		*cpu_ns = bench_cpu_ns() - *cpu_ns;
 	if (pkts && p.sim)

@@ -5,16 +5,33 @@
  * The input picks a configuration (small bounds so they are hit) and then a
  * stream of operations: packet arrivals for a few flows of two ingress nodes
  * with Group IDs near or far from the flow's progress, timer ticks, time
- * steps. A model kept here, not the engine, checks after every call:
+ * steps.
+ *
+ * A reference model kept here decides what must happen to every packet, from
+ * the contract in reorder.h and the draft's egress procedure, written with
+ * plain arrays and scans instead of the engine's pools, lists and hash table:
+ * per (Ingress Node ID, Flow ID) the NEG, the buffered packets, the release
+ * timer, the start hold and the run of suspect Group IDs; the bounds and the
+ * flow that gives way (the one whose timer was armed first); the table of
+ * flow states and the per-ingress policer; the adaptive timeout. After every
+ * call the engine's outputs must be the model's, handle for handle and reason
+ * for reason: the model, not the engine, says which arriving packet is late,
+ * suspect or without state, and which buffered ones leave. The one freedom
+ * the contract leaves is when an idle flow is reclaimed (the LRU is kept to
+ * within a fraction of the idle period): the model accepts a reclaim at any
+ * tick once the flow has been silent for the idle period, never before, reads
+ * which flows the engine still holds (wps_reorder_foreach) and requires a
+ * reclaimed flow's buffered packets to leave as idle flushes.
+ *
+ * Independently of the model, after every call:
  *   - every handle leaves at most once, and only after it came in; after the
  *     final flush every handle has left exactly once;
- *   - per flow, handles leave in (Group ID, arrival) order unless the engine
- *     says the packet is late, suspect or without state: a timer or a bound
- *     may skip a gap but never sends a group before one already sent;
- *   - an action about the arriving packet (cut-through, late, suspect, no
- *     state) is about that packet;
+ *   - per flow, what the model does not call late, suspect or without state
+ *     leaves in (Group ID, arrival) order: a timer or a bound may skip a gap
+ *     but never sends a group before one already sent;
  *   - memory: packets waiting per flow <= flow bound, in total <= total
- *     bound, and the engine's occupancy equals the model's;
+ *     bound, and the engine's occupancy, NEG per flow and timeout equal the
+ *     model's;
  *   - after a tick nothing is overdue (the next deadline is in the future).
  *
  * libFuzzer:  make fuzz-wps  (build/fuzz/fuzz_wps_reorder, clang -fsanitize=fuzzer)
@@ -30,6 +47,7 @@
 
 #define FZ_FLOWS 8	/* 2 ingress nodes x 4 flows */
 #define FZ_MAX_OPS 4096
+#define FZ_MAX_BUF 24	/* the largest total bound the input can pick */
 
 #define CHECK(cond, ...)								\
 	do {										\
@@ -43,26 +61,58 @@
 struct fz_pkt {
 	uint8_t flow;		/* model flow index */
 	uint16_t gid;
-	uint32_t seq;		/* arrival index within (flow, gid) run */
+	uint32_t seq;		/* arrival index within the flow */
 	uint8_t state;		/* 0 not in, 1 waiting, 2 out */
 };
 
 struct fz_flow {
 	uint16_t base;		/* the sender's current group */
 	uint32_t seq;		/* arrivals so far */
-	int has_last;
+	int has_last;		/* the last packet delivered in order (the order check) */
 	uint16_t last_gid;
 	uint32_t last_seq;
-	uint64_t last_rx;
-	int seen;
 	uint32_t waiting;
 };
 
-struct fz {
-	struct fz_pkt pkt[FZ_MAX_OPS];
-	struct fz_flow fl[FZ_FLOWS];
-	uint32_t waiting;
-	struct wps_reorder_cfg cfg;
+/* ---- the reference model ------------------------------------------------ */
+
+struct md_pkt {
+	uint32_t h;
+	uint16_t gid;
+	uint8_t end;		/* carries E: its group is complete */
+	uint64_t at;		/* arrival */
+};
+
+struct md_flow {
+	int live;
+	int holding;		/* start hold: NEG is only the smallest Group ID seen */
+	int armed;		/* release timer running (exactly when packets wait) */
+	int has_gap;		/* a gap was skipped: late ones of it measure the skew */
+	uint16_t neg;
+	uint16_t suspect_run;
+	uint16_t skip_lo, skip_hi;	/* the Group IDs the last skip gave up on */
+	uint64_t armed_at, arm_seq, gap_start, last_seen;
+	uint32_t n;
+	struct md_pkt q[FZ_MAX_BUF];	/* buffered, in arrival order */
+};
+
+struct md {
+	const struct wps_reorder_cfg *cfg;
+	struct md_flow fl[FZ_FLOWS];
+	struct {
+		int init;
+		uint64_t tokens, last;	/* new flows x 1e9 */
+	} pol[3];			/* by Ingress Node ID (1, 2) */
+	uint32_t total, live;
+	uint64_t arms;			/* timers armed so far: the arming order */
+	uint64_t skew, timeout;
+	struct wps_out out[2 * FZ_MAX_BUF + 2];	/* what the engine must emit */
+	uint32_t nout;
+	/* A resync starts the flow anew from output out[resync_at] on: what
+	 * follows may be anywhere ahead of NEG, up to half the Group ID space,
+	 * so no longer comparable with the groups delivered before. */
+	int resync_flow;		/* -1: none in this call */
+	uint32_t resync_at;
 };
 
 /* Serial distance, written here rather than taken from the code under test. */
@@ -77,10 +127,369 @@ static int fz_serial(uint16_t a, uint16_t b)
 	return d;
 }
 
-static void fz_outputs(struct fz *z, struct wps_reorder *e, uint32_t n, int64_t current)
+static void md_emit(struct md *m, uint32_t h, enum wps_action a)
 {
-	const struct wps_out *o = wps_reorder_out(e);
+	CHECK(m->nout < sizeof(m->out) / sizeof(m->out[0]), "model: too many outputs");
+	m->out[m->nout].handle = h;
+	m->out[m->nout].action = (uint8_t)a;
+	m->nout++;
+}
 
+/* The release timeout: fixed, or a multiple of the measured skew, clamped. */
+static void md_timeout(struct md *m)
+{
+	const struct wps_reorder_cfg *c = m->cfg;
+
+	if (c->release_timeout_ns) {
+		m->timeout = c->release_timeout_ns;
+		return;
+	}
+	m->timeout = m->skew * c->skew_mult;
+	if (m->timeout < c->timeout_min_ns)
+		m->timeout = c->timeout_min_ns;
+	if (m->timeout > c->timeout_max_ns)
+		m->timeout = c->timeout_max_ns;
+}
+
+/* The skew estimate: a larger sample at once, a smaller one by 1/64 of the difference. */
+static void md_skew(struct md *m, uint64_t s)
+{
+	if (s > m->skew)
+		m->skew = s;
+	else
+		m->skew -= (m->skew - s) / 64;
+	md_timeout(m);
+}
+
+/* Every buffered Group ID is at or after NEG, within a small window: the
+ * smallest is the one nearest NEG. */
+static uint16_t md_first(const struct md_flow *f)
+{
+	uint16_t best = f->q[0].gid;
+
+	for (uint32_t i = 1; i < f->n; i++)
+		if ((uint16_t)(f->q[i].gid - f->neg) < (uint16_t)(best - f->neg))
+			best = f->q[i].gid;
+	return best;
+}
+
+static void md_arm(struct md *m, struct md_flow *f, uint64_t now)
+{
+	f->armed = 1;
+	f->armed_at = now;
+	f->arm_seq = ++m->arms;
+}
+
+/* After NEG moved: a gap left restarts the timer, none stops it. */
+static void md_rearm(struct md *m, struct md_flow *f, uint64_t now)
+{
+	if (f->n)
+		md_arm(m, f, now);
+	else
+		f->armed = 0;
+}
+
+/* The flow's smallest buffered group leaves, in arrival order, for reason a.
+ * A group released in order tells how long it waited for its predecessors:
+ * a skew sample. Returns whether the group was complete (its E had come). */
+static int md_pop(struct md *m, struct md_flow *f, enum wps_action a, uint64_t now)
+{
+	uint16_t gid = md_first(f);
+	uint64_t first_at = 0;
+	int end = 0, any = 0;
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < f->n; i++) {
+		if (f->q[i].gid != gid) {
+			f->q[k++] = f->q[i];
+			continue;
+		}
+		if (!any)
+			first_at = f->q[i].at;
+		any = 1;
+		end |= f->q[i].end;
+		md_emit(m, f->q[i].h, a);
+	}
+	m->total -= f->n - k;
+	f->n = k;
+	if (a == WPS_ACT_INORDER && now > first_at)
+		md_skew(m, now - first_at);
+	return end;
+}
+
+/* Release what is in order now: NEG's group for reason a, the complete
+ * groups that follow it without a gap in order. An incomplete group stops
+ * the walk with NEG on it (its remaining packets will cut through). */
+static void md_drain(struct md *m, struct md_flow *f, enum wps_action a, uint64_t now)
+{
+	while (f->n && md_first(f) == f->neg) {
+		if (!md_pop(m, f, a, now))
+			return;
+		f->neg++;
+		a = WPS_ACT_INORDER;
+	}
+}
+
+/* NEG skips to `to`, giving up on the groups from NEG up to it (a start hold:
+ * on those it would still have taken, within the in-flight bound before the
+ * smallest Group ID seen). How late one of them comes, from when the timer
+ * was armed, is a skew sample. */
+static void md_give_up(struct md *m, struct md_flow *f, uint16_t to)
+{
+	f->gap_start = f->armed_at;
+	f->has_gap = 1;
+	f->skip_lo = (uint16_t)(f->neg - (f->holding ? m->cfg->inflight_groups : 0));
+	f->skip_hi = to;
+}
+
+/* Give up on the gap: NEG to the smallest buffered group, release in order. */
+static void md_skip(struct md *m, struct md_flow *f, enum wps_action a, uint64_t now)
+{
+	if (!f->n) {
+		f->holding = 0;
+		return;
+	}
+	md_give_up(m, f, md_first(f));
+	f->holding = 0;
+	f->neg = md_first(f);
+	md_drain(m, f, a, now);
+	md_rearm(m, f, now);
+}
+
+/* A bound is reached and f gives way: an arrival before everything buffered
+ * becomes NEG (it will cut through), else the buffered head is released. */
+static void md_give_way(struct md *m, struct md_flow *f, uint16_t gid, uint64_t now)
+{
+	if (fz_serial(gid, md_first(f)) < 0) {
+		md_give_up(m, f, gid);
+		f->holding = 0;
+		f->neg = gid;
+		return;
+	}
+	md_skip(m, f, WPS_ACT_BOUND, now);
+}
+
+/* The armed flow whose timer was armed first (the one waiting longest). */
+static struct md_flow *md_oldest(struct md *m)
+{
+	struct md_flow *o = NULL;
+
+	for (int i = 0; i < FZ_FLOWS; i++)
+		if (m->fl[i].live && m->fl[i].armed && (!o || m->fl[i].arm_seq < o->arm_seq))
+			o = &m->fl[i];
+	return o;
+}
+
+/* A new flow state: refused when the table is full or the ingress's policer
+ * (a token bucket of new_flows_burst, new_flows_per_sec) has no token. */
+static int md_admit(struct md *m, uint16_t node, uint64_t now)
+{
+	const struct wps_reorder_cfg *c = m->cfg;
+	uint64_t cap = (uint64_t)c->new_flows_burst * 1000000000ull;
+
+	if (m->live == c->max_flows)
+		return 0;
+	if (!c->new_flows_per_sec)
+		return 1;
+	if (!m->pol[node].init) {
+		m->pol[node].init = 1;
+		m->pol[node].tokens = cap;
+		m->pol[node].last = now;
+	}
+	if ((now - m->pol[node].last) > cap / c->new_flows_per_sec)
+		m->pol[node].tokens = cap;
+	else
+		m->pol[node].tokens += (now - m->pol[node].last) * c->new_flows_per_sec;
+	if (m->pol[node].tokens > cap)
+		m->pol[node].tokens = cap;
+	m->pol[node].last = now;
+	if (m->pol[node].tokens < 1000000000ull)
+		return 0;
+	m->pol[node].tokens -= 1000000000ull;
+	return 1;
+}
+
+/* One arrival, as the contract says. */
+static void md_rx(struct md *m, int fi, const struct wps_pkt *p, uint32_t h, uint64_t now)
+{
+	const struct wps_reorder_cfg *c = m->cfg;
+	struct md_flow *f = &m->fl[fi];
+	int d, inflight = c->inflight_groups;
+
+	m->nout = 0;
+	m->resync_flow = -1;
+	if (!f->live) {
+		if (!md_admit(m, p->ingress_node, now)) {
+			md_emit(m, h, WPS_ACT_NOSTATE);
+			return;
+		}
+		memset(f, 0, sizeof(*f));
+		f->live = 1;
+		f->neg = p->group_id;
+		f->holding = c->start_hold;
+		m->live++;
+	}
+	f->last_seen = now;
+	d = fz_serial(p->group_id, f->neg);
+	if (f->holding && d <= 0 && d >= -inflight) {
+		f->neg = p->group_id;		/* the smallest seen so far */
+		d = 1;				/* buffered, never cut through */
+	}
+	if (d > inflight) {
+		if (++f->suspect_run < c->suspect_resync) {
+			md_emit(m, h, WPS_ACT_SUSPECT);
+			return;
+		}
+		/* The ingress moved on: what is buffered before it leaves. */
+		while (f->n && fz_serial(md_first(f), p->group_id) < 0) {
+			f->neg = md_first(f);
+			md_pop(m, f, WPS_ACT_RESYNC, now);
+		}
+		f->holding = 0;
+		f->neg = p->group_id;
+		m->resync_flow = fi;
+		m->resync_at = m->nout;
+		md_drain(m, f, WPS_ACT_RESYNC, now);
+		md_rearm(m, f, now);
+		d = fz_serial(p->group_id, f->neg);
+	}
+	f->suspect_run = 0;
+	/* The bounds before buffering, so that buffering never passes them. */
+	if (d > 0 && f->n >= c->flow_buffer) {
+		md_give_way(m, f, p->group_id, now);
+		d = f->holding ? 1 : fz_serial(p->group_id, f->neg);
+	}
+	/* The total bound: the flow waiting longest gives way, until there is room. */
+	while (d > 0 && m->total == c->total_buffer) {
+		struct md_flow *v = md_oldest(m);
+
+		CHECK(v, "model: the buffer is full and no timer runs");
+		if (v == f) {
+			md_give_way(m, f, p->group_id, now);
+			d = fz_serial(p->group_id, f->neg);
+			break;
+		}
+		md_skip(m, v, WPS_ACT_BOUND, now);
+	}
+	if (d == 0) {
+		md_emit(m, h, WPS_ACT_CUT);
+		if (p->flags & WPS_FLAG_E) {
+			f->neg++;
+			md_drain(m, f, WPS_ACT_INORDER, now);
+			md_rearm(m, f, now);
+		}
+	} else if (d < 0) {
+		md_emit(m, h, WPS_ACT_LATE);
+		/* A group given up on: how late it came is a skew sample. A copy
+		 * of one delivered, or a Group ID too far behind, says nothing. */
+		if (-d <= inflight && f->has_gap && fz_serial(p->group_id, f->skip_lo) >= 0 &&
+		    fz_serial(p->group_id, f->skip_hi) < 0)
+			md_skew(m, now - f->gap_start);
+	} else {
+		CHECK(f->n < FZ_MAX_BUF, "model: flow buffer overflow");
+		f->q[f->n++] = (struct md_pkt){ .h = h, .gid = p->group_id,
+						.end = !!(p->flags & WPS_FLAG_E), .at = now };
+		m->total++;
+		if (!f->armed)
+			md_arm(m, f, now);
+	}
+}
+
+/* Timers due by now, oldest first; an expiry during the start hold ends the hold. */
+static void md_tick(struct md *m, uint64_t now)
+{
+	struct md_flow *f;
+
+	m->nout = 0;
+	m->resync_flow = -1;
+	while ((f = md_oldest(m)) && now - f->armed_at >= m->timeout)
+		md_skip(m, f, f->holding ? WPS_ACT_HOLD : WPS_ACT_TIMER, now);
+}
+
+/* Shutdown: each flow, oldest timer first, releases all it holds. */
+static void md_flush(struct md *m)
+{
+	struct md_flow *f;
+
+	m->nout = 0;
+	m->resync_flow = -1;
+	while ((f = md_oldest(m))) {
+		while (f->n)
+			md_skip(m, f, WPS_ACT_IDLE, 0);
+		f->armed = 0;
+	}
+}
+
+/* ---- the run -------------------------------------------------------------- */
+
+/* What the runs so far went through, for a driver to see that they reached
+ * every reason a packet can leave for and some idle reclaims. */
+uint64_t wps_fuzz_actions[WPS_ACT__MAX], wps_fuzz_reclaims;
+
+struct fz {
+	struct fz_pkt pkt[FZ_MAX_OPS];
+	struct fz_flow fl[FZ_FLOWS];
+	uint32_t waiting;
+	struct wps_reorder_cfg cfg;
+	struct md m;
+	/* the engine's live flows, read with wps_reorder_foreach */
+	int eng_live[FZ_FLOWS];
+	uint16_t eng_neg[FZ_FLOWS];
+	uint32_t eng_buffered[FZ_FLOWS];
+};
+
+static int fz_flow_of(uint16_t node, uint16_t fid)
+{
+	return node >= 1 && node <= 2 && fid < 4 ? (node - 1) * 4 + fid : -1;
+}
+
+static int fz_foreach_cb(uint16_t node, uint16_t fid, uint16_t neg, const struct wps_flow_stats *s,
+			 void *arg)
+{
+	struct fz *z = arg;
+	int fi = fz_flow_of(node, fid);
+
+	CHECK(fi >= 0 && !z->eng_live[fi], "engine reports flow (%u, %u) twice or unknown", node, fid);
+	z->eng_live[fi] = 1;
+	z->eng_neg[fi] = neg;
+	z->eng_buffered[fi] = s->buffered;
+	return 0;
+}
+
+static void fz_read_flows(struct fz *z, struct wps_reorder *e)
+{
+	memset(z->eng_live, 0, sizeof(z->eng_live));
+	wps_reorder_foreach(e, fz_foreach_cb, z);
+}
+
+static const char *fz_act(unsigned a)
+{
+	return wps_action_name(a);
+}
+
+/* The engine's outputs against the model's, one by one; with more_ok (a
+ * tick), the engine may emit more: idle flushes, checked by fz_reclaims(). */
+static void fz_expect(struct fz *z, const struct wps_out *o, uint32_t n, const char *call,
+		      int more_ok)
+{
+	for (uint32_t i = 0; i < z->m.nout; i++) {
+		const struct wps_out *w = &z->m.out[i];
+
+		CHECK(i < n, "%s: output %u: the engine stops after %u, the model has h%llu %s", call,
+		      i, n, (unsigned long long)w->handle, fz_act(w->action));
+		CHECK(o[i].handle == w->handle && o[i].action == w->action,
+		      "%s: output %u: engine h%llu %s, model h%llu %s (flow %u gid %u)", call, i,
+		      (unsigned long long)o[i].handle, fz_act(o[i].action),
+		      (unsigned long long)w->handle, fz_act(w->action), z->pkt[w->handle].flow,
+		      z->pkt[w->handle].gid);
+	}
+	CHECK(more_ok || n == z->m.nout, "%s: output %u: engine h%llu %s, the model has no more",
+	      call, z->m.nout, (unsigned long long)o[z->m.nout].handle, fz_act(o[z->m.nout].action));
+}
+
+/* Handle bookkeeping and the order check, on outputs the model agreed with. */
+static void fz_outputs(struct fz *z, const struct wps_out *o, uint32_t n)
+{
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t h = o[i].handle;
 		struct fz_pkt *p;
@@ -92,31 +501,16 @@ static void fz_outputs(struct fz *z, struct wps_reorder *e, uint32_t n, int64_t 
 		p = &z->pkt[h];
 		f = &z->fl[p->flow];
 #ifdef FZ_TRACE
-		fprintf(stderr, "  out h%llu flow %u gid %u #%u %s\n", (unsigned long long)h, p->flow, p->gid, p->seq,
-			wps_action_name(o[i].action));
+		fprintf(stderr, "  out h%llu flow %u gid %u #%u %s\n", (unsigned long long)h, p->flow,
+			p->gid, p->seq, fz_act(o[i].action));
 #endif
 		p->state = 2;
 		f->waiting--;
 		z->waiting--;
-		switch (o[i].action) {
-		case WPS_ACT_CUT:
-		case WPS_ACT_LATE:
-		case WPS_ACT_SUSPECT:
-		case WPS_ACT_NOSTATE:
-			CHECK((int64_t)h == current, "%s for handle %llu, but packet %lld arrived",
-			      wps_action_name(o[i].action), (unsigned long long)h, (long long)current);
-			break;
-		case WPS_ACT_INORDER:
-		case WPS_ACT_TIMER:
-		case WPS_ACT_BOUND:
-		case WPS_ACT_IDLE:
-		case WPS_ACT_RESYNC:
-		case WPS_ACT_HOLD:
-			CHECK((int64_t)h != current || o[i].action != WPS_ACT_IDLE,
-			      "arriving packet flushed as idle");
-			break;
-		default:
-			CHECK(0, "unknown action %u", o[i].action);
+		wps_fuzz_actions[o[i].action]++;
+		if (p->flow == z->m.resync_flow && i >= z->m.resync_at) {
+			f->has_last = 0;
+			z->m.resync_flow = -1;
 		}
 		if (o[i].action == WPS_ACT_LATE || o[i].action == WPS_ACT_SUSPECT ||
 		    o[i].action == WPS_ACT_NOSTATE)
@@ -126,7 +520,7 @@ static void fz_outputs(struct fz *z, struct wps_reorder *e, uint32_t n, int64_t 
 
 			CHECK(d > 0 || (d == 0 && p->seq > f->last_seq),
 			      "flow %u: group %u #%u (%s) left after group %u #%u", p->flow, p->gid,
-			      p->seq, wps_action_name(o[i].action), f->last_gid, f->last_seq);
+			      p->seq, fz_act(o[i].action), f->last_gid, f->last_seq);
 		}
 		f->has_last = 1;
 		f->last_gid = p->gid;
@@ -134,34 +528,102 @@ static void fz_outputs(struct fz *z, struct wps_reorder *e, uint32_t n, int64_t 
 	}
 }
 
-static void fz_bounds(struct fz *z, struct wps_reorder *e)
+/* After a tick's timers, the engine may have reclaimed idle flows: each must
+ * have been silent for the idle period, and its buffered packets are the rest
+ * of the outputs, idle flushes in (Group ID, arrival) order per flow. The
+ * flows reclaimed are left in gone[]. */
+static void fz_reclaims(struct fz *z, struct wps_reorder *e, const struct wps_out *o, uint32_t n,
+			uint64_t now, int gone[FZ_FLOWS])
+{
+	struct md *m = &z->m;
+
+	fz_read_flows(z, e);
+	for (int i = 0; i < FZ_FLOWS; i++) {
+		struct md_flow *f = &m->fl[i];
+
+		CHECK(!z->eng_live[i] || f->live, "engine holds flow %d, the model has none", i);
+		if (!f->live || z->eng_live[i])
+			continue;
+		CHECK(now - f->last_seen >= z->cfg.idle_ns,
+		      "flow %d reclaimed %llu ns after its last packet (idle period %llu)", i,
+		      (unsigned long long)(now - f->last_seen), (unsigned long long)z->cfg.idle_ns);
+		gone[i] = 1;
+	}
+	for (uint32_t i = m->nout; i < n; i++) {
+		uint64_t h = o[i].handle;
+		struct md_flow *f;
+		uint16_t gid;
+		uint32_t k;
+
+		CHECK(o[i].action == WPS_ACT_IDLE && h < FZ_MAX_OPS && gone[z->pkt[h].flow],
+		      "tick: output %u: engine h%llu %s, the model has no more (after the timers "
+		      "only idle flushes of reclaimed flows)", i, (unsigned long long)h,
+		      fz_act(o[i].action));
+		f = &m->fl[z->pkt[h].flow];
+		gid = md_first(f);
+		for (k = 0; k < f->n && f->q[k].gid != gid; k++)
+			;
+		CHECK(k < f->n && f->q[k].h == h, "tick: idle flush h%llu out of order",
+		      (unsigned long long)h);
+		memmove(&f->q[k], &f->q[k + 1], (f->n - k - 1) * sizeof(f->q[0]));
+		f->n--;
+		m->total--;
+	}
+	for (int i = 0; i < FZ_FLOWS; i++) {
+		if (!gone[i])
+			continue;
+		CHECK(!m->fl[i].n, "flow %d reclaimed with %u packets kept", i, m->fl[i].n);
+		m->fl[i].live = 0;
+		m->fl[i].armed = 0;
+		m->live--;
+		wps_fuzz_reclaims++;
+	}
+}
+
+/* What the engine holds against the model: occupancy, flows, NEG, timeout, bounds. */
+static void fz_state(struct fz *z, struct wps_reorder *e)
 {
 	struct wps_total_stats t;
 
 	wps_reorder_totals(e, &t);
 	CHECK(t.buffered == z->waiting, "engine buffers %u, model counts %u", t.buffered, z->waiting);
+	CHECK(z->m.total == z->waiting, "the model buffers %u, %u are waiting", z->m.total,
+	      z->waiting);
 	CHECK(z->waiting <= z->cfg.total_buffer, "%u waiting > total bound %u", z->waiting,
 	      z->cfg.total_buffer);
-	CHECK(t.flows <= z->cfg.max_flows, "%u flows > %u", t.flows, z->cfg.max_flows);
-	for (int i = 0; i < FZ_FLOWS; i++)
+	CHECK(t.flows == z->m.live && t.flows <= z->cfg.max_flows, "%u flows, the model %u (max %u)",
+	      t.flows, z->m.live, z->cfg.max_flows);
+	CHECK(wps_reorder_timeout(e) == z->m.timeout, "timeout %llu, the model's %llu",
+	      (unsigned long long)wps_reorder_timeout(e), (unsigned long long)z->m.timeout);
+	fz_read_flows(z, e);
+	for (int i = 0; i < FZ_FLOWS; i++) {
 		CHECK(z->fl[i].waiting <= z->cfg.flow_buffer, "flow %d: %u waiting > flow bound %u", i,
 		      z->fl[i].waiting, z->cfg.flow_buffer);
+		CHECK(z->eng_live[i] == z->m.fl[i].live, "flow %d: engine state %d, model %d", i,
+		      z->eng_live[i], z->m.fl[i].live);
+		if (!z->eng_live[i])
+			continue;
+		CHECK(z->eng_neg[i] == z->m.fl[i].neg && z->eng_buffered[i] == z->m.fl[i].n,
+		      "flow %d: engine NEG %u buffering %u, model NEG %u buffering %u", i,
+		      z->eng_neg[i], z->eng_buffered[i], z->m.fl[i].neg, z->m.fl[i].n);
+	}
 }
 
 int wps_reorder_fuzz_one(const uint8_t *data, size_t size)
 {
 	static struct fz z;
 	struct wps_reorder *e;
+	const struct wps_out *o;
 	uint64_t now = 1000;
 	size_t pos = 8;
-	uint32_t nin = 0;
+	uint32_t nin = 0, n;
 
 	if (size < 8)
 		return 0;
 	memset(&z, 0, sizeof(z));
 	wps_reorder_cfg_defaults(&z.cfg);
 	z.cfg.flow_buffer = 1 + data[0] % 12;
-	z.cfg.total_buffer = 1 + data[1] % 24;
+	z.cfg.total_buffer = 1 + data[1] % FZ_MAX_BUF;
 	z.cfg.max_flows = 1 + data[2] % FZ_FLOWS;
 	z.cfg.release_timeout_ns = (data[3] & 1) ? 0 : 1000ull * (1 + data[3] % 50);
 	z.cfg.timeout_min_ns = 1000;
@@ -176,12 +638,15 @@ int wps_reorder_fuzz_one(const uint8_t *data, size_t size)
 	z.cfg.start_hold = data[7] & 0x80;
 	e = wps_reorder_new(&z.cfg);
 	CHECK(e, "valid configuration refused");
+	z.m.cfg = &z.cfg;
+	if (!z.cfg.release_timeout_ns)	/* the estimate starts where the initial timeout puts it */
+		z.m.skew = z.cfg.timeout_init_ns / z.cfg.skew_mult;
+	md_timeout(&z.m);
 	for (int i = 0; i < FZ_FLOWS; i++)
 		z.fl[i].base = (uint16_t)(i * 9000 + 65530);
 
 	for (; pos + 4 <= size && nin < FZ_MAX_OPS; pos += 4) {
 		uint8_t op = data[pos], a = data[pos + 1], b = data[pos + 2], c = data[pos + 3];
-		uint32_t n;
 
 		now += (uint64_t)c * 100;
 		if ((op & 3) == 3) {
@@ -192,9 +657,19 @@ int wps_reorder_fuzz_one(const uint8_t *data, size_t size)
 #ifdef FZ_TRACE
 			fprintf(stderr, "tick t %llu\n", (unsigned long long)now);
 #endif
+			int gone[FZ_FLOWS] = { 0 };
+
 			n = wps_reorder_tick(e, now);
-			fz_outputs(&z, e, n, -1);
-			fz_bounds(&z, e);
+			o = wps_reorder_out(e);
+			md_tick(&z.m, now);
+			fz_expect(&z, o, n, "tick", 1);
+			fz_reclaims(&z, e, o, n, now, gone);
+			fz_outputs(&z, o, n);
+			/* A new state for a reclaimed flow starts wherever the flow is. */
+			for (int i = 0; i < FZ_FLOWS; i++)
+				if (gone[i])
+					z.fl[i].has_last = 0;
+			fz_state(&z, e);
 			CHECK(wps_reorder_next_deadline(e) > now, "a deadline is overdue after tick");
 			continue;
 		}
@@ -214,11 +689,6 @@ int wps_reorder_fuzz_one(const uint8_t *data, size_t size)
 				p.group_id = (uint16_t)(f->base + (int)(a & 0x0f) - 3);
 			if (p.group_id == f->base && (p.flags & WPS_FLAG_E))
 				f->base++;
-			/* A flow silent for the idle period may have been forgotten: start over. */
-			if (f->seen && now - f->last_rx >= z.cfg.idle_ns)
-				f->has_last = 0;
-			f->seen = 1;
-			f->last_rx = now;
 			z.pkt[h] = (struct fz_pkt){ .flow = fi, .gid = p.group_id, .seq = f->seq++, .state = 1 };
 			f->waiting++;
 			z.waiting++;
@@ -227,11 +697,18 @@ int wps_reorder_fuzz_one(const uint8_t *data, size_t size)
 				(unsigned long long)now);
 #endif
 			n = wps_reorder_rx(e, &p, h, now);
-			fz_outputs(&z, e, n, h);
-			fz_bounds(&z, e);
+			o = wps_reorder_out(e);
+			md_rx(&z.m, fi, &p, h, now);
+			fz_expect(&z, o, n, "rx", 0);
+			fz_outputs(&z, o, n);
+			fz_state(&z, e);
 		}
 	}
-	fz_outputs(&z, e, wps_reorder_flush(e), -1);
+	n = wps_reorder_flush(e);
+	o = wps_reorder_out(e);
+	md_flush(&z.m);
+	fz_expect(&z, o, n, "flush", 0);
+	fz_outputs(&z, o, n);
 	CHECK(z.waiting == 0, "%u packets never left", z.waiting);
 	for (uint32_t h = 0; h < nin; h++)
 		CHECK(z.pkt[h].state == 2, "packet %u never left", h);

@@ -283,6 +283,7 @@ static uint64_t cnps_sprayed(bool group, bool both_congested)
 		      (unsigned long long)tp_net_path(b.net, 0)->marked,
 		      (unsigned long long)tp_net_path(b.net, 1)->marked, (unsigned long long)cnps);
 	assert_true(tp_net_path(b.net, 0)->marked > 0);
+	assert_int_equal(b.errors, 0);
 	ccf_free(&b);
 	return cnps;
 }

@@ -81,10 +81,7 @@ static void ctp_lossless_sends(void **state)
 	s.filter = wire_filter;
 	s.filter_ctx = &w;
 	assert_int_equal(pair_init(&p, c, &s, 400, MTU, 3), 0);
-	if (!pair_run(&p, 1000 * MS) || p.errors || p.chan_errors || p.send_errors)
-		fail_msg("errors=%u (%s) chan=%u send=%u received=%u done=%u", p.errors, p.err,
-			 p.chan_errors, p.send_errors, p.received, p.done);
-	assert_int_equal(p.received, 400);
+	PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
 	assert_int_equal(w.pkts[0], 400);	/* one packet per Send */
 	assert_int_equal(w.pkts[1], 400);	/* one TAACK packet per Send */
 	assert_int_equal(w.not_ctp + w.bad_len + w.bad_ctph, 0);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "reorder.h"
@@ -454,6 +455,35 @@ static void idle_flows_reclaimed(void **state)
 	wps_reorder_free(e);
 }
 
+/*
+ * A flow seen again soon after its creation, both before idle/64 on the
+ * engine's clock (a clock that starts at 0): its LRU stamp stays at creation,
+ * and when that is an idle period old the flow, not idle itself, is filed
+ * again. That once went through the touch limited to once per idle/64, which
+ * moved nothing there, so tick went round forever (found by libFuzzer). The
+ * alarm turns a hang into a failure.
+ */
+static void idle_reclaim_early_clock(struct wps_reorder_cfg *c)
+{
+	c->idle_ns = 100 * US;	/* moves at most every 1562 ns */
+}
+
+static void idle_refile_near_clock_zero(void **state)
+{
+	struct wps_reorder *e = engine(idle_reclaim_early_clock);
+
+	(void)state;
+	alarm(10);
+	group(e, 1, 0, 1, 1000);
+	group(e, 1, 1, 1, 1500);
+	tick(e, 1000 + 100 * US);	/* the stamp is 100 us old, the flow 99.5 us idle */
+	assert_int_equal(totals(e).flows, 1);
+	tick(e, 1500 + 100 * US);	/* now idle: reclaimed */
+	assert_int_equal(totals(e).flows, 0);
+	alarm(0);
+	wps_reorder_free(e);
+}
+
 static void suspect_jump_counted_not_stalling(void **state)
 {
 	struct wps_reorder *e = engine(NULL);
@@ -544,6 +574,35 @@ static void late_arrival_raises_timeout(void **state)
 	group(e, 1, 1, 1, 12 * MS);	/* it was 12 ms late */
 	assert_int_equal(wps_reorder_timeout(e), 36 * MS);
 	assert_int_equal(totals(e).f.late_groups, 1);
+	wps_reorder_free(e);
+}
+
+/*
+ * Only a group the timer (or a bound) gave up on measures the skew when it
+ * comes late. A duplicate of a group long delivered, seconds after the last
+ * skip, is late too but says nothing about the paths: it once set the skew to
+ * those seconds, and the one timeout every flow shares to its maximum, to
+ * stay there while no group waits in order to bring it down.
+ */
+static void late_duplicate_leaves_the_timeout(void **state)
+{
+	struct wps_reorder *e = engine(adaptive);
+	uint64_t t;
+
+	(void)state;
+	group(e, 1, 0, 1, 0);
+	group(e, 1, 2, 1, 0);
+	tick(e, 10 * MS);		/* group 1 given up */
+	assert_int_equal(totals(e).f.timer_expiries, 1);
+	for (uint16_t g = 3; g < 10; g++)
+		group(e, 1, g, 1, 10 * MS + g * MS);
+	t = wps_reorder_timeout(e);
+	group(e, 1, 5, 1, 5000 * MS);	/* a copy of group 5, 5 s on */
+	assert_int_equal(sink->a[sink->n - 1], L);
+	assert_int_equal(wps_reorder_timeout(e), t);
+	group(e, 1, 1, 1, 5001 * MS);	/* the group given up on: that is skew */
+	assert_int_equal(sink->a[sink->n - 1], L);
+	assert_int_equal(wps_reorder_timeout(e), 100 * MS);	/* 5 s, clamped */
 	wps_reorder_free(e);
 }
 
@@ -749,10 +808,12 @@ int main(void)
 		cmocka_unit_test(flow_table_full_forwards),
 		cmocka_unit_test(new_flows_policed_per_ingress),
 		cmocka_unit_test(idle_flows_reclaimed),
+		cmocka_unit_test(idle_refile_near_clock_zero),
 		cmocka_unit_test(suspect_jump_counted_not_stalling),
 		cmocka_unit_test(suspect_run_resyncs),
 		cmocka_unit_test(adaptive_timeout_follows_skew),
 		cmocka_unit_test(late_arrival_raises_timeout),
+		cmocka_unit_test(late_duplicate_leaves_the_timeout),
 		cmocka_unit_test(four_paths_no_reordering),
 		cmocka_unit_test(tens_of_thousands_of_flows),
 		cmocka_unit_test(start_hold_finds_the_first_group),

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The reorder engine's fuzz target (tests/fuzz/fuzz_wps_reorder.c) on seeded
- * random inputs, so make test checks its invariants every time; make fuzz-wps
- * runs the same target under libFuzzer for longer. A violated invariant aborts
- * with the reason on stderr (the unit runner counts that as a failure).
+ * random inputs, so make test checks the engine against the target's model
+ * and invariants every time; make fuzz-wps runs the same target under
+ * libFuzzer for longer. A disagreement aborts with the reason on stderr (the
+ * unit runner counts that as a failure).
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "../fuzz/fuzz_wps_reorder.c"
@@ -27,6 +29,9 @@ static void run(int cases, size_t maxlen, uint8_t op_mask)
 {
 	static uint8_t buf[FZ_MAX_OPS * 4];
 
+	memset(wps_fuzz_actions, 0, sizeof(wps_fuzz_actions));
+	wps_fuzz_reclaims = 0;
+
 	for (int i = 0; i < cases; i++) {
 		size_t len = 8 + next_byte() * (maxlen / 256);
 
@@ -38,6 +43,13 @@ static void run(int cases, size_t maxlen, uint8_t op_mask)
 				buf[j] &= (uint8_t)~2;
 		wps_reorder_fuzz_one(buf, len);
 	}
+	/* The model was compared on every path: each reason to leave, reclaims. */
+	for (unsigned a = 0; a < WPS_ACT__MAX; a++) {
+		print_message("# %s %llu\n", wps_action_name(a), (unsigned long long)wps_fuzz_actions[a]);
+		assert_true(wps_fuzz_actions[a] > 0);
+	}
+	print_message("# idle reclaims %llu\n", (unsigned long long)wps_fuzz_reclaims);
+	assert_true(wps_fuzz_reclaims > 0);
 }
 
 static void random_streams(void **state)

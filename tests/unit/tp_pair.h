@@ -144,6 +144,9 @@ static inline void pair_start(struct tp_pair *p)
 
 static inline void pair_refill(struct tp_pair *p)
 {
+	/* A failed channel refuses every post (-EIO): nothing more to try. */
+	if (p->chan_errors)
+		return;
 	while (p->posted < p->nmsg && p->posted - p->done < p->window_ops) {
 		int rc = tp_post_send(p->ch[0], p->data + p->off[p->posted], p->len[p->posted],
 				      p->posted);
@@ -226,8 +229,11 @@ static inline bool pair_finished(void *ctx)
 	struct tp_pair *p = ctx;
 
 	pair_poll(p);
+	/* Every message accounted for: delivered, or its send failed (a failed
+	 * send may have been delivered too: >=, so that such a run ends and
+	 * pair_verdict() says so, instead of running into its deadline). */
 	return p->errors || p->chan_errors ||
-	       (p->received + p->send_errors == p->nmsg && p->done == p->nmsg);
+	       (p->received + p->send_errors >= p->nmsg && p->done == p->nmsg);
 }
 
 static inline bool pair_run(struct tp_pair *p, uint64_t until)
@@ -236,6 +242,82 @@ static inline bool pair_run(struct tp_pair *p, uint64_t until)
 	pair_refill(p);
 	return tp_sim_run(p->sim, until, pair_finished, p);
 }
+
+/*
+ * How a run must end. The default, PAIR_CHECK(), is every message received
+ * and every send completed OK on a channel that never failed. A test that
+ * expects less says exactly what, with PAIR_CHECK_EXPECT(): each count is
+ * compared for equality, and a field it leaves out is 0.
+ */
+struct pair_expect {
+	uint32_t received;		/* messages delivered (in order, whole) */
+	uint32_t send_errors;		/* sends completed with an error... */
+	enum tp_status send_error;	/* ...the last of them with this status */
+	uint32_t chan_errors;		/* channel failures reported... */
+	enum tp_status chan_error;	/* ...the last of them with this status */
+};
+
+/*
+ * true if the run ended as `e` says; else false with the reason and the
+ * run's counts in why. finished: the run's result (pair_run() and the like:
+ * its end condition held before the deadline).
+ */
+static inline bool pair_verdict(const struct tp_pair *p, bool finished,
+				const struct pair_expect *e, char *why, size_t n)
+{
+	const char *bad = NULL;
+
+	if (!finished)
+		bad = "the run hit its deadline";
+	else if (p->errors)
+		bad = p->err;
+	else if (p->received != e->received)
+		bad = "messages received";
+	else if (p->send_errors != e->send_errors)
+		bad = "send errors";
+	else if (e->send_errors && p->send_error != e->send_error)
+		bad = "send error status";
+	else if (p->chan_errors != e->chan_errors)
+		bad = "channel errors";
+	else if (e->chan_errors && p->chan_error != e->chan_error)
+		bad = "channel error status";
+	else if (p->done != p->posted)
+		bad = "a posted send never completed";
+	else if (!e->chan_errors && p->posted != p->nmsg)
+		bad = "not every message was sent";
+	if (!bad)
+		return true;
+	snprintf(why, n, "%s: finished=%d errors=%u received=%u (want %u) of %u, "
+		 "posted %u done %u, send errors %u (%s; want %u %s), "
+		 "channel errors %u (%s; want %u %s)", bad, (int)finished, p->errors,
+		 p->received, e->received, p->nmsg, p->posted, p->done,
+		 p->send_errors, tp_status_name(p->send_error), e->send_errors,
+		 tp_status_name(e->send_error), p->chan_errors, tp_status_name(p->chan_error),
+		 e->chan_errors, tp_status_name(e->chan_error));
+	return false;
+}
+
+/* Every message received, every send OK, the channel never failed. */
+static inline bool pair_all_done(const struct tp_pair *p, bool finished, char *why, size_t n)
+{
+	const struct pair_expect all = { .received = p->nmsg };
+
+	return pair_verdict(p, finished, &all, why, n);
+}
+
+#ifdef fail_msg		/* cmocka's: in the tests */
+/* `ok` (the run) is evaluated before the counts are read. */
+#define PAIR_CHECK_EXPECT(p, ok, ...)						\
+	do {									\
+		bool ok_ = (ok);						\
+		const struct pair_expect e_ = { __VA_ARGS__ };			\
+		char why_[400];							\
+										\
+		if (!pair_verdict((p), ok_, &e_, why_, sizeof(why_)))		\
+			fail_msg("%s: %s", __func__, why_);			\
+	} while (0)
+#define PAIR_CHECK(p, ok)	PAIR_CHECK_EXPECT(p, ok, .received = (p)->nmsg)
+#endif
 
 static inline void pair_free(struct tp_pair *p)
 {

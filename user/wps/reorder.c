@@ -50,6 +50,7 @@ struct flow {
 	uint32_t tm_prev, tm_next;
 	uint64_t armed_at;		/* when the current gap opened */
 	uint64_t gap_start;		/* when the last skipped gap opened (late samples) */
+	uint16_t skip_lo, skip_hi;	/* the Group IDs it gave up on: [lo, hi) */
 	uint32_t buffered, hwm;
 	uint16_t last_late_gid;
 	uint64_t ooo_groups, late_pkts, late_groups, timer_expiries, bound_releases, suspect;
@@ -147,6 +148,18 @@ static uint32_t fidx(const struct wps_reorder *e, const struct flow *f)
 	return (uint32_t)(f - e->flows);
 }
 
+/* File f at the LRU's tail, stamped `stamp`. */
+static void lru_file(struct wps_reorder *e, struct flow *f, uint64_t stamp)
+{
+	uint32_t i = fidx(e, f);
+
+	f->lru_stamp = stamp;
+	if (e->lru_tail == i)
+		return;
+	LIST_UNLINK(e, f, i, lru_prev, lru_next, lru_head, lru_tail);
+	LIST_APPEND(e, f, i, lru_prev, lru_next, lru_head, lru_tail);
+}
+
 /*
  * The LRU only needs the order to within a fraction of the idle period, so a
  * flow moves to the tail at most once per idle/64: the common packet writes
@@ -154,15 +167,9 @@ static uint32_t fidx(const struct wps_reorder *e, const struct flow *f)
  */
 static void lru_touch(struct wps_reorder *e, struct flow *f, uint64_t now)
 {
-	uint32_t i = fidx(e, f);
-
 	if (now - f->lru_stamp < e->cfg.idle_ns >> 6)
 		return;
-	f->lru_stamp = now;
-	if (e->lru_tail == i)
-		return;
-	LIST_UNLINK(e, f, i, lru_prev, lru_next, lru_head, lru_tail);
-	LIST_APPEND(e, f, i, lru_prev, lru_next, lru_head, lru_tail);
+	lru_file(e, f, now);
 }
 
 static void timer_arm(struct wps_reorder *e, struct flow *f, uint64_t now)
@@ -376,14 +383,29 @@ static void rearm(struct wps_reorder *e, struct flow *f, uint64_t now)
 		timer_disarm(e, f);
 }
 
+/*
+ * NEG is about to skip to `to`: remember which groups that gives up on, so
+ * that a late one of them, and only that, measures the skew (late()). A start
+ * hold gives up on the groups it would still have taken, those within the
+ * in-flight bound before the smallest Group ID seen.
+ */
+static void give_up(struct wps_reorder *e, struct flow *f, bool holding, uint16_t to)
+{
+	f->gap_start = f->armed_at;
+	f->has_gap = 1;
+	f->skip_lo = holding ? (uint16_t)(f->neg - e->cfg.inflight_groups) : f->neg;
+	f->skip_hi = to;
+}
+
 /* Skip the gap: NEG to the smallest buffered group, release in order. */
 static void force_release(struct wps_reorder *e, struct flow *f, enum wps_action a, uint64_t now)
 {
+	bool holding = f->holding;
+
 	f->holding = 0;
 	if (f->gfirst == NIL)
 		return;
-	f->gap_start = f->armed_at;
-	f->has_gap = 1;
+	give_up(e, f, holding, e->grps[f->gfirst].gid);
 	f->neg = e->grps[f->gfirst].gid;
 	drain(e, f, a, now);
 	rearm(e, f, now);
@@ -440,7 +462,10 @@ static void late(struct wps_reorder *e, struct flow *f, const struct wps_pkt *p,
 		BUMP(e, f, suspect);
 		return;	/* a forged or stale Group ID says nothing about path skew */
 	}
-	if (f->has_gap)
+	/* How late a group came after it was given up on is skew; a copy of a
+	 * group delivered (or a packet after its E) is late, and says nothing. */
+	if (f->has_gap && wps_gid_diff(p->group_id, f->skip_lo) >= 0 &&
+	    wps_gid_diff(p->group_id, f->skip_hi) < 0)
 		skew_sample(e, now - f->gap_start);
 }
 
@@ -453,9 +478,8 @@ static void give_way(struct wps_reorder *e, struct flow *f, uint16_t gid, uint64
 {
 	BUMP(e, f, bound_releases);
 	if (wps_gid_diff(gid, e->grps[f->gfirst].gid) < 0) {
+		give_up(e, f, f->holding, gid);
 		f->holding = 0;
-		f->gap_start = f->armed_at;
-		f->has_gap = 1;
 		f->neg = gid;
 		return;
 	}
@@ -611,9 +635,10 @@ uint32_t wps_reorder_tick(struct wps_reorder *e, uint64_t now)
 
 		if (now - f->last_seen >= e->cfg.idle_ns) {
 			flow_free(e, f, WPS_ACT_IDLE);
-		} else {	/* seen since its last move: file it again */
-			f->lru_stamp = 0;
-			lru_touch(e, f, f->last_seen);
+		} else {
+			/* Seen since its last move: file it again, whatever
+			 * lru_touch's limit says, or this loop meets it again. */
+			lru_file(e, f, f->last_seen);
 		}
 	}
 	return e->nout;
