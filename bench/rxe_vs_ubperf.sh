@@ -71,9 +71,7 @@ threaded() { ip netns exec "$1" sh -c "echo $3 >/sys/class/net/$2/threaded"; }
 # ubperf_cell OP [THREADED]: "MBIT TX_PER_PKT" of one ubperf run (0 0 when it failed).
 ubperf_cell() {
 	local out=$tmp/ub.json srv thr=${2:-0}
-	# A killed server leaves its XDP program attached (ubperf has no signal handler).
-	ip -n "$S" link set dev s0 xdp off
-	ip -n "$C" link set dev c0 xdp off
+	# A killed server's XDP program goes with it (a BPF link): nothing to clear here.
 	# Off (the default) cannot fail the default run; on must take on both, or the run is failed.
 	if ! threaded "$S" s0 "$thr" 2>/dev/null || ! threaded "$C" c0 "$thr" 2>/dev/null; then
 		if [[ $thr == 1 ]]; then

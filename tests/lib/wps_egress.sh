@@ -73,10 +73,15 @@ wps_delayline_start() {
 }
 
 # wps_egress_start LOG DEVS [ubctl options]: `ubctl wps egress run` in NS_EG on the domain
-# devices DEVS, out of eg-site; sets EG_PID and EG_NAME once its statistics file exists.
+# devices DEVS, out of eg-site; sets EG_PID and EG_NAME (a random one unless the options
+# have --name NAME) once its statistics file exists.
 wps_egress_start() {
-	local log=$1 devs=$2; shift 2
+	local log=$1 devs=$2 a prev=; shift 2
 	EG_NAME="${NS_PREFIX}-$RANDOM"
+	for a in "$@"; do
+		[[ $prev != --name ]] || EG_NAME=$a
+		prev=$a
+	done
 	nsenter --net="/run/netns/$NS_EG" "$UBXDP_ROOT/build/bin/ubctl" wps egress run --dev "$devs" \
 		--out-dev eg-site --node-id "$WPS_EG_NODE" --name "$EG_NAME" "$@" >"$log" 2>&1 &
 	EG_PID=$!

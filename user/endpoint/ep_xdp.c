@@ -10,14 +10,14 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <linux/if_link.h>
 
+#include "run_link.h"
 #include "ub_endpoint.skel.h"
 
 struct ep_xdp {
 	struct ub_endpoint *skel;
 	int ifindex;
-	__u32 flags;
+	int link;	/* the XDP link: the program goes with it, or with this process */
 };
 
 #define EP_CNT_NAME(id, name) [UB_EP_CNT_##id] = name,
@@ -39,6 +39,7 @@ struct ep_xdp *ep_xdp_attach(const char *ifname, bool generic, uint16_t ub_ether
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	x->link = -1;
 	x->ifindex = (int)if_nametoindex(ifname);
 	if (!x->ifindex) {
 		snprintf(err, errlen, "no device %s", ifname);
@@ -58,14 +59,14 @@ struct ep_xdp *ep_xdp_attach(const char *ifname, bool generic, uint16_t ub_ether
 		snprintf(err, errlen, "cannot load the endpoint XDP program: %s", strerror(errno));
 		goto fail;
 	}
-	x->flags = XDP_FLAGS_UPDATE_IF_NOEXIST | (generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
-	rc = bpf_xdp_attach(x->ifindex, bpf_program__fd(x->skel->progs.ub_endpoint), x->flags, NULL);
-	if (rc) {
+	rc = run_link_xdp(bpf_program__fd(x->skel->progs.ub_endpoint), x->ifindex, generic);
+	if (rc < 0) {
 		snprintf(err, errlen, "cannot attach XDP to %s%s: %s", ifname,
 			 generic ? " (generic)" : " (native; try --generic)",
 			 rc == -EEXIST || rc == -EBUSY ? "another XDP program is attached" : strerror(-rc));
 		goto fail;
 	}
+	x->link = rc;
 	return x;
 fail:
 	ub_endpoint__destroy(x->skel);
@@ -75,14 +76,9 @@ fail:
 
 void ep_xdp_detach(struct ep_xdp *x)
 {
-	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
-
 	if (!x)
 		return;
-	/* Only our own program: never detach what someone attached since. */
-	opts.old_prog_fd = bpf_program__fd(x->skel->progs.ub_endpoint);
-	bpf_xdp_detach(x->ifindex, (x->flags & ~XDP_FLAGS_UPDATE_IF_NOEXIST) | XDP_FLAGS_REPLACE,
-		       &opts);
+	close(x->link);	/* detaches our program, and only ours */
 	ub_endpoint__destroy(x->skel);
 	free(x);
 }

@@ -15,7 +15,9 @@
 struct ep_xdp;
 
 /* NULL on failure with one line in err. generic: XDP_FLAGS_SKB_MODE. Refuses
- * to replace a program already attached to the device. ub_ethertype: 0 steers
+ * to replace a program already attached to the device. Attached through a
+ * BPF link: the program goes with ep_xdp_detach() or with the process,
+ * however it ends (SIGKILL included). ub_ethertype: 0 steers
  * UBoE; otherwise the device is a UB port and native UB of that EtherType is
  * steered (docs/WIRE.md §5). */
 struct ep_xdp *ep_xdp_attach(const char *ifname, bool generic, uint16_t ub_ethertype,

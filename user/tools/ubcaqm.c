@@ -5,7 +5,15 @@
  * detach. The budget: the port's rate, the queue threshold, the hint unit.
  * --ecn makes it an ECN marking stage for IP frames as well; --pin DIR leaves
  * its maps there while it runs, so that ubperf --stage-pin DIR can report the
- * queue's high water (the directory goes when the stage does).
+ * queue's high water (the directory goes when the stage does; pins a killed
+ * stage left are replaced by the next one's).
+ *
+ * The stage is attached by a tcx link (kernel 6.6 and later): the kernel
+ * detaches it when ubcaqm ends, however it ends, SIGKILL included. A kernel
+ * without tcx gets a clsact filter (pref 1) instead, removed on SIGINT,
+ * SIGTERM, SIGHUP and SIGQUIT; SIGKILL leaves that one behind (ubcaqm says so
+ * when it attaches, and a later ubcaqm on the device names the command that
+ * removes it). One stage per port: a second is refused.
  *
  *   ubcaqm DEV [--rate-mbps N] [--thresh BYTES] [--hint-unit BYTES]
  *              [--window-us N] [--last-hop] [--ethertype 0xHHHH] [--tag-ethertype 0xHHHH]
@@ -22,6 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -32,9 +42,11 @@
 #include "caqm.skel.h"
 #include "caqm_pins.h"
 #include "caqm_stage.h"
+#include "run_link.h"
 
 static volatile sig_atomic_t stop;
 static void on_signal(int sig) { (void)sig; stop = 1; }
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
 static int usage(FILE *f, int rc)
 {
@@ -70,8 +82,10 @@ static void print_stats(const struct caqm *skel)
 	json_object_put(o);
 }
 
-/* --pin DIR: the maps under their names; the directory made if missing. */
-static int pin_maps(const struct caqm *skel, const char *dir, bool *made)
+/* --pin DIR: the maps under their names; the directory made if missing. The
+ * directory stays locked (flock) while the stage runs: pins found in one
+ * nobody holds are a killed stage's, replaced. */
+static int pin_maps(const struct caqm *skel, const char *dir, bool *made, int *lock)
 {
 	char path[4096];
 	int err;
@@ -88,10 +102,21 @@ static int pin_maps(const struct caqm *skel, const char *dir, bool *made)
 		fprintf(stderr, "ubcaqm: --pin %s: not a directory on a bpffs\n", dir);
 		return -1;
 	}
+	*lock = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (*lock < 0 || flock(*lock, LOCK_EX | LOCK_NB)) {
+		fprintf(stderr, "ubcaqm: --pin %s: %s\n", dir,
+			*lock >= 0 && errno == EWOULDBLOCK ? "another ubcaqm's stage is pinned there" : strerror(errno));
+		return -1;
+	}
+	/* A killed stage's pins, if any (the lock says nobody owns them): replaced,
+	 * and the directory is this stage's to take away, as it was that one's. */
 	snprintf(path, sizeof(path), "%s/%s", dir, CAQM_PIN_BUDGET);
+	if (!unlink(path))
+		*made = true;
 	err = bpf_map__pin(skel->maps.caqm_budget, path);
 	if (!err) {
 		snprintf(path, sizeof(path), "%s/%s", dir, CAQM_PIN_STATS);
+		unlink(path);
 		err = bpf_map__pin(skel->maps.caqm_stats, path);
 	}
 	if (err)
@@ -121,10 +146,11 @@ int main(int argc, char **argv)
 	};
 	unsigned long long rate = 0, th = 64 * 1024, unit = 128, win = 100, et = 0x88b5, tag_et = 0x88b6;
 	bool last_hop = false, ecn = false, hook_created = false, pin_made = false;
-	const char *pin = NULL;
+	const char *pin = NULL, *dev;
 	struct caqm *skel = NULL;
 	unsigned ifindex;
-	int c, rc = 1, err;
+	int c, rc = 1, err, link = -1, pin_lock = -1;
+	sigset_t stops, old;
 	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_EGRESS);
 	DECLARE_LIBBPF_OPTS(bpf_tc_opts, tc, .handle = 1, .priority = 1);
 
@@ -145,11 +171,25 @@ int main(int argc, char **argv)
 	}
 	if (optind + 1 != argc)
 		return usage(stderr, 2);
-	ifindex = if_nametoindex(argv[optind]);
+	dev = argv[optind];
+	ifindex = if_nametoindex(dev);
 	if (!ifindex) {
-		fprintf(stderr, "ubcaqm: no device '%s'\n", argv[optind]);
+		fprintf(stderr, "ubcaqm: no device '%s'\n", dev);
 		return 2;
 	}
+	/* Every catchable way to stop ubcaqm ends in the loop below, which
+	 * detaches; held until the loop waits for one, so that one that comes
+	 * while it attaches is not lost. Output to a closed pipe is not a reason
+	 * to leave the stage behind either. */
+	sigemptyset(&stops);
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++) {
+		struct sigaction sa = { .sa_handler = on_signal };
+
+		sigaction(stop_signals[i], &sa, NULL);
+		sigaddset(&stops, stop_signals[i]);
+	}
+	signal(SIGPIPE, SIG_IGN);
+	sigprocmask(SIG_BLOCK, &stops, &old);
 
 	skel = caqm__open();
 	if (!skel) {
@@ -169,34 +209,63 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ubcaqm: load: %s\n", strerror(-err));
 		goto out;
 	}
-	if (pin && pin_maps(skel, pin, &pin_made))
+	if (pin && pin_maps(skel, pin, &pin_made, &pin_lock))
 		goto out;
-	hook.ifindex = (int)ifindex;
-	err = bpf_tc_hook_create(&hook);
-	if (err && err != -EEXIST) {
-		fprintf(stderr, "ubcaqm: clsact on %s: %s\n", argv[optind], strerror(-err));
-		goto out;
-	}
-	hook_created = !err;
-	tc.prog_fd = bpf_program__fd(skel->progs.caqm_stage);
-	if ((err = bpf_tc_attach(&hook, &tc))) {
-		fprintf(stderr, "ubcaqm: attach to %s egress: %s\n", argv[optind], strerror(-err));
+	link = run_link_tcx(bpf_program__fd(skel->progs.caqm_stage), (int)ifindex, true,
+			    bpf_program__name(skel->progs.caqm_stage));
+	if (link == -EEXIST) {
+		fprintf(stderr, "ubcaqm: %s egress already runs a CAQM stage (another ubcaqm)\n", dev);
 		goto out;
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	printf("attached to %s egress\n", argv[optind]);
+	if (link < 0 && link != -EOPNOTSUPP) {
+		fprintf(stderr, "ubcaqm: attach to %s egress: %s\n", dev, strerror(-link));
+		goto out;
+	}
+	if (link < 0) {	/* no tcx in this kernel: a clsact filter */
+		/* libbpf would add the kernel's words (an existing clsact is no error here). */
+		libbpf_print_fn_t prev = libbpf_set_print(NULL);
+
+		hook.ifindex = (int)ifindex;
+		err = bpf_tc_hook_create(&hook);
+		if (err && err != -EEXIST) {
+			libbpf_set_print(prev);
+			fprintf(stderr, "ubcaqm: clsact on %s: %s\n", dev, strerror(-err));
+			goto out;
+		}
+		hook_created = !err;
+		tc.prog_fd = bpf_program__fd(skel->progs.caqm_stage);
+		err = bpf_tc_attach(&hook, &tc);
+		libbpf_set_print(prev);
+		if (err) {
+			if (err == -EEXIST)
+				fprintf(stderr, "ubcaqm: %s egress already has a filter at pref 1 (another ubcaqm, or "
+					"a killed one's: tc filter del dev %s egress pref 1)\n", dev, dev);
+			else
+				fprintf(stderr, "ubcaqm: attach to %s egress: %s\n", dev, strerror(-err));
+			goto out;
+		}
+		fprintf(stderr, "ubcaqm: no tcx links in this kernel: the stage is a clsact filter (pref 1), removed "
+			"on SIGINT/SIGTERM/SIGHUP/SIGQUIT but left by SIGKILL (then: tc filter del dev %s egress pref 1)\n",
+			dev);
+	}
+	printf("attached to %s egress\n", dev);
 	fflush(stdout);
 	while (!stop)
-		pause();
+		sigsuspend(&old);
 	print_stats(skel);
-	tc.prog_fd = tc.prog_id = 0;
-	tc.flags = 0;
-	bpf_tc_detach(&hook, &tc);
+	if (link >= 0) {
+		close(link);
+	} else {
+		tc.prog_fd = tc.prog_id = 0;
+		tc.flags = 0;
+		bpf_tc_detach(&hook, &tc);
+	}
 	rc = 0;
 out:
 	if (pin)
 		unpin_maps(skel, pin, pin_made);
+	if (pin_lock >= 0)
+		close(pin_lock);
 	if (hook_created) {
 		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
 		bpf_tc_hook_destroy(&hook);

@@ -14,7 +14,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
-#include <linux/if_link.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -29,6 +28,7 @@
 #include "clock.h"
 #include "egress_run.h"
 #include "egress_stats.h"
+#include "run_link.h"
 #include "wps_egress.skel.h"
 #include "wps_opt.h"
 #include "xsk_port.h"
@@ -43,7 +43,7 @@ struct eg {
 	struct wps_reorder *e;
 	struct ring_buffer *log;
 	unsigned ifindex[WPS_EG_MAX_DEVS], out_if;
-	bool attached[WPS_EG_MAX_DEVS];
+	int link[WPS_EG_MAX_DEVS];	/* XDP links: detached when closed or when the process ends */
 	int out_sock, raw4, raw6;
 	struct xsk_frame batch[BATCH];
 	unsigned nb, nsocks;
@@ -258,8 +258,8 @@ static void live_line(struct eg *g)
 static void teardown(struct eg *g)
 {
 	for (int i = 0; i < g->o->ndevs; i++)
-		if (g->attached[i])
-			bpf_xdp_detach((int)g->ifindex[i], g->o->generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE, NULL);
+		if (g->link[i] >= 0)
+			close(g->link[i]);
 	if (g->o->pin_dir && g->skel) {
 		bpf_map__unpin(g->skel->maps.wps_eg_stats, NULL);
 		bpf_map__unpin(g->skel->maps.wps_eg_cfg, NULL);
@@ -282,7 +282,7 @@ static int setup(struct eg *g, char *err, size_t errlen)
 	struct wps_eg_cfg cfg = { .node_id = o->node_id, .log_per_sec = o->log_per_sec };
 	struct xsk_port_cfg pcfg = { .frame_size = 2048, .ring_size = RING_SIZE, .zerocopy = o->zerocopy };
 	unsigned queues[WPS_EG_MAX_DEVS], nsocks = 1;
-	__u32 zero = 0, xflags;
+	__u32 zero = 0;
 	char path[512];
 	int xsk_fd;
 
@@ -385,18 +385,18 @@ static int setup(struct eg *g, char *err, size_t errlen)
 			return -1;
 		}
 	}
-	/* Last: attaching is what makes traffic flow; refuse a device someone else holds. */
-	xflags = XDP_FLAGS_UPDATE_IF_NOEXIST | (o->generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
+	/* Last: attaching is what makes traffic flow; refuse a device someone else holds.
+	 * Links: nothing stays attached when this process ends, however it ends. */
 	for (int i = 0; i < o->ndevs; i++) {
-		int rc = bpf_xdp_attach((int)g->ifindex[i], bpf_program__fd(g->skel->progs.wps_egress), xflags, NULL);
+		int rc = run_link_xdp(bpf_program__fd(g->skel->progs.wps_egress), (int)g->ifindex[i], o->generic);
 
-		if (rc) {
+		if (rc < 0) {
 			snprintf(err, errlen, "attaching XDP to %s: %s%s", o->devs[i], strerror(-rc),
 				 rc == -EBUSY || rc == -EEXIST ? " (it already has an XDP program: another instance?)" :
 				 rc == -EOPNOTSUPP ? " (try --generic)" : "");
 			return -1;
 		}
-		g->attached[i] = true;
+		g->link[i] = rc;
 	}
 	return 0;
 }
@@ -408,6 +408,8 @@ int wps_eg_run(const struct wps_eg_run_opts *o, volatile sig_atomic_t *stop, cha
 	uint64_t next_report;
 	unsigned full_batches = 0;
 
+	for (int i = 0; i < WPS_EG_MAX_DEVS; i++)
+		g.link[i] = -1;
 	if (setup(&g, err, errlen)) {
 		teardown(&g);
 		return -1;
