@@ -278,6 +278,135 @@ static void malformed_counted(void **state)
 	tp_ep_destroy(r.ep);
 }
 
+/* One single-packet ROL request (TAH Order 3) of TA opcode ta, TASSN tassn,
+ * at PSN psn; its answer, the TPACK of that PSN, pulled into f and t. */
+static void rol_answer(struct rx *r, uint8_t ta, uint16_t tassn, uint32_t psn,
+		       const struct ub_maetah_fields *mae, struct ub_tph_fields *f,
+		       struct ub_tah_fields *t)
+{
+	struct ub_tph_fields h = {
+		.opcode = UB_TP_RTP_DATA, .last = true, .nlp = UB_NLP_TAH, .ackreq = true,
+		.src_tpn = PEER_TPN, .dst_tpn = tp_chan_tpn(r->ch), .psn = psn & TP_PSN_MASK,
+		.tpmsn = tassn,
+	};
+	struct ub_tah_fields a = { .opcode = ta, .ini_tassn = tassn, .order = 3 };
+	uint8_t b[4096];
+	size_t n = 24;
+
+	ub_tph_encode((struct ub_tph *)b, &h);
+	ub_tah_encode((struct ub_tah *)(b + 16), &a);
+	if (mae) {
+		ub_maetah_encode((struct ub_maetah *)(b + n), mae);
+		n += sizeof(struct ub_maetah);
+	}
+	memset(b + n, 0x5a, 16);
+	n += 16;
+	assert_int_equal(tp_ep_rx(r->ep, r->now, b, n, NULL), TP_RX_OK);
+	n = pull(r, b, f);
+	assert_int_equal(n, 24);
+	assert_int_equal(f->opcode, UB_TP_ACK);
+	assert_int_equal(f->nlp, UB_NLP_TAH);
+	assert_int_equal(f->psn, psn & TP_PSN_MASK);
+	ub_tah_decode((const struct ub_tah *)(b + 16), t);
+	assert_int_equal(t->opcode, UB_TA_TAACK);
+	assert_int_equal(t->ini_tassn, tassn);
+}
+
+/*
+ * ROL: the TAACK rides the TPACK of the request's last packet, and that
+ * TPACK's RTPH carries the answer's RSPST/RSPINFO (UB 2.0 §6: they tell a
+ * plain acknowledgement from RNR, page fault and completer error), as its
+ * TAH does. An initiator takes the answer from the RTPH.
+ */
+static void rol_status_in_rtph(void **state)
+{
+	static uint8_t region[256];
+	struct ub_maetah_fields mae = { .length = 16 };
+	struct ub_tph_fields f;
+	struct ub_tah_fields t;
+	struct rx r;
+	uint32_t token;
+
+	(void)state;
+	rx_setup(&r, TP_MODE_RTP_SR, 8);
+	assert_int_equal(tp_mr_reg(r.ep, region, sizeof(region), &token), 0);
+	/* Completer error: a Write with a token nobody registered. */
+	mae.va = (uintptr_t)region;
+	mae.token_id = token + 1;
+	rol_answer(&r, UB_TA_WRITE, 10, BASE, &mae, &f, &t);
+	assert_int_equal(f.rspst, UB_RSPST_COMPLETER_ERR);
+	assert_int_equal(f.rspinfo, TP_RSPINFO_BAD_TOKEN);
+	assert_int_equal(t.rspst, f.rspst);
+	assert_int_equal(t.rspinfo, f.rspinfo);
+	/* A plain acknowledgement: a good Write, a Send into a posted buffer. */
+	mae.token_id = token;
+	rol_answer(&r, UB_TA_WRITE, 11, BASE + 1, &mae, &f, &t);
+	assert_int_equal(f.rspst, UB_RSPST_ACK);
+	assert_int_equal(f.rspinfo, 0);
+	rol_answer(&r, UB_TA_SEND, 12, BASE + 2, NULL, &f, &t);
+	assert_int_equal(f.rspst, UB_RSPST_ACK);
+	/* Page fault: the region is not resident. */
+	assert_int_equal(tp_mr_set_resident(r.ep, token, false), 0);
+	rol_answer(&r, UB_TA_WRITE, 13, BASE + 3, &mae, &f, &t);
+	assert_int_equal(f.rspst, UB_RSPST_PAGE_FAULT);
+	assert_int_equal(t.rspst, UB_RSPST_PAGE_FAULT);
+	tp_ep_destroy(r.ep);
+
+	/* RNR: a Send with no receive buffer; RSPINFO the wait asked for. */
+	{
+		struct tp_ep_config ec = { .seed = 1 };
+		struct tp_chan_config c = { .mtu = 256, .rnr_wait_code = 9 };
+
+		memset(&r, 0, sizeof(r));
+		r.ep = tp_ep_create(&ec);
+		r.ch = tp_chan_create(r.ep, &c);
+		assert_non_null(r.ch);
+		assert_int_equal(tp_chan_connect(r.ch, PEER_TPN, BASE), 0);
+		rol_answer(&r, UB_TA_SEND, 20, BASE, NULL, &f, &t);
+		assert_int_equal(f.rspst, UB_RSPST_RNR);
+		assert_int_equal(f.rspinfo, 9);
+		assert_int_equal(t.rspst, UB_RSPST_RNR);
+		tp_ep_destroy(r.ep);
+	}
+
+	/* The initiator: the answer in the RTPH completes the Send. */
+	{
+		struct tp_ep_config ec = { .seed = 1 };
+		struct tp_chan_config c = { .mtu = 256, .ta_mode = TP_TA_ROL };
+		struct ub_tah_fields ta = { .opcode = UB_TA_TAACK };
+		struct ub_tph_fields d;
+		struct tp_event ev;
+		uint8_t b[4096];
+		size_t n;
+
+		memset(&r, 0, sizeof(r));
+		r.ep = tp_ep_create(&ec);
+		r.ch = tp_chan_create(r.ep, &c);
+		assert_int_equal(tp_chan_connect(r.ch, PEER_TPN, BASE), 0);
+		assert_int_equal(tp_post_send(r.ch, "abc", 3, 7), 0);
+		n = pull(&r, b, &d);
+		assert_true(n > 24);
+		ub_tah_decode((const struct ub_tah *)(b + 16), &t);
+		f = (struct ub_tph_fields){
+			.opcode = UB_TP_ACK, .last = true, .nlp = UB_NLP_TAH,
+			.src_tpn = PEER_TPN, .dst_tpn = tp_chan_tpn(r.ch), .psn = d.psn,
+			.rspst = UB_RSPST_COMPLETER_ERR, .rspinfo = TP_RSPINFO_TOO_LONG,
+		};
+		ta.ini_tassn = t.ini_tassn;
+		ta.rspst = UB_RSPST_COMPLETER_ERR;
+		ta.rspinfo = TP_RSPINFO_TOO_LONG;
+		ub_tph_encode((struct ub_tph *)b, &f);
+		ub_tah_encode((struct ub_tah *)(b + 16), &ta);
+		assert_int_equal(tp_ep_rx(r.ep, 0, b, 24, NULL), TP_RX_OK);
+		assert_true(tp_ep_poll(r.ep, &ev));
+		assert_int_equal(ev.type, TP_EV_SEND_DONE);
+		assert_int_equal(ev.wr_id, 7);
+		assert_int_equal(ev.status, TP_ST_COMPLETER_ERR);
+		assert_int_equal(ev.rspinfo, TP_RSPINFO_TOO_LONG);
+		tp_ep_destroy(r.ep);
+	}
+}
+
 /* Configuration errors are refused, not clamped. */
 static void config_checked(void **state)
 {
@@ -378,6 +507,7 @@ int main(void)
 		cmocka_unit_test(gbn_nak_once),
 		cmocka_unit_test(malformed_counted),
 		cmocka_unit_test(config_checked),
+		cmocka_unit_test(rol_status_in_rtph),
 		cmocka_unit_test(frames_in),
 	};
 

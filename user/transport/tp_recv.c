@@ -600,8 +600,18 @@ size_t tp_rcv_response(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 		struct ub_tah_fields tah = { .opcode = UB_TA_TAACK, .ini_tassn = a->tassn,
 					     .rspst = a->rspst, .rspinfo = a->rspinfo };
 
+		/* ROL: the RTPH of the TPACK that carries the answer says what it
+		 * is (UB 2.0 §6: ACK, RNR, page fault, completer error), as the
+		 * TAACK in it does. */
+		struct ub_tph_fields f = {
+			.opcode = UB_TP_ACK, .last = true, .nlp = UB_NLP_TAH, .src_tpn = ch->tpn,
+			.dst_tpn = ch->peer_tpn, .psn = a->psn, .rspst = a->rspst,
+			.rspinfo = a->rspinfo,
+		};
+
 		psn = a->psn;
-		n = tp_enc_tph(buf, ch, UB_TP_ACK, true, UB_NLP_TAH, psn, 0);
+		ub_tph_encode((struct ub_tph *)buf, &f);
+		n = sizeof(struct ub_tph);
 		ub_tah_encode((struct ub_tah *)(buf + n), &tah);
 		n += sizeof(struct ub_tah);
 		n = tp_cc_ack_ext(ch, now, buf, n, cap);

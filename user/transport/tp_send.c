@@ -435,8 +435,11 @@ void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p)
 		on_sack(ch, now, c, &p->sa);
 	if (ch->frto && ch->una != una0)
 		frto_decide(ch, now);
+	/* ROL: the answer's status is the RTPH's RSPST/RSPINFO; the TAACK in
+	 * the TPACK names the operation (its TASSN). */
 	if (p->has_tah && p->tah.opcode == UB_TA_TAACK)
-		tp_snd_on_answer(ch, now, p->tah.ini_tassn, p->tah.rspst, p->tah.rspinfo);
+		tp_snd_on_answer(ch, now, p->tah.ini_tassn, nak ? p->tah.rspst : p->tph.rspst,
+				 nak ? p->tah.rspinfo : p->tph.rspinfo);
 	sq_progress(ch);
 }
 
