@@ -271,15 +271,24 @@ static void ldcp_inflight_rules(void **state)
 	in.ops->on_cetph(in.ctx, 1, &ce);
 	assert_int_equal(inst_stats(&in).inflight, 2000);
 	assert_true(in.ops->can_send(in.ctx, 1, UINT64_MAX, 1000));
-	/* Selective retransmission: the resent bytes replace the lost ones. */
+	/* Selective retransmission: the lost bytes leave inflight (room for
+	 * the resend in a full window), the resend counts again. */
+	in.ops->on_send(in.ctx, 2, 1000, false);
+	in.ops->on_send(in.ctx, 2, 1000, false);
+	assert_false(in.ops->can_send(in.ctx, 2, UINT64_MAX, 1000));	/* 4000: full */
+	in.ops->on_lost(in.ctx, 2, 1000);
 	in.ops->on_loss(in.ctx, 2, TP_LOSS_SACK);
-	in.ops->on_send(in.ctx, 2, 1000, true);
 	ce = cetph(2000, 0, false, 0);
+	in.ops->on_cetph(in.ctx, 3, &ce);
+	assert_int_equal(inst_stats(&in).inflight, 3000);
+	assert_true(in.ops->can_send(in.ctx, 3, UINT64_MAX, 1000));
+	in.ops->on_send(in.ctx, 3, 1000, true);
+	ce = cetph(4000, 0, false, 0);				/* two more arrived */
 	in.ops->on_cetph(in.ctx, 3, &ce);
 	assert_int_equal(inst_stats(&in).inflight, 2000);
 	/* An RTO: nothing in flight; what is resent counts again. */
 	in.ops->on_loss(in.ctx, 4, TP_LOSS_RTO);
-	ce = cetph(2000, 0, false, 0);
+	ce = cetph(4000, 0, false, 0);
 	in.ops->on_cetph(in.ctx, 5, &ce);
 	assert_int_equal(inst_stats(&in).inflight, 0);
 	in.ops->on_send(in.ctx, 6, 1000, true);

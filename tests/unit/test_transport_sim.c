@@ -634,15 +634,16 @@ static void retry_limit_fails_channel(void **state)
 }
 
 /*
- * Pacing holds the resends of a timeout (a deep DCQCN cut, an LDCP window
- * shut), in its simplest deterministic form: no data packet may leave in
- * [from, until). Timeouts that fire meanwhile find the last one's resends
- * still queued: they must not count toward the retry limit.
+ * Pacing holds the resends of a timeout (a deep DCQCN cut), in its simplest
+ * deterministic form: no data packet may leave in [from, until). Timeouts
+ * that fire meanwhile find the last one's resends still queued (rto_held):
+ * they signal no loss, but they count toward the retry limit, so pacing
+ * that never lets the resends go fails the channel (held_rto_counts).
  */
 struct gate {
 	uint64_t from, until;
 	bool open;
-	uint32_t losses;
+	uint32_t losses, rto_losses;
 };
 
 static bool gate_can_send(void *cc, uint64_t now, uint64_t inflight, uint32_t bytes)
@@ -670,9 +671,11 @@ static uint64_t gate_deadline(void *cc)
 
 static void gate_on_loss(void *cc, uint64_t now, enum tp_loss_kind kind)
 {
+	struct gate *g = cc;
+
 	(void)now;
-	(void)kind;
-	((struct gate *)cc)->losses++;
+	g->losses++;
+	g->rto_losses += kind == TP_LOSS_RTO;
 }
 
 static const struct tp_cc_ops gate_ops = {
@@ -680,12 +683,11 @@ static const struct tp_cc_ops gate_ops = {
 	.next_deadline = gate_deadline, .on_loss = gate_on_loss,
 };
 
-/* One message of three packets, each lost on its first send; the gate shuts
- * before the first RTO (200 us) and opens after ten. With lost_after_gate,
- * every data packet is lost: the resends leave once the gate opens, and the
- * channel then fails after retry_limit + 1 timeouts of its own. */
-static void paced_rto_run(enum tp_mode mode, bool lost_after_gate, struct tp_pair *p,
-			  const struct tp_cc_ops *ops, void *ctx, struct tp_stats *st)
+/* One message of three packets, each lost on its first send, RTO 200 us,
+ * retry limit `limit`. With lost_after_gate, every data packet is lost. */
+static void paced_rto_run(enum tp_mode mode, bool lost_after_gate, uint32_t limit,
+			  struct tp_pair *p, const struct tp_cc_ops *ops, void *ctx,
+			  struct tp_stats *st)
 {
 	struct tp_chan_config c[2];
 	struct tp_sim_cfg s;
@@ -694,7 +696,7 @@ static void paced_rto_run(enum tp_mode mode, bool lost_after_gate, struct tp_pai
 	chan_cfg(c, mode);
 	c[0].fixed_init_psn = true;
 	c[0].init_psn = 5000;
-	c[0].retry_limit = 3;
+	c[0].retry_limit = limit;
 	c[0].cc = ops;
 	c[0].cc_ctx = ctx;
 	pair_link_cfg(&s, 5);
@@ -709,16 +711,19 @@ static void paced_rto_run(enum tp_mode mode, bool lost_after_gate, struct tp_pai
 	tp_chan_stats(p->ch[0], st);
 }
 
-/* paced_rto_run() behind the gate its comment describes: shut from 50 us,
- * before the first RTO (200 us), open again after ten of them. */
-static void gated_rto_run(enum tp_mode mode, bool lost_after_gate, struct tp_pair *p, struct gate *g,
-			  struct tp_stats *st)
+/* paced_rto_run() with limit 3 behind the gate its comment describes: shut
+ * from 50 us, before the first RTO (200 us), open again at `until`. */
+static void gated_rto_run(enum tp_mode mode, bool lost_after_gate, uint64_t until,
+			  struct tp_pair *p, struct gate *g, struct tp_stats *st)
 {
-	*g = (struct gate){ .from = 50 * US, .until = 2 * MS + 50 * US };
-	paced_rto_run(mode, lost_after_gate, p, &gate_ops, g, st);
+	*g = (struct gate){ .from = 50 * US, .until = until };
+	paced_rto_run(mode, lost_after_gate, 3, p, &gate_ops, g, st);
 }
 
-static void paced_rto_not_counted(void **state)
+/* The gate opens after the first timeout and a held one: two of the three
+ * timeouts the limit allows, and the message arrives. Only the first one
+ * told CC of a loss. */
+static void paced_rto_held(void **state)
 {
 	(void)state;
 	for (size_t m = 0; m < 3; m++) {
@@ -726,18 +731,18 @@ static void paced_rto_not_counted(void **state)
 		struct gate g;
 		struct tp_stats st;
 
-		gated_rto_run(reliable_modes[m], false, &p, &g, &st);
+		gated_rto_run(reliable_modes[m], false, 550 * US, &p, &g, &st);
 		PAIR_CHECK(&p, p.received == 1 && p.done == 1);
-		/* Ten timeouts while the gate was shut, all but the first held. */
-		assert_true(st.rto_fired >= 9);
-		assert_int_equal(st.rto_held, st.rto_fired - 1);
-		/* Only the first could tell CC of a loss (SR waits for the ack). */
-		assert_true(g.losses <= 1);
+		assert_int_equal(st.rto_held, 1);
+		assert_true(st.rto_fired >= 2 && st.rto_fired <= 3);
+		assert_int_equal(g.rto_losses, st.rto_fired - st.rto_held);
 		assert_true(st.rtx_rto >= 1);
 		pair_free(&p);
 	}
 }
 
+/* The same gate, every data packet lost: the held timeout counted, the
+ * channel fails at the fourth (limit 3), 200 us apart. */
 static void paced_rto_lost_still_fails(void **state)
 {
 	(void)state;
@@ -746,21 +751,41 @@ static void paced_rto_lost_still_fails(void **state)
 		struct gate g;
 		struct tp_stats st;
 
-		gated_rto_run(reliable_modes[m], true, &p, &g, &st);
+		gated_rto_run(reliable_modes[m], true, 550 * US, &p, &g, &st);
 		assert_int_equal(p.chan_errors, 1);
 		assert_int_equal(p.chan_error, TP_ST_RETRY_EXCEEDED);
 		assert_int_equal(p.received, 0);
-		/* Four timeouts counted (limit 3): the first, before the gate,
-		 * and three after it opened, 200 us apart. */
-		assert_int_equal(st.rto_fired - st.rto_held, 4);
-		assert_true(st.rto_held >= 8);
-		assert_true(tp_sim_now(p.sim) >= g.until + 3 * 200 * US - 200 * US);
+		assert_int_equal(st.rto_fired, 4);
+		assert_int_equal(st.rto_held, 1);
+		assert_true(tp_sim_now(p.sim) >= 4 * 200 * US);
 		pair_free(&p);
 	}
 }
 
-/* The same with the real DCQCN held at 1 Mbit/s: a 256-byte packet every
- * 2.56 ms, past a dozen 200 us timeouts, each packet lost on its first send. */
+/* Pacing that never lets the resends go: every timeout after the first is
+ * held, and each counts toward the limit, so the channel fails instead of
+ * waiting for ever. */
+static void held_rto_counts(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < 3; m++) {
+		struct tp_pair p;
+		struct gate g;
+		struct tp_stats st;
+
+		gated_rto_run(reliable_modes[m], false, UINT64_MAX, &p, &g, &st);
+		assert_int_equal(p.chan_errors, 1);
+		assert_int_equal(p.chan_error, TP_ST_RETRY_EXCEEDED);
+		/* limit 3: the first timeout and three held ones */
+		assert_int_equal(st.rto_fired, 4);
+		assert_int_equal(st.rto_held, 3);
+		pair_free(&p);
+	}
+}
+
+/* The real DCQCN held at 1 Mbit/s: a 256-byte packet every 2.56 ms, a dozen
+ * 200 us timeouts (held, counted) before each resend leaves, each packet
+ * lost on its first send; a limit above a dozen lets it through. */
 static void paced_rto_dcqcn(void **state)
 {
 	(void)state;
@@ -776,9 +801,61 @@ static void paced_rto_dcqcn(void **state)
 
 		assert_non_null(cc);
 		tp_cc_attach(cc, &cfg);
-		paced_rto_run(reliable_modes[m], false, &p, cfg.cc, cfg.cc_ctx, &st);
+		paced_rto_run(reliable_modes[m], false, 20, &p, cfg.cc, cfg.cc_ctx, &st);
 		PAIR_CHECK(&p, p.received == 1 && p.done == 1);
 		assert_true(st.rto_held >= 20);
+		pair_free(&p);
+		tp_cc_destroy(cc);
+	}
+}
+
+/*
+ * A full-window tail loss under a window CC: one message of exactly cw
+ * bytes (8 packets), each packet lost on its first send, nothing acked. The
+ * lost, unSACKed bytes fill the window; the RTO must take them out of
+ * flight (UB 2.0 §6: an RTO resets inflight to 0, GBN or SR) and tell the
+ * CC, so the resends leave: the message arrives within two RTOs. (SR+LDCP,
+ * SR+CAQM and GBN+CAQM used to wait for ever, each timeout held.)
+ */
+static void full_window_tail_loss(void **state)
+{
+	static const struct { enum tp_mode mode; enum tp_cc_algo algo; } cases[] = {
+		{ TP_MODE_RTP_SR, TP_CC_LDCP }, { TP_MODE_RTP_SR, TP_CC_CAQM },
+		{ TP_MODE_RTP_GBN, TP_CC_CAQM }, { TP_MODE_RTP_GBN, TP_CC_LDCP },
+		{ TP_MODE_RTP_GBN_FAST, TP_CC_CAQM }, { TP_MODE_RTP_GBN_FAST, TP_CC_LDCP },
+	};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct tp_cc_config ccc = { .algo = cases[k].algo, .mtu = 256, .init_cw = 8 * 256 };
+		struct tp_cc *cc = tp_cc_create(&ccc);
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct psn_log l;
+		struct tp_stats st;
+
+		assert_non_null(cc);
+		chan_cfg(c, cases[k].mode);
+		c[0].fixed_init_psn = true;
+		c[0].init_psn = 3000;
+		tp_cc_attach(cc, &c[0]);
+		pair_link_cfg(&s, 17);
+		log_attach(&s, &l, &c[0]);
+		l.drop_from = 0;
+		l.drop_to = 8;
+		assert_int_equal(pair_init(&p, c, &s, 1, 8 * 256, 17), 0);
+		pair_one_msg(&p, 8 * 256);
+		pair_run(&p, 100 * MS);
+		tp_chan_stats(p.ch[0], &st);
+		if (p.received != 1 || p.done != 1 || p.chan_errors || p.done_ns > 2 * 200 * US)
+			fail_msg("%s + %s: received %u done %u chan_errors %u at %llu ns, "
+				 "RTOs %llu (held %llu), inflight %llu", tp_mode_name(cases[k].mode),
+				 tp_cc_algo_name(cases[k].algo), p.received, p.done, p.chan_errors,
+				 (unsigned long long)p.done_ns, (unsigned long long)st.rto_fired,
+				 (unsigned long long)st.rto_held,
+				 (unsigned long long)tp_chan_inflight_bytes(p.ch[0]));
+		assert_int_equal(tp_chan_inflight_bytes(p.ch[0]), 0);
 		pair_free(&p);
 		tp_cc_destroy(cc);
 	}
@@ -1460,9 +1537,11 @@ int main(void)
 		cmocka_unit_test(sr_large_range),
 		cmocka_unit_test(gbn_fast_single_goback),
 		cmocka_unit_test(retry_limit_fails_channel),
-		cmocka_unit_test(paced_rto_not_counted),
+		cmocka_unit_test(paced_rto_held),
 		cmocka_unit_test(paced_rto_lost_still_fails),
 		cmocka_unit_test(paced_rto_dcqcn),
+		cmocka_unit_test(full_window_tail_loss),
+		cmocka_unit_test(held_rto_counts),
 		cmocka_unit_test(rol_delayed_tpack),
 		cmocka_unit_test(roi_taack_packet),
 		cmocka_unit_test(rnr_answered_and_retried),

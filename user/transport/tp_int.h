@@ -85,6 +85,7 @@ struct tp_slot {
 	uint64_t sent_ns;
 	uint32_t mark;		/* MarkPSN: next new PSN when this was last resent */
 	uint16_t ntx;
+	bool infl;		/* counted in inflight_bytes */
 	bool sacked;
 	bool need_rtx;
 	uint8_t rtx_cause;	/* enum rtx_cause for the pending retransmission */
@@ -299,6 +300,7 @@ size_t tp_cc_ack_ext(struct tp_chan *ch, uint64_t now, uint8_t *buf, size_t n, s
 void tp_cc_tx_data(struct tp_chan *ch, uint64_t now, struct tp_tx_info *info);
 bool tp_cc_can_send(struct tp_chan *ch, uint64_t now, uint32_t bytes);
 void tp_cc_on_send(struct tp_chan *ch, uint64_t now, uint32_t bytes, bool rtx);
+void tp_cc_on_lost(struct tp_chan *ch, uint64_t now, uint32_t bytes);
 void tp_cc_on_cnp(struct tp_chan *ch, uint64_t now, const struct ub_cnpetph_fields *cnp);
 
 /* RTP: PSNs, acknowledgements and retransmission (not UTP, not CTP). */

@@ -10,6 +10,8 @@
 
 #define SLOT(ch, psn) (&(ch)->win[((ch)->win_base + (uint32_t)tp_psn_diff((psn), (ch)->una)) % (ch)->win_cap])
 
+static void infl_reset(struct tp_chan *ch);
+
 static bool initiator(const struct tp_op *op)
 {
 	return op->kind == OP_SEND || op->kind == OP_WRITE || op->kind == OP_READ;
@@ -176,23 +178,24 @@ void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 		return;
 	ch->st.rto_fired++;
 	/*
-	 * Pacing (a DCQCN rate, an LDCP window) may still hold what the last
-	 * timeout queued: nothing went out that the peer could have answered,
-	 * so this timeout says nothing new about the path. It neither counts
-	 * toward the retry limit nor signals a loss (a rate cut would hold the
-	 * resends longer still); it only queues its resends again.
+	 * Pacing (a DCQCN rate) may still hold what the last timeout queued:
+	 * nothing went out that the peer could have answered. Such a timeout
+	 * (rto_held) signals no loss (a rate cut would hold the resends longer
+	 * still), but it counts toward the retry limit like any other: a
+	 * channel whose resends never leave fails, it does not wait for ever.
 	 */
 	held = ch->rto_unsent;
-	if (held) {
+	if (held)
 		ch->st.rto_held++;
-	} else if (++ch->rto_times > ch->cfg.retry_limit) {
+	if (++ch->rto_times > ch->cfg.retry_limit) {
 		tp_chan_fail(ch, TP_ST_RETRY_EXCEEDED);
 		return;
 	}
-	/* SR defers the loss signal to the ack that decides (frto_decide); a
-	 * second timeout in a row (nothing came back at all) is a loss anyway. */
-	if (!held && ch->cfg.cc && ch->cfg.cc->on_loss &&
-	    (tp_is_gbn(ch) || ch->una == ch->nxt || ch->rto_times > 1))
+	/* UB 2.0 §6: an RTO resets inflight to 0, Go-Back-N or selective
+	 * alike, and tells CC (an LDCP/CAQM window full of lost bytes would
+	 * hold the resends for ever otherwise). */
+	infl_reset(ch);
+	if (!held && ch->cfg.cc && ch->cfg.cc->on_loss)
 		ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_RTO);
 	if (ch->una != ch->nxt) {
 		if (tp_is_gbn(ch)) {
@@ -273,6 +276,36 @@ static uint32_t seg_len(const struct tp_chan *ch, const struct tp_op *op, uint32
 	return (uint32_t)(op->len - off < ch->cfg.mtu ? op->len - off : ch->cfg.mtu);
 }
 
+static uint32_t slot_len(const struct tp_chan *ch, const struct tp_slot *s)
+{
+	return seg_len(ch, &ch->sq[s->op], s->seg);
+}
+
+/*
+ * inflight (UB 2.0 §6): bytes sent and neither acknowledged, SACKed nor
+ * found lost. Each slot says whether its bytes are counted; infl_out()
+ * takes them out (returns how many), a resend puts them back.
+ */
+static uint32_t infl_out(struct tp_chan *ch, struct tp_slot *s)
+{
+	uint32_t b;
+
+	if (!s->infl)
+		return 0;
+	b = slot_len(ch, s);
+	ch->inflight_bytes -= b;
+	s->infl = false;
+	return b;
+}
+
+/* An RTO, a Go-Back-N go-back: nothing is in flight any more. */
+static void infl_reset(struct tp_chan *ch)
+{
+	for (uint32_t psn = ch->una; psn != ch->nxt; psn = tp_psn_add(psn, 1))
+		SLOT(ch, psn)->infl = false;
+	ch->inflight_bytes = 0;
+}
+
 /* Cumulative acknowledgement of every PSN up to c. False: c was never sent. */
 static bool ack_upto(struct tp_chan *ch, uint64_t now, uint32_t c)
 {
@@ -290,10 +323,9 @@ static bool ack_upto(struct tp_chan *ch, uint64_t now, uint32_t c)
 
 		if (s->ntx == 1)
 			rtt = now - s->sent_ns;	/* Karn: never from a resent packet */
-		if (!s->sacked) {
-			ch->inflight_bytes -= b;
+		if (!s->sacked)
 			acked += b;
-		}
+		infl_out(ch, s);
 		if (s->need_rtx)
 			ch->n_need_rtx--;
 		op->inflight--;
@@ -321,6 +353,7 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 	uint32_t bits = ub_saetph_bitmap_bits(sa->size_code);
 	int32_t inflight = tp_psn_diff(ch->nxt, ch->una);
 	uint32_t max = sa->max_rcv_psn;
+	uint32_t lost = 0;
 	bool loss = false;
 
 	if (tp_is_gbn(ch))
@@ -338,7 +371,7 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 		if (s->sacked)
 			continue;
 		s->sacked = true;
-		ch->inflight_bytes -= seg_len(ch, &ch->sq[s->op], s->seg);
+		infl_out(ch, s);
 		if (s->need_rtx) {
 			s->need_rtx = false;
 			ch->n_need_rtx--;
@@ -368,8 +401,11 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 		}
 		s->need_rtx = true;
 		ch->n_need_rtx++;
+		/* A selective retransmission takes out only the lost bytes. */
+		lost += infl_out(ch, s);
 		loss = true;
 	}
+	tp_cc_on_lost(ch, now, lost);
 	if (loss && ch->cfg.cc && ch->cfg.cc->on_loss)
 		ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_SACK);
 }
@@ -380,8 +416,9 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
  * the resend filled the one hole); the SACK logic handles any other hole.
  * Acked just that PSN: what followed it before the timeout is lost, and
  * every unSACKed packet of it goes again (the old go-back of the round).
+ * CC heard of the loss at the timeout itself (inflight went to 0 then).
  */
-static void frto_decide(struct tp_chan *ch, uint64_t now)
+static void frto_decide(struct tp_chan *ch)
 {
 	ch->frto = false;
 	if (ch->una != tp_psn_add(ch->frto_una, 1) || ch->una == ch->nxt) {
@@ -398,9 +435,8 @@ static void frto_decide(struct tp_chan *ch, uint64_t now)
 		s->need_rtx = true;
 		s->rtx_cause = RC_RTO;
 		ch->n_need_rtx++;
+		infl_out(ch, s);
 	}
-	if (ch->cfg.cc && ch->cfg.cc->on_loss)
-		ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_RTO);
 }
 
 void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p)
@@ -428,13 +464,14 @@ void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p)
 		ch->gbn_cause = RC_NAK;
 		ch->last_nak = p->tph.psn;
 		ch->last_nak_valid = true;
+		infl_reset(ch);		/* UB 2.0 §6: a GBN go-back resets inflight */
 		if (ch->cfg.cc && ch->cfg.cc->on_loss)
 			ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_NAK);
 	}
 	if (p->has_saetph)
 		on_sack(ch, now, c, &p->sa);
 	if (ch->frto && ch->una != una0)
-		frto_decide(ch, now);
+		frto_decide(ch);
 	/* ROL: the answer's status is the RTPH's RSPST/RSPINFO; the TAACK in
 	 * the TPACK names the operation (its TASSN). */
 	if (p->has_tah && p->tah.opcode == UB_TA_TAACK)
@@ -638,6 +675,10 @@ static size_t send_slot(struct tp_chan *ch, uint64_t now, uint32_t psn, uint8_t 
 	s->ntx++;
 	s->sent_ns = now;
 	s->mark = ch->nxt;
+	if (!s->sacked && !s->infl) {
+		s->infl = true;
+		ch->inflight_bytes += seg_len(ch, op, s->seg);
+	}
 	ch->high_rtx = psn;
 	ch->rto_unsent = false;
 	count_rtx(ch, cause);
@@ -776,7 +817,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	s = &ch->win[(ch->win_base + (uint32_t)tp_psn_diff(psn, ch->una)) % ch->win_cap];
 	*s = (struct tp_slot){
 		.op = (uint32_t)(op - ch->sq), .seg = op->next_seg, .tpmsn = op->tpmsn,
-		.sent_ns = now, .ntx = 1,
+		.sent_ns = now, .ntx = 1, .infl = true,
 	};
 	ch->nxt = tp_psn_add(ch->nxt, 1);
 	s->mark = ch->nxt;
