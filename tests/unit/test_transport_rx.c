@@ -407,6 +407,113 @@ static void rol_status_in_rtph(void **state)
 	}
 }
 
+/* A TPSACK to a sender whose init PSN is base: cumulative base + cum,
+ * MaxRcvPSN base + max, the offsets in held SACKed. */
+static void feed_sack(struct rx *r, uint32_t base, uint32_t cum, uint32_t max,
+		      const uint32_t *held, size_t n)
+{
+	struct ub_tph_fields f = {
+		.opcode = UB_TP_SACK, .nlp = TP_NLP_NONE, .src_tpn = PEER_TPN,
+		.dst_tpn = tp_chan_tpn(r->ch), .psn = (base + cum) & TP_PSN_MASK,
+	};
+	struct ub_saetph_fields sa = { .size_code = 0, .max_rcv_psn = (base + max) & TP_PSN_MASK };
+	uint8_t b[256];
+	size_t len;
+
+	ub_sack_set(sa.bitmap, 0);
+	for (size_t i = 0; i < n; i++)
+		ub_sack_set(sa.bitmap, held[i] - cum);
+	ub_tph_encode((struct ub_tph *)b, &f);
+	len = 16 + ub_saetph_encode(b + 16, &sa);
+	assert_int_equal(tp_ep_rx(r->ep, r->now, b, len, NULL), TP_RX_OK);
+}
+
+/* The PSN offsets (from base) of the data packets the sender has now. */
+static size_t pull_data(struct rx *r, uint32_t base, uint32_t *off, size_t max)
+{
+	uint8_t b[4096];
+	struct ub_tph_fields f;
+	size_t n = 0;
+
+	while (n < max && pull(r, b, &f))
+		if (f.opcode == UB_TP_RTP_DATA)
+			off[n++] = (f.psn - base) & TP_PSN_MASK;
+	return n;
+}
+
+/*
+ * Selective retransmission's two marks as UB 2.0 §6 has them. MarkPSN: the
+ * next new PSN when the channel switches from new data to retransmission.
+ * HighRtxPSN: the highest PSN resent in the current round; a hole at or
+ * below it is not resent again in the round, however often a TPSACK shows
+ * it, until a TPSACK shows a packet at or past MarkPSN (sent after those
+ * resends: they were lost), which begins a new round.
+ */
+static void sr_markpsn_highrtx(void **state)
+{
+	static const uint8_t msg[24 * 256];
+	const uint32_t base = TP_PSN_MASK - 9;	/* across the wrap */
+	struct tp_ep_config ec = { .seed = 1 };
+	struct tp_chan_config c = {
+		.mode = TP_MODE_RTP_SR, .mtu = 256, .window = 64, .fixed_init_psn = true,
+		.init_psn = base, .rto_static_ns = TP_RTO_4S,
+	};
+	static const uint32_t held1[] = { 3, 4, 6, 7, 8, 9 };
+	static const uint32_t held2[] = { 3, 4, 6, 7, 8, 9, 10, 12 };
+	static const uint32_t held3[] = { 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
+					  18, 19, 20 };
+	uint32_t off[64];
+	struct tp_stats st;
+	struct rx r;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.ep = tp_ep_create(&ec);
+	r.ch = tp_chan_create(r.ep, &c);
+	assert_int_equal(tp_chan_connect(r.ch, PEER_TPN, 0), 0);
+	assert_int_equal(tp_post_send(r.ch, msg, 20 * 256, 1), 0);
+	assert_int_equal(pull_data(&r, base, off, 64), 20);		/* 0 .. 19 */
+	/* Holes 2 and 5 below MaxRcvPSN 9: both resent, in order; the switch
+	 * to retransmission marks the next new PSN, 20. */
+	feed_sack(&r, base, 1, 9, held1, 6);
+	assert_int_equal(pull_data(&r, base, off, 64), 2);
+	assert_int_equal(off[0], 2);
+	assert_int_equal(off[1], 5);
+	tp_chan_stats(r.ch, &st);
+	assert_int_equal(st.rtx_sack, 2);
+	assert_int_equal(st.high_rtx_psn, (base + 5) & TP_PSN_MASK);
+	assert_int_equal(st.mark_psn, (base + 20) & TP_PSN_MASK);
+	/* The same holes again: resent in this round, not twice. */
+	feed_sack(&r, base, 1, 9, held1, 6);
+	assert_int_equal(pull_data(&r, base, off, 64), 0);
+	/* A new hole above HighRtxPSN in the round: its first loss, resent;
+	 * HighRtxPSN rises, MarkPSN stays (no new data went between). */
+	feed_sack(&r, base, 1, 12, held2, 8);
+	assert_int_equal(pull_data(&r, base, off, 64), 1);
+	assert_int_equal(off[0], 11);
+	tp_chan_stats(r.ch, &st);
+	assert_int_equal(st.high_rtx_psn, (base + 11) & TP_PSN_MASK);
+	assert_int_equal(st.mark_psn, (base + 20) & TP_PSN_MASK);
+	/* New data: 20 .. 23. */
+	assert_int_equal(tp_post_send(r.ch, msg, 4 * 256, 2), 0);
+	assert_int_equal(pull_data(&r, base, off, 64), 4);
+	assert_int_equal(off[0], 20);
+	/* MaxRcvPSN 19 < MarkPSN: 2 may still be on its way. */
+	feed_sack(&r, base, 1, 19, held3, 17);
+	assert_int_equal(pull_data(&r, base, off, 64), 0);
+	/* MaxRcvPSN 20 = MarkPSN with 2 still open: its resend was lost. It
+	 * goes again at once, a new round: MarkPSN 24, HighRtxPSN 2. */
+	feed_sack(&r, base, 1, 20, held3, 18);
+	assert_int_equal(pull_data(&r, base, off, 64), 1);
+	assert_int_equal(off[0], 2);
+	tp_chan_stats(r.ch, &st);
+	assert_int_equal(st.rtx_mark, 1);
+	assert_int_equal(st.high_rtx_psn, (base + 2) & TP_PSN_MASK);
+	assert_int_equal(st.mark_psn, (base + 24) & TP_PSN_MASK);
+	assert_int_equal(st.rto_fired, 0);
+	tp_ep_destroy(r.ep);
+}
+
 /* Configuration errors are refused, not clamped. */
 static void config_checked(void **state)
 {
@@ -508,6 +615,7 @@ int main(void)
 		cmocka_unit_test(malformed_counted),
 		cmocka_unit_test(config_checked),
 		cmocka_unit_test(rol_status_in_rtph),
+		cmocka_unit_test(sr_markpsn_highrtx),
 		cmocka_unit_test(frames_in),
 	};
 

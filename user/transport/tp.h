@@ -366,6 +366,8 @@ struct tp_stats {
 	TP_STATS(TP_STAT_FIELD)
 	uint64_t srtt_ns;	/* smoothed RTT (not a counter) */
 	uint64_t rto_ns;	/* current RTO (not a counter) */
+	uint64_t high_rtx_psn;	/* SR: HighRtxPSN, the highest PSN resent this round (not a counter) */
+	uint64_t mark_psn;	/* SR: MarkPSN, the next new PSN at the last switch to retransmission */
 };
 #undef TP_STAT_FIELD
 

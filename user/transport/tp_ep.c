@@ -604,6 +604,8 @@ void tp_chan_stats(const struct tp_chan *ch, struct tp_stats *st)
 {
 	*st = ch->st;
 	st->srtt_ns = ch->srtt;
+	st->high_rtx_psn = ch->rtx_round ? ch->high_rtx : 0;
+	st->mark_psn = ch->mark_valid ? ch->mark_psn : 0;
 }
 
 void tp_ep_stats(const struct tp_ep *ep, struct tp_stats *st)

@@ -83,7 +83,6 @@ struct tp_slot {
 	uint32_t seg;
 	uint32_t tpmsn;
 	uint64_t sent_ns;
-	uint32_t mark;		/* MarkPSN: next new PSN when this was last resent */
 	uint16_t ntx;
 	bool infl;		/* counted in inflight_bytes */
 	bool sacked;
@@ -162,7 +161,19 @@ struct tp_chan {
 	uint8_t gbn_cause;
 	bool last_nak_valid;
 	uint32_t last_nak;
-	uint32_t high_rtx;		/* HighRtxPSN: the last PSN resent (stats, debugging) */
+	/*
+	 * SR (UB 2.0 §6). MarkPSN: the next new PSN when the channel last
+	 * switched from new data to retransmission; every resend so far went
+	 * before it. HighRtxPSN: the highest PSN resent in the current round;
+	 * holes at or below it are not resent again in the round. A round
+	 * ends when una passes HighRtxPSN, at an RTO, or when a TPSACK shows
+	 * MarkPSN arrived with resent holes still open (those resends were
+	 * lost: they go again, in a new round).
+	 */
+	uint32_t high_rtx, mark_psn;
+	bool rtx_round;			/* high_rtx is valid */
+	bool rtx_phase;			/* the last data packet sent was a resend */
+	bool mark_valid;
 	uint32_t n_need_rtx;
 	uint32_t since_ackreq;
 	bool retry_next;		/* tell the target an RNR'd op was given up */

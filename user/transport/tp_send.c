@@ -195,6 +195,7 @@ void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 	 * alike, and tells CC (an LDCP/CAQM window full of lost bytes would
 	 * hold the resends for ever otherwise). */
 	infl_reset(ch);
+	ch->rtx_round = false;	/* its resends begin a new round */
 	if (!held && ch->cfg.cc && ch->cfg.cc->on_loss)
 		ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_RTO);
 	if (ch->una != ch->nxt) {
@@ -339,6 +340,8 @@ static bool ack_upto(struct tp_chan *ch, uint64_t now, uint32_t c)
 		ch->rtx_nxt = ch->una;
 	if (ch->last_nak_valid && tp_psn_diff(ch->last_nak, ch->una) < 0)
 		ch->last_nak_valid = false;
+	if (ch->rtx_round && tp_psn_diff(ch->high_rtx, ch->una) < 0)
+		ch->rtx_round = false;	/* everything resent this round arrived */
 	ch->rto_times = 0;
 	ch->rto_unsent = false;
 	rto_rearm(ch, now);
@@ -381,6 +384,10 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 		return;	/* per-packet LB: holes may be packets on a slower path */
 	if (tp_psn_diff(max, ch->una) < 0 || tp_psn_diff(max, ch->una) >= inflight)
 		return;
+	/* MarkPSN arrived: it left after every resend so far, so a resent
+	 * hole still open was lost again. The round is over: those go again. */
+	if (ch->mark_valid && tp_psn_diff(max, ch->mark_psn) >= 0)
+		ch->rtx_round = false;
 	/* Past the bitmap nothing is known: no loss is inferred there. */
 	if (tp_psn_diff(max, c) >= (int32_t)bits)
 		max = tp_psn_add(c, bits - 1);
@@ -389,16 +396,11 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 
 		if (s->sacked || s->need_rtx)
 			continue;
-		if (s->ntx == 1) {
-			/* First loss of this PSN: above HighRtxPSN by construction. */
-			s->rtx_cause = RC_SACK;
-		} else if (tp_psn_diff(max, s->mark) >= 0) {
-			/* MarkPSN: a packet sent after its retransmission arrived,
-			 * so the retransmission itself was lost. */
-			s->rtx_cause = RC_MARK;
-		} else {
-			continue;	/* resent this round: never twice */
-		}
+		/* HighRtxPSN: resent in this round, never twice. */
+		if (s->ntx > 1 && ch->rtx_round && tp_psn_diff(psn, ch->high_rtx) <= 0)
+			continue;
+		/* A first loss, or (past MarkPSN) a lost retransmission. */
+		s->rtx_cause = s->ntx == 1 ? RC_SACK : RC_MARK;
 		s->need_rtx = true;
 		ch->n_need_rtx++;
 		/* A selective retransmission takes out only the lost bytes. */
@@ -674,12 +676,18 @@ static size_t send_slot(struct tp_chan *ch, uint64_t now, uint32_t psn, uint8_t 
 		return 0;
 	s->ntx++;
 	s->sent_ns = now;
-	s->mark = ch->nxt;
+	if (!ch->rtx_phase) {
+		/* MarkPSN: the switch from new data to retransmission. */
+		ch->rtx_phase = ch->mark_valid = true;
+		ch->mark_psn = ch->nxt;
+	}
+	if (!ch->rtx_round || tp_psn_diff(psn, ch->high_rtx) > 0)
+		ch->high_rtx = psn;	/* HighRtxPSN */
+	ch->rtx_round = true;
 	if (!s->sacked && !s->infl) {
 		s->infl = true;
 		ch->inflight_bytes += seg_len(ch, op, s->seg);
 	}
-	ch->high_rtx = psn;
 	ch->rto_unsent = false;
 	count_rtx(ch, cause);
 	ch->st.tx_data++;
@@ -820,7 +828,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 		.sent_ns = now, .ntx = 1, .infl = true,
 	};
 	ch->nxt = tp_psn_add(ch->nxt, 1);
-	s->mark = ch->nxt;
+	ch->rtx_phase = false;
 	ch->rtx_nxt = ch->nxt;
 	op->inflight++;
 	if (++op->next_seg == op->nseg) {
