@@ -264,15 +264,15 @@ static void malformed_counted(void **state)
 	p[4] ^= 1;							/* SrcTPN */
 	assert_int_equal(tp_ep_rx(r.ep, 0, p, n, NULL), TP_RX_DROP);
 	n = data_pkt(p, &r, BASE, false, true);
-	p[0] = 0x80;							/* UTP on RTP */
+	p[0] = 0x80;		/* UTP: for no UTP channel (IniRCID 0), whatever the TPNs say */
 	assert_int_equal(tp_ep_rx(r.ep, 0, p, n, NULL), TP_RX_DROP);
 	n = data_pkt(p, &r, BASE, false, true);
 	p[1] = TP_NLP_NONE;						/* data, no TAH */
 	assert_int_equal(tp_ep_rx(r.ep, 0, p, n, NULL), TP_RX_DROP);
 	tp_ep_stats(r.ep, &st);
 	assert_int_equal(st.rx_malformed, 4);	/* short, cut, opcode 4, no TAH */
-	assert_int_equal(st.rx_unknown_tpn, 2);
-	assert_int_equal(st.rx_bad_opcode, 1);
+	assert_int_equal(st.rx_unknown_tpn, 3);
+	assert_int_equal(st.rx_bad_opcode, 0);
 	assert_int_equal(st.rx_inorder + st.rx_ooo + st.rx_dup, 0);
 	assert_int_equal(pull(&r, b, &f), 0);
 	tp_ep_destroy(r.ep);
@@ -514,6 +514,113 @@ static void sr_markpsn_highrtx(void **state)
 	tp_ep_destroy(r.ep);
 }
 
+/*
+ * UTP as UB 2.0 §6 has it: the UTPH is 16 bytes, mostly reserved, with no
+ * PSN and no TPN ([chosen] layout, docs/TRANSPORT.md: byte 0 Last . TPOpcode
+ * 0, byte 1 TPVer . Pad . NLP, bytes 2-15 reserved, sent 0 and ignored). A
+ * message is one packet (no PSN to put segments in order by); it finds its
+ * channel by what the transaction layer carries: the TAH's IniRCID, the
+ * sender's jetty (its channel), and the source entity when the channel
+ * names one.
+ */
+static size_t utp_pkt(uint8_t *b, uint8_t byte0, uint8_t rsv, uint32_t rcid, uint16_t tassn,
+		      size_t plen)
+{
+	struct ub_tah_fields t = { .opcode = UB_TA_SEND, .ini_tassn = tassn, .ini_rcid = rcid };
+
+	memset(b, rsv, 16);
+	b[0] = byte0;
+	b[1] = UB_NLP_TAH;
+	ub_tah_encode((struct ub_tah *)(b + 16), &t);
+	for (size_t i = 0; i < plen; i++)
+		b[24 + i] = (uint8_t)(tassn + i);
+	return 24 + plen;
+}
+
+static void utp_notes_header(void **state)
+{
+	struct tp_ep_config ec = { .seed = 1 };
+	struct tp_chan_config c = { .mode = TP_MODE_UTP, .mtu = 256 };
+	struct tp_rx_meta m = { 0 };
+	uint8_t b[512], rb[2][300];
+	struct tp_tx_info info;
+	struct tp_event ev;
+	struct tp_stats st;
+	struct tp_chan *ch2;
+	struct tp_ep *ep;
+	struct tp_chan *ch;
+	size_t n;
+
+	(void)state;
+	ep = tp_ep_create(&ec);
+	ch = tp_chan_create(ep, &c);
+	assert_non_null(ch);
+	assert_int_equal(tp_chan_connect(ch, PEER_TPN, 0), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(tp_post_recv(ch, rb[i], sizeof(rb[i]), (uint64_t)i), 0);
+	/* A conforming peer's message, reserved bytes 0: taken, whole. */
+	n = utp_pkt(b, 0x80, 0, PEER_TPN, 5, 200);
+	assert_int_equal(tp_ep_rx(ep, 0, b, n, NULL), TP_RX_OK);
+	assert_true(tp_ep_poll(ep, &ev));
+	assert_int_equal(ev.type, TP_EV_RECV);
+	assert_int_equal(ev.len, 200);
+	assert_int_equal(ev.tassn, 5);
+	assert_memory_equal(rb[0], b + 24, 200);
+	/* Reserved bytes (and Last) are ignored on receipt. */
+	n = utp_pkt(b, 0x00, 0xa5, PEER_TPN, 6, 10);
+	b[1] = 0x30 | UB_NLP_TAH;	/* Pad */
+	assert_int_equal(tp_ep_rx(ep, 0, b, n, NULL), TP_RX_OK);
+	assert_true(tp_ep_poll(ep, &ev));
+	assert_int_equal(ev.tassn, 6);
+	assert_int_equal(ev.len, 10);
+	/* Another jetty's message is not this channel's. */
+	n = utp_pkt(b, 0x80, 0, PEER_TPN + 1, 7, 10);
+	assert_int_equal(tp_ep_rx(ep, 0, b, n, NULL), TP_RX_DROP);
+	assert_false(tp_ep_poll(ep, &ev));
+	tp_ep_stats(ep, &st);
+	assert_int_equal(st.rx_unknown_tpn, 1);
+
+	/* What this core sends: the same layout, one packet per message. */
+	assert_int_equal(tp_post_send(ch, b, 257, 1), -EMSGSIZE);
+	assert_int_equal(tp_post_send(ch, "hello", 5, 1), 0);
+	n = tp_ep_tx(ep, 0, b, sizeof(b), &info);
+	assert_int_equal(n, 16 + 8 + 5);
+	assert_int_equal(b[0], 0x80);			/* Last, TPOpcode 0 */
+	assert_int_equal(b[1], UB_NLP_TAH);
+	for (int i = 2; i < 16; i++)
+		assert_int_equal(b[i], 0);
+	{
+		struct ub_tah_fields t;
+
+		ub_tah_decode((const struct ub_tah *)(b + 16), &t);
+		assert_int_equal(t.opcode, UB_TA_SEND);
+		assert_int_equal(t.ini_rcid, tp_chan_tpn(ch));
+	}
+	assert_memory_equal(b + 24, "hello", 5);
+
+	assert_true(tp_ep_poll(ep, &ev));
+	assert_int_equal(ev.type, TP_EV_SEND_DONE);
+	/* A channel that names its peer entity takes only that source's. */
+	c.peer_entity[0] = 10;
+	c.peer_entity[3] = 2;
+	ch2 = tp_chan_create(ep, &c);
+	assert_non_null(ch2);
+	assert_int_equal(tp_chan_connect(ch2, PEER_TPN + 1, 0), 0);
+	assert_int_equal(tp_post_recv(ch2, rb[0], sizeof(rb[0]), 9), 0);
+	n = utp_pkt(b, 0x80, 0, PEER_TPN + 1, 8, 10);
+	m.src[0] = 10;
+	m.src[3] = 3;
+	assert_int_equal(tp_ep_rx(ep, 0, b, n, &m), TP_RX_DROP);
+	m.src[3] = 2;
+	assert_int_equal(tp_ep_rx(ep, 0, b, n, &m), TP_RX_OK);
+	assert_true(tp_ep_poll(ep, &ev));
+	assert_int_equal(ev.wr_id, 9);
+	/* A UTP channel's jetty is its TPN, an IniRCID: at most 20 bits. */
+	c.local_tpn = TP_CTP_RCID_MAX + 1;
+	assert_null(tp_chan_create(ep, &c));
+	tp_ep_destroy(ep);
+}
+
 /* Configuration errors are refused, not clamped. */
 static void config_checked(void **state)
 {
@@ -616,6 +723,7 @@ int main(void)
 		cmocka_unit_test(config_checked),
 		cmocka_unit_test(rol_status_in_rtph),
 		cmocka_unit_test(sr_markpsn_highrtx),
+		cmocka_unit_test(utp_notes_header),
 		cmocka_unit_test(frames_in),
 	};
 

@@ -210,11 +210,7 @@ struct tp_chan {
 	struct tp_rxmsg rx;
 	struct tp_recvbuf *rq;
 	uint32_t rq_cap, rq_head, rq_tail;
-	/* UTP reassembly: next segment index expected */
-	uint32_t utp_seg;
-	uint32_t utp_drop_tpmsn;
-	bool utp_drop_valid;
-	/* CTP: packets sent (tp_tx_info.psn, for per-packet load balancing) */
+	/* CTP, UTP: packets sent (tp_tx_info.psn, for per-packet load balancing) */
 	uint32_t ctp_sent;
 	uint8_t ctp_rx_vl;	/* the VL our peer's data arrives on: our CNPs name it */
 };

@@ -607,9 +607,9 @@ size_t tp_enc_ta(struct tp_chan *ch, const struct tp_op *op, uint32_t seg, uint8
 		.order = initiator(op) ? ta_order(ch) : 0,
 	};
 
-	/* [chosen] CTP has no TPN: IniRCID names the initiator's jetty (its
-	 * channel), on requests and on their answers alike. */
-	if (tp_is_ctp(ch))
+	/* [chosen] CTP and UTP have no TPN: IniRCID names the initiator's jetty
+	 * (its channel), on requests and on their answers alike. */
+	if (tp_is_ctp(ch) || ch->cfg.mode == TP_MODE_UTP)
 		tah.ini_rcid = initiator(op) ? ch->tpn : ch->peer_tpn;
 	if (cap < sizeof(struct ub_tah) + (mae ? sizeof(struct ub_maetah) : 0) + plen)
 		return 0;
@@ -638,8 +638,17 @@ static size_t enc_data(struct tp_chan *ch, const struct tp_op *op, uint32_t seg,
 
 	if (cap < sizeof(struct ub_tph))
 		return 0;
-	n = tp_enc_tph(buf, ch, tp_reliable(ch) ? UB_TP_RTP_DATA : UB_TP_UTP_DATA,
-		       seg + 1 == op->nseg, UB_NLP_TAH, psn, tpmsn);
+	if (!tp_reliable(ch)) {
+		/* UTPH: opcode 0, Last (a message is one packet), NLP; the rest
+		 * reserved, 0 (headers/ub_wire.h). */
+		struct ub_tph_fields f = { .opcode = UB_TP_UTP_DATA, .last = true,
+					   .nlp = UB_NLP_TAH };
+
+		ub_tph_encode((struct ub_tph *)buf, &f);
+		ta = tp_enc_ta(ch, op, seg, buf + sizeof(struct ub_tph), cap - sizeof(struct ub_tph));
+		return ta ? sizeof(struct ub_tph) + ta : 0;
+	}
+	n = tp_enc_tph(buf, ch, UB_TP_RTP_DATA, seg + 1 == op->nseg, UB_NLP_TAH, psn, tpmsn);
 	if (ackreq)
 		buf[8] |= 0x80;		/* AckReq */
 	ta = tp_enc_ta(ch, op, seg, buf + n, cap - n);
@@ -721,23 +730,19 @@ static size_t send_utp(struct tp_chan *ch, uint64_t now, uint8_t *buf, size_t ca
 	struct tp_op *op = next_op(ch);
 	size_t len;
 
-	if (!op || !tp_cc_can_send(ch, now, seg_len(ch, op, op->next_seg)))
+	if (!op || !tp_cc_can_send(ch, now, seg_len(ch, op, 0)))
 		return 0;
-	if (!op->next_seg)
-		op->tpmsn = ch->next_tpmsn++ & TP_PSN_MASK;
-	/* [chosen] UTP: PSN carries the segment index, so a receiver can tell
-	 * a message with a lost middle packet from a whole one. */
-	len = enc_data(ch, op, op->next_seg, op->next_seg, op->tpmsn, false, buf, cap);
+	/* A UTP message is one packet (tp_post_send kept it within the MTU). */
+	len = enc_data(ch, op, 0, 0, 0, false, buf, cap);
 	if (!len)
 		return 0;
 	ch->st.tx_data++;
-	ch->st.tx_bytes += seg_len(ch, op, op->next_seg);
-	fill_info(ch, info, op->next_seg, false);
-	if (++op->next_seg == op->nseg) {
-		op->state = OS_SENT;
-		op->answered = true;	/* unreliable: done once sent */
-		sq_progress(ch);
-	}
+	ch->st.tx_bytes += op->len;
+	fill_info(ch, info, ch->ctp_sent++, false);
+	op->next_seg = op->nseg;
+	op->state = OS_SENT;
+	op->answered = true;	/* unreliable: done once sent */
+	sq_progress(ch);
 	return len;
 }
 

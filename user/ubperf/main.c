@@ -21,7 +21,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: ubperf server --dev DEV[,DEV...] [options]\n"
 		"       ubperf client --dev DEV[,DEV...] --peer ADDR [options]\n"
-		"  --mode M       rtp-sr (default), rtp-gbn, rtp-gbn-fast, utp, ctp (--native:\n"
+		"  --mode M       rtp-sr (default), rtp-gbn, rtp-gbn-fast, utp (one packet per\n"
+		"                 message: --size <= --mtu, default --mtu), ctp (--native:\n"
 		"                 one packet per operation, so --size <= --mtu, default --mtu;\n"
 		"                 --rto is then the transaction timeout, dynamic: 1 s)\n"
 		"  --op OP        send (default), write, read\n"
@@ -215,6 +216,22 @@ static int split_devs(struct ubperf_opts *o)
 	if (o->ndevs > EP_MAX_MEMBERS && o->mode == TP_MODE_CTP) {
 		fprintf(stderr, "ubperf: --mode ctp binds at most %d ports as one entity\n",
 			EP_MAX_MEMBERS);
+		return 2;
+	}
+	return 0;
+}
+
+/* UTP's rule: a message is one packet (the UTPH has no PSN to reassemble
+ * by); --size defaults to --mtu. The server takes the test from its client. */
+static int utp_finish(struct ubperf_opts *o, bool size_set)
+{
+	if (o->mode != TP_MODE_UTP || o->server)
+		return 0;
+	if (!size_set) {
+		o->size = o->mtu;
+	} else if (o->size > o->mtu) {
+		fprintf(stderr, "ubperf: --mode utp sends each message in one packet (the UTPH has no PSN to reassemble by): --size %u is more than --mtu %u\n",
+			o->size, o->mtu);
 		return 2;
 	}
 	return 0;
@@ -415,7 +432,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ubperf: utp carries only --op send (no Write/Read without reliability)\n");
 		return 2;
 	}
-	if (native_finish(&o, &nat) || ctp_finish(&o, nat.on, size_set, ta_set))
+	if (native_finish(&o, &nat) || ctp_finish(&o, nat.on, size_set, ta_set) ||
+	    utp_finish(&o, size_set))
 		return 2;
 	if (o.server && !wait_set)
 		o.wait_s = 0;

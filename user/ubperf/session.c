@@ -183,7 +183,7 @@ static bool ctl_rx(void *ctx, const uint8_t *tp, size_t len, uint8_t ver, const 
 	struct tp_hello h;
 
 	/* Most UTP packets are data (--mode utp): look at the magic first. */
-	if (len < TP_HELLO_LEN || memcmp(tp + TP_HELLO_LEN - 16, "UBH1", 4) ||
+	if (len < TP_HELLO_LEN || memcmp(tp + TP_HELLO_MAGIC_OFF, TP_HELLO_MAGIC, 4) ||
 	    tp_hello_parse(tp, len, &h))
 		return false;
 	if (r->ninbox == INBOX_MAX)
@@ -1181,6 +1181,7 @@ static int server_start(struct run *r, struct ubperf_opts *so, const struct inbo
 		return 1;
 	/* Ports bound as a CTP entity speak CTP only; CTP, one packet per operation. */
 	if ((entity && so->mode != TP_MODE_CTP) ||
+	    (so->mode == TP_MODE_UTP && so->size > so->mtu) ||
 	    (so->mode == TP_MODE_CTP && (so->size > so->mtu ||
 					 (so->cc != TP_CC_NONE && so->cc != TP_CC_DCQCN)))) {
 		for (uint32_t c = 0; c < so->channels; c++)
@@ -1308,6 +1309,8 @@ static int server_inbox(struct run *r, struct ubperf_opts *so)
 			r->ninbox = 0;
 			if (r->ans[c].status == EPROTONOSUPPORT)
 				return fail(r, "client %s asks for %s%s", r->peer_s, tp_mode_name(so->mode),
+					    so->mode == TP_MODE_UTP && so->size > so->mtu ?
+					    " with --size above --mtu (a UTP message is one packet)" :
 					    so->mode != TP_MODE_CTP ? ": the ports are one CTP entity (--mode ctp)" :
 					    so->size > so->mtu ? " with --size above --mtu" :
 					    " with --cc other than dcqcn (CTP has no transport acks)");
