@@ -54,7 +54,8 @@ static void usage(FILE *f)
 		"  --nexthop-mac MAC   the next hop's MAC instead of ARP/ND\n"
 		"  --json         one JSON summary object on stdout\n"
 		"  --verbose      also every non-zero transport counter\n"
-		"  --cc CC        congestion control per channel: none (default), ldcp, dcqcn, caqm;\n"
+		"  --cc CC        congestion control per channel: none (default), ldcp, dcqcn, caqm\n"
+		"                 (caqm: --native only, UBoE has no CCI);\n"
 		"                 --mode ctp: dcqcn or none, one instance per {peer entity, VL}\n"
 		"                 shared by the channels there, answered by CTP CNPs\n"
 		"  --lb LB        the channels as one group: flow (default: a port each), packet\n"
@@ -430,6 +431,12 @@ int main(int argc, char **argv)
 	}
 	if (o.mode == TP_MODE_UTP && o.op != OP_SEND) {
 		fprintf(stderr, "ubperf: utp carries only --op send (no Write/Read without reliability)\n");
+		return 2;
+	}
+	/* CAQM's window requests ride the CCI, which UBoE has none of
+	 * (draft-li-uboe-00 §5.2: an extension is needed). */
+	if (o.cc == TP_CC_CAQM && !nat.on) {
+		fprintf(stderr, "ubperf: --cc caqm needs --native: UBoE has no CCI to carry its window requests (draft-li-uboe-00 5.2; across an IP segment the UB2E switches' CAQM tag carries them)\n");
 		return 2;
 	}
 	if (native_finish(&o, &nat) || ctp_finish(&o, nat.on, size_set, ta_set) ||

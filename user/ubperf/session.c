@@ -1181,6 +1181,7 @@ static int server_start(struct run *r, struct ubperf_opts *so, const struct inbo
 		return 1;
 	/* Ports bound as a CTP entity speak CTP only; CTP, one packet per operation. */
 	if ((entity && so->mode != TP_MODE_CTP) ||
+	    (so->cc == TP_CC_CAQM && !so->native.ethertype) ||
 	    (so->mode == TP_MODE_UTP && so->size > so->mtu) ||
 	    (so->mode == TP_MODE_CTP && (so->size > so->mtu ||
 					 (so->cc != TP_CC_NONE && so->cc != TP_CC_DCQCN)))) {
@@ -1309,6 +1310,8 @@ static int server_inbox(struct run *r, struct ubperf_opts *so)
 			r->ninbox = 0;
 			if (r->ans[c].status == EPROTONOSUPPORT)
 				return fail(r, "client %s asks for %s%s", r->peer_s, tp_mode_name(so->mode),
+					    so->cc == TP_CC_CAQM && !so->native.ethertype ?
+					    " with --cc caqm over UBoE, which has no CCI to carry it (--native)" :
 					    so->mode == TP_MODE_UTP && so->size > so->mtu ?
 					    " with --size above --mtu (a UTP message is one packet)" :
 					    so->mode != TP_MODE_CTP ? ": the ports are one CTP entity (--mode ctp)" :
