@@ -188,7 +188,7 @@ struct ub_tph {
 	__u8 tpmsn[3];
 } __attribute__((packed));
 
-#define UB_TP_UTP_DATA		0x0	/* [chosen] UTPH = RTPH layout, opcode 0 */
+#define UB_TP_UTP_DATA		0x0	/* UTP data: a UTPH (below), not an RTPH */
 #define UB_TP_RTP_DATA		0x1
 #define UB_TP_ACK		0x2	/* also TPNAK with RSPST 011 */
 #define UB_TP_ACK_CE		0x3	/* TPACK + CETPH */
@@ -202,6 +202,16 @@ struct ub_tph {
 #define UB_RSPST_PAGE_FAULT	2
 #define UB_RSPST_NAK		3
 #define UB_RSPST_COMPLETER_ERR	4
+
+/*
+ * UTPH [chosen] (docs/TRANSPORT.md "UTP"): 16 bytes, UB 2.0 §6: mostly
+ * reserved, no PSN, no TPN. Byte 0 Last(1) . TPOpcode(7) (0) and byte 1
+ * TPVer(2) . Pad(2) . NLP(4), where the RTPH has them; bytes 2-15 reserved,
+ * sent 0 and ignored on receipt. A UTP message is one packet (Last 1; there
+ * is no PSN to reassemble by); its receiver is found by the transaction
+ * layer: the TAH's IniRCID, the sender's jetty, and the source entity.
+ */
+#define UB_UTPH_RSV_OFF		2	/* first reserved byte */
 
 #define UB_NLP_TAH		0
 #define UB_NLP_NONE		1	/* [chosen] nothing follows the TP headers (tp.h TP_NLP_NONE) */

@@ -2,7 +2,7 @@
 /*
  * ubperf's in-band control message ([chosen], docs/TRANSPORT.md "ubperf's
  * setup in band"): the application bytes of a tp_hello (UTP, TAH Message,
- * after "UBH1" | TPN | PSN | MTU | mode | flags). Byte offsets into those
+ * after "UBH2" | TPN | PSN | MTU | mode | flags | DstTPN). Byte offsets into those
  * bytes; every field a big-endian u32 unless said. The bytes of the test's
  * messages (Sends, Writes, the Read region) are user/ubperf/payload.h's.
  */

@@ -28,7 +28,7 @@ from scapy.packet import Raw                                # noqa: E402
 from scapy.data import DLT_EN10MB                           # noqa: E402
 from scapy.utils import checksum, PcapWriter                    # noqa: E402
 
-from ublayers import (UBLPH, UBNTH, UBTPH, UBTAH, UBMAETAH, UBCETPH,  # noqa: E402
+from ublayers import (UBLPH, UBNTH, UBTPH, UBUTPH, UBTAH, UBMAETAH, UBCETPH,  # noqa: E402
                       UBSAETPH, UBCNPETPH, WPSOption, cci_fecn, icrc,
                       sack_bitmap, uboe_ip, with_icrc, UBOE_PORT, UB_ETHERTYPE,
                       UBCTPH, CTP_PORT)
@@ -128,11 +128,23 @@ ip = uboe(tph_b, tah_b, payload=pl)
 add("RTP data, Send with immediate: RTPH and TAH fields (pattern B)",
     eth(ip), {**tph_expect(tph_b), **tah_expect(tah_b), **icrc_expect(ip), "ub.payload": pl.hex()})
 
-tph = UBTPH(opcode=0, psn=77, src_tpn=5, dst_tpn=6)
-tah = UBTAH(opcode=0x01, ini_tassn=9)
+# UTP: the UTPH [chosen] (docs/TRANSPORT.md): Last, TPOpcode, TPVer, Pad, NLP, then 14
+# reserved bytes; no TPN, no PSN fields. IniRCID names the sending jetty.
+UTPH_NAMES = ["last", "opcode", "ver", "pad", "nlp"]
+NO_RTPH = {"ub.tph.src_tpn": None, "ub.tph.dst_tpn": None, "ub.tph.psn": None,
+           "ub.tph.tpmsn": None, "ub.tph.rspst": None}
+tph = UBUTPH()
+tah = UBTAH(opcode=0x01, ini_tassn=9, ini_rcid=5)
 ip = uboe(tph, tah, payload=b"utp", v6=True)
-add("UTP data (opcode 0) over IPv6", eth(ip),
-    {**tph_expect(tph), **tah_expect(tah), **icrc_expect(ip), "ub.payload": b"utp".hex()})
+add("UTP data (opcode 0) over IPv6: UTPH, reserved bytes 0", eth(ip),
+    {**fields_of(tph, "ub.tph.", UTPH_NAMES), "ub.utph.rsv": "00" * 14, **NO_RTPH,
+     **tah_expect(tah), **icrc_expect(ip), "ub.payload": b"utp".hex()})
+tph = UBUTPH(last=0, ver=1, pad=2, rsv=bytes(range(1, 15)))
+tah = UBTAH(opcode=0x00, ini_tassn=0xFFFF, ini_rcid=0xFFFFF)
+ip = uboe(tph, tah, payload=b"x")
+add("UTP data: reserved bytes shown as such, whatever they hold", eth(ip),
+    {**fields_of(tph, "ub.tph.", UTPH_NAMES), "ub.utph.rsv": bytes(range(1, 15)).hex(),
+     **NO_RTPH, **tah_expect(tah), **icrc_expect(ip), "ub.payload": b"x".hex()})
 
 for ta_op, v6, vlan in [(0x03, False, None), (0x04, True, None), (0x06, False, 100)]:
     tph = UBTPH(opcode=1, psn=1000 + ta_op, ackreq=1)

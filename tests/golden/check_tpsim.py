@@ -3,7 +3,9 @@
 the simulated link (`tpsim --dump`) and check it against docs/WIRE.md §3-4 and the
 transport's [chosen] rules (docs/TRANSPORT.md): ICRC, opcodes, extension
 headers by opcode, NLP, TAH/MAETAH placement, segmentation by MTU, Last, and
-Write payloads byte for byte from their MAETAH address.
+Write payloads byte for byte from their MAETAH address; UTP as the notes' UTPH
+(no TPN, no PSN, reserved bytes 0), one packet per message, the sender's jetty
+in IniRCID.
 Usage: check_tpsim.py PATH_TO_TPSIM. Exit 0 when all hold."""
 import os
 import subprocess
@@ -64,11 +66,23 @@ def run(case, *args):
         if ub.icrc(ipb[:-4]) != ipb[-4:]:
             fail(case, i, "ICRC")
         rest = ipb[28:-4]
-        tph = ub.UBTPH(rest[:16])
+        tph = ub.tph_class(rest[0])(rest[:16])
         body = rest[16:]
+        op = tph.opcode
+        if op == 0:
+            if tph.rsv != b"\x00" * 14 or not tph.last or tph.nlp != 0 or len(body) < 8:
+                fail(case, i, "UTPH %s" % rest[:16].hex())
+                continue
+            tah = ub.UBTAH(body[:8])
+            if tah.opcode != 0 or tah.ini_rcid != tpn[side]:
+                fail(case, i, "UTP TAH %#x IniRCID %d" % (tah.opcode, tah.ini_rcid))
+            payload = body[8:]
+            if len(payload) != size:
+                fail(case, i, "UTP message of %d bytes, not one packet of %d" % (len(payload), size))
+            seen[0] = seen.get(0, 0) + 1
+            continue
         if (tph.src_tpn, tph.dst_tpn) != (tpn[side], tpn[1 - side]):
             fail(case, i, "TPNs %d->%d" % (tph.src_tpn, tph.dst_tpn))
-        op = tph.opcode
         off = 0
         if op in (2, 3, 5, 6):
             kind = "nak" if tph.rspst == 3 else "ack"
@@ -156,8 +170,11 @@ need("write-gbn-fast-roi", s, [3, 0x11, "ack", "nak"])
 s = run("read-sr", "--op", "read", "--loss", "0.03", "--msgs", "20", "--size", "4000",
         "--seed", "5")
 need("read-sr", s, [6, 0x12, "ack"])
-s = run("send-utp", "--mode", "utp", "--msgs", "10", "--size", "2500")
+s = run("send-utp", "--mode", "utp", "--msgs", "10", "--size", "1000")
 need("send-utp", s, [0])
+p = subprocess.run([TPSIM, "--mode", "utp", "--size", "2500"], capture_output=True, text=True)
+if p.returncode != 2 or len(p.stderr.strip().split("\n")) != 1:
+    failures.append("utp --size 2500 (> --mtu 1024): exit %d, %r" % (p.returncode, p.stderr))
 
 for f in failures:
     print(f)

@@ -46,6 +46,17 @@ ORDER = ("kind dmac smac vlan pcp dei ethertype vl rt cci perm pid ipver src dst
          "maetah va token mlen plen pseed").split()
 
 
+# The RTPH fields a UTPH has as reserved bytes (docs/TRANSPORT.md "UTP").
+UTPH_RSV_KEYS = ("stpn", "dtpn", "ackreq", "err", "psn", "rspst", "rspinfo", "tpmsn")
+
+
+def utph(p):
+    """Make p a UTP packet as the UTPH has it: reserved bytes 0, Last 1."""
+    p.update({k: 0 for k in UTPH_RSV_KEYS})
+    p["last"] = 1
+    return p
+
+
 def payload(n, seed):
     return bytes((seed + i) & 0xFF for i in range(n))
 
@@ -74,10 +85,17 @@ def ip_bytes(p):
         ip = IPv6(src=p["src"], dst=p["dst"], tc=tos, fl=p["flow"], hlim=p["ttl"], nh=17)
     else:
         ip = IP(src=p["src"], dst=p["dst"], tos=tos, ttl=p["ttl"], id=p["ipid"], flags="DF")
-    pkt = ip / UDP(sport=p["sport"], dport=ub.UBOE_PORT, chksum=0) / ub.UBTPH(
-        last=p["last"], opcode=p["op"], ver=p["tpver"], pad=p["pad"], nlp=p["nlp"],
-        src_tpn=p["stpn"], dst_tpn=p["dtpn"], ackreq=p["ackreq"], err=p["err"],
-        psn=p["psn"], rspst=p["rspst"], rspinfo=p["rspinfo"], tpmsn=p["tpmsn"])
+    if p["op"] == 0:
+        # UTPH [chosen]: only Last, TPOpcode, TPVer, Pad, NLP; the RTPH's other
+        # fields are reserved bytes, 0 (the keys say so for the C side).
+        assert not any(p[k] for k in UTPH_RSV_KEYS), "a UTP vector with reserved bits set"
+        tph = ub.UBUTPH(last=p["last"], opcode=0, ver=p["tpver"], pad=p["pad"], nlp=p["nlp"])
+    else:
+        tph = ub.UBTPH(
+            last=p["last"], opcode=p["op"], ver=p["tpver"], pad=p["pad"], nlp=p["nlp"],
+            src_tpn=p["stpn"], dst_tpn=p["dtpn"], ackreq=p["ackreq"], err=p["err"],
+            psn=p["psn"], rspst=p["rspst"], rspinfo=p["rspinfo"], tpmsn=p["tpmsn"])
+    pkt = ip / UDP(sport=p["sport"], dport=ub.UBOE_PORT, chksum=0) / tph
     if "cetph" in p:
         pkt = pkt / ub.UBCETPH(ack_seq=p["ce_ack"], loc=p["ce_loc"], i=p["ce_i"],
                                c=p["ce_c"], hint=p["ce_hint"])
@@ -160,7 +178,8 @@ def tp_case(p, case):
     """Shape p as one kind of TP packet; returns the name suffix."""
     if case == "utp":
         p.update(op=0, plen=64)
-        with_tah(p, 0x00)
+        utph(p)
+        with_tah(p, 0x00, ta_rcid=0x10)     # IniRCID: the sending jetty
     elif case == "rtp":
         p.update(op=1, ackreq=1, plen=200)
         with_tah(p, 0x03)
@@ -270,10 +289,13 @@ def vectors():
     p = with_tah(base("uboe", 6, op=1, vlan=4095))
     p.update(dscp=46, ecn=1, ttl=0, flow=0xFFFFF, sport=0, plen=9)
     add("uboe-vlan4095-v6-hlim0-flow-max", p)
-    p = with_tah(base("uboe", 4, op=0))
+    p = with_tah(base("uboe", 4, op=1))
     p.update(last=1, tpver=3, pad=3, nlp=0, stpn=0xFFFFFF, dtpn=0xFFFFFF, ackreq=1, err=1,
              psn=0xFFFFFF, rspst=7, rspinfo=31, tpmsn=0xFFFFFF, plen=3)
     add("uboe-v4-tph-all-ones", p)
+    p = with_tah(base("uboe", 6, op=0), ta_rcid=0xFFFFF)
+    p.update(tpver=3, pad=3, nlp=0, plen=3)
+    add("uboe-v6-utph-ver-pad-ones", utph(p))
     for vl in (0, 7, 8, 15):
         for rt in range(4):
             p = with_tah(base("native", 4 if rt % 2 else 6, op=1))
@@ -322,6 +344,8 @@ def vectors():
             p.update(rspst=rng.randrange(8), rspinfo=rng.randrange(32))
         if p["op"] <= 1:
             p["plen"] = rng.randrange(1200)
+        if p["op"] == 0:
+            utph(p)
         if "vlan" in p:
             p.update(pcp=rng.randrange(8), dei=rng.randrange(2))
         if kind == "native":

@@ -67,7 +67,8 @@ class CAQMTag(Packet):
 
 
 class UBTPH(Packet):
-    """RTPH/UTPH, 16 bytes (docs/WIRE.md §3)."""
+    """RTPH, 16 bytes (docs/WIRE.md §3). (Bound to UDP 4792; a UTP packet is a UBUTPH:
+    tph_class() tells them apart by the opcode.)"""
     name = "UB TPH"
     fields_desc = [BitField("last", 0, 1), BitEnumField("opcode", 1, 7, TP_OPCODES),
                    BitField("ver", 0, 2), BitField("pad", 0, 2), BitField("nlp", 0, 4),
@@ -76,6 +77,23 @@ class UBTPH(Packet):
                    ThreeBytesField("psn", 0),
                    BitField("rspst", 0, 3), BitField("rspinfo", 0, 5),
                    ThreeBytesField("tpmsn", 0)]
+
+
+class UBUTPH(Packet):
+    """UTPH, 16 bytes [chosen] (docs/TRANSPORT.md "UTP"): UB 2.0 §6 says mostly
+    reserved, no PSN, no TPN. Byte 0 Last . TPOpcode (0) and byte 1 TPVer . Pad .
+    NLP where the RTPH has them; bytes 2-15 reserved, sent 0, ignored on receipt.
+    A UTP message is one packet (Last 1); its receiver is the channel whose peer
+    jetty is the TAH's IniRCID."""
+    name = "UB UTPH"
+    fields_desc = [BitField("last", 1, 1), BitEnumField("opcode", 0, 7, TP_OPCODES),
+                   BitField("ver", 0, 2), BitField("pad", 0, 2), BitField("nlp", 0, 4),
+                   StrFixedLenField("rsv", b"\x00" * 14, 14)]
+
+
+def tph_class(first_byte):
+    """The transport header class for a packet starting with first_byte."""
+    return UBUTPH if first_byte & 0x7F == 0 else UBTPH
 
 
 class UBTAH(Packet):

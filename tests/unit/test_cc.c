@@ -245,6 +245,60 @@ static void np_all_paths(void **state)
 	tp_cc_destroy(in.cc);
 }
 
+/*
+ * The CNP's Loc (UB 2.0 §6; WIRE.md §3): where the congestion was. Loc 0,
+ * an intermediate switch (and what a UB2E switch restores from IP CE,
+ * draft-li-uboe-00 §5.2.1): DCQCN as usual, fast recovery back towards the
+ * rate before the cut. Loc 1, the last-hop switch: the receiver's own
+ * downlink, which every path to it and every sender to it shares, so the
+ * rate before the cut is known too high: the target is clamped to the cut
+ * rate and recovery climbs from there only additively.
+ */
+static void dcqcn_loc(void **state)
+{
+	struct tp_cc_config cfg = { .algo = TP_CC_DCQCN, .line_rate_bps = 10 * GBPS };
+	struct inst mid, last;
+	double rc = 5e9, rt = 5e9;
+
+	(void)state;
+	inst_new(&mid, &cfg);
+	inst_new(&last, &cfg);
+	mid.ops->on_cnp(mid.ctx, 0, UB_CNP_ECN_SEVERE, false);
+	last.ops->on_cnp(last.ctx, 0, UB_CNP_ECN_SEVERE, true);
+	assert_near(inst_stats(&mid).rate_bps, 5e9);		/* the same cut */
+	assert_near(inst_stats(&last).rate_bps, 5e9);
+	mid.ops->on_tick(mid.ctx, 55 * US);
+	last.ops->on_tick(last.ctx, 55 * US);
+	assert_near(inst_stats(&mid).rate_bps, 7.5e9);		/* halfway back to 10G */
+	assert_near(inst_stats(&last).rate_bps, 5e9);		/* target clamped: stays */
+	for (int k = 2; k <= 7; k++) {
+		if (k > 5)
+			rt += 40e6;	/* R_AI once past F = 5 */
+		rc = (rt + rc) / 2;
+		last.ops->on_tick(last.ctx, (uint64_t)k * 55 * US);
+		assert_near(inst_stats(&last).rate_bps, rc);
+	}
+	tp_cc_destroy(mid.cc);
+	tp_cc_destroy(last.cc);
+}
+
+/* Per-packet LB waits for every path to be marked, but a last-hop mark
+ * (FECN LoC) is on every path at once: its CNP goes at once, Loc 1. */
+static void np_last_hop_all_paths(void **state)
+{
+	struct tp_cc_config cfg = { .algo = TP_CC_DCQCN, .paths = 2 };
+	struct ub_cnpetph_fields cnp;
+	struct inst in;
+
+	(void)state;
+	inst_new(&in, &cfg);
+	assert_false(rx(&in, 0, 0, true, 0x4003, 10, &cnp));	/* path 0, intermediate */
+	assert_true(rx(&in, 100 * US, 0, true, 0x4803, 12, &cnp));	/* path 0, last hop */
+	assert_int_equal(cnp.ecn, UB_CNP_ECN_SEVERE);
+	assert_true(cnp.loc);
+	tp_cc_destroy(in.cc);
+}
+
 static struct ub_cetph_fields cetph(uint32_t ack_seq, uint8_t c, bool i, uint16_t hint)
 {
 	return (struct ub_cetph_fields){ .ack_seq = ack_seq, .c = c, .i = i, .hint = hint };
@@ -271,15 +325,24 @@ static void ldcp_inflight_rules(void **state)
 	in.ops->on_cetph(in.ctx, 1, &ce);
 	assert_int_equal(inst_stats(&in).inflight, 2000);
 	assert_true(in.ops->can_send(in.ctx, 1, UINT64_MAX, 1000));
-	/* Selective retransmission: the resent bytes replace the lost ones. */
+	/* Selective retransmission: the lost bytes leave inflight (room for
+	 * the resend in a full window), the resend counts again. */
+	in.ops->on_send(in.ctx, 2, 1000, false);
+	in.ops->on_send(in.ctx, 2, 1000, false);
+	assert_false(in.ops->can_send(in.ctx, 2, UINT64_MAX, 1000));	/* 4000: full */
+	in.ops->on_lost(in.ctx, 2, 1000);
 	in.ops->on_loss(in.ctx, 2, TP_LOSS_SACK);
-	in.ops->on_send(in.ctx, 2, 1000, true);
 	ce = cetph(2000, 0, false, 0);
+	in.ops->on_cetph(in.ctx, 3, &ce);
+	assert_int_equal(inst_stats(&in).inflight, 3000);
+	assert_true(in.ops->can_send(in.ctx, 3, UINT64_MAX, 1000));
+	in.ops->on_send(in.ctx, 3, 1000, true);
+	ce = cetph(4000, 0, false, 0);				/* two more arrived */
 	in.ops->on_cetph(in.ctx, 3, &ce);
 	assert_int_equal(inst_stats(&in).inflight, 2000);
 	/* An RTO: nothing in flight; what is resent counts again. */
 	in.ops->on_loss(in.ctx, 4, TP_LOSS_RTO);
-	ce = cetph(2000, 0, false, 0);
+	ce = cetph(4000, 0, false, 0);
 	in.ops->on_cetph(in.ctx, 5, &ce);
 	assert_int_equal(inst_stats(&in).inflight, 0);
 	in.ops->on_send(in.ctx, 6, 1000, true);
@@ -675,6 +738,8 @@ int main(void)
 		cmocka_unit_test(np_cnp_once_per_interval),
 		cmocka_unit_test(np_fecn_levels),
 		cmocka_unit_test(np_all_paths),
+		cmocka_unit_test(dcqcn_loc),
+		cmocka_unit_test(np_last_hop_all_paths),
 		cmocka_unit_test(ldcp_inflight_rules),
 		cmocka_unit_test(ldcp_window_law),
 		cmocka_unit_test(caqm_window_rules),

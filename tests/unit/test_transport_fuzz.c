@@ -91,7 +91,8 @@ static void model_init(struct model *m, enum tp_mode mode)
 	m->rbase = rnd(2) ? TP_PSN_MASK - (uint32_t)rnd(64) : (uint32_t)rnd(TP_PSN_MASK);
 	m->sbase = tp_chan_init_psn(m->ch);
 	assert_int_equal(tp_chan_connect(m->ch, PEER, m->rbase), 0);
-	post_work(m->ch, m->src[0], MSG, m->rbuf[0]);
+	/* UTP: a message is one packet (at most an MTU). */
+	post_work(m->ch, m->src[0], mode == TP_MODE_UTP ? MTU : MSG, m->rbuf[0]);
 }
 
 /* A plausible TP packet for the channel, made with the library's encoders. */
@@ -149,7 +150,9 @@ static size_t make_pkt(struct model *m, uint8_t *b)
 	if (f.nlp == UB_NLP_TAH) {
 		struct ub_tah_fields t = { .opcode = resp ? UB_TA_TAACK : ta_ops[rnd(sizeof(ta_ops))],
 					   .ini_tassn = (uint16_t)rnd(8), .rspst = (uint8_t)rnd(5),
-					   .order = (uint8_t)rnd(4), .retry = rnd(4) == 0 };
+					   .order = (uint8_t)rnd(4), .retry = rnd(4) == 0,
+					   /* UTP finds its channel by the sender's jetty */
+					   .ini_rcid = rnd(8) ? PEER : (uint32_t)rnd(1 << 20) };
 
 		ub_tah_encode((struct ub_tah *)(b + n), &t);
 		n += sizeof(struct ub_tah);
@@ -234,8 +237,10 @@ static void check_out(struct model *m, const uint8_t *tp, size_t n)
 	if (e != UB_PARSE_OK)
 		fail_msg("core sent a packet the library rejects: %s", ub_parse_errname(e));
 	assert_true(v.icrc_ok);
-	assert_int_equal(v.tp.src_tpn, tp_chan_tpn(m->ch));
-	assert_int_equal(v.tp.dst_tpn, PEER);
+	if (v.tp.opcode != UB_TP_UTP_DATA) {	/* a UTPH has no TPN */
+		assert_int_equal(v.tp.src_tpn, tp_chan_tpn(m->ch));
+		assert_int_equal(v.tp.dst_tpn, PEER);
+	}
 	m->frames++;
 	if (v.tp.opcode == UB_TP_ACK || v.tp.opcode == UB_TP_SACK) {
 		uint32_t c = v.nak ? (v.tp.psn + TP_PSN_MASK) & TP_PSN_MASK : v.tp.psn;
@@ -280,10 +285,19 @@ static void check_out(struct model *m, const uint8_t *tp, size_t n)
 			assert_true(v.ta.opcode == UB_TA_TAACK || v.ta.opcode == UB_TA_READ_RESP);
 		}
 	} else if (v.tp.opcode == UB_TP_UTP_DATA) {
-		/* UTP: PSN is the segment, TPMSN the message. */
-		assert_true(v.tp.tpmsn < NMSG && v.tp.psn < 4);
+		/* UTP: a whole message in one packet behind the notes' UTPH
+		 * (reserved bytes 0), found by the jetty in IniRCID. */
+		bool found = false;
+
+		assert_true(v.tp.last);
+		assert_true(v.tp.src_tpn == 0 && v.tp.dst_tpn == 0 && v.tp.psn == 0 &&
+			    v.tp.tpmsn == 0 && !v.tp.ackreq && v.tp.rspst == 0);
 		assert_int_equal(v.ta.opcode, UB_TA_SEND);
-		assert_memory_equal(v.payload, m->src[v.tp.tpmsn] + v.tp.psn * MTU, MTU);
+		assert_int_equal(v.ta.ini_rcid, tp_chan_tpn(m->ch));
+		assert_int_equal(v.payload_len, MTU);
+		for (int i = 0; i < NMSG && !found; i++)
+			found = !memcmp(v.payload, m->src[0] + i * MTU, MTU);
+		assert_true(found);
 		m->data_out++;
 	} else {
 		fail_msg("core sent TP opcode %u", v.tp.opcode);

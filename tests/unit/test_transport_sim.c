@@ -628,15 +628,16 @@ static void retry_limit_fails_channel(void **state)
 }
 
 /*
- * Pacing holds the resends of a timeout (a deep DCQCN cut, an LDCP window
- * shut), in its simplest deterministic form: no data packet may leave in
- * [from, until). Timeouts that fire meanwhile find the last one's resends
- * still queued: they must not count toward the retry limit.
+ * Pacing holds the resends of a timeout (a deep DCQCN cut), in its simplest
+ * deterministic form: no data packet may leave in [from, until). Timeouts
+ * that fire meanwhile find the last one's resends still queued (rto_held):
+ * they signal no loss, but they count toward the retry limit, so pacing
+ * that never lets the resends go fails the channel (held_rto_counts).
  */
 struct gate {
 	uint64_t from, until;
 	bool open;
-	uint32_t losses;
+	uint32_t losses, rto_losses;
 };
 
 static bool gate_can_send(void *cc, uint64_t now, uint64_t inflight, uint32_t bytes)
@@ -664,9 +665,11 @@ static uint64_t gate_deadline(void *cc)
 
 static void gate_on_loss(void *cc, uint64_t now, enum tp_loss_kind kind)
 {
+	struct gate *g = cc;
+
 	(void)now;
-	(void)kind;
-	((struct gate *)cc)->losses++;
+	g->losses++;
+	g->rto_losses += kind == TP_LOSS_RTO;
 }
 
 static const struct tp_cc_ops gate_ops = {
@@ -674,12 +677,12 @@ static const struct tp_cc_ops gate_ops = {
 	.next_deadline = gate_deadline, .on_loss = gate_on_loss,
 };
 
-/* One message of three packets, each lost on its first send; the gate shuts
- * before the first RTO (200 us) and opens after ten. With lost_after_gate,
- * every data packet is lost: the resends leave once the gate opens, and the
- * channel then fails after retry_limit + 1 timeouts of its own. */
-static bool paced_rto_run(enum tp_mode mode, bool lost_after_gate, struct tp_pair *p,
-			  const struct tp_cc_ops *ops, void *ctx, struct tp_stats *st)
+/* One message of three packets, each lost on its first send, RTO 200 us,
+ * retry limit `limit`. With lost_after_gate, every data packet is lost.
+ * Returns whether the run ended on its own (pair_run). */
+static bool paced_rto_run(enum tp_mode mode, bool lost_after_gate, uint32_t limit,
+			  struct tp_pair *p, const struct tp_cc_ops *ops, void *ctx,
+			  struct tp_stats *st)
 {
 	struct tp_chan_config c[2];
 	struct tp_sim_cfg s;
@@ -689,7 +692,7 @@ static bool paced_rto_run(enum tp_mode mode, bool lost_after_gate, struct tp_pai
 	chan_cfg(c, mode);
 	c[0].fixed_init_psn = true;
 	c[0].init_psn = 5000;
-	c[0].retry_limit = 3;
+	c[0].retry_limit = limit;
 	c[0].cc = ops;
 	c[0].cc_ctx = ctx;
 	pair_link_cfg(&s, 5);
@@ -705,16 +708,19 @@ static bool paced_rto_run(enum tp_mode mode, bool lost_after_gate, struct tp_pai
 	return finished;
 }
 
-/* paced_rto_run() behind the gate its comment describes: shut from 50 us,
- * before the first RTO (200 us), open again after ten of them. */
-static bool gated_rto_run(enum tp_mode mode, bool lost_after_gate, struct tp_pair *p, struct gate *g,
-			  struct tp_stats *st)
+/* paced_rto_run() with limit 3 behind the gate its comment describes: shut
+ * from 50 us, before the first RTO (200 us), open again at `until`. */
+static bool gated_rto_run(enum tp_mode mode, bool lost_after_gate, uint64_t until,
+			  struct tp_pair *p, struct gate *g, struct tp_stats *st)
 {
-	*g = (struct gate){ .from = 50 * US, .until = 2 * MS + 50 * US };
-	return paced_rto_run(mode, lost_after_gate, p, &gate_ops, g, st);
+	*g = (struct gate){ .from = 50 * US, .until = until };
+	return paced_rto_run(mode, lost_after_gate, 3, p, &gate_ops, g, st);
 }
 
-static void paced_rto_not_counted(void **state)
+/* The gate opens after the first timeout and a held one: two of the three
+ * timeouts the limit allows, and the message arrives. Only the first one
+ * told CC of a loss. */
+static void paced_rto_held(void **state)
 {
 	(void)state;
 	for (size_t m = 0; m < 3; m++) {
@@ -722,17 +728,17 @@ static void paced_rto_not_counted(void **state)
 		struct gate g;
 		struct tp_stats st;
 
-		PAIR_CHECK(&p, gated_rto_run(reliable_modes[m], false, &p, &g, &st));
-		/* Ten timeouts while the gate was shut, all but the first held. */
-		assert_true(st.rto_fired >= 9);
-		assert_int_equal(st.rto_held, st.rto_fired - 1);
-		/* Only the first could tell CC of a loss (SR waits for the ack). */
-		assert_true(g.losses <= 1);
+		PAIR_CHECK(&p, gated_rto_run(reliable_modes[m], false, 550 * US, &p, &g, &st));
+		assert_int_equal(st.rto_held, 1);
+		assert_true(st.rto_fired >= 2 && st.rto_fired <= 3);
+		assert_int_equal(g.rto_losses, st.rto_fired - st.rto_held);
 		assert_true(st.rtx_rto >= 1);
 		pair_free(&p);
 	}
 }
 
+/* The same gate, every data packet lost: the held timeout counted, the
+ * channel fails at the fourth (limit 3), 200 us apart. */
 static void paced_rto_lost_still_fails(void **state)
 {
 	(void)state;
@@ -742,20 +748,40 @@ static void paced_rto_lost_still_fails(void **state)
 		struct tp_stats st;
 
 		/* The one message never arrives; its Send is flushed with the channel. */
-		PAIR_CHECK_EXPECT(&p, gated_rto_run(reliable_modes[m], true, &p, &g, &st),
+		PAIR_CHECK_EXPECT(&p, gated_rto_run(reliable_modes[m], true, 550 * US, &p, &g, &st),
 				  .received = 0, .send_errors = 1, .send_error = TP_ST_FLUSHED,
 				  .chan_errors = 1, .chan_error = TP_ST_RETRY_EXCEEDED);
-		/* Four timeouts counted (limit 3): the first, before the gate,
-		 * and three after it opened, 200 us apart. */
-		assert_int_equal(st.rto_fired - st.rto_held, 4);
-		assert_true(st.rto_held >= 8);
-		assert_true(tp_sim_now(p.sim) >= g.until + 3 * 200 * US - 200 * US);
+		assert_int_equal(st.rto_fired, 4);
+		assert_int_equal(st.rto_held, 1);
+		assert_true(tp_sim_now(p.sim) >= 4 * 200 * US);
 		pair_free(&p);
 	}
 }
 
-/* The same with the real DCQCN held at 1 Mbit/s: a 256-byte packet every
- * 2.56 ms, past a dozen 200 us timeouts, each packet lost on its first send. */
+/* Pacing that never lets the resends go: every timeout after the first is
+ * held, and each counts toward the limit, so the channel fails instead of
+ * waiting for ever. */
+static void held_rto_counts(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < 3; m++) {
+		struct tp_pair p;
+		struct gate g;
+		struct tp_stats st;
+
+		gated_rto_run(reliable_modes[m], false, UINT64_MAX, &p, &g, &st);
+		assert_int_equal(p.chan_errors, 1);
+		assert_int_equal(p.chan_error, TP_ST_RETRY_EXCEEDED);
+		/* limit 3: the first timeout and three held ones */
+		assert_int_equal(st.rto_fired, 4);
+		assert_int_equal(st.rto_held, 3);
+		pair_free(&p);
+	}
+}
+
+/* The real DCQCN held at 1 Mbit/s: a 256-byte packet every 2.56 ms, a dozen
+ * 200 us timeouts (held, counted) before each resend leaves, each packet
+ * lost on its first send; a limit above a dozen lets it through. */
 static void paced_rto_dcqcn(void **state)
 {
 	(void)state;
@@ -771,8 +797,60 @@ static void paced_rto_dcqcn(void **state)
 
 		assert_non_null(cc);
 		tp_cc_attach(cc, &cfg);
-		PAIR_CHECK(&p, paced_rto_run(reliable_modes[m], false, &p, cfg.cc, cfg.cc_ctx, &st));
+		PAIR_CHECK(&p, paced_rto_run(reliable_modes[m], false, 20, &p, cfg.cc, cfg.cc_ctx, &st));
 		assert_true(st.rto_held >= 20);
+		pair_free(&p);
+		tp_cc_destroy(cc);
+	}
+}
+
+/*
+ * A full-window tail loss under a window CC: one message of exactly cw
+ * bytes (8 packets), each packet lost on its first send, nothing acked. The
+ * lost, unSACKed bytes fill the window; the RTO must take them out of
+ * flight (UB 2.0 §6: an RTO resets inflight to 0, GBN or SR) and tell the
+ * CC, so the resends leave: the message arrives within two RTOs. (SR+LDCP,
+ * SR+CAQM and GBN+CAQM used to wait for ever, each timeout held.)
+ */
+static void full_window_tail_loss(void **state)
+{
+	static const struct { enum tp_mode mode; enum tp_cc_algo algo; } cases[] = {
+		{ TP_MODE_RTP_SR, TP_CC_LDCP }, { TP_MODE_RTP_SR, TP_CC_CAQM },
+		{ TP_MODE_RTP_GBN, TP_CC_CAQM }, { TP_MODE_RTP_GBN, TP_CC_LDCP },
+		{ TP_MODE_RTP_GBN_FAST, TP_CC_CAQM }, { TP_MODE_RTP_GBN_FAST, TP_CC_LDCP },
+	};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct tp_cc_config ccc = { .algo = cases[k].algo, .mtu = 256, .init_cw = 8 * 256 };
+		struct tp_cc *cc = tp_cc_create(&ccc);
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct psn_log l;
+		struct tp_stats st;
+
+		assert_non_null(cc);
+		chan_cfg(c, cases[k].mode);
+		c[0].fixed_init_psn = true;
+		c[0].init_psn = 3000;
+		tp_cc_attach(cc, &c[0]);
+		pair_link_cfg(&s, 17);
+		log_attach(&s, &l, &c[0]);
+		l.drop_from = 0;
+		l.drop_to = 8;
+		assert_int_equal(pair_init(&p, c, &s, 1, 8 * 256, 17), 0);
+		pair_one_msg(&p, 8 * 256);
+		pair_run(&p, 100 * MS);
+		tp_chan_stats(p.ch[0], &st);
+		if (p.received != 1 || p.done != 1 || p.chan_errors || p.done_ns > 2 * 200 * US)
+			fail_msg("%s + %s: received %u done %u chan_errors %u at %llu ns, "
+				 "RTOs %llu (held %llu), inflight %llu", tp_mode_name(cases[k].mode),
+				 tp_cc_algo_name(cases[k].algo), p.received, p.done, p.chan_errors,
+				 (unsigned long long)p.done_ns, (unsigned long long)st.rto_fired,
+				 (unsigned long long)st.rto_held,
+				 (unsigned long long)tp_chan_inflight_bytes(p.ch[0]));
+		assert_int_equal(tp_chan_inflight_bytes(p.ch[0]), 0);
 		pair_free(&p);
 		tp_cc_destroy(cc);
 	}
@@ -1098,25 +1176,22 @@ static void write_read(void **state)
 }
 
 /*
- * UTP: no PSN state, no acks, a Send completes once sent. Over the lossy
- * link ep 0's data packets are lost by a filter, so the test knows which:
- * exactly the messages that lost no packet are delivered, whole and in
- * order; each that lost some but not all of its packets is counted once as
- * a UTP drop, never delivered short or spliced; one that lost them all
- * leaves no trace. Besides the random losses, four messages lose a set
- * pattern, so each case happens in every run.
+ * UTP: no PSN, no acks, a message is one packet (the UTPH has no PSN to
+ * reassemble by: longer is EMSGSIZE), and a Send completes once sent. Over
+ * the lossy link ep 0's data packets are lost by a filter, so the test knows
+ * which: exactly the messages not lost are delivered, whole and in order;
+ * a lost one leaves no trace. Besides the random losses, two messages in a
+ * row are always lost, so that case happens in every run.
  */
 #define UTP_MSGS	100
-#define UTP_LEN		700	/* three packets of MTU 256 */
+#define UTP_LEN		700
 
 struct utp_check {
 	struct tp_pair *p;
 	uint64_t rng;
 	double loss;
-	int32_t msg;				/* the message being sent */
-	uint8_t sent[UTP_MSGS], lost[UTP_MSGS];	/* packets of each */
-	uint8_t force[UTP_MSGS];		/* bit k: lose packet k */
-	bool got[UTP_MSGS];
+	int32_t msg;			/* the message being sent: one packet each */
+	bool lost[UTP_MSGS], force[UTP_MSGS], got[UTP_MSGS];
 	uint32_t sends_ok, last_idx, bad;
 	bool any;
 	uint8_t buf[8][1024];
@@ -1125,26 +1200,18 @@ struct utp_check {
 static bool utp_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now)
 {
 	struct utp_check *u = ctx;
-	uint32_t seg = p->info.psn;	/* UTP: the packet's index in its message */
 
 	(void)now;
 	if (p->from != 0 || !p->info.data)
 		return false;
-	if (seg == 0)
-		u->msg++;
-	if (u->msg < 0 || u->msg >= UTP_MSGS || seg >= 8) {
+	if (++u->msg >= UTP_MSGS) {
 		u->bad++;
 		return false;
 	}
-	u->sent[u->msg]++;
-	/* The last message goes whole: the receiver learns that the one
-	 * before it lost its tail only from a packet that follows. */
-	if (u->msg == UTP_MSGS - 1)
-		return false;
-	if (!(u->force[u->msg] >> seg & 1) &&
+	if (!u->force[u->msg] &&
 	    (double)(tp_sim_rand(&u->rng) >> 11) / (double)(1ull << 53) >= u->loss)
 		return false;
-	u->lost[u->msg]++;
+	u->lost[u->msg] = true;
 	return true;
 }
 
@@ -1190,7 +1257,7 @@ static void utp_messages(void **state)
 		struct tp_pair p;
 		struct tp_stats b;
 		static struct utp_check u;
-		uint32_t whole = 0, partial = 0, gone = 0, got = 0;
+		uint32_t whole = 0, got = 0;
 
 		memset(&u, 0, sizeof(u));
 		u.p = &p;
@@ -1198,17 +1265,16 @@ static void utp_messages(void **state)
 		u.rng = 13;
 		if (lossy) {
 			u.loss = 0.1;
-			u.force[10] = 7;	/* every packet */
-			u.force[20] = 1;	/* the first */
-			u.force[30] = 2;	/* a middle one */
-			u.force[40] = 4;	/* the last: seen at message 41's first */
+			u.force[10] = u.force[11] = true;
 		}
 		chan_cfg(c, TP_MODE_UTP);
+		c[0].mtu = c[1].mtu = 1024;
 		pair_link_cfg(&s, 13);
 		s.frames = true;
 		s.filter = utp_filter;
 		s.filter_ctx = &u;
 		assert_int_equal(pair_init(&p, c, &s, 0, 64, 13), 0);
+		assert_int_equal(tp_post_send(p.ch[0], msgs[0], 1025, 0), -EMSGSIZE);
 		for (uint32_t i = 0; i < 8; i++)
 			assert_int_equal(tp_post_recv(p.ch[1], u.buf[i], sizeof(u.buf[0]), i), 0);
 		for (uint32_t i = 0; i < UTP_MSGS; i++) {
@@ -1220,26 +1286,22 @@ static void utp_messages(void **state)
 		}
 		tp_sim_run(p.sim, tp_sim_now(p.sim) + 1 * MS, utp_done, &u);
 		for (uint32_t i = 0; i < UTP_MSGS; i++) {
-			if (u.sent[i] != 3)
-				fail_msg("message %u sent as %u packets", i, u.sent[i]);
 			if (u.got[i] != !u.lost[i])
-				fail_msg("message %u: %u of 3 packets lost, %s", i, u.lost[i],
+				fail_msg("message %u: %s, %s", i, u.lost[i] ? "lost" : "not lost",
 					 u.got[i] ? "delivered" : "not delivered");
 			whole += !u.lost[i];
-			partial += u.lost[i] && u.lost[i] < 3;
-			gone += u.lost[i] == 3;
 			got += u.got[i];
 		}
 		tp_chan_stats(p.ch[1], &b);
-		print_message("# utp %s: %u delivered, %u partly lost, %u wholly lost\n",
-			      lossy ? "lossy" : "clean", got, partial, gone);
+		print_message("# utp %s: %u of %u delivered\n", lossy ? "lossy" : "clean", got, UTP_MSGS);
 		assert_int_equal(u.bad, 0);
+		assert_int_equal(u.msg, UTP_MSGS - 1);	/* one packet a message */
 		assert_int_equal(u.sends_ok, UTP_MSGS);
 		assert_int_equal(got, whole);
-		assert_int_equal(b.utp_drop, partial);
+		assert_int_equal(b.utp_drop, 0);
 		assert_int_equal(b.msgs_delivered, whole);
-		if (lossy)	/* the forced cases and some random ones happened */
-			assert_true(gone >= 1 && partial >= 3 && whole < UTP_MSGS - 4);
+		if (lossy)	/* the forced losses and some random ones */
+			assert_true(whole < UTP_MSGS - 2);
 		else
 			assert_int_equal(whole, UTP_MSGS);
 		assert_int_equal(b.tx_ack + b.tx_sack + b.tx_nak, 0);
@@ -1523,9 +1585,11 @@ int main(void)
 		cmocka_unit_test(sr_large_range),
 		cmocka_unit_test(gbn_fast_single_goback),
 		cmocka_unit_test(retry_limit_fails_channel),
-		cmocka_unit_test(paced_rto_not_counted),
+		cmocka_unit_test(paced_rto_held),
 		cmocka_unit_test(paced_rto_lost_still_fails),
 		cmocka_unit_test(paced_rto_dcqcn),
+		cmocka_unit_test(full_window_tail_loss),
+		cmocka_unit_test(held_rto_counts),
 		cmocka_unit_test(rol_delayed_tpack),
 		cmocka_unit_test(roi_taack_packet),
 		cmocka_unit_test(rnr_answered_and_retried),

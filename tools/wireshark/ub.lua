@@ -89,6 +89,8 @@ local F = {
     tph_rspinfo = ProtoField.uint8("ub.tph.rspinfo", "RSPINFO", base.DEC, nil, 0x1F),
     tph_tpmsn   = ProtoField.uint24("ub.tph.tpmsn", "TPMSN", base.DEC),
     tph_nak     = ProtoField.bool("ub.tph.nak", "TPNAK (TPACK with RSPST NAK)"),
+    -- UTPH [chosen] (docs/TRANSPORT.md "UTP"): bytes 2-15 reserved, no TPN, no PSN.
+    utph_rsv    = ProtoField.bytes("ub.utph.rsv", "Reserved"),
 
     ctph        = ProtoField.none("ub.ctph", "Compact transport header (CTPH)"),
     ctph_opcode = ProtoField.uint8("ub.ctph.opcode", "TPOpcode", base.DEC, ctp_opcode_names, 0xC0),
@@ -255,6 +257,18 @@ local function add_tph(tvb, tree, off)
     t:add(F.tph_rspst, tvb(off + 12, 1))
     t:add(F.tph_rspinfo, tvb(off + 12, 1))
     t:add(F.tph_tpmsn, tvb(off + 13, 3))
+    return t
+end
+
+-- UTPH: Last . TPOpcode, TPVer . Pad . NLP as in the RTPH; the rest reserved.
+local function add_utph(tvb, tree, off)
+    local t = tree:add(F.tph, tvb(off, TPH_LEN))
+    t:add(F.tph_last, tvb(off, 1))
+    t:add(F.tph_opcode, tvb(off, 1))
+    t:add(F.tph_ver, tvb(off + 1, 1))
+    t:add(F.tph_pad, tvb(off + 1, 1))
+    t:add(F.tph_nlp, tvb(off + 1, 1))
+    t:add(F.utph_rsv, tvb(off + 2, TPH_LEN - 2))
     return t
 end
 
@@ -426,10 +440,23 @@ local function dissect_headers(tvb, root, limit, info)
     local nlp = band(tvb(1, 1):uint(), 0x0F)
     local psn = tvb(9, 3):uint()
     local rspst = rshift(tvb(12, 1):uint(), 5)
-    local t = add_tph(tvb, root, 0)
     local off = TPH_LEN
     local kind = tp_opcode_names[op]
-    t:append_text((op == 0 and " (UTPH)" or " (RTPH)") .. ": " .. (kind or "reserved"))
+    if op == 0 then
+        -- UTP: no PSN, no TPN; the receiver is the jetty the TAH's IniRCID names.
+        local t = add_utph(tvb, root, 0)
+        t:append_text(" (UTPH): " .. kind)
+        info[#info + 1] = kind
+        if nlp ~= 0 then return off, true end
+        local ta_off, ok = dissect_ta(tvb, root, off, fits, info)
+        if ok then
+            info[#info + 1] = string.format("IniRCID=%d IniTASSN=%d",
+                tvb(off + 5, 3):bitfield(4, 20), tvb(off + 2, 2):uint())
+        end
+        return ta_off, ok
+    end
+    local t = add_tph(tvb, root, 0)
+    t:append_text(" (RTPH): " .. (kind or "reserved"))
     if op == 2 and rspst == RSPST_NAK then
         kind = "TPNAK"
         t:add(F.tph_nak, tvb(12, 1), true):set_generated()

@@ -35,6 +35,7 @@ struct ep {
 	uint32_t nmem;
 	int sock0[EP_MAX_MEMBERS];
 	uint8_t mac[EP_MAX_MEMBERS][6];
+	uint32_t dev_mtu[EP_MAX_MEMBERS];	/* each member device's MTU */
 	uint64_t mem_tx[EP_MAX_MEMBERS];
 };
 
@@ -58,6 +59,7 @@ static int open_member(struct ep *e, uint32_t k, const char *dev, char *err, siz
 	if (ep_nexthop_dev_info(&nh, err, errlen))
 		return -1;
 	memcpy(e->mac[k], nh.src_mac, 6);
+	e->dev_mtu[k] = nh.mtu;
 	e->xdp[k] = ep_xdp_attach(dev, cfg->generic, cfg->native.ethertype, err, errlen);
 	if (!e->xdp[k])
 		return -1;
@@ -128,7 +130,7 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 		goto fail;
 	}
 	pc.nframes = cfg->nframes ? cfg->nframes : 8192;
-	pc.frame_size = 4096;
+	pc.frame_size = EP_FRAME_SIZE;
 	pc.ring_size = 2048;
 	pc.zerocopy = cfg->zerocopy;
 	e->port = xsk_port_create(&pc);
@@ -531,6 +533,58 @@ int ep_wait(struct ep *const *eps, unsigned n, uint64_t max_ns)
 	ts.tv_nsec = (long)(t % 1000000000u);
 	r = ppoll(pfd, nfd, &ts, NULL);
 	return r < 0 ? -errno : r;
+}
+
+/* What a data packet of a UB MTU's payload adds, above the payload. */
+#define TP_DATA_HDR_MAX	(16 + 8 + 16)	/* TPH | TAH | MAETAH (CTP: less) */
+#define XSK_RX_HEADROOM	256		/* XDP_PACKET_HEADROOM: a received frame starts there */
+
+uint32_t ep_ub_mtu_fit(uint32_t dev_mtu, bool native, uint8_t ip_ver, uint32_t frame_size)
+{
+	/* The IP packet's overhead; a native frame adds LPH and NTH, which the
+	 * device MTU covers too (everything after the Ethernet header). */
+	const uint32_t l3 = (native ? (uint32_t)UB_NATIVE_HDR_LEN : 0) + (ip_ver == 6 ? 40 : 20) +
+			    8 + TP_DATA_HDR_MAX + UBOE_ICRC_LEN;
+	uint32_t best = 0;
+
+	/* The UMEM frame: sent from UBOE_WRAP_HDR_MAX with room for any TP
+	 * packet (TP_HDR_MAX), received at the kernel's headroom. */
+	for (uint32_t m = EP_UB_MTU_MIN; m <= EP_UB_MTU_MAX; m *= 2)
+		if (m + l3 <= dev_mtu && m + TP_HDR_MAX + UBOE_WRAP_HDR_MAX + UBOE_ICRC_LEN +
+					 XSK_RX_HEADROOM <= frame_size)
+			best = m;
+	return best;
+}
+
+int ep_dev_mtu(const char *dev, uint32_t *mtu, char *err, size_t errlen)
+{
+	struct ep_nexthop nh = { .ifindex = (int)if_nametoindex(dev) };
+
+	if (!nh.ifindex) {
+		snprintf(err, errlen, "no device %s", dev);
+		return -ENODEV;
+	}
+	if (ep_nexthop_dev_info(&nh, err, errlen))
+		return -EIO;
+	*mtu = nh.mtu;
+	return 0;
+}
+
+uint32_t ep_ub_mtu_max(const struct ep *e, uint8_t ip_ver, uint32_t *dev_mtu, uint32_t *member)
+{
+	uint32_t dmin = UINT32_MAX, kmin = 0;
+
+	for (uint32_t k = 0; k < e->nmem; k++)
+		if (e->dev_mtu[k] < dmin) {
+			dmin = e->dev_mtu[k];
+			kmin = k;
+		}
+	if (dev_mtu)
+		*dev_mtu = dmin;
+	if (member)
+		*member = kmin;
+	return ep_ub_mtu_fit(dmin, e->cfg.native.ethertype != 0, ip_ver,
+			     xsk_port_frame_size(e->port));
 }
 
 uint64_t ep_member_tx(const struct ep *e, uint32_t k)

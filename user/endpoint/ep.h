@@ -162,6 +162,23 @@ int ep_send_raw(struct ep *e, struct ep_peer *p, uint16_t sport, const void *tp,
 void ep_get_stats(const struct ep *e, struct ep_stats *st);
 /* Frames received, without the syscalls: for a loop that watches for progress. */
 uint64_t ep_rx_frames(const struct ep *e);
+/*
+ * The UB MTU (TP payload bytes per packet: a power of two, EP_UB_MTU_MIN ..
+ * EP_UB_MTU_MAX) this endpoint can carry to a peer of IP version ip_ver:
+ * the largest whose data frames fit every member device's MTU with the
+ * UBoE (or native) headers, and its UMEM frame (one buffer per frame: jumbo
+ * frames are not split over several). 0: none fits. *dev_mtu: the smallest
+ * device MTU, *member: which member has it (either may be NULL).
+ */
+#define EP_UB_MTU_MIN	256
+#define EP_UB_MTU_MAX	4096
+#define EP_FRAME_SIZE	4096	/* each UMEM frame */
+uint32_t ep_ub_mtu_max(const struct ep *e, uint8_t ip_ver, uint32_t *dev_mtu, uint32_t *member);
+/* The same for one device of MTU dev_mtu, before any endpoint is open. */
+uint32_t ep_ub_mtu_fit(uint32_t dev_mtu, bool native, uint8_t ip_ver, uint32_t frame_size);
+/* A device's MTU. 0, or -errno with one line in err. */
+int ep_dev_mtu(const char *dev, uint32_t *mtu, char *err, size_t errlen);
+
 /* Frames sent by entity member k (0 .. nmembers-1; the device alone: 0). */
 uint64_t ep_member_tx(const struct ep *e, uint32_t k);
 uint64_t ep_now_ns(void);

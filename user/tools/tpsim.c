@@ -186,8 +186,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (cc.mode == TP_MODE_UTP && r.op) {
-		fprintf(stderr, "tpsim: utp carries Sends only\n");
+	if (cc.mode == TP_MODE_UTP && (r.op || r.size > (cc.mtu ? cc.mtu : 1024))) {
+		fprintf(stderr, "tpsim: utp carries Sends only, each in one packet (--size at most --mtu)\n");
 		return 2;
 	}
 	if (cc.mode == TP_MODE_CTP && (r.size > (cc.mtu ? cc.mtu : 1024) || wrap)) {

@@ -158,7 +158,8 @@ void cc_np_rx_data(struct tp_cc *cc, uint64_t now, uint32_t bytes, const struct 
 	if (cc->cfg.algo != TP_CC_DCQCN)
 		return;
 	np->path_marked[cc->cfg.paths > 1 ? m->entropy % cc->cfg.paths : 0] = now + 1;
-	if (!all_paths_marked(cc, now))
+	/* A last-hop mark (FECN LoC) is congestion every path shares. */
+	if (!loc && !all_paths_marked(cc, now))
 		return;
 	if (np->cnp_pending) {
 		if (level > np->cnp_level)

@@ -6,7 +6,12 @@
  * [chosen]: half the cut of a severe one); alpha decays by (1-g) every alpha
  * period without CNP; a rate timer and a byte counter drive the recovery:
  * fast recovery for the first F events, then additive (R_AI), then hyper
- * (R_HAI) once both counters passed F. Sends are paced at the rate with a
+ * (R_HAI) once both counters passed F. The CNP's Loc [chosen]: 0, an
+ * intermediate switch (or unknown: IP CE through a UB2E switch), the usual
+ * reaction; 1, the last-hop switch, the receiver's own downlink that every
+ * path and every sender to it shares: the target rate is clamped to the
+ * cut rate (DCQCN's clamp_tgt_rate), so fast recovery does not climb back
+ * to the rate that congested it. Sends are paced at the rate with a
  * burst allowance (burst_bytes). Timers run off the times the core
  * hands in, so they are processed lazily and in order.
  */
@@ -111,13 +116,14 @@ static void dq_on_cnp(void *ctx, uint64_t now, uint8_t level, bool loc)
 	struct cc_dcqcn *d = &cc->dq;
 	double cut = level == UB_CNP_ECN_MINOR ? d->alpha / 4 : d->alpha / 2;
 
-	(void)loc;
 	advance(cc, now);
 	cc->st.cnp_rcvd++;
 	cc->st.cuts++;
 	d->rt = d->rc;
 	d->rc = cc_clamp(d->rc * (1.0 - cut), (double)cc->cfg.min_rate_bps,
 			 (double)cc->cfg.line_rate_bps);
+	if (loc)
+		d->rt = d->rc;	/* last hop: no way round it, recover from here */
 	d->alpha = (1.0 - g_of(cc)) * d->alpha + g_of(cc);
 	d->t_alpha = now + cc->cfg.alpha_timer_ns;
 	d->t_rate = now + cc->cfg.rate_timer_ns;

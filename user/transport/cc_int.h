@@ -36,7 +36,6 @@ struct cc_win {
 	uint32_t sent;			/* LDCP: bytes sent (mod 2^32) */
 	uint32_t ack_seq;		/* LDCP: last AckSequence */
 	bool have_ack_seq;
-	bool rtx_adds;			/* LDCP: after a reset, resent bytes count */
 	uint64_t win_pkts, win_marked;	/* LDCP: this observation window */
 	uint32_t win_end;		/* LDCP: ack_seq that closes it */
 	uint64_t since_req;		/* CAQM: bytes sent since the last request */

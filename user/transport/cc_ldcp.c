@@ -6,8 +6,8 @@
  * always may, when nothing is in flight). inflight = bytes sent - bytes the
  * receiver got, the latter from the CETPH AckSequence of every TPACK-CC; a
  * Go-Back-N retransmission (TPNAK) and an RTO reset it to 0, a selective
- * retransmission removes only the resent bytes (so resending them adds
- * nothing back).
+ * retransmission removes only the resent bytes (on_lost: the lost packets
+ * are no longer in flight); every packet sent, a resend too, counts.
  *
  * The window follows the marks the receiver echoes ([chosen] LDCP reading of
  * the CETPH: C = CE-marked packets the ack covers, Hint = packets it
@@ -47,9 +47,18 @@ static void ld_on_send(void *ctx, uint64_t now, uint32_t bytes, bool rtx)
 {
 	struct tp_cc *cc = ctx;
 
+	(void)rtx;	/* a resend is in flight as much as the first send */
 	cc->now = now;
-	if (!rtx || cc->w.rtx_adds)
-		cc->w.sent += bytes;
+	cc->w.sent += bytes;
+}
+
+/* A selective retransmission: the lost packets' bytes leave inflight. */
+static void ld_on_lost(void *ctx, uint64_t now, uint32_t bytes)
+{
+	struct tp_cc *cc = ctx;
+
+	cc->now = now;
+	cc->w.sent -= inflight(cc) < bytes ? inflight(cc) : bytes;
 }
 
 static void ld_on_loss(void *ctx, uint64_t now, enum tp_loss_kind kind)
@@ -57,13 +66,10 @@ static void ld_on_loss(void *ctx, uint64_t now, enum tp_loss_kind kind)
 	struct tp_cc *cc = ctx;
 
 	cc->now = now;
-	if (kind == TP_LOSS_SACK) {
-		cc->w.rtx_adds = false;
-		return;
-	}
+	if (kind == TP_LOSS_SACK)
+		return;	/* the bytes came by on_lost */
 	/* RTO or Go-Back-N: nothing is counted in flight any more. */
 	cc->w.sent = cc->w.ack_seq;
-	cc->w.rtx_adds = true;
 	if (kind == TP_LOSS_RTO) {
 		cc->w.cw = cc_clamp(cc->w.cw / 2, cc->cfg.min_cw, cc->cfg.max_cw);
 		cc->st.cuts++;
@@ -136,6 +142,7 @@ const struct tp_cc_ops tp_cc_ldcp_ops = {
 	.can_send = ld_can_send,
 	.on_send = ld_on_send,
 	.on_loss = ld_on_loss,
+	.on_lost = ld_on_lost,
 	.on_cetph = ld_on_cetph,
 	.on_rx_data = ld_on_rx_data,
 	.ack_cetph = ld_ack_cetph,

@@ -37,6 +37,12 @@ bool tp_cc_can_send(struct tp_chan *ch, uint64_t now, uint32_t bytes)
 	       ch->cfg.cc->can_send(ch->cfg.cc_ctx, now, ch->inflight_bytes, bytes);
 }
 
+void tp_cc_on_lost(struct tp_chan *ch, uint64_t now, uint32_t bytes)
+{
+	if (bytes && CC_OP(ch, on_lost))
+		ch->cfg.cc->on_lost(ch->cfg.cc_ctx, now, bytes);
+}
+
 void tp_cc_on_send(struct tp_chan *ch, uint64_t now, uint32_t bytes, bool rtx)
 {
 	if (CC_OP(ch, on_send))

@@ -19,7 +19,10 @@
  *                                             tp_pkt_to_spec() + ub_build_uboe())
  *   - completion events         tp_ep_poll()
  *
- * One endpoint holds many TP channels, found on receive by DstTPN. A channel
+ * One endpoint holds many TP channels, found on receive by DstTPN (RTP), or
+ * (UTP: the UTPH names no TPN, headers/ub_wire.h) by the TAH's IniRCID, the
+ * sender's jetty, which is its channel's TPN, and the source entity when
+ * the channel names one (peer_entity); a UTP message is one packet. A channel
  * is one direction pair between two endpoints: both sides create a channel,
  * exchange (TPN, initial PSN) out of band or over UTP (tp_hello_*), then
  * connect.
@@ -53,7 +56,7 @@
 #define TP_PSN_HALF		0x800000u	/* window must stay below this */
 #define TP_NLP_NONE		1		/* [chosen] NLP: no TAH follows */
 #define TP_HDR_MAX		(16 + 8 + 4 + 128 + 8 + 16)	/* worst-case TP headers */
-#define TP_CTP_RCID_MAX		0xfffffu	/* CTP: a channel's TPN is its IniRCID (20 bits) */
+#define TP_CTP_RCID_MAX		0xfffffu	/* CTP, UTP: a channel's TPN is its IniRCID (20 bits) */
 
 struct tp_ep;
 struct tp_chan;
@@ -64,7 +67,7 @@ enum tp_mode {
 	TP_MODE_RTP_SR = 0,	/* selective retransmission (default) */
 	TP_MODE_RTP_GBN,	/* Go-Back-N, RTO only */
 	TP_MODE_RTP_GBN_FAST,	/* Go-Back-N, TPNAK triggers the go-back */
-	TP_MODE_UTP,		/* unreliable: no PSN state, no acks */
+	TP_MODE_UTP,		/* unreliable: no PSN, no acks; a message is one packet */
 	TP_MODE_CTP,		/* compact: no PSN, no acks, lossless link (native only) */
 };
 
@@ -96,7 +99,10 @@ struct tp_ep_config {
  * Congestion-control hook, one instance per channel (issue 11). All optional;
  * NULL ops = no CC (send whenever the window allows). The core keeps
  * inflight_bytes (tp_chan_inflight_bytes()) and asks can_send() before every
- * new or retransmitted data packet.
+ * new or retransmitted data packet. inflight (UB 2.0 §6): bytes sent and not
+ * acknowledged, SACKed or found lost; an RTO (GBN or SR) and a GBN go-back
+ * reset it to 0, a selective retransmission takes out only the lost
+ * packets' bytes; a resend counts again.
  */
 enum tp_loss_kind { TP_LOSS_RTO, TP_LOSS_NAK, TP_LOSS_SACK };
 struct tp_rx_meta;
@@ -107,6 +113,10 @@ struct tp_cc_ops {
 	void (*on_send)(void *cc, uint64_t now, uint32_t bytes, bool rtx);
 	void (*on_ack)(void *cc, uint64_t now, uint64_t acked_bytes, uint64_t rtt_ns);
 	void (*on_loss)(void *cc, uint64_t now, enum tp_loss_kind kind);
+	/* A selective retransmission: bytes of packets found lost, taken out of
+	 * flight (their resends count as sent again). An RTO or a Go-Back-N
+	 * go-back takes everything out instead: on_loss(TP_LOSS_RTO/NAK). */
+	void (*on_lost)(void *cc, uint64_t now, uint32_t bytes);
 	void (*on_ecn)(void *cc, uint64_t now);		/* receiver saw CE on data */
 	void (*on_cnp)(void *cc, uint64_t now, uint8_t ecn_level, bool loc);
 	uint64_t (*next_deadline)(void *cc);		/* pacing; UINT64_MAX: none */
@@ -154,9 +164,9 @@ struct tp_chan_config {
 	/* CTP: an operation unanswered this long completes TP_ST_TIMEOUT (the
 	 * link lost it: there is no retransmission); 0: TP_RTO_128MS. */
 	uint64_t ta_timeout_ns;
-	/* CTP: the peer entity's address (IPv4 in the first 4 bytes, as in
-	 * struct ub_view); packets from another source are not this channel's.
-	 * All zero: any source. */
+	/* CTP and UTP: the peer entity's address (IPv4 in the first 4 bytes, as
+	 * in struct ub_view); packets from another source are not this
+	 * channel's. All zero: any source. */
 	uint8_t peer_entity[16];
 	/* CTP: the VL its packets take (0..15). With peer_entity the key of
 	 * its CC instance: every CTP channel of one {peer_entity, vl} must be
@@ -348,7 +358,7 @@ bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
 	X(ta_page_fault,	"Writes/Reads answered page fault")		\
 	X(ta_completer_err,	"operations answered completer error")		\
 	X(ta_proto_err,		"transaction headers out of sequence")		\
-	X(utp_drop,		"UTP messages dropped incomplete")		\
+	X(utp_drop,		"UTP messages dropped (no receive buffer, or longer than it)") \
 	X(rx_ctp,		"CTP packets received")				\
 	X(ta_timeout,		"CTP operations failed by the transaction timeout") \
 	X(msgs_delivered,	"messages delivered to the transaction layer")	\
@@ -359,6 +369,8 @@ struct tp_stats {
 	TP_STATS(TP_STAT_FIELD)
 	uint64_t srtt_ns;	/* smoothed RTT (not a counter) */
 	uint64_t rto_ns;	/* current RTO (not a counter) */
+	uint64_t high_rtx_psn;	/* SR: HighRtxPSN, the highest PSN resent this round (not a counter) */
+	uint64_t mark_psn;	/* SR: MarkPSN, the next new PSN at the last switch to retransmission */
 };
 #undef TP_STAT_FIELD
 
@@ -383,31 +395,35 @@ int tp_pkt_to_spec(const void *pkt, size_t len, struct ub_pkt_spec *spec);
 
 /*
  * In-band channel setup over UTP ([chosen]; UB 2.0 §6 names UTP for this):
- * a UTP packet, TAH opcode Message, payload "UBH1" | TPN(32) | initial
- * PSN(32) | MTU(16) | mode(8) | flags(8: 1 = reply), all big-endian, then
- * optionally the application's bytes (tp_hello_build_app). The
- * receiver of a hello connects its own channel with (tpn, init_psn) and
- * answers with a reply naming the hello's TPN as DstTPN. Hellos are not fed
- * to tp_ep_rx(): check with tp_hello_parse() first.
+ * a UTP packet (UTPH: no TPN), TAH opcode Message (IniRCID 0: for no
+ * channel), payload "UBH2" | TPN(32) | initial PSN(32) | MTU(16) | mode(8) |
+ * flags(8: 1 = reply) | DstTPN(32), all big-endian, then optionally the
+ * application's bytes (tp_hello_build_app). The receiver of a hello connects
+ * its own channel with (tpn, init_psn) and answers with a reply naming the
+ * hello's TPN as DstTPN. Hellos are not fed to tp_ep_rx(): check with
+ * tp_hello_parse() first.
  */
 struct tp_hello {
-	uint32_t src_tpn, dst_tpn;	/* from the TPH; dst 0 in a first hello */
+	uint32_t src_tpn, dst_tpn;	/* the sender's TPN, and the DstTPN (0 in a first hello) */
 	uint32_t tpn, init_psn;		/* the sender's channel */
 	uint16_t mtu;
 	uint8_t mode;			/* enum tp_mode */
 	bool reply;
-	const uint8_t *app;		/* the application's bytes after the 16 (or NULL) */
+	const uint8_t *app;		/* the application's bytes after the body (or NULL) */
 	size_t app_len;
 };
 
-#define TP_HELLO_LEN		(16 + 8 + 16)
+#define TP_HELLO_BODY		20	/* "UBH2" .. DstTPN */
+#define TP_HELLO_LEN		(16 + 8 + TP_HELLO_BODY)
+#define TP_HELLO_MAGIC		"UBH2"
+#define TP_HELLO_MAGIC_OFF	(16 + 8)	/* where the magic is in the packet */
 #define TP_HELLO_APP_MAX	512	/* application bytes a hello may carry */
 
 /* Bytes written (TP_HELLO_LEN), 0 if cap is too small. */
 size_t tp_hello_build(const struct tp_chan *ch, uint32_t peer_tpn, bool reply, void *buf,
 		      size_t cap);
 /* The same with app_len (<= TP_HELLO_APP_MAX) application bytes after the
- * 16 (what the two sides agree besides the channel, e.g. ubperf's run);
+ * body (what the two sides agree besides the channel, e.g. ubperf's run);
  * TP_HELLO_LEN + app_len, or 0. */
 size_t tp_hello_build_app(const struct tp_chan *ch, uint32_t peer_tpn, bool reply,
 			  const void *app, size_t app_len, void *buf, size_t cap);

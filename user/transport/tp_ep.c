@@ -57,6 +57,9 @@ void tp_ep_destroy(struct tp_ep *ep)
 
 static bool pow2(uint32_t v) { return v && !(v & (v - 1)); }
 
+/* CTP and UTP name no TPN on the wire: the channel is the jetty of an IniRCID. */
+static bool no_tpn(enum tp_mode m) { return m == TP_MODE_CTP || m == TP_MODE_UTP; }
+
 static struct tp_chan *find_chan(const struct tp_ep *ep, uint32_t tpn)
 {
 	for (uint32_t i = 0; i < ep->nchans; i++)
@@ -122,7 +125,7 @@ struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cf
 	if (c.mode > TP_MODE_CTP || c.ta_mode > TP_TA_ROT || c.rto_mode > TP_RTO_DYNAMIC ||
 	    c.window >= TP_PSN_HALF || !pow2(c.ooo_range) || c.ooo_range < 128 ||
 	    c.ooo_range > 2048 || c.local_tpn > TP_PSN_MASK || c.mtu > 65536 ||
-	    c.init_psn > TP_PSN_MASK || (c.mode == TP_MODE_CTP && c.local_tpn > TP_CTP_RCID_MAX) ||
+	    c.init_psn > TP_PSN_MASK || (no_tpn(c.mode) && c.local_tpn > TP_CTP_RCID_MAX) ||
 	    c.vl > UB_CNPETPH_VL_MASK || (c.mode == TP_MODE_CTP && ctp_cc_split(ep, &c))) {
 		errno = EINVAL;
 		return NULL;
@@ -131,7 +134,7 @@ struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cf
 		/* Allocate: the lowest TPN above 0 in use by nobody. */
 		for (c.local_tpn = 1; find_chan(ep, c.local_tpn); c.local_tpn++)
 			;
-		if (c.mode == TP_MODE_CTP && c.local_tpn > TP_CTP_RCID_MAX) {
+		if (no_tpn(c.mode) && c.local_tpn > TP_CTP_RCID_MAX) {
 			errno = ENOSPC;
 			return NULL;
 		}
@@ -276,8 +279,9 @@ static int post_check(struct tp_chan *ch, size_t len)
 		return -ENOTCONN;
 	if (len > UINT32_MAX)
 		return -EMSGSIZE;
-	/* CTP does not segment: one operation, one packet. */
-	if (tp_is_ctp(ch) && len > ch->cfg.mtu)
+	/* CTP does not segment: one operation, one packet; nor does UTP,
+	 * whose UTPH has no PSN to put segments in order by. */
+	if ((tp_is_ctp(ch) || ch->cfg.mode == TP_MODE_UTP) && len > ch->cfg.mtu)
 		return -EMSGSIZE;
 	if (ch->n_init_ops >= ch->cfg.max_ops)
 		return -EAGAIN;
@@ -415,6 +419,39 @@ bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev)
 
 /* ---- datapath ------------------------------------------------------------ */
 
+static bool utp_entity_match(const struct tp_chan *ch, const struct tp_rx_meta *meta)
+{
+	static const uint8_t any[16];
+
+	return !memcmp(ch->cfg.peer_entity, any, sizeof(any)) ||
+	       (meta && !memcmp(ch->cfg.peer_entity, meta->src, sizeof(meta->src)));
+}
+
+/*
+ * UTP: the UTPH names no channel. The transaction layer does: the TAH's
+ * IniRCID is the sending jetty (its channel's TPN), the peer this channel
+ * was connected to, from the source entity when the channel names one.
+ */
+static enum tp_rx_verdict utp_rx_dispatch(struct tp_ep *ep, uint64_t now, const struct tp_parsed *p,
+					  const void *pkt, size_t len, const struct tp_rx_meta *meta)
+{
+	if (!p->has_tah) {
+		ep->gone.rx_malformed++;
+		return TP_RX_DROP;
+	}
+	for (uint32_t i = 0; i < ep->nchans; i++) {
+		struct tp_chan *ch = ep->chans[i];
+
+		if (ch->cfg.mode != TP_MODE_UTP || !ch->connected || ch->failed ||
+		    ch->peer_tpn != p->tah.ini_rcid || !utp_entity_match(ch, meta))
+			continue;
+		tp_cc_rx_data(ch, now, (uint32_t)p->payload_len, meta);
+		return tp_rcv_data(ch, now, p, pkt, len, meta ? meta->ecn : 0);
+	}
+	ep->gone.rx_unknown_tpn++;
+	return TP_RX_DROP;
+}
+
 enum tp_rx_verdict tp_ep_rx(struct tp_ep *ep, uint64_t now, const void *pkt, size_t len,
 			    const struct tp_rx_meta *meta)
 {
@@ -428,6 +465,8 @@ enum tp_rx_verdict tp_ep_rx(struct tp_ep *ep, uint64_t now, const void *pkt, siz
 		ep->gone.rx_malformed++;
 		return TP_RX_DROP;
 	}
+	if (p.tph.opcode == UB_TP_UTP_DATA)
+		return utp_rx_dispatch(ep, now, &p, pkt, len, meta);
 	ch = find_chan(ep, p.tph.dst_tpn);
 	if (!ch || !ch->connected || ch->failed || p.tph.src_tpn != ch->peer_tpn) {
 		if (ch)
@@ -441,9 +480,8 @@ enum tp_rx_verdict tp_ep_rx(struct tp_ep *ep, uint64_t now, const void *pkt, siz
 		return TP_RX_DROP;
 	}
 	switch (p.tph.opcode) {
-	case UB_TP_UTP_DATA:
 	case UB_TP_RTP_DATA:
-		if ((p.tph.opcode == UB_TP_UTP_DATA) != (ch->cfg.mode == TP_MODE_UTP)) {
+		if (ch->cfg.mode == TP_MODE_UTP) {
 			ch->st.rx_bad_opcode++;
 			return TP_RX_DROP;
 		}
@@ -604,6 +642,8 @@ void tp_chan_stats(const struct tp_chan *ch, struct tp_stats *st)
 {
 	*st = ch->st;
 	st->srtt_ns = ch->srtt;
+	st->high_rtx_psn = ch->rtx_round ? ch->high_rtx : 0;
+	st->mark_psn = ch->mark_valid ? ch->mark_psn : 0;
 }
 
 void tp_ep_stats(const struct tp_ep *ep, struct tp_stats *st)

@@ -83,8 +83,8 @@ struct tp_slot {
 	uint32_t seg;
 	uint32_t tpmsn;
 	uint64_t sent_ns;
-	uint32_t mark;		/* MarkPSN: next new PSN when this was last resent */
 	uint16_t ntx;
+	bool infl;		/* counted in inflight_bytes */
 	bool sacked;
 	bool need_rtx;
 	uint8_t rtx_cause;	/* enum rtx_cause for the pending retransmission */
@@ -161,7 +161,19 @@ struct tp_chan {
 	uint8_t gbn_cause;
 	bool last_nak_valid;
 	uint32_t last_nak;
-	uint32_t high_rtx;		/* HighRtxPSN: the last PSN resent (stats, debugging) */
+	/*
+	 * SR (UB 2.0 §6). MarkPSN: the next new PSN when the channel last
+	 * switched from new data to retransmission; every resend so far went
+	 * before it. HighRtxPSN: the highest PSN resent in the current round;
+	 * holes at or below it are not resent again in the round. A round
+	 * ends when una passes HighRtxPSN, at an RTO, or when a TPSACK shows
+	 * MarkPSN arrived with resent holes still open (those resends were
+	 * lost: they go again, in a new round).
+	 */
+	uint32_t high_rtx, mark_psn;
+	bool rtx_round;			/* high_rtx is valid */
+	bool rtx_phase;			/* the last data packet sent was a resend */
+	bool mark_valid;
 	uint32_t n_need_rtx;
 	uint32_t since_ackreq;
 	bool retry_next;		/* tell the target an RNR'd op was given up */
@@ -198,11 +210,7 @@ struct tp_chan {
 	struct tp_rxmsg rx;
 	struct tp_recvbuf *rq;
 	uint32_t rq_cap, rq_head, rq_tail;
-	/* UTP reassembly: next segment index expected */
-	uint32_t utp_seg;
-	uint32_t utp_drop_tpmsn;
-	bool utp_drop_valid;
-	/* CTP: packets sent (tp_tx_info.psn, for per-packet load balancing) */
+	/* CTP, UTP: packets sent (tp_tx_info.psn, for per-packet load balancing) */
 	uint32_t ctp_sent;
 	uint8_t ctp_rx_vl;	/* the VL our peer's data arrives on: our CNPs name it */
 };
@@ -299,6 +307,7 @@ size_t tp_cc_ack_ext(struct tp_chan *ch, uint64_t now, uint8_t *buf, size_t n, s
 void tp_cc_tx_data(struct tp_chan *ch, uint64_t now, struct tp_tx_info *info);
 bool tp_cc_can_send(struct tp_chan *ch, uint64_t now, uint32_t bytes);
 void tp_cc_on_send(struct tp_chan *ch, uint64_t now, uint32_t bytes, bool rtx);
+void tp_cc_on_lost(struct tp_chan *ch, uint64_t now, uint32_t bytes);
 void tp_cc_on_cnp(struct tp_chan *ch, uint64_t now, const struct ub_cnpetph_fields *cnp);
 
 /* RTP: PSNs, acknowledgements and retransmission (not UTP, not CTP). */

@@ -349,66 +349,32 @@ static void deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p,
 
 /* ---- UTP -------------------------------------------------------------------- */
 
-/* Count a broken UTP message once, however many of its packets come. */
-static void utp_drop(struct tp_chan *ch, uint32_t tpmsn)
-{
-	if (ch->utp_drop_valid && ch->utp_drop_tpmsn == tpmsn)
-		return;
-	ch->utp_drop_valid = true;
-	ch->utp_drop_tpmsn = tpmsn;
-	ch->st.utp_drop++;
-}
-
+/*
+ * A UTP message is one packet (the UTPH has no PSN to reassemble by): into
+ * the next posted buffer, or dropped and counted when there is none or it
+ * is too short. No answer: UTP is unreliable.
+ */
 static enum tp_rx_verdict utp_rx(struct tp_chan *ch, const struct tp_parsed *p)
 {
-	struct tp_rxmsg *m = &ch->rx;
-	uint32_t seg = p->tph.psn;
+	struct tp_recvbuf rb;
 	size_t n = p->payload_len;
 
 	if (p->tah.opcode != UB_TA_SEND && p->tah.opcode != UB_TA_SEND_IMM) {
 		ch->st.rx_bad_opcode++;
 		return TP_RX_DROP;
 	}
-	if (seg == 0) {
-		if (m->active)
-			utp_drop(ch, m->tpmsn);	/* the last one never ended */
-		m->active = false;
-		if (!m->have_recv) {
-			if (ch->rq_head == ch->rq_tail) {
-				utp_drop(ch, p->tph.tpmsn);
-				return TP_RX_DROP;
-			}
-			m->rb = ch->rq[ch->rq_head];
-			ch->rq_head = (ch->rq_head + 1) % ch->rq_cap;
-			m->have_recv = true;
-		}
-		m->active = true;
-		m->tpmsn = p->tph.tpmsn;
-		m->off = 0;
-		ch->utp_seg = 0;
-	} else if (!m->active || seg != ch->utp_seg || p->tph.tpmsn != m->tpmsn) {
-		if (m->active)
-			utp_drop(ch, m->tpmsn);
-		utp_drop(ch, p->tph.tpmsn);
-		m->active = false;	/* the buffer stays for the next message */
+	if (ch->rq_head == ch->rq_tail || n > ch->rq[ch->rq_head].cap) {
+		ch->st.utp_drop++;
 		return TP_RX_DROP;
 	}
-	if (m->off + n > m->rb.cap) {
-		utp_drop(ch, m->tpmsn);
-		m->active = false;
-		return TP_RX_DROP;
-	}
-	memcpy(m->rb.buf + m->off, p->payload, n);
-	m->off += n;
-	ch->utp_seg++;
+	rb = ch->rq[ch->rq_head];
+	ch->rq_head = (ch->rq_head + 1) % ch->rq_cap;
+	if (n)
+		memcpy(rb.buf, p->payload, n);
 	ch->st.rx_inorder++;
 	ch->st.bytes_delivered += n;
-	if (p->tph.last) {
-		tp_emit(ch, TP_EV_RECV, TP_ST_OK, m->rb.wr_id, m->off, p->tah.ini_tassn);
-		ch->st.msgs_delivered++;
-		m->active = false;
-		m->have_recv = false;
-	}
+	ch->st.msgs_delivered++;
+	tp_emit(ch, TP_EV_RECV, TP_ST_OK, rb.wr_id, n, p->tah.ini_tassn);
 	return TP_RX_OK;
 }
 
@@ -600,8 +566,18 @@ size_t tp_rcv_response(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 		struct ub_tah_fields tah = { .opcode = UB_TA_TAACK, .ini_tassn = a->tassn,
 					     .rspst = a->rspst, .rspinfo = a->rspinfo };
 
+		/* ROL: the RTPH of the TPACK that carries the answer says what it
+		 * is (UB 2.0 §6: ACK, RNR, page fault, completer error), as the
+		 * TAACK in it does. */
+		struct ub_tph_fields f = {
+			.opcode = UB_TP_ACK, .last = true, .nlp = UB_NLP_TAH, .src_tpn = ch->tpn,
+			.dst_tpn = ch->peer_tpn, .psn = a->psn, .rspst = a->rspst,
+			.rspinfo = a->rspinfo,
+		};
+
 		psn = a->psn;
-		n = tp_enc_tph(buf, ch, UB_TP_ACK, true, UB_NLP_TAH, psn, 0);
+		ub_tph_encode((struct ub_tph *)buf, &f);
+		n = sizeof(struct ub_tph);
 		ub_tah_encode((struct ub_tah *)(buf + n), &tah);
 		n += sizeof(struct ub_tah);
 		n = tp_cc_ack_ext(ch, now, buf, n, cap);

@@ -10,6 +10,8 @@
 
 #define SLOT(ch, psn) (&(ch)->win[((ch)->win_base + (uint32_t)tp_psn_diff((psn), (ch)->una)) % (ch)->win_cap])
 
+static void infl_reset(struct tp_chan *ch);
+
 static bool initiator(const struct tp_op *op)
 {
 	return op->kind == OP_SEND || op->kind == OP_WRITE || op->kind == OP_READ;
@@ -176,23 +178,25 @@ void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 		return;
 	ch->st.rto_fired++;
 	/*
-	 * Pacing (a DCQCN rate, an LDCP window) may still hold what the last
-	 * timeout queued: nothing went out that the peer could have answered,
-	 * so this timeout says nothing new about the path. It neither counts
-	 * toward the retry limit nor signals a loss (a rate cut would hold the
-	 * resends longer still); it only queues its resends again.
+	 * Pacing (a DCQCN rate) may still hold what the last timeout queued:
+	 * nothing went out that the peer could have answered. Such a timeout
+	 * (rto_held) signals no loss (a rate cut would hold the resends longer
+	 * still), but it counts toward the retry limit like any other: a
+	 * channel whose resends never leave fails, it does not wait for ever.
 	 */
 	held = ch->rto_unsent;
-	if (held) {
+	if (held)
 		ch->st.rto_held++;
-	} else if (++ch->rto_times > ch->cfg.retry_limit) {
+	if (++ch->rto_times > ch->cfg.retry_limit) {
 		tp_chan_fail(ch, TP_ST_RETRY_EXCEEDED);
 		return;
 	}
-	/* SR defers the loss signal to the ack that decides (frto_decide); a
-	 * second timeout in a row (nothing came back at all) is a loss anyway. */
-	if (!held && ch->cfg.cc && ch->cfg.cc->on_loss &&
-	    (tp_is_gbn(ch) || ch->una == ch->nxt || ch->rto_times > 1))
+	/* UB 2.0 §6: an RTO resets inflight to 0, Go-Back-N or selective
+	 * alike, and tells CC (an LDCP/CAQM window full of lost bytes would
+	 * hold the resends for ever otherwise). */
+	infl_reset(ch);
+	ch->rtx_round = false;	/* its resends begin a new round */
+	if (!held && ch->cfg.cc && ch->cfg.cc->on_loss)
 		ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_RTO);
 	if (ch->una != ch->nxt) {
 		if (tp_is_gbn(ch)) {
@@ -273,6 +277,36 @@ static uint32_t seg_len(const struct tp_chan *ch, const struct tp_op *op, uint32
 	return (uint32_t)(op->len - off < ch->cfg.mtu ? op->len - off : ch->cfg.mtu);
 }
 
+static uint32_t slot_len(const struct tp_chan *ch, const struct tp_slot *s)
+{
+	return seg_len(ch, &ch->sq[s->op], s->seg);
+}
+
+/*
+ * inflight (UB 2.0 §6): bytes sent and neither acknowledged, SACKed nor
+ * found lost. Each slot says whether its bytes are counted; infl_out()
+ * takes them out (returns how many), a resend puts them back.
+ */
+static uint32_t infl_out(struct tp_chan *ch, struct tp_slot *s)
+{
+	uint32_t b;
+
+	if (!s->infl)
+		return 0;
+	b = slot_len(ch, s);
+	ch->inflight_bytes -= b;
+	s->infl = false;
+	return b;
+}
+
+/* An RTO, a Go-Back-N go-back: nothing is in flight any more. */
+static void infl_reset(struct tp_chan *ch)
+{
+	for (uint32_t psn = ch->una; psn != ch->nxt; psn = tp_psn_add(psn, 1))
+		SLOT(ch, psn)->infl = false;
+	ch->inflight_bytes = 0;
+}
+
 /* Cumulative acknowledgement of every PSN up to c. False: c was never sent. */
 static bool ack_upto(struct tp_chan *ch, uint64_t now, uint32_t c)
 {
@@ -290,10 +324,9 @@ static bool ack_upto(struct tp_chan *ch, uint64_t now, uint32_t c)
 
 		if (s->ntx == 1)
 			rtt = now - s->sent_ns;	/* Karn: never from a resent packet */
-		if (!s->sacked) {
-			ch->inflight_bytes -= b;
+		if (!s->sacked)
 			acked += b;
-		}
+		infl_out(ch, s);
 		if (s->need_rtx)
 			ch->n_need_rtx--;
 		op->inflight--;
@@ -307,6 +340,8 @@ static bool ack_upto(struct tp_chan *ch, uint64_t now, uint32_t c)
 		ch->rtx_nxt = ch->una;
 	if (ch->last_nak_valid && tp_psn_diff(ch->last_nak, ch->una) < 0)
 		ch->last_nak_valid = false;
+	if (ch->rtx_round && tp_psn_diff(ch->high_rtx, ch->una) < 0)
+		ch->rtx_round = false;	/* everything resent this round arrived */
 	ch->rto_times = 0;
 	ch->rto_unsent = false;
 	rto_rearm(ch, now);
@@ -321,6 +356,7 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 	uint32_t bits = ub_saetph_bitmap_bits(sa->size_code);
 	int32_t inflight = tp_psn_diff(ch->nxt, ch->una);
 	uint32_t max = sa->max_rcv_psn;
+	uint32_t lost = 0;
 	bool loss = false;
 
 	if (tp_is_gbn(ch))
@@ -338,7 +374,7 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 		if (s->sacked)
 			continue;
 		s->sacked = true;
-		ch->inflight_bytes -= seg_len(ch, &ch->sq[s->op], s->seg);
+		infl_out(ch, s);
 		if (s->need_rtx) {
 			s->need_rtx = false;
 			ch->n_need_rtx--;
@@ -348,6 +384,10 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 		return;	/* per-packet LB: holes may be packets on a slower path */
 	if (tp_psn_diff(max, ch->una) < 0 || tp_psn_diff(max, ch->una) >= inflight)
 		return;
+	/* MarkPSN arrived: it left after every resend so far, so a resent
+	 * hole still open was lost again. The round is over: those go again. */
+	if (ch->mark_valid && tp_psn_diff(max, ch->mark_psn) >= 0)
+		ch->rtx_round = false;
 	/* Past the bitmap nothing is known: no loss is inferred there. */
 	if (tp_psn_diff(max, c) >= (int32_t)bits)
 		max = tp_psn_add(c, bits - 1);
@@ -356,20 +396,18 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 
 		if (s->sacked || s->need_rtx)
 			continue;
-		if (s->ntx == 1) {
-			/* First loss of this PSN: above HighRtxPSN by construction. */
-			s->rtx_cause = RC_SACK;
-		} else if (tp_psn_diff(max, s->mark) >= 0) {
-			/* MarkPSN: a packet sent after its retransmission arrived,
-			 * so the retransmission itself was lost. */
-			s->rtx_cause = RC_MARK;
-		} else {
-			continue;	/* resent this round: never twice */
-		}
+		/* HighRtxPSN: resent in this round, never twice. */
+		if (s->ntx > 1 && ch->rtx_round && tp_psn_diff(psn, ch->high_rtx) <= 0)
+			continue;
+		/* A first loss, or (past MarkPSN) a lost retransmission. */
+		s->rtx_cause = s->ntx == 1 ? RC_SACK : RC_MARK;
 		s->need_rtx = true;
 		ch->n_need_rtx++;
+		/* A selective retransmission takes out only the lost bytes. */
+		lost += infl_out(ch, s);
 		loss = true;
 	}
+	tp_cc_on_lost(ch, now, lost);
 	if (loss && ch->cfg.cc && ch->cfg.cc->on_loss)
 		ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_SACK);
 }
@@ -380,8 +418,9 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
  * the resend filled the one hole); the SACK logic handles any other hole.
  * Acked just that PSN: what followed it before the timeout is lost, and
  * every unSACKed packet of it goes again (the old go-back of the round).
+ * CC heard of the loss at the timeout itself (inflight went to 0 then).
  */
-static void frto_decide(struct tp_chan *ch, uint64_t now)
+static void frto_decide(struct tp_chan *ch)
 {
 	ch->frto = false;
 	if (ch->una != tp_psn_add(ch->frto_una, 1) || ch->una == ch->nxt) {
@@ -398,9 +437,8 @@ static void frto_decide(struct tp_chan *ch, uint64_t now)
 		s->need_rtx = true;
 		s->rtx_cause = RC_RTO;
 		ch->n_need_rtx++;
+		infl_out(ch, s);
 	}
-	if (ch->cfg.cc && ch->cfg.cc->on_loss)
-		ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_RTO);
 }
 
 void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p)
@@ -428,15 +466,19 @@ void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p)
 		ch->gbn_cause = RC_NAK;
 		ch->last_nak = p->tph.psn;
 		ch->last_nak_valid = true;
+		infl_reset(ch);		/* UB 2.0 §6: a GBN go-back resets inflight */
 		if (ch->cfg.cc && ch->cfg.cc->on_loss)
 			ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_NAK);
 	}
 	if (p->has_saetph)
 		on_sack(ch, now, c, &p->sa);
 	if (ch->frto && ch->una != una0)
-		frto_decide(ch, now);
+		frto_decide(ch);
+	/* ROL: the answer's status is the RTPH's RSPST/RSPINFO; the TAACK in
+	 * the TPACK names the operation (its TASSN). */
 	if (p->has_tah && p->tah.opcode == UB_TA_TAACK)
-		tp_snd_on_answer(ch, now, p->tah.ini_tassn, p->tah.rspst, p->tah.rspinfo);
+		tp_snd_on_answer(ch, now, p->tah.ini_tassn, nak ? p->tah.rspst : p->tph.rspst,
+				 nak ? p->tah.rspinfo : p->tph.rspinfo);
 	sq_progress(ch);
 }
 
@@ -565,9 +607,9 @@ size_t tp_enc_ta(struct tp_chan *ch, const struct tp_op *op, uint32_t seg, uint8
 		.order = initiator(op) ? ta_order(ch) : 0,
 	};
 
-	/* [chosen] CTP has no TPN: IniRCID names the initiator's jetty (its
-	 * channel), on requests and on their answers alike. */
-	if (tp_is_ctp(ch))
+	/* [chosen] CTP and UTP have no TPN: IniRCID names the initiator's jetty
+	 * (its channel), on requests and on their answers alike. */
+	if (tp_is_ctp(ch) || ch->cfg.mode == TP_MODE_UTP)
 		tah.ini_rcid = initiator(op) ? ch->tpn : ch->peer_tpn;
 	if (cap < sizeof(struct ub_tah) + (mae ? sizeof(struct ub_maetah) : 0) + plen)
 		return 0;
@@ -596,8 +638,17 @@ static size_t enc_data(struct tp_chan *ch, const struct tp_op *op, uint32_t seg,
 
 	if (cap < sizeof(struct ub_tph))
 		return 0;
-	n = tp_enc_tph(buf, ch, tp_reliable(ch) ? UB_TP_RTP_DATA : UB_TP_UTP_DATA,
-		       seg + 1 == op->nseg, UB_NLP_TAH, psn, tpmsn);
+	if (!tp_reliable(ch)) {
+		/* UTPH: opcode 0, Last (a message is one packet), NLP; the rest
+		 * reserved, 0 (headers/ub_wire.h). */
+		struct ub_tph_fields f = { .opcode = UB_TP_UTP_DATA, .last = true,
+					   .nlp = UB_NLP_TAH };
+
+		ub_tph_encode((struct ub_tph *)buf, &f);
+		ta = tp_enc_ta(ch, op, seg, buf + sizeof(struct ub_tph), cap - sizeof(struct ub_tph));
+		return ta ? sizeof(struct ub_tph) + ta : 0;
+	}
+	n = tp_enc_tph(buf, ch, UB_TP_RTP_DATA, seg + 1 == op->nseg, UB_NLP_TAH, psn, tpmsn);
 	if (ackreq)
 		buf[8] |= 0x80;		/* AckReq */
 	ta = tp_enc_ta(ch, op, seg, buf + n, cap - n);
@@ -634,8 +685,18 @@ static size_t send_slot(struct tp_chan *ch, uint64_t now, uint32_t psn, uint8_t 
 		return 0;
 	s->ntx++;
 	s->sent_ns = now;
-	s->mark = ch->nxt;
-	ch->high_rtx = psn;
+	if (!ch->rtx_phase) {
+		/* MarkPSN: the switch from new data to retransmission. */
+		ch->rtx_phase = ch->mark_valid = true;
+		ch->mark_psn = ch->nxt;
+	}
+	if (!ch->rtx_round || tp_psn_diff(psn, ch->high_rtx) > 0)
+		ch->high_rtx = psn;	/* HighRtxPSN */
+	ch->rtx_round = true;
+	if (!s->sacked && !s->infl) {
+		s->infl = true;
+		ch->inflight_bytes += seg_len(ch, op, s->seg);
+	}
 	ch->rto_unsent = false;
 	count_rtx(ch, cause);
 	ch->st.tx_data++;
@@ -669,23 +730,19 @@ static size_t send_utp(struct tp_chan *ch, uint64_t now, uint8_t *buf, size_t ca
 	struct tp_op *op = next_op(ch);
 	size_t len;
 
-	if (!op || !tp_cc_can_send(ch, now, seg_len(ch, op, op->next_seg)))
+	if (!op || !tp_cc_can_send(ch, now, seg_len(ch, op, 0)))
 		return 0;
-	if (!op->next_seg)
-		op->tpmsn = ch->next_tpmsn++ & TP_PSN_MASK;
-	/* [chosen] UTP: PSN carries the segment index, so a receiver can tell
-	 * a message with a lost middle packet from a whole one. */
-	len = enc_data(ch, op, op->next_seg, op->next_seg, op->tpmsn, false, buf, cap);
+	/* A UTP message is one packet (tp_post_send kept it within the MTU). */
+	len = enc_data(ch, op, 0, 0, 0, false, buf, cap);
 	if (!len)
 		return 0;
 	ch->st.tx_data++;
-	ch->st.tx_bytes += seg_len(ch, op, op->next_seg);
-	fill_info(ch, info, op->next_seg, false);
-	if (++op->next_seg == op->nseg) {
-		op->state = OS_SENT;
-		op->answered = true;	/* unreliable: done once sent */
-		sq_progress(ch);
-	}
+	ch->st.tx_bytes += op->len;
+	fill_info(ch, info, ch->ctp_sent++, false);
+	op->next_seg = op->nseg;
+	op->state = OS_SENT;
+	op->answered = true;	/* unreliable: done once sent */
+	sq_progress(ch);
 	return len;
 }
 
@@ -773,10 +830,10 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	s = &ch->win[(ch->win_base + (uint32_t)tp_psn_diff(psn, ch->una)) % ch->win_cap];
 	*s = (struct tp_slot){
 		.op = (uint32_t)(op - ch->sq), .seg = op->next_seg, .tpmsn = op->tpmsn,
-		.sent_ns = now, .ntx = 1,
+		.sent_ns = now, .ntx = 1, .infl = true,
 	};
 	ch->nxt = tp_psn_add(ch->nxt, 1);
-	s->mark = ch->nxt;
+	ch->rtx_phase = false;
 	ch->rtx_nxt = ch->nxt;
 	op->inflight++;
 	if (++op->next_seg == op->nseg) {

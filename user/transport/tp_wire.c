@@ -42,6 +42,13 @@ int tp_parse(const void *pkt, size_t len, struct tp_parsed *p, const char **why)
 		*why = "opcode";
 		return -EINVAL;
 	}
+	if (op == UB_TP_UTP_DATA) {
+		/* UTPH: bytes 2-15 are reserved, ignored (no TPN, no PSN). */
+		struct ub_tph_fields u = { .opcode = op, .last = p->tph.last, .ver = p->tph.ver,
+					   .pad = p->tph.pad, .nlp = p->tph.nlp };
+
+		p->tph = u;
+	}
 	response = op >= UB_TP_ACK;
 	if (ub_tp_has_cetph(op)) {
 		if ((size_t)(end - b) < sizeof(struct ub_cetph))
@@ -140,7 +147,7 @@ const char *tp_status_name(enum tp_status s)
 
 /* ---- in-band channel setup over UTP -------------------------------------- */
 
-static const uint8_t hello_magic[4] = { 'U', 'B', 'H', '1' };
+static const uint8_t hello_magic[4] = { 'U', 'B', 'H', '2' };	/* TP_HELLO_MAGIC */
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -164,10 +171,8 @@ size_t tp_hello_build(const struct tp_chan *ch, uint32_t peer_tpn, bool reply, v
 size_t tp_hello_build_app(const struct tp_chan *ch, uint32_t peer_tpn, bool reply,
 			  const void *app, size_t app_len, void *buf, size_t cap)
 {
-	struct ub_tph_fields f = {
-		.opcode = UB_TP_UTP_DATA, .last = true, .nlp = UB_NLP_TAH,
-		.src_tpn = tp_chan_tpn(ch), .dst_tpn = peer_tpn & TP_PSN_MASK,
-	};
+	/* A UTPH names no TPN: both ride in the payload. */
+	struct ub_tph_fields f = { .opcode = UB_TP_UTP_DATA, .last = true, .nlp = UB_NLP_TAH };
 	struct ub_tah_fields t = { .opcode = UB_TA_MESSAGE };
 	uint8_t *b = buf, *pl;
 	uint32_t mtu = ch->cfg.mtu > 0xffff ? 0xffff : ch->cfg.mtu;
@@ -184,8 +189,9 @@ size_t tp_hello_build_app(const struct tp_chan *ch, uint32_t peer_tpn, bool repl
 	pl[13] = (uint8_t)mtu;
 	pl[14] = (uint8_t)ch->cfg.mode;
 	pl[15] = reply ? 1 : 0;
+	put32(pl + 16, peer_tpn & TP_PSN_MASK);
 	if (app_len)
-		memcpy(pl + 16, app, app_len);
+		memcpy(pl + TP_HELLO_BODY, app, app_len);
 	return TP_HELLO_LEN + app_len;
 }
 
@@ -195,21 +201,21 @@ int tp_hello_parse(const void *pkt, size_t len, struct tp_hello *h)
 	const char *why;
 
 	if (tp_parse(pkt, len, &p, &why) || p.tph.opcode != UB_TP_UTP_DATA || !p.has_tah ||
-	    p.tah.opcode != UB_TA_MESSAGE || p.payload_len < 16 ||
-	    p.payload_len > 16 + TP_HELLO_APP_MAX ||
+	    p.tah.opcode != UB_TA_MESSAGE || p.payload_len < TP_HELLO_BODY ||
+	    p.payload_len > TP_HELLO_BODY + TP_HELLO_APP_MAX ||
 	    memcmp(p.payload, hello_magic, 4))
 		return -EINVAL;
-	h->src_tpn = p.tph.src_tpn;
-	h->dst_tpn = p.tph.dst_tpn;
 	h->tpn = get32(p.payload + 4);
+	h->src_tpn = h->tpn;
+	h->dst_tpn = get32(p.payload + 16);
 	h->init_psn = get32(p.payload + 8);
 	h->mtu = (uint16_t)(p.payload[12] << 8 | p.payload[13]);
 	h->mode = p.payload[14];
 	h->reply = p.payload[15] & 1;
-	h->app_len = p.payload_len - 16;
-	h->app = h->app_len ? p.payload + 16 : NULL;
+	h->app_len = p.payload_len - TP_HELLO_BODY;
+	h->app = h->app_len ? p.payload + TP_HELLO_BODY : NULL;
 	if (h->tpn > TP_PSN_MASK || h->init_psn > TP_PSN_MASK || h->mode > TP_MODE_CTP ||
-	    (p.payload[15] & ~1u) || h->tpn != h->src_tpn)
+	    (p.payload[15] & ~1u) || h->dst_tpn > TP_PSN_MASK)
 		return -EINVAL;
 	return 0;
 }

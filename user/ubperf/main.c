@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctl.h"
 #include "numparse.h"
 #include "ubperf.h"
 #include "ub_wire.h"
@@ -21,7 +22,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: ubperf server --dev DEV[,DEV...] [options]\n"
 		"       ubperf client --dev DEV[,DEV...] --peer ADDR [options]\n"
-		"  --mode M       rtp-sr (default), rtp-gbn, rtp-gbn-fast, utp, ctp (--native:\n"
+		"  --mode M       rtp-sr (default), rtp-gbn, rtp-gbn-fast, utp (one packet per\n"
+		"                 message: --size <= --mtu, default --mtu), ctp (--native:\n"
 		"                 one packet per operation, so --size <= --mtu, default --mtu;\n"
 		"                 --rto is then the transaction timeout, dynamic: 1 s)\n"
 		"  --op OP        send (default), write, read\n"
@@ -31,7 +33,9 @@ static void usage(FILE *f)
 		"  --count N      or send N messages\n"
 		"  --channels N   TP channels (default 1, at most %d)\n"
 		"  --depth N      operations outstanding per channel (default 8)\n"
-		"  --mtu N        TP payload bytes per packet (default 1024)\n"
+		"  --mtu N        UB MTU, TP payload bytes per packet: 256, 512, 1024, 2048, 4096\n"
+		"                 (default: the largest the devices on both ends carry with the\n"
+		"                 UBoE headers, agreed in the hello; a mismatch is refused)\n"
 		"  --window N     packets in flight per channel (default 256)\n"
 		"  --rto R        512us, 16ms, 128ms, 4s (static) or dynamic (default)\n"
 		"  --rto-min US   dynamic RTO: floor of its base, microseconds (default: the core's)\n"
@@ -53,7 +57,8 @@ static void usage(FILE *f)
 		"  --nexthop-mac MAC   the next hop's MAC instead of ARP/ND\n"
 		"  --json         one JSON summary object on stdout\n"
 		"  --verbose      also every non-zero transport counter\n"
-		"  --cc CC        congestion control per channel: none (default), ldcp, dcqcn, caqm;\n"
+		"  --cc CC        congestion control per channel: none (default), ldcp, dcqcn, caqm\n"
+		"                 (caqm: --native only, UBoE has no CCI);\n"
 		"                 --mode ctp: dcqcn or none, one instance per {peer entity, VL}\n"
 		"                 shared by the channels there, answered by CTP CNPs\n"
 		"  --lb LB        the channels as one group: flow (default: a port each), packet\n"
@@ -220,6 +225,62 @@ static int split_devs(struct ubperf_opts *o)
 	return 0;
 }
 
+/*
+ * The client's UB MTU: --mtu, or by default the largest every --dev carries
+ * with the UBoE (or native) headers to a peer of --peer's IP version and
+ * fits a UMEM frame (ep_ub_mtu_fit). A --mtu one of them cannot carry is
+ * one line here, before anything is sent. The hello carries the MTU; the
+ * server refuses it, in one line on both sides, when its own devices (or
+ * its own --mtu) do not agree (session.c).
+ */
+static int mtu_finish(struct ubperf_opts *o, bool native)
+{
+	uint32_t best = 0, dev_mtu = 0, m, fit;
+	const char *dev = NULL;
+	uint8_t ver, ip[16];
+	char err[256];
+
+	if (o->server || ctl_parse_addr(o->peer, &ver, ip))
+		return 0;	/* the server: from its client; a bad --peer: said later */
+	for (uint32_t k = 0; k < o->ndevs; k++) {
+		if (ep_dev_mtu(o->devs[k], &m, err, sizeof(err))) {
+			fprintf(stderr, "ubperf: %s\n", err);
+			return 2;
+		}
+		fit = ep_ub_mtu_fit(m, native, ver, EP_FRAME_SIZE);
+		if (!dev || fit < best) {
+			best = fit;
+			dev = o->devs[k];
+			dev_mtu = m;
+		}
+	}
+	if (o->mtu > best || !best) {
+		fprintf(stderr, "ubperf: %s%u does not fit %s: its MTU %u carries a UB MTU of %u at most with the %s headers (and a %u-byte UMEM frame)\n",
+			o->mtu ? "--mtu " : "a UB MTU of ", o->mtu ? o->mtu : EP_UB_MTU_MIN, dev,
+			dev_mtu, best, native ? "native UB" : "UBoE", EP_FRAME_SIZE);
+		return 2;
+	}
+	if (!o->mtu)
+		o->mtu = best;
+	return 0;
+}
+
+/* UTP's rule: a message is one packet (the UTPH has no PSN to reassemble
+ * by); --size defaults to the MTU. The server takes the test from its client. */
+static int utp_finish(struct ubperf_opts *o, bool size_set)
+{
+	if (o->mode != TP_MODE_UTP || o->server)
+		return 0;
+	if (!size_set) {
+		o->size = o->mtu;
+	} else if (o->size > o->mtu) {
+		fprintf(stderr, "ubperf: --mode utp sends each message in one packet (the UTPH has no PSN to reassemble by): --size %u is more than the UB MTU %u\n",
+			o->size, o->mtu);
+		return 2;
+	}
+	return 0;
+}
+
 /* CTP's rules: native only, one packet per operation, the TAACK a packet. The
  * server takes the test from its client and --mode ctp only to bind an entity. */
 static int ctp_finish(struct ubperf_opts *o, bool native, bool size_set, bool ta_set)
@@ -246,7 +307,7 @@ static int ctp_finish(struct ubperf_opts *o, bool native, bool size_set, bool ta
 	if (!size_set) {
 		o->size = o->mtu;
 	} else if (o->size > o->mtu) {
-		fprintf(stderr, "ubperf: --mode ctp sends each operation in one packet: --size %u is more than --mtu %u\n",
+		fprintf(stderr, "ubperf: --mode ctp sends each operation in one packet: --size %u is more than the UB MTU %u\n",
 			o->size, o->mtu);
 		return 2;
 	}
@@ -275,7 +336,7 @@ int main(int argc, char **argv)
 	};
 	struct ubperf_opts o = {
 		.mode = TP_MODE_RTP_SR, .op = OP_SEND, .ta = TP_TA_ROL,
-		.size = 65536, .seconds = 10, .channels = 1, .depth = 8, .mtu = 1024, .window = 256,
+		.size = 65536, .seconds = 10, .channels = 1, .depth = 8, .window = 256,
 		.wait_s = 5, .stall_s = 3,
 	};
 	struct native_args nat = { 0 };
@@ -354,8 +415,9 @@ int main(int argc, char **argv)
 			o.depth = (uint32_t)v;
 			break;
 		case 'M':
-			if (parse_size(optarg, &v) || v < 64 || v > 3072)
-				return bad("--mtu (64 .. 3072)", optarg);
+			if (parse_size(optarg, &v) || v < EP_UB_MTU_MIN || v > EP_UB_MTU_MAX ||
+			    (v & (v - 1)))
+				return bad("--mtu (a UB MTU: 256, 512, 1024, 2048 or 4096)", optarg);
 			o.mtu = (uint32_t)v;
 			break;
 		case 'w':
@@ -415,7 +477,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ubperf: utp carries only --op send (no Write/Read without reliability)\n");
 		return 2;
 	}
-	if (native_finish(&o, &nat) || ctp_finish(&o, nat.on, size_set, ta_set))
+	/* CAQM's window requests ride the CCI, which UBoE has none of
+	 * (draft-li-uboe-00 §5.2: an extension is needed). */
+	if (o.cc == TP_CC_CAQM && !nat.on) {
+		fprintf(stderr, "ubperf: --cc caqm needs --native: UBoE has no CCI to carry its window requests (draft-li-uboe-00 5.2; across an IP segment the UB2E switches' CAQM tag carries them)\n");
+		return 2;
+	}
+	if (native_finish(&o, &nat) || mtu_finish(&o, nat.on) ||
+	    ctp_finish(&o, nat.on, size_set, ta_set) || utp_finish(&o, size_set))
 		return 2;
 	if (o.server && !wait_set)
 		o.wait_s = 0;

@@ -68,6 +68,7 @@ struct run {
 	bool started, done_rcvd, md_ready;	/* server */
 	struct ctl_done peer_done, md;
 	char peer_s[64];
+	char mtu_why[160];	/* server: why the client's MTU was refused ("": it was not) */
 	/* client */
 	uint64_t *post_ns;	/* [chan * depth + slot] */
 	uint64_t slots_used;	/* slots posted at least once: the Write slots the server must find */
@@ -189,7 +190,7 @@ static bool ctl_rx(void *ctx, const uint8_t *tp, size_t len, uint8_t ver, const 
 	struct tp_hello h;
 
 	/* Most UTP packets are data (--mode utp): look at the magic first. */
-	if (len < TP_HELLO_LEN || memcmp(tp + TP_HELLO_LEN - 16, "UBH1", 4) ||
+	if (len < TP_HELLO_LEN || memcmp(tp + TP_HELLO_MAGIC_OFF, TP_HELLO_MAGIC, 4) ||
 	    tp_hello_parse(tp, len, &h))
 		return false;
 	if (r->ninbox == INBOX_MAX)
@@ -580,6 +581,7 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 	jset(j, "ta", json_object_new_string(ta_names[o->ta]));
 	jset(j, "size", ju64(o->size));
 	jset(j, "channels", ju64(o->channels));
+	jset(j, "mtu", ju64(o->mtu));
 	jset(j, "duration_s", jreal(secs, "%.6f"));
 	jset(j, "goodput_bps", jbps(goodput_bytes(r, server), secs));
 	jset(j, "messages", ju64(r->messages));
@@ -938,8 +940,14 @@ static int client_setup(struct run *r, int wait_ms)
 			    c >= o->channels || r->connected[c] ||
 			    e->h.dst_tpn != tp_chan_tpn(r->ch[c].tp))
 				continue;	/* a duplicate answer, or not ours */
+			if (e->m.u.ans.status == EMSGSIZE)
+				return fail(r, "peer %s refused a UB MTU of %u: it takes %u (the MTU is agreed in the hello: --mtu %u)",
+					    o->peer, o->mtu, e->h.mtu, e->h.mtu < o->mtu ? e->h.mtu : o->mtu);
 			if (e->m.u.ans.status)
 				return fail(r, "peer refused the test: %s", strerror((int)e->m.u.ans.status));
+			if (e->h.mtu != o->mtu)
+				return fail(r, "peer %s answered with a UB MTU of %u, ours is %u", o->peer,
+					    e->h.mtu, o->mtu);
 			rc = tp_chan_connect(r->ch[c].tp, e->h.tpn, e->h.init_psn);
 			if (rc)
 				return fail(r, "channel %u: connect: %s", c, strerror(-rc));
@@ -1244,6 +1252,41 @@ static void share_region(struct run *r, const struct ubperf_opts *so)
 	}
 }
 
+/*
+ * The UB MTU, agreed in the hello: the client's (its --mtu, or the largest
+ * its devices carry), when our devices carry it too (ep_ub_mtu_max) and we
+ * were given no other --mtu. Otherwise every channel is refused (EMSGSIZE)
+ * with our own MTU in the answering hello, and each side says so in one
+ * line. so->mtu: the one our channels get.
+ */
+static int server_mtu(struct run *r, struct ubperf_opts *so, const struct inbox_ent *e)
+{
+	uint32_t want = e->m.u.run.mtu, own = so->mtu, best = 0, dmtu = 0, m, d, mem;
+	const char *dev = so->devs[0];
+
+	/* Each port (or an entity's members) towards the client's IP version. */
+	for (uint32_t k = 0; k < r->nep; k++) {
+		m = ep_ub_mtu_max(r->ep[k], e->ver, &d, &mem);
+		if (!k || m < best) {
+			best = m;
+			dmtu = d;
+			dev = so->devs[r->nep > 1 ? k : mem];
+		}
+	}
+	r->mtu_why[0] = 0;
+	if (own && own != want)
+		snprintf(r->mtu_why, sizeof(r->mtu_why), "this server was given --mtu %u", own);
+	else if (want > best)
+		snprintf(r->mtu_why, sizeof(r->mtu_why),
+			 "%s (MTU %u) carries a UB MTU of %u at most with the %s headers", dev, dmtu,
+			 best, so->native.ethertype ? "native UB" : "UBoE");
+	so->mtu = r->mtu_why[0] ? (own ? own : best) : want;
+	if (!so->mtu)
+		return fail(r, "%s: its MTU %u carries no UB MTU with the %s headers", dev, dmtu,
+			    so->native.ethertype ? "native UB" : "UBoE");
+	return 0;
+}
+
 /* The first setup hello: the run it describes, the client's peers, the channels, the region. */
 static int server_start(struct run *r, struct ubperf_opts *so, const struct inbox_ent *e)
 {
@@ -1254,15 +1297,17 @@ static int server_start(struct run *r, struct ubperf_opts *so, const struct inbo
 	if (h->channels == 0 || h->channels > UBPERF_MAX_CHANS ||
 	    !strcmp(tp_mode_name((enum tp_mode)h->mode), "?") || h->op > OP_READ ||
 	    h->ta > TP_TA_ROT || h->size == 0 || h->size > (64u << 20) || h->depth == 0 ||
-	    h->depth > 256 || h->mtu < 64 || h->mtu > 3072 || h->window == 0 ||
+	    h->depth > 256 || h->mtu < EP_UB_MTU_MIN || h->mtu > EP_UB_MTU_MAX ||
+	    (h->mtu & (h->mtu - 1)) || h->mtu != e->h.mtu || h->window == 0 ||
 	    h->window >= TP_PSN_HALF || h->cc > TP_CC_CAQM || h->lb > TPG_LB_PACKET)
 		return fail(r, "client %s sent a bad test description", r->peer_s);
+	if (server_mtu(r, so, e))
+		return 1;
 	so->mode = (enum tp_mode)h->mode;
 	so->op = (enum ubperf_op)h->op;
 	so->ta = (enum tp_ta_mode)h->ta;
 	so->size = h->size;
 	so->channels = h->channels;
-	so->mtu = h->mtu;
 	so->window = h->window;
 	so->depth = h->depth;
 	so->rto_ns = (uint64_t)h->rto_us * 1000;
@@ -1279,8 +1324,15 @@ static int server_start(struct run *r, struct ubperf_opts *so, const struct inbo
 		return fail(r, "out of memory for %zu bytes of buffers", r->buf_len);
 	if (init_peers(r, e->ver, e->ip, 5000, r->peer_s) || make_chans(r))
 		return 1;
+	if (r->mtu_why[0]) {
+		for (uint32_t c = 0; c < so->channels; c++)
+			r->ans[c].status = EMSGSIZE;
+		return 0;	/* answered (our MTU in the hello), then server_inbox fails */
+	}
 	/* Ports bound as a CTP entity speak CTP only; CTP, one packet per operation. */
 	if ((entity && so->mode != TP_MODE_CTP) ||
+	    (so->cc == TP_CC_CAQM && !so->native.ethertype) ||
+	    (so->mode == TP_MODE_UTP && so->size > so->mtu) ||
 	    (so->mode == TP_MODE_CTP && (so->size > so->mtu ||
 					 (so->cc != TP_CC_NONE && so->cc != TP_CC_DCQCN)))) {
 		for (uint32_t c = 0; c < so->channels; c++)
@@ -1389,8 +1441,15 @@ static int server_inbox(struct run *r, struct ubperf_opts *so)
 		answer(r, e, c, &m);
 		if (r->ans[c].status) {
 			r->ninbox = 0;
+			if (r->ans[c].status == EMSGSIZE && r->mtu_why[0])
+				return fail(r, "client %s asks for a UB MTU of %u: %s", r->peer_s,
+					    e->m.u.run.mtu, r->mtu_why);
 			if (r->ans[c].status == EPROTONOSUPPORT)
 				return fail(r, "client %s asks for %s%s", r->peer_s, tp_mode_name(so->mode),
+					    so->cc == TP_CC_CAQM && !so->native.ethertype ?
+					    " with --cc caqm over UBoE, which has no CCI to carry it (--native)" :
+					    so->mode == TP_MODE_UTP && so->size > so->mtu ?
+					    " with --size above --mtu (a UTP message is one packet)" :
 					    so->mode != TP_MODE_CTP ? ": the ports are one CTP entity (--mode ctp)" :
 					    so->size > so->mtu ? " with --size above --mtu" :
 					    " with --cc other than dcqcn (CTP has no transport acks)");
