@@ -769,9 +769,9 @@ static void held_rto_counts(void **state)
 		struct gate g;
 		struct tp_stats st;
 
-		gated_rto_run(reliable_modes[m], false, UINT64_MAX, &p, &g, &st);
-		assert_int_equal(p.chan_errors, 1);
-		assert_int_equal(p.chan_error, TP_ST_RETRY_EXCEEDED);
+		PAIR_CHECK_EXPECT(&p, gated_rto_run(reliable_modes[m], false, UINT64_MAX, &p, &g, &st),
+				  .received = 0, .send_errors = 1, .send_error = TP_ST_FLUSHED,
+				  .chan_errors = 1, .chan_error = TP_ST_RETRY_EXCEEDED);
 		/* limit 3: the first timeout and three held ones */
 		assert_int_equal(st.rto_fired, 4);
 		assert_int_equal(st.rto_held, 3);
