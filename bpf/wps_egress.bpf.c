@@ -4,9 +4,10 @@
  * on the egress node's domain-facing devices.
  *
  * Outer IPv6 packets to one of our addresses that carry the WPS option are
- * validated (Opt Data Len 12, our Egress Node ID, one WPS option, not in both
- * options headers, every length sane); failures are dropped, counted per
- * reason and logged through a rate-limited ringbuf. Then:
+ * validated (Opt Data Len 12, from a peer that may use its Ingress Node ID,
+ * our Egress Node ID, one WPS option, not in both options headers, every
+ * length sane); failures are dropped, counted per reason and logged through
+ * a rate-limited ringbuf. Then:
  *   R = 0: decapsulate here and forward: FIB lookup on the inner destination,
  *          devmap redirect; what XDP cannot finish (unresolved neighbour,
  *          local, unreachable, too big, another device) goes to the kernel as
@@ -48,6 +49,14 @@ struct {
 	__type(key, struct in6_addr);
 	__type(value, __u8);
 } wps_eg_local SEC(".maps");
+
+/* The ingress nodes we serve: wps_egress_maps.h, struct wps_eg_peer_key. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, WPS_EG_MAX_PEER_KEYS);
+	__type(key, struct wps_eg_peer_key);
+	__type(value, __u32);		/* peer index */
+} wps_eg_peers SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -145,6 +154,37 @@ static __always_inline int reject(struct xdp_md *ctx, const struct wps_eg_cfg *c
 	}
 	bpf_ringbuf_submit(r, 0);
 	return XDP_DROP;
+}
+
+/*
+ * The outer source must be a peer that may use this Ingress Node ID: its
+ * peer index in *peer, or -1 with the reason. Checked before anything is
+ * decapsulated or steered, so a host that only learnt a node ID delivers
+ * nothing into the site.
+ */
+static __always_inline int peer_of(const struct wps_eg_cfg *cfg, const struct ipv6hdr *ip6, __u16 node,
+				   __u32 *peer, __u32 *reason)
+{
+	struct wps_eg_peer_key k;
+	__u32 *v;
+
+	*peer = 0;
+	if (cfg->flags & WPS_EG_F_ANY_PEER)
+		return 0;
+	__builtin_memcpy(k.addr, &ip6->saddr, sizeof(k.addr));
+	k.node = node;
+	v = bpf_map_lookup_elem(&wps_eg_peers, &k);
+	if (!v) {
+		k.node = WPS_EG_PEER_ANY_NODE;
+		v = bpf_map_lookup_elem(&wps_eg_peers, &k);
+	}
+	if (v) {
+		*peer = *v;
+		return 0;
+	}
+	k.node = WPS_EG_PEER_ADDR;
+	*reason = bpf_map_lookup_elem(&wps_eg_peers, &k) ? WPS_EG_CNT_BAD_PEER_NODE : WPS_EG_CNT_BAD_PEER;
+	return -1;
 }
 
 /* The inner packet must fill exactly what the outer header says is left. */
@@ -267,7 +307,7 @@ static __always_inline int decap_forward(struct xdp_md *ctx, __u32 l2_off, int v
  * before the inner packet); the thread transmits from l2_off without a copy.
  */
 static __always_inline int to_reorder(struct xdp_md *ctx, __u32 l2_off, int v4,
-				      __u16 node, __u16 flow, __u16 gid, __u8 flags)
+				      __u16 node, __u16 flow, __u16 gid, __u8 flags, __u32 peer)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	struct wps_xsk_desc *d = data;
@@ -297,7 +337,8 @@ static __always_inline int to_reorder(struct xdp_md *ctx, __u32 l2_off, int v4,
 	d->ingress_node = node;
 	d->flow_id = flow;
 	d->group_id = gid;
-	d->pad = 0;
+	d->peer = (__u16)peer;
+	d->len = 0;
 	count(WPS_EG_CNT_R1_XSK);
 	return XDP_REDIRECT;
 }
@@ -312,7 +353,7 @@ int wps_egress(struct xdp_md *ctx)
 	struct ethhdr *eth;
 	struct wps_scan s;
 	struct wps_opt *o;
-	__u32 zero = 0, reason, *slot, l2_off, ifindex;
+	__u32 zero = 0, reason, *slot, l2_off, ifindex, peer;
 	__u16 node, flow, gid;
 	__u8 flags;
 	int nh, v4;
@@ -343,6 +384,8 @@ int wps_egress(struct xdp_md *ctx)
 		return reject(ctx, cfg, WPS_EG_CNT_DUP_OPT, ip6, o, end);
 	if (o->len != WPS_OPT_DATA_LEN)
 		return reject(ctx, cfg, WPS_EG_CNT_BAD_OPT_LEN, ip6, o, end);
+	if (peer_of(cfg, ip6, bpf_ntohs(o->ingress_node), &peer, &reason))
+		return reject(ctx, cfg, reason, ip6, o, end);
 	if (bpf_ntohs(o->egress_node) != cfg->node_id)
 		return reject(ctx, cfg, WPS_EG_CNT_WRONG_NODE, ip6, o, end);
 	if (sizeof(*ip6) + bpf_ntohs(ip6->payload_len) != (__u64)(end - (void *)ip6))
@@ -365,7 +408,7 @@ int wps_egress(struct xdp_md *ctx)
 		if (slot && bpf_redirect_map(&wps_eg_xsks,
 					     *slot * WPS_EG_MAX_QUEUES + (ctx->rx_queue_index % WPS_EG_MAX_QUEUES),
 					     0) == XDP_REDIRECT)
-			return to_reorder(ctx, l2_off, v4, node, flow, gid, flags);
+			return to_reorder(ctx, l2_off, v4, node, flow, gid, flags, peer);
 		count(WPS_EG_CNT_R1_NO_XSK);
 	}
 	return decap_forward(ctx, l2_off, v4);

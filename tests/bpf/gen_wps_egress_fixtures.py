@@ -34,7 +34,7 @@ def env():
 W = env()
 NODE_IN, NODE_EG = int(W["WPS_IN_NODE"]), int(W["WPS_EG_NODE"])
 S, E, R = 0x80, 0x40, 0x20
-MAGIC = 0x57505331
+MAGIC = 0x57505332             # "WPS2"
 FIB_SUCCESS, FIB_NO_NEIGH = 0, 7
 cases = []
 
@@ -73,12 +73,12 @@ def inner6(dst=W["WPS_DST_IP6"], hlim=64):
                  TCP(sport=40000, dport=5201, flags="PA", seq=1000, ack=2000) / Raw(b"inner-v6-tcp"))
 
 
-def outer(inner, hdrs=None, dst=W["WPS_EG_IP6"], first_nh=60, trailer=b"", **opt):
+def outer(inner, hdrs=None, dst=W["WPS_EG_IP6"], first_nh=60, trailer=b"", src=W["WPS_IN_IP6"], **opt):
     """Outer Ethernet/IPv6 to the egress, DestOpt (default) carrying the WPS option."""
     nh = 4 if inner[0] >> 4 == 4 else 41
     if hdrs is None:
         hdrs = opthdr(nh, wps_opt(**opt))
-    ip6 = IPv6(src=W["WPS_IN_IP6"], dst=dst, nh=first_nh, hlim=60, fl=0x12345) / Raw(hdrs + inner)
+    ip6 = IPv6(src=src, dst=dst, nh=first_nh, hlim=60, fl=0x12345) / Raw(hdrs + inner)
     return bytes(Ether(dst=W["WPS_EG_DOM_MAC"], src=W["WPS_IN_DOM_MAC"], type=0x86DD) / ip6) + trailer
 
 
@@ -94,10 +94,12 @@ def to_kernel(inner):
     return bytes(Ether(dst=W["WPS_EG_DOM_MAC"], src=W["WPS_IN_DOM_MAC"], type=t)) + inner
 
 
-def to_thread(frame, inner, flags, flow=7, gid=100, fib_rc=FIB_SUCCESS):
-    """R = 1: struct wps_xsk_desc over the outer headers, an Ethernet header before the inner packet."""
+def to_thread(frame, inner, flags, flow=7, gid=100, fib_rc=FIB_SUCCESS, node=NODE_IN, peer=0):
+    """R = 1: struct wps_xsk_desc over the outer headers (magic, flags, FIB result, l2_off,
+    ifindex, Ingress Node ID, Flow ID, Group ID, peer index, a length word left 0), an
+    Ethernet header before the inner packet."""
     l2_off = len(frame) - len(inner) - 14
-    desc = struct.pack("<IBBHIHHHH", MAGIC, flags, fib_rc, l2_off, 0, NODE_IN, flow, gid, 0)
+    desc = struct.pack("<IBBHIHHHHI", MAGIC, flags, fib_rc, l2_off, 0, node, flow, gid, peer, 0)
     t = 0x0800 if inner[0] >> 4 == 4 else 0x86DD
     if fib_rc == FIB_SUCCESS:
         eth = bytes(Ether(dst=W["WPS_DST_MAC"], src=W["WPS_EG_SITE_MAC"], type=t))
@@ -178,6 +180,32 @@ short_inner = bytearray(i4)
 short_inner[2:4] = struct.pack("!H", len(i4) + 8)
 case("inner_length_wrong", outer(bytes(short_inner)), "XDP_DROP", ["rx_wps", "bad_length"])
 case("outer_trailing_bytes", outer(i4, trailer=b"\xee" * 6), "XDP_DROP", ["rx_wps", "bad_length"])
+
+# ---- peers: only the ingress nodes given with --peer, each with its Ingress Node IDs ------
+# (The harness's default peer is WPS_IN_IP6 with WPS_IN_NODE, as --peer ADDR=ID.)
+STRANGER = "fd00:20::99"
+f = outer(i4, src=STRANGER)
+case("peer_unknown_source_dropped", f, "XDP_DROP", ["rx_wps", "bad_peer"], opts="--log 100", logs=1,
+     scapy="a host that learnt the node IDs, not a peer: dropped before anything is decapsulated")
+f = outer(i4, src=STRANGER, flags=S | E | R)
+case("peer_unknown_source_r1_not_steered", f, "XDP_DROP", ["rx_wps", "bad_peer"],
+     scapy="R=1 from a stranger: dropped, never handed to the reorder thread")
+f = outer(i4, ingress=NODE_IN + 4)
+case("peer_ingress_node_not_its_own_dropped", f, "XDP_DROP", ["rx_wps", "bad_peer_node"], opts="--log 100",
+     logs=1, scapy="a peer's address with an Ingress Node ID its --peer ADDR=ID does not give")
+f = outer(i4, ingress=NODE_IN + 4, flags=S | E | R)
+case("peer_ingress_node_not_its_own_r1_dropped", f, "XDP_DROP", ["rx_wps", "bad_peer_node"])
+case("peer_without_id_any_node", outer(i4, ingress=NODE_IN + 4), "XDP_REDIRECT", ["rx_wps", "r0_fwd"], to_site(i4),
+     opts=f"--peer {W['WPS_IN_IP6']}", scapy="--peer ADDR without an ID: any Ingress Node ID")
+case("peer_with_several_ids", outer(i4, ingress=9), "XDP_REDIRECT", ["rx_wps", "r0_fwd"], to_site(i4),
+     opts=f"--peer {W['WPS_IN_IP6']}={NODE_IN} --peer {W['WPS_IN_IP6']}=9")
+f = outer(i4, flags=S | R, gid=300)
+case("peer_index_to_reorder_thread", f, "XDP_REDIRECT", ["rx_wps", "r1_xsk"],
+     to_thread(f, i4, S | R, gid=300, peer=1), ifindex_at=8,
+     opts=f"--peer fd00:20::7=3,{W['WPS_IN_IP6']}={NODE_IN}",
+     scapy="the second --peer address: peer index 1 in the descriptor (its own reorder state and share)")
+case("any_peer_serves_any_source", outer(i4, src=STRANGER), "XDP_REDIRECT", ["rx_wps", "r0_fwd"], to_site(i4),
+     opts="--any-peer")
 
 # ---- everything else passes untouched ---------------------------------------------
 f = outer(i4, dst="fd00:20::77")

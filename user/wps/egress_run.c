@@ -81,6 +81,22 @@ static int load_local_addrs(struct eg *g, char *err, size_t errlen)
 	return 0;
 }
 
+/* The peers' map entries (egress_peers.h); with --any-peer, none. */
+static int load_peers(struct eg *g, char *err, size_t errlen)
+{
+	static struct wps_eg_peer_key keys[WPS_EG_MAX_PEER_KEYS];
+	static uint32_t idx[WPS_EG_MAX_PEER_KEYS];
+	int fd = bpf_map__fd(g->skel->maps.wps_eg_peers);
+	unsigned n = wps_eg_peers_keys(&g->o->peers, keys, idx);
+
+	for (unsigned i = 0; i < n; i++)
+		if (bpf_map_update_elem(fd, &keys[i], &idx[i], 0)) {
+			snprintf(err, errlen, "peer map: %s", strerror(errno));
+			return -1;
+		}
+	return 0;
+}
+
 static int on_log(void *ctx, void *data, size_t len)
 {
 	const struct wps_eg_log *r = data;
@@ -152,7 +168,7 @@ static void deliver(struct eg *g, const struct wps_out *out, uint32_t n)
 		uint64_t addr = out[i].handle;
 		uint8_t *data = xsk_port_umem_data(g->port, addr);
 		const struct wps_xsk_desc *d = (const void *)data;
-		uint32_t len = d->pad, l2 = d->l2_off;
+		uint32_t len = d->len, l2 = d->l2_off;
 
 		if (d->fib_rc == 0 && d->ifindex == g->out_if) {
 			g->batch[g->nb++] = (struct xsk_frame){ .addr = addr + l2, .data = data + l2, .len = len - l2 };
@@ -279,7 +295,8 @@ static void teardown(struct eg *g)
 static int setup(struct eg *g, char *err, size_t errlen)
 {
 	const struct wps_eg_run_opts *o = g->o;
-	struct wps_eg_cfg cfg = { .node_id = o->node_id, .log_per_sec = o->log_per_sec };
+	struct wps_eg_cfg cfg = { .node_id = o->node_id, .log_per_sec = o->log_per_sec,
+				  .flags = o->any_peer ? WPS_EG_F_ANY_PEER : 0 };
 	struct xsk_port_cfg pcfg = { .frame_size = 2048, .ring_size = RING_SIZE, .zerocopy = o->zerocopy };
 	unsigned queues[WPS_EG_MAX_DEVS], nsocks = 1;
 	__u32 zero = 0, xflags;
@@ -334,7 +351,7 @@ static int setup(struct eg *g, char *err, size_t errlen)
 		snprintf(err, errlen, "configuring the XDP program: %s", strerror(errno));
 		return -1;
 	}
-	if (load_local_addrs(g, err, errlen))
+	if (load_peers(g, err, errlen) || load_local_addrs(g, err, errlen))
 		return -1;
 	g->nsocks = nsocks;
 	/* Every buffered packet holds a frame; the fill and tx rings need theirs too. */
@@ -437,7 +454,7 @@ int wps_eg_run(const struct wps_eg_run_opts *o, volatile sig_atomic_t *stop, cha
 				xsk_port_free(g.port, &fr[i]);
 				continue;
 			}
-			d->pad = (uint16_t)fr[i].len;	/* the length travels with the frame */
+			d->len = fr[i].len;	/* the length travels with the frame */
 			p = (struct wps_pkt){ .ingress_node = d->ingress_node, .flow_id = d->flow_id,
 					      .group_id = d->group_id, .flags = d->flags };
 			deliver(&g, wps_reorder_out(g.e), wps_reorder_rx(g.e, &p, fr[i].addr, now));
