@@ -7,7 +7,8 @@
  *                        (--peer ADDR[=ID][,...] ... | --any-peer) [--config FILE]
  *                        [--release-timeout US|auto] [--flow-buffer PKTS] [--total-buffer PKTS]
  *                        [--idle-timeout S] [--max-flows N] [--new-flows-per-sec N]
- *                        [--inflight-groups N] [--log-rate N] [--generic] [--zerocopy]
+ *                        [--new-flows-total-per-sec N] [--inflight-groups N]
+ *                        [--log-rate N] [--generic] [--zerocopy]
  *                        [--name NAME] [--quiet]
  *   ubctl wps egress stats [--json] [--name NAME]
  */
@@ -56,8 +57,8 @@ static void usage_run(FILE *f)
 	fputs("usage: ubctl wps egress run --dev DEV[,DEV...] --out-dev DEV --node-id N\n"
 	      "         (--peer ADDR[=ID][,ADDR[=ID]...] ... | --any-peer) [--config FILE]\n"
 	      "         [--release-timeout US|auto] [--flow-buffer PKTS] [--total-buffer PKTS]\n"
-	      "         [--idle-timeout S] [--max-flows N] [--new-flows-per-sec N] [--inflight-groups N]\n"
-	      "         [--log-rate N] [--generic] [--zerocopy] [--name NAME] [--quiet]\n"
+	      "         [--idle-timeout S] [--max-flows N] [--new-flows-per-sec N] [--new-flows-total-per-sec N]\n"
+	      "         [--inflight-groups N] [--log-rate N] [--generic] [--zerocopy] [--name NAME] [--quiet]\n"
 	      "       ubctl wps egress stats [--json] [--name NAME]\n", f);
 }
 
@@ -75,6 +76,7 @@ static const struct option run_opts[] = {
 	{ "idle-timeout", required_argument, 0, 'i' },
 	{ "max-flows", required_argument, 0, 'm' },
 	{ "new-flows-per-sec", required_argument, 0, 'n' },
+	{ "new-flows-total-per-sec", required_argument, 0, 'F' },
 	{ "inflight-groups", required_argument, 0, 'g' },
 	{ "log-rate", required_argument, 0, 'l' },
 	{ "generic", no_argument, 0, 'G' },
@@ -152,6 +154,12 @@ static int run_opt(struct run_args *a, int c, const char *val, char *err, size_t
 			BAD("--new-flows-per-sec takes 0 (unpoliced)-100000000, not '%s'", val);
 		o->rcfg.new_flows_per_sec = (uint32_t)v;
 		o->rcfg.new_flows_burst = v > 1000 ? (uint32_t)v / 10 : (v ? (uint32_t)v : 1);
+		break;
+	case 'F':
+		if (parse_u64(val, 0, 100000000, &v))
+			BAD("--new-flows-total-per-sec takes 0 (unpoliced)-100000000, not '%s'", val);
+		o->rcfg.new_flows_total_per_sec = (uint32_t)v;
+		o->rcfg.new_flows_total_burst = v > 1000 ? (uint32_t)v / 10 : (v ? (uint32_t)v : 1);
 		break;
 	case 'g':
 		if (parse_u64(val, 1, 32767, &v))
@@ -327,45 +335,54 @@ static int cmd_run(int argc, char **argv)
 
 /* ---- stats ------------------------------------------------------------ */
 
-/* JSON as key/value lines: the run loop writes flat objects and one array of flows. */
+/* JSON as key/value lines: the run loop writes flat objects and arrays of flat objects (peers, flows). */
 static void print_flat(const char *json)
 {
-	char key[64] = "", sect[64] = "";
-	int depth = 0, in_flows = 0;
+	char key[64] = "", str[64], arr[64] = "";
+	int depth = 0, in_arr = 0;
 
 	for (const char *p = json; *p; p++) {
 		if (*p == '"') {
-			const char *q = strchr(p + 1, '"');
+			const char *q = strchr(p + 1, '"'), *b = p;
 			size_t n;
 
 			if (!q)
 				return;
-			n = (size_t)(q - p - 1) < sizeof(key) - 1 ? (size_t)(q - p - 1) : sizeof(key) - 1;
-			memcpy(key, p + 1, n);
-			key[n] = '\0';
+			n = (size_t)(q - p - 1) < sizeof(str) - 1 ? (size_t)(q - p - 1) : sizeof(str) - 1;
+			memcpy(str, p + 1, n);
+			str[n] = '\0';
 			p = q;
+			while (b > json && (b[-1] == ' '))
+				b--;
+			if (b > json && b[-1] == ':') {	/* a string value */
+				if (in_arr)
+					printf(" %s=%s", key, str);
+				else
+					printf("    %-24s %s\n", key, str);
+			} else {
+				memcpy(key, str, n + 1);
+			}
 		} else if (*p == '{') {
 			depth++;
-			if (depth == 2 && !in_flows) {
-				snprintf(sect, sizeof(sect), "%s", key);
-				printf("  %s\n", sect);
-			} else if (in_flows) {
-				printf("    flow");
-			}
+			if (depth == 2 && !in_arr)
+				printf("  %s\n", key);
+			else if (in_arr)
+				printf("    %.*s", (int)(strlen(arr) > 1 ? strlen(arr) - 1 : strlen(arr)), arr);
 		} else if (*p == '}') {
 			depth--;
-			if (in_flows && depth == 1)
+			if (in_arr && depth == 1)
 				printf("\n");
 		} else if (*p == '[') {
-			in_flows = 1;
-			printf("  flows\n");
+			in_arr = 1;
+			snprintf(arr, sizeof(arr), "%s", key);
+			printf("  %s\n", arr);
 		} else if (*p == ']') {
-			in_flows = 0;
+			in_arr = 0;
 		} else if (*p == ':' && (p[1] == '-' || (p[1] >= '0' && p[1] <= '9'))) {
 			char *end;
 			unsigned long long v = strtoull(p + 1, &end, 10);
 
-			if (in_flows)
+			if (in_arr)
 				printf(" %s=%llu", key, v);
 			else
 				printf("    %-24s %llu\n", key, v);

@@ -5,10 +5,11 @@
  * Everything lives in index-linked pools sized once at creation (no malloc per
  * packet): packet slots and group slots (total_buffer each: a buffered group
  * holds at least one packet), flow slots (max_flows) chained in a hash table,
- * and two intrusive lists over flows: LRU by last arrival (idle reclaim from
- * its head) and armed timers by arming time (expiry from its head). The timer
- * list stays sorted without a heap because every flow is armed at "now" and
- * one timeout applies to all flows.
+ * and intrusive lists over flows: LRU by last arrival (idle reclaim from its
+ * head) and, per peer, armed timers by arming time (expiry from the heads).
+ * A peer's timer list stays sorted without a heap because every flow is armed
+ * at "now" and one timeout applies to all the peer's flows. The peers' shares
+ * partition the pools, so a peer under its share always finds a free slot.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -35,7 +36,7 @@ struct grp {
 
 /* The first cache line is all an in-order packet touches. */
 struct flow {
-	uint16_t node, fid;
+	uint16_t peer, node, fid;
 	uint16_t neg;
 	uint16_t suspect_run;
 	uint8_t used, armed, has_late, has_gap;
@@ -49,6 +50,7 @@ struct flow {
 	/* reordering */
 	uint32_t tm_prev, tm_next;
 	uint64_t armed_at;		/* when the current gap opened */
+	uint64_t arm_seq;		/* arming order, across peers */
 	uint64_t gap_start;		/* when the last skipped gap opened (late samples) */
 	uint16_t skip_lo, skip_hi;	/* the Group IDs it gave up on: [lo, hi) */
 	uint32_t buffered, hwm;
@@ -62,6 +64,13 @@ struct policer {
 	uint8_t init;
 };
 
+struct peer {
+	uint32_t tm_head, tm_tail;	/* the peer's armed timers, by arming time */
+	uint64_t skew, timeout;
+	struct policer pol;
+	struct wps_peer_stats st;
+};
+
 struct wps_reorder {
 	struct wps_reorder_cfg cfg;
 	struct pkt *pkts;
@@ -71,11 +80,12 @@ struct wps_reorder {
 	uint32_t hmask;
 	uint32_t pfree, gfree, ffree;
 	uint32_t lru_head, lru_tail;
-	uint32_t tm_head, tm_tail;
-	struct policer *pol;		/* indexed by Ingress Node ID */
+	struct peer *peers;		/* max_peers */
+	uint32_t peer_buffer, peer_flows;	/* each peer's share */
+	struct policer pol_all;		/* new flow states of all peers */
+	uint64_t arms;			/* timers armed so far */
 	struct wps_out *out;
 	uint32_t nout;
-	uint64_t skew, timeout;
 	struct wps_total_stats tot;
 };
 
@@ -109,8 +119,11 @@ void wps_reorder_cfg_defaults(struct wps_reorder_cfg *c)
 	c->timeout_init_ns = 10000000ull;	/* 10 ms until a skew is measured */
 	c->skew_mult = 3;
 	c->idle_ns = 30000000000ull;		/* 30 s */
+	c->max_peers = 1;
 	c->new_flows_per_sec = 10000;
 	c->new_flows_burst = 1000;
+	c->new_flows_total_per_sec = 50000;
+	c->new_flows_total_burst = 5000;
 	c->inflight_groups = 1024;
 	c->suspect_resync = 64;
 	c->start_hold = true;
@@ -118,16 +131,17 @@ void wps_reorder_cfg_defaults(struct wps_reorder_cfg *c)
 
 /* ---- lists ------------------------------------------------------------- */
 
+/* HEAD and TAIL: the list's head and tail indexes (lvalues). */
 #define LIST_UNLINK(e, f, idx, PREV, NEXT, HEAD, TAIL)				\
 	do {									\
 		if ((f)->PREV != NIL)						\
 			(e)->flows[(f)->PREV].NEXT = (f)->NEXT;			\
 		else								\
-			(e)->HEAD = (f)->NEXT;					\
+			HEAD = (f)->NEXT;					\
 		if ((f)->NEXT != NIL)						\
 			(e)->flows[(f)->NEXT].PREV = (f)->PREV;			\
 		else								\
-			(e)->TAIL = (f)->PREV;					\
+			TAIL = (f)->PREV;					\
 		(f)->PREV = (f)->NEXT = NIL;					\
 		(void)(idx);							\
 	} while (0)
@@ -135,12 +149,12 @@ void wps_reorder_cfg_defaults(struct wps_reorder_cfg *c)
 #define LIST_APPEND(e, f, idx, PREV, NEXT, HEAD, TAIL)				\
 	do {									\
 		(f)->NEXT = NIL;						\
-		(f)->PREV = (e)->TAIL;						\
-		if ((e)->TAIL != NIL)						\
-			(e)->flows[(e)->TAIL].NEXT = (idx);			\
+		(f)->PREV = TAIL;						\
+		if (TAIL != NIL)						\
+			(e)->flows[TAIL].NEXT = (idx);				\
 		else								\
-			(e)->HEAD = (idx);					\
-		(e)->TAIL = (idx);						\
+			HEAD = (idx);						\
+		TAIL = (idx);							\
 	} while (0)
 
 static uint32_t fidx(const struct wps_reorder *e, const struct flow *f)
@@ -156,8 +170,8 @@ static void lru_file(struct wps_reorder *e, struct flow *f, uint64_t stamp)
 	f->lru_stamp = stamp;
 	if (e->lru_tail == i)
 		return;
-	LIST_UNLINK(e, f, i, lru_prev, lru_next, lru_head, lru_tail);
-	LIST_APPEND(e, f, i, lru_prev, lru_next, lru_head, lru_tail);
+	LIST_UNLINK(e, f, i, lru_prev, lru_next, e->lru_head, e->lru_tail);
+	LIST_APPEND(e, f, i, lru_prev, lru_next, e->lru_head, e->lru_tail);
 }
 
 /*
@@ -174,42 +188,73 @@ static void lru_touch(struct wps_reorder *e, struct flow *f, uint64_t now)
 
 static void timer_arm(struct wps_reorder *e, struct flow *f, uint64_t now)
 {
+	struct peer *p = &e->peers[f->peer];
 	uint32_t i = fidx(e, f);
 
 	if (f->armed)
-		LIST_UNLINK(e, f, i, tm_prev, tm_next, tm_head, tm_tail);
+		LIST_UNLINK(e, f, i, tm_prev, tm_next, p->tm_head, p->tm_tail);
 	f->armed = 1;
 	f->armed_at = now;
-	LIST_APPEND(e, f, i, tm_prev, tm_next, tm_head, tm_tail);
+	f->arm_seq = ++e->arms;
+	LIST_APPEND(e, f, i, tm_prev, tm_next, p->tm_head, p->tm_tail);
 }
 
 static void timer_disarm(struct wps_reorder *e, struct flow *f)
 {
+	struct peer *p = &e->peers[f->peer];
 	uint32_t i = fidx(e, f);
 
 	if (!f->armed)
 		return;
-	LIST_UNLINK(e, f, i, tm_prev, tm_next, tm_head, tm_tail);
+	LIST_UNLINK(e, f, i, tm_prev, tm_next, p->tm_head, p->tm_tail);
 	f->armed = 0;
+}
+
+/*
+ * The flow whose timer is due first (now: only one due by then), over the
+ * peers' oldest timers; ties go to the one armed first. NULL: none.
+ */
+static struct flow *timer_first(const struct wps_reorder *e, bool due, uint64_t now)
+{
+	struct flow *best = NULL;
+	uint64_t best_dl = 0;
+
+	for (uint32_t k = 0; k < e->cfg.max_peers; k++) {
+		const struct peer *p = &e->peers[k];
+		struct flow *f;
+		uint64_t dl;
+
+		if (p->tm_head == NIL)
+			continue;
+		f = &e->flows[p->tm_head];
+		if (due && now - f->armed_at < p->timeout)
+			continue;
+		dl = f->armed_at + p->timeout;
+		if (!best || dl < best_dl || (dl == best_dl && f->arm_seq < best->arm_seq)) {
+			best = f;
+			best_dl = dl;
+		}
+	}
+	return best;
 }
 
 /* ---- adaptive timeout --------------------------------------------------- */
 
-static void timeout_update(struct wps_reorder *e)
+static void timeout_update(struct wps_reorder *e, struct peer *p)
 {
 	const struct wps_reorder_cfg *c = &e->cfg;
 	uint64_t t;
 
 	if (c->release_timeout_ns) {
-		e->timeout = c->release_timeout_ns;
+		p->timeout = c->release_timeout_ns;
 		return;
 	}
-	t = e->skew * c->skew_mult;
+	t = p->skew * c->skew_mult;
 	if (t < c->timeout_min_ns)
 		t = c->timeout_min_ns;
 	if (t > c->timeout_max_ns)
 		t = c->timeout_max_ns;
-	e->timeout = t;
+	p->timeout = t;
 }
 
 /*
@@ -218,24 +263,26 @@ static void timeout_update(struct wps_reorder *e)
  * came after the timer gave up on it. Peak-hold with slow decay, so the
  * timeout follows the largest recent skew rather than the average and forgets
  * a skew that is gone over some hundred samples. The estimate starts where the
- * initial timeout puts it, so the first small samples do not shorten it.
+ * initial timeout puts it, so the first small samples do not shorten it. Per
+ * peer: the paths from one ingress node say nothing of another's, and a
+ * peer's forged lateness moves only its own flows' timeout.
  */
-static void skew_sample(struct wps_reorder *e, uint64_t s)
+static void skew_sample(struct wps_reorder *e, struct peer *p, uint64_t s)
 {
-	if (s > e->skew)
-		e->skew = s;
+	if (s > p->skew)
+		p->skew = s;
 	else
-		e->skew -= (e->skew - s) >> 6;
-	e->tot.skew_ns = e->skew;
-	timeout_update(e);
+		p->skew -= (p->skew - s) >> 6;
+	timeout_update(e, p);
 }
 
 /* ---- flows ------------------------------------------------------------- */
 
-static uint32_t hash_key(uint16_t node, uint16_t fid)
+static uint32_t hash_key(uint16_t peer, uint16_t node, uint16_t fid)
 {
 	uint32_t k = ((uint32_t)node << 16) | fid;
 
+	k ^= (uint32_t)peer * 0x9e3779b1U;
 	k ^= k >> 16;
 	k *= 0x7feb352dU;
 	k ^= k >> 15;
@@ -244,26 +291,23 @@ static uint32_t hash_key(uint16_t node, uint16_t fid)
 	return k;
 }
 
-static struct flow *flow_find(struct wps_reorder *e, uint16_t node, uint16_t fid)
+static struct flow *flow_find(struct wps_reorder *e, uint16_t peer, uint16_t node, uint16_t fid)
 {
-	for (uint32_t i = e->buckets[hash_key(node, fid) & e->hmask]; i != NIL; i = e->flows[i].hnext) {
+	for (uint32_t i = e->buckets[hash_key(peer, node, fid) & e->hmask]; i != NIL; i = e->flows[i].hnext) {
 		struct flow *f = &e->flows[i];
 
-		if (f->node == node && f->fid == fid)
+		if (f->node == node && f->fid == fid && f->peer == peer)
 			return f;
 	}
 	return NULL;
 }
 
-static bool policer_admit(struct wps_reorder *e, uint16_t node, uint64_t now)
+/* A token bucket of burst flows, rate per second: refilled to now; whether a token is there. */
+static bool bucket_refill(struct policer *p, uint32_t rate, uint32_t burst, uint64_t now)
 {
-	const struct wps_reorder_cfg *c = &e->cfg;
-	struct policer *p = &e->pol[node];
-	uint64_t cap = (uint64_t)c->new_flows_burst * 1000000000ull;
+	uint64_t cap = (uint64_t)burst * 1000000000ull;
 	uint64_t dt;
 
-	if (!c->new_flows_per_sec)
-		return true;
 	if (!p->init) {
 		p->init = 1;
 		p->tokens = cap;
@@ -271,34 +315,55 @@ static bool policer_admit(struct wps_reorder *e, uint16_t node, uint64_t now)
 	}
 	dt = now - p->last;
 	p->last = now;
-	if (dt >= cap / c->new_flows_per_sec + 1)
+	if (dt >= cap / rate + 1)
 		p->tokens = cap;
-	else if ((p->tokens += dt * c->new_flows_per_sec) > cap)
+	else if ((p->tokens += dt * rate) > cap)
 		p->tokens = cap;
-	if (p->tokens < 1000000000ull)
+	return p->tokens >= 1000000000ull;
+}
+
+/* A new flow state needs a token from its peer's policer, then one from the aggregate's. */
+static bool policer_admit(struct wps_reorder *e, struct peer *pr, uint64_t now)
+{
+	const struct wps_reorder_cfg *c = &e->cfg;
+	bool own = !c->new_flows_per_sec, all = !c->new_flows_total_per_sec;
+
+	if (!own && !bucket_refill(&pr->pol, c->new_flows_per_sec, c->new_flows_burst, now)) {
+		pr->st.flows_policed++;
+		e->tot.flows_policed++;
 		return false;
-	p->tokens -= 1000000000ull;
+	}
+	if (!all && !bucket_refill(&e->pol_all, c->new_flows_total_per_sec, c->new_flows_total_burst, now)) {
+		pr->st.flows_policed_total++;
+		e->tot.flows_policed_total++;
+		return false;
+	}
+	if (!own)
+		pr->pol.tokens -= 1000000000ull;
+	if (!all)
+		e->pol_all.tokens -= 1000000000ull;
 	return true;
 }
 
 static struct flow *flow_create(struct wps_reorder *e, const struct wps_pkt *p, uint64_t now)
 {
+	struct peer *pr = &e->peers[p->peer];
 	struct flow *f;
 	uint32_t i, b;
 
-	if (e->ffree == NIL) {
+	if (pr->st.flows >= e->peer_flows || e->ffree == NIL) {
+		pr->st.flows_table_full++;
 		e->tot.flows_table_full++;
 		return NULL;
 	}
-	if (!policer_admit(e, p->ingress_node, now)) {
-		e->tot.flows_policed++;
+	if (!policer_admit(e, pr, now))
 		return NULL;
-	}
 	i = e->ffree;
 	f = &e->flows[i];
 	e->ffree = f->hnext;
 	memset(f, 0, sizeof(*f));
 	f->used = 1;
+	f->peer = p->peer;
 	f->node = p->ingress_node;
 	f->fid = p->flow_id;
 	f->neg = p->group_id;	/* the ingress starts at an arbitrary Group ID */
@@ -306,12 +371,14 @@ static struct flow *flow_create(struct wps_reorder *e, const struct wps_pkt *p, 
 	f->lru_stamp = now;
 	f->gfirst = f->glast = NIL;
 	f->lru_prev = f->lru_next = f->tm_prev = f->tm_next = NIL;
-	b = hash_key(f->node, f->fid) & e->hmask;
+	b = hash_key(f->peer, f->node, f->fid) & e->hmask;
 	f->hnext = e->buckets[b];
 	e->buckets[b] = i;
-	LIST_APPEND(e, f, i, lru_prev, lru_next, lru_head, lru_tail);
+	LIST_APPEND(e, f, i, lru_prev, lru_next, e->lru_head, e->lru_tail);
 	e->tot.flows_created++;
 	e->tot.flows++;
+	pr->st.flows_created++;
+	pr->st.flows++;
 	return f;
 }
 
@@ -325,8 +392,6 @@ static void emit(struct wps_reorder *e, uint64_t handle, enum wps_action a)
 	e->tot.actions[a]++;
 }
 
-static void skew_sample(struct wps_reorder *e, uint64_t s);
-
 /* Emit and free the flow's first buffered group. Returns whether it was closed. */
 static bool pop_group(struct wps_reorder *e, struct flow *f, enum wps_action a, uint64_t now)
 {
@@ -336,7 +401,7 @@ static bool pop_group(struct wps_reorder *e, struct flow *f, enum wps_action a, 
 	uint32_t pi = g->head;
 
 	if (a == WPS_ACT_INORDER && now > g->first_at)
-		skew_sample(e, now - g->first_at);
+		skew_sample(e, &e->peers[f->peer], now - g->first_at);
 
 	while (pi != NIL) {
 		struct pkt *p = &e->pkts[pi];
@@ -348,6 +413,7 @@ static bool pop_group(struct wps_reorder *e, struct flow *f, enum wps_action a, 
 		pi = next;
 	}
 	f->buffered -= g->npkts;
+	e->peers[f->peer].st.buffered -= g->npkts;
 	e->tot.buffered -= g->npkts;
 	f->gfirst = g->next;
 	if (f->gfirst != NIL)
@@ -414,12 +480,12 @@ static void force_release(struct wps_reorder *e, struct flow *f, enum wps_action
 static void flow_free(struct wps_reorder *e, struct flow *f, enum wps_action a)
 {
 	uint32_t i = fidx(e, f);
-	uint32_t *pp = &e->buckets[hash_key(f->node, f->fid) & e->hmask];
+	uint32_t *pp = &e->buckets[hash_key(f->peer, f->node, f->fid) & e->hmask];
 
 	while (f->gfirst != NIL)
 		pop_group(e, f, a, 0);
 	timer_disarm(e, f);
-	LIST_UNLINK(e, f, i, lru_prev, lru_next, lru_head, lru_tail);
+	LIST_UNLINK(e, f, i, lru_prev, lru_next, e->lru_head, e->lru_tail);
 	while (*pp != i)
 		pp = &e->flows[*pp].hnext;
 	*pp = f->hnext;
@@ -427,6 +493,7 @@ static void flow_free(struct wps_reorder *e, struct flow *f, enum wps_action a)
 	f->hnext = e->ffree;
 	e->ffree = i;
 	e->tot.flows--;
+	e->peers[f->peer].st.flows--;
 	e->tot.flows_reclaimed++;
 }
 
@@ -466,7 +533,7 @@ static void late(struct wps_reorder *e, struct flow *f, const struct wps_pkt *p,
 	 * group delivered (or a packet after its E) is late, and says nothing. */
 	if (f->has_gap && wps_gid_diff(p->group_id, f->skip_lo) >= 0 &&
 	    wps_gid_diff(p->group_id, f->skip_hi) < 0)
-		skew_sample(e, now - f->gap_start);
+		skew_sample(e, &e->peers[f->peer], now - f->gap_start);
 }
 
 /*
@@ -486,12 +553,18 @@ static void give_way(struct wps_reorder *e, struct flow *f, uint16_t gid, uint64
 	force_release(e, f, WPS_ACT_BOUND, now);
 }
 
-/* Room for one more buffered packet of f: the flow waiting longest gives way. */
+/*
+ * Room for one more buffered packet of f in its peer's share: the peer's flow
+ * waiting longest gives way (another peer's flows never do).
+ */
 static void make_room(struct wps_reorder *e, struct flow *f, uint16_t gid, uint64_t now)
 {
-	while (e->pfree == NIL) {
-		struct flow *v = &e->flows[e->tm_head];
+	struct peer *p = &e->peers[f->peer];
 
+	while (p->st.buffered >= e->peer_buffer) {
+		struct flow *v = &e->flows[p->tm_head];
+
+		p->st.bound_releases++;
 		if (v == f) {
 			give_way(e, f, gid, now);
 			return;
@@ -549,6 +622,8 @@ static void buffer(struct wps_reorder *e, struct flow *f, const struct wps_pkt *
 	f->buffered++;
 	if (f->buffered > f->hwm)
 		f->hwm = f->buffered;
+	if (++e->peers[f->peer].st.buffered > e->peers[f->peer].st.hwm)
+		e->peers[f->peer].st.hwm = e->peers[f->peer].st.buffered;
 	if (++e->tot.buffered > e->tot.hwm)
 		e->tot.hwm = e->tot.buffered;
 	if (!f->armed)
@@ -561,7 +636,12 @@ uint32_t wps_reorder_rx(struct wps_reorder *e, const struct wps_pkt *p, uint64_t
 	int d;
 
 	e->nout = 0;
-	f = flow_find(e, p->ingress_node, p->flow_id);
+	if (p->peer >= e->cfg.max_peers) {	/* the caller's bug: forwarded, not trusted */
+		emit(e, handle, WPS_ACT_NOSTATE);
+		e->tot.f.pkts++;
+		return e->nout;
+	}
+	f = flow_find(e, p->peer, p->ingress_node, p->flow_id);
 	if (!f)
 		f = flow_create(e, p, now);
 	if (!f) {
@@ -604,7 +684,7 @@ uint32_t wps_reorder_rx(struct wps_reorder *e, const struct wps_pkt *p, uint64_t
 		give_way(e, f, p->group_id, now);
 		d = f->holding ? 1 : wps_gid_diff(p->group_id, f->neg);
 	}
-	if (d > 0 && e->pfree == NIL) {
+	if (d > 0 && e->peers[f->peer].st.buffered >= e->peer_buffer) {
 		make_room(e, f, p->group_id, now);	/* another flow's hold may end, not ours */
 		d = f->holding ? 1 : wps_gid_diff(p->group_id, f->neg);
 	}
@@ -619,10 +699,10 @@ uint32_t wps_reorder_rx(struct wps_reorder *e, const struct wps_pkt *p, uint64_t
 
 uint32_t wps_reorder_tick(struct wps_reorder *e, uint64_t now)
 {
-	e->nout = 0;
-	while (e->tm_head != NIL && now - e->flows[e->tm_head].armed_at >= e->timeout) {
-		struct flow *f = &e->flows[e->tm_head];
+	struct flow *f;
 
+	e->nout = 0;
+	while ((f = timer_first(e, true, now))) {
 		if (f->holding) {
 			force_release(e, f, WPS_ACT_HOLD, now);
 			continue;
@@ -646,21 +726,36 @@ uint32_t wps_reorder_tick(struct wps_reorder *e, uint64_t now)
 
 uint64_t wps_reorder_next_deadline(const struct wps_reorder *e)
 {
+	const struct flow *f = timer_first(e, false, 0);
 	uint64_t t = UINT64_MAX;
 
-	if (e->tm_head != NIL)
-		t = e->flows[e->tm_head].armed_at + e->timeout;
+	if (f)
+		t = f->armed_at + e->peers[f->peer].timeout;
 	if (e->lru_head != NIL && e->flows[e->lru_head].lru_stamp + e->cfg.idle_ns < t)
 		t = e->flows[e->lru_head].lru_stamp + e->cfg.idle_ns;
 	return t;
 }
 
+/* The armed flow armed first, over all peers (NULL: none). */
+static struct flow *armed_first(const struct wps_reorder *e)
+{
+	struct flow *best = NULL;
+
+	for (uint32_t k = 0; k < e->cfg.max_peers; k++) {
+		uint32_t h = e->peers[k].tm_head;
+
+		if (h != NIL && (!best || e->flows[h].arm_seq < best->arm_seq))
+			best = &e->flows[h];
+	}
+	return best;
+}
+
 uint32_t wps_reorder_flush(struct wps_reorder *e)
 {
-	e->nout = 0;
-	while (e->tm_head != NIL) {
-		struct flow *f = &e->flows[e->tm_head];
+	struct flow *f;
 
+	e->nout = 0;
+	while ((f = armed_first(e))) {
 		while (f->gfirst != NIL)
 			force_release(e, f, WPS_ACT_IDLE, 0);
 		timer_disarm(e, f);
@@ -673,9 +768,9 @@ const struct wps_out *wps_reorder_out(const struct wps_reorder *e)
 	return e->out;
 }
 
-uint64_t wps_reorder_timeout(const struct wps_reorder *e)
+uint64_t wps_reorder_timeout(const struct wps_reorder *e, uint16_t peer)
 {
-	return e->timeout;
+	return peer < e->cfg.max_peers ? e->peers[peer].timeout : 0;
 }
 
 void wps_reorder_totals(const struct wps_reorder *e, struct wps_total_stats *t)
@@ -683,8 +778,23 @@ void wps_reorder_totals(const struct wps_reorder *e, struct wps_total_stats *t)
 	*t = e->tot;
 	t->f.buffered = e->tot.buffered;
 	t->f.hwm = e->tot.hwm;
-	t->timeout_ns = e->timeout;
-	t->skew_ns = e->skew;
+	t->timeout_ns = t->skew_ns = 0;
+	for (uint32_t k = 0; k < e->cfg.max_peers; k++) {
+		if (e->peers[k].timeout > t->timeout_ns)
+			t->timeout_ns = e->peers[k].timeout;
+		if (e->peers[k].skew > t->skew_ns)
+			t->skew_ns = e->peers[k].skew;
+	}
+}
+
+void wps_reorder_peer(const struct wps_reorder *e, uint16_t peer, struct wps_peer_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (peer >= e->cfg.max_peers)
+		return;
+	*s = e->peers[peer].st;
+	s->timeout_ns = e->peers[peer].timeout;
+	s->skew_ns = e->peers[peer].skew;
 }
 
 void wps_reorder_foreach(const struct wps_reorder *e, wps_flow_cb cb, void *arg)
@@ -698,7 +808,7 @@ void wps_reorder_foreach(const struct wps_reorder *e, wps_flow_cb cb, void *arg)
 			.suspect = f->suspect, .buffered = f->buffered, .hwm = f->hwm,
 		};
 
-		if (cb(f->node, f->fid, f->neg, &st, arg))
+		if (cb(f->peer, f->node, f->fid, f->neg, &st, arg))
 			return;
 	}
 }
@@ -711,7 +821,7 @@ void wps_reorder_free(struct wps_reorder *e)
 	free(e->grps);
 	free(e->flows);
 	free(e->buckets);
-	free(e->pol);
+	free(e->peers);
 	free(e->out);
 	free(e);
 }
@@ -727,7 +837,9 @@ struct wps_reorder *wps_reorder_new(const struct wps_reorder_cfg *cfg)
 	    (!cfg->release_timeout_ns && (!cfg->skew_mult || !cfg->timeout_min_ns ||
 					  cfg->timeout_min_ns > cfg->timeout_max_ns ||
 					  !cfg->timeout_init_ns)) ||
-	    (cfg->new_flows_per_sec && !cfg->new_flows_burst)) {
+	    (cfg->new_flows_per_sec && !cfg->new_flows_burst) ||
+	    (cfg->new_flows_total_per_sec && !cfg->new_flows_total_burst) ||
+	    !cfg->max_peers || cfg->max_peers > cfg->total_buffer || cfg->max_peers > cfg->max_flows) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -742,9 +854,9 @@ struct wps_reorder *wps_reorder_new(const struct wps_reorder_cfg *cfg)
 	e->grps = calloc(cfg->total_buffer, sizeof(*e->grps));
 	e->flows = aligned_alloc(64, ((size_t)cfg->max_flows * sizeof(*e->flows) + 63) & ~(size_t)63);
 	e->buckets = malloc(nb * sizeof(*e->buckets));
-	e->pol = calloc(65536, sizeof(*e->pol));
+	e->peers = calloc(cfg->max_peers, sizeof(*e->peers));
 	e->out = calloc((size_t)cfg->total_buffer + 1, sizeof(*e->out));
-	if (!e->pkts || !e->grps || !e->flows || !e->buckets || !e->pol || !e->out) {
+	if (!e->pkts || !e->grps || !e->flows || !e->buckets || !e->peers || !e->out) {
 		wps_reorder_free(e);
 		errno = ENOMEM;
 		return NULL;
@@ -758,10 +870,16 @@ struct wps_reorder *wps_reorder_new(const struct wps_reorder_cfg *cfg)
 	for (uint32_t i = 0; i < cfg->max_flows; i++)
 		e->flows[i].hnext = i + 1 < cfg->max_flows ? i + 1 : NIL;
 	e->pfree = e->gfree = e->ffree = 0;
-	e->lru_head = e->lru_tail = e->tm_head = e->tm_tail = NIL;
-	if (!cfg->release_timeout_ns)
-		e->skew = cfg->timeout_init_ns / cfg->skew_mult;
-	timeout_update(e);
-	e->tot.timeout_ns = e->timeout;
+	e->lru_head = e->lru_tail = NIL;
+	e->peer_buffer = cfg->total_buffer / cfg->max_peers;
+	e->peer_flows = cfg->max_flows / cfg->max_peers;
+	for (uint32_t k = 0; k < cfg->max_peers; k++) {
+		struct peer *p = &e->peers[k];
+
+		p->tm_head = p->tm_tail = NIL;
+		if (!cfg->release_timeout_ns)
+			p->skew = cfg->timeout_init_ns / cfg->skew_mult;
+		timeout_update(e, p);
+	}
 	return e;
 }
