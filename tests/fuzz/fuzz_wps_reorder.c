@@ -89,10 +89,10 @@ struct md_flow {
 	int peer;
 	int holding;		/* start hold: NEG is only the smallest Group ID seen */
 	int armed;		/* release timer running (exactly when packets wait) */
-	int has_gap;		/* a gap was skipped: late ones of it measure the skew */
+	int nskip;		/* gaps the last skipping release gave up on: late ones measure the skew */
 	uint16_t neg;
 	uint16_t suspect_run;
-	uint16_t skip_lo, skip_hi;	/* the Group IDs the last skip gave up on */
+	uint16_t skip_lo[4], skip_hi[4];	/* its first four gaps, [lo, hi) */
 	uint64_t armed_at, arm_seq, gap_start, last_seen;
 	uint32_t n;
 	struct md_pkt q[FZ_MAX_BUF];	/* buffered, in arrival order */
@@ -178,20 +178,35 @@ static uint16_t md_first(const struct md_flow *f)
 	return best;
 }
 
-static void md_arm(struct md *m, struct md_flow *f, uint64_t now)
+/* The timer runs from `at`, but from no earlier than any other timer of the peer. */
+static void md_arm(struct md *m, struct md_flow *f, uint64_t at)
 {
+	for (int i = 0; i < FZ_FLOWS; i++) {
+		struct md_flow *o = &m->fl[i];
+
+		if (o != f && o->live && o->armed && o->peer == f->peer && o->armed_at > at)
+			at = o->armed_at;
+	}
 	f->armed = 1;
-	f->armed_at = now;
+	f->armed_at = at;
 	f->arm_seq = ++m->arms;
 }
 
 /* After NEG moved: a gap left restarts the timer, none stops it. */
-static void md_rearm(struct md *m, struct md_flow *f, uint64_t now)
+/* Where md_drain stopped: nothing buffered, on an open group, before a gap. */
+enum { MD_EMPTY, MD_OPEN, MD_GAP };
+
+static uint64_t md_first_at(const struct md_flow *f, uint16_t gid);
+static uint16_t md_first(const struct md_flow *f);
+
+/* After NEG moved: nothing buffered stops the timer; an open group restarts it; a
+ * gap lets it run from when the group after the gap was buffered. */
+static void md_rearm(struct md *m, struct md_flow *f, uint64_t now, int stop)
 {
-	if (f->n)
-		md_arm(m, f, now);
-	else
+	if (!f->n)
 		f->armed = 0;
+	else
+		md_arm(m, f, stop == MD_GAP ? md_first_at(f, md_first(f)) : now);
 }
 
 /* The flow's smallest buffered group leaves, in arrival order, for reason a.
@@ -223,56 +238,92 @@ static int md_pop(struct md *m, struct md_flow *f, enum wps_action a, uint64_t n
 	return end;
 }
 
-/* Release what is in order now: NEG's group for reason a, the complete
- * groups that follow it without a gap in order. An incomplete group stops
- * the walk with NEG on it (its remaining packets will cut through). */
-static void md_drain(struct md *m, struct md_flow *f, enum wps_action a, uint64_t now)
+/* When the flow's buffered group gid came: its first buffered packet's arrival. */
+static uint64_t md_first_at(const struct md_flow *f, uint16_t gid)
 {
-	while (f->n && md_first(f) == f->neg) {
-		if (!md_pop(m, f, a, now))
-			return;
-		f->neg++;
-		a = WPS_ACT_INORDER;
+	for (uint32_t i = 0; i < f->n; i++)
+		if (f->q[i].gid == gid)
+			return f->q[i].at;
+	CHECK(0, "model: group %u not buffered", gid);
+	return 0;
+}
+
+/* NEG skips the gap [lo, hi): how late a group of it comes, from when the
+ * timer was armed, is a skew sample. A release's first skip (*fresh) forgets
+ * the gaps of earlier ones; a release keeps its first four. */
+static void md_skip_add(struct md_flow *f, uint16_t lo, uint16_t hi, int *fresh)
+{
+	if (*fresh) {
+		f->nskip = 0;
+		f->gap_start = f->armed_at;
+		*fresh = 0;
+	}
+	if (f->nskip < 4) {
+		f->skip_lo[f->nskip] = lo;
+		f->skip_hi[f->nskip] = hi;
+		f->nskip++;
 	}
 }
 
-/* NEG skips to `to`, giving up on the groups from NEG up to it (a start hold:
- * on those it would still have taken, within the in-flight bound before the
- * smallest Group ID seen). How late one of them comes, from when the timer
- * was armed, is a skew sample. */
-static void md_give_up(struct md *m, struct md_flow *f, uint16_t to)
+/* Release what is in order now: NEG's group for reason a, the complete
+ * groups that follow it without a gap in order. An incomplete group stops
+ * the walk with NEG on it (its remaining packets will cut through). A gap is
+ * given up on, the group after it leaving for gapr, when that group has
+ * waited a full timeout since it was buffered (at shutdown, gapr IDLE: at
+ * once); otherwise the walk stops there. */
+static int md_drain(struct md *m, struct md_flow *f, enum wps_action a, uint64_t now,
+		    enum wps_action gapr, int *fresh)
 {
-	f->gap_start = f->armed_at;
-	f->has_gap = 1;
-	f->skip_lo = (uint16_t)(f->neg - (f->holding ? m->cfg->inflight_groups : 0));
-	f->skip_hi = to;
+	while (f->n) {
+		uint16_t g = md_first(f);
+
+		if (g != f->neg) {
+			if (gapr != WPS_ACT_IDLE && now - md_first_at(f, g) < m->timeout[f->peer])
+				return MD_GAP;
+			md_skip_add(f, f->neg, g, fresh);
+			f->neg = g;
+			a = gapr;
+		}
+		if (!md_pop(m, f, a, now))
+			return MD_OPEN;
+		f->neg++;
+		a = WPS_ACT_INORDER;
+	}
+	return MD_EMPTY;
 }
 
-/* Give up on the gap: NEG to the smallest buffered group, release in order. */
-static void md_skip(struct md *m, struct md_flow *f, enum wps_action a, uint64_t now)
+/* Give up on the gap: NEG to the smallest buffered group, released for a,
+ * then the rest as md_drain says. A start hold gives up on the groups it
+ * would still have taken, within the in-flight bound before the smallest
+ * Group ID seen. */
+static void md_skip(struct md *m, struct md_flow *f, enum wps_action a, uint64_t now,
+		    enum wps_action gapr)
 {
+	int fresh = 1;
+
 	if (!f->n) {
 		f->holding = 0;
 		return;
 	}
-	md_give_up(m, f, md_first(f));
+	md_skip_add(f, (uint16_t)(f->neg - (f->holding ? m->cfg->inflight_groups : 0)), md_first(f), &fresh);
 	f->holding = 0;
 	f->neg = md_first(f);
-	md_drain(m, f, a, now);
-	md_rearm(m, f, now);
+	md_rearm(m, f, now, md_drain(m, f, a, now, gapr, &fresh));
 }
 
 /* A bound is reached and f gives way: an arrival before everything buffered
  * becomes NEG (it will cut through), else the buffered head is released. */
 static void md_give_way(struct md *m, struct md_flow *f, uint16_t gid, uint64_t now)
 {
+	int fresh = 1;
+
 	if (fz_serial(gid, md_first(f)) < 0) {
-		md_give_up(m, f, gid);
+		md_skip_add(f, (uint16_t)(f->neg - (f->holding ? m->cfg->inflight_groups : 0)), gid, &fresh);
 		f->holding = 0;
 		f->neg = gid;
 		return;
 	}
-	md_skip(m, f, WPS_ACT_BOUND, now);
+	md_skip(m, f, WPS_ACT_BOUND, now, WPS_ACT_TIMER);
 }
 
 /* The armed flow (of peer pr; -1: of any) whose timer was armed first (the one waiting longest). */
@@ -333,7 +384,7 @@ static void md_rx(struct md *m, int fi, const struct wps_pkt *p, uint32_t h, uin
 {
 	const struct wps_reorder_cfg *c = m->cfg;
 	struct md_flow *f = &m->fl[fi];
-	int d, inflight = c->inflight_groups;
+	int d, inflight = c->inflight_groups, fresh;
 
 	m->nout = 0;
 	m->resync_flow = -1;
@@ -370,8 +421,8 @@ static void md_rx(struct md *m, int fi, const struct wps_pkt *p, uint32_t h, uin
 		f->neg = p->group_id;
 		m->resync_flow = fi;
 		m->resync_at = m->nout;
-		md_drain(m, f, WPS_ACT_RESYNC, now);
-		md_rearm(m, f, now);
+		fresh = 1;
+		md_rearm(m, f, now, md_drain(m, f, WPS_ACT_RESYNC, now, WPS_ACT_TIMER, &fresh));
 		d = fz_serial(p->group_id, f->neg);
 	}
 	f->suspect_run = 0;
@@ -390,21 +441,29 @@ static void md_rx(struct md *m, int fi, const struct wps_pkt *p, uint32_t h, uin
 			d = fz_serial(p->group_id, f->neg);
 			break;
 		}
-		md_skip(m, v, WPS_ACT_BOUND, now);
+		md_skip(m, v, WPS_ACT_BOUND, now, WPS_ACT_TIMER);
 	}
 	if (d == 0) {
+		/* NEG's group: out at once; while groups wait, each of its
+		 * packets restarts the timer (it is still arriving). */
 		md_emit(m, h, WPS_ACT_CUT);
 		if (p->flags & WPS_FLAG_E) {
 			f->neg++;
-			md_drain(m, f, WPS_ACT_INORDER, now);
-			md_rearm(m, f, now);
+			fresh = 1;
+			md_rearm(m, f, now, md_drain(m, f, WPS_ACT_INORDER, now, WPS_ACT_TIMER, &fresh));
+		} else if (f->armed) {
+			md_arm(m, f, now);
 		}
 	} else if (d < 0) {
+		int gap = 0;
+
 		md_emit(m, h, WPS_ACT_LATE);
 		/* A group given up on: how late it came is a skew sample. A copy
 		 * of one delivered, or a Group ID too far behind, says nothing. */
-		if (-d <= inflight && f->has_gap && fz_serial(p->group_id, f->skip_lo) >= 0 &&
-		    fz_serial(p->group_id, f->skip_hi) < 0)
+		for (int k = 0; k < f->nskip; k++)
+			gap |= fz_serial(p->group_id, f->skip_lo[k]) >= 0 &&
+			       fz_serial(p->group_id, f->skip_hi[k]) < 0;
+		if (-d <= inflight && gap)
 			md_skew(m, f->peer, now - f->gap_start);
 	} else {
 		CHECK(f->n < FZ_MAX_BUF, "model: flow buffer overflow");
@@ -443,8 +502,11 @@ static void md_tick(struct md *m, uint64_t now)
 
 	m->nout = 0;
 	m->resync_flow = -1;
+	/* NEG to the smallest buffered group, then every gap whose next group
+	 * has waited its timeout; a start hold's end releases the group it
+	 * expects for HOLD, and the groups after gaps behind it by timer. */
 	while ((f = md_due(m, now)))
-		md_skip(m, f, f->holding ? WPS_ACT_HOLD : WPS_ACT_TIMER, now);
+		md_skip(m, f, f->holding ? WPS_ACT_HOLD : WPS_ACT_TIMER, now, WPS_ACT_TIMER);
 }
 
 /* Shutdown: each flow, oldest timer first, releases all it holds. */
@@ -456,7 +518,7 @@ static void md_flush(struct md *m)
 	m->resync_flow = -1;
 	while ((f = md_oldest(m, -1))) {
 		while (f->n)
-			md_skip(m, f, WPS_ACT_IDLE, 0);
+			md_skip(m, f, WPS_ACT_IDLE, 0, WPS_ACT_IDLE);
 		f->armed = 0;
 	}
 }

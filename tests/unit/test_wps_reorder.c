@@ -246,25 +246,119 @@ static void lost_group_then_late_arrival(void **state)
 	wps_reorder_free(e);
 }
 
-/* Several gaps: each expiry skips one, the next gap restarts the timer. */
-static void timer_restarts_for_the_next_gap(void **state)
+/*
+ * Several gaps: one expiry gives up on all of them whose next group has
+ * waited its timeout, in Group ID order; a group buffered later waits its own
+ * timeout from then, not a full one more (one bounded wait in total). It once
+ * skipped one gap per expiry, each further gap waiting a full timeout more.
+ */
+static void expiry_releases_through_every_gap(void **state)
 {
 	struct wps_reorder *e = engine(NULL);
-	static const uint16_t g[] = { 0, 2, 4 };
-	static const uint16_t x[] = { 0, 0, 0 };
-	static const uint8_t a[] = { C, T, T };
+	static const uint16_t g[] = { 0, 2, 4, 4, 5, 7, 8 };
+	static const uint16_t x[] = { 0, 0, 0, 1, 0, 0, 0 };
+	static const uint8_t a[] = { C, T, T, T, I, T, C };
 
 	(void)state;
 	group(e, 1, 0, 1, 0);
 	group(e, 1, 2, 1, 0);
-	group(e, 1, 4, 1, 0);
-	tick(e, 5 * MS);
-	assert_int_equal(sink->n, 2);
-	tick(e, 9 * MS);
-	assert_int_equal(sink->n, 2);
-	tick(e, 10 * MS);
-	expect(g, x, a, 3);
+	group(e, 1, 4, 2, 0);
+	group(e, 1, 5, 1, 0);
+	group(e, 1, 7, 1, 3 * MS);	/* buffered later */
+	tick(e, 5 * MS - 1);
+	assert_int_equal(sink->n, 1);
+	tick(e, 5 * MS);		/* 1 and 3 given up on at once */
+	assert_int_equal(sink->n, 5);
+	assert_int_equal(wps_reorder_next_deadline(e), 8 * MS);	/* 7's own timeout */
+	tick(e, 8 * MS);
+	assert_int_equal(sink->n, 6);
+	assert_int_equal(totals(e).buffered, 0);
+	group(e, 1, 8, 1, 9 * MS);
+	expect(g, x, a, 7);
 	assert_int_equal(totals(e).f.timer_expiries, 2);
+	group(e, 1, 3, 1, 10 * MS);	/* a group of a later gap, late: sent */
+	assert_int_equal(sink->a[7], L);
+	wps_reorder_free(e);
+}
+
+/* ... but not past a group whose E has not come: NEG stays on it, the rest waits for it. */
+static void expiry_stops_at_a_group_still_open(void **state)
+{
+	struct wps_reorder *e = engine(NULL);
+	static const uint16_t g[] = { 0, 2, 3, 3, 3, 4, 6 };
+	static const uint16_t x[] = { 0, 0, 0, 1, 2, 0, 0 };
+	static const uint8_t a[] = { C, T, I, C, C, I, T };
+
+	(void)state;
+	group(e, 1, 0, 1, 0);
+	group(e, 1, 2, 1, 0);
+	rx(e, 1, 1, 3, 0, 3, 0);	/* group 3: its first packet only */
+	group(e, 1, 4, 1, 0);
+	group(e, 1, 6, 1, 0);
+	tick(e, 5 * MS);		/* 2, then 3's packet; NEG stays on 3 */
+	assert_int_equal(sink->n, 3);
+	rx(e, 1, 1, 3, 1, 3, 6 * MS);
+	rx(e, 1, 1, 3, 2, 3, 7 * MS);	/* 3 complete: 4 in order; 6 waited 7 ms: the gap at 5 goes */
+	expect(g, x, a, 7);
+	wps_reorder_free(e);
+}
+
+/*
+ * "Buffer, start/restart timer": while the awaited group arrives (its packets
+ * cut through, here one every 2 ms, longer in all than the timeout), the
+ * group after it waits, however long: every packet of NEG's group restarts
+ * the timer. The timer set when the next group was buffered once expired
+ * mid-group and released that group past the one arriving, whose remaining
+ * packets then counted as late.
+ */
+static void awaited_group_arriving_holds_the_next(void **state)
+{
+	struct wps_reorder *e = engine(NULL);
+
+	(void)state;
+	group(e, 1, 0, 1, 0);
+	rx(e, 1, 1, 1, 0, 10, 0);		/* group 1 starts: NEG, cut through */
+	group(e, 1, 2, 2, 1 * MS);		/* group 2 over a faster path: waits */
+	for (uint16_t i = 1; i < 10; i++) {
+		for (uint64_t t = 2 * (i - 1) * MS + MS; t <= 2 * i * MS; t += MS / 2)
+			tick(e, t);
+		rx(e, 1, 1, 1, i, 10, 2 * i * MS);	/* 2 ms apart: 18 ms in all */
+	}
+	assert_int_equal(sink->n, 13);
+	for (size_t k = 0; k < 11; k++) {
+		assert_int_equal((uint16_t)(sink->h[k] >> 16), k ? 1 : 0);
+		assert_int_equal(sink->a[k], C);
+	}
+	assert_int_equal((uint16_t)(sink->h[11] >> 16), 2);	/* after group 1's E, in order */
+	assert_int_equal(sink->a[11], I);
+	assert_int_equal(totals(e).f.late_pkts, 0);
+	assert_int_equal(totals(e).f.timer_expiries, 0);
+	wps_reorder_free(e);
+}
+
+/*
+ * A gap right behind a group that was arriving: the group after the gap has
+ * already waited a full timeout when the arriving one ends, so the gap is
+ * given up on then, not after one more timeout.
+ */
+static void gap_behind_an_arriving_group_waits_once(void **state)
+{
+	struct wps_reorder *e = engine(NULL);
+	static const uint16_t g[] = { 0, 1, 1, 1, 1, 1, 1, 3 };
+	static const uint16_t x[] = { 0, 0, 1, 2, 3, 4, 5, 0 };
+	static const uint8_t a[] = { C, C, C, C, C, C, C, T };
+
+	(void)state;
+	group(e, 1, 0, 1, 0);
+	rx(e, 1, 1, 1, 0, 6, 0);
+	group(e, 1, 3, 1, 0);			/* 2 lost */
+	for (uint16_t i = 1; i < 6; i++) {
+		tick(e, 2 * i * MS - 1);
+		rx(e, 1, 1, 1, i, 6, 2 * i * MS);	/* 10 ms: 3 has waited twice the timeout */
+	}
+	expect(g, x, a, 8);
+	assert_int_equal(totals(e).f.timer_expiries, 1);
+	assert_int_equal(totals(e).buffered, 0);
 	wps_reorder_free(e);
 }
 
@@ -879,6 +973,41 @@ static void start_hold_ended_by_bound(void **state)
 	wps_reorder_free(e);
 }
 
+/*
+ * The start hold is bounded: one release timeout from the state's first
+ * packet, however many packets keep coming (or less, when a bound is
+ * reached). Then the group it expects, the smallest seen, leaves with all
+ * that follows it in order, and its next packets cut through; a group behind
+ * a gap waits one timeout from when it came, not one more after the hold.
+ */
+static void start_hold_bounded_then_gaps_wait_once(void **state)
+{
+	struct wps_reorder *e = engine(hold);
+	static const uint16_t g[] = { 7, 8, 9, 11, 12 };
+	static const uint16_t x[] = { 0, 0, 0, 0, 0 };
+	static const uint8_t a[] = { WPS_ACT_HOLD, I, I, T, C };
+
+	(void)state;
+	group(e, 1, 8, 1, 0);			/* the first packet: the hold starts */
+	group(e, 1, 9, 1, 1 * MS);
+	group(e, 1, 11, 1, 2 * MS);		/* 10 never comes */
+	group(e, 1, 7, 1, 4 * MS);		/* the first group, over the slowest path */
+	tick(e, 5 * MS - 1);
+	assert_int_equal(sink->n, 0);
+	assert_int_equal(wps_reorder_next_deadline(e), 5 * MS);
+	tick(e, 5 * MS);
+	assert_int_equal(sink->n, 3);
+	assert_int_equal(wps_reorder_next_deadline(e), 7 * MS);	/* 11 came at 2 ms */
+	tick(e, 7 * MS);
+	assert_int_equal(sink->n, 4);
+	assert_int_equal(totals(e).buffered, 0);
+	group(e, 1, 12, 1, 7 * MS + 1);
+	expect(g, x, a, 5);
+	assert_int_equal(totals(e).f.late_pkts, 0);
+	assert_int_equal(totals(e).f.timer_expiries, 1);	/* the gap at 10: the hold does not hide it */
+	wps_reorder_free(e);
+}
+
 static void flush_releases_everything_in_order(void **state)
 {
 	struct wps_reorder *e = engine(NULL);
@@ -946,7 +1075,10 @@ int main(void)
 		cmocka_unit_test(partial_group_then_rest_cuts_through),
 		cmocka_unit_test(lost_e_released_by_timer),
 		cmocka_unit_test(lost_group_then_late_arrival),
-		cmocka_unit_test(timer_restarts_for_the_next_gap),
+		cmocka_unit_test(expiry_releases_through_every_gap),
+		cmocka_unit_test(expiry_stops_at_a_group_still_open),
+		cmocka_unit_test(awaited_group_arriving_holds_the_next),
+		cmocka_unit_test(gap_behind_an_arriving_group_waits_once),
 		cmocka_unit_test(duplicates_each_leave_once),
 		cmocka_unit_test(flow_bound_releases_in_order),
 		cmocka_unit_test(total_bound_releases_oldest_flow),
@@ -969,6 +1101,7 @@ int main(void)
 		cmocka_unit_test(tens_of_thousands_of_flows),
 		cmocka_unit_test(start_hold_finds_the_first_group),
 		cmocka_unit_test(start_hold_ended_by_bound),
+		cmocka_unit_test(start_hold_bounded_then_gaps_wait_once),
 		cmocka_unit_test(flush_releases_everything_in_order),
 		cmocka_unit_test(bad_config_refused),
 	};

@@ -19,6 +19,13 @@
 #include "wps_opt.h"
 
 #define NIL UINT32_MAX
+#define WPS_SKIPS 4	/* gaps of one release remembered for late samples */
+
+#define BUMP(e, fl, field)			\
+	do {					\
+		(fl)->field++;			\
+		(e)->tot.f.field++;		\
+	} while (0)
 
 struct pkt {
 	uint64_t handle;
@@ -39,7 +46,7 @@ struct flow {
 	uint16_t peer, node, fid;
 	uint16_t neg;
 	uint16_t suspect_run;
-	uint8_t used, armed, has_late, has_gap;
+	uint8_t used, armed, has_late, nskip;
 	uint8_t holding;		/* new: NEG is only the smallest Group ID seen */
 	uint32_t hnext;
 	uint32_t gfirst, glast;
@@ -51,8 +58,8 @@ struct flow {
 	uint32_t tm_prev, tm_next;
 	uint64_t armed_at;		/* when the current gap opened */
 	uint64_t arm_seq;		/* arming order, across peers */
-	uint64_t gap_start;		/* when the last skipped gap opened (late samples) */
-	uint16_t skip_lo, skip_hi;	/* the Group IDs it gave up on: [lo, hi) */
+	uint64_t gap_start;		/* when the timer of the last release that skipped was armed */
+	uint16_t skip_lo[WPS_SKIPS], skip_hi[WPS_SKIPS];	/* the gaps it gave up on: [lo, hi) */
 	uint32_t buffered, hwm;
 	uint16_t last_late_gid;
 	uint64_t ooo_groups, late_pkts, late_groups, timer_expiries, bound_releases, suspect;
@@ -186,15 +193,22 @@ static void lru_touch(struct wps_reorder *e, struct flow *f, uint64_t now)
 	lru_file(e, f, now);
 }
 
-static void timer_arm(struct wps_reorder *e, struct flow *f, uint64_t now)
+/*
+ * The timer runs from `at` (now, or when the group after a gap was buffered),
+ * but from no earlier than the peer's latest timer: the list stays in arming
+ * order, which is deadline order, at the cost of a wait a little longer.
+ */
+static void timer_arm(struct wps_reorder *e, struct flow *f, uint64_t at)
 {
 	struct peer *p = &e->peers[f->peer];
 	uint32_t i = fidx(e, f);
 
 	if (f->armed)
 		LIST_UNLINK(e, f, i, tm_prev, tm_next, p->tm_head, p->tm_tail);
+	if (p->tm_tail != NIL && e->flows[p->tm_tail].armed_at > at)
+		at = e->flows[p->tm_tail].armed_at;
 	f->armed = 1;
-	f->armed_at = now;
+	f->armed_at = at;
 	f->arm_seq = ++e->arms;
 	LIST_APPEND(e, f, i, tm_prev, tm_next, p->tm_head, p->tm_tail);
 }
@@ -426,55 +440,108 @@ static bool pop_group(struct wps_reorder *e, struct flow *f, enum wps_action a, 
 }
 
 /*
- * Release buffered groups that are now in order: the first with action `a`,
- * the ones contiguous after it as in-order. A group whose E has not arrived
- * yet stops the walk with NEG on it: its remaining packets cut through.
+ * NEG skips the gap [lo, hi): remember it, so that a late packet of it, and
+ * only that, measures the skew (late()). The first skip of a release forgets
+ * the gaps of earlier releases and notes when the timer was armed;
+ * a release remembers its first WPS_SKIPS gaps (later ones give no samples).
  */
-static void drain(struct wps_reorder *e, struct flow *f, enum wps_action a, uint64_t now)
+/* One release in the making: whether it has skipped yet, and counted a timer expiry. */
+struct rel {
+	bool skipped, counted;
+};
+
+static void skip_add(struct flow *f, uint16_t lo, uint16_t hi, struct rel *r)
 {
-	while (f->gfirst != NIL && e->grps[f->gfirst].gid == f->neg) {
-		if (!pop_group(e, f, a, now))
-			return;
-		f->neg++;
-		a = WPS_ACT_INORDER;
+	if (!r->skipped) {
+		f->nskip = 0;
+		f->gap_start = f->armed_at;
+		r->skipped = true;
+	}
+	if (f->nskip < WPS_SKIPS) {
+		f->skip_lo[f->nskip] = lo;
+		f->skip_hi[f->nskip] = hi;
+		f->nskip++;
 	}
 }
 
-/* After NEG moved: a remaining gap restarts the timer, no gap stops it. */
-static void rearm(struct wps_reorder *e, struct flow *f, uint64_t now)
+/* Where a walk of the buffered groups stopped. */
+enum stop {
+	STOP_EMPTY,	/* nothing buffered */
+	STOP_OPEN,	/* NEG on a group whose E has not come: still arriving */
+	STOP_GAP,	/* before a gap whose next group has not waited a timeout yet */
+};
+
+/*
+ * Release what is in order from NEG: its buffered group for `a`, the ones
+ * contiguous after it in order. A group whose E has not arrived yet stops the
+ * walk with NEG on it: its remaining packets cut through (and, while later
+ * groups wait, restart the timer: nothing is released past a group that is
+ * arriving). A gap is given up on when the group after it has waited a full
+ * release timeout since it was buffered (for its predecessors: the time a
+ * group gets), that group leaving by `gapr` (WPS_ACT_TIMER, a timer expiry
+ * counted once per release; at shutdown WPS_ACT_IDLE, at once); otherwise the
+ * walk stops there. So each gap costs one wait, never one wait per gap.
+ */
+static enum stop drain(struct wps_reorder *e, struct flow *f, enum wps_action a, uint64_t now,
+		       enum wps_action gapr, struct rel *r)
 {
-	if (f->gfirst != NIL)
-		timer_arm(e, f, now);
-	else
-		timer_disarm(e, f);
+	while (f->gfirst != NIL) {
+		struct grp *g = &e->grps[f->gfirst];
+
+		if (g->gid != f->neg) {
+			if (gapr != WPS_ACT_IDLE && now - g->first_at < e->peers[f->peer].timeout)
+				return STOP_GAP;
+			if (gapr == WPS_ACT_TIMER && !r->counted)
+				BUMP(e, f, timer_expiries);
+			r->counted = true;
+			skip_add(f, f->neg, g->gid, r);
+			f->neg = g->gid;
+			a = gapr;
+		}
+		if (!pop_group(e, f, a, now))
+			return STOP_OPEN;
+		f->neg++;
+		a = WPS_ACT_INORDER;
+	}
+	return STOP_EMPTY;
 }
 
 /*
- * NEG is about to skip to `to`: remember which groups that gives up on, so
- * that a late one of them, and only that, measures the skew (late()). A start
- * hold gives up on the groups it would still have taken, those within the
- * in-flight bound before the smallest Group ID seen.
+ * After NEG moved: nothing buffered stops the timer; NEG's group still open
+ * restarts it (its packets will); a gap lets it run from when the group after
+ * the gap was buffered, so that group waits one timeout in all.
  */
-static void give_up(struct wps_reorder *e, struct flow *f, bool holding, uint16_t to)
+static void rearm(struct wps_reorder *e, struct flow *f, uint64_t now, enum stop stop)
 {
-	f->gap_start = f->armed_at;
-	f->has_gap = 1;
-	f->skip_lo = holding ? (uint16_t)(f->neg - e->cfg.inflight_groups) : f->neg;
-	f->skip_hi = to;
+	if (f->gfirst == NIL)
+		timer_disarm(e, f);
+	else
+		timer_arm(e, f, stop == STOP_GAP ? e->grps[f->gfirst].first_at : now);
 }
 
-/* Skip the gap: NEG to the smallest buffered group, release in order. */
-static void force_release(struct wps_reorder *e, struct flow *f, enum wps_action a, uint64_t now)
+/*
+ * NEG skips to the smallest buffered group, released for `a` (the draft's
+ * expiry: "advance NEG to the smallest buffered Group ID"); then the groups
+ * after it as drain() says, gaps being given up on for `gapr`. A start hold
+ * gives up on the groups it would still have taken, those within the
+ * in-flight bound before the smallest Group ID seen; a gap after that group
+ * is one the timer gives up on. `counted`: the caller counted this release as
+ * a timer expiry.
+ */
+static void force_release(struct wps_reorder *e, struct flow *f, enum wps_action a, uint64_t now,
+			  enum wps_action gapr, bool counted)
 {
+	struct rel r = { .counted = counted };
 	bool holding = f->holding;
+	uint16_t first;
 
 	f->holding = 0;
 	if (f->gfirst == NIL)
 		return;
-	give_up(e, f, holding, e->grps[f->gfirst].gid);
-	f->neg = e->grps[f->gfirst].gid;
-	drain(e, f, a, now);
-	rearm(e, f, now);
+	first = e->grps[f->gfirst].gid;
+	skip_add(f, holding ? (uint16_t)(f->neg - e->cfg.inflight_groups) : f->neg, first, &r);
+	f->neg = first;
+	rearm(e, f, now, drain(e, f, a, now, gapr, &r));
 }
 
 static void flow_free(struct wps_reorder *e, struct flow *f, enum wps_action a)
@@ -499,21 +566,33 @@ static void flow_free(struct wps_reorder *e, struct flow *f, enum wps_action a)
 
 /* ---- the procedure ------------------------------------------------------ */
 
-#define BUMP(e, fl, field)			\
-	do {					\
-		(fl)->field++;			\
-		(e)->tot.f.field++;		\
-	} while (0)
-
+/*
+ * NEG's group arriving: out at once. While later groups wait, each of its
+ * packets restarts the timer (the draft's "start/restart"): the timer runs
+ * out only when the awaited group stops coming, not while it is arriving.
+ */
 static void cut_through(struct wps_reorder *e, struct flow *f, const struct wps_pkt *p,
 			uint64_t handle, uint64_t now)
 {
+	struct rel r = { 0 };
+
 	emit(e, handle, WPS_ACT_CUT);
-	if (!(p->flags & WPS_FLAG_E))
+	if (!(p->flags & WPS_FLAG_E)) {
+		if (f->armed)
+			timer_arm(e, f, now);
 		return;
+	}
 	f->neg++;
-	drain(e, f, WPS_ACT_INORDER, now);
-	rearm(e, f, now);
+	rearm(e, f, now, drain(e, f, WPS_ACT_INORDER, now, WPS_ACT_TIMER, &r));
+}
+
+/* Whether gid lies in a gap the last skipping release gave up on. */
+static bool skipped(const struct flow *f, uint16_t gid)
+{
+	for (uint8_t k = 0; k < f->nskip; k++)
+		if (wps_gid_diff(gid, f->skip_lo[k]) >= 0 && wps_gid_diff(gid, f->skip_hi[k]) < 0)
+			return true;
+	return false;
 }
 
 static void late(struct wps_reorder *e, struct flow *f, const struct wps_pkt *p, uint64_t handle,
@@ -531,8 +610,7 @@ static void late(struct wps_reorder *e, struct flow *f, const struct wps_pkt *p,
 	}
 	/* How late a group came after it was given up on is skew; a copy of a
 	 * group delivered (or a packet after its E) is late, and says nothing. */
-	if (f->has_gap && wps_gid_diff(p->group_id, f->skip_lo) >= 0 &&
-	    wps_gid_diff(p->group_id, f->skip_hi) < 0)
+	if (skipped(f, p->group_id))
 		skew_sample(e, &e->peers[f->peer], now - f->gap_start);
 }
 
@@ -543,14 +621,16 @@ static void late(struct wps_reorder *e, struct flow *f, const struct wps_pkt *p,
  */
 static void give_way(struct wps_reorder *e, struct flow *f, uint16_t gid, uint64_t now)
 {
+	struct rel r = { 0 };
+
 	BUMP(e, f, bound_releases);
 	if (wps_gid_diff(gid, e->grps[f->gfirst].gid) < 0) {
-		give_up(e, f, f->holding, gid);
+		skip_add(f, f->holding ? (uint16_t)(f->neg - e->cfg.inflight_groups) : f->neg, gid, &r);
 		f->holding = 0;
 		f->neg = gid;
 		return;
 	}
-	force_release(e, f, WPS_ACT_BOUND, now);
+	force_release(e, f, WPS_ACT_BOUND, now, WPS_ACT_TIMER, false);
 }
 
 /*
@@ -569,7 +649,7 @@ static void make_room(struct wps_reorder *e, struct flow *f, uint16_t gid, uint6
 			give_way(e, f, gid, now);
 			return;
 		}
-		force_release(e, v, WPS_ACT_BOUND, now);
+		force_release(e, v, WPS_ACT_BOUND, now, WPS_ACT_TIMER, false);
 		BUMP(e, v, bound_releases);
 	}
 }
@@ -633,6 +713,7 @@ static void buffer(struct wps_reorder *e, struct flow *f, const struct wps_pkt *
 uint32_t wps_reorder_rx(struct wps_reorder *e, const struct wps_pkt *p, uint64_t handle, uint64_t now)
 {
 	struct flow *f;
+	struct rel r;
 	int d;
 
 	e->nout = 0;
@@ -674,8 +755,9 @@ uint32_t wps_reorder_rx(struct wps_reorder *e, const struct wps_pkt *p, uint64_t
 		}
 		f->holding = 0;
 		f->neg = p->group_id;
-		drain(e, f, WPS_ACT_RESYNC, now);	/* this group's earlier packets first */
-		rearm(e, f, now);
+		r = (struct rel){ 0 };
+		/* this group's earlier packets first */
+		rearm(e, f, now, drain(e, f, WPS_ACT_RESYNC, now, WPS_ACT_TIMER, &r));
 		d = wps_gid_diff(p->group_id, f->neg);
 	}
 	f->suspect_run = 0;
@@ -702,13 +784,16 @@ uint32_t wps_reorder_tick(struct wps_reorder *e, uint64_t now)
 	struct flow *f;
 
 	e->nout = 0;
+	/* An expiry gives up on the group that stopped coming, and on every gap
+	 * behind it whose next group has waited its timeout too. The end of a
+	 * start hold releases the group it expects; a gap behind it is the timer's. */
 	while ((f = timer_first(e, true, now))) {
 		if (f->holding) {
-			force_release(e, f, WPS_ACT_HOLD, now);
+			force_release(e, f, WPS_ACT_HOLD, now, WPS_ACT_TIMER, false);
 			continue;
 		}
 		BUMP(e, f, timer_expiries);
-		force_release(e, f, WPS_ACT_TIMER, now);
+		force_release(e, f, WPS_ACT_TIMER, now, WPS_ACT_TIMER, true);
 	}
 	while (e->lru_head != NIL && now - e->flows[e->lru_head].lru_stamp >= e->cfg.idle_ns) {
 		struct flow *f = &e->flows[e->lru_head];
@@ -757,7 +842,7 @@ uint32_t wps_reorder_flush(struct wps_reorder *e)
 	e->nout = 0;
 	while ((f = armed_first(e))) {
 		while (f->gfirst != NIL)
-			force_release(e, f, WPS_ACT_IDLE, 0);
+			force_release(e, f, WPS_ACT_IDLE, 0, WPS_ACT_IDLE, false);
 		timer_disarm(e, f);
 	}
 	return e->nout;

@@ -20,10 +20,31 @@
  * discards. New flow states are policed per peer and in aggregate; a packet
  * that gets no state is forwarded at once (counted), never dropped.
  *
+ * Timers ("buffer, start/restart timer"): a flow's timer starts when a group
+ * is buffered behind NEG and restarts at every packet of NEG's group cut
+ * through while groups wait, so nothing is released past a group that is
+ * still arriving; it runs out after one release timeout without progress.
+ * An expiry advances NEG to the smallest buffered group and releases in
+ * Group ID order; a gap further on is given up on in the same release when
+ * the group after it has itself waited a release timeout since it was
+ * buffered (its wait ran alongside the first), and the release stops at a
+ * gap whose next group has not (the timer then runs from when that group
+ * came) or at a group whose E has not come (NEG stays on it; its remaining
+ * packets cut through). The same holds when NEG's group completes with a gap
+ * behind it. So every buffered group waits at most one timeout for its
+ * predecessors once nothing ahead of it is arriving: one wait in total, not
+ * one per gap. (A timer never runs from before the peer's latest one, which
+ * keeps the peer's timer list in deadline order: a wait may be that little
+ * longer.)
+ *
  * A new flow cannot know its first group: the ingress starts at an arbitrary
  * Group ID and the first group may come over the slowest path. With
- * start_hold, a new flow buffers what arrives for one release timeout (or
- * until a bound), then starts at the smallest Group ID it holds; without it,
+ * start_hold, a new flow buffers what arrives for one release timeout from
+ * its first packet, not extended by anything that arrives (or less, when the
+ * flow's bound or its peer's share is reached); the group it then expects is
+ * the smallest Group ID it holds: that group and what follows it in order
+ * leave (gaps behind it as at an expiry), and its next packets cut through.
+ * Without start_hold,
  * the first packet's group is NEG and earlier groups arriving later are late.
  *
  * Cost per packet does not depend on the number of flows: a hash lookup, list
@@ -42,7 +63,7 @@
 enum wps_action {
 	WPS_ACT_CUT = 0,	/* group == NEG on arrival: cut-through */
 	WPS_ACT_INORDER,	/* buffered, released in order when NEG reached it */
-	WPS_ACT_TIMER,		/* released by the release timer (a gap was skipped) */
+	WPS_ACT_TIMER,		/* released by the release timer (a gap before it was skipped) */
 	WPS_ACT_BOUND,		/* released because a buffer bound was reached */
 	WPS_ACT_LATE,		/* group behind NEG: after a timer/bound release, or a duplicate */
 	WPS_ACT_SUSPECT,	/* Group ID beyond the in-flight bound: forwarded, not buffered */
@@ -87,7 +108,8 @@ struct wps_flow_stats {
 	uint64_t ooo_groups;		/* groups that arrived ahead of NEG (buffered) */
 	uint64_t late_pkts;
 	uint64_t late_groups;
-	uint64_t timer_expiries;	/* release timer expiries with a gap to skip (not start holds) */
+	uint64_t timer_expiries;	/* timer expiries (not start holds), and gaps skipped at once behind a
+					 * group that completed after the group beyond had waited a timeout */
 	uint64_t bound_releases;	/* forced releases by the flow or total bound */
 	uint64_t suspect;		/* packets with a Group ID jump beyond the in-flight bound */
 	uint32_t buffered;		/* occupancy now */
