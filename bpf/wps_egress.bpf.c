@@ -6,8 +6,9 @@
  * Outer IPv6 packets to one of our addresses that carry the WPS option are
  * validated (Opt Data Len 12, from a peer that may use its Ingress Node ID,
  * our Egress Node ID, one WPS option, not in both options headers, every
- * length sane); failures are dropped, counted per reason and logged through
- * a rate-limited ringbuf. Then:
+ * length sane, an inner packet that does not carry the WPS option itself);
+ * failures are dropped, counted per reason and logged through a rate-limited
+ * ringbuf. Then:
  *   R = 0: decapsulate here and forward: FIB lookup on the inner destination,
  *          devmap redirect; what XDP cannot finish (unresolved neighbour,
  *          local, unreachable, too big, another device) goes to the kernel as
@@ -24,6 +25,7 @@
 
 #include "lib/parse.h"
 #include "lib/wps_scan.h"
+#include "lib/ip6_wps_xdp.h"
 #include "wps_opt.h"
 #include "wps_egress_maps.h"
 
@@ -401,6 +403,14 @@ int wps_egress(struct xdp_md *ctx)
 	l2_off = (__u32)(c.pos - data) - sizeof(struct ethhdr);
 	if (l2_off > 0x1ff - sizeof(struct ethhdr))
 		return reject(ctx, cfg, WPS_EG_CNT_BAD_EXTHDR, ip6, o, end);
+	/* Domain isolation on the way out: neither way out passes TC. */
+	if (!v4) {
+		int w = ip6x_has_wps(ctx, l2_off + sizeof(struct ethhdr), (__u32)(end - data));
+
+		if (w != IP6X_NO_WPS)
+			return reject(ctx, cfg, w == IP6X_WPS ? WPS_EG_CNT_DROP_INNER_WPS :
+				      WPS_EG_CNT_DROP_INNER_UNWALKED, ip6, o, end);
+	}
 
 	if ((flags & WPS_FLAG_R) && !(cfg->flags & WPS_EG_F_NO_REORDER)) {
 		ifindex = ctx->ingress_ifindex;

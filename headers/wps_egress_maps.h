@@ -54,6 +54,12 @@ struct wps_eg_peer_key {
  * failures, dropped (draft: Egress Node Procedures step 1); bad_peer and
  * bad_peer_node: the outer source is not a peer, or a peer whose --peer
  * ADDR=ID entries do not include the packet's Ingress Node ID.
+ * drop_inner_wps: a valid WPS packet whose inner IPv6 packet itself carries
+ * the WPS option (in a Hop-by-Hop or Destination Options header of its
+ * chain): it must not leave the domain, and its ways out (devmap redirect,
+ * AF_XDP) pass no TC boundary filter; drop_inner_unwalked: an inner chain
+ * longer (IP6X_MAX_HDRS) or more malformed than can be walked, so it might.
+ * Both dropped and logged.
  */
 #define WPS_EG_COUNTERS(X)						\
 	X(RX_WPS,		"rx_wps")				\
@@ -71,6 +77,8 @@ struct wps_eg_peer_key {
 	X(BAD_EXTHDR,		"bad_options_header")			\
 	X(BAD_INNER,		"bad_inner")				\
 	X(BAD_LENGTH,		"bad_length")				\
+	X(DROP_INNER_WPS,	"drop_inner_wps")			\
+	X(DROP_INNER_UNWALKED,	"drop_inner_unwalked")			\
 	X(LOG_SUPPRESSED,	"log_suppressed")
 
 #define WPS_EG_CNT_ENUM(id, name) WPS_EG_CNT_##id,

@@ -207,6 +207,36 @@ case("peer_index_to_reorder_thread", f, "XDP_REDIRECT", ["rx_wps", "r1_xsk"],
 case("any_peer_serves_any_source", outer(i4, src=STRANGER), "XDP_REDIRECT", ["rx_wps", "r0_fwd"], to_site(i4),
      opts="--any-peer")
 
+# ---- an inner packet that carries the WPS option itself never leaves ----------------
+def inner6_hdrs(hdrs, first_nh):
+    """Inner IPv6/UDP behind extension headers `hdrs` (raw, chained by the caller)."""
+    udp = bytes(UDP(sport=4000, dport=4001) / Raw(b"inner-wps"))
+    return bytes(IPv6(src=W["WPS_SRC_IP6"], dst=W["WPS_DST_IP6"], nh=first_nh, hlim=64) / Raw(hdrs + udp))
+
+
+wps_in = inner6_hdrs(opthdr(17, wps_opt(flow=9, gid=5)), 60)
+case("inner_carries_wps_dropped", outer(wps_in), "XDP_DROP", ["rx_wps", "drop_inner_wps"], opts="--log 100",
+     logs=1, scapy="inner IPv6/DestOpt(WPS)/UDP: it would leave the domain past the TC boundary filter")
+f = outer(wps_in, flags=S | E | R)
+case("inner_carries_wps_r1_not_steered", f, "XDP_DROP", ["rx_wps", "drop_inner_wps"])
+hbh_in = inner6_hdrs(opthdr(17, wps_opt()), 0)
+case("inner_hop_by_hop_wps_dropped", outer(hbh_in), "XDP_DROP", ["rx_wps", "drop_inner_wps"])
+rt = bytes([60, 2, 0, 0, 0, 0, 0, 0]) + b"\x00" * 16      # Routing (type 0 layout), one address
+deep = inner6_hdrs(rt + opthdr(17, bytes([1, 2, 0, 0]) + wps_opt()), 43)
+case("inner_wps_behind_routing_header_dropped", outer(deep), "XDP_DROP", ["rx_wps", "drop_inner_wps"],
+     scapy="inner IPv6/Routing/DestOpt(PadN, WPS)/UDP")
+frag_first = inner6_hdrs(bytes([60, 0, 0, 1, 0, 0, 0, 7]) + opthdr(17, wps_opt()), 44)
+case("inner_wps_behind_first_fragment_dropped", outer(frag_first), "XDP_DROP", ["rx_wps", "drop_inner_wps"])
+frag_later = inner6_hdrs(bytes([60, 0, 0, 0x59, 0, 0, 0, 7]) + opthdr(17, wps_opt()), 44)
+case("inner_later_fragment_forwarded", outer(frag_later), "XDP_REDIRECT", ["rx_wps", "r0_fwd"], to_site(frag_later),
+     scapy="a non-first fragment's bytes are payload: no header to find the option in")
+other_opt = inner6_hdrs(opthdr(17, bytes([0x1e, 2, 0xaa, 0xbb])), 60)
+case("inner_other_option_forwarded", outer(other_opt), "XDP_REDIRECT", ["rx_wps", "r0_fwd"], to_site(other_opt))
+chain = b"".join(opthdr(60, b"") for _ in range(8)) + opthdr(17, b"")
+too_deep = inner6_hdrs(chain, 60)
+case("inner_chain_too_long_dropped", outer(too_deep), "XDP_DROP", ["rx_wps", "drop_inner_unwalked"],
+     scapy="nine Destination Options headers: more than the walk takes, so it might hide the option")
+
 # ---- everything else passes untouched ---------------------------------------------
 f = outer(i4, dst="fd00:20::77")
 case("wps_for_another_address_passes", f, "XDP_PASS", ["pass_other"], f)

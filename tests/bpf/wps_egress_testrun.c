@@ -156,7 +156,7 @@ static bool run_case(struct fixture *f, struct ring_buffer *rb)
 			return false;
 		}
 		want_n[i]++;
-		if (!strncmp(tok, "bad_", 4))
+		if (!strncmp(tok, "bad_", 4) || !strncmp(tok, "drop_", 5))
 			log_want_reason = (__u32)i;
 	}
 	if (f->ifindex_at > 0 && (size_t)f->ifindex_at + 4 <= f->out_len)

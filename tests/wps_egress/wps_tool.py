@@ -81,6 +81,15 @@ def inner(flow, seq, v6=False, dst=None, size=64):
                  UDP(sport=20000 + flow, dport=9) / Raw(payload))
 
 
+def inner_wps(flow, seq):
+    """An inner IPv6 packet that carries a WPS option itself (a Destination Options header)."""
+    pkt = inner(flow, seq, v6=True)
+    opts = wps_opt(S | E, flow, seq)
+    hdr = bytes([17, (2 + len(opts)) // 8 - 1]) + opts
+    plen = struct.pack("!H", len(pkt) - 40 + len(hdr))
+    return pkt[:4] + plen + bytes([60]) + pkt[7:40] + hdr + pkt[40:]
+
+
 def outer(path, pkt, flags, flow, gid, src=None, **kw):
     nh = 4 if pkt[0] >> 4 == 4 else 41
     opts = wps_opt(flags, flow, gid, **kw)
@@ -168,14 +177,16 @@ def scenario(name, npaths):
         return parts[name], expect
     if name == "forged":
         # The peer's own traffic, R = 1 and R = 0, between forged packets: from a host that is
-        # no peer (its own address, the right node IDs), and from the peer's address with an
-        # Ingress Node ID it may not use; both R = 1 and R = 0. None may leave the egress.
+        # no peer (its own address, the right node IDs), from the peer's address with an
+        # Ingress Node ID it may not use, and from the peer an inner IPv6 packet that carries
+        # the WPS option itself; each R = 1 and R = 0. None may leave the egress.
         frames, expect = spray([Flow(1), Flow(2, r=0, v6=True, gid0=5)], 12, npaths)
         forged = []
         for i in range(20):
             for k, (src, ingress, r) in enumerate([(NON_PEER, None, R), (NON_PEER, None, 0),
-                                                   (None, 7, R), (None, 7, 0)]):
-                pkt = inner(FORGED + k, i)
+                                                   (None, 7, R), (None, 7, 0), (None, None, R),
+                                                   (None, None, 0)]):
+                pkt = inner(FORGED + k, i) if k < 4 else inner_wps(FORGED + k, i)
                 forged.append((i % npaths, outer(i % npaths, pkt, S | E | r, 1 + k, 100 + i,
                                                  src=src, ingress=ingress)))
         mixed = []
