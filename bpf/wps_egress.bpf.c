@@ -8,7 +8,7 @@
  * our Egress Node ID, one WPS option, not in both options headers, every
  * length sane, an inner packet that does not carry the WPS option itself);
  * failures are dropped, counted per reason and logged through a rate-limited
- * ringbuf. Then:
+ * ringbuf. The outer ECN field goes into the inner header (RFC 6040). Then:
  *   R = 0: decapsulate here and forward: FIB lookup on the inner destination,
  *          devmap redirect; what XDP cannot finish (unresolved neighbour,
  *          local, unreachable, too big, another device) goes to the kernel as
@@ -26,6 +26,8 @@
 #include "lib/parse.h"
 #include "lib/wps_scan.h"
 #include "lib/ip6_wps_xdp.h"
+#include "lib/ip_edit.h"
+#include "ub_wire.h"
 #include "wps_opt.h"
 #include "wps_egress_maps.h"
 
@@ -224,6 +226,42 @@ static __always_inline int check_inner(struct hdr_cursor *c, __u8 nexthdr, __u32
 	return -1;
 }
 
+/*
+ * RFC 6040 decapsulation, normal mode (its Figure 4), in place on the inner
+ * header: outer CE reaches an ECN-capable inner packet (ECT(0), ECT(1)) as
+ * CE, outer ECT(1) turns inner ECT(0) into ECT(1), all else leaves the inner
+ * field as it is; CE on the outer header of a Not-ECT packet means drop
+ * (-1). IPv4's header checksum follows (RFC 1624).
+ */
+static __always_inline int ecn_decap(const struct ipv6hdr *outer, void *inner, void *end, int v4)
+{
+	__u8 out = ip6_ecn(outer), in, want;
+	struct ipv6hdr *i6 = inner;
+	struct iphdr *ip = inner;
+
+	if (v4 ? (void *)(ip + 1) > end : (void *)(i6 + 1) > end)
+		return -1;
+	in = v4 ? ip4_ecn(ip) : ip6_ecn(i6);
+	if (out == ECN_CE) {
+		if (in == ECN_NOT_ECT)
+			return -1;
+		want = ECN_CE;
+	} else if (out == ECN_ECT1 && in == ECN_ECT0) {
+		want = ECN_ECT1;
+	} else {
+		return 0;
+	}
+	if (want == in)
+		return 0;
+	if (v4)
+		ip4_set_ecn(ip, want);
+	else
+		ip6_set_ecn(i6, want);
+	if (want == ECN_CE)
+		count(WPS_EG_CNT_ECN_CE);
+	return 0;
+}
+
 /* FIB lookup on the inner packet, as if it had arrived on this device. */
 static __always_inline int fib_inner(struct xdp_md *ctx, struct bpf_fib_lookup *p, void *inner,
 				     void *end, int v4)
@@ -411,6 +449,16 @@ int wps_egress(struct xdp_md *ctx)
 			return reject(ctx, cfg, w == IP6X_WPS ? WPS_EG_CNT_DROP_INNER_WPS :
 				      WPS_EG_CNT_DROP_INNER_UNWALKED, ip6, o, end);
 	}
+	/* The outer header's ECN into the inner one, for every way out (XDP, the
+	 * reorder thread's AF_XDP and raw sockets, the kernel): all leave with the
+	 * inner packet as laid out here. */
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	ip6 = data + sizeof(struct ethhdr);
+	if ((void *)(ip6 + 1) > end)
+		return XDP_DROP;
+	if (ecn_decap(ip6, data + l2_bound(l2_off) + sizeof(struct ethhdr), end, v4))
+		return reject(ctx, cfg, WPS_EG_CNT_DROP_CE_NOT_ECT, ip6, NULL, end);
 
 	if ((flags & WPS_FLAG_R) && !(cfg->flags & WPS_EG_F_NO_REORDER)) {
 		ifindex = ctx->ingress_ifindex;

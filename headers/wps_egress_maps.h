@@ -59,7 +59,10 @@ struct wps_eg_peer_key {
  * chain): it must not leave the domain, and its ways out (devmap redirect,
  * AF_XDP) pass no TC boundary filter; drop_inner_unwalked: an inner chain
  * longer (IP6X_MAX_HDRS) or more malformed than can be walked, so it might.
- * Both dropped and logged.
+ * Both dropped and logged. Decapsulation follows RFC 6040 (normal mode):
+ * ecn_ce, CE on the outer header copied into an ECN-capable inner packet;
+ * drop_ce_not_ect, CE on the outer header of a Not-ECT inner packet: dropped
+ * (and logged), as RFC 6040 says (its sender would not react to a mark).
  */
 #define WPS_EG_COUNTERS(X)						\
 	X(RX_WPS,		"rx_wps")				\
@@ -79,6 +82,8 @@ struct wps_eg_peer_key {
 	X(BAD_LENGTH,		"bad_length")				\
 	X(DROP_INNER_WPS,	"drop_inner_wps")			\
 	X(DROP_INNER_UNWALKED,	"drop_inner_unwalked")			\
+	X(DROP_CE_NOT_ECT,	"drop_ce_not_ect")			\
+	X(ECN_CE,		"ecn_ce")				\
 	X(LOG_SUPPRESSED,	"log_suppressed")
 
 #define WPS_EG_CNT_ENUM(id, name) WPS_EG_CNT_##id,

@@ -63,22 +63,22 @@ def opthdr(nexthdr, options):
     return bytes([nexthdr, total // 8 - 1]) + body
 
 
-def inner4(dst=W["WPS_DST_IP4"], ttl=64, payload=b"inner-v4-payload"):
-    return bytes(IP(src=W["WPS_SRC_IP4"], dst=dst, ttl=ttl, id=1) / UDP(sport=1234, dport=5001) /
+def inner4(dst=W["WPS_DST_IP4"], ttl=64, payload=b"inner-v4-payload", tos=0):
+    return bytes(IP(src=W["WPS_SRC_IP4"], dst=dst, ttl=ttl, id=1, tos=tos) / UDP(sport=1234, dport=5001) /
                  Raw(payload))
 
 
-def inner6(dst=W["WPS_DST_IP6"], hlim=64):
-    return bytes(IPv6(src=W["WPS_SRC_IP6"], dst=dst, hlim=hlim) /
+def inner6(dst=W["WPS_DST_IP6"], hlim=64, tc=0):
+    return bytes(IPv6(src=W["WPS_SRC_IP6"], dst=dst, hlim=hlim, tc=tc) /
                  TCP(sport=40000, dport=5201, flags="PA", seq=1000, ack=2000) / Raw(b"inner-v6-tcp"))
 
 
-def outer(inner, hdrs=None, dst=W["WPS_EG_IP6"], first_nh=60, trailer=b"", src=W["WPS_IN_IP6"], **opt):
+def outer(inner, hdrs=None, dst=W["WPS_EG_IP6"], first_nh=60, trailer=b"", src=W["WPS_IN_IP6"], tc=0, **opt):
     """Outer Ethernet/IPv6 to the egress, DestOpt (default) carrying the WPS option."""
     nh = 4 if inner[0] >> 4 == 4 else 41
     if hdrs is None:
         hdrs = opthdr(nh, wps_opt(**opt))
-    ip6 = IPv6(src=src, dst=dst, nh=first_nh, hlim=60, fl=0x12345) / Raw(hdrs + inner)
+    ip6 = IPv6(src=src, dst=dst, nh=first_nh, hlim=60, fl=0x12345, tc=tc) / Raw(hdrs + inner)
     return bytes(Ether(dst=W["WPS_EG_DOM_MAC"], src=W["WPS_IN_DOM_MAC"], type=0x86DD) / ip6) + trailer
 
 
@@ -236,6 +236,34 @@ chain = b"".join(opthdr(60, b"") for _ in range(8)) + opthdr(17, b"")
 too_deep = inner6_hdrs(chain, 60)
 case("inner_chain_too_long_dropped", outer(too_deep), "XDP_DROP", ["rx_wps", "drop_inner_unwalked"],
      scapy="nine Destination Options headers: more than the walk takes, so it might hide the option")
+
+# ---- ECN: RFC 6040 decapsulation (normal mode), the outer field into the inner one --------
+NOT_ECT, ECT1, ECT0, CE = 0, 1, 2, 3
+EF = 46 << 2                    # a DSCP that must stay as it is
+for name, outer_ecn, inner_ecn, want in [
+        ("ce_into_ect0", CE, ECT0, CE), ("ce_into_ect1", CE, ECT1, CE), ("ce_onto_ce", CE, CE, CE),
+        ("ect1_into_ect0", ECT1, ECT0, ECT1), ("ect0_onto_ect1", ECT0, ECT1, ECT1),
+        ("not_ect_outer_ect0_inner", NOT_ECT, ECT0, ECT0), ("ect0_outer_not_ect_inner", ECT0, NOT_ECT, NOT_ECT),
+        ("ce_outer_dscp_kept", CE, ECT0 | EF, CE | EF)]:
+    i_in, i_out = inner4(tos=inner_ecn), inner4(tos=want)     # scapy computes each header checksum
+    case(f"ecn_{name}_v4", outer(i_in, tc=outer_ecn | (EF if name.endswith("dscp_kept") else 0)),
+         "XDP_REDIRECT", ["rx_wps", "r0_fwd"] + (["ecn_ce"] if want & 3 == CE and inner_ecn & 3 != CE else []),
+         to_site(i_out), scapy=f"outer ECN {outer_ecn}, inner {inner_ecn & 3}: inner leaves with {want & 3}, IPv4 checksum updated")
+    i_in, i_out = inner6(tc=inner_ecn), inner6(tc=want)
+    case(f"ecn_{name}_v6", outer(i_in, tc=outer_ecn), "XDP_REDIRECT",
+         ["rx_wps", "r0_fwd"] + (["ecn_ce"] if want & 3 == CE and inner_ecn & 3 != CE else []), to_site(i_out))
+i_in, i_out = inner4(tos=ECT0), inner4(tos=CE)
+f = outer(i_in, tc=CE, flags=S | R, gid=300)
+case("ecn_ce_r1_to_reorder_thread", f, "XDP_REDIRECT", ["rx_wps", "r1_xsk", "ecn_ce"],
+     to_thread(f, i_out, S | R, gid=300), ifindex_at=8,
+     scapy="R=1: the frame the thread transmits (AF_XDP or raw socket) already carries the CE")
+nn_in, nn_out = inner4(dst=W["WPS_NO_NEIGH_IP4"], tos=ECT1), inner4(dst=W["WPS_NO_NEIGH_IP4"], tos=CE)
+case("ecn_ce_to_kernel", outer(nn_in, tc=CE), "XDP_PASS", ["rx_wps", "r0_kernel", "ecn_ce"], to_kernel(nn_out),
+     scapy="the kernel path (unresolved neighbour) gets the inner packet with CE")
+case("ecn_ce_not_ect_dropped_v4", outer(inner4(), tc=CE), "XDP_DROP", ["rx_wps", "drop_ce_not_ect"],
+     opts="--log 100", logs=1, scapy="RFC 6040: CE on the outer header of a Not-ECT packet: drop")
+case("ecn_ce_not_ect_dropped_v6", outer(inner6(), tc=CE), "XDP_DROP", ["rx_wps", "drop_ce_not_ect"])
+case("ecn_ce_not_ect_r1_dropped", outer(inner4(), tc=CE, flags=S | E | R), "XDP_DROP", ["rx_wps", "drop_ce_not_ect"])
 
 # ---- everything else passes untouched ---------------------------------------------
 f = outer(i4, dst="fd00:20::77")

@@ -70,14 +70,14 @@ def wps_opt(flags, flow, gid, egress=None, length=12, ingress=None):
     return body
 
 
-def inner(flow, seq, v6=False, dst=None, size=64):
+def inner(flow, seq, v6=False, dst=None, size=64, tos=0):
     payload = f"wps {flow} {seq} ".encode()
     payload += b"." * max(0, size - len(payload))
     if v6:
-        return bytes(IPv6(src=W["WPS_SRC_IP6"], dst=dst or W["WPS_DST_IP6"], hlim=63) /
+        return bytes(IPv6(src=W["WPS_SRC_IP6"], dst=dst or W["WPS_DST_IP6"], hlim=63, tc=tos) /
                      UDP(sport=20000 + flow, dport=9) / Raw(payload))
     # IP ID never 0: the kernel path (raw socket) would pick one (see README, WPS egress).
-    return bytes(IP(src=W["WPS_SRC_IP4"], dst=dst or W["WPS_DST_IP4"], ttl=63, id=1 + seq % 0xfffe) /
+    return bytes(IP(src=W["WPS_SRC_IP4"], dst=dst or W["WPS_DST_IP4"], ttl=63, id=1 + seq % 0xfffe, tos=tos) /
                  UDP(sport=20000 + flow, dport=9) / Raw(payload))
 
 
@@ -90,12 +90,12 @@ def inner_wps(flow, seq):
     return pkt[:4] + plen + bytes([60]) + pkt[7:40] + hdr + pkt[40:]
 
 
-def outer(path, pkt, flags, flow, gid, src=None, **kw):
+def outer(path, pkt, flags, flow, gid, src=None, tc=0, **kw):
     nh = 4 if pkt[0] >> 4 == 4 else 41
     opts = wps_opt(flags, flow, gid, **kw)
     hdr = bytes([nh, (2 + len(opts)) // 8 - 1]) + opts
     return bytes(Ether(dst=f"02:00:00:00:2{path}:01", src=f"02:00:00:00:2{path}:02", type=0x86DD) /
-                 IPv6(src=src or W["WPS_IN_IP6"], dst=W["WPS_EG_IP6"], nh=60, hlim=64) / Raw(hdr + pkt))
+                 IPv6(src=src or W["WPS_IN_IP6"], dst=W["WPS_EG_IP6"], nh=60, hlim=64, tc=tc) / Raw(hdr + pkt))
 
 
 # Forged packets carry flows from FORGED up: their inner payload starts "wps 9".
@@ -196,6 +196,26 @@ def scenario(name, npaths):
                 mixed += forged[:2]
                 forged = forged[2:]
         return mixed + forged, expect
+    if name == "ecn":
+        # Inner packets as the ingress took them (ECN copied into the outer header), every other
+        # one marked CE inside the domain: the ECN-capable ones (IPv4 ECT(0) R = 1, IPv6 ECT(1)
+        # R = 0) must leave with CE, their checksum right; of the Not-ECT flow (IPv4 R = 1) the
+        # CE-marked ones are dropped (RFC 6040), the others delivered unchanged. One path, so
+        # that R = 0 keeps its order too.
+        frames, expect = [], []
+        for flow, v6, r, ecn in [(1, False, R, 2), (2, True, 0, 1), (3, False, R, 0)]:
+            for g in range(8):
+                for i in range(4):
+                    seq = 4 * g + i
+                    ce = seq % 2 == 1
+                    flags = (S if i == 0 else 0) | (E if i == 3 else 0) | r
+                    pkt = inner(flow, seq, v6=v6, tos=ecn)
+                    frames.append((0, outer(0, pkt, flags, flow, 100 + g, tc=3 if ce else ecn)))
+                    if ce and ecn:
+                        expect.append(inner(flow, seq, v6=v6, tos=3))
+                    elif not ce:
+                        expect.append(pkt)
+        return frames, expect
     if name == "adversarial":
         frames, expect = spray([Flow(1)], 40, npaths)
         eg = int(W["WPS_EG_NODE"])

@@ -275,7 +275,7 @@ static void live_line(struct eg *g)
 
 	wps_reorder_totals(g->e, &t);
 	wps_eg_counters_read(bpf_map__fd(g->skel->maps.wps_eg_stats), xdp);
-	for (int i = WPS_EG_CNT_BAD_OPT_LEN; i <= WPS_EG_CNT_DROP_INNER_UNWALKED; i++)
+	for (int i = WPS_EG_CNT_BAD_OPT_LEN; i <= WPS_EG_CNT_DROP_CE_NOT_ECT; i++)
 		bad += xdp[i];
 	fprintf(stderr,
 		"wps egress: rx %llu tx %llu kernel %llu | flows %u buffered %u (hwm %u) ooo %llu late %llu "
