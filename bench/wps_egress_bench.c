@@ -5,8 +5,8 @@
  * interleaved rounds through bench/testrun_reset.bpf.c (the frame is put back
  * before every repetition; the harness's own cost is measured and
  * subtracted). Cases: R = 0 (validate, decapsulate, FIB on the inner IPv4
- * destination, devmap redirect: floor (a)'s work plus the WPS part) and a
- * validation drop (wrong Egress Node ID). Runs in the switch namespace of
+ * destination, devmap redirect: floor (a)'s work plus the WPS part, the
+ * peer check included) and a validation drop (wrong Egress Node ID). Runs in the switch namespace of
  * scripts/bench.sh: the inner destination is the IP host behind sw-ip.
  */
 #include <arpa/inet.h>
@@ -126,6 +126,8 @@ int wps_egress_bench(const struct xdp_bench_opts *o)
 		{ .name = "wps_egress bad node, drop", .verdict = XDP_DROP, .counter = WPS_EG_CNT_WRONG_NODE },
 	};
 	struct wps_eg_cfg cfg = { .node_id = NODE };
+	struct wps_eg_peer_key peer = { .node = 1 };	/* the frames' source and Ingress Node ID */
+	uint32_t peer_idx = 0;
 	char path[512];
 	uint8_t sw_mac[6] = { 0 }, one = 1, in6[16];
 	unsigned ub_if = if_nametoindex(o->ub_if), ip_if = if_nametoindex(o->ip_if);
@@ -153,9 +155,11 @@ int wps_egress_bench(const struct xdp_bench_opts *o)
 	cs[1].fd = bpf_program__fd(bpf_object__find_program_by_name(fwd, "floor_fwd"));
 	cs[2].fd = cs[3].fd = bpf_program__fd(skel->progs.wps_egress);
 	inet_pton(AF_INET6, "fd00:20::1", in6);
+	inet_pton(AF_INET6, "fd00:20::2", peer.addr);
 	if (bpf_map_update_elem(bpf_object__find_map_fd_by_name(fwd, "floor_tx_ports"), &ip_if, &ip_if, 0) ||
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.wps_eg_tx), &ip_if, &ip_if, 0) ||
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.wps_eg_local), in6, &one, 0) ||
+	    bpf_map_update_elem(bpf_map__fd(skel->maps.wps_eg_peers), &peer, &peer_idx, 0) ||
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.wps_eg_cfg), &zero, &cfg, 0)) {
 		wfail("%s", "map set-up failed");
 		goto out;

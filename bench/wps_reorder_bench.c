@@ -156,6 +156,7 @@ int wps_reorder_bench(int rounds)
 			c.max_flows = 131072;
 			c.total_buffer = 1u << 20;
 			c.new_flows_per_sec = 0;
+			c.new_flows_total_per_sec = 0;
 			c.start_hold = false;	/* flows exist before timing anyway */
 			c.release_timeout_ns = 1ull << 62;	/* no timer in the way */
 			c.idle_ns = 1ull << 62;

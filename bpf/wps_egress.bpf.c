@@ -4,9 +4,11 @@
  * on the egress node's domain-facing devices.
  *
  * Outer IPv6 packets to one of our addresses that carry the WPS option are
- * validated (Opt Data Len 12, our Egress Node ID, one WPS option, not in both
- * options headers, every length sane); failures are dropped, counted per
- * reason and logged through a rate-limited ringbuf. Then:
+ * validated (Opt Data Len 12, from a peer that may use its Ingress Node ID,
+ * our Egress Node ID, one WPS option, not in both options headers, every
+ * length sane, an inner packet that does not carry the WPS option itself);
+ * failures are dropped, counted per reason and logged through a rate-limited
+ * ringbuf. The outer ECN field goes into the inner header (RFC 6040). Then:
  *   R = 0: decapsulate here and forward: FIB lookup on the inner destination,
  *          devmap redirect; what XDP cannot finish (unresolved neighbour,
  *          local, unreachable, too big, another device) goes to the kernel as
@@ -23,6 +25,9 @@
 
 #include "lib/parse.h"
 #include "lib/wps_scan.h"
+#include "lib/ip6_wps_xdp.h"
+#include "lib/ip_edit.h"
+#include "ub_wire.h"
 #include "wps_opt.h"
 #include "wps_egress_maps.h"
 
@@ -48,6 +53,14 @@ struct {
 	__type(key, struct in6_addr);
 	__type(value, __u8);
 } wps_eg_local SEC(".maps");
+
+/* The ingress nodes we serve: wps_egress_maps.h, struct wps_eg_peer_key. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, WPS_EG_MAX_PEER_KEYS);
+	__type(key, struct wps_eg_peer_key);
+	__type(value, __u32);		/* peer index */
+} wps_eg_peers SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -147,6 +160,37 @@ static __always_inline int reject(struct xdp_md *ctx, const struct wps_eg_cfg *c
 	return XDP_DROP;
 }
 
+/*
+ * The outer source must be a peer that may use this Ingress Node ID: its
+ * peer index in *peer, or -1 with the reason. Checked before anything is
+ * decapsulated or steered, so a host that only learnt a node ID delivers
+ * nothing into the site.
+ */
+static __always_inline int peer_of(const struct wps_eg_cfg *cfg, const struct ipv6hdr *ip6, __u16 node,
+				   __u32 *peer, __u32 *reason)
+{
+	struct wps_eg_peer_key k;
+	__u32 *v;
+
+	*peer = 0;
+	if (cfg->flags & WPS_EG_F_ANY_PEER)
+		return 0;
+	__builtin_memcpy(k.addr, &ip6->saddr, sizeof(k.addr));
+	k.node = node;
+	v = bpf_map_lookup_elem(&wps_eg_peers, &k);
+	if (!v) {
+		k.node = WPS_EG_PEER_ANY_NODE;
+		v = bpf_map_lookup_elem(&wps_eg_peers, &k);
+	}
+	if (v) {
+		*peer = *v;
+		return 0;
+	}
+	k.node = WPS_EG_PEER_ADDR;
+	*reason = bpf_map_lookup_elem(&wps_eg_peers, &k) ? WPS_EG_CNT_BAD_PEER_NODE : WPS_EG_CNT_BAD_PEER;
+	return -1;
+}
+
 /* The inner packet must fill exactly what the outer header says is left. */
 static __always_inline int check_inner(struct hdr_cursor *c, __u8 nexthdr, __u32 *reason)
 {
@@ -180,6 +224,42 @@ static __always_inline int check_inner(struct hdr_cursor *c, __u8 nexthdr, __u32
 	}
 	*reason = WPS_EG_CNT_BAD_INNER;
 	return -1;
+}
+
+/*
+ * RFC 6040 decapsulation, normal mode (its Figure 4), in place on the inner
+ * header: outer CE reaches an ECN-capable inner packet (ECT(0), ECT(1)) as
+ * CE, outer ECT(1) turns inner ECT(0) into ECT(1), all else leaves the inner
+ * field as it is; CE on the outer header of a Not-ECT packet means drop
+ * (-1). IPv4's header checksum follows (RFC 1624).
+ */
+static __always_inline int ecn_decap(const struct ipv6hdr *outer, void *inner, void *end, int v4)
+{
+	__u8 out = ip6_ecn(outer), in, want;
+	struct ipv6hdr *i6 = inner;
+	struct iphdr *ip = inner;
+
+	if (v4 ? (void *)(ip + 1) > end : (void *)(i6 + 1) > end)
+		return -1;
+	in = v4 ? ip4_ecn(ip) : ip6_ecn(i6);
+	if (out == ECN_CE) {
+		if (in == ECN_NOT_ECT)
+			return -1;
+		want = ECN_CE;
+	} else if (out == ECN_ECT1 && in == ECN_ECT0) {
+		want = ECN_ECT1;
+	} else {
+		return 0;
+	}
+	if (want == in)
+		return 0;
+	if (v4)
+		ip4_set_ecn(ip, want);
+	else
+		ip6_set_ecn(i6, want);
+	if (want == ECN_CE)
+		count(WPS_EG_CNT_ECN_CE);
+	return 0;
 }
 
 /* FIB lookup on the inner packet, as if it had arrived on this device. */
@@ -267,7 +347,7 @@ static __always_inline int decap_forward(struct xdp_md *ctx, __u32 l2_off, int v
  * before the inner packet); the thread transmits from l2_off without a copy.
  */
 static __always_inline int to_reorder(struct xdp_md *ctx, __u32 l2_off, int v4,
-				      __u16 node, __u16 flow, __u16 gid, __u8 flags)
+				      __u16 node, __u16 flow, __u16 gid, __u8 flags, __u32 peer)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	struct wps_xsk_desc *d = data;
@@ -297,7 +377,8 @@ static __always_inline int to_reorder(struct xdp_md *ctx, __u32 l2_off, int v4,
 	d->ingress_node = node;
 	d->flow_id = flow;
 	d->group_id = gid;
-	d->pad = 0;
+	d->peer = (__u16)peer;
+	d->len = 0;
 	count(WPS_EG_CNT_R1_XSK);
 	return XDP_REDIRECT;
 }
@@ -312,7 +393,7 @@ int wps_egress(struct xdp_md *ctx)
 	struct ethhdr *eth;
 	struct wps_scan s;
 	struct wps_opt *o;
-	__u32 zero = 0, reason, *slot, l2_off, ifindex;
+	__u32 zero = 0, reason, *slot, l2_off, ifindex, peer;
 	__u16 node, flow, gid;
 	__u8 flags;
 	int nh, v4;
@@ -343,6 +424,8 @@ int wps_egress(struct xdp_md *ctx)
 		return reject(ctx, cfg, WPS_EG_CNT_DUP_OPT, ip6, o, end);
 	if (o->len != WPS_OPT_DATA_LEN)
 		return reject(ctx, cfg, WPS_EG_CNT_BAD_OPT_LEN, ip6, o, end);
+	if (peer_of(cfg, ip6, bpf_ntohs(o->ingress_node), &peer, &reason))
+		return reject(ctx, cfg, reason, ip6, o, end);
 	if (bpf_ntohs(o->egress_node) != cfg->node_id)
 		return reject(ctx, cfg, WPS_EG_CNT_WRONG_NODE, ip6, o, end);
 	if (sizeof(*ip6) + bpf_ntohs(ip6->payload_len) != (__u64)(end - (void *)ip6))
@@ -358,6 +441,24 @@ int wps_egress(struct xdp_md *ctx)
 	l2_off = (__u32)(c.pos - data) - sizeof(struct ethhdr);
 	if (l2_off > 0x1ff - sizeof(struct ethhdr))
 		return reject(ctx, cfg, WPS_EG_CNT_BAD_EXTHDR, ip6, o, end);
+	/* Domain isolation on the way out: neither way out passes TC. */
+	if (!v4) {
+		int w = ip6x_has_wps(ctx, l2_off + sizeof(struct ethhdr), (__u32)(end - data));
+
+		if (w != IP6X_NO_WPS)
+			return reject(ctx, cfg, w == IP6X_WPS ? WPS_EG_CNT_DROP_INNER_WPS :
+				      WPS_EG_CNT_DROP_INNER_UNWALKED, ip6, o, end);
+	}
+	/* The outer header's ECN into the inner one, for every way out (XDP, the
+	 * reorder thread's AF_XDP and raw sockets, the kernel): all leave with the
+	 * inner packet as laid out here. */
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	ip6 = data + sizeof(struct ethhdr);
+	if ((void *)(ip6 + 1) > end)
+		return XDP_DROP;
+	if (ecn_decap(ip6, data + l2_bound(l2_off) + sizeof(struct ethhdr), end, v4))
+		return reject(ctx, cfg, WPS_EG_CNT_DROP_CE_NOT_ECT, ip6, NULL, end);
 
 	if ((flags & WPS_FLAG_R) && !(cfg->flags & WPS_EG_F_NO_REORDER)) {
 		ifindex = ctx->ingress_ifindex;
@@ -365,7 +466,7 @@ int wps_egress(struct xdp_md *ctx)
 		if (slot && bpf_redirect_map(&wps_eg_xsks,
 					     *slot * WPS_EG_MAX_QUEUES + (ctx->rx_queue_index % WPS_EG_MAX_QUEUES),
 					     0) == XDP_REDIRECT)
-			return to_reorder(ctx, l2_off, v4, node, flow, gid, flags);
+			return to_reorder(ctx, l2_off, v4, node, flow, gid, flags, peer);
 		count(WPS_EG_CNT_R1_NO_XSK);
 	}
 	return decap_forward(ctx, l2_off, v4);

@@ -14,6 +14,8 @@
 #define WPS_EG_MAX_LOCAL	64	/* our outer IPv6 addresses */
 #define WPS_EG_MAX_OPTHDR	64	/* longest options header we parse (HdrExtLen <= 7) */
 #define WPS_EG_MAX_OPTS		16	/* options per header we walk */
+#define WPS_EG_MAX_PEERS	64	/* ingress nodes' outer addresses (--peer) */
+#define WPS_EG_MAX_PEER_KEYS	1024	/* entries of wps_eg_peers: addresses x Ingress Node IDs */
 
 struct wps_eg_cfg {
 	__u16 node_id;		/* our Egress Node ID */
@@ -23,6 +25,25 @@ struct wps_eg_cfg {
 
 /* Every R=1 packet is decapsulated in XDP too (tests, and a fallback mode). */
 #define WPS_EG_F_NO_REORDER	0x1
+/* No peer check (--any-peer): a WPS packet from any source is served, as peer 0. */
+#define WPS_EG_F_ANY_PEER	0x2
+
+/*
+ * The peers (--peer ADDR[=ID]): a WPS packet is served only when the map has
+ * its outer source with its Ingress Node ID, or with WPS_EG_PEER_ANY_NODE
+ * (ADDR alone: any ID). Every peer address also has a WPS_EG_PEER_ADDR entry,
+ * so that a refusal can tell an unknown source (bad_peer) from a known one
+ * using an ID it may not (bad_peer_node). The value is the peer's index
+ * (0..WPS_EG_MAX_PEERS-1), the same for all entries of one address: the
+ * reorder thread keeps its state and shares per index.
+ */
+#define WPS_EG_PEER_ANY_NODE	0x10000u
+#define WPS_EG_PEER_ADDR	0x20000u
+
+struct wps_eg_peer_key {
+	__u8 addr[16];		/* outer IPv6 source */
+	__u32 node;		/* Ingress Node ID, or WPS_EG_PEER_ANY_NODE / WPS_EG_PEER_ADDR */
+};
 
 /*
  * rx_wps: WPS packets addressed to us (before validation). pass_other: all
@@ -30,7 +51,18 @@ struct wps_eg_cfg {
  * handed to the kernel (unresolved neighbour, local, no route, too big).
  * r1_xsk: R = 1 to the reorder thread; r1_no_xsk: no socket on that queue,
  * handled as R = 0 (order not restored, never lost). bad_*: validation
- * failures, dropped (draft: Egress Node Procedures step 1).
+ * failures, dropped (draft: Egress Node Procedures step 1); bad_peer and
+ * bad_peer_node: the outer source is not a peer, or a peer whose --peer
+ * ADDR=ID entries do not include the packet's Ingress Node ID.
+ * drop_inner_wps: a valid WPS packet whose inner IPv6 packet itself carries
+ * the WPS option (in a Hop-by-Hop or Destination Options header of its
+ * chain): it must not leave the domain, and its ways out (devmap redirect,
+ * AF_XDP) pass no TC boundary filter; drop_inner_unwalked: an inner chain
+ * longer (IP6X_MAX_HDRS) or more malformed than can be walked, so it might.
+ * Both dropped and logged. Decapsulation follows RFC 6040 (normal mode):
+ * ecn_ce, CE on the outer header copied into an ECN-capable inner packet;
+ * drop_ce_not_ect, CE on the outer header of a Not-ECT inner packet: dropped
+ * (and logged), as RFC 6040 says (its sender would not react to a mark).
  */
 #define WPS_EG_COUNTERS(X)						\
 	X(RX_WPS,		"rx_wps")				\
@@ -41,11 +73,17 @@ struct wps_eg_cfg {
 	X(R1_NO_XSK,		"r1_no_xsk")				\
 	X(BAD_OPT_LEN,		"bad_opt_len")				\
 	X(WRONG_NODE,		"bad_egress_node")			\
+	X(BAD_PEER,		"bad_peer")				\
+	X(BAD_PEER_NODE,	"bad_peer_node")			\
 	X(DUP_OPT,		"bad_two_options")			\
 	X(BOTH_HDRS,		"bad_both_headers")			\
 	X(BAD_EXTHDR,		"bad_options_header")			\
 	X(BAD_INNER,		"bad_inner")				\
 	X(BAD_LENGTH,		"bad_length")				\
+	X(DROP_INNER_WPS,	"drop_inner_wps")			\
+	X(DROP_INNER_UNWALKED,	"drop_inner_unwalked")			\
+	X(DROP_CE_NOT_ECT,	"drop_ce_not_ect")			\
+	X(ECN_CE,		"ecn_ce")				\
 	X(LOG_SUPPRESSED,	"log_suppressed")
 
 #define WPS_EG_CNT_ENUM(id, name) WPS_EG_CNT_##id,
@@ -62,7 +100,7 @@ enum wps_eg_counter {
  * from the FIB lookup on the inner destination, then the inner packet, as it
  * entered the domain. Host byte order.
  */
-#define WPS_XSK_MAGIC	0x57505331u	/* "WPS1" */
+#define WPS_XSK_MAGIC	0x57505332u	/* "WPS2" */
 
 struct wps_xsk_desc {
 	__u32 magic;
@@ -73,7 +111,8 @@ struct wps_xsk_desc {
 	__u16 ingress_node;
 	__u16 flow_id;
 	__u16 group_id;
-	__u16 pad;
+	__u16 peer;		/* the outer source's peer index (0 with --any-peer) */
+	__u32 len;		/* 0 from XDP; the thread keeps the frame's length here */
 };
 
 /* A validation failure, for the rate-limited log (ringbuf). */

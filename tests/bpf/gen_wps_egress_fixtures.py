@@ -34,7 +34,7 @@ def env():
 W = env()
 NODE_IN, NODE_EG = int(W["WPS_IN_NODE"]), int(W["WPS_EG_NODE"])
 S, E, R = 0x80, 0x40, 0x20
-MAGIC = 0x57505331
+MAGIC = 0x57505332             # "WPS2"
 FIB_SUCCESS, FIB_NO_NEIGH = 0, 7
 cases = []
 
@@ -63,22 +63,22 @@ def opthdr(nexthdr, options):
     return bytes([nexthdr, total // 8 - 1]) + body
 
 
-def inner4(dst=W["WPS_DST_IP4"], ttl=64, payload=b"inner-v4-payload"):
-    return bytes(IP(src=W["WPS_SRC_IP4"], dst=dst, ttl=ttl, id=1) / UDP(sport=1234, dport=5001) /
+def inner4(dst=W["WPS_DST_IP4"], ttl=64, payload=b"inner-v4-payload", tos=0):
+    return bytes(IP(src=W["WPS_SRC_IP4"], dst=dst, ttl=ttl, id=1, tos=tos) / UDP(sport=1234, dport=5001) /
                  Raw(payload))
 
 
-def inner6(dst=W["WPS_DST_IP6"], hlim=64):
-    return bytes(IPv6(src=W["WPS_SRC_IP6"], dst=dst, hlim=hlim) /
+def inner6(dst=W["WPS_DST_IP6"], hlim=64, tc=0):
+    return bytes(IPv6(src=W["WPS_SRC_IP6"], dst=dst, hlim=hlim, tc=tc) /
                  TCP(sport=40000, dport=5201, flags="PA", seq=1000, ack=2000) / Raw(b"inner-v6-tcp"))
 
 
-def outer(inner, hdrs=None, dst=W["WPS_EG_IP6"], first_nh=60, trailer=b"", **opt):
+def outer(inner, hdrs=None, dst=W["WPS_EG_IP6"], first_nh=60, trailer=b"", src=W["WPS_IN_IP6"], tc=0, **opt):
     """Outer Ethernet/IPv6 to the egress, DestOpt (default) carrying the WPS option."""
     nh = 4 if inner[0] >> 4 == 4 else 41
     if hdrs is None:
         hdrs = opthdr(nh, wps_opt(**opt))
-    ip6 = IPv6(src=W["WPS_IN_IP6"], dst=dst, nh=first_nh, hlim=60, fl=0x12345) / Raw(hdrs + inner)
+    ip6 = IPv6(src=src, dst=dst, nh=first_nh, hlim=60, fl=0x12345, tc=tc) / Raw(hdrs + inner)
     return bytes(Ether(dst=W["WPS_EG_DOM_MAC"], src=W["WPS_IN_DOM_MAC"], type=0x86DD) / ip6) + trailer
 
 
@@ -94,10 +94,12 @@ def to_kernel(inner):
     return bytes(Ether(dst=W["WPS_EG_DOM_MAC"], src=W["WPS_IN_DOM_MAC"], type=t)) + inner
 
 
-def to_thread(frame, inner, flags, flow=7, gid=100, fib_rc=FIB_SUCCESS):
-    """R = 1: struct wps_xsk_desc over the outer headers, an Ethernet header before the inner packet."""
+def to_thread(frame, inner, flags, flow=7, gid=100, fib_rc=FIB_SUCCESS, node=NODE_IN, peer=0):
+    """R = 1: struct wps_xsk_desc over the outer headers (magic, flags, FIB result, l2_off,
+    ifindex, Ingress Node ID, Flow ID, Group ID, peer index, a length word left 0), an
+    Ethernet header before the inner packet."""
     l2_off = len(frame) - len(inner) - 14
-    desc = struct.pack("<IBBHIHHHH", MAGIC, flags, fib_rc, l2_off, 0, NODE_IN, flow, gid, 0)
+    desc = struct.pack("<IBBHIHHHHI", MAGIC, flags, fib_rc, l2_off, 0, node, flow, gid, peer, 0)
     t = 0x0800 if inner[0] >> 4 == 4 else 0x86DD
     if fib_rc == FIB_SUCCESS:
         eth = bytes(Ether(dst=W["WPS_DST_MAC"], src=W["WPS_EG_SITE_MAC"], type=t))
@@ -130,6 +132,8 @@ padded = outer(i4, hdrs=opthdr(4, bytes([1, 4, 0, 0, 0, 0]) + wps_opt() + b"\x00
 case("r0_padding_around_the_option", padded, "XDP_REDIRECT", ["rx_wps", "r0_fwd"], to_site(i4))
 rsvd = outer(i4, flags=S | E | 0x1f, rsvd=0xff)
 case("r0_reserved_bits_ignored", rsvd, "XDP_REDIRECT", ["rx_wps", "r0_fwd"], to_site(i4))
+case("r0_egress_port_id_ignored", outer(i4, eport=0xfe, iport=0xfd), "XDP_REDIRECT", ["rx_wps", "r0_fwd"], to_site(i4),
+     scapy="Ingress and Egress Port IDs are not used: the inner FIB lookup picks the way out (README)")
 other_opt_first = outer(i4, hdrs=opthdr(60, bytes([0x1e, 2, 0xaa, 0xbb])) + opthdr(4, wps_opt()),
                         first_nh=0)
 case("r0_hbh_other_option_then_destopt_wps", other_opt_first, "XDP_REDIRECT", ["rx_wps", "r0_fwd"],
@@ -178,6 +182,90 @@ short_inner = bytearray(i4)
 short_inner[2:4] = struct.pack("!H", len(i4) + 8)
 case("inner_length_wrong", outer(bytes(short_inner)), "XDP_DROP", ["rx_wps", "bad_length"])
 case("outer_trailing_bytes", outer(i4, trailer=b"\xee" * 6), "XDP_DROP", ["rx_wps", "bad_length"])
+
+# ---- peers: only the ingress nodes given with --peer, each with its Ingress Node IDs ------
+# (The harness's default peer is WPS_IN_IP6 with WPS_IN_NODE, as --peer ADDR=ID.)
+STRANGER = "fd00:20::99"
+f = outer(i4, src=STRANGER)
+case("peer_unknown_source_dropped", f, "XDP_DROP", ["rx_wps", "bad_peer"], opts="--log 100", logs=1,
+     scapy="a host that learnt the node IDs, not a peer: dropped before anything is decapsulated")
+f = outer(i4, src=STRANGER, flags=S | E | R)
+case("peer_unknown_source_r1_not_steered", f, "XDP_DROP", ["rx_wps", "bad_peer"],
+     scapy="R=1 from a stranger: dropped, never handed to the reorder thread")
+f = outer(i4, ingress=NODE_IN + 4)
+case("peer_ingress_node_not_its_own_dropped", f, "XDP_DROP", ["rx_wps", "bad_peer_node"], opts="--log 100",
+     logs=1, scapy="a peer's address with an Ingress Node ID its --peer ADDR=ID does not give")
+f = outer(i4, ingress=NODE_IN + 4, flags=S | E | R)
+case("peer_ingress_node_not_its_own_r1_dropped", f, "XDP_DROP", ["rx_wps", "bad_peer_node"])
+case("peer_without_id_any_node", outer(i4, ingress=NODE_IN + 4), "XDP_REDIRECT", ["rx_wps", "r0_fwd"], to_site(i4),
+     opts=f"--peer {W['WPS_IN_IP6']}", scapy="--peer ADDR without an ID: any Ingress Node ID")
+case("peer_with_several_ids", outer(i4, ingress=9), "XDP_REDIRECT", ["rx_wps", "r0_fwd"], to_site(i4),
+     opts=f"--peer {W['WPS_IN_IP6']}={NODE_IN} --peer {W['WPS_IN_IP6']}=9")
+f = outer(i4, flags=S | R, gid=300)
+case("peer_index_to_reorder_thread", f, "XDP_REDIRECT", ["rx_wps", "r1_xsk"],
+     to_thread(f, i4, S | R, gid=300, peer=1), ifindex_at=8,
+     opts=f"--peer fd00:20::7=3,{W['WPS_IN_IP6']}={NODE_IN}",
+     scapy="the second --peer address: peer index 1 in the descriptor (its own reorder state and share)")
+case("any_peer_serves_any_source", outer(i4, src=STRANGER), "XDP_REDIRECT", ["rx_wps", "r0_fwd"], to_site(i4),
+     opts="--any-peer")
+
+# ---- an inner packet that carries the WPS option itself never leaves ----------------
+def inner6_hdrs(hdrs, first_nh):
+    """Inner IPv6/UDP behind extension headers `hdrs` (raw, chained by the caller)."""
+    udp = bytes(UDP(sport=4000, dport=4001) / Raw(b"inner-wps"))
+    return bytes(IPv6(src=W["WPS_SRC_IP6"], dst=W["WPS_DST_IP6"], nh=first_nh, hlim=64) / Raw(hdrs + udp))
+
+
+wps_in = inner6_hdrs(opthdr(17, wps_opt(flow=9, gid=5)), 60)
+case("inner_carries_wps_dropped", outer(wps_in), "XDP_DROP", ["rx_wps", "drop_inner_wps"], opts="--log 100",
+     logs=1, scapy="inner IPv6/DestOpt(WPS)/UDP: it would leave the domain past the TC boundary filter")
+f = outer(wps_in, flags=S | E | R)
+case("inner_carries_wps_r1_not_steered", f, "XDP_DROP", ["rx_wps", "drop_inner_wps"])
+hbh_in = inner6_hdrs(opthdr(17, wps_opt()), 0)
+case("inner_hop_by_hop_wps_dropped", outer(hbh_in), "XDP_DROP", ["rx_wps", "drop_inner_wps"])
+rt = bytes([60, 2, 0, 0, 0, 0, 0, 0]) + b"\x00" * 16      # Routing (type 0 layout), one address
+deep = inner6_hdrs(rt + opthdr(17, bytes([1, 2, 0, 0]) + wps_opt()), 43)
+case("inner_wps_behind_routing_header_dropped", outer(deep), "XDP_DROP", ["rx_wps", "drop_inner_wps"],
+     scapy="inner IPv6/Routing/DestOpt(PadN, WPS)/UDP")
+frag_first = inner6_hdrs(bytes([60, 0, 0, 1, 0, 0, 0, 7]) + opthdr(17, wps_opt()), 44)
+case("inner_wps_behind_first_fragment_dropped", outer(frag_first), "XDP_DROP", ["rx_wps", "drop_inner_wps"])
+frag_later = inner6_hdrs(bytes([60, 0, 0, 0x59, 0, 0, 0, 7]) + opthdr(17, wps_opt()), 44)
+case("inner_later_fragment_forwarded", outer(frag_later), "XDP_REDIRECT", ["rx_wps", "r0_fwd"], to_site(frag_later),
+     scapy="a non-first fragment's bytes are payload: no header to find the option in")
+other_opt = inner6_hdrs(opthdr(17, bytes([0x1e, 2, 0xaa, 0xbb])), 60)
+case("inner_other_option_forwarded", outer(other_opt), "XDP_REDIRECT", ["rx_wps", "r0_fwd"], to_site(other_opt))
+chain = b"".join(opthdr(60, b"") for _ in range(8)) + opthdr(17, b"")
+too_deep = inner6_hdrs(chain, 60)
+case("inner_chain_too_long_dropped", outer(too_deep), "XDP_DROP", ["rx_wps", "drop_inner_unwalked"],
+     scapy="nine Destination Options headers: more than the walk takes, so it might hide the option")
+
+# ---- ECN: RFC 6040 decapsulation (normal mode), the outer field into the inner one --------
+NOT_ECT, ECT1, ECT0, CE = 0, 1, 2, 3
+EF = 46 << 2                    # a DSCP that must stay as it is
+for name, outer_ecn, inner_ecn, want in [
+        ("ce_into_ect0", CE, ECT0, CE), ("ce_into_ect1", CE, ECT1, CE), ("ce_onto_ce", CE, CE, CE),
+        ("ect1_into_ect0", ECT1, ECT0, ECT1), ("ect0_onto_ect1", ECT0, ECT1, ECT1),
+        ("not_ect_outer_ect0_inner", NOT_ECT, ECT0, ECT0), ("ect0_outer_not_ect_inner", ECT0, NOT_ECT, NOT_ECT),
+        ("ce_outer_dscp_kept", CE, ECT0 | EF, CE | EF)]:
+    i_in, i_out = inner4(tos=inner_ecn), inner4(tos=want)     # scapy computes each header checksum
+    case(f"ecn_{name}_v4", outer(i_in, tc=outer_ecn | (EF if name.endswith("dscp_kept") else 0)),
+         "XDP_REDIRECT", ["rx_wps", "r0_fwd"] + (["ecn_ce"] if want & 3 == CE and inner_ecn & 3 != CE else []),
+         to_site(i_out), scapy=f"outer ECN {outer_ecn}, inner {inner_ecn & 3}: inner leaves with {want & 3}, IPv4 checksum updated")
+    i_in, i_out = inner6(tc=inner_ecn), inner6(tc=want)
+    case(f"ecn_{name}_v6", outer(i_in, tc=outer_ecn), "XDP_REDIRECT",
+         ["rx_wps", "r0_fwd"] + (["ecn_ce"] if want & 3 == CE and inner_ecn & 3 != CE else []), to_site(i_out))
+i_in, i_out = inner4(tos=ECT0), inner4(tos=CE)
+f = outer(i_in, tc=CE, flags=S | R, gid=300)
+case("ecn_ce_r1_to_reorder_thread", f, "XDP_REDIRECT", ["rx_wps", "r1_xsk", "ecn_ce"],
+     to_thread(f, i_out, S | R, gid=300), ifindex_at=8,
+     scapy="R=1: the frame the thread transmits (AF_XDP or raw socket) already carries the CE")
+nn_in, nn_out = inner4(dst=W["WPS_NO_NEIGH_IP4"], tos=ECT1), inner4(dst=W["WPS_NO_NEIGH_IP4"], tos=CE)
+case("ecn_ce_to_kernel", outer(nn_in, tc=CE), "XDP_PASS", ["rx_wps", "r0_kernel", "ecn_ce"], to_kernel(nn_out),
+     scapy="the kernel path (unresolved neighbour) gets the inner packet with CE")
+case("ecn_ce_not_ect_dropped_v4", outer(inner4(), tc=CE), "XDP_DROP", ["rx_wps", "drop_ce_not_ect"],
+     opts="--log 100", logs=1, scapy="RFC 6040: CE on the outer header of a Not-ECT packet: drop")
+case("ecn_ce_not_ect_dropped_v6", outer(inner6(), tc=CE), "XDP_DROP", ["rx_wps", "drop_ce_not_ect"])
+case("ecn_ce_not_ect_r1_dropped", outer(inner4(), tc=CE, flags=S | E | R), "XDP_DROP", ["rx_wps", "drop_ce_not_ect"])
 
 # ---- everything else passes untouched ---------------------------------------------
 f = outer(i4, dst="fd00:20::77")

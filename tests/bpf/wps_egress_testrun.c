@@ -9,7 +9,10 @@
  * per expected increment, all others unmoved) and the log records written.
  *
  * Case options: --no-socket (empty XSKMAP), --no-reorder (cfg flag),
- * --log N (records per second), --repeat N (runs of the same frame).
+ * --log N (records per second), --repeat N (runs of the same frame),
+ * --peer ADDR[=ID][,...] (the peers, as `ubctl wps egress run --peer`;
+ * repeatable; default: the ingress's address with its node ID, both from
+ * the environment), --any-peer (no peer check).
  *
  *   wps_egress_testrun --dom-dev DEV --site-dev DEV FIXTURES...
  */
@@ -27,6 +30,7 @@
 
 #include "wps_egress.skel.h"
 #include "wps_egress_maps.h"
+#include "egress_peers.h"
 #include "egress_stats.h"
 #include "xsk_port.h"
 #include "fixture.h"
@@ -34,7 +38,7 @@
 #define MAX_PKT FIXTURE_MAX_PKT
 
 struct fixture {
-	char name[128], prog[16], opts[128], verdict[32], counters[256];
+	char name[128], prog[16], opts[256], verdict[32], counters[256];
 	unsigned char in[MAX_PKT], out[MAX_PKT];
 	size_t in_len, out_len;
 	bool has_out;
@@ -62,11 +66,17 @@ static int configure(const char *opts, int *repeat, char *err, size_t errlen)
 {
 	struct wps_eg_cfg cfg = { .node_id = (__u16)atoi(getenv("WPS_EG_NODE") ?: "0") };
 	int xsk_fd = bpf_map__fd(skel->maps.wps_eg_xsks), ncpu = libbpf_num_possible_cpus();
-	char buf[128], *save, *tok;
+	static struct wps_eg_peers peers;
+	static struct wps_eg_peer_key keys[WPS_EG_MAX_PEER_KEYS], key, next;
+	static __u32 idx[WPS_EG_MAX_PEER_KEYS];
+	int peers_fd = bpf_map__fd(skel->maps.wps_eg_peers);
+	char buf[256], *save, *tok, deflt[80];
 	bool socket = true;
 	__u32 zero = 0;
+	unsigned nkeys;
 
 	*repeat = 1;
+	memset(&peers, 0, sizeof(peers));
 	snprintf(buf, sizeof(buf), "%s", opts);
 	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
 		if (!strcmp(tok, "--no-socket")) {
@@ -77,11 +87,32 @@ static int configure(const char *opts, int *repeat, char *err, size_t errlen)
 			cfg.log_per_sec = (__u32)atoi(tok);
 		} else if (!strcmp(tok, "--repeat") && (tok = strtok_r(NULL, " ", &save))) {
 			*repeat = atoi(tok);
+		} else if (!strcmp(tok, "--peer") && (tok = strtok_r(NULL, " ", &save))) {
+			if (wps_eg_peers_parse(&peers, tok, err, errlen))
+				return -1;
+		} else if (!strcmp(tok, "--any-peer")) {
+			cfg.flags |= WPS_EG_F_ANY_PEER;
 		} else {
 			snprintf(err, errlen, "unknown option '%s'", tok);
 			return -1;
 		}
 	}
+	if (!peers.n && !(cfg.flags & WPS_EG_F_ANY_PEER)) {
+		snprintf(deflt, sizeof(deflt), "%s=%s", getenv("WPS_IN_IP6") ?: "", getenv("WPS_IN_NODE") ?: "");
+		if (wps_eg_peers_parse(&peers, deflt, err, errlen))
+			return -1;
+	}
+	/* The peers map as ubctl fills it, emptied first. */
+	while (!bpf_map_get_next_key(peers_fd, NULL, &next)) {
+		key = next;
+		bpf_map_delete_elem(peers_fd, &key);
+	}
+	nkeys = wps_eg_peers_keys(&peers, keys, idx);
+	for (unsigned i = 0; i < nkeys; i++)
+		if (bpf_map_update_elem(peers_fd, &keys[i], &idx[i], 0)) {
+			snprintf(err, errlen, "peers map: %s", strerror(errno));
+			return -1;
+		}
 	if (socket ? bpf_map_update_elem(xsk_fd, &zero, &sock_fd, 0) : (bpf_map_delete_elem(xsk_fd, &zero), 0)) {
 		snprintf(err, errlen, "XSKMAP: %s", strerror(errno));
 		return -1;
@@ -125,7 +156,7 @@ static bool run_case(struct fixture *f, struct ring_buffer *rb)
 			return false;
 		}
 		want_n[i]++;
-		if (!strncmp(tok, "bad_", 4))
+		if (!strncmp(tok, "bad_", 4) || !strncmp(tok, "drop_", 5))
 			log_want_reason = (__u32)i;
 	}
 	if (f->ifindex_at > 0 && (size_t)f->ifindex_at + 4 <= f->out_len)

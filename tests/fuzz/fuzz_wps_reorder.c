@@ -4,16 +4,17 @@
  *
  * The input picks a configuration (small bounds so they are hit) and then a
  * stream of operations: packet arrivals for a few flows of two ingress nodes
- * with Group IDs near or far from the flow's progress, timer ticks, time
- * steps.
+ * (one peer, or two peers, which may both use the same Ingress Node ID) with
+ * Group IDs near or far from the flow's progress, timer ticks, time steps.
  *
  * A reference model kept here decides what must happen to every packet, from
  * the contract in reorder.h and the draft's egress procedure, written with
  * plain arrays and scans instead of the engine's pools, lists and hash table:
- * per (Ingress Node ID, Flow ID) the NEG, the buffered packets, the release
- * timer, the start hold and the run of suspect Group IDs; the bounds and the
- * flow that gives way (the one whose timer was armed first); the table of
- * flow states and the per-ingress policer; the adaptive timeout. After every
+ * per (peer, Ingress Node ID, Flow ID) the NEG, the buffered packets, the
+ * release timer, the start hold and the run of suspect Group IDs; the bounds
+ * (flow, and the peer's share of the buffer) and the flow that gives way (the
+ * peer's one whose timer was armed first); each peer's share of the flow
+ * states, its policer and the aggregate one; each peer's adaptive timeout. After every
  * call the engine's outputs must be the model's, handle for handle and reason
  * for reason: the model, not the engine, says which arriving packet is late,
  * suspect or without state, and which buffered ones leave. The one freedom
@@ -85,27 +86,31 @@ struct md_pkt {
 
 struct md_flow {
 	int live;
+	int peer;
 	int holding;		/* start hold: NEG is only the smallest Group ID seen */
 	int armed;		/* release timer running (exactly when packets wait) */
-	int has_gap;		/* a gap was skipped: late ones of it measure the skew */
+	int nskip;		/* gaps the last skipping release gave up on: late ones measure the skew */
 	uint16_t neg;
 	uint16_t suspect_run;
-	uint16_t skip_lo, skip_hi;	/* the Group IDs the last skip gave up on */
+	uint16_t skip_lo[4], skip_hi[4];	/* its first four gaps, [lo, hi) */
 	uint64_t armed_at, arm_seq, gap_start, last_seen;
 	uint32_t n;
 	struct md_pkt q[FZ_MAX_BUF];	/* buffered, in arrival order */
 };
 
+struct md_bucket {
+	int init;
+	uint64_t tokens, last;		/* new flows x 1e9 */
+};
+
 struct md {
 	const struct wps_reorder_cfg *cfg;
 	struct md_flow fl[FZ_FLOWS];
-	struct {
-		int init;
-		uint64_t tokens, last;	/* new flows x 1e9 */
-	} pol[3];			/* by Ingress Node ID (1, 2) */
+	struct md_bucket pol[2], pol_all;	/* per peer, all peers */
 	uint32_t total, live;
+	uint32_t pbuf[2], plive[2];	/* per peer: buffered, flow states */
 	uint64_t arms;			/* timers armed so far: the arming order */
-	uint64_t skew, timeout;
+	uint64_t skew[2], timeout[2];	/* per peer */
 	struct wps_out out[2 * FZ_MAX_BUF + 2];	/* what the engine must emit */
 	uint32_t nout;
 	/* A resync starts the flow anew from output out[resync_at] on: what
@@ -135,30 +140,30 @@ static void md_emit(struct md *m, uint32_t h, enum wps_action a)
 	m->nout++;
 }
 
-/* The release timeout: fixed, or a multiple of the measured skew, clamped. */
-static void md_timeout(struct md *m)
+/* A peer's release timeout: fixed, or a multiple of its measured skew, clamped. */
+static void md_timeout(struct md *m, int pr)
 {
 	const struct wps_reorder_cfg *c = m->cfg;
 
 	if (c->release_timeout_ns) {
-		m->timeout = c->release_timeout_ns;
+		m->timeout[pr] = c->release_timeout_ns;
 		return;
 	}
-	m->timeout = m->skew * c->skew_mult;
-	if (m->timeout < c->timeout_min_ns)
-		m->timeout = c->timeout_min_ns;
-	if (m->timeout > c->timeout_max_ns)
-		m->timeout = c->timeout_max_ns;
+	m->timeout[pr] = m->skew[pr] * c->skew_mult;
+	if (m->timeout[pr] < c->timeout_min_ns)
+		m->timeout[pr] = c->timeout_min_ns;
+	if (m->timeout[pr] > c->timeout_max_ns)
+		m->timeout[pr] = c->timeout_max_ns;
 }
 
-/* The skew estimate: a larger sample at once, a smaller one by 1/64 of the difference. */
-static void md_skew(struct md *m, uint64_t s)
+/* A peer's skew estimate: a larger sample at once, a smaller one by 1/64 of the difference. */
+static void md_skew(struct md *m, int pr, uint64_t s)
 {
-	if (s > m->skew)
-		m->skew = s;
+	if (s > m->skew[pr])
+		m->skew[pr] = s;
 	else
-		m->skew -= (m->skew - s) / 64;
-	md_timeout(m);
+		m->skew[pr] -= (m->skew[pr] - s) / 64;
+	md_timeout(m, pr);
 }
 
 /* Every buffered Group ID is at or after NEG, within a small window: the
@@ -173,20 +178,35 @@ static uint16_t md_first(const struct md_flow *f)
 	return best;
 }
 
-static void md_arm(struct md *m, struct md_flow *f, uint64_t now)
+/* The timer runs from `at`, but from no earlier than any other timer of the peer. */
+static void md_arm(struct md *m, struct md_flow *f, uint64_t at)
 {
+	for (int i = 0; i < FZ_FLOWS; i++) {
+		struct md_flow *o = &m->fl[i];
+
+		if (o != f && o->live && o->armed && o->peer == f->peer && o->armed_at > at)
+			at = o->armed_at;
+	}
 	f->armed = 1;
-	f->armed_at = now;
+	f->armed_at = at;
 	f->arm_seq = ++m->arms;
 }
 
 /* After NEG moved: a gap left restarts the timer, none stops it. */
-static void md_rearm(struct md *m, struct md_flow *f, uint64_t now)
+/* Where md_drain stopped: nothing buffered, on an open group, before a gap. */
+enum { MD_EMPTY, MD_OPEN, MD_GAP };
+
+static uint64_t md_first_at(const struct md_flow *f, uint16_t gid);
+static uint16_t md_first(const struct md_flow *f);
+
+/* After NEG moved: nothing buffered stops the timer; an open group restarts it; a
+ * gap lets it run from when the group after the gap was buffered. */
+static void md_rearm(struct md *m, struct md_flow *f, uint64_t now, int stop)
 {
-	if (f->n)
-		md_arm(m, f, now);
-	else
+	if (!f->n)
 		f->armed = 0;
+	else
+		md_arm(m, f, stop == MD_GAP ? md_first_at(f, md_first(f)) : now);
 }
 
 /* The flow's smallest buffered group leaves, in arrival order, for reason a.
@@ -211,101 +231,151 @@ static int md_pop(struct md *m, struct md_flow *f, enum wps_action a, uint64_t n
 		md_emit(m, f->q[i].h, a);
 	}
 	m->total -= f->n - k;
+	m->pbuf[f->peer] -= f->n - k;
 	f->n = k;
 	if (a == WPS_ACT_INORDER && now > first_at)
-		md_skew(m, now - first_at);
+		md_skew(m, f->peer, now - first_at);
 	return end;
+}
+
+/* When the flow's buffered group gid came: its first buffered packet's arrival. */
+static uint64_t md_first_at(const struct md_flow *f, uint16_t gid)
+{
+	for (uint32_t i = 0; i < f->n; i++)
+		if (f->q[i].gid == gid)
+			return f->q[i].at;
+	CHECK(0, "model: group %u not buffered", gid);
+	return 0;
+}
+
+/* NEG skips the gap [lo, hi): how late a group of it comes, from when the
+ * timer was armed, is a skew sample. A release's first skip (*fresh) forgets
+ * the gaps of earlier ones; a release keeps its first four. */
+static void md_skip_add(struct md_flow *f, uint16_t lo, uint16_t hi, int *fresh)
+{
+	if (*fresh) {
+		f->nskip = 0;
+		f->gap_start = f->armed_at;
+		*fresh = 0;
+	}
+	if (f->nskip < 4) {
+		f->skip_lo[f->nskip] = lo;
+		f->skip_hi[f->nskip] = hi;
+		f->nskip++;
+	}
 }
 
 /* Release what is in order now: NEG's group for reason a, the complete
  * groups that follow it without a gap in order. An incomplete group stops
- * the walk with NEG on it (its remaining packets will cut through). */
-static void md_drain(struct md *m, struct md_flow *f, enum wps_action a, uint64_t now)
+ * the walk with NEG on it (its remaining packets will cut through). A gap is
+ * given up on, the group after it leaving for gapr, when that group has
+ * waited a full timeout since it was buffered (at shutdown, gapr IDLE: at
+ * once); otherwise the walk stops there. */
+static int md_drain(struct md *m, struct md_flow *f, enum wps_action a, uint64_t now,
+		    enum wps_action gapr, int *fresh)
 {
-	while (f->n && md_first(f) == f->neg) {
+	while (f->n) {
+		uint16_t g = md_first(f);
+
+		if (g != f->neg) {
+			if (gapr != WPS_ACT_IDLE && now - md_first_at(f, g) < m->timeout[f->peer])
+				return MD_GAP;
+			md_skip_add(f, f->neg, g, fresh);
+			f->neg = g;
+			a = gapr;
+		}
 		if (!md_pop(m, f, a, now))
-			return;
+			return MD_OPEN;
 		f->neg++;
 		a = WPS_ACT_INORDER;
 	}
+	return MD_EMPTY;
 }
 
-/* NEG skips to `to`, giving up on the groups from NEG up to it (a start hold:
- * on those it would still have taken, within the in-flight bound before the
- * smallest Group ID seen). How late one of them comes, from when the timer
- * was armed, is a skew sample. */
-static void md_give_up(struct md *m, struct md_flow *f, uint16_t to)
+/* Give up on the gap: NEG to the smallest buffered group, released for a,
+ * then the rest as md_drain says. A start hold gives up on the groups it
+ * would still have taken, within the in-flight bound before the smallest
+ * Group ID seen. */
+static void md_skip(struct md *m, struct md_flow *f, enum wps_action a, uint64_t now,
+		    enum wps_action gapr)
 {
-	f->gap_start = f->armed_at;
-	f->has_gap = 1;
-	f->skip_lo = (uint16_t)(f->neg - (f->holding ? m->cfg->inflight_groups : 0));
-	f->skip_hi = to;
-}
+	int fresh = 1;
 
-/* Give up on the gap: NEG to the smallest buffered group, release in order. */
-static void md_skip(struct md *m, struct md_flow *f, enum wps_action a, uint64_t now)
-{
 	if (!f->n) {
 		f->holding = 0;
 		return;
 	}
-	md_give_up(m, f, md_first(f));
+	md_skip_add(f, (uint16_t)(f->neg - (f->holding ? m->cfg->inflight_groups : 0)), md_first(f), &fresh);
 	f->holding = 0;
 	f->neg = md_first(f);
-	md_drain(m, f, a, now);
-	md_rearm(m, f, now);
+	md_rearm(m, f, now, md_drain(m, f, a, now, gapr, &fresh));
 }
 
 /* A bound is reached and f gives way: an arrival before everything buffered
  * becomes NEG (it will cut through), else the buffered head is released. */
 static void md_give_way(struct md *m, struct md_flow *f, uint16_t gid, uint64_t now)
 {
+	int fresh = 1;
+
 	if (fz_serial(gid, md_first(f)) < 0) {
-		md_give_up(m, f, gid);
+		md_skip_add(f, (uint16_t)(f->neg - (f->holding ? m->cfg->inflight_groups : 0)), gid, &fresh);
 		f->holding = 0;
 		f->neg = gid;
 		return;
 	}
-	md_skip(m, f, WPS_ACT_BOUND, now);
+	md_skip(m, f, WPS_ACT_BOUND, now, WPS_ACT_TIMER);
 }
 
-/* The armed flow whose timer was armed first (the one waiting longest). */
-static struct md_flow *md_oldest(struct md *m)
+/* The armed flow (of peer pr; -1: of any) whose timer was armed first (the one waiting longest). */
+static struct md_flow *md_oldest(struct md *m, int pr)
 {
 	struct md_flow *o = NULL;
 
 	for (int i = 0; i < FZ_FLOWS; i++)
-		if (m->fl[i].live && m->fl[i].armed && (!o || m->fl[i].arm_seq < o->arm_seq))
+		if (m->fl[i].live && m->fl[i].armed && (pr < 0 || m->fl[i].peer == pr) &&
+		    (!o || m->fl[i].arm_seq < o->arm_seq))
 			o = &m->fl[i];
 	return o;
 }
 
-/* A new flow state: refused when the table is full or the ingress's policer
- * (a token bucket of new_flows_burst, new_flows_per_sec) has no token. */
-static int md_admit(struct md *m, uint16_t node, uint64_t now)
+/* A token bucket of burst new flows refilled at rate per second: whether it holds one now. */
+static int md_bucket(struct md_bucket *b, uint32_t rate, uint32_t burst, uint64_t now)
+{
+	uint64_t cap = (uint64_t)burst * 1000000000ull;
+
+	if (!b->init) {
+		b->init = 1;
+		b->tokens = cap;
+		b->last = now;
+	}
+	if ((now - b->last) > cap / rate)
+		b->tokens = cap;
+	else
+		b->tokens += (now - b->last) * rate;
+	if (b->tokens > cap)
+		b->tokens = cap;
+	b->last = now;
+	return b->tokens >= 1000000000ull;
+}
+
+/* A new flow state: refused when the peer's share of states is taken, its
+ * policer has no token, or then the aggregate policer has none; a state
+ * takes a token from both. */
+static int md_admit(struct md *m, int pr, uint64_t now)
 {
 	const struct wps_reorder_cfg *c = m->cfg;
-	uint64_t cap = (uint64_t)c->new_flows_burst * 1000000000ull;
 
-	if (m->live == c->max_flows)
+	if (m->plive[pr] == c->max_flows / c->max_peers)
 		return 0;
-	if (!c->new_flows_per_sec)
-		return 1;
-	if (!m->pol[node].init) {
-		m->pol[node].init = 1;
-		m->pol[node].tokens = cap;
-		m->pol[node].last = now;
-	}
-	if ((now - m->pol[node].last) > cap / c->new_flows_per_sec)
-		m->pol[node].tokens = cap;
-	else
-		m->pol[node].tokens += (now - m->pol[node].last) * c->new_flows_per_sec;
-	if (m->pol[node].tokens > cap)
-		m->pol[node].tokens = cap;
-	m->pol[node].last = now;
-	if (m->pol[node].tokens < 1000000000ull)
+	if (c->new_flows_per_sec && !md_bucket(&m->pol[pr], c->new_flows_per_sec, c->new_flows_burst, now))
 		return 0;
-	m->pol[node].tokens -= 1000000000ull;
+	if (c->new_flows_total_per_sec &&
+	    !md_bucket(&m->pol_all, c->new_flows_total_per_sec, c->new_flows_total_burst, now))
+		return 0;
+	if (c->new_flows_per_sec)
+		m->pol[pr].tokens -= 1000000000ull;
+	if (c->new_flows_total_per_sec)
+		m->pol_all.tokens -= 1000000000ull;
 	return 1;
 }
 
@@ -314,20 +384,22 @@ static void md_rx(struct md *m, int fi, const struct wps_pkt *p, uint32_t h, uin
 {
 	const struct wps_reorder_cfg *c = m->cfg;
 	struct md_flow *f = &m->fl[fi];
-	int d, inflight = c->inflight_groups;
+	int d, inflight = c->inflight_groups, fresh;
 
 	m->nout = 0;
 	m->resync_flow = -1;
 	if (!f->live) {
-		if (!md_admit(m, p->ingress_node, now)) {
+		if (!md_admit(m, p->peer, now)) {
 			md_emit(m, h, WPS_ACT_NOSTATE);
 			return;
 		}
 		memset(f, 0, sizeof(*f));
 		f->live = 1;
+		f->peer = p->peer;
 		f->neg = p->group_id;
 		f->holding = c->start_hold;
 		m->live++;
+		m->plive[f->peer]++;
 	}
 	f->last_seen = now;
 	d = fz_serial(p->group_id, f->neg);
@@ -349,8 +421,8 @@ static void md_rx(struct md *m, int fi, const struct wps_pkt *p, uint32_t h, uin
 		f->neg = p->group_id;
 		m->resync_flow = fi;
 		m->resync_at = m->nout;
-		md_drain(m, f, WPS_ACT_RESYNC, now);
-		md_rearm(m, f, now);
+		fresh = 1;
+		md_rearm(m, f, now, md_drain(m, f, WPS_ACT_RESYNC, now, WPS_ACT_TIMER, &fresh));
 		d = fz_serial(p->group_id, f->neg);
 	}
 	f->suspect_run = 0;
@@ -359,51 +431,82 @@ static void md_rx(struct md *m, int fi, const struct wps_pkt *p, uint32_t h, uin
 		md_give_way(m, f, p->group_id, now);
 		d = f->holding ? 1 : fz_serial(p->group_id, f->neg);
 	}
-	/* The total bound: the flow waiting longest gives way, until there is room. */
-	while (d > 0 && m->total == c->total_buffer) {
-		struct md_flow *v = md_oldest(m);
+	/* The peer's share: its flow waiting longest gives way, until there is room. */
+	while (d > 0 && m->pbuf[f->peer] == c->total_buffer / c->max_peers) {
+		struct md_flow *v = md_oldest(m, f->peer);
 
-		CHECK(v, "model: the buffer is full and no timer runs");
+		CHECK(v, "model: the peer's share is full and no timer of it runs");
 		if (v == f) {
 			md_give_way(m, f, p->group_id, now);
 			d = fz_serial(p->group_id, f->neg);
 			break;
 		}
-		md_skip(m, v, WPS_ACT_BOUND, now);
+		md_skip(m, v, WPS_ACT_BOUND, now, WPS_ACT_TIMER);
 	}
 	if (d == 0) {
+		/* NEG's group: out at once; while groups wait, each of its
+		 * packets restarts the timer (it is still arriving). */
 		md_emit(m, h, WPS_ACT_CUT);
 		if (p->flags & WPS_FLAG_E) {
 			f->neg++;
-			md_drain(m, f, WPS_ACT_INORDER, now);
-			md_rearm(m, f, now);
+			fresh = 1;
+			md_rearm(m, f, now, md_drain(m, f, WPS_ACT_INORDER, now, WPS_ACT_TIMER, &fresh));
+		} else if (f->armed) {
+			md_arm(m, f, now);
 		}
 	} else if (d < 0) {
+		int gap = 0;
+
 		md_emit(m, h, WPS_ACT_LATE);
 		/* A group given up on: how late it came is a skew sample. A copy
 		 * of one delivered, or a Group ID too far behind, says nothing. */
-		if (-d <= inflight && f->has_gap && fz_serial(p->group_id, f->skip_lo) >= 0 &&
-		    fz_serial(p->group_id, f->skip_hi) < 0)
-			md_skew(m, now - f->gap_start);
+		for (int k = 0; k < f->nskip; k++)
+			gap |= fz_serial(p->group_id, f->skip_lo[k]) >= 0 &&
+			       fz_serial(p->group_id, f->skip_hi[k]) < 0;
+		if (-d <= inflight && gap)
+			md_skew(m, f->peer, now - f->gap_start);
 	} else {
 		CHECK(f->n < FZ_MAX_BUF, "model: flow buffer overflow");
 		f->q[f->n++] = (struct md_pkt){ .h = h, .gid = p->group_id,
 						.end = !!(p->flags & WPS_FLAG_E), .at = now };
 		m->total++;
+		m->pbuf[f->peer]++;
 		if (!f->armed)
 			md_arm(m, f, now);
 	}
 }
 
-/* Timers due by now, oldest first; an expiry during the start hold ends the hold. */
+/* The flow whose timer is due by now with the earliest deadline (its peer's
+ * timeout after it was armed); ties to the one armed first. */
+static struct md_flow *md_due(struct md *m, uint64_t now)
+{
+	struct md_flow *o = NULL;
+
+	for (int i = 0; i < FZ_FLOWS; i++) {
+		struct md_flow *f = &m->fl[i];
+		uint64_t dl = f->armed_at + m->timeout[f->peer];
+
+		if (!f->live || !f->armed || now - f->armed_at < m->timeout[f->peer])
+			continue;
+		if (!o || dl < o->armed_at + m->timeout[o->peer] ||
+		    (dl == o->armed_at + m->timeout[o->peer] && f->arm_seq < o->arm_seq))
+			o = f;
+	}
+	return o;
+}
+
+/* Timers due by now, earliest deadline first; an expiry during the start hold ends the hold. */
 static void md_tick(struct md *m, uint64_t now)
 {
 	struct md_flow *f;
 
 	m->nout = 0;
 	m->resync_flow = -1;
-	while ((f = md_oldest(m)) && now - f->armed_at >= m->timeout)
-		md_skip(m, f, f->holding ? WPS_ACT_HOLD : WPS_ACT_TIMER, now);
+	/* NEG to the smallest buffered group, then every gap whose next group
+	 * has waited its timeout; a start hold's end releases the group it
+	 * expects for HOLD, and the groups after gaps behind it by timer. */
+	while ((f = md_due(m, now)))
+		md_skip(m, f, f->holding ? WPS_ACT_HOLD : WPS_ACT_TIMER, now, WPS_ACT_TIMER);
 }
 
 /* Shutdown: each flow, oldest timer first, releases all it holds. */
@@ -413,9 +516,9 @@ static void md_flush(struct md *m)
 
 	m->nout = 0;
 	m->resync_flow = -1;
-	while ((f = md_oldest(m))) {
+	while ((f = md_oldest(m, -1))) {
 		while (f->n)
-			md_skip(m, f, WPS_ACT_IDLE, 0);
+			md_skip(m, f, WPS_ACT_IDLE, 0, WPS_ACT_IDLE);
 		f->armed = 0;
 	}
 }
@@ -431,6 +534,7 @@ struct fz {
 	struct fz_flow fl[FZ_FLOWS];
 	uint32_t waiting;
 	struct wps_reorder_cfg cfg;
+	int same_node;			/* two peers, both with Ingress Node ID 1 */
 	struct md m;
 	/* the engine's live flows, read with wps_reorder_foreach */
 	int eng_live[FZ_FLOWS];
@@ -438,18 +542,35 @@ struct fz {
 	uint32_t eng_buffered[FZ_FLOWS];
 };
 
-static int fz_flow_of(uint16_t node, uint16_t fid)
+/* Model flow fi: peer fi / 4 with two peers (else 0); Ingress Node ID 1 + fi / 4, or
+ * 1 for both peers (same_node); Flow ID fi % 4. */
+static void fz_key(const struct fz *z, int fi, struct wps_pkt *p)
 {
-	return node >= 1 && node <= 2 && fid < 4 ? (node - 1) * 4 + fid : -1;
+	p->peer = z->cfg.max_peers == 2 ? (uint16_t)(fi / 4) : 0;
+	p->ingress_node = z->same_node ? 1 : (uint16_t)(1 + fi / 4);
+	p->flow_id = (uint16_t)(fi % 4);
 }
 
-static int fz_foreach_cb(uint16_t node, uint16_t fid, uint16_t neg, const struct wps_flow_stats *s,
-			 void *arg)
+static int fz_flow_of(const struct fz *z, uint16_t peer, uint16_t node, uint16_t fid)
+{
+	for (int fi = 0; fi < FZ_FLOWS; fi++) {
+		struct wps_pkt p;
+
+		fz_key(z, fi, &p);
+		if (p.peer == peer && p.ingress_node == node && p.flow_id == fid)
+			return fi;
+	}
+	return -1;
+}
+
+static int fz_foreach_cb(uint16_t peer, uint16_t node, uint16_t fid, uint16_t neg,
+			 const struct wps_flow_stats *s, void *arg)
 {
 	struct fz *z = arg;
-	int fi = fz_flow_of(node, fid);
+	int fi = fz_flow_of(z, peer, node, fid);
 
-	CHECK(fi >= 0 && !z->eng_live[fi], "engine reports flow (%u, %u) twice or unknown", node, fid);
+	CHECK(fi >= 0 && !z->eng_live[fi], "engine reports flow (%u, %u, %u) twice or unknown", peer, node,
+	      fid);
 	z->eng_live[fi] = 1;
 	z->eng_neg[fi] = neg;
 	z->eng_buffered[fi] = s->buffered;
@@ -568,6 +689,7 @@ static void fz_reclaims(struct fz *z, struct wps_reorder *e, const struct wps_ou
 		memmove(&f->q[k], &f->q[k + 1], (f->n - k - 1) * sizeof(f->q[0]));
 		f->n--;
 		m->total--;
+		m->pbuf[f->peer]--;
 	}
 	for (int i = 0; i < FZ_FLOWS; i++) {
 		if (!gone[i])
@@ -576,6 +698,7 @@ static void fz_reclaims(struct fz *z, struct wps_reorder *e, const struct wps_ou
 		m->fl[i].live = 0;
 		m->fl[i].armed = 0;
 		m->live--;
+		m->plive[m->fl[i].peer]--;
 		wps_fuzz_reclaims++;
 	}
 }
@@ -593,8 +716,18 @@ static void fz_state(struct fz *z, struct wps_reorder *e)
 	      z->cfg.total_buffer);
 	CHECK(t.flows == z->m.live && t.flows <= z->cfg.max_flows, "%u flows, the model %u (max %u)",
 	      t.flows, z->m.live, z->cfg.max_flows);
-	CHECK(wps_reorder_timeout(e) == z->m.timeout, "timeout %llu, the model's %llu",
-	      (unsigned long long)wps_reorder_timeout(e), (unsigned long long)z->m.timeout);
+	for (uint16_t k = 0; k < z->cfg.max_peers; k++) {
+		struct wps_peer_stats ps;
+
+		wps_reorder_peer(e, k, &ps);
+		CHECK(wps_reorder_timeout(e, k) == z->m.timeout[k], "peer %u: timeout %llu, the model's %llu", k,
+		      (unsigned long long)wps_reorder_timeout(e, k), (unsigned long long)z->m.timeout[k]);
+		CHECK(ps.buffered == z->m.pbuf[k] && ps.buffered <= z->cfg.total_buffer / z->cfg.max_peers,
+		      "peer %u: buffers %u, the model %u (share %u)", k, ps.buffered, z->m.pbuf[k],
+		      z->cfg.total_buffer / z->cfg.max_peers);
+		CHECK(ps.flows == z->m.plive[k] && ps.flows <= z->cfg.max_flows / z->cfg.max_peers,
+		      "peer %u: %u flows, the model %u", k, ps.flows, z->m.plive[k]);
+	}
 	fz_read_flows(z, e);
 	for (int i = 0; i < FZ_FLOWS; i++) {
 		CHECK(z->fl[i].waiting <= z->cfg.flow_buffer, "flow %d: %u waiting > flow bound %u", i,
@@ -636,12 +769,19 @@ int wps_reorder_fuzz_one(const uint8_t *data, size_t size)
 	z.cfg.inflight_groups = (uint16_t)(1 + data[6] % 40);
 	z.cfg.suspect_resync = (uint16_t)(1 + data[7] % 6);
 	z.cfg.start_hold = data[7] & 0x80;
+	/* Two peers (shares of at least one packet and one state each), maybe with the same node ID. */
+	z.cfg.max_peers = (data[2] & 0x80) && z.cfg.total_buffer >= 2 && z.cfg.max_flows >= 2 ? 2 : 1;
+	z.same_node = z.cfg.max_peers == 2 && (data[2] & 0x40);
+	z.cfg.new_flows_total_per_sec = (data[7] & 0x40) ? 1000u * (1 + data[6] % 50) : 0;
+	z.cfg.new_flows_total_burst = 1 + (data[7] >> 3) % 4;
 	e = wps_reorder_new(&z.cfg);
 	CHECK(e, "valid configuration refused");
 	z.m.cfg = &z.cfg;
-	if (!z.cfg.release_timeout_ns)	/* the estimate starts where the initial timeout puts it */
-		z.m.skew = z.cfg.timeout_init_ns / z.cfg.skew_mult;
-	md_timeout(&z.m);
+	for (int k = 0; k < 2; k++) {
+		if (!z.cfg.release_timeout_ns)	/* the estimate starts where the initial timeout puts it */
+			z.m.skew[k] = z.cfg.timeout_init_ns / z.cfg.skew_mult;
+		md_timeout(&z.m, k);
+	}
 	for (int i = 0; i < FZ_FLOWS; i++)
 		z.fl[i].base = (uint16_t)(i * 9000 + 65530);
 
@@ -677,12 +817,11 @@ int wps_reorder_fuzz_one(const uint8_t *data, size_t size)
 			uint8_t fi = (op >> 2) & (FZ_FLOWS - 1);
 			struct fz_flow *f = &z.fl[fi];
 			struct wps_pkt p = {
-				.ingress_node = (uint16_t)(1 + fi / 4),
-				.flow_id = (uint16_t)(fi % 4),
 				.flags = op & 0xc0,	/* S and E at random; E ends the group below */
 			};
 			uint32_t h = nin++;
 
+			fz_key(&z, fi, &p);
 			if ((a & 0xc0) == 0xc0)		/* far: forged or stale */
 				p.group_id = (uint16_t)((b << 8) | a);
 			else				/* near the sender's progress, mostly ahead */

@@ -74,16 +74,19 @@ wps_delayline_start() {
 
 # wps_egress_start LOG DEVS [ubctl options]: `ubctl wps egress run` in NS_EG on the domain
 # devices DEVS, out of eg-site; sets EG_PID and EG_NAME (a random one unless the options
-# have --name NAME) once its statistics file exists.
+# have --name NAME) once its statistics file exists. The ingress (WPS_IN_IP6, Ingress
+# Node ID WPS_IN_NODE) is its peer unless the options say --peer, --any-peer or --config
+# themselves.
 wps_egress_start() {
-	local log=$1 devs=$2 a prev=; shift 2
+	local log=$1 devs=$2 peer=(--peer "$WPS_IN_IP6=$WPS_IN_NODE") a prev=; shift 2
+	for a in "$@"; do [[ $a == --peer || $a == --any-peer || $a == --config ]] && peer=(); done
 	EG_NAME="${NS_PREFIX}-$RANDOM"
 	for a in "$@"; do
 		[[ $prev != --name ]] || EG_NAME=$a
 		prev=$a
 	done
 	nsenter --net="/run/netns/$NS_EG" "$UBXDP_ROOT/build/bin/ubctl" wps egress run --dev "$devs" \
-		--out-dev eg-site --node-id "$WPS_EG_NODE" --name "$EG_NAME" "$@" >"$log" 2>&1 &
+		--out-dev eg-site --node-id "$WPS_EG_NODE" --name "$EG_NAME" "${peer[@]}" "$@" >"$log" 2>&1 &
 	EG_PID=$!
 	for _ in $(seq 100); do
 		[[ -f /run/ubxdp/wps_egress/$EG_NAME.json ]] && return 0

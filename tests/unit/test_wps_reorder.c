@@ -45,16 +45,24 @@ static void take(struct wps_reorder *e, uint32_t n)
 	}
 }
 
-/* One packet of (node, flow), group gid, index idx of a group of len packets. */
-static void rx(struct wps_reorder *e, uint16_t node, uint16_t flow, uint16_t gid, uint16_t idx,
-	       uint16_t len, uint64_t now)
+/* One packet from peer `peer` of (node, flow), group gid, index idx of a group of len packets;
+ * the handle's flow part is (peer << 24 | node << 16 | flow). */
+static void prx(struct wps_reorder *e, uint16_t peer, uint16_t node, uint16_t flow, uint16_t gid, uint16_t idx,
+		uint16_t len, uint64_t now)
 {
 	struct wps_pkt p = {
-		.ingress_node = node, .flow_id = flow, .group_id = gid,
+		.peer = peer, .ingress_node = node, .flow_id = flow, .group_id = gid,
 		.flags = (uint8_t)((idx == 0 ? WPS_FLAG_S : 0) | (idx == len - 1 ? WPS_FLAG_E : 0)),
 	};
 
-	take(e, wps_reorder_rx(e, &p, H((uint32_t)node << 16 | flow, gid, idx), now));
+	take(e, wps_reorder_rx(e, &p, H((uint32_t)peer << 24 | (uint32_t)node << 16 | flow, gid, idx), now));
+}
+
+/* The same from peer 0. */
+static void rx(struct wps_reorder *e, uint16_t node, uint16_t flow, uint16_t gid, uint16_t idx,
+	       uint16_t len, uint64_t now)
+{
+	prx(e, 0, node, flow, gid, idx, len, now);
 }
 
 static void group(struct wps_reorder *e, uint16_t flow, uint16_t gid, uint16_t len, uint64_t now)
@@ -238,25 +246,119 @@ static void lost_group_then_late_arrival(void **state)
 	wps_reorder_free(e);
 }
 
-/* Several gaps: each expiry skips one, the next gap restarts the timer. */
-static void timer_restarts_for_the_next_gap(void **state)
+/*
+ * Several gaps: one expiry gives up on all of them whose next group has
+ * waited its timeout, in Group ID order; a group buffered later waits its own
+ * timeout from then, not a full one more (one bounded wait in total). It once
+ * skipped one gap per expiry, each further gap waiting a full timeout more.
+ */
+static void expiry_releases_through_every_gap(void **state)
 {
 	struct wps_reorder *e = engine(NULL);
-	static const uint16_t g[] = { 0, 2, 4 };
-	static const uint16_t x[] = { 0, 0, 0 };
-	static const uint8_t a[] = { C, T, T };
+	static const uint16_t g[] = { 0, 2, 4, 4, 5, 7, 8 };
+	static const uint16_t x[] = { 0, 0, 0, 1, 0, 0, 0 };
+	static const uint8_t a[] = { C, T, T, T, I, T, C };
 
 	(void)state;
 	group(e, 1, 0, 1, 0);
 	group(e, 1, 2, 1, 0);
-	group(e, 1, 4, 1, 0);
-	tick(e, 5 * MS);
-	assert_int_equal(sink->n, 2);
-	tick(e, 9 * MS);
-	assert_int_equal(sink->n, 2);
-	tick(e, 10 * MS);
-	expect(g, x, a, 3);
+	group(e, 1, 4, 2, 0);
+	group(e, 1, 5, 1, 0);
+	group(e, 1, 7, 1, 3 * MS);	/* buffered later */
+	tick(e, 5 * MS - 1);
+	assert_int_equal(sink->n, 1);
+	tick(e, 5 * MS);		/* 1 and 3 given up on at once */
+	assert_int_equal(sink->n, 5);
+	assert_int_equal(wps_reorder_next_deadline(e), 8 * MS);	/* 7's own timeout */
+	tick(e, 8 * MS);
+	assert_int_equal(sink->n, 6);
+	assert_int_equal(totals(e).buffered, 0);
+	group(e, 1, 8, 1, 9 * MS);
+	expect(g, x, a, 7);
 	assert_int_equal(totals(e).f.timer_expiries, 2);
+	group(e, 1, 3, 1, 10 * MS);	/* a group of a later gap, late: sent */
+	assert_int_equal(sink->a[7], L);
+	wps_reorder_free(e);
+}
+
+/* ... but not past a group whose E has not come: NEG stays on it, the rest waits for it. */
+static void expiry_stops_at_a_group_still_open(void **state)
+{
+	struct wps_reorder *e = engine(NULL);
+	static const uint16_t g[] = { 0, 2, 3, 3, 3, 4, 6 };
+	static const uint16_t x[] = { 0, 0, 0, 1, 2, 0, 0 };
+	static const uint8_t a[] = { C, T, I, C, C, I, T };
+
+	(void)state;
+	group(e, 1, 0, 1, 0);
+	group(e, 1, 2, 1, 0);
+	rx(e, 1, 1, 3, 0, 3, 0);	/* group 3: its first packet only */
+	group(e, 1, 4, 1, 0);
+	group(e, 1, 6, 1, 0);
+	tick(e, 5 * MS);		/* 2, then 3's packet; NEG stays on 3 */
+	assert_int_equal(sink->n, 3);
+	rx(e, 1, 1, 3, 1, 3, 6 * MS);
+	rx(e, 1, 1, 3, 2, 3, 7 * MS);	/* 3 complete: 4 in order; 6 waited 7 ms: the gap at 5 goes */
+	expect(g, x, a, 7);
+	wps_reorder_free(e);
+}
+
+/*
+ * "Buffer, start/restart timer": while the awaited group arrives (its packets
+ * cut through, here one every 2 ms, longer in all than the timeout), the
+ * group after it waits, however long: every packet of NEG's group restarts
+ * the timer. The timer set when the next group was buffered once expired
+ * mid-group and released that group past the one arriving, whose remaining
+ * packets then counted as late.
+ */
+static void awaited_group_arriving_holds_the_next(void **state)
+{
+	struct wps_reorder *e = engine(NULL);
+
+	(void)state;
+	group(e, 1, 0, 1, 0);
+	rx(e, 1, 1, 1, 0, 10, 0);		/* group 1 starts: NEG, cut through */
+	group(e, 1, 2, 2, 1 * MS);		/* group 2 over a faster path: waits */
+	for (uint16_t i = 1; i < 10; i++) {
+		for (uint64_t t = 2 * (i - 1) * MS + MS; t <= 2 * i * MS; t += MS / 2)
+			tick(e, t);
+		rx(e, 1, 1, 1, i, 10, 2 * i * MS);	/* 2 ms apart: 18 ms in all */
+	}
+	assert_int_equal(sink->n, 13);
+	for (size_t k = 0; k < 11; k++) {
+		assert_int_equal((uint16_t)(sink->h[k] >> 16), k ? 1 : 0);
+		assert_int_equal(sink->a[k], C);
+	}
+	assert_int_equal((uint16_t)(sink->h[11] >> 16), 2);	/* after group 1's E, in order */
+	assert_int_equal(sink->a[11], I);
+	assert_int_equal(totals(e).f.late_pkts, 0);
+	assert_int_equal(totals(e).f.timer_expiries, 0);
+	wps_reorder_free(e);
+}
+
+/*
+ * A gap right behind a group that was arriving: the group after the gap has
+ * already waited a full timeout when the arriving one ends, so the gap is
+ * given up on then, not after one more timeout.
+ */
+static void gap_behind_an_arriving_group_waits_once(void **state)
+{
+	struct wps_reorder *e = engine(NULL);
+	static const uint16_t g[] = { 0, 1, 1, 1, 1, 1, 1, 3 };
+	static const uint16_t x[] = { 0, 0, 1, 2, 3, 4, 5, 0 };
+	static const uint8_t a[] = { C, C, C, C, C, C, C, T };
+
+	(void)state;
+	group(e, 1, 0, 1, 0);
+	rx(e, 1, 1, 1, 0, 6, 0);
+	group(e, 1, 3, 1, 0);			/* 2 lost */
+	for (uint16_t i = 1; i < 6; i++) {
+		tick(e, 2 * i * MS - 1);
+		rx(e, 1, 1, 1, i, 6, 2 * i * MS);	/* 10 ms: 3 has waited twice the timeout */
+	}
+	expect(g, x, a, 8);
+	assert_int_equal(totals(e).f.timer_expiries, 1);
+	assert_int_equal(totals(e).buffered, 0);
 	wps_reorder_free(e);
 }
 
@@ -402,34 +504,165 @@ static void flow_table_full_forwards(void **state)
 
 static void policed(struct wps_reorder_cfg *c)
 {
+	c->max_peers = 3;
 	c->new_flows_per_sec = 10;
 	c->new_flows_burst = 5;
+	c->new_flows_total_per_sec = 20;
+	c->new_flows_total_burst = 8;
 }
 
-static void new_flows_policed_per_ingress(void **state)
+/*
+ * New flow states are policed per peer, whatever Ingress Node ID the sender
+ * writes (that is the sender's to choose), and in aggregate.
+ */
+static void new_flows_policed_per_peer_and_in_aggregate(void **state)
 {
 	struct wps_reorder *e = engine(policed);
-	struct wps_pkt p = { .ingress_node = 9, .group_id = 0, .flags = WPS_FLAG_S | WPS_FLAG_E };
+	struct wps_pkt p = { .peer = 0, .group_id = 0, .flags = WPS_FLAG_S | WPS_FLAG_E };
+	struct wps_peer_stats ps;
 
 	(void)state;
 	for (uint16_t f = 0; f < 8; f++) {
+		p.ingress_node = f;	/* a new node ID each time: still peer 0's budget */
 		p.flow_id = f;
 		take(e, wps_reorder_rx(e, &p, f, 1000));
 	}
 	assert_int_equal(totals(e).flows, 5);
 	assert_int_equal(totals(e).flows_policed, 3);
 	assert_int_equal(sink->a[5], WPS_ACT_NOSTATE);
-	p.ingress_node = 10;		/* another ingress has its own budget */
-	take(e, wps_reorder_rx(e, &p, 100, 1000));
-	assert_int_equal(totals(e).flows, 6);
-	p.ingress_node = 9;
+	p.peer = 1;			/* another peer has its own budget... */
+	for (uint16_t f = 0; f < 5; f++) {
+		p.flow_id = f;
+		take(e, wps_reorder_rx(e, &p, 100 + f, 1000));
+	}
+	assert_int_equal(totals(e).flows, 8);	/* ...but the aggregate's burst is 8 */
+	assert_int_equal(totals(e).flows_policed_total, 2);
+	wps_reorder_peer(e, 1, &ps);
+	assert_int_equal(ps.flows, 3);
+	assert_int_equal(ps.flows_policed_total, 2);
+	assert_int_equal(ps.flows_policed, 0);
+	p.peer = 0;
 	p.flow_id = 50;
-	take(e, wps_reorder_rx(e, &p, 101, 1000 + 100 * MS));	/* one token back after 100 ms */
-	assert_int_equal(totals(e).flows, 7);
+	take(e, wps_reorder_rx(e, &p, 101, 1000 + 100 * MS));	/* one token back after 100 ms, both */
+	assert_int_equal(totals(e).flows, 9);
 	p.flow_id = 51;
 	take(e, wps_reorder_rx(e, &p, 102, 1000 + 100 * MS));
-	assert_int_equal(totals(e).flows, 7);
-	assert_int_equal(sink->n, 11);	/* everything left, state or not */
+	assert_int_equal(totals(e).flows, 9);
+	assert_int_equal(sink->n, 15);	/* everything left, state or not */
+	wps_reorder_free(e);
+}
+
+static void two_peers(struct wps_reorder_cfg *c)
+{
+	c->max_peers = 2;
+	c->total_buffer = 8;		/* 4 packets each */
+	c->max_flows = 8;		/* 4 flow states each */
+	c->release_timeout_ns = 0;	/* adaptive: per peer */
+	c->new_flows_per_sec = 0;
+}
+
+/* The flow key includes the peer: the same (Ingress Node ID, Flow ID) from two peers are two flows. */
+static void peers_keep_their_flows_apart(void **state)
+{
+	struct wps_reorder *e = engine(two_peers);
+	struct wps_pkt p = { .peer = 2, .ingress_node = 1, .flow_id = 1, .flags = WPS_FLAG_S | WPS_FLAG_E };
+
+	(void)state;
+	prx(e, 0, 1, 1, 10, 0, 1, 0);
+	prx(e, 1, 1, 1, 500, 0, 1, 1);		/* the same IDs from peer 1: its own state, at 500 */
+	prx(e, 0, 1, 1, 11, 0, 1, 2);		/* peer 0's flow carries on at 11 */
+	prx(e, 1, 1, 1, 501, 0, 1, 3);
+	assert_int_equal(sink->n, 4);
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(sink->a[i], C);
+	assert_int_equal(totals(e).flows, 2);
+	take(e, wps_reorder_rx(e, &p, 99, 4));	/* a peer index the engine was not given */
+	assert_int_equal(sink->a[4], WPS_ACT_NOSTATE);
+	assert_int_equal(totals(e).flows, 2);
+	wps_reorder_free(e);
+}
+
+/*
+ * A peer that fills its share of the buffer (forged groups ahead of gaps, in
+ * flows of its own) releases only its own flows: another peer's group, waiting
+ * for its predecessor, is not released past it. With one buffer for all, the
+ * flow waiting longest gave way, another peer's, and its late group counted as
+ * late.
+ */
+static void peer_share_never_releases_another_peers_flow(void **state)
+{
+	struct wps_reorder *e = engine(two_peers);
+	struct wps_peer_stats ps;
+
+	(void)state;
+	prx(e, 0, 1, 1, 0, 0, 1, 0);		/* peer 0: group 0, then 2 and 3 wait for 1 */
+	prx(e, 0, 1, 1, 2, 0, 1, 1);
+	prx(e, 0, 1, 1, 3, 0, 1, 2);
+	for (uint16_t i = 0; i < 12; i++) {	/* peer 1: 12 packets ahead of gaps, 3 flows */
+		uint16_t fl = (uint16_t)(i % 3);
+
+		prx(e, 1, 7, fl, 0, 0, 1, 10 + i * 4);	/* creates the flow (cut through) or is late */
+		prx(e, 1, 7, fl, (uint16_t)(5 + i), 0, 1, 11 + i * 4);
+	}
+	wps_reorder_peer(e, 0, &ps);
+	assert_int_equal(ps.buffered, 2);
+	assert_int_equal(ps.bound_releases, 0);
+	wps_reorder_peer(e, 1, &ps);
+	assert_true(ps.buffered <= 4 && ps.bound_releases > 0);
+	sink->n = 0;
+	prx(e, 0, 1, 1, 1, 0, 1, 100);		/* peer 0's group 1: then 2 and 3, in order */
+	assert_int_equal(sink->n, 3);
+	assert_int_equal((uint16_t)(sink->h[0] >> 16), 1);
+	assert_int_equal(sink->a[0], C);
+	assert_int_equal((uint16_t)(sink->h[1] >> 16), 2);
+	assert_int_equal(sink->a[1], I);
+	assert_int_equal((uint16_t)(sink->h[2] >> 16), 3);
+	assert_int_equal(sink->a[2], I);
+	wps_reorder_free(e);
+}
+
+/* A peer's share of the flow states: a flood of new Flow IDs from one peer leaves the other its own. */
+static void peer_share_of_flow_states(void **state)
+{
+	struct wps_reorder *e = engine(two_peers);
+	struct wps_peer_stats ps;
+
+	(void)state;
+	for (uint16_t f = 0; f < 50; f++)
+		prx(e, 1, 7, f, 0, 0, 1, f);
+	wps_reorder_peer(e, 1, &ps);
+	assert_int_equal(ps.flows, 4);
+	assert_int_equal(ps.flows_table_full, 46);
+	for (uint16_t f = 0; f < 4; f++)
+		prx(e, 0, 1, f, 0, 0, 1, 100 + f);
+	wps_reorder_peer(e, 0, &ps);
+	assert_int_equal(ps.flows, 4);
+	assert_int_equal(ps.flows_table_full, 0);
+	assert_int_equal(sink->n, 54);	/* everything left, state or not */
+	wps_reorder_free(e);
+}
+
+/*
+ * Forged packets from a peer, posing as late copies of the groups its own
+ * flows gave up on, seconds after: they may push that peer's timeout to its
+ * cap (it measures its own skew), not every flow's: the other peer's timeout,
+ * and the time its buffered groups wait, stay as its own paths made them.
+ */
+static void forged_lateness_moves_only_its_peers_timeout(void **state)
+{
+	struct wps_reorder *e = engine(two_peers);
+	uint64_t t0 = wps_reorder_timeout(e, 0);
+
+	(void)state;
+	prx(e, 1, 7, 1, 0, 0, 1, 0);		/* peer 1: group 1 missing, 2 waits */
+	prx(e, 1, 7, 1, 2, 0, 1, 0);
+	tick(e, 10 * MS);			/* the initial 10 ms timeout gives up on 1 */
+	prx(e, 1, 7, 1, 1, 0, 1, 5000 * MS);	/* "group 1", 5 s late */
+	assert_int_equal(wps_reorder_timeout(e, 1), 100 * MS);	/* its peer's, to the cap */
+	assert_int_equal(wps_reorder_timeout(e, 0), t0);	/* the other peer's untouched */
+	prx(e, 0, 1, 1, 0, 0, 1, 5001 * MS);	/* peer 0: 2 waits for 1 its own timeout, not 100 ms */
+	prx(e, 0, 1, 1, 2, 0, 1, 5001 * MS);
+	assert_int_equal(wps_reorder_next_deadline(e), 5001 * MS + t0);
 	wps_reorder_free(e);
 }
 
@@ -536,28 +769,28 @@ static void adaptive_timeout_follows_skew(void **state)
 	uint64_t t;
 
 	(void)state;
-	t = wps_reorder_timeout(e);	/* before any measurement: the initial value */
+	t = wps_reorder_timeout(e, 0);	/* before any measurement: the initial value */
 	assert_true(t > 10 * MS - 10 && t < 10 * MS + 10);
 	group(e, 1, 0, 1, 0);
 	group(e, 1, 2, 1, 1 * MS);
 	group(e, 1, 1, 1, 3 * MS);	/* 2 waited 2 ms: below the estimate, a slow decay */
-	t = wps_reorder_timeout(e);
+	t = wps_reorder_timeout(e, 0);
 	assert_true(t < 10 * MS && t > 9 * MS);
 	group(e, 1, 4, 1, 4 * MS);
 	group(e, 1, 3, 1, 24 * MS);	/* 4 waited 20 ms: 3 x 20 ms at once */
-	assert_int_equal(wps_reorder_timeout(e), 60 * MS);
+	assert_int_equal(wps_reorder_timeout(e, 0), 60 * MS);
 	group(e, 1, 6, 1, 25 * MS);
 	group(e, 1, 5, 1, 25 * MS + 10 * US);	/* 10 us: the peak holds */
-	assert_true(wps_reorder_timeout(e) > 55 * MS);
+	assert_true(wps_reorder_timeout(e, 0) > 55 * MS);
 	group(e, 1, 8, 1, 26 * MS);
 	group(e, 1, 7, 1, 226 * MS);	/* 200 ms: clamped to the 100 ms maximum */
-	assert_int_equal(wps_reorder_timeout(e), 100 * MS);
+	assert_int_equal(wps_reorder_timeout(e, 0), 100 * MS);
 	assert_int_equal(totals(e).skew_ns, 200 * MS);
 	for (int i = 0; i < 2000; i++) {	/* the skew goes away: so does the timeout, to its floor */
 		group(e, 1, (uint16_t)(10 + 2 * i), 1, 300 * MS + i * MS);
 		group(e, 1, (uint16_t)(9 + 2 * i), 1, 300 * MS + i * MS + 10 * US);
 	}
-	assert_int_equal(wps_reorder_timeout(e), 200 * US);
+	assert_int_equal(wps_reorder_timeout(e, 0), 200 * US);
 	assert_int_equal(totals(e).f.timer_expiries, 0);
 	wps_reorder_free(e);
 }
@@ -572,7 +805,7 @@ static void late_arrival_raises_timeout(void **state)
 	tick(e, 10 * MS);		/* initial 10 ms timeout skips group 1 */
 	assert_int_equal(totals(e).f.timer_expiries, 1);
 	group(e, 1, 1, 1, 12 * MS);	/* it was 12 ms late */
-	assert_int_equal(wps_reorder_timeout(e), 36 * MS);
+	assert_int_equal(wps_reorder_timeout(e, 0), 36 * MS);
 	assert_int_equal(totals(e).f.late_groups, 1);
 	wps_reorder_free(e);
 }
@@ -596,13 +829,13 @@ static void late_duplicate_leaves_the_timeout(void **state)
 	assert_int_equal(totals(e).f.timer_expiries, 1);
 	for (uint16_t g = 3; g < 10; g++)
 		group(e, 1, g, 1, 10 * MS + g * MS);
-	t = wps_reorder_timeout(e);
+	t = wps_reorder_timeout(e, 0);
 	group(e, 1, 5, 1, 5000 * MS);	/* a copy of group 5, 5 s on */
 	assert_int_equal(sink->a[sink->n - 1], L);
-	assert_int_equal(wps_reorder_timeout(e), t);
+	assert_int_equal(wps_reorder_timeout(e, 0), t);
 	group(e, 1, 1, 1, 5001 * MS);	/* the group given up on: that is skew */
 	assert_int_equal(sink->a[sink->n - 1], L);
-	assert_int_equal(wps_reorder_timeout(e), 100 * MS);	/* 5 s, clamped */
+	assert_int_equal(wps_reorder_timeout(e, 0), 100 * MS);	/* 5 s, clamped */
 	wps_reorder_free(e);
 }
 
@@ -645,7 +878,7 @@ static void four_paths_no_reordering(void **state)
 	assert_int_equal(totals(e).f.timer_expiries, 0);
 	assert_int_equal(totals(e).f.late_pkts, 0);
 	assert_true(totals(e).f.ooo_groups > GROUPS / 2);
-	assert_true(wps_reorder_timeout(e) >= 10 * MS);
+	assert_true(wps_reorder_timeout(e, 0) >= 10 * MS);
 	free(ev);
 	wps_reorder_free(e);
 }
@@ -653,6 +886,7 @@ static void four_paths_no_reordering(void **state)
 static void many(struct wps_reorder_cfg *c)
 {
 	c->new_flows_per_sec = 0;
+	c->new_flows_total_per_sec = 0;
 }
 
 static void tens_of_thousands_of_flows(void **state)
@@ -739,6 +973,41 @@ static void start_hold_ended_by_bound(void **state)
 	wps_reorder_free(e);
 }
 
+/*
+ * The start hold is bounded: one release timeout from the state's first
+ * packet, however many packets keep coming (or less, when a bound is
+ * reached). Then the group it expects, the smallest seen, leaves with all
+ * that follows it in order, and its next packets cut through; a group behind
+ * a gap waits one timeout from when it came, not one more after the hold.
+ */
+static void start_hold_bounded_then_gaps_wait_once(void **state)
+{
+	struct wps_reorder *e = engine(hold);
+	static const uint16_t g[] = { 7, 8, 9, 11, 12 };
+	static const uint16_t x[] = { 0, 0, 0, 0, 0 };
+	static const uint8_t a[] = { WPS_ACT_HOLD, I, I, T, C };
+
+	(void)state;
+	group(e, 1, 8, 1, 0);			/* the first packet: the hold starts */
+	group(e, 1, 9, 1, 1 * MS);
+	group(e, 1, 11, 1, 2 * MS);		/* 10 never comes */
+	group(e, 1, 7, 1, 4 * MS);		/* the first group, over the slowest path */
+	tick(e, 5 * MS - 1);
+	assert_int_equal(sink->n, 0);
+	assert_int_equal(wps_reorder_next_deadline(e), 5 * MS);
+	tick(e, 5 * MS);
+	assert_int_equal(sink->n, 3);
+	assert_int_equal(wps_reorder_next_deadline(e), 7 * MS);	/* 11 came at 2 ms */
+	tick(e, 7 * MS);
+	assert_int_equal(sink->n, 4);
+	assert_int_equal(totals(e).buffered, 0);
+	group(e, 1, 12, 1, 7 * MS + 1);
+	expect(g, x, a, 5);
+	assert_int_equal(totals(e).f.late_pkts, 0);
+	assert_int_equal(totals(e).f.timer_expiries, 1);	/* the gap at 10: the hold does not hide it */
+	wps_reorder_free(e);
+}
+
 static void flush_releases_everything_in_order(void **state)
 {
 	struct wps_reorder *e = engine(NULL);
@@ -774,6 +1043,13 @@ static void bad_config_refused(void **state)
 	wps_reorder_cfg_defaults(&c);
 	c.max_flows = 0;
 	assert_null(wps_reorder_new(&c));
+	wps_reorder_cfg_defaults(&c);
+	c.max_peers = 0;
+	assert_null(wps_reorder_new(&c));
+	wps_reorder_cfg_defaults(&c);
+	c.total_buffer = 3;
+	c.max_peers = 4;		/* a share of no packet */
+	assert_null(wps_reorder_new(&c));
 }
 
 static int setup(void **state)
@@ -799,14 +1075,21 @@ int main(void)
 		cmocka_unit_test(partial_group_then_rest_cuts_through),
 		cmocka_unit_test(lost_e_released_by_timer),
 		cmocka_unit_test(lost_group_then_late_arrival),
-		cmocka_unit_test(timer_restarts_for_the_next_gap),
+		cmocka_unit_test(expiry_releases_through_every_gap),
+		cmocka_unit_test(expiry_stops_at_a_group_still_open),
+		cmocka_unit_test(awaited_group_arriving_holds_the_next),
+		cmocka_unit_test(gap_behind_an_arriving_group_waits_once),
 		cmocka_unit_test(duplicates_each_leave_once),
 		cmocka_unit_test(flow_bound_releases_in_order),
 		cmocka_unit_test(total_bound_releases_oldest_flow),
 		cmocka_unit_test(total_bound_on_own_flow),
 		cmocka_unit_test(flow_bound_arrival_first),
 		cmocka_unit_test(flow_table_full_forwards),
-		cmocka_unit_test(new_flows_policed_per_ingress),
+		cmocka_unit_test(new_flows_policed_per_peer_and_in_aggregate),
+		cmocka_unit_test(peers_keep_their_flows_apart),
+		cmocka_unit_test(peer_share_never_releases_another_peers_flow),
+		cmocka_unit_test(peer_share_of_flow_states),
+		cmocka_unit_test(forged_lateness_moves_only_its_peers_timeout),
 		cmocka_unit_test(idle_flows_reclaimed),
 		cmocka_unit_test(idle_refile_near_clock_zero),
 		cmocka_unit_test(suspect_jump_counted_not_stalling),
@@ -818,6 +1101,7 @@ int main(void)
 		cmocka_unit_test(tens_of_thousands_of_flows),
 		cmocka_unit_test(start_hold_finds_the_first_group),
 		cmocka_unit_test(start_hold_ended_by_bound),
+		cmocka_unit_test(start_hold_bounded_then_gaps_wait_once),
 		cmocka_unit_test(flush_releases_everything_in_order),
 		cmocka_unit_test(bad_config_refused),
 	};

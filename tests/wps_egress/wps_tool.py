@@ -5,8 +5,9 @@ devices as paths of unequal delay would deliver it, captures what leaves the egr
 on the site side, and checks it.
 
   send  --devs in-d0,in-d1,... --scenario NAME --expect FILE
-  sniff --dev wdst0 --out FILE [--idle S] [--max S] [--ready FILE] [--after FILE]
+  sniff --dev wdst0[,DEV...] --out FILE [--idle S] [--max S] [--ready FILE] [--after FILE]
   check --expect FILE --got FILE [--ordered] [--late-ok]
+  none --got FILE...                           (no frame carries a forged packet's tag)
   sink   --out FILE --ready FILE [--port P]     (site B: one TCP transfer, a UDP flow)
   source --dst ADDR [--port P] [--tcp-bytes N] [--tcp-rate BPS] [--udp-count N] [--udp-pps N]
   chain-check --before PCAP --after PCAP       (site A's gateway in, site B's host in)
@@ -69,23 +70,37 @@ def wps_opt(flags, flow, gid, egress=None, length=12, ingress=None):
     return body
 
 
-def inner(flow, seq, v6=False, dst=None, size=64):
+def inner(flow, seq, v6=False, dst=None, size=64, tos=0):
     payload = f"wps {flow} {seq} ".encode()
     payload += b"." * max(0, size - len(payload))
     if v6:
-        return bytes(IPv6(src=W["WPS_SRC_IP6"], dst=dst or W["WPS_DST_IP6"], hlim=63) /
+        return bytes(IPv6(src=W["WPS_SRC_IP6"], dst=dst or W["WPS_DST_IP6"], hlim=63, tc=tos) /
                      UDP(sport=20000 + flow, dport=9) / Raw(payload))
     # IP ID never 0: the kernel path (raw socket) would pick one (see README, WPS egress).
-    return bytes(IP(src=W["WPS_SRC_IP4"], dst=dst or W["WPS_DST_IP4"], ttl=63, id=1 + seq % 0xfffe) /
+    return bytes(IP(src=W["WPS_SRC_IP4"], dst=dst or W["WPS_DST_IP4"], ttl=63, id=1 + seq % 0xfffe, tos=tos) /
                  UDP(sport=20000 + flow, dport=9) / Raw(payload))
 
 
-def outer(path, pkt, flags, flow, gid, **kw):
+def inner_wps(flow, seq):
+    """An inner IPv6 packet that carries a WPS option itself (a Destination Options header)."""
+    pkt = inner(flow, seq, v6=True)
+    opts = wps_opt(S | E, flow, seq)
+    hdr = bytes([17, (2 + len(opts)) // 8 - 1]) + opts
+    plen = struct.pack("!H", len(pkt) - 40 + len(hdr))
+    return pkt[:4] + plen + bytes([60]) + pkt[7:40] + hdr + pkt[40:]
+
+
+def outer(path, pkt, flags, flow, gid, src=None, tc=0, **kw):
     nh = 4 if pkt[0] >> 4 == 4 else 41
     opts = wps_opt(flags, flow, gid, **kw)
     hdr = bytes([nh, (2 + len(opts)) // 8 - 1]) + opts
     return bytes(Ether(dst=f"02:00:00:00:2{path}:01", src=f"02:00:00:00:2{path}:02", type=0x86DD) /
-                 IPv6(src=W["WPS_IN_IP6"], dst=W["WPS_EG_IP6"], nh=60, hlim=64) / Raw(hdr + pkt))
+                 IPv6(src=src or W["WPS_IN_IP6"], dst=W["WPS_EG_IP6"], nh=60, hlim=64, tc=tc) / Raw(hdr + pkt))
+
+
+# Forged packets carry flows from FORGED up: their inner payload starts "wps 9".
+FORGED = 900
+NON_PEER = "fd00:20::99"        # a host on the domain side that is no peer of the egress
 
 
 class Flow:
@@ -160,6 +175,47 @@ def scenario(name, npaths):
         # Group 1, the one group 2 waits for, last on path 3: behind that path's fill.
         parts = {"stall1": frames(0, g0), "stall2": frames(0, g2), "stall3": fill + frames(3, g1)}
         return parts[name], expect
+    if name == "forged":
+        # The peer's own traffic, R = 1 and R = 0, between forged packets: from a host that is
+        # no peer (its own address, the right node IDs), from the peer's address with an
+        # Ingress Node ID it may not use, and from the peer an inner IPv6 packet that carries
+        # the WPS option itself; each R = 1 and R = 0. None may leave the egress.
+        frames, expect = spray([Flow(1), Flow(2, r=0, v6=True, gid0=5)], 12, npaths)
+        forged = []
+        for i in range(20):
+            for k, (src, ingress, r) in enumerate([(NON_PEER, None, R), (NON_PEER, None, 0),
+                                                   (None, 7, R), (None, 7, 0), (None, None, R),
+                                                   (None, None, 0)]):
+                pkt = inner(FORGED + k, i) if k < 4 else inner_wps(FORGED + k, i)
+                forged.append((i % npaths, outer(i % npaths, pkt, S | E | r, 1 + k, 100 + i,
+                                                 src=src, ingress=ingress)))
+        mixed = []
+        for i, item in enumerate(frames):
+            mixed.append(item)
+            if i % 2 == 0:
+                mixed += forged[:2]
+                forged = forged[2:]
+        return mixed + forged, expect
+    if name == "ecn":
+        # Inner packets as the ingress took them (ECN copied into the outer header), every other
+        # one marked CE inside the domain: the ECN-capable ones (IPv4 ECT(0) R = 1, IPv6 ECT(1)
+        # R = 0) must leave with CE, their checksum right; of the Not-ECT flow (IPv4 R = 1) the
+        # CE-marked ones are dropped (RFC 6040), the others delivered unchanged. One path, so
+        # that R = 0 keeps its order too.
+        frames, expect = [], []
+        for flow, v6, r, ecn in [(1, False, R, 2), (2, True, 0, 1), (3, False, R, 0)]:
+            for g in range(8):
+                for i in range(4):
+                    seq = 4 * g + i
+                    ce = seq % 2 == 1
+                    flags = (S if i == 0 else 0) | (E if i == 3 else 0) | r
+                    pkt = inner(flow, seq, v6=v6, tos=ecn)
+                    frames.append((0, outer(0, pkt, flags, flow, 100 + g, tc=3 if ce else ecn)))
+                    if ce and ecn:
+                        expect.append(inner(flow, seq, v6=v6, tos=3))
+                    elif not ce:
+                        expect.append(pkt)
+        return frames, expect
     if name == "adversarial":
         frames, expect = spray([Flow(1)], 40, npaths)
         eg = int(W["WPS_EG_NODE"])
@@ -207,31 +263,54 @@ def cmd_send(a):
 
 
 def cmd_sniff(a):
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
-    s.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)     # SO_RCVBUFFORCE: a released burst fits
-    s.bind((a.dev, 0))
-    s.settimeout(0.2)
+    socks = []
+    for dev in a.dev.split(","):
+        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+        s.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)     # SO_RCVBUFFORCE: a released burst fits
+        s.bind((dev, 0))
+        s.setblocking(False)
+        socks.append(s)
     if a.ready:
         open(a.ready, "w").close()
     start = last = time.time()
     got = []
     while time.time() - start < a.max:
-        try:
-            fr, addr = s.recvfrom(65535)
-        except socket.timeout:
+        r, _, _ = select.select(socks, [], [], 0.2)
+        if not r:
             # With --after, idleness counts only once the test says the last
             # sender is done: a scapy sender starting on a loaded machine can
             # take longer than any idle time, and the sniff must not end first.
-            if got and time.time() - last > a.idle and (not a.after or os.path.exists(a.after)):
+            # --idle-empty: an empty capture also ends (a port nothing should leave).
+            if (got or a.idle_empty) and time.time() - last > a.idle and \
+                    (not a.after or os.path.exists(a.after)):
                 break
             continue
-        if addr[2] == socket.PACKET_OUTGOING:
-            continue
-        got.append(fr)
-        last = time.time()
+        for s in r:
+            try:
+                fr, addr = s.recvfrom(65535)
+            except BlockingIOError:
+                continue
+            if addr[2] == socket.PACKET_OUTGOING:
+                continue
+            got.append(fr)
+            last = time.time()
     with open(a.out, "w") as f:
         for fr in got:
             f.write(fr.hex() + "\n")
+
+
+def cmd_none(a):
+    """No frame of the captures carries a forged packet (inner payload "wps 9..."),
+    encapsulated or not."""
+    bad = 0
+    for path in a.got:
+        frames = [bytes.fromhex(x) for x in open(path).read().split()]
+        hits = [fr for fr in frames if b"wps %d" % (FORGED // 100) in fr]
+        print(f"{path}: {len(frames)} frames, {len(hits)} with a forged packet")
+        for fr in hits[:3]:
+            print("  " + fr.hex())
+        bad += len(hits)
+    return 1 if bad else 0
 
 
 def payload_key(pkt):
@@ -476,6 +555,9 @@ def main():
     p.add_argument("--max", type=float, default=15)
     p.add_argument("--ready")
     p.add_argument("--after", help="idleness ends the sniff only once this file exists")
+    p.add_argument("--idle-empty", action="store_true", help="idleness ends an empty sniff too")
+    p = sub.add_parser("none")
+    p.add_argument("--got", nargs="+", required=True)
     p = sub.add_parser("check")
     p.add_argument("--expect", required=True)
     p.add_argument("--got", required=True)
@@ -499,6 +581,8 @@ def main():
     a = ap.parse_args()
     if a.cmd == "chain-check":
         sys.exit(cmd_chain_check(a))
+    if a.cmd == "none":
+        sys.exit(cmd_none(a))
     if a.cmd == "sink":
         cmd_sink(a)
     elif a.cmd == "source":

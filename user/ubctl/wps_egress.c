@@ -4,9 +4,11 @@
  * the statistics of running ones.
  *
  *   ubctl wps egress run --dev DEV[,DEV...] --out-dev DEV --node-id N
+ *                        (--peer ADDR[=ID][,...] ... | --any-peer) [--config FILE]
  *                        [--release-timeout US|auto] [--flow-buffer PKTS] [--total-buffer PKTS]
  *                        [--idle-timeout S] [--max-flows N] [--new-flows-per-sec N]
- *                        [--inflight-groups N] [--log-rate N] [--generic] [--zerocopy]
+ *                        [--new-flows-total-per-sec N] [--inflight-groups N]
+ *                        [--log-rate N] [--generic] [--zerocopy]
  *                        [--name NAME] [--quiet]
  *   ubctl wps egress stats [--json] [--name NAME]
  */
@@ -23,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "conf.h"
 #include "egress_run.h"
 #include "ubctl.h"
 
@@ -52,147 +55,250 @@ static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 static void usage_run(FILE *f)
 {
 	fputs("usage: ubctl wps egress run --dev DEV[,DEV...] --out-dev DEV --node-id N\n"
+	      "         (--peer ADDR[=ID][,ADDR[=ID]...] ... | --any-peer) [--config FILE]\n"
 	      "         [--release-timeout US|auto] [--flow-buffer PKTS] [--total-buffer PKTS]\n"
-	      "         [--idle-timeout S] [--max-flows N] [--new-flows-per-sec N] [--inflight-groups N]\n"
-	      "         [--log-rate N] [--generic] [--zerocopy] [--name NAME] [--quiet]\n"
+	      "         [--idle-timeout S] [--max-flows N] [--new-flows-per-sec N] [--new-flows-total-per-sec N]\n"
+	      "         [--inflight-groups N] [--log-rate N] [--generic] [--zerocopy] [--name NAME] [--quiet]\n"
 	      "       ubctl wps egress stats [--json] [--name NAME]\n", f);
+}
+
+#define OPT_CONFIG 'C'
+
+static const struct option run_opts[] = {
+	{ "dev", required_argument, 0, 'd' },
+	{ "out-dev", required_argument, 0, 'o' },
+	{ "node-id", required_argument, 0, 'N' },
+	{ "peer", required_argument, 0, 'p' },
+	{ "any-peer", no_argument, 0, 'A' },
+	{ "release-timeout", required_argument, 0, 't' },
+	{ "flow-buffer", required_argument, 0, 'f' },
+	{ "total-buffer", required_argument, 0, 'T' },
+	{ "idle-timeout", required_argument, 0, 'i' },
+	{ "max-flows", required_argument, 0, 'm' },
+	{ "new-flows-per-sec", required_argument, 0, 'n' },
+	{ "new-flows-total-per-sec", required_argument, 0, 'F' },
+	{ "inflight-groups", required_argument, 0, 'g' },
+	{ "log-rate", required_argument, 0, 'l' },
+	{ "generic", no_argument, 0, 'G' },
+	{ "zerocopy", no_argument, 0, 'Z' },
+	{ "name", required_argument, 0, 'a' },
+	{ "quiet", no_argument, 0, 'q' },
+	{ "config", required_argument, 0, OPT_CONFIG },
+	{ "help", no_argument, 0, 'h' },
+	{ 0 },
+};
+
+struct run_args {
+	struct wps_eg_run_opts o;
+	char devlist[512], name[256];
+	bool have_node;
+};
+
+/* One option, from the command line or the config file. 0, or -1 with one line in err. */
+static int run_opt(struct run_args *a, int c, const char *val, char *err, size_t errlen)
+{
+	struct wps_eg_run_opts *o = &a->o;
+	uint64_t v;
+
+#define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+	switch (c) {
+	case 'd':
+		snprintf(a->devlist, sizeof(a->devlist), "%s", val);
+		break;
+	case 'o':
+		o->out_dev = val;
+		break;
+	case 'N':
+		if (parse_u64(val, 0, 65535, &v))
+			BAD("--node-id takes 0-65535, not '%s'", val);
+		o->node_id = (uint16_t)v;
+		a->have_node = true;
+		break;
+	case 'p':
+		if (wps_eg_peers_parse(&o->peers, val, err, errlen))
+			return -1;
+		break;
+	case 'A':
+		o->any_peer = true;
+		break;
+	case 't':
+		if (!strcmp(val, "auto"))
+			o->rcfg.release_timeout_ns = 0;
+		else if (parse_u64(val, 1, 10000000, &v))
+			BAD("--release-timeout takes 1-10000000 (us) or auto, not '%s'", val);
+		else
+			o->rcfg.release_timeout_ns = v * 1000;
+		break;
+	case 'f':
+		if (parse_u64(val, 1, 1u << 20, &v))
+			BAD("--flow-buffer takes 1-1048576 packets, not '%s'", val);
+		o->rcfg.flow_buffer = (uint32_t)v;
+		break;
+	case 'T':
+		if (parse_u64(val, 1, 1u << 20, &v))
+			BAD("--total-buffer takes 1-1048576 packets, not '%s'", val);
+		o->rcfg.total_buffer = (uint32_t)v;
+		break;
+	case 'i':
+		if (parse_u64(val, 1, 86400, &v))
+			BAD("--idle-timeout takes 1-86400 (s), not '%s'", val);
+		o->rcfg.idle_ns = v * 1000000000ull;
+		break;
+	case 'm':
+		if (parse_u64(val, 1, 1u << 24, &v))
+			BAD("--max-flows takes 1-16777216, not '%s'", val);
+		o->rcfg.max_flows = (uint32_t)v;
+		break;
+	case 'n':
+		if (parse_u64(val, 0, 100000000, &v))
+			BAD("--new-flows-per-sec takes 0 (unpoliced)-100000000, not '%s'", val);
+		o->rcfg.new_flows_per_sec = (uint32_t)v;
+		o->rcfg.new_flows_burst = v > 1000 ? (uint32_t)v / 10 : (v ? (uint32_t)v : 1);
+		break;
+	case 'F':
+		if (parse_u64(val, 0, 100000000, &v))
+			BAD("--new-flows-total-per-sec takes 0 (unpoliced)-100000000, not '%s'", val);
+		o->rcfg.new_flows_total_per_sec = (uint32_t)v;
+		o->rcfg.new_flows_total_burst = v > 1000 ? (uint32_t)v / 10 : (v ? (uint32_t)v : 1);
+		break;
+	case 'g':
+		if (parse_u64(val, 1, 32767, &v))
+			BAD("--inflight-groups takes 1-32767, not '%s'", val);
+		o->rcfg.inflight_groups = (uint16_t)v;
+		break;
+	case 'l':
+		if (parse_u64(val, 0, 1000000, &v))
+			BAD("--log-rate takes 0-1000000 records/s, not '%s'", val);
+		o->log_per_sec = (uint32_t)v;
+		break;
+	case 'G':
+		o->generic = true;
+		break;
+	case 'Z':
+		o->zerocopy = true;
+		break;
+	case 'a':
+		if (!*val || strchr(val, '/') || strlen(val) > 200)
+			BAD("bad --name '%s'", val);
+		snprintf(a->name, sizeof(a->name), "%s", val);
+		break;
+	case 'q':
+		o->live = false;
+		break;
+	default:
+		BAD("unknown option");
+	}
+#undef BAD
+	return 0;
+}
+
+static int conf_apply(void *ctx, const struct conf_key *k, const char *value, char *err, size_t errlen)
+{
+	for (const struct option *o = run_opts; o->name; o++)
+		if (!strcmp(o->name, k->name))
+			return run_opt(ctx, o->val, value, err, errlen);
+	return -1;
+}
+
+#define CONF_MAX_BYTES (1 << 20)
+
+/*
+ * --config FILE: one "key value" per line, the keys the long options without
+ * their dashes ("peer fd00::2=1", "any-peer"); entries apply where --config
+ * stands among the options. The text is kept for the life of the command
+ * (values point into it).
+ */
+static int load_config(struct run_args *a, const char *path, char *err, size_t errlen)
+{
+	struct conf_key keys[sizeof(run_opts) / sizeof(run_opts[0])];
+	size_t nk = 0, len;
+	char msg[400], *text;
+	FILE *f;
+
+	for (const struct option *o = run_opts; o->name; o++)
+		if (o->val != OPT_CONFIG && o->val != 'h')
+			keys[nk++] = (struct conf_key){ o->name, o->has_arg == required_argument };
+	keys[nk] = (struct conf_key){ 0 };
+	f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "--config %s: %s", path, strerror(errno));
+		return EXIT_FAIL;
+	}
+	text = malloc(CONF_MAX_BYTES + 1);
+	len = text ? fread(text, 1, CONF_MAX_BYTES + 1, f) : 0;
+	fclose(f);
+	if (!text || len > CONF_MAX_BYTES || memchr(text, '\0', len)) {
+		free(text);
+		snprintf(err, errlen, "--config %s: not a text file of at most %d bytes", path, CONF_MAX_BYTES);
+		return EXIT_USAGE;
+	}
+	text[len] = '\0';
+	if (conf_parse(text, keys, conf_apply, a, msg, sizeof(msg))) {
+		snprintf(err, errlen, "%s: %s", path, msg);
+		return EXIT_USAGE;
+	}
+	return 0;
 }
 
 static int cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "dev", required_argument, 0, 'd' },
-		{ "out-dev", required_argument, 0, 'o' },
-		{ "node-id", required_argument, 0, 'N' },
-		{ "release-timeout", required_argument, 0, 't' },
-		{ "flow-buffer", required_argument, 0, 'f' },
-		{ "total-buffer", required_argument, 0, 'T' },
-		{ "idle-timeout", required_argument, 0, 'i' },
-		{ "max-flows", required_argument, 0, 'm' },
-		{ "new-flows-per-sec", required_argument, 0, 'n' },
-		{ "inflight-groups", required_argument, 0, 'g' },
-		{ "log-rate", required_argument, 0, 'l' },
-		{ "generic", no_argument, 0, 'G' },
-		{ "zerocopy", no_argument, 0, 'Z' },
-		{ "name", required_argument, 0, 'a' },
-		{ "quiet", no_argument, 0, 'q' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0 },
-	};
-	struct wps_eg_run_opts o = { .log_per_sec = 10, .live = true };
-	char devlist[512] = "", name[256] = "", netns[128], base[PATH_MAX], pin_dir[PATH_MAX + 260];
+	static struct run_args args;
+	struct run_args *a = &args;
+	struct wps_eg_run_opts *po = &a->o;
+	char netns[128], base[PATH_MAX], pin_dir[PATH_MAX + 260], *name = a->name;
 	char stats[PATH_MAX], lockp[PATH_MAX], err[512], *save, *tok;
-	bool have_node = false;
 	struct sigaction sa = { .sa_handler = on_signal };
-	uint64_t v;
 	int c, lock, rc;
 
-	wps_reorder_cfg_defaults(&o.rcfg);
-	o.rcfg.total_buffer = 16384;
+	memset(a, 0, sizeof(*a));
+	po->log_per_sec = 10;
+	po->live = true;
+	wps_reorder_cfg_defaults(&po->rcfg);
+	po->rcfg.total_buffer = 16384;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			snprintf(devlist, sizeof(devlist), "%s", optarg);
-			break;
-		case 'o':
-			o.out_dev = optarg;
-			break;
-		case 'N':
-			if (parse_u64(optarg, 0, 65535, &v))
-				return fail(EXIT_USAGE, "wps egress run: --node-id takes 0-65535, not '%s'", optarg);
-			o.node_id = (uint16_t)v;
-			have_node = true;
-			break;
-		case 't':
-			if (!strcmp(optarg, "auto"))
-				o.rcfg.release_timeout_ns = 0;
-			else if (parse_u64(optarg, 1, 10000000, &v))
-				return fail(EXIT_USAGE, "wps egress run: --release-timeout takes 1-10000000 (us) or auto, not '%s'", optarg);
-			else
-				o.rcfg.release_timeout_ns = v * 1000;
-			break;
-		case 'f':
-			if (parse_u64(optarg, 1, 1u << 20, &v))
-				return fail(EXIT_USAGE, "wps egress run: --flow-buffer takes 1-1048576 packets, not '%s'", optarg);
-			o.rcfg.flow_buffer = (uint32_t)v;
-			break;
-		case 'T':
-			if (parse_u64(optarg, 1, 1u << 20, &v))
-				return fail(EXIT_USAGE, "wps egress run: --total-buffer takes 1-1048576 packets, not '%s'", optarg);
-			o.rcfg.total_buffer = (uint32_t)v;
-			break;
-		case 'i':
-			if (parse_u64(optarg, 1, 86400, &v))
-				return fail(EXIT_USAGE, "wps egress run: --idle-timeout takes 1-86400 (s), not '%s'", optarg);
-			o.rcfg.idle_ns = v * 1000000000ull;
-			break;
-		case 'm':
-			if (parse_u64(optarg, 1, 1u << 24, &v))
-				return fail(EXIT_USAGE, "wps egress run: --max-flows takes 1-16777216, not '%s'", optarg);
-			o.rcfg.max_flows = (uint32_t)v;
-			break;
-		case 'n':
-			if (parse_u64(optarg, 0, 100000000, &v))
-				return fail(EXIT_USAGE, "wps egress run: --new-flows-per-sec takes 0 (unpoliced)-100000000, not '%s'", optarg);
-			o.rcfg.new_flows_per_sec = (uint32_t)v;
-			o.rcfg.new_flows_burst = v > 1000 ? (uint32_t)v / 10 : (v ? (uint32_t)v : 1);
-			break;
-		case 'g':
-			if (parse_u64(optarg, 1, 32767, &v))
-				return fail(EXIT_USAGE, "wps egress run: --inflight-groups takes 1-32767, not '%s'", optarg);
-			o.rcfg.inflight_groups = (uint16_t)v;
-			break;
-		case 'l':
-			if (parse_u64(optarg, 0, 1000000, &v))
-				return fail(EXIT_USAGE, "wps egress run: --log-rate takes 0-1000000 records/s, not '%s'", optarg);
-			o.log_per_sec = (uint32_t)v;
-			break;
-		case 'G':
-			o.generic = true;
-			break;
-		case 'Z':
-			o.zerocopy = true;
-			break;
-		case 'a':
-			if (!*optarg || strchr(optarg, '/') || strlen(optarg) > 200)
-				return fail(EXIT_USAGE, "wps egress run: bad --name '%s'", optarg);
-			snprintf(name, sizeof(name), "%s", optarg);
-			break;
-		case 'q':
-			o.live = false;
-			break;
-		case 'h':
+	while ((c = getopt_long(argc, argv, "h", run_opts, NULL)) != -1) {
+		if (c == 'h') {
 			usage_run(stdout);
 			return 0;
-		default:
-			return fail(EXIT_USAGE, "wps egress run: unknown or incomplete option %s", argv[optind - 1]);
 		}
+		if (c == '?')
+			return fail(EXIT_USAGE, "wps egress run: unknown or incomplete option %s", argv[optind - 1]);
+		if (c == OPT_CONFIG)
+			rc = load_config(a, optarg, err, sizeof(err));
+		else
+			rc = run_opt(a, c, optarg, err, sizeof(err)) ? EXIT_USAGE : 0;
+		if (rc)
+			return fail(rc, "wps egress run: %s", err);
 	}
 	if (optind < argc)
 		return fail(EXIT_USAGE, "wps egress run: unexpected argument '%s'", argv[optind]);
-	if (!devlist[0] || !o.out_dev || !have_node)
+	if (!a->devlist[0] || !po->out_dev || !a->have_node)
 		return fail(EXIT_USAGE, "wps egress run: --dev, --out-dev and --node-id are required");
-	for (tok = strtok_r(devlist, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (o.ndevs == WPS_EG_MAX_DEVS)
+	if (po->any_peer && po->peers.n)
+		return fail(EXIT_USAGE, "wps egress run: --peer and --any-peer exclude each other");
+	if (!po->any_peer && !po->peers.n)
+		return fail(EXIT_USAGE, "wps egress run: no --peer ADDR[=ID] (the ingress nodes served); "
+			    "--any-peer serves WPS packets from any source");
+	for (tok = strtok_r(a->devlist, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (po->ndevs == WPS_EG_MAX_DEVS)
 			return fail(EXIT_USAGE, "wps egress run: at most %d devices in --dev", WPS_EG_MAX_DEVS);
-		o.devs[o.ndevs++] = tok;
+		po->devs[po->ndevs++] = tok;
 	}
-	if (!o.ndevs)
+	if (!po->ndevs)
 		return fail(EXIT_USAGE, "wps egress run: --dev names no device");
-	if (o.rcfg.flow_buffer > o.rcfg.total_buffer)
-		o.rcfg.flow_buffer = o.rcfg.total_buffer;
+	if (po->rcfg.flow_buffer > po->rcfg.total_buffer)
+		po->rcfg.flow_buffer = po->rcfg.total_buffer;
 
 	if (!name[0]) {
 		size_t len;
 
 		pin_netns_name(netns, sizeof(netns));
-		len = (size_t)snprintf(name, sizeof(name), "%s%s", netns, netns[0] ? ":" : "");
-		for (int i = 0; i < o.ndevs && len < sizeof(name); i++)
-			len += (size_t)snprintf(name + len, sizeof(name) - len, "%s%s", i ? "+" : "", o.devs[i]);
-		if (len < sizeof(name))
-			snprintf(name + len, sizeof(name) - len, "-%s", o.out_dev);
+		len = (size_t)snprintf(name, sizeof(a->name), "%s%s", netns, netns[0] ? ":" : "");
+		for (int i = 0; i < po->ndevs && len < sizeof(a->name); i++)
+			len += (size_t)snprintf(name + len, sizeof(a->name) - len, "%s%s", i ? "+" : "", po->devs[i]);
+		if (len < sizeof(a->name))
+			snprintf(name + len, sizeof(a->name) - len, "-%s", po->out_dev);
 	}
 	/* One instance per name: a lock held for the life of the process. */
 	if (mkdir("/run/ubxdp", 0755) && errno != EEXIST)
@@ -210,15 +316,15 @@ static int cmd_run(int argc, char **argv)
 	pin_remove_dir(pin_dir);	/* stale pins of a killed run: the lock says nobody owns them */
 	if (pin_mkdir_p(pin_dir))
 		return fail(EXIT_FAIL, "wps egress run: %s: %s", pin_display(pin_dir), strerror(errno));
-	o.pin_dir = pin_dir;
-	o.stats_path = stats;
+	po->pin_dir = pin_dir;
+	po->stats_path = stats;
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (o.live)
-		fprintf(stderr, "wps egress '%s': node %u, %d domain device(s) -> %s; SIGINT/SIGTERM stops\n", name,
-			o.node_id, o.ndevs, o.out_dev);
-	rc = wps_eg_run(&o, &stop, err, sizeof(err));
+	if (po->live)
+		fprintf(stderr, "wps egress '%s': node %u, %d domain device(s) -> %s, %s; SIGINT/SIGTERM stops\n",
+			name, po->node_id, po->ndevs, po->out_dev, po->any_peer ? "any peer" : "peers given");
+	rc = wps_eg_run(po, &stop, err, sizeof(err));
 	pin_remove_dir(pin_dir);
 	unlink(lockp);
 	close(lock);
@@ -229,45 +335,54 @@ static int cmd_run(int argc, char **argv)
 
 /* ---- stats ------------------------------------------------------------ */
 
-/* JSON as key/value lines: the run loop writes flat objects and one array of flows. */
+/* JSON as key/value lines: the run loop writes flat objects and arrays of flat objects (peers, flows). */
 static void print_flat(const char *json)
 {
-	char key[64] = "", sect[64] = "";
-	int depth = 0, in_flows = 0;
+	char key[64] = "", str[64], arr[64] = "";
+	int depth = 0, in_arr = 0;
 
 	for (const char *p = json; *p; p++) {
 		if (*p == '"') {
-			const char *q = strchr(p + 1, '"');
+			const char *q = strchr(p + 1, '"'), *b = p;
 			size_t n;
 
 			if (!q)
 				return;
-			n = (size_t)(q - p - 1) < sizeof(key) - 1 ? (size_t)(q - p - 1) : sizeof(key) - 1;
-			memcpy(key, p + 1, n);
-			key[n] = '\0';
+			n = (size_t)(q - p - 1) < sizeof(str) - 1 ? (size_t)(q - p - 1) : sizeof(str) - 1;
+			memcpy(str, p + 1, n);
+			str[n] = '\0';
 			p = q;
+			while (b > json && (b[-1] == ' '))
+				b--;
+			if (b > json && b[-1] == ':') {	/* a string value */
+				if (in_arr)
+					printf(" %s=%s", key, str);
+				else
+					printf("    %-24s %s\n", key, str);
+			} else {
+				memcpy(key, str, n + 1);
+			}
 		} else if (*p == '{') {
 			depth++;
-			if (depth == 2 && !in_flows) {
-				snprintf(sect, sizeof(sect), "%s", key);
-				printf("  %s\n", sect);
-			} else if (in_flows) {
-				printf("    flow");
-			}
+			if (depth == 2 && !in_arr)
+				printf("  %s\n", key);
+			else if (in_arr)
+				printf("    %.*s", (int)(strlen(arr) > 1 ? strlen(arr) - 1 : strlen(arr)), arr);
 		} else if (*p == '}') {
 			depth--;
-			if (in_flows && depth == 1)
+			if (in_arr && depth == 1)
 				printf("\n");
 		} else if (*p == '[') {
-			in_flows = 1;
-			printf("  flows\n");
+			in_arr = 1;
+			snprintf(arr, sizeof(arr), "%s", key);
+			printf("  %s\n", arr);
 		} else if (*p == ']') {
-			in_flows = 0;
+			in_arr = 0;
 		} else if (*p == ':' && (p[1] == '-' || (p[1] >= '0' && p[1] <= '9'))) {
 			char *end;
 			unsigned long long v = strtoull(p + 1, &end, 10);
 
-			if (in_flows)
+			if (in_arr)
 				printf(" %s=%llu", key, v);
 			else
 				printf("    %-24s %llu\n", key, v);

@@ -46,7 +46,7 @@ struct eg {
 	int link[WPS_EG_MAX_DEVS];	/* XDP links: detached when closed or when the process ends */
 	int out_sock, raw4, raw6;
 	struct xsk_frame batch[BATCH];
-	unsigned nb, nsocks;
+	unsigned nb, nsocks, npeers;
 	/* loop counters */
 	uint64_t rx, bad_desc, tx_xsk, tx_kernel, tx_kernel_fail, tx_fail;
 };
@@ -78,6 +78,22 @@ static int load_local_addrs(struct eg *g, char *err, size_t errlen)
 		snprintf(err, errlen, "this node has no IPv6 address for the ingress to send to");
 		return -1;
 	}
+	return 0;
+}
+
+/* The peers' map entries (egress_peers.h); with --any-peer, none. */
+static int load_peers(struct eg *g, char *err, size_t errlen)
+{
+	static struct wps_eg_peer_key keys[WPS_EG_MAX_PEER_KEYS];
+	static uint32_t idx[WPS_EG_MAX_PEER_KEYS];
+	int fd = bpf_map__fd(g->skel->maps.wps_eg_peers);
+	unsigned n = wps_eg_peers_keys(&g->o->peers, keys, idx);
+
+	for (unsigned i = 0; i < n; i++)
+		if (bpf_map_update_elem(fd, &keys[i], &idx[i], 0)) {
+			snprintf(err, errlen, "peer map: %s", strerror(errno));
+			return -1;
+		}
 	return 0;
 }
 
@@ -152,7 +168,7 @@ static void deliver(struct eg *g, const struct wps_out *out, uint32_t n)
 		uint64_t addr = out[i].handle;
 		uint8_t *data = xsk_port_umem_data(g->port, addr);
 		const struct wps_xsk_desc *d = (const void *)data;
-		uint32_t len = d->pad, l2 = d->l2_off;
+		uint32_t len = d->len, l2 = d->l2_off;
 
 		if (d->fib_rc == 0 && d->ifindex == g->out_if) {
 			g->batch[g->nb++] = (struct xsk_frame){ .addr = addr + l2, .data = data + l2, .len = len - l2 };
@@ -174,15 +190,16 @@ struct flow_json {
 	int n;
 };
 
-static int flow_to_json(uint16_t node, uint16_t fid, uint16_t neg, const struct wps_flow_stats *s, void *arg)
+static int flow_to_json(uint16_t peer, uint16_t node, uint16_t fid, uint16_t neg, const struct wps_flow_stats *s,
+			void *arg)
 {
 	struct flow_json *j = arg;
 
 	fprintf(j->f,
-		"%s{\"ingress_node\":%u,\"flow_id\":%u,\"next_expected_group\":%u,\"packets\":%llu,"
+		"%s{\"peer\":%u,\"ingress_node\":%u,\"flow_id\":%u,\"next_expected_group\":%u,\"packets\":%llu,"
 		"\"groups\":%llu,\"ooo_groups\":%llu,\"late_packets\":%llu,\"late_groups\":%llu,"
 		"\"timer_expiries\":%llu,\"bound_releases\":%llu,\"suspect\":%llu,\"buffered\":%u,\"hwm\":%u}",
-		j->n ? "," : "", node, fid, neg, (unsigned long long)s->pkts, (unsigned long long)s->groups,
+		j->n ? "," : "", peer, node, fid, neg, (unsigned long long)s->pkts, (unsigned long long)s->groups,
 		(unsigned long long)s->ooo_groups, (unsigned long long)s->late_pkts,
 		(unsigned long long)s->late_groups, (unsigned long long)s->timer_expiries,
 		(unsigned long long)s->bound_releases, (unsigned long long)s->suspect, s->buffered, s->hwm);
@@ -211,21 +228,38 @@ static void write_stats(struct eg *g)
 	fprintf(f, "},\"reorder\":{\"packets\":%llu,\"groups\":%llu,\"ooo_groups\":%llu,\"late_packets\":%llu,"
 		"\"late_groups\":%llu,\"timer_expiries\":%llu,\"bound_releases\":%llu,\"suspect\":%llu,"
 		"\"buffered\":%u,\"hwm\":%u,\"flows\":%u,\"flows_created\":%llu,\"flows_reclaimed\":%llu,"
-		"\"flows_policed\":%llu,\"flows_table_full\":%llu,\"release_timeout_us\":%llu,\"skew_us\":%llu,"
+		"\"flows_policed\":%llu,\"flows_policed_total\":%llu,\"flows_table_full\":%llu,"
+		"\"release_timeout_us\":%llu,\"skew_us\":%llu,"
 		"\"released\":{",
 		(unsigned long long)t.f.pkts, (unsigned long long)t.f.groups, (unsigned long long)t.f.ooo_groups,
 		(unsigned long long)t.f.late_pkts, (unsigned long long)t.f.late_groups,
 		(unsigned long long)t.f.timer_expiries, (unsigned long long)t.f.bound_releases,
 		(unsigned long long)t.f.suspect, t.buffered, t.hwm, t.flows, (unsigned long long)t.flows_created,
 		(unsigned long long)t.flows_reclaimed, (unsigned long long)t.flows_policed,
-		(unsigned long long)t.flows_table_full, (unsigned long long)(t.timeout_ns / 1000),
+		(unsigned long long)t.flows_policed_total, (unsigned long long)t.flows_table_full, (unsigned long long)(t.timeout_ns / 1000),
 		(unsigned long long)(t.skew_ns / 1000));
 	for (unsigned a = 0; a < WPS_ACT__MAX; a++)
 		fprintf(f, "%s\"%s\":%llu", a ? "," : "", wps_action_name(a), (unsigned long long)t.actions[a]);
 	fprintf(f, "}},\"io\":{\"rx\":%llu,\"bad_descriptor\":%llu,\"tx_xsk\":%llu,\"tx_kernel\":%llu,"
-		"\"tx_kernel_failed\":%llu,\"tx_failed\":%llu},\"flows\":[",
+		"\"tx_kernel_failed\":%llu,\"tx_failed\":%llu},\"peers\":[",
 		(unsigned long long)g->rx, (unsigned long long)g->bad_desc, (unsigned long long)g->tx_xsk,
 		(unsigned long long)g->tx_kernel, (unsigned long long)g->tx_kernel_fail, (unsigned long long)g->tx_fail);
+	for (unsigned k = 0; k < g->npeers; k++) {
+		struct wps_peer_stats ps;
+		char addr[INET6_ADDRSTRLEN] = "any";
+
+		wps_reorder_peer(g->e, (uint16_t)k, &ps);
+		if (!g->o->any_peer)
+			wps_eg_peer_name(&g->o->peers, k, addr, sizeof(addr));
+		fprintf(f, "%s{\"peer\":%u,\"addr\":\"%s\",\"flows\":%u,\"buffered\":%u,\"hwm\":%u,"
+			"\"flows_created\":%llu,\"flows_policed\":%llu,\"flows_policed_total\":%llu,"
+			"\"flows_table_full\":%llu,\"bound_releases\":%llu,\"release_timeout_us\":%llu,\"skew_us\":%llu}",
+			k ? "," : "", k, addr, ps.flows, ps.buffered, ps.hwm, (unsigned long long)ps.flows_created,
+			(unsigned long long)ps.flows_policed, (unsigned long long)ps.flows_policed_total,
+			(unsigned long long)ps.flows_table_full, (unsigned long long)ps.bound_releases,
+			(unsigned long long)(ps.timeout_ns / 1000), (unsigned long long)(ps.skew_ns / 1000));
+	}
+	fprintf(f, "],\"flows\":[");
 	j.f = f;
 	wps_reorder_foreach(g->e, flow_to_json, &j);
 	fprintf(f, "]}\n");
@@ -241,7 +275,7 @@ static void live_line(struct eg *g)
 
 	wps_reorder_totals(g->e, &t);
 	wps_eg_counters_read(bpf_map__fd(g->skel->maps.wps_eg_stats), xdp);
-	for (int i = WPS_EG_CNT_BAD_OPT_LEN; i <= WPS_EG_CNT_BAD_LENGTH; i++)
+	for (int i = WPS_EG_CNT_BAD_OPT_LEN; i <= WPS_EG_CNT_DROP_CE_NOT_ECT; i++)
 		bad += xdp[i];
 	fprintf(stderr,
 		"wps egress: rx %llu tx %llu kernel %llu | flows %u buffered %u (hwm %u) ooo %llu late %llu "
@@ -279,9 +313,11 @@ static void teardown(struct eg *g)
 static int setup(struct eg *g, char *err, size_t errlen)
 {
 	const struct wps_eg_run_opts *o = g->o;
-	struct wps_eg_cfg cfg = { .node_id = o->node_id, .log_per_sec = o->log_per_sec };
+	struct wps_eg_cfg cfg = { .node_id = o->node_id, .log_per_sec = o->log_per_sec,
+				  .flags = o->any_peer ? WPS_EG_F_ANY_PEER : 0 };
 	struct xsk_port_cfg pcfg = { .frame_size = 2048, .ring_size = RING_SIZE, .zerocopy = o->zerocopy };
 	unsigned queues[WPS_EG_MAX_DEVS], nsocks = 1;
+	struct wps_reorder_cfg rcfg;
 	__u32 zero = 0;
 	char path[512];
 	int xsk_fd;
@@ -313,7 +349,11 @@ static int setup(struct eg *g, char *err, size_t errlen)
 		snprintf(err, errlen, "%u AF_XDP sockets needed, at most %d", nsocks, XSK_PORT_MAX_SOCKS);
 		return -1;
 	}
-	g->e = wps_reorder_new(&o->rcfg);
+	/* One reorder share per peer address (--any-peer: one for all). */
+	g->npeers = o->any_peer ? 1 : wps_eg_peers_count(&o->peers);
+	rcfg = o->rcfg;
+	rcfg.max_peers = (uint16_t)g->npeers;
+	g->e = wps_reorder_new(&rcfg);
 	if (!g->e) {
 		snprintf(err, errlen, "reorder engine: %s", errno == EINVAL ? "invalid bounds or timeouts" : strerror(errno));
 		return -1;
@@ -334,7 +374,7 @@ static int setup(struct eg *g, char *err, size_t errlen)
 		snprintf(err, errlen, "configuring the XDP program: %s", strerror(errno));
 		return -1;
 	}
-	if (load_local_addrs(g, err, errlen))
+	if (load_peers(g, err, errlen) || load_local_addrs(g, err, errlen))
 		return -1;
 	g->nsocks = nsocks;
 	/* Every buffered packet holds a frame; the fill and tx rings need theirs too. */
@@ -434,13 +474,14 @@ int wps_eg_run(const struct wps_eg_run_opts *o, volatile sig_atomic_t *stop, cha
 
 			g.rx++;
 			if (fr[i].len < sizeof(*d) || d->magic != WPS_XSK_MAGIC || d->l2_off < sizeof(*d) ||
-			    (uint32_t)d->l2_off + 14 + 20 > fr[i].len || fr[i].sock == g.out_sock) {
+			    (uint32_t)d->l2_off + 14 + 20 > fr[i].len || fr[i].sock == g.out_sock ||
+			    d->peer >= g.npeers) {
 				g.bad_desc++;
 				xsk_port_free(g.port, &fr[i]);
 				continue;
 			}
-			d->pad = (uint16_t)fr[i].len;	/* the length travels with the frame */
-			p = (struct wps_pkt){ .ingress_node = d->ingress_node, .flow_id = d->flow_id,
+			d->len = fr[i].len;	/* the length travels with the frame */
+			p = (struct wps_pkt){ .peer = d->peer, .ingress_node = d->ingress_node, .flow_id = d->flow_id,
 					      .group_id = d->group_id, .flags = d->flags };
 			deliver(&g, wps_reorder_out(g.e), wps_reorder_rx(g.e, &p, fr[i].addr, now));
 		}

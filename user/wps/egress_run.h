@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "egress_peers.h"
 #include "reorder.h"
 #include "wps_egress_maps.h"
 
@@ -20,6 +21,8 @@ struct wps_eg_run_opts {
 	int ndevs;
 	const char *out_dev;			/* site-facing */
 	uint16_t node_id;
+	struct wps_eg_peers peers;		/* the ingress nodes served (--peer) */
+	bool any_peer;				/* no peer check: any source, as one peer */
 	struct wps_reorder_cfg rcfg;
 	bool generic;				/* XDP generic (skb) mode */
 	bool zerocopy;				/* ask the NIC for zero-copy AF_XDP */

@@ -5,10 +5,11 @@
  * Everything lives in index-linked pools sized once at creation (no malloc per
  * packet): packet slots and group slots (total_buffer each: a buffered group
  * holds at least one packet), flow slots (max_flows) chained in a hash table,
- * and two intrusive lists over flows: LRU by last arrival (idle reclaim from
- * its head) and armed timers by arming time (expiry from its head). The timer
- * list stays sorted without a heap because every flow is armed at "now" and
- * one timeout applies to all flows.
+ * and intrusive lists over flows: LRU by last arrival (idle reclaim from its
+ * head) and, per peer, armed timers by arming time (expiry from the heads).
+ * A peer's timer list stays sorted without a heap because every flow is armed
+ * at "now" and one timeout applies to all the peer's flows. The peers' shares
+ * partition the pools, so a peer under its share always finds a free slot.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +19,13 @@
 #include "wps_opt.h"
 
 #define NIL UINT32_MAX
+#define WPS_SKIPS 4	/* gaps of one release remembered for late samples */
+
+#define BUMP(e, fl, field)			\
+	do {					\
+		(fl)->field++;			\
+		(e)->tot.f.field++;		\
+	} while (0)
 
 struct pkt {
 	uint64_t handle;
@@ -35,10 +43,10 @@ struct grp {
 
 /* The first cache line is all an in-order packet touches. */
 struct flow {
-	uint16_t node, fid;
+	uint16_t peer, node, fid;
 	uint16_t neg;
 	uint16_t suspect_run;
-	uint8_t used, armed, has_late, has_gap;
+	uint8_t used, armed, has_late, nskip;
 	uint8_t holding;		/* new: NEG is only the smallest Group ID seen */
 	uint32_t hnext;
 	uint32_t gfirst, glast;
@@ -49,8 +57,9 @@ struct flow {
 	/* reordering */
 	uint32_t tm_prev, tm_next;
 	uint64_t armed_at;		/* when the current gap opened */
-	uint64_t gap_start;		/* when the last skipped gap opened (late samples) */
-	uint16_t skip_lo, skip_hi;	/* the Group IDs it gave up on: [lo, hi) */
+	uint64_t arm_seq;		/* arming order, across peers */
+	uint64_t gap_start;		/* when the timer of the last release that skipped was armed */
+	uint16_t skip_lo[WPS_SKIPS], skip_hi[WPS_SKIPS];	/* the gaps it gave up on: [lo, hi) */
 	uint32_t buffered, hwm;
 	uint16_t last_late_gid;
 	uint64_t ooo_groups, late_pkts, late_groups, timer_expiries, bound_releases, suspect;
@@ -62,6 +71,13 @@ struct policer {
 	uint8_t init;
 };
 
+struct peer {
+	uint32_t tm_head, tm_tail;	/* the peer's armed timers, by arming time */
+	uint64_t skew, timeout;
+	struct policer pol;
+	struct wps_peer_stats st;
+};
+
 struct wps_reorder {
 	struct wps_reorder_cfg cfg;
 	struct pkt *pkts;
@@ -71,11 +87,12 @@ struct wps_reorder {
 	uint32_t hmask;
 	uint32_t pfree, gfree, ffree;
 	uint32_t lru_head, lru_tail;
-	uint32_t tm_head, tm_tail;
-	struct policer *pol;		/* indexed by Ingress Node ID */
+	struct peer *peers;		/* max_peers */
+	uint32_t peer_buffer, peer_flows;	/* each peer's share */
+	struct policer pol_all;		/* new flow states of all peers */
+	uint64_t arms;			/* timers armed so far */
 	struct wps_out *out;
 	uint32_t nout;
-	uint64_t skew, timeout;
 	struct wps_total_stats tot;
 };
 
@@ -109,8 +126,11 @@ void wps_reorder_cfg_defaults(struct wps_reorder_cfg *c)
 	c->timeout_init_ns = 10000000ull;	/* 10 ms until a skew is measured */
 	c->skew_mult = 3;
 	c->idle_ns = 30000000000ull;		/* 30 s */
+	c->max_peers = 1;
 	c->new_flows_per_sec = 10000;
 	c->new_flows_burst = 1000;
+	c->new_flows_total_per_sec = 50000;
+	c->new_flows_total_burst = 5000;
 	c->inflight_groups = 1024;
 	c->suspect_resync = 64;
 	c->start_hold = true;
@@ -118,16 +138,17 @@ void wps_reorder_cfg_defaults(struct wps_reorder_cfg *c)
 
 /* ---- lists ------------------------------------------------------------- */
 
+/* HEAD and TAIL: the list's head and tail indexes (lvalues). */
 #define LIST_UNLINK(e, f, idx, PREV, NEXT, HEAD, TAIL)				\
 	do {									\
 		if ((f)->PREV != NIL)						\
 			(e)->flows[(f)->PREV].NEXT = (f)->NEXT;			\
 		else								\
-			(e)->HEAD = (f)->NEXT;					\
+			HEAD = (f)->NEXT;					\
 		if ((f)->NEXT != NIL)						\
 			(e)->flows[(f)->NEXT].PREV = (f)->PREV;			\
 		else								\
-			(e)->TAIL = (f)->PREV;					\
+			TAIL = (f)->PREV;					\
 		(f)->PREV = (f)->NEXT = NIL;					\
 		(void)(idx);							\
 	} while (0)
@@ -135,12 +156,12 @@ void wps_reorder_cfg_defaults(struct wps_reorder_cfg *c)
 #define LIST_APPEND(e, f, idx, PREV, NEXT, HEAD, TAIL)				\
 	do {									\
 		(f)->NEXT = NIL;						\
-		(f)->PREV = (e)->TAIL;						\
-		if ((e)->TAIL != NIL)						\
-			(e)->flows[(e)->TAIL].NEXT = (idx);			\
+		(f)->PREV = TAIL;						\
+		if (TAIL != NIL)						\
+			(e)->flows[TAIL].NEXT = (idx);				\
 		else								\
-			(e)->HEAD = (idx);					\
-		(e)->TAIL = (idx);						\
+			HEAD = (idx);						\
+		TAIL = (idx);							\
 	} while (0)
 
 static uint32_t fidx(const struct wps_reorder *e, const struct flow *f)
@@ -156,8 +177,8 @@ static void lru_file(struct wps_reorder *e, struct flow *f, uint64_t stamp)
 	f->lru_stamp = stamp;
 	if (e->lru_tail == i)
 		return;
-	LIST_UNLINK(e, f, i, lru_prev, lru_next, lru_head, lru_tail);
-	LIST_APPEND(e, f, i, lru_prev, lru_next, lru_head, lru_tail);
+	LIST_UNLINK(e, f, i, lru_prev, lru_next, e->lru_head, e->lru_tail);
+	LIST_APPEND(e, f, i, lru_prev, lru_next, e->lru_head, e->lru_tail);
 }
 
 /*
@@ -172,44 +193,82 @@ static void lru_touch(struct wps_reorder *e, struct flow *f, uint64_t now)
 	lru_file(e, f, now);
 }
 
-static void timer_arm(struct wps_reorder *e, struct flow *f, uint64_t now)
+/*
+ * The timer runs from `at` (now, or when the group after a gap was buffered),
+ * but from no earlier than the peer's latest timer: the list stays in arming
+ * order, which is deadline order, at the cost of a wait a little longer.
+ */
+static void timer_arm(struct wps_reorder *e, struct flow *f, uint64_t at)
 {
+	struct peer *p = &e->peers[f->peer];
 	uint32_t i = fidx(e, f);
 
 	if (f->armed)
-		LIST_UNLINK(e, f, i, tm_prev, tm_next, tm_head, tm_tail);
+		LIST_UNLINK(e, f, i, tm_prev, tm_next, p->tm_head, p->tm_tail);
+	if (p->tm_tail != NIL && e->flows[p->tm_tail].armed_at > at)
+		at = e->flows[p->tm_tail].armed_at;
 	f->armed = 1;
-	f->armed_at = now;
-	LIST_APPEND(e, f, i, tm_prev, tm_next, tm_head, tm_tail);
+	f->armed_at = at;
+	f->arm_seq = ++e->arms;
+	LIST_APPEND(e, f, i, tm_prev, tm_next, p->tm_head, p->tm_tail);
 }
 
 static void timer_disarm(struct wps_reorder *e, struct flow *f)
 {
+	struct peer *p = &e->peers[f->peer];
 	uint32_t i = fidx(e, f);
 
 	if (!f->armed)
 		return;
-	LIST_UNLINK(e, f, i, tm_prev, tm_next, tm_head, tm_tail);
+	LIST_UNLINK(e, f, i, tm_prev, tm_next, p->tm_head, p->tm_tail);
 	f->armed = 0;
+}
+
+/*
+ * The flow whose timer is due first (now: only one due by then), over the
+ * peers' oldest timers; ties go to the one armed first. NULL: none.
+ */
+static struct flow *timer_first(const struct wps_reorder *e, bool due, uint64_t now)
+{
+	struct flow *best = NULL;
+	uint64_t best_dl = 0;
+
+	for (uint32_t k = 0; k < e->cfg.max_peers; k++) {
+		const struct peer *p = &e->peers[k];
+		struct flow *f;
+		uint64_t dl;
+
+		if (p->tm_head == NIL)
+			continue;
+		f = &e->flows[p->tm_head];
+		if (due && now - f->armed_at < p->timeout)
+			continue;
+		dl = f->armed_at + p->timeout;
+		if (!best || dl < best_dl || (dl == best_dl && f->arm_seq < best->arm_seq)) {
+			best = f;
+			best_dl = dl;
+		}
+	}
+	return best;
 }
 
 /* ---- adaptive timeout --------------------------------------------------- */
 
-static void timeout_update(struct wps_reorder *e)
+static void timeout_update(struct wps_reorder *e, struct peer *p)
 {
 	const struct wps_reorder_cfg *c = &e->cfg;
 	uint64_t t;
 
 	if (c->release_timeout_ns) {
-		e->timeout = c->release_timeout_ns;
+		p->timeout = c->release_timeout_ns;
 		return;
 	}
-	t = e->skew * c->skew_mult;
+	t = p->skew * c->skew_mult;
 	if (t < c->timeout_min_ns)
 		t = c->timeout_min_ns;
 	if (t > c->timeout_max_ns)
 		t = c->timeout_max_ns;
-	e->timeout = t;
+	p->timeout = t;
 }
 
 /*
@@ -218,24 +277,26 @@ static void timeout_update(struct wps_reorder *e)
  * came after the timer gave up on it. Peak-hold with slow decay, so the
  * timeout follows the largest recent skew rather than the average and forgets
  * a skew that is gone over some hundred samples. The estimate starts where the
- * initial timeout puts it, so the first small samples do not shorten it.
+ * initial timeout puts it, so the first small samples do not shorten it. Per
+ * peer: the paths from one ingress node say nothing of another's, and a
+ * peer's forged lateness moves only its own flows' timeout.
  */
-static void skew_sample(struct wps_reorder *e, uint64_t s)
+static void skew_sample(struct wps_reorder *e, struct peer *p, uint64_t s)
 {
-	if (s > e->skew)
-		e->skew = s;
+	if (s > p->skew)
+		p->skew = s;
 	else
-		e->skew -= (e->skew - s) >> 6;
-	e->tot.skew_ns = e->skew;
-	timeout_update(e);
+		p->skew -= (p->skew - s) >> 6;
+	timeout_update(e, p);
 }
 
 /* ---- flows ------------------------------------------------------------- */
 
-static uint32_t hash_key(uint16_t node, uint16_t fid)
+static uint32_t hash_key(uint16_t peer, uint16_t node, uint16_t fid)
 {
 	uint32_t k = ((uint32_t)node << 16) | fid;
 
+	k ^= (uint32_t)peer * 0x9e3779b1U;
 	k ^= k >> 16;
 	k *= 0x7feb352dU;
 	k ^= k >> 15;
@@ -244,26 +305,23 @@ static uint32_t hash_key(uint16_t node, uint16_t fid)
 	return k;
 }
 
-static struct flow *flow_find(struct wps_reorder *e, uint16_t node, uint16_t fid)
+static struct flow *flow_find(struct wps_reorder *e, uint16_t peer, uint16_t node, uint16_t fid)
 {
-	for (uint32_t i = e->buckets[hash_key(node, fid) & e->hmask]; i != NIL; i = e->flows[i].hnext) {
+	for (uint32_t i = e->buckets[hash_key(peer, node, fid) & e->hmask]; i != NIL; i = e->flows[i].hnext) {
 		struct flow *f = &e->flows[i];
 
-		if (f->node == node && f->fid == fid)
+		if (f->node == node && f->fid == fid && f->peer == peer)
 			return f;
 	}
 	return NULL;
 }
 
-static bool policer_admit(struct wps_reorder *e, uint16_t node, uint64_t now)
+/* A token bucket of burst flows, rate per second: refilled to now; whether a token is there. */
+static bool bucket_refill(struct policer *p, uint32_t rate, uint32_t burst, uint64_t now)
 {
-	const struct wps_reorder_cfg *c = &e->cfg;
-	struct policer *p = &e->pol[node];
-	uint64_t cap = (uint64_t)c->new_flows_burst * 1000000000ull;
+	uint64_t cap = (uint64_t)burst * 1000000000ull;
 	uint64_t dt;
 
-	if (!c->new_flows_per_sec)
-		return true;
 	if (!p->init) {
 		p->init = 1;
 		p->tokens = cap;
@@ -271,34 +329,55 @@ static bool policer_admit(struct wps_reorder *e, uint16_t node, uint64_t now)
 	}
 	dt = now - p->last;
 	p->last = now;
-	if (dt >= cap / c->new_flows_per_sec + 1)
+	if (dt >= cap / rate + 1)
 		p->tokens = cap;
-	else if ((p->tokens += dt * c->new_flows_per_sec) > cap)
+	else if ((p->tokens += dt * rate) > cap)
 		p->tokens = cap;
-	if (p->tokens < 1000000000ull)
+	return p->tokens >= 1000000000ull;
+}
+
+/* A new flow state needs a token from its peer's policer, then one from the aggregate's. */
+static bool policer_admit(struct wps_reorder *e, struct peer *pr, uint64_t now)
+{
+	const struct wps_reorder_cfg *c = &e->cfg;
+	bool own = !c->new_flows_per_sec, all = !c->new_flows_total_per_sec;
+
+	if (!own && !bucket_refill(&pr->pol, c->new_flows_per_sec, c->new_flows_burst, now)) {
+		pr->st.flows_policed++;
+		e->tot.flows_policed++;
 		return false;
-	p->tokens -= 1000000000ull;
+	}
+	if (!all && !bucket_refill(&e->pol_all, c->new_flows_total_per_sec, c->new_flows_total_burst, now)) {
+		pr->st.flows_policed_total++;
+		e->tot.flows_policed_total++;
+		return false;
+	}
+	if (!own)
+		pr->pol.tokens -= 1000000000ull;
+	if (!all)
+		e->pol_all.tokens -= 1000000000ull;
 	return true;
 }
 
 static struct flow *flow_create(struct wps_reorder *e, const struct wps_pkt *p, uint64_t now)
 {
+	struct peer *pr = &e->peers[p->peer];
 	struct flow *f;
 	uint32_t i, b;
 
-	if (e->ffree == NIL) {
+	if (pr->st.flows >= e->peer_flows || e->ffree == NIL) {
+		pr->st.flows_table_full++;
 		e->tot.flows_table_full++;
 		return NULL;
 	}
-	if (!policer_admit(e, p->ingress_node, now)) {
-		e->tot.flows_policed++;
+	if (!policer_admit(e, pr, now))
 		return NULL;
-	}
 	i = e->ffree;
 	f = &e->flows[i];
 	e->ffree = f->hnext;
 	memset(f, 0, sizeof(*f));
 	f->used = 1;
+	f->peer = p->peer;
 	f->node = p->ingress_node;
 	f->fid = p->flow_id;
 	f->neg = p->group_id;	/* the ingress starts at an arbitrary Group ID */
@@ -306,12 +385,14 @@ static struct flow *flow_create(struct wps_reorder *e, const struct wps_pkt *p, 
 	f->lru_stamp = now;
 	f->gfirst = f->glast = NIL;
 	f->lru_prev = f->lru_next = f->tm_prev = f->tm_next = NIL;
-	b = hash_key(f->node, f->fid) & e->hmask;
+	b = hash_key(f->peer, f->node, f->fid) & e->hmask;
 	f->hnext = e->buckets[b];
 	e->buckets[b] = i;
-	LIST_APPEND(e, f, i, lru_prev, lru_next, lru_head, lru_tail);
+	LIST_APPEND(e, f, i, lru_prev, lru_next, e->lru_head, e->lru_tail);
 	e->tot.flows_created++;
 	e->tot.flows++;
+	pr->st.flows_created++;
+	pr->st.flows++;
 	return f;
 }
 
@@ -325,8 +406,6 @@ static void emit(struct wps_reorder *e, uint64_t handle, enum wps_action a)
 	e->tot.actions[a]++;
 }
 
-static void skew_sample(struct wps_reorder *e, uint64_t s);
-
 /* Emit and free the flow's first buffered group. Returns whether it was closed. */
 static bool pop_group(struct wps_reorder *e, struct flow *f, enum wps_action a, uint64_t now)
 {
@@ -336,7 +415,7 @@ static bool pop_group(struct wps_reorder *e, struct flow *f, enum wps_action a, 
 	uint32_t pi = g->head;
 
 	if (a == WPS_ACT_INORDER && now > g->first_at)
-		skew_sample(e, now - g->first_at);
+		skew_sample(e, &e->peers[f->peer], now - g->first_at);
 
 	while (pi != NIL) {
 		struct pkt *p = &e->pkts[pi];
@@ -348,6 +427,7 @@ static bool pop_group(struct wps_reorder *e, struct flow *f, enum wps_action a, 
 		pi = next;
 	}
 	f->buffered -= g->npkts;
+	e->peers[f->peer].st.buffered -= g->npkts;
 	e->tot.buffered -= g->npkts;
 	f->gfirst = g->next;
 	if (f->gfirst != NIL)
@@ -360,66 +440,119 @@ static bool pop_group(struct wps_reorder *e, struct flow *f, enum wps_action a, 
 }
 
 /*
- * Release buffered groups that are now in order: the first with action `a`,
- * the ones contiguous after it as in-order. A group whose E has not arrived
- * yet stops the walk with NEG on it: its remaining packets cut through.
+ * NEG skips the gap [lo, hi): remember it, so that a late packet of it, and
+ * only that, measures the skew (late()). The first skip of a release forgets
+ * the gaps of earlier releases and notes when the timer was armed;
+ * a release remembers its first WPS_SKIPS gaps (later ones give no samples).
  */
-static void drain(struct wps_reorder *e, struct flow *f, enum wps_action a, uint64_t now)
+/* One release in the making: whether it has skipped yet, and counted a timer expiry. */
+struct rel {
+	bool skipped, counted;
+};
+
+static void skip_add(struct flow *f, uint16_t lo, uint16_t hi, struct rel *r)
 {
-	while (f->gfirst != NIL && e->grps[f->gfirst].gid == f->neg) {
-		if (!pop_group(e, f, a, now))
-			return;
-		f->neg++;
-		a = WPS_ACT_INORDER;
+	if (!r->skipped) {
+		f->nskip = 0;
+		f->gap_start = f->armed_at;
+		r->skipped = true;
+	}
+	if (f->nskip < WPS_SKIPS) {
+		f->skip_lo[f->nskip] = lo;
+		f->skip_hi[f->nskip] = hi;
+		f->nskip++;
 	}
 }
 
-/* After NEG moved: a remaining gap restarts the timer, no gap stops it. */
-static void rearm(struct wps_reorder *e, struct flow *f, uint64_t now)
+/* Where a walk of the buffered groups stopped. */
+enum stop {
+	STOP_EMPTY,	/* nothing buffered */
+	STOP_OPEN,	/* NEG on a group whose E has not come: still arriving */
+	STOP_GAP,	/* before a gap whose next group has not waited a timeout yet */
+};
+
+/*
+ * Release what is in order from NEG: its buffered group for `a`, the ones
+ * contiguous after it in order. A group whose E has not arrived yet stops the
+ * walk with NEG on it: its remaining packets cut through (and, while later
+ * groups wait, restart the timer: nothing is released past a group that is
+ * arriving). A gap is given up on when the group after it has waited a full
+ * release timeout since it was buffered (for its predecessors: the time a
+ * group gets), that group leaving by `gapr` (WPS_ACT_TIMER, a timer expiry
+ * counted once per release; at shutdown WPS_ACT_IDLE, at once); otherwise the
+ * walk stops there. So each gap costs one wait, never one wait per gap.
+ */
+static enum stop drain(struct wps_reorder *e, struct flow *f, enum wps_action a, uint64_t now,
+		       enum wps_action gapr, struct rel *r)
 {
-	if (f->gfirst != NIL)
-		timer_arm(e, f, now);
-	else
-		timer_disarm(e, f);
+	while (f->gfirst != NIL) {
+		struct grp *g = &e->grps[f->gfirst];
+
+		if (g->gid != f->neg) {
+			if (gapr != WPS_ACT_IDLE && now - g->first_at < e->peers[f->peer].timeout)
+				return STOP_GAP;
+			if (gapr == WPS_ACT_TIMER && !r->counted)
+				BUMP(e, f, timer_expiries);
+			r->counted = true;
+			skip_add(f, f->neg, g->gid, r);
+			f->neg = g->gid;
+			a = gapr;
+		}
+		if (!pop_group(e, f, a, now))
+			return STOP_OPEN;
+		f->neg++;
+		a = WPS_ACT_INORDER;
+	}
+	return STOP_EMPTY;
 }
 
 /*
- * NEG is about to skip to `to`: remember which groups that gives up on, so
- * that a late one of them, and only that, measures the skew (late()). A start
- * hold gives up on the groups it would still have taken, those within the
- * in-flight bound before the smallest Group ID seen.
+ * After NEG moved: nothing buffered stops the timer; NEG's group still open
+ * restarts it (its packets will); a gap lets it run from when the group after
+ * the gap was buffered, so that group waits one timeout in all.
  */
-static void give_up(struct wps_reorder *e, struct flow *f, bool holding, uint16_t to)
+static void rearm(struct wps_reorder *e, struct flow *f, uint64_t now, enum stop stop)
 {
-	f->gap_start = f->armed_at;
-	f->has_gap = 1;
-	f->skip_lo = holding ? (uint16_t)(f->neg - e->cfg.inflight_groups) : f->neg;
-	f->skip_hi = to;
+	if (f->gfirst == NIL)
+		timer_disarm(e, f);
+	else
+		timer_arm(e, f, stop == STOP_GAP ? e->grps[f->gfirst].first_at : now);
 }
 
-/* Skip the gap: NEG to the smallest buffered group, release in order. */
-static void force_release(struct wps_reorder *e, struct flow *f, enum wps_action a, uint64_t now)
+/*
+ * NEG skips to the smallest buffered group, released for `a` (the draft's
+ * expiry: "advance NEG to the smallest buffered Group ID"); then the groups
+ * after it as drain() says, gaps being given up on for `gapr`. A start hold
+ * gives up on the groups it would still have taken, those within the
+ * in-flight bound before the smallest Group ID seen; a gap after that group
+ * is one the timer gives up on. `counted`: the caller counted this release as
+ * a timer expiry.
+ */
+static void force_release(struct wps_reorder *e, struct flow *f, enum wps_action a, uint64_t now,
+			  enum wps_action gapr, bool counted)
 {
+	struct rel r = { .counted = counted };
 	bool holding = f->holding;
+	uint16_t first;
 
 	f->holding = 0;
 	if (f->gfirst == NIL)
 		return;
-	give_up(e, f, holding, e->grps[f->gfirst].gid);
-	f->neg = e->grps[f->gfirst].gid;
-	drain(e, f, a, now);
-	rearm(e, f, now);
+	first = e->grps[f->gfirst].gid;
+	skip_add(f, holding ? (uint16_t)(f->neg - e->cfg.inflight_groups) : f->neg, first, &r);
+	f->neg = first;
+	rearm(e, f, now, drain(e, f, a, now, gapr, &r));
 }
 
 static void flow_free(struct wps_reorder *e, struct flow *f, enum wps_action a)
 {
 	uint32_t i = fidx(e, f);
-	uint32_t *pp = &e->buckets[hash_key(f->node, f->fid) & e->hmask];
+	uint32_t *pp = &e->buckets[hash_key(f->peer, f->node, f->fid) & e->hmask];
 
 	while (f->gfirst != NIL)
 		pop_group(e, f, a, 0);
 	timer_disarm(e, f);
-	LIST_UNLINK(e, f, i, lru_prev, lru_next, lru_head, lru_tail);
+	LIST_UNLINK(e, f, i, lru_prev, lru_next, e->lru_head, e->lru_tail);
 	while (*pp != i)
 		pp = &e->flows[*pp].hnext;
 	*pp = f->hnext;
@@ -427,26 +560,39 @@ static void flow_free(struct wps_reorder *e, struct flow *f, enum wps_action a)
 	f->hnext = e->ffree;
 	e->ffree = i;
 	e->tot.flows--;
+	e->peers[f->peer].st.flows--;
 	e->tot.flows_reclaimed++;
 }
 
 /* ---- the procedure ------------------------------------------------------ */
 
-#define BUMP(e, fl, field)			\
-	do {					\
-		(fl)->field++;			\
-		(e)->tot.f.field++;		\
-	} while (0)
-
+/*
+ * NEG's group arriving: out at once. While later groups wait, each of its
+ * packets restarts the timer (the draft's "start/restart"): the timer runs
+ * out only when the awaited group stops coming, not while it is arriving.
+ */
 static void cut_through(struct wps_reorder *e, struct flow *f, const struct wps_pkt *p,
 			uint64_t handle, uint64_t now)
 {
+	struct rel r = { 0 };
+
 	emit(e, handle, WPS_ACT_CUT);
-	if (!(p->flags & WPS_FLAG_E))
+	if (!(p->flags & WPS_FLAG_E)) {
+		if (f->armed)
+			timer_arm(e, f, now);
 		return;
+	}
 	f->neg++;
-	drain(e, f, WPS_ACT_INORDER, now);
-	rearm(e, f, now);
+	rearm(e, f, now, drain(e, f, WPS_ACT_INORDER, now, WPS_ACT_TIMER, &r));
+}
+
+/* Whether gid lies in a gap the last skipping release gave up on. */
+static bool skipped(const struct flow *f, uint16_t gid)
+{
+	for (uint8_t k = 0; k < f->nskip; k++)
+		if (wps_gid_diff(gid, f->skip_lo[k]) >= 0 && wps_gid_diff(gid, f->skip_hi[k]) < 0)
+			return true;
+	return false;
 }
 
 static void late(struct wps_reorder *e, struct flow *f, const struct wps_pkt *p, uint64_t handle,
@@ -464,9 +610,8 @@ static void late(struct wps_reorder *e, struct flow *f, const struct wps_pkt *p,
 	}
 	/* How late a group came after it was given up on is skew; a copy of a
 	 * group delivered (or a packet after its E) is late, and says nothing. */
-	if (f->has_gap && wps_gid_diff(p->group_id, f->skip_lo) >= 0 &&
-	    wps_gid_diff(p->group_id, f->skip_hi) < 0)
-		skew_sample(e, now - f->gap_start);
+	if (skipped(f, p->group_id))
+		skew_sample(e, &e->peers[f->peer], now - f->gap_start);
 }
 
 /*
@@ -476,27 +621,35 @@ static void late(struct wps_reorder *e, struct flow *f, const struct wps_pkt *p,
  */
 static void give_way(struct wps_reorder *e, struct flow *f, uint16_t gid, uint64_t now)
 {
+	struct rel r = { 0 };
+
 	BUMP(e, f, bound_releases);
 	if (wps_gid_diff(gid, e->grps[f->gfirst].gid) < 0) {
-		give_up(e, f, f->holding, gid);
+		skip_add(f, f->holding ? (uint16_t)(f->neg - e->cfg.inflight_groups) : f->neg, gid, &r);
 		f->holding = 0;
 		f->neg = gid;
 		return;
 	}
-	force_release(e, f, WPS_ACT_BOUND, now);
+	force_release(e, f, WPS_ACT_BOUND, now, WPS_ACT_TIMER, false);
 }
 
-/* Room for one more buffered packet of f: the flow waiting longest gives way. */
+/*
+ * Room for one more buffered packet of f in its peer's share: the peer's flow
+ * waiting longest gives way (another peer's flows never do).
+ */
 static void make_room(struct wps_reorder *e, struct flow *f, uint16_t gid, uint64_t now)
 {
-	while (e->pfree == NIL) {
-		struct flow *v = &e->flows[e->tm_head];
+	struct peer *p = &e->peers[f->peer];
 
+	while (p->st.buffered >= e->peer_buffer) {
+		struct flow *v = &e->flows[p->tm_head];
+
+		p->st.bound_releases++;
 		if (v == f) {
 			give_way(e, f, gid, now);
 			return;
 		}
-		force_release(e, v, WPS_ACT_BOUND, now);
+		force_release(e, v, WPS_ACT_BOUND, now, WPS_ACT_TIMER, false);
 		BUMP(e, v, bound_releases);
 	}
 }
@@ -549,6 +702,8 @@ static void buffer(struct wps_reorder *e, struct flow *f, const struct wps_pkt *
 	f->buffered++;
 	if (f->buffered > f->hwm)
 		f->hwm = f->buffered;
+	if (++e->peers[f->peer].st.buffered > e->peers[f->peer].st.hwm)
+		e->peers[f->peer].st.hwm = e->peers[f->peer].st.buffered;
 	if (++e->tot.buffered > e->tot.hwm)
 		e->tot.hwm = e->tot.buffered;
 	if (!f->armed)
@@ -558,10 +713,16 @@ static void buffer(struct wps_reorder *e, struct flow *f, const struct wps_pkt *
 uint32_t wps_reorder_rx(struct wps_reorder *e, const struct wps_pkt *p, uint64_t handle, uint64_t now)
 {
 	struct flow *f;
+	struct rel r;
 	int d;
 
 	e->nout = 0;
-	f = flow_find(e, p->ingress_node, p->flow_id);
+	if (p->peer >= e->cfg.max_peers) {	/* the caller's bug: forwarded, not trusted */
+		emit(e, handle, WPS_ACT_NOSTATE);
+		e->tot.f.pkts++;
+		return e->nout;
+	}
+	f = flow_find(e, p->peer, p->ingress_node, p->flow_id);
 	if (!f)
 		f = flow_create(e, p, now);
 	if (!f) {
@@ -594,8 +755,9 @@ uint32_t wps_reorder_rx(struct wps_reorder *e, const struct wps_pkt *p, uint64_t
 		}
 		f->holding = 0;
 		f->neg = p->group_id;
-		drain(e, f, WPS_ACT_RESYNC, now);	/* this group's earlier packets first */
-		rearm(e, f, now);
+		r = (struct rel){ 0 };
+		/* this group's earlier packets first */
+		rearm(e, f, now, drain(e, f, WPS_ACT_RESYNC, now, WPS_ACT_TIMER, &r));
 		d = wps_gid_diff(p->group_id, f->neg);
 	}
 	f->suspect_run = 0;
@@ -604,7 +766,7 @@ uint32_t wps_reorder_rx(struct wps_reorder *e, const struct wps_pkt *p, uint64_t
 		give_way(e, f, p->group_id, now);
 		d = f->holding ? 1 : wps_gid_diff(p->group_id, f->neg);
 	}
-	if (d > 0 && e->pfree == NIL) {
+	if (d > 0 && e->peers[f->peer].st.buffered >= e->peer_buffer) {
 		make_room(e, f, p->group_id, now);	/* another flow's hold may end, not ours */
 		d = f->holding ? 1 : wps_gid_diff(p->group_id, f->neg);
 	}
@@ -619,16 +781,19 @@ uint32_t wps_reorder_rx(struct wps_reorder *e, const struct wps_pkt *p, uint64_t
 
 uint32_t wps_reorder_tick(struct wps_reorder *e, uint64_t now)
 {
-	e->nout = 0;
-	while (e->tm_head != NIL && now - e->flows[e->tm_head].armed_at >= e->timeout) {
-		struct flow *f = &e->flows[e->tm_head];
+	struct flow *f;
 
+	e->nout = 0;
+	/* An expiry gives up on the group that stopped coming, and on every gap
+	 * behind it whose next group has waited its timeout too. The end of a
+	 * start hold releases the group it expects; a gap behind it is the timer's. */
+	while ((f = timer_first(e, true, now))) {
 		if (f->holding) {
-			force_release(e, f, WPS_ACT_HOLD, now);
+			force_release(e, f, WPS_ACT_HOLD, now, WPS_ACT_TIMER, false);
 			continue;
 		}
 		BUMP(e, f, timer_expiries);
-		force_release(e, f, WPS_ACT_TIMER, now);
+		force_release(e, f, WPS_ACT_TIMER, now, WPS_ACT_TIMER, true);
 	}
 	while (e->lru_head != NIL && now - e->flows[e->lru_head].lru_stamp >= e->cfg.idle_ns) {
 		struct flow *f = &e->flows[e->lru_head];
@@ -646,23 +811,38 @@ uint32_t wps_reorder_tick(struct wps_reorder *e, uint64_t now)
 
 uint64_t wps_reorder_next_deadline(const struct wps_reorder *e)
 {
+	const struct flow *f = timer_first(e, false, 0);
 	uint64_t t = UINT64_MAX;
 
-	if (e->tm_head != NIL)
-		t = e->flows[e->tm_head].armed_at + e->timeout;
+	if (f)
+		t = f->armed_at + e->peers[f->peer].timeout;
 	if (e->lru_head != NIL && e->flows[e->lru_head].lru_stamp + e->cfg.idle_ns < t)
 		t = e->flows[e->lru_head].lru_stamp + e->cfg.idle_ns;
 	return t;
 }
 
+/* The armed flow armed first, over all peers (NULL: none). */
+static struct flow *armed_first(const struct wps_reorder *e)
+{
+	struct flow *best = NULL;
+
+	for (uint32_t k = 0; k < e->cfg.max_peers; k++) {
+		uint32_t h = e->peers[k].tm_head;
+
+		if (h != NIL && (!best || e->flows[h].arm_seq < best->arm_seq))
+			best = &e->flows[h];
+	}
+	return best;
+}
+
 uint32_t wps_reorder_flush(struct wps_reorder *e)
 {
-	e->nout = 0;
-	while (e->tm_head != NIL) {
-		struct flow *f = &e->flows[e->tm_head];
+	struct flow *f;
 
+	e->nout = 0;
+	while ((f = armed_first(e))) {
 		while (f->gfirst != NIL)
-			force_release(e, f, WPS_ACT_IDLE, 0);
+			force_release(e, f, WPS_ACT_IDLE, 0, WPS_ACT_IDLE, false);
 		timer_disarm(e, f);
 	}
 	return e->nout;
@@ -673,9 +853,9 @@ const struct wps_out *wps_reorder_out(const struct wps_reorder *e)
 	return e->out;
 }
 
-uint64_t wps_reorder_timeout(const struct wps_reorder *e)
+uint64_t wps_reorder_timeout(const struct wps_reorder *e, uint16_t peer)
 {
-	return e->timeout;
+	return peer < e->cfg.max_peers ? e->peers[peer].timeout : 0;
 }
 
 void wps_reorder_totals(const struct wps_reorder *e, struct wps_total_stats *t)
@@ -683,8 +863,23 @@ void wps_reorder_totals(const struct wps_reorder *e, struct wps_total_stats *t)
 	*t = e->tot;
 	t->f.buffered = e->tot.buffered;
 	t->f.hwm = e->tot.hwm;
-	t->timeout_ns = e->timeout;
-	t->skew_ns = e->skew;
+	t->timeout_ns = t->skew_ns = 0;
+	for (uint32_t k = 0; k < e->cfg.max_peers; k++) {
+		if (e->peers[k].timeout > t->timeout_ns)
+			t->timeout_ns = e->peers[k].timeout;
+		if (e->peers[k].skew > t->skew_ns)
+			t->skew_ns = e->peers[k].skew;
+	}
+}
+
+void wps_reorder_peer(const struct wps_reorder *e, uint16_t peer, struct wps_peer_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (peer >= e->cfg.max_peers)
+		return;
+	*s = e->peers[peer].st;
+	s->timeout_ns = e->peers[peer].timeout;
+	s->skew_ns = e->peers[peer].skew;
 }
 
 void wps_reorder_foreach(const struct wps_reorder *e, wps_flow_cb cb, void *arg)
@@ -698,7 +893,7 @@ void wps_reorder_foreach(const struct wps_reorder *e, wps_flow_cb cb, void *arg)
 			.suspect = f->suspect, .buffered = f->buffered, .hwm = f->hwm,
 		};
 
-		if (cb(f->node, f->fid, f->neg, &st, arg))
+		if (cb(f->peer, f->node, f->fid, f->neg, &st, arg))
 			return;
 	}
 }
@@ -711,7 +906,7 @@ void wps_reorder_free(struct wps_reorder *e)
 	free(e->grps);
 	free(e->flows);
 	free(e->buckets);
-	free(e->pol);
+	free(e->peers);
 	free(e->out);
 	free(e);
 }
@@ -727,7 +922,9 @@ struct wps_reorder *wps_reorder_new(const struct wps_reorder_cfg *cfg)
 	    (!cfg->release_timeout_ns && (!cfg->skew_mult || !cfg->timeout_min_ns ||
 					  cfg->timeout_min_ns > cfg->timeout_max_ns ||
 					  !cfg->timeout_init_ns)) ||
-	    (cfg->new_flows_per_sec && !cfg->new_flows_burst)) {
+	    (cfg->new_flows_per_sec && !cfg->new_flows_burst) ||
+	    (cfg->new_flows_total_per_sec && !cfg->new_flows_total_burst) ||
+	    !cfg->max_peers || cfg->max_peers > cfg->total_buffer || cfg->max_peers > cfg->max_flows) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -742,9 +939,9 @@ struct wps_reorder *wps_reorder_new(const struct wps_reorder_cfg *cfg)
 	e->grps = calloc(cfg->total_buffer, sizeof(*e->grps));
 	e->flows = aligned_alloc(64, ((size_t)cfg->max_flows * sizeof(*e->flows) + 63) & ~(size_t)63);
 	e->buckets = malloc(nb * sizeof(*e->buckets));
-	e->pol = calloc(65536, sizeof(*e->pol));
+	e->peers = calloc(cfg->max_peers, sizeof(*e->peers));
 	e->out = calloc((size_t)cfg->total_buffer + 1, sizeof(*e->out));
-	if (!e->pkts || !e->grps || !e->flows || !e->buckets || !e->pol || !e->out) {
+	if (!e->pkts || !e->grps || !e->flows || !e->buckets || !e->peers || !e->out) {
 		wps_reorder_free(e);
 		errno = ENOMEM;
 		return NULL;
@@ -758,10 +955,16 @@ struct wps_reorder *wps_reorder_new(const struct wps_reorder_cfg *cfg)
 	for (uint32_t i = 0; i < cfg->max_flows; i++)
 		e->flows[i].hnext = i + 1 < cfg->max_flows ? i + 1 : NIL;
 	e->pfree = e->gfree = e->ffree = 0;
-	e->lru_head = e->lru_tail = e->tm_head = e->tm_tail = NIL;
-	if (!cfg->release_timeout_ns)
-		e->skew = cfg->timeout_init_ns / cfg->skew_mult;
-	timeout_update(e);
-	e->tot.timeout_ns = e->timeout;
+	e->lru_head = e->lru_tail = NIL;
+	e->peer_buffer = cfg->total_buffer / cfg->max_peers;
+	e->peer_flows = cfg->max_flows / cfg->max_peers;
+	for (uint32_t k = 0; k < cfg->max_peers; k++) {
+		struct peer *p = &e->peers[k];
+
+		p->tm_head = p->tm_tail = NIL;
+		if (!cfg->release_timeout_ns)
+			p->skew = cfg->timeout_init_ns / cfg->skew_mult;
+		timeout_update(e, p);
+	}
 	return e;
 }
