@@ -479,7 +479,7 @@ struct wire_pair {
 	struct tp_chan *ch[2];
 	struct tp_cc *cc[2];
 	uint8_t src[4096], dst[4096];
-	uint32_t token;
+	struct tp_rkey token;
 };
 
 static void wire_init(struct wire_pair *w, enum tp_cc_algo algo)

@@ -420,7 +420,7 @@ struct ctp_model {
 	uint8_t src[NMSG][MTU];
 	uint8_t rbuf[4][RBUF];
 	uint8_t region[4096];
-	uint32_t token;
+	struct tp_rkey token;
 	uint64_t sends_done, frames, taacks;
 };
 
@@ -461,7 +461,7 @@ static size_t ctp_make_pkt(struct ctp_model *m, uint8_t *b)
 	if (ub_ta_has_maetah(t.opcode)) {
 		struct ub_maetah_fields mae = {
 			.va = rnd(2) ? (uint64_t)(uintptr_t)m->region + rnd(4096) : rnd(0),
-			.token_id = rnd(4) ? m->token : (uint32_t)rnd(3), .length = (uint32_t)rnd(MTU + 40) };
+			.token_id = rnd(4) ? m->token.token_id : (uint32_t)rnd(3), .length = (uint32_t)rnd(MTU + 40) };
 
 		ub_maetah_encode((struct ub_maetah *)(b + n), &mae);
 		n += sizeof(struct ub_maetah);

@@ -325,28 +325,28 @@ static void rol_status_in_rtph(void **state)
 	struct ub_tph_fields f;
 	struct ub_tah_fields t;
 	struct rx r;
-	uint32_t token;
+	struct tp_rkey token;
 
 	(void)state;
 	rx_setup(&r, TP_MODE_RTP_SR, 8);
 	assert_int_equal(tp_mr_reg(r.ep, region, sizeof(region), &token), 0);
 	/* Completer error: a Write with a token nobody registered. */
 	mae.va = (uintptr_t)region;
-	mae.token_id = token + 1;
+	mae.token_id = token.token_id ^ 0x40;
 	rol_answer(&r, UB_TA_WRITE, 10, BASE, &mae, &f, &t);
 	assert_int_equal(f.rspst, UB_RSPST_COMPLETER_ERR);
 	assert_int_equal(f.rspinfo, TP_RSPINFO_BAD_TOKEN);
 	assert_int_equal(t.rspst, f.rspst);
 	assert_int_equal(t.rspinfo, f.rspinfo);
 	/* A plain acknowledgement: a good Write, a Send into a posted buffer. */
-	mae.token_id = token;
+	mae.token_id = token.token_id;
 	rol_answer(&r, UB_TA_WRITE, 11, BASE + 1, &mae, &f, &t);
 	assert_int_equal(f.rspst, UB_RSPST_ACK);
 	assert_int_equal(f.rspinfo, 0);
 	rol_answer(&r, UB_TA_SEND, 12, BASE + 2, NULL, &f, &t);
 	assert_int_equal(f.rspst, UB_RSPST_ACK);
 	/* Page fault: the region is not resident. */
-	assert_int_equal(tp_mr_set_resident(r.ep, token, false), 0);
+	assert_int_equal(tp_mr_set_resident(r.ep, token.token_id, false), 0);
 	rol_answer(&r, UB_TA_WRITE, 13, BASE + 3, &mae, &f, &t);
 	assert_int_equal(f.rspst, UB_RSPST_PAGE_FAULT);
 	assert_int_equal(t.rspst, UB_RSPST_PAGE_FAULT);
@@ -658,7 +658,7 @@ static void config_checked(void **state)
 		assert_non_null(qc);
 		assert_int_equal(tp_chan_connect(qc, 9, 0), 0);
 		assert_int_equal(tp_post_send(qc, "x", 1, 0), 0);
-		assert_int_equal(tp_post_write(qc, "x", 1, 0, 1, 1), 0);
+		assert_int_equal(tp_post_write(qc, "x", 1, 0, (struct tp_rkey){ 1, 0 }, 1), 0);
 		assert_int_equal(tp_post_send(qc, "x", 1, 2), -EAGAIN);
 		assert_int_equal(tp_chan_outstanding(qc), 2);
 		assert_int_equal(tp_post_recv(qc, buf, 4, 0), 0);

@@ -37,7 +37,7 @@ struct run {
 	int op;			/* 0 send, 1 write, 2 read */
 	uint8_t *src, *dst, *region, *rbuf;
 	uint64_t region_va;
-	uint32_t token;
+	struct tp_rkey token;
 	bool dump;
 };
 

@@ -227,7 +227,15 @@ int tp_chan_connect(struct tp_chan *ch, uint32_t peer_tpn, uint32_t peer_init_ps
 
 /* ---- registered memory -------------------------------------------------- */
 
-int tp_mr_reg(struct tp_ep *ep, void *addr, size_t len, uint32_t *token_id)
+int tp_mr_register(struct tp_ep *ep, const struct tp_mr_cfg *cfg, uint32_t *token_id)
+{
+	(void)ep;
+	(void)cfg;
+	(void)token_id;
+	return -ENOSYS;		/* not yet */
+}
+
+int tp_mr_reg(struct tp_ep *ep, void *addr, size_t len, struct tp_rkey *key)
 {
 	if (!addr || !len)
 		return -EINVAL;
@@ -236,10 +244,20 @@ int tp_mr_reg(struct tp_ep *ep, void *addr, size_t len, uint32_t *token_id)
 		if (!ep->mrs[i].used) {
 			ep->mrs[i] = (struct tp_mr){ .used = true, .resident = true,
 						     .addr = addr, .len = len };
-			*token_id = i + 1;
+			key->token_id = i + 1;
+			key->token_value = (uint32_t)tp_rand(ep);
 			return 0;
 		}
 	return -ENOSPC;
+}
+
+uint32_t tp_mr_count(const struct tp_ep *ep)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < ep->cfg.max_mrs; i++)
+		n += ep->mrs[i].used;
+	return n;
 }
 
 struct tp_mr *tp_mr_find(struct tp_ep *ep, uint32_t token)
@@ -331,8 +349,25 @@ int tp_post_recv(struct tp_chan *ch, void *buf, size_t cap, uint64_t wr_id)
 	return 0;
 }
 
+int tp_post(struct tp_chan *ch, const struct tp_wr *wr)
+{
+	(void)ch;
+	(void)wr;
+	return -ENOSYS;		/* not yet */
+}
+
+int tp_post_recv_sge(struct tp_chan *ch, const struct tp_sge *sge, uint32_t num_sge,
+		     uint64_t wr_id)
+{
+	(void)ch;
+	(void)sge;
+	(void)num_sge;
+	(void)wr_id;
+	return -ENOSYS;		/* not yet */
+}
+
 int tp_post_write(struct tp_chan *ch, const void *buf, size_t len,
-		  uint64_t remote_va, uint32_t token_id, uint64_t wr_id)
+		  uint64_t remote_va, struct tp_rkey rkey, uint64_t wr_id)
 {
 	struct tp_op *op;
 	int rc = post_check(ch, len);
@@ -347,12 +382,12 @@ int tp_post_write(struct tp_chan *ch, const void *buf, size_t len,
 	if (!op)
 		return -EAGAIN;
 	op->va = remote_va;
-	op->token = token_id;
+	op->token = rkey.token_id;
 	return 0;
 }
 
 int tp_post_read(struct tp_chan *ch, void *buf, size_t len,
-		 uint64_t remote_va, uint32_t token_id, uint64_t wr_id)
+		 uint64_t remote_va, struct tp_rkey rkey, uint64_t wr_id)
 {
 	struct tp_op *op;
 	int rc = post_check(ch, len);
@@ -369,7 +404,7 @@ int tp_post_read(struct tp_chan *ch, void *buf, size_t len,
 	op->dst = buf;
 	op->rd_len = len;
 	op->va = remote_va;
-	op->token = token_id;
+	op->token = rkey.token_id;
 	return 0;
 }
 
