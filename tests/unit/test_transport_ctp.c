@@ -554,6 +554,12 @@ static void ctp_frame_fuzz(void **state)
 			ub_maetah_encode((struct ub_maetah *)(frame + n), &m);
 			n += sizeof(struct ub_maetah);
 		}
+		if (!cnp && ub_ta_has_immetah(t.opcode)) {
+			struct ub_immetah_fields m = { .imm = 1 };
+
+			ub_immetah_encode((struct ub_immetah *)(frame + n), &m);
+			n += sizeof(struct ub_immetah);
+		}
 		n += tp_sim_rand(&rng) % 300;
 		len = uboe_wrap(frame, n - hdr, &f);
 		for (int k = 0; k < damage; k++)

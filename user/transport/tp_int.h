@@ -13,18 +13,22 @@
 struct tp_parsed {
 	struct ub_tph_fields tph;
 	bool has_saetph, has_tah, has_maetah, has_cetph, has_cnpetph;
+	bool has_immetah, has_tvetah;
 	struct ub_saetph_fields sa;
 	struct ub_cetph_fields ce;
 	struct ub_cnpetph_fields cnp;
 	struct ub_tah_fields tah;
 	struct ub_maetah_fields mae;
+	struct ub_immetah_fields imm;
+	uint32_t token_value;	/* has_tvetah */
 	const uint8_t *payload;
 	size_t payload_len;
 };
 
 /* 0, or -EINVAL with *why set to the reason (a short key). */
 int tp_parse(const void *pkt, size_t len, struct tp_parsed *p, const char **why);
-/* TAH [MAETAH] at b, the payload up to end, into p. 0, or -EINVAL when cut short. */
+/* TAH [MAETAH] [IMMETAH] [TVETAH] at b, the payload up to end, into p. 0, or
+ * -EINVAL when cut short. */
 int tp_parse_ta(const uint8_t *b, const uint8_t *end, struct tp_parsed *p);
 
 /* ---- operations ---------------------------------------------------------- */
