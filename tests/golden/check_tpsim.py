@@ -2,8 +2,9 @@
 """Decode with the scapy layers every UBoE frame that the transport core puts on
 the simulated link (`tpsim --dump`) and check it against docs/WIRE.md §3-4 and the
 transport's [chosen] rules (docs/TRANSPORT.md): ICRC, opcodes, extension
-headers by opcode, NLP, TAH/MAETAH placement, segmentation by MTU, Last, and
-Write payloads byte for byte from their MAETAH address; UTP as the notes' UTPH
+headers by opcode, NLP, TAH/MAETAH/IMMETAH/TVETAH placement (every memory
+access carries its token value), segmentation by MTU, Last, and Write payloads
+byte for byte from their MAETAH address; UTP as the notes' UTPH
 (no TPN, no PSN, reserved bytes 0), one packet per message, the sender's jetty
 in IniRCID.
 Usage: check_tpsim.py PATH_TO_TPSIM. Exit 0 when all hold."""
@@ -123,10 +124,17 @@ def run(case, *args):
             continue
         tah = ub.UBTAH(body[:8])
         off = 8
-        mae = None
-        if tah.opcode in (3, 4, 6):
-            mae = ub.UBMAETAH(body[8:24])
-            off = 24
+        mae = tve = None
+        if tah.opcode in ub.TA_MAETAH:
+            mae = ub.UBMAETAH(body[off:off + 16])
+            off += 16
+        if tah.opcode in ub.TA_IMMETAH:
+            off += 16
+        if tah.tv_en and tah.opcode not in ub.TA_ANSWERS:
+            tve = ub.UBTVETAH(body[off:off + 4])
+            off += 4
+        if (mae is not None) != (tve is not None):
+            fail(case, i, "TA opcode %#x: MAETAH without TVETAH or the reverse" % tah.opcode)
         payload = body[off:]
         seen[tah.opcode] = seen.get(tah.opcode, 0) + 1
         if len(payload) > mtu:

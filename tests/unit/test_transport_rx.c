@@ -280,6 +280,9 @@ static void malformed_counted(void **state)
 
 /* One single-packet ROL request (TAH Order 3) of TA opcode ta, TASSN tassn,
  * at PSN psn; its answer, the TPACK of that PSN, pulled into f and t. */
+/* A Write's MAETAH comes with a TVETAH carrying this token value. */
+static uint32_t rol_token_value;
+
 static void rol_answer(struct rx *r, uint8_t ta, uint16_t tassn, uint32_t psn,
 		       const struct ub_maetah_fields *mae, struct ub_tph_fields *f,
 		       struct ub_tah_fields *t)
@@ -289,7 +292,7 @@ static void rol_answer(struct rx *r, uint8_t ta, uint16_t tassn, uint32_t psn,
 		.src_tpn = PEER_TPN, .dst_tpn = tp_chan_tpn(r->ch), .psn = psn & TP_PSN_MASK,
 		.tpmsn = tassn,
 	};
-	struct ub_tah_fields a = { .opcode = ta, .ini_tassn = tassn, .order = 3 };
+	struct ub_tah_fields a = { .opcode = ta, .ini_tassn = tassn, .order = 3, .tv_en = !!mae };
 	uint8_t b[4096];
 	size_t n = 24;
 
@@ -298,6 +301,8 @@ static void rol_answer(struct rx *r, uint8_t ta, uint16_t tassn, uint32_t psn,
 	if (mae) {
 		ub_maetah_encode((struct ub_maetah *)(b + n), mae);
 		n += sizeof(struct ub_maetah);
+		ub_tvetah_encode((struct ub_tvetah *)(b + n), rol_token_value);
+		n += sizeof(struct ub_tvetah);
 	}
 	memset(b + n, 0x5a, 16);
 	n += 16;
@@ -330,6 +335,7 @@ static void rol_status_in_rtph(void **state)
 	(void)state;
 	rx_setup(&r, TP_MODE_RTP_SR, 8);
 	assert_int_equal(tp_mr_reg(r.ep, region, sizeof(region), &token), 0);
+	rol_token_value = token.token_value;
 	/* Completer error: a Write with a token nobody registered. */
 	mae.va = (uintptr_t)region;
 	mae.token_id = token.token_id ^ 0x40;

@@ -29,13 +29,18 @@ struct tp_ep *tp_ep_create(const struct tp_ep_config *cfg)
 	if (!ep->cfg.max_chans)
 		ep->cfg.max_chans = 64;
 	if (!ep->cfg.max_mrs)
-		ep->cfg.max_mrs = 64;
+		ep->cfg.max_mrs = 4096;
+	if (ep->cfg.max_mrs > TP_MRS_MAX) {
+		free(ep);
+		errno = EINVAL;
+		return NULL;
+	}
 	ep->rng = cfg->seed;
+	ep->tok_rng = cfg->token_seed;
 	ep->chans = calloc(ep->cfg.max_chans, sizeof(*ep->chans));
-	ep->mrs = calloc(ep->cfg.max_mrs, sizeof(*ep->mrs));
 	ep->ev_cap = 256;
 	ep->evq = calloc(ep->ev_cap, sizeof(*ep->evq));
-	if (!ep->chans || !ep->mrs || !ep->evq) {
+	if (!ep->chans || !ep->evq) {
 		tp_ep_destroy(ep);
 		errno = ENOMEM;
 		return NULL;
@@ -50,7 +55,7 @@ void tp_ep_destroy(struct tp_ep *ep)
 	while (ep->chans && ep->nchans)
 		tp_chan_destroy(ep->chans[0]);
 	free(ep->chans);
-	free(ep->mrs);
+	tp_mr_free(ep);
 	free(ep->evq);
 	free(ep);
 }
@@ -225,67 +230,7 @@ int tp_chan_connect(struct tp_chan *ch, uint32_t peer_tpn, uint32_t peer_init_ps
 	return 0;
 }
 
-/* ---- registered memory -------------------------------------------------- */
-
-int tp_mr_register(struct tp_ep *ep, const struct tp_mr_cfg *cfg, uint32_t *token_id)
-{
-	(void)ep;
-	(void)cfg;
-	(void)token_id;
-	return -ENOSYS;		/* not yet */
-}
-
-int tp_mr_reg(struct tp_ep *ep, void *addr, size_t len, struct tp_rkey *key)
-{
-	if (!addr || !len)
-		return -EINVAL;
-	/* Token 0 is never handed out, so a zeroed MAETAH never matches. */
-	for (uint32_t i = 0; i < ep->cfg.max_mrs; i++)
-		if (!ep->mrs[i].used) {
-			ep->mrs[i] = (struct tp_mr){ .used = true, .resident = true,
-						     .addr = addr, .len = len };
-			key->token_id = i + 1;
-			key->token_value = (uint32_t)tp_rand(ep);
-			return 0;
-		}
-	return -ENOSPC;
-}
-
-uint32_t tp_mr_count(const struct tp_ep *ep)
-{
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; i < ep->cfg.max_mrs; i++)
-		n += ep->mrs[i].used;
-	return n;
-}
-
-struct tp_mr *tp_mr_find(struct tp_ep *ep, uint32_t token)
-{
-	if (!token || token > ep->cfg.max_mrs || !ep->mrs[token - 1].used)
-		return NULL;
-	return &ep->mrs[token - 1];
-}
-
-int tp_mr_dereg(struct tp_ep *ep, uint32_t token_id)
-{
-	struct tp_mr *mr = tp_mr_find(ep, token_id);
-
-	if (!mr)
-		return -ENOENT;
-	mr->used = false;
-	return 0;
-}
-
-int tp_mr_set_resident(struct tp_ep *ep, uint32_t token_id, bool resident)
-{
-	struct tp_mr *mr = tp_mr_find(ep, token_id);
-
-	if (!mr)
-		return -ENOENT;
-	mr->resident = resident;
-	return 0;
-}
+/* Registered memory: tp_mr.c. */
 
 /* ---- requests ---------------------------------------------------------- */
 
@@ -383,6 +328,7 @@ int tp_post_write(struct tp_chan *ch, const void *buf, size_t len,
 		return -EAGAIN;
 	op->va = remote_va;
 	op->token = rkey.token_id;
+	op->token_value = rkey.token_value;
 	return 0;
 }
 
@@ -405,6 +351,7 @@ int tp_post_read(struct tp_chan *ch, void *buf, size_t len,
 	op->rd_len = len;
 	op->va = remote_va;
 	op->token = rkey.token_id;
+	op->token_value = rkey.token_value;
 	return 0;
 }
 

@@ -71,6 +71,7 @@ struct tp_op {
 	size_t rd_got;
 	uint64_t va;
 	uint32_t token;
+	uint32_t token_value;	/* TVETAH of a memory access */
 	uint64_t wr_id;
 	uint64_t deadline;	/* CTP: answer due by (transaction timeout) */
 };
@@ -219,8 +220,12 @@ struct tp_chan {
 	uint8_t ctp_rx_vl;	/* the VL our peer's data arrives on: our CNPs name it */
 };
 
+/* A registered region, in tp_mr.c's hash table (token_id 0: a free slot). */
 struct tp_mr {
-	bool used, resident;
+	uint32_t token_id;
+	bool resident, token_none;
+	uint32_t access;	/* TP_ACCESS_* */
+	uint32_t token_value;
 	uint8_t *addr;
 	size_t len;
 };
@@ -231,7 +236,9 @@ struct tp_ep {
 	struct tp_chan **chans;
 	uint32_t nchans;
 	uint32_t rr;			/* tx round robin */
-	struct tp_mr *mrs;
+	struct tp_mr *mrs;		/* tp_mr.c: open addressing by TokenID */
+	uint32_t mr_cap, nmrs;
+	uint64_t tok_rng;		/* token_seed's sequence */
 	struct tp_event *evq;
 	size_t ev_cap, ev_head, ev_len;
 	struct tp_stats gone;		/* counters of destroyed channels */
@@ -240,8 +247,11 @@ struct tp_ep {
 /* tp_ep.c */
 struct tp_event *tp_emit(struct tp_chan *ch, enum tp_event_type t, enum tp_status st,
 			 uint64_t wr_id, size_t len, uint16_t tassn);
-struct tp_mr *tp_mr_find(struct tp_ep *ep, uint32_t token);
 uint64_t tp_rand(struct tp_ep *ep);
+
+/* tp_mr.c */
+struct tp_mr *tp_mr_find(struct tp_ep *ep, uint32_t token_id);
+void tp_mr_free(struct tp_ep *ep);
 
 /* tp_send.c */
 void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p);

@@ -122,24 +122,37 @@ int tp_rcv_answer(struct tp_chan *ch, uint16_t tassn, int status)
 
 /* ---- reassembly and the transaction layer --------------------------------- */
 
-/* Check [va, va+len) against a registered region; NULL with *st set if bad. */
-static uint8_t *mr_check(struct tp_chan *ch, uint64_t va, uint32_t token, size_t len,
-			 enum tp_status *st)
+/* A remote access refused: counted by reason, answered completer error. */
+static uint8_t *refuse(struct tp_chan *ch, uint64_t *counter, uint8_t info, enum tp_status *st)
 {
-	struct tp_mr *mr = tp_mr_find(ch->ep, token);
-	uint64_t base;
+	(*counter)++;
+	*st = TP_ST_COMPLETER_ERR;
+	ch->rx.info = info;
+	return NULL;
+}
 
-	if (!mr) {
-		*st = TP_ST_COMPLETER_ERR;
-		ch->rx.info = TP_RSPINFO_BAD_TOKEN;
-		return NULL;
-	}
+/*
+ * Check a remote access of the MAETAH's [VA, VA+len) with the packet's
+ * TVETAH against a registered region: its TokenID, its token value, the
+ * access flag `need` (TP_ACCESS_*) and its bounds, in that order. The
+ * address to access, or NULL with *st set (and ch->rx.info the reason):
+ * nothing is read or written then.
+ */
+static uint8_t *mr_check(struct tp_chan *ch, const struct tp_parsed *p, size_t len,
+			 uint32_t need, enum tp_status *st)
+{
+	struct tp_mr *mr = tp_mr_find(ch->ep, p->mae.token_id);
+	uint64_t base, va = p->mae.va;
+
+	if (!mr)
+		return refuse(ch, &ch->st.ta_bad_token_id, TP_RSPINFO_BAD_TOKEN, st);
+	if (!mr->token_none && (!p->has_tvetah || p->token_value != mr->token_value))
+		return refuse(ch, &ch->st.ta_bad_token_value, TP_RSPINFO_TOKEN_VALUE, st);
+	if (!(mr->access & need))
+		return refuse(ch, &ch->st.ta_bad_access, TP_RSPINFO_ACCESS, st);
 	base = (uint64_t)(uintptr_t)mr->addr;
-	if (va < base || va - base > mr->len || len > mr->len - (va - base)) {
-		*st = TP_ST_COMPLETER_ERR;
-		ch->rx.info = TP_RSPINFO_RANGE;
-		return NULL;
-	}
+	if (va < base || va - base > mr->len || len > mr->len - (va - base))
+		return refuse(ch, &ch->st.ta_bad_range, TP_RSPINFO_RANGE, st);
 	if (!mr->resident) {
 		*st = TP_ST_PAGE_FAULT;
 		return NULL;
@@ -197,7 +210,7 @@ static void start_msg(struct tp_chan *ch, uint64_t now, const struct tp_parsed *
 			m->info = TP_RSPINFO_PROTOCOL;
 			return;
 		}
-		m->dst = mr_check(ch, p->mae.va, p->mae.token_id, p->mae.length, &st);
+		m->dst = mr_check(ch, p, p->mae.length, TP_ACCESS_WRITE, &st);
 		m->cap = p->mae.length;
 		m->status = (uint8_t)st;
 		if (st == TP_ST_PAGE_FAULT)
@@ -212,7 +225,7 @@ static void start_msg(struct tp_chan *ch, uint64_t now, const struct tp_parsed *
 		m->va = p->mae.va;
 		m->token = p->mae.token_id;
 		m->rd_len = p->mae.length;
-		m->dst = mr_check(ch, m->va, m->token, m->rd_len, &st);
+		m->dst = mr_check(ch, p, m->rd_len, TP_ACCESS_READ, &st);
 		m->status = (uint8_t)st;
 		if (tp_is_ctp(ch) && m->rd_len > ch->cfg.mtu && st == TP_ST_OK) {
 			/* CTP answers in one packet: no more than an MTU. */

@@ -611,7 +611,10 @@ size_t tp_enc_ta(struct tp_chan *ch, const struct tp_op *op, uint32_t seg, uint8
 	 * (its channel), on requests and on their answers alike. */
 	if (tp_is_ctp(ch) || ch->cfg.mode == TP_MODE_UTP)
 		tah.ini_rcid = initiator(op) ? ch->tpn : ch->peer_tpn;
-	if (cap < sizeof(struct ub_tah) + (mae ? sizeof(struct ub_maetah) : 0) + plen)
+	/* Every memory access carries its token value (UB 2.0 §7.2.5). */
+	tah.tv_en = mae;
+	if (cap < sizeof(struct ub_tah) +
+		  (mae ? sizeof(struct ub_maetah) + sizeof(struct ub_tvetah) : 0) + plen)
 		return 0;
 	ub_tah_encode((struct ub_tah *)buf, &tah);
 	n += sizeof(struct ub_tah);
@@ -625,6 +628,8 @@ size_t tp_enc_ta(struct tp_chan *ch, const struct tp_op *op, uint32_t seg, uint8
 
 		ub_maetah_encode((struct ub_maetah *)(buf + n), &m);
 		n += sizeof(struct ub_maetah);
+		ub_tvetah_encode((struct ub_tvetah *)(buf + n), op->token_value);
+		n += sizeof(struct ub_tvetah);
 	}
 	if (plen)
 		memcpy(buf + n, op->src + off, plen);
