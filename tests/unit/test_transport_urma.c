@@ -439,6 +439,289 @@ static void large_region(void **state)
 	munmap(mem, gib);
 }
 
+
+/* ---- SGE lists ------------------------------------------------------------ */
+
+/* Guard bytes around every segment: a byte outside the lists must not move. */
+#define GUARD 0xa5
+
+struct segs {
+	uint8_t mem[8192];
+	struct tp_sge sge[TP_MAX_SGE + 1];
+	uint32_t n;
+	size_t total;
+};
+
+/* n segments of the given lengths, 16 guard bytes apart, filled from `seed`
+ * (or GUARD when seed is 0). */
+static void segs_make(struct segs *s, const uint32_t *lens, uint32_t n, unsigned seed)
+{
+	size_t at = 16;
+
+	memset(s->mem, GUARD, sizeof(s->mem));
+	s->n = n;
+	s->total = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		s->sge[i] = (struct tp_sge){ .addr = s->mem + at, .len = lens[i] };
+		for (uint32_t k = 0; seed && k < lens[i]; k++)
+			s->mem[at + k] = (uint8_t)(seed + s->total + k * 3);
+		s->total += lens[i];
+		at += lens[i] + 16;
+		assert_true(at < sizeof(s->mem));
+	}
+}
+
+/* The list's bytes, in order. */
+static void segs_flat(const struct segs *s, uint8_t *out)
+{
+	for (uint32_t i = 0, at = 0; i < s->n; at += s->sge[i].len, i++)
+		memcpy(out + at, s->sge[i].addr, s->sge[i].len);
+}
+
+/* Every byte not in a segment is still a guard byte. */
+static void segs_guarded(const struct segs *s)
+{
+	for (size_t b = 0; b < sizeof(s->mem); b++) {
+		bool in = false;
+
+		for (uint32_t i = 0; i < s->n && !in; i++)
+			in = b >= (size_t)((uint8_t *)s->sge[i].addr - s->mem) &&
+			     b < (size_t)((uint8_t *)s->sge[i].addr - s->mem) + s->sge[i].len;
+		if (!in && s->mem[b] != GUARD)
+			fail_msg("byte %zu outside the segments changed", b);
+	}
+}
+
+/*
+ * A Send gathered from 16 segments (empty ones among them, the message
+ * several MTUs long) lands in a receive of 3 uneven segments over a lossy
+ * link; the first byte of the third segment is the MTU boundary's neighbour.
+ * A 17th segment is refused; a receive too short is a completer error.
+ */
+static void sge_send_recv(void **state)
+{
+	static const uint32_t slens[16] = { 1, 0, 255, 256, 257, 3, 0, 100, 1000, 1, 2, 3, 4, 5,
+					    600, 7 };
+	static const uint32_t rlens[3] = { 700, 1, 2000 };
+	static struct segs src, dst;
+	static uint8_t want[4096], got[4096];
+	struct tp_wr wr = { .opcode = TP_OP_SEND, .wr_id = 5, .sge = src.sge, .num_sge = 16 };
+	struct tp_pair p;
+	struct evs e;
+
+	(void)state;
+	setup(&p, TP_MODE_RTP_SR, TP_TA_ROL, 0.05, 21);
+	segs_make(&src, slens, 16, 7);
+	segs_make(&dst, rlens, 3, 0);
+	assert_true(src.total <= dst.total);
+	assert_int_equal(tp_post_recv_sge(p.ch[1], dst.sge, 3, 9), 0);
+	assert_int_equal(tp_post(p.ch[0], &wr), 0);
+	run_evs(&p, &e, 1, 1);
+	assert_int_equal(e.ev[0][0].type, TP_EV_SEND_DONE);
+	assert_int_equal(e.ev[0][0].status, TP_ST_OK);
+	assert_int_equal(e.ev[0][0].len, src.total);
+	assert_int_equal(e.ev[1][0].type, TP_EV_RECV);
+	assert_int_equal(e.ev[1][0].status, TP_ST_OK);
+	assert_int_equal(e.ev[1][0].wr_id, 9);
+	assert_int_equal(e.ev[1][0].len, src.total);
+	assert_int_equal(e.ev[1][0].opcode, TP_OP_SEND);
+	assert_int_equal(e.ev[1][0].flags & TP_EVF_IMM, 0);
+	segs_flat(&src, want);
+	segs_flat(&dst, got);
+	assert_memory_equal(got, want, src.total);
+	segs_guarded(&dst);
+
+	/* Too many segments; one without an address. */
+	wr.num_sge = TP_MAX_SGE + 1;
+	assert_int_equal(tp_post(p.ch[0], &wr), -EINVAL);
+	assert_int_equal(tp_post_recv_sge(p.ch[1], dst.sge, TP_MAX_SGE + 1, 1), -EINVAL);
+	wr.num_sge = 2;
+	src.sge[1] = (struct tp_sge){ .addr = NULL, .len = 5 };
+	assert_int_equal(tp_post(p.ch[0], &wr), -EINVAL);
+	src.sge[1].len = 0;	/* an empty segment needs no address */
+	/* A receive of 2 segments too short for the message. */
+	segs_make(&dst, rlens, 2, 0);
+	wr.num_sge = 16;
+	assert_int_equal(tp_post_recv_sge(p.ch[1], dst.sge, 2, 10), 0);
+	assert_int_equal(tp_post(p.ch[0], &wr), 0);
+	run_evs(&p, &e, 1, 1);
+	assert_int_equal(e.ev[0][0].status, TP_ST_COMPLETER_ERR);
+	assert_int_equal(e.ev[0][0].rspinfo, TP_RSPINFO_TOO_LONG);
+	assert_int_equal(e.ev[1][0].status, TP_ST_COMPLETER_ERR);
+	pair_free(&p);
+}
+
+/* A Write gathered from 16 segments and a Read scattered into 7, lossy,
+ * RTP and CTP; every byte in its place, nothing outside the lists. */
+static void sge_write_read(void **state)
+{
+	static const uint32_t wl[16] = { 17, 300, 1, 0, 64, 64, 64, 511, 2, 90, 90, 90, 1, 1, 1, 400 };
+	static const uint32_t rl[7] = { 1, 255, 256, 257, 0, 500, 527 };
+	static const uint32_t wl_ctp[3] = { 10, 0, 200 }, rl_ctp[2] = { 100, 110 };
+	static struct segs src, dst;
+	static uint8_t region[RLEN], flat[RLEN];
+
+	(void)state;
+	for (int ctp = 0; ctp < 2; ctp++) {
+		struct tp_pair p;
+		struct tp_event ev;
+		struct tp_rkey k;
+		struct tp_wr wr = { .opcode = TP_OP_WRITE, .wr_id = 1, .sge = src.sge };
+
+		setup(&p, ctp ? TP_MODE_CTP : TP_MODE_RTP_GBN_FAST, TP_TA_ROL, ctp ? 0 : 0.04, 22);
+		memset(region, 0, sizeof(region));
+		assert_int_equal(tp_mr_reg(p.ep[1], region, sizeof(region), &k), 0);
+		segs_make(&src, ctp ? wl_ctp : wl, ctp ? 3 : 16, 99);
+		wr.num_sge = src.n;
+		wr.remote_va = (uintptr_t)region + 33;
+		wr.rkey = k;
+		assert_int_equal(tp_post(p.ch[0], &wr), 0);
+		ev = run_op(&p);
+		assert_int_equal(ev.status, TP_ST_OK);
+		assert_int_equal(ev.opcode, TP_OP_WRITE);
+		assert_int_equal(ev.len, src.total);
+		segs_flat(&src, flat);
+		assert_memory_equal(region + 33, flat, src.total);
+		assert_int_equal(region[32], 0);
+		assert_int_equal(region[33 + src.total], 0);
+
+		segs_make(&dst, ctp ? rl_ctp : rl, ctp ? 2 : 7, 0);
+		wr = (struct tp_wr){ .opcode = TP_OP_READ, .wr_id = 2, .sge = dst.sge,
+				     .num_sge = dst.n, .remote_va = (uintptr_t)region + 40,
+				     .rkey = k };
+		assert_int_equal(tp_post(p.ch[0], &wr), 0);
+		ev = run_op(&p);
+		assert_int_equal(ev.type, TP_EV_READ_DONE);
+		assert_int_equal(ev.status, TP_ST_OK);
+		assert_int_equal(ev.len, dst.total);
+		segs_flat(&dst, flat);
+		assert_memory_equal(flat, region + 40, dst.total);
+		segs_guarded(&dst);
+		pair_free(&p);
+	}
+}
+
+/* TP_WR_INLINE: the payload is copied at post time, so the buffer may be
+ * overwritten at once; limits and refusals. */
+static void inline_data(void **state)
+{
+	static uint8_t buf[TP_INLINE_MAX + 1], rbuf[512], region[512], was[TP_INLINE_MAX];
+	struct tp_sge sge = { .addr = buf, .len = TP_INLINE_MAX };
+	struct tp_wr wr = { .opcode = TP_OP_SEND, .flags = TP_WR_INLINE, .wr_id = 3,
+			    .sge = &sge, .num_sge = 1 };
+	struct tp_pair p;
+	struct tp_rkey k;
+	struct evs e;
+
+	(void)state;
+	setup(&p, TP_MODE_RTP_SR, TP_TA_ROI, 0.05, 23);
+	assert_int_equal(tp_mr_reg(p.ep[1], region, sizeof(region), &k), 0);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i + 1);
+	memcpy(was, buf, sizeof(was));
+	assert_int_equal(tp_post_recv(p.ch[1], rbuf, sizeof(rbuf), 1), 0);
+	assert_int_equal(tp_post(p.ch[0], &wr), 0);
+	wr.opcode = TP_OP_WRITE;
+	wr.remote_va = (uintptr_t)region;
+	wr.rkey = k;
+	assert_int_equal(tp_post(p.ch[0], &wr), 0);
+	memset(buf, 0, sizeof(buf));	/* before a single packet left */
+	run_evs(&p, &e, 2, 1);
+	assert_int_equal(e.ev[0][0].status, TP_ST_OK);
+	assert_int_equal(e.ev[0][1].status, TP_ST_OK);
+	assert_int_equal(e.ev[1][0].len, TP_INLINE_MAX);
+	assert_memory_equal(rbuf, was, TP_INLINE_MAX);
+	assert_memory_equal(region, was, TP_INLINE_MAX);
+	sge.len = TP_INLINE_MAX + 1;
+	assert_int_equal(tp_post(p.ch[0], &wr), -EMSGSIZE);
+	sge.len = 8;
+	wr.opcode = TP_OP_READ;
+	assert_int_equal(tp_post(p.ch[0], &wr), -EINVAL);
+	wr.opcode = TP_OP_FADD;
+	assert_int_equal(tp_post(p.ch[0], &wr), -EINVAL);
+	wr.opcode = TP_OP_SEND;
+	wr.flags = 0x80;
+	assert_int_equal(tp_post(p.ch[0], &wr), -EINVAL);
+	wr.flags = 0;
+	wr.opcode = (enum tp_opcode)99;
+	assert_int_equal(tp_post(p.ch[0], &wr), -EINVAL);
+	pair_free(&p);
+}
+
+/* ---- the fence ------------------------------------------------------------ */
+
+struct order_log {
+	uint64_t first_write, last_resp;	/* tx times; 0: not seen */
+	uint8_t resp_op;			/* READ_RESP or ATOMIC_RESP */
+};
+
+static bool order_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now)
+{
+	struct order_log *l = ctx;
+	struct tp_parsed_view { uint8_t tp, ta; } v = { p->tp[0] & 0x7f, 0 };
+
+	if (v.tp != UB_TP_RTP_DATA || p->len < 24)
+		return false;
+	v.ta = p->tp[16];
+	if (p->from == 0 && v.ta == UB_TA_WRITE && !l->first_write)
+		l->first_write = now + 1;
+	if (p->from == 1 && v.ta == l->resp_op)
+		l->last_resp = now + 1;
+	return false;
+}
+
+/*
+ * A Write posted with TP_WR_FENCE behind a long Read (or an atomic) leaves
+ * only once the answer came back; without the fence it leaves at once,
+ * before the answer.
+ */
+static void fence_waits_for_reads(void **state)
+{
+	static uint8_t region[RLEN], dst[RLEN], src[64];
+	uint64_t result;
+
+	(void)state;
+	for (int atomic = 0; atomic < 2; atomic++)
+		for (int fence = 0; fence < 2; fence++) {
+			struct tp_chan_config c[2];
+			struct tp_sim_cfg s;
+			struct tp_pair p;
+			struct order_log l = { .resp_op = atomic ? UB_TA_ATOMIC_RESP :
+								   UB_TA_READ_RESP };
+			struct tp_sge sg = { .addr = atomic ? (void *)&result : (void *)dst,
+					     .len = atomic ? 8 : RLEN - 512 };
+			struct tp_sge ws = { .addr = src, .len = sizeof(src) };
+			struct tp_rkey k;
+			struct tp_wr rd = { .opcode = atomic ? TP_OP_FADD : TP_OP_READ, .wr_id = 1,
+					    .sge = &sg, .num_sge = 1, .add = 1 };
+			struct tp_wr wr = { .opcode = TP_OP_WRITE, .wr_id = 2, .sge = &ws,
+					    .num_sge = 1, .flags = fence ? TP_WR_FENCE : 0 };
+			struct evs e;
+
+			chan_cfg(c, TP_MODE_RTP_SR, TP_TA_ROL);
+			pair_link_cfg(&s, 24);
+			s.filter = order_filter;
+			s.filter_ctx = &l;
+			assert_int_equal(pair_init(&p, c, &s, 0, 64, 24), 0);
+			assert_int_equal(tp_mr_reg(p.ep[1], region, sizeof(region), &k), 0);
+			rd.remote_va = (uintptr_t)region + 512;
+			rd.rkey = k;
+			wr.remote_va = (uintptr_t)region;
+			wr.rkey = k;
+			assert_int_equal(tp_post(p.ch[0], &rd), 0);
+			assert_int_equal(tp_post(p.ch[0], &wr), 0);
+			run_evs(&p, &e, 2, 0);
+			assert_int_equal(e.ev[0][0].status, TP_ST_OK);
+			assert_int_equal(e.ev[0][1].status, TP_ST_OK);
+			assert_true(l.first_write && l.last_resp);
+			if (fence)
+				assert_true(l.first_write > l.last_resp);
+			else
+				assert_true(l.first_write < l.last_resp);
+			pair_free(&p);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,6 +729,10 @@ int main(void)
 		cmocka_unit_test(tokens_and_access),
 		cmocka_unit_test(write_without_tvetah),
 		cmocka_unit_test(large_region),
+		cmocka_unit_test(sge_send_recv),
+		cmocka_unit_test(sge_write_read),
+		cmocka_unit_test(inline_data),
+		cmocka_unit_test(fence_waits_for_reads),
 	};
 
 	return cmocka_run_group_tests_name("transport_urma", tests, NULL, NULL);

@@ -323,13 +323,22 @@ struct tp_wr {
 };
 
 /*
- * Post any operation. 0, or -errno: EINVAL (a bad opcode, flag, SGE list,
- * a CAS/FADD result segment under 8 bytes or a misaligned remote_va),
- * EMSGSIZE (TP_WR_INLINE over TP_INLINE_MAX, or as below), EOPNOTSUPP
- * (memory operations on UTP), EAGAIN, ENOTCONN, EIO. The SGEs themselves are
- * read at post time; the memory they point to is read (Send, Write) when
+ * Post any operation. 0, or -errno: EINVAL (a bad opcode or flag, an SGE
+ * list longer than TP_MAX_SGE or with a segment without an address, a
+ * CAS/FADD without one result segment of 8 bytes or more, TP_WR_INLINE on a
+ * Read or atomic), EMSGSIZE (TP_WR_INLINE over TP_INLINE_MAX, a CTP/UTP
+ * message over the MTU, an atomic on an MTU under 16), EOPNOTSUPP (memory
+ * operations on UTP), EAGAIN, ENOTCONN, EIO, ENOMEM. The SGE list itself is
+ * copied at post time; the memory it points to is read (Send, Write) when
  * each packet leaves, unless TP_WR_INLINE, and must stay valid until the
- * completion.
+ * completion. A misaligned CAS/FADD is the target's to refuse
+ * (TP_RSPINFO_ALIGN), as are the region checks.
+ *
+ * Completions (tp_ep_poll): the initiator's TP_EV_SEND_DONE, _WRITE_DONE,
+ * _READ_DONE (len: bytes that landed), _ATOMIC_DONE (len 8: the original
+ * value is in sge[0]), with opcode; the target's TP_EV_RECV (Send, Send and
+ * Write with immediate: opcode, TP_EVF_IMM, imm, src_id). In posting order
+ * per channel on each side.
  */
 int tp_post(struct tp_chan *ch, const struct tp_wr *wr);
 /* A receive buffer made of num_sge (<= TP_MAX_SGE) segments, filled in order. */

@@ -34,11 +34,13 @@ int tp_parse_ta(const uint8_t *b, const uint8_t *end, struct tp_parsed *p);
 /* ---- operations ---------------------------------------------------------- */
 
 enum op_kind {
-	OP_SEND,	/* initiator */
-	OP_WRITE,
+	OP_SEND,	/* initiator: Send, Send with immediate */
+	OP_WRITE,	/* Write, Write with immediate */
 	OP_READ,
+	OP_ATOMIC,	/* CAS, FADD */
 	OP_TAACK,	/* target: TAACK in its own TP packet (ROI/ROT) */
 	OP_READ_RESP,	/* target: the data of a Read */
+	OP_ATOMIC_RESP,	/* target: the original value of an atomic */
 };
 
 enum op_state {
@@ -64,8 +66,20 @@ struct tp_op {
 	uint32_t last_psn;	/* of the last packet, once sent */
 	bool last_sent;
 	uint32_t tries;
-	const uint8_t *src;
-	uint8_t *dst;
+	uint8_t opcode;		/* enum tp_opcode: what the completion says */
+	bool fence;		/* TP_WR_FENCE: waits for earlier Reads and atomics */
+	/*
+	 * The payload (Send, Write: gathered; READ_RESP, ATOMIC_RESP, ATOMIC: the
+	 * source) or where a Read lands (scattered): op_sge(). One segment lives
+	 * in sge1; more, or TP_WR_INLINE bytes, in heap (freed with the op).
+	 */
+	uint32_t nsge;
+	struct tp_sge sge1;
+	struct tp_sge *sgev;
+	void *heap;
+	uint8_t abuf[16];	/* ATOMIC: the operands, ATOMIC_RESP: the value (BE) */
+	uint8_t *dst;		/* ATOMIC: where the original value goes (8 bytes) */
+	uint64_t imm;		/* SEND_IMM, WRITE_IMM */
 	size_t len;		/* payload bytes on the wire */
 	size_t rd_len;		/* READ: bytes asked for */
 	size_t rd_got;
@@ -76,11 +90,31 @@ struct tp_op {
 	uint64_t deadline;	/* CTP: answer due by (transaction timeout) */
 };
 
+/* A posted receive: rb_sge(); more than one segment in heap (rb_free()). */
 struct tp_recvbuf {
-	uint8_t *buf;
-	size_t cap;
+	struct tp_sge sge1;
+	struct tp_sge *sgev;
+	uint32_t nsge;
+	size_t cap;		/* the segments' lengths summed */
 	uint64_t wr_id;
 };
+
+static inline const struct tp_sge *rb_sge(const struct tp_recvbuf *rb)
+{
+	return rb->nsge > 1 ? rb->sgev : &rb->sge1;
+}
+
+static inline const struct tp_sge *op_sge(const struct tp_op *op)
+{
+	return op->nsge > 1 ? op->sgev : &op->sge1;
+}
+
+/* Copy len bytes at byte `off` of the list out to dst (gather) or in from
+ * src (scatter); the caller checked off + len against the total. */
+void tp_sge_out(const struct tp_sge *sge, uint32_t n, size_t off, uint8_t *dst, size_t len);
+void tp_sge_in(const struct tp_sge *sge, uint32_t n, size_t off, const uint8_t *src, size_t len);
+void tp_rb_free(struct tp_recvbuf *rb);
+void tp_op_free(struct tp_op *op);
 
 /* One packet in the send window. */
 struct tp_slot {
@@ -123,14 +157,17 @@ struct tp_rxmsg {
 	uint8_t order;		/* TAH Order: the initiator's transaction mode */
 	uint8_t status;		/* enum tp_status */
 	uint8_t info;		/* RSPINFO of a refusal */
-	uint8_t *dst;
+	uint8_t *dst;		/* WRITE: the region; ATOMIC: the word */
 	size_t cap, off;
 	bool have_recv;
 	struct tp_recvbuf rb;
-	uint32_t op;		/* READ_RESP / TAACK: the initiator op */
+	uint32_t op;		/* READ_RESP / ATOMIC_RESP: the initiator op */
 	uint64_t va;		/* READ */
 	uint32_t token;
 	size_t rd_len;
+	bool has_imm;		/* the IMMETAH of the last packet */
+	uint64_t imm;
+	uint8_t abuf[16];	/* ATOMIC: operands; ATOMIC_RESP: the value */
 };
 
 #define TP_FIFO	64
