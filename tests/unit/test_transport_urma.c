@@ -722,6 +722,461 @@ static void fence_waits_for_reads(void **state)
 		}
 }
 
+/* ---- immediate data --------------------------------------------------------- */
+
+static void check_imm_recv(const struct tp_event *ev, uint8_t opcode, uint64_t imm, size_t len,
+			   uint64_t wr_id, const struct tp_pair *p)
+{
+	assert_int_equal(ev->type, TP_EV_RECV);
+	assert_int_equal(ev->status, TP_ST_OK);
+	assert_int_equal(ev->opcode, opcode);
+	assert_true(ev->flags & TP_EVF_IMM);
+	assert_true(ev->imm == imm);
+	assert_int_equal(ev->len, len);
+	assert_int_equal(ev->wr_id, wr_id);
+	assert_int_equal(ev->src_id, tp_chan_tpn(p->ch[0]));
+}
+
+/*
+ * Send with immediate, one packet and several, lossy RTP (ROL and ROI), CTP
+ * and UTP: the data lands in the posted receive, whose completion carries
+ * the immediate, the opcode and the sending channel; a plain Send has none.
+ */
+static void send_with_imm(void **state)
+{
+	static const struct { enum tp_mode mode; enum tp_ta_mode ta; double loss; } runs[] = {
+		{ TP_MODE_RTP_SR, TP_TA_ROL, 0.05 }, { TP_MODE_RTP_GBN, TP_TA_ROI, 0.05 },
+		{ TP_MODE_CTP, TP_TA_ROI, 0 }, { TP_MODE_UTP, TP_TA_ROL, 0 },
+	};
+	static uint8_t src[1000], rbuf[3][1000];
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
+		bool one = runs[k].mode >= TP_MODE_UTP;	/* one packet a message */
+		size_t lens[3] = { one ? 200 : 1000, 0, 17 };
+		struct tp_pair p;
+		struct evs e;
+
+		setup(&p, runs[k].mode, runs[k].ta, runs[k].loss, 30 + k);
+		for (size_t i = 0; i < sizeof(src); i++)
+			src[i] = (uint8_t)(i * 5 + k);
+		for (int i = 0; i < 3; i++)
+			assert_int_equal(tp_post_recv(p.ch[1], rbuf[i], sizeof(rbuf[i]), 100 + i), 0);
+		for (int i = 0; i < 3; i++) {
+			struct tp_sge sge = { .addr = src, .len = (uint32_t)lens[i] };
+			struct tp_wr wr = { .opcode = i == 2 ? TP_OP_SEND : TP_OP_SEND_IMM,
+					    .wr_id = (uint64_t)i, .sge = &sge, .num_sge = 1,
+					    .imm = 0xfeedface00000000ull + (uint64_t)i };
+
+			assert_int_equal(tp_post(p.ch[0], &wr), 0);
+		}
+		run_evs(&p, &e, 3, 3);
+		for (int i = 0; i < 3; i++) {
+			assert_int_equal(e.ev[0][i].type, TP_EV_SEND_DONE);
+			assert_int_equal(e.ev[0][i].status, TP_ST_OK);
+			assert_int_equal(e.ev[0][i].opcode, i == 2 ? TP_OP_SEND : TP_OP_SEND_IMM);
+			assert_memory_equal(rbuf[i], src, lens[i]);
+		}
+		check_imm_recv(&e.ev[1][0], TP_OP_SEND_IMM, 0xfeedface00000000ull, lens[0], 100, &p);
+		check_imm_recv(&e.ev[1][1], TP_OP_SEND_IMM, 0xfeedface00000001ull, 0, 101, &p);
+		assert_int_equal(e.ev[1][2].opcode, TP_OP_SEND);
+		assert_int_equal(e.ev[1][2].flags, 0);
+		assert_int_equal(e.ev[1][2].len, 17);
+		assert_int_equal(stats(p.ch[1]).ta_imm, 2);
+		pair_free(&p);
+	}
+}
+
+/*
+ * Write with immediate: the data lands in the region (several packets, the
+ * last one 0x04 with the IMMETAH), and a posted receive completes with the
+ * immediate and the Write's length, its buffer untouched. RTP lossy and CTP.
+ */
+static void write_with_imm(void **state)
+{
+	static uint8_t region[RLEN], src[2000], rbuf[64], was[64];
+
+	(void)state;
+	for (int ctp = 0; ctp < 2; ctp++) {
+		size_t len = ctp ? 250 : sizeof(src);
+		struct tp_pair p;
+		struct tp_rkey k;
+		struct tp_sge sge = { .addr = src, .len = (uint32_t)len };
+		struct tp_wr wr = { .opcode = TP_OP_WRITE_IMM, .wr_id = 7, .sge = &sge,
+				    .num_sge = 1, .imm = 0x0123456789abcdefull };
+		struct evs e;
+
+		setup(&p, ctp ? TP_MODE_CTP : TP_MODE_RTP_SR, TP_TA_ROL, ctp ? 0 : 0.05, 33);
+		memset(region, 0, sizeof(region));
+		memset(rbuf, 0x3c, sizeof(rbuf));
+		memcpy(was, rbuf, sizeof(rbuf));
+		for (size_t i = 0; i < len; i++)
+			src[i] = (uint8_t)(i * 11 + 1);
+		assert_int_equal(tp_mr_reg(p.ep[1], region, sizeof(region), &k), 0);
+		wr.remote_va = (uintptr_t)region + 100;
+		wr.rkey = k;
+		assert_int_equal(tp_post_recv(p.ch[1], rbuf, sizeof(rbuf), 55), 0);
+		assert_int_equal(tp_post(p.ch[0], &wr), 0);
+		run_evs(&p, &e, 1, 1);
+		assert_int_equal(e.ev[0][0].type, TP_EV_WRITE_DONE);
+		assert_int_equal(e.ev[0][0].status, TP_ST_OK);
+		assert_int_equal(e.ev[0][0].opcode, TP_OP_WRITE_IMM);
+		check_imm_recv(&e.ev[1][0], TP_OP_WRITE_IMM, 0x0123456789abcdefull, len, 55, &p);
+		assert_memory_equal(region + 100, src, len);
+		assert_memory_equal(rbuf, was, sizeof(rbuf));	/* nothing in the buffer */
+		pair_free(&p);
+	}
+}
+
+/*
+ * Write with immediate and no receive posted: RNR, retried (the data lands
+ * again: a Write is idempotent) until a receive comes; with none at all the
+ * initiator reports RNR and no receive was taken. A Write with immediate
+ * the target refuses (wrong token) takes no receive either: the one posted
+ * serves the next Send.
+ */
+static void write_imm_rnr_and_refused(void **state)
+{
+	static uint8_t region[RLEN], src[600], rbuf[64];
+	struct tp_pair p;
+	struct tp_rkey k;
+	struct tp_sge sge = { .addr = src, .len = sizeof(src) };
+	struct tp_wr wr = { .opcode = TP_OP_WRITE_IMM, .wr_id = 1, .sge = &sge, .num_sge = 1,
+			    .imm = 42 };
+	struct tp_event ev;
+	struct evs e;
+
+	(void)state;
+	setup(&p, TP_MODE_RTP_SR, TP_TA_ROL, 0.02, 34);
+	assert_int_equal(tp_mr_reg(p.ep[1], region, sizeof(region), &k), 0);
+	memset(src, 0x77, sizeof(src));
+	wr.remote_va = (uintptr_t)region;
+	wr.rkey = k;
+	/* None posted: RNR once the retries (2) are spent. */
+	assert_int_equal(tp_post(p.ch[0], &wr), 0);
+	ev = run_op(&p);
+	assert_int_equal(ev.status, TP_ST_RNR);
+	assert_int_equal(stats(p.ch[0]).ta_retry_rnr, 2);
+	/* Posted while the initiator waits to retry: it completes. */
+	wr.wr_id = 2;
+	assert_int_equal(tp_post(p.ch[0], &wr), 0);
+	tp_sim_run(p.sim, tp_sim_now(p.sim) + 30 * US, NULL, NULL);
+	assert_int_equal(tp_post_recv(p.ch[1], rbuf, sizeof(rbuf), 9), 0);
+	run_evs(&p, &e, 1, 1);
+	assert_int_equal(e.ev[0][0].wr_id, 2);
+	assert_int_equal(e.ev[0][0].status, TP_ST_OK);
+	check_imm_recv(&e.ev[1][0], TP_OP_WRITE_IMM, 42, sizeof(src), 9, &p);
+	/* Refused (wrong token value): the posted receive stays for a Send. */
+	assert_int_equal(tp_post_recv(p.ch[1], rbuf, sizeof(rbuf), 10), 0);
+	wr.wr_id = 3;
+	wr.rkey.token_value ^= 1;
+	assert_int_equal(tp_post(p.ch[0], &wr), 0);
+	ev = run_op(&p);
+	assert_int_equal(ev.status, TP_ST_COMPLETER_ERR);
+	assert_int_equal(ev.rspinfo, TP_RSPINFO_TOKEN_VALUE);
+	assert_int_equal(tp_post_send(p.ch[0], "hi", 2, 4), 0);
+	run_evs(&p, &e, 1, 1);
+	assert_int_equal(e.ev[1][0].wr_id, 10);
+	assert_int_equal(e.ev[1][0].opcode, TP_OP_SEND);
+	assert_int_equal(e.ev[1][0].len, 2);
+	pair_free(&p);
+}
+
+/* ---- atomics ------------------------------------------------------------------ */
+
+static struct tp_event atomic_op(struct tp_pair *p, enum tp_opcode opc, uint64_t *result,
+				 uint64_t va, struct tp_rkey k, uint64_t a, uint64_t b)
+{
+	struct tp_sge sge = { .addr = result, .len = 8 };
+	struct tp_wr wr = { .opcode = opc, .wr_id = 0xa7, .sge = &sge, .num_sge = 1,
+			    .remote_va = va, .rkey = k };
+	struct tp_event ev;
+
+	if (opc == TP_OP_CAS) {
+		wr.swap = a;
+		wr.compare = b;
+	} else {
+		wr.add = a;
+	}
+	assert_int_equal(tp_post(p->ch[0], &wr), 0);
+	ev = run_op(p);
+	assert_int_equal(ev.type, TP_EV_ATOMIC_DONE);
+	assert_int_equal(ev.opcode, opc);
+	assert_int_equal(ev.wr_id, 0xa7);
+	return ev;
+}
+
+/*
+ * CAS (hit and miss) and FADD on lossy RTP (ROL, ROI) and CTP: the word
+ * changes as it must, the original comes back in native order.
+ */
+static void cas_fadd(void **state)
+{
+	static const struct { enum tp_mode mode; enum tp_ta_mode ta; double loss; } runs[] = {
+		{ TP_MODE_RTP_SR, TP_TA_ROL, 0.05 }, { TP_MODE_RTP_GBN_FAST, TP_TA_ROI, 0.05 },
+		{ TP_MODE_CTP, TP_TA_ROI, 0 },
+	};
+	static uint64_t words[8];
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
+		struct tp_pair p;
+		struct tp_rkey key;
+		struct tp_event ev;
+		uint64_t r = 0, va = (uintptr_t)&words[3];
+
+		setup(&p, runs[k].mode, runs[k].ta, runs[k].loss, 50 + k);
+		memset(words, 0, sizeof(words));
+		words[3] = 0x1111222233334444ull;
+		assert_int_equal(tp_mr_reg(p.ep[1], words, sizeof(words), &key), 0);
+		/* CAS hit: compare matches, swap goes in. */
+		ev = atomic_op(&p, TP_OP_CAS, &r, va, key, 0xaaaabbbbccccddddull, 0x1111222233334444ull);
+		assert_int_equal(ev.status, TP_ST_OK);
+		assert_int_equal(ev.len, 8);
+		assert_true(r == 0x1111222233334444ull);
+		assert_true(words[3] == 0xaaaabbbbccccddddull);
+		/* CAS miss: nothing changes, the value seen comes back. */
+		ev = atomic_op(&p, TP_OP_CAS, &r, va, key, 5, 6);
+		assert_int_equal(ev.status, TP_ST_OK);
+		assert_true(r == 0xaaaabbbbccccddddull);
+		assert_true(words[3] == 0xaaaabbbbccccddddull);
+		/* FADD, with a carry across bytes and a wrap past 2^64. */
+		words[3] = 0x00000000ffffffffull;
+		ev = atomic_op(&p, TP_OP_FADD, &r, va, key, 1, 0);
+		assert_true(r == 0x00000000ffffffffull && words[3] == 0x0000000100000000ull);
+		ev = atomic_op(&p, TP_OP_FADD, &r, va, key, (uint64_t)-0x100000001ll, 0);
+		assert_true(r == 0x0000000100000000ull && words[3] == (uint64_t)-1);
+		for (int i = 0; i < 8; i++)
+			if (i != 3)
+				assert_true(words[i] == 0);
+		assert_int_equal(stats(p.ch[1]).ta_atomic, 4);
+		pair_free(&p);
+	}
+}
+
+/*
+ * Atomics are atomic and executed once: 64 FADDs in flight at once over a
+ * link that loses, duplicates and reorders; the word ends at their sum and
+ * the originals returned are exactly its 64 prefix sums (each add saw every
+ * earlier one and no other: the channel executes in posting order).
+ */
+static void fadd_exactly_once(void **state)
+{
+	enum { N = 64 };
+	static uint64_t word, result[N];
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct tp_rkey key;
+	struct evs e;
+	uint64_t sum = 0;
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_SR, TP_TA_ROL);
+	pair_link_cfg(&s, 60);
+	s.frames = true;
+	for (int i = 0; i < 2; i++) {
+		s.dir[i].loss_data = 0.05;
+		s.dir[i].loss_resp = 0.05;
+		s.dir[i].dup = 0.05;
+		s.dir[i].reorder = 0.1;
+		s.dir[i].reorder_ns = 30 * US;
+	}
+	assert_int_equal(pair_init(&p, c, &s, 0, 64, 60), 0);
+	word = 1000;
+	assert_int_equal(tp_mr_reg(p.ep[1], &word, sizeof(word), &key), 0);
+	for (int i = 0; i < N; i++) {
+		struct tp_sge sge = { .addr = &result[i], .len = 8 };
+		struct tp_wr wr = { .opcode = TP_OP_FADD, .wr_id = (uint64_t)i, .sge = &sge,
+				    .num_sge = 1, .remote_va = (uintptr_t)&word, .rkey = key,
+				    .add = (uint64_t)i + 1 };
+
+		assert_int_equal(tp_post(p.ch[0], &wr), 0);
+	}
+	run_evs(&p, &e, N, 0);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(e.ev[0][i].status, TP_ST_OK);
+		assert_int_equal(e.ev[0][i].wr_id, i);	/* completed in posting order */
+	}
+	for (int i = 0; i < N; i++)
+		sum += (uint64_t)i + 1;
+	assert_true(word == 1000 + sum);
+	/* Executed in order on one channel: result[i] = 1000 + 1 + ... + i. */
+	for (int i = 0, pre = 1000; i < N; pre += i + 1, i++)
+		assert_true(result[i] == (uint64_t)pre);
+	assert_int_equal(stats(p.ch[1]).ta_atomic, N);
+	assert_true(tp_sim_stats(p.sim)->duped[0] > 0);
+	pair_free(&p);
+}
+
+/*
+ * Every refusal of an atomic, nothing written (the region byte for byte) and
+ * nothing returned (the result untouched): misaligned, no atomic access,
+ * wrong token value, unknown TokenID, out of range. A non-resident region
+ * is a page fault, retried, then executed once when it is back.
+ */
+static void atomic_refusals(void **state)
+{
+	static uint64_t words[4], ro[2];
+	static uint8_t snap[sizeof(words)];
+	static const struct { int what; uint8_t info; } cases[] = {
+		{ 0, TP_RSPINFO_ALIGN }, { 1, TP_RSPINFO_ACCESS }, { 2, TP_RSPINFO_TOKEN_VALUE },
+		{ 3, TP_RSPINFO_BAD_TOKEN }, { 4, TP_RSPINFO_RANGE }, { 5, TP_RSPINFO_ALIGN },
+	};
+
+	(void)state;
+	for (int ctp = 0; ctp < 2; ctp++) {
+		struct tp_pair p;
+		struct tp_rkey key, rokey;
+		struct tp_mr_cfg rc = { .addr = ro, .len = sizeof(ro),
+					.access = TP_ACCESS_READ | TP_ACCESS_WRITE, .token_value = 9 };
+		struct tp_event ev;
+		uint64_t r, base = (uintptr_t)words;
+		struct tp_stats t;
+
+		setup(&p, ctp ? TP_MODE_CTP : TP_MODE_RTP_SR, TP_TA_ROL, ctp ? 0 : 0.03, 70);
+		assert_int_equal(tp_mr_reg(p.ep[1], words, sizeof(words), &key), 0);
+		assert_int_equal(tp_mr_register(p.ep[1], &rc, &rokey.token_id), 0);
+		rokey.token_value = 9;
+		for (size_t i = 0; i < sizeof(words) / 8; i++)
+			words[i] = 0x0102030405060708ull * (i + 1);
+		ro[0] = ro[1] = 77;
+		memcpy(snap, words, sizeof(words));
+		for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+			for (int cas = 0; cas < 2; cas++) {
+				enum tp_opcode o = cas ? TP_OP_CAS : TP_OP_FADD;
+				uint64_t va = base + 8;
+				struct tp_rkey k = key;
+
+				switch (cases[c].what) {
+				case 0: va = base + 12; break;		/* 4-byte aligned only */
+				case 1: va = (uintptr_t)ro; k = rokey; break;
+				case 2: k.token_value ^= 0x80000000u; break;
+				case 3: k.token_id ^= 0x40; break;
+				case 4: va = base + sizeof(words); break;	/* just past */
+				case 5: va = base + 1; break;
+				}
+				r = 0xdeaddeaddeaddeadull;
+				ev = atomic_op(&p, o, &r, va, k, 1, snap[8]);
+				assert_int_equal(ev.status, TP_ST_COMPLETER_ERR);
+				assert_int_equal(ev.rspinfo, cases[c].info);
+				assert_int_equal(ev.len, 0);
+				assert_true(r == 0xdeaddeaddeaddeadull);
+				assert_memory_equal(words, snap, sizeof(words));
+				assert_true(ro[0] == 77 && ro[1] == 77);
+			}
+		t = stats(p.ch[1]);
+		assert_int_equal(t.ta_bad_align, 4);
+		assert_int_equal(t.ta_bad_access, 2);
+		assert_int_equal(t.ta_bad_token_value, 2);
+		assert_int_equal(t.ta_bad_token_id, 2);
+		assert_int_equal(t.ta_bad_range, 2);
+		assert_int_equal(t.ta_atomic, 0);
+
+		/* Not resident: page faults, then executed once it is back. */
+		assert_int_equal(tp_mr_set_resident(p.ep[1], key.token_id, false), 0);
+		{
+			struct tp_sge sge = { .addr = &r, .len = 8 };
+			struct tp_wr wr = { .opcode = TP_OP_FADD, .wr_id = 1, .sge = &sge,
+					    .num_sge = 1, .remote_va = base, .rkey = key, .add = 5 };
+			struct evs e;
+
+			assert_int_equal(tp_post(p.ch[0], &wr), 0);
+			tp_sim_run(p.sim, tp_sim_now(p.sim) + 30 * US, NULL, NULL);
+			assert_int_equal(tp_mr_set_resident(p.ep[1], key.token_id, true), 0);
+			run_evs(&p, &e, 1, 0);
+			assert_int_equal(e.ev[0][0].status, TP_ST_OK);
+			assert_true(r == 0x0102030405060708ull);
+			assert_true(words[0] == 0x0102030405060708ull + 5);
+			assert_int_equal(stats(p.ch[1]).ta_atomic, 1);
+			assert_true(stats(p.ch[0]).ta_retry_pf >= 1);
+		}
+		/* Post-time refusals. */
+		{
+			struct tp_sge sge = { .addr = &r, .len = 7 };
+			struct tp_wr wr = { .opcode = TP_OP_CAS, .sge = &sge, .num_sge = 1,
+					    .remote_va = base, .rkey = key };
+
+			assert_int_equal(tp_post(p.ch[0], &wr), -EINVAL);
+			wr.num_sge = 0;
+			assert_int_equal(tp_post(p.ch[0], &wr), -EINVAL);
+		}
+		pair_free(&p);
+	}
+	{
+		struct tp_pair p;
+		struct tp_sge sge = { .addr = words, .len = 8 };
+		struct tp_wr wr = { .opcode = TP_OP_FADD, .sge = &sge, .num_sge = 1 };
+
+		setup(&p, TP_MODE_UTP, TP_TA_ROL, 0, 71);
+		assert_int_equal(tp_post(p.ch[0], &wr), -EOPNOTSUPP);
+		pair_free(&p);
+	}
+}
+
+/*
+ * Atomic requests a peer could send that this target does not take, built
+ * by hand: MAETAH Length 4, a CAS with one operand, Atomic_swap (0x08).
+ * Each is refused unsupported; the word is untouched.
+ */
+static void atomic_unsupported_by_hand(void **state)
+{
+	static uint64_t word = 0x5555;
+	static const struct { uint8_t op; uint32_t length; size_t payload; } cases[] = {
+		{ UB_TA_ATOMIC_FADD, 4, 16 }, { UB_TA_ATOMIC_CAS, 8, 8 }, { UB_TA_ATOMIC_SWAP, 8, 16 },
+	};
+	struct tp_ep_config ec = { .seed = 5, .token_seed = 5 };
+	struct tp_chan_config c = { .mtu = 256 };
+	struct tp_ep *ep = tp_ep_create(&ec);
+	struct tp_chan *ch = tp_chan_create(ep, &c);
+	struct tp_rkey k;
+	struct tp_stats st;
+
+	(void)state;
+	assert_int_equal(tp_chan_connect(ch, 9, 100), 0);
+	assert_int_equal(tp_mr_reg(ep, &word, sizeof(word), &k), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ub_tph_fields h = { .opcode = UB_TP_RTP_DATA, .last = true, .nlp = UB_NLP_TAH,
+					   .ackreq = true, .src_tpn = 9, .dst_tpn = tp_chan_tpn(ch),
+					   .psn = 100 + (uint32_t)i, .tpmsn = (uint32_t)i };
+		struct ub_tah_fields a = { .opcode = cases[i].op, .ini_tassn = (uint16_t)i,
+					   .order = 1, .tv_en = true };
+		struct ub_maetah_fields m = { .va = (uintptr_t)&word, .token_id = k.token_id,
+					      .length = cases[i].length };
+		uint8_t b[128], pkt[512];
+		size_t n = 0;
+		struct tp_tx_info info;
+		int answers = 0;
+
+		ub_tph_encode((struct ub_tph *)b, &h);
+		ub_tah_encode((struct ub_tah *)(b + 16), &a);
+		ub_maetah_encode((struct ub_maetah *)(b + 24), &m);
+		ub_tvetah_encode((struct ub_tvetah *)(b + 40), k.token_value);
+		n = 44;
+		memset(b + n, 0x11, cases[i].payload);
+		n += cases[i].payload;
+		assert_int_equal(tp_ep_rx(ep, 0, b, n, NULL), TP_RX_OK);
+		assert_true(word == 0x5555);
+		/* The answer: a TAACK packet, completer error, unsupported. */
+		for (size_t len; (len = tp_ep_tx(ep, 0, pkt, sizeof(pkt), &info));) {
+			struct ub_tah_fields t;
+
+			if (!info.data)
+				continue;
+			ub_tah_decode((const struct ub_tah *)(pkt + 16), &t);
+			assert_int_equal(t.opcode, UB_TA_TAACK);
+			assert_int_equal(t.rspst, UB_RSPST_COMPLETER_ERR);
+			assert_int_equal(t.rspinfo, TP_RSPINFO_UNSUPPORTED);
+			answers++;
+		}
+		assert_int_equal(answers, 1);
+	}
+	tp_chan_stats(ch, &st);
+	assert_int_equal(st.ta_bad_align, 3);
+	assert_int_equal(st.ta_atomic, 0);
+	tp_ep_destroy(ep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -733,6 +1188,13 @@ int main(void)
 		cmocka_unit_test(sge_write_read),
 		cmocka_unit_test(inline_data),
 		cmocka_unit_test(fence_waits_for_reads),
+		cmocka_unit_test(send_with_imm),
+		cmocka_unit_test(write_with_imm),
+		cmocka_unit_test(write_imm_rnr_and_refused),
+		cmocka_unit_test(cas_fadd),
+		cmocka_unit_test(fadd_exactly_once),
+		cmocka_unit_test(atomic_refusals),
+		cmocka_unit_test(atomic_unsupported_by_hand),
 	};
 
 	return cmocka_run_group_tests_name("transport_urma", tests, NULL, NULL);
