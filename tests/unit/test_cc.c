@@ -85,6 +85,8 @@ static void dcqcn_cut_severe_minor(void **state)
 	in.ops->on_cnp(in.ctx, 2000, UB_CNP_ECN_MINOR, false);	/* a quarter */
 	assert_near(inst_stats(&in).rate_bps, 3.75e9);
 	assert_int_equal(inst_stats(&in).cnp_rcvd, 2);
+	assert_int_equal(inst_stats(&in).ecn_cuts, 2);		/* cut by CNPs, */
+	assert_int_equal(inst_stats(&in).rto_cuts, 0);		/* not by an RTO */
 	tp_cc_destroy(in.cc);
 }
 
@@ -340,11 +342,15 @@ static void ldcp_inflight_rules(void **state)
 	ce = cetph(4000, 0, false, 0);				/* two more arrived */
 	in.ops->on_cetph(in.ctx, 3, &ce);
 	assert_int_equal(inst_stats(&in).inflight, 2000);
-	/* An RTO: nothing in flight; what is resent counts again. */
+	/* An RTO: nothing in flight; what is resent counts again. It halves
+	 * the window, a cut counted as the RTO's, not as ECN's. */
 	in.ops->on_loss(in.ctx, 4, TP_LOSS_RTO);
 	ce = cetph(4000, 0, false, 0);
 	in.ops->on_cetph(in.ctx, 5, &ce);
 	assert_int_equal(inst_stats(&in).inflight, 0);
+	assert_int_equal(inst_stats(&in).rto_cuts, 1);
+	assert_int_equal(inst_stats(&in).ecn_cuts, 0);
+	assert_int_equal(inst_stats(&in).cuts, 1);
 	in.ops->on_send(in.ctx, 6, 1000, true);
 	in.ops->on_cetph(in.ctx, 7, &ce);
 	assert_int_equal(inst_stats(&in).inflight, 1000);
@@ -377,6 +383,8 @@ static void ldcp_window_law(void **state)
 	assert_near(inst_stats(&in).alpha, alpha);
 	assert_near(inst_stats(&in).cw, (uint64_t)cw);
 	assert_int_equal(inst_stats(&in).cuts, 1);
+	assert_int_equal(inst_stats(&in).ecn_cuts, 1);		/* the marks' */
+	assert_int_equal(inst_stats(&in).rto_cuts, 0);
 	tp_cc_destroy(in.cc);
 }
 
@@ -391,6 +399,7 @@ static void caqm_window_rules(void **state)
 	ce = cetph(0, 2, false, 0);				/* C>0, I=0: decrease */
 	in.ops->on_cetph(in.ctx, 0, &ce);
 	assert_int_equal(inst_stats(&in).cw, 16384 - 2 * 128);
+	assert_int_equal(inst_stats(&in).ecn_cuts, 1);		/* by the C bits */
 	ce = cetph(0, 2, true, 8);				/* C>0, I=1: Hint - C */
 	in.ops->on_cetph(in.ctx, 0, &ce);
 	assert_int_equal(inst_stats(&in).cw, 16384 - 2 * 128 + 6 * 128);
@@ -400,6 +409,11 @@ static void caqm_window_rules(void **state)
 	ce = cetph(0, 0, false, 0);				/* unchanged */
 	in.ops->on_cetph(in.ctx, 0, &ce);
 	assert_int_equal(inst_stats(&in).cw, 16384 + 12 * 128);
+	assert_int_equal(inst_stats(&in).ecn_cuts, 1);		/* increases are not cuts */
+	in.ops->on_loss(in.ctx, 0, TP_LOSS_RTO);		/* an RTO halves it */
+	assert_int_equal(inst_stats(&in).cw, (16384 + 12 * 128) / 2);
+	assert_int_equal(inst_stats(&in).rto_cuts, 1);
+	assert_int_equal(inst_stats(&in).ecn_cuts, 1);
 	tp_cc_destroy(in.cc);
 }
 

@@ -63,6 +63,11 @@ struct tp_cc_config {
 
 struct tp_cc_stats {
 	uint64_t cnp_sent, cnp_rcvd, ce_rcvd, cuts, increases, cetph_rcvd;
+	/* cuts by cause: ecn_cuts + rto_cuts == cuts. ECN: a CNP (DCQCN), a
+	 * window of acks whose CETPH counted CE-marked packets (LDCP), a CETPH
+	 * whose congested C outweighed the approved Hint (CAQM); RTO: a
+	 * retransmission timeout the core reported as a loss (LDCP, CAQM). */
+	uint64_t ecn_cuts, rto_cuts;
 	uint64_t rate_bps;		/* DCQCN current rate */
 	uint64_t cw;			/* LDCP/CAQM window (bytes) */
 	uint64_t inflight;		/* LDCP: sent - AckSequence */

@@ -60,6 +60,7 @@ static void cq_on_loss(void *ctx, uint64_t now, enum tp_loss_kind kind)
 	if (kind == TP_LOSS_RTO) {
 		cc->w.cw = cc_clamp(cc->w.cw / 2, cc->cfg.min_cw, cc->cfg.max_cw);
 		cc->st.cuts++;
+		cc->st.rto_cuts++;
 	}
 }
 
@@ -76,8 +77,10 @@ static void cq_on_cetph(void *ctx, uint64_t now, const struct ub_cetph_fields *c
 		d = (double)ce->hint - (double)ce->c;
 	else if (ce->i)
 		d = ce->hint;
-	if (d < 0)
+	if (d < 0) {
 		cc->st.cuts++;
+		cc->st.ecn_cuts++;
+	}
 	else if (d > 0)
 		cc->st.increases++;
 	cc->w.cw = cc_clamp(cc->w.cw + d * unit, cc->cfg.min_cw, cc->cfg.max_cw);

@@ -119,6 +119,7 @@ static void dq_on_cnp(void *ctx, uint64_t now, uint8_t level, bool loc)
 	advance(cc, now);
 	cc->st.cnp_rcvd++;
 	cc->st.cuts++;
+	cc->st.ecn_cuts++;
 	d->rt = d->rc;
 	d->rc = cc_clamp(d->rc * (1.0 - cut), (double)cc->cfg.min_rate_bps,
 			 (double)cc->cfg.line_rate_bps);

@@ -73,6 +73,7 @@ static void ld_on_loss(void *ctx, uint64_t now, enum tp_loss_kind kind)
 	if (kind == TP_LOSS_RTO) {
 		cc->w.cw = cc_clamp(cc->w.cw / 2, cc->cfg.min_cw, cc->cfg.max_cw);
 		cc->st.cuts++;
+		cc->st.rto_cuts++;
 	}
 }
 
@@ -108,6 +109,7 @@ static void ld_on_cetph(void *ctx, uint64_t now, const struct ub_cetph_fields *c
 		if (w->win_marked) {
 			w->cw *= 1 - w->alpha / 2;
 			cc->st.cuts++;
+			cc->st.ecn_cuts++;
 		} else {
 			cc->st.increases++;
 		}

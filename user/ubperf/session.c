@@ -373,6 +373,21 @@ static void cc_totals(const struct run *r, uint64_t *sent, uint64_t *rcvd)
 	}
 }
 
+/* The CC instances' cuts by cause (ECN feedback, RTO), summed. */
+static void cc_cuts(const struct run *r, uint64_t *ecn, uint64_t *rto)
+{
+	*ecn = *rto = 0;
+	for (uint32_t i = 0; i < UBPERF_MAX_CHANS; i++) {
+		struct tp_cc_stats st;
+
+		if (!r->cc[i])
+			continue;
+		tp_cc_get_stats(r->cc[i], &st);
+		*ecn += st.ecn_cuts;
+		*rto += st.rto_cuts;
+	}
+}
+
 /* The server counts what arrived in order (Writes too); the client what completed. */
 static void take_sample(const struct run *r, bool server, struct series_sample *s)
 {
@@ -538,6 +553,8 @@ static struct json_object *per_channel_json(const struct run *r, double secs)
 		jset(o, "cnp_received", ju64(cs.cnp_rcvd));
 		jset(o, "rate_bps", ju64(r->o->cc == TP_CC_DCQCN ? cs.rate_bps : 0));
 		jset(o, "cw", ju64(cs.cw));
+		jset(o, "ecn_cuts", ju64(cs.ecn_cuts));
+		jset(o, "rto_cuts", ju64(cs.rto_cuts));
 		if (series_on(&r->ser))
 			jset(o, "series", series_json(&r->ser, i));
 		json_object_array_add(a, o);
@@ -572,7 +589,7 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 {
 	const struct ubperf_opts *o = r->o;
 	struct json_object *j = json_object_new_object(), *x;
-	uint64_t cnp_sent, cnp_rcvd;
+	uint64_t cnp_sent, cnp_rcvd, ecn_cuts, rto_cuts;
 
 	cc_totals(r, &cnp_sent, &cnp_rcvd);
 	jset(j, "role", json_object_new_string(server ? "server" : "client"));
@@ -623,6 +640,12 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 	jset(x, "sent", ju64(cnp_sent));
 	jset(x, "received", ju64(cnp_rcvd));
 	jset(j, "cnp", x);
+	/* The rate/window cuts of the CC by cause: ECN feedback or an RTO. */
+	cc_cuts(r, &ecn_cuts, &rto_cuts);
+	x = json_object_new_object();
+	jset(x, "ecn", ju64(ecn_cuts));
+	jset(x, "rto", ju64(rto_cuts));
+	jset(j, "cc_cuts", x);
 	if (o->interval_ns)
 		jset(j, "interval_ms", ju64(o->interval_ns / 1000000));
 	if (stage) {
@@ -706,6 +729,12 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 	if (o->cc != TP_CC_NONE || o->lb != TPG_LB_FLOW)
 		printf("  cc %s, lb %s: CNPs sent %" PRIu64 ", received %" PRIu64 "\n",
 		       tp_cc_algo_name(o->cc), tpg_lb_name(o->lb), cnp_sent, cnp_rcvd);
+	if (o->cc != TP_CC_NONE) {
+		uint64_t ecn_cuts, rto_cuts;
+
+		cc_cuts(r, &ecn_cuts, &rto_cuts);
+		printf("  cc cuts: by ECN feedback %" PRIu64 ", by RTO %" PRIu64 "\n", ecn_cuts, rto_cuts);
+	}
 	if (o->mode == TP_MODE_CTP && o->cc != TP_CC_NONE)
 		ctp_cc_print(r);
 	if (stage) {
