@@ -1,0 +1,547 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The I/O of a port: rounds of the endpoint (receive, timers, transmit),
+ * the core's events turned into completion records, and received Sends
+ * placed into the buffers posted to JFRs.
+ *
+ * Receives: the core takes a Send into a buffer posted to its channel, but
+ * a JFR's buffers serve every channel of the JFR (every remote JFS or jetty
+ * sending to it). So each channel has buffers of the library's (bounce
+ * buffers, reserved address space touched only as far as messages go); a
+ * Send that landed is copied into the next buffer posted to the JFR
+ * (scattered over its SGEs) and only then answered (the channels use the
+ * core's manual_taack): with no buffer posted it is answered RNR, as a
+ * receiver without a buffer does, and the sender retries. After an RNR, the
+ * channel answers RNR to every later Send until the refused one comes back,
+ * so Sends stay in order.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "urma_int.h"
+
+#define BOUNCE_TAG	(1ull << 63)
+
+/* ---- work request records ---------------------------------------------------- */
+
+uint64_t ubx_wr_id(struct ubx_port *p, const struct ubx_wr *w)
+{
+	(void)p;
+	return (uint64_t)w->gen << 32 | w->idx;
+}
+
+struct ubx_wr *ubx_wr_alloc(struct ubx_port *p, uint64_t *wr_id)
+{
+	struct ubx_wr *w;
+	uint32_t i;
+
+	if (!p->nfree) {
+		uint32_t n = p->nwrs ? p->nwrs * 2 : 256;
+		struct ubx_wr **a = realloc(p->wrs, n * sizeof(*a));
+		uint32_t *f;
+
+		if (!a)
+			return NULL;
+		p->wrs = a;
+		f = realloc(p->wr_free, n * sizeof(*f));
+		if (!f)
+			return NULL;
+		p->wr_free = f;
+		for (i = p->nwrs; i < n; i++) {
+			p->wrs[i] = NULL;
+			p->wr_free[p->nfree++] = n - 1 - (i - p->nwrs);
+		}
+		p->nwrs = n;
+	}
+	i = p->wr_free[--p->nfree];
+	if (!p->wrs[i]) {
+		p->wrs[i] = calloc(1, sizeof(*w));
+		if (!p->wrs[i]) {
+			p->nfree++;
+			return NULL;
+		}
+	}
+	w = p->wrs[i];
+	{
+		uint8_t *buf = w->buf;
+		size_t cap = w->buf_cap;
+		uint32_t gen = (w->gen + 1) & 0x7fffffff;
+
+		memset(w, 0, offsetof(struct ubx_wr, sg));
+		w->buf = buf;
+		w->buf_cap = cap;
+		w->gen = gen ? gen : 1;
+	}
+	w->idx = i;
+	w->used = true;
+	*wr_id = ubx_wr_id(p, w);
+	return w;
+}
+
+struct ubx_wr *ubx_wr_lookup(struct ubx_port *p, uint64_t wr_id)
+{
+	uint32_t i = (uint32_t)wr_id;
+	struct ubx_wr *w;
+
+	if (wr_id & BOUNCE_TAG || i >= p->nwrs)
+		return NULL;
+	w = p->wrs[i];
+	return w && w->used && w->gen == (uint32_t)(wr_id >> 32) ? w : NULL;
+}
+
+void ubx_wr_free(struct ubx_port *p, struct ubx_wr *w)
+{
+	w->used = false;
+	/* Big buffers go back; small ones stay for the next request. */
+	if (w->buf_cap > 65536) {
+		free(w->buf);
+		w->buf = NULL;
+		w->buf_cap = 0;
+	}
+	p->wr_free[p->nfree++] = w->idx;
+}
+
+/* ---- completion records ---------------------------------------------------------- */
+
+urma_cr_status_t ubx_cr_status(enum tp_status st, uint8_t rspinfo)
+{
+	switch (st) {
+	case TP_ST_OK:			return URMA_CR_SUCCESS;
+	case TP_ST_RNR:			return URMA_CR_RNR_RETRY_CNT_EXC_ERR;
+	case TP_ST_PAGE_FAULT:		return URMA_CR_REM_ACCESS_ABORT_ERR;
+	case TP_ST_COMPLETER_ERR:
+		switch (rspinfo) {
+		case TP_RSPINFO_BAD_TOKEN:
+		case TP_RSPINFO_RANGE:	return URMA_CR_REM_ACCESS_ABORT_ERR;
+		case TP_RSPINFO_TOO_LONG: return URMA_CR_REM_OPERATION_ERR;
+		case TP_RSPINFO_PROTOCOL: return URMA_CR_REM_UNSUPPORTED_REQ_ERR;
+		default:		return URMA_CR_REM_OPERATION_ERR;
+		}
+	case TP_ST_RETRY_EXCEEDED:	return URMA_CR_ACK_TIMEOUT_ERR;
+	case TP_ST_FLUSHED:		return URMA_CR_WR_FLUSH_ERR;
+	case TP_ST_TIMEOUT:		return URMA_CR_ACK_TIMEOUT_ERR;
+	}
+	return URMA_CR_LOC_OPERATION_ERR;
+}
+
+static void fill_cr(urma_cr_t *cr, const struct ubx_q *q, const struct ubx_chan *ch, bool recv)
+{
+	memset(cr, 0, sizeof(*cr));
+	cr->flag.bs.s_r = recv;
+	cr->flag.bs.jetty = q->kind == UBX_JETTY;
+	cr->local_id = q->id;
+	cr->user_data = (uintptr_t)&q->pub;
+	if (ch) {
+		cr->remote_id = ch->remote;
+		if (ch->ec.tp)
+			cr->tpn = tp_chan_tpn(ch->ec.tp);
+	}
+}
+
+static void ch_unlink(struct ubx_chan *ch, struct ubx_wr *w)
+{
+	if (w->prev_ch)
+		w->prev_ch->next_ch = w->next_ch;
+	else if (ch->out == w)
+		ch->out = w->next_ch;
+	if (w->next_ch)
+		w->next_ch->prev_ch = w->prev_ch;
+	w->prev_ch = w->next_ch = NULL;
+}
+
+static void release_held(struct ubx_chan *ch);
+
+void ubx_wr_complete(struct ubx_port *p, struct ubx_wr *w, urma_cr_status_t st, uint32_t len)
+{
+	struct ubx_chan *ch = w->ch;
+	struct ubx_q *q = w->q;
+
+	if (ch && w->linked) {
+		ch_unlink(ch, w);
+		ch->nout--;
+		if (w->one_sided_rd)
+			ch->reads_out--;
+	}
+	q->sout--;
+	if (w->signaled || st != URMA_CR_SUCCESS) {
+		urma_cr_t cr;
+
+		fill_cr(&cr, q, ch, false);
+		cr.status = st;
+		cr.user_ctx = w->user_ctx;
+		cr.completion_len = st == URMA_CR_SUCCESS ? len : 0;
+		ubx_jfc_push(q->scq, &cr);
+	}
+	ubx_wr_free(p, w);
+	if (ch && ch->held)
+		release_held(ch);
+}
+
+/* ---- submitting to the core ------------------------------------------------------ */
+
+static int core_post(struct ubx_wr *w)
+{
+	struct tp_chan *tp = w->ch->ec.tp;
+	uint64_t id = ubx_wr_id(w->ch->port, w);
+
+	switch (w->opcode) {
+	case URMA_OPC_SEND:
+		return tp_post_send(tp, w->src, w->len, id);
+	case URMA_OPC_WRITE:
+		return tp_post_write(tp, w->src, w->len, w->rva, w->token_id, id);
+	case URMA_OPC_READ:
+		return tp_post_read(tp, w->dst, w->len, w->rva, w->token_id, id);
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+static void ch_link(struct ubx_chan *ch, struct ubx_wr *w)
+{
+	w->prev_ch = NULL;
+	w->next_ch = ch->out;
+	if (ch->out)
+		ch->out->prev_ch = w;
+	ch->out = w;
+	w->linked = true;
+	ch->nout++;
+	if (w->one_sided_rd)
+		ch->reads_out++;
+}
+
+/* w's turn: a fence waits for the channel's Reads to finish. */
+static bool may_post(const struct ubx_chan *ch, const struct ubx_wr *w)
+{
+	return !w->fence || !ch->reads_out;
+}
+
+static void hold(struct ubx_chan *ch, struct ubx_wr *w, bool first)
+{
+	if (first) {
+		w->next_held = ch->held;
+		ch->held = w;
+		if (!ch->held_tail)
+			ch->held_tail = w;
+		return;
+	}
+	w->next_held = NULL;
+	if (ch->held_tail)
+		ch->held_tail->next_held = w;
+	else
+		ch->held = w;
+	ch->held_tail = w;
+}
+
+static void release_held(struct ubx_chan *ch)
+{
+	while (ch->held && ch->state == CH_READY) {
+		struct ubx_wr *w = ch->held;
+		int rc;
+
+		if (!may_post(ch, w))
+			return;
+		ch->held = w->next_held;
+		if (!ch->held)
+			ch->held_tail = NULL;
+		w->next_held = NULL;
+		rc = core_post(w);
+		if (rc == -EAGAIN) {
+			hold(ch, w, true);	/* the core's queue is full: first again */
+			return;
+		}
+		if (rc) {
+			ubx_wr_complete(ch->port, w, URMA_CR_LOC_OPERATION_ERR, 0);
+			continue;
+		}
+		ch_link(ch, w);
+	}
+}
+
+int ubx_wr_submit(struct ubx_wr *w)
+{
+	struct ubx_chan *ch = w->ch;
+	int rc;
+
+	if (!ch->held && may_post(ch, w)) {
+		rc = core_post(w);
+		if (rc != -EAGAIN) {
+			if (!rc)
+				ch_link(ch, w);
+			return rc;
+		}
+	}
+	/* Behind a fence or a full queue: in order, after what waits already. */
+	hold(ch, w, false);
+	return 0;
+}
+
+/* ---- receiving ---------------------------------------------------------------------- */
+
+static bool manual(const struct ubx_chan *ch)
+{
+	return ch->tp_type != URMA_UTP;
+}
+
+int ubx_chan_rx_init(struct ubx_chan *ch)
+{
+	size_t sz = UBX_MAX_MSG;
+
+	ch->nbounce = UBX_BOUNCE;
+	ch->bounce_size = sz;
+	ch->bounce = mmap(NULL, sz * ch->nbounce, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (ch->bounce == MAP_FAILED) {
+		ch->bounce = NULL;
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < ch->nbounce; i++) {
+		int rc = tp_post_recv(ch->ec.tp, ch->bounce + (size_t)i * sz, sz, BOUNCE_TAG | i);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+void ubx_chan_rx_fini(struct ubx_chan *ch)
+{
+	if (ch->bounce)
+		munmap(ch->bounce, ch->bounce_size * ch->nbounce);
+	ch->bounce = NULL;
+}
+
+/* Scatter len bytes over a receive request's SGEs. */
+static void scatter(const struct ubx_rwr *r, const uint8_t *src, size_t len)
+{
+	for (uint32_t i = 0; i < r->nsg && len; i++) {
+		size_t n = r->sg[i].len < len ? r->sg[i].len : len;
+
+		memcpy((void *)(uintptr_t)r->sg[i].addr, src, n);
+		src += n;
+		len -= n;
+	}
+}
+
+static void answer(struct ubx_chan *ch, uint16_t tassn, enum tp_status st)
+{
+	if (manual(ch))
+		tp_recv_answer(ch->ec.tp, tassn, st);
+}
+
+static void on_recv(struct ubx_port *p, struct ubx_chan *ch, const struct tp_event *ev)
+{
+	uint32_t idx = (uint32_t)(ev->wr_id & ~BOUNCE_TAG);
+	uint8_t *buf = ch->bounce + (size_t)idx * ch->bounce_size;
+	struct ubx_q *jfr = ch->q->jfr;
+	struct ubx_rwr *r;
+	urma_cr_t cr;
+
+	if (!(ev->wr_id & BOUNCE_TAG) || idx >= ch->nbounce)
+		return;
+	if (ev->status != TP_ST_OK || !jfr) {
+		/* Longer than any buffer (the core answered already), or for
+		 * an object that receives nothing. */
+		if (ev->status == TP_ST_OK)
+			answer(ch, ev->tassn, TP_ST_COMPLETER_ERR);
+		p->recv_len_err++;
+		goto repost;
+	}
+	if (ch->rnr_hold && ev->tassn != ch->hold_tassn) {
+		answer(ch, ev->tassn, TP_ST_RNR);
+		p->rnr_sent++;
+		goto repost;
+	}
+	if (!jfr->rcount) {
+		if (manual(ch)) {
+			answer(ch, ev->tassn, TP_ST_RNR);
+			if (!ch->rnr_hold) {
+				ch->rnr_hold = true;
+				ch->hold_tassn = ev->tassn;
+			}
+			p->rnr_sent++;
+		} else {
+			p->um_dropped++;	/* UM: a message without a buffer is lost */
+		}
+		goto repost;
+	}
+	ch->rnr_hold = false;
+	r = &jfr->rq[jfr->rhead];
+	jfr->rhead = (jfr->rhead + 1) % jfr->rdepth;
+	jfr->rcount--;
+	fill_cr(&cr, ch->q, ch, true);
+	cr.user_ctx = r->user_ctx;
+	cr.opcode = URMA_CR_OPC_SEND;
+	if (ev->len > r->total) {
+		/* Longer than the buffer posted: both sides see an error. */
+		answer(ch, ev->tassn, TP_ST_COMPLETER_ERR);
+		cr.status = URMA_CR_LOC_LEN_ERR;
+		p->recv_len_err++;
+	} else {
+		scatter(r, buf, ev->len);
+		answer(ch, ev->tassn, TP_ST_OK);
+		cr.status = URMA_CR_SUCCESS;
+		cr.completion_len = (uint32_t)ev->len;
+		ch->rx_msgs++;
+	}
+	ubx_jfc_push(ch->q->rcq, &cr);
+repost:
+	tp_post_recv(ch->ec.tp, buf, ch->bounce_size, ev->wr_id);
+}
+
+void ubx_jfr_refilled(struct ubx_q *jfr)
+{
+	(void)jfr;	/* held channels let go when their refused Send returns */
+}
+
+/* ---- events -------------------------------------------------------------------------- */
+
+static struct ubx_chan *chan_of(const struct tp_event *ev)
+{
+	struct ep_chan *ec = ev->user;
+
+	return ec ? ec->app : NULL;
+}
+
+void ubx_dispatch(struct ubx_port *p)
+{
+	struct tp_event ev;
+
+	while (tp_ep_poll(p->tp, &ev)) {
+		struct ubx_chan *ch = chan_of(&ev);
+		struct ubx_wr *w;
+
+		if (!ch)
+			continue;
+		switch (ev.type) {
+		case TP_EV_SEND_DONE:
+		case TP_EV_WRITE_DONE:
+		case TP_EV_READ_DONE:
+			w = ubx_wr_lookup(p, ev.wr_id);
+			if (!w)
+				break;
+			if (ev.type == TP_EV_READ_DONE && ev.status == TP_ST_OK && w->nsg) {
+				struct ubx_rwr r = { .nsg = w->nsg, .sg = w->sg };
+
+				scatter(&r, w->buf, ev.len);
+			}
+			ubx_wr_complete(p, w, ubx_cr_status(ev.status, ev.rspinfo), (uint32_t)ev.len);
+			break;
+		case TP_EV_RECV:
+			on_recv(p, ch, &ev);
+			break;
+		case TP_EV_RECV_FLUSHED:
+			break;
+		case TP_EV_CHAN_ERROR:
+			ch->state = CH_FAILED;
+			ch->err = EIO;
+			ubx_info("channel to jetty %u failed: %s", ch->remote.id,
+				 tp_status_name(ev.status));
+			/* What a fence held never reached the core: flushed too. */
+			while (ch->held) {
+				w = ch->held;
+				ch->held = w->next_held;
+				w->next_held = NULL;
+				ubx_wr_complete(p, w, URMA_CR_WR_FLUSH_ERR, 0);
+			}
+			ch->held_tail = NULL;
+			break;
+		}
+	}
+}
+
+int ubx_progress(struct ubx_port *p)
+{
+	int moved = 0;
+
+	for (int i = 0; i < 8; i++) {
+		int m = ep_progress(p->ep, 0);
+
+		moved += m;
+		ubx_dispatch(p);
+		ubx_ctl_run(p, ep_now_ns());
+		if (!m)
+			break;
+	}
+	return moved;
+}
+
+int ubx_app_progress(struct ubx_port *p)
+{
+	p->app_active = ep_now_ns();
+	return ubx_progress(p);
+}
+
+void ubx_app_idle(struct ubx_port *p)
+{
+	if (p->app_active) {
+		p->app_active = 0;
+		ubx_port_kick(p);
+	}
+}
+
+/* ---- the progress thread ---------------------------------------------------------- */
+
+#define UBX_POLL_FDS	16
+#define MAX_IDLE_NS	100000000ull	/* housekeeping: next-hop refresh, hellos */
+/* An application thread that ran a round this recently drives the endpoint:
+ * the thread does not contend with it for the lock and the sockets. */
+#define APP_DRIVES_NS	2000000ull
+
+void *ubx_progress_thread(void *arg)
+{
+	struct ubx_port *p = arg;
+	struct pollfd pfd[UBX_POLL_FDS + 1];
+
+	for (;;) {
+		int fds[UBX_POLL_FDS], n, moved;
+		uint64_t now, dl, ctl_dl;
+		struct timespec ts;
+
+		pthread_mutex_lock(&p->lock);
+		if (p->stop) {
+			pthread_mutex_unlock(&p->lock);
+			break;
+		}
+		now = ep_now_ns();
+		if (p->app_active && now - p->app_active < APP_DRIVES_NS) {
+			/* Only the wake-up fd, until the application stops. */
+			dl = p->app_active + APP_DRIVES_NS;
+			moved = 0;
+			n = 0;
+		} else {
+			moved = ubx_progress(p);
+			now = ep_now_ns();
+			dl = tp_ep_next_deadline(p->tp);
+			ctl_dl = ubx_ctl_run(p, now);
+			if (ctl_dl < dl)
+				dl = ctl_dl;
+			n = moved ? 0 : ep_poll_fds(p->ep, fds, UBX_POLL_FDS);
+		}
+		if (dl > now + MAX_IDLE_NS)
+			dl = now + MAX_IDLE_NS;
+		p->wake_at = moved ? now : dl;
+		pthread_mutex_unlock(&p->lock);
+		if (moved)
+			continue;
+		for (int i = 0; i < n; i++)
+			pfd[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+		pfd[n] = (struct pollfd){ .fd = p->wake_fd, .events = POLLIN };
+		dl = dl > now ? dl - now : 0;
+		ts.tv_sec = (time_t)(dl / 1000000000u);
+		ts.tv_nsec = (long)(dl % 1000000000u);
+		if (ppoll(pfd, (nfds_t)n + 1, &ts, NULL) > 0 && pfd[n].revents) {
+			uint64_t v;
+
+			if (read(p->wake_fd, &v, sizeof(v)) < 0) {
+				/* nothing pending */
+			}
+		}
+	}
+	return NULL;
+}
