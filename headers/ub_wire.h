@@ -307,18 +307,51 @@ struct ub_tah {
 	__be16 ini_rcid_lo;
 } __attribute__((packed));
 
+#define UB_TAH_TV_EN		0x08	/* b1: a TVETAH follows (requests only) */
+
+/* TAOpcodes (UB 2.0 §7.2.1, Table 7-1; docs/WIRE.md §4.1). */
 #define UB_TA_SEND		0x00
 #define UB_TA_SEND_IMM		0x01
 #define UB_TA_WRITE		0x03
 #define UB_TA_WRITE_IMM		0x04
 #define UB_TA_READ		0x06
+#define UB_TA_ATOMIC_CAS	0x07	/* Atomic_compare_swap */
+#define UB_TA_ATOMIC_SWAP	0x08	/* 0x08-0x0F: the other atomics (not sent) */
+#define UB_TA_ATOMIC_FADD	0x0B	/* Atomic_fetch_add */
+#define UB_TA_ATOMIC_XOR	0x0F	/* the last atomic opcode */
 #define UB_TA_MESSAGE		0x10
 #define UB_TA_TAACK		0x11
 #define UB_TA_READ_RESP		0x12
+#define UB_TA_ATOMIC_RESP	0x13
 
+static inline int ub_ta_is_atomic(__u8 op)
+{
+	return op >= UB_TA_ATOMIC_CAS && op <= UB_TA_ATOMIC_XOR;
+}
+
+/* MAETAH after the TAH: memory transactions (Table 7-2). */
 static inline int ub_ta_has_maetah(__u8 op)
 {
-	return op == UB_TA_WRITE || op == UB_TA_WRITE_IMM || op == UB_TA_READ;
+	return op == UB_TA_WRITE || op == UB_TA_WRITE_IMM || op == UB_TA_READ ||
+	       ub_ta_is_atomic(op);
+}
+
+/* IMMETAH after the TAH [and MAETAH]: Send and Write with immediate. */
+static inline int ub_ta_has_immetah(__u8 op)
+{
+	return op == UB_TA_SEND_IMM || op == UB_TA_WRITE_IMM;
+}
+
+/* An answer (ATAH: byte 4 is RSPST . RSPINFO, byte 1 bit 3 is SV, no TV_EN). */
+static inline int ub_ta_is_answer(__u8 op)
+{
+	return op >= UB_TA_TAACK && op <= UB_TA_ATOMIC_RESP;
+}
+
+/* A TVETAH follows the TAH's other extended headers (TV_EN, requests only). */
+static inline int ub_tah_has_tvetah(const struct ub_tah *h)
+{
+	return !ub_ta_is_answer(h->opcode) && (h->b1 & UB_TAH_TV_EN);
 }
 
 static inline __u32 ub_tah_rcid(const struct ub_tah *h)
@@ -337,6 +370,27 @@ static inline __u32 ub_maetah_token_id(const struct ub_maetah *h)
 	return (ub_ntohl(h->token) >> 8) & 0xfffff;
 }
 
+/* IMMETAH, 16 bytes (UB 2.0 §7.2.8): the immediate data (8 bytes, to the
+ * target's completion); Immediate_TokenValue and Msg_Length are a Write with
+ * immediate's (its total length), reserved in a Send with immediate. */
+struct ub_immetah {
+	__be32 imm_hi;
+	__be32 imm_lo;
+	__be32 token_value;
+	__be32 msg_len;
+} __attribute__((packed));
+
+/* TVETAH, 4 bytes (UB 2.0 §7.2.5): the token value a memory access is
+ * checked with (TAH TV_EN). */
+struct ub_tvetah {
+	__be32 token_value;
+} __attribute__((packed));
+
+/* Atomic operands [chosen byte order: big-endian, docs/WIRE.md §4.5]: the
+ * request's payload is operand 1 | operand 2 (CAS: swap | compare; FADD:
+ * add | 0), the Atomic_response's the original value. */
+#define UB_ATOMIC_LEN		8
+
 _Static_assert(sizeof(struct ub_lph) == 4, "LPH is 4 bytes");
 _Static_assert(sizeof(struct ub_nth) == 6, "NTH is 6 bytes");
 _Static_assert(sizeof(struct ub_caqm_tag) == UB_CAQM_TAG_LEN, "CAQM tag is 4 bytes");
@@ -346,5 +400,7 @@ _Static_assert(sizeof(struct ub_saetph) == 4, "SAETPH fixed part is 4 bytes");
 _Static_assert(sizeof(struct ub_cnpetph) == 16, "CNPETPH is 16 bytes");
 _Static_assert(sizeof(struct ub_tah) == 8, "TAH is 8 bytes");
 _Static_assert(sizeof(struct ub_maetah) == 16, "MAETAH is 16 bytes");
+_Static_assert(sizeof(struct ub_immetah) == 16, "IMMETAH is 16 bytes");
+_Static_assert(sizeof(struct ub_tvetah) == 4, "TVETAH is 4 bytes");
 
 #endif

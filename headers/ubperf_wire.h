@@ -39,7 +39,8 @@
 #define UBPF_ANS_VA_LO		32
 #define UBPF_ANS_PATH_VER	36	/* u8: 0 (the --peer address), 4 or 6 */
 #define UBPF_ANS_PATH_IP	40	/* 16 bytes, as on the wire */
-#define UBPF_ANS_LEN		56
+#define UBPF_ANS_TOKEN_VALUE	56	/* the region's token value (random; tp_mr_reg) */
+#define UBPF_ANS_LEN		60
 
 /* done, both ways: counts (u64 as hi, lo words). VERIFIED: the bytes the
  * sender of this DONE checked, each against the keyed payload at its place

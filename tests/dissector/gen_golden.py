@@ -31,7 +31,7 @@ from scapy.utils import checksum, PcapWriter                    # noqa: E402
 from ublayers import (UBLPH, UBNTH, UBTPH, UBUTPH, UBTAH, UBMAETAH, UBCETPH,  # noqa: E402
                       UBSAETPH, UBCNPETPH, WPSOption, cci_fecn, icrc,
                       sack_bitmap, uboe_ip, with_icrc, UBOE_PORT, UB_ETHERTYPE,
-                      UBCTPH, CTP_PORT)
+                      UBCTPH, CTP_PORT, UBIMMETAH, UBTVETAH, atomic_operands)
 
 MAC_DST, MAC_SRC = "02:00:00:00:00:02", "02:00:00:00:00:01"
 V4 = ("192.0.2.1", "192.0.2.2")
@@ -75,6 +75,24 @@ def maetah_expect(m):
     return fields_of(m, "ub.maetah.", ["va", "rsv0", "token_id", "rsv1", "length"])
 
 
+def immetah_expect(m):
+    return fields_of(m, "ub.immetah.", ["imm", "token_value", "msg_len"])
+
+
+def tvetah_expect(t):
+    return fields_of(t, "ub.tvetah.", ["token_value"])
+
+
+# An answer (ATAH: TAACK, ReadResp, AtomicResp) shows RSPST.RSPINFO for byte 4.
+ATAH_NAMES = ["opcode", "taver", "ee", "tv_en", "poison", "rsv0", "ud_flg", "ini_tassn",
+              "rsv1", "excl", "ini_rc_type", "ini_rcid"]
+
+
+def atah_expect(t, rspst, rspinfo):
+    return {**fields_of(t, "ub.tah.", ATAH_NAMES), "ub.tah.rspst": rspst,
+            "ub.tah.rspinfo": rspinfo, "ub.tah.no_taack": None, "ub.tah.order": None}
+
+
 def cetph_expect(c):
     return fields_of(c, "ub.cetph.", ["ack_seq", "rsv", "loc", "i", "c", "hint"])
 
@@ -104,6 +122,7 @@ def uboe(tph, tah=None, maetah=None, payload=b"", v6=False, **kw):
 
 
 ABSENT_TAH = {"ub.tah.opcode": None, "ub.maetah.va": None}
+ABSENT_EXT = {"ub.immetah.imm": None, "ub.tvetah.token_value": None}
 
 # ---- UBoE data packets: every RTPH/UTPH and TAH field, both bit patterns ---------
 
@@ -113,10 +132,12 @@ tah_a = UBTAH(opcode=0x00, taver=0, ee=2, tv_en=1, poison=0, rsv0=0, ud_flg=1, i
               no_taack=1, order=5, mt_en=0, fce=1, retry=0, alloc=1, rsv1=0, excl=1,
               ini_rc_type=2, ini_rcid=0xA5A5A)
 pl = b"golden payload A"
-ip = uboe(tph_a, tah_a, payload=pl)
-add("RTP data, Send: RTPH and TAH fields (pattern A), payload, ICRC",
-    eth(ip), {**tph_expect(tph_a), **tah_expect(tah_a), **icrc_expect(ip),
-              "ub.payload": pl.hex(), "ub.maetah.va": None, "ub.tph.nak": None})
+tv_a = UBTVETAH(token_value=0xA1B2C3D4)
+ip = uboe(tph_a, tah_a, payload=pl, tvetah=tv_a)
+add("RTP data, Send: RTPH and TAH fields (pattern A, TV_EN: a TVETAH), payload, ICRC",
+    eth(ip), {**tph_expect(tph_a), **tah_expect(tah_a), **tvetah_expect(tv_a), **icrc_expect(ip),
+              "ub.payload": pl.hex(), "ub.maetah.va": None, "ub.immetah.imm": None,
+              "ub.tph.nak": None})
 
 tph_b = UBTPH(last=0, opcode=1, ver=1, pad=2, nlp=0, src_tpn=0xEDCBA9, dst_tpn=0x000001,
               ackreq=0, err=1, rsv=0x2A, psn=0xFFFFFF, rspst=0, rspinfo=0x0E, tpmsn=0x000002)
@@ -124,9 +145,11 @@ tah_b = UBTAH(opcode=0x01, taver=3, ee=1, tv_en=0, poison=1, rsv0=1, ud_flg=0, i
               no_taack=0, order=2, mt_en=1, fce=0, retry=1, alloc=0, rsv1=1, excl=0,
               ini_rc_type=1, ini_rcid=0x5A5A5)
 pl = b"B"
-ip = uboe(tph_b, tah_b, payload=pl)
-add("RTP data, Send with immediate: RTPH and TAH fields (pattern B)",
-    eth(ip), {**tph_expect(tph_b), **tah_expect(tah_b), **icrc_expect(ip), "ub.payload": pl.hex()})
+imm_b = UBIMMETAH(imm=0xFEDCBA9876543210, token_value=0, msg_len=0)
+ip = uboe(tph_b, tah_b, payload=pl, immetah=imm_b)
+add("RTP data, Send with immediate: RTPH and TAH fields (pattern B), IMMETAH",
+    eth(ip), {**tph_expect(tph_b), **tah_expect(tah_b), **immetah_expect(imm_b),
+              "ub.tvetah.token_value": None, **icrc_expect(ip), "ub.payload": pl.hex()})
 
 # UTP: the UTPH [chosen] (docs/TRANSPORT.md): Last, TPOpcode, TPVer, Pad, NLP, then 14
 # reserved bytes; no TPN, no PSN fields. IniRCID names the sending jetty.
@@ -135,10 +158,11 @@ NO_RTPH = {"ub.tph.src_tpn": None, "ub.tph.dst_tpn": None, "ub.tph.psn": None,
            "ub.tph.tpmsn": None, "ub.tph.rspst": None}
 tph = UBUTPH()
 tah = UBTAH(opcode=0x01, ini_tassn=9, ini_rcid=5)
-ip = uboe(tph, tah, payload=b"utp", v6=True)
-add("UTP data (opcode 0) over IPv6: UTPH, reserved bytes 0", eth(ip),
+imm = UBIMMETAH(imm=42)
+ip = uboe(tph, tah, payload=b"utp", v6=True, immetah=imm)
+add("UTP data (opcode 0) over IPv6: UTPH, reserved bytes 0, Send with immediate", eth(ip),
     {**fields_of(tph, "ub.tph.", UTPH_NAMES), "ub.utph.rsv": "00" * 14, **NO_RTPH,
-     **tah_expect(tah), **icrc_expect(ip), "ub.payload": b"utp".hex()})
+     **tah_expect(tah), **immetah_expect(imm), **icrc_expect(ip), "ub.payload": b"utp".hex()})
 tph = UBUTPH(last=0, ver=1, pad=2, rsv=bytes(range(1, 15)))
 tah = UBTAH(opcode=0x00, ini_tassn=0xFFFF, ini_rcid=0xFFFFF)
 ip = uboe(tph, tah, payload=b"x")
@@ -146,26 +170,73 @@ add("UTP data: reserved bytes shown as such, whatever they hold", eth(ip),
     {**fields_of(tph, "ub.tph.", UTPH_NAMES), "ub.utph.rsv": bytes(range(1, 15)).hex(),
      **NO_RTPH, **tah_expect(tah), **icrc_expect(ip), "ub.payload": b"x".hex()})
 
-for ta_op, v6, vlan in [(0x03, False, None), (0x04, True, None), (0x06, False, 100)]:
+for ta_op, v6, vlan, tv in [(0x03, False, None, 0), (0x04, True, None, 0), (0x06, False, 100, 0),
+                            (0x03, True, None, 1), (0x04, False, 7, 1), (0x06, True, None, 1)]:
     tph = UBTPH(opcode=1, psn=1000 + ta_op, ackreq=1)
-    tah = UBTAH(opcode=ta_op, ini_tassn=ta_op)
+    tah = UBTAH(opcode=ta_op, ini_tassn=ta_op, tv_en=tv)
     mae = UBMAETAH(va=0x0123456789ABCDEF + ta_op, rsv0=0xA, token_id=0xABCDE, rsv1=0x5A,
                    length=4096 + ta_op)
+    imm = UBIMMETAH(imm=0x1122334455667788, token_value=0x99AABBCC, msg_len=4100) \
+        if ta_op == 0x04 else None
+    tve = UBTVETAH(token_value=0x5EC0DE00 + ta_op) if tv else None
     pl = b"" if ta_op == 0x06 else b"write data"
-    ip = uboe(tph, tah, maetah=mae, payload=pl, v6=v6)
+    ip = uboe(tph, tah, maetah=mae, payload=pl, v6=v6, immetah=imm, tvetah=tve)
     exp = {**tph_expect(tph), **tah_expect(tah), **maetah_expect(mae), **icrc_expect(ip),
-           "ub.payload": pl.hex() if pl else None}
+           "ub.payload": pl.hex() if pl else None, **ABSENT_EXT}
+    if imm is not None:
+        exp.update(immetah_expect(imm))
+    if tve is not None:
+        exp.update(tvetah_expect(tve))
     if vlan:
         exp["vlan.id"] = vlan
-    add("TA opcode 0x%02x with MAETAH (%s%s)" % (ta_op, "IPv6" if v6 else "IPv4",
-                                                 ", 802.1Q" if vlan else ""), eth(ip, vlan), exp)
+    add("TA opcode 0x%02x with MAETAH%s%s (%s%s)" % (
+        ta_op, ", IMMETAH" if imm else "", ", TVETAH" if tve else "",
+        "IPv6" if v6 else "IPv4", ", 802.1Q" if vlan else ""), eth(ip, vlan), exp)
 
-for ta_op in (0x10, 0x12):
-    tph = UBTPH(opcode=1, psn=ta_op)
-    tah = UBTAH(opcode=ta_op)
-    ip = uboe(tph, tah, payload=b"msg")
-    add("TA opcode 0x%02x: no MAETAH" % ta_op, eth(ip),
-        {**tah_expect(tah), "ub.maetah.va": None, "ub.payload": b"msg".hex(), **icrc_expect(ip)})
+tph = UBTPH(opcode=1, psn=0x10)
+tah = UBTAH(opcode=0x10)
+ip = uboe(tph, tah, payload=b"msg")
+add("TA opcode 0x10: no MAETAH", eth(ip),
+    {**tah_expect(tah), "ub.maetah.va": None, "ub.payload": b"msg".hex(), **icrc_expect(ip)})
+
+# An answer's byte 4 is RSPST.RSPINFO (ATAH), and its bit 3 of byte 1 (SV) brings
+# no TVETAH: 0x0A = 000.01010 as NoTAACK 0, Order 0, MT_EN 1, FCE 0, Retry 1, Alloc 0.
+tph = UBTPH(opcode=1, psn=0x12)
+tah = UBTAH(opcode=0x12, tv_en=1, mt_en=1, retry=1)
+ip = uboe(tph, tah, payload=b"msg")
+add("TA opcode 0x12 (Read response): ATAH, no MAETAH, no TVETAH", eth(ip),
+    {**atah_expect(tah, 0, 0x0A), "ub.maetah.va": None, "ub.tvetah.token_value": None,
+     "ub.payload": b"msg".hex(), **icrc_expect(ip)})
+
+# Atomics (UB 2.0 §7.4.2.3): MAETAH (Length 8), TVETAH, operands big-endian [chosen].
+for ta_op, name, op1, op2 in [(0x07, "compare-swap", 0x1111222233334444, 0x5555666677778888),
+                              (0x0B, "fetch-add", 0x0000000000000010, 0)]:
+    tph = UBTPH(opcode=1, psn=0x70 + ta_op, ackreq=1, last=1)
+    tah = UBTAH(opcode=ta_op, ini_tassn=ta_op, tv_en=1, order=3)
+    mae = UBMAETAH(va=0x00007F0000002008, token_id=0x9ABCD, length=8)
+    tve = UBTVETAH(token_value=0xC0FFEE00)
+    pl = atomic_operands(op1, op2)
+    ip = uboe(tph, tah, maetah=mae, payload=pl, tvetah=tve)
+    add("Atomic %s: MAETAH, TVETAH, operands" % name, eth(ip),
+        {**tah_expect(tah), **maetah_expect(mae), **tvetah_expect(tve),
+         "ub.atomic.operand1": op1, "ub.atomic.operand2": op2, "ub.payload": pl.hex(),
+         **icrc_expect(ip)})
+tph = UBTPH(opcode=1, psn=0x13, last=1)
+tah = UBTAH(opcode=0x13, ini_tassn=0x0B)
+pl = (0xDEADBEEF01020304).to_bytes(8, "big")
+ip = uboe(tph, tah, payload=pl)
+add("Atomic response: the original value", eth(ip),
+    {**atah_expect(tah, 0, 0), "ub.atomic.original": 0xDEADBEEF01020304,
+     "ub.maetah.va": None, "ub.payload": pl.hex(), **icrc_expect(ip)})
+
+tph = UBTPH(opcode=1, psn=3)
+tah = UBTAH(opcode=0x04)
+_, ip = with_icrc(IP(src=V4[0], dst=V4[1], flags="DF") / UDP(sport=1, dport=UBOE_PORT) /
+                  tph / tah / UBMAETAH(va=1) / Raw(bytes(UBIMMETAH(imm=1))[:10]))
+add("truncated IMMETAH: expert info", eth(ip),
+    {"ub.tah.opcode": 4, "ub.maetah.va": 1, "ub.immetah.imm": None, "ub.payload": None,
+     "ub.undecoded": bytes(UBIMMETAH(imm=1))[:10].hex(), **icrc_expect(ip)},
+    ["ub.truncated"])
 
 tph = UBTPH(opcode=1, nlp=3, psn=31)
 ip = uboe(tph, payload=b"\x00\x11\x22\x33\x44\x55\x66\x77\x88")
@@ -534,6 +605,10 @@ filters = [
     ("ub.cci.fecn == 3", lambda e, x: has(e, "ub.cci.fecn", 3)),
     ("ub.nth.perm == 1", lambda e, x: has(e, "ub.nth.perm", 1)),
     ("ub.maetah", lambda e, x: "ub.maetah.va" in e and e["ub.maetah.va"] is not None),
+    ("ub.immetah", lambda e, x: e.get("ub.immetah.imm") is not None),
+    ("ub.tvetah.token_value == 0xc0ffee00", lambda e, x: has(e, "ub.tvetah.token_value", 0xC0FFEE00)),
+    ("ub.atomic", lambda e, x: e.get("ub.atomic.operand1") is not None or
+     e.get("ub.atomic.original") is not None),
 ]
 
 option_runs = [{

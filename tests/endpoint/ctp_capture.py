@@ -4,7 +4,10 @@ scapy and the rules of docs/TRANSPORT.md ("Wire choices", CTP) rather than
 the code under test:
 
   Eth(EtherType) | LPH (LBF in byte 3) | NTH | IPv4 | UDP(dport 4794) |
-  CTPH (1 byte: opcode 0, NLP 0) | TAH | [MAETAH] | payload | ICRC
+  CTPH (1 byte: opcode 0, NLP 0) | TAH | [MAETAH] | [TVETAH] | payload | ICRC
+
+(a Write or Read request carries its MAETAH and, TAH TV_EN set, the region's
+token value in a TVETAH: docs/WIRE.md §4.5)
 
 Every UB frame on the links must be CTP (no RTPH, no transport acks), with a
 good ICRC, but for the in-band setup's UTP hellos (UDP 4792, TAH Message) on
@@ -114,7 +117,11 @@ def main():
                 continue
             op = tp[1]
             rcid = ((tp[6] & 0x0f) << 16) | struct.unpack("!H", tp[7:9])[0]
-            plen = len(tp) - 1 - 8 - (16 if op in (TA_WRITE, TA_READ) else 0)
+            mem = op in (TA_WRITE, TA_READ)
+            tv = bool(tp[2] & 0x08) and op not in (TA_TAACK, TA_READ_RESP)
+            if mem != tv:
+                errors.append(f"member {k}: TA opcode {op:#x} with TV_EN {int(tv)}")
+            plen = len(tp) - 1 - 8 - (16 if mem else 0) - (4 if tv else 0)
             if src == a.client and dst == a.server:
                 nreq += 1
                 req_members.setdefault(rcid, set()).add(k)

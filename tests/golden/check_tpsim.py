@@ -2,8 +2,9 @@
 """Decode with the scapy layers every UBoE frame that the transport core puts on
 the simulated link (`tpsim --dump`) and check it against docs/WIRE.md §3-4 and the
 transport's [chosen] rules (docs/TRANSPORT.md): ICRC, opcodes, extension
-headers by opcode, NLP, TAH/MAETAH placement, segmentation by MTU, Last, and
-Write payloads byte for byte from their MAETAH address; UTP as the notes' UTPH
+headers by opcode, NLP, TAH/MAETAH/IMMETAH/TVETAH placement (every memory
+access carries its token value), segmentation by MTU, Last, and Write payloads
+byte for byte from their MAETAH address; UTP as the notes' UTPH
 (no TPN, no PSN, reserved bytes 0), one packet per message, the sender's jetty
 in IniRCID.
 Usage: check_tpsim.py PATH_TO_TPSIM. Exit 0 when all hold."""
@@ -46,6 +47,7 @@ def run(case, *args):
     region, size, mtu = int(hdr[2], 16), int(hdr[4]), int(hdr[6])
     tpn = (int(hdr[8]), int(hdr[9]))
     seen = {}
+    tpmsn0 = {}    # each side's first TPMSN
     for i, line in enumerate(lines[1:]):
         if not line:
             continue
@@ -123,14 +125,46 @@ def run(case, *args):
             continue
         tah = ub.UBTAH(body[:8])
         off = 8
-        mae = None
-        if tah.opcode in (3, 4, 6):
-            mae = ub.UBMAETAH(body[8:24])
-            off = 24
+        mae = tve = imm = None
+        if tah.opcode in ub.TA_MAETAH:
+            mae = ub.UBMAETAH(body[off:off + 16])
+            off += 16
+        if tah.opcode in ub.TA_IMMETAH:
+            imm = ub.UBIMMETAH(body[off:off + 16])
+            off += 16
+        if tah.tv_en and tah.opcode not in ub.TA_ANSWERS:
+            tve = ub.UBTVETAH(body[off:off + 4])
+            off += 4
+        if (mae is not None) != (tve is not None):
+            fail(case, i, "TA opcode %#x: MAETAH without TVETAH or the reverse" % tah.opcode)
         payload = body[off:]
         seen[tah.opcode] = seen.get(tah.opcode, 0) + 1
         if len(payload) > mtu:
             fail(case, i, "payload %d > MTU %d" % (len(payload), mtu))
+        if tah.opcode in (1, 4) and not tph.last:
+            fail(case, i, "the immediate (TA %#x) on a packet before Last" % tah.opcode)
+        if tah.opcode == 1:    # Send with immediate: the message's index
+            if imm.imm != tph.tpmsn - tpmsn0.setdefault(side, tph.tpmsn) or imm.msg_len:
+                fail(case, i, "IMMETAH imm %d len %d of message %d" % (imm.imm, imm.msg_len,
+                                                                      tph.tpmsn))
+        if tah.opcode == 4:    # Write with immediate: the index, and the Write's length
+            if imm.imm != (mae.va - region) // size or imm.msg_len != size:
+                fail(case, i, "IMMETAH imm %d len %d at %#x" % (imm.imm, imm.msg_len, mae.va))
+        if tah.opcode in (7, 0x0B):    # CAS/FADD: one aligned word, operands big-endian
+            k = (mae.va - region) // size
+            if mae.length != 8 or mae.va % 8 or (mae.va - region) % size or len(payload) != 16 \
+                    or not tph.last:
+                fail(case, i, "atomic at %#x length %d payload %d" % (mae.va, mae.length,
+                                                                     len(payload)))
+            elif payload != ub.atomic_operands(k + 1, 0):
+                fail(case, i, "FADD %d operands %s" % (k, payload.hex()))
+            continue
+        if tah.opcode == 0x13:     # Atomic response: the original value, 0 here
+            if payload != bytes(8) or not tph.last:
+                fail(case, i, "Atomic response %s" % payload.hex())
+            continue
+        if tah.opcode in (1, 4):
+            tah.opcode -= 1    # the rest as a Send or Write
         if tah.opcode == 3:    # Write: placed by its MAETAH
             base = region + ((mae.va - region) // size) * size
             if (mae.va - base) % mtu:
@@ -172,6 +206,15 @@ s = run("read-sr", "--op", "read", "--loss", "0.03", "--msgs", "20", "--size", "
 need("read-sr", s, [6, 0x12, "ack"])
 s = run("send-utp", "--mode", "utp", "--msgs", "10", "--size", "1000")
 need("send-utp", s, [0])
+s = run("send-imm-sr", "--op", "send-imm", "--loss", "0.03", "--msgs", "20", "--size", "2500",
+        "--seed", "6")
+need("send-imm-sr", s, [0, 1, "ack+taack"])
+s = run("write-imm-gbn-roi", "--mode", "rtp-gbn", "--ta", "roi", "--op", "write-imm",
+        "--loss", "0.03", "--msgs", "20", "--size", "1500", "--mtu", "512", "--seed", "7")
+need("write-imm-gbn-roi", s, [3, 4, 0x11])
+s = run("fadd-sr", "--op", "fadd", "--loss", "0.03", "--msgs", "30", "--size", "16",
+        "--seed", "8")
+need("fadd-sr", s, [0x0B, 0x13, "ack"])
 p = subprocess.run([TPSIM, "--mode", "utp", "--size", "2500"], capture_output=True, text=True)
 if p.returncode != 2 or len(p.stderr.strip().split("\n")) != 1:
     failures.append("utp --size 2500 (> --mtu 1024): exit %d, %r" % (p.returncode, p.stderr))

@@ -32,7 +32,9 @@ from scapy.packet import Raw  # noqa: E402
 import ublayers as ub  # noqa: E402
 
 TAACK = 0x11
-MAETAH_TA = (0x03, 0x04, 0x06)  # Write, Write+Imm, Read
+MAETAH_TA = ub.TA_MAETAH      # Write, Write+Imm, Read, the atomics
+IMMETAH_TA = ub.TA_IMMETAH    # Send+Imm, Write+Imm
+ANSWERS = ub.TA_ANSWERS       # TAACK, ReadResp, AtomicResp: ATAH byte 4
 DMAC, SMAC = "02:00:00:00:00:02", "02:00:00:00:00:01"
 V4 = ("10.1.0.1", "10.2.0.2")
 V6 = ("fd00:1::1", "fd00:2::2")
@@ -43,7 +45,7 @@ ORDER = ("kind dmac smac vlan pcp dei ethertype vl rt cci perm pid ipver src dst
          "cetph ce_ack ce_loc ce_i ce_c ce_hint saetph sa_max sa_bits cnpetph cnp_ecn cnp_loc "
          "tah ta_ver ta_ee ta_tv ta_poison ta_ud ta_tassn ta_notaack ta_order ta_mt ta_fce "
          "ta_retry ta_alloc ta_rspst ta_rspinfo ta_excl ta_rctype ta_rcid "
-         "maetah va token mlen plen pseed").split()
+         "maetah va token mlen immetah imm imm_tv imm_len tvetah tv plen pseed").split()
 
 
 # The RTPH fields a UTPH has as reserved bytes (docs/TRANSPORT.md "UTP").
@@ -65,10 +67,10 @@ def tah_layer(p):
     kw = dict(opcode=p["tah"], taver=p["ta_ver"], ee=p["ta_ee"], tv_en=p["ta_tv"],
               poison=p["ta_poison"], ud_flg=p["ta_ud"], ini_tassn=p["ta_tassn"],
               excl=p["ta_excl"], ini_rc_type=p["ta_rctype"], ini_rcid=p["ta_rcid"])
-    if p["tah"] == TAACK:
-        # docs/WIRE.md §4: a TAACK has RSPST(3).RSPINFO(5) in byte 4, where the
-        # others have NoTAACK.Order.MT_EN.FCE.Retry.Alloc; ublayers names only
-        # the latter, so lay the TAACK byte over them bit for bit.
+    if p["tah"] in ANSWERS:
+        # docs/WIRE.md §4: an answer (ATAH) has RSPST(3).RSPINFO(5) in byte 4,
+        # where the others have NoTAACK.Order.MT_EN.FCE.Retry.Alloc; ublayers
+        # names only the latter, so lay the answer's byte over them bit for bit.
         b4 = (p["ta_rspst"] << 5) | p["ta_rspinfo"]
         kw.update(no_taack=b4 >> 7, order=(b4 >> 4) & 7, mt_en=(b4 >> 3) & 1,
                   fce=(b4 >> 2) & 1, retry=(b4 >> 1) & 1, alloc=b4 & 1)
@@ -109,6 +111,10 @@ def ip_bytes(p):
         pkt = pkt / tah_layer(p)
     if "maetah" in p:
         pkt = pkt / ub.UBMAETAH(va=p["va"], token_id=p["token"], length=p["mlen"])
+    if "immetah" in p:
+        pkt = pkt / ub.UBIMMETAH(imm=p["imm"], token_value=p["imm_tv"], msg_len=p["imm_len"])
+    if "tvetah" in p:
+        pkt = pkt / ub.UBTVETAH(token_value=p["tv"])
     pkt = pkt / Raw(payload(p["plen"], p["pseed"]))
     return ub.with_icrc(pkt)[1]
 
@@ -153,9 +159,28 @@ def with_tah(p, ta=0x00, **kw):
              ta_notaack=0, ta_order=0, ta_mt=0, ta_fce=0, ta_retry=0, ta_alloc=0,
              ta_rspst=0, ta_rspinfo=0, ta_excl=0, ta_rctype=0, ta_rcid=0)
     p.update(kw)
+    for k in ("maetah", "immetah", "tvetah"):
+        p.pop(k, None)
     if ta in MAETAH_TA:
         p.update(maetah=1, va=0x00007F0000001000, token=0x12345, mlen=4096)
+        if ta in range(0x07, 0x10):
+            p.update(va=0x00007F0000001008, mlen=8)     # one aligned 8-byte word
+    if ta in IMMETAH_TA:
+        p.update(immetah=1, imm=0x0123456789ABCDEF, imm_tv=0, imm_len=0)
+        if ta == 0x04:
+            p.update(imm_tv=0xCAFEF00D, imm_len=4096)
+    tv_sync(p)
     return p
+
+
+def tv_sync(p):
+    """A request with TV_EN carries a TVETAH (an answer's bit 3 is SV: none)."""
+    if p["ta_tv"] and p["tah"] not in ANSWERS:
+        p.setdefault("tv", 0x5EC0DE42)
+        p["tvetah"] = 1
+    else:
+        p.pop("tvetah", None)
+        p.pop("tv", None)
 
 
 def with_cetph(p, **kw):
@@ -208,7 +233,8 @@ def tp_case(p, case):
 
 TP_CASES = ("utp", "rtp", "tpack", "tpnak", "tpack_ce", "tpsack", "tpsack_ce", "cnp", "taack")
 TA_OPS = {0x00: "send", 0x01: "send_imm", 0x03: "write", 0x04: "write_imm", 0x06: "read",
-          0x10: "message", 0x11: "taack", 0x12: "read_resp"}
+          0x07: "cas", 0x0B: "fadd", 0x10: "message", 0x11: "taack", 0x12: "read_resp",
+          0x13: "atomic_resp"}
 
 
 def vectors():
@@ -252,10 +278,12 @@ def vectors():
     for ta, tname in TA_OPS.items():
         for kind, ipver in (("uboe", 4), ("native", 6)):
             p = base(kind, ipver, op=1 if ta != TAACK else 2)
-            p["plen"] = 0 if ta in (TAACK, 0x06) else 48
+            p["plen"] = {TAACK: 0, 0x06: 0, 0x07: 16, 0x0B: 16, 0x13: 8}.get(ta, 48)
             if ta == TAACK:
                 with_tah(p, ta, ta_rspst=4, ta_rspinfo=17, ta_tassn=0xBEEF, ta_ee=1,
                          ta_excl=1, ta_rctype=2, ta_rcid=0x54321)
+            elif ta in ANSWERS:
+                with_tah(p, ta, ta_rspst=0, ta_rspinfo=0)
             else:
                 with_tah(p, ta)
             add("%s-v%d-ta-%s" % (kind, ipver, tname), p)
@@ -264,13 +292,48 @@ def vectors():
         if ta == TAACK:
             p["op"] = 2
             with_tah(p, ta, ta_rspst=7, ta_rspinfo=31)
+        elif ta in ANSWERS:
+            with_tah(p, ta, ta_ee=3, ta_tv=1, ta_poison=1, ta_ud=1, ta_tassn=0xFFFF,
+                     ta_rspst=7, ta_rspinfo=31, ta_excl=1, ta_rctype=3, ta_rcid=0xFFFFF)
         else:
             with_tah(p, ta, ta_ee=3, ta_tv=1, ta_poison=1, ta_ud=1, ta_tassn=0xFFFF,
                      ta_notaack=1, ta_order=7, ta_mt=1, ta_fce=1, ta_retry=1, ta_alloc=1,
-                     ta_excl=1, ta_rctype=3, ta_rcid=0xFFFFF)
+                     ta_excl=1, ta_rctype=3, ta_rcid=0xFFFFF, tv=0xFFFFFFFF)
         if "maetah" in p:
             p.update(va=0xFFFFFFFFFFFFFFFF, token=0xFFFFF, mlen=0xFFFFFFFF)
+        if "immetah" in p:
+            p.update(imm=0xFFFFFFFFFFFFFFFF, imm_tv=0xFFFFFFFF, imm_len=0xFFFFFFFF)
         add("uboe-vlan-v6-ta-%s-allbits" % tname, p)
+
+    # URMA operations as the transport core sends them (docs/WIRE.md §4):
+    # memory accesses carry a TVETAH; atomics their big-endian operands.
+    p = base("uboe", 4, op=1)
+    with_tah(p, 0x03, ta_tv=1, tv=0x89ABCDEF, ta_order=3)
+    p["plen"] = 64
+    add("uboe-v4-urma-write-token", p)
+    p = base("uboe", 4, op=1)
+    p.update(last=1, ackreq=1, plen=40)
+    with_tah(p, 0x04, ta_tv=1, tv=0x89ABCDEF, ta_order=3)
+    p.update(imm=0xFEEDFACECAFEBEEF, imm_tv=0, imm_len=1064, va=0x00007F0000001400, mlen=1064)
+    add("uboe-v4-urma-write-imm-last", p)
+    p = base("native", 6, op=1)
+    p.update(last=1, ackreq=1, plen=100)
+    with_tah(p, 0x01, ta_order=1)
+    p.update(imm=0x1122334455667788)
+    add("native-v6-urma-send-imm", p)
+    p = base("uboe", 6, op=1)
+    p.update(last=1, ackreq=1, plen=0)
+    with_tah(p, 0x06, ta_tv=1, tv=0x01020304, ta_order=3)
+    add("uboe-v6-urma-read-token", p)
+    for ta, name in ((0x07, "cas"), (0x0B, "fadd")):
+        p = base("uboe", 4, op=1)
+        p.update(last=1, ackreq=1, plen=16)
+        with_tah(p, ta, ta_tv=1, tv=0x0BADCAFE, ta_order=3)
+        add("uboe-v4-urma-%s" % name, p)
+    p = base("uboe", 4, op=1)
+    p.update(last=1, ackreq=1, plen=8)
+    with_tah(p, 0x13)
+    add("uboe-v4-urma-atomic-resp", p)
 
     # Payload sizes.
     sizes = (0, 1, 2, 3, 4, 5, 7, 8, 15, 16, 31, 63, 64, 65, 127, 128, 255, 256, 511,
@@ -364,12 +427,11 @@ def vectors():
             p.update(cnp_ecn=rng.randrange(4), cnp_loc=rng.randrange(2))
         if "tah" in p:
             ta = p["tah"] if p["tah"] == TAACK else rng.choice([t for t in TA_OPS if t != TAACK])
-            p.pop("maetah", None)
             with_tah(p, ta, ta_ee=rng.randrange(4), ta_tv=rng.randrange(2),
                      ta_poison=rng.randrange(2), ta_ud=rng.randrange(2),
                      ta_tassn=rng.randrange(1 << 16), ta_excl=rng.randrange(2),
                      ta_rctype=rng.randrange(4), ta_rcid=rng.randrange(1 << 20))
-            if ta == TAACK:
+            if ta in ANSWERS:
                 p.update(ta_rspst=rng.randrange(8), ta_rspinfo=rng.randrange(32))
             else:
                 p.update(ta_notaack=rng.randrange(2), ta_order=rng.randrange(8),
@@ -378,12 +440,17 @@ def vectors():
             if "maetah" in p:
                 p.update(va=rng.randrange(1 << 64), token=rng.randrange(1 << 20),
                          mlen=rng.randrange(1 << 32))
+            if "immetah" in p:
+                p.update(imm=rng.randrange(1 << 64), imm_tv=rng.randrange(1 << 32),
+                         imm_len=rng.randrange(1 << 32))
+            if "tvetah" in p:
+                p["tv"] = rng.randrange(1 << 32)
         add("random-%02d-%s-v%d-%s" % (i, kind + ("-vlan" if vlan is not None else ""), ipver, case), p)
     return out
 
 
 def fmt(key, val):
-    if key in ("ethertype", "cci", "va"):
+    if key in ("ethertype", "cci", "va", "imm", "tv", "imm_tv"):
         return "%s=0x%x" % (key, val)
     return "%s=%s" % (key, val)
 

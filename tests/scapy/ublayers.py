@@ -22,7 +22,15 @@ UB_ETHERTYPE = 0x88B5
 TP_OPCODES = {0x0: "UTP", 0x1: "RTP", 0x2: "TPACK", 0x3: "TPACK_CE",
               0x5: "TPSACK", 0x6: "TPSACK_CE", 0x8: "CNP"}
 TA_OPCODES = {0x00: "Send", 0x01: "SendImm", 0x03: "Write", 0x04: "WriteImm",
-              0x06: "Read", 0x10: "Message", 0x11: "TAACK", 0x12: "ReadResp"}
+              0x06: "Read", 0x07: "CAS", 0x0B: "FAdd", 0x10: "Message", 0x11: "TAACK",
+              0x12: "ReadResp", 0x13: "AtomicResp"}
+# UB 2.0 §7.2.1 Table 7-2: MAETAH with memory transactions (Write, Write with
+# immediate, Read, the atomics 0x07-0x0F), IMMETAH with Send and Write with
+# immediate, TVETAH (after both) when the TAH's TV_EN is set; the answers
+# 0x11-0x13 (ATAH) have RSPST.RSPINFO in byte 4 and no TV_EN (bit 3 is SV).
+TA_MAETAH = (0x03, 0x04, 0x06) + tuple(range(0x07, 0x10))
+TA_IMMETAH = (0x01, 0x04)
+TA_ANSWERS = (0x11, 0x12, 0x13)
 
 
 class UBLPH(Packet):
@@ -114,6 +122,25 @@ class UBMAETAH(Packet):
                    BitField("rsv1", 0, 8), IntField("length", 0)]
 
 
+class UBIMMETAH(Packet):
+    """IMMETAH, 16 bytes (UB 2.0 §7.2.8): the immediate data; Immediate_TokenValue
+    and Msg_Length are a Write with immediate's (reserved in a Send)."""
+    name = "UB IMMETAH"
+    fields_desc = [LongField("imm", 0), IntField("token_value", 0), IntField("msg_len", 0)]
+
+
+class UBTVETAH(Packet):
+    """TVETAH, 4 bytes (UB 2.0 §7.2.5): the token value (TAH TV_EN)."""
+    name = "UB TVETAH"
+    fields_desc = [IntField("token_value", 0)]
+
+
+def atomic_operands(op1, op2=0):
+    """An atomic request's payload [chosen: big-endian]: operand 1 | operand 2
+    (CAS: swap | compare; FADD: add | 0), 8 bytes each."""
+    return op1.to_bytes(8, "big") + op2.to_bytes(8, "big")
+
+
 class UBCETPH(Packet):
     name = "UB CETPH"
     fields_desc = [IntField("ack_seq", 0), BitField("rsv", 0, 6), BitField("loc", 0, 1),
@@ -193,7 +220,8 @@ class UBCTPH(Packet):
 
 
 def uboe_ip(src, dst, tph, tah=None, payload=b"", v6=False, sport=0x1234,
-            ecn=0, dscp=0, ttl=64, maetah=None, dport=UBOE_PORT):
+            ecn=0, dscp=0, ttl=64, maetah=None, dport=UBOE_PORT, immetah=None,
+            tvetah=None):
     """The IP packet of a UBoE frame (IP..ICRC) as bytes (dport CTP_PORT with a
     UBCTPH as tph: the IP packet of a native CTP frame)."""
     if v6:
@@ -203,8 +231,9 @@ def uboe_ip(src, dst, tph, tah=None, payload=b"", v6=False, sport=0x1234,
     pkt = ip / UDP(sport=sport, dport=dport, chksum=0) / tph
     if tah is not None:
         pkt = pkt / tah
-    if maetah is not None:
-        pkt = pkt / maetah
+    for ext in (maetah, immetah, tvetah):
+        if ext is not None:
+            pkt = pkt / ext
     pkt = pkt / Raw(payload)
     return with_icrc(pkt)[1]
 

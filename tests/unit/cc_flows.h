@@ -32,7 +32,7 @@ struct ccf_flow {
 	struct tp_ep *ep[2];
 	struct ccf_chan c[CCF_MAX_CHANS];
 	uint8_t *src, *dst;
-	uint32_t token;
+	struct tp_rkey token;
 	uint64_t start_ns;
 	uint64_t done_bytes;
 	struct tpg *g;		/* channel group, or NULL: each channel on its own */

@@ -479,7 +479,7 @@ struct wire_pair {
 	struct tp_chan *ch[2];
 	struct tp_cc *cc[2];
 	uint8_t src[4096], dst[4096];
-	uint32_t token;
+	struct tp_rkey token;
 };
 
 static void wire_init(struct wire_pair *w, enum tp_cc_algo algo)
@@ -530,8 +530,9 @@ static size_t wire_deliver_ce(struct wire_pair *w, uint64_t now)
 	ub_tph_decode((const struct ub_tph *)pkt, &f);
 	assert_int_equal(f.opcode, UB_TP_RTP_DATA);
 	assert_int_equal(tp_ep_rx(w->ep[1], now, pkt, len, &m), TP_RX_OK);
-	/* TPH | TAH | MAETAH (first packet of a Write) | payload */
-	return len - sizeof(struct ub_tph) - sizeof(struct ub_tah) - sizeof(struct ub_maetah);
+	/* TPH | TAH | MAETAH | TVETAH (a packet of a Write) | payload */
+	return len - sizeof(struct ub_tph) - sizeof(struct ub_tah) - sizeof(struct ub_maetah) -
+	       sizeof(struct ub_tvetah);
 }
 
 /* DCQCN: CE on data -> one CNP (CNPETPH severe) first; the sender cuts. */

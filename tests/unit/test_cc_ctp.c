@@ -91,7 +91,7 @@ static void ctp_cnp_names_the_data_vl(void **state)
 	struct tp_chan *ca, *cx;
 	struct ub_cnpetph_fields cnp;
 	struct tp_tx_info info;
-	uint32_t token;
+	struct tp_rkey token;
 	size_t len, n;
 
 	(void)state;
@@ -136,7 +136,7 @@ static void ctp_cnp_per_entity_and_vl(void **state)
 	struct tp_tx_info info;
 	struct ub_view v;
 	struct tp_stats st;
-	uint32_t token[2];
+	struct tp_rkey token[2];
 	size_t len, n;
 
 	(void)state;
@@ -254,7 +254,7 @@ static void ctp_paced_by_rate(void **state)
 	struct tp_ep *x = tp_ep_create(&(struct tp_ep_config){ .seed = 2 });
 	struct tp_chan *ch = ctp_chan(a, ENT_X, 0, cc);
 	struct tp_tx_info info;
-	uint32_t token;
+	struct tp_rkey token;
 	uint64_t t = 0;
 	unsigned sent = 0;
 

@@ -144,6 +144,9 @@ static void parse_params(const char *params, struct parsed *p)
 		N("ta_rctype", tah.ini_rc_type); N("ta_rcid", tah.ini_rcid);
 		N("maetah", has_maetah); N("va", maetah.va); N("token", maetah.token_id);
 		N("mlen", maetah.length);
+		N("immetah", has_immetah); N("imm", immetah.imm); N("imm_tv", immetah.token_value);
+		N("imm_len", immetah.msg_len);
+		N("tvetah", has_tvetah); N("tv", tvetah);
 		N("plen", payload_len);
 		else if (IS("pseed")) pseed = (unsigned)num(k, v);
 		else if (IS("icrc")) {
@@ -186,7 +189,8 @@ static const char *region(const struct ub_view *v, size_t off)
 		{ v->frame, "eth" }, { v->frame + 12, "ethertype/vlan" }, { v->lph, "lph" },
 		{ v->nth, "nth" }, { v->ip, "ip" }, { v->udp, "udp" }, { v->tph, "tph" },
 		{ v->cetph, "cetph" }, { v->saetph, "saetph" }, { v->cnpetph, "cnpetph" },
-		{ v->tah, "tah" }, { v->maetah, "maetah" }, { v->payload, "payload" },
+		{ v->tah, "tah" }, { v->maetah, "maetah" }, { v->immetah, "immetah" },
+		{ v->tvetah, "tvetah" }, { v->payload, "payload" },
 		{ v->ip && v->ip_len >= 4 ? v->ip + v->ip_len - 4 : NULL, "icrc" },
 	};
 	const char *name = "?";
@@ -282,6 +286,14 @@ static void check_view(const struct parsed *p, const struct ub_view *v, bool nat
 		CK(v->mae.va, s->maetah.va); CK(v->mae.token_id, s->maetah.token_id);
 		CK(v->mae.length, s->maetah.length);
 	}
+	CK(v->immetah != NULL, s->has_immetah);
+	if (s->has_immetah) {
+		CK(v->imm.imm, s->immetah.imm); CK(v->imm.token_value, s->immetah.token_value);
+		CK(v->imm.msg_len, s->immetah.msg_len);
+	}
+	CK(v->tvetah != NULL, s->has_tvetah);
+	if (s->has_tvetah)
+		CK(v->token_value, s->tvetah);
 	CK(v->payload_len, s->payload_len);
 	if (s->payload_len)
 		assert_memory_equal(v->payload, s->payload, s->payload_len);

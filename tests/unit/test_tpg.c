@@ -40,7 +40,7 @@ struct grp {
 	struct tp_chan *ch[2][4];
 	struct tpg *g;
 	uint8_t buf[4096];
-	uint32_t token;
+	struct tp_rkey token;
 };
 
 static void grp_init(struct grp *x, unsigned n, enum tpg_lb lb)

@@ -234,7 +234,7 @@ static void ctp_write_read(void **state)
 	struct tp_event ev;
 	struct wire w = { 0 };
 	uint64_t va = (uint64_t)(uintptr_t)target;
-	uint32_t tok;
+	struct tp_rkey tok;
 
 	(void)state;
 	ctp_cfg(c);
@@ -272,7 +272,7 @@ static void ctp_write_read(void **state)
 	assert_int_equal(tp_post_read(p.ch[0], dst, MTU + 1, va, tok, 3), -EMSGSIZE);
 	assert_int_equal(tp_post_send(p.ch[0], src, MTU + 1, 3), -EMSGSIZE);
 
-	assert_int_equal(tp_post_write(p.ch[0], src, 100, va, tok + 7, 4), 0);
+	assert_int_equal(tp_post_write(p.ch[0], src, 100, va, BAD_ID(tok), 4), 0);
 	ev = run_op(&p, 10 * MS);
 	assert_int_equal(ev.status, TP_ST_COMPLETER_ERR);
 	assert_int_equal(ev.rspinfo, TP_RSPINFO_BAD_TOKEN);
@@ -553,6 +553,12 @@ static void ctp_frame_fuzz(void **state)
 
 			ub_maetah_encode((struct ub_maetah *)(frame + n), &m);
 			n += sizeof(struct ub_maetah);
+		}
+		if (!cnp && ub_ta_has_immetah(t.opcode)) {
+			struct ub_immetah_fields m = { .imm = 1 };
+
+			ub_immetah_encode((struct ub_immetah *)(frame + n), &m);
+			n += sizeof(struct ub_immetah);
 		}
 		n += tp_sim_rand(&rng) % 300;
 		len = uboe_wrap(frame, n - hdr, &f);

@@ -11,11 +11,23 @@
  *     that was never offered as RTP data; nor does a SACK bit;
  *   - a data packet carries exactly the posted bytes for its PSN;
  *   - a receive completion never exceeds its buffer.
+ *   - registered regions the fuzzer has no right to (a token value it never
+ *     sends, read-only access) never change, whatever Writes, Writes with
+ *     immediate and atomics come in.
  * And the same for CTP (fuzz_ctp_rx): CTPH | TAH | [MAETAH] | payload with
  * IniRCIDs and source entities right and wrong, damaged and cut; what the
  * core sends is framed with uboe_wrap() on a native port and decoded by the
  * packet library's CTP parser; every Send completes (answered or timed out):
  * nothing hangs.
+ * fuzz_ctp_memory: memory operations (Write, Write with immediate, Read, CAS,
+ * FADD, other atomics) on CTP, where each packet is a whole operation, with
+ * TokenIDs, token values (or none), access flags, addresses and lengths
+ * right and wrong, damaged and cut. A model decodes each packet fed as the
+ * wire layout says (docs/WIRE.md §4) and keeps a shadow of every region:
+ * after each packet the regions equal the shadow byte for byte (nothing
+ * written on a refusal, an atomic's effect exactly once), each Atomic
+ * response carries the original value the model computed and each Read
+ * response the shadow's bytes.
  * TP_FUZZ_ITERS sets the number of packets (make test: a short run; make
  * fuzz: a long one).
  */
@@ -61,6 +73,10 @@ struct model {
 	uint8_t src[NMSG][MSG];
 	uint8_t rbuf[4][RBUF];
 	uint64_t frames, responses, data_out, events;
+	/* Regions the fuzzer may not change: [0] a token value it never sends,
+	 * [1] read-only (it sends the right value). */
+	uint8_t guarded[2][256], was[2][256];
+	struct tp_rkey gkey[2];
 };
 
 /* NMSG Sends of len random bytes (src: NMSG x len), 4 receive buffers of RBUF. */
@@ -93,6 +109,17 @@ static void model_init(struct model *m, enum tp_mode mode)
 	assert_int_equal(tp_chan_connect(m->ch, PEER, m->rbase), 0);
 	/* UTP: a message is one packet (at most an MTU). */
 	post_work(m->ch, m->src[0], mode == TP_MODE_UTP ? MTU : MSG, m->rbuf[0]);
+	for (int i = 0; i < 2; i++) {
+		struct tp_mr_cfg rc = { .addr = m->guarded[i], .len = sizeof(m->guarded[i]),
+					.access = i ? TP_ACCESS_READ : TP_ACCESS_REMOTE_ALL,
+					.token_value = (uint32_t)rnd(0) | 1 };
+
+		for (size_t k = 0; k < sizeof(m->guarded[i]); k++)
+			m->guarded[i][k] = (uint8_t)rnd(256);
+		memcpy(m->was[i], m->guarded[i], sizeof(m->was[i]));
+		assert_int_equal(tp_mr_register(m->ep, &rc, &m->gkey[i].token_id), 0);
+		m->gkey[i].token_value = rc.token_value;
+	}
 }
 
 /* A plausible TP packet for the channel, made with the library's encoders. */
@@ -102,7 +129,9 @@ static size_t make_pkt(struct model *m, uint8_t *b)
 					  UB_TP_ACK, UB_TP_ACK_CE, UB_TP_SACK, UB_TP_SACK_CE,
 					  UB_TP_CNP, UB_TP_UTP_DATA };
 	static const uint8_t ta_ops[] = { UB_TA_SEND, UB_TA_WRITE, UB_TA_READ, UB_TA_TAACK,
-					  UB_TA_READ_RESP, UB_TA_SEND_IMM, 0x7f };
+					  UB_TA_READ_RESP, UB_TA_SEND_IMM, UB_TA_WRITE_IMM,
+					  UB_TA_ATOMIC_CAS, UB_TA_ATOMIC_FADD, UB_TA_ATOMIC_SWAP,
+					  UB_TA_ATOMIC_RESP, 0x7f };
 	struct ub_tph_fields f = { 0 };
 	size_t n = sizeof(struct ub_tph);
 	bool resp;
@@ -151,8 +180,10 @@ static size_t make_pkt(struct model *m, uint8_t *b)
 		struct ub_tah_fields t = { .opcode = resp ? UB_TA_TAACK : ta_ops[rnd(sizeof(ta_ops))],
 					   .ini_tassn = (uint16_t)rnd(8), .rspst = (uint8_t)rnd(5),
 					   .order = (uint8_t)rnd(4), .retry = rnd(4) == 0,
+					   .tv_en = rnd(4) != 0,
 					   /* UTP finds its channel by the sender's jetty */
 					   .ini_rcid = rnd(8) ? PEER : (uint32_t)rnd(1 << 20) };
+		int g = (int)rnd(3);	/* a guarded region, or none */
 
 		ub_tah_encode((struct ub_tah *)(b + n), &t);
 		n += sizeof(struct ub_tah);
@@ -160,8 +191,30 @@ static size_t make_pkt(struct model *m, uint8_t *b)
 			struct ub_maetah_fields mae = { .va = rnd(0), .token_id = (uint32_t)rnd(3),
 							.length = (uint32_t)rnd(600) };
 
+			if (g < 2) {
+				mae.va = (uintptr_t)m->guarded[g] + rnd(300) - 20;
+				mae.token_id = m->gkey[g].token_id;
+				if (ub_ta_is_atomic(t.opcode) && rnd(2))
+					mae.va &= ~7ull;
+				if (rnd(2))
+					mae.length = (uint32_t)rnd(2) ? 8 : (uint32_t)rnd(64);
+			}
 			ub_maetah_encode((struct ub_maetah *)(b + n), &mae);
 			n += sizeof(struct ub_maetah);
+		}
+		if (ub_ta_has_immetah(t.opcode)) {
+			struct ub_immetah_fields imm = { .imm = rnd(0), .msg_len = (uint32_t)rnd(600) };
+
+			ub_immetah_encode((struct ub_immetah *)(b + n), &imm);
+			n += sizeof(struct ub_immetah);
+		}
+		if (t.tv_en && !ub_ta_is_answer(t.opcode)) {
+			/* Region 0: never its value; region 1: its value (read-only). */
+			uint32_t v = g == 1 ? m->gkey[1].token_value :
+				     g == 0 ? m->gkey[0].token_value ^ (1u << rnd(32)) : (uint32_t)rnd(0);
+
+			ub_tvetah_encode((struct ub_tvetah *)(b + n), v);
+			n += sizeof(struct ub_tvetah);
 		}
 		if (!resp) {
 			size_t pl = rnd(MTU + 1);
@@ -281,7 +334,8 @@ static void check_out(struct model *m, const uint8_t *tp, size_t n)
 			if (!found)
 				fail_msg("a Send packet with bytes that were never posted");
 		} else {
-			/* Answers to the fuzzer: a TAACK, or Read data from no region. */
+			/* Answers to the fuzzer: a TAACK, Read data (from the read-only
+			 * region it may read), never an atomic's: it may run none. */
 			assert_true(v.ta.opcode == UB_TA_TAACK || v.ta.opcode == UB_TA_READ_RESP);
 		}
 	} else if (v.tp.opcode == UB_TP_UTP_DATA) {
@@ -314,9 +368,15 @@ static void drain(struct model *m, uint64_t now)
 		check_out(m, out, n);
 	while (tp_ep_poll(m->ep, &ev)) {
 		m->events++;
-		if (ev.type == TP_EV_RECV)
+		if (ev.type == TP_EV_RECV) {
 			assert_true(ev.len <= sizeof(m->rbuf[0]));
+			/* A Write with immediate completes only a Write that ran. */
+			assert_true(ev.opcode != TP_OP_WRITE_IMM || ev.status != TP_ST_OK);
+		}
 	}
+	for (int i = 0; i < 2; i++)
+		if (memcmp(m->guarded[i], m->was[i], sizeof(m->was[i])))
+			fail_msg("guarded region %d changed", i);
 }
 
 static uint64_t fuzz_iters(void)
@@ -420,7 +480,7 @@ struct ctp_model {
 	uint8_t src[NMSG][MTU];
 	uint8_t rbuf[4][RBUF];
 	uint8_t region[4096];
-	uint32_t token;
+	struct tp_rkey token;
 	uint64_t sends_done, frames, taacks;
 };
 
@@ -461,7 +521,7 @@ static size_t ctp_make_pkt(struct ctp_model *m, uint8_t *b)
 	if (ub_ta_has_maetah(t.opcode)) {
 		struct ub_maetah_fields mae = {
 			.va = rnd(2) ? (uint64_t)(uintptr_t)m->region + rnd(4096) : rnd(0),
-			.token_id = rnd(4) ? m->token : (uint32_t)rnd(3), .length = (uint32_t)rnd(MTU + 40) };
+			.token_id = rnd(4) ? m->token.token_id : (uint32_t)rnd(3), .length = (uint32_t)rnd(MTU + 40) };
 
 		ub_maetah_encode((struct ub_maetah *)(b + n), &mae);
 		n += sizeof(struct ub_maetah);
@@ -594,11 +654,304 @@ static void fuzz_ctp_rx(void **state)
 	}
 }
 
+/* ---- CTP memory operations against a shadow ---------------------------------- */
+
+#define NREG	4
+static const struct { uint32_t len, access; bool token_none; } reg_cfg[NREG] = {
+	{ 256, TP_ACCESS_REMOTE_ALL, false },
+	{ 128, TP_ACCESS_READ | TP_ACCESS_WRITE, false },
+	{ 64, TP_ACCESS_ATOMIC, true },
+	{ 64, TP_ACCESS_LOCAL_ONLY, false },
+};
+
+struct mem_model {
+	struct tp_ep *ep;
+	struct tp_chan *ch;
+	uint64_t mem[NREG][32] __attribute__((aligned(8)));	/* the regions */
+	uint64_t shadow[NREG][32];
+	struct tp_rkey key[NREG];
+	uint8_t rbuf[64][RBUF];
+	/* What this packet must bring back. */
+	enum { EXP_NONE, EXP_ATOMIC, EXP_READ } expect;
+	uint64_t orig;			/* EXP_ATOMIC: the original value */
+	uint8_t rd[MTU];		/* EXP_READ: the bytes */
+	uint32_t rd_len;
+	uint64_t atomics, reads, writes, refused, answers;
+};
+
+static uint64_t be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void mem_init(struct mem_model *m)
+{
+	struct tp_ep_config ec = { .seed = rnd(0), .token_seed = rnd(0) | 1 };
+	struct tp_chan_config c = { .mode = TP_MODE_CTP, .mtu = MTU, .ta_timeout_ns = 100000,
+				    .ta_mode = (enum tp_ta_mode)rnd(3) };
+
+	memset(m, 0, sizeof(*m));
+	memcpy(c.peer_entity, ctp_peer, 16);
+	m->ep = tp_ep_create(&ec);
+	m->ch = tp_chan_create(m->ep, &c);
+	assert_non_null(m->ch);
+	assert_int_equal(tp_chan_connect(m->ch, CTP_JETTY, 0), 0);
+	for (int r = 0; r < NREG; r++) {
+		struct tp_mr_cfg rc = { .addr = m->mem[r], .len = reg_cfg[r].len,
+					.access = reg_cfg[r].access, .token_none = reg_cfg[r].token_none,
+					.token_value = (uint32_t)rnd(0) };
+
+		for (int i = 0; i < 32; i++)
+			m->mem[r][i] = rnd(0);
+		assert_int_equal(tp_mr_register(m->ep, &rc, &m->key[r].token_id), 0);
+		m->key[r].token_value = rc.token_value;
+	}
+	memcpy(m->shadow, m->mem, sizeof(m->mem));
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(tp_post_recv(m->ch, m->rbuf[i], RBUF, (uint64_t)i), 0);
+}
+
+static size_t mem_make_pkt(struct mem_model *m, uint8_t *b)
+{
+	static const uint8_t ops[] = { UB_TA_WRITE, UB_TA_WRITE, UB_TA_WRITE_IMM, UB_TA_READ,
+				       UB_TA_READ, UB_TA_ATOMIC_CAS, UB_TA_ATOMIC_CAS,
+				       UB_TA_ATOMIC_FADD, UB_TA_ATOMIC_FADD, UB_TA_ATOMIC_SWAP,
+				       UB_TA_SEND_IMM, UB_TA_ATOMIC_RESP };
+	struct ub_tah_fields t = { .opcode = ops[rnd(sizeof(ops))], .ini_tassn = (uint16_t)rnd(0),
+				   .order = (uint8_t)rnd(4), .tv_en = rnd(8) != 0,
+				   .ini_rcid = rnd(16) ? CTP_JETTY : (uint32_t)rnd(1 << 20) };
+	int r = (int)rnd(NREG), other = (int)rnd(NREG);
+	bool atomic = ub_ta_is_atomic(t.opcode);
+	size_t n = 1, pl;
+
+	b[0] = ub_ctph_make(UB_CTP_OP_TA, UB_NLP_TAH);
+	ub_tah_encode((struct ub_tah *)(b + n), &t);
+	n += sizeof(struct ub_tah);
+	if (ub_ta_has_maetah(t.opcode)) {
+		uint64_t base = (uintptr_t)m->mem[r];
+		struct ub_maetah_fields mae = {
+			.va = base + rnd(reg_cfg[r].len + 24) - 12,
+			.token_id = rnd(8) ? m->key[rnd(4) ? r : other].token_id : (uint32_t)rnd(4),
+			.length = atomic ? (rnd(8) ? 8 : (uint32_t)rnd(17)) : (uint32_t)rnd(MTU + 8),
+		};
+
+		if (atomic && rnd(4))
+			mae.va &= ~7ull;
+		ub_maetah_encode((struct ub_maetah *)(b + n), &mae);
+		n += sizeof(struct ub_maetah);
+	}
+	if (ub_ta_has_immetah(t.opcode)) {
+		struct ub_immetah_fields imm = { .imm = rnd(0), .msg_len = (uint32_t)rnd(MTU) };
+
+		ub_immetah_encode((struct ub_immetah *)(b + n), &imm);
+		n += sizeof(struct ub_immetah);
+	}
+	if (t.tv_en) {
+		ub_tvetah_encode((struct ub_tvetah *)(b + n),
+				 rnd(4) ? m->key[r].token_value : (uint32_t)rnd(0));
+		n += sizeof(struct ub_tvetah);
+	}
+	pl = atomic ? (rnd(8) ? 16 : rnd(24)) : t.opcode == UB_TA_READ ? (rnd(8) ? 0 : rnd(3)) :
+	     rnd(MTU + 8);
+	for (size_t i = 0; i < pl; i++)
+		b[n + i] = (uint8_t)rnd(256);
+	return n + pl;
+}
+
+/* The region a TokenID names, or -1. */
+static int mem_region(const struct mem_model *m, uint32_t id)
+{
+	for (int r = 0; r < NREG; r++)
+		if (id && m->key[r].token_id == id)
+			return r;
+	return -1;
+}
+
+/*
+ * What a correct target does with the packet fed (decoded here from the
+ * bytes as docs/WIRE.md lays them out, not by the core): the shadow
+ * changes, and m->expect says what must come back.
+ */
+static void mem_model_packet(struct mem_model *m, const uint8_t *b, size_t len, bool from_peer)
+{
+	const uint8_t *end = b + len, *q;
+	uint8_t op, tv;
+	uint32_t rcid, id = 0, mlen = 0, tvalue = 0;
+	uint64_t va = 0, lo;
+	size_t pl;
+	int r;
+	bool mae, imm, has_tv, ok;
+	uint32_t need;
+
+	m->expect = EXP_NONE;
+	if (len < 1 + 8 || (b[0] & 0xcf) != 0)
+		return;				/* not a transaction packet */
+	op = b[1];
+	tv = b[2] & 0x08;
+	rcid = (uint32_t)(b[6] & 0x0f) << 16 | (uint32_t)b[7] << 8 | b[8];
+	q = b + 9;
+	mae = op == 3 || op == 4 || op == 6 || (op >= 7 && op <= 0x0f);
+	imm = op == 1 || op == 4;
+	has_tv = tv && !(op >= 0x11 && op <= 0x13);
+	if ((size_t)(end - q) < (mae ? 16u : 0u) + (imm ? 16u : 0u) + (has_tv ? 4u : 0u))
+		return;				/* cut short: malformed */
+	if (mae) {
+		va = be64(q);
+		id = (uint32_t)(q[8] & 0x0f) << 16 | (uint32_t)q[9] << 8 | q[10];
+		mlen = (uint32_t)q[12] << 24 | (uint32_t)q[13] << 16 | (uint32_t)q[14] << 8 | q[15];
+		q += 16;
+	}
+	if (imm)
+		q += 16;
+	if (has_tv) {
+		tvalue = (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3];
+		q += 4;
+	}
+	pl = (size_t)(end - q);
+	if (pl > MTU || (op >= 0x11 && op <= 0x13) || rcid != CTP_JETTY || !from_peer)
+		return;				/* dropped, or an answer to nothing */
+	if (!mae)
+		return;				/* Sends: no region */
+	r = mem_region(m, id);
+	need = op == 6 ? TP_ACCESS_READ : op >= 7 ? TP_ACCESS_ATOMIC : TP_ACCESS_WRITE;
+	if (op >= 7 && ((op != 7 && op != 0x0b) || mlen != 8)) {
+		m->refused++;
+		return;				/* unsupported atomic */
+	}
+	lo = r < 0 ? 0 : (uintptr_t)m->mem[r];
+	ok = r >= 0 && (reg_cfg[r].token_none || (has_tv && tvalue == m->key[r].token_value)) &&
+	     (reg_cfg[r].access & need) && va >= lo && va - lo <= reg_cfg[r].len &&
+	     mlen <= reg_cfg[r].len - (va - lo) && (op < 7 || !(va & 7));
+	if (!ok) {
+		m->refused++;
+		return;
+	}
+	if (op == 6) {
+		if (pl || mlen > MTU)
+			return;			/* a Read with a payload, or over the MTU */
+		m->expect = EXP_READ;
+		m->rd_len = mlen;
+		memcpy(m->rd, (uint8_t *)m->shadow[r] + (va - lo), mlen);
+		m->reads++;
+		return;
+	}
+	if (op >= 7) {
+		uint64_t *w = &m->shadow[r][(va - lo) / 8], o1, o2;
+
+		if (pl > 16 || pl < (op == 7 ? 16u : 8u))
+			return;
+		o1 = be64(q);
+		o2 = op == 7 ? be64(q + 8) : 0;
+		m->orig = *w;
+		if (op == 7 && *w == o2)
+			*w = o1;
+		else if (op == 0x0b)
+			*w += o1;
+		m->expect = EXP_ATOMIC;
+		m->atomics++;
+		return;
+	}
+	if (pl <= mlen) {		/* a Write: longer than its MAETAH Length is refused */
+		memcpy((uint8_t *)m->shadow[r] + (va - lo), q, pl);
+		m->writes++;
+	}
+}
+
+static void mem_drain(struct mem_model *m, uint64_t now)
+{
+	static uint8_t out[4096];
+	struct tp_tx_info info;
+	struct tp_event ev;
+	int answered = 0;
+	size_t n;
+
+	while ((n = tp_ep_tx(m->ep, now, out, sizeof(out), &info))) {
+		struct ub_tah_fields t;
+		const uint8_t *pl = out + 1 + 8;
+
+		assert_true(n >= 1 + 8);
+		ub_tah_decode((const struct ub_tah *)(out + 1), &t);
+		m->answers++;
+		if (t.opcode == UB_TA_ATOMIC_RESP) {
+			assert_int_equal(m->expect, EXP_ATOMIC);
+			assert_int_equal(n, 1 + 8 + 8);
+			if (be64(pl) != m->orig)
+				fail_msg("atomic returned %llx, the model %llx",
+					 (unsigned long long)be64(pl), (unsigned long long)m->orig);
+			answered++;
+		} else if (t.opcode == UB_TA_READ_RESP) {
+			assert_int_equal(m->expect, EXP_READ);
+			assert_int_equal(n, 1 + 8 + m->rd_len);
+			assert_memory_equal(pl, m->rd, m->rd_len);
+			answered++;
+		} else {
+			assert_int_equal(t.opcode, UB_TA_TAACK);
+		}
+	}
+	assert_int_equal(answered, m->expect != EXP_NONE);
+	while (tp_ep_poll(m->ep, &ev))
+		if (ev.type == TP_EV_RECV)	/* keep receives plentiful: never RNR */
+			assert_int_equal(tp_post_recv(m->ch, m->rbuf[ev.wr_id], RBUF, ev.wr_id), 0);
+	if (memcmp(m->mem, m->shadow, sizeof(m->mem)))
+		fail_msg("a region differs from the model's shadow");
+}
+
+static void fuzz_ctp_memory(void **state)
+{
+	uint64_t iters = fuzz_iters(), now = 0;
+	struct mem_model *m = calloc(1, sizeof(*m));
+	uint64_t atomics = 0, reads = 0, writes = 0, refused = 0;
+
+	(void)state;
+	for (uint64_t i = 0; i < iters; i++) {
+		uint8_t b[2048];
+		struct tp_rx_meta meta = { .ctp = true };
+		bool peer = rnd(16) != 0;
+		size_t len;
+
+		if (i % 400 == 0) {
+			if (m->ep) {
+				atomics += m->atomics;
+				reads += m->reads;
+				writes += m->writes;
+				refused += m->refused;
+				tp_ep_destroy(m->ep);
+			}
+			mem_init(m);
+		}
+		len = mem_make_pkt(m, b);
+		if (rnd(4) == 0)
+			len = damage(b, len);
+		memcpy(meta.src, peer ? ctp_peer : ctp_other, 16);
+		mem_model_packet(m, b, len, peer);
+		feed(m->ep, now, b, len, &meta);
+		now += rnd(1000);
+		mem_drain(m, now);
+	}
+	atomics += m->atomics;
+	reads += m->reads;
+	writes += m->writes;
+	refused += m->refused;
+	tp_ep_destroy(m->ep);
+	free(m);
+	print_message("# ctp memory fuzz: %llu packets: %llu atomics, %llu reads, %llu writes "
+		      "run; %llu refused\n", (unsigned long long)iters, (unsigned long long)atomics,
+		      (unsigned long long)reads, (unsigned long long)writes,
+		      (unsigned long long)refused);
+	if (iters >= 20000)
+		assert_true(atomics > 100 && reads > 100 && writes > 100 && refused > 1000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(fuzz_rx),
 		cmocka_unit_test(fuzz_ctp_rx),
+		cmocka_unit_test(fuzz_ctp_memory),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -280,6 +280,9 @@ static void malformed_counted(void **state)
 
 /* One single-packet ROL request (TAH Order 3) of TA opcode ta, TASSN tassn,
  * at PSN psn; its answer, the TPACK of that PSN, pulled into f and t. */
+/* A Write's MAETAH comes with a TVETAH carrying this token value. */
+static uint32_t rol_token_value;
+
 static void rol_answer(struct rx *r, uint8_t ta, uint16_t tassn, uint32_t psn,
 		       const struct ub_maetah_fields *mae, struct ub_tph_fields *f,
 		       struct ub_tah_fields *t)
@@ -289,7 +292,7 @@ static void rol_answer(struct rx *r, uint8_t ta, uint16_t tassn, uint32_t psn,
 		.src_tpn = PEER_TPN, .dst_tpn = tp_chan_tpn(r->ch), .psn = psn & TP_PSN_MASK,
 		.tpmsn = tassn,
 	};
-	struct ub_tah_fields a = { .opcode = ta, .ini_tassn = tassn, .order = 3 };
+	struct ub_tah_fields a = { .opcode = ta, .ini_tassn = tassn, .order = 3, .tv_en = !!mae };
 	uint8_t b[4096];
 	size_t n = 24;
 
@@ -298,6 +301,8 @@ static void rol_answer(struct rx *r, uint8_t ta, uint16_t tassn, uint32_t psn,
 	if (mae) {
 		ub_maetah_encode((struct ub_maetah *)(b + n), mae);
 		n += sizeof(struct ub_maetah);
+		ub_tvetah_encode((struct ub_tvetah *)(b + n), rol_token_value);
+		n += sizeof(struct ub_tvetah);
 	}
 	memset(b + n, 0x5a, 16);
 	n += 16;
@@ -325,28 +330,29 @@ static void rol_status_in_rtph(void **state)
 	struct ub_tph_fields f;
 	struct ub_tah_fields t;
 	struct rx r;
-	uint32_t token;
+	struct tp_rkey token;
 
 	(void)state;
 	rx_setup(&r, TP_MODE_RTP_SR, 8);
 	assert_int_equal(tp_mr_reg(r.ep, region, sizeof(region), &token), 0);
+	rol_token_value = token.token_value;
 	/* Completer error: a Write with a token nobody registered. */
 	mae.va = (uintptr_t)region;
-	mae.token_id = token + 1;
+	mae.token_id = token.token_id ^ 0x40;
 	rol_answer(&r, UB_TA_WRITE, 10, BASE, &mae, &f, &t);
 	assert_int_equal(f.rspst, UB_RSPST_COMPLETER_ERR);
 	assert_int_equal(f.rspinfo, TP_RSPINFO_BAD_TOKEN);
 	assert_int_equal(t.rspst, f.rspst);
 	assert_int_equal(t.rspinfo, f.rspinfo);
 	/* A plain acknowledgement: a good Write, a Send into a posted buffer. */
-	mae.token_id = token;
+	mae.token_id = token.token_id;
 	rol_answer(&r, UB_TA_WRITE, 11, BASE + 1, &mae, &f, &t);
 	assert_int_equal(f.rspst, UB_RSPST_ACK);
 	assert_int_equal(f.rspinfo, 0);
 	rol_answer(&r, UB_TA_SEND, 12, BASE + 2, NULL, &f, &t);
 	assert_int_equal(f.rspst, UB_RSPST_ACK);
 	/* Page fault: the region is not resident. */
-	assert_int_equal(tp_mr_set_resident(r.ep, token, false), 0);
+	assert_int_equal(tp_mr_set_resident(r.ep, token.token_id, false), 0);
 	rol_answer(&r, UB_TA_WRITE, 13, BASE + 3, &mae, &f, &t);
 	assert_int_equal(f.rspst, UB_RSPST_PAGE_FAULT);
 	assert_int_equal(t.rspst, UB_RSPST_PAGE_FAULT);
@@ -658,7 +664,7 @@ static void config_checked(void **state)
 		assert_non_null(qc);
 		assert_int_equal(tp_chan_connect(qc, 9, 0), 0);
 		assert_int_equal(tp_post_send(qc, "x", 1, 0), 0);
-		assert_int_equal(tp_post_write(qc, "x", 1, 0, 1, 1), 0);
+		assert_int_equal(tp_post_write(qc, "x", 1, 0, (struct tp_rkey){ 1, 0 }, 1), 0);
 		assert_int_equal(tp_post_send(qc, "x", 1, 2), -EAGAIN);
 		assert_int_equal(tp_chan_outstanding(qc), 2);
 		assert_int_equal(tp_post_recv(qc, buf, 4, 0), 0);

@@ -1139,7 +1139,7 @@ static void write_read(void **state)
 		struct tp_event ev;
 		struct tp_stats a;
 		uint64_t va = (uint64_t)(uintptr_t)target;
-		uint32_t tok;
+		struct tp_rkey tok;
 
 		chan_cfg(c, TP_MODE_RTP_SR);
 		c[0].ta_mode = roi ? TP_TA_ROI : TP_TA_ROL;
@@ -1174,7 +1174,7 @@ static void write_read(void **state)
 		assert_int_equal(ev.len, sizeof(dst));
 		assert_memory_equal(dst, src, sizeof(src));
 
-		assert_int_equal(tp_post_write(p.ch[0], src, 100, va, tok + 7, 3), 0);
+		assert_int_equal(tp_post_write(p.ch[0], src, 100, va, BAD_ID(tok), 3), 0);
 		ev = run_op(&p, 100 * MS);
 		assert_int_equal(ev.status, TP_ST_COMPLETER_ERR);
 		assert_int_equal(ev.rspinfo, TP_RSPINFO_BAD_TOKEN);
@@ -1188,7 +1188,7 @@ static void write_read(void **state)
 		assert_int_equal(ev.status, TP_ST_COMPLETER_ERR);
 		assert_int_equal(ev.rspinfo, TP_RSPINFO_RANGE);
 
-		assert_int_equal(tp_mr_set_resident(p.ep[1], tok, false), 0);
+		assert_int_equal(tp_mr_set_resident(p.ep[1], tok.token_id, false), 0);
 		assert_int_equal(tp_post_write(p.ch[0], src, 100, va, tok, 6), 0);
 		ev = run_op(&p, 100 * MS);
 		assert_int_equal(ev.status, TP_ST_PAGE_FAULT);
@@ -1198,7 +1198,7 @@ static void write_read(void **state)
 		/* Resolved while the initiator retries: the Write lands. */
 		assert_int_equal(tp_post_write(p.ch[0], src + 1, 100, va + 30000, tok, 7), 0);
 		tp_sim_run(p.sim, tp_sim_now(p.sim) + 60 * US, NULL, NULL);
-		assert_int_equal(tp_mr_set_resident(p.ep[1], tok, true), 0);
+		assert_int_equal(tp_mr_set_resident(p.ep[1], tok.token_id, true), 0);
 		ev = run_op(&p, 100 * MS);
 		assert_int_equal(ev.status, TP_ST_OK);
 		assert_int_equal(ev.wr_id, 7);

@@ -125,6 +125,16 @@ static void maetah_eq(const struct ub_maetah_fields *a, const struct ub_maetah_f
 	EQ(a, b, va); EQ(a, b, token_id); EQ(a, b, length);
 }
 
+static void immetah_eq(const struct ub_immetah_fields *a, const struct ub_immetah_fields *b)
+{
+	EQ(a, b, imm); EQ(a, b, token_value); EQ(a, b, msg_len);
+}
+
+static void tvetah_eq(const uint32_t *a, const uint32_t *b)
+{
+	assert_int_equal(*a, *b);
+}
+
 /* ---- header codecs ------------------------------------------------------- */
 
 static void test_tph_layout(void **state)
@@ -307,7 +317,7 @@ static void test_tah_codec(void **state)
 		f.poison = rnd(1);
 		f.ud_flg = rnd(1);
 		f.ini_tassn = (uint16_t)rnd(0xffff);
-		if (f.opcode == UB_TA_TAACK) {
+		if (ub_ta_is_answer(f.opcode)) {
 			f.rspst = (uint8_t)rnd(7);
 			f.rspinfo = (uint8_t)rnd(0x1f);
 		} else {
@@ -347,12 +357,47 @@ static void test_maetah_codec(void **state)
 	assert_int_equal(((uint8_t *)&h)[11], 0x00);
 }
 
+/* IMMETAH (UB 2.0 §7.2.8) and TVETAH (§7.2.5): big-endian words. */
+static void test_immetah_tvetah_codec(void **state)
+{
+	struct ub_immetah_fields f = { .imm = 0x0102030405060708ull, .token_value = 0x11223344,
+				       .msg_len = 0xa0b0c0d0 }, g;
+	static const uint8_t want[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 0x11, 0x22, 0x33, 0x44,
+					  0xa0, 0xb0, 0xc0, 0xd0 };
+	static const uint8_t tv[4] = { 0xde, 0xad, 0xbe, 0xef };
+	struct ub_immetah h;
+	struct ub_tvetah t;
+	uint8_t w[8];
+
+	(void)state;
+	ub_immetah_encode(&h, &f);
+	assert_memory_equal(&h, want, 16);
+	ub_immetah_decode(&h, &g);
+	immetah_eq(&f, &g);
+	ub_tvetah_encode(&t, 0xdeadbeef);
+	assert_memory_equal(&t, tv, 4);
+	assert_int_equal(ub_tvetah_decode(&t), 0xdeadbeef);
+	ub_put_be64(w, 0x8877665544332211ull);
+	assert_int_equal(w[0], 0x88);
+	assert_int_equal(w[7], 0x11);
+	assert_true(ub_get_be64(w) == 0x8877665544332211ull);
+	/* Which opcodes carry what (Table 7-2). */
+	assert_true(ub_ta_has_maetah(UB_TA_ATOMIC_CAS) && ub_ta_has_maetah(UB_TA_ATOMIC_FADD));
+	assert_false(ub_ta_has_maetah(UB_TA_ATOMIC_RESP) || ub_ta_has_maetah(UB_TA_SEND_IMM));
+	assert_true(ub_ta_has_immetah(UB_TA_SEND_IMM) && ub_ta_has_immetah(UB_TA_WRITE_IMM));
+	assert_false(ub_ta_has_immetah(UB_TA_WRITE) || ub_ta_has_immetah(UB_TA_SEND));
+	assert_true(ub_ta_is_answer(UB_TA_TAACK) && ub_ta_is_answer(UB_TA_ATOMIC_RESP));
+	assert_false(ub_ta_is_answer(UB_TA_MESSAGE));
+}
+
 static void test_opcode_names(void **state)
 {
 	(void)state;
 	assert_string_equal(ub_tp_opcode_name(UB_TP_CNP), "CNP");
 	assert_string_equal(ub_tp_opcode_name(4), "?");
 	assert_string_equal(ub_ta_opcode_name(UB_TA_READ_RESP), "ReadResp");
+	assert_string_equal(ub_ta_opcode_name(UB_TA_ATOMIC_CAS), "CAS");
+	assert_string_equal(ub_ta_opcode_name(UB_TA_ATOMIC_RESP), "AtomicResp");
 	assert_string_equal(ub_ta_opcode_name(0x7f), "?");
 }
 
@@ -562,6 +607,8 @@ static void check_view(const struct ub_pkt_spec *s, enum kind k, const uint8_t *
 	HDR(s->has_cnpetph, cnpetph, cnp, cnpetph, 16);
 	HDR(s->has_tah, tah, ta, tah, 8);
 	HDR(s->has_maetah, maetah, mae, maetah, 16);
+	HDR(s->has_immetah, immetah, imm, immetah, 16);
+	HDR(s->has_tvetah, tvetah, token_value, tvetah, 4);
 #undef HDR
 	assert_int_equal(ub_view_off(v, v->payload), off);
 	assert_int_equal(v->payload_len, s->payload_len);
@@ -598,8 +645,8 @@ static void set_opcode(struct ub_pkt_spec *s, uint8_t op, uint8_t ta_op)
 	s->has_cnpetph = ub_tp_has_cnpetph(op);
 	s->has_tah = !resp || ta_op == UB_TA_TAACK;
 	s->tah.opcode = ta_op;
-	/* A TAACK has RSPST.RSPINFO where the others have their flags. */
-	if (ta_op == UB_TA_TAACK) {
+	/* An answer has RSPST.RSPINFO where the others have their flags. */
+	if (ub_ta_is_answer(ta_op)) {
 		s->tah.no_taack = s->tah.mt_en = s->tah.fce = s->tah.retry = s->tah.alloc = false;
 		s->tah.order = 0;
 		s->tah.rspst = (uint8_t)(s->tph.psn & 7);
@@ -608,6 +655,9 @@ static void set_opcode(struct ub_pkt_spec *s, uint8_t op, uint8_t ta_op)
 		s->tah.rspst = s->tah.rspinfo = 0;
 	}
 	s->has_maetah = s->has_tah && ub_ta_has_maetah(ta_op);
+	s->has_immetah = s->has_tah && ub_ta_has_immetah(ta_op);
+	/* TV_EN: a TVETAH after the others (requests; an answer's bit is SV). */
+	s->has_tvetah = s->has_tah && s->tah.tv_en && !ub_ta_is_answer(ta_op);
 	s->tph.nlp = s->has_tah ? UB_NLP_TAH : 1;
 	s->payload_len = resp ? 0 : s->payload_len;
 }
@@ -653,12 +703,16 @@ static void randomize(struct ub_pkt_spec *s)
 	s->tah.ini_rcid = rnd(0xfffff);
 	s->maetah = (struct ub_maetah_fields){ (uint64_t)rnd(0xffffffff) << 32 | rnd(0xffffffff),
 					       rnd(0xfffff), rnd(0xffffffff) };
+	s->immetah = (struct ub_immetah_fields){ (uint64_t)rnd(0xffffffff) << 32 | rnd(0xffffffff),
+						 rnd(0xffffffff), rnd(0xffffffff) };
+	s->tvetah = rnd(0xffffffff);
 }
 
 static const uint8_t tp_ops[] = { UB_TP_UTP_DATA, UB_TP_RTP_DATA, UB_TP_ACK, UB_TP_ACK_CE,
 				  UB_TP_SACK, UB_TP_SACK_CE, UB_TP_CNP };
 static const uint8_t ta_ops[] = { UB_TA_SEND, UB_TA_SEND_IMM, UB_TA_WRITE, UB_TA_WRITE_IMM,
-				  UB_TA_READ, UB_TA_MESSAGE, UB_TA_TAACK, UB_TA_READ_RESP };
+				  UB_TA_READ, UB_TA_ATOMIC_CAS, UB_TA_ATOMIC_FADD, UB_TA_MESSAGE,
+				  UB_TA_TAACK, UB_TA_READ_RESP, UB_TA_ATOMIC_RESP };
 
 static void test_roundtrip_all_kinds(void **state)
 {
@@ -1054,7 +1108,12 @@ static void test_parse_hdr_overrun(void **state)
 	s.payload_len = 7;
 	n = build(&s, UBOE, f);
 	assert_parse(f, n, UB_PARSE_HDR_OVERRUN);
-	s.payload_len = 8;		/* 8 bytes: taken as a TAH */
+	/* 8 bytes taken as a TAH: 01 08 .. is a Send with immediate (an IMMETAH
+	 * follows) and TV_EN (then a TVETAH): 28 bytes at least. */
+	s.payload_len = 27;
+	n = build(&s, UBOE, f);
+	assert_parse(f, n, UB_PARSE_HDR_OVERRUN);
+	s.payload_len = 28;
 	n = build(&s, UBOE, f);
 	assert_parse(f, n, UB_PARSE_OK);
 	/* Write TAH without its MAETAH */
@@ -1184,6 +1243,7 @@ int main(void)
 		cmocka_unit_test(test_cnpetph_codec),
 		cmocka_unit_test(test_tah_codec),
 		cmocka_unit_test(test_maetah_codec),
+		cmocka_unit_test(test_immetah_tvetah_codec),
 		cmocka_unit_test(test_opcode_names),
 		cmocka_unit_test(test_spec_defaults),
 		cmocka_unit_test(test_build_wire_fields),

@@ -18,6 +18,12 @@
 
 #define PAIR_NBUF	32
 
+/* A key naming no region: the TokenID changed (it stays 20 bits, not 0). */
+static inline struct tp_rkey BAD_ID(struct tp_rkey k)
+{
+	return (struct tp_rkey){ .token_id = k.token_id ^ 0x40, .token_value = k.token_value };
+}
+
 struct tp_pair {
 	struct tp_ep *ep[2];
 	struct tp_chan *ch[2];
@@ -73,7 +79,7 @@ static inline int pair_init(struct tp_pair *p, const struct tp_chan_config chan[
 			    const struct tp_sim_cfg *simcfg, uint32_t nmsg, uint32_t max_len,
 			    uint64_t seed)
 {
-	struct tp_ep_config ec = { .seed = seed };
+	struct tp_ep_config ec = { .seed = seed, .token_seed = seed | 1 };
 	uint64_t rng = seed * 7919 + 1;
 	size_t total = 0;
 
@@ -83,6 +89,7 @@ static inline int pair_init(struct tp_pair *p, const struct tp_chan_config chan[
 	p->window_ops = 16;
 	for (int i = 0; i < 2; i++) {
 		ec.seed = seed + (uint64_t)i * 1000003;
+		ec.token_seed = ec.seed | 1;	/* reproducible TokenIDs */
 		p->ep[i] = tp_ep_create(&ec);
 		if (!p->ep[i])
 			return -1;

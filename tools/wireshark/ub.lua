@@ -1,7 +1,8 @@
 -- ub.lua: Wireshark/tshark dissector for Unified Bus (UB) traffic
 --
 --   * UBoE (UDP port 4792): RTPH/UTPH, CETPH, SAETPH, CNPETPH, TAH, MAETAH,
---     payload and the ICRC, verified like Wireshark verifies checksums.
+--     IMMETAH, TVETAH, atomic operands, payload and the ICRC, verified like
+--     Wireshark verifies checksums.
 --   * Native UB frames on an emulated UB port (EtherType 0x88B5, a preference):
 --     LPH and NTH, then the IP packet goes to Wireshark's own ip/ipv6 dissector,
 --     so the UDP/4792 part above applies to it as well.
@@ -18,7 +19,7 @@ local band, bor, bxor, rshift = bit32.band, bit32.bor, bit32.bxor, bit32.rshift
 local UBOE_PORT = 4792
 local CTP_PORT = 4794       -- [chosen] headers/ub_wire.h UB_CTP_UDP_PORT
 local ICRC_LEN = 4
-local TPH_LEN, TAH_LEN, MAETAH_LEN = 16, 8, 16
+local TPH_LEN, TAH_LEN, MAETAH_LEN, IMMETAH_LEN, TVETAH_LEN = 16, 8, 16, 16, 4
 local CETPH_LEN, SAETPH_FIXED_LEN, CNPETPH_LEN = 8, 4, 16
 local TA_TAACK = 0x11
 
@@ -40,11 +41,22 @@ local ctp_opcode_names = { [0] = "Transaction packet", [1] = "CNP" }
 local CTP_OP_CNP, NLP_NONE = 1, 1     -- [chosen] headers/ub_wire.h UB_CTP_OP_CNP, UB_NLP_NONE
 local ta_opcode_names = {
     [0x00] = "Send", [0x01] = "Send with immediate", [0x03] = "Write",
-    [0x04] = "Write with immediate", [0x06] = "Read", [0x10] = "Message",
-    [0x11] = "TAACK", [0x12] = "Read response",
+    [0x04] = "Write with immediate", [0x06] = "Read", [0x07] = "Atomic compare-swap",
+    [0x08] = "Atomic swap", [0x09] = "Atomic store", [0x0A] = "Atomic load",
+    [0x0B] = "Atomic fetch-add", [0x0C] = "Atomic fetch-sub", [0x0D] = "Atomic fetch-and",
+    [0x0E] = "Atomic fetch-or", [0x0F] = "Atomic fetch-xor", [0x10] = "Message",
+    [0x11] = "TAACK", [0x12] = "Read response", [0x13] = "Atomic response",
 }
--- MAETAH follows the TAH of the memory-access opcodes (headers/ub_wire.h agrees).
+-- UB 2.0 §7.2 Table 7-2 (headers/ub_wire.h agrees): MAETAH after the TAH of the
+-- memory transactions (Write, Write with immediate, Read, the atomics 0x07-0x0F);
+-- IMMETAH after it for Send and Write with immediate; a TVETAH last when a
+-- request's TV_EN is set. Answers (ATAH) have RSPST.RSPINFO in byte 4, and bit 3
+-- of byte 1 is their SV, not TV_EN.
 local ta_has_maetah = { [0x03] = true, [0x04] = true, [0x06] = true }
+for op = 0x07, 0x0F do ta_has_maetah[op] = true end
+local ta_has_immetah = { [0x01] = true, [0x04] = true }
+local ta_is_answer = { [0x11] = true, [0x12] = true, [0x13] = true }
+local TA_CAS, TA_FADD, TA_ATOMIC_RESP = 0x07, 0x0B, 0x13
 local sack_size_names = {
     [0] = "64 bits", [1] = "128 bits", [2] = "256 bits", [3] = "512 bits", [4] = "1024 bits",
 }
@@ -148,6 +160,20 @@ local F = {
     mae_token    = ProtoField.uint24("ub.maetah.token_id", "TokenID", base.HEX, nil, 0x0FFFFF),
     mae_rsv1     = ProtoField.uint8("ub.maetah.rsv1", "Reserved", base.HEX),
     mae_length   = ProtoField.uint32("ub.maetah.length", "Length", base.DEC),
+
+    immetah      = ProtoField.none("ub.immetah", "IMMETAH"),
+    imm_data     = ProtoField.uint64("ub.immetah.imm", "Immediate data", base.HEX),
+    imm_token    = ProtoField.uint32("ub.immetah.token_value", "Immediate_TokenValue", base.HEX),
+    imm_len      = ProtoField.uint32("ub.immetah.msg_len", "Msg_Length", base.DEC),
+
+    tvetah       = ProtoField.none("ub.tvetah", "TVETAH"),
+    tv_value     = ProtoField.uint32("ub.tvetah.token_value", "TokenValue", base.HEX),
+
+    -- [chosen] big-endian 8-byte operands (docs/WIRE.md §4.5)
+    atomic       = ProtoField.none("ub.atomic", "Atomic operands"),
+    atomic_op1   = ProtoField.uint64("ub.atomic.operand1", "Operand 1", base.HEX),
+    atomic_op2   = ProtoField.uint64("ub.atomic.operand2", "Operand 2", base.HEX),
+    atomic_orig  = ProtoField.uint64("ub.atomic.original", "Original value", base.HEX),
 
     payload      = ProtoField.bytes("ub.payload", "Payload"),
     undecoded    = ProtoField.bytes("ub.undecoded", "Undecoded bytes"),
@@ -344,7 +370,7 @@ local function add_tah(tvb, tree, off)
     t:add(F.tah_rsv0, tvb(off + 1, 1))
     t:add(F.tah_ud_flg, tvb(off + 1, 1))
     t:add(F.tah_tassn, tvb(off + 2, 2))
-    if op == TA_TAACK then   -- a TAACK carries RSPST/RSPINFO in byte 4
+    if ta_is_answer[op] then   -- an answer (ATAH) carries RSPST/RSPINFO in byte 4
         t:add(F.tah_rspst, tvb(off + 4, 1))
         t:add(F.tah_rspinfo, tvb(off + 4, 1))
     else
@@ -373,6 +399,37 @@ local function add_maetah(tvb, tree, off)
     return off + MAETAH_LEN
 end
 
+local function add_immetah(tvb, tree, off)
+    local t = tree:add(F.immetah, tvb(off, IMMETAH_LEN))
+    t:add(F.imm_data, tvb(off, 8))
+    t:add(F.imm_token, tvb(off + 8, 4))
+    t:add(F.imm_len, tvb(off + 12, 4))
+    return off + IMMETAH_LEN
+end
+
+local function add_tvetah(tvb, tree, off)
+    local t = tree:add(F.tvetah, tvb(off, TVETAH_LEN))
+    t:add(F.tv_value, tvb(off, 4))
+    return off + TVETAH_LEN
+end
+
+-- The operands at the start of an atomic's payload (the payload stays shown whole).
+local function add_atomic(tvb, tree, op, off, limit)
+    if op == TA_ATOMIC_RESP then
+        if limit - off < 8 then return end
+        local t = tree:add(F.atomic, tvb(off, 8))
+        t:add(F.atomic_orig, tvb(off, 8))
+        return
+    end
+    if limit - off < 16 then return end
+    local t = tree:add(F.atomic, tvb(off, 16))
+    local n1, n2 = "Operand 1", "Operand 2"
+    if op == TA_CAS then n1, n2 = "Swap", "Compare"
+    elseif op == TA_FADD then n1, n2 = "Add", "Operand 2 (ignored)" end
+    t:add(F.atomic_op1, tvb(off, 8)):prepend_text(n1 .. ": ")
+    t:add(F.atomic_op2, tvb(off + 8, 8)):prepend_text(n2 .. ": ")
+end
+
 ---------------------------------------------------------------------------
 -- UDP/4792 dissector
 ---------------------------------------------------------------------------
@@ -392,15 +449,28 @@ local function fits_before(root, limit, info)
     end
 end
 
--- TAH [MAETAH] from off; returns where decoding stopped and whether they fit.
-local function dissect_ta(tvb, root, off, fits, info)
+-- TAH [MAETAH] [IMMETAH] [TVETAH] from off; returns where decoding stopped and
+-- whether they fit. limit: where the payload ends (atomic operands).
+local function dissect_ta(tvb, root, off, fits, info, limit)
     if not fits(off, TAH_LEN, "TAH") then return off, false end
     local ta_op
+    local tv = band(tvb(off + 1, 1):uint(), 0x08) ~= 0
     off, ta_op = add_tah(tvb, root, off)
     info[#info + 1] = ta_opcode_names[ta_op] or string.format("TA 0x%02x", ta_op)
     if ta_has_maetah[ta_op] then
         if not fits(off, MAETAH_LEN, "MAETAH") then return off, false end
         off = add_maetah(tvb, root, off)
+    end
+    if ta_has_immetah[ta_op] then
+        if not fits(off, IMMETAH_LEN, "IMMETAH") then return off, false end
+        off = add_immetah(tvb, root, off)
+    end
+    if tv and not ta_is_answer[ta_op] then
+        if not fits(off, TVETAH_LEN, "TVETAH") then return off, false end
+        off = add_tvetah(tvb, root, off)
+    end
+    if (ta_op == TA_ATOMIC_RESP or (ta_op >= 0x07 and ta_op <= 0x0F)) and limit then
+        add_atomic(tvb, root, ta_op, off, limit)
     end
     return off, true
 end
@@ -426,7 +496,7 @@ local function dissect_ctp(tvb, root, limit, info)
             "CTPH 0x%02x: reserved TPOpcode or no TAH (a CTP packet is a whole operation)", b))
         return 1, false
     end
-    local off, ok = dissect_ta(tvb, root, 1, fits, info)
+    local off, ok = dissect_ta(tvb, root, 1, fits, info, limit)
     if not ok then return off, false end
     info[#info + 1] = string.format("IniRCID=%d IniTASSN=%d", tvb(6, 3):bitfield(4, 20), tvb(3, 2):uint())
     return off, true
@@ -448,7 +518,7 @@ local function dissect_headers(tvb, root, limit, info)
         t:append_text(" (UTPH): " .. kind)
         info[#info + 1] = kind
         if nlp ~= 0 then return off, true end
-        local ta_off, ok = dissect_ta(tvb, root, off, fits, info)
+        local ta_off, ok = dissect_ta(tvb, root, off, fits, info, limit)
         if ok then
             info[#info + 1] = string.format("IniRCID=%d IniTASSN=%d",
                 tvb(off + 5, 3):bitfield(4, 20), tvb(off + 2, 2):uint())
@@ -474,7 +544,7 @@ local function dissect_headers(tvb, root, limit, info)
 
     if op <= 1 then                                 -- data: TAH [MAETAH] payload
         if nlp ~= 0 then return off, true end       -- no TAH: all payload
-        return dissect_ta(tvb, root, off, fits, info)
+        return dissect_ta(tvb, root, off, fits, info, limit)
     end
 
     -- response: RTPH | CETPH | SAETPH | (TAACK), or RTPH | CNPETPH

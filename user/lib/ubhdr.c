@@ -101,7 +101,7 @@ void ub_tah_encode(struct ub_tah *h, const struct ub_tah_fields *f)
 	h->b1 = (uint8_t)(((f->taver & 3) << 6) | ((f->ee & 3) << 4) | (f->tv_en ? 0x08 : 0) |
 			  (f->poison ? 0x04 : 0) | (f->ud_flg ? 0x01 : 0));
 	h->ini_tassn = ub_htons(f->ini_tassn);
-	if (f->opcode == UB_TA_TAACK)
+	if (ub_ta_is_answer(f->opcode))
 		h->b4 = (uint8_t)(((f->rspst & 7) << 5) | (f->rspinfo & 0x1f));
 	else
 		h->b4 = (uint8_t)((f->no_taack ? 0x80 : 0) | ((f->order & 7) << 4) |
@@ -118,11 +118,11 @@ void ub_tah_decode(const struct ub_tah *h, struct ub_tah_fields *f)
 	f->opcode = h->opcode;
 	f->taver = h->b1 >> 6;
 	f->ee = (h->b1 >> 4) & 3;
-	f->tv_en = (h->b1 >> 3) & 1;
+	f->tv_en = (h->b1 >> 3) & 1;	/* an answer's bit 3 is SV: decoded the same */
 	f->poison = (h->b1 >> 2) & 1;
 	f->ud_flg = h->b1 & 1;
 	f->ini_tassn = ub_ntohs(h->ini_tassn);
-	if (h->opcode == UB_TA_TAACK) {
+	if (ub_ta_is_answer(h->opcode)) {
 		f->rspst = h->b4 >> 5;
 		f->rspinfo = h->b4 & 0x1f;
 	} else {
@@ -159,6 +159,39 @@ void ub_maetah_decode(const struct ub_maetah *h, struct ub_maetah_fields *f)
 	f->length = ub_ntohl(h->length);
 }
 
+void ub_immetah_encode(struct ub_immetah *h, const struct ub_immetah_fields *f)
+{
+	h->imm_hi = ub_htonl((uint32_t)(f->imm >> 32));
+	h->imm_lo = ub_htonl((uint32_t)f->imm);
+	h->token_value = ub_htonl(f->token_value);
+	h->msg_len = ub_htonl(f->msg_len);
+}
+
+void ub_immetah_decode(const struct ub_immetah *h, struct ub_immetah_fields *f)
+{
+	f->imm = (uint64_t)ub_ntohl(h->imm_hi) << 32 | ub_ntohl(h->imm_lo);
+	f->token_value = ub_ntohl(h->token_value);
+	f->msg_len = ub_ntohl(h->msg_len);
+}
+
+void ub_put_be64(void *p, uint64_t v)
+{
+	uint8_t *b = p;
+
+	for (int i = 0; i < 8; i++)
+		b[i] = (uint8_t)(v >> (56 - 8 * i));
+}
+
+uint64_t ub_get_be64(const void *p)
+{
+	const uint8_t *b = p;
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = (v << 8) | b[i];
+	return v;
+}
+
 const char *ub_tp_opcode_name(uint8_t op)
 {
 	switch (op) {
@@ -181,9 +214,12 @@ const char *ub_ta_opcode_name(uint8_t op)
 	case UB_TA_WRITE:	return "Write";
 	case UB_TA_WRITE_IMM:	return "WriteImm";
 	case UB_TA_READ:	return "Read";
+	case UB_TA_ATOMIC_CAS:	return "CAS";
+	case UB_TA_ATOMIC_FADD:	return "FAdd";
 	case UB_TA_MESSAGE:	return "Message";
 	case UB_TA_TAACK:	return "TAACK";
 	case UB_TA_READ_RESP:	return "ReadResp";
+	case UB_TA_ATOMIC_RESP:	return "AtomicResp";
 	default:		return "?";
 	}
 }

@@ -110,9 +110,10 @@ void ub_cnpetph_encode(struct ub_cnpetph *h, const struct ub_cnpetph_fields *f);
 void ub_cnpetph_decode(const struct ub_cnpetph *h, struct ub_cnpetph_fields *f);
 
 /*
- * TAH. A TAACK (opcode 0x11) carries RSPST.RSPINFO in byte 4 where other
- * opcodes carry NoTAACK..Alloc: the encoder writes one or the other by
- * opcode, the decoder fills one set and zeroes the other.
+ * TAH. An answer (ATAH: TAACK 0x11, ReadResp 0x12, AtomicResp 0x13) carries
+ * RSPST.RSPINFO in byte 4 where requests carry NoTAACK..Alloc: the encoder
+ * writes one or the other by opcode, the decoder fills one set and zeroes
+ * the other.
  */
 struct ub_tah_fields {
 	uint8_t opcode;
@@ -147,6 +148,30 @@ struct ub_maetah_fields {
 
 void ub_maetah_encode(struct ub_maetah *h, const struct ub_maetah_fields *f);
 void ub_maetah_decode(const struct ub_maetah *h, struct ub_maetah_fields *f);
+
+/* IMMETAH */
+struct ub_immetah_fields {
+	uint64_t imm;
+	uint32_t token_value;	/* Write with immediate: Immediate_TokenValue */
+	uint32_t msg_len;	/* Write with immediate: the Write's total length */
+};
+
+void ub_immetah_encode(struct ub_immetah *h, const struct ub_immetah_fields *f);
+void ub_immetah_decode(const struct ub_immetah *h, struct ub_immetah_fields *f);
+
+/* TVETAH: one big-endian word, the token value. */
+static inline void ub_tvetah_encode(struct ub_tvetah *h, uint32_t token_value)
+{
+	h->token_value = ub_htonl(token_value);
+}
+static inline uint32_t ub_tvetah_decode(const struct ub_tvetah *h)
+{
+	return ub_ntohl(h->token_value);
+}
+
+/* Big-endian 64-bit words (atomic operands, docs/WIRE.md §4.5). */
+void ub_put_be64(void *p, uint64_t v);
+uint64_t ub_get_be64(const void *p);
 
 const char *ub_tp_opcode_name(uint8_t op);	/* "RTP", "TPACK", ...; "?" if invalid */
 const char *ub_ta_opcode_name(uint8_t op);

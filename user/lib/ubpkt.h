@@ -4,7 +4,7 @@
  * emulated UB port (§5). Pure logic on caller buffers, no I/O and no
  * allocation, so tests and fuzzers can drive it directly.
  *
- *   UBoE:   Eth | [802.1Q] | IPv4/IPv6 | UDP 4792 | TPH | [ETPHs] | [TAH [MAETAH]] | payload | ICRC
+ *   UBoE:   Eth | [802.1Q] | IPv4/IPv6 | UDP 4792 | TPH | [ETPHs] | [TAH [MAETAH] [IMMETAH] [TVETAH]] | payload | ICRC
  *   native: Eth(0x88B5) | LPH | NTH | IPv4/IPv6 | UDP 4792 | ... the same ... | ICRC
  */
 #ifndef UBXDP_UBPKT_H
@@ -67,6 +67,10 @@ struct ub_pkt_spec {
 	struct ub_tah_fields tah;
 	bool has_maetah;
 	struct ub_maetah_fields maetah;
+	bool has_immetah;
+	struct ub_immetah_fields immetah;
+	bool has_tvetah;		/* set tah.tv_en with it */
+	uint32_t tvetah;		/* its token value */
 
 	const void *payload;		/* NULL: payload_len zero bytes */
 	size_t payload_len;
@@ -185,6 +189,10 @@ struct ub_view {
 	struct ub_tah_fields ta;
 	const struct ub_maetah *maetah;
 	struct ub_maetah_fields mae;
+	const struct ub_immetah *immetah;	/* Send/Write with immediate */
+	struct ub_immetah_fields imm;
+	const struct ub_tvetah *tvetah;		/* TAH TV_EN (requests) */
+	uint32_t token_value;
 
 	const uint8_t *payload;
 	size_t payload_len;

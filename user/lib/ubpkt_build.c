@@ -47,6 +47,10 @@ static size_t ub_body_len(const struct ub_pkt_spec *s)
 		n += sizeof(struct ub_tah);
 	if (s->has_maetah)
 		n += sizeof(struct ub_maetah);
+	if (s->has_immetah)
+		n += sizeof(struct ub_immetah);
+	if (s->has_tvetah)
+		n += sizeof(struct ub_tvetah);
 	return n + s->payload_len;
 }
 
@@ -140,6 +144,14 @@ static void put_ip_packet(const struct ub_pkt_spec *s, uint8_t *p, size_t ip_len
 	if (s->has_maetah) {
 		ub_maetah_encode((struct ub_maetah *)q, &s->maetah);
 		q += sizeof(struct ub_maetah);
+	}
+	if (s->has_immetah) {
+		ub_immetah_encode((struct ub_immetah *)q, &s->immetah);
+		q += sizeof(struct ub_immetah);
+	}
+	if (s->has_tvetah) {
+		ub_tvetah_encode((struct ub_tvetah *)q, s->tvetah);
+		q += sizeof(struct ub_tvetah);
 	}
 	if (s->payload)
 		memcpy(q, s->payload, s->payload_len);

@@ -161,6 +161,18 @@ static enum ub_parse_err parse_ub(struct ub_view *v, const uint8_t *p, const uin
 			ub_maetah_decode(v->maetah, &v->mae);
 			p += sizeof(struct ub_maetah);
 		}
+		if (ub_ta_has_immetah(v->ta.opcode)) {
+			NEED(sizeof(struct ub_immetah));
+			v->immetah = (const struct ub_immetah *)p;
+			ub_immetah_decode(v->immetah, &v->imm);
+			p += sizeof(struct ub_immetah);
+		}
+		if (ub_tah_has_tvetah(v->tah)) {
+			NEED(sizeof(struct ub_tvetah));
+			v->tvetah = (const struct ub_tvetah *)p;
+			v->token_value = ub_tvetah_decode(v->tvetah);
+			p += sizeof(struct ub_tvetah);
+		}
 	}
 #undef NEED
 	v->payload = p;
@@ -318,6 +330,20 @@ enum ub_parse_err ub_parse_frame_ctp(const void *buf, size_t len, uint16_t ub_et
 		v->maetah = (const struct ub_maetah *)p;
 		ub_maetah_decode(v->maetah, &v->mae);
 		p += sizeof(struct ub_maetah);
+	}
+	if (ub_ta_has_immetah(v->ta.opcode)) {
+		if ((size_t)(end - p) < sizeof(struct ub_immetah))
+			return UB_PARSE_HDR_OVERRUN;
+		v->immetah = (const struct ub_immetah *)p;
+		ub_immetah_decode(v->immetah, &v->imm);
+		p += sizeof(struct ub_immetah);
+	}
+	if (ub_tah_has_tvetah(v->tah)) {
+		if ((size_t)(end - p) < sizeof(struct ub_tvetah))
+			return UB_PARSE_HDR_OVERRUN;
+		v->tvetah = (const struct ub_tvetah *)p;
+		v->token_value = ub_tvetah_decode(v->tvetah);
+		p += sizeof(struct ub_tvetah);
 	}
 payload:
 	v->payload = p;

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * tpsim: two UB transport endpoints over the simulated link, from the command
- * line. Runs Sends, Writes or Reads between them in simulated time, prints a
+ * line. Runs Sends, Writes or Reads (Sends and Writes with immediate, FADDs)
+ * between them in simulated time, prints a
  * summary, and with --dump every UBoE frame put on the link (hex), so that
  * an independent decoder (tests/golden/check_tpsim.py, scapy) can check what
  * the core sends.
  *
  *   tpsim [--mode rtp-sr|rtp-gbn|rtp-gbn-fast|utp|ctp] [--ta rol|roi|rot]
- *         [--op send|write|read] [--msgs N] [--size BYTES] [--mtu BYTES]
+ *         [--op send|write|read|send-imm|write-imm|fadd] [--msgs N] [--size BYTES]
+ *         [--mtu BYTES]
  *         [--loss P] [--ack-loss P] [--seed N] [--wrap] [--dump]
  *
  * Exit status: 0 when every operation completed successfully, 1 when not,
@@ -33,11 +35,11 @@ static uint8_t content(uint64_t a)
 struct run {
 	struct tp_ep *ep[2];
 	struct tp_chan *ch[2];
-	uint32_t msgs, size, posted, done, ok, recvd;
-	int op;			/* 0 send, 1 write, 2 read */
+	uint32_t msgs, size, posted, done, ok, recvd, imms;
+	int op;			/* OP_* below */
 	uint8_t *src, *dst, *region, *rbuf;
 	uint64_t region_va;
-	uint32_t token;
+	struct tp_rkey token;
 	bool dump;
 };
 
@@ -53,18 +55,38 @@ static void trace(void *ctx, int from, const uint8_t *f, size_t len, bool lost)
 	printf("\n");
 }
 
+enum { OP_SEND, OP_WRITE, OP_READ, OP_SEND_IMM, OP_WRITE_IMM, OP_FADD };
+static const char *const op_names[] = { "send", "write", "read", "send-imm", "write-imm", "fadd" };
+
+/* Message i: Sends and Writes from src + i x size; with immediate, imm = i;
+ * FADD i adds i + 1 to the word at the region + i x size (the original
+ * value to dst + i x size). */
 static int post(struct run *r)
 {
 	uint32_t i = r->posted;
 	size_t off = (size_t)i * r->size;
+	struct tp_sge sge = { .addr = r->src + off, .len = r->size };
+	struct tp_wr wr = { .wr_id = i, .sge = &sge, .num_sge = 1, .imm = i,
+			    .remote_va = r->region_va + off, .rkey = r->token };
 
 	switch (r->op) {
-	case 0:
+	case OP_SEND:
 		return tp_post_send(r->ch[0], r->src + off, r->size, i);
-	case 1:
+	case OP_WRITE:
 		return tp_post_write(r->ch[0], r->src + off, r->size, r->region_va + off, r->token, i);
-	default:
+	case OP_READ:
 		return tp_post_read(r->ch[0], r->dst + off, r->size, r->region_va + off, r->token, i);
+	case OP_SEND_IMM:
+		wr.opcode = TP_OP_SEND_IMM;
+		return tp_post(r->ch[0], &wr);
+	case OP_WRITE_IMM:
+		wr.opcode = TP_OP_WRITE_IMM;
+		return tp_post(r->ch[0], &wr);
+	default:
+		wr.opcode = TP_OP_FADD;
+		wr.add = i + 1;
+		sge = (struct tp_sge){ .addr = r->dst + off, .len = 8 };
+		return tp_post(r->ch[0], &wr);
 	}
 }
 
@@ -77,9 +99,11 @@ static bool step(void *ctx)
 		while (tp_ep_poll(r->ep[i], &ev)) {
 			if (ev.type == TP_EV_RECV) {
 				r->recvd++;
+				/* in order: message k brings imm k */
+				r->imms += (ev.flags & TP_EVF_IMM) && ev.imm == r->imms;
 				tp_post_recv(r->ch[1], r->rbuf + ev.wr_id * r->size, r->size, ev.wr_id);
 			} else if (ev.type == TP_EV_SEND_DONE || ev.type == TP_EV_WRITE_DONE ||
-				   ev.type == TP_EV_READ_DONE) {
+				   ev.type == TP_EV_READ_DONE || ev.type == TP_EV_ATOMIC_DONE) {
 				r->done++;
 				r->ok += ev.status == TP_ST_OK;
 			} else if (ev.type == TP_EV_CHAN_ERROR) {
@@ -89,13 +113,16 @@ static bool step(void *ctx)
 		}
 	while (r->posted < r->msgs && r->posted - r->done < 8 && !post(r))
 		r->posted++;
-	return r->done == r->msgs;
+	/* With immediate: until every completion with its immediate arrived. */
+	return r->done == r->msgs &&
+	       ((r->op != OP_SEND_IMM && r->op != OP_WRITE_IMM) || r->recvd == r->msgs);
 }
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: tpsim [--mode rtp-sr|rtp-gbn|rtp-gbn-fast|utp|ctp] [--ta rol|roi|rot]\n"
-		   "             [--op send|write|read] [--msgs N] [--size BYTES] [--mtu BYTES]\n"
+		   "             [--op send|write|read|send-imm|write-imm|fadd] [--msgs N]\n"
+		   "             [--size BYTES] [--mtu BYTES]\n"
 		   "             [--loss P] [--ack-loss P] [--seed N] [--wrap] [--dump]\n");
 }
 
@@ -143,8 +170,10 @@ int main(int argc, char **argv)
 				return bad("transaction mode", optarg);
 			break;
 		case 'o':
-			r.op = !strcmp(optarg, "send") ? 0 : !strcmp(optarg, "write") ? 1 :
-			       !strcmp(optarg, "read") ? 2 : -1;
+			r.op = -1;
+			for (int k = 0; k <= OP_FADD; k++)
+				if (!strcmp(optarg, op_names[k]))
+					r.op = k;
 			if (r.op < 0)
 				return bad("op", optarg);
 			break;
@@ -186,7 +215,12 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (cc.mode == TP_MODE_UTP && (r.op || r.size > (cc.mtu ? cc.mtu : 1024))) {
+	if (r.op == OP_FADD && (r.size < 8 || r.size % 8)) {
+		fprintf(stderr, "tpsim: fadd needs --size a multiple of 8 (a word per message)\n");
+		return 2;
+	}
+	if (cc.mode == TP_MODE_UTP && ((r.op != OP_SEND && r.op != OP_SEND_IMM) ||
+				       r.size > (cc.mtu ? cc.mtu : 1024))) {
 		fprintf(stderr, "tpsim: utp carries Sends only, each in one packet (--size at most --mtu)\n");
 		return 2;
 	}
@@ -206,7 +240,7 @@ int main(int argc, char **argv)
 	r.region_va = (uint64_t)(uintptr_t)r.region;
 	for (size_t i = 0; i < (size_t)r.msgs * r.size; i++) {
 		r.src[i] = content(r.region_va + i);
-		r.region[i] = r.op == 2 ? content(r.region_va + i) : 0;
+		r.region[i] = r.op == OP_READ ? content(r.region_va + i) : 0;
 	}
 	for (int i = 0; i < 2; i++) {
 		struct tp_ep_config ec = { .seed = sc.seed * 2 + (uint64_t)i };
@@ -249,13 +283,24 @@ int main(int argc, char **argv)
 	fprintf(r.dump ? stderr : stdout,
 		"tpsim: %s %s, %u/%u operations ok, %.1f us simulated, %llu packets, "
 		"retransmitted rto %llu nak %llu sack %llu mark %llu\n",
-		tp_mode_name(cc.mode), r.op == 0 ? "send" : r.op == 1 ? "write" : "read",
+		tp_mode_name(cc.mode), op_names[r.op],
 		r.ok, r.msgs, (double)tp_sim_now(sim) / 1000, (unsigned long long)st.tx_data,
 		(unsigned long long)st.rtx_rto, (unsigned long long)st.rtx_nak,
 		(unsigned long long)st.rtx_sack, (unsigned long long)st.rtx_mark);
-	if (r.op == 1 && memcmp(r.region, r.src, (size_t)r.msgs * r.size))
+	if ((r.op == OP_WRITE || r.op == OP_WRITE_IMM) &&
+	    memcmp(r.region, r.src, (size_t)r.msgs * r.size))
 		finished = false;
-	if (r.op == 2 && memcmp(r.dst, r.region, (size_t)r.msgs * r.size))
+	if (r.op == OP_READ && memcmp(r.dst, r.region, (size_t)r.msgs * r.size))
+		finished = false;
+	for (uint32_t i = 0; r.op == OP_FADD && i < r.msgs; i++) {
+		uint64_t w, orig;
+
+		memcpy(&w, r.region + (size_t)i * r.size, 8);
+		memcpy(&orig, r.dst + (size_t)i * r.size, 8);
+		if (w != (uint64_t)i + 1 || orig)
+			finished = false;	/* each added once, to 0 */
+	}
+	if ((r.op == OP_SEND_IMM || r.op == OP_WRITE_IMM) && r.imms != r.msgs)
 		finished = false;
 	tp_sim_destroy(sim);
 	tp_ep_destroy(r.ep[0]);

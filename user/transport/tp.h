@@ -10,7 +10,9 @@
  *   - the time                  every call takes `now` in nanoseconds, any
  *                                              monotonic origin
  *   - timer ticks               tp_ep_tick() no later than tp_ep_next_deadline()
- *   - requests                  tp_post_send/recv/write/read()
+ *   - requests                  tp_post() (every URMA operation, SGE lists),
+ *                                             tp_post_recv_sge(); the single-buffer
+ *                                             tp_post_send/recv/write/read()
  * and drains:
  *   - packets to transmit       tp_ep_tx()   (pull: the core writes the next TP
  *                                             packet into the caller's buffer;
@@ -41,9 +43,26 @@
  * its VL}.
  *
  * Wire layouts: docs/WIRE.md §3-§4, encoded with user/lib/ubhdr.h. Data packets
- * are TPH | TAH | [MAETAH on every packet of a Write, on a Read request] | payload;
- * responses are TPH | [SAETPH] | [TAH = TAACK, ROL only]. NLP is 0 when a
- * TAH follows and TP_NLP_NONE ([chosen]) when nothing does.
+ * are TPH | TAH | [MAETAH: every packet of a Write, a Read or atomic request] |
+ * [IMMETAH: the last packet of a Send or Write with immediate] | [TVETAH:
+ * every memory access, TAH TV_EN] | payload; responses are TPH | [SAETPH] |
+ * [TAH = TAACK, ROL only]. NLP is 0 when a TAH follows and TP_NLP_NONE
+ * ([chosen]) when nothing does.
+ *
+ * URMA (openEuler liburma) on this core, what user/urma builds on:
+ *   urma_register_seg     tp_mr_register(): TokenID (20 bits, random),
+ *                         token value (urma_token_t), access flags
+ *   urma_post_jfs_wr      tp_post(): Send, Write (with immediate), Read,
+ *                         CAS, FADD; SGE lists; inline; fence
+ *   urma_post_jfr_wr      tp_post_recv_sge()
+ *   urma_poll_jfc         tp_ep_poll(): struct tp_event (imm, source jetty)
+ * Ordering: an RTP channel delivers its packets in order and its target
+ * executes operations in posting order; completions are reported in posting
+ * order (initiator) and in arrival order (target), so URMA's strong order
+ * (SO), relaxed order and completion order hold on one channel without
+ * anything on the wire. TP_WR_FENCE holds an operation (and everything after
+ * it) until every earlier Read and atomic of the channel was answered
+ * (UB 2.0 §7.3.2.2). UTP orders nothing; CTP relies on a per-flow link.
  */
 #ifndef UBXDP_TP_H
 #define UBXDP_TP_H
@@ -55,7 +74,9 @@
 #define TP_PSN_MASK		0xffffffu
 #define TP_PSN_HALF		0x800000u	/* window must stay below this */
 #define TP_NLP_NONE		1		/* [chosen] NLP: no TAH follows */
-#define TP_HDR_MAX		(16 + 8 + 4 + 128 + 8 + 16)	/* worst-case TP headers */
+/* Worst-case TP headers: a TPSACK-CC with a 1024-bit bitmap and a TAACK
+ * (data: TPH | TAH | MAETAH | IMMETAH | TVETAH, 60 bytes, is less). */
+#define TP_HDR_MAX		(16 + 8 + 4 + 128 + 8 + 16)
 #define TP_CTP_RCID_MAX		0xfffffu	/* CTP, UTP: a channel's TPN is its IniRCID (20 bits) */
 
 struct tp_ep;
@@ -92,7 +113,11 @@ enum tp_rto_mode {
 struct tp_ep_config {
 	uint64_t seed;		/* RNG seed: initial PSNs (reproducible runs) */
 	uint32_t max_chans;	/* 0: 64 */
-	uint32_t max_mrs;	/* registered regions; 0: 64 */
+	uint32_t max_mrs;	/* registered regions, at most TP_MRS_MAX; 0: 4096 */
+	/* TokenIDs and tp_mr_reg()'s token values: 0 draws them from
+	 * getrandom() (unpredictable: the default); else from this seed
+	 * (reproducible tests). Never from `seed`, which is no secret. */
+	uint64_t token_seed;
 };
 
 /*
@@ -196,20 +221,137 @@ void *tp_chan_user(const struct tp_chan *ch);
 
 /* ---- registered memory -------------------------------------------------- */
 
-/* Register [addr, addr+len) for remote Write/Read; VA = (uintptr_t)addr. */
-int tp_mr_reg(struct tp_ep *ep, void *addr, size_t len, uint32_t *token_id);
+/*
+ * A registered region (URMA's segment) is named on the wire by its TokenID
+ * (20 bits, MAETAH) and checked against its token value (32 bits, TVETAH;
+ * urma_token_t) and its access flags. TokenIDs are drawn at random (see
+ * tp_ep_config.token_seed) among the 2^20 - 1 non-zero values, never reused
+ * while registered: a peer cannot guess one from another. A remote access
+ * with an unknown TokenID, a wrong token value, outside the region or not
+ * allowed by its flags touches nothing: it is counted (ta_bad_*) and answered
+ * completer error with TP_RSPINFO_* saying why.
+ */
+#define TP_TOKEN_ID_MAX		0xfffffu	/* TokenIDs: 1 .. 2^20 - 1 */
+#define TP_MRS_MAX		(1u << 18)	/* tp_ep_config.max_mrs at most */
+
+/* Access flags: URMA_ACCESS_* values. READ, WRITE, ATOMIC: what a peer may do
+ * (each checked on its own); LOCAL_ONLY (or 0): no remote access at all. */
+#define TP_ACCESS_LOCAL_ONLY	(1u << 0)
+#define TP_ACCESS_READ		(1u << 1)
+#define TP_ACCESS_WRITE		(1u << 2)
+#define TP_ACCESS_ATOMIC	(1u << 3)
+#define TP_ACCESS_REMOTE_ALL	(TP_ACCESS_READ | TP_ACCESS_WRITE | TP_ACCESS_ATOMIC)
+
+/* What an initiator names a remote region by (an imported URMA segment). */
+struct tp_rkey {
+	uint32_t token_id;
+	uint32_t token_value;
+};
+
+struct tp_mr_cfg {
+	void *addr;		/* VA = (uintptr_t)addr */
+	size_t len;		/* > 0; any size (1 GiB and more) */
+	uint32_t access;	/* TP_ACCESS_* */
+	uint32_t token_value;	/* urma_token_t.token */
+	bool token_none;	/* URMA_TOKEN_NONE: the token value is not checked
+				 * (TokenID, range and access still are) */
+};
+
+/* 0 with *token_id set, or -errno: EINVAL (no addr or len, unknown access
+ * bits), ENOSPC (max_mrs regions registered), ENOMEM. */
+int tp_mr_register(struct tp_ep *ep, const struct tp_mr_cfg *cfg, uint32_t *token_id);
+/* Shorthand: remote read, write and atomic access and a random token value;
+ * *key is what the peer needs (send it over, e.g. in a hello's app bytes). */
+int tp_mr_reg(struct tp_ep *ep, void *addr, size_t len, struct tp_rkey *key);
 int tp_mr_dereg(struct tp_ep *ep, uint32_t token_id);
 /* Test hook: a non-resident region answers Write/Read with a page fault. */
 int tp_mr_set_resident(struct tp_ep *ep, uint32_t token_id, bool resident);
+/* Regions registered now. */
+uint32_t tp_mr_count(const struct tp_ep *ep);
 
 /* ---- requests (0 or -errno: EAGAIN queue full, ENOTCONN, EMSGSIZE, EIO failed) */
 
+#define TP_MAX_SGE		16	/* segments of one request or receive buffer */
+#define TP_INLINE_MAX		256	/* TP_WR_INLINE: payload bytes copied at post */
+#define TP_ATOMIC_LEN		8	/* CAS, FADD: one 8-byte aligned word */
+
+/* One segment of a gather or scatter list (urma_sge_t: addr, len). */
+struct tp_sge {
+	void *addr;
+	uint32_t len;
+};
+
+enum tp_opcode {
+	TP_OP_SEND = 0,		/* TAOpcode 0x00 */
+	TP_OP_SEND_IMM,		/* 0x01 on the last packet: the imm lands in the
+				 * target's TP_EV_RECV */
+	TP_OP_WRITE,		/* 0x03 */
+	TP_OP_WRITE_IMM,	/* 0x03, the last packet 0x04: the data lands in
+				 * the region AND consumes a posted receive
+				 * (nothing written into it), completed with the
+				 * imm and the Write's length; no receive posted:
+				 * RNR, as for a Send */
+	TP_OP_READ,		/* 0x06 */
+	TP_OP_CAS,		/* 0x07 Atomic_compare_swap */
+	TP_OP_FADD,		/* 0x0B Atomic_fetch_add */
+};
+
+/* tp_wr.flags */
+#define TP_WR_INLINE	(1u << 0)	/* copy the payload (<= TP_INLINE_MAX) at post
+					 * time: the buffers may be reused at once */
+#define TP_WR_FENCE	(1u << 1)	/* start only once every earlier Read and atomic
+					 * of the channel was answered (UB 2.0 §7.3.2.2) */
+#define TP_WR_SO	(1u << 2)	/* strong order: accepted; an RTP channel executes
+					 * in posting order anyway (tp.h above) */
+
+struct tp_wr {
+	enum tp_opcode opcode;
+	uint32_t flags;			/* TP_WR_* */
+	uint64_t wr_id;
+	/* Send, Write: the payload, gathered in order; Read: scattered into, in
+	 * order; CAS, FADD: one segment of >= 8 bytes that receives the
+	 * original value (native byte order). At most TP_MAX_SGE; 0 with no
+	 * payload. */
+	const struct tp_sge *sge;
+	uint32_t num_sge;
+	/* Write, Read, CAS, FADD: the remote region */
+	uint64_t remote_va;		/* CAS, FADD: 8-byte aligned */
+	struct tp_rkey rkey;
+	uint64_t imm;			/* SEND_IMM, WRITE_IMM (urma imm_data) */
+	uint64_t swap, compare;		/* CAS: if *va == compare then *va = swap */
+	uint64_t add;			/* FADD: *va += add */
+};
+
+/*
+ * Post any operation. 0, or -errno: EINVAL (a bad opcode or flag, an SGE
+ * list longer than TP_MAX_SGE or with a segment without an address, a
+ * CAS/FADD without one result segment of 8 bytes or more, TP_WR_INLINE on a
+ * Read or atomic), EMSGSIZE (TP_WR_INLINE over TP_INLINE_MAX, a CTP/UTP
+ * message over the MTU, an atomic on an MTU under 16), EOPNOTSUPP (memory
+ * operations on UTP), EAGAIN, ENOTCONN, EIO, ENOMEM. The SGE list itself is
+ * copied at post time; the memory it points to is read (Send, Write) when
+ * each packet leaves, unless TP_WR_INLINE, and must stay valid until the
+ * completion. A misaligned CAS/FADD is the target's to refuse
+ * (TP_RSPINFO_ALIGN), as are the region checks.
+ *
+ * Completions (tp_ep_poll): the initiator's TP_EV_SEND_DONE, _WRITE_DONE,
+ * _READ_DONE (len: bytes that landed), _ATOMIC_DONE (len 8: the original
+ * value is in sge[0]), with opcode; the target's TP_EV_RECV (Send, Send and
+ * Write with immediate: opcode, TP_EVF_IMM, imm, src_id). In posting order
+ * per channel on each side.
+ */
+int tp_post(struct tp_chan *ch, const struct tp_wr *wr);
+/* A receive buffer made of num_sge (<= TP_MAX_SGE) segments, filled in order. */
+int tp_post_recv_sge(struct tp_chan *ch, const struct tp_sge *sge, uint32_t num_sge,
+		     uint64_t wr_id);
+
+/* Single-buffer shorthands of tp_post() / tp_post_recv_sge(). */
 int tp_post_send(struct tp_chan *ch, const void *buf, size_t len, uint64_t wr_id);
 int tp_post_recv(struct tp_chan *ch, void *buf, size_t cap, uint64_t wr_id);
 int tp_post_write(struct tp_chan *ch, const void *buf, size_t len,
-		  uint64_t remote_va, uint32_t token_id, uint64_t wr_id);
+		  uint64_t remote_va, struct tp_rkey rkey, uint64_t wr_id);
 int tp_post_read(struct tp_chan *ch, void *buf, size_t len,
-		 uint64_t remote_va, uint32_t token_id, uint64_t wr_id);
+		 uint64_t remote_va, struct tp_rkey rkey, uint64_t wr_id);
 /* manual_taack: answer a TP_EV_RECV (by its tassn) with a TP_ST_* status. */
 int tp_recv_answer(struct tp_chan *ch, uint16_t tassn, int status);
 
@@ -280,7 +422,7 @@ enum tp_status {
 	TP_ST_OK = 0,
 	TP_ST_RNR,		/* receiver not ready, retries exhausted */
 	TP_ST_PAGE_FAULT,	/* target region not resident, retries exhausted */
-	TP_ST_COMPLETER_ERR,	/* bad token/range, message too big */
+	TP_ST_COMPLETER_ERR,	/* bad token/range/access, message too big (rspinfo) */
 	TP_ST_RETRY_EXCEEDED,	/* transport retry limit: channel failed */
 	TP_ST_FLUSHED,		/* channel failed or destroyed before completion */
 	TP_ST_TIMEOUT,		/* CTP: no answer within ta_timeout_ns */
@@ -293,7 +435,10 @@ enum tp_event_type {
 	TP_EV_RECV,		/* target: a Send landed in a posted buffer */
 	TP_EV_RECV_FLUSHED,	/* target: a posted buffer returned unused */
 	TP_EV_CHAN_ERROR,	/* the channel failed (status says why) */
+	TP_EV_ATOMIC_DONE,	/* initiator: a CAS or FADD completed (opcode) */
 };
+
+#define TP_EVF_IMM	(1u << 0)	/* tp_event.imm is valid */
 
 struct tp_event {
 	enum tp_event_type type;
@@ -301,9 +446,17 @@ struct tp_event {
 	struct tp_chan *chan;
 	void *user;		/* the channel's cfg.user */
 	uint64_t wr_id;
-	size_t len;		/* bytes received (TP_EV_RECV) or transferred */
+	size_t len;		/* bytes received (TP_EV_RECV; Write with immediate:
+				 * the Write's length, nothing in the buffer) or
+				 * transferred (CAS, FADD: 8) */
 	uint16_t tassn;
 	uint8_t rspinfo;	/* the answer's RSPINFO: TP_RSPINFO_* for completer errors */
+	uint8_t opcode;		/* enum tp_opcode of the operation (TP_EV_RECV: SEND,
+				 * SEND_IMM or WRITE_IMM) */
+	uint32_t flags;		/* TP_EVF_* */
+	uint64_t imm;		/* TP_EVF_IMM: the immediate data */
+	uint32_t src_id;	/* TP_EV_RECV: the sending channel (jetty): the peer's
+				 * TPN (RTP) or the TAH's IniRCID (UTP, CTP) */
 };
 
 /*
@@ -314,6 +467,10 @@ struct tp_event {
 #define TP_RSPINFO_RANGE	2	/* outside the registered region */
 #define TP_RSPINFO_TOO_LONG	3	/* longer than the posted buffer / MAETAH Length */
 #define TP_RSPINFO_PROTOCOL	4	/* transaction headers out of sequence */
+#define TP_RSPINFO_TOKEN_VALUE	5	/* wrong token value (or none: TV_EN 0) */
+#define TP_RSPINFO_ACCESS	6	/* the region's access flags forbid it */
+#define TP_RSPINFO_ALIGN	7	/* atomic: VA not 8-byte aligned */
+#define TP_RSPINFO_UNSUPPORTED	8	/* atomic: MAETAH Length not 8, operands missing */
 
 /* Pop one event; false when none. */
 bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
@@ -362,7 +519,14 @@ bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
 	X(rx_ctp,		"CTP packets received")				\
 	X(ta_timeout,		"CTP operations failed by the transaction timeout") \
 	X(msgs_delivered,	"messages delivered to the transaction layer")	\
-	X(bytes_delivered,	"payload bytes delivered in order")
+	X(bytes_delivered,	"payload bytes delivered in order")		\
+	X(ta_bad_token_id,	"remote accesses refused: no region with that TokenID") \
+	X(ta_bad_token_value,	"remote accesses refused: wrong or missing token value") \
+	X(ta_bad_range,		"remote accesses refused: outside the region")	\
+	X(ta_bad_access,	"remote accesses refused: not allowed by the region's access flags") \
+	X(ta_bad_align,		"atomics refused: misaligned or not 8 bytes")	\
+	X(ta_atomic,		"atomics executed (CAS, FADD)")			\
+	X(ta_imm,		"completions with immediate data delivered")
 
 #define TP_STAT_FIELD(name, text) uint64_t name;
 struct tp_stats {

@@ -113,7 +113,7 @@ enum tp_rx_verdict tp_ctp_rx(struct tp_ep *ep, uint64_t now, const void *pkt, si
 		ep->gone.rx_malformed++;
 		return TP_RX_DROP;
 	}
-	answer = p.tah.opcode == UB_TA_TAACK || p.tah.opcode == UB_TA_READ_RESP;
+	answer = ub_ta_is_answer(p.tah.opcode);
 	ch = find_ctx(ep, p.tah.ini_rcid, answer, meta);
 	if (!ch) {
 		ep->gone.rx_unknown_tpn++;

@@ -29,13 +29,18 @@ struct tp_ep *tp_ep_create(const struct tp_ep_config *cfg)
 	if (!ep->cfg.max_chans)
 		ep->cfg.max_chans = 64;
 	if (!ep->cfg.max_mrs)
-		ep->cfg.max_mrs = 64;
+		ep->cfg.max_mrs = 4096;
+	if (ep->cfg.max_mrs > TP_MRS_MAX) {
+		free(ep);
+		errno = EINVAL;
+		return NULL;
+	}
 	ep->rng = cfg->seed;
+	ep->tok_rng = cfg->token_seed;
 	ep->chans = calloc(ep->cfg.max_chans, sizeof(*ep->chans));
-	ep->mrs = calloc(ep->cfg.max_mrs, sizeof(*ep->mrs));
 	ep->ev_cap = 256;
 	ep->evq = calloc(ep->ev_cap, sizeof(*ep->evq));
-	if (!ep->chans || !ep->mrs || !ep->evq) {
+	if (!ep->chans || !ep->evq) {
 		tp_ep_destroy(ep);
 		errno = ENOMEM;
 		return NULL;
@@ -50,7 +55,7 @@ void tp_ep_destroy(struct tp_ep *ep)
 	while (ep->chans && ep->nchans)
 		tp_chan_destroy(ep->chans[0]);
 	free(ep->chans);
-	free(ep->mrs);
+	tp_mr_free(ep);
 	free(ep->evq);
 	free(ep);
 }
@@ -197,6 +202,12 @@ void tp_chan_destroy(struct tp_chan *ch)
 			ep->chans[ep->nchans] = NULL;
 			break;
 		}
+	for (uint32_t i = ch->sq_head; i != ch->sq_tail; i = (i + 1) % ch->sq_cap)
+		tp_op_free(&ch->sq[i]);
+	for (uint32_t i = ch->rq_head; i != ch->rq_tail; i = (i + 1) % ch->rq_cap)
+		tp_rb_free(&ch->rq[i]);
+	if (ch->rx.have_recv)
+		tp_rb_free(&ch->rx.rb);
 	free(ch->sq);
 	free(ch->win);
 	free(ch->rq);
@@ -225,49 +236,7 @@ int tp_chan_connect(struct tp_chan *ch, uint32_t peer_tpn, uint32_t peer_init_ps
 	return 0;
 }
 
-/* ---- registered memory -------------------------------------------------- */
-
-int tp_mr_reg(struct tp_ep *ep, void *addr, size_t len, uint32_t *token_id)
-{
-	if (!addr || !len)
-		return -EINVAL;
-	/* Token 0 is never handed out, so a zeroed MAETAH never matches. */
-	for (uint32_t i = 0; i < ep->cfg.max_mrs; i++)
-		if (!ep->mrs[i].used) {
-			ep->mrs[i] = (struct tp_mr){ .used = true, .resident = true,
-						     .addr = addr, .len = len };
-			*token_id = i + 1;
-			return 0;
-		}
-	return -ENOSPC;
-}
-
-struct tp_mr *tp_mr_find(struct tp_ep *ep, uint32_t token)
-{
-	if (!token || token > ep->cfg.max_mrs || !ep->mrs[token - 1].used)
-		return NULL;
-	return &ep->mrs[token - 1];
-}
-
-int tp_mr_dereg(struct tp_ep *ep, uint32_t token_id)
-{
-	struct tp_mr *mr = tp_mr_find(ep, token_id);
-
-	if (!mr)
-		return -ENOENT;
-	mr->used = false;
-	return 0;
-}
-
-int tp_mr_set_resident(struct tp_ep *ep, uint32_t token_id, bool resident)
-{
-	struct tp_mr *mr = tp_mr_find(ep, token_id);
-
-	if (!mr)
-		return -ENOENT;
-	mr->resident = resident;
-	return 0;
-}
+/* Registered memory: tp_mr.c. */
 
 /* ---- requests ---------------------------------------------------------- */
 
@@ -288,89 +257,242 @@ static int post_check(struct tp_chan *ch, size_t len)
 	return 0;
 }
 
-static struct tp_op *post_op(struct tp_chan *ch, uint8_t kind, const void *src, size_t len,
-			     uint64_t wr_id)
-{
-	struct tp_op *op = tp_sq_push(ch);
+/* ---- scatter/gather --------------------------------------------------------- */
 
+void tp_sge_out(const struct tp_sge *sge, uint32_t n, size_t off, uint8_t *dst, size_t len)
+{
+	for (uint32_t i = 0; i < n && len; i++) {
+		size_t k;
+
+		if (off >= sge[i].len) {
+			off -= sge[i].len;
+			continue;
+		}
+		k = sge[i].len - off < len ? sge[i].len - off : len;
+		memcpy(dst, (const uint8_t *)sge[i].addr + off, k);
+		dst += k;
+		len -= k;
+		off = 0;
+	}
+}
+
+void tp_sge_in(const struct tp_sge *sge, uint32_t n, size_t off, const uint8_t *src, size_t len)
+{
+	for (uint32_t i = 0; i < n && len; i++) {
+		size_t k;
+
+		if (off >= sge[i].len) {
+			off -= sge[i].len;
+			continue;
+		}
+		k = sge[i].len - off < len ? sge[i].len - off : len;
+		memcpy((uint8_t *)sge[i].addr + off, src, k);
+		src += k;
+		len -= k;
+		off = 0;
+	}
+}
+
+void tp_rb_free(struct tp_recvbuf *rb)
+{
+	free(rb->sgev);
+	rb->sgev = NULL;
+	rb->nsge = 0;
+}
+
+void tp_op_free(struct tp_op *op)
+{
+	free(op->heap);
+	op->heap = NULL;
+	op->sgev = NULL;
+}
+
+/* The segments' lengths summed; false when one has no address. */
+static bool sge_total(const struct tp_sge *sge, uint32_t n, size_t *len)
+{
+	*len = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!sge[i].addr && sge[i].len)
+			return false;
+		*len += sge[i].len;
+	}
+	return true;
+}
+
+/* ---- posting ---------------------------------------------------------------- */
+
+static const uint8_t op_kind_of[] = {
+	[TP_OP_SEND] = OP_SEND, [TP_OP_SEND_IMM] = OP_SEND, [TP_OP_WRITE] = OP_WRITE,
+	[TP_OP_WRITE_IMM] = OP_WRITE, [TP_OP_READ] = OP_READ, [TP_OP_CAS] = OP_ATOMIC,
+	[TP_OP_FADD] = OP_ATOMIC,
+};
+
+/*
+ * The payload's segments, kept with the op: one in sge1, more copied to the
+ * heap; TP_WR_INLINE: the bytes themselves, copied now (one segment).
+ */
+static int op_set_sge(struct tp_op *op, const struct tp_sge *sge, uint32_t n, size_t len,
+		      bool inl)
+{
+	if (inl) {
+		op->heap = malloc(len ? len : 1);
+		if (!op->heap)
+			return -ENOMEM;
+		tp_sge_out(sge, n, 0, op->heap, len);
+		op->sge1 = (struct tp_sge){ .addr = op->heap, .len = (uint32_t)len };
+		op->nsge = 1;
+		return 0;
+	}
+	op->nsge = n;
+	if (n == 1)
+		op->sge1 = sge[0];
+	if (n > 1) {
+		op->heap = op->sgev = malloc(n * sizeof(*sge));
+		if (!op->sgev)
+			return -ENOMEM;
+		memcpy(op->sgev, sge, n * sizeof(*sge));
+	}
+	return 0;
+}
+
+int tp_post(struct tp_chan *ch, const struct tp_wr *wr)
+{
+	bool inl = wr->flags & TP_WR_INLINE, atomic, mem, bad;
+	struct tp_op *op;
+	size_t len = 0;
+	int rc;
+
+	/* Errors in the order the single-buffer calls always gave them: the
+	 * channel and the length first, then the operation, then its buffers. */
+	bad = (unsigned)wr->opcode > TP_OP_FADD ||
+	      (wr->flags & ~(TP_WR_INLINE | TP_WR_FENCE | TP_WR_SO)) ||
+	      wr->num_sge > TP_MAX_SGE || (wr->num_sge && !wr->sge) ||
+	      !sge_total(wr->sge, wr->num_sge, &len);
+	atomic = wr->opcode == TP_OP_CAS || wr->opcode == TP_OP_FADD;
+	mem = wr->opcode >= TP_OP_WRITE && !bad;
+	rc = post_check(ch, atomic ? 2 * TP_ATOMIC_LEN : len);
+	if (rc)
+		return rc;
+	if (mem && ch->cfg.mode == TP_MODE_UTP)
+		return -EOPNOTSUPP;
+	if (bad || (atomic && (wr->num_sge != 1 || wr->sge[0].len < TP_ATOMIC_LEN)))
+		return -EINVAL;
+	if (inl && (wr->opcode == TP_OP_READ || atomic))
+		return -EINVAL;
+	if (inl && len > TP_INLINE_MAX)
+		return -EMSGSIZE;
+	if (atomic && ch->cfg.mtu < 2 * TP_ATOMIC_LEN)
+		return -EMSGSIZE;
+	op = tp_sq_push(ch);
 	if (!op)
-		return NULL;
-	op->kind = kind;
-	op->src = src;
-	op->len = len;
-	op->wr_id = wr_id;
+		return -EAGAIN;
+	op->kind = op_kind_of[wr->opcode];
+	op->opcode = (uint8_t)wr->opcode;
+	op->fence = wr->flags & TP_WR_FENCE;
+	op->wr_id = wr->wr_id;
+	op->imm = wr->imm;
+	if (mem) {
+		op->va = wr->remote_va;
+		op->token = wr->rkey.token_id;
+		op->token_value = wr->rkey.token_value;
+	}
+	if (atomic) {
+		/* [chosen] big-endian operands: operand 1 | operand 2 (UB 2.0
+		 * §7.4.2.3: CAS swap | compare, FADD add | ignored). */
+		ub_put_be64(op->abuf, wr->opcode == TP_OP_CAS ? wr->swap : wr->add);
+		ub_put_be64(op->abuf + 8, wr->opcode == TP_OP_CAS ? wr->compare : 0);
+		op->sge1 = (struct tp_sge){ .addr = op->abuf, .len = sizeof(op->abuf) };
+		op->nsge = 1;
+		op->len = sizeof(op->abuf);
+		op->dst = wr->sge[0].addr;
+	} else if (op->kind == OP_READ) {
+		rc = op_set_sge(op, wr->sge, wr->num_sge, len, false);
+		op->rd_len = len;
+	} else {
+		rc = op_set_sge(op, wr->sge, wr->num_sge, len, inl);
+		op->len = len;
+	}
+	if (rc) {
+		/* Undo the push: nothing else touched the ring since. */
+		tp_op_free(op);
+		op->state = OS_FREE;
+		ch->sq_tail = (ch->sq_tail + ch->sq_cap - 1) % ch->sq_cap;
+		return rc;
+	}
+	op->nseg = op->len ? (uint32_t)((op->len + ch->cfg.mtu - 1) / ch->cfg.mtu) : 1;
 	op->tassn = ch->next_tassn++;
-	op->nseg = len ? (uint32_t)((len + ch->cfg.mtu - 1) / ch->cfg.mtu) : 1;
 	ch->n_init_ops++;
-	return op;
+	return 0;
+}
+
+/* The single-buffer shorthands: one segment (a length past 32 bits is
+ * refused as tp_post() would refuse the message). */
+static int post1(struct tp_chan *ch, struct tp_wr *wr, const void *buf, size_t len)
+{
+	struct tp_sge sge = { .addr = (void *)buf, .len = (uint32_t)len };
+
+	if (len > UINT32_MAX)
+		return post_check(ch, len);
+	wr->sge = &sge;
+	wr->num_sge = 1;
+	return tp_post(ch, wr);
 }
 
 int tp_post_send(struct tp_chan *ch, const void *buf, size_t len, uint64_t wr_id)
 {
-	int rc = post_check(ch, len);
+	struct tp_wr wr = { .opcode = TP_OP_SEND, .wr_id = wr_id };
 
-	if (rc)
-		return rc;
-	if (!buf && len)
-		return -EINVAL;
-	return post_op(ch, OP_SEND, buf, len, wr_id) ? 0 : -EAGAIN;
+	return post1(ch, &wr, buf, len);
 }
 
-int tp_post_recv(struct tp_chan *ch, void *buf, size_t cap, uint64_t wr_id)
+int tp_post_write(struct tp_chan *ch, const void *buf, size_t len,
+		  uint64_t remote_va, struct tp_rkey rkey, uint64_t wr_id)
+{
+	struct tp_wr wr = { .opcode = TP_OP_WRITE, .wr_id = wr_id, .remote_va = remote_va,
+			    .rkey = rkey };
+
+	return post1(ch, &wr, buf, len);
+}
+
+int tp_post_read(struct tp_chan *ch, void *buf, size_t len,
+		 uint64_t remote_va, struct tp_rkey rkey, uint64_t wr_id)
+{
+	struct tp_wr wr = { .opcode = TP_OP_READ, .wr_id = wr_id, .remote_va = remote_va,
+			    .rkey = rkey };
+
+	return post1(ch, &wr, buf, len);
+}
+
+int tp_post_recv_sge(struct tp_chan *ch, const struct tp_sge *sge, uint32_t num_sge,
+		     uint64_t wr_id)
 {
 	uint32_t next = (ch->rq_tail + 1) % ch->rq_cap;
+	struct tp_recvbuf rb = { .nsge = num_sge, .wr_id = wr_id };
 
 	if (ch->failed)
 		return -EIO;
-	if (!buf && cap)
+	if (num_sge > TP_MAX_SGE || (num_sge && !sge) || !sge_total(sge, num_sge, &rb.cap))
 		return -EINVAL;
 	if (next == ch->rq_head)
 		return -EAGAIN;
-	ch->rq[ch->rq_tail] = (struct tp_recvbuf){ .buf = buf, .cap = cap, .wr_id = wr_id };
+	if (num_sge == 1)
+		rb.sge1 = sge[0];
+	if (num_sge > 1) {
+		rb.sgev = malloc(num_sge * sizeof(*sge));
+		if (!rb.sgev)
+			return -ENOMEM;
+		memcpy(rb.sgev, sge, num_sge * sizeof(*sge));
+	}
+	ch->rq[ch->rq_tail] = rb;
 	ch->rq_tail = next;
 	return 0;
 }
 
-int tp_post_write(struct tp_chan *ch, const void *buf, size_t len,
-		  uint64_t remote_va, uint32_t token_id, uint64_t wr_id)
+int tp_post_recv(struct tp_chan *ch, void *buf, size_t cap, uint64_t wr_id)
 {
-	struct tp_op *op;
-	int rc = post_check(ch, len);
+	struct tp_sge sge = { .addr = buf, .len = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap };
 
-	if (rc)
-		return rc;
-	if (ch->cfg.mode == TP_MODE_UTP)
-		return -EOPNOTSUPP;
-	if (!buf && len)
-		return -EINVAL;
-	op = post_op(ch, OP_WRITE, buf, len, wr_id);
-	if (!op)
-		return -EAGAIN;
-	op->va = remote_va;
-	op->token = token_id;
-	return 0;
-}
-
-int tp_post_read(struct tp_chan *ch, void *buf, size_t len,
-		 uint64_t remote_va, uint32_t token_id, uint64_t wr_id)
-{
-	struct tp_op *op;
-	int rc = post_check(ch, len);
-
-	if (rc)
-		return rc;
-	if (ch->cfg.mode == TP_MODE_UTP)
-		return -EOPNOTSUPP;
-	if (!buf && len)
-		return -EINVAL;
-	op = post_op(ch, OP_READ, NULL, 0, wr_id);
-	if (!op)
-		return -EAGAIN;
-	op->dst = buf;
-	op->rd_len = len;
-	op->va = remote_va;
-	op->token = token_id;
-	return 0;
+	return tp_post_recv_sge(ch, &sge, 1, wr_id);
 }
 
 int tp_recv_answer(struct tp_chan *ch, uint16_t tassn, int status)

@@ -13,28 +13,34 @@
 struct tp_parsed {
 	struct ub_tph_fields tph;
 	bool has_saetph, has_tah, has_maetah, has_cetph, has_cnpetph;
+	bool has_immetah, has_tvetah;
 	struct ub_saetph_fields sa;
 	struct ub_cetph_fields ce;
 	struct ub_cnpetph_fields cnp;
 	struct ub_tah_fields tah;
 	struct ub_maetah_fields mae;
+	struct ub_immetah_fields imm;
+	uint32_t token_value;	/* has_tvetah */
 	const uint8_t *payload;
 	size_t payload_len;
 };
 
 /* 0, or -EINVAL with *why set to the reason (a short key). */
 int tp_parse(const void *pkt, size_t len, struct tp_parsed *p, const char **why);
-/* TAH [MAETAH] at b, the payload up to end, into p. 0, or -EINVAL when cut short. */
+/* TAH [MAETAH] [IMMETAH] [TVETAH] at b, the payload up to end, into p. 0, or
+ * -EINVAL when cut short. */
 int tp_parse_ta(const uint8_t *b, const uint8_t *end, struct tp_parsed *p);
 
 /* ---- operations ---------------------------------------------------------- */
 
 enum op_kind {
-	OP_SEND,	/* initiator */
-	OP_WRITE,
+	OP_SEND,	/* initiator: Send, Send with immediate */
+	OP_WRITE,	/* Write, Write with immediate */
 	OP_READ,
+	OP_ATOMIC,	/* CAS, FADD */
 	OP_TAACK,	/* target: TAACK in its own TP packet (ROI/ROT) */
 	OP_READ_RESP,	/* target: the data of a Read */
+	OP_ATOMIC_RESP,	/* target: the original value of an atomic */
 };
 
 enum op_state {
@@ -60,22 +66,55 @@ struct tp_op {
 	uint32_t last_psn;	/* of the last packet, once sent */
 	bool last_sent;
 	uint32_t tries;
-	const uint8_t *src;
-	uint8_t *dst;
+	uint8_t opcode;		/* enum tp_opcode: what the completion says */
+	bool fence;		/* TP_WR_FENCE: waits for earlier Reads and atomics */
+	/*
+	 * The payload (Send, Write: gathered; READ_RESP, ATOMIC_RESP, ATOMIC: the
+	 * source) or where a Read lands (scattered): op_sge(). One segment lives
+	 * in sge1; more, or TP_WR_INLINE bytes, in heap (freed with the op).
+	 */
+	uint32_t nsge;
+	struct tp_sge sge1;
+	struct tp_sge *sgev;
+	void *heap;
+	uint8_t abuf[16];	/* ATOMIC: the operands, ATOMIC_RESP: the value (BE) */
+	uint8_t *dst;		/* ATOMIC: where the original value goes (8 bytes) */
+	uint64_t imm;		/* SEND_IMM, WRITE_IMM */
 	size_t len;		/* payload bytes on the wire */
 	size_t rd_len;		/* READ: bytes asked for */
 	size_t rd_got;
 	uint64_t va;
 	uint32_t token;
+	uint32_t token_value;	/* TVETAH of a memory access */
 	uint64_t wr_id;
 	uint64_t deadline;	/* CTP: answer due by (transaction timeout) */
 };
 
+/* A posted receive: rb_sge(); more than one segment in heap (rb_free()). */
 struct tp_recvbuf {
-	uint8_t *buf;
-	size_t cap;
+	struct tp_sge sge1;
+	struct tp_sge *sgev;
+	uint32_t nsge;
+	size_t cap;		/* the segments' lengths summed */
 	uint64_t wr_id;
 };
+
+static inline const struct tp_sge *rb_sge(const struct tp_recvbuf *rb)
+{
+	return rb->nsge > 1 ? rb->sgev : &rb->sge1;
+}
+
+static inline const struct tp_sge *op_sge(const struct tp_op *op)
+{
+	return op->nsge > 1 ? op->sgev : &op->sge1;
+}
+
+/* Copy len bytes at byte `off` of the list out to dst (gather) or in from
+ * src (scatter); the caller checked off + len against the total. */
+void tp_sge_out(const struct tp_sge *sge, uint32_t n, size_t off, uint8_t *dst, size_t len);
+void tp_sge_in(const struct tp_sge *sge, uint32_t n, size_t off, const uint8_t *src, size_t len);
+void tp_rb_free(struct tp_recvbuf *rb);
+void tp_op_free(struct tp_op *op);
 
 /* One packet in the send window. */
 struct tp_slot {
@@ -118,14 +157,17 @@ struct tp_rxmsg {
 	uint8_t order;		/* TAH Order: the initiator's transaction mode */
 	uint8_t status;		/* enum tp_status */
 	uint8_t info;		/* RSPINFO of a refusal */
-	uint8_t *dst;
+	uint8_t *dst;		/* WRITE: the region; ATOMIC: the word */
 	size_t cap, off;
 	bool have_recv;
 	struct tp_recvbuf rb;
-	uint32_t op;		/* READ_RESP / TAACK: the initiator op */
+	uint32_t op;		/* READ_RESP / ATOMIC_RESP: the initiator op */
 	uint64_t va;		/* READ */
 	uint32_t token;
 	size_t rd_len;
+	bool has_imm;		/* the IMMETAH of the last packet */
+	uint64_t imm;
+	uint8_t abuf[16];	/* ATOMIC: operands; ATOMIC_RESP: the value */
 };
 
 #define TP_FIFO	64
@@ -215,8 +257,12 @@ struct tp_chan {
 	uint8_t ctp_rx_vl;	/* the VL our peer's data arrives on: our CNPs name it */
 };
 
+/* A registered region, in tp_mr.c's hash table (token_id 0: a free slot). */
 struct tp_mr {
-	bool used, resident;
+	uint32_t token_id;
+	bool resident, token_none;
+	uint32_t access;	/* TP_ACCESS_* */
+	uint32_t token_value;
 	uint8_t *addr;
 	size_t len;
 };
@@ -227,7 +273,9 @@ struct tp_ep {
 	struct tp_chan **chans;
 	uint32_t nchans;
 	uint32_t rr;			/* tx round robin */
-	struct tp_mr *mrs;
+	struct tp_mr *mrs;		/* tp_mr.c: open addressing by TokenID */
+	uint32_t mr_cap, nmrs;
+	uint64_t tok_rng;		/* token_seed's sequence */
 	struct tp_event *evq;
 	size_t ev_cap, ev_head, ev_len;
 	struct tp_stats gone;		/* counters of destroyed channels */
@@ -236,8 +284,11 @@ struct tp_ep {
 /* tp_ep.c */
 struct tp_event *tp_emit(struct tp_chan *ch, enum tp_event_type t, enum tp_status st,
 			 uint64_t wr_id, size_t len, uint16_t tassn);
-struct tp_mr *tp_mr_find(struct tp_ep *ep, uint32_t token);
 uint64_t tp_rand(struct tp_ep *ep);
+
+/* tp_mr.c */
+struct tp_mr *tp_mr_find(struct tp_ep *ep, uint32_t token_id);
+void tp_mr_free(struct tp_ep *ep);
 
 /* tp_send.c */
 void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p);

@@ -14,7 +14,8 @@ static void infl_reset(struct tp_chan *ch);
 
 static bool initiator(const struct tp_op *op)
 {
-	return op->kind == OP_SEND || op->kind == OP_WRITE || op->kind == OP_READ;
+	return op->kind == OP_SEND || op->kind == OP_WRITE || op->kind == OP_READ ||
+	       op->kind == OP_ATOMIC;
 }
 
 struct tp_op *tp_sq_push(struct tp_chan *ch)
@@ -33,7 +34,14 @@ struct tp_op *tp_sq_push(struct tp_chan *ch)
 static enum tp_event_type done_event(const struct tp_op *op)
 {
 	return op->kind == OP_SEND ? TP_EV_SEND_DONE :
-	       op->kind == OP_WRITE ? TP_EV_WRITE_DONE : TP_EV_READ_DONE;
+	       op->kind == OP_WRITE ? TP_EV_WRITE_DONE :
+	       op->kind == OP_ATOMIC ? TP_EV_ATOMIC_DONE : TP_EV_READ_DONE;
+}
+
+/* Bytes a completion reports: a Read's and an atomic's that landed. */
+static size_t done_len(const struct tp_op *op)
+{
+	return op->kind == OP_READ || op->kind == OP_ATOMIC ? op->rd_got : op->len;
 }
 
 /*
@@ -59,16 +67,18 @@ static void sq_progress(struct tp_chan *ch)
 		} else if (!blocked) {
 			op->state = OS_DONE;
 			struct tp_event *ev = tp_emit(ch, done_event(op), op->status, op->wr_id,
-						      op->kind == OP_READ ? op->rd_got : op->len,
-						      op->tassn);
+						      done_len(op), op->tassn);
 
-			if (ev)
+			if (ev) {
 				ev->rspinfo = op->rspinfo;
+				ev->opcode = op->opcode;
+			}
 			ch->n_init_ops--;
 		}
 	}
 	while (ch->sq_head != ch->sq_tail && ch->sq[ch->sq_head].state == OS_DONE &&
 	       !ch->sq[ch->sq_head].inflight) {
+		tp_op_free(&ch->sq[ch->sq_head]);
 		ch->sq[ch->sq_head].state = OS_FREE;
 		ch->sq_head = (ch->sq_head + 1) % ch->sq_cap;
 	}
@@ -83,17 +93,27 @@ void tp_chan_fail(struct tp_chan *ch, enum tp_status why)
 	for (uint32_t i = ch->sq_head; i != ch->sq_tail; i = (i + 1) % ch->sq_cap) {
 		struct tp_op *op = &ch->sq[i];
 
-		if (initiator(op) && op->state != OS_DONE && op->state != OS_FREE)
-			tp_emit(ch, done_event(op), TP_ST_FLUSHED, op->wr_id, 0, op->tassn);
+		if (initiator(op) && op->state != OS_DONE && op->state != OS_FREE) {
+			struct tp_event *ev = tp_emit(ch, done_event(op), TP_ST_FLUSHED, op->wr_id,
+						      0, op->tassn);
+
+			if (ev)
+				ev->opcode = op->opcode;
+		}
+		tp_op_free(op);
 		op->state = OS_FREE;
 	}
 	ch->sq_head = ch->sq_tail;
 	ch->n_init_ops = 0;
-	if (ch->rx.have_recv)
+	if (ch->rx.have_recv) {
 		tp_emit(ch, TP_EV_RECV_FLUSHED, TP_ST_FLUSHED, ch->rx.rb.wr_id, 0, 0);
+		tp_rb_free(&ch->rx.rb);
+	}
 	ch->rx.have_recv = false;
-	for (; ch->rq_head != ch->rq_tail; ch->rq_head = (ch->rq_head + 1) % ch->rq_cap)
+	for (; ch->rq_head != ch->rq_tail; ch->rq_head = (ch->rq_head + 1) % ch->rq_cap) {
 		tp_emit(ch, TP_EV_RECV_FLUSHED, TP_ST_FLUSHED, ch->rq[ch->rq_head].wr_id, 0, 0);
+		tp_rb_free(&ch->rq[ch->rq_head]);
+	}
 	ch->rto_deadline = 0;
 	ch->frto = false;
 }
@@ -580,10 +600,30 @@ size_t tp_enc_tph(uint8_t *buf, const struct tp_chan *ch, uint8_t opcode, bool l
 	return sizeof(struct ub_tph);
 }
 
-static const uint8_t ta_opcode[] = {
-	[OP_SEND] = UB_TA_SEND, [OP_WRITE] = UB_TA_WRITE, [OP_READ] = UB_TA_READ,
-	[OP_TAACK] = UB_TA_TAACK, [OP_READ_RESP] = UB_TA_READ_RESP,
-};
+/* The TAOpcode of segment seg of op: a Send or Write with immediate is Sends
+ * or Writes up to its last packet, which alone carries the immediate
+ * (UB 2.0 §7.4.3.2-3). */
+static uint8_t ta_opcode(const struct tp_op *op, uint32_t seg)
+{
+	bool last = seg + 1 == op->nseg;
+
+	switch (op->kind) {
+	case OP_SEND:
+		return last && op->opcode == TP_OP_SEND_IMM ? UB_TA_SEND_IMM : UB_TA_SEND;
+	case OP_WRITE:
+		return last && op->opcode == TP_OP_WRITE_IMM ? UB_TA_WRITE_IMM : UB_TA_WRITE;
+	case OP_READ:
+		return UB_TA_READ;
+	case OP_ATOMIC:
+		return op->opcode == TP_OP_CAS ? UB_TA_ATOMIC_CAS : UB_TA_ATOMIC_FADD;
+	case OP_TAACK:
+		return UB_TA_TAACK;
+	case OP_READ_RESP:
+		return UB_TA_READ_RESP;
+	default:
+		return UB_TA_ATOMIC_RESP;
+	}
+}
 
 /* [chosen] TAH Order carries the initiator's transaction mode: 1 ROI, 2 ROT, 3 ROL. */
 static uint8_t ta_order(const struct tp_chan *ch)
@@ -592,42 +632,64 @@ static uint8_t ta_order(const struct tp_chan *ch)
 }
 
 /*
- * The transaction part of segment seg of op: TAH | [MAETAH] | payload.
- * Returns its length, 0 when cap is too small.
+ * The transaction part of segment seg of op: TAH | [MAETAH] | [IMMETAH] |
+ * [TVETAH] | payload (UB 2.0 §7.2, Table 7-2, without MTETAH and OFSTETAH:
+ * docs/WIRE.md §4). Returns its length, 0 when cap is too small.
  */
 size_t tp_enc_ta(struct tp_chan *ch, const struct tp_op *op, uint32_t seg, uint8_t *buf,
 		 size_t cap)
 {
 	uint32_t plen = seg_len(ch, op, seg);
 	size_t off = (size_t)seg * ch->cfg.mtu, n = 0;
-	bool mae = op->kind == OP_WRITE || op->kind == OP_READ;
+	uint8_t opc = ta_opcode(op, seg);
+	bool mae = ub_ta_has_maetah(opc), imm = ub_ta_has_immetah(opc);
 	struct ub_tah_fields tah = {
-		.opcode = ta_opcode[op->kind], .ini_tassn = op->tassn,
+		.opcode = opc, .ini_tassn = op->tassn,
 		.retry = op->retry, .rspst = op->rspst, .rspinfo = op->rspinfo,
 		.order = initiator(op) ? ta_order(ch) : 0,
+		/* Every memory access carries its token value (UB 2.0 §7.2.5). */
+		.tv_en = mae,
 	};
 
 	/* [chosen] CTP and UTP have no TPN: IniRCID names the initiator's jetty
 	 * (its channel), on requests and on their answers alike. */
 	if (tp_is_ctp(ch) || ch->cfg.mode == TP_MODE_UTP)
 		tah.ini_rcid = initiator(op) ? ch->tpn : ch->peer_tpn;
-	if (cap < sizeof(struct ub_tah) + (mae ? sizeof(struct ub_maetah) : 0) + plen)
+	if (cap < sizeof(struct ub_tah) + (mae ? sizeof(struct ub_maetah) : 0) +
+		  (imm ? sizeof(struct ub_immetah) : 0) +
+		  (mae ? sizeof(struct ub_tvetah) : 0) + plen)
 		return 0;
 	ub_tah_encode((struct ub_tah *)buf, &tah);
 	n += sizeof(struct ub_tah);
 	if (mae) {
 		/* Every packet of a Write names where it lands, so a receiver
-		 * could place it out of order; a Read asks for rd_len bytes. */
+		 * could place it out of order; a Read asks for rd_len bytes; an
+		 * atomic names one 8-byte word. */
 		struct ub_maetah_fields m = {
 			.va = op->va + off, .token_id = op->token,
-			.length = (uint32_t)(op->kind == OP_READ ? op->rd_len : op->len),
+			.length = (uint32_t)(op->kind == OP_READ ? op->rd_len :
+					     op->kind == OP_ATOMIC ? TP_ATOMIC_LEN : op->len),
 		};
 
 		ub_maetah_encode((struct ub_maetah *)(buf + n), &m);
 		n += sizeof(struct ub_maetah);
 	}
+	if (imm) {
+		/* Msg_Length: a Write's whole length (for the target's completion);
+		 * Immediate_TokenValue: a jetty's token, which this core has not. */
+		struct ub_immetah_fields f = {
+			.imm = op->imm, .msg_len = opc == UB_TA_WRITE_IMM ? (uint32_t)op->len : 0,
+		};
+
+		ub_immetah_encode((struct ub_immetah *)(buf + n), &f);
+		n += sizeof(struct ub_immetah);
+	}
+	if (mae) {
+		ub_tvetah_encode((struct ub_tvetah *)(buf + n), op->token_value);
+		n += sizeof(struct ub_tvetah);
+	}
 	if (plen)
-		memcpy(buf + n, op->src + off, plen);
+		tp_sge_out(op_sge(op), op->nsge, off, buf + n, plen);
 	return n + plen;
 }
 
@@ -708,6 +770,19 @@ static size_t send_slot(struct tp_chan *ch, uint64_t now, uint32_t psn, uint8_t 
 	return len;
 }
 
+/* A Read or atomic posted before sq slot `upto` not answered yet. */
+static bool fenced(const struct tp_chan *ch, uint32_t upto)
+{
+	for (uint32_t i = ch->sq_head; i != upto; i = (i + 1) % ch->sq_cap) {
+		const struct tp_op *op = &ch->sq[i];
+
+		if ((op->kind == OP_READ || op->kind == OP_ATOMIC) && op->state != OS_DONE &&
+		    op->state != OS_FREE && !op->answered)
+			return true;
+	}
+	return false;
+}
+
 /* The next operation allowed to put a packet on the wire. */
 static struct tp_op *next_op(struct tp_chan *ch)
 {
@@ -721,6 +796,10 @@ static struct tp_op *next_op(struct tp_chan *ch)
 		 * short, the target would take the retry's packets for its rest. */
 		if (initiator(op) && !op->retry && ch->rnr_waiting && !op->next_seg)
 			continue;
+		/* A fence holds it, and all that follows, until every earlier
+		 * Read and atomic was answered (UB 2.0 §7.3.2.2). */
+		if (op->fence && !op->next_seg && fenced(ch, i))
+			return NULL;
 		return op;
 	}
 	return NULL;

@@ -7,17 +7,34 @@
 
 int tp_parse_ta(const uint8_t *b, const uint8_t *end, struct tp_parsed *p)
 {
+	const struct ub_tah *tah = (const struct ub_tah *)b;
+
 	if ((size_t)(end - b) < sizeof(struct ub_tah))
 		return -EINVAL;
 	p->has_tah = true;
-	ub_tah_decode((const struct ub_tah *)b, &p->tah);
+	ub_tah_decode(tah, &p->tah);
 	b += sizeof(struct ub_tah);
+	/* In UB 2.0 §7.2's order (no UDETAH, MTETAH, OFSTETAH: docs/WIRE.md §4). */
 	if (ub_ta_has_maetah(p->tah.opcode)) {
 		if ((size_t)(end - b) < sizeof(struct ub_maetah))
 			return -EINVAL;
 		p->has_maetah = true;
 		ub_maetah_decode((const struct ub_maetah *)b, &p->mae);
 		b += sizeof(struct ub_maetah);
+	}
+	if (ub_ta_has_immetah(p->tah.opcode)) {
+		if ((size_t)(end - b) < sizeof(struct ub_immetah))
+			return -EINVAL;
+		p->has_immetah = true;
+		ub_immetah_decode((const struct ub_immetah *)b, &p->imm);
+		b += sizeof(struct ub_immetah);
+	}
+	if (ub_tah_has_tvetah(tah)) {
+		if ((size_t)(end - b) < sizeof(struct ub_tvetah))
+			return -EINVAL;
+		p->has_tvetah = true;
+		p->token_value = ub_tvetah_decode((const struct ub_tvetah *)b);
+		b += sizeof(struct ub_tvetah);
 	}
 	p->payload = b;
 	p->payload_len = (size_t)(end - b);
@@ -104,6 +121,10 @@ int tp_pkt_to_spec(const void *pkt, size_t len, struct ub_pkt_spec *s)
 	s->tah = p.tah;
 	s->has_maetah = p.has_maetah;
 	s->maetah = p.mae;
+	s->has_immetah = p.has_immetah;
+	s->immetah = p.imm;
+	s->has_tvetah = p.has_tvetah;
+	s->tvetah = p.token_value;
 	s->payload = p.payload;
 	s->payload_len = p.payload_len;
 	return 0;

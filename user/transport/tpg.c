@@ -117,9 +117,9 @@ int tpg_post_send(struct tpg *g, const void *buf, size_t len, uint64_t wr_id)
 }
 
 int tpg_post_write(struct tpg *g, const void *buf, size_t len, uint64_t remote_va,
-		   uint32_t token_id, uint64_t wr_id)
+		   struct tp_rkey rkey, uint64_t wr_id)
 {
-	TPG_POST(g, len, tp_post_write(ch_, buf, len, remote_va, token_id, wr_id));
+	TPG_POST(g, len, tp_post_write(ch_, buf, len, remote_va, rkey, wr_id));
 }
 
 void tpg_on_event(struct tpg *g, const struct tp_event *ev)

@@ -56,7 +56,7 @@ int tpg_pick(struct tpg *g, size_t len);
 /* Post through the group: the channel index, or -errno (the last member's). */
 int tpg_post_send(struct tpg *g, const void *buf, size_t len, uint64_t wr_id);
 int tpg_post_write(struct tpg *g, const void *buf, size_t len, uint64_t remote_va,
-		   uint32_t token_id, uint64_t wr_id);
+		   struct tp_rkey rkey, uint64_t wr_id);
 /* Feed every completion event of the endpoint (others are ignored). */
 void tpg_on_event(struct tpg *g, const struct tp_event *ev);
 uint64_t tpg_queued(const struct tpg *g, unsigned i);	/* bytes posted, not completed */

@@ -81,6 +81,7 @@ size_t ctl_encode(const struct ctl_msg *m, bool is_reply, uint8_t *out, size_t c
 	if (m->kind == CTL_SETUP && is_reply) {
 		out[UBPF_ANS_PATH_VER] = m->u.ans.path.ver;
 		memcpy(out + UBPF_ANS_PATH_IP, m->u.ans.path.ip, 16);
+		put32(out + UBPF_ANS_TOKEN_VALUE, m->u.ans.token_value);
 	}
 	return len;
 }
@@ -108,6 +109,7 @@ int ctl_decode(const uint8_t *in, size_t len, bool is_reply, struct ctl_msg *m)
 	if (m->kind == CTL_SETUP && is_reply) {
 		m->u.ans.path.ver = in[UBPF_ANS_PATH_VER];
 		memcpy(m->u.ans.path.ip, in + UBPF_ANS_PATH_IP, 16);
+		m->u.ans.token_value = get32(in + UBPF_ANS_TOKEN_VALUE);
 	}
 	return 0;
 }

@@ -742,6 +742,12 @@ static int event_error(struct run *r, const struct tp_event *ev)
 
 /* ---- client --------------------------------------------------------------- */
 
+/* The server's region for channel c: its TokenID and token value. */
+static struct tp_rkey rkey_of(const struct run *r, uint32_t c)
+{
+	return (struct tp_rkey){ .token_id = r->ans[c].token, .token_value = r->ans[c].token_value };
+}
+
 static int post_one(struct run *r, uint32_t c, uint32_t slot)
 {
 	uint64_t wr = (uint64_t)c << 32 | slot;
@@ -765,11 +771,11 @@ static int post_one(struct run *r, uint32_t c, uint32_t slot)
 		/* Numbered across the run, keyed by where it must land: the
 		 * server checks its region by position at the end. */
 		payload_msg_fill(msg, size, r->run_id, c, r->posted, off);
-		rc = tp_post_write(ch, msg, size, r->va[c] + off, r->ans[c].token, wr);
+		rc = tp_post_write(ch, msg, size, r->va[c] + off, rkey_of(r, c), wr);
 		break;
 	default:
 		memset(msg, 0, size);	/* so a Read that lands nothing shows */
-		rc = tp_post_read(ch, msg, size, r->va[c] + off, r->ans[c].token, wr);
+		rc = tp_post_read(ch, msg, size, r->va[c] + off, rkey_of(r, c), wr);
 		break;
 	}
 	if (!rc) {
@@ -1232,7 +1238,7 @@ static int server_loop(struct run *r, struct ubperf_opts *so)
 static void share_region(struct run *r, const struct ubperf_opts *so)
 {
 	uint64_t part = (uint64_t)so->depth * so->size;
-	uint32_t token[UBPERF_MAX_DEVS] = { 0 };
+	struct tp_rkey key[UBPERF_MAX_DEVS] = { 0 };
 	int rc = part > UINT32_MAX ? -EFBIG : 0;	/* the answer's length is 32 bits */
 
 	for (uint32_t c = 0; c < so->channels && so->op == OP_READ; c++)
@@ -1240,12 +1246,13 @@ static void share_region(struct run *r, const struct ubperf_opts *so)
 	/* A token names a region in one port's core only: the one region
 	 * is registered in each, and each channel gets its port's token. */
 	for (uint32_t k = 0; k < r->nep && !rc; k++)
-		rc = tp_mr_reg(ep_tp(r->ep[k]), r->buf, r->buf_len, &token[k]);
+		rc = tp_mr_reg(ep_tp(r->ep[k]), r->buf, r->buf_len, &key[k]);
 	for (uint32_t c = 0; c < so->channels; c++) {
 		uint64_t va = (uint64_t)(uintptr_t)r->buf + c * part;
 
 		r->ans[c].status = rc ? (uint32_t)-rc : 0;
-		r->ans[c].token = token[port_of(r, c)];
+		r->ans[c].token = key[port_of(r, c)].token_id;
+		r->ans[c].token_value = key[port_of(r, c)].token_value;
 		r->ans[c].va_hi = (uint32_t)(va >> 32);
 		r->ans[c].va_lo = (uint32_t)va;
 		r->ans[c].mr_len = (uint32_t)part;

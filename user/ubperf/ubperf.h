@@ -77,6 +77,7 @@ struct ctl_answer {
 	uint32_t status;		/* 0 ok, else errno */
 	uint32_t token, mr_len, va_hi, va_lo;
 	struct ctl_path path;		/* a server on several ports */
+	uint32_t token_value;		/* UBPF_ANS_TOKEN_VALUE */
 };
 
 struct ctl_done {
