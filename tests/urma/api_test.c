@@ -47,8 +47,12 @@ struct peer_info {
 	uint32_t uasid;
 	uint64_t seg_va, seg_len;
 	uint32_t seg_token_id;
+	uint64_t ro_va;			/* a read-only segment of 4096 bytes */
+	uint32_t ro_token_id;
 	int ok;
 };
+
+#define SEG_TOKEN	0x5eed	/* the peer's segments' token value */
 
 static int peer_sock = -1;
 static pid_t peer_pid;
@@ -131,10 +135,27 @@ static void peer_main(int fd, const char *ns, const char *dev)
 	buf = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	sc.va = (uint64_t)(uintptr_t)buf;
 	sc.len = 1 << 20;
-	sc.flag.bs.access = URMA_ACCESS_READ | URMA_ACCESS_WRITE;
+	sc.flag.bs.access = URMA_ACCESS_READ | URMA_ACCESS_WRITE | URMA_ACCESS_ATOMIC;
+	sc.flag.bs.token_policy = URMA_TOKEN_PLAIN_TEXT;
+	sc.token_value.token = SEG_TOKEN;
 	seg = urma_register_seg(ctx, &sc);
 	if (buf == MAP_FAILED || !seg)
 		exit(2);
+	{
+		static uint8_t ro[4096] __attribute__((aligned(4096)));
+		urma_seg_cfg_t rc = { .va = (uint64_t)(uintptr_t)ro, .len = sizeof(ro) };
+		urma_target_seg_t *rs;
+
+		memset(ro, 0x77, sizeof(ro));
+		rc.flag.bs.access = URMA_ACCESS_READ;
+		rc.flag.bs.token_policy = URMA_TOKEN_PLAIN_TEXT;
+		rc.token_value.token = SEG_TOKEN;
+		rs = urma_register_seg(ctx, &rc);
+		if (!rs)
+			exit(2);
+		info.ro_va = rs->seg.ubva.va;
+		info.ro_token_id = rs->seg.token_id;
+	}
 	/* Receive buffers in the second half; the first half is for Writes and Reads. */
 	for (uint32_t i = 0; i < 32; i++)
 		for (int j = 0; j < 3; j++)
@@ -160,8 +181,9 @@ static void peer_main(int fd, const char *ns, const char *dev)
 			int j = (int)cr.local_id - PEER_RM;
 			uint8_t *b = buf + (1 << 19) + (size_t)j * 32 * PEER_BUF + cr.user_ctx * PEER_BUF;
 
-			say(fd, "RECV %d %u %d %u %u %lu\n", (int)cr.status, cr.completion_len,
-			    (int)cr.opcode, cr.remote_id.id, cr.local_id, (unsigned long)cr.user_ctx);
+			say(fd, "RECV %d %u %d %u %u %lu %llx\n", (int)cr.status, cr.completion_len,
+			    (int)cr.opcode, cr.remote_id.id, cr.local_id, (unsigned long)cr.user_ctx,
+			    (unsigned long long)(cr.opcode != URMA_CR_OPC_SEND ? cr.imm_data : 0));
 			if (cr.status == URMA_CR_SUCCESS && cr.completion_len >= 4 && !memcmp(b, "echo", 4) &&
 			    j >= 0 && j < 3) {
 				urma_rjetty_t rj = { .jetty_id = cr.remote_id, .trans_mode = modes[j],
@@ -302,8 +324,12 @@ static int group_setup(void **state)
 	s.ubva.va = pinfo.seg_va;
 	s.len = pinfo.seg_len;
 	s.token_id = pinfo.seg_token_id;
-	f.bs.access = URMA_ACCESS_READ | URMA_ACCESS_WRITE;
-	F.tseg = urma_import_seg(F.ctx, &s, NULL, 0, f);
+	f.bs.access = URMA_ACCESS_READ | URMA_ACCESS_WRITE | URMA_ACCESS_ATOMIC;
+	{
+		urma_token_t t = { SEG_TOKEN };
+
+		F.tseg = urma_import_seg(F.ctx, &s, &t, 0, f);
+	}
 	return F.tj && F.tseg ? 0 : -1;
 }
 
@@ -575,9 +601,20 @@ static void segments(void **state)
 	assert_null(urma_register_seg(F.ctx, &c));	/* no range */
 	c.va = (uint64_t)(uintptr_t)F.buf;
 	c.len = 4096;
-	c.flag.bs.access = URMA_ACCESS_READ;		/* read-only: not enforced yet */
+	c.flag.bs.token_policy = URMA_TOKEN_SIGNED;	/* not supported */
 	assert_null(urma_register_seg(F.ctx, &c));
 	assert_int_equal(errno, EPERM);
+	c.flag.bs.token_policy = URMA_TOKEN_PLAIN_TEXT;
+	c.flag.bs.dsva = 1;
+	assert_null(urma_register_seg(F.ctx, &c));
+	assert_int_equal(errno, EPERM);
+	c.flag.bs.dsva = 0;
+	c.flag.bs.access = URMA_ACCESS_READ;
+	s = urma_register_seg(F.ctx, &c);
+	assert_non_null(s);
+	/* TokenIDs: 20 bits, not 1, 2, 3 ... */
+	assert_true(s->seg.token_id > 0 && s->seg.token_id <= 0xfffff);
+	assert_int_equal(urma_unregister_seg(s), 0);
 	c.flag.bs.access = URMA_ACCESS_LOCAL_ONLY;
 	s = urma_register_seg(F.ctx, &c);
 	assert_non_null(s);
@@ -687,7 +724,7 @@ static void post_bad(void **state)
 	assert_int_equal(urma_post_jfs_wr(NULL, &wr, &bad), URMA_EINVAL);
 	wr.opcode = 0x7f;
 	assert_int_equal(urma_post_jetty_send_wr(F.jetty, &wr, &bad), URMA_EINVAL);
-	wr.opcode = URMA_OPC_SWAP;
+	wr.opcode = URMA_OPC_SWAP;	/* no SWAP in the core: ENOPERM */
 	assert_int_equal(urma_post_jetty_send_wr(F.jetty, &wr, &bad), URMA_ENOPERM);
 	wr.opcode = URMA_OPC_SEND;
 	wr.tjetty = NULL;
@@ -1051,6 +1088,156 @@ static void um(void **state)
 	assert_int_equal(urma_delete_jfr(jfr), 0);
 }
 
+/* Send and Write with immediate data: the peer's receive records carry it. */
+static void immediate(void **state)
+{
+	urma_sge_t s = lsge(0, 64), r = rsge(2048, 64);
+	urma_jfs_wr_t wr = { .opcode = URMA_OPC_SEND_IMM, .tjetty = F.tj, .user_ctx = 61,
+			     .send = { .src = { .sge = &s, .num_sge = 1 }, .imm_data = 0xfeedf00dcafeull } };
+	urma_jfs_wr_t *bad;
+	urma_cr_t cr;
+	char line[128];
+	int st, len, op;
+	unsigned rid, lid;
+	unsigned long uc;
+	unsigned long long imm;
+
+	(void)state;
+	wr.flag.bs.complete_enable = 1;
+	assert_int_equal(urma_post_jetty_send_wr(F.jetty, &wr, &bad), 0);
+	assert_int_equal(get_cr(F.jfc, &cr, 3000), 1);
+	assert_int_equal(cr.status, URMA_CR_SUCCESS);
+	assert_int_equal(peer_line(line, sizeof(line), 3000), 0);
+	assert_int_equal(sscanf(line, "RECV %d %d %d %u %u %lu %llx", &st, &len, &op, &rid, &lid, &uc,
+				&imm), 7);
+	assert_int_equal(op, URMA_CR_OPC_SEND_WITH_IMM);
+	assert_int_equal(imm, 0xfeedf00dcafeull);
+	assert_int_equal(len, 64);
+	wr.opcode = URMA_OPC_WRITE_IMM;
+	wr.rw.src = (urma_sg_t){ .sge = &s, .num_sge = 1 };
+	wr.rw.dst = (urma_sg_t){ .sge = &r, .num_sge = 1 };
+	wr.rw.notify_data = 42;
+	assert_int_equal(urma_post_jetty_send_wr(F.jetty, &wr, &bad), 0);
+	assert_int_equal(get_cr(F.jfc, &cr, 3000), 1);
+	assert_int_equal(cr.status, URMA_CR_SUCCESS);
+	assert_int_equal(peer_line(line, sizeof(line), 3000), 0);
+	assert_int_equal(sscanf(line, "RECV %d %d %d %u %u %lu %llx", &st, &len, &op, &rid, &lid, &uc,
+				&imm), 7);
+	assert_int_equal(st, URMA_CR_SUCCESS);
+	assert_int_equal(op, URMA_CR_OPC_WRITE_WITH_IMM);
+	assert_int_equal(imm, 42);
+	assert_int_equal(len, 64);
+}
+
+static int atomic(urma_opcode_t op, uint64_t off, uint64_t x, uint64_t y, uint64_t *old,
+		  urma_cr_status_t *st)
+{
+	urma_sge_t l = lsge(60000, 8), r = rsge((uint32_t)off, 8);
+	urma_jfs_wr_t wr = { .opcode = op, .tjetty = F.tj, .user_ctx = 71 };
+	urma_jfs_wr_t *bad;
+	urma_cr_t cr;
+	int rc;
+
+	wr.flag.bs.complete_enable = 1;
+	if (op == URMA_OPC_CAS) {
+		wr.cas.dst = &r;
+		wr.cas.src = &l;
+		wr.cas.cmp_data = x;
+		wr.cas.swap_data = y;
+	} else {
+		wr.faa.dst = &r;
+		wr.faa.src = &l;
+		wr.faa.operand = x;
+	}
+	rc = urma_post_jetty_send_wr(F.jetty, &wr, &bad);
+	if (rc)
+		return rc;
+	if (get_cr(F.jfc, &cr, 3000) != 1)
+		return -1;
+	*st = cr.status;
+	memcpy(old, F.buf + 60000, 8);
+	return 0;
+}
+
+/* Compare-and-swap and fetch-and-add on one of the peer's words. */
+static void atomics(void **state)
+{
+	urma_device_attr_t attr;
+	urma_cr_status_t st;
+	uint64_t v0, v, w;
+
+	(void)state;
+	assert_int_equal(urma_query_device(F.dev, &attr), 0);
+	assert_int_equal(attr.dev_cap.atomic_feat.bs.cas, 1);
+	assert_int_equal(attr.dev_cap.atomic_feat.bs.fetch_and_add, 1);
+	assert_int_equal(attr.dev_cap.max_cas_size, 8);
+	assert_int_equal(atomic(URMA_OPC_FADD, 4096, 0, 0, &v0, &st), 0);
+	assert_int_equal(st, URMA_CR_SUCCESS);
+	assert_int_equal(atomic(URMA_OPC_FADD, 4096, 7, 0, &v, &st), 0);
+	assert_int_equal(v, v0);
+	assert_int_equal(atomic(URMA_OPC_CAS, 4096, v0 + 7, 99, &v, &st), 0);	/* hit */
+	assert_int_equal(v, v0 + 7);
+	assert_int_equal(atomic(URMA_OPC_CAS, 4096, 12345, 1, &v, &st), 0);	/* miss */
+	assert_int_equal(v, 99);
+	assert_int_equal(atomic(URMA_OPC_FADD, 4096, 0, 0, &w, &st), 0);
+	assert_int_equal(w, 99);
+	/* Misaligned: refused there. */
+	assert_int_equal(atomic(URMA_OPC_FADD, 4097, 1, 0, &v, &st), 0);
+	assert_int_equal(st, URMA_CR_REM_UNSUPPORTED_REQ_ERR);
+	/* Not an 8-byte word: refused here. */
+	{
+		urma_sge_t l = lsge(60000, 8), r = rsge(4096, 4);
+		urma_jfs_wr_t wr = { .opcode = URMA_OPC_FADD, .tjetty = F.tj,
+				     .faa = { .dst = &r, .src = &l, .operand = 1 } };
+		urma_jfs_wr_t *bad;
+
+		assert_int_equal(urma_post_jetty_send_wr(F.jetty, &wr, &bad), URMA_EINVAL);
+	}
+}
+
+/* A wrong token value, an access the flags forbid: refused by the peer's
+ * core, nothing written, the initiator gets an error record. */
+static void token_and_access(void **state)
+{
+	urma_seg_t s = F.tseg->seg;
+	urma_import_seg_flag_t f = { .bs.access = URMA_ACCESS_READ | URMA_ACCESS_WRITE };
+	urma_token_t wrong = { SEG_TOKEN + 1 }, right = { SEG_TOKEN };
+	urma_target_seg_t *bad_tok = urma_import_seg(F.ctx, &s, &wrong, 0, f), *ro;
+	urma_sge_t l = lsge(0, 64), r = { .addr = pinfo.seg_va + 100, .len = 64, .tseg = bad_tok };
+	urma_jfs_wr_t wr = { .opcode = URMA_OPC_WRITE, .tjetty = F.tj, .user_ctx = 81,
+			     .rw = { .src = { .sge = &l, .num_sge = 1 }, .dst = { .sge = &r, .num_sge = 1 } } };
+	urma_jfs_wr_t *bad;
+	urma_cr_t cr;
+
+	(void)state;
+	assert_non_null(bad_tok);
+	assert_int_equal(urma_post_jetty_send_wr(F.jetty, &wr, &bad), 0);
+	assert_int_equal(get_cr(F.jfc, &cr, 3000), 1);
+	assert_int_equal(cr.status, URMA_CR_REM_ACCESS_ABORT_ERR);
+	assert_int_equal(urma_unimport_seg(bad_tok), 0);
+	/* The read-only segment: Reads pass, Writes are refused. */
+	s.ubva.va = pinfo.ro_va;
+	s.len = 4096;
+	s.token_id = pinfo.ro_token_id;
+	ro = urma_import_seg(F.ctx, &s, &right, 0, f);
+	assert_non_null(ro);
+	r = (urma_sge_t){ .addr = pinfo.ro_va, .len = 64, .tseg = ro };
+	assert_int_equal(urma_post_jetty_send_wr(F.jetty, &wr, &bad), 0);
+	assert_int_equal(get_cr(F.jfc, &cr, 3000), 1);
+	assert_int_equal(cr.status, URMA_CR_REM_ACCESS_ABORT_ERR);
+	wr.opcode = URMA_OPC_READ;
+	wr.rw.src = (urma_sg_t){ .sge = &r, .num_sge = 1 };
+	wr.rw.dst = (urma_sg_t){ .sge = &l, .num_sge = 1 };
+	wr.flag.bs.complete_enable = 1;
+	memset(F.buf, 0, 64);
+	assert_int_equal(urma_post_jetty_send_wr(F.jetty, &wr, &bad), 0);
+	assert_int_equal(get_cr(F.jfc, &cr, 3000), 1);
+	assert_int_equal(cr.status, URMA_CR_SUCCESS);
+	assert_int_equal(F.buf[0], 0x77);	/* nothing was written there */
+	assert_int_equal(F.buf[63], 0x77);
+	assert_int_equal(urma_unimport_seg(ro), 0);
+}
+
 static void logging(void **state)
 {
 	(void)state;
@@ -1079,6 +1266,9 @@ int main(void)
 		cmocka_unit_test(jfc_overflow),
 		cmocka_unit_test(rc_bind),
 		cmocka_unit_test(um),
+		cmocka_unit_test(immediate),
+		cmocka_unit_test(atomics),
+		cmocka_unit_test(token_and_access),
 		cmocka_unit_test(logging),
 	};
 	int sv[2], rc, st;

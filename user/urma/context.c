@@ -337,7 +337,7 @@ static struct ep *open_ep(struct ubx_port *p, bool generic, char *err, size_t er
 	}
 	ec.tp.seed = ((uint64_t)getpid() << 32) ^ ep_now_ns();
 	ec.tp.max_chans = UBX_MAX_CHANS + 1;
-	ec.tp.max_mrs = UBX_MAX_SEGS;
+	ec.tp.max_mrs = UBX_MAX_SEGS;	/* TokenIDs and token values: getrandom() */
 	return ep_open(&ec, err, errlen);
 }
 

@@ -395,8 +395,11 @@ UBX_VISIBLE urma_status_t urma_query_device(urma_device_t *dev, urma_device_attr
 	c->max_msg_size = UBX_MAX_MSG;
 	c->max_read_size = UBX_MAX_MSG;
 	c->max_write_size = UBX_MAX_MSG;
-	/* Atomics come with the core's (not yet): none is promised. */
-	c->atomic_feat.value = 0;
+	/* The core's atomics: one 8-byte word. */
+	c->atomic_feat.bs.cas = 1;
+	c->atomic_feat.bs.fetch_and_add = 1;
+	c->max_cas_size = TP_ATOMIC_LEN;
+	c->max_fetch_and_add_size = TP_ATOMIC_LEN;
 	c->trans_mode = URMA_TM_RM | URMA_TM_RC | URMA_TM_UM;
 	c->congestion_ctrl_alg = URMA_CC_NONE;
 	c->max_eid_cnt = UBX_MAX_EIDS;

@@ -342,6 +342,7 @@ void ubx_chan_destroy(struct ubx_chan *ch, bool tell_peer)
 	chan_unlink(p, ch);
 	tp_chan_destroy(ch->ec.tp);
 	ubx_chan_rx_fini(ch);
+	ubx_chan_imm_free(ch);
 	free(ch);
 }
 

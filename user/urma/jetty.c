@@ -518,28 +518,17 @@ static int want_buf(struct ubx_wr *w, size_t len)
 	return w->buf ? 0 : -ENOMEM;
 }
 
-static void gather(uint8_t *dst, const urma_sg_t *sg)
-{
-	for (uint32_t i = 0; i < sg->num_sge; i++) {
-		memcpy(dst, (const void *)(uintptr_t)sg->sge[i].addr, sg->sge[i].len);
-		dst += sg->sge[i].len;
-	}
-}
-
 static int opcode_ok(urma_opcode_t op)
 {
 	switch (op) {
 	case URMA_OPC_SEND:
-	case URMA_OPC_WRITE:
-	case URMA_OPC_READ:
-		return 0;
 	case URMA_OPC_SEND_IMM:
+	case URMA_OPC_WRITE:
 	case URMA_OPC_WRITE_IMM:
+	case URMA_OPC_READ:
 	case URMA_OPC_CAS:
 	case URMA_OPC_FADD:
-		ubx_err("work request: opcode 0x%x needs the transport core's immediate data "
-			"and atomics, not there yet", op);
-		return URMA_ENOPERM;
+		return 0;
 	case URMA_OPC_WRITE_NOTIFY:
 	case URMA_OPC_SWAP:
 	case URMA_OPC_FSUB:
@@ -557,7 +546,34 @@ static int opcode_ok(urma_opcode_t op)
 	}
 }
 
+static enum tp_opcode tp_opcode_of(urma_opcode_t op)
+{
+	switch (op) {
+	case URMA_OPC_SEND_IMM:		return TP_OP_SEND_IMM;
+	case URMA_OPC_WRITE:		return TP_OP_WRITE;
+	case URMA_OPC_WRITE_IMM:	return TP_OP_WRITE_IMM;
+	case URMA_OPC_READ:		return TP_OP_READ;
+	case URMA_OPC_CAS:		return TP_OP_CAS;
+	case URMA_OPC_FADD:		return TP_OP_FADD;
+	default:			return TP_OP_SEND;
+	}
+}
+
 /* ---- posting ------------------------------------------------------------------------ */
+
+/* An atomic's two SGEs: the remote word and the local one for the old value. */
+static int atomic_sges(const struct ubx_tjetty *tj, const urma_sge_t *dst, const urma_sge_t *src,
+		       urma_sg_t *rsg, urma_sg_t *lsg)
+{
+	if (!dst || !src || dst->len != TP_ATOMIC_LEN || src->len < TP_ATOMIC_LEN)
+		return URMA_EINVAL;	/* 8-byte words only (max_cas_size) */
+	rsg->sge = (urma_sge_t *)dst;
+	rsg->num_sge = 1;
+	lsg->sge = (urma_sge_t *)src;
+	lsg->num_sge = 1;
+	(void)tj;
+	return 0;
+}
 
 static int post_one(struct ubx_q *q, urma_jfs_wr_t *wr)
 {
@@ -566,9 +582,11 @@ static int post_one(struct ubx_q *q, urma_jfs_wr_t *wr)
 	struct ubx_tjetty *tj;
 	struct ubx_chan *ch;
 	struct ubx_wr *w;
-	const urma_sg_t *lsg;
+	urma_sg_t lsg, rsg;
 	uint64_t total, id;
 	bool inl = wr->flag.bs.inline_flag;
+	bool atomic = wr->opcode == URMA_OPC_CAS || wr->opcode == URMA_OPC_FADD;
+	bool rd = wr->opcode == URMA_OPC_READ;
 	int rc;
 
 	rc = opcode_ok(wr->opcode);
@@ -585,37 +603,45 @@ static int post_one(struct ubx_q *q, urma_jfs_wr_t *wr)
 	}
 	if (!tj || tj->ctx != q->ctx || tj->pub.trans_mode != q->mode)
 		return URMA_EINVAL;
-	if (q->mode == URMA_TM_UM && wr->opcode != URMA_OPC_SEND)
+	if (q->mode == URMA_TM_UM && wr->opcode != URMA_OPC_SEND && wr->opcode != URMA_OPC_SEND_IMM)
 		return URMA_EINVAL;
-	if (inl && wr->opcode == URMA_OPC_READ)
+	if (inl && (rd || atomic))
 		return URMA_EINVAL;
 	switch (wr->opcode) {
 	case URMA_OPC_SEND:
-		lsg = &wr->send.src;
+	case URMA_OPC_SEND_IMM:
+		lsg = wr->send.src;
 		if (wr->send.tseg) {
 			ubx_err("work request: Send with invalidate is not supported");
 			return URMA_ENOPERM;
 		}
 		break;
 	case URMA_OPC_WRITE:
-		lsg = &wr->rw.src;
+	case URMA_OPC_WRITE_IMM:
+		lsg = wr->rw.src;
 		rc = remote_sge(tj, &wr->rw.dst, &rs);
 		break;
-	default:	/* Read */
-		lsg = &wr->rw.dst;
+	case URMA_OPC_READ:
+		lsg = wr->rw.dst;
 		rc = remote_sge(tj, &wr->rw.src, &rs);
+		break;
+	default:	/* CAS, FADD */
+		rc = atomic_sges(tj, wr->opcode == URMA_OPC_CAS ? wr->cas.dst : wr->faa.dst,
+				 wr->opcode == URMA_OPC_CAS ? wr->cas.src : wr->faa.src, &rsg, &lsg);
+		if (!rc)
+			rc = remote_sge(tj, &rsg, &rs);
 		break;
 	}
 	if (rc)
 		return rc;
-	rc = local_sg(q, lsg, inl, q->max_sge, &total);
+	rc = local_sg(q, &lsg, inl, q->max_sge, &total);
 	if (rc)
 		return rc;
 	if (inl && total > q->max_inline)
 		return URMA_EINVAL;
-	if (rs && wr->opcode == URMA_OPC_WRITE && rs->len < total)
+	if (rs && !atomic && !rd && rs->len < total)
 		return URMA_EINVAL;
-	if (rs && wr->opcode == URMA_OPC_READ) {
+	if (rd) {
 		if (rs->len > total)
 			return URMA_EINVAL;	/* no room for what is read */
 		total = rs->len;
@@ -637,34 +663,54 @@ static int post_one(struct ubx_q *q, urma_jfs_wr_t *wr)
 	w->user_ctx = wr->user_ctx;
 	w->opcode = wr->opcode;
 	w->signaled = wr->flag.bs.complete_enable;
-	w->fence = wr->flag.bs.fence || wr->flag.bs.comp_order;
-	w->len = (uint32_t)total;
+	w->t.opcode = tp_opcode_of(wr->opcode);
+	w->t.flags = (wr->flag.bs.fence ? TP_WR_FENCE : 0) |
+		     (wr->flag.bs.place_order == URMA_STRONG_ORDER ? TP_WR_SO : 0);
 	if (rs) {
-		w->rva = rs->addr;
-		w->token_id = ubx_seg_of(rs->tseg)->pub.seg.token_id;
+		struct ubx_seg *g = ubx_seg_of(rs->tseg);
+
+		w->t.remote_va = rs->addr;
+		w->t.rkey.token_id = g->pub.seg.token_id;
+		w->t.rkey.token_value = g->token.token;
 	}
-	if (wr->opcode == URMA_OPC_READ) {
-		w->one_sided_rd = true;
-		if (lsg->num_sge == 1) {
-			w->dst = (void *)(uintptr_t)lsg->sge[0].addr;
-		} else {
-			if (want_buf(w, total)) {
-				ubx_wr_free(p, w);
-				return URMA_ENOMEM;
-			}
-			w->dst = w->buf;
-			w->nsg = lsg->num_sge;
-			memcpy(w->sg, lsg->sge, lsg->num_sge * sizeof(w->sg[0]));
-		}
-	} else if (inl || lsg->num_sge > 1) {
+	if (wr->opcode == URMA_OPC_SEND_IMM)
+		w->t.imm = wr->send.imm_data;
+	else if (wr->opcode == URMA_OPC_WRITE_IMM)
+		w->t.imm = wr->rw.notify_data;
+	else if (wr->opcode == URMA_OPC_CAS) {
+		w->t.compare = wr->cas.cmp_data;
+		w->t.swap = wr->cas.swap_data;
+	} else if (wr->opcode == URMA_OPC_FADD) {
+		w->t.add = wr->faa.operand;
+	}
+	if (inl) {
+		/* Copied now: the caller may reuse its buffers at once. */
+		uint8_t *d;
+
 		if (want_buf(w, total)) {
 			ubx_wr_free(p, w);
 			return URMA_ENOMEM;
 		}
-		gather(w->buf, lsg);
-		w->src = w->buf;
+		d = w->buf;
+		for (uint32_t i = 0; i < lsg.num_sge; i++) {
+			memcpy(d, (const void *)(uintptr_t)lsg.sge[i].addr, lsg.sge[i].len);
+			d += lsg.sge[i].len;
+		}
+		w->sg[0] = (struct tp_sge){ .addr = w->buf, .len = (uint32_t)total };
+		w->t.num_sge = total ? 1 : 0;
 	} else {
-		w->src = lsg->num_sge ? (const void *)(uintptr_t)lsg->sge[0].addr : NULL;
+		uint64_t left = total;
+
+		/* A Read fills exactly what the remote SGE names. */
+		for (uint32_t i = 0; i < lsg.num_sge && (left || !rd); i++) {
+			uint32_t n = lsg.sge[i].len;
+
+			if (rd && n > left)
+				n = (uint32_t)left;
+			w->sg[w->t.num_sge++] = (struct tp_sge){
+				.addr = (void *)(uintptr_t)lsg.sge[i].addr, .len = n };
+			left -= rd ? n : 0;
+		}
 	}
 	q->sout++;
 	if (ch->state == CH_FAILED) {
@@ -677,7 +723,9 @@ static int post_one(struct ubx_q *q, urma_jfs_wr_t *wr)
 	if (rc) {
 		q->sout--;
 		ubx_wr_free(p, w);
-		return rc == -EMSGSIZE ? URMA_EINVAL : rc == -EIO ? URMA_FAIL : URMA_EINVAL;
+		if (rc != -EMSGSIZE && rc != -EINVAL)
+			ubx_info("work request refused by the transport core: %s", strerror(-rc));
+		return rc == -EIO ? URMA_FAIL : URMA_EINVAL;
 	}
 	return 0;
 }

@@ -13,7 +13,10 @@
  * core's manual_taack): with no buffer posted it is answered RNR, as a
  * receiver without a buffer does, and the sender retries. After an RNR, the
  * channel answers RNR to every later Send until the refused one comes back,
- * so Sends stay in order.
+ * so Sends stay in order. A Write with immediate takes a buffer of the
+ * core's too (the core answers it itself): with none posted to the JFR, its
+ * completion waits for the next one posted, and Sends behind it are
+ * answered RNR meanwhile (order again).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -118,9 +121,13 @@ urma_cr_status_t ubx_cr_status(enum tp_status st, uint8_t rspinfo)
 	case TP_ST_COMPLETER_ERR:
 		switch (rspinfo) {
 		case TP_RSPINFO_BAD_TOKEN:
-		case TP_RSPINFO_RANGE:	return URMA_CR_REM_ACCESS_ABORT_ERR;
+		case TP_RSPINFO_RANGE:
+		case TP_RSPINFO_TOKEN_VALUE:
+		case TP_RSPINFO_ACCESS:	return URMA_CR_REM_ACCESS_ABORT_ERR;
 		case TP_RSPINFO_TOO_LONG: return URMA_CR_REM_OPERATION_ERR;
-		case TP_RSPINFO_PROTOCOL: return URMA_CR_REM_UNSUPPORTED_REQ_ERR;
+		case TP_RSPINFO_PROTOCOL:
+		case TP_RSPINFO_ALIGN:
+		case TP_RSPINFO_UNSUPPORTED: return URMA_CR_REM_UNSUPPORTED_REQ_ERR;
 		default:		return URMA_CR_REM_OPERATION_ERR;
 		}
 	case TP_ST_RETRY_EXCEEDED:	return URMA_CR_ACK_TIMEOUT_ERR;
@@ -165,8 +172,6 @@ void ubx_wr_complete(struct ubx_port *p, struct ubx_wr *w, urma_cr_status_t st, 
 	if (ch && w->linked) {
 		ch_unlink(ch, w);
 		ch->nout--;
-		if (w->one_sided_rd)
-			ch->reads_out--;
 	}
 	q->sout--;
 	if (w->signaled || st != URMA_CR_SUCCESS) {
@@ -187,19 +192,9 @@ void ubx_wr_complete(struct ubx_port *p, struct ubx_wr *w, urma_cr_status_t st, 
 
 static int core_post(struct ubx_wr *w)
 {
-	struct tp_chan *tp = w->ch->ec.tp;
-	uint64_t id = ubx_wr_id(w->ch->port, w);
-
-	switch (w->opcode) {
-	case URMA_OPC_SEND:
-		return tp_post_send(tp, w->src, w->len, id);
-	case URMA_OPC_WRITE:
-		return tp_post_write(tp, w->src, w->len, w->rva, w->token_id, id);
-	case URMA_OPC_READ:
-		return tp_post_read(tp, w->dst, w->len, w->rva, w->token_id, id);
-	default:
-		return -EOPNOTSUPP;
-	}
+	w->t.wr_id = ubx_wr_id(w->ch->port, w);
+	w->t.sge = w->sg;
+	return tp_post(w->ch->ec.tp, &w->t);
 }
 
 static void ch_link(struct ubx_chan *ch, struct ubx_wr *w)
@@ -211,14 +206,6 @@ static void ch_link(struct ubx_chan *ch, struct ubx_wr *w)
 	ch->out = w;
 	w->linked = true;
 	ch->nout++;
-	if (w->one_sided_rd)
-		ch->reads_out++;
-}
-
-/* w's turn: a fence waits for the channel's Reads to finish. */
-static bool may_post(const struct ubx_chan *ch, const struct ubx_wr *w)
-{
-	return !w->fence || !ch->reads_out;
 }
 
 static void hold(struct ubx_chan *ch, struct ubx_wr *w, bool first)
@@ -238,21 +225,20 @@ static void hold(struct ubx_chan *ch, struct ubx_wr *w, bool first)
 	ch->held_tail = w;
 }
 
+/* Requests the core had no room for, in order, as room comes. */
 static void release_held(struct ubx_chan *ch)
 {
 	while (ch->held && ch->state == CH_READY) {
 		struct ubx_wr *w = ch->held;
 		int rc;
 
-		if (!may_post(ch, w))
-			return;
 		ch->held = w->next_held;
 		if (!ch->held)
 			ch->held_tail = NULL;
 		w->next_held = NULL;
 		rc = core_post(w);
 		if (rc == -EAGAIN) {
-			hold(ch, w, true);	/* the core's queue is full: first again */
+			hold(ch, w, true);
 			return;
 		}
 		if (rc) {
@@ -263,12 +249,13 @@ static void release_held(struct ubx_chan *ch)
 	}
 }
 
+/* The core checks and keeps order (fence, SGE lists, atomics, immediate). */
 int ubx_wr_submit(struct ubx_wr *w)
 {
 	struct ubx_chan *ch = w->ch;
 	int rc;
 
-	if (!ch->held && may_post(ch, w)) {
+	if (!ch->held) {
 		rc = core_post(w);
 		if (rc != -EAGAIN) {
 			if (!rc)
@@ -276,7 +263,6 @@ int ubx_wr_submit(struct ubx_wr *w)
 			return rc;
 		}
 	}
-	/* Behind a fence or a full queue: in order, after what waits already. */
 	hold(ch, w, false);
 	return 0;
 }
@@ -334,16 +320,87 @@ static void answer(struct ubx_chan *ch, uint16_t tassn, enum tp_status st)
 		tp_recv_answer(ch->ec.tp, tassn, st);
 }
 
+static void recv_cr(struct ubx_chan *ch, const struct ubx_rwr *r, urma_cr_opcode_t op,
+		    urma_cr_status_t st, uint32_t len, bool has_imm, uint64_t imm)
+{
+	urma_cr_t cr;
+
+	fill_cr(&cr, ch->q, ch, true);
+	cr.user_ctx = r->user_ctx;
+	cr.opcode = op;
+	cr.status = st;
+	cr.completion_len = st == URMA_CR_SUCCESS ? len : 0;
+	if (has_imm)
+		cr.imm_data = imm;
+	ubx_jfc_push(ch->q->rcq, &cr);
+}
+
+static struct ubx_rwr *jfr_take(struct ubx_q *jfr)
+{
+	struct ubx_rwr *r;
+
+	if (!jfr->rcount)
+		return NULL;
+	r = &jfr->rq[jfr->rhead];
+	jfr->rhead = (jfr->rhead + 1) % jfr->rdepth;
+	jfr->rcount--;
+	return r;
+}
+
+/* Writes with immediate that waited complete into buffers now posted. */
+static void imm_drain(struct ubx_chan *ch)
+{
+	struct ubx_q *jfr = ch->q->jfr;
+	struct ubx_rwr *r;
+
+	while (ch->imm_head && (r = jfr_take(jfr))) {
+		struct ubx_imm *e = ch->imm_head;
+
+		ch->imm_head = e->next;
+		if (!ch->imm_head)
+			ch->imm_tail = NULL;
+		jfr->imm_waiting--;
+		recv_cr(ch, r, URMA_CR_OPC_WRITE_WITH_IMM, URMA_CR_SUCCESS, e->len, true, e->imm);
+		free(e);
+	}
+}
+
 static void on_recv(struct ubx_port *p, struct ubx_chan *ch, const struct tp_event *ev)
 {
 	uint32_t idx = (uint32_t)(ev->wr_id & ~BOUNCE_TAG);
 	uint8_t *buf = ch->bounce + (size_t)idx * ch->bounce_size;
 	struct ubx_q *jfr = ch->q->jfr;
+	bool has_imm = ev->flags & TP_EVF_IMM;
 	struct ubx_rwr *r;
-	urma_cr_t cr;
 
 	if (!(ev->wr_id & BOUNCE_TAG) || idx >= ch->nbounce)
 		return;
+	if (ev->opcode == TP_OP_WRITE_IMM) {
+		/* The core answered it already; the data is in the region. */
+		if (ev->status != TP_ST_OK || !jfr)
+			goto repost;
+		imm_drain(ch);
+		r = ch->imm_head ? NULL : jfr_take(jfr);
+		if (r) {
+			recv_cr(ch, r, URMA_CR_OPC_WRITE_WITH_IMM, URMA_CR_SUCCESS, (uint32_t)ev->len,
+				true, ev->imm);
+		} else {
+			struct ubx_imm *e = calloc(1, sizeof(*e));
+
+			p->imm_late++;
+			if (e) {
+				e->imm = ev->imm;
+				e->len = (uint32_t)ev->len;
+				if (ch->imm_tail)
+					ch->imm_tail->next = e;
+				else
+					ch->imm_head = e;
+				ch->imm_tail = e;
+				jfr->imm_waiting++;
+			}
+		}
+		goto repost;
+	}
 	if (ev->status != TP_ST_OK || !jfr) {
 		/* Longer than any buffer (the core answered already), or for
 		 * an object that receives nothing. */
@@ -357,7 +414,9 @@ static void on_recv(struct ubx_port *p, struct ubx_chan *ch, const struct tp_eve
 		p->rnr_sent++;
 		goto repost;
 	}
-	if (!jfr->rcount) {
+	imm_drain(ch);
+	r = ch->imm_head ? NULL : jfr_take(jfr);
+	if (!r) {
 		if (manual(ch)) {
 			answer(ch, ev->tassn, TP_ST_RNR);
 			if (!ch->rnr_hold) {
@@ -371,32 +430,44 @@ static void on_recv(struct ubx_port *p, struct ubx_chan *ch, const struct tp_eve
 		goto repost;
 	}
 	ch->rnr_hold = false;
-	r = &jfr->rq[jfr->rhead];
-	jfr->rhead = (jfr->rhead + 1) % jfr->rdepth;
-	jfr->rcount--;
-	fill_cr(&cr, ch->q, ch, true);
-	cr.user_ctx = r->user_ctx;
-	cr.opcode = URMA_CR_OPC_SEND;
 	if (ev->len > r->total) {
 		/* Longer than the buffer posted: both sides see an error. */
 		answer(ch, ev->tassn, TP_ST_COMPLETER_ERR);
-		cr.status = URMA_CR_LOC_LEN_ERR;
 		p->recv_len_err++;
+		recv_cr(ch, r, URMA_CR_OPC_SEND, URMA_CR_LOC_LEN_ERR, 0, false, 0);
 	} else {
 		scatter(r, buf, ev->len);
 		answer(ch, ev->tassn, TP_ST_OK);
-		cr.status = URMA_CR_SUCCESS;
-		cr.completion_len = (uint32_t)ev->len;
 		ch->rx_msgs++;
+		recv_cr(ch, r, has_imm ? URMA_CR_OPC_SEND_WITH_IMM : URMA_CR_OPC_SEND, URMA_CR_SUCCESS,
+			(uint32_t)ev->len, has_imm, ev->imm);
 	}
-	ubx_jfc_push(ch->q->rcq, &cr);
 repost:
 	tp_post_recv(ch->ec.tp, buf, ch->bounce_size, ev->wr_id);
 }
 
 void ubx_jfr_refilled(struct ubx_q *jfr)
 {
-	(void)jfr;	/* held channels let go when their refused Send returns */
+	struct ubx_port *p = jfr->ctx->port;
+
+	if (!jfr->imm_waiting)
+		return;
+	for (struct ubx_chan *ch = p->chans; ch && jfr->rcount; ch = ch->next)
+		if (ch->imm_head && ch->q->jfr == jfr)
+			imm_drain(ch);
+}
+
+void ubx_chan_imm_free(struct ubx_chan *ch)
+{
+	while (ch->imm_head) {
+		struct ubx_imm *e = ch->imm_head;
+
+		ch->imm_head = e->next;
+		if (ch->q->jfr)
+			ch->q->jfr->imm_waiting--;
+		free(e);
+	}
+	ch->imm_tail = NULL;
 }
 
 /* ---- events -------------------------------------------------------------------------- */
@@ -422,13 +493,16 @@ void ubx_dispatch(struct ubx_port *p)
 		case TP_EV_SEND_DONE:
 		case TP_EV_WRITE_DONE:
 		case TP_EV_READ_DONE:
+		case TP_EV_ATOMIC_DONE:
 			w = ubx_wr_lookup(p, ev.wr_id);
 			if (!w)
 				break;
-			if (ev.type == TP_EV_READ_DONE && ev.status == TP_ST_OK && w->nsg) {
-				struct ubx_rwr r = { .nsg = w->nsg, .sg = w->sg };
-
-				scatter(&r, w->buf, ev.len);
+			if (ev.status == TP_ST_FLUSHED && ch->fail_st != TP_ST_OK) {
+				/* The oldest request of a failed channel is the one
+				 * that ran out of retries: it says so; the rest are
+				 * flushed. */
+				ev.status = ch->fail_st;
+				ch->fail_st = TP_ST_OK;
 			}
 			ubx_wr_complete(p, w, ubx_cr_status(ev.status, ev.rspinfo), (uint32_t)ev.len);
 			break;
@@ -440,9 +514,10 @@ void ubx_dispatch(struct ubx_port *p)
 		case TP_EV_CHAN_ERROR:
 			ch->state = CH_FAILED;
 			ch->err = EIO;
+			ch->fail_st = ev.status;
 			ubx_info("channel to jetty %u failed: %s", ch->remote.id,
 				 tp_status_name(ev.status));
-			/* What a fence held never reached the core: flushed too. */
+			/* What waited for room never reached the core: flushed too. */
 			while (ch->held) {
 				w = ch->held;
 				ch->held = w->next_held;

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Segments. Registering one makes it a memory region of the port's
- * transport core (tp_mr_reg), which answers remote Writes and Reads into
- * it: the range is checked on every access, and an access outside it is
- * refused (the initiator gets an error completion, the core counts
- * ta_completer_err). Importing one is local: it records what the owner
- * published (urma_seg_t) for the work requests that name it.
+ * transport core (tp_mr_register): a random 20-bit TokenID, the token value
+ * and the access flags, all checked by the core on every remote access
+ * with the range (refused: the initiator gets an error completion, the core
+ * counts ta_bad_* and touches nothing). Importing one is local: it records
+ * what the owner published (urma_seg_t) and the token value for the work
+ * requests that name it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,7 +27,6 @@ UBX_VISIBLE urma_target_seg_t *urma_register_seg(urma_context_t *ctx, urma_seg_c
 	urma_reg_seg_flag_t f;
 	struct ubx_seg *g;
 	uint32_t tid = 0, access;
-	bool remote;
 	int rc = 0;
 
 	if (!c || !cfg || !cfg->va || !cfg->len || cfg->va + cfg->len < cfg->va ||
@@ -42,18 +42,15 @@ UBX_VISIBLE urma_target_seg_t *urma_register_seg(urma_context_t *ctx, urma_seg_c
 		errno = EPERM;
 		return NULL;
 	}
-	if (f.bs.token_policy != URMA_TOKEN_NONE) {
-		ubx_err("urma_register_seg: token values need the transport core's token check "
-			"(not there yet): use URMA_TOKEN_NONE");
+	if (f.bs.token_policy > URMA_TOKEN_PLAIN_TEXT) {
+		ubx_err("urma_register_seg: token policy %u: only none and plain text are supported",
+			f.bs.token_policy);
 		errno = EPERM;
 		return NULL;
 	}
-	remote = access && !(access & URMA_ACCESS_LOCAL_ONLY);
-	if (remote && (access & (URMA_ACCESS_READ | URMA_ACCESS_WRITE)) !=
-			      (URMA_ACCESS_READ | URMA_ACCESS_WRITE)) {
-		ubx_err("urma_register_seg: read-only or write-only remote access needs the "
-			"transport core's access flags (not there yet)");
-		errno = EPERM;
+	if (access & ~(uint32_t)(URMA_ACCESS_LOCAL_ONLY | URMA_ACCESS_READ | URMA_ACCESS_WRITE |
+				 URMA_ACCESS_ATOMIC)) {
+		errno = EINVAL;
 		return NULL;
 	}
 	g = calloc(1, sizeof(*g));
@@ -61,17 +58,26 @@ UBX_VISIBLE urma_target_seg_t *urma_register_seg(urma_context_t *ctx, urma_seg_c
 		errno = ENOMEM;
 		return NULL;
 	}
-	pthread_mutex_lock(&c->port->lock);
-	/* Local only: not a region of the core, so no remote access finds it. */
-	if (remote)
-		rc = tp_mr_reg(c->port->tp, (void *)(uintptr_t)cfg->va, cfg->len, &tid);
-	if (!rc)
-		c->nobj++;
-	pthread_mutex_unlock(&c->port->lock);
+	{
+		/* LOCAL_ONLY (or no flag): a region every remote access is refused. */
+		struct tp_mr_cfg mc = {
+			.addr = (void *)(uintptr_t)cfg->va, .len = cfg->len,
+			.access = access & URMA_ACCESS_LOCAL_ONLY || !access ? TP_ACCESS_LOCAL_ONLY :
+				  access,
+			.token_value = cfg->token_value.token,
+			.token_none = f.bs.token_policy == URMA_TOKEN_NONE,
+		};
+
+		pthread_mutex_lock(&c->port->lock);
+		rc = tp_mr_register(c->port->tp, &mc, &tid);
+		if (!rc)
+			c->nobj++;
+		pthread_mutex_unlock(&c->port->lock);
+	}
 	if (rc) {
 		free(g);
 		ubx_err("urma_register_seg: %s", strerror(-rc));
-		errno = rc == -ENOSPC ? ENOSPC : -rc;
+		errno = -rc;
 		return NULL;
 	}
 	g->magic = UBX_M_SEG;

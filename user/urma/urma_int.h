@@ -50,7 +50,7 @@
 #define UBX_MAX_JFS_DEPTH	1024
 #define UBX_MAX_JFR_DEPTH	4096
 #define UBX_MAX_INLINE		1024
-#define UBX_MAX_SGE		16
+#define UBX_MAX_SGE		TP_MAX_SGE
 #define UBX_MAX_RSGE		1
 #define UBX_MAX_MSG		(1u << 20)	/* a Send, Write or Read */
 #define UBX_MAX_CHANS		4096		/* transport channels per port */
@@ -117,32 +117,31 @@ struct ubx_peer {
 	struct ubx_peer *next;
 };
 
-/* Completion record destination of a work request in flight. */
+/* A work request in flight: its completion record's fields, and what to
+ * post while it waits for room in the core's queue. */
 struct ubx_wr {
 	uint32_t gen, idx;
 	bool used;
-	bool fence;
 	bool linked;			/* on its channel's outstanding list */
 	struct ubx_q *q;
 	struct ubx_chan *ch;
 	uint64_t user_ctx;
 	urma_opcode_t opcode;
 	bool signaled;
-	bool one_sided_rd;		/* a Read: what a fence waits for */
-	uint32_t len;
-	/* library-owned bytes: gathered or inline source, or a Read's
-	 * destination scattered at completion */
-	uint8_t *buf;
+	uint8_t *buf;			/* inline data, copied at posting */
 	size_t buf_cap;
-	/* what to post, kept while a fence holds it */
-	const void *src;
-	void *dst;
-	uint64_t rva;
-	uint32_t token_id;
+	struct tp_wr t;			/* t.sge points at sg */
 	struct ubx_wr *next_held;
 	struct ubx_wr *prev_ch, *next_ch;	/* the channel's outstanding list */
-	uint32_t nsg;
-	urma_sge_t sg[UBX_MAX_SGE];	/* a Read's destination SGEs (last: not cleared) */
+	struct tp_sge sg[UBX_MAX_SGE];	/* last: not cleared */
+};
+
+/* A Write with immediate that took a receive buffer of the core's while its
+ * JFR had none posted: completed into the next one posted. */
+struct ubx_imm {
+	uint64_t imm;
+	uint32_t len;
+	struct ubx_imm *next;
 };
 
 enum ubx_chan_state { CH_SETUP, CH_READY, CH_FAILED };
@@ -163,6 +162,7 @@ struct ubx_chan {
 	int waiters;			/* threads waiting for its setup */
 	bool doomed;			/* destroyed while waited on: the last waiter frees it */
 	uint32_t peer_tpn;		/* the other side's channel */
+	enum tp_status fail_st;		/* why it failed, for its oldest request */
 	uint32_t nonce;
 	uint32_t token;			/* presented in the OPEN */
 	uint64_t next_hello, deadline;
@@ -174,10 +174,11 @@ struct ubx_chan {
 	uint32_t nbounce;
 	bool rnr_hold;			/* answering RNR until hold_tassn comes back */
 	uint16_t hold_tassn;
-	/* work requests outstanding on it, and those a fence holds */
+	/* work requests outstanding on it, and those waiting for room */
 	struct ubx_wr *out;
-	uint32_t nout, reads_out;
+	uint32_t nout;
 	struct ubx_wr *held, *held_tail;
+	struct ubx_imm *imm_head, *imm_tail;
 	struct ubx_chan *next;
 	uint64_t rx_msgs;
 };
@@ -232,7 +233,7 @@ struct ubx_port {
 	uint64_t rng;
 	/* counters beside the endpoint's and the core's */
 	uint64_t jfc_overflow, rnr_sent, recv_len_err, um_dropped, setup_refused;
-	uint64_t open_in, ctl_bad, token_refused;
+	uint64_t open_in, ctl_bad, token_refused, imm_late;
 };
 
 /* Open (or take another reference on) the port of a device. NULL, errno and
@@ -321,6 +322,7 @@ struct ubx_q {
 	uint8_t token_policy;
 	uint8_t min_rnr_timer;
 	int users;			/* jetties sharing this JFR */
+	uint32_t imm_waiting;		/* JFR: Writes with immediate waiting for a buffer */
 	/* RC: the channel it is bound by */
 	struct ubx_chan *bound;
 	urma_target_jetty_t *bound_tj;
@@ -386,6 +388,7 @@ int ubx_chan_rx_init(struct ubx_chan *ch);
 void ubx_chan_rx_fini(struct ubx_chan *ch);
 /* A JFR got buffers: channels holding back with RNR may let go. */
 void ubx_jfr_refilled(struct ubx_q *jfr);
+void ubx_chan_imm_free(struct ubx_chan *ch);
 
 /* Work request records. */
 struct ubx_wr *ubx_wr_alloc(struct ubx_port *p, uint64_t *wr_id);

@@ -10,8 +10,8 @@
  * the client
  *   1. sends a message and waits for the server's reply (a Send back),
  *   2. writes a pattern into the server's segment and reads it back,
- *   3. adds to a word of the server's segment atomically (when the device
- *      offers atomics),
+ *   3. adds to a word of the server's segment atomically, then swaps it
+ *      (when the device offers atomics), and writes with immediate data,
  * each completion awaited by polling or, with -e, through the JFCE. UM
  * does the first only. --rounds N repeats the first two N times (--size:
  * the Write's length, 4096 by default). Every check prints a line; the
@@ -20,9 +20,10 @@
  *   --bench write|send|read --size N --depth N --seconds S
  *      the client keeps DEPTH requests of SIZE bytes outstanding for S
  *      seconds and prints goodput and message rate (JSON with --json).
- *   --violate range|token
- *      the client writes past the end of the server's segment, or imports
- *      the server's jetty with a wrong token, and expects the refusal.
+ *   --violate range|token|segtoken
+ *      the client writes past the end of the server's segment, imports
+ *      the server's jetty with a wrong token, or writes with a wrong token
+ *      value for the segment, and expects the refusal.
  *   --hold S
  *      the client, once connected, keeps writing for S seconds and reports
  *      how its requests ended (for a server that dies meanwhile).
@@ -206,7 +207,7 @@ static int setup(struct app *a)
 	sc.va = (uint64_t)(uintptr_t)a->buf;
 	sc.len = a->buf_len;
 	sc.token_value = a->token;
-	sc.flag.bs.token_policy = URMA_TOKEN_NONE;
+	sc.flag.bs.token_policy = URMA_TOKEN_PLAIN_TEXT;	/* every access presents it */
 	sc.flag.bs.access = URMA_ACCESS_READ | URMA_ACCESS_WRITE | URMA_ACCESS_ATOMIC;
 	a->seg = urma_register_seg(a->ctx, &sc);
 	if (!a->seg) {
@@ -530,6 +531,13 @@ static int serve_one(struct app *a, int fd)
 			post_recv(a, (uint32_t)cr.user_ctx, a->peer.size);
 			continue;
 		}
+		if (cr.opcode == URMA_CR_OPC_WRITE_WITH_IMM) {
+			printf("server: Write with immediate 0x%llx, %u bytes, from jetty %u\n",
+			       (unsigned long long)cr.imm_data, cr.completion_len, cr.remote_id.id);
+			fflush(stdout);
+			post_recv(a, (uint32_t)cr.user_ctx, MSG_SIZE);
+			continue;
+		}
 		msg = a->buf + a->buf_len / 2 + cr.user_ctx * MSG_SIZE;
 		printf("server: received \"%.*s\" (%u bytes) from jetty %u\n", (int)cr.completion_len,
 		       (char *)msg, cr.completion_len, cr.remote_id.id);
@@ -659,27 +667,69 @@ static int demo_write_read(struct app *a, uint32_t round)
 	return 0;
 }
 
-static int demo_atomic(struct app *a)
+/* One atomic on the server's word at offset 64: the old value comes back. */
+static int atomic_op(struct app *a, urma_opcode_t op, uint64_t x, uint64_t y, uint64_t *old)
 {
 	urma_sge_t l = sge(a, a->buf + 24576, 8);
 	urma_sge_t r = { .addr = a->peer.seg_va + 64, .len = 8, .tseg = a->tseg };
-	urma_jfs_wr_t wr = { .opcode = URMA_OPC_FADD, .tjetty = a->tjetty, .user_ctx = 4 };
+	urma_jfs_wr_t wr = { .opcode = op, .tjetty = a->tjetty, .user_ctx = 4 };
 	urma_jfs_wr_t *bad;
 	urma_cr_t cr;
 
-	if (!a->attr.dev_cap.atomic_feat.bs.fetch_and_add) {
-		printf("skip: fetch-and-add (the device offers no atomics)\n");
+	wr.flag.bs.complete_enable = 1;
+	if (op == URMA_OPC_FADD) {
+		wr.faa.dst = &r;
+		wr.faa.src = &l;
+		wr.faa.operand = x;
+	} else {
+		wr.cas.dst = &r;
+		wr.cas.src = &l;
+		wr.cas.cmp_data = x;
+		wr.cas.swap_data = y;
+	}
+	if (urma_post_jetty_send_wr(a->jetty, &wr, &bad) || next_cr(a, &cr, 10) ||
+	    cr.status != URMA_CR_SUCCESS || cr.user_ctx != 4)
+		return -1;
+	memcpy(old, a->buf + 24576, 8);
+	return 0;
+}
+
+static int demo_atomic(struct app *a)
+{
+	uint64_t v0, v1, v2;
+
+	if (!a->attr.dev_cap.atomic_feat.bs.fetch_and_add || !a->attr.dev_cap.atomic_feat.bs.cas) {
+		printf("skip: atomics (the device offers none)\n");
 		return 0;
 	}
-	wr.flag.bs.complete_enable = 1;
-	wr.faa.dst = &r;
-	wr.faa.src = &l;
-	wr.faa.operand = 5;
-	if (urma_post_jetty_send_wr(a->jetty, &wr, &bad) || next_cr(a, &cr, 10)) {
-		check(a, false, "fetch-and-add");
+	/* Add 5, then swap in a value only if the word is what it now must be. */
+	if (atomic_op(a, URMA_OPC_FADD, 5, 0, &v0) || atomic_op(a, URMA_OPC_CAS, v0 + 5, 1000, &v1) ||
+	    atomic_op(a, URMA_OPC_FADD, 0, 0, &v2)) {
+		check(a, false, "fetch-and-add, compare-and-swap");
 		return -1;
 	}
-	check(a, cr.status == URMA_CR_SUCCESS, "fetch-and-add");
+	check(a, v1 == v0 + 5 && v2 == 1000, "fetch-and-add, then compare-and-swap, on the server's word");
+	return 0;
+}
+
+/* Write with immediate: the data lands and the server's receive carries the imm. */
+static int demo_write_imm(struct app *a)
+{
+	urma_sge_t l = sge(a, a->buf + 32768, 256);
+	urma_sge_t r = { .addr = a->peer.seg_va + 8192, .len = 256, .tseg = a->tseg };
+	urma_jfs_wr_t wr = { .opcode = URMA_OPC_WRITE_IMM, .tjetty = a->tjetty, .user_ctx = 5,
+			     .rw = { .src = { .sge = &l, .num_sge = 1 }, .dst = { .sge = &r, .num_sge = 1 },
+				     .notify_data = 0x1234abcdull } };
+	urma_jfs_wr_t *bad;
+	urma_cr_t cr;
+
+	wr.flag.bs.complete_enable = 1;
+	memset(a->buf + 32768, 0x5a, 256);
+	if (urma_post_jetty_send_wr(a->jetty, &wr, &bad) || next_cr(a, &cr, 10)) {
+		check(a, false, "Write with immediate");
+		return -1;
+	}
+	check(a, cr.status == URMA_CR_SUCCESS && cr.user_ctx == 5, "Write with immediate");
 	return 0;
 }
 
@@ -804,6 +854,29 @@ static int violate(struct app *a, int fd)
 		/* And the jetty still works afterwards. */
 		return demo_write_read(a, 0);
 	}
+	if (!strcmp(a->o.violate, "segtoken")) {
+		/* The segment's token value wrong: refused there, nothing written. */
+		{
+			urma_seg_t s = a->tseg->seg;
+			urma_token_t wrong = { .token = a->token.token ^ 1 };
+			urma_import_seg_flag_t f = { .bs.access = URMA_ACCESS_READ | URMA_ACCESS_WRITE };
+			urma_target_seg_t *bad = urma_import_seg(a->ctx, &s, &wrong, 0, f), *good = a->tseg;
+
+			if (!bad)
+				return -1;
+			a->tseg = bad;
+			if (post_rw(a, URMA_OPC_WRITE, a->buf, a->peer.seg_va, 512, 7) || next_cr(a, &cr, 10)) {
+				check(a, false, "a Write with a wrong token value completes");
+				return -1;
+			}
+			printf("client: Write with a wrong token value: %s\n", cr_status_name(cr.status));
+			check(a, cr.status == URMA_CR_REM_ACCESS_ABORT_ERR,
+			      "a Write with a wrong token value fails at the initiator");
+			a->tseg = good;
+			urma_unimport_seg(bad);
+		}
+		return demo_write_read(a, 0);
+	}
 	(void)fd;
 	return -1;
 }
@@ -859,8 +932,10 @@ static int run_client(struct app *a)
 			if (a->o.mode != URMA_TM_UM)
 				demo_write_read(a, r);
 		}
-		if (a->o.mode != URMA_TM_UM && !a->fails)
+		if (a->o.mode != URMA_TM_UM && !a->fails) {
 			demo_atomic(a);
+			demo_write_imm(a);
+		}
 	}
 	close(fd);
 	return a->fails ? 1 : 0;
@@ -874,7 +949,7 @@ static void usage(void)
 		"usage: urma_example -d DEV [-s SERVER_IP] [-p PORT] [-m rm|rc|um] [-t rtp|ctp|utp]\n"
 		"                    [-o ot|oi|ol] [-e] [-i EID_INDEX] [--once] [--seg-size BYTES]\n"
 		"                    [--token N] [--bench write|send|read --size N --depth N --seconds S]\n"
-		"                    [--json] [--violate range|token] [--hold SECONDS] [--rounds N]\n");
+		"                    [--json] [--violate range|token|segtoken] [--hold SECONDS] [--rounds N]\n");
 }
 
 int main(int argc, char **argv)
