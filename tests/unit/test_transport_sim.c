@@ -1019,6 +1019,32 @@ static void rnr_mid_message(void **state)
 	}
 }
 
+/* Receive buffers taken back (tp_recv_take_back) are not used: the last
+ * posted come back first, the others still take the messages, in order. */
+static void recv_take_back(void **state)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	uint64_t ids[8];
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_SR);
+	pair_link_cfg(&s, 13);
+	assert_int_equal(pair_init(&p, c, &s, 2, 500, 13), 0);
+	p.no_recv = true;
+	for (uint32_t i = 0; i < 4; i++)
+		assert_int_equal(pair_post_recv(&p, i), 0);
+	assert_int_equal(tp_recv_take_back(p.ch[1], ids, 2), 2);
+	assert_int_equal(ids[0], 3);
+	assert_int_equal(ids[1], 2);
+	PAIR_CHECK(&p, pair_run(&p, 100 * MS));	/* into buffers 0 and 1 */
+	/* Those two were reposted (2, 3 gone): exactly two are left. */
+	assert_int_equal(tp_recv_take_back(p.ch[1], ids, 8), 2);
+	assert_int_equal(tp_recv_take_back(p.ch[1], ids, 8), 0);
+	pair_free(&p);
+}
+
 /* RNR retries run out: the Send completes with TP_ST_RNR. The target's RNR
  * RSPINFO (wait 2^n us) stretches the initiator's wait between retries. */
 static void rnr_retries_exhausted(void **state)
@@ -1628,6 +1654,7 @@ int main(void)
 		cmocka_unit_test(roi_taack_packet),
 		cmocka_unit_test(rnr_answered_and_retried),
 		cmocka_unit_test(rnr_mid_message),
+		cmocka_unit_test(recv_take_back),
 		cmocka_unit_test(rnr_retries_exhausted),
 		cmocka_unit_test(send_too_long),
 		cmocka_unit_test(write_read),

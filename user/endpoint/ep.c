@@ -319,7 +319,8 @@ static unsigned do_rx(struct ep *e, uint64_t now)
 	const uint16_t ethertype = e->cfg.native.ethertype;
 	const enum ub_frame_kind want = ethertype ? UB_KIND_NATIVE : UB_KIND_UBOE;
 	struct xsk_frame fr[BATCH];
-	unsigned n = xsk_port_rx(e->port, -1, fr, BATCH);
+	unsigned n = xsk_port_rx(e->port, -1, fr,
+				 e->cfg.rx_batch && e->cfg.rx_batch < BATCH ? e->cfg.rx_batch : BATCH);
 
 	for (unsigned i = 0; i < n; i++) {
 		struct tp_rx_meta meta;

@@ -74,6 +74,10 @@ struct ep_config {
 	 * low-privilege sender when native.perm is low too, is dropped and
 	 * counted (npi_partition, npi_permission). */
 	bool npi_check;
+	/* Frames one round (ep_progress) takes at most; 0: 256. A caller that
+	 * answers Sends itself (manual_taack) keeps it under the core's
+	 * pending answers. */
+	uint32_t rx_batch;
 	struct tp_ep_config tp;
 };
 

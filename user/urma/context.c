@@ -331,6 +331,7 @@ static struct ep *open_ep(struct ubx_port *p, bool generic, char *err, size_t er
 	ec.dev = p->ifname;
 	ec.generic = generic;
 	ec.nframes = 4096;
+	ec.rx_batch = UBX_RX_BATCH;
 	if (p->native) {
 		ec.native = p->nat;
 		ec.npi_check = true;
@@ -371,6 +372,12 @@ static struct ubx_port *port_open(const char *ifname)
 	if (p->wake_fd < 0)
 		goto fail;
 	p->ep = open_ep(p, g && !strcmp(g, "1"), err, sizeof(err));
+	/* A process that just ended leaves its XDP link for the kernel to
+	 * release, a few milliseconds later: a while before "another process". */
+	for (int i = 0; !p->ep && strstr(err, "another XDP program") && i < 25; i++) {
+		usleep(20000);
+		p->ep = open_ep(p, g && !strcmp(g, "1"), err, sizeof(err));
+	}
 	/* A device without native XDP (not every driver has it): generic XDP. */
 	if (!p->ep && !(g && *g) && !strstr(err, "another XDP program"))
 		p->ep = open_ep(p, true, err2, sizeof(err2));

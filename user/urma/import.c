@@ -237,6 +237,11 @@ static struct ubx_chan *chan_new(struct ubx_port *p, struct ubx_q *q, const urma
 	struct ubx_chan *ch;
 	uint32_t ops = q->sdepth > peer_depth ? q->sdepth : peer_depth;
 
+	/* Room in the core's receive queue for every JFR buffer (posted to its
+	 * only channel) and the bounce buffers. */
+	if (q->jfr && q->jfr->rdepth + UBX_BOUNCE > ops)
+		ops = q->jfr->rdepth + UBX_BOUNCE;
+
 	if (p->nchans >= UBX_MAX_CHANS) {
 		*err = ENOSPC;
 		return NULL;
@@ -266,6 +271,10 @@ static struct ubx_chan *chan_new(struct ubx_port *p, struct ubx_q *q, const urma
 	cc.rnr_retry = q->rnr_retry == 7 ? 64 : q->rnr_retry ? q->rnr_retry : 1;
 	cc.rnr_wait_code = q->jfr ? q->jfr->min_rnr_timer : 0;
 	cc.rto_mode = TP_RTO_DYNAMIC;
+	/* The watchdog (ubx_ctl_run) fails a silent peer's channel after the
+	 * err_timeout budget; the core's own limit comes well after it. */
+	cc.retry_limit = 16;
+	ch->budget_ns = 4096ull << (q->err_timeout ? q->err_timeout : URMA_TYPICAL_ERR_TIMEOUT);
 	if (tp_type == URMA_CTP)
 		cc.ta_timeout_ns = 1000000000ull;
 	if (!ep_chan_create(p->ep, &ch->ec, &cc)) {
@@ -274,8 +283,8 @@ static struct ubx_chan *chan_new(struct ubx_port *p, struct ubx_q *q, const urma
 		return NULL;
 	}
 	if (q->jfr && ubx_chan_rx_init(ch)) {
-		ubx_chan_rx_fini(ch);
 		tp_chan_destroy(ch->ec.tp);
+		ubx_chan_rx_fini(ch);
 		free(ch);
 		*err = ENOMEM;
 		return NULL;
@@ -296,13 +305,53 @@ static void chan_unlink(struct ubx_port *p, struct ubx_chan *ch)
 		}
 }
 
+/* Everything ch still had, in posting order: the oldest with st, then flushed. */
+static void flush_all(struct ubx_port *p, struct ubx_chan *ch, urma_cr_status_t st)
+{
+	struct ubx_wr *w = ch->out;
+
+	while (w && w->next_ch)
+		w = w->next_ch;		/* the list is newest first: its tail is the oldest */
+	while (w) {
+		struct ubx_wr *prev = w->prev_ch;
+
+		ubx_wr_complete(p, w, st, 0);
+		st = URMA_CR_WR_FLUSH_ERR;
+		w = prev;
+	}
+	while (ch->held) {
+		w = ch->held;
+		ch->held = w->next_held;
+		w->next_held = NULL;
+		ubx_wr_complete(p, w, st, 0);
+		st = URMA_CR_WR_FLUSH_ERR;
+	}
+	ch->held_tail = NULL;
+}
+
+void ubx_chan_kill(struct ubx_chan *ch, urma_cr_status_t st)
+{
+	struct ubx_port *p = ch->port;
+
+	ubx_dispatch(p);
+	if (!ch->ec.tp)
+		return;
+	ch->state = CH_FAILED;
+	ch->err = ETIMEDOUT;
+	flush_all(p, ch, st);
+	tp_chan_destroy(ch->ec.tp);
+	ch->ec.tp = NULL;
+	ubx_chan_rx_fini(ch);
+	ubx_chan_imm_free(ch);
+}
+
 void ubx_chan_destroy(struct ubx_chan *ch, bool tell_peer)
 {
 	struct ubx_port *p = ch->port;
 
 	/* Events already queued name the channel: they go first. */
 	ubx_dispatch(p);
-	if (tell_peer && ch->state == CH_READY) {
+	if (tell_peer && ch->state == CH_READY && ch->ec.tp) {
 		struct ubx_ctl m;
 
 		open_msg(ch, &m);
@@ -310,16 +359,7 @@ void ubx_chan_destroy(struct ubx_chan *ch, bool tell_peer)
 		send_ctl(p, ch->peer, ch->ec.tp, ch->ec.sport, ch->peer_tpn, false, &m);
 	}
 	/* What it still had outstanding, or held, ends flushed. */
-	while (ch->held) {
-		struct ubx_wr *w = ch->held;
-
-		ch->held = w->next_held;
-		w->next_held = NULL;
-		ubx_wr_complete(p, w, URMA_CR_WR_FLUSH_ERR, 0);
-	}
-	ch->held_tail = NULL;
-	while (ch->out)
-		ubx_wr_complete(p, ch->out, URMA_CR_WR_FLUSH_ERR, 0);
+	flush_all(p, ch, URMA_CR_WR_FLUSH_ERR);
 	if (ch->q->bound == ch) {
 		ch->q->bound = NULL;
 		if (ch->q->bound_tj) {
@@ -340,8 +380,10 @@ void ubx_chan_destroy(struct ubx_chan *ch, bool tell_peer)
 		return;
 	}
 	chan_unlink(p, ch);
-	tp_chan_destroy(ch->ec.tp);
-	ubx_chan_rx_fini(ch);
+	if (ch->ec.tp) {
+		tp_chan_destroy(ch->ec.tp);
+		ubx_chan_rx_fini(ch);
+	}
 	ubx_chan_imm_free(ch);
 	free(ch);
 }
@@ -550,6 +592,44 @@ bool ubx_ctl_rx(void *ctx, const uint8_t *tp, size_t len, uint8_t ver, const uin
 	return true;
 }
 
+/*
+ * The JFS's err_timeout (0..31; 0: URMA_TYPICAL_ERR_TIMEOUT) asks for
+ * 4.096 us x 2^err_timeout before a silent peer is an error: a channel with
+ * requests outstanding that heard nothing from its peer (acknowledgements,
+ * data) that long is failed here, its oldest request with ack timeout. The
+ * RTO stays dynamic (losses recovered at the RTT's pace); counting on its
+ * retry limit instead would make the time to an error depend on the RTT.
+ */
+static void watchdog(struct ubx_port *p, uint64_t now)
+{
+	struct ubx_chan *ch = p->chans;
+
+	while (ch) {
+		struct ubx_chan *n = ch->next;
+		struct tp_stats st;
+		uint64_t life;
+
+		if (ch->state != CH_READY || !ch->ec.tp || !ch->nout) {
+			ch->life_ns = now;
+			ch = n;
+			continue;
+		}
+		tp_chan_stats(ch->ec.tp, &st);
+		life = st.rx_ack + st.rx_sack + st.rx_nak + st.rx_inorder + st.rx_ooo + st.rx_dup +
+		       st.rx_ctp;
+		if (life != ch->life || !ch->life_ns) {
+			ch->life = life;
+			ch->life_ns = now;
+		} else if (now - ch->life_ns > ch->budget_ns) {
+			ubx_info("jetty %u: the peer's jetty %u silent for %.2f s: failed", ch->q->id,
+				 ch->remote.id, (double)(now - ch->life_ns) / 1e9);
+			ubx_chan_kill(ch, URMA_CR_ACK_TIMEOUT_ERR);
+			n = p->chans;	/* the list may have changed */
+		}
+		ch = n;
+	}
+}
+
 uint64_t ubx_ctl_run(struct ubx_port *p, uint64_t now)
 {
 	uint64_t next = UINT64_MAX;
@@ -574,6 +654,12 @@ uint64_t ubx_ctl_run(struct ubx_port *p, uint64_t now)
 		}
 	}
 	now = ep_now_ns();
+	if (now >= p->watch_ns) {
+		watchdog(p, now);
+		p->watch_ns = now + 10000000ull;
+	}
+	if (p->watch_ns < next)
+		next = p->watch_ns;
 	for (struct ubx_chan *ch = p->chans; ch; ch = ch->next) {
 		if (ch->state != CH_SETUP)
 			continue;

@@ -230,37 +230,24 @@ static int jfr_check(struct ubx_ctx *c, const urma_jfr_cfg_t *cfg)
 
 static void jfr_free_rq(struct ubx_q *q)
 {
-	if (q->rq) {
-		free(q->rq[0].sg);
-		free(q->rq);
-	}
-	q->rq = NULL;
+	ubx_jfr_rq_free(q);
 }
 
 /* A JFR (port lock held). */
 static struct ubx_q *jfr_make(struct ubx_ctx *c, const urma_jfr_cfg_t *cfg, int *err)
 {
 	struct ubx_q *q = q_new(c, UBX_JFR);
-	urma_sge_t *sg;
 	int rc;
 
 	if (!q) {
 		*err = ENOMEM;
 		return NULL;
 	}
-	q->rdepth = cfg->depth;
-	q->rmax_sge = cfg->max_sge ? cfg->max_sge : UBX_MAX_SGE;
-	q->rq = calloc(q->rdepth, sizeof(*q->rq));
-	sg = calloc((size_t)q->rdepth * q->rmax_sge, sizeof(*sg));
-	if (!q->rq || !sg) {
-		free(sg);
-		free(q->rq);
+	if (ubx_jfr_rq_init(q, cfg->depth, cfg->max_sge ? cfg->max_sge : UBX_MAX_SGE)) {
 		free(q);
 		*err = ENOMEM;
 		return NULL;
 	}
-	for (uint32_t i = 0; i < q->rdepth; i++)
-		q->rq[i].sg = sg + (size_t)i * q->rmax_sge;
 	rc = id_take(c->port, q, cfg->id);
 	if (rc) {
 		jfr_free_rq(q);
@@ -746,7 +733,9 @@ static urma_status_t post_send(struct ubx_q *q, urma_jfs_wr_t *wr, urma_jfs_wr_t
 		if (rc)
 			break;
 	}
-	ubx_app_progress(p);
+	/* What was posted leaves now; posting alone does not make this thread
+	 * the one that drives the endpoint (see ubx_app_progress). */
+	ubx_progress(p);
 	pthread_mutex_unlock(&p->lock);
 	if (bad_wr)
 		*bad_wr = rc ? wr : NULL;
@@ -790,20 +779,13 @@ static urma_status_t post_recv(struct ubx_q *jfr, urma_jfr_wr_t *wr, urma_jfr_wr
 	}
 	pthread_mutex_lock(&p->lock);
 	for (; wr; wr = wr->next) {
-		struct ubx_rwr *r;
 		uint64_t total;
 
 		rc = local_sg(jfr, &wr->src, false, jfr->rmax_sge, &total);
-		if (!rc && jfr->rcount == jfr->rdepth)
-			rc = URMA_EAGAIN;
+		if (!rc)
+			rc = ubx_jfr_post(jfr, wr, total);
 		if (rc)
 			break;
-		r = &jfr->rq[(jfr->rhead + jfr->rcount) % jfr->rdepth];
-		r->user_ctx = wr->user_ctx;
-		r->nsg = wr->src.num_sge;
-		r->total = total;
-		memcpy(r->sg, wr->src.sge, wr->src.num_sge * sizeof(r->sg[0]));
-		jfr->rcount++;
 	}
 	ubx_jfr_refilled(jfr);
 	pthread_mutex_unlock(&p->lock);

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -270,39 +271,16 @@ UBX_VISIBLE urma_status_t urma_rearm_jfc(urma_jfc_t *jfc, bool solicited_only)
 	return URMA_SUCCESS;
 }
 
-UBX_VISIBLE int urma_wait_jfc(urma_jfce_t *jfce, uint32_t jfc_cnt, int time_out, urma_jfc_t *jfc[])
+/* The JFCs that fired, up to cnt into jfc (port lock held). */
+static uint32_t take_fired(struct ubx_jfce *e, uint32_t cnt, urma_jfc_t *jfc[])
 {
-	struct ubx_jfce *e = ubx_jfce_of(jfce);
-	struct pollfd pfd;
-	struct ubx_port *p;
 	uint32_t n = 0;
 	uint64_t v;
-	int r;
 
-	if (!e || !jfc_cnt || !jfc || time_out < -1) {
-		errno = EINVAL;
-		return -1;
-	}
-	p = e->ctx->port;
-	pfd = (struct pollfd){ .fd = e->pub.fd, .events = POLLIN };
-	if (time_out) {
-		/* Not polling any more: the progress thread drives the endpoint. */
-		pthread_mutex_lock(&p->lock);
-		ubx_app_idle(p);
-		pthread_mutex_unlock(&p->lock);
-	}
-	do {
-		r = poll(&pfd, 1, time_out);
-	} while (r < 0 && errno == EINTR && time_out < 0);
-	if (r < 0)
-		return -1;
-	if (r == 0)
-		return 0;
-	pthread_mutex_lock(&p->lock);
 	if (read(e->pub.fd, &v, sizeof(v)) < 0) {
-		/* another thread took it */
+		/* not readable: nothing fired, or another thread took it */
 	}
-	while (n < jfc_cnt && n < e->nfired) {
+	while (n < cnt && n < e->nfired) {
 		jfc[n] = &e->fired[n]->pub;
 		e->fired[n]->fired = false;
 		n++;
@@ -317,8 +295,79 @@ UBX_VISIBLE int urma_wait_jfc(urma_jfce_t *jfce, uint32_t jfc_cnt, int time_out,
 			/* cannot overflow */
 		}
 	}
-	pthread_mutex_unlock(&p->lock);
-	return (int)n;
+	return n;
+}
+
+/*
+ * Waiting drives the endpoint: the thread sleeps on the JFCE, the
+ * endpoint's sockets and its timers, and runs a round when a frame comes
+ * (one thread does what the progress thread would, without a hand-over per
+ * completion). The progress thread stands back meanwhile.
+ */
+UBX_VISIBLE int urma_wait_jfc(urma_jfce_t *jfce, uint32_t jfc_cnt, int time_out, urma_jfc_t *jfc[])
+{
+	struct ubx_jfce *e = ubx_jfce_of(jfce);
+	uint64_t until, now;
+	struct ubx_port *p;
+	uint32_t n;
+
+	if (!e || !jfc_cnt || !jfc || time_out < -1) {
+		errno = EINVAL;
+		return -1;
+	}
+	p = e->ctx->port;
+	now = ep_now_ns();
+	until = time_out < 0 ? UINT64_MAX : now + (uint64_t)time_out * 1000000;
+	for (;;) {
+		struct pollfd pfd[UBX_POLL_FDS + 2];
+		int fds[UBX_POLL_FDS], k, r;
+		uint64_t dl;
+		struct timespec ts;
+
+		pthread_mutex_lock(&p->lock);
+		if (!e->nfired && time_out)
+			ubx_app_progress(p);
+		if (e->nfired) {
+			n = take_fired(e, jfc_cnt, jfc);
+			pthread_mutex_unlock(&p->lock);
+			return (int)n;
+		}
+		now = ep_now_ns();
+		if (now >= until) {
+			pthread_mutex_unlock(&p->lock);
+			return 0;
+		}
+		dl = tp_ep_next_deadline(p->tp);
+		{
+			uint64_t c = ubx_ctl_run(p, now);
+
+			if (c < dl)
+				dl = c;
+		}
+		if (dl > until)
+			dl = until;
+		if (dl > now + UBX_APP_DRIVES_NS / 2)
+			dl = now + UBX_APP_DRIVES_NS / 2;	/* stay the one that drives */
+		k = ep_poll_fds(p->ep, fds, UBX_POLL_FDS);
+		pthread_mutex_unlock(&p->lock);
+		for (int i = 0; i < k; i++)
+			pfd[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+		pfd[k] = (struct pollfd){ .fd = e->pub.fd, .events = POLLIN };
+		pfd[k + 1] = (struct pollfd){ .fd = p->wake_fd, .events = POLLIN };
+		dl = dl > now ? dl - now : 0;
+		ts.tv_sec = (time_t)(dl / 1000000000u);
+		ts.tv_nsec = (long)(dl % 1000000000u);
+		r = ppoll(pfd, (nfds_t)k + 2, &ts, NULL);
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (r > 0 && pfd[k + 1].revents) {
+			uint64_t v;
+
+			if (read(p->wake_fd, &v, sizeof(v)) < 0) {
+				/* another thread took it */
+			}
+		}
+	}
 }
 
 UBX_VISIBLE void urma_ack_jfc(urma_jfc_t *jfc[], uint32_t nevents[], uint32_t jfc_cnt)

@@ -57,9 +57,14 @@
 #define UBX_MAX_SEGS		4096
 #define UBX_ID_MAX		0xfffffu	/* jetty IDs: 20 bits, as UB's */
 #define UBX_ID_RESERVED_MAX	1023		/* IDs an application may pick (cfg.id) */
-#define UBX_BOUNCE		128		/* receive buffers per channel */
+#define UBX_BOUNCE		64		/* receive buffers per channel (bounce path) */
+#define UBX_RX_BATCH		32		/* frames a round takes: answers stay < TP_FIFO */
 #define UBX_TIMEOUT_MS		2000		/* in-band setup (UBXDP_URMA_TIMEOUT_MS) */
 #define UBX_HELLO_RETRY_NS	100000000ull	/* an unanswered hello goes again */
+#define UBX_POLL_FDS		16		/* an endpoint's sockets */
+/* An application thread that polled an empty JFC, or waits in urma_wait_jfc,
+ * this recently drives the endpoint: the progress thread stands back. */
+#define UBX_APP_DRIVES_NS	1000000ull
 
 enum ubx_magic {
 	UBX_M_CTX = 0x75637478,
@@ -163,6 +168,9 @@ struct ubx_chan {
 	bool doomed;			/* destroyed while waited on: the last waiter frees it */
 	uint32_t peer_tpn;		/* the other side's channel */
 	enum tp_status fail_st;		/* why it failed, for its oldest request */
+	/* The peer's last sign of life (acknowledgements, data) while requests
+	 * were outstanding: silent past the JFS's err_timeout, it is failed. */
+	uint64_t life, life_ns, budget_ns;
 	uint32_t nonce;
 	uint32_t token;			/* presented in the OPEN */
 	uint64_t next_hello, deadline;
@@ -231,6 +239,7 @@ struct ubx_port {
 	} inbox[UBX_INBOX];
 	uint32_t ninbox;
 	uint64_t rng;
+	uint64_t watch_ns;		/* the next look at the channels' signs of life */
 	/* counters beside the endpoint's and the core's */
 	uint64_t jfc_overflow, rnr_sent, recv_len_err, um_dropped, setup_refused;
 	uint64_t open_in, ctl_bad, token_refused, imm_late;
@@ -286,12 +295,15 @@ bool ubx_jfc_push(struct ubx_jfc *jfc, const urma_cr_t *cr);
 
 enum ubx_kind { UBX_JFS = 1, UBX_JFR, UBX_JETTY };
 
-/* A receive work request kept by a JFR. */
+/* A receive work request of a JFR: queued (for the bounce path), or
+ * posted straight to the core of the JFR's only channel. */
 struct ubx_rwr {
 	uint64_t user_ctx;
 	uint32_t nsg;
 	uint64_t total;
-	urma_sge_t *sg;		/* the JFR's max_sge of them */
+	urma_sge_t *sg;			/* the JFR's max_sge of them */
+	int32_t next;			/* the free list, or the queue */
+	struct ubx_chan *posted;
 };
 
 struct ubx_q {
@@ -315,9 +327,15 @@ struct ubx_q {
 	struct ubx_q *jfr;
 	struct ubx_jfc *rcq;
 	bool own_jfr;
-	/* JFR: posted receive work requests */
+	/* JFR: posted receive work requests, rdepth slots */
 	struct ubx_rwr *rq;
-	uint32_t rdepth, rhead, rcount, rmax_sge;
+	uint32_t rdepth, rmax_sge;
+	int32_t rfree, rq_head, rq_tail;
+	uint32_t rcount;		/* queued, for the bounce path */
+	uint32_t rposted;		/* posted to a channel's core */
+	uint32_t nchans;		/* channels receiving for it */
+	struct ubx_chan *direct;	/* the only one: its buffers are posted to it */
+	bool shared;			/* it had several: bounce buffers from then on */
 	urma_token_t token;
 	uint8_t token_policy;
 	uint8_t min_rnr_timer;
@@ -370,15 +388,19 @@ uint64_t ubx_ctl_run(struct ubx_port *p, uint64_t now);
 /* The peer for an address (resolved, waiting up to the setup timeout with
  * the lock released). NULL with *err. */
 struct ubx_peer *ubx_peer_get(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], int *err);
+/* Fail a channel here (its peer went silent): its requests end, the oldest
+ * with st, the rest flushed, and its core's channel goes; the channel stays
+ * as FAILED (RC: its requests fail at once; RM: set up again when used). */
+void ubx_chan_kill(struct ubx_chan *ch, urma_cr_status_t st);
 
 /* ---- I/O (progress.c) ---------------------------------------------------------- */
 
 /* One round (port lock held): receive, timers, transmit, then the events.
  * Returns what moved (0: idle). */
 int ubx_progress(struct ubx_port *p);
-/* The same, from an application thread: the progress thread stands back
- * while application threads drive the endpoint (posting, polling), and
- * takes over when they stop or wait (ubx_app_idle). */
+/* The same, from an application thread that keeps at it (polling an empty
+ * JFC, waiting on a JFCE): the progress thread stands back while one does
+ * (UBX_APP_DRIVES_NS), and takes over when they stop (or ubx_app_idle). */
 int ubx_app_progress(struct ubx_port *p);
 void ubx_app_idle(struct ubx_port *p);
 void ubx_dispatch(struct ubx_port *p);
@@ -388,6 +410,10 @@ int ubx_chan_rx_init(struct ubx_chan *ch);
 void ubx_chan_rx_fini(struct ubx_chan *ch);
 /* A JFR got buffers: channels holding back with RNR may let go. */
 void ubx_jfr_refilled(struct ubx_q *jfr);
+/* JFR buffers: init (port lock not needed), free, post one (0 or URMA_EAGAIN). */
+int ubx_jfr_rq_init(struct ubx_q *jfr, uint32_t depth, uint32_t max_sge);
+void ubx_jfr_rq_free(struct ubx_q *jfr);
+int ubx_jfr_post(struct ubx_q *jfr, const urma_jfr_wr_t *wr, uint64_t total);
 void ubx_chan_imm_free(struct ubx_chan *ch);
 
 /* Work request records. */
