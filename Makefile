@@ -257,6 +257,7 @@ bench: deps
 	@scripts/deps.sh --vmtest
 	@$(MAKE) --no-print-directory all
 	@scripts/bench.sh
+	@scripts/bench_urma.sh
 	@scripts/wps_bench.sh
 	@scripts/bench_rxe.sh
 

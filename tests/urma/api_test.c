@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -1238,6 +1239,58 @@ static void token_and_access(void **state)
 	assert_int_equal(urma_unimport_seg(ro), 0);
 }
 
+/* Threads: four, each with a JFS and a JFC of its own on the one context,
+ * Writing and Reading back at once; every call is thread safe. */
+struct thr {
+	pthread_t t;
+	int k, ok;
+};
+
+static void *thr_main(void *arg)
+{
+	struct thr *t = arg;
+	urma_jfc_cfg_t jc = { .depth = 64 };
+	urma_jfc_t *jfc = urma_create_jfc(F.ctx, &jc);
+	urma_jfs_cfg_t sc = { .depth = 16, .trans_mode = URMA_TM_RM, .jfc = jfc };
+	urma_jfs_t *jfs = jfc ? urma_create_jfs(F.ctx, &sc) : NULL;
+	urma_jfs_wr_flag_t fl = { .value = 0 };
+	uint64_t mine = (uint64_t)(uintptr_t)F.buf + 100000 + (uint64_t)t->k * 8192;
+	uint64_t theirs = pinfo.seg_va + 100000 + (uint64_t)t->k * 4096;
+	urma_cr_t cr;
+
+	fl.bs.complete_enable = 1;
+	t->ok = jfs != NULL;
+	for (int i = 0; i < 50 && t->ok; i++) {
+		memset((void *)(uintptr_t)mine, t->k * 50 + i, 4096);
+		memset((void *)(uintptr_t)(mine + 4096), 0, 4096);
+		t->ok = !urma_write(jfs, F.tj, F.tseg, F.seg, theirs, mine, 4096, fl, 1) &&
+			get_cr(jfc, &cr, 3000) == 1 && cr.status == URMA_CR_SUCCESS &&
+			!urma_read(jfs, F.tj, F.seg, F.tseg, mine + 4096, theirs, 4096, fl, 2) &&
+			get_cr(jfc, &cr, 3000) == 1 && cr.status == URMA_CR_SUCCESS &&
+			!memcmp((void *)(uintptr_t)mine, (void *)(uintptr_t)(mine + 4096), 4096);
+	}
+	if (jfs)
+		urma_delete_jfs(jfs);
+	if (jfc)
+		urma_delete_jfc(jfc);
+	return NULL;
+}
+
+static void threads(void **state)
+{
+	struct thr t[4];
+
+	(void)state;
+	for (int k = 0; k < 4; k++) {
+		t[k].k = k;
+		assert_int_equal(pthread_create(&t[k].t, NULL, thr_main, &t[k]), 0);
+	}
+	for (int k = 0; k < 4; k++) {
+		pthread_join(t[k].t, NULL);
+		assert_true(t[k].ok);
+	}
+}
+
 static void logging(void **state)
 {
 	(void)state;
@@ -1269,6 +1322,7 @@ int main(void)
 		cmocka_unit_test(immediate),
 		cmocka_unit_test(atomics),
 		cmocka_unit_test(token_and_access),
+		cmocka_unit_test(threads),
 		cmocka_unit_test(logging),
 	};
 	int sv[2], rc, st;
