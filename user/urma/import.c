@@ -266,9 +266,9 @@ static struct ubx_chan *chan_new(struct ubx_port *p, struct ubx_q *q, const urma
 	cc.mtu = mtu;
 	cc.max_ops = (ops > UBX_BOUNCE ? ops : UBX_BOUNCE) + 8;
 	cc.manual_taack = tp_type != URMA_UTP;
-	/* rnr_retry 7 is "keep trying" in RDMA; 0 is one try here (the
+	/* rnr_retry 7 is "for ever", as in RDMA; 0 is one retry here (the
 	 * core's least). */
-	cc.rnr_retry = q->rnr_retry == 7 ? 64 : q->rnr_retry ? q->rnr_retry : 1;
+	cc.rnr_retry = q->rnr_retry == 7 ? UINT32_MAX : q->rnr_retry ? q->rnr_retry : 1;
 	cc.rnr_wait_code = q->jfr ? q->jfr->min_rnr_timer : 0;
 	cc.rto_mode = TP_RTO_DYNAMIC;
 	/* The watchdog (ubx_ctl_run) fails a silent peer's channel after the

@@ -171,7 +171,7 @@ UBX_VISIBLE urma_jfc_t *urma_create_jfc(urma_context_t *ctx, urma_jfc_cfg_t *cfg
 	pthread_mutex_init(&j->pub.event_mutex, NULL);
 	pthread_cond_init(&j->pub.event_cond, NULL);
 	pthread_mutex_lock(&c->port->lock);
-	j->pub.jfc_id.id = next_id++;
+	j->pub.jfc_id.id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
 	j->pub.handle = (uintptr_t)j;
 	c->nobj++;
 	if (e)

@@ -755,11 +755,11 @@ void ubx_dispatch(struct ubx_port *p)
 	}
 }
 
-int ubx_progress(struct ubx_port *p)
+static int rounds(struct ubx_port *p, int max)
 {
 	int moved = 0;
 
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < max; i++) {
 		int m = ep_progress(p->ep, 0);
 
 		moved += m;
@@ -771,10 +771,17 @@ int ubx_progress(struct ubx_port *p)
 	return moved;
 }
 
+int ubx_progress(struct ubx_port *p)
+{
+	return rounds(p, 8);
+}
+
+/* One round: the application gets its completions (and reposts its
+ * receive buffers) every UBX_RX_BATCH frames. */
 int ubx_app_progress(struct ubx_port *p)
 {
 	p->app_active = ep_now_ns();
-	return ubx_progress(p);
+	return rounds(p, 1);
 }
 
 void ubx_app_idle(struct ubx_port *p)
@@ -810,7 +817,9 @@ void *ubx_progress_thread(void *arg)
 			dl = p->app_active + UBX_APP_DRIVES_NS;
 			moved = 0;
 			n = 0;
+			p->thr_idle++;
 		} else {
+			p->thr_rounds++;
 			moved = ubx_progress(p);
 			now = ep_now_ns();
 			dl = tp_ep_next_deadline(p->tp);

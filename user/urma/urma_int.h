@@ -243,6 +243,7 @@ struct ubx_port {
 	/* counters beside the endpoint's and the core's */
 	uint64_t jfc_overflow, rnr_sent, recv_len_err, um_dropped, setup_refused;
 	uint64_t open_in, ctl_bad, token_refused, imm_late;
+	uint64_t thr_rounds, thr_idle;	/* the progress thread's rounds, its waits aside */
 };
 
 /* Open (or take another reference on) the port of a device. NULL, errno and
