@@ -103,7 +103,19 @@ XSK_LIB    := $(BUILD)/lib/libubxdp_xsk.a
 UBPERF_SRCS := $(wildcard user/ubperf/*.c)
 EP_TOOLS   := $(patsubst tests/endpoint/%.c,$(BUILD)/bin/%,$(wildcard tests/endpoint/*.c))
 
+# liburma: URMA (UB's user-space API) over the endpoint, a shared library of
+# PIC objects ($(BUILD)/pic) exporting urma_* only (user/urma/liburma.map);
+# the example and the API test link it as an application would.
+URMA_SRCS    := $(wildcard user/urma/*.c)
+URMA_SO_SRCS := $(URMA_SRCS) $(XSK_SRCS) $(wildcard user/lib/*.c user/transport/*.c)
+URMA_SOVER   := 0
+URMA_VER     := 0.1.0
+URMA_SO      := $(BUILD)/lib/liburma.so.$(URMA_VER)
+URMA_PC      := $(BUILD)/lib/pkgconfig/urma.pc
+URMA_BINS    := $(BUILD)/bin/urma_example $(BUILD)/bin/urma_api_test
+
 BINS := $(BUILD)/bin/ubctl $(TOOLS) $(UNIT_BINS) $(EP_TOOLS) $(BUILD)/bin/endpoint_testrun
+BINS += $(URMA_SO) $(URMA_PC) $(URMA_BINS)
 BINS += $(BUILD)/bin/wps_egress_testrun $(BUILD)/bin/wps_delayline
 ifneq ($(UBPERF_SRCS),)
 BINS += $(BUILD)/bin/ubperf
@@ -121,6 +133,32 @@ all: $(BPF_OBJS) $(SKELS) $(BINS)
 $(BUILD)/obj/%.o: %.c | $(SKELS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/pic/%.o: %.c | $(SKELS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -ffunction-sections -fdata-sections -Iuser/urma/include -c $< -o $@
+
+$(URMA_SO): $(URMA_SO_SRCS:%.c=$(BUILD)/pic/%.o) user/urma/liburma.map
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,liburma.so.$(URMA_SOVER) -Wl,--version-script=user/urma/liburma.map \
+		-Wl,--gc-sections -Wl,--no-undefined $(LDFLAGS) -o $@ $(filter %.o,$^) $(XDP_LIBS) $(PKT_LIBS) -lpthread
+	ln -sf liburma.so.$(URMA_VER) $(BUILD)/lib/liburma.so.$(URMA_SOVER)
+	ln -sf liburma.so.$(URMA_SOVER) $(BUILD)/lib/liburma.so
+
+URMA_PC_LIBDIR = $(BUILD)/lib
+$(URMA_PC): dist/urma.pc.in Makefile
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(abspath .)|' -e 's|@LIBDIR@|$(abspath $(URMA_PC_LIBDIR))|' \
+	    -e 's|@INCLUDEDIR@|$(abspath user/urma/include)|' -e 's|@VERSION@|$(URMA_VER)|' $< > $@
+
+# Built against the public headers alone, as an application outside the tree is.
+URMA_APP_CFLAGS := -O2 -g $(WARN) -std=gnu11 -Iuser/urma/include
+URMA_APP_LIBS   := -L$(BUILD)/lib -lurma -Wl,-rpath,'$$ORIGIN/../lib' -lpthread
+$(BUILD)/bin/urma_example: user/urma/example/urma_example.c $(wildcard user/urma/include/*.h) $(URMA_SO) | $(BUILD)/bin
+	$(CC) $(URMA_APP_CFLAGS) -o $@ $< $(URMA_APP_LIBS)
+
+$(BUILD)/bin/urma_api_test: tests/urma/api_test.c $(wildcard user/urma/include/*.h) $(URMA_SO) | $(BUILD)/bin
+	$(CC) $(URMA_APP_CFLAGS) -o $@ $< $(URMA_APP_LIBS) -lcmocka
 
 $(LIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -197,7 +235,7 @@ fuzz-wps: $(BUILD)/fuzz/fuzz_wps_reorder
 $(BUILD)/bpf $(BUILD)/skel $(BUILD)/bin:
 	@mkdir -p $@
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/pic -name '*.d' 2>/dev/null)
 
 # ---- entry points ------------------------------------------------------
 deps:
@@ -219,6 +257,7 @@ bench: deps
 	@scripts/deps.sh --vmtest
 	@$(MAKE) --no-print-directory all
 	@scripts/bench.sh
+	@scripts/bench_urma.sh
 	@scripts/wps_bench.sh
 	@scripts/bench_rxe.sh
 
@@ -251,13 +290,35 @@ vmtest-selftest:
 
 # systemd looks for units under <prefix>/lib/systemd/system for /usr and /usr/local.
 SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 0755 $(BUILD)/bin/ubctl $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 $(BUILD)/bin/ubctl $(BUILD)/bin/ubperf $(BUILD)/bin/urma_example $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
 	install -D -m 0644 docs/ubctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/ubctl.8
+	install -D -m 0644 docs/urma.7 $(DESTDIR)$(PREFIX)/share/man/man7/urma.7
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/ubxdp/urma
+	install -m 0755 $(URMA_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf liburma.so.$(URMA_VER) $(DESTDIR)$(LIBDIR)/liburma.so.$(URMA_SOVER)
+	ln -sf liburma.so.$(URMA_SOVER) $(DESTDIR)$(LIBDIR)/liburma.so
+	install -m 0644 user/urma/include/urma_api.h user/urma/include/urma_types.h \
+		user/urma/include/urma_opcode.h $(DESTDIR)$(INCLUDEDIR)/ubxdp/urma/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)/ubxdp/urma|' \
+	    -e 's|@VERSION@|$(URMA_VER)|' dist/urma.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/urma.pc
+	if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 	install -d $(DESTDIR)$(SYSTEMD_UNIT_DIR)
 	sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/systemd/ubxdp-ub2e@.service > $(DESTDIR)$(SYSTEMD_UNIT_DIR)/ubxdp-ub2e@.service
 	install -d -m 0755 $(DESTDIR)/etc/ubxdp/ub2e
+
+# What install put there (the /etc/ubxdp configuration stays).
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,ubctl ubperf urma_example $(notdir $(TOOLS)))
+	rm -f $(DESTDIR)$(PREFIX)/share/man/man8/ubctl.8 $(DESTDIR)$(PREFIX)/share/man/man7/urma.7
+	rm -f $(DESTDIR)$(LIBDIR)/liburma.so.$(URMA_VER) $(DESTDIR)$(LIBDIR)/liburma.so.$(URMA_SOVER)
+	rm -f $(DESTDIR)$(LIBDIR)/liburma.so $(DESTDIR)$(LIBDIR)/pkgconfig/urma.pc
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/ubxdp/urma
+	rm -f $(DESTDIR)$(SYSTEMD_UNIT_DIR)/ubxdp-ub2e@.service
+	if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 
 WIRESHARK_PLUGIN_DIR ?= $(HOME)/.local/lib/wireshark/plugins
 install-wireshark:
@@ -266,7 +327,7 @@ install-wireshark:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps test demo bench fuzz fuzz-wps vmtest vmtest-selftest install install-wireshark clean
+.PHONY: all deps test demo bench fuzz fuzz-wps vmtest vmtest-selftest install uninstall install-wireshark clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: fuzz-ub2e fuzz-transport fuzz-cc

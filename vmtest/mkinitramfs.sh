@@ -156,17 +156,18 @@ sed -E 's/\.ko\.(xz|zst|gz)/.ko/g' "$kmod/modules.dep" |
 	grep -F -f <(sed 's/$/:/' "$S/etc/vmtest/modules") >"$S/lib/modules/$kver/modules.dep" || true
 cp "$kmod/modules.builtin" "$kmod/modules.alias" "$S/lib/modules/$kver/" 2>/dev/null || true
 
-# --- the repo: build/ (less vmtest's own cache) and tests/, at $grepo.
+# --- the repo: build/ (less vmtest's own cache and liburma's PIC objects) and tests/, at $grepo.
 mkdir -p "$S$grepo"
 trees=()
 for t in build tests; do [[ -d $repo/$t ]] && trees+=("$t"); done
 [[ -d $repo/build ]] || note "no build/ in $repo: run make first (the guest gets tests/ only)"
-tar -C "$repo" --exclude=./build/vmtest -cf - "${trees[@]/#/./}" | tar -C "$S$grepo" -xf -
+tar -C "$repo" --exclude=./build/vmtest --exclude=./build/pic -cf - "${trees[@]/#/./}" | tar -C "$S$grepo" -xf -
 # Shared libraries of the project's programs (libbpf, libelf, zlib, libisal, libcmocka, ...).
 if [[ -d $repo/build ]]; then
 	while read -r f; do
 		[[ $(head -c4 "$f" | od -An -c | tr -d ' ') == 177ELF ]] && copy_elf "$f" "$f"
-	done < <(find "$repo/build" -path "$repo/build/vmtest" -prune -o -type f \( -perm -u+x -o -name '*.so*' \) -print)
+	done < <(find "$repo/build" \( -path "$repo/build/vmtest" -o -path "$repo/build/pic" \) -prune -o \
+		-type f \( -perm -u+x -o -name '*.so*' \) -print)
 fi
 
 for s in "${suites[@]}"; do

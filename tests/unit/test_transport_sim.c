@@ -985,6 +985,66 @@ static void rnr_answered_and_retried(void **state)
 	}
 }
 
+/* RNR while the next Send is half sent (messages of many packets): the
+ * half-sent one is finished, refused too, and retried behind the first, so
+ * the target never sees a message cut short (it answered such a cut with a
+ * protocol error, and the Send failed). */
+static void rnr_mid_message(void **state)
+{
+	(void)state;
+	for (int roi = 0; roi < 2; roi++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct tp_stats a, b;
+
+		chan_cfg(c, TP_MODE_RTP_SR);
+		c[0].ta_mode = roi ? TP_TA_ROI : TP_TA_ROL;
+		c[0].rnr_delay_ns = 60 * US;
+		pair_link_cfg(&s, 12);
+		assert_int_equal(pair_init(&p, c, &s, 8, 16384, 12), 0);
+		p.no_recv = true;
+		assert_false(pair_run(&p, 150 * US));
+		tp_chan_stats(p.ch[1], &b);
+		assert_true(b.ta_rnr >= 1);
+		assert_int_equal(b.ta_proto_err, 0);
+		for (uint32_t i = 0; i < PAIR_NBUF; i++)
+			assert_int_equal(pair_post_recv(&p, i), 0);
+		PAIR_CHECK(&p, tp_sim_run(p.sim, 100 * MS, pair_finished, &p));
+		tp_chan_stats(p.ch[0], &a);
+		assert_true(a.ta_retry_rnr >= 1);
+		tp_chan_stats(p.ch[1], &b);
+		assert_int_equal(b.ta_proto_err, 0);
+		pair_free(&p);
+	}
+}
+
+/* Receive buffers taken back (tp_recv_take_back) are not used: the last
+ * posted come back first, the others still take the messages, in order. */
+static void recv_take_back(void **state)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	uint64_t ids[8];
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_SR);
+	pair_link_cfg(&s, 13);
+	assert_int_equal(pair_init(&p, c, &s, 2, 500, 13), 0);
+	p.no_recv = true;
+	for (uint32_t i = 0; i < 4; i++)
+		assert_int_equal(pair_post_recv(&p, i), 0);
+	assert_int_equal(tp_recv_take_back(p.ch[1], ids, 2), 2);
+	assert_int_equal(ids[0], 3);
+	assert_int_equal(ids[1], 2);
+	PAIR_CHECK(&p, pair_run(&p, 100 * MS));	/* into buffers 0 and 1 */
+	/* Those two were reposted (2, 3 gone): exactly two are left. */
+	assert_int_equal(tp_recv_take_back(p.ch[1], ids, 8), 2);
+	assert_int_equal(tp_recv_take_back(p.ch[1], ids, 8), 0);
+	pair_free(&p);
+}
+
 /* RNR retries run out: the Send completes with TP_ST_RNR. The target's RNR
  * RSPINFO (wait 2^n us) stretches the initiator's wait between retries. */
 static void rnr_retries_exhausted(void **state)
@@ -1593,6 +1653,8 @@ int main(void)
 		cmocka_unit_test(rol_delayed_tpack),
 		cmocka_unit_test(roi_taack_packet),
 		cmocka_unit_test(rnr_answered_and_retried),
+		cmocka_unit_test(rnr_mid_message),
+		cmocka_unit_test(recv_take_back),
 		cmocka_unit_test(rnr_retries_exhausted),
 		cmocka_unit_test(send_too_long),
 		cmocka_unit_test(write_read),

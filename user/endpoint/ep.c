@@ -319,7 +319,8 @@ static unsigned do_rx(struct ep *e, uint64_t now)
 	const uint16_t ethertype = e->cfg.native.ethertype;
 	const enum ub_frame_kind want = ethertype ? UB_KIND_NATIVE : UB_KIND_UBOE;
 	struct xsk_frame fr[BATCH];
-	unsigned n = xsk_port_rx(e->port, -1, fr, BATCH);
+	unsigned n = xsk_port_rx(e->port, -1, fr,
+				 e->cfg.rx_batch && e->cfg.rx_batch < BATCH ? e->cfg.rx_batch : BATCH);
 
 	for (unsigned i = 0; i < n; i++) {
 		struct tp_rx_meta meta;
@@ -334,6 +335,11 @@ static unsigned do_rx(struct ep *e, uint64_t now)
 			e->st.parse++;
 		} else if (!v.icrc_ok) {
 			e->st.icrc_bad++;
+		} else if (e->cfg.npi_check && v.pid != e->cfg.native.pid) {
+			e->st.npi_partition++;
+		} else if (e->cfg.npi_check && v.perm == UB_PERM_LOW &&
+			   e->cfg.native.perm == UB_PERM_LOW) {
+			e->st.npi_permission++;
 		} else {
 			tp = ub_view_tp(&v, &len);
 			if (e->ctl && !v.ctp && is_utp(tp, len) &&
@@ -533,6 +539,16 @@ int ep_wait(struct ep *const *eps, unsigned n, uint64_t max_ns)
 	ts.tv_nsec = (long)(t % 1000000000u);
 	r = ppoll(pfd, nfd, &ts, NULL);
 	return r < 0 ? -errno : r;
+}
+
+int ep_poll_fds(struct ep *e, int *fds, int max)
+{
+	int n = 0;
+
+	xsk_port_service(e->port);
+	for (int k = 0; k < xsk_port_nsocks(e->port) && n < max; k++)
+		fds[n++] = xsk_port_fd(e->port, k);
+	return n;
 }
 
 /* What a data packet of a UB MTU's payload adds, above the payload. */

@@ -69,6 +69,15 @@ struct ep_config {
 	 * the route still gives the device and the source address. */
 	bool nexthop_mac_set;
 	uint8_t nexthop_mac[6];
+	/* Native only: the NPI rules of draft-li-uboe-00 §5.3 at this endpoint:
+	 * a frame of another Partition ID than native.pid, or from a
+	 * low-privilege sender when native.perm is low too, is dropped and
+	 * counted (npi_partition, npi_permission). */
+	bool npi_check;
+	/* Frames one round (ep_progress) takes at most; 0: 256. A caller that
+	 * answers Sends itself (manual_taack) keeps it under the core's
+	 * pending answers. */
+	uint32_t rx_batch;
 	struct tp_ep_config tp;
 };
 
@@ -94,7 +103,9 @@ struct ep_chan {
 #define EP_RX_ERRORS(X)							\
 	X(icrc_bad,	"UB/UBoE frames with a bad ICRC (dropped)")	\
 	X(parse,	"frames the packet library rejects (dropped)")	\
-	X(tp_drop,	"TP packets the core dropped (see its counters)")
+	X(tp_drop,	"TP packets the core dropped (see its counters)")	\
+	X(npi_partition, "native UB of another partition (npi_check)")	\
+	X(npi_permission, "native UB low-to-low privilege (npi_check)")
 
 struct ep_stats {
 	uint64_t rx_frames, tx_frames, tx_ring_full, no_frame;
@@ -142,6 +153,13 @@ int ep_progress(struct ep *e, int timeout_ms);
  * Returns the poll result (0: timed out) or -errno.
  */
 int ep_wait(struct ep *const *eps, unsigned n, uint64_t max_ns);
+
+/*
+ * For a caller that waits itself (beside descriptors of its own): the
+ * endpoint's descriptors to poll for POLLIN, at most max of them, after
+ * the same housekeeping ep_wait() does first. Returns how many.
+ */
+int ep_poll_fds(struct ep *e, int *fds, int max);
 
 /*
  * In-band setup (tp_hello_*): fn sees every received UTP packet (TPH ..

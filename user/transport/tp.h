@@ -352,6 +352,10 @@ int tp_post_write(struct tp_chan *ch, const void *buf, size_t len,
 		  uint64_t remote_va, struct tp_rkey rkey, uint64_t wr_id);
 int tp_post_read(struct tp_chan *ch, void *buf, size_t len,
 		 uint64_t remote_va, struct tp_rkey rkey, uint64_t wr_id);
+/* Take back receive buffers posted and not used yet, the last posted first:
+ * up to max of their wr_ids into ids (a shared receive queue spread over
+ * channels moves them to another). Returns how many. */
+uint32_t tp_recv_take_back(struct tp_chan *ch, uint64_t *ids, uint32_t max);
 /* manual_taack: answer a TP_EV_RECV (by its tassn) with a TP_ST_* status. */
 int tp_recv_answer(struct tp_chan *ch, uint16_t tassn, int status);
 

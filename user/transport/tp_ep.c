@@ -488,6 +488,19 @@ int tp_post_recv_sge(struct tp_chan *ch, const struct tp_sge *sge, uint32_t num_
 	return 0;
 }
 
+uint32_t tp_recv_take_back(struct tp_chan *ch, uint64_t *ids, uint32_t max)
+{
+	uint32_t n = 0;
+
+	/* The head is the next one a message takes: the tail end is unused. */
+	while (n < max && ch->rq_tail != ch->rq_head) {
+		ch->rq_tail = (ch->rq_tail + ch->rq_cap - 1) % ch->rq_cap;
+		ids[n++] = ch->rq[ch->rq_tail].wr_id;
+		tp_rb_free(&ch->rq[ch->rq_tail]);
+	}
+	return n;
+}
+
 int tp_post_recv(struct tp_chan *ch, void *buf, size_t cap, uint64_t wr_id)
 {
 	struct tp_sge sge = { .addr = buf, .len = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap };

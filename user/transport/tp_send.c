@@ -791,8 +791,10 @@ static struct tp_op *next_op(struct tp_chan *ch)
 
 		if (op->state != OS_QUEUED)
 			continue;
-		/* Keep Sends in order: nothing new overtakes one waiting to retry. */
-		if (initiator(op) && !op->retry && ch->rnr_waiting)
+		/* Keep Sends in order: nothing new overtakes one waiting to retry.
+		 * One half sent is finished (the target refuses it too): cut
+		 * short, the target would take the retry's packets for its rest. */
+		if (initiator(op) && !op->retry && ch->rnr_waiting && !op->next_seg)
 			continue;
 		/* A fence holds it, and all that follows, until every earlier
 		 * Read and atomic was answered (UB 2.0 §7.3.2.2). */

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# make bench, URMA part: what the API costs. On one veth pair between two
+# namespaces, the URMA example's client (user/urma/example, through
+# liburma: JFS/JFC, the progress thread, event mode) beside ubperf (the
+# transport core driven directly, one thread) with the same operation,
+# message size and requests outstanding:
+#   Write 64 KiB and Send 64 KiB goodput, and the 64-byte Send message rate.
+# Runs alternate between the two (ROUNDS of each); the medians are compared
+# and the API's cost printed as a share of ubperf's figure. The target is at
+# most 5 %; a shared machine is noisy, so this prints, it does not fail.
+# (ubperf also fills and checks every payload byte of its Sends; the example
+# does not: the comparison is, if anything, kind to the API on Sends.)
+#
+#   scripts/bench_urma.sh [SECONDS_PER_RUN [ROUNDS]]     (default 3 s, 5 rounds)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+BIN=${BUILD:-build}/bin
+SECS=${1:-3}
+ROUNDS=${2:-5}
+DEPTH=16
+PY=/usr/bin/python3
+
+. tests/lib/netns.sh
+if reason=$(ns_unsupported); then
+	echo "bench: URMA part skipped: $reason"
+	exit 0
+fi
+for b in ubperf urma_example; do
+	[[ -x $BIN/$b ]] || { echo "bench: $BIN/$b missing; run make first" >&2; exit 1; }
+done
+trap ns_cleanup_all EXIT
+
+A=$(ns_add ua) B=$(ns_add ub)
+ns_link "$A" ua0 02:00:00:00:75:01 "$B" ub0 02:00:00:00:75:02
+ns_addr "$A" ua0 10.75.0.1/24
+ns_addr "$B" ub0 10.75.0.2/24
+tmp=$(mktemp -d)
+
+jget() { $PY -c 'import json,sys; v=json.load(open(sys.argv[1])); print(v[sys.argv[2]])' "$1" "$2"; }
+
+# api OP SIZE DEPTH: goodput_bps and msg_rate of the example's client.
+api() {
+	nsenter --net="/run/netns/$B" "$BIN/urma_example" -d ub0 --once --bench x >"$tmp/srv" 2>&1 &
+	local srv=$!
+	for _ in $(seq 100); do grep -q listening "$tmp/srv" 2>/dev/null && break; sleep 0.05; done
+	if ns_run "$A" "$BIN/urma_example" -d ua0 -s 10.75.0.2 --bench "$1" --size "$2" --depth "$3" \
+		--seconds "$SECS" --json 2>"$tmp/cli.err" | tail -1 >"$tmp/api.json" &&
+		[[ -s $tmp/api.json ]]; then
+		echo "$(jget "$tmp/api.json" goodput_bps) $(jget "$tmp/api.json" msg_rate)"
+	else
+		echo "0 0"
+		sed 's/^/#   api: /' "$tmp/cli.err" "$tmp/srv" >&2
+	fi
+	wait $srv || true
+}
+
+# direct OP SIZE DEPTH: the same from ubperf.
+direct() {
+	nsenter --net="/run/netns/$B" "$BIN/ubperf" server --dev ub0 --wait 20 --json >/dev/null 2>&1 &
+	local srv=$!
+	for _ in $(seq 100); do ns_xdp_ready "$B" ub0 && break; sleep 0.05; done
+	if ns_run "$A" "$BIN/ubperf" client --dev ua0 --peer 10.75.0.2 --op "$1" --size "$2" \
+		--depth "$3" --time "$SECS" --json >"$tmp/ub.json" 2>"$tmp/ub.err"; then
+		$PY -c 'import json,sys; j=json.load(open(sys.argv[1]))
+print(j["goodput_bps"], j["messages"] / j["duration_s"])' "$tmp/ub.json"
+	else
+		echo "0 0"
+		sed 's/^/#   ubperf: /' "$tmp/ub.err" >&2
+	fi
+	wait $srv || true
+}
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+echo "URMA API (urma_example through liburma) beside ubperf on the core, one veth pair,"
+echo "$SECS s per run, $ROUNDS rounds each, alternating; medians:"
+printf "  %-22s %16s %16s %9s\n" "" "API" "ubperf" "API cost"
+for cfg in "write 65536 $DEPTH goodput" "send 65536 $DEPTH goodput" "send 64 64 rate"; do
+	set -- $cfg
+	: >"$tmp/a" ; : >"$tmp/d"
+	for _ in $(seq "$ROUNDS"); do
+		read -r g r < <(api "$1" "$2" "$3")
+		[[ $4 == goodput ]] && echo "$g" >>"$tmp/a" || echo "$r" >>"$tmp/a"
+		read -r g r < <(direct "$1" "$2" "$3")
+		[[ $4 == goodput ]] && echo "$g" >>"$tmp/d" || echo "$r" >>"$tmp/d"
+	done
+	a=$(median <"$tmp/a") d=$(median <"$tmp/d")
+	if [[ $4 == goodput ]]; then
+		label="$1 $2 B, Mbit/s"
+		av=$(awk -v x="$a" 'BEGIN { printf "%.0f", x / 1e6 }')
+		dv=$(awk -v x="$d" 'BEGIN { printf "%.0f", x / 1e6 }')
+	else
+		label="$1 $2 B, messages/s"
+		av=$(awk -v x="$a" 'BEGIN { printf "%.0f", x }')
+		dv=$(awk -v x="$d" 'BEGIN { printf "%.0f", x }')
+	fi
+	cost=$(awk -v a="$a" -v d="$d" 'BEGIN { if (d > 0) printf "%+.1f %%", (d - a) * 100 / d; else print "-" }')
+	printf "  %-22s %16s %16s %9s\n" "$label" "$av" "$dv" "$cost"
+done
+echo "  (API cost: how much less the API moved than ubperf; the target is at most 5 %)"

@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * urma_init, contexts, and the port behind them: the UBoE (or native UB)
+ * endpoint of one device in this process (ep.h: the transport core over
+ * AF_XDP behind the endpoint XDP program, attached by a BPF link that goes
+ * with the process however it ends), shared by every context this process
+ * makes on the device, with a progress thread of its own.
+ *
+ * One process owns a device's endpoint: a second process on the same
+ * device finds the XDP program of the first attached, and its
+ * urma_create_context() fails (errno EBUSY) with one line logged.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ub_wire.h"
+#include "urma_int.h"
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool g_init;
+static uint32_t g_uasid;
+static struct ubx_port *g_ports;
+static int g_nctx;
+
+/* ---- logging ------------------------------------------------------------- */
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static urma_log_cb_t log_cb;
+static int log_level = -1;
+
+static int level_now(void)
+{
+	if (log_level < 0) {
+		const char *e = getenv("UBXDP_URMA_LOG");
+
+		log_level = e && *e >= '0' && *e <= '7' ? *e - '0' : URMA_VLOG_LEVEL_WARNING;
+	}
+	return log_level;
+}
+
+void ubx_log(int level, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (level > level_now())
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&log_lock);
+	if (log_cb)
+		log_cb(level, msg);
+	else
+		fprintf(stderr, "liburma(ubxdp): %s\n", msg);
+	pthread_mutex_unlock(&log_lock);
+}
+
+UBX_VISIBLE urma_status_t urma_register_log_func(urma_log_cb_t func)
+{
+	if (!func)
+		return URMA_EINVAL;
+	pthread_mutex_lock(&log_lock);
+	log_cb = func;
+	pthread_mutex_unlock(&log_lock);
+	return URMA_SUCCESS;
+}
+
+UBX_VISIBLE urma_status_t urma_unregister_log_func(void)
+{
+	pthread_mutex_lock(&log_lock);
+	log_cb = NULL;
+	pthread_mutex_unlock(&log_lock);
+	return URMA_SUCCESS;
+}
+
+UBX_VISIBLE urma_vlog_level_t urma_log_get_level(void)
+{
+	return (urma_vlog_level_t)level_now();
+}
+
+UBX_VISIBLE void urma_log_set_level(urma_vlog_level_t level)
+{
+	if ((int)level >= 0 && level < URMA_VLOG_LEVEL_MAX)
+		log_level = (int)level;
+}
+
+/* ---- init ------------------------------------------------------------------- */
+
+bool ubx_initialized(void)
+{
+	bool r;
+
+	pthread_mutex_lock(&g_lock);
+	r = g_init;
+	pthread_mutex_unlock(&g_lock);
+	return r;
+}
+
+uint32_t ubx_uasid(void) { return g_uasid; }
+
+UBX_VISIBLE urma_status_t urma_init(urma_init_attr_t *conf)
+{
+	uint32_t uasid = conf ? conf->uasid : 0;
+
+	if (uasid > 0xffffff)
+		return URMA_EINVAL;	/* 24 bits in UB */
+	pthread_mutex_lock(&g_lock);
+	if (g_init) {
+		/* Again: the UASID stays (another value cannot be taken now). */
+		int rc = uasid && uasid != g_uasid ? URMA_EEXIST : URMA_SUCCESS;
+
+		pthread_mutex_unlock(&g_lock);
+		return rc;
+	}
+	if (!uasid) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uasid = (uint32_t)(((uint64_t)getpid() * 2654435761u) ^ (uint64_t)ts.tv_nsec) & 0xffffff;
+		if (!uasid)
+			uasid = 1;
+	}
+	g_uasid = uasid;
+	g_init = true;
+	pthread_mutex_unlock(&g_lock);
+	return URMA_SUCCESS;
+}
+
+UBX_VISIBLE urma_status_t urma_uninit(void)
+{
+	int nctx;
+
+	pthread_mutex_lock(&g_lock);
+	if (!g_init) {
+		pthread_mutex_unlock(&g_lock);
+		return URMA_EINVAL;
+	}
+	g_init = false;
+	nctx = g_nctx;
+	pthread_mutex_unlock(&g_lock);
+	/* Device objects stay while contexts use them (an application bug,
+	 * but not a crash). */
+	if (!nctx)
+		ubx_devs_free();
+	return URMA_SUCCESS;
+}
+
+/* ---- configuration from the environment ------------------------------------ */
+
+static bool in_list(const char *l, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!l || !*l)
+		return false;
+	if (!strcmp(l, "all") || !strcmp(l, "1"))
+		return true;
+	while (*l) {
+		const char *e = strchr(l, ',');
+		size_t k = e ? (size_t)(e - l) : strlen(l);
+
+		if (k == n && !strncmp(l, name, n))
+			return true;
+		if (!e)
+			break;
+		l = e + 1;
+	}
+	return false;
+}
+
+bool ubx_dev_native(const char *ifname)
+{
+	return in_list(getenv("UBXDP_URMA_NATIVE"), ifname);
+}
+
+uint32_t ubx_port_timeout_ms(void)
+{
+	const char *e = getenv("UBXDP_URMA_TIMEOUT_MS");
+	long v = e ? strtol(e, NULL, 10) : 0;
+
+	return v > 0 && v < 3600000 ? (uint32_t)v : UBX_TIMEOUT_MS;
+}
+
+/* Native UB port settings: partition and permission (draft-li-uboe-00 §5.3). */
+static int native_cfg(struct ubx_port *p)
+{
+	const char *pid = getenv("UBXDP_URMA_PARTITION"), *perm = getenv("UBXDP_URMA_PERM");
+
+	ep_native_init(&p->nat);
+	if (pid && *pid) {
+		char *end;
+		unsigned long v = strtoul(pid, &end, 0);
+
+		if (*end || v == 0 || v > 0xffffff) {
+			ubx_err("UBXDP_URMA_PARTITION=%s: a Partition ID is 1 .. 16777215", pid);
+			return -EINVAL;
+		}
+		p->nat.pid = (uint32_t)v;
+	}
+	if (perm && *perm) {
+		if (!strcmp(perm, "low"))
+			p->nat.perm = UB_PERM_LOW;
+		else if (!strcmp(perm, "high"))
+			p->nat.perm = UB_PERM_HIGH;
+		else {
+			ubx_err("UBXDP_URMA_PERM=%s: high or low", perm);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int rtx_cfg(struct ubx_port *p)
+{
+	const char *m = getenv("UBXDP_URMA_RTX");
+
+	p->rtx = TP_MODE_RTP_SR;
+	if (!m || !*m)
+		return 0;
+	if (tp_mode_parse(m, &p->rtx) || (p->rtx != TP_MODE_RTP_SR && p->rtx != TP_MODE_RTP_GBN &&
+					  p->rtx != TP_MODE_RTP_GBN_FAST)) {
+		ubx_err("UBXDP_URMA_RTX=%s: rtp-sr, rtp-gbn or rtp-gbn-fast", m);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- ports --------------------------------------------------------------------- */
+
+uint64_t ubx_rand(struct ubx_port *p)
+{
+	/* xorshift64*: hello nonces, not secrets */
+	p->rng ^= p->rng >> 12;
+	p->rng ^= p->rng << 25;
+	p->rng ^= p->rng >> 27;
+	return p->rng * 2685821657736338717ull;
+}
+
+void ubx_port_kick(struct ubx_port *p)
+{
+	uint64_t one = 1;
+
+	if (write(p->wake_fd, &one, sizeof(one)) < 0) {
+		/* the counter is full: a wake-up is pending anyway */
+	}
+}
+
+static void stats_dump(struct ubx_port *p)
+{
+	const char *path = getenv("UBXDP_URMA_STATS");
+	struct tp_stats ts;
+	struct ep_stats es;
+	FILE *f;
+
+	if (!path || !*path)
+		return;
+	f = fopen(path, "a");
+	if (!f)
+		return;
+	tp_ep_stats(p->tp, &ts);
+	ep_get_stats(p->ep, &es);
+	fprintf(f, "{\"dev\": \"%s\", \"pid\": %d, \"uasid\": %u", p->ifname, (int)getpid(), g_uasid);
+	fprintf(f, ", \"rx_frames\": %" PRIu64 ", \"tx_frames\": %" PRIu64, es.rx_frames, es.tx_frames);
+#define EPS(n, d) fprintf(f, ", \"ep_%s\": %" PRIu64, #n, es.n);
+	EP_RX_ERRORS(EPS)
+#undef EPS
+	for (size_t i = 0; i < tp_stats_count(); i++)
+		fprintf(f, ", \"tp_%s\": %" PRIu64, tp_stats_name(i), tp_stats_get(&ts, i));
+	fprintf(f, ", \"jfc_overflow\": %" PRIu64 ", \"rnr_sent\": %" PRIu64
+		", \"recv_len_err\": %" PRIu64 ", \"um_dropped\": %" PRIu64
+		", \"setup_refused\": %" PRIu64 ", \"token_refused\": %" PRIu64
+		", \"ctl_bad\": %" PRIu64 ", \"imm_late\": %" PRIu64 ", \"thread_rounds\": %" PRIu64
+		", \"thread_aside\": %" PRIu64 "}\n",
+		p->jfc_overflow, p->rnr_sent, p->recv_len_err, p->um_dropped, p->setup_refused,
+		p->token_refused, p->ctl_bad, p->imm_late, p->thr_rounds, p->thr_idle);
+	fclose(f);
+}
+
+static void port_free(struct ubx_port *p)
+{
+	if (p->thr_started) {
+		pthread_mutex_lock(&p->lock);
+		p->stop = true;
+		pthread_mutex_unlock(&p->lock);
+		ubx_port_kick(p);
+		pthread_join(p->thr, NULL);
+	}
+	if (p->ep) {
+		pthread_mutex_lock(&p->lock);
+		while (p->chans)
+			ubx_chan_destroy(p->chans, true);
+		ubx_progress(p);	/* the CLOSE hellos leave */
+		stats_dump(p);
+		pthread_mutex_unlock(&p->lock);
+		if (p->ctl)
+			tp_chan_destroy(p->ctl);
+		ep_close(p->ep);
+	}
+	while (p->peers) {
+		struct ubx_peer *n = p->peers->next;
+
+		free(p->peers);
+		p->peers = n;
+	}
+	for (uint32_t i = 0; i < p->nwrs; i++) {
+		if (p->wrs[i])
+			free(p->wrs[i]->buf);
+		free(p->wrs[i]);
+	}
+	free(p->wrs);
+	free(p->wr_free);
+	free(p->ids);
+	if (p->wake_fd >= 0)
+		close(p->wake_fd);
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+static struct ep *open_ep(struct ubx_port *p, bool generic, char *err, size_t errlen)
+{
+	struct ep_config ec = { 0 };
+
+	ec.dev = p->ifname;
+	ec.generic = generic;
+	ec.nframes = 4096;
+	ec.rx_batch = UBX_RX_BATCH;
+	if (p->native) {
+		ec.native = p->nat;
+		ec.npi_check = true;
+	}
+	ec.tp.seed = ((uint64_t)getpid() << 32) ^ ep_now_ns();
+	ec.tp.max_chans = UBX_MAX_CHANS + 1;
+	ec.tp.max_mrs = UBX_MAX_SEGS;	/* TokenIDs and token values: getrandom() */
+	return ep_open(&ec, err, errlen);
+}
+
+static struct ubx_port *port_open(const char *ifname)
+{
+	struct ubx_port *p = calloc(1, sizeof(*p));
+	struct tp_chan_config cc = { .mode = TP_MODE_UTP };
+	const char *g = getenv("UBXDP_URMA_GENERIC");
+	pthread_condattr_t ca;
+	char err[256], err2[256];
+
+	if (!p) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p->wake_fd = -1;
+	snprintf(p->ifname, sizeof(p->ifname), "%s", ifname);
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	p->rng = ((uint64_t)getpid() << 32) ^ ep_now_ns() ^ (uintptr_t)p;
+	p->next_id = UBX_ID_RESERVED_MAX + 1;
+	p->native = ubx_dev_native(ifname);
+	if ((p->native && native_cfg(p)) || rtx_cfg(p)) {
+		errno = EINVAL;
+		goto fail;
+	}
+	p->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (p->wake_fd < 0)
+		goto fail;
+	p->ep = open_ep(p, g && !strcmp(g, "1"), err, sizeof(err));
+	/* A process that just ended leaves its XDP link for the kernel to
+	 * release, a few milliseconds later: a while before "another process". */
+	for (int i = 0; !p->ep && strstr(err, "another XDP program") && i < 25; i++) {
+		usleep(20000);
+		p->ep = open_ep(p, g && !strcmp(g, "1"), err, sizeof(err));
+	}
+	/* A device without native XDP (not every driver has it): generic XDP. */
+	if (!p->ep && !(g && *g) && !strstr(err, "another XDP program"))
+		p->ep = open_ep(p, true, err2, sizeof(err2));
+	if (!p->ep) {
+		if (strstr(err, "another XDP program")) {
+			ubx_err("device %s: its UB endpoint belongs to another process "
+				"(an XDP program is attached to it)", ifname);
+			errno = EBUSY;
+		} else {
+			ubx_err("device %s: %s", ifname, err);
+			errno = ENODEV;
+		}
+		goto fail;
+	}
+	p->tp = ep_tp(p->ep);
+	p->ctl = tp_chan_create(p->tp, &cc);
+	if (!p->ctl) {
+		ubx_err("device %s: transport core: %s", ifname, strerror(errno));
+		goto fail;
+	}
+	p->mtu[0] = ep_ub_mtu_max(p->ep, 4, NULL, NULL);
+	p->mtu[1] = ep_ub_mtu_max(p->ep, 6, NULL, NULL);
+	if (!p->mtu[0] && !p->mtu[1]) {
+		ubx_err("device %s: its MTU carries no UB MTU with the %s headers", ifname,
+			p->native ? "native UB" : "UBoE");
+		errno = EMSGSIZE;
+		goto fail;
+	}
+	ep_set_ctl(p->ep, ubx_ctl_rx, p);
+	if (pthread_create(&p->thr, NULL, ubx_progress_thread, p)) {
+		ubx_err("device %s: cannot start the progress thread", ifname);
+		errno = EAGAIN;
+		goto fail;
+	}
+	p->thr_started = true;
+	ubx_info("device %s: endpoint open (%s%s)", ifname, p->native ? "native UB" : "UBoE",
+		 p->native ? "" : "");
+	return p;
+fail:
+	{
+		int e = errno;
+
+		port_free(p);
+		errno = e;
+	}
+	return NULL;
+}
+
+struct ubx_port *ubx_port_get(const char *ifname)
+{
+	struct ubx_port *p;
+
+	pthread_mutex_lock(&g_lock);
+	for (p = g_ports; p; p = p->next)
+		if (!strcmp(p->ifname, ifname))
+			break;
+	if (p) {
+		p->refs++;
+	} else {
+		p = port_open(ifname);
+		if (p) {
+			p->refs = 1;
+			p->next = g_ports;
+			g_ports = p;
+		}
+	}
+	pthread_mutex_unlock(&g_lock);
+	return p;
+}
+
+void ubx_port_put(struct ubx_port *p)
+{
+	struct ubx_port **pp;
+
+	pthread_mutex_lock(&g_lock);
+	if (--p->refs > 0) {
+		pthread_mutex_unlock(&g_lock);
+		return;
+	}
+	for (pp = &g_ports; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	pthread_mutex_unlock(&g_lock);
+	port_free(p);
+}
+
+/* ---- contexts ------------------------------------------------------------------ */
+
+struct ubx_ctx *ubx_ctx_of(const urma_context_t *c)
+{
+	struct ubx_ctx *x = (struct ubx_ctx *)c;
+
+	return x && x->magic == UBX_M_CTX ? x : NULL;
+}
+
+UBX_VISIBLE urma_context_t *urma_create_context(urma_device_t *dev, uint32_t eid_index)
+{
+	struct ubx_dev *d = ubx_dev_of(dev);
+	struct ubx_ctx *c;
+	struct ubx_eids e;
+
+	if (!d || !ubx_initialized()) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (ubx_dev_eids(d->ifname, &e) || eid_index >= e.n) {
+		ubx_err("device %s has no EID of index %u", d->ifname, eid_index);
+		errno = EINVAL;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->port = ubx_port_get(d->ifname);
+	if (!c->port) {
+		int err = errno;
+
+		free(c);
+		errno = err;
+		return NULL;
+	}
+	c->magic = UBX_M_CTX;
+	c->dev = d;
+	c->ip_ver = ubx_eid_to_ip(&e.eid[eid_index], c->ip);
+	c->pub.dev = &d->pub;
+	c->pub.dev_fd = -1;
+	c->pub.async_fd = -1;
+	pthread_mutex_init(&c->pub.mutex, NULL);
+	c->pub.eid = e.eid[eid_index];
+	c->pub.eid_index = eid_index;
+	c->pub.uasid = g_uasid;
+	atomic_init(&c->pub.ref.atomic_cnt, 1);
+	c->pub.aggr_mode = URMA_AGGR_MODE_STANDALONE;
+	pthread_mutex_lock(&g_lock);
+	g_nctx++;
+	pthread_mutex_unlock(&g_lock);
+	return &c->pub;
+}
+
+UBX_VISIBLE urma_status_t urma_delete_context(urma_context_t *ctx)
+{
+	struct ubx_ctx *c = ubx_ctx_of(ctx);
+	bool last;
+
+	if (!c)
+		return URMA_EINVAL;
+	pthread_mutex_lock(&c->port->lock);
+	if (c->nobj) {
+		pthread_mutex_unlock(&c->port->lock);
+		ubx_err("urma_delete_context: %d objects (JFCE, JFC, JFS, JFR, jetty, segment, "
+			"import) of the context remain", c->nobj);
+		return URMA_EINVAL;
+	}
+	pthread_mutex_unlock(&c->port->lock);
+	ubx_port_put(c->port);
+	pthread_mutex_destroy(&c->pub.mutex);
+	c->magic = UBX_M_DEAD;
+	free(c);
+	pthread_mutex_lock(&g_lock);
+	last = --g_nctx == 0 && !g_init;
+	pthread_mutex_unlock(&g_lock);
+	if (last)
+		ubx_devs_free();
+	return URMA_SUCCESS;
+}

@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * liburma (ubxdp) internals. One file per concern:
+ *
+ *   device.c    devices (network devices with addresses) and their EIDs
+ *   context.c   urma_init, contexts, the port (one endpoint per device and
+ *               process) and its progress thread, logging
+ *   jfc.c       JFCE (an eventfd) and JFC (a ring of completion records)
+ *   jetty.c     JFS, JFR, jetty; posting work requests
+ *   seg.c       segments: register (the core's memory regions), import
+ *   import.c    remote jetties, the transport channels and their in-band
+ *               setup (hellos over UTP carrying struct ubx_ctl)
+ *   progress.c  the I/O: driving the endpoint, the core's events into
+ *               completion records, received Sends into JFR buffers
+ *
+ * Locking: everything of a port (its endpoint, core, channels, queues,
+ * completion rings) is under port->lock; a context, and every object made
+ * from it, belongs to one port. The global device list and port list are
+ * under a global mutex (context.c). The port's progress thread runs the
+ * endpoint whenever no application thread does (posting and polling run
+ * a round of it themselves).
+ *
+ * A transport channel (struct ubx_chan) joins one local JFS/JFR/jetty and
+ * one remote JFR/jetty: the core's channel demultiplexes by TPN (or, UTP
+ * and CTP, by the sender's channel), so a channel per jetty pair is what
+ * tells a receive which local JFR it is for and which remote jetty sent it.
+ * Both directions of a pair use the same channel.
+ */
+#ifndef UBXDP_URMA_INT_H
+#define UBXDP_URMA_INT_H
+
+#include <net/if.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "urma_api.h"
+#include "ep.h"
+#include "tp.h"
+
+#define UBX_VISIBLE __attribute__((visibility("default")))
+
+/* Limits this implementation advertises (urma_query_device). */
+#define UBX_MAX_JFC		4096
+#define UBX_MAX_JFS		4096
+#define UBX_MAX_JFR		4096
+#define UBX_MAX_JETTY		4096
+#define UBX_MAX_JFC_DEPTH	(1u << 20)
+#define UBX_MAX_JFS_DEPTH	1024
+#define UBX_MAX_JFR_DEPTH	4096
+#define UBX_MAX_INLINE		1024
+#define UBX_MAX_SGE		TP_MAX_SGE
+#define UBX_MAX_RSGE		1
+#define UBX_MAX_MSG		(1u << 20)	/* a Send, Write or Read */
+#define UBX_MAX_CHANS		4096		/* transport channels per port */
+#define UBX_MAX_SEGS		4096
+#define UBX_ID_MAX		0xfffffu	/* jetty IDs: 20 bits, as UB's */
+#define UBX_ID_RESERVED_MAX	1023		/* IDs an application may pick (cfg.id) */
+#define UBX_BOUNCE		64		/* receive buffers per channel (bounce path) */
+#define UBX_RX_BATCH		32		/* frames a round takes: answers stay < TP_FIFO */
+#define UBX_TIMEOUT_MS		2000		/* in-band setup (UBXDP_URMA_TIMEOUT_MS) */
+#define UBX_HELLO_RETRY_NS	100000000ull	/* an unanswered hello goes again */
+#define UBX_POLL_FDS		16		/* an endpoint's sockets */
+/* An application thread that polled an empty JFC, or waits in urma_wait_jfc,
+ * this recently drives the endpoint: the progress thread stands back. */
+#define UBX_APP_DRIVES_NS	1000000ull
+
+enum ubx_magic {
+	UBX_M_CTX = 0x75637478,
+	UBX_M_JFCE,
+	UBX_M_JFC,
+	UBX_M_Q,
+	UBX_M_TJETTY,
+	UBX_M_SEG,
+	UBX_M_DEAD = 0x64656164,
+};
+
+/* ---- logging (context.c) ---------------------------------------------------- */
+
+void ubx_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define ubx_err(...)	ubx_log(URMA_VLOG_LEVEL_ERR, __VA_ARGS__)
+#define ubx_warn(...)	ubx_log(URMA_VLOG_LEVEL_WARNING, __VA_ARGS__)
+#define ubx_info(...)	ubx_log(URMA_VLOG_LEVEL_INFO, __VA_ARGS__)
+#define ubx_dbg(...)	ubx_log(URMA_VLOG_LEVEL_DEBUG, __VA_ARGS__)
+
+/* ---- devices (device.c) ---------------------------------------------------- */
+
+struct ubx_dev {
+	urma_device_t pub;
+	char ifname[IF_NAMESIZE];
+	bool present;
+	struct ubx_dev *next;
+};
+
+#define UBX_MAX_EIDS	16
+struct ubx_eids {
+	uint32_t n;
+	uint8_t ver[UBX_MAX_EIDS];	/* 4 or 6 */
+	urma_eid_t eid[UBX_MAX_EIDS];
+};
+
+bool ubx_initialized(void);
+uint32_t ubx_uasid(void);
+/* The device behind a public pointer, NULL when it is not one of ours. */
+struct ubx_dev *ubx_dev_of(const urma_device_t *d);
+int ubx_dev_eids(const char *ifname, struct ubx_eids *out);
+void ubx_devs_free(void);
+/* EID <-> IP address: 4 (IPv4-mapped) or 6. */
+uint8_t ubx_eid_to_ip(const urma_eid_t *eid, uint8_t ip[16]);
+void ubx_ip_to_eid(uint8_t ver, const uint8_t ip[16], urma_eid_t *eid);
+bool ubx_eid_eq(const urma_eid_t *a, const urma_eid_t *b);
+
+/* ---- the port: one endpoint per device and process (context.c) ------------- */
+
+struct ubx_port;
+struct ubx_q;
+struct ubx_jfc;
+
+struct ubx_peer {
+	struct ep_peer ep;
+	struct ubx_peer *next;
+};
+
+/* A work request in flight: its completion record's fields, and what to
+ * post while it waits for room in the core's queue. */
+struct ubx_wr {
+	uint32_t gen, idx;
+	bool used;
+	bool linked;			/* on its channel's outstanding list */
+	struct ubx_q *q;
+	struct ubx_chan *ch;
+	uint64_t user_ctx;
+	urma_opcode_t opcode;
+	bool signaled;
+	uint8_t *buf;			/* inline data, copied at posting */
+	size_t buf_cap;
+	struct tp_wr t;			/* t.sge points at sg */
+	struct ubx_wr *next_held;
+	struct ubx_wr *prev_ch, *next_ch;	/* the channel's outstanding list */
+	struct tp_sge sg[UBX_MAX_SGE];	/* last: not cleared */
+};
+
+/* A Write with immediate that took a receive buffer of the core's while its
+ * JFR had none posted: completed into the next one posted. */
+struct ubx_imm {
+	uint64_t imm;
+	uint32_t len;
+	struct ubx_imm *next;
+};
+
+enum ubx_chan_state { CH_SETUP, CH_READY, CH_FAILED };
+
+struct ubx_chan {
+	struct ep_chan ec;		/* ec.tp: the core's; ec.app: this */
+	struct ubx_port *port;
+	struct ubx_q *q;		/* the local JFS, JFR or jetty */
+	urma_jetty_id_t remote;
+	struct ubx_peer *peer;
+	urma_transport_mode_t mode;
+	urma_tp_type_t tp_type;
+	uint8_t order;
+	enum ubx_chan_state state;
+	int err;			/* why setup failed (errno) */
+	bool rc;			/* an RC binding */
+	bool bound;			/* RC: the local jetty's binding */
+	int waiters;			/* threads waiting for its setup */
+	bool doomed;			/* destroyed while waited on: the last waiter frees it */
+	uint32_t peer_tpn;		/* the other side's channel */
+	enum tp_status fail_st;		/* why it failed, for its oldest request */
+	/* The peer's last sign of life (acknowledgements, data) while requests
+	 * were outstanding: silent past the JFS's err_timeout, it is failed. */
+	uint64_t life, life_ns, budget_ns;
+	uint32_t nonce;
+	uint32_t token;			/* presented in the OPEN */
+	uint64_t next_hello, deadline;
+	uint32_t hellos;
+	uint32_t mtu;
+	/* receive buffers the core fills, copied into the JFR's */
+	uint8_t *bounce;
+	size_t bounce_size;
+	uint32_t nbounce;
+	bool rnr_hold;			/* answering RNR until hold_tassn comes back */
+	uint16_t hold_tassn;
+	/* work requests outstanding on it, and those waiting for room */
+	struct ubx_wr *out;
+	uint32_t nout;
+	struct ubx_wr *held, *held_tail;
+	struct ubx_imm *imm_head, *imm_tail;
+	struct ubx_chan *next;
+	uint64_t rx_msgs;
+};
+
+/* A pending import: the remote side's answer to a probe. */
+struct ubx_probe {
+	uint32_t nonce;
+	bool done;
+	int status;
+	struct ubx_probe *next;
+};
+
+#define UBX_INBOX	64
+
+struct ubx_port {
+	char ifname[IF_NAMESIZE];
+	int refs;
+	struct ubx_port *next;
+	bool native;
+	struct ep_native nat;
+	enum tp_mode rtx;		/* RTP's retransmission mode */
+	struct ep *ep;
+	struct tp_ep *tp;
+	struct tp_chan *ctl;		/* a channel never connected: hellos outside channels */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* a setup or probe finished */
+	pthread_t thr;
+	bool thr_started, stop;
+	int wake_fd;
+	uint64_t wake_at;		/* when the progress thread means to wake */
+	uint64_t app_active;		/* an application thread ran a round then */
+	uint32_t mtu[2];		/* the largest UB MTU to IPv4, IPv6 peers */
+	struct ubx_chan *chans;
+	uint32_t nchans;
+	struct ubx_peer *peers;
+	struct ubx_probe *probes;
+	/* local JFS/JFR/jetty by ID */
+	struct ubx_q **ids;
+	uint32_t ids_cap;
+	uint32_t next_id;
+	/* work requests in flight (wr_id = gen << 32 | index) */
+	struct ubx_wr **wrs;
+	uint32_t nwrs, *wr_free, nfree;
+	/* hellos taken during a round, handled after it */
+	struct {
+		uint8_t ver, ip[16];
+		struct tp_hello h;
+		uint8_t app[128];
+		size_t app_len;
+	} inbox[UBX_INBOX];
+	uint32_t ninbox;
+	uint64_t rng;
+	uint64_t watch_ns;		/* the next look at the channels' signs of life */
+	/* counters beside the endpoint's and the core's */
+	uint64_t jfc_overflow, rnr_sent, recv_len_err, um_dropped, setup_refused;
+	uint64_t open_in, ctl_bad, token_refused, imm_late;
+	uint64_t thr_rounds, thr_idle;	/* the progress thread's rounds, its waits aside */
+};
+
+/* Open (or take another reference on) the port of a device. NULL, errno and
+ * one line logged on failure. */
+struct ubx_port *ubx_port_get(const char *ifname);
+void ubx_port_put(struct ubx_port *p);
+/* Wake the progress thread (new timers, work queued). */
+void ubx_port_kick(struct ubx_port *p);
+uint32_t ubx_port_timeout_ms(void);
+uint64_t ubx_rand(struct ubx_port *p);
+
+/* ---- contexts and objects -------------------------------------------------- */
+
+struct ubx_ctx {
+	urma_context_t pub;
+	uint32_t magic;
+	struct ubx_dev *dev;
+	struct ubx_port *port;
+	uint8_t ip_ver, ip[16];
+	int nobj;			/* objects still made from it */
+};
+
+struct ubx_ctx *ubx_ctx_of(const urma_context_t *c);
+
+struct ubx_jfce {
+	urma_jfce_t pub;
+	uint32_t magic;
+	struct ubx_ctx *ctx;
+	struct ubx_jfc **fired;
+	uint32_t nfired, cap;
+	int njfc;
+};
+
+struct ubx_jfc {
+	urma_jfc_t pub;
+	uint32_t magic;
+	struct ubx_ctx *ctx;
+	struct ubx_jfce *jfce;
+	urma_cr_t *ring;
+	uint32_t depth, head, count;
+	bool armed, fired, overflow;
+	uint64_t lost;
+	int users;
+};
+
+struct ubx_jfce *ubx_jfce_of(const urma_jfce_t *e);
+struct ubx_jfc *ubx_jfc_of(const urma_jfc_t *j);
+/* Add a record (port lock held): false when the ring was full (lost, counted). */
+bool ubx_jfc_push(struct ubx_jfc *jfc, const urma_cr_t *cr);
+
+enum ubx_kind { UBX_JFS = 1, UBX_JFR, UBX_JETTY };
+
+/* A receive work request of a JFR: queued (for the bounce path), or
+ * posted straight to the core of the JFR's only channel. */
+struct ubx_rwr {
+	uint64_t user_ctx;
+	uint32_t nsg;
+	uint64_t total;
+	urma_sge_t *sg;			/* the JFR's max_sge of them */
+	int32_t next;			/* the free list, or the queue */
+	struct ubx_chan *posted;
+};
+
+struct ubx_q {
+	union {
+		urma_jfs_t jfs;
+		urma_jfr_t jfr;
+		urma_jetty_t jetty;
+	} pub;
+	uint32_t magic;
+	enum ubx_kind kind;
+	struct ubx_ctx *ctx;
+	uint32_t id;
+	urma_transport_mode_t mode;
+	uint8_t order;
+	/* send side (JFS, jetty) */
+	struct ubx_jfc *scq;
+	uint32_t sdepth, sout;
+	uint32_t max_sge, max_inline;
+	uint8_t rnr_retry, err_timeout;
+	/* receive side: a JFR, or a jetty's JFR (its own or shared) */
+	struct ubx_q *jfr;
+	struct ubx_jfc *rcq;
+	bool own_jfr;
+	/* JFR: posted receive work requests, rdepth slots */
+	struct ubx_rwr *rq;
+	uint32_t rdepth, rmax_sge;
+	int32_t rfree, rq_head, rq_tail;
+	uint32_t rcount;		/* queued, for the bounce path */
+	uint32_t rposted;		/* posted to a channel's core */
+	uint32_t nchans;		/* channels receiving for it */
+	struct ubx_chan *direct;	/* the only one: its buffers are posted to it */
+	bool shared;			/* it had several: bounce buffers from then on */
+	urma_token_t token;
+	uint8_t token_policy;
+	uint8_t min_rnr_timer;
+	int users;			/* jetties sharing this JFR */
+	uint32_t imm_waiting;		/* JFR: Writes with immediate waiting for a buffer */
+	/* RC: the channel it is bound by */
+	struct ubx_chan *bound;
+	urma_target_jetty_t *bound_tj;
+};
+
+struct ubx_q *ubx_q_of(const void *pub, enum ubx_kind kind);
+struct ubx_q *ubx_q_find(struct ubx_port *p, uint32_t id);
+
+struct ubx_tjetty {
+	urma_target_jetty_t pub;
+	uint32_t magic;
+	struct ubx_ctx *ctx;
+	struct ubx_peer *peer;
+	urma_token_t token;
+	int binds;
+};
+
+struct ubx_tjetty *ubx_tjetty_of(const urma_target_jetty_t *t);
+
+struct ubx_seg {
+	urma_target_seg_t pub;
+	uint32_t magic;
+	struct ubx_ctx *ctx;
+	bool imported;
+	urma_token_id_t tid;		/* registered: its token ID */
+	urma_token_t token;
+	uint8_t access;
+};
+
+struct ubx_seg *ubx_seg_of(const urma_target_seg_t *s);
+
+/* ---- channels and the in-band protocol (import.c) ------------------------- */
+
+/* The channel from local object q to the remote one, set up (bounded by the
+ * setup timeout) when there is none yet. Port lock held; it is released
+ * while waiting. NULL with *err (errno) when it cannot be had. */
+struct ubx_chan *ubx_chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, int *err);
+/* Destroy, flushing its work requests (error records) first; tell the peer. */
+void ubx_chan_destroy(struct ubx_chan *ch, bool tell_peer);
+void ubx_chans_of_q_destroy(struct ubx_q *q);
+/* A hello the endpoint took (inside a round): queued for ubx_ctl_run(). */
+bool ubx_ctl_rx(void *ctx, const uint8_t *tp, size_t len, uint8_t ver, const uint8_t ip[16]);
+/* The queued hellos, and the setups' timers. Returns the next timer (ns). */
+uint64_t ubx_ctl_run(struct ubx_port *p, uint64_t now);
+/* The peer for an address (resolved, waiting up to the setup timeout with
+ * the lock released). NULL with *err. */
+struct ubx_peer *ubx_peer_get(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], int *err);
+/* Fail a channel here (its peer went silent): its requests end, the oldest
+ * with st, the rest flushed, and its core's channel goes; the channel stays
+ * as FAILED (RC: its requests fail at once; RM: set up again when used). */
+void ubx_chan_kill(struct ubx_chan *ch, urma_cr_status_t st);
+
+/* ---- I/O (progress.c) ---------------------------------------------------------- */
+
+/* One round (port lock held): receive, timers, transmit, then the events.
+ * Returns what moved (0: idle). */
+int ubx_progress(struct ubx_port *p);
+/* The same, from an application thread that keeps at it (polling an empty
+ * JFC, waiting on a JFCE): the progress thread stands back while one does
+ * (UBX_APP_DRIVES_NS), and takes over when they stop (or ubx_app_idle). */
+int ubx_app_progress(struct ubx_port *p);
+void ubx_app_idle(struct ubx_port *p);
+void ubx_dispatch(struct ubx_port *p);
+void *ubx_progress_thread(void *arg);
+/* Post the bounce buffers of a new channel. */
+int ubx_chan_rx_init(struct ubx_chan *ch);
+void ubx_chan_rx_fini(struct ubx_chan *ch);
+/* A JFR got buffers: channels holding back with RNR may let go. */
+void ubx_jfr_refilled(struct ubx_q *jfr);
+/* JFR buffers: init (port lock not needed), free, post one (0 or URMA_EAGAIN). */
+int ubx_jfr_rq_init(struct ubx_q *jfr, uint32_t depth, uint32_t max_sge);
+void ubx_jfr_rq_free(struct ubx_q *jfr);
+int ubx_jfr_post(struct ubx_q *jfr, const urma_jfr_wr_t *wr, uint64_t total);
+void ubx_chan_imm_free(struct ubx_chan *ch);
+
+/* Work request records. */
+struct ubx_wr *ubx_wr_alloc(struct ubx_port *p, uint64_t *wr_id);
+struct ubx_wr *ubx_wr_lookup(struct ubx_port *p, uint64_t wr_id);
+void ubx_wr_free(struct ubx_port *p, struct ubx_wr *w);
+uint64_t ubx_wr_id(struct ubx_port *p, const struct ubx_wr *w);
+/* Submit w to its channel's core (or keep it behind a fence). 0 or -errno. */
+int ubx_wr_submit(struct ubx_wr *w);
+/* Complete w with status (record into its JFC when signaled or failed). */
+void ubx_wr_complete(struct ubx_port *p, struct ubx_wr *w, urma_cr_status_t st, uint32_t len);
+urma_cr_status_t ubx_cr_status(enum tp_status st, uint8_t rspinfo);
+
+#endif
