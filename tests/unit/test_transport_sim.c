@@ -74,7 +74,7 @@ static uint32_t log_window_violations(const struct psn_log *l);
  * reordering; half the seeds start just below the PSN wrap so the run
  * crosses it; odd seeds go through real UBoE frames and the packet library.
  */
-static void lossy_seeds(enum tp_mode mode, uint64_t nseeds)
+static void lossy_seeds(enum tp_mode mode, uint64_t nseeds, bool sprayed)
 {
 	for (uint64_t seed = 1; seed <= nseeds; seed++) {
 		struct tp_chan_config c[2];
@@ -88,6 +88,12 @@ static void lossy_seeds(enum tp_mode mode, uint64_t nseeds)
 			l = calloc(1, 65536);	/* struct psn_log is defined below */
 
 		chan_cfg(c, mode);
+		for (int i = 0; sprayed && i < 2; i++) {
+			/* what tpg_prepare() sets for per-packet load balancing */
+			c[i].no_fast_rtx = c[i].rack = true;
+			c[i].sack_after = 32;
+			c[i].rto_mode = TP_RTO_DYNAMIC;
+		}
 		if (seed % 2 == 0) {
 			c[0].fixed_init_psn = true;
 			c[0].init_psn = TP_PSN_MASK - 40 - (uint32_t)seed;
@@ -119,9 +125,11 @@ static void lossy_seeds(enum tp_mode mode, uint64_t nseeds)
 	}
 }
 
-static void lossy_gbn(void **state) { (void)state; lossy_seeds(TP_MODE_RTP_GBN, 24); }
-static void lossy_gbn_fast(void **state) { (void)state; lossy_seeds(TP_MODE_RTP_GBN_FAST, 24); }
-static void lossy_sr(void **state) { (void)state; lossy_seeds(TP_MODE_RTP_SR, 24); }
+static void lossy_gbn(void **state) { (void)state; lossy_seeds(TP_MODE_RTP_GBN, 24, false); }
+static void lossy_gbn_fast(void **state) { (void)state; lossy_seeds(TP_MODE_RTP_GBN_FAST, 24, false); }
+static void lossy_sr(void **state) { (void)state; lossy_seeds(TP_MODE_RTP_SR, 24, false); }
+/* SR as per-packet load balancing sets it: RACK, TLP, D-SACK, no fast rtx. */
+static void lossy_sr_rack(void **state) { (void)state; lossy_seeds(TP_MODE_RTP_SR, 24, true); }
 
 
 /* ---- scenario helpers ---------------------------------------------------- */
@@ -1568,6 +1576,48 @@ static void sack_after_reordering(void **state)
 	assert_int_equal(rtx[1], 0);
 }
 
+/*
+ * RACK's D-SACK ([chosen] SAETPH Dup, docs/WIRE.md 3.6): a receiver that
+ * gets a data packet twice says so in its next response, a TPSACK; the
+ * sender counts each (rtx_spurious) and reads it as reordering. The link
+ * duplicates a fifth of the data: every report stands for a duplicate.
+ */
+static void rack_dsack_reported(void **state)
+{
+	struct ub_saetph_fields f = { .size_code = 1, .max_rcv_psn = 0x123456, .dup = true }, g;
+	uint8_t raw[4 + 16];
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct tp_stats snd, rcv;
+
+	(void)state;
+	assert_int_equal(ub_saetph_encode(raw, &f), sizeof(raw));
+	assert_int_equal(raw[0], 0x81);
+	assert_int_equal(ub_saetph_decode(raw, sizeof(raw), &g), sizeof(raw));
+	assert_true(g.dup);
+	assert_int_equal(g.size_code, 1);
+	f.dup = false;
+	ub_saetph_encode(raw, &f);
+	assert_int_equal(raw[0], 0x01);
+
+	chan_cfg(c, TP_MODE_RTP_SR);
+	c[0].rack = c[1].rack = true;
+	pair_link_cfg(&s, 41);
+	s.dir[0].dup = 0.2;
+	assert_int_equal(pair_init(&p, c, &s, 60, 3000, 41), 0);
+	PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+	tp_chan_stats(p.ch[0], &snd);
+	tp_chan_stats(p.ch[1], &rcv);
+	print_message("# duplicates received %llu, D-SACKs counted %llu\n",
+		      (unsigned long long)rcv.rx_dup, (unsigned long long)snd.rtx_spurious);
+	assert_true(rcv.rx_dup > 20);
+	assert_true(snd.rtx_spurious > 0);
+	assert_true(snd.rtx_spurious <= rcv.rx_dup);
+	assert_int_equal(snd.rto_fired, 0);
+	pair_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1575,6 +1625,7 @@ int main(void)
 		cmocka_unit_test(lossy_gbn),
 		cmocka_unit_test(lossy_gbn_fast),
 		cmocka_unit_test(lossy_sr),
+		cmocka_unit_test(lossy_sr_rack),
 		cmocka_unit_test(tail_loss_rto),
 		cmocka_unit_test(stall_no_go_back),
 		cmocka_unit_test(rol_lost_answer_no_rto),
@@ -1601,6 +1652,7 @@ int main(void)
 		cmocka_unit_test(deterministic),
 		cmocka_unit_test(hello_setup),
 		cmocka_unit_test(sack_after_reordering),
+		cmocka_unit_test(rack_dsack_reported),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

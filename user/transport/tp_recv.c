@@ -433,6 +433,7 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		struct tp_result *r = &ch->results[p->tah.ini_tassn % TP_RESULTS];
 
 		ch->st.rx_dup++;
+		ch->dsack_pending = ch->cfg.rack;
 		note_ack(ch, now, true);
 		if (p->tph.last && r->valid && !r->pending && r->tassn == p->tah.ini_tassn &&
 		    p->tah.order == ORDER_ROL && p->tah.opcode != UB_TA_TAACK &&
@@ -457,6 +458,7 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		}
 		if (ch->ooo_len[psn % range]) {
 			ch->st.rx_dup++;
+			ch->dsack_pending = ch->cfg.rack;
 			ch->sack_pending = true;
 			return TP_RX_DUP;
 		}
@@ -469,6 +471,10 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		/* Reordering across paths is no loss: wait for a few. */
 		if (ch->n_ooo >= ch->cfg.sack_after)
 			ch->sack_pending = true;
+		/* RACK: the sender learns what arrived from TPSACKs, coalesced
+		 * as TPACKs are (each names the newest packets held). */
+		else if (ch->cfg.rack)
+			note_ack(ch, now, p->tph.ackreq);
 		return TP_RX_OK;
 	}
 
@@ -529,7 +535,7 @@ static uint32_t ack_cap(const struct tp_chan *ch)
 
 static size_t enc_sack(struct tp_chan *ch, uint8_t *buf, size_t cap, uint32_t c)
 {
-	struct ub_saetph_fields sa = { .max_rcv_psn = ch->rcv_max };
+	struct ub_saetph_fields sa = { .max_rcv_psn = ch->rcv_max, .dup = ch->dsack_pending };
 	uint32_t need = (uint32_t)tp_psn_diff(ch->rcv_max, c) + 1, bits, range = ch->cfg.ooo_range;
 	size_t n;
 
@@ -596,11 +602,13 @@ size_t tp_rcv_response(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 		ch->st.tx_nak++;
 	} else if (ch->sack_pending || (ch->ack_pending && (ch->ack_now || now >= ch->ack_deadline))) {
 		psn = ack_cap(ch);
-		if (ch->n_ooo && ch->n_ooo >= ch->cfg.sack_after && !tp_is_gbn(ch)) {
+		if (((ch->n_ooo && (ch->n_ooo >= ch->cfg.sack_after || ch->cfg.rack)) ||
+		     ch->dsack_pending) && !tp_is_gbn(ch)) {
 			n = enc_sack(ch, buf, cap, psn);
 			if (!n)
 				return 0;
 			ch->st.tx_sack++;
+			ch->dsack_pending = false;
 		} else {
 			n = tp_enc_tph(buf, ch, UB_TP_ACK, false, TP_NLP_NONE, psn, 0);
 			ch->st.tx_ack++;

@@ -11,6 +11,8 @@
 #define SLOT(ch, psn) (&(ch)->win[((ch)->win_base + (uint32_t)tp_psn_diff((psn), (ch)->una)) % (ch)->win_cap])
 
 static void infl_reset(struct tp_chan *ch);
+static void rack_detect(struct tp_chan *ch, uint64_t now);
+static void tlp_fire(struct tp_chan *ch, uint64_t now);
 
 static bool initiator(const struct tp_op *op)
 {
@@ -95,6 +97,7 @@ void tp_chan_fail(struct tp_chan *ch, enum tp_status why)
 	for (; ch->rq_head != ch->rq_tail; ch->rq_head = (ch->rq_head + 1) % ch->rq_cap)
 		tp_emit(ch, TP_EV_RECV_FLUSHED, TP_ST_FLUSHED, ch->rq[ch->rq_head].wr_id, 0, 0);
 	ch->rto_deadline = 0;
+	ch->rack_deadline = ch->tlp_deadline = 0;
 	ch->frto = false;
 }
 
@@ -120,6 +123,8 @@ static uint64_t rto_value(const struct tp_chan *ch)
 
 static void rtt_sample(struct tp_chan *ch, uint64_t rtt)
 {
+	if (!ch->min_rtt || rtt < ch->min_rtt)
+		ch->min_rtt = rtt;
 	if (!ch->srtt) {
 		ch->srtt = rtt;
 		ch->rttvar = rtt / 2;
@@ -174,6 +179,13 @@ void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 		}
 		ch->rnr_waiting = 0;
 	}
+	if (ch->rack_deadline && now >= ch->rack_deadline)
+		rack_detect(ch, now);
+	/* RACK: a tail loss probe comes before the first RTO of a flight. */
+	if (ch->cfg.rack && !ch->tlp_out && ch->srtt && ch->una != ch->nxt && !ch->failed &&
+	    ((ch->tlp_deadline && now >= ch->tlp_deadline) ||
+	     (ch->rto_deadline && now >= ch->rto_deadline)))
+		tlp_fire(ch, now);
 	if (!ch->rto_deadline || now < ch->rto_deadline)
 		return;
 	ch->st.rto_fired++;
@@ -232,6 +244,7 @@ void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 				ch->frto = true;
 				ch->frto_una = ch->una;
 				ch->frto_high = ch->nxt;
+				ch->frto_ntx = SLOT(ch, ch->una)->ntx;
 			}
 			ch->frto_at = now;
 		}
@@ -257,6 +270,10 @@ uint64_t tp_snd_deadline(const struct tp_chan *ch)
 
 	if (ch->rnr_waiting && ch->rnr_until < d)
 		d = ch->rnr_until;
+	if (ch->rack_deadline && ch->rack_deadline < d)
+		d = ch->rack_deadline;
+	if (ch->tlp_deadline && ch->tlp_deadline < d)
+		d = ch->tlp_deadline;
 	if (ch->cfg.cc && ch->cfg.cc->next_deadline) {
 		uint64_t c = ch->cfg.cc->next_deadline(ch->cfg.cc_ctx);
 
@@ -307,6 +324,177 @@ static void infl_reset(struct tp_chan *ch)
 	ch->inflight_bytes = 0;
 }
 
+/* ---- RACK: time-based loss detection (cfg.rack) ------------------------------ */
+
+/* A new epoch of the reordering estimate every 4 SRTT: what was seen in
+ * the last two epochs counts. */
+static void reo_age(struct tp_chan *ch, uint64_t now)
+{
+	uint64_t epoch = 4 * ch->srtt;
+
+	if (!epoch || now - ch->reo_epoch < epoch)
+		return;
+	ch->reo_prev = now - ch->reo_epoch < 2 * epoch ? ch->reo_cur : 0;
+	ch->reo_learned |= ch->reo_cur > 0;
+	ch->reo_cur = 0;
+	ch->reo_cand = 0;
+	ch->reo_epoch = now;
+}
+
+static void reo_sample(struct tp_chan *ch, uint64_t now, uint64_t extent)
+{
+	reo_age(ch, now);
+	if (extent > ch->reo_cur)
+		ch->reo_cur = extent;
+}
+
+/*
+ * The reordering window: the largest reordering seen lately and a quarter
+ * more, at least min_rtt/4 (RACK's default), at most 2 SRTT (a loss is
+ * then found within about 3 RTTs, still before an RTO that has backed off).
+ * A sprayed channel (no_fast_rtx) expects reordering it has not measured
+ * yet: until a whole epoch has measured some, an RTO's worth (SRTT + 4
+ * RTTVAR), a packet at a time.
+ */
+static uint64_t reo_wnd(struct tp_chan *ch, uint64_t now)
+{
+	uint64_t w;
+
+	reo_age(ch, now);
+	w = ch->reo_cur > ch->reo_prev ? ch->reo_cur : ch->reo_prev;
+	w += w / 4;
+	if (w < ch->min_rtt / 4)
+		w = ch->min_rtt / 4;
+	if (ch->cfg.no_fast_rtx && !ch->reo_learned) {
+		uint64_t base = ch->srtt ? ch->srtt + 4 * ch->rttvar : 3 * ch->rack_rtt;
+
+		if (w < base)
+			w = base;
+	}
+	if (ch->srtt && w > 2 * ch->srtt)
+		w = 2 * ch->srtt;
+	ch->st.reo_wnd_ns = w;
+	return w;
+}
+
+/*
+ * Packet s is newly known delivered (acked or SACKed). A resend acked
+ * sooner than any round trip answered its original: a spurious
+ * retransmission, and how late that original was is reordering. Otherwise
+ * it may be the latest-sent packet delivered (RACK's reference), and when
+ * a later-sent one was delivered first, its extra delay is reordering.
+ */
+static void rack_delivered(struct tp_chan *ch, uint64_t now, const struct tp_slot *s)
+{
+	uint64_t rtt = now - s->sent_ns;
+
+	if (!ch->cfg.rack)
+		return;
+	if (s->ntx > 1 && now - s->first_ns > ch->rack_rtt) {
+		uint64_t late = now - s->first_ns - ch->rack_rtt;
+
+		/* Sooner than any round trip: the original, surely. */
+		if (ch->min_rtt && rtt < ch->min_rtt)
+			reo_sample(ch, now, late);
+		else if (late > ch->reo_cand)
+			ch->reo_cand = late;
+	}
+	if (s->ntx > 1 && ch->min_rtt && rtt < ch->min_rtt)
+		return;
+	if (s->ntx == 1) {
+		if (!ch->min_rtt || rtt < ch->min_rtt)
+			ch->min_rtt = rtt;
+		if (s->xseq < ch->rack_xseq) {
+			ch->st.reo_seen++;
+			if (rtt > ch->rack_rtt)
+				reo_sample(ch, now, rtt - ch->rack_rtt);
+		}
+	}
+	if (s->xseq > ch->rack_xseq) {
+		ch->rack_xseq = s->xseq;
+		ch->rack_ns = s->sent_ns;
+		ch->rack_rtt = rtt;
+	}
+}
+
+/*
+ * Every packet sent before the latest-sent one delivered, and missing
+ * longer than that one's RTT plus the reordering window, is lost; the
+ * earliest of the others arms the reordering timer.
+ */
+static void rack_detect(struct tp_chan *ch, uint64_t now)
+{
+	uint64_t wnd, next = 0;
+	uint32_t lost = 0;
+	bool loss = false;
+
+	ch->rack_deadline = 0;
+	if (!ch->cfg.rack || !ch->rack_xseq || tp_is_gbn(ch))
+		return;
+	wnd = reo_wnd(ch, now);
+	for (uint32_t psn = ch->una; psn != ch->nxt; psn = tp_psn_add(psn, 1)) {
+		struct tp_slot *s = SLOT(ch, psn);
+		uint64_t due;
+
+		if (s->sacked || s->need_rtx || s->xseq >= ch->rack_xseq)
+			continue;
+		due = s->sent_ns + ch->rack_rtt + wnd;
+		if (due > now) {
+			if (!next || due < next)
+				next = due;
+			continue;
+		}
+		s->rtx_cause = RC_RACK;
+		s->need_rtx = true;
+		ch->n_need_rtx++;
+		lost += infl_out(ch, s);
+		loss = true;
+	}
+	ch->rack_deadline = next;
+	if (!loss)
+		return;
+	tp_cc_on_lost(ch, now, lost);
+	if (ch->cfg.cc && ch->cfg.cc->on_loss)
+		ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_SACK);
+}
+
+/* The tail loss probe: 2 SRTT after the last progress or new packet, while
+ * packets are outstanding and no probe is. */
+static void tlp_arm(struct tp_chan *ch, uint64_t now)
+{
+	ch->tlp_deadline = 0;
+	if (!ch->cfg.rack || tp_is_gbn(ch) || !ch->srtt || ch->una == ch->nxt || ch->tlp_out)
+		return;
+	ch->tlp_deadline = now + 2 * ch->srtt + ch->cfg.ack_delay_ns;
+}
+
+/*
+ * Nothing heard for 2 SRTT: the newest packet not known delivered goes
+ * again (unless resends are already waiting). Its answer, a TPSACK or
+ * TPACK naming the newest packet, lets RACK find whatever was lost before
+ * it; the RTO waits a full RTO from now behind the probe.
+ */
+static void tlp_fire(struct tp_chan *ch, uint64_t now)
+{
+	ch->tlp_deadline = 0;
+	ch->tlp_out = true;
+	ch->rto_deadline = now + rto_value(ch);
+	if (ch->n_need_rtx)
+		return;
+	for (uint32_t psn = tp_psn_add(ch->nxt, TP_PSN_MASK);; psn = tp_psn_add(psn, TP_PSN_MASK)) {
+		struct tp_slot *s = SLOT(ch, psn);
+
+		if (!s->sacked) {
+			s->need_rtx = true;
+			s->rtx_cause = RC_TLP;
+			ch->n_need_rtx++;
+			return;
+		}
+		if (psn == ch->una)
+			return;
+	}
+}
+
 /* Cumulative acknowledgement of every PSN up to c. False: c was never sent. */
 static bool ack_upto(struct tp_chan *ch, uint64_t now, uint32_t c)
 {
@@ -324,8 +512,15 @@ static bool ack_upto(struct tp_chan *ch, uint64_t now, uint32_t c)
 
 		if (s->ntx == 1)
 			rtt = now - s->sent_ns;	/* Karn: never from a resent packet */
-		if (!s->sacked)
+		/* After an RTO, the oldest packet acked before its resend left or
+		 * within a min RTT of it: the original was answered. */
+		if (ch->frto && ch->una == ch->frto_una &&
+		    (s->ntx == ch->frto_ntx || (ch->min_rtt && now - s->sent_ns < ch->min_rtt)))
+			ch->st.rto_undone++;
+		if (!s->sacked) {
 			acked += b;
+			rack_delivered(ch, now, s);
+		}
 		infl_out(ch, s);
 		if (s->need_rtx)
 			ch->n_need_rtx--;
@@ -344,6 +539,7 @@ static bool ack_upto(struct tp_chan *ch, uint64_t now, uint32_t c)
 		ch->rtx_round = false;	/* everything resent this round arrived */
 	ch->rto_times = 0;
 	ch->rto_unsent = false;
+	ch->tlp_out = false;
 	rto_rearm(ch, now);
 	if (ch->cfg.cc && ch->cfg.cc->on_ack)
 		ch->cfg.cc->on_ack(ch->cfg.cc_ctx, now, acked, rtt);
@@ -361,6 +557,13 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 
 	if (tp_is_gbn(ch))
 		return;
+	if (sa->dup && ch->cfg.rack) {
+		/* D-SACK: a resend was for nothing, its original only late. */
+		ch->st.rtx_spurious++;
+		if (ch->reo_cand)
+			reo_sample(ch, now, ch->reo_cand);
+		ch->reo_cand = 0;
+	}
 	for (uint32_t k = 1; k < bits; k++) {
 		uint32_t psn = tp_psn_add(c, k);
 		int32_t d = tp_psn_diff(psn, ch->una);
@@ -374,6 +577,8 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 		if (s->sacked)
 			continue;
 		s->sacked = true;
+		ch->tlp_out = false;	/* progress */
+		rack_delivered(ch, now, s);
 		infl_out(ch, s);
 		if (s->need_rtx) {
 			s->need_rtx = false;
@@ -474,6 +679,11 @@ void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p)
 		on_sack(ch, now, c, &p->sa);
 	if (ch->frto && ch->una != una0)
 		frto_decide(ch);
+	if (ch->cfg.rack) {
+		rack_detect(ch, now);
+		if (!ch->tlp_out)
+			tlp_arm(ch, now);
+	}
 	/* ROL: the answer's status is the RTPH's RSPST/RSPINFO; the TAACK in
 	 * the TPACK names the operation (its TASSN). */
 	if (p->has_tah && p->tah.opcode == UB_TA_TAACK)
@@ -670,6 +880,8 @@ static void count_rtx(struct tp_chan *ch, uint8_t cause)
 	case RC_NAK:	ch->st.rtx_nak++; break;
 	case RC_SACK:	ch->st.rtx_sack++; break;
 	case RC_ANSWER:	ch->st.rtx_answer++; break;
+	case RC_RACK:	ch->st.rtx_rack++; break;
+	case RC_TLP:	ch->st.rtx_tlp++; break;
 	default:	ch->st.rtx_mark++; break;
 	}
 }
@@ -685,6 +897,7 @@ static size_t send_slot(struct tp_chan *ch, uint64_t now, uint32_t psn, uint8_t 
 		return 0;
 	s->ntx++;
 	s->sent_ns = now;
+	s->xseq = ++ch->xseq;
 	if (!ch->rtx_phase) {
 		/* MarkPSN: the switch from new data to retransmission. */
 		ch->rtx_phase = ch->mark_valid = true;
@@ -830,7 +1043,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	s = &ch->win[(ch->win_base + (uint32_t)tp_psn_diff(psn, ch->una)) % ch->win_cap];
 	*s = (struct tp_slot){
 		.op = (uint32_t)(op - ch->sq), .seg = op->next_seg, .tpmsn = op->tpmsn,
-		.sent_ns = now, .ntx = 1, .infl = true,
+		.sent_ns = now, .first_ns = now, .xseq = ++ch->xseq, .ntx = 1, .infl = true,
 	};
 	ch->nxt = tp_psn_add(ch->nxt, 1);
 	ch->rtx_phase = false;
@@ -846,6 +1059,8 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	tp_cc_on_send(ch, now, b, false);
 	if (!ch->rto_deadline)
 		rto_rearm(ch, now);
+	if (!ch->tlp_out)
+		tlp_arm(ch, now);
 	fill_info(ch, info, psn, false);
 	return len;
 }

@@ -48,6 +48,9 @@ void tpg_prepare(const struct tpg *g, struct tp_chan_config *chan, struct tp_cc_
 	chan->no_fast_rtx = true;
 	if (chan->mode == TP_MODE_RTP_GBN_FAST)
 		chan->mode = TP_MODE_RTP_GBN;	/* a NAK would be reordering */
+	/* SR: time-based loss detection instead. Go-Back-N drops what comes
+	 * out of order, so sprayed it can only go back at the RTO. */
+	chan->rack = chan->mode == TP_MODE_RTP_SR;
 	if (cc)
 		cc->paths = paths;
 }
