@@ -536,7 +536,9 @@ static void spray_overflowing_queues(void **state)
 	assert_true(x.drops[1] > 100);		/* real losses */
 	/* ack-clocked, packets alternate: the 0.5 Gb/s path bounds it at 1 Gb/s */
 	assert_true(x.gbps >= 0.8);
-	assert_int_equal(x.st.rto_fired, 0);
+	/* a probe lost to a full queue leaves the RTO, rarely; never reordering's */
+	assert_true(x.st.rto_fired <= 2);
+	assert_int_equal(x.st.rto_undone, 0);
 }
 
 int main(void)

@@ -1618,6 +1618,61 @@ static void rack_dsack_reported(void **state)
 	pair_free(&p);
 }
 
+/*
+ * A stall (everything held 3 ms, then delivered in order) outlasts the
+ * probe and the RTO: on a RACK channel the D-SACK of the RTO's resend of
+ * the oldest packet names it, and the RTO counts as undone (delay alone),
+ * once for the episode. A real tail loss instead (the last packet of a
+ * message lost twice: its send and the probe): the RTO that recovers it is
+ * not undone.
+ */
+static void rack_rto_undone(void **state)
+{
+	for (int lossy = 0; lossy < 2; lossy++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct psn_log l;
+		struct tp_stats st;
+
+		(void)state;
+		chan_cfg(c, TP_MODE_RTP_SR);
+		for (int i = 0; i < 2; i++) {
+			c[i].rto_mode = TP_RTO_DYNAMIC;
+			c[i].rto_min_ns = 10 * US;
+			c[i].rack = c[i].no_fast_rtx = true;
+		}
+		c[0].fixed_init_psn = true;
+		c[0].init_psn = 5000;
+		pair_link_cfg(&s, 21);
+		if (!lossy) {
+			s.dir[0].stall_at_ns = 50 * US;
+			s.dir[0].stall_ns = 3 * MS;
+		}
+		log_attach(&s, &l, &c[0]);
+		if (lossy) {
+			l.drop_psn = 15;
+			l.drop_times = 2;
+		}
+		assert_int_equal(pair_init(&p, c, &s, lossy ? 1 : 40, 16 * 256, 21), 0);
+		if (lossy)
+			pair_one_msg(&p, 16 * 256);
+		PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+		tp_chan_stats(p.ch[0], &st);
+		print_message("# %s: rto fired %llu, undone %llu, tlp %llu, D-SACKs %llu\n",
+			      lossy ? "tail loss" : "stall", (unsigned long long)st.rto_fired,
+			      (unsigned long long)st.rto_undone, (unsigned long long)st.rtx_tlp,
+			      (unsigned long long)st.rtx_spurious);
+		assert_true(st.rto_fired >= 1);		/* the stall outlasted probe and RTO */
+		assert_true(st.rtx_tlp >= 1);		/* the probe came first */
+		if (lossy)
+			assert_int_equal(st.rto_undone, 0);
+		else
+			assert_int_equal(st.rto_undone, 1);	/* one episode */
+		pair_free(&p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1653,6 +1708,7 @@ int main(void)
 		cmocka_unit_test(hello_setup),
 		cmocka_unit_test(sack_after_reordering),
 		cmocka_unit_test(rack_dsack_reported),
+		cmocka_unit_test(rack_rto_undone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

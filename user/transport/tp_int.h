@@ -200,8 +200,12 @@ struct tp_chan {
 	 */
 	uint64_t xseq, rack_xseq, rack_ns, rack_rtt, min_rtt;
 	uint64_t reo_cur, reo_prev, reo_epoch;
-	uint64_t reo_cand;		/* how late the originals of resent packets were, if
-					 * it was they that arrived: reordering once a D-SACK says so */
+	/* Resent packets delivered lately: how late the original was, if it
+	 * was the original that arrived (reordering, once a D-SACK names it). */
+	struct { uint32_t psn; uint64_t late, rtt; } reo_ring[16];
+	uint32_t reo_ring_n;
+	uint32_t undo_psn;		/* the oldest packet the last RTO resent */
+	bool undo_valid;
 	uint64_t rack_deadline, tlp_deadline;
 	bool tlp_out;
 	bool reo_learned;		/* an epoch measured some reordering */
@@ -217,7 +221,9 @@ struct tp_chan {
 	uint32_t *ooo_len;
 	size_t ooo_stride;
 	bool ack_pending, ack_now, nak_pending, nak_sent, sack_pending;
-	bool dsack_pending;		/* RACK: a duplicate arrived, say so (SAETPH Dup) */
+	/* RACK: duplicates to report, a TPSACK each (SAETPH Dup, MaxRcvPSN) */
+	uint32_t dsack_q[8];
+	uint32_t dsack_n;
 	uint32_t ack_cnt;
 	uint64_t ack_deadline;
 	struct tp_taack_ack taack_fifo[TP_FIFO];

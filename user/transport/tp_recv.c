@@ -397,6 +397,14 @@ static bool ooo_alloc(struct tp_chan *ch)
 	return true;
 }
 
+/* RACK: a duplicate of psn arrived; the sender hears of each (at most 8
+ * waiting: more are dropped, the counts are then short). */
+static void dsack_push(struct tp_chan *ch, uint32_t psn)
+{
+	if (ch->cfg.rack && !tp_is_gbn(ch) && ch->dsack_n < 8)
+		ch->dsack_q[ch->dsack_n++] = psn;
+}
+
 static void note_ack(struct tp_chan *ch, uint64_t now, bool now_please)
 {
 	if (!ch->ack_pending)
@@ -433,7 +441,7 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		struct tp_result *r = &ch->results[p->tah.ini_tassn % TP_RESULTS];
 
 		ch->st.rx_dup++;
-		ch->dsack_pending = ch->cfg.rack;
+		dsack_push(ch, psn);
 		note_ack(ch, now, true);
 		if (p->tph.last && r->valid && !r->pending && r->tassn == p->tah.ini_tassn &&
 		    p->tah.order == ORDER_ROL && p->tah.opcode != UB_TA_TAACK &&
@@ -458,7 +466,7 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		}
 		if (ch->ooo_len[psn % range]) {
 			ch->st.rx_dup++;
-			ch->dsack_pending = ch->cfg.rack;
+			dsack_push(ch, psn);
 			ch->sack_pending = true;
 			return TP_RX_DUP;
 		}
@@ -535,7 +543,9 @@ static uint32_t ack_cap(const struct tp_chan *ch)
 
 static size_t enc_sack(struct tp_chan *ch, uint8_t *buf, size_t cap, uint32_t c)
 {
-	struct ub_saetph_fields sa = { .max_rcv_psn = ch->rcv_max, .dup = ch->dsack_pending };
+	/* D-SACK [chosen]: Dup set, MaxRcvPSN names the PSN received twice. */
+	struct ub_saetph_fields sa = { .max_rcv_psn = ch->dsack_n ? ch->dsack_q[0] : ch->rcv_max,
+				       .dup = ch->dsack_n > 0 };
 	uint32_t need = (uint32_t)tp_psn_diff(ch->rcv_max, c) + 1, bits, range = ch->cfg.ooo_range;
 	size_t n;
 
@@ -600,15 +610,17 @@ size_t tp_rcv_response(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 		n = sizeof(struct ub_tph);
 		ch->nak_pending = false;
 		ch->st.tx_nak++;
-	} else if (ch->sack_pending || (ch->ack_pending && (ch->ack_now || now >= ch->ack_deadline))) {
+	} else if (ch->sack_pending || ch->dsack_n ||
+		   (ch->ack_pending && (ch->ack_now || now >= ch->ack_deadline))) {
 		psn = ack_cap(ch);
 		if (((ch->n_ooo && (ch->n_ooo >= ch->cfg.sack_after || ch->cfg.rack)) ||
-		     ch->dsack_pending) && !tp_is_gbn(ch)) {
+		     ch->dsack_n) && !tp_is_gbn(ch)) {
 			n = enc_sack(ch, buf, cap, psn);
 			if (!n)
 				return 0;
 			ch->st.tx_sack++;
-			ch->dsack_pending = false;
+			if (ch->dsack_n)
+				memmove(ch->dsack_q, ch->dsack_q + 1, --ch->dsack_n * sizeof(ch->dsack_q[0]));
 		} else {
 			n = tp_enc_tph(buf, ch, UB_TP_ACK, false, TP_NLP_NONE, psn, 0);
 			ch->st.tx_ack++;

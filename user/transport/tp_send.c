@@ -112,6 +112,11 @@ static uint64_t rto_value(const struct tp_chan *ch)
 		return ch->cfg.rto_static_ns;
 	/* Base follows the RTT; before the first sample, the static value. */
 	base = ch->srtt ? ch->srtt + 4 * ch->rttvar : ch->cfg.rto_static_ns;
+	/* RACK and its probe find losses first: the RTO is the last resort,
+	 * never sooner than 2 SRTT (a queue that grows delays every packet,
+	 * and RTTVAR of a steady queue is next to nothing). */
+	if (ch->cfg.rack && base < 2 * ch->srtt)
+		base = 2 * ch->srtt;
 	if (base < ch->cfg.rto_min_ns)
 		base = ch->cfg.rto_min_ns;
 	shift = ch->cfg.rto_n * ch->rto_times;
@@ -181,8 +186,9 @@ void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 	}
 	if (ch->rack_deadline && now >= ch->rack_deadline)
 		rack_detect(ch, now);
-	/* RACK: a tail loss probe comes before the first RTO of a flight. */
-	if (ch->cfg.rack && !ch->tlp_out && ch->srtt && ch->una != ch->nxt && !ch->failed &&
+	/* RACK: a tail loss probe comes before the first RTO of a flight
+	 * (before any RTT is known, at the initial RTO). */
+	if (ch->cfg.rack && !ch->tlp_out && ch->una != ch->nxt && !ch->failed &&
 	    ((ch->tlp_deadline && now >= ch->tlp_deadline) ||
 	     (ch->rto_deadline && now >= ch->rto_deadline)))
 		tlp_fire(ch, now);
@@ -246,6 +252,8 @@ void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 				ch->frto_high = ch->nxt;
 				ch->frto_ntx = SLOT(ch, ch->una)->ntx;
 			}
+			ch->undo_psn = ch->una;
+			ch->undo_valid = true;
 			ch->frto_at = now;
 		}
 		ch->last_nak_valid = false;
@@ -337,7 +345,6 @@ static void reo_age(struct tp_chan *ch, uint64_t now)
 	ch->reo_prev = now - ch->reo_epoch < 2 * epoch ? ch->reo_cur : 0;
 	ch->reo_learned |= ch->reo_cur > 0;
 	ch->reo_cur = 0;
-	ch->reo_cand = 0;
 	ch->reo_epoch = now;
 }
 
@@ -384,7 +391,8 @@ static uint64_t reo_wnd(struct tp_chan *ch, uint64_t now)
  * it may be the latest-sent packet delivered (RACK's reference), and when
  * a later-sent one was delivered first, its extra delay is reordering.
  */
-static void rack_delivered(struct tp_chan *ch, uint64_t now, const struct tp_slot *s)
+static void rack_delivered(struct tp_chan *ch, uint64_t now, const struct tp_slot *s,
+			   uint32_t psn)
 {
 	uint64_t rtt = now - s->sent_ns;
 
@@ -393,11 +401,17 @@ static void rack_delivered(struct tp_chan *ch, uint64_t now, const struct tp_slo
 	if (s->ntx > 1 && now - s->first_ns > ch->rack_rtt) {
 		uint64_t late = now - s->first_ns - ch->rack_rtt;
 
-		/* Sooner than any round trip: the original, surely. */
-		if (ch->min_rtt && rtt < ch->min_rtt)
+		/* Sooner than any round trip: the original, surely. Otherwise
+		 * a D-SACK naming it will say so (rack_dsack). */
+		if (ch->min_rtt && rtt < ch->min_rtt) {
 			reo_sample(ch, now, late);
-		else if (late > ch->reo_cand)
-			ch->reo_cand = late;
+		} else {
+			uint32_t i = ch->reo_ring_n++ % 16;
+
+			ch->reo_ring[i].psn = psn;
+			ch->reo_ring[i].late = late;
+			ch->reo_ring[i].rtt = now - s->first_ns;
+		}
 	}
 	if (s->ntx > 1 && ch->min_rtt && rtt < ch->min_rtt)
 		return;
@@ -414,6 +428,35 @@ static void rack_delivered(struct tp_chan *ch, uint64_t now, const struct tp_slo
 		ch->rack_xseq = s->xseq;
 		ch->rack_ns = s->sent_ns;
 		ch->rack_rtt = rtt;
+	}
+}
+
+/*
+ * D-SACK ([chosen] SAETPH Dup): PSN d arrived twice, a resend for nothing
+ * whose original was only late. How late is reordering; and when d is the
+ * oldest packet the last RTO resent, that RTO came of delay alone.
+ */
+static void rack_dsack(struct tp_chan *ch, uint64_t now, uint32_t d)
+{
+	bool undone = ch->undo_valid && d == ch->undo_psn;
+
+	ch->st.rtx_spurious++;
+	if (undone) {
+		ch->undo_valid = false;
+		ch->st.rto_undone++;
+	}
+	for (uint32_t k = 0; k < 16 && k < ch->reo_ring_n; k++) {
+		uint32_t i = (ch->reo_ring_n - 1 - k) % 16;
+
+		if (ch->reo_ring[i].psn != d || !ch->reo_ring[i].rtt)
+			continue;
+		reo_sample(ch, now, ch->reo_ring[i].late);
+		/* Eifel's response: the RTT the timeout did not wait for is
+		 * a sample (Karn kept it out: the packet had been resent). */
+		if (undone)
+			rtt_sample(ch, ch->reo_ring[i].rtt);
+		ch->reo_ring[i].rtt = 0;
+		break;
 	}
 }
 
@@ -514,12 +557,14 @@ static bool ack_upto(struct tp_chan *ch, uint64_t now, uint32_t c)
 			rtt = now - s->sent_ns;	/* Karn: never from a resent packet */
 		/* After an RTO, the oldest packet acked before its resend left or
 		 * within a min RTT of it: the original was answered. */
-		if (ch->frto && ch->una == ch->frto_una &&
-		    (s->ntx == ch->frto_ntx || (ch->min_rtt && now - s->sent_ns < ch->min_rtt)))
+		if (ch->frto && ch->una == ch->frto_una && ch->undo_valid &&
+		    (s->ntx == ch->frto_ntx || (ch->min_rtt && now - s->sent_ns < ch->min_rtt))) {
 			ch->st.rto_undone++;
+			ch->undo_valid = false;
+		}
 		if (!s->sacked) {
 			acked += b;
-			rack_delivered(ch, now, s);
+			rack_delivered(ch, now, s, ch->una);
 		}
 		infl_out(ch, s);
 		if (s->need_rtx)
@@ -557,13 +602,8 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 
 	if (tp_is_gbn(ch))
 		return;
-	if (sa->dup && ch->cfg.rack) {
-		/* D-SACK: a resend was for nothing, its original only late. */
-		ch->st.rtx_spurious++;
-		if (ch->reo_cand)
-			reo_sample(ch, now, ch->reo_cand);
-		ch->reo_cand = 0;
-	}
+	if (sa->dup && ch->cfg.rack)
+		rack_dsack(ch, now, max);
 	for (uint32_t k = 1; k < bits; k++) {
 		uint32_t psn = tp_psn_add(c, k);
 		int32_t d = tp_psn_diff(psn, ch->una);
@@ -578,15 +618,16 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 			continue;
 		s->sacked = true;
 		ch->tlp_out = false;	/* progress */
-		rack_delivered(ch, now, s);
+		rack_delivered(ch, now, s, psn);
 		infl_out(ch, s);
 		if (s->need_rtx) {
 			s->need_rtx = false;
 			ch->n_need_rtx--;
 		}
 	}
-	if (ch->cfg.no_fast_rtx)
-		return;	/* per-packet LB: holes may be packets on a slower path */
+	if (ch->cfg.no_fast_rtx || sa->dup)
+		return;	/* per-packet LB: holes may be packets on a slower path;
+			 * a D-SACK's MaxRcvPSN is the duplicate's */
 	if (tp_psn_diff(max, ch->una) < 0 || tp_psn_diff(max, ch->una) >= inflight)
 		return;
 	/* MarkPSN arrived: it left after every resend so far, so a resent
@@ -680,6 +721,11 @@ void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p)
 	if (ch->frto && ch->una != una0)
 		frto_decide(ch);
 	if (ch->cfg.rack) {
+		/* Any progress, a SACK too, shows the paths alive: the RTO
+		 * waits from it (una may be on the slower path; RACK finds it
+		 * if it was lost). */
+		if (!ch->tlp_out && ch->rto_deadline && ch->una != ch->nxt)
+			ch->rto_deadline = now + rto_value(ch);
 		rack_detect(ch, now);
 		if (!ch->tlp_out)
 			tlp_arm(ch, now);
