@@ -114,9 +114,11 @@ static uint64_t rto_value(const struct tp_chan *ch)
 	base = ch->srtt ? ch->srtt + 4 * ch->rttvar : ch->cfg.rto_static_ns;
 	/* RACK and its probe find losses first: the RTO is the last resort,
 	 * never sooner than 2 SRTT (a queue that grows delays every packet,
-	 * and RTTVAR of a steady queue is next to nothing). */
-	if (ch->cfg.rack && base < 2 * ch->srtt)
-		base = 2 * ch->srtt;
+	 * and RTTVAR of a steady queue is next to nothing), nor, before any
+	 * RTT is known, than 16 ms (the first flight fills queues on paths
+	 * not measured yet; the probe goes first). */
+	if (ch->cfg.rack && base < (ch->srtt ? 2 * ch->srtt : TP_RTO_16MS))
+		base = ch->srtt ? 2 * ch->srtt : TP_RTO_16MS;
 	if (base < ch->cfg.rto_min_ns)
 		base = ch->cfg.rto_min_ns;
 	shift = ch->cfg.rto_n * ch->rto_times;
