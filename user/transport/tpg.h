@@ -10,8 +10,10 @@
  *   flow    one source port per channel: a channel stays on one path;
  *   packet  the source port changes per packet within a channel: the
  *           channel must then tolerate reordering across paths, so the
- *           group sets its channels to TPSACK only after `sack_after`
- *           out-of-order packets and to no fast retransmission (RTO only),
+ *           group sets its channels to TPSACK at once only after
+ *           `sack_after` out-of-order packets, a hole being no loss by
+ *           itself (no_fast_rtx), SR finding losses by time instead
+ *           (rack: docs/TRANSPORT.md "Loss detection under spraying"),
  *           and a CC instance cuts only when all paths were marked
  *           (tp_cc_config.paths).
  */
