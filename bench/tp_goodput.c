@@ -4,11 +4,14 @@
  * so the table is the same on every machine: GBN, GBN with fast
  * retransmission and selective retransmission at 0, 0.1, 1 and 5 % data
  * loss, as a fraction of the same mode's loss-free goodput, beside the
- * analytic references GBN (1-p)/(1-p+W.p) and SR (1-p).
+ * analytic references GBN (1-p)/(1-p+W.p) and SR (1-p). Then a channel group
+ * sprayed per packet over two paths (user/transport/tp_net.c) beside one
+ * channel on one path: RACK's loss detection, no CC (ubperf's default).
  */
 #include <stdio.h>
 
 #include "bench.h"
+#include "../tests/unit/cc_flows.h"
 #include "../tests/unit/tp_pair.h"
 
 #define GP_RATE		10000000000ull	/* 10 Gbit/s */
@@ -75,6 +78,83 @@ static double run(enum tp_mode mode, double loss, uint64_t seed, uint64_t *rtx)
 	return run_ex(mode, loss, seed, rtx, false, NULL, NULL);
 }
 
+/*
+ * Two paths of 1 Gbit/s (5 us), each a drop-tail queue of `limit` bytes; n
+ * channels of 256 packets (MTU 1024), 8 Writes of 64 KiB outstanding each,
+ * no CC, 200 ms; npaths 1: one path (per-flow: the channel on its own).
+ */
+struct spray_cell {
+	double gbps;
+	struct tp_stats st;
+	uint64_t drops;
+};
+
+static void spray_cell(unsigned n, uint32_t npaths, enum tpg_lb lb, uint32_t limit, bool no_steer,
+		       struct spray_cell *r)
+{
+	struct tp_net_cfg nc = { .npaths = npaths, .host_rate_bps = 25000000000ull,
+				 .host_delay_ns = 1000, .return_delay_ns = 5000 };
+	struct tp_chan_config base = { .mode = TP_MODE_RTP_SR, .mtu = 1024, .window = 256,
+				       .ooo_range = 256, .rto_mode = TP_RTO_DYNAMIC };
+	struct tp_cc_config cc = { .algo = TP_CC_NONE };
+	struct tpg_config gc = { .lb = lb, .no_steer = no_steer };
+	struct ccf b;
+
+	for (uint32_t p = 0; p < npaths; p++)
+		nc.path[p] = (struct tp_net_path_cfg){ .rate_bps = 1000000000ull, .delay_ns = 5000,
+						       .limit = limit };
+	memset(r, 0, sizeof(*r));
+	if (ccf_init_tpg(&b, 1, n, &nc, &cc, &base, 65536, 8, 0, 7, &gc)) {
+		ccf_free(&b);
+		return;
+	}
+	ccf_run(&b, 200000000ull);
+	ccf_total_stats(&b, &r->st);
+	r->gbps = b.errors ? 0 : (double)b.f[0].done_bytes * 8 / 0.2 / 1e9;
+	for (uint32_t p = 0; p < npaths; p++)
+		r->drops += tp_net_path(b.net, p)->dropped;
+	ccf_free(&b);
+}
+
+static void spray_bench(void)
+{
+	static const uint32_t limits[] = { 4u << 20, 256 * 1024 };
+
+	printf("\nChannel group sprayed per packet over two paths (simulated: 1 Gbit/s each, "
+	       "drop-tail queue, no CC, windows of 256 x 1 KiB, 200 ms)\n");
+	printf("%-9s %-30s %9s %6s %5s %6s %7s %5s %7s %7s\n", "queue", "", "goodput", "vs 1",
+	       "RTO", "undone", "rack", "tlp", "D-SACK", "drops");
+	for (size_t q = 0; q < 2; q++) {
+		struct {
+			const char *name;
+			unsigned n;
+			uint32_t npaths;
+			enum tpg_lb lb;
+			bool no_steer;
+		} cells[] = {
+			{ "1 channel, one path", 1, 1, TPG_LB_FLOW, false },
+			{ "2 channels, per packet", 2, 2, TPG_LB_PACKET, false },
+			{ "4 channels, per packet", 4, 2, TPG_LB_PACKET, false },
+			{ "4 channels, ports in turn", 4, 2, TPG_LB_PACKET, true },
+		};
+		double one = 0;
+
+		for (size_t i = 0; i < sizeof(cells) / sizeof(cells[0]); i++) {
+			struct spray_cell r;
+
+			spray_cell(cells[i].n, cells[i].npaths, cells[i].lb, limits[q],
+				   cells[i].no_steer, &r);
+			if (!i)
+				one = r.gbps;
+			printf("%6u KiB %-30s %6.3f Gb %5.2fx %5llu %6llu %7llu %5llu %7llu %7llu\n",
+			       limits[q] / 1024, cells[i].name, r.gbps, one ? r.gbps / one : 0,
+			       (unsigned long long)r.st.rto_fired, (unsigned long long)r.st.rto_undone,
+			       (unsigned long long)r.st.rtx_rack, (unsigned long long)r.st.rtx_tlp,
+			       (unsigned long long)r.st.rtx_spurious, (unsigned long long)r.drops);
+		}
+	}
+}
+
 int tp_goodput_bench(void)
 {
 	static const enum tp_mode modes[] = { TP_MODE_RTP_GBN, TP_MODE_RTP_GBN_FAST, TP_MODE_RTP_SR };
@@ -139,5 +219,6 @@ int tp_goodput_bench(void)
 		       bench_median(raw, 5), bench_median(fr, 5),
 		       bench_median(fr, 5) / bench_median(raw, 5));
 	}
+	spray_bench();
 	return rc;
 }

@@ -18,6 +18,7 @@ struct tpg {
 	 * adds, every TPG_DECAY_EVERY packets a quarter goes), and the port of
 	 * each recent packet (offset from sport_base). */
 	uint16_t *pen;
+	uint64_t pen_sum;
 	uint16_t *port_of[TPG_MAX_CHANS];
 	uint32_t sent;
 };
@@ -166,18 +167,20 @@ void tpg_on_event(struct tpg *g, const struct tp_event *ev)
 }
 
 #define TPG_PEN_LOSS	64	/* a port's score for a packet of it resent */
-#define TPG_PEN_SKIP	32	/* a port scored above this is passed over ... */
-#define TPG_PEN_LOOK	4	/* ... for the best of the next few */
+#define TPG_PEN_SKIP	32	/* a port scored this much over twice the mean is
+				 * passed over ... */
+#define TPG_PEN_LOOK	4	/* ... for the first of the next few that is not */
 #define TPG_DECAY_EVERY	256	/* packets between decays (a quarter each) */
 
 /*
  * Per packet, path-aware (in the spirit of AWS SRD): consecutive PSNs take
  * consecutive ports, unless a port's packets were being resent (lost, or so
- * late past the others that they seemed lost): the paths an ECMP hash maps
- * such ports to are congested, and the next of a few ports with the lowest
- * score is taken instead. A resend avoids its original's port the same way.
- * The scores fade (a quarter every 256 packets), so a path that recovers is
- * taken again. With no resend the choice is the plain rotation.
+ * late past the others that they seemed lost) well more often than the
+ * others': the path an ECMP hash maps such a port to is worse than the rest,
+ * and the next port that is not is taken instead. A resend leaves by
+ * another port than its original. Losses spread evenly over the ports (the
+ * paths alike) change nothing: the rotation is the even spread. The scores
+ * fade (a quarter every 256 packets), so a path that recovers is taken again.
  */
 static uint16_t spray_port(struct tpg *g, unsigned idx, const struct tp_tx_info *info)
 {
@@ -186,23 +189,38 @@ static uint16_t spray_port(struct tpg *g, unsigned idx, const struct tp_tx_info 
 
 	if (g->cfg.no_steer)
 		return c;
-	if (info->rtx && *slot < span) {
-		uint32_t p = *slot;
+	uint64_t bar;
 
-		g->pen[p] = (uint16_t)(g->pen[p] + TPG_PEN_LOSS > 0xffff ? 0xffff :
-				       g->pen[p] + TPG_PEN_LOSS);
+	if (info->rtx && *slot < span) {
+		uint32_t p = *slot, add = g->pen[p] + TPG_PEN_LOSS > 0xffff ? 0xffff - g->pen[p] :
+					  TPG_PEN_LOSS;
+
+		g->pen[p] = (uint16_t)(g->pen[p] + add);
+		g->pen_sum += add;
 		if (c == p)
 			c = (c + 1) % span;
 	}
+	/* pen > 2 x mean + SKIP, without dividing */
+	bar = 2 * g->pen_sum + (uint64_t)TPG_PEN_SKIP * span;
 	best = c;
-	if (g->pen[c] > TPG_PEN_SKIP)
-		for (uint32_t k = 1; k < TPG_PEN_LOOK && k < span; k++)
-			if (g->pen[(c + k) % span] < g->pen[best])
-				best = (c + k) % span;
+	for (uint32_t k = 0; k < TPG_PEN_LOOK && k < span; k++) {
+		uint32_t q = (c + k) % span;
+
+		if ((uint64_t)g->pen[q] * span <= bar) {
+			best = q;
+			break;
+		}
+		if (g->pen[q] < g->pen[best])
+			best = q;
+	}
 	*slot = (uint16_t)best;
-	if (++g->sent % TPG_DECAY_EVERY == 0)
-		for (uint32_t p = 0; p < span; p++)
+	if (++g->sent % TPG_DECAY_EVERY == 0) {
+		g->pen_sum = 0;
+		for (uint32_t p = 0; p < span; p++) {
 			g->pen[p] -= g->pen[p] / 4;
+			g->pen_sum += g->pen[p];
+		}
+	}
 	return (uint16_t)best;
 }
 
