@@ -481,6 +481,10 @@ static void rack_detect(struct tp_chan *ch, uint64_t now)
 		struct tp_slot *s = SLOT(ch, psn);
 		uint64_t due;
 
+		/* Sent once, after the reference: so was every later PSN (a
+		 * resend of one went later still). */
+		if (s->ntx == 1 && s->xseq >= ch->rack_xseq)
+			break;
 		if (s->sacked || s->need_rtx || s->xseq >= ch->rack_xseq)
 			continue;
 		due = s->sent_ns + ch->rack_rtt + wnd;
