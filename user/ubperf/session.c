@@ -124,6 +124,9 @@ static void chan_config(const struct ubperf_opts *o, struct tp_chan_config *cc)
 	cc->mtu = o->mtu;
 	cc->window = o->window;
 	cc->max_ops = o->depth * 2 + 8;
+	/* SR finds losses by time too (RACK, TLP, D-SACK: docs/TRANSPORT.md),
+	 * per flow as well as sprayed: lost resends and tails without an RTO. */
+	cc->rack = o->mode == TP_MODE_RTP_SR;
 	if (o->mode == TP_MODE_CTP)	/* no retransmission: --rto bounds the wait for an answer */
 		cc->ta_timeout_ns = o->rto_ns ? o->rto_ns : 1000000000ull;
 	if (o->rto_ns) {
