@@ -414,6 +414,15 @@ static void note_ack(struct tp_chan *ch, uint64_t now, bool now_please)
 		ch->ack_now = true;
 }
 
+/* A TPSACK at once: the notes' rule, with every packet held out of order
+ * (reordering across paths is no loss: after sack_after of them). A RACK
+ * receiver coalesces them unless sack_after asks for more than one. */
+static bool sack_now(const struct tp_chan *ch)
+{
+	return ch->n_ooo && ch->n_ooo >= ch->cfg.sack_after &&
+	       !(ch->cfg.rack && ch->cfg.sack_after <= 1);
+}
+
 /* A message's first packet may need an answer packet later: keep room. */
 static bool room_for(const struct tp_chan *ch)
 {
@@ -476,11 +485,11 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		ch->st.rx_ooo++;
 		if (tp_psn_diff(psn, ch->rcv_max) > 0)
 			ch->rcv_max = psn;
-		/* Reordering across paths is no loss: wait for a few. */
-		if (ch->n_ooo >= ch->cfg.sack_after)
-			ch->sack_pending = true;
 		/* RACK: the sender learns what arrived from TPSACKs, coalesced
-		 * as TPACKs are (each names the newest packets held). */
+		 * as TPACKs are (each names the newest packets held; time, not
+		 * their count, tells loss), at once only past sack_after > 1. */
+		if (sack_now(ch))
+			ch->sack_pending = true;
 		else if (ch->cfg.rack)
 			note_ack(ch, now, p->tph.ackreq);
 		return TP_RX_OK;
@@ -518,7 +527,7 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		ch->rcv_nxt = tp_psn_add(ch->rcv_nxt, 1);
 		note_ack(ch, now, q.tph.ackreq);
 	}
-	if (ch->n_ooo >= ch->cfg.sack_after)
+	if (sack_now(ch))
 		ch->sack_pending = true;
 	return TP_RX_OK;
 }
