@@ -98,8 +98,10 @@ for cell in sys.argv[1:]:
             continue
         runs.append(j)
         r = j["retransmissions"]
-        sums["rto"] += j["rto_fired"]; sums["undone"] += j["rto_undone"]
-        sums["rack"] += r["rack"]; sums["tlp"] += r["tlp"]; sums["dsack"] += r["spurious"]
+        # (.get: an older ubperf, e.g. main's for a before/after, has no RACK counters)
+        sums["rto"] += j["rto_fired"]; sums["undone"] += j.get("rto_undone", 0)
+        sums["rack"] += r.get("rack", 0); sums["tlp"] += r.get("tlp", 0)
+        sums["dsack"] += r.get("spurious", 0)
     runs.sort(key=lambda j: j["goodput_bps"])
     if not runs:
         print("%-26s all %d runs failed" % (name, fails))
