@@ -738,7 +738,9 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 			if (tp_stats_get(&ts, i))
 				printf("    %-18s %12" PRIu64 "  %s\n", tp_stats_name(i),
 				       tp_stats_get(&ts, i), tp_stats_desc(i));
-		printf("    srtt_us %.1f rto_us %.1f\n", (double)ts.srtt_ns / 1e3, (double)ts.rto_ns / 1e3);
+		printf("    srtt_us %.1f rto_us %.1f min_rtt_us %.1f reo_wnd_us %.1f\n",
+		       (double)ts.srtt_ns / 1e3, (double)ts.rto_ns / 1e3, (double)ts.min_rtt_ns / 1e3,
+		       (double)ts.reo_wnd_ns / 1e3);
 	}
 }
 
