@@ -407,7 +407,9 @@ static void rack_delivered(struct tp_chan *ch, uint64_t now, const struct tp_slo
 		 * a D-SACK naming it will say so (rack_dsack). */
 		if (ch->min_rtt && rtt < ch->min_rtt) {
 			reo_sample(ch, now, late);
-		} else {
+		} else if (s->ntx == 2) {
+			/* (resent more than once, the first copy in may have
+			 * been a resend: how late the original was is unknown) */
 			uint32_t i = ch->reo_ring_n++ % 16;
 
 			ch->reo_ring[i].psn = psn;
