@@ -277,12 +277,13 @@ struct ub_cetph {
 } __attribute__((packed));
 
 struct ub_saetph {
-	__u8 size;		/* rsv(5) . BitmapSize(3) */
+	__u8 size;		/* Dup(1) [chosen] . rsv(4) . BitmapSize(3) */
 	__u8 max_rcv_psn[3];
 	/* bitmap follows: 64 << BitmapSize bits */
 } __attribute__((packed));
 
 #define UB_SAETPH_MAX_SIZE_CODE	4	/* 1024 bits */
+#define UB_SAETPH_DUP		0x80	/* [chosen] a duplicate arrived (D-SACK) */
 static inline __u32 ub_saetph_bitmap_bits(__u8 code) { return 64u << code; }
 
 struct ub_cnpetph {

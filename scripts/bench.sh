@@ -38,5 +38,8 @@ ns_run "$NS_SW" "$BENCH" --bpf-dir "$BPF_DIR" --ub-if sw-ub --ip-if sw-ip "$@"
 # UBoE endpoint: ubperf over AF_XDP beside iperf3, goodput under loss on a routed hop.
 "$ROOT/scripts/bench_endpoint.sh"
 
+# A channel group sprayed per packet over two rate-limited ECMP links, beside one channel on one link.
+"$ROOT/scripts/bench_multipath.sh"
+
 # ubperf on several ports: the multi-port loop's wait, beside main's build (skips without it).
 "$ROOT/bench/multiport_wait.sh"

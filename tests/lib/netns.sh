@@ -179,3 +179,39 @@ topo_double() {
 	ns_neigh "$NS_SW2" sw2-ub "$UBPU2_IP4" "$UBPU2_MAC"
 	ns_neigh "$NS_SW2" sw2-ub "$UBPU2_IP6" "$UBPU2_MAC"
 }
+
+# topo_ecmp2 C R1 R2 S [RATE [LATENCY]]: two hosts, two routers joined by two equal links,
+#   c0 (10.61.0.1) -- r1 =[p1/q1 10.63.0.0/24, p2/q2 10.64.0.0/24]= r2 -- s0 (10.62.0.1)
+# ECMP with an L4 hash (fib_multipath_hash_policy 1) both ways; with RATE
+# (e.g. 50mbit) a tbf of that rate at each router's egress onto each link,
+# so each direction of each link is a bottleneck of RATE (a queue of LATENCY,
+# default 100ms: deep enough for a few 256-packet windows).
+topo_ecmp2() {
+	local c=$1 r1=$2 r2=$3 s=$4 rate=${5:-} lat=${6:-100ms} dev ns
+	ns_link "$c" c0 02:00:00:00:61:01 "$r1" r1 02:00:00:00:61:02
+	ns_link "$r1" p1 02:00:00:00:63:01 "$r2" q1 02:00:00:00:63:02
+	ns_link "$r1" p2 02:00:00:00:64:01 "$r2" q2 02:00:00:00:64:02
+	ns_link "$r2" r2 02:00:00:00:62:02 "$s" s0 02:00:00:00:62:01
+	ns_addr "$c" c0 10.61.0.1/24
+	ns_addr "$r1" r1 10.61.0.2/24
+	ns_addr "$r1" p1 10.63.0.1/24
+	ns_addr "$r1" p2 10.64.0.1/24
+	ns_addr "$r2" q1 10.63.0.2/24
+	ns_addr "$r2" q2 10.64.0.2/24
+	ns_addr "$r2" r2 10.62.0.2/24
+	ns_addr "$s" s0 10.62.0.1/24
+	for ns in "$r1" "$r2"; do
+		ns_forwarding "$ns"
+		ip netns exec "$ns" sysctl -qw net.ipv4.fib_multipath_hash_policy=1
+	done
+	ip -n "$r1" route add 10.62.0.0/24 nexthop via 10.63.0.2 dev p1 nexthop via 10.64.0.2 dev p2
+	ip -n "$r2" route add 10.61.0.0/24 nexthop via 10.63.0.1 dev q1 nexthop via 10.64.0.1 dev q2
+	ip -n "$c" route add default via 10.61.0.2
+	ip -n "$s" route add default via 10.62.0.2
+	[[ -n $rate ]] || return 0
+	for dev in "$r1 p1" "$r1 p2" "$r2 q1" "$r2 q2"; do
+		# shellcheck disable=SC2086
+		set -- $dev
+		tc -n "$1" qdisc replace dev "$2" root tbf rate "$rate" burst 16kb latency "$lat"
+	done
+}

@@ -154,7 +154,11 @@ static void prepare_per_packet(void **state)
 	assert_int_equal(c.sack_after, 16);
 	assert_true(c.no_fast_rtx);
 	assert_int_equal(c.mode, TP_MODE_RTP_GBN);
+	assert_false(c.rack);		/* Go-Back-N holds nothing out of order */
 	assert_int_equal(cc.paths, 2);
+	chan_base(&c);
+	tpg_prepare(g, &c, NULL, 2);
+	assert_true(c.rack);
 	tpg_destroy(g);
 	assert_int_equal(tpg_lb_parse("packet", &lb), 0);
 	assert_int_equal(lb, TPG_LB_PACKET);
@@ -208,7 +212,7 @@ static void spray(bool group, struct spray_result *r)
 	}
 	ccf_run(&b, 5 * MS);
 	ccf_total_stats(&b, &st);
-	r->rtx = st.rtx_rto + st.rtx_nak + st.rtx_sack + st.rtx_mark;
+	r->rtx = st.rtx_rto + st.rtx_nak + st.rtx_sack + st.rtx_mark + st.rtx_rack + st.rtx_tlp;
 	r->rto = st.rto_fired;
 	r->done = b.f[0].done_bytes;
 	r->pkts[0] = tp_net_path(b.net, 0)->pkts;
@@ -331,6 +335,269 @@ static void group_of_two_doubles(void **state)
 	assert_true(g2 / g1 >= 1.8);
 }
 
+/* ---- loss detection under spraying (RACK, TLP) ----------------------------------- */
+
+/*
+ * A group of n channels, per packet, no CC (ubperf's default), the dynamic
+ * RTO, over two paths of one-way delay d0 and d1 at rate (each), queues of
+ * limit bytes. drop (optional) loses chosen packets before their path.
+ */
+struct lossy {
+	uint64_t every;		/* lose the first transmission of every Nth data packet */
+	uint64_t blackout_ns;	/* lose every first transmission sent from then on */
+	uint64_t dropped, recovered, worst_ns;
+	uint64_t lost_at[4][4096];	/* per channel, by PSN % 4096: when it was lost */
+	struct ccf *b;
+};
+
+static bool lossy_drop(void *ctx, int pair, const struct tp_tx_info *info, uint64_t now)
+{
+	struct lossy *l = ctx;
+	unsigned k = 0;
+
+	(void)pair;
+	if (!info->data)
+		return false;
+	while (k < l->b->nchan && l->b->f[0].c[k].ch[0] != info->chan)
+		k++;
+	if (k == l->b->nchan)
+		return false;
+	if (info->rtx) {
+		uint64_t *t = &l->lost_at[k][info->psn % 4096];
+
+		if (*t) {
+			l->recovered++;
+			if (now - *t > l->worst_ns)
+				l->worst_ns = now - *t;
+			*t = 0;
+		}
+		return false;
+	}
+	if ((l->every && info->psn % l->every == 0) || (l->blackout_ns && now >= l->blackout_ns)) {
+		l->lost_at[k][info->psn % 4096] = now;
+		l->dropped++;
+		return true;
+	}
+	return false;
+}
+
+struct spray2 {
+	unsigned nchan;
+	bool no_steer;
+	uint64_t d0, d1, rate0, rate1;
+	uint32_t limit, limit1, window;	/* limit1: path 1's, if not limit */
+	uint64_t run_ns, stop_ns;
+	struct lossy *loss;
+	/* out */
+	struct tp_stats st;
+	uint64_t done, posted_left, errors, drops[2], pkts[2];
+	double gbps;
+};
+
+static void spray2_run(struct spray2 *x, uint64_t seed)
+{
+	struct tp_net_cfg nc;
+	struct tp_chan_config base;
+	struct tp_cc_config cc = { .algo = TP_CC_NONE };
+	struct tpg_config gc = { .lb = TPG_LB_PACKET, .no_steer = x->no_steer };
+	struct ccf b;
+
+	two_paths(&nc, x->d0, x->d1, 0);
+	nc.path[0].rate_bps = x->rate0;
+	nc.path[1].rate_bps = x->rate1;
+	nc.path[0].limit = nc.path[1].limit = x->limit;
+	if (x->limit1)
+		nc.path[1].limit = x->limit1;
+	chan_base(&base);
+	base.rto_mode = TP_RTO_DYNAMIC;
+	base.window = x->window;
+	base.ooo_range = x->window;
+	base.retry_limit = 7;
+	if (x->loss) {
+		nc.drop = lossy_drop;
+		nc.drop_ctx = x->loss;
+		x->loss->b = &b;
+	}
+	assert_int_equal(ccf_init_tpg(&b, 1, x->nchan, &nc, &cc, &base, 65536, 8, 0, seed, &gc), 0);
+	b.stop_ns = x->stop_ns;
+	ccf_run(&b, x->run_ns);
+	ccf_total_stats(&b, &x->st);
+	x->done = b.f[0].done_bytes;
+	x->errors = b.errors;
+	x->posted_left = 0;
+	for (unsigned k = 0; k < x->nchan; k++)
+		x->posted_left += b.f[0].c[k].outstanding;
+	x->drops[0] = tp_net_path(b.net, 0)->dropped;
+	x->drops[1] = tp_net_path(b.net, 1)->dropped;
+	x->pkts[0] = tp_net_path(b.net, 0)->pkts;
+	x->pkts[1] = tp_net_path(b.net, 1)->pkts;
+	x->gbps = (double)x->done * 8 / ((double)x->run_ns / 1e9) / 1e9;
+	print_message("# %u ch: %.3f Gb/s, rto %llu (undone %llu), rtx rto %llu rack %llu tlp %llu, "
+		      "D-SACKs %llu, reordered %llu, queue drops %llu/%llu, errors %llu\n",
+		      x->nchan, x->gbps, (unsigned long long)x->st.rto_fired,
+		      (unsigned long long)x->st.rto_undone, (unsigned long long)x->st.rtx_rto,
+		      (unsigned long long)x->st.rtx_rack, (unsigned long long)x->st.rtx_tlp,
+		      (unsigned long long)x->st.rtx_spurious, (unsigned long long)x->st.reo_seen,
+		      (unsigned long long)x->drops[0], (unsigned long long)x->drops[1],
+		      (unsigned long long)x->errors);
+	ccf_free(&b);
+}
+
+/*
+ * Reordering alone: paths of 10 us and 100 us, the second at half the
+ * rate, so that its queue grows to hold most of the windows (up to ~16 ms
+ * behind the other path), per packet, no loss. The old rule (RTO only, the
+ * RTO from an SRTT that averages both paths) timed out on the slow path's
+ * packets; RACK waits the measured reordering out: no RTO, nothing resent.
+ */
+static void spray_reordering_alone_no_rto(void **state)
+{
+	struct spray2 x = { .nchan = 4, .d0 = 10 * US, .d1 = 100 * US, .rate0 = 1 * GBPS,
+			    .rate1 = GBPS / 2, .limit = 4 << 20, .window = 256,
+			    .run_ns = 200 * MS };
+
+	(void)state;
+	spray2_run(&x, 21);
+	assert_int_equal(x.errors, 0);
+	assert_int_equal(x.st.rto_fired, 0);
+	assert_int_equal(x.st.rtx_rto + x.st.rtx_rack + x.st.rtx_sack + x.st.rtx_mark, 0);
+	assert_true(x.st.rtx_tlp <= 2);		/* a probe as the queue grows: cheap */
+	assert_true(x.st.reo_seen > 1000);
+	assert_true(x.gbps >= 0.85);		/* the 0.5 Gb/s path bounds it at 1 Gb/s */
+}
+
+/*
+ * Real loss among reordering (the paths above): the first transmission of
+ * every 500th packet is lost. RACK finds each once a later packet is
+ * delivered and the reordering window has passed (the old rule: only the
+ * RTO): no RTO, each resent within the slow path's RTT and the window.
+ */
+static void spray_loss_found_by_rack(void **state)
+{
+	static struct lossy l;
+	struct spray2 x = { .nchan = 4, .d0 = 10 * US, .d1 = 100 * US, .rate0 = 1 * GBPS,
+			    .rate1 = GBPS / 2, .limit = 4 << 20, .window = 256,
+			    .run_ns = 250 * MS, .stop_ns = 200 * MS, .loss = &l };
+
+	(void)state;
+	memset(&l, 0, sizeof(l));
+	l.every = 500;
+	spray2_run(&x, 22);
+	print_message("# lost %llu, resent %llu, worst %.2f ms after the loss\n",
+		      (unsigned long long)l.dropped, (unsigned long long)l.recovered,
+		      (double)l.worst_ns / 1e6);
+	assert_int_equal(x.errors, 0);
+	assert_true(l.dropped >= 10);
+	assert_int_equal(x.posted_left, 0);
+	assert_int_equal(l.recovered, l.dropped);
+	assert_int_equal(x.st.rto_fired, 0);
+	assert_true(x.st.rtx_rack + x.st.rtx_tlp >= l.dropped);
+	/* the slow path's RTT (its queue: up to ~17 ms) and the reordering window */
+	assert_true(l.worst_ns <= 40 * MS);
+}
+
+/*
+ * Tail loss: no new Writes after 50 ms, and from then on every first
+ * transmission is lost: nothing sent later is delivered to show the loss.
+ * The probe (the newest packet again, 2 SRTT on) is delivered, and RACK
+ * finds the rest from it: every Write completes, no RTO.
+ */
+static void spray_tail_loss_probe(void **state)
+{
+	static struct lossy l;
+	struct spray2 x = { .nchan = 4, .d0 = 10 * US, .d1 = 100 * US, .rate0 = 1 * GBPS,
+			    .rate1 = GBPS / 2, .limit = 4 << 20, .window = 256,
+			    .run_ns = 300 * MS, .stop_ns = 50 * MS, .loss = &l };
+
+	(void)state;
+	memset(&l, 0, sizeof(l));
+	l.blackout_ns = 50 * MS;
+	spray2_run(&x, 23);
+	print_message("# tail: lost %llu, resent %llu\n", (unsigned long long)l.dropped,
+		      (unsigned long long)l.recovered);
+	assert_int_equal(x.errors, 0);
+	assert_true(l.dropped > 0);
+	assert_int_equal(x.posted_left, 0);
+	assert_int_equal(l.recovered, l.dropped);
+	assert_true(x.st.rtx_tlp >= 1);
+	assert_int_equal(x.st.rto_fired, 0);
+}
+
+/*
+ * The issue's stall: four channels of 256 packets sprayed over two paths
+ * whose queues cannot hold them (one path slower: its queue fills, drops
+ * and delays its packets behind the other's). The old rule lost each hole
+ * to an RTO and the run crawled; RACK keeps both paths busy.
+ */
+static void spray_overflowing_queues(void **state)
+{
+	struct spray2 x = { .nchan = 4, .d0 = 5 * US, .d1 = 5 * US, .rate0 = 1 * GBPS,
+			    .rate1 = GBPS / 2, .limit = 128 * 1024, .window = 256,
+			    .run_ns = 200 * MS };
+
+	(void)state;
+	spray2_run(&x, 24);
+	assert_int_equal(x.errors, 0);
+	assert_true(x.drops[1] > 100);		/* real losses */
+	/* ack-clocked, ports in turn would leave 1 Gb/s (the 0.5 Gb/s path's
+	 * half); steered from the lossy path's ports, more of the 1.5 */
+	assert_true(x.gbps >= 0.9);
+	/* a probe lost to a full queue leaves the RTO, rarely; never reordering's */
+	assert_true(x.st.rto_fired <= 2);
+	assert_int_equal(x.st.rto_undone, 0);
+}
+
+/*
+ * Path-aware spraying (tpg.c, spray_port): two equal paths but the second
+ * with a queue of 16 KiB that two channels' windows overflow at once. Ports
+ * whose packets were resent are passed over: most packets take the deep
+ * path, the goodput beats the plain rotation's, which halves the traffic
+ * onto the lossy path whatever it loses. And the mechanism itself: after a
+ * resend, the next packets avoid its original's port.
+ */
+static void spray_steers_from_lossy_path(void **state)
+{
+	struct spray2 s = { .nchan = 2, .d0 = 5 * US, .d1 = 5 * US, .rate0 = 1 * GBPS,
+			    .rate1 = 1 * GBPS, .limit = 4 << 20, .limit1 = 16 * 1024,
+			    .window = 256, .run_ns = 100 * MS }, r;
+	struct tpg_config pc = { .lb = TPG_LB_PACKET, .sport_span = 8 };
+	struct tp_tx_info info = { .data = true };
+	struct tpg *g;
+	struct grp x;
+
+	(void)state;
+	r = s;
+	r.no_steer = true;
+	spray2_run(&r, 25);
+	spray2_run(&s, 25);
+	print_message("# steered: paths %llu/%llu packets, %.3f Gb/s; rotation: %llu/%llu, %.3f Gb/s\n",
+		      (unsigned long long)s.pkts[0], (unsigned long long)s.pkts[1], s.gbps,
+		      (unsigned long long)r.pkts[0], (unsigned long long)r.pkts[1], r.gbps);
+	assert_int_equal(s.errors + r.errors, 0);
+	assert_true(s.pkts[0] > 2 * s.pkts[1]);
+	assert_true(s.gbps > 1.2 * r.gbps);
+
+	/* the port choice: 8 ports; PSN 3's resend marks port 3 */
+	grp_init(&x, 1, TPG_LB_FLOW);
+	g = tpg_create(&pc);
+	assert_int_equal(tpg_add(g, x.ch[0][0]), 0);
+	info.chan = x.ch[0][0];
+	for (uint32_t psn = 0; psn < 8; psn++) {
+		info.psn = psn;
+		assert_int_equal(tpg_entropy(g, &info), 0xC000 + psn);	/* the rotation */
+	}
+	info.psn = 3;
+	info.rtx = true;
+	assert_int_not_equal(tpg_entropy(g, &info), 0xC003);	/* not its original's port */
+	info.rtx = false;
+	info.psn = 11;						/* 11 % 8 = 3 */
+	assert_int_equal(tpg_entropy(g, &info), 0xC004);	/* passed over */
+	info.psn = 12;
+	assert_int_equal(tpg_entropy(g, &info), 0xC004);
+	tpg_destroy(g);
+	grp_free(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -341,6 +608,11 @@ int main(void)
 		cmocka_unit_test(plain_sr_spurious_rtx),
 		cmocka_unit_test(per_packet_cut_only_when_all_paths_marked),
 		cmocka_unit_test(group_of_two_doubles),
+		cmocka_unit_test(spray_reordering_alone_no_rto),
+		cmocka_unit_test(spray_loss_found_by_rack),
+		cmocka_unit_test(spray_tail_loss_probe),
+		cmocka_unit_test(spray_overflowing_queues),
+		cmocka_unit_test(spray_steers_from_lossy_path),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -96,7 +96,8 @@ static void model_init(struct model *m, enum tp_mode mode)
 	struct tp_ep_config ec = { .seed = rnd(0) };
 	struct tp_chan_config c = { .mode = mode, .mtu = MTU, .ooo_range = RANGE, .window = 32,
 				    .ack_coalesce = 1 + (uint32_t)rnd(4),
-				    .ta_mode = (enum tp_ta_mode)rnd(3), .manual_taack = rnd(4) == 0 };
+				    .ta_mode = (enum tp_ta_mode)rnd(3), .manual_taack = rnd(4) == 0,
+				    .rack = rnd(2) == 0 };
 
 	memset(m, 0, sizeof(*m));
 	m->ep = tp_ep_create(&ec);

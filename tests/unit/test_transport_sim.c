@@ -74,7 +74,7 @@ static uint32_t log_window_violations(const struct psn_log *l);
  * reordering; half the seeds start just below the PSN wrap so the run
  * crosses it; odd seeds go through real UBoE frames and the packet library.
  */
-static void lossy_seeds(enum tp_mode mode, uint64_t nseeds)
+static void lossy_seeds(enum tp_mode mode, uint64_t nseeds, bool sprayed)
 {
 	for (uint64_t seed = 1; seed <= nseeds; seed++) {
 		struct tp_chan_config c[2];
@@ -88,6 +88,12 @@ static void lossy_seeds(enum tp_mode mode, uint64_t nseeds)
 			l = calloc(1, 65536);	/* struct psn_log is defined below */
 
 		chan_cfg(c, mode);
+		for (int i = 0; sprayed && i < 2; i++) {
+			/* what tpg_prepare() sets for per-packet load balancing */
+			c[i].no_fast_rtx = c[i].rack = true;
+			c[i].sack_after = 32;
+			c[i].rto_mode = TP_RTO_DYNAMIC;
+		}
 		if (seed % 2 == 0) {
 			c[0].fixed_init_psn = true;
 			c[0].init_psn = TP_PSN_MASK - 40 - (uint32_t)seed;
@@ -119,9 +125,11 @@ static void lossy_seeds(enum tp_mode mode, uint64_t nseeds)
 	}
 }
 
-static void lossy_gbn(void **state) { (void)state; lossy_seeds(TP_MODE_RTP_GBN, 24); }
-static void lossy_gbn_fast(void **state) { (void)state; lossy_seeds(TP_MODE_RTP_GBN_FAST, 24); }
-static void lossy_sr(void **state) { (void)state; lossy_seeds(TP_MODE_RTP_SR, 24); }
+static void lossy_gbn(void **state) { (void)state; lossy_seeds(TP_MODE_RTP_GBN, 24, false); }
+static void lossy_gbn_fast(void **state) { (void)state; lossy_seeds(TP_MODE_RTP_GBN_FAST, 24, false); }
+static void lossy_sr(void **state) { (void)state; lossy_seeds(TP_MODE_RTP_SR, 24, false); }
+/* SR as per-packet load balancing sets it: RACK, TLP, D-SACK, no fast rtx. */
+static void lossy_sr_rack(void **state) { (void)state; lossy_seeds(TP_MODE_RTP_SR, 24, true); }
 
 
 /* ---- scenario helpers ---------------------------------------------------- */
@@ -1628,6 +1636,166 @@ static void sack_after_reordering(void **state)
 	assert_int_equal(rtx[1], 0);
 }
 
+/*
+ * RACK's D-SACK ([chosen] SAETPH Dup, docs/WIRE.md 3.6): a receiver that
+ * gets a data packet twice says so in its next response, a TPSACK; the
+ * sender counts each (rtx_spurious) and reads it as reordering. The link
+ * duplicates a fifth of the data: every report stands for a duplicate.
+ */
+static void rack_dsack_reported(void **state)
+{
+	struct ub_saetph_fields f = { .size_code = 1, .max_rcv_psn = 0x123456, .dup = true }, g;
+	uint8_t raw[4 + 16];
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct tp_stats snd, rcv;
+
+	(void)state;
+	assert_int_equal(ub_saetph_encode(raw, &f), sizeof(raw));
+	assert_int_equal(raw[0], 0x81);
+	assert_int_equal(ub_saetph_decode(raw, sizeof(raw), &g), sizeof(raw));
+	assert_true(g.dup);
+	assert_int_equal(g.size_code, 1);
+	f.dup = false;
+	ub_saetph_encode(raw, &f);
+	assert_int_equal(raw[0], 0x01);
+
+	chan_cfg(c, TP_MODE_RTP_SR);
+	c[0].rack = c[1].rack = true;
+	pair_link_cfg(&s, 41);
+	s.dir[0].dup = 0.2;
+	assert_int_equal(pair_init(&p, c, &s, 60, 3000, 41), 0);
+	PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+	tp_chan_stats(p.ch[0], &snd);
+	tp_chan_stats(p.ch[1], &rcv);
+	print_message("# duplicates received %llu, D-SACKs counted %llu\n",
+		      (unsigned long long)rcv.rx_dup, (unsigned long long)snd.rtx_spurious);
+	assert_true(rcv.rx_dup > 20);
+	assert_true(snd.rtx_spurious > 0);
+	assert_true(snd.rtx_spurious <= rcv.rx_dup);
+	assert_int_equal(snd.rto_fired, 0);
+	pair_free(&p);
+}
+
+/*
+ * A stall (everything held 3 ms, then delivered in order) outlasts the
+ * probe and the RTO: on a RACK channel the D-SACK of the RTO's resend of
+ * the oldest packet names it, and the RTO counts as undone (delay alone),
+ * once for the episode. A real tail loss instead (the last packet of a
+ * message lost twice: its send and the probe): the RTO that recovers it is
+ * not undone.
+ */
+static void rack_rto_undone(void **state)
+{
+	for (int lossy = 0; lossy < 2; lossy++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct psn_log l;
+		struct tp_stats st;
+
+		(void)state;
+		chan_cfg(c, TP_MODE_RTP_SR);
+		for (int i = 0; i < 2; i++) {
+			c[i].rto_mode = TP_RTO_DYNAMIC;
+			c[i].rto_min_ns = 10 * US;
+			c[i].rack = c[i].no_fast_rtx = true;
+		}
+		c[0].fixed_init_psn = true;
+		c[0].init_psn = 5000;
+		pair_link_cfg(&s, 21);
+		if (!lossy) {
+			s.dir[0].stall_at_ns = 50 * US;
+			s.dir[0].stall_ns = 3 * MS;
+		}
+		log_attach(&s, &l, &c[0]);
+		if (lossy) {
+			l.drop_psn = 15;
+			l.drop_times = 2;
+		}
+		assert_int_equal(pair_init(&p, c, &s, lossy ? 1 : 40, 16 * 256, 21), 0);
+		if (lossy)
+			pair_one_msg(&p, 16 * 256);
+		PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+		tp_chan_stats(p.ch[0], &st);
+		print_message("# %s: rto fired %llu, undone %llu, tlp %llu, D-SACKs %llu\n",
+			      lossy ? "tail loss" : "stall", (unsigned long long)st.rto_fired,
+			      (unsigned long long)st.rto_undone, (unsigned long long)st.rtx_tlp,
+			      (unsigned long long)st.rtx_spurious);
+		assert_true(st.rto_fired >= 1);		/* the stall outlasted probe and RTO */
+		assert_true(st.rtx_tlp >= 1);		/* the probe came first */
+		if (lossy)
+			assert_int_equal(st.rto_undone, 0);
+		else
+			assert_int_equal(st.rto_undone, 1);	/* one episode */
+		pair_free(&p);
+	}
+}
+
+/*
+ * RACK on a per-flow SR channel (what ubperf runs): 1 % loss each way over
+ * one path, 64 KiB messages, window 256. The notes' rule (a hole below
+ * MaxRcvPSN resent at once, MarkPSN for a lost resend) leaves lost resends
+ * of the tail and lost answers to the RTO; with RACK beside it (time finds a
+ * lost resend, the probe a tail) no RTO fires, fewer packets go twice and it
+ * is done no later. And the receiver: the notes' answers every packet held
+ * out of order with a TPSACK at once; RACK's are coalesced as TPACKs are
+ * (a fraction of the responses, each a bitmap the sender walks).
+ */
+static void rack_per_flow_loss(void **state)
+{
+	struct tp_stats st[2];
+	uint64_t done[2], dup[2], sacks[2], ooo[2];
+
+	(void)state;
+	for (int rk = 0; rk < 2; rk++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct tp_stats rs;
+
+		chan_cfg(c, TP_MODE_RTP_SR);
+		for (int i = 0; i < 2; i++) {
+			c[i].rack = rk;
+			c[i].window = c[i].ooo_range = 256;
+			c[i].mtu = 1024;
+			c[i].rto_mode = TP_RTO_DYNAMIC;
+		}
+		pair_link_cfg(&s, 5);
+		for (int i = 0; i < 2; i++) {
+			s.dir[i].loss_data = s.dir[i].loss_resp = 0.01;
+			s.dir[i].delay_ns = 200 * US;
+			s.dir[i].rate_bps = 2000000000ull;
+		}
+		assert_int_equal(pair_init(&p, c, &s, 1000, 65536, 5), 0);
+		pair_fixed_len(&p);
+		p.window_ops = 8;
+		PAIR_CHECK(&p, pair_run(&p, 100000 * MS));
+		tp_chan_stats(p.ch[0], &st[rk]);
+		tp_chan_stats(p.ch[1], &rs);
+		done[rk] = p.done_ns;
+		dup[rk] = rs.rx_dup;
+		sacks[rk] = rs.tx_sack;
+		ooo[rk] = rs.rx_ooo;
+		print_message("# %s: done at %.1f ms, RTOs %llu, resent: sack %llu mark %llu rto %llu rack %llu "
+			      "tlp %llu; duplicates received %llu, held out of order %llu, TPSACKs %llu\n",
+			      rk ? "rack" : "notes",
+			      (double)p.done_ns / 1e6, (unsigned long long)st[rk].rto_fired,
+			      (unsigned long long)st[rk].rtx_sack, (unsigned long long)st[rk].rtx_mark,
+			      (unsigned long long)st[rk].rtx_rto, (unsigned long long)st[rk].rtx_rack,
+			      (unsigned long long)st[rk].rtx_tlp, (unsigned long long)rs.rx_dup,
+			      (unsigned long long)rs.rx_ooo, (unsigned long long)rs.tx_sack);
+		pair_free(&p);
+	}
+	assert_true(st[0].rto_fired > 20);		/* the control */
+	assert_int_equal(st[1].rto_fired, 0);
+	assert_true(dup[1] < dup[0]);
+	assert_true(done[1] <= done[0]);
+	assert_true(sacks[0] >= ooo[0] * 9 / 10);
+	assert_true(sacks[1] * 3 <= sacks[0] * 2);	/* here the 5 us ack delay ends most waits */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1635,6 +1803,7 @@ int main(void)
 		cmocka_unit_test(lossy_gbn),
 		cmocka_unit_test(lossy_gbn_fast),
 		cmocka_unit_test(lossy_sr),
+		cmocka_unit_test(lossy_sr_rack),
 		cmocka_unit_test(tail_loss_rto),
 		cmocka_unit_test(stall_no_go_back),
 		cmocka_unit_test(rol_lost_answer_no_rto),
@@ -1663,6 +1832,9 @@ int main(void)
 		cmocka_unit_test(deterministic),
 		cmocka_unit_test(hello_setup),
 		cmocka_unit_test(sack_after_reordering),
+		cmocka_unit_test(rack_dsack_reported),
+		cmocka_unit_test(rack_rto_undone),
+		cmocka_unit_test(rack_per_flow_loss),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

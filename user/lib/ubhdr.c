@@ -58,7 +58,7 @@ size_t ub_saetph_encode(void *out, const struct ub_saetph_fields *f)
 
 	if (f->size_code > UB_SAETPH_MAX_SIZE_CODE)
 		return 0;
-	h->size = f->size_code;
+	h->size = (uint8_t)(f->size_code | (f->dup ? UB_SAETPH_DUP : 0));
 	ub_put24(h->max_rcv_psn, f->max_rcv_psn & U24);
 	memcpy(h + 1, f->bitmap, ub_sack_bitmap_len(f->size_code));
 	return ub_saetph_len(f->size_code);
@@ -75,6 +75,7 @@ size_t ub_saetph_decode(const void *in, size_t len, struct ub_saetph_fields *f)
 	if (code > UB_SAETPH_MAX_SIZE_CODE || len < ub_saetph_len(code))
 		return 0;
 	f->size_code = code;
+	f->dup = h->size & UB_SAETPH_DUP;
 	f->max_rcv_psn = ub_get24(h->max_rcv_psn);
 	memset(f->bitmap, 0, sizeof(f->bitmap));
 	memcpy(f->bitmap, h + 1, ub_sack_bitmap_len(code));

@@ -63,6 +63,7 @@ void ub_cetph_decode(const struct ub_cetph *h, struct ub_cetph_fields *f);
 
 struct ub_saetph_fields {
 	uint8_t size_code;	/* 0..UB_SAETPH_MAX_SIZE_CODE */
+	bool dup;		/* [chosen] D-SACK: a duplicate data packet arrived since the last response */
 	uint32_t max_rcv_psn;	/* 24 bits */
 	uint8_t bitmap[UB_SACK_BITMAP_MAX];	/* first ub_sack_bitmap_len() bytes used */
 };

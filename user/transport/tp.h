@@ -177,9 +177,17 @@ struct tp_chan_config {
 	uint64_t rnr_delay_ns;	/* wait before such a retry; 0: 50 us */
 	uint32_t max_ops;	/* posted operations outstanding (each kind); 0: 1024 */
 	bool manual_taack;	/* ROL/ROI: Send answered by tp_recv_answer() */
-	/* Per-packet LB (issue 11): SACK holes are never resent before the
-	 * RTO (they may be packets on a slower path). */
+	/* Per-packet LB (issue 11): a hole in a TPSACK is no loss by itself
+	 * (it may be a packet on a slower path). Alone: RTO only. */
 	bool no_fast_rtx;
+	/* Time-based loss detection (RACK-like, docs/TRANSPORT.md "Loss
+	 * detection under spraying"), SR only: a packet is lost once one sent
+	 * after it was delivered and it is still missing a reordering window
+	 * (measured, min_rtt/4 .. 2 SRTT) past that packet's RTT; a tail loss
+	 * probe (2 SRTT) before any RTO. The receiver TPSACKs whatever it holds
+	 * out of order, coalesced like TPACKs. tpg_prepare() sets it for
+	 * per-packet LB. */
+	bool rack;
 	const struct tp_cc_ops *cc;
 	void *cc_ctx;
 	void *user;		/* returned in events and tp_tx_info */
@@ -496,6 +504,11 @@ bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
 	X(rto_fired,		"retransmission timeouts")			\
 	X(rto_spurious,		"RTOs the next ack showed spurious (F-RTO: no go-back)") \
 	X(rto_held,		"RTOs while pacing still held the last RTO's resends (not counted toward the retry limit)") \
+	X(rto_undone,		"RTOs of delay or reordering alone: the oldest packet's resend D-SACKed, or its ack before the resend left or within a min RTT of it") \
+	X(rtx_rack,		"retransmissions of packets RACK found lost (a later one delivered, this one past the reordering window)") \
+	X(rtx_tlp,		"tail loss probes sent (RACK: the newest packet again, 2 SRTT after the last progress)") \
+	X(rtx_spurious,		"RACK: duplicates the peer reported (D-SACK: a resend whose original was only late)") \
+	X(reo_seen,		"packets delivered after one sent later (RACK: reordering seen)") \
 	X(ta_retry_rnr,		"operations retried after RNR")			\
 	X(ta_retry_pf,		"operations retried after a page fault")	\
 	X(rx_inorder,		"data packets received in order")		\
@@ -539,6 +552,8 @@ struct tp_stats {
 	uint64_t rto_ns;	/* current RTO (not a counter) */
 	uint64_t high_rtx_psn;	/* SR: HighRtxPSN, the highest PSN resent this round (not a counter) */
 	uint64_t mark_psn;	/* SR: MarkPSN, the next new PSN at the last switch to retransmission */
+	uint64_t min_rtt_ns;	/* smallest RTT seen (not a counter) */
+	uint64_t reo_wnd_ns;	/* RACK: the reordering window now (not a counter) */
 };
 #undef TP_STAT_FIELD
 

@@ -121,7 +121,9 @@ struct tp_slot {
 	uint32_t op;		/* index in sq */
 	uint32_t seg;
 	uint32_t tpmsn;
-	uint64_t sent_ns;
+	uint64_t sent_ns;	/* the last transmission */
+	uint64_t first_ns;	/* the first */
+	uint64_t xseq;		/* transmission order of the last one (RACK) */
 	uint16_t ntx;
 	bool infl;		/* counted in inflight_bytes */
 	bool sacked;
@@ -129,7 +131,7 @@ struct tp_slot {
 	uint8_t rtx_cause;	/* enum rtx_cause for the pending retransmission */
 };
 
-enum rtx_cause { RC_RTO, RC_NAK, RC_SACK, RC_MARK, RC_ANSWER };
+enum rtx_cause { RC_RTO, RC_NAK, RC_SACK, RC_MARK, RC_ANSWER, RC_RACK, RC_TLP };
 
 /* A TPACK that carries a TAACK (ROL), queued for transmission. */
 struct tp_taack_ack {
@@ -229,6 +231,26 @@ struct tp_chan {
 	bool frto;
 	uint32_t frto_una, frto_high;	/* una and nxt when the RTO fired */
 	uint64_t frto_at;		/* when the last one fired */
+	uint16_t frto_ntx;		/* frto_una's transmissions when it fired */
+	/*
+	 * RACK (cfg.rack): xseq numbers transmissions; rack_* describe the
+	 * latest-sent packet known delivered (acked or SACKed); reo_cur/prev:
+	 * the largest reordering seen (how much longer a packet took than a
+	 * later-sent one delivered before it) in this and the last epoch
+	 * (4 SRTT); rack_deadline: the reordering timer; tlp_*: the tail loss
+	 * probe, one per flight. frto_rtx: the RTO's resend of frto_una left.
+	 */
+	uint64_t xseq, rack_xseq, rack_ns, rack_rtt, min_rtt;
+	uint64_t reo_cur, reo_prev, reo_epoch;
+	/* Resent packets delivered lately: how late the original was, if it
+	 * was the original that arrived (reordering, once a D-SACK names it). */
+	struct { uint32_t psn; uint64_t late, rtt; } reo_ring[16];
+	uint32_t reo_ring_n;
+	uint32_t undo_psn;		/* the oldest packet the last RTO resent */
+	bool undo_valid;
+	uint64_t rack_deadline, tlp_deadline;
+	bool tlp_out;
+	bool reo_learned;		/* an epoch measured some reordering */
 	bool probe;			/* ROL: resend the last packet of an op */
 	uint32_t probe_op;
 	uint8_t probe_cause;		/* RC_RTO, or RC_ANSWER (answer_overtook) */
@@ -241,6 +263,9 @@ struct tp_chan {
 	uint32_t *ooo_len;
 	size_t ooo_stride;
 	bool ack_pending, ack_now, nak_pending, nak_sent, sack_pending;
+	/* RACK: duplicates to report, a TPSACK each (SAETPH Dup, MaxRcvPSN) */
+	uint32_t dsack_q[8];
+	uint32_t dsack_n;
 	uint32_t ack_cnt;
 	uint64_t ack_deadline;
 	struct tp_taack_ack taack_fifo[TP_FIFO];

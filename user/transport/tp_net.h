@@ -34,6 +34,8 @@ struct tp_net_path_cfg {
 };
 
 typedef uint16_t (*tp_net_entropy_fn)(void *ctx, int pair, const struct tp_tx_info *info);
+/* True: lose this packet of pair's A side before it reaches its path (tests). */
+typedef bool (*tp_net_drop_fn)(void *ctx, int pair, const struct tp_tx_info *info, uint64_t now);
 
 struct tp_net_cfg {
 	uint32_t npaths;			/* 0: 1 */
@@ -43,6 +45,8 @@ struct tp_net_cfg {
 	uint64_t return_delay_ns;		/* B to A, one way */
 	tp_net_entropy_fn entropy;		/* NULL: the pair's index */
 	void *entropy_ctx;
+	tp_net_drop_fn drop;			/* NULL: nothing lost but by the queues */
+	void *drop_ctx;
 };
 
 struct tp_net_path_stats {

@@ -591,6 +591,14 @@ static bool ooo_alloc(struct tp_chan *ch)
 	return true;
 }
 
+/* RACK: a duplicate of psn arrived; the sender hears of each (at most 8
+ * waiting: more are dropped, the counts are then short). */
+static void dsack_push(struct tp_chan *ch, uint32_t psn)
+{
+	if (ch->cfg.rack && !tp_is_gbn(ch) && ch->dsack_n < 8)
+		ch->dsack_q[ch->dsack_n++] = psn;
+}
+
 static void note_ack(struct tp_chan *ch, uint64_t now, bool now_please)
 {
 	if (!ch->ack_pending)
@@ -598,6 +606,15 @@ static void note_ack(struct tp_chan *ch, uint64_t now, bool now_please)
 	ch->ack_pending = true;
 	if (now_please || ++ch->ack_cnt >= ch->cfg.ack_coalesce)
 		ch->ack_now = true;
+}
+
+/* A TPSACK at once: the notes' rule, with every packet held out of order
+ * (reordering across paths is no loss: after sack_after of them). A RACK
+ * receiver coalesces them unless sack_after asks for more than one. */
+static bool sack_now(const struct tp_chan *ch)
+{
+	return ch->n_ooo && ch->n_ooo >= ch->cfg.sack_after &&
+	       !(ch->cfg.rack && ch->cfg.sack_after <= 1);
 }
 
 /* A message's first packet may need an answer packet later: keep room. */
@@ -627,6 +644,7 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		struct tp_result *r = &ch->results[p->tah.ini_tassn % TP_RESULTS];
 
 		ch->st.rx_dup++;
+		dsack_push(ch, psn);
 		note_ack(ch, now, true);
 		if (p->tph.last && r->valid && !r->pending && r->tassn == p->tah.ini_tassn &&
 		    p->tah.order == ORDER_ROL && !ub_ta_is_answer(p->tah.opcode) &&
@@ -651,6 +669,7 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		}
 		if (ch->ooo_len[psn % range]) {
 			ch->st.rx_dup++;
+			dsack_push(ch, psn);
 			ch->sack_pending = true;
 			return TP_RX_DUP;
 		}
@@ -660,9 +679,13 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		ch->st.rx_ooo++;
 		if (tp_psn_diff(psn, ch->rcv_max) > 0)
 			ch->rcv_max = psn;
-		/* Reordering across paths is no loss: wait for a few. */
-		if (ch->n_ooo >= ch->cfg.sack_after)
+		/* RACK: the sender learns what arrived from TPSACKs, coalesced
+		 * as TPACKs are (each names the newest packets held; time, not
+		 * their count, tells loss), at once only past sack_after > 1. */
+		if (sack_now(ch))
 			ch->sack_pending = true;
+		else if (ch->cfg.rack)
+			note_ack(ch, now, p->tph.ackreq);
 		return TP_RX_OK;
 	}
 
@@ -698,7 +721,7 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		ch->rcv_nxt = tp_psn_add(ch->rcv_nxt, 1);
 		note_ack(ch, now, q.tph.ackreq);
 	}
-	if (ch->n_ooo >= ch->cfg.sack_after)
+	if (sack_now(ch))
 		ch->sack_pending = true;
 	return TP_RX_OK;
 }
@@ -723,7 +746,9 @@ static uint32_t ack_cap(const struct tp_chan *ch)
 
 static size_t enc_sack(struct tp_chan *ch, uint8_t *buf, size_t cap, uint32_t c)
 {
-	struct ub_saetph_fields sa = { .max_rcv_psn = ch->rcv_max };
+	/* D-SACK [chosen]: Dup set, MaxRcvPSN names the PSN received twice. */
+	struct ub_saetph_fields sa = { .max_rcv_psn = ch->dsack_n ? ch->dsack_q[0] : ch->rcv_max,
+				       .dup = ch->dsack_n > 0 };
 	uint32_t need = (uint32_t)tp_psn_diff(ch->rcv_max, c) + 1, bits, range = ch->cfg.ooo_range;
 	size_t n;
 
@@ -788,13 +813,17 @@ size_t tp_rcv_response(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 		n = sizeof(struct ub_tph);
 		ch->nak_pending = false;
 		ch->st.tx_nak++;
-	} else if (ch->sack_pending || (ch->ack_pending && (ch->ack_now || now >= ch->ack_deadline))) {
+	} else if (ch->sack_pending || ch->dsack_n ||
+		   (ch->ack_pending && (ch->ack_now || now >= ch->ack_deadline))) {
 		psn = ack_cap(ch);
-		if (ch->n_ooo && ch->n_ooo >= ch->cfg.sack_after && !tp_is_gbn(ch)) {
+		if (((ch->n_ooo && (ch->n_ooo >= ch->cfg.sack_after || ch->cfg.rack)) ||
+		     ch->dsack_n) && !tp_is_gbn(ch)) {
 			n = enc_sack(ch, buf, cap, psn);
 			if (!n)
 				return 0;
 			ch->st.tx_sack++;
+			if (ch->dsack_n)
+				memmove(ch->dsack_q, ch->dsack_q + 1, --ch->dsack_n * sizeof(ch->dsack_q[0]));
 		} else {
 			n = tp_enc_tph(buf, ch, UB_TP_ACK, false, TP_NLP_NONE, psn, 0);
 			ch->st.tx_ack++;

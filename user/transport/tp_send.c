@@ -11,6 +11,8 @@
 #define SLOT(ch, psn) (&(ch)->win[((ch)->win_base + (uint32_t)tp_psn_diff((psn), (ch)->una)) % (ch)->win_cap])
 
 static void infl_reset(struct tp_chan *ch);
+static void rack_detect(struct tp_chan *ch, uint64_t now);
+static void tlp_fire(struct tp_chan *ch, uint64_t now);
 
 static bool initiator(const struct tp_op *op)
 {
@@ -115,6 +117,7 @@ void tp_chan_fail(struct tp_chan *ch, enum tp_status why)
 		tp_rb_free(&ch->rq[ch->rq_head]);
 	}
 	ch->rto_deadline = 0;
+	ch->rack_deadline = ch->tlp_deadline = 0;
 	ch->frto = false;
 }
 
@@ -129,6 +132,13 @@ static uint64_t rto_value(const struct tp_chan *ch)
 		return ch->cfg.rto_static_ns;
 	/* Base follows the RTT; before the first sample, the static value. */
 	base = ch->srtt ? ch->srtt + 4 * ch->rttvar : ch->cfg.rto_static_ns;
+	/* RACK and its probe find losses first: the RTO is the last resort,
+	 * never sooner than 2 SRTT (a queue that grows delays every packet,
+	 * and RTTVAR of a steady queue is next to nothing), nor, before any
+	 * RTT is known, than 16 ms (the first flight fills queues on paths
+	 * not measured yet; the probe goes first). */
+	if (ch->cfg.rack && base < (ch->srtt ? 2 * ch->srtt : TP_RTO_16MS))
+		base = ch->srtt ? 2 * ch->srtt : TP_RTO_16MS;
 	if (base < ch->cfg.rto_min_ns)
 		base = ch->cfg.rto_min_ns;
 	shift = ch->cfg.rto_n * ch->rto_times;
@@ -140,6 +150,8 @@ static uint64_t rto_value(const struct tp_chan *ch)
 
 static void rtt_sample(struct tp_chan *ch, uint64_t rtt)
 {
+	if (!ch->min_rtt || rtt < ch->min_rtt)
+		ch->min_rtt = rtt;
 	if (!ch->srtt) {
 		ch->srtt = rtt;
 		ch->rttvar = rtt / 2;
@@ -194,6 +206,14 @@ void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 		}
 		ch->rnr_waiting = 0;
 	}
+	if (ch->rack_deadline && now >= ch->rack_deadline)
+		rack_detect(ch, now);
+	/* RACK: a tail loss probe comes before the first RTO of a flight
+	 * (before any RTT is known, at the initial RTO). */
+	if (ch->cfg.rack && !ch->tlp_out && ch->una != ch->nxt && !ch->failed &&
+	    ((ch->tlp_deadline && now >= ch->tlp_deadline) ||
+	     (ch->rto_deadline && now >= ch->rto_deadline)))
+		tlp_fire(ch, now);
 	if (!ch->rto_deadline || now < ch->rto_deadline)
 		return;
 	ch->st.rto_fired++;
@@ -252,7 +272,10 @@ void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 				ch->frto = true;
 				ch->frto_una = ch->una;
 				ch->frto_high = ch->nxt;
+				ch->frto_ntx = SLOT(ch, ch->una)->ntx;
 			}
+			ch->undo_psn = ch->una;
+			ch->undo_valid = true;
 			ch->frto_at = now;
 		}
 		ch->last_nak_valid = false;
@@ -277,6 +300,10 @@ uint64_t tp_snd_deadline(const struct tp_chan *ch)
 
 	if (ch->rnr_waiting && ch->rnr_until < d)
 		d = ch->rnr_until;
+	if (ch->rack_deadline && ch->rack_deadline < d)
+		d = ch->rack_deadline;
+	if (ch->tlp_deadline && ch->tlp_deadline < d)
+		d = ch->tlp_deadline;
 	if (ch->cfg.cc && ch->cfg.cc->next_deadline) {
 		uint64_t c = ch->cfg.cc->next_deadline(ch->cfg.cc_ctx);
 
@@ -327,6 +354,218 @@ static void infl_reset(struct tp_chan *ch)
 	ch->inflight_bytes = 0;
 }
 
+/* ---- RACK: time-based loss detection (cfg.rack) ------------------------------ */
+
+/* A new epoch of the reordering estimate every 4 SRTT: what was seen in
+ * the last two epochs counts. */
+static void reo_age(struct tp_chan *ch, uint64_t now)
+{
+	uint64_t epoch = 4 * ch->srtt;
+
+	if (!epoch || now - ch->reo_epoch < epoch)
+		return;
+	ch->reo_prev = now - ch->reo_epoch < 2 * epoch ? ch->reo_cur : 0;
+	ch->reo_learned |= ch->reo_cur > 0;
+	ch->reo_cur = 0;
+	ch->reo_epoch = now;
+}
+
+static void reo_sample(struct tp_chan *ch, uint64_t now, uint64_t extent)
+{
+	reo_age(ch, now);
+	if (extent > ch->reo_cur)
+		ch->reo_cur = extent;
+}
+
+/*
+ * The reordering window: the largest reordering seen lately and a quarter
+ * more, at least min_rtt/4 (RACK's default), at most 2 SRTT (a loss is
+ * then found within about 3 RTTs, still before an RTO that has backed off).
+ * A sprayed channel (no_fast_rtx) expects reordering it has not measured
+ * yet: until a whole epoch has measured some, an RTO's worth (SRTT + 4
+ * RTTVAR), a packet at a time.
+ */
+static uint64_t reo_wnd(struct tp_chan *ch, uint64_t now)
+{
+	uint64_t w;
+
+	reo_age(ch, now);
+	w = ch->reo_cur > ch->reo_prev ? ch->reo_cur : ch->reo_prev;
+	w += w / 4;
+	if (w < ch->min_rtt / 4)
+		w = ch->min_rtt / 4;
+	if (ch->cfg.no_fast_rtx && !ch->reo_learned) {
+		uint64_t base = ch->srtt ? ch->srtt + 4 * ch->rttvar : 3 * ch->rack_rtt;
+
+		if (w < base)
+			w = base;
+	}
+	if (ch->srtt && w > 2 * ch->srtt)
+		w = 2 * ch->srtt;
+	ch->st.reo_wnd_ns = w;
+	return w;
+}
+
+/*
+ * Packet s is newly known delivered (acked or SACKed). A resend acked
+ * sooner than any round trip answered its original: a spurious
+ * retransmission, and how late that original was is reordering. Otherwise
+ * it may be the latest-sent packet delivered (RACK's reference), and when
+ * a later-sent one was delivered first, its extra delay is reordering.
+ */
+static void rack_delivered(struct tp_chan *ch, uint64_t now, const struct tp_slot *s,
+			   uint32_t psn)
+{
+	uint64_t rtt = now - s->sent_ns;
+
+	if (!ch->cfg.rack)
+		return;
+	if (s->ntx > 1 && now - s->first_ns > ch->rack_rtt) {
+		uint64_t late = now - s->first_ns - ch->rack_rtt;
+
+		/* Sooner than any round trip: the original, surely. Otherwise
+		 * a D-SACK naming it will say so (rack_dsack). */
+		if (ch->min_rtt && rtt < ch->min_rtt) {
+			reo_sample(ch, now, late);
+		} else if (s->ntx == 2) {
+			/* (resent more than once, the first copy in may have
+			 * been a resend: how late the original was is unknown) */
+			uint32_t i = ch->reo_ring_n++ % 16;
+
+			ch->reo_ring[i].psn = psn;
+			ch->reo_ring[i].late = late;
+			ch->reo_ring[i].rtt = now - s->first_ns;
+		}
+	}
+	if (s->ntx > 1 && ch->min_rtt && rtt < ch->min_rtt)
+		return;
+	if (s->ntx == 1) {
+		if (!ch->min_rtt || rtt < ch->min_rtt)
+			ch->min_rtt = rtt;
+		if (s->xseq < ch->rack_xseq) {
+			ch->st.reo_seen++;
+			if (rtt > ch->rack_rtt)
+				reo_sample(ch, now, rtt - ch->rack_rtt);
+		}
+	}
+	if (s->xseq > ch->rack_xseq) {
+		ch->rack_xseq = s->xseq;
+		ch->rack_ns = s->sent_ns;
+		ch->rack_rtt = rtt;
+	}
+}
+
+/*
+ * D-SACK ([chosen] SAETPH Dup): PSN d arrived twice, a resend for nothing
+ * whose original was only late. How late is reordering; and when d is the
+ * oldest packet the last RTO resent, that RTO came of delay alone.
+ */
+static void rack_dsack(struct tp_chan *ch, uint64_t now, uint32_t d)
+{
+	bool undone = ch->undo_valid && d == ch->undo_psn;
+
+	ch->st.rtx_spurious++;
+	if (undone) {
+		ch->undo_valid = false;
+		ch->st.rto_undone++;
+	}
+	for (uint32_t k = 0; k < 16 && k < ch->reo_ring_n; k++) {
+		uint32_t i = (ch->reo_ring_n - 1 - k) % 16;
+
+		if (ch->reo_ring[i].psn != d || !ch->reo_ring[i].rtt)
+			continue;
+		reo_sample(ch, now, ch->reo_ring[i].late);
+		/* Eifel's response: the RTT the timeout did not wait for is
+		 * a sample (Karn kept it out: the packet had been resent). */
+		if (undone)
+			rtt_sample(ch, ch->reo_ring[i].rtt);
+		ch->reo_ring[i].rtt = 0;
+		break;
+	}
+}
+
+/*
+ * Every packet sent before the latest-sent one delivered, and missing
+ * longer than that one's RTT plus the reordering window, is lost; the
+ * earliest of the others arms the reordering timer.
+ */
+static void rack_detect(struct tp_chan *ch, uint64_t now)
+{
+	uint64_t wnd, next = 0;
+	uint32_t lost = 0;
+	bool loss = false;
+
+	ch->rack_deadline = 0;
+	if (!ch->cfg.rack || !ch->rack_xseq || tp_is_gbn(ch))
+		return;
+	wnd = reo_wnd(ch, now);
+	for (uint32_t psn = ch->una; psn != ch->nxt; psn = tp_psn_add(psn, 1)) {
+		struct tp_slot *s = SLOT(ch, psn);
+		uint64_t due;
+
+		/* Sent once, after the reference: so was every later PSN (a
+		 * resend of one went later still). */
+		if (s->ntx == 1 && s->xseq >= ch->rack_xseq)
+			break;
+		if (s->sacked || s->need_rtx || s->xseq >= ch->rack_xseq)
+			continue;
+		due = s->sent_ns + ch->rack_rtt + wnd;
+		if (due > now) {
+			if (!next || due < next)
+				next = due;
+			continue;
+		}
+		s->rtx_cause = RC_RACK;
+		s->need_rtx = true;
+		ch->n_need_rtx++;
+		lost += infl_out(ch, s);
+		loss = true;
+	}
+	ch->rack_deadline = next;
+	if (!loss)
+		return;
+	tp_cc_on_lost(ch, now, lost);
+	if (ch->cfg.cc && ch->cfg.cc->on_loss)
+		ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_SACK);
+}
+
+/* The tail loss probe: 2 SRTT after the last progress or new packet, while
+ * packets are outstanding and no probe is. */
+static void tlp_arm(struct tp_chan *ch, uint64_t now)
+{
+	ch->tlp_deadline = 0;
+	if (!ch->cfg.rack || tp_is_gbn(ch) || !ch->srtt || ch->una == ch->nxt || ch->tlp_out)
+		return;
+	ch->tlp_deadline = now + 2 * ch->srtt + ch->cfg.ack_delay_ns;
+}
+
+/*
+ * Nothing heard for 2 SRTT: the newest packet not known delivered goes
+ * again (unless resends are already waiting). Its answer, a TPSACK or
+ * TPACK naming the newest packet, lets RACK find whatever was lost before
+ * it; the RTO waits a full RTO from now behind the probe.
+ */
+static void tlp_fire(struct tp_chan *ch, uint64_t now)
+{
+	ch->tlp_deadline = 0;
+	ch->tlp_out = true;
+	ch->rto_deadline = now + rto_value(ch);
+	if (ch->n_need_rtx)
+		return;
+	for (uint32_t psn = tp_psn_add(ch->nxt, TP_PSN_MASK);; psn = tp_psn_add(psn, TP_PSN_MASK)) {
+		struct tp_slot *s = SLOT(ch, psn);
+
+		if (!s->sacked) {
+			s->need_rtx = true;
+			s->rtx_cause = RC_TLP;
+			ch->n_need_rtx++;
+			return;
+		}
+		if (psn == ch->una)
+			return;
+	}
+}
+
 /* Cumulative acknowledgement of every PSN up to c. False: c was never sent. */
 static bool ack_upto(struct tp_chan *ch, uint64_t now, uint32_t c)
 {
@@ -344,8 +583,17 @@ static bool ack_upto(struct tp_chan *ch, uint64_t now, uint32_t c)
 
 		if (s->ntx == 1)
 			rtt = now - s->sent_ns;	/* Karn: never from a resent packet */
-		if (!s->sacked)
+		/* After an RTO, the oldest packet acked before its resend left or
+		 * within a min RTT of it: the original was answered. */
+		if (ch->frto && ch->una == ch->frto_una && ch->undo_valid &&
+		    (s->ntx == ch->frto_ntx || (ch->min_rtt && now - s->sent_ns < ch->min_rtt))) {
+			ch->st.rto_undone++;
+			ch->undo_valid = false;
+		}
+		if (!s->sacked) {
 			acked += b;
+			rack_delivered(ch, now, s, ch->una);
+		}
 		infl_out(ch, s);
 		if (s->need_rtx)
 			ch->n_need_rtx--;
@@ -364,6 +612,7 @@ static bool ack_upto(struct tp_chan *ch, uint64_t now, uint32_t c)
 		ch->rtx_round = false;	/* everything resent this round arrived */
 	ch->rto_times = 0;
 	ch->rto_unsent = false;
+	ch->tlp_out = false;
 	rto_rearm(ch, now);
 	if (ch->cfg.cc && ch->cfg.cc->on_ack)
 		ch->cfg.cc->on_ack(ch->cfg.cc_ctx, now, acked, rtt);
@@ -381,6 +630,8 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 
 	if (tp_is_gbn(ch))
 		return;
+	if (sa->dup && ch->cfg.rack)
+		rack_dsack(ch, now, max);
 	for (uint32_t k = 1; k < bits; k++) {
 		uint32_t psn = tp_psn_add(c, k);
 		int32_t d = tp_psn_diff(psn, ch->una);
@@ -394,14 +645,17 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 		if (s->sacked)
 			continue;
 		s->sacked = true;
+		ch->tlp_out = false;	/* progress */
+		rack_delivered(ch, now, s, psn);
 		infl_out(ch, s);
 		if (s->need_rtx) {
 			s->need_rtx = false;
 			ch->n_need_rtx--;
 		}
 	}
-	if (ch->cfg.no_fast_rtx)
-		return;	/* per-packet LB: holes may be packets on a slower path */
+	if (ch->cfg.no_fast_rtx || sa->dup)
+		return;	/* per-packet LB: holes may be packets on a slower path;
+			 * a D-SACK's MaxRcvPSN is the duplicate's */
 	if (tp_psn_diff(max, ch->una) < 0 || tp_psn_diff(max, ch->una) >= inflight)
 		return;
 	/* MarkPSN arrived: it left after every resend so far, so a resent
@@ -494,6 +748,16 @@ void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p)
 		on_sack(ch, now, c, &p->sa);
 	if (ch->frto && ch->una != una0)
 		frto_decide(ch);
+	if (ch->cfg.rack) {
+		/* Any progress, a SACK too, shows the paths alive: the RTO
+		 * waits from it (una may be on the slower path; RACK finds it
+		 * if it was lost). */
+		if (!ch->tlp_out && ch->rto_deadline && ch->una != ch->nxt)
+			ch->rto_deadline = now + rto_value(ch);
+		rack_detect(ch, now);
+		if (!ch->tlp_out)
+			tlp_arm(ch, now);
+	}
 	/* ROL: the answer's status is the RTPH's RSPST/RSPINFO; the TAACK in
 	 * the TPACK names the operation (its TASSN). */
 	if (p->has_tah && p->tah.opcode == UB_TA_TAACK)
@@ -732,6 +996,8 @@ static void count_rtx(struct tp_chan *ch, uint8_t cause)
 	case RC_NAK:	ch->st.rtx_nak++; break;
 	case RC_SACK:	ch->st.rtx_sack++; break;
 	case RC_ANSWER:	ch->st.rtx_answer++; break;
+	case RC_RACK:	ch->st.rtx_rack++; break;
+	case RC_TLP:	ch->st.rtx_tlp++; break;
 	default:	ch->st.rtx_mark++; break;
 	}
 }
@@ -747,6 +1013,7 @@ static size_t send_slot(struct tp_chan *ch, uint64_t now, uint32_t psn, uint8_t 
 		return 0;
 	s->ntx++;
 	s->sent_ns = now;
+	s->xseq = ++ch->xseq;
 	if (!ch->rtx_phase) {
 		/* MarkPSN: the switch from new data to retransmission. */
 		ch->rtx_phase = ch->mark_valid = true;
@@ -911,7 +1178,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	s = &ch->win[(ch->win_base + (uint32_t)tp_psn_diff(psn, ch->una)) % ch->win_cap];
 	*s = (struct tp_slot){
 		.op = (uint32_t)(op - ch->sq), .seg = op->next_seg, .tpmsn = op->tpmsn,
-		.sent_ns = now, .ntx = 1, .infl = true,
+		.sent_ns = now, .first_ns = now, .xseq = ++ch->xseq, .ntx = 1, .infl = true,
 	};
 	ch->nxt = tp_psn_add(ch->nxt, 1);
 	ch->rtx_phase = false;
@@ -927,6 +1194,8 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	tp_cc_on_send(ch, now, b, false);
 	if (!ch->rto_deadline)
 		rto_rearm(ch, now);
+	if (!ch->tlp_out)
+		tlp_arm(ch, now);
 	fill_info(ch, info, psn, false);
 	return len;
 }

@@ -6,11 +6,21 @@
 
 #include "tpg.h"
 
+/* Per packet: the port each channel's last packets took, by PSN. */
+#define TPG_RING	1024
+
 struct tpg {
 	struct tpg_config cfg;
 	struct tp_chan *ch[TPG_MAX_CHANS];
 	uint64_t queued[TPG_MAX_CHANS];
 	unsigned n, rr;
+	/* Per packet: each port's loss score (a resend of a packet it carried
+	 * adds, every TPG_DECAY_EVERY packets a quarter goes), and the port of
+	 * each recent packet (offset from sport_base). */
+	uint16_t *pen;
+	uint64_t pen_sum;
+	uint16_t *port_of[TPG_MAX_CHANS];
+	uint32_t sent;
 };
 
 struct tpg *tpg_create(const struct tpg_config *cfg)
@@ -31,11 +41,23 @@ struct tpg *tpg_create(const struct tpg_config *cfg)
 		g->cfg.sport_span = 256;
 	if (!g->cfg.sack_after)
 		g->cfg.sack_after = 32;
+	if (g->cfg.lb == TPG_LB_PACKET) {
+		g->pen = calloc(g->cfg.sport_span, sizeof(*g->pen));
+		if (!g->pen) {
+			free(g);
+			return NULL;
+		}
+	}
 	return g;
 }
 
 void tpg_destroy(struct tpg *g)
 {
+	if (!g)
+		return;
+	for (unsigned i = 0; i < TPG_MAX_CHANS; i++)
+		free(g->port_of[i]);
+	free(g->pen);
 	free(g);
 }
 
@@ -48,6 +70,9 @@ void tpg_prepare(const struct tpg *g, struct tp_chan_config *chan, struct tp_cc_
 	chan->no_fast_rtx = true;
 	if (chan->mode == TP_MODE_RTP_GBN_FAST)
 		chan->mode = TP_MODE_RTP_GBN;	/* a NAK would be reordering */
+	/* SR: time-based loss detection instead. Go-Back-N drops what comes
+	 * out of order, so sprayed it can only go back at the RTO. */
+	chan->rack = chan->mode == TP_MODE_RTP_SR;
 	if (cc)
 		cc->paths = paths;
 }
@@ -58,6 +83,12 @@ int tpg_add(struct tpg *g, struct tp_chan *ch)
 		return -EEXIST;
 	if (g->n == TPG_MAX_CHANS)
 		return -ENOSPC;
+	if (g->pen && !g->port_of[g->n]) {
+		g->port_of[g->n] = malloc(TPG_RING * sizeof(uint16_t));
+		if (!g->port_of[g->n])
+			return -ENOMEM;
+		memset(g->port_of[g->n], 0xff, TPG_RING * sizeof(uint16_t));
+	}
 	g->ch[g->n] = ch;
 	g->queued[g->n] = 0;
 	return (int)g->n++;
@@ -135,14 +166,72 @@ void tpg_on_event(struct tpg *g, const struct tp_event *ev)
 	g->queued[i] = g->queued[i] > ev->len ? g->queued[i] - ev->len : 0;
 }
 
-uint16_t tpg_entropy(const struct tpg *g, const struct tp_tx_info *info)
+#define TPG_PEN_LOSS	64	/* a port's score for a packet of it resent */
+#define TPG_PEN_SKIP	32	/* a port scored this much over twice the mean is
+				 * passed over ... */
+#define TPG_PEN_LOOK	4	/* ... for the first of the next few that is not */
+#define TPG_DECAY_EVERY	256	/* packets between decays (a quarter each) */
+
+/*
+ * Per packet, path-aware (in the spirit of AWS SRD): consecutive PSNs take
+ * consecutive ports, unless a port's packets were being resent (lost, or so
+ * late past the others that they seemed lost) well more often than the
+ * others': the path an ECMP hash maps such a port to is worse than the rest,
+ * and the next port that is not is taken instead. A resend leaves by
+ * another port than its original. Losses spread evenly over the ports (the
+ * paths alike) change nothing: the rotation is the even spread. The scores
+ * fade (a quarter every 256 packets), so a path that recovers is taken again.
+ */
+static uint16_t spray_port(struct tpg *g, unsigned idx, const struct tp_tx_info *info)
+{
+	uint32_t span = g->cfg.sport_span, c = (idx + info->psn) % span, best;
+	uint16_t *slot = &g->port_of[idx][info->psn % TPG_RING];
+
+	if (g->cfg.no_steer)
+		return c;
+	uint64_t bar;
+
+	if (info->rtx && *slot < span) {
+		uint32_t p = *slot, add = g->pen[p] + TPG_PEN_LOSS > 0xffff ? 0xffff - g->pen[p] :
+					  TPG_PEN_LOSS;
+
+		g->pen[p] = (uint16_t)(g->pen[p] + add);
+		g->pen_sum += add;
+		if (c == p)
+			c = (c + 1) % span;
+	}
+	/* pen > 2 x mean + SKIP, without dividing */
+	bar = 2 * g->pen_sum + (uint64_t)TPG_PEN_SKIP * span;
+	best = c;
+	for (uint32_t k = 0; k < TPG_PEN_LOOK && k < span; k++) {
+		uint32_t q = (c + k) % span;
+
+		if ((uint64_t)g->pen[q] * span <= bar) {
+			best = q;
+			break;
+		}
+		if (g->pen[q] < g->pen[best])
+			best = q;
+	}
+	*slot = (uint16_t)best;
+	if (++g->sent % TPG_DECAY_EVERY == 0) {
+		g->pen_sum = 0;
+		for (uint32_t p = 0; p < span; p++) {
+			g->pen[p] -= g->pen[p] / 4;
+			g->pen_sum += g->pen[p];
+		}
+	}
+	return (uint16_t)best;
+}
+
+uint16_t tpg_entropy(struct tpg *g, const struct tp_tx_info *info)
 {
 	int i = tpg_index(g, info->chan);
 	unsigned idx = i < 0 ? 0 : (unsigned)i;
 
 	if (g->cfg.lb == TPG_LB_PACKET && info->data)
-		/* Consecutive PSNs take consecutive ports: spread, yet reproducible. */
-		return (uint16_t)(g->cfg.sport_base + (idx + info->psn) % g->cfg.sport_span);
+		return (uint16_t)(g->cfg.sport_base +
+				  (i < 0 ? (idx + info->psn) % g->cfg.sport_span : spray_port(g, idx, info)));
 	return (uint16_t)(g->cfg.sport_base + idx);
 }
 

@@ -10,8 +10,10 @@
  *   flow    one source port per channel: a channel stays on one path;
  *   packet  the source port changes per packet within a channel: the
  *           channel must then tolerate reordering across paths, so the
- *           group sets its channels to TPSACK only after `sack_after`
- *           out-of-order packets and to no fast retransmission (RTO only),
+ *           group sets its channels to TPSACK at once only after
+ *           `sack_after` out-of-order packets, a hole being no loss by
+ *           itself (no_fast_rtx), SR finding losses by time instead
+ *           (rack: docs/TRANSPORT.md "Loss detection under spraying"),
  *           and a CC instance cuts only when all paths were marked
  *           (tp_cc_config.paths).
  */
@@ -35,6 +37,8 @@ struct tpg_config {
 	uint16_t sport_span;	/* per-packet: ports used per channel; 0: 256 */
 	uint32_t sack_after;	/* per-packet: out-of-order packets before a
 				 * TPSACK; 0: 32 */
+	bool no_steer;		/* per-packet: the plain port rotation, not
+				 * steered from ports whose packets were resent */
 };
 
 struct tpg;
@@ -61,8 +65,10 @@ int tpg_post_write(struct tpg *g, const void *buf, size_t len, uint64_t remote_v
 void tpg_on_event(struct tpg *g, const struct tp_event *ev);
 uint64_t tpg_queued(const struct tpg *g, unsigned i);	/* bytes posted, not completed */
 
-/* UDP source port for a packet tp_ep_tx() produced on a member channel. */
-uint16_t tpg_entropy(const struct tpg *g, const struct tp_tx_info *info);
+/* UDP source port for a packet tp_ep_tx() produced on a member channel
+ * (per packet: steered away from ports whose packets were resent). Call it
+ * once per packet, in sending order. */
+uint16_t tpg_entropy(struct tpg *g, const struct tp_tx_info *info);
 
 int tpg_lb_parse(const char *s, enum tpg_lb *lb);	/* "flow" | "packet"; 0 or -EINVAL */
 const char *tpg_lb_name(enum tpg_lb lb);

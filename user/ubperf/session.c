@@ -124,6 +124,9 @@ static void chan_config(const struct ubperf_opts *o, struct tp_chan_config *cc)
 	cc->mtu = o->mtu;
 	cc->window = o->window;
 	cc->max_ops = o->depth * 2 + 8;
+	/* SR finds losses by time too (RACK, TLP, D-SACK: docs/TRANSPORT.md),
+	 * per flow as well as sprayed: lost resends and tails without an RTO. */
+	cc->rack = o->mode == TP_MODE_RTP_SR;
 	if (o->mode == TP_MODE_CTP)	/* no retransmission: --rto bounds the wait for an answer */
 		cc->ta_timeout_ns = o->rto_ns ? o->rto_ns : 1000000000ull;
 	if (o->rto_ns) {
@@ -460,6 +463,9 @@ static void cleanup(struct run *r)
 	}
 }
 
+#define RTX_TOTAL(t) ((t)->rtx_rto + (t)->rtx_nak + (t)->rtx_sack + (t)->rtx_mark + \
+			(t)->rtx_answer + (t)->rtx_rack + (t)->rtx_tlp)
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -608,15 +614,23 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 	jset(j, "verified_bytes", ju64(r->verified));
 	jset(j, "peer_verified_bytes", ju64(ctl_u64(r->peer_done.verified)));
 	x = json_object_new_object();
-	jset(x, "total", ju64(ts->rtx_rto + ts->rtx_nak + ts->rtx_sack + ts->rtx_mark + ts->rtx_answer));
+	jset(x, "total", ju64(RTX_TOTAL(ts)));
 	jset(x, "rto", ju64(ts->rtx_rto));
 	jset(x, "nak", ju64(ts->rtx_nak));
 	jset(x, "sack", ju64(ts->rtx_sack));
 	jset(x, "mark", ju64(ts->rtx_mark));
 	jset(x, "answer", ju64(ts->rtx_answer));
+	jset(x, "rack", ju64(ts->rtx_rack));
+	jset(x, "tlp", ju64(ts->rtx_tlp));
+	/* of all those, resends whose packet was acked too soon to be the resend */
+	jset(x, "spurious", ju64(ts->rtx_spurious));
 	jset(j, "retransmissions", x);
 	jset(j, "rto_fired", ju64(ts->rto_fired));
 	jset(j, "rto_spurious", ju64(ts->rto_spurious));
+	/* RTOs the oldest packet's timing showed were delay or reordering alone */
+	jset(j, "rto_undone", ju64(ts->rto_undone));
+	jset(j, "reordered", ju64(ts->reo_seen));
+	jset(j, "duplicates_received", ju64(ts->rx_dup));
 	jset(j, "ecn_ce", ju64(es->ce_marked));
 	jset(j, "core_ecn_ce", ju64(ts->rx_ecn_ce));
 	jset(j, "icrc_bad", ju64(es->icrc_bad));
@@ -703,7 +717,7 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 				r->who, o->stage_pin, strerror(errno));
 	}
 	ports_stats(r, &ts, &es);
-	rtx = ts.rtx_rto + ts.rtx_nak + ts.rtx_sack + ts.rtx_mark + ts.rtx_answer;
+	rtx = RTX_TOTAL(&ts);
 	cc_totals(r, &cnp_sent, &cnp_rcvd);
 	qsort(r->lat, r->nlat, sizeof(r->lat[0]), cmp_u64);
 	if (o->json) {
@@ -721,8 +735,10 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 		printf("  latency us: p50 %.1f  p99 %.1f  p99.9 %.1f\n", pct_us(r->lat, r->nlat, 0.5),
 		       pct_us(r->lat, r->nlat, 0.99), pct_us(r->lat, r->nlat, 0.999));
 	printf("  retransmissions %" PRIu64 " (rto %" PRIu64 ", nak %" PRIu64 ", sack %" PRIu64
-	       ", mark %" PRIu64 ", answer %" PRIu64 "), RTO fired %" PRIu64 "\n", rtx, ts.rtx_rto,
-	       ts.rtx_nak, ts.rtx_sack, ts.rtx_mark, ts.rtx_answer, ts.rto_fired);
+	       ", mark %" PRIu64 ", answer %" PRIu64 ", rack %" PRIu64 ", tlp %" PRIu64
+	       "; spurious %" PRIu64 "), RTO fired %" PRIu64 " (undone %" PRIu64 ")\n", rtx,
+	       ts.rtx_rto, ts.rtx_nak, ts.rtx_sack, ts.rtx_mark, ts.rtx_answer, ts.rtx_rack,
+	       ts.rtx_tlp, ts.rtx_spurious, ts.rto_fired, ts.rto_undone);
 	printf("  frames rx %" PRIu64 " tx %" PRIu64 ", ECN CE %" PRIu64 ", bad ICRC %" PRIu64
 	       ", TP dropped %" PRIu64 "\n", es.rx_frames, es.tx_frames, es.ce_marked, es.icrc_bad,
 	       es.tp_drop);
@@ -751,7 +767,9 @@ static void report(struct run *r, uint64_t peer_messages, bool server)
 			if (tp_stats_get(&ts, i))
 				printf("    %-18s %12" PRIu64 "  %s\n", tp_stats_name(i),
 				       tp_stats_get(&ts, i), tp_stats_desc(i));
-		printf("    srtt_us %.1f rto_us %.1f\n", (double)ts.srtt_ns / 1e3, (double)ts.rto_ns / 1e3);
+		printf("    srtt_us %.1f rto_us %.1f min_rtt_us %.1f reo_wnd_us %.1f\n",
+		       (double)ts.srtt_ns / 1e3, (double)ts.rto_ns / 1e3, (double)ts.min_rtt_ns / 1e3,
+		       (double)ts.reo_wnd_ns / 1e3);
 	}
 }
 
