@@ -5,6 +5,10 @@
  *
  *   server:  urma_example -d DEV [-p PORT] [-m rm|rc|um] [-t rtp|ctp|utp] [-e] [--once]
  *   client:  urma_example -d DEV -s SERVER_IP [same options]
+ *   client of several servers at once: -s IP1 -p PORT1 -s IP2 -p PORT2 ...
+ *            (the i-th -p goes with the i-th -s; one -p serves them all): a
+ *            thread per server, each with a context, jetty and segment of
+ *            its own on the device, all running together
  *
  * The two exchange their jetty and segment over TCP (PORT, 18515), then
  * the client
@@ -35,6 +39,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +56,7 @@
 #define DEFAULT_PORT	18515
 #define SEG_DEFAULT	(16u << 20)
 #define REPLY_PREFIX	"echo: "
+#define MAX_SERVERS	8
 
 struct opts {
 	const char *dev, *server;
@@ -65,6 +71,10 @@ struct opts {
 	uint32_t rounds;
 	uint64_t seg_size;
 	uint32_t token;
+	const char *servers[MAX_SERVERS];
+	int ports[MAX_SERVERS];
+	int nservers, nports;
+	const char *tag;		/* several servers: whose lines these are */
 };
 
 /* What the two sides tell each other (both run this program: host order). */
@@ -129,7 +139,7 @@ static double now_s(void)
 
 static void check(struct app *a, bool ok, const char *what)
 {
-	printf("%s: %s\n", ok ? "ok" : "FAILED", what);
+	printf("%s%s: %s\n", a->o.tag ? a->o.tag : "", ok ? "ok" : "FAILED", what);
 	fflush(stdout);
 	a->fails += !ok;
 }
@@ -147,6 +157,7 @@ static int setup(struct app *a)
 	urma_seg_cfg_t sc = { 0 };
 	urma_init_attr_t ia = { 0 };
 
+	/* Again in every thread of a client of several servers: the same. */
 	if (urma_init(&ia)) {
 		fprintf(stderr, "urma_init failed\n");
 		return -1;
@@ -255,7 +266,8 @@ static void teardown(struct app *a)
 		urma_delete_context(a->ctx);
 	if (a->buf)
 		munmap(a->buf, a->buf_len);
-	urma_uninit();
+	if (!a->o.tag)
+		urma_uninit();	/* several servers: main does, once all threads are done */
 }
 
 static void my_info(struct app *a, struct info *i)
@@ -946,7 +958,7 @@ static int run_client(struct app *a)
 		close(fd);
 		return 1;
 	}
-	printf("client: server jetty %u imported\n", a->peer.jetty_id);
+	printf("%sclient: server jetty %u imported\n", a->o.tag ? a->o.tag : "", a->peer.jetty_id);
 	fflush(stdout);
 	if (a->o.bench) {
 		if (bench(a))
@@ -971,12 +983,58 @@ static int run_client(struct app *a)
 	return a->fails ? 1 : 0;
 }
 
+/* ---- several servers: a thread each ---------------------------------------------------- */
+
+struct worker {
+	struct app a;
+	pthread_t thr;
+	char tag[32];
+	int rc;
+};
+
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+
+	w->rc = setup(&w->a) ? 1 : run_client(&w->a);
+	teardown(&w->a);
+	return NULL;
+}
+
+static int run_clients(const struct opts *o)
+{
+	struct worker *w = calloc((size_t)o->nservers, sizeof(*w));
+	int fails = 0;
+
+	if (!w)
+		return 1;
+	for (int i = 0; i < o->nservers; i++) {
+		w[i].a.o = *o;
+		w[i].a.o.server = o->servers[i];
+		w[i].a.o.port = o->ports[i < o->nports ? i : o->nports - 1];
+		snprintf(w[i].tag, sizeof(w[i].tag), "[%s port %d] ", w[i].a.o.server, w[i].a.o.port);
+		w[i].a.o.tag = w[i].tag;
+		if (pthread_create(&w[i].thr, NULL, worker_run, &w[i])) {
+			w[i].rc = 1;
+			w[i].thr = 0;
+		}
+	}
+	for (int i = 0; i < o->nservers; i++) {
+		if (w[i].thr)
+			pthread_join(w[i].thr, NULL);
+		fails += w[i].rc != 0;
+	}
+	urma_uninit();
+	free(w);
+	return fails ? 1 : 0;
+}
+
 /* ---- main ------------------------------------------------------------------------------ */
 
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: urma_example -d DEV [-s SERVER_IP] [-p PORT] [-m rm|rc|um] [-t rtp|ctp|utp]\n"
+		"usage: urma_example -d DEV [-s SERVER_IP [-p PORT]]... [-m rm|rc|um] [-t rtp|ctp|utp]\n"
 		"                    [-o ot|oi|ol] [-e] [-i EID_INDEX] [--once] [--seg-size BYTES]\n"
 		"                    [--token N] [--bench write|send|read --size N --depth N --seconds S]\n"
 		"                    [--json] [--violate range|token|segtoken] [--hold SECONDS] [--rounds N]\n");
@@ -1014,8 +1072,16 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "d:s:p:m:t:o:ei:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
-		case 's': o->server = optarg; break;
-		case 'p': o->port = atoi(optarg); break;
+		case 's':
+			o->server = optarg;
+			if (o->nservers < MAX_SERVERS)
+				o->servers[o->nservers++] = optarg;
+			break;
+		case 'p':
+			o->port = atoi(optarg);
+			if (o->nports < MAX_SERVERS)
+				o->ports[o->nports++] = o->port;
+			break;
 		case 'm':
 			o->mode = !strcmp(optarg, "rc") ? URMA_TM_RC : !strcmp(optarg, "um") ? URMA_TM_UM :
 				  URMA_TM_RM;
@@ -1067,6 +1133,13 @@ int main(int argc, char **argv)
 
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
+	}
+	if (o->nservers > 1) {
+		if (!o->nports)
+			o->ports[o->nports++] = o->port;
+		rc = run_clients(o);
+		printf("%s\n", rc ? "FAILED" : "all passed");
+		return rc;
 	}
 	if (setup(&a)) {
 		teardown(&a);
