@@ -407,6 +407,7 @@ static struct ubx_port *port_open(const char *ifname)
 		errno = e == EBUSY || e == EUSERS || e == EPROTO ? e : ENODEV;
 		goto fail;
 	}
+	p->tp = ep_tp(p->ep);
 	{
 		int rc = ep_share_set_uasid(p->ep, g_uasid);
 
@@ -416,7 +417,6 @@ static struct ubx_port *port_open(const char *ifname)
 			goto fail;
 		}
 	}
-	p->tp = ep_tp(p->ep);
 	p->ctl = ep_tp_chan_create(p->ep, &cc);
 	if (!p->ctl) {
 		ubx_err("device %s: transport core: %s", ifname, strerror(errno));
