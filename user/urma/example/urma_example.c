@@ -31,6 +31,8 @@
  *   --hold S
  *      the client, once connected, keeps writing for S seconds and reports
  *      how its requests ended (for a server that dies meanwhile).
+ *   --seconds S (without --bench)
+ *      the rounds go on for S seconds at least (every byte still checked).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -68,9 +70,11 @@ struct opts {
 	const char *bench, *violate;
 	uint32_t size, depth;
 	double seconds, hold;
+	bool seconds_set;
 	uint32_t rounds;
 	uint64_t seg_size;
 	uint32_t token;
+	uint32_t uasid;			/* urma_init's; 0: the library picks one */
 	const char *servers[MAX_SERVERS];
 	int ports[MAX_SERVERS];
 	int nservers, nports;
@@ -155,7 +159,7 @@ static int setup(struct app *a)
 	urma_jfr_cfg_t rc = { 0 };
 	urma_jetty_cfg_t tc = { 0 };
 	urma_seg_cfg_t sc = { 0 };
-	urma_init_attr_t ia = { 0 };
+	urma_init_attr_t ia = { .uasid = o->uasid };
 
 	/* Again in every thread of a client of several servers: the same. */
 	if (urma_init(&ia)) {
@@ -969,11 +973,15 @@ static int run_client(struct app *a)
 	} else if (a->o.violate) {
 		violate(a, fd);
 	} else {
-		for (uint32_t r = 0; r < a->o.rounds && !a->fails; r++) {
+		double until = a->o.seconds_set ? now_s() + a->o.seconds : 0;
+		uint32_t r;
+
+		for (r = 0; (r < a->o.rounds || now_s() < until) && !a->fails; r++) {
 			demo_send(a);
 			if (a->o.mode != URMA_TM_UM)
 				demo_write_read(a, r);
 		}
+		printf("%sclient: %u rounds\n", a->o.tag ? a->o.tag : "", r);
 		if (a->o.mode != URMA_TM_UM && !a->fails) {
 			demo_atomic(a);
 			demo_write_imm(a);
@@ -1037,7 +1045,8 @@ static void usage(void)
 		"usage: urma_example -d DEV [-s SERVER_IP [-p PORT]]... [-m rm|rc|um] [-t rtp|ctp|utp]\n"
 		"                    [-o ot|oi|ol] [-e] [-i EID_INDEX] [--once] [--seg-size BYTES]\n"
 		"                    [--token N] [--bench write|send|read --size N --depth N --seconds S]\n"
-		"                    [--json] [--violate range|token|segtoken] [--hold SECONDS] [--rounds N]\n");
+		"                    [--json] [--violate range|token|segtoken] [--hold SECONDS] [--rounds N]\n"
+		"                    [--uasid N]\n");
 }
 
 int main(int argc, char **argv)
@@ -1052,7 +1061,7 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 5 }, { "json", no_argument, NULL, 6 },
 		{ "violate", required_argument, NULL, 7 }, { "seg-size", required_argument, NULL, 8 },
 		{ "token", required_argument, NULL, 9 }, { "hold", required_argument, NULL, 10 },
-		{ "rounds", required_argument, NULL, 11 },
+		{ "rounds", required_argument, NULL, 11 }, { "uasid", required_argument, NULL, 12 },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct app a = { 0 };
@@ -1101,13 +1110,17 @@ int main(int argc, char **argv)
 		case 2: o->bench = optarg; break;
 		case 3: o->size = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 4: o->depth = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 5: o->seconds = atof(optarg); break;
+		case 5:
+			o->seconds = atof(optarg);
+			o->seconds_set = true;
+			break;
 		case 6: o->json = true; break;
 		case 7: o->violate = optarg; break;
 		case 8: o->seg_size = strtoull(optarg, NULL, 0); break;
 		case 9: o->token = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 10: o->hold = atof(optarg); break;
 		case 11: o->rounds = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 12: o->uasid = (uint32_t)strtoul(optarg, NULL, 0); break;
 		default: usage(); return 2;
 		}
 	}
