@@ -29,6 +29,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u16 ub_ethertype;	/* native mode: this EtherType; 0: UBoE */
 const volatile __u8 ub_steer;		/* shared mode: steer by destination */
+const volatile __u8 ub_loop;		/* shared mode, the instance on a process's veth */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
@@ -192,12 +193,17 @@ static __always_inline int to_slot(struct xdp_md *ctx, __u32 slot)
 	mode = bpf_map_lookup_elem(&ub_ep_slot, &slot);
 	if (!mode)
 		goto none;
-	if (*mode == UB_EP_SLOT_DIRECT) {
+	/* From the device: its queues' holder reads them. On a process's own
+	 * veth (the instance there, sharing these maps: a frame to a jetty of
+	 * this very device, loopback) the AF_XDP sockets are the device's
+	 * queues', not this device's, so the queues' holder takes it through
+	 * its veth too. */
+	if (*mode == UB_EP_SLOT_DIRECT && !ub_loop) {
 		rc = bpf_redirect_map(&ub_ep_xsks, ctx->rx_queue_index, XDP_DROP);
 		ep_count(rc == XDP_REDIRECT ? UB_EP_CNT_TO_XSK : UB_EP_CNT_DROP_NO_SOCKET);
 		return rc;
 	}
-	if (*mode == UB_EP_SLOT_VETH) {
+	if (*mode == UB_EP_SLOT_DIRECT || *mode == UB_EP_SLOT_VETH) {
 		rc = bpf_redirect_map(&ub_ep_devs, slot, XDP_DROP);
 		ep_count(rc == XDP_REDIRECT ? UB_EP_CNT_TO_VETH : UB_EP_CNT_DROP_NO_SOCKET);
 		return rc;

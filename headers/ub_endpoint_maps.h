@@ -29,7 +29,11 @@
  * sockets on the device's own rx queues (ub_ep_xsks); VETH, the slot's
  * veth (ub_ep_devs), whose other end in the process's own network
  * namespace carries its socket; FREE, nobody: dropped and counted
- * (drop_no_owner). ub_ep_slot[0] names the DIRECT slot (0: none).
+ * (drop_no_owner). ub_ep_slot[0] names the DIRECT slot (0: none). Every
+ * process has the veth: an instance of the program loaded with ub_loop and
+ * these maps runs on its near end, for frames the process sends to a jetty
+ * of the device itself (loopback); it sends a DIRECT slot's to its veth as
+ * well (only the device's own frames can reach the sockets on its queues).
  */
 #define UB_EP_SLOTS		64
 #define UB_EP_TPN_SHIFT		14

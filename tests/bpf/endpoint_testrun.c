@@ -451,6 +451,8 @@ static size_t tp_frame(unsigned char *buf, size_t cap, bool utp, uint32_t tpn, u
 	return ub_build_uboe(&sp, buf, cap);
 }
 
+static int steer_prog;	/* the instance a case runs through */
+
 static bool steer_case(const char *name, const unsigned char *in, size_t len, __u32 want_verdict,
 		       int want_counter)
 {
@@ -463,7 +465,7 @@ static bool steer_case(const char *name, const unsigned char *in, size_t len, __
 		    .data_out = out, .data_size_out = sizeof(out), .ctx_in = &ctx,
 		    .ctx_size_in = sizeof(ctx), .repeat = 1);
 	read_counters(before);
-	if (!len || bpf_prog_test_run_opts(bpf_program__fd(skel->progs.ub_endpoint), &o)) {
+	if (!len || bpf_prog_test_run_opts(steer_prog, &o)) {
 		printf("#   cannot run: %s\n", len ? strerror(errno) : "frame not built");
 		return fixture_tap(false, "endpoint (shared) %s", name);
 	}
@@ -493,6 +495,7 @@ static int steer_cases(void)
 	const __u32 modes[4] = { 1, UB_EP_SLOT_DIRECT, UB_EP_SLOT_VETH, UB_EP_SLOT_FREE };
 	size_t n;
 
+	steer_prog = bpf_program__fd(skel->progs.ub_endpoint);
 	for (k = 0; k < 4; k++)
 		bpf_map_update_elem(slot_fd, &k, &modes[k], BPF_ANY);
 	v = 2;
@@ -537,6 +540,43 @@ static int steer_cases(void)
 	n = tp_frame(f, sizeof(f), true, T_RCID + 1, 4, 1);
 	failed += !steer_case("UTP with another IniRCID is no process's: dropped, counted", f, n,
 			      XDP_DROP, UB_EP_CNT_DROP_NO_OWNER);
+	/* The instance on a process's veth (ub_loop, the same maps): what the
+	 * process sends to a jetty of the device itself. */
+	{
+		struct ub_endpoint *lo = ub_endpoint__open();
+		__u32 one = 1;
+		bool loaded = lo;
+
+		if (lo) {
+			lo->rodata->ub_steer = 1;
+			lo->rodata->ub_loop = 1;
+			loaded = !bpf_map__reuse_fd(lo->maps.ub_ep_xsks, xsk_fd) &&
+				 !bpf_map__reuse_fd(lo->maps.ub_ep_stats, bpf_map__fd(skel->maps.ub_ep_stats)) &&
+				 !bpf_map__reuse_fd(lo->maps.ub_ep_slot, slot_fd) &&
+				 !bpf_map__reuse_fd(lo->maps.ub_ep_devs, devs_fd) &&
+				 !bpf_map__reuse_fd(lo->maps.ub_ep_uasid, uasid_fd) &&
+				 !bpf_map__reuse_fd(lo->maps.ub_ep_rcid, rcid_fd) && !ub_endpoint__load(lo);
+		}
+		failed += !fixture_tap(loaded, "endpoint (shared) the instance for a process's veth loads "
+				       "on the device's maps");
+		if (loaded) {
+			bpf_map_update_elem(devs_fd, &one, &dev_if, BPF_ANY);
+			steer_prog = bpf_program__fd(lo->progs.ub_endpoint);
+			n = tp_frame(f, sizeof(f), false, 1u << UB_EP_TPN_SHIFT | 3, 4, 1);
+			failed += !steer_case("loopback: for the queues' slot, to its veth (not its "
+					      "sockets: they are the device's)", f, n, XDP_REDIRECT,
+					      UB_EP_CNT_TO_VETH);
+			n = tp_frame(f, sizeof(f), false, 2u << UB_EP_TPN_SHIFT | 3, 4, 1);
+			failed += !steer_case("loopback: for a veth's slot, to that veth", f, n,
+					      XDP_REDIRECT, UB_EP_CNT_TO_VETH);
+			n = hello_frame(f, sizeof(f), T_UASID);
+			failed += !steer_case("loopback: a hello by its target UASID", f, n, XDP_REDIRECT,
+					      UB_EP_CNT_TO_VETH);
+			bpf_map_delete_elem(devs_fd, &one);
+			steer_prog = bpf_program__fd(skel->progs.ub_endpoint);
+		}
+		ub_endpoint__destroy(lo);
+	}
 	/* The queues' holder gone: its sockets leave the XSKMAP with it. */
 	bpf_map_delete_elem(xsk_fd, &zero);
 	n = tp_frame(f, sizeof(f), false, 1u << UB_EP_TPN_SHIFT | 9, 4, 1);

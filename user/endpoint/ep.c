@@ -43,6 +43,7 @@ struct ep {
 	/* shared mode (ep_share.h) */
 	struct ep_share *sh;
 	int tx_fd;		/* veth mode: frames leave by this AF_PACKET socket */
+	int loop_fd;		/* frames to the device's own jetties: into our veth */
 	uint32_t tpn_next;	/* the next TPN to try in the slot's range */
 	uint64_t loop_tx, loop_fail;
 };
@@ -66,7 +67,8 @@ static int make_port(struct ep *e)
 	return e->port ? 0 : -errno;
 }
 
-static int bind_socks(void *arg, const char *dev, unsigned nq, int xskmap_fd, char *err, size_t errlen)
+static int bind_socks(void *arg, const char *dev, unsigned nq, int xskmap_fd, bool is_dev, char *err,
+		      size_t errlen)
 {
 	struct ep *e = arg;
 
@@ -76,6 +78,8 @@ static int bind_socks(void *arg, const char *dev, unsigned nq, int xskmap_fd, ch
 		snprintf(err, errlen, "AF_XDP UMEM: %s", strerror(errno));
 		return -errno;
 	}
+	if (is_dev)
+		e->sock0[0] = xsk_port_nsocks(e->port);	/* the device's: frames leave by it */
 
 	for (unsigned q = 0; q < nq; q++) {
 		int s = xsk_port_add(e->port, dev, q, xskmap_fd, q);
@@ -117,8 +121,8 @@ static int open_shared(struct ep *e, char *err, size_t errlen)
 	if (!e->sh)
 		return -1;
 	e->dev_mtu[0] = ep_share_mtu(e->sh, nh.mtu);
-	e->sock0[0] = 0;
 	e->tx_fd = ep_share_tx_fd(e->sh);
+	e->loop_fd = ep_share_loop_fd(e->sh);
 	return 0;
 }
 
@@ -142,7 +146,7 @@ static int open_member(struct ep *e, uint32_t k, const char *dev, char *err, siz
 		return -1;
 	e->sock0[k] = xsk_port_nsocks(e->port);
 	nq = xsk_dev_queues(dev, UB_EP_MAX_QUEUES);	/* a socket on each: no queue drops */
-	return bind_socks(e, dev, nq, ep_xdp_xskmap_fd(e->xdp[k]), err, errlen) ? -1 : 0;
+	return bind_socks(e, dev, nq, ep_xdp_xskmap_fd(e->xdp[k]), false, err, errlen) ? -1 : 0;
 }
 
 void ep_native_init(struct ep_native *n)
@@ -171,7 +175,7 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 		return NULL;
 	}
 	e->cfg = *cfg;
-	e->tx_fd = -1;
+	e->tx_fd = e->loop_fd = -1;
 	ub_icrc_init();		/* not on the first packet's time */
 	if (cfg->shared && cfg->nmembers > 1) {
 		snprintf(err, errlen, "a shared endpoint is one device");
@@ -563,19 +567,14 @@ static void wrap_frame(struct xsk_frame *fr, size_t off, size_t len, const struc
 	fr->len = (uint32_t)uboe_wrap(fr->data, len, f);
 }
 
-/*
- * Frames of member 0 out: the AF_XDP socket, or in veth mode the AF_PACKET
- * socket on the device (which copies them: each is free again at once).
- * Returns how many left; the rest are the caller's still (xsk) or freed.
- */
-static unsigned send_frames(struct ep *e, struct xsk_frame *f, unsigned n)
+/* n frames out through AF_PACKET socket fd, which copies them: each is
+ * free again at once. Returns how many left. */
+static unsigned pkt_send(struct ep *e, int fd, struct xsk_frame *f, unsigned n)
 {
 	struct mmsghdr m[BATCH];
 	struct iovec v[BATCH];
 	unsigned sent = 0;
 
-	if (e->tx_fd < 0)
-		return xsk_port_tx(e->port, e->sock0[0], f, n);
 	for (unsigned i = 0; i < n; i++) {
 		v[i].iov_base = f[i].data;
 		v[i].iov_len = f[i].len;
@@ -584,7 +583,7 @@ static unsigned send_frames(struct ep *e, struct xsk_frame *f, unsigned n)
 		m[i].msg_hdr.msg_iovlen = 1;
 	}
 	while (sent < n) {
-		int r = sendmmsg(e->tx_fd, m + sent, n - sent, MSG_DONTWAIT);
+		int r = sendmmsg(fd, m + sent, n - sent, MSG_DONTWAIT);
 
 		if (r <= 0)
 			break;
@@ -595,16 +594,26 @@ static unsigned send_frames(struct ep *e, struct xsk_frame *f, unsigned n)
 	return sent;
 }
 
-/* Frames to jetties of this device: through its program (ep_share_loop). */
+/*
+ * Frames of member 0 out: the AF_XDP socket, or in veth mode the AF_PACKET
+ * socket on the device. Returns how many left; the rest are the caller's
+ * still (xsk) or freed.
+ */
+static unsigned send_frames(struct ep *e, struct xsk_frame *f, unsigned n)
+{
+	if (e->tx_fd < 0)
+		return xsk_port_tx(e->port, e->sock0[0], f, n);
+	return pkt_send(e, e->tx_fd, f, n);
+}
+
+/* Frames to jetties of this device: into our veth, whose near end runs the
+ * device's program (it steers them as it steers the device's frames). */
 static void loop_frames(struct ep *e, struct xsk_frame *f, unsigned n)
 {
-	for (unsigned i = 0; i < n; i++) {
-		if (ep_share_loop(e->sh, f[i].data, f[i].len))
-			e->loop_fail++;
-		else
-			e->loop_tx++;
-		xsk_port_free(e->port, &f[i]);
-	}
+	unsigned sent = pkt_send(e, e->loop_fd, f, n);
+
+	e->loop_tx += sent;
+	e->loop_fail += n - sent;
 }
 
 int ep_send_raw(struct ep *e, struct ep_peer *p, uint16_t sport, const void *tp, size_t len)
@@ -614,7 +623,7 @@ int ep_send_raw(struct ep *e, struct ep_peer *p, uint16_t sport, const void *tp,
 	struct xsk_frame fr;
 
 	if (len > xsk_port_frame_size(e->port) - off - UBOE_ICRC_LEN ||
-	    (e->tx_fd < 0 && !p->local && !xsk_port_tx_room(e->port, 0)))
+	    (e->tx_fd < 0 && !p->local && !xsk_port_tx_room(e->port, e->sock0[0])))
 		return -ENOBUFS;
 	if (!xsk_port_alloc(e->port, &fr)) {
 		e->st.no_frame++;

@@ -32,6 +32,7 @@
 #define VETH_MTU_MAX	3500		/* native XDP on a veth: one page per frame */
 #define LOCK_WAIT_MS	5000
 #define JOIN_TRIES	50		/* a just-ended holder's link, released late */
+#define BUSY_TRIES	100		/* another program's, the same (2 s: the release takes the RTNL, which a busy host holds long) */
 
 struct ep_share {
 	char dev[IF_NAMESIZE];
@@ -44,12 +45,15 @@ struct ep_share {
 	uint32_t slot;
 	int slot_lock, direct_lock;
 	bool direct;
-	/* veth mode */
+	/* the process's veth (every process: loopback; veth mode: everything) */
 	struct ep_xdp *vxdp;		/* the plain endpoint program on VETH_SOCK */
 	int nl_fd;			/* rtnetlink, in the process's namespace */
 	int veth_ifindex;		/* VETH_SOCK's, there */
 	uint32_t veth_mtu;
 	int tx_fd;
+	int loop_fd;			/* sends on VETH_SOCK: to the device's own jetties */
+	struct ub_endpoint *loop_skel;	/* the program with the device's maps, for VETH_DEV */
+	int loop_link;
 	uint32_t uasid;
 	bool has_uasid;
 };
@@ -373,7 +377,10 @@ static int program(struct ep_share *s, bool generic, char *err, size_t errlen)
 		if (!rc)
 			return 0;
 		drop_program(s);
-		if (rc != -EAGAIN || tries >= JOIN_TRIES) {
+		/* A process that just ended leaves its link (ours, or another
+		 * program's: ubperf's) for the kernel to release a few
+		 * milliseconds later: a while before "another program". */
+		if ((rc != -EAGAIN && rc != -EBUSY) || tries >= (rc == -EBUSY ? BUSY_TRIES : JOIN_TRIES)) {
 			if (rc == -EAGAIN)
 				snprintf(err, errlen, "another XDP program is attached (not through a link)");
 			return rc == -EAGAIN ? -EBUSY : rc;
@@ -434,30 +441,12 @@ static void sweep(struct ep_share *s, uint32_t slot)
 	sweep_map(s->rcid_fd, sizeof(struct ub_ep_rcid_key), slot);
 }
 
-/* ---- direct, or the veth ------------------------------------------------------------- */
+/* ---- the veth, and the device's queues ------------------------------------------------ */
 
-static int go_direct(struct ep_share *s, const struct ep_share_cfg *cfg, char *err, size_t errlen)
+/* An AF_PACKET socket that sends on ifindex (of this thread's namespace). */
+static int pkt_socket(int ifindex)
 {
-	uint32_t zero = 0, d = 0;
-	int rc;
-
-	/* A holder of the queues that died may have left its slot's mode. */
-	bpf_map_lookup_elem(s->slot_fd, &zero, &d);
-	if (d && d != s->slot && d < UB_EP_SLOTS && get_mode(s, d) == UB_EP_SLOT_DIRECT)
-		set_mode(s, d, UB_EP_SLOT_FREE);
-	rc = cfg->bind(cfg->arg, s->dev, xsk_dev_queues(s->dev, UB_EP_MAX_QUEUES), s->xsks_fd, err,
-		       errlen);
-	if (rc)
-		return rc;
-	s->direct = true;
-	set_mode(s, s->slot, UB_EP_SLOT_DIRECT);
-	bpf_map_update_elem(s->slot_fd, &zero, &s->slot, BPF_ANY);
-	return 0;
-}
-
-static int tx_socket(struct ep_share *s)
-{
-	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_ifindex = s->ifindex };
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_ifindex = ifindex };
 	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), sz = 8 << 20;
 
 	/* Protocol 0: it receives nothing; it only sends. */
@@ -474,9 +463,46 @@ static int tx_socket(struct ep_share *s)
 	return fd;
 }
 
-/* In the process's own namespace: the pair, its program, the socket, the devmap entry. */
-static int veth_inside(struct ep_share *s, const struct ep_share_cfg *cfg, uint32_t mtu, char *err,
-		       size_t errlen)
+/* An instance of the program on the veth's near end, with the device's
+ * maps (ub_loop: a DIRECT slot's frames go to its veth too). */
+static int loop_program(struct ep_share *s, int ifindex)
+{
+	struct ub_endpoint *k = ub_endpoint__open();
+	struct bpf_map *maps[] = { k ? k->maps.ub_ep_xsks : NULL, k ? k->maps.ub_ep_stats : NULL,
+				   k ? k->maps.ub_ep_slot : NULL, k ? k->maps.ub_ep_devs : NULL,
+				   k ? k->maps.ub_ep_uasid : NULL, k ? k->maps.ub_ep_rcid : NULL };
+	int rc;
+
+	if (!k)
+		return -errno;
+	s->loop_skel = k;
+	k->rodata->ub_ethertype = s->ethertype;
+	k->rodata->ub_steer = 1;
+	k->rodata->ub_loop = 1;
+	for (unsigned i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		rc = bpf_map__reuse_fd(maps[i], *map_slot(s, i));	/* map_names' order */
+		if (rc)
+			return rc;
+	}
+	rc = ub_endpoint__load(k);
+	if (rc)
+		return rc;
+	rc = run_link_xdp(bpf_program__fd(k->progs.ub_endpoint), ifindex, false);
+	if (rc < 0)
+		return rc;
+	s->loop_link = rc;
+	return 0;
+}
+
+/*
+ * In the process's own namespace: the pair; on its far end (VETH_SOCK) the
+ * plain endpoint program and the AF_XDP socket; on its near end (VETH_DEV)
+ * the device's program (another instance, on the same maps), which steers
+ * what the process sends into VETH_SOCK (frames to jetties of the device
+ * itself) as the device's steers the device's; the devmap entry; the
+ * socket that sends those frames.
+ */
+static int veth_inside(struct ep_share *s, const struct ep_share_cfg *cfg, char *err, size_t errlen)
 {
 	int rc, dev_if;
 	uint32_t v;
@@ -486,7 +512,7 @@ static int veth_inside(struct ep_share *s, const struct ep_share_cfg *cfg, uint3
 		snprintf(err, errlen, "rtnetlink: %s", strerror(errno));
 		return -errno;
 	}
-	rc = veth_create(s->nl_fd, mtu);
+	rc = veth_create(s->nl_fd, s->veth_mtu);
 	s->veth_ifindex = (int)if_nametoindex(VETH_SOCK);
 	dev_if = (int)if_nametoindex(VETH_DEV);
 	if (!rc && (!s->veth_ifindex || !dev_if))
@@ -503,9 +529,14 @@ static int veth_inside(struct ep_share *s, const struct ep_share_cfg *cfg, uint3
 	if (!s->vxdp)
 		return -EIO;
 	rc = cfg->bind(cfg->arg, VETH_SOCK, xsk_dev_queues(VETH_SOCK, UB_EP_MAX_QUEUES),
-		       ep_xdp_xskmap_fd(s->vxdp), err, errlen);
+		       ep_xdp_xskmap_fd(s->vxdp), false, err, errlen);
 	if (rc)
 		return rc;
+	rc = loop_program(s, dev_if);
+	if (rc < 0) {
+		snprintf(err, errlen, "the device's program on the process's veth: %s", strerror(-rc));
+		return rc;
+	}
 	/* The devmap takes the ifindex in the updater's namespace: this one. */
 	v = (uint32_t)dev_if;
 	if (bpf_map_update_elem(s->devs_fd, &s->slot, &v, BPF_ANY)) {
@@ -513,20 +544,18 @@ static int veth_inside(struct ep_share *s, const struct ep_share_cfg *cfg, uint3
 		snprintf(err, errlen, "devmap entry for the process's veth: %s", strerror(errno));
 		return rc;
 	}
+	s->loop_fd = pkt_socket(s->veth_ifindex);
+	if (s->loop_fd < 0) {
+		snprintf(err, errlen, "AF_PACKET socket on the process's veth: %s", strerror(-s->loop_fd));
+		return s->loop_fd;
+	}
 	return 0;
 }
 
-static int go_veth(struct ep_share *s, const struct ep_share_cfg *cfg, uint32_t dev_mtu, char *err,
-		   size_t errlen)
+static int make_veth(struct ep_share *s, const struct ep_share_cfg *cfg, char *err, size_t errlen)
 {
 	int orig, rc;
 
-	s->tx_fd = tx_socket(s);
-	if (s->tx_fd < 0) {
-		snprintf(err, errlen, "AF_PACKET socket on %s: %s", s->dev, strerror(-s->tx_fd));
-		return s->tx_fd;
-	}
-	s->veth_mtu = dev_mtu < VETH_MTU_MAX ? dev_mtu : VETH_MTU_MAX;
 	orig = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (orig < 0) {
 		snprintf(err, errlen, "this thread's network namespace: %s", strerror(errno));
@@ -540,15 +569,42 @@ static int go_veth(struct ep_share *s, const struct ep_share_cfg *cfg, uint32_t 
 		snprintf(err, errlen, "cannot make a network namespace: %s", strerror(-rc));
 		return rc;
 	}
-	rc = veth_inside(s, cfg, s->veth_mtu, err, errlen);
+	rc = veth_inside(s, cfg, err, errlen);
 	if (setns(orig, CLONE_NEWNET)) {
 		/* Not where it was: nothing sensible can go on in this thread. */
 		fprintf(stderr, "ubxdp: cannot go back to the network namespace: %s\n", strerror(errno));
 		abort();
 	}
 	close(orig);
+	return rc;
+}
+
+static int go_direct(struct ep_share *s, const struct ep_share_cfg *cfg, char *err, size_t errlen)
+{
+	uint32_t zero = 0, d = 0;
+	int rc;
+
+	/* A holder of the queues that died may have left its slot's mode. */
+	bpf_map_lookup_elem(s->slot_fd, &zero, &d);
+	if (d && d != s->slot && d < UB_EP_SLOTS && get_mode(s, d) == UB_EP_SLOT_DIRECT)
+		set_mode(s, d, UB_EP_SLOT_FREE);
+	rc = cfg->bind(cfg->arg, s->dev, xsk_dev_queues(s->dev, UB_EP_MAX_QUEUES), s->xsks_fd, true,
+		       err, errlen);
 	if (rc)
 		return rc;
+	s->direct = true;
+	set_mode(s, s->slot, UB_EP_SLOT_DIRECT);
+	bpf_map_update_elem(s->slot_fd, &zero, &s->slot, BPF_ANY);
+	return 0;
+}
+
+static int go_veth(struct ep_share *s, char *err, size_t errlen)
+{
+	s->tx_fd = pkt_socket(s->ifindex);
+	if (s->tx_fd < 0) {
+		snprintf(err, errlen, "AF_PACKET socket on %s: %s", s->dev, strerror(-s->tx_fd));
+		return s->tx_fd;
+	}
 	set_mode(s, s->slot, UB_EP_SLOT_VETH);
 	return 0;
 }
@@ -568,6 +624,14 @@ static void release(struct ep_share *s)
 		bpf_map_delete_elem(s->devs_fd, &s->slot);
 		sweep(s, s->slot);
 	}
+	if (s->loop_fd >= 0)
+		close(s->loop_fd);
+	s->loop_fd = -1;
+	if (s->loop_link >= 0)
+		close(s->loop_link);
+	s->loop_link = -1;
+	ub_endpoint__destroy(s->loop_skel);
+	s->loop_skel = NULL;
 	if (s->vxdp) {
 		ep_xdp_detach(s->vxdp);
 		s->vxdp = NULL;
@@ -591,6 +655,7 @@ struct ep_share *ep_share_open(const struct ep_share_cfg *cfg, char *err, size_t
 {
 	struct ep_share *s = calloc(1, sizeof(*s));
 	int lock = -1, rc = 0;
+	uint32_t dev_mtu;
 
 	if (!s) {
 		snprintf(err, errlen, "out of memory");
@@ -598,6 +663,7 @@ struct ep_share *ep_share_open(const struct ep_share_cfg *cfg, char *err, size_t
 		return NULL;
 	}
 	s->prog_fd = s->link_fd = s->slot_lock = s->direct_lock = s->nl_fd = s->tx_fd = -1;
+	s->loop_fd = s->loop_link = -1;
 	for (unsigned k = 0; k < sizeof(map_names) / sizeof(map_names[0]); k++)
 		*map_slot(s, k) = -1;
 	snprintf(s->dev, sizeof(s->dev), "%s", cfg->dev);
@@ -634,12 +700,13 @@ struct ep_share *ep_share_open(const struct ep_share_cfg *cfg, char *err, size_t
 	set_mode(s, s->slot, UB_EP_SLOT_FREE);
 	bpf_map_delete_elem(s->devs_fd, &s->slot);
 	sweep(s, s->slot);
-	if (!cfg->no_direct)
+	dev_mtu = cfg->dev_mtu ? cfg->dev_mtu : 1500;
+	s->veth_mtu = dev_mtu < VETH_MTU_MAX ? dev_mtu : VETH_MTU_MAX;
+	rc = make_veth(s, cfg, err, errlen);
+	if (!rc && !cfg->no_direct)
 		s->direct_lock = abs_lock(s->ifindex, "direct");
-	if (s->direct_lock >= 0)
-		rc = go_direct(s, cfg, err, errlen);
-	else
-		rc = go_veth(s, cfg, cfg->dev_mtu ? cfg->dev_mtu : 1500, err, errlen);
+	if (!rc)
+		rc = s->direct_lock >= 0 ? go_direct(s, cfg, err, errlen) : go_veth(s, err, errlen);
 	if (rc)
 		goto fail;
 	unlock(&lock);
@@ -672,8 +739,10 @@ int ep_share_tx_fd(const struct ep_share *s) { return s->tx_fd; }
 
 uint32_t ep_share_mtu(const struct ep_share *s, uint32_t dev_mtu)
 {
-	return !s->direct && s->veth_mtu < dev_mtu ? s->veth_mtu : dev_mtu;
+	return s->veth_mtu < dev_mtu ? s->veth_mtu : dev_mtu;
 }
+
+int ep_share_loop_fd(const struct ep_share *s) { return s->loop_fd; }
 
 int ep_share_uasid(struct ep_share *s, uint32_t uasid)
 {
@@ -711,15 +780,6 @@ int ep_share_rcid(struct ep_share *s, uint8_t ip_ver, const uint8_t ip[16], uint
 		return 0;
 	}
 	return bpf_map_update_elem(s->rcid_fd, &k, &s->slot, BPF_ANY) ? -errno : 0;
-}
-
-int ep_share_loop(struct ep_share *s, const void *frame, uint32_t len)
-{
-	struct xdp_md ctx = { .data_end = len, .ingress_ifindex = (uint32_t)s->ifindex };
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = len, .ctx_in = &ctx,
-		    .ctx_size_in = sizeof(ctx), .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .repeat = 1);
-
-	return bpf_prog_test_run_opts(s->prog_fd, &o) ? -errno : 0;
 }
 
 int ep_share_stats(const struct ep_share *s, uint64_t out[UB_EP_CNT__MAX])

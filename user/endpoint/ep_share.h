@@ -11,15 +11,18 @@
  *           abstract unix socket named after the device (the kernel lets
  *           go of it when the process ends, SIGKILL included: no stale
  *           claim outlives its process, nothing is left in a filesystem)
- *   direct  the AF_XDP sockets on the device's own rx queues, for the one
- *           process that holds them (the stage-1 path, as fast);
- *   veth    for the others: a veth pair in a network namespace of the
+ *   veth    every process's: a veth pair in a network namespace of the
  *           process's own (unshared by the opening thread, which goes back
  *           at once; it lives as long as the process's socket in it, and
  *           the kernel deletes the pair with it), the device's program
  *           redirecting the process's frames into it through a devmap, the
- *           AF_XDP socket on its far end; frames leave through an
- *           AF_PACKET socket on the device.
+ *           AF_XDP socket on its far end. The device's program runs on its
+ *           near end too: what the process sends into the far end (frames
+ *           to jetties of the device itself, loopback) is steered there.
+ *   direct  the AF_XDP sockets on the device's own rx queues, for the one
+ *           process that holds them (the stage-1 path, as fast; its veth
+ *           then carries only loopback); the others receive by the veth,
+ *           and send through an AF_PACKET socket on the device.
  *
  * Claims are made under a device lock (another abstract socket), so two
  * processes starting together serialize; a process that died left only
@@ -45,12 +48,13 @@ struct ep_share_cfg {
 	bool no_direct;			/* take the veth even when the queues are free */
 	uint32_t dev_mtu;		/* the device's MTU (the veth's, at most VETH_MTU_MAX) */
 	/*
-	 * Bind the AF_XDP sockets: to the device's nq rx queues (direct), or
-	 * to the veth end (in the process's namespace), inserting each into
-	 * xskmap_fd at its queue. 0, or -errno with one line in err.
+	 * Bind the AF_XDP sockets: to the veth end (in the process's
+	 * namespace; first), then (is_dev) to the device's nq rx queues when
+	 * this process holds them, inserting each into xskmap_fd at its queue.
+	 * 0, or -errno with one line in err.
 	 */
-	int (*bind)(void *arg, const char *ifname, unsigned nq, int xskmap_fd, char *err,
-		    size_t errlen);
+	int (*bind)(void *arg, const char *ifname, unsigned nq, int xskmap_fd, bool is_dev,
+		    char *err, size_t errlen);
 	void *arg;
 };
 
@@ -62,10 +66,13 @@ void ep_share_close(struct ep_share *s);
 
 bool ep_share_direct(const struct ep_share *s);
 uint32_t ep_share_slot(const struct ep_share *s);
-/* The largest frame MTU this process's path takes (the veth's, in veth mode). */
+/* The largest frame MTU this process's paths take (the veth's at most). */
 uint32_t ep_share_mtu(const struct ep_share *s, uint32_t dev_mtu);
 /* Veth mode: the AF_PACKET socket frames leave by (on the device); else -1. */
 int ep_share_tx_fd(const struct ep_share *s);
+/* The AF_PACKET socket that sends frames to jetties of the device itself
+ * (into the process's veth, through the device's program). */
+int ep_share_loop_fd(const struct ep_share *s);
 
 /* Hellos for jetties of this UASID come here. 0, or -EADDRINUSE when a live
  * process on the device has it. */
@@ -73,13 +80,6 @@ int ep_share_uasid(struct ep_share *s, uint32_t uasid);
 /* UTP and CTP requests from (ip, rcid) come here (add) or no longer (!add). */
 int ep_share_rcid(struct ep_share *s, uint8_t ip_ver, const uint8_t ip[16], uint32_t rcid,
 		  bool add);
-
-/*
- * A frame to a jetty on this very device (another process's, or ours): run
- * through the device's program as if received on queue 0 (the kernel's
- * test run with live frames), which steers it. 0 or -errno.
- */
-int ep_share_loop(struct ep_share *s, const void *frame, uint32_t len);
 
 /* The device program's counters, summed over CPUs (0 on success). */
 int ep_share_stats(const struct ep_share *s, uint64_t out[UB_EP_CNT__MAX]);
