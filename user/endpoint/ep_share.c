@@ -31,8 +31,10 @@
 #define VETH_DEV	"urma1"		/* the end the device's program redirects into */
 #define VETH_MTU_MAX	3500		/* native XDP on a veth: one page per frame */
 #define LOCK_WAIT_MS	5000
-#define JOIN_TRIES	50		/* a just-ended holder's link, released late */
-#define BUSY_TRIES	100		/* another program's, the same (2 s: the release takes the RTNL, which a busy host holds long) */
+/* A just-ended holder's link is released late (the detach takes the RTNL,
+ * which a busy host holds long): ours, 1 s; another program's, 2 s. */
+#define JOIN_TRIES	50
+#define BUSY_TRIES	100
 
 struct ep_share {
 	char dev[IF_NAMESIZE];
