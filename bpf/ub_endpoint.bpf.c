@@ -14,6 +14,13 @@
  *
  * The validation is the UB2E switch's (ub2e_parse_l3), so an endpoint and a
  * switch agree on what UB and UBoE are. The ICRC is user space's job.
+ *
+ * Shared mode (ub_steer set before load; liburma): several processes use
+ * the device, each with a slot of its own, and each valid frame goes to
+ * the process its destination belongs to (headers/ub_endpoint_maps.h): the
+ * AF_XDP sockets on the device's queues (the process holding them), or a
+ * devmap redirect into another process's veth. A frame for no live
+ * process is dropped and counted (drop_no_owner).
  */
 #include "ub2e_common.bpf.h"
 #include "ub_endpoint_maps.h"
@@ -21,6 +28,8 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u16 ub_ethertype;	/* native mode: this EtherType; 0: UBoE */
+const volatile __u8 ub_steer;		/* shared mode: steer by destination */
+const volatile __u8 ub_loop;		/* shared mode, the instance on a process's veth */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
@@ -35,6 +44,34 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } ub_ep_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, UB_EP_SLOTS);
+	__type(key, __u32);		/* slot; 0: the DIRECT slot's number */
+	__type(value, __u32);		/* UB_EP_SLOT_* */
+} ub_ep_slot SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP);
+	__uint(max_entries, UB_EP_SLOTS);
+	__type(key, __u32);		/* slot */
+	__type(value, __u32);		/* ifindex of the slot's veth */
+} ub_ep_devs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, UB_EP_UASIDS);
+	__type(key, __u32);		/* UASID */
+	__type(value, __u32);		/* slot */
+} ub_ep_uasid SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, UB_EP_RCIDS);
+	__type(key, struct ub_ep_rcid_key);
+	__type(value, __u32);		/* slot */
+} ub_ep_rcid SEC(".maps");
 
 static __always_inline void ep_count(__u32 id)
 {
@@ -57,6 +94,123 @@ static __always_inline __u32 ep_drop_reason(int ub2e_reason)
 	case UB2E_CNT_DROP_TP_OPCODE:		return UB_EP_CNT_DROP_TP_OPCODE;
 	default:				return UB_EP_CNT_DROP_OTHER;
 	}
+}
+
+/* What a URMA setup hello (user/urma/import.c) carries up to its target's
+ * UASID: TPH, TAH, the hello body ("UBH2" ..), the library's message
+ * ("URMA" .., the target jetty's UASID at byte 60). */
+struct ep_hello_peek {
+	struct ub_tph tph;
+	struct ub_tah tah;
+	__u8 magic[4];
+	__u8 body[16];
+	__u8 app_magic[4];
+	__u8 app[56];
+	__be32 dst_uasid;
+} __attribute__((packed));
+
+static __always_inline __u32 be24(const __u8 *b)
+{
+	return (__u32)b[0] << 16 | (__u32)b[1] << 8 | b[2];
+}
+
+static __always_inline __u32 rcid_slot(const struct ub_l3 *l3, __u32 rcid)
+{
+	struct ub_ep_rcid_key k = { .rcid = rcid };
+	__u32 *slot;
+
+	/* From the header: l3->saddr is not set for CTP (not UDP 4792). */
+	if (l3->v6)
+		__builtin_memcpy(k.ip, &L3_IP6(l3)->saddr, 16);
+	else
+		__builtin_memcpy(k.ip, &L3_IP4(l3)->saddr, 4);
+	slot = bpf_map_lookup_elem(&ub_ep_rcid, &k);
+	return slot ? *slot : 0;
+}
+
+/* The slot a valid UBoE or UB frame (TPH at l3->tph) is for; 0: none. */
+static __always_inline __u32 tp_slot(const struct ub_l3 *l3, void *end)
+{
+	const struct ub_tph *tph = l3->tph;
+	const struct ep_hello_peek *h = (const void *)tph;
+	const struct ub_tah *tah = (const void *)(tph + 1);
+	__u32 *slot;
+
+	if (ub_tph_opcode(tph) != UB_TP_UTP_DATA)
+		return be24(tph->dst_tpn) >> UB_EP_TPN_SHIFT;
+	if ((void *)(tah + 1) > end)
+		return 0;
+	if ((void *)(h + 1) <= end && h->magic[0] == 'U' && h->magic[1] == 'B' &&
+	    h->magic[2] == 'H' && h->magic[3] == '2') {
+		__u32 uasid;
+
+		if (h->app_magic[0] != 'U' || h->app_magic[1] != 'R' || h->app_magic[2] != 'M' ||
+		    h->app_magic[3] != 'A')
+			return 0;
+		uasid = bpf_ntohl(h->dst_uasid);
+		slot = bpf_map_lookup_elem(&ub_ep_uasid, &uasid);
+		if (slot)
+			return *slot;
+		/* A UASID no process here has (any more): the holder of the
+		 * device's queues answers that it is stale (ESTALE), so the
+		 * sender learns it at once. */
+		uasid = 0;
+		slot = bpf_map_lookup_elem(&ub_ep_slot, &uasid);
+		return slot ? *slot : 0;
+	}
+	return rcid_slot(l3, ub_tah_rcid(tah));
+}
+
+/* A native CTP frame (CTPH right after UDP): its slot; 0: none. */
+static __always_inline __u32 ctp_slot(const struct ub_l3 *l3, void *end)
+{
+	const __u8 *ctph = (const void *)(l3->udph + 1);
+	const struct ub_tah *tah = (const void *)(ctph + 1);
+	__u32 zero = 0, *slot;
+
+	if ((void *)(ctph + 1) > end)
+		return 0;
+	if (ub_ctph_opcode(*ctph) != UB_CTP_OP_TA) {
+		/* A CNP concerns every channel to its source: the holder of
+		 * the device's queues takes it. */
+		slot = bpf_map_lookup_elem(&ub_ep_slot, &zero);
+		return slot ? *slot : 0;
+	}
+	if ((void *)(tah + 1) > end)
+		return 0;
+	if (ub_ta_is_answer(tah->opcode))
+		return ub_tah_rcid(tah) >> UB_EP_TPN_SHIFT;
+	return rcid_slot(l3, ub_tah_rcid(tah));
+}
+
+static __always_inline int to_slot(struct xdp_md *ctx, __u32 slot)
+{
+	__u32 *mode;
+	int rc;
+
+	if (slot == 0 || slot >= UB_EP_SLOTS)
+		goto none;
+	mode = bpf_map_lookup_elem(&ub_ep_slot, &slot);
+	if (!mode)
+		goto none;
+	/* From the device: its queues' holder reads them. On a process's own
+	 * veth (the instance there, sharing these maps: a frame to a jetty of
+	 * this very device, loopback) the AF_XDP sockets are the device's
+	 * queues', not this device's, so the queues' holder takes it through
+	 * its veth too. */
+	if (*mode == UB_EP_SLOT_DIRECT && !ub_loop) {
+		rc = bpf_redirect_map(&ub_ep_xsks, ctx->rx_queue_index, XDP_DROP);
+		ep_count(rc == XDP_REDIRECT ? UB_EP_CNT_TO_XSK : UB_EP_CNT_DROP_NO_SOCKET);
+		return rc;
+	}
+	if (*mode == UB_EP_SLOT_DIRECT || *mode == UB_EP_SLOT_VETH) {
+		rc = bpf_redirect_map(&ub_ep_devs, slot, XDP_DROP);
+		ep_count(rc == XDP_REDIRECT ? UB_EP_CNT_TO_VETH : UB_EP_CNT_DROP_NO_SOCKET);
+		return rc;
+	}
+none:
+	ep_count(UB_EP_CNT_DROP_NO_OWNER);
+	return XDP_DROP;
 }
 
 SEC("xdp")
@@ -109,6 +263,8 @@ int ub_endpoint(struct xdp_md *ctx)
 	if (native && rc == UB2E_CNT_DROP_NOT_UBOE && l3.udph &&
 	    l3.udph->dest == bpf_htons(UB_CTP_UDP_PORT)) {
 		ep_count(UB_EP_CNT_RX_CTP);
+		if (ub_steer)
+			return to_slot(ctx, ctp_slot(&l3, c.end));
 		goto steer;
 	}
 	if (rc == UB2E_NOT_UBOE) {
@@ -120,6 +276,8 @@ int ub_endpoint(struct xdp_md *ctx)
 		return XDP_DROP;
 	}
 	ep_count(native ? UB_EP_CNT_RX_UB : UB_EP_CNT_RX_UBOE);
+	if (ub_steer)
+		return to_slot(ctx, tp_slot(&l3, c.end));
 steer:
 	/* No socket on this queue: the endpoint is not listening there, and a
 	 * kernel UDP socket must not see UB traffic half the time. */

@@ -10,7 +10,44 @@
 #ifndef UB_ENDPOINT_MAPS_H
 #define UB_ENDPOINT_MAPS_H
 
+#include <linux/types.h>
+
 #define UB_EP_MAX_QUEUES	64
+
+/*
+ * Shared mode (ub_steer, liburma's processes on one device,
+ * docs/URMA.md "Processes and threads"): every process holds a slot
+ * (1 .. UB_EP_SLOTS - 1) and allocates its TPNs (RTP) and RCIDs (UTP, CTP)
+ * in [slot << UB_EP_TPN_SHIFT, (slot + 1) << UB_EP_TPN_SHIFT): 20-bit RCIDs
+ * leave 63 slots of 16384 channels. The program finds a frame's slot by
+ *   RTP (data, TPACK, TPSACK, CNP)  DstTPN >> UB_EP_TPN_SHIFT
+ *   a URMA setup hello (UTP)         its target UASID (ub_ep_uasid)
+ *   other UTP, CTP requests          (IP source, IniRCID) (ub_ep_rcid)
+ *   CTP answers                      IniRCID >> UB_EP_TPN_SHIFT
+ *   CTP CNPs                         the slot holding the device's queues
+ * and the slot's mode (ub_ep_slot) says where it goes: DIRECT, the AF_XDP
+ * sockets on the device's own rx queues (ub_ep_xsks); VETH, the slot's
+ * veth (ub_ep_devs), whose other end in the process's own network
+ * namespace carries its socket; FREE, nobody: dropped and counted
+ * (drop_no_owner). ub_ep_slot[0] names the DIRECT slot (0: none). Every
+ * process has the veth: an instance of the program loaded with ub_loop and
+ * these maps runs on its near end, for frames the process sends to a jetty
+ * of the device itself (loopback); it sends a DIRECT slot's to its veth as
+ * well (only the device's own frames can reach the sockets on its queues).
+ */
+#define UB_EP_SLOTS		64
+#define UB_EP_TPN_SHIFT		14
+#define UB_EP_SLOT_FREE		0
+#define UB_EP_SLOT_DIRECT	1
+#define UB_EP_SLOT_VETH		2
+#define UB_EP_UASIDS		1024
+#define UB_EP_RCIDS		16384
+
+/* (IP source, IniRCID): IPv4 in the first 4 bytes, the rest zero. */
+struct ub_ep_rcid_key {
+	__u8 ip[16];
+	__u32 rcid;
+};
 
 #define UB_EP_COUNTERS(X)						\
 	X(RX_UBOE,		"rx_uboe")				\
@@ -30,7 +67,9 @@
 	X(DROP_IP_VERSION,	"drop_ip_version")			\
 	X(DROP_NOT_UDP_4792,	"drop_not_udp_4792")			\
 	X(DROP_PARTITION_ZERO,	"drop_partition_zero")	\
-	X(RX_CTP,		"rx_ctp")
+	X(RX_CTP,		"rx_ctp")				\
+	X(TO_VETH,		"to_veth")				\
+	X(DROP_NO_OWNER,	"drop_no_owner")
 
 #define UB_EP_CNT_ENUM(id, name) UB_EP_CNT_##id,
 enum ub_ep_counter {

@@ -11,6 +11,13 @@
 # (ubperf also fills and checks every payload byte of its Sends; the example
 # does not: the comparison is, if anything, kind to the API on Sends.)
 #
+# Then the paths a process takes on a device other processes use too
+# (docs/URMA.md "Processes and threads"), the API alone, same runs: the
+# device's queues (what a single process gets, the rows above), a veth of
+# its own at both ends (UBXDP_URMA_VETH=1), and loopback (client and server
+# on one device: the client's frames through the device's program); the
+# 64-byte Send rate gives what each path costs per message over the queues.
+#
 #   scripts/bench_urma.sh [SECONDS_PER_RUN [ROUNDS]]     (default 3 s, 5 rounds)
 set -euo pipefail
 
@@ -40,13 +47,18 @@ tmp=$(mktemp -d)
 
 jget() { $PY -c 'import json,sys; v=json.load(open(sys.argv[1])); print(v[sys.argv[2]])' "$1" "$2"; }
 
-# api OP SIZE DEPTH: goodput_bps and msg_rate of the example's client.
+# api OP SIZE DEPTH: goodput_bps and msg_rate of the example's client
+# (PATH=veth: both ends on a veth of their own; PATH=loop: the client on the
+# server's device).
 api() {
-	nsenter --net="/run/netns/$B" "$BIN/urma_example" -d ub0 --once --bench x >"$tmp/srv" 2>&1 &
+	local cns=$A cdev=ua0 venv=
+	[[ ${PATH_KIND:-queues} != loop ]] || cns=$B cdev=ub0
+	[[ ${PATH_KIND:-queues} != veth ]] || venv=UBXDP_URMA_VETH=1
+	env $venv nsenter --net="/run/netns/$B" "$BIN/urma_example" -d ub0 --once --bench x >"$tmp/srv" 2>&1 &
 	local srv=$!
 	for _ in $(seq 100); do grep -q listening "$tmp/srv" 2>/dev/null && break; sleep 0.05; done
-	if ns_run "$A" "$BIN/urma_example" -d ua0 -s 10.75.0.2 --bench "$1" --size "$2" --depth "$3" \
-		--seconds "$SECS" --json 2>"$tmp/cli.err" | tail -1 >"$tmp/api.json" &&
+	if env $venv nsenter --net="/run/netns/$cns" "$BIN/urma_example" -d $cdev -s 10.75.0.2 --bench "$1" \
+		--size "$2" --depth "$3" --seconds "$SECS" --json 2>"$tmp/cli.err" | tail -1 >"$tmp/api.json" &&
 		[[ -s $tmp/api.json ]]; then
 		echo "$(jget "$tmp/api.json" goodput_bps) $(jget "$tmp/api.json" msg_rate)"
 	else
@@ -100,3 +112,24 @@ for cfg in "write 65536 $DEPTH goodput" "send 65536 $DEPTH goodput" "send 64 64 
 	printf "  %-22s %16s %16s %9s\n" "$label" "$av" "$dv" "$cost"
 done
 echo "  (API cost: how much less the API moved than ubperf; the target is at most 5 %)"
+
+echo
+echo "The API's paths on a shared device (docs/URMA.md), $ROUNDS rounds each, medians:"
+printf "  %-10s %14s %14s %16s\n" "path" "Write 64 KiB" "Send 64 B" "per message"
+q_rate=
+for path in queues veth loop; do
+	: >"$tmp/g" ; : >"$tmp/r"
+	for _ in $(seq "$ROUNDS"); do
+		read -r g _ < <(PATH_KIND=$path api write 65536 "$DEPTH")
+		echo "$g" >>"$tmp/g"
+		read -r _ r < <(PATH_KIND=$path api send 64 64)
+		echo "$r" >>"$tmp/r"
+	done
+	g=$(median <"$tmp/g") r=$(median <"$tmp/r")
+	[[ -n $q_rate ]] || q_rate=$r
+	printf "  %-10s %9.0f Mbit/s %8.0f msg/s %9.0f ns %s\n" "$path" \
+		"$(awk -v x="$g" 'BEGIN { print x / 1e6 }')" "$r" \
+		"$(awk -v x="$r" 'BEGIN { print (x > 0 ? 1e9 / x : 0) }')" \
+		"$(awk -v x="$r" -v q="$q_rate" 'BEGIN { if (x > 0 && q > 0 && x != q) printf "(%+.0f ns)", 1e9 / x - 1e9 / q }')"
+done
+echo "  (per message: 1 / the 64-byte Send rate; in brackets what the path adds over the queues)"

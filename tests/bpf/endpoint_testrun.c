@@ -8,7 +8,8 @@
  * verdict and the counters that moved (listed ones by one, others not).
  *
  *   endpoint_testrun --dev DEV FIXTURES...
- *   endpoint_testrun --dev DEV [--native] --fuzz N [--seed S]
+ *   endpoint_testrun --dev DEV [--native] [--steer] --fuzz N [--seed S]
+ *   endpoint_testrun --dev DEV --steer
  *
  * --fuzz: differential fuzzing. Valid UBoE frames from the packet library's
  * builder are mutated (bytes flipped in the headers, lengths edited, frames
@@ -18,6 +19,14 @@
  * library rejects is not, non-UBoE passes, one counter moves per frame.
  * --native loads the program for an emulated UB port (docs/WIRE.md §5) and fuzzes
  * native frames: those are steered or dropped, everything else (UBoE too) passes.
+ *
+ * --steer loads the program in shared mode (several processes on the device,
+ * headers/ub_endpoint_maps.h). Alone, it runs frames made by the packet
+ * library against slots of each mode (the device's queues, a veth, free):
+ * RTP by DstTPN, URMA setup hellos by their target UASID (an unknown one to
+ * the holder of the queues), UTP by (IP source, IniRCID); with --fuzz, every
+ * slot is the queues' and a valid frame is steered or, for no slot, dropped
+ * and counted drop_no_owner: never passed, never dropped for another reason.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -50,7 +59,7 @@ struct fixture {
 static struct ub_endpoint *skel;
 static unsigned dev_if;
 static int sock_fd;
-static bool native;
+static bool native, steer;
 
 static int counter_id(const char *name)
 {
@@ -189,6 +198,8 @@ static size_t seed_frame(unsigned char *buf, size_t cap)
 	sp.ecn = (uint8_t)(rnd() % 4);
 	sp.tph.opcode = op;
 	sp.tph.psn = rnd() & 0xffffff;
+	if (steer && rnd() % 2)
+		sp.tph.dst_tpn = rnd() & ((UB_EP_SLOTS << UB_EP_TPN_SHIFT) - 1);	/* some process's */
 	if (op > UB_TP_RTP_DATA) {
 		sp.has_tah = false;
 		sp.tph.nlp = 1;
@@ -304,14 +315,25 @@ static int fuzz(unsigned long n, uint64_t seed)
 {
 	int xsk_fd = bpf_map__fd(skel->maps.ub_ep_xsks), prog = bpf_program__fd(skel->progs.ub_endpoint);
 	static unsigned char in[MAX_PKT + 64], out[MAX_PKT + 64];
-	unsigned long bad = 0, seen[5] = { 0 }, ctp = 0;
-	__u64 before[UB_EP_CNT__MAX], after[UB_EP_CNT__MAX];
+	unsigned long bad = 0, seen[5] = { 0 }, ctp = 0, no_owner = 0;
+	__u64 before[UB_EP_CNT__MAX], after[UB_EP_CNT__MAX], before_owner;
 	__u32 zero = 0;
 
 	rng_state = seed ? seed : 1;
 	if (bpf_map_update_elem(xsk_fd, &zero, &sock_fd, 0))
 		return 1;
+	if (steer) {
+		/* Every slot is the queues' (slot 0 names the one holding them). */
+		int slot_fd = bpf_map__fd(skel->maps.ub_ep_slot);
+
+		for (__u32 k = 0; k < UB_EP_SLOTS; k++) {
+			__u32 mode = k ? UB_EP_SLOT_DIRECT : 1;
+
+			bpf_map_update_elem(slot_fd, &k, &mode, BPF_ANY);
+		}
+	}
 	read_counters(before);
+	before_owner = before[UB_EP_CNT_DROP_NO_OWNER];
 	for (unsigned long i = 0; i < n; i++) {
 		struct xdp_md ctx = { .ingress_ifindex = dev_if };
 		size_t len = seed_frame(in, MAX_PKT);
@@ -338,6 +360,13 @@ static int fuzz(unsigned long n, uint64_t seed)
 		ctp += after[UB_EP_CNT_RX_CTP] != before[UB_EP_CNT_RX_CTP];
 		memcpy(before, after, sizeof(before));
 		e = ub_parse_frame(in, len, 0, &v);
+		/* Shared mode: a valid frame for no process is dropped, and says so. */
+		if (steer && o.retval == XDP_DROP &&
+		    after[UB_EP_CNT_DROP_NO_OWNER] != before_owner) {
+			o.retval = XDP_REDIRECT;
+			no_owner++;
+		}
+		before_owner = after[UB_EP_CNT_DROP_NO_OWNER];
 		seen[o.retval < 5 ? o.retval : 0]++;
 		if (moved != 1)
 			why = "not exactly one verdict counter moved";
@@ -364,11 +393,201 @@ static int fuzz(unsigned long n, uint64_t seed)
 	/* Native: CTP's port must have been reached, or the run proves nothing of it. */
 	if (native && n >= 2000 && !ctp && !bad++)
 		printf("#   no CTP frame steered\n");
-	fixture_tap(!bad, "endpoint%s fuzz: %lu frames (seed %llu): %lu steered (%lu CTP), %lu dropped, "
-		    "%lu passed, %lu disagreements with the packet library",
-		    native ? " (native)" : "", n, (unsigned long long)seed, seen[XDP_REDIRECT], ctp,
-		    seen[XDP_DROP], seen[XDP_PASS], bad);
+	fixture_tap(!bad, "endpoint%s%s fuzz: %lu frames (seed %llu): %lu steered (%lu CTP, %lu for no "
+		    "process), %lu dropped, %lu passed, %lu disagreements with the packet library",
+		    native ? " (native)" : "", steer ? " (shared)" : "", n, (unsigned long long)seed,
+		    seen[XDP_REDIRECT], ctp, no_owner, seen[XDP_DROP], seen[XDP_PASS], bad);
 	return bad ? 1 : 0;
+}
+
+/* ---- shared mode: the steering, case by case ---------------------------------- */
+
+#define T_UASID		0x123456u
+#define T_RCID		0x8123u
+
+/* A URMA setup hello (user/urma/import.c) to a jetty of UASID uasid. */
+static size_t hello_frame(unsigned char *buf, size_t cap, uint32_t uasid)
+{
+	uint8_t app[20 + 80] = { 'U', 'B', 'H', '2' };
+	struct ub_pkt_spec sp;
+
+	memcpy(app + 20, "URMA", 4);
+	app[20 + 4] = 1;		/* version */
+	app[20 + 5] = 3;		/* OPEN */
+	app[20 + 60] = (uint8_t)(uasid >> 24);
+	app[20 + 61] = (uint8_t)(uasid >> 16);
+	app[20 + 62] = (uint8_t)(uasid >> 8);
+	app[20 + 63] = (uint8_t)uasid;
+	ub_pkt_spec_init(&sp);
+	sp.src_ip[0] = 10, sp.src_ip[3] = 1;
+	sp.dst_ip[0] = 10, sp.dst_ip[3] = 2;
+	sp.tph.opcode = UB_TP_UTP_DATA;
+	sp.tah.opcode = UB_TA_MESSAGE;
+	sp.payload = app;
+	sp.payload_len = sizeof(app);
+	return ub_build_uboe(&sp, buf, cap);
+}
+
+/* RTP data to DstTPN tpn, or (utp) UTP data from src with IniRCID rcid. */
+static size_t tp_frame(unsigned char *buf, size_t cap, bool utp, uint32_t tpn, uint8_t ip_ver,
+		       uint8_t src_last)
+{
+	static const uint8_t payload[64];
+	struct ub_pkt_spec sp;
+
+	ub_pkt_spec_init(&sp);
+	sp.ip_ver = ip_ver;
+	sp.src_ip[0] = ip_ver == 6 ? 0xfd : 10, sp.src_ip[ip_ver == 6 ? 15 : 3] = src_last;
+	sp.dst_ip[0] = ip_ver == 6 ? 0xfd : 10, sp.dst_ip[ip_ver == 6 ? 15 : 3] = 2;
+	if (utp) {
+		sp.tph.opcode = UB_TP_UTP_DATA;
+		sp.tah.ini_rcid = tpn;
+	} else {
+		sp.tph.dst_tpn = tpn;
+		sp.tph.src_tpn = 77;
+	}
+	sp.payload = payload;
+	sp.payload_len = sizeof(payload);
+	return ub_build_uboe(&sp, buf, cap);
+}
+
+static int steer_prog;	/* the instance a case runs through */
+
+static bool steer_case(const char *name, const unsigned char *in, size_t len, __u32 want_verdict,
+		       int want_counter)
+{
+	__u64 before[UB_EP_CNT__MAX], after[UB_EP_CNT__MAX], want[UB_EP_CNT__MAX] = { 0 };
+	struct xdp_md ctx = { .data_end = (__u32)len, .ingress_ifindex = dev_if };
+	unsigned char out[MAX_PKT + 64];
+	bool ok = true;
+
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in, .data_size_in = (__u32)len,
+		    .data_out = out, .data_size_out = sizeof(out), .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .repeat = 1);
+	read_counters(before);
+	if (!len || bpf_prog_test_run_opts(steer_prog, &o)) {
+		printf("#   cannot run: %s\n", len ? strerror(errno) : "frame not built");
+		return fixture_tap(false, "endpoint (shared) %s", name);
+	}
+	read_counters(after);
+	if (o.retval != want_verdict) {
+		printf("#   verdict: want %s, got %s\n", fixture_xdp_verdict(want_verdict),
+		       fixture_xdp_verdict(o.retval));
+		ok = false;
+	}
+	want[UB_EP_CNT_RX_UBOE] = 1;
+	if (want_counter >= 0)
+		want[want_counter] = 1;
+	ok &= fixture_counters_moved(before, after, want, UB_EP_CNT__MAX, ep_xdp_counter_name);
+	return fixture_tap(ok, "endpoint (shared) %s", name);
+}
+
+static int steer_cases(void)
+{
+	int slot_fd = bpf_map__fd(skel->maps.ub_ep_slot), devs_fd = bpf_map__fd(skel->maps.ub_ep_devs);
+	int uasid_fd = bpf_map__fd(skel->maps.ub_ep_uasid), rcid_fd = bpf_map__fd(skel->maps.ub_ep_rcid);
+	int xsk_fd = bpf_map__fd(skel->maps.ub_ep_xsks), failed = 0;
+	static unsigned char f[MAX_PKT];
+	__u32 k, v, zero = 0, uasid = T_UASID;
+	struct ub_ep_rcid_key rk = { .ip = { 10, 0, 0, 1 }, .rcid = T_RCID };
+	struct ub_ep_rcid_key rk6 = { .ip = { 0xfd, [15] = 1 }, .rcid = T_RCID };
+	/* Slot 1 holds the device's queues, slot 2 has a veth, slot 3 is free. */
+	const __u32 modes[4] = { 1, UB_EP_SLOT_DIRECT, UB_EP_SLOT_VETH, UB_EP_SLOT_FREE };
+	size_t n;
+
+	steer_prog = bpf_program__fd(skel->progs.ub_endpoint);
+	for (k = 0; k < 4; k++)
+		bpf_map_update_elem(slot_fd, &k, &modes[k], BPF_ANY);
+	v = 2;
+	k = 2;
+	if (bpf_map_update_elem(xsk_fd, &zero, &sock_fd, 0) ||
+	    bpf_map_update_elem(devs_fd, &k, &dev_if, BPF_ANY) ||
+	    bpf_map_update_elem(uasid_fd, &uasid, &v, BPF_ANY) ||
+	    bpf_map_update_elem(rcid_fd, &rk, &v, BPF_ANY) || bpf_map_update_elem(rcid_fd, &rk6, &v, BPF_ANY)) {
+		fixture_tap(false, "endpoint (shared): the maps take their entries: %s", strerror(errno));
+		return 1;
+	}
+	n = tp_frame(f, sizeof(f), false, 2u << UB_EP_TPN_SHIFT | 5, 4, 1);
+	failed += !steer_case("RTP to a TPN of a veth's slot goes to that veth", f, n, XDP_REDIRECT,
+			      UB_EP_CNT_TO_VETH);
+	n = tp_frame(f, sizeof(f), false, 1u << UB_EP_TPN_SHIFT | 0x3fff, 6, 1);
+	failed += !steer_case("RTP to a TPN of the queues' slot goes to its AF_XDP socket", f, n,
+			      XDP_REDIRECT, UB_EP_CNT_TO_XSK);
+	n = tp_frame(f, sizeof(f), false, 3u << UB_EP_TPN_SHIFT, 4, 1);
+	failed += !steer_case("RTP to a free slot is dropped, counted", f, n, XDP_DROP,
+			      UB_EP_CNT_DROP_NO_OWNER);
+	n = tp_frame(f, sizeof(f), false, 200u << UB_EP_TPN_SHIFT, 4, 1);
+	failed += !steer_case("RTP to a TPN beyond every slot is dropped, counted", f, n, XDP_DROP,
+			      UB_EP_CNT_DROP_NO_OWNER);
+	n = tp_frame(f, sizeof(f), false, 5, 4, 1);
+	failed += !steer_case("RTP to a TPN of slot 0 (no process's) is dropped, counted", f, n,
+			      XDP_DROP, UB_EP_CNT_DROP_NO_OWNER);
+	n = hello_frame(f, sizeof(f), T_UASID);
+	failed += !steer_case("a setup hello goes to the process of its target UASID", f, n,
+			      XDP_REDIRECT, UB_EP_CNT_TO_VETH);
+	n = hello_frame(f, sizeof(f), T_UASID + 1);
+	failed += !steer_case("a setup hello for an unknown UASID goes to the queues' holder (ESTALE)",
+			      f, n, XDP_REDIRECT, UB_EP_CNT_TO_XSK);
+	n = tp_frame(f, sizeof(f), true, T_RCID, 4, 1);
+	failed += !steer_case("UTP goes by (IPv4 source, IniRCID)", f, n, XDP_REDIRECT,
+			      UB_EP_CNT_TO_VETH);
+	n = tp_frame(f, sizeof(f), true, T_RCID, 6, 1);
+	failed += !steer_case("UTP goes by (IPv6 source, IniRCID)", f, n, XDP_REDIRECT,
+			      UB_EP_CNT_TO_VETH);
+	n = tp_frame(f, sizeof(f), true, T_RCID, 4, 9);
+	failed += !steer_case("UTP from another source is no process's: dropped, counted", f, n,
+			      XDP_DROP, UB_EP_CNT_DROP_NO_OWNER);
+	n = tp_frame(f, sizeof(f), true, T_RCID + 1, 4, 1);
+	failed += !steer_case("UTP with another IniRCID is no process's: dropped, counted", f, n,
+			      XDP_DROP, UB_EP_CNT_DROP_NO_OWNER);
+	/* The instance on a process's veth (ub_loop, the same maps): what the
+	 * process sends to a jetty of the device itself. */
+	{
+		struct ub_endpoint *lo = ub_endpoint__open();
+		__u32 one = 1;
+		bool loaded = lo;
+
+		if (lo) {
+			lo->rodata->ub_steer = 1;
+			lo->rodata->ub_loop = 1;
+			loaded = !bpf_map__reuse_fd(lo->maps.ub_ep_xsks, xsk_fd) &&
+				 !bpf_map__reuse_fd(lo->maps.ub_ep_stats, bpf_map__fd(skel->maps.ub_ep_stats)) &&
+				 !bpf_map__reuse_fd(lo->maps.ub_ep_slot, slot_fd) &&
+				 !bpf_map__reuse_fd(lo->maps.ub_ep_devs, devs_fd) &&
+				 !bpf_map__reuse_fd(lo->maps.ub_ep_uasid, uasid_fd) &&
+				 !bpf_map__reuse_fd(lo->maps.ub_ep_rcid, rcid_fd) && !ub_endpoint__load(lo);
+		}
+		failed += !fixture_tap(loaded, "endpoint (shared) the instance for a process's veth loads "
+				       "on the device's maps");
+		if (loaded) {
+			bpf_map_update_elem(devs_fd, &one, &dev_if, BPF_ANY);
+			steer_prog = bpf_program__fd(lo->progs.ub_endpoint);
+			n = tp_frame(f, sizeof(f), false, 1u << UB_EP_TPN_SHIFT | 3, 4, 1);
+			failed += !steer_case("loopback: for the queues' slot, to its veth (not its "
+					      "sockets: they are the device's)", f, n, XDP_REDIRECT,
+					      UB_EP_CNT_TO_VETH);
+			n = tp_frame(f, sizeof(f), false, 2u << UB_EP_TPN_SHIFT | 3, 4, 1);
+			failed += !steer_case("loopback: for a veth's slot, to that veth", f, n,
+					      XDP_REDIRECT, UB_EP_CNT_TO_VETH);
+			n = hello_frame(f, sizeof(f), T_UASID);
+			failed += !steer_case("loopback: a hello by its target UASID", f, n, XDP_REDIRECT,
+					      UB_EP_CNT_TO_VETH);
+			bpf_map_delete_elem(devs_fd, &one);
+			steer_prog = bpf_program__fd(skel->progs.ub_endpoint);
+		}
+		ub_endpoint__destroy(lo);
+	}
+	/* The queues' holder gone: its sockets leave the XSKMAP with it. */
+	bpf_map_delete_elem(xsk_fd, &zero);
+	n = tp_frame(f, sizeof(f), false, 1u << UB_EP_TPN_SHIFT | 9, 4, 1);
+	failed += !steer_case("RTP for the queues' slot without a socket is dropped, counted", f, n,
+			      XDP_DROP, UB_EP_CNT_DROP_NO_SOCKET);
+	/* A veth gone (its process ended): the devmap entry goes with the device. */
+	bpf_map_delete_elem(devs_fd, &k);
+	n = tp_frame(f, sizeof(f), false, 2u << UB_EP_TPN_SHIFT | 5, 4, 1);
+	failed += !steer_case("RTP for a slot whose veth is gone is dropped, counted", f, n, XDP_DROP,
+			      UB_EP_CNT_DROP_NO_SOCKET);
+	return failed;
 }
 
 int main(int argc, char **argv)
@@ -377,13 +596,16 @@ int main(int argc, char **argv)
 	struct xsk_port *port;
 	int i = 1, failed = 0, s;
 
-	if (argc > 4 && !strcmp(argv[3], "--native")) {
-		native = true;
+	while (argc > 3 && (!strcmp(argv[3], "--native") || !strcmp(argv[3], "--steer"))) {
+		if (!strcmp(argv[3], "--native"))
+			native = true;
+		else
+			steer = true;
 		memmove(&argv[3], &argv[4], (size_t)(argc - 3) * sizeof(*argv));	/* and the NULL */
 		argc--;
 	}
-	if (argc < 4 || strcmp(argv[1], "--dev")) {
-		fprintf(stderr, "usage: endpoint_testrun --dev DEV [--native] FIXTURES...\n");
+	if ((argc < 4 && !(steer && argc == 3)) || strcmp(argv[1], "--dev")) {
+		fprintf(stderr, "usage: endpoint_testrun --dev DEV [--native] [--steer] FIXTURES...\n");
 		return 2;
 	}
 	dev_if = if_nametoindex(argv[2]);
@@ -394,12 +616,15 @@ int main(int argc, char **argv)
 	skel = ub_endpoint__open();
 	if (skel && native)
 		skel->rodata->ub_ethertype = UB_ETH_P_NATIVE;
+	if (skel && steer)
+		skel->rodata->ub_steer = 1;
 	if (!skel || ub_endpoint__load(skel)) {
-		printf("not ok 1 - endpoint program%s loads (verifier): %s\n", native ? " (native)" : "",
-		       strerror(errno));
+		printf("not ok 1 - endpoint program%s%s loads (verifier): %s\n", native ? " (native)" : "",
+		       steer ? " (shared)" : "", strerror(errno));
 		return 1;
 	}
-	fixture_tap(true, "endpoint program%s loads (verifier)", native ? " (native)" : "");
+	fixture_tap(true, "endpoint program%s%s loads (verifier)", native ? " (native)" : "",
+		    steer ? " (shared)" : "");
 	/* A real socket for the XSKMAP; the caller inserts it per case. */
 	port = xsk_port_create(&cfg);
 	s = port ? xsk_port_add(port, argv[2], 0, -1, 0) : -errno;
@@ -415,7 +640,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	sock_fd = xsk_port_fd(port, s);
-	if (!strcmp(argv[3], "--fuzz")) {
+	if (argc == 3) {
+		failed = steer_cases();
+	} else if (!strcmp(argv[3], "--fuzz")) {
 		unsigned long n = strtoul(argv[4 < argc ? 4 : 3], NULL, 0);
 		uint64_t seed = argc > 6 && !strcmp(argv[5], "--seed") ? strtoull(argv[6], NULL, 0) : 1;
 

@@ -2,6 +2,8 @@
 #include "ep.h"
 
 #include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "ep_share.h"
 #include "ep_xdp.h"
 #include "tpg.h"
 #include "ubpkt.h"
@@ -37,12 +40,90 @@ struct ep {
 	uint8_t mac[EP_MAX_MEMBERS][6];
 	uint32_t dev_mtu[EP_MAX_MEMBERS];	/* each member device's MTU */
 	uint64_t mem_tx[EP_MAX_MEMBERS];
+	/* shared mode (ep_share.h) */
+	struct ep_share *sh;
+	int tx_fd;		/* veth mode: frames leave by this AF_PACKET socket */
+	int loop_fd;		/* frames to the device's own jetties: into our veth */
+	uint32_t tpn_next;	/* the next TPN to try in the slot's range */
+	uint64_t loop_tx, loop_fail;
 };
 
 void ep_set_ctl(struct ep *e, ep_ctl_fn fn, void *ctx)
 {
 	e->ctl = fn;
 	e->ctl_ctx = ctx;
+}
+
+/* A socket on each of dev's nq queues, into xskmap_fd at its queue. */
+static int make_port(struct ep *e)
+{
+	struct xsk_port_cfg pc = { 0 };
+
+	pc.nframes = e->cfg.nframes ? e->cfg.nframes : 8192;
+	pc.frame_size = EP_FRAME_SIZE;
+	pc.ring_size = 2048;
+	pc.zerocopy = e->cfg.zerocopy;
+	e->port = xsk_port_create(&pc);
+	return e->port ? 0 : -errno;
+}
+
+static int bind_socks(void *arg, const char *dev, unsigned nq, int xskmap_fd, bool is_dev, char *err,
+		      size_t errlen)
+{
+	struct ep *e = arg;
+
+	/* Shared mode: the UMEM's socket is the first one (libxdp), so it is
+	 * made here, in the namespace of the device it binds to. */
+	if (!e->port && make_port(e)) {
+		snprintf(err, errlen, "AF_XDP UMEM: %s", strerror(errno));
+		return -errno;
+	}
+	if (is_dev)
+		e->sock0[0] = xsk_port_nsocks(e->port);	/* the device's: frames leave by it */
+
+	for (unsigned q = 0; q < nq; q++) {
+		int s = xsk_port_add(e->port, dev, q, xskmap_fd, q);
+
+		/* A socket closed just before (a server reopening its ports for the
+		 * next client, a process just ended) frees its queue
+		 * asynchronously: EBUSY for a moment. */
+		for (int tries = 0; s == -EBUSY && tries < 100; tries++) {
+			usleep(20 * 1000);
+			s = xsk_port_add(e->port, dev, q, xskmap_fd, q);
+		}
+		if (s < 0) {
+			snprintf(err, errlen, "AF_XDP socket on %s queue %u%s: %s", dev, q,
+				 e->cfg.zerocopy ? " (zero-copy)" : "", strerror(-s));
+			return s;
+		}
+	}
+	return 0;
+}
+
+/* Shared mode: the device's program joined (or attached), a slot, the sockets. */
+static int open_shared(struct ep *e, char *err, size_t errlen)
+{
+	const struct ep_config *cfg = &e->cfg;
+	struct ep_nexthop nh = { .ifindex = e->ifindex };
+	struct ep_share_cfg sc = { 0 };
+
+	if (ep_nexthop_dev_info(&nh, err, errlen))
+		return -1;
+	memcpy(e->mac[0], nh.src_mac, 6);
+	sc.dev = cfg->dev;
+	sc.generic = cfg->generic;
+	sc.ethertype = cfg->native.ethertype;
+	sc.no_direct = cfg->share_no_direct;
+	sc.dev_mtu = nh.mtu;
+	sc.bind = bind_socks;
+	sc.arg = e;
+	e->sh = ep_share_open(&sc, err, errlen);
+	if (!e->sh)
+		return -1;
+	e->dev_mtu[0] = ep_share_mtu(e->sh, nh.mtu);
+	e->tx_fd = ep_share_tx_fd(e->sh);
+	e->loop_fd = ep_share_loop_fd(e->sh);
+	return 0;
 }
 
 /* Attach the endpoint program to member k and a socket to each of its queues. */
@@ -65,22 +146,7 @@ static int open_member(struct ep *e, uint32_t k, const char *dev, char *err, siz
 		return -1;
 	e->sock0[k] = xsk_port_nsocks(e->port);
 	nq = xsk_dev_queues(dev, UB_EP_MAX_QUEUES);	/* a socket on each: no queue drops */
-	for (unsigned q = 0; q < nq; q++) {
-		int s = xsk_port_add(e->port, dev, q, ep_xdp_xskmap_fd(e->xdp[k]), q);
-
-		/* A socket closed just before (a server reopening its ports for the
-		 * next client) frees its queue asynchronously: EBUSY for a moment. */
-		for (int tries = 0; s == -EBUSY && tries < 100; tries++) {
-			usleep(20 * 1000);
-			s = xsk_port_add(e->port, dev, q, ep_xdp_xskmap_fd(e->xdp[k]), q);
-		}
-		if (s < 0) {
-			snprintf(err, errlen, "AF_XDP socket on %s queue %u%s: %s", dev, q,
-				 cfg->zerocopy ? " (zero-copy)" : "", strerror(-s));
-			return -1;
-		}
-	}
-	return 0;
+	return bind_socks(e, dev, nq, ep_xdp_xskmap_fd(e->xdp[k]), false, err, errlen) ? -1 : 0;
 }
 
 void ep_native_init(struct ep_native *n)
@@ -102,7 +168,6 @@ uint64_t ep_now_ns(void)
 
 struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 {
-	struct xsk_port_cfg pc = { 0 };
 	struct ep *e = calloc(1, sizeof(*e));
 
 	if (!e) {
@@ -110,7 +175,12 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 		return NULL;
 	}
 	e->cfg = *cfg;
+	e->tx_fd = e->loop_fd = -1;
 	ub_icrc_init();		/* not on the first packet's time */
+	if (cfg->shared && cfg->nmembers > 1) {
+		snprintf(err, errlen, "a shared endpoint is one device");
+		goto fail;
+	}
 	if (cfg->nmembers > EP_MAX_MEMBERS ||
 	    (cfg->nmembers > 1 && (!cfg->native.ethertype || !cfg->members[0] ||
 				   strcmp(cfg->members[0], cfg->dev)))) {
@@ -129,12 +199,12 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "transport core: %s", strerror(errno));
 		goto fail;
 	}
-	pc.nframes = cfg->nframes ? cfg->nframes : 8192;
-	pc.frame_size = EP_FRAME_SIZE;
-	pc.ring_size = 2048;
-	pc.zerocopy = cfg->zerocopy;
-	e->port = xsk_port_create(&pc);
-	if (!e->port) {
+	if (cfg->shared) {
+		if (open_shared(e, err, errlen))
+			goto fail;
+		return e;
+	}
+	if (make_port(e)) {
 		snprintf(err, errlen, "AF_XDP UMEM: %s", strerror(errno));
 		goto fail;
 	}
@@ -153,6 +223,7 @@ void ep_close(struct ep *e)
 		return;
 	/* Sockets before the program: nothing is steered to a closed socket. */
 	xsk_port_destroy(e->port);
+	ep_share_close(e->sh);
 	for (uint32_t k = 0; k < EP_MAX_MEMBERS; k++)
 		ep_xdp_detach(e->xdp[k]);
 	tp_ep_destroy(e->tp);
@@ -221,6 +292,26 @@ static int member_hops(struct ep *e, struct ep_peer *p, int timeout_ms, char *er
 	return 0;
 }
 
+/* Is ip one of dev's own addresses? */
+static bool addr_on_dev(const char *dev, uint8_t ip_ver, const uint8_t ip[16])
+{
+	struct ifaddrs *ifa, *i;
+	bool found = false;
+
+	if (getifaddrs(&ifa))
+		return false;
+	for (i = ifa; i && !found; i = i->ifa_next) {
+		if (!i->ifa_addr || strcmp(i->ifa_name, dev))
+			continue;
+		if (ip_ver == 4 && i->ifa_addr->sa_family == AF_INET)
+			found = !memcmp(&((struct sockaddr_in *)i->ifa_addr)->sin_addr, ip, 4);
+		else if (ip_ver == 6 && i->ifa_addr->sa_family == AF_INET6)
+			found = !memcmp(&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, ip, 16);
+	}
+	freeifaddrs(ifa);
+	return found;
+}
+
 int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t ip[16],
 		 int timeout_ms, char *err, size_t errlen)
 {
@@ -229,6 +320,19 @@ int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t 
 	memset(p, 0, sizeof(*p));
 	p->ip_ver = ip_ver;
 	memcpy(p->ip, ip, ip_ver == 6 ? 16 : 4);
+	if (e->sh && addr_on_dev(e->cfg.dev, ip_ver, ip)) {
+		/* A jetty on this very device: through its program, from and to itself. */
+		p->local = true;
+		p->nh.ip_ver = ip_ver;
+		p->nh.ifindex = e->ifindex;
+		memcpy(p->nh.src_ip, ip, 16);
+		memcpy(p->nh.via, ip, 16);
+		memcpy(p->nh.src_mac, e->mac[0], 6);
+		memcpy(p->nh.dst_mac, e->mac[0], 6);
+		p->nh.mtu = e->dev_mtu[0];
+		p->checked_ns = ep_now_ns();
+		return 0;
+	}
 	p->oif = peer_oif(e, ip_ver, ip);
 	if (e->cfg.nexthop_mac_set) {
 		/* The MAC is given, so an unresolved neighbour is no failure. */
@@ -247,6 +351,25 @@ int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t 
 	return rc;
 }
 
+struct tp_chan *ep_tp_chan_create(struct ep *e, const struct tp_chan_config *cfg)
+{
+	const uint32_t span = 1u << UB_EP_TPN_SHIFT;
+	struct tp_chan_config c = *cfg;
+	struct tp_chan *ch;
+
+	if (!e->sh || cfg->local_tpn)
+		return tp_chan_create(e->tp, cfg);
+	/* This process's TPNs (and RCIDs): the slot's range. */
+	for (uint32_t tries = 0; tries < span; tries++) {
+		c.local_tpn = ep_share_slot(e->sh) << UB_EP_TPN_SHIFT | (e->tpn_next++ & (span - 1));
+		ch = tp_chan_create(e->tp, &c);
+		if (ch || errno != EEXIST)
+			return ch;
+	}
+	errno = ENOSPC;
+	return NULL;
+}
+
 struct tp_chan *ep_chan_create(struct ep *e, struct ep_chan *c, struct tp_chan_config *cfg)
 {
 	cfg->user = c;
@@ -255,10 +378,58 @@ struct tp_chan *ep_chan_create(struct ep *e, struct ep_chan *c, struct tp_chan_c
 		memcpy(cfg->peer_entity, c->peer->ip, sizeof(cfg->peer_entity));
 		cfg->vl = e->cfg.native.vl;
 	}
-	c->tp = tp_chan_create(e->tp, cfg);
+	c->by_rcid = cfg->mode == TP_MODE_CTP || cfg->mode == TP_MODE_UTP;
+	c->steered = false;
+	c->tp = ep_tp_chan_create(e, cfg);
 	if (c->tp)
 		c->sport = uboe_entropy_port(tp_chan_tpn(c->tp), (uint32_t)(uintptr_t)c->peer);
 	return c->tp;
+}
+
+int ep_chan_connect(struct ep *e, struct ep_chan *c, uint32_t peer_tpn, uint32_t peer_init_psn)
+{
+	int rc = tp_chan_connect(c->tp, peer_tpn, peer_init_psn);
+
+	if (!rc && e->sh && c->by_rcid && c->peer) {
+		rc = ep_share_rcid(e->sh, c->peer->ip_ver, c->peer->ip, peer_tpn, true);
+		c->steered = !rc;
+		c->rcid = peer_tpn;
+	}
+	return rc;
+}
+
+void ep_chan_destroy(struct ep *e, struct ep_chan *c)
+{
+	if (e->sh && c->steered && c->tp)
+		ep_share_rcid(e->sh, c->peer->ip_ver, c->peer->ip, c->rcid, false);
+	c->steered = false;
+	tp_chan_destroy(c->tp);
+	c->tp = NULL;
+}
+
+int ep_share_set_uasid(struct ep *e, uint32_t uasid)
+{
+	return e->sh ? ep_share_uasid(e->sh, uasid) : -EINVAL;
+}
+
+uint32_t ep_shared_slot(const struct ep *e, bool *direct)
+{
+	if (direct)
+		*direct = e->sh && ep_share_direct(e->sh);
+	return e->sh ? ep_share_slot(e->sh) : 0;
+}
+
+void ep_loop_stats(const struct ep *e, uint64_t *sent, uint64_t *failed)
+{
+	*sent = e->loop_tx;
+	*failed = e->loop_fail;
+}
+
+int ep_xdp_counters(const struct ep *e, uint64_t out[UB_EP_CNT__MAX])
+{
+	if (e->sh)
+		return ep_share_stats(e->sh, out);
+	return e->xdp[0] ? ep_xdp_stats(e->xdp[0], out) : -1;
 }
 
 /* Follow route and neighbour changes; keep the old next hop on failure. */
@@ -268,7 +439,7 @@ static void refresh_peer(struct ep *e, struct ep_peer *p, uint64_t now)
 	char err[128];
 	int rc;
 
-	if (now - p->checked_ns < NH_REFRESH_NS)
+	if (p->local || now - p->checked_ns < NH_REFRESH_NS)
 		return;
 	p->checked_ns = now;
 	rc = ep_nexthop_lookup(p->ip_ver, p->ip, p->oif, &nh, err, sizeof(err));
@@ -396,13 +567,63 @@ static void wrap_frame(struct xsk_frame *fr, size_t off, size_t len, const struc
 	fr->len = (uint32_t)uboe_wrap(fr->data, len, f);
 }
 
+/* n frames out through AF_PACKET socket fd, which copies them: each is
+ * free again at once. Returns how many left. */
+static unsigned pkt_send(struct ep *e, int fd, struct xsk_frame *f, unsigned n)
+{
+	struct mmsghdr m[BATCH];
+	struct iovec v[BATCH];
+	unsigned sent = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		v[i].iov_base = f[i].data;
+		v[i].iov_len = f[i].len;
+		memset(&m[i], 0, sizeof(m[i]));
+		m[i].msg_hdr.msg_iov = &v[i];
+		m[i].msg_hdr.msg_iovlen = 1;
+	}
+	while (sent < n) {
+		int r = sendmmsg(fd, m + sent, n - sent, MSG_DONTWAIT);
+
+		if (r <= 0)
+			break;
+		sent += (unsigned)r;
+	}
+	for (unsigned i = 0; i < n; i++)
+		xsk_port_free(e->port, &f[i]);
+	return sent;
+}
+
+/*
+ * Frames of member 0 out: the AF_XDP socket, or in veth mode the AF_PACKET
+ * socket on the device. Returns how many left; the rest are the caller's
+ * still (xsk) or freed.
+ */
+static unsigned send_frames(struct ep *e, struct xsk_frame *f, unsigned n)
+{
+	if (e->tx_fd < 0)
+		return xsk_port_tx(e->port, e->sock0[0], f, n);
+	return pkt_send(e, e->tx_fd, f, n);
+}
+
+/* Frames to jetties of this device: into our veth, whose near end runs the
+ * device's program (it steers them as it steers the device's frames). */
+static void loop_frames(struct ep *e, struct xsk_frame *f, unsigned n)
+{
+	unsigned sent = pkt_send(e, e->loop_fd, f, n);
+
+	e->loop_tx += sent;
+	e->loop_fail += n - sent;
+}
+
 int ep_send_raw(struct ep *e, struct ep_peer *p, uint16_t sport, const void *tp, size_t len)
 {
 	const size_t off = UBOE_WRAP_HDR_MAX;
 	struct uboe_flow f;
 	struct xsk_frame fr;
 
-	if (len > xsk_port_frame_size(e->port) - off - UBOE_ICRC_LEN || !xsk_port_tx_room(e->port, 0))
+	if (len > xsk_port_frame_size(e->port) - off - UBOE_ICRC_LEN ||
+	    (e->tx_fd < 0 && !p->local && !xsk_port_tx_room(e->port, e->sock0[0])))
 		return -ENOBUFS;
 	if (!xsk_port_alloc(e->port, &fr)) {
 		e->st.no_frame++;
@@ -412,8 +633,11 @@ int ep_send_raw(struct ep *e, struct ep_peer *p, uint16_t sport, const void *tp,
 	refresh_peer(e, p, ep_now_ns());
 	flow_to(e, p, sport, NULL, &f);
 	wrap_frame(&fr, off, len, &f);
-	if (xsk_port_tx(e->port, 0, &fr, 1) != 1) {
-		xsk_port_free(e->port, &fr);
+	if (p->local) {
+		loop_frames(e, &fr, 1);
+	} else if (send_frames(e, &fr, 1) != 1) {
+		if (e->tx_fd < 0)
+			xsk_port_free(e->port, &fr);
 		e->st.tx_ring_full++;
 		return -ENOBUFS;
 	}
@@ -427,12 +651,14 @@ static unsigned do_tx(struct ep *e, uint64_t now)
 {
 	const size_t off = UBOE_WRAP_HDR_MAX, cap = xsk_port_frame_size(e->port) - off - UBOE_ICRC_LEN;
 	struct xsk_frame fr[EP_MAX_MEMBERS][BATCH];	/* 24 KiB */
-	unsigned n = 0, cnt[EP_MAX_MEMBERS] = { 0 }, room = BATCH;
+	struct xsk_frame lo[BATCH];			/* to this device's own jetties */
+	unsigned n = 0, cnt[EP_MAX_MEMBERS] = { 0 }, room = BATCH, nlo = 0;
 
 	/* Take from the core only what the tx rings can hold now: a packet it
 	 * handed over and a ring refused would be lost on our own host. Every
-	 * member may get them all, so the smallest room bounds the batch. */
-	for (uint32_t k = 0; k < e->nmem; k++) {
+	 * member may get them all, so the smallest room bounds the batch. (An
+	 * AF_PACKET socket has no ring to fill.) */
+	for (uint32_t k = 0; k < e->nmem && e->tx_fd < 0; k++) {
 		unsigned r = xsk_port_tx_room(e->port, e->sock0[k]);
 
 		if (r < room)
@@ -469,14 +695,23 @@ static unsigned do_tx(struct ep *e, uint64_t now)
 			}
 		}
 		wrap_frame(&x, off, len, &f);
-		fr[k][cnt[k]++] = x;
+		if (c->peer->local)
+			lo[nlo++] = x;
+		else
+			fr[k][cnt[k]++] = x;
 		n++;
 	}
+	if (nlo) {
+		loop_frames(e, lo, nlo);
+		e->st.tx_frames += nlo;
+		e->mem_tx[0] += nlo;
+	}
 	for (uint32_t k = 0; k < e->nmem; k++) {
-		unsigned sent = cnt[k] ? xsk_port_tx(e->port, e->sock0[k], fr[k], cnt[k]) : 0;
+		unsigned sent = !cnt[k] ? 0 : k ? xsk_port_tx(e->port, e->sock0[k], fr[k], cnt[k]) :
+				 send_frames(e, fr[k], cnt[k]);
 
 		/* A full tx ring loses these like a wire would (RTP retransmits). */
-		for (unsigned i = sent; i < cnt[k]; i++)
+		for (unsigned i = sent; i < cnt[k] && e->tx_fd < 0; i++)
 			xsk_port_free(e->port, &fr[k][i]);
 		e->st.tx_ring_full += cnt[k] - sent;
 		e->st.tx_frames += sent;

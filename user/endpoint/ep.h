@@ -30,6 +30,7 @@
 
 #include "nexthop.h"
 #include "tp.h"
+#include "ub_endpoint_maps.h"
 
 struct tpg;
 
@@ -78,6 +79,16 @@ struct ep_config {
 	 * answers Sends itself (manual_taack) keeps it under the core's
 	 * pending answers. */
 	uint32_t rx_batch;
+	/*
+	 * Shared with other processes on the device (liburma; ep_share.h):
+	 * the device's program in shared mode, this process's slot, its TPNs
+	 * in the slot's range (ep_tp_chan_create), the AF_XDP sockets on the
+	 * device's queues when free, else on a veth of the process's own;
+	 * peers at an address of the device itself are reached through the
+	 * device's program (loopback). One device, no entity. share_no_direct:
+	 * the veth even when the queues are free.
+	 */
+	bool shared, share_no_direct;
 	struct tp_ep_config tp;
 };
 
@@ -90,6 +101,7 @@ struct ep_peer {
 	int oif;		/* the route asked by this device (0: any), see ep_peer_init */
 	uint64_t checked_ns;	/* last next-hop refresh */
 	uint64_t nh_changes;	/* MAC or device changed (route change, failover) */
+	bool local;		/* an address of the device itself (shared mode) */
 };
 
 struct ep_chan {
@@ -98,6 +110,9 @@ struct ep_chan {
 	uint16_t sport;		/* UDP source port: entropy of this channel */
 	struct tpg *tpg;	/* per-packet LB: the group picks the port per packet */
 	void *app;		/* the application's */
+	bool by_rcid;		/* UTP, CTP: steered to us by (peer, its RCID) */
+	bool steered;		/* ... and that entry is in (ep_chan_connect) */
+	uint32_t rcid;		/* the peer's channel, its key */
 };
 
 #define EP_RX_ERRORS(X)							\
@@ -138,6 +153,25 @@ int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t 
 /* tp_chan_create() with cfg->user pointing at c; c->peer must be set (a CTP
  * channel takes the peer's address as its entity). */
 struct tp_chan *ep_chan_create(struct ep *e, struct ep_chan *c, struct tp_chan_config *cfg);
+/* tp_chan_connect(), and in shared mode the steering of the peer's UTP and
+ * CTP requests to this process. */
+int ep_chan_connect(struct ep *e, struct ep_chan *c, uint32_t peer_tpn, uint32_t peer_init_psn);
+/* tp_chan_destroy() (c->tp then NULL), and that steering undone. */
+void ep_chan_destroy(struct ep *e, struct ep_chan *c);
+/* tp_chan_create() for a channel of no peer: in shared mode its TPN in
+ * this process's range. */
+struct tp_chan *ep_tp_chan_create(struct ep *e, const struct tp_chan_config *cfg);
+/* Shared mode: hellos to jetties of this UASID come to this process. 0, or
+ * -EADDRINUSE (a live process on the device has it), -EINVAL (not shared). */
+int ep_share_set_uasid(struct ep *e, uint32_t uasid);
+/* Shared mode: this process's slot (0: not shared) and whether it holds the
+ * device's queues (else a veth of its own). */
+uint32_t ep_shared_slot(const struct ep *e, bool *direct);
+/* Shared mode: frames to this device's own jetties run through its program,
+ * and those the kernel refused. */
+void ep_loop_stats(const struct ep *e, uint64_t *sent, uint64_t *failed);
+/* The counters of the device's XDP program (shared: every process's). 0 on success. */
+int ep_xdp_counters(const struct ep *e, uint64_t out[UB_EP_CNT__MAX]);
 
 /*
  * One round: receive and hand packets to the core, run its timers, transmit

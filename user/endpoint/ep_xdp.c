@@ -88,7 +88,12 @@ int ep_xdp_ifindex(const struct ep_xdp *x) { return x->ifindex; }
 
 int ep_xdp_stats(const struct ep_xdp *x, uint64_t out[UB_EP_CNT__MAX])
 {
-	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(x->skel->maps.ub_ep_stats);
+	return ep_xdp_stats_fd(bpf_map__fd(x->skel->maps.ub_ep_stats), out);
+}
+
+int ep_xdp_stats_fd(int fd, uint64_t out[UB_EP_CNT__MAX])
+{
+	int ncpu = libbpf_num_possible_cpus();
 	uint64_t *vals;
 
 	if (ncpu <= 0)

@@ -27,6 +27,8 @@ int ep_xdp_xskmap_fd(const struct ep_xdp *x);
 int ep_xdp_ifindex(const struct ep_xdp *x);
 /* Counters summed over CPUs; 0 on success. */
 int ep_xdp_stats(const struct ep_xdp *x, uint64_t out[UB_EP_CNT__MAX]);
+/* The same from the counters' map (a program another process loaded). */
+int ep_xdp_stats_fd(int stats_fd, uint64_t out[UB_EP_CNT__MAX]);
 const char *ep_xdp_counter_name(unsigned id);
 
 #endif

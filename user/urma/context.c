@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ep_xdp.h"
 #include "ub_wire.h"
 #include "urma_int.h"
 
@@ -269,6 +270,19 @@ static void stats_dump(struct ubx_port *p)
 	ep_get_stats(p->ep, &es);
 	fprintf(f, "{\"dev\": \"%s\", \"pid\": %d, \"uasid\": %u", p->ifname, (int)getpid(), g_uasid);
 	fprintf(f, ", \"rx_frames\": %" PRIu64 ", \"tx_frames\": %" PRIu64, es.rx_frames, es.tx_frames);
+	{
+		uint64_t xc[UB_EP_CNT__MAX], lt, lf;
+		bool direct;
+		uint32_t slot = ep_shared_slot(p->ep, &direct);
+
+		ep_loop_stats(p->ep, &lt, &lf);
+		fprintf(f, ", \"slot\": %u, \"direct\": %d, \"loop_tx\": %" PRIu64
+			", \"loop_fail\": %" PRIu64, slot, direct, lt, lf);
+		/* The device program's: every process's frames, and those for none. */
+		if (!ep_xdp_counters(p->ep, xc))
+			for (unsigned i = 0; i < UB_EP_CNT__MAX; i++)
+				fprintf(f, ", \"xdp_%s\": %" PRIu64, ep_xdp_counter_name(i), xc[i]);
+	}
 #define EPS(n, d) fprintf(f, ", \"ep_%s\": %" PRIu64, #n, es.n);
 	EP_RX_ERRORS(EPS)
 #undef EPS
@@ -325,6 +339,13 @@ static void port_free(struct ubx_port *p)
 	free(p);
 }
 
+static bool env_on(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0");
+}
+
 static struct ep *open_ep(struct ubx_port *p, bool generic, char *err, size_t errlen)
 {
 	struct ep_config ec = { 0 };
@@ -340,6 +361,9 @@ static struct ep *open_ep(struct ubx_port *p, bool generic, char *err, size_t er
 	ec.tp.seed = ((uint64_t)getpid() << 32) ^ ep_now_ns();
 	ec.tp.max_chans = UBX_MAX_CHANS + 1;
 	ec.tp.max_mrs = UBX_MAX_SEGS;	/* TokenIDs and token values: getrandom() */
+	/* Other processes may use the device too (docs/URMA.md). */
+	ec.shared = true;
+	ec.share_no_direct = env_on("UBXDP_URMA_VETH");
 	return ep_open(&ec, err, errlen);
 }
 
@@ -349,7 +373,7 @@ static struct ubx_port *port_open(const char *ifname)
 	struct tp_chan_config cc = { .mode = TP_MODE_UTP };
 	const char *g = getenv("UBXDP_URMA_GENERIC");
 	pthread_condattr_t ca;
-	char err[256], err2[256];
+	char err[256];
 
 	if (!p) {
 		errno = ENOMEM;
@@ -373,28 +397,27 @@ static struct ubx_port *port_open(const char *ifname)
 	if (p->wake_fd < 0)
 		goto fail;
 	p->ep = open_ep(p, g && !strcmp(g, "1"), err, sizeof(err));
-	/* A process that just ended leaves its XDP link for the kernel to
-	 * release, a few milliseconds later: a while before "another process". */
-	for (int i = 0; !p->ep && strstr(err, "another XDP program") && i < 25; i++) {
-		usleep(20000);
-		p->ep = open_ep(p, g && !strcmp(g, "1"), err, sizeof(err));
-	}
-	/* A device without native XDP (not every driver has it): generic XDP. */
-	if (!p->ep && !(g && *g) && !strstr(err, "another XDP program"))
-		p->ep = open_ep(p, true, err2, sizeof(err2));
 	if (!p->ep) {
-		if (strstr(err, "another XDP program")) {
-			ubx_err("device %s: its UB endpoint belongs to another process "
-				"(an XDP program is attached to it)", ifname);
-			errno = EBUSY;
-		} else {
+		int e = errno;
+
+		if (e == EBUSY)
+			ubx_err("device %s: another program's XDP is attached to it (%s)", ifname, err);
+		else
 			ubx_err("device %s: %s", ifname, err);
-			errno = ENODEV;
-		}
+		errno = e == EBUSY || e == EUSERS || e == EPROTO ? e : ENODEV;
 		goto fail;
 	}
 	p->tp = ep_tp(p->ep);
-	p->ctl = tp_chan_create(p->tp, &cc);
+	{
+		int rc = ep_share_set_uasid(p->ep, g_uasid);
+
+		if (rc) {
+			ubx_err("device %s: UASID %u is another live process's on it", ifname, g_uasid);
+			errno = -rc;
+			goto fail;
+		}
+	}
+	p->ctl = ep_tp_chan_create(p->ep, &cc);
 	if (!p->ctl) {
 		ubx_err("device %s: transport core: %s", ifname, strerror(errno));
 		goto fail;
@@ -414,8 +437,14 @@ static struct ubx_port *port_open(const char *ifname)
 		goto fail;
 	}
 	p->thr_started = true;
-	ubx_info("device %s: endpoint open (%s%s)", ifname, p->native ? "native UB" : "UBoE",
-		 p->native ? "" : "");
+	{
+		bool direct;
+		uint32_t slot = ep_shared_slot(p->ep, &direct);
+
+		ubx_info("device %s: endpoint open (%s), slot %u, %s", ifname,
+			 p->native ? "native UB" : "UBoE", slot,
+			 direct ? "the device's queues" : "a veth of its own");
+	}
 	return p;
 fail:
 	{

@@ -283,7 +283,7 @@ static struct ubx_chan *chan_new(struct ubx_port *p, struct ubx_q *q, const urma
 		return NULL;
 	}
 	if (q->jfr && ubx_chan_rx_init(ch)) {
-		tp_chan_destroy(ch->ec.tp);
+		ep_chan_destroy(p->ep, &ch->ec);
 		ubx_chan_rx_fini(ch);
 		free(ch);
 		*err = ENOMEM;
@@ -339,7 +339,7 @@ void ubx_chan_kill(struct ubx_chan *ch, urma_cr_status_t st)
 	ch->state = CH_FAILED;
 	ch->err = ETIMEDOUT;
 	flush_all(p, ch, st);
-	tp_chan_destroy(ch->ec.tp);
+	ep_chan_destroy(p->ep, &ch->ec);
 	ch->ec.tp = NULL;
 	ubx_chan_rx_fini(ch);
 	ubx_chan_imm_free(ch);
@@ -381,7 +381,7 @@ void ubx_chan_destroy(struct ubx_chan *ch, bool tell_peer)
 	}
 	chan_unlink(p, ch);
 	if (ch->ec.tp) {
-		tp_chan_destroy(ch->ec.tp);
+		ep_chan_destroy(p->ep, &ch->ec);
 		ubx_chan_rx_fini(ch);
 	}
 	ubx_chan_imm_free(ch);
@@ -506,7 +506,7 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 	}
 	if (ch->state != CH_READY) {
 		/* New, or our own OPEN crossed theirs: connect to their channel. */
-		if (tp_chan_connect(ch->ec.tp, h->tpn, h->init_psn) == 0) {
+		if (ep_chan_connect(p->ep, &ch->ec, h->tpn, h->init_psn) == 0) {
 			ch->peer_tpn = h->tpn;
 			ch->state = CH_READY;
 			pthread_cond_broadcast(&p->cond);
@@ -528,7 +528,7 @@ static void on_open_ack(struct ubx_port *p, const struct tp_hello *h, const stru
 		if (m->status == EMSGSIZE)
 			ubx_err("jetty %u: the peer takes a UB MTU of %u, this device %u", m->src.id,
 				m->mtu, ch->mtu);
-	} else if (tp_chan_connect(ch->ec.tp, h->tpn, h->init_psn) == 0) {
+	} else if (ep_chan_connect(p->ep, &ch->ec, h->tpn, h->init_psn) == 0) {
 		ch->peer_tpn = h->tpn;
 		ch->state = CH_READY;
 	}
@@ -784,7 +784,7 @@ struct ubx_chan *ubx_chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, i
 			ch->q->bound = NULL;
 		chan_unlink(p, ch);
 		ubx_dispatch(p);
-		tp_chan_destroy(ch->ec.tp);
+		ep_chan_destroy(p->ep, &ch->ec);
 		ubx_chan_rx_fini(ch);
 		free(ch);
 	}

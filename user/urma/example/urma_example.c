@@ -5,6 +5,10 @@
  *
  *   server:  urma_example -d DEV [-p PORT] [-m rm|rc|um] [-t rtp|ctp|utp] [-e] [--once]
  *   client:  urma_example -d DEV -s SERVER_IP [same options]
+ *   client of several servers at once: -s IP1 -p PORT1 -s IP2 -p PORT2 ...
+ *            (the i-th -p goes with the i-th -s; one -p serves them all): a
+ *            thread per server, each with a context, jetty and segment of
+ *            its own on the device, all running together
  *
  * The two exchange their jetty and segment over TCP (PORT, 18515), then
  * the client
@@ -27,6 +31,8 @@
  *   --hold S
  *      the client, once connected, keeps writing for S seconds and reports
  *      how its requests ended (for a server that dies meanwhile).
+ *   --seconds S (without --bench)
+ *      the rounds go on for S seconds at least (every byte still checked).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,6 +41,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +58,7 @@
 #define DEFAULT_PORT	18515
 #define SEG_DEFAULT	(16u << 20)
 #define REPLY_PREFIX	"echo: "
+#define MAX_SERVERS	8
 
 struct opts {
 	const char *dev, *server;
@@ -62,9 +70,15 @@ struct opts {
 	const char *bench, *violate;
 	uint32_t size, depth;
 	double seconds, hold;
+	bool seconds_set;
 	uint32_t rounds;
 	uint64_t seg_size;
 	uint32_t token;
+	uint32_t uasid;			/* urma_init's; 0: the library picks one */
+	const char *servers[MAX_SERVERS];
+	int ports[MAX_SERVERS];
+	int nservers, nports;
+	const char *tag;		/* several servers: whose lines these are */
 };
 
 /* What the two sides tell each other (both run this program: host order). */
@@ -129,7 +143,7 @@ static double now_s(void)
 
 static void check(struct app *a, bool ok, const char *what)
 {
-	printf("%s: %s\n", ok ? "ok" : "FAILED", what);
+	printf("%s%s: %s\n", a->o.tag ? a->o.tag : "", ok ? "ok" : "FAILED", what);
 	fflush(stdout);
 	a->fails += !ok;
 }
@@ -145,8 +159,9 @@ static int setup(struct app *a)
 	urma_jfr_cfg_t rc = { 0 };
 	urma_jetty_cfg_t tc = { 0 };
 	urma_seg_cfg_t sc = { 0 };
-	urma_init_attr_t ia = { 0 };
+	urma_init_attr_t ia = { .uasid = o->uasid };
 
+	/* Again in every thread of a client of several servers: the same. */
 	if (urma_init(&ia)) {
 		fprintf(stderr, "urma_init failed\n");
 		return -1;
@@ -255,7 +270,8 @@ static void teardown(struct app *a)
 		urma_delete_context(a->ctx);
 	if (a->buf)
 		munmap(a->buf, a->buf_len);
-	urma_uninit();
+	if (!a->o.tag)
+		urma_uninit();	/* several servers: main does, once all threads are done */
 }
 
 static void my_info(struct app *a, struct info *i)
@@ -946,7 +962,7 @@ static int run_client(struct app *a)
 		close(fd);
 		return 1;
 	}
-	printf("client: server jetty %u imported\n", a->peer.jetty_id);
+	printf("%sclient: server jetty %u imported\n", a->o.tag ? a->o.tag : "", a->peer.jetty_id);
 	fflush(stdout);
 	if (a->o.bench) {
 		if (bench(a))
@@ -957,11 +973,15 @@ static int run_client(struct app *a)
 	} else if (a->o.violate) {
 		violate(a, fd);
 	} else {
-		for (uint32_t r = 0; r < a->o.rounds && !a->fails; r++) {
+		double until = a->o.seconds_set ? now_s() + a->o.seconds : 0;
+		uint32_t r;
+
+		for (r = 0; (r < a->o.rounds || now_s() < until) && !a->fails; r++) {
 			demo_send(a);
 			if (a->o.mode != URMA_TM_UM)
 				demo_write_read(a, r);
 		}
+		printf("%sclient: %u rounds\n", a->o.tag ? a->o.tag : "", r);
 		if (a->o.mode != URMA_TM_UM && !a->fails) {
 			demo_atomic(a);
 			demo_write_imm(a);
@@ -971,15 +991,62 @@ static int run_client(struct app *a)
 	return a->fails ? 1 : 0;
 }
 
+/* ---- several servers: a thread each ---------------------------------------------------- */
+
+struct worker {
+	struct app a;
+	pthread_t thr;
+	char tag[32];
+	int rc;
+};
+
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+
+	w->rc = setup(&w->a) ? 1 : run_client(&w->a);
+	teardown(&w->a);
+	return NULL;
+}
+
+static int run_clients(const struct opts *o)
+{
+	struct worker *w = calloc((size_t)o->nservers, sizeof(*w));
+	int fails = 0;
+
+	if (!w)
+		return 1;
+	for (int i = 0; i < o->nservers; i++) {
+		w[i].a.o = *o;
+		w[i].a.o.server = o->servers[i];
+		w[i].a.o.port = o->ports[i < o->nports ? i : o->nports - 1];
+		snprintf(w[i].tag, sizeof(w[i].tag), "[%s port %d] ", w[i].a.o.server, w[i].a.o.port);
+		w[i].a.o.tag = w[i].tag;
+		if (pthread_create(&w[i].thr, NULL, worker_run, &w[i])) {
+			w[i].rc = 1;
+			w[i].thr = 0;
+		}
+	}
+	for (int i = 0; i < o->nservers; i++) {
+		if (w[i].thr)
+			pthread_join(w[i].thr, NULL);
+		fails += w[i].rc != 0;
+	}
+	urma_uninit();
+	free(w);
+	return fails ? 1 : 0;
+}
+
 /* ---- main ------------------------------------------------------------------------------ */
 
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: urma_example -d DEV [-s SERVER_IP] [-p PORT] [-m rm|rc|um] [-t rtp|ctp|utp]\n"
+		"usage: urma_example -d DEV [-s SERVER_IP [-p PORT]]... [-m rm|rc|um] [-t rtp|ctp|utp]\n"
 		"                    [-o ot|oi|ol] [-e] [-i EID_INDEX] [--once] [--seg-size BYTES]\n"
 		"                    [--token N] [--bench write|send|read --size N --depth N --seconds S]\n"
-		"                    [--json] [--violate range|token|segtoken] [--hold SECONDS] [--rounds N]\n");
+		"                    [--json] [--violate range|token|segtoken] [--hold SECONDS] [--rounds N]\n"
+		"                    [--uasid N]\n");
 }
 
 int main(int argc, char **argv)
@@ -994,7 +1061,7 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 5 }, { "json", no_argument, NULL, 6 },
 		{ "violate", required_argument, NULL, 7 }, { "seg-size", required_argument, NULL, 8 },
 		{ "token", required_argument, NULL, 9 }, { "hold", required_argument, NULL, 10 },
-		{ "rounds", required_argument, NULL, 11 },
+		{ "rounds", required_argument, NULL, 11 }, { "uasid", required_argument, NULL, 12 },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct app a = { 0 };
@@ -1014,8 +1081,16 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "d:s:p:m:t:o:ei:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
-		case 's': o->server = optarg; break;
-		case 'p': o->port = atoi(optarg); break;
+		case 's':
+			o->server = optarg;
+			if (o->nservers < MAX_SERVERS)
+				o->servers[o->nservers++] = optarg;
+			break;
+		case 'p':
+			o->port = atoi(optarg);
+			if (o->nports < MAX_SERVERS)
+				o->ports[o->nports++] = o->port;
+			break;
 		case 'm':
 			o->mode = !strcmp(optarg, "rc") ? URMA_TM_RC : !strcmp(optarg, "um") ? URMA_TM_UM :
 				  URMA_TM_RM;
@@ -1035,13 +1110,17 @@ int main(int argc, char **argv)
 		case 2: o->bench = optarg; break;
 		case 3: o->size = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 4: o->depth = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 5: o->seconds = atof(optarg); break;
+		case 5:
+			o->seconds = atof(optarg);
+			o->seconds_set = true;
+			break;
 		case 6: o->json = true; break;
 		case 7: o->violate = optarg; break;
 		case 8: o->seg_size = strtoull(optarg, NULL, 0); break;
 		case 9: o->token = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 10: o->hold = atof(optarg); break;
 		case 11: o->rounds = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 12: o->uasid = (uint32_t)strtoul(optarg, NULL, 0); break;
 		default: usage(); return 2;
 		}
 	}
@@ -1067,6 +1146,13 @@ int main(int argc, char **argv)
 
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
+	}
+	if (o->nservers > 1) {
+		if (!o->nports)
+			o->ports[o->nports++] = o->port;
+		rc = run_clients(o);
+		printf("%s\n", rc ? "FAILED" : "all passed");
+		return rc;
 	}
 	if (setup(&a)) {
 		teardown(&a);

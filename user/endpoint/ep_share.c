@@ -1,0 +1,790 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "ep_share.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if_link.h>
+#include <linux/if_packet.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/veth.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "ep_xdp.h"
+#include "run_link.h"
+#include "ub_endpoint.skel.h"
+#include "xsk_port.h"
+
+#define VETH_SOCK	"urma0"		/* the end with the AF_XDP socket */
+#define VETH_DEV	"urma1"		/* the end the device's program redirects into */
+#define VETH_MTU_MAX	3500		/* native XDP on a veth: one page per frame */
+#define LOCK_WAIT_MS	5000
+/* A just-ended holder's link is released late (the detach takes the RTNL,
+ * which a busy host holds long): ours, 1 s; another program's, 2 s. */
+#define JOIN_TRIES	50
+#define BUSY_TRIES	100
+
+struct ep_share {
+	char dev[IF_NAMESIZE];
+	int ifindex;
+	uint16_t ethertype;
+	struct ub_endpoint *skel;	/* when this process attached the program */
+	int prog_fd, link_fd;
+	int xsks_fd, stats_fd, slot_fd, devs_fd, uasid_fd, rcid_fd;
+	bool own_fds;			/* joined: the fds above are ours to close */
+	uint32_t slot;
+	int slot_lock, direct_lock;
+	bool direct;
+	/* the process's veth (every process: loopback; veth mode: everything) */
+	struct ep_xdp *vxdp;		/* the plain endpoint program on VETH_SOCK */
+	int nl_fd;			/* rtnetlink, in the process's namespace */
+	int veth_ifindex;		/* VETH_SOCK's, there */
+	uint32_t veth_mtu;
+	int tx_fd;
+	int loop_fd;			/* sends on VETH_SOCK: to the device's own jetties */
+	struct ub_endpoint *loop_skel;	/* the program with the device's maps, for VETH_DEV */
+	int loop_link;
+	uint32_t uasid;
+	bool has_uasid;
+};
+
+/* ---- locks: abstract unix sockets, released by the kernel with the process ---- */
+
+static int abs_lock(int ifindex, const char *what)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), n, rc;
+
+	if (fd < 0)
+		return -errno;
+	/* The abstract namespace is the network namespace's, as ifindex is. */
+	n = snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, "ubxdp-urma/%d/%s", ifindex, what);
+	if (bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n))) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static int dev_lock(int ifindex)
+{
+	for (unsigned waited = 0;; waited += 2) {
+		int fd = abs_lock(ifindex, "lock");
+
+		if (fd != -EADDRINUSE || waited >= LOCK_WAIT_MS)
+			return fd;
+		sleep_ms(2);
+	}
+}
+
+static void unlock(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* Is slot k held by a live process? (Device lock held.) */
+static bool slot_live(int ifindex, uint32_t k)
+{
+	char name[32];
+	int fd;
+
+	snprintf(name, sizeof(name), "slot/%u", k);
+	fd = abs_lock(ifindex, name);
+	if (fd < 0)
+		return fd == -EADDRINUSE;
+	close(fd);
+	return false;
+}
+
+/* ---- rtnetlink: the veth pair ---------------------------------------------------- */
+
+struct nlbuf {
+	struct nlmsghdr nh;
+	struct ifinfomsg ifi;
+	char attrs[512];
+};
+
+static struct rtattr *nl_put(struct nlmsghdr *nh, unsigned short type, const void *data, size_t len)
+{
+	struct rtattr *a = (struct rtattr *)((char *)nh + NLMSG_ALIGN(nh->nlmsg_len));
+
+	a->rta_type = type;
+	a->rta_len = (unsigned short)RTA_LENGTH(len);
+	if (len)
+		memcpy(RTA_DATA(a), data, len);
+	nh->nlmsg_len = NLMSG_ALIGN(nh->nlmsg_len) + RTA_ALIGN(a->rta_len);
+	return a;
+}
+
+static void nl_end(struct nlmsghdr *nh, struct rtattr *nest)
+{
+	nest->rta_len = (unsigned short)((char *)nh + nh->nlmsg_len - (char *)nest);
+}
+
+/* Send, read the acknowledgement: 0 or -errno. */
+static int nl_do(int fd, struct nlmsghdr *nh)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	char buf[1024];
+	ssize_t n;
+
+	nh->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
+	nh->nlmsg_seq++;
+	if (sendto(fd, nh, nh->nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -errno;
+	n = recv(fd, buf, sizeof(buf), 0);
+	if (n < 0)
+		return -errno;
+	for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (unsigned)n); h = NLMSG_NEXT(h, n))
+		if (h->nlmsg_type == NLMSG_ERROR)
+			return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+	return -EBADMSG;
+}
+
+static int veth_create(int fd, uint32_t mtu)
+{
+	struct nlbuf r = { 0 };
+	struct rtattr *li, *data, *peer;
+	struct ifinfomsg pifi = { 0 };
+
+	r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ifinfomsg));
+	r.nh.nlmsg_type = RTM_NEWLINK;
+	r.nh.nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+	nl_put(&r.nh, IFLA_IFNAME, VETH_SOCK, sizeof(VETH_SOCK));
+	nl_put(&r.nh, IFLA_MTU, &mtu, sizeof(mtu));
+	li = nl_put(&r.nh, IFLA_LINKINFO, NULL, 0);
+	nl_put(&r.nh, IFLA_INFO_KIND, "veth", 4);
+	data = nl_put(&r.nh, IFLA_INFO_DATA, NULL, 0);
+	peer = nl_put(&r.nh, VETH_INFO_PEER, &pifi, sizeof(pifi));
+	nl_put(&r.nh, IFLA_IFNAME, VETH_DEV, sizeof(VETH_DEV));
+	nl_put(&r.nh, IFLA_MTU, &mtu, sizeof(mtu));
+	nl_end(&r.nh, peer);
+	nl_end(&r.nh, data);
+	nl_end(&r.nh, li);
+	return nl_do(fd, &r.nh);
+}
+
+static int link_set(int fd, int ifindex, bool up, bool del)
+{
+	struct nlbuf r = { 0 };
+
+	r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ifinfomsg));
+	r.nh.nlmsg_type = del ? RTM_DELLINK : RTM_NEWLINK;
+	r.ifi.ifi_family = AF_UNSPEC;
+	r.ifi.ifi_index = ifindex;
+	if (!del) {
+		r.ifi.ifi_flags = up ? IFF_UP : 0;
+		r.ifi.ifi_change = IFF_UP;
+	}
+	return nl_do(fd, &r.nh);
+}
+
+/* ---- the device's program: attach, or join the one there ------------------------- */
+
+static const char *const map_names[] = { "ub_ep_xsks", "ub_ep_stats", "ub_ep_slot", "ub_ep_devs",
+					 "ub_ep_uasid", "ub_ep_rcid" };
+
+static int *map_slot(struct ep_share *s, unsigned i)
+{
+	int *f[] = { &s->xsks_fd, &s->stats_fd, &s->slot_fd, &s->devs_fd, &s->uasid_fd, &s->rcid_fd };
+
+	return f[i];
+}
+
+static int attach_new(struct ep_share *s, bool generic, char *err, size_t errlen)
+{
+	int rc;
+
+	s->skel = ub_endpoint__open();
+	if (!s->skel) {
+		snprintf(err, errlen, "cannot open the endpoint XDP program: %s", strerror(errno));
+		return -errno;
+	}
+	s->skel->rodata->ub_ethertype = s->ethertype;
+	s->skel->rodata->ub_steer = 1;
+	rc = ub_endpoint__load(s->skel);
+	if (rc) {
+		snprintf(err, errlen, "cannot load the endpoint XDP program: %s", strerror(-rc));
+		return rc;
+	}
+	rc = run_link_xdp(bpf_program__fd(s->skel->progs.ub_endpoint), s->ifindex, generic);
+	/* A device without native XDP (not every driver has it): generic. */
+	if (rc < 0 && !generic && rc != -EEXIST && rc != -EBUSY)
+		rc = run_link_xdp(bpf_program__fd(s->skel->progs.ub_endpoint), s->ifindex, true);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot attach XDP to %s: %s", s->dev,
+			 rc == -EEXIST || rc == -EBUSY ? "another XDP program is attached" : strerror(-rc));
+		return rc == -EEXIST ? -EBUSY : rc;
+	}
+	s->link_fd = rc;
+	s->prog_fd = bpf_program__fd(s->skel->progs.ub_endpoint);
+	s->xsks_fd = bpf_map__fd(s->skel->maps.ub_ep_xsks);
+	s->stats_fd = bpf_map__fd(s->skel->maps.ub_ep_stats);
+	s->slot_fd = bpf_map__fd(s->skel->maps.ub_ep_slot);
+	s->devs_fd = bpf_map__fd(s->skel->maps.ub_ep_devs);
+	s->uasid_fd = bpf_map__fd(s->skel->maps.ub_ep_uasid);
+	s->rcid_fd = bpf_map__fd(s->skel->maps.ub_ep_rcid);
+	return 0;
+}
+
+/* The XDP link through which prog_id is on our device: its fd, or -1. */
+static int find_link(int ifindex, uint32_t prog_id)
+{
+	uint32_t id = 0;
+
+	while (!bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_info li;
+		uint32_t len = sizeof(li);
+		int fd = bpf_link_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		memset(&li, 0, sizeof(li));
+		if (!bpf_obj_get_info_by_fd(fd, &li, &len) && li.type == BPF_LINK_TYPE_XDP &&
+		    li.prog_id == prog_id && (int)li.xdp.ifindex == ifindex)
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+/*
+ * The program prog_id on the device: ours in shared mode, for the same
+ * kind of device? Then take a descriptor of its link and of its maps.
+ * 0; -EAGAIN (its link is going: look again); -EBUSY (not ours); -EPROTO.
+ */
+static int join(struct ep_share *s, uint32_t prog_id, char *err, size_t errlen)
+{
+	struct ub_endpoint__rodata ro;
+	struct bpf_prog_info pi;
+	uint32_t ids[32], len = sizeof(pi), nmaps;
+	int rodata = -1, rc = -EBUSY;
+	uint8_t val[256];
+
+	s->prog_fd = bpf_prog_get_fd_by_id(prog_id);
+	if (s->prog_fd < 0)
+		return -EAGAIN;
+	s->own_fds = true;
+	memset(&pi, 0, sizeof(pi));
+	pi.nr_map_ids = 32;
+	pi.map_ids = (uint64_t)(uintptr_t)ids;
+	if (bpf_obj_get_info_by_fd(s->prog_fd, &pi, &len) || strcmp(pi.name, "ub_endpoint"))
+		goto not_ours;
+	nmaps = pi.nr_map_ids < 32 ? pi.nr_map_ids : 32;
+	for (uint32_t i = 0; i < nmaps; i++) {
+		struct bpf_map_info mi;
+		uint32_t mlen = sizeof(mi);
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+		bool kept = false;
+
+		if (fd < 0)
+			continue;
+		memset(&mi, 0, sizeof(mi));
+		if (!bpf_obj_get_info_by_fd(fd, &mi, &mlen)) {
+			for (unsigned k = 0; k < sizeof(map_names) / sizeof(map_names[0]); k++)
+				if (!strcmp(mi.name, map_names[k]) && *map_slot(s, k) < 0) {
+					*map_slot(s, k) = fd;
+					kept = true;
+				}
+			/* Its value is the variables' bytes, without the struct's padding. */
+			if (strstr(mi.name, ".rodata") && rodata < 0 && mi.value_size <= sizeof(val) &&
+			    mi.value_size >= offsetof(struct ub_endpoint__rodata, ub_steer) + 1) {
+				uint32_t zero = 0;
+
+				memset(val, 0, sizeof(val));
+				if (!bpf_map_lookup_elem(fd, &zero, val)) {
+					memcpy(&ro, val, sizeof(ro));
+					rodata = 1;
+				}
+			}
+		}
+		if (!kept)
+			close(fd);
+	}
+	for (unsigned k = 0; k < sizeof(map_names) / sizeof(map_names[0]); k++)
+		if (*map_slot(s, k) < 0)
+			goto not_ours;
+	if (rodata < 0 || !ro.ub_steer)
+		goto not_ours;
+	if (ro.ub_ethertype != s->ethertype) {
+		snprintf(err, errlen, "the processes on %s use it as %s, not %s", s->dev,
+			 ro.ub_ethertype ? "a native UB port" : "UBoE",
+			 s->ethertype ? "a native UB port" : "UBoE");
+		return -EPROTO;
+	}
+	s->link_fd = find_link(s->ifindex, prog_id);
+	if (s->link_fd < 0)
+		return -EAGAIN;		/* going with its last holder, or not a link */
+	return 0;
+not_ours:
+	snprintf(err, errlen, "another XDP program is attached (%s)", pi.name[0] ? pi.name : "?");
+	return rc;
+}
+
+static void drop_program(struct ep_share *s)
+{
+	if (s->link_fd >= 0)
+		close(s->link_fd);
+	s->link_fd = -1;
+	if (s->own_fds) {
+		if (s->prog_fd >= 0)
+			close(s->prog_fd);
+		for (unsigned k = 0; k < sizeof(map_names) / sizeof(map_names[0]); k++)
+			if (*map_slot(s, k) >= 0)
+				close(*map_slot(s, k));
+	}
+	ub_endpoint__destroy(s->skel);
+	s->skel = NULL;
+	s->own_fds = false;
+	s->prog_fd = -1;
+	for (unsigned k = 0; k < sizeof(map_names) / sizeof(map_names[0]); k++)
+		*map_slot(s, k) = -1;
+}
+
+static int program(struct ep_share *s, bool generic, char *err, size_t errlen)
+{
+	for (int tries = 0;; tries++) {
+		LIBBPF_OPTS(bpf_xdp_query_opts, q);
+		uint32_t id;
+		int rc;
+
+		if (bpf_xdp_query(s->ifindex, 0, &q)) {
+			snprintf(err, errlen, "cannot query XDP on %s: %s", s->dev, strerror(errno));
+			return -errno;
+		}
+		id = q.prog_id ? q.prog_id : q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
+		rc = id ? join(s, id, err, errlen) : attach_new(s, generic, err, errlen);
+		if (!rc)
+			return 0;
+		drop_program(s);
+		/* A process that just ended leaves its link (ours, or another
+		 * program's: ubperf's) for the kernel to release a few
+		 * milliseconds later: a while before "another program". */
+		if ((rc != -EAGAIN && rc != -EBUSY) || tries >= (rc == -EBUSY ? BUSY_TRIES : JOIN_TRIES)) {
+			if (rc == -EAGAIN)
+				snprintf(err, errlen, "another XDP program is attached (not through a link)");
+			return rc == -EAGAIN ? -EBUSY : rc;
+		}
+		sleep_ms(20);
+	}
+}
+
+/* ---- map entries -------------------------------------------------------------- */
+
+static void set_mode(struct ep_share *s, uint32_t slot, uint32_t mode)
+{
+	bpf_map_update_elem(s->slot_fd, &slot, &mode, BPF_ANY);
+}
+
+static uint32_t get_mode(struct ep_share *s, uint32_t slot)
+{
+	uint32_t v = 0;
+
+	bpf_map_lookup_elem(s->slot_fd, &slot, &v);
+	return v;
+}
+
+/* Delete every entry of a hash map (key size ksz) whose slot is `slot`. */
+static void sweep_map(int fd, size_t ksz, uint32_t slot)
+{
+	size_t cap = 256, n = 0;
+	uint8_t *keys = malloc(cap * ksz), cur[32], next[32];
+	bool first = true;
+
+	if (!keys)
+		return;
+	while (!bpf_map_get_next_key(fd, first ? NULL : cur, next)) {
+		uint32_t v;
+
+		first = false;
+		memcpy(cur, next, ksz);
+		if (bpf_map_lookup_elem(fd, cur, &v) || v != slot)
+			continue;
+		if (n == cap) {
+			uint8_t *k = realloc(keys, cap * 2 * ksz);
+
+			if (!k)
+				break;
+			keys = k;
+			cap *= 2;
+		}
+		memcpy(keys + n++ * ksz, cur, ksz);
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, keys + i * ksz);
+	free(keys);
+}
+
+static void sweep(struct ep_share *s, uint32_t slot)
+{
+	sweep_map(s->uasid_fd, sizeof(uint32_t), slot);
+	sweep_map(s->rcid_fd, sizeof(struct ub_ep_rcid_key), slot);
+}
+
+/* ---- the veth, and the device's queues ------------------------------------------------ */
+
+/* An AF_PACKET socket that sends on ifindex (of this thread's namespace). */
+static int pkt_socket(int ifindex)
+{
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_ifindex = ifindex };
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), sz = 8 << 20;
+
+	/* Protocol 0: it receives nothing; it only sends. */
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		int rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	return fd;
+}
+
+/* An instance of the program on the veth's near end, with the device's
+ * maps (ub_loop: a DIRECT slot's frames go to its veth too). */
+static int loop_program(struct ep_share *s, int ifindex)
+{
+	struct ub_endpoint *k = ub_endpoint__open();
+	struct bpf_map *maps[] = { k ? k->maps.ub_ep_xsks : NULL, k ? k->maps.ub_ep_stats : NULL,
+				   k ? k->maps.ub_ep_slot : NULL, k ? k->maps.ub_ep_devs : NULL,
+				   k ? k->maps.ub_ep_uasid : NULL, k ? k->maps.ub_ep_rcid : NULL };
+	int rc;
+
+	if (!k)
+		return -errno;
+	s->loop_skel = k;
+	k->rodata->ub_ethertype = s->ethertype;
+	k->rodata->ub_steer = 1;
+	k->rodata->ub_loop = 1;
+	for (unsigned i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		rc = bpf_map__reuse_fd(maps[i], *map_slot(s, i));	/* map_names' order */
+		if (rc)
+			return rc;
+	}
+	rc = ub_endpoint__load(k);
+	if (rc)
+		return rc;
+	rc = run_link_xdp(bpf_program__fd(k->progs.ub_endpoint), ifindex, false);
+	if (rc < 0)
+		return rc;
+	s->loop_link = rc;
+	return 0;
+}
+
+/*
+ * In the process's own namespace: the pair; on its far end (VETH_SOCK) the
+ * plain endpoint program and the AF_XDP socket; on its near end (VETH_DEV)
+ * the device's program (another instance, on the same maps), which steers
+ * what the process sends into VETH_SOCK (frames to jetties of the device
+ * itself) as the device's steers the device's; the devmap entry; the
+ * socket that sends those frames.
+ */
+static int veth_inside(struct ep_share *s, const struct ep_share_cfg *cfg, char *err, size_t errlen)
+{
+	int rc, dev_if;
+	uint32_t v;
+
+	s->nl_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (s->nl_fd < 0) {
+		snprintf(err, errlen, "rtnetlink: %s", strerror(errno));
+		return -errno;
+	}
+	rc = veth_create(s->nl_fd, s->veth_mtu);
+	s->veth_ifindex = (int)if_nametoindex(VETH_SOCK);
+	dev_if = (int)if_nametoindex(VETH_DEV);
+	if (!rc && (!s->veth_ifindex || !dev_if))
+		rc = -ENODEV;
+	if (!rc)
+		rc = link_set(s->nl_fd, dev_if, true, false);
+	if (!rc)
+		rc = link_set(s->nl_fd, s->veth_ifindex, true, false);
+	if (rc) {
+		snprintf(err, errlen, "cannot make the process's veth pair: %s", strerror(-rc));
+		return rc;
+	}
+	s->vxdp = ep_xdp_attach(VETH_SOCK, false, s->ethertype, err, errlen);
+	if (!s->vxdp)
+		return -EIO;
+	rc = cfg->bind(cfg->arg, VETH_SOCK, xsk_dev_queues(VETH_SOCK, UB_EP_MAX_QUEUES),
+		       ep_xdp_xskmap_fd(s->vxdp), false, err, errlen);
+	if (rc)
+		return rc;
+	rc = loop_program(s, dev_if);
+	if (rc < 0) {
+		snprintf(err, errlen, "the device's program on the process's veth: %s", strerror(-rc));
+		return rc;
+	}
+	/* The devmap takes the ifindex in the updater's namespace: this one. */
+	v = (uint32_t)dev_if;
+	if (bpf_map_update_elem(s->devs_fd, &s->slot, &v, BPF_ANY)) {
+		rc = -errno;
+		snprintf(err, errlen, "devmap entry for the process's veth: %s", strerror(errno));
+		return rc;
+	}
+	s->loop_fd = pkt_socket(s->veth_ifindex);
+	if (s->loop_fd < 0) {
+		snprintf(err, errlen, "AF_PACKET socket on the process's veth: %s", strerror(-s->loop_fd));
+		return s->loop_fd;
+	}
+	return 0;
+}
+
+static int make_veth(struct ep_share *s, const struct ep_share_cfg *cfg, char *err, size_t errlen)
+{
+	int orig, rc;
+
+	orig = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (orig < 0) {
+		snprintf(err, errlen, "this thread's network namespace: %s", strerror(errno));
+		return -errno;
+	}
+	/* This thread alone, for a moment: the namespace then lives as long
+	 * as the process's socket in it, and takes the pair with it. */
+	if (unshare(CLONE_NEWNET)) {
+		rc = -errno;
+		close(orig);
+		snprintf(err, errlen, "cannot make a network namespace: %s", strerror(-rc));
+		return rc;
+	}
+	rc = veth_inside(s, cfg, err, errlen);
+	if (setns(orig, CLONE_NEWNET)) {
+		/* Not where it was: nothing sensible can go on in this thread. */
+		fprintf(stderr, "ubxdp: cannot go back to the network namespace: %s\n", strerror(errno));
+		abort();
+	}
+	close(orig);
+	return rc;
+}
+
+static int go_direct(struct ep_share *s, const struct ep_share_cfg *cfg, char *err, size_t errlen)
+{
+	uint32_t zero = 0, d = 0;
+	int rc;
+
+	/* A holder of the queues that died may have left its slot's mode. */
+	bpf_map_lookup_elem(s->slot_fd, &zero, &d);
+	if (d && d != s->slot && d < UB_EP_SLOTS && get_mode(s, d) == UB_EP_SLOT_DIRECT)
+		set_mode(s, d, UB_EP_SLOT_FREE);
+	rc = cfg->bind(cfg->arg, s->dev, xsk_dev_queues(s->dev, UB_EP_MAX_QUEUES), s->xsks_fd, true,
+		       err, errlen);
+	if (rc)
+		return rc;
+	s->direct = true;
+	set_mode(s, s->slot, UB_EP_SLOT_DIRECT);
+	bpf_map_update_elem(s->slot_fd, &zero, &s->slot, BPF_ANY);
+	return 0;
+}
+
+static int go_veth(struct ep_share *s, char *err, size_t errlen)
+{
+	s->tx_fd = pkt_socket(s->ifindex);
+	if (s->tx_fd < 0) {
+		snprintf(err, errlen, "AF_PACKET socket on %s: %s", s->dev, strerror(-s->tx_fd));
+		return s->tx_fd;
+	}
+	set_mode(s, s->slot, UB_EP_SLOT_VETH);
+	return 0;
+}
+
+/* ---- open, close ------------------------------------------------------------------ */
+
+static void release(struct ep_share *s)
+{
+	uint32_t zero = 0, d = 0;
+
+	if (s->slot_fd >= 0 && s->slot) {
+		set_mode(s, s->slot, UB_EP_SLOT_FREE);
+		if (s->direct && !bpf_map_lookup_elem(s->slot_fd, &zero, &d) && d == s->slot) {
+			d = 0;
+			bpf_map_update_elem(s->slot_fd, &zero, &d, BPF_ANY);
+		}
+		bpf_map_delete_elem(s->devs_fd, &s->slot);
+		sweep(s, s->slot);
+	}
+	if (s->loop_fd >= 0)
+		close(s->loop_fd);
+	s->loop_fd = -1;
+	if (s->loop_link >= 0)
+		close(s->loop_link);
+	s->loop_link = -1;
+	ub_endpoint__destroy(s->loop_skel);
+	s->loop_skel = NULL;
+	if (s->vxdp) {
+		ep_xdp_detach(s->vxdp);
+		s->vxdp = NULL;
+	}
+	if (s->nl_fd >= 0) {
+		/* The pair goes with the namespace anyway; now is tidier. */
+		if (s->veth_ifindex)
+			link_set(s->nl_fd, s->veth_ifindex, false, true);
+		close(s->nl_fd);
+		s->nl_fd = -1;
+	}
+	if (s->tx_fd >= 0)
+		close(s->tx_fd);
+	s->tx_fd = -1;
+	drop_program(s);
+	unlock(&s->direct_lock);
+	unlock(&s->slot_lock);
+}
+
+struct ep_share *ep_share_open(const struct ep_share_cfg *cfg, char *err, size_t errlen)
+{
+	struct ep_share *s = calloc(1, sizeof(*s));
+	int lock = -1, rc = 0;
+	uint32_t dev_mtu;
+
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->prog_fd = s->link_fd = s->slot_lock = s->direct_lock = s->nl_fd = s->tx_fd = -1;
+	s->loop_fd = s->loop_link = -1;
+	for (unsigned k = 0; k < sizeof(map_names) / sizeof(map_names[0]); k++)
+		*map_slot(s, k) = -1;
+	snprintf(s->dev, sizeof(s->dev), "%s", cfg->dev);
+	s->ethertype = cfg->ethertype;
+	s->ifindex = (int)if_nametoindex(cfg->dev);
+	if (!s->ifindex) {
+		snprintf(err, errlen, "no device %s", cfg->dev);
+		rc = -ENODEV;
+		goto fail;
+	}
+	lock = dev_lock(s->ifindex);
+	if (lock < 0) {
+		snprintf(err, errlen, "the lock of device %s: %s", cfg->dev, strerror(-lock));
+		rc = lock;
+		goto fail;
+	}
+	rc = program(s, cfg->generic, err, errlen);
+	if (rc)
+		goto fail;
+	for (uint32_t k = 1; k < UB_EP_SLOTS && s->slot_lock < 0; k++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "slot/%u", k);
+		s->slot_lock = abs_lock(s->ifindex, name);
+		if (s->slot_lock >= 0)
+			s->slot = k;
+	}
+	if (s->slot_lock < 0) {
+		snprintf(err, errlen, "%d processes use %s already", UB_EP_SLOTS - 1, cfg->dev);
+		rc = -EUSERS;
+		goto fail;
+	}
+	/* What a process of before left under this slot. */
+	set_mode(s, s->slot, UB_EP_SLOT_FREE);
+	bpf_map_delete_elem(s->devs_fd, &s->slot);
+	sweep(s, s->slot);
+	dev_mtu = cfg->dev_mtu ? cfg->dev_mtu : 1500;
+	s->veth_mtu = dev_mtu < VETH_MTU_MAX ? dev_mtu : VETH_MTU_MAX;
+	rc = make_veth(s, cfg, err, errlen);
+	if (!rc && !cfg->no_direct)
+		s->direct_lock = abs_lock(s->ifindex, "direct");
+	if (!rc)
+		rc = s->direct_lock >= 0 ? go_direct(s, cfg, err, errlen) : go_veth(s, err, errlen);
+	if (rc)
+		goto fail;
+	unlock(&lock);
+	return s;
+fail:
+	release(s);
+	unlock(&lock);
+	free(s);
+	errno = -rc;
+	return NULL;
+}
+
+void ep_share_close(struct ep_share *s)
+{
+	int lock;
+
+	if (!s)
+		return;
+	/* Under the device's lock: a process joining meanwhile must not take
+	 * a link about to go with us. */
+	lock = dev_lock(s->ifindex);
+	release(s);
+	unlock(&lock);
+	free(s);
+}
+
+bool ep_share_direct(const struct ep_share *s) { return s->direct; }
+uint32_t ep_share_slot(const struct ep_share *s) { return s->slot; }
+int ep_share_tx_fd(const struct ep_share *s) { return s->tx_fd; }
+
+uint32_t ep_share_mtu(const struct ep_share *s, uint32_t dev_mtu)
+{
+	return s->veth_mtu < dev_mtu ? s->veth_mtu : dev_mtu;
+}
+
+int ep_share_loop_fd(const struct ep_share *s) { return s->loop_fd; }
+
+int ep_share_uasid(struct ep_share *s, uint32_t uasid)
+{
+	int lock = dev_lock(s->ifindex), rc = 0;
+	uint32_t v;
+
+	if (!bpf_map_lookup_elem(s->uasid_fd, &uasid, &v) && v != s->slot && v < UB_EP_SLOTS &&
+	    slot_live(s->ifindex, v))
+		rc = -EADDRINUSE;
+	else if (bpf_map_update_elem(s->uasid_fd, &uasid, &s->slot, BPF_ANY))
+		rc = -errno;
+	if (!rc && s->has_uasid && s->uasid != uasid)
+		bpf_map_delete_elem(s->uasid_fd, &s->uasid);
+	if (!rc) {
+		s->uasid = uasid;
+		s->has_uasid = true;
+	}
+	unlock(&lock);
+	return rc;
+}
+
+int ep_share_rcid(struct ep_share *s, uint8_t ip_ver, const uint8_t ip[16], uint32_t rcid, bool add)
+{
+	struct ub_ep_rcid_key k;
+
+	memset(&k, 0, sizeof(k));
+	memcpy(k.ip, ip, ip_ver == 6 ? 16 : 4);
+	k.rcid = rcid;
+	if (!add) {
+		uint32_t v;
+
+		/* Only ours: the key may have gone to another process since. */
+		if (!bpf_map_lookup_elem(s->rcid_fd, &k, &v) && v == s->slot)
+			bpf_map_delete_elem(s->rcid_fd, &k);
+		return 0;
+	}
+	return bpf_map_update_elem(s->rcid_fd, &k, &s->slot, BPF_ANY) ? -errno : 0;
+}
+
+int ep_share_stats(const struct ep_share *s, uint64_t out[UB_EP_CNT__MAX])
+{
+	return ep_xdp_stats_fd(s->stats_fd, out);
+}

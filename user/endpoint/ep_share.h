@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * One device, several processes (liburma's stage 2, docs/URMA.md
+ * "Processes and threads"): the endpoint XDP program in shared mode
+ * (ub_steer, headers/ub_endpoint_maps.h) attached once to the device by a
+ * BPF link that every process using the device holds a descriptor of, so
+ * that it stays while any of them lives and goes with the last, however it
+ * ends; and this process's claim on the device:
+ *
+ *   slot    1 .. UB_EP_SLOTS - 1, its TPNs and RCIDs; held by binding an
+ *           abstract unix socket named after the device (the kernel lets
+ *           go of it when the process ends, SIGKILL included: no stale
+ *           claim outlives its process, nothing is left in a filesystem)
+ *   veth    every process's: a veth pair in a network namespace of the
+ *           process's own (unshared by the opening thread, which goes back
+ *           at once; it lives as long as the process's socket in it, and
+ *           the kernel deletes the pair with it), the device's program
+ *           redirecting the process's frames into it through a devmap, the
+ *           AF_XDP socket on its far end. The device's program runs on its
+ *           near end too: what the process sends into the far end (frames
+ *           to jetties of the device itself, loopback) is steered there.
+ *   direct  the AF_XDP sockets on the device's own rx queues, for the one
+ *           process that holds them (the stage-1 path, as fast; its veth
+ *           then carries only loopback); the others receive by the veth,
+ *           and send through an AF_PACKET socket on the device.
+ *
+ * Claims are made under a device lock (another abstract socket), so two
+ * processes starting together serialize; a process that died left only
+ * map entries naming its slot, which the next holder of the slot (or of the
+ * UASID) clears. Every call here is from one thread at a time (the
+ * endpoint's).
+ */
+#ifndef UBXDP_EP_SHARE_H
+#define UBXDP_EP_SHARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ub_endpoint_maps.h"
+
+struct ep_share;
+
+struct ep_share_cfg {
+	const char *dev;
+	bool generic;			/* XDP in SKB mode, when this process attaches */
+	uint16_t ethertype;		/* native UB: its EtherType; 0: UBoE */
+	bool no_direct;			/* take the veth even when the queues are free */
+	uint32_t dev_mtu;		/* the device's MTU (the veth's, at most VETH_MTU_MAX) */
+	/*
+	 * Bind the AF_XDP sockets: to the veth end (in the process's
+	 * namespace; first), then (is_dev) to the device's nq rx queues when
+	 * this process holds them, inserting each into xskmap_fd at its queue.
+	 * 0, or -errno with one line in err.
+	 */
+	int (*bind)(void *arg, const char *ifname, unsigned nq, int xskmap_fd, bool is_dev,
+		    char *err, size_t errlen);
+	void *arg;
+};
+
+/* NULL with one line in err and errno: EBUSY, another program is on the
+ * device; EUSERS, every slot is taken; EPROTO, the processes there use the
+ * device the other way (UBoE / native). */
+struct ep_share *ep_share_open(const struct ep_share_cfg *cfg, char *err, size_t errlen);
+void ep_share_close(struct ep_share *s);
+
+bool ep_share_direct(const struct ep_share *s);
+uint32_t ep_share_slot(const struct ep_share *s);
+/* The largest frame MTU this process's paths take (the veth's at most). */
+uint32_t ep_share_mtu(const struct ep_share *s, uint32_t dev_mtu);
+/* Veth mode: the AF_PACKET socket frames leave by (on the device); else -1. */
+int ep_share_tx_fd(const struct ep_share *s);
+/* The AF_PACKET socket that sends frames to jetties of the device itself
+ * (into the process's veth, through the device's program). */
+int ep_share_loop_fd(const struct ep_share *s);
+
+/* Hellos for jetties of this UASID come here. 0, or -EADDRINUSE when a live
+ * process on the device has it. */
+int ep_share_uasid(struct ep_share *s, uint32_t uasid);
+/* UTP and CTP requests from (ip, rcid) come here (add) or no longer (!add). */
+int ep_share_rcid(struct ep_share *s, uint8_t ip_ver, const uint8_t ip[16], uint32_t rcid,
+		  bool add);
+
+/* The device program's counters, summed over CPUs (0 on success). */
+int ep_share_stats(const struct ep_share *s, uint64_t out[UB_EP_CNT__MAX]);
+
+#endif
