@@ -21,6 +21,8 @@ struct wps_eg_cfg {
 	__u16 node_id;		/* our Egress Node ID */
 	__u16 flags;		/* WPS_EG_F_* */
 	__u32 log_per_sec;	/* log records per second and CPU (0: none) */
+	__u32 xsk_max;		/* longest frame the reorder sockets take, in one buffer (0: any,
+				 * multi-buffer sockets); a longer R = 1 frame is decapsulated in XDP */
 };
 
 /* Every R=1 packet is decapsulated in XDP too (tests, and a fallback mode). */
@@ -50,7 +52,9 @@ struct wps_eg_peer_key {
  * else, untouched. r0_*: R = 0, decapsulated in XDP and redirected (fwd) or
  * handed to the kernel (unresolved neighbour, local, no route, too big).
  * r1_xsk: R = 1 to the reorder thread; r1_no_xsk: no socket on that queue,
- * handled as R = 0 (order not restored, never lost). bad_*: validation
+ * handled as R = 0 (order not restored, never lost); r1_too_big: longer than
+ * the reorder sockets take (cfg xsk_max: sockets without multi-buffer, kernels
+ * before 6.6), handled as R = 0 too. bad_*: validation
  * failures, dropped (draft: Egress Node Procedures step 1); bad_peer and
  * bad_peer_node: the outer source is not a peer, or a peer whose --peer
  * ADDR=ID entries do not include the packet's Ingress Node ID.
@@ -71,6 +75,7 @@ struct wps_eg_peer_key {
 	X(R0_KERNEL,		"r0_kernel")				\
 	X(R1_XSK,		"r1_xsk")				\
 	X(R1_NO_XSK,		"r1_no_xsk")				\
+	X(R1_TOO_BIG,		"r1_too_big")				\
 	X(BAD_OPT_LEN,		"bad_opt_len")				\
 	X(WRONG_NODE,		"bad_egress_node")			\
 	X(BAD_PEER,		"bad_peer")				\

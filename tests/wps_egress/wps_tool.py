@@ -106,8 +106,9 @@ NON_PEER = "fd00:20::99"        # a host on the domain side that is no peer of t
 class Flow:
     """An ingress flow: groups of `glen` packets, consecutive Group IDs from `gid0`."""
 
-    def __init__(self, flow, gid0=65500, glen=4, v6=False, r=1, dst=None):
+    def __init__(self, flow, gid0=65500, glen=4, v6=False, r=1, dst=None, sizes=(64,)):
         self.flow, self.gid, self.glen, self.v6, self.r, self.dst = flow, gid0, glen, v6, r, dst
+        self.sizes = sizes      # UDP payload lengths, in turn
         self.seq = 0
 
     def group(self):
@@ -115,7 +116,8 @@ class Flow:
         out = []
         for i in range(self.glen):
             flags = (S if i == 0 else 0) | (E if i == self.glen - 1 else 0) | (R if self.r else 0)
-            out.append((flags, self.flow, self.gid, inner(self.flow, self.seq, self.v6, self.dst)))
+            size = self.sizes[self.seq % len(self.sizes)]
+            out.append((flags, self.flow, self.gid, inner(self.flow, self.seq, self.v6, self.dst, size=size)))
             self.seq += 1
         self.gid = (self.gid + 1) & 0xffff
         return out
@@ -155,6 +157,16 @@ def scenario(name, npaths):
         return spray([Flow(1)], 30, 1, hold=(1, 3))    # one path: only the held group is late
     if name == "paced":            # in send order: real delay lines reorder it
         return spray([Flow(1), Flow(2, v6=True, gid0=7)], 100, npaths, unit=0)
+    if name == "jumbo":
+        # Inner packets up to a 9000-byte path MTU less the 56 bytes of WPS (IPv4 8944 with a
+        # UDP payload of 8916, IPv6 8944 with 8896), mixed with small and middle sizes: R = 1
+        # sprayed over the paths (the reorder thread, multi-buffer AF_XDP), R = 0 on path 0
+        # (decapsulated in XDP, redirected whole).
+        r1, expect = spray([Flow(1, sizes=(8916, 64, 4000, 1400)), Flow(2, v6=True, gid0=9, sizes=(8896, 3000, 64))],
+                           12, npaths)
+        r0, expect0 = spray([Flow(3, r=0, sizes=(8916, 2000, 64)), Flow(4, r=0, v6=True, gid0=3, sizes=(8896, 100))],
+                            6, 1)
+        return r1 + r0, expect + expect0
     if name == "r0":
         return spray([Flow(5, r=0), Flow(6, r=0, v6=True)], 10, 1)
     if name == "unresolved":        # site host the egress has no neighbour entry for

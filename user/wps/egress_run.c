@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -35,6 +37,26 @@
 
 #define BATCH		64
 #define RING_SIZE	2048
+#define NIL		UINT32_MAX
+#define MAX_SEGS	(BATCH / 2)	/* frames of one multi-buffer packet we take (a 64 KiB one in 2 KiB frames) */
+
+/*
+ * A multi-buffer packet (a jumbo frame over sockets with XDP_USE_SG) comes as
+ * several UMEM frames; the engine keeps only the first one's address. The
+ * others hang off it here, indexed by frame number: where each starts, its
+ * length, the next.
+ */
+struct seg {
+	uint64_t addr;
+	uint32_t len;
+	uint32_t next;
+};
+
+/* A socket's packet still coming in: its first frame and the last one so far. */
+struct partial {
+	uint32_t first, last, nsegs;
+	bool open, bad;
+};
 
 struct eg {
 	const struct wps_eg_run_opts *o;
@@ -47,9 +69,17 @@ struct eg {
 	int out_sock, raw4, raw6;
 	struct xsk_frame batch[BATCH];
 	unsigned nb, nsocks, npeers;
+	uint32_t frame_size;
+	struct seg *seg;		/* per UMEM frame: the rest of a multi-buffer packet */
+	struct partial part[XSK_PORT_MAX_SOCKS];
 	/* loop counters */
-	uint64_t rx, bad_desc, tx_xsk, tx_kernel, tx_kernel_fail, tx_fail;
+	uint64_t rx, bad_desc, tx_xsk, tx_kernel, tx_kernel_fail, tx_fail, rx_multi, bad_multi;
 };
+
+static uint32_t fno(const struct eg *g, uint64_t addr)
+{
+	return (uint32_t)(addr / g->frame_size);
+}
 
 /* Our outer addresses: every IPv6 address of this node but loopback and link-local. */
 static int load_local_addrs(struct eg *g, char *err, size_t errlen)
@@ -122,6 +152,8 @@ static void flush_tx(struct eg *g)
 	while (sent < g->nb) {
 		unsigned got = xsk_port_tx(g->port, g->out_sock, g->batch + sent, g->nb - sent);
 
+		for (unsigned i = sent; i < sent + got; i++)
+			g->tx_xsk += !g->batch[i].more;	/* packets, not frames */
 		sent += got;
 		if (got) {
 			idle = 0;
@@ -129,36 +161,56 @@ static void flush_tx(struct eg *g)
 		}
 		xsk_port_service(g->port);
 		if (++idle > 100000) {	/* the device stopped taking frames */
-			for (unsigned i = sent; i < g->nb; i++)
+			for (unsigned i = sent; i < g->nb; i++) {
 				xsk_port_free(g->port, &g->batch[i]);
-			g->tx_fail += g->nb - sent;
+				g->tx_fail += !g->batch[i].more;
+			}
 			break;
 		}
 	}
-	g->tx_xsk += sent;
 	g->nb = 0;
 }
 
-/* The kernel routes the inner packet itself: resolves the neighbour, delivers, or answers ICMP. */
-static void to_kernel(struct eg *g, const uint8_t *ip, size_t len)
+/*
+ * The kernel routes the inner packet itself: resolves the neighbour, delivers,
+ * or answers ICMP. The packet: iov[0] from its IP header on, then its other
+ * frames.
+ */
+static void to_kernel(struct eg *g, struct iovec *iov, int niov)
 {
+	const uint8_t *ip = iov[0].iov_base;
+	size_t len = 0, first = iov[0].iov_len;
+	struct sockaddr_in sa4 = { .sin_family = AF_INET };
+	struct sockaddr_in6 sa6 = { .sin6_family = AF_INET6 };
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)niov };
 	ssize_t r = -1;
 
-	if (len >= 20 && ip[0] >> 4 == 4) {
-		struct sockaddr_in sa = { .sin_family = AF_INET };
-
-		memcpy(&sa.sin_addr, ip + 16, 4);
-		r = sendto(g->raw4, ip, len, 0, (struct sockaddr *)&sa, sizeof(sa));
-	} else if (len >= 40 && ip[0] >> 4 == 6) {
-		struct sockaddr_in6 sa = { .sin6_family = AF_INET6 };
-
-		memcpy(&sa.sin6_addr, ip + 24, 16);
-		r = sendto(g->raw6, ip, len, 0, (struct sockaddr *)&sa, sizeof(sa));
+	for (int i = 0; i < niov; i++)
+		len += iov[i].iov_len;
+	if (first >= 20 && ip[0] >> 4 == 4) {
+		memcpy(&sa4.sin_addr, ip + 16, 4);
+		m.msg_name = &sa4;
+		m.msg_namelen = sizeof(sa4);
+		r = sendmsg(g->raw4, &m, 0);
+	} else if (first >= 40 && ip[0] >> 4 == 6) {
+		memcpy(&sa6.sin6_addr, ip + 24, 16);
+		m.msg_name = &sa6;
+		m.msg_namelen = sizeof(sa6);
+		r = sendmsg(g->raw6, &m, 0);
 	}
 	if (r == (ssize_t)len)
 		g->tx_kernel++;
 	else
 		g->tx_kernel_fail++;
+}
+
+/* A packet's frames after its first, back to the port. */
+static void free_segs(struct eg *g, uint64_t addr)
+{
+	for (uint32_t k = g->seg[fno(g, addr)].next, n; k != NIL; k = n) {
+		n = g->seg[k].next;
+		xsk_port_free(g->port, &(struct xsk_frame){ .addr = g->seg[k].addr });
+	}
 }
 
 /* What the engine released, in its order. */
@@ -168,19 +220,87 @@ static void deliver(struct eg *g, const struct wps_out *out, uint32_t n)
 		uint64_t addr = out[i].handle;
 		uint8_t *data = xsk_port_umem_data(g->port, addr);
 		const struct wps_xsk_desc *d = (const void *)data;
-		uint32_t len = d->len, l2 = d->l2_off;
+		uint32_t len = d->len, l2 = d->l2_off, k = g->seg[fno(g, addr)].next, nsegs = 1;
 
+		for (uint32_t j = k; j != NIL; j = g->seg[j].next)
+			nsegs++;
 		if (d->fib_rc == 0 && d->ifindex == g->out_if) {
-			g->batch[g->nb++] = (struct xsk_frame){ .addr = addr + l2, .data = data + l2, .len = len - l2 };
+			if (g->nb + nsegs > BATCH)
+				flush_tx(g);	/* a packet's frames go in one batch */
+			g->batch[g->nb++] = (struct xsk_frame){ .addr = addr + l2, .data = data + l2, .len = len - l2,
+								.more = k != NIL };
+			for (; k != NIL; k = g->seg[k].next)
+				g->batch[g->nb++] = (struct xsk_frame){
+					.addr = g->seg[k].addr, .data = xsk_port_umem_data(g->port, g->seg[k].addr),
+					.len = g->seg[k].len, .more = g->seg[k].next != NIL };
 			if (g->nb == BATCH)
 				flush_tx(g);
 			continue;
 		}
 		flush_tx(g);	/* keep the order across the two ways out */
-		to_kernel(g, data + l2 + 14, len - l2 - 14);
+		{
+			struct iovec iov[MAX_SEGS];
+			int niov = 1;
+
+			iov[0] = (struct iovec){ data + l2 + 14, len - l2 - 14 };
+			for (; k != NIL && niov < MAX_SEGS; k = g->seg[k].next)
+				iov[niov++] = (struct iovec){ xsk_port_umem_data(g->port, g->seg[k].addr), g->seg[k].len };
+			to_kernel(g, iov, niov);
+		}
+		free_segs(g, addr);
 		xsk_port_free(g->port, &(struct xsk_frame){ .addr = addr });
 	}
 	flush_tx(g);
+}
+
+/* ---- reception ---------------------------------------------------------- */
+
+/* A whole packet, its first frame at `addr`: into the engine, or refused. */
+static void rx_packet(struct eg *g, uint64_t addr, uint32_t len, bool bad, uint64_t now)
+{
+	struct wps_xsk_desc *d = xsk_port_umem_data(g->port, addr);
+	struct wps_pkt p;
+
+	g->rx++;
+	if (bad || len < sizeof(*d) || d->magic != WPS_XSK_MAGIC || d->l2_off < sizeof(*d) ||
+	    (uint32_t)d->l2_off + 14 + 20 > len || d->peer >= g->npeers) {
+		g->bad_desc++;
+		free_segs(g, addr);
+		xsk_port_free(g->port, &(struct xsk_frame){ .addr = addr });
+		return;
+	}
+	d->len = len;	/* the first frame's length travels with it */
+	p = (struct wps_pkt){ .peer = d->peer, .ingress_node = d->ingress_node, .flow_id = d->flow_id,
+			      .group_id = d->group_id, .flags = d->flags };
+	deliver(g, wps_reorder_out(g->e), wps_reorder_rx(g->e, &p, addr, now));
+}
+
+/* One received frame: a packet, or part of one (multi-buffer: `more` on all but its last). */
+static void rx_frame(struct eg *g, const struct xsk_frame *f, uint64_t now)
+{
+	struct partial *pt = &g->part[f->sock];
+	uint32_t k = fno(g, f->addr);
+
+	g->seg[k] = (struct seg){ .addr = f->addr, .len = f->len, .next = NIL };
+	if (!pt->open) {
+		if (!f->more) {
+			rx_packet(g, f->addr, f->len, f->sock == g->out_sock, now);
+			return;
+		}
+		*pt = (struct partial){ .first = k, .last = k, .nsegs = 1, .open = true,
+					.bad = f->sock == g->out_sock };
+		return;
+	}
+	g->seg[pt->last].next = k;
+	pt->last = k;
+	if (++pt->nsegs > MAX_SEGS)
+		pt->bad = true;
+	if (f->more)
+		return;
+	pt->open = false;
+	g->rx_multi++;
+	g->bad_multi += pt->bad;
+	rx_packet(g, g->seg[pt->first].addr, g->seg[pt->first].len, pt->bad, now);
 }
 
 /* ---- statistics ------------------------------------------------------- */
@@ -241,9 +361,11 @@ static void write_stats(struct eg *g)
 	for (unsigned a = 0; a < WPS_ACT__MAX; a++)
 		fprintf(f, "%s\"%s\":%llu", a ? "," : "", wps_action_name(a), (unsigned long long)t.actions[a]);
 	fprintf(f, "}},\"io\":{\"rx\":%llu,\"bad_descriptor\":%llu,\"tx_xsk\":%llu,\"tx_kernel\":%llu,"
-		"\"tx_kernel_failed\":%llu,\"tx_failed\":%llu},\"peers\":[",
+		"\"tx_kernel_failed\":%llu,\"tx_failed\":%llu,\"rx_multi_buffer\":%llu,\"frame_size\":%u,"
+		"\"multi_buffer\":%u},\"peers\":[",
 		(unsigned long long)g->rx, (unsigned long long)g->bad_desc, (unsigned long long)g->tx_xsk,
-		(unsigned long long)g->tx_kernel, (unsigned long long)g->tx_kernel_fail, (unsigned long long)g->tx_fail);
+		(unsigned long long)g->tx_kernel, (unsigned long long)g->tx_kernel_fail, (unsigned long long)g->tx_fail,
+		(unsigned long long)g->rx_multi, g->frame_size, xsk_port_is_sg(g->port) ? 1u : 0u);
 	for (unsigned k = 0; k < g->npeers; k++) {
 		struct wps_peer_stats ps;
 		char addr[INET6_ADDRSTRLEN] = "any";
@@ -289,6 +411,20 @@ static void live_line(struct eg *g)
 
 /* ---- set up and tear down ----------------------------------------------- */
 
+/* The longest frame a device may receive: its MTU and an Ethernet header with a VLAN tag. */
+static unsigned dev_frame_len(const char *dev)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), mtu = 1500;
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	if (fd >= 0 && !ioctl(fd, SIOCGIFMTU, &ifr))
+		mtu = ifr.ifr_mtu;
+	if (fd >= 0)
+		close(fd);
+	return (unsigned)mtu + 18;
+}
+
 static void teardown(struct eg *g)
 {
 	for (int i = 0; i < g->o->ndevs; i++)
@@ -302,6 +438,7 @@ static void teardown(struct eg *g)
 		unlink(g->o->stats_path);
 	ring_buffer__free(g->log);
 	xsk_port_destroy(g->port);
+	free(g->seg);
 	wps_egress__destroy(g->skel);
 	wps_reorder_free(g->e);
 	if (g->raw4 >= 0)
@@ -315,8 +452,8 @@ static int setup(struct eg *g, char *err, size_t errlen)
 	const struct wps_eg_run_opts *o = g->o;
 	struct wps_eg_cfg cfg = { .node_id = o->node_id, .log_per_sec = o->log_per_sec,
 				  .flags = o->any_peer ? WPS_EG_F_ANY_PEER : 0 };
-	struct xsk_port_cfg pcfg = { .frame_size = 2048, .ring_size = RING_SIZE, .zerocopy = o->zerocopy };
-	unsigned queues[WPS_EG_MAX_DEVS], nsocks = 1;
+	struct xsk_port_cfg pcfg = { .ring_size = RING_SIZE, .zerocopy = o->zerocopy };
+	unsigned queues[WPS_EG_MAX_DEVS], nsocks = 1, max_frame = 0, fpp;
 	struct wps_reorder_cfg rcfg;
 	__u32 zero = 0;
 	char path[512];
@@ -344,6 +481,8 @@ static int setup(struct eg *g, char *err, size_t errlen)
 			}
 		queues[i] = xsk_dev_queues(o->devs[i], WPS_EG_MAX_QUEUES);
 		nsocks += queues[i];
+		if (dev_frame_len(o->devs[i]) > max_frame)
+			max_frame = dev_frame_len(o->devs[i]);
 	}
 	if (nsocks > XSK_PORT_MAX_SOCKS) {
 		snprintf(err, errlen, "%u AF_XDP sockets needed, at most %d", nsocks, XSK_PORT_MAX_SOCKS);
@@ -377,10 +516,20 @@ static int setup(struct eg *g, char *err, size_t errlen)
 	if (load_peers(g, err, errlen) || load_local_addrs(g, err, errlen))
 		return -1;
 	g->nsocks = nsocks;
-	/* Every buffered packet holds a frame; the fill and tx rings need theirs too. */
-	pcfg.nframes = o->rcfg.total_buffer + nsocks * RING_SIZE * 2 + 1024;
+	/*
+	 * Frames: 2 KiB while the devices' frames fit one (a copy-mode frame keeps
+	 * XDP_PACKET_HEADROOM, 256 bytes, in front), else 4 KiB (a UMEM chunk is at
+	 * most a page) and, for frames longer than that, multi-buffer sockets.
+	 * Every buffered packet holds its frames; the fill and tx rings need theirs.
+	 */
+	pcfg.frame_size = max_frame <= 2048 - 256 ? 2048 : 4096;
+	pcfg.sg = max_frame > pcfg.frame_size - 256;
+	fpp = (max_frame + pcfg.frame_size - 257) / (pcfg.frame_size - 256);
+	pcfg.nframes = o->rcfg.total_buffer * (fpp ? fpp : 1) + nsocks * RING_SIZE * 2 + 1024;
+	g->frame_size = pcfg.frame_size;
 	g->port = xsk_port_create(&pcfg);
-	if (!g->port) {
+	g->seg = calloc(pcfg.nframes, sizeof(*g->seg));
+	if (!g->port || !g->seg) {
 		snprintf(err, errlen, "AF_XDP UMEM of %u frames: %s", pcfg.nframes, strerror(errno));
 		return -1;
 	}
@@ -406,6 +555,16 @@ static int setup(struct eg *g, char *err, size_t errlen)
 	if (g->out_sock < 0) {
 		snprintf(err, errlen, "AF_XDP socket on %s: %s%s", o->out_dev, strerror(-g->out_sock),
 			 g->out_sock == -EBUSY ? " (another instance?)" : "");
+		return -1;
+	}
+	/* What the sockets take: any frame with multi-buffer, else one buffer's worth. */
+	cfg.xsk_max = xsk_port_is_sg(g->port) ? 0 : g->frame_size - 256;
+	if (pcfg.sg && !xsk_port_is_sg(g->port) && o->live)
+		fprintf(stderr, "wps egress: this kernel's AF_XDP has no multi-buffer (XDP_USE_SG, Linux 6.6): R = 1 "
+			"frames over %u bytes are decapsulated in XDP, their order not restored (r1_too_big)\n",
+			cfg.xsk_max);
+	if (bpf_map_update_elem(bpf_map__fd(g->skel->maps.wps_eg_cfg), &zero, &cfg, 0)) {
+		snprintf(err, errlen, "configuring the XDP program: %s", strerror(errno));
 		return -1;
 	}
 	g->log = ring_buffer__new(bpf_map__fd(g->skel->maps.wps_eg_log), on_log, g, NULL);
@@ -468,23 +627,8 @@ int wps_eg_run(const struct wps_eg_run_opts *o, volatile sig_atomic_t *stop, cha
 			n = xsk_port_rx(g.port, -1, fr, BATCH);
 		}
 		now = ub_mono_ns();
-		for (unsigned i = 0; i < n; i++) {
-			struct wps_xsk_desc *d = (void *)fr[i].data;
-			struct wps_pkt p;
-
-			g.rx++;
-			if (fr[i].len < sizeof(*d) || d->magic != WPS_XSK_MAGIC || d->l2_off < sizeof(*d) ||
-			    (uint32_t)d->l2_off + 14 + 20 > fr[i].len || fr[i].sock == g.out_sock ||
-			    d->peer >= g.npeers) {
-				g.bad_desc++;
-				xsk_port_free(g.port, &fr[i]);
-				continue;
-			}
-			d->len = fr[i].len;	/* the length travels with the frame */
-			p = (struct wps_pkt){ .peer = d->peer, .ingress_node = d->ingress_node, .flow_id = d->flow_id,
-					      .group_id = d->group_id, .flags = d->flags };
-			deliver(&g, wps_reorder_out(g.e), wps_reorder_rx(g.e, &p, fr[i].addr, now));
-		}
+		for (unsigned i = 0; i < n; i++)
+			rx_frame(&g, &fr[i], now);
 		/* A full batch may leave frames in the rings, the group a timer waits for among
 		 * them (this thread was descheduled while the paths kept delivering): expire
 		 * timers once the rings are read dry or, under overload, once as many frames
