@@ -316,6 +316,22 @@ static struct flow *flow_find(struct wps_reorder *e, uint16_t peer, uint16_t nod
 	return NULL;
 }
 
+void wps_reorder_prefetch(const struct wps_reorder *e, const struct wps_pkt *p, int stage)
+{
+	const uint32_t *b = &e->buckets[hash_key(p->peer, p->ingress_node, p->flow_id) & e->hmask];
+
+	if (stage == 0) {
+		__builtin_prefetch(b);
+		return;
+	}
+	if (*b != NIL) {
+		const char *f = (const char *)&e->flows[*b];
+
+		__builtin_prefetch(f);
+		__builtin_prefetch(f + 64);
+	}
+}
+
 /* A token bucket of burst flows, rate per second: refilled to now; whether a token is there. */
 static bool bucket_refill(struct policer *p, uint32_t rate, uint32_t burst, uint64_t now)
 {
