@@ -71,8 +71,8 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
-	__uint(max_entries, WPS_EG_MAX_DEVS * WPS_EG_MAX_QUEUES);
-	__type(key, __u32);		/* device slot x WPS_EG_MAX_QUEUES + rx queue */
+	__uint(max_entries, WPS_EG_MAX_DEVS * WPS_EG_MAX_QUEUES * WPS_EG_MAX_SHARDS);
+	__type(key, __u32);		/* wps_eg_xsk_key(device slot, rx queue, shard) */
 	__type(value, __u32);
 } wps_eg_xsks SEC(".maps");
 
@@ -477,11 +477,12 @@ int wps_egress(struct xdp_md *ctx)
 			count(WPS_EG_CNT_R1_TOO_BIG);
 			return decap_forward(ctx, l2_off, v4);
 		}
+		/* The flow's reorder thread: its socket on the queue the frame came in on. */
 		ifindex = ctx->ingress_ifindex;
 		slot = bpf_map_lookup_elem(&wps_eg_ifslot, &ifindex);
 		if (slot && bpf_redirect_map(&wps_eg_xsks,
-					     *slot * WPS_EG_MAX_QUEUES + (ctx->rx_queue_index % WPS_EG_MAX_QUEUES),
-					     0) == XDP_REDIRECT)
+					     wps_eg_xsk_key(*slot, ctx->rx_queue_index,
+							    wps_eg_shard(peer, node, flow, cfg->shards)), 0) == XDP_REDIRECT)
 			return to_reorder(ctx, l2_off, v4, node, flow, gid, flags, peer);
 		count(WPS_EG_CNT_R1_NO_XSK);
 	}

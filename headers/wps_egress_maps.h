@@ -11,6 +11,7 @@
 
 #define WPS_EG_MAX_DEVS		16	/* domain-facing devices */
 #define WPS_EG_MAX_QUEUES	16	/* rx queues per device with a socket */
+#define WPS_EG_MAX_SHARDS	8	/* reorder threads, each with a socket on every queue */
 #define WPS_EG_MAX_LOCAL	64	/* our outer IPv6 addresses */
 #define WPS_EG_MAX_OPTHDR	64	/* longest options header we parse (HdrExtLen <= 7) */
 #define WPS_EG_MAX_OPTS		16	/* options per header we walk */
@@ -23,7 +24,29 @@ struct wps_eg_cfg {
 	__u32 log_per_sec;	/* log records per second and CPU (0: none) */
 	__u32 xsk_max;		/* longest frame the reorder sockets take, in one buffer (0: any,
 				 * multi-buffer sockets); a longer R = 1 frame is decapsulated in XDP */
+	__u32 shards;		/* reorder threads (1..WPS_EG_MAX_SHARDS; 0 counts as 1) */
 };
+
+/*
+ * The reorder thread (shard) of a flow: its peer index, Ingress Node ID and
+ * Flow ID hashed onto 0..shards-1, the same in the XDP program and anywhere
+ * user space needs it. A flow is always on one shard, so its order is one
+ * thread's to keep. The XSKMAP key of a socket: device slot, rx queue, shard.
+ */
+static inline __u32 wps_eg_shard(__u32 peer, __u32 node, __u32 flow, __u32 shards)
+{
+	__u32 h = (peer << 16 | node) * 0x9e3779b1u ^ flow * 0x85ebca77u;
+
+	h ^= h >> 15;
+	h *= 0xc2b2ae3du;
+	h ^= h >> 13;
+	return shards > 1 ? (__u32)(((__u64)h * shards) >> 32) : 0;
+}
+
+static inline __u32 wps_eg_xsk_key(__u32 slot, __u32 queue, __u32 shard)
+{
+	return (slot * WPS_EG_MAX_QUEUES + queue % WPS_EG_MAX_QUEUES) * WPS_EG_MAX_SHARDS + shard;
+}
 
 /* Every R=1 packet is decapsulated in XDP too (tests, and a fallback mode). */
 #define WPS_EG_F_NO_REORDER	0x1

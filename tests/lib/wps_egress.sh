@@ -25,7 +25,17 @@ topo_wps_egress() {
 		ns_addr "$NS_EG" "eg-d$k" "fd00:2$k::1/64"
 	done
 	# Path 0 carries the egress's WPS address (fd00:20::1) and the ingress's.
-	ns_link "$NS_EG" eg-site "$WPS_EG_SITE_MAC" "$NS_WDST" wdst0 "$WPS_DST_MAC"
+	# WPS_EG_SITE_QUEUES=N: eg-site and wdst0 with N queues each (a multi-queue NIC: each
+	# reorder thread sends on a queue of its own).
+	if [[ -n ${WPS_EG_SITE_QUEUES:-} ]]; then
+		ip link add eg-site netns "$NS_EG" address "$WPS_EG_SITE_MAC" numtxqueues "$WPS_EG_SITE_QUEUES" \
+			numrxqueues "$WPS_EG_SITE_QUEUES" type veth peer name wdst0 netns "$NS_WDST" address "$WPS_DST_MAC" \
+			numtxqueues "$WPS_EG_SITE_QUEUES" numrxqueues "$WPS_EG_SITE_QUEUES"
+		ip -n "$NS_EG" link set eg-site up
+		ip -n "$NS_WDST" link set wdst0 up
+	else
+		ns_link "$NS_EG" eg-site "$WPS_EG_SITE_MAC" "$NS_WDST" wdst0 "$WPS_DST_MAC"
+	fi
 	# Without NAPI on wdst0, what the egress transmits over AF_XDP queues in the
 	# backlog (1000) rather than the veth's 256-frame XDP ring: a released burst
 	# fits. XDP_REDIRECT into eg-site (R = 0) needs NAPI: turn GRO back on for it.
