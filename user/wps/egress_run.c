@@ -45,7 +45,7 @@
 #include "wps_egress.skel.h"
 #include "wps_opt.h"
 #include "xsk_mt.h"
-#include "xsk_port.h"
+#include "xsk_port.h"	/* xsk_dev_queues() */
 
 #define BATCH		64
 #define RING_SIZE	2048
@@ -88,7 +88,7 @@ struct shard {
 	struct wps_reorder *e;
 	int out_sock;			/* its socket on the site-facing device */
 	unsigned nrx;			/* its rx sockets */
-	struct xsk_frame batch[BATCH];
+	struct xsk_mt_frame batch[BATCH];
 	unsigned nb;
 	struct pend pend[BATCH];
 	unsigned npend;
@@ -272,10 +272,10 @@ static void deliver(struct shard *s, const struct wps_out *out, uint32_t n)
 		if (d->fib_rc == 0 && d->ifindex == g->out_if) {
 			if (s->nb + nsegs > BATCH)
 				flush_tx(s);	/* a packet's frames go in one batch */
-			s->batch[s->nb++] = (struct xsk_frame){ .addr = addr + l2, .data = data + l2, .len = len - l2,
+			s->batch[s->nb++] = (struct xsk_mt_frame){ .addr = addr + l2, .data = data + l2, .len = len - l2,
 								.more = k != NIL };
 			for (; k != NIL; k = s->seg[k].next)
-				s->batch[s->nb++] = (struct xsk_frame){
+				s->batch[s->nb++] = (struct xsk_mt_frame){
 					.addr = s->seg[k].addr, .data = xsk_mt_data(g->xm, s->seg[k].addr),
 					.len = s->seg[k].len, .more = s->seg[k].next != NIL };
 			if (s->nb == BATCH)
@@ -353,7 +353,7 @@ static void rx_packets(struct shard *s, uint64_t now)
 }
 
 /* One received frame: a packet, or part of one (multi-buffer: `more` on all but its last). */
-static void rx_frame(struct shard *s, const struct xsk_frame *f)
+static void rx_frame(struct shard *s, const struct xsk_mt_frame *f)
 {
 	struct eg *g = s->g;
 	struct partial *pt = &s->part[f->sock];
@@ -591,7 +591,7 @@ static void *shard_main(void *arg)
 {
 	struct shard *s = arg;
 	struct eg *g = s->g;
-	struct xsk_frame fr[BATCH];
+	struct xsk_mt_frame fr[BATCH];
 	unsigned full_batches = 0;
 
 	if (s->cpu >= 0) {

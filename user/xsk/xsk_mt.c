@@ -403,7 +403,7 @@ void xsk_mt_service(struct xsk_mt_thr *t)
 	}
 }
 
-static unsigned rx_one(struct xsk_mt_thr *t, int si, struct xsk_frame *out, unsigned max)
+static unsigned rx_one(struct xsk_mt_thr *t, int si, struct xsk_mt_frame *out, unsigned max)
 {
 	struct sock *s = &t->socks[si];
 	uint32_t idx, n;
@@ -427,7 +427,7 @@ static unsigned rx_one(struct xsk_mt_thr *t, int si, struct xsk_frame *out, unsi
 	return n;
 }
 
-unsigned xsk_mt_rx(struct xsk_mt_thr *t, struct xsk_frame *out, unsigned max)
+unsigned xsk_mt_rx(struct xsk_mt_thr *t, struct xsk_mt_frame *out, unsigned max)
 {
 	unsigned got = 0;
 
@@ -439,7 +439,7 @@ unsigned xsk_mt_rx(struct xsk_mt_thr *t, struct xsk_frame *out, unsigned max)
 	return got;
 }
 
-unsigned xsk_mt_tx(struct xsk_mt_thr *t, int sock, struct xsk_frame *f, unsigned n)
+unsigned xsk_mt_tx(struct xsk_mt_thr *t, int sock, struct xsk_mt_frame *f, unsigned n)
 {
 	struct sock *s;
 	uint32_t idx;

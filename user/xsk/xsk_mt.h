@@ -20,16 +20,13 @@
  *     a completion ring) onto its own stack.
  *
  * Setting up (xsk_mt_create, xsk_mt_thread, xsk_mt_add) is single-threaded;
- * afterwards each xsk_mt_thr is driven by one thread only. Frames and their
- * multi-buffer flag are struct xsk_frame of xsk_port.h.
+ * afterwards each xsk_mt_thr is driven by one thread only.
  */
 #ifndef UBXDP_XSK_MT_H
 #define UBXDP_XSK_MT_H
 
 #include <stdbool.h>
 #include <stdint.h>
-
-#include "xsk_port.h"
 
 #define XSK_MT_MAX_POOLS	512
 #define XSK_MT_MAX_SOCKS	320	/* per thread */
@@ -44,6 +41,14 @@ struct xsk_mt_cfg {
 
 struct xsk_mt;
 struct xsk_mt_thr;
+
+struct xsk_mt_frame {
+	uint64_t addr;		/* UMEM address of the first byte */
+	uint8_t *data;		/* the bytes */
+	uint32_t len;
+	int sock;		/* the thread's socket it came in on (rx) */
+	bool more;		/* multi-buffer: the packet goes on in the next frame (XDP_PKT_CONTD) */
+};
 
 /* NULL with errno set. */
 struct xsk_mt *xsk_mt_create(const struct xsk_mt_cfg *cfg);
@@ -66,8 +71,8 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 	       uint32_t key);
 
 /* The data path: only t's own thread. */
-unsigned xsk_mt_rx(struct xsk_mt_thr *t, struct xsk_frame *out, unsigned max);	/* round robin over t's rx sockets */
-unsigned xsk_mt_tx(struct xsk_mt_thr *t, int sock, struct xsk_frame *f, unsigned n);	/* all or none */
+unsigned xsk_mt_rx(struct xsk_mt_thr *t, struct xsk_mt_frame *out, unsigned max);	/* round robin over t's rx sockets */
+unsigned xsk_mt_tx(struct xsk_mt_thr *t, int sock, struct xsk_mt_frame *f, unsigned n);	/* all or none */
 void xsk_mt_free(struct xsk_mt_thr *t, uint64_t addr);
 /* Reap t's completions, top up the fill rings of the queues t receives from, kick pending tx. */
 void xsk_mt_service(struct xsk_mt_thr *t);

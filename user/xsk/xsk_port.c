@@ -18,14 +18,6 @@
 #include <linux/if_xdp.h>
 #include <xdp/xsk.h>
 
-/* Multi-buffer AF_XDP (Linux 6.6 uapi); older headers lack them. */
-#ifndef XDP_USE_SG
-#define XDP_USE_SG	(1 << 4)
-#endif
-#ifndef XDP_PKT_CONTD
-#define XDP_PKT_CONTD	(1 << 0)
-#endif
-
 struct xsk_sock {
 	struct xsk_socket *xsk;
 	struct xsk_ring_cons rx, comp;
@@ -205,17 +197,8 @@ int xsk_port_add(struct xsk_port *p, const char *ifname, uint32_t queue, int xsk
 	scfg.bind_flags = p->cfg.zerocopy ? XDP_ZEROCOPY : XDP_COPY;
 	if (!p->cfg.no_wakeup)
 		scfg.bind_flags |= XDP_USE_NEED_WAKEUP;
-	if (p->cfg.sg)
-		scfg.bind_flags |= XDP_USE_SG;
 	err = xsk_socket__create_shared(&s->xsk, ifname, queue, p->umem, &s->rx, &s->tx,
 					&s->fill, &s->comp, &scfg);
-	if (err && p->cfg.sg && !p->nsocks && (err == -EINVAL || err == -EOPNOTSUPP)) {
-		/* A kernel before 6.6 knows no XDP_USE_SG: the port goes without. */
-		p->cfg.sg = false;
-		scfg.bind_flags &= ~XDP_USE_SG;
-		err = xsk_socket__create_shared(&s->xsk, ifname, queue, p->umem, &s->rx, &s->tx,
-						&s->fill, &s->comp, &scfg);
-	}
 	if (err)
 		return err < 0 ? err : -err;
 	fd = xsk_socket__fd(s->xsk);
@@ -239,7 +222,6 @@ int xsk_port_fd(const struct xsk_port *p, int sock) { return xsk_socket__fd(p->s
 const char *xsk_port_ifname(const struct xsk_port *p, int sock) { return p->socks[sock].ifname; }
 uint32_t xsk_port_frame_size(const struct xsk_port *p) { return p->cfg.frame_size; }
 bool xsk_port_is_zerocopy(const struct xsk_port *p, int sock) { return p->socks[sock].zerocopy; }
-bool xsk_port_is_sg(const struct xsk_port *p) { return p->cfg.sg; }
 uint32_t xsk_port_free_frames(const struct xsk_port *p) { return p->nfree; }
 void *xsk_port_umem_data(const struct xsk_port *p, uint64_t addr) { return xsk_umem__get_data(p->area, addr); }
 
@@ -255,7 +237,6 @@ static unsigned rx_one(struct xsk_port *p, int si, struct xsk_frame *out, unsign
 		out[i].data = xsk_umem__get_data(p->area, d->addr);
 		out[i].len = d->len;
 		out[i].sock = si;
-		out[i].more = d->options & XDP_PKT_CONTD;
 	}
 	if (n) {
 		xsk_ring_cons__release(&s->rx, n);
@@ -304,7 +285,6 @@ bool xsk_port_alloc(struct xsk_port *p, struct xsk_frame *f)
 	f->data = xsk_umem__get_data(p->area, f->addr);
 	f->len = 0;
 	f->sock = -1;
-	f->more = false;
 	return true;
 }
 
@@ -335,7 +315,7 @@ unsigned xsk_port_tx(struct xsk_port *p, int sock, struct xsk_frame *f, unsigned
 
 		d->addr = f[i].addr;
 		d->len = f[i].len;
-		d->options = p->cfg.sg && f[i].more ? XDP_PKT_CONTD : 0;
+		d->options = 0;
 	}
 	if (got) {
 		xsk_ring_prod__submit(&s->tx, got);

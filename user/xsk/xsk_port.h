@@ -31,10 +31,6 @@ struct xsk_port_cfg {
 	uint32_t ring_size;	/* rx, tx, fill, completion per socket (0: 1024) */
 	bool zerocopy;		/* ask for XDP_ZEROCOPY; false: XDP_COPY */
 	bool no_wakeup;		/* do not request XDP_USE_NEED_WAKEUP */
-	bool sg;		/* multi-buffer (XDP_USE_SG, kernel 6.6+): a packet longer than a
-				 * frame comes and goes as several, all but the last with `more`;
-				 * where the kernel refuses it, the sockets are made without
-				 * (xsk_port_is_sg() says which) */
 };
 
 struct xsk_frame {
@@ -42,8 +38,6 @@ struct xsk_frame {
 	uint8_t *data;		/* the bytes */
 	uint32_t len;
 	int sock;		/* socket index it came in on (rx) */
-	bool more;		/* multi-buffer ports: the packet goes on in the next frame
-				 * (XDP_PKT_CONTD); ignored on tx by a port without it */
 };
 
 struct xsk_port_stats {
@@ -69,8 +63,6 @@ int xsk_port_nsocks(const struct xsk_port *p);
 int xsk_port_fd(const struct xsk_port *p, int sock);	/* for poll() */
 const char *xsk_port_ifname(const struct xsk_port *p, int sock);
 uint32_t xsk_port_frame_size(const struct xsk_port *p);
-/* Whether the sockets are multi-buffer (cfg.sg asked for, and the kernel took it). */
-bool xsk_port_is_sg(const struct xsk_port *p);
 /* Whether the kernel bound `sock` zero-copy. */
 bool xsk_port_is_zerocopy(const struct xsk_port *p, int sock);
 
@@ -83,8 +75,7 @@ void xsk_port_free(struct xsk_port *p, const struct xsk_frame *f);
 
 /*
  * Queue `n` frames for transmission on `sock` and kick the kernel. Returns how
- * many were queued (all or none); the rest still belong to the caller (free or
- * retry). A multi-buffer packet's frames go in one call.
+ * many were queued; the rest still belong to the caller (free or retry).
  */
 unsigned xsk_port_tx(struct xsk_port *p, int sock, struct xsk_frame *f, unsigned n);
 
