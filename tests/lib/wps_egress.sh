@@ -188,14 +188,16 @@ topo_wps_chain() {
 
 # wps_chain_ingress [RULE OPTIONS]: the WPS ingress on wan0 of topo_wps_chain, the four wanK as
 # its paths, and one rule for site B's prefix with RULE OPTIONS (--quantum N, --proto ...).
-# WPS_CHAIN_ATTACH (an array, if set): more `attach` options (--max-inflight G ...).
+# WPS_CHAIN_ATTACH (an array, if set): more `attach` options (--max-inflight G ...);
+# WPS_CHAIN_WEIGHTS (an array of four, if set): the paths' weights.
 wps_chain_ingress() {
 	local k ubctl=$UBXDP_ROOT/build/bin/ubctl
 	ns_run "$NS_GW" "$ubctl" wps ingress attach --dev wan0 --node-id "$WPS_IN_NODE" --src "$WPS_IN_IP6" \
 		--egress-node-id "$WPS_EG_NODE" --egress-addr "$WPS_EG_IP6" "${WPS_CHAIN_ATTACH[@]}" >/dev/null || return 1
 	for k in 0 1 2 3; do
 		ns_run "$NS_GW" "$ubctl" wps ingress path add --dev wan0 --via "wan$k" \
-			--nexthop-mac "$(printf '02:00:00:00:2%d:01' "$k")" >/dev/null || return 1
+			--nexthop-mac "$(printf '02:00:00:00:2%d:01' "$k")" ${WPS_CHAIN_WEIGHTS:+--weight "${WPS_CHAIN_WEIGHTS[k]}"} \
+			>/dev/null || return 1
 	done
 	ns_run "$NS_GW" "$ubctl" wps ingress rule add --dev wan0 --dst "${WPS_DST_IP4%.*}.0/24" "$@" >/dev/null
 }
