@@ -31,7 +31,7 @@
 #                         [--rates "R0 R1 R2 R3" (Mbit/s per path, instead of --rate; the ingress's rule
 #                          then schedules --sched weighted with the paths weighted as their rates)]
 #                         [--sched rr|weighted|least-loaded] [--loss-path K --loss N (1 frame in N lost on
-#                          path K, at random: tc gact on wanK)]
+#                          path K, at random, by the delay line)]
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT" || exit 1
@@ -106,10 +106,8 @@ run() {
 				tbf rate "${RATES[k]}mbit" burst 32kb latency 100ms
 		done
 	fi
-	if [[ -n $LOSS_PATH ]]; then
-		tc -n "$NS_GW" qdisc add dev "wan$LOSS_PATH" clsact
-		tc -n "$NS_GW" filter add dev "wan$LOSS_PATH" egress matchall action gact ok random netrand drop "$LOSS"
-	fi
+	WPS_LOSS=()
+	[[ -z $LOSS_PATH ]] || WPS_LOSS[LOSS_PATH]=$LOSS
 	[[ -z $rmem ]] || ip netns exec "$NS_WDST" sysctl -qw net.ipv4.tcp_rmem="4096 131072 $rmem"
 	wps_delayline_start "$NS_WDL" "$d/dl" || return 1
 	wps_egress_start "$d/eg" eg-d0,eg-d1,eg-d2,eg-d3 --quiet || return 1
@@ -153,13 +151,16 @@ run() {
 	ns_run "$NS_GW" "$UBCTL" stats --json >"$d/istats" 2>/dev/null
 	[[ $mode != flow ]] && ns_run "$NS_GW" "$UBCTL" wps ingress detach --dev wan0 >/dev/null 2>&1
 	kill -TERM "$EG_PID" "$DL_PID" 2>/dev/null; wait "$EG_PID" "$DL_PID" 2>/dev/null
+	[[ $VERBOSE == 1 && -n $LOSS_PATH ]] && grep "pair $LOSS_PATH" "$d/dl" | sed "s/^/$mode delay line /"
 	# Frames lost anywhere in the chain, which TCP then retransmits and the receiver queues out
 	# of order: tbf's queue overflowing (TCP probing past the rate) and every device's drop
 	# counters (a full veth ring or backlog, a send the delay line could not make).
-	local k ns drops=0
+	local k ns drops=0 pd perpath=
 	for k in 0 1 2 3; do
-		drops=$((drops + $(tc -s -n "$NS_GW" qdisc show dev "wan$k" | awk '/tbf/ {t = 1} t && /dropped/ {sub(",", "", $7); print $7; exit}')))
+		pd=$(tc -s -n "$NS_GW" qdisc show dev "wan$k" | awk '/tbf/ {t = 1} t && /dropped/ {sub(",", "", $7); print $7; exit}')
+		drops=$((drops + pd)) perpath+=" $pd"
 	done
+	[[ $VERBOSE == 1 ]] && echo "$mode tbf drops per path:$perpath"
 	for ns in "$NS_WSRC" "$NS_GW" "$NS_WDL" "$NS_EG" "$NS_WDST"; do
 		drops=$((drops + $(ip -s -j -n "$ns" link show | /usr/bin/python3 -c 'import json, sys
 print(sum(l["stats64"]["rx"]["dropped"] + l["stats64"]["tx"]["dropped"] for l in json.load(sys.stdin)))')))
@@ -195,7 +196,8 @@ try:
         hwm = s["hwm"]
         if verbose:
             print(f"{mode:7s} egress: timer expiries {s['timer_expiries']}, late packets {s['late_packets']}, "
-                  f"bound releases {s['bound_releases']}")
+                  f"bound releases {s['bound_releases']}, skew {s['skew_us']} us, release timeout "
+                  f"{s['release_timeout_us']} us")
         # rate x skew + one group, in inner packets (the flow's rate as measured)
         pred = f"{gp * 1e6 / 8 * 0.010 / inner + q:.0f}"
 except Exception:

@@ -12,14 +12,14 @@
 # pinned, one per CPU, at real-time priority (the defaults). Prints per round the frames
 # and Mpps, then the medians and 2-thread / 1-thread.
 #
-#   bench/wps_threads.sh [--rounds N (per instance, 8)] [--instances N (of each, 2)] [--flows N (64)]
+#   bench/wps_threads.sh [--rounds N (per instance, 8)] [--instances N (of each, 2)] [--flows N (256)]
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT" || exit 1
 . tests/lib/netns.sh
 . tests/lib/wps_egress.sh
 UBCTL=$ROOT/build/bin/ubctl
-ROUNDS=8 INSTANCES=2 FLOWS=64 PER_PATH=1792
+ROUNDS=8 INSTANCES=2 FLOWS=256 PER_PATH=1792
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--rounds) ROUNDS=$2; shift 2 ;;

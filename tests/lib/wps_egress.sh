@@ -61,12 +61,13 @@ topo_wps_egress() {
 
 # The four paths' delays (us) through the delay line: the headline's skews of 0, 1, 5, 10 ms.
 WPS_DELAYS=(0 1000 5000 10000)
+WPS_LOSS=()
 
 # wps_delayline_start NS LOG: build/bin/wps_delayline in NS, dl-aK -> dl-bK held WPS_DELAYS[K]
-# for K = 0..3; sets DL_PID once it listens (frames sent before that would pass undelayed or not at all).
+# for K = 0..3, and one frame in WPS_LOSS[K] lost where that is set; sets DL_PID once it listens (frames sent before that would pass undelayed or not at all).
 wps_delayline_start() {
 	local args=() k
-	for k in 0 1 2 3; do args+=("dl-a$k" "dl-b$k" "${WPS_DELAYS[k]}"); done
+	for k in 0 1 2 3; do args+=("dl-a$k" "dl-b$k" "${WPS_DELAYS[k]}${WPS_LOSS[k]:+/${WPS_LOSS[k]}}"); done
 	# nsenter itself, not ns_run: $! must be the delay line's pid, not a subshell's.
 	# Real-time priority: on a loaded machine a descheduled delay line holds a frame tens of
 	# ms past its delay, more skew than the paths have; it sleeps between frames.
