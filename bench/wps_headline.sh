@@ -29,7 +29,8 @@
 #                         [--probe (per path: busy fraction, empty queue, backlog; site B's receive buffer)]
 #                         [--attach "OPTS" (the ingress's attach options; "--max-inflight 16" unless given)]
 #                         [--rates "R0 R1 R2 R3" (Mbit/s per path, instead of --rate; the ingress's rule
-#                          then schedules --sched weighted with the paths weighted as their rates)]
+#                          then schedules --sched weighted with the paths weighted as their rates, in
+#                          lowest terms)]
 #                         [--sched rr|weighted|least-loaded] [--loss-path K --loss N (1 frame in N lost on
 #                          path K, at random, by the delay line)]
 set -uo pipefail
@@ -71,7 +72,13 @@ SUM=$((4 * RATE))
 if [[ ${#RATES[@]} -gt 0 ]]; then
 	[[ ${#RATES[@]} -eq 4 ]] || { echo "--rates takes four rates" >&2; exit 2; }
 	SUM=$((RATES[0] + RATES[1] + RATES[2] + RATES[3])) RATE=$((SUM / 4)) SCHED=${SCHED:-weighted}
-	WPS_CHAIN_WEIGHTS=("${RATES[@]}")
+	# The rates divided by their greatest common divisor: the ingress's weighted scheduler gives
+	# a path its weight's worth of consecutive groups (seq mod the weights' sum), so weights of
+	# 10..40 sent ten groups in a row into the 10 Mbit/s path, past its queue.
+	g=${RATES[0]}
+	for r in "${RATES[@]}"; do a=$g b=$r; while ((b)); do t=$((a % b)) a=$b b=$t; done; g=$a; done
+	WPS_CHAIN_WEIGHTS=()
+	for r in "${RATES[@]}"; do WPS_CHAIN_WEIGHTS+=($((r / g))); done
 fi
 # 4 x BDP of the slowest path: 4 x rate x (its delay + one group's frames at one path's rate)
 BDP=$(( 4 * RATE * 1000000 / 8 * (WPS_DELAYS[3] + QUANTUM * (INNER + 70) * 8 / RATE) / 1000000 ))
@@ -212,7 +219,7 @@ PY
 }
 
 echo "WPS headline: 1 TCP flow, 4 paths x ${RATES[*]:-$RATE} Mbit/s (tbf), delays ${WPS_DELAYS[*]} us, quantum $QUANTUM packets," \
-	"inner MTU $INNER, path MTU 1500; ingress attach ${WPS_CHAIN_ATTACH[*]:-(defaults)}${SCHED:+, sched $SCHED}" \
+	"inner MTU $INNER, path MTU 1500; ingress attach ${WPS_CHAIN_ATTACH[*]:-(defaults)}${SCHED:+, sched $SCHED}${WPS_CHAIN_WEIGHTS:+ (weights ${WPS_CHAIN_WEIGHTS[*]})}" \
 	"${LOSS_PATH:+, 1 frame in $LOSS lost on path $LOSS_PATH}; load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "TCP: ${CC:-host default congestion control}, site B's tcp_rmem max $RMEM (4 x BDP of the slowest path, $BDP bytes);" \
 	"wps-bbr: $(sysctl -n net.ipv4.tcp_congestion_control) and tcp_rmem $(sysctl -n net.ipv4.tcp_rmem | tr -s '\t ' ' ') (the host's); ${TIME}s, the first omitted"
