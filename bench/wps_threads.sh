@@ -3,8 +3,8 @@
 # (`ubctl wps egress run --threads N`), in alternating instances on one topology.
 #
 # Each round, with the egress stopped (SIGSTOP), a burst of WPS frames (R = 1, 64-byte inner
-# UDP, FLOWS flows in groups of 4 over the four domain paths, about 1,800 per path: what the
-# paths' fill rings hold) is delivered into the reorder sockets' rings by the XDP program;
+# UDP, FLOWS flows in groups of 4 over PATHS domain paths, 1,792 per path: what a path's fill
+# ring holds) is delivered into the reorder sockets' rings by the XDP program;
 # then SIGCONT, and a counting XDP sink at the site's far end (bench/sink_count.bpf.c, on
 # each of its queues) times the burst from its first frame out to its last: the threads'
 # rate with their work waiting, free of the sender's cost and of the wake-up. The site link
@@ -19,25 +19,28 @@ cd "$ROOT" || exit 1
 . tests/lib/netns.sh
 . tests/lib/wps_egress.sh
 UBCTL=$ROOT/build/bin/ubctl
-ROUNDS=8 INSTANCES=2 FLOWS=256 PER_PATH=1792
+ROUNDS=8 INSTANCES=2 FLOWS=256 PER_PATH=1792 PATHS=8
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--rounds) ROUNDS=$2; shift 2 ;;
 	--instances) INSTANCES=$2; shift 2 ;;
 	--flows) FLOWS=$2; shift 2 ;;
-	*) echo "usage: $0 [--rounds N] [--instances N] [--flows N]" >&2; exit 2 ;;
+	--paths) PATHS=$2; shift 2 ;;
+	*) echo "usage: $0 [--rounds N] [--instances N] [--flows N] [--paths N]" >&2; exit 2 ;;
 	esac
 done
 why=$(ns_unsupported) && { echo "wps_threads: skipped: $why"; exit 0; }
 trap 'kill -CONT ${EG_PID:-} 2>/dev/null; kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; ns_cleanup_all' EXIT
 
-WPS_EG_SITE_QUEUES=2 topo_wps_egress 4
+WPS_EG_SITE_QUEUES=2 topo_wps_egress "$PATHS"
+DEVS= INDEVS=
+for ((k = 0; k < PATHS; k++)); do DEVS+=${DEVS:+,}eg-d$k INDEVS+=${INDEVS:+,}in-d$k; done
 ip -n "$NS_WDST" link set dev wdst0 xdp obj build/bpf/sink_count.bpf.o sec xdp
 prog=$(ip -j -n "$NS_WDST" link show wdst0 | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["xdp"]["prog"]["id"])')
 map=$(bpftool prog show id "$prog" -j | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["map_ids"][0])')
 d=$(mktemp -d)
 mkfifo "$d/go"
-ns_run "$NS_WIN" /usr/bin/python3 bench/wps_threads_inject.py in-d0,in-d1,in-d2,in-d3 "$FLOWS" "$PER_PATH" \
+ns_run "$NS_WIN" /usr/bin/python3 bench/wps_threads_inject.py "$INDEVS" "$FLOWS" "$PER_PATH" \
 	<"$d/go" >>"$d/inject" 2>&1 &
 INJ=$!
 exec 9>"$d/go"
@@ -73,11 +76,11 @@ burst() {
 }
 
 declare -A rates
-echo "WPS egress threads: $FLOWS flows, bursts of $((PER_PATH * 4)) frames over 4 paths, $ROUNDS rounds per instance;" \
+echo "WPS egress threads: $FLOWS flows, bursts of $((PER_PATH * PATHS)) frames over $PATHS paths, $ROUNDS rounds per instance;" \
 	"load $(cut -d' ' -f1-3 /proc/loadavg)"
 for inst in $(seq "$INSTANCES"); do
 	for th in 1 2; do
-		wps_egress_start "$d/eg$th" eg-d0,eg-d1,eg-d2,eg-d3 --quiet --threads "$th" --release-timeout 2000 || exit 1
+		wps_egress_start "$d/eg$th" "$DEVS" --quiet --threads "$th" --release-timeout 2000 || exit 1
 		burst >/dev/null	# warm-up: new flows' start hold, caches
 		for r in $(seq "$ROUNDS"); do
 			read -r got mpps < <(burst)
