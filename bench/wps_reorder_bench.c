@@ -82,8 +82,8 @@ static size_t make_stream(struct in *v, uint32_t flows, uint16_t g0, int ooo, ui
 
 /* The packets as the egress loop hands them over: a batch at a time, each prefetched
  * (wps_reorder_prefetch: its bucket PF_FAR packets ahead, its flow state PF_NEAR ahead). */
-#define PF_FAR		8
-#define PF_NEAR		4
+#define PF_FAR		16
+#define PF_NEAR		8
 
 static double run_engine(struct wps_reorder *e, const struct in *v, size_t n, uint64_t *now)
 {

@@ -311,8 +311,8 @@ static void rx_packet(struct shard *s, uint64_t addr, uint32_t len, bool bad)
  * descriptors checked first, then each packet with the flow state of one a
  * few ahead prefetched (with many flows that state is a cache miss).
  */
-#define PF_FAR		8
-#define PF_NEAR		4
+#define PF_FAR		16
+#define PF_NEAR		8
 
 static void rx_packets(struct shard *s, uint64_t now)
 {

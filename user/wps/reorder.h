@@ -171,6 +171,7 @@ uint32_t wps_reorder_rx(struct wps_reorder *e, const struct wps_pkt *p, uint64_t
  * one more. Stage 0 (some packets ahead) prefetches the bucket; stage 1 (a
  * few packets ahead, the bucket's line in by then) the flow's state. Changes
  * nothing; without it the cost per packet grows with the number of flows.
+ * Below a few thousand flow states (they stay in the caches) it does nothing.
  */
 void wps_reorder_prefetch(const struct wps_reorder *e, const struct wps_pkt *p, int stage);
 
