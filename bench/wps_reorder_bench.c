@@ -89,12 +89,16 @@ static double run_engine(struct wps_reorder *e, const struct in *v, size_t n, ui
 {
 	uint64_t acc = 0, t0 = bench_cpu_ns();
 
+	bool pf = false;
+
 	for (size_t i = 0; i < n; i++) {
 		uint32_t k;
 
-		if (i + PF_FAR < n)
+		if (i % 64 == 0)	/* a batch of the egress loop */
+			pf = wps_reorder_wants_prefetch(e);
+		if (pf && i + PF_FAR < n)
 			wps_reorder_prefetch(e, &v[i + PF_FAR].p, 0);
-		if (i + PF_NEAR < n)
+		if (pf && i + PF_NEAR < n)
 			wps_reorder_prefetch(e, &v[i + PF_NEAR].p, 1);
 		k = wps_reorder_rx(e, &v[i].p, i, (*now)++);
 		const struct wps_out *o = wps_reorder_out(e);

@@ -320,6 +320,7 @@ static void rx_packets(struct shard *s, uint64_t now)
 	struct wps_pkt pk[BATCH];
 	uint64_t addr[BATCH];
 	unsigned m = 0;
+	bool pf;
 
 	for (unsigned i = 0; i < s->npend; i++) {
 		struct wps_xsk_desc *d = xsk_mt_data(g->xm, s->pend[i].addr);
@@ -339,14 +340,15 @@ static void rx_packets(struct shard *s, uint64_t now)
 		addr[m++] = s->pend[i].addr;
 	}
 	s->npend = 0;
-	for (unsigned i = 0; i < m && i < PF_FAR; i++)
+	pf = wps_reorder_wants_prefetch(s->e);
+	for (unsigned i = 0; pf && i < m && i < PF_FAR; i++)
 		wps_reorder_prefetch(s->e, &pk[i], 0);
-	for (unsigned i = 0; i < m && i < PF_NEAR; i++)
+	for (unsigned i = 0; pf && i < m && i < PF_NEAR; i++)
 		wps_reorder_prefetch(s->e, &pk[i], 1);
 	for (unsigned i = 0; i < m; i++) {
-		if (i + PF_FAR < m)
+		if (pf && i + PF_FAR < m)
 			wps_reorder_prefetch(s->e, &pk[i + PF_FAR], 0);
-		if (i + PF_NEAR < m)
+		if (pf && i + PF_NEAR < m)
 			wps_reorder_prefetch(s->e, &pk[i + PF_NEAR], 1);
 		deliver(s, wps_reorder_out(s->e), wps_reorder_rx(s->e, &pk[i], addr[i], now));
 	}

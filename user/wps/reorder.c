@@ -319,6 +319,11 @@ static struct flow *flow_find(struct wps_reorder *e, uint16_t peer, uint16_t nod
 /* Below this many flow states they stay in the caches: a prefetch would only cost. */
 #define PREFETCH_MIN_FLOWS	4096
 
+bool wps_reorder_wants_prefetch(const struct wps_reorder *e)
+{
+	return e->tot.flows >= PREFETCH_MIN_FLOWS;
+}
+
 void wps_reorder_prefetch(const struct wps_reorder *e, const struct wps_pkt *p, int stage)
 {
 	const uint32_t *b;
