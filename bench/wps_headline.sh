@@ -7,7 +7,7 @@
 #             attach defaults (its in-flight bound), the egress's own (its threads at
 #             real-time priority by themselves, no chrt), groups of --quantum packets, R = 1
 #   wps       groups of --quantum packets, R = 1: the egress restores the order
-#   wps-g8    the same with the ingress's default in-flight bound (8 groups): what it caps
+#   wps-g8    the same with the ingress's in-flight bound at 8 groups (its earlier default): what it caps
 #   wps-bbr   the same with the host's congestion control (BBR here) and buffers, untuned
 #   flow      no WPS rule: the flow's one path (what per-flow hashing gives)
 #   spray     quantum 1, R = 0: per-packet spraying, nothing restores the order
@@ -124,6 +124,7 @@ run() {
 	if [[ $mode == wps-g8 || $mode == wps-def ]]; then
 		local keep=("${WPS_CHAIN_ATTACH[@]}")
 		WPS_CHAIN_ATTACH=()
+		[[ $mode == wps-g8 ]] && WPS_CHAIN_ATTACH=(--max-inflight 8)	# the earlier default
 		wps_chain_ingress --proto tcp --quantum "$QUANTUM" "${sched[@]}" || return 1
 		WPS_CHAIN_ATTACH=("${keep[@]}")
 	elif [[ $mode == wps* ]]; then
@@ -219,9 +220,9 @@ PY
 }
 
 echo "WPS headline: 1 TCP flow, 4 paths x ${RATES[*]:-$RATE} Mbit/s (tbf), delays ${WPS_DELAYS[*]} us, quantum $QUANTUM packets," \
-	"inner MTU $INNER, path MTU 1500; ingress attach ${WPS_CHAIN_ATTACH[*]:-(defaults)}${SCHED:+, sched $SCHED}${WPS_CHAIN_WEIGHTS:+ (weights ${WPS_CHAIN_WEIGHTS[*]})}" \
+	"inner MTU $INNER, path MTU 1500; ingress attach ${WPS_CHAIN_ATTACH[*]:-(defaults)} (wps-def: defaults; wps-g8: --max-inflight 8)${SCHED:+, sched $SCHED}${WPS_CHAIN_WEIGHTS:+ (weights ${WPS_CHAIN_WEIGHTS[*]})}" \
 	"${LOSS_PATH:+, 1 frame in $LOSS lost on path $LOSS_PATH}; load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "TCP: ${CC:-host default congestion control}, site B's tcp_rmem max $RMEM (4 x BDP of the slowest path, $BDP bytes);" \
-	"wps-bbr: $(sysctl -n net.ipv4.tcp_congestion_control) and tcp_rmem $(sysctl -n net.ipv4.tcp_rmem | tr -s '\t ' ' ') (the host's); ${TIME}s, the first omitted"
+	"wps-def, wps-bbr: $(sysctl -n net.ipv4.tcp_congestion_control) and tcp_rmem $(sysctl -n net.ipv4.tcp_rmem | tr -s '\t ' ' ') (the host's, autotuned); ${TIME}s, the first omitted"
 echo "mode    goodput/Mb  /sum-rate  ceiling  ofo-queued  retrans  drops  egr-hwm  rate*skew+q"
 for m in $MODES; do run "$m"; done
