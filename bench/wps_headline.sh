@@ -32,7 +32,7 @@
 #                          then schedules --sched weighted with the paths weighted as their rates, in
 #                          lowest terms)]
 #                         [--sched rr|weighted|least-loaded] [--loss-path K --loss N (1 frame in N lost on
-#                          path K, at random, by the delay line)]
+#                          path K, at random, by the delay line)] [--egress "OPTS" (more egress run options)]
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT" || exit 1
@@ -40,7 +40,7 @@ cd "$ROOT" || exit 1
 . tests/lib/wps_egress.sh
 UBCTL=$ROOT/build/bin/ubctl
 RATE=25 QUANTUM=16 TIME=10 VERBOSE=0 DIAG=0 PROBE=0 RT=1 CC=cubic RMEM= MODES="wps-def wps wps-g8 wps-bbr flow spray" INNER=1400
-RATES=() SCHED= LOSS_PATH= LOSS=
+RATES=() SCHED= LOSS_PATH= LOSS= EG_OPTS=()
 # The ingress's in-flight bound sized for the flow (bench/README.md): at most G groups in flight,
 # each counted for --max-delay-us (10 ms) + a clock tick after its E, caps a flow at
 # (G - 1) x quantum x frame / (10 ms + 4 ms): 94 Mbit/s at the default G = 8, below the paths' 100.
@@ -63,6 +63,7 @@ while [[ $# -gt 0 ]]; do
 	--sched) SCHED=$2; shift 2 ;;
 	--loss-path) LOSS_PATH=$2; shift 2 ;;
 	--loss) LOSS=$2; shift 2 ;;
+	--egress) read -ra EG_OPTS <<<"$2"; shift 2 ;;
 	*) echo "usage: $0 [--rate MBIT] [--rates \"R0 R1 R2 R3\"] [--sched S] [--loss-path K --loss N] [--quantum N] [--inner-mtu N] [--time S] [--verbose] [--diag] [--cc CC] [--rmem BYTES] [--modes M] [--no-rt] [--probe] [--attach OPTS]" >&2; exit 2 ;;
 	esac
 done
@@ -117,7 +118,7 @@ run() {
 	[[ -z $LOSS_PATH ]] || WPS_LOSS[LOSS_PATH]=$LOSS
 	[[ -z $rmem ]] || ip netns exec "$NS_WDST" sysctl -qw net.ipv4.tcp_rmem="4096 131072 $rmem"
 	wps_delayline_start "$NS_WDL" "$d/dl" || return 1
-	wps_egress_start "$d/eg" eg-d0,eg-d1,eg-d2,eg-d3 --quiet || return 1
+	wps_egress_start "$d/eg" eg-d0,eg-d1,eg-d2,eg-d3 --quiet "${EG_OPTS[@]}" || return 1
 	# The gateway's threads at real-time priority, as the delay line's: a gateway has its
 	# cores; on this shared machine a descheduled reorder thread stalls the flow.
 	[[ $rt == 1 ]] && chrt -a -f -p 10 "$EG_PID" >/dev/null 2>&1
