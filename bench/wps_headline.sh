@@ -3,8 +3,11 @@
 # (ubctl wps ingress, TC) over 4 rate-limited paths (tbf) with 0, 1, 5 and 10 ms of delay
 # (wps_delayline: the host has no netem) to the WPS egress (ubctl wps egress run) and
 # site B. Five ways over the same paths, measured in one run:
+#   wps-def   every default: the host's TCP (BBR here) and buffers (autotuning), the ingress's
+#             attach defaults (its in-flight bound), the egress's own (its threads at
+#             real-time priority by themselves, no chrt), groups of --quantum packets, R = 1
 #   wps       groups of --quantum packets, R = 1: the egress restores the order
-#   wps-g8    the same with the ingress's default in-flight bound (8 groups): what it caps
+#   wps-g8    the same with the ingress's in-flight bound at 8 groups (its earlier default): what it caps
 #   wps-bbr   the same with the host's congestion control (BBR here) and buffers, untuned
 #   flow      no WPS rule: the flow's one path (what per-flow hashing gives)
 #   spray     quantum 1, R = 0: per-packet spraying, nothing restores the order
@@ -25,13 +28,19 @@
 #                         [--no-rt (the egress at normal priority)]
 #                         [--probe (per path: busy fraction, empty queue, backlog; site B's receive buffer)]
 #                         [--attach "OPTS" (the ingress's attach options; "--max-inflight 16" unless given)]
+#                         [--rates "R0 R1 R2 R3" (Mbit/s per path, instead of --rate; the ingress's rule
+#                          then schedules --sched weighted with the paths weighted as their rates, in
+#                          lowest terms)]
+#                         [--sched rr|weighted|least-loaded] [--loss-path K --loss N (1 frame in N lost on
+#                          path K, at random, by the delay line)] [--egress "OPTS" (more egress run options)]
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT" || exit 1
 . tests/lib/netns.sh
 . tests/lib/wps_egress.sh
 UBCTL=$ROOT/build/bin/ubctl
-RATE=25 QUANTUM=16 TIME=10 VERBOSE=0 DIAG=0 PROBE=0 RT=1 CC=cubic RMEM= MODES="wps wps-g8 wps-bbr flow spray" INNER=1400
+RATE=25 QUANTUM=16 TIME=10 VERBOSE=0 DIAG=0 PROBE=0 RT=1 CC=cubic RMEM= MODES="wps-def wps wps-g8 wps-bbr flow spray" INNER=1400
+RATES=() SCHED= LOSS_PATH= LOSS= EG_OPTS=()
 # The ingress's in-flight bound sized for the flow (bench/README.md): at most G groups in flight,
 # each counted for --max-delay-us (10 ms) + a clock tick after its E, caps a flow at
 # (G - 1) x quantum x frame / (10 ms + 4 ms): 94 Mbit/s at the default G = 8, below the paths' 100.
@@ -50,9 +59,28 @@ while [[ $# -gt 0 ]]; do
 	--modes) MODES=$2; shift 2 ;;
 	--no-rt) RT=0; shift ;;
 	--attach) read -ra WPS_CHAIN_ATTACH <<<"$2"; shift 2 ;;
-	*) echo "usage: $0 [--rate MBIT] [--quantum N] [--inner-mtu N] [--time S] [--verbose] [--diag] [--cc CC] [--rmem BYTES] [--modes M] [--no-rt] [--probe] [--attach OPTS]" >&2; exit 2 ;;
+	--rates) read -ra RATES <<<"$2"; shift 2 ;;
+	--sched) SCHED=$2; shift 2 ;;
+	--loss-path) LOSS_PATH=$2; shift 2 ;;
+	--loss) LOSS=$2; shift 2 ;;
+	--egress) read -ra EG_OPTS <<<"$2"; shift 2 ;;
+	*) echo "usage: $0 [--rate MBIT] [--rates \"R0 R1 R2 R3\"] [--sched S] [--loss-path K --loss N] [--quantum N] [--inner-mtu N] [--time S] [--verbose] [--diag] [--cc CC] [--rmem BYTES] [--modes M] [--no-rt] [--probe] [--attach OPTS]" >&2; exit 2 ;;
 	esac
 done
+# Unequal rates: their sum stands for 4 x --rate in the fractions; the ingress spreads groups in
+# proportion to them (weighted), as a deployment that knows its paths would configure it.
+SUM=$((4 * RATE))
+if [[ ${#RATES[@]} -gt 0 ]]; then
+	[[ ${#RATES[@]} -eq 4 ]] || { echo "--rates takes four rates" >&2; exit 2; }
+	SUM=$((RATES[0] + RATES[1] + RATES[2] + RATES[3])) RATE=$((SUM / 4)) SCHED=${SCHED:-weighted}
+	# The rates divided by their greatest common divisor: the ingress's weighted scheduler gives
+	# a path its weight's worth of consecutive groups (seq mod the weights' sum), so weights of
+	# 10..40 sent ten groups in a row into the 10 Mbit/s path, past its queue.
+	g=${RATES[0]}
+	for r in "${RATES[@]}"; do a=$g b=$r; while ((b)); do t=$((a % b)) a=$b b=$t; done; g=$a; done
+	WPS_CHAIN_WEIGHTS=()
+	for r in "${RATES[@]}"; do WPS_CHAIN_WEIGHTS+=($((r / g))); done
+fi
 # 4 x BDP of the slowest path: 4 x rate x (its delay + one group's frames at one path's rate)
 BDP=$(( 4 * RATE * 1000000 / 8 * (WPS_DELAYS[3] + QUANTUM * (INNER + 70) * 8 / RATE) / 1000000 ))
 RMEM=${RMEM:-$((4 * BDP))}
@@ -75,22 +103,33 @@ busiest() {
 
 # run MODE: one iperf3 flow; prints a table row.
 run() {
-	local mode=$1 d cc=$CC rmem=$RMEM; d=$(mktemp -d)
-	[[ $mode == wps-bbr ]] && cc= rmem=
+	local mode=$1 d cc=$CC rmem=$RMEM rt=$RT k sched=(); d=$(mktemp -d)
+	[[ $mode == wps-bbr || $mode == wps-def ]] && cc= rmem=
+	[[ $mode == wps-def ]] && rt=0
+	[[ -n $SCHED ]] && sched=(--sched "$SCHED")
 	topo_wps_chain "$RATE" "$INNER"
+	if [[ ${#RATES[@]} -gt 0 ]]; then
+		for k in 0 1 2 3; do
+			tc -n "$NS_GW" qdisc replace dev "wan$k" root stab overhead 0 linklayer ethernet \
+				tbf rate "${RATES[k]}mbit" burst 32kb latency 100ms
+		done
+	fi
+	WPS_LOSS=()
+	[[ -z $LOSS_PATH ]] || WPS_LOSS[LOSS_PATH]=$LOSS
 	[[ -z $rmem ]] || ip netns exec "$NS_WDST" sysctl -qw net.ipv4.tcp_rmem="4096 131072 $rmem"
 	wps_delayline_start "$NS_WDL" "$d/dl" || return 1
-	wps_egress_start "$d/eg" eg-d0,eg-d1,eg-d2,eg-d3 --quiet || return 1
+	wps_egress_start "$d/eg" eg-d0,eg-d1,eg-d2,eg-d3 --quiet "${EG_OPTS[@]}" || return 1
 	# The gateway's threads at real-time priority, as the delay line's: a gateway has its
 	# cores; on this shared machine a descheduled reorder thread stalls the flow.
-	[[ $RT == 1 ]] && chrt -a -f -p 10 "$EG_PID" >/dev/null 2>&1
-	if [[ $mode == wps-g8 ]]; then
+	[[ $rt == 1 ]] && chrt -a -f -p 10 "$EG_PID" >/dev/null 2>&1
+	if [[ $mode == wps-g8 || $mode == wps-def ]]; then
 		local keep=("${WPS_CHAIN_ATTACH[@]}")
 		WPS_CHAIN_ATTACH=()
-		wps_chain_ingress --proto tcp --quantum "$QUANTUM" || return 1
+		[[ $mode == wps-g8 ]] && WPS_CHAIN_ATTACH=(--max-inflight 8)	# the earlier default
+		wps_chain_ingress --proto tcp --quantum "$QUANTUM" "${sched[@]}" || return 1
 		WPS_CHAIN_ATTACH=("${keep[@]}")
 	elif [[ $mode == wps* ]]; then
-		wps_chain_ingress --proto tcp --quantum "$QUANTUM" || return 1
+		wps_chain_ingress --proto tcp --quantum "$QUANTUM" "${sched[@]}" || return 1
 	elif [[ $mode == spray ]]; then
 		wps_chain_ingress --proto tcp --quantum 1 --no-reorder || return 1
 	fi
@@ -121,20 +160,23 @@ run() {
 	ns_run "$NS_GW" "$UBCTL" stats --json >"$d/istats" 2>/dev/null
 	[[ $mode != flow ]] && ns_run "$NS_GW" "$UBCTL" wps ingress detach --dev wan0 >/dev/null 2>&1
 	kill -TERM "$EG_PID" "$DL_PID" 2>/dev/null; wait "$EG_PID" "$DL_PID" 2>/dev/null
+	[[ $VERBOSE == 1 && -n $LOSS_PATH ]] && grep "pair $LOSS_PATH" "$d/dl" | sed "s/^/$mode delay line /"
 	# Frames lost anywhere in the chain, which TCP then retransmits and the receiver queues out
 	# of order: tbf's queue overflowing (TCP probing past the rate) and every device's drop
 	# counters (a full veth ring or backlog, a send the delay line could not make).
-	local k ns drops=0
+	local k ns drops=0 pd perpath=
 	for k in 0 1 2 3; do
-		drops=$((drops + $(tc -s -n "$NS_GW" qdisc show dev "wan$k" | awk '/dropped/ {sub(",", "", $7); print $7; exit}')))
+		pd=$(tc -s -n "$NS_GW" qdisc show dev "wan$k" | awk '/tbf/ {t = 1} t && /dropped/ {sub(",", "", $7); print $7; exit}')
+		drops=$((drops + pd)) perpath+=" $pd"
 	done
+	[[ $VERBOSE == 1 ]] && echo "$mode tbf drops per path:$perpath"
 	for ns in "$NS_WSRC" "$NS_GW" "$NS_WDL" "$NS_EG" "$NS_WDST"; do
 		drops=$((drops + $(ip -s -j -n "$ns" link show | /usr/bin/python3 -c 'import json, sys
 print(sum(l["stats64"]["rx"]["dropped"] + l["stats64"]["tx"]["dropped"] for l in json.load(sys.stdin)))')))
 	done
-	/usr/bin/python3 - "$mode" "$d/iperf" "$d/stats" "$((ofo1 - ofo0))" "$RATE" "$QUANTUM" "$drops" "$VERBOSE" "$d/istats" "$INNER" <<'PY'
+	/usr/bin/python3 - "$mode" "$d/iperf" "$d/stats" "$((ofo1 - ofo0))" "$SUM" "$QUANTUM" "$drops" "$VERBOSE" "$d/istats" "$INNER" <<'PY'
 import json, sys
-mode, ip, st, ofo, rate, q = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
+mode, ip, st, ofo, rate, q = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]) / 4, int(sys.argv[6])
 drops, verbose = int(sys.argv[7]), sys.argv[8] == "1"
 inner = int(sys.argv[10])
 if verbose and mode != "flow":
@@ -163,7 +205,8 @@ try:
         hwm = s["hwm"]
         if verbose:
             print(f"{mode:7s} egress: timer expiries {s['timer_expiries']}, late packets {s['late_packets']}, "
-                  f"bound releases {s['bound_releases']}")
+                  f"bound releases {s['bound_releases']}, skew {s['skew_us']} us, release timeout "
+                  f"{s['release_timeout_us']} us")
         # rate x skew + one group, in inner packets (the flow's rate as measured)
         pred = f"{gp * 1e6 / 8 * 0.010 / inner + q:.0f}"
 except Exception:
@@ -177,9 +220,10 @@ PY
 	ns_cleanup_all
 }
 
-echo "WPS headline: 1 TCP flow, 4 paths x ${RATE} Mbit/s (tbf), delays ${WPS_DELAYS[*]} us, quantum $QUANTUM packets," \
-	"inner MTU $INNER, path MTU 1500; ingress attach ${WPS_CHAIN_ATTACH[*]:-(defaults)}"
+echo "WPS headline: 1 TCP flow, 4 paths x ${RATES[*]:-$RATE} Mbit/s (tbf), delays ${WPS_DELAYS[*]} us, quantum $QUANTUM packets," \
+	"inner MTU $INNER, path MTU 1500; ingress attach ${WPS_CHAIN_ATTACH[*]:-(defaults)} (wps-def: defaults; wps-g8: --max-inflight 8)${SCHED:+, sched $SCHED}${WPS_CHAIN_WEIGHTS:+ (weights ${WPS_CHAIN_WEIGHTS[*]})}" \
+	"${LOSS_PATH:+, 1 frame in $LOSS lost on path $LOSS_PATH}; load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "TCP: ${CC:-host default congestion control}, site B's tcp_rmem max $RMEM (4 x BDP of the slowest path, $BDP bytes);" \
-	"wps-bbr: $(sysctl -n net.ipv4.tcp_congestion_control) and tcp_rmem $(sysctl -n net.ipv4.tcp_rmem | tr -s '\t ' ' ') (the host's); ${TIME}s, the first omitted"
+	"wps-def, wps-bbr: $(sysctl -n net.ipv4.tcp_congestion_control) and tcp_rmem $(sysctl -n net.ipv4.tcp_rmem | tr -s '\t ' ' ') (the host's, autotuned); ${TIME}s, the first omitted"
 echo "mode    goodput/Mb  /sum-rate  ceiling  ofo-queued  retrans  drops  egr-hwm  rate*skew+q"
 for m in $MODES; do run "$m"; done

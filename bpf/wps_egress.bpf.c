@@ -71,8 +71,8 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
-	__uint(max_entries, WPS_EG_MAX_DEVS * WPS_EG_MAX_QUEUES);
-	__type(key, __u32);		/* device slot x WPS_EG_MAX_QUEUES + rx queue */
+	__uint(max_entries, WPS_EG_MAX_DEVS * WPS_EG_MAX_QUEUES * WPS_EG_MAX_SHARDS);
+	__type(key, __u32);		/* wps_eg_xsk_key(device slot, rx queue, shard) */
 	__type(value, __u32);
 } wps_eg_xsks SEC(".maps");
 
@@ -191,10 +191,10 @@ static __always_inline int peer_of(const struct wps_eg_cfg *cfg, const struct ip
 	return -1;
 }
 
-/* The inner packet must fill exactly what the outer header says is left. */
-static __always_inline int check_inner(struct hdr_cursor *c, __u8 nexthdr, __u32 *reason)
+/* The inner packet must fill exactly what the outer header says is left (left: bytes
+ * from its first to the frame's end, fragments included). */
+static __always_inline int check_inner(struct hdr_cursor *c, __u8 nexthdr, __u64 left, __u32 *reason)
 {
-	__u64 left = c->end - c->pos;
 
 	if (nexthdr == WPS_IPPROTO_IPIP) {
 		struct iphdr *ip = c->pos;
@@ -383,7 +383,15 @@ static __always_inline int to_reorder(struct xdp_md *ctx, __u32 l2_off, int v4,
 	return XDP_REDIRECT;
 }
 
-SEC("xdp")
+/*
+ * Frags-aware (multi-buffer): a jumbo frame may come as a first buffer and
+ * fragments (native XDP on a link whose MTU exceeds a page, or generic XDP on
+ * a non-linear skb). Every header read or rewritten here lies in the first
+ * buffer (data..data_end; a first buffer holds at least the outer headers and
+ * the inner IP header, or the frame is refused as malformed); lengths count
+ * the whole frame (bpf_xdp_get_buff_len).
+ */
+SEC("xdp.frags")
 int wps_egress(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
@@ -393,7 +401,7 @@ int wps_egress(struct xdp_md *ctx)
 	struct ethhdr *eth;
 	struct wps_scan s;
 	struct wps_opt *o;
-	__u32 zero = 0, reason, *slot, l2_off, ifindex, peer;
+	__u32 zero = 0, reason, *slot, l2_off, ifindex, peer, blen;
 	__u16 node, flow, gid;
 	__u8 flags;
 	int nh, v4;
@@ -428,9 +436,10 @@ int wps_egress(struct xdp_md *ctx)
 		return reject(ctx, cfg, reason, ip6, o, end);
 	if (bpf_ntohs(o->egress_node) != cfg->node_id)
 		return reject(ctx, cfg, WPS_EG_CNT_WRONG_NODE, ip6, o, end);
-	if (sizeof(*ip6) + bpf_ntohs(ip6->payload_len) != (__u64)(end - (void *)ip6))
+	blen = (__u32)bpf_xdp_get_buff_len(ctx);
+	if (sizeof(*ip6) + bpf_ntohs(ip6->payload_len) != (__u64)blen - ((void *)ip6 - data))
 		return reject(ctx, cfg, WPS_EG_CNT_BAD_LENGTH, ip6, o, end);
-	if (check_inner(&c, s.nexthdr, &reason))
+	if (check_inner(&c, s.nexthdr, (__u64)blen - (c.pos - data), &reason))
 		return reject(ctx, cfg, reason, ip6, o, end);
 
 	flags = o->flags;
@@ -443,7 +452,7 @@ int wps_egress(struct xdp_md *ctx)
 		return reject(ctx, cfg, WPS_EG_CNT_BAD_EXTHDR, ip6, o, end);
 	/* Domain isolation on the way out: neither way out passes TC. */
 	if (!v4) {
-		int w = ip6x_has_wps(ctx, l2_off + sizeof(struct ethhdr), (__u32)(end - data));
+		int w = ip6x_has_wps(ctx, l2_off + sizeof(struct ethhdr), blen);
 
 		if (w != IP6X_NO_WPS)
 			return reject(ctx, cfg, w == IP6X_WPS ? WPS_EG_CNT_DROP_INNER_WPS :
@@ -461,11 +470,19 @@ int wps_egress(struct xdp_md *ctx)
 		return reject(ctx, cfg, WPS_EG_CNT_DROP_CE_NOT_ECT, ip6, NULL, end);
 
 	if ((flags & WPS_FLAG_R) && !(cfg->flags & WPS_EG_F_NO_REORDER)) {
+		/* Sockets without multi-buffer take one frame of at most xsk_max bytes
+		 * in one buffer (a kernel before 6.6 would copy only a first buffer):
+		 * a larger packet is decapsulated here, its order not restored. */
+		if (cfg->xsk_max && (blen > cfg->xsk_max || blen != (__u32)(end - data))) {
+			count(WPS_EG_CNT_R1_TOO_BIG);
+			return decap_forward(ctx, l2_off, v4);
+		}
+		/* The flow's reorder thread: its socket on the queue the frame came in on. */
 		ifindex = ctx->ingress_ifindex;
 		slot = bpf_map_lookup_elem(&wps_eg_ifslot, &ifindex);
 		if (slot && bpf_redirect_map(&wps_eg_xsks,
-					     *slot * WPS_EG_MAX_QUEUES + (ctx->rx_queue_index % WPS_EG_MAX_QUEUES),
-					     0) == XDP_REDIRECT)
+					     wps_eg_xsk_key(*slot, ctx->rx_queue_index,
+							    wps_eg_shard(peer, node, flow, cfg->shards)), 0) == XDP_REDIRECT)
 			return to_reorder(ctx, l2_off, v4, node, flow, gid, flags, peer);
 		count(WPS_EG_CNT_R1_NO_XSK);
 	}

@@ -11,6 +11,7 @@
 
 #define WPS_EG_MAX_DEVS		16	/* domain-facing devices */
 #define WPS_EG_MAX_QUEUES	16	/* rx queues per device with a socket */
+#define WPS_EG_MAX_SHARDS	8	/* reorder threads, each with a socket on every queue */
 #define WPS_EG_MAX_LOCAL	64	/* our outer IPv6 addresses */
 #define WPS_EG_MAX_OPTHDR	64	/* longest options header we parse (HdrExtLen <= 7) */
 #define WPS_EG_MAX_OPTS		16	/* options per header we walk */
@@ -21,7 +22,31 @@ struct wps_eg_cfg {
 	__u16 node_id;		/* our Egress Node ID */
 	__u16 flags;		/* WPS_EG_F_* */
 	__u32 log_per_sec;	/* log records per second and CPU (0: none) */
+	__u32 xsk_max;		/* longest frame the reorder sockets take, in one buffer (0: any,
+				 * multi-buffer sockets); a longer R = 1 frame is decapsulated in XDP */
+	__u32 shards;		/* reorder threads (1..WPS_EG_MAX_SHARDS; 0 counts as 1) */
 };
+
+/*
+ * The reorder thread (shard) of a flow: its peer index, Ingress Node ID and
+ * Flow ID hashed onto 0..shards-1, the same in the XDP program and anywhere
+ * user space needs it. A flow is always on one shard, so its order is one
+ * thread's to keep. The XSKMAP key of a socket: device slot, rx queue, shard.
+ */
+static inline __u32 wps_eg_shard(__u32 peer, __u32 node, __u32 flow, __u32 shards)
+{
+	__u32 h = (peer << 16 | node) * 0x9e3779b1u ^ flow * 0x85ebca77u;
+
+	h ^= h >> 15;
+	h *= 0xc2b2ae3du;
+	h ^= h >> 13;
+	return shards > 1 ? (__u32)(((__u64)h * shards) >> 32) : 0;
+}
+
+static inline __u32 wps_eg_xsk_key(__u32 slot, __u32 queue, __u32 shard)
+{
+	return (slot * WPS_EG_MAX_QUEUES + queue % WPS_EG_MAX_QUEUES) * WPS_EG_MAX_SHARDS + shard;
+}
 
 /* Every R=1 packet is decapsulated in XDP too (tests, and a fallback mode). */
 #define WPS_EG_F_NO_REORDER	0x1
@@ -50,7 +75,9 @@ struct wps_eg_peer_key {
  * else, untouched. r0_*: R = 0, decapsulated in XDP and redirected (fwd) or
  * handed to the kernel (unresolved neighbour, local, no route, too big).
  * r1_xsk: R = 1 to the reorder thread; r1_no_xsk: no socket on that queue,
- * handled as R = 0 (order not restored, never lost). bad_*: validation
+ * handled as R = 0 (order not restored, never lost); r1_too_big: longer than
+ * the reorder sockets take (cfg xsk_max: sockets without multi-buffer, kernels
+ * before 6.6), handled as R = 0 too. bad_*: validation
  * failures, dropped (draft: Egress Node Procedures step 1); bad_peer and
  * bad_peer_node: the outer source is not a peer, or a peer whose --peer
  * ADDR=ID entries do not include the packet's Ingress Node ID.
@@ -71,6 +98,7 @@ struct wps_eg_peer_key {
 	X(R0_KERNEL,		"r0_kernel")				\
 	X(R1_XSK,		"r1_xsk")				\
 	X(R1_NO_XSK,		"r1_no_xsk")				\
+	X(R1_TOO_BIG,		"r1_too_big")				\
 	X(BAD_OPT_LEN,		"bad_opt_len")				\
 	X(WRONG_NODE,		"bad_egress_node")			\
 	X(BAD_PEER,		"bad_peer")				\

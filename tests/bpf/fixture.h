@@ -12,7 +12,7 @@
 
 #include <linux/types.h>
 
-#define FIXTURE_MAX_PKT 4096
+#define FIXTURE_MAX_PKT 10240	/* a 9000-byte MTU's frame and more (multi-buffer XDP) */
 
 /* A fixture file: "KEY VALUE" lines; blank lines and '#' comments skipped. */
 struct fixture_file {

@@ -155,6 +155,40 @@ case("r1_without_socket_decapsulated", f, "XDP_REDIRECT", ["rx_wps", "r1_no_xsk"
      opts="--no-socket", scapy="no reorder socket: forwarded unordered rather than lost")
 case("r1_no_reorder_mode", f, "XDP_REDIRECT", ["rx_wps", "r0_fwd"], to_site(i4), opts="--no-reorder")
 
+# ---- jumbo frames: the program is multi-buffer (xdp.frags) ---------------------------
+# A 9000-byte path MTU less the 56 bytes of WPS: inner packets of 8944 bytes, in frames the
+# test run splits into a first buffer of less than a page and fragments. Lengths count the
+# whole frame; the rewritten headers lie in the first buffer.
+j4 = inner4(payload=b"j" * (8944 - 28))
+j6 = bytes(IPv6(src=W["WPS_SRC_IP6"], dst=W["WPS_DST_IP6"], hlim=64) / UDP(sport=1, dport=2) /
+           Raw(b"J" * (8944 - 48)))
+case("jumbo_r0_v4_forwarded", outer(j4), "XDP_REDIRECT", ["rx_wps", "r0_fwd"], to_site(j4),
+     scapy="a 9014-byte frame, multi-buffer: decapsulated whole, byte-identical")
+case("jumbo_r0_v6_forwarded", outer(j6), "XDP_REDIRECT", ["rx_wps", "r0_fwd"], to_site(j6))
+f = outer(j4, flags=S | R, gid=300)
+case("jumbo_r1_to_reorder_thread", f, "XDP_REDIRECT", ["rx_wps", "r1_xsk"], to_thread(f, j4, S | R, gid=300),
+     ifindex_at=8, scapy="R=1 jumbo to multi-buffer sockets (xsk_max 0)")
+case("jumbo_r1_over_socket_limit_decapsulated", f, "XDP_REDIRECT", ["rx_wps", "r1_too_big", "r0_fwd"],
+     to_site(j4), opts="--xsk-max 3840",
+     scapy="sockets without multi-buffer (a kernel before 6.6): longer than a frame, decapsulated, not lost")
+m4 = inner4(payload=b"m" * 3600)
+f = outer(m4, flags=S | E | R)
+case("r1_in_fragments_within_limit_decapsulated", f, "XDP_REDIRECT", ["rx_wps", "r1_too_big", "r0_fwd"],
+     to_site(m4), opts="--xsk-max 3840",
+     scapy="3,702 bytes fit a 3,840-byte frame but come in two buffers: a kernel before 6.6 would copy the first")
+f = outer(i4, flags=S | E | R)
+case("r1_small_within_limit_to_thread", f, "XDP_REDIRECT", ["rx_wps", "r1_xsk"], to_thread(f, i4, S | E | R),
+     ifindex_at=8, opts="--xsk-max 3840")
+case("jumbo_outer_trailing_bytes", outer(j4, trailer=b"\xee" * 6), "XDP_DROP", ["rx_wps", "bad_length"],
+     scapy="the outer payload length is checked against the whole frame, fragments included")
+short_j = bytearray(j4)
+short_j[2:4] = struct.pack("!H", len(j4) - 2)
+case("jumbo_inner_length_wrong", outer(bytes(short_j)), "XDP_DROP", ["rx_wps", "bad_length"])
+jw = bytes(IPv6(src=W["WPS_SRC_IP6"], dst=W["WPS_DST_IP6"], hlim=64, nh=60)) + \
+    opthdr(17, wps_opt()) + bytes(UDP(sport=1, dport=2) / Raw(b"W" * 8000))
+jw = jw[:4] + struct.pack("!H", len(jw) - 40) + jw[6:]
+case("jumbo_inner_carries_wps_dropped", outer(jw), "XDP_DROP", ["rx_wps", "drop_inner_wps"])
+
 # ---- validation failures: dropped and counted -------------------------------------
 case("bad_opt_data_len", outer(i4, hdrs=opthdr(4, wps_opt(length=10))), "XDP_DROP",
      ["rx_wps", "bad_opt_len"], opts="--log 100", logs=1)

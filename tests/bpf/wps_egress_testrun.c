@@ -12,7 +12,10 @@
  * --log N (records per second), --repeat N (runs of the same frame),
  * --peer ADDR[=ID][,...] (the peers, as `ubctl wps egress run --peer`;
  * repeatable; default: the ingress's address with its node ID, both from
- * the environment), --any-peer (no peer check).
+ * the environment), --any-peer (no peer check), --xsk-max N (cfg xsk_max: the
+ * longest frame the reorder sockets take; 0, multi-buffer sockets, by default).
+ * A frame longer than a page's first buffer runs as a multi-buffer one (the
+ * program is xdp.frags).
  *
  *   wps_egress_testrun --dom-dev DEV --site-dev DEV FIXTURES...
  */
@@ -92,6 +95,8 @@ static int configure(const char *opts, int *repeat, char *err, size_t errlen)
 				return -1;
 		} else if (!strcmp(tok, "--any-peer")) {
 			cfg.flags |= WPS_EG_F_ANY_PEER;
+		} else if (!strcmp(tok, "--xsk-max") && (tok = strtok_r(NULL, " ", &save))) {
+			cfg.xsk_max = (__u32)atoi(tok);
 		} else {
 			snprintf(err, errlen, "unknown option '%s'", tok);
 			return -1;

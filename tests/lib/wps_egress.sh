@@ -25,7 +25,17 @@ topo_wps_egress() {
 		ns_addr "$NS_EG" "eg-d$k" "fd00:2$k::1/64"
 	done
 	# Path 0 carries the egress's WPS address (fd00:20::1) and the ingress's.
-	ns_link "$NS_EG" eg-site "$WPS_EG_SITE_MAC" "$NS_WDST" wdst0 "$WPS_DST_MAC"
+	# WPS_EG_SITE_QUEUES=N: eg-site and wdst0 with N queues each (a multi-queue NIC: each
+	# reorder thread sends on a queue of its own).
+	if [[ -n ${WPS_EG_SITE_QUEUES:-} ]]; then
+		ip link add eg-site netns "$NS_EG" address "$WPS_EG_SITE_MAC" numtxqueues "$WPS_EG_SITE_QUEUES" \
+			numrxqueues "$WPS_EG_SITE_QUEUES" type veth peer name wdst0 netns "$NS_WDST" address "$WPS_DST_MAC" \
+			numtxqueues "$WPS_EG_SITE_QUEUES" numrxqueues "$WPS_EG_SITE_QUEUES"
+		ip -n "$NS_EG" link set eg-site up
+		ip -n "$NS_WDST" link set wdst0 up
+	else
+		ns_link "$NS_EG" eg-site "$WPS_EG_SITE_MAC" "$NS_WDST" wdst0 "$WPS_DST_MAC"
+	fi
 	# Without NAPI on wdst0, what the egress transmits over AF_XDP queues in the
 	# backlog (1000) rather than the veth's 256-frame XDP ring: a released burst
 	# fits. XDP_REDIRECT into eg-site (R = 0) needs NAPI: turn GRO back on for it.
@@ -51,12 +61,13 @@ topo_wps_egress() {
 
 # The four paths' delays (us) through the delay line: the headline's skews of 0, 1, 5, 10 ms.
 WPS_DELAYS=(0 1000 5000 10000)
+WPS_LOSS=()
 
 # wps_delayline_start NS LOG: build/bin/wps_delayline in NS, dl-aK -> dl-bK held WPS_DELAYS[K]
-# for K = 0..3; sets DL_PID once it listens (frames sent before that would pass undelayed or not at all).
+# for K = 0..3, and one frame in WPS_LOSS[K] lost where that is set; sets DL_PID once it listens (frames sent before that would pass undelayed or not at all).
 wps_delayline_start() {
 	local args=() k
-	for k in 0 1 2 3; do args+=("dl-a$k" "dl-b$k" "${WPS_DELAYS[k]}"); done
+	for k in 0 1 2 3; do args+=("dl-a$k" "dl-b$k" "${WPS_DELAYS[k]}${WPS_LOSS[k]:+/${WPS_LOSS[k]}}"); done
 	# nsenter itself, not ns_run: $! must be the delay line's pid, not a subshell's.
 	# Real-time priority: on a loaded machine a descheduled delay line holds a frame tens of
 	# ms past its delay, more skew than the paths have; it sleeps between frames.
@@ -178,14 +189,16 @@ topo_wps_chain() {
 
 # wps_chain_ingress [RULE OPTIONS]: the WPS ingress on wan0 of topo_wps_chain, the four wanK as
 # its paths, and one rule for site B's prefix with RULE OPTIONS (--quantum N, --proto ...).
-# WPS_CHAIN_ATTACH (an array, if set): more `attach` options (--max-inflight G ...).
+# WPS_CHAIN_ATTACH (an array, if set): more `attach` options (--max-inflight G ...);
+# WPS_CHAIN_WEIGHTS (an array of four, if set): the paths' weights.
 wps_chain_ingress() {
 	local k ubctl=$UBXDP_ROOT/build/bin/ubctl
 	ns_run "$NS_GW" "$ubctl" wps ingress attach --dev wan0 --node-id "$WPS_IN_NODE" --src "$WPS_IN_IP6" \
 		--egress-node-id "$WPS_EG_NODE" --egress-addr "$WPS_EG_IP6" "${WPS_CHAIN_ATTACH[@]}" >/dev/null || return 1
 	for k in 0 1 2 3; do
 		ns_run "$NS_GW" "$ubctl" wps ingress path add --dev wan0 --via "wan$k" \
-			--nexthop-mac "$(printf '02:00:00:00:2%d:01' "$k")" >/dev/null || return 1
+			--nexthop-mac "$(printf '02:00:00:00:2%d:01' "$k")" ${WPS_CHAIN_WEIGHTS:+--weight "${WPS_CHAIN_WEIGHTS[k]}"} \
+			>/dev/null || return 1
 	done
 	ns_run "$NS_GW" "$ubctl" wps ingress rule add --dev wan0 --dst "${WPS_DST_IP4%.*}.0/24" "$@" >/dev/null
 }

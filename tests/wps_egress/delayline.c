@@ -2,9 +2,11 @@
 /*
  * A delay line for the tests (the host kernel has no netem): frames that
  * arrive on IN leave on OUT, unchanged, DELAY_US microseconds later, in
- * arrival order. One process serves several pairs.
+ * arrival order. One process serves several pairs. DELAY_US/N: one frame in N
+ * (at random, a fixed seed) is lost on that pair (the host has no netem, nor
+ * tc's gact).
  *
- *   wps_delayline IN OUT DELAY_US [IN OUT DELAY_US ...]
+ *   wps_delayline IN OUT DELAY_US[/N] [IN OUT DELAY_US[/N] ...]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -38,8 +40,19 @@ struct pair {
 	uint64_t delay;
 	struct slot *q;
 	uint32_t head, tail;	/* FIFO: one delay per pair keeps it sorted by due time */
-	uint64_t fwd, dropped;
+	uint64_t fwd, dropped, lost;
+	uint32_t loss;		/* one frame in loss lost (0: none) */
 };
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
 
 static volatile sig_atomic_t stop;
 
@@ -77,14 +90,20 @@ int main(int argc, char **argv)
 	int n = 0;
 
 	if (argc < 4 || (argc - 1) % 3 || (argc - 1) / 3 > MAX_PAIRS) {
-		fprintf(stderr, "usage: wps_delayline IN OUT DELAY_US [IN OUT DELAY_US ...]\n");
+		fprintf(stderr, "usage: wps_delayline IN OUT DELAY_US[/N] [IN OUT DELAY_US[/N] ...]\n");
 		return 2;
 	}
 	for (int i = 1; i < argc; i += 3, n++) {
 		memset(&p[n], 0, sizeof(p[n]));
 		p[n].rx = packet_socket(argv[i], 1);
 		p[n].tx = packet_socket(argv[i + 1], 0);
-		p[n].delay = strtoull(argv[i + 2], NULL, 10) * 1000;
+		{
+			char *end;
+
+			p[n].delay = strtoull(argv[i + 2], &end, 10) * 1000;
+			if (*end == '/')
+				p[n].loss = (uint32_t)strtoul(end + 1, NULL, 10);
+		}
 		p[n].q = calloc(QLEN, sizeof(struct slot));
 		if (!p[n].q)
 			return 1;
@@ -139,6 +158,10 @@ int main(int argc, char **argv)
 					break;
 				if (from.sll_pkttype == PACKET_OUTGOING)
 					continue;
+				if (q->loss && rng() % q->loss == 0) {
+					q->lost++;
+					continue;
+				}
 				s->len = (uint32_t)len;
 				s->due = now + q->delay;
 				q->tail++;
@@ -146,7 +169,7 @@ int main(int argc, char **argv)
 		}
 	}
 	for (int i = 0; i < n; i++)
-		printf("pair %d: forwarded %llu dropped %llu\n", i, (unsigned long long)p[i].fwd,
-		       (unsigned long long)p[i].dropped);
+		printf("pair %d: forwarded %llu dropped %llu lost %llu\n", i, (unsigned long long)p[i].fwd,
+		       (unsigned long long)p[i].dropped, (unsigned long long)p[i].lost);
 	return 0;
 }

@@ -7,6 +7,7 @@ on the site side, and checks it.
   send  --devs in-d0,in-d1,... --scenario NAME --expect FILE
   sniff --dev wdst0[,DEV...] --out FILE [--idle S] [--max S] [--ready FILE] [--after FILE]
   check --expect FILE --got FILE [--ordered] [--late-ok]
+  shards < `ubctl wps egress stats --json`
   none --got FILE...                           (no frame carries a forged packet's tag)
   sink   --out FILE --ready FILE [--port P]     (site B: one TCP transfer, a UDP flow)
   source --dst ADDR [--port P] [--tcp-bytes N] [--tcp-rate BPS] [--udp-count N] [--udp-pps N]
@@ -106,8 +107,9 @@ NON_PEER = "fd00:20::99"        # a host on the domain side that is no peer of t
 class Flow:
     """An ingress flow: groups of `glen` packets, consecutive Group IDs from `gid0`."""
 
-    def __init__(self, flow, gid0=65500, glen=4, v6=False, r=1, dst=None):
+    def __init__(self, flow, gid0=65500, glen=4, v6=False, r=1, dst=None, sizes=(64,)):
         self.flow, self.gid, self.glen, self.v6, self.r, self.dst = flow, gid0, glen, v6, r, dst
+        self.sizes = sizes      # UDP payload lengths, in turn
         self.seq = 0
 
     def group(self):
@@ -115,7 +117,8 @@ class Flow:
         out = []
         for i in range(self.glen):
             flags = (S if i == 0 else 0) | (E if i == self.glen - 1 else 0) | (R if self.r else 0)
-            out.append((flags, self.flow, self.gid, inner(self.flow, self.seq, self.v6, self.dst)))
+            size = self.sizes[self.seq % len(self.sizes)]
+            out.append((flags, self.flow, self.gid, inner(self.flow, self.seq, self.v6, self.dst, size=size)))
             self.seq += 1
         self.gid = (self.gid + 1) & 0xffff
         return out
@@ -155,6 +158,20 @@ def scenario(name, npaths):
         return spray([Flow(1)], 30, 1, hold=(1, 3))    # one path: only the held group is late
     if name == "paced":            # in send order: real delay lines reorder it
         return spray([Flow(1), Flow(2, v6=True, gid0=7)], 100, npaths, unit=0)
+    if name == "shards":
+        # Eight flows (four IPv4, four IPv6) reordered over the paths: with two reorder threads
+        # the XDP program sends each flow to one of them (wps_eg_shard), both get some.
+        return spray([Flow(20 + k, v6=k % 2 == 1, gid0=1000 * k) for k in range(8)], 20, npaths)
+    if name == "jumbo":
+        # Inner packets up to a 9000-byte path MTU less the 56 bytes of WPS (IPv4 8944 with a
+        # UDP payload of 8916, IPv6 8944 with 8896), mixed with small and middle sizes: R = 1
+        # sprayed over the paths (the reorder thread, multi-buffer AF_XDP), R = 0 on path 0
+        # (decapsulated in XDP, redirected whole).
+        r1, expect = spray([Flow(1, sizes=(8916, 64, 4000, 1400)), Flow(2, v6=True, gid0=9, sizes=(8896, 3000, 64))],
+                           12, npaths)
+        r0, expect0 = spray([Flow(3, r=0, sizes=(8916, 2000, 64)), Flow(4, r=0, v6=True, gid0=3, sizes=(8896, 100))],
+                            6, 1)
+        return r1 + r0, expect + expect0
     if name == "r0":
         return spray([Flow(5, r=0), Flow(6, r=0, v6=True)], 10, 1)
     if name == "unresolved":        # site host the egress has no neighbour entry for
@@ -240,6 +257,36 @@ def scenario(name, npaths):
             expect.append(pkt)
         return mixed + bad + forged + flood, expect
     raise SystemExit(f"unknown scenario {name}")
+
+
+def eg_shard(peer, node, flow, shards):
+    """headers/wps_egress_maps.h wps_eg_shard(): the reorder thread of a flow."""
+    m = 0xffffffff
+    h = (((peer << 16 | node) * 0x9e3779b1) & m) ^ ((flow * 0x85ebca77) & m)
+    h ^= h >> 15
+    h = (h * 0xc2b2ae3d) & m
+    h ^= h >> 13
+    return (h * shards) >> 32 if shards > 1 else 0
+
+
+def cmd_shards(a):
+    """The egress's statistics (JSON on stdin): every flow on the shard wps_eg_shard names,
+    once; every shard with flows; each shard's packets its flows' sum."""
+    d = json.load(sys.stdin)["wps_egress"][0]
+    n = d["io"]["threads"]
+    seen, per = {}, [0] * n
+    for f in d["flows"]:
+        key = (f["peer"], f["ingress_node"], f["flow_id"])
+        assert key not in seen, f"flow {key} on shards {seen[key]} and {f['shard']}"
+        seen[key] = f["shard"]
+        want = eg_shard(*key, n)
+        assert f["shard"] == want, f"flow {key} on shard {f['shard']}, wps_eg_shard says {want}"
+        per[f["shard"]] += f["packets"]
+    shards = d["shards"]
+    print(f"{len(seen)} flows over {n} threads: " + ", ".join(
+        f"shard {s['shard']} (cpu {s['cpu']}): {s['flows']} flows {s['packets']} packets" for s in shards))
+    assert len(shards) == n and all(s["flows"] for s in shards), "a shard without flows"
+    assert [s["packets"] for s in shards] == per, f"shard packets {[s['packets'] for s in shards]} != {per}"
 
 
 def cmd_send(a):
@@ -575,6 +622,7 @@ def main():
     p.add_argument("--tcp-rate", type=int, default=20_000_000, help="bit/s")
     p.add_argument("--udp-count", type=int, default=1000)
     p.add_argument("--udp-pps", type=int, default=1000)
+    sub.add_parser("shards", help="statistics JSON on stdin: each flow on its wps_eg_shard")
     p = sub.add_parser("chain-check")
     p.add_argument("--before", required=True)
     p.add_argument("--after", required=True)
@@ -583,6 +631,9 @@ def main():
         sys.exit(cmd_chain_check(a))
     if a.cmd == "none":
         sys.exit(cmd_none(a))
+    if a.cmd == "shards":
+        cmd_shards(a)
+        return
     if a.cmd == "sink":
         cmd_sink(a)
     elif a.cmd == "source":

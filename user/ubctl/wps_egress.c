@@ -9,6 +9,7 @@
  *                        [--idle-timeout S] [--max-flows N] [--new-flows-per-sec N]
  *                        [--new-flows-total-per-sec N] [--inflight-groups N]
  *                        [--log-rate N] [--generic] [--zerocopy]
+ *                        [--threads N] [--priority N] [--no-pin]
  *                        [--name NAME] [--quiet]
  *   ubctl wps egress stats [--json] [--name NAME]
  */
@@ -58,7 +59,9 @@ static void usage_run(FILE *f)
 	      "         (--peer ADDR[=ID][,ADDR[=ID]...] ... | --any-peer) [--config FILE]\n"
 	      "         [--release-timeout US|auto] [--flow-buffer PKTS] [--total-buffer PKTS]\n"
 	      "         [--idle-timeout S] [--max-flows N] [--new-flows-per-sec N] [--new-flows-total-per-sec N]\n"
-	      "         [--inflight-groups N] [--log-rate N] [--generic] [--zerocopy] [--name NAME] [--quiet]\n"
+	      "         [--inflight-groups N] [--log-rate N] [--generic] [--zerocopy]\n"
+	      "         [--threads N (reorder threads; default: the CPUs it may use, at most 8)]\n"
+	      "         [--priority N (their SCHED_FIFO priority, 0: normal; default 10)] [--no-pin] [--name NAME] [--quiet]\n"
 	      "       ubctl wps egress stats [--json] [--name NAME]\n", f);
 }
 
@@ -81,6 +84,9 @@ static const struct option run_opts[] = {
 	{ "log-rate", required_argument, 0, 'l' },
 	{ "generic", no_argument, 0, 'G' },
 	{ "zerocopy", no_argument, 0, 'Z' },
+	{ "threads", required_argument, 0, 'j' },
+	{ "priority", required_argument, 0, 'P' },
+	{ "no-pin", no_argument, 0, 'U' },
 	{ "name", required_argument, 0, 'a' },
 	{ "quiet", no_argument, 0, 'q' },
 	{ "config", required_argument, 0, OPT_CONFIG },
@@ -177,6 +183,19 @@ static int run_opt(struct run_args *a, int c, const char *val, char *err, size_t
 	case 'Z':
 		o->zerocopy = true;
 		break;
+	case 'j':
+		if (parse_u64(val, 1, WPS_EG_MAX_SHARDS, &v))
+			BAD("--threads takes 1-%d, not '%s'", WPS_EG_MAX_SHARDS, val);
+		o->threads = (unsigned)v;
+		break;
+	case 'P':
+		if (parse_u64(val, 0, 99, &v))
+			BAD("--priority takes 0 (normal scheduling)-99, not '%s'", val);
+		o->rt_priority = (unsigned)v;
+		break;
+	case 'U':
+		o->no_pin = true;
+		break;
 	case 'a':
 		if (!*val || strchr(val, '/') || strlen(val) > 200)
 			BAD("bad --name '%s'", val);
@@ -253,6 +272,9 @@ static int cmd_run(int argc, char **argv)
 	memset(a, 0, sizeof(*a));
 	po->log_per_sec = 10;
 	po->live = true;
+	/* Real-time by default: a reorder thread descheduled past the release timeout lets a
+	 * later group overtake one still on its way (where not permitted, it runs as it is). */
+	po->rt_priority = 10;
 	wps_reorder_cfg_defaults(&po->rcfg);
 	po->rcfg.total_buffer = 16384;
 	optind = 1;

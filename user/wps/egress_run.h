@@ -26,6 +26,9 @@ struct wps_eg_run_opts {
 	struct wps_reorder_cfg rcfg;
 	bool generic;				/* XDP generic (skb) mode */
 	bool zerocopy;				/* ask the NIC for zero-copy AF_XDP */
+	unsigned threads;			/* reorder threads (0: wps_eg_default_threads()) */
+	unsigned rt_priority;			/* their SCHED_FIFO priority (0: normal scheduling) */
+	bool no_pin;				/* leave them unpinned (else thread k on the k-th CPU) */
 	uint32_t log_per_sec;			/* validation failure log records per second */
 	const char *pin_dir;			/* pin the XDP counters and config here (NULL: none) */
 	const char *stats_path;			/* engine statistics as JSON, rewritten every second */
@@ -38,6 +41,10 @@ struct wps_eg_run_opts {
  * setting up failed (nothing is left attached then).
  */
 int wps_eg_run(const struct wps_eg_run_opts *o, volatile sig_atomic_t *stop, char *err, size_t errlen);
+
+/* Reorder threads by default: the CPUs this process may run on, at most WPS_EG_MAX_SHARDS
+ * (every thread has a socket on every queue: any CPU a queue's traffic lands on will do). */
+unsigned wps_eg_default_threads(void);
 
 /* The statistics JSON of a running instance, as wps_eg_run writes it (for ubctl). */
 #define WPS_EG_STATS_DIR	"/run/ubxdp/wps_egress"

@@ -165,6 +165,18 @@ void wps_reorder_free(struct wps_reorder *e);
  */
 uint32_t wps_reorder_rx(struct wps_reorder *e, const struct wps_pkt *p, uint64_t handle, uint64_t now);
 
+/*
+ * A hint for a packet the caller will hand to wps_reorder_rx() soon: with
+ * many flows the packet's flow state is a cache miss, and its hash bucket
+ * one more. Stage 0 (some packets ahead) prefetches the bucket; stage 1 (a
+ * few packets ahead, the bucket's line in by then) the flow's state. Changes
+ * nothing; without it the cost per packet grows with the number of flows.
+ * Below a few thousand flow states (they stay in the caches) it does nothing:
+ * wps_reorder_wants_prefetch() says whether a batch's packets need it.
+ */
+void wps_reorder_prefetch(const struct wps_reorder *e, const struct wps_pkt *p, int stage);
+bool wps_reorder_wants_prefetch(const struct wps_reorder *e);
+
 /* Timers and idle reclaim due by `now`; outputs as for rx. */
 uint32_t wps_reorder_tick(struct wps_reorder *e, uint64_t now);
 

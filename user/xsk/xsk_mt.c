@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* AF_XDP for several threads on one UMEM; the contract is in xsk_mt.h. */
+#include "xsk_mt.h"
+
+#include <errno.h>
+#include <net/if.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <linux/if_xdp.h>
+#include <xdp/xsk.h>
+
+#ifndef XDP_USE_SG
+#define XDP_USE_SG	(1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD	(1 << 0)
+#endif
+#ifndef SOL_XDP
+#define SOL_XDP 283
+#endif
+
+/* One (device, queue): the kernel's buffer pool, its fill and completion rings. */
+struct pool {
+	unsigned ifindex;
+	uint32_t queue;
+	struct xsk_ring_prod fill;
+	struct xsk_ring_cons comp;
+	pthread_spinlock_t lock;	/* fill production and completion consumption */
+	uint32_t in_fill;		/* frames lent to the kernel (atomic) */
+	int first_fd;			/* the socket that made it: later ones bind sharing it */
+};
+
+struct sock {
+	int fd;
+	struct xsk_socket *xsk;		/* made by libxdp (a pool's first), else NULL */
+	struct xsk_ring_cons rx;
+	struct xsk_ring_prod tx;
+	void *rx_map, *tx_map;		/* raw sockets' own mappings */
+	size_t rx_len, tx_len;
+	struct pool *pool;
+	bool has_rx, has_tx;
+};
+
+struct xsk_mt_thr {
+	struct xsk_mt *m;
+	struct sock socks[XSK_MT_MAX_SOCKS];
+	int nsocks, rr;
+	uint64_t *free;
+	uint32_t nfree;
+	struct pool *rx_pools[XSK_MT_MAX_SOCKS];	/* distinct pools t receives from */
+	struct pool *tx_pools[XSK_MT_MAX_SOCKS];	/* ... and sends through */
+	int nrx_pools, ntx_pools;
+	struct xsk_mt_thr *next;
+};
+
+struct xsk_mt {
+	struct xsk_mt_cfg cfg;
+	void *area;
+	size_t area_len;
+	struct xsk_umem *umem;
+	struct xsk_ring_prod fill0;	/* the UMEM's first rings (libxdp copies them to the first pool) */
+	struct xsk_ring_cons comp0;
+	struct pool pools[XSK_MT_MAX_POOLS];
+	int npools;
+	uint32_t handed;		/* frames given to threads so far */
+	struct xsk_mt_thr *threads;
+};
+
+struct xsk_mt *xsk_mt_create(const struct xsk_mt_cfg *cfg)
+{
+	struct xsk_umem_config ucfg = { 0 };
+	struct xsk_mt *m;
+	int err;
+
+	if (!cfg->nframes || (cfg->frame_size != 2048 && cfg->frame_size != 4096) || !cfg->ring_size ||
+	    (cfg->ring_size & (cfg->ring_size - 1))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->cfg = *cfg;
+	m->area_len = (size_t)cfg->nframes * cfg->frame_size;
+	m->area = mmap(NULL, m->area_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m->area == MAP_FAILED) {
+		free(m);
+		errno = ENOMEM;
+		return NULL;
+	}
+	ucfg.fill_size = cfg->ring_size;
+	ucfg.comp_size = cfg->ring_size;
+	ucfg.frame_size = cfg->frame_size;
+	err = xsk_umem__create(&m->umem, m->area, m->area_len, &m->fill0, &m->comp0, &ucfg);
+	if (err) {
+		munmap(m->area, m->area_len);
+		free(m);
+		errno = -err;
+		return NULL;
+	}
+	return m;
+}
+
+static void close_sock(struct sock *s)
+{
+	if (s->xsk) {
+		xsk_socket__delete(s->xsk);
+	} else {
+		if (s->rx_map)
+			munmap(s->rx_map, s->rx_len);
+		if (s->tx_map)
+			munmap(s->tx_map, s->tx_len);
+		if (s->fd > 0)
+			close(s->fd);
+	}
+}
+
+void xsk_mt_destroy(struct xsk_mt *m)
+{
+	struct xsk_mt_thr *t, *n;
+
+	if (!m)
+		return;
+	/* Sockets sharing a pool before the one that made it (libxdp's, on the UMEM). */
+	for (t = m->threads; t; t = t->next)
+		for (int i = 0; i < t->nsocks; i++)
+			if (!t->socks[i].xsk)
+				close_sock(&t->socks[i]);
+	for (t = m->threads; t; t = t->next)
+		for (int i = 0; i < t->nsocks; i++)
+			if (t->socks[i].xsk)
+				close_sock(&t->socks[i]);
+	for (int i = 0; i < m->npools; i++)
+		pthread_spin_destroy(&m->pools[i].lock);
+	for (t = m->threads; t; t = n) {
+		n = t->next;
+		free(t->free);
+		free(t);
+	}
+	xsk_umem__delete(m->umem);
+	munmap(m->area, m->area_len);
+	free(m);
+}
+
+bool xsk_mt_is_sg(const struct xsk_mt *m) { return m->cfg.sg; }
+uint32_t xsk_mt_frame_size(const struct xsk_mt *m) { return m->cfg.frame_size; }
+void *xsk_mt_data(const struct xsk_mt *m, uint64_t addr) { return xsk_umem__get_data(m->area, addr); }
+uint32_t xsk_mt_free_frames(const struct xsk_mt_thr *t) { return t->nfree; }
+
+struct xsk_mt_thr *xsk_mt_thread(struct xsk_mt *m, uint32_t nframes)
+{
+	struct xsk_mt_thr *t;
+
+	if (nframes > m->cfg.nframes - m->handed) {
+		errno = ENOSPC;
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->m = m;
+	t->free = calloc(m->cfg.nframes, sizeof(*t->free));	/* any thread may end up with every frame */
+	if (!t->free) {
+		free(t);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < nframes; i++)
+		t->free[t->nfree++] = (uint64_t)(m->handed + nframes - 1 - i) * m->cfg.frame_size;
+	m->handed += nframes;
+	t->next = m->threads;
+	m->threads = t;
+	return t;
+}
+
+static void push_free(struct xsk_mt_thr *t, uint64_t addr)
+{
+	/* Aligned chunks: the frame is the power-of-two slot that holds the address. */
+	t->free[t->nfree++] = addr & ~(uint64_t)(t->m->cfg.frame_size - 1);
+}
+
+static void track(struct pool **list, int *n, struct pool *p)
+{
+	for (int i = 0; i < *n; i++)
+		if (list[i] == p)
+			return;
+	list[(*n)++] = p;
+}
+
+/* A socket that shares the pool of (ifindex, queue): the rings it needs, then a shared bind. */
+static int add_shared(struct xsk_mt *m, struct sock *s, struct pool *p, bool rx, bool tx)
+{
+	struct xdp_mmap_offsets off;
+	socklen_t optlen = sizeof(off);
+	struct sockaddr_xdp sxdp = { .sxdp_family = AF_XDP, .sxdp_ifindex = p->ifindex, .sxdp_queue_id = p->queue,
+				     .sxdp_flags = XDP_SHARED_UMEM, .sxdp_shared_umem_fd = (__u32)p->first_fd };
+	int ring = (int)m->cfg.ring_size;
+
+	s->fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (s->fd < 0)
+		return -errno;
+	if ((rx && setsockopt(s->fd, SOL_XDP, XDP_RX_RING, &ring, sizeof(ring))) ||
+	    (tx && setsockopt(s->fd, SOL_XDP, XDP_TX_RING, &ring, sizeof(ring))) ||
+	    getsockopt(s->fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &optlen))
+		return -errno;
+	if (rx) {
+		s->rx_len = off.rx.desc + m->cfg.ring_size * sizeof(struct xdp_desc);
+		s->rx_map = mmap(NULL, s->rx_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, s->fd,
+				 XDP_PGOFF_RX_RING);
+		if (s->rx_map == MAP_FAILED) {
+			s->rx_map = NULL;
+			return -errno;
+		}
+		s->rx.mask = m->cfg.ring_size - 1;
+		s->rx.size = m->cfg.ring_size;
+		s->rx.producer = (void *)((char *)s->rx_map + off.rx.producer);
+		s->rx.consumer = (void *)((char *)s->rx_map + off.rx.consumer);
+		s->rx.flags = (void *)((char *)s->rx_map + off.rx.flags);
+		s->rx.ring = (char *)s->rx_map + off.rx.desc;
+		s->rx.cached_prod = *s->rx.producer;
+		s->rx.cached_cons = *s->rx.consumer;
+	}
+	if (tx) {
+		s->tx_len = off.tx.desc + m->cfg.ring_size * sizeof(struct xdp_desc);
+		s->tx_map = mmap(NULL, s->tx_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, s->fd,
+				 XDP_PGOFF_TX_RING);
+		if (s->tx_map == MAP_FAILED) {
+			s->tx_map = NULL;
+			return -errno;
+		}
+		s->tx.mask = m->cfg.ring_size - 1;
+		s->tx.size = m->cfg.ring_size;
+		s->tx.producer = (void *)((char *)s->tx_map + off.tx.producer);
+		s->tx.consumer = (void *)((char *)s->tx_map + off.tx.consumer);
+		s->tx.flags = (void *)((char *)s->tx_map + off.tx.flags);
+		s->tx.ring = (char *)s->tx_map + off.tx.desc;
+		s->tx.cached_prod = *s->tx.producer;
+		s->tx.cached_cons = *s->tx.consumer + m->cfg.ring_size;
+	}
+	/* A socket sharing a pool takes the pool's mode: it may name no flags of its own. */
+	if (bind(s->fd, (struct sockaddr *)&sxdp, sizeof(sxdp)))
+		return -errno;
+	return 0;
+}
+
+int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx, bool tx, int xskmap_fd,
+	       uint32_t key)
+{
+	struct xsk_mt *m = t->m;
+	unsigned ifindex = if_nametoindex(ifname);
+	struct pool *p = NULL;
+	struct sock *s;
+	int err;
+
+	if (!ifindex)
+		return -ENODEV;
+	if (t->nsocks >= XSK_MT_MAX_SOCKS || (!rx && !tx))
+		return -EINVAL;
+	for (int i = 0; i < m->npools; i++)
+		if (m->pools[i].ifindex == ifindex && m->pools[i].queue == queue)
+			p = &m->pools[i];
+	s = &t->socks[t->nsocks];
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	if (!p) {
+		struct xsk_socket_config scfg = { 0 };
+
+		if (m->npools >= XSK_MT_MAX_POOLS)
+			return -ENOSPC;
+		p = &m->pools[m->npools];
+		memset(p, 0, sizeof(*p));
+		scfg.rx_size = m->cfg.ring_size;
+		scfg.tx_size = m->cfg.ring_size;
+		scfg.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
+		scfg.bind_flags = (m->cfg.zerocopy ? XDP_ZEROCOPY : XDP_COPY) | XDP_USE_NEED_WAKEUP |
+				  (m->cfg.sg ? XDP_USE_SG : 0);
+		err = xsk_socket__create_shared(&s->xsk, ifname, queue, m->umem, rx ? &s->rx : NULL,
+						tx ? &s->tx : NULL, &p->fill, &p->comp, &scfg);
+		if (err && m->cfg.sg && !m->npools && (err == -EINVAL || err == -EOPNOTSUPP)) {
+			m->cfg.sg = false;	/* a kernel before 6.6: no XDP_USE_SG */
+			scfg.bind_flags &= ~XDP_USE_SG;
+			err = xsk_socket__create_shared(&s->xsk, ifname, queue, m->umem, rx ? &s->rx : NULL,
+							tx ? &s->tx : NULL, &p->fill, &p->comp, &scfg);
+		}
+		if (err) {
+			s->xsk = NULL;
+			return err < 0 ? err : -err;
+		}
+		s->fd = xsk_socket__fd(s->xsk);
+		p->ifindex = ifindex;
+		p->queue = queue;
+		p->first_fd = s->fd;
+		pthread_spin_init(&p->lock, PTHREAD_PROCESS_PRIVATE);
+		m->npools++;
+	} else {
+		err = add_shared(m, s, p, rx, tx);
+		if (err) {
+			close_sock(s);
+			memset(s, 0, sizeof(*s));
+			return err;
+		}
+	}
+	s->pool = p;
+	s->has_rx = rx;
+	s->has_tx = tx;
+	t->nsocks++;	/* from here on it goes with t, whatever comes */
+	if (xskmap_fd >= 0 && bpf_map_update_elem(xskmap_fd, &key, &s->fd, 0))
+		return -errno;
+	if (rx)
+		track(t->rx_pools, &t->nrx_pools, p);
+	if (tx)
+		track(t->tx_pools, &t->ntx_pools, p);
+	return t->nsocks - 1;
+}
+
+/* Fill-ring depth per pool: its ring, but never more than half the UMEM over all pools. */
+static uint32_t fill_target(const struct xsk_mt *m)
+{
+	uint32_t share = m->cfg.nframes / 2 / (uint32_t)(m->npools ? m->npools : 1);
+
+	return share < m->cfg.ring_size ? share : m->cfg.ring_size;
+}
+
+static void refill(struct xsk_mt_thr *t, struct pool *p)
+{
+	uint32_t want = fill_target(t->m), have = __atomic_load_n(&p->in_fill, __ATOMIC_RELAXED), n, idx;
+
+	if (have >= want || !t->nfree)
+		return;
+	pthread_spin_lock(&p->lock);
+	have = __atomic_load_n(&p->in_fill, __ATOMIC_RELAXED);
+	n = have < want ? want - have : 0;
+	if (n > t->nfree)
+		n = t->nfree;
+	if (n)
+		n = xsk_ring_prod__reserve(&p->fill, n, &idx);
+	for (uint32_t i = 0; i < n; i++)
+		*xsk_ring_prod__fill_addr(&p->fill, idx + i) = t->free[--t->nfree];
+	if (n) {
+		xsk_ring_prod__submit(&p->fill, n);
+		__atomic_fetch_add(&p->in_fill, n, __ATOMIC_RELAXED);
+	}
+	pthread_spin_unlock(&p->lock);
+}
+
+static void reap(struct xsk_mt_thr *t, struct pool *p)
+{
+	uint32_t idx, n;
+
+	if (pthread_spin_trylock(&p->lock))
+		return;	/* another thread reaps it now */
+	n = xsk_ring_cons__peek(&p->comp, t->m->cfg.ring_size, &idx);
+	for (uint32_t i = 0; i < n; i++)
+		push_free(t, *xsk_ring_cons__comp_addr(&p->comp, idx + i));
+	if (n)
+		xsk_ring_cons__release(&p->comp, n);
+	pthread_spin_unlock(&p->lock);
+}
+
+/* Frames the kernel has not taken from s's tx ring yet. */
+static uint32_t tx_pending(const struct sock *s)
+{
+	return s->tx.cached_prod - __atomic_load_n(s->tx.consumer, __ATOMIC_ACQUIRE);
+}
+
+static void kick_tx(struct sock *s)
+{
+	/* Copy mode transmits inside sendto(), a bounded batch per call, and says
+	 * EAGAIN while more is queued; zero-copy only needs the wakeup. */
+	if (!xsk_ring_prod__needs_wakeup(&s->tx))
+		return;
+	for (int i = 0; i < 64; i++)
+		if (sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0 || errno != EAGAIN)
+			break;
+}
+
+void xsk_mt_service(struct xsk_mt_thr *t)
+{
+	for (int i = 0; i < t->ntx_pools; i++)
+		reap(t, t->tx_pools[i]);
+	for (int i = 0; i < t->nsocks; i++) {
+		struct sock *s = &t->socks[i];
+
+		if (s->has_tx && tx_pending(s))
+			kick_tx(s);
+	}
+	for (int i = 0; i < t->nrx_pools; i++) {
+		struct pool *p = t->rx_pools[i];
+
+		refill(t, p);
+		if (xsk_ring_prod__needs_wakeup(&p->fill))
+			for (int k = 0; k < t->nsocks; k++)
+				if (t->socks[k].pool == p) {
+					recvfrom(t->socks[k].fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+					break;
+				}
+	}
+}
+
+static unsigned rx_one(struct xsk_mt_thr *t, int si, struct xsk_mt_frame *out, unsigned max)
+{
+	struct sock *s = &t->socks[si];
+	uint32_t idx, n;
+
+	if (!s->has_rx)
+		return 0;
+	n = xsk_ring_cons__peek(&s->rx, max, &idx);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&s->rx, idx + i);
+
+		out[i].addr = d->addr;
+		out[i].data = xsk_umem__get_data(t->m->area, d->addr);
+		out[i].len = d->len;
+		out[i].sock = si;
+		out[i].more = d->options & XDP_PKT_CONTD;
+	}
+	if (n) {
+		xsk_ring_cons__release(&s->rx, n);
+		__atomic_fetch_sub(&s->pool->in_fill, n, __ATOMIC_RELAXED);
+	}
+	return n;
+}
+
+unsigned xsk_mt_rx(struct xsk_mt_thr *t, struct xsk_mt_frame *out, unsigned max)
+{
+	unsigned got = 0;
+
+	xsk_mt_service(t);
+	for (int k = 0; k < t->nsocks && got < max; k++) {
+		got += rx_one(t, t->rr, out + got, max - got);
+		t->rr = (t->rr + 1) % t->nsocks;
+	}
+	return got;
+}
+
+unsigned xsk_mt_tx(struct xsk_mt_thr *t, int sock, struct xsk_mt_frame *f, unsigned n)
+{
+	struct sock *s;
+	uint32_t idx;
+	unsigned got;
+
+	if (sock < 0 || sock >= t->nsocks || !t->socks[sock].has_tx || !n)
+		return 0;
+	s = &t->socks[sock];
+	got = xsk_ring_prod__reserve(&s->tx, n, &idx);
+	if (!got) {
+		/* The ring is full of frames the kernel has not sent yet. */
+		kick_tx(s);
+		reap(t, s->pool);
+		got = xsk_ring_prod__reserve(&s->tx, n, &idx);
+	}
+	for (unsigned i = 0; i < got; i++) {
+		struct xdp_desc *d = xsk_ring_prod__tx_desc(&s->tx, idx + i);
+
+		d->addr = f[i].addr;
+		d->len = f[i].len;
+		d->options = t->m->cfg.sg && f[i].more ? XDP_PKT_CONTD : 0;
+	}
+	if (got) {
+		xsk_ring_prod__submit(&s->tx, got);
+		kick_tx(s);
+	}
+	return got;
+}
+
+void xsk_mt_free(struct xsk_mt_thr *t, uint64_t addr)
+{
+	push_free(t, addr);
+}
+
+int xsk_mt_poll(struct xsk_mt_thr *t, int timeout_ms)
+{
+	struct pollfd pfd[XSK_MT_MAX_SOCKS];
+	nfds_t n = 0;
+	int r;
+
+	xsk_mt_service(t);
+	for (int i = 0; i < t->nsocks; i++)
+		if (t->socks[i].has_rx)
+			pfd[n++] = (struct pollfd){ .fd = t->socks[i].fd, .events = POLLIN };
+	r = poll(pfd, n, timeout_ms);
+	return r < 0 ? -errno : r;
+}

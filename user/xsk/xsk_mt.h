@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * AF_XDP for several threads on one UMEM (xsk_port.h is for one thread).
+ *
+ * The kernel gives an AF_XDP socket only the frames of the (device, queue) it
+ * is bound to, and one buffer pool per (device, queue): its fill and
+ * completion rings. So for N threads to each receive their own share of one
+ * queue (an XDP program choosing the socket), every thread has a socket of
+ * its own on that queue, all sharing the queue's pool (XDP_SHARED_UMEM on the
+ * same queue), and the pool's rings are shared between the threads. Here:
+ *
+ *   - one UMEM (struct xsk_mt), made once, before the threads start;
+ *   - one pool per (device, queue), made with its first socket; its fill and
+ *     completion rings are used under the pool's spin lock, in batches;
+ *   - per thread (struct xsk_mt_thr): its sockets (rx and tx rings of its
+ *     own: no lock), and a stack of free frames of its own. Frames move
+ *     between threads only through the shared rings: a thread fills a queue
+ *     with its free frames, the kernel hands them to whichever socket the XDP
+ *     program picks, and that socket's thread frees them (or reaps them from
+ *     a completion ring) onto its own stack.
+ *
+ * Setting up (xsk_mt_create, xsk_mt_thread, xsk_mt_add) is single-threaded;
+ * afterwards each xsk_mt_thr is driven by one thread only.
+ */
+#ifndef UBXDP_XSK_MT_H
+#define UBXDP_XSK_MT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define XSK_MT_MAX_POOLS	512
+#define XSK_MT_MAX_SOCKS	320	/* per thread */
+
+struct xsk_mt_cfg {
+	uint32_t nframes;	/* UMEM frames */
+	uint32_t frame_size;	/* 2048 or 4096 */
+	uint32_t ring_size;	/* every ring, power of two */
+	bool zerocopy;		/* ask for XDP_ZEROCOPY; false: XDP_COPY */
+	bool sg;		/* multi-buffer (XDP_USE_SG, Linux 6.6+), where the kernel takes it */
+};
+
+struct xsk_mt;
+struct xsk_mt_thr;
+
+struct xsk_mt_frame {
+	uint64_t addr;		/* UMEM address of the first byte */
+	uint8_t *data;		/* the bytes */
+	uint32_t len;
+	int sock;		/* the thread's socket it came in on (rx) */
+	bool more;		/* multi-buffer: the packet goes on in the next frame (XDP_PKT_CONTD) */
+};
+
+/* NULL with errno set. */
+struct xsk_mt *xsk_mt_create(const struct xsk_mt_cfg *cfg);
+/* Every thread stopped first. */
+void xsk_mt_destroy(struct xsk_mt *m);
+bool xsk_mt_is_sg(const struct xsk_mt *m);
+uint32_t xsk_mt_frame_size(const struct xsk_mt *m);
+void *xsk_mt_data(const struct xsk_mt *m, uint64_t addr);
+
+/* A thread's part, with `nframes` of the UMEM's frames not yet handed out (NULL: none left). */
+struct xsk_mt_thr *xsk_mt_thread(struct xsk_mt *m, uint32_t nframes);
+
+/*
+ * A socket of thread t on (ifname, queue), with an rx ring, a tx ring or
+ * both; inserted into xskmap_fd at key when xskmap_fd >= 0. The first socket
+ * on a (device, queue) makes its pool; later ones, of any thread, share it.
+ * Returns the socket's index in t, or -errno.
+ */
+int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx, bool tx, int xskmap_fd,
+	       uint32_t key);
+
+/* The data path: only t's own thread. */
+unsigned xsk_mt_rx(struct xsk_mt_thr *t, struct xsk_mt_frame *out, unsigned max);	/* round robin over t's rx sockets */
+unsigned xsk_mt_tx(struct xsk_mt_thr *t, int sock, struct xsk_mt_frame *f, unsigned n);	/* all or none */
+void xsk_mt_free(struct xsk_mt_thr *t, uint64_t addr);
+/* Reap t's completions, top up the fill rings of the queues t receives from, kick pending tx. */
+void xsk_mt_service(struct xsk_mt_thr *t);
+/* Wait up to timeout_ms for rx on t's sockets: > 0 maybe ready, 0 timeout, -errno. */
+int xsk_mt_poll(struct xsk_mt_thr *t, int timeout_ms);
+uint32_t xsk_mt_free_frames(const struct xsk_mt_thr *t);
+
+#endif
