@@ -173,6 +173,7 @@ static int ingress_setup(struct bpf_object *obj)
 		    bpf_map_update_elem(map_fd(obj, "wps_in_rules"), &k, &r, BPF_ANY))
 			return -1;
 	}
+	wps_in_cfg_sync_paths(&cfg);
 	return bpf_map_update_elem(map_fd(obj, "wps_in_cfg"), &zero, &cfg, BPF_ANY);
 }
 

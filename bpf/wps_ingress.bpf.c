@@ -91,6 +91,15 @@ struct {
 	__type(value, struct wps_in_flow);
 } wps_in_flows SEC(".maps");
 
+/* Which path slots are down, and why: ubctl and the watch agent write it in place. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct wps_in_live);
+} wps_in_live SEC(".maps");
+
 /* Flow ID -> WPS_IN_FID_IN_USE, or the time from which it may be reused. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -137,6 +146,7 @@ struct scratch {
 	/* A new flow is built here: bytes, since per-CPU maps may not hold a spin lock. */
 	__u64 flow[sizeof(struct wps_in_flow) / 8];
 	__u64 load[WPS_IN_MAX_PATHS];	/* path loads for least-loaded */
+	__u8 live_slot[WPS_IN_MAX_PATHS];	/* the slots in use and up, when some are down */
 	/* Idle flows the current sweep found (keys, their last packet). Kept
 	 * here, not in the callback's stack context, so the verifier does not
 	 * walk every count. */
@@ -568,6 +578,7 @@ struct decision {
 	__u8 extended;
 	__u16 old_fid;		/* reclaimed in place: released after the lock */
 	__u8 reclaimed;
+	__u8 closed_down;	/* the open group's path went down: closed, this packet opened the next */
 };
 
 /*
@@ -579,8 +590,8 @@ struct decision {
  */
 static __always_inline void decide(struct wps_in_flow *f, const struct wps_in_cfg *cfg,
 				   const struct wps_in_rule *r, __u32 segs, __u32 len, __u64 now,
-				   __u16 new_fid, __u16 new_gid, __u32 npaths, const __u64 *load,
-				   struct decision *d)
+				   __u16 new_fid, __u16 new_gid, __u32 npaths, const __u8 *slots,
+				   __u32 usable, const __u64 *load, struct decision *d)
 {
 	__u64 pkts, bytes, w, max_delay = cfg->max_delay_ns;
 	__u8 max = cfg->max_inflight, path, open;
@@ -606,6 +617,17 @@ static __always_inline void decide(struct wps_in_flow *f, const struct wps_in_cf
 		for (int i = 0; i < WPS_IN_INFLIGHT_RING; i++)
 			f->closed_ts[i] = 0;
 	}
+	if (open && !(usable >> path & 1)) {
+		/*
+		 * Its path went down or was deleted: the group ends here, without
+		 * its E (the egress's release timer covers it), and is never moved
+		 * to another path under its Group ID. It counts as in flight.
+		 */
+		f->closed_ts[gid % WPS_IN_INFLIGHT_RING] = now;
+		gid = wps_gid_next(gid);
+		open = 0;
+		d->closed_down = 1;
+	}
 	if (!open) {
 		d->flags |= WPS_FLAG_S;
 		d->opened = 1;
@@ -613,7 +635,7 @@ static __always_inline void decide(struct wps_in_flow *f, const struct wps_in_cf
 		pkts = 0;
 		f->group_bytes = 0;
 		f->group_t0 = now;
-		path = (__u8)wps_sched_pick(r->sched, f->seq++, npaths, cfg->path_slot, cfg->weight, load);
+		path = (__u8)wps_sched_pick(r->sched, f->seq++, npaths, slots, cfg->weight, load);
 		f->groups++;
 	}
 	pkts += segs;
@@ -652,12 +674,12 @@ static __always_inline void decide(struct wps_in_flow *f, const struct wps_in_cf
  * and path are the group's, no flag but R. False: decide() under the lock.
  */
 static __always_inline bool join(struct wps_in_flow *f, const struct wps_in_rule *r, __u32 segs,
-				 struct decision *d)
+				 __u32 usable, struct decision *d)
 {
 	__u64 w = *(volatile __u64 *)&f->gs;
 	__u16 fid;
 
-	if (r->qkind != WPS_Q_PACKETS || !wps_gs_joins(w, r->quantum, segs))
+	if (r->qkind != WPS_Q_PACKETS || !wps_gs_joins_on(w, r->quantum, segs, usable))
 		return false;
 	fid = *(volatile __u16 *)&f->fid;
 	if (__sync_val_compare_and_swap(&f->gs, w, w + segs) != w)
@@ -667,27 +689,6 @@ static __always_inline bool join(struct wps_in_flow *f, const struct wps_in_rule
 	d->path = WPS_GS_PATH(w);
 	d->flags = r->reorder ? WPS_FLAG_R : 0;
 	return true;
-}
-
-/*
- * A group open on a path that `path del` cleared goes on on a path in use
- * (same Group ID, no new S): the scheduler's next pick. Returns the slot.
- */
-static __always_inline __u8 repin(struct wps_in_flow *f, const struct wps_in_cfg *cfg, const struct wps_in_rule *r,
-				  __u32 npaths, const __u64 *load, __u8 dead)
-{
-	__u64 w;
-	__u8 slot;
-
-	bpf_spin_lock(&f->lock);
-	w = __sync_fetch_and_or(&f->gs, WPS_GS_FROZEN);
-	slot = WPS_GS_PATH(w);
-	if (slot == dead)
-		slot = (__u8)wps_sched_pick(r->sched, f->seq++, npaths, cfg->path_slot, cfg->weight, load);
-	f->path = slot;
-	f->gs = wps_gs_pack(WPS_GS_COUNT(w), WPS_GS_GID(w), slot, wps_gs_open(w));	/* unfrozen */
-	bpf_spin_unlock(&f->lock);
-	return slot;
 }
 
 /*
@@ -932,6 +933,22 @@ static __always_inline int ecmp_xmit(struct __sk_buff *skb, const struct wps_in_
 	return -1;
 }
 
+/*
+ * The slots of cfg.path_slot[0..n-1] that usable holds, into the scratch's
+ * live_slot; returns how many. Global: checked once by the verifier, which
+ * would otherwise follow the group decision once per possible count.
+ */
+__noinline int live_slots(__u32 usable, __u32 n)
+{
+	__u32 zero = 0;
+	const struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
+	struct scratch *sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
+
+	if (!cfg || !sc)
+		return 0;
+	return (int)wps_live_slots(cfg->path_slot, n, usable, sc->live_slot);
+}
+
 static __always_inline struct wps_in_rule *rule_at(int rule)
 {
 	__u32 k = (__u32)rule;
@@ -941,7 +958,7 @@ static __always_inline struct wps_in_rule *rule_at(int rule)
 
 static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 {
-	__u32 zero = 0, segs, len, npaths, label, gen;
+	__u32 zero = 0, segs, len, npaths, label, gen, usable;
 	struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
 	struct wps_in_rule *r = NULL;
 	struct wps_in_path *path = NULL;
@@ -1049,7 +1066,20 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
 	if (!sc)
 		return TC_ACT_OK;
-	joined = !new_fid && join(f, r, segs, &d);
+	/* The path slots a group may use: in use, and not down for any reason (ECMP: all). */
+	usable = ~0u;
+	if (!cfg->ecmp) {
+		const struct wps_in_live *lv = bpf_map_lookup_elem(&wps_in_live, &zero);
+
+		usable = cfg->path_mask;
+		if (lv)
+			usable &= ~(lv->admin_down | lv->link_down | lv->neigh_down);
+		if (!usable) {
+			cnt(WPS_IN_CNT_DROP_NO_LIVE_PATH);
+			return TC_ACT_SHOT;
+		}
+	}
+	joined = !new_fid && join(f, r, segs, usable, &d);
 	if (joined)
 		f->last_seen = now;	/* racy beside another CPU's: either time is recent */
 	else if (r->sched == WPS_SCHED_LEAST_LOADED) {
@@ -1062,8 +1092,11 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 			sc->load[i] = pl ? pl->prev + pl->cur : 0;
 		}
 	}
-	if (!joined)
-		decide(f, cfg, r, segs, len, now, new_fid, new_gid, npaths, sc->load, &d);
+	if (!joined) {
+		/* The scheduler picks among the slots up (ECMP: 0..ecmp-1, path_slot's default). */
+		npaths = (__u32)live_slots(usable, npaths);
+		decide(f, cfg, r, segs, len, now, new_fid, new_gid, npaths, sc->live_slot, usable, sc->load, &d);
+	}
 	/* Atomic: lock-free joiners and lock holders add at once. */
 	__sync_fetch_and_add(&f->packets, segs);
 	__sync_fetch_and_add(&f->bytes, len);
@@ -1078,16 +1111,13 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		cnt(WPS_IN_CNT_EV_GROUP_OPENED);
 	if (d.extended)
 		cnt(WPS_IN_CNT_EV_GROUP_EXTENDED);
+	if (d.closed_down)
+		cnt(WPS_IN_CNT_EV_GROUP_CLOSED_DOWN);
 
 	if (!cfg->ecmp) {
 		__u32 pi = d.path;
 
 		path = bpf_map_lookup_elem(&wps_in_paths, &pi);
-		if (path && !path->ifindex) {
-			pi = d.path = repin(f, cfg, r, npaths, sc->load, d.path);
-			path = bpf_map_lookup_elem(&wps_in_paths, &pi);
-			cnt(WPS_IN_CNT_EV_GROUP_REPINNED);
-		}
 		if (!path || !path->ifindex) {
 			cnt(WPS_IN_CNT_PASS_NO_PATH);
 			return TC_ACT_OK;

@@ -14,7 +14,7 @@
 #include <linux/bpf.h>	/* struct bpf_spin_lock */
 #include "wps_opt.h"
 
-#define WPS_IN_CFG_VERSION	5
+#define WPS_IN_CFG_VERSION	6
 
 #define WPS_IN_MAX_RULES	16
 #define WPS_IN_FEAT_WORDS	2	/* ETHTOOL_DEV_FEATURE_WORDS: 64 netdev features */
@@ -97,7 +97,8 @@ struct wps_in_cfg {
 	 * is classified again on its next packet when it is not.
 	 */
 	__u32 rules_gen;
-	__u32 pad_end;
+	/* The slots in use (bit = slot): path_slot[0..npaths-1] as a mask, written with it. */
+	__u32 path_mask;
 };
 
 /* Where README's bpftool recipe and tests/wps find it. */
@@ -132,7 +133,27 @@ struct wps_in_path {
 	__u16 mtu;
 	__u8 dmac[6];
 	__u8 smac[6];
+	__u8 flags;			/* WPS_PATH_F_* */
+	__u8 nh_family;			/* 4 or 6 with WPS_PATH_F_NEXTHOP */
+	__u8 nexthop[16];		/* the next hop's address (IPv4 in the last 4 bytes) */
+};
+
+/* dmac is the next hop's, found in the kernel's neighbour table (ubctl wps ingress watch). */
+#define WPS_PATH_F_NEXTHOP	(1u << 0)
+
+/*
+ * Path liveness, the pinned map `live` (array[1], mmapable): the slots out of
+ * rotation for each reason, one word per writer so each writes its own in
+ * place. No group opens on a slot that is down; a group open on it is closed
+ * (its E never sent) and the flow's next packet opens a new one elsewhere.
+ */
+struct wps_in_live {
+	__u32 admin_down;		/* ubctl wps ingress path set ... down */
+	__u32 link_down;		/* watch: the device is down or has no carrier */
+	__u32 neigh_down;		/* watch: the next hop does not resolve */
+	__u16 pmtu;			/* watch: smallest MTU Packet Too Big taught (0: none) */
 	__u16 pad;
+	__u16 slot_pmtu[WPS_IN_MAX_PATHS];	/* watch: per slot, learned MTU (0: none) */
 };
 
 /* Per path slot (explicit paths) or per egress ifindex (ECMP), per CPU. */
@@ -165,7 +186,7 @@ struct wps_in_flow_key {
  * path, open) is one word, gs, so a packet that is neither the first nor
  * the last of its group joins it with one compare-and-swap and no lock
  * (packet quanta); every other decision (S, E, the in-flight bound, byte and
- * time quanta, reclaim, repin) is taken under the lock, which first freezes
+ * time quanta, reclaim, a group ended with its path) is taken under the lock, which first freezes
  * gs so no lock-free packet joins meanwhile. Packets of one flow on several
  * CPUs thus never tear a group. The hot fields share the first cache line.
  * fid, gid, path and open copy gs for ubctl (written under the lock).
@@ -222,6 +243,7 @@ struct wps_in_flow {
 	X(PASS_TABLE_FULL,	"pass_flow_table_full")			\
 	X(PASS_FID_EXHAUSTED,	"pass_flow_id_exhausted")		\
 	X(PASS_NO_PATH,		"pass_no_path")				\
+	X(DROP_NO_LIVE_PATH,	"drop_no_live_path")			\
 	X(REDIRECT_SEGMENT,	"redirect_gso_detour")			\
 	X(REDIRECT_BACK,	"redirect_detour_unsprayed")		\
 	X(PASS_BYPASS,		"pass_from_detour")			\
@@ -236,7 +258,7 @@ struct wps_in_flow {
 	X(EV_GROUP_OPENED,	"groups_opened")			\
 	X(EV_GROUP_EXTENDED,	"groups_extended_inflight")		\
 	X(EV_FIB_FAILED,	"ecmp_fib_failed")				\
-	X(EV_GROUP_REPINNED,	"groups_moved_off_deleted_path")		\
+	X(EV_GROUP_CLOSED_DOWN,	"groups_closed_path_down")		\
 	X(EV_TABLE_WALK,	"flow_table_sweeps")
 
 #define WPS_IN_CNT_ENUM(id, name) WPS_IN_CNT_##id,
@@ -316,6 +338,18 @@ WPS_INLINE __u16 wps_gid_next(__u16 g)
 }
 
 /*
+ * i & 15, with the mask kept: the compiler may know i < 16 (i = x % n, n <= 16)
+ * and drop it, but the BPF verifier, which cannot follow a modulo, needs it.
+ */
+WPS_INLINE __u32 wps_idx(__u32 i)
+{
+#ifdef __bpf__
+	asm volatile("" : "+r"(i));
+#endif
+	return i & (WPS_IN_MAX_PATHS - 1);
+}
+
+/*
  * Scheduler: the slot of the member path for the group opened at scheduler
  * step seq, among the n paths in use, slot[0..n-1]; weight and load are
  * indexed by slot. rr: the (seq mod n)th. weighted: slot seq mod (sum of
@@ -327,7 +361,7 @@ WPS_INLINE __u32 wps_sched_pick(__u8 kind, __u32 seq, __u32 n, const __u8 *slot,
 				   const __u64 *load)
 {
 	/* Slots masked: the BPF verifier cannot see that they are < 16. */
-#define WPS_SLOT(i) (slot[(i) & (WPS_IN_MAX_PATHS - 1)] & (WPS_IN_MAX_PATHS - 1))
+#define WPS_SLOT(i) (slot[wps_idx(i)] & (WPS_IN_MAX_PATHS - 1))
 	__u32 total = 0, pos, best;
 
 	if (n == 0)
@@ -395,6 +429,23 @@ WPS_INLINE int wps_inflight_allows(const __u64 *closed_ts, __u16 g, __u8 max, __
 	return t == 0 || t + delay <= now;
 }
 
+/*
+ * The slots of slot[0..n-1] that usable (bit = slot) holds, in order, into
+ * out; returns how many. The scheduler then picks among them.
+ */
+WPS_INLINE __u32 wps_live_slots(const __u8 *slot, __u32 n, __u32 usable, __u8 *out)
+{
+	__u32 k = 0;
+
+	for (__u32 i = 0; i < WPS_IN_MAX_PATHS; i++) {
+		__u8 s = slot[i] & (WPS_IN_MAX_PATHS - 1);
+
+		if (i < n && (usable >> s & 1))
+			out[wps_idx(k++)] = s;
+	}
+	return k;
+}
+
 WPS_INLINE __u64 wps_gs_pack(__u32 count, __u16 gid, __u8 path, __u8 open)
 {
 	return (__u64)count | (__u64)gid << 32 | (__u64)(path & (WPS_IN_MAX_PATHS - 1)) << 48 |
@@ -418,6 +469,12 @@ WPS_INLINE int wps_gs_joins(__u64 w, __u64 quantum, __u32 segs)
 {
 	return (w & (WPS_GS_OPEN | WPS_GS_EXT | WPS_GS_FROZEN)) == WPS_GS_OPEN &&
 	       (__u64)WPS_GS_COUNT(w) + segs < quantum;
+}
+
+/* wps_gs_joins(), and the group's path is usable (bit = slot): else the group ends under the lock. */
+WPS_INLINE int wps_gs_joins_on(__u64 w, __u64 quantum, __u32 segs, __u32 usable)
+{
+	return wps_gs_joins(w, quantum, segs) && (usable >> WPS_GS_PATH(w) & 1);
 }
 
 #endif

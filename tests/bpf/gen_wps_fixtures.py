@@ -96,8 +96,10 @@ class Case:
         self.counters = {}
         cases.append(self)
 
-    def pkt(self, inp, verdict, out=None, now=None, gso_segs=None, gso_size=None):
-        self.steps.append((bytes(inp), verdict, None if out is None else bytes(out), now, gso_segs, gso_size))
+    def pkt(self, inp, verdict, out=None, now=None, gso_segs=None, gso_size=None, down=None):
+        """down: the path slots an operator has set down (a mask) from this packet on."""
+        self.steps.append((bytes(inp), verdict, None if out is None else bytes(out), now, gso_segs, gso_size,
+                           down))
         return self
 
     def count(self, **kw):
@@ -284,6 +286,30 @@ for i, (sz, path) in enumerate(plan):
     c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0 + i, 1, 1, path=path, paths=PATHS), now=1_000_000 + i)
 sprayed(c).count(flows_new=1, groups_opened=6)
 
+# ---- paths that go down ------------------------------------------------------------
+c = Case("path_down_mid_group_closes_the_group", opts=f"--gid0 {G0}", paths=2,
+         rules=("--dst 10.20.0.0/24 --quantum 4",),
+         comment="the group's path goes down after its first packet: the group ends there (no E, never "
+                 "moved under its Group ID); the next packet opens the next group, S, on the path left; "
+                 "back up, the path takes groups again")
+# (S, E, Group ID, path, path slots down from this packet on)
+plan = [(1, 0, G0, 0, None),                   # S on path 0
+        (1, 0, G0 + 1, 1, 0b01),               # path 0 down: G0 ends unfinished, G0 + 1 opens on path 1
+        (0, 0, G0 + 1, 1, None), (0, 0, G0 + 1, 1, None), (0, 1, G0 + 1, 1, None),
+        (1, 0, G0 + 2, 0, 0)]                  # path 0 up again: round-robin over both
+for i, (s, e, g, path, down) in enumerate(plan):
+    p = inner4(payload=bytes([i]) * 16)
+    c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, g, s, e, path=path), down=down)
+sprayed(c).count(flows_new=1, groups_opened=3, groups_closed_path_down=1)
+
+c = Case("no_path_up_drops", opts=f"--gid0 {G0}", paths=2, rules=("--dst 10.20.0.0/24 --quantum 4",),
+         comment="every path down: nothing is sprayed onto a dead path, nor sent plain into the domain")
+p = inner4()
+c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0, 1, 0, path=0))
+c.pkt(frame(p), "TC_ACT_SHOT", down=0b11)
+c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0 + 1, 1, 0, path=1), down=0b01)
+c.count(rx=3, tx_sprayed=2, flows_new=1, groups_opened=2, drop_no_live_path=1, groups_closed_path_down=1)
+
 # ---- in-flight bound --------------------------------------------------------------
 c = Case("inflight_bound_extends_group", opts=f"--gid0 {G0} --max-inflight 2 --max-delay-us 1000",
          paths=2, rules=("--dst 10.20.0.0/24 --quantum 1",),
@@ -440,7 +466,7 @@ def main():
             out.write(f"path {p}\n")
         for r in c.rules:
             out.write(f"rule {r}\n")
-        for inp, verdict, o, now, segs, size in c.steps:
+        for inp, verdict, o, now, segs, size, down in c.steps:
             out.write(f"in {inp.hex()}\n")
             ctx = []
             if now is not None:
@@ -449,6 +475,8 @@ def main():
                 ctx.append(f"gso_segs={segs}")
             if size is not None:
                 ctx.append(f"gso_size={size}")
+            if down is not None:
+                ctx.append(f"down={down}")
             if ctx:
                 out.write("ctx " + " ".join(ctx) + "\n")
             out.write(f"verdict {verdict}\n")

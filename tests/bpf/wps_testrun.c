@@ -13,7 +13,7 @@
  *   path IFINDEX SMAC DMAC [MTU [WEIGHT]]
  *   rule --dst ... --quantum ...    (ubctl wps ingress rule add options)
  *   in HEX                          (starts a packet)
- *   ctx now=NS gso_segs=N gso_size=N
+ *   ctx now=NS gso_segs=N gso_size=N down=MASK   (MASK: path slots set down)
  *   verdict TC_ACT_OK|TC_ACT_SHOT|TC_ACT_REDIRECT
  *   out HEX
  *   count NAME[=N] ...              (all other counters must not move)
@@ -52,6 +52,7 @@ struct step {
 	char verdict[32];
 	unsigned long long now;
 	unsigned gso_segs, gso_size;
+	long long down;		/* >= 0: the live map's admin_down before this packet */
 };
 
 struct fixture {
@@ -137,6 +138,7 @@ static struct wps_ingress *shared_ingress(void)
 		    sizeof(struct wps_in_path_load), false);
 	clear_array(bpf_map__fd(g_ingress->maps.wps_in_path_stats), WPS_IN_MAX_PATHS,
 		    sizeof(struct wps_in_path_stats), true);
+	clear_array(bpf_map__fd(g_ingress->maps.wps_in_live), 1, sizeof(struct wps_in_live), false);
 	g_ingress->bss->fid_cursor = 0;
 	g_ingress->bss->sweep_after = 0;	/* each case's test clock starts afresh */
 	return g_ingress;
@@ -209,6 +211,7 @@ static int configure(struct wps_ingress *sk, struct fixture *f, bool test_clock,
 		if (bpf_map_update_elem(bpf_map__fd(sk->maps.wps_in_rules), &k, &r, BPF_ANY))
 			return -1;
 	}
+	wps_in_cfg_sync_paths(&cfg);
 	return bpf_map_update_elem(bpf_map__fd(sk->maps.wps_in_cfg), &zero, &cfg, BPF_ANY);
 }
 
@@ -265,6 +268,12 @@ static bool run_case(struct fixture *f)
 			bpf_map_lookup_elem(bpf_map__fd(in->maps.wps_in_cfg), &zero, &cfg);
 			cfg.test_now_ns = st->now;
 			bpf_map_update_elem(bpf_map__fd(in->maps.wps_in_cfg), &zero, &cfg, BPF_ANY);
+		}
+		if (in && st->down >= 0) {
+			struct wps_in_live lv = { .admin_down = (__u32)st->down };
+			__u32 zero = 0;
+
+			bpf_map_update_elem(bpf_map__fd(in->maps.wps_in_live), &zero, &lv, BPF_ANY);
 		}
 		ctx.gso_segs = st->gso_segs;
 		ctx.gso_size = st->gso_size;
@@ -352,6 +361,7 @@ static int run_file(const char *path, int *failed)
 				continue;
 			}
 			st = &f->steps[f->nsteps++];
+			st->down = -1;
 			if (fixture_unhex(v, st->in, &st->in_len)) {
 				fixture_error(&ff, "bad hex");
 				rc = -1;
@@ -374,6 +384,8 @@ static int run_file(const char *path, int *failed)
 					st->gso_segs = (unsigned)strtoul(tok + 9, NULL, 0);
 				else if (!strncmp(tok, "gso_size=", 9))
 					st->gso_size = (unsigned)strtoul(tok + 9, NULL, 0);
+				else if (!strncmp(tok, "down=", 5))
+					st->down = strtoll(tok + 5, NULL, 0);
 			}
 		} else if (!strcmp(key, "count")) {
 			snprintf(f->counters, sizeof(f->counters), "%s", v);

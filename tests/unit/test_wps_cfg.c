@@ -225,6 +225,31 @@ static void scheduler_slots_with_a_hole(void **state)
 	assert_int_equal(wps_sched_pick(WPS_SCHED_LEAST_LOADED, 0, 3, slot, w, load), 3);
 }
 
+/* Paths down: the scheduler's list is the slots in use that are up, in their order; a group
+ * on a slot that is down is not joined (it ends under the flow's lock). */
+static void live_slots_and_joins(void **state)
+{
+	static const __u8 slot[WPS_IN_MAX_PATHS] = { 3, 0, 7, 2 };
+	struct wps_in_cfg c;
+	__u8 out[WPS_IN_MAX_PATHS];
+	__u64 w = wps_gs_pack(2, 9, 7, 1);
+
+	(void)state;
+	assert_int_equal(wps_live_slots(slot, 4, ~0u, out), 4);
+	assert_memory_equal(out, slot, 4);
+	assert_int_equal(wps_live_slots(slot, 4, ~(1u << 0 | 1u << 2), out), 2);
+	assert_int_equal(out[0], 3);
+	assert_int_equal(out[1], 7);
+	assert_int_equal(wps_live_slots(slot, 3, 1u << 2, out), 0);	/* slot 2 is not among the first 3 */
+	assert_true(wps_gs_joins_on(w, 8, 1, 1u << 7));
+	assert_false(wps_gs_joins_on(w, 8, 1, ~(1u << 7)));
+	wps_in_cfg_defaults(&c);
+	c.npaths = 4;
+	memcpy(c.path_slot, slot, 4);
+	wps_in_cfg_sync_paths(&c);
+	assert_int_equal(c.path_mask, 1u << 0 | 1u << 2 | 1u << 3 | 1u << 7);
+}
+
 static void quantum_and_inflight(void **state)
 {
 	__u64 ts[WPS_IN_INFLIGHT_RING] = { 0 };
@@ -300,6 +325,7 @@ int main(void)
 		cmocka_unit_test(attach_options),
 		cmocka_unit_test(scheduler),
 		cmocka_unit_test(scheduler_slots_with_a_hole),
+		cmocka_unit_test(live_slots_and_joins),
 		cmocka_unit_test(quantum_and_inflight),
 		cmocka_unit_test(group_state_word),
 		cmocka_unit_test(flow_label),

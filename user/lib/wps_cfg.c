@@ -25,6 +25,25 @@ void wps_in_cfg_defaults(struct wps_in_cfg *c)
 	}
 }
 
+void wps_in_cfg_sync_paths(struct wps_in_cfg *c)
+{
+	c->path_mask = 0;
+	for (__u32 i = 0; i < c->npaths && i < WPS_IN_MAX_PATHS; i++)
+		c->path_mask |= 1u << (c->path_slot[i] & (WPS_IN_MAX_PATHS - 1));
+}
+
+void wps_path_state(const struct wps_in_live *lv, __u32 slot, char *buf, size_t len)
+{
+	__u32 b = 1u << (slot & (WPS_IN_MAX_PATHS - 1));
+	bool a = lv && (lv->admin_down & b), l = lv && (lv->link_down & b), n = lv && (lv->neigh_down & b);
+
+	if (!a && !l && !n)
+		snprintf(buf, len, "up");
+	else
+		snprintf(buf, len, "down:%s%s%s%s%s", a ? "admin" : "", a && (l || n) ? "," : "", l ? "link" : "",
+			 l && n ? "," : "", n ? "neigh" : "");
+}
+
 int wps_parse_uint(const char *s, unsigned long long lo, unsigned long long hi, unsigned long long *out,
 		   const char *what, char *err, size_t errlen)
 {

@@ -18,6 +18,10 @@ void wps_in_cfg_defaults(struct wps_in_cfg *c);
  * Returns 0, 1 when `name` is not an attach option, -1 with err on a bad value.
  */
 int wps_in_cfg_set(struct wps_in_cfg *c, const char *name, const char *val, char *err, size_t errlen);
+/* cfg.path_mask from cfg.path_slot[0..npaths-1]: call after changing the paths in use. */
+void wps_in_cfg_sync_paths(struct wps_in_cfg *c);
+/* A path slot's state: "up", or "down:" and why (admin, link, neigh), from the live map. */
+void wps_path_state(const struct wps_in_live *lv, __u32 slot, char *buf, size_t len);
 /* Whole-configuration checks (required fields present). */
 int wps_in_cfg_check(const struct wps_in_cfg *c, char *err, size_t errlen);
 /* Does the option take a value? -1 when it is not an attach option. */

@@ -106,5 +106,9 @@ struct json_object;
 int cmd_wps_boundary(int argc, char **argv);
 /* wps_egress.c, reached through `ubctl wps egress`. */
 int cmd_wps_egress(int argc, char **argv);
+/* wps_ingress.c: an ingress instance's `live` map mapped (NULL on failure), and unmapped. */
+struct wps_in_live;
+struct wps_in_live *wps_live_map(int fd);
+void wps_live_unmap(struct wps_in_live *lv);
 
 #endif

@@ -169,7 +169,7 @@ static void flows_show(int fd, struct json_object *arr)
 
 /* One path's per-CPU counters summed, shown as text or added to arr. */
 static void path_show(int fd, __u32 key, const char *what, __u32 id, const struct wps_in_path *p,
-		      struct wps_in_path_stats *ps, int ncpu, struct json_object *arr)
+		      const char *state, struct wps_in_path_stats *ps, int ncpu, struct json_object *arr)
 {
 	unsigned long long pk = 0, by = 0, gr = 0;
 	char name[IF_NAMESIZE];
@@ -193,9 +193,12 @@ static void path_show(int fd, __u32 key, const char *what, __u32 id, const struc
 		json_add_u64(o, "packets", pk);
 		json_add_u64(o, "bytes", by);
 		json_add_u64(o, "groups", gr);
+		if (state)
+			json_add_str(o, "state", state);
 		json_object_array_add(arr, o);
 	} else {
-		printf("  %s %-2u via %-16s packets %llu bytes %llu groups %llu\n", what, id, name, pk, by, gr);
+		printf("  %s %-2u via %-16s packets %llu bytes %llu groups %llu%s%s\n", what, id, name, pk, by, gr,
+		       state ? " " : "", state ? state : "");
 	}
 }
 
@@ -209,25 +212,31 @@ static void paths_show(const char *base, const char *name, const struct wps_in_c
 	int ncpu = libbpf_num_possible_cpus();
 	struct wps_in_path_stats *ps = calloc((size_t)(ncpu > 0 ? ncpu : 1), sizeof(*ps));
 	int sfd = pin_fd(base, name, cfg->ecmp ? WPS_PIN_ECMP_STATS : WPS_PIN_PATH_STATS);
-	int pfd = pin_fd(base, name, WPS_PIN_PATHS);
+	int pfd = pin_fd(base, name, WPS_PIN_PATHS), lfd = pin_fd(base, name, WPS_PIN_LIVE);
+	struct wps_in_live lv = {};
+	__u32 zero = 0;
 
+	if (lfd >= 0)
+		bpf_map_lookup_elem(lfd, &zero, &lv);
 	if (ps && sfd >= 0 && cfg->ecmp) {
 		__u32 k, *prev = NULL;
 
 		while (!bpf_map_get_next_key(sfd, prev, &k)) {
-			path_show(sfd, k, "ecmp_dev", k, NULL, ps, ncpu, arr);
+			path_show(sfd, k, "ecmp_dev", k, NULL, NULL, ps, ncpu, arr);
 			prev = &k;
 		}
 	}
 	for (__u32 i = 0; ps && sfd >= 0 && pfd >= 0 && !cfg->ecmp && i < cfg->npaths && i < WPS_IN_MAX_PATHS; i++) {
 		__u32 slot = cfg->path_slot[i];
 		struct wps_in_path p = {};
+		char state[40];
 
 		bpf_map_lookup_elem(pfd, &slot, &p);
-		path_show(sfd, slot, "path", slot, &p, ps, ncpu, arr);
+		wps_path_state(&lv, slot, state, sizeof(state));
+		path_show(sfd, slot, "path", slot, &p, state, ps, ncpu, arr);
 	}
 	free(ps);
-	for (int *x = (int[]){ sfd, pfd, -2 }; *x != -2; x++)
+	for (int *x = (int[]){ sfd, pfd, lfd, -2 }; *x != -2; x++)
 		if (*x >= 0)
 			close(*x);
 }

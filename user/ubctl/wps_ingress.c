@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -178,7 +179,7 @@ static const struct {
 	M(WPS_PIN_CFG, wps_in_cfg), M(WPS_PIN_RULES, wps_in_rules), M(WPS_PIN_PATHS, wps_in_paths),
 	M(WPS_PIN_PATH_STATS, wps_in_path_stats), M(WPS_PIN_PATH_LOAD, wps_in_path_load),
 	M(WPS_PIN_FLOWS, wps_in_flows), M(WPS_PIN_FID_STATE, wps_in_fid_state), M(WPS_PIN_STATS, wps_in_stats),
-	M(WPS_PIN_ECMP_STATS, wps_in_ecmp_stats),
+	M(WPS_PIN_ECMP_STATS, wps_in_ecmp_stats), M(WPS_PIN_LIVE, wps_in_live),
 #undef M
 };
 
@@ -571,9 +572,43 @@ static int detach(int argc, char **argv)
 
 /* ---- paths ------------------------------------------------------------------- */
 
+/*
+ * The `live` map of an instance, mapped: each writer (ubctl here, the watch
+ * agent) changes its own words in place, atomically, never the whole value.
+ */
+struct wps_in_live *wps_live_map(int fd)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	void *m = mmap(NULL, (size_t)(pg > 0 ? pg : 4096), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	return m == MAP_FAILED ? NULL : m;
+}
+
+void wps_live_unmap(struct wps_in_live *lv)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+
+	if (lv)
+		munmap(lv, (size_t)(pg > 0 ? pg : 4096));
+}
+
+/* A slot taken into or out of use: none of its down bits (or learned MTU) outlive it. */
+static void live_slot_reset(struct wps_in_live *lv, __u32 slot)
+{
+	__u32 keep = ~(1u << slot);
+
+	if (!lv)
+		return;
+	__atomic_fetch_and(&lv->admin_down, keep, __ATOMIC_SEQ_CST);
+	__atomic_fetch_and(&lv->link_down, keep, __ATOMIC_SEQ_CST);
+	__atomic_fetch_and(&lv->neigh_down, keep, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&lv->slot_pmtu[slot], 0, __ATOMIC_SEQ_CST);
+}
+
 struct inst {
 	char dir[PATH_MAX];
-	int cfg_fd, paths_fd, rules_fd, pstats_fd, pload_fd;
+	int cfg_fd, paths_fd, rules_fd, pstats_fd, pload_fd, live_fd;
+	struct wps_in_live *live;
 	struct wps_in_cfg cfg;
 };
 
@@ -582,15 +617,11 @@ static int inst_open(const char *dev, struct inst *in)
 	__u32 zero = 0;
 
 	memset(in, 0, sizeof(*in));
-	in->cfg_fd = in->paths_fd = in->rules_fd = in->pstats_fd = in->pload_fd = -1;
+	in->cfg_fd = in->paths_fd = in->rules_fd = in->pstats_fd = in->pload_fd = in->live_fd = -1;
 	if (instance_dir(dev, true, in->dir, sizeof(in->dir)))
 		return -1;
 	in->cfg_fd = open_pin(in->dir, WPS_PIN_CFG);
-	in->paths_fd = open_pin(in->dir, WPS_PIN_PATHS);
-	in->rules_fd = open_pin(in->dir, WPS_PIN_RULES);
-	in->pstats_fd = open_pin(in->dir, WPS_PIN_PATH_STATS);
-	in->pload_fd = open_pin(in->dir, WPS_PIN_PATH_LOAD);
-	if (in->cfg_fd < 0 || in->paths_fd < 0 || in->rules_fd < 0 || in->pstats_fd < 0 || in->pload_fd < 0)
+	if (in->cfg_fd < 0)
 		return -1;
 	if (bpf_map_lookup_elem(in->cfg_fd, &zero, &in->cfg))
 		return fail(EXIT_FAIL, "reading %s/cfg: %s", pin_display(in->dir), strerror(errno)), -1;
@@ -598,13 +629,24 @@ static int inst_open(const char *dev, struct inst *in)
 	if (in->cfg.version != WPS_IN_CFG_VERSION)
 		return fail(EXIT_FAIL, "%s was attached by another ubctl (cfg layout %u, this one reads %u): detach and attach again",
 			    pin_display(in->dir), in->cfg.version, WPS_IN_CFG_VERSION), -1;
+	in->paths_fd = open_pin(in->dir, WPS_PIN_PATHS);
+	in->rules_fd = open_pin(in->dir, WPS_PIN_RULES);
+	in->pstats_fd = open_pin(in->dir, WPS_PIN_PATH_STATS);
+	in->pload_fd = open_pin(in->dir, WPS_PIN_PATH_LOAD);
+	in->live_fd = open_pin(in->dir, WPS_PIN_LIVE);
+	if (in->paths_fd < 0 || in->rules_fd < 0 || in->pstats_fd < 0 || in->pload_fd < 0 || in->live_fd < 0)
+		return -1;
+	in->live = wps_live_map(in->live_fd);
+	if (!in->live)
+		return fail(EXIT_FAIL, "cannot map %s/%s: %s", pin_display(in->dir), WPS_PIN_LIVE, strerror(errno)), -1;
 	return 0;
 }
 
 static void inst_close(struct inst *in)
 {
-	int fds[] = { in->cfg_fd, in->paths_fd, in->rules_fd, in->pstats_fd, in->pload_fd };
+	int fds[] = { in->cfg_fd, in->paths_fd, in->rules_fd, in->pstats_fd, in->pload_fd, in->live_fd };
 
+	wps_live_unmap(in->live);
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -658,7 +700,7 @@ static int path_find(const struct inst *in, unsigned ifindex, const __u8 *dmac)
 
 static int path_cmd(const char *verb, int argc, char **argv)
 {
-	const char *dev = NULL, *via = NULL, *mac = NULL;
+	const char *dev = NULL, *via = NULL, *mac = NULL, *updown = NULL;
 	unsigned long long weight = 1, mtu = 0;
 	struct wps_in_path np = {};
 	struct inst in;
@@ -669,6 +711,10 @@ static int path_cmd(const char *verb, int argc, char **argv)
 	for (int i = 0; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
+		if (!strcmp(verb, "set") && (!strcmp(o, "up") || !strcmp(o, "down"))) {
+			updown = o;
+			continue;
+		}
 		if (!v)
 			return fail(EXIT_USAGE, "wps ingress path %s: %s needs a value", verb, o);
 		i++;
@@ -715,12 +761,12 @@ static int path_cmd(const char *verb, int argc, char **argv)
 		int ncpu = libbpf_num_possible_cpus();
 		struct wps_in_path_stats *ps = calloc((size_t)ncpu, sizeof(*ps));
 
-		printf("%-4s %-16s %-17s %-6s %-6s %12s %14s %10s\n", "slot", "via", "nexthop-mac", "weight", "mtu",
-		       "packets", "bytes", "groups");
+		printf("%-4s %-16s %-17s %-6s %-6s %-16s %12s %14s %10s\n", "slot", "via", "nexthop", "weight", "mtu",
+		       "state", "packets", "bytes", "groups");
 		for (__u32 i = 0; ps && !in.cfg.ecmp && i < in.cfg.npaths; i++) {
 			__u32 k = in.cfg.path_slot[i];
 			struct wps_in_path p = {};
-			char name[IF_NAMESIZE];
+			char name[IF_NAMESIZE], state[40];
 			unsigned long long pk = 0, by = 0, gr = 0;
 
 			if (bpf_map_lookup_elem(in.paths_fd, &k, &p) || !if_indextoname(p.ifindex, name))
@@ -731,9 +777,10 @@ static int path_cmd(const char *verb, int argc, char **argv)
 					by += ps[c].bytes;
 					gr += ps[c].groups;
 				}
-			printf("%-4u %-16s %02x:%02x:%02x:%02x:%02x:%02x %-6u %-6u %12llu %14llu %10llu\n", k, name,
-			       p.dmac[0], p.dmac[1], p.dmac[2], p.dmac[3], p.dmac[4], p.dmac[5], in.cfg.weight[k], p.mtu,
-			       pk, by, gr);
+			wps_path_state(in.live, k, state, sizeof(state));
+			printf("%-4u %-16s %02x:%02x:%02x:%02x:%02x:%02x %-6u %-6u %-16s %12llu %14llu %10llu\n", k,
+			       name, p.dmac[0], p.dmac[1], p.dmac[2], p.dmac[3], p.dmac[4], p.dmac[5], in.cfg.weight[k],
+			       p.mtu, state, pk, by, gr);
 		}
 		if (in.cfg.ecmp)
 			printf("(ECMP over %u next hops: per-device counters in ubctl stats)\n", in.cfg.ecmp);
@@ -777,12 +824,40 @@ static int path_cmd(const char *verb, int argc, char **argv)
 		free(zs);
 		in.cfg.weight[k] = (__u8)weight;
 		in.cfg.path_slot[in.cfg.npaths++] = (__u8)k;
+		wps_in_cfg_sync_paths(&in.cfg);
+		live_slot_reset(in.live, k);
 		recompute_mtu(&in);
 		if (bpf_map_update_elem(in.cfg_fd, &zero, &in.cfg, BPF_ANY)) {
 			rc = fail(EXIT_FAIL, "writing cfg: %s", strerror(errno));
 			goto out;
 		}
 		printf("path %u: %s -> %s (mtu %u, weight %llu)\n", k, via, mac, np.mtu, weight);
+		rc = 0;
+		goto out;
+	}
+	if (!strcmp(verb, "set")) {
+		__u8 dmac[6];
+		int found;
+
+		if (!updown) {
+			rc = fail(EXIT_USAGE, "wps ingress path set: up or down?");
+			goto out;
+		}
+		if (mac && wps_parse_mac(mac, dmac, err, sizeof(err))) {
+			rc = fail(EXIT_USAGE, "%s", err);
+			goto out;
+		}
+		found = path_find(&in, if_nametoindex(via), mac ? dmac : NULL);
+		if (found < 0) {
+			rc = fail(EXIT_USAGE, "no path via %s%s%s", via, mac ? " to " : "", mac ? mac : "");
+			goto out;
+		}
+		/* In place, this bit alone: the watch agent writes its own words beside it. */
+		if (updown[0] == 'd')
+			__atomic_fetch_or(&in.live->admin_down, 1u << found, __ATOMIC_SEQ_CST);
+		else
+			__atomic_fetch_and(&in.live->admin_down, ~(1u << found), __ATOMIC_SEQ_CST);
+		printf("path %d via %s: %s by the operator\n", found, via, updown[0] == 'd' ? "down" : "up");
 		rc = 0;
 		goto out;
 	}
@@ -813,19 +888,22 @@ static int path_cmd(const char *verb, int argc, char **argv)
 		 * Out of the list of paths in use first (no group opens on it
 		 * from then on; the others keep their slots), then its slot
 		 * cleared: its entries in paths, path_stats and path_load zeroed
-		 * (array maps have no holes), its weight back to 1. A group still
-		 * open on it goes on on a path in use (groups_moved_off_deleted_path).
+		 * (array maps have no holes), its weight back to 1, its down bits
+		 * cleared. A group still open on it ends there; the flow's next
+		 * packet opens a new group on a path in use (groups_closed_path_down).
 		 */
 		for (__u32 i = 0, j = 0; i < in.cfg.npaths; i++)
 			if (in.cfg.path_slot[i] != found)
 				in.cfg.path_slot[j++] = in.cfg.path_slot[i];
 		in.cfg.npaths--;
 		in.cfg.weight[found] = 1;
+		wps_in_cfg_sync_paths(&in.cfg);
 		recompute_mtu(&in);
 		if (bpf_map_update_elem(in.cfg_fd, &zero, &in.cfg, BPF_ANY)) {
 			rc = fail(EXIT_FAIL, "writing cfg: %s", strerror(errno));
 			goto out;
 		}
+		live_slot_reset(in.live, (__u32)found);
 		if (path_clear(&in, (__u32)found)) {
 			rc = fail(EXIT_FAIL, "path %d is out of use but its entries are not cleared: %s", found,
 				  strerror(errno));
@@ -835,7 +913,7 @@ static int path_cmd(const char *verb, int argc, char **argv)
 		rc = 0;
 		goto out;
 	}
-	rc = fail(EXIT_USAGE, "wps ingress path: add, del or list");
+	rc = fail(EXIT_USAGE, "wps ingress path: add, del, set or list");
 out:
 	inst_close(&in);
 	return rc;
@@ -976,6 +1054,7 @@ static void usage(FILE *f)
 	      "       ubctl wps ingress detach --dev DEV\n"
 	      "       ubctl wps ingress path add --dev DEV --via DEV2 --nexthop-mac MAC [--weight W] [--mtu M]\n"
 	      "       ubctl wps ingress path del --dev DEV --via DEV2 [--nexthop-mac MAC]\n"
+	      "       ubctl wps ingress path set --dev DEV --via DEV2 [--nexthop-mac MAC] up|down\n"
 	      "       ubctl wps ingress path list --dev DEV\n"
 	      "       ubctl wps ingress rule add --dev DEV --dst PREFIX [--src PREFIX] [--proto tcp|udp|N]\n"
 	      "                            [--dport PORT] --quantum N|Nb|Nus|Nms [--no-reorder]\n"
