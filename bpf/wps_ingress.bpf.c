@@ -414,6 +414,8 @@ __noinline int fid_alloc(__u64 now)
 
 	if (pool == 0 || pool >= WPS_IN_FID_SLOTS)
 		pool = WPS_IN_FID_SLOTS - 1;
+	if (cfg->flags & WPS_IN_F_TEST_FID_REUSE)
+		return (int)(1 + start % pool);
 	for (__u32 i = 0; i < WPS_IN_FID_TRIES && i < pool; i++) {
 		__u32 fid = 1 + (start + i) % pool;
 		__u64 *st = bpf_map_lookup_elem(&wps_in_fid_state, &fid);

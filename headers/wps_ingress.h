@@ -46,6 +46,9 @@ enum wps_sched_kind {
 #define WPS_IN_F_MTU_DROP	(1u << 1)	/* too big: counted drop instead of ICMP */
 #define WPS_IN_F_TEST_CLOCK	(1u << 8)	/* tests: now = test_now_ns */
 #define WPS_IN_F_TEST_GID0	(1u << 9)	/* tests: first Group ID = test_gid0, rr start 0 */
+/* bench/wps_bench.c only: Flow IDs handed out in turn, in use or not, so the bench can hold
+ * more flows than the 16-bit Flow ID space (nothing it sends reaches a wire). */
+#define WPS_IN_F_TEST_FID_REUSE	(1u << 10)
 
 /* Single entry of the cfg array map; ubctl writes it, bpftool can edit it. */
 struct wps_in_cfg {
