@@ -257,6 +257,8 @@ install: all
 	install -D -m 0644 docs/ubctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/ubctl.8
 	install -d $(DESTDIR)$(SYSTEMD_UNIT_DIR)
 	sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/systemd/ubxdp-ub2e@.service > $(DESTDIR)$(SYSTEMD_UNIT_DIR)/ubxdp-ub2e@.service
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/systemd/ubxdp-wps-ingress-watch@.service \
+		> $(DESTDIR)$(SYSTEMD_UNIT_DIR)/ubxdp-wps-ingress-watch@.service
 	install -d -m 0755 $(DESTDIR)/etc/ubxdp/ub2e
 
 WIRESHARK_PLUGIN_DIR ?= $(HOME)/.local/lib/wireshark/plugins

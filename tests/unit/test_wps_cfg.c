@@ -12,7 +12,10 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <linux/neighbour.h>
+
 #include "wps_cfg.h"
+#include "wps_live.h"
 
 static struct wps_in_rule rule(const char *line)
 {
@@ -250,6 +253,39 @@ static void live_slots_and_joins(void **state)
 	assert_int_equal(c.path_mask, 1u << 0 | 1u << 2 | 1u << 3 | 1u << 7);
 }
 
+/* The watch agent's view of a next hop: alive, and what to ask the kernel (user/lib/wps_live.c). */
+static void next_hop_liveness(void **state)
+{
+	struct wps_nh_seen s = { .present = true, .has_lladdr = true, .state = NUD_REACHABLE, .confirmed_ago_ms = 100 };
+
+	(void)state;
+	assert_true(wps_nh_alive(&s, 700, false));
+	assert_int_equal(wps_nh_next(&s, 200, 1000), WPS_NH_NONE);	/* confirmed 100 ms ago */
+	s.confirmed_ago_ms = 250;
+	assert_int_equal(wps_nh_next(&s, 200, 1000), WPS_NH_PROBE);
+	assert_int_equal(wps_nh_next(&s, 200, 150), WPS_NH_NONE);	/* asked 150 ms ago */
+	s.state = NUD_STALE;
+	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_PROBE);
+	s.state = NUD_PROBE;
+	s.confirmed_ago_ms = 701;
+	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_REPROBE);	/* one more question */
+	assert_false(wps_nh_alive(&s, 700, false));
+	assert_true(wps_nh_alive(&s, 700, true));			/* just added: not asked yet */
+	s.state = NUD_FAILED;
+	assert_false(wps_nh_alive(&s, 700, true));
+	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_RESOLVE);
+	s.state = NUD_INCOMPLETE;
+	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_NONE);	/* the kernel is at it */
+	s.state = NUD_PERMANENT;
+	s.confirmed_ago_ms = UINT32_MAX;
+	assert_true(wps_nh_alive(&s, 700, false));
+	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_NONE);
+	s.has_lladdr = false;
+	assert_false(wps_nh_alive(&s, 700, false));
+	s.present = false;
+	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_RESOLVE);
+}
+
 static void quantum_and_inflight(void **state)
 {
 	__u64 ts[WPS_IN_INFLIGHT_RING] = { 0 };
@@ -326,6 +362,7 @@ int main(void)
 		cmocka_unit_test(scheduler),
 		cmocka_unit_test(scheduler_slots_with_a_hole),
 		cmocka_unit_test(live_slots_and_joins),
+		cmocka_unit_test(next_hop_liveness),
 		cmocka_unit_test(quantum_and_inflight),
 		cmocka_unit_test(group_state_word),
 		cmocka_unit_test(flow_label),

@@ -44,6 +44,22 @@ void wps_path_state(const struct wps_in_live *lv, __u32 slot, char *buf, size_t 
 			 l && n ? "," : "", n ? "neigh" : "");
 }
 
+void wps_path_nexthop(const struct wps_in_path *p, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?", m[24];
+	static const __u8 zero[6];
+
+	snprintf(m, sizeof(m), "%02x:%02x:%02x:%02x:%02x:%02x", p->dmac[0], p->dmac[1], p->dmac[2], p->dmac[3],
+		 p->dmac[4], p->dmac[5]);
+	if (!(p->flags & WPS_PATH_F_NEXTHOP)) {
+		snprintf(buf, len, "%s", m);
+		return;
+	}
+	inet_ntop(p->nh_family == 4 ? AF_INET : AF_INET6, p->nh_family == 4 ? p->nexthop + 12 : p->nexthop, a,
+		  sizeof(a));
+	snprintf(buf, len, "%s=%s", a, memcmp(p->dmac, zero, 6) ? m : "?");
+}
+
 int wps_parse_uint(const char *s, unsigned long long lo, unsigned long long hi, unsigned long long *out,
 		   const char *what, char *err, size_t errlen)
 {

@@ -22,6 +22,8 @@ int wps_in_cfg_set(struct wps_in_cfg *c, const char *name, const char *val, char
 void wps_in_cfg_sync_paths(struct wps_in_cfg *c);
 /* A path slot's state: "up", or "down:" and why (admin, link, neigh), from the live map. */
 void wps_path_state(const struct wps_in_live *lv, __u32 slot, char *buf, size_t len);
+/* A path's next hop: its static MAC, or "ADDR=MAC" ("ADDR=?" unresolved) from the neighbour table. */
+void wps_path_nexthop(const struct wps_in_path *p, char *buf, size_t len);
 /* Whole-configuration checks (required fields present). */
 int wps_in_cfg_check(const struct wps_in_cfg *c, char *err, size_t errlen);
 /* Does the option take a value? -1 when it is not an attach option. */

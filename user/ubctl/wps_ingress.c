@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <linux/ethtool.h>
+#include <linux/neighbour.h>
 #include <linux/sockios.h>
 #include <stdbool.h>
 #include <sched.h>
@@ -33,6 +35,7 @@
 
 #include "wps_ingress.skel.h"
 #include "wps_cfg.h"
+#include "wps_live.h"
 #include "wps_pins.h"
 #include "ubctl.h"
 
@@ -87,6 +90,11 @@ static int instance_dir(const char *dev, bool must_exist, char *out, size_t len)
 	if (pin_instance_dir(WPS_ROLE_INGRESS, &sel, must_exist, out, len, err, sizeof(err)))
 		return fail(EXIT_FAIL, "%s", err);
 	return 0;
+}
+
+int wps_ingress_dir(const char *dev, char *out, size_t len)
+{
+	return instance_dir(dev, true, out, len);
 }
 
 static int open_pin(const char *dir, const char *file)
@@ -684,25 +692,79 @@ static int path_clear(const struct inst *in, __u32 k)
 	return rc ? -1 : 0;
 }
 
-/* The slot of the path in use via ifindex (to dmac, if given); -1 if none. */
-static int path_find(const struct inst *in, unsigned ifindex, const __u8 *dmac)
+/*
+ * The slot of the path in use via ifindex (to the static next hop dmac, or
+ * to the next hop at address nh, when given); -1 if none.
+ */
+static int path_find(const struct inst *in, unsigned ifindex, const __u8 *dmac, const __u8 *nh)
 {
 	for (__u32 i = 0; i < in->cfg.npaths; i++) {
 		__u32 k = in->cfg.path_slot[i];
 		struct wps_in_path p;
 
-		if (!bpf_map_lookup_elem(in->paths_fd, &k, &p) && p.ifindex == ifindex &&
-		    (!dmac || !memcmp(p.dmac, dmac, 6)))
-			return (int)k;
+		if (bpf_map_lookup_elem(in->paths_fd, &k, &p) || p.ifindex != ifindex)
+			continue;
+		if (dmac && ((p.flags & WPS_PATH_F_NEXTHOP) || memcmp(p.dmac, dmac, 6)))
+			continue;
+		if (nh && (!(p.flags & WPS_PATH_F_NEXTHOP) || memcmp(p.nexthop, nh, 16)))
+			continue;
+		return (int)k;
 	}
 	return -1;
 }
 
+/* An IPv4 or IPv6 next-hop address: IPv4 in the last 4 bytes. */
+static int parse_nexthop(const char *s, __u8 addr[16], __u8 *family)
+{
+	memset(addr, 0, 16);
+	if (inet_pton(AF_INET, s, addr + 12) == 1) {
+		*family = 4;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, s, addr) == 1) {
+		*family = 6;
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * The next hop of a new path from the kernel's neighbour table: its MAC if
+ * the kernel has it, else resolution asked and waited for, at most 1 s.
+ * False: not resolved (the path starts down; watch brings it up).
+ */
+static bool nexthop_resolve(struct wps_in_path *p)
+{
+	int fd = wps_rtnl_open();
+	bool ok = false;
+
+	if (fd < 0)
+		return false;
+	for (int n = 0; n < 20 && !ok; n++) {
+		struct wps_nh_seen s;
+
+		if (wps_neigh_get(fd, p->nh_family, p->ifindex, p->nexthop, &s))
+			break;
+		ok = wps_nh_alive(&s, UINT32_MAX, true);
+		if (ok)
+			memcpy(p->dmac, s.lladdr, 6);
+		else {
+			if (!n || (s.present && (s.state & NUD_FAILED)))
+				wps_neigh_ask(fd, p->nh_family, p->ifindex, p->nexthop, WPS_NH_RESOLVE);
+			usleep(50000);
+		}
+	}
+	close(fd);
+	return ok;
+}
+
 static int path_cmd(const char *verb, int argc, char **argv)
 {
-	const char *dev = NULL, *via = NULL, *mac = NULL, *updown = NULL;
+	const char *dev = NULL, *via = NULL, *mac = NULL, *nhs = NULL, *updown = NULL;
 	unsigned long long weight = 1, mtu = 0;
 	struct wps_in_path np = {};
+	__u8 nh[16], nh_family = 0, dmac[6];
+	bool resolved = true;
 	struct inst in;
 	char err[256];
 	__u32 zero = 0;
@@ -724,6 +786,8 @@ static int path_cmd(const char *verb, int argc, char **argv)
 			via = v;
 		else if (!strcmp(o, "--nexthop-mac"))
 			mac = v;
+		else if (!strcmp(o, "--nexthop"))
+			nhs = v;
 		else if (!strcmp(o, "--weight")) {
 			if (wps_parse_uint(v, 1, 255, &weight, "--weight", err, sizeof(err)))
 				return fail(EXIT_USAGE, "%s", err);
@@ -737,19 +801,30 @@ static int path_cmd(const char *verb, int argc, char **argv)
 		return fail(EXIT_USAGE, "wps ingress path %s: --dev DEV is required", verb);
 	if (strcmp(verb, "list") && !via)
 		return fail(EXIT_USAGE, "wps ingress path %s: --via DEV is required", verb);
+	if (mac && nhs)
+		return fail(EXIT_USAGE, "wps ingress path %s: --nexthop-mac or --nexthop, not both", verb);
+	if (mac && wps_parse_mac(mac, dmac, err, sizeof(err)))
+		return fail(EXIT_USAGE, "%s", err);
+	if (nhs && parse_nexthop(nhs, nh, &nh_family))
+		return fail(EXIT_USAGE, "--nexthop: '%s' is not an IPv4 or IPv6 address", nhs);
 	if (!strcmp(verb, "add")) {
 		unsigned m;
 
-		if (!mac)
-			return fail(EXIT_USAGE, "wps ingress path add: --nexthop-mac MAC is required");
-		if (wps_parse_mac(mac, np.dmac, err, sizeof(err)))
-			return fail(EXIT_USAGE, "%s", err);
+		if (!mac && !nhs)
+			return fail(EXIT_USAGE, "wps ingress path add: --nexthop-mac MAC or --nexthop ADDR is required");
 		np.ifindex = if_nametoindex(via);
 		if (!np.ifindex)
 			return fail(EXIT_USAGE, "unknown device '%s'", via);
 		if (dev_info(via, np.smac, &m))
 			return fail(EXIT_FAIL, "cannot read %s: %s", via, strerror(errno));
 		np.mtu = (__u16)(mtu ? mtu : m);
+		if (mac)
+			memcpy(np.dmac, dmac, 6);
+		else {
+			np.flags = WPS_PATH_F_NEXTHOP;
+			np.nh_family = nh_family;
+			memcpy(np.nexthop, nh, 16);
+		}
 	}
 	if (inst_open(dev, &in))
 		goto out;
@@ -766,7 +841,7 @@ static int path_cmd(const char *verb, int argc, char **argv)
 		for (__u32 i = 0; ps && !in.cfg.ecmp && i < in.cfg.npaths; i++) {
 			__u32 k = in.cfg.path_slot[i];
 			struct wps_in_path p = {};
-			char name[IF_NAMESIZE], state[40];
+			char name[IF_NAMESIZE], state[40], nhop[80];
 			unsigned long long pk = 0, by = 0, gr = 0;
 
 			if (bpf_map_lookup_elem(in.paths_fd, &k, &p) || !if_indextoname(p.ifindex, name))
@@ -778,8 +853,8 @@ static int path_cmd(const char *verb, int argc, char **argv)
 					gr += ps[c].groups;
 				}
 			wps_path_state(in.live, k, state, sizeof(state));
-			printf("%-4u %-16s %02x:%02x:%02x:%02x:%02x:%02x %-6u %-6u %-16s %12llu %14llu %10llu\n", k,
-			       name, p.dmac[0], p.dmac[1], p.dmac[2], p.dmac[3], p.dmac[4], p.dmac[5], in.cfg.weight[k],
+			wps_path_nexthop(&p, nhop, sizeof(nhop));
+			printf("%-4u %-16s %-17s %-6u %-6u %-16s %12llu %14llu %10llu\n", k, name, nhop, in.cfg.weight[k],
 			       p.mtu, state, pk, by, gr);
 		}
 		if (in.cfg.ecmp)
@@ -794,9 +869,9 @@ static int path_cmd(const char *verb, int argc, char **argv)
 		void *zs = calloc((size_t)(ncpu > 0 ? ncpu : 1), sizeof(struct wps_in_path_stats));
 		__u32 k;
 
-		if (path_find(&in, np.ifindex, np.dmac) >= 0) {
+		if (path_find(&in, np.ifindex, mac ? np.dmac : NULL, nhs ? nh : NULL) >= 0) {
 			free(zs);
-			rc = fail(EXIT_USAGE, "path via %s to %s exists already", via, mac);
+			rc = fail(EXIT_USAGE, "path via %s to %s exists already", via, mac ? mac : nhs);
 			goto out;
 		}
 		if (in.cfg.npaths >= WPS_IN_MAX_PATHS) {
@@ -813,6 +888,8 @@ static int path_cmd(const char *verb, int argc, char **argv)
 			if (!used)
 				break;
 		}
+		if (nhs)
+			resolved = nexthop_resolve(&np);
 		/* The path first, then the cfg that makes it visible. */
 		if (!zs || bpf_map_update_elem(in.pstats_fd, &k, zs, BPF_ANY) ||
 		    bpf_map_update_elem(in.pload_fd, &k, &zl, BPF_ANY) ||
@@ -826,30 +903,32 @@ static int path_cmd(const char *verb, int argc, char **argv)
 		in.cfg.path_slot[in.cfg.npaths++] = (__u8)k;
 		wps_in_cfg_sync_paths(&in.cfg);
 		live_slot_reset(in.live, k);
+		if (!resolved)	/* down until its next hop answers (watch keeps the bit from now on) */
+			__atomic_fetch_or(&in.live->neigh_down, 1u << k, __ATOMIC_SEQ_CST);
 		recompute_mtu(&in);
 		if (bpf_map_update_elem(in.cfg_fd, &zero, &in.cfg, BPF_ANY)) {
 			rc = fail(EXIT_FAIL, "writing cfg: %s", strerror(errno));
 			goto out;
 		}
-		printf("path %u: %s -> %s (mtu %u, weight %llu)\n", k, via, mac, np.mtu, weight);
+		if (nhs)
+			printf("path %u: %s -> %s at %02x:%02x:%02x:%02x:%02x:%02x (mtu %u, weight %llu)%s\n", k, via,
+			       nhs, np.dmac[0], np.dmac[1], np.dmac[2], np.dmac[3], np.dmac[4], np.dmac[5], np.mtu, weight,
+			       resolved ? "" : ": not resolved, down until it answers (ubctl wps ingress watch)");
+		else
+			printf("path %u: %s -> %s (mtu %u, weight %llu)\n", k, via, mac, np.mtu, weight);
 		rc = 0;
 		goto out;
 	}
 	if (!strcmp(verb, "set")) {
-		__u8 dmac[6];
 		int found;
 
 		if (!updown) {
 			rc = fail(EXIT_USAGE, "wps ingress path set: up or down?");
 			goto out;
 		}
-		if (mac && wps_parse_mac(mac, dmac, err, sizeof(err))) {
-			rc = fail(EXIT_USAGE, "%s", err);
-			goto out;
-		}
-		found = path_find(&in, if_nametoindex(via), mac ? dmac : NULL);
+		found = path_find(&in, if_nametoindex(via), mac ? dmac : NULL, nhs ? nh : NULL);
 		if (found < 0) {
-			rc = fail(EXIT_USAGE, "no path via %s%s%s", via, mac ? " to " : "", mac ? mac : "");
+			rc = fail(EXIT_USAGE, "no path via %s%s%s", via, mac || nhs ? " to " : "", mac ? mac : nhs ? nhs : "");
 			goto out;
 		}
 		/* In place, this bit alone: the watch agent writes its own words beside it. */
@@ -862,16 +941,11 @@ static int path_cmd(const char *verb, int argc, char **argv)
 		goto out;
 	}
 	if (!strcmp(verb, "del")) {
-		__u8 dmac[6];
 		int found;
 
-		if (mac && wps_parse_mac(mac, dmac, err, sizeof(err))) {
-			rc = fail(EXIT_USAGE, "%s", err);
-			goto out;
-		}
-		found = path_find(&in, if_nametoindex(via), mac ? dmac : NULL);
+		found = path_find(&in, if_nametoindex(via), mac ? dmac : NULL, nhs ? nh : NULL);
 		if (found < 0) {
-			rc = fail(EXIT_USAGE, "no path via %s%s%s", via, mac ? " to " : "", mac ? mac : "");
+			rc = fail(EXIT_USAGE, "no path via %s%s%s", via, mac || nhs ? " to " : "", mac ? mac : nhs ? nhs : "");
 			goto out;
 		}
 		if (in.cfg.npaths == 1) {
@@ -1052,9 +1126,11 @@ static void usage(FILE *f)
 	      "                            [--quarantine-ms MS] [--idle-ms MS] [--load-window-us US]\n"
 	      "                            [--fid-pool N] [--mtu-drop] [--icmp-src4 ADDR]\n"
 	      "       ubctl wps ingress detach --dev DEV\n"
-	      "       ubctl wps ingress path add --dev DEV --via DEV2 --nexthop-mac MAC [--weight W] [--mtu M]\n"
-	      "       ubctl wps ingress path del --dev DEV --via DEV2 [--nexthop-mac MAC]\n"
-	      "       ubctl wps ingress path set --dev DEV --via DEV2 [--nexthop-mac MAC] up|down\n"
+	      "       ubctl wps ingress watch --dev DEV [--probe-ms MS] [--dead-ms MS] [--tick-ms MS]\n"
+	      "       ubctl wps ingress path add --dev DEV --via DEV2 (--nexthop-mac MAC | --nexthop ADDR)\n"
+	      "                            [--weight W] [--mtu M]\n"
+	      "       ubctl wps ingress path del --dev DEV --via DEV2 [--nexthop-mac MAC | --nexthop ADDR]\n"
+	      "       ubctl wps ingress path set --dev DEV --via DEV2 [--nexthop-mac MAC | --nexthop ADDR] up|down\n"
 	      "       ubctl wps ingress path list --dev DEV\n"
 	      "       ubctl wps ingress rule add --dev DEV --dst PREFIX [--src PREFIX] [--proto tcp|udp|N]\n"
 	      "                            [--dport PORT] --quantum N|Nb|Nus|Nms [--no-reorder]\n"
@@ -1083,6 +1159,8 @@ int cmd_wps(int argc, char **argv)
 		return attach(argc - 3, argv + 3);
 	if (!strcmp(argv[2], "detach"))
 		return detach(argc - 3, argv + 3);
+	if (!strcmp(argv[2], "watch"))
+		return wps_ingress_watch(argc - 3, argv + 3);
 	if ((!strcmp(argv[2], "path") || !strcmp(argv[2], "rule")) && argc >= 4)
 		return argv[2][0] == 'p' ? path_cmd(argv[3], argc - 4, argv + 4) : rule_cmd(argv[3], argc - 4, argv + 4);
 	if (!strcmp(argv[2], "help") || !strcmp(argv[2], "--help")) {
