@@ -261,7 +261,13 @@ static __always_inline long pkt_load(const struct __sk_buff *skb, __u32 off, voi
 	return bpf_skb_load_bytes(skb, off, to, len);
 }
 
-/* Parse the inner packet. Returns -1 (counted) when it is not to be touched. */
+/* parse(): not to be touched (counted); carries the WPS option; a chain that cannot tell. */
+enum { PARSE_SKIP = -1, PARSE_WPS = -2, PARSE_UNWALKED = -3 };
+
+/*
+ * Parse the inner packet. Returns 0, PARSE_SKIP (counted) when it is not to
+ * be touched, or PARSE_WPS / PARSE_UNWALKED (not counted) for the caller.
+ */
 static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 {
 	__u32 l4_off = 0, len = skb->len, w;
@@ -316,14 +322,10 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 			return -1;
 		}
 		ip6_walk(skb, ETH_HLEN, ip6.nexthdr, &c);
-		if (c.wps) {
-			cnt(WPS_IN_CNT_PASS_ALREADY_WPS);
-			return -1;
-		}
-		if (c.truncated || c.too_long) {
-			cnt(WPS_IN_CNT_PASS_MALFORMED);
-			return -1;
-		}
+		if (c.wps)
+			return PARSE_WPS;
+		if (c.truncated || c.too_long)
+			return PARSE_UNWALKED;
 		if (c.nhdrs)
 			cnt(WPS_IN_CNT_EV_INNER_EXTHDR);
 		if (c.fragment)
@@ -958,6 +960,47 @@ static __always_inline struct wps_in_rule *rule_at(int rule)
 	return rule >= 0 ? bpf_map_lookup_elem(&wps_in_rules, &k) : NULL;
 }
 
+/*
+ * Did the packet come from the domain's side: in on DEV or on a member path's
+ * device? (Then it is WPS traffic the domain routes through this node.)
+ * Global: checked once, and only packets that carry the option ask.
+ */
+__noinline int from_domain(__u32 ifindex)
+{
+	__u32 zero = 0;
+	const struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
+
+	if (!cfg || !ifindex)
+		return 0;
+	if (ifindex == cfg->dev_ifindex)
+		return 1;
+	for (__u32 i = 0; i < WPS_IN_MAX_PATHS; i++) {
+		__u32 k = i;
+		const struct wps_in_path *p = bpf_map_lookup_elem(&wps_in_paths, &k);
+
+		if (p && p->ifindex == ifindex && (cfg->path_mask >> i & 1))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * A packet that carries the WPS option already (wps), or whose IPv6 chain is
+ * too long or cut short to tell: from the site, it never enters the domain
+ * (draft: boundary filtering); from the domain's side, it goes on as it is.
+ * A packet from the detour (after_detour) came from the site: the program
+ * before the detour passed the domain's own.
+ */
+static __noinline int foreign_wps(struct __sk_buff *skb, bool wps, bool after_detour)
+{
+	if (!after_detour && from_domain(skb->ingress_ifindex)) {
+		cnt(wps ? WPS_IN_CNT_PASS_ALREADY_WPS : WPS_IN_CNT_PASS_MALFORMED);
+		return TC_ACT_OK;
+	}
+	cnt(wps ? WPS_IN_CNT_DROP_SITE_WPS : WPS_IN_CNT_DROP_UNWALKED);
+	return TC_ACT_SHOT;
+}
+
 static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 {
 	__u32 zero = 0, segs, len, npaths, label, gen, usable;
@@ -972,13 +1015,14 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	bool joined;
 	struct pkt p;
 	__u64 now, cls = 0;
-	int rule = -1;
+	int rule = -1, rc;
 
 	cnt(WPS_IN_CNT_RX);
 	if (!cfg)
 		return TC_ACT_OK;
-	if (parse(skb, &p))
-		return TC_ACT_OK;
+	rc = parse(skb, &p);
+	if (rc)
+		return rc == PARSE_SKIP ? TC_ACT_OK : foreign_wps(skb, rc == PARSE_WPS, after_detour);
 	BENCH_STOP(BENCH_PARSED);
 	/*
 	 * The flow first: it keeps the rule it was classified under while the

@@ -243,6 +243,8 @@ struct wps_in_flow {
 	X(PASS_NO_RULE,		"pass_no_rule")				\
 	X(PASS_MALFORMED,	"pass_malformed")			\
 	X(PASS_ALREADY_WPS,	"pass_already_wps")			\
+	X(DROP_SITE_WPS,	"drop_site_wps")			\
+	X(DROP_UNWALKED,	"drop_inner_unwalked")			\
 	X(PASS_TABLE_FULL,	"pass_flow_table_full")			\
 	X(PASS_FID_EXHAUSTED,	"pass_flow_id_exhausted")		\
 	X(PASS_NO_PATH,		"pass_no_path")				\

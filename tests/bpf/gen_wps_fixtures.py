@@ -96,10 +96,11 @@ class Case:
         self.counters = {}
         cases.append(self)
 
-    def pkt(self, inp, verdict, out=None, now=None, gso_segs=None, gso_size=None, down=None):
-        """down: the path slots an operator has set down (a mask) from this packet on."""
+    def pkt(self, inp, verdict, out=None, now=None, gso_segs=None, gso_size=None, down=None, iif=None, cb0=None):
+        """down: the path slots an operator has set down (a mask) from this packet on;
+        iif: the device the packet came in on (ifindex); cb0: skb->cb[0] as the program finds it."""
         self.steps.append((bytes(inp), verdict, None if out is None else bytes(out), now, gso_segs, gso_size,
-                           down))
+                           down, iif, cb0))
         return self
 
     def count(self, **kw):
@@ -260,11 +261,34 @@ later = IP(src="10.10.0.2", dst="10.20.0.2", id=7, frag=6, proto=17) / Raw(b"g" 
 c.pkt(frame(later), "TC_ACT_OK", frame(later))
 c.count(rx=1, pass_no_rule=1, inner_fragment=1)
 
-c = Case("never_encapsulates_a_wps_packet", opts=f"--gid0 {G0}", rules=("--dst ::/0 --quantum 4",))
+c = Case("site_packet_with_wps_is_dropped", opts=f"--gid0 {G0}", paths=2, rules=("--dst ::/0 --quantum 4",),
+         comment="a packet that carries the WPS option already: from the site (in on another device, or "
+                 "the node's own), dropped and counted, never carried into the domain; in on a member "
+                 "path's device (the domain's own WPS traffic routed through this node), passed as it is")
 w = encap(inner4(), 5, 9, 1, 1)
 wf = Ether(src=DEV_MAC, dst=SITE_MAC) / Ether(w).payload
-c.pkt(wf, "TC_ACT_OK", wf)
-c.count(rx=1, pass_already_wps=1)
+c.pkt(wf, "TC_ACT_SHOT", iif=7)
+c.pkt(wf, "TC_ACT_SHOT")
+c.pkt(wf, "TC_ACT_OK", wf, iif=PATHS[1][0])
+c.count(rx=3, drop_site_wps=2, pass_already_wps=1)
+
+c = Case("site_packet_with_wps_in_hbh_behind_routing_is_dropped", opts=f"--gid0 {G0}",
+         rules=("--dst ::/0 --quantum 4",))
+opt_only = bytes([0x81, 12]) + bytes(WPSOption(flow_id=5, group=9))[2:]
+hidden = (Ether(src=DEV_MAC, dst=SITE_MAC) / IPv6(src="fd10::2", dst="fd20::2", nh=0) /
+          Raw(bytes([43, 1]) + opt_only + bytes(IPv6ExtHdrRouting(nh=17, addresses=[])) +
+              bytes(UDP(sport=1, dport=2) / Raw(b"h"))))
+c.pkt(hidden, "TC_ACT_SHOT", iif=7)
+c.count(rx=1, drop_site_wps=1)
+
+c = Case("site_packet_too_long_to_walk_is_dropped", opts=f"--gid0 {G0}", rules=("--dst ::/0 --quantum 4",),
+         comment="nine extension headers: past what is walked, so it could hide the option: from the site, "
+                 "dropped and counted")
+deep9 = b"".join(bytes([60, 0]) + bytes([1, 4, 0, 0, 0, 0]) for _ in range(8)) + bytes([17, 0]) + bytes([1, 4, 0, 0, 0, 0])
+nine = Ether(src=DEV_MAC, dst=SITE_MAC) / IPv6(src="fd10::2", dst="fd20::2", nh=60) / Raw(deep9 + bytes(UDP() / Raw(b"x")))
+c.pkt(nine, "TC_ACT_SHOT", iif=7)
+c.pkt(nine, "TC_ACT_OK", nine, iif=PATHS[0][0])
+c.count(rx=2, drop_inner_unwalked=1, pass_malformed=1)
 
 # ---- schedulers ------------------------------------------------------------------
 c = Case("weighted_scheduler", opts=f"--gid0 {G0} --max-inflight 16", paths=2, weights=[1, 3],
@@ -466,7 +490,7 @@ def main():
             out.write(f"path {p}\n")
         for r in c.rules:
             out.write(f"rule {r}\n")
-        for inp, verdict, o, now, segs, size, down in c.steps:
+        for inp, verdict, o, now, segs, size, down, iif, cb0 in c.steps:
             out.write(f"in {inp.hex()}\n")
             ctx = []
             if now is not None:
@@ -477,6 +501,10 @@ def main():
                 ctx.append(f"gso_size={size}")
             if down is not None:
                 ctx.append(f"down={down}")
+            if iif is not None:
+                ctx.append(f"iif={iif}")
+            if cb0 is not None:
+                ctx.append(f"cb0={cb0:#x}")
             if ctx:
                 out.write("ctx " + " ".join(ctx) + "\n")
             out.write(f"verdict {verdict}\n")

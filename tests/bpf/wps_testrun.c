@@ -13,7 +13,8 @@
  *   path IFINDEX SMAC DMAC [MTU [WEIGHT]]
  *   rule --dst ... --quantum ...    (ubctl wps ingress rule add options)
  *   in HEX                          (starts a packet)
- *   ctx now=NS gso_segs=N gso_size=N down=MASK   (MASK: path slots set down)
+ *   ctx now=NS gso_segs=N gso_size=N down=MASK iif=IFINDEX cb0=N
+ *                                   (MASK: path slots set down; iif: the device it came in on)
  *   verdict TC_ACT_OK|TC_ACT_SHOT|TC_ACT_REDIRECT
  *   out HEX
  *   count NAME[=N] ...              (all other counters must not move)
@@ -53,6 +54,8 @@ struct step {
 	unsigned long long now;
 	unsigned gso_segs, gso_size;
 	long long down;		/* >= 0: the live map's admin_down before this packet */
+	unsigned iif;		/* the device the packet came in on (skb->skb_iif) */
+	unsigned cb0;		/* skb->cb[0] */
 };
 
 struct fixture {
@@ -275,6 +278,8 @@ static bool run_case(struct fixture *f)
 
 			bpf_map_update_elem(bpf_map__fd(in->maps.wps_in_live), &zero, &lv, BPF_ANY);
 		}
+		ctx.ingress_ifindex = st->iif;
+		ctx.cb[0] = st->cb0;
 		ctx.gso_segs = st->gso_segs;
 		ctx.gso_size = st->gso_size;
 		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = st->in, .data_size_in = (__u32)st->in_len,
@@ -386,6 +391,10 @@ static int run_file(const char *path, int *failed)
 					st->gso_size = (unsigned)strtoul(tok + 9, NULL, 0);
 				else if (!strncmp(tok, "down=", 5))
 					st->down = strtoll(tok + 5, NULL, 0);
+				else if (!strncmp(tok, "iif=", 4))
+					st->iif = (unsigned)strtoul(tok + 4, NULL, 0);
+				else if (!strncmp(tok, "cb0=", 4))
+					st->cb0 = (unsigned)strtoul(tok + 4, NULL, 0);
 			}
 		} else if (!strcmp(key, "count")) {
 			snprintf(f->counters, sizeof(f->counters), "%s", v);
