@@ -91,6 +91,14 @@ struct {
 	__type(value, struct wps_in_flow);
 } wps_in_flows SEC(".maps");
 
+/* Ingress Port IDs of named interfaces, by ifindex & 255 (wps_port_id). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, WPS_IN_PORTS);
+	__type(key, __u32);
+	__type(value, struct wps_in_port);
+} wps_in_ports SEC(".maps");
+
 /* Which path slots are down, and why: ubctl and the watch agent write it in place. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -233,6 +241,7 @@ struct pkt {
 	__u8 tclass;
 	__u8 inner_nh;		/* WPS_IPPROTO_IPIP or WPS_IPPROTO_IPV6 */
 	__u8 has_ports;
+	__u8 in_port;		/* Ingress Port ID */
 };
 
 static const __u8 v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
@@ -733,7 +742,7 @@ static __always_inline void build_outer(struct outer *o, const struct wps_in_cfg
 	o->ext.opt.ingress_node = bpf_htons(cfg->node_id);
 	o->ext.opt.egress_node = bpf_htons(cfg->egress_node_id);
 	o->ext.opt.group_id = bpf_htons(d->gid);
-	o->ext.opt.ingress_port = cfg->ingress_port;
+	o->ext.opt.ingress_port = p->in_port;
 	o->ext.opt.egress_port = cfg->egress_port;
 }
 
@@ -1001,6 +1010,24 @@ static __noinline int foreign_wps(struct __sk_buff *skb, bool wps, bool after_de
 	return TC_ACT_SHOT;
 }
 
+/*
+ * The Ingress Port ID: of the interface the packet came in on; after the
+ * detour, what the program on DEV found and left in cb[0].
+ */
+static __always_inline __u8 in_port(const struct __sk_buff *skb, const struct wps_in_cfg *cfg, bool after_detour)
+{
+	__u32 ifindex, k;
+
+	if (after_detour) {
+		__u32 c = skb->cb[0];
+
+		return (c & WPS_IN_CB_MAGIC_MASK) == WPS_IN_CB_MAGIC ? (__u8)c : cfg->ingress_port;
+	}
+	ifindex = skb->ingress_ifindex;
+	k = ifindex & (WPS_IN_PORTS - 1);
+	return wps_port_id(bpf_map_lookup_elem(&wps_in_ports, &k), ifindex, cfg->ingress_port);
+}
+
 static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 {
 	__u32 zero = 0, segs, len, npaths, label, gen, usable;
@@ -1090,8 +1117,10 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		if (!f)
 			return TC_ACT_OK;
 	}
+	p.in_port = in_port(skb, cfg, after_detour);
 	if (!after_detour && cfg->seg_ifindex && (segs > 1 || f->detour)) {
 		f->detour = 1;
+		skb->cb[0] = WPS_IN_CB_MAGIC | p.in_port;
 		cnt(WPS_IN_CNT_REDIRECT_SEGMENT);
 		return bpf_redirect(cfg->seg_ifindex, 0);
 	}

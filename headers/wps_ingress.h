@@ -58,7 +58,7 @@ struct wps_in_cfg {
 	__u8 dst[16];			/* outer destination: the egress node */
 	__u16 node_id;			/* Ingress Node ID */
 	__u16 egress_node_id;
-	__u8 ingress_port;		/* Ingress Port ID */
+	__u8 ingress_port;		/* Ingress Port ID of packets the node sends itself */
 	__u8 egress_port;		/* Egress Port ID */
 	__u8 hop_limit;
 	__u8 ecmp;			/* 0: explicit paths; N: ECMP over N paths by flow label */
@@ -108,6 +108,27 @@ struct wps_in_cfg {
 _Static_assert(__builtin_offsetof(struct wps_in_cfg, rules_gen) == 176, "cfg.rules_gen at byte 176");
 
 #define WPS_IN_OFFL_SAVED	(1u << 31)	/* dev_offloads: dev_feat_* were read */
+
+/*
+ * Ingress Port ID: the interface a packet came in on. The map `ports`
+ * (array, direct-mapped by ifindex & 255) names interfaces explicitly
+ * (attach --ingress-port IF=ID); any other interface is its ifindex's low
+ * byte; a packet the node sends itself (no interface) cfg.ingress_port.
+ */
+#define WPS_IN_PORTS		256
+struct wps_in_port {
+	__u32 ifindex;			/* 0: no entry */
+	__u8 id;
+	__u8 pad[3];
+};
+
+/*
+ * skb->cb[0] of a packet the program on DEV sends through the segmentation
+ * detour: this magic, and its Ingress Port ID in the low byte (after the
+ * detour the packet has come in on the detour's veth).
+ */
+#define WPS_IN_CB_MAGIC		0x57500000u
+#define WPS_IN_CB_MAGIC_MASK	0xffff0000u
 
 /* Set by the detour's program on a packet it hands back to DEV unsprayed. */
 #define WPS_IN_MARK_BYPASS	0x40000000u
@@ -325,6 +346,16 @@ WPS_INLINE int wps_prefix_match(const __u8 *addr, const __u8 *prefix, __u8 plen)
 	       !((wps_word(addr + 8) ^ wps_word(prefix + 8)) & WPS_WMASK(b2)) &&
 	       !((wps_word(addr + 12) ^ wps_word(prefix + 12)) & WPS_WMASK(b3));
 #undef WPS_WMASK
+}
+
+/* The Ingress Port ID of a packet that came in on ifindex (0: the node's own, ID own). */
+WPS_INLINE __u8 wps_port_id(const struct wps_in_port *e, __u32 ifindex, __u8 own)
+{
+	if (!ifindex)
+		return own;
+	if (e && e->ifindex == ifindex)
+		return e->id;
+	return (__u8)ifindex;
 }
 
 /* Outer flow label from (Flow ID, Group ID): constant within a group, never 0. */

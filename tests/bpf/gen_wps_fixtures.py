@@ -63,13 +63,13 @@ def frame(inner):
     return bytes(eth / inner)
 
 
-def encap(inner, fid, gid, s, e, path=0, r=1, hbh=False, hlim=64, paths=PATHS):
+def encap(inner, fid, gid, s, e, path=0, r=1, hbh=False, hlim=64, paths=PATHS, port=0):
     """What the ingress must send: outer IPv6 + options header with only the WPS option + inner, unchanged."""
     ib = bytes(inner)
     nh_inner = 4 if inner.version == 4 else 41
     tclass = ib[1] if inner.version == 4 else ((ib[0] & 0x0F) << 4) | (ib[1] >> 4)
     opt = WPSOption(s=s, e=e, r=r, flow_id=fid, ingress_node=NODE, egress_node=EGRESS_NODE, group=gid,
-                    ingress_port=0, egress_port=0)
+                    ingress_port=port, egress_port=0)
     ext = bytes([nh_inner, 1]) + bytes(opt)
     assert len(ext) == 16
     outer = IPv6(src=SRC6, dst=DST6, nh=0 if hbh else 60, hlim=hlim, tc=tclass, fl=flow_label(fid, gid))
@@ -92,15 +92,18 @@ class Case:
                 w = weights[i] if weights else 1
                 self.paths.append(f"{ifx} {smac} {dmac} {mtu} {w}")
         self.rules = list(rules) if prog in ("ingress", "seg") else []
+        self.ports = []
         self.steps = []
         self.counters = {}
         cases.append(self)
 
-    def pkt(self, inp, verdict, out=None, now=None, gso_segs=None, gso_size=None, down=None, iif=None, cb0=None):
+    def pkt(self, inp, verdict, out=None, now=None, gso_segs=None, gso_size=None, down=None, iif=None, cb0=None,
+            cb0_out=None):
         """down: the path slots an operator has set down (a mask) from this packet on;
-        iif: the device the packet came in on (ifindex); cb0: skb->cb[0] as the program finds it."""
+        iif: the device the packet came in on (ifindex); cb0: skb->cb[0] as the program finds it;
+        cb0_out: as it must leave it."""
         self.steps.append((bytes(inp), verdict, None if out is None else bytes(out), now, gso_segs, gso_size,
-                           down, iif, cb0))
+                           down, iif, cb0, cb0_out))
         return self
 
     def count(self, **kw):
@@ -191,6 +194,32 @@ c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 1, 0))
 c.pkt(frame(b), "TC_ACT_REDIRECT", encap(b, 2, G0, 1, 0))
 c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 0, 0))
 sprayed(c).count(flows_new=2, groups_opened=2)
+
+c = Case("ingress_port_is_the_arrival_interface", opts=f"--gid0 {G0} --ingress-port 200",
+         rules=("--dst 10.20.0.0/24 --quantum 1",),
+         comment="Ingress Port ID: a named interface's ID (--ingress-port IF=ID: 5 is 31), another's "
+                 "ifindex (7), its low byte (263), the node's own packet --ingress-port N (200); one "
+                 "flow from four interfaces, each packet with its own")
+c.ports.append((5, 31))
+for i, (iif, port) in enumerate(((5, 31), (7, 7), (263, 7), (None, 200))):
+    p = inner4(payload=bytes([i]) * 8)
+    c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0 + i, 1, 1, port=port), iif=iif)
+sprayed(c).count(flows_new=1, groups_opened=4)
+
+c = Case("ingress_port_kept_through_the_detour", opts=f"--gid0 {G0} --seg-ifindex 99",
+         rules=("--dst 10.20.0.0/24 --quantum 4",),
+         comment="the packet is sent round the detour with its Ingress Port ID in skb->cb[0]")
+big = inner4(proto="tcp", dport=5201, payload=b"z" * 2800)
+c.pkt(frame(big), "TC_ACT_REDIRECT", frame(big), gso_segs=2, gso_size=1400, iif=5, cb0_out=0x57500005)
+c.count(rx=1, redirect_gso_detour=1, flows_new=1)
+c = Case("ingress_port_after_the_detour", prog="seg", opts=f"--gid0 {G0} --seg-ifindex 99 --ingress-port 200",
+         rules=("--dst 10.20.0.0/24 --quantum 4",),
+         comment="after the detour: the ID the program on DEV left in cb[0] (the packet now comes in on "
+                 "the detour's veth); without one, the node's own")
+p = inner4(proto="tcp", dport=5201, payload=b"d" * 100)
+c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0, 1, 0, port=5), iif=98, cb0=0x57500005)
+c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0, 0, 0, port=200), iif=98)
+sprayed(c).count(flows_new=1, groups_opened=1)
 
 # ---- classification ------------------------------------------------------------
 c = Case("not_eligible_passes_untouched", opts=f"--gid0 {G0}",
@@ -490,7 +519,9 @@ def main():
             out.write(f"path {p}\n")
         for r in c.rules:
             out.write(f"rule {r}\n")
-        for inp, verdict, o, now, segs, size, down, iif, cb0 in c.steps:
+        for ifx, pid in c.ports:
+            out.write(f"port {ifx} {pid}\n")
+        for inp, verdict, o, now, segs, size, down, iif, cb0, cb0_out in c.steps:
             out.write(f"in {inp.hex()}\n")
             ctx = []
             if now is not None:
@@ -505,6 +536,8 @@ def main():
                 ctx.append(f"iif={iif}")
             if cb0 is not None:
                 ctx.append(f"cb0={cb0:#x}")
+            if cb0_out is not None:
+                ctx.append(f"cb0_out={cb0_out:#x}")
             if ctx:
                 out.write("ctx " + " ".join(ctx) + "\n")
             out.write(f"verdict {verdict}\n")

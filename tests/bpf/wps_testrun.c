@@ -12,8 +12,9 @@
  *   opts --node-id 1 ...           (ubctl wps ingress attach options)
  *   path IFINDEX SMAC DMAC [MTU [WEIGHT]]
  *   rule --dst ... --quantum ...    (ubctl wps ingress rule add options)
+ *   port IFINDEX ID                 (an --ingress-port IF=ID of attach)
  *   in HEX                          (starts a packet)
- *   ctx now=NS gso_segs=N gso_size=N down=MASK iif=IFINDEX cb0=N
+ *   ctx now=NS gso_segs=N gso_size=N down=MASK iif=IFINDEX cb0=N cb0_out=N
  *                                   (MASK: path slots set down; iif: the device it came in on)
  *   verdict TC_ACT_OK|TC_ACT_SHOT|TC_ACT_REDIRECT
  *   out HEX
@@ -56,6 +57,7 @@ struct step {
 	long long down;		/* >= 0: the live map's admin_down before this packet */
 	unsigned iif;		/* the device the packet came in on (skb->skb_iif) */
 	unsigned cb0;		/* skb->cb[0] */
+	long long cb0_out;	/* >= 0: skb->cb[0] the program must leave */
 };
 
 struct fixture {
@@ -64,7 +66,8 @@ struct fixture {
 	char opts[512];
 	char paths[MAX_LINES][128];
 	char rules[MAX_LINES][256];
-	int npaths, nrules;
+	unsigned ports[MAX_LINES][2];
+	int npaths, nrules, nports;
 	struct step steps[MAX_STEPS];
 	int nsteps;
 	char counters[512];
@@ -142,6 +145,7 @@ static struct wps_ingress *shared_ingress(void)
 	clear_array(bpf_map__fd(g_ingress->maps.wps_in_path_stats), WPS_IN_MAX_PATHS,
 		    sizeof(struct wps_in_path_stats), true);
 	clear_array(bpf_map__fd(g_ingress->maps.wps_in_live), 1, sizeof(struct wps_in_live), false);
+	clear_array(bpf_map__fd(g_ingress->maps.wps_in_ports), WPS_IN_PORTS, sizeof(struct wps_in_port), false);
 	g_ingress->bss->fid_cursor = 0;
 	g_ingress->bss->sweep_after = 0;	/* each case's test clock starts afresh */
 	return g_ingress;
@@ -214,6 +218,13 @@ static int configure(struct wps_ingress *sk, struct fixture *f, bool test_clock,
 		if (bpf_map_update_elem(bpf_map__fd(sk->maps.wps_in_rules), &k, &r, BPF_ANY))
 			return -1;
 	}
+	for (int i = 0; i < f->nports; i++) {
+		struct wps_in_port e = { .ifindex = f->ports[i][0], .id = (__u8)f->ports[i][1] };
+		__u32 k = e.ifindex % WPS_IN_PORTS;
+
+		if (bpf_map_update_elem(bpf_map__fd(sk->maps.wps_in_ports), &k, &e, BPF_ANY))
+			return -1;
+	}
 	wps_in_cfg_sync_paths(&cfg);
 	return bpf_map_update_elem(bpf_map__fd(sk->maps.wps_in_cfg), &zero, &cfg, BPF_ANY);
 }
@@ -262,7 +273,7 @@ static bool run_case(struct fixture *f)
 	for (int s = 0; s < f->nsteps; s++) {
 		struct step *st = &f->steps[s];
 		unsigned char out[MAX_PKT + 256];
-		struct __sk_buff ctx = {};
+		struct __sk_buff ctx = {}, ctx_out = {};
 
 		if (in && st->now) {
 			struct wps_in_cfg cfg;
@@ -284,7 +295,7 @@ static bool run_case(struct fixture *f)
 		ctx.gso_size = st->gso_size;
 		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = st->in, .data_size_in = (__u32)st->in_len,
 			    .data_out = out, .data_size_out = sizeof(out), .ctx_in = &ctx,
-			    .ctx_size_in = sizeof(ctx), .repeat = 1);
+			    .ctx_size_in = sizeof(ctx), .ctx_out = &ctx_out, .ctx_size_out = sizeof(ctx_out), .repeat = 1);
 		if (bpf_prog_test_run_opts(prog_fd, &o)) {
 			printf("#   packet %d: BPF_PROG_TEST_RUN failed: %s\n", s + 1, strerror(errno));
 			ok = false;
@@ -293,6 +304,10 @@ static bool run_case(struct fixture *f)
 		if (strcmp(verdict_name((int)o.retval), st->verdict)) {
 			printf("#   packet %d: verdict: want %s, got %s (%d)\n", s + 1, st->verdict,
 			       verdict_name((int)o.retval), (int)o.retval);
+			ok = false;
+		}
+		if (st->cb0_out >= 0 && ctx_out.cb[0] != (__u32)st->cb0_out) {
+			printf("#   packet %d: skb->cb[0] 0x%x, want 0x%llx\n", s + 1, ctx_out.cb[0], st->cb0_out);
 			ok = false;
 		}
 		if (st->has_out && (o.data_size_out != st->out_len || memcmp(out, st->out, st->out_len))) {
@@ -357,6 +372,9 @@ static int run_file(const char *path, int *failed)
 			snprintf(f->opts, sizeof(f->opts), "%s", v);
 		} else if (!strcmp(key, "path") && f->npaths < MAX_LINES) {
 			snprintf(f->paths[f->npaths++], sizeof(f->paths[0]), "%s", v);
+		} else if (!strcmp(key, "port") && f->nports < MAX_LINES) {
+			if (sscanf(v, "%u %u", &f->ports[f->nports][0], &f->ports[f->nports][1]) == 2)
+				f->nports++;
 		} else if (!strcmp(key, "rule") && f->nrules < MAX_LINES) {
 			snprintf(f->rules[f->nrules++], sizeof(f->rules[0]), "%s", v);
 		} else if (!strcmp(key, "in")) {
@@ -367,6 +385,7 @@ static int run_file(const char *path, int *failed)
 			}
 			st = &f->steps[f->nsteps++];
 			st->down = -1;
+			st->cb0_out = -1;
 			if (fixture_unhex(v, st->in, &st->in_len)) {
 				fixture_error(&ff, "bad hex");
 				rc = -1;
@@ -395,6 +414,8 @@ static int run_file(const char *path, int *failed)
 					st->iif = (unsigned)strtoul(tok + 4, NULL, 0);
 				else if (!strncmp(tok, "cb0=", 4))
 					st->cb0 = (unsigned)strtoul(tok + 4, NULL, 0);
+				else if (!strncmp(tok, "cb0_out=", 8))
+					st->cb0_out = strtoll(tok + 8, NULL, 0);
 			}
 		} else if (!strcmp(key, "count")) {
 			snprintf(f->counters, sizeof(f->counters), "%s", v);

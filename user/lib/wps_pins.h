@@ -20,6 +20,7 @@
 #define WPS_PIN_FID_STATE	"fid_state"
 #define WPS_PIN_STATS		"stats"
 #define WPS_PIN_LIVE		"live"
+#define WPS_PIN_PORTS		"ports"
 #define WPS_PIN_PROG		"prog"
 #define WPS_PIN_PROG_SEG	"prog_seg"
 #define WPS_PIN_PROG_IN		"prog_in"

@@ -187,7 +187,7 @@ static const struct {
 	M(WPS_PIN_CFG, wps_in_cfg), M(WPS_PIN_RULES, wps_in_rules), M(WPS_PIN_PATHS, wps_in_paths),
 	M(WPS_PIN_PATH_STATS, wps_in_path_stats), M(WPS_PIN_PATH_LOAD, wps_in_path_load),
 	M(WPS_PIN_FLOWS, wps_in_flows), M(WPS_PIN_FID_STATE, wps_in_fid_state), M(WPS_PIN_STATS, wps_in_stats),
-	M(WPS_PIN_ECMP_STATS, wps_in_ecmp_stats), M(WPS_PIN_LIVE, wps_in_live),
+	M(WPS_PIN_ECMP_STATS, wps_in_ecmp_stats), M(WPS_PIN_LIVE, wps_in_live), M(WPS_PIN_PORTS, wps_in_ports),
 #undef M
 };
 
@@ -382,8 +382,42 @@ static int seg_create(unsigned dev_if, unsigned mtu, unsigned *a_if, unsigned *b
 	return rc;
 }
 
+/*
+ * --ingress-port IF=ID[,IF=ID...]: the Ingress Port ID of packets that came
+ * in on IF, into ports[] (entries by ifindex & 255; two interfaces there, or
+ * one named twice, are refused).
+ */
+static int port_map_parse(const char *arg, struct wps_in_port *ports, int *n)
+{
+	char buf[512], *save, *tok;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '='), err[128];
+		unsigned long long id;
+		unsigned ifindex;
+
+		if (!eq)
+			return fail(EXIT_USAGE, "--ingress-port: '%s' is not IF=ID", tok), -1;
+		*eq = '\0';
+		ifindex = if_nametoindex(tok);
+		if (!ifindex)
+			return fail(EXIT_USAGE, "--ingress-port: unknown device '%s'", tok), -1;
+		if (wps_parse_uint(eq + 1, 0, 255, &id, "--ingress-port ID", err, sizeof(err)))
+			return fail(EXIT_USAGE, "%s", err), -1;
+		if (ports[ifindex % WPS_IN_PORTS].ifindex)
+			return fail(EXIT_USAGE, "--ingress-port %s: ifindex %u shares its entry with ifindex %u (entries "
+				    "by ifindex mod %d)", tok, ifindex, ports[ifindex % WPS_IN_PORTS].ifindex, WPS_IN_PORTS), -1;
+		ports[ifindex % WPS_IN_PORTS] = (struct wps_in_port){ .ifindex = ifindex, .id = (__u8)id };
+		(*n)++;
+	}
+	return 0;
+}
+
 static int attach(int argc, char **argv)
 {
+	static struct wps_in_port ports[WPS_IN_PORTS];
+	int nports = 0;
 	struct wps_in_cfg cfg;
 	struct wps_ingress *skel = NULL;
 	const char *dev = NULL;
@@ -405,6 +439,11 @@ static int attach(int argc, char **argv)
 			if (++i >= argc)
 				return fail(EXIT_USAGE, "--dev needs a device");
 			dev = argv[i];
+			continue;
+		}
+		if (!strcmp(name, "ingress-port") && i + 1 < argc && strchr(argv[i + 1], '=')) {
+			if (port_map_parse(argv[++i], ports, &nports))
+				return EXIT_USAGE;
 			continue;
 		}
 		tv = wps_in_cfg_takes_value(name);
@@ -513,6 +552,11 @@ static int attach(int argc, char **argv)
 		if (!clock_getres(CLOCK_MONOTONIC_COARSE, &res))
 			cfg.coarse_tick_ns = (__u64)res.tv_sec * 1000000000ULL + (__u64)res.tv_nsec;
 	}
+	for (__u32 k = 0; k < WPS_IN_PORTS && nports; k++)
+		if (ports[k].ifindex && bpf_map_update_elem(bpf_map__fd(skel->maps.wps_in_ports), &k, &ports[k], BPF_ANY)) {
+			rc = fail(EXIT_FAIL, "writing the ingress ports: %s", strerror(errno));
+			goto unseg;
+		}
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.wps_in_cfg), &zero, &cfg, BPF_ANY)) {
 		rc = fail(EXIT_FAIL, "writing the configuration: %s", strerror(errno));
 		goto unseg;
@@ -1121,7 +1165,8 @@ out:
 static void usage(FILE *f)
 {
 	fputs("usage: ubctl wps ingress attach --dev DEV --node-id N --src ADDR --egress-node-id M --egress-addr ADDR\n"
-	      "                            [--hbh] [--hop-limit H] [--ecmp N [--mtu M]] [--ingress-port P]\n"
+	      "                            [--hbh] [--hop-limit H] [--ecmp N [--mtu M]]\n"
+	      "                            [--ingress-port IF=ID[,IF=ID...]] [--ingress-port P]\n"
 	      "                            [--egress-port P] [--max-inflight G] [--max-delay-us US]\n"
 	      "                            [--quarantine-ms MS] [--idle-ms MS] [--load-window-us US]\n"
 	      "                            [--fid-pool N] [--mtu-drop] [--icmp-src4 ADDR]\n"
