@@ -129,6 +129,9 @@ struct wps_in_port {
  */
 #define WPS_IN_CB_MAGIC		0x57500000u
 #define WPS_IN_CB_MAGIC_MASK	0xffff0000u
+/* ... and a fragment the program cut: cb[1] holds its flow's ports (IPv4 fragments after the
+ * first have none). */
+#define WPS_IN_CB_PORTS		0x00000100u
 
 /* Set by the detour's program on a packet it hands back to DEV unsprayed. */
 #define WPS_IN_MARK_BYPASS	0x40000000u
@@ -276,6 +279,8 @@ struct wps_in_flow {
 	X(DROP_ENCAP_FAILED,	"drop_encap_failed")			\
 	X(DROP_MTU,		"drop_mtu")				\
 	X(TX_MTU_ICMP,		"tx_mtu_icmp")				\
+	X(TX_FRAGMENTED,	"tx_fragmented")			\
+	X(DROP_FRAG_FAILED,	"drop_frag_failed")			\
 	X(EV_INNER_EXTHDR,	"inner_ipv6_exthdr")			\
 	X(EV_INNER_FRAGMENT,	"inner_fragment")			\
 	X(EV_GSO_UNSPLIT,	"gso_not_segmented")			\
@@ -285,7 +290,8 @@ struct wps_in_flow {
 	X(EV_GROUP_EXTENDED,	"groups_extended_inflight")		\
 	X(EV_FIB_FAILED,	"ecmp_fib_failed")				\
 	X(EV_GROUP_CLOSED_DOWN,	"groups_closed_path_down")		\
-	X(EV_TABLE_WALK,	"flow_table_sweeps")
+	X(EV_TABLE_WALK,	"flow_table_sweeps")				\
+	X(EV_FRAGMENTS,		"fragments_made")
 
 #define WPS_IN_CNT_ENUM(id, name) WPS_IN_CNT_##id,
 enum wps_in_counter {

@@ -18,7 +18,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scapy"))
 
-from scapy.layers.inet import IP, UDP, TCP, ICMP  # noqa: E402
+from scapy.layers.inet import IP, UDP, TCP, ICMP, IPOption_RR, IPOption_Router_Alert  # noqa: E402
+from scapy.utils import checksum  # noqa: E402
 from scapy.layers.inet6 import (IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrHopByHop,  # noqa: E402
                                 IPv6ExtHdrFragment, IPv6ExtHdrRouting, ICMPv6PacketTooBig,
                                 PadN)
@@ -98,12 +99,12 @@ class Case:
         cases.append(self)
 
     def pkt(self, inp, verdict, out=None, now=None, gso_segs=None, gso_size=None, down=None, iif=None, cb0=None,
-            cb0_out=None):
+            cb0_out=None, cb1=None, clones=None):
         """down: the path slots an operator has set down (a mask) from this packet on;
-        iif: the device the packet came in on (ifindex); cb0: skb->cb[0] as the program finds it;
-        cb0_out: as it must leave it."""
+        iif: the device the packet came in on (ifindex); cb0, cb1: skb->cb[0], [1] as the program
+        finds them; cb0_out: cb[0] as it must leave it; clones: the frames it must send at once."""
         self.steps.append((bytes(inp), verdict, None if out is None else bytes(out), now, gso_segs, gso_size,
-                           down, iif, cb0, cb0_out))
+                           down, iif, cb0, cb0_out, cb1, clones))
         return self
 
     def count(self, **kw):
@@ -466,7 +467,7 @@ icmp = (Ether(src=SITE_MAC, dst=DEV_MAC) /
         ICMP(type=3, code=4, nexthopmtu=MTU - OVERHEAD, unused=0) / Raw(ib[:128]))
 c.pkt(frame(fits), "TC_ACT_REDIRECT", encap(fits, 1, G0, 1, 0))
 c.pkt(frame(big), "TC_ACT_REDIRECT", icmp)
-c.count(rx=2, tx_sprayed=1, flows_new=1, groups_opened=1, tx_mtu_icmp=1)
+c.count(rx=2, tx_sprayed=1, flows_new=1, groups_opened=1, tx_mtu_icmp=1)   # one flow: same 5-tuple
 
 c = Case("too_big_v6_packet_too_big", opts=f"--gid0 {G0}", mtu=MTU, rules=("--dst fd20::/64 --quantum 4",))
 big = inner6(payload=b"c" * (MTU - OVERHEAD - 48 + 1))
@@ -474,12 +475,101 @@ ib = bytes(big)
 ptb = (Ether(src=SITE_MAC, dst=DEV_MAC) / IPv6(src=SRC6, dst="fd10::2", hlim=64) /
        ICMPv6PacketTooBig(mtu=MTU - OVERHEAD) / Raw(ib[:128]))
 c.pkt(frame(big), "TC_ACT_REDIRECT", ptb)
-c.count(rx=1, tx_mtu_icmp=1)
+c.count(rx=1, tx_mtu_icmp=1, flows_new=1)
 
 c = Case("too_big_counted_drop_option", opts=f"--gid0 {G0} --mtu-drop", mtu=MTU)
-big = inner4(payload=b"b" * (MTU - OVERHEAD - 28 + 1))
+big = inner4(payload=b"b" * (MTU - OVERHEAD - 28 + 1), flags="DF")
 c.pkt(frame(big), "TC_ACT_SHOT")
-c.count(rx=1, drop_mtu=1)
+c.count(rx=1, drop_mtu=1, flows_new=1)
+
+# ---- DF=0 IPv4 too big: fragmented before encapsulation (RFC 2473 §7) -----------------------
+LO = 1   # the harness's private lo: the detour here, where it sees the clones
+
+
+def fragments(ip, limit):
+    """RFC 791 fragments of ip (scapy IP, DF clear) of at most limit bytes, made here, not by the program:
+    non-copied options left out of later fragments as NOPs, offsets from the original's, MF but on the last
+    (unless the original had it)."""
+    raw = bytes(ip)
+    ihl = (raw[0] & 15) * 4
+    hdr, pay = bytearray(raw[:ihl]), raw[ihl:]
+    later = bytearray(hdr)
+    i = 20
+    while i < ihl:
+        t = later[i]
+        if t == 0:
+            break
+        if t == 1:
+            i += 1
+            continue
+        ln = later[i + 1]
+        if not t & 0x80:
+            later[i:i + ln] = b"\x01" * ln
+        i += ln
+    fsz = (limit - ihl) & ~7
+    off0, mf = ip.frag, bool(ip.flags & 1)
+    out = []
+    for k in range(0, len(pay), fsz):
+        chunk = pay[k:k + fsz]
+        h = bytearray(hdr if k == 0 else later)
+        last = k + fsz >= len(pay)
+        h[2:4] = (ihl + len(chunk)).to_bytes(2, "big")
+        h[6:8] = ((off0 + k // 8) | (0 if last and not mf else 0x2000)).to_bytes(2, "big")
+        h[10:12] = b"\0\0"
+        h[10:12] = checksum(bytes(h)).to_bytes(2, "big")
+        out.append(bytes(h) + chunk)
+    return out
+
+
+def eth4(raw):
+    return bytes(Ether(src=DEV_MAC, dst=SITE_MAC, type=0x0800)) + raw
+
+
+FMTU = 1400
+c = Case("df0_v4_too_big_is_fragmented", opts=f"--gid0 {G0} --seg-ifindex {LO}", mtu=FMTU,
+         comment="DF clear, 1500 bytes for paths of 1400: cut into 1340 + 180 bytes before encapsulation "
+                 "(1344 = 1400 - 56 at most), the first sent round the detour at once, the last the skb "
+                 "itself; the flow takes the detour from now on; no ICMP")
+big = inner4(payload=bytes(range(256)) * 5 + b"q" * (1500 - 28 - 1280))
+fr = fragments(big, FMTU - OVERHEAD)
+assert [len(x) for x in fr] == [1340, 180]
+c.pkt(frame(big), "TC_ACT_REDIRECT", eth4(fr[1]), clones=[eth4(fr[0])], iif=5, cb0_out=0x57500105)
+c.count(rx=1, tx_fragmented=1, fragments_made=2, flows_new=1)
+
+c = Case("df0_fragments_finish_a_partial_checksum", opts=f"--gid0 {G0} --seg-ifindex {LO}", mtu=FMTU,
+         comment="a UDP checksum the device was to finish (CHECKSUM_PARTIAL: the pseudo-header's sum in the "
+                 "field) is finished before the datagram is cut; a finished one is left as it is")
+part = inner4(payload=b"p" * 1472)
+raw = bytearray(bytes(part))
+pseudo = raw[12:20] + bytes([0, 17]) + raw[24:26]
+raw[26:28] = ((~checksum(bytes(pseudo))) & 0xFFFF).to_bytes(2, "big")    # what udp4_hwcsum leaves
+full = inner4(payload=b"p" * 1472)                                         # scapy's full checksum
+fr = fragments(full, FMTU - OVERHEAD)
+c.pkt(eth4(bytes(raw)), "TC_ACT_REDIRECT", eth4(fr[1]), clones=[eth4(fr[0])])
+c.count(rx=1, tx_fragmented=1, fragments_made=2, flows_new=1)
+
+c = Case("df0_fragments_copy_only_copied_options", opts=f"--gid0 {G0} --seg-ifindex {LO}", mtu=1336,
+         comment="options: Router Alert (copied) in every fragment, Record Route (not copied) in the first "
+                 "only (NOPs after); a packet already a fragment keeps its offset and MF; three fragments")
+opt = IP(src="10.10.0.2", dst="10.20.0.2", id=9, frag=100, flags="MF", proto=17,
+         options=[IPOption_RR(routers=["0.0.0.0"]), IPOption_Router_Alert()]) / Raw(bytes(range(200)) * 15)
+fr = fragments(opt, 1336 - OVERHEAD)
+assert len(fr) == 3 and all(f[6] & 0x20 for f in fr)
+c.pkt(eth4(bytes(opt)), "TC_ACT_REDIRECT", eth4(fr[2]), clones=[eth4(fr[0]), eth4(fr[1])])
+c.count(rx=1, tx_fragmented=1, fragments_made=3, flows_new=1, inner_fragment=1)
+
+c = Case("df0_fragments_sprayed_in_their_flow", prog="seg", opts=f"--gid0 {G0} --seg-ifindex {LO}",
+         rules=("--dst 10.20.0.0/24 --proto udp --dport 5000 --quantum 3",),
+         comment="after the detour a fragment after the first (no ports) is sprayed in the flow of the "
+                 "packet it was cut from (its ports in cb[1]), under its Flow ID and group")
+whole = inner4(payload=b"w" * 40)
+f0 = IP(src="10.10.0.2", dst="10.20.0.2", id=7, flags="MF", proto=17) / Raw(bytes(UDP(sport=4000, dport=5000)) + b"a" * 32)
+f1 = IP(src="10.10.0.2", dst="10.20.0.2", id=7, frag=5, proto=17) / Raw(b"b" * 24)
+ports = int.from_bytes((4000).to_bytes(2, "big") + (5000).to_bytes(2, "big"), "little")
+c.pkt(frame(whole), "TC_ACT_REDIRECT", encap(whole, 1, G0, 1, 0, port=5), cb0=0x57500005)
+c.pkt(frame(f0), "TC_ACT_REDIRECT", encap(f0, 1, G0, 0, 0, port=5), cb0=0x57500105, cb1=ports)
+c.pkt(frame(f1), "TC_ACT_REDIRECT", encap(f1, 1, G0, 0, 1, port=5), cb0=0x57500105, cb1=ports)
+sprayed(c).count(flows_new=1, groups_opened=1, inner_fragment=2)
 
 # ---- boundary filter ----------------------------------------------------------------------
 WPS_DEST = encap(inner4(), 5, 9, 1, 1)
@@ -521,7 +611,7 @@ def main():
             out.write(f"rule {r}\n")
         for ifx, pid in c.ports:
             out.write(f"port {ifx} {pid}\n")
-        for inp, verdict, o, now, segs, size, down, iif, cb0, cb0_out in c.steps:
+        for inp, verdict, o, now, segs, size, down, iif, cb0, cb0_out, cb1, clones in c.steps:
             out.write(f"in {inp.hex()}\n")
             ctx = []
             if now is not None:
@@ -538,11 +628,15 @@ def main():
                 ctx.append(f"cb0={cb0:#x}")
             if cb0_out is not None:
                 ctx.append(f"cb0_out={cb0_out:#x}")
+            if cb1 is not None:
+                ctx.append(f"cb1={cb1:#x}")
             if ctx:
                 out.write("ctx " + " ".join(ctx) + "\n")
             out.write(f"verdict {verdict}\n")
             if o is not None:
                 out.write(f"out {o.hex()}\n")
+            for cl in clones or ():
+                out.write(f"clone {bytes(cl).hex()}\n")
         out.write("count " + " ".join(f"{k}={v}" for k, v in c.counters.items()) + "\n")
         out.write("end\n")
 

@@ -14,12 +14,17 @@
  *   rule --dst ... --quantum ...    (ubctl wps ingress rule add options)
  *   port IFINDEX ID                 (an --ingress-port IF=ID of attach)
  *   in HEX                          (starts a packet)
- *   ctx now=NS gso_segs=N gso_size=N down=MASK iif=IFINDEX cb0=N cb0_out=N
+ *   ctx now=NS gso_segs=N gso_size=N down=MASK iif=IFINDEX cb0=N cb1=N cb0_out=N
  *                                   (MASK: path slots set down; iif: the device it came in on)
  *   verdict TC_ACT_OK|TC_ACT_SHOT|TC_ACT_REDIRECT
  *   out HEX
+ *   clone HEX                       (a frame the packet's run sent at once: bpf_clone_redirect)
  *   count NAME[=N] ...              (all other counters must not move)
  *   end
+ *
+ * The harness runs in a network namespace of its own whose lo is up: what a
+ * program sends at once (bpf_clone_redirect to ifindex 1) goes out of that lo,
+ * where a packet socket sees it, and no further.
  *
  *   wps_testrun [--fuzz-seed S] [--fuzz-count N] FIXTURES...
  */
@@ -31,6 +36,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -56,8 +67,11 @@ struct step {
 	unsigned gso_segs, gso_size;
 	long long down;		/* >= 0: the live map's admin_down before this packet */
 	unsigned iif;		/* the device the packet came in on (skb->skb_iif) */
-	unsigned cb0;		/* skb->cb[0] */
+	unsigned cb0, cb1;	/* skb->cb[0], cb[1] */
 	long long cb0_out;	/* >= 0: skb->cb[0] the program must leave */
+	int nclones;		/* -1: not checked */
+	unsigned char clone[4][MAX_PKT];
+	size_t clone_len[4];
 };
 
 struct fixture {
@@ -73,6 +87,48 @@ struct fixture {
 	char counters[512];
 	int line;
 };
+
+/* The packet socket on lo that sees what the programs send at once (-1: none). */
+static int g_lo_sock = -1;
+
+static void lo_setup(void)
+{
+	struct sockaddr_ll sa = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL), .sll_ifindex = 1 };
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int fd;
+
+	if (unshare(CLONE_NEWNET))
+		return;
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr))
+		goto out;
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr))
+		goto out;
+	g_lo_sock = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK, htons(ETH_P_ALL));
+	if (g_lo_sock >= 0 && bind(g_lo_sock, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(g_lo_sock);
+		g_lo_sock = -1;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+}
+
+/* The next frame sent out of lo since the last call, or 0 when none is left. */
+static size_t lo_next(unsigned char *buf, size_t len)
+{
+	for (;;) {
+		struct sockaddr_ll from;
+		socklen_t fl = sizeof(from);
+		ssize_t n = recvfrom(g_lo_sock, buf, len, 0, (struct sockaddr *)&from, &fl);
+
+		if (n <= 0)
+			return 0;
+		if (from.sll_pkttype == PACKET_OUTGOING)
+			return (size_t)n;
+	}
+}
 
 static const char *verdict_name(int v)
 {
@@ -291,11 +347,15 @@ static bool run_case(struct fixture *f)
 		}
 		ctx.ingress_ifindex = st->iif;
 		ctx.cb[0] = st->cb0;
+		ctx.cb[1] = st->cb1;
 		ctx.gso_segs = st->gso_segs;
 		ctx.gso_size = st->gso_size;
 		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = st->in, .data_size_in = (__u32)st->in_len,
 			    .data_out = out, .data_size_out = sizeof(out), .ctx_in = &ctx,
 			    .ctx_size_in = sizeof(ctx), .ctx_out = &ctx_out, .ctx_size_out = sizeof(ctx_out), .repeat = 1);
+		if (g_lo_sock >= 0)
+			while (lo_next(out, sizeof(out)))
+				;
 		if (bpf_prog_test_run_opts(prog_fd, &o)) {
 			printf("#   packet %d: BPF_PROG_TEST_RUN failed: %s\n", s + 1, strerror(errno));
 			ok = false;
@@ -314,6 +374,28 @@ static bool run_case(struct fixture *f)
 			printf("#   packet %d: output bytes differ\n", s + 1);
 			fixture_diff(st->out, st->out_len, out, o.data_size_out);
 			ok = false;
+		}
+		if (st->nclones >= 0) {
+			unsigned char c[MAX_PKT + 256];
+			int got = 0;
+			size_t n;
+
+			if (g_lo_sock < 0) {
+				printf("#   packet %d: no packet socket on a private lo to see its clones\n", s + 1);
+				ok = false;
+			}
+			while (g_lo_sock >= 0 && (n = lo_next(c, sizeof(c)))) {
+				if (got < st->nclones && (n != st->clone_len[got] || memcmp(c, st->clone[got], n))) {
+					printf("#   packet %d: clone %d differs\n", s + 1, got + 1);
+					fixture_diff(st->clone[got], st->clone_len[got], c, n);
+					ok = false;
+				}
+				got++;
+			}
+			if (g_lo_sock >= 0 && got != st->nclones) {
+				printf("#   packet %d: %d clones sent, want %d\n", s + 1, got, st->nclones);
+				ok = false;
+			}
 		}
 	}
 	if (read_counters(stats_fd, ncnt, after)) {
@@ -386,6 +468,7 @@ static int run_file(const char *path, int *failed)
 			st = &f->steps[f->nsteps++];
 			st->down = -1;
 			st->cb0_out = -1;
+			st->nclones = -1;
 			if (fixture_unhex(v, st->in, &st->in_len)) {
 				fixture_error(&ff, "bad hex");
 				rc = -1;
@@ -396,6 +479,15 @@ static int run_file(const char *path, int *failed)
 				rc = -1;
 			}
 			st->has_out = true;
+		} else if (st && !strcmp(key, "clone")) {
+			if (st->nclones < 0)
+				st->nclones = 0;
+			if (st->nclones >= 4 || fixture_unhex(v, st->clone[st->nclones], &st->clone_len[st->nclones])) {
+				fixture_error(&ff, "too many clones, or bad hex");
+				rc = -1;
+			} else {
+				st->nclones++;
+			}
 		} else if (st && !strcmp(key, "verdict")) {
 			snprintf(st->verdict, sizeof(st->verdict), "%s", v);
 		} else if (st && !strcmp(key, "ctx")) {
@@ -414,6 +506,8 @@ static int run_file(const char *path, int *failed)
 					st->iif = (unsigned)strtoul(tok + 4, NULL, 0);
 				else if (!strncmp(tok, "cb0=", 4))
 					st->cb0 = (unsigned)strtoul(tok + 4, NULL, 0);
+				else if (!strncmp(tok, "cb1=", 4))
+					st->cb1 = (unsigned)strtoul(tok + 4, NULL, 0);
 				else if (!strncmp(tok, "cb0_out=", 8))
 					st->cb0_out = strtoll(tok + 8, NULL, 0);
 			}
@@ -1090,6 +1184,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: wps_testrun [--fuzz-seed S] [--fuzz-count N] FIXTURES...\n");
 		return 2;
 	}
+	lo_setup();
 	in = wps_ingress__open_and_load();
 	bd = wps_boundary__open_and_load();
 	if (!in || !bd) {
