@@ -696,6 +696,7 @@ static __always_inline void decide(struct wps_in_flow *f, const struct wps_in_cf
 		f->group_bytes = 0;
 		f->group_t0 = now;
 		path = (__u8)wps_sched_pick(r->sched, f->seq++, npaths, slots, cfg->weight, load);
+		f->gpath[gid % WPS_IN_INFLIGHT_RING] = path;
 		f->groups++;
 	}
 	pkts += segs;
@@ -1333,7 +1334,8 @@ static __always_inline int too_big(struct __sk_buff *skb, struct wps_in_flow *f,
 
 static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 {
-	__u32 zero = 0, segs, len, npaths, label, gen, usable;
+	__u32 zero = 0, segs, len, npaths, label, gen, usable, mtu;
+	const struct wps_in_live *lv;
 	struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
 	struct wps_in_rule *r = NULL;
 	struct wps_in_path *path = NULL;
@@ -1417,9 +1419,14 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 			return TC_ACT_OK;
 	}
 	p.in_port = in_port(skb, cfg, after_detour);
+	lv = bpf_map_lookup_elem(&wps_in_live, &zero);
+	/* The smallest path MTU, or less if Packet Too Big taught the watch agent so. */
+	mtu = cfg->path_mtu;
+	if (lv && lv->pmtu && lv->pmtu < mtu)
+		mtu = lv->pmtu;
 	/* Too big after the 56 bytes: fragmented (DF=0 IPv4), else answered here; never lost silently. */
-	if (segs == 1 && cfg->path_mtu && len + WPS_OVERHEAD > cfg->path_mtu)
-		return too_big(skb, f, &p, cfg->path_mtu, after_detour);
+	if (segs == 1 && mtu && len + WPS_OVERHEAD > mtu)
+		return too_big(skb, f, &p, mtu, after_detour);
 	if (!after_detour && cfg->seg_ifindex && (segs > 1 || f->detour)) {
 		f->detour = 1;
 		skb->cb[0] = WPS_IN_CB_MAGIC | p.in_port;
@@ -1446,8 +1453,6 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	/* The path slots a group may use: in use, and not down for any reason (ECMP: all). */
 	usable = ~0u;
 	if (!cfg->ecmp) {
-		const struct wps_in_live *lv = bpf_map_lookup_elem(&wps_in_live, &zero);
-
 		usable = cfg->path_mask;
 		if (lv)
 			usable &= ~(lv->admin_down | lv->link_down | lv->neigh_down);

@@ -239,6 +239,8 @@ struct wps_in_flow {
 	__u64 groups;
 	__u64 extended;			/* groups extended at the in-flight bound */
 	__u64 closed_ts[WPS_IN_INFLIGHT_RING];	/* time group g closed, at [g % ring] */
+	/* The path slot group g went on, at [g % ring]: whose MTU a Packet Too Big about it lowers. */
+	__u8 gpath[WPS_IN_INFLIGHT_RING];
 };
 
 /* gs: segments in the open group (saturating), its Group ID, path slot, state bits. */

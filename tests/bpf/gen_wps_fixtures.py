@@ -99,12 +99,12 @@ class Case:
         cases.append(self)
 
     def pkt(self, inp, verdict, out=None, now=None, gso_segs=None, gso_size=None, down=None, iif=None, cb0=None,
-            cb0_out=None, cb1=None, clones=None):
+            cb0_out=None, cb1=None, clones=None, pmtu=None):
         """down: the path slots an operator has set down (a mask) from this packet on;
         iif: the device the packet came in on (ifindex); cb0, cb1: skb->cb[0], [1] as the program
         finds them; cb0_out: cb[0] as it must leave it; clones: the frames it must send at once."""
         self.steps.append((bytes(inp), verdict, None if out is None else bytes(out), now, gso_segs, gso_size,
-                           down, iif, cb0, cb0_out, cb1, clones))
+                           down, iif, cb0, cb0_out, cb1, clones, pmtu))
         return self
 
     def count(self, **kw):
@@ -477,6 +477,19 @@ ptb = (Ether(src=SITE_MAC, dst=DEV_MAC) / IPv6(src=SRC6, dst="fd10::2", hlim=64)
 c.pkt(frame(big), "TC_ACT_REDIRECT", ptb)
 c.count(rx=1, tx_mtu_icmp=1, flows_new=1)
 
+c = Case("learned_path_mtu_lowers_the_limit", opts=f"--gid0 {G0}", mtu=1500,
+         rules=("--dst 10.20.0.0/24 --quantum 4",),
+         comment="paths of 1500, but Packet Too Big taught the watch agent 1400 (live.pmtu): a packet that "
+                 "fits 1500 but not 1400 once encapsulated is answered with MTU 1344; one that fits goes")
+big = inner4(payload=b"L" * (1400 - OVERHEAD - 28 + 1), flags="DF")
+fits = inner4(payload=b"l" * (1400 - OVERHEAD - 28), flags="DF")
+ib = bytes(big)
+icmp = (Ether(src=SITE_MAC, dst=DEV_MAC) / IP(src="10.20.0.2", dst="10.10.0.2", ttl=64, id=0, tos=0) /
+        ICMP(type=3, code=4, nexthopmtu=1400 - OVERHEAD, unused=0) / Raw(ib[:128]))
+c.pkt(frame(big), "TC_ACT_REDIRECT", icmp, pmtu=1400)
+c.pkt(frame(fits), "TC_ACT_REDIRECT", encap(fits, 1, G0, 1, 0))
+c.count(rx=2, tx_mtu_icmp=1, tx_sprayed=1, flows_new=1, groups_opened=1)
+
 c = Case("too_big_counted_drop_option", opts=f"--gid0 {G0} --mtu-drop", mtu=MTU)
 big = inner4(payload=b"b" * (MTU - OVERHEAD - 28 + 1), flags="DF")
 c.pkt(frame(big), "TC_ACT_SHOT")
@@ -611,7 +624,7 @@ def main():
             out.write(f"rule {r}\n")
         for ifx, pid in c.ports:
             out.write(f"port {ifx} {pid}\n")
-        for inp, verdict, o, now, segs, size, down, iif, cb0, cb0_out, cb1, clones in c.steps:
+        for inp, verdict, o, now, segs, size, down, iif, cb0, cb0_out, cb1, clones, pmtu in c.steps:
             out.write(f"in {inp.hex()}\n")
             ctx = []
             if now is not None:
@@ -622,6 +635,8 @@ def main():
                 ctx.append(f"gso_size={size}")
             if down is not None:
                 ctx.append(f"down={down}")
+            if pmtu is not None:
+                ctx.append(f"pmtu={pmtu}")
             if iif is not None:
                 ctx.append(f"iif={iif}")
             if cb0 is not None:

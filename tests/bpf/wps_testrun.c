@@ -14,7 +14,7 @@
  *   rule --dst ... --quantum ...    (ubctl wps ingress rule add options)
  *   port IFINDEX ID                 (an --ingress-port IF=ID of attach)
  *   in HEX                          (starts a packet)
- *   ctx now=NS gso_segs=N gso_size=N down=MASK iif=IFINDEX cb0=N cb1=N cb0_out=N
+ *   ctx now=NS gso_segs=N gso_size=N down=MASK pmtu=N iif=IFINDEX cb0=N cb1=N cb0_out=N
  *                                   (MASK: path slots set down; iif: the device it came in on)
  *   verdict TC_ACT_OK|TC_ACT_SHOT|TC_ACT_REDIRECT
  *   out HEX
@@ -66,6 +66,7 @@ struct step {
 	unsigned long long now;
 	unsigned gso_segs, gso_size;
 	long long down;		/* >= 0: the live map's admin_down before this packet */
+	long long pmtu;		/* >= 0: its pmtu (what Packet Too Big taught) */
 	unsigned iif;		/* the device the packet came in on (skb->skb_iif) */
 	unsigned cb0, cb1;	/* skb->cb[0], cb[1] */
 	long long cb0_out;	/* >= 0: skb->cb[0] the program must leave */
@@ -339,11 +340,17 @@ static bool run_case(struct fixture *f)
 			cfg.test_now_ns = st->now;
 			bpf_map_update_elem(bpf_map__fd(in->maps.wps_in_cfg), &zero, &cfg, BPF_ANY);
 		}
-		if (in && st->down >= 0) {
-			struct wps_in_live lv = { .admin_down = (__u32)st->down };
+		if (in && (st->down >= 0 || st->pmtu >= 0)) {
+			struct wps_in_live lv = {};
 			__u32 zero = 0;
+			int fd = bpf_map__fd(in->maps.wps_in_live);
 
-			bpf_map_update_elem(bpf_map__fd(in->maps.wps_in_live), &zero, &lv, BPF_ANY);
+			bpf_map_lookup_elem(fd, &zero, &lv);
+			if (st->down >= 0)
+				lv.admin_down = (__u32)st->down;
+			if (st->pmtu >= 0)
+				lv.pmtu = (__u16)st->pmtu;
+			bpf_map_update_elem(fd, &zero, &lv, BPF_ANY);
 		}
 		ctx.ingress_ifindex = st->iif;
 		ctx.cb[0] = st->cb0;
@@ -467,6 +474,7 @@ static int run_file(const char *path, int *failed)
 			}
 			st = &f->steps[f->nsteps++];
 			st->down = -1;
+			st->pmtu = -1;
 			st->cb0_out = -1;
 			st->nclones = -1;
 			if (fixture_unhex(v, st->in, &st->in_len)) {
@@ -502,6 +510,8 @@ static int run_file(const char *path, int *failed)
 					st->gso_size = (unsigned)strtoul(tok + 9, NULL, 0);
 				else if (!strncmp(tok, "down=", 5))
 					st->down = strtoll(tok + 5, NULL, 0);
+				else if (!strncmp(tok, "pmtu=", 5))
+					st->pmtu = strtoll(tok + 5, NULL, 0);
 				else if (!strncmp(tok, "iif=", 4))
 					st->iif = (unsigned)strtoul(tok + 4, NULL, 0);
 				else if (!strncmp(tok, "cb0=", 4))

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <linux/neighbour.h>
 
 #include "wps_cfg.h"
@@ -286,6 +287,90 @@ static void next_hop_liveness(void **state)
 	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_RESOLVE);
 }
 
+static unsigned sum16(const __u8 *p, size_t n)
+{
+	unsigned long s = 0;
+
+	for (size_t i = 0; i + 1 < n; i += 2)
+		s += (unsigned long)(p[i] << 8 | p[i + 1]);
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (unsigned)s;
+}
+
+/* Packet Too Big from the WAN (user/lib/wps_live.c): ours or not, the inner flow, the relays, the bucket. */
+static void packet_too_big(void **state)
+{
+	static const __u8 src[16] = { 0xfd, 0, 0, 0xa, [15] = 1 }, dst[16] = { 0xfd, 0, 0, 0xb, [15] = 1 };
+	__u8 q[200] = { 0x60 }, out[600], four[4] = { 192, 0, 2, 9 };
+	struct wps_ptb p;
+	struct wps_bucket b = { 0 };
+	size_t n;
+
+	(void)state;
+	q[6] = 60;
+	memcpy(q + 8, src, 16);
+	memcpy(q + 24, dst, 16);
+	q[40] = 4;			/* options header: inner IPv4 */
+	q[41] = 1;
+	q[42] = 0x81;
+	q[43] = 12;
+	q[47] = 5;			/* Flow ID 5 */
+	q[53] = 9;			/* Group ID 9 */
+	q[56] = 0x45;			/* inner IPv4, DF, UDP 10.10.0.2:4000 -> 10.20.0.2:6000 */
+	q[56 + 6] = 0x40;
+	q[56 + 9] = 17;
+	memcpy(q + 56 + 12, (__u8[]){ 10, 10, 0, 2, 10, 20, 0, 2, 0x0f, 0xa0, 0x17, 0x70 }, 12);
+	assert_int_equal(wps_ptb_parse(src, dst, q, sizeof(q), &p), 0);
+	assert_int_equal(p.fid, 5);
+	assert_int_equal(p.gid, 9);
+	assert_int_equal(p.family, 4);
+	assert_true(p.df);
+	assert_int_equal(p.key.family, 4);
+	assert_int_equal(p.key.proto, 17);
+	assert_int_equal(ntohs(p.key.sport), 4000);
+	assert_int_equal(p.key.saddr[10], 0xff);
+	assert_int_equal(p.key.daddr[15], 2);
+	n = wps_ptb_relay4(&p, 1344, four, out, sizeof(out));
+	assert_int_equal(n, 28 + sizeof(q) - 56);
+	assert_int_equal(sum16(out, 20), 0xffff);		/* IPv4 header checksum */
+	assert_int_equal(sum16(out + 20, n - 20), 0xffff);	/* ICMP checksum */
+	assert_int_equal(out[20], 3);
+	assert_int_equal(out[21], 4);
+	assert_int_equal(out[26] << 8 | out[27], 1344);
+	assert_memory_equal(out + 12, four, 4);
+	assert_memory_equal(out + 16, q + 56 + 12, 4);		/* to the inner packet's sender */
+	assert_memory_equal(out + 28, q + 56, 20);
+	p.df = false;
+	assert_int_equal(wps_ptb_relay4(&p, 1344, four, out, sizeof(out)), 0);	/* DF clear: fragmented now */
+	/* not ours: another outer source; nor another option */
+	q[9] ^= 1;
+	assert_int_equal(wps_ptb_parse(src, dst, q, sizeof(q), &p), -1);
+	q[9] ^= 1;
+	q[42] = 0x82;
+	assert_int_equal(wps_ptb_parse(src, dst, q, sizeof(q), &p), -1);
+	q[42] = 0x81;
+	/* inner IPv6: Packet Too Big */
+	q[40] = 41;
+	memset(q + 56, 0, 48);
+	q[56] = 0x60;
+	q[56 + 6] = 17;
+	q[56 + 8] = 0xfd;
+	assert_int_equal(wps_ptb_parse(src, dst, q, sizeof(q), &p), 0);
+	assert_int_equal(p.family, 6);
+	n = wps_ptb_relay6(&p, 1344, out, sizeof(out));
+	assert_int_equal(n, 8 + sizeof(q) - 56);
+	assert_int_equal(out[0], 2);
+	assert_int_equal(out[6] << 8 | out[7], 1344);
+	/* 10 a second, bursts of 3 */
+	assert_true(wps_bucket_take(&b, 10, 3, 1000));
+	assert_true(wps_bucket_take(&b, 10, 3, 1000));
+	assert_true(wps_bucket_take(&b, 10, 3, 1001));
+	assert_false(wps_bucket_take(&b, 10, 3, 1050));
+	assert_true(wps_bucket_take(&b, 10, 3, 1101));
+	assert_false(wps_bucket_take(&b, 10, 3, 1102));
+}
+
 static void quantum_and_inflight(void **state)
 {
 	__u64 ts[WPS_IN_INFLIGHT_RING] = { 0 };
@@ -363,6 +448,7 @@ int main(void)
 		cmocka_unit_test(scheduler_slots_with_a_hole),
 		cmocka_unit_test(live_slots_and_joins),
 		cmocka_unit_test(next_hop_liveness),
+		cmocka_unit_test(packet_too_big),
 		cmocka_unit_test(quantum_and_inflight),
 		cmocka_unit_test(group_state_word),
 		cmocka_unit_test(flow_label),

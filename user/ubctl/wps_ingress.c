@@ -898,6 +898,9 @@ static int path_cmd(const char *verb, int argc, char **argv)
 				}
 			wps_path_state(in.live, k, state, sizeof(state));
 			wps_path_nexthop(&p, nhop, sizeof(nhop));
+			/* What Packet Too Big taught the watch agent, if less. */
+			if (in.live->slot_pmtu[k] && in.live->slot_pmtu[k] < p.mtu)
+				p.mtu = in.live->slot_pmtu[k];
 			printf("%-4u %-16s %-17s %-6u %-6u %-16s %12llu %14llu %10llu\n", k, name, nhop, in.cfg.weight[k],
 			       p.mtu, state, pk, by, gr);
 		}
@@ -1172,6 +1175,7 @@ static void usage(FILE *f)
 	      "                            [--fid-pool N] [--mtu-drop] [--icmp-src4 ADDR]\n"
 	      "       ubctl wps ingress detach --dev DEV\n"
 	      "       ubctl wps ingress watch --dev DEV [--probe-ms MS] [--dead-ms MS] [--tick-ms MS]\n"
+	      "                            [--relay-rate N] [--relay-burst N] [--pmtu-expire-s S]\n"
 	      "       ubctl wps ingress path add --dev DEV --via DEV2 (--nexthop-mac MAC | --nexthop ADDR)\n"
 	      "                            [--weight W] [--mtu M]\n"
 	      "       ubctl wps ingress path del --dev DEV --via DEV2 [--nexthop-mac MAC | --nexthop ADDR]\n"

@@ -13,6 +13,17 @@
  *    that stops answering is out of rotation (live.neigh_down) --dead-ms
  *    after its last answer, and back when it answers again.
  *
+ *  - path MTU: an ICMPv6 Packet Too Big from the WAN about a packet the
+ *    ingress sent lowers the MTU of the path its group went on (the flow's
+ *    record of its groups' paths; else the paths of the device it came in
+ *    on; else all) in live.slot_pmtu, and the program's limit
+ *    (live.pmtu, their smallest); it is relayed to the inner packet's sender
+ *    as the ICMP of its family (RFC 2473 §7.1: IPv4 with DF, Fragmentation
+ *    Needed; IPv6, Packet Too Big; MTU less 56), at most --relay-rate a
+ *    second (bursts of as many). A learned MTU is forgotten after
+ *    --pmtu-expire-s (600, RFC 8201's ten minutes), so a path that grew again
+ *    is used whole.
+ *
  * Every --tick-ms, and at once on an rtnetlink event, each path in use is
  * looked at again (paths added or deleted meanwhile included). The agent
  * writes only its own words of the live map; on SIGINT/SIGTERM it clears
@@ -38,6 +49,8 @@
 #include <linux/neighbour.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <netinet/in.h>
+#include <netinet/icmp6.h>
 
 #include <bpf/bpf.h>
 
@@ -227,6 +240,7 @@ struct slot_watch {
 	bool known;			/* seen in use at the last look */
 	bool link_up, nh_up;
 	__u64 first_seen_ms, asked_ms;
+	__u64 pmtu_at_ms;		/* when live.slot_pmtu was learned (0: not) */
 	struct wps_in_path p;		/* as last written or read */
 };
 
@@ -256,10 +270,11 @@ static void say(__u32 slot, const struct wps_in_path *p, const char *what)
 	fflush(stdout);
 }
 
-/* Look at every path in use once: link, next hop; the live map's two words and the paths' MACs. */
+/* Look at every path in use once: link, next hop; the live map's words and the paths' MACs. */
 static int look(int nfd, int cfg_fd, int paths_fd, struct wps_in_live *lv, struct slot_watch *w,
-		unsigned probe_ms, unsigned dead_ms)
+		unsigned probe_ms, unsigned dead_ms, unsigned expire_s)
 {
+	__u16 pmtu = 0;
 	struct wps_in_cfg cfg;
 	__u32 zero = 0, link_down = 0, neigh_down = 0, in_use = 0;
 	__u64 now = mono_ms();
@@ -337,18 +352,215 @@ static int look(int nfd, int cfg_fd, int paths_fd, struct wps_in_live *lv, struc
 			}
 		}
 		s->p = p;
+		/* A learned path MTU: forgotten after expire_s (one found at start counts from then). */
+		{
+			__u16 m = __atomic_load_n(&lv->slot_pmtu[k], __ATOMIC_SEQ_CST);
+
+			if (m && !s->pmtu_at_ms)
+				s->pmtu_at_ms = now;
+			if (m && now - s->pmtu_at_ms >= (__u64)expire_s * 1000) {
+				__atomic_store_n(&lv->slot_pmtu[k], 0, __ATOMIC_SEQ_CST);
+				say(k, &p, "learned path MTU forgotten (expired)");
+				m = 0;
+			}
+			if (!m)
+				s->pmtu_at_ms = 0;
+			else if (!pmtu || m < pmtu)
+				pmtu = m;
+		}
 	}
 	for (__u32 k = 0; k < WPS_IN_MAX_PATHS; k++)
 		if (!(in_use >> k & 1))
 			w[k].known = false;
 	__atomic_store_n(&lv->link_down, link_down, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&lv->neigh_down, neigh_down, __ATOMIC_SEQ_CST);
+	if (!cfg.ecmp)
+		__atomic_store_n(&lv->pmtu, pmtu, __ATOMIC_SEQ_CST);
 	return 0;
+}
+
+/* ---- Packet Too Big ----------------------------------------------------------------- */
+
+struct ptb_ctx {
+	int icmp6, raw4, cfg_fd, paths_fd, flows_fd;
+	struct wps_in_live *lv;
+	struct slot_watch *w;
+	unsigned rate, burst;
+	struct wps_bucket bucket;
+	unsigned long long received, relayed, limited;
+};
+
+/* Raw ICMPv6 for Packet Too Big (in, and the relay out), raw IPv4 for the IPv4 relay. */
+static int ptb_open(struct ptb_ctx *c)
+{
+	struct icmp6_filter flt;
+	int on = 1;
+
+	c->icmp6 = socket(AF_INET6, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_ICMPV6);
+	c->raw4 = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
+	if (c->icmp6 < 0 || c->raw4 < 0)
+		return -1;
+	ICMP6_FILTER_SETBLOCKALL(&flt);
+	ICMP6_FILTER_SETPASS(ICMP6_PACKET_TOO_BIG, &flt);
+	if (setsockopt(c->icmp6, IPPROTO_ICMPV6, ICMP6_FILTER, &flt, sizeof(flt)) ||
+	    setsockopt(c->icmp6, IPPROTO_IPV6, IPV6_RECVPKTINFO, &on, sizeof(on)))
+		return -1;
+	return 0;
+}
+
+/* The slot of group gid of the flow, from the flow's record of its groups' paths; -1 if gone. */
+static int ptb_slot(const struct ptb_ctx *c, const struct wps_ptb *p)
+{
+	struct wps_in_flow f;
+
+	if (bpf_map_lookup_elem(c->flows_fd, &p->key, &f) || f.fid != p->fid ||
+	    (__u16)(f.gid - p->gid) >= WPS_IN_INFLIGHT_RING)
+		return -1;
+	return f.gpath[p->gid % WPS_IN_INFLIGHT_RING] & (WPS_IN_MAX_PATHS - 1);
+}
+
+static void ptb_relay(struct ptb_ctx *c, const struct wps_in_cfg *cfg, const struct wps_ptb *p, unsigned mtu)
+{
+	__u8 buf[1400];
+	size_t n;
+
+	if (p->family == 4) {
+		struct sockaddr_in to = { .sin_family = AF_INET };
+		/* As the program's own answers: from --icmp-src4, else from the inner destination. */
+		const __u8 *src = cfg->icmp_src4 ? (const __u8 *)&cfg->icmp_src4 : p->inner + 16;
+
+		n = wps_ptb_relay4(p, mtu - WPS_OVERHEAD, src, buf, sizeof(buf));
+		if (!n)
+			return;		/* DF clear: the ingress fragments from now on, nothing to tell */
+		if (!wps_bucket_take(&c->bucket, c->rate, c->burst, mono_ms())) {
+			c->limited++;
+			return;
+		}
+		memcpy(&to.sin_addr, p->inner + 12, 4);
+		if (sendto(c->raw4, buf, n, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)n)
+			c->relayed++;
+	} else {
+		struct sockaddr_in6 to = { .sin6_family = AF_INET6 };
+		char cbuf[CMSG_SPACE(sizeof(struct in6_pktinfo))] = { 0 };
+		struct iovec iov;
+		struct msghdr m = { .msg_name = &to, .msg_namelen = sizeof(to), .msg_iov = &iov, .msg_iovlen = 1,
+				    .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+		struct in6_pktinfo *pi = (struct in6_pktinfo *)CMSG_DATA(cm);
+
+		n = wps_ptb_relay6(p, mtu - WPS_OVERHEAD, buf, sizeof(buf));
+		if (!n)
+			return;
+		if (!wps_bucket_take(&c->bucket, c->rate, c->burst, mono_ms())) {
+			c->limited++;
+			return;
+		}
+		memcpy(&to.sin6_addr, p->inner + 8, 16);
+		cm->cmsg_level = IPPROTO_IPV6;
+		cm->cmsg_type = IPV6_PKTINFO;
+		cm->cmsg_len = CMSG_LEN(sizeof(*pi));
+		memcpy(&pi->ipi6_addr, cfg->src, 16);	/* from this node */
+		iov.iov_base = buf;
+		iov.iov_len = n;
+		if (sendmsg(c->icmp6, &m, 0) == (ssize_t)n)
+			c->relayed++;
+	}
+}
+
+/* Every Packet Too Big waiting: the path's MTU lowered, the sender told. */
+static void ptb_read(struct ptb_ctx *c)
+{
+	for (;;) {
+		__u8 buf[2048];
+		char cbuf[256];
+		struct sockaddr_in6 from;
+		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+		struct msghdr m = { .msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = &iov, .msg_iovlen = 1,
+				    .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+		struct cmsghdr *cm;
+		struct wps_in_cfg cfg;
+		struct wps_ptb p;
+		unsigned ifindex = 0, mtu;
+		__u32 zero = 0, slots = 0;
+		ssize_t n = recvmsg(c->icmp6, &m, 0);
+		char from_s[INET6_ADDRSTRLEN];
+		int k;
+
+		if (n < 0)
+			return;
+		if (n < 8 || buf[0] != ICMP6_PACKET_TOO_BIG || bpf_map_lookup_elem(c->cfg_fd, &zero, &cfg) ||
+		    wps_ptb_parse(cfg.src, cfg.dst, buf + 8, (size_t)n - 8, &p))
+			continue;	/* not about a packet of ours */
+		for (cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
+			if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO)
+				ifindex = ((struct in6_pktinfo *)CMSG_DATA(cm))->ipi6_ifindex;
+		c->received++;
+		mtu = (unsigned)buf[4] << 24 | (unsigned)buf[5] << 16 | (unsigned)buf[6] << 8 | buf[7];
+		if (mtu < 1280)
+			mtu = 1280;	/* IPv6's minimum: a smaller one is not to be believed (RFC 8201) */
+		inet_ntop(AF_INET6, &from.sin6_addr, from_s, sizeof(from_s));
+		k = cfg.ecmp ? -1 : ptb_slot(c, &p);
+		if (k >= 0) {
+			slots = 1u << k;
+		} else if (!cfg.ecmp) {
+			/* The flow's record is gone: the paths of the device it came in on, else all. */
+			for (__u32 i = 0; i < cfg.npaths && i < WPS_IN_MAX_PATHS; i++) {
+				__u32 s = cfg.path_slot[i] & (WPS_IN_MAX_PATHS - 1);
+				struct wps_in_path pa;
+
+				if (!bpf_map_lookup_elem(c->paths_fd, &s, &pa) && pa.ifindex == ifindex)
+					slots |= 1u << s;
+			}
+			if (!slots)
+				slots = cfg.path_mask;
+		}
+		for (__u32 s = 0; s < WPS_IN_MAX_PATHS; s++) {
+			struct wps_in_path pa;
+			__u16 cur;
+			char what[160];
+
+			if (!(slots >> s & 1) || bpf_map_lookup_elem(c->paths_fd, &s, &pa))
+				continue;
+			cur = __atomic_load_n(&c->lv->slot_pmtu[s], __ATOMIC_SEQ_CST);
+			if (mtu >= pa.mtu || (cur && mtu >= cur))
+				continue;
+			__atomic_store_n(&c->lv->slot_pmtu[s], (__u16)mtu, __ATOMIC_SEQ_CST);
+			c->w[s].pmtu_at_ms = mono_ms();
+			snprintf(what, sizeof(what), "path MTU %u (Packet Too Big from %s, flow %u group %u%s)", mtu,
+				 from_s, p.fid, p.gid, k >= 0 ? "" : "; its path not known");
+			say(s, &pa, what);
+		}
+		if (cfg.ecmp || !slots) {
+			__u16 cur = __atomic_load_n(&c->lv->pmtu, __ATOMIC_SEQ_CST);
+
+			if (!cur || mtu < cur)
+				__atomic_store_n(&c->lv->pmtu, (__u16)mtu, __ATOMIC_SEQ_CST);
+		} else {
+			__u16 cur = __atomic_load_n(&c->lv->pmtu, __ATOMIC_SEQ_CST);
+
+			/* at once, not at the next look */
+			if ((!cur || mtu < cur) && mtu < cfg.path_mtu)
+				__atomic_store_n(&c->lv->pmtu, (__u16)mtu, __ATOMIC_SEQ_CST);
+		}
+		ptb_relay(c, &cfg, &p, mtu);
+	}
+}
+
+static __u32 map_id(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
 int wps_ingress_watch(int argc, char **argv)
 {
-	unsigned long long probe_ms = 200, dead_ms = 700, tick_ms = 100;
+	__u32 cfg_id = 0;
+	int pin_fd;
+	bool gone;
+	unsigned long long probe_ms = 200, dead_ms = 700, tick_ms = 100, rate = 10, burst = 10, expire_s = 600;
+	struct ptb_ctx ptb = { .icmp6 = -1, .raw4 = -1, .flows_fd = -1 };
 	const char *dev = NULL;
 	char dir[PATH_MAX], p[PATH_MAX + 64], err[256];
 	struct slot_watch w[WPS_IN_MAX_PATHS] = { 0 };
@@ -359,7 +571,9 @@ int wps_ingress_watch(int argc, char **argv)
 	for (int i = 0; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		unsigned long long *num = !strcmp(o, "--probe-ms") ? &probe_ms : !strcmp(o, "--dead-ms") ? &dead_ms :
-					  !strcmp(o, "--tick-ms") ? &tick_ms : NULL;
+					  !strcmp(o, "--tick-ms") ? &tick_ms : !strcmp(o, "--relay-rate") ? &rate :
+					  !strcmp(o, "--relay-burst") ? &burst : !strcmp(o, "--pmtu-expire-s") ? &expire_s :
+					  NULL;
 
 		if (!v)
 			return fail(EXIT_USAGE, "wps ingress watch: %s needs a value", o);
@@ -368,7 +582,8 @@ int wps_ingress_watch(int argc, char **argv)
 			dev = v;
 		else if (!num)
 			return fail(EXIT_USAGE, "wps ingress watch: unknown option '%s'", o);
-		else if (wps_parse_uint(v, 10, 60000, num, o + 2, err, sizeof(err)))
+		else if (wps_parse_uint(v, num == &probe_ms || num == &dead_ms || num == &tick_ms ? 10 : 1, 60000, num, o + 2,
+					err, sizeof(err)))
 			return fail(EXIT_USAGE, "%s", err);
 	}
 	if (!dev)
@@ -383,7 +598,9 @@ int wps_ingress_watch(int argc, char **argv)
 	paths_fd = bpf_obj_get(p);
 	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_LIVE);
 	live_fd = bpf_obj_get(p);
-	if (cfg_fd < 0 || paths_fd < 0 || live_fd < 0 || !(lv = wps_live_map(live_fd))) {
+	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_FLOWS);
+	ptb.flows_fd = bpf_obj_get(p);
+	if (cfg_fd < 0 || paths_fd < 0 || live_fd < 0 || ptb.flows_fd < 0 || !(lv = wps_live_map(live_fd))) {
 		rc = fail(EXIT_FAIL, "cannot open the pins of %s: %s", pin_display(dir), strerror(errno));
 		goto out;
 	}
@@ -393,22 +610,41 @@ int wps_ingress_watch(int argc, char **argv)
 		rc = fail(EXIT_FAIL, "rtnetlink: %s", strerror(errno));
 		goto out;
 	}
+	ptb.cfg_fd = cfg_fd;
+	ptb.paths_fd = paths_fd;
+	ptb.lv = lv;
+	ptb.w = w;
+	ptb.rate = (unsigned)rate;
+	ptb.burst = (unsigned)burst;
+	if (ptb_open(&ptb)) {
+		rc = fail(EXIT_FAIL, "raw ICMP sockets (Packet Too Big): %s", strerror(errno));
+		goto out;
+	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (look(nfd, cfg_fd, paths_fd, lv, w, (unsigned)probe_ms, (unsigned)dead_ms)) {
+	if (look(nfd, cfg_fd, paths_fd, lv, w, (unsigned)probe_ms, (unsigned)dead_ms, (unsigned)expire_s)) {
 		rc = fail(EXIT_FAIL, "%s: cannot read the instance (detached, or another ubctl's layout)", dev);
 		goto out;
 	}
+	cfg_id = map_id(cfg_fd);
 	printf("watching the paths of %s (probe %llu ms, dead after %llu ms)\n", dev, probe_ms, dead_ms);
 	fflush(stdout);
 	while (!stop) {
-		struct pollfd pfd = { .fd = efd, .events = POLLIN };
+		struct pollfd pfd[2] = { { .fd = efd, .events = POLLIN }, { .fd = ptb.icmp6, .events = POLLIN } };
 		char buf[16384];
 
-		if (poll(&pfd, 1, (int)tick_ms) > 0)
+		if (poll(pfd, 2, (int)tick_ms) > 0) {
 			while (recv(efd, buf, sizeof(buf), 0) > 0)
 				;	/* an event: look again now; what changed is read back by look() */
-		if (look(nfd, cfg_fd, paths_fd, lv, w, (unsigned)probe_ms, (unsigned)dead_ms)) {
+			ptb_read(&ptb);
+		}
+		/* Detached (the pins gone, or another instance's since): the maps held open live on unused. */
+		snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_CFG);
+		pin_fd = bpf_obj_get(p);
+		gone = pin_fd < 0 || map_id(pin_fd) != cfg_id;
+		if (pin_fd >= 0)
+			close(pin_fd);
+		if (gone || look(nfd, cfg_fd, paths_fd, lv, w, (unsigned)probe_ms, (unsigned)dead_ms, (unsigned)expire_s)) {
 			printf("%s: the instance is gone; watch ends\n", dev);
 			rc = 0;
 			goto out;
@@ -417,11 +653,15 @@ int wps_ingress_watch(int argc, char **argv)
 	/* Leaving: the paths are no longer watched, so no longer held down for what it saw. */
 	__atomic_store_n(&lv->link_down, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&lv->neigh_down, 0, __ATOMIC_SEQ_CST);
-	printf("watch of %s ends\n", dev);
+	__atomic_store_n(&lv->pmtu, 0, __ATOMIC_SEQ_CST);
+	for (int k = 0; k < WPS_IN_MAX_PATHS; k++)
+		__atomic_store_n(&lv->slot_pmtu[k], 0, __ATOMIC_SEQ_CST);
+	printf("watch of %s ends: Packet Too Big %llu received, %llu relayed, %llu not (rate)\n", dev, ptb.received,
+	       ptb.relayed, ptb.limited);
 	rc = 0;
 out:
 	wps_live_unmap(lv);
-	for (int *x = (int[]){ cfg_fd, paths_fd, live_fd, nfd, efd, -2 }; *x != -2; x++)
+	for (int *x = (int[]){ cfg_fd, paths_fd, live_fd, nfd, efd, ptb.icmp6, ptb.raw4, ptb.flows_fd, -2 }; *x != -2; x++)
 		if (*x >= 0)
 			close(*x);
 	return rc;
