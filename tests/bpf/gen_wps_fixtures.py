@@ -179,6 +179,18 @@ for i in range(3):
     c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0 + i // 2, int(i % 2 == 0), int(i % 2 == 1)))
 sprayed(c).count(flows_new=1, groups_opened=2)
 
+c = Case("ecn_copied_to_the_outer_header", opts=f"--gid0 {G0}", rules=("--dst 10.20.0.0/24 --quantum 8",
+                                                                      "--dst fd20::/64 --quantum 8"),
+         comment="RFC 6040 encapsulation, normal mode: the outer ECN field (and DSCP) is the inner's, for "
+                 "Not-ECT, ECT(1), ECT(0), CE, IPv4 and IPv6 (the egress decapsulates by RFC 6040)")
+for i, ecn in enumerate((0, 1, 2, 3)):
+    p = inner4(tos=0x28 | ecn, payload=bytes([i]) * 8)
+    c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0, int(i == 0), 0))
+for i, ecn in enumerate((0, 1, 2, 3)):
+    p = inner6(tc=0x28 | ecn, payload=bytes([i]) * 8)
+    c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 2, G0, int(i == 0), 0))
+sprayed(c).count(flows_new=2, groups_opened=2)
+
 c = Case("hbh_carriage", opts=f"--gid0 {G0} --hbh", rules=("--dst 10.20.0.0/24 --quantum 4",))
 p = inner4()
 c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0, 1, 0, hbh=True))
