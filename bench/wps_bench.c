@@ -14,15 +14,17 @@
  *
  * --flows N: the ingress's runs go round N flows (source port and address
  * vary), each made before the timing; with many, a run's flow state is cold,
- * as it is at a gateway that carries that many flows at once. Beyond the 16-bit
- * Flow ID space the bench lets Flow IDs repeat (WPS_IN_F_TEST_FID_REUSE):
- * nothing it sends reaches a wire.
+ * as it is at a gateway that carries that many flows at once. --burst B: B
+ * runs of a flow in a row before the next (1: every run another flow). Beyond
+ * the 16-bit Flow ID space the bench lets Flow IDs repeat
+ * (WPS_IN_F_TEST_FID_REUSE): nothing it sends reaches a wire.
  *
- *   wps_bench [--bpf-dir DIR] [--runs N] [--rounds N] [--stages] [--flows N] [--baseline OBJ]
+ *   wps_bench [--bpf-dir DIR] [--runs N] [--rounds N] [--stages] [--flows N [--burst B]] [--baseline OBJ]
  */
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <sched.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
@@ -103,6 +106,8 @@ struct prog {
 	double ns[64];
 };
 
+static unsigned g_flows = 1, g_burst = 1;
+
 /* Flow i of the frame: source port and the third (IPv4) or 14th (IPv6) byte of the source. */
 static void frame_flow(unsigned char *f, int v6, unsigned i)
 {
@@ -142,7 +147,7 @@ static double time_runs(struct prog *p, int runs)
 
 	for (int i = 0; i < runs; i++) {
 		if (p->nflows > 1)
-			frame_flow(p->f, p->v6, p->next++ % p->nflows);
+			frame_flow(p->f, p->v6, (p->next++ / g_burst) % p->nflows);
 		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = p->f, .data_size_in = (__u32)p->len, .data_out = out,
 			    .data_size_out = sizeof(out), .repeat = 1);
 		if (bpf_prog_test_run_opts(p->fd, &o) || (int)o.retval != p->want) {
@@ -162,8 +167,6 @@ static int map_fd(struct bpf_object *obj, const char *name)
 {
 	return bpf_map__fd(bpf_object__find_map_by_name(obj, name));
 }
-
-static unsigned g_flows = 1;
 
 /* Four explicit paths, one rule spraying UDP in groups of 16 packets, per IP version. */
 static int ingress_setup(struct bpf_object *obj)
@@ -207,14 +210,36 @@ static int ingress_setup(struct bpf_object *obj)
 	return bpf_map_update_elem(map_fd(obj, "wps_in_cfg"), &zero, &cfg, BPF_ANY);
 }
 
-/* Room for the flows, and some: a full table would not spray them. */
+/*
+ * Room for the flows, and some: a full table would not spray them. An
+ * object with a flow table sized by max_flows (this tree's) gets it set as
+ * attach --max-flows would; an older one, its flows map larger.
+ */
 static void flows_room(struct bpf_object *obj)
 {
 	struct bpf_map *m = bpf_object__find_map_by_name(obj, "wps_in_flows");
-	__u32 want = 2 * g_flows + 1024;
+	__u32 want = wps_in_pow2(2 * g_flows + 64);	/* IPv4 and IPv6 flows both */
 
-	if (m && bpf_map__max_entries(m) < want)
+	if (!m || bpf_map__max_entries(m) >= want)
+		return;
+	if (bpf_object__find_map_by_name(obj, "wps_in_flow_hot")) {
+		struct bpf_map *ro = bpf_object__find_map_by_name(obj, ".rodata");
+		size_t sz;
+		/* the object's .rodata image before load (the skeleton writes the same) */
+		__u32 *rodata = ro ? (__u32 *)(unsigned long)bpf_map__initial_value(ro, &sz) : NULL;
+		struct btf *btf = bpf_object__btf(obj);
+		int id = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -1;
+		const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+		const struct btf_var_secinfo *v = t ? btf_var_secinfos(t) : NULL;
+
+		wps_in_flow_table_size(obj, want);
+		/* max_flows in the object's .rodata, found through its BTF */
+		for (int i = 0; v && rodata && i < btf_vlen(t); i++, v++)
+			if (!strcmp(btf__name_by_offset(btf, btf__type_by_id(btf, v->type)->name_off), "max_flows"))
+				rodata[v->offset / 4] = want;
+	} else {
 		bpf_map__set_max_entries(m, want);
+	}
 }
 
 /* Every flow's first packet, once, untimed: the table holds them all before the timing. */
@@ -259,7 +284,8 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "bpf-dir", required_argument, 0, 'b' }, { "runs", required_argument, 0, 'r' },
 		{ "rounds", required_argument, 0, 'n' }, { "stages", no_argument, 0, 's' },
-		{ "baseline", required_argument, 0, 'B' }, { "flows", required_argument, 0, 'f' }, { 0, 0, 0, 0 },
+		{ "baseline", required_argument, 0, 'B' }, { "flows", required_argument, 0, 'f' },
+		{ "burst", required_argument, 0, 'u' }, { 0, 0, 0, 0 },
 	};
 	const char *bpf_dir = NULL, *baseline = NULL;
 	struct bpf_object *base = NULL;
@@ -299,11 +325,21 @@ int main(int argc, char **argv)
 			baseline = optarg;
 		else if (c == 'f')
 			g_flows = (unsigned)strtoul(optarg, NULL, 0);
+		else if (c == 'u')
+			g_burst = (unsigned)strtoul(optarg, NULL, 0);
 		else
 			return 2;
 	}
-	if (runs < 1 || rounds < 1 || rounds > 64 || g_flows < 1 || g_flows > 10000000)
+	if (runs < 1 || rounds < 1 || rounds > 64 || g_flows < 1 || g_flows > 10000000 || g_burst < 1)
 		return 2;
+	{
+		/* One CPU throughout, as a NIC queue's flows stay on one: the ingress's flow cache is per CPU. */
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(sched_getcpu() > 0 ? sched_getcpu() : 0, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
 	if (baseline) {
 		/* Another build's ingress (its wps_ingress.linked.o), timed in the same rounds. */
 		base = bpf_object__open_file(baseline, NULL);
@@ -371,9 +407,11 @@ int main(int argc, char **argv)
 			m[i] = median(p[i].ns, rounds);
 		for (int i = 0; i < np; i++)
 			net[i] = m[i] - m[NUL];
-		printf("WPS ingress, BPF_PROG_RUN, %d rounds x %d single runs, %u flow%s (ns/packet: median over rounds "
+		printf("WPS ingress, BPF_PROG_RUN, %d rounds x %d single runs, %u flow%s%s (ns/packet: median over rounds "
 		       "of each round's interquartile mean; net = minus tc_null)\n",
-		       rounds, runs, g_flows, g_flows > 1 ? "s" : "");
+		       rounds, runs, g_flows, g_flows > 1 ? "s" : "", g_burst > 1 && g_flows > 1 ? " in bursts" : "");
+		if (g_burst > 1 && g_flows > 1)
+			printf("  (%u runs of a flow in a row, then the next)\n", g_burst);
 		printf("  %-30s %8s %8s\n", "program", "ns", "net");
 		for (int i = 0; i < np; i++)
 			printf("  %-30s %8.1f %8.1f\n", p[i].name, m[i], net[i]);
@@ -406,6 +444,21 @@ int main(int argc, char **argv)
 				       v ? 6 : 4, median(q, rounds), m[np - 2 + v] / m[2 + v]);
 			}
 		}
+	}
+	{
+		/* What the timed runs did, as the program counted it: every run a known flow's. */
+		int fd = bpf_map__fd(skel->maps.wps_in_stats), ncpu = libbpf_num_possible_cpus();
+		__u64 *v = calloc((size_t)(ncpu > 0 ? ncpu : 1), sizeof(*v)), c[WPS_IN_CNT__MAX] = { 0 };
+
+		for (__u32 i = 0; v && i < WPS_IN_CNT__MAX; i++)
+			if (!bpf_map_lookup_elem(fd, &i, v))
+				for (int k = 0; k < ncpu; k++)
+					c[i] += v[k];
+		printf("  ingress counters: rx %llu, tx_sprayed %llu, flows_new %llu, groups_opened %llu, flow_table_sweeps %llu\n",
+		       (unsigned long long)c[WPS_IN_CNT_RX], (unsigned long long)c[WPS_IN_CNT_TX_SPRAYED],
+		       (unsigned long long)c[WPS_IN_CNT_EV_FLOW_NEW], (unsigned long long)c[WPS_IN_CNT_EV_GROUP_OPENED],
+		       (unsigned long long)c[WPS_IN_CNT_EV_TABLE_WALK]);
+		free(v);
 	}
 	for (int k = 0; k < NSTAGES; k++)
 		wps_ingress__destroy(st[k]);

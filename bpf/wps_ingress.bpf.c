@@ -84,12 +84,52 @@ struct {
 	__type(value, struct wps_in_path_stats);
 } wps_in_ecmp_stats SEC(".maps");
 
+/*
+ * The flow table. flows: key -> slot (membership, and the way to a flow the
+ * cache does not hold); at the slot, flow_hot (one cache line: what a packet
+ * that joins its group touches) and flow_state (the rest, under the lock);
+ * flow_cache: 4-way sets of (hash tag, slot), checked against the key in
+ * flow_hot, so a known flow's packet is found without the hash map's
+ * hash of 40 bytes and its bucket walk. All sized by max_flows (a power of
+ * 2), which the loader sets with their max_entries: attach --max-flows. The
+ * arrays have twice as many slots as the hash map has flows, so that
+ * WPS_IN_FID_TRIES slots from the cursor hold a free one even when the table
+ * is all but full (at most half the slots taken).
+ */
+const volatile __u32 max_flows = WPS_IN_MAX_FLOWS;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, WPS_IN_MAX_FLOWS);
 	__type(key, struct wps_in_flow_key);
-	__type(value, struct wps_in_flow);
+	__type(value, struct wps_in_flow_ref);
 } wps_in_flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * WPS_IN_MAX_FLOWS);
+	__type(key, __u32);
+	__type(value, struct wps_in_flow_hot);
+} wps_in_flow_hot SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * WPS_IN_MAX_FLOWS);
+	__type(key, __u32);
+	__type(value, struct wps_in_flow);
+} wps_in_flow_state SEC(".maps");
+
+/*
+ * max_flows sets of 4 ways: 4 entries a flow. Shared by the CPUs (one load,
+ * where a per-CPU array's lookup is two): it is written only when a flow is
+ * made or missed, and a stale entry is caught by the key check.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, WPS_IN_MAX_FLOWS);
+	__type(key, __u32);
+	__type(value, struct wps_in_fcache);
+} wps_in_flow_cache SEC(".maps");
 
 /* Ingress Port IDs of named interfaces, by ifindex & 255 (wps_port_id). */
 struct {
@@ -160,7 +200,8 @@ struct scratch {
 	 * walk every count. */
 	__u64 swept;
 	struct wps_in_flow_key swept_key[WPS_IN_SWEEP_MAX];
-	__u64 swept_seen[WPS_IN_SWEEP_MAX];
+	__u32 swept_slot[WPS_IN_SWEEP_MAX];
+	__u32 swept_seen[WPS_IN_SWEEP_MAX];
 	/* The ICMP error is built here (the stack is spoken for). */
 	__u64 icmp[(sizeof(struct icmp6_pkt) + 7) / 8];
 	/* The outer header (struct outer), off the stack: with it there, 6.1 finds
@@ -220,8 +261,9 @@ struct {
 	__type(value, struct fragbuf);
 } wps_in_fragbuf SEC(".maps");
 
-/* Next Flow ID candidate; tests reset it. */
+/* Next Flow ID candidate, next slot candidate; tests reset them. */
 __u32 fid_cursor = 0;
+__u32 slot_cursor = 0;
 
 /*
  * No sweep before this time. While the table stays full (or the Flow IDs
@@ -492,11 +534,101 @@ __noinline int fid_alloc(__u64 now)
 	return 0;
 }
 
+/*
+ * A free slot of the flow table, claimed atomically (flow_state.claim); -1 if
+ * none among WPS_IN_FID_TRIES candidates. Global: checked once.
+ */
+__noinline int slot_alloc(void)
+{
+	__u32 start = __sync_fetch_and_add(&slot_cursor, 1), n = 2 * max_flows;
+
+	for (__u32 i = 0; i < WPS_IN_FID_TRIES; i++) {
+		__u32 slot = (start + i) & (n - 1);
+		struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flow_state, &slot);
+
+		if (!f)
+			return -1;
+		if (!*(volatile __u32 *)&f->claim && __sync_val_compare_and_swap(&f->claim, 0, 1) == 0) {
+			__sync_fetch_and_add(&slot_cursor, i);
+			return (int)slot;
+		}
+	}
+	return -1;
+}
+
+/* A slot given back: its key cleared first, so no cache entry finds it. */
+static __always_inline void slot_release(__u32 slot)
+{
+	struct wps_in_flow_hot *h = bpf_map_lookup_elem(&wps_in_flow_hot, &slot);
+	struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flow_state, &slot);
+
+	if (h)
+		__builtin_memset(&h->key, 0, sizeof(h->key));
+	if (f)
+		__sync_lock_test_and_set(&f->claim, 0);
+}
+
+static __always_inline bool key_eq(const struct wps_in_flow_key *a, const struct wps_in_flow_key *b)
+{
+	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+
+	return !((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]) | (x[4] ^ y[4]));
+}
+
+/* This CPU's flow cache learns the slot of key (hash h), in the way the hash picks. */
+static __always_inline void cache_fill(struct wps_in_fcache *c, __u64 h, __u32 slot)
+{
+	__u32 w = wps_idx((__u32)(h >> 16)) & (WPS_IN_CACHE_WAYS - 1);
+
+	c->tag[w] = (__u32)(h >> 32) | 1;
+	c->slot1[w] = slot + 1;
+}
+
+static __always_inline void cache_put(const struct wps_in_flow_key *key, __u32 slot)
+{
+	__u64 h = wps_key_hash(key);
+	__u32 set = (__u32)h & (max_flows - 1);
+	struct wps_in_fcache *c = bpf_map_lookup_elem(&wps_in_flow_cache, &set);
+
+	if (c)
+		cache_fill(c, h, slot);
+}
+
+/*
+ * The slot of the flow of key (hash h), or -1: the cache first; on a miss the
+ * hash map, and the slot then goes into the cache (the way the hash picks).
+ */
+static __always_inline int flow_find(const struct wps_in_flow_key *key, __u64 h)
+{
+	__u32 set = (__u32)h & (max_flows - 1), tag = (__u32)(h >> 32) | 1, slot;
+	struct wps_in_fcache *c = bpf_map_lookup_elem(&wps_in_flow_cache, &set);
+	struct wps_in_flow_ref *ref;
+	struct wps_in_flow_hot *hot;
+
+	if (!c)
+		return -1;
+#pragma unroll
+	for (int w = 0; w < WPS_IN_CACHE_WAYS; w++) {
+		if (c->tag[w] != tag)
+			continue;
+		slot = c->slot1[w] - 1;
+		hot = bpf_map_lookup_elem(&wps_in_flow_hot, &slot);
+		if (hot && key_eq(&hot->key, key))
+			return (int)slot;
+	}
+	ref = bpf_map_lookup_elem(&wps_in_flows, key);
+	if (!ref)
+		return -1;
+	slot = ref->slot;
+	cache_fill(c, h, slot);
+	return (int)slot;
+}
+
 struct bpf_map;
 
 struct sweep_ctx {
-	__u64 now;
-	__u64 idle;
+	__u32 now;
+	__u32 idle;
 };
 
 /*
@@ -504,25 +636,36 @@ struct sweep_ctx {
  * releases a Flow ID only once its flow is gone (a failed delete must not
  * free an ID still in use).
  */
-static long sweep_cb(struct bpf_map *map, struct wps_in_flow_key *key, struct wps_in_flow *f,
+static long sweep_cb(struct bpf_map *map, struct wps_in_flow_key *key, struct wps_in_flow_ref *ref,
 		     struct sweep_ctx *c)
 {
-	__u32 zero = 0;
+	__u32 zero = 0, slot = ref->slot;
 	struct scratch *sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
-	__u64 seen = f->last_seen, n;
+	struct wps_in_flow_hot *h = bpf_map_lookup_elem(&wps_in_flow_hot, &slot);
+	__u32 seen;
+	__u64 n;
 
 	(void)map;
-	if (!sc)
+	if (!sc || !h)
 		return 1;
+	seen = h->seen;
 	n = sc->swept;
 	if (n >= WPS_IN_SWEEP_MAX)
 		return 1;
-	if (c->now > seen && c->now - seen >= c->idle) {
+	/* idle: wrapping distance, a flow seen "in the future" (another CPU's later clock) is not */
+	if ((__s32)(c->now - seen) >= 0 && c->now - seen >= c->idle) {
 		__builtin_memcpy(&sc->swept_key[n], key, sizeof(*key));
+		sc->swept_slot[n] = slot;
 		sc->swept_seen[n] = seen;
 		sc->swept = n + 1;
 	}
 	return sc->swept >= WPS_IN_SWEEP_MAX;
+}
+
+/* cfg.idle_ns in flow_hot.seen's units, rounded up. */
+static __always_inline __u32 idle_units(const struct wps_in_cfg *cfg)
+{
+	return (__u32)((cfg->idle_ns + (1ULL << WPS_SEEN_SHIFT) - 1) >> WPS_SEEN_SHIFT);
 }
 
 /*
@@ -535,12 +678,12 @@ __noinline int sweep(__u64 now)
 	__u32 zero = 0, found;
 	const struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
 	struct scratch *sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
-	struct sweep_ctx c = { .now = now };
-	__u64 freed = 0;
+	struct sweep_ctx c = { .now = wps_seen(now) };
+	__u64 freed = 0, seen_end;
 
 	if (!cfg || !sc || now < sweep_after)
 		return 0;
-	c.idle = cfg->idle_ns;
+	c.idle = idle_units(cfg);
 	sweep_after = now + WPS_IN_SWEEP_INTERVAL_NS;
 	cnt(WPS_IN_CNT_EV_TABLE_WALK);
 	sc->swept = 0;
@@ -548,43 +691,39 @@ __noinline int sweep(__u64 now)
 	found = (__u32)sc->swept;
 	for (__u32 i = 0; i < WPS_IN_SWEEP_MAX && i < found; i++) {
 		struct wps_in_flow_key *k = &sc->swept_key[i];
-		struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flows, k);
+		__u32 slot = sc->swept_slot[i];
+		struct wps_in_flow_ref *ref = bpf_map_lookup_elem(&wps_in_flows, k);
+		struct wps_in_flow_hot *h = bpf_map_lookup_elem(&wps_in_flow_hot, &slot);
+		struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flow_state, &slot);
 		__u16 fid;
 
 		/* Still idle as seen (no packet since), and ours to delete. */
-		if (!f || f->last_seen != sc->swept_seen[i])
+		if (!ref || ref->slot != slot || !h || !f || h->seen != sc->swept_seen[i])
 			continue;
-		fid = f->fid;
+		fid = WPS_GS_FID(h->gs);
 		if (bpf_map_delete_elem(&wps_in_flows, k))
 			continue;
-		fid_release(fid, sc->swept_seen[i] + cfg->quarantine_ns + clock_slack(cfg));
+		slot_release(slot);
+		/* Rests from its last packet: from the end of the unit seen names (never earlier). */
+		seen_end = ((now >> WPS_SEEN_SHIFT) - (__u32)(c.now - sc->swept_seen[i]) + 1) << WPS_SEEN_SHIFT;
+		fid_release(fid, seen_end + cfg->quarantine_ns + clock_slack(cfg));
 		freed++;
 	}
 	cnt_add(WPS_IN_CNT_EV_FLOW_RECLAIMED, freed);
 	return 0;
 }
 
-static __always_inline void flow_init(struct wps_in_flow *f, const struct wps_in_cfg *cfg, __u16 fid,
-				      __u64 cls, __u64 now)
+/* Make the flow (not found before); its slot, or -1 (counted) when it cannot be sprayed. */
+static __always_inline int flow_new(const struct pkt *p, const struct wps_in_cfg *cfg, __u32 cls, __u64 now)
 {
 	bool test = cfg->flags & WPS_IN_F_TEST_GID0;
-
-	f->fid = fid;
-	f->gid = test ? (__u16)cfg->test_gid0 : (__u16)bpf_get_prandom_u32();
-	f->seq = test ? 0 : bpf_get_prandom_u32();
-	f->cls = cls;
-	f->last_seen = now;
-	f->gs = wps_gs_pack(0, f->gid, 0, 0);
-}
-
-/* Make the flow (not found before); NULL (counted) when it cannot be sprayed. */
-static __always_inline struct wps_in_flow *flow_new(const struct pkt *p, const struct wps_in_cfg *cfg,
-						    __u64 cls, __u64 now)
-{
-	struct wps_in_flow *f, *n;
+	struct wps_in_flow_ref ref = {};
+	struct wps_in_flow_hot *h;
+	struct wps_in_flow *n;
 	struct scratch *sc;
-	__u32 zero = 0;
-	__u16 fid;
+	__u32 zero = 0, slot;
+	__u16 fid, gid;
+	int s;
 	/*
 	 * int: before 6.4 map ops returned int and the upper half of R0 is
 	 * not sign-extended (6.1 gives 0xfffffff9 for -E2BIG), so a long
@@ -596,37 +735,63 @@ static __always_inline struct wps_in_flow *flow_new(const struct pkt *p, const s
 	if (!fid) {
 		sweep(now);
 		cnt(WPS_IN_CNT_PASS_FID_EXHAUSTED);
-		return NULL;
+		return -1;
 	}
+	s = slot_alloc();
+	if (s < 0) {
+		sweep(now);
+		s = slot_alloc();
+	}
+	if (s < 0) {
+		fid_release(fid, 0);
+		cnt(WPS_IN_CNT_PASS_TABLE_FULL);
+		return -1;
+	}
+	slot = (__u32)s;
 	sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
-	if (!sc)
+	h = bpf_map_lookup_elem(&wps_in_flow_hot, &slot);
+	if (!sc || !h)
 		goto fail;
+	/* The state, then the hot line, then the hash map entry that makes it findable. */
 	n = (struct wps_in_flow *)sc->flow;
 	__builtin_memset(n, 0, sizeof(*n));
-	flow_init(n, cfg, fid, cls, now);
-	err = (int)bpf_map_update_elem(&wps_in_flows, &p->key, n, BPF_NOEXIST);
+	gid = test ? (__u16)cfg->test_gid0 : (__u16)bpf_get_prandom_u32();
+	n->claim = 1;
+	n->fid = fid;
+	n->gid = gid;
+	n->seq = test ? 0 : bpf_get_prandom_u32();
+	if (bpf_map_update_elem(&wps_in_flow_state, &slot, n, BPF_ANY))
+		goto fail;
+	h->gs = wps_gs_pack(0, gid, fid, 0, 0);
+	h->bytes = 0;
+	h->cls = cls;
+	h->seen = wps_seen(now);
+	__builtin_memcpy(&h->key, &p->key, sizeof(h->key));
+	ref.slot = slot;
+	err = (int)bpf_map_update_elem(&wps_in_flows, &p->key, &ref, BPF_NOEXIST);
 	if (err == -E2BIG) {
 		sweep(now);
-		err = (int)bpf_map_update_elem(&wps_in_flows, &p->key, n, BPF_NOEXIST);
+		err = (int)bpf_map_update_elem(&wps_in_flows, &p->key, &ref, BPF_NOEXIST);
 	}
 	if (err == -EEXIST) {
 		/* Another CPU made it first: use theirs, our Flow ID was never on the wire. */
+		struct wps_in_flow_ref *theirs;
+
+		slot_release(slot);
 		fid_release(fid, 0);
-		return bpf_map_lookup_elem(&wps_in_flows, &p->key);
+		theirs = bpf_map_lookup_elem(&wps_in_flows, &p->key);
+		return theirs ? (int)theirs->slot : -1;
 	}
-	if (err) {
-		fid_release(fid, 0);
-		cnt(WPS_IN_CNT_PASS_TABLE_FULL);
-		return NULL;
-	}
+	if (err)
+		goto fail;
+	cache_put(&p->key, slot);
 	cnt(WPS_IN_CNT_EV_FLOW_NEW);
-	f = bpf_map_lookup_elem(&wps_in_flows, &p->key);
-	if (f)
-		return f;
+	return (int)slot;
 fail:
+	slot_release(slot);
 	fid_release(fid, 0);
 	cnt(WPS_IN_CNT_PASS_TABLE_FULL);
-	return NULL;
+	return -1;
 }
 
 struct decision {
@@ -644,34 +809,37 @@ struct decision {
 /*
  * The group decision under the flow's lock: S, E, the in-flight bound,
  * byte and time quanta, reclaim. gs is frozen first, so no packet joins the
- * group lock-free while it is decided (wps_gs_joins); reclaim writes the new
- * Flow ID only after that, which is why the lock-free path reads fid between
- * its read of gs and its compare-and-swap.
+ * group lock-free while it is decided (wps_gs_joins); the packets that
+ * joined since the last decision are what REM went down by.
  */
-static __always_inline void decide(struct wps_in_flow *f, const struct wps_in_cfg *cfg,
+static __always_inline void decide(struct wps_in_flow_hot *h, struct wps_in_flow *f, const struct wps_in_cfg *cfg,
 				   const struct wps_in_rule *r, __u32 segs, __u32 len, __u64 now,
 				   __u16 new_fid, __u16 new_gid, __u32 npaths, const __u8 *slots,
 				   __u32 usable, const __u64 *load, struct decision *d)
 {
-	__u64 pkts, bytes, w, max_delay = cfg->max_delay_ns;
+	__u64 pkts, bytes, w, max_delay = cfg->max_delay_ns, joined;
 	__u8 max = cfg->max_inflight, path, open;
-	__u16 gid;
+	__u16 gid, fid, rem;
 
 	if (max < 2 || max > WPS_IN_INFLIGHT_RING)
 		max = WPS_IN_INFLIGHT_RING;
 	if (max_delay)
 		max_delay += clock_slack(cfg);
 	bpf_spin_lock(&f->lock);
-	w = __sync_fetch_and_or(&f->gs, WPS_GS_FROZEN);
+	w = __sync_fetch_and_or(&h->gs, WPS_GS_FROZEN);
 	gid = WPS_GS_GID(w);
+	fid = WPS_GS_FID(w);
 	path = WPS_GS_PATH(w);
 	open = wps_gs_open(w);
-	pkts = WPS_GS_COUNT(w);
-	if (new_fid && now > f->last_seen && now - f->last_seen >= cfg->idle_ns) {
+	rem = WPS_GS_REM(w);
+	joined = open && f->rem_set > rem ? f->rem_set - rem : 0;
+	f->packets += joined;
+	pkts = f->group_pkts + joined;
+	if (new_fid && (__s32)(wps_seen(now) - h->seen) >= 0 && wps_seen(now) - h->seen >= idle_units(cfg)) {
 		/* Idle long enough: a new flow under a fresh Flow ID. */
-		d->old_fid = f->fid;
+		d->old_fid = fid;
 		d->reclaimed = 1;
-		f->fid = new_fid;
+		fid = new_fid;
 		gid = new_gid;
 		open = 0;
 		for (int i = 0; i < WPS_IN_INFLIGHT_RING; i++)
@@ -700,6 +868,7 @@ static __always_inline void decide(struct wps_in_flow *f, const struct wps_in_cf
 		f->groups++;
 	}
 	pkts += segs;
+	f->packets += segs;
 	bytes = f->group_bytes + len;
 	f->group_bytes = bytes;
 	if (wps_quantum_reached(r->qkind, r->quantum, pkts, bytes, now - f->group_t0)) {
@@ -715,37 +884,40 @@ static __always_inline void decide(struct wps_in_flow *f, const struct wps_in_cf
 	}
 	if (r->reorder)
 		d->flags |= WPS_FLAG_R;
-	d->fid = f->fid;
+	d->fid = fid;
 	d->gid = gid;
 	d->path = path;
 	if (d->flags & WPS_FLAG_E)
 		gid = wps_gid_next(gid);
+	f->fid = fid;
 	f->gid = gid;
 	f->path = path;
 	f->open = open;
-	f->last_seen = now;
+	f->group_pkts = open ? pkts : 0;
+	rem = open == 1 ? wps_gs_rem(r->qkind, r->quantum, pkts) : 0;
+	f->rem_set = rem;
+	h->seen = wps_seen(now);
 	/* Unfrozen: the open group's packets may join it lock-free again. */
-	f->gs = wps_gs_pack(!open ? 0 : pkts > 0xffffffffULL ? 0xffffffffU : (__u32)pkts, gid, path, open);
+	h->gs = wps_gs_pack(rem, gid, fid, path, open) | (w & WPS_GS_DETOUR);
 	bpf_spin_unlock(&f->lock);
 }
 
 /*
  * A packet that is neither the first nor the last of the open group
- * (packet quanta) joins it with one compare-and-swap on gs: its Group ID
- * and path are the group's, no flag but R. False: decide() under the lock.
+ * (packet quanta) joins it with one compare-and-swap on gs: its Flow ID,
+ * Group ID and path are the group's, no flag but R. False: decide() under
+ * the lock.
  */
-static __always_inline bool join(struct wps_in_flow *f, const struct wps_in_rule *r, __u32 segs,
+static __always_inline bool join(struct wps_in_flow_hot *h, const struct wps_in_rule *r, __u32 segs,
 				 __u32 usable, struct decision *d)
 {
-	__u64 w = *(volatile __u64 *)&f->gs;
-	__u16 fid;
+	__u64 w = *(volatile __u64 *)&h->gs;
 
-	if (r->qkind != WPS_Q_PACKETS || !wps_gs_joins_on(w, r->quantum, segs, usable))
+	if (r->qkind != WPS_Q_PACKETS || !wps_gs_joins_on(w, segs, usable))
 		return false;
-	fid = *(volatile __u16 *)&f->fid;
-	if (__sync_val_compare_and_swap(&f->gs, w, w + segs) != w)
+	if (__sync_val_compare_and_swap(&h->gs, w, w - segs) != w)
 		return false;
-	d->fid = fid;
+	d->fid = WPS_GS_FID(w);
 	d->gid = WPS_GS_GID(w);
 	d->path = WPS_GS_PATH(w);
 	d->flags = r->reorder ? WPS_FLAG_R : 0;
@@ -1131,11 +1303,13 @@ static __always_inline void path_account(__u32 path, __u32 segs, __u32 len, bool
 					 const struct wps_in_cfg *cfg)
 {
 	struct wps_in_path_stats *ps = bpf_map_lookup_elem(&wps_in_path_stats, &path);
-	struct wps_in_path_load *pl = bpf_map_lookup_elem(&wps_in_path_load, &path);
+	struct wps_in_path_load *pl = (cfg->flags & WPS_IN_F_LEAST_LOADED) ?
+					      bpf_map_lookup_elem(&wps_in_path_load, &path) : NULL;
 
 	if (ps)
 		stats_account(ps, segs, len, opened);
-	if (pl) {
+	/* The load windows only a least-loaded rule reads: kept only while there is one. */
+	if (pl && (cfg->flags & WPS_IN_F_LEAST_LOADED)) {
 		/* win_start may be ahead: set from the fine clock, now from the coarse one. */
 		if (now > pl->win_start && now - pl->win_start >= cfg->load_window_ns) {
 			pl->prev = pl->cur;
@@ -1288,7 +1462,8 @@ static __always_inline __u8 in_port(const struct __sk_buff *skb, const struct wp
 	}
 	ifindex = skb->ingress_ifindex;
 	k = ifindex & (WPS_IN_PORTS - 1);
-	return wps_port_id(bpf_map_lookup_elem(&wps_in_ports, &k), ifindex, cfg->ingress_port);
+	return wps_port_id((cfg->flags & WPS_IN_F_PORTS_NAMED) ? bpf_map_lookup_elem(&wps_in_ports, &k) : NULL,
+			   ifindex, cfg->ingress_port);
 }
 
 /*
@@ -1298,7 +1473,7 @@ static __always_inline __u8 in_port(const struct __sk_buff *skb, const struct wp
  * Fragmentation Needed / Packet Too Big to the sender (--mtu-drop: a
  * counted drop).
  */
-static __always_inline int too_big(struct __sk_buff *skb, struct wps_in_flow *f, const struct pkt *p, __u32 mtu,
+static __always_inline int too_big(struct __sk_buff *skb, struct wps_in_flow_hot *h, const struct pkt *p, __u32 mtu,
 				   bool after_detour)
 {
 	__u32 zero = 0;
@@ -1310,7 +1485,7 @@ static __always_inline int too_big(struct __sk_buff *skb, struct wps_in_flow *f,
 		return TC_ACT_SHOT;
 	if (p->key.family == 4 && p->may_frag && cfg->seg_ifindex && mtu > WPS_OVERHEAD) {
 		if (!after_detour)
-			f->detour = 1;
+			__sync_fetch_and_or(&h->gs, WPS_GS_DETOUR);
 		__builtin_memcpy(&ports, &p->key.sport, 4);
 		rc = frag_send(skb, mtu - WPS_OVERHEAD,
 			       WPS_IN_CB_MAGIC | (p->has_ports ? WPS_IN_CB_PORTS : 0) | p->in_port, ports);
@@ -1334,19 +1509,21 @@ static __always_inline int too_big(struct __sk_buff *skb, struct wps_in_flow *f,
 
 static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 {
-	__u32 zero = 0, segs, len, npaths, label, gen, usable, mtu;
+	__u32 zero = 0, segs, len, npaths, label, gen, usable, mtu, cls = 0, seen;
 	const struct wps_in_live *lv;
+	struct wps_in_flow_hot *h;
+	__u64 hash;
+	int slot;
 	struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
 	struct wps_in_rule *r = NULL;
 	struct wps_in_path *path = NULL;
-	struct wps_in_flow *f;
 	struct decision d = {};
 	struct outer *o;
 	struct scratch *sc;
 	__u16 new_fid = 0, new_gid = 0;
 	bool joined;
 	struct pkt p;
-	__u64 now, cls = 0;
+	__u64 now;
 	int rule = -1, rc;
 
 	cnt(WPS_IN_CNT_RX);
@@ -1371,12 +1548,14 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	 * sprays looks the table up in vain before the walk.
 	 */
 	gen = cfg->rules_gen;
-	f = bpf_map_lookup_elem(&wps_in_flows, &p.key);
+	hash = wps_key_hash(&p.key);
+	slot = flow_find(&p.key, hash);
+	h = slot >= 0 ? bpf_map_lookup_elem(&wps_in_flow_hot, &slot) : NULL;
 	BENCH_STOP(BENCH_FLOW);
 	segs = skb->gso_segs > 1 ? skb->gso_segs : 1;
-	if (f) {
-		cls = *(volatile __u64 *)&f->cls;
-		if ((cls & WPS_CLS_VALID) && (__u32)(cls >> 32) == gen) {
+	if (h) {
+		cls = *(volatile __u32 *)&h->cls;
+		if (WPS_CLS_GEN_OK(cls, gen)) {
 			rule = (int)WPS_CLS_RULE(cls);
 			r = rule_at(rule);
 			/*
@@ -1386,19 +1565,17 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 			 * edited with bpftool (no rules_gen bump) reaches the flow
 			 * by its next group at the latest.
 			 */
-			if (!r || !r->used ||
-			    !(r->qkind == WPS_Q_PACKETS && wps_gs_joins(*(volatile __u64 *)&f->gs, r->quantum, segs)))
+			if (!r || !r->used || !(r->qkind == WPS_Q_PACKETS && wps_gs_joins(*(volatile __u64 *)&h->gs, segs)))
 				rule = -1;
 		}
 	}
 	if (rule < 0) {
 		rule = classify(&p);
 		r = rule_at(rule);
-		/* Until a rule matches again, each packet of the flow walks the rules. Read
-		 * again, not kept across the call: the stack is at 6.1's limit (sweep). */
+		/* Until a rule matches again, each packet of the flow walks the rules. */
 		cls = rule >= 0 ? WPS_CLS_PACK(gen, rule) : 0;
-		if (f && *(volatile __u64 *)&f->cls != cls)
-			*(volatile __u64 *)&f->cls = cls;
+		if (h && *(volatile __u32 *)&h->cls != cls)
+			*(volatile __u32 *)&h->cls = cls;
 	}
 	if (!r) {
 		cnt(WPS_IN_CNT_PASS_NO_RULE);
@@ -1413,9 +1590,10 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	len = p.inner_len;
 	now = now_ns(cfg, r->qkind == WPS_Q_TIME || r->sched == WPS_SCHED_LEAST_LOADED);
 	BENCH_STOP(BENCH_CLOCK);
-	if (!f) {
-		f = flow_new(&p, cfg, WPS_CLS_PACK(gen, rule), now);
-		if (!f)
+	if (!h) {
+		slot = flow_new(&p, cfg, WPS_CLS_PACK(gen, rule), now);
+		h = slot >= 0 ? bpf_map_lookup_elem(&wps_in_flow_hot, &slot) : NULL;
+		if (!h)
 			return TC_ACT_OK;
 	}
 	p.in_port = in_port(skb, cfg, after_detour);
@@ -1426,17 +1604,19 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		mtu = lv->pmtu;
 	/* Too big after the 56 bytes: fragmented (DF=0 IPv4), else answered here; never lost silently. */
 	if (segs == 1 && mtu && len + WPS_OVERHEAD > mtu)
-		return too_big(skb, f, &p, mtu, after_detour);
-	if (!after_detour && cfg->seg_ifindex && (segs > 1 || f->detour)) {
-		f->detour = 1;
+		return too_big(skb, h, &p, mtu, after_detour);
+	if (!after_detour && cfg->seg_ifindex && (segs > 1 || (*(volatile __u64 *)&h->gs & WPS_GS_DETOUR))) {
+		if (!(*(volatile __u64 *)&h->gs & WPS_GS_DETOUR))
+			__sync_fetch_and_or(&h->gs, WPS_GS_DETOUR);
 		skb->cb[0] = WPS_IN_CB_MAGIC | p.in_port;
 		cnt(WPS_IN_CNT_REDIRECT_SEGMENT);
 		return bpf_redirect(cfg->seg_ifindex, 0);
 	}
 	if (segs > 1)
 		cnt(WPS_IN_CNT_EV_GSO_UNSPLIT);
-	/* last_seen may be ahead of now: another CPU took its clock later. */
-	if (f->packets && now > f->last_seen && now - f->last_seen >= cfg->idle_ns) {
+	/* seen may be ahead of now: another CPU took its clock later. */
+	seen = *(volatile __u32 *)&h->seen;
+	if ((__s32)(wps_seen(now) - seen) >= 0 && wps_seen(now) - seen >= idle_units(cfg)) {
 		new_fid = (__u16)fid_alloc(now);
 		if (!new_fid) {
 			/* This flow too may go: its ID rests, then serves it anew. */
@@ -1461,10 +1641,11 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 			return TC_ACT_SHOT;
 		}
 	}
-	joined = !new_fid && join(f, r, segs, usable, &d);
-	if (joined)
-		f->last_seen = now;	/* racy beside another CPU's: either time is recent */
-	else if (r->sched == WPS_SCHED_LEAST_LOADED) {
+	joined = !new_fid && join(h, r, segs, usable, &d);
+	if (joined) {
+		if (seen != wps_seen(now))
+			*(volatile __u32 *)&h->seen = wps_seen(now);	/* racy beside another CPU's: either is recent */
+	} else if (r->sched == WPS_SCHED_LEAST_LOADED) {
 		/* Unrolled: 6.1's verifier loses the spilled counter of this loop. */
 #pragma unroll
 		for (__u32 i = 0; i < WPS_IN_MAX_PATHS; i++) {
@@ -1475,13 +1656,16 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		}
 	}
 	if (!joined) {
+		struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flow_state, &slot);
+
+		if (!f)
+			return TC_ACT_OK;
 		/* The scheduler picks among the slots up (ECMP: 0..ecmp-1, path_slot's default). */
 		npaths = (__u32)live_slots(usable, npaths);
-		decide(f, cfg, r, segs, len, now, new_fid, new_gid, npaths, sc->live_slot, usable, sc->load, &d);
+		decide(h, f, cfg, r, segs, len, now, new_fid, new_gid, npaths, sc->live_slot, usable, sc->load, &d);
 	}
 	/* Atomic: lock-free joiners and lock holders add at once. */
-	__sync_fetch_and_add(&f->packets, segs);
-	__sync_fetch_and_add(&f->bytes, len);
+	__sync_fetch_and_add(&h->bytes, len);
 	if (d.reclaimed) {
 		fid_release(d.old_fid, now + cfg->quarantine_ns + clock_slack(cfg));
 		cnt(WPS_IN_CNT_EV_FLOW_RECLAIMED);

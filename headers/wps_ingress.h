@@ -14,7 +14,7 @@
 #include <linux/bpf.h>	/* struct bpf_spin_lock */
 #include "wps_opt.h"
 
-#define WPS_IN_CFG_VERSION	6
+#define WPS_IN_CFG_VERSION	7
 
 #define WPS_IN_MAX_RULES	16
 #define WPS_IN_FEAT_WORDS	2	/* ETHTOOL_DEV_FEATURE_WORDS: 64 netdev features */
@@ -44,6 +44,10 @@ enum wps_sched_kind {
 
 #define WPS_IN_F_HBH		(1u << 0)	/* carry the option in Hop-by-Hop, not DestOpt */
 #define WPS_IN_F_MTU_DROP	(1u << 1)	/* too big: counted drop instead of ICMP */
+/* A rule schedules least-loaded: the paths' load windows are kept (ubctl sets it with the rules). */
+#define WPS_IN_F_LEAST_LOADED	(1u << 2)
+/* Interfaces are named in the ports map (attach --ingress-port IF=ID): it is looked up. */
+#define WPS_IN_F_PORTS_NAMED	(1u << 3)
 #define WPS_IN_F_TEST_CLOCK	(1u << 8)	/* tests: now = test_now_ns */
 #define WPS_IN_F_TEST_GID0	(1u << 9)	/* tests: first Group ID = test_gid0, rr start 0 */
 /* bench/wps_bench.c only: Flow IDs handed out in turn, in use or not, so the bench can hold
@@ -209,31 +213,50 @@ struct wps_in_flow_key {
 };
 
 /*
- * Per-flow state. What a packet of the open group needs (count, Group ID,
- * path, open) is one word, gs, so a packet that is neither the first nor
- * the last of its group joins it with one compare-and-swap and no lock
- * (packet quanta); every other decision (S, E, the in-flight bound, byte and
- * time quanta, reclaim, a group ended with its path) is taken under the lock, which first freezes
- * gs so no lock-free packet joins meanwhile. Packets of one flow on several
- * CPUs thus never tear a group. The hot fields share the first cache line.
- * fid, gid, path and open copy gs for ubctl (written under the lock).
+ * The flow table (bpf/wps_ingress.bpf.c "flow table"): the hash map `flows`
+ * gives a flow's slot; at its slot the array `flow_hot` holds all a packet
+ * that joins its group touches, in one 64-byte entry, and `flow_state` the
+ * rest, taken under the flow's lock. A per-CPU set-associative cache
+ * (`flow_cache`) in front of the hash map finds the slot from a hash of the
+ * key, checked against the key in flow_hot. Sizes: attach --max-flows.
  */
-struct wps_in_flow {
-	struct bpf_spin_lock lock;
-	__u16 fid;
-	__u16 gid;
-	__u8 pad0;
-	__u8 path;
-	__u8 open;			/* a group is open (its E not sent yet); 2: extended */
-	__u8 detour;			/* this flow's packets take the segmentation detour */
-	__u32 seq;			/* scheduler sequence */
+struct wps_in_flow_ref {
+	__u32 slot;
+	__u32 pad;
+};
+
+/*
+ * What a packet of the open group needs (Group ID, Flow ID, path, how many
+ * more packets it may take, open) is one word, gs, so a packet that is
+ * neither the first nor the last of its group joins it with one
+ * compare-and-swap and no lock (packet quanta); every other decision (S, E,
+ * the in-flight bound, byte and time quanta, reclaim, a group ended with its
+ * path) is taken under the lock, which first freezes gs so no lock-free
+ * packet joins meanwhile. Packets of one flow on several CPUs thus never tear
+ * a group.
+ */
+struct wps_in_flow_hot {
+	struct wps_in_flow_key key;	/* the slot's flow; all zero: none */
 	__u64 gs;			/* group state word, WPS_GS_* */
+	__u64 bytes;			/* inner bytes sprayed */
 	/* The rule the flow was classified under and cfg.rules_gen then (WPS_CLS_*), one word so
 	 * that a packet on another CPU never reads one without the other; 0: none yet. */
-	__u64 cls;
-	__u64 last_seen;
-	__u64 packets;
-	__u64 bytes;
+	__u32 cls;
+	__u32 seen;			/* its last packet, in units of 2^16 ns (wps_seen), wrapping */
+};
+
+struct wps_in_flow {
+	struct bpf_spin_lock lock;
+	__u32 claim;			/* 0: the slot is free; 1: taken (compare-and-swap) */
+	__u16 fid;			/* copies of gs's, written under the lock, for ubctl and bpftool */
+	__u16 gid;
+	__u8 path;
+	__u8 open;			/* a group is open (its E not sent yet); 2: extended */
+	__u16 pad;
+	__u32 seq;			/* scheduler sequence */
+	__u32 rem_set;			/* gs's REM as the last lock holder left it */
+	__u64 packets;			/* wire packets decided under the lock (wps_flow_packets) */
+	__u64 group_pkts;		/* wire packets of the open group, as the lock holder counted */
 	__u64 group_bytes;
 	__u64 group_t0;
 	__u64 groups;
@@ -243,17 +266,40 @@ struct wps_in_flow {
 	__u8 gpath[WPS_IN_INFLIGHT_RING];
 };
 
-/* gs: segments in the open group (saturating), its Group ID, path slot, state bits. */
-#define WPS_GS_COUNT(w)		((__u32)(w))
-#define WPS_GS_GID(w)		((__u16)((w) >> 32))
+_Static_assert(sizeof(struct wps_in_flow_hot) == 64, "flow_hot: one cache line");
+
+/* A set of the flow cache: 4 ways of (tag, slot + 1). */
+#define WPS_IN_CACHE_WAYS	4
+struct wps_in_fcache {
+	__u32 tag[WPS_IN_CACHE_WAYS];	/* the key hash's high half, low bit set; 0: empty */
+	__u32 slot1[WPS_IN_CACHE_WAYS];	/* the flow's slot + 1 */
+};
+
+/*
+ * gs: packets the open group may still take lock-free (REM, at most 0xffff),
+ * its Group ID, the Flow ID, path slot, state bits.
+ */
+#define WPS_GS_REM(w)		((__u16)(w))
+#define WPS_GS_GID(w)		((__u16)((w) >> 16))
+#define WPS_GS_FID(w)		((__u16)((w) >> 32))
 #define WPS_GS_PATH(w)		((__u8)(((w) >> 48) & (WPS_IN_MAX_PATHS - 1)))
 #define WPS_GS_OPEN		(1ULL << 56)	/* a group is open */
 #define WPS_GS_EXT		(1ULL << 57)	/* ... and extended at the in-flight bound */
 #define WPS_GS_FROZEN		(1ULL << 58)	/* a lock holder is deciding: no lock-free join */
+#define WPS_GS_DETOUR		(1ULL << 59)	/* the flow takes the segmentation detour (set once) */
 
-#define WPS_CLS_VALID		(1ULL << 8)
-#define WPS_CLS_PACK(gen, rule)	((__u64)(gen) << 32 | WPS_CLS_VALID | (__u8)(rule))
+/* cls: the rule (4 bits), valid, and rules_gen's low 24 bits. */
+#define WPS_CLS_VALID		(1u << 4)
+#define WPS_CLS_PACK(gen, rule)	((__u32)(gen) << 8 | WPS_CLS_VALID | ((__u32)(rule) & (WPS_IN_MAX_RULES - 1)))
 #define WPS_CLS_RULE(c)		((__u32)(c) & (WPS_IN_MAX_RULES - 1))
+#define WPS_CLS_GEN_OK(c, gen)	(((c) & WPS_CLS_VALID) && ((c) >> 8) == ((__u32)(gen) & 0xffffff))
+
+/*
+ * A time in ns as flow_hot.seen counts it: 2^16 ns (about 66 us) units,
+ * wrapping after 3.3 days, which idle times (at most an hour) stay far below.
+ */
+#define WPS_SEEN_SHIFT		16
+#define wps_seen(ns)		((__u32)((ns) >> WPS_SEEN_SHIFT))
 
 /*
  * Counters: one X-macro so the BPF enum and ubctl's names cannot drift.
@@ -490,9 +536,9 @@ WPS_INLINE __u32 wps_live_slots(const __u8 *slot, __u32 n, __u32 usable, __u8 *o
 	return k;
 }
 
-WPS_INLINE __u64 wps_gs_pack(__u32 count, __u16 gid, __u8 path, __u8 open)
+WPS_INLINE __u64 wps_gs_pack(__u16 rem, __u16 gid, __u16 fid, __u8 path, __u8 open)
 {
-	return (__u64)count | (__u64)gid << 32 | (__u64)(path & (WPS_IN_MAX_PATHS - 1)) << 48 |
+	return (__u64)rem | (__u64)gid << 16 | (__u64)fid << 32 | (__u64)(path & (WPS_IN_MAX_PATHS - 1)) << 48 |
 	       (open ? WPS_GS_OPEN : 0) | (open == 2 ? WPS_GS_EXT : 0);
 }
 
@@ -505,20 +551,48 @@ WPS_INLINE __u8 wps_gs_open(__u64 w)
 /*
  * May a packet of segs segments join the group of gs without the lock? Only
  * when it is neither the group's first (a group is open) nor its last (the
- * packet quantum is not reached with it), the group is not extended at the
- * in-flight bound (each of its packets asks again) and no lock holder is
- * deciding.
+ * group may take more than segs packets: REM, which the lock holder sets to
+ * what the packet quantum leaves, at most 0xffff, and joins take from), the
+ * group is not extended at the in-flight bound (each of its packets asks
+ * again) and no lock holder is deciding.
  */
-WPS_INLINE int wps_gs_joins(__u64 w, __u64 quantum, __u32 segs)
+WPS_INLINE int wps_gs_joins(__u64 w, __u32 segs)
 {
-	return (w & (WPS_GS_OPEN | WPS_GS_EXT | WPS_GS_FROZEN)) == WPS_GS_OPEN &&
-	       (__u64)WPS_GS_COUNT(w) + segs < quantum;
+	return (w & (WPS_GS_OPEN | WPS_GS_EXT | WPS_GS_FROZEN)) == WPS_GS_OPEN && WPS_GS_REM(w) > segs;
 }
 
 /* wps_gs_joins(), and the group's path is usable (bit = slot): else the group ends under the lock. */
-WPS_INLINE int wps_gs_joins_on(__u64 w, __u64 quantum, __u32 segs, __u32 usable)
+WPS_INLINE int wps_gs_joins_on(__u64 w, __u32 segs, __u32 usable)
 {
-	return wps_gs_joins(w, quantum, segs) && (usable >> WPS_GS_PATH(w) & 1);
+	return wps_gs_joins(w, segs) && (usable >> WPS_GS_PATH(w) & 1);
+}
+
+/* REM for a group that has counted pkts of a packet quantum (0 for other quanta: no joins). */
+WPS_INLINE __u16 wps_gs_rem(__u8 qkind, __u64 quantum, __u64 pkts)
+{
+	if (qkind != WPS_Q_PACKETS || pkts >= quantum)
+		return 0;
+	return quantum - pkts > 0xffff ? 0xffff : (__u16)(quantum - pkts);
+}
+
+/* The flow's wire packets: as decided under the lock, and those that joined lock-free since. */
+WPS_INLINE __u64 wps_flow_packets(const struct wps_in_flow_hot *h, const struct wps_in_flow *f)
+{
+	__u16 rem = WPS_GS_REM(h->gs);
+
+	return f->packets + ((h->gs & WPS_GS_OPEN) && f->rem_set > rem ? f->rem_set - rem : 0);
+}
+
+/* The flow cache's hash of a key (5 words): set = hash & (sets - 1), tag = high half | 1. */
+WPS_INLINE __u64 wps_key_hash(const struct wps_in_flow_key *k)
+{
+	const __u64 *w = (const __u64 *)k;
+	__u64 h = w[0] * 0x9E3779B97F4A7C15ULL ^ w[1] * 0xC2B2AE3D27D4EB4FULL ^ w[2] * 0x165667B19E3779F9ULL ^
+		  w[3] * 0x27D4EB2F165667C5ULL ^ w[4] * 0x94D049BB133111EBULL;
+
+	h ^= h >> 31;
+	h *= 0xBF58476D1CE4E5B9ULL;
+	return h ^ (h >> 29);
 }
 
 #endif

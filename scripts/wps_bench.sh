@@ -10,7 +10,8 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 BIN=${BUILD:-build}/bin
-"$BIN/wps_bench" --stages --bpf-dir "${BUILD:-build}/bpf" || exit 1
+# WPS_BENCH_GOODPUT=only: the goodput part alone.
+[[ ${WPS_BENCH_GOODPUT:-} == only ]] || "$BIN/wps_bench" --stages --bpf-dir "${BUILD:-build}/bpf" || exit 1
 
 . tests/lib/netns.sh
 . tests/wps/topo.sh

@@ -236,7 +236,7 @@ static void live_slots_and_joins(void **state)
 	static const __u8 slot[WPS_IN_MAX_PATHS] = { 3, 0, 7, 2 };
 	struct wps_in_cfg c;
 	__u8 out[WPS_IN_MAX_PATHS];
-	__u64 w = wps_gs_pack(2, 9, 7, 1);
+	__u64 w = wps_gs_pack(6, 9, 1, 7, 1);
 
 	(void)state;
 	assert_int_equal(wps_live_slots(slot, 4, ~0u, out), 4);
@@ -245,8 +245,8 @@ static void live_slots_and_joins(void **state)
 	assert_int_equal(out[0], 3);
 	assert_int_equal(out[1], 7);
 	assert_int_equal(wps_live_slots(slot, 3, 1u << 2, out), 0);	/* slot 2 is not among the first 3 */
-	assert_true(wps_gs_joins_on(w, 8, 1, 1u << 7));
-	assert_false(wps_gs_joins_on(w, 8, 1, ~(1u << 7)));
+	assert_true(wps_gs_joins_on(w, 1, 1u << 7));
+	assert_false(wps_gs_joins_on(w, 1, ~(1u << 7)));
 	wps_in_cfg_defaults(&c);
 	c.npaths = 4;
 	memcpy(c.path_slot, slot, 4);
@@ -397,27 +397,40 @@ static void quantum_and_inflight(void **state)
 /* The group-state word: what joins lock-free, and what must take the flow's lock. */
 static void group_state_word(void **state)
 {
-	__u64 w = wps_gs_pack(6, 65535, 13, 1);
+	/* quantum 8, 6 packets in: 2 more, the last of which is E */
+	__u64 w = wps_gs_pack(wps_gs_rem(WPS_Q_PACKETS, 8, 6), 65535, 4242, 13, 1);
+	struct wps_in_flow_hot h = { .gs = w };
+	struct wps_in_flow f = { .packets = 6, .rem_set = 2 };
 
 	(void)state;
-	assert_int_equal(WPS_GS_COUNT(w), 6);
+	assert_int_equal(WPS_GS_REM(w), 2);
 	assert_int_equal(WPS_GS_GID(w), 65535);
+	assert_int_equal(WPS_GS_FID(w), 4242);
 	assert_int_equal(WPS_GS_PATH(w), 13);
 	for (__u8 open = 0; open <= 2; open++)
-		assert_int_equal(wps_gs_open(wps_gs_pack(6, 65535, 13, open)), open);
-	assert_int_equal(wps_gs_open(w | WPS_GS_FROZEN), 1);
-	/* quantum 8: the 7th packet joins; the 8th (E), a 2-segment skb reaching 8, do not */
-	assert_true(wps_gs_joins(w, 8, 1));
-	assert_false(wps_gs_joins(wps_gs_pack(7, 65535, 13, 1), 8, 1));
-	assert_false(wps_gs_joins(w, 8, 2));
+		assert_int_equal(wps_gs_open(wps_gs_pack(6, 65535, 1, 13, open)), open);
+	assert_int_equal(wps_gs_open(w | WPS_GS_FROZEN | WPS_GS_DETOUR), 1);
+	/* the 7th packet joins; the 8th (E), a 2-segment skb reaching 8, do not */
+	assert_true(wps_gs_joins(w, 1));
+	assert_false(wps_gs_joins(w - 1, 1));
+	assert_false(wps_gs_joins(w, 2));
 	/* no group open (the next packet is S), extended at the bound, frozen by a lock holder */
-	assert_false(wps_gs_joins(wps_gs_pack(0, 1, 0, 0), 8, 1));
-	assert_false(wps_gs_joins(wps_gs_pack(1, 1, 0, 2), 8, 1));
-	assert_false(wps_gs_joins(w | WPS_GS_FROZEN, 8, 1));
-	/* a join adds to the count only: Group ID and path stay (no carry at the 32-bit count's top) */
-	assert_int_equal(WPS_GS_GID(wps_gs_pack(0xfffffffeU, 7, 3, 1) + 1), 7);
-	assert_true(wps_gs_joins(wps_gs_pack(0xfffffffdU, 7, 3, 1), 0xffffffffULL, 1));
-	assert_false(wps_gs_joins(wps_gs_pack(0xfffffffeU, 7, 3, 1), 0xffffffffULL, 1));
+	assert_false(wps_gs_joins(wps_gs_pack(5, 1, 1, 0, 0), 1));
+	assert_false(wps_gs_joins(wps_gs_pack(5, 1, 1, 0, 2), 1));
+	assert_false(wps_gs_joins(w | WPS_GS_FROZEN, 1));
+	assert_true(wps_gs_joins(w | WPS_GS_DETOUR, 1));
+	/* a join takes from REM only: Group ID, Flow ID, path stay */
+	assert_int_equal(WPS_GS_GID(w - 1), 65535);
+	assert_int_equal(WPS_GS_FID(w - 1), 4242);
+	/* REM saturates: a quantum beyond 16 bits is joined until 0xffff are left, then asked again */
+	assert_int_equal(wps_gs_rem(WPS_Q_PACKETS, 100000, 1), 0xffff);
+	assert_int_equal(wps_gs_rem(WPS_Q_PACKETS, 100000, 99999), 1);
+	assert_int_equal(wps_gs_rem(WPS_Q_PACKETS, 8, 8), 0);
+	assert_int_equal(wps_gs_rem(WPS_Q_BYTES, 8000, 1), 0);	/* byte and time quanta never join */
+	/* the flow's packets: as the lock holder counted, and one joined since */
+	assert_int_equal(wps_flow_packets(&h, &f), 6);
+	h.gs = w - 1;
+	assert_int_equal(wps_flow_packets(&h, &f), 7);
 }
 
 static void flow_label(void **state)

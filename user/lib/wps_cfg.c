@@ -25,6 +25,23 @@ void wps_in_cfg_defaults(struct wps_in_cfg *c)
 	}
 }
 
+void wps_in_cfg_sync_rules(struct wps_in_cfg *c, const struct wps_in_rule *rules, int n)
+{
+	c->flags &= ~WPS_IN_F_LEAST_LOADED;
+	for (int i = 0; i < n; i++)
+		if (rules[i].used && rules[i].sched == WPS_SCHED_LEAST_LOADED)
+			c->flags |= WPS_IN_F_LEAST_LOADED;
+}
+
+__u32 wps_in_pow2(__u32 n)
+{
+	__u32 p = 1;
+
+	while (p < n && p < (1u << 31))
+		p <<= 1;
+	return p;
+}
+
 void wps_in_cfg_sync_paths(struct wps_in_cfg *c)
 {
 	c->path_mask = 0;

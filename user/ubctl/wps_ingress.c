@@ -186,7 +186,9 @@ static const struct {
 #define M(f, m) { f, offsetof(struct wps_ingress, maps.m) }
 	M(WPS_PIN_CFG, wps_in_cfg), M(WPS_PIN_RULES, wps_in_rules), M(WPS_PIN_PATHS, wps_in_paths),
 	M(WPS_PIN_PATH_STATS, wps_in_path_stats), M(WPS_PIN_PATH_LOAD, wps_in_path_load),
-	M(WPS_PIN_FLOWS, wps_in_flows), M(WPS_PIN_FID_STATE, wps_in_fid_state), M(WPS_PIN_STATS, wps_in_stats),
+	M(WPS_PIN_FLOWS, wps_in_flows), M(WPS_PIN_FLOW_HOT, wps_in_flow_hot), M(WPS_PIN_FLOW_STATE, wps_in_flow_state),
+	M(WPS_PIN_FLOW_CACHE, wps_in_flow_cache),
+	M(WPS_PIN_FID_STATE, wps_in_fid_state), M(WPS_PIN_STATS, wps_in_stats),
 	M(WPS_PIN_ECMP_STATS, wps_in_ecmp_stats), M(WPS_PIN_LIVE, wps_in_live), M(WPS_PIN_PORTS, wps_in_ports),
 #undef M
 };
@@ -417,6 +419,7 @@ static int port_map_parse(const char *arg, struct wps_in_port *ports, int *n)
 static int attach(int argc, char **argv)
 {
 	static struct wps_in_port ports[WPS_IN_PORTS];
+	unsigned long long max_flows = WPS_IN_MAX_FLOWS;
 	int nports = 0;
 	struct wps_in_cfg cfg;
 	struct wps_ingress *skel = NULL;
@@ -439,6 +442,12 @@ static int attach(int argc, char **argv)
 			if (++i >= argc)
 				return fail(EXIT_USAGE, "--dev needs a device");
 			dev = argv[i];
+			continue;
+		}
+		if (!strcmp(name, "max-flows")) {
+			if (i + 1 >= argc || wps_parse_uint(argv[++i], 64, 1u << 20, &max_flows, "--max-flows", err,
+							    sizeof(err)))
+				return fail(EXIT_USAGE, "%s", i + 1 >= argc && argv[i][0] == '-' ? "--max-flows needs a value" : err);
 			continue;
 		}
 		if (!strcmp(name, "ingress-port") && i + 1 < argc && strchr(argv[i + 1], '=')) {
@@ -479,6 +488,8 @@ static int attach(int argc, char **argv)
 	skel = wps_ingress__open();
 	if (!skel)
 		return fail(EXIT_FAIL, "cannot open the WPS ingress BPF object: %s", strerror(errno));
+	wps_in_flow_table_size(skel->obj, (__u32)max_flows);
+	skel->rodata->max_flows = wps_in_pow2((__u32)max_flows);
 	rc = wps_ingress__load(skel);
 	if (rc) {
 		wps_ingress__destroy(skel);
@@ -552,6 +563,8 @@ static int attach(int argc, char **argv)
 		if (!clock_getres(CLOCK_MONOTONIC_COARSE, &res))
 			cfg.coarse_tick_ns = (__u64)res.tv_sec * 1000000000ULL + (__u64)res.tv_nsec;
 	}
+	if (nports)
+		cfg.flags |= WPS_IN_F_PORTS_NAMED;
 	for (__u32 k = 0; k < WPS_IN_PORTS && nports; k++)
 		if (ports[k].ifindex && bpf_map_update_elem(bpf_map__fd(skel->maps.wps_in_ports), &k, &ports[k], BPF_ANY)) {
 			rc = fail(EXIT_FAIL, "writing the ingress ports: %s", strerror(errno));
@@ -1063,11 +1076,14 @@ static int read_rules(int fd, struct wps_in_rule *r, int *n)
  */
 static int rules_changed(struct inst *in)
 {
+	struct wps_in_rule rules[WPS_IN_MAX_RULES];
 	__u32 zero = 0;
+	int n;
 
-	if (bpf_map_lookup_elem(in->cfg_fd, &zero, &in->cfg))
+	if (bpf_map_lookup_elem(in->cfg_fd, &zero, &in->cfg) || read_rules(in->rules_fd, rules, &n))
 		return -1;
 	in->cfg.rules_gen++;
+	wps_in_cfg_sync_rules(&in->cfg, rules, n);
 	return bpf_map_update_elem(in->cfg_fd, &zero, &in->cfg, BPF_ANY);
 }
 
@@ -1172,7 +1188,7 @@ static void usage(FILE *f)
 	      "                            [--ingress-port IF=ID[,IF=ID...]] [--ingress-port P]\n"
 	      "                            [--egress-port P] [--max-inflight G] [--max-delay-us US]\n"
 	      "                            [--quarantine-ms MS] [--idle-ms MS] [--load-window-us US]\n"
-	      "                            [--fid-pool N] [--mtu-drop] [--icmp-src4 ADDR]\n"
+	      "                            [--fid-pool N] [--max-flows N] [--mtu-drop] [--icmp-src4 ADDR]\n"
 	      "       ubctl wps ingress detach --dev DEV\n"
 	      "       ubctl wps ingress watch --dev DEV [--probe-ms MS] [--dead-ms MS] [--tick-ms MS]\n"
 	      "                            [--relay-rate N] [--relay-burst N] [--pmtu-expire-s S]\n"

@@ -382,7 +382,7 @@ static int look(int nfd, int cfg_fd, int paths_fd, struct wps_in_live *lv, struc
 /* ---- Packet Too Big ----------------------------------------------------------------- */
 
 struct ptb_ctx {
-	int icmp6, raw4, cfg_fd, paths_fd, flows_fd;
+	int icmp6, raw4, cfg_fd, paths_fd, flows_fd, state_fd;
 	struct wps_in_live *lv;
 	struct slot_watch *w;
 	unsigned rate, burst;
@@ -411,10 +411,11 @@ static int ptb_open(struct ptb_ctx *c)
 /* The slot of group gid of the flow, from the flow's record of its groups' paths; -1 if gone. */
 static int ptb_slot(const struct ptb_ctx *c, const struct wps_ptb *p)
 {
+	struct wps_in_flow_ref ref;
 	struct wps_in_flow f;
 
-	if (bpf_map_lookup_elem(c->flows_fd, &p->key, &f) || f.fid != p->fid ||
-	    (__u16)(f.gid - p->gid) >= WPS_IN_INFLIGHT_RING)
+	if (bpf_map_lookup_elem(c->flows_fd, &p->key, &ref) || bpf_map_lookup_elem(c->state_fd, &ref.slot, &f) ||
+	    f.fid != p->fid || (__u16)(f.gid - p->gid) >= WPS_IN_INFLIGHT_RING)
 		return -1;
 	return f.gpath[p->gid % WPS_IN_INFLIGHT_RING] & (WPS_IN_MAX_PATHS - 1);
 }
@@ -560,7 +561,7 @@ int wps_ingress_watch(int argc, char **argv)
 	int pin_fd;
 	bool gone;
 	unsigned long long probe_ms = 200, dead_ms = 700, tick_ms = 100, rate = 10, burst = 10, expire_s = 600;
-	struct ptb_ctx ptb = { .icmp6 = -1, .raw4 = -1, .flows_fd = -1 };
+	struct ptb_ctx ptb = { .icmp6 = -1, .raw4 = -1, .flows_fd = -1, .state_fd = -1 };
 	const char *dev = NULL;
 	char dir[PATH_MAX], p[PATH_MAX + 64], err[256];
 	struct slot_watch w[WPS_IN_MAX_PATHS] = { 0 };
@@ -600,7 +601,10 @@ int wps_ingress_watch(int argc, char **argv)
 	live_fd = bpf_obj_get(p);
 	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_FLOWS);
 	ptb.flows_fd = bpf_obj_get(p);
-	if (cfg_fd < 0 || paths_fd < 0 || live_fd < 0 || ptb.flows_fd < 0 || !(lv = wps_live_map(live_fd))) {
+	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_FLOW_STATE);
+	ptb.state_fd = bpf_obj_get(p);
+	if (cfg_fd < 0 || paths_fd < 0 || live_fd < 0 || ptb.flows_fd < 0 || ptb.state_fd < 0 ||
+	    !(lv = wps_live_map(live_fd))) {
 		rc = fail(EXIT_FAIL, "cannot open the pins of %s: %s", pin_display(dir), strerror(errno));
 		goto out;
 	}
@@ -661,7 +665,8 @@ int wps_ingress_watch(int argc, char **argv)
 	rc = 0;
 out:
 	wps_live_unmap(lv);
-	for (int *x = (int[]){ cfg_fd, paths_fd, live_fd, nfd, efd, ptb.icmp6, ptb.raw4, ptb.flows_fd, -2 }; *x != -2; x++)
+	for (int *x = (int[]){ cfg_fd, paths_fd, live_fd, nfd, efd, ptb.icmp6, ptb.raw4, ptb.flows_fd, ptb.state_fd, -2 };
+	     *x != -2; x++)
 		if (*x >= 0)
 			close(*x);
 	return rc;
