@@ -195,6 +195,9 @@ struct scratch {
 	__u64 flow[sizeof(struct wps_in_flow) / 8];
 	__u64 load[WPS_IN_MAX_PATHS];	/* path loads for least-loaded */
 	__u8 live_slot[WPS_IN_MAX_PATHS];	/* the slots in use and up, when some are down */
+	/* what live_slot was made from (usable, n, cfg.path_slot), and its count */
+	__u64 live_for[3];
+	__u32 live_n;
 	/* Idle flows the current sweep found (keys, their last packet). Kept
 	 * here, not in the callback's stack context, so the verifier does not
 	 * walk every count. */
@@ -894,7 +897,7 @@ static __always_inline void decide(struct wps_in_flow_hot *h, struct wps_in_flow
 	f->path = path;
 	f->open = open;
 	f->group_pkts = open ? pkts : 0;
-	rem = open == 1 ? wps_gs_rem(r->qkind, r->quantum, pkts) : 0;
+	rem = open == 1 ? wps_gs_rem(r->qkind, r->quantum, pkts) : open == 2 ? wps_gs_rem_ext(r->qkind, r->quantum) : 0;
 	f->rem_set = rem;
 	h->seen = wps_seen(now);
 	/* Unfrozen: the open group's packets may join it lock-free again. */
@@ -1394,9 +1397,20 @@ __noinline int live_slots(__u32 usable, __u32 n)
 	const struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
 	struct scratch *sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
 
+	__u64 w0, w1, key = (__u64)usable | (__u64)n << 32;
+
 	if (!cfg || !sc)
 		return 0;
-	return (int)wps_live_slots(cfg->path_slot, n, usable, sc->live_slot);
+	/* Made from the same paths last time on this CPU: as it is (a group decision's fixed cost). */
+	__builtin_memcpy(&w0, cfg->path_slot, 8);
+	__builtin_memcpy(&w1, cfg->path_slot + 8, 8);
+	if (sc->live_for[0] == key && sc->live_for[1] == w0 && sc->live_for[2] == w1 && key)
+		return (int)sc->live_n;
+	sc->live_n = wps_live_slots(cfg->path_slot, n, usable, sc->live_slot);
+	sc->live_for[0] = key;
+	sc->live_for[1] = w0;
+	sc->live_for[2] = w1;
+	return (int)sc->live_n;
 }
 
 static __always_inline struct wps_in_rule *rule_at(int rule)

@@ -552,13 +552,15 @@ WPS_INLINE __u8 wps_gs_open(__u64 w)
  * May a packet of segs segments join the group of gs without the lock? Only
  * when it is neither the group's first (a group is open) nor its last (the
  * group may take more than segs packets: REM, which the lock holder sets to
- * what the packet quantum leaves, at most 0xffff, and joins take from), the
- * group is not extended at the in-flight bound (each of its packets asks
- * again) and no lock holder is deciding.
+ * what the packet quantum leaves, at most 0xffff, and joins take from), and
+ * no lock holder is deciding. A group extended at the in-flight bound takes
+ * a quantum more lock-free each time the lock holder finds it may not close
+ * yet (wps_gs_rem_ext): its E comes with the first packet the lock holder
+ * sees after the bound allows it, at most a quantum late.
  */
 WPS_INLINE int wps_gs_joins(__u64 w, __u32 segs)
 {
-	return (w & (WPS_GS_OPEN | WPS_GS_EXT | WPS_GS_FROZEN)) == WPS_GS_OPEN && WPS_GS_REM(w) > segs;
+	return (w & (WPS_GS_OPEN | WPS_GS_FROZEN)) == WPS_GS_OPEN && WPS_GS_REM(w) > segs;
 }
 
 /* wps_gs_joins(), and the group's path is usable (bit = slot): else the group ends under the lock. */
@@ -573,6 +575,14 @@ WPS_INLINE __u16 wps_gs_rem(__u8 qkind, __u64 quantum, __u64 pkts)
 	if (qkind != WPS_Q_PACKETS || pkts >= quantum)
 		return 0;
 	return quantum - pkts > 0xffff ? 0xffff : (__u16)(quantum - pkts);
+}
+
+/* REM for a group extended at the in-flight bound: one quantum more before the lock asks again. */
+WPS_INLINE __u16 wps_gs_rem_ext(__u8 qkind, __u64 quantum)
+{
+	if (qkind != WPS_Q_PACKETS)
+		return 0;
+	return quantum > 0xffff ? 0xffff : (__u16)quantum;
 }
 
 /* The flow's wire packets: as decided under the lock, and those that joined lock-free since. */

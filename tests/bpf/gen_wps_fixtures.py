@@ -388,6 +388,24 @@ for i, (t, s, e, g, path) in enumerate(steps):
     c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, g, s, e, path=path), now=t)
 sprayed(c).count(flows_new=1, groups_opened=3, groups_extended_inflight=2)  # group 3 is held too
 
+c = Case("inflight_extended_group_joined_a_quantum_at_a_time",
+         opts=f"--gid0 {G0} --max-inflight 2 --max-delay-us 1000", paths=2,
+         rules=("--dst 10.20.0.0/24 --quantum 2",),
+         comment="a group extended at the in-flight bound takes a quantum of packets lock-free before the "
+                 "lock asks again: its E comes with the first packet the lock holder sees once closing is "
+                 "allowed, at most a quantum late (here the 2nd packet after the 1 ms)")
+T = 10_000_000
+steps = [(T, 1, 0, G0, 0), (T + 1, 0, 1, G0, 0),                       # G0 closes at T + 1
+         (T + 2, 1, 0, G0 + 1, 1), (T + 3, 0, 0, G0 + 1, 1),             # quantum reached: extended
+         (T + 4, 0, 0, G0 + 1, 1), (T + 5, 0, 0, G0 + 1, 1),             # joins, then asks: not yet
+         (T + 1_000_100, 0, 0, G0 + 1, 1),                                # allowed, but joins lock-free
+         (T + 1_000_200, 0, 1, G0 + 1, 1),                                # the lock holder closes it
+         (T + 1_000_300, 1, 0, G0 + 2, 0)]
+for i, (t, s_, e, g, path) in enumerate(steps):
+    p = inner4(payload=bytes([i]) * 8)
+    c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, g, s_, e, path=path), now=t)
+sprayed(c).count(flows_new=1, groups_opened=3, groups_extended_inflight=1)
+
 # ---- Flow IDs: pool, quarantine, idle reclaim --------------------------------------
 c = Case("flow_id_pool_exhausted_degrades", opts=f"--gid0 {G0} --fid-pool 1",
          rules=("--dst 10.20.0.0/24 --quantum 4",), comment="no Flow ID left: not sprayed, never dropped")
