@@ -454,10 +454,11 @@ int main(int argc, char **argv)
 			if (!bpf_map_lookup_elem(fd, &i, v))
 				for (int k = 0; k < ncpu; k++)
 					c[i] += v[k];
-		printf("  ingress counters: rx %llu, tx_sprayed %llu, flows_new %llu, groups_opened %llu, flow_table_sweeps %llu\n",
+		printf("  ingress counters: rx %llu, tx_sprayed %llu, flows_new %llu, groups_opened %llu, flow_table_sweeps %llu, "
+		       "flow_cache_misses %llu\n",
 		       (unsigned long long)c[WPS_IN_CNT_RX], (unsigned long long)c[WPS_IN_CNT_TX_SPRAYED],
 		       (unsigned long long)c[WPS_IN_CNT_EV_FLOW_NEW], (unsigned long long)c[WPS_IN_CNT_EV_GROUP_OPENED],
-		       (unsigned long long)c[WPS_IN_CNT_EV_TABLE_WALK]);
+		       (unsigned long long)c[WPS_IN_CNT_EV_TABLE_WALK], (unsigned long long)c[WPS_IN_CNT_EV_CACHE_MISS]);
 		free(v);
 	}
 	for (int k = 0; k < NSTAGES; k++)

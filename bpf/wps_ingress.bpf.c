@@ -105,9 +105,16 @@ struct {
 	__type(value, struct wps_in_flow_ref);
 } wps_in_flows SEC(".maps");
 
+/*
+ * Mmapable, not to be mapped, but for its values to start on a page: each
+ * 64-byte entry is then one cache line (a plain array's values start where
+ * its header ends, 56 bytes into a line on 6.18, so every entry would span
+ * two), and each 32-byte set of flow_cache half of one.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 2 * WPS_IN_MAX_FLOWS);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct wps_in_flow_hot);
 } wps_in_flow_hot SEC(".maps");
@@ -127,6 +134,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, WPS_IN_MAX_FLOWS);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct wps_in_fcache);
 } wps_in_flow_cache SEC(".maps");
@@ -578,12 +586,20 @@ static __always_inline bool key_eq(const struct wps_in_flow_key *a, const struct
 	return !((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]) | (x[4] ^ y[4]));
 }
 
-/* This CPU's flow cache learns the slot of key (hash h), in the way the hash picks. */
+/*
+ * The flow cache learns the slot of key (hash h): in an empty way of its set
+ * if there is one (or the way that already names it), else in the way the
+ * hash picks.
+ */
 static __always_inline void cache_fill(struct wps_in_fcache *c, __u64 h, __u32 slot)
 {
-	__u32 w = wps_idx((__u32)(h >> 16)) & (WPS_IN_CACHE_WAYS - 1);
+	__u32 tag = (__u32)(h >> 32) | 1, w = wps_idx((__u32)(h >> 16)) & (WPS_IN_CACHE_WAYS - 1);
 
-	c->tag[w] = (__u32)(h >> 32) | 1;
+#pragma unroll
+	for (int i = WPS_IN_CACHE_WAYS - 1; i >= 0; i--)
+		if (!c->tag[i] || c->tag[i] == tag)
+			w = (__u32)i;
+	c->tag[w] = tag;
 	c->slot1[w] = slot + 1;
 }
 
@@ -622,6 +638,7 @@ static __always_inline int flow_find(const struct wps_in_flow_key *key, __u64 h)
 	ref = bpf_map_lookup_elem(&wps_in_flows, key);
 	if (!ref)
 		return -1;
+	cnt(WPS_IN_CNT_EV_CACHE_MISS);
 	slot = ref->slot;
 	cache_fill(c, h, slot);
 	return (int)slot;

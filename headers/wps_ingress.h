@@ -339,7 +339,8 @@ struct wps_in_fcache {
 	X(EV_FIB_FAILED,	"ecmp_fib_failed")				\
 	X(EV_GROUP_CLOSED_DOWN,	"groups_closed_path_down")		\
 	X(EV_TABLE_WALK,	"flow_table_sweeps")				\
-	X(EV_FRAGMENTS,		"fragments_made")
+	X(EV_FRAGMENTS,		"fragments_made")				\
+	X(EV_CACHE_MISS,	"flow_cache_misses")
 
 #define WPS_IN_CNT_ENUM(id, name) WPS_IN_CNT_##id,
 enum wps_in_counter {
@@ -527,6 +528,10 @@ WPS_INLINE __u32 wps_live_slots(const __u8 *slot, __u32 n, __u32 usable, __u8 *o
 {
 	__u32 k = 0;
 
+	/* Unrolled: 6.1's verifier refused the loop the compiler laid out ("back-edge"). */
+#ifdef __clang__
+#pragma unroll
+#endif
 	for (__u32 i = 0; i < WPS_IN_MAX_PATHS; i++) {
 		__u8 s = slot[i] & (WPS_IN_MAX_PATHS - 1);
 
