@@ -24,7 +24,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
-#include <sched.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +93,8 @@ static size_t frame(unsigned char *f, int v6, size_t len)
 #define NSTAGES 7
 /* The headline rows: ingress IPv4/IPv6, parse floors, encapsulation floors, tc_null. */
 #define NFIX 7
+/* Rounds at most: many short ones interleave the programs finely on a shared machine. */
+#define MAX_ROUNDS 256
 
 struct prog {
 	const char *name;
@@ -103,7 +104,7 @@ struct prog {
 	size_t len;
 	int v6;
 	unsigned nflows, next;	/* > 1: runs go round nflows flows */
-	double ns[64];
+	double ns[MAX_ROUNDS];
 };
 
 static unsigned g_flows = 1, g_burst = 1;
@@ -330,16 +331,8 @@ int main(int argc, char **argv)
 		else
 			return 2;
 	}
-	if (runs < 1 || rounds < 1 || rounds > 64 || g_flows < 1 || g_flows > 10000000 || g_burst < 1)
+	if (runs < 1 || rounds < 1 || rounds > MAX_ROUNDS || g_flows < 1 || g_flows > 10000000 || g_burst < 1)
 		return 2;
-	{
-		/* One CPU throughout, as a NIC queue's flows stay on one: the ingress's flow cache is per CPU. */
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(sched_getcpu() > 0 ? sched_getcpu() : 0, &set);
-		sched_setaffinity(0, sizeof(set), &set);
-	}
 	if (baseline) {
 		/* Another build's ingress (its wps_ingress.linked.o), timed in the same rounds. */
 		base = bpf_object__open_file(baseline, NULL);
@@ -425,7 +418,7 @@ int main(int argc, char **argv)
 		}
 		for (int v = 0; v < 2; v++) {
 			/* Per round too: the ingress and the floor ran side by side in it. */
-			double q[64];
+			double q[MAX_ROUNDS];
 
 			for (int r = 0; r < rounds; r++)
 				q[r] = p[v].ns[r] / p[ENC + v].ns[r];
@@ -436,7 +429,7 @@ int main(int argc, char **argv)
 		if (base) {
 			/* Per round, this tree over the baseline: the rounds share the machine's load. */
 			for (int v = 0; v < 2; v++) {
-				double q[64];
+				double q[MAX_ROUNDS];
 
 				for (int r = 0; r < rounds; r++)
 					q[r] = p[v].ns[r] / p[np - 2 + v].ns[r];
