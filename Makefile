@@ -308,6 +308,8 @@ install: all
 	if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 	install -d $(DESTDIR)$(SYSTEMD_UNIT_DIR)
 	sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/systemd/ubxdp-ub2e@.service > $(DESTDIR)$(SYSTEMD_UNIT_DIR)/ubxdp-ub2e@.service
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/systemd/ubxdp-wps-ingress-watch@.service \
+		> $(DESTDIR)$(SYSTEMD_UNIT_DIR)/ubxdp-wps-ingress-watch@.service
 	install -d -m 0755 $(DESTDIR)/etc/ubxdp/ub2e
 
 # What install put there (the /etc/ubxdp configuration stays).

@@ -9,10 +9,17 @@
  * refused. So every measurement is one run on a fresh skb (repeat = 1), the
  * kernel's own per-run figure, many times; tc_null, a program that only
  * returns, is measured the same way and subtracted: what is left is the
- * program. The ingress keeps its flow between runs (the steady state: flow
+ * program. The ingress keeps its flows between runs (the steady state: flow
  * found, group advancing, path chosen). Each run's verdict is checked.
  *
- *   wps_bench [--bpf-dir DIR] [--runs N] [--rounds N] [--stages] [--baseline OBJ]
+ * --flows N: the ingress's runs go round N flows (source port and address
+ * vary), each made before the timing; with many, a run's flow state is cold,
+ * as it is at a gateway that carries that many flows at once. --burst B: B
+ * runs of a flow in a row before the next (1: every run another flow). Beyond
+ * the 16-bit Flow ID space the bench lets Flow IDs repeat
+ * (WPS_IN_F_TEST_FID_REUSE): nothing it sends reaches a wire.
+ *
+ *   wps_bench [--bpf-dir DIR] [--runs N] [--rounds N] [--stages] [--flows N [--burst B]] [--baseline OBJ]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,6 +31,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
@@ -83,6 +91,10 @@ static size_t frame(unsigned char *f, int v6, size_t len)
 
 /* The ingress cut short after each stage (bench_stop in bpf/wps_ingress.bpf.c). */
 #define NSTAGES 7
+/* The headline rows: ingress IPv4/IPv6, parse floors, encapsulation floors, tc_null. */
+#define NFIX 7
+/* Rounds at most: many short ones interleave the programs finely on a shared machine. */
+#define MAX_ROUNDS 256
 
 struct prog {
 	const char *name;
@@ -90,8 +102,26 @@ struct prog {
 	int want;
 	unsigned char f[256];
 	size_t len;
-	double ns[64];
+	int v6;
+	unsigned nflows, next;	/* > 1: runs go round nflows flows */
+	double ns[MAX_ROUNDS];
 };
+
+static unsigned g_flows = 1, g_burst = 1;
+
+/* Flow i of the frame: source port and the third (IPv4) or 14th (IPv6) byte of the source. */
+static void frame_flow(unsigned char *f, int v6, unsigned i)
+{
+	unsigned char *ip = f + 14, *udp = ip + (v6 ? 40 : 20);
+	unsigned port = 1024 + i % 60000, hi = i / 60000;
+
+	udp[0] = (unsigned char)(port >> 8);
+	udp[1] = (unsigned char)port;
+	if (v6)
+		ip[8 + 13] = (unsigned char)hi;
+	else
+		ip[12 + 2] = (unsigned char)hi;
+}
 
 /*
  * Mean of the middle half of v (sorted here). A single run's duration comes
@@ -117,6 +147,8 @@ static double time_runs(struct prog *p, int runs)
 	double *v = calloc((size_t)runs, sizeof(*v)), m;
 
 	for (int i = 0; i < runs; i++) {
+		if (p->nflows > 1)
+			frame_flow(p->f, p->v6, (p->next++ / g_burst) % p->nflows);
 		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = p->f, .data_size_in = (__u32)p->len, .data_out = out,
 			    .data_size_out = sizeof(out), .repeat = 1);
 		if (bpf_prog_test_run_opts(p->fd, &o) || (int)o.retval != p->want) {
@@ -153,6 +185,8 @@ static int ingress_setup(struct bpf_object *obj)
 	cfg.npaths = 4;
 	cfg.path_mtu = 1500;
 	cfg.max_delay_ns = 0;	/* no in-flight holding: every group closes on its quantum */
+	if (g_flows > 1)
+		cfg.flags |= WPS_IN_F_TEST_FID_REUSE;
 	for (__u32 i = 0; i < 4; i++) {
 		struct wps_in_path pa = { .ifindex = 100 + i, .mtu = 1500, .dmac = { 2, 0, 0, 0xc, 0, (__u8)i },
 					  .smac = { 2, 0, 0, 0xb, 0, (__u8)i } };
@@ -173,7 +207,60 @@ static int ingress_setup(struct bpf_object *obj)
 		    bpf_map_update_elem(map_fd(obj, "wps_in_rules"), &k, &r, BPF_ANY))
 			return -1;
 	}
+	wps_in_cfg_sync_paths(&cfg);
 	return bpf_map_update_elem(map_fd(obj, "wps_in_cfg"), &zero, &cfg, BPF_ANY);
+}
+
+/*
+ * Room for the flows, and some: a full table would not spray them. An
+ * object with a flow table sized by max_flows (this tree's) gets it set as
+ * attach --max-flows would; an older one, its flows map larger.
+ */
+static void flows_room(struct bpf_object *obj)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, "wps_in_flows");
+	__u32 want = wps_in_pow2(2 * g_flows + 64);	/* IPv4 and IPv6 flows both */
+
+	if (!m || bpf_map__max_entries(m) >= want)
+		return;
+	if (bpf_object__find_map_by_name(obj, "wps_in_flow_hot")) {
+		struct bpf_map *ro = bpf_object__find_map_by_name(obj, ".rodata");
+		size_t sz;
+		/* the object's .rodata image before load (the skeleton writes the same) */
+		__u32 *rodata = ro ? (__u32 *)(unsigned long)bpf_map__initial_value(ro, &sz) : NULL;
+		struct btf *btf = bpf_object__btf(obj);
+		int id = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -1;
+		const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+		const struct btf_var_secinfo *v = t ? btf_var_secinfos(t) : NULL;
+
+		wps_in_flow_table_size(obj, want);
+		/* max_flows in the object's .rodata, found through its BTF */
+		for (int i = 0; v && rodata && i < btf_vlen(t); i++, v++)
+			if (!strcmp(btf__name_by_offset(btf, btf__type_by_id(btf, v->type)->name_off), "max_flows"))
+				rodata[v->offset / 4] = want;
+	} else {
+		bpf_map__set_max_entries(m, want);
+	}
+}
+
+/* Every flow's first packet, once, untimed: the table holds them all before the timing. */
+static int flows_make(int fd)
+{
+	for (int v6 = 0; v6 < 2 && g_flows > 1; v6++) {
+		unsigned char f[256], out[512];
+		size_t len = frame(f, v6, 128);
+
+		for (unsigned i = 0; i < g_flows; i++) {
+			LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f, .data_size_in = (__u32)len, .data_out = out,
+				    .data_size_out = sizeof(out), .repeat = 1);
+			frame_flow(f, v6, i);
+			if (bpf_prog_test_run_opts(fd, &o) || o.retval != TC_ACT_REDIRECT) {
+				fprintf(stderr, "wps_bench: making flow %u (IPv%d): verdict %u\n", i, v6 ? 6 : 4, o.retval);
+				return -1;
+			}
+		}
+	}
+	return 0;
 }
 
 /* This tree's ingress, stopping after stage `stop` (0: the whole program). */
@@ -184,7 +271,9 @@ static struct wps_ingress *ingress_load(__u32 stop)
 	if (!skel)
 		return NULL;
 	skel->rodata->bench_stop = stop;
-	if (wps_ingress__load(skel) || ingress_setup(skel->obj)) {
+	flows_room(skel->obj);
+	if (wps_ingress__load(skel) || ingress_setup(skel->obj) ||
+	    (!stop && flows_make(bpf_program__fd(skel->progs.wps_ingress)))) {
 		wps_ingress__destroy(skel);
 		return NULL;
 	}
@@ -196,7 +285,8 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "bpf-dir", required_argument, 0, 'b' }, { "runs", required_argument, 0, 'r' },
 		{ "rounds", required_argument, 0, 'n' }, { "stages", no_argument, 0, 's' },
-		{ "baseline", required_argument, 0, 'B' }, { 0, 0, 0, 0 },
+		{ "baseline", required_argument, 0, 'B' }, { "flows", required_argument, 0, 'f' },
+		{ "burst", required_argument, 0, 'u' }, { 0, 0, 0, 0 },
 	};
 	const char *bpf_dir = NULL, *baseline = NULL;
 	struct bpf_object *base = NULL;
@@ -205,12 +295,13 @@ int main(int argc, char **argv)
 	struct wps_ingress *skel, *st[NSTAGES] = { 0 };
 	struct bpf_object *fl;
 	/* The first two and the floors are the headline; --stages adds the cut-short ingresses. */
-	struct prog p[6 + NSTAGES + 2] = {
+	struct prog p[NFIX + NSTAGES + 2] = {
 		{ .name = "wps_ingress IPv4/UDP 128 B", .want = TC_ACT_REDIRECT },
-		{ .name = "wps_ingress IPv6/UDP 128 B", .want = TC_ACT_REDIRECT },
+		{ .name = "wps_ingress IPv6/UDP 128 B", .want = TC_ACT_REDIRECT, .v6 = 1 },
 		{ .name = "floor_tc_parse IPv4/UDP", .want = TC_ACT_OK },
-		{ .name = "floor_tc_parse IPv6/UDP", .want = TC_ACT_OK },
+		{ .name = "floor_tc_parse IPv6/UDP", .want = TC_ACT_OK, .v6 = 1 },
 		{ .name = "floor_tc_encap IPv4/UDP", .want = TC_ACT_REDIRECT },
+		{ .name = "floor_tc_encap IPv6/UDP", .want = TC_ACT_REDIRECT, .v6 = 1 },
 		{ .name = "tc_null (timing overhead)", .want = TC_ACT_OK },
 		{ .name = " ingress to: parsed", .want = TC_ACT_OK },
 		{ .name = " ingress to: flow looked up", .want = TC_ACT_OK },
@@ -220,7 +311,7 @@ int main(int argc, char **argv)
 		{ .name = " ingress to: adjust_room", .want = TC_ACT_OK },
 		{ .name = " ingress to: header stored", .want = TC_ACT_OK },
 	};
-	enum { NUL = 5 };
+	enum { ENC = 4, NUL = 6 };
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (c == 'b')
@@ -233,15 +324,22 @@ int main(int argc, char **argv)
 			stages = 1;
 		else if (c == 'B')
 			baseline = optarg;
+		else if (c == 'f')
+			g_flows = (unsigned)strtoul(optarg, NULL, 0);
+		else if (c == 'u')
+			g_burst = (unsigned)strtoul(optarg, NULL, 0);
 		else
 			return 2;
 	}
-	if (runs < 1 || rounds < 1 || rounds > 64)
+	if (runs < 1 || rounds < 1 || rounds > MAX_ROUNDS || g_flows < 1 || g_flows > 10000000 || g_burst < 1)
 		return 2;
 	if (baseline) {
 		/* Another build's ingress (its wps_ingress.linked.o), timed in the same rounds. */
 		base = bpf_object__open_file(baseline, NULL);
-		if (!base || bpf_object__load(base) || ingress_setup(base)) {
+		if (base)
+			flows_room(base);
+		if (!base || bpf_object__load(base) || ingress_setup(base) ||
+		    flows_make(bpf_program__fd(bpf_object__find_program_by_name(base, "wps_ingress")))) {
 			fprintf(stderr, "wps_bench: cannot load the baseline %s\n", baseline);
 			return 1;
 		}
@@ -264,9 +362,10 @@ int main(int argc, char **argv)
 	}
 	p[0].fd = p[1].fd = bpf_program__fd(skel->progs.wps_ingress);
 	p[2].fd = p[3].fd = bpf_program__fd(bpf_object__find_program_by_name(fl, "floor_tc_parse"));
-	p[4].fd = bpf_program__fd(bpf_object__find_program_by_name(fl, "floor_tc_encap"));
-	p[5].fd = bpf_program__fd(bpf_object__find_program_by_name(fl, "tc_null"));
-	np = 6;
+	p[4].fd = p[5].fd = bpf_program__fd(bpf_object__find_program_by_name(fl, "floor_tc_encap"));
+	p[6].fd = bpf_program__fd(bpf_object__find_program_by_name(fl, "tc_null"));
+	p[0].nflows = p[1].nflows = g_flows;
+	np = NFIX;
 	for (int k = 0; stages && k < NSTAGES; k++, np++) {
 		st[k] = ingress_load((__u32)k + 1);
 		if (!st[k]) {
@@ -282,43 +381,55 @@ int main(int argc, char **argv)
 			p[np].name = v ? "baseline IPv6/UDP 128 B" : "baseline IPv4/UDP 128 B";
 			p[np].want = TC_ACT_REDIRECT;
 			p[np].fd = fd;
+			p[np].v6 = v;
+			p[np].nflows = g_flows;
 			p[np].len = frame(p[np].f, v, 128);
 		}
 	}
 	for (int i = 0; i < np - (base ? 2 : 0); i++)
-		p[i].len = frame(p[i].f, i == 1 || i == 3, 128);
+		p[i].len = frame(p[i].f, p[i].v6, 128);
 
 	for (int r = 0; r < rounds; r++)
 		for (int i = 0; i < np; i++)
 			if ((p[i].ns[r] = time_runs(&p[i], runs)) < 0)
 				return 1;
 	{
-		double m[6 + NSTAGES + 2], net[6 + NSTAGES + 2];
+		double m[NFIX + NSTAGES + 2], net[NFIX + NSTAGES + 2];
 
 		for (int i = 0; i < np; i++)
 			m[i] = median(p[i].ns, rounds);
 		for (int i = 0; i < np; i++)
 			net[i] = m[i] - m[NUL];
-		printf("WPS ingress, BPF_PROG_RUN, %d rounds x %d single runs (ns/packet: median over rounds of each "
-		       "round's interquartile mean; net = minus tc_null)\n",
-		       rounds, runs);
+		printf("WPS ingress, BPF_PROG_RUN, %d rounds x %d single runs, %u flow%s%s (ns/packet: median over rounds "
+		       "of each round's interquartile mean; net = minus tc_null)\n",
+		       rounds, runs, g_flows, g_flows > 1 ? "s" : "", g_burst > 1 && g_flows > 1 ? " in bursts" : "");
+		if (g_burst > 1 && g_flows > 1)
+			printf("  (%u runs of a flow in a row, then the next)\n", g_burst);
 		printf("  %-30s %8s %8s\n", "program", "ns", "net");
 		for (int i = 0; i < np; i++)
 			printf("  %-30s %8.1f %8.1f\n", p[i].name, m[i], net[i]);
 		for (int v = 0; v < 2; v++) {
-			printf("  ratio ingress/floor IPv%d: %.2f   target <= 2", v ? 6 : 4, m[v] / m[2 + v]);
+			printf("  ratio ingress/parse floor IPv%d: %.2f", v ? 6 : 4, m[v] / m[2 + v]);
 			/* A net floor of a few ns is the timing's noise, not a divisor. */
 			if (net[2 + v] >= 10)
 				printf(" (net %.2f)\n", net[v] / net[2 + v]);
 			else
 				printf(" (net: the floor's %.1f ns is within the timing's noise)\n", net[2 + v]);
 		}
-		printf("  ratio ingress/encapsulation-only floor IPv4: %.2f (net %.2f)\n", m[0] / m[4],
-		       net[4] >= 1 ? net[0] / net[4] : 0);
+		for (int v = 0; v < 2; v++) {
+			/* Per round too: the ingress and the floor ran side by side in it. */
+			double q[MAX_ROUNDS];
+
+			for (int r = 0; r < rounds; r++)
+				q[r] = p[v].ns[r] / p[ENC + v].ns[r];
+			printf("  ratio ingress/encapsulation-only floor IPv%d: %.2f (net %.2f; median of per-round "
+			       "ratios %.2f)   target <= 1.3\n", v ? 6 : 4, m[v] / m[ENC + v],
+			       net[ENC + v] >= 1 ? net[v] / net[ENC + v] : 0, median(q, rounds));
+		}
 		if (base) {
 			/* Per round, this tree over the baseline: the rounds share the machine's load. */
 			for (int v = 0; v < 2; v++) {
-				double q[64];
+				double q[MAX_ROUNDS];
 
 				for (int r = 0; r < rounds; r++)
 					q[r] = p[v].ns[r] / p[np - 2 + v].ns[r];
@@ -326,6 +437,22 @@ int main(int argc, char **argv)
 				       v ? 6 : 4, median(q, rounds), m[np - 2 + v] / m[2 + v]);
 			}
 		}
+	}
+	{
+		/* What the timed runs did, as the program counted it: every run a known flow's. */
+		int fd = bpf_map__fd(skel->maps.wps_in_stats), ncpu = libbpf_num_possible_cpus();
+		__u64 *v = calloc((size_t)(ncpu > 0 ? ncpu : 1), sizeof(*v)), c[WPS_IN_CNT__MAX] = { 0 };
+
+		for (__u32 i = 0; v && i < WPS_IN_CNT__MAX; i++)
+			if (!bpf_map_lookup_elem(fd, &i, v))
+				for (int k = 0; k < ncpu; k++)
+					c[i] += v[k];
+		printf("  ingress counters: rx %llu, tx_sprayed %llu, flows_new %llu, groups_opened %llu, flow_table_sweeps %llu, "
+		       "flow_cache_misses %llu\n",
+		       (unsigned long long)c[WPS_IN_CNT_RX], (unsigned long long)c[WPS_IN_CNT_TX_SPRAYED],
+		       (unsigned long long)c[WPS_IN_CNT_EV_FLOW_NEW], (unsigned long long)c[WPS_IN_CNT_EV_GROUP_OPENED],
+		       (unsigned long long)c[WPS_IN_CNT_EV_TABLE_WALK], (unsigned long long)c[WPS_IN_CNT_EV_CACHE_MISS]);
+		free(v);
 	}
 	for (int k = 0; k < NSTAGES; k++)
 		wps_ingress__destroy(st[k]);

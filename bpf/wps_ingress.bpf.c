@@ -84,12 +84,77 @@ struct {
 	__type(value, struct wps_in_path_stats);
 } wps_in_ecmp_stats SEC(".maps");
 
+/*
+ * The flow table. flows: key -> slot (membership, and the way to a flow the
+ * cache does not hold); at the slot, flow_hot (one cache line: what a packet
+ * that joins its group touches) and flow_state (the rest, under the lock);
+ * flow_cache: 4-way sets of (hash tag, slot), checked against the key in
+ * flow_hot, so a known flow's packet is found without the hash map's
+ * hash of 40 bytes and its bucket walk. All sized by max_flows (a power of
+ * 2), which the loader sets with their max_entries: attach --max-flows. The
+ * arrays have twice as many slots as the hash map has flows, so that
+ * WPS_IN_FID_TRIES slots from the cursor hold a free one even when the table
+ * is all but full (at most half the slots taken).
+ */
+const volatile __u32 max_flows = WPS_IN_MAX_FLOWS;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, WPS_IN_MAX_FLOWS);
 	__type(key, struct wps_in_flow_key);
-	__type(value, struct wps_in_flow);
+	__type(value, struct wps_in_flow_ref);
 } wps_in_flows SEC(".maps");
+
+/*
+ * Mmapable, not to be mapped, but for its values to start on a page: each
+ * 64-byte entry is then one cache line (a plain array's values start where
+ * its header ends, 56 bytes into a line on 6.18, so every entry would span
+ * two), and each 32-byte set of flow_cache half of one.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * WPS_IN_MAX_FLOWS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct wps_in_flow_hot);
+} wps_in_flow_hot SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * WPS_IN_MAX_FLOWS);
+	__type(key, __u32);
+	__type(value, struct wps_in_flow);
+} wps_in_flow_state SEC(".maps");
+
+/*
+ * max_flows sets of 4 ways: 4 entries a flow. Shared by the CPUs (one load,
+ * where a per-CPU array's lookup is two): it is written only when a flow is
+ * made or missed, and a stale entry is caught by the key check.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, WPS_IN_MAX_FLOWS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct wps_in_fcache);
+} wps_in_flow_cache SEC(".maps");
+
+/* Ingress Port IDs of named interfaces, by ifindex & 255 (wps_port_id). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, WPS_IN_PORTS);
+	__type(key, __u32);
+	__type(value, struct wps_in_port);
+} wps_in_ports SEC(".maps");
+
+/* Which path slots are down, and why: ubctl and the watch agent write it in place. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct wps_in_live);
+} wps_in_live SEC(".maps");
 
 /* Flow ID -> WPS_IN_FID_IN_USE, or the time from which it may be reused. */
 struct {
@@ -137,12 +202,17 @@ struct scratch {
 	/* A new flow is built here: bytes, since per-CPU maps may not hold a spin lock. */
 	__u64 flow[sizeof(struct wps_in_flow) / 8];
 	__u64 load[WPS_IN_MAX_PATHS];	/* path loads for least-loaded */
+	__u8 live_slot[WPS_IN_MAX_PATHS];	/* the slots in use and up, when some are down */
+	/* what live_slot was made from (usable, n, cfg.path_slot), and its count */
+	__u64 live_for[3];
+	__u32 live_n;
 	/* Idle flows the current sweep found (keys, their last packet). Kept
 	 * here, not in the callback's stack context, so the verifier does not
 	 * walk every count. */
 	__u64 swept;
 	struct wps_in_flow_key swept_key[WPS_IN_SWEEP_MAX];
-	__u64 swept_seen[WPS_IN_SWEEP_MAX];
+	__u32 swept_slot[WPS_IN_SWEEP_MAX];
+	__u32 swept_seen[WPS_IN_SWEEP_MAX];
 	/* The ICMP error is built here (the stack is spoken for). */
 	__u64 icmp[(sizeof(struct icmp6_pkt) + 7) / 8];
 	/* The outer header (struct outer), off the stack: with it there, 6.1 finds
@@ -157,8 +227,54 @@ struct {
 	__type(value, struct scratch);
 } wps_in_scratch SEC(".maps");
 
-/* Next Flow ID candidate; tests reset it. */
+/*
+ * A DF=0 IPv4 packet being cut into fragments (frag_send): the whole inner
+ * packet, and the header of the fragments after the first. Offsets into data
+ * are masked with FRAG_MASK, so a chunk of FRAG_CHUNK at any of them is in it.
+ */
+#define FRAG_MAX_LEN	9216		/* the largest inner packet cut (jumbo frames) */
+#define FRAG_MASK	16383
+#define FRAG_CHUNK	256
+#define FRAG_MAX	16		/* fragments of one packet at most */
+struct fragbuf {
+	__u32 seg, ihl, tot, pay, f, n, off0;	/* detour, lengths, fragment size and count, offset */
+	__u8 mf, evil, pad[2];			/* the original's MF and reserved flags */
+	__u8 hdr[64];			/* the header of the fragment being made */
+	__u8 later[64];			/* the original header, non-copied options NOP'd (RFC 791) */
+	__u8 data[FRAG_MASK + 1 + 2 * FRAG_CHUNK];	/* the inner packet, IP header on */
+};
+
+/*
+ * The length of the chunk `rem` (>= 1) bytes before the end: at most
+ * FRAG_CHUNK, bounded last, on the register the helper gets, so that 6.1's
+ * verifier (which loses a bound checked on a copy) knows it.
+ */
+/* x & FRAG_MASK, the mask kept (the compiler may fold it into an OR 6.1's verifier cannot bound). */
+static __always_inline __u32 fb_off(__u32 x)
+{
+	asm volatile("" : "+r"(x));
+	return x & FRAG_MASK;
+}
+
+static __always_inline __u32 chunk_len(__u32 rem)
+{
+	__u32 l = rem < FRAG_CHUNK ? rem : FRAG_CHUNK;
+
+	asm volatile("" : "+r"(l));	/* or the compiler drops the mask it sees no need for */
+	/* 1..2 * FRAG_CHUNK as the verifier sees it (6.1 learns no lower bound from l != 0); rem >= 1 */
+	return ((l - 1) & (2 * FRAG_CHUNK - 1)) + 1;
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fragbuf);
+} wps_in_fragbuf SEC(".maps");
+
+/* Next Flow ID candidate, next slot candidate; tests reset them. */
 __u32 fid_cursor = 0;
+__u32 slot_cursor = 0;
 
 /*
  * No sweep before this time. While the table stays full (or the Flow IDs
@@ -223,6 +339,8 @@ struct pkt {
 	__u8 tclass;
 	__u8 inner_nh;		/* WPS_IPPROTO_IPIP or WPS_IPPROTO_IPV6 */
 	__u8 has_ports;
+	__u8 in_port;		/* Ingress Port ID */
+	__u8 may_frag;		/* IPv4, DF clear */
 };
 
 static const __u8 v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
@@ -251,7 +369,13 @@ static __always_inline long pkt_load(const struct __sk_buff *skb, __u32 off, voi
 	return bpf_skb_load_bytes(skb, off, to, len);
 }
 
-/* Parse the inner packet. Returns -1 (counted) when it is not to be touched. */
+/* parse(): not to be touched (counted); carries the WPS option; a chain that cannot tell. */
+enum { PARSE_SKIP = -1, PARSE_WPS = -2, PARSE_UNWALKED = -3 };
+
+/*
+ * Parse the inner packet. Returns 0, PARSE_SKIP (counted) when it is not to
+ * be touched, or PARSE_WPS / PARSE_UNWALKED (not counted) for the caller.
+ */
 static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 {
 	__u32 l4_off = 0, len = skb->len, w;
@@ -287,6 +411,7 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 		p->tclass = ip.tos;
 		p->inner_nh = WPS_IPPROTO_IPIP;
 		p->inner_len = len - ETH_HLEN;
+		p->may_frag = !(ip.frag_off & bpf_htons(0x4000));
 		if (ip.frag_off & bpf_htons(0x3fff))
 			cnt(WPS_IN_CNT_EV_INNER_FRAGMENT);
 		/* Only a first (or unfragmented) packet has the ports. */
@@ -306,14 +431,10 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 			return -1;
 		}
 		ip6_walk(skb, ETH_HLEN, ip6.nexthdr, &c);
-		if (c.wps) {
-			cnt(WPS_IN_CNT_PASS_ALREADY_WPS);
-			return -1;
-		}
-		if (c.truncated || c.too_long) {
-			cnt(WPS_IN_CNT_PASS_MALFORMED);
-			return -1;
-		}
+		if (c.wps)
+			return PARSE_WPS;
+		if (c.truncated || c.too_long)
+			return PARSE_UNWALKED;
 		if (c.nhdrs)
 			cnt(WPS_IN_CNT_EV_INNER_EXTHDR);
 		if (c.fragment)
@@ -404,6 +525,8 @@ __noinline int fid_alloc(__u64 now)
 
 	if (pool == 0 || pool >= WPS_IN_FID_SLOTS)
 		pool = WPS_IN_FID_SLOTS - 1;
+	if (cfg->flags & WPS_IN_F_TEST_FID_REUSE)
+		return (int)(1 + start % pool);
 	for (__u32 i = 0; i < WPS_IN_FID_TRIES && i < pool; i++) {
 		__u32 fid = 1 + (start + i) % pool;
 		__u64 *st = bpf_map_lookup_elem(&wps_in_fid_state, &fid);
@@ -422,11 +545,110 @@ __noinline int fid_alloc(__u64 now)
 	return 0;
 }
 
+/*
+ * A free slot of the flow table, claimed atomically (flow_state.claim); -1 if
+ * none among WPS_IN_FID_TRIES candidates. Global: checked once.
+ */
+__noinline int slot_alloc(void)
+{
+	__u32 start = __sync_fetch_and_add(&slot_cursor, 1), n = 2 * max_flows;
+
+	for (__u32 i = 0; i < WPS_IN_FID_TRIES; i++) {
+		__u32 slot = (start + i) & (n - 1);
+		struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flow_state, &slot);
+
+		if (!f)
+			return -1;
+		if (!*(volatile __u32 *)&f->claim && __sync_val_compare_and_swap(&f->claim, 0, 1) == 0) {
+			__sync_fetch_and_add(&slot_cursor, i);
+			return (int)slot;
+		}
+	}
+	return -1;
+}
+
+/* A slot given back: its key cleared first, so no cache entry finds it. */
+static __always_inline void slot_release(__u32 slot)
+{
+	struct wps_in_flow_hot *h = bpf_map_lookup_elem(&wps_in_flow_hot, &slot);
+	struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flow_state, &slot);
+
+	if (h)
+		__builtin_memset(&h->key, 0, sizeof(h->key));
+	if (f)
+		__sync_lock_test_and_set(&f->claim, 0);
+}
+
+static __always_inline bool key_eq(const struct wps_in_flow_key *a, const struct wps_in_flow_key *b)
+{
+	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+
+	return !((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]) | (x[4] ^ y[4]));
+}
+
+/*
+ * The flow cache learns the slot of key (hash h): in an empty way of its set
+ * if there is one (or the way that already names it), else in the way the
+ * hash picks.
+ */
+static __always_inline void cache_fill(struct wps_in_fcache *c, __u64 h, __u32 slot)
+{
+	__u32 tag = (__u32)(h >> 32) | 1, w = wps_idx((__u32)(h >> 16)) & (WPS_IN_CACHE_WAYS - 1);
+
+#pragma unroll
+	for (int i = WPS_IN_CACHE_WAYS - 1; i >= 0; i--)
+		if (!c->tag[i] || c->tag[i] == tag)
+			w = (__u32)i;
+	c->tag[w] = tag;
+	c->slot1[w] = slot + 1;
+}
+
+static __always_inline void cache_put(const struct wps_in_flow_key *key, __u32 slot)
+{
+	__u64 h = wps_key_hash(key);
+	__u32 set = (__u32)h & (max_flows - 1);
+	struct wps_in_fcache *c = bpf_map_lookup_elem(&wps_in_flow_cache, &set);
+
+	if (c)
+		cache_fill(c, h, slot);
+}
+
+/*
+ * The slot of the flow of key (hash h), or -1: the cache first; on a miss the
+ * hash map, and the slot then goes into the cache (the way the hash picks).
+ */
+static __always_inline int flow_find(const struct wps_in_flow_key *key, __u64 h)
+{
+	__u32 set = (__u32)h & (max_flows - 1), tag = (__u32)(h >> 32) | 1, slot;
+	struct wps_in_fcache *c = bpf_map_lookup_elem(&wps_in_flow_cache, &set);
+	struct wps_in_flow_ref *ref;
+	struct wps_in_flow_hot *hot;
+
+	if (!c)
+		return -1;
+#pragma unroll
+	for (int w = 0; w < WPS_IN_CACHE_WAYS; w++) {
+		if (c->tag[w] != tag)
+			continue;
+		slot = c->slot1[w] - 1;
+		hot = bpf_map_lookup_elem(&wps_in_flow_hot, &slot);
+		if (hot && key_eq(&hot->key, key))
+			return (int)slot;
+	}
+	ref = bpf_map_lookup_elem(&wps_in_flows, key);
+	if (!ref)
+		return -1;
+	cnt(WPS_IN_CNT_EV_CACHE_MISS);
+	slot = ref->slot;
+	cache_fill(c, h, slot);
+	return (int)slot;
+}
+
 struct bpf_map;
 
 struct sweep_ctx {
-	__u64 now;
-	__u64 idle;
+	__u32 now;
+	__u32 idle;
 };
 
 /*
@@ -434,25 +656,36 @@ struct sweep_ctx {
  * releases a Flow ID only once its flow is gone (a failed delete must not
  * free an ID still in use).
  */
-static long sweep_cb(struct bpf_map *map, struct wps_in_flow_key *key, struct wps_in_flow *f,
+static long sweep_cb(struct bpf_map *map, struct wps_in_flow_key *key, struct wps_in_flow_ref *ref,
 		     struct sweep_ctx *c)
 {
-	__u32 zero = 0;
+	__u32 zero = 0, slot = ref->slot;
 	struct scratch *sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
-	__u64 seen = f->last_seen, n;
+	struct wps_in_flow_hot *h = bpf_map_lookup_elem(&wps_in_flow_hot, &slot);
+	__u32 seen;
+	__u64 n;
 
 	(void)map;
-	if (!sc)
+	if (!sc || !h)
 		return 1;
+	seen = h->seen;
 	n = sc->swept;
 	if (n >= WPS_IN_SWEEP_MAX)
 		return 1;
-	if (c->now > seen && c->now - seen >= c->idle) {
+	/* idle: wrapping distance, a flow seen "in the future" (another CPU's later clock) is not */
+	if ((__s32)(c->now - seen) >= 0 && c->now - seen >= c->idle) {
 		__builtin_memcpy(&sc->swept_key[n], key, sizeof(*key));
+		sc->swept_slot[n] = slot;
 		sc->swept_seen[n] = seen;
 		sc->swept = n + 1;
 	}
 	return sc->swept >= WPS_IN_SWEEP_MAX;
+}
+
+/* cfg.idle_ns in flow_hot.seen's units, rounded up. */
+static __always_inline __u32 idle_units(const struct wps_in_cfg *cfg)
+{
+	return (__u32)((cfg->idle_ns + (1ULL << WPS_SEEN_SHIFT) - 1) >> WPS_SEEN_SHIFT);
 }
 
 /*
@@ -465,12 +698,12 @@ __noinline int sweep(__u64 now)
 	__u32 zero = 0, found;
 	const struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
 	struct scratch *sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
-	struct sweep_ctx c = { .now = now };
-	__u64 freed = 0;
+	struct sweep_ctx c = { .now = wps_seen(now) };
+	__u64 freed = 0, seen_end;
 
 	if (!cfg || !sc || now < sweep_after)
 		return 0;
-	c.idle = cfg->idle_ns;
+	c.idle = idle_units(cfg);
 	sweep_after = now + WPS_IN_SWEEP_INTERVAL_NS;
 	cnt(WPS_IN_CNT_EV_TABLE_WALK);
 	sc->swept = 0;
@@ -478,43 +711,39 @@ __noinline int sweep(__u64 now)
 	found = (__u32)sc->swept;
 	for (__u32 i = 0; i < WPS_IN_SWEEP_MAX && i < found; i++) {
 		struct wps_in_flow_key *k = &sc->swept_key[i];
-		struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flows, k);
+		__u32 slot = sc->swept_slot[i];
+		struct wps_in_flow_ref *ref = bpf_map_lookup_elem(&wps_in_flows, k);
+		struct wps_in_flow_hot *h = bpf_map_lookup_elem(&wps_in_flow_hot, &slot);
+		struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flow_state, &slot);
 		__u16 fid;
 
 		/* Still idle as seen (no packet since), and ours to delete. */
-		if (!f || f->last_seen != sc->swept_seen[i])
+		if (!ref || ref->slot != slot || !h || !f || h->seen != sc->swept_seen[i])
 			continue;
-		fid = f->fid;
+		fid = WPS_GS_FID(h->gs);
 		if (bpf_map_delete_elem(&wps_in_flows, k))
 			continue;
-		fid_release(fid, sc->swept_seen[i] + cfg->quarantine_ns + clock_slack(cfg));
+		slot_release(slot);
+		/* Rests from its last packet: from the end of the unit seen names (never earlier). */
+		seen_end = ((now >> WPS_SEEN_SHIFT) - (__u32)(c.now - sc->swept_seen[i]) + 1) << WPS_SEEN_SHIFT;
+		fid_release(fid, seen_end + cfg->quarantine_ns + clock_slack(cfg));
 		freed++;
 	}
 	cnt_add(WPS_IN_CNT_EV_FLOW_RECLAIMED, freed);
 	return 0;
 }
 
-static __always_inline void flow_init(struct wps_in_flow *f, const struct wps_in_cfg *cfg, __u16 fid,
-				      __u64 cls, __u64 now)
+/* Make the flow (not found before); its slot, or -1 (counted) when it cannot be sprayed. */
+static __always_inline int flow_new(const struct pkt *p, const struct wps_in_cfg *cfg, __u32 cls, __u64 now)
 {
 	bool test = cfg->flags & WPS_IN_F_TEST_GID0;
-
-	f->fid = fid;
-	f->gid = test ? (__u16)cfg->test_gid0 : (__u16)bpf_get_prandom_u32();
-	f->seq = test ? 0 : bpf_get_prandom_u32();
-	f->cls = cls;
-	f->last_seen = now;
-	f->gs = wps_gs_pack(0, f->gid, 0, 0);
-}
-
-/* Make the flow (not found before); NULL (counted) when it cannot be sprayed. */
-static __always_inline struct wps_in_flow *flow_new(const struct pkt *p, const struct wps_in_cfg *cfg,
-						    __u64 cls, __u64 now)
-{
-	struct wps_in_flow *f, *n;
+	struct wps_in_flow_ref ref = {};
+	struct wps_in_flow_hot *h;
+	struct wps_in_flow *n;
 	struct scratch *sc;
-	__u32 zero = 0;
-	__u16 fid;
+	__u32 zero = 0, slot;
+	__u16 fid, gid;
+	int s;
 	/*
 	 * int: before 6.4 map ops returned int and the upper half of R0 is
 	 * not sign-extended (6.1 gives 0xfffffff9 for -E2BIG), so a long
@@ -526,37 +755,63 @@ static __always_inline struct wps_in_flow *flow_new(const struct pkt *p, const s
 	if (!fid) {
 		sweep(now);
 		cnt(WPS_IN_CNT_PASS_FID_EXHAUSTED);
-		return NULL;
+		return -1;
 	}
+	s = slot_alloc();
+	if (s < 0) {
+		sweep(now);
+		s = slot_alloc();
+	}
+	if (s < 0) {
+		fid_release(fid, 0);
+		cnt(WPS_IN_CNT_PASS_TABLE_FULL);
+		return -1;
+	}
+	slot = (__u32)s;
 	sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
-	if (!sc)
+	h = bpf_map_lookup_elem(&wps_in_flow_hot, &slot);
+	if (!sc || !h)
 		goto fail;
+	/* The state, then the hot line, then the hash map entry that makes it findable. */
 	n = (struct wps_in_flow *)sc->flow;
 	__builtin_memset(n, 0, sizeof(*n));
-	flow_init(n, cfg, fid, cls, now);
-	err = (int)bpf_map_update_elem(&wps_in_flows, &p->key, n, BPF_NOEXIST);
+	gid = test ? (__u16)cfg->test_gid0 : (__u16)bpf_get_prandom_u32();
+	n->claim = 1;
+	n->fid = fid;
+	n->gid = gid;
+	n->seq = test ? 0 : bpf_get_prandom_u32();
+	if (bpf_map_update_elem(&wps_in_flow_state, &slot, n, BPF_ANY))
+		goto fail;
+	h->gs = wps_gs_pack(0, gid, fid, 0, 0);
+	h->bytes = 0;
+	h->cls = cls;
+	h->seen = wps_seen(now);
+	__builtin_memcpy(&h->key, &p->key, sizeof(h->key));
+	ref.slot = slot;
+	err = (int)bpf_map_update_elem(&wps_in_flows, &p->key, &ref, BPF_NOEXIST);
 	if (err == -E2BIG) {
 		sweep(now);
-		err = (int)bpf_map_update_elem(&wps_in_flows, &p->key, n, BPF_NOEXIST);
+		err = (int)bpf_map_update_elem(&wps_in_flows, &p->key, &ref, BPF_NOEXIST);
 	}
 	if (err == -EEXIST) {
 		/* Another CPU made it first: use theirs, our Flow ID was never on the wire. */
+		struct wps_in_flow_ref *theirs;
+
+		slot_release(slot);
 		fid_release(fid, 0);
-		return bpf_map_lookup_elem(&wps_in_flows, &p->key);
+		theirs = bpf_map_lookup_elem(&wps_in_flows, &p->key);
+		return theirs ? (int)theirs->slot : -1;
 	}
-	if (err) {
-		fid_release(fid, 0);
-		cnt(WPS_IN_CNT_PASS_TABLE_FULL);
-		return NULL;
-	}
+	if (err)
+		goto fail;
+	cache_put(&p->key, slot);
 	cnt(WPS_IN_CNT_EV_FLOW_NEW);
-	f = bpf_map_lookup_elem(&wps_in_flows, &p->key);
-	if (f)
-		return f;
+	return (int)slot;
 fail:
+	slot_release(slot);
 	fid_release(fid, 0);
 	cnt(WPS_IN_CNT_PASS_TABLE_FULL);
-	return NULL;
+	return -1;
 }
 
 struct decision {
@@ -568,43 +823,58 @@ struct decision {
 	__u8 extended;
 	__u16 old_fid;		/* reclaimed in place: released after the lock */
 	__u8 reclaimed;
+	__u8 closed_down;	/* the open group's path went down: closed, this packet opened the next */
 };
 
 /*
  * The group decision under the flow's lock: S, E, the in-flight bound,
  * byte and time quanta, reclaim. gs is frozen first, so no packet joins the
- * group lock-free while it is decided (wps_gs_joins); reclaim writes the new
- * Flow ID only after that, which is why the lock-free path reads fid between
- * its read of gs and its compare-and-swap.
+ * group lock-free while it is decided (wps_gs_joins); the packets that
+ * joined since the last decision are what REM went down by.
  */
-static __always_inline void decide(struct wps_in_flow *f, const struct wps_in_cfg *cfg,
+static __always_inline void decide(struct wps_in_flow_hot *h, struct wps_in_flow *f, const struct wps_in_cfg *cfg,
 				   const struct wps_in_rule *r, __u32 segs, __u32 len, __u64 now,
-				   __u16 new_fid, __u16 new_gid, __u32 npaths, const __u64 *load,
-				   struct decision *d)
+				   __u16 new_fid, __u16 new_gid, __u32 npaths, const __u8 *slots,
+				   __u32 usable, const __u64 *load, struct decision *d)
 {
-	__u64 pkts, bytes, w, max_delay = cfg->max_delay_ns;
+	__u64 pkts, bytes, w, max_delay = cfg->max_delay_ns, joined;
 	__u8 max = cfg->max_inflight, path, open;
-	__u16 gid;
+	__u16 gid, fid, rem;
 
 	if (max < 2 || max > WPS_IN_INFLIGHT_RING)
 		max = WPS_IN_INFLIGHT_RING;
 	if (max_delay)
 		max_delay += clock_slack(cfg);
 	bpf_spin_lock(&f->lock);
-	w = __sync_fetch_and_or(&f->gs, WPS_GS_FROZEN);
+	w = __sync_fetch_and_or(&h->gs, WPS_GS_FROZEN);
 	gid = WPS_GS_GID(w);
+	fid = WPS_GS_FID(w);
 	path = WPS_GS_PATH(w);
 	open = wps_gs_open(w);
-	pkts = WPS_GS_COUNT(w);
-	if (new_fid && now > f->last_seen && now - f->last_seen >= cfg->idle_ns) {
+	rem = WPS_GS_REM(w);
+	joined = open && f->rem_set > rem ? f->rem_set - rem : 0;
+	f->packets += joined;
+	pkts = f->group_pkts + joined;
+	if (new_fid && (__s32)(wps_seen(now) - h->seen) >= 0 && wps_seen(now) - h->seen >= idle_units(cfg)) {
 		/* Idle long enough: a new flow under a fresh Flow ID. */
-		d->old_fid = f->fid;
+		d->old_fid = fid;
 		d->reclaimed = 1;
-		f->fid = new_fid;
+		fid = new_fid;
 		gid = new_gid;
 		open = 0;
 		for (int i = 0; i < WPS_IN_INFLIGHT_RING; i++)
 			f->closed_ts[i] = 0;
+	}
+	if (open && !(usable >> path & 1)) {
+		/*
+		 * Its path went down or was deleted: the group ends here, without
+		 * its E (the egress's release timer covers it), and is never moved
+		 * to another path under its Group ID. It counts as in flight.
+		 */
+		f->closed_ts[gid % WPS_IN_INFLIGHT_RING] = now;
+		gid = wps_gid_next(gid);
+		open = 0;
+		d->closed_down = 1;
 	}
 	if (!open) {
 		d->flags |= WPS_FLAG_S;
@@ -613,10 +883,12 @@ static __always_inline void decide(struct wps_in_flow *f, const struct wps_in_cf
 		pkts = 0;
 		f->group_bytes = 0;
 		f->group_t0 = now;
-		path = (__u8)wps_sched_pick(r->sched, f->seq++, npaths, cfg->path_slot, cfg->weight, load);
+		path = (__u8)wps_sched_pick(r->sched, f->seq++, npaths, slots, cfg->weight, load);
+		f->gpath[gid % WPS_IN_INFLIGHT_RING] = path;
 		f->groups++;
 	}
 	pkts += segs;
+	f->packets += segs;
 	bytes = f->group_bytes + len;
 	f->group_bytes = bytes;
 	if (wps_quantum_reached(r->qkind, r->quantum, pkts, bytes, now - f->group_t0)) {
@@ -632,62 +904,44 @@ static __always_inline void decide(struct wps_in_flow *f, const struct wps_in_cf
 	}
 	if (r->reorder)
 		d->flags |= WPS_FLAG_R;
-	d->fid = f->fid;
+	d->fid = fid;
 	d->gid = gid;
 	d->path = path;
 	if (d->flags & WPS_FLAG_E)
 		gid = wps_gid_next(gid);
+	f->fid = fid;
 	f->gid = gid;
 	f->path = path;
 	f->open = open;
-	f->last_seen = now;
+	f->group_pkts = open ? pkts : 0;
+	rem = open == 1 ? wps_gs_rem(r->qkind, r->quantum, pkts) : open == 2 ? wps_gs_rem_ext(r->qkind, r->quantum) : 0;
+	f->rem_set = rem;
+	h->seen = wps_seen(now);
 	/* Unfrozen: the open group's packets may join it lock-free again. */
-	f->gs = wps_gs_pack(!open ? 0 : pkts > 0xffffffffULL ? 0xffffffffU : (__u32)pkts, gid, path, open);
+	h->gs = wps_gs_pack(rem, gid, fid, path, open) | (w & WPS_GS_DETOUR);
 	bpf_spin_unlock(&f->lock);
 }
 
 /*
  * A packet that is neither the first nor the last of the open group
- * (packet quanta) joins it with one compare-and-swap on gs: its Group ID
- * and path are the group's, no flag but R. False: decide() under the lock.
+ * (packet quanta) joins it with one compare-and-swap on gs: its Flow ID,
+ * Group ID and path are the group's, no flag but R. False: decide() under
+ * the lock.
  */
-static __always_inline bool join(struct wps_in_flow *f, const struct wps_in_rule *r, __u32 segs,
-				 struct decision *d)
+static __always_inline bool join(struct wps_in_flow_hot *h, const struct wps_in_rule *r, __u32 segs,
+				 __u32 usable, struct decision *d)
 {
-	__u64 w = *(volatile __u64 *)&f->gs;
-	__u16 fid;
+	__u64 w = *(volatile __u64 *)&h->gs;
 
-	if (r->qkind != WPS_Q_PACKETS || !wps_gs_joins(w, r->quantum, segs))
+	if (r->qkind != WPS_Q_PACKETS || !wps_gs_joins_on(w, segs, usable))
 		return false;
-	fid = *(volatile __u16 *)&f->fid;
-	if (__sync_val_compare_and_swap(&f->gs, w, w + segs) != w)
+	if (__sync_val_compare_and_swap(&h->gs, w, w - segs) != w)
 		return false;
-	d->fid = fid;
+	d->fid = WPS_GS_FID(w);
 	d->gid = WPS_GS_GID(w);
 	d->path = WPS_GS_PATH(w);
 	d->flags = r->reorder ? WPS_FLAG_R : 0;
 	return true;
-}
-
-/*
- * A group open on a path that `path del` cleared goes on on a path in use
- * (same Group ID, no new S): the scheduler's next pick. Returns the slot.
- */
-static __always_inline __u8 repin(struct wps_in_flow *f, const struct wps_in_cfg *cfg, const struct wps_in_rule *r,
-				  __u32 npaths, const __u64 *load, __u8 dead)
-{
-	__u64 w;
-	__u8 slot;
-
-	bpf_spin_lock(&f->lock);
-	w = __sync_fetch_and_or(&f->gs, WPS_GS_FROZEN);
-	slot = WPS_GS_PATH(w);
-	if (slot == dead)
-		slot = (__u8)wps_sched_pick(r->sched, f->seq++, npaths, cfg->path_slot, cfg->weight, load);
-	f->path = slot;
-	f->gs = wps_gs_pack(WPS_GS_COUNT(w), WPS_GS_GID(w), slot, wps_gs_open(w));	/* unfrozen */
-	bpf_spin_unlock(&f->lock);
-	return slot;
 }
 
 /*
@@ -728,7 +982,7 @@ static __always_inline void build_outer(struct outer *o, const struct wps_in_cfg
 	o->ext.opt.ingress_node = bpf_htons(cfg->node_id);
 	o->ext.opt.egress_node = bpf_htons(cfg->egress_node_id);
 	o->ext.opt.group_id = bpf_htons(d->gid);
-	o->ext.opt.ingress_port = cfg->ingress_port;
+	o->ext.opt.ingress_port = p->in_port;
 	o->ext.opt.egress_port = cfg->egress_port;
 }
 
@@ -765,6 +1019,221 @@ static __always_inline __u16 fold(__s64 s)
 	x = (x & 0xffff) + (x >> 16);
 	x = (x & 0xffff) + (x >> 16);
 	return (__u16)~x;
+}
+
+/* ---- DF=0 IPv4 too big: fragments ------------------------------------------------ */
+
+/* Sum of n bytes (a multiple of 4, at most FRAG_CHUNK) of the buffer at off. */
+static __always_inline __s64 frag_sum(struct fragbuf *fb, __u32 off, __u32 n, __s64 seed)
+{
+	if (n == 0 || n > FRAG_CHUNK)
+		return seed;
+	return bpf_csum_diff(NULL, 0, (__be32 *)(fb->data + fb_off(off)), n & 0x1fc, (__u32)seed);
+}
+
+/*
+ * A TCP or UDP checksum left for the device to finish (CHECKSUM_PARTIAL: the
+ * field holds the pseudo-header's sum) is finished here, before the packet is
+ * cut: no device sees the datagram whole again. A finished checksum, right or
+ * wrong, is left as it is. For an inner packet that is not a fragment.
+ */
+__noinline int frag_l4_csum(void)
+{
+	__u32 zero = 0, ihl, tot, coff, l4;
+	struct fragbuf *fb = bpf_map_lookup_elem(&wps_in_fragbuf, &zero);
+	__be32 ph[3];
+	__s64 sum;
+	__u16 *field;
+	__u8 proto;
+
+	if (!fb)
+		return 0;
+	ihl = fb->ihl & 0x3c;
+	tot = fb->tot;
+	proto = fb->data[9];
+	coff = proto == IPPROTO_UDP ? 6 : proto == IPPROTO_TCP ? 16 : 0;
+	if (!coff || tot > FRAG_MAX_LEN || tot < ihl + coff + 2)
+		return 0;
+	l4 = tot - ihl;
+	__builtin_memcpy(ph, fb->data + 12, 8);
+	ph[2] = bpf_htonl((__u32)proto << 16 | l4);
+	sum = bpf_csum_diff(NULL, 0, ph, sizeof(ph), 0);
+	field = (__u16 *)(fb->data + (fb_off(ihl + coff) & 63));
+	if (*field != (__u16)~fold(sum) || (proto == IPPROTO_UDP && !*field))
+		return 0;
+	*field = 0;
+	/* Zeros past the end, up to a multiple of 4: part of the last word summed. */
+	for (__u32 i = 0; i < 4; i++)
+		fb->data[fb_off(tot + i)] = 0;
+	for (__u32 c = 0; c < FRAG_MAX_LEN / FRAG_CHUNK; c++) {
+		__u32 at = c * FRAG_CHUNK, n;
+
+		if (at >= l4)
+			break;
+		n = l4 - at < FRAG_CHUNK ? (l4 - at + 3) & ~3u : FRAG_CHUNK;
+		sum = frag_sum(fb, ihl + at, n, sum);
+	}
+	*field = fold(sum);
+	if (proto == IPPROTO_UDP && !*field)
+		*field = 0xffff;
+	return 1;
+}
+
+/* The inner packet (fb->tot bytes from the IP header) into the buffer, in chunks; 0 or -1. */
+__noinline int frag_load(struct __sk_buff *skb)
+{
+	__u32 zero = 0, tot;
+	struct fragbuf *fb = bpf_map_lookup_elem(&wps_in_fragbuf, &zero);
+
+	if (!skb || !fb)
+		return -1;
+	tot = fb->tot;
+	for (__u32 c = 0; c < FRAG_MAX_LEN / FRAG_CHUNK; c++) {
+		__u32 at = c * FRAG_CHUNK, len;
+
+		if (at >= tot)
+			break;
+		len = chunk_len(tot - at);
+		if (bpf_skb_load_bytes(skb, ETH_HLEN + at, fb->data + fb_off(at), len))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * fb->later: the original header with the options not copied into later
+ * fragments NOP'd (RFC 791: copied flag 0), byte by byte (one pass, no nested
+ * loop for the verifier to follow).
+ */
+__noinline int frag_later(void)
+{
+	__u32 zero = 0, ihl, rem = 0, nop = 0, done = 0;
+	struct fragbuf *fb = bpf_map_lookup_elem(&wps_in_fragbuf, &zero);
+
+	if (!fb)
+		return -1;
+	ihl = fb->ihl & 0x3c;
+	__builtin_memcpy(fb->later, fb->data, 60);
+	for (__u32 j = 20; j < 60; j++) {
+		__u8 b;
+
+		if (j >= ihl || done)
+			break;
+		b = fb->later[j];
+		if (!rem) {
+			if (b == 0) {		/* end of options */
+				done = 1;
+				continue;
+			}
+			if (b == 1)		/* NOP */
+				continue;
+			rem = fb->later[(j + 1) & 63];
+			if (rem < 2) {		/* malformed: the rest as it is */
+				done = 1;
+				continue;
+			}
+			nop = !(b & 0x80);
+		}
+		if (nop)
+			fb->later[j] = 1;
+		rem--;
+	}
+	return 0;
+}
+
+/*
+ * Fragment k of the packet in the buffer made in the skb (its header, then
+ * its data); all but the last sent at once round the detour as clones.
+ */
+__noinline int frag_one(struct __sk_buff *skb, __u32 k)
+{
+	__u32 zero = 0, ihl, f, n, o, fl, fo;
+	struct fragbuf *fb = bpf_map_lookup_elem(&wps_in_fragbuf, &zero);
+	__s64 sum;
+
+	if (!skb || !fb)
+		return -1;
+	ihl = fb->ihl & 0x3c;
+	f = fb->f;
+	n = fb->n;
+	if (k >= n || f == 0 || f > FRAG_MAX_LEN || ihl < 20)
+		return -1;
+	o = k * f;
+	fl = k == n - 1 ? fb->pay - o : f;
+	if (fl == 0 || fl > FRAG_MAX_LEN)
+		return -1;
+	__builtin_memcpy(fb->hdr, k ? fb->later : fb->data, 60);
+	*(__be16 *)(fb->hdr + 2) = bpf_htons((__u16)(ihl + fl));
+	fo = (fb->off0 + o / 8) | (k < n - 1 || fb->mf ? 0x2000 : 0) | (fb->evil ? 0x8000 : 0);
+	*(__be16 *)(fb->hdr + 6) = bpf_htons((__u16)fo);
+	*(__u16 *)(fb->hdr + 10) = 0;
+	sum = bpf_csum_diff(NULL, 0, (__be32 *)fb->hdr, ihl, 0);
+	*(__u16 *)(fb->hdr + 10) = fold(sum);
+	if (bpf_skb_change_tail(skb, ETH_HLEN + ihl + fl, 0) || bpf_skb_store_bytes(skb, ETH_HLEN, fb->hdr, ihl, 0))
+		return -1;
+	for (__u32 c = 0; c < FRAG_MAX_LEN / FRAG_CHUNK; c++) {
+		__u32 at = c * FRAG_CHUNK, len;
+
+		if (at >= fl)
+			break;
+		len = chunk_len(fl - at);
+		if (bpf_skb_store_bytes(skb, ETH_HLEN + ihl + at, fb->data + fb_off(ihl + o + at), len, 0))
+			return -1;
+	}
+	if (k < n - 1 && bpf_clone_redirect(skb, fb->seg, 0))
+		return -1;
+	return 0;
+}
+
+/*
+ * A DF=0 IPv4 packet that will not fit once encapsulated (RFC 2473 §7: the
+ * inner packet is fragmented before encapsulation; RFC 791 fragmentation,
+ * at most `limit` bytes each): each fragment is sent round the segmentation
+ * detour as a packet of its own (clones, the last the skb itself), where the
+ * detour's program sprays it in its flow (cb: Ingress Port ID, the flow's
+ * ports). Returns the original's verdict, or -1 when it cannot be cut.
+ * Global: checked once by the verifier, as are its parts.
+ */
+__noinline int frag_send(struct __sk_buff *skb, __u32 limit, __u32 cb0, __u32 ports)
+{
+	__u32 zero = 0, ihl, tot, n;
+	const struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
+	struct fragbuf *fb = bpf_map_lookup_elem(&wps_in_fragbuf, &zero);
+	__u8 b[8];
+
+	if (!skb || !cfg || !fb || !cfg->seg_ifindex || bpf_skb_load_bytes(skb, ETH_HLEN, b, 8))
+		return -1;
+	ihl = (b[0] & 0xf) * 4;
+	tot = (__u32)b[2] << 8 | b[3];
+	if (ihl < 20 || tot <= ihl || tot > FRAG_MAX_LEN || limit <= ihl + 8 || limit > FRAG_MAX_LEN)
+		return -1;
+	fb->seg = cfg->seg_ifindex;
+	fb->ihl = ihl;
+	fb->tot = tot;
+	fb->pay = tot - ihl;
+	fb->f = (limit - ihl) & ~7u;
+	n = (fb->pay + fb->f - 1) / fb->f;
+	fb->n = n;
+	fb->off0 = ((__u32)b[6] << 8 | b[7]) & 0x1fff;
+	fb->mf = !!(b[6] & 0x20);
+	fb->evil = !!(b[6] & 0x80);
+	if (n < 2 || n > FRAG_MAX || frag_load(skb))
+		return -1;
+	if (!fb->off0 && !fb->mf)
+		frag_l4_csum();
+	frag_later();
+	/* So that RPS puts every fragment on the CPU of the flow's other packets. */
+	bpf_get_hash_recalc(skb);
+	skb->cb[0] = cb0;
+	skb->cb[1] = ports;
+	for (__u32 k = 0; k < FRAG_MAX; k++) {
+		if (k >= n)
+			break;
+		if (frag_one(skb, k))
+			return -1;
+	}
+	cnt_add(WPS_IN_CNT_EV_FRAGMENTS, n);
+	return bpf_redirect(cfg->seg_ifindex, 0);
 }
 
 /*
@@ -854,11 +1323,13 @@ static __always_inline void path_account(__u32 path, __u32 segs, __u32 len, bool
 					 const struct wps_in_cfg *cfg)
 {
 	struct wps_in_path_stats *ps = bpf_map_lookup_elem(&wps_in_path_stats, &path);
-	struct wps_in_path_load *pl = bpf_map_lookup_elem(&wps_in_path_load, &path);
+	struct wps_in_path_load *pl = (cfg->flags & WPS_IN_F_LEAST_LOADED) ?
+					      bpf_map_lookup_elem(&wps_in_path_load, &path) : NULL;
 
 	if (ps)
 		stats_account(ps, segs, len, opened);
-	if (pl) {
+	/* The load windows only a least-loaded rule reads: kept only while there is one. */
+	if (pl && (cfg->flags & WPS_IN_F_LEAST_LOADED)) {
 		/* win_start may be ahead: set from the fine clock, now from the coarse one. */
 		if (now > pl->win_start && now - pl->win_start >= cfg->load_window_ns) {
 			pl->prev = pl->cur;
@@ -932,6 +1403,33 @@ static __always_inline int ecmp_xmit(struct __sk_buff *skb, const struct wps_in_
 	return -1;
 }
 
+/*
+ * The slots of cfg.path_slot[0..n-1] that usable holds, into the scratch's
+ * live_slot; returns how many. Global: checked once by the verifier, which
+ * would otherwise follow the group decision once per possible count.
+ */
+__noinline int live_slots(__u32 usable, __u32 n)
+{
+	__u32 zero = 0;
+	const struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
+	struct scratch *sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
+
+	__u64 w0, w1, key = (__u64)usable | (__u64)n << 32;
+
+	if (!cfg || !sc)
+		return 0;
+	/* Made from the same paths last time on this CPU: as it is (a group decision's fixed cost). */
+	__builtin_memcpy(&w0, cfg->path_slot, 8);
+	__builtin_memcpy(&w1, cfg->path_slot + 8, 8);
+	if (sc->live_for[0] == key && sc->live_for[1] == w0 && sc->live_for[2] == w1 && key)
+		return (int)sc->live_n;
+	sc->live_n = wps_live_slots(cfg->path_slot, n, usable, sc->live_slot);
+	sc->live_for[0] = key;
+	sc->live_for[1] = w0;
+	sc->live_for[2] = w1;
+	return (int)sc->live_n;
+}
+
 static __always_inline struct wps_in_rule *rule_at(int rule)
 {
 	__u32 k = (__u32)rule;
@@ -939,27 +1437,140 @@ static __always_inline struct wps_in_rule *rule_at(int rule)
 	return rule >= 0 ? bpf_map_lookup_elem(&wps_in_rules, &k) : NULL;
 }
 
+/*
+ * Did the packet come from the domain's side: in on DEV or on a member path's
+ * device? (Then it is WPS traffic the domain routes through this node.)
+ * Global: checked once, and only packets that carry the option ask.
+ */
+__noinline int from_domain(__u32 ifindex)
+{
+	__u32 zero = 0;
+	const struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
+
+	if (!cfg || !ifindex)
+		return 0;
+	if (ifindex == cfg->dev_ifindex)
+		return 1;
+	for (__u32 i = 0; i < WPS_IN_MAX_PATHS; i++) {
+		__u32 k = i;
+		const struct wps_in_path *p = bpf_map_lookup_elem(&wps_in_paths, &k);
+
+		if (p && p->ifindex == ifindex && (cfg->path_mask >> i & 1))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * A packet that carries the WPS option already (wps), or whose IPv6 chain is
+ * too long or cut short to tell: from the site, it never enters the domain
+ * (draft: boundary filtering); from the domain's side, it goes on as it is.
+ * A packet from the detour (after_detour) came from the site: the program
+ * before the detour passed the domain's own.
+ */
+static __noinline int foreign_wps(struct __sk_buff *skb, bool wps, bool after_detour)
+{
+	if (!after_detour && from_domain(skb->ingress_ifindex)) {
+		cnt(wps ? WPS_IN_CNT_PASS_ALREADY_WPS : WPS_IN_CNT_PASS_MALFORMED);
+		return TC_ACT_OK;
+	}
+	cnt(wps ? WPS_IN_CNT_DROP_SITE_WPS : WPS_IN_CNT_DROP_UNWALKED);
+	return TC_ACT_SHOT;
+}
+
+/*
+ * The Ingress Port ID: of the interface the packet came in on; after the
+ * detour, what the program on DEV found and left in cb[0].
+ */
+static __always_inline __u8 in_port(const struct __sk_buff *skb, const struct wps_in_cfg *cfg, bool after_detour)
+{
+	__u32 ifindex, k;
+
+	if (after_detour) {
+		__u32 c = skb->cb[0];
+
+		return (c & WPS_IN_CB_MAGIC_MASK) == WPS_IN_CB_MAGIC ? (__u8)c : cfg->ingress_port;
+	}
+	ifindex = skb->ingress_ifindex;
+	k = ifindex & (WPS_IN_PORTS - 1);
+	return wps_port_id((cfg->flags & WPS_IN_F_PORTS_NAMED) ? bpf_map_lookup_elem(&wps_in_ports, &k) : NULL,
+			   ifindex, cfg->ingress_port);
+}
+
+/*
+ * A packet too big for the paths once encapsulated. DF=0 IPv4: cut into
+ * fragments that take the detour as packets of the flow (the flow takes the
+ * detour from now on, so its later packets cannot pass them). Else ICMP
+ * Fragmentation Needed / Packet Too Big to the sender (--mtu-drop: a
+ * counted drop).
+ */
+static __always_inline int too_big(struct __sk_buff *skb, struct wps_in_flow_hot *h, const struct pkt *p, __u32 mtu,
+				   bool after_detour)
+{
+	__u32 zero = 0;
+	const struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
+	__u32 ports;
+	int rc;
+
+	if (!cfg)
+		return TC_ACT_SHOT;
+	if (p->key.family == 4 && p->may_frag && cfg->seg_ifindex && mtu > WPS_OVERHEAD) {
+		if (!after_detour)
+			__sync_fetch_and_or(&h->gs, WPS_GS_DETOUR);
+		__builtin_memcpy(&ports, &p->key.sport, 4);
+		rc = frag_send(skb, mtu - WPS_OVERHEAD,
+			       WPS_IN_CB_MAGIC | (p->has_ports ? WPS_IN_CB_PORTS : 0) | p->in_port, ports);
+		if (rc >= 0) {
+			cnt(WPS_IN_CNT_TX_FRAGMENTED);
+			return rc;
+		}
+		cnt(WPS_IN_CNT_DROP_FRAG_FAILED);
+		return TC_ACT_SHOT;
+	}
+	if (!(cfg->flags & WPS_IN_F_MTU_DROP) && mtu > WPS_OVERHEAD &&
+	    mtu_icmp(skb, mtu - WPS_OVERHEAD, p->key.family) == 0) {
+		cnt(WPS_IN_CNT_TX_MTU_ICMP);
+		/* Into the stack as if it came in on DEV, whose routes lead back
+		 * to the sender (also from the detour, so rp_filter agrees). */
+		return bpf_redirect(cfg->dev_ifindex ? cfg->dev_ifindex : skb->ifindex, BPF_F_INGRESS);
+	}
+	cnt(WPS_IN_CNT_DROP_MTU);
+	return TC_ACT_SHOT;
+}
+
 static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 {
-	__u32 zero = 0, segs, len, npaths, label, gen;
+	__u32 zero = 0, segs, len, npaths, label, gen, usable, mtu, cls = 0, seen;
+	const struct wps_in_live *lv;
+	struct wps_in_flow_hot *h;
+	__u64 hash;
+	int slot;
 	struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
 	struct wps_in_rule *r = NULL;
 	struct wps_in_path *path = NULL;
-	struct wps_in_flow *f;
 	struct decision d = {};
 	struct outer *o;
 	struct scratch *sc;
 	__u16 new_fid = 0, new_gid = 0;
 	bool joined;
 	struct pkt p;
-	__u64 now, cls = 0;
-	int rule = -1;
+	__u64 now;
+	int rule = -1, rc;
 
 	cnt(WPS_IN_CNT_RX);
 	if (!cfg)
 		return TC_ACT_OK;
-	if (parse(skb, &p))
-		return TC_ACT_OK;
+	rc = parse(skb, &p);
+	if (rc)
+		return rc == PARSE_SKIP ? TC_ACT_OK : foreign_wps(skb, rc == PARSE_WPS, after_detour);
+	if (after_detour && p.key.family == 4 &&
+	    (skb->cb[0] & (WPS_IN_CB_MAGIC_MASK | WPS_IN_CB_PORTS)) == (WPS_IN_CB_MAGIC | WPS_IN_CB_PORTS)) {
+		/* A fragment frag_send made: of the flow of the packet it was cut from. */
+		__u32 ports = skb->cb[1];
+
+		__builtin_memcpy(&p.key.sport, &ports, 4);
+		p.has_ports = 1;
+	}
 	BENCH_STOP(BENCH_PARSED);
 	/*
 	 * The flow first: it keeps the rule it was classified under while the
@@ -968,12 +1579,14 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	 * sprays looks the table up in vain before the walk.
 	 */
 	gen = cfg->rules_gen;
-	f = bpf_map_lookup_elem(&wps_in_flows, &p.key);
+	hash = wps_key_hash(&p.key);
+	slot = flow_find(&p.key, hash);
+	h = slot >= 0 ? bpf_map_lookup_elem(&wps_in_flow_hot, &slot) : NULL;
 	BENCH_STOP(BENCH_FLOW);
 	segs = skb->gso_segs > 1 ? skb->gso_segs : 1;
-	if (f) {
-		cls = *(volatile __u64 *)&f->cls;
-		if ((cls & WPS_CLS_VALID) && (__u32)(cls >> 32) == gen) {
+	if (h) {
+		cls = *(volatile __u32 *)&h->cls;
+		if (WPS_CLS_GEN_OK(cls, gen)) {
 			rule = (int)WPS_CLS_RULE(cls);
 			r = rule_at(rule);
 			/*
@@ -983,19 +1596,17 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 			 * edited with bpftool (no rules_gen bump) reaches the flow
 			 * by its next group at the latest.
 			 */
-			if (!r || !r->used ||
-			    !(r->qkind == WPS_Q_PACKETS && wps_gs_joins(*(volatile __u64 *)&f->gs, r->quantum, segs)))
+			if (!r || !r->used || !(r->qkind == WPS_Q_PACKETS && wps_gs_joins(*(volatile __u64 *)&h->gs, segs)))
 				rule = -1;
 		}
 	}
 	if (rule < 0) {
 		rule = classify(&p);
 		r = rule_at(rule);
-		/* Until a rule matches again, each packet of the flow walks the rules. Read
-		 * again, not kept across the call: the stack is at 6.1's limit (sweep). */
+		/* Until a rule matches again, each packet of the flow walks the rules. */
 		cls = rule >= 0 ? WPS_CLS_PACK(gen, rule) : 0;
-		if (f && *(volatile __u64 *)&f->cls != cls)
-			*(volatile __u64 *)&f->cls = cls;
+		if (h && *(volatile __u32 *)&h->cls != cls)
+			*(volatile __u32 *)&h->cls = cls;
 	}
 	if (!r) {
 		cnt(WPS_IN_CNT_PASS_NO_RULE);
@@ -1008,34 +1619,35 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		return TC_ACT_OK;
 	}
 	len = p.inner_len;
-	/* Never silent fragmentation: too big after the 56 bytes is answered here. */
-	if (segs == 1 && cfg->path_mtu && len + WPS_OVERHEAD > cfg->path_mtu) {
-		if (!(cfg->flags & WPS_IN_F_MTU_DROP) && cfg->path_mtu > WPS_OVERHEAD &&
-		    mtu_icmp(skb, cfg->path_mtu - WPS_OVERHEAD, p.key.family) == 0) {
-			cnt(WPS_IN_CNT_TX_MTU_ICMP);
-			/* Into the stack as if it came in on DEV, whose routes lead back
-			 * to the sender (also from the detour, so rp_filter agrees). */
-			return bpf_redirect(cfg->dev_ifindex ? cfg->dev_ifindex : skb->ifindex, BPF_F_INGRESS);
-		}
-		cnt(WPS_IN_CNT_DROP_MTU);
-		return TC_ACT_SHOT;
-	}
 	now = now_ns(cfg, r->qkind == WPS_Q_TIME || r->sched == WPS_SCHED_LEAST_LOADED);
 	BENCH_STOP(BENCH_CLOCK);
-	if (!f) {
-		f = flow_new(&p, cfg, WPS_CLS_PACK(gen, rule), now);
-		if (!f)
+	if (!h) {
+		slot = flow_new(&p, cfg, WPS_CLS_PACK(gen, rule), now);
+		h = slot >= 0 ? bpf_map_lookup_elem(&wps_in_flow_hot, &slot) : NULL;
+		if (!h)
 			return TC_ACT_OK;
 	}
-	if (!after_detour && cfg->seg_ifindex && (segs > 1 || f->detour)) {
-		f->detour = 1;
+	p.in_port = in_port(skb, cfg, after_detour);
+	lv = bpf_map_lookup_elem(&wps_in_live, &zero);
+	/* The smallest path MTU, or less if Packet Too Big taught the watch agent so. */
+	mtu = cfg->path_mtu;
+	if (lv && lv->pmtu && lv->pmtu < mtu)
+		mtu = lv->pmtu;
+	/* Too big after the 56 bytes: fragmented (DF=0 IPv4), else answered here; never lost silently. */
+	if (segs == 1 && mtu && len + WPS_OVERHEAD > mtu)
+		return too_big(skb, h, &p, mtu, after_detour);
+	if (!after_detour && cfg->seg_ifindex && (segs > 1 || (*(volatile __u64 *)&h->gs & WPS_GS_DETOUR))) {
+		if (!(*(volatile __u64 *)&h->gs & WPS_GS_DETOUR))
+			__sync_fetch_and_or(&h->gs, WPS_GS_DETOUR);
+		skb->cb[0] = WPS_IN_CB_MAGIC | p.in_port;
 		cnt(WPS_IN_CNT_REDIRECT_SEGMENT);
 		return bpf_redirect(cfg->seg_ifindex, 0);
 	}
 	if (segs > 1)
 		cnt(WPS_IN_CNT_EV_GSO_UNSPLIT);
-	/* last_seen may be ahead of now: another CPU took its clock later. */
-	if (f->packets && now > f->last_seen && now - f->last_seen >= cfg->idle_ns) {
+	/* seen may be ahead of now: another CPU took its clock later. */
+	seen = *(volatile __u32 *)&h->seen;
+	if ((__s32)(wps_seen(now) - seen) >= 0 && wps_seen(now) - seen >= idle_units(cfg)) {
 		new_fid = (__u16)fid_alloc(now);
 		if (!new_fid) {
 			/* This flow too may go: its ID rests, then serves it anew. */
@@ -1049,10 +1661,22 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
 	if (!sc)
 		return TC_ACT_OK;
-	joined = !new_fid && join(f, r, segs, &d);
-	if (joined)
-		f->last_seen = now;	/* racy beside another CPU's: either time is recent */
-	else if (r->sched == WPS_SCHED_LEAST_LOADED) {
+	/* The path slots a group may use: in use, and not down for any reason (ECMP: all). */
+	usable = ~0u;
+	if (!cfg->ecmp) {
+		usable = cfg->path_mask;
+		if (lv)
+			usable &= ~(lv->admin_down | lv->link_down | lv->neigh_down);
+		if (!usable) {
+			cnt(WPS_IN_CNT_DROP_NO_LIVE_PATH);
+			return TC_ACT_SHOT;
+		}
+	}
+	joined = !new_fid && join(h, r, segs, usable, &d);
+	if (joined) {
+		if (seen != wps_seen(now))
+			*(volatile __u32 *)&h->seen = wps_seen(now);	/* racy beside another CPU's: either is recent */
+	} else if (r->sched == WPS_SCHED_LEAST_LOADED) {
 		/* Unrolled: 6.1's verifier loses the spilled counter of this loop. */
 #pragma unroll
 		for (__u32 i = 0; i < WPS_IN_MAX_PATHS; i++) {
@@ -1062,11 +1686,17 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 			sc->load[i] = pl ? pl->prev + pl->cur : 0;
 		}
 	}
-	if (!joined)
-		decide(f, cfg, r, segs, len, now, new_fid, new_gid, npaths, sc->load, &d);
+	if (!joined) {
+		struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flow_state, &slot);
+
+		if (!f)
+			return TC_ACT_OK;
+		/* The scheduler picks among the slots up (ECMP: 0..ecmp-1, path_slot's default). */
+		npaths = (__u32)live_slots(usable, npaths);
+		decide(h, f, cfg, r, segs, len, now, new_fid, new_gid, npaths, sc->live_slot, usable, sc->load, &d);
+	}
 	/* Atomic: lock-free joiners and lock holders add at once. */
-	__sync_fetch_and_add(&f->packets, segs);
-	__sync_fetch_and_add(&f->bytes, len);
+	__sync_fetch_and_add(&h->bytes, len);
 	if (d.reclaimed) {
 		fid_release(d.old_fid, now + cfg->quarantine_ns + clock_slack(cfg));
 		cnt(WPS_IN_CNT_EV_FLOW_RECLAIMED);
@@ -1078,16 +1708,13 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		cnt(WPS_IN_CNT_EV_GROUP_OPENED);
 	if (d.extended)
 		cnt(WPS_IN_CNT_EV_GROUP_EXTENDED);
+	if (d.closed_down)
+		cnt(WPS_IN_CNT_EV_GROUP_CLOSED_DOWN);
 
 	if (!cfg->ecmp) {
 		__u32 pi = d.path;
 
 		path = bpf_map_lookup_elem(&wps_in_paths, &pi);
-		if (path && !path->ifindex) {
-			pi = d.path = repin(f, cfg, r, npaths, sc->load, d.path);
-			path = bpf_map_lookup_elem(&wps_in_paths, &pi);
-			cnt(WPS_IN_CNT_EV_GROUP_REPINNED);
-		}
 		if (!path || !path->ifindex) {
 			cnt(WPS_IN_CNT_PASS_NO_PATH);
 			return TC_ACT_OK;

@@ -14,7 +14,7 @@
 #include <linux/bpf.h>	/* struct bpf_spin_lock */
 #include "wps_opt.h"
 
-#define WPS_IN_CFG_VERSION	5
+#define WPS_IN_CFG_VERSION	7
 
 #define WPS_IN_MAX_RULES	16
 #define WPS_IN_FEAT_WORDS	2	/* ETHTOOL_DEV_FEATURE_WORDS: 64 netdev features */
@@ -44,8 +44,15 @@ enum wps_sched_kind {
 
 #define WPS_IN_F_HBH		(1u << 0)	/* carry the option in Hop-by-Hop, not DestOpt */
 #define WPS_IN_F_MTU_DROP	(1u << 1)	/* too big: counted drop instead of ICMP */
+/* A rule schedules least-loaded: the paths' load windows are kept (ubctl sets it with the rules). */
+#define WPS_IN_F_LEAST_LOADED	(1u << 2)
+/* Interfaces are named in the ports map (attach --ingress-port IF=ID): it is looked up. */
+#define WPS_IN_F_PORTS_NAMED	(1u << 3)
 #define WPS_IN_F_TEST_CLOCK	(1u << 8)	/* tests: now = test_now_ns */
 #define WPS_IN_F_TEST_GID0	(1u << 9)	/* tests: first Group ID = test_gid0, rr start 0 */
+/* bench/wps_bench.c only: Flow IDs handed out in turn, in use or not, so the bench can hold
+ * more flows than the 16-bit Flow ID space (nothing it sends reaches a wire). */
+#define WPS_IN_F_TEST_FID_REUSE	(1u << 10)
 
 /* Single entry of the cfg array map; ubctl writes it, bpftool can edit it. */
 struct wps_in_cfg {
@@ -55,7 +62,7 @@ struct wps_in_cfg {
 	__u8 dst[16];			/* outer destination: the egress node */
 	__u16 node_id;			/* Ingress Node ID */
 	__u16 egress_node_id;
-	__u8 ingress_port;		/* Ingress Port ID */
+	__u8 ingress_port;		/* Ingress Port ID of packets the node sends itself */
 	__u8 egress_port;		/* Egress Port ID */
 	__u8 hop_limit;
 	__u8 ecmp;			/* 0: explicit paths; N: ECMP over N paths by flow label */
@@ -97,13 +104,38 @@ struct wps_in_cfg {
 	 * is classified again on its next packet when it is not.
 	 */
 	__u32 rules_gen;
-	__u32 pad_end;
+	/* The slots in use (bit = slot): path_slot[0..npaths-1] as a mask, written with it. */
+	__u32 path_mask;
 };
 
 /* Where README's bpftool recipe and tests/wps find it. */
 _Static_assert(__builtin_offsetof(struct wps_in_cfg, rules_gen) == 176, "cfg.rules_gen at byte 176");
 
 #define WPS_IN_OFFL_SAVED	(1u << 31)	/* dev_offloads: dev_feat_* were read */
+
+/*
+ * Ingress Port ID: the interface a packet came in on. The map `ports`
+ * (array, direct-mapped by ifindex & 255) names interfaces explicitly
+ * (attach --ingress-port IF=ID); any other interface is its ifindex's low
+ * byte; a packet the node sends itself (no interface) cfg.ingress_port.
+ */
+#define WPS_IN_PORTS		256
+struct wps_in_port {
+	__u32 ifindex;			/* 0: no entry */
+	__u8 id;
+	__u8 pad[3];
+};
+
+/*
+ * skb->cb[0] of a packet the program on DEV sends through the segmentation
+ * detour: this magic, and its Ingress Port ID in the low byte (after the
+ * detour the packet has come in on the detour's veth).
+ */
+#define WPS_IN_CB_MAGIC		0x57500000u
+#define WPS_IN_CB_MAGIC_MASK	0xffff0000u
+/* ... and a fragment the program cut: cb[1] holds its flow's ports (IPv4 fragments after the
+ * first have none). */
+#define WPS_IN_CB_PORTS		0x00000100u
 
 /* Set by the detour's program on a packet it hands back to DEV unsprayed. */
 #define WPS_IN_MARK_BYPASS	0x40000000u
@@ -132,7 +164,27 @@ struct wps_in_path {
 	__u16 mtu;
 	__u8 dmac[6];
 	__u8 smac[6];
+	__u8 flags;			/* WPS_PATH_F_* */
+	__u8 nh_family;			/* 4 or 6 with WPS_PATH_F_NEXTHOP */
+	__u8 nexthop[16];		/* the next hop's address (IPv4 in the last 4 bytes) */
+};
+
+/* dmac is the next hop's, found in the kernel's neighbour table (ubctl wps ingress watch). */
+#define WPS_PATH_F_NEXTHOP	(1u << 0)
+
+/*
+ * Path liveness, the pinned map `live` (array[1], mmapable): the slots out of
+ * rotation for each reason, one word per writer so each writes its own in
+ * place. No group opens on a slot that is down; a group open on it is closed
+ * (its E never sent) and the flow's next packet opens a new one elsewhere.
+ */
+struct wps_in_live {
+	__u32 admin_down;		/* ubctl wps ingress path set ... down */
+	__u32 link_down;		/* watch: the device is down or has no carrier */
+	__u32 neigh_down;		/* watch: the next hop does not resolve */
+	__u16 pmtu;			/* watch: smallest MTU Packet Too Big taught (0: none) */
 	__u16 pad;
+	__u16 slot_pmtu[WPS_IN_MAX_PATHS];	/* watch: per slot, learned MTU (0: none) */
 };
 
 /* Per path slot (explicit paths) or per egress ifindex (ECMP), per CPU. */
@@ -161,49 +213,93 @@ struct wps_in_flow_key {
 };
 
 /*
- * Per-flow state. What a packet of the open group needs (count, Group ID,
- * path, open) is one word, gs, so a packet that is neither the first nor
- * the last of its group joins it with one compare-and-swap and no lock
- * (packet quanta); every other decision (S, E, the in-flight bound, byte and
- * time quanta, reclaim, repin) is taken under the lock, which first freezes
- * gs so no lock-free packet joins meanwhile. Packets of one flow on several
- * CPUs thus never tear a group. The hot fields share the first cache line.
- * fid, gid, path and open copy gs for ubctl (written under the lock).
+ * The flow table (bpf/wps_ingress.bpf.c "flow table"): the hash map `flows`
+ * gives a flow's slot; at its slot the array `flow_hot` holds all a packet
+ * that joins its group touches, in one 64-byte entry, and `flow_state` the
+ * rest, taken under the flow's lock. A per-CPU set-associative cache
+ * (`flow_cache`) in front of the hash map finds the slot from a hash of the
+ * key, checked against the key in flow_hot. Sizes: attach --max-flows.
  */
-struct wps_in_flow {
-	struct bpf_spin_lock lock;
-	__u16 fid;
-	__u16 gid;
-	__u8 pad0;
-	__u8 path;
-	__u8 open;			/* a group is open (its E not sent yet); 2: extended */
-	__u8 detour;			/* this flow's packets take the segmentation detour */
-	__u32 seq;			/* scheduler sequence */
+struct wps_in_flow_ref {
+	__u32 slot;
+	__u32 pad;
+};
+
+/*
+ * What a packet of the open group needs (Group ID, Flow ID, path, how many
+ * more packets it may take, open) is one word, gs, so a packet that is
+ * neither the first nor the last of its group joins it with one
+ * compare-and-swap and no lock (packet quanta); every other decision (S, E,
+ * the in-flight bound, byte and time quanta, reclaim, a group ended with its
+ * path) is taken under the lock, which first freezes gs so no lock-free
+ * packet joins meanwhile. Packets of one flow on several CPUs thus never tear
+ * a group.
+ */
+struct wps_in_flow_hot {
+	struct wps_in_flow_key key;	/* the slot's flow; all zero: none */
 	__u64 gs;			/* group state word, WPS_GS_* */
+	__u64 bytes;			/* inner bytes sprayed */
 	/* The rule the flow was classified under and cfg.rules_gen then (WPS_CLS_*), one word so
 	 * that a packet on another CPU never reads one without the other; 0: none yet. */
-	__u64 cls;
-	__u64 last_seen;
-	__u64 packets;
-	__u64 bytes;
+	__u32 cls;
+	__u32 seen;			/* its last packet, in units of 2^16 ns (wps_seen), wrapping */
+};
+
+struct wps_in_flow {
+	struct bpf_spin_lock lock;
+	__u32 claim;			/* 0: the slot is free; 1: taken (compare-and-swap) */
+	__u16 fid;			/* copies of gs's, written under the lock, for ubctl and bpftool */
+	__u16 gid;
+	__u8 path;
+	__u8 open;			/* a group is open (its E not sent yet); 2: extended */
+	__u16 pad;
+	__u32 seq;			/* scheduler sequence */
+	__u32 rem_set;			/* gs's REM as the last lock holder left it */
+	__u64 packets;			/* wire packets decided under the lock (wps_flow_packets) */
+	__u64 group_pkts;		/* wire packets of the open group, as the lock holder counted */
 	__u64 group_bytes;
 	__u64 group_t0;
 	__u64 groups;
 	__u64 extended;			/* groups extended at the in-flight bound */
 	__u64 closed_ts[WPS_IN_INFLIGHT_RING];	/* time group g closed, at [g % ring] */
+	/* The path slot group g went on, at [g % ring]: whose MTU a Packet Too Big about it lowers. */
+	__u8 gpath[WPS_IN_INFLIGHT_RING];
 };
 
-/* gs: segments in the open group (saturating), its Group ID, path slot, state bits. */
-#define WPS_GS_COUNT(w)		((__u32)(w))
-#define WPS_GS_GID(w)		((__u16)((w) >> 32))
+_Static_assert(sizeof(struct wps_in_flow_hot) == 64, "flow_hot: one cache line");
+
+/* A set of the flow cache: 4 ways of (tag, slot + 1). */
+#define WPS_IN_CACHE_WAYS	4
+struct wps_in_fcache {
+	__u32 tag[WPS_IN_CACHE_WAYS];	/* the key hash's high half, low bit set; 0: empty */
+	__u32 slot1[WPS_IN_CACHE_WAYS];	/* the flow's slot + 1 */
+};
+
+/*
+ * gs: packets the open group may still take lock-free (REM, at most 0xffff),
+ * its Group ID, the Flow ID, path slot, state bits.
+ */
+#define WPS_GS_REM(w)		((__u16)(w))
+#define WPS_GS_GID(w)		((__u16)((w) >> 16))
+#define WPS_GS_FID(w)		((__u16)((w) >> 32))
 #define WPS_GS_PATH(w)		((__u8)(((w) >> 48) & (WPS_IN_MAX_PATHS - 1)))
 #define WPS_GS_OPEN		(1ULL << 56)	/* a group is open */
 #define WPS_GS_EXT		(1ULL << 57)	/* ... and extended at the in-flight bound */
 #define WPS_GS_FROZEN		(1ULL << 58)	/* a lock holder is deciding: no lock-free join */
+#define WPS_GS_DETOUR		(1ULL << 59)	/* the flow takes the segmentation detour (set once) */
 
-#define WPS_CLS_VALID		(1ULL << 8)
-#define WPS_CLS_PACK(gen, rule)	((__u64)(gen) << 32 | WPS_CLS_VALID | (__u8)(rule))
+/* cls: the rule (4 bits), valid, and rules_gen's low 24 bits. */
+#define WPS_CLS_VALID		(1u << 4)
+#define WPS_CLS_PACK(gen, rule)	((__u32)(gen) << 8 | WPS_CLS_VALID | ((__u32)(rule) & (WPS_IN_MAX_RULES - 1)))
 #define WPS_CLS_RULE(c)		((__u32)(c) & (WPS_IN_MAX_RULES - 1))
+#define WPS_CLS_GEN_OK(c, gen)	(((c) & WPS_CLS_VALID) && ((c) >> 8) == ((__u32)(gen) & 0xffffff))
+
+/*
+ * A time in ns as flow_hot.seen counts it: 2^16 ns (about 66 us) units,
+ * wrapping after 3.3 days, which idle times (at most an hour) stay far below.
+ */
+#define WPS_SEEN_SHIFT		16
+#define wps_seen(ns)		((__u32)((ns) >> WPS_SEEN_SHIFT))
 
 /*
  * Counters: one X-macro so the BPF enum and ubctl's names cannot drift.
@@ -219,15 +315,20 @@ struct wps_in_flow {
 	X(PASS_NO_RULE,		"pass_no_rule")				\
 	X(PASS_MALFORMED,	"pass_malformed")			\
 	X(PASS_ALREADY_WPS,	"pass_already_wps")			\
+	X(DROP_SITE_WPS,	"drop_site_wps")			\
+	X(DROP_UNWALKED,	"drop_inner_unwalked")			\
 	X(PASS_TABLE_FULL,	"pass_flow_table_full")			\
 	X(PASS_FID_EXHAUSTED,	"pass_flow_id_exhausted")		\
 	X(PASS_NO_PATH,		"pass_no_path")				\
+	X(DROP_NO_LIVE_PATH,	"drop_no_live_path")			\
 	X(REDIRECT_SEGMENT,	"redirect_gso_detour")			\
 	X(REDIRECT_BACK,	"redirect_detour_unsprayed")		\
 	X(PASS_BYPASS,		"pass_from_detour")			\
 	X(DROP_ENCAP_FAILED,	"drop_encap_failed")			\
 	X(DROP_MTU,		"drop_mtu")				\
 	X(TX_MTU_ICMP,		"tx_mtu_icmp")				\
+	X(TX_FRAGMENTED,	"tx_fragmented")			\
+	X(DROP_FRAG_FAILED,	"drop_frag_failed")			\
 	X(EV_INNER_EXTHDR,	"inner_ipv6_exthdr")			\
 	X(EV_INNER_FRAGMENT,	"inner_fragment")			\
 	X(EV_GSO_UNSPLIT,	"gso_not_segmented")			\
@@ -236,8 +337,10 @@ struct wps_in_flow {
 	X(EV_GROUP_OPENED,	"groups_opened")			\
 	X(EV_GROUP_EXTENDED,	"groups_extended_inflight")		\
 	X(EV_FIB_FAILED,	"ecmp_fib_failed")				\
-	X(EV_GROUP_REPINNED,	"groups_moved_off_deleted_path")		\
-	X(EV_TABLE_WALK,	"flow_table_sweeps")
+	X(EV_GROUP_CLOSED_DOWN,	"groups_closed_path_down")		\
+	X(EV_TABLE_WALK,	"flow_table_sweeps")				\
+	X(EV_FRAGMENTS,		"fragments_made")				\
+	X(EV_CACHE_MISS,	"flow_cache_misses")
 
 #define WPS_IN_CNT_ENUM(id, name) WPS_IN_CNT_##id,
 enum wps_in_counter {
@@ -300,6 +403,16 @@ WPS_INLINE int wps_prefix_match(const __u8 *addr, const __u8 *prefix, __u8 plen)
 #undef WPS_WMASK
 }
 
+/* The Ingress Port ID of a packet that came in on ifindex (0: the node's own, ID own). */
+WPS_INLINE __u8 wps_port_id(const struct wps_in_port *e, __u32 ifindex, __u8 own)
+{
+	if (!ifindex)
+		return own;
+	if (e && e->ifindex == ifindex)
+		return e->id;
+	return (__u8)ifindex;
+}
+
 /* Outer flow label from (Flow ID, Group ID): constant within a group, never 0. */
 WPS_INLINE __u32 wps_flow_label(__u16 fid, __u16 gid)
 {
@@ -316,6 +429,18 @@ WPS_INLINE __u16 wps_gid_next(__u16 g)
 }
 
 /*
+ * i & 15, with the mask kept: the compiler may know i < 16 (i = x % n, n <= 16)
+ * and drop it, but the BPF verifier, which cannot follow a modulo, needs it.
+ */
+WPS_INLINE __u32 wps_idx(__u32 i)
+{
+#ifdef __bpf__
+	asm volatile("" : "+r"(i));
+#endif
+	return i & (WPS_IN_MAX_PATHS - 1);
+}
+
+/*
  * Scheduler: the slot of the member path for the group opened at scheduler
  * step seq, among the n paths in use, slot[0..n-1]; weight and load are
  * indexed by slot. rr: the (seq mod n)th. weighted: slot seq mod (sum of
@@ -327,7 +452,7 @@ WPS_INLINE __u32 wps_sched_pick(__u8 kind, __u32 seq, __u32 n, const __u8 *slot,
 				   const __u64 *load)
 {
 	/* Slots masked: the BPF verifier cannot see that they are < 16. */
-#define WPS_SLOT(i) (slot[(i) & (WPS_IN_MAX_PATHS - 1)] & (WPS_IN_MAX_PATHS - 1))
+#define WPS_SLOT(i) (slot[wps_idx(i)] & (WPS_IN_MAX_PATHS - 1))
 	__u32 total = 0, pos, best;
 
 	if (n == 0)
@@ -395,9 +520,30 @@ WPS_INLINE int wps_inflight_allows(const __u64 *closed_ts, __u16 g, __u8 max, __
 	return t == 0 || t + delay <= now;
 }
 
-WPS_INLINE __u64 wps_gs_pack(__u32 count, __u16 gid, __u8 path, __u8 open)
+/*
+ * The slots of slot[0..n-1] that usable (bit = slot) holds, in order, into
+ * out; returns how many. The scheduler then picks among them.
+ */
+WPS_INLINE __u32 wps_live_slots(const __u8 *slot, __u32 n, __u32 usable, __u8 *out)
 {
-	return (__u64)count | (__u64)gid << 32 | (__u64)(path & (WPS_IN_MAX_PATHS - 1)) << 48 |
+	__u32 k = 0;
+
+	/* Unrolled: 6.1's verifier refused the loop the compiler laid out ("back-edge"). */
+#ifdef __clang__
+#pragma unroll
+#endif
+	for (__u32 i = 0; i < WPS_IN_MAX_PATHS; i++) {
+		__u8 s = slot[i] & (WPS_IN_MAX_PATHS - 1);
+
+		if (i < n && (usable >> s & 1))
+			out[wps_idx(k++)] = s;
+	}
+	return k;
+}
+
+WPS_INLINE __u64 wps_gs_pack(__u16 rem, __u16 gid, __u16 fid, __u8 path, __u8 open)
+{
+	return (__u64)rem | (__u64)gid << 16 | (__u64)fid << 32 | (__u64)(path & (WPS_IN_MAX_PATHS - 1)) << 48 |
 	       (open ? WPS_GS_OPEN : 0) | (open == 2 ? WPS_GS_EXT : 0);
 }
 
@@ -410,14 +556,58 @@ WPS_INLINE __u8 wps_gs_open(__u64 w)
 /*
  * May a packet of segs segments join the group of gs without the lock? Only
  * when it is neither the group's first (a group is open) nor its last (the
- * packet quantum is not reached with it), the group is not extended at the
- * in-flight bound (each of its packets asks again) and no lock holder is
- * deciding.
+ * group may take more than segs packets: REM, which the lock holder sets to
+ * what the packet quantum leaves, at most 0xffff, and joins take from), and
+ * no lock holder is deciding. A group extended at the in-flight bound takes
+ * a quantum more lock-free each time the lock holder finds it may not close
+ * yet (wps_gs_rem_ext): its E comes with the first packet the lock holder
+ * sees after the bound allows it, at most a quantum late.
  */
-WPS_INLINE int wps_gs_joins(__u64 w, __u64 quantum, __u32 segs)
+WPS_INLINE int wps_gs_joins(__u64 w, __u32 segs)
 {
-	return (w & (WPS_GS_OPEN | WPS_GS_EXT | WPS_GS_FROZEN)) == WPS_GS_OPEN &&
-	       (__u64)WPS_GS_COUNT(w) + segs < quantum;
+	return (w & (WPS_GS_OPEN | WPS_GS_FROZEN)) == WPS_GS_OPEN && WPS_GS_REM(w) > segs;
+}
+
+/* wps_gs_joins(), and the group's path is usable (bit = slot): else the group ends under the lock. */
+WPS_INLINE int wps_gs_joins_on(__u64 w, __u32 segs, __u32 usable)
+{
+	return wps_gs_joins(w, segs) && (usable >> WPS_GS_PATH(w) & 1);
+}
+
+/* REM for a group that has counted pkts of a packet quantum (0 for other quanta: no joins). */
+WPS_INLINE __u16 wps_gs_rem(__u8 qkind, __u64 quantum, __u64 pkts)
+{
+	if (qkind != WPS_Q_PACKETS || pkts >= quantum)
+		return 0;
+	return quantum - pkts > 0xffff ? 0xffff : (__u16)(quantum - pkts);
+}
+
+/* REM for a group extended at the in-flight bound: one quantum more before the lock asks again. */
+WPS_INLINE __u16 wps_gs_rem_ext(__u8 qkind, __u64 quantum)
+{
+	if (qkind != WPS_Q_PACKETS)
+		return 0;
+	return quantum > 0xffff ? 0xffff : (__u16)quantum;
+}
+
+/* The flow's wire packets: as decided under the lock, and those that joined lock-free since. */
+WPS_INLINE __u64 wps_flow_packets(const struct wps_in_flow_hot *h, const struct wps_in_flow *f)
+{
+	__u16 rem = WPS_GS_REM(h->gs);
+
+	return f->packets + ((h->gs & WPS_GS_OPEN) && f->rem_set > rem ? f->rem_set - rem : 0);
+}
+
+/* The flow cache's hash of a key (5 words): set = hash & (sets - 1), tag = high half | 1. */
+WPS_INLINE __u64 wps_key_hash(const struct wps_in_flow_key *k)
+{
+	const __u64 *w = (const __u64 *)k;
+	__u64 h = w[0] * 0x9E3779B97F4A7C15ULL ^ w[1] * 0xC2B2AE3D27D4EB4FULL ^ w[2] * 0x165667B19E3779F9ULL ^
+		  w[3] * 0x27D4EB2F165667C5ULL ^ w[4] * 0x94D049BB133111EBULL;
+
+	h ^= h >> 31;
+	h *= 0xBF58476D1CE4E5B9ULL;
+	return h ^ (h >> 29);
 }
 
 #endif

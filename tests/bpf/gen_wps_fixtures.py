@@ -18,7 +18,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scapy"))
 
-from scapy.layers.inet import IP, UDP, TCP, ICMP  # noqa: E402
+from scapy.layers.inet import IP, UDP, TCP, ICMP, IPOption_RR, IPOption_Router_Alert  # noqa: E402
+from scapy.utils import checksum  # noqa: E402
 from scapy.layers.inet6 import (IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrHopByHop,  # noqa: E402
                                 IPv6ExtHdrFragment, IPv6ExtHdrRouting, ICMPv6PacketTooBig,
                                 PadN)
@@ -63,13 +64,13 @@ def frame(inner):
     return bytes(eth / inner)
 
 
-def encap(inner, fid, gid, s, e, path=0, r=1, hbh=False, hlim=64, paths=PATHS):
+def encap(inner, fid, gid, s, e, path=0, r=1, hbh=False, hlim=64, paths=PATHS, port=0):
     """What the ingress must send: outer IPv6 + options header with only the WPS option + inner, unchanged."""
     ib = bytes(inner)
     nh_inner = 4 if inner.version == 4 else 41
     tclass = ib[1] if inner.version == 4 else ((ib[0] & 0x0F) << 4) | (ib[1] >> 4)
     opt = WPSOption(s=s, e=e, r=r, flow_id=fid, ingress_node=NODE, egress_node=EGRESS_NODE, group=gid,
-                    ingress_port=0, egress_port=0)
+                    ingress_port=port, egress_port=0)
     ext = bytes([nh_inner, 1]) + bytes(opt)
     assert len(ext) == 16
     outer = IPv6(src=SRC6, dst=DST6, nh=0 if hbh else 60, hlim=hlim, tc=tclass, fl=flow_label(fid, gid))
@@ -92,12 +93,18 @@ class Case:
                 w = weights[i] if weights else 1
                 self.paths.append(f"{ifx} {smac} {dmac} {mtu} {w}")
         self.rules = list(rules) if prog in ("ingress", "seg") else []
+        self.ports = []
         self.steps = []
         self.counters = {}
         cases.append(self)
 
-    def pkt(self, inp, verdict, out=None, now=None, gso_segs=None, gso_size=None):
-        self.steps.append((bytes(inp), verdict, None if out is None else bytes(out), now, gso_segs, gso_size))
+    def pkt(self, inp, verdict, out=None, now=None, gso_segs=None, gso_size=None, down=None, iif=None, cb0=None,
+            cb0_out=None, cb1=None, clones=None, pmtu=None):
+        """down: the path slots an operator has set down (a mask) from this packet on;
+        iif: the device the packet came in on (ifindex); cb0, cb1: skb->cb[0], [1] as the program
+        finds them; cb0_out: cb[0] as it must leave it; clones: the frames it must send at once."""
+        self.steps.append((bytes(inp), verdict, None if out is None else bytes(out), now, gso_segs, gso_size,
+                           down, iif, cb0, cb0_out, cb1, clones, pmtu))
         return self
 
     def count(self, **kw):
@@ -172,6 +179,18 @@ for i in range(3):
     c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0 + i // 2, int(i % 2 == 0), int(i % 2 == 1)))
 sprayed(c).count(flows_new=1, groups_opened=2)
 
+c = Case("ecn_copied_to_the_outer_header", opts=f"--gid0 {G0}", rules=("--dst 10.20.0.0/24 --quantum 8",
+                                                                      "--dst fd20::/64 --quantum 8"),
+         comment="RFC 6040 encapsulation, normal mode: the outer ECN field (and DSCP) is the inner's, for "
+                 "Not-ECT, ECT(1), ECT(0), CE, IPv4 and IPv6 (the egress decapsulates by RFC 6040)")
+for i, ecn in enumerate((0, 1, 2, 3)):
+    p = inner4(tos=0x28 | ecn, payload=bytes([i]) * 8)
+    c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0, int(i == 0), 0))
+for i, ecn in enumerate((0, 1, 2, 3)):
+    p = inner6(tc=0x28 | ecn, payload=bytes([i]) * 8)
+    c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 2, G0, int(i == 0), 0))
+sprayed(c).count(flows_new=2, groups_opened=2)
+
 c = Case("hbh_carriage", opts=f"--gid0 {G0} --hbh", rules=("--dst 10.20.0.0/24 --quantum 4",))
 p = inner4()
 c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0, 1, 0, hbh=True))
@@ -188,6 +207,32 @@ c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 1, 0))
 c.pkt(frame(b), "TC_ACT_REDIRECT", encap(b, 2, G0, 1, 0))
 c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 0, 0))
 sprayed(c).count(flows_new=2, groups_opened=2)
+
+c = Case("ingress_port_is_the_arrival_interface", opts=f"--gid0 {G0} --ingress-port 200",
+         rules=("--dst 10.20.0.0/24 --quantum 1",),
+         comment="Ingress Port ID: a named interface's ID (--ingress-port IF=ID: 5 is 31), another's "
+                 "ifindex (7), its low byte (263), the node's own packet --ingress-port N (200); one "
+                 "flow from four interfaces, each packet with its own")
+c.ports.append((5, 31))
+for i, (iif, port) in enumerate(((5, 31), (7, 7), (263, 7), (None, 200))):
+    p = inner4(payload=bytes([i]) * 8)
+    c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0 + i, 1, 1, port=port), iif=iif)
+sprayed(c).count(flows_new=1, groups_opened=4)
+
+c = Case("ingress_port_kept_through_the_detour", opts=f"--gid0 {G0} --seg-ifindex 99",
+         rules=("--dst 10.20.0.0/24 --quantum 4",),
+         comment="the packet is sent round the detour with its Ingress Port ID in skb->cb[0]")
+big = inner4(proto="tcp", dport=5201, payload=b"z" * 2800)
+c.pkt(frame(big), "TC_ACT_REDIRECT", frame(big), gso_segs=2, gso_size=1400, iif=5, cb0_out=0x57500005)
+c.count(rx=1, redirect_gso_detour=1, flows_new=1)
+c = Case("ingress_port_after_the_detour", prog="seg", opts=f"--gid0 {G0} --seg-ifindex 99 --ingress-port 200",
+         rules=("--dst 10.20.0.0/24 --quantum 4",),
+         comment="after the detour: the ID the program on DEV left in cb[0] (the packet now comes in on "
+                 "the detour's veth); without one, the node's own")
+p = inner4(proto="tcp", dport=5201, payload=b"d" * 100)
+c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0, 1, 0, port=5), iif=98, cb0=0x57500005)
+c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0, 0, 0, port=200), iif=98)
+sprayed(c).count(flows_new=1, groups_opened=1)
 
 # ---- classification ------------------------------------------------------------
 c = Case("not_eligible_passes_untouched", opts=f"--gid0 {G0}",
@@ -258,11 +303,34 @@ later = IP(src="10.10.0.2", dst="10.20.0.2", id=7, frag=6, proto=17) / Raw(b"g" 
 c.pkt(frame(later), "TC_ACT_OK", frame(later))
 c.count(rx=1, pass_no_rule=1, inner_fragment=1)
 
-c = Case("never_encapsulates_a_wps_packet", opts=f"--gid0 {G0}", rules=("--dst ::/0 --quantum 4",))
+c = Case("site_packet_with_wps_is_dropped", opts=f"--gid0 {G0}", paths=2, rules=("--dst ::/0 --quantum 4",),
+         comment="a packet that carries the WPS option already: from the site (in on another device, or "
+                 "the node's own), dropped and counted, never carried into the domain; in on a member "
+                 "path's device (the domain's own WPS traffic routed through this node), passed as it is")
 w = encap(inner4(), 5, 9, 1, 1)
 wf = Ether(src=DEV_MAC, dst=SITE_MAC) / Ether(w).payload
-c.pkt(wf, "TC_ACT_OK", wf)
-c.count(rx=1, pass_already_wps=1)
+c.pkt(wf, "TC_ACT_SHOT", iif=7)
+c.pkt(wf, "TC_ACT_SHOT")
+c.pkt(wf, "TC_ACT_OK", wf, iif=PATHS[1][0])
+c.count(rx=3, drop_site_wps=2, pass_already_wps=1)
+
+c = Case("site_packet_with_wps_in_hbh_behind_routing_is_dropped", opts=f"--gid0 {G0}",
+         rules=("--dst ::/0 --quantum 4",))
+opt_only = bytes([0x81, 12]) + bytes(WPSOption(flow_id=5, group=9))[2:]
+hidden = (Ether(src=DEV_MAC, dst=SITE_MAC) / IPv6(src="fd10::2", dst="fd20::2", nh=0) /
+          Raw(bytes([43, 1]) + opt_only + bytes(IPv6ExtHdrRouting(nh=17, addresses=[])) +
+              bytes(UDP(sport=1, dport=2) / Raw(b"h"))))
+c.pkt(hidden, "TC_ACT_SHOT", iif=7)
+c.count(rx=1, drop_site_wps=1)
+
+c = Case("site_packet_too_long_to_walk_is_dropped", opts=f"--gid0 {G0}", rules=("--dst ::/0 --quantum 4",),
+         comment="nine extension headers: past what is walked, so it could hide the option: from the site, "
+                 "dropped and counted")
+deep9 = b"".join(bytes([60, 0]) + bytes([1, 4, 0, 0, 0, 0]) for _ in range(8)) + bytes([17, 0]) + bytes([1, 4, 0, 0, 0, 0])
+nine = Ether(src=DEV_MAC, dst=SITE_MAC) / IPv6(src="fd10::2", dst="fd20::2", nh=60) / Raw(deep9 + bytes(UDP() / Raw(b"x")))
+c.pkt(nine, "TC_ACT_SHOT", iif=7)
+c.pkt(nine, "TC_ACT_OK", nine, iif=PATHS[0][0])
+c.count(rx=2, drop_inner_unwalked=1, pass_malformed=1)
 
 # ---- schedulers ------------------------------------------------------------------
 c = Case("weighted_scheduler", opts=f"--gid0 {G0} --max-inflight 16", paths=2, weights=[1, 3],
@@ -284,6 +352,30 @@ for i, (sz, path) in enumerate(plan):
     c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0 + i, 1, 1, path=path, paths=PATHS), now=1_000_000 + i)
 sprayed(c).count(flows_new=1, groups_opened=6)
 
+# ---- paths that go down ------------------------------------------------------------
+c = Case("path_down_mid_group_closes_the_group", opts=f"--gid0 {G0}", paths=2,
+         rules=("--dst 10.20.0.0/24 --quantum 4",),
+         comment="the group's path goes down after its first packet: the group ends there (no E, never "
+                 "moved under its Group ID); the next packet opens the next group, S, on the path left; "
+                 "back up, the path takes groups again")
+# (S, E, Group ID, path, path slots down from this packet on)
+plan = [(1, 0, G0, 0, None),                   # S on path 0
+        (1, 0, G0 + 1, 1, 0b01),               # path 0 down: G0 ends unfinished, G0 + 1 opens on path 1
+        (0, 0, G0 + 1, 1, None), (0, 0, G0 + 1, 1, None), (0, 1, G0 + 1, 1, None),
+        (1, 0, G0 + 2, 0, 0)]                  # path 0 up again: round-robin over both
+for i, (s, e, g, path, down) in enumerate(plan):
+    p = inner4(payload=bytes([i]) * 16)
+    c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, g, s, e, path=path), down=down)
+sprayed(c).count(flows_new=1, groups_opened=3, groups_closed_path_down=1)
+
+c = Case("no_path_up_drops", opts=f"--gid0 {G0}", paths=2, rules=("--dst 10.20.0.0/24 --quantum 4",),
+         comment="every path down: nothing is sprayed onto a dead path, nor sent plain into the domain")
+p = inner4()
+c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0, 1, 0, path=0))
+c.pkt(frame(p), "TC_ACT_SHOT", down=0b11)
+c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0 + 1, 1, 0, path=1), down=0b01)
+c.count(rx=3, tx_sprayed=2, flows_new=1, groups_opened=2, drop_no_live_path=1, groups_closed_path_down=1)
+
 # ---- in-flight bound --------------------------------------------------------------
 c = Case("inflight_bound_extends_group", opts=f"--gid0 {G0} --max-inflight 2 --max-delay-us 1000",
          paths=2, rules=("--dst 10.20.0.0/24 --quantum 1",),
@@ -295,6 +387,24 @@ for i, (t, s, e, g, path) in enumerate(steps):
     p = inner4(payload=bytes([i]) * 8)
     c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, g, s, e, path=path), now=t)
 sprayed(c).count(flows_new=1, groups_opened=3, groups_extended_inflight=2)  # group 3 is held too
+
+c = Case("inflight_extended_group_joined_a_quantum_at_a_time",
+         opts=f"--gid0 {G0} --max-inflight 2 --max-delay-us 1000", paths=2,
+         rules=("--dst 10.20.0.0/24 --quantum 2",),
+         comment="a group extended at the in-flight bound takes a quantum of packets lock-free before the "
+                 "lock asks again: its E comes with the first packet the lock holder sees once closing is "
+                 "allowed, at most a quantum late (here the 2nd packet after the 1 ms)")
+T = 10_000_000
+steps = [(T, 1, 0, G0, 0), (T + 1, 0, 1, G0, 0),                       # G0 closes at T + 1
+         (T + 2, 1, 0, G0 + 1, 1), (T + 3, 0, 0, G0 + 1, 1),             # quantum reached: extended
+         (T + 4, 0, 0, G0 + 1, 1), (T + 5, 0, 0, G0 + 1, 1),             # joins, then asks: not yet
+         (T + 1_000_100, 0, 0, G0 + 1, 1),                                # allowed, but joins lock-free
+         (T + 1_000_200, 0, 1, G0 + 1, 1),                                # the lock holder closes it
+         (T + 1_000_300, 1, 0, G0 + 2, 0)]
+for i, (t, s_, e, g, path) in enumerate(steps):
+    p = inner4(payload=bytes([i]) * 8)
+    c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, g, s_, e, path=path), now=t)
+sprayed(c).count(flows_new=1, groups_opened=3, groups_extended_inflight=1)
 
 # ---- Flow IDs: pool, quarantine, idle reclaim --------------------------------------
 c = Case("flow_id_pool_exhausted_degrades", opts=f"--gid0 {G0} --fid-pool 1",
@@ -316,6 +426,11 @@ c.pkt(frame(e), "TC_ACT_OK", frame(e), now=2_000_000)      # 1 ms - 1 ns after: 
 c.pkt(frame(b), "TC_ACT_OK", frame(b), now=2_000_001)      # walks again
 c.count(rx=5, tx_sprayed=1, flows_new=1, groups_opened=1, pass_flow_id_exhausted=4, flow_table_sweeps=2)
 
+
+
+# The flow table keeps a flow's last packet in units of 2^16 ns: a quarantine from it may run
+# up to one unit longer, never shorter (headers/wps_ingress.h, WPS_SEEN_SHIFT).
+SEEN_UNIT = 1 << 16
 
 
 def idle_case(name, pool, comment):
@@ -342,7 +457,7 @@ c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 1, 0), now=1_000_000)
 c.pkt(frame(b), "TC_ACT_REDIRECT", encap(b, 2, G0, 1, 0), now=1_000_000)
 c.pkt(frame(n), "TC_ACT_OK", frame(n), now=3_000_000)        # no ID; a and b idle 2 ms: swept
 c.pkt(frame(n), "TC_ACT_OK", frame(n), now=10_999_999)       # both IDs still in quarantine
-c.pkt(frame(n), "TC_ACT_REDIRECT", encap(n, 1, G0, 1, 0), now=11_000_000)
+c.pkt(frame(n), "TC_ACT_REDIRECT", encap(n, 1, G0, 1, 0), now=11_000_000 + SEEN_UNIT)
 c.count(rx=5, tx_sprayed=3, flows_new=3, groups_opened=3, pass_flow_id_exhausted=2, flows_reclaimed=2,
         flow_table_sweeps=2)
 
@@ -353,7 +468,7 @@ a = inner4(sport=1111)
 c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 1, 0), now=1_000_000)
 c.pkt(frame(a), "TC_ACT_OK", frame(a), now=3_000_000)
 c.pkt(frame(a), "TC_ACT_OK", frame(a), now=10_999_999)
-c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 1, 0), now=11_000_000)
+c.pkt(frame(a), "TC_ACT_REDIRECT", encap(a, 1, G0, 1, 0), now=11_000_000 + SEEN_UNIT)
 c.count(rx=4, tx_sprayed=2, flows_new=2, groups_opened=2, pass_flow_id_exhausted=2, flows_reclaimed=1,
         flow_table_sweeps=2)
 
@@ -387,7 +502,7 @@ icmp = (Ether(src=SITE_MAC, dst=DEV_MAC) /
         ICMP(type=3, code=4, nexthopmtu=MTU - OVERHEAD, unused=0) / Raw(ib[:128]))
 c.pkt(frame(fits), "TC_ACT_REDIRECT", encap(fits, 1, G0, 1, 0))
 c.pkt(frame(big), "TC_ACT_REDIRECT", icmp)
-c.count(rx=2, tx_sprayed=1, flows_new=1, groups_opened=1, tx_mtu_icmp=1)
+c.count(rx=2, tx_sprayed=1, flows_new=1, groups_opened=1, tx_mtu_icmp=1)   # one flow: same 5-tuple
 
 c = Case("too_big_v6_packet_too_big", opts=f"--gid0 {G0}", mtu=MTU, rules=("--dst fd20::/64 --quantum 4",))
 big = inner6(payload=b"c" * (MTU - OVERHEAD - 48 + 1))
@@ -395,12 +510,114 @@ ib = bytes(big)
 ptb = (Ether(src=SITE_MAC, dst=DEV_MAC) / IPv6(src=SRC6, dst="fd10::2", hlim=64) /
        ICMPv6PacketTooBig(mtu=MTU - OVERHEAD) / Raw(ib[:128]))
 c.pkt(frame(big), "TC_ACT_REDIRECT", ptb)
-c.count(rx=1, tx_mtu_icmp=1)
+c.count(rx=1, tx_mtu_icmp=1, flows_new=1)
+
+c = Case("learned_path_mtu_lowers_the_limit", opts=f"--gid0 {G0}", mtu=1500,
+         rules=("--dst 10.20.0.0/24 --quantum 4",),
+         comment="paths of 1500, but Packet Too Big taught the watch agent 1400 (live.pmtu): a packet that "
+                 "fits 1500 but not 1400 once encapsulated is answered with MTU 1344; one that fits goes")
+big = inner4(payload=b"L" * (1400 - OVERHEAD - 28 + 1), flags="DF")
+fits = inner4(payload=b"l" * (1400 - OVERHEAD - 28), flags="DF")
+ib = bytes(big)
+icmp = (Ether(src=SITE_MAC, dst=DEV_MAC) / IP(src="10.20.0.2", dst="10.10.0.2", ttl=64, id=0, tos=0) /
+        ICMP(type=3, code=4, nexthopmtu=1400 - OVERHEAD, unused=0) / Raw(ib[:128]))
+c.pkt(frame(big), "TC_ACT_REDIRECT", icmp, pmtu=1400)
+c.pkt(frame(fits), "TC_ACT_REDIRECT", encap(fits, 1, G0, 1, 0))
+c.count(rx=2, tx_mtu_icmp=1, tx_sprayed=1, flows_new=1, groups_opened=1)
 
 c = Case("too_big_counted_drop_option", opts=f"--gid0 {G0} --mtu-drop", mtu=MTU)
-big = inner4(payload=b"b" * (MTU - OVERHEAD - 28 + 1))
+big = inner4(payload=b"b" * (MTU - OVERHEAD - 28 + 1), flags="DF")
 c.pkt(frame(big), "TC_ACT_SHOT")
-c.count(rx=1, drop_mtu=1)
+c.count(rx=1, drop_mtu=1, flows_new=1)
+
+# ---- DF=0 IPv4 too big: fragmented before encapsulation (RFC 2473 §7) -----------------------
+LO = 1   # the harness's private lo: the detour here, where it sees the clones
+
+
+def fragments(ip, limit):
+    """RFC 791 fragments of ip (scapy IP, DF clear) of at most limit bytes, made here, not by the program:
+    non-copied options left out of later fragments as NOPs, offsets from the original's, MF but on the last
+    (unless the original had it)."""
+    raw = bytes(ip)
+    ihl = (raw[0] & 15) * 4
+    hdr, pay = bytearray(raw[:ihl]), raw[ihl:]
+    later = bytearray(hdr)
+    i = 20
+    while i < ihl:
+        t = later[i]
+        if t == 0:
+            break
+        if t == 1:
+            i += 1
+            continue
+        ln = later[i + 1]
+        if not t & 0x80:
+            later[i:i + ln] = b"\x01" * ln
+        i += ln
+    fsz = (limit - ihl) & ~7
+    off0, mf = ip.frag, bool(ip.flags & 1)
+    out = []
+    for k in range(0, len(pay), fsz):
+        chunk = pay[k:k + fsz]
+        h = bytearray(hdr if k == 0 else later)
+        last = k + fsz >= len(pay)
+        h[2:4] = (ihl + len(chunk)).to_bytes(2, "big")
+        h[6:8] = ((off0 + k // 8) | (0 if last and not mf else 0x2000)).to_bytes(2, "big")
+        h[10:12] = b"\0\0"
+        h[10:12] = checksum(bytes(h)).to_bytes(2, "big")
+        out.append(bytes(h) + chunk)
+    return out
+
+
+def eth4(raw):
+    return bytes(Ether(src=DEV_MAC, dst=SITE_MAC, type=0x0800)) + raw
+
+
+FMTU = 1400
+c = Case("df0_v4_too_big_is_fragmented", opts=f"--gid0 {G0} --seg-ifindex {LO}", mtu=FMTU,
+         comment="DF clear, 1500 bytes for paths of 1400: cut into 1340 + 180 bytes before encapsulation "
+                 "(1344 = 1400 - 56 at most), the first sent round the detour at once, the last the skb "
+                 "itself; the flow takes the detour from now on; no ICMP")
+big = inner4(payload=bytes(range(256)) * 5 + b"q" * (1500 - 28 - 1280))
+fr = fragments(big, FMTU - OVERHEAD)
+assert [len(x) for x in fr] == [1340, 180]
+c.pkt(frame(big), "TC_ACT_REDIRECT", eth4(fr[1]), clones=[eth4(fr[0])], iif=5, cb0_out=0x57500105)
+c.count(rx=1, tx_fragmented=1, fragments_made=2, flows_new=1)
+
+c = Case("df0_fragments_finish_a_partial_checksum", opts=f"--gid0 {G0} --seg-ifindex {LO}", mtu=FMTU,
+         comment="a UDP checksum the device was to finish (CHECKSUM_PARTIAL: the pseudo-header's sum in the "
+                 "field) is finished before the datagram is cut; a finished one is left as it is")
+part = inner4(payload=b"p" * 1472)
+raw = bytearray(bytes(part))
+pseudo = raw[12:20] + bytes([0, 17]) + raw[24:26]
+raw[26:28] = ((~checksum(bytes(pseudo))) & 0xFFFF).to_bytes(2, "big")    # what udp4_hwcsum leaves
+full = inner4(payload=b"p" * 1472)                                         # scapy's full checksum
+fr = fragments(full, FMTU - OVERHEAD)
+c.pkt(eth4(bytes(raw)), "TC_ACT_REDIRECT", eth4(fr[1]), clones=[eth4(fr[0])])
+c.count(rx=1, tx_fragmented=1, fragments_made=2, flows_new=1)
+
+c = Case("df0_fragments_copy_only_copied_options", opts=f"--gid0 {G0} --seg-ifindex {LO}", mtu=1336,
+         comment="options: Router Alert (copied) in every fragment, Record Route (not copied) in the first "
+                 "only (NOPs after); a packet already a fragment keeps its offset and MF; three fragments")
+opt = IP(src="10.10.0.2", dst="10.20.0.2", id=9, frag=100, flags="MF", proto=17,
+         options=[IPOption_RR(routers=["0.0.0.0"]), IPOption_Router_Alert()]) / Raw(bytes(range(200)) * 15)
+fr = fragments(opt, 1336 - OVERHEAD)
+assert len(fr) == 3 and all(f[6] & 0x20 for f in fr)
+c.pkt(eth4(bytes(opt)), "TC_ACT_REDIRECT", eth4(fr[2]), clones=[eth4(fr[0]), eth4(fr[1])])
+c.count(rx=1, tx_fragmented=1, fragments_made=3, flows_new=1, inner_fragment=1)
+
+c = Case("df0_fragments_sprayed_in_their_flow", prog="seg", opts=f"--gid0 {G0} --seg-ifindex {LO}",
+         rules=("--dst 10.20.0.0/24 --proto udp --dport 5000 --quantum 3",),
+         comment="after the detour a fragment after the first (no ports) is sprayed in the flow of the "
+                 "packet it was cut from (its ports in cb[1]), under its Flow ID and group")
+whole = inner4(payload=b"w" * 40)
+f0 = IP(src="10.10.0.2", dst="10.20.0.2", id=7, flags="MF", proto=17) / Raw(bytes(UDP(sport=4000, dport=5000)) + b"a" * 32)
+f1 = IP(src="10.10.0.2", dst="10.20.0.2", id=7, frag=5, proto=17) / Raw(b"b" * 24)
+ports = int.from_bytes((4000).to_bytes(2, "big") + (5000).to_bytes(2, "big"), "little")
+c.pkt(frame(whole), "TC_ACT_REDIRECT", encap(whole, 1, G0, 1, 0, port=5), cb0=0x57500005)
+c.pkt(frame(f0), "TC_ACT_REDIRECT", encap(f0, 1, G0, 0, 0, port=5), cb0=0x57500105, cb1=ports)
+c.pkt(frame(f1), "TC_ACT_REDIRECT", encap(f1, 1, G0, 0, 1, port=5), cb0=0x57500105, cb1=ports)
+sprayed(c).count(flows_new=1, groups_opened=1, inner_fragment=2)
 
 # ---- boundary filter ----------------------------------------------------------------------
 WPS_DEST = encap(inner4(), 5, 9, 1, 1)
@@ -440,7 +657,9 @@ def main():
             out.write(f"path {p}\n")
         for r in c.rules:
             out.write(f"rule {r}\n")
-        for inp, verdict, o, now, segs, size in c.steps:
+        for ifx, pid in c.ports:
+            out.write(f"port {ifx} {pid}\n")
+        for inp, verdict, o, now, segs, size, down, iif, cb0, cb0_out, cb1, clones, pmtu in c.steps:
             out.write(f"in {inp.hex()}\n")
             ctx = []
             if now is not None:
@@ -449,11 +668,25 @@ def main():
                 ctx.append(f"gso_segs={segs}")
             if size is not None:
                 ctx.append(f"gso_size={size}")
+            if down is not None:
+                ctx.append(f"down={down}")
+            if pmtu is not None:
+                ctx.append(f"pmtu={pmtu}")
+            if iif is not None:
+                ctx.append(f"iif={iif}")
+            if cb0 is not None:
+                ctx.append(f"cb0={cb0:#x}")
+            if cb0_out is not None:
+                ctx.append(f"cb0_out={cb0_out:#x}")
+            if cb1 is not None:
+                ctx.append(f"cb1={cb1:#x}")
             if ctx:
                 out.write("ctx " + " ".join(ctx) + "\n")
             out.write(f"verdict {verdict}\n")
             if o is not None:
                 out.write(f"out {o.hex()}\n")
+            for cl in clones or ():
+                out.write(f"clone {bytes(cl).hex()}\n")
         out.write("count " + " ".join(f"{k}={v}" for k, v in c.counters.items()) + "\n")
         out.write("end\n")
 

@@ -12,7 +12,11 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <linux/neighbour.h>
+
 #include "wps_cfg.h"
+#include "wps_live.h"
 
 static struct wps_in_rule rule(const char *line)
 {
@@ -225,6 +229,148 @@ static void scheduler_slots_with_a_hole(void **state)
 	assert_int_equal(wps_sched_pick(WPS_SCHED_LEAST_LOADED, 0, 3, slot, w, load), 3);
 }
 
+/* Paths down: the scheduler's list is the slots in use that are up, in their order; a group
+ * on a slot that is down is not joined (it ends under the flow's lock). */
+static void live_slots_and_joins(void **state)
+{
+	static const __u8 slot[WPS_IN_MAX_PATHS] = { 3, 0, 7, 2 };
+	struct wps_in_cfg c;
+	__u8 out[WPS_IN_MAX_PATHS];
+	__u64 w = wps_gs_pack(6, 9, 1, 7, 1);
+
+	(void)state;
+	assert_int_equal(wps_live_slots(slot, 4, ~0u, out), 4);
+	assert_memory_equal(out, slot, 4);
+	assert_int_equal(wps_live_slots(slot, 4, ~(1u << 0 | 1u << 2), out), 2);
+	assert_int_equal(out[0], 3);
+	assert_int_equal(out[1], 7);
+	assert_int_equal(wps_live_slots(slot, 3, 1u << 2, out), 0);	/* slot 2 is not among the first 3 */
+	assert_true(wps_gs_joins_on(w, 1, 1u << 7));
+	assert_false(wps_gs_joins_on(w, 1, ~(1u << 7)));
+	wps_in_cfg_defaults(&c);
+	c.npaths = 4;
+	memcpy(c.path_slot, slot, 4);
+	wps_in_cfg_sync_paths(&c);
+	assert_int_equal(c.path_mask, 1u << 0 | 1u << 2 | 1u << 3 | 1u << 7);
+}
+
+/* The watch agent's view of a next hop: alive, and what to ask the kernel (user/lib/wps_live.c). */
+static void next_hop_liveness(void **state)
+{
+	struct wps_nh_seen s = { .present = true, .has_lladdr = true, .state = NUD_REACHABLE, .confirmed_ago_ms = 100 };
+
+	(void)state;
+	assert_true(wps_nh_alive(&s, 700, false));
+	assert_int_equal(wps_nh_next(&s, 200, 1000), WPS_NH_NONE);	/* confirmed 100 ms ago */
+	s.confirmed_ago_ms = 250;
+	assert_int_equal(wps_nh_next(&s, 200, 1000), WPS_NH_PROBE);
+	assert_int_equal(wps_nh_next(&s, 200, 150), WPS_NH_NONE);	/* asked 150 ms ago */
+	s.state = NUD_STALE;
+	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_PROBE);
+	s.state = NUD_PROBE;
+	s.confirmed_ago_ms = 701;
+	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_REPROBE);	/* one more question */
+	assert_false(wps_nh_alive(&s, 700, false));
+	assert_true(wps_nh_alive(&s, 700, true));			/* just added: not asked yet */
+	s.state = NUD_FAILED;
+	assert_false(wps_nh_alive(&s, 700, true));
+	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_RESOLVE);
+	s.state = NUD_INCOMPLETE;
+	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_NONE);	/* the kernel is at it */
+	s.state = NUD_PERMANENT;
+	s.confirmed_ago_ms = UINT32_MAX;
+	assert_true(wps_nh_alive(&s, 700, false));
+	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_NONE);
+	s.has_lladdr = false;
+	assert_false(wps_nh_alive(&s, 700, false));
+	s.present = false;
+	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_RESOLVE);
+}
+
+static unsigned sum16(const __u8 *p, size_t n)
+{
+	unsigned long s = 0;
+
+	for (size_t i = 0; i + 1 < n; i += 2)
+		s += (unsigned long)(p[i] << 8 | p[i + 1]);
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (unsigned)s;
+}
+
+/* Packet Too Big from the WAN (user/lib/wps_live.c): ours or not, the inner flow, the relays, the bucket. */
+static void packet_too_big(void **state)
+{
+	static const __u8 src[16] = { 0xfd, 0, 0, 0xa, [15] = 1 }, dst[16] = { 0xfd, 0, 0, 0xb, [15] = 1 };
+	__u8 q[200] = { 0x60 }, out[600], four[4] = { 192, 0, 2, 9 };
+	struct wps_ptb p;
+	struct wps_bucket b = { 0 };
+	size_t n;
+
+	(void)state;
+	q[6] = 60;
+	memcpy(q + 8, src, 16);
+	memcpy(q + 24, dst, 16);
+	q[40] = 4;			/* options header: inner IPv4 */
+	q[41] = 1;
+	q[42] = 0x81;
+	q[43] = 12;
+	q[47] = 5;			/* Flow ID 5 */
+	q[53] = 9;			/* Group ID 9 */
+	q[56] = 0x45;			/* inner IPv4, DF, UDP 10.10.0.2:4000 -> 10.20.0.2:6000 */
+	q[56 + 6] = 0x40;
+	q[56 + 9] = 17;
+	memcpy(q + 56 + 12, (__u8[]){ 10, 10, 0, 2, 10, 20, 0, 2, 0x0f, 0xa0, 0x17, 0x70 }, 12);
+	assert_int_equal(wps_ptb_parse(src, dst, q, sizeof(q), &p), 0);
+	assert_int_equal(p.fid, 5);
+	assert_int_equal(p.gid, 9);
+	assert_int_equal(p.family, 4);
+	assert_true(p.df);
+	assert_int_equal(p.key.family, 4);
+	assert_int_equal(p.key.proto, 17);
+	assert_int_equal(ntohs(p.key.sport), 4000);
+	assert_int_equal(p.key.saddr[10], 0xff);
+	assert_int_equal(p.key.daddr[15], 2);
+	n = wps_ptb_relay4(&p, 1344, four, out, sizeof(out));
+	assert_int_equal(n, 28 + sizeof(q) - 56);
+	assert_int_equal(sum16(out, 20), 0xffff);		/* IPv4 header checksum */
+	assert_int_equal(sum16(out + 20, n - 20), 0xffff);	/* ICMP checksum */
+	assert_int_equal(out[20], 3);
+	assert_int_equal(out[21], 4);
+	assert_int_equal(out[26] << 8 | out[27], 1344);
+	assert_memory_equal(out + 12, four, 4);
+	assert_memory_equal(out + 16, q + 56 + 12, 4);		/* to the inner packet's sender */
+	assert_memory_equal(out + 28, q + 56, 20);
+	p.df = false;
+	assert_int_equal(wps_ptb_relay4(&p, 1344, four, out, sizeof(out)), 0);	/* DF clear: fragmented now */
+	/* not ours: another outer source; nor another option */
+	q[9] ^= 1;
+	assert_int_equal(wps_ptb_parse(src, dst, q, sizeof(q), &p), -1);
+	q[9] ^= 1;
+	q[42] = 0x82;
+	assert_int_equal(wps_ptb_parse(src, dst, q, sizeof(q), &p), -1);
+	q[42] = 0x81;
+	/* inner IPv6: Packet Too Big */
+	q[40] = 41;
+	memset(q + 56, 0, 48);
+	q[56] = 0x60;
+	q[56 + 6] = 17;
+	q[56 + 8] = 0xfd;
+	assert_int_equal(wps_ptb_parse(src, dst, q, sizeof(q), &p), 0);
+	assert_int_equal(p.family, 6);
+	n = wps_ptb_relay6(&p, 1344, out, sizeof(out));
+	assert_int_equal(n, 8 + sizeof(q) - 56);
+	assert_int_equal(out[0], 2);
+	assert_int_equal(out[6] << 8 | out[7], 1344);
+	/* 10 a second, bursts of 3 */
+	assert_true(wps_bucket_take(&b, 10, 3, 1000));
+	assert_true(wps_bucket_take(&b, 10, 3, 1000));
+	assert_true(wps_bucket_take(&b, 10, 3, 1001));
+	assert_false(wps_bucket_take(&b, 10, 3, 1050));
+	assert_true(wps_bucket_take(&b, 10, 3, 1101));
+	assert_false(wps_bucket_take(&b, 10, 3, 1102));
+}
+
 static void quantum_and_inflight(void **state)
 {
 	__u64 ts[WPS_IN_INFLIGHT_RING] = { 0 };
@@ -251,27 +397,44 @@ static void quantum_and_inflight(void **state)
 /* The group-state word: what joins lock-free, and what must take the flow's lock. */
 static void group_state_word(void **state)
 {
-	__u64 w = wps_gs_pack(6, 65535, 13, 1);
+	/* quantum 8, 6 packets in: 2 more, the last of which is E */
+	__u64 w = wps_gs_pack(wps_gs_rem(WPS_Q_PACKETS, 8, 6), 65535, 4242, 13, 1);
+	struct wps_in_flow_hot h = { .gs = w };
+	struct wps_in_flow f = { .packets = 6, .rem_set = 2 };
 
 	(void)state;
-	assert_int_equal(WPS_GS_COUNT(w), 6);
+	assert_int_equal(WPS_GS_REM(w), 2);
 	assert_int_equal(WPS_GS_GID(w), 65535);
+	assert_int_equal(WPS_GS_FID(w), 4242);
 	assert_int_equal(WPS_GS_PATH(w), 13);
 	for (__u8 open = 0; open <= 2; open++)
-		assert_int_equal(wps_gs_open(wps_gs_pack(6, 65535, 13, open)), open);
-	assert_int_equal(wps_gs_open(w | WPS_GS_FROZEN), 1);
-	/* quantum 8: the 7th packet joins; the 8th (E), a 2-segment skb reaching 8, do not */
-	assert_true(wps_gs_joins(w, 8, 1));
-	assert_false(wps_gs_joins(wps_gs_pack(7, 65535, 13, 1), 8, 1));
-	assert_false(wps_gs_joins(w, 8, 2));
-	/* no group open (the next packet is S), extended at the bound, frozen by a lock holder */
-	assert_false(wps_gs_joins(wps_gs_pack(0, 1, 0, 0), 8, 1));
-	assert_false(wps_gs_joins(wps_gs_pack(1, 1, 0, 2), 8, 1));
-	assert_false(wps_gs_joins(w | WPS_GS_FROZEN, 8, 1));
-	/* a join adds to the count only: Group ID and path stay (no carry at the 32-bit count's top) */
-	assert_int_equal(WPS_GS_GID(wps_gs_pack(0xfffffffeU, 7, 3, 1) + 1), 7);
-	assert_true(wps_gs_joins(wps_gs_pack(0xfffffffdU, 7, 3, 1), 0xffffffffULL, 1));
-	assert_false(wps_gs_joins(wps_gs_pack(0xfffffffeU, 7, 3, 1), 0xffffffffULL, 1));
+		assert_int_equal(wps_gs_open(wps_gs_pack(6, 65535, 1, 13, open)), open);
+	assert_int_equal(wps_gs_open(w | WPS_GS_FROZEN | WPS_GS_DETOUR), 1);
+	/* the 7th packet joins; the 8th (E), a 2-segment skb reaching 8, do not */
+	assert_true(wps_gs_joins(w, 1));
+	assert_false(wps_gs_joins(w - 1, 1));
+	assert_false(wps_gs_joins(w, 2));
+	/* no group open (the next packet is S), frozen by a lock holder */
+	assert_false(wps_gs_joins(wps_gs_pack(5, 1, 1, 0, 0), 1));
+	assert_false(wps_gs_joins(w | WPS_GS_FROZEN, 1));
+	/* extended at the in-flight bound: a quantum more lock-free, then the lock asks again */
+	assert_int_equal(wps_gs_rem_ext(WPS_Q_PACKETS, 16), 16);
+	assert_true(wps_gs_joins(wps_gs_pack(wps_gs_rem_ext(WPS_Q_PACKETS, 16), 1, 1, 0, 2), 1));
+	assert_false(wps_gs_joins(wps_gs_pack(wps_gs_rem_ext(WPS_Q_PACKETS, 1), 1, 1, 0, 2), 1));
+	assert_int_equal(wps_gs_rem_ext(WPS_Q_TIME, 16), 0);
+	assert_true(wps_gs_joins(w | WPS_GS_DETOUR, 1));
+	/* a join takes from REM only: Group ID, Flow ID, path stay */
+	assert_int_equal(WPS_GS_GID(w - 1), 65535);
+	assert_int_equal(WPS_GS_FID(w - 1), 4242);
+	/* REM saturates: a quantum beyond 16 bits is joined until 0xffff are left, then asked again */
+	assert_int_equal(wps_gs_rem(WPS_Q_PACKETS, 100000, 1), 0xffff);
+	assert_int_equal(wps_gs_rem(WPS_Q_PACKETS, 100000, 99999), 1);
+	assert_int_equal(wps_gs_rem(WPS_Q_PACKETS, 8, 8), 0);
+	assert_int_equal(wps_gs_rem(WPS_Q_BYTES, 8000, 1), 0);	/* byte and time quanta never join */
+	/* the flow's packets: as the lock holder counted, and one joined since */
+	assert_int_equal(wps_flow_packets(&h, &f), 6);
+	h.gs = w - 1;
+	assert_int_equal(wps_flow_packets(&h, &f), 7);
 }
 
 static void flow_label(void **state)
@@ -300,6 +463,9 @@ int main(void)
 		cmocka_unit_test(attach_options),
 		cmocka_unit_test(scheduler),
 		cmocka_unit_test(scheduler_slots_with_a_hole),
+		cmocka_unit_test(live_slots_and_joins),
+		cmocka_unit_test(next_hop_liveness),
+		cmocka_unit_test(packet_too_big),
 		cmocka_unit_test(quantum_and_inflight),
 		cmocka_unit_test(group_state_word),
 		cmocka_unit_test(flow_label),

@@ -12,7 +12,8 @@ member paths, with scapy and docs/WIRE.md §6 (not the code under test):
   * --sent PCAP: the decapsulated inner packets other than TCP are
     byte-identical to what was sent (as the router forwarded it: TTL / hop
     limit one less), none missing, none extra;
-  * --tcp-port P: each decapsulated TCP stream to port P has no hole.
+  * --tcp-port P: each decapsulated TCP stream to port P has no hole;
+  * --ingress-port N: every packet's Ingress Port ID is N (the site's port).
 
 Prints a summary line; exits 1 on the first violation.
 """
@@ -56,6 +57,7 @@ def main():
     ap.add_argument("--min-paths", type=int, default=1)
     ap.add_argument("--sent")
     ap.add_argument("--tcp-port", type=int)
+    ap.add_argument("--ingress-port", type=int)
     a = ap.parse_args()
 
     groups = collections.OrderedDict()   # (fid, gid) -> list of (path, flags, label, time)
@@ -83,6 +85,8 @@ def main():
                 die(f"node IDs {opt.ingress_node}->{opt.egress_node}")
             if opt.rsvd or opt.rsvd2:
                 die("reserved bits set")
+            if a.ingress_port is not None and opt.ingress_port != a.ingress_port:
+                die(f"Ingress Port ID {opt.ingress_port}, want {a.ingress_port} (the port it came in on)")
             if ip6.plen != len(raw) - 54:
                 die(f"payload length {ip6.plen} for {len(raw) - 54} bytes")
             key = (opt.flow_id, opt.group)

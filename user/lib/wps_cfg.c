@@ -28,6 +28,58 @@ void wps_in_cfg_defaults(struct wps_in_cfg *c)
 	}
 }
 
+void wps_in_cfg_sync_rules(struct wps_in_cfg *c, const struct wps_in_rule *rules, int n)
+{
+	c->flags &= ~WPS_IN_F_LEAST_LOADED;
+	for (int i = 0; i < n; i++)
+		if (rules[i].used && rules[i].sched == WPS_SCHED_LEAST_LOADED)
+			c->flags |= WPS_IN_F_LEAST_LOADED;
+}
+
+__u32 wps_in_pow2(__u32 n)
+{
+	__u32 p = 1;
+
+	while (p < n && p < (1u << 31))
+		p <<= 1;
+	return p;
+}
+
+void wps_in_cfg_sync_paths(struct wps_in_cfg *c)
+{
+	c->path_mask = 0;
+	for (__u32 i = 0; i < c->npaths && i < WPS_IN_MAX_PATHS; i++)
+		c->path_mask |= 1u << (c->path_slot[i] & (WPS_IN_MAX_PATHS - 1));
+}
+
+void wps_path_state(const struct wps_in_live *lv, __u32 slot, char *buf, size_t len)
+{
+	__u32 b = 1u << (slot & (WPS_IN_MAX_PATHS - 1));
+	bool a = lv && (lv->admin_down & b), l = lv && (lv->link_down & b), n = lv && (lv->neigh_down & b);
+
+	if (!a && !l && !n)
+		snprintf(buf, len, "up");
+	else
+		snprintf(buf, len, "down:%s%s%s%s%s", a ? "admin" : "", a && (l || n) ? "," : "", l ? "link" : "",
+			 l && n ? "," : "", n ? "neigh" : "");
+}
+
+void wps_path_nexthop(const struct wps_in_path *p, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?", m[24];
+	static const __u8 zero[6];
+
+	snprintf(m, sizeof(m), "%02x:%02x:%02x:%02x:%02x:%02x", p->dmac[0], p->dmac[1], p->dmac[2], p->dmac[3],
+		 p->dmac[4], p->dmac[5]);
+	if (!(p->flags & WPS_PATH_F_NEXTHOP)) {
+		snprintf(buf, len, "%s", m);
+		return;
+	}
+	inet_ntop(p->nh_family == 4 ? AF_INET : AF_INET6, p->nh_family == 4 ? p->nexthop + 12 : p->nexthop, a,
+		  sizeof(a));
+	snprintf(buf, len, "%s=%s", a, memcmp(p->dmac, zero, 6) ? m : "?");
+}
+
 int wps_parse_uint(const char *s, unsigned long long lo, unsigned long long hi, unsigned long long *out,
 		   const char *what, char *err, size_t errlen)
 {

@@ -18,6 +18,24 @@ void wps_in_cfg_defaults(struct wps_in_cfg *c);
  * Returns 0, 1 when `name` is not an attach option, -1 with err on a bad value.
  */
 int wps_in_cfg_set(struct wps_in_cfg *c, const char *name, const char *val, char *err, size_t errlen);
+/* cfg.path_mask from cfg.path_slot[0..npaths-1]: call after changing the paths in use. */
+void wps_in_cfg_sync_paths(struct wps_in_cfg *c);
+/* A path slot's state: "up", or "down:" and why (admin, link, neigh), from the live map. */
+void wps_path_state(const struct wps_in_live *lv, __u32 slot, char *buf, size_t len);
+/* A path's next hop: its static MAC, or "ADDR=MAC" ("ADDR=?" unresolved) from the neighbour table. */
+void wps_path_nexthop(const struct wps_in_path *p, char *buf, size_t len);
+/* cfg.flags from the rules in use, rules[0..n-1]: WPS_IN_F_LEAST_LOADED. Call after changing them. */
+void wps_in_cfg_sync_rules(struct wps_in_cfg *c, const struct wps_in_rule *rules, int n);
+/* n rounded up to a power of 2. */
+__u32 wps_in_pow2(__u32 n);
+struct bpf_object;
+/*
+ * The flow table of a WPS ingress object not yet loaded, sized for n flows
+ * (rounded up to a power of 2): the max_entries of flows and flow_cache (n),
+ * flow_hot and flow_state (2n slots). The caller sets the object's max_flows
+ * to the same n (its rodata). Defined in user/lib/wps_cfg_bpf.c (libbpf).
+ */
+void wps_in_flow_table_size(struct bpf_object *obj, __u32 n);
 /* Whole-configuration checks (required fields present). */
 int wps_in_cfg_check(const struct wps_in_cfg *c, char *err, size_t errlen);
 /* Does the option take a value? -1 when it is not an attach option. */

@@ -106,5 +106,17 @@ struct json_object;
 int cmd_wps_boundary(int argc, char **argv);
 /* wps_egress.c, reached through `ubctl wps egress`. */
 int cmd_wps_egress(int argc, char **argv);
+/* wps_ingress.c: an ingress instance's `live` map mapped (NULL on failure), and unmapped. */
+struct wps_in_live;
+struct wps_in_live *wps_live_map(int fd);
+void wps_live_unmap(struct wps_in_live *lv);
+/* wps_ingress.c: the pin directory of DEV's ingress instance (it must exist); -1 (said) if none. */
+int wps_ingress_dir(const char *dev, char *out, size_t len);
+/* wps_watch.c: ubctl wps ingress watch, and the neighbour table as path add asks it. */
+int wps_ingress_watch(int argc, char **argv);
+struct wps_nh_seen;
+int wps_neigh_get(int fd, unsigned char family, unsigned ifindex, const unsigned char *addr, struct wps_nh_seen *s);
+int wps_neigh_ask(int fd, unsigned char family, unsigned ifindex, const unsigned char *addr, int act);
+int wps_rtnl_open(void);
 
 #endif

@@ -134,17 +134,25 @@ static int pin_fd(const char *base, const char *inst, const char *file)
 	return bpf_obj_get(p);
 }
 
-/* Each flow of an ingress instance: text, or one object per flow added to arr. */
-static void flows_show(int fd, struct json_object *arr)
+/* Each flow of an ingress instance (flows: key -> slot; flow_hot, flow_state at the slot). */
+static void flows_show(int fd, int hfd, int sfd, struct json_object *arr)
 {
 	struct wps_in_flow_key k, next, *prev = NULL;
+	struct wps_in_flow_ref ref;
+	struct wps_in_flow_hot h;
 	struct wps_in_flow f;
 
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		unsigned long long packets;
+
 		k = next;
 		prev = &k;
-		if (bpf_map_lookup_elem(fd, &k, &f))
+		if (bpf_map_lookup_elem(fd, &k, &ref) || bpf_map_lookup_elem(hfd, &ref.slot, &h) ||
+		    bpf_map_lookup_elem(sfd, &ref.slot, &f))
 			continue;
+		packets = wps_flow_packets(&h, &f);
+		f.fid = WPS_GS_FID(h.gs);
+		f.gid = WPS_GS_GID(h.gs);
 		if (arr) {
 			struct json_object *o = json_object_new_object();
 
@@ -153,15 +161,15 @@ static void flows_show(int fd, struct json_object *arr)
 			json_add_u64(o, "proto", k.proto);
 			json_add_u64(o, "sport", ntohs(k.sport));
 			json_add_u64(o, "dport", ntohs(k.dport));
-			json_add_u64(o, "packets", f.packets);
-			json_add_u64(o, "bytes", f.bytes);
+			json_add_u64(o, "packets", packets);
+			json_add_u64(o, "bytes", h.bytes);
 			json_add_u64(o, "groups", f.groups);
 			json_add_u64(o, "groups_extended", f.extended);
 			json_object_array_add(arr, o);
 		} else {
 			printf("  flow %-5u proto %-3u ports %u->%u  packets %llu bytes %llu groups %llu "
 			       "extended %llu (group now %u)\n", f.fid, k.proto, ntohs(k.sport), ntohs(k.dport),
-			       (unsigned long long)f.packets, (unsigned long long)f.bytes,
+			       packets, (unsigned long long)h.bytes,
 			       (unsigned long long)f.groups, (unsigned long long)f.extended, f.gid);
 		}
 	}
@@ -169,7 +177,7 @@ static void flows_show(int fd, struct json_object *arr)
 
 /* One path's per-CPU counters summed, shown as text or added to arr. */
 static void path_show(int fd, __u32 key, const char *what, __u32 id, const struct wps_in_path *p,
-		      struct wps_in_path_stats *ps, int ncpu, struct json_object *arr)
+		      const char *state, struct wps_in_path_stats *ps, int ncpu, struct json_object *arr)
 {
 	unsigned long long pk = 0, by = 0, gr = 0;
 	char name[IF_NAMESIZE];
@@ -193,9 +201,12 @@ static void path_show(int fd, __u32 key, const char *what, __u32 id, const struc
 		json_add_u64(o, "packets", pk);
 		json_add_u64(o, "bytes", by);
 		json_add_u64(o, "groups", gr);
+		if (state)
+			json_add_str(o, "state", state);
 		json_object_array_add(arr, o);
 	} else {
-		printf("  %s %-2u via %-16s packets %llu bytes %llu groups %llu\n", what, id, name, pk, by, gr);
+		printf("  %s %-2u via %-16s packets %llu bytes %llu groups %llu%s%s\n", what, id, name, pk, by, gr,
+		       state ? " " : "", state ? state : "");
 	}
 }
 
@@ -209,25 +220,31 @@ static void paths_show(const char *base, const char *name, const struct wps_in_c
 	int ncpu = libbpf_num_possible_cpus();
 	struct wps_in_path_stats *ps = calloc((size_t)(ncpu > 0 ? ncpu : 1), sizeof(*ps));
 	int sfd = pin_fd(base, name, cfg->ecmp ? WPS_PIN_ECMP_STATS : WPS_PIN_PATH_STATS);
-	int pfd = pin_fd(base, name, WPS_PIN_PATHS);
+	int pfd = pin_fd(base, name, WPS_PIN_PATHS), lfd = pin_fd(base, name, WPS_PIN_LIVE);
+	struct wps_in_live lv = {};
+	__u32 zero = 0;
 
+	if (lfd >= 0)
+		bpf_map_lookup_elem(lfd, &zero, &lv);
 	if (ps && sfd >= 0 && cfg->ecmp) {
 		__u32 k, *prev = NULL;
 
 		while (!bpf_map_get_next_key(sfd, prev, &k)) {
-			path_show(sfd, k, "ecmp_dev", k, NULL, ps, ncpu, arr);
+			path_show(sfd, k, "ecmp_dev", k, NULL, NULL, ps, ncpu, arr);
 			prev = &k;
 		}
 	}
 	for (__u32 i = 0; ps && sfd >= 0 && pfd >= 0 && !cfg->ecmp && i < cfg->npaths && i < WPS_IN_MAX_PATHS; i++) {
 		__u32 slot = cfg->path_slot[i];
 		struct wps_in_path p = {};
+		char state[40];
 
 		bpf_map_lookup_elem(pfd, &slot, &p);
-		path_show(sfd, slot, "path", slot, &p, ps, ncpu, arr);
+		wps_path_state(&lv, slot, state, sizeof(state));
+		path_show(sfd, slot, "path", slot, &p, state, ps, ncpu, arr);
 	}
 	free(ps);
-	for (int *x = (int[]){ sfd, pfd, -2 }; *x != -2; x++)
+	for (int *x = (int[]){ sfd, pfd, lfd, -2 }; *x != -2; x++)
 		if (*x >= 0)
 			close(*x);
 }
@@ -236,6 +253,7 @@ static void paths_show(const char *base, const char *name, const struct wps_in_c
 static void ingress_detail(const char *base, const char *name, struct json_object *inst)
 {
 	int cfd = pin_fd(base, name, WPS_PIN_CFG), ffd = pin_fd(base, name, WPS_PIN_FLOWS);
+	int hfd = pin_fd(base, name, WPS_PIN_FLOW_HOT), sfd = pin_fd(base, name, WPS_PIN_FLOW_STATE);
 	struct json_object *paths = inst ? json_object_new_array() : NULL;
 	struct json_object *flows = inst ? json_object_new_array() : NULL;
 	struct wps_in_cfg cfg = {};
@@ -248,13 +266,13 @@ static void ingress_detail(const char *base, const char *name, struct json_objec
 			printf("  paths: not shown, attached by another ubctl (cfg layout %u, this one reads %u)\n",
 			       cfg.version, WPS_IN_CFG_VERSION);
 	}
-	if (ffd >= 0)
-		flows_show(ffd, flows);
+	if (ffd >= 0 && hfd >= 0 && sfd >= 0 && cfg.version == WPS_IN_CFG_VERSION)
+		flows_show(ffd, hfd, sfd, flows);
 	if (inst) {
 		json_object_object_add(inst, "paths", paths);
 		json_object_object_add(inst, "flows", flows);
 	}
-	for (int *x = (int[]){ cfd, ffd, -2 }; *x != -2; x++)
+	for (int *x = (int[]){ cfd, ffd, hfd, sfd, -2 }; *x != -2; x++)
 		if (*x >= 0)
 			close(*x);
 }

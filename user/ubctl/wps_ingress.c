@@ -3,11 +3,12 @@
  * ubctl wps ingress: attach the WPS ingress to DEV's TC egress, manage its
  * member paths and classification rules through the pinned maps.
  *
- * attach also sets DEV up for "one packet on the wire per flag": TSO, GSO
- * and GRO off on DEV, and a segmentation detour (veth wpsgN -> wpsgNp, GSO
- * off on wpsgN) for GSO skbs that reach DEV anyway (forwarded from a port
- * that delivers them); the detour's receiving end runs wps_ingress_seg, one
- * flow on one CPU at a time (RPS).
+ * attach also sets DEV up for "one packet on the wire per flag": a
+ * segmentation detour (veth wpsgN -> wpsgNp, GSO off on wpsgN) that the GSO
+ * skbs of sprayed flows take; the detour's receiving end runs
+ * wps_ingress_seg, one flow on one CPU at a time (RPS). DEV keeps its
+ * offloads for the traffic no rule sprays (--offloads-off: TSO, GSO and GRO
+ * off on DEV, put back at detach).
  */
 #include <errno.h>
 #include <limits.h>
@@ -15,11 +16,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <linux/ethtool.h>
+#include <linux/neighbour.h>
 #include <linux/sockios.h>
 #include <stdbool.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -32,6 +36,7 @@
 
 #include "wps_ingress.skel.h"
 #include "wps_cfg.h"
+#include "wps_live.h"
 #include "wps_pins.h"
 #include "ubctl.h"
 
@@ -86,6 +91,11 @@ static int instance_dir(const char *dev, bool must_exist, char *out, size_t len)
 	if (pin_instance_dir(WPS_ROLE_INGRESS, &sel, must_exist, out, len, err, sizeof(err)))
 		return fail(EXIT_FAIL, "%s", err);
 	return 0;
+}
+
+int wps_ingress_dir(const char *dev, char *out, size_t len)
+{
+	return instance_dir(dev, true, out, len);
 }
 
 static int open_pin(const char *dir, const char *file)
@@ -177,8 +187,10 @@ static const struct {
 #define M(f, m) { f, offsetof(struct wps_ingress, maps.m) }
 	M(WPS_PIN_CFG, wps_in_cfg), M(WPS_PIN_RULES, wps_in_rules), M(WPS_PIN_PATHS, wps_in_paths),
 	M(WPS_PIN_PATH_STATS, wps_in_path_stats), M(WPS_PIN_PATH_LOAD, wps_in_path_load),
-	M(WPS_PIN_FLOWS, wps_in_flows), M(WPS_PIN_FID_STATE, wps_in_fid_state), M(WPS_PIN_STATS, wps_in_stats),
-	M(WPS_PIN_ECMP_STATS, wps_in_ecmp_stats),
+	M(WPS_PIN_FLOWS, wps_in_flows), M(WPS_PIN_FLOW_HOT, wps_in_flow_hot), M(WPS_PIN_FLOW_STATE, wps_in_flow_state),
+	M(WPS_PIN_FLOW_CACHE, wps_in_flow_cache),
+	M(WPS_PIN_FID_STATE, wps_in_fid_state), M(WPS_PIN_STATS, wps_in_stats),
+	M(WPS_PIN_ECMP_STATS, wps_in_ecmp_stats), M(WPS_PIN_LIVE, wps_in_live), M(WPS_PIN_PORTS, wps_in_ports),
 #undef M
 };
 
@@ -373,8 +385,44 @@ static int seg_create(unsigned dev_if, unsigned mtu, unsigned *a_if, unsigned *b
 	return rc;
 }
 
+/*
+ * --ingress-port IF=ID[,IF=ID...]: the Ingress Port ID of packets that came
+ * in on IF, into ports[] (entries by ifindex & 255; two interfaces there, or
+ * one named twice, are refused).
+ */
+static int port_map_parse(const char *arg, struct wps_in_port *ports, int *n)
+{
+	char buf[512], *save, *tok;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '='), err[128];
+		unsigned long long id;
+		unsigned ifindex;
+
+		if (!eq)
+			return fail(EXIT_USAGE, "--ingress-port: '%s' is not IF=ID", tok), -1;
+		*eq = '\0';
+		ifindex = if_nametoindex(tok);
+		if (!ifindex)
+			return fail(EXIT_USAGE, "--ingress-port: unknown device '%s'", tok), -1;
+		if (wps_parse_uint(eq + 1, 0, 255, &id, "--ingress-port ID", err, sizeof(err)))
+			return fail(EXIT_USAGE, "%s", err), -1;
+		if (ports[ifindex % WPS_IN_PORTS].ifindex)
+			return fail(EXIT_USAGE, "--ingress-port %s: ifindex %u shares its entry with ifindex %u (entries "
+				    "by ifindex mod %d)", tok, ifindex, ports[ifindex % WPS_IN_PORTS].ifindex, WPS_IN_PORTS), -1;
+		ports[ifindex % WPS_IN_PORTS] = (struct wps_in_port){ .ifindex = ifindex, .id = (__u8)id };
+		(*n)++;
+	}
+	return 0;
+}
+
 static int attach(int argc, char **argv)
 {
+	static struct wps_in_port ports[WPS_IN_PORTS];
+	unsigned long long max_flows = WPS_IN_MAX_FLOWS;
+	bool offl_off = false;
+	int nports = 0;
 	struct wps_in_cfg cfg;
 	struct wps_ingress *skel = NULL;
 	const char *dev = NULL;
@@ -396,6 +444,21 @@ static int attach(int argc, char **argv)
 			if (++i >= argc)
 				return fail(EXIT_USAGE, "--dev needs a device");
 			dev = argv[i];
+			continue;
+		}
+		if (!strcmp(name, "offloads-off")) {
+			offl_off = true;
+			continue;
+		}
+		if (!strcmp(name, "max-flows")) {
+			if (i + 1 >= argc || wps_parse_uint(argv[++i], 64, 1u << 20, &max_flows, "--max-flows", err,
+							    sizeof(err)))
+				return fail(EXIT_USAGE, "%s", i + 1 >= argc && argv[i][0] == '-' ? "--max-flows needs a value" : err);
+			continue;
+		}
+		if (!strcmp(name, "ingress-port") && i + 1 < argc && strchr(argv[i + 1], '=')) {
+			if (port_map_parse(argv[++i], ports, &nports))
+				return EXIT_USAGE;
 			continue;
 		}
 		tv = wps_in_cfg_takes_value(name);
@@ -431,6 +494,8 @@ static int attach(int argc, char **argv)
 	skel = wps_ingress__open();
 	if (!skel)
 		return fail(EXIT_FAIL, "cannot open the WPS ingress BPF object: %s", strerror(errno));
+	wps_in_flow_table_size(skel->obj, (__u32)max_flows);
+	skel->rodata->max_flows = wps_in_pow2((__u32)max_flows);
 	rc = wps_ingress__load(skel);
 	if (rc) {
 		wps_ingress__destroy(skel);
@@ -463,10 +528,15 @@ static int attach(int argc, char **argv)
 	}
 
 	/*
-	 * One packet on the wire per flag: no TSO/GSO/GRO on DEV, and the detour
-	 * for the rest. What was on is kept in cfg, for detach to put back.
+	 * One packet on the wire per flag: every GSO skb of a sprayed flow takes
+	 * the detour, so DEV keeps its offloads, which traffic no rule sprays
+	 * needs (without TSO, DEV would segment it in software: 27 % of a TCP
+	 * flow's goodput in scripts/wps_bench.sh). --offloads-off turns TSO, GSO
+	 * and GRO off on DEV all the same (a locally sent TCP flow then reaches
+	 * the program a wire packet at a time, without the detour); what was on
+	 * is kept in cfg, for detach to put back.
 	 */
-	{
+	if (offl_off) {
 		__u32 after[WPS_IN_FEAT_WORDS];
 		bool read = !features_get(dev, cfg.dev_feat_before);
 
@@ -504,6 +574,13 @@ static int attach(int argc, char **argv)
 		if (!clock_getres(CLOCK_MONOTONIC_COARSE, &res))
 			cfg.coarse_tick_ns = (__u64)res.tv_sec * 1000000000ULL + (__u64)res.tv_nsec;
 	}
+	if (nports)
+		cfg.flags |= WPS_IN_F_PORTS_NAMED;
+	for (__u32 k = 0; k < WPS_IN_PORTS && nports; k++)
+		if (ports[k].ifindex && bpf_map_update_elem(bpf_map__fd(skel->maps.wps_in_ports), &k, &ports[k], BPF_ANY)) {
+			rc = fail(EXIT_FAIL, "writing the ingress ports: %s", strerror(errno));
+			goto unseg;
+		}
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.wps_in_cfg), &zero, &cfg, BPF_ANY)) {
 		rc = fail(EXIT_FAIL, "writing the configuration: %s", strerror(errno));
 		goto unseg;
@@ -571,9 +648,43 @@ static int detach(int argc, char **argv)
 
 /* ---- paths ------------------------------------------------------------------- */
 
+/*
+ * The `live` map of an instance, mapped: each writer (ubctl here, the watch
+ * agent) changes its own words in place, atomically, never the whole value.
+ */
+struct wps_in_live *wps_live_map(int fd)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	void *m = mmap(NULL, (size_t)(pg > 0 ? pg : 4096), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	return m == MAP_FAILED ? NULL : m;
+}
+
+void wps_live_unmap(struct wps_in_live *lv)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+
+	if (lv)
+		munmap(lv, (size_t)(pg > 0 ? pg : 4096));
+}
+
+/* A slot taken into or out of use: none of its down bits (or learned MTU) outlive it. */
+static void live_slot_reset(struct wps_in_live *lv, __u32 slot)
+{
+	__u32 keep = ~(1u << slot);
+
+	if (!lv)
+		return;
+	__atomic_fetch_and(&lv->admin_down, keep, __ATOMIC_SEQ_CST);
+	__atomic_fetch_and(&lv->link_down, keep, __ATOMIC_SEQ_CST);
+	__atomic_fetch_and(&lv->neigh_down, keep, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&lv->slot_pmtu[slot], 0, __ATOMIC_SEQ_CST);
+}
+
 struct inst {
 	char dir[PATH_MAX];
-	int cfg_fd, paths_fd, rules_fd, pstats_fd, pload_fd;
+	int cfg_fd, paths_fd, rules_fd, pstats_fd, pload_fd, live_fd;
+	struct wps_in_live *live;
 	struct wps_in_cfg cfg;
 };
 
@@ -582,15 +693,11 @@ static int inst_open(const char *dev, struct inst *in)
 	__u32 zero = 0;
 
 	memset(in, 0, sizeof(*in));
-	in->cfg_fd = in->paths_fd = in->rules_fd = in->pstats_fd = in->pload_fd = -1;
+	in->cfg_fd = in->paths_fd = in->rules_fd = in->pstats_fd = in->pload_fd = in->live_fd = -1;
 	if (instance_dir(dev, true, in->dir, sizeof(in->dir)))
 		return -1;
 	in->cfg_fd = open_pin(in->dir, WPS_PIN_CFG);
-	in->paths_fd = open_pin(in->dir, WPS_PIN_PATHS);
-	in->rules_fd = open_pin(in->dir, WPS_PIN_RULES);
-	in->pstats_fd = open_pin(in->dir, WPS_PIN_PATH_STATS);
-	in->pload_fd = open_pin(in->dir, WPS_PIN_PATH_LOAD);
-	if (in->cfg_fd < 0 || in->paths_fd < 0 || in->rules_fd < 0 || in->pstats_fd < 0 || in->pload_fd < 0)
+	if (in->cfg_fd < 0)
 		return -1;
 	if (bpf_map_lookup_elem(in->cfg_fd, &zero, &in->cfg))
 		return fail(EXIT_FAIL, "reading %s/cfg: %s", pin_display(in->dir), strerror(errno)), -1;
@@ -598,13 +705,24 @@ static int inst_open(const char *dev, struct inst *in)
 	if (in->cfg.version != WPS_IN_CFG_VERSION)
 		return fail(EXIT_FAIL, "%s was attached by another ubctl (cfg layout %u, this one reads %u): detach and attach again",
 			    pin_display(in->dir), in->cfg.version, WPS_IN_CFG_VERSION), -1;
+	in->paths_fd = open_pin(in->dir, WPS_PIN_PATHS);
+	in->rules_fd = open_pin(in->dir, WPS_PIN_RULES);
+	in->pstats_fd = open_pin(in->dir, WPS_PIN_PATH_STATS);
+	in->pload_fd = open_pin(in->dir, WPS_PIN_PATH_LOAD);
+	in->live_fd = open_pin(in->dir, WPS_PIN_LIVE);
+	if (in->paths_fd < 0 || in->rules_fd < 0 || in->pstats_fd < 0 || in->pload_fd < 0 || in->live_fd < 0)
+		return -1;
+	in->live = wps_live_map(in->live_fd);
+	if (!in->live)
+		return fail(EXIT_FAIL, "cannot map %s/%s: %s", pin_display(in->dir), WPS_PIN_LIVE, strerror(errno)), -1;
 	return 0;
 }
 
 static void inst_close(struct inst *in)
 {
-	int fds[] = { in->cfg_fd, in->paths_fd, in->rules_fd, in->pstats_fd, in->pload_fd };
+	int fds[] = { in->cfg_fd, in->paths_fd, in->rules_fd, in->pstats_fd, in->pload_fd, in->live_fd };
 
+	wps_live_unmap(in->live);
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -642,25 +760,79 @@ static int path_clear(const struct inst *in, __u32 k)
 	return rc ? -1 : 0;
 }
 
-/* The slot of the path in use via ifindex (to dmac, if given); -1 if none. */
-static int path_find(const struct inst *in, unsigned ifindex, const __u8 *dmac)
+/*
+ * The slot of the path in use via ifindex (to the static next hop dmac, or
+ * to the next hop at address nh, when given); -1 if none.
+ */
+static int path_find(const struct inst *in, unsigned ifindex, const __u8 *dmac, const __u8 *nh)
 {
 	for (__u32 i = 0; i < in->cfg.npaths; i++) {
 		__u32 k = in->cfg.path_slot[i];
 		struct wps_in_path p;
 
-		if (!bpf_map_lookup_elem(in->paths_fd, &k, &p) && p.ifindex == ifindex &&
-		    (!dmac || !memcmp(p.dmac, dmac, 6)))
-			return (int)k;
+		if (bpf_map_lookup_elem(in->paths_fd, &k, &p) || p.ifindex != ifindex)
+			continue;
+		if (dmac && ((p.flags & WPS_PATH_F_NEXTHOP) || memcmp(p.dmac, dmac, 6)))
+			continue;
+		if (nh && (!(p.flags & WPS_PATH_F_NEXTHOP) || memcmp(p.nexthop, nh, 16)))
+			continue;
+		return (int)k;
 	}
 	return -1;
 }
 
+/* An IPv4 or IPv6 next-hop address: IPv4 in the last 4 bytes. */
+static int parse_nexthop(const char *s, __u8 addr[16], __u8 *family)
+{
+	memset(addr, 0, 16);
+	if (inet_pton(AF_INET, s, addr + 12) == 1) {
+		*family = 4;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, s, addr) == 1) {
+		*family = 6;
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * The next hop of a new path from the kernel's neighbour table: its MAC if
+ * the kernel has it, else resolution asked and waited for, at most 1 s.
+ * False: not resolved (the path starts down; watch brings it up).
+ */
+static bool nexthop_resolve(struct wps_in_path *p)
+{
+	int fd = wps_rtnl_open();
+	bool ok = false;
+
+	if (fd < 0)
+		return false;
+	for (int n = 0; n < 20 && !ok; n++) {
+		struct wps_nh_seen s;
+
+		if (wps_neigh_get(fd, p->nh_family, p->ifindex, p->nexthop, &s))
+			break;
+		ok = wps_nh_alive(&s, UINT32_MAX, true);
+		if (ok)
+			memcpy(p->dmac, s.lladdr, 6);
+		else {
+			if (!n || (s.present && (s.state & NUD_FAILED)))
+				wps_neigh_ask(fd, p->nh_family, p->ifindex, p->nexthop, WPS_NH_RESOLVE);
+			usleep(50000);
+		}
+	}
+	close(fd);
+	return ok;
+}
+
 static int path_cmd(const char *verb, int argc, char **argv)
 {
-	const char *dev = NULL, *via = NULL, *mac = NULL;
+	const char *dev = NULL, *via = NULL, *mac = NULL, *nhs = NULL, *updown = NULL;
 	unsigned long long weight = 1, mtu = 0;
 	struct wps_in_path np = {};
+	__u8 nh[16], nh_family = 0, dmac[6];
+	bool resolved = true;
 	struct inst in;
 	char err[256];
 	__u32 zero = 0;
@@ -669,6 +841,10 @@ static int path_cmd(const char *verb, int argc, char **argv)
 	for (int i = 0; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
+		if (!strcmp(verb, "set") && (!strcmp(o, "up") || !strcmp(o, "down"))) {
+			updown = o;
+			continue;
+		}
 		if (!v)
 			return fail(EXIT_USAGE, "wps ingress path %s: %s needs a value", verb, o);
 		i++;
@@ -678,6 +854,8 @@ static int path_cmd(const char *verb, int argc, char **argv)
 			via = v;
 		else if (!strcmp(o, "--nexthop-mac"))
 			mac = v;
+		else if (!strcmp(o, "--nexthop"))
+			nhs = v;
 		else if (!strcmp(o, "--weight")) {
 			if (wps_parse_uint(v, 1, 255, &weight, "--weight", err, sizeof(err)))
 				return fail(EXIT_USAGE, "%s", err);
@@ -691,19 +869,30 @@ static int path_cmd(const char *verb, int argc, char **argv)
 		return fail(EXIT_USAGE, "wps ingress path %s: --dev DEV is required", verb);
 	if (strcmp(verb, "list") && !via)
 		return fail(EXIT_USAGE, "wps ingress path %s: --via DEV is required", verb);
+	if (mac && nhs)
+		return fail(EXIT_USAGE, "wps ingress path %s: --nexthop-mac or --nexthop, not both", verb);
+	if (mac && wps_parse_mac(mac, dmac, err, sizeof(err)))
+		return fail(EXIT_USAGE, "%s", err);
+	if (nhs && parse_nexthop(nhs, nh, &nh_family))
+		return fail(EXIT_USAGE, "--nexthop: '%s' is not an IPv4 or IPv6 address", nhs);
 	if (!strcmp(verb, "add")) {
 		unsigned m;
 
-		if (!mac)
-			return fail(EXIT_USAGE, "wps ingress path add: --nexthop-mac MAC is required");
-		if (wps_parse_mac(mac, np.dmac, err, sizeof(err)))
-			return fail(EXIT_USAGE, "%s", err);
+		if (!mac && !nhs)
+			return fail(EXIT_USAGE, "wps ingress path add: --nexthop-mac MAC or --nexthop ADDR is required");
 		np.ifindex = if_nametoindex(via);
 		if (!np.ifindex)
 			return fail(EXIT_USAGE, "unknown device '%s'", via);
 		if (dev_info(via, np.smac, &m))
 			return fail(EXIT_FAIL, "cannot read %s: %s", via, strerror(errno));
 		np.mtu = (__u16)(mtu ? mtu : m);
+		if (mac)
+			memcpy(np.dmac, dmac, 6);
+		else {
+			np.flags = WPS_PATH_F_NEXTHOP;
+			np.nh_family = nh_family;
+			memcpy(np.nexthop, nh, 16);
+		}
 	}
 	if (inst_open(dev, &in))
 		goto out;
@@ -715,12 +904,12 @@ static int path_cmd(const char *verb, int argc, char **argv)
 		int ncpu = libbpf_num_possible_cpus();
 		struct wps_in_path_stats *ps = calloc((size_t)ncpu, sizeof(*ps));
 
-		printf("%-4s %-16s %-17s %-6s %-6s %12s %14s %10s\n", "slot", "via", "nexthop-mac", "weight", "mtu",
-		       "packets", "bytes", "groups");
+		printf("%-4s %-16s %-17s %-6s %-6s %-16s %12s %14s %10s\n", "slot", "via", "nexthop", "weight", "mtu",
+		       "state", "packets", "bytes", "groups");
 		for (__u32 i = 0; ps && !in.cfg.ecmp && i < in.cfg.npaths; i++) {
 			__u32 k = in.cfg.path_slot[i];
 			struct wps_in_path p = {};
-			char name[IF_NAMESIZE];
+			char name[IF_NAMESIZE], state[40], nhop[80];
 			unsigned long long pk = 0, by = 0, gr = 0;
 
 			if (bpf_map_lookup_elem(in.paths_fd, &k, &p) || !if_indextoname(p.ifindex, name))
@@ -731,9 +920,13 @@ static int path_cmd(const char *verb, int argc, char **argv)
 					by += ps[c].bytes;
 					gr += ps[c].groups;
 				}
-			printf("%-4u %-16s %02x:%02x:%02x:%02x:%02x:%02x %-6u %-6u %12llu %14llu %10llu\n", k, name,
-			       p.dmac[0], p.dmac[1], p.dmac[2], p.dmac[3], p.dmac[4], p.dmac[5], in.cfg.weight[k], p.mtu,
-			       pk, by, gr);
+			wps_path_state(in.live, k, state, sizeof(state));
+			wps_path_nexthop(&p, nhop, sizeof(nhop));
+			/* What Packet Too Big taught the watch agent, if less. */
+			if (in.live->slot_pmtu[k] && in.live->slot_pmtu[k] < p.mtu)
+				p.mtu = in.live->slot_pmtu[k];
+			printf("%-4u %-16s %-17s %-6u %-6u %-16s %12llu %14llu %10llu\n", k, name, nhop, in.cfg.weight[k],
+			       p.mtu, state, pk, by, gr);
 		}
 		if (in.cfg.ecmp)
 			printf("(ECMP over %u next hops: per-device counters in ubctl stats)\n", in.cfg.ecmp);
@@ -747,9 +940,9 @@ static int path_cmd(const char *verb, int argc, char **argv)
 		void *zs = calloc((size_t)(ncpu > 0 ? ncpu : 1), sizeof(struct wps_in_path_stats));
 		__u32 k;
 
-		if (path_find(&in, np.ifindex, np.dmac) >= 0) {
+		if (path_find(&in, np.ifindex, mac ? np.dmac : NULL, nhs ? nh : NULL) >= 0) {
 			free(zs);
-			rc = fail(EXIT_USAGE, "path via %s to %s exists already", via, mac);
+			rc = fail(EXIT_USAGE, "path via %s to %s exists already", via, mac ? mac : nhs);
 			goto out;
 		}
 		if (in.cfg.npaths >= WPS_IN_MAX_PATHS) {
@@ -766,6 +959,8 @@ static int path_cmd(const char *verb, int argc, char **argv)
 			if (!used)
 				break;
 		}
+		if (nhs)
+			resolved = nexthop_resolve(&np);
 		/* The path first, then the cfg that makes it visible. */
 		if (!zs || bpf_map_update_elem(in.pstats_fd, &k, zs, BPF_ANY) ||
 		    bpf_map_update_elem(in.pload_fd, &k, &zl, BPF_ANY) ||
@@ -777,26 +972,51 @@ static int path_cmd(const char *verb, int argc, char **argv)
 		free(zs);
 		in.cfg.weight[k] = (__u8)weight;
 		in.cfg.path_slot[in.cfg.npaths++] = (__u8)k;
+		wps_in_cfg_sync_paths(&in.cfg);
+		live_slot_reset(in.live, k);
+		if (!resolved)	/* down until its next hop answers (watch keeps the bit from now on) */
+			__atomic_fetch_or(&in.live->neigh_down, 1u << k, __ATOMIC_SEQ_CST);
 		recompute_mtu(&in);
 		if (bpf_map_update_elem(in.cfg_fd, &zero, &in.cfg, BPF_ANY)) {
 			rc = fail(EXIT_FAIL, "writing cfg: %s", strerror(errno));
 			goto out;
 		}
-		printf("path %u: %s -> %s (mtu %u, weight %llu)\n", k, via, mac, np.mtu, weight);
+		if (nhs)
+			printf("path %u: %s -> %s at %02x:%02x:%02x:%02x:%02x:%02x (mtu %u, weight %llu)%s\n", k, via,
+			       nhs, np.dmac[0], np.dmac[1], np.dmac[2], np.dmac[3], np.dmac[4], np.dmac[5], np.mtu, weight,
+			       resolved ? "" : ": not resolved, down until it answers (ubctl wps ingress watch)");
+		else
+			printf("path %u: %s -> %s (mtu %u, weight %llu)\n", k, via, mac, np.mtu, weight);
+		rc = 0;
+		goto out;
+	}
+	if (!strcmp(verb, "set")) {
+		int found;
+
+		if (!updown) {
+			rc = fail(EXIT_USAGE, "wps ingress path set: up or down?");
+			goto out;
+		}
+		found = path_find(&in, if_nametoindex(via), mac ? dmac : NULL, nhs ? nh : NULL);
+		if (found < 0) {
+			rc = fail(EXIT_USAGE, "no path via %s%s%s", via, mac || nhs ? " to " : "", mac ? mac : nhs ? nhs : "");
+			goto out;
+		}
+		/* In place, this bit alone: the watch agent writes its own words beside it. */
+		if (updown[0] == 'd')
+			__atomic_fetch_or(&in.live->admin_down, 1u << found, __ATOMIC_SEQ_CST);
+		else
+			__atomic_fetch_and(&in.live->admin_down, ~(1u << found), __ATOMIC_SEQ_CST);
+		printf("path %d via %s: %s by the operator\n", found, via, updown[0] == 'd' ? "down" : "up");
 		rc = 0;
 		goto out;
 	}
 	if (!strcmp(verb, "del")) {
-		__u8 dmac[6];
 		int found;
 
-		if (mac && wps_parse_mac(mac, dmac, err, sizeof(err))) {
-			rc = fail(EXIT_USAGE, "%s", err);
-			goto out;
-		}
-		found = path_find(&in, if_nametoindex(via), mac ? dmac : NULL);
+		found = path_find(&in, if_nametoindex(via), mac ? dmac : NULL, nhs ? nh : NULL);
 		if (found < 0) {
-			rc = fail(EXIT_USAGE, "no path via %s%s%s", via, mac ? " to " : "", mac ? mac : "");
+			rc = fail(EXIT_USAGE, "no path via %s%s%s", via, mac || nhs ? " to " : "", mac ? mac : nhs ? nhs : "");
 			goto out;
 		}
 		if (in.cfg.npaths == 1) {
@@ -813,19 +1033,22 @@ static int path_cmd(const char *verb, int argc, char **argv)
 		 * Out of the list of paths in use first (no group opens on it
 		 * from then on; the others keep their slots), then its slot
 		 * cleared: its entries in paths, path_stats and path_load zeroed
-		 * (array maps have no holes), its weight back to 1. A group still
-		 * open on it goes on on a path in use (groups_moved_off_deleted_path).
+		 * (array maps have no holes), its weight back to 1, its down bits
+		 * cleared. A group still open on it ends there; the flow's next
+		 * packet opens a new group on a path in use (groups_closed_path_down).
 		 */
 		for (__u32 i = 0, j = 0; i < in.cfg.npaths; i++)
 			if (in.cfg.path_slot[i] != found)
 				in.cfg.path_slot[j++] = in.cfg.path_slot[i];
 		in.cfg.npaths--;
 		in.cfg.weight[found] = 1;
+		wps_in_cfg_sync_paths(&in.cfg);
 		recompute_mtu(&in);
 		if (bpf_map_update_elem(in.cfg_fd, &zero, &in.cfg, BPF_ANY)) {
 			rc = fail(EXIT_FAIL, "writing cfg: %s", strerror(errno));
 			goto out;
 		}
+		live_slot_reset(in.live, (__u32)found);
 		if (path_clear(&in, (__u32)found)) {
 			rc = fail(EXIT_FAIL, "path %d is out of use but its entries are not cleared: %s", found,
 				  strerror(errno));
@@ -835,7 +1058,7 @@ static int path_cmd(const char *verb, int argc, char **argv)
 		rc = 0;
 		goto out;
 	}
-	rc = fail(EXIT_USAGE, "wps ingress path: add, del or list");
+	rc = fail(EXIT_USAGE, "wps ingress path: add, del, set or list");
 out:
 	inst_close(&in);
 	return rc;
@@ -864,11 +1087,14 @@ static int read_rules(int fd, struct wps_in_rule *r, int *n)
  */
 static int rules_changed(struct inst *in)
 {
+	struct wps_in_rule rules[WPS_IN_MAX_RULES];
 	__u32 zero = 0;
+	int n;
 
-	if (bpf_map_lookup_elem(in->cfg_fd, &zero, &in->cfg))
+	if (bpf_map_lookup_elem(in->cfg_fd, &zero, &in->cfg) || read_rules(in->rules_fd, rules, &n))
 		return -1;
 	in->cfg.rules_gen++;
+	wps_in_cfg_sync_rules(&in->cfg, rules, n);
 	return bpf_map_update_elem(in->cfg_fd, &zero, &in->cfg, BPF_ANY);
 }
 
@@ -969,13 +1195,19 @@ out:
 static void usage(FILE *f)
 {
 	fputs("usage: ubctl wps ingress attach --dev DEV --node-id N --src ADDR --egress-node-id M --egress-addr ADDR\n"
-	      "                            [--hbh] [--hop-limit H] [--ecmp N [--mtu M]] [--ingress-port P]\n"
+	      "                            [--hbh] [--hop-limit H] [--ecmp N [--mtu M]]\n"
+	      "                            [--ingress-port IF=ID[,IF=ID...]] [--ingress-port P]\n"
 	      "                            [--egress-port P] [--max-inflight G] [--max-delay-us US]\n"
 	      "                            [--quarantine-ms MS] [--idle-ms MS] [--load-window-us US]\n"
-	      "                            [--fid-pool N] [--mtu-drop] [--icmp-src4 ADDR]\n"
+	      "                            [--fid-pool N] [--max-flows N] [--mtu-drop] [--icmp-src4 ADDR]\n"
+	      "                            [--offloads-off]\n"
 	      "       ubctl wps ingress detach --dev DEV\n"
-	      "       ubctl wps ingress path add --dev DEV --via DEV2 --nexthop-mac MAC [--weight W] [--mtu M]\n"
-	      "       ubctl wps ingress path del --dev DEV --via DEV2 [--nexthop-mac MAC]\n"
+	      "       ubctl wps ingress watch --dev DEV [--probe-ms MS] [--dead-ms MS] [--tick-ms MS]\n"
+	      "                            [--relay-rate N] [--relay-burst N] [--pmtu-expire-s S]\n"
+	      "       ubctl wps ingress path add --dev DEV --via DEV2 (--nexthop-mac MAC | --nexthop ADDR)\n"
+	      "                            [--weight W] [--mtu M]\n"
+	      "       ubctl wps ingress path del --dev DEV --via DEV2 [--nexthop-mac MAC | --nexthop ADDR]\n"
+	      "       ubctl wps ingress path set --dev DEV --via DEV2 [--nexthop-mac MAC | --nexthop ADDR] up|down\n"
 	      "       ubctl wps ingress path list --dev DEV\n"
 	      "       ubctl wps ingress rule add --dev DEV --dst PREFIX [--src PREFIX] [--proto tcp|udp|N]\n"
 	      "                            [--dport PORT] --quantum N|Nb|Nus|Nms [--no-reorder]\n"
@@ -1004,6 +1236,8 @@ int cmd_wps(int argc, char **argv)
 		return attach(argc - 3, argv + 3);
 	if (!strcmp(argv[2], "detach"))
 		return detach(argc - 3, argv + 3);
+	if (!strcmp(argv[2], "watch"))
+		return wps_ingress_watch(argc - 3, argv + 3);
 	if ((!strcmp(argv[2], "path") || !strcmp(argv[2], "rule")) && argc >= 4)
 		return argv[2][0] == 'p' ? path_cmd(argv[3], argc - 4, argv + 4) : rule_cmd(argv[3], argc - 4, argv + 4);
 	if (!strcmp(argv[2], "help") || !strcmp(argv[2], "--help")) {

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "wps_live.h"
+
+#include <string.h>
+#include <arpa/inet.h>
+#include <linux/neighbour.h>
+
+#define NUD_STATIC	(NUD_PERMANENT | NUD_NOARP)
+#define NUD_ASKABLE	(NUD_REACHABLE | NUD_STALE | NUD_DELAY)
+
+bool wps_nh_alive(const struct wps_nh_seen *s, unsigned dead_ms, bool grace)
+{
+	if (!s->present || !s->has_lladdr)
+		return false;
+	if (s->state & NUD_STATIC)
+		return true;
+	if (!(s->state & (NUD_ASKABLE | NUD_PROBE)))
+		return false;	/* INCOMPLETE, FAILED, NONE */
+	return grace || s->confirmed_ago_ms <= dead_ms;
+}
+
+enum wps_nh_act wps_nh_next(const struct wps_nh_seen *s, unsigned probe_ms, unsigned since_probe_ms)
+{
+	if (since_probe_ms < probe_ms)
+		return WPS_NH_NONE;
+	if (!s->present || !s->state || (s->state & NUD_FAILED))
+		return WPS_NH_RESOLVE;
+	if (s->state & (NUD_STATIC | NUD_INCOMPLETE))
+		return WPS_NH_NONE;	/* static, or the kernel is resolving it */
+	if (s->confirmed_ago_ms < probe_ms)
+		return WPS_NH_NONE;
+	return (s->state & NUD_PROBE) ? WPS_NH_REPROBE : WPS_NH_PROBE;
+}
+
+int wps_ptb_parse(const __u8 src[16], const __u8 dst[16], const __u8 *q, size_t len, struct wps_ptb *out)
+{
+	static const __u8 mapped[12] = { [10] = 0xff, [11] = 0xff };
+	const __u8 *in;
+	size_t ilen, l4 = 0;
+	__u8 nh;
+
+	memset(out, 0, sizeof(*out));
+	if (len < 40 + 16 + 20 || q[0] >> 4 != 6 || (q[6] != 60 && q[6] != 0) || memcmp(q + 8, src, 16) ||
+	    memcmp(q + 24, dst, 16))
+		return -1;
+	/* the options header holding only the WPS option */
+	if (q[40 + 1] != WPS_EXTHDR_HDRLEN || q[40 + 2] != WPS_OPT_TYPE || q[40 + 3] != WPS_OPT_DATA_LEN)
+		return -1;
+	nh = q[40];
+	out->fid = (__u16)(q[40 + 6] << 8 | q[40 + 7]);
+	out->gid = (__u16)(q[40 + 12] << 8 | q[40 + 13]);
+	in = q + 56;
+	ilen = len - 56;
+	out->inner = in;
+	out->inner_len = ilen;
+	if (nh == WPS_IPPROTO_IPIP && in[0] >> 4 == 4 && (in[0] & 15) >= 5 && ilen >= (size_t)(in[0] & 15) * 4) {
+		out->family = 4;
+		out->df = in[6] & 0x40;
+		memcpy(out->key.saddr, mapped, 12);
+		memcpy(out->key.daddr, mapped, 12);
+		memcpy(out->key.saddr + 12, in + 12, 4);
+		memcpy(out->key.daddr + 12, in + 16, 4);
+		out->key.proto = in[9];
+		out->key.family = 4;
+		if (!((in[6] << 8 | in[7]) & 0x1fff))
+			l4 = (size_t)(in[0] & 15) * 4;
+	} else if (nh == WPS_IPPROTO_IPV6 && in[0] >> 4 == 6 && ilen >= 40) {
+		out->family = 6;
+		memcpy(out->key.saddr, in + 8, 16);
+		memcpy(out->key.daddr, in + 24, 16);
+		out->key.proto = in[6];	/* extension headers are not walked here: the ports stay 0 then */
+		out->key.family = 6;
+		l4 = 40;
+	} else {
+		return -1;
+	}
+	if (l4 && l4 + 4 <= ilen &&
+	    (out->key.proto == 6 || out->key.proto == 17 || out->key.proto == 132 || out->key.proto == 136)) {
+		memcpy(&out->key.sport, in + l4, 2);
+		memcpy(&out->key.dport, in + l4 + 2, 2);
+	}
+	return 0;
+}
+
+static __u16 csum16(const __u8 *p, size_t n)
+{
+	unsigned long s = 0;
+
+	for (size_t i = 0; i + 1 < n; i += 2)
+		s += (unsigned long)(p[i] << 8 | p[i + 1]);
+	if (n & 1)
+		s += (unsigned long)p[n - 1] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (__u16)~s;
+}
+
+size_t wps_ptb_relay4(const struct wps_ptb *p, unsigned mtu, const __u8 src4[4], __u8 *buf, size_t len)
+{
+	size_t quote = p->inner_len, tot;
+	__u16 c;
+
+	if (p->family != 4 || !p->df)
+		return 0;
+	if (quote > 548 - 28)		/* as the kernel's: 576 bytes in all */
+		quote = 548 - 28;
+	tot = 20 + 8 + quote;
+	if (tot > len)
+		return 0;
+	memset(buf, 0, 28);
+	buf[0] = 0x45;
+	buf[2] = (__u8)(tot >> 8);
+	buf[3] = (__u8)tot;
+	buf[8] = 64;
+	buf[9] = 1;		/* ICMP */
+	memcpy(buf + 12, src4, 4);
+	memcpy(buf + 16, p->inner + 12, 4);	/* to the inner packet's sender */
+	c = csum16(buf, 20);
+	buf[10] = (__u8)(c >> 8);
+	buf[11] = (__u8)c;
+	buf[20] = 3;		/* destination unreachable */
+	buf[21] = 4;		/* fragmentation needed */
+	buf[26] = (__u8)(mtu >> 8);
+	buf[27] = (__u8)mtu;
+	memcpy(buf + 28, p->inner, quote);
+	c = csum16(buf + 20, 8 + quote);
+	buf[22] = (__u8)(c >> 8);
+	buf[23] = (__u8)c;
+	return tot;
+}
+
+size_t wps_ptb_relay6(const struct wps_ptb *p, unsigned mtu, __u8 *buf, size_t len)
+{
+	size_t quote = p->inner_len;
+
+	if (p->family != 6)
+		return 0;
+	if (quote > 1280 - 48)		/* the whole message within the minimum MTU */
+		quote = 1280 - 48;
+	if (8 + quote > len)
+		return 0;
+	memset(buf, 0, 8);
+	buf[0] = 2;		/* Packet Too Big */
+	buf[4] = (__u8)(mtu >> 24);
+	buf[5] = (__u8)(mtu >> 16);
+	buf[6] = (__u8)(mtu >> 8);
+	buf[7] = (__u8)mtu;
+	memcpy(buf + 8, p->inner, quote);
+	return 8 + quote;
+}
+
+bool wps_bucket_take(struct wps_bucket *b, unsigned rate, unsigned burst, unsigned long long now_ms)
+{
+	if (!b->last_ms) {
+		b->tokens = burst;
+	} else if (now_ms > b->last_ms) {
+		b->tokens += (double)(now_ms - b->last_ms) * rate / 1000.0;
+		if (b->tokens > burst)
+			b->tokens = burst;
+	}
+	b->last_ms = now_ms;
+	if (b->tokens < 1)
+		return false;
+	b->tokens -= 1;
+	return true;
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The WPS ingress's watch agent (ubctl wps ingress watch), its decisions
+ * without the I/O: is a member path's next hop alive, as the kernel's
+ * neighbour table shows it, and what to ask of the kernel next so that a
+ * next hop that stops answering is seen within a second. Unit-tested.
+ */
+#ifndef UBXDP_WPS_LIVE_H
+#define UBXDP_WPS_LIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "wps_ingress.h"
+
+/* One next hop as the kernel's neighbour table has it (RTM_GETNEIGH). */
+struct wps_nh_seen {
+	bool present;			/* the kernel has an entry */
+	bool has_lladdr;
+	__u16 state;			/* NUD_* */
+	__u32 confirmed_ago_ms;		/* since it last confirmed it is reachable (NDA_CACHEINFO) */
+	__u8 lladdr[6];
+};
+
+enum wps_nh_act {
+	WPS_NH_NONE,		/* nothing to ask */
+	WPS_NH_PROBE,		/* make the entry PROBE: the kernel asks the neighbour now, unicast */
+	WPS_NH_REPROBE,		/* already PROBE: STALE then PROBE again, for one more question now */
+	WPS_NH_RESOLVE,		/* none or failed: NTF_USE, the kernel resolves it (multicast) */
+};
+
+/*
+ * Alive: a static entry (PERMANENT, NOARP), or a dynamic one with an address
+ * that confirmed it within dead_ms; grace (the path was first seen less than
+ * dead_ms ago) lets an entry not yet asked count while it is valid.
+ */
+bool wps_nh_alive(const struct wps_nh_seen *s, unsigned dead_ms, bool grace);
+
+/*
+ * What to ask now, since_probe_ms after the last question asked: every
+ * probe_ms while the neighbour has not confirmed for probe_ms, the kernel's
+ * unicast probe; a missing or failed entry, resolution.
+ */
+enum wps_nh_act wps_nh_next(const struct wps_nh_seen *s, unsigned probe_ms, unsigned since_probe_ms);
+
+/*
+ * Packet Too Big from the WAN for a packet the ingress sent (the ICMPv6
+ * message body after its 8-byte header: the quoted outer packet): ours (outer
+ * source and destination this node's and the egress's, the WPS option right
+ * behind), and the inner packet it carried, for the relay to its sender.
+ */
+struct wps_ptb {
+	__u16 fid, gid;			/* the quoted option's Flow ID and Group ID */
+	__u8 family;			/* the inner packet's: 4 or 6 */
+	bool df;			/* inner IPv4: DF set (the sender wants to hear) */
+	struct wps_in_flow_key key;	/* the inner flow, as the program keys it */
+	const __u8 *inner;		/* the quoted inner packet, from its IP header */
+	size_t inner_len;		/* as much of it as was quoted */
+};
+
+/* 0 and *out filled, or -1: not a packet this ingress (src, dst) sent. */
+int wps_ptb_parse(const __u8 src[16], const __u8 dst[16], const __u8 *quote, size_t len, struct wps_ptb *out);
+
+/*
+ * The relay to the inner packet's sender (RFC 2473 §7.1), MTU the path's
+ * minus the 56 bytes: for IPv4, a whole IPv4 packet (ICMP Fragmentation
+ * Needed, from src4) for a raw socket with IP_HDRINCL; for IPv6, an ICMPv6
+ * Packet Too Big body (checksum left to the kernel) quoting as much as fits
+ * in 1280 bytes. Returns its length, 0 when there is nothing to relay (IPv4
+ * with DF clear: the ingress fragments from now on).
+ */
+size_t wps_ptb_relay4(const struct wps_ptb *p, unsigned mtu, const __u8 src4[4], __u8 *buf, size_t len);
+size_t wps_ptb_relay6(const struct wps_ptb *p, unsigned mtu, __u8 *buf, size_t len);
+
+/* A token bucket: rate per second, burst deep; true when one may go now (then taken). */
+struct wps_bucket {
+	double tokens;
+	unsigned long long last_ms;
+};
+bool wps_bucket_take(struct wps_bucket *b, unsigned rate, unsigned burst, unsigned long long now_ms);
+
+#endif

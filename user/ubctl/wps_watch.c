@@ -1,0 +1,673 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * ubctl wps ingress watch --dev DEV: the WPS ingress's agent, in the
+ * foreground (the systemd unit ubxdp-wps-ingress-watch@DEV runs it). It keeps
+ * the instance's member paths live:
+ *
+ *  - link: a path whose device is down or has lost its carrier is out of
+ *    rotation (live.link_down) at the rtnetlink event (RTMGRP_LINK), and
+ *    back when it is up again;
+ *  - next hop (path add --nexthop ADDR): its MAC comes from the kernel's
+ *    neighbour table and follows it (RTMGRP_NEIGH); the kernel is asked to
+ *    probe it whenever it has not confirmed for --probe-ms, so a next hop
+ *    that stops answering is out of rotation (live.neigh_down) --dead-ms
+ *    after its last answer, and back when it answers again.
+ *
+ *  - path MTU: an ICMPv6 Packet Too Big from the WAN about a packet the
+ *    ingress sent lowers the MTU of the path its group went on (the flow's
+ *    record of its groups' paths; else the paths of the device it came in
+ *    on; else all) in live.slot_pmtu, and the program's limit
+ *    (live.pmtu, their smallest); it is relayed to the inner packet's sender
+ *    as the ICMP of its family (RFC 2473 §7.1: IPv4 with DF, Fragmentation
+ *    Needed; IPv6, Packet Too Big; MTU less 56), at most --relay-rate a
+ *    second (bursts of as many). A learned MTU is forgotten after
+ *    --pmtu-expire-s (600, RFC 8201's ten minutes), so a path that grew again
+ *    is used whole.
+ *
+ * Every --tick-ms, and at once on an rtnetlink event, each path in use is
+ * looked at again (paths added or deleted meanwhile included). The agent
+ * writes only its own words of the live map; on SIGINT/SIGTERM it clears
+ * them (without it, only the operator's up/down counts).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <linux/if_link.h>
+#ifndef IFF_LOWER_UP
+#define IFF_LOWER_UP	(1 << 16)	/* carrier (linux/if.h, which clashes with net/if.h) */
+#endif
+#include <linux/neighbour.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <netinet/in.h>
+#include <netinet/icmp6.h>
+
+#include <bpf/bpf.h>
+
+#include "wps_cfg.h"
+#include "wps_live.h"
+#include "wps_pins.h"
+#include "ubctl.h"
+
+/* ---- rtnetlink ----------------------------------------------------------------- */
+
+static __u32 nl_seq;
+
+/* A socket for requests (no groups) or for events (groups set). */
+static int nl_open(unsigned groups)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = groups };
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | (groups ? SOCK_NONBLOCK : 0), NETLINK_ROUTE);
+
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void nl_attr(struct nlmsghdr *h, unsigned short type, const void *data, unsigned len)
+{
+	struct rtattr *a = (struct rtattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
+
+	a->rta_type = type;
+	a->rta_len = (unsigned short)RTA_LENGTH(len);
+	memcpy(RTA_DATA(a), data, len);
+	h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + RTA_ALIGN(a->rta_len);
+}
+
+/*
+ * Send req, read the answer: *reply (up to len bytes) gets the first message
+ * that is not an ACK. Returns 0, or -errno (the kernel's or the socket's).
+ */
+static int nl_talk(int fd, struct nlmsghdr *req, void *reply, size_t len)
+{
+	char buf[8192] __attribute__((aligned(4)));
+	struct sockaddr_nl to = { .nl_family = AF_NETLINK };
+	bool got = false;
+
+	req->nlmsg_seq = ++nl_seq;
+	req->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
+	if (sendto(fd, req, req->nlmsg_len, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *h;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (unsigned)n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_seq != req->nlmsg_seq)
+				continue;
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				struct nlmsgerr *e = NLMSG_DATA(h);
+
+				return got || !e->error ? 0 : e->error;
+			}
+			if (h->nlmsg_type == NLMSG_DONE)
+				return 0;
+			if (!got && reply) {
+				memcpy(reply, h, h->nlmsg_len < len ? h->nlmsg_len : len);
+				got = true;
+			}
+		}
+	}
+}
+
+/* Device ifindex: up (IFF_UP) with its carrier (IFF_LOWER_UP); its MAC. -1 when it is gone. */
+static int link_get(int fd, unsigned ifindex, bool *up, __u8 mac[6])
+{
+	struct {
+		struct nlmsghdr h;
+		struct ifinfomsg i;
+	} req = { .h = { .nlmsg_len = NLMSG_LENGTH(sizeof(struct ifinfomsg)), .nlmsg_type = RTM_GETLINK },
+		  .i = { .ifi_family = AF_UNSPEC, .ifi_index = (int)ifindex } };
+	char reply[4096] __attribute__((aligned(4))) = { 0 };
+	struct nlmsghdr *h = (struct nlmsghdr *)reply;
+	struct ifinfomsg *ifi = NLMSG_DATA(h);
+	struct rtattr *a;
+	int alen;
+
+	if (nl_talk(fd, &req.h, reply, sizeof(reply)) || h->nlmsg_type != RTM_NEWLINK)
+		return -1;
+	*up = (ifi->ifi_flags & IFF_UP) && (ifi->ifi_flags & IFF_LOWER_UP);
+	alen = (int)h->nlmsg_len - (int)NLMSG_LENGTH(sizeof(*ifi));
+	for (a = IFLA_RTA(ifi); RTA_OK(a, alen); a = RTA_NEXT(a, alen))
+		if (a->rta_type == IFLA_ADDRESS && RTA_PAYLOAD(a) == 6)
+			memcpy(mac, RTA_DATA(a), 6);
+	return 0;
+}
+
+struct neigh_req {
+	struct nlmsghdr h;
+	struct ndmsg n;
+	char attrs[64];
+};
+
+static void neigh_req_init(struct neigh_req *r, __u16 type, __u8 family, unsigned ifindex, const __u8 *addr)
+{
+	memset(r, 0, sizeof(*r));
+	r->h.nlmsg_len = NLMSG_LENGTH(sizeof(struct ndmsg));
+	r->h.nlmsg_type = type;
+	r->n.ndm_family = family == 4 ? AF_INET : AF_INET6;
+	r->n.ndm_ifindex = (int)ifindex;
+	nl_attr(&r->h, NDA_DST, family == 4 ? addr + 12 : addr, family == 4 ? 4 : 16);
+}
+
+/* The kernel's neighbour entry for addr (IPv4 in its last 4 bytes) on ifindex. */
+int wps_neigh_get(int fd, unsigned char family, unsigned ifindex, const unsigned char *addr, struct wps_nh_seen *s)
+{
+	struct neigh_req req;
+	char reply[1024] __attribute__((aligned(4))) = { 0 };
+	struct nlmsghdr *h = (struct nlmsghdr *)reply;
+	struct ndmsg *nd = NLMSG_DATA(h);
+	long hz = sysconf(_SC_CLK_TCK);
+	struct rtattr *a;
+	int alen, rc;
+
+	memset(s, 0, sizeof(*s));
+	neigh_req_init(&req, RTM_GETNEIGH, family, ifindex, addr);
+	rc = nl_talk(fd, &req.h, reply, sizeof(reply));
+	if (rc == -ENOENT)
+		return 0;
+	if (rc || h->nlmsg_type != RTM_NEWNEIGH)
+		return -1;
+	s->present = true;
+	s->state = nd->ndm_state;
+	s->confirmed_ago_ms = UINT32_MAX;
+	alen = (int)h->nlmsg_len - (int)NLMSG_LENGTH(sizeof(*nd));
+	for (a = (struct rtattr *)((char *)nd + NLMSG_ALIGN(sizeof(*nd))); RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
+		if (a->rta_type == NDA_LLADDR && RTA_PAYLOAD(a) == 6) {
+			memcpy(s->lladdr, RTA_DATA(a), 6);
+			s->has_lladdr = true;
+		} else if (a->rta_type == NDA_CACHEINFO && RTA_PAYLOAD(a) >= sizeof(struct nda_cacheinfo)) {
+			const struct nda_cacheinfo *ci = RTA_DATA(a);
+
+			s->confirmed_ago_ms = (__u32)((unsigned long long)ci->ndm_confirmed * 1000 / (hz > 0 ? hz : 100));
+		}
+	}
+	return 0;
+}
+
+/* Ask the kernel about the neighbour: a unicast probe now (state PROBE), or resolution (NTF_USE). */
+int wps_neigh_ask(int fd, unsigned char family, unsigned ifindex, const unsigned char *addr, int act)
+{
+	struct neigh_req req;
+	int rc;
+
+	if (act == WPS_NH_NONE)
+		return 0;
+	if (act == WPS_NH_REPROBE) {
+		/* PROBE again is no change: the kernel asks once more only on entering it. */
+		neigh_req_init(&req, RTM_NEWNEIGH, family, ifindex, addr);
+		req.n.ndm_state = NUD_STALE;
+		if ((rc = nl_talk(fd, &req.h, NULL, 0)))
+			return rc;
+	}
+	neigh_req_init(&req, RTM_NEWNEIGH, family, ifindex, addr);
+	if (act == WPS_NH_RESOLVE) {
+		req.h.nlmsg_flags = NLM_F_CREATE;
+		req.n.ndm_flags = NTF_USE;
+	} else {
+		req.n.ndm_state = NUD_PROBE;
+	}
+	return nl_talk(fd, &req.h, NULL, 0);
+}
+
+int wps_rtnl_open(void)
+{
+	return nl_open(0);
+}
+
+/* ---- the agent ------------------------------------------------------------------- */
+
+struct slot_watch {
+	bool known;			/* seen in use at the last look */
+	bool link_up, nh_up;
+	__u64 first_seen_ms, asked_ms;
+	__u64 pmtu_at_ms;		/* when live.slot_pmtu was learned (0: not) */
+	struct wps_in_path p;		/* as last written or read */
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static __u64 mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000 + (__u64)ts.tv_nsec / 1000000;
+}
+
+static void say(__u32 slot, const struct wps_in_path *p, const char *what)
+{
+	char name[IF_NAMESIZE];
+
+	if (!if_indextoname(p->ifindex, name))
+		snprintf(name, sizeof(name), "ifindex %u", p->ifindex);
+	printf("path %u via %s: %s\n", slot, name, what);
+	fflush(stdout);
+}
+
+/* Look at every path in use once: link, next hop; the live map's words and the paths' MACs. */
+static int look(int nfd, int cfg_fd, int paths_fd, struct wps_in_live *lv, struct slot_watch *w,
+		unsigned probe_ms, unsigned dead_ms, unsigned expire_s)
+{
+	__u16 pmtu = 0;
+	struct wps_in_cfg cfg;
+	__u32 zero = 0, link_down = 0, neigh_down = 0, in_use = 0;
+	__u64 now = mono_ms();
+
+	if (bpf_map_lookup_elem(cfg_fd, &zero, &cfg) || cfg.version != WPS_IN_CFG_VERSION)
+		return -1;
+	for (__u32 i = 0; i < cfg.npaths && i < WPS_IN_MAX_PATHS; i++) {
+		__u32 k = cfg.path_slot[i] & (WPS_IN_MAX_PATHS - 1);
+		struct slot_watch *s = &w[k];
+		struct wps_in_path p;
+		__u8 mac[6] = { 0 };
+		bool up = false, write = false;
+
+		if (bpf_map_lookup_elem(paths_fd, &k, &p) || !p.ifindex)
+			continue;
+		in_use |= 1u << k;
+		if (!s->known || s->p.ifindex != p.ifindex || memcmp(s->p.nexthop, p.nexthop, 16)) {
+			memset(s, 0, sizeof(*s));
+			s->known = s->link_up = s->nh_up = true;
+			s->first_seen_ms = now;
+		}
+		if (link_get(nfd, p.ifindex, &up, mac))
+			up = false;	/* the device is gone */
+		if (up != s->link_up)
+			say(k, &p, up ? "link up" : "down (link: device down or no carrier)");
+		s->link_up = up;
+		if (up && memcmp(mac, "\0\0\0\0\0\0", 6) && memcmp(mac, p.smac, 6)) {
+			memcpy(p.smac, mac, 6);	/* the device's own MAC changed */
+			write = true;
+		}
+		if ((p.flags & WPS_PATH_F_NEXTHOP) && up) {
+			/* (Without its link, the next hop is not asked: the kernel flushed it.) */
+			struct wps_nh_seen seen;
+			bool alive;
+
+			if (wps_neigh_get(nfd, p.nh_family, p.ifindex, p.nexthop, &seen))
+				memset(&seen, 0, sizeof(seen));
+			alive = wps_nh_alive(&seen, dead_ms, now - s->first_seen_ms < dead_ms);
+			if (alive != s->nh_up)
+				say(k, &p, alive ? "next hop up" : "down (next hop does not answer)");
+			s->nh_up = alive;
+			if (alive && memcmp(seen.lladdr, p.dmac, 6)) {
+				char m[40];
+
+				memcpy(p.dmac, seen.lladdr, 6);
+				write = true;
+				snprintf(m, sizeof(m), "next hop at %02x:%02x:%02x:%02x:%02x:%02x", p.dmac[0], p.dmac[1],
+					 p.dmac[2], p.dmac[3], p.dmac[4], p.dmac[5]);
+				say(k, &p, m);
+			}
+			{
+				enum wps_nh_act act = wps_nh_next(&seen, probe_ms, (unsigned)(now - s->asked_ms));
+
+				if (act != WPS_NH_NONE) {
+					wps_neigh_ask(nfd, p.nh_family, p.ifindex, p.nexthop, act);
+					s->asked_ms = now;
+				}
+			}
+		}
+		if ((p.flags & WPS_PATH_F_NEXTHOP) && !s->nh_up)
+			neigh_down |= 1u << k;
+		if (!up) {
+			link_down |= 1u << k;
+			s->nh_up = false;	/* the kernel flushes its neighbours: resolved afresh when up */
+		}
+		if (write) {
+			/* Read again just before: a path del or add meanwhile is not undone. */
+			struct wps_in_path cur;
+
+			if (!bpf_map_lookup_elem(paths_fd, &k, &cur) && cur.ifindex == p.ifindex &&
+			    !memcmp(cur.nexthop, p.nexthop, 16) && cur.flags == p.flags) {
+				memcpy(cur.dmac, p.dmac, 6);
+				memcpy(cur.smac, p.smac, 6);
+				bpf_map_update_elem(paths_fd, &k, &cur, BPF_ANY);
+			}
+		}
+		s->p = p;
+		/* A learned path MTU: forgotten after expire_s (one found at start counts from then). */
+		{
+			__u16 m = __atomic_load_n(&lv->slot_pmtu[k], __ATOMIC_SEQ_CST);
+
+			if (m && !s->pmtu_at_ms)
+				s->pmtu_at_ms = now;
+			if (m && now - s->pmtu_at_ms >= (__u64)expire_s * 1000) {
+				__atomic_store_n(&lv->slot_pmtu[k], 0, __ATOMIC_SEQ_CST);
+				say(k, &p, "learned path MTU forgotten (expired)");
+				m = 0;
+			}
+			if (!m)
+				s->pmtu_at_ms = 0;
+			else if (!pmtu || m < pmtu)
+				pmtu = m;
+		}
+	}
+	for (__u32 k = 0; k < WPS_IN_MAX_PATHS; k++)
+		if (!(in_use >> k & 1))
+			w[k].known = false;
+	__atomic_store_n(&lv->link_down, link_down, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&lv->neigh_down, neigh_down, __ATOMIC_SEQ_CST);
+	if (!cfg.ecmp)
+		__atomic_store_n(&lv->pmtu, pmtu, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/* ---- Packet Too Big ----------------------------------------------------------------- */
+
+struct ptb_ctx {
+	int icmp6, raw4, cfg_fd, paths_fd, flows_fd, state_fd;
+	struct wps_in_live *lv;
+	struct slot_watch *w;
+	unsigned rate, burst;
+	struct wps_bucket bucket;
+	unsigned long long received, relayed, limited;
+};
+
+/* Raw ICMPv6 for Packet Too Big (in, and the relay out), raw IPv4 for the IPv4 relay. */
+static int ptb_open(struct ptb_ctx *c)
+{
+	struct icmp6_filter flt;
+	int on = 1;
+
+	c->icmp6 = socket(AF_INET6, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_ICMPV6);
+	c->raw4 = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
+	if (c->icmp6 < 0 || c->raw4 < 0)
+		return -1;
+	ICMP6_FILTER_SETBLOCKALL(&flt);
+	ICMP6_FILTER_SETPASS(ICMP6_PACKET_TOO_BIG, &flt);
+	if (setsockopt(c->icmp6, IPPROTO_ICMPV6, ICMP6_FILTER, &flt, sizeof(flt)) ||
+	    setsockopt(c->icmp6, IPPROTO_IPV6, IPV6_RECVPKTINFO, &on, sizeof(on)))
+		return -1;
+	return 0;
+}
+
+/* The slot of group gid of the flow, from the flow's record of its groups' paths; -1 if gone. */
+static int ptb_slot(const struct ptb_ctx *c, const struct wps_ptb *p)
+{
+	struct wps_in_flow_ref ref;
+	struct wps_in_flow f;
+
+	if (bpf_map_lookup_elem(c->flows_fd, &p->key, &ref) || bpf_map_lookup_elem(c->state_fd, &ref.slot, &f) ||
+	    f.fid != p->fid || (__u16)(f.gid - p->gid) >= WPS_IN_INFLIGHT_RING)
+		return -1;
+	return f.gpath[p->gid % WPS_IN_INFLIGHT_RING] & (WPS_IN_MAX_PATHS - 1);
+}
+
+static void ptb_relay(struct ptb_ctx *c, const struct wps_in_cfg *cfg, const struct wps_ptb *p, unsigned mtu)
+{
+	__u8 buf[1400];
+	size_t n;
+
+	if (p->family == 4) {
+		struct sockaddr_in to = { .sin_family = AF_INET };
+		/* As the program's own answers: from --icmp-src4, else from the inner destination. */
+		const __u8 *src = cfg->icmp_src4 ? (const __u8 *)&cfg->icmp_src4 : p->inner + 16;
+
+		n = wps_ptb_relay4(p, mtu - WPS_OVERHEAD, src, buf, sizeof(buf));
+		if (!n)
+			return;		/* DF clear: the ingress fragments from now on, nothing to tell */
+		if (!wps_bucket_take(&c->bucket, c->rate, c->burst, mono_ms())) {
+			c->limited++;
+			return;
+		}
+		memcpy(&to.sin_addr, p->inner + 12, 4);
+		if (sendto(c->raw4, buf, n, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)n)
+			c->relayed++;
+	} else {
+		struct sockaddr_in6 to = { .sin6_family = AF_INET6 };
+		char cbuf[CMSG_SPACE(sizeof(struct in6_pktinfo))] = { 0 };
+		struct iovec iov;
+		struct msghdr m = { .msg_name = &to, .msg_namelen = sizeof(to), .msg_iov = &iov, .msg_iovlen = 1,
+				    .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+		struct in6_pktinfo *pi = (struct in6_pktinfo *)CMSG_DATA(cm);
+
+		n = wps_ptb_relay6(p, mtu - WPS_OVERHEAD, buf, sizeof(buf));
+		if (!n)
+			return;
+		if (!wps_bucket_take(&c->bucket, c->rate, c->burst, mono_ms())) {
+			c->limited++;
+			return;
+		}
+		memcpy(&to.sin6_addr, p->inner + 8, 16);
+		cm->cmsg_level = IPPROTO_IPV6;
+		cm->cmsg_type = IPV6_PKTINFO;
+		cm->cmsg_len = CMSG_LEN(sizeof(*pi));
+		memcpy(&pi->ipi6_addr, cfg->src, 16);	/* from this node */
+		iov.iov_base = buf;
+		iov.iov_len = n;
+		if (sendmsg(c->icmp6, &m, 0) == (ssize_t)n)
+			c->relayed++;
+	}
+}
+
+/* Every Packet Too Big waiting: the path's MTU lowered, the sender told. */
+static void ptb_read(struct ptb_ctx *c)
+{
+	for (;;) {
+		__u8 buf[2048];
+		char cbuf[256];
+		struct sockaddr_in6 from;
+		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+		struct msghdr m = { .msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = &iov, .msg_iovlen = 1,
+				    .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+		struct cmsghdr *cm;
+		struct wps_in_cfg cfg;
+		struct wps_ptb p;
+		unsigned ifindex = 0, mtu;
+		__u32 zero = 0, slots = 0;
+		ssize_t n = recvmsg(c->icmp6, &m, 0);
+		char from_s[INET6_ADDRSTRLEN];
+		int k;
+
+		if (n < 0)
+			return;
+		if (n < 8 || buf[0] != ICMP6_PACKET_TOO_BIG || bpf_map_lookup_elem(c->cfg_fd, &zero, &cfg) ||
+		    wps_ptb_parse(cfg.src, cfg.dst, buf + 8, (size_t)n - 8, &p))
+			continue;	/* not about a packet of ours */
+		for (cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
+			if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO)
+				ifindex = ((struct in6_pktinfo *)CMSG_DATA(cm))->ipi6_ifindex;
+		c->received++;
+		mtu = (unsigned)buf[4] << 24 | (unsigned)buf[5] << 16 | (unsigned)buf[6] << 8 | buf[7];
+		if (mtu < 1280)
+			mtu = 1280;	/* IPv6's minimum: a smaller one is not to be believed (RFC 8201) */
+		inet_ntop(AF_INET6, &from.sin6_addr, from_s, sizeof(from_s));
+		k = cfg.ecmp ? -1 : ptb_slot(c, &p);
+		if (k >= 0) {
+			slots = 1u << k;
+		} else if (!cfg.ecmp) {
+			/* The flow's record is gone: the paths of the device it came in on, else all. */
+			for (__u32 i = 0; i < cfg.npaths && i < WPS_IN_MAX_PATHS; i++) {
+				__u32 s = cfg.path_slot[i] & (WPS_IN_MAX_PATHS - 1);
+				struct wps_in_path pa;
+
+				if (!bpf_map_lookup_elem(c->paths_fd, &s, &pa) && pa.ifindex == ifindex)
+					slots |= 1u << s;
+			}
+			if (!slots)
+				slots = cfg.path_mask;
+		}
+		for (__u32 s = 0; s < WPS_IN_MAX_PATHS; s++) {
+			struct wps_in_path pa;
+			__u16 cur;
+			char what[160];
+
+			if (!(slots >> s & 1) || bpf_map_lookup_elem(c->paths_fd, &s, &pa))
+				continue;
+			cur = __atomic_load_n(&c->lv->slot_pmtu[s], __ATOMIC_SEQ_CST);
+			if (mtu >= pa.mtu || (cur && mtu >= cur))
+				continue;
+			__atomic_store_n(&c->lv->slot_pmtu[s], (__u16)mtu, __ATOMIC_SEQ_CST);
+			c->w[s].pmtu_at_ms = mono_ms();
+			snprintf(what, sizeof(what), "path MTU %u (Packet Too Big from %s, flow %u group %u%s)", mtu,
+				 from_s, p.fid, p.gid, k >= 0 ? "" : "; its path not known");
+			say(s, &pa, what);
+		}
+		if (cfg.ecmp || !slots) {
+			__u16 cur = __atomic_load_n(&c->lv->pmtu, __ATOMIC_SEQ_CST);
+
+			if (!cur || mtu < cur)
+				__atomic_store_n(&c->lv->pmtu, (__u16)mtu, __ATOMIC_SEQ_CST);
+		} else {
+			__u16 cur = __atomic_load_n(&c->lv->pmtu, __ATOMIC_SEQ_CST);
+
+			/* at once, not at the next look */
+			if ((!cur || mtu < cur) && mtu < cfg.path_mtu)
+				__atomic_store_n(&c->lv->pmtu, (__u16)mtu, __ATOMIC_SEQ_CST);
+		}
+		ptb_relay(c, &cfg, &p, mtu);
+	}
+}
+
+static __u32 map_id(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+int wps_ingress_watch(int argc, char **argv)
+{
+	__u32 cfg_id = 0;
+	int pin_fd;
+	bool gone;
+	unsigned long long probe_ms = 200, dead_ms = 700, tick_ms = 100, rate = 10, burst = 10, expire_s = 600;
+	struct ptb_ctx ptb = { .icmp6 = -1, .raw4 = -1, .flows_fd = -1, .state_fd = -1 };
+	const char *dev = NULL;
+	char dir[PATH_MAX], p[PATH_MAX + 64], err[256];
+	struct slot_watch w[WPS_IN_MAX_PATHS] = { 0 };
+	struct wps_in_live *lv = NULL;
+	int cfg_fd = -1, paths_fd = -1, live_fd = -1, nfd = -1, efd = -1, rc = EXIT_FAIL;
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	for (int i = 0; i < argc; i++) {
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		unsigned long long *num = !strcmp(o, "--probe-ms") ? &probe_ms : !strcmp(o, "--dead-ms") ? &dead_ms :
+					  !strcmp(o, "--tick-ms") ? &tick_ms : !strcmp(o, "--relay-rate") ? &rate :
+					  !strcmp(o, "--relay-burst") ? &burst : !strcmp(o, "--pmtu-expire-s") ? &expire_s :
+					  NULL;
+
+		if (!v)
+			return fail(EXIT_USAGE, "wps ingress watch: %s needs a value", o);
+		i++;
+		if (!strcmp(o, "--dev"))
+			dev = v;
+		else if (!num)
+			return fail(EXIT_USAGE, "wps ingress watch: unknown option '%s'", o);
+		else if (wps_parse_uint(v, num == &probe_ms || num == &dead_ms || num == &tick_ms ? 10 : 1, 60000, num, o + 2,
+					err, sizeof(err)))
+			return fail(EXIT_USAGE, "%s", err);
+	}
+	if (!dev)
+		return fail(EXIT_USAGE, "wps ingress watch: --dev DEV is required");
+	if (dead_ms <= probe_ms)
+		return fail(EXIT_USAGE, "wps ingress watch: --dead-ms must be longer than --probe-ms");
+	if (wps_ingress_dir(dev, dir, sizeof(dir)))
+		return EXIT_FAIL;
+	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_CFG);
+	cfg_fd = bpf_obj_get(p);
+	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_PATHS);
+	paths_fd = bpf_obj_get(p);
+	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_LIVE);
+	live_fd = bpf_obj_get(p);
+	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_FLOWS);
+	ptb.flows_fd = bpf_obj_get(p);
+	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_FLOW_STATE);
+	ptb.state_fd = bpf_obj_get(p);
+	if (cfg_fd < 0 || paths_fd < 0 || live_fd < 0 || ptb.flows_fd < 0 || ptb.state_fd < 0 ||
+	    !(lv = wps_live_map(live_fd))) {
+		rc = fail(EXIT_FAIL, "cannot open the pins of %s: %s", pin_display(dir), strerror(errno));
+		goto out;
+	}
+	nfd = nl_open(0);
+	efd = nl_open(RTMGRP_LINK | RTMGRP_NEIGH);
+	if (nfd < 0 || efd < 0) {
+		rc = fail(EXIT_FAIL, "rtnetlink: %s", strerror(errno));
+		goto out;
+	}
+	ptb.cfg_fd = cfg_fd;
+	ptb.paths_fd = paths_fd;
+	ptb.lv = lv;
+	ptb.w = w;
+	ptb.rate = (unsigned)rate;
+	ptb.burst = (unsigned)burst;
+	if (ptb_open(&ptb)) {
+		rc = fail(EXIT_FAIL, "raw ICMP sockets (Packet Too Big): %s", strerror(errno));
+		goto out;
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (look(nfd, cfg_fd, paths_fd, lv, w, (unsigned)probe_ms, (unsigned)dead_ms, (unsigned)expire_s)) {
+		rc = fail(EXIT_FAIL, "%s: cannot read the instance (detached, or another ubctl's layout)", dev);
+		goto out;
+	}
+	cfg_id = map_id(cfg_fd);
+	printf("watching the paths of %s (probe %llu ms, dead after %llu ms)\n", dev, probe_ms, dead_ms);
+	fflush(stdout);
+	while (!stop) {
+		struct pollfd pfd[2] = { { .fd = efd, .events = POLLIN }, { .fd = ptb.icmp6, .events = POLLIN } };
+		char buf[16384];
+
+		if (poll(pfd, 2, (int)tick_ms) > 0) {
+			while (recv(efd, buf, sizeof(buf), 0) > 0)
+				;	/* an event: look again now; what changed is read back by look() */
+			ptb_read(&ptb);
+		}
+		/* Detached (the pins gone, or another instance's since): the maps held open live on unused. */
+		snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_CFG);
+		pin_fd = bpf_obj_get(p);
+		gone = pin_fd < 0 || map_id(pin_fd) != cfg_id;
+		if (pin_fd >= 0)
+			close(pin_fd);
+		if (gone || look(nfd, cfg_fd, paths_fd, lv, w, (unsigned)probe_ms, (unsigned)dead_ms, (unsigned)expire_s)) {
+			printf("%s: the instance is gone; watch ends\n", dev);
+			rc = 0;
+			goto out;
+		}
+	}
+	/* Leaving: the paths are no longer watched, so no longer held down for what it saw. */
+	__atomic_store_n(&lv->link_down, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&lv->neigh_down, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&lv->pmtu, 0, __ATOMIC_SEQ_CST);
+	for (int k = 0; k < WPS_IN_MAX_PATHS; k++)
+		__atomic_store_n(&lv->slot_pmtu[k], 0, __ATOMIC_SEQ_CST);
+	printf("watch of %s ends: Packet Too Big %llu received, %llu relayed, %llu not (rate)\n", dev, ptb.received,
+	       ptb.relayed, ptb.limited);
+	rc = 0;
+out:
+	wps_live_unmap(lv);
+	for (int *x = (int[]){ cfg_fd, paths_fd, live_fd, nfd, efd, ptb.icmp6, ptb.raw4, ptb.flows_fd, ptb.state_fd, -2 };
+	     *x != -2; x++)
+		if (*x >= 0)
+			close(*x);
+	return rc;
+}
