@@ -320,6 +320,7 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/liburma.so $(DESTDIR)$(LIBDIR)/pkgconfig/urma.pc
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/ubxdp/urma
 	rm -f $(DESTDIR)$(SYSTEMD_UNIT_DIR)/ubxdp-ub2e@.service
+	rm -f $(DESTDIR)$(SYSTEMD_UNIT_DIR)/ubxdp-wps-ingress-watch@.service
 	if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 
 WIRESHARK_PLUGIN_DIR ?= $(HOME)/.local/lib/wireshark/plugins
