@@ -108,7 +108,7 @@ struct wps_in_cfg {
 	__u32 path_mask;
 };
 
-/* Where README's bpftool recipe and tests/wps find it. */
+/* Where docs/WPS.md's bpftool recipe and tests/wps find it. */
 _Static_assert(__builtin_offsetof(struct wps_in_cfg, rules_gen) == 176, "cfg.rules_gen at byte 176");
 
 #define WPS_IN_OFFL_SAVED	(1u << 31)	/* dev_offloads: dev_feat_* were read */

@@ -133,7 +133,7 @@ case("r0_padding_around_the_option", padded, "XDP_REDIRECT", ["rx_wps", "r0_fwd"
 rsvd = outer(i4, flags=S | E | 0x1f, rsvd=0xff)
 case("r0_reserved_bits_ignored", rsvd, "XDP_REDIRECT", ["rx_wps", "r0_fwd"], to_site(i4))
 case("r0_egress_port_id_ignored", outer(i4, eport=0xfe, iport=0xfd), "XDP_REDIRECT", ["rx_wps", "r0_fwd"], to_site(i4),
-     scapy="Ingress and Egress Port IDs are not used: the inner FIB lookup picks the way out (README)")
+     scapy="Ingress and Egress Port IDs are not used: the inner FIB lookup picks the way out (docs/WPS.md)")
 other_opt_first = outer(i4, hdrs=opthdr(60, bytes([0x1e, 2, 0xaa, 0xbb])) + opthdr(4, wps_opt()),
                         first_nh=0)
 case("r0_hbh_other_option_then_destopt_wps", other_opt_first, "XDP_REDIRECT", ["rx_wps", "r0_fwd"],

@@ -18,7 +18,7 @@
 const char *const dir_name[] = { "to_uboe", "to_ub" };
 
 /*
- * What bpftool may write into the tables that ubctl would refuse (README:
+ * What bpftool may write into the tables that ubctl would refuse (docs/UB2E.md:
  * "bpftool map update pinned .../npi2vlan ..."): VLAN IDs with bits above the
  * 12 of a VID, VLAN 4095, Partition ID 0. Masked to 12 bits, the VLANs here are
  * never 0, so "0 = no entry" stays unambiguous.

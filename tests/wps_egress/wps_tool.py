@@ -77,7 +77,7 @@ def inner(flow, seq, v6=False, dst=None, size=64, tos=0):
     if v6:
         return bytes(IPv6(src=W["WPS_SRC_IP6"], dst=dst or W["WPS_DST_IP6"], hlim=63, tc=tos) /
                      UDP(sport=20000 + flow, dport=9) / Raw(payload))
-    # IP ID never 0: the kernel path (raw socket) would pick one (see README, WPS egress).
+    # IP ID never 0: the kernel path (raw socket) would pick one (see docs/WPS.md, egress).
     return bytes(IP(src=W["WPS_SRC_IP4"], dst=dst or W["WPS_DST_IP4"], ttl=63, id=1 + seq % 0xfffe, tos=tos) /
                  UDP(sport=20000 + flow, dport=9) / Raw(payload))
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* File names of a UB2E instance's pins under <bpffs>/ubxdp/ub2e/<instance>/ (README shows bpftool use). */
+/* File names of a UB2E instance's pins under <bpffs>/ubxdp/ub2e/<instance>/ (docs/UB2E.md shows bpftool use). */
 #ifndef UBXDP_UB2E_PINS_H
 #define UBXDP_UB2E_PINS_H
 

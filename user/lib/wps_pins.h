@@ -2,7 +2,7 @@
 /*
  * Pins of a WPS ingress instance under <bpffs>/ubxdp/wps/ingress/<name>/ and
  * of a boundary filter under <bpffs>/ubxdp/wps/boundary/<name>/, where
- * <name> is [<netns>:]<dev> (README shows bpftool use).
+ * <name> is [<netns>:]<dev> (docs/WPS.md shows bpftool use).
  */
 #ifndef UBXDP_WPS_PINS_H
 #define UBXDP_WPS_PINS_H
