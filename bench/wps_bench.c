@@ -91,8 +91,11 @@ static size_t frame(unsigned char *f, int v6, size_t len)
 
 /* The ingress cut short after each stage (bench_stop in bpf/wps_ingress.bpf.c). */
 #define NSTAGES 7
-/* The headline rows: ingress IPv4/IPv6, parse floors, encapsulation floors, tc_null. */
-#define NFIX 7
+/*
+ * The headline rows: ingress IPv4/IPv6, parse floors, encapsulation floors,
+ * tc_null, and the encapsulation with a line of per-flow state.
+ */
+#define NFIX 9
 /* Rounds at most: many short ones interleave the programs finely on a shared machine. */
 #define MAX_ROUNDS 256
 
@@ -123,6 +126,36 @@ static void frame_flow(unsigned char *f, int v6, unsigned i)
 		ip[12 + 2] = (unsigned char)hi;
 }
 
+static unsigned gcd(unsigned a, unsigned b)
+{
+	while (b) {
+		unsigned t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/*
+ * The flow of the k-th visit: the flows in a scattered order, each once per
+ * round of n (a stride near 0.618 n, prime to n), not in the order they were
+ * made: the ingress gives a new flow the next free slot of its table, and
+ * visits in that order would walk its lines one after another, as no real mix
+ * of flows does.
+ */
+static unsigned visit(unsigned long long k, unsigned n)
+{
+	static unsigned for_n, stride;
+
+	if (for_n != n) {
+		for (stride = (unsigned)(n * 0.618) | 1; gcd(stride, n) != 1; stride += 2)
+			;
+		for_n = n;
+	}
+	return (unsigned)(k % n * stride % n);
+}
+
 /*
  * Mean of the middle half of v (sorted here). A single run's duration comes
  * in clock steps (10 ns on the VM this was written on), so a median moves by
@@ -148,7 +181,7 @@ static double time_runs(struct prog *p, int runs)
 
 	for (int i = 0; i < runs; i++) {
 		if (p->nflows > 1)
-			frame_flow(p->f, p->v6, (p->next++ / g_burst) % p->nflows);
+			frame_flow(p->f, p->v6, visit(p->next++ / g_burst, p->nflows));
 		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = p->f, .data_size_in = (__u32)p->len, .data_out = out,
 			    .data_size_out = sizeof(out), .repeat = 1);
 		if (bpf_prog_test_run_opts(p->fd, &o) || (int)o.retval != p->want) {
@@ -185,6 +218,7 @@ static int ingress_setup(struct bpf_object *obj)
 	cfg.npaths = 4;
 	cfg.path_mtu = 1500;
 	cfg.max_delay_ns = 0;	/* no in-flight holding: every group closes on its quantum */
+	cfg.idle_ns = 3600000000000ULL;	/* no flow idle between its runs, however long the bench */
 	if (g_flows > 1)
 		cfg.flags |= WPS_IN_F_TEST_FID_REUSE;
 	for (__u32 i = 0; i < 4; i++) {
@@ -211,6 +245,23 @@ static int ingress_setup(struct bpf_object *obj)
 	return bpf_map_update_elem(map_fd(obj, "wps_in_cfg"), &zero, &cfg, BPF_ANY);
 }
 
+/* A const volatile __u32 in an object's .rodata image before load, found through its BTF. */
+static void rodata_set(struct bpf_object *obj, const char *name, __u32 val)
+{
+	struct bpf_map *ro = bpf_object__find_map_by_name(obj, ".rodata");
+	size_t sz;
+	/* the object's .rodata image before load (the skeleton writes the same) */
+	__u32 *rodata = ro ? (__u32 *)(unsigned long)bpf_map__initial_value(ro, &sz) : NULL;
+	struct btf *btf = bpf_object__btf(obj);
+	int id = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -1;
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	const struct btf_var_secinfo *v = t ? btf_var_secinfos(t) : NULL;
+
+	for (int i = 0; v && rodata && i < btf_vlen(t); i++, v++)
+		if (!strcmp(btf__name_by_offset(btf, btf__type_by_id(btf, v->type)->name_off), name))
+			rodata[v->offset / 4] = val;
+}
+
 /*
  * Room for the flows, and some: a full table would not spray them. An
  * object with a flow table sized by max_flows (this tree's) gets it set as
@@ -224,20 +275,8 @@ static void flows_room(struct bpf_object *obj)
 	if (!m || bpf_map__max_entries(m) >= want)
 		return;
 	if (bpf_object__find_map_by_name(obj, "wps_in_flow_hot")) {
-		struct bpf_map *ro = bpf_object__find_map_by_name(obj, ".rodata");
-		size_t sz;
-		/* the object's .rodata image before load (the skeleton writes the same) */
-		__u32 *rodata = ro ? (__u32 *)(unsigned long)bpf_map__initial_value(ro, &sz) : NULL;
-		struct btf *btf = bpf_object__btf(obj);
-		int id = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -1;
-		const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
-		const struct btf_var_secinfo *v = t ? btf_var_secinfos(t) : NULL;
-
 		wps_in_flow_table_size(obj, want);
-		/* max_flows in the object's .rodata, found through its BTF */
-		for (int i = 0; v && rodata && i < btf_vlen(t); i++, v++)
-			if (!strcmp(btf__name_by_offset(btf, btf__type_by_id(btf, v->type)->name_off), "max_flows"))
-				rodata[v->offset / 4] = want;
+		rodata_set(obj, "max_flows", want);
 	} else {
 		bpf_map__set_max_entries(m, want);
 	}
@@ -303,6 +342,8 @@ int main(int argc, char **argv)
 		{ .name = "floor_tc_encap IPv4/UDP", .want = TC_ACT_REDIRECT },
 		{ .name = "floor_tc_encap IPv6/UDP", .want = TC_ACT_REDIRECT, .v6 = 1 },
 		{ .name = "tc_null (timing overhead)", .want = TC_ACT_OK },
+		{ .name = "floor_tc_encap_flow IPv4/UDP", .want = TC_ACT_REDIRECT },
+		{ .name = "floor_tc_encap_flow IPv6/UDP", .want = TC_ACT_REDIRECT, .v6 = 1 },
 		{ .name = " ingress to: parsed", .want = TC_ACT_OK },
 		{ .name = " ingress to: flow looked up", .want = TC_ACT_OK },
 		{ .name = " ingress to: rule known", .want = TC_ACT_OK },
@@ -311,7 +352,7 @@ int main(int argc, char **argv)
 		{ .name = " ingress to: adjust_room", .want = TC_ACT_OK },
 		{ .name = " ingress to: header stored", .want = TC_ACT_OK },
 	};
-	enum { ENC = 4, NUL = 6 };
+	enum { ENC = 4, NUL = 6, FLW = 7 };
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (c == 'b')
@@ -356,6 +397,13 @@ int main(int argc, char **argv)
 	skel = ingress_load(0);
 	snprintf(path, sizeof(path), "%s/floor_tc.bpf.o", bpf_dir);
 	fl = bpf_object__open_file(path, NULL);
+	if (fl) {
+		/* as many lines as the ingress's flow_hot has slots */
+		__u32 lines = g_flows > 1 ? wps_in_pow2(2 * (2 * g_flows + 64)) : 1;
+
+		bpf_map__set_max_entries(bpf_object__find_map_by_name(fl, "floor_flow_lines"), lines);
+		rodata_set(fl, "flow_lines", lines);
+	}
 	if (!skel || !fl || bpf_object__load(fl)) {
 		fprintf(stderr, "wps_bench: cannot load the programs (%s)\n", path);
 		return 1;
@@ -364,7 +412,8 @@ int main(int argc, char **argv)
 	p[2].fd = p[3].fd = bpf_program__fd(bpf_object__find_program_by_name(fl, "floor_tc_parse"));
 	p[4].fd = p[5].fd = bpf_program__fd(bpf_object__find_program_by_name(fl, "floor_tc_encap"));
 	p[6].fd = bpf_program__fd(bpf_object__find_program_by_name(fl, "tc_null"));
-	p[0].nflows = p[1].nflows = g_flows;
+	p[FLW].fd = p[FLW + 1].fd = bpf_program__fd(bpf_object__find_program_by_name(fl, "floor_tc_encap_flow"));
+	p[0].nflows = p[1].nflows = p[FLW].nflows = p[FLW + 1].nflows = g_flows;
 	np = NFIX;
 	for (int k = 0; stages && k < NSTAGES; k++, np++) {
 		st[k] = ingress_load((__u32)k + 1);
@@ -425,6 +474,15 @@ int main(int argc, char **argv)
 			printf("  ratio ingress/encapsulation-only floor IPv%d: %.2f (net %.2f; median of per-round "
 			       "ratios %.2f)   target <= 1.3\n", v ? 6 : 4, m[v] / m[ENC + v],
 			       net[ENC + v] >= 1 ? net[v] / net[ENC + v] : 0, median(q, rounds));
+		}
+		for (int v = 0; v < 2 && g_flows > 1; v++) {
+			/* Many flows: how far above one cold line of per-flow state. */
+			double q[MAX_ROUNDS];
+
+			for (int r = 0; r < rounds; r++)
+				q[r] = p[v].ns[r] / p[FLW + v].ns[r];
+			printf("  ratio ingress/encapsulation + one per-flow line IPv%d: %.2f (median of per-round ratios %.2f)\n",
+			       v ? 6 : 4, m[v] / m[FLW + v], median(q, rounds));
 		}
 		if (base) {
 			/* Per round, this tree over the baseline: the rounds share the machine's load. */

@@ -85,16 +85,19 @@ struct {
 } wps_in_ecmp_stats SEC(".maps");
 
 /*
- * The flow table. flows: key -> slot (membership, and the way to a flow the
- * cache does not hold); at the slot, flow_hot (one cache line: what a packet
- * that joins its group touches) and flow_state (the rest, under the lock);
- * flow_cache: 4-way sets of (hash tag, slot), checked against the key in
- * flow_hot, so a known flow's packet is found without the hash map's
- * hash of 40 bytes and its bucket walk. All sized by max_flows (a power of
- * 2), which the loader sets with their max_entries: attach --max-flows. The
- * arrays have twice as many slots as the hash map has flows, so that
- * WPS_IN_FID_TRIES slots from the cursor hold a free one even when the table
- * is all but full (at most half the slots taken).
+ * The flow table. flows: key -> slot (membership, and the way to a flow
+ * found nowhere else); at the slot, flow_hot (one cache line: what a packet
+ * that joins its group touches) and flow_state (the rest, under the lock). A
+ * flow takes its home slot or the other of the pair if free (wps_flow_home),
+ * where a packet looks first: with 100,000 flows that is one line of memory
+ * where the cache below and then the slot were two. flow_cache: 4-way sets of
+ * (hash tag, slot) for the flows placed elsewhere, checked against the key in
+ * flow_hot; neither needs the hash map's hash of 40 bytes and bucket walk.
+ * All sized by max_flows (a power of 2), which the loader sets with their
+ * max_entries: attach --max-flows. The arrays have twice as many slots as the
+ * hash map has flows, so that most homes are free and WPS_IN_FID_TRIES slots
+ * from the cursor hold a free one even when the table is all but full (at
+ * most half the slots taken).
  */
 const volatile __u32 max_flows = WPS_IN_MAX_FLOWS;
 
@@ -546,13 +549,24 @@ __noinline int fid_alloc(__u64 now)
 }
 
 /*
- * A free slot of the flow table, claimed atomically (flow_state.claim); -1 if
- * none among WPS_IN_FID_TRIES candidates. Global: checked once.
+ * A free slot of the flow table, claimed atomically (flow_state.claim): the
+ * flow's home slot or the other of its pair (wps_flow_home), else one of
+ * WPS_IN_FID_TRIES candidates from the cursor; -1 if none. Global: checked
+ * once.
  */
-__noinline int slot_alloc(void)
+__noinline int slot_alloc(__u32 home)
 {
-	__u32 start = __sync_fetch_and_add(&slot_cursor, 1), n = 2 * max_flows;
+	__u32 start, n = 2 * max_flows;
 
+	/* Its home slot or the other of its pair if free: a flow there is found without the cache. */
+	for (__u32 i = 0; i < 2; i++) {
+		__u32 slot = home ^ i;
+		struct wps_in_flow *hf = bpf_map_lookup_elem(&wps_in_flow_state, &slot);
+
+		if (hf && !*(volatile __u32 *)&hf->claim && __sync_val_compare_and_swap(&hf->claim, 0, 1) == 0)
+			return (int)slot;
+	}
+	start = __sync_fetch_and_add(&slot_cursor, 1);
 	for (__u32 i = 0; i < WPS_IN_FID_TRIES; i++) {
 		__u32 slot = (start + i) & (n - 1);
 		struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flow_state, &slot);
@@ -603,9 +617,8 @@ static __always_inline void cache_fill(struct wps_in_fcache *c, __u64 h, __u32 s
 	c->slot1[w] = slot + 1;
 }
 
-static __always_inline void cache_put(const struct wps_in_flow_key *key, __u32 slot)
+static __always_inline void cache_put(__u64 h, __u32 slot)
 {
-	__u64 h = wps_key_hash(key);
 	__u32 set = (__u32)h & (max_flows - 1);
 	struct wps_in_fcache *c = bpf_map_lookup_elem(&wps_in_flow_cache, &set);
 
@@ -614,16 +627,24 @@ static __always_inline void cache_put(const struct wps_in_flow_key *key, __u32 s
 }
 
 /*
- * The slot of the flow of key (hash h), or -1: the cache first; on a miss the
- * hash map, and the slot then goes into the cache (the way the hash picks).
+ * The slot of the flow of key (hash h), or -1: its home slot first (most
+ * flows are there: one cache line found, the one the packet then uses), then
+ * the cache; on a miss the hash map, and the slot then goes into the cache.
  */
 static __always_inline int flow_find(const struct wps_in_flow_key *key, __u64 h)
 {
-	__u32 set = (__u32)h & (max_flows - 1), tag = (__u32)(h >> 32) | 1, slot;
-	struct wps_in_fcache *c = bpf_map_lookup_elem(&wps_in_flow_cache, &set);
+	__u32 set = (__u32)h & (max_flows - 1), tag = (__u32)(h >> 32) | 1, slot = wps_flow_home(h, max_flows);
+	struct wps_in_flow_hot *hot = bpf_map_lookup_elem(&wps_in_flow_hot, &slot);
 	struct wps_in_flow_ref *ref;
-	struct wps_in_flow_hot *hot;
+	struct wps_in_fcache *c;
 
+	if (hot && key_eq(&hot->key, key))
+		return (int)slot;
+	slot ^= 1;
+	hot = bpf_map_lookup_elem(&wps_in_flow_hot, &slot);
+	if (hot && key_eq(&hot->key, key))
+		return (int)slot;
+	c = bpf_map_lookup_elem(&wps_in_flow_cache, &set);
 	if (!c)
 		return -1;
 #pragma unroll
@@ -734,9 +755,11 @@ __noinline int sweep(__u64 now)
 }
 
 /* Make the flow (not found before); its slot, or -1 (counted) when it cannot be sprayed. */
-static __always_inline int flow_new(const struct pkt *p, const struct wps_in_cfg *cfg, __u32 cls, __u64 now)
+static __always_inline int flow_new(const struct pkt *p, const struct wps_in_cfg *cfg, __u32 cls, __u64 now,
+				    __u64 kh)
 {
 	bool test = cfg->flags & WPS_IN_F_TEST_GID0;
+	__u32 home = wps_flow_home(kh, max_flows);
 	struct wps_in_flow_ref ref = {};
 	struct wps_in_flow_hot *h;
 	struct wps_in_flow *n;
@@ -757,10 +780,10 @@ static __always_inline int flow_new(const struct pkt *p, const struct wps_in_cfg
 		cnt(WPS_IN_CNT_PASS_FID_EXHAUSTED);
 		return -1;
 	}
-	s = slot_alloc();
+	s = slot_alloc(home);
 	if (s < 0) {
 		sweep(now);
-		s = slot_alloc();
+		s = slot_alloc(home);
 	}
 	if (s < 0) {
 		fid_release(fid, 0);
@@ -772,7 +795,7 @@ static __always_inline int flow_new(const struct pkt *p, const struct wps_in_cfg
 	h = bpf_map_lookup_elem(&wps_in_flow_hot, &slot);
 	if (!sc || !h)
 		goto fail;
-	/* The state, then the hot line, then the hash map entry that makes it findable. */
+	/* The state, then the hot line, the hash map entry, and the key that makes the slot findable. */
 	n = (struct wps_in_flow *)sc->flow;
 	__builtin_memset(n, 0, sizeof(*n));
 	gid = test ? (__u16)cfg->test_gid0 : (__u16)bpf_get_prandom_u32();
@@ -786,7 +809,6 @@ static __always_inline int flow_new(const struct pkt *p, const struct wps_in_cfg
 	h->bytes = 0;
 	h->cls = cls;
 	h->seen = wps_seen(now);
-	__builtin_memcpy(&h->key, &p->key, sizeof(h->key));
 	ref.slot = slot;
 	err = (int)bpf_map_update_elem(&wps_in_flows, &p->key, &ref, BPF_NOEXIST);
 	if (err == -E2BIG) {
@@ -804,7 +826,14 @@ static __always_inline int flow_new(const struct pkt *p, const struct wps_in_cfg
 	}
 	if (err)
 		goto fail;
-	cache_put(&p->key, slot);
+	/*
+	 * The key last, once the hash map holds the flow: a slot is found at its
+	 * home by its key, and a CPU that lost the race above (its slot released
+	 * on -EEXIST) must never have made its own findable.
+	 */
+	__builtin_memcpy(&h->key, &p->key, sizeof(h->key));
+	if ((slot | 1) != (home | 1))
+		cache_put(kh, slot);
 	cnt(WPS_IN_CNT_EV_FLOW_NEW);
 	return (int)slot;
 fail:
@@ -1622,7 +1651,7 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	now = now_ns(cfg, r->qkind == WPS_Q_TIME || r->sched == WPS_SCHED_LEAST_LOADED);
 	BENCH_STOP(BENCH_CLOCK);
 	if (!h) {
-		slot = flow_new(&p, cfg, WPS_CLS_PACK(gen, rule), now);
+		slot = flow_new(&p, cfg, WPS_CLS_PACK(gen, rule), now, hash);
 		h = slot >= 0 ? bpf_map_lookup_elem(&wps_in_flow_hot, &slot) : NULL;
 		if (!h)
 			return TC_ACT_OK;

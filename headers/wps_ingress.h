@@ -216,9 +216,11 @@ struct wps_in_flow_key {
  * The flow table (bpf/wps_ingress.bpf.c "flow table"): the hash map `flows`
  * gives a flow's slot; at its slot the array `flow_hot` holds all a packet
  * that joins its group touches, in one 64-byte entry, and `flow_state` the
- * rest, taken under the flow's lock. A per-CPU set-associative cache
- * (`flow_cache`) in front of the hash map finds the slot from a hash of the
- * key, checked against the key in flow_hot. Sizes: attach --max-flows.
+ * rest, taken under the flow's lock. Most flows sit at their home slot
+ * (wps_flow_home), found there at once; a set-associative cache shared by the
+ * CPUs (`flow_cache`) in front of the hash map finds the others' slots from a
+ * hash of the key, checked against the key in flow_hot. Sizes: attach
+ * --max-flows.
  */
 struct wps_in_flow_ref {
 	__u32 slot;
@@ -608,6 +610,17 @@ WPS_INLINE __u64 wps_key_hash(const struct wps_in_flow_key *k)
 	h ^= h >> 31;
 	h *= 0xBF58476D1CE4E5B9ULL;
 	return h ^ (h >> 29);
+}
+
+/*
+ * A flow's home slot in a table of 2 * max_flows (key hash h): a new flow
+ * takes it, or the other slot of its pair (home ^ 1, the same 128 bytes of
+ * flow_hot), if free, and a packet looks there first; only a flow placed
+ * elsewhere is found through flow_cache.
+ */
+WPS_INLINE __u32 wps_flow_home(__u64 h, __u32 max_flows)
+{
+	return (__u32)(h >> 20) & (2 * max_flows - 1);
 }
 
 #endif

@@ -11,8 +11,12 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 BIN=${BUILD:-build}/bin
 # WPS_BENCH_GOODPUT=only: the goodput part alone.
-[[ ${WPS_BENCH_GOODPUT:-} == only || ${WPS_BENCH_GOODPUT:-} == unsprayed ]] ||
+# The ns rows: one flow (with the stages), then 100,000 flows round robin, where
+# every packet's flow state is a cold line (the floor with one such line beside).
+if [[ ${WPS_BENCH_GOODPUT:-} != only && ${WPS_BENCH_GOODPUT:-} != unsprayed ]]; then
 	"$BIN/wps_bench" --stages --bpf-dir "${BUILD:-build}/bpf" || exit 1
+	"$BIN/wps_bench" --flows 100000 --runs 2000 --rounds 41 --bpf-dir "${BUILD:-build}/bpf" || exit 1
+fi
 
 . tests/lib/netns.sh
 . tests/wps/topo.sh

@@ -784,19 +784,36 @@ static int ft_send(struct wps_ingress *sk, __u16 sport, __u64 now, __u16 *fid, b
 	return (int)o.retval;
 }
 
+/* The flow-table key of ft_pkt's flow from source port sport. */
+static void ft_key(__u16 sport, struct wps_in_flow_key *k)
+{
+	__u8 a[16] = { [10] = 0xff, [11] = 0xff };
+
+	memset(k, 0, sizeof(*k));
+	memcpy(k->saddr, a, 16);
+	memcpy(k->daddr, a, 16);
+	memcpy(k->saddr + 12, ft_pkt + 26, 4);
+	memcpy(k->daddr + 12, ft_pkt + 30, 4);
+	k->sport = htons(sport);
+	k->dport = htons(6000);
+	k->proto = 17;
+	k->family = 4;
+}
+
 static bool full_table_case(void)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct wps_ingress *sk = shared_ingress();
 	__u64 before[WPS_IN_CNT__MAX], after[WPS_IN_CNT__MAX], want[WPS_IN_CNT__MAX] = {};
 	unsigned char *used = calloc(65536, 1);
+	__u16 *fids = calloc(FT_FLOWS, sizeof(*fids));
 	int ffd, sfd, n = 0, v;
 	__u16 fid, q = 0;
 	__u64 st;
 	bool same, ok = false;
 	char err[256];
 
-	if (!f || !sk || !used)
+	if (!f || !sk || !used || !fids)
 		goto out;
 	/* All the Flow IDs this case uses free (shared_ingress clears only the first 256). */
 	clear_array(bpf_map__fd(sk->maps.wps_in_fid_state), FT_FLOWS + 8, sizeof(__u64), false);
@@ -820,6 +837,51 @@ static bool full_table_case(void)
 			printf("#   filling: flow %d not sprayed under a fresh Flow ID\n", i);
 			goto out;
 		}
+		fids[i] = fid;
+	}
+	/*
+	 * The table full, its flows at their home slot, the other of its pair or
+	 * elsewhere (wps_flow_home): all three kinds, and each flow's next packet
+	 * finds it (its Flow ID, no flow made anew).
+	 */
+	{
+		int at[3] = { 0 };
+		__u64 mid[WPS_IN_CNT__MAX];
+
+		for (int i = 0; i < FT_FLOWS; i++) {
+			struct wps_in_flow_key k;
+			struct wps_in_flow_ref fl;
+			__u32 home;
+
+			ft_key((__u16)(1000 + i), &k);
+			home = wps_flow_home(wps_key_hash(&k), FT_FLOWS);
+			if (bpf_map_lookup_elem(ffd, &k, &fl)) {
+				printf("#   filling: flow %d not in the table\n", i);
+				goto out;
+			}
+			at[fl.slot == home ? 0 : fl.slot == (home ^ 1) ? 1 : 2]++;
+		}
+		if (!at[0] || !at[1] || !at[2]) {
+			printf("#   full table: %d flows at home, %d at the other of the pair, %d elsewhere (want all three)\n",
+			       at[0], at[1], at[2]);
+			goto out;
+		}
+		read_counters(sfd, WPS_IN_CNT__MAX, mid);
+		for (int i = 0; i < FT_FLOWS; i++) {
+			if (ft_send(sk, (__u16)(1000 + i), FT_T0, &fid, &same) != TC_ACT_REDIRECT ||
+			    !fid || fid != fids[i]) {
+				printf("#   full table: flow %d's next packet: Flow ID %u, want %u\n", i, fid, fids[i]);
+				goto out;
+			}
+		}
+		read_counters(sfd, WPS_IN_CNT__MAX, after);
+		if (after[WPS_IN_CNT_EV_FLOW_NEW] != mid[WPS_IN_CNT_EV_FLOW_NEW]) {
+			printf("#   full table: %llu flows made anew on their next packet\n",
+			       (unsigned long long)(after[WPS_IN_CNT_EV_FLOW_NEW] - mid[WPS_IN_CNT_EV_FLOW_NEW]));
+			goto out;
+		}
+		printf("#   %d flows: %d at home, %d at the other of the pair, %d elsewhere, all found again\n", FT_FLOWS,
+		       at[0], at[1], at[2]);
 	}
 	/* The first FT_BUSY flows stay busy. */
 	for (int i = 0; i < FT_BUSY; i++)
@@ -850,18 +912,10 @@ static bool full_table_case(void)
 		}
 	}
 	for (int i = 0; i < FT_FLOWS; i++) {
-		struct wps_in_flow_key k = {};
+		struct wps_in_flow_key k;
 		struct wps_in_flow_ref fl;
-		__u8 a[16] = { [10] = 0xff, [11] = 0xff };
 
-		memcpy(k.saddr, a, 16);
-		memcpy(k.daddr, a, 16);
-		memcpy(k.saddr + 12, ft_pkt + 26, 4);
-		memcpy(k.daddr + 12, ft_pkt + 30, 4);
-		k.sport = htons((__u16)(1000 + i));
-		k.dport = htons(6000);
-		k.proto = 17;
-		k.family = 4;
+		ft_key((__u16)(1000 + i), &k);
 		if (bpf_map_lookup_elem(ffd, &k, &fl)) {
 			if (i < FT_BUSY) {
 				printf("#   busy flow %d was swept\n", i);
@@ -900,8 +954,9 @@ static bool full_table_case(void)
 		goto out;
 	}
 	read_counters(sfd, WPS_IN_CNT__MAX, after);
-	want[WPS_IN_CNT_RX] = FT_FLOWS + FT_BUSY + FT_REFUSED + 6;
-	want[WPS_IN_CNT_TX_SPRAYED] = FT_FLOWS + FT_BUSY + 5;
+	/* each flow's packet at T0, its second found again, the busy ones', the refused, the new */
+	want[WPS_IN_CNT_RX] = 2 * FT_FLOWS + FT_BUSY + FT_REFUSED + 6;
+	want[WPS_IN_CNT_TX_SPRAYED] = 2 * FT_FLOWS + FT_BUSY + 5;
 	want[WPS_IN_CNT_EV_FLOW_NEW] = FT_FLOWS + 5;
 	want[WPS_IN_CNT_EV_GROUP_OPENED] = FT_FLOWS + 5;
 	want[WPS_IN_CNT_PASS_TABLE_FULL] = FT_REFUSED;
@@ -917,6 +972,7 @@ static bool full_table_case(void)
 out:
 	free(f);
 	free(used);
+	free(fids);
 	return ok;
 }
 
