@@ -42,6 +42,7 @@
 #include "caqm.skel.h"
 #include "caqm_pins.h"
 #include "caqm_stage.h"
+#include "parse_num.h"
 #include "run_link.h"
 
 static volatile sig_atomic_t stop;
@@ -58,14 +59,14 @@ static int usage(FILE *f, int rc)
 
 static int num(const char *opt, const char *s, unsigned long long max, unsigned long long *v)
 {
-	char *end;
+	char err[200];
+	uint64_t n;
 
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	if (errno || *end || !*s || *v > max) {
-		fprintf(stderr, "ubcaqm: bad %s '%s'\n", opt, s);
+	if (pn_uint(opt, s, 0, max, &n, err, sizeof(err))) {
+		fprintf(stderr, "ubcaqm: %s\n", err);
 		return -1;
 	}
+	*v = n;
 	return 0;
 }
 

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "parse_num.h"
 #include "ubpkt.h"
 
 #define EXIT_TIMEOUT	1
@@ -76,19 +77,15 @@ static void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const ch
 	exit(EXIT_USAGE);
 }
 
-static unsigned long long parse_num(const char *opt, const char *s, unsigned long long max, int base)
+/* A number of option --opt: decimal or 0x hex (parse_num.h), up to max. */
+static unsigned long long parse_num(const char *opt, const char *s, unsigned long long max)
 {
-	unsigned long long v;
-	char *end;
+	char name[64], err[200];
+	uint64_t v;
 
-	errno = 0;
-	if (!*s || *s == '-')
-		usage_error("--%s: '%s' is not a number", opt, s);
-	v = strtoull(s, &end, base);
-	if (errno || *end)
-		usage_error("--%s: '%s' is not a number", opt, s);
-	if (v > max)
-		usage_error("--%s: %s is above %llu", opt, s, max);
+	snprintf(name, sizeof(name), "--%s", opt);
+	if (pn_uint(name, s, 0, max, &v, err, sizeof(err)))
+		usage_error("%s", err);
 	return v;
 }
 
@@ -225,35 +222,35 @@ static void parse_send(int argc, char **argv, struct send_args *a, bool need_dev
 		case O_DST_MAC: parse_mac(name, optarg, s->dst_mac); a->have_dst_mac = true; break;
 		case O_SRC: a->src = optarg; break;
 		case O_DST: a->dst = optarg; break;
-		case O_VLAN: s->vlan = (int)parse_num(name, optarg, 4095, 0); break;
-		case O_PCP: s->vlan_pcp = (uint8_t)parse_num(name, optarg, 7, 0); break;
-		case O_PID: s->pid = (uint32_t)parse_num(name, optarg, UB_PID_MASK, 0); break;
-		case O_PERM: s->perm = (uint8_t)parse_num(name, optarg, 1, 0); break;
-		case O_FECN: a->fecn = (int)parse_num(name, optarg, 3, 0); break;
-		case O_LOC: a->loc = (int)parse_num(name, optarg, 1, 0); break;
-		case O_CCI: s->cci = (uint16_t)parse_num(name, optarg, 0xffff, 16); a->have_cci = true; break;
-		case O_VL: s->vl = (uint8_t)parse_num(name, optarg, 15, 0); break;
-		case O_RT: s->rt = (uint8_t)parse_num(name, optarg, 3, 0); break;
-		case O_ECN: s->ecn = (uint8_t)parse_num(name, optarg, 3, 0); break;
-		case O_DSCP: s->dscp = (uint8_t)parse_num(name, optarg, 63, 0); break;
-		case O_TTL: s->ttl = (uint8_t)parse_num(name, optarg, 255, 0); break;
-		case O_SPORT: s->sport = (uint16_t)parse_num(name, optarg, 0xffff, 0); break;
-		case O_OPCODE: s->tph.opcode = (uint8_t)parse_num(name, optarg, 0x7f, 0); break;
-		case O_RSPST: s->tph.rspst = (uint8_t)parse_num(name, optarg, 7, 0); break;
-		case O_PSN: s->tph.psn = (uint32_t)parse_num(name, optarg, 0xffffff, 0); break;
-		case O_COUNT: a->count = parse_num(name, optarg, 100000000, 0); break;
+		case O_VLAN: s->vlan = (int)parse_num(name, optarg, 4095); break;
+		case O_PCP: s->vlan_pcp = (uint8_t)parse_num(name, optarg, 7); break;
+		case O_PID: s->pid = (uint32_t)parse_num(name, optarg, UB_PID_MASK); break;
+		case O_PERM: s->perm = (uint8_t)parse_num(name, optarg, 1); break;
+		case O_FECN: a->fecn = (int)parse_num(name, optarg, 3); break;
+		case O_LOC: a->loc = (int)parse_num(name, optarg, 1); break;
+		case O_CCI: s->cci = (uint16_t)parse_num(name, optarg, 0xffff); a->have_cci = true; break;
+		case O_VL: s->vl = (uint8_t)parse_num(name, optarg, 15); break;
+		case O_RT: s->rt = (uint8_t)parse_num(name, optarg, 3); break;
+		case O_ECN: s->ecn = (uint8_t)parse_num(name, optarg, 3); break;
+		case O_DSCP: s->dscp = (uint8_t)parse_num(name, optarg, 63); break;
+		case O_TTL: s->ttl = (uint8_t)parse_num(name, optarg, 255); break;
+		case O_SPORT: s->sport = (uint16_t)parse_num(name, optarg, 0xffff); break;
+		case O_OPCODE: s->tph.opcode = (uint8_t)parse_num(name, optarg, 0x7f); break;
+		case O_RSPST: s->tph.rspst = (uint8_t)parse_num(name, optarg, 7); break;
+		case O_PSN: s->tph.psn = (uint32_t)parse_num(name, optarg, 0xffffff); break;
+		case O_COUNT: a->count = parse_num(name, optarg, 100000000); break;
 		case O_PAYLOAD_LEN:
-			s->payload_len = (size_t)parse_num(name, optarg, 65000, 0);
+			s->payload_len = (size_t)parse_num(name, optarg, 65000);
 			a->have_payload_len = true;
 			break;
-		case O_ETHERTYPE: s->ub_ethertype = (uint16_t)parse_num(name, optarg, 0xffff, 16); break;
-		case O_INTERVAL: a->interval_us = parse_num(name, optarg, 60000000, 0); break;
+		case O_ETHERTYPE: s->ub_ethertype = (uint16_t)parse_num(name, optarg, 0xffff); break;
+		case O_INTERVAL: a->interval_us = parse_num(name, optarg, 60000000); break;
 		case O_BAD_ICRC: a->bad_icrc = true; break;
 		case O_CAQM_TAG:
-			a->caqm_tag = (uint16_t)parse_num(name, optarg, 0xffff, 16);
+			a->caqm_tag = (uint16_t)parse_num(name, optarg, 0xffff);
 			a->have_caqm_tag = true;
 			break;
-		case O_CAQM_ETHERTYPE: a->caqm_ethertype = (uint16_t)parse_num(name, optarg, 0xffff, 16); break;
+		case O_CAQM_ETHERTYPE: a->caqm_ethertype = (uint16_t)parse_num(name, optarg, 0xffff); break;
 		case O_HELP: fputs(usage_text, stdout); exit(0);
 		case ':': usage_error("option %s needs a value", argv[optind - 1]);
 		default: usage_error("unknown option %s", argv[optind - 1]);
@@ -600,11 +597,11 @@ static int cmd_recv(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":", recv_opts, NULL)) != -1) {
 		switch (c) {
 		case O_DEV: dev = optarg; break;
-		case O_COUNT: want = parse_num("count", optarg, 100000000, 0); break;
-		case O_TIMEOUT: timeout = parse_num("timeout-ms", optarg, 86400000, 0); break;
-		case O_ETHERTYPE: ethertype = (uint16_t)parse_num("ethertype", optarg, 0xffff, 16); break;
+		case O_COUNT: want = parse_num("count", optarg, 100000000); break;
+		case O_TIMEOUT: timeout = parse_num("timeout-ms", optarg, 86400000); break;
+		case O_ETHERTYPE: ethertype = (uint16_t)parse_num("ethertype", optarg, 0xffff); break;
 		case O_ALL: all = true; break;
-		case O_CAQM_ETHERTYPE: caqm_et = (uint16_t)parse_num("caqm-ethertype", optarg, 0xffff, 16); break;
+		case O_CAQM_ETHERTYPE: caqm_et = (uint16_t)parse_num("caqm-ethertype", optarg, 0xffff); break;
 		case O_HELP: fputs(usage_text, stdout); exit(0);
 		case ':': usage_error("option %s needs a value", argv[optind - 1]);
 		default: usage_error("unknown option %s", argv[optind - 1]);

@@ -31,7 +31,7 @@
 #include "ub2e_cfg.h"
 #include "conf.h"
 #include "npimap.h"
-#include "numparse.h"
+#include "parse_num.h"
 #include "ubctl.h"
 #include "ub2e_pins.h"
 #include "ub2e_tables.h"

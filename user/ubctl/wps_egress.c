@@ -28,6 +28,7 @@
 
 #include "conf.h"
 #include "egress_run.h"
+#include "parse_num.h"
 #include "ubctl.h"
 
 static volatile sig_atomic_t stop;
@@ -36,21 +37,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
-}
-
-static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!s || !*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
 }
 
 static void usage_run(FILE *f)
@@ -115,8 +101,8 @@ static int run_opt(struct run_args *a, int c, const char *val, char *err, size_t
 		o->out_dev = val;
 		break;
 	case 'N':
-		if (parse_u64(val, 0, 65535, &v))
-			BAD("--node-id takes 0-65535, not '%s'", val);
+		if (pn_uint("--node-id", val, 0, 65535, &v, err, errlen))
+			return -1;
 		o->node_id = (uint16_t)v;
 		a->have_node = true;
 		break;
@@ -130,51 +116,51 @@ static int run_opt(struct run_args *a, int c, const char *val, char *err, size_t
 	case 't':
 		if (!strcmp(val, "auto"))
 			o->rcfg.release_timeout_ns = 0;
-		else if (parse_u64(val, 1, 10000000, &v))
-			BAD("--release-timeout takes 1-10000000 (us) or auto, not '%s'", val);
+		else if (pn_time("--release-timeout", val, PN_US, PN_US, 10 * PN_S, &v, err, errlen))
+			return -1;
 		else
-			o->rcfg.release_timeout_ns = v * 1000;
+			o->rcfg.release_timeout_ns = v;
 		break;
 	case 'f':
-		if (parse_u64(val, 1, 1u << 20, &v))
-			BAD("--flow-buffer takes 1-1048576 packets, not '%s'", val);
+		if (pn_uint("--flow-buffer", val, 1, 1u << 20, &v, err, errlen))
+			return -1;
 		o->rcfg.flow_buffer = (uint32_t)v;
 		break;
 	case 'T':
-		if (parse_u64(val, 1, 1u << 20, &v))
-			BAD("--total-buffer takes 1-1048576 packets, not '%s'", val);
+		if (pn_uint("--total-buffer", val, 1, 1u << 20, &v, err, errlen))
+			return -1;
 		o->rcfg.total_buffer = (uint32_t)v;
 		break;
 	case 'i':
-		if (parse_u64(val, 1, 86400, &v))
-			BAD("--idle-timeout takes 1-86400 (s), not '%s'", val);
-		o->rcfg.idle_ns = v * 1000000000ull;
+		if (pn_time("--idle-timeout", val, PN_S, PN_S, 86400 * PN_S, &v, err, errlen))
+			return -1;
+		o->rcfg.idle_ns = v;
 		break;
 	case 'm':
-		if (parse_u64(val, 1, 1u << 24, &v))
-			BAD("--max-flows takes 1-16777216, not '%s'", val);
+		if (pn_uint("--max-flows", val, 1, 1u << 24, &v, err, errlen))
+			return -1;
 		o->rcfg.max_flows = (uint32_t)v;
 		break;
 	case 'n':
-		if (parse_u64(val, 0, 100000000, &v))
-			BAD("--new-flows-per-sec takes 0 (unpoliced)-100000000, not '%s'", val);
+		if (pn_uint("--new-flows-per-sec", val, 0, 100000000, &v, err, errlen))
+			return -1;
 		o->rcfg.new_flows_per_sec = (uint32_t)v;
 		o->rcfg.new_flows_burst = v > 1000 ? (uint32_t)v / 10 : (v ? (uint32_t)v : 1);
 		break;
 	case 'F':
-		if (parse_u64(val, 0, 100000000, &v))
-			BAD("--new-flows-total-per-sec takes 0 (unpoliced)-100000000, not '%s'", val);
+		if (pn_uint("--new-flows-total-per-sec", val, 0, 100000000, &v, err, errlen))
+			return -1;
 		o->rcfg.new_flows_total_per_sec = (uint32_t)v;
 		o->rcfg.new_flows_total_burst = v > 1000 ? (uint32_t)v / 10 : (v ? (uint32_t)v : 1);
 		break;
 	case 'g':
-		if (parse_u64(val, 1, 32767, &v))
-			BAD("--inflight-groups takes 1-32767, not '%s'", val);
+		if (pn_uint("--inflight-groups", val, 1, 32767, &v, err, errlen))
+			return -1;
 		o->rcfg.inflight_groups = (uint16_t)v;
 		break;
 	case 'l':
-		if (parse_u64(val, 0, 1000000, &v))
-			BAD("--log-rate takes 0-1000000 records/s, not '%s'", val);
+		if (pn_uint("--log-rate", val, 0, 1000000, &v, err, errlen))
+			return -1;
 		o->log_per_sec = (uint32_t)v;
 		break;
 	case 'G':
@@ -184,13 +170,13 @@ static int run_opt(struct run_args *a, int c, const char *val, char *err, size_t
 		o->zerocopy = true;
 		break;
 	case 'j':
-		if (parse_u64(val, 1, WPS_EG_MAX_SHARDS, &v))
-			BAD("--threads takes 1-%d, not '%s'", WPS_EG_MAX_SHARDS, val);
+		if (pn_uint("--threads", val, 1, WPS_EG_MAX_SHARDS, &v, err, errlen))
+			return -1;
 		o->threads = (unsigned)v;
 		break;
 	case 'P':
-		if (parse_u64(val, 0, 99, &v))
-			BAD("--priority takes 0 (normal scheduling)-99, not '%s'", val);
+		if (pn_uint("--priority", val, 0, 99, &v, err, errlen))
+			return -1;
 		o->rt_priority = (unsigned)v;
 		break;
 	case 'U':

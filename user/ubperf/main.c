@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "ctl.h"
-#include "numparse.h"
+#include "parse_num.h"
 #include "ubperf.h"
 #include "ub_wire.h"
 #include "wps_cfg.h"
@@ -74,34 +74,28 @@ static int bad(const char *what, const char *val)
 	return 2;
 }
 
-/* Unsigned with an optional k/m/g (x1024) suffix; 0 on success. */
+/* A size (k, m, g: x1024) or a time (bare: seconds) the way every tool reads
+ * them (parse_num.h); 0 on success, else one line and the usage status. */
+static char num_err[256];
+
 static int parse_size(const char *s, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
+	return pn_size("", s, 0, UINT64_MAX, out, num_err, sizeof(num_err));
+}
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *s == '-')
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	}
-	if (*end)
-		return -1;
-	*out = v;
-	return 0;
+static int parse_time(const char *s, uint64_t bare, uint64_t min, uint64_t max, uint64_t *ns)
+{
+	return pn_time("", s, bare, min, max, ns, num_err, sizeof(num_err));
 }
 
 static int parse_secs(const char *s, double *out)
 {
-	char *end;
+	uint64_t ns;
 
-	errno = 0;
-	*out = strtod(s, &end);
-	return errno || end == s || *end || *out < 0 ? -1 : 0;
+	if (parse_time(s, PN_S, 0, 1000000 * PN_S, &ns))
+		return -1;
+	*out = (double)ns / 1e9;
+	return 0;
 }
 
 /* Long-only options: codes past any letter, which other options may take. */
@@ -368,9 +362,9 @@ int main(int argc, char **argv)
 				return bad("--lb", optarg);
 			break;
 		case OPT_INTERVAL:
-			if (parse_size(optarg, &v) || !v || v > 3600000)
-				return bad("--interval (milliseconds, 1 .. 3600000)", optarg);
-			o.interval_ns = v * 1000000;
+			if (parse_time(optarg, PN_MS, PN_MS, 3600 * PN_S, &v))
+				return bad("--interval (a time in 1ms..3600s; bare: ms)", optarg);
+			o.interval_ns = v;
 			break;
 		case OPT_STAGE_PIN: o.stage_pin = optarg; break;
 		case 'm':
@@ -430,9 +424,9 @@ int main(int argc, char **argv)
 				return bad("--rto", optarg);
 			break;
 		case 'R':
-			if (parse_size(optarg, &v) || v > 4000000)
-				return bad("--rto-min (microseconds)", optarg);
-			o.rto_min_ns = v * 1000;
+			if (parse_time(optarg, PN_US, 0, 4 * PN_S, &v))
+				return bad("--rto-min (a time in 0..4s; bare: us)", optarg);
+			o.rto_min_ns = v;
 			break;
 		case 'W':
 			if (parse_secs(optarg, &o.wait_s))
