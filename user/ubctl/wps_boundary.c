@@ -52,22 +52,62 @@ static int tc_one(unsigned ifindex, enum bpf_tc_attach_point where, int prog_fd)
 	return bpf_tc_attach(&hook, &opts);
 }
 
-int cmd_wps_boundary(int argc, char **argv)
+static const struct optab dev_opts[] = {
+	{ "dev", "DEV", "the port at the domain's edge (required)", 'd', 0 },
+	{ 0 },
+};
+
+static int boundary_attach(int argc, char **argv);
+static int boundary_detach(int argc, char **argv);
+
+static const struct optab_cmd boundary_cmd = {
+	.path = "ubctl wps boundary",
+	.summary = "the WPS domain-edge filter: WPS packets neither enter nor leave through a port",
+}, boundary_attach_cmd = {
+	.path = "ubctl wps boundary attach",
+	.summary = "drop packets carrying the WPS option entering or leaving through DEV",
+	.synopsis = "--dev DEV",
+	.about = "On DEV's TC ingress (WPS packets from outside are dropped) and egress (WPS\n"
+		 "packets never leave), counted in ubctl stats; pinned under\n"
+		 "/sys/fs/bpf/ubxdp/wps/boundary/[NETNS:]DEV/.",
+	.opts = dev_opts,
+	.run = boundary_attach,
+}, boundary_detach_cmd = {
+	.path = "ubctl wps boundary detach",
+	.summary = "take the filter off DEV and remove its pins",
+	.synopsis = "--dev DEV",
+	.opts = dev_opts,
+	.run = boundary_detach,
+};
+
+const struct optab_cmd *const wps_boundary_cmds[] = {
+	&boundary_cmd, &boundary_attach_cmd, &boundary_detach_cmd, NULL,
+};
+
+static int dev_opt(void *ctx, const struct optab *o, const char *val)
+{
+	(void)o;
+	*(const char **)ctx = val;
+	return 0;
+}
+
+static int boundary(const struct optab_cmd *c, int argc, char **argv)
 {
 	struct wps_boundary *skel;
 	char dir[PATH_MAX], p[PATH_MAX + 64];
-	const char *dev;
+	const char *dev = NULL;
 	unsigned ifx;
 	struct stat st;
-	int rc;
+	int rc = optab_parse(c, argc, argv, dev_opt, &dev, NULL);
 
-	if (argc != 4 || strcmp(argv[2], "--dev") || (strcmp(argv[1], "attach") && strcmp(argv[1], "detach")))
-		return fail(EXIT_USAGE, "usage: ubctl wps boundary attach|detach --dev DEV");
-	dev = argv[3];
+	if (rc)
+		return OPTAB_STATUS(rc);
+	if (!dev)
+		return fail(EXIT_USAGE, "%s: --dev DEV is required", c->path + 6);
 	ifx = if_nametoindex(dev);
 	if (!ifx)
 		return fail(EXIT_USAGE, "unknown device '%s'", dev);
-	if (!strcmp(argv[1], "detach")) {
+	if (c == &boundary_detach_cmd) {
 		if (boundary_dir(dev, true, dir, sizeof(dir)))
 			return EXIT_FAIL;
 		rc = tc_one(ifx, BPF_TC_INGRESS, -1);
@@ -122,6 +162,16 @@ unpin:
 out:
 	wps_boundary__destroy(skel);
 	return rc;
+}
+
+static int boundary_attach(int argc, char **argv)
+{
+	return boundary(&boundary_attach_cmd, argc, argv);
+}
+
+static int boundary_detach(int argc, char **argv)
+{
+	return boundary(&boundary_detach_cmd, argc, argv);
 }
 
 /* ---- stats --------------------------------------------------------------------- */

@@ -54,6 +54,7 @@
 
 #include <bpf/bpf.h>
 
+#include "parse_num.h"
 #include "wps_cfg.h"
 #include "wps_live.h"
 #include "wps_pins.h"
@@ -555,7 +556,73 @@ static __u32 map_id(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
-int wps_ingress_watch(int argc, char **argv)
+static int watch(int argc, char **argv);
+
+static const struct optab watch_opts[] = {
+	{ "dev", "DEV", "the instance's port (required)", 'd', 0 },
+	{ "probe-ms", "TIME", "have the kernel probe a next hop not confirmed for this long\n"
+	  "(bare: ms; 10ms..60s, default 200ms)", 'p', 0 },
+	{ "dead-ms", "TIME", "a next hop not confirmed for this long is out of rotation\n"
+	  "(bare: ms; 10ms..60s, longer than --probe-ms; default 700ms)", 'D', 0 },
+	{ "tick-ms", "TIME", "look at every path this often, and at once on an event (bare:\n"
+	  "ms; 10ms..60s, default 100ms)", 't', 0 },
+	{ "relay-rate", "N", "Packet Too Big relayed to inner senders per second (1..60000,\n"
+	  "default 10)", 'r', 0 },
+	{ "relay-burst", "N", "... in bursts of at most N (1..60000, default 10)", 'b', 0 },
+	{ "pmtu-expire-s", "TIME", "a learned path MTU is forgotten after this long (bare: s;\n"
+	  "1s..60000s, default 600s)", 'e', 0 },
+	{ 0 },
+};
+
+const struct optab_cmd wps_watch_cmd = {
+	.path = "ubctl wps ingress watch",
+	.summary = "the agent that follows the paths' links, next hops and MTUs (foreground)",
+	.synopsis = "--dev DEV [--probe-ms TIME] [--dead-ms TIME] [--tick-ms TIME]\n"
+		    "    [--relay-rate N] [--relay-burst N] [--pmtu-expire-s TIME]",
+	.about = "Runs in the foreground until SIGINT/SIGTERM or detach (systemd:\n"
+		 "ubxdp-wps-ingress-watch@DEV). A path whose device is down or has no carrier,\n"
+		 "or whose next hop (--nexthop) has not answered the kernel's probes for\n"
+		 "--dead-ms, is out of rotation until it is up again. A Packet Too Big from the\n"
+		 "WAN about a packet the ingress sent lowers the MTU of the path its group went\n"
+		 "on and is relayed to the inner sender as the ICMP of its family, MTU less 56.",
+	.opts = watch_opts,
+	.run = watch,
+};
+
+struct watch_args {
+	const char *dev;
+	unsigned long long probe_ms, dead_ms, tick_ms, rate, burst, expire_s;
+};
+
+static int watch_opt(void *ctx, const struct optab *o, const char *v)
+{
+	struct watch_args *a = ctx;
+	char opt[40], err[256];
+	uint64_t t;
+
+	snprintf(opt, sizeof(opt), "--%s", o->name);
+	switch (o->key) {
+	case 'd':
+		a->dev = v;
+		return 0;
+	case 'r':
+	case 'b':
+		if (wps_parse_uint(v, 1, 60000, o->key == 'r' ? &a->rate : &a->burst, opt, err, sizeof(err)))
+			return fail(EXIT_USAGE, "%s", err);
+		return 0;
+	case 'e':
+		if (pn_time(opt, v, PN_S, PN_S, 60000 * PN_S, &t, err, sizeof(err)))
+			return fail(EXIT_USAGE, "%s", err);
+		a->expire_s = t / PN_S;
+		return 0;
+	}
+	if (pn_time(opt, v, PN_MS, 10 * PN_MS, 60 * PN_S, &t, err, sizeof(err)))
+		return fail(EXIT_USAGE, "%s", err);
+	*(o->key == 'p' ? &a->probe_ms : o->key == 'D' ? &a->dead_ms : &a->tick_ms) = t / PN_MS;
+	return 0;
+}
+
+static int watch(int argc, char **argv)
 {
 	__u32 cfg_id = 0;
 	int pin_fd;
@@ -563,30 +630,26 @@ int wps_ingress_watch(int argc, char **argv)
 	unsigned long long probe_ms = 200, dead_ms = 700, tick_ms = 100, rate = 10, burst = 10, expire_s = 600;
 	struct ptb_ctx ptb = { .icmp6 = -1, .raw4 = -1, .flows_fd = -1, .state_fd = -1 };
 	const char *dev = NULL;
-	char dir[PATH_MAX], p[PATH_MAX + 64], err[256];
+	char dir[PATH_MAX], p[PATH_MAX + 64];
 	struct slot_watch w[WPS_IN_MAX_PATHS] = { 0 };
 	struct wps_in_live *lv = NULL;
 	int cfg_fd = -1, paths_fd = -1, live_fd = -1, nfd = -1, efd = -1, rc = EXIT_FAIL;
 	struct sigaction sa = { .sa_handler = on_signal };
 
-	for (int i = 0; i < argc; i++) {
-		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		unsigned long long *num = !strcmp(o, "--probe-ms") ? &probe_ms : !strcmp(o, "--dead-ms") ? &dead_ms :
-					  !strcmp(o, "--tick-ms") ? &tick_ms : !strcmp(o, "--relay-rate") ? &rate :
-					  !strcmp(o, "--relay-burst") ? &burst : !strcmp(o, "--pmtu-expire-s") ? &expire_s :
-					  NULL;
+	struct watch_args args = { .probe_ms = 200, .dead_ms = 700, .tick_ms = 100, .rate = 10, .burst = 10,
+				   .expire_s = 600 };
 
-		if (!v)
-			return fail(EXIT_USAGE, "wps ingress watch: %s needs a value", o);
-		i++;
-		if (!strcmp(o, "--dev"))
-			dev = v;
-		else if (!num)
-			return fail(EXIT_USAGE, "wps ingress watch: unknown option '%s'", o);
-		else if (wps_parse_uint(v, num == &probe_ms || num == &dead_ms || num == &tick_ms ? 10 : 1, 60000, num, o + 2,
-					err, sizeof(err)))
-			return fail(EXIT_USAGE, "%s", err);
-	}
+	rc = optab_parse(&wps_watch_cmd, argc, argv, watch_opt, &args, NULL);
+	if (rc)
+		return OPTAB_STATUS(rc);
+	rc = EXIT_FAIL;
+	dev = args.dev;
+	probe_ms = args.probe_ms;
+	dead_ms = args.dead_ms;
+	tick_ms = args.tick_ms;
+	rate = args.rate;
+	burst = args.burst;
+	expire_s = args.expire_s;
 	if (!dev)
 		return fail(EXIT_USAGE, "wps ingress watch: --dev DEV is required");
 	if (dead_ms <= probe_ms)
