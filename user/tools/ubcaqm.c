@@ -241,7 +241,7 @@ int main(int argc, char **argv)
 	ifindex = if_nametoindex(dev);
 	if (!ifindex) {
 		fprintf(stderr, "ubcaqm: no device '%s'\n", dev);
-		return 2;
+		return UB_EXIT_NOTFOUND;
 	}
 	/* Every catchable way to stop ubcaqm ends in the loop below, which
 	 * detaches; held until the loop waits for one, so that one that comes
@@ -273,6 +273,7 @@ int main(int argc, char **argv)
 	skel->rodata->ecn_mark = ecn;
 	if ((err = caqm__load(skel))) {
 		fprintf(stderr, "ubcaqm: load: %s\n", strerror(-err));
+		rc = UB_EXIT_KERNEL;
 		goto out;
 	}
 	if (pin && pin_maps(skel, pin, &pin_made, &pin_lock))
@@ -281,10 +282,12 @@ int main(int argc, char **argv)
 			    bpf_program__name(skel->progs.caqm_stage));
 	if (link == -EEXIST) {
 		fprintf(stderr, "ubcaqm: %s egress already runs a CAQM stage (another ubcaqm)\n", dev);
+		rc = UB_EXIT_CONFLICT;
 		goto out;
 	}
 	if (link < 0 && link != -EOPNOTSUPP) {
 		fprintf(stderr, "ubcaqm: attach to %s egress: %s\n", dev, strerror(-link));
+		rc = UB_EXIT_KERNEL;
 		goto out;
 	}
 	if (link < 0) {	/* no tcx in this kernel: a clsact filter */
@@ -296,6 +299,7 @@ int main(int argc, char **argv)
 		if (err && err != -EEXIST) {
 			libbpf_set_print(prev);
 			fprintf(stderr, "ubcaqm: clsact on %s: %s\n", dev, strerror(-err));
+			rc = UB_EXIT_KERNEL;
 			goto out;
 		}
 		hook_created = !err;
@@ -303,6 +307,7 @@ int main(int argc, char **argv)
 		err = bpf_tc_attach(&hook, &tc);
 		libbpf_set_print(prev);
 		if (err) {
+			rc = err == -EEXIST ? UB_EXIT_CONFLICT : UB_EXIT_KERNEL;
 			if (err == -EEXIST)
 				fprintf(stderr, "ubcaqm: %s egress already has a filter at pref 1 (another ubcaqm, or "
 					"a killed one's: tc filter del dev %s egress pref 1)\n", dev, dev);

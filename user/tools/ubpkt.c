@@ -100,8 +100,10 @@ static int dev_index(const char *dev)
 {
 	unsigned idx = if_nametoindex(dev);
 
-	if (!idx)
-		usage_error("--dev: no device '%s' in this network namespace", dev);
+	if (!idx) {
+		fprintf(stderr, "ubpkt: --dev: no device '%s' in this network namespace\n", dev);
+		exit(UB_EXIT_NOTFOUND);
+	}
 	return (int)idx;
 }
 

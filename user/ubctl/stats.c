@@ -119,7 +119,7 @@ static int cmd_stats(int argc, char **argv)
 	if (only && !shown) {
 		if (jall)
 			json_object_put(jall);
-		return fail(EXIT_FAIL, "stats: no instance named '%s'", only);
+		return fail(UB_EXIT_NOTFOUND, "stats: no instance named '%s'", only);
 	}
 	if (json)
 		json_print(jall);

@@ -377,19 +377,19 @@ static int check_dev(const char *opt, const char *dev, unsigned *ifindex)
 		return fail(EXIT_USAGE, "ub2e attach needs --%s DEV", opt);
 	*ifindex = if_nametoindex(dev);
 	if (!*ifindex)
-		return fail(EXIT_FAIL, "--%s %s: no such network device", opt, dev);
+		return fail(UB_EXIT_NOTFOUND, "--%s %s: no such network device", opt, dev);
 	if (!bpf_xdp_query_id((int)*ifindex, 0, &prog_id) && prog_id)
-		return fail(EXIT_FAIL, "%s already has an XDP program (id %u); detach it first", dev, prog_id);
+		return fail(UB_EXIT_CONFLICT, "%s already has an XDP program (id %u); detach it first", dev, prog_id);
 	return 0;
 }
 
 static int attach_err(const char *dev, int err, bool generic)
 {
 	if (err == -EPERM || err == -EACCES)
-		return fail(EXIT_FAIL, "attach to %s: permission denied (needs root: CAP_BPF, CAP_NET_ADMIN)", dev);
+		return fail(UB_EXIT_KERNEL, "attach to %s: permission denied (needs root: CAP_BPF, CAP_NET_ADMIN)", dev);
 	if (!generic && (err == -EOPNOTSUPP || err == -EINVAL))
-		return fail(EXIT_FAIL, "native XDP refused by %s (%s): retry with --generic", dev, strerror(-err));
-	return fail(EXIT_FAIL, "attach to %s: %s", dev, strerror(-err));
+		return fail(UB_EXIT_KERNEL, "native XDP refused by %s (%s): retry with --generic", dev, strerror(-err));
+	return fail(UB_EXIT_KERNEL, "attach to %s: %s", dev, strerror(-err));
 }
 
 /* One line with libbpf's own words for what failed. */
@@ -399,8 +399,8 @@ static int load_err(int rc)
 	const char *hint = rc == -EPERM || rc == -EACCES ? "needs root: CAP_BPF, CAP_NET_ADMIN" : "-v shows the verifier log";
 
 	if (*why)
-		return fail(EXIT_FAIL, "loading BPF programs failed (%s): %s", hint, why);
-	return fail(EXIT_FAIL, "loading BPF programs failed (%s): %s", hint, strerror(-rc));
+		return fail(UB_EXIT_KERNEL, "loading BPF programs failed (%s): %s", hint, why);
+	return fail(UB_EXIT_KERNEL, "loading BPF programs failed (%s): %s", hint, strerror(-rc));
 }
 
 /*
@@ -496,10 +496,12 @@ static int do_attach(struct ub2e_args *a)
 		return fail(EXIT_USAGE, "--ub-dev and --ip-dev must be different devices");
 	if (npimap_check(a->plan, a->nplan, err, sizeof(err)))
 		return fail(EXIT_USAGE, "refusing mapping: %s", err);
-	if (pin_instance_dir("ub2e", &a->sel, false, dir, sizeof(dir), err, sizeof(err)))
-		return fail(EXIT_FAIL, "%s", err);
+	int prc = pin_instance_dir("ub2e", &a->sel, false, dir, sizeof(dir), err, sizeof(err));
+
+	if (prc)
+		return fail(prc, "%s", err);
 	if (!stat(dir, &st))
-		return fail(EXIT_FAIL, "an instance is already pinned at %s: detach it first", pin_display(dir));
+		return fail(UB_EXIT_CONFLICT, "an instance is already pinned at %s: detach it first", pin_display(dir));
 
 	skel = ub2e__open();
 	if (!skel)
@@ -579,12 +581,12 @@ static int do_attach(struct ub2e_args *a)
 	tc_ip = bpf_program__fd(skel->progs.ub2e_slow_ip);
 	rc = ub2e_tc_attach(ub_if, tc_in, tc_ub);
 	if (rc) {
-		rc = fail(EXIT_FAIL, "attach TC to %s: %s", a->sel.ub_dev, strerror(-rc));
+		rc = fail(UB_EXIT_KERNEL, "attach TC to %s: %s", a->sel.ub_dev, strerror(-rc));
 		goto unpin;
 	}
 	rc = ub2e_tc_attach(ip_if, tc_in, tc_ip);
 	if (rc) {
-		rc = fail(EXIT_FAIL, "attach TC to %s: %s", a->sel.ip_dev, strerror(-rc));
+		rc = fail(UB_EXIT_KERNEL, "attach TC to %s: %s", a->sel.ip_dev, strerror(-rc));
 		goto untc_ub;
 	}
 
@@ -601,7 +603,7 @@ static int do_attach(struct ub2e_args *a)
 		rb = bpf_xdp_detach((int)ub_if, (flags & ~XDP_FLAGS_UPDATE_IF_NOEXIST) | XDP_FLAGS_REPLACE, &o);
 		if (rb) {
 			/* Half attached: keep the pins so `ubctl ub2e detach` can finish the job. */
-			rc = fail(EXIT_FAIL, "attach to %s failed (%s) and taking the program off %s failed too (%s): "
+			rc = fail(UB_EXIT_KERNEL, "attach to %s failed (%s) and taking the program off %s failed too (%s): "
 				  "pins kept at %s, run ubctl ub2e detach", a->sel.ip_dev, strerror(-rc),
 				  a->sel.ub_dev, strerror(-rb), pin_display(dir));
 			goto out;
@@ -679,8 +681,10 @@ static int do_detach(struct ub2e_args *a)
 	char dir[PATH_MAX], err[512];
 	int tx_ub, tx_ip, to_uboe, to_ub, tc_in, tc_ub, tc_ip, failures;
 
-	if (pin_instance_dir("ub2e", &a->sel, true, dir, sizeof(dir), err, sizeof(err)))
-		return fail(EXIT_FAIL, "%s", err);
+	int prc = pin_instance_dir("ub2e", &a->sel, true, dir, sizeof(dir), err, sizeof(err));
+
+	if (prc)
+		return fail(prc, "%s", err);
 	if (netns_enter_instance(dir, &saved_ns, err, sizeof(err)))
 		return fail(EXIT_FAIL, "ub2e detach: %s", err);
 	tx_ub = open_pinned(dir, UB2E_PIN_TX_UB);
@@ -718,8 +722,10 @@ static int do_map(struct ub2e_args *a)
 	size_t ncur;
 	int npi_fd, vlan_fd, rc = 0;
 
-	if (pin_instance_dir("ub2e", &a->sel, true, dir, sizeof(dir), err, sizeof(err)))
-		return fail(EXIT_FAIL, "%s", err);
+	int prc = pin_instance_dir("ub2e", &a->sel, true, dir, sizeof(dir), err, sizeof(err));
+
+	if (prc)
+		return fail(prc, "%s", err);
 	npi_fd = open_pinned(dir, UB2E_PIN_NPI2VLAN);
 	vlan_fd = open_pinned(dir, UB2E_PIN_VLAN2NPI);
 	if (npi_fd < 0 || vlan_fd < 0)
@@ -757,11 +763,11 @@ static int do_map(struct ub2e_args *a)
 			if (npimap_parse(a->rest[i], &e, err, sizeof(err)))
 				return fail(EXIT_USAGE, "%s", err);
 			if (ncur >= UB2E_MAX_NPI_ENTRIES)
-				return fail(EXIT_FAIL, "mapping table full (%d entries)", UB2E_MAX_NPI_ENTRIES);
+				return fail(UB_EXIT_CONFLICT, "mapping table full (%d entries)", UB2E_MAX_NPI_ENTRIES);
 			cur[ncur++] = e;
 		}
 		if (npimap_check(cur, ncur, err, sizeof(err)))
-			return fail(EXIT_FAIL, "refusing mapping: %s", err);
+			return fail(UB_EXIT_CONFLICT, "refusing mapping: %s", err);
 		if (ub2e_tables_write(npi_fd, vlan_fd, cur + ncur - (a->nrest - 1), (size_t)a->nrest - 1))
 			return fail(EXIT_FAIL, "updating the mapping maps: %s", strerror(errno));
 	} else {
@@ -777,7 +783,7 @@ static int do_map(struct ub2e_args *a)
 			if (npimap_parse_key(a->rest[i], &del[i], err, sizeof(err)))
 				return fail(EXIT_USAGE, "ub2e map del: %s", err);
 			if (!npimap_find(cur, ncur, del[i].pid, del[i].perm))
-				return fail(EXIT_FAIL, "ub2e map del: %s is not in the table; nothing deleted", a->rest[i]);
+				return fail(UB_EXIT_NOTFOUND, "ub2e map del: %s is not in the table; nothing deleted", a->rest[i]);
 			for (int j = 1; j < i; j++)
 				if (del[j].pid == del[i].pid && del[j].perm == del[i].perm)
 					return fail(EXIT_USAGE, "ub2e map del: %s given twice; nothing deleted", a->rest[i]);
@@ -834,8 +840,10 @@ static int do_status(struct ub2e_args *a)
 	__u32 zero = 0;
 	int fd, tx_ub, tx_ip, saved_ns;
 
-	if (pin_instance_dir("ub2e", &a->sel, true, dir, sizeof(dir), err, sizeof(err)))
-		return fail(EXIT_FAIL, "%s", err);
+	int prc = pin_instance_dir("ub2e", &a->sel, true, dir, sizeof(dir), err, sizeof(err));
+
+	if (prc)
+		return fail(prc, "%s", err);
 	if (netns_enter_instance(dir, &saved_ns, err, sizeof(err)))
 		return fail(EXIT_FAIL, "ub2e status: %s", err);
 	fd = open_pinned(dir, UB2E_PIN_CFG);

@@ -44,7 +44,8 @@ struct instance_sel {
 
 /* <bpffs>/ubxdp/<role> */
 int pin_role_dir(const char *role, char *out, size_t len, char *err, size_t errlen);
-/* Resolve the instance directory. `must_exist`: pick the only instance when none is named. */
+/* Resolve the instance directory. `must_exist`: pick the only instance when none is named.
+ * Returns 0, or the exit status (not found, usage, ...) with one line in err. */
 int pin_instance_dir(const char *role, const struct instance_sel *sel, bool must_exist,
 		     char *out, size_t len, char *err, size_t errlen);
 /* List instance directories of a role; returns count (<= max) or -1. */

@@ -31,8 +31,10 @@ static int boundary_dir(const char *dev, bool must_exist, char *out, size_t len)
 
 	pin_netns_name(ns, sizeof(ns));
 	snprintf(name, sizeof(name), "%s%s%s", ns, *ns ? ":" : "", dev);
-	if (pin_instance_dir(WPS_ROLE_BOUNDARY, &sel, must_exist, out, len, err, sizeof(err)))
-		return fail(EXIT_FAIL, "%s", err);
+	int prc = pin_instance_dir(WPS_ROLE_BOUNDARY, &sel, must_exist, out, len, err, sizeof(err));
+
+	if (prc)
+		return fail(prc, "%s", err);
 	return 0;
 }
 
@@ -106,27 +108,27 @@ static int boundary(const struct optab_cmd *c, int argc, char **argv)
 		return fail(EXIT_USAGE, "%s: --dev DEV is required", c->path + 6);
 	ifx = if_nametoindex(dev);
 	if (!ifx)
-		return fail(EXIT_USAGE, "unknown device '%s'", dev);
+		return fail(UB_EXIT_NOTFOUND, "unknown device '%s'", dev);
 	if (c == &boundary_detach_cmd) {
-		if (boundary_dir(dev, true, dir, sizeof(dir)))
-			return EXIT_FAIL;
+		if ((rc = boundary_dir(dev, true, dir, sizeof(dir))))
+			return rc;
 		rc = tc_one(ifx, BPF_TC_INGRESS, -1);
 		if (rc && rc != -ENOENT)
-			return fail(EXIT_FAIL, "TC detach on %s ingress: %s; pins kept", dev, strerror(-rc));
+			return fail(UB_EXIT_KERNEL, "TC detach on %s ingress: %s; pins kept", dev, strerror(-rc));
 		rc = tc_one(ifx, BPF_TC_EGRESS, -1);
 		if (rc && rc != -ENOENT)
-			return fail(EXIT_FAIL, "TC detach on %s egress: %s; pins kept", dev, strerror(-rc));
+			return fail(UB_EXIT_KERNEL, "TC detach on %s egress: %s; pins kept", dev, strerror(-rc));
 		pin_remove_dir(dir);
 		printf("wps boundary detached from %s\n", dev);
 		return 0;
 	}
-	if (boundary_dir(dev, false, dir, sizeof(dir)))
-		return EXIT_FAIL;
+	if ((rc = boundary_dir(dev, false, dir, sizeof(dir))))
+		return rc;
 	if (!stat(dir, &st))
-		return fail(EXIT_FAIL, "a WPS boundary filter is already on %s: detach it first", dev);
+		return fail(UB_EXIT_CONFLICT, "a WPS boundary filter is already on %s: detach it first", dev);
 	skel = wps_boundary__open_and_load();
 	if (!skel)
-		return fail(EXIT_FAIL, "loading the boundary filter failed: %s (run with -v)", strerror(errno));
+		return fail(UB_EXIT_KERNEL, "loading the boundary filter failed: %s (run with -v)", strerror(errno));
 	rc = EXIT_FAIL;
 	if (pin_mkdir_p(dir)) {
 		fail(EXIT_FAIL, "cannot create %s: %s", dir, strerror(errno));
@@ -142,14 +144,12 @@ static int boundary(const struct optab_cmd *c, int argc, char **argv)
 	if (bpf_program__pin(skel->progs.wps_boundary_out, p))
 		goto pinerr;
 	if ((rc = tc_one(ifx, BPF_TC_INGRESS, bpf_program__fd(skel->progs.wps_boundary_in)))) {
-		fail(EXIT_FAIL, "TC attach on %s ingress: %s", dev, strerror(-rc));
-		rc = EXIT_FAIL;
+		rc = fail(UB_EXIT_KERNEL, "TC attach on %s ingress: %s", dev, strerror(-rc));
 		goto unpin;
 	}
 	if ((rc = tc_one(ifx, BPF_TC_EGRESS, bpf_program__fd(skel->progs.wps_boundary_out)))) {
 		tc_one(ifx, BPF_TC_INGRESS, -1);
-		fail(EXIT_FAIL, "TC attach on %s egress: %s", dev, strerror(-rc));
-		rc = EXIT_FAIL;
+		rc = fail(UB_EXIT_KERNEL, "TC attach on %s egress: %s", dev, strerror(-rc));
 		goto unpin;
 	}
 	printf("wps boundary attached: %s (in and out), pinned at %s\n", dev, pin_display(dir));

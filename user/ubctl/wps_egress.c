@@ -347,7 +347,7 @@ static int cmd_run(int argc, char **argv)
 	snprintf(stats, sizeof(stats), "%s/%s.json", WPS_EG_STATS_DIR, name);
 	lock = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB))
-		return fail(EXIT_FAIL, "wps egress run: an instance named '%s' is already running", name);
+		return fail(UB_EXIT_CONFLICT, "wps egress run: an instance named '%s' is already running", name);
 	if (pin_role_dir("wps_egress", base, sizeof(base), err, sizeof(err)))
 		return fail(EXIT_FAIL, "wps egress run: %s", err);
 	snprintf(pin_dir, sizeof(pin_dir), "%s/%s", base, name);
@@ -533,7 +533,7 @@ static int cmd_stats_wps(int argc, char **argv)
 	shown = egress_stats(arr, only);
 	if (only && !shown) {
 		json_object_put(out);
-		return fail(EXIT_FAIL, "wps egress stats: no running instance named '%s'", only);
+		return fail(UB_EXIT_NOTFOUND, "wps egress stats: no running instance named '%s'", only);
 	}
 	if (out)
 		json_print(out);

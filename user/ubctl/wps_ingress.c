@@ -88,8 +88,10 @@ static int instance_dir(const char *dev, bool must_exist, char *out, size_t len)
 
 	pin_netns_name(ns, sizeof(ns));
 	snprintf(name, sizeof(name), "%s%s%s", ns, *ns ? ":" : "", dev);
-	if (pin_instance_dir(WPS_ROLE_INGRESS, &sel, must_exist, out, len, err, sizeof(err)))
-		return fail(EXIT_FAIL, "%s", err);
+	int prc = pin_instance_dir(WPS_ROLE_INGRESS, &sel, must_exist, out, len, err, sizeof(err));
+
+	if (prc)
+		return fail(prc, "%s", err);
 	return 0;
 }
 
@@ -405,7 +407,7 @@ static int port_map_parse(const char *arg, struct wps_in_port *ports, int *n)
 		*eq = '\0';
 		ifindex = if_nametoindex(tok);
 		if (!ifindex)
-			return fail(EXIT_USAGE, "--ingress-port: unknown device '%s'", tok), -1;
+			return fail(UB_EXIT_NOTFOUND, "--ingress-port: unknown device '%s'", tok), -1;
 		if (wps_parse_uint(eq + 1, 0, 255, &id, "--ingress-port ID", err, sizeof(err)))
 			return fail(EXIT_USAGE, "%s", err), -1;
 		if (ports[ifindex % WPS_IN_PORTS].ifindex)
@@ -674,16 +676,16 @@ static int attach(int argc, char **argv)
 		return fail(EXIT_USAGE, "%s", err);
 	dev_if = if_nametoindex(dev);
 	if (!dev_if)
-		return fail(EXIT_USAGE, "unknown device '%s'", dev);
+		return fail(UB_EXIT_NOTFOUND, "unknown device '%s'", dev);
 	if (dev_info(dev, NULL, &mtu))
 		return fail(EXIT_FAIL, "cannot read the MTU of %s: %s", dev, strerror(errno));
 	if (cfg.ecmp && !cfg.path_mtu)
 		cfg.path_mtu = (__u16)mtu;
 	cfg.dev_ifindex = dev_if;
-	if (instance_dir(dev, false, dir, sizeof(dir)))
-		return EXIT_FAIL;
+	if ((rc = instance_dir(dev, false, dir, sizeof(dir))))
+		return rc;
 	if (!stat(dir, &st))
-		return fail(EXIT_FAIL, "a WPS ingress is already attached to %s (%s): detach it first", dev,
+		return fail(UB_EXIT_CONFLICT, "a WPS ingress is already attached to %s (%s): detach it first", dev,
 			    pin_display(dir));
 
 	skel = wps_ingress__open();
@@ -695,8 +697,8 @@ static int attach(int argc, char **argv)
 	if (rc) {
 		wps_ingress__destroy(skel);
 		if (rc == -EPERM || rc == -EACCES)
-			return fail(EXIT_FAIL, "loading BPF programs: permission denied (needs root: CAP_BPF, CAP_NET_ADMIN)");
-		return fail(EXIT_FAIL, "loading BPF programs failed: %s (run with -v for the verifier log)", strerror(-rc));
+			return fail(UB_EXIT_KERNEL, "loading BPF programs: permission denied (needs root: CAP_BPF, CAP_NET_ADMIN)");
+		return fail(UB_EXIT_KERNEL, "loading BPF programs failed: %s (run with -v for the verifier log)", strerror(-rc));
 	}
 	if (pin_mkdir_p(dir)) {
 		rc = fail(EXIT_FAIL, "cannot create %s: %s", dir, strerror(errno));
@@ -782,12 +784,12 @@ static int attach(int argc, char **argv)
 	}
 	rc = tc_attach(b_if, BPF_TC_INGRESS, bpf_program__fd(skel->progs.wps_ingress_seg), WPS_TC_PRIO_INGRESS);
 	if (rc) {
-		rc = fail(EXIT_FAIL, "TC attach on the detour: %s", strerror(-rc));
+		rc = fail(UB_EXIT_KERNEL, "TC attach on the detour: %s", strerror(-rc));
 		goto unseg;
 	}
 	rc = tc_attach(dev_if, BPF_TC_EGRESS, bpf_program__fd(skel->progs.wps_ingress), WPS_TC_PRIO_INGRESS);
 	if (rc) {
-		rc = fail(EXIT_FAIL, "TC attach on %s egress: %s", dev, strerror(-rc));
+		rc = fail(UB_EXIT_KERNEL, "TC attach on %s egress: %s", dev, strerror(-rc));
 		goto unseg;
 	}
 	printf("wps ingress attached: %s egress (node %u -> node %u, %s), pinned at %s\n", dev, cfg.node_id,
@@ -819,11 +821,11 @@ static int detach(int argc, char **argv)
 		return OPTAB_STATUS(rc);
 	if (!dev)
 		return fail(EXIT_USAGE, "wps ingress detach: --dev DEV is required");
-	if (instance_dir(dev, true, dir, sizeof(dir)))
-		return EXIT_FAIL;
+	if ((rc = instance_dir(dev, true, dir, sizeof(dir))))
+		return rc;
 	dev_if = if_nametoindex(dev);
 	if (!dev_if)
-		return fail(EXIT_FAIL, "device '%s' is gone; pins kept at %s (remove them with rm -r)", dev,
+		return fail(UB_EXIT_NOTFOUND, "device '%s' is gone; pins kept at %s (remove them with rm -r)", dev,
 			    pin_display(dir));
 	cfg_fd = open_pin(dir, WPS_PIN_CFG);
 	if (cfg_fd < 0)
@@ -834,7 +836,7 @@ static int detach(int argc, char **argv)
 	close(cfg_fd);
 	rc = tc_detach(dev_if, BPF_TC_EGRESS, WPS_TC_PRIO_INGRESS);
 	if (rc && rc != -ENOENT)
-		return fail(EXIT_FAIL, "TC detach on %s: %s; pins kept", dev, strerror(-rc));
+		return fail(UB_EXIT_KERNEL, "TC detach on %s: %s; pins kept", dev, strerror(-rc));
 	seg_delete(dev_if);	/* takes its filter with it */
 	/* DEV's features as they were before attach, each one. */
 	if (features_restore(dev, &cfg))
@@ -886,33 +888,35 @@ struct inst {
 	struct wps_in_cfg cfg;
 };
 
+/* Returns 0, or the exit status (said). */
 static int inst_open(const char *dev, struct inst *in)
 {
 	__u32 zero = 0;
+	int rc;
 
 	memset(in, 0, sizeof(*in));
 	in->cfg_fd = in->paths_fd = in->rules_fd = in->pstats_fd = in->pload_fd = in->live_fd = -1;
-	if (instance_dir(dev, true, in->dir, sizeof(in->dir)))
-		return -1;
+	if ((rc = instance_dir(dev, true, in->dir, sizeof(in->dir))))
+		return rc;
 	in->cfg_fd = open_pin(in->dir, WPS_PIN_CFG);
 	if (in->cfg_fd < 0)
-		return -1;
+		return EXIT_FAIL;
 	if (bpf_map_lookup_elem(in->cfg_fd, &zero, &in->cfg))
-		return fail(EXIT_FAIL, "reading %s/cfg: %s", pin_display(in->dir), strerror(errno)), -1;
+		return fail(EXIT_FAIL, "reading %s/cfg: %s", pin_display(in->dir), strerror(errno));
 	/* Another ubctl's layout would be read as garbage and written back as worse. */
 	if (in->cfg.version != WPS_IN_CFG_VERSION)
 		return fail(EXIT_FAIL, "%s was attached by another ubctl (cfg layout %u, this one reads %u): detach and attach again",
-			    pin_display(in->dir), in->cfg.version, WPS_IN_CFG_VERSION), -1;
+			    pin_display(in->dir), in->cfg.version, WPS_IN_CFG_VERSION);
 	in->paths_fd = open_pin(in->dir, WPS_PIN_PATHS);
 	in->rules_fd = open_pin(in->dir, WPS_PIN_RULES);
 	in->pstats_fd = open_pin(in->dir, WPS_PIN_PATH_STATS);
 	in->pload_fd = open_pin(in->dir, WPS_PIN_PATH_LOAD);
 	in->live_fd = open_pin(in->dir, WPS_PIN_LIVE);
 	if (in->paths_fd < 0 || in->rules_fd < 0 || in->pstats_fd < 0 || in->pload_fd < 0 || in->live_fd < 0)
-		return -1;
+		return EXIT_FAIL;
 	in->live = wps_live_map(in->live_fd);
 	if (!in->live)
-		return fail(EXIT_FAIL, "cannot map %s/%s: %s", pin_display(in->dir), WPS_PIN_LIVE, strerror(errno)), -1;
+		return fail(EXIT_FAIL, "cannot map %s/%s: %s", pin_display(in->dir), WPS_PIN_LIVE, strerror(errno));
 	return 0;
 }
 
@@ -1094,7 +1098,7 @@ static int path_cmd(const struct optab_cmd *c, int argc, char **argv)
 			return fail(EXIT_USAGE, "wps ingress path add: --nexthop-mac MAC or --nexthop ADDR is required");
 		np.ifindex = if_nametoindex(via);
 		if (!np.ifindex)
-			return fail(EXIT_USAGE, "unknown device '%s'", via);
+			return fail(UB_EXIT_NOTFOUND, "unknown device '%s'", via);
 		if (dev_info(via, np.smac, &m))
 			return fail(EXIT_FAIL, "cannot read %s: %s", via, strerror(errno));
 		np.mtu = (__u16)(mtu ? mtu : m);
@@ -1106,7 +1110,7 @@ static int path_cmd(const struct optab_cmd *c, int argc, char **argv)
 			memcpy(np.nexthop, nh, 16);
 		}
 	}
-	if (inst_open(dev, &in))
+	if ((rc = inst_open(dev, &in)))
 		goto out;
 	if (in.cfg.ecmp && strcmp(verb, "list")) {
 		rc = fail(EXIT_USAGE, "%s runs in ECMP mode: the kernel's routes are the paths", dev);
@@ -1154,12 +1158,12 @@ static int path_cmd(const struct optab_cmd *c, int argc, char **argv)
 
 		if (path_find(&in, np.ifindex, mac ? np.dmac : NULL, nhs ? nh : NULL) >= 0) {
 			free(zs);
-			rc = fail(EXIT_USAGE, "path via %s to %s exists already", via, mac ? mac : nhs);
+			rc = fail(UB_EXIT_CONFLICT, "path via %s to %s exists already", via, mac ? mac : nhs);
 			goto out;
 		}
 		if (in.cfg.npaths >= WPS_IN_MAX_PATHS) {
 			free(zs);
-			rc = fail(EXIT_USAGE, "%d paths already: the most a WPS ingress has", WPS_IN_MAX_PATHS);
+			rc = fail(UB_EXIT_CONFLICT, "%d paths already: the most a WPS ingress has", WPS_IN_MAX_PATHS);
 			goto out;
 		}
 		/* The lowest slot not in use; a slot freed by path del starts its counters afresh. */
@@ -1211,7 +1215,7 @@ static int path_cmd(const struct optab_cmd *c, int argc, char **argv)
 		}
 		found = path_find(&in, if_nametoindex(via), mac ? dmac : NULL, nhs ? nh : NULL);
 		if (found < 0) {
-			rc = fail(EXIT_USAGE, "no path via %s%s%s", via, mac || nhs ? " to " : "", mac ? mac : nhs ? nhs : "");
+			rc = fail(UB_EXIT_NOTFOUND, "no path via %s%s%s", via, mac || nhs ? " to " : "", mac ? mac : nhs ? nhs : "");
 			goto out;
 		}
 		/* In place, this bit alone: the watch agent writes its own words beside it. */
@@ -1228,7 +1232,7 @@ static int path_cmd(const struct optab_cmd *c, int argc, char **argv)
 
 		found = path_find(&in, if_nametoindex(via), mac ? dmac : NULL, nhs ? nh : NULL);
 		if (found < 0) {
-			rc = fail(EXIT_USAGE, "no path via %s%s%s", via, mac || nhs ? " to " : "", mac ? mac : nhs ? nhs : "");
+			rc = fail(UB_EXIT_NOTFOUND, "no path via %s%s%s", via, mac || nhs ? " to " : "", mac ? mac : nhs ? nhs : "");
 			goto out;
 		}
 		if (in.cfg.npaths == 1) {
@@ -1236,7 +1240,7 @@ static int path_cmd(const struct optab_cmd *c, int argc, char **argv)
 			__u32 z = 0;
 
 			if (!bpf_map_lookup_elem(in.rules_fd, &z, &r0) && r0.used) {
-				rc = fail(EXIT_USAGE, "refusing to remove the last path while rules spray onto it "
+				rc = fail(UB_EXIT_CONFLICT, "refusing to remove the last path while rules spray onto it "
 					  "(rule del them first)");
 				goto out;
 			}
@@ -1358,7 +1362,7 @@ static int rule_cmd(const struct optab_cmd *c, int argc, char **argv)
 				return fail(EXIT_USAGE, "%s", err);
 		}
 	}
-	if (inst_open(dev, &in))
+	if ((rc = inst_open(dev, &in)))
 		goto out;
 	if (read_rules(in.rules_fd, rules, &n)) {
 		rc = fail(EXIT_FAIL, "reading rules: %s", strerror(errno));
@@ -1380,11 +1384,11 @@ static int rule_cmd(const struct optab_cmd *c, int argc, char **argv)
 		for (int i = 0; i < n; i++)
 			if (wps_rules_overlap(&rules[i], &nr)) {
 				wps_rule_format(&rules[i], buf, sizeof(buf));
-				rc = fail(EXIT_USAGE, "rule overlaps rule %d (%s)", i, buf);
+				rc = fail(UB_EXIT_CONFLICT, "rule overlaps rule %d (%s)", i, buf);
 				goto out;
 			}
 		if (n >= WPS_IN_MAX_RULES) {
-			rc = fail(EXIT_USAGE, "%d rules already: the most a WPS ingress has", WPS_IN_MAX_RULES);
+			rc = fail(UB_EXIT_CONFLICT, "%d rules already: the most a WPS ingress has", WPS_IN_MAX_RULES);
 			goto out;
 		}
 		__u32 k = (__u32)n;
@@ -1417,7 +1421,7 @@ static int rule_cmd(const struct optab_cmd *c, int argc, char **argv)
 		rc = 0;
 		goto out;
 	}
-	rc = fail(EXIT_USAGE, "no rule with that --dst/--src/--proto/--dport");
+	rc = fail(UB_EXIT_NOTFOUND, "no rule with that --dst/--src/--proto/--dport");
 out:
 	inst_close(&in);
 	return rc;

@@ -654,8 +654,8 @@ static int watch(int argc, char **argv)
 		return fail(EXIT_USAGE, "wps ingress watch: --dev DEV is required");
 	if (dead_ms <= probe_ms)
 		return fail(EXIT_USAGE, "wps ingress watch: --dead-ms must be longer than --probe-ms");
-	if (wps_ingress_dir(dev, dir, sizeof(dir)))
-		return EXIT_FAIL;
+	if ((rc = wps_ingress_dir(dev, dir, sizeof(dir))))
+		return rc;
 	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_CFG);
 	cfg_fd = bpf_obj_get(p);
 	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_PATHS);
