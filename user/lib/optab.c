@@ -421,3 +421,25 @@ void optab_man_common(FILE *f)
 		roff_text(f, exit_codes[i].what);
 	}
 }
+
+int optab_dump_man(const char *what)
+{
+	if (what && !strcmp(what, "common")) {
+		optab_man_common(stdout);
+		return UB_EXIT_OK;
+	}
+	if (!what || strcmp(what, "commands") || !registry || !*registry) {
+		fprintf(stderr, "%s: --dump-man commands|common\n", registry && *registry ? (*registry)->path : "optab");
+		return UB_EXIT_USAGE;
+	}
+	for (const struct optab_cmd *const *c = registry; *c; c++)
+		optab_man(*c, stdout);
+	return UB_EXIT_OK;
+}
+
+int optab_str(void *ctx, const struct optab *o, const char *val)
+{
+	(void)o;
+	*(const char **)ctx = val;
+	return 0;
+}

@@ -75,6 +75,15 @@ void optab_help(const struct optab_cmd *c, FILE *f);
 void optab_man(const struct optab_cmd *c, FILE *f);
 /* The man page's NUMBERS AND UNITS and EXIT STATUS sections, the same for every tool. */
 void optab_man_common(FILE *f);
+/*
+ * TOOL --dump-man commands|common: the generated parts of the tool's man page
+ * (every command's section of the registry, or optab_man_common), for
+ * scripts/mkman.sh. Returns the exit status.
+ */
+int optab_dump_man(const char *what);
+
+/* An optab_fn for commands whose only option is a string: ctx is a const char **. */
+int optab_str(void *ctx, const struct optab *o, const char *val);
 
 /*
  * Run the command argv names, from the registry: argv[0] is the tool, the

@@ -219,14 +219,9 @@ int main(int argc, char **argv)
 	DECLARE_LIBBPF_OPTS(bpf_tc_opts, tc, .handle = 1, .priority = 1);
 
 	optab_set_registry(ubcaqm_cmds);
-	/* ubcaqm --dump-man commands|common: the generated parts of ubcaqm(8). */
-	if (argc == 3 && !strcmp(argv[1], "--dump-man")) {
-		if (!strcmp(argv[2], "common"))
-			optab_man_common(stdout);
-		else
-			optab_man(&ubcaqm_cmd, stdout);
-		return 0;
-	}
+	/* The generated parts of ubcaqm(8), for scripts/mkman.sh. */
+	if (argc > 1 && !strcmp(argv[1], "--dump-man"))
+		return optab_dump_man(argc > 2 ? argv[2] : NULL);
 	rc = optab_parse(&ubcaqm_cmd, argc, argv, opt, &a, &nargs);
 	if (rc)
 		return OPTAB_STATUS(rc);

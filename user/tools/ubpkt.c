@@ -797,14 +797,9 @@ static int cmd_recv(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	optab_set_registry(ubpkt_cmds);
-	/* ubpkt --dump-man commands|common: the generated parts of ubpkt(8). */
-	if (argc == 3 && !strcmp(argv[1], "--dump-man")) {
-		if (!strcmp(argv[2], "common"))
-			optab_man_common(stdout);
-		for (const struct optab_cmd *const *c = ubpkt_cmds; *c && strcmp(argv[2], "common"); c++)
-			optab_man(*c, stdout);
-		return 0;
-	}
+	/* The generated parts of ubpkt(8), for scripts/mkman.sh. */
+	if (argc > 1 && !strcmp(argv[1], "--dump-man"))
+		return optab_dump_man(argc > 2 ? argv[2] : NULL);
 	ub_icrc_init();		/* the backend's timing before the first packet, not on it */
 	argv[0] = (char *)"ubpkt";
 	return optab_dispatch(argc, argv);

@@ -118,24 +118,6 @@ static int run_version(int argc, char **argv)
 	return 0;
 }
 
-/*
- * ubctl --dump-man commands|common: the generated parts of ubctl(8), every
- * command's section from its table (scripts/mkman.sh puts them into
- * docs/man/ubctl.8.in; tests/cli checks the page in the tree is what it gives).
- */
-static int dump_man(const char *what)
-{
-	if (what && !strcmp(what, "common")) {
-		optab_man_common(stdout);
-		return 0;
-	}
-	if (!what || strcmp(what, "commands"))
-		return fail(EXIT_USAGE, "--dump-man commands|common");
-	for (const struct optab_cmd *const *c = registry; *c; c++)
-		optab_man(*c, stdout);
-	return 0;
-}
-
 /* libbpf's chatter (and the verifier log) only with -v; its warnings are kept
  * for load failures to quote (ubctl_libbpf_error). */
 static char libbpf_last[512];
@@ -188,8 +170,9 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--version"))
 		return run_version(1, argv);
+	/* The generated parts of ubctl(8), for scripts/mkman.sh. */
 	if (!strcmp(argv[1], "--dump-man"))
-		return dump_man(argc > 2 ? argv[2] : NULL);
+		return optab_dump_man(argc > 2 ? argv[2] : NULL);
 	argv[0] = (char *)"ubctl";
 	return optab_dispatch(argc, argv);
 }

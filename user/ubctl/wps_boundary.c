@@ -86,13 +86,6 @@ const struct optab_cmd *const wps_boundary_cmds[] = {
 	&boundary_cmd, &boundary_attach_cmd, &boundary_detach_cmd, NULL,
 };
 
-static int dev_opt(void *ctx, const struct optab *o, const char *val)
-{
-	(void)o;
-	*(const char **)ctx = val;
-	return 0;
-}
-
 static int boundary(const struct optab_cmd *c, int argc, char **argv)
 {
 	struct wps_boundary *skel;
@@ -100,7 +93,7 @@ static int boundary(const struct optab_cmd *c, int argc, char **argv)
 	const char *dev = NULL;
 	unsigned ifx;
 	struct stat st;
-	int rc = optab_parse(c, argc, argv, dev_opt, &dev, NULL);
+	int rc = optab_parse(c, argc, argv, optab_str, &dev, NULL);
 
 	if (rc)
 		return OPTAB_STATUS(rc);

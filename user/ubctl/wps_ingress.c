@@ -637,13 +637,6 @@ const struct optab_cmd *const wps_cmds[] = {
 	&rule_cmd_grp, &rule_add_cmd, &rule_del_cmd, &rule_list_cmd, NULL,
 };
 
-static int dev_opt(void *ctx, const struct optab *o, const char *val)
-{
-	(void)o;
-	*(const char **)ctx = val;
-	return 0;
-}
-
 static int attach(int argc, char **argv)
 {
 	static struct wps_in_port ports[WPS_IN_PORTS];
@@ -815,7 +808,7 @@ static int detach(int argc, char **argv)
 	const char *dev = NULL;
 	unsigned dev_if;
 	__u32 zero = 0;
-	int rc = optab_parse(&detach_cmd, argc, argv, dev_opt, &dev, NULL), cfg_fd;
+	int rc = optab_parse(&detach_cmd, argc, argv, optab_str, &dev, NULL), cfg_fd;
 
 	if (rc)
 		return OPTAB_STATUS(rc);

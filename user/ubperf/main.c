@@ -516,14 +516,9 @@ static int run_client(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	optab_set_registry(ubperf_cmds);
-	/* ubperf --dump-man commands|common: the generated parts of ubperf(1). */
-	if (argc == 3 && !strcmp(argv[1], "--dump-man")) {
-		if (!strcmp(argv[2], "common"))
-			optab_man_common(stdout);
-		for (const struct optab_cmd *const *c = ubperf_cmds; *c && strcmp(argv[2], "common"); c++)
-			optab_man(*c, stdout);
-		return 0;
-	}
+	/* The generated parts of ubperf(1), for scripts/mkman.sh. */
+	if (argc > 1 && !strcmp(argv[1], "--dump-man"))
+		return optab_dump_man(argc > 2 ? argv[2] : NULL);
 	argv[0] = (char *)"ubperf";
 	return optab_dispatch(argc, argv);
 }
