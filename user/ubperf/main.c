@@ -6,6 +6,7 @@
  *   ubperf client --dev DEV --peer ADDR [options]
  */
 #include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -475,6 +476,11 @@ static int run(bool server, int argc, char **argv)
 	}
 	if (split_devs(&o))
 		return 2;
+	for (uint32_t k = 0; k < o.ndevs; k++)
+		if (!if_nametoindex(o.devs[k])) {
+			fprintf(stderr, "ubperf: --dev %s: no such device in this network namespace\n", o.devs[k]);
+			return UB_EXIT_NOTFOUND;
+		}
 	if (o.server && o.peer) {
 		fprintf(stderr, "ubperf: --peer is for the client\n");
 		return 2;
