@@ -627,34 +627,24 @@ static int watch(int argc, char **argv)
 	__u32 cfg_id = 0;
 	int pin_fd;
 	bool gone;
-	unsigned long long probe_ms = 200, dead_ms = 700, tick_ms = 100, rate = 10, burst = 10, expire_s = 600;
 	struct ptb_ctx ptb = { .icmp6 = -1, .raw4 = -1, .flows_fd = -1, .state_fd = -1 };
-	const char *dev = NULL;
 	char dir[PATH_MAX], p[PATH_MAX + 64];
 	struct slot_watch w[WPS_IN_MAX_PATHS] = { 0 };
 	struct wps_in_live *lv = NULL;
 	int cfg_fd = -1, paths_fd = -1, live_fd = -1, nfd = -1, efd = -1, rc = EXIT_FAIL;
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct watch_args a = { .probe_ms = 200, .dead_ms = 700, .tick_ms = 100, .rate = 10, .burst = 10,
+				.expire_s = 600 };
 
-	struct watch_args args = { .probe_ms = 200, .dead_ms = 700, .tick_ms = 100, .rate = 10, .burst = 10,
-				   .expire_s = 600 };
-
-	rc = optab_parse(&wps_watch_cmd, argc, argv, watch_opt, &args, NULL);
+	rc = optab_parse(&wps_watch_cmd, argc, argv, watch_opt, &a, NULL);
 	if (rc)
 		return OPTAB_STATUS(rc);
 	rc = EXIT_FAIL;
-	dev = args.dev;
-	probe_ms = args.probe_ms;
-	dead_ms = args.dead_ms;
-	tick_ms = args.tick_ms;
-	rate = args.rate;
-	burst = args.burst;
-	expire_s = args.expire_s;
-	if (!dev)
+	if (!a.dev)
 		return fail(EXIT_USAGE, "wps ingress watch: --dev DEV is required");
-	if (dead_ms <= probe_ms)
+	if (a.dead_ms <= a.probe_ms)
 		return fail(EXIT_USAGE, "wps ingress watch: --dead-ms must be longer than --probe-ms");
-	if ((rc = wps_ingress_dir(dev, dir, sizeof(dir))))
+	if ((rc = wps_ingress_dir(a.dev, dir, sizeof(dir))))
 		return rc;
 	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_CFG);
 	cfg_fd = bpf_obj_get(p);
@@ -681,26 +671,26 @@ static int watch(int argc, char **argv)
 	ptb.paths_fd = paths_fd;
 	ptb.lv = lv;
 	ptb.w = w;
-	ptb.rate = (unsigned)rate;
-	ptb.burst = (unsigned)burst;
+	ptb.rate = (unsigned)a.rate;
+	ptb.burst = (unsigned)a.burst;
 	if (ptb_open(&ptb)) {
 		rc = fail(EXIT_FAIL, "raw ICMP sockets (Packet Too Big): %s", strerror(errno));
 		goto out;
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (look(nfd, cfg_fd, paths_fd, lv, w, (unsigned)probe_ms, (unsigned)dead_ms, (unsigned)expire_s)) {
-		rc = fail(EXIT_FAIL, "%s: cannot read the instance (detached, or another ubctl's layout)", dev);
+	if (look(nfd, cfg_fd, paths_fd, lv, w, (unsigned)a.probe_ms, (unsigned)a.dead_ms, (unsigned)a.expire_s)) {
+		rc = fail(EXIT_FAIL, "%s: cannot read the instance (detached, or another ubctl's layout)", a.dev);
 		goto out;
 	}
 	cfg_id = map_id(cfg_fd);
-	printf("watching the paths of %s (probe %llu ms, dead after %llu ms)\n", dev, probe_ms, dead_ms);
+	printf("watching the paths of %s (probe %llu ms, dead after %llu ms)\n", a.dev, a.probe_ms, a.dead_ms);
 	fflush(stdout);
 	while (!stop) {
 		struct pollfd pfd[2] = { { .fd = efd, .events = POLLIN }, { .fd = ptb.icmp6, .events = POLLIN } };
 		char buf[16384];
 
-		if (poll(pfd, 2, (int)tick_ms) > 0) {
+		if (poll(pfd, 2, (int)a.tick_ms) > 0) {
 			while (recv(efd, buf, sizeof(buf), 0) > 0)
 				;	/* an event: look again now; what changed is read back by look() */
 			ptb_read(&ptb);
@@ -711,8 +701,8 @@ static int watch(int argc, char **argv)
 		gone = pin_fd < 0 || map_id(pin_fd) != cfg_id;
 		if (pin_fd >= 0)
 			close(pin_fd);
-		if (gone || look(nfd, cfg_fd, paths_fd, lv, w, (unsigned)probe_ms, (unsigned)dead_ms, (unsigned)expire_s)) {
-			printf("%s: the instance is gone; watch ends\n", dev);
+		if (gone || look(nfd, cfg_fd, paths_fd, lv, w, (unsigned)a.probe_ms, (unsigned)a.dead_ms, (unsigned)a.expire_s)) {
+			printf("%s: the instance is gone; watch ends\n", a.dev);
 			rc = 0;
 			goto out;
 		}
@@ -723,7 +713,7 @@ static int watch(int argc, char **argv)
 	__atomic_store_n(&lv->pmtu, 0, __ATOMIC_SEQ_CST);
 	for (int k = 0; k < WPS_IN_MAX_PATHS; k++)
 		__atomic_store_n(&lv->slot_pmtu[k], 0, __ATOMIC_SEQ_CST);
-	printf("watch of %s ends: Packet Too Big %llu received, %llu relayed, %llu not (rate)\n", dev, ptb.received,
+	printf("watch of %s ends: Packet Too Big %llu received, %llu relayed, %llu not (rate)\n", a.dev, ptb.received,
 	       ptb.relayed, ptb.limited);
 	rc = 0;
 out:
