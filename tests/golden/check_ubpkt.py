@@ -80,7 +80,7 @@ def case_native_v4():
     frames = build("--native", "--src", "10.0.0.1", "--dst", "10.0.0.2", "--pid", "7",
                    "--perm", "1", "--fecn", "3", "--loc", "1", "--vl", "9", "--rt", "1",
                    "--ttl", "9", "--dscp", "5", "--ecn", "1", "--psn", "100", "--count", "3",
-                   "--payload-len", "10", "--ethertype", "88b6", "--sport", "5000")
+                   "--payload-len", "10", "--ethertype", "0x88b6", "--sport", "5000")
     check(c, "count", len(frames), 3)
     for i, f in enumerate(frames):
         eth, _, lph, nth, ip = decode(f, 0x88B6)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Pure parsing behind ubctl: numbers (user/lib/numparse.c), config files
+/* Pure parsing behind ubctl: numbers (user/lib/parse_num.c), config files
  * (user/lib/conf.c) and map del keys (user/lib/npimap.c). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 
 #include "conf.h"
 #include "npimap.h"
-#include "numparse.h"
+#include "parse_num.h"
 
 static unsigned long num(const char *s, unsigned long max)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "numparse.h"
+#include "parse_num.h"
 #include "ub2e_maps.h"
 #include "ub_wire.h"
 

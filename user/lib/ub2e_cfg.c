@@ -13,7 +13,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
-#include "numparse.h"
+#include "parse_num.h"
 #include "ub_wire.h"
 
 void ub2e_cfg_defaults(struct ub2e_cfg *cfg)

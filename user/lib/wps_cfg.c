@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "wps_cfg.h"
+#include "parse_num.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -83,23 +84,10 @@ void wps_path_nexthop(const struct wps_in_path *p, char *buf, size_t len)
 int wps_parse_uint(const char *s, unsigned long long lo, unsigned long long hi, unsigned long long *out,
 		   const char *what, char *err, size_t errlen)
 {
-	char *end;
-	unsigned long long v;
+	uint64_t v;
 
-	if (!s || !*s || *s == '-') {
-		snprintf(err, errlen, "%s: '%s' is not a number", what, s ? s : "");
+	if (pn_uint(what, s, lo, hi, &v, err, errlen))
 		return -1;
-	}
-	errno = 0;
-	v = strtoull(s, &end, (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? 16 : 10);
-	if (errno || *end) {
-		snprintf(err, errlen, "%s: '%s' is not a number", what, s);
-		return -1;
-	}
-	if (v < lo || v > hi) {
-		snprintf(err, errlen, "%s %llu out of range %llu-%llu", what, v, lo, hi);
-		return -1;
-	}
 	*out = v;
 	return 0;
 }
@@ -213,7 +201,7 @@ static const struct {
 	{ "node-id", true }, { "egress-node-id", true }, { "src", true }, { "egress-addr", true },
 	{ "hbh", false }, { "hop-limit", true }, { "ecmp", true }, { "mtu", true },
 	{ "ingress-port", true }, { "egress-port", true }, { "max-inflight", true },
-	{ "max-delay-us", true }, { "quarantine-ms", true }, { "idle-ms", true },
+	{ "max-delay-us", true }, { "quarantine-ms", true }, { "idle-ms", true }, { "idle-timeout", true },
 	{ "load-window-us", true }, { "mtu-drop", false }, { "fid-pool", true }, { "icmp-src4", true },
 };
 
@@ -228,15 +216,18 @@ int wps_in_cfg_takes_value(const char *name)
 int wps_in_cfg_set(struct wps_in_cfg *c, const char *name, const char *v, char *err, size_t errlen)
 {
 	unsigned long long n;
+	uint64_t ns;
+	char opt[40];
 
 	if (wps_in_cfg_takes_value(name) < 0)
 		return 1;
+	snprintf(opt, sizeof(opt), "--%s", name);
 	if (wps_in_cfg_takes_value(name) && !v) {
 		snprintf(err, errlen, "--%s needs a value", name);
 		return -1;
 	}
 	if (!strcmp(name, "node-id") || !strcmp(name, "egress-node-id")) {
-		if (wps_parse_uint(v, 0, 0xffff, &n, name, err, errlen))
+		if (wps_parse_uint(v, 0, 0xffff, &n, opt, err, errlen))
 			return -1;
 		if (name[0] == 'n')
 			c->node_id = (__u16)n;
@@ -251,46 +242,46 @@ int wps_in_cfg_set(struct wps_in_cfg *c, const char *name, const char *v, char *
 	} else if (!strcmp(name, "mtu-drop")) {
 		c->flags |= WPS_IN_F_MTU_DROP;
 	} else if (!strcmp(name, "hop-limit")) {
-		if (wps_parse_uint(v, 1, 255, &n, name, err, errlen))
+		if (wps_parse_uint(v, 1, 255, &n, opt, err, errlen))
 			return -1;
 		c->hop_limit = (__u8)n;
 	} else if (!strcmp(name, "ecmp")) {
-		if (wps_parse_uint(v, 1, WPS_IN_MAX_PATHS, &n, name, err, errlen))
+		if (wps_parse_uint(v, 1, WPS_IN_MAX_PATHS, &n, opt, err, errlen))
 			return -1;
 		c->ecmp = (__u8)n;
 	} else if (!strcmp(name, "mtu")) {
-		if (wps_parse_uint(v, 1280, 65535, &n, name, err, errlen))
+		if (wps_parse_uint(v, 1280, 65535, &n, opt, err, errlen))
 			return -1;
 		c->path_mtu = (__u16)n;
 	} else if (!strcmp(name, "ingress-port") || !strcmp(name, "egress-port")) {
-		if (wps_parse_uint(v, 0, 255, &n, name, err, errlen))
+		if (wps_parse_uint(v, 0, 255, &n, opt, err, errlen))
 			return -1;
 		if (name[0] == 'i')
 			c->ingress_port = (__u8)n;
 		else
 			c->egress_port = (__u8)n;
 	} else if (!strcmp(name, "max-inflight")) {
-		if (wps_parse_uint(v, 2, WPS_IN_INFLIGHT_RING, &n, name, err, errlen))
+		if (wps_parse_uint(v, 2, WPS_IN_INFLIGHT_RING, &n, opt, err, errlen))
 			return -1;
 		c->max_inflight = (__u8)n;
 	} else if (!strcmp(name, "max-delay-us")) {
-		if (wps_parse_uint(v, 0, 10000000, &n, name, err, errlen))
+		if (pn_time(opt, v, PN_US, 0, 10 * PN_S, &ns, err, errlen))
 			return -1;
-		c->max_delay_ns = n * 1000;
+		c->max_delay_ns = ns;
 	} else if (!strcmp(name, "quarantine-ms")) {
-		if (wps_parse_uint(v, 0, 3600000, &n, name, err, errlen))
+		if (pn_time(opt, v, PN_MS, 0, 3600 * PN_S, &ns, err, errlen))
 			return -1;
-		c->quarantine_ns = n * 1000000;
-	} else if (!strcmp(name, "idle-ms")) {
-		if (wps_parse_uint(v, 1, 3600000, &n, name, err, errlen))
+		c->quarantine_ns = ns;
+	} else if (!strcmp(name, "idle-ms") || !strcmp(name, "idle-timeout")) {
+		if (pn_time(opt, v, name[5] == 'm' ? PN_MS : PN_S, PN_MS, 3600 * PN_S, &ns, err, errlen))
 			return -1;
-		c->idle_ns = n * 1000000;
+		c->idle_ns = ns;
 	} else if (!strcmp(name, "load-window-us")) {
-		if (wps_parse_uint(v, 1, 10000000, &n, name, err, errlen))
+		if (pn_time(opt, v, PN_US, PN_US, 10 * PN_S, &ns, err, errlen))
 			return -1;
-		c->load_window_ns = n * 1000;
+		c->load_window_ns = ns;
 	} else if (!strcmp(name, "fid-pool")) {
-		if (wps_parse_uint(v, 1, WPS_IN_FID_SLOTS - 1, &n, name, err, errlen))
+		if (wps_parse_uint(v, 1, WPS_IN_FID_SLOTS - 1, &n, opt, err, errlen))
 			return -1;
 		c->fid_pool = (__u32)n;
 	} else if (!strcmp(name, "icmp-src4")) {

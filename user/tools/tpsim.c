@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "icrc.h"
+#include "parse_num.h"
 #include "tp.h"
 #include "tp_sim.h"
 
@@ -150,7 +151,9 @@ int main(int argc, char **argv)
 	bool wrap = false, finished;
 	struct tp_sim *sim;
 	struct tp_stats st;
-	char *end;
+	char *end, perr[160];
+	unsigned long v;
+	uint64_t v64;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -178,18 +181,16 @@ int main(int argc, char **argv)
 				return bad("op", optarg);
 			break;
 		case 'n':
-			r.msgs = (uint32_t)strtoul(optarg, &end, 0);
-			if (*end || !r.msgs || r.msgs > 100000)
+			if (parse_uint(optarg, (size_t)-1, 100000, &v) || !(r.msgs = (uint32_t)v))
 				return bad("message count", optarg);
 			break;
 		case 's':
-			r.size = (uint32_t)strtoul(optarg, &end, 0);
-			if (*end || r.size > (1u << 20))
+			if (pn_size("--size", optarg, 0, 1u << 20, &v64, perr, sizeof(perr)))
 				return bad("size", optarg);
+			r.size = (uint32_t)v64;
 			break;
 		case 'u':
-			cc.mtu = (uint32_t)strtoul(optarg, &end, 0);
-			if (*end || cc.mtu < 64 || cc.mtu > 9000)
+			if (parse_uint(optarg, (size_t)-1, 9000, &v) || (cc.mtu = (uint32_t)v) < 64)
 				return bad("mtu", optarg);
 			break;
 		case 'l':
@@ -201,9 +202,9 @@ int main(int argc, char **argv)
 				return bad("loss", optarg);
 			break;
 		case 'S':
-			sc.seed = strtoull(optarg, &end, 0);
-			if (*end)
+			if (pn_uint("--seed", optarg, 0, UINT64_MAX, &v64, perr, sizeof(perr)))
 				return bad("seed", optarg);
+			sc.seed = v64;
 			break;
 		case 'w': wrap = true; break;
 		case 'd': r.dump = true; break;

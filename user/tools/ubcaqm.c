@@ -23,7 +23,6 @@
  * (--tag-ethertype, default 0x88b6, the UB2E switch's --caqm-ethertype).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <net/if.h>
 #include <signal.h>
 #include <stdio.h>
@@ -42,30 +41,24 @@
 #include "caqm.skel.h"
 #include "caqm_pins.h"
 #include "caqm_stage.h"
+#include "optab.h"
+#include "parse_num.h"
 #include "run_link.h"
 
 static volatile sig_atomic_t stop;
 static void on_signal(int sig) { (void)sig; stop = 1; }
 static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
-static int usage(FILE *f, int rc)
-{
-	fprintf(f, "usage: ubcaqm DEV [--rate-mbps N] [--thresh BYTES] [--hint-unit BYTES]\n"
-		   "              [--window-us N] [--last-hop] [--ethertype 0xHHHH] [--tag-ethertype 0xHHHH]\n"
-		   "              [--ecn] [--pin DIR]\n");
-	return rc;
-}
-
 static int num(const char *opt, const char *s, unsigned long long max, unsigned long long *v)
 {
-	char *end;
+	char err[200];
+	uint64_t n;
 
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	if (errno || *end || !*s || *v > max) {
-		fprintf(stderr, "ubcaqm: bad %s '%s'\n", opt, s);
+	if (pn_uint(opt, s, 0, max, &n, err, sizeof(err))) {
+		fprintf(stderr, "ubcaqm: %s\n", err);
 		return -1;
 	}
+	*v = n;
 	return 0;
 }
 
@@ -134,48 +127,116 @@ static void unpin_maps(const struct caqm *skel, const char *dir, bool made)
 		rmdir(dir);
 }
 
+enum { O_RATE = 1, O_THRESH, O_UNIT, O_WINDOW, O_LAST_HOP, O_ET, O_TAG_ET, O_ECN, O_PIN };
+
+static const struct optab opts[] = {
+	{ "rate-mbps", "N", "the port's rate, Mb/s (0..1000000; 0: no budget)", O_RATE, 0 },
+	{ "thresh", "SIZE", "the queue threshold in bytes (default 64k, up to 1g)", O_THRESH, 0 },
+	{ "hint-unit", "SIZE", "the hint unit in bytes (default 128, up to 1m)", O_UNIT, 0 },
+	{ "window-us", "TIME", "the budget's window (bare: us; default 100us, up to 10s)", O_WINDOW, 0 },
+	{ "last-hop", NULL, "the stage is the last hop before the receiver", O_LAST_HOP, 0 },
+	{ "ub-ethertype", "NUM", "EtherType of native UB frames (default 0x88b5)", O_ET, 0 },
+	{ "ethertype", "NUM", NULL, O_ET, OPTAB_ALIAS },
+	{ "caqm-ethertype", "NUM", "EtherType of the Ethernet CAQM tags it answers in on the IP\n"
+	  "segment (default 0x88b6, the UB2E switch's --caqm-ethertype)", O_TAG_ET, 0 },
+	{ "tag-ethertype", "NUM", NULL, O_TAG_ET, OPTAB_ALIAS },
+	{ "ecn", NULL, "also an ECN marking stage for IP frames", O_ECN, 0 },
+	{ "pin", "DIR", "pin its maps in DIR (on a bpffs) while it runs, for ubperf\n"
+	  "--stage-pin DIR", O_PIN, 0 },
+	{ 0 },
+};
+
+static const struct optab_cmd ubcaqm_cmd = {
+	.path = "ubcaqm",
+	.summary = "run the CAQM stage at a port's TC egress until SIGINT/SIGTERM",
+	.synopsis = "DEV [--rate-mbps N] [--thresh SIZE] [--hint-unit SIZE] [--window-us TIME]\n"
+		    "    [--last-hop] [--ub-ethertype NUM] [--caqm-ethertype NUM] [--ecn] [--pin DIR]",
+	.about = "Runs the CAQM stage (bpf/caqm_stage.bpf.c) at the TC egress of DEV until\n"
+		 "SIGINT/SIGTERM, then prints its counters as one JSON object and detaches. The\n"
+		 "stage is attached by a tcx link (kernel 6.6 and later), which the kernel takes\n"
+		 "off however ubcaqm ends; older kernels get a clsact filter (pref 1), removed on\n"
+		 "SIGINT, SIGTERM, SIGHUP and SIGQUIT. One stage per port: a second is refused.",
+	.opts = opts,
+	.flags = OPTAB_ARGS,
+};
+
+static const struct optab_cmd *const ubcaqm_cmds[] = { &ubcaqm_cmd, NULL };
+
+struct args {
+	unsigned long long rate, th, unit, win, et, tag_et;
+	bool last_hop, ecn;
+	const char *pin;
+};
+
+static int opt(void *ctx, const struct optab *o, const char *v)
+{
+	struct args *a = ctx;
+	char name[40], err[200];
+	uint64_t n;
+	int bad = 0;
+
+	snprintf(name, sizeof(name), "--%s", o->name);
+	switch (o->key) {
+	case O_RATE: bad = num(name, v, 1000000, &a->rate); break;
+	case O_THRESH:
+	case O_UNIT:
+		bad = pn_size(name, v, o->key == O_UNIT, o->key == O_UNIT ? 1u << 20 : 1u << 30, &n, err, sizeof(err));
+		if (bad)
+			fprintf(stderr, "ubcaqm: %s\n", err);
+		*(o->key == O_UNIT ? &a->unit : &a->th) = n;
+		break;
+	case O_WINDOW:
+		bad = pn_time(name, v, PN_US, PN_US, 10 * PN_S, &n, err, sizeof(err));
+		if (bad)
+			fprintf(stderr, "ubcaqm: %s\n", err);
+		a->win = n / PN_US;
+		break;
+	case O_ET:
+	case O_TAG_ET:
+		bad = pn_uint(name, v, 0x600, 0xffff, &n, err, sizeof(err));
+		if (bad)
+			fprintf(stderr, "ubcaqm: %s\n", err);
+		*(o->key == O_ET ? &a->et : &a->tag_et) = n;
+		break;
+	case O_LAST_HOP: a->last_hop = true; break;
+	case O_ECN: a->ecn = true; break;
+	case O_PIN: a->pin = v; break;
+	}
+	return bad ? UB_EXIT_USAGE : 0;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "rate-mbps", required_argument, 0, 'r' }, { "thresh", required_argument, 0, 't' },
-		{ "hint-unit", required_argument, 0, 'u' }, { "window-us", required_argument, 0, 'w' },
-		{ "last-hop", no_argument, 0, 'l' }, { "ethertype", required_argument, 0, 'e' },
-		{ "ecn", no_argument, 0, 'E' }, { "pin", required_argument, 0, 'p' },
-		{ "tag-ethertype", required_argument, 0, 'T' },
-		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
-	};
-	unsigned long long rate = 0, th = 64 * 1024, unit = 128, win = 100, et = 0x88b5, tag_et = 0x88b6;
-	bool last_hop = false, ecn = false, hook_created = false, pin_made = false;
-	const char *pin = NULL, *dev;
+	struct args a = { .th = 64 * 1024, .unit = 128, .win = 100, .et = 0x88b5, .tag_et = 0x88b6 };
+	unsigned long long rate, th, unit, win, et, tag_et;
+	bool last_hop, ecn, hook_created = false, pin_made = false;
+	const char *pin, *dev;
 	struct caqm *skel = NULL;
 	unsigned ifindex;
-	int c, rc = 1, err, link = -1, pin_lock = -1;
+	int nargs, rc = 1, err, link = -1, pin_lock = -1;
 	sigset_t stops, old;
 	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_EGRESS);
 	DECLARE_LIBBPF_OPTS(bpf_tc_opts, tc, .handle = 1, .priority = 1);
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'r': if (num("--rate-mbps", optarg, 1000000, &rate)) return 2; break;
-		case 't': if (num("--thresh", optarg, 1u << 30, &th)) return 2; break;
-		case 'u': if (num("--hint-unit", optarg, 1u << 20, &unit) || !unit) return 2; break;
-		case 'w': if (num("--window-us", optarg, 10000000, &win) || !win) return 2; break;
-		case 'e': if (num("--ethertype", optarg, 0xffff, &et) || et < 0x600) return 2; break;
-		case 'T': if (num("--tag-ethertype", optarg, 0xffff, &tag_et) || tag_et < 0x600) return 2; break;
-		case 'l': last_hop = true; break;
-		case 'E': ecn = true; break;
-		case 'p': pin = optarg; break;
-		case 'h': return usage(stdout, 0);
-		default: return usage(stderr, 2);
-		}
+	optab_set_registry(ubcaqm_cmds);
+	/* The generated parts of ubcaqm(8), for scripts/mkman.sh. */
+	if (argc > 1 && !strcmp(argv[1], "--dump-man"))
+		return optab_dump_man(argc > 2 ? argv[2] : NULL);
+	rc = optab_parse(&ubcaqm_cmd, argc, argv, opt, &a, &nargs);
+	if (rc)
+		return OPTAB_STATUS(rc);
+	rc = 1;
+	if (nargs != 1) {
+		optab_say(&ubcaqm_cmd, "%s (see ubcaqm --help)", nargs ? "one DEV only" : "which DEV?");
+		return UB_EXIT_USAGE;
 	}
-	if (optind + 1 != argc)
-		return usage(stderr, 2);
-	dev = argv[optind];
+	rate = a.rate, th = a.th, unit = a.unit, win = a.win, et = a.et, tag_et = a.tag_et;
+	last_hop = a.last_hop, ecn = a.ecn, pin = a.pin;
+	dev = argv[1];
 	ifindex = if_nametoindex(dev);
 	if (!ifindex) {
 		fprintf(stderr, "ubcaqm: no device '%s'\n", dev);
-		return 2;
+		return UB_EXIT_NOTFOUND;
 	}
 	/* Every catchable way to stop ubcaqm ends in the loop below, which
 	 * detaches; held until the loop waits for one, so that one that comes
@@ -207,6 +268,7 @@ int main(int argc, char **argv)
 	skel->rodata->ecn_mark = ecn;
 	if ((err = caqm__load(skel))) {
 		fprintf(stderr, "ubcaqm: load: %s\n", strerror(-err));
+		rc = UB_EXIT_KERNEL;
 		goto out;
 	}
 	if (pin && pin_maps(skel, pin, &pin_made, &pin_lock))
@@ -215,10 +277,12 @@ int main(int argc, char **argv)
 			    bpf_program__name(skel->progs.caqm_stage));
 	if (link == -EEXIST) {
 		fprintf(stderr, "ubcaqm: %s egress already runs a CAQM stage (another ubcaqm)\n", dev);
+		rc = UB_EXIT_CONFLICT;
 		goto out;
 	}
 	if (link < 0 && link != -EOPNOTSUPP) {
 		fprintf(stderr, "ubcaqm: attach to %s egress: %s\n", dev, strerror(-link));
+		rc = UB_EXIT_KERNEL;
 		goto out;
 	}
 	if (link < 0) {	/* no tcx in this kernel: a clsact filter */
@@ -230,6 +294,7 @@ int main(int argc, char **argv)
 		if (err && err != -EEXIST) {
 			libbpf_set_print(prev);
 			fprintf(stderr, "ubcaqm: clsact on %s: %s\n", dev, strerror(-err));
+			rc = UB_EXIT_KERNEL;
 			goto out;
 		}
 		hook_created = !err;
@@ -237,6 +302,7 @@ int main(int argc, char **argv)
 		err = bpf_tc_attach(&hook, &tc);
 		libbpf_set_print(prev);
 		if (err) {
+			rc = err == -EEXIST ? UB_EXIT_CONFLICT : UB_EXIT_KERNEL;
 			if (err == -EEXIST)
 				fprintf(stderr, "ubcaqm: %s egress already has a filter at pref 1 (another ubcaqm, or "
 					"a killed one's: tc filter del dev %s egress pref 1)\n", dev, dev);

@@ -18,7 +18,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <linux/if_packet.h>
 #include <net/ethernet.h>
 #include <net/if.h>
@@ -33,36 +32,13 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "optab.h"
+#include "parse_num.h"
 #include "ubpkt.h"
 
-#define EXIT_TIMEOUT	1
-#define EXIT_USAGE	2
+#define EXIT_TIMEOUT	UB_EXIT_FAIL
+#define EXIT_USAGE	UB_EXIT_USAGE
 #define FRAME_MAX	(65536 + 64)
-
-static const char usage_text[] =
-"usage:\n"
-"  ubpkt send --dev DEV --native|--uboe [--src-mac M] --dst-mac M --src IP --dst IP\n"
-"             [--vlan V] [--pcp N] [--pid P] [--perm 0|1] [--fecn 0-3] [--loc 0|1]\n"
-"             [--cci HEX] [--vl N] [--rt N] [--ecn 0-3] [--dscp N] [--ttl N]\n"
-"             [--sport N] [--opcode N] [--rspst N] [--psn N] [--count N]\n"
-"             [--payload-len N] [--ethertype HEX] [--interval-us N] [--bad-icrc]\n"
-"             [--caqm-tag HEX] [--caqm-ethertype HEX]\n"
-"  ubpkt build  (the options of send without --dev: print the frames as hex)\n"
-"  ubpkt recv --dev DEV [--count N] [--timeout-ms T] [--ethertype HEX] [--all]\n"
-"             [--caqm-ethertype HEX]\n"
-"\n"
-"IPv4 or IPv6 follows from the address syntax. The PSN grows by one per packet.\n"
-"--fecn/--loc make a FECN-mode CCI; --cci sets all 16 bits. --opcode picks the TP\n"
-"packet: 0 UTP, 1 RTP (data, with a Send TAH and payload), 2 TPACK, 3 TPACK+CETPH,\n"
-"5 TPSACK+SAETPH, 6 TPSACK+CETPH+SAETPH, 8 CNP (responses: no TAH, no payload);\n"
-"other values are sent as given, to test that receivers reject them.\n"
-"recv --count 0 prints frames until the timeout and then exits 0. recv --all prints\n"
-"every frame, not only UB and UBoE: kind=ip (other IP) or kind=other (ARP, ...).\n"
-"ICMP and ICMPv6 show as icmp=TYPE/CODE mtu=N (Fragmentation Needed / Packet Too\n"
-"Big) icmpsum=ok|bad.\n"
-"--caqm-tag puts an Ethernet CAQM tag with these 16 info bits after the (802.1Q)\n"
-"header of a --uboe frame; recv takes such a tag out before decoding and shows its\n"
-"info as caqm=0xHHHH (caqm=- without one). Its EtherType: --caqm-ethertype, 0x88b6.\n";
 
 static void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const char *fmt, ...)
 {
@@ -76,20 +52,28 @@ static void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const ch
 	exit(EXIT_USAGE);
 }
 
-static unsigned long long parse_num(const char *opt, const char *s, unsigned long long max, int base)
+/* A number of option --opt: decimal or 0x hex (parse_num.h), up to max. */
+static unsigned long long parse_num(const char *opt, const char *s, unsigned long long max)
 {
-	unsigned long long v;
-	char *end;
+	char name[64], err[200];
+	uint64_t v;
 
-	errno = 0;
-	if (!*s || *s == '-')
-		usage_error("--%s: '%s' is not a number", opt, s);
-	v = strtoull(s, &end, base);
-	if (errno || *end)
-		usage_error("--%s: '%s' is not a number", opt, s);
-	if (v > max)
-		usage_error("--%s: %s is above %llu", opt, s, max);
+	snprintf(name, sizeof(name), "--%s", opt);
+	if (pn_uint(name, s, 0, max, &v, err, sizeof(err)))
+		usage_error("%s", err);
 	return v;
+}
+
+/* A time of option --opt (parse_num.h: 10ms, 500us; a bare number in `bare`), in ns. */
+static uint64_t parse_time(const char *opt, const char *s, uint64_t bare, uint64_t max_ns)
+{
+	char name[64], err[200];
+	uint64_t ns;
+
+	snprintf(name, sizeof(name), "--%s", opt);
+	if (pn_time(name, s, bare, 0, max_ns, &ns, err, sizeof(err)))
+		usage_error("%s", err);
+	return ns;
 }
 
 static void parse_mac(const char *opt, const char *s, uint8_t *mac)
@@ -116,8 +100,10 @@ static int dev_index(const char *dev)
 {
 	unsigned idx = if_nametoindex(dev);
 
-	if (!idx)
-		usage_error("--dev: no device '%s' in this network namespace", dev);
+	if (!idx) {
+		fprintf(stderr, "ubpkt: --dev: no device '%s' in this network namespace\n", dev);
+		exit(UB_EXIT_NOTFOUND);
+	}
 	return (int)idx;
 }
 
@@ -142,40 +128,55 @@ enum {
 	O_BAD_ICRC, O_TIMEOUT, O_HELP, O_ALL, O_CAQM_TAG, O_CAQM_ETHERTYPE,
 };
 
-static const struct option send_opts[] = {
-	{ "dev", required_argument, 0, O_DEV },
-	{ "native", no_argument, 0, O_NATIVE },
-	{ "uboe", no_argument, 0, O_UBOE },
-	{ "src-mac", required_argument, 0, O_SRC_MAC },
-	{ "dst-mac", required_argument, 0, O_DST_MAC },
-	{ "src", required_argument, 0, O_SRC },
-	{ "dst", required_argument, 0, O_DST },
-	{ "vlan", required_argument, 0, O_VLAN },
-	{ "pcp", required_argument, 0, O_PCP },
-	{ "pid", required_argument, 0, O_PID },
-	{ "perm", required_argument, 0, O_PERM },
-	{ "fecn", required_argument, 0, O_FECN },
-	{ "loc", required_argument, 0, O_LOC },
-	{ "cci", required_argument, 0, O_CCI },
-	{ "vl", required_argument, 0, O_VL },
-	{ "rt", required_argument, 0, O_RT },
-	{ "ecn", required_argument, 0, O_ECN },
-	{ "dscp", required_argument, 0, O_DSCP },
-	{ "ttl", required_argument, 0, O_TTL },
-	{ "sport", required_argument, 0, O_SPORT },
-	{ "opcode", required_argument, 0, O_OPCODE },
-	{ "rspst", required_argument, 0, O_RSPST },
-	{ "psn", required_argument, 0, O_PSN },
-	{ "count", required_argument, 0, O_COUNT },
-	{ "payload-len", required_argument, 0, O_PAYLOAD_LEN },
-	{ "ethertype", required_argument, 0, O_ETHERTYPE },
-	{ "interval-us", required_argument, 0, O_INTERVAL },
-	{ "bad-icrc", no_argument, 0, O_BAD_ICRC },
-	{ "caqm-tag", required_argument, 0, O_CAQM_TAG },
-	{ "caqm-ethertype", required_argument, 0, O_CAQM_ETHERTYPE },
-	{ "help", no_argument, 0, O_HELP },
+#define SEND_OPTS \
+	{ "native", NULL, "a native UB frame (EtherType --ub-ethertype)", O_NATIVE, 0 }, \
+	{ "uboe", NULL, "a UBoE frame (UB over UDP/IP)", O_UBOE, 0 }, \
+	{ "src-mac", "MAC", "source MAC (send: the device's; build: 02:00:00:00:00:01)", O_SRC_MAC, 0 }, \
+	{ "dst-mac", "MAC", "destination MAC (required)", O_DST_MAC, 0 }, \
+	{ "src", "IP", "source address, IPv4 or IPv6 (required)", O_SRC, 0 }, \
+	{ "dst", "IP", "destination address, of the same family (required)", O_DST, 0 }, \
+	{ "vlan", "V", "--uboe: an 802.1Q tag with VLAN ID V (0..4095)", O_VLAN, 0 }, \
+	{ "pcp", "N", "its priority (0..7)", O_PCP, 0 }, \
+	{ "partition", "PID", "the NTH's Partition ID (0..16777215)", O_PID, 0 }, \
+	{ "pid", "PID", NULL, O_PID, OPTAB_ALIAS }, \
+	{ "perm", "0|1", "the NTH's Permission", O_PERM, 0 }, \
+	{ "fecn", "0-3", "a FECN-mode CCI with this FECN", O_FECN, 0 }, \
+	{ "loc", "0|1", "... and this LOC bit", O_LOC, 0 }, \
+	{ "cci", "NUM", "all 16 bits of the CCI (not with --fecn/--loc)", O_CCI, 0 }, \
+	{ "vl", "N", "the LPH's virtual lane (0..15)", O_VL, 0 }, \
+	{ "rt", "N", "the LPH's RT (0..3)", O_RT, 0 }, \
+	{ "ecn", "0-3", "IP ECN (default 2, ECT(0))", O_ECN, 0 }, \
+	{ "dscp", "N", "IP DSCP (0..63)", O_DSCP, 0 }, \
+	{ "ttl", "N", "IP TTL / hop limit (0..255)", O_TTL, 0 }, \
+	{ "sport", "N", "UDP source port", O_SPORT, 0 }, \
+	{ "opcode", "N", "the TP packet: 0 UTP, 1 RTP (data, with a Send TAH and payload),\n" \
+	  "2 TPACK, 3 TPACK+CETPH, 5 TPSACK+SAETPH, 6 TPSACK+CETPH+SAETPH, 8 CNP\n" \
+	  "(responses: no TAH, no payload); other values are sent as given", O_OPCODE, 0 }, \
+	{ "rspst", "N", "the TPH's RSPST (0..7)", O_RSPST, 0 }, \
+	{ "psn", "N", "the first PSN (grows by one per packet)", O_PSN, 0 }, \
+	{ "count", "N", "frames (default 1)", O_COUNT, 0 }, \
+	{ "payload-len", "N", "payload bytes (default 64)", O_PAYLOAD_LEN, 0 }, \
+	{ "ub-ethertype", "NUM", "EtherType of native UB frames (default 0x88b5)", O_ETHERTYPE, 0 }, \
+	{ "ethertype", "NUM", NULL, O_ETHERTYPE, OPTAB_ALIAS }, \
+	{ "interval-us", "TIME", "between frames (bare: us; up to 60s)", O_INTERVAL, 0 }, \
+	{ "bad-icrc", NULL, "corrupt the ICRC", O_BAD_ICRC, 0 }, \
+	{ "caqm-tag", "NUM", "--uboe: an Ethernet CAQM tag with these 16 info bits after the\n" \
+	  "(802.1Q) header", O_CAQM_TAG, 0 }, \
+	{ "caqm-ethertype", "NUM", "the CAQM tag's EtherType (default 0x88b6)", O_CAQM_ETHERTYPE, 0 }
+
+static const struct optab send_opts[] = {
+	{ "dev", "DEV", "the device to send on (required)", O_DEV, 0 },
+	SEND_OPTS,
+	{ 0 },
+}, build_opts[] = {
+	SEND_OPTS,
 	{ 0 },
 };
+
+static int cmd_send(int argc, char **argv);
+static int cmd_recv(int argc, char **argv);
+static int cmd_build(int argc, char **argv);
+static const struct optab_cmd send_cmd, build_cmd, recv_cmd;
 
 struct send_args {
 	const char *dev;
@@ -188,11 +189,64 @@ struct send_args {
 	struct ub_pkt_spec s;
 };
 
-static void parse_send(int argc, char **argv, struct send_args *a, bool need_dev)
+/* One option of send or build (optab_fn). */
+static int send_opt(void *ctx, const struct optab *o, const char *optarg)
+{
+	struct send_args *a = ctx;
+	struct ub_pkt_spec *s = &a->s;
+	const char *name = o->name;
+	int c = o->key;
+
+	switch (o->key) {
+	case O_DEV: a->dev = optarg; break;
+	case O_NATIVE:
+	case O_UBOE:
+		if (a->native != -1 && a->native != (c == O_NATIVE))
+			usage_error("--native and --uboe exclude each other");
+		a->native = c == O_NATIVE;
+		break;
+	case O_SRC_MAC: parse_mac(name, optarg, s->src_mac); a->have_src_mac = true; break;
+	case O_DST_MAC: parse_mac(name, optarg, s->dst_mac); a->have_dst_mac = true; break;
+	case O_SRC: a->src = optarg; break;
+	case O_DST: a->dst = optarg; break;
+	case O_VLAN: s->vlan = (int)parse_num(name, optarg, 4095); break;
+	case O_PCP: s->vlan_pcp = (uint8_t)parse_num(name, optarg, 7); break;
+	case O_PID: s->pid = (uint32_t)parse_num(name, optarg, UB_PID_MASK); break;
+	case O_PERM: s->perm = (uint8_t)parse_num(name, optarg, 1); break;
+	case O_FECN: a->fecn = (int)parse_num(name, optarg, 3); break;
+	case O_LOC: a->loc = (int)parse_num(name, optarg, 1); break;
+	case O_CCI: s->cci = (uint16_t)parse_num(name, optarg, 0xffff); a->have_cci = true; break;
+	case O_VL: s->vl = (uint8_t)parse_num(name, optarg, 15); break;
+	case O_RT: s->rt = (uint8_t)parse_num(name, optarg, 3); break;
+	case O_ECN: s->ecn = (uint8_t)parse_num(name, optarg, 3); break;
+	case O_DSCP: s->dscp = (uint8_t)parse_num(name, optarg, 63); break;
+	case O_TTL: s->ttl = (uint8_t)parse_num(name, optarg, 255); break;
+	case O_SPORT: s->sport = (uint16_t)parse_num(name, optarg, 0xffff); break;
+	case O_OPCODE: s->tph.opcode = (uint8_t)parse_num(name, optarg, 0x7f); break;
+	case O_RSPST: s->tph.rspst = (uint8_t)parse_num(name, optarg, 7); break;
+	case O_PSN: s->tph.psn = (uint32_t)parse_num(name, optarg, 0xffffff); break;
+	case O_COUNT: a->count = parse_num(name, optarg, 100000000); break;
+	case O_PAYLOAD_LEN:
+		s->payload_len = (size_t)parse_num(name, optarg, 65000);
+		a->have_payload_len = true;
+		break;
+	case O_ETHERTYPE: s->ub_ethertype = (uint16_t)parse_num(name, optarg, 0xffff); break;
+	case O_INTERVAL: a->interval_us = parse_time(name, optarg, PN_US, 60 * PN_S) / PN_US; break;
+	case O_BAD_ICRC: a->bad_icrc = true; break;
+	case O_CAQM_TAG:
+		a->caqm_tag = (uint16_t)parse_num(name, optarg, 0xffff);
+		a->have_caqm_tag = true;
+		break;
+	case O_CAQM_ETHERTYPE: a->caqm_ethertype = (uint16_t)parse_num(name, optarg, 0xffff); break;
+	}
+	return 0;
+}
+
+static void parse_send(const struct optab_cmd *c, int argc, char **argv, struct send_args *a, bool need_dev)
 {
 	struct ub_pkt_spec *s = &a->s;
 	uint8_t src_ip[16], dst_ip[16];
-	int c, sv, dv;
+	int rc, sv, dv;
 
 	memset(a, 0, sizeof(*a));
 	a->native = -1;
@@ -205,62 +259,9 @@ static void parse_send(int argc, char **argv, struct send_args *a, bool need_dev
 	s->tph.src_tpn = 1;
 	s->tph.dst_tpn = 1;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", send_opts, NULL)) != -1) {
-		const char *name = send_opts[0].name;
-
-		for (const struct option *o = send_opts; o->name; o++)
-			if (o->val == c)
-				name = o->name;
-		switch (c) {
-		case O_DEV: a->dev = optarg; break;
-		case O_NATIVE:
-		case O_UBOE:
-			if (a->native != -1 && a->native != (c == O_NATIVE))
-				usage_error("--native and --uboe exclude each other");
-			a->native = c == O_NATIVE;
-			break;
-		case O_SRC_MAC: parse_mac(name, optarg, s->src_mac); a->have_src_mac = true; break;
-		case O_DST_MAC: parse_mac(name, optarg, s->dst_mac); a->have_dst_mac = true; break;
-		case O_SRC: a->src = optarg; break;
-		case O_DST: a->dst = optarg; break;
-		case O_VLAN: s->vlan = (int)parse_num(name, optarg, 4095, 0); break;
-		case O_PCP: s->vlan_pcp = (uint8_t)parse_num(name, optarg, 7, 0); break;
-		case O_PID: s->pid = (uint32_t)parse_num(name, optarg, UB_PID_MASK, 0); break;
-		case O_PERM: s->perm = (uint8_t)parse_num(name, optarg, 1, 0); break;
-		case O_FECN: a->fecn = (int)parse_num(name, optarg, 3, 0); break;
-		case O_LOC: a->loc = (int)parse_num(name, optarg, 1, 0); break;
-		case O_CCI: s->cci = (uint16_t)parse_num(name, optarg, 0xffff, 16); a->have_cci = true; break;
-		case O_VL: s->vl = (uint8_t)parse_num(name, optarg, 15, 0); break;
-		case O_RT: s->rt = (uint8_t)parse_num(name, optarg, 3, 0); break;
-		case O_ECN: s->ecn = (uint8_t)parse_num(name, optarg, 3, 0); break;
-		case O_DSCP: s->dscp = (uint8_t)parse_num(name, optarg, 63, 0); break;
-		case O_TTL: s->ttl = (uint8_t)parse_num(name, optarg, 255, 0); break;
-		case O_SPORT: s->sport = (uint16_t)parse_num(name, optarg, 0xffff, 0); break;
-		case O_OPCODE: s->tph.opcode = (uint8_t)parse_num(name, optarg, 0x7f, 0); break;
-		case O_RSPST: s->tph.rspst = (uint8_t)parse_num(name, optarg, 7, 0); break;
-		case O_PSN: s->tph.psn = (uint32_t)parse_num(name, optarg, 0xffffff, 0); break;
-		case O_COUNT: a->count = parse_num(name, optarg, 100000000, 0); break;
-		case O_PAYLOAD_LEN:
-			s->payload_len = (size_t)parse_num(name, optarg, 65000, 0);
-			a->have_payload_len = true;
-			break;
-		case O_ETHERTYPE: s->ub_ethertype = (uint16_t)parse_num(name, optarg, 0xffff, 16); break;
-		case O_INTERVAL: a->interval_us = parse_num(name, optarg, 60000000, 0); break;
-		case O_BAD_ICRC: a->bad_icrc = true; break;
-		case O_CAQM_TAG:
-			a->caqm_tag = (uint16_t)parse_num(name, optarg, 0xffff, 16);
-			a->have_caqm_tag = true;
-			break;
-		case O_CAQM_ETHERTYPE: a->caqm_ethertype = (uint16_t)parse_num(name, optarg, 0xffff, 16); break;
-		case O_HELP: fputs(usage_text, stdout); exit(0);
-		case ':': usage_error("option %s needs a value", argv[optind - 1]);
-		default: usage_error("unknown option %s", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
+	rc = optab_parse(c, argc, argv, send_opt, a, NULL);
+	if (rc)
+		exit(OPTAB_STATUS(rc));
 	if (need_dev && !a->dev)
 		usage_error("--dev is required");
 	if (a->native == -1)
@@ -373,7 +374,7 @@ static int cmd_build(int argc, char **argv)
 	static uint8_t buf[FRAME_MAX], payload[FRAME_MAX];
 	struct send_args a;
 
-	parse_send(argc, argv, &a, false);
+	parse_send(&build_cmd, argc, argv, &a, false);
 	if (!a.have_src_mac)
 		parse_mac("src-mac", "02:00:00:00:00:01", a.s.src_mac);
 	for (unsigned long long i = 0; i < a.count; i++) {
@@ -395,7 +396,7 @@ static int cmd_send(int argc, char **argv)
 	struct send_args a;
 	int fd, ifindex;
 
-	parse_send(argc, argv, &a, true);
+	parse_send(&send_cmd, argc, argv, &a, true);
 	ifindex = dev_index(a.dev);
 	fd = socket(AF_PACKET, SOCK_RAW, 0);	/* protocol 0: transmit only */
 	if (fd < 0) {
@@ -440,16 +441,81 @@ static int cmd_send(int argc, char **argv)
 
 /* ---- recv --------------------------------------------------------------- */
 
-static const struct option recv_opts[] = {
-	{ "dev", required_argument, 0, O_DEV },
-	{ "count", required_argument, 0, O_COUNT },
-	{ "timeout-ms", required_argument, 0, O_TIMEOUT },
-	{ "ethertype", required_argument, 0, O_ETHERTYPE },
-	{ "all", no_argument, 0, O_ALL },
-	{ "caqm-ethertype", required_argument, 0, O_CAQM_ETHERTYPE },
-	{ "help", no_argument, 0, O_HELP },
+static const struct optab recv_opts[] = {
+	{ "dev", "DEV", "the device to listen on (required)", O_DEV, 0 },
+	{ "count", "N", "frames to print before exiting 0 (default 1; 0: until the timeout,\n"
+	  "then exit 0)", O_COUNT, 0 },
+	{ "timeout-ms", "TIME", "give up after this long, exit 1 (bare: ms; default 5s)", O_TIMEOUT, 0 },
+	{ "ub-ethertype", "NUM", "EtherType of native UB frames (default 0x88b5)", O_ETHERTYPE, 0 },
+	{ "ethertype", "NUM", NULL, O_ETHERTYPE, OPTAB_ALIAS },
+	{ "all", NULL, "every frame, not only UB and UBoE: kind=ip (other IP) or\n"
+	  "kind=other (ARP, ...)", O_ALL, 0 },
+	{ "caqm-ethertype", "NUM", "EtherType of the CAQM tag taken out before decoding (default\n"
+	  "0x88b6)", O_CAQM_ETHERTYPE, 0 },
 	{ 0 },
 };
+
+#define ABOUT_FRAMES \
+	"IPv4 or IPv6 follows from the address syntax. The PSN grows by one per packet.\n" \
+	"--fecn/--loc make a FECN-mode CCI; --cci sets all 16 bits."
+
+static const struct optab_cmd ubpkt_cmd = {
+	.path = "ubpkt",
+	.summary = "send and receive UB and UBoE frames over AF_PACKET",
+	.about = "For end-to-end tests and the demo. Devices are found with if_nametoindex, so\n"
+		 "ubpkt works inside ip netns exec and nsenter --net alike.",
+}, send_cmd = {
+	.path = "ubpkt send",
+	.summary = "send UB or UBoE frames",
+	.synopsis = "--dev DEV --native|--uboe --dst-mac MAC --src IP --dst IP [OPTIONS]",
+	.about = ABOUT_FRAMES,
+	.opts = send_opts,
+	.run = cmd_send,
+}, build_cmd = {
+	.path = "ubpkt build",
+	.summary = "print the frames send would send, one hex line each",
+	.synopsis = "--native|--uboe --dst-mac MAC --src IP --dst IP [OPTIONS]",
+	.about = ABOUT_FRAMES,
+	.opts = build_opts,
+	.run = cmd_build,
+}, recv_cmd = {
+	.path = "ubpkt recv",
+	.summary = "print one key=value line per UB or UBoE frame received",
+	.synopsis = "--dev DEV [--count N] [--timeout-ms TIME] [--ub-ethertype NUM] [--all]\n"
+		    "    [--caqm-ethertype NUM]",
+	.about = "Prints \"ready\" on standard error once its socket is bound, so that a test can\n"
+		 "start the sender only then. Every key is always there, '-' when not\n"
+		 "applicable. ICMP and ICMPv6 show as icmp=TYPE/CODE mtu=N (Fragmentation\n"
+		 "Needed / Packet Too Big) icmpsum=ok|bad. A CAQM tag is taken out before\n"
+		 "decoding and shown as caqm=0xHHHH (caqm=- without one). Exit status 1: the\n"
+		 "timeout came first.",
+	.opts = recv_opts,
+	.run = cmd_recv,
+};
+
+static const struct optab_cmd *const ubpkt_cmds[] = { &ubpkt_cmd, &send_cmd, &build_cmd, &recv_cmd, NULL };
+
+struct recv_args {
+	const char *dev;
+	unsigned long long want, timeout;
+	uint16_t ethertype, caqm_et;
+	bool all;
+};
+
+static int recv_opt(void *ctx, const struct optab *o, const char *optarg)
+{
+	struct recv_args *a = ctx;
+
+	switch (o->key) {
+	case O_DEV: a->dev = optarg; break;
+	case O_COUNT: a->want = parse_num("count", optarg, 100000000); break;
+	case O_TIMEOUT: a->timeout = parse_time("timeout-ms", optarg, PN_MS, 86400 * PN_S) / PN_MS; break;
+	case O_ETHERTYPE: a->ethertype = (uint16_t)parse_num(o->name, optarg, 0xffff); break;
+	case O_ALL: a->all = true; break;
+	case O_CAQM_ETHERTYPE: a->caqm_et = (uint16_t)parse_num("caqm-ethertype", optarg, 0xffff); break;
+	}
+	return 0;
+}
 
 static long long now_ms(void)
 {
@@ -587,31 +653,25 @@ static void print_frame(const struct ub_view *v, enum ub_parse_err e, int caqm)
 static int cmd_recv(int argc, char **argv)
 {
 	static uint8_t buf[FRAME_MAX + 4];
-	unsigned long long want = 1, got = 0, timeout = 5000;
-	uint16_t ethertype = UB_ETH_P_NATIVE, caqm_et = UB_ETH_P_CAQM;
-	const char *dev = NULL;
-	bool all = false;
+	unsigned long long want, got = 0, timeout;
+	uint16_t ethertype, caqm_et;
+	const char *dev;
+	bool all;
 	struct sockaddr_ll sll;
 	long long deadline;
-	int c, fd, ifindex, one = 1;
+	int fd, ifindex, one = 1;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", recv_opts, NULL)) != -1) {
-		switch (c) {
-		case O_DEV: dev = optarg; break;
-		case O_COUNT: want = parse_num("count", optarg, 100000000, 0); break;
-		case O_TIMEOUT: timeout = parse_num("timeout-ms", optarg, 86400000, 0); break;
-		case O_ETHERTYPE: ethertype = (uint16_t)parse_num("ethertype", optarg, 0xffff, 16); break;
-		case O_ALL: all = true; break;
-		case O_CAQM_ETHERTYPE: caqm_et = (uint16_t)parse_num("caqm-ethertype", optarg, 0xffff, 16); break;
-		case O_HELP: fputs(usage_text, stdout); exit(0);
-		case ':': usage_error("option %s needs a value", argv[optind - 1]);
-		default: usage_error("unknown option %s", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
+	struct recv_args ra = { .want = 1, .timeout = 5000, .ethertype = UB_ETH_P_NATIVE, .caqm_et = UB_ETH_P_CAQM };
+	int rc = optab_parse(&recv_cmd, argc, argv, recv_opt, &ra, NULL);
+
+	if (rc)
+		return OPTAB_STATUS(rc);
+	dev = ra.dev;
+	want = ra.want;
+	timeout = ra.timeout;
+	ethertype = ra.ethertype;
+	caqm_et = ra.caqm_et;
+	all = ra.all;
 	if (!dev)
 		usage_error("--dev is required");
 	ifindex = dev_index(dev);
@@ -736,18 +796,11 @@ static int cmd_recv(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2)
-		usage_error("missing command: send, recv or build");
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-		fputs(usage_text, stdout);
-		return 0;
-	}
+	optab_set_registry(ubpkt_cmds);
+	/* The generated parts of ubpkt(8), for scripts/mkman.sh. */
+	if (argc > 1 && !strcmp(argv[1], "--dump-man"))
+		return optab_dump_man(argc > 2 ? argv[2] : NULL);
 	ub_icrc_init();		/* the backend's timing before the first packet, not on it */
-	if (!strcmp(argv[1], "send"))
-		return cmd_send(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "recv"))
-		return cmd_recv(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "build"))
-		return cmd_build(argc - 1, argv + 1);
-	usage_error("unknown command '%s': send, recv or build", argv[1]);
+	argv[0] = (char *)"ubpkt";
+	return optab_dispatch(argc, argv);
 }

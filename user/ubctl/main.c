@@ -37,68 +37,84 @@ void warnx_(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-const struct ubctl_help ubctl_no_help[] = { { NULL, NULL }, { 0 } };
+/* ---- the command tree ------------------------------------------------------ */
 
-static const struct ubctl_cmd {
-	const char *name;
-	int (*run)(int argc, char **argv);
-	const struct ubctl_help *help;
-	const char *summary;
-} commands[] = {
-#define UBCTL_CMD(name, run, help, summary) { #name, run, help, summary },
-#include "commands.def"
-#undef UBCTL_CMD
+static int run_help(int argc, char **argv);
+static int run_version(int argc, char **argv);
+
+static const struct optab_cmd ubctl_cmd = {
+	.path = "ubctl",
+	.summary = "attach and manage the ubxdp UnifiedBus XDP programs",
+	.synopsis = "[-v] COMMAND [SUBCOMMAND] [OPTIONS]\nhelp [COMMAND [SUBCOMMAND...]]\n--version",
+	.about = "Instances are pinned under /sys/fs/bpf/ubxdp/<role>/<name>/ (bpffs is mounted\n"
+		 "there when missing). -v, before the command, shows libbpf's log and the\n"
+		 "verifier's. `ubctl COMMAND ... --help` is the help of any (sub)command.",
 };
-#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
-static const struct ubctl_cmd *find_cmd(const char *name)
+static const struct optab_cmd help_cmd = {
+	.path = "ubctl help",
+	.summary = "the help of a command or subcommand (as COMMAND ... --help)",
+	.synopsis = "[COMMAND [SUBCOMMAND...]]",
+	.flags = OPTAB_ARGS,
+	.run = run_help,
+};
+
+static const struct optab version_opts[] = { { 0 } };
+
+static const struct optab_cmd version_cmd = {
+	.path = "ubctl version",
+	.summary = "ubctl's version and libbpf's (also ubctl --version)",
+	.synopsis = "",
+	.opts = version_opts,
+	.run = run_version,
+};
+
+static const struct optab_cmd *const main_cmds[] = { &ubctl_cmd, &help_cmd, &version_cmd, NULL };
+
+/* Every command, in the order their man page sections come: commands.def's. */
+static const struct optab_cmd *registry[256];
+
+static void registry_fill(void)
 {
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (!strcmp(commands[i].name, name))
-			return &commands[i];
-	return NULL;
+	static const struct optab_cmd *const *const parts[] = {
+		main_cmds,
+#define UBCTL_CMDS(array) array,
+#include "commands.def"
+#undef UBCTL_CMDS
+	};
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		for (const struct optab_cmd *const *c = parts[i]; *c && n + 1 < sizeof(registry) / sizeof(registry[0]); c++)
+			registry[n++] = *c;
+	registry[n] = NULL;
+	optab_set_registry(registry);
 }
 
-static void usage(FILE *f)
+static int run_help(int argc, char **argv)
 {
-	fputs("usage: ubctl [-v] COMMAND [SUBCOMMAND] [OPTIONS]\n"
-	      "       ubctl help [COMMAND [SUBCOMMAND]]   ubctl COMMAND [SUBCOMMAND] --help\n"
-	      "       ubctl --version\n\ncommands:\n", f);
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-	fputs("\nInstances are pinned under /sys/fs/bpf/ubxdp/<role>/<name>/ (bpffs is mounted\n"
-	      "there when missing). -v shows libbpf's log. See ubctl(8).\n", f);
-}
+	const struct optab_cmd *c;
+	char path[256] = "ubctl";
+	int n, rc = optab_parse(&help_cmd, argc, argv, NULL, NULL, &n);
 
-/* Help of `cmd [sub]`: the sub's entry, else the command's own. */
-static int help(const char *cmd, const char *sub)
-{
-	const struct ubctl_cmd *c;
-	const struct ubctl_help *h;
-
-	if (!cmd) {
-		usage(stdout);
-		return 0;
-	}
-	c = find_cmd(cmd);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	for (int i = 1; i <= n; i++)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), " %s", argv[i]);
+	c = optab_cmd_find(registry, path);
 	if (!c)
-		return fail(EXIT_USAGE, "help: unknown command '%s' (see ubctl help)", cmd);
-	if (sub && *sub != '-' && c->help[0].text) {
-		for (h = c->help + 1; h->text; h++) {
-			if (!strcmp(h->sub, sub)) {
-				fputs(h->text, stdout);
-				return 0;
-			}
-		}
-		return fail(EXIT_USAGE, "help: '%s' has no subcommand '%s' (see ubctl help %s)", cmd, sub, cmd);
-	}
-	if (!c->help[0].text) {
-		/* The command prints its own. */
-		char *argv[] = { (char *)cmd, (char *)"--help", NULL };
+		return fail(EXIT_USAGE, "help: no command '%s' (see ubctl help)", path + 6);
+	optab_help(c, stdout);
+	return 0;
+}
 
-		return c->run(2, argv);
-	}
-	fputs(c->help[0].text, stdout);
+static int run_version(int argc, char **argv)
+{
+	int rc = optab_parse(&version_cmd, argc, argv, NULL, NULL, NULL);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	printf("ubctl (ubxdp) %s, libbpf %s\n", UBXDP_VERSION, libbpf_version_string());
 	return 0;
 }
 
@@ -141,30 +157,22 @@ const char *ubctl_libbpf_error(void)
 
 int main(int argc, char **argv)
 {
-	const struct ubctl_cmd *c;
-
 	if (argc > 1 && !strcmp(argv[1], "-v")) {
 		ubctl_verbose = true;
 		argv++;
 		argc--;
 	}
 	libbpf_set_print(libbpf_print);
+	registry_fill();
 	if (argc < 2) {
-		usage(stderr);
+		optab_help(&ubctl_cmd, stderr);
 		return EXIT_USAGE;
 	}
-	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
-		printf("ubctl (ubxdp) %s, libbpf %s\n", UBXDP_VERSION, libbpf_version_string());
-		return 0;
-	}
-	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
-		return help(argc > 2 ? argv[2] : NULL, argc > 3 ? argv[3] : NULL);
-	c = find_cmd(argv[1]);
-	if (!c)
-		return fail(EXIT_USAGE, "unknown command '%s' (see ubctl help)", argv[1]);
-	/* `ubctl CMD [SUB] ... --help` anywhere before a "--". */
-	for (int i = 2; c->help[0].text && i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			return help(argv[1], argc > 2 && i > 2 ? argv[2] : NULL);
-	return c->run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "--version"))
+		return run_version(1, argv);
+	/* The generated parts of ubctl(8), for scripts/mkman.sh. */
+	if (!strcmp(argv[1], "--dump-man"))
+		return optab_dump_man(argc > 2 ? argv[2] : NULL);
+	argv[0] = (char *)"ubctl";
+	return optab_dispatch(argc, argv);
 }

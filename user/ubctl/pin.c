@@ -90,12 +90,12 @@ int pin_instance_dir(const char *role, const struct instance_sel *sel, bool must
 		snprintf(out, len, "%s", sel->pin_path);
 	} else {
 		if (pin_role_dir(role, base, sizeof(base), err, errlen))
-			return -1;
+			return UB_EXIT_FAIL;
 		if (sel->name) {
 			/* bpffs refuses names with a dot. */
 			if (!*sel->name || strpbrk(sel->name, "/.")) {
 				snprintf(err, errlen, "--name '%s': must be non-empty, without '/' or '.'", sel->name);
-				return -1;
+				return UB_EXIT_USAGE;
 			}
 			snprintf(out, len, "%s/%s", base, sel->name);
 		} else if (sel->ub_dev && sel->ip_dev) {
@@ -108,23 +108,23 @@ int pin_instance_dir(const char *role, const struct instance_sel *sel, bool must
 				snprintf(out, len, "%s/%s", base, names[0]);
 			} else if (n == 0) {
 				snprintf(err, errlen, "no %s instance is attached", role);
-				return -1;
+				return UB_EXIT_NOTFOUND;
 			} else {
 				snprintf(err, errlen, "%d %s instances are attached: name one with --name", n, role);
-				return -1;
+				return UB_EXIT_USAGE;
 			}
 		} else {
 			snprintf(err, errlen, "give --ub-dev and --ip-dev, --name or --pin-path");
-			return -1;
+			return UB_EXIT_USAGE;
 		}
 	}
 	if (must_exist && stat(out, &st) && (errno == EACCES || errno == EPERM)) {
 		snprintf(err, errlen, "%s: permission denied (ubctl needs root: CAP_BPF, CAP_NET_ADMIN)", out);
-		return -1;
+		return UB_EXIT_KERNEL;
 	}
 	if (must_exist && (stat(out, &st) || !S_ISDIR(st.st_mode))) {
 		snprintf(err, errlen, "no %s instance at %s", role, out);
-		return -1;
+		return UB_EXIT_NOTFOUND;
 	}
 	return 0;
 }

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* ubctl stats: every counter of every attached instance, as text or JSON. */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,39 +29,58 @@ static int read_counters(const char *path, __u64 *out)
 	return rc ? -1 : 0;
 }
 
-const struct ubctl_help help_stats[] = {
-	{ NULL,
-	  "usage: ubctl stats [--json] [--name NAME]\n"
-	  "\n"
-	  "Every counter of every attached instance (or of NAME), summed over CPUs;\n"
-	  "counter names are in headers/ub2e_maps.h (rx_*, tx_*, pass_*, drop_*).\n" },
+struct stats_args {
+	const char *only;
+	bool json;
+};
+
+static int stats_opt(void *ctx, const struct optab *o, const char *val)
+{
+	struct stats_args *a = ctx;
+
+	if (o->key == 'j')
+		a->json = true;
+	else
+		a->only = val;
+	return 0;
+}
+
+static const struct optab stats_opts[] = {
+	UBCTL_OPT_JSON('j'),
+	{ "name", "NAME", "only the instance NAME", 'n', 0 },
 	{ 0 },
 };
 
-int cmd_stats(int argc, char **argv)
+static int cmd_stats(int argc, char **argv);
+
+static const struct optab_cmd stats_cmd = {
+	.path = "ubctl stats",
+	.summary = "every counter of every attached instance",
+	.synopsis = "[--json] [--name NAME]",
+	.about = "Every counter of every attached instance (or of NAME), summed over CPUs;\n"
+		 "counter names are in headers/ub2e_maps.h (rx_*, tx_*, pass_*, drop_*). For a\n"
+		 "WPS ingress also per path (explicit paths: per slot, with the device it leaves\n"
+		 "by; ECMP: per egress device the kernel's multipath route chose) and per flow.",
+	.opts = stats_opts,
+	.run = cmd_stats,
+};
+
+const struct optab_cmd *const stats_cmds[] = { &stats_cmd, NULL };
+
+static int cmd_stats(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, 0, 'j' }, { "name", required_argument, 0, 'n' }, { 0 },
-	};
 	char names[64][256], base[PATH_MAX], err[256], path[PATH_MAX + 300];
-	const char *only = NULL;
+	struct stats_args args = { 0 };
+	const char *only;
 	__u64 cnt[UB2E_CNT__MAX];
 	struct json_object *jall = NULL, *jlist = NULL;
-	bool json = false;
-	int c, n, shown = 0;
+	bool json;
+	int n, shown = 0, rc = optab_parse(&stats_cmd, argc, argv, stats_opt, &args, NULL);
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c == 'j')
-			json = true;
-		else if (c == 'n')
-			only = optarg;
-		else
-			return fail(EXIT_USAGE, "stats: unknown option %s", argv[optind - 1]);
-	}
-	if (optind < argc)
-		return fail(EXIT_USAGE, "stats: unexpected argument '%s'", argv[optind]);
+	if (rc)
+		return OPTAB_STATUS(rc);
+	only = args.only;
+	json = args.json;
 	if (pin_role_dir("ub2e", base, sizeof(base), err, sizeof(err)))
 		return fail(EXIT_FAIL, "%s", err);
 	n = pin_list_instances("ub2e", names, 64);
@@ -95,15 +113,13 @@ int cmd_stats(int argc, char **argv)
 		shown++;
 	}
 	/* Roles with counters of their own (UBCTL_STATS in commands.def). */
-#define UBCTL_CMD(name, run, help, summary)
 #define UBCTL_STATS(fn) shown += fn(jall, only);
 #include "commands.def"
 #undef UBCTL_STATS
-#undef UBCTL_CMD
 	if (only && !shown) {
 		if (jall)
 			json_object_put(jall);
-		return fail(EXIT_FAIL, "stats: no instance named '%s'", only);
+		return fail(UB_EXIT_NOTFOUND, "stats: no instance named '%s'", only);
 	}
 	if (json)
 		json_print(jall);

@@ -8,7 +8,6 @@
  * system as it found it.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -31,7 +30,7 @@
 #include "ub2e_cfg.h"
 #include "conf.h"
 #include "npimap.h"
-#include "numparse.h"
+#include "parse_num.h"
 #include "ubctl.h"
 #include "ub2e_pins.h"
 #include "ub2e_tables.h"
@@ -70,35 +69,135 @@ enum {
 	OPT_PARTITION, OPT_JSON, OPT_CFG, OPT_CONFIG, OPT_ICMP_RATE, OPT_ICMP_BURST,
 };
 
-static const struct option attach_opts[] = {
-	{ "ub-dev", required_argument, 0, OPT_UB_DEV },
-	{ "ip-dev", required_argument, 0, OPT_IP_DEV },
-	{ "name", required_argument, 0, OPT_NAME },
-	{ "pin-path", required_argument, 0, OPT_PIN_PATH },
-	{ "generic", no_argument, 0, OPT_GENERIC },
-	{ "map", required_argument, 0, OPT_MAP },
-	{ "partition", required_argument, 0, OPT_PARTITION },
-	{ "json", no_argument, 0, OPT_JSON },
-	{ "config", required_argument, 0, OPT_CONFIG },
-	{ "icmp-rate", required_argument, 0, OPT_ICMP_RATE },
-	{ "icmp-burst", required_argument, 0, OPT_ICMP_BURST },
-	/* Passed to ub2e_cfg_set() by name. */
-	{ "untagged", no_argument, 0, OPT_CFG },
-	{ "strict", no_argument, 0, OPT_CFG },
-	{ "no-ttl-dec", no_argument, 0, OPT_CFG },
-	{ "caqm-tag", no_argument, 0, OPT_CFG },
-	{ "caqm-ethertype", required_argument, 0, OPT_CFG },
-	{ "light-ce", required_argument, 0, OPT_CFG },
-	{ "markable", required_argument, 0, OPT_CFG },
-	{ "ce-to", required_argument, 0, OPT_CFG },
-	{ "ect1-to", required_argument, 0, OPT_CFG },
-	{ "cci-policy", required_argument, 0, OPT_CFG },
-	{ "rt", required_argument, 0, OPT_CFG },
-	{ "vl", required_argument, 0, OPT_CFG },
-	{ "ub-ethertype", required_argument, 0, OPT_CFG },
-	{ "default-pid", required_argument, 0, OPT_CFG },
-	{ "default-perm", required_argument, 0, OPT_CFG },
+#define SEL_OPTS \
+	{ "ub-dev", "DEV", "the instance on this UB-side port (with --ip-dev)", OPT_UB_DEV, 0 }, \
+	{ "ip-dev", "DEV", "... and this IP-side port", OPT_IP_DEV, 0 }, \
+	{ "name", "NAME", "the instance named NAME", OPT_NAME, 0 }, \
+	{ "pin-path", "DIR", "the instance pinned at DIR", OPT_PIN_PATH, 0 }, \
+	{ "config", "FILE", "the instance FILE names (its ub-dev, ip-dev, name, pin-path keys)", OPT_CONFIG, 0 }
+
+static const struct optab attach_opts[] = {
+	{ "ub-dev", "DEV", "UB-side port (native UB frames, EtherType --ub-ethertype)", OPT_UB_DEV, 0 },
+	{ "ip-dev", "DEV", "IP-side port (UBoE)", OPT_IP_DEV, 0 },
+	{ "generic", NULL, "generic (skb) XDP, for drivers without native XDP", OPT_GENERIC, 0 },
+	{ "name", "NAME", "instance name (default [NETNS:]UB-DEV-IP-DEV)", OPT_NAME, 0 },
+	{ "pin-path", "DIR", "pin directory instead of /sys/fs/bpf/ubxdp/ub2e/NAME", OPT_PIN_PATH, 0 },
+	{ "map", "PID[/PERM]=VLAN", "an NPI<->VLAN entry: PID=VLAN baseline (Permission not\n"
+	  "carried, restored as 0), PID/PERM=VLAN enhanced (each\n"
+	  "(Partition ID, Permission) its own VLAN)", OPT_MAP, OPTAB_REPEAT },
+	{ "partition", "PID", "a partition using the default VLAN, the lower 12 bits of\n"
+	  "the PID; plans whose partitions collide on a VLAN are refused", OPT_PARTITION, OPTAB_REPEAT },
+	{ "strict", NULL, "drop partitions and VLANs not in the table (instead of the\n"
+	  "default VLAN)", OPT_CFG, 0 },
+	{ "untagged", NULL, "UB -> UBoE sends untagged frames (NPI discarded)", OPT_CFG, 0 },
+	{ "light-ce", "ce|ect0|ect1", "IP ECN written for FECN Light CE (default ce)", OPT_CFG, 0 },
+	{ "markable", "ect0|ect1", "IP ECN written for FECN Markable (default ect0)", OPT_CFG, 0 },
+	{ "ce-to", "severe|light", "FECN written for IP CE (default severe)", OPT_CFG, 0 },
+	{ "ect1-to", "markable|light", "FECN written for IP ECT(1) (default markable)", OPT_CFG, 0 },
+	{ "cci-policy", "forward|drop", "native packets whose CCI is not in FECN mode (default\n"
+	  "forward)", OPT_CFG, 0 },
+	{ "rt", "0-3", "RT written into the LPH on UBoE -> UB", OPT_CFG, 0 },
+	{ "vl", "0-15", "VL written into the LPH on UBoE -> UB", OPT_CFG, 0 },
+	{ "default-pid", "PID", "NPI of untagged UBoE (default 1)", OPT_CFG, 0 },
+	{ "default-perm", "0|1", "its Permission (default 0)", OPT_CFG, 0 },
+	{ "no-ttl-dec", NULL, "leave TTL and hop limit alone, on the slow path too", OPT_CFG, 0 },
+	{ "caqm-tag", NULL, "a CAQM CCI crosses the IP side in an Ethernet CAQM tag\n"
+	  "(docs/CC.md), read back into the CCI; off by default: plain IP\n"
+	  "routers do not know the tag", OPT_CFG, 0 },
+	{ "caqm-ethertype", "NUM", "the CAQM tag's EtherType (default 0x88b6)", OPT_CFG, 0 },
+	{ "ub-ethertype", "NUM", "EtherType of native UB frames (default 0x88b5)", OPT_CFG, 0 },
+	{ "icmp-rate", "N", "the switch's own Fragmentation Needed / Packet Too Big answers\n"
+	  "per second per port (default 1000, 0: no limit; suppressed ones\n"
+	  "count slow_icmp_ratelimited)", OPT_ICMP_RATE, 0 },
+	{ "icmp-burst", "N", "answers sent at once before the rate applies (default 50)", OPT_ICMP_BURST, 0 },
+	{ "config", "FILE", "options from FILE: one \"key value\" per line, keys the long\n"
+	  "options without \"--\" (flags alone), '#' comments; applied where\n"
+	  "--config stands (later options win)", OPT_CONFIG, 0 },
 	{ 0 },
+}, sel_opts[] = {
+	SEL_OPTS,
+	{ 0 },
+}, sel_json_opts[] = {
+	SEL_OPTS,
+	UBCTL_OPT_JSON(OPT_JSON),
+	{ 0 },
+};
+
+static int ub2e_attach(int argc, char **argv);
+static int ub2e_detach(int argc, char **argv);
+static int ub2e_status(int argc, char **argv);
+static int ub2e_map(int argc, char **argv);
+
+#define SEL_ABOUT "Instance: --ub-dev DEV --ip-dev DEV, --name NAME, --pin-path DIR or --config\n" \
+		  "FILE; the only instance when none is given. Commands that touch ports enter\n" \
+		  "the instance's network namespace (recorded at attach) or refuse."
+
+static const struct optab_cmd ub2e_cmd = {
+	.path = "ubctl ub2e",
+	.summary = "the UB2E switch: attach, detach, status, NPI<->VLAN table",
+	.about = "The UB2E switch of draft-li-uboe-00: native UB frames on the UB-side port\n"
+		 "<-> UBoE (UB over UDP/IP, port 4792) on the IP-side port, converted in XDP.",
+}, attach_cmd = {
+	.path = "ubctl ub2e attach",
+	.summary = "load and attach the switch to two ports",
+	.synopsis = "--ub-dev DEV --ip-dev DEV [OPTIONS]\n--config FILE [OPTIONS]",
+	.about = "Loads the switch, fills its maps, pins them under /sys/fs/bpf/ubxdp/ub2e/NAME/,\n"
+		 "then attaches one XDP program to each port (and the TC slow path, ingress and\n"
+		 "egress, to both). It sets net.ipv4.fwmark_reflect and net.ipv6.fwmark_reflect\n"
+		 "to 1 in the ports' network namespace, so that the kernel's ICMP answers to UB\n"
+		 "packets leave converted into their partition. If the second attach fails the\n"
+		 "first is taken off again.",
+	.opts = attach_opts,
+	.run = ub2e_attach,
+}, detach_cmd = {
+	.path = "ubctl ub2e detach",
+	.summary = "take the switch off its ports and remove its pins",
+	.synopsis = "[--ub-dev DEV --ip-dev DEV | --name NAME | --pin-path DIR | --config FILE]",
+	.about = "Takes both programs off the instance's ports (in the instance's own network\n"
+		 "namespace) and removes its pins. Refuses, changing nothing, when the ports\n"
+		 "cannot be reached.\n\n" SEL_ABOUT,
+	.opts = sel_opts,
+	.run = ub2e_detach,
+}, status_cmd = {
+	.path = "ubctl ub2e status",
+	.summary = "ports, XDP mode and configuration of an instance",
+	.synopsis = "[--json] [--ub-dev DEV --ip-dev DEV | --name NAME | --pin-path DIR | --config FILE]",
+	.about = "Ports, XDP mode and program ids, and the configuration of an instance.\n\n" SEL_ABOUT,
+	.opts = sel_json_opts,
+	.run = ub2e_status,
+}, map_cmd = {
+	.path = "ubctl ub2e map",
+	.summary = "add, del or list NPI<->VLAN entries of a running instance",
+	.about = "Edits the NPI<->VLAN table of a running switch. Every argument is checked\n"
+		 "(syntax, collisions, presence) before anything changes.",
+}, map_add_cmd = {
+	.path = "ubctl ub2e map add",
+	.summary = "add entries: PID[/PERM]=VLAN, or PID for the default VLAN",
+	.synopsis = "PID[/PERM]=VLAN|PID ... [INSTANCE]",
+	.about = SEL_ABOUT,
+	.opts = sel_opts,
+	.flags = OPTAB_ARGS,
+	.run = ub2e_map,
+}, map_del_cmd = {
+	.path = "ubctl ub2e map del",
+	.summary = "delete entries by PID[/PERM]",
+	.synopsis = "PID[/PERM] ... [INSTANCE]",
+	.about = SEL_ABOUT,
+	.opts = sel_opts,
+	.flags = OPTAB_ARGS,
+	.run = ub2e_map,
+}, map_list_cmd = {
+	.path = "ubctl ub2e map list",
+	.summary = "the table (entries bpftool added without a VLAN show as blocks)",
+	.synopsis = "[--json] [INSTANCE]",
+	.about = SEL_ABOUT,
+	.opts = sel_json_opts,
+	.run = ub2e_map,
+};
+
+const struct optab_cmd *const ub2e_cmds[] = {
+	&ub2e_cmd, &attach_cmd, &detach_cmd, &status_cmd, &map_cmd, &map_add_cmd, &map_del_cmd, &map_list_cmd,
+	NULL,
 };
 
 struct ub2e_args {
@@ -188,12 +287,9 @@ static int conf_apply(void *ctx, const struct conf_key *k, const char *value, ch
 {
 	struct conf_ctx *cc = ctx;
 
-	for (const struct option *o = attach_opts; o->name; o++) {
-		if (strcmp(o->name, k->name))
-			continue;
-		return apply_opt(cc->a, o->val, o->name, value, cc->allow_cfg, true, err, errlen) ? -1 : 0;
-	}
-	return -1;
+	const struct optab *o = optab_find(attach_opts, k->name);
+
+	return o ? (apply_opt(cc->a, o->key, o->name, value, cc->allow_cfg, true, err, errlen) ? -1 : 0) : -1;
 }
 
 /* --config FILE: its entries apply where --config stands among the options. */
@@ -205,9 +301,9 @@ static int load_config(struct ub2e_args *a, const char *path, bool allow_cfg, ch
 	char msg[512], *text;
 	FILE *f;
 
-	for (const struct option *o = attach_opts; o->name; o++)
-		if (o->val != OPT_CONFIG && o->val != OPT_JSON)	/* no nesting; output format is per command */
-			keys[nk++] = (struct conf_key){ o->name, o->has_arg == required_argument };
+	for (const struct optab *o = attach_opts; o->name; o++)
+		if (o->key != OPT_CONFIG)	/* no nesting */
+			keys[nk++] = (struct conf_key){ o->name, o->arg != NULL };
 	keys[nk] = (struct conf_key){ 0 };
 	f = fopen(path, "r");
 	if (!f) {
@@ -230,10 +326,30 @@ static int load_config(struct ub2e_args *a, const char *path, bool allow_cfg, ch
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct ub2e_args *a, bool allow_cfg)
+struct parse_ctx {
+	struct ub2e_args *a;
+	bool allow_cfg;
+};
+
+static int parse_opt(void *ctx, const struct optab *o, const char *val)
 {
+	struct parse_ctx *pc = ctx;
 	char err[640];
-	int c, idx, rc;
+	int rc;
+
+	if (o->key == OPT_CONFIG)
+		rc = load_config(pc->a, val, pc->allow_cfg, err, sizeof(err));
+	else
+		rc = apply_opt(pc->a, o->key, o->name, val, pc->allow_cfg, false, err, sizeof(err));
+	return rc ? fail(rc, "%s", err) : 0;
+}
+
+/* The command's options into a; positional arguments in a->rest[1..], a->rest[0] the verb. */
+static int parse_args(const struct optab_cmd *c, int argc, char **argv, struct ub2e_args *a)
+{
+	struct parse_ctx pc = { a, c == &attach_cmd };
+	char err[640];
+	int n, rc;
 
 	ub2e_cfg_defaults(&a->cfg);
 	a->icmp_rate = UB2E_ICMP_RATE_DEFAULT;
@@ -241,24 +357,12 @@ static int parse_args(int argc, char **argv, struct ub2e_args *a, bool allow_cfg
 	a->plan = calloc(UB2E_MAX_NPI_ENTRIES, sizeof(*a->plan));
 	if (!a->plan)
 		return fail(EXIT_FAIL, "out of memory");
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", attach_opts, &idx)) != -1) {
-		if (c == '?') {
-			if (optopt)
-				return fail(EXIT_USAGE, "option needs a value or is unknown: %s", argv[optind - 1]);
-			return fail(EXIT_USAGE, "unknown option %s (see ubctl help)", argv[optind - 1]);
-		}
-		if (c == OPT_CONFIG)
-			rc = load_config(a, optarg, allow_cfg, err, sizeof(err));
-		else
-			rc = apply_opt(a, c, attach_opts[idx].name, optarg, allow_cfg, false, err, sizeof(err));
-		if (rc)
-			return fail(rc, "%s", err);
-	}
-	a->rest = argv + optind;
-	a->nrest = argc - optind;
-	if (allow_cfg && ub2e_cfg_check(&a->cfg, err, sizeof(err)))
+	rc = optab_parse(c, argc, argv, parse_opt, &pc, &n);
+	if (rc)
+		return rc;
+	a->rest = argv;
+	a->nrest = n + 1;
+	if (pc.allow_cfg && ub2e_cfg_check(&a->cfg, err, sizeof(err)))
 		return fail(EXIT_USAGE, "%s", err);
 	return 0;
 }
@@ -273,19 +377,19 @@ static int check_dev(const char *opt, const char *dev, unsigned *ifindex)
 		return fail(EXIT_USAGE, "ub2e attach needs --%s DEV", opt);
 	*ifindex = if_nametoindex(dev);
 	if (!*ifindex)
-		return fail(EXIT_FAIL, "--%s %s: no such network device", opt, dev);
+		return fail(UB_EXIT_NOTFOUND, "--%s %s: no such network device", opt, dev);
 	if (!bpf_xdp_query_id((int)*ifindex, 0, &prog_id) && prog_id)
-		return fail(EXIT_FAIL, "%s already has an XDP program (id %u); detach it first", dev, prog_id);
+		return fail(UB_EXIT_CONFLICT, "%s already has an XDP program (id %u); detach it first", dev, prog_id);
 	return 0;
 }
 
 static int attach_err(const char *dev, int err, bool generic)
 {
 	if (err == -EPERM || err == -EACCES)
-		return fail(EXIT_FAIL, "attach to %s: permission denied (needs root: CAP_BPF, CAP_NET_ADMIN)", dev);
+		return fail(UB_EXIT_KERNEL, "attach to %s: permission denied (needs root: CAP_BPF, CAP_NET_ADMIN)", dev);
 	if (!generic && (err == -EOPNOTSUPP || err == -EINVAL))
-		return fail(EXIT_FAIL, "native XDP refused by %s (%s): retry with --generic", dev, strerror(-err));
-	return fail(EXIT_FAIL, "attach to %s: %s", dev, strerror(-err));
+		return fail(UB_EXIT_KERNEL, "native XDP refused by %s (%s): retry with --generic", dev, strerror(-err));
+	return fail(UB_EXIT_KERNEL, "attach to %s: %s", dev, strerror(-err));
 }
 
 /* One line with libbpf's own words for what failed. */
@@ -295,8 +399,8 @@ static int load_err(int rc)
 	const char *hint = rc == -EPERM || rc == -EACCES ? "needs root: CAP_BPF, CAP_NET_ADMIN" : "-v shows the verifier log";
 
 	if (*why)
-		return fail(EXIT_FAIL, "loading BPF programs failed (%s): %s", hint, why);
-	return fail(EXIT_FAIL, "loading BPF programs failed (%s): %s", hint, strerror(-rc));
+		return fail(UB_EXIT_KERNEL, "loading BPF programs failed (%s): %s", hint, why);
+	return fail(UB_EXIT_KERNEL, "loading BPF programs failed (%s): %s", hint, strerror(-rc));
 }
 
 /*
@@ -392,10 +496,12 @@ static int do_attach(struct ub2e_args *a)
 		return fail(EXIT_USAGE, "--ub-dev and --ip-dev must be different devices");
 	if (npimap_check(a->plan, a->nplan, err, sizeof(err)))
 		return fail(EXIT_USAGE, "refusing mapping: %s", err);
-	if (pin_instance_dir("ub2e", &a->sel, false, dir, sizeof(dir), err, sizeof(err)))
-		return fail(EXIT_FAIL, "%s", err);
+	int prc = pin_instance_dir("ub2e", &a->sel, false, dir, sizeof(dir), err, sizeof(err));
+
+	if (prc)
+		return fail(prc, "%s", err);
 	if (!stat(dir, &st))
-		return fail(EXIT_FAIL, "an instance is already pinned at %s: detach it first", pin_display(dir));
+		return fail(UB_EXIT_CONFLICT, "an instance is already pinned at %s: detach it first", pin_display(dir));
 
 	skel = ub2e__open();
 	if (!skel)
@@ -475,12 +581,12 @@ static int do_attach(struct ub2e_args *a)
 	tc_ip = bpf_program__fd(skel->progs.ub2e_slow_ip);
 	rc = ub2e_tc_attach(ub_if, tc_in, tc_ub);
 	if (rc) {
-		rc = fail(EXIT_FAIL, "attach TC to %s: %s", a->sel.ub_dev, strerror(-rc));
+		rc = fail(UB_EXIT_KERNEL, "attach TC to %s: %s", a->sel.ub_dev, strerror(-rc));
 		goto unpin;
 	}
 	rc = ub2e_tc_attach(ip_if, tc_in, tc_ip);
 	if (rc) {
-		rc = fail(EXIT_FAIL, "attach TC to %s: %s", a->sel.ip_dev, strerror(-rc));
+		rc = fail(UB_EXIT_KERNEL, "attach TC to %s: %s", a->sel.ip_dev, strerror(-rc));
 		goto untc_ub;
 	}
 
@@ -497,7 +603,7 @@ static int do_attach(struct ub2e_args *a)
 		rb = bpf_xdp_detach((int)ub_if, (flags & ~XDP_FLAGS_UPDATE_IF_NOEXIST) | XDP_FLAGS_REPLACE, &o);
 		if (rb) {
 			/* Half attached: keep the pins so `ubctl ub2e detach` can finish the job. */
-			rc = fail(EXIT_FAIL, "attach to %s failed (%s) and taking the program off %s failed too (%s): "
+			rc = fail(UB_EXIT_KERNEL, "attach to %s failed (%s) and taking the program off %s failed too (%s): "
 				  "pins kept at %s, run ubctl ub2e detach", a->sel.ip_dev, strerror(-rc),
 				  a->sel.ub_dev, strerror(-rb), pin_display(dir));
 			goto out;
@@ -575,8 +681,10 @@ static int do_detach(struct ub2e_args *a)
 	char dir[PATH_MAX], err[512];
 	int tx_ub, tx_ip, to_uboe, to_ub, tc_in, tc_ub, tc_ip, failures;
 
-	if (pin_instance_dir("ub2e", &a->sel, true, dir, sizeof(dir), err, sizeof(err)))
-		return fail(EXIT_FAIL, "%s", err);
+	int prc = pin_instance_dir("ub2e", &a->sel, true, dir, sizeof(dir), err, sizeof(err));
+
+	if (prc)
+		return fail(prc, "%s", err);
 	if (netns_enter_instance(dir, &saved_ns, err, sizeof(err)))
 		return fail(EXIT_FAIL, "ub2e detach: %s", err);
 	tx_ub = open_pinned(dir, UB2E_PIN_TX_UB);
@@ -614,10 +722,10 @@ static int do_map(struct ub2e_args *a)
 	size_t ncur;
 	int npi_fd, vlan_fd, rc = 0;
 
-	if (strcmp(verb, "add") && strcmp(verb, "del") && strcmp(verb, "list"))
-		return fail(EXIT_USAGE, "ub2e map needs add|del|list");
-	if (pin_instance_dir("ub2e", &a->sel, true, dir, sizeof(dir), err, sizeof(err)))
-		return fail(EXIT_FAIL, "%s", err);
+	int prc = pin_instance_dir("ub2e", &a->sel, true, dir, sizeof(dir), err, sizeof(err));
+
+	if (prc)
+		return fail(prc, "%s", err);
 	npi_fd = open_pinned(dir, UB2E_PIN_NPI2VLAN);
 	vlan_fd = open_pinned(dir, UB2E_PIN_VLAN2NPI);
 	if (npi_fd < 0 || vlan_fd < 0)
@@ -655,11 +763,11 @@ static int do_map(struct ub2e_args *a)
 			if (npimap_parse(a->rest[i], &e, err, sizeof(err)))
 				return fail(EXIT_USAGE, "%s", err);
 			if (ncur >= UB2E_MAX_NPI_ENTRIES)
-				return fail(EXIT_FAIL, "mapping table full (%d entries)", UB2E_MAX_NPI_ENTRIES);
+				return fail(UB_EXIT_CONFLICT, "mapping table full (%d entries)", UB2E_MAX_NPI_ENTRIES);
 			cur[ncur++] = e;
 		}
 		if (npimap_check(cur, ncur, err, sizeof(err)))
-			return fail(EXIT_FAIL, "refusing mapping: %s", err);
+			return fail(UB_EXIT_CONFLICT, "refusing mapping: %s", err);
 		if (ub2e_tables_write(npi_fd, vlan_fd, cur + ncur - (a->nrest - 1), (size_t)a->nrest - 1))
 			return fail(EXIT_FAIL, "updating the mapping maps: %s", strerror(errno));
 	} else {
@@ -675,7 +783,7 @@ static int do_map(struct ub2e_args *a)
 			if (npimap_parse_key(a->rest[i], &del[i], err, sizeof(err)))
 				return fail(EXIT_USAGE, "ub2e map del: %s", err);
 			if (!npimap_find(cur, ncur, del[i].pid, del[i].perm))
-				return fail(EXIT_FAIL, "ub2e map del: %s is not in the table; nothing deleted", a->rest[i]);
+				return fail(UB_EXIT_NOTFOUND, "ub2e map del: %s is not in the table; nothing deleted", a->rest[i]);
 			for (int j = 1; j < i; j++)
 				if (del[j].pid == del[i].pid && del[j].perm == del[i].perm)
 					return fail(EXIT_USAGE, "ub2e map del: %s given twice; nothing deleted", a->rest[i]);
@@ -732,8 +840,10 @@ static int do_status(struct ub2e_args *a)
 	__u32 zero = 0;
 	int fd, tx_ub, tx_ip, saved_ns;
 
-	if (pin_instance_dir("ub2e", &a->sel, true, dir, sizeof(dir), err, sizeof(err)))
-		return fail(EXIT_FAIL, "%s", err);
+	int prc = pin_instance_dir("ub2e", &a->sel, true, dir, sizeof(dir), err, sizeof(err));
+
+	if (prc)
+		return fail(prc, "%s", err);
 	if (netns_enter_instance(dir, &saved_ns, err, sizeof(err)))
 		return fail(EXIT_FAIL, "ub2e status: %s", err);
 	fd = open_pinned(dir, UB2E_PIN_CFG);
@@ -795,28 +905,37 @@ static int do_status(struct ub2e_args *a)
 	return 0;
 }
 
-int cmd_ub2e(int argc, char **argv)
+/* Each subcommand: its options, then what it does. */
+static int ub2e_run(const struct optab_cmd *c, int (*fn)(struct ub2e_args *), int argc, char **argv)
 {
 	struct ub2e_args a = {};
-	const char *verb = argc > 1 ? argv[1] : "";
-	int rc;
+	int rc = parse_args(c, argc, argv, &a);
 
-	if (!strcmp(verb, "attach") || !strcmp(verb, "detach") || !strcmp(verb, "status") || !strcmp(verb, "map")) {
-		rc = parse_args(argc - 1, argv + 1, &a, !strcmp(verb, "attach"));
-		if (rc)
-			return rc;
-		if (strcmp(verb, "map") && a.nrest)
-			return fail(EXIT_USAGE, "ub2e %s: unexpected argument '%s'", verb, a.rest[0]);
-		if (!strcmp(verb, "attach"))
-			rc = do_attach(&a);
-		else if (!strcmp(verb, "detach"))
-			rc = do_detach(&a);
-		else if (!strcmp(verb, "status"))
-			rc = do_status(&a);
-		else
-			rc = do_map(&a);
-		free(a.plan);
-		return rc;
-	}
-	return fail(EXIT_USAGE, "ub2e needs attach|detach|status|map (see ubctl help)");
+	if (!rc)
+		rc = fn(&a);
+	free(a.plan);
+	return OPTAB_STATUS(rc);
+}
+
+static int ub2e_attach(int argc, char **argv)
+{
+	return ub2e_run(&attach_cmd, do_attach, argc, argv);
+}
+
+static int ub2e_detach(int argc, char **argv)
+{
+	return ub2e_run(&detach_cmd, do_detach, argc, argv);
+}
+
+static int ub2e_status(int argc, char **argv)
+{
+	return ub2e_run(&status_cmd, do_status, argc, argv);
+}
+
+static int ub2e_map(int argc, char **argv)
+{
+	const char *verb = argv[0];
+
+	return ub2e_run(!strcmp(verb, "add") ? &map_add_cmd : !strcmp(verb, "del") ? &map_del_cmd : &map_list_cmd,
+			do_map, argc, argv);
 }

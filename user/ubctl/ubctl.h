@@ -12,8 +12,11 @@ extern bool ubctl_verbose;
 int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-#define EXIT_USAGE	2
-#define EXIT_FAIL	1
+#include "exit_codes.h"
+#include "optab.h"
+
+#define EXIT_USAGE	UB_EXIT_USAGE
+#define EXIT_FAIL	UB_EXIT_FAIL
 
 /* ---- pin.c: where instances live on bpffs -------------------------------- */
 
@@ -41,7 +44,8 @@ struct instance_sel {
 
 /* <bpffs>/ubxdp/<role> */
 int pin_role_dir(const char *role, char *out, size_t len, char *err, size_t errlen);
-/* Resolve the instance directory. `must_exist`: pick the only instance when none is named. */
+/* Resolve the instance directory. `must_exist`: pick the only instance when none is named.
+ * Returns 0, or the exit status (not found, usage, ...) with one line in err. */
 int pin_instance_dir(const char *role, const struct instance_sel *sel, bool must_exist,
 		     char *out, size_t len, char *err, size_t errlen);
 /* List instance directories of a role; returns count (<= max) or -1. */
@@ -84,28 +88,16 @@ bool ub2e_have_rx_vlan_kfunc(void);
 
 /* ---- commands (one line each in commands.def) -------------------------------- */
 
-/* Help texts of a command: { NULL, own text }, { "sub", text }..., { 0 }. */
-struct ubctl_help {
-	const char *sub;
-	const char *text;
-};
-
-/* For commands that print their own help. */
-extern const struct ubctl_help ubctl_no_help[];
-
 struct json_object;
-#define UBCTL_CMD(name, run, help, summary) \
-	int run(int argc, char **argv); \
-	extern const struct ubctl_help help[];
+#define UBCTL_CMDS(array) extern const struct optab_cmd *const array[];
 #define UBCTL_STATS(fn) int fn(struct json_object *out, const char *only);
 #include "commands.def"
 #undef UBCTL_STATS
-#undef UBCTL_CMD
+#undef UBCTL_CMDS
 
-/* wps_boundary.c, reached through `ubctl wps boundary`. */
-int cmd_wps_boundary(int argc, char **argv);
-/* wps_egress.c, reached through `ubctl wps egress`. */
-int cmd_wps_egress(int argc, char **argv);
+/* Options several commands share, for their tables. */
+#define UBCTL_OPT_JSON(key) { "json", NULL, "print JSON, one object, instead of text", key, 0 }
+
 /* wps_ingress.c: an ingress instance's `live` map mapped (NULL on failure), and unmapped. */
 struct wps_in_live;
 struct wps_in_live *wps_live_map(int fd);
@@ -113,7 +105,7 @@ void wps_live_unmap(struct wps_in_live *lv);
 /* wps_ingress.c: the pin directory of DEV's ingress instance (it must exist); -1 (said) if none. */
 int wps_ingress_dir(const char *dev, char *out, size_t len);
 /* wps_watch.c: ubctl wps ingress watch, and the neighbour table as path add asks it. */
-int wps_ingress_watch(int argc, char **argv);
+extern const struct optab_cmd wps_watch_cmd;
 struct wps_nh_seen;
 int wps_neigh_get(int fd, unsigned char family, unsigned ifindex, const unsigned char *addr, struct wps_nh_seen *s);
 int wps_neigh_ask(int fd, unsigned char family, unsigned ifindex, const unsigned char *addr, int act);

@@ -31,8 +31,10 @@ static int boundary_dir(const char *dev, bool must_exist, char *out, size_t len)
 
 	pin_netns_name(ns, sizeof(ns));
 	snprintf(name, sizeof(name), "%s%s%s", ns, *ns ? ":" : "", dev);
-	if (pin_instance_dir(WPS_ROLE_BOUNDARY, &sel, must_exist, out, len, err, sizeof(err)))
-		return fail(EXIT_FAIL, "%s", err);
+	int prc = pin_instance_dir(WPS_ROLE_BOUNDARY, &sel, must_exist, out, len, err, sizeof(err));
+
+	if (prc)
+		return fail(prc, "%s", err);
 	return 0;
 }
 
@@ -52,41 +54,74 @@ static int tc_one(unsigned ifindex, enum bpf_tc_attach_point where, int prog_fd)
 	return bpf_tc_attach(&hook, &opts);
 }
 
-int cmd_wps_boundary(int argc, char **argv)
+static const struct optab dev_opts[] = {
+	{ "dev", "DEV", "the port at the domain's edge (required)", 'd', 0 },
+	{ 0 },
+};
+
+static int boundary_attach(int argc, char **argv);
+static int boundary_detach(int argc, char **argv);
+
+static const struct optab_cmd boundary_cmd = {
+	.path = "ubctl wps boundary",
+	.summary = "the WPS domain-edge filter: WPS packets neither enter nor leave through a port",
+}, boundary_attach_cmd = {
+	.path = "ubctl wps boundary attach",
+	.summary = "drop packets carrying the WPS option entering or leaving through DEV",
+	.synopsis = "--dev DEV",
+	.about = "On DEV's TC ingress (WPS packets from outside are dropped) and egress (WPS\n"
+		 "packets never leave), counted in ubctl stats; pinned under\n"
+		 "/sys/fs/bpf/ubxdp/wps/boundary/[NETNS:]DEV/.",
+	.opts = dev_opts,
+	.run = boundary_attach,
+}, boundary_detach_cmd = {
+	.path = "ubctl wps boundary detach",
+	.summary = "take the filter off DEV and remove its pins",
+	.synopsis = "--dev DEV",
+	.opts = dev_opts,
+	.run = boundary_detach,
+};
+
+const struct optab_cmd *const wps_boundary_cmds[] = {
+	&boundary_cmd, &boundary_attach_cmd, &boundary_detach_cmd, NULL,
+};
+
+static int boundary(const struct optab_cmd *c, int argc, char **argv)
 {
 	struct wps_boundary *skel;
 	char dir[PATH_MAX], p[PATH_MAX + 64];
-	const char *dev;
+	const char *dev = NULL;
 	unsigned ifx;
 	struct stat st;
-	int rc;
+	int rc = optab_parse(c, argc, argv, optab_str, &dev, NULL);
 
-	if (argc != 4 || strcmp(argv[2], "--dev") || (strcmp(argv[1], "attach") && strcmp(argv[1], "detach")))
-		return fail(EXIT_USAGE, "usage: ubctl wps boundary attach|detach --dev DEV");
-	dev = argv[3];
+	if (rc)
+		return OPTAB_STATUS(rc);
+	if (!dev)
+		return fail(EXIT_USAGE, "%s: --dev DEV is required", c->path + 6);
 	ifx = if_nametoindex(dev);
 	if (!ifx)
-		return fail(EXIT_USAGE, "unknown device '%s'", dev);
-	if (!strcmp(argv[1], "detach")) {
-		if (boundary_dir(dev, true, dir, sizeof(dir)))
-			return EXIT_FAIL;
+		return fail(UB_EXIT_NOTFOUND, "unknown device '%s'", dev);
+	if (c == &boundary_detach_cmd) {
+		if ((rc = boundary_dir(dev, true, dir, sizeof(dir))))
+			return rc;
 		rc = tc_one(ifx, BPF_TC_INGRESS, -1);
 		if (rc && rc != -ENOENT)
-			return fail(EXIT_FAIL, "TC detach on %s ingress: %s; pins kept", dev, strerror(-rc));
+			return fail(UB_EXIT_KERNEL, "TC detach on %s ingress: %s; pins kept", dev, strerror(-rc));
 		rc = tc_one(ifx, BPF_TC_EGRESS, -1);
 		if (rc && rc != -ENOENT)
-			return fail(EXIT_FAIL, "TC detach on %s egress: %s; pins kept", dev, strerror(-rc));
+			return fail(UB_EXIT_KERNEL, "TC detach on %s egress: %s; pins kept", dev, strerror(-rc));
 		pin_remove_dir(dir);
 		printf("wps boundary detached from %s\n", dev);
 		return 0;
 	}
-	if (boundary_dir(dev, false, dir, sizeof(dir)))
-		return EXIT_FAIL;
+	if ((rc = boundary_dir(dev, false, dir, sizeof(dir))))
+		return rc;
 	if (!stat(dir, &st))
-		return fail(EXIT_FAIL, "a WPS boundary filter is already on %s: detach it first", dev);
+		return fail(UB_EXIT_CONFLICT, "a WPS boundary filter is already on %s: detach it first", dev);
 	skel = wps_boundary__open_and_load();
 	if (!skel)
-		return fail(EXIT_FAIL, "loading the boundary filter failed: %s (run with -v)", strerror(errno));
+		return fail(UB_EXIT_KERNEL, "loading the boundary filter failed: %s (run with -v)", strerror(errno));
 	rc = EXIT_FAIL;
 	if (pin_mkdir_p(dir)) {
 		fail(EXIT_FAIL, "cannot create %s: %s", dir, strerror(errno));
@@ -102,14 +137,12 @@ int cmd_wps_boundary(int argc, char **argv)
 	if (bpf_program__pin(skel->progs.wps_boundary_out, p))
 		goto pinerr;
 	if ((rc = tc_one(ifx, BPF_TC_INGRESS, bpf_program__fd(skel->progs.wps_boundary_in)))) {
-		fail(EXIT_FAIL, "TC attach on %s ingress: %s", dev, strerror(-rc));
-		rc = EXIT_FAIL;
+		rc = fail(UB_EXIT_KERNEL, "TC attach on %s ingress: %s", dev, strerror(-rc));
 		goto unpin;
 	}
 	if ((rc = tc_one(ifx, BPF_TC_EGRESS, bpf_program__fd(skel->progs.wps_boundary_out)))) {
 		tc_one(ifx, BPF_TC_INGRESS, -1);
-		fail(EXIT_FAIL, "TC attach on %s egress: %s", dev, strerror(-rc));
-		rc = EXIT_FAIL;
+		rc = fail(UB_EXIT_KERNEL, "TC attach on %s egress: %s", dev, strerror(-rc));
 		goto unpin;
 	}
 	printf("wps boundary attached: %s (in and out), pinned at %s\n", dev, pin_display(dir));
@@ -122,6 +155,16 @@ unpin:
 out:
 	wps_boundary__destroy(skel);
 	return rc;
+}
+
+static int boundary_attach(int argc, char **argv)
+{
+	return boundary(&boundary_attach_cmd, argc, argv);
+}
+
+static int boundary_detach(int argc, char **argv)
+{
+	return boundary(&boundary_detach_cmd, argc, argv);
 }
 
 /* ---- stats --------------------------------------------------------------------- */

@@ -16,7 +16,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +27,7 @@
 
 #include "conf.h"
 #include "egress_run.h"
+#include "parse_num.h"
 #include "ubctl.h"
 
 static volatile sig_atomic_t stop;
@@ -38,61 +38,80 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!s || !*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static void usage_run(FILE *f)
-{
-	fputs("usage: ubctl wps egress run --dev DEV[,DEV...] --out-dev DEV --node-id N\n"
-	      "         (--peer ADDR[=ID][,ADDR[=ID]...] ... | --any-peer) [--config FILE]\n"
-	      "         [--release-timeout US|auto] [--flow-buffer PKTS] [--total-buffer PKTS]\n"
-	      "         [--idle-timeout S] [--max-flows N] [--new-flows-per-sec N] [--new-flows-total-per-sec N]\n"
-	      "         [--inflight-groups N] [--log-rate N] [--generic] [--zerocopy]\n"
-	      "         [--threads N (reorder threads; default: the CPUs it may use, at most 8)]\n"
-	      "         [--priority N (their SCHED_FIFO priority, 0: normal; default 10)] [--no-pin] [--name NAME] [--quiet]\n"
-	      "       ubctl wps egress stats [--json] [--name NAME]\n", f);
-}
-
 #define OPT_CONFIG 'C'
 
-static const struct option run_opts[] = {
-	{ "dev", required_argument, 0, 'd' },
-	{ "out-dev", required_argument, 0, 'o' },
-	{ "node-id", required_argument, 0, 'N' },
-	{ "peer", required_argument, 0, 'p' },
-	{ "any-peer", no_argument, 0, 'A' },
-	{ "release-timeout", required_argument, 0, 't' },
-	{ "flow-buffer", required_argument, 0, 'f' },
-	{ "total-buffer", required_argument, 0, 'T' },
-	{ "idle-timeout", required_argument, 0, 'i' },
-	{ "max-flows", required_argument, 0, 'm' },
-	{ "new-flows-per-sec", required_argument, 0, 'n' },
-	{ "new-flows-total-per-sec", required_argument, 0, 'F' },
-	{ "inflight-groups", required_argument, 0, 'g' },
-	{ "log-rate", required_argument, 0, 'l' },
-	{ "generic", no_argument, 0, 'G' },
-	{ "zerocopy", no_argument, 0, 'Z' },
-	{ "threads", required_argument, 0, 'j' },
-	{ "priority", required_argument, 0, 'P' },
-	{ "no-pin", no_argument, 0, 'U' },
-	{ "name", required_argument, 0, 'a' },
-	{ "quiet", no_argument, 0, 'q' },
-	{ "config", required_argument, 0, OPT_CONFIG },
-	{ "help", no_argument, 0, 'h' },
+static const struct optab run_opts[] = {
+	{ "dev", "DEV[,DEV...]", "the WAN ports the WPS packets arrive on (AF_XDP; required)", 'd', 0 },
+	{ "out-dev", "DEV", "the port the inner packets leave by, in order (required)", 'o', 0 },
+	{ "node-id", "N", "this egress node's Node ID, 0..65535 (required)", 'N', 0 },
+	{ "peer", "ADDR[=ID][,...]", "an ingress node served, by its outer source address, with the\n"
+	  "Ingress Node IDs it may use (ADDR alone: any); WPS packets from any\n"
+	  "other source, or with an ID their source may not use, are dropped in\n"
+	  "XDP and counted (bad_peer, bad_peer_node)", 'p', OPTAB_REPEAT },
+	{ "any-peer", NULL, "serve WPS packets from any source (instead of --peer)", 'A', 0 },
+	{ "release-timeout", "TIME|auto", "the release timer (bare: us; default auto: 3 x the largest\n"
+	  "recent lateness between paths, 200us..100ms, 10ms before any)", 't', 0 },
+	{ "flow-buffer", "PKTS", "packets buffered per flow (default 4096); reaching a bound\n"
+	  "releases in order, never discards", 'f', 0 },
+	{ "total-buffer", "PKTS", "packets buffered in all (default 16384; each peer has total /\n"
+	  "peers of it)", 'T', 0 },
+	{ "idle-timeout", "TIME", "flow state reclaimed after this long without packets (bare: s;\n"
+	  "default 30s)", 'i', 0 },
+	{ "max-flows", "N", "the flow table's size (default 65536, each peer max / peers)", 'm', 0 },
+	{ "new-flows-per-sec", "N", "new flow states per second per peer (default 10000; 0:\n"
+	  "unpoliced)", 'n', 0 },
+	{ "new-flows-total-per-sec", "N", "new flow states per second for all peers (default 50000;\n"
+	  "0: unpoliced)", 'F', 0 },
+	{ "inflight-groups", "N", "a Group ID jump beyond this is suspect: forwarded at once,\n"
+	  "counted, not buffered (default 1024)", 'g', 0 },
+	{ "log-rate", "N", "validation-failure log lines per second and CPU (default 10)", 'l', 0 },
+	{ "generic", NULL, "XDP in generic (skb) mode", 'G', 0 },
+	{ "zerocopy", NULL, "ask for zero-copy AF_XDP (veth gives copy mode)", 'Z', 0 },
+	{ "threads", "N", "reorder threads (default: the CPUs it may use, at most 8)", 'j', 0 },
+	{ "priority", "N", "the threads' SCHED_FIFO priority (default 10; 0: normal\n"
+	  "scheduling)", 'P', 0 },
+	{ "no-pin", NULL, "leave the threads unpinned (default: thread k on the k-th CPU)", 'U', 0 },
+	{ "name", "NAME", "instance name (default [NETNS:]DEV[+DEV...]-OUT-DEV)", 'a', 0 },
+	{ "quiet", NULL, "no live line", 'q', 0 },
+	{ "config", "FILE", "options from FILE: one \"key value\" per line, keys the long\n"
+	  "options without \"--\", flags alone, '#' comments; applied where\n"
+	  "--config stands (later options win)", OPT_CONFIG, 0 },
 	{ 0 },
 };
+
+static const struct optab stats_opts[] = {
+	UBCTL_OPT_JSON('j'),
+	{ "name", "NAME", "only the instance NAME", 'n', 0 },
+	{ 0 },
+};
+
+static int cmd_run(int argc, char **argv);
+static int cmd_stats_wps(int argc, char **argv);
+
+static const struct optab_cmd egress_cmd = {
+	.path = "ubctl wps egress",
+	.summary = "the WPS egress gateway: reorders what the ingress sprayed (foreground)",
+}, run_cmd = {
+	.path = "ubctl wps egress run",
+	.summary = "run the WPS egress in the foreground until SIGINT/SIGTERM",
+	.synopsis = "--dev DEV[,DEV...] --out-dev DEV --node-id N\n"
+		    "    (--peer ADDR[=ID][,ADDR[=ID]...] ... | --any-peer) [OPTIONS]\n"
+		    "--config FILE [OPTIONS]",
+	.about = "The WPS egress (draft-wps-ipv6-option) takes WPS packets off --dev by AF_XDP,\n"
+		 "puts each flow's groups back in order and sends the inner packets out of\n"
+		 "--out-dev. Without --peer it refuses to start unless --any-peer is given.\n"
+		 "Its counters: ubctl wps egress stats, ubctl stats.",
+	.opts = run_opts,
+	.run = cmd_run,
+}, egress_stats_cmd = {
+	.path = "ubctl wps egress stats",
+	.summary = "the counters of the running egress instances",
+	.synopsis = "[--json] [--name NAME]",
+	.opts = stats_opts,
+	.run = cmd_stats_wps,
+};
+
+const struct optab_cmd *const wps_egress_cmds[] = { &egress_cmd, &run_cmd, &egress_stats_cmd, NULL };
 
 struct run_args {
 	struct wps_eg_run_opts o;
@@ -115,8 +134,8 @@ static int run_opt(struct run_args *a, int c, const char *val, char *err, size_t
 		o->out_dev = val;
 		break;
 	case 'N':
-		if (parse_u64(val, 0, 65535, &v))
-			BAD("--node-id takes 0-65535, not '%s'", val);
+		if (pn_uint("--node-id", val, 0, 65535, &v, err, errlen))
+			return -1;
 		o->node_id = (uint16_t)v;
 		a->have_node = true;
 		break;
@@ -130,51 +149,51 @@ static int run_opt(struct run_args *a, int c, const char *val, char *err, size_t
 	case 't':
 		if (!strcmp(val, "auto"))
 			o->rcfg.release_timeout_ns = 0;
-		else if (parse_u64(val, 1, 10000000, &v))
-			BAD("--release-timeout takes 1-10000000 (us) or auto, not '%s'", val);
+		else if (pn_time("--release-timeout", val, PN_US, PN_US, 10 * PN_S, &v, err, errlen))
+			return -1;
 		else
-			o->rcfg.release_timeout_ns = v * 1000;
+			o->rcfg.release_timeout_ns = v;
 		break;
 	case 'f':
-		if (parse_u64(val, 1, 1u << 20, &v))
-			BAD("--flow-buffer takes 1-1048576 packets, not '%s'", val);
+		if (pn_uint("--flow-buffer", val, 1, 1u << 20, &v, err, errlen))
+			return -1;
 		o->rcfg.flow_buffer = (uint32_t)v;
 		break;
 	case 'T':
-		if (parse_u64(val, 1, 1u << 20, &v))
-			BAD("--total-buffer takes 1-1048576 packets, not '%s'", val);
+		if (pn_uint("--total-buffer", val, 1, 1u << 20, &v, err, errlen))
+			return -1;
 		o->rcfg.total_buffer = (uint32_t)v;
 		break;
 	case 'i':
-		if (parse_u64(val, 1, 86400, &v))
-			BAD("--idle-timeout takes 1-86400 (s), not '%s'", val);
-		o->rcfg.idle_ns = v * 1000000000ull;
+		if (pn_time("--idle-timeout", val, PN_S, PN_S, 86400 * PN_S, &v, err, errlen))
+			return -1;
+		o->rcfg.idle_ns = v;
 		break;
 	case 'm':
-		if (parse_u64(val, 1, 1u << 24, &v))
-			BAD("--max-flows takes 1-16777216, not '%s'", val);
+		if (pn_uint("--max-flows", val, 1, 1u << 24, &v, err, errlen))
+			return -1;
 		o->rcfg.max_flows = (uint32_t)v;
 		break;
 	case 'n':
-		if (parse_u64(val, 0, 100000000, &v))
-			BAD("--new-flows-per-sec takes 0 (unpoliced)-100000000, not '%s'", val);
+		if (pn_uint("--new-flows-per-sec", val, 0, 100000000, &v, err, errlen))
+			return -1;
 		o->rcfg.new_flows_per_sec = (uint32_t)v;
 		o->rcfg.new_flows_burst = v > 1000 ? (uint32_t)v / 10 : (v ? (uint32_t)v : 1);
 		break;
 	case 'F':
-		if (parse_u64(val, 0, 100000000, &v))
-			BAD("--new-flows-total-per-sec takes 0 (unpoliced)-100000000, not '%s'", val);
+		if (pn_uint("--new-flows-total-per-sec", val, 0, 100000000, &v, err, errlen))
+			return -1;
 		o->rcfg.new_flows_total_per_sec = (uint32_t)v;
 		o->rcfg.new_flows_total_burst = v > 1000 ? (uint32_t)v / 10 : (v ? (uint32_t)v : 1);
 		break;
 	case 'g':
-		if (parse_u64(val, 1, 32767, &v))
-			BAD("--inflight-groups takes 1-32767, not '%s'", val);
+		if (pn_uint("--inflight-groups", val, 1, 32767, &v, err, errlen))
+			return -1;
 		o->rcfg.inflight_groups = (uint16_t)v;
 		break;
 	case 'l':
-		if (parse_u64(val, 0, 1000000, &v))
-			BAD("--log-rate takes 0-1000000 records/s, not '%s'", val);
+		if (pn_uint("--log-rate", val, 0, 1000000, &v, err, errlen))
+			return -1;
 		o->log_per_sec = (uint32_t)v;
 		break;
 	case 'G':
@@ -184,13 +203,13 @@ static int run_opt(struct run_args *a, int c, const char *val, char *err, size_t
 		o->zerocopy = true;
 		break;
 	case 'j':
-		if (parse_u64(val, 1, WPS_EG_MAX_SHARDS, &v))
-			BAD("--threads takes 1-%d, not '%s'", WPS_EG_MAX_SHARDS, val);
+		if (pn_uint("--threads", val, 1, WPS_EG_MAX_SHARDS, &v, err, errlen))
+			return -1;
 		o->threads = (unsigned)v;
 		break;
 	case 'P':
-		if (parse_u64(val, 0, 99, &v))
-			BAD("--priority takes 0 (normal scheduling)-99, not '%s'", val);
+		if (pn_uint("--priority", val, 0, 99, &v, err, errlen))
+			return -1;
 		o->rt_priority = (unsigned)v;
 		break;
 	case 'U':
@@ -213,10 +232,9 @@ static int run_opt(struct run_args *a, int c, const char *val, char *err, size_t
 
 static int conf_apply(void *ctx, const struct conf_key *k, const char *value, char *err, size_t errlen)
 {
-	for (const struct option *o = run_opts; o->name; o++)
-		if (!strcmp(o->name, k->name))
-			return run_opt(ctx, o->val, value, err, errlen);
-	return -1;
+	const struct optab *o = optab_find(run_opts, k->name);
+
+	return o ? run_opt(ctx, o->key, value, err, errlen) : -1;
 }
 
 #define CONF_MAX_BYTES (1 << 20)
@@ -234,9 +252,9 @@ static int load_config(struct run_args *a, const char *path, char *err, size_t e
 	char msg[400], *text;
 	FILE *f;
 
-	for (const struct option *o = run_opts; o->name; o++)
-		if (o->val != OPT_CONFIG && o->val != 'h')
-			keys[nk++] = (struct conf_key){ o->name, o->has_arg == required_argument };
+	for (const struct optab *o = run_opts; o->name; o++)
+		if (o->key != OPT_CONFIG)	/* no nesting */
+			keys[nk++] = (struct conf_key){ o->name, o->arg != NULL };
 	keys[nk] = (struct conf_key){ 0 };
 	f = fopen(path, "r");
 	if (!f) {
@@ -259,6 +277,19 @@ static int load_config(struct run_args *a, const char *path, char *err, size_t e
 	return 0;
 }
 
+/* An option of the command line: --config reads its file where it stands. */
+static int run_optab(void *ctx, const struct optab *o, const char *val)
+{
+	char err[512];
+	int rc;
+
+	if (o->key == OPT_CONFIG)
+		rc = load_config(ctx, val, err, sizeof(err));
+	else
+		rc = run_opt(ctx, o->key, val, err, sizeof(err)) ? EXIT_USAGE : 0;
+	return rc ? fail(rc, "wps egress run: %s", err) : 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	static struct run_args args;
@@ -267,7 +298,7 @@ static int cmd_run(int argc, char **argv)
 	char netns[128], base[PATH_MAX], pin_dir[PATH_MAX + 260], *name = a->name;
 	char stats[PATH_MAX], lockp[PATH_MAX], err[512], *save, *tok;
 	struct sigaction sa = { .sa_handler = on_signal };
-	int c, lock, rc;
+	int lock, rc;
 
 	memset(a, 0, sizeof(*a));
 	po->log_per_sec = 10;
@@ -277,24 +308,9 @@ static int cmd_run(int argc, char **argv)
 	po->rt_priority = 10;
 	wps_reorder_cfg_defaults(&po->rcfg);
 	po->rcfg.total_buffer = 16384;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", run_opts, NULL)) != -1) {
-		if (c == 'h') {
-			usage_run(stdout);
-			return 0;
-		}
-		if (c == '?')
-			return fail(EXIT_USAGE, "wps egress run: unknown or incomplete option %s", argv[optind - 1]);
-		if (c == OPT_CONFIG)
-			rc = load_config(a, optarg, err, sizeof(err));
-		else
-			rc = run_opt(a, c, optarg, err, sizeof(err)) ? EXIT_USAGE : 0;
-		if (rc)
-			return fail(rc, "wps egress run: %s", err);
-	}
-	if (optind < argc)
-		return fail(EXIT_USAGE, "wps egress run: unexpected argument '%s'", argv[optind]);
+	rc = optab_parse(&run_cmd, argc, argv, run_optab, a, NULL);
+	if (rc)
+		return OPTAB_STATUS(rc);
 	if (!a->devlist[0] || !po->out_dev || !a->have_node)
 		return fail(EXIT_USAGE, "wps egress run: --dev, --out-dev and --node-id are required");
 	if (po->any_peer && po->peers.n)
@@ -331,7 +347,7 @@ static int cmd_run(int argc, char **argv)
 	snprintf(stats, sizeof(stats), "%s/%s.json", WPS_EG_STATS_DIR, name);
 	lock = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB))
-		return fail(EXIT_FAIL, "wps egress run: an instance named '%s' is already running", name);
+		return fail(UB_EXIT_CONFLICT, "wps egress run: an instance named '%s' is already running", name);
 	if (pin_role_dir("wps_egress", base, sizeof(base), err, sizeof(err)))
 		return fail(EXIT_FAIL, "wps egress run: %s", err);
 	snprintf(pin_dir, sizeof(pin_dir), "%s/%s", base, name);
@@ -481,28 +497,34 @@ int wps_egress_stats(struct json_object *out, const char *only)
 	return shown;
 }
 
+struct stats_args {
+	struct json_object *out;
+	const char *only;
+};
+
+static int stats_opt(void *ctx, const struct optab *o, const char *val)
+{
+	struct stats_args *a = ctx;
+
+	if (o->key == 'j')
+		a->out = a->out ? a->out : json_object_new_object();
+	else
+		a->only = val;
+	return 0;
+}
+
 static int cmd_stats_wps(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, 0, 'j' }, { "name", required_argument, 0, 'n' }, { 0 },
-	};
-	struct json_object *out = NULL, *arr = NULL;
-	const char *only = NULL;
-	int c, shown;
+	struct stats_args args = { 0 };
+	struct json_object *out, *arr = NULL;
+	const char *only;
+	int shown, rc = optab_parse(&egress_stats_cmd, argc, argv, stats_opt, &args, NULL);
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c == 'j')
-			out = out ? out : json_object_new_object();
-		else if (c == 'n')
-			only = optarg;
-		else
-			return fail(EXIT_USAGE, "wps egress stats: unknown option %s", argv[optind - 1]);
-	}
-	if (optind < argc) {
+	out = args.out;
+	only = args.only;
+	if (rc) {
 		json_object_put(out);
-		return fail(EXIT_USAGE, "wps egress stats: unexpected argument '%s'", argv[optind]);
+		return OPTAB_STATUS(rc);
 	}
 	if (out) {
 		arr = json_object_new_array();
@@ -511,29 +533,11 @@ static int cmd_stats_wps(int argc, char **argv)
 	shown = egress_stats(arr, only);
 	if (only && !shown) {
 		json_object_put(out);
-		return fail(EXIT_FAIL, "wps egress stats: no running instance named '%s'", only);
+		return fail(UB_EXIT_NOTFOUND, "wps egress stats: no running instance named '%s'", only);
 	}
 	if (out)
 		json_print(out);
 	else if (!shown)
 		printf("no WPS egress instance is running\n");
 	return 0;
-}
-
-/* argv[0] is "egress". */
-int cmd_wps_egress(int argc, char **argv)
-{
-	if (argc < 2) {
-		usage_run(stderr);
-		return EXIT_USAGE;
-	}
-	if (!strcmp(argv[1], "run"))
-		return cmd_run(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "stats"))
-		return cmd_stats_wps(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help")) {
-		usage_run(stdout);
-		return 0;
-	}
-	return fail(EXIT_USAGE, "wps egress: unknown command '%s' (run, stats)", argv[1]);
 }

@@ -88,8 +88,10 @@ static int instance_dir(const char *dev, bool must_exist, char *out, size_t len)
 
 	pin_netns_name(ns, sizeof(ns));
 	snprintf(name, sizeof(name), "%s%s%s", ns, *ns ? ":" : "", dev);
-	if (pin_instance_dir(WPS_ROLE_INGRESS, &sel, must_exist, out, len, err, sizeof(err)))
-		return fail(EXIT_FAIL, "%s", err);
+	int prc = pin_instance_dir(WPS_ROLE_INGRESS, &sel, must_exist, out, len, err, sizeof(err));
+
+	if (prc)
+		return fail(prc, "%s", err);
 	return 0;
 }
 
@@ -340,14 +342,14 @@ static int seg_setup(unsigned dev_if, unsigned mtu, unsigned *a_if, unsigned *b_
 {
 	char a[IF_NAMESIZE], b[IF_NAMESIZE], m[16];
 	char *add[] = { "ip", "link", "add", a, "mtu", m, "numtxqueues", "1", "numrxqueues", "1", "type", "veth",
-			"peer", "name", b, "mtu", m, "numtxqueues", "1", "numrxqueues", "1", NULL };
-	char *up_a[] = { "ip", "link", "set", a, "up", NULL };
-	char *up_b[] = { "ip", "link", "set", b, "up", NULL };
+			"peer", "name", b, "mtu", m, "numtxqueues", "1", "numrxqueues", "1", NULL, 0 };
+	char *up_a[] = { "ip", "link", "set", a, "up", NULL, 0 };
+	char *up_b[] = { "ip", "link", "set", b, "up", NULL, 0 };
 	/* What ethtool's tso and gso leave on: UDP and tunnel GSO are segmented here too. */
 	char *gso_a[] = { "ethtool", "-K", a, "tx-udp-segmentation", "off", "tx-gre-segmentation", "off",
 			  "tx-gre-csum-segmentation", "off", "tx-ipxip4-segmentation", "off",
 			  "tx-ipxip6-segmentation", "off", "tx-udp_tnl-segmentation", "off",
-			  "tx-udp_tnl-csum-segmentation", "off", NULL };
+			  "tx-udp_tnl-csum-segmentation", "off", NULL, 0 };
 
 	seg_names(dev_if, a, b);
 	snprintf(m, sizeof(m), "%u", mtu);
@@ -369,7 +371,7 @@ static int seg_setup(unsigned dev_if, unsigned mtu, unsigned *a_if, unsigned *b_
 static void seg_delete(unsigned dev_if)
 {
 	char a[IF_NAMESIZE], b[IF_NAMESIZE];
-	char *del[] = { "ip", "link", "del", a, NULL };
+	char *del[] = { "ip", "link", "del", a, NULL, 0 };
 
 	seg_names(dev_if, a, b);
 	run_quiet(del);
@@ -405,7 +407,7 @@ static int port_map_parse(const char *arg, struct wps_in_port *ports, int *n)
 		*eq = '\0';
 		ifindex = if_nametoindex(tok);
 		if (!ifindex)
-			return fail(EXIT_USAGE, "--ingress-port: unknown device '%s'", tok), -1;
+			return fail(UB_EXIT_NOTFOUND, "--ingress-port: unknown device '%s'", tok), -1;
 		if (wps_parse_uint(eq + 1, 0, 255, &id, "--ingress-port ID", err, sizeof(err)))
 			return fail(EXIT_USAGE, "%s", err), -1;
 		if (ports[ifindex % WPS_IN_PORTS].ifindex)
@@ -417,78 +419,266 @@ static int port_map_parse(const char *arg, struct wps_in_port *ports, int *n)
 	return 0;
 }
 
+enum { WI_DEV = 1, WI_OFFL, WI_MAX_FLOWS, WI_INGRESS_PORT, WI_CFG };
+
+static const struct optab attach_opts[] = {
+	{ "dev", "DEV", "the WAN port whose TC egress sprays the selected flows (required)", WI_DEV, 0 },
+	{ "node-id", "N", "this ingress node's Node ID, 0..65535 (required)", WI_CFG, 0 },
+	{ "src", "ADDR", "this node's IPv6 address: the outer source (required)", WI_CFG, 0 },
+	{ "egress-node-id", "N", "the egress node's Node ID, 0..65535 (required)", WI_CFG, 0 },
+	{ "egress-addr", "ADDR", "the egress node's IPv6 address: the outer destination (required)", WI_CFG, 0 },
+	{ "hbh", NULL, "the WPS option in a Hop-by-Hop header (default: Destination Options)", WI_CFG, 0 },
+	{ "hop-limit", "H", "the outer hop limit, 1..255 (default 64)", WI_CFG, 0 },
+	{ "ecmp", "N", "no explicit paths: the kernel's multipath route to the egress\n"
+	  "address (N next hops, 1..16) chooses by the outer flow label", WI_CFG, 0 },
+	{ "mtu", "M", "the path MTU with --ecmp, 1280..65535 (default: DEV's)", WI_CFG, 0 },
+	{ "ingress-port", "IF=ID[,...]|N", "IF=ID: the Ingress Port ID of packets that came in on IF\n"
+	  "(else its ifindex's low byte); N: the ID of packets the node\n"
+	  "sends itself (default 0)", WI_INGRESS_PORT, OPTAB_REPEAT },
+	{ "egress-port", "P", "the option's Egress Port ID, 0..255 (default 0)", WI_CFG, 0 },
+	{ "max-inflight", "G", "at most G groups of a flow in flight, 2..16 (default 16)", WI_CFG, 0 },
+	{ "max-delay-us", "TIME", "a group counts as in flight this long after its E (bare: us;\n"
+	  "0..10s, default 10ms)", WI_CFG, 0 },
+	{ "quarantine-ms", "TIME", "a released Flow ID is not reused for this long (bare: ms;\n"
+	  "0..3600s, default 1s)", WI_CFG, 0 },
+	{ "idle-timeout", "TIME", "a flow idle this long is renewed under a fresh Flow ID (bare:\n"
+	  "s; 1ms..3600s, default 5s)", WI_CFG, 0 },
+	{ "idle-ms", "TIME", "a bare number in ms", WI_CFG, OPTAB_ALIAS },
+	{ "load-window-us", "TIME", "least-loaded scheduling: the window of bytes sent per path\n"
+	  "(bare: us; 1us..10s, default 1ms)", WI_CFG, 0 },
+	{ "fid-pool", "N", "Flow IDs 1..N are used (default 65535)", WI_CFG, 0 },
+	{ "max-flows", "N", "the flow table's size: flows sprayed at once (default 4096;\n"
+	  "rounded up to a power of 2, 64..1048576)", WI_MAX_FLOWS, 0 },
+	{ "mtu-drop", NULL, "too-big packets are dropped (counted) instead of answered", WI_CFG, 0 },
+	{ "icmp-src4", "ADDR", "the IPv4 source of the node's Fragmentation Needed answers\n"
+	  "(default: the inner packet's destination)", WI_CFG, 0 },
+	{ "offloads-off", NULL, "turn TSO, GSO and GRO off on DEV (put back at detach)", WI_OFFL, 0 },
+	{ 0 },
+};
+
+struct attach_args {
+	struct wps_in_cfg *cfg;
+	struct wps_in_port *ports;
+	int nports;
+	const char *dev;
+	unsigned long long max_flows;
+	bool offl_off, node, enode;
+};
+
+static int attach_opt(void *ctx, const struct optab *o, const char *v)
+{
+	struct attach_args *a = ctx;
+	char err[256];
+
+	switch (o->key) {
+	case WI_DEV:
+		a->dev = v;
+		return 0;
+	case WI_OFFL:
+		a->offl_off = true;
+		return 0;
+	case WI_MAX_FLOWS:
+		if (wps_parse_uint(v, 64, 1u << 20, &a->max_flows, "--max-flows", err, sizeof(err)))
+			return fail(EXIT_USAGE, "%s", err);
+		return 0;
+	case WI_INGRESS_PORT:
+		if (strchr(v, '='))
+			return port_map_parse(v, a->ports, &a->nports) ? EXIT_USAGE : 0;
+		break;
+	}
+	if (wps_in_cfg_set(a->cfg, o->name, v, err, sizeof(err)))
+		return fail(EXIT_USAGE, "%s", err);
+	a->node |= !strcmp(o->name, "node-id");
+	a->enode |= !strcmp(o->name, "egress-node-id");
+	return 0;
+}
+
+static int attach(int argc, char **argv);
+static int detach(int argc, char **argv);
+static int path_add(int argc, char **argv);
+static int path_del(int argc, char **argv);
+static int path_set(int argc, char **argv);
+static int path_list(int argc, char **argv);
+static int rule_add(int argc, char **argv);
+static int rule_del(int argc, char **argv);
+static int rule_list(int argc, char **argv);
+
+static const struct optab dev_opts[] = {
+	{ "dev", "DEV", "the instance's port (required)", 'd', 0 },
+	{ 0 },
+};
+
+#define PATH_WHICH \
+	{ "dev", "DEV", "the instance's port (required)", 'd', 0 }, \
+	{ "via", "DEV2", "the device the path leaves by (required)", 'v', 0 }, \
+	{ "nexthop-mac", "MAC", "the next hop's MAC address", 'm', 0 }, \
+	{ "nexthop", "ADDR", "the next hop's IPv4 or IPv6 address: its MAC from the kernel's\n" \
+	  "neighbour table (followed while wps ingress watch runs)", 'n', 0 }
+
+static const struct optab path_add_opts[] = {
+	PATH_WHICH,
+	{ "weight", "W", "its weight for the weighted scheduler, 1..255 (default 1)", 'w', 0 },
+	{ "mtu", "M", "its MTU, 1280..65535 (default: DEV2's)", 'M', 0 },
+	{ 0 },
+}, path_which_opts[] = {
+	PATH_WHICH,
+	{ 0 },
+};
+
+#define RULE_MATCH \
+	{ "dev", "DEV", "the instance's port (required)", 'd', 0 }, \
+	{ "dst", "PREFIX", "destination prefix, IPv4 or IPv6 (required)", 'D', 0 }, \
+	{ "src", "PREFIX", "source prefix, of the same family (default: any)", 'S', 0 }, \
+	{ "proto", "tcp|udp|sctp|N", "IP protocol (default: any)", 'p', 0 }, \
+	{ "dport", "PORT", "destination port, with --proto tcp, udp or sctp", 'P', 0 }
+
+static const struct optab rule_add_opts[] = {
+	RULE_MATCH,
+	{ "quantum", "N|Nb|TIME", "a group: N wire packets, N inner bytes (Nb), or a time from\n"
+	  "the group's first packet (500us, 2ms) (required)", 'q', 0 },
+	{ "no-reorder", NULL, "R = 0: the egress does not reorder the rule's flows", 'r', 0 },
+	{ "sched", "rr|weighted|least-loaded", "how groups choose paths: round-robin (default), by\n"
+	  "path add --weight, or the path with the fewest bytes in the last\n"
+	  "--load-window-us", 's', 0 },
+	{ 0 },
+}, rule_del_opts[] = {
+	RULE_MATCH,
+	{ 0 },
+};
+
+static const struct optab_cmd wps_cmd = {
+	.path = "ubctl wps",
+	.summary = "WPS gateways: ingress spraying, egress reordering, boundary filter",
+}, ingress_cmd = {
+	.path = "ubctl wps ingress",
+	.summary = "the WPS ingress: sprays selected flows over member paths (TC egress)",
+}, attach_cmd = {
+	.path = "ubctl wps ingress attach",
+	.summary = "load the WPS ingress on DEV's TC egress and pin its maps",
+	.synopsis = "--dev DEV --node-id N --src ADDR --egress-node-id M --egress-addr ADDR\n"
+		    "    [--ecmp N [--mtu M]] [OPTIONS]",
+	.about = "Loads the WPS ingress (draft-wps-ipv6-option) on DEV's TC egress and pins its\n"
+		 "maps under /sys/fs/bpf/ubxdp/wps/ingress/[NETNS:]DEV/. It creates the\n"
+		 "segmentation detour, the veth pair wpsgIFINDEX -> wpsgIFINDEXp (GSO off on the\n"
+		 "first), which the GSO skbs of sprayed flows take, so that one skb is one packet\n"
+		 "on the wire and S and E appear once per group. DEV keeps its offloads for the\n"
+		 "traffic no rule sprays. Then: path add (or --ecmp), rule add, and watch.",
+	.opts = attach_opts,
+	.run = attach,
+}, detach_cmd = {
+	.path = "ubctl wps ingress detach",
+	.summary = "take the ingress off DEV, delete the detour, remove the pins",
+	.synopsis = "--dev DEV",
+	.about = "Puts TSO, GSO and GRO on DEV back as they were before attach (if\n"
+		 "--offloads-off changed them).",
+	.opts = dev_opts,
+	.run = detach,
+}, path_cmd_grp = {
+	.path = "ubctl wps ingress path",
+	.summary = "the member paths groups are sprayed over",
+	.about = "A path gets the lowest free slot (0-15), its identity: the key of its entries\n"
+		 "in the paths, path_stats and path_load maps and the index of its weight.\n"
+		 "Deleting a path never moves another; a group still open on it ends there.",
+}, path_add_cmd = {
+	.path = "ubctl wps ingress path add",
+	.summary = "add a member path",
+	.synopsis = "--dev DEV --via DEV2 (--nexthop-mac MAC | --nexthop ADDR) [--weight W] [--mtu M]",
+	.opts = path_add_opts,
+	.run = path_add,
+}, path_del_cmd = {
+	.path = "ubctl wps ingress path del",
+	.summary = "delete a member path",
+	.synopsis = "--dev DEV --via DEV2 [--nexthop-mac MAC | --nexthop ADDR]",
+	.opts = path_which_opts,
+	.run = path_del,
+}, path_set_cmd = {
+	.path = "ubctl wps ingress path set",
+	.summary = "take a path out of rotation (down) or put it back (up)",
+	.synopsis = "--dev DEV --via DEV2 [--nexthop-mac MAC | --nexthop ADDR] up|down",
+	.about = "down: no group starts on the path; one open on it ends. up puts it back.",
+	.opts = path_which_opts,
+	.flags = OPTAB_ARGS,
+	.run = path_set,
+}, path_list_cmd = {
+	.path = "ubctl wps ingress path list",
+	.summary = "the paths, their state and counters",
+	.synopsis = "--dev DEV",
+	.opts = dev_opts,
+	.run = path_list,
+}, rule_cmd_grp = {
+	.path = "ubctl wps ingress rule",
+	.summary = "the classification rules: which flows are sprayed, and how",
+	.about = "Overlapping rules are refused (same family, proto and port compatible, both\n"
+		 "prefixes intersecting).",
+}, rule_add_cmd = {
+	.path = "ubctl wps ingress rule add",
+	.summary = "add a rule",
+	.synopsis = "--dev DEV --dst PREFIX [--src PREFIX] [--proto P [--dport PORT]] --quantum Q\n"
+		    "    [--no-reorder] [--sched rr|weighted|least-loaded]",
+	.opts = rule_add_opts,
+	.run = rule_add,
+}, rule_del_cmd = {
+	.path = "ubctl wps ingress rule del",
+	.summary = "delete the rule that matches the same packets",
+	.synopsis = "--dev DEV --dst PREFIX [--src PREFIX] [--proto P] [--dport PORT]",
+	.opts = rule_del_opts,
+	.run = rule_del,
+}, rule_list_cmd = {
+	.path = "ubctl wps ingress rule list",
+	.summary = "the rules, in the order they match",
+	.synopsis = "--dev DEV",
+	.opts = dev_opts,
+	.run = rule_list,
+};
+
+const struct optab_cmd *const wps_cmds[] = {
+	&wps_cmd, &ingress_cmd, &attach_cmd, &detach_cmd, &wps_watch_cmd,
+	&path_cmd_grp, &path_add_cmd, &path_del_cmd, &path_set_cmd, &path_list_cmd,
+	&rule_cmd_grp, &rule_add_cmd, &rule_del_cmd, &rule_list_cmd, NULL,
+};
+
 static int attach(int argc, char **argv)
 {
 	static struct wps_in_port ports[WPS_IN_PORTS];
-	unsigned long long max_flows = WPS_IN_MAX_FLOWS;
-	bool offl_off = false;
-	int nports = 0;
 	struct wps_in_cfg cfg;
+	struct attach_args args = { .cfg = &cfg, .ports = ports, .max_flows = WPS_IN_MAX_FLOWS };
+	unsigned long long max_flows;
+	bool offl_off;
+	int nports;
 	struct wps_ingress *skel = NULL;
-	const char *dev = NULL;
+	const char *dev;
 	char dir[PATH_MAX], p[PATH_MAX + 64], err[256];
 	unsigned dev_if, mtu = 0, a_if = 0, b_if = 0;
-	bool node = false, enode = false;
 	struct stat st;
 	__u32 zero = 0;
 	int rc;
 
 	wps_in_cfg_defaults(&cfg);
-	for (int i = 0; i < argc; i++) {
-		const char *o = argv[i], *name = o + 2;
-		int tv;
-
-		if (strncmp(o, "--", 2))
-			return fail(EXIT_USAGE, "wps ingress attach: unexpected argument '%s'", o);
-		if (!strcmp(name, "dev")) {
-			if (++i >= argc)
-				return fail(EXIT_USAGE, "--dev needs a device");
-			dev = argv[i];
-			continue;
-		}
-		if (!strcmp(name, "offloads-off")) {
-			offl_off = true;
-			continue;
-		}
-		if (!strcmp(name, "max-flows")) {
-			if (i + 1 >= argc || wps_parse_uint(argv[++i], 64, 1u << 20, &max_flows, "--max-flows", err,
-							    sizeof(err)))
-				return fail(EXIT_USAGE, "%s", i + 1 >= argc && argv[i][0] == '-' ? "--max-flows needs a value" : err);
-			continue;
-		}
-		if (!strcmp(name, "ingress-port") && i + 1 < argc && strchr(argv[i + 1], '=')) {
-			if (port_map_parse(argv[++i], ports, &nports))
-				return EXIT_USAGE;
-			continue;
-		}
-		tv = wps_in_cfg_takes_value(name);
-		if (tv < 0)
-			return fail(EXIT_USAGE, "wps ingress attach: unknown option '%s'", o);
-		if (tv && i + 1 >= argc)
-			return fail(EXIT_USAGE, "%s needs a value", o);
-		if (wps_in_cfg_set(&cfg, name, tv ? argv[++i] : NULL, err, sizeof(err)))
-			return fail(EXIT_USAGE, "%s", err);
-		node |= !strcmp(name, "node-id");
-		enode |= !strcmp(name, "egress-node-id");
-	}
+	rc = optab_parse(&attach_cmd, argc, argv, attach_opt, &args, NULL);
+	if (rc)
+		return OPTAB_STATUS(rc);
+	dev = args.dev;
+	max_flows = args.max_flows;
+	offl_off = args.offl_off;
+	nports = args.nports;
 	if (!dev)
 		return fail(EXIT_USAGE, "wps ingress attach: --dev DEV is required");
-	if (!node || !enode)
+	if (!args.node || !args.enode)
 		return fail(EXIT_USAGE, "wps ingress attach: --node-id and --egress-node-id are required");
 	if (wps_in_cfg_check(&cfg, err, sizeof(err)))
 		return fail(EXIT_USAGE, "%s", err);
 	dev_if = if_nametoindex(dev);
 	if (!dev_if)
-		return fail(EXIT_USAGE, "unknown device '%s'", dev);
+		return fail(UB_EXIT_NOTFOUND, "unknown device '%s'", dev);
 	if (dev_info(dev, NULL, &mtu))
 		return fail(EXIT_FAIL, "cannot read the MTU of %s: %s", dev, strerror(errno));
 	if (cfg.ecmp && !cfg.path_mtu)
 		cfg.path_mtu = (__u16)mtu;
 	cfg.dev_ifindex = dev_if;
-	if (instance_dir(dev, false, dir, sizeof(dir)))
-		return EXIT_FAIL;
+	if ((rc = instance_dir(dev, false, dir, sizeof(dir))))
+		return rc;
 	if (!stat(dir, &st))
-		return fail(EXIT_FAIL, "a WPS ingress is already attached to %s (%s): detach it first", dev,
+		return fail(UB_EXIT_CONFLICT, "a WPS ingress is already attached to %s (%s): detach it first", dev,
 			    pin_display(dir));
 
 	skel = wps_ingress__open();
@@ -500,8 +690,8 @@ static int attach(int argc, char **argv)
 	if (rc) {
 		wps_ingress__destroy(skel);
 		if (rc == -EPERM || rc == -EACCES)
-			return fail(EXIT_FAIL, "loading BPF programs: permission denied (needs root: CAP_BPF, CAP_NET_ADMIN)");
-		return fail(EXIT_FAIL, "loading BPF programs failed: %s (run with -v for the verifier log)", strerror(-rc));
+			return fail(UB_EXIT_KERNEL, "loading BPF programs: permission denied (needs root: CAP_BPF, CAP_NET_ADMIN)");
+		return fail(UB_EXIT_KERNEL, "loading BPF programs failed: %s (run with -v for the verifier log)", strerror(-rc));
 	}
 	if (pin_mkdir_p(dir)) {
 		rc = fail(EXIT_FAIL, "cannot create %s: %s", dir, strerror(errno));
@@ -587,12 +777,12 @@ static int attach(int argc, char **argv)
 	}
 	rc = tc_attach(b_if, BPF_TC_INGRESS, bpf_program__fd(skel->progs.wps_ingress_seg), WPS_TC_PRIO_INGRESS);
 	if (rc) {
-		rc = fail(EXIT_FAIL, "TC attach on the detour: %s", strerror(-rc));
+		rc = fail(UB_EXIT_KERNEL, "TC attach on the detour: %s", strerror(-rc));
 		goto unseg;
 	}
 	rc = tc_attach(dev_if, BPF_TC_EGRESS, bpf_program__fd(skel->progs.wps_ingress), WPS_TC_PRIO_INGRESS);
 	if (rc) {
-		rc = fail(EXIT_FAIL, "TC attach on %s egress: %s", dev, strerror(-rc));
+		rc = fail(UB_EXIT_KERNEL, "TC attach on %s egress: %s", dev, strerror(-rc));
 		goto unseg;
 	}
 	printf("wps ingress attached: %s egress (node %u -> node %u, %s), pinned at %s\n", dev, cfg.node_id,
@@ -615,17 +805,20 @@ static int detach(int argc, char **argv)
 {
 	struct wps_in_cfg cfg;
 	char dir[PATH_MAX];
+	const char *dev = NULL;
 	unsigned dev_if;
 	__u32 zero = 0;
-	int rc, cfg_fd;
+	int rc = optab_parse(&detach_cmd, argc, argv, optab_str, &dev, NULL), cfg_fd;
 
-	if (argc != 2 || strcmp(argv[0], "--dev"))
-		return fail(EXIT_USAGE, "usage: ubctl wps ingress detach --dev DEV");
-	if (instance_dir(argv[1], true, dir, sizeof(dir)))
-		return EXIT_FAIL;
-	dev_if = if_nametoindex(argv[1]);
+	if (rc)
+		return OPTAB_STATUS(rc);
+	if (!dev)
+		return fail(EXIT_USAGE, "wps ingress detach: --dev DEV is required");
+	if ((rc = instance_dir(dev, true, dir, sizeof(dir))))
+		return rc;
+	dev_if = if_nametoindex(dev);
 	if (!dev_if)
-		return fail(EXIT_FAIL, "device '%s' is gone; pins kept at %s (remove them with rm -r)", argv[1],
+		return fail(UB_EXIT_NOTFOUND, "device '%s' is gone; pins kept at %s (remove them with rm -r)", dev,
 			    pin_display(dir));
 	cfg_fd = open_pin(dir, WPS_PIN_CFG);
 	if (cfg_fd < 0)
@@ -636,13 +829,13 @@ static int detach(int argc, char **argv)
 	close(cfg_fd);
 	rc = tc_detach(dev_if, BPF_TC_EGRESS, WPS_TC_PRIO_INGRESS);
 	if (rc && rc != -ENOENT)
-		return fail(EXIT_FAIL, "TC detach on %s: %s; pins kept", argv[1], strerror(-rc));
+		return fail(UB_EXIT_KERNEL, "TC detach on %s: %s; pins kept", dev, strerror(-rc));
 	seg_delete(dev_if);	/* takes its filter with it */
 	/* DEV's features as they were before attach, each one. */
-	if (features_restore(argv[1], &cfg))
-		warnx_("cannot restore the offloads of %s (ETHTOOL_SFEATURES: %s)", argv[1], strerror(errno));
+	if (features_restore(dev, &cfg))
+		warnx_("cannot restore the offloads of %s (ETHTOOL_SFEATURES: %s)", dev, strerror(errno));
 	pin_remove_dir(dir);
-	printf("wps ingress detached from %s: %s removed\n", argv[1], pin_display(dir));
+	printf("wps ingress detached from %s: %s removed\n", dev, pin_display(dir));
 	return 0;
 }
 
@@ -688,33 +881,35 @@ struct inst {
 	struct wps_in_cfg cfg;
 };
 
+/* Returns 0, or the exit status (said). */
 static int inst_open(const char *dev, struct inst *in)
 {
 	__u32 zero = 0;
+	int rc;
 
 	memset(in, 0, sizeof(*in));
 	in->cfg_fd = in->paths_fd = in->rules_fd = in->pstats_fd = in->pload_fd = in->live_fd = -1;
-	if (instance_dir(dev, true, in->dir, sizeof(in->dir)))
-		return -1;
+	if ((rc = instance_dir(dev, true, in->dir, sizeof(in->dir))))
+		return rc;
 	in->cfg_fd = open_pin(in->dir, WPS_PIN_CFG);
 	if (in->cfg_fd < 0)
-		return -1;
+		return EXIT_FAIL;
 	if (bpf_map_lookup_elem(in->cfg_fd, &zero, &in->cfg))
-		return fail(EXIT_FAIL, "reading %s/cfg: %s", pin_display(in->dir), strerror(errno)), -1;
+		return fail(EXIT_FAIL, "reading %s/cfg: %s", pin_display(in->dir), strerror(errno));
 	/* Another ubctl's layout would be read as garbage and written back as worse. */
 	if (in->cfg.version != WPS_IN_CFG_VERSION)
 		return fail(EXIT_FAIL, "%s was attached by another ubctl (cfg layout %u, this one reads %u): detach and attach again",
-			    pin_display(in->dir), in->cfg.version, WPS_IN_CFG_VERSION), -1;
+			    pin_display(in->dir), in->cfg.version, WPS_IN_CFG_VERSION);
 	in->paths_fd = open_pin(in->dir, WPS_PIN_PATHS);
 	in->rules_fd = open_pin(in->dir, WPS_PIN_RULES);
 	in->pstats_fd = open_pin(in->dir, WPS_PIN_PATH_STATS);
 	in->pload_fd = open_pin(in->dir, WPS_PIN_PATH_LOAD);
 	in->live_fd = open_pin(in->dir, WPS_PIN_LIVE);
 	if (in->paths_fd < 0 || in->rules_fd < 0 || in->pstats_fd < 0 || in->pload_fd < 0 || in->live_fd < 0)
-		return -1;
+		return EXIT_FAIL;
 	in->live = wps_live_map(in->live_fd);
 	if (!in->live)
-		return fail(EXIT_FAIL, "cannot map %s/%s: %s", pin_display(in->dir), WPS_PIN_LIVE, strerror(errno)), -1;
+		return fail(EXIT_FAIL, "cannot map %s/%s: %s", pin_display(in->dir), WPS_PIN_LIVE, strerror(errno));
 	return 0;
 }
 
@@ -826,44 +1021,58 @@ static bool nexthop_resolve(struct wps_in_path *p)
 	return ok;
 }
 
-static int path_cmd(const char *verb, int argc, char **argv)
+struct path_args {
+	const char *dev, *via, *mac, *nhs;
+	unsigned long long weight, mtu;
+};
+
+static int path_opt(void *ctx, const struct optab *o, const char *v)
 {
-	const char *dev = NULL, *via = NULL, *mac = NULL, *nhs = NULL, *updown = NULL;
-	unsigned long long weight = 1, mtu = 0;
+	struct path_args *a = ctx;
+	char err[256];
+
+	switch (o->key) {
+	case 'd': a->dev = v; break;
+	case 'v': a->via = v; break;
+	case 'm': a->mac = v; break;
+	case 'n': a->nhs = v; break;
+	case 'w':
+		if (wps_parse_uint(v, 1, 255, &a->weight, "--weight", err, sizeof(err)))
+			return fail(EXIT_USAGE, "%s", err);
+		break;
+	default:
+		if (wps_parse_uint(v, 1280, 65535, &a->mtu, "--mtu", err, sizeof(err)))
+			return fail(EXIT_USAGE, "%s", err);
+	}
+	return 0;
+}
+
+static int path_cmd(const struct optab_cmd *c, int argc, char **argv)
+{
+	const char *verb = strrchr(c->path, ' ') + 1, *dev, *via, *mac, *nhs, *updown = NULL;
+	struct path_args args = { .weight = 1 };
+	unsigned long long weight, mtu;
 	struct wps_in_path np = {};
 	__u8 nh[16], nh_family = 0, dmac[6];
 	bool resolved = true;
 	struct inst in;
 	char err[256];
 	__u32 zero = 0;
-	int rc = EXIT_FAIL;
+	int nargs, rc = optab_parse(c, argc, argv, path_opt, &args, &nargs);
 
-	for (int i = 0; i < argc; i++) {
-		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (!strcmp(verb, "set") && (!strcmp(o, "up") || !strcmp(o, "down"))) {
-			updown = o;
-			continue;
-		}
-		if (!v)
-			return fail(EXIT_USAGE, "wps ingress path %s: %s needs a value", verb, o);
-		i++;
-		if (!strcmp(o, "--dev"))
-			dev = v;
-		else if (!strcmp(o, "--via"))
-			via = v;
-		else if (!strcmp(o, "--nexthop-mac"))
-			mac = v;
-		else if (!strcmp(o, "--nexthop"))
-			nhs = v;
-		else if (!strcmp(o, "--weight")) {
-			if (wps_parse_uint(v, 1, 255, &weight, "--weight", err, sizeof(err)))
-				return fail(EXIT_USAGE, "%s", err);
-		} else if (!strcmp(o, "--mtu")) {
-			if (wps_parse_uint(v, 1280, 65535, &mtu, "--mtu", err, sizeof(err)))
-				return fail(EXIT_USAGE, "%s", err);
-		} else
-			return fail(EXIT_USAGE, "wps ingress path %s: unknown option '%s'", verb, o);
+	if (rc)
+		return OPTAB_STATUS(rc);
+	dev = args.dev;
+	via = args.via;
+	mac = args.mac;
+	nhs = args.nhs;
+	weight = args.weight;
+	mtu = args.mtu;
+	rc = EXIT_FAIL;
+	if (c == &path_set_cmd) {
+		if (nargs != 1 || (strcmp(argv[1], "up") && strcmp(argv[1], "down")))
+			return fail(EXIT_USAGE, "wps ingress path set: up or down?");
+		updown = argv[1];
 	}
 	if (!dev)
 		return fail(EXIT_USAGE, "wps ingress path %s: --dev DEV is required", verb);
@@ -882,7 +1091,7 @@ static int path_cmd(const char *verb, int argc, char **argv)
 			return fail(EXIT_USAGE, "wps ingress path add: --nexthop-mac MAC or --nexthop ADDR is required");
 		np.ifindex = if_nametoindex(via);
 		if (!np.ifindex)
-			return fail(EXIT_USAGE, "unknown device '%s'", via);
+			return fail(UB_EXIT_NOTFOUND, "unknown device '%s'", via);
 		if (dev_info(via, np.smac, &m))
 			return fail(EXIT_FAIL, "cannot read %s: %s", via, strerror(errno));
 		np.mtu = (__u16)(mtu ? mtu : m);
@@ -894,7 +1103,7 @@ static int path_cmd(const char *verb, int argc, char **argv)
 			memcpy(np.nexthop, nh, 16);
 		}
 	}
-	if (inst_open(dev, &in))
+	if ((rc = inst_open(dev, &in)))
 		goto out;
 	if (in.cfg.ecmp && strcmp(verb, "list")) {
 		rc = fail(EXIT_USAGE, "%s runs in ECMP mode: the kernel's routes are the paths", dev);
@@ -942,12 +1151,12 @@ static int path_cmd(const char *verb, int argc, char **argv)
 
 		if (path_find(&in, np.ifindex, mac ? np.dmac : NULL, nhs ? nh : NULL) >= 0) {
 			free(zs);
-			rc = fail(EXIT_USAGE, "path via %s to %s exists already", via, mac ? mac : nhs);
+			rc = fail(UB_EXIT_CONFLICT, "path via %s to %s exists already", via, mac ? mac : nhs);
 			goto out;
 		}
 		if (in.cfg.npaths >= WPS_IN_MAX_PATHS) {
 			free(zs);
-			rc = fail(EXIT_USAGE, "%d paths already: the most a WPS ingress has", WPS_IN_MAX_PATHS);
+			rc = fail(UB_EXIT_CONFLICT, "%d paths already: the most a WPS ingress has", WPS_IN_MAX_PATHS);
 			goto out;
 		}
 		/* The lowest slot not in use; a slot freed by path del starts its counters afresh. */
@@ -999,7 +1208,7 @@ static int path_cmd(const char *verb, int argc, char **argv)
 		}
 		found = path_find(&in, if_nametoindex(via), mac ? dmac : NULL, nhs ? nh : NULL);
 		if (found < 0) {
-			rc = fail(EXIT_USAGE, "no path via %s%s%s", via, mac || nhs ? " to " : "", mac ? mac : nhs ? nhs : "");
+			rc = fail(UB_EXIT_NOTFOUND, "no path via %s%s%s", via, mac || nhs ? " to " : "", mac ? mac : nhs ? nhs : "");
 			goto out;
 		}
 		/* In place, this bit alone: the watch agent writes its own words beside it. */
@@ -1016,7 +1225,7 @@ static int path_cmd(const char *verb, int argc, char **argv)
 
 		found = path_find(&in, if_nametoindex(via), mac ? dmac : NULL, nhs ? nh : NULL);
 		if (found < 0) {
-			rc = fail(EXIT_USAGE, "no path via %s%s%s", via, mac || nhs ? " to " : "", mac ? mac : nhs ? nhs : "");
+			rc = fail(UB_EXIT_NOTFOUND, "no path via %s%s%s", via, mac || nhs ? " to " : "", mac ? mac : nhs ? nhs : "");
 			goto out;
 		}
 		if (in.cfg.npaths == 1) {
@@ -1024,7 +1233,7 @@ static int path_cmd(const char *verb, int argc, char **argv)
 			__u32 z = 0;
 
 			if (!bpf_map_lookup_elem(in.rules_fd, &z, &r0) && r0.used) {
-				rc = fail(EXIT_USAGE, "refusing to remove the last path while rules spray onto it "
+				rc = fail(UB_EXIT_CONFLICT, "refusing to remove the last path while rules spray onto it "
 					  "(rule del them first)");
 				goto out;
 			}
@@ -1098,22 +1307,45 @@ static int rules_changed(struct inst *in)
 	return bpf_map_update_elem(in->cfg_fd, &zero, &in->cfg, BPF_ANY);
 }
 
-static int rule_cmd(const char *verb, int argc, char **argv)
+/* The rule's options, as wps_rule_parse() reads them: "--name" "value" pairs. */
+struct rule_args {
+	const char *dev;
+	char *rest[64], name[64][32];
+	int nrest;
+};
+
+static int rule_opt(void *ctx, const struct optab *o, const char *v)
 {
+	struct rule_args *a = ctx;
+
+	if (o->key == 'd') {
+		a->dev = v;
+		return 0;
+	}
+	if (a->nrest + 2 > 64)
+		return fail(EXIT_USAGE, "wps ingress rule: too many options");
+	snprintf(a->name[a->nrest], sizeof(a->name[0]), "--%s", o->name);
+	a->rest[a->nrest] = a->name[a->nrest];
+	a->nrest++;
+	if (v)
+		a->rest[a->nrest++] = (char *)v;
+	return 0;
+}
+
+static int rule_cmd(const struct optab_cmd *c, int argc, char **argv)
+{
+	static struct rule_args args;
+	const char *verb = strrchr(c->path, ' ') + 1, *dev;
 	struct wps_in_rule rules[WPS_IN_MAX_RULES], nr;
-	const char *dev = NULL;
-	char *rest[64], err[256], buf[512];
-	int nrest = 0, n, rc = EXIT_FAIL;
+	char **rest = args.rest, err[256], buf[512];
+	int nrest, n, rc = optab_parse(c, argc, argv, rule_opt, &args, NULL);
 	struct inst in;
 
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--dev") && i + 1 < argc) {
-			dev = argv[++i];
-			continue;
-		}
-		if (nrest < 64)
-			rest[nrest++] = argv[i];
-	}
+	if (rc)
+		return OPTAB_STATUS(rc);
+	dev = args.dev;
+	nrest = args.nrest;
+	rc = EXIT_FAIL;
 	if (!dev)
 		return fail(EXIT_USAGE, "wps ingress rule %s: --dev DEV is required", verb);
 	if (!strcmp(verb, "add") || !strcmp(verb, "del")) {
@@ -1122,12 +1354,8 @@ static int rule_cmd(const char *verb, int argc, char **argv)
 			if (strcmp(verb, "del") || !strstr(err, "--quantum"))
 				return fail(EXIT_USAGE, "%s", err);
 		}
-	} else if (strcmp(verb, "list")) {
-		return fail(EXIT_USAGE, "wps ingress rule: add, del or list");
-	} else if (nrest) {
-		return fail(EXIT_USAGE, "wps ingress rule list: unexpected '%s'", rest[0]);
 	}
-	if (inst_open(dev, &in))
+	if ((rc = inst_open(dev, &in)))
 		goto out;
 	if (read_rules(in.rules_fd, rules, &n)) {
 		rc = fail(EXIT_FAIL, "reading rules: %s", strerror(errno));
@@ -1149,11 +1377,11 @@ static int rule_cmd(const char *verb, int argc, char **argv)
 		for (int i = 0; i < n; i++)
 			if (wps_rules_overlap(&rules[i], &nr)) {
 				wps_rule_format(&rules[i], buf, sizeof(buf));
-				rc = fail(EXIT_USAGE, "rule overlaps rule %d (%s)", i, buf);
+				rc = fail(UB_EXIT_CONFLICT, "rule overlaps rule %d (%s)", i, buf);
 				goto out;
 			}
 		if (n >= WPS_IN_MAX_RULES) {
-			rc = fail(EXIT_USAGE, "%d rules already: the most a WPS ingress has", WPS_IN_MAX_RULES);
+			rc = fail(UB_EXIT_CONFLICT, "%d rules already: the most a WPS ingress has", WPS_IN_MAX_RULES);
 			goto out;
 		}
 		__u32 k = (__u32)n;
@@ -1186,64 +1414,16 @@ static int rule_cmd(const char *verb, int argc, char **argv)
 		rc = 0;
 		goto out;
 	}
-	rc = fail(EXIT_USAGE, "no rule with that --dst/--src/--proto/--dport");
+	rc = fail(UB_EXIT_NOTFOUND, "no rule with that --dst/--src/--proto/--dport");
 out:
 	inst_close(&in);
 	return rc;
 }
 
-static void usage(FILE *f)
-{
-	fputs("usage: ubctl wps ingress attach --dev DEV --node-id N --src ADDR --egress-node-id M --egress-addr ADDR\n"
-	      "                            [--hbh] [--hop-limit H] [--ecmp N [--mtu M]]\n"
-	      "                            [--ingress-port IF=ID[,IF=ID...]] [--ingress-port P]\n"
-	      "                            [--egress-port P] [--max-inflight G] [--max-delay-us US]\n"
-	      "                            [--quarantine-ms MS] [--idle-ms MS] [--load-window-us US]\n"
-	      "                            [--fid-pool N] [--max-flows N] [--mtu-drop] [--icmp-src4 ADDR]\n"
-	      "                            [--offloads-off]\n"
-	      "       ubctl wps ingress detach --dev DEV\n"
-	      "       ubctl wps ingress watch --dev DEV [--probe-ms MS] [--dead-ms MS] [--tick-ms MS]\n"
-	      "                            [--relay-rate N] [--relay-burst N] [--pmtu-expire-s S]\n"
-	      "       ubctl wps ingress path add --dev DEV --via DEV2 (--nexthop-mac MAC | --nexthop ADDR)\n"
-	      "                            [--weight W] [--mtu M]\n"
-	      "       ubctl wps ingress path del --dev DEV --via DEV2 [--nexthop-mac MAC | --nexthop ADDR]\n"
-	      "       ubctl wps ingress path set --dev DEV --via DEV2 [--nexthop-mac MAC | --nexthop ADDR] up|down\n"
-	      "       ubctl wps ingress path list --dev DEV\n"
-	      "       ubctl wps ingress rule add --dev DEV --dst PREFIX [--src PREFIX] [--proto tcp|udp|N]\n"
-	      "                            [--dport PORT] --quantum N|Nb|Nus|Nms [--no-reorder]\n"
-	      "                            [--sched rr|weighted|least-loaded]\n"
-	      "       ubctl wps ingress rule del --dev DEV --dst PREFIX [--src PREFIX] [--proto P] [--dport PORT]\n"
-	      "       ubctl wps ingress rule list --dev DEV\n"
-	      "       ubctl wps boundary attach|detach --dev DEV\n"
-	      "       ubctl wps egress run|stats ...   (ubctl wps egress --help)\n", f);
-}
-
-int cmd_wps(int argc, char **argv)
-{
-	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))) {
-		usage(stdout);
-		return 0;
-	}
-	if (argc >= 2 && !strcmp(argv[1], "boundary"))
-		return cmd_wps_boundary(argc - 1, argv + 1);
-	if (argc >= 2 && !strcmp(argv[1], "egress"))
-		return cmd_wps_egress(argc - 1, argv + 1);
-	if (argc < 3 || strcmp(argv[1], "ingress")) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	if (!strcmp(argv[2], "attach"))
-		return attach(argc - 3, argv + 3);
-	if (!strcmp(argv[2], "detach"))
-		return detach(argc - 3, argv + 3);
-	if (!strcmp(argv[2], "watch"))
-		return wps_ingress_watch(argc - 3, argv + 3);
-	if ((!strcmp(argv[2], "path") || !strcmp(argv[2], "rule")) && argc >= 4)
-		return argv[2][0] == 'p' ? path_cmd(argv[3], argc - 4, argv + 4) : rule_cmd(argv[3], argc - 4, argv + 4);
-	if (!strcmp(argv[2], "help") || !strcmp(argv[2], "--help")) {
-		usage(stdout);
-		return 0;
-	}
-	usage(stderr);
-	return EXIT_USAGE;
-}
+static int path_add(int argc, char **argv) { return path_cmd(&path_add_cmd, argc, argv); }
+static int path_del(int argc, char **argv) { return path_cmd(&path_del_cmd, argc, argv); }
+static int path_set(int argc, char **argv) { return path_cmd(&path_set_cmd, argc, argv); }
+static int path_list(int argc, char **argv) { return path_cmd(&path_list_cmd, argc, argv); }
+static int rule_add(int argc, char **argv) { return rule_cmd(&rule_add_cmd, argc, argv); }
+static int rule_del(int argc, char **argv) { return rule_cmd(&rule_del_cmd, argc, argv); }
+static int rule_list(int argc, char **argv) { return rule_cmd(&rule_list_cmd, argc, argv); }

@@ -54,6 +54,7 @@
 
 #include <bpf/bpf.h>
 
+#include "parse_num.h"
 #include "wps_cfg.h"
 #include "wps_live.h"
 #include "wps_pins.h"
@@ -555,44 +556,96 @@ static __u32 map_id(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
-int wps_ingress_watch(int argc, char **argv)
+static int watch(int argc, char **argv);
+
+static const struct optab watch_opts[] = {
+	{ "dev", "DEV", "the instance's port (required)", 'd', 0 },
+	{ "probe-ms", "TIME", "have the kernel probe a next hop not confirmed for this long\n"
+	  "(bare: ms; 10ms..60s, default 200ms)", 'p', 0 },
+	{ "dead-ms", "TIME", "a next hop not confirmed for this long is out of rotation\n"
+	  "(bare: ms; 10ms..60s, longer than --probe-ms; default 700ms)", 'D', 0 },
+	{ "tick-ms", "TIME", "look at every path this often, and at once on an event (bare:\n"
+	  "ms; 10ms..60s, default 100ms)", 't', 0 },
+	{ "relay-rate", "N", "Packet Too Big relayed to inner senders per second (1..60000,\n"
+	  "default 10)", 'r', 0 },
+	{ "relay-burst", "N", "... in bursts of at most N (1..60000, default 10)", 'b', 0 },
+	{ "pmtu-expire-s", "TIME", "a learned path MTU is forgotten after this long (bare: s;\n"
+	  "1s..60000s, default 600s)", 'e', 0 },
+	{ 0 },
+};
+
+const struct optab_cmd wps_watch_cmd = {
+	.path = "ubctl wps ingress watch",
+	.summary = "the agent that follows the paths' links, next hops and MTUs (foreground)",
+	.synopsis = "--dev DEV [--probe-ms TIME] [--dead-ms TIME] [--tick-ms TIME]\n"
+		    "    [--relay-rate N] [--relay-burst N] [--pmtu-expire-s TIME]",
+	.about = "Runs in the foreground until SIGINT/SIGTERM or detach (systemd:\n"
+		 "ubxdp-wps-ingress-watch@DEV). A path whose device is down or has no carrier,\n"
+		 "or whose next hop (--nexthop) has not answered the kernel's probes for\n"
+		 "--dead-ms, is out of rotation until it is up again. A Packet Too Big from the\n"
+		 "WAN about a packet the ingress sent lowers the MTU of the path its group went\n"
+		 "on and is relayed to the inner sender as the ICMP of its family, MTU less 56.",
+	.opts = watch_opts,
+	.run = watch,
+};
+
+struct watch_args {
+	const char *dev;
+	unsigned long long probe_ms, dead_ms, tick_ms, rate, burst, expire_s;
+};
+
+static int watch_opt(void *ctx, const struct optab *o, const char *v)
+{
+	struct watch_args *a = ctx;
+	char opt[40], err[256];
+	uint64_t t;
+
+	snprintf(opt, sizeof(opt), "--%s", o->name);
+	switch (o->key) {
+	case 'd':
+		a->dev = v;
+		return 0;
+	case 'r':
+	case 'b':
+		if (wps_parse_uint(v, 1, 60000, o->key == 'r' ? &a->rate : &a->burst, opt, err, sizeof(err)))
+			return fail(EXIT_USAGE, "%s", err);
+		return 0;
+	case 'e':
+		if (pn_time(opt, v, PN_S, PN_S, 60000 * PN_S, &t, err, sizeof(err)))
+			return fail(EXIT_USAGE, "%s", err);
+		a->expire_s = t / PN_S;
+		return 0;
+	}
+	if (pn_time(opt, v, PN_MS, 10 * PN_MS, 60 * PN_S, &t, err, sizeof(err)))
+		return fail(EXIT_USAGE, "%s", err);
+	*(o->key == 'p' ? &a->probe_ms : o->key == 'D' ? &a->dead_ms : &a->tick_ms) = t / PN_MS;
+	return 0;
+}
+
+static int watch(int argc, char **argv)
 {
 	__u32 cfg_id = 0;
 	int pin_fd;
 	bool gone;
-	unsigned long long probe_ms = 200, dead_ms = 700, tick_ms = 100, rate = 10, burst = 10, expire_s = 600;
 	struct ptb_ctx ptb = { .icmp6 = -1, .raw4 = -1, .flows_fd = -1, .state_fd = -1 };
-	const char *dev = NULL;
-	char dir[PATH_MAX], p[PATH_MAX + 64], err[256];
+	char dir[PATH_MAX], p[PATH_MAX + 64];
 	struct slot_watch w[WPS_IN_MAX_PATHS] = { 0 };
 	struct wps_in_live *lv = NULL;
 	int cfg_fd = -1, paths_fd = -1, live_fd = -1, nfd = -1, efd = -1, rc = EXIT_FAIL;
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct watch_args a = { .probe_ms = 200, .dead_ms = 700, .tick_ms = 100, .rate = 10, .burst = 10,
+				.expire_s = 600 };
 
-	for (int i = 0; i < argc; i++) {
-		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		unsigned long long *num = !strcmp(o, "--probe-ms") ? &probe_ms : !strcmp(o, "--dead-ms") ? &dead_ms :
-					  !strcmp(o, "--tick-ms") ? &tick_ms : !strcmp(o, "--relay-rate") ? &rate :
-					  !strcmp(o, "--relay-burst") ? &burst : !strcmp(o, "--pmtu-expire-s") ? &expire_s :
-					  NULL;
-
-		if (!v)
-			return fail(EXIT_USAGE, "wps ingress watch: %s needs a value", o);
-		i++;
-		if (!strcmp(o, "--dev"))
-			dev = v;
-		else if (!num)
-			return fail(EXIT_USAGE, "wps ingress watch: unknown option '%s'", o);
-		else if (wps_parse_uint(v, num == &probe_ms || num == &dead_ms || num == &tick_ms ? 10 : 1, 60000, num, o + 2,
-					err, sizeof(err)))
-			return fail(EXIT_USAGE, "%s", err);
-	}
-	if (!dev)
+	rc = optab_parse(&wps_watch_cmd, argc, argv, watch_opt, &a, NULL);
+	if (rc)
+		return OPTAB_STATUS(rc);
+	rc = EXIT_FAIL;
+	if (!a.dev)
 		return fail(EXIT_USAGE, "wps ingress watch: --dev DEV is required");
-	if (dead_ms <= probe_ms)
+	if (a.dead_ms <= a.probe_ms)
 		return fail(EXIT_USAGE, "wps ingress watch: --dead-ms must be longer than --probe-ms");
-	if (wps_ingress_dir(dev, dir, sizeof(dir)))
-		return EXIT_FAIL;
+	if ((rc = wps_ingress_dir(a.dev, dir, sizeof(dir))))
+		return rc;
 	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_CFG);
 	cfg_fd = bpf_obj_get(p);
 	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_PATHS);
@@ -618,26 +671,26 @@ int wps_ingress_watch(int argc, char **argv)
 	ptb.paths_fd = paths_fd;
 	ptb.lv = lv;
 	ptb.w = w;
-	ptb.rate = (unsigned)rate;
-	ptb.burst = (unsigned)burst;
+	ptb.rate = (unsigned)a.rate;
+	ptb.burst = (unsigned)a.burst;
 	if (ptb_open(&ptb)) {
 		rc = fail(EXIT_FAIL, "raw ICMP sockets (Packet Too Big): %s", strerror(errno));
 		goto out;
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (look(nfd, cfg_fd, paths_fd, lv, w, (unsigned)probe_ms, (unsigned)dead_ms, (unsigned)expire_s)) {
-		rc = fail(EXIT_FAIL, "%s: cannot read the instance (detached, or another ubctl's layout)", dev);
+	if (look(nfd, cfg_fd, paths_fd, lv, w, (unsigned)a.probe_ms, (unsigned)a.dead_ms, (unsigned)a.expire_s)) {
+		rc = fail(EXIT_FAIL, "%s: cannot read the instance (detached, or another ubctl's layout)", a.dev);
 		goto out;
 	}
 	cfg_id = map_id(cfg_fd);
-	printf("watching the paths of %s (probe %llu ms, dead after %llu ms)\n", dev, probe_ms, dead_ms);
+	printf("watching the paths of %s (probe %llu ms, dead after %llu ms)\n", a.dev, a.probe_ms, a.dead_ms);
 	fflush(stdout);
 	while (!stop) {
 		struct pollfd pfd[2] = { { .fd = efd, .events = POLLIN }, { .fd = ptb.icmp6, .events = POLLIN } };
 		char buf[16384];
 
-		if (poll(pfd, 2, (int)tick_ms) > 0) {
+		if (poll(pfd, 2, (int)a.tick_ms) > 0) {
 			while (recv(efd, buf, sizeof(buf), 0) > 0)
 				;	/* an event: look again now; what changed is read back by look() */
 			ptb_read(&ptb);
@@ -648,8 +701,8 @@ int wps_ingress_watch(int argc, char **argv)
 		gone = pin_fd < 0 || map_id(pin_fd) != cfg_id;
 		if (pin_fd >= 0)
 			close(pin_fd);
-		if (gone || look(nfd, cfg_fd, paths_fd, lv, w, (unsigned)probe_ms, (unsigned)dead_ms, (unsigned)expire_s)) {
-			printf("%s: the instance is gone; watch ends\n", dev);
+		if (gone || look(nfd, cfg_fd, paths_fd, lv, w, (unsigned)a.probe_ms, (unsigned)a.dead_ms, (unsigned)a.expire_s)) {
+			printf("%s: the instance is gone; watch ends\n", a.dev);
 			rc = 0;
 			goto out;
 		}
@@ -660,7 +713,7 @@ int wps_ingress_watch(int argc, char **argv)
 	__atomic_store_n(&lv->pmtu, 0, __ATOMIC_SEQ_CST);
 	for (int k = 0; k < WPS_IN_MAX_PATHS; k++)
 		__atomic_store_n(&lv->slot_pmtu[k], 0, __ATOMIC_SEQ_CST);
-	printf("watch of %s ends: Packet Too Big %llu received, %llu relayed, %llu not (rate)\n", dev, ptb.received,
+	printf("watch of %s ends: Packet Too Big %llu received, %llu relayed, %llu not (rate)\n", a.dev, ptb.received,
 	       ptb.relayed, ptb.limited);
 	rc = 0;
 out:

@@ -6,67 +6,17 @@
  *   ubperf client --dev DEV --peer ADDR [options]
  */
 #include <errno.h>
-#include <getopt.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ctl.h"
-#include "numparse.h"
+#include "optab.h"
+#include "parse_num.h"
 #include "ubperf.h"
 #include "ub_wire.h"
 #include "wps_cfg.h"
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: ubperf server --dev DEV[,DEV...] [options]\n"
-		"       ubperf client --dev DEV[,DEV...] --peer ADDR [options]\n"
-		"  --mode M       rtp-sr (default), rtp-gbn, rtp-gbn-fast, utp (one packet per\n"
-		"                 message: --size <= --mtu, default --mtu), ctp (--native:\n"
-		"                 one packet per operation, so --size <= --mtu, default --mtu;\n"
-		"                 --rto is then the transaction timeout, dynamic: 1 s)\n"
-		"  --op OP        send (default), write, read\n"
-		"  --ta T         rol (default), roi, rot: where the TAACK travels\n"
-		"  --size N       message bytes (default 65536; k/m suffixes)\n"
-		"  --time S       run for S seconds (default 10)\n"
-		"  --count N      or send N messages\n"
-		"  --channels N   TP channels (default 1, at most %d)\n"
-		"  --depth N      operations outstanding per channel (default 8)\n"
-		"  --mtu N        UB MTU, TP payload bytes per packet: 256, 512, 1024, 2048, 4096\n"
-		"                 (default: the largest the devices on both ends carry with the\n"
-		"                 UBoE headers, agreed in the hello; a mismatch is refused)\n"
-		"  --window N     packets in flight per channel (default 256)\n"
-		"  --rto R        512us, 16ms, 128ms, 4s (static) or dynamic (default)\n"
-		"  --rto-min US   dynamic RTO: floor of its base, microseconds (default: the core's)\n"
-		"  --dev A,B      several ports: channel i on port i mod N (client and server);\n"
-		"                 with --mode ctp the ports are one entity instead,\n"
-		"                 --lb flow|packet choosing the member port by the LBF\n"
-		"  --wait S       how long to wait for the peer (default 5; server: for a client, 0 = forever)\n"
-		"  --stall S      no completion for S seconds means the peer is gone (default 3;\n"
-		"                 server: a client whose setup stays silent this long is dropped,\n"
-		"                 one line, and the server waits for a new client)\n"
-		"  --generic      XDP in generic (SKB) mode\n"
-		"  --zerocopy     AF_XDP zero-copy (the NIC must support it)\n"
-		"  --native       native UB frames on an emulated UB port (docs/WIRE.md section 5), not UBoE\n"
-		"  --partition N  native: the NTH's Partition ID (default 1)\n"
-		"  --rt N         native: the LPH's RT, 0 .. 3 (default 2, per-flow/shortest)\n"
-		"  --vl N         native: the LPH's virtual lane, 0 .. 15 (default 0); with --mode ctp\n"
-		"                 --cc dcqcn the rate context is per {peer entity, VL}\n"
-		"  --ub-ethertype HEX  native: the EtherType (default 0x88b5)\n"
-		"  --nexthop-mac MAC   the next hop's MAC instead of ARP/ND\n"
-		"  --json         one JSON summary object on stdout\n"
-		"  --verbose      also every non-zero transport counter\n"
-		"  --cc CC        congestion control per channel: none (default), ldcp, dcqcn, caqm\n"
-		"                 (caqm: --native only, UBoE has no CCI);\n"
-		"                 --mode ctp: dcqcn or none, one instance per {peer entity, VL}\n"
-		"                 shared by the channels there, answered by CTP CNPs\n"
-		"  --lb LB        the channels as one group: flow (default: a port each), packet\n"
-		"  --interval MS  every MS milliseconds: goodput and each channel's rate or window\n"
-		"  --stage-pin DIR  report the queue high water of the marking stage pinned in DIR\n"
-		"                 (ubcaqm --pin DIR)\n",
-		UBPERF_MAX_CHANS);
-}
 
 static int bad(const char *what, const char *val)
 {
@@ -74,34 +24,28 @@ static int bad(const char *what, const char *val)
 	return 2;
 }
 
-/* Unsigned with an optional k/m/g (x1024) suffix; 0 on success. */
+/* A size (k, m, g: x1024) or a time (bare: seconds) the way every tool reads
+ * them (parse_num.h); 0 on success, else one line and the usage status. */
+static char num_err[256];
+
 static int parse_size(const char *s, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
+	return pn_size("", s, 0, UINT64_MAX, out, num_err, sizeof(num_err));
+}
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *s == '-')
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	}
-	if (*end)
-		return -1;
-	*out = v;
-	return 0;
+static int parse_time(const char *s, uint64_t bare, uint64_t min, uint64_t max, uint64_t *ns)
+{
+	return pn_time("", s, bare, min, max, ns, num_err, sizeof(num_err));
 }
 
 static int parse_secs(const char *s, double *out)
 {
-	char *end;
+	uint64_t ns;
 
-	errno = 0;
-	*out = strtod(s, &end);
-	return errno || end == s || *end || *out < 0 ? -1 : 0;
+	if (parse_time(s, PN_S, 0, 1000000 * PN_S, &ns))
+		return -1;
+	*out = (double)ns / 1e9;
+	return 0;
 }
 
 /* Long-only options: codes past any letter, which other options may take. */
@@ -314,157 +258,229 @@ static int ctp_finish(struct ubperf_opts *o, bool native, bool size_set, bool ta
 	return 0;
 }
 
-int main(int argc, char **argv)
-{
-	static const struct option lo[] = {
-		{ "dev", required_argument, 0, 'd' }, { "peer", required_argument, 0, 'p' },
-		{ "mode", required_argument, 0, 'm' }, { "op", required_argument, 0, 'o' },
-		{ "ta", required_argument, 0, 'a' }, { "size", required_argument, 0, 's' },
-		{ "time", required_argument, 0, 't' }, { "count", required_argument, 0, 'n' },
-		{ "channels", required_argument, 0, 'c' }, { "depth", required_argument, 0, 'D' },
-		{ "mtu", required_argument, 0, 'M' }, { "window", required_argument, 0, 'w' },
-		{ "rto", required_argument, 0, 'r' }, { "rto-min", required_argument, 0, 'R' },
-		{ "wait", required_argument, 0, 'W' }, { "stall", required_argument, 0, 'S' },
-		{ "generic", no_argument, 0, 'g' }, { "zerocopy", no_argument, 0, 'z' },
-		{ "native", no_argument, 0, 'N' }, { "partition", required_argument, 0, 'I' },
-		{ "rt", required_argument, 0, 'T' }, { "vl", required_argument, 0, OPT_VL }, { "ub-ethertype", required_argument, 0, 'E' },
-		{ "nexthop-mac", required_argument, 0, 'X' },
-		{ "cc", required_argument, 0, 'C' }, { "lb", required_argument, 0, 'L' },
-		{ "interval", required_argument, 0, OPT_INTERVAL },
-		{ "stage-pin", required_argument, 0, OPT_STAGE_PIN },
-		{ "json", no_argument, 0, 'j' }, { "verbose", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' }, { 0 },
-	};
-	struct ubperf_opts o = {
-		.mode = TP_MODE_RTP_SR, .op = OP_SEND, .ta = TP_TA_ROL,
-		.size = 65536, .seconds = 10, .channels = 1, .depth = 8, .window = 256,
-		.wait_s = 5, .stall_s = 3,
-	};
-	struct native_args nat = { 0 };
-	bool wait_set = false, size_set = false, ta_set = false;
-	uint64_t v;
-	int c;
+/* The options of ubperf server and client: the same table, --peer the client's only. */
+#define UBPERF_OPTS(...) \
+	{ "dev", "DEV[,DEV...]", "the port(s): channel i on port i mod N (required); with\n" \
+	  "--mode ctp the ports are one entity, --lb choosing the member", 'd', 0 }, \
+	__VA_ARGS__ \
+	{ "mode", "M", "rtp-sr (default), rtp-gbn, rtp-gbn-fast, utp (one packet per\n" \
+	  "message: --size <= --mtu, default --mtu), ctp (--native: one packet\n" \
+	  "per operation; --rto is then the transaction timeout, dynamic: 1s)", 'm', 0 }, \
+	{ "op", "OP", "send (default), write, read", 'o', 0 }, \
+	{ "ta", "T", "rol (default), roi, rot: where the TAACK travels", 'a', 0 }, \
+	{ "size", "SIZE", "message bytes (default 64k, up to 64m)", 's', 0 }, \
+	{ "time", "TIME", "run this long (bare: s; default 10s)", 't', 0 }, \
+	{ "count", "N", "or send N messages (k, m suffixes)", 'n', 0 }, \
+	{ "channels", "N", "TP channels (default 1)", 'c', 0 }, \
+	{ "depth", "N", "operations outstanding per channel (default 8, up to 256)", 'D', 0 }, \
+	{ "mtu", "N", "UB MTU, TP payload bytes per packet: 256, 512, 1024, 2048, 4096\n" \
+	  "(default: the largest the devices on both ends carry with the\n" \
+	  "UBoE headers, agreed in the hello; a mismatch is refused)", 'M', 0 }, \
+	{ "window", "N", "packets in flight per channel (default 256)", 'w', 0 }, \
+	{ "rto", "R", "512us, 16ms, 128ms, 4s (static) or dynamic (default)", 'r', 0 }, \
+	{ "rto-min", "TIME", "dynamic RTO: floor of its base (bare: us; default: the core's)", 'R', 0 }, \
+	{ "wait", "TIME", "how long to wait for the peer (bare: s; default 5s; server: for\n" \
+	  "a client, 0 = forever)", 'W', 0 }, \
+	{ "stall", "TIME", "no completion for this long means the peer is gone (bare: s;\n" \
+	  "default 3s; server: a client whose setup stays silent this long is\n" \
+	  "dropped and the server waits for a new one)", 'S', 0 }, \
+	{ "generic", NULL, "XDP in generic (SKB) mode", 'g', 0 }, \
+	{ "zerocopy", NULL, "AF_XDP zero-copy (the NIC must support it)", 'z', 0 }, \
+	{ "native", NULL, "native UB frames on an emulated UB port (docs/WIRE.md section\n" \
+	  "5), not UBoE", 'N', 0 }, \
+	{ "partition", "PID", "native: the NTH's Partition ID (default 1)", 'I', 0 }, \
+	{ "rt", "N", "native: the LPH's RT, 0..3 (default 2, per-flow/shortest)", 'T', 0 }, \
+	{ "vl", "N", "native: the LPH's virtual lane, 0..15 (default 0); with --mode\n" \
+	  "ctp --cc dcqcn the rate context is per {peer entity, VL}", OPT_VL, 0 }, \
+	{ "ub-ethertype", "NUM", "native: the EtherType (default 0x88b5)", 'E', 0 }, \
+	{ "nexthop-mac", "MAC", "the next hop's MAC instead of ARP/ND", 'X', 0 }, \
+	{ "json", NULL, "one JSON summary object on stdout", 'j', 0 }, \
+	{ "verbose", NULL, "also every non-zero transport counter", 'v', 0 }, \
+	{ "cc", "CC", "congestion control per channel: none (default), ldcp, dcqcn,\n" \
+	  "caqm (--native only, UBoE has no CCI); --mode ctp: dcqcn or none,\n" \
+	  "one instance per {peer entity, VL}", 'C', 0 }, \
+	{ "lb", "LB", "the channels as one group: flow (default: a port each), packet", 'L', 0 }, \
+	{ "interval", "TIME", "this often: goodput and each channel's rate or window (bare:\n" \
+	  "ms)", OPT_INTERVAL, 0 }, \
+	{ "stage-pin", "DIR", "report the queue high water of the marking stage pinned in DIR\n" \
+	  "(ubcaqm --pin DIR)", OPT_STAGE_PIN, 0 }, \
+	{ 0 }
 
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
+static const struct optab client_opts[] = {
+	UBPERF_OPTS({ "peer", "ADDR", "the server's IPv4 or IPv6 address (required)", 'p', 0 },)
+}, server_opts[] = {
+	UBPERF_OPTS()
+};
+
+static int run_server(int argc, char **argv);
+static int run_client(int argc, char **argv);
+
+static const struct optab_cmd ubperf_cmd = {
+	.path = "ubperf",
+	.summary = "UB transport benchmark between two UBoE (or native UB) endpoints",
+	.about = "The server waits for a client and takes the test from it; the client runs it\n"
+		 "and prints goodput and latency (--json: one object).",
+}, server_cmd = {
+	.path = "ubperf server",
+	.summary = "wait for clients and answer their tests",
+	.synopsis = "--dev DEV[,DEV...] [OPTIONS]",
+	.opts = server_opts,
+	.run = run_server,
+}, client_cmd = {
+	.path = "ubperf client",
+	.summary = "run a test against a server",
+	.synopsis = "--dev DEV[,DEV...] --peer ADDR [OPTIONS]",
+	.opts = client_opts,
+	.run = run_client,
+};
+
+static const struct optab_cmd *const ubperf_cmds[] = { &ubperf_cmd, &server_cmd, &client_cmd, NULL };
+
+struct args {
+	struct ubperf_opts o;
+	struct native_args nat;
+	bool wait_set, size_set, ta_set;
+};
+
+static int opt(void *ctx, const struct optab *t, const char *optarg)
+{
+	struct args *a = ctx;
+	struct ubperf_opts *o = &a->o;
+	struct native_args *nat = &a->nat;
+	int c = t->key;
+	uint64_t v;
+
+	switch (c) {
+	case 'd': o->dev = optarg; break;
+	case 'p': o->peer = optarg; break;
+	case 'C':
+		if (tp_cc_algo_parse(optarg, &o->cc))
+			return bad("--cc", optarg);
+		break;
+	case 'L':
+		if (tpg_lb_parse(optarg, &o->lb))
+			return bad("--lb", optarg);
+		break;
+	case OPT_INTERVAL:
+		if (parse_time(optarg, PN_MS, PN_MS, 3600 * PN_S, &v))
+			return bad("--interval (a time in 1ms..3600s; bare: ms)", optarg);
+		o->interval_ns = v;
+		break;
+	case OPT_STAGE_PIN: o->stage_pin = optarg; break;
+	case 'm':
+		if (tp_mode_parse(optarg, &o->mode))
+			return bad("--mode", optarg);
+		break;
+	case 'o':
+		if (!strcmp(optarg, "send")) o->op = OP_SEND;
+		else if (!strcmp(optarg, "write")) o->op = OP_WRITE;
+		else if (!strcmp(optarg, "read")) o->op = OP_READ;
+		else return bad("--op", optarg);
+		break;
+	case 'a':
+		if (!strcmp(optarg, "rol")) o->ta = TP_TA_ROL;
+		else if (!strcmp(optarg, "roi")) o->ta = TP_TA_ROI;
+		else if (!strcmp(optarg, "rot")) o->ta = TP_TA_ROT;
+		else return bad("--ta", optarg);
+		a->ta_set = true;
+		break;
+	case 's':
+		if (parse_size(optarg, &v) || !v || v > (64u << 20))
+			return bad("--size (1 .. 64m)", optarg);
+		o->size = (uint32_t)v;
+		a->size_set = true;
+		break;
+	case 't':
+		if (parse_secs(optarg, &o->seconds) || o->seconds == 0)
+			return bad("--time", optarg);
+		break;
+	case 'n':
+		if (parse_size(optarg, &o->count) || !o->count)
+			return bad("--count", optarg);
+		break;
+	case 'c':
+		if (parse_size(optarg, &v) || !v || v > UBPERF_MAX_CHANS)
+			return bad("--channels", optarg);
+		o->channels = (uint32_t)v;
+		break;
+	case 'D':
+		if (parse_size(optarg, &v) || !v || v > 256)
+			return bad("--depth (1 .. 256)", optarg);
+		o->depth = (uint32_t)v;
+		break;
+	case 'M':
+		if (parse_size(optarg, &v) || v < EP_UB_MTU_MIN || v > EP_UB_MTU_MAX ||
+		    (v & (v - 1)))
+			return bad("--mtu (a UB MTU: 256, 512, 1024, 2048 or 4096)", optarg);
+		o->mtu = (uint32_t)v;
+		break;
+	case 'w':
+		if (parse_size(optarg, &v) || !v || v >= TP_PSN_HALF)
+			return bad("--window", optarg);
+		o->window = (uint32_t)v;
+		break;
+	case 'r':
+		if (parse_rto(optarg, &o->rto_ns))
+			return bad("--rto", optarg);
+		break;
+	case 'R':
+		if (parse_time(optarg, PN_US, 0, 4 * PN_S, &v))
+			return bad("--rto-min (a time in 0..4s; bare: us)", optarg);
+		o->rto_min_ns = v;
+		break;
+	case 'W':
+		if (parse_secs(optarg, &o->wait_s))
+			return bad("--wait", optarg);
+		a->wait_set = true;
+		break;
+	case 'S':
+		if (parse_secs(optarg, &o->stall_s) || o->stall_s == 0)
+			return bad("--stall", optarg);
+		break;
+	case 'g': o->generic = true; break;
+	case 'z': o->zerocopy = true; break;
+	case 'j': o->json = true; break;
+	case 'v': o->verbose = true; break;
+	case 'N': case 'I': case 'T': case OPT_VL: case 'E': case 'X':
+		if (native_opt(c, optarg, o, nat))
+			return 2;
+		break;
 	}
-	if (!strcmp(argv[1], "server")) {
-		o.server = true;
-	} else if (strcmp(argv[1], "client")) {
-		fprintf(stderr, "ubperf: first argument must be 'server' or 'client', not '%s'\n", argv[1]);
-		return 2;
-	}
-	optind = 2;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'd': o.dev = optarg; break;
-		case 'p': o.peer = optarg; break;
-		case 'C':
-			if (tp_cc_algo_parse(optarg, &o.cc))
-				return bad("--cc", optarg);
-			break;
-		case 'L':
-			if (tpg_lb_parse(optarg, &o.lb))
-				return bad("--lb", optarg);
-			break;
-		case OPT_INTERVAL:
-			if (parse_size(optarg, &v) || !v || v > 3600000)
-				return bad("--interval (milliseconds, 1 .. 3600000)", optarg);
-			o.interval_ns = v * 1000000;
-			break;
-		case OPT_STAGE_PIN: o.stage_pin = optarg; break;
-		case 'm':
-			if (tp_mode_parse(optarg, &o.mode))
-				return bad("--mode", optarg);
-			break;
-		case 'o':
-			if (!strcmp(optarg, "send")) o.op = OP_SEND;
-			else if (!strcmp(optarg, "write")) o.op = OP_WRITE;
-			else if (!strcmp(optarg, "read")) o.op = OP_READ;
-			else return bad("--op", optarg);
-			break;
-		case 'a':
-			if (!strcmp(optarg, "rol")) o.ta = TP_TA_ROL;
-			else if (!strcmp(optarg, "roi")) o.ta = TP_TA_ROI;
-			else if (!strcmp(optarg, "rot")) o.ta = TP_TA_ROT;
-			else return bad("--ta", optarg);
-			ta_set = true;
-			break;
-		case 's':
-			if (parse_size(optarg, &v) || !v || v > (64u << 20))
-				return bad("--size (1 .. 64m)", optarg);
-			o.size = (uint32_t)v;
-			size_set = true;
-			break;
-		case 't':
-			if (parse_secs(optarg, &o.seconds) || o.seconds == 0)
-				return bad("--time", optarg);
-			break;
-		case 'n':
-			if (parse_size(optarg, &o.count) || !o.count)
-				return bad("--count", optarg);
-			break;
-		case 'c':
-			if (parse_size(optarg, &v) || !v || v > UBPERF_MAX_CHANS)
-				return bad("--channels", optarg);
-			o.channels = (uint32_t)v;
-			break;
-		case 'D':
-			if (parse_size(optarg, &v) || !v || v > 256)
-				return bad("--depth (1 .. 256)", optarg);
-			o.depth = (uint32_t)v;
-			break;
-		case 'M':
-			if (parse_size(optarg, &v) || v < EP_UB_MTU_MIN || v > EP_UB_MTU_MAX ||
-			    (v & (v - 1)))
-				return bad("--mtu (a UB MTU: 256, 512, 1024, 2048 or 4096)", optarg);
-			o.mtu = (uint32_t)v;
-			break;
-		case 'w':
-			if (parse_size(optarg, &v) || !v || v >= TP_PSN_HALF)
-				return bad("--window", optarg);
-			o.window = (uint32_t)v;
-			break;
-		case 'r':
-			if (parse_rto(optarg, &o.rto_ns))
-				return bad("--rto", optarg);
-			break;
-		case 'R':
-			if (parse_size(optarg, &v) || v > 4000000)
-				return bad("--rto-min (microseconds)", optarg);
-			o.rto_min_ns = v * 1000;
-			break;
-		case 'W':
-			if (parse_secs(optarg, &o.wait_s))
-				return bad("--wait", optarg);
-			wait_set = true;
-			break;
-		case 'S':
-			if (parse_secs(optarg, &o.stall_s) || o.stall_s == 0)
-				return bad("--stall", optarg);
-			break;
-		case 'g': o.generic = true; break;
-		case 'z': o.zerocopy = true; break;
-		case 'j': o.json = true; break;
-		case 'v': o.verbose = true; break;
-		case 'h': usage(stdout); return 0;
-		case 'N': case 'I': case 'T': case OPT_VL: case 'E': case 'X':
-			if (native_opt(c, optarg, &o, &nat))
-				return 2;
-			break;
-		default: return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "ubperf: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
+	return 0;
+}
+
+static int run(bool server, int argc, char **argv)
+{
+	struct args args = {
+		.o = {
+			.mode = TP_MODE_RTP_SR, .op = OP_SEND, .ta = TP_TA_ROL,
+			.size = 65536, .seconds = 10, .channels = 1, .depth = 8, .window = 256,
+			.wait_s = 5, .stall_s = 3, .server = server,
+		},
+	};
+	struct ubperf_opts o;
+	struct native_args nat;
+	bool wait_set, size_set, ta_set;
+	int rc = optab_parse(server ? &server_cmd : &client_cmd, argc, argv, opt, &args, NULL);
+
+	if (rc)
+		return OPTAB_STATUS(rc);
+	o = args.o;
+	nat = args.nat;
+	wait_set = args.wait_set;
+	size_set = args.size_set;
+	ta_set = args.ta_set;
 	if (!o.dev) {
 		fprintf(stderr, "ubperf: --dev DEV is required\n");
 		return 2;
 	}
 	if (split_devs(&o))
 		return 2;
+	for (uint32_t k = 0; k < o.ndevs; k++)
+		if (!if_nametoindex(o.devs[k])) {
+			fprintf(stderr, "ubperf: --dev %s: no such device in this network namespace\n", o.devs[k]);
+			return UB_EXIT_NOTFOUND;
+		}
 	if (o.server && o.peer) {
 		fprintf(stderr, "ubperf: --peer is for the client\n");
 		return 2;
@@ -491,4 +507,24 @@ int main(int argc, char **argv)
 	if (o.count)
 		o.seconds = 0;
 	return o.server ? ubperf_server(&o) : ubperf_client(&o);
+}
+
+static int run_server(int argc, char **argv)
+{
+	return run(true, argc, argv);
+}
+
+static int run_client(int argc, char **argv)
+{
+	return run(false, argc, argv);
+}
+
+int main(int argc, char **argv)
+{
+	optab_set_registry(ubperf_cmds);
+	/* The generated parts of ubperf(1), for scripts/mkman.sh. */
+	if (argc > 1 && !strcmp(argv[1], "--dump-man"))
+		return optab_dump_man(argc > 2 ? argv[2] : NULL);
+	argv[0] = (char *)"ubperf";
+	return optab_dispatch(argc, argv);
 }

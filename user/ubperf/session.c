@@ -21,6 +21,7 @@
 #include "caqm_pins.h"
 #include "ctl.h"
 #include "ep.h"
+#include "exit_codes.h"
 #include "payload.h"
 #include "series.h"
 #include "ubperf.h"
@@ -138,6 +139,7 @@ static void chan_config(const struct ubperf_opts *o, struct tp_chan_config *cc)
 	}
 }
 
+/* The endpoints on the ports (the ports exist: main.c checked); 0 or the exit status. */
 static int open_ep(struct run *r)
 {
 	struct ep_config ec = { 0 };
@@ -155,7 +157,7 @@ static int open_ep(struct run *r)
 	if (r->o->stage_pin) {
 		if (caqm_pins_open(r->o->stage_pin, &r->stage_budget_fd, &r->stage_stats_fd, err,
 				   sizeof(err)))
-			return fail(r, "--stage-pin: %s", err);
+			return fail(r, "--stage-pin: %s", err), UB_EXIT_NOTFOUND;
 		r->has_stage = true;
 	}
 	if (ctp_entity(r->o)) {
@@ -165,7 +167,7 @@ static int open_ep(struct run *r)
 		memcpy(ec.members, r->o->devs, sizeof(ec.members[0]) * r->o->ndevs);
 		r->ep[0] = ep_open(&ec, err, sizeof(err));
 		if (!r->ep[0])
-			return fail(r, "%s", err);
+			return fail(r, "%s", err), UB_EXIT_KERNEL;
 		r->nep = 1;
 		r->hook[0] = (struct hook){ .r = r, .k = 0 };
 		ep_set_ctl(r->ep[0], ctl_rx, &r->hook[0]);	/* setup on the first member */
@@ -175,7 +177,7 @@ static int open_ep(struct run *r)
 		ec.dev = r->o->devs[r->nep];
 		r->ep[r->nep] = ep_open(&ec, err, sizeof(err));
 		if (!r->ep[r->nep])
-			return fail(r, "%s", err);
+			return fail(r, "%s", err), UB_EXIT_KERNEL;
 		r->hook[r->nep] = (struct hook){ .r = r, .k = r->nep };
 		ep_set_ctl(r->ep[r->nep], ctl_rx, &r->hook[r->nep]);
 	}
@@ -1119,8 +1121,10 @@ int ubperf_client(const struct ubperf_opts *o)
 	for (uint32_t c = 0; c < o->channels; c++)
 		for (uint32_t s = 0; s < o->depth; s++)
 			r.free_slots[c * 4 + s / 64] |= 1ull << (s % 64);
-	if (open_ep(&r))
+	rc = open_ep(&r);
+	if (rc)
 		goto out;
+	rc = 1;
 	snprintf(peer_s, sizeof(peer_s), "peer %s", o->peer);
 	if (init_peers(&r, ver, ip, wait_ms, peer_s))
 		goto out;
@@ -1546,8 +1550,10 @@ static int serve(const struct ubperf_opts *o, uint64_t t0, bool first)
 
 	r.lat = NULL;
 	r.o = &so;
-	if (open_ep(&r))
+	rc = open_ep(&r);
+	if (rc)
 		goto out;
+	rc = 1;
 	if (!o->json && first)
 		printf("ubperf server: listening on %s (in-band setup)\n", o->dev);
 	fflush(stdout);

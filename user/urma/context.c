@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "ep_xdp.h"
+#include "parse_num.h"
 #include "ub_wire.h"
 #include "urma_int.h"
 
@@ -197,10 +198,9 @@ static int native_cfg(struct ubx_port *p)
 
 	ep_native_init(&p->nat);
 	if (pid && *pid) {
-		char *end;
-		unsigned long v = strtoul(pid, &end, 0);
+		unsigned long v;
 
-		if (*end || v == 0 || v > 0xffffff) {
+		if (parse_uint(pid, (size_t)-1, 0xffffff, &v) || v == 0) {
 			ubx_err("UBXDP_URMA_PARTITION=%s: a Partition ID is 1 .. 16777215", pid);
 			return -EINVAL;
 		}

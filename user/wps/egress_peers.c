@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "egress_peers.h"
+#include "parse_num.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -64,13 +65,10 @@ int wps_eg_peers_parse(struct wps_eg_peers *s, const char *list, char *err, size
 		char *eq = strchr(tok, '=');
 
 		if (eq) {
-			char *end;
 			unsigned long v;
 
 			*eq = '\0';
-			errno = 0;
-			v = strtoul(eq + 1, &end, 0);
-			if (!eq[1] || *end || errno || v > 65535 || eq[1] == '-') {
+			if (parse_uint(eq + 1, (size_t)-1, 65535, &v)) {
 				snprintf(err, errlen, "--peer %s=%s: the Ingress Node ID takes 0-65535", tok, eq + 1);
 				goto undo;
 			}

@@ -1039,6 +1039,28 @@ static int run_clients(const struct opts *o)
 
 /* ---- main ------------------------------------------------------------------------------ */
 
+/*
+ * A number as every ubxdp tool reads it: decimal, or hex after 0x (010 is
+ * ten, not octal); anything else is refused in one line, exit 2. (The example
+ * builds against the public headers alone, so not the library's parse_num.)
+ */
+static unsigned long long num(const char *opt, const char *s)
+{
+	const char *d = s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? s + 2 : s;
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(d, &end, d == s ? 10 : 16);
+	if (!(*d >= '0' && *d <= '9') && !(d != s && ((*d >= 'a' && *d <= 'f') || (*d >= 'A' && *d <= 'F'))))
+		end = (char *)d;
+	if (errno || end == d || *end) {
+		fprintf(stderr, "urma_example: --%s: '%s' is not a number (decimal or 0x hex)\n", opt, s);
+		exit(2);
+	}
+	return v;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -1087,7 +1109,7 @@ int main(int argc, char **argv)
 				o->servers[o->nservers++] = optarg;
 			break;
 		case 'p':
-			o->port = atoi(optarg);
+			o->port = (int)num("port", optarg);
 			if (o->nports < MAX_SERVERS)
 				o->ports[o->nports++] = o->port;
 			break;
@@ -1105,22 +1127,22 @@ int main(int argc, char **argv)
 				   !strcmp(optarg, "ol") ? URMA_OL : URMA_DEF_ORDER;
 			break;
 		case 'e': o->event = true; break;
-		case 'i': o->eid_index = atoi(optarg); break;
+		case 'i': o->eid_index = (int)num("eid", optarg); break;
 		case 1: o->once = true; break;
 		case 2: o->bench = optarg; break;
-		case 3: o->size = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 4: o->depth = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 3: o->size = (uint32_t)num("size", optarg); break;
+		case 4: o->depth = (uint32_t)num("depth", optarg); break;
 		case 5:
 			o->seconds = atof(optarg);
 			o->seconds_set = true;
 			break;
 		case 6: o->json = true; break;
 		case 7: o->violate = optarg; break;
-		case 8: o->seg_size = strtoull(optarg, NULL, 0); break;
-		case 9: o->token = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 8: o->seg_size = num("seg-size", optarg); break;
+		case 9: o->token = (uint32_t)num("token", optarg); break;
 		case 10: o->hold = atof(optarg); break;
-		case 11: o->rounds = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 12: o->uasid = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 11: o->rounds = (uint32_t)num("rounds", optarg); break;
+		case 12: o->uasid = (uint32_t)num("uasid", optarg); break;
 		default: usage(); return 2;
 		}
 	}
