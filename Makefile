@@ -163,14 +163,14 @@ $(BUILD)/bin/urma_api_test: tests/urma/api_test.c $(wildcard user/urma/include/*
 
 $(LIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(AR) rcs $@ $^
+	rm -f $@; $(AR) rcs $@ $^
 
 UBXDP_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 $(BUILD)/obj/user/ubctl/main.o: CFLAGS += -DUBXDP_VERSION='"$(UBXDP_VERSION)"'
 
 $(XSK_LIB): $(XSK_SRCS:%.c=$(BUILD)/obj/%.o)
 	@mkdir -p $(dir $@)
-	$(AR) rcs $@ $^
+	rm -f $@; $(AR) rcs $@ $^
 
 $(BUILD)/bin/ubperf: $(UBPERF_SRCS:%.c=$(BUILD)/obj/%.o) $(XSK_LIB) $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS) -lm -ljson-c
