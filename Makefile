@@ -164,8 +164,26 @@ $(LIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
-UBXDP_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+# From the tags (git describe), or VERSION in a tarball: scripts/version.sh.
+# $(BUILD)/version changes when the version does, so ubctl is rebuilt then.
+UBXDP_VERSION := $(shell scripts/version.sh)
 $(BUILD)/obj/user/ubctl/main.o: CFLAGS += -DUBXDP_VERSION='"$(UBXDP_VERSION)"'
+$(BUILD)/obj/user/ubctl/main.o: $(BUILD)/version
+$(BUILD)/version: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(UBXDP_VERSION)' | cmp -s - $@ || echo '$(UBXDP_VERSION)' > $@
+
+version:
+	@echo '$(UBXDP_VERSION)'
+
+# A source tarball, $(BUILD)/ubxdp-VERSION.tar.gz, of HEAD, its VERSION the full version.
+dist:
+	rm -rf $(BUILD)/dist && mkdir -p $(BUILD)/dist
+	git archive --prefix=ubxdp-$(UBXDP_VERSION)/ HEAD | tar -x -C $(BUILD)/dist
+	echo '$(UBXDP_VERSION)' > $(BUILD)/dist/ubxdp-$(UBXDP_VERSION)/VERSION
+	tar -C $(BUILD)/dist -czf $(BUILD)/ubxdp-$(UBXDP_VERSION).tar.gz ubxdp-$(UBXDP_VERSION)
+	rm -rf $(BUILD)/dist
+	@echo $(BUILD)/ubxdp-$(UBXDP_VERSION).tar.gz
 
 $(XSK_LIB): $(XSK_SRCS:%.c=$(BUILD)/obj/%.o)
 	@mkdir -p $(dir $@)
@@ -331,6 +349,7 @@ clean:
 	rm -rf $(BUILD)
 
 .PHONY: all deps test demo bench fuzz fuzz-wps vmtest vmtest-selftest install uninstall install-wireshark clean
+.PHONY: version dist FORCE
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: fuzz-ub2e fuzz-transport fuzz-cc
