@@ -35,6 +35,7 @@
 #include <bpf/libbpf.h>
 
 #include "wps_ingress.skel.h"
+#include "conf.h"
 #include "wps_cfg.h"
 #include "wps_live.h"
 #include "wps_pins.h"
@@ -390,90 +391,141 @@ static int seg_create(unsigned dev_if, unsigned mtu, unsigned *a_if, unsigned *b
  * in on IF, into ports[] (entries by ifindex & 255; two interfaces there, or
  * one named twice, are refused).
  */
-static int port_map_parse(const char *arg, struct wps_in_port *ports, int *n)
+static int port_map_parse(const char *arg, struct wps_in_port *ports, int *n, char *err, size_t errlen)
 {
 	char buf[512], *save, *tok;
 
 	snprintf(buf, sizeof(buf), "%s", arg);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '='), err[128];
+		char *eq = strchr(tok, '=');
 		unsigned long long id;
 		unsigned ifindex;
 
 		if (!eq)
-			return fail(EXIT_USAGE, "--ingress-port: '%s' is not IF=ID", tok), -1;
+			return snprintf(err, errlen, "--ingress-port: '%s' is not IF=ID", tok), -1;
 		*eq = '\0';
 		ifindex = if_nametoindex(tok);
 		if (!ifindex)
-			return fail(EXIT_USAGE, "--ingress-port: unknown device '%s'", tok), -1;
-		if (wps_parse_uint(eq + 1, 0, 255, &id, "--ingress-port ID", err, sizeof(err)))
-			return fail(EXIT_USAGE, "%s", err), -1;
+			return snprintf(err, errlen, "--ingress-port: unknown device '%s'", tok), -1;
+		if (wps_parse_uint(eq + 1, 0, 255, &id, "--ingress-port ID", err, errlen))
+			return -1;
 		if (ports[ifindex % WPS_IN_PORTS].ifindex)
-			return fail(EXIT_USAGE, "--ingress-port %s: ifindex %u shares its entry with ifindex %u (entries "
-				    "by ifindex mod %d)", tok, ifindex, ports[ifindex % WPS_IN_PORTS].ifindex, WPS_IN_PORTS), -1;
+			return snprintf(err, errlen, "--ingress-port %s: ifindex %u shares its entry with ifindex %u "
+					"(entries by ifindex mod %d)", tok, ifindex, ports[ifindex % WPS_IN_PORTS].ifindex,
+					WPS_IN_PORTS), -1;
 		ports[ifindex % WPS_IN_PORTS] = (struct wps_in_port){ .ifindex = ifindex, .id = (__u8)id };
 		(*n)++;
 	}
 	return 0;
 }
 
+/* attach's options, from the command line or a --config file. */
+struct attach_args {
+	struct wps_in_cfg cfg;
+	struct wps_in_port ports[WPS_IN_PORTS];
+	int nports;
+	unsigned long long max_flows;
+	const char *dev;
+	bool offl_off, node, enode;
+};
+
+/* Does attach's option take a value? -1 when it is not one. */
+static int attach_takes_value(const char *name)
+{
+	if (!strcmp(name, "dev") || !strcmp(name, "max-flows") || !strcmp(name, "config"))
+		return 1;
+	if (!strcmp(name, "offloads-off"))
+		return 0;
+	return wps_in_cfg_takes_value(name);
+}
+
+/* One option (name without its dashes; val NULL for a flag): 0, or -1 with one line in err. */
+static int attach_opt(struct attach_args *a, const char *name, const char *val, char *err, size_t errlen)
+{
+	if (!strcmp(name, "dev"))
+		a->dev = val;
+	else if (!strcmp(name, "offloads-off"))
+		a->offl_off = true;
+	else if (!strcmp(name, "max-flows"))
+		return wps_parse_uint(val, 64, 1u << 20, &a->max_flows, "--max-flows", err, errlen);
+	else if (!strcmp(name, "ingress-port") && strchr(val, '='))
+		return port_map_parse(val, a->ports, &a->nports, err, errlen);
+	else if (wps_in_cfg_set(&a->cfg, name, val, err, errlen))
+		return -1;
+	a->node |= !strcmp(name, "node-id");
+	a->enode |= !strcmp(name, "egress-node-id");
+	return 0;
+}
+
+static int attach_conf_apply(void *ctx, const struct conf_key *k, const char *value, char *err, size_t errlen)
+{
+	return attach_opt(ctx, k->name, value, err, errlen);
+}
+
+/*
+ * --config FILE: one "key value" per line, the keys attach's long options
+ * without their dashes (user/lib/conf.h); entries apply where --config stands
+ * among the options. Returns 0, or the exit status with one line in err.
+ */
+static int attach_config(struct attach_args *a, const char *path, char *err, size_t errlen)
+{
+	static const char *const own[] = { "dev", "offloads-off", "max-flows" };
+	struct conf_key keys[64];
+	size_t nk = 0;
+	const char *name;
+
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		keys[nk++] = (struct conf_key){ own[i], attach_takes_value(own[i]) == 1 };
+	for (size_t i = 0; (name = wps_in_cfg_opt_name(i)) && nk < sizeof(keys) / sizeof(keys[0]) - 1; i++)
+		keys[nk++] = (struct conf_key){ name, wps_in_cfg_takes_value(name) == 1 };
+	keys[nk] = (struct conf_key){ 0 };
+	switch (conf_parse_file(path, keys, attach_conf_apply, a, err, errlen)) {
+	case 0: return 0;
+	case -1: return EXIT_FAIL;
+	default: return EXIT_USAGE;
+	}
+}
+
 static int attach(int argc, char **argv)
 {
-	static struct wps_in_port ports[WPS_IN_PORTS];
-	unsigned long long max_flows = WPS_IN_MAX_FLOWS;
-	bool offl_off = false;
-	int nports = 0;
+	static struct attach_args args;
+	struct attach_args *a = &args;
 	struct wps_in_cfg cfg;
 	struct wps_ingress *skel = NULL;
-	const char *dev = NULL;
-	char dir[PATH_MAX], p[PATH_MAX + 64], err[256];
+	const char *dev;
+	char dir[PATH_MAX], p[PATH_MAX + 64], err[512];
 	unsigned dev_if, mtu = 0, a_if = 0, b_if = 0;
-	bool node = false, enode = false;
 	struct stat st;
 	__u32 zero = 0;
 	int rc;
 
-	wps_in_cfg_defaults(&cfg);
+	memset(a, 0, sizeof(*a));
+	a->max_flows = WPS_IN_MAX_FLOWS;
+	wps_in_cfg_defaults(&a->cfg);
 	for (int i = 0; i < argc; i++) {
-		const char *o = argv[i], *name = o + 2;
+		const char *o = argv[i], *name = o + 2, *val;
 		int tv;
 
 		if (strncmp(o, "--", 2))
 			return fail(EXIT_USAGE, "wps ingress attach: unexpected argument '%s'", o);
-		if (!strcmp(name, "dev")) {
-			if (++i >= argc)
-				return fail(EXIT_USAGE, "--dev needs a device");
-			dev = argv[i];
-			continue;
-		}
-		if (!strcmp(name, "offloads-off")) {
-			offl_off = true;
-			continue;
-		}
-		if (!strcmp(name, "max-flows")) {
-			if (i + 1 >= argc || wps_parse_uint(argv[++i], 64, 1u << 20, &max_flows, "--max-flows", err,
-							    sizeof(err)))
-				return fail(EXIT_USAGE, "%s", i + 1 >= argc && argv[i][0] == '-' ? "--max-flows needs a value" : err);
-			continue;
-		}
-		if (!strcmp(name, "ingress-port") && i + 1 < argc && strchr(argv[i + 1], '=')) {
-			if (port_map_parse(argv[++i], ports, &nports))
-				return EXIT_USAGE;
-			continue;
-		}
-		tv = wps_in_cfg_takes_value(name);
+		tv = attach_takes_value(name);
 		if (tv < 0)
 			return fail(EXIT_USAGE, "wps ingress attach: unknown option '%s'", o);
 		if (tv && i + 1 >= argc)
 			return fail(EXIT_USAGE, "%s needs a value", o);
-		if (wps_in_cfg_set(&cfg, name, tv ? argv[++i] : NULL, err, sizeof(err)))
-			return fail(EXIT_USAGE, "%s", err);
-		node |= !strcmp(name, "node-id");
-		enode |= !strcmp(name, "egress-node-id");
+		val = tv ? argv[++i] : NULL;
+		if (!strcmp(name, "config"))
+			rc = attach_config(a, val, err, sizeof(err));
+		else
+			rc = attach_opt(a, name, val, err, sizeof(err)) ? EXIT_USAGE : 0;
+		if (rc)
+			return fail(rc, "%s", err);
 	}
+	cfg = a->cfg;
+	dev = a->dev;
 	if (!dev)
 		return fail(EXIT_USAGE, "wps ingress attach: --dev DEV is required");
-	if (!node || !enode)
+	if (!a->node || !a->enode)
 		return fail(EXIT_USAGE, "wps ingress attach: --node-id and --egress-node-id are required");
 	if (wps_in_cfg_check(&cfg, err, sizeof(err)))
 		return fail(EXIT_USAGE, "%s", err);
@@ -494,8 +546,8 @@ static int attach(int argc, char **argv)
 	skel = wps_ingress__open();
 	if (!skel)
 		return fail(EXIT_FAIL, "cannot open the WPS ingress BPF object: %s", strerror(errno));
-	wps_in_flow_table_size(skel->obj, (__u32)max_flows);
-	skel->rodata->max_flows = wps_in_pow2((__u32)max_flows);
+	wps_in_flow_table_size(skel->obj, (__u32)a->max_flows);
+	skel->rodata->max_flows = wps_in_pow2((__u32)a->max_flows);
 	rc = wps_ingress__load(skel);
 	if (rc) {
 		wps_ingress__destroy(skel);
@@ -536,7 +588,7 @@ static int attach(int argc, char **argv)
 	 * the program a wire packet at a time, without the detour); what was on
 	 * is kept in cfg, for detach to put back.
 	 */
-	if (offl_off) {
+	if (a->offl_off) {
 		__u32 after[WPS_IN_FEAT_WORDS];
 		bool read = !features_get(dev, cfg.dev_feat_before);
 
@@ -574,10 +626,11 @@ static int attach(int argc, char **argv)
 		if (!clock_getres(CLOCK_MONOTONIC_COARSE, &res))
 			cfg.coarse_tick_ns = (__u64)res.tv_sec * 1000000000ULL + (__u64)res.tv_nsec;
 	}
-	if (nports)
+	if (a->nports)
 		cfg.flags |= WPS_IN_F_PORTS_NAMED;
-	for (__u32 k = 0; k < WPS_IN_PORTS && nports; k++)
-		if (ports[k].ifindex && bpf_map_update_elem(bpf_map__fd(skel->maps.wps_in_ports), &k, &ports[k], BPF_ANY)) {
+	for (__u32 k = 0; k < WPS_IN_PORTS && a->nports; k++)
+		if (a->ports[k].ifindex &&
+		    bpf_map_update_elem(bpf_map__fd(skel->maps.wps_in_ports), &k, &a->ports[k], BPF_ANY)) {
 			rc = fail(EXIT_FAIL, "writing the ingress ports: %s", strerror(errno));
 			goto unseg;
 		}
@@ -1200,7 +1253,7 @@ static void usage(FILE *f)
 	      "                            [--egress-port P] [--max-inflight G] [--max-delay-us US]\n"
 	      "                            [--quarantine-ms MS] [--idle-ms MS] [--load-window-us US]\n"
 	      "                            [--fid-pool N] [--max-flows N] [--mtu-drop] [--icmp-src4 ADDR]\n"
-	      "                            [--offloads-off]\n"
+	      "                            [--offloads-off] [--config FILE]\n"
 	      "       ubctl wps ingress detach --dev DEV\n"
 	      "       ubctl wps ingress watch --dev DEV [--probe-ms MS] [--dead-ms MS] [--tick-ms MS]\n"
 	      "                            [--relay-rate N] [--relay-burst N] [--pmtu-expire-s S]\n"
