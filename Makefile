@@ -128,7 +128,7 @@ ifneq ($(BENCH_SRCS),)
 BINS += $(BUILD)/bin/ubxdp_bench
 endif
 
-all: $(BPF_OBJS) $(SKELS) $(BINS)
+all: $(BPF_OBJS) $(SKELS) $(BINS) $(BUILD)/bash-completion/ubctl
 
 $(BUILD)/obj/%.o: %.c | $(SKELS)
 	@mkdir -p $(dir $@)
@@ -306,39 +306,63 @@ vmtest-selftest:
 	@$(MAKE) --no-print-directory all
 	@vmtest/run.sh selftest
 
-# systemd looks for units under <prefix>/lib/systemd/system for /usr and /usr/local.
-SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
+# ---- install ---------------------------------------------------------------
+# What make install installs, built without any test: ubctl, ubperf, the tools,
+# liburma (and its example), bash completion. docs/INSTALL.md lists where each lands.
+PROGS := $(BUILD)/bin/ubctl $(BUILD)/bin/ubperf $(TOOLS) $(URMA_SO) $(BUILD)/bin/urma_example
+PROGS += $(BUILD)/bash-completion/ubctl
+progs: $(PROGS)
+
+# The commands of commands.def, for the completion: it cannot miss one.
+$(BUILD)/bash-completion/ubctl: dist/bash-completion/ubctl.in user/ubctl/commands.def
+	@mkdir -p $(dir $@)
+	cmds=$$(sed -n 's/^UBCTL_CMD(\([a-z0-9_]*\),.*/\1/p' user/ubctl/commands.def | tr '\n' ' '); \
+	sed "s|@COMMANDS@|$${cmds% }|g" $< > $@
+
+BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 0755 $(BUILD)/bin/ubctl $(BUILD)/bin/ubperf $(BUILD)/bin/urma_example $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
-	install -D -m 0644 docs/ubctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/ubctl.8
-	install -D -m 0644 docs/urma.7 $(DESTDIR)$(PREFIX)/share/man/man7/urma.7
+MANDIR ?= $(PREFIX)/share/man
+# systemd reads units and sysctl.d drop-ins under <prefix>/lib for /usr and /usr/local.
+SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
+SYSCTL_DIR ?= $(PREFIX)/lib/sysctl.d
+BASH_COMPLETION_DIR ?= $(PREFIX)/share/bash-completion/completions
+UNITS := ubxdp-ub2e@.service ubxdp-wps-ingress@.service ubxdp-wps-ingress-watch@.service ubxdp-wps-egress@.service
+URMA_HDRS := urma_api.h urma_types.h urma_opcode.h
+# One configuration directory per unit, /etc/ubxdp/<role>/<instance>.conf.
+CONF_DIRS := ub2e wps-ingress wps-egress
+
+install: progs
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 0755 $(BUILD)/bin/ubctl $(BUILD)/bin/ubperf $(BUILD)/bin/urma_example $(TOOLS) $(DESTDIR)$(BINDIR)/
+	install -D -m 0644 docs/ubctl.8 $(DESTDIR)$(MANDIR)/man8/ubctl.8
+	install -D -m 0644 docs/urma.7 $(DESTDIR)$(MANDIR)/man7/urma.7
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/ubxdp/urma
-	install -m 0755 $(URMA_SO) $(DESTDIR)$(LIBDIR)/
+	install -m 0644 $(URMA_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf liburma.so.$(URMA_VER) $(DESTDIR)$(LIBDIR)/liburma.so.$(URMA_SOVER)
 	ln -sf liburma.so.$(URMA_SOVER) $(DESTDIR)$(LIBDIR)/liburma.so
-	install -m 0644 user/urma/include/urma_api.h user/urma/include/urma_types.h \
-		user/urma/include/urma_opcode.h $(DESTDIR)$(INCLUDEDIR)/ubxdp/urma/
+	install -m 0644 $(addprefix user/urma/include/,$(URMA_HDRS)) $(DESTDIR)$(INCLUDEDIR)/ubxdp/urma/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)/ubxdp/urma|' \
 	    -e 's|@VERSION@|$(URMA_VER)|' dist/urma.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/urma.pc
 	if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 	install -d $(DESTDIR)$(SYSTEMD_UNIT_DIR)
-	sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/systemd/ubxdp-ub2e@.service > $(DESTDIR)$(SYSTEMD_UNIT_DIR)/ubxdp-ub2e@.service
-	sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/systemd/ubxdp-wps-ingress-watch@.service \
-		> $(DESTDIR)$(SYSTEMD_UNIT_DIR)/ubxdp-wps-ingress-watch@.service
-	install -d -m 0755 $(DESTDIR)/etc/ubxdp/ub2e
+	for u in $(UNITS); do \
+		sed 's|@BINDIR@|$(BINDIR)|g' dist/systemd/$$u > $(DESTDIR)$(SYSTEMD_UNIT_DIR)/$$u || exit 1; \
+	done
+	install -D -m 0644 dist/sysctl.d/ubxdp.conf $(DESTDIR)$(SYSCTL_DIR)/ubxdp.conf
+	install -D -m 0644 $(BUILD)/bash-completion/ubctl $(DESTDIR)$(BASH_COMPLETION_DIR)/ubctl
+	for d in $(CONF_DIRS); do install -d -m 0755 $(DESTDIR)/etc/ubxdp/$$d || exit 1; done
 
 # What install put there (the /etc/ubxdp configuration stays).
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,ubctl ubperf urma_example $(notdir $(TOOLS)))
-	rm -f $(DESTDIR)$(PREFIX)/share/man/man8/ubctl.8 $(DESTDIR)$(PREFIX)/share/man/man7/urma.7
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,ubctl ubperf urma_example $(notdir $(TOOLS)))
+	rm -f $(DESTDIR)$(MANDIR)/man8/ubctl.8 $(DESTDIR)$(MANDIR)/man7/urma.7
 	rm -f $(DESTDIR)$(LIBDIR)/liburma.so.$(URMA_VER) $(DESTDIR)$(LIBDIR)/liburma.so.$(URMA_SOVER)
 	rm -f $(DESTDIR)$(LIBDIR)/liburma.so $(DESTDIR)$(LIBDIR)/pkgconfig/urma.pc
-	rm -rf $(DESTDIR)$(INCLUDEDIR)/ubxdp/urma
-	rm -f $(DESTDIR)$(SYSTEMD_UNIT_DIR)/ubxdp-ub2e@.service
-	rm -f $(DESTDIR)$(SYSTEMD_UNIT_DIR)/ubxdp-wps-ingress-watch@.service
+	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/ubxdp/urma/,$(URMA_HDRS))
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/ubxdp/urma $(DESTDIR)$(INCLUDEDIR)/ubxdp 2>/dev/null
+	rm -f $(addprefix $(DESTDIR)$(SYSTEMD_UNIT_DIR)/,$(UNITS))
+	rm -f $(DESTDIR)$(SYSCTL_DIR)/ubxdp.conf $(DESTDIR)$(BASH_COMPLETION_DIR)/ubctl
 	if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 
 WIRESHARK_PLUGIN_DIR ?= $(HOME)/.local/lib/wireshark/plugins
@@ -349,7 +373,7 @@ clean:
 	rm -rf $(BUILD)
 
 .PHONY: all deps test demo bench fuzz fuzz-wps vmtest vmtest-selftest install uninstall install-wireshark clean
-.PHONY: version dist FORCE
+.PHONY: version dist progs FORCE
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: fuzz-ub2e fuzz-transport fuzz-cc
