@@ -132,11 +132,11 @@ all: $(BPF_OBJS) $(SKELS) $(BINS) $(BUILD)/bash-completion/ubctl
 
 $(BUILD)/obj/%.o: %.c | $(SKELS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/pic/%.o: %.c | $(SKELS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -ffunction-sections -fdata-sections -Iuser/urma/include -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -ffunction-sections -fdata-sections -Iuser/urma/include -c $< -o $@
 
 $(URMA_SO): $(URMA_SO_SRCS:%.c=$(BUILD)/pic/%.o) user/urma/liburma.map
 	@mkdir -p $(dir $@)

@@ -11,6 +11,7 @@
  * off on DEV, put back at detach).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -52,8 +53,12 @@ static int run_quiet(char *const argv[])
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		freopen("/dev/null", "w", stdout);
-		freopen("/dev/null", "w", stderr);
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null >= 0) {	/* quiet when it opens; runs either way */
+			dup2(null, STDOUT_FILENO);
+			dup2(null, STDERR_FILENO);
+		}
 		execvp(argv[0], argv);
 		_exit(127);
 	}
