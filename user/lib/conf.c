@@ -75,7 +75,7 @@ int conf_parse(char *text, const struct conf_key *keys, conf_apply_fn apply, voi
 int conf_parse_file(const char *path, const struct conf_key *keys, conf_apply_fn apply, void *ctx,
 		    char *err, size_t errlen)
 {
-	char msg[400], *text;
+	char msg[512], *text;
 	size_t len;
 	FILE *f;
 
