@@ -360,7 +360,7 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/liburma.so.$(URMA_VER) $(DESTDIR)$(LIBDIR)/liburma.so.$(URMA_SOVER)
 	rm -f $(DESTDIR)$(LIBDIR)/liburma.so $(DESTDIR)$(LIBDIR)/pkgconfig/urma.pc
 	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/ubxdp/urma/,$(URMA_HDRS))
-	-rmdir $(DESTDIR)$(INCLUDEDIR)/ubxdp/urma $(DESTDIR)$(INCLUDEDIR)/ubxdp 2>/dev/null
+	rmdir $(DESTDIR)$(INCLUDEDIR)/ubxdp/urma $(DESTDIR)$(INCLUDEDIR)/ubxdp 2>/dev/null || true
 	rm -f $(addprefix $(DESTDIR)$(SYSTEMD_UNIT_DIR)/,$(UNITS))
 	rm -f $(DESTDIR)$(SYSCTL_DIR)/ubxdp.conf $(DESTDIR)$(BASH_COMPLETION_DIR)/ubctl
 	if [ -z "$(DESTDIR)" ]; then ldconfig; fi
