@@ -8,7 +8,9 @@
 #   make bench      ns/packet of the XDP programs beside floor programs, ICRC GB/s, ...,
 #                   ubperf beside Soft-RoCE in the vmtest guest
 #   make vmtest     the BPF and e2e suites on a Debian LTS kernel under qemu
-#   make install    PREFIX=/usr/local
+#   make install    PREFIX=/usr/local (DESTDIR, BINDIR, LIBDIR, ...): docs/INSTALL.md; make uninstall
+#   make progs      only what make install installs (no test)
+#   make version    the version ubctl --version prints (scripts/version.sh); make dist: a tarball
 
 BUILD    ?= build
 PREFIX   ?= /usr/local
