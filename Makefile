@@ -8,7 +8,9 @@
 #   make bench      ns/packet of the XDP programs beside floor programs, ICRC GB/s, ...,
 #                   ubperf beside Soft-RoCE in the vmtest guest
 #   make vmtest     the BPF and e2e suites on a Debian LTS kernel under qemu
-#   make install    PREFIX=/usr/local
+#   make install    PREFIX=/usr/local (DESTDIR, BINDIR, LIBDIR, ...): docs/INSTALL.md; make uninstall
+#   make progs      only what make install installs (no test)
+#   make version    the version ubctl --version prints (scripts/version.sh); make dist: a tarball
 #   make man        docs/*.[18] again from docs/man/*.in and the tools' option tables
 
 BUILD    ?= build
@@ -129,15 +131,15 @@ ifneq ($(BENCH_SRCS),)
 BINS += $(BUILD)/bin/ubxdp_bench
 endif
 
-all: $(BPF_OBJS) $(SKELS) $(BINS)
+all: $(BPF_OBJS) $(SKELS) $(BINS) $(BUILD)/bash-completion/ubctl
 
 $(BUILD)/obj/%.o: %.c | $(SKELS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/pic/%.o: %.c | $(SKELS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -ffunction-sections -fdata-sections -Iuser/urma/include -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -ffunction-sections -fdata-sections -Iuser/urma/include -c $< -o $@
 
 $(URMA_SO): $(URMA_SO_SRCS:%.c=$(BUILD)/pic/%.o) user/urma/liburma.map
 	@mkdir -p $(dir $@)
@@ -165,8 +167,26 @@ $(LIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@; $(AR) rcs $@ $^
 
-UBXDP_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+# From the tags (git describe), or VERSION in a tarball: scripts/version.sh.
+# $(BUILD)/version changes when the version does, so ubctl is rebuilt then.
+UBXDP_VERSION := $(shell scripts/version.sh)
 $(BUILD)/obj/user/ubctl/main.o: CFLAGS += -DUBXDP_VERSION='"$(UBXDP_VERSION)"'
+$(BUILD)/obj/user/ubctl/main.o: $(BUILD)/version
+$(BUILD)/version: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(UBXDP_VERSION)' | cmp -s - $@ || echo '$(UBXDP_VERSION)' > $@
+
+version:
+	@echo '$(UBXDP_VERSION)'
+
+# A source tarball, $(BUILD)/ubxdp-VERSION.tar.gz, of HEAD, its VERSION the full version.
+dist:
+	rm -rf $(BUILD)/dist && mkdir -p $(BUILD)/dist
+	git archive --prefix=ubxdp-$(UBXDP_VERSION)/ HEAD | tar -x -C $(BUILD)/dist
+	echo '$(UBXDP_VERSION)' > $(BUILD)/dist/ubxdp-$(UBXDP_VERSION)/VERSION
+	tar -C $(BUILD)/dist -czf $(BUILD)/ubxdp-$(UBXDP_VERSION).tar.gz ubxdp-$(UBXDP_VERSION)
+	rm -rf $(BUILD)/dist
+	@echo $(BUILD)/ubxdp-$(UBXDP_VERSION).tar.gz
 
 $(XSK_LIB): $(XSK_SRCS:%.c=$(BUILD)/obj/%.o)
 	@mkdir -p $(dir $@)
@@ -289,44 +309,66 @@ vmtest-selftest:
 	@$(MAKE) --no-print-directory all
 	@vmtest/run.sh selftest
 
-# systemd looks for units under <prefix>/lib/systemd/system for /usr and /usr/local.
-SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
+# ---- install ---------------------------------------------------------------
+# What make install installs, built without any test: ubctl, ubperf, the tools,
+# liburma (and its example), bash completion. docs/INSTALL.md lists where each lands.
+PROGS := $(BUILD)/bin/ubctl $(BUILD)/bin/ubperf $(TOOLS) $(URMA_SO) $(BUILD)/bin/urma_example
+PROGS += $(BUILD)/bash-completion/ubctl
+progs: $(PROGS)
+
+# The completion reads the commands from ubctl's own help (its command tables) as it runs.
+$(BUILD)/bash-completion/ubctl: dist/bash-completion/ubctl.in
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 0755 $(BUILD)/bin/ubctl $(BUILD)/bin/ubperf $(BUILD)/bin/urma_example $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
-	install -D -m 0644 docs/ubctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/ubctl.8
-	install -D -m 0644 docs/ubpkt.8 $(DESTDIR)$(PREFIX)/share/man/man8/ubpkt.8
-	install -D -m 0644 docs/ubcaqm.8 $(DESTDIR)$(PREFIX)/share/man/man8/ubcaqm.8
-	install -D -m 0644 docs/ubperf.1 $(DESTDIR)$(PREFIX)/share/man/man1/ubperf.1
-	install -D -m 0644 docs/urma.7 $(DESTDIR)$(PREFIX)/share/man/man7/urma.7
+MANDIR ?= $(PREFIX)/share/man
+# systemd reads units and sysctl.d drop-ins under <prefix>/lib for /usr and /usr/local.
+SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
+SYSCTL_DIR ?= $(PREFIX)/lib/sysctl.d
+BASH_COMPLETION_DIR ?= $(PREFIX)/share/bash-completion/completions
+UNITS := ubxdp-ub2e@.service ubxdp-wps-ingress@.service ubxdp-wps-ingress-watch@.service ubxdp-wps-egress@.service
+URMA_HDRS := urma_api.h urma_types.h urma_opcode.h
+# One configuration directory per unit, /etc/ubxdp/<role>/<instance>.conf.
+CONF_DIRS := ub2e wps-ingress wps-egress
+
+install: progs
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 0755 $(BUILD)/bin/ubctl $(BUILD)/bin/ubperf $(BUILD)/bin/urma_example $(TOOLS) $(DESTDIR)$(BINDIR)/
+	install -D -m 0644 docs/ubctl.8 $(DESTDIR)$(MANDIR)/man8/ubctl.8
+	install -D -m 0644 docs/ubpkt.8 $(DESTDIR)$(MANDIR)/man8/ubpkt.8
+	install -D -m 0644 docs/ubcaqm.8 $(DESTDIR)$(MANDIR)/man8/ubcaqm.8
+	install -D -m 0644 docs/ubperf.1 $(DESTDIR)$(MANDIR)/man1/ubperf.1
+	install -D -m 0644 docs/urma.7 $(DESTDIR)$(MANDIR)/man7/urma.7
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/ubxdp/urma
-	install -m 0755 $(URMA_SO) $(DESTDIR)$(LIBDIR)/
+	install -m 0644 $(URMA_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf liburma.so.$(URMA_VER) $(DESTDIR)$(LIBDIR)/liburma.so.$(URMA_SOVER)
 	ln -sf liburma.so.$(URMA_SOVER) $(DESTDIR)$(LIBDIR)/liburma.so
-	install -m 0644 user/urma/include/urma_api.h user/urma/include/urma_types.h \
-		user/urma/include/urma_opcode.h $(DESTDIR)$(INCLUDEDIR)/ubxdp/urma/
+	install -m 0644 $(addprefix user/urma/include/,$(URMA_HDRS)) $(DESTDIR)$(INCLUDEDIR)/ubxdp/urma/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)/ubxdp/urma|' \
 	    -e 's|@VERSION@|$(URMA_VER)|' dist/urma.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/urma.pc
 	if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 	install -d $(DESTDIR)$(SYSTEMD_UNIT_DIR)
-	sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/systemd/ubxdp-ub2e@.service > $(DESTDIR)$(SYSTEMD_UNIT_DIR)/ubxdp-ub2e@.service
-	sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/systemd/ubxdp-wps-ingress-watch@.service \
-		> $(DESTDIR)$(SYSTEMD_UNIT_DIR)/ubxdp-wps-ingress-watch@.service
-	install -d -m 0755 $(DESTDIR)/etc/ubxdp/ub2e
+	for u in $(UNITS); do \
+		sed 's|@BINDIR@|$(BINDIR)|g' dist/systemd/$$u > $(DESTDIR)$(SYSTEMD_UNIT_DIR)/$$u || exit 1; \
+	done
+	install -D -m 0644 dist/sysctl.d/ubxdp.conf $(DESTDIR)$(SYSCTL_DIR)/ubxdp.conf
+	install -D -m 0644 $(BUILD)/bash-completion/ubctl $(DESTDIR)$(BASH_COMPLETION_DIR)/ubctl
+	for d in $(CONF_DIRS); do install -d -m 0755 $(DESTDIR)/etc/ubxdp/$$d || exit 1; done
 
 # What install put there (the /etc/ubxdp configuration stays).
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,ubctl ubperf urma_example $(notdir $(TOOLS)))
-	rm -f $(DESTDIR)$(PREFIX)/share/man/man8/ubctl.8 $(DESTDIR)$(PREFIX)/share/man/man7/urma.7
-	rm -f $(DESTDIR)$(PREFIX)/share/man/man8/ubpkt.8 $(DESTDIR)$(PREFIX)/share/man/man8/ubcaqm.8
-	rm -f $(DESTDIR)$(PREFIX)/share/man/man1/ubperf.1
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,ubctl ubperf urma_example $(notdir $(TOOLS)))
+	rm -f $(DESTDIR)$(MANDIR)/man8/ubctl.8 $(DESTDIR)$(MANDIR)/man7/urma.7
+	rm -f $(DESTDIR)$(MANDIR)/man8/ubpkt.8 $(DESTDIR)$(MANDIR)/man8/ubcaqm.8 $(DESTDIR)$(MANDIR)/man1/ubperf.1
 	rm -f $(DESTDIR)$(LIBDIR)/liburma.so.$(URMA_VER) $(DESTDIR)$(LIBDIR)/liburma.so.$(URMA_SOVER)
 	rm -f $(DESTDIR)$(LIBDIR)/liburma.so $(DESTDIR)$(LIBDIR)/pkgconfig/urma.pc
-	rm -rf $(DESTDIR)$(INCLUDEDIR)/ubxdp/urma
-	rm -f $(DESTDIR)$(SYSTEMD_UNIT_DIR)/ubxdp-ub2e@.service
-	rm -f $(DESTDIR)$(SYSTEMD_UNIT_DIR)/ubxdp-wps-ingress-watch@.service
+	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/ubxdp/urma/,$(URMA_HDRS))
+	rmdir $(DESTDIR)$(INCLUDEDIR)/ubxdp/urma $(DESTDIR)$(INCLUDEDIR)/ubxdp 2>/dev/null || true
+	rm -f $(addprefix $(DESTDIR)$(SYSTEMD_UNIT_DIR)/,$(UNITS))
+	rm -f $(DESTDIR)$(SYSCTL_DIR)/ubxdp.conf $(DESTDIR)$(BASH_COMPLETION_DIR)/ubctl
 	if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 
 # The man pages of the tools: templates (docs/man/*.in) with the sections the
@@ -346,6 +388,7 @@ clean:
 	rm -rf $(BUILD)
 
 .PHONY: all deps test demo bench fuzz fuzz-wps vmtest vmtest-selftest install uninstall install-wireshark clean man
+.PHONY: version dist progs FORCE
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: fuzz-ub2e fuzz-transport fuzz-cc

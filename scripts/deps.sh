@@ -5,9 +5,11 @@ set -euo pipefail
 
 PKGS=(clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
       libisal-dev libcmocka-dev libjson-c-dev python3-scapy iproute2 iputils-ping ethtool tshark iperf3
-      tcpdump nftables libxdp-dev libclang-rt-14-dev)
+      tcpdump nftables libxdp-dev libclang-rt-14-dev systemd debhelper dpkg-dev)
 # tcpdump: captures in the wps and endpoint suites; nftables: loss on a routed hop;
-# libxdp: AF_XDP (ubctl wps egress, ubperf); libclang-rt: libFuzzer (make fuzz-wps).
+# libxdp: AF_XDP (ubctl wps egress, ubperf); libclang-rt: libFuzzer (make fuzz-wps);
+# systemd: systemd-analyze verifies the units (cli suite); debhelper, dpkg-dev: the
+# packages of debian/ (deb suite).
 # vmtest also needs these; installed only when asked, they are large. perftest and
 # ibverbs-providers (Soft-RoCE's user space: ib_write_bw, librxe) and jq (reads ubperf's
 # JSON where there is no python) go into the guest for the rxe and aqm suites and

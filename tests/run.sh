@@ -11,7 +11,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 suites=("$@")
-[[ ${#suites[@]} -eq 0 ]] && suites=(lint unit golden bpf e2e cli dissector wps wps_egress endpoint urma cc vmtest)
+[[ ${#suites[@]} -eq 0 ]] && suites=(lint unit golden bpf e2e cli deb dissector wps wps_egress endpoint urma cc vmtest)
 
 # Under CI every package is installed and we are root: a skip means a suite
 # did not run what it claims. The few that cannot run anywhere CI runs are

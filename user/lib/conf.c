@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "conf.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static bool blank(char c)
@@ -66,6 +68,34 @@ int conf_parse(char *text, const struct conf_key *keys, conf_apply_fn apply, voi
 			snprintf(err, errlen, "line %d: %s", lineno, msg);
 			return -1;
 		}
+	}
+	return 0;
+}
+
+int conf_parse_file(const char *path, const struct conf_key *keys, conf_apply_fn apply, void *ctx,
+		    char *err, size_t errlen)
+{
+	char msg[512], *text;
+	size_t len;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "--config %s: %s", path, strerror(errno));
+		return -1;
+	}
+	text = malloc(CONF_FILE_MAX_BYTES + 1);
+	len = text ? fread(text, 1, CONF_FILE_MAX_BYTES + 1, f) : 0;
+	fclose(f);
+	if (!text || len > CONF_FILE_MAX_BYTES || memchr(text, '\0', len)) {
+		free(text);
+		snprintf(err, errlen, "--config %s: not a text file of at most %d bytes", path, CONF_FILE_MAX_BYTES);
+		return -2;
+	}
+	text[len] = '\0';
+	if (conf_parse(text, keys, apply, ctx, msg, sizeof(msg))) {
+		snprintf(err, errlen, "%s: %s", path, msg);
+		return -2;
 	}
 	return 0;
 }

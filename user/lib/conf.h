@@ -34,4 +34,16 @@ typedef int (*conf_apply_fn)(void *ctx, const struct conf_key *key, const char *
 int conf_parse(char *text, const struct conf_key *keys, conf_apply_fn apply, void *ctx,
 	       char *err, size_t errlen);
 
+#define CONF_FILE_MAX_BYTES (1 << 20)
+
+/*
+ * conf_parse on the text of the file at path (at most CONF_FILE_MAX_BYTES, no
+ * NUL), read into memory that stays allocated for the life of the process
+ * (values passed to apply point into it). Returns 0; -1 when the file cannot
+ * be read ("--config PATH: why" in err); -2 when it is not such a text file or
+ * conf_parse refuses a line ("PATH: line N: message").
+ */
+int conf_parse_file(const char *path, const struct conf_key *keys, conf_apply_fn apply, void *ctx,
+		    char *err, size_t errlen);
+
 #endif

@@ -213,6 +213,11 @@ int wps_in_cfg_takes_value(const char *name)
 	return -1;
 }
 
+const char *wps_in_cfg_opt_name(size_t i)
+{
+	return i < sizeof(attach_opts) / sizeof(attach_opts[0]) ? attach_opts[i].name : NULL;
+}
+
 int wps_in_cfg_set(struct wps_in_cfg *c, const char *name, const char *v, char *err, size_t errlen)
 {
 	unsigned long long n;

@@ -40,6 +40,8 @@ void wps_in_flow_table_size(struct bpf_object *obj, __u32 n);
 int wps_in_cfg_check(const struct wps_in_cfg *c, char *err, size_t errlen);
 /* Does the option take a value? -1 when it is not an attach option. */
 int wps_in_cfg_takes_value(const char *name);
+/* The i-th attach option's name (from 0), NULL past the last: the keys of a config file. */
+const char *wps_in_cfg_opt_name(size_t i);
 
 /* "10.0.0.0/8", "fd00::/16", "10.1.2.3" (host). IPv4 is stored IPv4-mapped, plen + 96. */
 int wps_parse_prefix(const char *s, __u8 addr[16], __u8 *plen, __u8 *family, char *err, size_t errlen);

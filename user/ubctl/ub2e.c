@@ -211,8 +211,6 @@ struct ub2e_args {
 	int nrest;
 };
 
-#define CONF_MAX_BYTES (1 << 20)
-
 /* One option, from the command line or a config file (from_file: options
  * that only attach takes are skipped, not refused, for the other verbs).
  * Returns 0, or the exit status with one line in err. */
@@ -297,33 +295,18 @@ static int load_config(struct ub2e_args *a, const char *path, bool allow_cfg, ch
 {
 	struct conf_key keys[sizeof(attach_opts) / sizeof(attach_opts[0])];
 	struct conf_ctx cc = { a, allow_cfg };
-	size_t nk = 0, len;
-	char msg[512], *text;
-	FILE *f;
+	size_t nk = 0;
 
 	for (const struct optab *o = attach_opts; o->name; o++)
 		if (o->key != OPT_CONFIG)	/* no nesting */
 			keys[nk++] = (struct conf_key){ o->name, o->arg != NULL };
 	keys[nk] = (struct conf_key){ 0 };
-	f = fopen(path, "r");
-	if (!f) {
-		snprintf(err, errlen, "--config %s: %s", path, strerror(errno));
-		return EXIT_FAIL;
-	}
 	/* Values point into the text (device names, ...): it lives as long as the command. */
-	text = malloc(CONF_MAX_BYTES + 1);
-	len = text ? fread(text, 1, CONF_MAX_BYTES + 1, f) : 0;
-	fclose(f);
-	if (!text || len > CONF_MAX_BYTES || memchr(text, '\0', len)) {
-		snprintf(err, errlen, "--config %s: not a text file of at most %d bytes", path, CONF_MAX_BYTES);
-		return EXIT_USAGE;
+	switch (conf_parse_file(path, keys, conf_apply, &cc, err, errlen)) {
+	case 0: return 0;
+	case -1: return EXIT_FAIL;
+	default: return EXIT_USAGE;
 	}
-	text[len] = '\0';
-	if (conf_parse(text, keys, conf_apply, &cc, msg, sizeof(msg))) {
-		snprintf(err, errlen, "%s: %s", path, msg);
-		return EXIT_USAGE;
-	}
-	return 0;
 }
 
 struct parse_ctx {

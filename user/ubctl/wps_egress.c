@@ -237,8 +237,6 @@ static int conf_apply(void *ctx, const struct conf_key *k, const char *value, ch
 	return o ? run_opt(ctx, o->key, value, err, errlen) : -1;
 }
 
-#define CONF_MAX_BYTES (1 << 20)
-
 /*
  * --config FILE: one "key value" per line, the keys the long options without
  * their dashes ("peer fd00::2=1", "any-peer"); entries apply where --config
@@ -248,33 +246,17 @@ static int conf_apply(void *ctx, const struct conf_key *k, const char *value, ch
 static int load_config(struct run_args *a, const char *path, char *err, size_t errlen)
 {
 	struct conf_key keys[sizeof(run_opts) / sizeof(run_opts[0])];
-	size_t nk = 0, len;
-	char msg[400], *text;
-	FILE *f;
+	size_t nk = 0;
 
 	for (const struct optab *o = run_opts; o->name; o++)
 		if (o->key != OPT_CONFIG)	/* no nesting */
 			keys[nk++] = (struct conf_key){ o->name, o->arg != NULL };
 	keys[nk] = (struct conf_key){ 0 };
-	f = fopen(path, "r");
-	if (!f) {
-		snprintf(err, errlen, "--config %s: %s", path, strerror(errno));
-		return EXIT_FAIL;
+	switch (conf_parse_file(path, keys, conf_apply, a, err, errlen)) {
+	case 0: return 0;
+	case -1: return EXIT_FAIL;
+	default: return EXIT_USAGE;
 	}
-	text = malloc(CONF_MAX_BYTES + 1);
-	len = text ? fread(text, 1, CONF_MAX_BYTES + 1, f) : 0;
-	fclose(f);
-	if (!text || len > CONF_MAX_BYTES || memchr(text, '\0', len)) {
-		free(text);
-		snprintf(err, errlen, "--config %s: not a text file of at most %d bytes", path, CONF_MAX_BYTES);
-		return EXIT_USAGE;
-	}
-	text[len] = '\0';
-	if (conf_parse(text, keys, conf_apply, a, msg, sizeof(msg))) {
-		snprintf(err, errlen, "%s: %s", path, msg);
-		return EXIT_USAGE;
-	}
-	return 0;
 }
 
 /* An option of the command line: --config reads its file where it stands. */

@@ -11,6 +11,7 @@
  * off on DEV, put back at detach).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -35,6 +36,7 @@
 #include <bpf/libbpf.h>
 
 #include "wps_ingress.skel.h"
+#include "conf.h"
 #include "wps_cfg.h"
 #include "wps_live.h"
 #include "wps_pins.h"
@@ -51,8 +53,12 @@ static int run_quiet(char *const argv[])
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		freopen("/dev/null", "w", stdout);
-		freopen("/dev/null", "w", stderr);
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null >= 0) {	/* quiet when it opens; runs either way */
+			dup2(null, STDOUT_FILENO);
+			dup2(null, STDERR_FILENO);
+		}
 		execvp(argv[0], argv);
 		_exit(127);
 	}
@@ -392,34 +398,35 @@ static int seg_create(unsigned dev_if, unsigned mtu, unsigned *a_if, unsigned *b
  * in on IF, into ports[] (entries by ifindex & 255; two interfaces there, or
  * one named twice, are refused).
  */
-static int port_map_parse(const char *arg, struct wps_in_port *ports, int *n)
+static int port_map_parse(const char *arg, struct wps_in_port *ports, int *n, char *err, size_t errlen)
 {
 	char buf[512], *save, *tok;
 
 	snprintf(buf, sizeof(buf), "%s", arg);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '='), err[128];
+		char *eq = strchr(tok, '=');
 		unsigned long long id;
 		unsigned ifindex;
 
 		if (!eq)
-			return fail(EXIT_USAGE, "--ingress-port: '%s' is not IF=ID", tok), -1;
+			return snprintf(err, errlen, "--ingress-port: '%s' is not IF=ID", tok), EXIT_USAGE;
 		*eq = '\0';
 		ifindex = if_nametoindex(tok);
 		if (!ifindex)
-			return fail(UB_EXIT_NOTFOUND, "--ingress-port: unknown device '%s'", tok), -1;
-		if (wps_parse_uint(eq + 1, 0, 255, &id, "--ingress-port ID", err, sizeof(err)))
-			return fail(EXIT_USAGE, "%s", err), -1;
+			return snprintf(err, errlen, "--ingress-port: unknown device '%s'", tok), UB_EXIT_NOTFOUND;
+		if (wps_parse_uint(eq + 1, 0, 255, &id, "--ingress-port ID", err, errlen))
+			return EXIT_USAGE;
 		if (ports[ifindex % WPS_IN_PORTS].ifindex)
-			return fail(EXIT_USAGE, "--ingress-port %s: ifindex %u shares its entry with ifindex %u (entries "
-				    "by ifindex mod %d)", tok, ifindex, ports[ifindex % WPS_IN_PORTS].ifindex, WPS_IN_PORTS), -1;
+			return snprintf(err, errlen, "--ingress-port %s: ifindex %u shares its entry with ifindex %u (entries "
+				 "by ifindex mod %d)", tok, ifindex, ports[ifindex % WPS_IN_PORTS].ifindex, WPS_IN_PORTS),
+			       EXIT_USAGE;
 		ports[ifindex % WPS_IN_PORTS] = (struct wps_in_port){ .ifindex = ifindex, .id = (__u8)id };
 		(*n)++;
 	}
 	return 0;
 }
 
-enum { WI_DEV = 1, WI_OFFL, WI_MAX_FLOWS, WI_INGRESS_PORT, WI_CFG };
+enum { WI_DEV = 1, WI_OFFL, WI_MAX_FLOWS, WI_INGRESS_PORT, WI_CFG, WI_CONFIG };
 
 static const struct optab attach_opts[] = {
 	{ "dev", "DEV", "the WAN port whose TC egress sprays the selected flows (required)", WI_DEV, 0 },
@@ -453,6 +460,9 @@ static const struct optab attach_opts[] = {
 	{ "icmp-src4", "ADDR", "the IPv4 source of the node's Fragmentation Needed answers\n"
 	  "(default: the inner packet's destination)", WI_CFG, 0 },
 	{ "offloads-off", NULL, "turn TSO, GSO and GRO off on DEV (put back at detach)", WI_OFFL, 0 },
+	{ "config", "FILE", "options from FILE: one \"key value\" per line, keys the long\n"
+	  "options without --, a flag alone, # comments; they apply where\n"
+	  "--config stands (later options win)", WI_CONFIG, 0 },
 	{ 0 },
 };
 
@@ -465,11 +475,9 @@ struct attach_args {
 	bool offl_off, node, enode;
 };
 
-static int attach_opt(void *ctx, const struct optab *o, const char *v)
+/* One of attach's options, from the command line or a --config file: 0, or the exit status with err set. */
+static int attach_apply(struct attach_args *a, const struct optab *o, const char *v, char *err, size_t errlen)
 {
-	struct attach_args *a = ctx;
-	char err[256];
-
 	switch (o->key) {
 	case WI_DEV:
 		a->dev = v;
@@ -478,19 +486,49 @@ static int attach_opt(void *ctx, const struct optab *o, const char *v)
 		a->offl_off = true;
 		return 0;
 	case WI_MAX_FLOWS:
-		if (wps_parse_uint(v, 64, 1u << 20, &a->max_flows, "--max-flows", err, sizeof(err)))
-			return fail(EXIT_USAGE, "%s", err);
-		return 0;
+		return wps_parse_uint(v, 64, 1u << 20, &a->max_flows, "--max-flows", err, errlen) ? EXIT_USAGE : 0;
 	case WI_INGRESS_PORT:
 		if (strchr(v, '='))
-			return port_map_parse(v, a->ports, &a->nports) ? EXIT_USAGE : 0;
+			return port_map_parse(v, a->ports, &a->nports, err, errlen);
 		break;
 	}
-	if (wps_in_cfg_set(a->cfg, o->name, v, err, sizeof(err)))
-		return fail(EXIT_USAGE, "%s", err);
+	if (wps_in_cfg_set(a->cfg, o->name, v, err, errlen))
+		return EXIT_USAGE;
 	a->node |= !strcmp(o->name, "node-id");
 	a->enode |= !strcmp(o->name, "egress-node-id");
 	return 0;
+}
+
+static int attach_conf_entry(void *ctx, const struct conf_key *k, const char *v, char *err, size_t errlen)
+{
+	const struct optab *o = optab_find(attach_opts, k->name);
+
+	return o && !attach_apply(ctx, o, v, err, errlen) ? 0 : -1;
+}
+
+/* --config FILE: its entries apply where --config stands among the options (no nesting). */
+static int attach_config(struct attach_args *a, const char *path, char *err, size_t errlen)
+{
+	struct conf_key keys[sizeof(attach_opts) / sizeof(attach_opts[0])];
+	size_t nk = 0;
+
+	for (const struct optab *o = attach_opts; o->name; o++)
+		if (o->key != WI_CONFIG)
+			keys[nk++] = (struct conf_key){ o->name, o->arg != NULL };
+	keys[nk] = (struct conf_key){ 0 };
+	switch (conf_parse_file(path, keys, attach_conf_entry, a, err, errlen)) {
+	case 0: return 0;
+	case -1: return EXIT_FAIL;
+	default: return EXIT_USAGE;
+	}
+}
+
+static int attach_opt(void *ctx, const struct optab *o, const char *v)
+{
+	char err[640];
+	int rc = o->key == WI_CONFIG ? attach_config(ctx, v, err, sizeof(err)) : attach_apply(ctx, o, v, err, sizeof(err));
+
+	return rc ? fail(rc, "%s", err) : 0;
 }
 
 static int attach(int argc, char **argv);
@@ -556,7 +594,7 @@ static const struct optab_cmd wps_cmd = {
 	.path = "ubctl wps ingress attach",
 	.summary = "load the WPS ingress on DEV's TC egress and pin its maps",
 	.synopsis = "--dev DEV --node-id N --src ADDR --egress-node-id M --egress-addr ADDR\n"
-		    "    [--ecmp N [--mtu M]] [OPTIONS]",
+		    "    [--ecmp N [--mtu M]] [OPTIONS]\n--config FILE [OPTIONS]",
 	.about = "Loads the WPS ingress (draft-wps-ipv6-option) on DEV's TC egress and pins its\n"
 		 "maps under /sys/fs/bpf/ubxdp/wps/ingress/[NETNS:]DEV/. It creates the\n"
 		 "segmentation detour, the veth pair wpsgIFINDEX -> wpsgIFINDEXp (GSO off on the\n"
