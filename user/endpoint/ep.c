@@ -1000,7 +1000,7 @@ uint64_t ep_rx_frames(const struct ep *e)
 
 void ep_get_stats(const struct ep *e, struct ep_stats *st)
 {
-	struct xsk_mt_stats xs;
+	struct xsk_kstats xs;
 
 	*st = e->st;
 	xsk_mt_get_stats(e->xt, &xs);

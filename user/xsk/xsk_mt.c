@@ -541,21 +541,11 @@ unsigned xsk_mt_tx_room(struct xsk_mt_thr *t, int sock)
 int xsk_mt_nsocks(const struct xsk_mt_thr *t) { return t->nsocks; }
 int xsk_mt_fd(const struct xsk_mt_thr *t, int sock) { return t->socks[sock].fd; }
 
-void xsk_mt_get_stats(const struct xsk_mt_thr *t, struct xsk_mt_stats *st)
+void xsk_mt_get_stats(const struct xsk_mt_thr *t, struct xsk_kstats *st)
 {
 	memset(st, 0, sizeof(*st));
-	for (int i = 0; i < t->nsocks; i++) {
-		struct xdp_statistics ks = { 0 };
-		socklen_t len = sizeof(ks);
-
-		if (getsockopt(t->socks[i].fd, SOL_XDP, XDP_STATISTICS, &ks, &len))
-			continue;
-		st->rx_dropped += ks.rx_dropped;
-		st->rx_invalid += ks.rx_invalid_descs;
-		st->tx_invalid += ks.tx_invalid_descs;
-		st->rx_ring_full += ks.rx_ring_full;
-		st->fill_empty += ks.rx_fill_ring_empty_descs;
-	}
+	for (int i = 0; i < t->nsocks; i++)
+		xsk_kstats_add(t->socks[i].fd, st);
 }
 
 bool xsk_mt_sg_supported(void)

@@ -28,6 +28,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "xsk_port.h"	/* struct xsk_kstats */
+
 #define XSK_MT_MAX_POOLS	512
 #define XSK_MT_MAX_SOCKS	320	/* per thread */
 
@@ -79,10 +81,7 @@ int xsk_mt_nsocks(const struct xsk_mt_thr *t);
 int xsk_mt_fd(const struct xsk_mt_thr *t, int sock);
 
 /* The kernel's counters (XDP_STATISTICS) over t's sockets. */
-struct xsk_mt_stats {
-	uint64_t rx_dropped, rx_invalid, rx_ring_full, fill_empty, tx_invalid;
-};
-void xsk_mt_get_stats(const struct xsk_mt_thr *t, struct xsk_mt_stats *st);
+void xsk_mt_get_stats(const struct xsk_mt_thr *t, struct xsk_kstats *st);
 
 /* The data path: only t's own thread. A multi-buffer packet's frames come
  * from one xsk_mt_rx call, never split between two (unless it has more
