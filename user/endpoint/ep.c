@@ -230,15 +230,17 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 	for (uint32_t k = 0; k < e->nmem; k++)
 		if (open_member(e, k, k ? cfg->members[k] : cfg->dev, err, errlen))
 			goto fail;
-	/* Multi-buffer frames only for a UB MTU that one frame cannot hold. */
-	if (xsk_mt_is_sg(e->xm) &&
-	    ep_ub_mtu_max(e, 4, &dmin, NULL) > ep_ub_mtu_fit(dmin, cfg->native.ethertype, 4, EP_FRAME_SIZE)) {
+	/* Multi-buffer sockets: any frame longer than a UMEM frame is gathered
+	 * on rx; packets are built whole in jbuf only for a UB MTU that one
+	 * frame cannot hold. */
+	if (xsk_mt_is_sg(e->xm)) {
 		e->jbuf = malloc(JUMBO_BUF);
 		if (!e->jbuf) {
 			snprintf(err, errlen, "out of memory");
 			goto fail;
 		}
-		e->big = true;
+		e->big = ep_ub_mtu_max(e, 4, &dmin, NULL) >
+			 ep_ub_mtu_fit(dmin, cfg->native.ethertype, 4, EP_FRAME_SIZE);
 	}
 	return e;
 fail:
@@ -552,7 +554,8 @@ static void rx_packet(struct ep *e, uint64_t now, const uint8_t *data, size_t fl
 /*
  * The frames of a multi-buffer packet, fr[i] on (`more` on all but its last),
  * gathered into jbuf and freed. Returns the index of its last frame; *len 0
- * when the packet does not fit jbuf or lacks its end.
+ * when the packet does not fit jbuf or lacks its end (a packet of more
+ * frames than one rx batch: xsk_mt_rx splits no other).
  */
 static unsigned rx_gather(struct ep *e, struct xsk_mt_frame *fr, unsigned i, unsigned n, size_t *len)
 {

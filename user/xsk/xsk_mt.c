@@ -195,6 +195,8 @@ static void track(struct pool **list, int *n, struct pool *p)
 	list[(*n)++] = p;
 }
 
+static void refill(struct xsk_mt_thr *t, struct pool *p);
+
 /* A socket that shares the pool of (ifindex, queue): the rings it needs, then a shared bind. */
 static int add_shared(struct xsk_mt *m, struct sock *s, struct pool *p, bool rx, bool tx)
 {
@@ -325,6 +327,11 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 		track(t->rx_pools, &t->nrx_pools, p);
 	if (tx)
 		track(t->tx_pools, &t->ntx_pools, p);
+	/* Frames in the fill ring from the start: a frame that comes before the
+	 * thread's first rx or poll (the answer to a hello sent right after the
+	 * bind) is not dropped for an empty fill ring. */
+	if (rx)
+		refill(t, p);
 	return t->nsocks - 1;
 }
 
