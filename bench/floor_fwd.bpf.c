@@ -41,7 +41,7 @@ static __always_inline int forward(struct ethhdr *eth, struct bpf_fib_lookup *fi
 	return bpf_redirect_map(&floor_tx_ports, fib->ifindex, 0);
 }
 
-SEC("xdp")
+SEC("xdp.frags")
 int floor_fwd(struct xdp_md *ctx)
 {
 	struct hdr_cursor c = { (void *)(long)ctx->data, (void *)(long)ctx->data_end };

@@ -11,7 +11,7 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-SEC("xdp")
+SEC("xdp.frags")
 int floor_tx(struct xdp_md *ctx)
 {
 	struct hdr_cursor c = { (void *)(long)ctx->data, (void *)(long)ctx->data_end };

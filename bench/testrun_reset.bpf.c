@@ -36,7 +36,7 @@ struct {
 	__type(value, struct reset_frame);
 } reset_frame SEC(".maps");
 
-SEC("xdp")
+SEC("xdp.frags")
 int testrun_reset(struct xdp_md *ctx)
 {
 	__u32 zero = 0;
@@ -64,7 +64,7 @@ int testrun_reset(struct xdp_md *ctx)
 }
 
 /* The harness's own cost: reset, tail call, a verdict. */
-SEC("xdp")
+SEC("xdp.frags")
 int testrun_null(struct xdp_md *ctx)
 {
 	(void)ctx;
@@ -83,7 +83,7 @@ struct {
 	__type(value, struct reset_spread);
 } reset_spread SEC(".maps");
 
-SEC("xdp")
+SEC("xdp.frags")
 int testrun_reset_spread(struct xdp_md *ctx)
 {
 	__u32 zero = 0;

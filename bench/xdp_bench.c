@@ -411,6 +411,16 @@ static int load_baseline(struct objs *ob, const struct xdp_bench_opts *o, int ub
 	uint32_t zero = 0;
 
 	ob->base = bpf_object__open_file(o->baseline, NULL);
+	/* The harness is xdp.frags, and a tail call only reaches a program that
+	 * says the same: a baseline from before the switch was frags-aware is
+	 * loaded as one (it reads only the first buffer, all the bench's frames). */
+	if (ob->base) {
+		struct bpf_program *prog;
+
+		bpf_object__for_each_program(prog, ob->base)
+			if (bpf_program__type(prog) == BPF_PROG_TYPE_XDP)
+				bpf_program__set_flags(prog, bpf_program__flags(prog) | BPF_F_XDP_HAS_FRAGS);
+	}
 	if (!ob->base || bpf_object__load(ob->base))
 		return fail("load the baseline %s: %s", o->baseline, strerror(errno));
 	cfg_map = bpf_object__find_map_by_name(ob->base, ".data.cfg");

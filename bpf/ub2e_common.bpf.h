@@ -136,10 +136,12 @@ static __always_inline bool ip6_src_martian(const struct in6_addr *a)
  * so everything in it claims to be UB and any deviation is a drop.
  *
  * The tests one by one, each with its verdict: ub2e_parse_l3() below runs
- * them all at once and comes here only when one of them fails.
+ * them all at once and comes here only when one of them fails, or when the
+ * IP packet goes on past the first buffer (a multi-buffer frame: the
+ * programs are xdp.frags, and ctx gives the whole frame's length).
  */
-static __always_inline int ub2e_parse_l3_exact(struct hdr_cursor *c, bool v6, bool native,
-					       struct ub_l3 *l3)
+static __always_inline int ub2e_parse_l3_exact(struct xdp_md *ctx, struct hdr_cursor *c, bool v6,
+					       bool native, struct ub_l3 *l3)
 {
 	__u32 ip_len, udp_len, avail;
 	void *ip_start = c->pos;
@@ -215,9 +217,14 @@ static __always_inline int ub2e_parse_l3_exact(struct hdr_cursor *c, bool v6, bo
 		return UB2E_CNT_DROP_TRUNCATED;
 
 	/* Lengths: the IP packet must fit the frame (trailing Ethernet padding is
-	 * fine) and leave room for UDP, TPH and ICRC; UDP must agree with IP. */
+	 * fine) and leave room for UDP, TPH and ICRC; UDP must agree with IP.
+	 * The frame is all its buffers: a multi-buffer (jumbo) frame goes on
+	 * past c->end, the first buffer's end, in fragments. Asked only here,
+	 * off the fast path: a helper call per packet for what only a frame
+	 * longer than its first buffer needs. */
 	avail = c->end - ip_start;
-	if (ip_len > avail)
+	if (ip_len > avail &&
+	    ip_len > (__u32)bpf_xdp_get_buff_len(ctx) - (__u32)(ip_start - (void *)(long)ctx->data))
 		return UB2E_CNT_DROP_TRUNCATED;
 	udp_len = bpf_ntohs(l3->udph->len);
 	if (udp_len != ip_len - ((void *)l3->udph - ip_start) ||
@@ -238,8 +245,8 @@ static __always_inline int ub2e_parse_l3_exact(struct hdr_cursor *c, bool v6, bo
  * exactly when it passes there: the same tests, with the header bounds in one
  * check, and version/IHL, protocol and fragment bits in three.
  */
-static __always_inline int ub2e_parse_l3(struct hdr_cursor *c, bool v6, bool native,
-					 struct ub_l3 *l3)
+static __always_inline int ub2e_parse_l3(struct xdp_md *ctx, struct hdr_cursor *c, bool v6,
+					 bool native, struct ub_l3 *l3)
 {
 	void *ip = c->pos, *end = c->end;
 	struct udphdr *udph;
@@ -295,7 +302,7 @@ static __always_inline int ub2e_parse_l3(struct hdr_cursor *c, bool v6, bool nat
 	c->pos = tph + 1;
 	return 0;
 exact:
-	return ub2e_parse_l3_exact(c, v6, native, l3);
+	return ub2e_parse_l3_exact(ctx, c, v6, native, l3);
 }
 
 static __always_inline __u8 ub_l3_ecn(const struct ub_l3 *l3)

@@ -182,7 +182,7 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 	__u16 cci;
 	__u32 npi;
 
-	rc = ub2e_parse_l3(&c, v6, false, &l3);
+	rc = ub2e_parse_l3(ctx, &c, v6, false, &l3);
 	if (rc == UB2E_NOT_UBOE) {
 		count(UB2E_CNT_PASS_NOT_UBOE);
 		return XDP_PASS;
@@ -232,14 +232,14 @@ static __always_inline int to_ub_ip(struct xdp_md *ctx, const struct ub2e_cfg *c
 	return XDP_REDIRECT;
 }
 
-SEC("xdp")
+SEC("xdp.frags")
 int ub2e_to_ub(struct xdp_md *ctx)
 {
 	return to_ub(ctx, false);
 }
 
 /* Loaded only on request ("?"): device-bound, so never beside ub2e_to_ub by default. */
-SEC("?xdp")
+SEC("?xdp.frags")
 int ub2e_to_ub_vlanmeta(struct xdp_md *ctx)
 {
 	return to_ub(ctx, true);

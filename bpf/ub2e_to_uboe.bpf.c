@@ -81,7 +81,7 @@ static __always_inline int to_uboe_tags(struct xdp_md *ctx, const struct ub2e_cf
 	return to_uboe_ip(ctx, cfg, c, nth, v6, false);
 }
 
-SEC("xdp")
+SEC("xdp.frags")
 int ub2e_to_uboe(struct xdp_md *ctx)
 {
 	struct hdr_cursor c = { (void *)(long)ctx->data, (void *)(long)ctx->data_end };
@@ -130,7 +130,7 @@ static __always_inline int to_uboe_ip(struct xdp_md *ctx, const struct ub2e_cfg 
 	__u16 cci;
 	int rc, vid, tlen;
 
-	rc = ub2e_parse_l3(&c, v6, true, &l3);
+	rc = ub2e_parse_l3(ctx, &c, v6, true, &l3);
 	if (rc)
 		return drop(rc);
 

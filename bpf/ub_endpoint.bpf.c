@@ -213,7 +213,17 @@ none:
 	return XDP_DROP;
 }
 
-SEC("xdp")
+/*
+ * Frags-aware (multi-buffer): on a link whose MTU exceeds a page (native
+ * XDP), or for a non-linear skb (generic XDP), a jumbo frame comes as a first
+ * buffer and fragments. Every header read here lies in the first buffer; the
+ * IP length is checked against the whole frame (ub2e_parse_l3). The AF_XDP
+ * socket takes the frame in several UMEM frames where it is multi-buffer
+ * (XDP_USE_SG, Linux 6.6+); a kernel without that copies only a first
+ * buffer, which user space then drops for its ICRC (on such a kernel the
+ * endpoint keeps its UB MTU to what one buffer holds: user/endpoint/ep.c).
+ */
+SEC("xdp.frags")
 int ub_endpoint(struct xdp_md *ctx)
 {
 	struct hdr_cursor c = { (void *)(long)ctx->data, (void *)(long)ctx->data_end };
@@ -256,7 +266,7 @@ int ub_endpoint(struct xdp_md *ctx)
 		}
 		v6 = proto == bpf_htons(ETH_P_IPV6);
 	}
-	rc = ub2e_parse_l3(&c, v6, native, &l3);
+	rc = ub2e_parse_l3(ctx, &c, v6, native, &l3);
 	/* CTP (headers/ub_wire.h) has a UDP port of its own, which the switch's
 	 * parser calls not UBoE; on a UB port it is the endpoint's: its 1-byte
 	 * CTPH and the rest are checked in user space with the ICRC. */

@@ -6,10 +6,14 @@
 #     for rtp-sr, rtp-gbn-fast and rtp-gbn, as a fraction of the same mode's
 #     loss-free goodput, beside the analytic references SR (1-p) and
 #     GBN (1-p)/(1-p+W.p), W = the window in packets;
-#  3. CTP on native links: beside RTP-SR, and an entity of two links beside one.
+#  3. CTP on native links: beside RTP-SR, and an entity of two links beside one;
+#  4. jumbo frames: ubperf with every default (UB MTU 4096 agreed in the hello,
+#     multi-buffer AF_XDP) against one iperf3 TCP flow on the same veth pair of
+#     MTU 9000, interleaved rounds, each round's ratio and the medians'.
 # Prints numbers; asserts none of them (timings on a shared machine are noisy).
 #
 #   scripts/bench_endpoint.sh [SECONDS_PER_RUN [ROUNDS]]     (default 2 s, 3 rounds)
+#   ENDPOINT_BENCH_PARTS="4" scripts/bench_endpoint.sh 4 5   (some parts only; default 1 2 3 4)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,7 +33,10 @@ fi
 [[ -x $BIN/ubperf ]] || { echo "bench: $BIN/ubperf missing; run make first" >&2; exit 1; }
 trap ns_cleanup_all EXIT
 
+PARTS=" ${ENDPOINT_BENCH_PARTS:-1 2 3 4} "
+part() { [[ $PARTS == *" $1 "* ]]; }
 calc() { awk "BEGIN { print ($1) }"; }
+median() { printf '%s\n' $1 | sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'; }
 jget() { $PY -c 'import json,sys; v=json.load(open(sys.argv[1]))
 for k in sys.argv[2].split("."): v=v[k]
 print(v)' "$1" "$2"; }
@@ -51,6 +58,7 @@ ubperf_run() {
 tmp=$(mktemp -d)
 
 # ---- 1. one veth pair: ubperf beside iperf3 --------------------------------------
+if part 1; then
 A=$(ns_add ba) B=$(ns_add bb)
 ns_link "$A" a0 02:00:00:00:71:01 "$B" b0 02:00:00:00:71:02
 ns_addr "$A" a0 10.71.0.1/24
@@ -80,8 +88,10 @@ if [[ -s $tmp/veth.json && $(cat "$tmp/veth.json") != null ]]; then
 		"$(jget "$tmp/veth.json" latency_us.p99)" "$(jget "$tmp/veth.json" latency_us.p999)"
 fi
 ns_cleanup_all
+fi
 
 # ---- 2. routed hop with nftables loss -----------------------------------------------
+if part 2; then
 C=$(ns_add bc) R=$(ns_add br) S=$(ns_add bs)
 topo_routed_hop "$C" "$R" "$S" 10.72.0 10.73.0 02:00:00:00:72 02:00:00:00:73
 set_loss() {
@@ -111,7 +121,6 @@ for ((rep = 0; rep < REPS; rep++)); do
 		done
 	done
 done
-median() { printf '%s\n' $1 | sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'; }
 printf '%-8s %-14s %10s %9s %9s %9s %9s\n' "loss %" "mode" "Mbit/s" "fraction" "SR ref" "GBN ref" "rtx"
 for p in "${LOSSES[@]}"; do
 	for mode in "${MODES[@]}"; do
@@ -125,8 +134,10 @@ for p in "${LOSSES[@]}"; do
 	done
 done
 
+fi
 
 # ---- 3. CTP on native links: beside RTP-SR, and an entity of two links beside one ----
+if part 3; then
 # ubperf --native over direct veth links (emulated UB links), 1 KiB messages (one
 # packet each, CTP's limit at MTU 1024), depth 8: rtp-sr vs ctp on one link; an
 # entity of two links (--dev A,B) with --lb packet, and --lb flow with 2 channels.
@@ -176,3 +187,55 @@ for n in "${NAMES[@]}"; do
 	printf '%-36s %10.1f %9.2fx %10s\n' "$n" "$(calc "$b / 1e6")" "$(calc "$base > 0 ? $b / $base : 0")" \
 		"$(median "${clat[$n]}")"
 done
+ns_cleanup_all
+fi
+
+# ---- 4. jumbo frames: ubperf's defaults against one TCP flow, MTU 9000 --------------
+# The same veth pair for both, MTU 9000 at both ends; ubperf with no option but
+# the run's length (rtp-sr, 64 KiB messages, window 256, the UB MTU the hello
+# agrees: 4096 here), iperf3 with one TCP flow and its defaults. Rounds
+# interleave the two, so both meet the same load on this shared machine.
+if part 4; then
+ns_cleanup_all
+A=$(ns_add jba) B=$(ns_add jbb)
+ns_link "$A" a0 02:00:00:00:76:01 "$B" b0 02:00:00:00:76:02
+ip -n "$A" link set a0 mtu 9000
+ip -n "$B" link set b0 mtu 9000
+ns_addr "$A" a0 10.76.0.1/24
+ns_addr "$B" b0 10.76.0.2/24
+jub=() jtcp=() jratio=() jmtu=0 jmb=0
+for ((rep = 0; rep < REPS; rep++)); do
+	nsenter --net="/run/netns/$B" "$BIN/ubperf" server --dev b0 --wait 20 --json >/dev/null 2>&1 &
+	srv=$!
+	for _ in $(seq 50); do ns_xdp_ready "$B" b0 && break; sleep 0.1; done
+	if ns_run "$A" "$BIN/ubperf" client --dev a0 --peer 10.76.0.2 --time "$SECS" --json \
+		>"$tmp/j.json" 2>"$tmp/j.err"; then
+		ub=$(jget "$tmp/j.json" goodput_bps)
+		jmtu=$(jget "$tmp/j.json" mtu)
+		jmb=$(jget "$tmp/j.json" tx_multi_buffer)
+	else
+		echo "#   ubperf (MTU 9000): $(cat "$tmp/j.err")" >&2
+		ub=0
+	fi
+	wait $srv || true
+	nsenter --net="/run/netns/$B" iperf3 -s -1 >/dev/null 2>&1 &
+	srv=$!
+	sleep 0.3
+	ns_run "$A" iperf3 -c 10.76.0.2 -t "$SECS" -J >"$tmp/jt.json" 2>/dev/null || true
+	wait $srv || true
+	tcp=$($PY -c 'import json,sys; d=json.load(open(sys.argv[1]))["end"]
+print(int(d["sum_received"]["bits_per_second"]))' "$tmp/jt.json" 2>/dev/null || echo 0)
+	jub+=("$ub") jtcp+=("$tcp") jratio+=("$(calc "$tcp > 0 ? $ub / $tcp : 0")")
+done
+printf '\nJumbo frames: one veth pair of MTU 9000, ubperf with its defaults (UB MTU %s agreed in the hello,\n' "$jmtu"
+printf '%s packets sent as multi-buffer AF_XDP in the last run) against one iperf3 TCP flow, %u interleaved rounds of %s s\n' \
+	"$jmb" "$REPS" "$SECS"
+printf '%-8s %14s %14s %10s\n' "round" "ubperf Mbit/s" "TCP Mbit/s" "ratio"
+for ((rep = 0; rep < REPS; rep++)); do
+	printf '%-8s %14.1f %14.1f %9.2fx\n' "$((rep + 1))" "$(calc "${jub[rep]} / 1e6")" \
+		"$(calc "${jtcp[rep]} / 1e6")" "${jratio[rep]}"
+done
+mu=$(median "${jub[*]}") mt=$(median "${jtcp[*]}")
+printf '%-8s %14.1f %14.1f %9.2fx   (ratio of the medians; median ratio %.2fx)\n' "median" "$(calc "$mu / 1e6")" \
+	"$(calc "$mt / 1e6")" "$(calc "$mt > 0 ? $mu / $mt : 0")" "$(median "${jratio[*]}")"
+fi

@@ -266,7 +266,7 @@ test_ubperf_ctp_entity_member_follows_new_next_hop() {
 test_ubperf_ctp_bad_command_lines() {
 	local args err rc; err=$(mktemp)
 	for args in "client --dev lo --peer 10.0.0.1 --mode ctp" \
-		    "client --dev lo --peer 10.0.0.1 --native --mode ctp --size 3000" \
+		    "client --dev lo --peer 10.0.0.1 --native --mode ctp --size 5000" \
 		    "client --dev lo --peer 10.0.0.1 --native --mode ctp --mtu 512 --size 513" \
 		    "client --dev lo --peer 10.0.0.1 --native --mode ctp --ta rol" \
 		    "client --dev lo --peer 10.0.0.1 --native --mode ctp --cc ldcp" \

@@ -19,15 +19,28 @@
 #include "ubpkt.h"
 #include "uboe_wrap.h"
 #include "ub_wire.h"
+#include "xsk_mt.h"
 #include "xsk_port.h"
 
 #define BATCH		256
+/* A multi-buffer frame, gathered (rx) or built (tx) in one piece: the
+ * largest UB MTU's data packet with every header, and a 9216-byte jumbo frame. */
+#define JUMBO_BUF	16384
+#define FRAG_MAX	(JUMBO_BUF / EP_FRAME_SIZE)	/* UMEM frames of one packet */
 #define NH_REFRESH_NS	1000000000ull
 
 struct ep {
 	struct ep_config cfg;
 	struct ep_xdp *xdp[EP_MAX_MEMBERS];
-	struct xsk_port *port;
+	/* One UMEM and its sockets (user/xsk/xsk_mt.h), driven by this one thread. */
+	struct xsk_mt *xm;
+	struct xsk_mt_thr *xt;
+	/* Multi-buffer AF_XDP (jumbo frames): packets longer than a UMEM frame
+	 * come in, and go out, in several; jbuf holds one whole. big: the
+	 * devices carry a UB MTU whose packets need that (else every packet is
+	 * built in its frame, as without). */
+	bool big;
+	uint8_t *jbuf;
 	struct tp_ep *tp;
 	int ifindex;
 	struct ep_stats st;
@@ -54,17 +67,22 @@ void ep_set_ctl(struct ep *e, ep_ctl_fn fn, void *ctx)
 	e->ctl_ctx = ctx;
 }
 
-/* A socket on each of dev's nq queues, into xskmap_fd at its queue. */
+/* The UMEM: multi-buffer where the kernel has it (not in shared mode, whose
+ * veth and AF_PACKET paths carry one buffer per frame). */
 static int make_port(struct ep *e)
 {
-	struct xsk_port_cfg pc = { 0 };
+	struct xsk_mt_cfg mc = { 0 };
 
-	pc.nframes = e->cfg.nframes ? e->cfg.nframes : 8192;
-	pc.frame_size = EP_FRAME_SIZE;
-	pc.ring_size = 2048;
-	pc.zerocopy = e->cfg.zerocopy;
-	e->port = xsk_port_create(&pc);
-	return e->port ? 0 : -errno;
+	mc.nframes = e->cfg.nframes ? e->cfg.nframes : 8192;
+	mc.frame_size = EP_FRAME_SIZE;
+	mc.ring_size = 2048;
+	mc.zerocopy = e->cfg.zerocopy;
+	mc.sg = !e->cfg.shared && xsk_mt_sg_supported();
+	e->xm = xsk_mt_create(&mc);
+	if (!e->xm)
+		return -errno;
+	e->xt = xsk_mt_thread(e->xm, mc.nframes);
+	return e->xt ? 0 : -errno;
 }
 
 static int bind_socks(void *arg, const char *dev, unsigned nq, int xskmap_fd, bool is_dev, char *err,
@@ -74,22 +92,22 @@ static int bind_socks(void *arg, const char *dev, unsigned nq, int xskmap_fd, bo
 
 	/* Shared mode: the UMEM's socket is the first one (libxdp), so it is
 	 * made here, in the namespace of the device it binds to. */
-	if (!e->port && make_port(e)) {
+	if (!e->xm && make_port(e)) {
 		snprintf(err, errlen, "AF_XDP UMEM: %s", strerror(errno));
 		return -errno;
 	}
 	if (is_dev)
-		e->sock0[0] = xsk_port_nsocks(e->port);	/* the device's: frames leave by it */
+		e->sock0[0] = xsk_mt_nsocks(e->xt);	/* the device's: frames leave by it */
 
 	for (unsigned q = 0; q < nq; q++) {
-		int s = xsk_port_add(e->port, dev, q, xskmap_fd, q);
+		int s = xsk_mt_add(e->xt, dev, q, true, true, xskmap_fd, q);
 
 		/* A socket closed just before (a server reopening its ports for the
 		 * next client, a process just ended) frees its queue
 		 * asynchronously: EBUSY for a moment. */
 		for (int tries = 0; s == -EBUSY && tries < 100; tries++) {
 			usleep(20 * 1000);
-			s = xsk_port_add(e->port, dev, q, xskmap_fd, q);
+			s = xsk_mt_add(e->xt, dev, q, true, true, xskmap_fd, q);
 		}
 		if (s < 0) {
 			snprintf(err, errlen, "AF_XDP socket on %s queue %u%s: %s", dev, q,
@@ -144,7 +162,7 @@ static int open_member(struct ep *e, uint32_t k, const char *dev, char *err, siz
 	e->xdp[k] = ep_xdp_attach(dev, cfg->generic, cfg->native.ethertype, err, errlen);
 	if (!e->xdp[k])
 		return -1;
-	e->sock0[k] = xsk_port_nsocks(e->port);
+	e->sock0[k] = xsk_mt_nsocks(e->xt);
 	nq = xsk_dev_queues(dev, UB_EP_MAX_QUEUES);	/* a socket on each: no queue drops */
 	return bind_socks(e, dev, nq, ep_xdp_xskmap_fd(e->xdp[k]), false, err, errlen) ? -1 : 0;
 }
@@ -169,6 +187,7 @@ uint64_t ep_now_ns(void)
 struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 {
 	struct ep *e = calloc(1, sizeof(*e));
+	uint32_t dmin;
 
 	if (!e) {
 		snprintf(err, errlen, "out of memory");
@@ -211,6 +230,18 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 	for (uint32_t k = 0; k < e->nmem; k++)
 		if (open_member(e, k, k ? cfg->members[k] : cfg->dev, err, errlen))
 			goto fail;
+	/* Multi-buffer sockets: any frame longer than a UMEM frame is gathered
+	 * on rx; packets are built whole in jbuf only for a UB MTU that one
+	 * frame cannot hold. */
+	if (xsk_mt_is_sg(e->xm)) {
+		e->jbuf = malloc(JUMBO_BUF);
+		if (!e->jbuf) {
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
+		e->big = ep_ub_mtu_max(e, 4, &dmin, NULL) >
+			 ep_ub_mtu_fit(dmin, cfg->native.ethertype, 4, EP_FRAME_SIZE);
+	}
 	return e;
 fail:
 	ep_close(e);
@@ -222,7 +253,8 @@ void ep_close(struct ep *e)
 	if (!e)
 		return;
 	/* Sockets before the program: nothing is steered to a closed socket. */
-	xsk_port_destroy(e->port);
+	xsk_mt_destroy(e->xm);
+	free(e->jbuf);
 	ep_share_close(e->sh);
 	for (uint32_t k = 0; k < EP_MAX_MEMBERS; k++)
 		ep_xdp_detach(e->xdp[k]);
@@ -485,49 +517,88 @@ static bool is_utp(const uint8_t *tp, size_t len)
 	return f.opcode == UB_TP_UTP_DATA;
 }
 
-static unsigned do_rx(struct ep *e, uint64_t now)
+/* One received packet (its frame's bytes: in the UMEM, or gathered). */
+static void rx_packet(struct ep *e, uint64_t now, const uint8_t *data, size_t flen)
 {
 	const uint16_t ethertype = e->cfg.native.ethertype;
 	const enum ub_frame_kind want = ethertype ? UB_KIND_NATIVE : UB_KIND_UBOE;
-	struct xsk_frame fr[BATCH];
-	unsigned n = xsk_port_rx(e->port, -1, fr,
-				 e->cfg.rx_batch && e->cfg.rx_batch < BATCH ? e->cfg.rx_batch : BATCH);
+	struct tp_rx_meta meta;
+	struct ub_view v;
+	const uint8_t *tp;
+	size_t len;
 
-	for (unsigned i = 0; i < n; i++) {
-		struct tp_rx_meta meta;
-		struct ub_view v;
-		const uint8_t *tp;
+	/* A UB port may carry CTP too (headers/ub_wire.h); UBoE never does. */
+	if ((ethertype ? ub_parse_frame_ctp(data, flen, ethertype, &v) :
+			 ub_parse_frame(data, flen, ethertype, &v)) != UB_PARSE_OK ||
+	    v.kind != want) {
+		e->st.parse++;
+	} else if (!v.icrc_ok) {
+		e->st.icrc_bad++;
+	} else if (e->cfg.npi_check && v.pid != e->cfg.native.pid) {
+		e->st.npi_partition++;
+	} else if (e->cfg.npi_check && v.perm == UB_PERM_LOW && e->cfg.native.perm == UB_PERM_LOW) {
+		e->st.npi_permission++;
+	} else {
+		tp = ub_view_tp(&v, &len);
+		if (e->ctl && !v.ctp && is_utp(tp, len) && e->ctl(e->ctl_ctx, tp, len, v.ip_ver, v.src_ip)) {
+			e->st.ctl_rx++;
+			return;
+		}
+		tp_rx_meta_from_view(&v, &meta);
+		e->st.ce_marked += ce_marked(&v);
+		if (tp_ep_rx(e->tp, now, tp, len, &meta) == TP_RX_DROP)
+			e->st.tp_drop++;
+	}
+}
+
+/*
+ * The frames of a multi-buffer packet, fr[i] on (`more` on all but its last),
+ * gathered into jbuf and freed. Returns the index of its last frame; *len 0
+ * when the packet does not fit jbuf or lacks its end (a packet of more
+ * frames than one rx batch: xsk_mt_rx splits no other).
+ */
+static unsigned rx_gather(struct ep *e, struct xsk_mt_frame *fr, unsigned i, unsigned n, size_t *len)
+{
+	size_t got = 0;
+	bool fits = e->jbuf != NULL;
+
+	for (;; i++) {
+		if (fits && got + fr[i].len <= JUMBO_BUF)
+			memcpy(e->jbuf + got, fr[i].data, fr[i].len);
+		else
+			fits = false;
+		got += fr[i].len;
+		xsk_mt_free(e->xt, fr[i].addr);
+		if (!fr[i].more || i + 1 == n)
+			break;
+	}
+	*len = fits && !fr[i].more ? got : 0;
+	return i;
+}
+
+static unsigned do_rx(struct ep *e, uint64_t now)
+{
+	struct xsk_mt_frame fr[BATCH];
+	unsigned n = xsk_mt_rx(e->xt, fr, e->cfg.rx_batch && e->cfg.rx_batch < BATCH ? e->cfg.rx_batch : BATCH);
+	unsigned pkts = 0;
+
+	for (unsigned i = 0; i < n; i++, pkts++) {
 		size_t len;
 
-		/* A UB port may carry CTP too (headers/ub_wire.h); UBoE never does. */
-		if ((ethertype ? ub_parse_frame_ctp(fr[i].data, fr[i].len, ethertype, &v) :
-				 ub_parse_frame(fr[i].data, fr[i].len, ethertype, &v)) != UB_PARSE_OK ||
-		    v.kind != want) {
-			e->st.parse++;
-		} else if (!v.icrc_ok) {
-			e->st.icrc_bad++;
-		} else if (e->cfg.npi_check && v.pid != e->cfg.native.pid) {
-			e->st.npi_partition++;
-		} else if (e->cfg.npi_check && v.perm == UB_PERM_LOW &&
-			   e->cfg.native.perm == UB_PERM_LOW) {
-			e->st.npi_permission++;
-		} else {
-			tp = ub_view_tp(&v, &len);
-			if (e->ctl && !v.ctp && is_utp(tp, len) &&
-			    e->ctl(e->ctl_ctx, tp, len, v.ip_ver, v.src_ip)) {
-				e->st.ctl_rx++;
-				xsk_port_free(e->port, &fr[i]);
-				continue;
-			}
-			tp_rx_meta_from_view(&v, &meta);
-			e->st.ce_marked += ce_marked(&v);
-			if (tp_ep_rx(e->tp, now, tp, len, &meta) == TP_RX_DROP)
-				e->st.tp_drop++;
+		if (!fr[i].more) {
+			rx_packet(e, now, fr[i].data, fr[i].len);
+			xsk_mt_free(e->xt, fr[i].addr);
+			continue;
 		}
-		xsk_port_free(e->port, &fr[i]);
+		i = rx_gather(e, fr, i, n, &len);
+		e->st.rx_multi_buffer++;
+		if (len)
+			rx_packet(e, now, e->jbuf, len);
+		else
+			e->st.parse++;
 	}
-	e->st.rx_frames += n;
-	return n;
+	e->st.rx_frames += pkts;
+	return pkts;
 }
 
 /* The flow of a packet to p: addresses, entropy port, ECN, native fields. */
@@ -558,7 +629,7 @@ static void flow_to(const struct ep *e, const struct ep_peer *p, uint16_t sport,
 
 /* The TP packet sits at data + off: headers go right before it, and the
  * descriptor points there. */
-static void wrap_frame(struct xsk_frame *fr, size_t off, size_t len, const struct uboe_flow *f)
+static void wrap_frame(struct xsk_mt_frame *fr, size_t off, size_t len, const struct uboe_flow *f)
 {
 	size_t hdr = uboe_wrap_flow_hdr_len(f);
 
@@ -569,7 +640,7 @@ static void wrap_frame(struct xsk_frame *fr, size_t off, size_t len, const struc
 
 /* n frames out through AF_PACKET socket fd, which copies them: each is
  * free again at once. Returns how many left. */
-static unsigned pkt_send(struct ep *e, int fd, struct xsk_frame *f, unsigned n)
+static unsigned pkt_send(struct ep *e, int fd, struct xsk_mt_frame *f, unsigned n)
 {
 	struct mmsghdr m[BATCH];
 	struct iovec v[BATCH];
@@ -590,7 +661,7 @@ static unsigned pkt_send(struct ep *e, int fd, struct xsk_frame *f, unsigned n)
 		sent += (unsigned)r;
 	}
 	for (unsigned i = 0; i < n; i++)
-		xsk_port_free(e->port, &f[i]);
+		xsk_mt_free(e->xt, f[i].addr);
 	return sent;
 }
 
@@ -599,16 +670,16 @@ static unsigned pkt_send(struct ep *e, int fd, struct xsk_frame *f, unsigned n)
  * socket on the device. Returns how many left; the rest are the caller's
  * still (xsk) or freed.
  */
-static unsigned send_frames(struct ep *e, struct xsk_frame *f, unsigned n)
+static unsigned send_frames(struct ep *e, struct xsk_mt_frame *f, unsigned n)
 {
 	if (e->tx_fd < 0)
-		return xsk_port_tx(e->port, e->sock0[0], f, n);
+		return xsk_mt_tx(e->xt, e->sock0[0], f, n);
 	return pkt_send(e, e->tx_fd, f, n);
 }
 
 /* Frames to jetties of this device: into our veth, whose near end runs the
  * device's program (it steers them as it steers the device's frames). */
-static void loop_frames(struct ep *e, struct xsk_frame *f, unsigned n)
+static void loop_frames(struct ep *e, struct xsk_mt_frame *f, unsigned n)
 {
 	unsigned sent = pkt_send(e, e->loop_fd, f, n);
 
@@ -620,12 +691,12 @@ int ep_send_raw(struct ep *e, struct ep_peer *p, uint16_t sport, const void *tp,
 {
 	const size_t off = UBOE_WRAP_HDR_MAX;
 	struct uboe_flow f;
-	struct xsk_frame fr;
+	struct xsk_mt_frame fr;
 
-	if (len > xsk_port_frame_size(e->port) - off - UBOE_ICRC_LEN ||
-	    (e->tx_fd < 0 && !p->local && !xsk_port_tx_room(e->port, e->sock0[0])))
+	if (len > EP_FRAME_SIZE - off - UBOE_ICRC_LEN ||
+	    (e->tx_fd < 0 && !p->local && !xsk_mt_tx_room(e->xt, e->sock0[0])))
 		return -ENOBUFS;
-	if (!xsk_port_alloc(e->port, &fr)) {
+	if (!xsk_mt_alloc(e->xt, &fr)) {
 		e->st.no_frame++;
 		return -ENOBUFS;
 	}
@@ -637,7 +708,7 @@ int ep_send_raw(struct ep *e, struct ep_peer *p, uint16_t sport, const void *tp,
 		loop_frames(e, &fr, 1);
 	} else if (send_frames(e, &fr, 1) != 1) {
 		if (e->tx_fd < 0)
-			xsk_port_free(e->port, &fr);
+			xsk_mt_free(e->xt, fr.addr);
 		e->st.tx_ring_full++;
 		return -ENOBUFS;
 	}
@@ -647,38 +718,83 @@ int ep_send_raw(struct ep *e, struct ep_peer *p, uint16_t sport, const void *tp,
 	return 0;
 }
 
+/*
+ * A packet built in jbuf (at off, wrapped there) into UMEM frames: a frame's
+ * worth each, `more` on all but the last (multi-buffer AF_XDP). Returns how
+ * many frames (0: not enough free ones; none kept).
+ */
+static unsigned split_frames(struct ep *e, const uint8_t *pkt, size_t len, struct xsk_mt_frame *out)
+{
+	unsigned k = 0;
+
+	for (size_t done = 0; done < len; k++) {
+		size_t chunk = len - done < EP_FRAME_SIZE ? len - done : EP_FRAME_SIZE;
+
+		if (!xsk_mt_alloc(e->xt, &out[k])) {
+			while (k--)
+				xsk_mt_free(e->xt, out[k].addr);
+			return 0;
+		}
+		memcpy(out[k].data, pkt + done, chunk);
+		out[k].len = (uint32_t)chunk;
+		done += chunk;
+		out[k].more = done < len;
+	}
+	return k;
+}
+
 static unsigned do_tx(struct ep *e, uint64_t now)
 {
-	const size_t off = UBOE_WRAP_HDR_MAX, cap = xsk_port_frame_size(e->port) - off - UBOE_ICRC_LEN;
-	struct xsk_frame fr[EP_MAX_MEMBERS][BATCH];	/* 24 KiB */
-	struct xsk_frame lo[BATCH];			/* to this device's own jetties */
-	unsigned n = 0, cnt[EP_MAX_MEMBERS] = { 0 }, room = BATCH, nlo = 0;
+	const size_t off = UBOE_WRAP_HDR_MAX;
+	/* The core's room for one TP packet: the rest of a UMEM frame, or with
+	 * multi-buffer frames the rest of jbuf. */
+	const size_t cap = (e->big ? JUMBO_BUF : EP_FRAME_SIZE) - off - UBOE_ICRC_LEN;
+	const unsigned per_pkt = e->big ? FRAG_MAX : 1;	/* tx ring slots a packet may take */
+	struct xsk_mt_frame fr[EP_MAX_MEMBERS][BATCH];	/* 32 KiB */
+	struct xsk_mt_frame lo[BATCH];			/* to this device's own jetties */
+	unsigned n = 0, cnt[EP_MAX_MEMBERS] = { 0 }, room = BATCH, nlo = 0, tot = 0;
 
 	/* Take from the core only what the tx rings can hold now: a packet it
 	 * handed over and a ring refused would be lost on our own host. Every
 	 * member may get them all, so the smallest room bounds the batch. (An
-	 * AF_PACKET socket has no ring to fill.) */
+	 * AF_PACKET socket has no ring to fill.) Counted in frames: a
+	 * multi-buffer packet's frames go into the ring together. */
 	for (uint32_t k = 0; k < e->nmem && e->tx_fd < 0; k++) {
-		unsigned r = xsk_port_tx_room(e->port, e->sock0[k]);
+		unsigned r = xsk_mt_tx_room(e->xt, e->sock0[k]);
 
 		if (r < room)
 			room = r;
 	}
-	while (n < room) {
+	while (tot + per_pkt <= room && nlo + per_pkt <= BATCH) {
 		struct tp_tx_info info;
 		struct uboe_flow f;
-		struct xsk_frame x;
+		struct xsk_mt_frame x;
 		struct ep_chan *c;
+		uint8_t *buf;
 		size_t len;
 		uint32_t k = 0;
+		unsigned nf = 1;
 
-		if (!xsk_port_alloc(e->port, &x)) {
-			e->st.no_frame++;
-			break;
+		if (!e->big) {
+			if (!xsk_mt_alloc(e->xt, &x)) {
+				e->st.no_frame++;
+				break;
+			}
+			buf = x.data;
+		} else {
+			if (xsk_mt_free_frames(e->xt) < FRAG_MAX) {
+				xsk_mt_service(e->xt);
+				if (xsk_mt_free_frames(e->xt) < FRAG_MAX) {
+					e->st.no_frame++;
+					break;
+				}
+			}
+			buf = e->jbuf;
 		}
-		len = tp_ep_tx(e->tp, now, x.data + off, cap, &info);
+		len = tp_ep_tx(e->tp, now, buf + off, cap, &info);
 		if (!len) {
-			xsk_port_free(e->port, &x);
+			if (!e->big)
+				xsk_mt_free(e->xt, x.addr);
 			break;
 		}
 		c = info.user;
@@ -694,11 +810,29 @@ static unsigned do_tx(struct ep *e, uint64_t now)
 				memcpy(f.dst_mac, c->peer->member_mac[k], 6);
 			}
 		}
-		wrap_frame(&x, off, len, &f);
+		if (e->big) {
+			/* Wrapped in jbuf, then copied out a UMEM frame's worth at a time. */
+			struct xsk_mt_frame w = { .data = buf };
+
+			wrap_frame(&w, off, len, &f);
+			nf = split_frames(e, w.data, w.len, c->peer->local ? &lo[nlo] : &fr[k][cnt[k]]);
+			if (!nf) {
+				e->st.no_frame++;	/* lost: the core retransmits */
+				break;
+			}
+			e->st.tx_multi_buffer += nf > 1;
+		} else {
+			wrap_frame(&x, off, len, &f);
+			if (c->peer->local)
+				lo[nlo] = x;
+			else
+				fr[k][cnt[k]] = x;
+		}
 		if (c->peer->local)
-			lo[nlo++] = x;
+			nlo += nf;
 		else
-			fr[k][cnt[k]++] = x;
+			cnt[k] += nf;
+		tot += nf;
 		n++;
 	}
 	if (nlo) {
@@ -707,15 +841,22 @@ static unsigned do_tx(struct ep *e, uint64_t now)
 		e->mem_tx[0] += nlo;
 	}
 	for (uint32_t k = 0; k < e->nmem; k++) {
-		unsigned sent = !cnt[k] ? 0 : k ? xsk_port_tx(e->port, e->sock0[k], fr[k], cnt[k]) :
+		unsigned sent = !cnt[k] ? 0 : k ? xsk_mt_tx(e->xt, e->sock0[k], fr[k], cnt[k]) :
 				 send_frames(e, fr[k], cnt[k]);
 
-		/* A full tx ring loses these like a wire would (RTP retransmits). */
-		for (unsigned i = sent; i < cnt[k] && e->tx_fd < 0; i++)
-			xsk_port_free(e->port, &fr[k][i]);
-		e->st.tx_ring_full += cnt[k] - sent;
-		e->st.tx_frames += sent;
-		e->mem_tx[k] += sent;
+		unsigned pk = 0, lost = 0;
+
+		/* A full tx ring loses these like a wire would (RTP retransmits).
+		 * Counted in packets: a multi-buffer one's last frame has no `more`. */
+		for (unsigned i = 0; i < cnt[k]; i++) {
+			if (i >= sent && e->tx_fd < 0)
+				xsk_mt_free(e->xt, fr[k][i].addr);
+			if (!fr[k][i].more)
+				*(i < sent ? &pk : &lost) += 1;
+		}
+		e->st.tx_ring_full += lost;
+		e->st.tx_frames += pk;
+		e->mem_tx[k] += pk;
 	}
 	return n;
 }
@@ -739,7 +880,7 @@ int ep_progress(struct ep *e, int timeout_ms)
 				timeout_ms = (int)ms;
 		}
 		if (timeout_ms > 0)
-			xsk_port_poll(e->port, timeout_ms);
+			xsk_mt_poll(e->xt, timeout_ms);
 	}
 	return (int)moved;
 }
@@ -760,9 +901,9 @@ int ep_wait(struct ep *const *eps, unsigned n, uint64_t max_ns)
 		if (d < dl)
 			dl = d;
 		/* Completions reaped, the fill ring topped up: what poll() waits on is real. */
-		xsk_port_service(eps[i]->port);
-		for (int k = 0; k < xsk_port_nsocks(eps[i]->port) && nfd < EP_WAIT_MAX_FDS; k++) {
-			pfd[nfd].fd = xsk_port_fd(eps[i]->port, k);
+		xsk_mt_service(eps[i]->xt);
+		for (int k = 0; k < xsk_mt_nsocks(eps[i]->xt) && nfd < EP_WAIT_MAX_FDS; k++) {
+			pfd[nfd].fd = xsk_mt_fd(eps[i]->xt, k);
 			pfd[nfd].events = POLLIN;
 			pfd[nfd++].revents = 0;
 		}
@@ -780,9 +921,9 @@ int ep_poll_fds(struct ep *e, int *fds, int max)
 {
 	int n = 0;
 
-	xsk_port_service(e->port);
-	for (int k = 0; k < xsk_port_nsocks(e->port) && n < max; k++)
-		fds[n++] = xsk_port_fd(e->port, k);
+	xsk_mt_service(e->xt);
+	for (int k = 0; k < xsk_mt_nsocks(e->xt) && n < max; k++)
+		fds[n++] = xsk_mt_fd(e->xt, k);
 	return n;
 }
 
@@ -799,12 +940,24 @@ uint32_t ep_ub_mtu_fit(uint32_t dev_mtu, bool native, uint8_t ip_ver, uint32_t f
 	uint32_t best = 0;
 
 	/* The UMEM frame: sent from UBOE_WRAP_HDR_MAX with room for any TP
-	 * packet (TP_HDR_MAX), received at the kernel's headroom. */
+	 * packet (TP_HDR_MAX), received at the kernel's headroom. Multi-buffer
+	 * (frame_size 0): a packet is built whole in JUMBO_BUF, then split. */
+	if (!frame_size)
+		frame_size = JUMBO_BUF;
 	for (uint32_t m = EP_UB_MTU_MIN; m <= EP_UB_MTU_MAX; m *= 2)
 		if (m + l3 <= dev_mtu && m + TP_HDR_MAX + UBOE_WRAP_HDR_MAX + UBOE_ICRC_LEN +
 					 XSK_RX_HEADROOM <= frame_size)
 			best = m;
 	return best;
+}
+
+uint32_t ep_frame_bound(void)
+{
+	static int sg = -1;
+
+	if (sg < 0)
+		sg = xsk_mt_sg_supported();
+	return sg ? 0 : EP_FRAME_SIZE;
 }
 
 int ep_dev_mtu(const char *dev, uint32_t *mtu, char *err, size_t errlen)
@@ -835,7 +988,7 @@ uint32_t ep_ub_mtu_max(const struct ep *e, uint8_t ip_ver, uint32_t *dev_mtu, ui
 	if (member)
 		*member = kmin;
 	return ep_ub_mtu_fit(dmin, e->cfg.native.ethertype != 0, ip_ver,
-			     xsk_port_frame_size(e->port));
+			     e->xm && xsk_mt_is_sg(e->xm) ? 0 : EP_FRAME_SIZE);
 }
 
 uint64_t ep_member_tx(const struct ep *e, uint32_t k)
@@ -850,10 +1003,10 @@ uint64_t ep_rx_frames(const struct ep *e)
 
 void ep_get_stats(const struct ep *e, struct ep_stats *st)
 {
-	struct xsk_port_stats xs;
+	struct xsk_kstats xs;
 
 	*st = e->st;
-	xsk_port_get_stats(e->port, &xs);
+	xsk_mt_get_stats(e->xt, &xs);
 	st->xsk_rx_dropped = xs.rx_dropped;
 	st->xsk_rx_ring_full = xs.rx_ring_full;
 	st->xsk_fill_empty = xs.fill_empty;

@@ -124,6 +124,8 @@ struct ep_chan {
 
 struct ep_stats {
 	uint64_t rx_frames, tx_frames, tx_ring_full, no_frame;
+	/* packets that came, and went, in several UMEM frames (multi-buffer AF_XDP) */
+	uint64_t rx_multi_buffer, tx_multi_buffer;
 	/* of those, UTP packets the ep_set_ctl() hook took and ep_send_raw() sent */
 	uint64_t ctl_rx, ctl_tx;
 	uint64_t ce_marked;	/* IP ECN CE, or native FECN light/severe CE */
@@ -218,16 +220,22 @@ uint64_t ep_rx_frames(const struct ep *e);
  * The UB MTU (TP payload bytes per packet: a power of two, EP_UB_MTU_MIN ..
  * EP_UB_MTU_MAX) this endpoint can carry to a peer of IP version ip_ver:
  * the largest whose data frames fit every member device's MTU with the
- * UBoE (or native) headers, and its UMEM frame (one buffer per frame: jumbo
- * frames are not split over several). 0: none fits. *dev_mtu: the smallest
- * device MTU, *member: which member has it (either may be NULL).
+ * UBoE (or native) headers, and, where AF_XDP has no multi-buffer sockets
+ * (before Linux 6.6, and in shared mode), its UMEM frame. 0: none fits.
+ * *dev_mtu: the smallest device MTU, *member: which member has it (either
+ * may be NULL). With multi-buffer sockets a frame longer than a UMEM frame
+ * comes and goes in several (4096 on a 9000-byte link; 2048 without).
  */
 #define EP_UB_MTU_MIN	256
 #define EP_UB_MTU_MAX	4096
 #define EP_FRAME_SIZE	4096	/* each UMEM frame */
 uint32_t ep_ub_mtu_max(const struct ep *e, uint8_t ip_ver, uint32_t *dev_mtu, uint32_t *member);
-/* The same for one device of MTU dev_mtu, before any endpoint is open. */
+/* The same for one device of MTU dev_mtu, before any endpoint is open;
+ * frame_size 0: multi-buffer frames (no UMEM frame bound). */
 uint32_t ep_ub_mtu_fit(uint32_t dev_mtu, bool native, uint8_t ip_ver, uint32_t frame_size);
+/* The frame_size for ep_ub_mtu_fit of a (not shared) endpoint on this
+ * kernel: 0 where AF_XDP takes multi-buffer sockets, else EP_FRAME_SIZE. */
+uint32_t ep_frame_bound(void);
 /* A device's MTU. 0, or -errno with one line in err. */
 int ep_dev_mtu(const char *dev, uint32_t *mtu, char *err, size_t errlen);
 

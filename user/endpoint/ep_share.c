@@ -29,7 +29,7 @@
 
 #define VETH_SOCK	"urma0"		/* the end with the AF_XDP socket */
 #define VETH_DEV	"urma1"		/* the end the device's program redirects into */
-#define VETH_MTU_MAX	3500		/* native XDP on a veth: one page per frame */
+#define VETH_MTU_MAX	3500		/* shared mode: one UMEM frame (a page) per frame, no multi-buffer AF_XDP */
 #define LOCK_WAIT_MS	5000
 /* A just-ended holder's link is released late (the detach takes the RTNL,
  * which a busy host holds long): ours, 1 s; another program's, 2 s. */

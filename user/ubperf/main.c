@@ -179,7 +179,8 @@ static int split_devs(struct ubperf_opts *o)
  */
 static int mtu_finish(struct ubperf_opts *o, bool native)
 {
-	uint32_t best = 0, dev_mtu = 0, m, fit;
+	uint32_t best = 0, dev_mtu = 0, m, fit, frame = ep_frame_bound();
+	char why[96] = "";
 	const char *dev = NULL;
 	uint8_t ver, ip[16];
 	char err[256];
@@ -191,7 +192,7 @@ static int mtu_finish(struct ubperf_opts *o, bool native)
 			fprintf(stderr, "ubperf: %s\n", err);
 			return 2;
 		}
-		fit = ep_ub_mtu_fit(m, native, ver, EP_FRAME_SIZE);
+		fit = ep_ub_mtu_fit(m, native, ver, frame);
 		if (!dev || fit < best) {
 			best = fit;
 			dev = o->devs[k];
@@ -199,9 +200,12 @@ static int mtu_finish(struct ubperf_opts *o, bool native)
 		}
 	}
 	if (o->mtu > best || !best) {
-		fprintf(stderr, "ubperf: %s%u does not fit %s: its MTU %u carries a UB MTU of %u at most with the %s headers (and a %u-byte UMEM frame)\n",
+		if (frame)
+			snprintf(why, sizeof(why), " (and a %u-byte UMEM frame: this kernel's AF_XDP has no multi-buffer)",
+				 frame);
+		fprintf(stderr, "ubperf: %s%u does not fit %s: its MTU %u carries a UB MTU of %u at most with the %s headers%s\n",
 			o->mtu ? "--mtu " : "a UB MTU of ", o->mtu ? o->mtu : EP_UB_MTU_MIN, dev,
-			dev_mtu, best, native ? "native UB" : "UBoE", EP_FRAME_SIZE);
+			dev_mtu, best, native ? "native UB" : "UBoE", why);
 		return 2;
 	}
 	if (!o->mtu)

@@ -298,7 +298,7 @@ static void ports_stats(struct run *r, struct tp_stats *ts, struct ep_stats *es)
 {
 #define ONE(n, d) + 1
 	/* A counter added to struct ep_stats must be added to the sum below too. */
-	_Static_assert(sizeof(struct ep_stats) == sizeof(uint64_t) * (10 EP_RX_ERRORS(ONE)),
+	_Static_assert(sizeof(struct ep_stats) == sizeof(uint64_t) * (12 EP_RX_ERRORS(ONE)),
 		       "struct ep_stats changed: sum the new counter");
 #undef ONE
 	tp_ep_stats(ep_tp(r->ep[0]), ts);
@@ -321,6 +321,8 @@ static void ports_stats(struct run *r, struct tp_stats *ts, struct ep_stats *es)
 		es->ctl_tx += e.ctl_tx;
 		es->tx_ring_full += e.tx_ring_full;
 		es->no_frame += e.no_frame;
+		es->rx_multi_buffer += e.rx_multi_buffer;
+		es->tx_multi_buffer += e.tx_multi_buffer;
 		es->ce_marked += e.ce_marked;
 		es->xsk_rx_dropped += e.xsk_rx_dropped;
 		es->xsk_rx_ring_full += e.xsk_rx_ring_full;
@@ -636,6 +638,9 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 	jset(j, "ecn_ce", ju64(es->ce_marked));
 	jset(j, "core_ecn_ce", ju64(ts->rx_ecn_ce));
 	jset(j, "icrc_bad", ju64(es->icrc_bad));
+	/* packets (jumbo frames) that came and went in several UMEM frames */
+	jset(j, "rx_multi_buffer", ju64(es->rx_multi_buffer));
+	jset(j, "tx_multi_buffer", ju64(es->tx_multi_buffer));
 	x = json_object_new_object();
 	jset(x, "p50", jreal(pct_us(r->lat, r->nlat, 0.5), "%.1f"));
 	jset(x, "p99", jreal(pct_us(r->lat, r->nlat, 0.99), "%.1f"));

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -28,6 +29,7 @@
 
 /* One (device, queue): the kernel's buffer pool, its fill and completion rings. */
 struct pool {
+	uint64_t netns;			/* the namespace's inode: ifindexes are per namespace */
 	unsigned ifindex;
 	uint32_t queue;
 	struct xsk_ring_prod fill;
@@ -193,6 +195,8 @@ static void track(struct pool **list, int *n, struct pool *p)
 	list[(*n)++] = p;
 }
 
+static void refill(struct xsk_mt_thr *t, struct pool *p);
+
 /* A socket that shares the pool of (ifindex, queue): the rings it needs, then a shared bind. */
 static int add_shared(struct xsk_mt *m, struct sock *s, struct pool *p, bool rx, bool tx)
 {
@@ -258,12 +262,18 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 	struct sock *s;
 	int err;
 
+	struct stat ns;
+
 	if (!ifindex)
 		return -ENODEV;
 	if (t->nsocks >= XSK_MT_MAX_SOCKS || (!rx && !tx))
 		return -EINVAL;
+	/* A device of this thread's namespace (liburma binds a veth in one of its own). */
+	if (stat("/proc/thread-self/ns/net", &ns))
+		ns.st_ino = 0;
 	for (int i = 0; i < m->npools; i++)
-		if (m->pools[i].ifindex == ifindex && m->pools[i].queue == queue)
+		if (m->pools[i].netns == (uint64_t)ns.st_ino && m->pools[i].ifindex == ifindex &&
+		    m->pools[i].queue == queue)
 			p = &m->pools[i];
 	s = &t->socks[t->nsocks];
 	memset(s, 0, sizeof(*s));
@@ -293,6 +303,7 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 			return err < 0 ? err : -err;
 		}
 		s->fd = xsk_socket__fd(s->xsk);
+		p->netns = (uint64_t)ns.st_ino;
 		p->ifindex = ifindex;
 		p->queue = queue;
 		p->first_fd = s->fd;
@@ -316,6 +327,11 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 		track(t->rx_pools, &t->nrx_pools, p);
 	if (tx)
 		track(t->tx_pools, &t->ntx_pools, p);
+	/* Frames in the fill ring from the start: a frame that comes before the
+	 * thread's first rx or poll (the answer to a hello sent right after the
+	 * bind) is not dropped for an empty fill ring. */
+	if (rx)
+		refill(t, p);
 	return t->nsocks - 1;
 }
 
@@ -403,6 +419,8 @@ void xsk_mt_service(struct xsk_mt_thr *t)
 	}
 }
 
+static bool m_sg(const struct xsk_mt_thr *t) { return t->m->cfg.sg; }
+
 static unsigned rx_one(struct xsk_mt_thr *t, int si, struct xsk_mt_frame *out, unsigned max)
 {
 	struct sock *s = &t->socks[si];
@@ -411,6 +429,18 @@ static unsigned rx_one(struct xsk_mt_thr *t, int si, struct xsk_mt_frame *out, u
 	if (!s->has_rx)
 		return 0;
 	n = xsk_ring_cons__peek(&s->rx, max, &idx);
+	/* The kernel publishes a multi-buffer packet's frames together: when max
+	 * cut one, its frames stay in the ring for the next call. */
+	if (m_sg(t) && n == max) {
+		uint32_t k = n;
+
+		while (k && (xsk_ring_cons__rx_desc(&s->rx, idx + k - 1)->options & XDP_PKT_CONTD))
+			k--;
+		if (k) {
+			xsk_ring_cons__cancel(&s->rx, n - k);
+			n = k;
+		}
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&s->rx, idx + i);
 
@@ -486,4 +516,54 @@ int xsk_mt_poll(struct xsk_mt_thr *t, int timeout_ms)
 			pfd[n++] = (struct pollfd){ .fd = t->socks[i].fd, .events = POLLIN };
 	r = poll(pfd, n, timeout_ms);
 	return r < 0 ? -errno : r;
+}
+
+bool xsk_mt_alloc(struct xsk_mt_thr *t, struct xsk_mt_frame *f)
+{
+	if (!t->nfree) {
+		for (int i = 0; i < t->ntx_pools; i++)
+			reap(t, t->tx_pools[i]);
+		if (!t->nfree)
+			return false;
+	}
+	f->addr = t->free[--t->nfree];
+	f->data = xsk_umem__get_data(t->m->area, f->addr);
+	f->len = 0;
+	f->sock = -1;
+	f->more = false;
+	return true;
+}
+
+unsigned xsk_mt_tx_room(struct xsk_mt_thr *t, int sock)
+{
+	struct sock *s;
+
+	if (sock < 0 || sock >= t->nsocks || !t->socks[sock].has_tx)
+		return 0;
+	s = &t->socks[sock];
+	reap(t, s->pool);
+	return xsk_prod_nb_free(&s->tx, t->m->cfg.ring_size);
+}
+
+int xsk_mt_nsocks(const struct xsk_mt_thr *t) { return t->nsocks; }
+int xsk_mt_fd(const struct xsk_mt_thr *t, int sock) { return t->socks[sock].fd; }
+
+void xsk_mt_get_stats(const struct xsk_mt_thr *t, struct xsk_kstats *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (int i = 0; i < t->nsocks; i++)
+		xsk_kstats_add(t->socks[i].fd, st);
+}
+
+bool xsk_mt_sg_supported(void)
+{
+	struct sockaddr_xdp sxdp = { .sxdp_family = AF_XDP, .sxdp_flags = XDP_USE_SG };
+	int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0), rc, err;
+
+	if (fd < 0)
+		return false;
+	rc = bind(fd, (struct sockaddr *)&sxdp, sizeof(sxdp));
+	err = errno;
+	close(fd);
+	return rc && err == ENODEV;
 }

@@ -28,6 +28,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "xsk_port.h"	/* struct xsk_kstats */
+
 #define XSK_MT_MAX_POOLS	512
 #define XSK_MT_MAX_SOCKS	320	/* per thread */
 
@@ -70,10 +72,28 @@ struct xsk_mt_thr *xsk_mt_thread(struct xsk_mt *m, uint32_t nframes);
 int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx, bool tx, int xskmap_fd,
 	       uint32_t key);
 
-/* The data path: only t's own thread. */
+/* Whether this kernel's AF_XDP takes multi-buffer sockets (XDP_USE_SG, Linux
+ * 6.6+): a bind naming the flag and no device says EINVAL before 6.6 (an
+ * unknown flag), ENODEV after. No device, no UMEM needed. */
+bool xsk_mt_sg_supported(void);
+
+int xsk_mt_nsocks(const struct xsk_mt_thr *t);
+int xsk_mt_fd(const struct xsk_mt_thr *t, int sock);
+
+/* The kernel's counters (XDP_STATISTICS) over t's sockets. */
+void xsk_mt_get_stats(const struct xsk_mt_thr *t, struct xsk_kstats *st);
+
+/* The data path: only t's own thread. A multi-buffer packet's frames come
+ * from one xsk_mt_rx call, never split between two (unless it has more
+ * frames than max). */
 unsigned xsk_mt_rx(struct xsk_mt_thr *t, struct xsk_mt_frame *out, unsigned max);	/* round robin over t's rx sockets */
-unsigned xsk_mt_tx(struct xsk_mt_thr *t, int sock, struct xsk_mt_frame *f, unsigned n);	/* all or none */
+unsigned xsk_mt_tx(struct xsk_mt_thr *t, int sock, struct xsk_mt_frame *f, unsigned n);	/* how many it took */
 void xsk_mt_free(struct xsk_mt_thr *t, uint64_t addr);
+/* An empty frame of t's (addr, data; len 0, not `more`), reaping completions
+ * first when none is free; false when still none. */
+bool xsk_mt_alloc(struct xsk_mt_thr *t, struct xsk_mt_frame *f);
+/* Free slots in the tx ring of t's socket `sock` now (frames xsk_mt_tx takes). */
+unsigned xsk_mt_tx_room(struct xsk_mt_thr *t, int sock);
 /* Reap t's completions, top up the fill rings of the queues t receives from, kick pending tx. */
 void xsk_mt_service(struct xsk_mt_thr *t);
 /* Wait up to timeout_ms for rx on t's sockets: > 0 maybe ready, 0 timeout, -errno. */

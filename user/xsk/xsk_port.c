@@ -342,21 +342,32 @@ int xsk_port_poll(struct xsk_port *p, int timeout_ms)
 	return r < 0 ? -errno : r;
 }
 
+void xsk_kstats_add(int fd, struct xsk_kstats *st)
+{
+	struct xdp_statistics ks = { 0 };
+	socklen_t len = sizeof(ks);
+
+	if (getsockopt(fd, SOL_XDP, XDP_STATISTICS, &ks, &len))
+		return;
+	st->rx_dropped += ks.rx_dropped;
+	st->rx_invalid += ks.rx_invalid_descs;
+	st->tx_invalid += ks.tx_invalid_descs;
+	st->rx_ring_full += ks.rx_ring_full;
+	st->fill_empty += ks.rx_fill_ring_empty_descs;
+}
+
 void xsk_port_get_stats(const struct xsk_port *p, struct xsk_port_stats *st)
 {
-	*st = p->st;
-	for (int i = 0; i < p->nsocks; i++) {
-		struct xdp_statistics ks = { 0 };
-		socklen_t len = sizeof(ks);
+	struct xsk_kstats k = { 0 };
 
-		if (getsockopt(xsk_socket__fd(p->socks[i].xsk), SOL_XDP, XDP_STATISTICS, &ks, &len))
-			continue;
-		st->rx_dropped += ks.rx_dropped;
-		st->rx_invalid += ks.rx_invalid_descs;
-		st->tx_invalid += ks.tx_invalid_descs;
-		st->rx_ring_full += ks.rx_ring_full;
-		st->fill_empty += ks.rx_fill_ring_empty_descs;
-	}
+	*st = p->st;
+	for (int i = 0; i < p->nsocks; i++)
+		xsk_kstats_add(xsk_socket__fd(p->socks[i].xsk), &k);
+	st->rx_dropped += k.rx_dropped;
+	st->rx_invalid += k.rx_invalid;
+	st->tx_invalid += k.tx_invalid;
+	st->rx_ring_full += k.rx_ring_full;
+	st->fill_empty += k.fill_empty;
 }
 
 unsigned xsk_dev_queues(const char *dev, unsigned max)

@@ -101,6 +101,13 @@ void *xsk_port_umem_data(const struct xsk_port *p, uint64_t addr);
 uint32_t xsk_port_free_frames(const struct xsk_port *p);
 void xsk_port_get_stats(const struct xsk_port *p, struct xsk_port_stats *st);
 
+/* The kernel's counters of one AF_XDP socket (XDP_STATISTICS), for xsk_port and xsk_mt. */
+struct xsk_kstats {
+	uint64_t rx_dropped, rx_invalid, rx_ring_full, fill_empty, tx_invalid;
+};
+/* Add socket fd's counters to st (none when the kernel gives none). */
+void xsk_kstats_add(int fd, struct xsk_kstats *st);
+
 /* Rx queues of a device (ethtool channels), 1 to max: a socket on each, so that no
  * queue's frames go unread. */
 unsigned xsk_dev_queues(const char *dev, unsigned max);

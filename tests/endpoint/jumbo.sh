@@ -1,0 +1,191 @@
+# Jumbo frames (issue 22), sourced by tests/endpoint/run: every link of MTU
+# 9000, where a program that is not frags-aware cannot attach natively
+# ("Numerical result out of range"). The UB MTU agreed in the hello is then
+# 4096, the largest a 9000-byte link carries: its data frames (about 4.2 KB)
+# are longer than a UMEM frame (4096 bytes), so they come and go as
+# multi-buffer AF_XDP packets (XDP_USE_SG, Linux 6.6+: the host; the 6.1
+# vmtest guest does not run this suite). Each run checks the MTU used three
+# ways: the JSON's mtu on both sides, both ends' multi-buffer counters (a
+# packet that took several UMEM frames), and what crossed the wire (the
+# router's nftables counter of IP packets longer than 4096 bytes, or the
+# UB2E switches' XDP counters), so that a run at 1500-sized frames fails.
+
+JUMBO_MTU=9000
+
+# jumbo_links NS DEV [NS DEV ...]: each device to MTU 9000.
+jumbo_links() {
+	while (($# >= 2)); do
+		ip -n "$1" link set "$2" mtu $JUMBO_MTU
+		shift 2
+	done
+}
+
+# The router counts the UBoE it forwards, and how much of it is longer than
+# 4096 bytes of IP packet (a 4096-byte UB payload with its headers; a
+# 1500-byte link carries none such).
+router_size_count() {
+	ns_run "$NS_R" nft -f - <<-EOF
+	table inet ubsize {
+		counter uboe { }
+		counter big { }
+		chain forward_uboe {
+			type filter hook forward priority 0;
+			udp dport 4792 counter name uboe
+			udp dport 4792 meta length > 4096 counter name big
+		}
+	}
+	EOF
+}
+size_count() { ns_run "$NS_R" nft list counter inet ubsize "$1" | awk '/packets/ { print $2 }' | num "nft counter $1"; }
+
+# jumbo_multi_buffer SENDER_JSON RECEIVER_JSON PKTS: at least PKTS packets
+# left the sender and reached the receiver in several UMEM frames each.
+jumbo_multi_buffer() {
+	echo "multi-buffer: sent $(json_get "$1" tx_multi_buffer), received $(json_get "$2" rx_multi_buffer), want >= $3"
+	[[ $(json_get "$1" tx_multi_buffer) -ge $3 ]]
+	[[ $(json_get "$2" rx_multi_buffer) -ge $3 ]]
+}
+
+# jumbo_routed_run PEER MODE OP SIZE COUNT [ARGS]: client -- router -- server,
+# every link MTU 9000, ARGS to both ubperfs (e.g. --generic). Every message
+# arrives intact (ubperf's keyed payload, verified_bytes), at a UB MTU of
+# 4096, in frames that crossed the router longer than 4096 bytes.
+jumbo_routed_run() {
+	local peer=$1 mode=$2 op=$3 size=$4 count=$5 d; d=$(mktemp -d); shift 5
+	topo_routed
+	jumbo_links "$NS_CLI" c0 "$NS_R" r1 "$NS_R" r2 "$NS_SRV" s0
+	router_size_count
+	start_server "$NS_SRV" s0 "$d/srv" --json "$@"
+	ns_run "$NS_CLI" "$BIN/ubperf" client --dev c0 --peer "$peer" --mode "$mode" --op "$op" \
+		--count "$count" --size "$size" --json "$@" >"$d/cli" 2>"$d/cli.err" ||
+		{ cat "$d/cli.err"; return 1; }
+	wait $SRV_PID || { cat "$d/srv.err"; return 1; }
+	cat "$d/cli" "$d/srv"
+	[[ $(json_get "$d/cli" mtu) -eq 4096 && $(json_get "$d/srv" mtu) -eq 4096 ]]
+	[[ $(json_get "$d/cli" messages) -eq $count && $(json_get "$d/cli" peer_messages) -eq $count ]]
+	[[ $(json_get "$d/cli" corrupt) -eq 0 && $(json_get "$d/srv" corrupt) -eq 0 ]]
+	[[ $(json_get "$d/cli" icrc_bad) -eq 0 && $(json_get "$d/srv" icrc_bad) -eq 0 ]]
+	ubperf_verified "$d/cli" "$op" "$count" "$size" 1 8
+	# SIZE / 4096 full packets a message, each way the data goes.
+	local pkts=$((count * size / 4096)) big
+	big=$(size_count big)
+	echo "router forwarded $(size_count uboe) UBoE, $big longer than 4096 bytes; want >= $pkts"
+	[[ $big -ge $pkts ]]
+	if [[ $op == read ]]; then
+		jumbo_multi_buffer "$d/srv" "$d/cli" $pkts
+	else
+		jumbo_multi_buffer "$d/cli" "$d/srv" $pkts
+	fi
+	rm -rf "$d"
+}
+
+test_jumbo_routed_ipv4_sr_send()       { jumbo_routed_run 10.62.0.1 rtp-sr send 65536 300; }
+test_jumbo_routed_ipv6_gbn_send()      { jumbo_routed_run fd00:62::1 rtp-gbn send 65536 200; }
+test_jumbo_routed_ipv4_gbn_fast_write() { jumbo_routed_run 10.62.0.1 rtp-gbn-fast write 65536 200; }
+test_jumbo_routed_ipv6_sr_read()       { jumbo_routed_run fd00:62::1 rtp-sr read 65536 200; }
+# Generic (skb) XDP at both ends: the skb of a jumbo frame stays non-linear
+# for a frags-aware program and reaches the multi-buffer socket as several
+# UMEM frames.
+test_jumbo_routed_generic_sr_send()    { jumbo_routed_run 10.62.0.1 rtp-sr send 65536 200 --generic; }
+
+# UTP: one packet a message, so a message of the UB MTU, 4096 bytes. UTP does
+# not retransmit, and a receiver without a buffer posted drops (utp_drop: the
+# server's application falls behind a sender this fast): the server verifies
+# each message it got; the client sent every one as one multi-buffer packet.
+test_jumbo_routed_utp() {
+	local d got; d=$(mktemp -d)
+	topo_routed
+	jumbo_links "$NS_CLI" c0 "$NS_R" r1 "$NS_R" r2 "$NS_SRV" s0
+	router_size_count
+	start_server "$NS_SRV" s0 "$d/srv" --json
+	ns_run "$NS_CLI" "$BIN/ubperf" client --dev c0 --peer 10.62.0.1 --mode utp --count 2000 \
+		--json >"$d/cli" 2>"$d/cli.err" || { cat "$d/cli.err"; return 1; }
+	wait $SRV_PID || { cat "$d/srv.err"; return 1; }
+	cat "$d/cli" "$d/srv"
+	[[ $(json_get "$d/cli" mtu) -eq 4096 && $(json_get "$d/srv" mtu) -eq 4096 ]]
+	[[ $(json_get "$d/cli" size) -eq 4096 ]]
+	got=$(json_get "$d/srv" messages)
+	echo "server got $got of 2000"
+	[[ $got -ge 100 && $(json_get "$d/srv" corrupt) -eq 0 ]]
+	[[ $(json_get "$d/srv" verified_bytes) -eq $((got * 4096)) ]]
+	[[ $(json_get "$d/cli" peer_verified_bytes) -eq $((got * 4096)) ]]
+	[[ $(json_get "$d/cli" tx_multi_buffer) -eq 2000 ]]
+	[[ $(size_count big) -ge $got ]]
+	jumbo_multi_buffer "$d/cli" "$d/srv" "$got"
+	rm -rf "$d"
+}
+
+# Native UB through two UB2E switches (draft Fig. 3), every link and the
+# bridge between the switches MTU 9000: both switches' programs attach
+# natively (xdp.frags) and convert every 4.2 KB frame in XDP, each way
+# (tx_ub, tx_uboe: the XDP path, not the kernel's), for Send and Read.
+test_jumbo_native_through_two_ub2e() {
+	local d op pkts; d=$(mktemp -d)
+	need_native_tools || return 1
+	topo_double
+	jumbo_links "$NS_UBPU" ubpu0 "$NS_SW" sw-ub "$NS_SW" sw-ip "$NS_NET" net-a "$NS_NET" net-b \
+		"$NS_NET" br0 "$NS_SW2" sw2-ip "$NS_SW2" sw2-ub "$NS_UBPU2" ubpu0
+	ns_run "$NS_SW" "$BIN/ubctl" ub2e attach --ub-dev sw-ub --ip-dev sw-ip --map 4097=100 || return 1
+	ns_run "$NS_SW2" "$BIN/ubctl" ub2e attach --ub-dev sw2-ub --ip-dev sw2-ip --map 4097=100 || return 1
+	for op in send read; do
+		start_server "$NS_UBPU2" ubpu0 "$d/srv" --json --native --partition 4097 || return 1
+		ns_run "$NS_UBPU" "$BIN/ubperf" client --dev ubpu0 --peer "$UBPU2_IP4" --native --partition 4097 \
+			--op $op --count 150 --size 64k --json >"$d/cli" 2>"$d/cli.err" || { cat "$d/cli.err"; return 1; }
+		wait $SRV_PID || { cat "$d/srv.err"; return 1; }
+		cat "$d/cli" "$d/srv"
+		[[ $(json_get "$d/cli" mtu) -eq 4096 && $(json_get "$d/srv" mtu) -eq 4096 ]]
+		[[ $(json_get "$d/cli" messages) -eq 150 && $(json_get "$d/srv" corrupt) -eq 0 ]]
+		[[ $(json_get "$d/cli" icrc_bad) -eq 0 && $(json_get "$d/srv" icrc_bad) -eq 0 ]]
+		ubperf_verified "$d/cli" $op 150 65536 1 8
+		pkts=$((150 * 16))
+		if [[ $op == read ]]; then
+			jumbo_multi_buffer "$d/srv" "$d/cli" $pkts
+		else
+			jumbo_multi_buffer "$d/cli" "$d/srv" $pkts
+		fi
+	done
+	# Both runs' data each way through both switches in XDP: 2 x 2400 frames
+	# of 4.2 KB converted by each, and their acknowledgements.
+	echo "switch 1: tx_uboe $(counter_sw "$NS_SW" tx_uboe) tx_ub $(counter_sw "$NS_SW" tx_ub);" \
+		"switch 2: tx_uboe $(counter_sw "$NS_SW2" tx_uboe) tx_ub $(counter_sw "$NS_SW2" tx_ub)"
+	[[ $(counter_sw "$NS_SW" tx_uboe) -ge 2400 && $(counter_sw "$NS_SW" tx_ub) -ge 2400 ]]
+	[[ $(counter_sw "$NS_SW2" tx_uboe) -ge 2400 && $(counter_sw "$NS_SW2" tx_ub) -ge 2400 ]]
+	rm -rf "$d"
+}
+
+# counter_sw NS NAME: a UB2E counter of the switch in namespace NS.
+counter_sw() {
+	ns_run "$1" "$BIN/ubctl" stats |
+		awk -v ns="$1:" -v k="$2" '$1 == "ub2e" { on = index($2, ns) == 1 } on && $1 == k { s += $2; n++ } END { if (n) print s }' |
+		num "counter $2"
+}
+
+# CTP (native, one packet per operation: --size 4096, the UB MTU) over a
+# bridge of MTU 9000, Send, Write and Read, every byte checked by ubperf.
+test_jumbo_ctp_native_send_write_read() {
+	local d op; d=$(mktemp -d)
+	ctp_topo 1
+	jumbo_links "$NS_CA" ctpa1 "$NS_CT" ta1 "$NS_CT" tb1 "$NS_CT" br1 "$NS_CB" ctpb1
+	for op in send write read; do
+		start_server "$NS_CB" ctpb1 "$d/srv" --json --native --mode ctp || return 1
+		ns_run "$NS_CA" "$BIN/ubperf" client --dev ctpa1 --peer $CTP_SRV --native --mode ctp \
+			--op $op --count 500 --json >"$d/cli" 2>"$d/cli.err" || { cat "$d/cli.err"; return 1; }
+		wait $SRV_PID || { cat "$d/srv.err"; return 1; }
+		cat "$d/cli"
+		[[ $(json_get "$d/cli" mtu) -eq 4096 && $(json_get "$d/cli" size) -eq 4096 ]]
+		[[ $(json_get "$d/cli" messages) -eq 500 && $(json_get "$d/cli" corrupt) -eq 0 ]]
+		[[ $(json_get "$d/srv" corrupt) -eq 0 ]]
+		ubperf_verified "$d/cli" $op 500 4096 1 8
+		if [[ $op == read ]]; then
+			jumbo_multi_buffer "$d/srv" "$d/cli" 500
+		else
+			jumbo_multi_buffer "$d/cli" "$d/srv" 500
+		fi
+	done
+	rm -rf "$d"
+}
+
+JUMBO_TESTS=(test_jumbo_routed_ipv4_sr_send test_jumbo_routed_ipv6_gbn_send
+	test_jumbo_routed_ipv4_gbn_fast_write test_jumbo_routed_ipv6_sr_read
+	test_jumbo_routed_generic_sr_send test_jumbo_routed_utp test_jumbo_native_through_two_ub2e
+	test_jumbo_ctp_native_send_write_read)
