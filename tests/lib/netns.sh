@@ -56,7 +56,8 @@ ns_link() {
 # ns_xdp_ready NS DEV: true once an XDP program is on DEV (a ubperf server
 # has opened its port; its in-band setup needs no listening socket, and a
 # client's hello that comes before the AF_XDP socket is retried).
-ns_xdp_ready() { ip -n "$1" link show dev "$2" 2>/dev/null | grep -q ' xdp'; }
+# (The output read whole: grep -q ending a pipe early lets pipefail fail a match.)
+ns_xdp_ready() { local o; o=$(ip -n "$1" link show dev "$2" 2>/dev/null) || return 1; [[ $o == *" xdp"* ]]; }
 
 # cap_listening LOG...: true once every tcpdump whose stderr goes to a LOG says
 # it listens, false after 10 s (a loaded machine starts them late).
