@@ -44,8 +44,8 @@
 
 #define FRAME_MAX	512
 #define PAYLOAD_LEN	64	/* frames of 130-170 bytes; these programs never read the payload */
-/* Issue 7 §6: per direction and IP version, time within 1.25x the floor (a),
- * live-frames rate at least 0.85x the floor's. */
+/* The switch's speed targets, per direction and IP version: time within 1.25x
+ * the floor (a), live-frames rate at least 0.85x the floor's. */
 #define TARGET_TIME	1.25
 #define TARGET_RATE	0.85
 #define STR(x)		#x
@@ -515,7 +515,7 @@ static double median_ratio(const struct bprog *p, const struct bprog *q, const s
 	return n ? bench_median(r, n) : 0.0 / 0.0;
 }
 
-/* ---- live frames (issue 7 §6) ----------------------------------------------- */
+/* ---- live frames ------------------------------------------------------------ */
 
 /*
  * BPF_F_TEST_XDP_LIVE_FRAMES: every repetition really is redirected into the
@@ -593,7 +593,7 @@ static int live_bench(const struct objs *ob, struct bprog *ps, int n, const stru
 	return 0;
 }
 
-/* ---- NPI table size and spread (issue 7 §6) ------------------------------------ */
+/* ---- NPI table size and spread ------------------------------------------------ */
 
 /* npi2vlan with PIDs 1..n (VLAN 1 + pid % 4094), as bpftool or ubctl would leave it. */
 static int npi_fill(int fd, uint32_t n)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * CAQM stage of a switch port (issue 11), TC egress on a native UB port
+ * CAQM stage of a switch port, TC egress on a native UB port
  * (e.g. the UB side of the UB2E switch, where converted frames leave).
  *
  * In/out: Eth(0x88B5) | LPH | NTH(CCI) | ...   only the CCI is rewritten.

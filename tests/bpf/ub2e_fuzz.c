@@ -25,10 +25,10 @@
  *                     [--replay I] [--receive-checks] [--egress-mtu] [--raw-maps] [--max-fail N]
  *                     [--fixtures FILE] [--topo FILE] [--ub-dev D] [--ip-dev D]
  *
- * --receive-checks expects the RFC 1812 receive checks of issue 7 §3 (bad
+ * --receive-checks expects the switch's RFC 1812 receive checks (bad
  * IPv4 checksum, martian source and VLAN 4095 dropped, frames for another MAC
  * passed untouched); without it those frames may go either way. --egress-mtu
- * expects §2: nothing is forwarded whose IP packet, with the LPH+NTH that
+ * expects the egress MTU check: nothing is forwarded whose IP packet, with the LPH+NTH that
  * UBoE -> UB adds, exceeds the egress port's MTU. --raw-maps adds a configuration
  * whose tables were written as bpftool may (VLAN values above 12 bits, VLAN
  * 4095, Partition ID 0): VLANs are masked to 12 bits, 4095 and PID 0 dropped.
@@ -70,9 +70,9 @@ struct opts {
 	uint64_t seed;
 	long count, replay;
 	int progs;		/* bit per enum dir */
-	bool receive_checks;	/* issue 7 §3 */
-	bool egress_mtu;	/* issue 7 §2 */
-	bool raw_maps;		/* issue 7 §3, tables written with bpftool */
+	bool receive_checks;	/* RFC 1812 receive checks */
+	bool egress_mtu;	/* nothing forwarded past the egress MTU */
+	bool raw_maps;		/* tables written with bpftool, bypassing ubctl's checks */
 	int max_fail;
 	const char *fixtures, *topo;
 };

@@ -105,7 +105,7 @@ struct expect {
 
 /* ub2e_fuzz_check.c */
 int fuzz_model(const char *opts, struct model *m, char *err, size_t errlen);
-/* rc: issue 7 §3 receive checks expected; mtu: §2 egress MTU expected. */
+/* rc: the RFC 1812 receive checks expected; mtu: the egress MTU check expected. */
 void fuzz_expect(enum dir d, const uint8_t *in, const struct ref_frame *r, const struct model *m, bool rc,
 		 bool mtu, struct expect *e);
 /* Check a result against what the frame may become; *outcome: what it was. */

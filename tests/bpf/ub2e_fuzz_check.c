@@ -3,7 +3,8 @@
  * What a frame may become, and the check that it did: the configuration as
  * ubctl options (ub2e_cfg.c, npimap.c parse them: configuration, not packets),
  * the reference decoder (ubref.c) for the frame itself, the rules of
- * draft-li-uboe-00 §5 and issue 7 for the rest. Nothing here reads the
+ * draft-li-uboe-00 §5 and the switch's own (docs/UB2E.md: the slow path, the
+ * receive checks, the egress MTU) for the rest. Nothing here reads the
  * programs under test or the project's packet parser.
  */
 #include <string.h>
@@ -256,7 +257,7 @@ void fuzz_expect(enum dir d, const uint8_t *in, const struct ref_frame *r, const
 
 /*
  * Is `name` the counter the rule calls for? Counters the fuzzer does not know
- * (added with new rules, e.g. issue 7 §3) are taken on trust, so that a new
+ * (added with new rules, e.g. the RFC 1812 receive checks) are taken on trust, so that a new
  * check placed before an old one does not fail frames with both defects.
  */
 static bool counter_fits(const char *name, const char *want)
@@ -442,7 +443,7 @@ static bool punt_shape_ok(enum dir d, const uint8_t *in, size_t in_len, const st
 	for (size_t i = 0; i < n; i++) {
 		bool ecn_byte = r->v6 ? i == 1 : (i == 1 || i == 10 || i == 11);
 		/* A punt may set DF (then the checksum follows): the kernel answers
-		 * Fragmentation Needed instead of fragmenting (issue 7 §1). */
+		 * Fragmentation Needed instead of fragmenting. */
 		bool df_byte = !r->v6 && (i == 6 || i == 10 || i == 11);
 
 		if (a[i] != b[i] && !(d == TO_UBOE && ecn_byte) && !df_byte)

@@ -1,4 +1,4 @@
-# Jumbo frames (issue 22), sourced by tests/endpoint/run: every link of MTU
+# Jumbo frames, sourced by tests/endpoint/run: every link of MTU
 # 9000, where a program that is not frags-aware cannot attach natively
 # ("Numerical result out of range"). The UB MTU agreed in the hello is then
 # 4096, the largest a 9000-byte link carries: its data frames (about 4.2 KB)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Congestion control of UB TP channels (issue 11), one instance per channel,
+ * Congestion control of UB TP channels, one instance per channel,
  * plugged into the core through tp_chan_config.cc / cc_ctx (tp_cc_attach()).
  * An instance holds both halves of a channel: the sender's algorithm and the
  * receiver's feedback (CNPs, TPACK-CC).

@@ -121,7 +121,7 @@ struct tp_ep_config {
 };
 
 /*
- * Congestion-control hook, one instance per channel (issue 11). All optional;
+ * Congestion-control hook, one instance per channel (docs/CC.md). All optional;
  * NULL ops = no CC (send whenever the window allows). The core keeps
  * inflight_bytes (tp_chan_inflight_bytes()) and asks can_send() before every
  * new or retransmitted data packet. inflight (UB 2.0 §6): bytes sent and not
@@ -177,7 +177,7 @@ struct tp_chan_config {
 	uint64_t rnr_delay_ns;	/* wait before such a retry; 0: 50 us */
 	uint32_t max_ops;	/* posted operations outstanding (each kind); 0: 1024 */
 	bool manual_taack;	/* ROL/ROI: Send answered by tp_recv_answer() */
-	/* Per-packet LB (issue 11): a hole in a TPSACK is no loss by itself
+	/* Per-packet LB (packets of one channel over several paths): a hole in a TPSACK is no loss by itself
 	 * (it may be a packet on a slower path). Alone: RTO only. */
 	bool no_fast_rtx;
 	/* Time-based loss detection (RACK-like, docs/TRANSPORT.md "Loss

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Deterministic network of transport endpoint pairs sharing bottleneck
- * paths, in simulated time (issue 11; tp_sim.h is the two-endpoint link).
+ * paths, in simulated time (tp_sim.h is the two-endpoint link).
  * Everything pair i's endpoint A sends crosses one of the paths: its NIC,
  * then the path's FIFO queue (ECN CE above a threshold, drop at a limit, an
  * optional CAQM stage rewriting the CCI), a line rate and a delay. What B

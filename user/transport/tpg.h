@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * TP channel groups (TPG, UB 2.0 §6, issue 11): several TP channels shown
+ * TP channel groups (TPG, UB 2.0 §6): several TP channels shown
  * to the transaction layer as one entity. Each message goes to the channel
  * with the fewest bytes queued (ties: round robin); each channel keeps its
  * own reliability and congestion context.
