@@ -48,8 +48,8 @@ int pin_role_dir(const char *role, char *out, size_t len, char *err, size_t errl
  * Returns 0, or the exit status (not found, usage, ...) with one line in err. */
 int pin_instance_dir(const char *role, const struct instance_sel *sel, bool must_exist,
 		     char *out, size_t len, char *err, size_t errlen);
-/* List instance directories of a role; returns count (<= max) or -1. */
-int pin_list_instances(const char *role, char names[][256], int max);
+/* The instance directories of a role, sorted, in *names (malloc'd, free it); their count or -1. */
+int pin_list_instances(const char *role, char (**names)[256]);
 /* mkdir -p on bpffs. Returns 0 or -1 with errno. */
 int pin_mkdir_p(const char *dir);
 /* Remove an instance directory and its now-empty parents up to <bpffs>. */
