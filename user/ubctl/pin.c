@@ -59,6 +59,21 @@ int pin_role_dir(const char *role, char *out, size_t len, char *err, size_t errl
 	return 0;
 }
 
+int array_room(void *arr, size_t *cap, size_t n, size_t elem)
+{
+	void *p, *cur;
+
+	if (n < *cap)
+		return 0;
+	memcpy(&cur, arr, sizeof(cur));
+	p = realloc(cur, (*cap ? 2 * *cap : 16) * elem);
+	if (!p)
+		return -1;
+	memcpy(arr, &p, sizeof(p));
+	*cap = *cap ? 2 * *cap : 16;
+	return 0;
+}
+
 static int name_cmp(const void *a, const void *b)
 {
 	return strcmp(a, b);
@@ -81,14 +96,8 @@ int pin_list_instances(const char *role, char (**names)[256])
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		if ((size_t)n == cap) {
-			char (*more)[256] = realloc(*names, (cap ? 2 * cap : 16) * sizeof(**names));
-
-			if (!more)
-				break;
-			*names = more;
-			cap = cap ? 2 * cap : 16;
-		}
+		if (array_room(names, &cap, (size_t)n, sizeof(**names)))
+			break;
 		snprintf((*names)[n++], 256, "%s", de->d_name);
 	}
 	closedir(d);

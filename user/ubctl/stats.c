@@ -143,26 +143,14 @@ static void expo_add(struct expo *e, const char *role, const char *prefix, const
 	for (f = 0; f < e->nfam && strcmp(e->fam[f].name, fam); f++)
 		;
 	if (f == e->nfam) {
-		if (e->nfam == e->capfam) {
-			void *p = realloc(e->fam, (e->capfam ? 2 * e->capfam : 64) * sizeof(*e->fam));
-
-			if (!p)
-				return;
-			e->fam = p;
-			e->capfam = e->capfam ? 2 * e->capfam : 64;
-		}
+		if (array_room(&e->fam, &e->capfam, e->nfam, sizeof(*e->fam)))
+			return;
 		snprintf(e->fam[f].name, sizeof(e->fam[f].name), "%s", fam);
 		e->fam[f].type = type;
 		e->nfam++;
 	}
-	if (e->n == e->cap) {
-		void *p = realloc(e->s, (e->cap ? 2 * e->cap : 256) * sizeof(*e->s));
-
-		if (!p)
-			return;
-		e->s = p;
-		e->cap = e->cap ? 2 * e->cap : 256;
-	}
+	if (array_room(&e->s, &e->cap, e->n, sizeof(*e->s)))
+		return;
 	e->s[e->n].family = (unsigned)f;
 	snprintf(e->s[e->n].labels, sizeof(e->s[e->n].labels), "%s", labels);
 	e->s[e->n++].v = v;

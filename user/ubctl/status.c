@@ -79,16 +79,8 @@ static void xlinks_load(void)
 
 		if (fd < 0)
 			continue;
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.type == BPF_LINK_TYPE_XDP) {
-			if (nxlinks == cap) {
-				cap = cap ? 2 * cap : 16;
-				xlinks = realloc(xlinks, cap * sizeof(*xlinks));
-				if (!xlinks) {
-					close(fd);
-					nxlinks = 0;
-					return;
-				}
-			}
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.type == BPF_LINK_TYPE_XDP &&
+		    !array_room(&xlinks, &cap, nxlinks, sizeof(*xlinks))) {
 			xlinks[nxlinks].id = info.id;
 			xlinks[nxlinks].prog_id = info.prog_id;
 			xlinks[nxlinks++].ifindex = info.xdp.ifindex;
@@ -131,14 +123,8 @@ static void scan_add(struct scan *s, unsigned ifindex, const char *dev, const ch
 
 	if (!prog_id)
 		return;
-	if (s->n == s->cap) {
-		struct att *a = realloc(s->a, (s->cap ? 2 * s->cap : 16) * sizeof(*a));
-
-		if (!a)
-			return;
-		s->a = a;
-		s->cap = s->cap ? 2 * s->cap : 16;
-	}
+	if (array_room(&s->a, &s->cap, s->n, sizeof(*s->a)))
+		return;
 	t = &s->a[s->n++];
 	memset(t, 0, sizeof(*t));
 	t->ifindex = ifindex;
@@ -253,6 +239,25 @@ static void id_add(__u32 *ids, size_t *n, __u32 id)
 		ids[(*n)++] = id;
 }
 
+/* A pinned object's id (kind: fd_kind's); *prog_id: a program's own, a link's program's, else 0. */
+static __u32 obj_id(int fd, const char *kind, __u32 *prog_id)
+{
+	union {
+		struct bpf_prog_info p;
+		struct bpf_map_info m;
+		struct bpf_link_info l;
+	} u;
+	bool prog = !strcmp(kind, "prog"), link = !strcmp(kind, "link");
+	__u32 len = prog ? sizeof(u.p) : link ? sizeof(u.l) : sizeof(u.m);
+
+	*prog_id = 0;
+	memset(&u, 0, sizeof(u));
+	if (!strcmp(kind, "other") || bpf_obj_get_info_by_fd(fd, &u, &len))
+		return 0;
+	*prog_id = prog ? u.p.id : link ? u.l.prog_id : 0;
+	return prog ? u.p.id : link ? u.l.id : u.m.id;
+}
+
 static void pins_read(struct inst *in)
 {
 	struct dirent *de;
@@ -262,17 +267,13 @@ static void pins_read(struct inst *in)
 	while (d && (de = readdir(d))) {
 		char p[PATH_MAX + 300];
 		struct pin *pn;
+		__u32 prog_id;
 		int fd;
 
 		if (de->d_name[0] == '.')
 			continue;
-		if (in->npins == cap) {
-			pn = realloc(in->pins, (cap ? 2 * cap : 16) * sizeof(*pn));
-			if (!pn)
-				break;
-			in->pins = pn;
-			cap = cap ? 2 * cap : 16;
-		}
+		if (array_room(&in->pins, &cap, in->npins, sizeof(*in->pins)))
+			break;
 		pn = &in->pins[in->npins++];
 		snprintf(pn->name, sizeof(pn->name), "%s", de->d_name);
 		pn->kind = "other";
@@ -282,33 +283,11 @@ static void pins_read(struct inst *in)
 		if (fd < 0)
 			continue;
 		pn->kind = fd_kind(fd);
-		if (!strcmp(pn->kind, "link")) {
-			struct bpf_link_info li = {};
-			__u32 len = sizeof(li);
-
-			if (!bpf_obj_get_info_by_fd(fd, &li, &len)) {
-				pn->id = li.id;
-				id_add(in->progs, &in->nprogs, li.prog_id);
-			}
-		} else if (!strcmp(pn->kind, "prog")) {
-			struct bpf_prog_info pi = {};
-			__u32 len = sizeof(pi);
-
-			if (!bpf_obj_get_info_by_fd(fd, &pi, &len)) {
-				pn->id = pi.id;
-				id_add(in->progs, &in->nprogs, pi.id);
-			}
-		} else if (!strcmp(pn->kind, "map")) {
-			struct bpf_map_info mi = {};
-			__u32 len = sizeof(mi);
-
-			if (!bpf_obj_get_info_by_fd(fd, &mi, &len)) {
-				pn->id = mi.id;
-				/* The netns record is ubctl's, no program's. */
-				if (strcmp(de->d_name, PIN_NETNS))
-					id_add(in->maps, &in->nmaps, mi.id);
-			}
-		}
+		pn->id = obj_id(fd, pn->kind, &prog_id);
+		id_add(in->progs, &in->nprogs, prog_id);
+		/* Maps the programs use; the netns record is ubctl's, no program's. */
+		if (!strcmp(pn->kind, "map") && strcmp(de->d_name, PIN_NETNS))
+			id_add(in->maps, &in->nmaps, pn->id);
 		close(fd);
 	}
 	if (d)
@@ -419,24 +398,6 @@ static void add_threads(int pid, struct json_object *arr)
 
 /* ---- output --------------------------------------------------------------------------- */
 
-/* Enter a namespace file's network namespace; *saved for netns_leave. */
-static int enter_netns_file(const char *path, int *saved)
-{
-	int ns = open(path, O_RDONLY | O_CLOEXEC);
-
-	*saved = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (ns < 0 || *saved < 0 || setns(ns, CLONE_NEWNET)) {
-		if (ns >= 0)
-			close(ns);
-		if (*saved >= 0)
-			close(*saved);
-		*saved = -1;
-		return -1;
-	}
-	close(ns);
-	return 0;
-}
-
 /*
  * Into the instance's network namespace: the egress process's; the one
  * recorded at attach; else (WPS ingress and boundary, named [NETNS:]DEV)
@@ -457,7 +418,7 @@ static int enter_instance_netns(const struct inst *in, int *saved, char *err, si
 		snprintf(p, sizeof(p), "/run/netns/%.*s", (int)(colon - in->name), in->name);
 	else
 		return 0;
-	if (enter_netns_file(p, saved)) {
+	if (netns_enter_file(p, saved)) {
 		snprintf(err, errlen, "cannot enter network namespace %s: %s", p, strerror(errno));
 		return -1;
 	}
