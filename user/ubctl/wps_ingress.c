@@ -1399,6 +1399,18 @@ static int rule_opt(void *ctx, const struct optab *o, const char *v)
 	return 0;
 }
 
+/* Rule k (added or changed) written and announced: 0, or the exit status (said). */
+static int rule_write(struct inst *in, __u32 k, const struct wps_in_rule *nr)
+{
+	char buf[512];
+
+	if (bpf_map_update_elem(in->rules_fd, &k, nr, BPF_ANY) || rules_changed(in))
+		return fail(EXIT_FAIL, "writing rule: %s", strerror(errno));
+	wps_rule_format(nr, buf, sizeof(buf));
+	printf("rule %u: %s\n", k, buf);
+	return 0;
+}
+
 static int rule_cmd(const struct optab_cmd *c, int argc, char **argv)
 {
 	static struct rule_args args;
@@ -1451,28 +1463,13 @@ static int rule_cmd(const struct optab_cmd *c, int argc, char **argv)
 			rc = fail(UB_EXIT_CONFLICT, "%d rules already: the most a WPS ingress has", WPS_IN_MAX_RULES);
 			goto out;
 		}
-		__u32 k = (__u32)n;
-		if (bpf_map_update_elem(in.rules_fd, &k, &nr, BPF_ANY) || rules_changed(&in)) {
-			rc = fail(EXIT_FAIL, "writing rule: %s", strerror(errno));
-			goto out;
-		}
-		wps_rule_format(&nr, buf, sizeof(buf));
-		printf("rule %d: %s\n", n, buf);
-		rc = 0;
+		rc = rule_write(&in, (__u32)n, &nr);
 		goto out;
 	}
 	for (int i = 0; i < n && !strcmp(verb, "change"); i++) {
-		__u32 k = (__u32)i;
-
 		if (!wps_rule_same_match(&rules[i], &nr))
 			continue;
-		if (bpf_map_update_elem(in.rules_fd, &k, &nr, BPF_EXIST) || rules_changed(&in)) {
-			rc = fail(EXIT_FAIL, "writing rule: %s", strerror(errno));
-			goto out;
-		}
-		wps_rule_format(&nr, buf, sizeof(buf));
-		printf("rule %d: %s\n", i, buf);
-		rc = 0;
+		rc = rule_write(&in, (__u32)i, &nr);
 		goto out;
 	}
 	for (int i = 0; i < n && strcmp(verb, "change"); i++) {
