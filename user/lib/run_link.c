@@ -48,18 +48,35 @@ static int sys_bpf(int cmd, void *attr, size_t size)
 	return r < 0 ? -errno : (int)r;
 }
 
-/* Is a program called name attached there? 1, 0 or -errno; *revision: the hook's. */
-static int tcx_has(int ifindex, uint32_t type, const char *name, uint64_t *revision)
+static int tcx_query(int ifindex, uint32_t type, uint32_t *prog_ids, uint32_t *link_ids, uint32_t max,
+		     uint64_t *revision)
 {
-	uint32_t ids[TCX_MAX_PROGS];
 	struct tcx_query_attr q = { .target_ifindex = (uint32_t)ifindex, .attach_type = type,
-				    .prog_ids = (uint64_t)(uintptr_t)ids, .count = TCX_MAX_PROGS };
+				    .prog_ids = (uint64_t)(uintptr_t)prog_ids,
+				    .link_ids = (uint64_t)(uintptr_t)link_ids, .count = max };
 	int rc = sys_bpf(BPF_PROG_QUERY, &q, sizeof(q));
 
 	if (rc < 0)
 		return rc;
-	*revision = q.revision;
-	for (uint32_t i = 0; i < q.count && i < TCX_MAX_PROGS; i++) {
+	if (revision)
+		*revision = q.revision;
+	return (int)(q.count < max ? q.count : max);
+}
+
+int run_link_tcx_query(int ifindex, bool egress, uint32_t *prog_ids, uint32_t *link_ids, uint32_t max)
+{
+	return tcx_query(ifindex, egress ? UB_BPF_TCX_EGRESS : UB_BPF_TCX_INGRESS, prog_ids, link_ids, max, NULL);
+}
+
+/* Is a program called name attached there? 1, 0 or -errno; *revision: the hook's. */
+static int tcx_has(int ifindex, uint32_t type, const char *name, uint64_t *revision)
+{
+	uint32_t ids[TCX_MAX_PROGS];
+	int n = tcx_query(ifindex, type, ids, NULL, TCX_MAX_PROGS, revision);
+
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++) {
 		struct bpf_prog_info info;
 		uint32_t len = sizeof(info);
 		int fd = bpf_prog_get_fd_by_id(ids[i]);

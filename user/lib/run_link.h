@@ -14,6 +14,7 @@
 #define UBXDP_RUN_LINK_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* uapi of kernel 6.6 (enum bpf_attach_type); libbpf 1.1 and Debian 12's
  * headers predate it, so the values are named here, once. */
@@ -37,5 +38,12 @@ int run_link_xdp(int prog_fd, int ifindex, bool generic);
  * caller's fallback on a kernel that has it).
  */
 int run_link_tcx(int prog_fd, int ifindex, bool egress, const char *alone);
+
+/*
+ * The programs (and their links: 0 for none) attached by tcx at ifindex's
+ * ingress or egress, at most max of each. Their number, or -errno (-EINVAL:
+ * a kernel without tcx).
+ */
+int run_link_tcx_query(int ifindex, bool egress, uint32_t *prog_ids, uint32_t *link_ids, uint32_t max);
 
 #endif

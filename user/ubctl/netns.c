@@ -93,7 +93,7 @@ int netns_enter_instance(const char *dir, int *saved, char *err, size_t errlen)
 	struct netns_id want, self;
 	char p[PATH_MAX];
 	__u32 zero = 0;
-	int fd, ns;
+	int fd;
 
 	*saved = -1;
 	snprintf(p, sizeof(p), "%s/%s", dir, PIN_NETNS);
@@ -120,20 +120,32 @@ int netns_enter_instance(const char *dir, int *saved, char *err, size_t errlen)
 			 (unsigned long long)want.ino);
 		return -1;
 	}
-	*saved = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	ns = open(p, O_RDONLY | O_CLOEXEC);
-	if (*saved < 0 || ns < 0 || setns(ns, CLONE_NEWNET)) {
+	if (netns_enter_file(p, saved)) {
 		snprintf(err, errlen, "cannot enter the instance's network namespace (%s): %s", p, strerror(errno));
+		return -1;
+	}
+	if (ubctl_verbose)
+		fprintf(stderr, "ubctl: entered the instance's network namespace through %s\n", p);
+	return 0;
+}
+
+int netns_enter_file(const char *path, int *saved)
+{
+	int ns = open(path, O_RDONLY | O_CLOEXEC);
+
+	*saved = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (ns < 0 || *saved < 0 || setns(ns, CLONE_NEWNET)) {
+		int e = errno;
+
 		if (ns >= 0)
 			close(ns);
 		if (*saved >= 0)
 			close(*saved);
 		*saved = -1;
+		errno = e;
 		return -1;
 	}
 	close(ns);
-	if (ubctl_verbose)
-		fprintf(stderr, "ubctl: entered the instance's network namespace through %s\n", p);
 	return 0;
 }
 

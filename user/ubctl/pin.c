@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -58,31 +59,57 @@ int pin_role_dir(const char *role, char *out, size_t len, char *err, size_t errl
 	return 0;
 }
 
-int pin_list_instances(const char *role, char names[][256], int max)
+int array_room(void *arr, size_t *cap, size_t n, size_t elem)
+{
+	void *p, *cur;
+
+	if (n < *cap)
+		return 0;
+	memcpy(&cur, arr, sizeof(cur));
+	p = realloc(cur, (*cap ? 2 * *cap : 16) * elem);
+	if (!p)
+		return -1;
+	memcpy(arr, &p, sizeof(p));
+	*cap = *cap ? 2 * *cap : 16;
+	return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+int pin_list_instances(const char *role, char (**names)[256])
 {
 	char dir[PATH_MAX], err[256];
 	struct dirent *de;
+	size_t cap = 0;
 	int n = 0;
 	DIR *d;
 
+	*names = NULL;
 	if (pin_role_dir(role, dir, sizeof(dir), err, sizeof(err)))
 		return -1;
 	d = opendir(dir);
 	if (!d)
 		return 0;
-	while ((de = readdir(d)) && n < max) {
+	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(names[n++], 256, "%s", de->d_name);
+		if (array_room(names, &cap, (size_t)n, sizeof(**names)))
+			break;
+		snprintf((*names)[n++], 256, "%s", de->d_name);
 	}
 	closedir(d);
+	if (n)
+		qsort(*names, (size_t)n, sizeof(**names), name_cmp);
 	return n;
 }
 
 int pin_instance_dir(const char *role, const struct instance_sel *sel, bool must_exist,
 		     char *out, size_t len, char *err, size_t errlen)
 {
-	char base[PATH_MAX], ns[128], names[16][256];
+	char base[PATH_MAX], ns[128], (*names)[256];
 	struct stat st;
 	int n;
 
@@ -103,13 +130,14 @@ int pin_instance_dir(const char *role, const struct instance_sel *sel, bool must
 			pin_netns_name(ns, sizeof(ns));
 			snprintf(out, len, "%s/%s%s%s-%s", base, ns, *ns ? ":" : "", sel->ub_dev, sel->ip_dev);
 		} else if (must_exist) {
-			n = pin_list_instances(role, names, 16);
-			if (n == 1) {
+			n = pin_list_instances(role, &names);
+			if (n == 1)
 				snprintf(out, len, "%s/%s", base, names[0]);
-			} else if (n == 0) {
+			free(names);
+			if (n <= 0) {
 				snprintf(err, errlen, "no %s instance is attached", role);
 				return UB_EXIT_NOTFOUND;
-			} else {
+			} else if (n > 1) {
 				snprintf(err, errlen, "%d %s instances are attached: name one with --name", n, role);
 				return UB_EXIT_USAGE;
 			}

@@ -48,8 +48,10 @@ int pin_role_dir(const char *role, char *out, size_t len, char *err, size_t errl
  * Returns 0, or the exit status (not found, usage, ...) with one line in err. */
 int pin_instance_dir(const char *role, const struct instance_sel *sel, bool must_exist,
 		     char *out, size_t len, char *err, size_t errlen);
-/* List instance directories of a role; returns count (<= max) or -1. */
-int pin_list_instances(const char *role, char names[][256], int max);
+/* The instance directories of a role, sorted, in *names (malloc'd, free it); their count or -1. */
+int pin_list_instances(const char *role, char (**names)[256]);
+/* Room for one more element in *arr (n used of *cap, each elem bytes; grown by doubling). 0 or -1. */
+int array_room(void *arr, size_t *cap, size_t n, size_t elem);
 /* mkdir -p on bpffs. Returns 0 or -1 with errno. */
 int pin_mkdir_p(const char *dir);
 /* Remove an instance directory and its now-empty parents up to <bpffs>. */
@@ -68,6 +70,8 @@ int netns_record(const char *dir, char *err, size_t errlen);
  */
 int netns_enter_instance(const char *dir, int *saved, char *err, size_t errlen);
 void netns_leave(int saved);
+/* Enter the network namespace of a file (/run/netns/NAME, /proc/PID/ns/net); *saved as above. 0 or -1 with errno. */
+int netns_enter_file(const char *path, int *saved);
 
 /* The first libbpf warning of this run ("" if none): its own words for a load failure. */
 const char *ubctl_libbpf_error(void);

@@ -177,6 +177,17 @@ static int pin_fd(const char *base, const char *inst, const char *file)
 	return bpf_obj_get(p);
 }
 
+/* A flow key's address as text: IPv4 ones are kept IPv4-mapped. */
+static void flow_addr(const struct wps_in_flow_key *k, const __u8 *a, char *out, size_t len)
+{
+	static const __u8 mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (k->family == AF_INET || !memcmp(a, mapped, sizeof(mapped)))
+		inet_ntop(AF_INET, a + 12, out, (socklen_t)len);
+	else
+		inet_ntop(AF_INET6, a, out, (socklen_t)len);
+}
+
 /* Each flow of an ingress instance (flows: key -> slot; flow_hot, flow_state at the slot). */
 static void flows_show(int fd, int hfd, int sfd, struct json_object *arr)
 {
@@ -186,6 +197,7 @@ static void flows_show(int fd, int hfd, int sfd, struct json_object *arr)
 	struct wps_in_flow f;
 
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		char src[INET6_ADDRSTRLEN + 8], dst[INET6_ADDRSTRLEN + 8];
 		unsigned long long packets;
 
 		k = next;
@@ -196,11 +208,15 @@ static void flows_show(int fd, int hfd, int sfd, struct json_object *arr)
 		packets = wps_flow_packets(&h, &f);
 		f.fid = WPS_GS_FID(h.gs);
 		f.gid = WPS_GS_GID(h.gs);
+		flow_addr(&k, k.saddr, src, sizeof(src));
+		flow_addr(&k, k.daddr, dst, sizeof(dst));
 		if (arr) {
 			struct json_object *o = json_object_new_object();
 
 			json_add_u64(o, "flow_id", f.fid);
 			json_add_u64(o, "group_id", f.gid);
+			json_add_str(o, "src", src);
+			json_add_str(o, "dst", dst);
 			json_add_u64(o, "proto", k.proto);
 			json_add_u64(o, "sport", ntohs(k.sport));
 			json_add_u64(o, "dport", ntohs(k.dport));
@@ -210,8 +226,11 @@ static void flows_show(int fd, int hfd, int sfd, struct json_object *arr)
 			json_add_u64(o, "groups_extended", f.extended);
 			json_object_array_add(arr, o);
 		} else {
-			printf("  flow %-5u proto %-3u ports %u->%u  packets %llu bytes %llu groups %llu "
-			       "extended %llu (group now %u)\n", f.fid, k.proto, ntohs(k.sport), ntohs(k.dport),
+			bool v6 = strchr(src, ':') != NULL;
+
+			printf("  flow %-5u proto %-3u %s%s%s:%u -> %s%s%s:%u  packets %llu bytes %llu groups %llu "
+			       "extended %llu (group now %u)\n", f.fid, k.proto, v6 ? "[" : "", src, v6 ? "]" : "",
+			       ntohs(k.sport), v6 ? "[" : "", dst, v6 ? "]" : "", ntohs(k.dport),
 			       packets, (unsigned long long)h.bytes,
 			       (unsigned long long)f.groups, (unsigned long long)f.extended, f.gid);
 		}
@@ -323,20 +342,21 @@ static void ingress_detail(const char *base, const char *name, struct json_objec
 /* UBCTL_STATS hook: WPS ingress and boundary instances, as text or under out. */
 int wps_stats(struct json_object *out, const char *only)
 {
-	char names[64][256], base[PATH_MAX], err[256];
+	char (*names)[256] = NULL, base[PATH_MAX], err[256];
 	int shown = 0;
 
 	for (int role = 0; role < 2; role++) {
 		const char *r = role ? WPS_ROLE_BOUNDARY : WPS_ROLE_INGRESS;
 		unsigned ncnt = role ? WPS_BND_CNT__MAX : WPS_IN_CNT__MAX;
-		int n = pin_list_instances(r, names, 64);
 		struct json_object *arr = out ? json_object_new_array() : NULL;
 		__u64 cnt[64];
+		int n;
 
 		if (pin_role_dir(r, base, sizeof(base), err, sizeof(err))) {
 			json_object_put(arr);
 			continue;
 		}
+		n = pin_list_instances(r, &names);
 		for (int i = 0; i < n; i++) {
 			struct json_object *inst = NULL, *counters = NULL;
 			int fd;
@@ -371,6 +391,8 @@ int wps_stats(struct json_object *out, const char *only)
 				ingress_detail(base, names[i], inst);
 			shown++;
 		}
+		free(names);
+		names = NULL;
 		if (out)
 			json_object_object_add(out, role ? "wps_boundary" : "wps_ingress", arr);
 	}

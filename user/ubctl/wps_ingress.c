@@ -539,6 +539,7 @@ static int path_set(int argc, char **argv);
 static int path_list(int argc, char **argv);
 static int rule_add(int argc, char **argv);
 static int rule_del(int argc, char **argv);
+static int rule_change(int argc, char **argv);
 static int rule_list(int argc, char **argv);
 
 static const struct optab dev_opts[] = {
@@ -560,6 +561,10 @@ static const struct optab path_add_opts[] = {
 	{ 0 },
 }, path_which_opts[] = {
 	PATH_WHICH,
+	{ 0 },
+}, path_set_opts[] = {
+	PATH_WHICH,
+	{ "weight", "W", "its new weight for the weighted scheduler, 1..255", 'w', 0 },
 	{ 0 },
 };
 
@@ -631,10 +636,12 @@ static const struct optab_cmd wps_cmd = {
 	.run = path_del,
 }, path_set_cmd = {
 	.path = "ubctl wps ingress path set",
-	.summary = "take a path out of rotation (down) or put it back (up)",
-	.synopsis = "--dev DEV --via DEV2 [--nexthop-mac MAC | --nexthop ADDR] up|down",
-	.about = "down: no group starts on the path; one open on it ends. up puts it back.",
-	.opts = path_which_opts,
+	.summary = "take a path out of rotation (down), put it back (up), change its weight",
+	.synopsis = "--dev DEV --via DEV2 [--nexthop-mac MAC | --nexthop ADDR] [--weight W] [up|down]",
+	.about = "down: no group starts on the path; one open on it ends. up puts it back.\n"
+		 "--weight W: its share under --sched weighted from the next group on. Both are\n"
+		 "checked before either is written.",
+	.opts = path_set_opts,
 	.flags = OPTAB_ARGS,
 	.run = path_set,
 }, path_list_cmd = {
@@ -661,6 +668,17 @@ static const struct optab_cmd wps_cmd = {
 	.synopsis = "--dev DEV --dst PREFIX [--src PREFIX] [--proto P] [--dport PORT]",
 	.opts = rule_del_opts,
 	.run = rule_del,
+}, rule_change_cmd = {
+	.path = "ubctl wps ingress rule change",
+	.summary = "change the quantum, scheduler or reordering of a rule, in place",
+	.synopsis = "--dev DEV --dst PREFIX [--src PREFIX] [--proto P [--dport PORT]] --quantum Q\n"
+		    "    [--no-reorder] [--sched rr|weighted|least-loaded]",
+	.about = "The rule that matches the same packets (--dst, --src, --proto, --dport) becomes\n"
+		 "the one given, keeping its place in the order; flows classified under it take\n"
+		 "the new one at their next group. Refused (nothing changed) when no rule matches\n"
+		 "(exit 3) or the rule is wrong (exit 2).",
+	.opts = rule_add_opts,
+	.run = rule_change,
 }, rule_list_cmd = {
 	.path = "ubctl wps ingress rule list",
 	.summary = "the rules, in the order they match",
@@ -672,7 +690,7 @@ static const struct optab_cmd wps_cmd = {
 const struct optab_cmd *const wps_cmds[] = {
 	&wps_cmd, &ingress_cmd, &attach_cmd, &detach_cmd, &wps_watch_cmd,
 	&path_cmd_grp, &path_add_cmd, &path_del_cmd, &path_set_cmd, &path_list_cmd,
-	&rule_cmd_grp, &rule_add_cmd, &rule_del_cmd, &rule_list_cmd, NULL,
+	&rule_cmd_grp, &rule_add_cmd, &rule_del_cmd, &rule_change_cmd, &rule_list_cmd, NULL,
 };
 
 static int attach(int argc, char **argv)
@@ -1062,6 +1080,7 @@ static bool nexthop_resolve(struct wps_in_path *p)
 struct path_args {
 	const char *dev, *via, *mac, *nhs;
 	unsigned long long weight, mtu;
+	bool weight_set;
 };
 
 static int path_opt(void *ctx, const struct optab *o, const char *v)
@@ -1077,6 +1096,7 @@ static int path_opt(void *ctx, const struct optab *o, const char *v)
 	case 'w':
 		if (wps_parse_uint(v, 1, 255, &a->weight, "--weight", err, sizeof(err)))
 			return fail(EXIT_USAGE, "%s", err);
+		a->weight_set = true;
 		break;
 	default:
 		if (wps_parse_uint(v, 1280, 65535, &a->mtu, "--mtu", err, sizeof(err)))
@@ -1108,9 +1128,10 @@ static int path_cmd(const struct optab_cmd *c, int argc, char **argv)
 	mtu = args.mtu;
 	rc = EXIT_FAIL;
 	if (c == &path_set_cmd) {
-		if (nargs != 1 || (strcmp(argv[1], "up") && strcmp(argv[1], "down")))
-			return fail(EXIT_USAGE, "wps ingress path set: up or down?");
-		updown = argv[1];
+		if (nargs > 1 || (nargs == 1 && strcmp(argv[1], "up") && strcmp(argv[1], "down")) ||
+		    (!nargs && !args.weight_set))
+			return fail(EXIT_USAGE, "wps ingress path set: up, down or --weight W?");
+		updown = nargs ? argv[1] : NULL;
 	}
 	if (!dev)
 		return fail(EXIT_USAGE, "wps ingress path %s: --dev DEV is required", verb);
@@ -1240,13 +1261,21 @@ static int path_cmd(const struct optab_cmd *c, int argc, char **argv)
 	if (!strcmp(verb, "set")) {
 		int found;
 
-		if (!updown) {
-			rc = fail(EXIT_USAGE, "wps ingress path set: up or down?");
-			goto out;
-		}
 		found = path_find(&in, if_nametoindex(via), mac ? dmac : NULL, nhs ? nh : NULL);
 		if (found < 0) {
 			rc = fail(UB_EXIT_NOTFOUND, "no path via %s%s%s", via, mac || nhs ? " to " : "", mac ? mac : nhs ? nhs : "");
+			goto out;
+		}
+		if (args.weight_set) {
+			in.cfg.weight[found] = (__u8)weight;
+			if (bpf_map_update_elem(in.cfg_fd, &zero, &in.cfg, BPF_ANY)) {
+				rc = fail(EXIT_FAIL, "writing cfg: %s", strerror(errno));
+				goto out;
+			}
+			printf("path %d via %s: weight %llu\n", found, via, weight);
+		}
+		if (!updown) {
+			rc = 0;
 			goto out;
 		}
 		/* In place, this bit alone: the watch agent writes its own words beside it. */
@@ -1370,6 +1399,18 @@ static int rule_opt(void *ctx, const struct optab *o, const char *v)
 	return 0;
 }
 
+/* Rule k (added or changed) written and announced: 0, or the exit status (said). */
+static int rule_write(struct inst *in, __u32 k, const struct wps_in_rule *nr)
+{
+	char buf[512];
+
+	if (bpf_map_update_elem(in->rules_fd, &k, nr, BPF_ANY) || rules_changed(in))
+		return fail(EXIT_FAIL, "writing rule: %s", strerror(errno));
+	wps_rule_format(nr, buf, sizeof(buf));
+	printf("rule %u: %s\n", k, buf);
+	return 0;
+}
+
 static int rule_cmd(const struct optab_cmd *c, int argc, char **argv)
 {
 	static struct rule_args args;
@@ -1386,7 +1427,7 @@ static int rule_cmd(const struct optab_cmd *c, int argc, char **argv)
 	rc = EXIT_FAIL;
 	if (!dev)
 		return fail(EXIT_USAGE, "wps ingress rule %s: --dev DEV is required", verb);
-	if (!strcmp(verb, "add") || !strcmp(verb, "del")) {
+	if (!strcmp(verb, "add") || !strcmp(verb, "del") || !strcmp(verb, "change")) {
 		if (wps_rule_parse(nrest, rest, &nr, err, sizeof(err))) {
 			/* del needs no quantum: match on the classifier alone */
 			if (strcmp(verb, "del") || !strstr(err, "--quantum"))
@@ -1422,17 +1463,16 @@ static int rule_cmd(const struct optab_cmd *c, int argc, char **argv)
 			rc = fail(UB_EXIT_CONFLICT, "%d rules already: the most a WPS ingress has", WPS_IN_MAX_RULES);
 			goto out;
 		}
-		__u32 k = (__u32)n;
-		if (bpf_map_update_elem(in.rules_fd, &k, &nr, BPF_ANY) || rules_changed(&in)) {
-			rc = fail(EXIT_FAIL, "writing rule: %s", strerror(errno));
-			goto out;
-		}
-		wps_rule_format(&nr, buf, sizeof(buf));
-		printf("rule %d: %s\n", n, buf);
-		rc = 0;
+		rc = rule_write(&in, (__u32)n, &nr);
 		goto out;
 	}
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n && !strcmp(verb, "change"); i++) {
+		if (!wps_rule_same_match(&rules[i], &nr))
+			continue;
+		rc = rule_write(&in, (__u32)i, &nr);
+		goto out;
+	}
+	for (int i = 0; i < n && strcmp(verb, "change"); i++) {
 		if (!wps_rule_same_match(&rules[i], &nr))
 			continue;
 		/* Close the gap from the end backwards: the program stops at the first unused slot. */
@@ -1464,4 +1504,5 @@ static int path_set(int argc, char **argv) { return path_cmd(&path_set_cmd, argc
 static int path_list(int argc, char **argv) { return path_cmd(&path_list_cmd, argc, argv); }
 static int rule_add(int argc, char **argv) { return rule_cmd(&rule_add_cmd, argc, argv); }
 static int rule_del(int argc, char **argv) { return rule_cmd(&rule_del_cmd, argc, argv); }
+static int rule_change(int argc, char **argv) { return rule_cmd(&rule_change_cmd, argc, argv); }
 static int rule_list(int argc, char **argv) { return rule_cmd(&rule_list_cmd, argc, argv); }
