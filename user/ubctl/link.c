@@ -44,7 +44,7 @@ int link_tcx_pinned(int prog_fd, unsigned ifindex, bool egress, const char *alon
 	return pin_fd(run_link_tcx(prog_fd, (int)ifindex, egress, alone), dir, file);
 }
 
-int link_detach_pinned(const char *dir)
+int link_detach_pinned(const char *dir, int *found)
 {
 	size_t n = strlen(LINK_PIN_PREFIX);
 	char p[PATH_MAX];
@@ -52,11 +52,15 @@ int link_detach_pinned(const char *dir)
 	DIR *d = opendir(dir);
 	int failures = 0;
 
+	if (found)
+		*found = 0;
 	while (d && (de = readdir(d))) {
 		int fd;
 
 		if (strncmp(de->d_name, LINK_PIN_PREFIX, n))
 			continue;
+		if (found)
+			(*found)++;
 		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
 		fd = bpf_obj_get(p);
 		/* A link whose device went is detached already: BPF_LINK_DETACH says 0. */

@@ -600,7 +600,7 @@ static int do_attach(struct ub2e_args *a)
 	fwmark_reflect_on();
 	printf("ub2e attached: %s (UB side) <-> %s (IP side), %s XDP by links, TC slow path by %s, pinned at %s\n",
 	       a->sel.ub_dev, a->sel.ip_dev, a->generic ? "generic" : "native",
-	       tcx ? "tcx links" : "clsact filters (this kernel has no tcx: before 6.6)", pin_display(dir));
+	       LINK_TC_WAY(tcx), pin_display(dir));
 	rc = 0;
 	goto out;
 untc:
@@ -608,7 +608,7 @@ untc:
 untc_ub:
 	ub2e_tc_detach(ub_if, tc_in, tc_ub);
 unpin:
-	link_detach_pinned(dir);
+	link_detach_pinned(dir, NULL);
 	pin_remove_dir(dir);
 out:
 	ub2e__destroy(skel);
@@ -684,7 +684,7 @@ static int do_detach(struct ub2e_args *a)
 		return fail(EXIT_FAIL, "%s is not a complete ub2e instance (%s)", dir, strerror(errno));
 	/* The links first (an instance attached before links has none); then
 	 * what an older ubctl attached without them: legacy XDP, clsact filters. */
-	failures = link_detach_pinned(dir);
+	failures = link_detach_pinned(dir, NULL);
 	failures += detach_from_ports(tx_ub, to_uboe, tc_in, tc_ub) + detach_from_ports(tx_ip, to_ub, tc_in, tc_ip);
 	close(tc_in);
 	close(tc_ub);

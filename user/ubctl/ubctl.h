@@ -66,8 +66,11 @@ int link_xdp_pinned(int prog_fd, unsigned ifindex, bool generic, const char *dir
 int link_tcx_pinned(int prog_fd, unsigned ifindex, bool egress, const char *alone, const char *dir,
 		    const char *file);
 /* Detach (BPF_LINK_DETACH) every link pinned in dir, pins left for
- * pin_remove_dir. Returns the failures, each warned in one line. */
-int link_detach_pinned(const char *dir);
+ * pin_remove_dir; *found (if not NULL): how many there were. Returns the
+ * failures, each warned in one line. */
+int link_detach_pinned(const char *dir, int *found);
+/* How TC programs were attached, for the attach line. */
+#define LINK_TC_WAY(tcx)	((tcx) ? "tcx links" : "clsact filters (this kernel has no tcx: before 6.6)")
 /* Is XDP program prog_id libxdp's dispatcher (xdp-loader's)? */
 bool xdp_is_dispatcher(unsigned prog_id);
 
