@@ -34,6 +34,14 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/*
+ * A packet the switch neither converts nor answers gets no verdict: the next
+ * program on the hook has its turn (tcx: TCX_NEXT; clsact: the next filter),
+ * and the kernel passes it when none is left. What the switch handles keeps
+ * TC_ACT_OK, whose tc_classid -> tc_index carries the CAQM request.
+ */
+#define UB2E_TC_NOT_OURS	TC_ACT_UNSPEC
+
 static __always_inline bool ub2e_marked(const struct __sk_buff *skb)
 {
 	return (skb->mark & UB2E_MARK_MAGIC_MASK) == UB2E_MARK_MAGIC;
@@ -245,7 +253,7 @@ int ub2e_slow_ip(struct __sk_buff *skb)
 	int vid, grow;
 
 	if (!cfg || !skb_is_ip(skb))
-		return TC_ACT_OK;
+		return UB2E_TC_NOT_OURS;
 	if (!ub2e_marked(skb)) {
 		/* Plain UBoE is the IP side's own (untagged: the default
 		 * partition); an answer about UBoE without its partition is not. */
@@ -253,7 +261,7 @@ int ub2e_slow_ip(struct __sk_buff *skb)
 			count(UB2E_CNT_SLOW_DROP_UNCONVERTED);
 			return TC_ACT_SHOT;
 		}
-		return TC_ACT_OK;
+		return UB2E_TC_NOT_OURS;
 	}
 	vid = ub2e_npi_to_vlan(cfg, skb->mark & UB_PID_MASK, (skb->mark >> UB2E_MARK_PERM_SHIFT) & 1);
 	if (vid < 0) {
@@ -314,7 +322,7 @@ int ub2e_slow_ub(struct __sk_buff *skb)
 	bool v6;
 
 	if (!cfg || !skb_is_ip(skb))
-		return TC_ACT_OK;
+		return UB2E_TC_NOT_OURS;
 	v6 = skb->protocol == bpf_htons(ETH_P_IPV6);
 	if (!ub2e_marked(skb)) {
 		/* UBoE that did not come through the switch never reaches UB as it is. */
@@ -322,7 +330,7 @@ int ub2e_slow_ub(struct __sk_buff *skb)
 			count(UB2E_CNT_SLOW_DROP_UNCONVERTED);
 			return TC_ACT_SHOT;
 		}
-		return TC_ACT_OK;
+		return UB2E_TC_NOT_OURS;
 	}
 	/* The kernel checked the bare IP length; LPH+NTH must fit as well. */
 	if (bpf_check_mtu(skb, skb->ifindex, &mtu, UB_NATIVE_HDR_LEN, 0)) {
@@ -642,7 +650,7 @@ int ub2e_slow_in(struct __sk_buff *skb)
 	}
 	cfg = ub2e_config();
 	if (!cfg || !ub2e_marked(skb) || !skb_is_ip(skb))
-		return TC_ACT_OK;
+		return UB2E_TC_NOT_OURS;
 	/* What grows on the way out: UBoE -> UB by LPH+NTH, UB -> UBoE by a CAQM
 	 * tag only (an 802.1Q tag is not in the MTU). */
 	if (ub2e_is_port(&ub2e_tx_ip, skb->ifindex)) {

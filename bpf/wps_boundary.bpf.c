@@ -56,7 +56,9 @@ static __always_inline int filter(struct __sk_buff *skb, bool in)
 		cnt(WPS_BND_CNT_EV_TOO_DEEP);
 pass:
 	cnt(in ? WPS_BND_CNT_PASS_IN : WPS_BND_CNT_PASS_OUT);
-	return TC_ACT_OK;
+	/* No verdict: the next program on the hook has its turn (tcx stops at
+	 * the first verdict, before any clsact filter), else the kernel passes it. */
+	return TC_ACT_UNSPEC;
 }
 
 SEC("tc")

@@ -1798,17 +1798,25 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	}
 }
 
+/*
+ * What goes on out of DEV (passed, or sprayed out of DEV itself) gets no
+ * verdict: the next program on DEV's egress has its turn (tcx stops at the
+ * first verdict, before any clsact filter), else the kernel sends it.
+ */
 SEC("tc")
 int wps_ingress(struct __sk_buff *skb)
 {
+	int rc;
+
 	if (skb->mark & WPS_IN_MARK_BYPASS) {
 		/* Back from the detour (sprayed, or unsprayed): leave as it is. */
 		skb->mark &= ~WPS_IN_MARK_BYPASS;
 		cnt(WPS_IN_CNT_RX);
 		cnt(WPS_IN_CNT_PASS_BYPASS);
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	}
-	return process(skb, false);
+	rc = process(skb, false);
+	return rc == TC_ACT_OK ? TC_ACT_UNSPEC : rc;
 }
 
 /*

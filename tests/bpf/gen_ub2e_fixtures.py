@@ -554,7 +554,7 @@ for v6 in (False, True):
          opts="--untagged", mark=slow_mark(5))
     case(f"tc_egress_ip_{fam}_strict_unmapped", "tc_egress_ip", fwd, "TC_ACT_SHOT", ["slow_drop_vlan"],
          opts="--strict --map 4097=100", mark=slow_mark(5))
-    case(f"tc_egress_ip_{fam}_unmarked_untouched", "tc_egress_ip", fwd, "TC_ACT_OK", [], fwd)
+    case(f"tc_egress_ip_{fam}_unmarked_untouched", "tc_egress_ip", fwd, "TC_ACT_UNSPEC", [], fwd)
     ipb = ip_bytes(v6=v6, src=T["IPHOST_IP6"] if v6 else T["IPHOST_IP4"],
                    dst=T["UBPU_IP6"] if v6 else T["UBPU_IP4"], ecn=CE)
     fwd = kernel_fwd(ipb, T["UBPU_MAC"], T["SW_UB_MAC"])
@@ -566,7 +566,7 @@ for v6 in (False, True):
     icmp = tagged(T["UBPU_MAC"], T["SW_UB_MAC"],
                   bytes(IPv6(src=T["SW_UB_IP6"], dst=T["UBPU_IP6"]) / Raw(b"\x3a" * 8)) if v6 else
                   bytes(IP(src=T["SW_UB_IP4"], dst=T["UBPU_IP4"]) / ICMP(type=11)), None)
-    case(f"tc_egress_ub_{fam}_kernel_icmp_untouched", "tc_egress_ub", icmp, "TC_ACT_OK", [], icmp)
+    case(f"tc_egress_ub_{fam}_kernel_icmp_untouched", "tc_egress_ub", icmp, "TC_ACT_UNSPEC", [], icmp)
     # Device MTU 1500: the IP packet + 10 must fit.
     for size, fits in ((1490, True), (1491, False)):
         ipb = sized(v6, size, src=T["IPHOST_IP6"] if v6 else T["IPHOST_IP4"], dst=T["UBPU_IP6"] if v6 else T["UBPU_IP4"])
@@ -641,7 +641,7 @@ for v6 in (False, True):
     ipb = sized(v6, 500, src=src, dst=near, ttl=1)
     case(f"tc_ingress_ip_{fam}_too_big_ttl_1", "tc_ingress_ip", uboe_in(ipb), "TC_ACT_OK", [], uboe_in(ipb),
          mark=slow_mark(4097), scapy="TTL 1: the kernel's Time Exceeded comes first")
-    case(f"tc_ingress_ip_{fam}_too_big_unmarked", "tc_ingress_ip", uboe_in(ipb), "TC_ACT_OK", [], uboe_in(ipb),
+    case(f"tc_ingress_ip_{fam}_too_big_unmarked", "tc_ingress_ip", uboe_in(ipb), "TC_ACT_UNSPEC", [], uboe_in(ipb),
          scapy="not punted by the switch: not its business")
     # UB -> UBoE: the IP packet leaves as it is; the kernel answers.
     ipb = sized(v6, 500, dst=T["SMALL_MTU_IP6"] if v6 else T["SMALL_MTU_IP4"])
@@ -675,7 +675,7 @@ for v6 in (False, True):
     err = icmp_error(other, v6, typ=11, src=T["SW_UB_IP4"], dst=T["UBPU_IP4"],
                      macs=(T["UBPU_MAC"], T["SW_UB_MAC"])) if not v6 else \
         icmp_error(other, v6, mtu=1280, src=T["SW_UB_IP6"], dst=T["UBPU_IP6"], macs=(T["UBPU_MAC"], T["SW_UB_MAC"]))
-    case(f"tc_egress_ub_{fam}_unmarked_icmp_about_other_untouched", "tc_egress_ub", err, "TC_ACT_OK", [], err,
+    case(f"tc_egress_ub_{fam}_unmarked_icmp_about_other_untouched", "tc_egress_ub", err, "TC_ACT_UNSPEC", [], err,
          scapy="the kernel's answers about plain IP stay plain IP, like plain IP crossing the switch")
 
 

@@ -103,6 +103,10 @@ class Case:
         """down: the path slots an operator has set down (a mask) from this packet on;
         iif: the device the packet came in on (ifindex); cb0, cb1: skb->cb[0], [1] as the program
         finds them; cb0_out: cb[0] as it must leave it; clones: the frames it must send at once."""
+        # What goes on is left to the next program on the hook (TC_ACT_UNSPEC), except
+        # by the detour's program, whose TC_ACT_OK does not leave it.
+        if verdict == "TC_ACT_OK" and self.prog != "seg":
+            verdict = "TC_ACT_UNSPEC"
         self.steps.append((bytes(inp), verdict, None if out is None else bytes(out), now, gso_segs, gso_size,
                            down, iif, cb0, cb0_out, cb1, clones, pmtu))
         return self

@@ -59,6 +59,8 @@ static const char *verdict_name(bool tc, __u32 v)
 
 	if (tc && v == TC_ACT_REDIRECT)
 		return "TC_ACT_REDIRECT";
+	if (tc && v == (__u32)TC_ACT_UNSPEC)
+		return "TC_ACT_UNSPEC";
 	if (tc)
 		return v < 3 ? act[v] : "TC_ACT_?";
 	return fixture_xdp_verdict(v);

@@ -16,7 +16,7 @@
  *   in HEX                          (starts a packet)
  *   ctx now=NS gso_segs=N gso_size=N down=MASK pmtu=N iif=IFINDEX cb0=N cb1=N cb0_out=N
  *                                   (MASK: path slots set down; iif: the device it came in on)
- *   verdict TC_ACT_OK|TC_ACT_SHOT|TC_ACT_REDIRECT
+ *   verdict TC_ACT_UNSPEC|TC_ACT_OK|TC_ACT_SHOT|TC_ACT_REDIRECT
  *   out HEX
  *   clone HEX                       (a frame the packet's run sent at once: bpf_clone_redirect)
  *   count NAME[=N] ...              (all other counters must not move)
@@ -131,9 +131,14 @@ static size_t lo_next(unsigned char *buf, size_t len)
 	}
 }
 
+/* What the ingress on DEV lets go on (passed, or sprayed out of DEV itself): no
+ * verdict, the next program on the hook has its turn (bpf/wps_ingress.bpf.c). */
+#define WPS_PASS	TC_ACT_UNSPEC
+
 static const char *verdict_name(int v)
 {
 	switch (v) {
+	case TC_ACT_UNSPEC: return "TC_ACT_UNSPEC";
 	case TC_ACT_OK: return "TC_ACT_OK";
 	case TC_ACT_SHOT: return "TC_ACT_SHOT";
 	case TC_ACT_REDIRECT: return "TC_ACT_REDIRECT";
@@ -894,8 +899,8 @@ static bool full_table_case(void)
 	for (int i = 0; i < FT_REFUSED; i++) {
 		sk->bss->fid_cursor = FT_FLOWS;	/* a free Flow ID at hand: what fails is the table */
 		v = ft_send(sk, (__u16)(59000 + i), FT_T0 + FT_MS / 2, &fid, &same);
-		if (v != TC_ACT_OK || !same) {
-			printf("#   full table, nothing idle: new flow %d: verdict %d, %s (want TC_ACT_OK, unchanged)\n",
+		if (v != WPS_PASS || !same) {
+			printf("#   full table, nothing idle: new flow %d: verdict %d, %s (want WPS_PASS, unchanged)\n",
 			       i, v, same ? "unchanged" : "changed");
 			goto out;
 		}
@@ -942,7 +947,7 @@ static bool full_table_case(void)
 	 * one (and, the pool spent, the sweep runs again: by now every flow is idle). */
 	sk->bss->fid_cursor = (__u32)q - 1;
 	v = ft_send(sk, 61000, FT_T0 + 10 * FT_MS - 1, &fid, &same);
-	if (v != TC_ACT_OK || !same) {
+	if (v != WPS_PASS || !same) {
 		printf("#   quarantine: Flow ID %u handed out early (verdict %d, Flow ID %u)\n", q, v, fid);
 		goto out;
 	}
@@ -1050,7 +1055,7 @@ static bool fz_check(const unsigned char *in, size_t in_len, const unsigned char
 {
 	static const unsigned char src[16] = { 0xfd, 0, 0, 0xa, [15] = 1 }, dst[16] = { 0xfd, 0, 0, 0xb, [15] = 1 };
 
-	if (verdict == TC_ACT_OK) {
+	if (verdict == WPS_PASS) {
 		if (out_len != in_len || memcmp(in, out, in_len))
 			return snprintf(why, wl, "passed but changed"), false;
 		return true;
@@ -1137,7 +1142,7 @@ static bool fuzz_case(unsigned long long seed, long count)
 			printf("\n");
 			goto out;
 		}
-		verdicts[o.retval == TC_ACT_OK ? 0 : o.retval == TC_ACT_REDIRECT ? 1 : 2]++;
+		verdicts[(int)o.retval == WPS_PASS ? 0 : (int)o.retval == TC_ACT_REDIRECT ? 1 : 2]++;
 	}
 	printf("#   %ld frames (seed %llu): %ld passed untouched, %ld redirected, %ld dropped\n", count, seed,
 	       verdicts[0], verdicts[1], verdicts[2]);
@@ -1162,7 +1167,7 @@ static int rc_flags(struct wps_ingress *sk, __u64 now)
 	bool same;
 	int v = ft_send(sk, 4000, now, &fid, &same);
 
-	if (v == TC_ACT_OK && same)
+	if (v == WPS_PASS && same)
 		return -2;	/* passed unsprayed */
 	return v == TC_ACT_REDIRECT && fid ? rc_last_flags : -1;
 }

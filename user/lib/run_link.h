@@ -4,7 +4,7 @@
  * process holds, so the kernel detaches the program when the process ends,
  * however it ends (SIGKILL included); closing the link's fd detaches it
  * earlier. Roles that must outlive the command (ubctl's UB2E switch, WPS
- * ingress and boundary) attach otherwise.
+ * ingress and boundary) pin the link (user/ubctl/link.c).
  *
  * XDP links are in every kernel this project runs on (5.9 and later). tcx
  * links (TC ingress/egress) came with 6.6: before that run_link_tcx() says

@@ -16,5 +16,8 @@
 #define UB2E_PIN_PROG_TC_EGRESS_IP	"prog_tc_egress_ip"
 #define UB2E_PIN_PROG_TC_EGRESS_UB	"prog_tc_egress_ub"
 #define UB2E_PIN_ICMP_LIMIT		"icmp_limit"
+/* The XDP links (ubctl's link_* pins; the TC ones are link_tc_{ingress,egress}_{ub,ip}). */
+#define UB2E_PIN_LINK_XDP_UB	"link_xdp_ub"
+#define UB2E_PIN_LINK_XDP_IP	"link_xdp_ip"
 
 #endif

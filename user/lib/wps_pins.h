@@ -28,8 +28,15 @@
 #define WPS_PIN_PROG_SEG	"prog_seg"
 #define WPS_PIN_PROG_IN		"prog_in"
 #define WPS_PIN_PROG_OUT	"prog_out"
+/* tcx links, where the kernel has tcx (ubctl's link_* pins): the ingress on
+ * DEV egress and on the detour; the boundary on DEV ingress and egress. */
+#define WPS_PIN_LINK		"link_tc_egress"
+#define WPS_PIN_LINK_SEG	"link_tc_seg"
+#define WPS_PIN_LINK_IN		"link_tc_ingress"
+#define WPS_PIN_LINK_OUT	"link_tc_egress"
 
-/* TC filter identity (handle, priority) so detach removes ours and nothing else. */
+/* TC filter identity (handle, priority) so detach removes ours and nothing else
+ * (kernels without tcx, and instances an older ubctl attached). */
 #define WPS_TC_HANDLE		0x57
 #define WPS_TC_PRIO_INGRESS	0x5701
 #define WPS_TC_PRIO_BOUNDARY	0x5702

@@ -352,6 +352,15 @@ static int parse_args(const struct optab_cmd *c, int argc, char **argv, struct u
 
 /* ---- attach ---------------------------------------------------------------- */
 
+/* The switch attaches by XDP links, which share a hook with no other program. */
+static int xdp_conflict(const char *dev, __u32 prog_id)
+{
+	if (xdp_is_dispatcher(prog_id))
+		return fail(UB_EXIT_CONFLICT, "%s has libxdp's dispatcher (xdp-loader, program %u): an XDP link cannot "
+			    "share the hook with it; xdp-loader unload %s --all first", dev, prog_id, dev);
+	return fail(UB_EXIT_CONFLICT, "%s already has an XDP program (id %u); detach it first", dev, prog_id);
+}
+
 static int check_dev(const char *opt, const char *dev, unsigned *ifindex)
 {
 	__u32 prog_id = 0;
@@ -362,7 +371,7 @@ static int check_dev(const char *opt, const char *dev, unsigned *ifindex)
 	if (!*ifindex)
 		return fail(UB_EXIT_NOTFOUND, "--%s %s: no such network device", opt, dev);
 	if (!bpf_xdp_query_id((int)*ifindex, 0, &prog_id) && prog_id)
-		return fail(UB_EXIT_CONFLICT, "%s already has an XDP program (id %u); detach it first", dev, prog_id);
+		return xdp_conflict(dev, prog_id);
 	return 0;
 }
 
@@ -370,6 +379,8 @@ static int attach_err(const char *dev, int err, bool generic)
 {
 	if (err == -EPERM || err == -EACCES)
 		return fail(UB_EXIT_KERNEL, "attach to %s: permission denied (needs root: CAP_BPF, CAP_NET_ADMIN)", dev);
+	if (err == -EBUSY || err == -EEXIST)
+		return fail(UB_EXIT_CONFLICT, "%s already has an XDP program (attached since the check); detach it first", dev);
 	if (!generic && (err == -EOPNOTSUPP || err == -EINVAL))
 		return fail(UB_EXIT_KERNEL, "native XDP refused by %s (%s): retry with --generic", dev, strerror(-err));
 	return fail(UB_EXIT_KERNEL, "attach to %s: %s", dev, strerror(-err));
@@ -463,12 +474,11 @@ static void icmp_src_warn(const struct ub2e_icmp_src *src, const char *ip_dev)
 static int do_attach(struct ub2e_args *a)
 {
 	unsigned ub_if, ip_if;
-	__u32 flags = XDP_FLAGS_UPDATE_IF_NOEXIST | (a->generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
 	char dir[PATH_MAX], err[512], p[PATH_MAX];
 	struct ub2e *skel = NULL;
 	struct bpf_program *to_ub;
 	struct ub2e_icmp_src src;
-	bool vlan_meta;
+	bool vlan_meta, tcx = false;
 	struct stat st;
 	__u32 zero = 0;
 	int rc, tc_in = -1, tc_ub = -1, tc_ip = -1;
@@ -562,43 +572,35 @@ static int do_attach(struct ub2e_args *a)
 	tc_in = bpf_program__fd(skel->progs.ub2e_slow_in);
 	tc_ub = bpf_program__fd(skel->progs.ub2e_slow_ub);
 	tc_ip = bpf_program__fd(skel->progs.ub2e_slow_ip);
-	rc = ub2e_tc_attach(ub_if, tc_in, tc_ub);
+	rc = ub2e_tc_attach(ub_if, tc_in, tc_ub, dir, "ub", &tcx);
 	if (rc) {
 		rc = fail(UB_EXIT_KERNEL, "attach TC to %s: %s", a->sel.ub_dev, strerror(-rc));
 		goto unpin;
 	}
-	rc = ub2e_tc_attach(ip_if, tc_in, tc_ip);
+	rc = ub2e_tc_attach(ip_if, tc_in, tc_ip, dir, "ip", &tcx);
 	if (rc) {
 		rc = fail(UB_EXIT_KERNEL, "attach TC to %s: %s", a->sel.ip_dev, strerror(-rc));
 		goto untc_ub;
 	}
 
-	rc = bpf_xdp_attach((int)ub_if, bpf_program__fd(skel->progs.ub2e_to_uboe), flags, NULL);
+	/* XDP by links pinned beside the maps: they outlive ubctl, and detach
+	 * (or the last reference going) takes them off. */
+	rc = link_xdp_pinned(bpf_program__fd(skel->progs.ub2e_to_uboe), ub_if, a->generic, dir, UB2E_PIN_LINK_XDP_UB);
 	if (rc) {
 		rc = attach_err(a->sel.ub_dev, rc, a->generic);
 		goto untc;
 	}
-	rc = bpf_xdp_attach((int)ip_if, bpf_program__fd(to_ub), flags, NULL);
+	rc = link_xdp_pinned(bpf_program__fd(to_ub), ip_if, a->generic, dir, UB2E_PIN_LINK_XDP_IP);
 	if (rc) {
-		LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = bpf_program__fd(skel->progs.ub2e_to_uboe));
-		int rb;
-
-		rb = bpf_xdp_detach((int)ub_if, (flags & ~XDP_FLAGS_UPDATE_IF_NOEXIST) | XDP_FLAGS_REPLACE, &o);
-		if (rb) {
-			/* Half attached: keep the pins so `ubctl ub2e detach` can finish the job. */
-			rc = fail(UB_EXIT_KERNEL, "attach to %s failed (%s) and taking the program off %s failed too (%s): "
-				  "pins kept at %s, run ubctl ub2e detach", a->sel.ip_dev, strerror(-rc),
-				  a->sel.ub_dev, strerror(-rb), pin_display(dir));
-			goto out;
-		}
 		rc = attach_err(a->sel.ip_dev, rc, a->generic);
 		goto untc;
 	}
 	ub2e_warn_host(a->sel.ub_dev, a->sel.ip_dev, vlan_meta, a->generic);
 	icmp_src_warn(&src, a->sel.ip_dev);
 	fwmark_reflect_on();
-	printf("ub2e attached: %s (UB side) <-> %s (IP side), %s XDP, pinned at %s\n",
-	       a->sel.ub_dev, a->sel.ip_dev, a->generic ? "generic" : "native", pin_display(dir));
+	printf("ub2e attached: %s (UB side) <-> %s (IP side), %s XDP by links, TC slow path by %s, pinned at %s\n",
+	       a->sel.ub_dev, a->sel.ip_dev, a->generic ? "generic" : "native",
+	       LINK_TC_WAY(tcx), pin_display(dir));
 	rc = 0;
 	goto out;
 untc:
@@ -606,6 +608,7 @@ untc:
 untc_ub:
 	ub2e_tc_detach(ub_if, tc_in, tc_ub);
 unpin:
+	link_detach_pinned(dir, NULL);
 	pin_remove_dir(dir);
 out:
 	ub2e__destroy(skel);
@@ -679,7 +682,10 @@ static int do_detach(struct ub2e_args *a)
 	tc_ip = open_pinned(dir, UB2E_PIN_PROG_TC_EGRESS_IP);
 	if (tx_ub < 0 || tx_ip < 0 || to_uboe < 0 || to_ub < 0 || tc_in < 0 || tc_ub < 0 || tc_ip < 0)
 		return fail(EXIT_FAIL, "%s is not a complete ub2e instance (%s)", dir, strerror(errno));
-	failures = detach_from_ports(tx_ub, to_uboe, tc_in, tc_ub) + detach_from_ports(tx_ip, to_ub, tc_in, tc_ip);
+	/* The links first (an instance attached before links has none); then
+	 * what an older ubctl attached without them: legacy XDP, clsact filters. */
+	failures = link_detach_pinned(dir, NULL);
+	failures += detach_from_ports(tx_ub, to_uboe, tc_in, tc_ub) + detach_from_ports(tx_ip, to_ub, tc_in, tc_ip);
 	close(tc_in);
 	close(tc_ub);
 	close(tc_ip);

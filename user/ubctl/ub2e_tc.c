@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <net/if.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <bpf/bpf.h>
@@ -53,10 +54,19 @@ static int tc_one_off(unsigned ifindex, enum bpf_tc_attach_point where, int prog
 	return 1;
 }
 
-int ub2e_tc_attach(unsigned ifindex, int ingress_fd, int egress_fd)
+int ub2e_tc_attach(unsigned ifindex, int ingress_fd, int egress_fd, const char *dir, const char *side, bool *tcx)
 {
-	int rc = tc_one(ifindex, BPF_TC_INGRESS, ingress_fd);
+	char in[64], eg[64];
+	int rc;
 
+	/* tcx links where the kernel has them (6.6+), beside other programs on the hook. */
+	snprintf(in, sizeof(in), LINK_PIN_PREFIX "tc_ingress_%s", side);
+	snprintf(eg, sizeof(eg), LINK_PIN_PREFIX "tc_egress_%s", side);
+	rc = link_tcx_pinned(ingress_fd, ifindex, false, NULL, dir, in);
+	*tcx = rc != -EOPNOTSUPP;
+	if (*tcx)
+		return rc ? rc : link_tcx_pinned(egress_fd, ifindex, true, NULL, dir, eg);
+	rc = tc_one(ifindex, BPF_TC_INGRESS, ingress_fd);
 	if (rc)
 		return rc;
 	rc = tc_one(ifindex, BPF_TC_EGRESS, egress_fd);

@@ -57,6 +57,25 @@ int pin_mkdir_p(const char *dir);
 /* Remove an instance directory and its now-empty parents up to <bpffs>. */
 void pin_remove_dir(const char *dir);
 
+/* ---- link.c: BPF links pinned in an instance's directory ------------------ */
+
+/* File names of link pins start so (link_xdp_ub, link_tc_ingress_ip, ...). */
+#define LINK_PIN_PREFIX	"link_"
+/* An XDP link (native, or generic) on ifindex, pinned at dir/file. 0 or -errno
+ * (-EBUSY/-EEXIST: the hook has a program; nothing left attached on failure). */
+int link_xdp_pinned(int prog_fd, unsigned ifindex, bool generic, const char *dir, const char *file);
+/* A tcx link (run_link_tcx(): alone, -EOPNOTSUPP without tcx), pinned likewise. */
+int link_tcx_pinned(int prog_fd, unsigned ifindex, bool egress, const char *alone, const char *dir,
+		    const char *file);
+/* Detach (BPF_LINK_DETACH) every link pinned in dir, pins left for
+ * pin_remove_dir; *found (if not NULL): how many there were. Returns the
+ * failures, each warned in one line. */
+int link_detach_pinned(const char *dir, int *found);
+/* How TC programs were attached, for the attach line. */
+#define LINK_TC_WAY(tcx)	((tcx) ? "tcx links" : "clsact filters (this kernel has no tcx: before 6.6)")
+/* Is XDP program prog_id libxdp's dispatcher (xdp-loader's)? */
+bool xdp_is_dispatcher(unsigned prog_id);
+
 /* ---- netns.c: the network namespace an instance's ports live in ------------ */
 
 /* Pin name of the record, beside the instance's maps. */

@@ -93,7 +93,8 @@ static int boundary(const struct optab_cmd *c, int argc, char **argv)
 	const char *dev = NULL;
 	unsigned ifx;
 	struct stat st;
-	int rc = optab_parse(c, argc, argv, optab_str, &dev, NULL);
+	bool tcx;
+	int links, rc = optab_parse(c, argc, argv, optab_str, &dev, NULL);
 
 	if (rc)
 		return OPTAB_STATUS(rc);
@@ -105,10 +106,13 @@ static int boundary(const struct optab_cmd *c, int argc, char **argv)
 	if (c == &boundary_detach_cmd) {
 		if ((rc = boundary_dir(dev, true, dir, sizeof(dir))))
 			return rc;
-		rc = tc_one(ifx, BPF_TC_INGRESS, -1);
+		/* The links; else the clsact filters of a kernel without tcx, or of an older ubctl. */
+		if (link_detach_pinned(dir, &links))
+			return fail(UB_EXIT_KERNEL, "link detach on %s failed; pins kept", dev);
+		rc = links ? 0 : tc_one(ifx, BPF_TC_INGRESS, -1);
 		if (rc && rc != -ENOENT)
 			return fail(UB_EXIT_KERNEL, "TC detach on %s ingress: %s; pins kept", dev, strerror(-rc));
-		rc = tc_one(ifx, BPF_TC_EGRESS, -1);
+		rc = links ? 0 : tc_one(ifx, BPF_TC_EGRESS, -1);
 		if (rc && rc != -ENOENT)
 			return fail(UB_EXIT_KERNEL, "TC detach on %s egress: %s; pins kept", dev, strerror(-rc));
 		pin_remove_dir(dir);
@@ -136,21 +140,30 @@ static int boundary(const struct optab_cmd *c, int argc, char **argv)
 	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_PROG_OUT);
 	if (bpf_program__pin(skel->progs.wps_boundary_out, p))
 		goto pinerr;
-	if ((rc = tc_one(ifx, BPF_TC_INGRESS, bpf_program__fd(skel->progs.wps_boundary_in)))) {
+	/* tcx links pinned beside the programs where the kernel has tcx, else clsact filters. */
+	rc = link_tcx_pinned(bpf_program__fd(skel->progs.wps_boundary_in), ifx, false, NULL, dir, WPS_PIN_LINK_IN);
+	tcx = rc != -EOPNOTSUPP;
+	if (!tcx)
+		rc = tc_one(ifx, BPF_TC_INGRESS, bpf_program__fd(skel->progs.wps_boundary_in));
+	if (rc) {
 		rc = fail(UB_EXIT_KERNEL, "TC attach on %s ingress: %s", dev, strerror(-rc));
 		goto unpin;
 	}
-	if ((rc = tc_one(ifx, BPF_TC_EGRESS, bpf_program__fd(skel->progs.wps_boundary_out)))) {
-		tc_one(ifx, BPF_TC_INGRESS, -1);
+	rc = tcx ? link_tcx_pinned(bpf_program__fd(skel->progs.wps_boundary_out), ifx, true, NULL, dir, WPS_PIN_LINK_OUT) :
+		   tc_one(ifx, BPF_TC_EGRESS, bpf_program__fd(skel->progs.wps_boundary_out));
+	if (rc) {
+		if (!tcx)
+			tc_one(ifx, BPF_TC_INGRESS, -1);
 		rc = fail(UB_EXIT_KERNEL, "TC attach on %s egress: %s", dev, strerror(-rc));
 		goto unpin;
 	}
-	printf("wps boundary attached: %s (in and out), pinned at %s\n", dev, pin_display(dir));
+	printf("wps boundary attached: %s (in and out) by %s, pinned at %s\n", dev, LINK_TC_WAY(tcx), pin_display(dir));
 	rc = 0;
 	goto out;
 pinerr:
 	fail(EXIT_FAIL, "pin %s: %s", p, strerror(errno));
 unpin:
+	link_detach_pinned(dir, NULL);
 	pin_remove_dir(dir);
 out:
 	wps_boundary__destroy(skel);

@@ -707,6 +707,7 @@ static int attach(int argc, char **argv)
 	unsigned dev_if, mtu = 0, a_if = 0, b_if = 0;
 	struct stat st;
 	__u32 zero = 0;
+	bool tcx;
 	int rc;
 
 	wps_in_cfg_defaults(&cfg);
@@ -831,23 +832,30 @@ static int attach(int argc, char **argv)
 		rc = fail(EXIT_FAIL, "writing the configuration: %s", strerror(errno));
 		goto unseg;
 	}
-	rc = tc_attach(b_if, BPF_TC_INGRESS, bpf_program__fd(skel->progs.wps_ingress_seg), WPS_TC_PRIO_INGRESS);
+	/* tcx links pinned beside the programs where the kernel has tcx, else clsact filters. */
+	rc = link_tcx_pinned(bpf_program__fd(skel->progs.wps_ingress_seg), b_if, false, NULL, dir, WPS_PIN_LINK_SEG);
+	tcx = rc != -EOPNOTSUPP;
+	if (!tcx)
+		rc = tc_attach(b_if, BPF_TC_INGRESS, bpf_program__fd(skel->progs.wps_ingress_seg), WPS_TC_PRIO_INGRESS);
 	if (rc) {
 		rc = fail(UB_EXIT_KERNEL, "TC attach on the detour: %s", strerror(-rc));
 		goto unseg;
 	}
-	rc = tc_attach(dev_if, BPF_TC_EGRESS, bpf_program__fd(skel->progs.wps_ingress), WPS_TC_PRIO_INGRESS);
+	rc = tcx ? link_tcx_pinned(bpf_program__fd(skel->progs.wps_ingress), dev_if, true, NULL, dir, WPS_PIN_LINK) :
+		   tc_attach(dev_if, BPF_TC_EGRESS, bpf_program__fd(skel->progs.wps_ingress), WPS_TC_PRIO_INGRESS);
 	if (rc) {
 		rc = fail(UB_EXIT_KERNEL, "TC attach on %s egress: %s", dev, strerror(-rc));
 		goto unseg;
 	}
-	printf("wps ingress attached: %s egress (node %u -> node %u, %s), pinned at %s\n", dev, cfg.node_id,
-	       cfg.egress_node_id, cfg.ecmp ? "ECMP by flow label" : "explicit paths", pin_display(dir));
+	printf("wps ingress attached: %s egress (node %u -> node %u, %s) by %s, pinned at %s\n", dev, cfg.node_id,
+	       cfg.egress_node_id, cfg.ecmp ? "ECMP by flow label" : "explicit paths", LINK_TC_WAY(tcx),
+	       pin_display(dir));
 	if (!cfg.ecmp)
 		printf("add member paths with: ubctl wps ingress path add --dev %s --via DEV --nexthop-mac MAC\n", dev);
 	rc = 0;
 	goto out;
 unseg:
+	link_detach_pinned(dir, NULL);
 	seg_delete(dev_if);
 unpin:
 	features_restore(dev, &cfg);
@@ -864,7 +872,7 @@ static int detach(int argc, char **argv)
 	const char *dev = NULL;
 	unsigned dev_if;
 	__u32 zero = 0;
-	int rc = optab_parse(&detach_cmd, argc, argv, optab_str, &dev, NULL), cfg_fd;
+	int rc = optab_parse(&detach_cmd, argc, argv, optab_str, &dev, NULL), cfg_fd, links;
 
 	if (rc)
 		return OPTAB_STATUS(rc);
@@ -883,7 +891,10 @@ static int detach(int argc, char **argv)
 	if (bpf_map_lookup_elem(cfg_fd, &zero, &cfg) || cfg.version != WPS_IN_CFG_VERSION)
 		cfg.dev_offloads = 0;
 	close(cfg_fd);
-	rc = tc_detach(dev_if, BPF_TC_EGRESS, WPS_TC_PRIO_INGRESS);
+	/* The links; else the clsact filter of a kernel without tcx, or of an older ubctl. */
+	if (link_detach_pinned(dir, &links))
+		return fail(UB_EXIT_KERNEL, "link detach on %s failed; pins kept", dev);
+	rc = links ? 0 : tc_detach(dev_if, BPF_TC_EGRESS, WPS_TC_PRIO_INGRESS);
 	if (rc && rc != -ENOENT)
 		return fail(UB_EXIT_KERNEL, "TC detach on %s: %s; pins kept", dev, strerror(-rc));
 	seg_delete(dev_if);	/* takes its filter with it */
