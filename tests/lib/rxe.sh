@@ -117,3 +117,66 @@ rxe_perf() {
 	# The result row: "#bytes #iterations BW peak BW average MsgRate".
 	awk '$1 ~ /^[0-9]+$/ && NF == 5 { v = $4 } END { if (v != "") print v }' "$out"
 }
+
+# --- Soft-iWARP (siw), bench/rxe_vs_ubperf.sh's second peer. Its module is not in Debian's
+# 6.1 (vmtest/siw.sh builds it). Like rxe it lives in the initial namespace; its two
+# devices get their own veths through the same router (and policy rules like rxe's), so
+# that RDMA-CM, which iWARP connects through, finds one device per address:
+#
+#   SIW_A (ubsia0 10.77.5.1) -- (sa 10.77.5.2) [router] (sb 10.77.6.2) -- (ubsib0 10.77.6.1) SIW_B
+#
+# iWARP runs over the kernel's TCP: TSO/GSO off at the ends and GRO off at the router's
+# ports, so every packet on the wire is one segment (netem then drops segments, as it
+# drops rxe's and ubperf's packets, not 64 KiB aggregates), and MTU SIW_MTU at the ends,
+# which makes a segment carry about rxe's 1024 payload bytes (MSS 1048 = MTU - IP 20 -
+# TCP 20 - timestamps 12; an FPDU is 2 bytes MPA header + 18 DDP/RDMAP + 4 CRC around
+# its payload).
+SIW_A=ubsiw_a SIW_B=ubsiw_b
+SIW_A_IP=10.77.5.1 SIW_B_IP=10.77.6.1
+SIW_MTU=${SIW_MTU:-1100}
+
+siw_unsupported() {
+	modprobe siw 2>/dev/null
+	[[ -d /sys/module/siw ]] || { echo "kernel $(uname -r) has no siw (vmtest/siw.sh builds it)"; return 0; }
+	ls /usr/lib/x86_64-linux-gnu/libibverbs/libsiw-rdmav*.so >/dev/null 2>&1 ||
+		{ echo "libibverbs' siw provider not installed (ibverbs-providers)"; return 0; }
+	[[ -c /dev/infiniband/rdma_cm ]] || modprobe rdma_ucm 2>/dev/null
+	[[ -c /dev/infiniband/rdma_cm ]] || { echo "no /dev/infiniband/rdma_cm (rdma_ucm)"; return 0; }
+	return 1
+}
+
+# siw_setup ROUTER_NS (after rxe_setup, whose move of the local table it relies on).
+siw_setup() {
+	local r=$1 d
+	ip link add ubsia0 mtu "$SIW_MTU" type veth peer name sa mtu "$SIW_MTU" netns "$r"
+	ip link add ubsib0 mtu "$SIW_MTU" type veth peer name sb mtu "$SIW_MTU" netns "$r"
+	ip addr add "$SIW_A_IP/24" dev ubsia0
+	ip addr add "$SIW_B_IP/24" dev ubsib0
+	ip -n "$r" addr add 10.77.5.2/24 dev sa
+	ip -n "$r" addr add 10.77.6.2/24 dev sb
+	for d in ubsia0 ubsib0; do
+		sysctl -qw "net.ipv4.conf.$d.accept_local=1" "net.ipv4.conf.$d.rp_filter=0"
+		ethtool -K "$d" tso off gso off >/dev/null 2>&1 || true
+		ip link set "$d" up
+	done
+	ns_run "$r" ethtool -K sa gro off >/dev/null 2>&1 || true
+	ns_run "$r" ethtool -K sb gro off >/dev/null 2>&1 || true
+	ip -n "$r" link set sa up
+	ip -n "$r" link set sb up
+	ip rule add pref 12 iif lo to "$SIW_B_IP" lookup 10079
+	ip rule add pref 13 iif lo to "$SIW_A_IP" lookup 10080
+	ip route add "$SIW_B_IP" via 10.77.5.2 dev ubsia0 src "$SIW_A_IP" table 10079
+	ip route add "$SIW_A_IP" via 10.77.6.2 dev ubsib0 src "$SIW_B_IP" table 10080
+	rdma link add "$SIW_A" type siw netdev ubsia0
+	rdma link add "$SIW_B" type siw netdev ubsib0
+}
+
+siw_teardown() {
+	rdma link delete "$SIW_A" 2>/dev/null
+	rdma link delete "$SIW_B" 2>/dev/null
+	ip link del ubsia0 2>/dev/null
+	ip link del ubsib0 2>/dev/null
+	ip rule del pref 12 2>/dev/null
+	ip rule del pref 13 2>/dev/null
+	return 0
+}
