@@ -90,8 +90,8 @@ while read -r name flag; do
 done <"$here/tools.list"
 
 # libibverbs dlopen()s its providers (ldd does not see them): Soft-RoCE's, with the
-# .driver file that names it, when the host has them (ibverbs-providers).
-for f in /etc/libibverbs.d/rxe.driver /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so; do
+# .driver file that names it, when the host has them (ibverbs-providers); Soft-iWARP's too.
+for f in /etc/libibverbs.d/{rxe,siw}.driver /usr/lib/x86_64-linux-gnu/libibverbs/lib{rxe,siw}-rdmav*.so; do
 	[[ -e $f ]] || continue
 	case $f in
 	*.so) copy_elf "$f" "$f" ;;
@@ -154,6 +154,15 @@ done <<<"$order"
 # modules.dep for /sbin/modprobe: the copied modules only, with plain .ko names.
 sed -E 's/\.ko\.(xz|zst|gz)/.ko/g' "$kmod/modules.dep" |
 	grep -F -f <(sed 's/$/:/' "$S/etc/vmtest/modules") >"$S/lib/modules/$kver/modules.dep" || true
+# Soft-iWARP, built out of tree by vmtest/siw.sh (Debian's 6.1 has no CONFIG_RDMA_SIW) for
+# bench/rxe_vs_ubperf.sh: loaded last, after ib_core and libcrc32c (modules.list).
+if [[ -s $kdir/extra/siw.ko ]]; then
+	mkdir -p "$S/lib/modules/$kver/extra"
+	cp "$kdir/extra/siw.ko" "$S/lib/modules/$kver/extra/siw.ko"
+	echo extra/siw.ko >>"$S/etc/vmtest/modules"
+	echo "extra/siw.ko: kernel/drivers/infiniband/core/ib_core.ko kernel/lib/libcrc32c.ko" \
+		>>"$S/lib/modules/$kver/modules.dep"
+fi
 cp "$kmod/modules.builtin" "$kmod/modules.alias" "$S/lib/modules/$kver/" 2>/dev/null || true
 
 # --- the repo: build/ (less vmtest's own cache and liburma's PIC objects) and tests/, at $grepo.

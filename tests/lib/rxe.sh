@@ -29,22 +29,53 @@ rxe_unsupported() {
 	return 1
 }
 
-# rxe_setup ROUTER_NS: the two veths, the rules and the two rxe devices.
-rxe_setup() {
-	local r=$1 d
-	RXE_ROUTER=$r
-	ip link add ubrxa0 type veth peer name ra netns "$r"
-	ip link add ubrxb0 type veth peer name rb netns "$r"
-	ip addr add "$RXE_A_IP/24" dev ubrxa0
-	ip addr add "$RXE_B_IP/24" dev ubrxb0
-	ip -n "$r" addr add 10.77.1.2/24 dev ra
-	ip -n "$r" addr add 10.77.2.2/24 dev rb
-	for d in ubrxa0 ubrxb0; do
+# rdma_loop_setup ROUTER TYPE DEV_A DEV_B IF_A IF_B PORT_A PORT_B NET_A NET_B PREF TABLE MTU:
+# two rdma devices of TYPE (rxe, siw) in the initial namespace looped through ROUTER:
+#   DEV_A on IF_A (NET_A.1) -- PORT_A (NET_A.2) [ROUTER] PORT_B (NET_B.2) -- IF_B (NET_B.1) DEV_B
+# (/24 networks of three octets, veths of MTU), with rules PREF and PREF + 1 sending what
+# one end sends the other out of its own veth (tables TABLE and TABLE + 1). The caller
+# forwards in ROUTER and moves the local table behind them (rxe_setup does both).
+rdma_loop_setup() {
+	local r=$1 type=$2 da=$3 db=$4 ia=$5 ib=$6 pa=$7 pb=$8 na=$9 nb=${10} pref=${11} table=${12} mtu=${13} d
+	ip link add "$ia" mtu "$mtu" type veth peer name "$pa" mtu "$mtu" netns "$r"
+	ip link add "$ib" mtu "$mtu" type veth peer name "$pb" mtu "$mtu" netns "$r"
+	ip addr add "$na.1/24" dev "$ia"
+	ip addr add "$nb.1/24" dev "$ib"
+	ip -n "$r" addr add "$na.2/24" dev "$pa"
+	ip -n "$r" addr add "$nb.2/24" dev "$pb"
+	for d in "$ia" "$ib"; do
 		sysctl -qw "net.ipv4.conf.$d.accept_local=1" "net.ipv4.conf.$d.rp_filter=0"
 		ip link set "$d" up
 	done
-	ip -n "$r" link set ra up
-	ip -n "$r" link set rb up
+	ip -n "$r" link set "$pa" up
+	ip -n "$r" link set "$pb" up
+	ip rule add pref "$pref" iif lo to "$nb.1" lookup "$table"
+	ip rule add pref $((pref + 1)) iif lo to "$na.1" lookup $((table + 1))
+	ip route add "$nb.1" via "$na.2" dev "$ia" src "$na.1" table "$table"
+	ip route add "$na.1" via "$nb.2" dev "$ib" src "$nb.1" table $((table + 1))
+	rdma link add "$da" type "$type" netdev "$ia"
+	rdma link add "$db" type "$type" netdev "$ib"
+}
+
+# rdma_loop_teardown DEV_A DEV_B IF_A IF_B PREF: what rdma_loop_setup made.
+rdma_loop_teardown() {
+	rdma link delete "$1" 2>/dev/null
+	rdma link delete "$2" 2>/dev/null
+	ip link del "$3" 2>/dev/null
+	ip link del "$4" 2>/dev/null
+	ip rule del pref "$5" 2>/dev/null
+	ip rule del pref $(($5 + 1)) 2>/dev/null
+	return 0
+}
+
+# rxe_setup ROUTER_NS: the two veths, the rules and the two rxe devices.
+rxe_setup() {
+	local r=$1
+	RXE_ROUTER=$r
+	ns_forwarding "$r"
+	ip rule add pref 100 lookup local
+	ip rule del pref 0 lookup local
+	rdma_loop_setup "$r" rxe "$RXE_A" "$RXE_B" ubrxa0 ubrxb0 ra rb 10.77.1 10.77.2 10 10077 1500
 	# GRO on every end, as ns_link does: a veth then receives through its NAPI ring,
 	# in order. Without it, frames sent from both CPUs wait in per-CPU backlogs and
 	# overtake each other, which rxe takes for loss.
@@ -52,24 +83,10 @@ rxe_setup() {
 	ethtool -K ubrxb0 gro on >/dev/null 2>&1 || true
 	ns_run "$r" ethtool -K ra gro on >/dev/null 2>&1 || true
 	ns_run "$r" ethtool -K rb gro on >/dev/null 2>&1 || true
-	ns_forwarding "$r"
-	ip rule add pref 100 lookup local
-	ip rule del pref 0 lookup local
-	ip rule add pref 10 iif lo to "$RXE_B_IP" lookup 10077
-	ip rule add pref 11 iif lo to "$RXE_A_IP" lookup 10078
-	ip route add "$RXE_B_IP" via 10.77.1.2 dev ubrxa0 src "$RXE_A_IP" table 10077
-	ip route add "$RXE_A_IP" via 10.77.2.2 dev ubrxb0 src "$RXE_B_IP" table 10078
-	rdma link add "$RXE_A" type rxe netdev ubrxa0
-	rdma link add "$RXE_B" type rxe netdev ubrxb0
 }
 
 rxe_teardown() {
-	rdma link delete "$RXE_A" 2>/dev/null
-	rdma link delete "$RXE_B" 2>/dev/null
-	ip link del ubrxa0 2>/dev/null
-	ip link del ubrxb0 2>/dev/null
-	ip rule del pref 10 2>/dev/null
-	ip rule del pref 11 2>/dev/null
+	rdma_loop_teardown "$RXE_A" "$RXE_B" ubrxa0 ubrxb0 10
 	if ip rule show pref 100 | grep -q 'lookup local'; then
 		ip rule add pref 0 lookup local
 		ip rule del pref 100 lookup local
@@ -117,3 +134,42 @@ rxe_perf() {
 	# The result row: "#bytes #iterations BW peak BW average MsgRate".
 	awk '$1 ~ /^[0-9]+$/ && NF == 5 { v = $4 } END { if (v != "") print v }' "$out"
 }
+
+# --- Soft-iWARP (siw), bench/rxe_vs_ubperf.sh's second peer. Its module is not in Debian's
+# 6.1 (vmtest/siw.sh builds it). Like rxe it lives in the initial namespace; its two
+# devices get their own veths through the same router (and policy rules like rxe's), so
+# that RDMA-CM, which iWARP connects through, finds one device per address:
+#
+#   SIW_A (ubsia0 10.77.5.1) -- (sa 10.77.5.2) [router] (sb 10.77.6.2) -- (ubsib0 10.77.6.1) SIW_B
+#
+# iWARP runs over the kernel's TCP: TSO/GSO off at the ends and GRO off at the router's
+# ports, so every packet on the wire is one segment (netem then drops segments, as it
+# drops rxe's and ubperf's packets, not 64 KiB aggregates), and MTU SIW_MTU at the ends,
+# which makes a segment carry about rxe's 1024 payload bytes (MSS 1048 = MTU - IP 20 -
+# TCP 20 - timestamps 12; an FPDU is 2 bytes MPA header + 18 DDP/RDMAP + 4 CRC around
+# its payload).
+SIW_A=ubsiw_a SIW_B=ubsiw_b
+SIW_A_IP=10.77.5.1 SIW_B_IP=10.77.6.1
+SIW_MTU=${SIW_MTU:-1100}
+
+siw_unsupported() {
+	modprobe siw 2>/dev/null
+	[[ -d /sys/module/siw ]] || { echo "kernel $(uname -r) has no siw (vmtest/siw.sh builds it)"; return 0; }
+	ls /usr/lib/x86_64-linux-gnu/libibverbs/libsiw-rdmav*.so >/dev/null 2>&1 ||
+		{ echo "libibverbs' siw provider not installed (ibverbs-providers)"; return 0; }
+	[[ -c /dev/infiniband/rdma_cm ]] || modprobe rdma_ucm 2>/dev/null
+	[[ -c /dev/infiniband/rdma_cm ]] || { echo "no /dev/infiniband/rdma_cm (rdma_ucm)"; return 0; }
+	return 1
+}
+
+# siw_setup ROUTER_NS (after rxe_setup, whose forwarding and move of the local table it
+# relies on).
+siw_setup() {
+	local r=$1 d
+	rdma_loop_setup "$r" siw "$SIW_A" "$SIW_B" ubsia0 ubsib0 sa sb 10.77.5 10.77.6 12 10079 "$SIW_MTU"
+	for d in ubsia0 ubsib0; do ethtool -K "$d" tso off gso off >/dev/null 2>&1 || true; done
+	ns_run "$r" ethtool -K sa gro off >/dev/null 2>&1 || true
+	ns_run "$r" ethtool -K sb gro off >/dev/null 2>&1 || true
+}
+
+siw_teardown() { rdma_loop_teardown "$SIW_A" "$SIW_B" ubsia0 ubsib0 12; }
