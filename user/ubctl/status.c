@@ -229,8 +229,9 @@ static const char *fd_kind(int fd)
 	if (n < 0)
 		return "other";
 	l[n] = '\0';
+	/* A link made by BPF_LINK_CREATE is "bpf_link", one opened from a pin "bpf-link". */
 	return !strcmp(l, "anon_inode:bpf-prog") ? "prog" : !strcmp(l, "anon_inode:bpf-map") ? "map" :
-	       !strcmp(l, "anon_inode:bpf_link") ? "link" : "other";
+	       !strcmp(l, "anon_inode:bpf_link") || !strcmp(l, "anon_inode:bpf-link") ? "link" : "other";
 }
 
 static void id_add(__u32 *ids, size_t *n, __u32 id)
