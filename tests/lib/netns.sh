@@ -32,6 +32,10 @@ ns_cleanup_all() {
 	for ns in $(ip netns list 2>/dev/null | awk -v p="$NS_PREFIX" 'index($1, p) == 1 { print $1 }'); do
 		ip netns del "$ns" 2>/dev/null
 	done
+	# The pins of WPS instances in this run's namespaces (<netns>:<dev>), which a test
+	# that failed before its detach leaves behind: the next test's `stats` would list them.
+	rm -rf /sys/fs/bpf/ubxdp/wps/*/"${NS_PREFIX}"* 2>/dev/null
+	return 0
 }
 
 # Run a command in a namespace. nsenter keeps the host's /sys/fs/bpf (pins
