@@ -159,23 +159,9 @@ UBX_VISIBLE urma_status_t urma_uninit(void)
 
 static bool in_list(const char *l, const char *name)
 {
-	size_t n = strlen(name);
-
-	if (!l || !*l)
-		return false;
-	if (!strcmp(l, "all") || !strcmp(l, "1"))
+	if (l && (!strcmp(l, "all") || !strcmp(l, "1")))
 		return true;
-	while (*l) {
-		const char *e = strchr(l, ',');
-		size_t k = e ? (size_t)(e - l) : strlen(l);
-
-		if (k == n && !strncmp(l, name, n))
-			return true;
-		if (!e)
-			break;
-		l = e + 1;
-	}
-	return false;
+	return ubx_name_in_list(l, name);
 }
 
 bool ubx_dev_native(const char *ifname)

@@ -79,15 +79,12 @@ UBX_VISIBLE int urma_str_to_eid(const char *buf, urma_eid_t *eid)
 	return -1;
 }
 
-/* UBXDP_URMA_DEVS, when set, names the only devices served. */
-static bool dev_allowed(const char *name)
+/* Whether name is one of the comma-separated list l (empty or NULL: no). */
+bool ubx_name_in_list(const char *l, const char *name)
 {
-	const char *l = getenv("UBXDP_URMA_DEVS");
 	size_t n = strlen(name);
 
-	if (!l || !*l)
-		return true;
-	while (*l) {
+	while (l && *l) {
 		const char *e = strchr(l, ',');
 		size_t k = e ? (size_t)(e - l) : strlen(l);
 
@@ -98,6 +95,14 @@ static bool dev_allowed(const char *name)
 		l = e + 1;
 	}
 	return false;
+}
+
+/* UBXDP_URMA_DEVS, when set, names the only devices served. */
+static bool dev_allowed(const char *name)
+{
+	const char *l = getenv("UBXDP_URMA_DEVS");
+
+	return !l || !*l || ubx_name_in_list(l, name);
 }
 
 static bool usable_addr(const struct sockaddr *sa)
@@ -357,9 +362,6 @@ static urma_mtu_t mtu_enum(uint32_t m)
 	default:	return (urma_mtu_t)0;
 	}
 }
-
-/* Whether a device is a native UB port here (UBXDP_URMA_NATIVE: "all" or a list). */
-bool ubx_dev_native(const char *ifname);
 
 UBX_VISIBLE urma_status_t urma_query_device(urma_device_t *dev, urma_device_attr_t *attr)
 {

@@ -106,6 +106,10 @@ uint32_t ubx_uasid(void);
 struct ubx_dev *ubx_dev_of(const urma_device_t *d);
 int ubx_dev_eids(const char *ifname, struct ubx_eids *out);
 void ubx_devs_free(void);
+/* Whether name is one of the comma-separated list l (empty or NULL: no). */
+bool ubx_name_in_list(const char *l, const char *name);
+/* Whether a device is a native UB port here (UBXDP_URMA_NATIVE: "all" or a list). */
+bool ubx_dev_native(const char *ifname);
 /* EID <-> IP address: 4 (IPv4-mapped) or 6. */
 uint8_t ubx_eid_to_ip(const urma_eid_t *eid, uint8_t ip[16]);
 void ubx_ip_to_eid(uint8_t ver, const uint8_t ip[16], urma_eid_t *eid);
