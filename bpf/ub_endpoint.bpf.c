@@ -96,7 +96,7 @@ static __always_inline __u32 ep_drop_reason(int ub2e_reason)
 	}
 }
 
-/* What a URMA setup hello (user/urma/import.c) carries up to its target's
+/* What a URMA setup hello (user/urma/setup.c) carries up to its target's
  * UASID: TPH, TAH, the hello body ("UBH2" ..), the library's message
  * ("URMA" .., the target jetty's UASID at byte 60). */
 struct ep_hello_peek {

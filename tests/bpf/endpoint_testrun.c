@@ -405,7 +405,7 @@ static int fuzz(unsigned long n, uint64_t seed)
 #define T_UASID		0x123456u
 #define T_RCID		0x8123u
 
-/* A URMA setup hello (user/urma/import.c) to a jetty of UASID uasid. */
+/* A URMA setup hello (user/urma/setup.c) to a jetty of UASID uasid. */
 static size_t hello_frame(unsigned char *buf, size_t cap, uint32_t uasid)
 {
 	uint8_t app[20 + 80] = { 'U', 'B', 'H', '2' };

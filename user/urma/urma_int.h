@@ -6,12 +6,17 @@
  *   context.c   urma_init, contexts, the port (one endpoint per device and
  *               process) and its progress thread, logging
  *   jfc.c       JFCE (an eventfd) and JFC (a ring of completion records)
- *   jetty.c     JFS, JFR, jetty; posting work requests
+ *   jetty.c     JFS, JFR, jetty
+ *   post.c      posting work requests
  *   seg.c       segments: register (the core's memory regions), import
- *   import.c    remote jetties, the transport channels and their in-band
- *               setup (hellos over UTP carrying struct ubx_ctl)
- *   progress.c  the I/O: driving the endpoint, the core's events into
- *               completion records, received Sends into JFR buffers
+ *   import.c    peers, remote jetties: import, advise, bind
+ *   chan.c      the transport channels: made, destroyed, failed, waited for
+ *   setup.c     their in-band setup and the imports' probes (hellos over
+ *               UTP carrying struct ubx_ctl), the silent-peer watchdog
+ *   wr.c        work requests: records, submission to the core, completion
+ *   recv.c      JFR buffers; received Sends placed into them, completed
+ *   progress.c  the I/O: driving the endpoint, the core's events to wr.c
+ *               and recv.c, the progress thread
  *
  * Locking: everything of a port (its endpoint, core, channels, queues,
  * completion rings) is under port->lock; a context, and every object made
@@ -34,6 +39,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "urma_api.h"
 #include "ep.h"
@@ -377,8 +383,30 @@ struct ubx_seg {
 
 struct ubx_seg *ubx_seg_of(const urma_target_seg_t *s);
 
-/* ---- channels and the in-band protocol (import.c) ------------------------- */
+/* ---- peers (import.c) --------------------------------------------------------- */
 
+/* The peer for an address (resolved, waiting up to the setup timeout with
+ * the lock released). NULL with *err. */
+struct ubx_peer *ubx_peer_get(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], int *err);
+
+/* ---- channels (chan.c) ---------------------------------------------------------- */
+
+bool ubx_jid_eq(const urma_jetty_id_t *a, const urma_jetty_id_t *b);
+/* ep_now_ns() ms from now. */
+uint64_t ubx_deadline_after(uint32_t ms);
+/* A time of ep_now_ns()'s clock as an absolute CLOCK_MONOTONIC time (the
+ * port's condition variable waits on that clock). */
+void ubx_abs_time(uint64_t at_ns, struct timespec *ts);
+/* 0, or why a TP type does not go with a mode here (errno). */
+int ubx_tp_type_check(const struct ubx_port *p, urma_transport_mode_t mode, urma_tp_type_t t);
+/* The channel of q to remote, NULL when there is none (port lock held). */
+struct ubx_chan *ubx_chan_find(struct ubx_port *p, const struct ubx_q *q, const urma_jetty_id_t *remote);
+/* A channel of q to remote by peer, its core's channel made but not
+ * connected (port lock held). NULL with *err (errno). */
+struct ubx_chan *ubx_chan_new(struct ubx_port *p, struct ubx_q *q, const urma_jetty_id_t *remote,
+			      struct ubx_peer *peer, urma_transport_mode_t mode,
+			      urma_tp_type_t tp_type, uint8_t order, uint32_t mtu,
+			      uint32_t peer_depth, int *err);
 /* The channel from local object q to the remote one, set up (bounded by the
  * setup timeout) when there is none yet. Port lock held; it is released
  * while waiting. NULL with *err (errno) when it cannot be had. */
@@ -386,19 +414,36 @@ struct ubx_chan *ubx_chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, i
 /* Destroy, flushing its work requests (error records) first; tell the peer. */
 void ubx_chan_destroy(struct ubx_chan *ch, bool tell_peer);
 void ubx_chans_of_q_destroy(struct ubx_q *q);
-/* A hello the endpoint took (inside a round): queued for ubx_ctl_run(). */
-bool ubx_ctl_rx(void *ctx, const uint8_t *tp, size_t len, uint8_t ver, const uint8_t ip[16]);
-/* The queued hellos, and the setups' timers. Returns the next timer (ns). */
-uint64_t ubx_ctl_run(struct ubx_port *p, uint64_t now);
-/* The peer for an address (resolved, waiting up to the setup timeout with
- * the lock released). NULL with *err. */
-struct ubx_peer *ubx_peer_get(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], int *err);
 /* Fail a channel here (its peer went silent): its requests end, the oldest
  * with st, the rest flushed, and its core's channel goes; the channel stays
  * as FAILED (RC: its requests fail at once; RM: set up again when used). */
 void ubx_chan_kill(struct ubx_chan *ch, urma_cr_status_t st);
 
+/* ---- the in-band setup (setup.c) ------------------------------------------------ */
+
+/* A hello the endpoint took (inside a round): queued for ubx_ctl_run(). */
+bool ubx_ctl_rx(void *ctx, const uint8_t *tp, size_t len, uint8_t ver, const uint8_t ip[16]);
+/* The queued hellos, and the setups' timers. Returns the next timer (ns). */
+uint64_t ubx_ctl_run(struct ubx_port *p, uint64_t now);
+/* A channel's OPEN (again: its next one is due UBX_HELLO_RETRY_NS later);
+ * its CLOSE. */
+void ubx_send_open(struct ubx_chan *ch);
+void ubx_send_close(struct ubx_chan *ch);
+/* Whether the remote side has jetty id (a JFR or jetty as type says) in this
+ * mode and TP type, and takes the token: a PROBE, resent until answered or
+ * until the setup timeout. Port lock held; released while waiting. 0 or the
+ * errno of the refusal (ETIMEDOUT: no answer). */
+int ubx_probe(struct ubx_ctx *c, struct ubx_peer *peer, const urma_jetty_id_t *id,
+	      urma_transport_mode_t mode, urma_target_type_t type, uint8_t order,
+	      urma_tp_type_t tp_type, uint32_t token);
+
 /* ---- I/O (progress.c) ---------------------------------------------------------- */
+
+/* The receive buffers posted to a channel's core, by their wr_id: a bounce
+ * buffer of the library's, or a JFR's buffer posted straight to the core;
+ * any other wr_id is a work request's (ubx_wr_id). */
+#define BOUNCE_TAG	(1ull << 63)
+#define DIRECT_TAG	(1ull << 62)
 
 /* One round (port lock held): receive, timers, transmit, then the events.
  * Returns what moved (0: idle). */
@@ -410,6 +455,13 @@ int ubx_app_progress(struct ubx_port *p);
 void ubx_app_idle(struct ubx_port *p);
 void ubx_dispatch(struct ubx_port *p);
 void *ubx_progress_thread(void *arg);
+
+/* ---- the receive side (recv.c) ---------------------------------------------------- */
+
+/* A receive the core completed on ch: into a JFR buffer, answered. */
+void ubx_recv(struct ubx_port *p, struct ubx_chan *ch, const struct tp_event *ev);
+/* A receive buffer of ch's failed core channel, given back. */
+void ubx_recv_flushed(struct ubx_chan *ch, const struct tp_event *ev);
 /* Post the bounce buffers of a new channel. */
 int ubx_chan_rx_init(struct ubx_chan *ch);
 void ubx_chan_rx_fini(struct ubx_chan *ch);
@@ -421,6 +473,8 @@ void ubx_jfr_rq_free(struct ubx_q *jfr);
 int ubx_jfr_post(struct ubx_q *jfr, const urma_jfr_wr_t *wr, uint64_t total);
 void ubx_chan_imm_free(struct ubx_chan *ch);
 
+/* ---- work requests (wr.c) ------------------------------------------------------- */
+
 /* Work request records. */
 struct ubx_wr *ubx_wr_alloc(struct ubx_port *p, uint64_t *wr_id);
 struct ubx_wr *ubx_wr_lookup(struct ubx_port *p, uint64_t wr_id);
@@ -431,5 +485,8 @@ int ubx_wr_submit(struct ubx_wr *w);
 /* Complete w with status (record into its JFC when signaled or failed). */
 void ubx_wr_complete(struct ubx_port *p, struct ubx_wr *w, urma_cr_status_t st, uint32_t len);
 urma_cr_status_t ubx_cr_status(enum tp_status st, uint8_t rspinfo);
+/* A completion record of q (ch: its channel, or NULL), its status and
+ * request's fields left to the caller. */
+void ubx_cr_fill(urma_cr_t *cr, const struct ubx_q *q, const struct ubx_chan *ch, bool recv);
 
 #endif

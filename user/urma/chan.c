@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Transport channels: one per local JFS/JFR/jetty and remote jetty (see
+ * urma_int.h), made here and connected by the in-band setup (setup.c);
+ * destroyed with their work requests flushed, failed when the peer goes
+ * silent, and waited for by the application threads that need one.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "urma_int.h"
+
+bool ubx_jid_eq(const urma_jetty_id_t *a, const urma_jetty_id_t *b)
+{
+	return a->id == b->id && a->uasid == b->uasid && ubx_eid_eq(&a->eid, &b->eid);
+}
+
+uint64_t ubx_deadline_after(uint32_t ms) { return ep_now_ns() + (uint64_t)ms * 1000000; }
+
+void ubx_abs_time(uint64_t at_ns, struct timespec *ts)
+{
+	struct timespec now;
+	uint64_t t;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	t = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	{
+		uint64_t mono = ep_now_ns();
+
+		t += at_ns > mono ? at_ns - mono : 0;
+	}
+	ts->tv_sec = (time_t)(t / 1000000000u);
+	ts->tv_nsec = (long)(t % 1000000000u);
+}
+
+/* ---- channels -------------------------------------------------------------------------- */
+
+struct ubx_chan *ubx_chan_find(struct ubx_port *p, const struct ubx_q *q, const urma_jetty_id_t *remote)
+{
+	for (struct ubx_chan *c = p->chans; c; c = c->next)
+		if (c->q == q && ubx_jid_eq(&c->remote, remote))
+			return c;
+	return NULL;
+}
+
+static enum tp_mode core_mode(const struct ubx_port *p, urma_tp_type_t t)
+{
+	return t == URMA_UTP ? TP_MODE_UTP : t == URMA_CTP ? TP_MODE_CTP : p->rtx;
+}
+
+static enum tp_ta_mode ta_mode(uint8_t order)
+{
+	return order == URMA_OT ? TP_TA_ROT : order == URMA_OI ? TP_TA_ROI : TP_TA_ROL;
+}
+
+struct ubx_chan *ubx_chan_new(struct ubx_port *p, struct ubx_q *q, const urma_jetty_id_t *remote,
+			      struct ubx_peer *peer, urma_transport_mode_t mode,
+			      urma_tp_type_t tp_type, uint8_t order, uint32_t mtu,
+			      uint32_t peer_depth, int *err)
+{
+	struct tp_chan_config cc = { 0 };
+	struct ubx_chan *ch;
+	uint32_t ops = q->sdepth > peer_depth ? q->sdepth : peer_depth;
+
+	/* Room in the core's receive queue for every JFR buffer (posted to its
+	 * only channel) and the bounce buffers. */
+	if (q->jfr && q->jfr->rdepth + UBX_BOUNCE > ops)
+		ops = q->jfr->rdepth + UBX_BOUNCE;
+
+	if (p->nchans >= UBX_MAX_CHANS) {
+		*err = ENOSPC;
+		return NULL;
+	}
+	ch = calloc(1, sizeof(*ch));
+	if (!ch) {
+		*err = ENOMEM;
+		return NULL;
+	}
+	ch->port = p;
+	ch->q = q;
+	ch->remote = *remote;
+	ch->peer = peer;
+	ch->mode = mode;
+	ch->tp_type = tp_type;
+	ch->order = order;
+	ch->mtu = mtu;
+	ch->ec.peer = &peer->ep;
+	ch->ec.app = ch;
+	cc.mode = core_mode(p, tp_type);
+	cc.ta_mode = ta_mode(order);
+	cc.mtu = mtu;
+	cc.max_ops = (ops > UBX_BOUNCE ? ops : UBX_BOUNCE) + 8;
+	cc.manual_taack = tp_type != URMA_UTP;
+	/* rnr_retry 7 is "for ever", as in RDMA; 0 is one retry here (the
+	 * core's least). */
+	cc.rnr_retry = q->rnr_retry == 7 ? UINT32_MAX : q->rnr_retry ? q->rnr_retry : 1;
+	cc.rnr_wait_code = q->jfr ? q->jfr->min_rnr_timer : 0;
+	cc.rto_mode = TP_RTO_DYNAMIC;
+	/* The watchdog (ubx_ctl_run) fails a silent peer's channel after the
+	 * err_timeout budget; the core's own limit comes well after it. */
+	cc.retry_limit = 16;
+	ch->budget_ns = 4096ull << (q->err_timeout ? q->err_timeout : URMA_TYPICAL_ERR_TIMEOUT);
+	if (tp_type == URMA_CTP)
+		cc.ta_timeout_ns = 1000000000ull;
+	if (!ep_chan_create(p->ep, &ch->ec, &cc)) {
+		*err = errno;
+		free(ch);
+		return NULL;
+	}
+	if (q->jfr && ubx_chan_rx_init(ch)) {
+		ep_chan_destroy(p->ep, &ch->ec);
+		ubx_chan_rx_fini(ch);
+		free(ch);
+		*err = ENOMEM;
+		return NULL;
+	}
+	ch->next = p->chans;
+	p->chans = ch;
+	p->nchans++;
+	return ch;
+}
+
+static void chan_unlink(struct ubx_port *p, struct ubx_chan *ch)
+{
+	for (struct ubx_chan **pp = &p->chans; *pp; pp = &(*pp)->next)
+		if (*pp == ch) {
+			*pp = ch->next;
+			p->nchans--;
+			return;
+		}
+}
+
+/* Everything ch still had, in posting order: the oldest with st, then flushed. */
+static void flush_all(struct ubx_port *p, struct ubx_chan *ch, urma_cr_status_t st)
+{
+	struct ubx_wr *w = ch->out;
+
+	while (w && w->next_ch)
+		w = w->next_ch;		/* the list is newest first: its tail is the oldest */
+	while (w) {
+		struct ubx_wr *prev = w->prev_ch;
+
+		ubx_wr_complete(p, w, st, 0);
+		st = URMA_CR_WR_FLUSH_ERR;
+		w = prev;
+	}
+	while (ch->held) {
+		w = ch->held;
+		ch->held = w->next_held;
+		w->next_held = NULL;
+		ubx_wr_complete(p, w, st, 0);
+		st = URMA_CR_WR_FLUSH_ERR;
+	}
+	ch->held_tail = NULL;
+}
+
+void ubx_chan_kill(struct ubx_chan *ch, urma_cr_status_t st)
+{
+	struct ubx_port *p = ch->port;
+
+	ubx_dispatch(p);
+	if (!ch->ec.tp)
+		return;
+	ch->state = CH_FAILED;
+	ch->err = ETIMEDOUT;
+	flush_all(p, ch, st);
+	ep_chan_destroy(p->ep, &ch->ec);
+	ch->ec.tp = NULL;
+	ubx_chan_rx_fini(ch);
+	ubx_chan_imm_free(ch);
+}
+
+void ubx_chan_destroy(struct ubx_chan *ch, bool tell_peer)
+{
+	struct ubx_port *p = ch->port;
+
+	/* Events already queued name the channel: they go first. */
+	ubx_dispatch(p);
+	if (tell_peer && ch->state == CH_READY && ch->ec.tp)
+		ubx_send_close(ch);
+	/* What it still had outstanding, or held, ends flushed. */
+	flush_all(p, ch, URMA_CR_WR_FLUSH_ERR);
+	if (ch->q->bound == ch) {
+		ch->q->bound = NULL;
+		if (ch->q->bound_tj) {
+			struct ubx_tjetty *tj = ubx_tjetty_of(ch->q->bound_tj);
+
+			if (tj)
+				tj->binds--;
+			ch->q->bound_tj = NULL;
+			ch->q->pub.jetty.remote_jetty = NULL;
+		}
+	}
+	if (ch->waiters) {
+		/* A thread waits on its setup: it frees it. */
+		ch->state = CH_FAILED;
+		ch->err = ECONNRESET;
+		ch->doomed = true;
+		pthread_cond_broadcast(&p->cond);
+		return;
+	}
+	chan_unlink(p, ch);
+	if (ch->ec.tp) {
+		ep_chan_destroy(p->ep, &ch->ec);
+		ubx_chan_rx_fini(ch);
+	}
+	ubx_chan_imm_free(ch);
+	free(ch);
+}
+
+void ubx_chans_of_q_destroy(struct ubx_q *q)
+{
+	struct ubx_port *p = q->ctx->port;
+	struct ubx_chan *c = p->chans;
+
+	while (c) {
+		struct ubx_chan *n = c->next;
+
+		if (c->q == q && !c->doomed) {
+			ubx_chan_destroy(c, true);
+			n = p->chans;	/* the list may have changed: again from the start */
+		}
+		c = n;
+	}
+}
+
+/* ---- getting a channel (application threads) -------------------------------------- */
+
+int ubx_tp_type_check(const struct ubx_port *p, urma_transport_mode_t mode, urma_tp_type_t t)
+{
+	if (t > URMA_UTP)
+		return EINVAL;
+	if ((mode == URMA_TM_UM) != (t == URMA_UTP))
+		return EINVAL;		/* UM is UTP; RM and RC are RTP or CTP */
+	if (t == URMA_CTP && !p->native) {
+		ubx_err("CTP needs a native UB port (UBXDP_URMA_NATIVE)");
+		return EPERM;
+	}
+	return 0;
+}
+
+/* Wait (port lock held, released meanwhile) until ch is set up or fails. */
+static void wait_setup(struct ubx_port *p, struct ubx_chan *ch)
+{
+	struct timespec ts;
+
+	ubx_abs_time(ch->deadline + 50000000ull, &ts);	/* the progress thread marks it */
+	ubx_app_idle(p);
+	ch->waiters++;
+	while (ch->state == CH_SETUP) {
+		if (pthread_cond_timedwait(&p->cond, &p->lock, &ts) == ETIMEDOUT &&
+		    ch->state == CH_SETUP) {
+			ch->state = CH_FAILED;
+			ch->err = ETIMEDOUT;
+		}
+	}
+	ch->waiters--;
+}
+
+struct ubx_chan *ubx_chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, int *err)
+{
+	struct ubx_port *p = q->ctx->port;
+	struct ubx_chan *ch = ubx_chan_find(p, q, &tj->pub.id);
+	uint8_t ip[16];
+	uint8_t ver;
+
+	if (ch && ch->state == CH_READY)
+		return ch;
+	if (ch && ch->state == CH_FAILED && !ch->waiters && !ch->doomed) {
+		if (ch->q->bound == ch && ch->q->bound_tj) {
+			*err = 0;
+			return ch;	/* RC: a failed connection; requests complete flushed */
+		}
+		ubx_chan_destroy(ch, false);	/* RM: try afresh */
+		ch = NULL;
+	}
+	if (!ch) {
+		*err = ubx_tp_type_check(p, tj->pub.trans_mode, tj->pub.tp_type);
+		if (*err)
+			return NULL;
+		ver = ubx_eid_to_ip(&tj->pub.id.eid, ip);
+		if (!p->mtu[ver == 6]) {
+			*err = EMSGSIZE;
+			return NULL;
+		}
+		ch = ubx_chan_new(p, q, &tj->pub.id, tj->peer, tj->pub.trans_mode, tj->pub.tp_type,
+			      (uint8_t)(tj->pub.flag.bs.order_type ? tj->pub.flag.bs.order_type : q->order),
+			      p->mtu[ver == 6], 0, err);
+		if (!ch)
+			return NULL;
+		ch->rc = rc;
+		ch->token = tj->token.token;
+		ch->state = CH_SETUP;
+		ch->nonce = (uint32_t)ubx_rand(p);
+		ch->deadline = ubx_deadline_after(ubx_port_timeout_ms());
+		ubx_send_open(ch);
+		ubx_progress(p);
+		ubx_port_kick(p);
+	}
+	wait_setup(p, ch);
+	if (ch->state == CH_READY)
+		return ch;
+	*err = ch->err ? ch->err : EIO;
+	if (ch->err == ETIMEDOUT)
+		ubx_err("jetty %u: no answer from the peer's jetty %u within %u ms", q->id,
+			tj->pub.id.id, ubx_port_timeout_ms());
+	if (!ch->waiters) {
+		ch->doomed = false;
+		if (ch->q->bound == ch)
+			ch->q->bound = NULL;
+		chan_unlink(p, ch);
+		ubx_dispatch(p);
+		ep_chan_destroy(p->ep, &ch->ec);
+		ubx_chan_rx_fini(ch);
+		free(ch);
+	}
+	return NULL;
+}

@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The in-band setup of remote jetties (import.c) and of the transport
+ * channels to them (chan.c): a hello over UTP (tp_hello_build_app) carrying
+ * a struct ubx_ctl after the hello's body, resent every 100 ms until
+ * answered or until the setup timeout (UBXDP_URMA_TIMEOUT_MS, 2 s by
+ * default), when the call fails.
+ *
+ *   PROBE / PROBE_ACK  urma_import_*: does the JFR or jetty exist, in this
+ *                      mode and TP type, and is the token right?
+ *   OPEN / OPEN_ACK    a channel between a local and a remote jetty: the
+ *                      hello's TPN and initial PSN are the sender's
+ *                      channel; each side connects its channel to the
+ *                      other's. Two OPENs crossing (both sides posting or
+ *                      binding first) meet in one channel pair.
+ *   CLOSE              a channel's side went (jetty deleted, unbind): the
+ *                      other side flushes its work requests.
+ *
+ * struct ubx_ctl on the wire (big-endian), after the hello body:
+ *   "URMA" | ver | kind | status (errno) | mode (URMA_TM_*) | tp_type |
+ *   order | flags (1: RC bind) | rsv | mtu(16) | depth(16) | nonce(32) |
+ *   src EID(128) | src UASID(32) | src ID(32) | dst EID(128) |
+ *   dst UASID(32) | dst ID(32) | token(32)
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "urma_int.h"
+
+enum { CTL_PROBE = 1, CTL_PROBE_ACK, CTL_OPEN, CTL_OPEN_ACK, CTL_CLOSE };
+#define CTL_VER		1
+#define CTL_LEN		76
+#define CTL_F_RC	1
+
+struct ubx_ctl {
+	uint8_t kind, status, mode, tp_type, order, flags;
+	uint16_t mtu, depth;
+	uint32_t nonce;
+	urma_jetty_id_t src, dst;
+	uint32_t token;
+};
+
+static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)(v >> 16)); put16(p + 2, (uint16_t)v); }
+static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static uint32_t get32(const uint8_t *p) { return (uint32_t)get16(p) << 16 | get16(p + 2); }
+
+static size_t ctl_encode(const struct ubx_ctl *m, uint8_t *b)
+{
+	memcpy(b, "URMA", 4);
+	b[4] = CTL_VER;
+	b[5] = m->kind;
+	b[6] = m->status;
+	b[7] = m->mode;
+	b[8] = m->tp_type;
+	b[9] = m->order;
+	b[10] = m->flags;
+	b[11] = 0;
+	put16(b + 12, m->mtu);
+	put16(b + 14, m->depth);
+	put32(b + 16, m->nonce);
+	memcpy(b + 20, m->src.eid.raw, 16);
+	put32(b + 36, m->src.uasid);
+	put32(b + 40, m->src.id);
+	memcpy(b + 44, m->dst.eid.raw, 16);
+	put32(b + 60, m->dst.uasid);
+	put32(b + 64, m->dst.id);
+	put32(b + 68, m->token);
+	put32(b + 72, 0);
+	return CTL_LEN;
+}
+
+static int ctl_decode(const uint8_t *b, size_t len, struct ubx_ctl *m)
+{
+	if (len < CTL_LEN || memcmp(b, "URMA", 4) || b[4] != CTL_VER || !b[5] || b[5] > CTL_CLOSE)
+		return -EINVAL;
+	memset(m, 0, sizeof(*m));
+	m->kind = b[5];
+	m->status = b[6];
+	m->mode = b[7];
+	m->tp_type = b[8];
+	m->order = b[9];
+	m->flags = b[10];
+	m->mtu = get16(b + 12);
+	m->depth = get16(b + 14);
+	m->nonce = get32(b + 16);
+	memcpy(m->src.eid.raw, b + 20, 16);
+	m->src.uasid = get32(b + 36);
+	m->src.id = get32(b + 40);
+	memcpy(m->dst.eid.raw, b + 44, 16);
+	m->dst.uasid = get32(b + 60);
+	m->dst.id = get32(b + 64);
+	m->token = get32(b + 68);
+	return 0;
+}
+
+/* ---- sending hellos --------------------------------------------------------------- */
+
+static int send_ctl(struct ubx_port *p, struct ubx_peer *peer, const struct tp_chan *tp,
+		    uint16_t sport, uint32_t peer_tpn, bool reply, const struct ubx_ctl *m)
+{
+	uint8_t app[CTL_LEN], pkt[TP_HELLO_LEN + CTL_LEN];
+	size_t n;
+
+	ctl_encode(m, app);
+	n = tp_hello_build_app(tp ? tp : p->ctl, peer_tpn, reply, app, sizeof(app), pkt, sizeof(pkt));
+	if (!n)
+		return -EINVAL;
+	return ep_send_raw(p->ep, &peer->ep, sport, pkt, n);
+}
+
+static void open_msg(const struct ubx_chan *ch, struct ubx_ctl *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->kind = CTL_OPEN;
+	m->mode = (uint8_t)ch->mode;
+	m->tp_type = (uint8_t)ch->tp_type;
+	m->order = ch->order;
+	m->flags = ch->rc ? CTL_F_RC : 0;
+	m->mtu = (uint16_t)ch->mtu;
+	m->depth = (uint16_t)(ch->q->sdepth ? ch->q->sdepth : UBX_BOUNCE);
+	m->nonce = ch->nonce;
+	m->src.eid = ch->q->ctx->pub.eid;
+	m->src.uasid = ch->q->ctx->pub.uasid;
+	m->src.id = ch->q->id;
+	m->dst = ch->remote;
+	m->token = ch->token;
+}
+
+void ubx_send_open(struct ubx_chan *ch)
+{
+	struct ubx_ctl m;
+
+	open_msg(ch, &m);
+	send_ctl(ch->port, ch->peer, ch->ec.tp, ch->ec.sport, 0, false, &m);
+	ch->hellos++;
+	ch->next_hello = ep_now_ns() + UBX_HELLO_RETRY_NS;
+}
+
+void ubx_send_close(struct ubx_chan *ch)
+{
+	struct ubx_ctl m;
+
+	open_msg(ch, &m);
+	m.kind = CTL_CLOSE;
+	send_ctl(ch->port, ch->peer, ch->ec.tp, ch->ec.sport, ch->peer_tpn, false, &m);
+}
+
+/* What the local side of q can take from a remote (PROBE or OPEN): 0 or errno. */
+static int q_accepts(struct ubx_port *p, const struct ubx_ctl *m, struct ubx_q **out)
+{
+	struct ubx_q *q = ubx_q_find(p, m->dst.id);
+
+	*out = NULL;
+	if (m->dst.uasid != ubx_uasid())
+		return ESTALE;		/* another process (of before) had that UASID */
+	if (!q || q->kind == UBX_JFS || q->magic != UBX_M_Q)
+		return ENOENT;
+	if (m->kind == CTL_PROBE && (m->flags >> 1) != (q->kind == UBX_JETTY ? URMA_JETTY : URMA_JFR))
+		return ENOENT;		/* imported as a JFR, is a jetty, or the other way round */
+	if (m->mode != q->mode)
+		return EPROTO;
+	if ((m->tp_type == URMA_UTP) != (q->mode == URMA_TM_UM) ||
+	    (m->tp_type == URMA_CTP && !p->native) || m->tp_type > URMA_UTP)
+		return EPROTONOSUPPORT;
+	if (q->token_policy != URMA_TOKEN_NONE && m->token != q->token.token)
+		return EACCES;
+	*out = q;
+	return 0;
+}
+
+/* ---- the setup timers and answers (progress thread, port lock held) --------------- */
+
+struct ubx_probe_run {
+	struct ubx_probe pr;
+	struct ubx_peer *peer;
+	struct ubx_ctl m;
+	uint64_t next, deadline;
+};
+
+static void reply(struct ubx_port *p, const uint8_t ip[16], uint8_t ver, const struct tp_chan *tp,
+		  uint16_t sport, uint32_t peer_tpn, const struct ubx_ctl *req, uint8_t kind,
+		  int status)
+{
+	struct ubx_ctl m = *req;
+	struct ubx_peer *peer;
+	int err;
+
+	peer = ubx_peer_get(p, ver, ip, &err);
+	if (!peer)
+		return;
+	m.kind = kind;
+	m.status = (uint8_t)status;
+	m.src = req->dst;
+	m.dst = req->src;
+	m.mtu = (uint16_t)p->mtu[ver == 6];
+	send_ctl(p, peer, tp, sport, peer_tpn, true, &m);
+}
+
+static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const struct tp_hello *h,
+		    const struct ubx_ctl *m)
+{
+	struct ubx_q *q;
+	struct ubx_chan *ch;
+	struct ubx_peer *peer;
+	int st = q_accepts(p, m, &q), err;
+
+	p->open_in++;
+	if (!st && m->mtu > p->mtu[ver == 6])
+		st = EMSGSIZE;
+	ch = st ? NULL : ubx_chan_find(p, q, &m->src);
+	if (ch && ch->state == CH_READY && ch->peer_tpn != h->tpn) {
+		/* The other side made a new channel (its old one failed): ours is stale. */
+		ubx_chan_destroy(ch, false);
+		ch = NULL;
+	} else if (ch && ch->state == CH_FAILED && !ch->waiters) {
+		ubx_chan_destroy(ch, false);
+		ch = NULL;
+	}
+	if (!st && !ch && q->mode == URMA_TM_RC && q->bound)
+		st = EBUSY;		/* an RC jetty has one remote jetty */
+	if (st) {
+		p->setup_refused++;
+		p->token_refused += st == EACCES;
+		ubx_dbg("refused an OPEN for jetty %u: %s", m->dst.id, strerror(st));
+		reply(p, ip, ver, NULL, 0, h->tpn, m, CTL_OPEN_ACK, st);
+		return;
+	}
+	if (!ch) {
+		peer = ubx_peer_get(p, ver, ip, &err);
+		if (!peer)
+			return;
+		/* The lock was released: the channel may have come meanwhile. */
+		ch = ubx_chan_find(p, q, &m->src);
+		if (!ch && ubx_q_find(p, m->dst.id) != q)
+			return;		/* the jetty went meanwhile; the sender retries */
+		if (!ch) {
+			ch = ubx_chan_new(p, q, &m->src, peer, (urma_transport_mode_t)m->mode,
+				      (urma_tp_type_t)m->tp_type, m->order, m->mtu, m->depth, &err);
+			if (!ch) {
+				reply(p, ip, ver, NULL, 0, h->tpn, m, CTL_OPEN_ACK, err);
+				return;
+			}
+			ch->rc = m->flags & CTL_F_RC;
+			if (q->mode == URMA_TM_RC && !q->bound)
+				q->bound = ch;	/* accepted: the jetty's bind finds it */
+		}
+	}
+	if (ch->state != CH_READY) {
+		/* New, or our own OPEN crossed theirs: connect to their channel. */
+		if (ep_chan_connect(p->ep, &ch->ec, h->tpn, h->init_psn) == 0) {
+			ch->peer_tpn = h->tpn;
+			ch->state = CH_READY;
+			pthread_cond_broadcast(&p->cond);
+		}
+	}
+	reply(p, ip, ver, ch->ec.tp, ch->ec.sport, h->tpn, m, CTL_OPEN_ACK, 0);
+}
+
+static void on_open_ack(struct ubx_port *p, const struct tp_hello *h, const struct ubx_ctl *m)
+{
+	struct ubx_q *q = ubx_q_find(p, m->dst.id);
+	struct ubx_chan *ch = q ? ubx_chan_find(p, q, &m->src) : NULL;
+
+	if (!ch || ch->state != CH_SETUP || ch->nonce != m->nonce || m->dst.uasid != ubx_uasid())
+		return;		/* a duplicate, or for a channel gone */
+	if (m->status) {
+		ch->state = CH_FAILED;
+		ch->err = m->status;
+		if (m->status == EMSGSIZE)
+			ubx_err("jetty %u: the peer takes a UB MTU of %u, this device %u", m->src.id,
+				m->mtu, ch->mtu);
+	} else if (ep_chan_connect(p->ep, &ch->ec, h->tpn, h->init_psn) == 0) {
+		ch->peer_tpn = h->tpn;
+		ch->state = CH_READY;
+	}
+	pthread_cond_broadcast(&p->cond);
+}
+
+static void on_close(struct ubx_port *p, const struct tp_hello *h, const struct ubx_ctl *m)
+{
+	struct ubx_q *q = ubx_q_find(p, m->dst.id);
+	struct ubx_chan *ch = q ? ubx_chan_find(p, q, &m->src) : NULL;
+
+	if (ch && ch->state == CH_READY && ch->peer_tpn == h->tpn && !ch->doomed)
+		ubx_chan_destroy(ch, false);
+}
+
+static void on_probe(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const struct tp_hello *h,
+		     const struct ubx_ctl *m)
+{
+	struct ubx_q *q;
+	int st = q_accepts(p, m, &q);
+
+	if (st) {
+		p->setup_refused++;
+		p->token_refused += st == EACCES;
+	}
+	reply(p, ip, ver, NULL, 0, h->tpn, m, CTL_PROBE_ACK, st);
+}
+
+static void on_probe_ack(struct ubx_port *p, const struct ubx_ctl *m)
+{
+	for (struct ubx_probe *pr = p->probes; pr; pr = pr->next)
+		if (pr->nonce == m->nonce && !pr->done) {
+			pr->done = true;
+			pr->status = m->status;
+			pthread_cond_broadcast(&p->cond);
+		}
+}
+
+bool ubx_ctl_rx(void *ctx, const uint8_t *tp, size_t len, uint8_t ver, const uint8_t ip[16])
+{
+	struct ubx_port *p = ctx;
+	struct tp_hello h;
+	typeof(p->inbox[0]) *e;
+
+	if (len < TP_HELLO_LEN || memcmp(tp + TP_HELLO_MAGIC_OFF, TP_HELLO_MAGIC, 4) ||
+	    tp_hello_parse(tp, len, &h))
+		return false;
+	if (h.app_len < CTL_LEN || memcmp(h.app, "URMA", 4)) {
+		p->ctl_bad++;
+		return true;	/* a hello, not ours (ubperf's): not for the core either */
+	}
+	if (p->ninbox == UBX_INBOX)
+		return true;	/* its sender retries */
+	e = &p->inbox[p->ninbox++];
+	e->ver = ver;
+	memcpy(e->ip, ip, 16);
+	e->h = h;
+	e->app_len = h.app_len < sizeof(e->app) ? h.app_len : sizeof(e->app);
+	memcpy(e->app, h.app, e->app_len);
+	e->h.app = NULL;
+	return true;
+}
+
+/*
+ * The JFS's err_timeout (0..31; 0: URMA_TYPICAL_ERR_TIMEOUT) asks for
+ * 4.096 us x 2^err_timeout before a silent peer is an error: a channel with
+ * requests outstanding that heard nothing from its peer (acknowledgements,
+ * data) that long is failed here, its oldest request with ack timeout. The
+ * RTO stays dynamic (losses recovered at the RTT's pace); counting on its
+ * retry limit instead would make the time to an error depend on the RTT.
+ */
+static void watchdog(struct ubx_port *p, uint64_t now)
+{
+	struct ubx_chan *ch = p->chans;
+
+	while (ch) {
+		struct ubx_chan *n = ch->next;
+		struct tp_stats st;
+		uint64_t life;
+
+		if (ch->state != CH_READY || !ch->ec.tp || !ch->nout) {
+			ch->life_ns = now;
+			ch = n;
+			continue;
+		}
+		tp_chan_stats(ch->ec.tp, &st);
+		life = st.rx_ack + st.rx_sack + st.rx_nak + st.rx_inorder + st.rx_ooo + st.rx_dup +
+		       st.rx_ctp;
+		if (life != ch->life || !ch->life_ns) {
+			ch->life = life;
+			ch->life_ns = now;
+		} else if (now - ch->life_ns > ch->budget_ns) {
+			ubx_info("jetty %u: the peer's jetty %u silent for %.2f s: failed", ch->q->id,
+				 ch->remote.id, (double)(now - ch->life_ns) / 1e9);
+			ubx_chan_kill(ch, URMA_CR_ACK_TIMEOUT_ERR);
+			n = p->chans;	/* the list may have changed */
+		}
+		ch = n;
+	}
+}
+
+uint64_t ubx_ctl_run(struct ubx_port *p, uint64_t now)
+{
+	uint64_t next = UINT64_MAX;
+
+	/* Handlers may release the lock (peer resolution): take the inbox first. */
+	while (p->ninbox) {
+		typeof(p->inbox[0]) e = p->inbox[0];
+		struct ubx_ctl m;
+
+		memmove(&p->inbox[0], &p->inbox[1], (p->ninbox - 1) * sizeof(p->inbox[0]));
+		p->ninbox--;
+		if (ctl_decode(e.app, e.app_len, &m)) {
+			p->ctl_bad++;
+			continue;
+		}
+		switch (m.kind) {
+		case CTL_PROBE:		on_probe(p, e.ver, e.ip, &e.h, &m); break;
+		case CTL_PROBE_ACK:	on_probe_ack(p, &m); break;
+		case CTL_OPEN:		on_open(p, e.ver, e.ip, &e.h, &m); break;
+		case CTL_OPEN_ACK:	on_open_ack(p, &e.h, &m); break;
+		case CTL_CLOSE:		on_close(p, &e.h, &m); break;
+		}
+	}
+	now = ep_now_ns();
+	if (now >= p->watch_ns) {
+		watchdog(p, now);
+		p->watch_ns = now + 10000000ull;
+	}
+	if (p->watch_ns < next)
+		next = p->watch_ns;
+	for (struct ubx_chan *ch = p->chans; ch; ch = ch->next) {
+		if (ch->state != CH_SETUP)
+			continue;
+		if (now >= ch->deadline) {
+			ch->state = CH_FAILED;
+			ch->err = ETIMEDOUT;
+			pthread_cond_broadcast(&p->cond);
+			continue;
+		}
+		if (now >= ch->next_hello)
+			ubx_send_open(ch);
+		if (ch->next_hello < next)
+			next = ch->next_hello;
+		if (ch->deadline < next)
+			next = ch->deadline;
+	}
+	for (struct ubx_probe *pr = p->probes; pr; pr = pr->next) {
+		struct ubx_probe_run *r = (struct ubx_probe_run *)pr;
+
+		if (pr->done)
+			continue;
+		if (now >= r->deadline) {
+			pr->done = true;
+			pr->status = ETIMEDOUT;
+			pthread_cond_broadcast(&p->cond);
+			continue;
+		}
+		if (now >= r->next) {
+			send_ctl(p, r->peer, NULL, (uint16_t)(0xc000 | (r->m.nonce & 0x3fff)), 0, false,
+				 &r->m);
+			r->next = now + UBX_HELLO_RETRY_NS;
+		}
+		if (r->next < next)
+			next = r->next;
+	}
+	return next;
+}
+
+/* ---- probing a remote jetty (application threads) ------------------------------------- */
+
+int ubx_probe(struct ubx_ctx *c, struct ubx_peer *peer, const urma_jetty_id_t *id,
+	      urma_transport_mode_t mode, urma_target_type_t type, uint8_t order,
+	      urma_tp_type_t tp_type, uint32_t token)
+{
+	struct ubx_port *p = c->port;
+	struct ubx_probe_run r = { 0 };
+	struct timespec ts;
+
+	r.peer = peer;
+	r.pr.nonce = (uint32_t)ubx_rand(p);
+	r.m.kind = CTL_PROBE;
+	r.m.mode = (uint8_t)mode;
+	r.m.tp_type = (uint8_t)tp_type;
+	r.m.order = order;
+	r.m.flags = (uint8_t)(type << 1);
+	r.m.nonce = r.pr.nonce;
+	r.m.src.eid = c->pub.eid;
+	r.m.src.uasid = c->pub.uasid;
+	r.m.dst = *id;
+	r.m.token = token;
+	r.deadline = ubx_deadline_after(ubx_port_timeout_ms());
+	r.pr.next = p->probes;
+	p->probes = &r.pr;
+	ubx_ctl_run(p, ep_now_ns());	/* the first PROBE leaves now */
+	ubx_progress(p);
+	ubx_app_idle(p);
+	ubx_port_kick(p);
+	ubx_abs_time(r.deadline + 50000000ull, &ts);
+	while (!r.pr.done)
+		if (pthread_cond_timedwait(&p->cond, &p->lock, &ts) == ETIMEDOUT && !r.pr.done) {
+			r.pr.done = true;
+			r.pr.status = ETIMEDOUT;
+		}
+	for (struct ubx_probe **pp = &p->probes; *pp; pp = &(*pp)->next)
+		if (*pp == &r.pr) {
+			*pp = r.pr.next;
+			break;
+		}
+	return r.pr.status;
+}
