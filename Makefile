@@ -244,10 +244,11 @@ $(BUILD)/bin/ubxdp_bench: $(BENCH_OBJS) $(LIB) | $(BUILD)/bin
 
 # libFuzzer targets (clang). FUZZ_SECONDS per target; an input that runs 10 s is a hang.
 FUZZ_SECONDS ?= 60
-$(BUILD)/fuzz/fuzz_wps_reorder: tests/fuzz/fuzz_wps_reorder.c user/wps/reorder.c $(wildcard headers/*.h user/wps/*.h)
+WPS_REORDER_SRCS := $(wildcard user/wps/reorder*.c)
+$(BUILD)/fuzz/fuzz_wps_reorder: tests/fuzz/fuzz_wps_reorder.c $(WPS_REORDER_SRCS) $(wildcard headers/*.h user/wps/*.h)
 	@mkdir -p $(dir $@)
 	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -DWPS_FUZZ_LIBFUZZER -Iheaders -Iuser/wps \
-		tests/fuzz/fuzz_wps_reorder.c user/wps/reorder.c -o $@
+		tests/fuzz/fuzz_wps_reorder.c $(WPS_REORDER_SRCS) -o $@
 
 fuzz-wps: $(BUILD)/fuzz/fuzz_wps_reorder
 	@mkdir -p $(BUILD)/fuzz/corpus-wps-reorder

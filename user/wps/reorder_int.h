@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The reorder engine's insides, shared by its three files (the contract is
+ * reorder.h): reorder.c, the procedure (packets in, groups released);
+ * reorder_flows.c, the flow table and the engine's pools; reorder_timers.c,
+ * the release timers and the adaptive timeout. All of it pure: no I/O, no
+ * clock.
+ *
+ * Everything lives in index-linked pools sized once at creation (no malloc per
+ * packet): packet slots and group slots (total_buffer each: a buffered group
+ * holds at least one packet), flow slots (max_flows) chained in a hash table,
+ * and intrusive lists over flows: LRU by last arrival (idle reclaim from its
+ * head) and, per peer, armed timers by arming time (expiry from the heads).
+ * A peer's timer list stays sorted without a heap because every flow is armed
+ * at "now" and one timeout applies to all the peer's flows. The peers' shares
+ * partition the pools, so a peer under its share always finds a free slot.
+ *
+ * What every packet does to the lists and the table (lookup, LRU, timer)
+ * is inline here: the files are built without link-time optimisation, and a
+ * call per packet would cost what bench/wps_reorder_bench.c measures.
+ */
+#ifndef WPS_REORDER_INT_H
+#define WPS_REORDER_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reorder.h"
+
+#define NIL UINT32_MAX
+#define WPS_SKIPS 4	/* gaps of one release remembered for late samples */
+
+#define BUMP(e, fl, field)			\
+	do {					\
+		(fl)->field++;			\
+		(e)->tot.f.field++;		\
+	} while (0)
+
+struct pkt {
+	uint64_t handle;
+	uint32_t next;
+};
+
+struct grp {
+	uint32_t head, tail;		/* packets, arrival order */
+	uint32_t prev, next;		/* flow's groups, ascending Group ID */
+	uint32_t npkts;
+	uint64_t first_at;		/* arrival of its first buffered packet */
+	uint16_t gid;
+	uint8_t closed;			/* its E packet is buffered */
+};
+
+/* The first cache line is all an in-order packet touches. */
+struct flow {
+	uint16_t peer, node, fid;
+	uint16_t neg;
+	uint16_t suspect_run;
+	uint8_t used, armed, has_late, nskip;
+	uint8_t holding;		/* new: NEG is only the smallest Group ID seen */
+	uint32_t hnext;
+	uint32_t gfirst, glast;
+	uint32_t lru_prev, lru_next;
+	uint64_t last_seen;
+	uint64_t lru_stamp;		/* last_seen when last moved in the LRU */
+	uint64_t pkts, groups;
+	/* reordering */
+	uint32_t tm_prev, tm_next;
+	uint64_t armed_at;		/* when the current gap opened */
+	uint64_t arm_seq;		/* arming order, across peers */
+	uint64_t gap_start;		/* when the timer of the last release that skipped was armed */
+	uint16_t skip_lo[WPS_SKIPS], skip_hi[WPS_SKIPS];	/* the gaps it gave up on: [lo, hi) */
+	uint32_t buffered, hwm;
+	uint16_t last_late_gid;
+	uint64_t ooo_groups, late_pkts, late_groups, timer_expiries, bound_releases, suspect;
+} __attribute__((aligned(64)));
+
+struct policer {
+	uint64_t tokens;		/* flows x 1e9 */
+	uint64_t last;
+	uint8_t init;
+};
+
+struct peer {
+	uint32_t tm_head, tm_tail;	/* the peer's armed timers, by arming time */
+	uint64_t skew, timeout;
+	struct policer pol;
+	struct wps_peer_stats st;
+};
+
+struct wps_reorder {
+	struct wps_reorder_cfg cfg;
+	struct pkt *pkts;
+	struct grp *grps;
+	struct flow *flows;
+	uint32_t *buckets;
+	uint32_t hmask;
+	uint32_t pfree, gfree, ffree;
+	uint32_t lru_head, lru_tail;
+	struct peer *peers;		/* max_peers */
+	uint32_t peer_buffer, peer_flows;	/* each peer's share */
+	struct policer pol_all;		/* new flow states of all peers */
+	uint64_t arms;			/* timers armed so far */
+	struct wps_out *out;
+	uint32_t nout;
+	struct wps_total_stats tot;
+};
+
+/* ---- lists ------------------------------------------------------------- */
+
+/* HEAD and TAIL: the list's head and tail indexes (lvalues). */
+#define LIST_UNLINK(e, f, idx, PREV, NEXT, HEAD, TAIL)				\
+	do {									\
+		if ((f)->PREV != NIL)						\
+			(e)->flows[(f)->PREV].NEXT = (f)->NEXT;			\
+		else								\
+			HEAD = (f)->NEXT;					\
+		if ((f)->NEXT != NIL)						\
+			(e)->flows[(f)->NEXT].PREV = (f)->PREV;			\
+		else								\
+			TAIL = (f)->PREV;					\
+		(f)->PREV = (f)->NEXT = NIL;					\
+		(void)(idx);							\
+	} while (0)
+
+#define LIST_APPEND(e, f, idx, PREV, NEXT, HEAD, TAIL)				\
+	do {									\
+		(f)->NEXT = NIL;						\
+		(f)->PREV = TAIL;						\
+		if (TAIL != NIL)						\
+			(e)->flows[TAIL].NEXT = (idx);				\
+		else								\
+			HEAD = (idx);						\
+		TAIL = (idx);							\
+	} while (0)
+
+static inline uint32_t fidx(const struct wps_reorder *e, const struct flow *f)
+{
+	return (uint32_t)(f - e->flows);
+}
+
+/* File f at the LRU's tail, stamped `stamp`. */
+static inline void lru_file(struct wps_reorder *e, struct flow *f, uint64_t stamp)
+{
+	uint32_t i = fidx(e, f);
+
+	f->lru_stamp = stamp;
+	if (e->lru_tail == i)
+		return;
+	LIST_UNLINK(e, f, i, lru_prev, lru_next, e->lru_head, e->lru_tail);
+	LIST_APPEND(e, f, i, lru_prev, lru_next, e->lru_head, e->lru_tail);
+}
+
+/*
+ * The LRU only needs the order to within a fraction of the idle period, so a
+ * flow moves to the tail at most once per idle/64: the common packet writes
+ * no neighbour's cache line. Reclaim re-checks last_seen (tick).
+ */
+static inline void lru_touch(struct wps_reorder *e, struct flow *f, uint64_t now)
+{
+	if (now - f->lru_stamp < e->cfg.idle_ns >> 6)
+		return;
+	lru_file(e, f, now);
+}
+
+/*
+ * The timer runs from `at` (now, or when the group after a gap was buffered),
+ * but from no earlier than the peer's latest timer: the list stays in arming
+ * order, which is deadline order, at the cost of a wait a little longer.
+ */
+static inline void timer_arm(struct wps_reorder *e, struct flow *f, uint64_t at)
+{
+	struct peer *p = &e->peers[f->peer];
+	uint32_t i = fidx(e, f);
+
+	if (f->armed)
+		LIST_UNLINK(e, f, i, tm_prev, tm_next, p->tm_head, p->tm_tail);
+	if (p->tm_tail != NIL && e->flows[p->tm_tail].armed_at > at)
+		at = e->flows[p->tm_tail].armed_at;
+	f->armed = 1;
+	f->armed_at = at;
+	f->arm_seq = ++e->arms;
+	LIST_APPEND(e, f, i, tm_prev, tm_next, p->tm_head, p->tm_tail);
+}
+
+static inline void timer_disarm(struct wps_reorder *e, struct flow *f)
+{
+	struct peer *p = &e->peers[f->peer];
+	uint32_t i = fidx(e, f);
+
+	if (!f->armed)
+		return;
+	LIST_UNLINK(e, f, i, tm_prev, tm_next, p->tm_head, p->tm_tail);
+	f->armed = 0;
+}
+
+/* ---- the flow table (reorder_flows.c) ------------------------------------ */
+
+static inline uint32_t hash_key(uint16_t peer, uint16_t node, uint16_t fid)
+{
+	uint32_t k = ((uint32_t)node << 16) | fid;
+
+	k ^= (uint32_t)peer * 0x9e3779b1U;
+	k ^= k >> 16;
+	k *= 0x7feb352dU;
+	k ^= k >> 15;
+	k *= 0x846ca68bU;
+	k ^= k >> 16;
+	return k;
+}
+
+static inline struct flow *flow_find(struct wps_reorder *e, uint16_t peer, uint16_t node, uint16_t fid)
+{
+	for (uint32_t i = e->buckets[hash_key(peer, node, fid) & e->hmask]; i != NIL; i = e->flows[i].hnext) {
+		struct flow *f = &e->flows[i];
+
+		if (f->node == node && f->fid == fid && f->peer == peer)
+			return f;
+	}
+	return NULL;
+}
+
+/* A new flow state for p's flow; NULL when its peer's share is taken or a
+ * policer refuses it (counted). */
+struct flow *reorder_flow_create(struct wps_reorder *e, const struct wps_pkt *p, uint64_t now);
+/* Release what f holds for a, and free its state. */
+void reorder_flow_free(struct wps_reorder *e, struct flow *f, enum wps_action a);
+
+/* ---- release (reorder.c) ------------------------------------------------- */
+
+/* Emit and free the flow's first buffered group. Returns whether it was closed. */
+bool reorder_pop_group(struct wps_reorder *e, struct flow *f, enum wps_action a, uint64_t now);
+
+/* ---- timers and the adaptive timeout (reorder_timers.c) ------------------ */
+
+struct flow *reorder_timer_first(const struct wps_reorder *e, bool due, uint64_t now);
+/* The armed flow armed first, over all peers (NULL: none). */
+struct flow *reorder_armed_first(const struct wps_reorder *e);
+/* The peer's release timeout from its skew (or the fixed one). */
+void reorder_timeout_update(struct wps_reorder *e, struct peer *p);
+void reorder_skew_sample(struct wps_reorder *e, struct peer *p, uint64_t s);
+
+#endif
