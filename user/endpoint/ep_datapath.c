@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The endpoint's datapath (ep.h): frames received, parsed, checked and
+ * handed to the transport core (or to the control hook); the core's packets
+ * wrapped in place in UMEM frames (or built whole and split, multi-buffer)
+ * and sent by the member ports, our own veth or an AF_PACKET socket; the
+ * rounds and the waits.
+ */
+#include "ep_int.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "tpg.h"
+#include "ubpkt.h"
+#include "uboe_wrap.h"
+#include "ub_wire.h"
+
+#define BATCH		256
+#define FRAG_MAX	(JUMBO_BUF / EP_FRAME_SIZE)	/* UMEM frames of one packet */
+#define NH_REFRESH_NS	1000000000ull
+
+/* Follow route and neighbour changes; keep the old next hop on failure. */
+static void refresh_peer(struct ep *e, struct ep_peer *p, uint64_t now)
+{
+	struct ep_nexthop nh;
+	char err[128];
+	int rc;
+
+	if (p->local || now - p->checked_ns < NH_REFRESH_NS)
+		return;
+	p->checked_ns = now;
+	rc = ep_nexthop_lookup(p->ip_ver, p->ip, p->oif, &nh, err, sizeof(err));
+	if (e->cfg.nexthop_mac_set && rc == -EAGAIN)
+		rc = 0;
+	if (rc || nh.ifindex != e->ifindex)
+		return;
+	if (e->cfg.nexthop_mac_set)
+		memcpy(nh.dst_mac, e->cfg.nexthop_mac, 6);
+	if (memcmp(nh.dst_mac, p->nh.dst_mac, 6) || memcmp(nh.src_ip, p->nh.src_ip, 16))
+		p->nh_changes++;
+	p->nh = nh;
+	for (uint32_t k = 1; k < e->nmem && !e->cfg.nexthop_mac_set; k++) {
+		const int ifindex = ep_xdp_ifindex(e->xdp[k]);
+
+		if (ep_nexthop_lookup(p->ip_ver, p->ip, ifindex, &nh, err, sizeof(err)) ||
+		    nh.ifindex != ifindex)
+			continue;
+		if (memcmp(nh.dst_mac, p->member_mac[k], 6))
+			p->nh_changes++;
+		memcpy(p->member_mac[k], nh.dst_mac, 6);
+	}
+}
+
+/* Congestion marked on the way: IP CE, or on a UB port the NTH's FECN. */
+static bool ce_marked(const struct ub_view *v)
+{
+	uint8_t fecn = ub_cci_fecn(v->cci);
+
+	if (v->kind == UB_KIND_NATIVE)
+		return ub_cci_mode(v->cci) == UB_CCI_MODE_FECN &&
+		       (fecn == UB_FECN_LIGHT_CE || fecn == UB_FECN_SEVERE_CE);
+	return v->ecn == ECN_CE;
+}
+
+static bool is_utp(const uint8_t *tp, size_t len)
+{
+	struct ub_tph_fields f;
+
+	if (len < sizeof(struct ub_tph))
+		return false;
+	ub_tph_decode((const struct ub_tph *)tp, &f);
+	return f.opcode == UB_TP_UTP_DATA;
+}
+
+/* One received packet (its frame's bytes: in the UMEM, or gathered). */
+static void rx_packet(struct ep *e, uint64_t now, const uint8_t *data, size_t flen)
+{
+	const uint16_t ethertype = e->cfg.native.ethertype;
+	const enum ub_frame_kind want = ethertype ? UB_KIND_NATIVE : UB_KIND_UBOE;
+	struct tp_rx_meta meta;
+	struct ub_view v;
+	const uint8_t *tp;
+	size_t len;
+
+	/* A UB port may carry CTP too (headers/ub_wire.h); UBoE never does. */
+	if ((ethertype ? ub_parse_frame_ctp(data, flen, ethertype, &v) :
+			 ub_parse_frame(data, flen, ethertype, &v)) != UB_PARSE_OK ||
+	    v.kind != want) {
+		e->st.parse++;
+	} else if (!v.icrc_ok) {
+		e->st.icrc_bad++;
+	} else if (e->cfg.npi_check && v.pid != e->cfg.native.pid) {
+		e->st.npi_partition++;
+	} else if (e->cfg.npi_check && v.perm == UB_PERM_LOW && e->cfg.native.perm == UB_PERM_LOW) {
+		e->st.npi_permission++;
+	} else {
+		tp = ub_view_tp(&v, &len);
+		if (e->ctl && !v.ctp && is_utp(tp, len) && e->ctl(e->ctl_ctx, tp, len, v.ip_ver, v.src_ip)) {
+			e->st.ctl_rx++;
+			return;
+		}
+		tp_rx_meta_from_view(&v, &meta);
+		e->st.ce_marked += ce_marked(&v);
+		if (tp_ep_rx(e->tp, now, tp, len, &meta) == TP_RX_DROP)
+			e->st.tp_drop++;
+	}
+}
+
+/*
+ * The frames of a multi-buffer packet, fr[i] on (`more` on all but its last),
+ * gathered into jbuf and freed. Returns the index of its last frame; *len 0
+ * when the packet does not fit jbuf or lacks its end (a packet of more
+ * frames than one rx batch: xsk_mt_rx splits no other).
+ */
+static unsigned rx_gather(struct ep *e, struct xsk_mt_frame *fr, unsigned i, unsigned n, size_t *len)
+{
+	size_t got = 0;
+	bool fits = e->jbuf != NULL;
+
+	for (;; i++) {
+		if (fits && got + fr[i].len <= JUMBO_BUF)
+			memcpy(e->jbuf + got, fr[i].data, fr[i].len);
+		else
+			fits = false;
+		got += fr[i].len;
+		xsk_mt_free(e->xt, fr[i].addr);
+		if (!fr[i].more || i + 1 == n)
+			break;
+	}
+	*len = fits && !fr[i].more ? got : 0;
+	return i;
+}
+
+static unsigned do_rx(struct ep *e, uint64_t now)
+{
+	struct xsk_mt_frame fr[BATCH];
+	unsigned n = xsk_mt_rx(e->xt, fr, e->cfg.rx_batch && e->cfg.rx_batch < BATCH ? e->cfg.rx_batch : BATCH);
+	unsigned pkts = 0;
+
+	for (unsigned i = 0; i < n; i++, pkts++) {
+		size_t len;
+
+		if (!fr[i].more) {
+			rx_packet(e, now, fr[i].data, fr[i].len);
+			xsk_mt_free(e->xt, fr[i].addr);
+			continue;
+		}
+		i = rx_gather(e, fr, i, n, &len);
+		e->st.rx_multi_buffer++;
+		if (len)
+			rx_packet(e, now, e->jbuf, len);
+		else
+			e->st.parse++;
+	}
+	e->st.rx_frames += pkts;
+	return pkts;
+}
+
+/* The flow of a packet to p: addresses, entropy port, ECN, native fields. */
+static void flow_to(const struct ep *e, const struct ep_peer *p, uint16_t sport,
+		    const struct tp_tx_info *info, struct uboe_flow *f)
+{
+	const struct ep_native *nat = &e->cfg.native;
+
+	memset(f, 0, sizeof(*f));
+	f->ip_ver = p->ip_ver;
+	memcpy(f->src_mac, p->nh.src_mac, 6);
+	memcpy(f->dst_mac, p->nh.dst_mac, 6);
+	memcpy(f->src_ip, p->nh.src_ip, 16);
+	memcpy(f->dst_ip, p->ip, 16);
+	f->sport = sport;
+	f->flow_label = sport;
+	f->ecn = ECN_ECT0;
+	f->dscp = e->cfg.dscp;
+	if (nat->ethertype) {
+		f->ub_ethertype = nat->ethertype;
+		f->vl = nat->vl;
+		f->rt = nat->rt;
+		f->cci = info && info->has_cci ? info->cci : nat->cci;
+		f->perm = nat->perm;
+		f->pid = nat->pid;
+	}
+}
+
+/* The TP packet sits at data + off: headers go right before it, and the
+ * descriptor points there. */
+static void wrap_frame(struct xsk_mt_frame *fr, size_t off, size_t len, const struct uboe_flow *f)
+{
+	size_t hdr = uboe_wrap_flow_hdr_len(f);
+
+	fr->addr += off - hdr;
+	fr->data += off - hdr;
+	fr->len = (uint32_t)uboe_wrap(fr->data, len, f);
+}
+
+/* n frames out through AF_PACKET socket fd, which copies them: each is
+ * free again at once. Returns how many left. */
+static unsigned pkt_send(struct ep *e, int fd, struct xsk_mt_frame *f, unsigned n)
+{
+	struct mmsghdr m[BATCH];
+	struct iovec v[BATCH];
+	unsigned sent = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		v[i].iov_base = f[i].data;
+		v[i].iov_len = f[i].len;
+		memset(&m[i], 0, sizeof(m[i]));
+		m[i].msg_hdr.msg_iov = &v[i];
+		m[i].msg_hdr.msg_iovlen = 1;
+	}
+	while (sent < n) {
+		int r = sendmmsg(fd, m + sent, n - sent, MSG_DONTWAIT);
+
+		if (r <= 0)
+			break;
+		sent += (unsigned)r;
+	}
+	for (unsigned i = 0; i < n; i++)
+		xsk_mt_free(e->xt, f[i].addr);
+	return sent;
+}
+
+/*
+ * Frames of member 0 out: the AF_XDP socket, or in veth mode the AF_PACKET
+ * socket on the device. Returns how many left; the rest are the caller's
+ * still (xsk) or freed.
+ */
+static unsigned send_frames(struct ep *e, struct xsk_mt_frame *f, unsigned n)
+{
+	if (e->tx_fd < 0)
+		return xsk_mt_tx(e->xt, e->sock0[0], f, n);
+	return pkt_send(e, e->tx_fd, f, n);
+}
+
+/* Frames to jetties of this device: into our veth, whose near end runs the
+ * device's program (it steers them as it steers the device's frames). */
+static void loop_frames(struct ep *e, struct xsk_mt_frame *f, unsigned n)
+{
+	unsigned sent = pkt_send(e, e->loop_fd, f, n);
+
+	e->loop_tx += sent;
+	e->loop_fail += n - sent;
+}
+
+int ep_send_raw(struct ep *e, struct ep_peer *p, uint16_t sport, const void *tp, size_t len)
+{
+	const size_t off = UBOE_WRAP_HDR_MAX;
+	struct uboe_flow f;
+	struct xsk_mt_frame fr;
+
+	if (len > EP_FRAME_SIZE - off - UBOE_ICRC_LEN ||
+	    (e->tx_fd < 0 && !p->local && !xsk_mt_tx_room(e->xt, e->sock0[0])))
+		return -ENOBUFS;
+	if (!xsk_mt_alloc(e->xt, &fr)) {
+		e->st.no_frame++;
+		return -ENOBUFS;
+	}
+	memcpy(fr.data + off, tp, len);
+	refresh_peer(e, p, ep_now_ns());
+	flow_to(e, p, sport, NULL, &f);
+	wrap_frame(&fr, off, len, &f);
+	if (p->local) {
+		loop_frames(e, &fr, 1);
+	} else if (send_frames(e, &fr, 1) != 1) {
+		if (e->tx_fd < 0)
+			xsk_mt_free(e->xt, fr.addr);
+		e->st.tx_ring_full++;
+		return -ENOBUFS;
+	}
+	e->st.tx_frames++;
+	e->st.ctl_tx++;
+	e->mem_tx[0]++;		/* socket 0 is the first member's */
+	return 0;
+}
+
+/*
+ * A packet built in jbuf (at off, wrapped there) into UMEM frames: a frame's
+ * worth each, `more` on all but the last (multi-buffer AF_XDP). Returns how
+ * many frames (0: not enough free ones; none kept).
+ */
+static unsigned split_frames(struct ep *e, const uint8_t *pkt, size_t len, struct xsk_mt_frame *out)
+{
+	unsigned k = 0;
+
+	for (size_t done = 0; done < len; k++) {
+		size_t chunk = len - done < EP_FRAME_SIZE ? len - done : EP_FRAME_SIZE;
+
+		if (!xsk_mt_alloc(e->xt, &out[k])) {
+			while (k--)
+				xsk_mt_free(e->xt, out[k].addr);
+			return 0;
+		}
+		memcpy(out[k].data, pkt + done, chunk);
+		out[k].len = (uint32_t)chunk;
+		done += chunk;
+		out[k].more = done < len;
+	}
+	return k;
+}
+
+static unsigned do_tx(struct ep *e, uint64_t now)
+{
+	const size_t off = UBOE_WRAP_HDR_MAX;
+	/* The core's room for one TP packet: the rest of a UMEM frame, or with
+	 * multi-buffer frames the rest of jbuf. */
+	const size_t cap = (e->big ? JUMBO_BUF : EP_FRAME_SIZE) - off - UBOE_ICRC_LEN;
+	const unsigned per_pkt = e->big ? FRAG_MAX : 1;	/* tx ring slots a packet may take */
+	struct xsk_mt_frame fr[EP_MAX_MEMBERS][BATCH];	/* 32 KiB */
+	struct xsk_mt_frame lo[BATCH];			/* to this device's own jetties */
+	unsigned n = 0, cnt[EP_MAX_MEMBERS] = { 0 }, room = BATCH, nlo = 0, tot = 0;
+
+	/* Take from the core only what the tx rings can hold now: a packet it
+	 * handed over and a ring refused would be lost on our own host. Every
+	 * member may get them all, so the smallest room bounds the batch. (An
+	 * AF_PACKET socket has no ring to fill.) Counted in frames: a
+	 * multi-buffer packet's frames go into the ring together. */
+	for (uint32_t k = 0; k < e->nmem && e->tx_fd < 0; k++) {
+		unsigned r = xsk_mt_tx_room(e->xt, e->sock0[k]);
+
+		if (r < room)
+			room = r;
+	}
+	while (tot + per_pkt <= room && nlo + per_pkt <= BATCH) {
+		struct tp_tx_info info;
+		struct uboe_flow f;
+		struct xsk_mt_frame x;
+		struct ep_chan *c;
+		uint8_t *buf;
+		size_t len;
+		uint32_t k = 0;
+		unsigned nf = 1;
+
+		if (!e->big) {
+			if (!xsk_mt_alloc(e->xt, &x)) {
+				e->st.no_frame++;
+				break;
+			}
+			buf = x.data;
+		} else {
+			if (xsk_mt_free_frames(e->xt) < FRAG_MAX) {
+				xsk_mt_service(e->xt);
+				if (xsk_mt_free_frames(e->xt) < FRAG_MAX) {
+					e->st.no_frame++;
+					break;
+				}
+			}
+			buf = e->jbuf;
+		}
+		len = tp_ep_tx(e->tp, now, buf + off, cap, &info);
+		if (!len) {
+			if (!e->big)
+				xsk_mt_free(e->xt, x.addr);
+			break;
+		}
+		c = info.user;
+		refresh_peer(e, c->peer, now);
+		flow_to(e, c->peer, c->tpg ? tpg_entropy(c->tpg, &info) : c->sport, &info, &f);
+		if (info.ctp) {
+			/* The entity's load balancing: the LBF picks the member port. */
+			f.ctp = true;
+			f.lbf = (uint8_t)f.sport;
+			k = f.lbf % e->nmem;
+			if (k) {
+				memcpy(f.src_mac, e->mac[k], 6);
+				memcpy(f.dst_mac, c->peer->member_mac[k], 6);
+			}
+		}
+		if (e->big) {
+			/* Wrapped in jbuf, then copied out a UMEM frame's worth at a time. */
+			struct xsk_mt_frame w = { .data = buf };
+
+			wrap_frame(&w, off, len, &f);
+			nf = split_frames(e, w.data, w.len, c->peer->local ? &lo[nlo] : &fr[k][cnt[k]]);
+			if (!nf) {
+				e->st.no_frame++;	/* lost: the core retransmits */
+				break;
+			}
+			e->st.tx_multi_buffer += nf > 1;
+		} else {
+			wrap_frame(&x, off, len, &f);
+			if (c->peer->local)
+				lo[nlo] = x;
+			else
+				fr[k][cnt[k]] = x;
+		}
+		if (c->peer->local)
+			nlo += nf;
+		else
+			cnt[k] += nf;
+		tot += nf;
+		n++;
+	}
+	if (nlo) {
+		loop_frames(e, lo, nlo);
+		e->st.tx_frames += nlo;
+		e->mem_tx[0] += nlo;
+	}
+	for (uint32_t k = 0; k < e->nmem; k++) {
+		unsigned sent = !cnt[k] ? 0 : k ? xsk_mt_tx(e->xt, e->sock0[k], fr[k], cnt[k]) :
+				 send_frames(e, fr[k], cnt[k]);
+
+		unsigned pk = 0, lost = 0;
+
+		/* A full tx ring loses these like a wire would (RTP retransmits).
+		 * Counted in packets: a multi-buffer one's last frame has no `more`. */
+		for (unsigned i = 0; i < cnt[k]; i++) {
+			if (i >= sent && e->tx_fd < 0)
+				xsk_mt_free(e->xt, fr[k][i].addr);
+			if (!fr[k][i].more)
+				*(i < sent ? &pk : &lost) += 1;
+		}
+		e->st.tx_ring_full += lost;
+		e->st.tx_frames += pk;
+		e->mem_tx[k] += pk;
+	}
+	return n;
+}
+
+int ep_progress(struct ep *e, int timeout_ms)
+{
+	uint64_t now = ep_now_ns(), dl;
+	unsigned moved;
+
+	moved = do_rx(e, now);
+	dl = tp_ep_next_deadline(e->tp);
+	if (dl <= now)
+		tp_ep_tick(e->tp, now);
+	moved += do_tx(e, now);
+	if (!moved && timeout_ms) {
+		dl = tp_ep_next_deadline(e->tp);
+		if (dl != UINT64_MAX) {
+			uint64_t ms = dl > now ? (dl - now) / 1000000 : 0;
+
+			if (ms < (uint64_t)timeout_ms)
+				timeout_ms = (int)ms;
+		}
+		if (timeout_ms > 0)
+			xsk_mt_poll(e->xt, timeout_ms);
+	}
+	return (int)moved;
+}
+
+#define EP_WAIT_MAX_FDS 64
+
+int ep_wait(struct ep *const *eps, unsigned n, uint64_t max_ns)
+{
+	struct pollfd pfd[EP_WAIT_MAX_FDS];
+	uint64_t now = ep_now_ns(), dl = now + max_ns, t;
+	struct timespec ts;
+	nfds_t nfd = 0;
+	int r;
+
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t d = tp_ep_next_deadline(eps[i]->tp);
+
+		if (d < dl)
+			dl = d;
+		/* Completions reaped, the fill ring topped up: what poll() waits on is real. */
+		xsk_mt_service(eps[i]->xt);
+		for (int k = 0; k < xsk_mt_nsocks(eps[i]->xt) && nfd < EP_WAIT_MAX_FDS; k++) {
+			pfd[nfd].fd = xsk_mt_fd(eps[i]->xt, k);
+			pfd[nfd].events = POLLIN;
+			pfd[nfd++].revents = 0;
+		}
+	}
+	if (dl <= now)
+		return 0;
+	t = dl - now;
+	ts.tv_sec = (time_t)(t / 1000000000u);
+	ts.tv_nsec = (long)(t % 1000000000u);
+	r = ppoll(pfd, nfd, &ts, NULL);
+	return r < 0 ? -errno : r;
+}
+
+int ep_poll_fds(struct ep *e, int *fds, int max)
+{
+	int n = 0;
+
+	xsk_mt_service(e->xt);
+	for (int k = 0; k < xsk_mt_nsocks(e->xt) && n < max; k++)
+		fds[n++] = xsk_mt_fd(e->xt, k);
+	return n;
+}

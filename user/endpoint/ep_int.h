@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The endpoint's state (ep.h), shared by its two files: ep.c opens and
+ * closes it (ports, sockets, peers, channels, the UB MTU), ep_datapath.c
+ * moves packets (rx into the core, the core's packets out, the waits).
+ */
+#ifndef UBXDP_EP_INT_H
+#define UBXDP_EP_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ep.h"
+#include "ep_share.h"
+#include "ep_xdp.h"
+#include "xsk_mt.h"
+
+/* A multi-buffer frame, gathered (rx) or built (tx) in one piece: the
+ * largest UB MTU's data packet with every header, and a 9216-byte jumbo frame. */
+#define JUMBO_BUF	16384
+
+struct ep {
+	struct ep_config cfg;
+	struct ep_xdp *xdp[EP_MAX_MEMBERS];
+	/* One UMEM and its sockets (user/xsk/xsk_mt.h), driven by this one thread. */
+	struct xsk_mt *xm;
+	struct xsk_mt_thr *xt;
+	/* Multi-buffer AF_XDP (jumbo frames): packets longer than a UMEM frame
+	 * come in, and go out, in several; jbuf holds one whole. big: the
+	 * devices carry a UB MTU whose packets need that (else every packet is
+	 * built in its frame, as without). */
+	bool big;
+	uint8_t *jbuf;
+	struct tp_ep *tp;
+	int ifindex;
+	struct ep_stats st;
+	ep_ctl_fn ctl;
+	void *ctl_ctx;
+	/* The entity's member ports (one: the device): first socket, MAC, frames
+	 * sent; each one's device is its program's (ep_xdp_ifindex). */
+	uint32_t nmem;
+	int sock0[EP_MAX_MEMBERS];
+	uint8_t mac[EP_MAX_MEMBERS][6];
+	uint32_t dev_mtu[EP_MAX_MEMBERS];	/* each member device's MTU */
+	uint64_t mem_tx[EP_MAX_MEMBERS];
+	/* shared mode (ep_share.h) */
+	struct ep_share *sh;
+	int tx_fd;		/* veth mode: frames leave by this AF_PACKET socket */
+	int loop_fd;		/* frames to the device's own jetties: into our veth */
+	uint32_t tpn_next;	/* the next TPN to try in the slot's range */
+	uint64_t loop_tx, loop_fail;
+};
+
+#endif
