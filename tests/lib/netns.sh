@@ -35,6 +35,11 @@ ns_cleanup_all() {
 	# The pins of WPS instances in this run's namespaces (<netns>:<dev>), which a test
 	# that failed before its detach leaves behind: the next test's `stats` would list them.
 	rm -rf /sys/fs/bpf/ubxdp/wps/*/"${NS_PREFIX}"* 2>/dev/null
+	# A veth pair ns_link had made but not yet moved when the run was killed.
+	local dev
+	for dev in $(ip -o link show 2>/dev/null | awk -F': ' -v p="$NS_PREFIX" 'index($2, p) == 1 { sub(/@.*/, "", $2); print $2 }'); do
+		ip link del "$dev" 2>/dev/null
+	done
 	return 0
 }
 
@@ -47,16 +52,35 @@ ns_run() {
 
 # ns_link NS1 DEV1 MAC1 NS2 DEV2 MAC2: a veth pair between two namespaces, up.
 # GRO on both ends: a veth only accepts XDP_REDIRECTed frames when its NAPI
-# is running, which GRO (or an XDP program) turns on.
+# is running, which GRO (or an XDP program) turns on. The pair is made here
+# under names of this run and moved, renamed and set up in one step each:
+# ethtool needs no nsenter, and under the vmtest guest's TCG every process
+# costs 0.1-0.2 s (ns_cleanup_all removes a pair a killed run left here).
 ns_link() {
-	ip link add "$2" netns "$1" address "$3" type veth peer name "$5" netns "$4" address "$6"
-	ip -n "$1" link set "$2" up
-	ip -n "$4" link set "$5" up
-	ns_run "$1" ethtool -K "$2" gro on >/dev/null 2>&1 || true
-	ns_run "$4" ethtool -K "$5" gro on >/dev/null 2>&1 || true
+	local a="${NS_PREFIX}${RANDOM:0:3}" b
+	b=${a}b a=${a}a
+	ip link add "$a" address "$3" type veth peer name "$b" address "$6"
+	ethtool -K "$a" gro on >/dev/null 2>&1 || true
+	ethtool -K "$b" gro on >/dev/null 2>&1 || true
+	ip link set dev "$a" netns "$1" name "$2" up
+	ip link set dev "$b" netns "$4" name "$5" up
 }
 
-# ns_addr NS DEV ADDR/PLEN...
+# ns_batch NS: the ip commands on stdin (`ip -batch` lines such as "addr add
+# 10.1.0.1/24 dev sw-ub", "route add default via fd00:1::1": no -4/-6, the
+# address says which) run in NS by one ip, which stops at the first that fails.
+ns_batch() { ip -n "$1" -b -; }
+# addr_lines DEV ADDR/PLEN...: ns_batch lines that give DEV these addresses,
+# IPv6 ones without duplicate address detection (nodad), as ns_addr does.
+addr_lines() {
+	local dev=$1 a; shift
+	for a in "$@"; do
+		if [[ $a == *:* ]]; then echo "addr add $a dev $dev nodad"; else echo "addr add $a dev $dev"; fi
+	done
+}
+# neigh_line DEV IP MAC: the ns_batch line of ns_neigh.
+neigh_line() { echo "neigh replace $2 lladdr $3 dev $1 nud permanent"; }
+
 # ns_xdp_ready NS DEV: true once an XDP program is on DEV (a ubperf server
 # has opened its port; its in-band setup needs no listening socket, and a
 # client's hello that comes before the AF_XDP socket is retried).
@@ -76,11 +100,8 @@ cap_listening() {
 	return 1
 }
 
-ns_addr() {
-	local ns=$1 dev=$2; shift 2
-	local a
-	for a in "$@"; do ip -n "$ns" addr add "$a" dev "$dev" nodad 2>/dev/null || ip -n "$ns" addr add "$a" dev "$dev"; done
-}
+# ns_addr NS DEV ADDR/PLEN...: the addresses, by one ip (addr_lines).
+ns_addr() { local ns=$1 dev=$2; shift 2; addr_lines "$dev" "$@" | ns_batch "$ns"; }
 
 ns_forwarding() {
 	ip netns exec "$1" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
@@ -104,7 +125,7 @@ topo_routed_hop() {
 }
 
 # Static neighbour entries: tests are deterministic without ARP/ND.
-ns_neigh() { ip -n "$1" neigh replace "$3" lladdr "$4" dev "$2" nud permanent; }
+ns_neigh() { neigh_line "$2" "$3" "$4" | ns_batch "$1"; }
 
 # The single-ended topology of draft Fig. 2 (addresses in topo.env):
 #   UBPU -- switch -- IP host. Sets NS_UBPU, NS_SW, NS_IPHOST.
@@ -112,19 +133,25 @@ topo_single() {
 	NS_UBPU=$(ns_add ubpu) NS_SW=$(ns_add sw) NS_IPHOST=$(ns_add iphost)
 	ns_link "$NS_UBPU" ubpu0 "$UBPU_MAC" "$NS_SW" sw-ub "$SW_UB_MAC"
 	ns_link "$NS_SW" sw-ip "$SW_IP_MAC" "$NS_IPHOST" iphost0 "$IPHOST_MAC"
-	ns_addr "$NS_UBPU" ubpu0 "$UBPU_IP4/24" "$UBPU_IP6/64"
-	ns_addr "$NS_SW" sw-ub "$SW_UB_IP4/24" "$SW_UB_IP6/64"
-	ns_addr "$NS_SW" sw-ip "$SW_IP_IP4/24" "$SW_IP_IP6/64"
-	ns_addr "$NS_IPHOST" iphost0 "$IPHOST_IP4/24" "$IPHOST_IP6/64"
-	ip -n "$NS_UBPU" route add default via "$SW_UB_IP4"
-	ip -n "$NS_UBPU" -6 route add default via "$SW_UB_IP6"
-	ip -n "$NS_IPHOST" route add default via "$SW_IP_IP4"
-	ip -n "$NS_IPHOST" -6 route add default via "$SW_IP_IP6"
+	{
+		addr_lines ubpu0 "$UBPU_IP4/24" "$UBPU_IP6/64"
+		echo "route add default via $SW_UB_IP4"
+		echo "route add default via $SW_UB_IP6"
+	} | ns_batch "$NS_UBPU"
+	{
+		addr_lines sw-ub "$SW_UB_IP4/24" "$SW_UB_IP6/64"
+		addr_lines sw-ip "$SW_IP_IP4/24" "$SW_IP_IP6/64"
+		neigh_line sw-ub "$UBPU_IP4" "$UBPU_MAC"
+		neigh_line sw-ub "$UBPU_IP6" "$UBPU_MAC"
+		neigh_line sw-ip "$IPHOST_IP4" "$IPHOST_MAC"
+		neigh_line sw-ip "$IPHOST_IP6" "$IPHOST_MAC"
+	} | ns_batch "$NS_SW"
+	{
+		addr_lines iphost0 "$IPHOST_IP4/24" "$IPHOST_IP6/64"
+		echo "route add default via $SW_IP_IP4"
+		echo "route add default via $SW_IP_IP6"
+	} | ns_batch "$NS_IPHOST"
 	ns_forwarding "$NS_SW"
-	ns_neigh "$NS_SW" sw-ub "$UBPU_IP4" "$UBPU_MAC"
-	ns_neigh "$NS_SW" sw-ub "$UBPU_IP6" "$UBPU_MAC"
-	ns_neigh "$NS_SW" sw-ip "$IPHOST_IP4" "$IPHOST_MAC"
-	ns_neigh "$NS_SW" sw-ip "$IPHOST_IP6" "$IPHOST_MAC"
 }
 
 # The double-ended chain of draft Fig. 3, an Ethernet bridge as the IP network:
@@ -139,10 +166,8 @@ topo_double() {
 	ns_link "$NS_UBPU" ubpu0 "$UBPU_MAC" "$NS_SW" sw-ub "$SW_UB_MAC"
 	ns_link "$NS_SW" sw-ip "$SW_IP_MAC" "$NS_NET" net-a 02:00:00:00:05:01
 	ns_link "$NS_SW2" sw2-ip "$SW2_IP_MAC" "$NS_NET" net-b 02:00:00:00:05:02
-	ip -n "$NS_NET" link add br0 type bridge
-	ip -n "$NS_NET" link set net-a master br0
-	ip -n "$NS_NET" link set net-b master br0
-	ip -n "$NS_NET" link set br0 up
+	printf '%s\n' "link add br0 type bridge" "link set net-a master br0" "link set net-b master br0" \
+		"link set br0 up" | ns_batch "$NS_NET"
 	# The bridge untags on receive and would hand the tag to the next veth as
 	# offload metadata, where XDP cannot see it: make it write tags into the frame.
 	ns_run "$NS_NET" ethtool -K net-a txvlan off >/dev/null
@@ -151,38 +176,44 @@ topo_double() {
 		NS_UBTAP=$(ns_add ubtap)
 		ns_link "$NS_SW2" sw2-ub "$SW2_UB_MAC" "$NS_UBTAP" ubt-b 02:00:00:00:06:02
 		ns_link "$NS_UBTAP" ubt-a 02:00:00:00:06:01 "$NS_UBPU2" ubpu0 "$UBPU2_MAC"
-		ip -n "$NS_UBTAP" link add br0 type bridge
-		ip -n "$NS_UBTAP" link set ubt-a master br0
-		ip -n "$NS_UBTAP" link set ubt-b master br0
-		ip -n "$NS_UBTAP" link set br0 up
+		printf '%s\n' "link add br0 type bridge" "link set ubt-a master br0" "link set ubt-b master br0" \
+			"link set br0 up" | ns_batch "$NS_UBTAP"
 	else
 		ns_link "$NS_SW2" sw2-ub "$SW2_UB_MAC" "$NS_UBPU2" ubpu0 "$UBPU2_MAC"
 	fi
-	ns_addr "$NS_UBPU" ubpu0 "$UBPU_IP4/24" "$UBPU_IP6/64"
-	ns_addr "$NS_SW" sw-ub "$SW_UB_IP4/24" "$SW_UB_IP6/64"
-	ns_addr "$NS_SW" sw-ip "$SW_IP_IP4/24" "$SW_IP_IP6/64"
-	ns_addr "$NS_SW2" sw2-ip "$SW2_IP_IP4/24" "$SW2_IP_IP6/64"
-	ns_addr "$NS_SW2" sw2-ub "$SW2_UB_IP4/24" "$SW2_UB_IP6/64"
-	ns_addr "$NS_UBPU2" ubpu0 "$UBPU2_IP4/24" "$UBPU2_IP6/64"
 	# The UBPUs reach beyond their UB port through the switch, as in topo_single.
-	ip -n "$NS_UBPU" route add default via "$SW_UB_IP4"
-	ip -n "$NS_UBPU" -6 route add default via "$SW_UB_IP6"
-	ip -n "$NS_UBPU2" route add default via "$SW2_UB_IP4"
-	ip -n "$NS_UBPU2" -6 route add default via "$SW2_UB_IP6"
+	{
+		addr_lines ubpu0 "$UBPU_IP4/24" "$UBPU_IP6/64"
+		echo "route add default via $SW_UB_IP4"
+		echo "route add default via $SW_UB_IP6"
+	} | ns_batch "$NS_UBPU"
+	{
+		addr_lines ubpu0 "$UBPU2_IP4/24" "$UBPU2_IP6/64"
+		echo "route add default via $SW2_UB_IP4"
+		echo "route add default via $SW2_UB_IP6"
+	} | ns_batch "$NS_UBPU2"
+	{
+		addr_lines sw-ub "$SW_UB_IP4/24" "$SW_UB_IP6/64"
+		addr_lines sw-ip "$SW_IP_IP4/24" "$SW_IP_IP6/64"
+		echo "route add 10.3.0.0/24 via $SW2_IP_IP4"
+		echo "route add fd00:3::/64 via $SW2_IP_IP6"
+		neigh_line sw-ub "$UBPU_IP4" "$UBPU_MAC"
+		neigh_line sw-ub "$UBPU_IP6" "$UBPU_MAC"
+		neigh_line sw-ip "$SW2_IP_IP4" "$SW2_IP_MAC"
+		neigh_line sw-ip "$SW2_IP_IP6" "$SW2_IP_MAC"
+	} | ns_batch "$NS_SW"
+	{
+		addr_lines sw2-ip "$SW2_IP_IP4/24" "$SW2_IP_IP6/64"
+		addr_lines sw2-ub "$SW2_UB_IP4/24" "$SW2_UB_IP6/64"
+		echo "route add 10.1.0.0/24 via $SW_IP_IP4"
+		echo "route add fd00:1::/64 via $SW_IP_IP6"
+		neigh_line sw2-ip "$SW_IP_IP4" "$SW_IP_MAC"
+		neigh_line sw2-ip "$SW_IP_IP6" "$SW_IP_MAC"
+		neigh_line sw2-ub "$UBPU2_IP4" "$UBPU2_MAC"
+		neigh_line sw2-ub "$UBPU2_IP6" "$UBPU2_MAC"
+	} | ns_batch "$NS_SW2"
 	ns_forwarding "$NS_SW"
 	ns_forwarding "$NS_SW2"
-	ip -n "$NS_SW" route add 10.3.0.0/24 via "$SW2_IP_IP4"
-	ip -n "$NS_SW" -6 route add fd00:3::/64 via "$SW2_IP_IP6"
-	ip -n "$NS_SW2" route add 10.1.0.0/24 via "$SW_IP_IP4"
-	ip -n "$NS_SW2" -6 route add fd00:1::/64 via "$SW_IP_IP6"
-	ns_neigh "$NS_SW" sw-ub "$UBPU_IP4" "$UBPU_MAC"
-	ns_neigh "$NS_SW" sw-ub "$UBPU_IP6" "$UBPU_MAC"
-	ns_neigh "$NS_SW" sw-ip "$SW2_IP_IP4" "$SW2_IP_MAC"
-	ns_neigh "$NS_SW" sw-ip "$SW2_IP_IP6" "$SW2_IP_MAC"
-	ns_neigh "$NS_SW2" sw2-ip "$SW_IP_IP4" "$SW_IP_MAC"
-	ns_neigh "$NS_SW2" sw2-ip "$SW_IP_IP6" "$SW_IP_MAC"
-	ns_neigh "$NS_SW2" sw2-ub "$UBPU2_IP4" "$UBPU2_MAC"
-	ns_neigh "$NS_SW2" sw2-ub "$UBPU2_IP6" "$UBPU2_MAC"
 }
 
 # topo_ecmp2 C R1 R2 S [RATE [LATENCY]]: two hosts, two routers joined by two equal links,

@@ -195,7 +195,7 @@ static int mkdir_one(const char *p)
 	return -1;
 }
 
-int pin_mkdir_p(const char *dir)
+static int mkdir_walk(const char *dir)
 {
 	char p[PATH_MAX];
 
@@ -209,4 +209,18 @@ int pin_mkdir_p(const char *dir)
 		*s = '/';
 	}
 	return mkdir_one(p);
+}
+
+int pin_mkdir_p(const char *dir)
+{
+	/* Another ubctl's detach removes a parent (<role>, ubxdp) the moment it is
+	 * empty, which it is between our mkdir of it and of the next level: walk
+	 * again. Each round that loses means another instance went away meanwhile. */
+	for (int tries = 0; tries < 16; tries++) {
+		if (!mkdir_walk(dir))
+			return 0;
+		if (errno != ENOENT)
+			return -1;
+	}
+	return -1;
 }
