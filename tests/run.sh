@@ -3,7 +3,8 @@
 # TAP lines ("ok N - name", "not ok N - name", "ok N - name # SKIP why"), and
 # ends with the one line CI reads: "N passed, N failed, N skipped".
 #
-#   tests/run.sh                 every suite (vmtest: bpf and e2e again under qemu)
+#   tests/run.sh                 every suite (vmtest: bpf and e2e again under qemu, in
+#                                the background beside the suites that time nothing)
 #   tests/run.sh bpf e2e         just these
 #   UBXDP_TAP_ONLY=1             print only TAP lines (used inside the vmtest guest)
 #   CI=true                      a skip fails the run unless tests/README.md allows it
@@ -32,19 +33,11 @@ skip_allowed() {
 	return 1
 }
 
+# tally SUITE OUT RC SECONDS: count a finished suite's TAP lines (OUT, its whole
+# output, already shown) into pass/fail/skip, with the CI rule on skips.
 pass=0 fail=0 skip=0
-for s in "${suites[@]}"; do
-	runner="$here/$s/run"
-	if [[ ! -x "$runner" ]]; then
-		echo "not ok - suite $s: no runner $runner"
-		fail=$((fail + 1))
-		continue
-	fi
-	echo "# suite $s"
-	t0=$SECONDS
-	out=$(mktemp)
-	"$runner" 2>&1 | tee "$out"
-	rc=${PIPESTATUS[0]}
+tally() {
+	local s=$1 out=$2 rc=$3 secs=$4 p k f line name
 	p=$(grep -Ec '^ok ' "$out" || true)
 	k=$(grep -Eic '^ok .*# *skip' "$out" || true)
 	f=$(grep -Ec '^not ok ' "$out" || true)
@@ -65,10 +58,54 @@ for s in "${suites[@]}"; do
 		echo "not ok - suite $s ran no test"
 		f=1
 	fi
-	rm -f "$out"
-	echo "# suite $s: $((SECONDS - t0)) s"
+	echo "# suite $s: $secs s"
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + k))
+}
+
+# The vmtest guest (qemu TCG, mostly one busy core for several minutes) runs
+# beside the suites that measure no time, started first; the suites that do
+# (rates, timers, RTOs, delay lines: TIMED) wait until it is done, so that
+# neither they nor the guest's own timed suites share the machine.
+TIMED=" wps wps_egress endpoint urma cc "
+vm_pid='' vm_out='' vm_t0=0
+if [[ " ${suites[*]} " == *" vmtest "* && ${#suites[@]} -gt 1 && -x $here/vmtest/run ]]; then
+	vm_out=$(mktemp) vm_t0=$SECONDS
+	# Its own process group, so that an interrupted run takes qemu with it.
+	setsid "$here/vmtest/run" >"$vm_out" 2>&1 &
+	vm_pid=$!
+	trap '[[ -z $vm_pid ]] || kill -- -"$vm_pid" 2>/dev/null' EXIT
+	trap 'exit 130' INT TERM
+	echo "# suite vmtest: started in the background, reported before the first timed suite"
+fi
+vm_report() {
+	[[ -n $vm_pid ]] || return 0
+	local rc
+	wait "$vm_pid"
+	rc=$?
+	vm_pid=''
+	echo "# suite vmtest"
+	cat "$vm_out"
+	tally vmtest "$vm_out" "$rc" $((SECONDS - vm_t0))
+	rm -f "$vm_out"
+}
+
+for s in "${suites[@]}"; do
+	if [[ $s == vmtest && -n $vm_out ]]; then continue; fi
+	if [[ $TIMED == *" $s "* ]]; then vm_report; fi
+	runner="$here/$s/run"
+	if [[ ! -x "$runner" ]]; then
+		echo "not ok - suite $s: no runner $runner"
+		fail=$((fail + 1))
+		continue
+	fi
+	echo "# suite $s"
+	t0=$SECONDS
+	out=$(mktemp)
+	"$runner" 2>&1 | tee "$out"
+	tally "$s" "$out" "${PIPESTATUS[0]}" $((SECONDS - t0))
+	rm -f "$out"
 done
+vm_report
 
 echo "$pass passed, $fail failed, $skip skipped"
 [[ $fail -eq 0 ]]
