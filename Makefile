@@ -275,13 +275,14 @@ demo: deps
 	@scripts/demo.sh
 
 # The last part runs in the vmtest guest (Soft-RoCE needs its kernel), so qemu too.
+# The text goes to $(BUILD)/bench/bench.txt as well, beside the pictures the
+# scripts draw there (bench/out.sh); the first script that fails stops it.
 bench: deps
 	@scripts/deps.sh --vmtest
 	@$(MAKE) --no-print-directory all
-	@scripts/bench.sh
-	@scripts/bench_urma.sh
-	@scripts/wps_bench.sh
-	@scripts/bench_rxe.sh
+	@mkdir -p $(BUILD)/bench
+	@BENCH_OUT=$(abspath $(BUILD))/bench bash -o pipefail -c '{ scripts/bench.sh && scripts/bench_urma.sh && scripts/wps_bench.sh && \
+		scripts/bench_rxe.sh; } 2>&1 | tee $(BUILD)/bench/bench.txt'
 
 # Long fuzzing runs; make test runs each target briefly. One target per engine.
 fuzz: fuzz-ub2e fuzz-transport fuzz-wps fuzz-cc

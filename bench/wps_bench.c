@@ -302,6 +302,26 @@ static int flows_make(int fd)
 	return 0;
 }
 
+/* Every round's ns/packet of every program but the cut-short stages, for
+ * bench/plot_svg.py rounds: how the ingress and its floors move together. */
+static int write_rounds_csv(const char *path, const struct prog *p, int np, int rounds)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		fprintf(stderr, "wps_bench: cannot write %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "program,round,ns\n");
+	for (int i = 0; i < np; i++) {
+		if (p[i].name[0] == ' ')	/* a stage: " ingress to: ..." */
+			continue;
+		for (int r = 0; r < rounds; r++)
+			fprintf(f, "%s,%d,%.1f\n", p[i].name, r + 1, p[i].ns[r]);
+	}
+	return fclose(f) ? -1 : 0;
+}
+
 /* This tree's ingress, stopping after stage `stop` (0: the whole program). */
 static struct wps_ingress *ingress_load(__u32 stop)
 {
@@ -325,9 +345,10 @@ int main(int argc, char **argv)
 		{ "bpf-dir", required_argument, 0, 'b' }, { "runs", required_argument, 0, 'r' },
 		{ "rounds", required_argument, 0, 'n' }, { "stages", no_argument, 0, 's' },
 		{ "baseline", required_argument, 0, 'B' }, { "flows", required_argument, 0, 'f' },
-		{ "burst", required_argument, 0, 'u' }, { 0, 0, 0, 0 },
+		{ "burst", required_argument, 0, 'u' }, { "csv", required_argument, 0, 'c' },
+		{ 0, 0, 0, 0 },
 	};
-	const char *bpf_dir = NULL, *baseline = NULL;
+	const char *bpf_dir = NULL, *baseline = NULL, *csv = NULL;
 	struct bpf_object *base = NULL;
 	char exe[PATH_MAX], dir[PATH_MAX + 8], path[PATH_MAX + 64];
 	int runs = 20000, rounds = 7, c, np, stages = 0;
@@ -369,11 +390,15 @@ int main(int argc, char **argv)
 			g_flows = (unsigned)strtoul(optarg, NULL, 0);
 		else if (c == 'u')
 			g_burst = (unsigned)strtoul(optarg, NULL, 0);
+		else if (c == 'c')
+			csv = optarg;
 		else
-			return 2;
+			return 2;	/* getopt said which option */
 	}
-	if (runs < 1 || rounds < 1 || rounds > MAX_ROUNDS || g_flows < 1 || g_flows > 10000000 || g_burst < 1)
+	if (runs < 1 || rounds < 1 || rounds > MAX_ROUNDS || g_flows < 1 || g_flows > 10000000 || g_burst < 1) {
+		fprintf(stderr, "wps_bench: --runs, --flows and --burst take at least 1, --rounds 1 to %d\n", MAX_ROUNDS);
 		return 2;
+	}
 	if (baseline) {
 		/* Another build's ingress (its wps_ingress.linked.o), timed in the same rounds. */
 		base = bpf_object__open_file(baseline, NULL);
@@ -442,6 +467,8 @@ int main(int argc, char **argv)
 		for (int i = 0; i < np; i++)
 			if ((p[i].ns[r] = time_runs(&p[i], runs)) < 0)
 				return 1;
+	if (csv && write_rounds_csv(csv, p, np, rounds))
+		return 1;
 	{
 		double m[NFIX + NSTAGES + 2], net[NFIX + NSTAGES + 2];
 

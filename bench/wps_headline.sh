@@ -33,6 +33,8 @@
 #                          lowest terms)]
 #                         [--sched rr|weighted|least-loaded] [--loss-path K --loss N (1 frame in N lost on
 #                          path K, at random, by the delay line)] [--egress "OPTS" (more egress run options)]
+#                         [--plot NAME (the egress buffer of the wps modes against time, sampled as the
+#                          egress writes its statistics, once a second: $BENCH_OUT/NAME.csv and .svg)]
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT" || exit 1
@@ -40,7 +42,7 @@ cd "$ROOT" || exit 1
 . tests/lib/wps_egress.sh
 UBCTL=$ROOT/build/bin/ubctl
 RATE=25 QUANTUM=16 TIME=10 VERBOSE=0 DIAG=0 PROBE=0 RT=1 CC=cubic RMEM= MODES="wps-def wps wps-g8 wps-bbr flow spray" INNER=1400
-RATES=() SCHED= LOSS_PATH= LOSS= EG_OPTS=()
+RATES=() SCHED= LOSS_PATH= LOSS= EG_OPTS=() PLOT=
 # The ingress's in-flight bound sized for the flow (bench/README.md): at most G groups in flight,
 # each counted for --max-delay-us (10 ms) + a clock tick after its E, caps a flow at
 # (G - 1) x quantum x frame / (10 ms + 4 ms): 94 Mbit/s at the default G = 8, below the paths' 100.
@@ -64,7 +66,8 @@ while [[ $# -gt 0 ]]; do
 	--loss-path) LOSS_PATH=$2; shift 2 ;;
 	--loss) LOSS=$2; shift 2 ;;
 	--egress) read -ra EG_OPTS <<<"$2"; shift 2 ;;
-	*) echo "usage: $0 [--rate MBIT] [--rates \"R0 R1 R2 R3\"] [--sched S] [--loss-path K --loss N] [--quantum N] [--inner-mtu N] [--time S] [--verbose] [--diag] [--cc CC] [--rmem BYTES] [--modes M] [--no-rt] [--probe] [--attach OPTS]" >&2; exit 2 ;;
+	--plot) PLOT=$2; shift 2 ;;
+	*) echo "usage: $0 [--rate MBIT] [--rates \"R0 R1 R2 R3\"] [--sched S] [--loss-path K --loss N] [--quantum N] [--inner-mtu N] [--time S] [--verbose] [--diag] [--cc CC] [--rmem BYTES] [--modes M] [--no-rt] [--probe] [--attach OPTS] [--plot NAME]" >&2; exit 2 ;;
 	esac
 done
 # Unequal rates: their sum stands for 4 x --rate in the fractions; the ingress spreads groups in
@@ -99,6 +102,18 @@ busiest() {
 			rest = substr(rest, RSTART + RLENGTH) }
 		if (n >= most) { most = n; best = line } }
 		END { gsub(/[ \t]+/, " ", best); print best }'
+}
+
+# sample_buffer OUT: "seconds buffered" lines, twice a second (the egress writes its statistics
+# once a second), until killed.
+sample_buffer() {
+	local t0=${EPOCHREALTIME/./} b us
+	while :; do
+		b=$("$UBCTL" wps egress stats --json --name "$EG_NAME" 2>/dev/null | jq -r '.wps_egress[0].reorder.buffered // empty')
+		us=$((${EPOCHREALTIME/./} - t0))
+		[[ -z $b ]] || printf '%d.%02d %s\n' $((us / 1000000)) $((us % 1000000 / 10000)) "$b" >>"$1"
+		sleep 0.5
+	done
 }
 
 # run MODE: one iperf3 flow; prints a table row.
@@ -141,7 +156,11 @@ run() {
 	local ofo0 ofo1
 	ofo0=$(ip netns exec "$NS_WDST" nstat -az TcpExtTCPOFOQueue | awk '/TcpExtTCPOFOQueue/ {print $2}')
 	ip netns exec "$NS_WSRC" iperf3 -c 10.30.0.2 -p 5201 -t "$TIME" -O 1 ${cc:+-C "$cc"} -J >"$d/iperf" 2>&1 &
-	local ipf=$! probe=
+	local ipf=$! probe= sampler=
+	if [[ -n $PLOT && $mode == wps* ]]; then
+		sample_buffer "$d/buf" &
+		sampler=$!
+	fi
 	if [[ $PROBE == 1 ]]; then
 		/usr/bin/python3 bench/wps_headline_probe.py "$NS_GW" "$NS_WSRC" "$NS_WDST" "$RATE" "$TIME" 1 >"$d/probe" 2>&1 &
 		probe=$!
@@ -153,6 +172,7 @@ run() {
 		ip netns exec "$NS_WDST" ss -tinmH src 10.30.0.2 sport = 5201 | busiest | fold -w 160
 	fi
 	wait "$ipf"
+	[[ -z $sampler ]] || { kill "$sampler"; wait "$sampler" 2>/dev/null; }
 	[[ -n $probe ]] && { wait "$probe"; sed "s/^/$mode /" "$d/probe"; }
 	ofo1=$(ip netns exec "$NS_WDST" nstat -az TcpExtTCPOFOQueue | awk '/TcpExtTCPOFOQueue/ {print $2}')
 	sleep 1.2
@@ -174,8 +194,8 @@ run() {
 		drops=$((drops + $(ip -s -j -n "$ns" link show | /usr/bin/python3 -c 'import json, sys
 print(sum(l["stats64"]["rx"]["dropped"] + l["stats64"]["tx"]["dropped"] for l in json.load(sys.stdin)))')))
 	done
-	/usr/bin/python3 - "$mode" "$d/iperf" "$d/stats" "$((ofo1 - ofo0))" "$SUM" "$QUANTUM" "$drops" "$VERBOSE" "$d/istats" "$INNER" <<'PY'
-import json, sys
+	/usr/bin/python3 - "$mode" "$d/iperf" "$d/stats" "$((ofo1 - ofo0))" "$SUM" "$QUANTUM" "$drops" "$VERBOSE" "$d/istats" "$INNER" "$d/buf" "${PLOT:+$BENCH_OUT/$PLOT.csv}" <<'PY'
+import json, os, sys
 mode, ip, st, ofo, rate, q = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]) / 4, int(sys.argv[6])
 drops, verbose = int(sys.argv[7]), sys.argv[8] == "1"
 inner = int(sys.argv[10])
@@ -211,6 +231,12 @@ try:
         pred = f"{gp * 1e6 / 8 * 0.010 / inner + q:.0f}"
 except Exception:
     pass
+csv_out = sys.argv[12]
+if csv_out and os.path.exists(sys.argv[11]):
+    with open(csv_out, "a") as f:
+        for line in open(sys.argv[11]):
+            t, b = line.split()
+            f.write(f"{mode},{t},{b},{pred if pred != '-' else ''}\n")
 # What the headers leave of a path's rate, tbf counting whole frames: a full segment carries
 # MSS bytes in INNER of inner IPv4 + TCP (timestamps on), 56 of WPS and 14 of Ethernet.
 mss = r["start"].get("tcp_mss_default") or inner - 52
@@ -226,4 +252,9 @@ echo "WPS headline: 1 TCP flow, 4 paths x ${RATES[*]:-$RATE} Mbit/s (tbf), delay
 echo "TCP: ${CC:-host default congestion control}, site B's tcp_rmem max $RMEM (4 x BDP of the slowest path, $BDP bytes);" \
 	"wps-def, wps-bbr: $(sysctl -n net.ipv4.tcp_congestion_control) and tcp_rmem $(sysctl -n net.ipv4.tcp_rmem | tr -s '\t ' ' ') (the host's, autotuned); ${TIME}s, the first omitted"
 echo "mode    goodput/Mb  /sum-rate  ceiling  ofo-queued  retrans  drops  egr-hwm  rate*skew+q"
+if [[ -n $PLOT ]]; then
+	. bench/out.sh
+	echo "series,t_s,buffered,bound" >"$BENCH_OUT/$PLOT.csv"
+fi
 for m in $MODES; do run "$m"; done
+[[ -z $PLOT ]] || bench_plot buffer "$PLOT"

@@ -34,7 +34,7 @@ ip -n "$NS_UBPU" link set dev ubpu0 xdp obj "$BPF_DIR/sink_drop.bpf.o" sec xdp
 ns_run "$NS_SW" "$BENCH" --bpf-dir "$BPF_DIR" --ub-if sw-ub --ip-if sw-ip "$@"
 # WPS through ingress and egress over delayed, rate-limited paths (skips without the ingress):
 # every default beside the tuned ways, then unequal path rates and 0.1 % loss on one path.
-"$ROOT/bench/wps_headline.sh"
+"$ROOT/bench/wps_headline.sh" --plot wps_buffer
 "$ROOT/bench/wps_headline.sh" --modes wps-def --rates "40 30 20 10"
 "$ROOT/bench/wps_headline.sh" --modes wps-def --loss-path 3 --loss 1000
 # The WPS egress's reorder threads, 1 against 2.

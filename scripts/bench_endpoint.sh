@@ -26,6 +26,7 @@ MTU=1024
 PY=/usr/bin/python3
 
 . tests/lib/netns.sh
+. bench/out.sh
 if reason=$(ns_unsupported); then
 	echo "bench: endpoint part skipped: $reason"
 	exit 0
@@ -122,17 +123,21 @@ for ((rep = 0; rep < REPS; rep++)); do
 	done
 done
 printf '%-8s %-14s %10s %9s %9s %9s %9s\n' "loss %" "mode" "Mbit/s" "fraction" "SR ref" "GBN ref" "rtx"
+echo "loss_pct,mode,fraction,window" >"$BENCH_OUT/endpoint_loss.csv"
 for p in "${LOSSES[@]}"; do
 	for mode in "${MODES[@]}"; do
 		bps=$(median "${res[$p,$mode]}")
 		b0=$(median "${res[0,$mode]}")
 		pr=$(calc "$p / 10000")
+		frac=$(calc "$b0 > 0 ? $bps / $b0 : 0")
 		printf '%-8s %-14s %10.1f %9.3f %9.3f %9.3f %9s\n' "$(calc "$p / 100")" $mode \
-			"$(calc "$bps / 1e6")" "$(calc "$b0 > 0 ? $bps / $b0 : 0")" \
+			"$(calc "$bps / 1e6")" "$frac" \
 			"$(calc "1 - $pr")" "$(calc "(1 - $pr) / (1 - $pr + $WINDOW * $pr)")" \
 			"$(median "${rtxs[$p,$mode]}")"
+		echo "$(calc "$p / 100"),$mode,$frac,$WINDOW" >>"$BENCH_OUT/endpoint_loss.csv"
 	done
 done
+bench_plot loss endpoint_loss
 
 fi
 

@@ -14,7 +14,9 @@ BIN=${BUILD:-build}/bin
 # The ns rows: one flow (with the stages), then 100,000 flows round robin, where
 # every packet's flow state is a cold line (the floor with one such line beside).
 if [[ ${WPS_BENCH_GOODPUT:-} != only && ${WPS_BENCH_GOODPUT:-} != unsprayed ]]; then
-	"$BIN/wps_bench" --stages --bpf-dir "${BUILD:-build}/bpf" || exit 1
+	. bench/out.sh
+	"$BIN/wps_bench" --stages --rounds 21 --csv "$BENCH_OUT/wps_rounds.csv" --bpf-dir "${BUILD:-build}/bpf" || exit 1
+	bench_plot rounds wps_rounds
 	"$BIN/wps_bench" --flows 100000 --runs 2000 --rounds 41 --bpf-dir "${BUILD:-build}/bpf" || exit 1
 fi
 
