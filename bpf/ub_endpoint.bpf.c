@@ -12,8 +12,9 @@
  * steered; everything else, UBoE
  * included, passes to the kernel.
  *
- * The validation is the UB2E switch's (ub2e_parse_l3), so an endpoint and a
- * switch agree on what UB and UBoE are. The ICRC is user space's job.
+ * The validation is the UB2E switch's (ub2e_parse_l3, lib/ub_parse.h), so an
+ * endpoint and a switch agree on what UB and UBoE are. The ICRC is user
+ * space's job.
  *
  * Shared mode (ub_steer set before load; liburma): several processes use
  * the device, each with a slot of its own, and each valid frame goes to
@@ -22,7 +23,8 @@
  * devmap redirect into another process's veth. A frame for no live
  * process is dropped and counted (drop_no_owner).
  */
-#include "ub2e_common.bpf.h"
+#include "lib/parse.h"
+#include "lib/ub_parse.h"
 #include "ub_endpoint_maps.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
