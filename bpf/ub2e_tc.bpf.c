@@ -30,6 +30,7 @@
  * skb's protocol, so LPH+NTH could not be written before it.
  */
 #include "ub2e_common.bpf.h"
+#include "lib/icmp.h"
 #include <linux/pkt_cls.h>
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -171,11 +172,6 @@ static __always_inline __s64 quote_csum(struct icmp_quote *q, __u32 len, __s64 s
 	return off == 2 * CSUM_CHUNK ? csum_tail(q->b + 2 * CSUM_CHUNK, n - 2 * CSUM_CHUNK, sum) :
 	       off == CSUM_CHUNK ? csum_tail(q->b + CSUM_CHUNK, n - CSUM_CHUNK, sum) :
 	       csum_tail(q->b, n, sum);
-}
-
-static __always_inline __sum16 csum_finish(__s64 sum)
-{
-	return (__sum16)~csum_fold32((__u32)sum);
 }
 
 /*
@@ -478,22 +474,8 @@ static __always_inline int slow_too_big(struct __sk_buff *skb, const struct ub2e
 	__u8 mac[2 * ETH_ALEN];
 	__u32 zero = 0, ip_len, qlen, mtu;
 	bool v6 = skb->protocol == bpf_htons(ETH_P_IPV6);
-	struct {
-		struct iphdr ip;
-		__u8 type, code;
-		__sum16 csum;
-		__be16 unused, mtu;
-	} __attribute__((packed)) h4 = {};
-	struct {
-		struct ipv6hdr ip;
-		__u8 type, code;
-		__sum16 csum;
-		__be32 mtu;
-	} __attribute__((packed)) h6 = {};
-	struct {
-		struct in6_addr src, dst;
-		__be32 len, nexthdr;
-	} pseudo;
+	struct icmp4_too_big h4 = {};
+	struct icmp6_too_big h6 = {};
 	__s64 sum;
 	int rc;
 
@@ -550,33 +532,11 @@ static __always_inline int slow_too_big(struct __sk_buff *skb, const struct ub2e
 	*(__u32 *)(q->b + qlen) = 0;
 
 	if (!v6) {
-		h4.ip.version = 4;
-		h4.ip.ihl = 5;
-		h4.ip.tos = 0xc0;	/* IPTOS_PREC_INTERNETCONTROL, as the kernel's */
-		h4.ip.tot_len = bpf_htons(sizeof(h4) + qlen);
-		h4.ip.ttl = 64;
-		h4.ip.protocol = IPPROTO_ICMP;
-		h4.ip.check = csum_finish(bpf_csum_diff(NULL, 0, (__be32 *)(void *)&h4, sizeof(h4.ip), 0));
-		h4.type = 3;	/* Destination Unreachable */
-		h4.code = 4;	/* Fragmentation Needed and DF set */
-		h4.mtu = bpf_htons(mtu);
-		sum = bpf_csum_diff(NULL, 0, (__be32 *)&h4.type, 8, 0);
-		sum = quote_csum(q, qlen, sum);
+		/* IPTOS_PREC_INTERNETCONTROL, as the kernel's */
+		sum = quote_csum(q, qlen, icmp4_too_big_init(&h4, 0xc0, qlen, mtu));
 		h4.csum = csum_finish(sum);
 	} else {
-		h6.ip.version = 6;
-		h6.ip.payload_len = bpf_htons(8 + qlen);
-		h6.ip.nexthdr = IPPROTO_ICMPV6;
-		h6.ip.hop_limit = 64;
-		h6.type = 2;	/* Packet Too Big */
-		h6.mtu = bpf_htonl(mtu);
-		pseudo.src = h6.ip.saddr;
-		pseudo.dst = h6.ip.daddr;
-		pseudo.len = bpf_htonl(8 + qlen);
-		pseudo.nexthdr = bpf_htonl(IPPROTO_ICMPV6);
-		sum = bpf_csum_diff(NULL, 0, (__be32 *)&pseudo, sizeof(pseudo), 0);
-		sum = bpf_csum_diff(NULL, 0, (__be32 *)&h6.type, 8, (__wsum)sum);
-		sum = quote_csum(q, qlen, sum);
+		sum = quote_csum(q, qlen, icmp6_too_big_init(&h6, qlen, mtu));
 		h6.csum = csum_finish(sum);
 	}
 	if (sum < 0)

@@ -27,16 +27,10 @@
 #include "lib/wps_scan.h"
 #include "lib/ip6_wps_xdp.h"
 #include "lib/ip_edit.h"
+#include "lib/compat.h"
 #include "ub_wire.h"
 #include "wps_opt.h"
 #include "wps_egress_maps.h"
-
-#ifndef AF_INET
-#define AF_INET 2
-#endif
-#ifndef AF_INET6
-#define AF_INET6 10
-#endif
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 

@@ -31,10 +31,9 @@
 #include "wps_opt.h"
 #include "wps_ingress.h"
 #include "lib/ip6_chain.h"
-
-#ifndef AF_INET6
-#define AF_INET6 10
-#endif
+#include "lib/compat.h"
+#include "lib/csum.h"
+#include "lib/icmp.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -182,21 +181,14 @@ struct {
 struct icmp4_pkt {
 	__u8 pad[2];
 	struct ethhdr eth;
-	struct iphdr ip;
-	__u8 type, code;
-	__sum16 csum;
-	__be16 unused;
-	__be16 mtu;
+	struct icmp4_too_big h;
 	__u8 quote[ICMP_QUOTE];
 };
 
 struct icmp6_pkt {
 	__u8 pad[2];
 	struct ethhdr eth;
-	struct ipv6hdr ip6;
-	__u8 type, code;
-	__sum16 csum;
-	__be32 mtu;
+	struct icmp6_too_big h;
 	__u8 quote[ICMP_QUOTE];
 };
 
@@ -1039,17 +1031,6 @@ static __always_inline long store_outer(struct __sk_buff *skb, const struct oute
 	return 0;
 }
 
-static __always_inline __u16 fold(__s64 s)
-{
-	__u64 x = (__u64)s;
-
-	x = (x & 0xffffffff) + (x >> 32);
-	x = (x & 0xffff) + (x >> 16);
-	x = (x & 0xffff) + (x >> 16);
-	x = (x & 0xffff) + (x >> 16);
-	return (__u16)~x;
-}
-
 /* ---- DF=0 IPv4 too big: fragments ------------------------------------------------ */
 
 /* Sum of n bytes (a multiple of 4, at most FRAG_CHUNK) of the buffer at off. */
@@ -1088,7 +1069,7 @@ __noinline int frag_l4_csum(void)
 	ph[2] = bpf_htonl((__u32)proto << 16 | l4);
 	sum = bpf_csum_diff(NULL, 0, ph, sizeof(ph), 0);
 	field = (__u16 *)(fb->data + (fb_off(ihl + coff) & 63));
-	if (*field != (__u16)~fold(sum) || (proto == IPPROTO_UDP && !*field))
+	if (*field != (__u16)~csum_finish(sum) || (proto == IPPROTO_UDP && !*field))
 		return 0;
 	*field = 0;
 	/* Zeros past the end, up to a multiple of 4: part of the last word summed. */
@@ -1102,7 +1083,7 @@ __noinline int frag_l4_csum(void)
 		n = l4 - at < FRAG_CHUNK ? (l4 - at + 3) & ~3u : FRAG_CHUNK;
 		sum = frag_sum(fb, ihl + at, n, sum);
 	}
-	*field = fold(sum);
+	*field = csum_finish(sum);
 	if (proto == IPPROTO_UDP && !*field)
 		*field = 0xffff;
 	return 1;
@@ -1197,7 +1178,7 @@ __noinline int frag_one(struct __sk_buff *skb, __u32 k)
 	*(__be16 *)(fb->hdr + 6) = bpf_htons((__u16)fo);
 	*(__u16 *)(fb->hdr + 10) = 0;
 	sum = bpf_csum_diff(NULL, 0, (__be32 *)fb->hdr, ihl, 0);
-	*(__u16 *)(fb->hdr + 10) = fold(sum);
+	*(__u16 *)(fb->hdr + 10) = csum_finish(sum);
 	if (bpf_skb_change_tail(skb, ETH_HLEN + ihl + fl, 0) || bpf_skb_store_bytes(skb, ETH_HLEN, fb->hdr, ihl, 0))
 		return -1;
 	for (__u32 c = 0; c < FRAG_MAX_LEN / FRAG_CHUNK; c++) {
@@ -1289,28 +1270,19 @@ static __noinline int mtu_icmp(struct __sk_buff *skb, __u32 mtu, __u8 family)
 		__builtin_memcpy(m->eth.h_dest, eth.h_source, ETH_ALEN);
 		__builtin_memcpy(m->eth.h_source, eth.h_dest, ETH_ALEN);
 		m->eth.h_proto = bpf_htons(ETH_P_IP);
-		m->ip.version = 4;
-		m->ip.ihl = 5;
-		m->ip.tot_len = bpf_htons(sizeof(*m) - 2 - ETH_HLEN);
-		m->ip.ttl = 64;
-		m->ip.protocol = IPPROTO_ICMP;
-		__builtin_memcpy(&m->ip.daddr, m->quote + 12, 4);	/* the sender */
+		__builtin_memcpy(&m->h.ip.daddr, m->quote + 12, 4);	/* the sender */
 		if (cfg->icmp_src4)
-			m->ip.saddr = cfg->icmp_src4;
+			m->h.ip.saddr = cfg->icmp_src4;
 		else
-			__builtin_memcpy(&m->ip.saddr, m->quote + 16, 4);
-		m->ip.check = fold(bpf_csum_diff(NULL, 0, (__be32 *)&m->ip, sizeof(m->ip), 0));
-		m->type = 3;
-		m->code = 4;
-		m->mtu = bpf_htons((__u16)mtu);
-		s = bpf_csum_diff(NULL, 0, (__be32 *)&m->type, 8 + ICMP_QUOTE, 0);
-		m->csum = fold(s);
+			__builtin_memcpy(&m->h.ip.saddr, m->quote + 16, 4);
+		s = icmp4_too_big_init(&m->h, 0, ICMP_QUOTE, (__u16)mtu);
+		s = bpf_csum_diff(NULL, 0, (__be32 *)m->quote, ICMP_QUOTE, (__wsum)s);
+		m->h.csum = csum_finish(s);
 		if (bpf_skb_change_tail(skb, sizeof(*m) - 2, 0) ||
 		    bpf_skb_store_bytes(skb, 0, &m->eth, sizeof(*m) - 2, 0))
 			return -1;
 	} else {
 		struct icmp6_pkt *m = (void *)sc->icmp;
-		__be32 ph[2];
 		__s64 s;
 
 		if (bpf_skb_load_bytes(skb, ETH_HLEN, m->quote, ICMP_QUOTE))
@@ -1318,20 +1290,11 @@ static __noinline int mtu_icmp(struct __sk_buff *skb, __u32 mtu, __u8 family)
 		__builtin_memcpy(m->eth.h_dest, eth.h_source, ETH_ALEN);
 		__builtin_memcpy(m->eth.h_source, eth.h_dest, ETH_ALEN);
 		m->eth.h_proto = bpf_htons(ETH_P_IPV6);
-		m->ip6.version = 6;
-		m->ip6.payload_len = bpf_htons(8 + ICMP_QUOTE);
-		m->ip6.nexthdr = IPPROTO_ICMPV6;
-		m->ip6.hop_limit = 64;
-		__builtin_memcpy(&m->ip6.saddr, cfg->src, 16);
-		__builtin_memcpy(&m->ip6.daddr, m->quote + 8, 16);	/* the sender */
-		m->type = 2;
-		m->mtu = bpf_htonl(mtu);
-		ph[0] = bpf_htonl(8 + ICMP_QUOTE);
-		ph[1] = bpf_htonl(IPPROTO_ICMPV6);
-		s = bpf_csum_diff(NULL, 0, (__be32 *)&m->ip6.saddr, 32, 0);
-		s = bpf_csum_diff(NULL, 0, ph, sizeof(ph), (__u32)s);
-		s = bpf_csum_diff(NULL, 0, (__be32 *)&m->type, 8 + ICMP_QUOTE, (__u32)s);
-		m->csum = fold(s);
+		__builtin_memcpy(&m->h.ip.saddr, cfg->src, 16);
+		__builtin_memcpy(&m->h.ip.daddr, m->quote + 8, 16);	/* the sender */
+		s = icmp6_too_big_init(&m->h, ICMP_QUOTE, mtu);
+		s = bpf_csum_diff(NULL, 0, (__be32 *)m->quote, ICMP_QUOTE, (__wsum)s);
+		m->h.csum = csum_finish(s);
 		if (bpf_skb_change_tail(skb, sizeof(*m) - 2, 0) ||
 		    bpf_skb_store_bytes(skb, 0, &m->eth, sizeof(*m) - 2, 0))
 			return -1;

@@ -12,6 +12,15 @@ static __always_inline __u16 csum_fold32(__u32 sum)
 	return (__u16)sum;
 }
 
+/*
+ * The checksum field from a ones' complement sum that bpf_csum_diff() gave
+ * (a 32-bit sum; the helper's errors are negative, the caller's to test).
+ */
+static __always_inline __sum16 csum_finish(__s64 sum)
+{
+	return (__sum16)~csum_fold32((__u32)sum);
+}
+
 /* HC' = ~(~HC + ~m + m'), on 16-bit words in network order. */
 static __always_inline void csum_replace2(__sum16 *csum, __be16 old, __be16 new)
 {

@@ -8,13 +8,7 @@
 #include <linux/ipv6.h>
 #include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
-
-#ifndef AF_INET
-#define AF_INET 2
-#endif
-#ifndef AF_INET6
-#define AF_INET6 10
-#endif
+#include "compat.h"
 
 /*
  * `grow`: bytes the packet gains on the way out above L2 (a UB2E switch adds
