@@ -41,7 +41,7 @@ XDP_LIBS := -lxdp $(BPF_LIBS)
 # ---- BPF ----------------------------------------------------------------
 BPF_SRCS  := $(wildcard bpf/*.bpf.c) $(wildcard bench/*.bpf.c) $(wildcard tests/bpf/*.bpf.c)
 BPF_OBJS  := $(addprefix $(BUILD)/bpf/,$(notdir $(BPF_SRCS:.c=.o)))
-BPF_HDRS  := $(wildcard headers/*.h bpf/*.h bpf/lib/*.h bench/*.h)
+BPF_HDRS  := $(wildcard headers/*.h bpf/*.h bpf/lib/*.h bpf/wps_ingress/*.h bench/*.h)
 # Roles made of several programs, linked into one object so they share maps.
 ROLES     := ub2e ub_endpoint wps_egress
 ub2e_PARTS := ub2e_to_uboe ub2e_to_ub ub2e_tc ub2e_cfg

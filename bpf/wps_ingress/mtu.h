@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A packet too big for the paths once encapsulated: fragmented (DF=0 IPv4,
+ * frag.h), else answered with ICMP Fragmentation Needed / Packet Too Big
+ * (lib/icmp.h) delivered back towards the sender, or dropped and counted.
+ */
+#ifndef UBXDP_WPS_INGRESS_MTU_H
+#define UBXDP_WPS_INGRESS_MTU_H
+
+#include "wps_ingress/parse.h"
+#include "wps_ingress/frag.h"
+#include "lib/icmp.h"
+
+/*
+ * Turn the skb into ICMP Fragmentation Needed / Packet Too Big (MTU = path
+ * MTU - 56) quoting its first bytes, and deliver it back into the stack as if
+ * it arrived on this device, which routes it to the sender.
+ */
+static __noinline int mtu_icmp(struct __sk_buff *skb, __u32 mtu, __u8 family)
+{
+	__u32 zero = 0;
+	struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
+	struct scratch *sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
+	struct ethhdr eth;
+
+	if (!cfg || !sc || bpf_skb_load_bytes(skb, 0, &eth, sizeof(eth)))
+		return -1;
+	__builtin_memset(sc->icmp, 0, sizeof(sc->icmp));
+	if (family == 4) {
+		struct icmp4_pkt *m = (void *)sc->icmp;
+		__s64 s;
+
+		if (bpf_skb_load_bytes(skb, ETH_HLEN, m->quote, ICMP_QUOTE))
+			return -1;
+		__builtin_memcpy(m->eth.h_dest, eth.h_source, ETH_ALEN);
+		__builtin_memcpy(m->eth.h_source, eth.h_dest, ETH_ALEN);
+		m->eth.h_proto = bpf_htons(ETH_P_IP);
+		__builtin_memcpy(&m->h.ip.daddr, m->quote + 12, 4);	/* the sender */
+		if (cfg->icmp_src4)
+			m->h.ip.saddr = cfg->icmp_src4;
+		else
+			__builtin_memcpy(&m->h.ip.saddr, m->quote + 16, 4);
+		s = icmp4_too_big_init(&m->h, 0, ICMP_QUOTE, (__u16)mtu);
+		s = bpf_csum_diff(NULL, 0, (__be32 *)m->quote, ICMP_QUOTE, (__wsum)s);
+		m->h.csum = csum_finish(s);
+		if (bpf_skb_change_tail(skb, sizeof(*m) - 2, 0) ||
+		    bpf_skb_store_bytes(skb, 0, &m->eth, sizeof(*m) - 2, 0))
+			return -1;
+	} else {
+		struct icmp6_pkt *m = (void *)sc->icmp;
+		__s64 s;
+
+		if (bpf_skb_load_bytes(skb, ETH_HLEN, m->quote, ICMP_QUOTE))
+			return -1;
+		__builtin_memcpy(m->eth.h_dest, eth.h_source, ETH_ALEN);
+		__builtin_memcpy(m->eth.h_source, eth.h_dest, ETH_ALEN);
+		m->eth.h_proto = bpf_htons(ETH_P_IPV6);
+		__builtin_memcpy(&m->h.ip.saddr, cfg->src, 16);
+		__builtin_memcpy(&m->h.ip.daddr, m->quote + 8, 16);	/* the sender */
+		s = icmp6_too_big_init(&m->h, ICMP_QUOTE, mtu);
+		s = bpf_csum_diff(NULL, 0, (__be32 *)m->quote, ICMP_QUOTE, (__wsum)s);
+		m->h.csum = csum_finish(s);
+		if (bpf_skb_change_tail(skb, sizeof(*m) - 2, 0) ||
+		    bpf_skb_store_bytes(skb, 0, &m->eth, sizeof(*m) - 2, 0))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * A packet too big for the paths once encapsulated. DF=0 IPv4: cut into
+ * fragments that take the detour as packets of the flow (the flow takes the
+ * detour from now on, so its later packets cannot pass them). Else ICMP
+ * Fragmentation Needed / Packet Too Big to the sender (--mtu-drop: a
+ * counted drop).
+ */
+static __always_inline int too_big(struct __sk_buff *skb, struct wps_in_flow_hot *h, const struct pkt *p, __u32 mtu,
+				   bool after_detour)
+{
+	__u32 zero = 0;
+	const struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
+	__u32 ports;
+	int rc;
+
+	if (!cfg)
+		return TC_ACT_SHOT;
+	if (p->key.family == 4 && p->may_frag && cfg->seg_ifindex && mtu > WPS_OVERHEAD) {
+		if (!after_detour)
+			__sync_fetch_and_or(&h->gs, WPS_GS_DETOUR);
+		__builtin_memcpy(&ports, &p->key.sport, 4);
+		rc = frag_send(skb, mtu - WPS_OVERHEAD,
+			       WPS_IN_CB_MAGIC | (p->has_ports ? WPS_IN_CB_PORTS : 0) | p->in_port, ports);
+		if (rc >= 0) {
+			cnt(WPS_IN_CNT_TX_FRAGMENTED);
+			return rc;
+		}
+		cnt(WPS_IN_CNT_DROP_FRAG_FAILED);
+		return TC_ACT_SHOT;
+	}
+	if (!(cfg->flags & WPS_IN_F_MTU_DROP) && mtu > WPS_OVERHEAD &&
+	    mtu_icmp(skb, mtu - WPS_OVERHEAD, p->key.family) == 0) {
+		cnt(WPS_IN_CNT_TX_MTU_ICMP);
+		/* Into the stack as if it came in on DEV, whose routes lead back
+		 * to the sender (also from the detour, so rp_filter agrees). */
+		return bpf_redirect(cfg->dev_ifindex ? cfg->dev_ifindex : skb->ifindex, BPF_F_INGRESS);
+	}
+	cnt(WPS_IN_CNT_DROP_MTU);
+	return TC_ACT_SHOT;
+}
+
+#endif

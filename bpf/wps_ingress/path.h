@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The WPS ingress's group decision: S and E, the Group ID and the path a
+ * group takes (the scheduler over the paths that are up), under the flow's
+ * lock or, for a packet inside an open group, by one compare-and-swap.
+ */
+#ifndef UBXDP_WPS_INGRESS_PATH_H
+#define UBXDP_WPS_INGRESS_PATH_H
+
+#include "wps_ingress/flow.h"
+
+struct decision {
+	__u16 fid;
+	__u16 gid;
+	__u8 flags;
+	__u8 path;
+	__u8 opened;
+	__u8 extended;
+	__u16 old_fid;		/* reclaimed in place: released after the lock */
+	__u8 reclaimed;
+	__u8 closed_down;	/* the open group's path went down: closed, this packet opened the next */
+};
+
+/*
+ * The group decision under the flow's lock: S, E, the in-flight bound,
+ * byte and time quanta, reclaim. gs is frozen first, so no packet joins the
+ * group lock-free while it is decided (wps_gs_joins); the packets that
+ * joined since the last decision are what REM went down by.
+ */
+static __always_inline void decide(struct wps_in_flow_hot *h, struct wps_in_flow *f, const struct wps_in_cfg *cfg,
+				   const struct wps_in_rule *r, __u32 segs, __u32 len, __u64 now,
+				   __u16 new_fid, __u16 new_gid, __u32 npaths, const __u8 *slots,
+				   __u32 usable, const __u64 *load, struct decision *d)
+{
+	__u64 pkts, bytes, w, max_delay = cfg->max_delay_ns, joined;
+	__u8 max = cfg->max_inflight, path, open;
+	__u16 gid, fid, rem;
+
+	if (max < 2 || max > WPS_IN_INFLIGHT_RING)
+		max = WPS_IN_INFLIGHT_RING;
+	if (max_delay)
+		max_delay += clock_slack(cfg);
+	bpf_spin_lock(&f->lock);
+	w = __sync_fetch_and_or(&h->gs, WPS_GS_FROZEN);
+	gid = WPS_GS_GID(w);
+	fid = WPS_GS_FID(w);
+	path = WPS_GS_PATH(w);
+	open = wps_gs_open(w);
+	rem = WPS_GS_REM(w);
+	joined = open && f->rem_set > rem ? f->rem_set - rem : 0;
+	f->packets += joined;
+	pkts = f->group_pkts + joined;
+	if (new_fid && (__s32)(wps_seen(now) - h->seen) >= 0 && wps_seen(now) - h->seen >= idle_units(cfg)) {
+		/* Idle long enough: a new flow under a fresh Flow ID. */
+		d->old_fid = fid;
+		d->reclaimed = 1;
+		fid = new_fid;
+		gid = new_gid;
+		open = 0;
+		for (int i = 0; i < WPS_IN_INFLIGHT_RING; i++)
+			f->closed_ts[i] = 0;
+	}
+	if (open && !(usable >> path & 1)) {
+		/*
+		 * Its path went down or was deleted: the group ends here, without
+		 * its E (the egress's release timer covers it), and is never moved
+		 * to another path under its Group ID. It counts as in flight.
+		 */
+		f->closed_ts[gid % WPS_IN_INFLIGHT_RING] = now;
+		gid = wps_gid_next(gid);
+		open = 0;
+		d->closed_down = 1;
+	}
+	if (!open) {
+		d->flags |= WPS_FLAG_S;
+		d->opened = 1;
+		open = 1;
+		pkts = 0;
+		f->group_bytes = 0;
+		f->group_t0 = now;
+		path = (__u8)wps_sched_pick(r->sched, f->seq++, npaths, slots, cfg->weight, load);
+		f->gpath[gid % WPS_IN_INFLIGHT_RING] = path;
+		f->groups++;
+	}
+	pkts += segs;
+	f->packets += segs;
+	bytes = f->group_bytes + len;
+	f->group_bytes = bytes;
+	if (wps_quantum_reached(r->qkind, r->quantum, pkts, bytes, now - f->group_t0)) {
+		if (wps_inflight_allows(f->closed_ts, gid, max, max_delay, now)) {
+			d->flags |= WPS_FLAG_E;
+			f->closed_ts[gid % WPS_IN_INFLIGHT_RING] = now;
+			open = 0;
+		} else if (open == 1) {
+			open = 2;	/* counted once per group */
+			f->extended++;
+			d->extended = 1;
+		}
+	}
+	if (r->reorder)
+		d->flags |= WPS_FLAG_R;
+	d->fid = fid;
+	d->gid = gid;
+	d->path = path;
+	if (d->flags & WPS_FLAG_E)
+		gid = wps_gid_next(gid);
+	f->fid = fid;
+	f->gid = gid;
+	f->path = path;
+	f->open = open;
+	f->group_pkts = open ? pkts : 0;
+	rem = open == 1 ? wps_gs_rem(r->qkind, r->quantum, pkts) : open == 2 ? wps_gs_rem_ext(r->qkind, r->quantum) : 0;
+	f->rem_set = rem;
+	h->seen = wps_seen(now);
+	/* Unfrozen: the open group's packets may join it lock-free again. */
+	h->gs = wps_gs_pack(rem, gid, fid, path, open) | (w & WPS_GS_DETOUR);
+	bpf_spin_unlock(&f->lock);
+}
+
+/*
+ * A packet that is neither the first nor the last of the open group
+ * (packet quanta) joins it with one compare-and-swap on gs: its Flow ID,
+ * Group ID and path are the group's, no flag but R. False: decide() under
+ * the lock.
+ */
+static __always_inline bool join(struct wps_in_flow_hot *h, const struct wps_in_rule *r, __u32 segs,
+				 __u32 usable, struct decision *d)
+{
+	__u64 w = *(volatile __u64 *)&h->gs;
+
+	if (r->qkind != WPS_Q_PACKETS || !wps_gs_joins_on(w, segs, usable))
+		return false;
+	if (__sync_val_compare_and_swap(&h->gs, w, w - segs) != w)
+		return false;
+	d->fid = WPS_GS_FID(w);
+	d->gid = WPS_GS_GID(w);
+	d->path = WPS_GS_PATH(w);
+	d->flags = r->reorder ? WPS_FLAG_R : 0;
+	return true;
+}
+
+/*
+ * The slots of cfg.path_slot[0..n-1] that usable holds, into the scratch's
+ * live_slot; returns how many. Global: checked once by the verifier, which
+ * would otherwise follow the group decision once per possible count.
+ */
+__noinline int live_slots(__u32 usable, __u32 n)
+{
+	__u32 zero = 0;
+	const struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
+	struct scratch *sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
+
+	__u64 w0, w1, key = (__u64)usable | (__u64)n << 32;
+
+	if (!cfg || !sc)
+		return 0;
+	/* Made from the same paths last time on this CPU: as it is (a group decision's fixed cost). */
+	__builtin_memcpy(&w0, cfg->path_slot, 8);
+	__builtin_memcpy(&w1, cfg->path_slot + 8, 8);
+	if (sc->live_for[0] == key && sc->live_for[1] == w0 && sc->live_for[2] == w1 && key)
+		return (int)sc->live_n;
+	sc->live_n = wps_live_slots(cfg->path_slot, n, usable, sc->live_slot);
+	sc->live_for[0] = key;
+	sc->live_for[1] = w0;
+	sc->live_for[2] = w1;
+	return (int)sc->live_n;
+}
+
+#endif
