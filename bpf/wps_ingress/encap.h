@@ -168,4 +168,73 @@ static __always_inline int ecmp_xmit(struct __sk_buff *skb, const struct wps_in_
 	return -1;
 }
 
+/*
+ * The packet encapsulated and sent on the path the group decision chose
+ * (ECMP: where the FIB says), counted on it. Its verdict.
+ */
+static __always_inline int encap_send(struct __sk_buff *skb, const struct wps_in_cfg *cfg, const struct pkt *p,
+				      const struct decision *d, struct scratch *sc, __u32 segs, __u32 len, __u64 now)
+{
+	struct wps_in_path *path = NULL;
+	struct outer *o;
+	__u32 label;
+
+	if (!cfg->ecmp) {
+		__u32 pi = d->path;
+
+		path = bpf_map_lookup_elem(&wps_in_paths, &pi);
+		if (!path || !path->ifindex) {
+			cnt(WPS_IN_CNT_PASS_NO_PATH);
+			return TC_ACT_OK;
+		}
+	}
+	label = wps_flow_label(d->fid, d->gid);
+	o = (struct outer *)sc->outer;
+	build_outer(o, cfg, p, d, label);
+	BENCH_STOP(BENCH_DECIDED);
+	if (bpf_skb_adjust_room(skb, WPS_OVERHEAD, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_ENCAP_L3_IPV6)) {
+		cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
+		return TC_ACT_SHOT;
+	}
+	BENCH_STOP(BENCH_ROOM);
+	if (cfg->ecmp) {
+		__u32 oif = 0;
+		int rc;
+
+		if (bpf_skb_store_bytes(skb, ETH_HLEN - 2, &o->eth.h_proto, OUTER_LEN - ETH_HLEN + 2, 0)) {
+			cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
+			return TC_ACT_SHOT;
+		}
+		rc = ecmp_xmit(skb, cfg, label, &oif);
+		if (rc < 0) {
+			cnt(WPS_IN_CNT_EV_FIB_FAILED);
+			cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
+			return TC_ACT_SHOT;
+		}
+		ecmp_account(oif, segs, len, d->opened);
+		cnt(WPS_IN_CNT_TX_SPRAYED);
+		return rc;
+	} else {
+		__u32 pi = d->path;
+
+		if (!path)
+			return TC_ACT_SHOT;	/* looked up above; the verifier wants it again */
+		__builtin_memcpy(o->eth.h_dest, path->dmac, ETH_ALEN);
+		__builtin_memcpy(o->eth.h_source, path->smac, ETH_ALEN);
+		if (store_outer(skb, o)) {
+			cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
+			return TC_ACT_SHOT;
+		}
+		BENCH_STOP(BENCH_STORED);
+		path_account(pi, segs, len, d->opened, now, cfg);
+		cnt(WPS_IN_CNT_TX_SPRAYED);
+		if (path->ifindex == skb->ifindex)
+			return TC_ACT_OK;
+		/* Through DEV's egress again: the program there lets it by at once. */
+		if (path->ifindex == cfg->dev_ifindex)
+			skb->mark |= WPS_IN_MARK_BYPASS;
+		return bpf_redirect(path->ifindex, 0);
+	}
+}
+
 #endif

@@ -390,4 +390,66 @@ static __always_inline struct wps_in_rule *rule_at(int rule)
 	return rule >= 0 ? bpf_map_lookup_elem(&wps_in_rules, &k) : NULL;
 }
 
+/*
+ * The rule of a packet of the flow at h (NULL: a flow not made yet), and its
+ * index in *rule; NULL when none matches. A known flow keeps the rule it was
+ * classified under while rules_gen stays (wps_in_flow.cls), and walks the
+ * rules again when it does not.
+ */
+static __always_inline struct wps_in_rule *flow_rule(const struct pkt *p, struct wps_in_flow_hot *h, __u32 gen,
+						     __u32 segs, int *rule)
+{
+	struct wps_in_rule *r = NULL;
+	__u32 cls;
+
+	*rule = -1;
+	if (h) {
+		cls = *(volatile __u32 *)&h->cls;
+		if (WPS_CLS_GEN_OK(cls, gen)) {
+			*rule = (int)WPS_CLS_RULE(cls);
+			r = rule_at(*rule);
+			/*
+			 * Walked again all the same when cleared with bpftool, and
+			 * for a packet that will not join its group lock-free (a
+			 * group's first or last, byte and time quanta): so a rule
+			 * edited with bpftool (no rules_gen bump) reaches the flow
+			 * by its next group at the latest.
+			 */
+			if (!r || !r->used || !(r->qkind == WPS_Q_PACKETS && wps_gs_joins(*(volatile __u64 *)&h->gs, segs)))
+				*rule = -1;
+		}
+	}
+	if (*rule < 0) {
+		*rule = classify(p);
+		r = rule_at(*rule);
+		/* Until a rule matches again, each packet of the flow walks the rules. */
+		cls = *rule >= 0 ? WPS_CLS_PACK(gen, *rule) : 0;
+		if (h && *(volatile __u32 *)&h->cls != cls)
+			*(volatile __u32 *)&h->cls = cls;
+	}
+	return r;
+}
+
+/*
+ * A flow idle since `seen` goes on as a new flow: a fresh Flow ID and Group
+ * ID into *new_fid, *new_gid, which decide() takes under the lock (they stay
+ * 0 for a flow that is not idle). False when no Flow ID is free (counted):
+ * the packet passes unsprayed.
+ */
+static __always_inline bool flow_renewal(const struct wps_in_cfg *cfg, __u32 seen, __u64 now, __u16 *new_fid,
+					 __u16 *new_gid)
+{
+	if ((__s32)(wps_seen(now) - seen) < 0 || wps_seen(now) - seen < idle_units(cfg))
+		return true;
+	*new_fid = (__u16)fid_alloc(now);
+	if (!*new_fid) {
+		/* This flow too may go: its ID rests, then serves it anew. */
+		sweep(now);
+		cnt(WPS_IN_CNT_PASS_FID_EXHAUSTED);
+		return false;
+	}
+	*new_gid = (cfg->flags & WPS_IN_F_TEST_GID0) ? (__u16)cfg->test_gid0 : (__u16)bpf_get_prandom_u32();
+	return true;
+}
+
 #endif

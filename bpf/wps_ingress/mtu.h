@@ -108,4 +108,32 @@ static __always_inline int too_big(struct __sk_buff *skb, struct wps_in_flow_hot
 	return TC_ACT_SHOT;
 }
 
+/*
+ * A packet this run does not spray: too big for the paths once
+ * encapsulated (too_big()), or of a flow that takes the segmentation detour
+ * (a GSO skb seen, here or before: its later packets follow, in order). Its
+ * verdict, else STAGE_NEXT.
+ */
+static __always_inline int sprayed_elsewhere(struct __sk_buff *skb, const struct wps_in_cfg *cfg,
+					     const struct wps_in_live *lv, struct wps_in_flow_hot *h,
+					     const struct pkt *p, __u32 segs, bool after_detour)
+{
+	/* The smallest path MTU, or less if Packet Too Big taught the watch agent so. */
+	__u32 mtu = cfg->path_mtu;
+
+	if (lv && lv->pmtu && lv->pmtu < mtu)
+		mtu = lv->pmtu;
+	/* Too big after the 56 bytes: fragmented (DF=0 IPv4), else answered here; never lost silently. */
+	if (segs == 1 && mtu && p->inner_len + WPS_OVERHEAD > mtu)
+		return too_big(skb, h, p, mtu, after_detour);
+	if (!after_detour && cfg->seg_ifindex && (segs > 1 || (*(volatile __u64 *)&h->gs & WPS_GS_DETOUR))) {
+		if (!(*(volatile __u64 *)&h->gs & WPS_GS_DETOUR))
+			__sync_fetch_and_or(&h->gs, WPS_GS_DETOUR);
+		skb->cb[0] = WPS_IN_CB_MAGIC | p->in_port;
+		cnt(WPS_IN_CNT_REDIRECT_SEGMENT);
+		return bpf_redirect(cfg->seg_ifindex, 0);
+	}
+	return STAGE_NEXT;
+}
+
 #endif

@@ -145,6 +145,21 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 }
 
 /*
+ * After the detour, a fragment frag_send made is of the flow of the packet
+ * it was cut from: the ports that packet had, which it carries in cb[1].
+ */
+static __always_inline void pkt_fragment_ports(const struct __sk_buff *skb, struct pkt *p)
+{
+	if (p->key.family == 4 &&
+	    (skb->cb[0] & (WPS_IN_CB_MAGIC_MASK | WPS_IN_CB_PORTS)) == (WPS_IN_CB_MAGIC | WPS_IN_CB_PORTS)) {
+		__u32 ports = skb->cb[1];
+
+		__builtin_memcpy(&p->key.sport, &ports, 4);
+		p->has_ports = 1;
+	}
+}
+
+/*
  * Did the packet come from the domain's side: in on DEV or on a member path's
  * device? (Then it is WPS traffic the domain routes through this node.)
  * Global: checked once, and only packets that carry the option ask.

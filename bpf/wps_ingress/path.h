@@ -166,4 +166,69 @@ __noinline int live_slots(__u32 usable, __u32 n)
 	return (int)sc->live_n;
 }
 
+/*
+ * The group decision for this packet of the flow at `slot` (h its hot line),
+ * seen last at `seen`: the paths it may use (in use, and not down for any
+ * reason; ECMP: all), the packet joining its open group lock-free or
+ * decide() under the lock, the flow's bytes and the events counted. Its
+ * verdict when it goes no further, else STAGE_NEXT with *d filled.
+ */
+static __always_inline int group(const struct wps_in_cfg *cfg, const struct wps_in_live *lv,
+				 const struct wps_in_rule *r, struct wps_in_flow_hot *h, int slot, struct scratch *sc,
+				 __u32 seen, __u32 segs, __u32 len, __u32 npaths, __u64 now, __u16 new_fid,
+				 __u16 new_gid, struct decision *d)
+{
+	__u32 usable = ~0u;
+	bool joined;
+
+	if (!cfg->ecmp) {
+		usable = cfg->path_mask;
+		if (lv)
+			usable &= ~(lv->admin_down | lv->link_down | lv->neigh_down);
+		if (!usable) {
+			cnt(WPS_IN_CNT_DROP_NO_LIVE_PATH);
+			return TC_ACT_SHOT;
+		}
+	}
+	joined = !new_fid && join(h, r, segs, usable, d);
+	if (joined) {
+		if (seen != wps_seen(now))
+			*(volatile __u32 *)&h->seen = wps_seen(now);	/* racy beside another CPU's: either is recent */
+	} else if (r->sched == WPS_SCHED_LEAST_LOADED) {
+		/* Unrolled: 6.1's verifier loses the spilled counter of this loop. */
+#pragma unroll
+		for (__u32 i = 0; i < WPS_IN_MAX_PATHS; i++) {
+			__u32 key = i;
+			struct wps_in_path_load *pl = bpf_map_lookup_elem(&wps_in_path_load, &key);
+
+			sc->load[i] = pl ? pl->prev + pl->cur : 0;
+		}
+	}
+	if (!joined) {
+		struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flow_state, &slot);
+
+		if (!f)
+			return TC_ACT_OK;
+		/* The scheduler picks among the slots up (ECMP: 0..ecmp-1, path_slot's default). */
+		npaths = (__u32)live_slots(usable, npaths);
+		decide(h, f, cfg, r, segs, len, now, new_fid, new_gid, npaths, sc->live_slot, usable, sc->load, d);
+	}
+	/* Atomic: lock-free joiners and lock holders add at once. */
+	__sync_fetch_and_add(&h->bytes, len);
+	if (d->reclaimed) {
+		fid_release(d->old_fid, now + cfg->quarantine_ns + clock_slack(cfg));
+		cnt(WPS_IN_CNT_EV_FLOW_RECLAIMED);
+		cnt(WPS_IN_CNT_EV_FLOW_NEW);
+	} else if (new_fid) {
+		fid_release(new_fid, 0);	/* another CPU renewed the flow first */
+	}
+	if (d->opened)
+		cnt(WPS_IN_CNT_EV_GROUP_OPENED);
+	if (d->extended)
+		cnt(WPS_IN_CNT_EV_GROUP_EXTENDED);
+	if (d->closed_down)
+		cnt(WPS_IN_CNT_EV_GROUP_CLOSED_DOWN);
+	return STAGE_NEXT;
+}
+
 #endif

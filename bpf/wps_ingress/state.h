@@ -227,6 +227,13 @@ const volatile __u32 bench_stop = 0;
 enum { BENCH_PARSED = 1, BENCH_FLOW, BENCH_CLASSIFIED, BENCH_CLOCK, BENCH_DECIDED, BENCH_ROOM, BENCH_STORED };
 #define BENCH_STOP(stage) do { if (bench_stop == (stage)) return TC_ACT_OK; } while (0)
 
+/*
+ * What a stage of process() returns to let the packet go on to the next,
+ * where the others return a verdict (no verdict is negative but
+ * TC_ACT_UNSPEC, which process() never gives).
+ */
+#define STAGE_NEXT	(-1000)
+
 static __always_inline void cnt_add(__u32 id, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&wps_in_stats, &id);
