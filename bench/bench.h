@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* ubxdp_bench: shared by its parts (main.c, xdp_bench.c, icrc_bench.c). */
+/* ubxdp_bench: what main.c calls in its parts, and what the parts share (bench.c). */
 #ifndef UBXDP_BENCH_H
 #define UBXDP_BENCH_H
 
@@ -29,7 +29,7 @@ int wps_egress_bench(const struct xdp_bench_opts *o);
 /* Congestion control and channel groups in simulated time (bench/cc_bench.c). */
 int cc_bench(void);
 
-/* Helpers */
+/* bench.c */
 /* CPU time of this thread: leaves out the time others ran (the machine is shared). */
 uint64_t bench_cpu_ns(void);
 double bench_median(const double *v, int n);
