@@ -50,12 +50,6 @@
 
 #define MAX_PKT FIXTURE_MAX_PKT
 
-struct fixture {
-	char name[128], prog[16], opts[128], verdict[32], counters[256];
-	unsigned char in[MAX_PKT];
-	size_t in_len;
-};
-
 static struct ub_endpoint *skel;
 static unsigned dev_if;
 static int sock_fd;
@@ -85,8 +79,9 @@ static void read_counters(__u64 *out)
 	}
 }
 
-static bool run_case(const struct fixture *f)
+static bool run_case(void *rec)
 {
+	const struct fixture_case *f = rec;
 	int xsk_fd = bpf_map__fd(skel->maps.ub_ep_xsks);
 	__u64 before[UB_EP_CNT__MAX], after[UB_EP_CNT__MAX];
 	__u64 want[UB_EP_CNT__MAX] = {};
@@ -102,6 +97,10 @@ static bool run_case(const struct fixture *f)
 
 	if (strcmp(f->prog, "endpoint")) {
 		printf("#   unknown prog '%s'\n", f->prog);
+		return false;
+	}
+	if (f->has_out) {
+		printf("#   an endpoint case checks no output bytes: no 'out' line\n");
 		return false;
 	}
 	ctx.data_end = (__u32)f->in_len;
@@ -132,44 +131,9 @@ static bool run_case(const struct fixture *f)
 	return ok;
 }
 
-static int run_file(const char *path, int *failed)
-{
-	static struct fixture_file ff;
-	static struct fixture f;
-	char *key, *v;
-	int rc = 0;
-
-	if (fixture_open(&ff, "endpoint_testrun", path))
-		return -1;
-	while (!rc && fixture_next(&ff, &key, &v)) {
-		if (!strcmp(key, "case")) {
-			memset(&f, 0, sizeof(f));
-			snprintf(f.name, sizeof(f.name), "%s", v);
-		} else if (!strcmp(key, "prog")) {
-			snprintf(f.prog, sizeof(f.prog), "%s", v);
-		} else if (!strcmp(key, "opts")) {
-			snprintf(f.opts, sizeof(f.opts), "%s", v);
-		} else if (!strcmp(key, "in")) {
-			if (fixture_unhex(v, f.in, &f.in_len)) {
-				fixture_error(&ff, "bad hex");
-				rc = -1;
-			}
-		} else if (!strcmp(key, "verdict")) {
-			snprintf(f.verdict, sizeof(f.verdict), "%s", v);
-		} else if (!strcmp(key, "count")) {
-			snprintf(f.counters, sizeof(f.counters), "%s", v);
-		} else if (!strcmp(key, "end")) {
-			bool ok = run_case(&f);
-
-			*failed += !fixture_tap(ok, "endpoint %s", f.name);
-		} else {
-			fixture_error(&ff, "unknown line '%s'", key);
-			rc = -1;
-		}
-	}
-	fixture_close(&ff);
-	return rc;
-}
+static const struct fixture_driver endpoint_driver = {
+	.tool = "endpoint_testrun", .tap = "endpoint", .case_size = sizeof(struct fixture_case), .run = run_case,
+};
 
 static uint64_t rng_state;
 
@@ -649,7 +613,7 @@ int main(int argc, char **argv)
 		failed = fuzz(n, seed);
 	} else {
 		for (i = 3; i < argc; i++)
-			if (run_file(argv[i], &failed))
+			if (fixture_run(&endpoint_driver, argv[i], &failed))
 				failed++;
 	}
 	xsk_port_destroy(port);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int tap_n;
@@ -152,4 +153,63 @@ bool fixture_tap(bool ok, const char *fmt, ...)
 	/* Results so far stay visible if a later case takes the harness down. */
 	fflush(stdout);
 	return ok;
+}
+
+/* A line every harness reads the same way: 0, or -1 when it is bad (said). */
+static int common_line(struct fixture_case *c, struct fixture_file *ff, const char *key, const char *val)
+{
+	if (!strcmp(key, "prog")) {
+		snprintf(c->prog, sizeof(c->prog), "%s", val);
+	} else if (!strcmp(key, "opts")) {
+		snprintf(c->opts, sizeof(c->opts), "%s", val);
+	} else if (!strcmp(key, "in") || !strcmp(key, "out")) {
+		bool in = key[0] == 'i';
+
+		if (fixture_unhex(val, in ? c->in : c->out, in ? &c->in_len : &c->out_len)) {
+			fixture_error(ff, "bad hex");
+			return -1;
+		}
+		c->has_out |= !in;
+	} else if (!strcmp(key, "verdict")) {
+		snprintf(c->verdict, sizeof(c->verdict), "%s", val);
+	} else if (!strcmp(key, "count")) {
+		snprintf(c->counters, sizeof(c->counters), "%s", val);
+	} else {
+		fixture_error(ff, "unknown line '%s'", key);
+		return -1;
+	}
+	return 0;
+}
+
+int fixture_run(const struct fixture_driver *d, const char *path, int *failed)
+{
+	struct fixture_case *c = calloc(1, d->case_size);
+	struct fixture_file ff;
+	char *key, *val;
+	int rc = 0;
+
+	if (!c) {
+		fprintf(stderr, "%s: %s: %s\n", d->tool, path, strerror(errno));
+		return -1;
+	}
+	if (fixture_open(&ff, d->tool, path)) {
+		free(c);
+		return -1;
+	}
+	while (!rc && fixture_next(&ff, &key, &val)) {
+		if (!strcmp(key, "case")) {
+			memset(c, 0, d->case_size);
+			snprintf(c->name, sizeof(c->name), "%s", val);
+			c->line = ff.lineno;
+		} else if (!strcmp(key, "end")) {
+			*failed += !fixture_tap(d->run(c), "%s %s", d->tap, c->name);
+		} else {
+			rc = d->line ? d->line(c, &ff, key, val) : 1;
+			if (rc > 0)
+				rc = common_line(c, &ff, key, val);
+		}
+	}
+	fixture_close(&ff);
+	free(c);
+	return rc;
 }

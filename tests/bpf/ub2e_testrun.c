@@ -34,16 +34,8 @@
 #define MAX_PKT FIXTURE_MAX_PKT
 
 struct fixture {
-	char name[128];
-	char prog[16];
-	char opts[512];
-	unsigned char in[MAX_PKT], out[MAX_PKT];
-	size_t in_len, out_len;
-	bool has_out;
-	char verdict[32];
-	char counters[512];
+	struct fixture_case c;
 	__u32 mark;		/* TC programs: skb->mark going in */
-	int line;
 };
 
 struct ub2e *skel;	/* shared with ub2e_fuzz.c */
@@ -195,12 +187,13 @@ static void read_counters(__u64 *out)
 		memset(out, 0xff, sizeof(__u64) * UB2E_CNT__MAX);	/* mismatches, loudly */
 }
 
-static bool run_case(const struct fixture *f)
+static bool run_case(void *rec)
 {
+	const struct fixture *f = rec;
 	unsigned char out[MAX_PKT + 64];
 	struct xdp_md ctx = {};
 	struct __sk_buff skb = {};
-	bool tc = !strncmp(f->prog, "tc_", 3);
+	bool tc = !strncmp(f->c.prog, "tc_", 3);
 	__u64 before[UB2E_CNT__MAX], after[UB2E_CNT__MAX];
 	struct bpf_program *prog;
 	__u64 want[UB2E_CNT__MAX] = {};
@@ -208,39 +201,39 @@ static bool run_case(const struct fixture *f)
 	bool ok = true;
 	int rc;
 
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->in, .data_size_in = (__u32)f->in_len,
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->c.in, .data_size_in = (__u32)f->c.in_len,
 		    .data_out = out, .data_size_out = sizeof(out), .ctx_in = &ctx, .ctx_size_in = sizeof(ctx),
 		    .repeat = 1);
 
-	if (!strcmp(f->prog, "to_uboe")) {
+	if (!strcmp(f->c.prog, "to_uboe")) {
 		prog = skel->progs.ub2e_to_uboe;
 		ctx.ingress_ifindex = ub_if;
-	} else if (!strcmp(f->prog, "to_ub")) {
+	} else if (!strcmp(f->c.prog, "to_ub")) {
 		prog = skel->progs.ub2e_to_ub;
 		ctx.ingress_ifindex = ip_if;
-	} else if (!strcmp(f->prog, "tc_ingress_ub") || !strcmp(f->prog, "tc_ingress_ip")) {
+	} else if (!strcmp(f->c.prog, "tc_ingress_ub") || !strcmp(f->c.prog, "tc_ingress_ip")) {
 		/* The mark comes in the ctx (no XDP metadata under test). */
 		prog = skel->progs.ub2e_slow_in;
-		skb.ifindex = f->prog[11] == 'u' ? ub_if : ip_if;
-	} else if (!strcmp(f->prog, "tc_egress_ub")) {
+		skb.ifindex = f->c.prog[11] == 'u' ? ub_if : ip_if;
+	} else if (!strcmp(f->c.prog, "tc_egress_ub")) {
 		prog = skel->progs.ub2e_slow_ub;
 		skb.ifindex = ub_if;
-	} else if (!strcmp(f->prog, "tc_egress_ip")) {
+	} else if (!strcmp(f->c.prog, "tc_egress_ip")) {
 		prog = skel->progs.ub2e_slow_ip;
 		skb.ifindex = ip_if;
 	} else {
-		printf("#   line %d: unknown prog '%s'\n", f->line, f->prog);
+		printf("#   line %d: unknown prog '%s'\n", f->c.line, f->c.prog);
 		return false;
 	}
-	ctx.data_end = (__u32)f->in_len;
+	ctx.data_end = (__u32)f->c.in_len;
 	if (tc) {
 		skb.mark = f->mark;
 		o.ctx_in = &skb;
 		o.ctx_size_in = sizeof(skb);
 	}
 
-	if (configure(f->opts, err, sizeof(err))) {
-		printf("#   options '%s': %s\n", f->opts, err);
+	if (configure(f->c.opts, err, sizeof(err))) {
+		printf("#   options '%s': %s\n", f->c.opts, err);
 		return false;
 	}
 	read_counters(before);
@@ -250,72 +243,37 @@ static bool run_case(const struct fixture *f)
 		printf("#   BPF_PROG_TEST_RUN failed: %s\n", strerror(errno));
 		return false;
 	}
-	if (strcmp(verdict_name(tc, o.retval), f->verdict)) {
-		printf("#   verdict: want %s, got %s\n", f->verdict, verdict_name(tc, o.retval));
+	if (strcmp(verdict_name(tc, o.retval), f->c.verdict)) {
+		printf("#   verdict: want %s, got %s\n", f->c.verdict, verdict_name(tc, o.retval));
 		ok = false;
 	}
-	if (f->has_out && (o.data_size_out != f->out_len || memcmp(out, f->out, f->out_len))) {
+	if (f->c.has_out && (o.data_size_out != f->c.out_len || memcmp(out, f->c.out, f->c.out_len))) {
 		printf("#   output bytes differ\n");
-		fixture_diff(f->out, f->out_len, out, o.data_size_out);
+		fixture_diff(f->c.out, f->c.out_len, out, o.data_size_out);
 		ok = false;
 	}
 
-	ok &= fixture_want_counters(f->counters, ub2e_counter_id, want);
+	ok &= fixture_want_counters(f->c.counters, ub2e_counter_id, want);
 	ok &= fixture_counters_moved(before, after, want, UB2E_CNT__MAX, ub2e_counter_name);
 	return ok;
 }
 
-static int run_file(const char *path, int *failed)
+/* The one line of a UB2E case beyond the common ones. */
+static int ub2e_line(void *rec, struct fixture_file *ff, const char *key, char *val)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
-	struct fixture_file ff;
-	char *key, *v;
-	int rc = 0;
+	struct fixture *f = rec;
 
-	if (!f) {
-		fprintf(stderr, "ub2e_testrun: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	if (fixture_open(&ff, "ub2e_testrun", path)) {
-		free(f);
-		return -1;
-	}
-	while (!rc && fixture_next(&ff, &key, &v)) {
-		if (!strcmp(key, "case")) {
-			memset(f, 0, sizeof(*f));
-			snprintf(f->name, sizeof(f->name), "%s", v);
-			f->line = ff.lineno;
-		} else if (!strcmp(key, "prog")) {
-			snprintf(f->prog, sizeof(f->prog), "%s", v);
-		} else if (!strcmp(key, "mark")) {
-			f->mark = (__u32)strtoul(v, NULL, 0);
-		} else if (!strcmp(key, "opts")) {
-			snprintf(f->opts, sizeof(f->opts), "%s", v);
-		} else if (!strcmp(key, "in") || !strcmp(key, "out")) {
-			bool in = key[0] == 'i';
-
-			if (fixture_unhex(v, in ? f->in : f->out, in ? &f->in_len : &f->out_len)) {
-				fixture_error(&ff, "bad hex");
-				rc = -1;
-			}
-			f->has_out |= !in;
-		} else if (!strcmp(key, "verdict")) {
-			snprintf(f->verdict, sizeof(f->verdict), "%s", v);
-		} else if (!strcmp(key, "count")) {
-			snprintf(f->counters, sizeof(f->counters), "%s", v);
-		} else if (!strcmp(key, "end")) {
-			bool ok = run_case(f);
-
-			*failed += !fixture_tap(ok, "ub2e %s", f->name);
-		} else {
-			fixture_error(&ff, "unknown line '%s'", key);
-			rc = -1;
-		}
-	}
-	fixture_close(&ff);
-	free(f);
-	return rc;
+	(void)ff;
+	if (strcmp(key, "mark"))
+		return 1;
+	f->mark = (__u32)strtoul(val, NULL, 0);
+	return 0;
 }
+
+static const struct fixture_driver ub2e_driver = {
+	.tool = "ub2e_testrun", .tap = "ub2e", .case_size = sizeof(struct fixture),
+	.line = ub2e_line, .run = run_case,
+};
 
 int main(int argc, char **argv)
 {
@@ -349,7 +307,7 @@ int main(int argc, char **argv)
 	bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ip), &ip_if, &ip_if, BPF_ANY);
 	bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ub), &ub_if, &ub_if, BPF_ANY);
 	for (; i < argc; i++)
-		if (run_file(argv[i], &failed))
+		if (fixture_run(&ub2e_driver, argv[i], &failed))
 			failed++;
 	ub2e__destroy(skel);
 	return failed ? 1 : 0;

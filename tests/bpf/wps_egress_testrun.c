@@ -41,16 +41,14 @@
 #define MAX_PKT FIXTURE_MAX_PKT
 
 struct fixture {
-	char name[128], prog[16], opts[256], verdict[32], counters[256];
-	unsigned char in[MAX_PKT], out[MAX_PKT];
-	size_t in_len, out_len;
-	bool has_out;
-	int ifindex_at, logs;
+	struct fixture_case c;
+	int ifindex_at, logs;	/* where the site's ifindex goes into out; log records */
 };
 
 static struct wps_egress *skel;
 static unsigned dom_if, site_if;
 static int sock_fd, nlogs, log_reason_bad;
+static struct ring_buffer *rb;
 static __u32 log_want_reason;
 
 static int on_log(void *ctx, void *data, size_t len)
@@ -131,8 +129,9 @@ static int configure(const char *opts, int *repeat, char *err, size_t errlen)
 	return bpf_map_update_elem(bpf_map__fd(skel->maps.wps_eg_cfg), &zero, &cfg, 0);
 }
 
-static bool run_case(struct fixture *f, struct ring_buffer *rb)
+static bool run_case(void *rec)
 {
+	struct fixture *f = rec;
 	__u64 before[WPS_EG_CNT__MAX], after[WPS_EG_CNT__MAX], want_n[WPS_EG_CNT__MAX] = {};
 	unsigned char out[MAX_PKT + 64];
 	struct xdp_md ctx = {};
@@ -141,18 +140,18 @@ static bool run_case(struct fixture *f, struct ring_buffer *rb)
 	int rc, repeat;
 	__u32 retval = 0, out_len = 0;
 
-	if (strcmp(f->prog, "wps_egress")) {
-		printf("#   unknown prog '%s'\n", f->prog);
+	if (strcmp(f->c.prog, "wps_egress")) {
+		printf("#   unknown prog '%s'\n", f->c.prog);
 		return false;
 	}
-	if (configure(f->opts, &repeat, err, sizeof(err))) {
-		printf("#   options '%s': %s\n", f->opts, err);
+	if (configure(f->c.opts, &repeat, err, sizeof(err))) {
+		printf("#   options '%s': %s\n", f->c.opts, err);
 		return false;
 	}
 	ring_buffer__consume(rb);	/* leftovers of earlier cases */
 	nlogs = log_reason_bad = 0;
 	log_want_reason = WPS_EG_CNT__MAX;
-	snprintf(want, sizeof(want), "%s", f->counters);
+	snprintf(want, sizeof(want), "%s", f->c.counters);
 	for (tok = strtok_r(want, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
 		int i = wps_eg_counter_id(tok);
 
@@ -164,18 +163,18 @@ static bool run_case(struct fixture *f, struct ring_buffer *rb)
 		if (!strncmp(tok, "bad_", 4) || !strncmp(tok, "drop_", 5))
 			log_want_reason = (__u32)i;
 	}
-	if (f->ifindex_at > 0 && (size_t)f->ifindex_at + 4 <= f->out_len)
-		memcpy(f->out + f->ifindex_at, &site_if, 4);
+	if (f->ifindex_at > 0 && (size_t)f->ifindex_at + 4 <= f->c.out_len)
+		memcpy(f->c.out + f->ifindex_at, &site_if, 4);
 
 	if (wps_eg_counters_read(bpf_map__fd(skel->maps.wps_eg_stats), before))
 		memset(before, 0xff, sizeof(before));
 	/* Each run on a fresh copy of the frame (the program rewrites it). */
 	for (int r = 0; r < repeat; r++) {
-		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->in, .data_size_in = (__u32)f->in_len,
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->c.in, .data_size_in = (__u32)f->c.in_len,
 			    .data_out = out, .data_size_out = sizeof(out), .ctx_in = &ctx,
 			    .ctx_size_in = sizeof(ctx), .repeat = 1);
 
-		ctx.data_end = (__u32)f->in_len;
+		ctx.data_end = (__u32)f->c.in_len;
 		ctx.ingress_ifindex = dom_if;
 		ctx.rx_queue_index = 0;
 		rc = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.wps_egress), &o);
@@ -190,13 +189,13 @@ static bool run_case(struct fixture *f, struct ring_buffer *rb)
 		memset(after, 0, sizeof(after));
 	ring_buffer__consume(rb);
 
-	if (strcmp(fixture_xdp_verdict(retval), f->verdict)) {
-		printf("#   verdict: want %s, got %s\n", f->verdict, fixture_xdp_verdict(retval));
+	if (strcmp(fixture_xdp_verdict(retval), f->c.verdict)) {
+		printf("#   verdict: want %s, got %s\n", f->c.verdict, fixture_xdp_verdict(retval));
 		ok = false;
 	}
-	if (f->has_out && (out_len != f->out_len || memcmp(out, f->out, f->out_len))) {
+	if (f->c.has_out && (out_len != f->c.out_len || memcmp(out, f->c.out, f->c.out_len))) {
 		printf("#   output bytes differ\n");
-		fixture_diff(f->out, f->out_len, out, out_len);
+		fixture_diff(f->c.out, f->c.out_len, out, out_len);
 		ok = false;
 	}
 	ok &= fixture_counters_moved(before, after, want_n, WPS_EG_CNT__MAX, wps_eg_counter_name);
@@ -208,57 +207,30 @@ static bool run_case(struct fixture *f, struct ring_buffer *rb)
 	return ok;
 }
 
-static int run_file(const char *path, struct ring_buffer *rb, int *failed)
+/* The lines of a WPS egress case beyond the common ones. */
+static int egress_line(void *rec, struct fixture_file *ff, const char *key, char *val)
 {
-	static struct fixture_file ff;
-	static struct fixture f;
-	char *key, *v;
-	int rc = 0;
+	struct fixture *f = rec;
 
-	if (fixture_open(&ff, "wps_egress_testrun", path))
-		return -1;
-	while (!rc && fixture_next(&ff, &key, &v)) {
-		if (!strcmp(key, "case")) {
-			memset(&f, 0, sizeof(f));
-			snprintf(f.name, sizeof(f.name), "%s", v);
-		} else if (!strcmp(key, "prog")) {
-			snprintf(f.prog, sizeof(f.prog), "%s", v);
-		} else if (!strcmp(key, "opts")) {
-			snprintf(f.opts, sizeof(f.opts), "%s", v);
-		} else if (!strcmp(key, "in") || !strcmp(key, "out")) {
-			bool in = key[0] == 'i';
-
-			if (fixture_unhex(v, in ? f.in : f.out, in ? &f.in_len : &f.out_len)) {
-				fixture_error(&ff, "bad hex");
-				rc = -1;
-			}
-			f.has_out |= !in;
-		} else if (!strcmp(key, "verdict")) {
-			snprintf(f.verdict, sizeof(f.verdict), "%s", v);
-		} else if (!strcmp(key, "ifindex-at")) {
-			f.ifindex_at = atoi(v);
-		} else if (!strcmp(key, "logs")) {
-			f.logs = atoi(v);
-		} else if (!strcmp(key, "count")) {
-			snprintf(f.counters, sizeof(f.counters), "%s", v);
-		} else if (!strcmp(key, "end")) {
-			bool ok = run_case(&f, rb);
-
-			*failed += !fixture_tap(ok, "wps_egress %s", f.name);
-		} else {
-			fixture_error(&ff, "unknown line '%s'", key);
-			rc = -1;
-		}
-	}
-	fixture_close(&ff);
-	return rc;
+	(void)ff;
+	if (!strcmp(key, "ifindex-at"))
+		f->ifindex_at = atoi(val);
+	else if (!strcmp(key, "logs"))
+		f->logs = atoi(val);
+	else
+		return 1;
+	return 0;
 }
+
+static const struct fixture_driver egress_driver = {
+	.tool = "wps_egress_testrun", .tap = "wps_egress", .case_size = sizeof(struct fixture),
+	.line = egress_line, .run = run_case,
+};
 
 int main(int argc, char **argv)
 {
 	struct xsk_port_cfg cfg = { .nframes = 256, .frame_size = 2048, .ring_size = 64 };
 	struct xsk_port *port = NULL;
-	struct ring_buffer *rb = NULL;
 	struct in6_addr local;
 	__u32 zero = 0;
 	__u8 one = 1;
@@ -301,7 +273,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	for (int i = 5; i < argc; i++)
-		if (run_file(argv[i], rb, &failed))
+		if (fixture_run(&egress_driver, argv[i], &failed))
 			failed++;
 out:
 	ring_buffer__free(rb);

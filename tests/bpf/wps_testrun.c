@@ -76,17 +76,14 @@ struct step {
 };
 
 struct fixture {
-	char name[128];
-	char prog[32];
-	char opts[512];
+	struct fixture_case c;	/* its in, out and verdict unused: each step has its own */
 	char paths[MAX_LINES][128];
 	char rules[MAX_LINES][256];
 	unsigned ports[MAX_LINES][2];
 	int npaths, nrules, nports;
 	struct step steps[MAX_STEPS];
 	int nsteps;
-	char counters[512];
-	int line;
+	struct step *st;	/* the step the lines being read are of */
 };
 
 /* The packet socket on lo that sees what the programs send at once (-1: none). */
@@ -231,7 +228,7 @@ static int configure(struct wps_ingress *sk, struct fixture *f, bool test_clock,
 
 	wps_in_cfg_defaults(&cfg);
 	cfg.flags |= WPS_IN_F_TEST_GID0 | (test_clock ? WPS_IN_F_TEST_CLOCK : 0);
-	snprintf(buf, sizeof(buf), "%s", f->opts);
+	snprintf(buf, sizeof(buf), "%s", f->c.opts);
 	argc = split(buf, argv, 64);
 	for (int i = 0; i < argc; i++) {
 		const char *name = argv[i] + 2;
@@ -305,9 +302,10 @@ static int configure(struct wps_ingress *sk, struct fixture *f, bool test_clock,
 	return bpf_map_update_elem(bpf_map__fd(sk->maps.wps_in_cfg), &zero, &cfg, BPF_ANY);
 }
 
-static bool run_case(struct fixture *f)
+static bool run_case(void *rec)
 {
-	bool bnd = !strncmp(f->prog, "boundary", 8), ok = true;
+	struct fixture *f = rec;
+	bool bnd = !strncmp(f->c.prog, "boundary", 8), ok = true;
 	struct wps_ingress *in = NULL;
 	struct wps_boundary *bd = NULL;
 	unsigned ncnt = bnd ? WPS_BND_CNT__MAX : WPS_IN_CNT__MAX;
@@ -324,7 +322,7 @@ static bool run_case(struct fixture *f)
 			printf("#   wps_boundary load failed: %s\n", strerror(errno));
 			return false;
 		}
-		prog_fd = bpf_program__fd(!strcmp(f->prog, "boundary_in") ? bd->progs.wps_boundary_in
+		prog_fd = bpf_program__fd(!strcmp(f->c.prog, "boundary_in") ? bd->progs.wps_boundary_in
 									: bd->progs.wps_boundary_out);
 		stats_fd = bpf_map__fd(bd->maps.wps_bnd_stats);
 	} else {
@@ -333,7 +331,7 @@ static bool run_case(struct fixture *f)
 			printf("#   wps_ingress load failed: %s\n", strerror(errno));
 			return false;
 		}
-		prog_fd = bpf_program__fd(!strcmp(f->prog, "seg") ? in->progs.wps_ingress_seg
+		prog_fd = bpf_program__fd(!strcmp(f->c.prog, "seg") ? in->progs.wps_ingress_seg
 								   : in->progs.wps_ingress);
 		stats_fd = bpf_map__fd(in->maps.wps_in_stats);
 		if (configure(in, f, test_clock, err, sizeof(err))) {
@@ -428,7 +426,7 @@ static bool run_case(struct fixture *f)
 		ok = false;
 		goto out;
 	}
-	snprintf(buf, sizeof(buf), "%s", f->counters);
+	snprintf(buf, sizeof(buf), "%s", f->c.counters);
 	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
 		char *eq = strchr(tok, '=');
 		unsigned long long n = 1;
@@ -452,72 +450,59 @@ out:
 	return ok;
 }
 
-static int run_file(const char *path, int *failed)
+/*
+ * The lines of a WPS case beyond the common ones: the configuration's, and
+ * the packets', each "in" starting a step that the lines after it fill.
+ */
+static int wps_line(void *rec, struct fixture_file *ff, const char *key, char *v)
 {
-	static struct fixture_file ff;
-	struct fixture *f = calloc(1, sizeof(*f));
-	struct step *st = NULL;
-	char *key, *v;
-	int rc = 0;
+	struct fixture *f = rec;
+	struct step *st = f->st;
 
-	if (!f) {
-		fprintf(stderr, "wps_testrun: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	if (fixture_open(&ff, "wps_testrun", path)) {
-		free(f);
-		return -1;
-	}
-	while (!rc && fixture_next(&ff, &key, &v)) {
-		if (!strcmp(key, "case")) {
-			memset(f, 0, sizeof(*f));
-			snprintf(f->name, sizeof(f->name), "%s", v);
-			f->line = ff.lineno;
-			st = NULL;
-		} else if (!strcmp(key, "prog")) {
-			snprintf(f->prog, sizeof(f->prog), "%s", v);
-		} else if (!strcmp(key, "opts")) {
-			snprintf(f->opts, sizeof(f->opts), "%s", v);
-		} else if (!strcmp(key, "path") && f->npaths < MAX_LINES) {
-			snprintf(f->paths[f->npaths++], sizeof(f->paths[0]), "%s", v);
-		} else if (!strcmp(key, "port") && f->nports < MAX_LINES) {
-			if (sscanf(v, "%u %u", &f->ports[f->nports][0], &f->ports[f->nports][1]) == 2)
-				f->nports++;
-		} else if (!strcmp(key, "rule") && f->nrules < MAX_LINES) {
-			snprintf(f->rules[f->nrules++], sizeof(f->rules[0]), "%s", v);
-		} else if (!strcmp(key, "in")) {
-			if (f->nsteps == MAX_STEPS) {
-				fixture_error(&ff, "too many packets");
-				rc = -1;
-				continue;
-			}
-			st = &f->steps[f->nsteps++];
-			st->down = -1;
-			st->pmtu = -1;
-			st->cb0_out = -1;
-			st->nclones = -1;
-			if (fixture_unhex(v, st->in, &st->in_len)) {
-				fixture_error(&ff, "bad hex");
-				rc = -1;
-			}
-		} else if (st && !strcmp(key, "out")) {
+	/* More than MAX_LINES of a kind: not its own, so an unknown line. */
+	if (!strcmp(key, "path") && f->npaths < MAX_LINES) {
+		snprintf(f->paths[f->npaths++], sizeof(f->paths[0]), "%s", v);
+	} else if (!strcmp(key, "port") && f->nports < MAX_LINES) {
+		if (sscanf(v, "%u %u", &f->ports[f->nports][0], &f->ports[f->nports][1]) == 2)
+			f->nports++;
+	} else if (!strcmp(key, "rule") && f->nrules < MAX_LINES) {
+		snprintf(f->rules[f->nrules++], sizeof(f->rules[0]), "%s", v);
+	} else if (!strcmp(key, "in")) {
+		if (f->nsteps == MAX_STEPS) {
+			fixture_error(ff, "too many packets");
+			return -1;
+		}
+		st = f->st = &f->steps[f->nsteps++];
+		st->down = -1;
+		st->pmtu = -1;
+		st->cb0_out = -1;
+		st->nclones = -1;
+		if (fixture_unhex(v, st->in, &st->in_len)) {
+			fixture_error(ff, "bad hex");
+			return -1;
+		}
+	} else if (!strcmp(key, "out") || !strcmp(key, "clone") || !strcmp(key, "verdict") || !strcmp(key, "ctx")) {
+		if (!st) {
+			fixture_error(ff, "unknown line '%s'", key);
+			return -1;
+		}
+		if (!strcmp(key, "out")) {
 			if (fixture_unhex(v, st->out, &st->out_len)) {
-				fixture_error(&ff, "bad hex");
-				rc = -1;
+				fixture_error(ff, "bad hex");
+				return -1;
 			}
 			st->has_out = true;
-		} else if (st && !strcmp(key, "clone")) {
+		} else if (!strcmp(key, "clone")) {
 			if (st->nclones < 0)
 				st->nclones = 0;
 			if (st->nclones >= 4 || fixture_unhex(v, st->clone[st->nclones], &st->clone_len[st->nclones])) {
-				fixture_error(&ff, "too many clones, or bad hex");
-				rc = -1;
-			} else {
-				st->nclones++;
+				fixture_error(ff, "too many clones, or bad hex");
+				return -1;
 			}
-		} else if (st && !strcmp(key, "verdict")) {
+			st->nclones++;
+		} else if (!strcmp(key, "verdict")) {
 			snprintf(st->verdict, sizeof(st->verdict), "%s", v);
-		} else if (st && !strcmp(key, "ctx")) {
+		} else {
 			char *save, *tok;
 
 			for (tok = strtok_r(v, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
@@ -540,21 +525,16 @@ static int run_file(const char *path, int *failed)
 				else if (!strncmp(tok, "cb0_out=", 8))
 					st->cb0_out = strtoll(tok + 8, NULL, 0);
 			}
-		} else if (!strcmp(key, "count")) {
-			snprintf(f->counters, sizeof(f->counters), "%s", v);
-		} else if (!strcmp(key, "end")) {
-			bool ok = run_case(f);
-
-			*failed += !fixture_tap(ok, "wps %s", f->name);
-		} else {
-			fixture_error(&ff, "unknown line '%s'", key);
-			rc = -1;
 		}
+	} else {
+		return 1;
 	}
-	fixture_close(&ff);
-	free(f);
-	return rc;
+	return 0;
 }
+
+static const struct fixture_driver wps_driver = {
+	.tool = "wps_testrun", .tap = "wps", .case_size = sizeof(struct fixture), .line = wps_line, .run = run_case,
+};
 
 /*
  * Two threads on two CPUs run packets of ONE flow through the ingress at the
@@ -638,7 +618,7 @@ static bool concurrency_case(void)
 
 	if (!f || !t || !g || !sk)
 		goto out;
-	snprintf(f->opts, sizeof(f->opts), "%s", opts);
+	snprintf(f->c.opts, sizeof(f->c.opts), "%s", opts);
 	f->npaths = 2;
 	snprintf(f->paths[0], sizeof(f->paths[0]), "101 02:00:00:0b:00:01 02:00:00:0c:00:01");
 	snprintf(f->paths[1], sizeof(f->paths[1]), "102 02:00:00:0b:00:02 02:00:00:0c:00:02");
@@ -823,7 +803,7 @@ static bool full_table_case(void)
 	/* All the Flow IDs this case uses free (shared_ingress clears only the first 256). */
 	clear_array(bpf_map__fd(sk->maps.wps_in_fid_state), FT_FLOWS + 8, sizeof(__u64), false);
 	/* The pool 4 bigger than the table: after the sweep, 4 never-used IDs, then only quarantined ones. */
-	snprintf(f->opts, sizeof(f->opts), "--node-id 1 --egress-node-id 2 --src fd00:a::1 --egress-addr fd00:b::1 "
+	snprintf(f->c.opts, sizeof(f->c.opts), "--node-id 1 --egress-node-id 2 --src fd00:a::1 --egress-addr fd00:b::1 "
 		 "--idle-ms 1 --quarantine-ms 10 --fid-pool %d", FT_FLOWS + 4);
 	f->npaths = 1;
 	snprintf(f->paths[0], sizeof(f->paths[0]), "101 02:00:00:0b:00:01 02:00:00:0c:00:01");
@@ -1102,7 +1082,7 @@ static bool fuzz_case(unsigned long long seed, long count)
 
 	if (!f || !sk)
 		goto out;
-	snprintf(f->opts, sizeof(f->opts), "--node-id 1 --egress-node-id 2 --src fd00:a::1 --egress-addr fd00:b::1");
+	snprintf(f->c.opts, sizeof(f->c.opts), "--node-id 1 --egress-node-id 2 --src fd00:a::1 --egress-addr fd00:b::1");
 	f->npaths = 2;
 	snprintf(f->paths[0], sizeof(f->paths[0]), "101 02:00:00:0b:00:01 02:00:00:0c:00:01 1400");
 	snprintf(f->paths[1], sizeof(f->paths[1]), "102 02:00:00:0b:00:02 02:00:00:0c:00:02 1500");
@@ -1186,7 +1166,7 @@ static bool rules_change_case(void)
 
 	if (!f || !sk)
 		goto out;
-	snprintf(f->opts, sizeof(f->opts), "--node-id 1 --egress-node-id 2 --src fd00:a::1 --egress-addr fd00:b::1");
+	snprintf(f->c.opts, sizeof(f->c.opts), "--node-id 1 --egress-node-id 2 --src fd00:a::1 --egress-addr fd00:b::1");
 	f->npaths = 1;
 	snprintf(f->paths[0], sizeof(f->paths[0]), "101 02:00:00:0b:00:01 02:00:00:0c:00:01");
 	f->nrules = 3;
@@ -1287,7 +1267,7 @@ int main(int argc, char **argv)
 	wps_ingress__destroy(in);
 	wps_boundary__destroy(bd);
 	for (int i = 1; i < argc; i++)
-		if (run_file(argv[i], &failed))
+		if (fixture_run(&wps_driver, argv[i], &failed))
 			failed++;
 	failed += !fixture_tap(concurrency_case(),
 			       "wps one flow on two CPUs at once: no torn group, no Group ID twice");
