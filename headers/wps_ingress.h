@@ -213,7 +213,7 @@ struct wps_in_flow_key {
 };
 
 /*
- * The flow table (bpf/wps_ingress.bpf.c "flow table"): the hash map `flows`
+ * The flow table (bpf/wps_ingress/flow.h): the hash map `flows`
  * gives a flow's slot; at its slot the array `flow_hot` holds all a packet
  * that joins its group touches, in one 64-byte entry, and `flow_state` the
  * rest, taken under the flow's lock. Most flows sit at their home slot
