@@ -18,52 +18,50 @@
  */
 static __noinline int mtu_icmp(struct __sk_buff *skb, __u32 mtu, __u8 family)
 {
-	__u32 zero = 0;
+	__u32 zero = 0, len;
 	struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
 	struct scratch *sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
+	struct icmp4_pkt *m4;
+	struct icmp6_pkt *m6;
 	struct ethhdr eth;
+	__sum16 csum;
+	__u8 *quote;
+	__s64 s;
 
 	if (!cfg || !sc || bpf_skb_load_bytes(skb, 0, &eth, sizeof(eth)))
 		return -1;
 	__builtin_memset(sc->icmp, 0, sizeof(sc->icmp));
+	m4 = (void *)sc->icmp;
+	m6 = (void *)sc->icmp;
+	quote = family == 4 ? m4->quote : m6->quote;
+	if (bpf_skb_load_bytes(skb, ETH_HLEN, quote, ICMP_QUOTE))
+		return -1;
+	/* Back whence it came: the MACs swapped (both layouts start with the Ethernet header). */
+	__builtin_memcpy(m4->eth.h_dest, eth.h_source, ETH_ALEN);
+	__builtin_memcpy(m4->eth.h_source, eth.h_dest, ETH_ALEN);
 	if (family == 4) {
-		struct icmp4_pkt *m = (void *)sc->icmp;
-		__s64 s;
-
-		if (bpf_skb_load_bytes(skb, ETH_HLEN, m->quote, ICMP_QUOTE))
-			return -1;
-		__builtin_memcpy(m->eth.h_dest, eth.h_source, ETH_ALEN);
-		__builtin_memcpy(m->eth.h_source, eth.h_dest, ETH_ALEN);
-		m->eth.h_proto = bpf_htons(ETH_P_IP);
-		__builtin_memcpy(&m->h.ip.daddr, m->quote + 12, 4);	/* the sender */
+		m4->eth.h_proto = bpf_htons(ETH_P_IP);
+		__builtin_memcpy(&m4->h.ip.daddr, quote + 12, 4);	/* the sender */
 		if (cfg->icmp_src4)
-			m->h.ip.saddr = cfg->icmp_src4;
+			m4->h.ip.saddr = cfg->icmp_src4;
 		else
-			__builtin_memcpy(&m->h.ip.saddr, m->quote + 16, 4);
-		s = icmp4_too_big_init(&m->h, 0, ICMP_QUOTE, (__u16)mtu);
-		s = bpf_csum_diff(NULL, 0, (__be32 *)m->quote, ICMP_QUOTE, (__wsum)s);
-		m->h.csum = csum_finish(s);
-		if (bpf_skb_change_tail(skb, sizeof(*m) - 2, 0) ||
-		    bpf_skb_store_bytes(skb, 0, &m->eth, sizeof(*m) - 2, 0))
-			return -1;
+			__builtin_memcpy(&m4->h.ip.saddr, quote + 16, 4);
+		s = icmp4_too_big_init(&m4->h, 0, ICMP_QUOTE, (__u16)mtu);
+		len = sizeof(*m4) - 2;
 	} else {
-		struct icmp6_pkt *m = (void *)sc->icmp;
-		__s64 s;
-
-		if (bpf_skb_load_bytes(skb, ETH_HLEN, m->quote, ICMP_QUOTE))
-			return -1;
-		__builtin_memcpy(m->eth.h_dest, eth.h_source, ETH_ALEN);
-		__builtin_memcpy(m->eth.h_source, eth.h_dest, ETH_ALEN);
-		m->eth.h_proto = bpf_htons(ETH_P_IPV6);
-		__builtin_memcpy(&m->h.ip.saddr, cfg->src, 16);
-		__builtin_memcpy(&m->h.ip.daddr, m->quote + 8, 16);	/* the sender */
-		s = icmp6_too_big_init(&m->h, ICMP_QUOTE, mtu);
-		s = bpf_csum_diff(NULL, 0, (__be32 *)m->quote, ICMP_QUOTE, (__wsum)s);
-		m->h.csum = csum_finish(s);
-		if (bpf_skb_change_tail(skb, sizeof(*m) - 2, 0) ||
-		    bpf_skb_store_bytes(skb, 0, &m->eth, sizeof(*m) - 2, 0))
-			return -1;
+		m6->eth.h_proto = bpf_htons(ETH_P_IPV6);
+		__builtin_memcpy(&m6->h.ip.saddr, cfg->src, 16);
+		__builtin_memcpy(&m6->h.ip.daddr, quote + 8, 16);	/* the sender */
+		s = icmp6_too_big_init(&m6->h, ICMP_QUOTE, mtu);
+		len = sizeof(*m6) - 2;
 	}
+	csum = csum_finish(bpf_csum_diff(NULL, 0, (__be32 *)quote, ICMP_QUOTE, (__wsum)s));
+	if (family == 4)
+		m4->h.csum = csum;
+	else
+		m6->h.csum = csum;
+	if (bpf_skb_change_tail(skb, len, 0) || bpf_skb_store_bytes(skb, 0, &m4->eth, len, 0))
+		return -1;
 	return 0;
 }
 
