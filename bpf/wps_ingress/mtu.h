@@ -2,7 +2,9 @@
 /*
  * A packet too big for the paths once encapsulated: fragmented (DF=0 IPv4,
  * frag.h), else answered with ICMP Fragmentation Needed / Packet Too Big
- * (lib/icmp.h) delivered back towards the sender, or dropped and counted.
+ * (lib/icmp.h) delivered back towards the sender, or dropped and counted;
+ * and, the other packets not sprayed where they are, those of a flow that
+ * takes the segmentation detour (sprayed_elsewhere()).
  */
 #ifndef UBXDP_WPS_INGRESS_MTU_H
 #define UBXDP_WPS_INGRESS_MTU_H
