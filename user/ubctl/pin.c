@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
 #include "ubctl.h"
 
 const char *pin_display(const char *path)
@@ -47,6 +49,14 @@ void pin_netns_name(char *out, size_t len)
 	}
 	if (d)
 		closedir(d);
+}
+
+int pin_open(const char *dir, const char *file)
+{
+	char p[PATH_MAX + 300];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, file);
+	return bpf_obj_get(p);
 }
 
 int pin_role_dir(const char *role, char *out, size_t len, char *err, size_t errlen)

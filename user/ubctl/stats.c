@@ -4,91 +4,30 @@
  * or an OpenMetrics exposition, once or every --watch interval with deltas
  * and per-second rates.
  *
- * Every role's UBCTL_STATS function (commands.def) adds its instances under
- * its key of one JSON object; --watch and --format openmetrics work on that
- * object, so a role with counters gets both by being listed there.
+ * Every role (role_stats: its description in commands.def) adds its
+ * instances under its key of one JSON object; --watch and --format
+ * openmetrics work on that object, so a role with counters gets both by
+ * being described.
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-
 #include "parse_num.h"
-#include "ub2e_maps.h"
-#include "ub2e_pins.h"
-#include "ub2e_stats.h"
 #include "ubctl.h"
-
-/* Sum a pinned per-CPU counter array. Returns 0 or -1 with errno. */
-static int read_counters(const char *path, __u64 *out)
-{
-	int fd = bpf_obj_get(path), rc;
-
-	if (fd < 0)
-		return -1;
-	rc = ub2e_counters_read(fd, out);
-	close(fd);
-	if (rc)
-		errno = -rc;
-	return rc ? -1 : 0;
-}
-
-/* UBCTL_STATS hook: the UB2E instances, as text or under out's "ub2e". */
-int ub2e_stats(struct json_object *out, const char *only)
-{
-	char (*names)[256], base[PATH_MAX], err[256], path[PATH_MAX + 300];
-	struct json_object *jlist = out ? json_object_new_array() : NULL;
-	__u64 cnt[UB2E_CNT__MAX];
-	int n, shown = 0;
-
-	if (out)
-		json_object_object_add(out, "ub2e", jlist);
-	if (pin_role_dir("ub2e", base, sizeof(base), err, sizeof(err))) {
-		warnx_("%s", err);
-		return 0;
-	}
-	n = pin_list_instances("ub2e", &names);
-	for (int i = 0; i < n; i++) {
-		if (only && strcmp(only, names[i]))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/%s", base, names[i], UB2E_PIN_STATS);
-		if (read_counters(path, cnt)) {
-			warnx_("%s: cannot read counters: %s", path, strerror(errno));
-			continue;
-		}
-		if (jlist) {
-			struct json_object *ji = json_object_new_object(), *jc = json_object_new_object();
-
-			json_add_str(ji, "instance", names[i]);
-			for (int k = 0; k < UB2E_CNT__MAX; k++)
-				json_add_u64(jc, ub2e_counter_name((unsigned)k), cnt[k]);
-			json_object_object_add(ji, "counters", jc);
-			json_object_array_add(jlist, ji);
-		} else {
-			printf("ub2e %s\n", names[i]);
-			for (int k = 0; k < UB2E_CNT__MAX; k++)
-				printf("  %-28s %llu\n", ub2e_counter_name((unsigned)k), (unsigned long long)cnt[k]);
-		}
-		shown++;
-	}
-	free(names);
-	return shown;
-}
 
 /* Every role's instances (or `only`): text when out is NULL, else under out. */
 static int stats_all(struct json_object *out, const char *only)
 {
 	int shown = 0;
 
-#define UBCTL_STATS(fn) shown += fn(out, only);
-#include "commands.def"
-#undef UBCTL_STATS
+	for (const struct ubctl_role *const *r = ubctl_roles; *r; r++)
+		shown += role_stats(*r, out, only);
 	return shown;
 }
 

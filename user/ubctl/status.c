@@ -33,7 +33,6 @@
 
 #include "egress_run.h"
 #include "run_link.h"
-#include "ub2e_tc.h"
 #include "ubctl.h"
 #include "wps_pins.h"
 
@@ -138,13 +137,6 @@ static void scan_add(struct scan *s, unsigned ifindex, const char *dev, const ch
 	prog_details(t);
 }
 
-/* The clsact filters ubxdp's roles attach without links: (handle, pref). */
-static const struct { __u32 handle, pref; } clsact_ids[] = {
-	{ UB2E_TC_HANDLE, UB2E_TC_PRIO },
-	{ WPS_TC_HANDLE, WPS_TC_PRIO_INGRESS },
-	{ WPS_TC_HANDLE, WPS_TC_PRIO_BOUNDARY },
-};
-
 static void scan_dev(struct scan *s, unsigned ifindex, const char *dev)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
@@ -160,14 +152,16 @@ static void scan_dev(struct scan *s, unsigned ifindex, const char *dev)
 
 		for (int i = 0; i < n; i++)
 			scan_add(s, ifindex, dev, eg ? "tc_egress" : "tc_ingress", "tcx", progs[i], links[i], 0, 0);
-		for (size_t k = 0; k < sizeof(clsact_ids) / sizeof(clsact_ids[0]); k++) {
+		/* The clsact filters the roles attach without links. */
+		for (const struct ubctl_role *const *r = ubctl_roles; *r; r++) {
+			const struct role_tc *tc = &(*r)->tc;
 			LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)ifindex,
 				    .attach_point = eg ? BPF_TC_EGRESS : BPF_TC_INGRESS);
-			LIBBPF_OPTS(bpf_tc_opts, o, .handle = clsact_ids[k].handle, .priority = clsact_ids[k].pref);
+			LIBBPF_OPTS(bpf_tc_opts, o, .handle = tc->handle, .priority = tc->pref);
 
-			if (!bpf_tc_query(&hook, &o))
+			if (tc->handle && !bpf_tc_query(&hook, &o))
 				scan_add(s, ifindex, dev, eg ? "tc_egress" : "tc_ingress", "clsact", o.prog_id, 0,
-					 clsact_ids[k].handle, clsact_ids[k].pref);
+					 tc->handle, tc->pref);
 		}
 	}
 }
@@ -537,11 +531,56 @@ static void show(struct inst *in, struct json_object *arr)
 
 /* ---- the command ------------------------------------------------------------------------ */
 
-static const struct { const char *role, *dir; } pinned_roles[] = {
-	{ "ub2e", "ub2e" },
-	{ "wps ingress", WPS_ROLE_INGRESS },
-	{ "wps boundary", WPS_ROLE_BOUNDARY },
-};
+/* The instances pinned under base (or `only`). Returns how many it showed. */
+static int show_pinned(const struct ubctl_role *r, const char *base, const char *only, struct json_object *arr)
+{
+	char (*names)[256];
+	struct inst in;
+	int shown = 0, n = pin_list_instances(r->pin_dir, &names);
+
+	for (int i = 0; i < n; i++) {
+		if (only && strcmp(only, names[i]))
+			continue;
+		memset(&in, 0, sizeof(in));
+		in.role = r->name;
+		snprintf(in.name, sizeof(in.name), "%s", names[i]);
+		snprintf(in.dir, sizeof(in.dir), "%s/%s", base, names[i]);
+		show(&in, arr);
+		shown++;
+	}
+	free(names);
+	return shown;
+}
+
+/* The instances that are processes, found by the lock each holds for its name (or `only`). */
+static int show_running(const struct ubctl_role *r, const char *base, const char *only, struct json_object *arr)
+{
+	struct dirent **de = NULL;
+	struct inst in;
+	int shown = 0, m = scandir(r->lock_dir, &de, NULL, alphasort);
+
+	for (int i = 0; i < m; i++) {
+		size_t len = strlen(de[i]->d_name);
+		char lock[PATH_MAX];
+
+		if (len > 5 && !strcmp(de[i]->d_name + len - 5, ".lock") &&
+		    (!only || (strlen(only) == len - 5 && !strncmp(only, de[i]->d_name, len - 5)))) {
+			memset(&in, 0, sizeof(in));
+			snprintf(lock, sizeof(lock), "%s/%s", r->lock_dir, de[i]->d_name);
+			in.pid = lock_holder(lock);
+			in.role = r->name;
+			snprintf(in.name, sizeof(in.name), "%.*s", (int)(len - 5), de[i]->d_name);
+			snprintf(in.dir, sizeof(in.dir), "%s/%s", base, in.name);
+			if (in.pid) {	/* else a lock left behind: nothing runs */
+				show(&in, arr);
+				shown++;
+			}
+		}
+		free(de[i]);
+	}
+	free(de);
+	return shown;
+}
 
 struct status_args {
 	bool json;
@@ -591,9 +630,7 @@ static int cmd_status(int argc, char **argv)
 	struct status_args args = { 0 };
 	struct json_object *all = NULL, *arr = NULL;
 	char base[PATH_MAX], err[256];
-	char (*names)[256];
-	struct inst in;
-	int shown = 0, n, rc = optab_parse(&status_cmd, argc, argv, status_opt, &args, NULL);
+	int shown = 0, rc = optab_parse(&status_cmd, argc, argv, status_opt, &args, NULL);
 
 	if (rc)
 		return OPTAB_STATUS(rc);
@@ -603,49 +640,16 @@ static int cmd_status(int argc, char **argv)
 		json_object_object_add(all, "instances", arr);
 	}
 	xlinks_load();
-	for (size_t r = 0; r < sizeof(pinned_roles) / sizeof(pinned_roles[0]); r++) {
-		if (pin_role_dir(pinned_roles[r].dir, base, sizeof(base), err, sizeof(err))) {
+	for (const struct ubctl_role *const *r = ubctl_roles; *r; r++) {
+		if (!(*r)->pin_dir)
+			continue;
+		if (pin_role_dir((*r)->pin_dir, base, sizeof(base), err, sizeof(err))) {
+			if ((*r)->lock_dir)	/* a process's instance shows its pins: none without bpffs */
+				continue;
 			json_object_put(all);
 			return fail(EXIT_FAIL, "status: %s", err);
 		}
-		n = pin_list_instances(pinned_roles[r].dir, &names);
-		for (int i = 0; i < n; i++) {
-			if (args.only && strcmp(args.only, names[i]))
-				continue;
-			memset(&in, 0, sizeof(in));
-			in.role = pinned_roles[r].role;
-			snprintf(in.name, sizeof(in.name), "%s", names[i]);
-			snprintf(in.dir, sizeof(in.dir), "%s/%s", base, names[i]);
-			show(&in, arr);
-			shown++;
-		}
-		free(names);
-	}
-	/* The egress: a process, found by the lock it holds for its name. */
-	if (!pin_role_dir("wps_egress", base, sizeof(base), err, sizeof(err))) {
-		struct dirent **de = NULL;
-		int m = scandir(WPS_EG_STATS_DIR, &de, NULL, alphasort);
-
-		for (int i = 0; i < m; i++) {
-			size_t len = strlen(de[i]->d_name);
-			char lock[PATH_MAX];
-
-			if (len > 5 && !strcmp(de[i]->d_name + len - 5, ".lock") &&
-			    (!args.only || (strlen(args.only) == len - 5 && !strncmp(args.only, de[i]->d_name, len - 5)))) {
-				memset(&in, 0, sizeof(in));
-				snprintf(lock, sizeof(lock), "%s/%s", WPS_EG_STATS_DIR, de[i]->d_name);
-				in.pid = lock_holder(lock);
-				in.role = "wps egress";
-				snprintf(in.name, sizeof(in.name), "%.*s", (int)(len - 5), de[i]->d_name);
-				snprintf(in.dir, sizeof(in.dir), "%s/%s", base, in.name);
-				if (in.pid) {	/* else a lock left behind: nothing runs */
-					show(&in, arr);
-					shown++;
-				}
-			}
-			free(de[i]);
-		}
-		free(de);
+		shown += (*r)->lock_dir ? show_running(*r, base, args.only, arr) : show_pinned(*r, base, args.only, arr);
 	}
 	if (args.only && !shown) {
 		json_object_put(all);

@@ -33,34 +33,39 @@
 #include "parse_num.h"
 #include "ubctl.h"
 #include "ub2e_pins.h"
+#include "ub2e_stats.h"
 #include "ub2e_tables.h"
-#include "ub2e_tc.h"
 
-static const struct pin_name {
-	const char *file;
-	size_t map_off;	/* offsetof the map pointer in the skeleton's maps struct */
-} map_pins[] = {
-	{ UB2E_PIN_CFG, offsetof(struct ub2e, maps.data_cfg) },
-	{ UB2E_PIN_STATS, offsetof(struct ub2e, maps.ub2e_stats) },
-	{ UB2E_PIN_NPI2VLAN, offsetof(struct ub2e, maps.ub2e_npi2vlan) },
-	{ UB2E_PIN_VLAN2NPI, offsetof(struct ub2e, maps.ub2e_vlan2npi) },
-	{ UB2E_PIN_TX_IP, offsetof(struct ub2e, maps.ub2e_tx_ip) },
-	{ UB2E_PIN_TX_UB, offsetof(struct ub2e, maps.ub2e_tx_ub) },
-	{ UB2E_PIN_ICMP_LIMIT, offsetof(struct ub2e, maps.ub2e_icmp_limit) },
+/* clsact handle and priority of the switch's filters, so detach finds only its own. */
+#define UB2E_TC_HANDLE	0xb2e
+#define UB2E_TC_PRIO	0xb2e
+
+const struct ubctl_role ub2e_role = {
+	.name = "ub2e",
+	.key = "ub2e",
+	.pin_dir = "ub2e",
+	.pins = (const struct role_pin[]){
+		ROLE_MAP(ub2e, UB2E_PIN_CFG, data_cfg),
+		ROLE_MAP(ub2e, UB2E_PIN_STATS, ub2e_stats),
+		ROLE_MAP(ub2e, UB2E_PIN_NPI2VLAN, ub2e_npi2vlan),
+		ROLE_MAP(ub2e, UB2E_PIN_VLAN2NPI, ub2e_vlan2npi),
+		ROLE_MAP(ub2e, UB2E_PIN_TX_IP, ub2e_tx_ip),
+		ROLE_MAP(ub2e, UB2E_PIN_TX_UB, ub2e_tx_ub),
+		ROLE_MAP(ub2e, UB2E_PIN_ICMP_LIMIT, ub2e_icmp_limit),
+		ROLE_PROG(ub2e, UB2E_PIN_PROG_TO_UBOE, ub2e_to_uboe),
+		/* One of the two is loaded: the VLAN metadata variant where the IP side strips tags. */
+		ROLE_PROG(ub2e, UB2E_PIN_PROG_TO_UB, ub2e_to_ub),
+		ROLE_PROG(ub2e, UB2E_PIN_PROG_TO_UB, ub2e_to_ub_vlanmeta),
+		ROLE_PROG(ub2e, UB2E_PIN_PROG_TC_INGRESS, ub2e_slow_in),
+		ROLE_PROG(ub2e, UB2E_PIN_PROG_TC_EGRESS_IP, ub2e_slow_ip),
+		ROLE_PROG(ub2e, UB2E_PIN_PROG_TC_EGRESS_UB, ub2e_slow_ub),
+		{ 0 },
+	},
+	.tc = { UB2E_TC_HANDLE, UB2E_TC_PRIO, true, true },
+	.stats_pin = UB2E_PIN_STATS,
+	.ncounters = UB2E_CNT__MAX,
+	.counter_name = ub2e_counter_name,
 };
-
-static struct bpf_map *skel_map(struct ub2e *skel, const struct pin_name *p)
-{
-	return *(struct bpf_map **)((char *)skel + p->map_off);
-}
-
-static int open_pinned(const char *dir, const char *file)
-{
-	char p[PATH_MAX];
-
-	snprintf(p, sizeof(p), "%s/%s", dir, file);
-	return bpf_obj_get(p);
-}
 
 /* ---- option parsing shared by the subcommands ------------------------------ */
 
@@ -471,10 +476,50 @@ static void icmp_src_warn(const struct ub2e_icmp_src *src, const char *ip_dev)
 		       "(slow_icmp_no_source)", ip_dev);
 }
 
+/*
+ * The slow path's ingress and egress programs on a port: tcx links pinned as
+ * link_tc_{ingress,egress}_SIDE where the kernel has tcx (*tcx true), else the
+ * switch's clsact filters (clsact made if missing). 0 or -errno; on failure no
+ * filter is left, a tcx link made may be (role_unpin takes it).
+ */
+static int tc_attach(unsigned ifindex, int ingress_fd, int egress_fd, const char *dir, const char *side, bool *tcx)
+{
+	char in[64], eg[64];
+	int rc;
+
+	snprintf(in, sizeof(in), LINK_PIN_PREFIX "tc_ingress_%s", side);
+	snprintf(eg, sizeof(eg), LINK_PIN_PREFIX "tc_egress_%s", side);
+	rc = role_tc_attach(&ub2e_role, ingress_fd, ifindex, false, dir, in, tcx);
+	if (rc)
+		return rc;
+	rc = role_tc_attach(&ub2e_role, egress_fd, ifindex, true, dir, eg, tcx);
+	if (rc && !*tcx)
+		role_tc_detach(&ub2e_role, ifindex, false, ingress_fd);
+	return rc;
+}
+
+/* The switch's clsact filters off a port where they run `ingress_fd`/`egress_fd`. Returns the failures (said). */
+static int tc_detach(unsigned ifindex, int ingress_fd, int egress_fd)
+{
+	char name[IF_NAMESIZE] = "?";
+	int failures = 0;
+
+	for (int eg = 0; eg < 2; eg++) {
+		int rc = role_tc_detach(&ub2e_role, ifindex, eg, eg ? egress_fd : ingress_fd);
+
+		if (rc < 0) {
+			if_indextoname(ifindex, name);
+			warnx_("detach TC %s from %s: %s", eg ? "egress" : "ingress", name, strerror(-rc));
+			failures++;
+		}
+	}
+	return failures;
+}
+
 static int do_attach(struct ub2e_args *a)
 {
 	unsigned ub_if, ip_if;
-	char dir[PATH_MAX], err[512], p[PATH_MAX];
+	char dir[PATH_MAX], err[512];
 	struct ub2e *skel = NULL;
 	struct bpf_program *to_ub;
 	struct ub2e_icmp_src src;
@@ -543,41 +588,19 @@ static int do_attach(struct ub2e_args *a)
 		rc = fail(EXIT_FAIL, "%s", err);
 		goto unpin;
 	}
-	for (size_t i = 0; i < sizeof(map_pins) / sizeof(map_pins[0]); i++) {
-		snprintf(p, sizeof(p), "%s/%s", dir, map_pins[i].file);
-		if (bpf_map__pin(skel_map(skel, &map_pins[i]), p)) {
-			rc = fail(EXIT_FAIL, "pin %s: %s", p, strerror(errno));
-			goto unpin;
-		}
-	}
-	{
-		const struct { const char *file; struct bpf_program *prog; } progs[] = {
-			{ UB2E_PIN_PROG_TO_UBOE, skel->progs.ub2e_to_uboe },
-			{ UB2E_PIN_PROG_TO_UB, to_ub },
-			{ UB2E_PIN_PROG_TC_INGRESS, skel->progs.ub2e_slow_in },
-			{ UB2E_PIN_PROG_TC_EGRESS_IP, skel->progs.ub2e_slow_ip },
-			{ UB2E_PIN_PROG_TC_EGRESS_UB, skel->progs.ub2e_slow_ub },
-		};
-
-		for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
-			snprintf(p, sizeof(p), "%s/%s", dir, progs[i].file);
-			if (bpf_program__pin(progs[i].prog, p)) {
-				rc = fail(EXIT_FAIL, "pin %s: %s", p, strerror(errno));
-				goto unpin;
-			}
-		}
-	}
+	if ((rc = role_pin(&ub2e_role, skel, dir)))
+		goto unpin;
 
 	/* The slow path first: from the moment XDP punts, TC converts what the kernel sends. */
 	tc_in = bpf_program__fd(skel->progs.ub2e_slow_in);
 	tc_ub = bpf_program__fd(skel->progs.ub2e_slow_ub);
 	tc_ip = bpf_program__fd(skel->progs.ub2e_slow_ip);
-	rc = ub2e_tc_attach(ub_if, tc_in, tc_ub, dir, "ub", &tcx);
+	rc = tc_attach(ub_if, tc_in, tc_ub, dir, "ub", &tcx);
 	if (rc) {
 		rc = fail(UB_EXIT_KERNEL, "attach TC to %s: %s", a->sel.ub_dev, strerror(-rc));
 		goto unpin;
 	}
-	rc = ub2e_tc_attach(ip_if, tc_in, tc_ip, dir, "ip", &tcx);
+	rc = tc_attach(ip_if, tc_in, tc_ip, dir, "ip", &tcx);
 	if (rc) {
 		rc = fail(UB_EXIT_KERNEL, "attach TC to %s: %s", a->sel.ip_dev, strerror(-rc));
 		goto untc_ub;
@@ -604,12 +627,11 @@ static int do_attach(struct ub2e_args *a)
 	rc = 0;
 	goto out;
 untc:
-	ub2e_tc_detach(ip_if, tc_in, tc_ip);
+	tc_detach(ip_if, tc_in, tc_ip);
 untc_ub:
-	ub2e_tc_detach(ub_if, tc_in, tc_ub);
+	tc_detach(ub_if, tc_in, tc_ub);
 unpin:
-	link_detach_pinned(dir, NULL);
-	pin_remove_dir(dir);
+	role_unpin(dir);
 out:
 	ub2e__destroy(skel);
 	return rc;
@@ -617,18 +639,10 @@ out:
 
 /* ---- detach ---------------------------------------------------------------- */
 
-static __u32 prog_id_of(int fd)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-
-	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
-}
-
 /* Detach `prog_fd` (XDP) and the TC pair from every device in `devmap_fd` where still attached. */
 static int detach_from_ports(int devmap_fd, int prog_fd, int tc_in_fd, int tc_eg_fd)
 {
-	__u32 key, next, *prev = NULL, want = prog_id_of(prog_fd);
+	__u32 key, next, *prev = NULL, want = prog_id_of_fd(prog_fd);
 	int failures = 0;
 
 	while (!bpf_map_get_next_key(devmap_fd, prev, &next)) {
@@ -640,7 +654,7 @@ static int detach_from_ports(int devmap_fd, int prog_fd, int tc_in_fd, int tc_eg
 		if (bpf_xdp_query((int)key, 0, &q))
 			continue;	/* the device is gone: nothing attached any more */
 		if_indextoname(key, name);
-		failures += ub2e_tc_detach(key, tc_in_fd, tc_eg_fd);
+		failures += tc_detach(key, tc_in_fd, tc_eg_fd);
 		for (int mode = 0; mode < 2; mode++) {
 			__u32 id = mode ? q.skb_prog_id : q.drv_prog_id;
 			__u32 flags = mode ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
@@ -673,13 +687,13 @@ static int do_detach(struct ub2e_args *a)
 		return fail(prc, "%s", err);
 	if (netns_enter_instance(dir, &saved_ns, err, sizeof(err)))
 		return fail(EXIT_FAIL, "ub2e detach: %s", err);
-	tx_ub = open_pinned(dir, UB2E_PIN_TX_UB);
-	tx_ip = open_pinned(dir, UB2E_PIN_TX_IP);
-	to_uboe = open_pinned(dir, UB2E_PIN_PROG_TO_UBOE);
-	to_ub = open_pinned(dir, UB2E_PIN_PROG_TO_UB);
-	tc_in = open_pinned(dir, UB2E_PIN_PROG_TC_INGRESS);
-	tc_ub = open_pinned(dir, UB2E_PIN_PROG_TC_EGRESS_UB);
-	tc_ip = open_pinned(dir, UB2E_PIN_PROG_TC_EGRESS_IP);
+	tx_ub = pin_open(dir, UB2E_PIN_TX_UB);
+	tx_ip = pin_open(dir, UB2E_PIN_TX_IP);
+	to_uboe = pin_open(dir, UB2E_PIN_PROG_TO_UBOE);
+	to_ub = pin_open(dir, UB2E_PIN_PROG_TO_UB);
+	tc_in = pin_open(dir, UB2E_PIN_PROG_TC_INGRESS);
+	tc_ub = pin_open(dir, UB2E_PIN_PROG_TC_EGRESS_UB);
+	tc_ip = pin_open(dir, UB2E_PIN_PROG_TC_EGRESS_IP);
 	if (tx_ub < 0 || tx_ip < 0 || to_uboe < 0 || to_ub < 0 || tc_in < 0 || tc_ub < 0 || tc_ip < 0)
 		return fail(EXIT_FAIL, "%s is not a complete ub2e instance (%s)", dir, strerror(errno));
 	/* The links first (an instance attached before links has none); then
@@ -715,8 +729,8 @@ static int do_map(struct ub2e_args *a)
 
 	if (prc)
 		return fail(prc, "%s", err);
-	npi_fd = open_pinned(dir, UB2E_PIN_NPI2VLAN);
-	vlan_fd = open_pinned(dir, UB2E_PIN_VLAN2NPI);
+	npi_fd = pin_open(dir, UB2E_PIN_NPI2VLAN);
+	vlan_fd = pin_open(dir, UB2E_PIN_VLAN2NPI);
 	if (npi_fd < 0 || vlan_fd < 0)
 		return fail(EXIT_FAIL, "%s: mapping maps missing (%s)", dir, strerror(errno));
 	cur = calloc(UB2E_MAX_NPI_ENTRIES * 2, sizeof(*cur));
@@ -835,9 +849,9 @@ static int do_status(struct ub2e_args *a)
 		return fail(prc, "%s", err);
 	if (netns_enter_instance(dir, &saved_ns, err, sizeof(err)))
 		return fail(EXIT_FAIL, "ub2e status: %s", err);
-	fd = open_pinned(dir, UB2E_PIN_CFG);
-	tx_ub = open_pinned(dir, UB2E_PIN_TX_UB);
-	tx_ip = open_pinned(dir, UB2E_PIN_TX_IP);
+	fd = pin_open(dir, UB2E_PIN_CFG);
+	tx_ub = pin_open(dir, UB2E_PIN_TX_UB);
+	tx_ip = pin_open(dir, UB2E_PIN_TX_IP);
 	if (fd < 0 || tx_ub < 0 || tx_ip < 0 || bpf_map_lookup_elem(fd, &zero, &cfg))
 		return fail(EXIT_FAIL, "%s is not a complete ub2e instance", dir);
 	if (a->json) {

@@ -54,6 +54,8 @@ int pin_list_instances(const char *role, char (**names)[256]);
 int array_room(void *arr, size_t *cap, size_t n, size_t elem);
 /* mkdir -p on bpffs. Returns 0 or -1 with errno. */
 int pin_mkdir_p(const char *dir);
+/* The object pinned at dir/file opened: its fd, or -1 with errno. */
+int pin_open(const char *dir, const char *file);
 /* Remove an instance directory and its now-empty parents up to <bpffs>. */
 void pin_remove_dir(const char *dir);
 
@@ -111,11 +113,11 @@ bool ub2e_have_rx_vlan_kfunc(void);
 
 /* ---- commands (one line each in commands.def) -------------------------------- */
 
-struct json_object;
+#include "role.h"
 #define UBCTL_CMDS(array) extern const struct optab_cmd *const array[];
-#define UBCTL_STATS(fn) int fn(struct json_object *out, const char *only);
+#define UBCTL_ROLE(desc) extern const struct ubctl_role desc;
 #include "commands.def"
-#undef UBCTL_STATS
+#undef UBCTL_ROLE
 #undef UBCTL_CMDS
 
 /* Options several commands share, for their tables. */

@@ -468,8 +468,8 @@ static int egress_stats(struct json_object *arr, const char *only)
 	return shown;
 }
 
-/* UBCTL_STATS hook: the running egress instances under "wps_egress". */
-int wps_egress_stats(struct json_object *out, const char *only)
+/* The role's stats: the running egress instances under "wps_egress". */
+static int wps_egress_stats(struct json_object *out, const char *only)
 {
 	struct json_object *arr = out ? json_object_new_array() : NULL;
 	int shown = egress_stats(arr, only);
@@ -478,6 +478,14 @@ int wps_egress_stats(struct json_object *out, const char *only)
 		json_object_object_add(out, "wps_egress", arr);
 	return shown;
 }
+
+const struct ubctl_role wps_egress_role = {
+	.name = "wps egress",
+	.key = "wps_egress",
+	.pin_dir = "wps_egress",
+	.lock_dir = WPS_EG_STATS_DIR,
+	.stats = wps_egress_stats,
+};
 
 struct stats_args {
 	struct json_object *out;

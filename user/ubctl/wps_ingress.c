@@ -53,50 +53,39 @@ int wps_ingress_dir(const char *dev, char *out, size_t len)
 
 int wps_in_open_pin(const char *dir, const char *file)
 {
-	char p[PATH_MAX + 64];
-	int fd;
+	int fd = pin_open(dir, file);
 
-	snprintf(p, sizeof(p), "%s/%s", dir, file);
-	fd = bpf_obj_get(p);
 	if (fd < 0)
-		fail(EXIT_FAIL, "cannot open %s: %s", pin_display(p), strerror(errno));
+		fail(EXIT_FAIL, "cannot open %s/%s: %s", pin_display(dir), file, strerror(errno));
 	return fd;
 }
 
 /* ---- attach / detach --------------------------------------------------------- */
 
-static const struct {
-	const char *file;
-	size_t off;	/* offset of the struct bpf_map * in the skeleton's maps */
-} map_pins[] = {
-#define M(f, m) { f, offsetof(struct wps_ingress, maps.m) }
-	M(WPS_PIN_CFG, wps_in_cfg), M(WPS_PIN_RULES, wps_in_rules), M(WPS_PIN_PATHS, wps_in_paths),
-	M(WPS_PIN_PATH_STATS, wps_in_path_stats), M(WPS_PIN_PATH_LOAD, wps_in_path_load),
-	M(WPS_PIN_FLOWS, wps_in_flows), M(WPS_PIN_FLOW_HOT, wps_in_flow_hot), M(WPS_PIN_FLOW_STATE, wps_in_flow_state),
-	M(WPS_PIN_FLOW_CACHE, wps_in_flow_cache),
-	M(WPS_PIN_FID_STATE, wps_in_fid_state), M(WPS_PIN_STATS, wps_in_stats),
-	M(WPS_PIN_ECMP_STATS, wps_in_ecmp_stats), M(WPS_PIN_LIVE, wps_in_live), M(WPS_PIN_PORTS, wps_in_ports),
+const struct ubctl_role wps_ingress_role = {
+	.name = "wps ingress",
+	.key = "wps_ingress",
+	.pin_dir = WPS_ROLE_INGRESS,
+	.pins = (const struct role_pin[]){
+#define M(f, m) ROLE_MAP(wps_ingress, f, m)
+		M(WPS_PIN_CFG, wps_in_cfg), M(WPS_PIN_RULES, wps_in_rules), M(WPS_PIN_PATHS, wps_in_paths),
+		M(WPS_PIN_PATH_STATS, wps_in_path_stats), M(WPS_PIN_PATH_LOAD, wps_in_path_load),
+		M(WPS_PIN_FLOWS, wps_in_flows), M(WPS_PIN_FLOW_HOT, wps_in_flow_hot),
+		M(WPS_PIN_FLOW_STATE, wps_in_flow_state), M(WPS_PIN_FLOW_CACHE, wps_in_flow_cache),
+		M(WPS_PIN_FID_STATE, wps_in_fid_state), M(WPS_PIN_STATS, wps_in_stats),
+		M(WPS_PIN_ECMP_STATS, wps_in_ecmp_stats), M(WPS_PIN_LIVE, wps_in_live), M(WPS_PIN_PORTS, wps_in_ports),
 #undef M
+		ROLE_PROG(wps_ingress, WPS_PIN_PROG, wps_ingress),
+		ROLE_PROG(wps_ingress, WPS_PIN_PROG_SEG, wps_ingress_seg),
+		{ 0 },
+	},
+	/* On DEV's egress; the detour's ingress filter goes with the detour. */
+	.tc = { WPS_TC_HANDLE, WPS_TC_PRIO_INGRESS, false, true },
+	.stats_pin = WPS_PIN_STATS,
+	.ncounters = WPS_IN_CNT__MAX,
+	.counter_name = wps_in_counter_name,
+	.stats_more = wps_ingress_stats_more,
 };
-
-static int tc_attach(unsigned ifindex, enum bpf_tc_attach_point where, int prog_fd, __u32 prio)
-{
-	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)ifindex, .attach_point = where);
-	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = WPS_TC_HANDLE, .priority = prio, .prog_fd = prog_fd);
-	int rc = bpf_tc_hook_create(&hook);
-
-	if (rc && rc != -EEXIST)
-		return rc;
-	return bpf_tc_attach(&hook, &opts);
-}
-
-static int tc_detach(unsigned ifindex, enum bpf_tc_attach_point where, __u32 prio)
-{
-	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)ifindex, .attach_point = where);
-	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = WPS_TC_HANDLE, .priority = prio);
-
-	return bpf_tc_detach(&hook, &opts);
-}
 
 /*
  * --ingress-port IF=ID[,IF=ID...]: the Ingress Port ID of packets that came
@@ -287,7 +276,7 @@ static int attach(int argc, char **argv)
 	int nports;
 	struct wps_ingress *skel = NULL;
 	const char *dev;
-	char dir[PATH_MAX], p[PATH_MAX + 64], err[256];
+	char dir[PATH_MAX], err[256];
 	unsigned dev_if, mtu = 0, a_if = 0, b_if = 0;
 	struct stat st;
 	__u32 zero = 0;
@@ -338,25 +327,8 @@ static int attach(int argc, char **argv)
 		rc = fail(EXIT_FAIL, "cannot create %s: %s", dir, strerror(errno));
 		goto out;
 	}
-	for (size_t i = 0; i < sizeof(map_pins) / sizeof(map_pins[0]); i++) {
-		struct bpf_map *m = *(struct bpf_map **)((char *)skel + map_pins[i].off);
-
-		snprintf(p, sizeof(p), "%s/%s", dir, map_pins[i].file);
-		if (bpf_map__pin(m, p)) {
-			rc = fail(EXIT_FAIL, "pin %s: %s", p, strerror(errno));
-			goto unpin;
-		}
-	}
-	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_PROG);
-	if (bpf_program__pin(skel->progs.wps_ingress, p)) {
-		rc = fail(EXIT_FAIL, "pin %s: %s", p, strerror(errno));
+	if ((rc = role_pin(&wps_ingress_role, skel, dir)))
 		goto unpin;
-	}
-	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_PROG_SEG);
-	if (bpf_program__pin(skel->progs.wps_ingress_seg, p)) {
-		rc = fail(EXIT_FAIL, "pin %s: %s", p, strerror(errno));
-		goto unpin;
-	}
 
 	/*
 	 * One packet on the wire per flag: every GSO skb of a sprayed flow takes
@@ -416,17 +388,14 @@ static int attach(int argc, char **argv)
 		rc = fail(EXIT_FAIL, "writing the configuration: %s", strerror(errno));
 		goto unseg;
 	}
-	/* tcx links pinned beside the programs where the kernel has tcx, else clsact filters. */
-	rc = link_tcx_pinned(bpf_program__fd(skel->progs.wps_ingress_seg), b_if, false, NULL, dir, WPS_PIN_LINK_SEG);
-	tcx = rc != -EOPNOTSUPP;
-	if (!tcx)
-		rc = tc_attach(b_if, BPF_TC_INGRESS, bpf_program__fd(skel->progs.wps_ingress_seg), WPS_TC_PRIO_INGRESS);
+	rc = role_tc_attach(&wps_ingress_role, bpf_program__fd(skel->progs.wps_ingress_seg), b_if, false, dir,
+			    WPS_PIN_LINK_SEG, &tcx);
 	if (rc) {
 		rc = fail(UB_EXIT_KERNEL, "TC attach on the detour: %s", strerror(-rc));
 		goto unseg;
 	}
-	rc = tcx ? link_tcx_pinned(bpf_program__fd(skel->progs.wps_ingress), dev_if, true, NULL, dir, WPS_PIN_LINK) :
-		   tc_attach(dev_if, BPF_TC_EGRESS, bpf_program__fd(skel->progs.wps_ingress), WPS_TC_PRIO_INGRESS);
+	rc = role_tc_attach(&wps_ingress_role, bpf_program__fd(skel->progs.wps_ingress), dev_if, true, dir,
+			    WPS_PIN_LINK, &tcx);
 	if (rc) {
 		rc = fail(UB_EXIT_KERNEL, "TC attach on %s egress: %s", dev, strerror(-rc));
 		goto unseg;
@@ -439,11 +408,10 @@ static int attach(int argc, char **argv)
 	rc = 0;
 	goto out;
 unseg:
-	link_detach_pinned(dir, NULL);
 	wps_seg_delete(dev_if);
 unpin:
 	wps_features_restore(dev, &cfg);
-	pin_remove_dir(dir);
+	role_unpin(dir);
 out:
 	wps_ingress__destroy(skel);
 	return rc;
@@ -456,7 +424,7 @@ static int detach(int argc, char **argv)
 	const char *dev = NULL;
 	unsigned dev_if;
 	__u32 zero = 0;
-	int rc = optab_parse(&detach_cmd, argc, argv, optab_str, &dev, NULL), cfg_fd, links;
+	int rc = optab_parse(&detach_cmd, argc, argv, optab_str, &dev, NULL), cfg_fd;
 
 	if (rc)
 		return OPTAB_STATUS(rc);
@@ -475,12 +443,8 @@ static int detach(int argc, char **argv)
 	if (bpf_map_lookup_elem(cfg_fd, &zero, &cfg) || cfg.version != WPS_IN_CFG_VERSION)
 		cfg.dev_offloads = 0;
 	close(cfg_fd);
-	/* The links; else the clsact filter of a kernel without tcx, or of an older ubctl. */
-	if (link_detach_pinned(dir, &links))
-		return fail(UB_EXIT_KERNEL, "link detach on %s failed; pins kept", dev);
-	rc = links ? 0 : tc_detach(dev_if, BPF_TC_EGRESS, WPS_TC_PRIO_INGRESS);
-	if (rc && rc != -ENOENT)
-		return fail(UB_EXIT_KERNEL, "TC detach on %s: %s; pins kept", dev, strerror(-rc));
+	if ((rc = role_detach_tc(&wps_ingress_role, dir, dev_if, dev)))
+		return rc;
 	wps_seg_delete(dev_if);	/* takes its filter with it */
 	/* DEV's features as they were before attach, each one. */
 	if (wps_features_restore(dev, &cfg))

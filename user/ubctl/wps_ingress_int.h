@@ -58,4 +58,9 @@ int wps_seg_create(unsigned dev_if, unsigned mtu, unsigned *a_if, unsigned *b_if
 /* The detour of DEV deleted (its filter goes with it), if there is one. */
 void wps_seg_delete(unsigned dev_if);
 
+/* ---- wps_ingress_stats.c --------------------------------------------------------- */
+
+/* The role's stats_more: an instance's paths and flows, as text (inst NULL) or into inst. */
+void wps_ingress_stats_more(const char *dir, struct json_object *inst);
+
 #endif
