@@ -117,7 +117,7 @@ URMA_SO      := $(BUILD)/lib/liburma.so.$(URMA_VER)
 URMA_PC      := $(BUILD)/lib/pkgconfig/urma.pc
 URMA_BINS    := $(BUILD)/bin/urma_example $(BUILD)/bin/urma_api_test
 
-BINS := $(BUILD)/bin/ubctl $(TOOLS) $(UNIT_BINS) $(EP_TOOLS) $(BUILD)/bin/endpoint_testrun
+BINS := $(BUILD)/bin/ubctl $(BUILD)/bin/ubcaqm $(TOOLS) $(UNIT_BINS) $(EP_TOOLS) $(BUILD)/bin/endpoint_testrun
 BINS += $(URMA_SO) $(URMA_PC) $(URMA_BINS)
 BINS += $(BUILD)/bin/wps_egress_testrun $(BUILD)/bin/wps_delayline
 ifneq ($(UBPERF_SRCS),)
@@ -223,10 +223,11 @@ $(BUILD)/bin/test_ubpkt_ref: $(BUILD)/obj/tests/bpf/ubref.o $(BUILD)/obj/tests/b
 # ubperf's keyed message bytes: a module of ubperf, not of the library.
 $(BUILD)/bin/test_payload: $(BUILD)/obj/user/ubperf/payload.o
 $(BUILD)/obj/tests/unit/test_payload.o: CFLAGS += -Iuser/ubperf
-# ubcaqm and the CAQM stage's test load BPF: they need libbpf.
-$(BUILD)/bin/ubcaqm: $(BUILD)/obj/user/tools/ubcaqm.o $(LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS) -ljson-c
+# ubcaqm is ubctl caqm under the name it had as a tool of its own (user/ubctl/caqm.c).
+$(BUILD)/bin/ubcaqm: $(BUILD)/bin/ubctl
+	ln -sf ubctl $@
 
+# The CAQM stage's test loads BPF: it needs libbpf.
 $(BUILD)/bin/test_caqm_bpf: $(BUILD)/obj/tests/unit/test_caqm_bpf.o $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(BPF_LIBS) $(PKT_LIBS)
 
@@ -314,7 +315,7 @@ vmtest-selftest:
 # ---- install ---------------------------------------------------------------
 # What make install installs, built without any test: ubctl, ubperf, the tools,
 # liburma (and its example), bash completion. docs/INSTALL.md lists where each lands.
-PROGS := $(BUILD)/bin/ubctl $(BUILD)/bin/ubperf $(TOOLS) $(URMA_SO) $(BUILD)/bin/urma_example
+PROGS := $(BUILD)/bin/ubctl $(BUILD)/bin/ubcaqm $(BUILD)/bin/ubperf $(TOOLS) $(URMA_SO) $(BUILD)/bin/urma_example
 PROGS += $(BUILD)/bash-completion/ubctl
 progs: $(PROGS)
 
@@ -339,6 +340,7 @@ CONF_DIRS := ub2e wps-ingress wps-egress
 install: progs
 	install -d $(DESTDIR)$(BINDIR)
 	install -m 0755 $(BUILD)/bin/ubctl $(BUILD)/bin/ubperf $(BUILD)/bin/urma_example $(TOOLS) $(DESTDIR)$(BINDIR)/
+	ln -sf ubctl $(DESTDIR)$(BINDIR)/ubcaqm
 	install -D -m 0644 docs/ubctl.8 $(DESTDIR)$(MANDIR)/man8/ubctl.8
 	install -D -m 0644 docs/ubpkt.8 $(DESTDIR)$(MANDIR)/man8/ubpkt.8
 	install -D -m 0644 docs/ubcaqm.8 $(DESTDIR)$(MANDIR)/man8/ubcaqm.8
@@ -362,7 +364,7 @@ install: progs
 
 # What install put there (the /etc/ubxdp configuration stays).
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,ubctl ubperf urma_example $(notdir $(TOOLS)))
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,ubctl ubcaqm ubperf urma_example $(notdir $(TOOLS)))
 	rm -f $(DESTDIR)$(MANDIR)/man8/ubctl.8 $(DESTDIR)$(MANDIR)/man7/urma.7
 	rm -f $(DESTDIR)$(MANDIR)/man8/ubpkt.8 $(DESTDIR)$(MANDIR)/man8/ubcaqm.8 $(DESTDIR)$(MANDIR)/man1/ubperf.1
 	rm -f $(DESTDIR)$(LIBDIR)/liburma.so.$(URMA_VER) $(DESTDIR)$(LIBDIR)/liburma.so.$(URMA_SOVER)

@@ -157,6 +157,11 @@ const char *ubctl_libbpf_error(void)
 
 int main(int argc, char **argv)
 {
+	const char *name = strrchr(argv[0], '/');
+
+	/* ubcaqm, once a tool of its own, is ubctl caqm under its old name (a symlink to ubctl). */
+	if (!strcmp(name ? name + 1 : argv[0], "ubcaqm"))
+		return caqm_alias_main(argc, argv);
 	if (argc > 1 && !strcmp(argv[1], "-v")) {
 		ubctl_verbose = true;
 		argv++;

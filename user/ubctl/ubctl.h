@@ -123,6 +123,9 @@ bool ub2e_have_rx_vlan_kfunc(void);
 /* Options several commands share, for their tables. */
 #define UBCTL_OPT_JSON(key) { "json", NULL, "print JSON, one object, instead of text", key, 0 }
 
+/* caqm.c: ubctl run under the name ubcaqm (its alias: the same command, its own registry). */
+int caqm_alias_main(int argc, char **argv);
+
 /* wps_ingress.c: an ingress instance's `live` map mapped (NULL on failure), and unmapped. */
 struct wps_in_live;
 struct wps_in_live *wps_live_map(int fd);

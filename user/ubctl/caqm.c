@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * ubcaqm — run the CAQM stage (bpf/caqm_stage.bpf.c) at the TC egress of a
- * port until SIGINT/SIGTERM, then print its counters as one JSON object and
- * detach. The budget: the port's rate, the queue threshold, the hint unit.
+ * ubctl caqm (and ubcaqm, the same command under the name it had as a tool
+ * of its own: ubctl run as ubcaqm) — run the CAQM stage
+ * (bpf/caqm_stage.bpf.c) at the TC egress of a port until SIGINT/SIGTERM,
+ * then print its counters as one JSON object and detach. The budget: the port's rate, the queue threshold, the hint unit.
  * --ecn makes it an ECN marking stage for IP frames as well; --pin DIR leaves
  * its maps there while it runs, so that ubperf --stage-pin DIR can report the
  * queue's high water (the directory goes when the stage does; pins a killed
@@ -11,13 +12,13 @@
  * The stage is attached by a tcx link (kernel 6.6 and later): the kernel
  * detaches it when ubcaqm ends, however it ends, SIGKILL included. A kernel
  * without tcx gets a clsact filter (pref 1) instead, removed on SIGINT,
- * SIGTERM, SIGHUP and SIGQUIT; SIGKILL leaves that one behind (ubcaqm says so
- * when it attaches, and a later ubcaqm on the device names the command that
+ * SIGTERM, SIGHUP and SIGQUIT; SIGKILL leaves that one behind (the stage says
+ * so when it attaches, and a later one on the device names the command that
  * removes it). One stage per port: a second is refused.
  *
- *   ubcaqm DEV [--rate-mbps N] [--thresh BYTES] [--hint-unit BYTES]
- *              [--window-us N] [--last-hop] [--ethertype 0xHHHH] [--tag-ethertype 0xHHHH]
- *              [--ecn] [--pin DIR]
+ *   ubctl caqm DEV [--rate-mbps N] [--thresh BYTES] [--hint-unit BYTES]
+ *                  [--window-us N] [--last-hop] [--ethertype 0xHHHH] [--tag-ethertype 0xHHHH]
+ *                  [--ecn] [--pin DIR]
  *
  * On the IP segment the stage answers requests in Ethernet CAQM tags
  * (--tag-ethertype, default 0x88b6, the UB2E switch's --caqm-ethertype).
@@ -41,9 +42,19 @@
 #include "caqm.skel.h"
 #include "caqm_pins.h"
 #include "caqm_stage.h"
-#include "optab.h"
 #include "parse_num.h"
 #include "run_link.h"
+#include "ubctl.h"
+
+/* The stage is no pinned instance: status and stats have nothing of it to
+ * show; its clsact filter's identity is what the role says. */
+const struct ubctl_role caqm_role = {
+	.name = "caqm",
+	.tc = { 1, 1, false, true },
+};
+
+/* The command running: "ubctl caqm", or "ubcaqm" (its messages start so). */
+static const struct optab_cmd *cmd;
 
 static volatile sig_atomic_t stop;
 static void on_signal(int sig) { (void)sig; stop = 1; }
@@ -55,7 +66,7 @@ static int num(const char *opt, const char *s, unsigned long long max, unsigned 
 	uint64_t n;
 
 	if (pn_uint(opt, s, 0, max, &n, err, sizeof(err))) {
-		fprintf(stderr, "ubcaqm: %s\n", err);
+		optab_say(cmd, "%s", err);
 		return -1;
 	}
 	*v = n;
@@ -68,7 +79,7 @@ static void print_stats(const struct caqm *skel)
 						bpf_map__fd(skel->maps.caqm_stats));
 
 	if (!o) {
-		fprintf(stderr, "ubcaqm: reading the stage's maps: %s\n", strerror(errno));
+		optab_say(cmd, "reading the stage's maps: %s", strerror(errno));
 		return;
 	}
 	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -87,18 +98,18 @@ static int pin_maps(const struct caqm *skel, const char *dir, bool *made, int *l
 
 	*made = !mkdir(dir, 0700);
 	if (!*made && errno != EEXIST) {
-		fprintf(stderr, "ubcaqm: --pin %s: %s\n", dir, strerror(errno));
+		optab_say(cmd, "--pin %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	/* Said here in one line, before libbpf says it in its own words. */
 	if (statfs(dir, &fs) || fs.f_type != BPF_FS_MAGIC) {
-		fprintf(stderr, "ubcaqm: --pin %s: not a directory on a bpffs\n", dir);
+		optab_say(cmd, "--pin %s: not a directory on a bpffs", dir);
 		return -1;
 	}
 	*lock = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (*lock < 0 || flock(*lock, LOCK_EX | LOCK_NB)) {
-		fprintf(stderr, "ubcaqm: --pin %s: %s\n", dir,
-			*lock >= 0 && errno == EWOULDBLOCK ? "another ubcaqm's stage is pinned there" : strerror(errno));
+		optab_say(cmd, "--pin %s: %s", dir,
+			  *lock >= 0 && errno == EWOULDBLOCK ? "another ubcaqm's stage is pinned there" : strerror(errno));
 		return -1;
 	}
 	/* A killed stage's pins, if any (the lock says nobody owns them): replaced,
@@ -113,7 +124,7 @@ static int pin_maps(const struct caqm *skel, const char *dir, bool *made, int *l
 		err = bpf_map__pin(skel->maps.caqm_stats, path);
 	}
 	if (err)
-		fprintf(stderr, "ubcaqm: --pin %s: %s\n", dir, strerror(-err));
+		optab_say(cmd, "--pin %s: %s", dir, strerror(-err));
 	return err ? -1 : 0;
 }
 
@@ -146,20 +157,28 @@ static const struct optab opts[] = {
 	{ 0 },
 };
 
-static const struct optab_cmd ubcaqm_cmd = {
-	.path = "ubcaqm",
-	.summary = "run the CAQM stage at a port's TC egress until SIGINT/SIGTERM",
-	.synopsis = "DEV [--rate-mbps N] [--thresh SIZE] [--hint-unit SIZE] [--window-us TIME]\n"
-		    "    [--last-hop] [--ub-ethertype NUM] [--caqm-ethertype NUM] [--ecn] [--pin DIR]",
-	.about = "Runs the CAQM stage (bpf/caqm_stage.bpf.c) at the TC egress of DEV until\n"
-		 "SIGINT/SIGTERM, then prints its counters as one JSON object and detaches. The\n"
-		 "stage is attached by a tcx link (kernel 6.6 and later), which the kernel takes\n"
-		 "off however ubcaqm ends; older kernels get a clsact filter (pref 1), removed on\n"
-		 "SIGINT, SIGTERM, SIGHUP and SIGQUIT. One stage per port: a second is refused.",
-	.opts = opts,
-	.flags = OPTAB_ARGS,
-};
+static int cmd_caqm(int argc, char **argv);
 
+/* One command under two names: its help and man page sections say the same. */
+#define CAQM_CMD(name, fn) { \
+	.path = name, \
+	.summary = "run the CAQM stage at a port's TC egress until SIGINT/SIGTERM", \
+	.synopsis = "DEV [--rate-mbps N] [--thresh SIZE] [--hint-unit SIZE] [--window-us TIME]\n" \
+		    "    [--last-hop] [--ub-ethertype NUM] [--caqm-ethertype NUM] [--ecn] [--pin DIR]", \
+	.about = "Runs the CAQM stage (bpf/caqm_stage.bpf.c) at the TC egress of DEV until\n" \
+		 "SIGINT/SIGTERM, then prints its counters as one JSON object and detaches. The\n" \
+		 "stage is attached by a tcx link (kernel 6.6 and later), which the kernel takes\n" \
+		 "off however the command ends; older kernels get a clsact filter (pref 1),\n" \
+		 "removed on SIGINT, SIGTERM, SIGHUP and SIGQUIT. One stage per port: a second\n" \
+		 "is refused. ubctl caqm and ubcaqm are the same command.", \
+	.opts = opts, \
+	.flags = OPTAB_ARGS, \
+	.run = fn, \
+}
+
+static const struct optab_cmd caqm_cmd = CAQM_CMD("ubctl caqm", cmd_caqm), ubcaqm_cmd = CAQM_CMD("ubcaqm", NULL);
+
+const struct optab_cmd *const caqm_cmds[] = { &caqm_cmd, NULL };
 static const struct optab_cmd *const ubcaqm_cmds[] = { &ubcaqm_cmd, NULL };
 
 struct args {
@@ -182,20 +201,20 @@ static int opt(void *ctx, const struct optab *o, const char *v)
 	case O_UNIT:
 		bad = pn_size(name, v, o->key == O_UNIT, o->key == O_UNIT ? 1u << 20 : 1u << 30, &n, err, sizeof(err));
 		if (bad)
-			fprintf(stderr, "ubcaqm: %s\n", err);
+			optab_say(cmd, "%s", err);
 		*(o->key == O_UNIT ? &a->unit : &a->th) = n;
 		break;
 	case O_WINDOW:
 		bad = pn_time(name, v, PN_US, PN_US, 10 * PN_S, &n, err, sizeof(err));
 		if (bad)
-			fprintf(stderr, "ubcaqm: %s\n", err);
+			optab_say(cmd, "%s", err);
 		a->win = n / PN_US;
 		break;
 	case O_ET:
 	case O_TAG_ET:
 		bad = pn_uint(name, v, 0x600, 0xffff, &n, err, sizeof(err));
 		if (bad)
-			fprintf(stderr, "ubcaqm: %s\n", err);
+			optab_say(cmd, "%s", err);
 		*(o->key == O_ET ? &a->et : &a->tag_et) = n;
 		break;
 	case O_LAST_HOP: a->last_hop = true; break;
@@ -205,7 +224,8 @@ static int opt(void *ctx, const struct optab *o, const char *v)
 	return bad ? UB_EXIT_USAGE : 0;
 }
 
-int main(int argc, char **argv)
+/* The stage on the DEV of c's command line, until a signal ends it. Returns the exit status. */
+static int caqm_run(const struct optab_cmd *c, int argc, char **argv)
 {
 	struct args a = { .th = 64 * 1024, .unit = 128, .win = 100, .et = 0x88b5, .tag_et = 0x88b6 };
 	unsigned long long rate, th, unit, win, et, tag_et;
@@ -216,18 +236,15 @@ int main(int argc, char **argv)
 	int nargs, rc = 1, err, link = -1, pin_lock = -1;
 	sigset_t stops, old;
 	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_EGRESS);
-	DECLARE_LIBBPF_OPTS(bpf_tc_opts, tc, .handle = 1, .priority = 1);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, tc, .handle = caqm_role.tc.handle, .priority = caqm_role.tc.pref);
 
-	optab_set_registry(ubcaqm_cmds);
-	/* The generated parts of ubcaqm(8), for scripts/mkman.sh. */
-	if (argc > 1 && !strcmp(argv[1], "--dump-man"))
-		return optab_dump_man(argc > 2 ? argv[2] : NULL);
-	rc = optab_parse(&ubcaqm_cmd, argc, argv, opt, &a, &nargs);
+	cmd = c;
+	rc = optab_parse(c, argc, argv, opt, &a, &nargs);
 	if (rc)
 		return OPTAB_STATUS(rc);
 	rc = 1;
 	if (nargs != 1) {
-		optab_say(&ubcaqm_cmd, "%s (see ubcaqm --help)", nargs ? "one DEV only" : "which DEV?");
+		optab_say(c, "%s (see %s --help)", nargs ? "one DEV only" : "which DEV?", c->path);
 		return UB_EXIT_USAGE;
 	}
 	rate = a.rate, th = a.th, unit = a.unit, win = a.win, et = a.et, tag_et = a.tag_et;
@@ -235,10 +252,10 @@ int main(int argc, char **argv)
 	dev = argv[1];
 	ifindex = if_nametoindex(dev);
 	if (!ifindex) {
-		fprintf(stderr, "ubcaqm: no device '%s'\n", dev);
+		optab_say(cmd, "no device '%s'", dev);
 		return UB_EXIT_NOTFOUND;
 	}
-	/* Every catchable way to stop ubcaqm ends in the loop below, which
+	/* Every catchable way to stop the stage ends in the loop below, which
 	 * detaches; held until the loop waits for one, so that one that comes
 	 * while it attaches is not lost. Output to a closed pipe is not a reason
 	 * to leave the stage behind either. */
@@ -254,7 +271,7 @@ int main(int argc, char **argv)
 
 	skel = caqm__open();
 	if (!skel) {
-		fprintf(stderr, "ubcaqm: open: %s\n", strerror(errno));
+		optab_say(cmd, "open: %s", strerror(errno));
 		return 1;
 	}
 	/* Mb/s to bytes per microsecond: 8 Mb/s is one byte per microsecond. */
@@ -267,7 +284,7 @@ int main(int argc, char **argv)
 	skel->rodata->tag_proto = (__u16)tag_et;
 	skel->rodata->ecn_mark = ecn;
 	if ((err = caqm__load(skel))) {
-		fprintf(stderr, "ubcaqm: load: %s\n", strerror(-err));
+		optab_say(cmd, "load: %s", strerror(-err));
 		rc = UB_EXIT_KERNEL;
 		goto out;
 	}
@@ -276,12 +293,12 @@ int main(int argc, char **argv)
 	link = run_link_tcx(bpf_program__fd(skel->progs.caqm_stage), (int)ifindex, true,
 			    bpf_program__name(skel->progs.caqm_stage));
 	if (link == -EEXIST) {
-		fprintf(stderr, "ubcaqm: %s egress already runs a CAQM stage (another ubcaqm)\n", dev);
+		optab_say(cmd, "%s egress already runs a CAQM stage (another ubcaqm)", dev);
 		rc = UB_EXIT_CONFLICT;
 		goto out;
 	}
 	if (link < 0 && link != -EOPNOTSUPP) {
-		fprintf(stderr, "ubcaqm: attach to %s egress: %s\n", dev, strerror(-link));
+		optab_say(cmd, "attach to %s egress: %s", dev, strerror(-link));
 		rc = UB_EXIT_KERNEL;
 		goto out;
 	}
@@ -293,7 +310,7 @@ int main(int argc, char **argv)
 		err = bpf_tc_hook_create(&hook);
 		if (err && err != -EEXIST) {
 			libbpf_set_print(prev);
-			fprintf(stderr, "ubcaqm: clsact on %s: %s\n", dev, strerror(-err));
+			optab_say(cmd, "clsact on %s: %s", dev, strerror(-err));
 			rc = UB_EXIT_KERNEL;
 			goto out;
 		}
@@ -304,14 +321,14 @@ int main(int argc, char **argv)
 		if (err) {
 			rc = err == -EEXIST ? UB_EXIT_CONFLICT : UB_EXIT_KERNEL;
 			if (err == -EEXIST)
-				fprintf(stderr, "ubcaqm: %s egress already has a filter at pref 1 (another ubcaqm, or "
-					"a killed one's: tc filter del dev %s egress pref 1)\n", dev, dev);
+				optab_say(cmd, "%s egress already has a filter at pref 1 (another ubcaqm, or "
+					"a killed one's: tc filter del dev %s egress pref 1)", dev, dev);
 			else
-				fprintf(stderr, "ubcaqm: attach to %s egress: %s\n", dev, strerror(-err));
+				optab_say(cmd, "attach to %s egress: %s", dev, strerror(-err));
 			goto out;
 		}
-		fprintf(stderr, "ubcaqm: no tcx links in this kernel: the stage is a clsact filter (pref 1), removed "
-			"on SIGINT/SIGTERM/SIGHUP/SIGQUIT but left by SIGKILL (then: tc filter del dev %s egress pref 1)\n",
+		optab_say(cmd, "no tcx links in this kernel: the stage is a clsact filter (pref 1), removed "
+			"on SIGINT/SIGTERM/SIGHUP/SIGQUIT but left by SIGKILL (then: tc filter del dev %s egress pref 1)",
 			dev);
 	}
 	printf("attached to %s egress\n", dev);
@@ -338,4 +355,18 @@ out:
 	}
 	caqm__destroy(skel);
 	return rc;
+}
+
+static int cmd_caqm(int argc, char **argv)
+{
+	return caqm_run(&caqm_cmd, argc, argv);
+}
+
+int caqm_alias_main(int argc, char **argv)
+{
+	optab_set_registry(ubcaqm_cmds);
+	/* The generated parts of ubcaqm(8), for scripts/mkman.sh. */
+	if (argc > 1 && !strcmp(argv[1], "--dump-man"))
+		return optab_dump_man(argc > 2 ? argv[2] : NULL);
+	return caqm_run(&ubcaqm_cmd, argc, argv);
 }
