@@ -167,6 +167,18 @@ int pin_instance_dir(const char *role, const struct instance_sel *sel, bool must
 	return 0;
 }
 
+int pin_dev_instance_dir(const char *role, const char *dev, bool must_exist, char *out, size_t len)
+{
+	char ns[128], name[300], err[256];
+	struct instance_sel sel = { .name = name };
+	int rc;
+
+	pin_netns_name(ns, sizeof(ns));
+	snprintf(name, sizeof(name), "%s%s%s", ns, *ns ? ":" : "", dev);
+	rc = pin_instance_dir(role, &sel, must_exist, out, len, err, sizeof(err));
+	return rc ? fail(rc, "%s", err) : 0;
+}
+
 void pin_remove_dir(const char *dir)
 {
 	char p[PATH_MAX];

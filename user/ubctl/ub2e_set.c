@@ -116,14 +116,6 @@ static int cfg_apply(const struct set_args *a, struct ub2e_cfg *cfg, char *err, 
 	return ub2e_cfg_check(cfg, err, errlen);
 }
 
-static int open_pin(const char *dir, const char *file)
-{
-	char p[PATH_MAX + 64];
-
-	snprintf(p, sizeof(p), "%s/%s", dir, file);
-	return bpf_obj_get(p);
-}
-
 /* Rate and burst of every port's bucket, its fill kept (at most the new burst). */
 static int icmp_write(int fd, const struct set_args *a)
 {
@@ -165,8 +157,8 @@ static int ub2e_set(int argc, char **argv)
 	rc = pin_instance_dir("ub2e", &a.sel, true, dir, sizeof(dir), err, sizeof(err));
 	if (rc)
 		return fail(rc, "%s", err);
-	cfd = open_pin(dir, UB2E_PIN_CFG);
-	lfd = open_pin(dir, UB2E_PIN_ICMP_LIMIT);
+	cfd = pin_open(dir, UB2E_PIN_CFG);
+	lfd = pin_open(dir, UB2E_PIN_ICMP_LIMIT);
 	if (cfd < 0 || lfd < 0 || bpf_map_lookup_elem(cfd, &zero, &cfg)) {
 		rc = fail(UB_EXIT_NOTFOUND, "%s is not a complete ub2e instance (%s)", pin_display(dir), strerror(errno));
 		goto out;

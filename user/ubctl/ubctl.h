@@ -48,6 +48,9 @@ int pin_role_dir(const char *role, char *out, size_t len, char *err, size_t errl
  * Returns 0, or the exit status (not found, usage, ...) with one line in err. */
 int pin_instance_dir(const char *role, const struct instance_sel *sel, bool must_exist,
 		     char *out, size_t len, char *err, size_t errlen);
+/* The directory of a role's instance on DEV, named [NETNS:]DEV (WPS ingress, boundary):
+ * 0, or the exit status (said). */
+int pin_dev_instance_dir(const char *role, const char *dev, bool must_exist, char *out, size_t len);
 /* The instance directories of a role, sorted, in *names (malloc'd, free it); their count or -1. */
 int pin_list_instances(const char *role, char (**names)[256]);
 /* Room for one more element in *arr (n used of *cap, each elem bytes; grown by doubling). 0 or -1. */

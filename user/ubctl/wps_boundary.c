@@ -37,20 +37,6 @@ const struct ubctl_role wps_boundary_role = {
 	.counter_name = wps_bnd_counter_name,
 };
 
-static int boundary_dir(const char *dev, bool must_exist, char *out, size_t len)
-{
-	char ns[128], name[300], err[256];
-	struct instance_sel sel = { .name = name };
-
-	pin_netns_name(ns, sizeof(ns));
-	snprintf(name, sizeof(name), "%s%s%s", ns, *ns ? ":" : "", dev);
-	int prc = pin_instance_dir(WPS_ROLE_BOUNDARY, &sel, must_exist, out, len, err, sizeof(err));
-
-	if (prc)
-		return fail(prc, "%s", err);
-	return 0;
-}
-
 static const struct optab dev_opts[] = {
 	{ "dev", "DEV", "the port at the domain's edge (required)", 'd', 0 },
 	{ 0 },
@@ -101,14 +87,14 @@ static int boundary(const struct optab_cmd *c, int argc, char **argv)
 	if (!ifx)
 		return fail(UB_EXIT_NOTFOUND, "unknown device '%s'", dev);
 	if (c == &boundary_detach_cmd) {
-		if ((rc = boundary_dir(dev, true, dir, sizeof(dir))) ||
+		if ((rc = pin_dev_instance_dir(WPS_ROLE_BOUNDARY, dev, true, dir, sizeof(dir))) ||
 		    (rc = role_detach_tc(&wps_boundary_role, dir, ifx, dev)))
 			return rc;
 		pin_remove_dir(dir);
 		printf("wps boundary detached from %s\n", dev);
 		return 0;
 	}
-	if ((rc = boundary_dir(dev, false, dir, sizeof(dir))))
+	if ((rc = pin_dev_instance_dir(WPS_ROLE_BOUNDARY, dev, false, dir, sizeof(dir))))
 		return rc;
 	if (!stat(dir, &st))
 		return fail(UB_EXIT_CONFLICT, "a WPS boundary filter is already on %s: detach it first", dev);

@@ -32,23 +32,9 @@
 #include "wps_pins.h"
 #include "wps_ingress_int.h"
 
-int wps_ingress_inst_dir(const char *dev, bool must_exist, char *out, size_t len)
-{
-	char ns[128], name[300], err[256];
-	struct instance_sel sel = { .name = name };
-
-	pin_netns_name(ns, sizeof(ns));
-	snprintf(name, sizeof(name), "%s%s%s", ns, *ns ? ":" : "", dev);
-	int prc = pin_instance_dir(WPS_ROLE_INGRESS, &sel, must_exist, out, len, err, sizeof(err));
-
-	if (prc)
-		return fail(prc, "%s", err);
-	return 0;
-}
-
 int wps_ingress_dir(const char *dev, char *out, size_t len)
 {
-	return wps_ingress_inst_dir(dev, true, out, len);
+	return pin_dev_instance_dir(WPS_ROLE_INGRESS, dev, true, out, len);
 }
 
 int wps_in_open_pin(const char *dir, const char *file)
@@ -305,7 +291,7 @@ static int attach(int argc, char **argv)
 	if (cfg.ecmp && !cfg.path_mtu)
 		cfg.path_mtu = (__u16)mtu;
 	cfg.dev_ifindex = dev_if;
-	if ((rc = wps_ingress_inst_dir(dev, false, dir, sizeof(dir))))
+	if ((rc = pin_dev_instance_dir(WPS_ROLE_INGRESS, dev, false, dir, sizeof(dir))))
 		return rc;
 	if (!stat(dir, &st))
 		return fail(UB_EXIT_CONFLICT, "a WPS ingress is already attached to %s (%s): detach it first", dev,
@@ -430,7 +416,7 @@ static int detach(int argc, char **argv)
 		return OPTAB_STATUS(rc);
 	if (!dev)
 		return fail(EXIT_USAGE, "wps ingress detach: --dev DEV is required");
-	if ((rc = wps_ingress_inst_dir(dev, true, dir, sizeof(dir))))
+	if ((rc = pin_dev_instance_dir(WPS_ROLE_INGRESS, dev, true, dir, sizeof(dir))))
 		return rc;
 	dev_if = if_nametoindex(dev);
 	if (!dev_if)
@@ -495,7 +481,7 @@ int wps_in_inst_open(const char *dev, struct wps_in_inst *in)
 
 	memset(in, 0, sizeof(*in));
 	in->cfg_fd = in->paths_fd = in->rules_fd = in->pstats_fd = in->pload_fd = in->live_fd = -1;
-	if ((rc = wps_ingress_inst_dir(dev, true, in->dir, sizeof(in->dir))))
+	if ((rc = pin_dev_instance_dir(WPS_ROLE_INGRESS, dev, true, in->dir, sizeof(in->dir))))
 		return rc;
 	in->cfg_fd = wps_in_open_pin(in->dir, WPS_PIN_CFG);
 	if (in->cfg_fd < 0)

@@ -18,8 +18,6 @@
 
 /* ---- wps_ingress.c --------------------------------------------------------------- */
 
-/* The pin directory of DEV's instance ([NETNS:]DEV): 0, or the exit status (said). */
-int wps_ingress_inst_dir(const char *dev, bool must_exist, char *out, size_t len);
 /* A pin of dir opened: its fd, or -1 (said). */
 int wps_in_open_pin(const char *dir, const char *file);
 /* --dev DEV, the one option of the commands that only name an instance. */
