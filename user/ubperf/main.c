@@ -175,7 +175,7 @@ static int split_devs(struct ubperf_opts *o)
  * fits a UMEM frame (ep_ub_mtu_fit). A --mtu one of them cannot carry is
  * one line here, before anything is sent. The hello carries the MTU; the
  * server refuses it, in one line on both sides, when its own devices (or
- * its own --mtu) do not agree (session.c).
+ * its own --mtu) do not agree (server.c).
  */
 static int mtu_finish(struct ubperf_opts *o, bool native)
 {
