@@ -223,6 +223,7 @@ static int path_cmd(const struct optab_cmd *c, int argc, char **argv)
 	__u8 nh[16], nh_family = 0, dmac[6];
 	bool resolved = true;
 	struct wps_in_inst in;
+	int found;
 	char err[256];
 	__u32 zero = 0;
 	int nargs, rc = optab_parse(c, argc, argv, path_opt, &args, &nargs);
@@ -367,14 +368,13 @@ static int path_cmd(const struct optab_cmd *c, int argc, char **argv)
 		rc = 0;
 		goto out;
 	}
+	/* set and del (add and list are done): the path named must be there. */
+	found = path_find(&in, if_nametoindex(via), mac ? dmac : NULL, nhs ? nh : NULL);
+	if (found < 0) {
+		rc = fail(UB_EXIT_NOTFOUND, "no path via %s%s%s", via, mac || nhs ? " to " : "", mac ? mac : nhs ? nhs : "");
+		goto out;
+	}
 	if (!strcmp(verb, "set")) {
-		int found;
-
-		found = path_find(&in, if_nametoindex(via), mac ? dmac : NULL, nhs ? nh : NULL);
-		if (found < 0) {
-			rc = fail(UB_EXIT_NOTFOUND, "no path via %s%s%s", via, mac || nhs ? " to " : "", mac ? mac : nhs ? nhs : "");
-			goto out;
-		}
 		if (args.weight_set) {
 			in.cfg.weight[found] = (__u8)weight;
 			if (bpf_map_update_elem(in.cfg_fd, &zero, &in.cfg, BPF_ANY)) {
@@ -397,13 +397,6 @@ static int path_cmd(const struct optab_cmd *c, int argc, char **argv)
 		goto out;
 	}
 	if (!strcmp(verb, "del")) {
-		int found;
-
-		found = path_find(&in, if_nametoindex(via), mac ? dmac : NULL, nhs ? nh : NULL);
-		if (found < 0) {
-			rc = fail(UB_EXIT_NOTFOUND, "no path via %s%s%s", via, mac || nhs ? " to " : "", mac ? mac : nhs ? nhs : "");
-			goto out;
-		}
 		if (in.cfg.npaths == 1) {
 			struct wps_in_rule r0 = {};
 			__u32 z = 0;
