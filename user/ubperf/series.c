@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* 1 ms: far below any interval ubperf takes (--interval is in ms, at least 1). */
+#define SERIES_END_MERGE_NS 1000000ull
+
 int series_init(struct series *sr, uint32_t nch, enum tp_cc_algo cc, uint64_t interval_ns)
 {
 	memset(sr, 0, sizeof(*sr));
@@ -74,6 +77,11 @@ void series_end(struct series *sr, uint64_t t_ns, const struct series_sample *s)
 	if (!series_on(sr) || !sr->n)
 		return;
 	while (sr->n > 1 && sr->t_ns[sr->n - 1] > t_ns)
+		sr->n--;
+	/* An end a moment after the last interval row would be a row of next to no
+	 * time, whose rate means nothing (and whose t_s printed the same): that
+	 * last row ends the run instead. */
+	if (sr->n > 1 && t_ns - sr->t_ns[sr->n - 1] < SERIES_END_MERGE_NS)
 		sr->n--;
 	if (t_ns > sr->t_ns[sr->n - 1])
 		series_add(sr, t_ns, s);
