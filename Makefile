@@ -96,7 +96,7 @@ TESTRUN_SRCS := $(wildcard tests/bpf/*.c)
 TESTRUN_SRCS := $(filter-out %.bpf.c tests/bpf/wps_testrun.c tests/bpf/endpoint_testrun.c tests/bpf/wps_egress_testrun.c,$(TESTRUN_SRCS))
 TESTRUN_OBJS := $(TESTRUN_SRCS:%.c=$(BUILD)/obj/%.o)
 
-BENCH_SRCS := $(filter-out %.bpf.c bench/wps_bench.c,$(wildcard bench/*.c))
+BENCH_SRCS := $(filter-out %.bpf.c bench/wps_bench.c bench/udp_pingpong.c,$(wildcard bench/*.c))
 BENCH_OBJS := $(BENCH_SRCS:%.c=$(BUILD)/obj/%.o)
 
 # AF_XDP port (user/xsk) and UBoE endpoint I/O (user/endpoint): their own
@@ -126,7 +126,7 @@ endif
 ifneq ($(TESTRUN_SRCS),)
 BINS += $(BUILD)/bin/ub2e_testrun
 endif
-BINS += $(BUILD)/bin/wps_testrun $(BUILD)/bin/wps_bench
+BINS += $(BUILD)/bin/wps_testrun $(BUILD)/bin/wps_bench $(BUILD)/bin/udp_pingpong
 ifneq ($(BENCH_SRCS),)
 BINS += $(BUILD)/bin/ubxdp_bench
 endif
@@ -239,6 +239,10 @@ $(BUILD)/bin/wps_testrun: $(BUILD)/obj/tests/bpf/wps_testrun.o $(BUILD)/obj/test
 
 $(BUILD)/bin/wps_bench: $(BUILD)/obj/bench/wps_bench.o $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
+
+# The kernel's UDP ping-pong, beside ubperf's small-message latency (bench_endpoint.sh).
+$(BUILD)/bin/udp_pingpong: $(BUILD)/obj/bench/udp_pingpong.o | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^
 
 $(BUILD)/bin/ubxdp_bench: $(BENCH_OBJS) $(LIB) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)

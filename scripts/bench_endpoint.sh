@@ -9,11 +9,13 @@
 #  3. CTP on native links: beside RTP-SR, and an entity of two links beside one;
 #  4. jumbo frames: ubperf with every default (UB MTU 4096 agreed in the hello,
 #     multi-buffer AF_XDP) against one iperf3 TCP flow on the same veth pair of
-#     MTU 9000, interleaved rounds, each round's ratio and the medians'.
+#     MTU 9000, interleaved rounds, each round's ratio and the medians';
+#  5. small messages: 64-byte Sends a second beside iperf3 UDP's 64-byte datagrams, and
+#     one Send at a time (post to completion) beside the kernel's UDP ping-pong.
 # Prints numbers; asserts none of them (timings on a shared machine are noisy).
 #
 #   scripts/bench_endpoint.sh [SECONDS_PER_RUN [ROUNDS]]     (default 2 s, 3 rounds)
-#   ENDPOINT_BENCH_PARTS="4" scripts/bench_endpoint.sh 4 5   (some parts only; default 1 2 3 4)
+#   ENDPOINT_BENCH_PARTS="4" scripts/bench_endpoint.sh 4 5   (some parts only; default 1 2 3 4 5)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -34,7 +36,7 @@ fi
 [[ -x $BIN/ubperf ]] || { echo "bench: $BIN/ubperf missing; run make first" >&2; exit 1; }
 trap ns_cleanup_all EXIT
 
-PARTS=" ${ENDPOINT_BENCH_PARTS:-1 2 3 4} "
+PARTS=" ${ENDPOINT_BENCH_PARTS:-1 2 3 4 5} "
 part() { [[ $PARTS == *" $1 "* ]]; }
 calc() { awk "BEGIN { print ($1) }"; }
 median() { printf '%s\n' $1 | sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'; }
@@ -243,4 +245,48 @@ done
 mu=$(median "${jub[*]}") mt=$(median "${jtcp[*]}")
 printf '%-8s %14.1f %14.1f %9.2fx   (ratio of the medians; median ratio %.2fx)\n' "median" "$(calc "$mu / 1e6")" \
 	"$(calc "$mt / 1e6")" "$(calc "$mt > 0 ? $mu / $mt : 0")" "$(median "${jratio[*]}")"
+fi
+
+# ---- 5. small messages: 64-byte Sends beside the kernel's UDP -----------------------
+# Rate: ubperf's 64-byte Sends (depth 8 per channel) against iperf3 UDP's 64-byte
+# datagrams, messages a second the receiver counted. Latency: one 64-byte Send at a
+# time (--depth 1), post to completion (the Send out, its TPACK back), against the
+# kernel's UDP ping-pong (build/bin/udp_pingpong: a datagram out, the echo back) on the
+# same pair. Interleaved rounds, medians of the rounds that ran (a failed run says why
+# and is left out); the ratios are ubperf's over the kernel's.
+if part 5; then
+A=$(ns_add sa) B=$(ns_add sb)
+ns_link "$A" a0 02:00:00:00:74:01 "$B" b0 02:00:00:00:74:02
+ns_addr "$A" a0 10.74.0.1/24
+ns_addr "$B" b0 10.74.0.2/24
+declare -a ub_rate=() udp_rate=() ub_lat=() udp_lat=()
+for ((rep = 0; rep < REPS; rep++)); do
+	ubperf_run "$B" b0 "$A" a0 10.74.0.2 "$tmp/s.json" --size 64
+	ub_rate+=("$($PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["messages"] / d["duration_s"])' "$tmp/s.json" 2>/dev/null || true)")
+	nsenter --net="/run/netns/$B" iperf3 -s -1 >/dev/null 2>&1 &
+	srv=$!
+	sleep 0.3
+	ns_run "$A" iperf3 -c 10.74.0.2 -u -b 0 -l 64 -t "$SECS" -J >"$tmp/u.json" 2>/dev/null || true
+	wait $srv || true
+	udp_rate+=("$($PY -c 'import json,sys; s=json.load(open(sys.argv[1]))["end"]["sum"]
+print((s["packets"] - s["lost_packets"]) / s["seconds"])' "$tmp/u.json" 2>/dev/null || true)")
+	ubperf_run "$B" b0 "$A" a0 10.74.0.2 "$tmp/l.json" --size 64 --depth 1
+	ub_lat+=("$(jget "$tmp/l.json" latency_us.p50 2>/dev/null || true)")
+	nsenter --net="/run/netns/$B" "$BIN/udp_pingpong" server 5300 >"$tmp/pp.srv" 2>&1 &
+	srv=$!
+	for _ in $(seq 50); do grep -qs ready "$tmp/pp.srv" && break; sleep 0.05; done
+	udp_lat+=("$(ns_run "$A" "$BIN/udp_pingpong" client 10.74.0.2 5300 64 20000 | awk '{ print $7 }')")
+	kill $srv; wait $srv 2>/dev/null || true
+done
+r_ub=$(median "${ub_rate[*]}") r_udp=$(median "${udp_rate[*]}")
+l_ub=$(median "${ub_lat[*]}") l_udp=$(median "${udp_lat[*]}")
+printf '\nSmall messages over one veth pair, 64 bytes (median of %u rounds of %s s)\n' "$REPS" "$SECS"
+printf '%-44s %12s %12s %8s\n' "" "ubperf" "kernel UDP" "ratio"
+printf '%-44s %12.0f %12.0f %7.2fx\n' "messages/s (depth 8 / iperf3 -u -l 64 -b 0)" "$r_ub" "$r_udp" \
+	"$(calc "$r_udp > 0 ? $r_ub / $r_udp : 0")"
+printf '%-44s %12.1f %12.1f %7.2fx\n' "round trip p50 us (depth 1 / udp_pingpong)" "$l_ub" "$l_udp" \
+	"$(calc "$l_udp > 0 ? $l_ub / $l_udp : 0")"
+printf 'rounds: ubperf msg/s %s; UDP pkt/s %s; ubperf p50 %s; UDP p50 %s\n' "${ub_rate[*]}" "${udp_rate[*]}" \
+	"${ub_lat[*]}" "${udp_lat[*]}"
+ns_cleanup_all
 fi
