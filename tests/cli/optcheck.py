@@ -44,10 +44,10 @@ for i, line in enumerate(lines):
         cur = None
         continue
     if cur and line == '.TP' and i + 1 < len(lines):
-        m = re.match(r'^\\fB(.*?)\\fR', lines[i + 1])
-        if m:
-            word = unroff(m.group(1))
-            (sections[cur][0] if word.startswith('--') else sections[cur][1]).add(word)
+        # "\fB\-s\fR, \fB\-\-stats\fR": an option and its short name; "\fBsub\fR": a subcommand
+        words = [unroff(w) for w in re.findall(r'\\fB(.*?)\\fR', lines[i + 1].split(' \\fI')[0])]
+        for word in words:
+            (sections[cur][0] if word.startswith('-') else sections[cur][1]).add(word)
 
 if not sections:
     problems.append('%s: no command sections' % manpage)
@@ -59,6 +59,8 @@ for path, (man_opts, man_subs) in sections.items():
         problems.append('%s --help: exit %d, %r' % (path, rc, out[:60]))
         continue
     help_opts = set(re.findall(r'^  (--[a-z0-9-]+)', out, re.M))
+    help_opts |= set(re.findall(r'^  (-[a-zA-Z]), --', out, re.M)) - {'-h'}
+    help_opts |= set(re.findall(r'^  -[a-zA-Z], (--[a-z0-9-]+)', out, re.M)) - {'--help'}
     if '-h, --help' in out:
         help_opts.add('--help')
     rc, listed, _ = run(words + ['--list-options'])
@@ -76,7 +78,8 @@ for path, (man_opts, man_subs) in sections.items():
         if not l.strip() or l == '--help':
             continue
         name, *arg = l.split()
-        rc, o, e = run(words + [name + ('=x' if arg else ''), '--help'])
+        given = [name + '=x'] if arg and name.startswith('--') else [name, 'x'] if arg else [name]
+        rc, o, e = run(words + given + ['--help'])
         if rc != 0 or not o.startswith('usage: ' + path):
             problems.append('%s: the parser refuses %s: exit %d %s' % (path, name, rc, e.strip()))
     rc, o, e = run(words + ['--no-such-option', '--help'])

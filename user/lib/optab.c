@@ -38,6 +38,14 @@ static const struct optab *find_len(const struct optab *t, const char *name, siz
 	return NULL;
 }
 
+static const struct optab *find_short(const struct optab *t, char c)
+{
+	for (; t && t->name; t++)
+		if (optab_short(t) && optab_short(t) == c)
+			return t;
+	return NULL;
+}
+
 const struct optab *optab_find(const struct optab *t, const char *name)
 {
 	return find_len(t, name, strlen(name));
@@ -89,8 +97,11 @@ static int walk(const struct optab_cmd *c, int argc, char **argv, bool check, op
 				optab_list(c, stdout);
 			return OPTAB_DONE;
 		}
-		eq = strchr(a, '=');
-		o = a[1] == '-' ? find_len(c->opts, a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2)) : NULL;
+		eq = a[1] == '-' ? strchr(a, '=') : NULL;
+		if (a[1] == '-')
+			o = find_len(c->opts, a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2));
+		else
+			o = a[2] ? NULL : find_short(c->opts, a[1]);
 		if (!o) {
 			optab_say(c, "unknown option '%.*s' (see %s --help)", eq ? (int)(eq - a) : (int)strlen(a), a,
 				  c->path);
@@ -147,7 +158,11 @@ static bool child_of(const struct optab_cmd *d, const struct optab_cmd *c)
 /* "--name ARG" of an entry. */
 static void opt_left(const struct optab *o, char *buf, size_t len)
 {
-	snprintf(buf, len, "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+	char sh[8] = "";
+
+	if (optab_short(o))
+		snprintf(sh, sizeof(sh), "-%c, ", optab_short(o));
+	snprintf(buf, len, "%s--%s%s%s", sh, o->name, o->arg ? " " : "", o->arg ? o->arg : "");
 }
 
 static void help_text(const struct optab *t, const struct optab *o, char *buf, size_t len)
@@ -229,11 +244,11 @@ void optab_help(const struct optab_cmd *c, FILE *f)
 
 void optab_list(const struct optab_cmd *c, FILE *f)
 {
-	char left[128];
-
+	/* One name a line, each with its argument: the short name on a line of its own. */
 	for (const struct optab *o = c->opts; o && o->name; o++) {
-		opt_left(o, left, sizeof(left));
-		fprintf(f, "%s\n", left);
+		fprintf(f, "--%s%s%s\n", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+		if (optab_short(o))
+			fprintf(f, "-%c%s%s\n", optab_short(o), o->arg ? " " : "", o->arg ? o->arg : "");
 	}
 	fputs("--help\n", f);
 }
@@ -277,9 +292,12 @@ static void roff_text(FILE *f, const char *s)
 	}
 }
 
-static void man_opt(FILE *f, const char *name, const char *arg)
+static void man_opt(FILE *f, char short_name, const char *name, const char *arg)
 {
-	fputs(".TP\n\\fB", f);
+	fputs(".TP\n", f);
+	if (short_name)
+		fprintf(f, "\\fB\\-%c\\fR, ", short_name);
+	fputs("\\fB", f);
 	roff(f, name, (size_t)-1);
 	fputs("\\fR", f);
 	if (arg) {
@@ -327,11 +345,11 @@ void optab_man(const struct optab_cmd *c, FILE *f)
 	}
 	for (const struct optab *o = c->opts; o && o->name; o++) {
 		snprintf(name, sizeof(name), "--%s", o->name);
-		man_opt(f, name, o->arg);
+		man_opt(f, optab_short(o), name, o->arg);
 		help_text(c->opts, o, text, sizeof(text));
 		roff_text(f, text);
 	}
-	man_opt(f, "--help", NULL);
+	man_opt(f, 0, "--help", NULL);
 	fputs("this help (also \\fB\\-h\\fR)\n", f);
 }
 

@@ -4,7 +4,8 @@
  * accepts, its --help and its man page section (ubctl, ubperf, ubpkt, ubcaqm).
  *
  * A table is an array of struct optab ending with a NULL name. The parser
- * takes `--opt value` and `--opt=value`, -h and --help (anywhere before "--":
+ * takes `--opt value` and `--opt=value`, an entry's short name as `-s` or
+ * `-n value` (one letter, as iproute2's -s and -j), -h and --help (anywhere before "--":
  * the help, exit 0, nothing done), and --list-options (every name the command
  * takes, one per line, with its argument; for tests and completion). Names
  * must be given in full. A wrong command line gets one line on stderr and
@@ -29,6 +30,9 @@ struct optab {
 #define OPTAB_ALIAS	0x1u
 /* Repeatable: said in the help. */
 #define OPTAB_REPEAT	0x2u
+/* Also taken as -C (one letter, as iproute2's -s and -j). */
+#define OPTAB_SHORT(C)	((unsigned)(unsigned char)(C) << 8)
+#define optab_short(o)	((char)(((o)->flags >> 8) & 0xffu))
 
 struct optab_cmd {
 	const char *path;	/* "ubctl wps ingress attach" */

@@ -532,7 +532,27 @@ static void show(struct inst *in, struct json_object *arr)
 /* ---- the command ------------------------------------------------------------------------ */
 
 /* The instances pinned under base (or `only`). Returns how many it showed. */
-static int show_pinned(const struct ubctl_role *r, const char *base, const char *only, struct json_object *arr)
+/* --stats: the counters of the instance just shown, after its status (text), or
+ * as "stats" of its JSON object (the last of arr): what `ubctl stats` shows of it. */
+static void show_counters(const struct ubctl_role *r, const char *name, struct json_object *arr)
+{
+	struct json_object *tmp, *list, *inst;
+	size_t n;
+
+	if (!arr) {
+		role_stats(r, NULL, name);
+		return;
+	}
+	tmp = json_object_new_object();
+	n = json_object_array_length(arr);
+	if (role_stats(r, tmp, name) == 1 && json_object_object_get_ex(tmp, r->key, &list) &&
+	    (inst = json_object_array_get_idx(list, 0)) && n)
+		json_object_object_add(json_object_array_get_idx(arr, n - 1), "stats", json_object_get(inst));
+	json_object_put(tmp);
+}
+
+static int show_pinned(const struct ubctl_role *r, const char *base, const char *only, struct json_object *arr,
+		       bool stats)
 {
 	char (*names)[256];
 	struct inst in;
@@ -546,6 +566,8 @@ static int show_pinned(const struct ubctl_role *r, const char *base, const char 
 		snprintf(in.name, sizeof(in.name), "%s", names[i]);
 		snprintf(in.dir, sizeof(in.dir), "%s/%s", base, names[i]);
 		show(&in, arr);
+		if (stats)
+			show_counters(r, names[i], arr);
 		shown++;
 	}
 	free(names);
@@ -553,7 +575,8 @@ static int show_pinned(const struct ubctl_role *r, const char *base, const char 
 }
 
 /* The instances that are processes, found by the lock each holds for its name (or `only`). */
-static int show_running(const struct ubctl_role *r, const char *base, const char *only, struct json_object *arr)
+static int show_running(const struct ubctl_role *r, const char *base, const char *only, struct json_object *arr,
+			bool stats)
 {
 	struct dirent **de = NULL;
 	struct inst in;
@@ -573,6 +596,8 @@ static int show_running(const struct ubctl_role *r, const char *base, const char
 			snprintf(in.dir, sizeof(in.dir), "%s/%s", base, in.name);
 			if (in.pid) {	/* else a lock left behind: nothing runs */
 				show(&in, arr);
+				if (stats)
+					show_counters(r, in.name, arr);
 				shown++;
 			}
 		}
@@ -583,7 +608,7 @@ static int show_running(const struct ubctl_role *r, const char *base, const char
 }
 
 struct status_args {
-	bool json;
+	bool json, stats;
 	const char *only;
 };
 
@@ -593,6 +618,8 @@ static int status_opt(void *ctx, const struct optab *o, const char *val)
 
 	if (o->key == 'j')
 		a->json = true;
+	else if (o->key == 's')
+		a->stats = true;
 	else
 		a->only = val;
 	return 0;
@@ -601,6 +628,7 @@ static int status_opt(void *ctx, const struct optab *o, const char *val)
 static const struct optab status_opts[] = {
 	UBCTL_OPT_JSON('j'),
 	{ "name", "NAME", "only the instance NAME", 'n', 0 },
+	{ "stats", NULL, "each instance's counters too, as ubctl stats shows them", 's', OPTAB_SHORT('s') },
 	{ 0 },
 };
 
@@ -609,7 +637,7 @@ static int cmd_status(int argc, char **argv);
 static const struct optab_cmd status_cmd = {
 	.path = "ubctl status",
 	.summary = "every instance of every role: devices, programs, links, pins, netns",
-	.synopsis = "[--json] [--name NAME]",
+	.synopsis = "[-j|--json] [-s|--stats] [--name NAME]",
 	.about = "Every UB2E switch, WPS ingress and boundary filter pinned on this bpffs and\n"
 		 "every running WPS egress process (found by the lock it holds under\n"
 		 "/run/ubxdp/wps_egress/), with what the kernel says of them in their network\n"
@@ -649,7 +677,8 @@ static int cmd_status(int argc, char **argv)
 			json_object_put(all);
 			return fail(EXIT_FAIL, "status: %s", err);
 		}
-		shown += (*r)->lock_dir ? show_running(*r, base, args.only, arr) : show_pinned(*r, base, args.only, arr);
+		shown += (*r)->lock_dir ? show_running(*r, base, args.only, arr, args.stats)
+					: show_pinned(*r, base, args.only, arr, args.stats);
 	}
 	if (args.only && !shown) {
 		json_object_put(all);

@@ -124,7 +124,7 @@ bool ub2e_have_rx_vlan_kfunc(void);
 #undef UBCTL_CMDS
 
 /* Options several commands share, for their tables. */
-#define UBCTL_OPT_JSON(key) { "json", NULL, "print JSON, one object, instead of text", key, 0 }
+#define UBCTL_OPT_JSON(key) { "json", NULL, "print JSON, one object, instead of text", key, OPTAB_SHORT('j') }
 
 /* caqm.c: ubctl run under the name ubcaqm (its alias: the same command, its own registry). */
 int caqm_alias_main(int argc, char **argv);

@@ -298,7 +298,7 @@ static int ctp_finish(struct ubperf_opts *o, bool native, bool size_set, bool ta
 	  "ctp --cc dcqcn the rate context is per {peer entity, VL}", OPT_VL, 0 }, \
 	{ "ub-ethertype", "NUM", "native: the EtherType (default 0x88b5)", 'E', 0 }, \
 	{ "nexthop-mac", "MAC", "the next hop's MAC instead of ARP/ND", 'X', 0 }, \
-	{ "json", NULL, "one JSON summary object on stdout", 'j', 0 }, \
+	{ "json", NULL, "one JSON summary object on stdout", 'j', OPTAB_SHORT('j') }, \
 	{ "verbose", NULL, "also every non-zero transport counter", 'v', 0 }, \
 	{ "cc", "CC", "congestion control per channel: none (default), ldcp, dcqcn,\n" \
 	  "caqm (--native only, UBoE has no CCI); --mode ctp: dcqcn or none,\n" \
