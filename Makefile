@@ -14,6 +14,8 @@
 #   make man        docs/*.[18] again from docs/man/*.in and the tools' option tables
 
 BUILD    ?= build
+# The library blocks below define rules before "all" does.
+.DEFAULT_GOAL := all
 PREFIX   ?= /usr/local
 CC       ?= gcc
 CLANG    ?= clang
@@ -24,8 +26,9 @@ WARN       := -Wall -Wextra -Werror
 BPF_CFLAGS := -g -O2 -target bpf $(WARN) -Iheaders -Ibpf -I/usr/include/$(MULTIARCH)
 CFLAGS     ?= -O2 -g
 # snprintf truncation is how long names are bounded here, not a bug.
-CFLAGS     += $(WARN) -Wno-format-truncation -std=gnu11 -D_GNU_SOURCE -Iheaders -Iuser/lib -Iuser/wps -I$(BUILD)/skel -MMD -MP
-CFLAGS     += -Iuser/xsk -Iuser/endpoint
+# Includes say where they come from: "transport/tp.h" (user/), the wire and map
+# layouts shared with BPF by bare name (headers/), skeletons (build/skel).
+CFLAGS     += $(WARN) -Wno-format-truncation -std=gnu11 -D_GNU_SOURCE -Iuser -Iheaders -I$(BUILD)/skel -MMD -MP
 
 # ISA-L's CRC-32 is 6-10x faster than zlib's; zlib stays as fallback and cross-check.
 HAVE_ISAL := $(shell test -f /usr/include/isa-l/crc.h && echo 1)
@@ -58,7 +61,7 @@ ub_endpoint_PARTS := ub_endpoint
 wps_egress_PARTS := wps_egress
 ROLES     += caqm
 caqm_PARTS := caqm_stage
-# Finds the NPI blocks of a switch's table for ubctl (user/lib/ub2e_tables.c).
+# Finds the NPI blocks of a switch's table for ubctl (user/io/ub2e_tables.c).
 ROLES     += ub2e_blocks
 ub2e_blocks_PARTS := ub2e_blocks
 SKELS     := $(addprefix $(BUILD)/skel/,$(addsuffix .skel.h,$(ROLES)))
@@ -75,14 +78,58 @@ $(BUILD)/bpf/%.linked.o: $$(addprefix $(BUILD)/bpf/,$$(addsuffix .bpf.o,$$($$*_P
 $(BUILD)/skel/%.skel.h: $(BUILD)/bpf/%.linked.o | $(BUILD)/skel
 	$(BPFTOOL) gen skeleton $< name $* > $@
 
-# ---- user code ----------------------------------------------------------
-LIB_SRCS   := $(wildcard user/lib/*.c) $(wildcard user/wps/*.c)
-# UB transport core (sans-I/O), in the same library.
-LIB_SRCS   += $(wildcard user/transport/*.c)
-CFLAGS     += -Iuser/transport
-LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
-LIB        := $(BUILD)/lib/libubxdp.a
+# ---- libraries ------------------------------------------------------------
+# A tree: each library's objects call only into the libraries below it, and
+# their headers include only theirs (tests/lint/check_layers.py reads the
+# _DEPS lines of this block). One block per library user/<name>/:
+# <name>_DEPS the libraries right below it, <name>_LIBS the system libraries
+# its own objects link on; its archive is $(BUILD)/lib/libubxdp_<name>.a.
 
+# Pure code: UB frames (build, parse), ICRC, NPI map plans, configuration and
+# option parsing. No I/O library: it links without libbpf.
+lib_DEPS       :=
+lib_LIBS       := $(PKT_LIBS)
+# The kernel I/O of the roles: BPF maps, pins and links, ports read by ioctl.
+io_DEPS        := lib
+io_LIBS        := $(BPF_LIBS) -ljson-c
+# The UB transport core (sans-I/O) and its congestion controls.
+transport_DEPS := lib
+transport_LIBS :=
+# The AF_XDP port.
+xsk_DEPS       :=
+xsk_LIBS       := $(XDP_LIBS) -lpthread
+# The UBoE endpoint: the transport over AF_XDP.
+endpoint_DEPS  := transport xsk io lib
+endpoint_LIBS  :=
+# WPS: configuration, the watch agent's decisions, the egress's reorder engine and its AF_XDP loop.
+wps_DEPS       := xsk io lib
+wps_LIBS       := $(BPF_LIBS) -lpthread
+LIBRARIES      := lib io transport xsk endpoint wps
+
+# $(call closure,L...): L and every library below, each after all that need it (link order).
+uniq_last = $(if $1,$(call uniq_last,$(filter-out $(lastword $1),$1)) $(lastword $1))
+closure   = $(strip $(call uniq_last,$(foreach l,$1,$l $(call closure,$($l_DEPS)))))
+archives  = $(foreach l,$(call closure,$1),$(BUILD)/lib/libubxdp_$l.a)
+syslibs   = $(strip $(call uniq_last,$(foreach l,$(call closure,$1),$($l_LIBS))))
+
+define LIBRARY
+$1_SRCS := $$(wildcard user/$1/*.c)
+$(BUILD)/lib/libubxdp_$1.a: $$($1_SRCS:%.c=$(BUILD)/obj/%.o)
+	@mkdir -p $$(dir $$@)
+	rm -f $$@; $$(AR) rcs $$@ $$^
+# Every object of the library and of those below it, linked into a program on
+# their _LIBS alone: a library that reaches above itself, or needs a system
+# library it does not say, fails the build here.
+$(BUILD)/lib/linkcheck/$1: $(call archives,$1)
+	@mkdir -p $$(dir $$@)
+	printf 'int main(void) { return 0; }\n' | $$(CC) $$(LDFLAGS) -x c -o $$@ - -x none \
+		-Wl,--whole-archive $$^ -Wl,--no-whole-archive $(call syslibs,$1)
+endef
+$(foreach l,$(LIBRARIES),$(eval $(call LIBRARY,$l)))
+LINKCHECKS := $(addprefix $(BUILD)/lib/linkcheck/,$(LIBRARIES))
+
+# ---- programs ---------------------------------------------------------------
+# Each links the libraries it uses, $(call archives,...), and their $(call syslibs,...).
 UBCTL_SRCS := $(wildcard user/ubctl/*.c)
 UBCTL_OBJS := $(UBCTL_SRCS:%.c=$(BUILD)/obj/%.o)
 
@@ -99,25 +146,25 @@ TESTRUN_OBJS := $(TESTRUN_SRCS:%.c=$(BUILD)/obj/%.o)
 BENCH_SRCS := $(filter-out %.bpf.c bench/wps_bench.c bench/udp_pingpong.c,$(wildcard bench/*.c))
 BENCH_OBJS := $(BENCH_SRCS:%.c=$(BUILD)/obj/%.o)
 
-# AF_XDP port (user/xsk) and UBoE endpoint I/O (user/endpoint): their own
-# archive, since they need libxdp; ubperf and the endpoint tests link it.
-XSK_SRCS   := $(wildcard user/xsk/*.c user/endpoint/*.c)
-XSK_LIB    := $(BUILD)/lib/libubxdp_xsk.a
 UBPERF_SRCS := $(wildcard user/ubperf/*.c)
 EP_TOOLS   := $(patsubst tests/endpoint/%.c,$(BUILD)/bin/%,$(wildcard tests/endpoint/*.c))
 
 # liburma: URMA (UB's user-space API) over the endpoint, a shared library of
-# PIC objects ($(BUILD)/pic) exporting urma_* only (user/urma/liburma.map);
-# the example and the API test link it as an application would.
+# PIC objects ($(BUILD)/pic) of user/urma and the libraries below it, exporting
+# urma_* only (user/urma/liburma.map); the example and the API test link it
+# as an application would. --gc-sections drops what URMA never calls (the
+# JSON of io/caqm_pins.c among it), so it links on less than its libraries do.
+urma_DEPS    := endpoint
+urma_LIBS    := $(XDP_LIBS) $(PKT_LIBS) -lpthread
 URMA_SRCS    := $(wildcard user/urma/*.c)
-URMA_SO_SRCS := $(URMA_SRCS) $(XSK_SRCS) $(wildcard user/lib/*.c user/transport/*.c)
+URMA_SO_SRCS := $(URMA_SRCS) $(foreach l,$(call closure,$(urma_DEPS)),$($l_SRCS))
 URMA_SOVER   := 0
 URMA_VER     := 0.1.0
 URMA_SO      := $(BUILD)/lib/liburma.so.$(URMA_VER)
 URMA_PC      := $(BUILD)/lib/pkgconfig/urma.pc
 URMA_BINS    := $(BUILD)/bin/urma_example $(BUILD)/bin/urma_api_test
 
-BINS := $(BUILD)/bin/ubctl $(BUILD)/bin/ubcaqm $(TOOLS) $(UNIT_BINS) $(EP_TOOLS) $(BUILD)/bin/endpoint_testrun
+BINS := $(LINKCHECKS) $(BUILD)/bin/ubctl $(BUILD)/bin/ubcaqm $(TOOLS) $(UNIT_BINS) $(EP_TOOLS) $(BUILD)/bin/endpoint_testrun
 BINS += $(URMA_SO) $(URMA_PC) $(URMA_BINS)
 BINS += $(BUILD)/bin/wps_egress_testrun $(BUILD)/bin/wps_delayline
 ifneq ($(UBPERF_SRCS),)
@@ -144,7 +191,8 @@ $(BUILD)/pic/%.o: %.c | $(SKELS)
 $(URMA_SO): $(URMA_SO_SRCS:%.c=$(BUILD)/pic/%.o) user/urma/liburma.map
 	@mkdir -p $(dir $@)
 	$(CC) -shared -Wl,-soname,liburma.so.$(URMA_SOVER) -Wl,--version-script=user/urma/liburma.map \
-		-Wl,--gc-sections -Wl,--no-undefined $(LDFLAGS) -o $@ $(filter %.o,$^) $(XDP_LIBS) $(PKT_LIBS) -lpthread
+		-Wl,--gc-sections -Wl,--no-undefined $(LDFLAGS) -o $@ $(filter %.o,$^) \
+		$(urma_LIBS)
 	ln -sf liburma.so.$(URMA_VER) $(BUILD)/lib/liburma.so.$(URMA_SOVER)
 	ln -sf liburma.so.$(URMA_SOVER) $(BUILD)/lib/liburma.so
 
@@ -162,10 +210,6 @@ $(BUILD)/bin/urma_example: user/urma/example/urma_example.c $(wildcard user/urma
 
 $(BUILD)/bin/urma_api_test: tests/urma/api_test.c $(wildcard user/urma/include/*.h) $(URMA_SO) | $(BUILD)/bin
 	$(CC) $(URMA_APP_CFLAGS) -o $@ $< $(URMA_APP_LIBS) -lcmocka
-
-$(LIB): $(LIB_OBJS)
-	@mkdir -p $(dir $@)
-	rm -f $@; $(AR) rcs $@ $^
 
 # From the tags (git describe), or VERSION in a tarball: scripts/version.sh.
 # $(BUILD)/version changes when the version does, so ubctl is rebuilt then.
@@ -188,71 +232,66 @@ dist:
 	rm -rf $(BUILD)/dist
 	@echo $(BUILD)/ubxdp-$(UBXDP_VERSION).tar.gz
 
-$(XSK_LIB): $(XSK_SRCS:%.c=$(BUILD)/obj/%.o)
-	@mkdir -p $(dir $@)
-	rm -f $@; $(AR) rcs $@ $^
+# wps: the next hop's MAC parsed as the WPS configuration parses it.
+$(BUILD)/bin/ubperf: $(UBPERF_SRCS:%.c=$(BUILD)/obj/%.o) $(call archives,endpoint wps) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(call syslibs,endpoint wps) -lm -ljson-c
 
-$(BUILD)/bin/ubperf: $(UBPERF_SRCS:%.c=$(BUILD)/obj/%.o) $(XSK_LIB) $(LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS) -lm -ljson-c
+$(EP_TOOLS): $(BUILD)/bin/%: $(BUILD)/obj/tests/endpoint/%.o $(call archives,endpoint) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(call syslibs,endpoint)
 
-$(EP_TOOLS): $(BUILD)/bin/%: $(BUILD)/obj/tests/endpoint/%.o $(XSK_LIB) $(LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS)
-
-$(BUILD)/bin/endpoint_testrun: $(BUILD)/obj/tests/bpf/endpoint_testrun.o $(BUILD)/obj/tests/bpf/fixture.o $(XSK_LIB) $(LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS)
+$(BUILD)/bin/endpoint_testrun: $(BUILD)/obj/tests/bpf/endpoint_testrun.o $(BUILD)/obj/tests/bpf/fixture.o $(call archives,endpoint) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(call syslibs,endpoint)
 
 $(BUILD)/bin/wps_delayline: $(BUILD)/obj/tests/wps_egress/delayline.o | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^
 
-$(BUILD)/bin/wps_egress_testrun: $(BUILD)/obj/tests/bpf/wps_egress_testrun.o $(BUILD)/obj/tests/bpf/fixture.o $(XSK_LIB) $(LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS)
+$(BUILD)/bin/wps_egress_testrun: $(BUILD)/obj/tests/bpf/wps_egress_testrun.o $(BUILD)/obj/tests/bpf/fixture.o $(call archives,wps) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(call syslibs,wps)
 
-$(BUILD)/bin/ubctl: $(UBCTL_OBJS) $(LIB) $(XSK_LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ $(XDP_LIBS) $(PKT_LIBS) -ljson-c
+$(BUILD)/bin/ubctl: $(UBCTL_OBJS) $(call archives,wps) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(call syslibs,wps) -ljson-c
 
-$(BUILD)/bin/%: $(BUILD)/obj/user/tools/%.o $(LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKT_LIBS)
+# The tools, each on the library it uses.
+ubpkt_USES  := lib
+tpsim_USES  := transport
+$(BUILD)/bin/%: $(BUILD)/obj/user/tools/%.o $$(call archives,$$($$*_USES)) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(call syslibs,$($*_USES))
 
-$(BUILD)/bin/test_%: $(BUILD)/obj/tests/unit/test_%.o $(LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PKT_LIBS)
+# The unit tests: the pure parts of every library but the endpoint's.
+UNIT_USES := wps transport
+$(BUILD)/bin/test_%: $(BUILD)/obj/tests/unit/test_%.o $(call archives,$(UNIT_USES)) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(call syslibs,$(UNIT_USES))
 
-# ub2e_stats.c reads the counters through libbpf.
-$(BUILD)/bin/test_ub2e_stats: PKT_LIBS += $(BPF_LIBS)
-# The parser fuzz checks ubpkt_parse.c against the fuzzers' own decoder.
+# The parser fuzz checks frame_parse.c against the fuzzers' own decoder.
 $(BUILD)/bin/test_ubpkt_ref: $(BUILD)/obj/tests/bpf/ubref.o $(BUILD)/obj/tests/bpf/ubmutate.o
 # ubperf's keyed message bytes: a module of ubperf, not of the library.
 $(BUILD)/bin/test_payload: $(BUILD)/obj/user/ubperf/payload.o
-$(BUILD)/obj/tests/unit/test_payload.o: CFLAGS += -Iuser/ubperf
 # ubcaqm is ubctl caqm under the name it had as a tool of its own (user/ubctl/caqm.c).
 $(BUILD)/bin/ubcaqm: $(BUILD)/bin/ubctl
 	ln -sf ubctl $@
 
-# The CAQM stage's test loads BPF: it needs libbpf.
-$(BUILD)/bin/test_caqm_bpf: $(BUILD)/obj/tests/unit/test_caqm_bpf.o $(LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(BPF_LIBS) $(PKT_LIBS)
+$(BUILD)/bin/ub2e_testrun: $(TESTRUN_OBJS) $(call archives,io) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(call syslibs,io) -lm
 
-$(BUILD)/bin/ub2e_testrun: $(TESTRUN_OBJS) $(LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS) -lm
+$(BUILD)/bin/wps_testrun: $(BUILD)/obj/tests/bpf/wps_testrun.o $(BUILD)/obj/tests/bpf/fixture.o $(call archives,wps) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(call syslibs,wps)
 
-$(BUILD)/bin/wps_testrun: $(BUILD)/obj/tests/bpf/wps_testrun.o $(BUILD)/obj/tests/bpf/fixture.o $(LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS) -lpthread
-
-$(BUILD)/bin/wps_bench: $(BUILD)/obj/bench/wps_bench.o $(LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
+$(BUILD)/bin/wps_bench: $(BUILD)/obj/bench/wps_bench.o $(call archives,wps) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(call syslibs,wps)
 
 # The kernel's UDP ping-pong, beside ubperf's small-message latency (bench_endpoint.sh).
 $(BUILD)/bin/udp_pingpong: $(BUILD)/obj/bench/udp_pingpong.o | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^
 
-$(BUILD)/bin/ubxdp_bench: $(BENCH_OBJS) $(LIB) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ $(BPF_LIBS) $(PKT_LIBS)
+$(BUILD)/bin/ubxdp_bench: $(BENCH_OBJS) $(call archives,wps transport) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(call syslibs,wps transport) -lm
 
 # libFuzzer targets (clang). FUZZ_SECONDS per target; an input that runs 10 s is a hang.
 FUZZ_SECONDS ?= 60
 WPS_REORDER_SRCS := $(wildcard user/wps/reorder*.c)
 $(BUILD)/fuzz/fuzz_wps_reorder: tests/fuzz/fuzz_wps_reorder.c $(WPS_REORDER_SRCS) $(wildcard headers/*.h user/wps/*.h)
 	@mkdir -p $(dir $@)
-	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -DWPS_FUZZ_LIBFUZZER -Iheaders -Iuser/wps \
+	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -DWPS_FUZZ_LIBFUZZER -Iuser -Iheaders \
 		tests/fuzz/fuzz_wps_reorder.c $(WPS_REORDER_SRCS) -o $@
 
 fuzz-wps: $(BUILD)/fuzz/fuzz_wps_reorder

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "ubpkt.h"
+#include "lib/frame.h"
 
 #define NSIZES	3
 #define TARGET_NS	20000000ull	/* per measurement */

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "icrc.h"
+#include "lib/icrc.h"
 
 static void usage(FILE *f)
 {

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "lib/clock.h"
 
 #define WARMUP 200
 

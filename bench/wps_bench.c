@@ -37,7 +37,7 @@
 #include <linux/pkt_cls.h>
 
 #include "wps_ingress.skel.h"
-#include "wps_cfg.h"
+#include "wps/wps_cfg.h"
 
 static int cmp_double(const void *a, const void *b)
 {

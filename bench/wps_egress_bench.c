@@ -21,7 +21,7 @@
 #include <linux/bpf.h>
 
 #include "bench.h"
-#include "egress_stats.h"
+#include "wps/egress_stats.h"
 #include "testrun_reset.h"
 #include "wps_egress.skel.h"
 #include "wps_opt.h"

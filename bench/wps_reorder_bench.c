@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "reorder.h"
+#include "wps/reorder.h"
 #include "wps_opt.h"
 
 #define GLEN	4

@@ -33,7 +33,7 @@
 #include "testrun_reset.h"
 #include "ub2e_maps.h"	/* first: the skeleton's .data.cfg is a struct ub2e_cfg */
 #include "ub2e.skel.h"
-#include "ub2e_stats.h"
+#include "io/ub2e_stats.h"
 
 /*
  * Median over rounds of p / q, both harness subtracted, plus the bare loop's

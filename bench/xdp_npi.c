@@ -15,7 +15,7 @@
 #include "testrun_reset.h"
 #include "ub2e_maps.h"	/* first: the skeleton's .data.cfg is a struct ub2e_cfg */
 #include "ub2e.skel.h"
-#include "ub2e_tables.h"
+#include "io/ub2e_tables.h"
 
 /* npi2vlan with PIDs 1..n (VLAN 1 + pid % 4094), as bpftool or ubctl would leave it. */
 static int npi_fill(int fd, uint32_t n)

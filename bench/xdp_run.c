@@ -20,10 +20,11 @@
 #include "testrun_reset.h"
 #include "ub2e_maps.h"	/* first: the skeleton's .data.cfg is a struct ub2e_cfg */
 #include "ub2e.skel.h"
-#include "ub2e_cfg.h"
-#include "ub2e_tables.h"
-#include "ub2e_stats.h"
-#include "ubpkt.h"
+#include "lib/ub2e_cfg.h"
+#include "io/ub2e_ports.h"
+#include "io/ub2e_tables.h"
+#include "io/ub2e_stats.h"
+#include "lib/frame.h"
 
 int fail(const char *fmt, ...)
 {

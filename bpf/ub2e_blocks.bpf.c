@@ -2,7 +2,7 @@
 /*
  * Which slots of a switch's npi2vlan (the outer map-in-map, reused from its
  * pin) hold a block, in one BPF_PROG_TEST_RUN: for ubctl's table listing
- * (user/lib/ub2e_tables.c). Read from user space, every outer slot costs a
+ * (user/io/ub2e_tables.c). Read from user space, every outer slot costs a
  * synchronize_rcu() on kernels before 6.8 (bpf_map_copy_value() waits for
  * running programs after a map-in-map lookup, found or not): ~18 ms a slot on
  * 6.1 under TCG, 72 s for the 4096. Read here, nothing waits.

@@ -3,7 +3,7 @@
  * NPI -> VLAN: an array of arrays, indexed by the Partition ID's upper and
  * lower 12 bits, so the lookup costs two inlined array lookups whatever the
  * table's size (a hash lookup grows with it). A block exists only where some
- * Partition ID of its 4096 is mapped (user/lib/ub2e_tables.c makes them).
+ * Partition ID of its 4096 is mapped (user/io/ub2e_tables.c makes them).
  * Apart from the other maps so that the block probe (bpf/ub2e_blocks.bpf.c)
  * declares the same map.
  */

@@ -42,9 +42,9 @@
 
 #include "ub_endpoint.skel.h"
 #include "ub_endpoint_maps.h"
-#include "ep_xdp.h"
-#include "xsk_port.h"
-#include "ubpkt.h"
+#include "endpoint/ep_xdp.h"
+#include "xsk/xsk_port.h"
+#include "lib/frame.h"
 #include "ub_wire.h"
 #include "fixture.h"
 

@@ -48,8 +48,8 @@
 #include "ub2e.skel.h"
 #include "ub2e_fuzz.h"
 #include "ub2e_harness.h"
-#include "ub2e_stats.h"
-#include "ub2e_tables.h"
+#include "io/ub2e_stats.h"
+#include "io/ub2e_tables.h"
 
 #define BLOCK		256	/* frames per configuration */
 

@@ -13,7 +13,7 @@
 #include <linux/types.h>
 
 #include "ub2e_maps.h"
-#include "npimap.h"
+#include "lib/npimap.h"
 #include "ubmutate.h"
 #include "ubref.h"
 

@@ -11,9 +11,9 @@
 
 #include <linux/bpf.h>
 
-#include "ub2e_cfg.h"
+#include "lib/ub2e_cfg.h"
 #include "ub2e_fuzz.h"
-#include "ub2e_stats.h"
+#include "io/ub2e_stats.h"
 #include "ub_wire.h"
 
 const char *const dir_name[] = { "to_uboe", "to_ub" };

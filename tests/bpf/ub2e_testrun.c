@@ -24,10 +24,11 @@
 
 #include "ub2e_maps.h"	/* first: the skeleton's .data.cfg is a struct ub2e_cfg */
 #include "ub2e.skel.h"
-#include "ub2e_cfg.h"
-#include "npimap.h"
-#include "ub2e_tables.h"
-#include "ub2e_stats.h"
+#include "lib/ub2e_cfg.h"
+#include "io/ub2e_ports.h"
+#include "lib/npimap.h"
+#include "io/ub2e_tables.h"
+#include "io/ub2e_stats.h"
 #include "ub2e_harness.h"
 #include "fixture.h"
 

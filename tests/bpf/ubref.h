@@ -2,7 +2,7 @@
 /*
  * A reference decoder of UB frames for the fuzzers, written straight from
  * /work/shared/design/WIRE.md §1, §2, §5 and draft-li-uboe-00 §5, with no code
- * shared with what it checks (bpf/ub2e_*.bpf.c, user/lib/ubpkt_parse.c): byte
+ * shared with what it checks (bpf/ub2e_*.bpf.c, user/lib/frame_parse.c): byte
  * offsets and masks only, no project headers. Its verdict is the rule a UB2E
  * switch applies to a received frame:
  *

@@ -33,9 +33,9 @@
 
 #include "wps_egress.skel.h"
 #include "wps_egress_maps.h"
-#include "egress_peers.h"
-#include "egress_stats.h"
-#include "xsk_port.h"
+#include "wps/egress_peers.h"
+#include "wps/egress_stats.h"
+#include "xsk/xsk_port.h"
 #include "fixture.h"
 
 #define MAX_PKT FIXTURE_MAX_PKT

@@ -50,8 +50,8 @@
 
 #include "wps_ingress.skel.h"
 #include "wps_boundary.skel.h"
-#include "wps_cfg.h"
-#include "clock.h"
+#include "wps/wps_cfg.h"
+#include "lib/clock.h"
 #include "fixture.h"
 
 #define MAX_PKT FIXTURE_MAX_PKT

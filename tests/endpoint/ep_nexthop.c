@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nexthop.h"
+#include "endpoint/nexthop.h"
 
 int main(int argc, char **argv)
 {

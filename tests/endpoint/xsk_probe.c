@@ -19,10 +19,10 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "ep_xdp.h"
-#include "ubpkt.h"
-#include "xsk_port.h"
+#include "lib/clock.h"
+#include "endpoint/ep_xdp.h"
+#include "lib/frame.h"
+#include "xsk/xsk_port.h"
 
 #define MAX_PATHS	4
 #define MAGIC		0x55425850u	/* "UBXP" */

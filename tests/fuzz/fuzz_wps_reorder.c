@@ -43,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reorder.h"
+#include "wps/reorder.h"
 #include "wps_opt.h"
 
 #define FZ_FLOWS 8	/* 2 ingress nodes x 4 flows */

@@ -4,7 +4,7 @@
 # an XDP link is tied to its device by its program, the one the device runs.
 
 # kernel_has_tcx: this kernel has tcx links (6.6 and later); ubctl takes clsact
-# filters on older ones, and where UBXDP_NO_TCX=1 says so (user/lib/run_link.h).
+# filters on older ones, and where UBXDP_NO_TCX=1 says so (user/io/run_link.h).
 kernel_has_tcx() {
 	local v maj min
 	if [[ -n ${UBXDP_NO_TCX:-} && ${UBXDP_NO_TCX} != 0 ]]; then return 1; fi

@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cc.h"
-#include "tp.h"
-#include "tp_net.h"
-#include "tpg.h"
+#include "transport/cc.h"
+#include "transport/tp.h"
+#include "transport/tp_net.h"
+#include "transport/tpg.h"
 
 #define CCF_MAX_FLOWS	16
 #define CCF_MAX_CHANS	8

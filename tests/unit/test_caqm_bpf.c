@@ -21,9 +21,9 @@
 
 #include "caqm.skel.h"
 #include "caqm_stage.h"
-#include "cc.h"
-#include "tp_sim.h"
-#include "ubpkt.h"
+#include "transport/cc.h"
+#include "transport/tp_sim.h"
+#include "lib/frame.h"
 
 #define THRESH	3000
 #define UNIT	64

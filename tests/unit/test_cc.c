@@ -16,10 +16,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cc.h"
+#include "transport/cc.h"
 #include "cc_flows.h"
-#include "tp_net.h"
-#include "ubhdr.h"
+#include "transport/tp_net.h"
+#include "lib/ubhdr.h"
 
 #define US 1000ull
 #define MS 1000000ull

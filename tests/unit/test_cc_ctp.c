@@ -18,12 +18,12 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cc.h"
+#include "transport/cc.h"
 #include "cc_flows.h"
-#include "tp_net.h"
-#include "ubhdr.h"
-#include "ubpkt.h"
-#include "uboe_wrap.h"
+#include "transport/tp_net.h"
+#include "lib/ubhdr.h"
+#include "lib/frame.h"
+#include "lib/uboe_wrap.h"
 #include "ub_wire.h"
 
 #define US 1000ull

@@ -18,9 +18,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cc.h"
-#include "tp_sim.h"
-#include "ubhdr.h"
+#include "transport/cc.h"
+#include "transport/tp_sim.h"
+#include "lib/ubhdr.h"
 
 static uint64_t iters(void)
 {

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ubpkt.h"
+#include "lib/frame.h"
 
 #define MAX_FRAME 4096
 

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "icrc.h"
-#include "ubpkt.h"
+#include "lib/icrc.h"
+#include "lib/frame.h"
 
 static size_t unhex(const char *hex, uint8_t *out)
 {

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "npimap.h"
-#include "ub2e_cfg.h"
+#include "lib/npimap.h"
+#include "lib/ub2e_cfg.h"
 #include "ub_wire.h"
 
 static struct npimap_entry parse_ok(const char *s)

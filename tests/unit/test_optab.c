@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "optab.h"
+#include "lib/optab.h"
 
 static const struct optab opts[] = {
 	{ "dev", "DEV", "the device", 'd', 0 },

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "parse_num.h"
+#include "lib/parse_num.h"
 
 static char err[256];
 

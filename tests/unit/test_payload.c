@@ -17,7 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "payload.h"
+#include "ubperf/payload.h"
 
 #define MSG	(16u << 10)	/* a message of ... */
 #define SEG	1024u		/* ... 16 MTU-sized segments */

@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "cc_flows.h"
-#include "tpg.h"
+#include "transport/tpg.h"
 
 #define US 1000ull
 #define MS 1000000ull

@@ -16,9 +16,9 @@
 #include <cmocka.h>
 
 #include "tp_pair.h"
-#include "ubhdr.h"
-#include "ubpkt.h"
-#include "uboe_wrap.h"
+#include "lib/ubhdr.h"
+#include "lib/frame.h"
+#include "lib/uboe_wrap.h"
 #include "ub_wire.h"
 
 #define US 1000ull

@@ -40,9 +40,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "tp.h"
-#include "ubpkt.h"
-#include "uboe_wrap.h"
+#include "transport/tp.h"
+#include "lib/frame.h"
+#include "lib/uboe_wrap.h"
 
 #define PEER	77
 #define MTU	128

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "tp.h"
-#include "ubhdr.h"
-#include "ubpkt.h"
+#include "transport/tp.h"
+#include "lib/ubhdr.h"
+#include "lib/frame.h"
 
 #define PEER_TPN	77
 #define BASE		(TP_PSN_MASK - 2)	/* 0xfffffd: wraps after 3 packets */

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cc.h"
+#include "transport/cc.h"
 #include "tp_pair.h"
-#include "ubhdr.h"
+#include "lib/ubhdr.h"
 
 #define US 1000ull
 #define MS 1000000ull

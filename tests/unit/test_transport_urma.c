@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "tp_pair.h"
-#include "ubhdr.h"
+#include "lib/ubhdr.h"
 
 #define US 1000ull
 #define MS 1000000ull

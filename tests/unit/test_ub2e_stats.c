@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* UB2E counter names and classes (user/lib/ub2e_stats.c): what the fuzzer's conservation rests on. */
+/* UB2E counter names and classes (user/io/ub2e_stats.c): what the fuzzer's conservation rests on. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "ub2e_stats.h"
+#include "io/ub2e_stats.h"
 
 static void expect_class(const char *name, enum ub2e_counter_class want)
 {

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "conf.h"
-#include "npimap.h"
-#include "parse_num.h"
+#include "lib/conf.h"
+#include "lib/npimap.h"
+#include "lib/parse_num.h"
 
 static unsigned long num(const char *s, unsigned long max)
 {

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "ubpkt.h"
-#include "uboe_wrap.h"
+#include "lib/frame.h"
+#include "lib/uboe_wrap.h"
 #include "ub_wire.h"
 
 static void spec_for(struct ub_pkt_spec *s, int ver, int kind, size_t payload_len)

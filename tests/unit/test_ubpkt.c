@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ubpkt.h"
+#include "lib/frame.h"
 
 #define ETH 14
 #define BUF 4096

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The frame parser (user/lib/ubpkt_parse.c) against a decoder that is not it:
+ * The frame parser (user/lib/frame_parse.c) against a decoder that is not it:
  * tests/bpf/ubref.c, written from docs/WIRE.md for the UB2E fuzzer. Frames built
  * by the library (random fields, every TP opcode, tagged or not), damaged by
  * tests/bpf/ubmutate.c, or random bytes; on each the two must agree on what
@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ubpkt.h"
+#include "lib/frame.h"
 #include "../bpf/ubmutate.h"
 #include "../bpf/ubref.h"
 

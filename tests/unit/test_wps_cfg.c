@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * WPS ingress configuration (user/lib/wps_cfg.c) and the pure helpers the
+ * WPS ingress configuration (user/wps/wps_cfg.c) and the pure helpers the
  * BPF program shares (headers/wps_ingress.h): prefixes, quanta, rules and
  * their overlap, scheduler maths, quantum and in-flight decisions, flow label.
  */
@@ -15,8 +15,8 @@
 #include <arpa/inet.h>
 #include <linux/neighbour.h>
 
-#include "wps_cfg.h"
-#include "wps_live.h"
+#include "wps/wps_cfg.h"
+#include "wps/wps_live.h"
 
 static struct wps_in_rule rule(const char *line)
 {
@@ -254,7 +254,7 @@ static void live_slots_and_joins(void **state)
 	assert_int_equal(c.path_mask, 1u << 0 | 1u << 2 | 1u << 3 | 1u << 7);
 }
 
-/* The watch agent's view of a next hop: alive, and what to ask the kernel (user/lib/wps_live.c). */
+/* The watch agent's view of a next hop: alive, and what to ask the kernel (user/wps/wps_live.c). */
 static void next_hop_liveness(void **state)
 {
 	struct wps_nh_seen s = { .present = true, .has_lladdr = true, .state = NUD_REACHABLE, .confirmed_ago_ms = 100 };
@@ -298,7 +298,7 @@ static unsigned sum16(const __u8 *p, size_t n)
 	return (unsigned)s;
 }
 
-/* Packet Too Big from the WAN (user/lib/wps_live.c): ours or not, the inner flow, the relays, the bucket. */
+/* Packet Too Big from the WAN (user/wps/wps_live.c): ours or not, the inner flow, the relays, the bucket. */
 static void packet_too_big(void **state)
 {
 	static const __u8 src[16] = { 0xfd, 0, 0, 0xa, [15] = 1 }, dst[16] = { 0xfd, 0, 0, 0xb, [15] = 1 };

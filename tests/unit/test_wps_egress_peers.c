@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "egress_peers.h"
+#include "wps/egress_peers.h"
 
 static struct wps_eg_peers s;
 static struct wps_eg_peer_key keys[WPS_EG_MAX_PEER_KEYS];

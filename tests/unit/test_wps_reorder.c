@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "reorder.h"
+#include "wps/reorder.h"
 #include "wps_opt.h"
 
 #define MS 1000000ull

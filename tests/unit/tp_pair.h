@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tp.h"
-#include "tp_sim.h"
+#include "transport/tp.h"
+#include "transport/tp_sim.h"
 
 #define PAIR_NBUF	32
 

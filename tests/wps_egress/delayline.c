@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "lib/clock.h"
 
 #define MAX_PAIRS	8
 #define QLEN		16384

@@ -5,7 +5,7 @@
  * channels' TPNs, the UB MTU its devices and frames allow; its datapath is
  * ep_datapath.c.
  */
-#include "ep_int.h"
+#include "endpoint/ep_int.h"
 
 #include <errno.h>
 #include <ifaddrs.h>
@@ -17,11 +17,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "ubpkt.h"
-#include "uboe_wrap.h"
+#include "lib/clock.h"
+#include "lib/frame.h"
+#include "lib/uboe_wrap.h"
 #include "ub_wire.h"
-#include "xsk_port.h"
+#include "xsk/xsk_port.h"
 
 void ep_set_ctl(struct ep *e, ep_ctl_fn fn, void *ctx)
 {

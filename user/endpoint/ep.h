@@ -28,8 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "nexthop.h"
-#include "tp.h"
+#include "endpoint/nexthop.h"
+#include "transport/tp.h"
 #include "ub_endpoint_maps.h"
 
 struct tpg;

@@ -6,7 +6,7 @@
  * and sent by the member ports, our own veth or an AF_PACKET socket; the
  * rounds and the waits.
  */
-#include "ep_int.h"
+#include "endpoint/ep_int.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -14,9 +14,9 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "tpg.h"
-#include "ubpkt.h"
-#include "uboe_wrap.h"
+#include "transport/tpg.h"
+#include "lib/frame.h"
+#include "lib/uboe_wrap.h"
 #include "ub_wire.h"
 
 #define BATCH		256

@@ -10,10 +10,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ep.h"
-#include "ep_share.h"
-#include "ep_xdp.h"
-#include "xsk_mt.h"
+#include "endpoint/ep.h"
+#include "endpoint/ep_share.h"
+#include "endpoint/ep_xdp.h"
+#include "xsk/xsk_mt.h"
 
 /* A multi-buffer frame, gathered (rx) or built (tx) in one piece: the
  * largest UB MTU's data packet with every header, and a 9216-byte jumbo frame. */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "ep_share.h"
+#include "endpoint/ep_share.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,10 +22,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "ep_xdp.h"
-#include "run_link.h"
+#include "endpoint/ep_xdp.h"
+#include "io/run_link.h"
 #include "ub_endpoint.skel.h"
-#include "xsk_port.h"
+#include "xsk/xsk_port.h"
 
 #define VETH_SOCK	"urma0"		/* the end with the AF_XDP socket */
 #define VETH_DEV	"urma1"		/* the end the device's program redirects into */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "ep_xdp.h"
+#include "endpoint/ep_xdp.h"
 
 #include <errno.h>
 #include <net/if.h>
@@ -11,7 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "run_link.h"
+#include "io/run_link.h"
 #include "ub_endpoint.skel.h"
 
 struct ep_xdp {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "nexthop.h"
+#include "endpoint/nexthop.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
-#include "clock.h"
+#include "lib/clock.h"
 
 struct nl_req {
 	struct nlmsghdr nh;

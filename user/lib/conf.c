@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "conf.h"
+#include "lib/conf.h"
 
 #include <errno.h>
 #include <stdio.h>

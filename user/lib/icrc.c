@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "icrc.h"
+#include "lib/icrc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +8,7 @@
 #include <isa-l/crc.h>
 #endif
 
-#include "clock.h"
+#include "lib/clock.h"
 #include "ub_wire.h"
 
 uint32_t ub_crc32_zlib(uint32_t crc, const void *buf, size_t len)

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "npimap.h"
+#include "lib/npimap.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse_num.h"
+#include "lib/parse_num.h"
 #include "ub2e_maps.h"
 #include "ub_wire.h"
 

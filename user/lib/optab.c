@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Option tables: the parser, --help, --list-options and man sections (optab.h). */
-#include "optab.h"
+#include "lib/optab.h"
 
 #include <stdarg.h>
 #include <stdbool.h>

@@ -16,7 +16,7 @@
 
 #include <stdio.h>
 
-#include "exit_codes.h"
+#include "lib/exit_codes.h"
 
 struct optab {
 	const char *name;	/* long name without "--"; NULL ends the table */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Numbers and units, one grammar for every tool: see parse_num.h. */
-#include "parse_num.h"
+#include "lib/parse_num.h"
 
 #include <inttypes.h>
 #include <stdbool.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "ubhdr.h"
+#include "lib/ubhdr.h"
 
 #include <string.h>
 

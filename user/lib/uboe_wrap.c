@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "uboe_wrap.h"
+#include "lib/uboe_wrap.h"
 
 #include <string.h>
 
-#include "icrc.h"
-#include "ubpkt.h"
+#include "lib/icrc.h"
+#include "lib/frame.h"
 #include "ub_wire.h"
 
 size_t uboe_wrap_hdr_len(uint8_t ip_ver)

@@ -21,10 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "icrc.h"
-#include "parse_num.h"
-#include "tp.h"
-#include "tp_sim.h"
+#include "lib/icrc.h"
+#include "lib/parse_num.h"
+#include "transport/tp.h"
+#include "transport/tp_sim.h"
 
 /* Content of registered memory and Write sources: a function of the address,
  * so a decoder can check any packet's payload from its MAETAH alone. */

@@ -31,10 +31,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "optab.h"
-#include "parse_num.h"
-#include "ubpkt.h"
+#include "lib/clock.h"
+#include "lib/optab.h"
+#include "lib/parse_num.h"
+#include "lib/frame.h"
 
 #define EXIT_TIMEOUT	UB_EXIT_FAIL
 #define EXIT_USAGE	UB_EXIT_USAGE

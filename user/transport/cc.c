@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cc_int.h"
+#include "transport/cc_int.h"
 
 static const char *const algo_names[] = {
 	[TP_CC_NONE] = "none", [TP_CC_LDCP] = "ldcp", [TP_CC_DCQCN] = "dcqcn",

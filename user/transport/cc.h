@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "tp.h"
+#include "transport/tp.h"
 #include "ub_wire.h"
 
 enum tp_cc_algo { TP_CC_NONE = 0, TP_CC_LDCP, TP_CC_DCQCN, TP_CC_CAQM };

@@ -3,8 +3,8 @@
 #ifndef UBXDP_CC_INT_H
 #define UBXDP_CC_INT_H
 
-#include "cc.h"
-#include "ubhdr.h"
+#include "transport/cc.h"
+#include "lib/ubhdr.h"
 
 #define CC_MAX_PATHS	16
 

@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "tp_int.h"
+#include "transport/tp_int.h"
 
 #define CC_OP(ch, fn) ((ch)->cfg.cc && (ch)->cfg.cc->fn)
 

@@ -390,7 +390,7 @@ struct tp_rx_meta {
 enum tp_rx_verdict tp_ep_rx(struct tp_ep *ep, uint64_t now, const void *pkt, size_t len,
 			    const struct tp_rx_meta *meta);
 
-/* The metadata of a frame the packet library parsed (user/lib/ubpkt.h):
+/* The metadata of a frame the packet library parsed (user/lib/frame.h):
  * IP ECN, UDP source port, and the NTH's CCI when it is native UB. */
 struct ub_view;
 void tp_rx_meta_from_view(const struct ub_view *v, struct tp_rx_meta *meta);

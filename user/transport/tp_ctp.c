@@ -21,7 +21,7 @@
  */
 #include <string.h>
 
-#include "tp_int.h"
+#include "transport/tp_int.h"
 
 static bool entity_match(const struct tp_chan *ch, const struct tp_rx_meta *meta)
 {

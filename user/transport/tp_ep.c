@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tp_int.h"
-#include "ubpkt.h"
+#include "transport/tp_int.h"
+#include "lib/frame.h"
 
 /* splitmix64: small, seedable, good enough for initial PSNs. */
 uint64_t tp_rand(struct tp_ep *ep)

@@ -5,8 +5,8 @@
 
 #include <errno.h>
 
-#include "tp.h"
-#include "ubhdr.h"
+#include "transport/tp.h"
+#include "lib/ubhdr.h"
 
 /* ---- parsed TP packet ---------------------------------------------------- */
 

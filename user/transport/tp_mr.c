@@ -16,7 +16,7 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "tp_int.h"
+#include "transport/tp_int.h"
 
 /* A random 32-bit word for TokenIDs and token values: getrandom() unless
  * token_seed asked for a reproducible sequence. */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tp_net.h"
+#include "transport/tp_net.h"
 
 #define PKT_MAX	(TP_HDR_MAX + 65536)
 

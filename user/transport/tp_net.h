@@ -17,8 +17,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cc.h"
-#include "tp.h"
+#include "transport/cc.h"
+#include "transport/tp.h"
 
 #define TP_NET_MAX_PATHS	8
 #define TP_NET_MAX_PAIRS	32

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tp_int.h"
+#include "transport/tp_int.h"
 
 #define ORDER_ROL 3	/* TAH Order of an ROL initiator (see ta_order()) */
 

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "tp_int.h"
+#include "transport/tp_int.h"
 
 #define SLOT(ch, psn) (&(ch)->win[((ch)->win_base + (uint32_t)tp_psn_diff((psn), (ch)->una)) % (ch)->win_cap])
 

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tp_sim.h"
-#include "ubpkt.h"
+#include "transport/tp_sim.h"
+#include "lib/frame.h"
 
 #define PKT_MAX	(TP_HDR_MAX + 65536 + 128)
 

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "tp.h"
+#include "transport/tp.h"
 
 struct tp_sim_dir_cfg {
 	double loss_data;	/* probability a data packet is lost */

@@ -2,8 +2,8 @@
 /* TP packets to and from bytes, with the packet library's header codecs. */
 #include <string.h>
 
-#include "tp_int.h"
-#include "ubpkt.h"
+#include "transport/tp_int.h"
+#include "lib/frame.h"
 
 int tp_parse_ta(const uint8_t *b, const uint8_t *end, struct tp_parsed *p)
 {

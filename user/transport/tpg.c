@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tpg.h"
+#include "transport/tpg.h"
 
 /* Per packet: the port each channel's last packets took, by PSN. */
 #define TPG_RING	1024

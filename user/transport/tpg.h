@@ -24,8 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cc.h"
-#include "tp.h"
+#include "transport/cc.h"
+#include "transport/tp.h"
 
 #define TPG_MAX_CHANS	16
 

@@ -21,7 +21,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "ubctl.h"
+#include "ubctl/ubctl.h"
 
 #define BPF_FS_MAGIC 0xcafe4a11
 #define BPFFS "/sys/fs/bpf"

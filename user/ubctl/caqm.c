@@ -40,11 +40,11 @@
 #include <bpf/libbpf.h>
 
 #include "caqm.skel.h"
-#include "caqm_pins.h"
+#include "io/caqm_pins.h"
 #include "caqm_stage.h"
-#include "parse_num.h"
-#include "run_link.h"
-#include "ubctl.h"
+#include "lib/parse_num.h"
+#include "io/run_link.h"
+#include "ubctl/ubctl.h"
 
 /* The stage is no pinned instance: status and stats have nothing of it to
  * show; its clsact filter's identity is what the role says. */

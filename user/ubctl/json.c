@@ -2,7 +2,7 @@
 /* --json output through json-c, so any device or instance name stays valid JSON. */
 #include <stdio.h>
 
-#include "ubctl.h"
+#include "ubctl/ubctl.h"
 
 void json_print(struct json_object *o)
 {

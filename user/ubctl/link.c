@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * ubctl: the roles that outlive ubctl (UB2E switch, WPS ingress and boundary)
- * attach through BPF links made by user/lib/run_link.c and pinned in the
+ * attach through BPF links made by user/io/run_link.c and pinned in the
  * instance's directory: the pin keeps the link, so the program stays after
  * ubctl exits, and detach takes the link off (BPF_LINK_DETACH) before the pin
  * goes. A link pin's file name starts with LINK_PIN_PREFIX, so detach finds
@@ -16,8 +16,8 @@
 
 #include <bpf/bpf.h>
 
-#include "run_link.h"
-#include "ubctl.h"
+#include "io/run_link.h"
+#include "ubctl/ubctl.h"
 
 static int pin_fd(int fd, const char *dir, const char *file)
 {

@@ -6,7 +6,7 @@
 
 #include <bpf/libbpf.h>
 
-#include "ubctl.h"
+#include "ubctl/ubctl.h"
 
 #ifndef UBXDP_VERSION
 #define UBXDP_VERSION "unknown"
@@ -79,7 +79,7 @@ static void registry_fill(void)
 	static const struct optab_cmd *const *const parts[] = {
 		main_cmds,
 #define UBCTL_CMDS(array) array,
-#include "commands.def"
+#include "ubctl/commands.def"
 #undef UBCTL_CMDS
 	};
 	size_t n = 0;

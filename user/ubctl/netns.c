@@ -21,7 +21,7 @@
 
 #include <bpf/bpf.h>
 
-#include "ubctl.h"
+#include "ubctl/ubctl.h"
 
 struct netns_id {
 	__u64 ino;

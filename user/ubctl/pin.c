@@ -10,7 +10,7 @@
 
 #include <bpf/bpf.h>
 
-#include "ubctl.h"
+#include "ubctl/ubctl.h"
 
 const char *pin_display(const char *path)
 {

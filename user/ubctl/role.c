@@ -11,12 +11,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "percpu.h"
-#include "ubctl.h"
+#include "io/percpu.h"
+#include "ubctl/ubctl.h"
 
 #define UBCTL_ROLE(role) &role,
 const struct ubctl_role *const ubctl_roles[] = {
-#include "commands.def"
+#include "ubctl/commands.def"
 	NULL,
 };
 #undef UBCTL_ROLE

@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "parse_num.h"
-#include "ubctl.h"
+#include "lib/parse_num.h"
+#include "ubctl/ubctl.h"
 
 /* Every role's instances (or `only`): text when out is NULL, else under out. */
 static int stats_all(struct json_object *out, const char *only)

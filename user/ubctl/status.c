@@ -31,10 +31,10 @@
 #include <bpf/libbpf.h>
 #include <linux/if_link.h>
 
-#include "egress_run.h"
-#include "run_link.h"
-#include "ubctl.h"
-#include "wps_pins.h"
+#include "wps/egress_run.h"
+#include "io/run_link.h"
+#include "ubctl/ubctl.h"
+#include "wps/wps_pins.h"
 
 #define MAX_IDS 32
 

@@ -22,14 +22,14 @@
 
 #include "ub2e_maps.h"	/* first: the skeleton's .data.cfg is a struct ub2e_cfg */
 #include "ub2e.skel.h"
-#include "ub2e_cfg.h"
-#include "conf.h"
-#include "npimap.h"
-#include "parse_num.h"
-#include "ub2e_int.h"
-#include "ub2e_pins.h"
-#include "ub2e_stats.h"
-#include "ub2e_tables.h"
+#include "lib/ub2e_cfg.h"
+#include "lib/conf.h"
+#include "lib/npimap.h"
+#include "lib/parse_num.h"
+#include "ubctl/ub2e_int.h"
+#include "io/ub2e_pins.h"
+#include "io/ub2e_stats.h"
+#include "io/ub2e_tables.h"
 
 /* clsact handle and priority of the switch's filters, so detach finds only its own. */
 #define UB2E_TC_HANDLE	0xb2e

@@ -22,11 +22,12 @@
 
 #include "ub2e_maps.h"	/* first: the skeleton's .data.cfg is a struct ub2e_cfg */
 #include "ub2e.skel.h"
-#include "ub2e_cfg.h"
-#include "npimap.h"
-#include "ub2e_int.h"
-#include "ub2e_pins.h"
-#include "ub2e_tables.h"
+#include "lib/ub2e_cfg.h"
+#include "io/ub2e_ports.h"
+#include "lib/npimap.h"
+#include "ubctl/ub2e_int.h"
+#include "io/ub2e_pins.h"
+#include "io/ub2e_tables.h"
 
 /* The switch attaches by XDP links, which share a hook with no other program. */
 static int xdp_conflict(const char *dev, __u32 prog_id)

@@ -6,9 +6,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ub2e_cfg.h"
-#include "npimap.h"
-#include "ubctl.h"
+#include "lib/ub2e_cfg.h"
+#include "lib/npimap.h"
+#include "ubctl/ubctl.h"
 
 struct ub2e_args {
 	struct instance_sel sel;

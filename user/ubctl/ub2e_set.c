@@ -14,11 +14,11 @@
 
 #include <bpf/bpf.h>
 
-#include "parse_num.h"
-#include "ub2e_cfg.h"
+#include "lib/parse_num.h"
+#include "lib/ub2e_cfg.h"
 #include "ub2e_maps.h"
-#include "ub2e_pins.h"
-#include "ubctl.h"
+#include "io/ub2e_pins.h"
+#include "ubctl/ubctl.h"
 
 enum { S_NAME = 1, S_PIN_PATH, S_UB_DEV, S_IP_DEV, S_RATE, S_BURST, S_CFG, S_FLAG };
 

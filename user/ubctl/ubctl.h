@@ -12,8 +12,8 @@ extern bool ubctl_verbose;
 int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-#include "exit_codes.h"
-#include "optab.h"
+#include "lib/exit_codes.h"
+#include "lib/optab.h"
 
 #define EXIT_USAGE	UB_EXIT_USAGE
 #define EXIT_FAIL	UB_EXIT_FAIL
@@ -116,10 +116,10 @@ bool ub2e_have_rx_vlan_kfunc(void);
 
 /* ---- commands (one line each in commands.def) -------------------------------- */
 
-#include "role.h"
+#include "ubctl/role.h"
 #define UBCTL_CMDS(array) extern const struct optab_cmd *const array[];
 #define UBCTL_ROLE(desc) extern const struct ubctl_role desc;
-#include "commands.def"
+#include "ubctl/commands.def"
 #undef UBCTL_ROLE
 #undef UBCTL_CMDS
 

@@ -14,7 +14,7 @@
 
 #include <bpf/btf.h>
 
-#include "ubctl.h"
+#include "ubctl/ubctl.h"
 
 /* 1 on, 0 off, -1 unknown. /proc/sys/net answers for our network namespace. */
 static int sysctl_on(const char *fam, const char *dev)

@@ -17,9 +17,9 @@
 #include <bpf/libbpf.h>
 
 #include "wps_boundary.skel.h"
-#include "wps_cfg.h"
-#include "wps_pins.h"
-#include "ubctl.h"
+#include "wps/wps_cfg.h"
+#include "wps/wps_pins.h"
+#include "ubctl/ubctl.h"
 
 const struct ubctl_role wps_boundary_role = {
 	.name = "wps boundary",

@@ -25,10 +25,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "conf.h"
-#include "egress_run.h"
-#include "parse_num.h"
-#include "ubctl.h"
+#include "lib/conf.h"
+#include "wps/egress_run.h"
+#include "lib/parse_num.h"
+#include "ubctl/ubctl.h"
 
 static volatile sig_atomic_t stop;
 

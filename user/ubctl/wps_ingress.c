@@ -27,10 +27,10 @@
 #include <bpf/libbpf.h>
 
 #include "wps_ingress.skel.h"
-#include "conf.h"
-#include "wps_cfg.h"
-#include "wps_pins.h"
-#include "wps_ingress_int.h"
+#include "lib/conf.h"
+#include "wps/wps_cfg.h"
+#include "wps/wps_pins.h"
+#include "ubctl/wps_ingress_int.h"
 
 int wps_ingress_dir(const char *dev, char *out, size_t len)
 {

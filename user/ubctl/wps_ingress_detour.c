@@ -21,9 +21,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "wps_cfg.h"
-#include "wps_pins.h"
-#include "wps_ingress_int.h"
+#include "wps/wps_cfg.h"
+#include "wps/wps_pins.h"
+#include "ubctl/wps_ingress_int.h"
 
 /* Run a command (ip, ethtool) quietly; returns its exit status, -1 if it could not run. */
 static int run_quiet(char *const argv[])

@@ -14,7 +14,7 @@
 #include <stddef.h>
 
 #include "wps_ingress.h"
-#include "ubctl.h"
+#include "ubctl/ubctl.h"
 
 /* ---- wps_ingress.c --------------------------------------------------------------- */
 

@@ -18,9 +18,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "wps_cfg.h"
-#include "wps_live.h"
-#include "wps_ingress_int.h"
+#include "wps/wps_cfg.h"
+#include "wps/wps_live.h"
+#include "ubctl/wps_ingress_int.h"
 
 static int path_add(int argc, char **argv);
 static int path_del(int argc, char **argv);

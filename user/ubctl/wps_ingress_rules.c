@@ -11,8 +11,8 @@
 
 #include <bpf/bpf.h>
 
-#include "wps_cfg.h"
-#include "wps_ingress_int.h"
+#include "wps/wps_cfg.h"
+#include "ubctl/wps_ingress_int.h"
 
 static int rule_add(int argc, char **argv);
 static int rule_del(int argc, char **argv);

@@ -15,9 +15,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "wps_cfg.h"
-#include "wps_pins.h"
-#include "wps_ingress_int.h"
+#include "wps/wps_cfg.h"
+#include "wps/wps_pins.h"
+#include "ubctl/wps_ingress_int.h"
 
 /* A flow key's address as text: IPv4 ones are kept IPv4-mapped. */
 static void flow_addr(const struct wps_in_flow_key *k, const __u8 *a, char *out, size_t len)

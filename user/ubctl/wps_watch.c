@@ -54,11 +54,11 @@
 
 #include <bpf/bpf.h>
 
-#include "parse_num.h"
-#include "wps_cfg.h"
-#include "wps_live.h"
-#include "wps_pins.h"
-#include "ubctl.h"
+#include "lib/parse_num.h"
+#include "wps/wps_cfg.h"
+#include "wps/wps_live.h"
+#include "wps/wps_pins.h"
+#include "ubctl/ubctl.h"
 
 /* ---- rtnetlink ----------------------------------------------------------------- */
 

@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "payload.h"
-#include "session.h"
+#include "ubperf/payload.h"
+#include "ubperf/session.h"
 
 /* The server's region for channel c: its TokenID and token value. */
 static struct tp_rkey rkey_of(const struct run *r, uint32_t c)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* ubperf's in-band control messages: the application bytes of tp_hello packets. */
-#include "ctl.h"
+#include "ubperf/ctl.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ubperf.h"
+#include "ubperf/ubperf.h"
 
 int ctl_parse_addr(const char *s, uint8_t *ver, uint8_t ip[16]);
 /* The control message m as hello application bytes (headers/ubperf_wire.h);

@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl.h"
-#include "optab.h"
-#include "parse_num.h"
-#include "ubperf.h"
+#include "ubperf/ctl.h"
+#include "lib/optab.h"
+#include "lib/parse_num.h"
+#include "ubperf/ubperf.h"
 #include "ub_wire.h"
-#include "wps_cfg.h"
+#include "wps/wps_cfg.h"
 
 static int bad(const char *what, const char *val)
 {

@@ -7,7 +7,7 @@
  * Soft-RoCE bench runs ubperf there), and every byte is filled by the
  * sender and checked by the receiver.
  */
-#include "payload.h"
+#include "ubperf/payload.h"
 
 #include <endian.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "series.h"
+#include "ubperf/series.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -14,7 +14,7 @@
 
 #include <json-c/json.h>
 
-#include "cc.h"
+#include "transport/cc.h"
 
 struct series_sample {
 	uint64_t bytes;			/* payload the channel moved, cumulative */

@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "payload.h"
-#include "session.h"
+#include "ubperf/payload.h"
+#include "ubperf/session.h"
 
 static int post_recvs(struct run *r, uint32_t c, uint32_t n)
 {

@@ -19,14 +19,14 @@
 
 #include <json-c/json.h>
 
-#include "caqm_pins.h"
-#include "ctl.h"
-#include "ep.h"
-#include "exit_codes.h"
-#include "payload.h"
-#include "series.h"
-#include "session.h"
-#include "ubperf.h"
+#include "io/caqm_pins.h"
+#include "ubperf/ctl.h"
+#include "endpoint/ep.h"
+#include "lib/exit_codes.h"
+#include "ubperf/payload.h"
+#include "ubperf/series.h"
+#include "ubperf/session.h"
+#include "ubperf/ubperf.h"
 
 static const char *const op_names[] = { "send", "write", "read" };
 static const char *const ta_names[] = { "rol", "roi", "rot" };

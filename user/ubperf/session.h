@@ -11,10 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ctl.h"
-#include "ep.h"
-#include "series.h"
-#include "ubperf.h"
+#include "ubperf/ctl.h"
+#include "endpoint/ep.h"
+#include "ubperf/series.h"
+#include "ubperf/ubperf.h"
 
 #define MAX_LAT_SAMPLES	(4u << 20)
 #define CTL_RETRY_NS	200000000ull	/* an unanswered hello goes again */

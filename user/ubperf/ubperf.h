@@ -7,10 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cc.h"
-#include "ep.h"
-#include "tp.h"
-#include "tpg.h"
+#include "transport/cc.h"
+#include "endpoint/ep.h"
+#include "transport/tp.h"
+#include "transport/tpg.h"
 
 #define UBPERF_MAX_CHANS	64
 #define UBPERF_MAX_DEVS		8	/* --dev A,B,...: ports served at once */

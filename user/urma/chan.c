@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "urma_int.h"
+#include "urma/urma_int.h"
 
 bool ubx_jid_eq(const urma_jetty_id_t *a, const urma_jetty_id_t *b)
 {

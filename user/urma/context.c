@@ -20,10 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ep_xdp.h"
-#include "parse_num.h"
+#include "endpoint/ep_xdp.h"
+#include "lib/parse_num.h"
 #include "ub_wire.h"
-#include "urma_int.h"
+#include "urma/urma_int.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool g_init;

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "urma_int.h"
+#include "urma/urma_int.h"
 
 static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ubx_dev *devs;

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "uboe_wrap.h"
-#include "urma_int.h"
+#include "lib/uboe_wrap.h"
+#include "urma/urma_int.h"
 
 /* ---- peers --------------------------------------------------------------------------- */
 

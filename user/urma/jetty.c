@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "urma_int.h"
+#include "urma/urma_int.h"
 
 struct ubx_q *ubx_q_of(const void *pub, enum ubx_kind kind)
 {

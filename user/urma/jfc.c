@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "urma_int.h"
+#include "urma/urma_int.h"
 
 struct ubx_jfce *ubx_jfce_of(const urma_jfce_t *e)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "urma_int.h"
+#include "urma/urma_int.h"
 
 /* ---- posting: checks --------------------------------------------------------------- */
 

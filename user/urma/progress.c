@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "urma_int.h"
+#include "urma/urma_int.h"
 
 /* ---- events -------------------------------------------------------------------------- */
 

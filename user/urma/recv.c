@@ -22,7 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "urma_int.h"
+#include "urma/urma_int.h"
 
 /* ---- receiving ---------------------------------------------------------------------- */
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "urma_int.h"
+#include "urma/urma_int.h"
 
 struct ubx_seg *ubx_seg_of(const urma_target_seg_t *s)
 {

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "urma_int.h"
+#include "urma/urma_int.h"
 
 enum { CTL_PROBE = 1, CTL_PROBE_ACK, CTL_OPEN, CTL_OPEN_ACK, CTL_CLOSE };
 #define CTL_VER		1

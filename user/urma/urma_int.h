@@ -42,8 +42,8 @@
 #include <time.h>
 
 #include "urma_api.h"
-#include "ep.h"
-#include "tp.h"
+#include "endpoint/ep.h"
+#include "transport/tp.h"
 
 #define UBX_VISIBLE __attribute__((visibility("default")))
 

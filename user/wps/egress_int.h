@@ -13,8 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "egress_run.h"
-#include "xsk_mt.h"
+#include "wps/egress_run.h"
+#include "xsk/xsk_mt.h"
 
 struct ring_buffer;
 struct wps_egress;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "egress_peers.h"
-#include "parse_num.h"
+#include "wps/egress_peers.h"
+#include "lib/parse_num.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -11,8 +11,8 @@
 
 #include <bpf/libbpf.h>
 
-#include "egress_int.h"
-#include "egress_stats.h"
+#include "wps/egress_int.h"
+#include "wps/egress_stats.h"
 #include "wps_egress.skel.h"
 
 struct flow_json {

@@ -40,12 +40,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "clock.h"
-#include "egress_int.h"
-#include "egress_stats.h"
-#include "run_link.h"
+#include "lib/clock.h"
+#include "wps/egress_int.h"
+#include "wps/egress_stats.h"
+#include "io/run_link.h"
 #include "wps_egress.skel.h"
-#include "xsk_port.h"	/* xsk_dev_queues() */
+#include "xsk/xsk_port.h"	/* xsk_dev_queues() */
 
 /* Our outer addresses: every IPv6 address of this node but loopback and link-local. */
 static int load_local_addrs(struct eg *g, char *err, size_t errlen)

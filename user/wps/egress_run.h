@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "egress_peers.h"
-#include "reorder.h"
+#include "wps/egress_peers.h"
+#include "wps/reorder.h"
 #include "wps_egress_maps.h"
 
 struct wps_eg_run_opts {

@@ -11,9 +11,9 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
-#include "clock.h"
-#include "egress_int.h"
-#include "xsk_mt.h"
+#include "lib/clock.h"
+#include "wps/egress_int.h"
+#include "xsk/xsk_mt.h"
 
 static uint32_t fno(const struct eg *g, uint64_t addr)
 {

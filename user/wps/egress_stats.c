@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "egress_stats.h"
-#include "percpu.h"
+#include "wps/egress_stats.h"
+#include "io/percpu.h"
 
 #include <errno.h>
 #include <stdlib.h>

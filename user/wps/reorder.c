@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "reorder_int.h"
+#include "wps/reorder_int.h"
 #include "wps_opt.h"
 
 /* ---- output and release ------------------------------------------------- */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reorder_int.h"
+#include "wps/reorder_int.h"
 
 static const char *const action_names[WPS_ACT__MAX] = {
 	[WPS_ACT_CUT] = "cut_through",

@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "reorder.h"
+#include "wps/reorder.h"
 
 #define NIL UINT32_MAX
 #define WPS_SKIPS 4	/* gaps of one release remembered for late samples */

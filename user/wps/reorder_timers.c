@@ -4,7 +4,7 @@
  * arming order, which is deadline order) and each peer's adaptive release
  * timeout.
  */
-#include "reorder_int.h"
+#include "wps/reorder_int.h"
 
 /*
  * The flow whose timer is due first (now: only one due by then), over the

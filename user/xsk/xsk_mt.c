@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* AF_XDP for several threads on one UMEM; the contract is in xsk_mt.h. */
-#include "xsk_mt.h"
+#include "xsk/xsk_mt.h"
 
 #include <errno.h>
 #include <net/if.h>

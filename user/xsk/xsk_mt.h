@@ -28,7 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "xsk_port.h"	/* struct xsk_kstats */
+#include "xsk/xsk_port.h"	/* struct xsk_kstats */
 
 #define XSK_MT_MAX_POOLS	512
 #define XSK_MT_MAX_SOCKS	320	/* per thread */

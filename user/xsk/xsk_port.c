@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "xsk_port.h"
+#include "xsk/xsk_port.h"
 
 #include <errno.h>
 #include <linux/ethtool.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "caqm_pins.h"
+#include "io/caqm_pins.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -10,7 +10,7 @@
 #include <bpf/bpf.h>
 
 #include "caqm_stage.h"
-#include "percpu.h"
+#include "io/percpu.h"
 
 static const char *const cnt_names[CAQM_CNT_MAX] = {
 	[CAQM_CNT_OTHER] = "other", [CAQM_CNT_TRUNCATED] = "truncated",

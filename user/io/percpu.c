@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "percpu.h"
+#include "io/percpu.h"
 
 #include <errno.h>
 #include <stdlib.h>

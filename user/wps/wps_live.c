@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "wps_live.h"
+#include "wps/wps_live.h"
 
 #include <string.h>
 #include <arpa/inet.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "ubpkt.h"
+#include "lib/frame.h"
 
 #include <string.h>
 

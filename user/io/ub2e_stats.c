@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "ub2e_stats.h"
-#include "percpu.h"
+#include "io/ub2e_stats.h"
+#include "io/percpu.h"
 
 #include <errno.h>
 #include <stdlib.h>

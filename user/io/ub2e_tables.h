@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 #include <linux/types.h>
-#include "npimap.h"
+#include "lib/npimap.h"
 #include "ub2e_maps.h"
 
 /*

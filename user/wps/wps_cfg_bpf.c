@@ -2,7 +2,7 @@
 /* The WPS ingress flow table's size, set on an object before it is loaded (libbpf). */
 #include <bpf/libbpf.h>
 
-#include "wps_cfg.h"
+#include "wps/wps_cfg.h"
 
 void wps_in_flow_table_size(struct bpf_object *obj, __u32 n)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "wps_cfg.h"
-#include "parse_num.h"
+#include "wps/wps_cfg.h"
+#include "lib/parse_num.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "run_link.h"
+#include "io/run_link.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "ub2e_tables.h"
+#include "io/ub2e_tables.h"
 
 #include <errno.h>
 #include <stdbool.h>

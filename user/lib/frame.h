@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "icrc.h"
-#include "ubhdr.h"
+#include "lib/icrc.h"
+#include "lib/ubhdr.h"
 
 #define UB_ETH_ALEN		6
 #define UB_VLAN_NONE		(-1)

@@ -33,7 +33,7 @@ struct bpf_object;
  * The flow table of a WPS ingress object not yet loaded, sized for n flows
  * (rounded up to a power of 2): the max_entries of flows and flow_cache (n),
  * flow_hot and flow_state (2n slots). The caller sets the object's max_flows
- * to the same n (its rodata). Defined in user/lib/wps_cfg_bpf.c (libbpf).
+ * to the same n (its rodata). Defined in user/wps/wps_cfg_bpf.c (libbpf).
  */
 void wps_in_flow_table_size(struct bpf_object *obj, __u32 n);
 /* Whole-configuration checks (required fields present). */
