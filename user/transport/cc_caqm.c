@@ -13,7 +13,7 @@
  * additive per round trip, and a cut per congested packet makes the
  * decrease proportional to the window: AIMD, so flows meet at a fair share.
  */
-#include "transport/cc_int.h"
+#include "transport/cc_np.h"
 
 void cc_caqm_init(struct tp_cc *cc)
 {

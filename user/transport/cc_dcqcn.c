@@ -15,7 +15,7 @@
  * burst allowance (burst_bytes). Timers run off the times the core
  * hands in, so they are processed lazily and in order.
  */
-#include "transport/cc_int.h"
+#include "transport/cc_np.h"
 
 static double g_of(const struct tp_cc *cc)
 {

@@ -55,10 +55,6 @@ void cc_ldcp_init(struct tp_cc *cc);
 void cc_dcqcn_init(struct tp_cc *cc);
 void cc_caqm_init(struct tp_cc *cc);
 
-/* cc.c: receiver halves shared by the algorithms */
-void cc_np_rx_data(struct tp_cc *cc, uint64_t now, uint32_t bytes, const struct tp_rx_meta *m);
-bool cc_np_cnp_due(struct tp_cc *cc, uint64_t now, struct ub_cnpetph_fields *cnp);
-
 static inline double cc_clamp(double v, double lo, double hi)
 {
 	return v < lo ? lo : v > hi ? hi : v;

@@ -15,7 +15,7 @@
  * shrinks by alpha/2 once per window with marks and grows by one MTU per
  * window without (DCTCP's law, which shares a marking queue fairly).
  */
-#include "transport/cc_int.h"
+#include "transport/cc_np.h"
 
 void cc_ldcp_init(struct tp_cc *cc)
 {

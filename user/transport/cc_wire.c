@@ -7,7 +7,8 @@
  */
 #include <string.h>
 
-#include "transport/tp_int.h"
+#include "transport/cc_wire.h"
+#include "transport/tp_wire.h"
 
 #define CC_OP(ch, fn) ((ch)->cfg.cc && (ch)->cfg.cc->fn)
 

@@ -9,7 +9,7 @@
  * operation completes TP_ST_TIMEOUT once ta_timeout_ns passed unanswered.
  *
  * The operations, the target's transaction layer and the answers are the
- * RTP ones (tp_send.c, tp_recv.c); only the transport around them differs.
+ * RTP ones (tp_sq.c, tp_rxmsg.c, tp_answer.c); only the transport around them differs.
  * Without TPNs a packet finds its channel by [chosen] the TAH's IniRCID, the
  * initiator's jetty: a request's names the peer's channel (peer_tpn), an
  * answer's our own (tpn); and by the source entity (cfg.peer_entity).
@@ -21,7 +21,12 @@
  */
 #include <string.h>
 
-#include "transport/tp_int.h"
+#include "transport/tp_ctp.h"
+#include "transport/cc_wire.h"
+#include "transport/tp_recv.h"
+#include "transport/tp_rxmsg.h"
+#include "transport/tp_sq.h"
+#include "transport/tp_wire.h"
 
 static bool entity_match(const struct tp_chan *ch, const struct tp_rx_meta *meta)
 {

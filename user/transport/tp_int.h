@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Internals of the transport core, shared by its .c files only. */
+/*
+ * Internals of the transport core, shared by its .c files only: the state
+ * of endpoints, channels and operations. What each file offers the others
+ * is in its own header (tp_sq.h, tp_rtx.h, ...), so that none calls back
+ * into a file that calls it.
+ */
 #ifndef UBXDP_TP_INT_H
 #define UBXDP_TP_INT_H
 
@@ -24,12 +29,6 @@ struct tp_parsed {
 	const uint8_t *payload;
 	size_t payload_len;
 };
-
-/* 0, or -EINVAL with *why set to the reason (a short key). */
-int tp_parse(const void *pkt, size_t len, struct tp_parsed *p, const char **why);
-/* TAH [MAETAH] [IMMETAH] [TVETAH] at b, the payload up to end, into p. 0, or
- * -EINVAL when cut short. */
-int tp_parse_ta(const uint8_t *b, const uint8_t *end, struct tp_parsed *p);
 
 /* ---- operations ---------------------------------------------------------- */
 
@@ -109,12 +108,12 @@ static inline const struct tp_sge *op_sge(const struct tp_op *op)
 	return op->nsge > 1 ? op->sgev : &op->sge1;
 }
 
-/* Copy len bytes at byte `off` of the list out to dst (gather) or in from
- * src (scatter); the caller checked off + len against the total. */
-void tp_sge_out(const struct tp_sge *sge, uint32_t n, size_t off, uint8_t *dst, size_t len);
-void tp_sge_in(const struct tp_sge *sge, uint32_t n, size_t off, const uint8_t *src, size_t len);
-void tp_rb_free(struct tp_recvbuf *rb);
-void tp_op_free(struct tp_op *op);
+/* An operation of the initiator's (not one of the target's answers). */
+static inline bool tp_op_initiator(const struct tp_op *op)
+{
+	return op->kind == OP_SEND || op->kind == OP_WRITE || op->kind == OP_READ ||
+	       op->kind == OP_ATOMIC;
+}
 
 /* One packet in the send window. */
 struct tp_slot {
@@ -282,6 +281,27 @@ struct tp_chan {
 	uint8_t ctp_rx_vl;	/* the VL our peer's data arrives on: our CNPs name it */
 };
 
+/* The window slot of psn (una <= psn < nxt). */
+#define TP_SLOT(ch, psn) (&(ch)->win[((ch)->win_base + (uint32_t)tp_psn_diff((psn), (ch)->una)) % (ch)->win_cap])
+
+/* Bytes of segment seg of op: MTU-sized, the last one what is left. */
+static inline uint32_t tp_seg_len(const struct tp_chan *ch, const struct tp_op *op, uint32_t seg)
+{
+	size_t off = (size_t)seg * ch->cfg.mtu;
+
+	if (off >= op->len)
+		return 0;
+	return (uint32_t)(op->len - off < ch->cfg.mtu ? op->len - off : ch->cfg.mtu);
+}
+
+static inline uint32_t tp_slot_len(const struct tp_chan *ch, const struct tp_slot *s)
+{
+	return tp_seg_len(ch, &ch->sq[s->op], s->seg);
+}
+
+/* TAH Order of an ROL initiator (tp_wire.c's ta_order()). */
+#define TP_ORDER_ROL 3
+
 /* A registered region, in tp_mr.c's hash table (token_id 0: a free slot). */
 struct tp_mr {
 	uint32_t token_id;
@@ -306,54 +326,6 @@ struct tp_ep {
 	struct tp_stats gone;		/* counters of destroyed channels */
 };
 
-/* tp_ep.c */
-struct tp_event *tp_emit(struct tp_chan *ch, enum tp_event_type t, enum tp_status st,
-			 uint64_t wr_id, size_t len, uint16_t tassn);
-uint64_t tp_rand(struct tp_ep *ep);
-
-/* tp_mr.c */
-struct tp_mr *tp_mr_find(struct tp_ep *ep, uint32_t token_id);
-void tp_mr_free(struct tp_ep *ep);
-
-/* tp_send.c */
-void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p);
-void tp_snd_on_answer(struct tp_chan *ch, uint64_t now, uint16_t tassn, uint8_t rspst,
-		      uint8_t rspinfo);
-struct tp_op *tp_snd_find_op(struct tp_chan *ch, uint16_t tassn);
-void tp_snd_op_answered(struct tp_chan *ch, struct tp_op *op, enum tp_status st);
-size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *buf, size_t cap,
-		   struct tp_tx_info *info);
-void tp_snd_tick(struct tp_chan *ch, uint64_t now);
-uint64_t tp_snd_deadline(const struct tp_chan *ch);
-void tp_chan_fail(struct tp_chan *ch, enum tp_status why);
-struct tp_op *tp_sq_push(struct tp_chan *ch);
-size_t tp_enc_tph(uint8_t *buf, const struct tp_chan *ch, uint8_t opcode, bool last,
-		  uint8_t nlp, uint32_t psn, uint32_t tpmsn);
-size_t tp_enc_ta(struct tp_chan *ch, const struct tp_op *op, uint32_t seg, uint8_t *buf,
-		 size_t cap);
-struct tp_op *tp_snd_next_op(struct tp_chan *ch);
-void tp_sq_progress(struct tp_chan *ch);
-bool tp_op_initiator(const struct tp_op *op);
-
-/* tp_recv.c */
-enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p,
-			       const uint8_t *raw, size_t len, uint8_t ecn);
-size_t tp_rcv_response(struct tp_chan *ch, uint64_t now, void *buf, size_t cap,
-		       struct tp_tx_info *info);
-void tp_rcv_tick(struct tp_chan *ch, uint64_t now);
-uint64_t tp_rcv_deadline(const struct tp_chan *ch);
-int tp_rcv_answer(struct tp_chan *ch, uint16_t tassn, int status);
-void tp_rcv_deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p, uint32_t psn);
-bool tp_rcv_room(const struct tp_chan *ch);
-
-/* tp_ctp.c: CTP (no PSN, no acks; one packet per operation) */
-enum tp_rx_verdict tp_ctp_rx(struct tp_ep *ep, uint64_t now, const void *pkt, size_t len,
-			     const struct tp_rx_meta *meta);
-size_t tp_ctp_send(struct tp_chan *ch, uint64_t now, uint8_t *buf, size_t cap,
-		   struct tp_tx_info *info);
-void tp_ctp_tick(struct tp_chan *ch, uint64_t now);
-uint64_t tp_ctp_deadline(const struct tp_chan *ch);
-
 static inline uint8_t tp_status_to_rspst(int st)
 {
 	switch (st) {
@@ -373,18 +345,6 @@ static inline enum tp_status tp_rspst_to_status(uint8_t r)
 	default:			return TP_ST_COMPLETER_ERR;
 	}
 }
-
-/* cc_wire.c: congestion feedback on the wire, through the channel's tp_cc_ops */
-void tp_cc_rx_data(struct tp_chan *ch, uint64_t now, uint32_t bytes, const struct tp_rx_meta *m);
-void tp_cc_on_cetph(struct tp_chan *ch, uint64_t now, const struct ub_cetph_fields *ce);
-size_t tp_cc_response(struct tp_chan *ch, uint64_t now, void *buf, size_t cap,
-		      struct tp_tx_info *info);
-size_t tp_cc_ack_ext(struct tp_chan *ch, uint64_t now, uint8_t *buf, size_t n, size_t cap);
-void tp_cc_tx_data(struct tp_chan *ch, uint64_t now, struct tp_tx_info *info);
-bool tp_cc_can_send(struct tp_chan *ch, uint64_t now, uint32_t bytes);
-void tp_cc_on_send(struct tp_chan *ch, uint64_t now, uint32_t bytes, bool rtx);
-void tp_cc_on_lost(struct tp_chan *ch, uint64_t now, uint32_t bytes);
-void tp_cc_on_cnp(struct tp_chan *ch, uint64_t now, const struct ub_cnpetph_fields *cnp);
 
 /* RTP: PSNs, acknowledgements and retransmission (not UTP, not CTP). */
 static inline bool tp_reliable(const struct tp_chan *ch) { return ch->cfg.mode < TP_MODE_UTP; }

@@ -3,7 +3,7 @@
  * Registered memory (URMA segments): a region is named on the wire by a
  * 20-bit TokenID (MAETAH) drawn at random, and a remote access to it is
  * checked against its token value (TVETAH), its access flags and its bounds
- * (tp.h "registered memory"; the target side is tp_recv.c's mr_check()).
+ * (tp.h "registered memory"; the target side is tp_rxmsg.c's mr_check()).
  *
  * The table is internal: an open-addressing hash (linear probing, backward
  * shift on delete) keyed by TokenID, grown by doubling up to twice
@@ -16,7 +16,7 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "transport/tp_int.h"
+#include "transport/tp_mr.h"
 
 /* A random 32-bit word for TokenIDs and token values: getrandom() unless
  * token_seed asked for a reproducible sequence. */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* TP packets to and from bytes, with the packet library's header codecs. */
+/* TP packets to and from bytes (the headers a channel writes, and parsing), with the packet library's header codecs. */
 #include <string.h>
 
-#include "transport/tp_int.h"
+#include "transport/tp_wire.h"
+#include "transport/tp_sge.h"
 #include "lib/frame.h"
 
 int tp_parse_ta(const uint8_t *b, const uint8_t *end, struct tp_parsed *p)
@@ -166,6 +167,114 @@ const char *tp_status_name(enum tp_status s)
 	return "?";
 }
 
+/* ---- encoding ---------------------------------------------------------------- */
+
+size_t tp_enc_tph(uint8_t *buf, const struct tp_chan *ch, uint8_t opcode, bool last,
+		  uint8_t nlp, uint32_t psn, uint32_t tpmsn)
+{
+	struct ub_tph_fields f = {
+		.opcode = opcode, .last = last, .nlp = nlp,
+		.src_tpn = ch->tpn, .dst_tpn = ch->peer_tpn,
+		.psn = psn, .tpmsn = tpmsn,
+	};
+
+	ub_tph_encode((struct ub_tph *)buf, &f);
+	return sizeof(struct ub_tph);
+}
+
+/* The TAOpcode of segment seg of op: a Send or Write with immediate is Sends
+ * or Writes up to its last packet, which alone carries the immediate
+ * (UB 2.0 §7.4.3.2-3). */
+static uint8_t ta_opcode(const struct tp_op *op, uint32_t seg)
+{
+	bool last = seg + 1 == op->nseg;
+
+	switch (op->kind) {
+	case OP_SEND:
+		return last && op->opcode == TP_OP_SEND_IMM ? UB_TA_SEND_IMM : UB_TA_SEND;
+	case OP_WRITE:
+		return last && op->opcode == TP_OP_WRITE_IMM ? UB_TA_WRITE_IMM : UB_TA_WRITE;
+	case OP_READ:
+		return UB_TA_READ;
+	case OP_ATOMIC:
+		return op->opcode == TP_OP_CAS ? UB_TA_ATOMIC_CAS : UB_TA_ATOMIC_FADD;
+	case OP_TAACK:
+		return UB_TA_TAACK;
+	case OP_READ_RESP:
+		return UB_TA_READ_RESP;
+	default:
+		return UB_TA_ATOMIC_RESP;
+	}
+}
+
+/* [chosen] TAH Order carries the initiator's transaction mode: 1 ROI, 2 ROT, 3 ROL. */
+static uint8_t ta_order(const struct tp_chan *ch)
+{
+	return ch->cfg.ta_mode == TP_TA_ROI ? 1 : ch->cfg.ta_mode == TP_TA_ROT ? 2 : 3;
+}
+
+/*
+ * The transaction part of segment seg of op: TAH | [MAETAH] | [IMMETAH] |
+ * [TVETAH] | payload (UB 2.0 §7.2, Table 7-2, without MTETAH and OFSTETAH:
+ * docs/WIRE.md §4). Returns its length, 0 when cap is too small.
+ */
+size_t tp_enc_ta(struct tp_chan *ch, const struct tp_op *op, uint32_t seg, uint8_t *buf,
+		 size_t cap)
+{
+	uint32_t plen = tp_seg_len(ch, op, seg);
+	size_t off = (size_t)seg * ch->cfg.mtu, n = 0;
+	uint8_t opc = ta_opcode(op, seg);
+	bool mae = ub_ta_has_maetah(opc), imm = ub_ta_has_immetah(opc);
+	struct ub_tah_fields tah = {
+		.opcode = opc, .ini_tassn = op->tassn,
+		.retry = op->retry, .rspst = op->rspst, .rspinfo = op->rspinfo,
+		.order = tp_op_initiator(op) ? ta_order(ch) : 0,
+		/* Every memory access carries its token value (UB 2.0 §7.2.5). */
+		.tv_en = mae,
+	};
+
+	/* [chosen] CTP and UTP have no TPN: IniRCID names the initiator's jetty
+	 * (its channel), on requests and on their answers alike. */
+	if (tp_is_ctp(ch) || ch->cfg.mode == TP_MODE_UTP)
+		tah.ini_rcid = tp_op_initiator(op) ? ch->tpn : ch->peer_tpn;
+	if (cap < sizeof(struct ub_tah) + (mae ? sizeof(struct ub_maetah) : 0) +
+		  (imm ? sizeof(struct ub_immetah) : 0) +
+		  (mae ? sizeof(struct ub_tvetah) : 0) + plen)
+		return 0;
+	ub_tah_encode((struct ub_tah *)buf, &tah);
+	n += sizeof(struct ub_tah);
+	if (mae) {
+		/* Every packet of a Write names where it lands, so a receiver
+		 * could place it out of order; a Read asks for rd_len bytes; an
+		 * atomic names one 8-byte word. */
+		struct ub_maetah_fields m = {
+			.va = op->va + off, .token_id = op->token,
+			.length = (uint32_t)(op->kind == OP_READ ? op->rd_len :
+					     op->kind == OP_ATOMIC ? TP_ATOMIC_LEN : op->len),
+		};
+
+		ub_maetah_encode((struct ub_maetah *)(buf + n), &m);
+		n += sizeof(struct ub_maetah);
+	}
+	if (imm) {
+		/* Msg_Length: a Write's whole length (for the target's completion);
+		 * Immediate_TokenValue: a jetty's token, which this core has not. */
+		struct ub_immetah_fields f = {
+			.imm = op->imm, .msg_len = opc == UB_TA_WRITE_IMM ? (uint32_t)op->len : 0,
+		};
+
+		ub_immetah_encode((struct ub_immetah *)(buf + n), &f);
+		n += sizeof(struct ub_immetah);
+	}
+	if (mae) {
+		ub_tvetah_encode((struct ub_tvetah *)(buf + n), op->token_value);
+		n += sizeof(struct ub_tvetah);
+	}
+	if (plen)
+		tp_sge_out(op_sge(op), op->nsge, off, buf + n, plen);
+	return n + plen;
+}
+
 /* ---- in-band channel setup over UTP -------------------------------------- */
 
 static const uint8_t hello_magic[4] = { 'U', 'B', 'H', '2' };	/* TP_HELLO_MAGIC */
@@ -204,8 +313,8 @@ size_t tp_hello_build_app(const struct tp_chan *ch, uint32_t peer_tpn, bool repl
 	ub_tah_encode((struct ub_tah *)(b + 16), &t);
 	pl = b + 24;
 	memcpy(pl, hello_magic, 4);
-	put32(pl + 4, tp_chan_tpn(ch));
-	put32(pl + 8, tp_chan_init_psn(ch));
+	put32(pl + 4, ch->tpn);
+	put32(pl + 8, ch->init_psn);
 	pl[12] = (uint8_t)(mtu >> 8);
 	pl[13] = (uint8_t)mtu;
 	pl[14] = (uint8_t)ch->cfg.mode;

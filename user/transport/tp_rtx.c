@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Retransmission of a TP channel's sender: the bytes in flight, the RTO
+ * (F-RTO after it), RACK's time-based loss detection and the tail loss
+ * probe; what the acknowledgements (tp_ack.c) and the transmission
+ * (tp_send.c) both drive.
+ */
+#include "transport/tp_rtx.h"
+#include "transport/cc_wire.h"
+#include "transport/tp_sq.h"
+
+static void tlp_fire(struct tp_chan *ch, uint64_t now);
+
+/* ---- in flight --------------------------------------------------------------- */
+
+/*
+ * inflight (UB 2.0 §6): bytes sent and neither acknowledged, SACKed nor
+ * found lost. Each slot says whether its bytes are counted; tp_infl_out()
+ * takes them out (returns how many), a resend puts them back.
+ */
+uint32_t tp_infl_out(struct tp_chan *ch, struct tp_slot *s)
+{
+	uint32_t b;
+
+	if (!s->infl)
+		return 0;
+	b = tp_slot_len(ch, s);
+	ch->inflight_bytes -= b;
+	s->infl = false;
+	return b;
+}
+
+/* An RTO, a Go-Back-N go-back: nothing is in flight any more. */
+void tp_infl_reset(struct tp_chan *ch)
+{
+	for (uint32_t psn = ch->una; psn != ch->nxt; psn = tp_psn_add(psn, 1))
+		TP_SLOT(ch, psn)->infl = false;
+	ch->inflight_bytes = 0;
+}
+
+/* ---- RTO --------------------------------------------------------------------- */
+
+uint64_t tp_rto_value(const struct tp_chan *ch)
+{
+	uint64_t base;
+	uint32_t shift;
+
+	if (ch->cfg.rto_mode == TP_RTO_STATIC)
+		return ch->cfg.rto_static_ns;
+	/* Base follows the RTT; before the first sample, the static value. */
+	base = ch->srtt ? ch->srtt + 4 * ch->rttvar : ch->cfg.rto_static_ns;
+	/* RACK and its probe find losses first: the RTO is the last resort,
+	 * never sooner than 2 SRTT (a queue that grows delays every packet,
+	 * and RTTVAR of a steady queue is next to nothing), nor, before any
+	 * RTT is known, than 16 ms (the first flight fills queues on paths
+	 * not measured yet; the probe goes first). */
+	if (ch->cfg.rack && base < (ch->srtt ? 2 * ch->srtt : TP_RTO_16MS))
+		base = ch->srtt ? 2 * ch->srtt : TP_RTO_16MS;
+	if (base < ch->cfg.rto_min_ns)
+		base = ch->cfg.rto_min_ns;
+	shift = ch->cfg.rto_n * ch->rto_times;
+	if (shift > 24)
+		shift = 24;
+	base <<= shift;
+	return base > TP_RTO_4S ? TP_RTO_4S : base;
+}
+
+void tp_rtt_sample(struct tp_chan *ch, uint64_t rtt)
+{
+	if (!ch->min_rtt || rtt < ch->min_rtt)
+		ch->min_rtt = rtt;
+	if (!ch->srtt) {
+		ch->srtt = rtt;
+		ch->rttvar = rtt / 2;
+	} else {
+		uint64_t err = rtt > ch->srtt ? rtt - ch->srtt : ch->srtt - rtt;
+
+		ch->rttvar = (3 * ch->rttvar + err) / 4;
+		ch->srtt = (7 * ch->srtt + rtt) / 8;
+	}
+}
+
+/* ROL: an initiator Send/Write fully acknowledged but still unanswered. */
+struct tp_op *tp_unanswered(struct tp_chan *ch)
+{
+	if (ch->cfg.ta_mode != TP_TA_ROL)
+		return NULL;
+	for (uint32_t i = ch->sq_head; i != ch->sq_tail; i = (i + 1) % ch->sq_cap) {
+		struct tp_op *op = &ch->sq[i];
+
+		if (op->state == OS_SENT && !op->answered && !op->inflight &&
+		    (op->kind == OP_SEND || op->kind == OP_WRITE))
+			return op;
+	}
+	return NULL;
+}
+
+void tp_rto_rearm(struct tp_chan *ch, uint64_t now)
+{
+	if (ch->una != ch->nxt || tp_unanswered(ch))
+		ch->rto_deadline = now + tp_rto_value(ch);
+	else
+		ch->rto_deadline = 0;
+	ch->st.rto_ns = tp_rto_value(ch);
+}
+
+void tp_snd_tick(struct tp_chan *ch, uint64_t now)
+{
+	bool held;
+
+	if (ch->cfg.cc && ch->cfg.cc->on_tick)
+		ch->cfg.cc->on_tick(ch->cfg.cc_ctx, now);
+	if (ch->rnr_waiting && now >= ch->rnr_until) {
+		for (uint32_t i = ch->sq_head; i != ch->sq_tail; i = (i + 1) % ch->sq_cap) {
+			struct tp_op *op = &ch->sq[i];
+
+			if (op->state != OS_RNR_WAIT)
+				continue;
+			op->state = OS_QUEUED;
+			op->retry = true;
+			op->next_seg = 0;
+			op->last_sent = false;
+		}
+		ch->rnr_waiting = 0;
+	}
+	if (ch->rack_deadline && now >= ch->rack_deadline)
+		tp_rack_detect(ch, now);
+	/* RACK: a tail loss probe comes before the first RTO of a flight
+	 * (before any RTT is known, at the initial RTO). */
+	if (ch->cfg.rack && !ch->tlp_out && ch->una != ch->nxt && !ch->failed &&
+	    ((ch->tlp_deadline && now >= ch->tlp_deadline) ||
+	     (ch->rto_deadline && now >= ch->rto_deadline)))
+		tlp_fire(ch, now);
+	if (!ch->rto_deadline || now < ch->rto_deadline)
+		return;
+	ch->st.rto_fired++;
+	/*
+	 * Pacing (a DCQCN rate) may still hold what the last timeout queued:
+	 * nothing went out that the peer could have answered. Such a timeout
+	 * (rto_held) signals no loss (a rate cut would hold the resends longer
+	 * still), but it counts toward the retry limit like any other: a
+	 * channel whose resends never leave fails, it does not wait for ever.
+	 */
+	held = ch->rto_unsent;
+	if (held)
+		ch->st.rto_held++;
+	if (++ch->rto_times > ch->cfg.retry_limit) {
+		tp_chan_fail(ch, TP_ST_RETRY_EXCEEDED);
+		return;
+	}
+	/* UB 2.0 §6: an RTO resets inflight to 0, Go-Back-N or selective
+	 * alike, and tells CC (an LDCP/CAQM window full of lost bytes would
+	 * hold the resends for ever otherwise). */
+	tp_infl_reset(ch);
+	ch->rtx_round = false;	/* its resends begin a new round */
+	if (!held && ch->cfg.cc && ch->cfg.cc->on_loss)
+		ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_RTO);
+	if (ch->una != ch->nxt) {
+		if (tp_is_gbn(ch)) {
+			ch->rtx_nxt = ch->una;
+			ch->gbn_cause = RC_RTO;
+		} else {
+			/*
+			 * A timeout resends two packets, not the window: the
+			 * oldest, and the newest, whose answer (a TPACK, or a
+			 * TPSACK showing every hole below it) tells what the
+			 * peer holds. A timeout on this host is as often a stall
+			 * (a receiver or its acks not scheduled for longer than
+			 * SRTT + 4 RTTVAR) as a loss, and resending the window
+			 * then costs a window for nothing. The first ack that
+			 * moves una decides the rest (frto_decide).
+			 */
+			uint32_t probe[2] = { ch->una, tp_psn_add(ch->nxt, TP_PSN_MASK) };
+
+			for (int k = 0; k < 2; k++) {
+				struct tp_slot *s = TP_SLOT(ch, probe[k]);
+
+				/* The oldest even when SACKed: its TPACK may be
+				 * what was lost, and the peer answers a resend. */
+				if (k && s->sacked)
+					continue;
+				if (!s->need_rtx) {
+					s->need_rtx = true;
+					ch->n_need_rtx++;
+				}
+				s->rtx_cause = RC_RTO;
+			}
+			if (!ch->frto) {
+				ch->frto = true;
+				ch->frto_una = ch->una;
+				ch->frto_high = ch->nxt;
+				ch->frto_ntx = TP_SLOT(ch, ch->una)->ntx;
+			}
+			ch->undo_psn = ch->una;
+			ch->undo_valid = true;
+			ch->frto_at = now;
+		}
+		ch->last_nak_valid = false;
+		ch->rto_unsent = true;
+	} else {
+		struct tp_op *op = tp_unanswered(ch);
+
+		if (op) {
+			ch->rto_unsent = true;
+			ch->probe = true;
+			ch->probe_op = (uint32_t)(op - ch->sq);
+			ch->probe_cause = RC_RTO;
+		}
+	}
+	ch->rto_deadline = now + tp_rto_value(ch);
+	ch->st.rto_ns = tp_rto_value(ch);
+}
+
+uint64_t tp_snd_deadline(const struct tp_chan *ch)
+{
+	uint64_t d = ch->rto_deadline ? ch->rto_deadline : UINT64_MAX;
+
+	if (ch->rnr_waiting && ch->rnr_until < d)
+		d = ch->rnr_until;
+	if (ch->rack_deadline && ch->rack_deadline < d)
+		d = ch->rack_deadline;
+	if (ch->tlp_deadline && ch->tlp_deadline < d)
+		d = ch->tlp_deadline;
+	if (ch->cfg.cc && ch->cfg.cc->next_deadline) {
+		uint64_t c = ch->cfg.cc->next_deadline(ch->cfg.cc_ctx);
+
+		if (c < d)
+			d = c;
+	}
+	return d;
+}
+
+/* ---- RACK: time-based loss detection (cfg.rack) ------------------------------ */
+
+/* A new epoch of the reordering estimate every 4 SRTT: what was seen in
+ * the last two epochs counts. */
+static void reo_age(struct tp_chan *ch, uint64_t now)
+{
+	uint64_t epoch = 4 * ch->srtt;
+
+	if (!epoch || now - ch->reo_epoch < epoch)
+		return;
+	ch->reo_prev = now - ch->reo_epoch < 2 * epoch ? ch->reo_cur : 0;
+	ch->reo_learned |= ch->reo_cur > 0;
+	ch->reo_cur = 0;
+	ch->reo_epoch = now;
+}
+
+static void reo_sample(struct tp_chan *ch, uint64_t now, uint64_t extent)
+{
+	reo_age(ch, now);
+	if (extent > ch->reo_cur)
+		ch->reo_cur = extent;
+}
+
+/*
+ * The reordering window: the largest reordering seen lately and a quarter
+ * more, at least min_rtt/4 (RACK's default), at most 2 SRTT (a loss is
+ * then found within about 3 RTTs, still before an RTO that has backed off).
+ * A sprayed channel (no_fast_rtx) expects reordering it has not measured
+ * yet: until a whole epoch has measured some, an RTO's worth (SRTT + 4
+ * RTTVAR), a packet at a time.
+ */
+static uint64_t reo_wnd(struct tp_chan *ch, uint64_t now)
+{
+	uint64_t w;
+
+	reo_age(ch, now);
+	w = ch->reo_cur > ch->reo_prev ? ch->reo_cur : ch->reo_prev;
+	w += w / 4;
+	if (w < ch->min_rtt / 4)
+		w = ch->min_rtt / 4;
+	if (ch->cfg.no_fast_rtx && !ch->reo_learned) {
+		uint64_t base = ch->srtt ? ch->srtt + 4 * ch->rttvar : 3 * ch->rack_rtt;
+
+		if (w < base)
+			w = base;
+	}
+	if (ch->srtt && w > 2 * ch->srtt)
+		w = 2 * ch->srtt;
+	ch->st.reo_wnd_ns = w;
+	return w;
+}
+
+/*
+ * Packet s is newly known delivered (acked or SACKed). A resend acked
+ * sooner than any round trip answered its original: a spurious
+ * retransmission, and how late that original was is reordering. Otherwise
+ * it may be the latest-sent packet delivered (RACK's reference), and when
+ * a later-sent one was delivered first, its extra delay is reordering.
+ */
+void tp_rack_delivered(struct tp_chan *ch, uint64_t now, const struct tp_slot *s,
+		       uint32_t psn)
+{
+	uint64_t rtt = now - s->sent_ns;
+
+	if (!ch->cfg.rack)
+		return;
+	if (s->ntx > 1 && now - s->first_ns > ch->rack_rtt) {
+		uint64_t late = now - s->first_ns - ch->rack_rtt;
+
+		/* Sooner than any round trip: the original, surely. Otherwise
+		 * a D-SACK naming it will say so (rack_dsack). */
+		if (ch->min_rtt && rtt < ch->min_rtt) {
+			reo_sample(ch, now, late);
+		} else if (s->ntx == 2) {
+			/* (resent more than once, the first copy in may have
+			 * been a resend: how late the original was is unknown) */
+			uint32_t i = ch->reo_ring_n++ % 16;
+
+			ch->reo_ring[i].psn = psn;
+			ch->reo_ring[i].late = late;
+			ch->reo_ring[i].rtt = now - s->first_ns;
+		}
+	}
+	if (s->ntx > 1 && ch->min_rtt && rtt < ch->min_rtt)
+		return;
+	if (s->ntx == 1) {
+		if (!ch->min_rtt || rtt < ch->min_rtt)
+			ch->min_rtt = rtt;
+		if (s->xseq < ch->rack_xseq) {
+			ch->st.reo_seen++;
+			if (rtt > ch->rack_rtt)
+				reo_sample(ch, now, rtt - ch->rack_rtt);
+		}
+	}
+	if (s->xseq > ch->rack_xseq) {
+		ch->rack_xseq = s->xseq;
+		ch->rack_ns = s->sent_ns;
+		ch->rack_rtt = rtt;
+	}
+}
+
+/*
+ * D-SACK ([chosen] SAETPH Dup): PSN d arrived twice, a resend for nothing
+ * whose original was only late. How late is reordering; and when d is the
+ * oldest packet the last RTO resent, that RTO came of delay alone.
+ */
+void tp_rack_dsack(struct tp_chan *ch, uint64_t now, uint32_t d)
+{
+	bool undone = ch->undo_valid && d == ch->undo_psn;
+
+	ch->st.rtx_spurious++;
+	if (undone) {
+		ch->undo_valid = false;
+		ch->st.rto_undone++;
+	}
+	for (uint32_t k = 0; k < 16 && k < ch->reo_ring_n; k++) {
+		uint32_t i = (ch->reo_ring_n - 1 - k) % 16;
+
+		if (ch->reo_ring[i].psn != d || !ch->reo_ring[i].rtt)
+			continue;
+		reo_sample(ch, now, ch->reo_ring[i].late);
+		/* Eifel's response: the RTT the timeout did not wait for is
+		 * a sample (Karn kept it out: the packet had been resent). */
+		if (undone)
+			tp_rtt_sample(ch, ch->reo_ring[i].rtt);
+		ch->reo_ring[i].rtt = 0;
+		break;
+	}
+}
+
+/*
+ * Every packet sent before the latest-sent one delivered, and missing
+ * longer than that one's RTT plus the reordering window, is lost; the
+ * earliest of the others arms the reordering timer.
+ */
+void tp_rack_detect(struct tp_chan *ch, uint64_t now)
+{
+	uint64_t wnd, next = 0;
+	uint32_t lost = 0;
+	bool loss = false;
+
+	ch->rack_deadline = 0;
+	if (!ch->cfg.rack || !ch->rack_xseq || tp_is_gbn(ch))
+		return;
+	wnd = reo_wnd(ch, now);
+	for (uint32_t psn = ch->una; psn != ch->nxt; psn = tp_psn_add(psn, 1)) {
+		struct tp_slot *s = TP_SLOT(ch, psn);
+		uint64_t due;
+
+		/* Sent once, after the reference: so was every later PSN (a
+		 * resend of one went later still). */
+		if (s->ntx == 1 && s->xseq >= ch->rack_xseq)
+			break;
+		if (s->sacked || s->need_rtx || s->xseq >= ch->rack_xseq)
+			continue;
+		due = s->sent_ns + ch->rack_rtt + wnd;
+		if (due > now) {
+			if (!next || due < next)
+				next = due;
+			continue;
+		}
+		s->rtx_cause = RC_RACK;
+		s->need_rtx = true;
+		ch->n_need_rtx++;
+		lost += tp_infl_out(ch, s);
+		loss = true;
+	}
+	ch->rack_deadline = next;
+	if (!loss)
+		return;
+	tp_cc_on_lost(ch, now, lost);
+	if (ch->cfg.cc && ch->cfg.cc->on_loss)
+		ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_SACK);
+}
+
+/* The tail loss probe: 2 SRTT after the last progress or new packet, while
+ * packets are outstanding and no probe is. */
+void tp_tlp_arm(struct tp_chan *ch, uint64_t now)
+{
+	ch->tlp_deadline = 0;
+	if (!ch->cfg.rack || tp_is_gbn(ch) || !ch->srtt || ch->una == ch->nxt || ch->tlp_out)
+		return;
+	ch->tlp_deadline = now + 2 * ch->srtt + ch->cfg.ack_delay_ns;
+}
+
+/*
+ * Nothing heard for 2 SRTT: the newest packet not known delivered goes
+ * again (unless resends are already waiting). Its answer, a TPSACK or
+ * TPACK naming the newest packet, lets RACK find whatever was lost before
+ * it; the RTO waits a full RTO from now behind the probe.
+ */
+static void tlp_fire(struct tp_chan *ch, uint64_t now)
+{
+	ch->tlp_deadline = 0;
+	ch->tlp_out = true;
+	ch->rto_deadline = now + tp_rto_value(ch);
+	if (ch->n_need_rtx)
+		return;
+	for (uint32_t psn = tp_psn_add(ch->nxt, TP_PSN_MASK);; psn = tp_psn_add(psn, TP_PSN_MASK)) {
+		struct tp_slot *s = TP_SLOT(ch, psn);
+
+		if (!s->sacked) {
+			s->need_rtx = true;
+			s->rtx_cause = RC_TLP;
+			ch->n_need_rtx++;
+			return;
+		}
+		if (psn == ch->una)
+			return;
+	}
+}
+
+/*
+ * After an SR timeout, the first ack that moves una. Acked past the PSN
+ * resent: packets sent before the timeout arrived, so it was spurious (or
+ * the resend filled the one hole); the SACK logic handles any other hole.
+ * Acked just that PSN: what followed it before the timeout is lost, and
+ * every unSACKed packet of it goes again (the old go-back of the round).
+ * CC heard of the loss at the timeout itself (inflight went to 0 then).
+ */
+void tp_frto_decide(struct tp_chan *ch)
+{
+	ch->frto = false;
+	if (ch->una != tp_psn_add(ch->frto_una, 1) || ch->una == ch->nxt) {
+		ch->st.rto_spurious += ch->una != tp_psn_add(ch->frto_una, 1);
+		return;
+	}
+	for (uint32_t psn = ch->una; psn != ch->frto_high && psn != ch->nxt;
+	     psn = tp_psn_add(psn, 1)) {
+		struct tp_slot *s = TP_SLOT(ch, psn);
+
+		/* A probe went after the timeout: MarkPSN covers its loss. */
+		if (s->sacked || s->need_rtx || s->sent_ns >= ch->frto_at)
+			continue;
+		s->need_rtx = true;
+		s->rtx_cause = RC_RTO;
+		ch->n_need_rtx++;
+		tp_infl_out(ch, s);
+	}
+}
