@@ -79,11 +79,11 @@ $(BUILD)/skel/%.skel.h: $(BUILD)/bpf/%.linked.o | $(BUILD)/skel
 	$(BPFTOOL) gen skeleton $< name $* > $@
 
 # ---- libraries ------------------------------------------------------------
-# A tree: each library's objects call only into the libraries below it, and
-# their headers include only theirs (tests/lint/check_layers.py reads the
-# _DEPS lines of this block). One block per library user/<name>/:
-# <name>_DEPS the libraries right below it, <name>_LIBS the system libraries
-# its own objects link on; its archive is $(BUILD)/lib/libubxdp_<name>.a.
+# A tree: a library's files call into and include only its own and those of
+# the libraries below it (tests/lint/check_layers.py reads the _DEPS lines of
+# this block). One block per library user/<name>/: <name>_DEPS the libraries
+# it uses (below it), <name>_LIBS the system libraries its own objects link
+# on; its archive is $(BUILD)/lib/libubxdp_<name>.a.
 
 # Pure code: UB frames (build, parse), ICRC, NPI map plans, configuration and
 # option parsing. No I/O library: it links without libbpf.
