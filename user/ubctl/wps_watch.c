@@ -261,13 +261,37 @@ static __u64 mono_ms(void)
 	return (__u64)ts.tv_sec * 1000 + (__u64)ts.tv_nsec / 1000000;
 }
 
+/*
+ * What a look found is said only once the live map holds it: a reader that
+ * acts on "down" (an operator, a test) then finds the path out of rotation.
+ * At most a few lines a path a look.
+ */
+static struct said {
+	__u32 slot, ifindex;
+	char what[160];
+} said[WPS_IN_MAX_PATHS * 4];
+static unsigned nsaid;
+
 static void say(__u32 slot, const struct wps_in_path *p, const char *what)
+{
+	if (nsaid < sizeof(said) / sizeof(said[0])) {
+		said[nsaid].slot = slot;
+		said[nsaid].ifindex = p->ifindex;
+		snprintf(said[nsaid].what, sizeof(said[nsaid].what), "%s", what);
+		nsaid++;
+	}
+}
+
+static void say_now(void)
 {
 	char name[IF_NAMESIZE];
 
-	if (!if_indextoname(p->ifindex, name))
-		snprintf(name, sizeof(name), "ifindex %u", p->ifindex);
-	printf("path %u via %s: %s\n", slot, name, what);
+	for (unsigned i = 0; i < nsaid; i++) {
+		if (!if_indextoname(said[i].ifindex, name))
+			snprintf(name, sizeof(name), "ifindex %u", said[i].ifindex);
+		printf("path %u via %s: %s\n", said[i].slot, name, said[i].what);
+	}
+	nsaid = 0;
 	fflush(stdout);
 }
 
@@ -377,6 +401,7 @@ static int look(int nfd, int cfg_fd, int paths_fd, struct wps_in_live *lv, struc
 	__atomic_store_n(&lv->neigh_down, neigh_down, __ATOMIC_SEQ_CST);
 	if (!cfg.ecmp)
 		__atomic_store_n(&lv->pmtu, pmtu, __ATOMIC_SEQ_CST);
+	say_now();
 	return 0;
 }
 
@@ -544,6 +569,7 @@ static void ptb_read(struct ptb_ctx *c)
 			if ((!cur || mtu < cur) && mtu < cfg.path_mtu)
 				__atomic_store_n(&c->lv->pmtu, (__u16)mtu, __ATOMIC_SEQ_CST);
 		}
+		say_now();
 		ptb_relay(c, &cfg, &p, mtu);
 	}
 }
