@@ -44,7 +44,7 @@ UBCTL=$ROOT/build/bin/ubctl
 RATE=25 QUANTUM=16 TIME=10 VERBOSE=0 DIAG=0 PROBE=0 RT=1 CC=cubic RMEM= MODES="wps-def wps wps-g8 wps-bbr flow spray" INNER=1400
 RATES=() SCHED= LOSS_PATH= LOSS= EG_OPTS=() PLOT=
 # The ingress's in-flight bound sized for the flow (bench/README.md): at most G groups in flight,
-# each counted for --max-delay-us (10 ms) + a clock tick after its E, caps a flow at
+# each counted for --max-delay (10 ms) + a clock tick after its E, caps a flow at
 # (G - 1) x quantum x frame / (10 ms + 4 ms): 94 Mbit/s at the default G = 8, below the paths' 100.
 WPS_CHAIN_ATTACH=(--max-inflight 16)
 while [[ $# -gt 0 ]]; do

@@ -32,7 +32,7 @@ capture() {
 	local ns=$1 dev=$2 count=$3; shift 4
 	local sns=$1; shift
 	local err; err=$(mktemp)
-	ns_run "$ns" "$UBPKT" recv --dev "$dev" --count "$count" --timeout-ms 3000 2>"$err" &
+	ns_run "$ns" "$UBPKT" recv --dev "$dev" --count "$count" --timeout 3000 2>"$err" &
 	local pid=$!
 	for _ in $(seq 50); do grep -q ready "$err" && break; sleep 0.05; done
 	ns_run "$sns" "$UBPKT" send "$@" --count "$count"

@@ -184,6 +184,40 @@ static void attach_options(void **state)
 	assert_int_equal(wps_in_cfg_set(&c, "no-such-option", "1", err, sizeof(err)), 1);
 }
 
+/* The time options' names without a unit and their older names with one: the same
+ * value, a bare number in the same unit, and a unit written out read as written. */
+static void time_option_names(void **state)
+{
+	static const struct {
+		const char *name, *old, *bare;
+		size_t off;
+		uint64_t bare_ns;
+	} t[] = {
+		{ "max-delay", "max-delay-us", "7", offsetof(struct wps_in_cfg, max_delay_ns), 7000 },
+		{ "quarantine", "quarantine-ms", "3", offsetof(struct wps_in_cfg, quarantine_ns), 3000000 },
+		{ "load-window", "load-window-us", "5", offsetof(struct wps_in_cfg, load_window_ns), 5000 },
+	};
+	struct wps_in_cfg a, b;
+	char err[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		uint64_t va, vb;
+
+		wps_in_cfg_defaults(&a);
+		wps_in_cfg_defaults(&b);
+		assert_int_equal(wps_in_cfg_set(&a, t[i].name, t[i].bare, err, sizeof(err)), 0);
+		assert_int_equal(wps_in_cfg_set(&b, t[i].old, t[i].bare, err, sizeof(err)), 0);
+		memcpy(&va, (char *)&a + t[i].off, sizeof(va));
+		memcpy(&vb, (char *)&b + t[i].off, sizeof(vb));
+		assert_int_equal(va, t[i].bare_ns);
+		assert_int_equal(vb, t[i].bare_ns);
+		assert_int_equal(wps_in_cfg_set(&a, t[i].name, "2ms", err, sizeof(err)), 0);
+		memcpy(&va, (char *)&a + t[i].off, sizeof(va));
+		assert_int_equal(va, 2000000);
+	}
+}
+
 static void scheduler(void **state)
 {
 	static const __u8 id[WPS_IN_MAX_PATHS] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
@@ -469,6 +503,7 @@ int main(void)
 		cmocka_unit_test(quantum_and_inflight),
 		cmocka_unit_test(group_state_word),
 		cmocka_unit_test(flow_label),
+		cmocka_unit_test(time_option_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,7 +5,7 @@
  *
  *   ubpkt send  --dev DEV --native|--uboe --dst-mac M --src IP --dst IP [options]
  *   ubpkt build           --native|--uboe --dst-mac M --src IP --dst IP [options]
- *   ubpkt recv  --dev DEV [--count N] [--timeout-ms T] [--ethertype HEX] [--all]
+ *   ubpkt recv  --dev DEV [--count N] [--timeout T] [--ethertype HEX] [--all]
  *               [--caqm-ethertype HEX]
  *
  * build prints the frames send would send, one hex line each. recv prints one
@@ -158,7 +158,8 @@ enum {
 	{ "payload-len", "N", "payload bytes (default 64)", O_PAYLOAD_LEN, 0 }, \
 	{ "ub-ethertype", "NUM", "EtherType of native UB frames (default 0x88b5)", O_ETHERTYPE, 0 }, \
 	{ "ethertype", "NUM", NULL, O_ETHERTYPE, OPTAB_ALIAS }, \
-	{ "interval-us", "TIME", "between frames (bare: us; up to 60s)", O_INTERVAL, 0 }, \
+	{ "interval", "TIME", "between frames (bare: us; up to 60s)", O_INTERVAL, 0 }, \
+	{ "interval-us", "TIME", NULL, O_INTERVAL, OPTAB_ALIAS }, \
 	{ "bad-icrc", NULL, "corrupt the ICRC", O_BAD_ICRC, 0 }, \
 	{ "caqm-tag", "NUM", "--uboe: an Ethernet CAQM tag with these 16 info bits after the\n" \
 	  "(802.1Q) header", O_CAQM_TAG, 0 }, \
@@ -445,7 +446,8 @@ static const struct optab recv_opts[] = {
 	{ "dev", "DEV", "the device to listen on (required)", O_DEV, 0 },
 	{ "count", "N", "frames to print before exiting 0 (default 1; 0: until the timeout,\n"
 	  "then exit 0)", O_COUNT, 0 },
-	{ "timeout-ms", "TIME", "give up after this long, exit 1 (bare: ms; default 5s)", O_TIMEOUT, 0 },
+	{ "timeout", "TIME", "give up after this long, exit 1 (bare: ms; default 5s)", O_TIMEOUT, 0 },
+	{ "timeout-ms", "TIME", NULL, O_TIMEOUT, OPTAB_ALIAS },
 	{ "ub-ethertype", "NUM", "EtherType of native UB frames (default 0x88b5)", O_ETHERTYPE, 0 },
 	{ "ethertype", "NUM", NULL, O_ETHERTYPE, OPTAB_ALIAS },
 	{ "all", NULL, "every frame, not only UB and UBoE: kind=ip (other IP) or\n"
@@ -481,7 +483,7 @@ static const struct optab_cmd ubpkt_cmd = {
 }, recv_cmd = {
 	.path = "ubpkt recv",
 	.summary = "print one key=value line per UB or UBoE frame received",
-	.synopsis = "--dev DEV [--count N] [--timeout-ms TIME] [--ub-ethertype NUM] [--all]\n"
+	.synopsis = "--dev DEV [--count N] [--timeout TIME] [--ub-ethertype NUM] [--all]\n"
 		    "    [--caqm-ethertype NUM]",
 	.about = "Prints \"ready\" on standard error once its socket is bound, so that a test can\n"
 		 "start the sender only then. Every key is always there, '-' when not\n"
@@ -509,7 +511,7 @@ static int recv_opt(void *ctx, const struct optab *o, const char *optarg)
 	switch (o->key) {
 	case O_DEV: a->dev = optarg; break;
 	case O_COUNT: a->want = parse_num("count", optarg, 100000000); break;
-	case O_TIMEOUT: a->timeout = parse_time("timeout-ms", optarg, PN_MS, 86400 * PN_S) / PN_MS; break;
+	case O_TIMEOUT: a->timeout = parse_time(o->name, optarg, PN_MS, 86400 * PN_S) / PN_MS; break;
 	case O_ETHERTYPE: a->ethertype = (uint16_t)parse_num(o->name, optarg, 0xffff); break;
 	case O_ALL: a->all = true; break;
 	case O_CAQM_ETHERTYPE: a->caqm_et = (uint16_t)parse_num("caqm-ethertype", optarg, 0xffff); break;

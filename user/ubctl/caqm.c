@@ -17,7 +17,7 @@
  * removes it). One stage per port: a second is refused.
  *
  *   ubctl caqm DEV [--rate-mbps N] [--thresh BYTES] [--hint-unit BYTES]
- *                  [--window-us N] [--last-hop] [--ethertype 0xHHHH] [--tag-ethertype 0xHHHH]
+ *                  [--window TIME] [--last-hop] [--ethertype 0xHHHH] [--tag-ethertype 0xHHHH]
  *                  [--ecn] [--pin DIR]
  *
  * On the IP segment the stage answers requests in Ethernet CAQM tags
@@ -144,7 +144,8 @@ static const struct optab opts[] = {
 	{ "rate-mbps", "N", "the port's rate, Mb/s (0..1000000; 0: no budget)", O_RATE, 0 },
 	{ "thresh", "SIZE", "the queue threshold in bytes (default 64k, up to 1g)", O_THRESH, 0 },
 	{ "hint-unit", "SIZE", "the hint unit in bytes (default 128, up to 1m)", O_UNIT, 0 },
-	{ "window-us", "TIME", "the budget's window (bare: us; default 100us, up to 10s)", O_WINDOW, 0 },
+	{ "window", "TIME", "the budget's window (bare: us; default 100us, up to 10s)", O_WINDOW, 0 },
+	{ "window-us", "TIME", NULL, O_WINDOW, OPTAB_ALIAS },
 	{ "last-hop", NULL, "the stage is the last hop before the receiver", O_LAST_HOP, 0 },
 	{ "ub-ethertype", "NUM", "EtherType of native UB frames (default 0x88b5)", O_ET, 0 },
 	{ "ethertype", "NUM", NULL, O_ET, OPTAB_ALIAS },
@@ -163,7 +164,7 @@ static int cmd_caqm(int argc, char **argv);
 #define CAQM_CMD(name, fn) { \
 	.path = name, \
 	.summary = "run the CAQM stage at a port's TC egress until SIGINT/SIGTERM", \
-	.synopsis = "DEV [--rate-mbps N] [--thresh SIZE] [--hint-unit SIZE] [--window-us TIME]\n" \
+	.synopsis = "DEV [--rate-mbps N] [--thresh SIZE] [--hint-unit SIZE] [--window TIME]\n" \
 		    "    [--last-hop] [--ub-ethertype NUM] [--caqm-ethertype NUM] [--ecn] [--pin DIR]", \
 	.about = "Runs the CAQM stage (bpf/caqm_stage.bpf.c) at the TC egress of DEV until\n" \
 		 "SIGINT/SIGTERM, then prints its counters as one JSON object and detaches. The\n" \

@@ -124,15 +124,18 @@ static const struct optab attach_opts[] = {
 	  "sends itself (default 0)", WI_INGRESS_PORT, OPTAB_REPEAT },
 	{ "egress-port", "P", "the option's Egress Port ID, 0..255 (default 0)", WI_CFG, 0 },
 	{ "max-inflight", "G", "at most G groups of a flow in flight, 2..16 (default 16)", WI_CFG, 0 },
-	{ "max-delay-us", "TIME", "a group counts as in flight this long after its E (bare: us;\n"
+	{ "max-delay", "TIME", "a group counts as in flight this long after its E (bare: us;\n"
 	  "0..10s, default 10ms)", WI_CFG, 0 },
-	{ "quarantine-ms", "TIME", "a released Flow ID is not reused for this long (bare: ms;\n"
+	{ "max-delay-us", "TIME", NULL, WI_CFG, OPTAB_ALIAS },
+	{ "quarantine", "TIME", "a released Flow ID is not reused for this long (bare: ms;\n"
 	  "0..3600s, default 1s)", WI_CFG, 0 },
+	{ "quarantine-ms", "TIME", NULL, WI_CFG, OPTAB_ALIAS },
 	{ "idle-timeout", "TIME", "a flow idle this long is renewed under a fresh Flow ID (bare:\n"
 	  "s; 1ms..3600s, default 5s)", WI_CFG, 0 },
 	{ "idle-ms", "TIME", "a bare number in ms", WI_CFG, OPTAB_ALIAS },
-	{ "load-window-us", "TIME", "least-loaded scheduling: the window of bytes sent per path\n"
+	{ "load-window", "TIME", "least-loaded scheduling: the window of bytes sent per path\n"
 	  "(bare: us; 1us..10s, default 1ms)", WI_CFG, 0 },
+	{ "load-window-us", "TIME", NULL, WI_CFG, OPTAB_ALIAS },
 	{ "fid-pool", "N", "Flow IDs 1..N are used (default 65535)", WI_CFG, 0 },
 	{ "max-flows", "N", "the flow table's size: flows sprayed at once (default 4096;\n"
 	  "rounded up to a power of 2, 64..1048576)", WI_MAX_FLOWS, 0 },

@@ -33,7 +33,7 @@ static const struct optab rule_add_opts[] = {
 	{ "no-reorder", NULL, "R = 0: the egress does not reorder the rule's flows", 'r', 0 },
 	{ "sched", "rr|weighted|least-loaded", "how groups choose paths: round-robin (default), by\n"
 	  "path add --weight, or the path with the fewest bytes in the last\n"
-	  "--load-window-us", 's', 0 },
+	  "--load-window", 's', 0 },
 	{ 0 },
 }, rule_del_opts[] = {
 	RULE_MATCH,

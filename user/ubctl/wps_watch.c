@@ -9,7 +9,7 @@
  *    back when it is up again;
  *  - next hop (path add --nexthop ADDR): its MAC comes from the kernel's
  *    neighbour table and follows it (RTMGRP_NEIGH); the kernel is asked to
- *    probe it whenever it has not confirmed for --probe-ms, so a next hop
+ *    probe it whenever it has not confirmed for --probe, so a next hop
  *    that stops answering is out of rotation (live.neigh_down) --dead-ms
  *    after its last answer, and back when it answers again.
  *
@@ -586,29 +586,33 @@ static int watch(int argc, char **argv);
 
 static const struct optab watch_opts[] = {
 	{ "dev", "DEV", "the instance's port (required)", 'd', 0 },
-	{ "probe-ms", "TIME", "have the kernel probe a next hop not confirmed for this long\n"
+	{ "probe", "TIME", "have the kernel probe a next hop not confirmed for this long\n"
 	  "(bare: ms; 10ms..60s, default 200ms)", 'p', 0 },
-	{ "dead-ms", "TIME", "a next hop not confirmed for this long is out of rotation\n"
-	  "(bare: ms; 10ms..60s, longer than --probe-ms; default 700ms)", 'D', 0 },
-	{ "tick-ms", "TIME", "look at every path this often, and at once on an event (bare:\n"
+	{ "probe-ms", "TIME", NULL, 'p', OPTAB_ALIAS },
+	{ "dead", "TIME", "a next hop not confirmed for this long is out of rotation\n"
+	  "(bare: ms; 10ms..60s, longer than --probe; default 700ms)", 'D', 0 },
+	{ "dead-ms", "TIME", NULL, 'D', OPTAB_ALIAS },
+	{ "tick", "TIME", "look at every path this often, and at once on an event (bare:\n"
 	  "ms; 10ms..60s, default 100ms)", 't', 0 },
+	{ "tick-ms", "TIME", NULL, 't', OPTAB_ALIAS },
 	{ "relay-rate", "N", "Packet Too Big relayed to inner senders per second (1..60000,\n"
 	  "default 10)", 'r', 0 },
 	{ "relay-burst", "N", "... in bursts of at most N (1..60000, default 10)", 'b', 0 },
-	{ "pmtu-expire-s", "TIME", "a learned path MTU is forgotten after this long (bare: s;\n"
+	{ "pmtu-expire", "TIME", "a learned path MTU is forgotten after this long (bare: s;\n"
 	  "1s..60000s, default 600s)", 'e', 0 },
+	{ "pmtu-expire-s", "TIME", NULL, 'e', OPTAB_ALIAS },
 	{ 0 },
 };
 
 const struct optab_cmd wps_watch_cmd = {
 	.path = "ubctl wps ingress watch",
 	.summary = "the agent that follows the paths' links, next hops and MTUs (foreground)",
-	.synopsis = "--dev DEV [--probe-ms TIME] [--dead-ms TIME] [--tick-ms TIME]\n"
-		    "    [--relay-rate N] [--relay-burst N] [--pmtu-expire-s TIME]",
+	.synopsis = "--dev DEV [--probe TIME] [--dead TIME] [--tick TIME]\n"
+		    "    [--relay-rate N] [--relay-burst N] [--pmtu-expire TIME]",
 	.about = "Runs in the foreground until SIGINT/SIGTERM or detach (systemd:\n"
 		 "ubxdp-wps-ingress-watch@DEV). A path whose device is down or has no carrier,\n"
 		 "or whose next hop (--nexthop) has not answered the kernel's probes for\n"
-		 "--dead-ms, is out of rotation until it is up again. A Packet Too Big from the\n"
+		 "--dead, is out of rotation until it is up again. A Packet Too Big from the\n"
 		 "WAN about a packet the ingress sent lowers the MTU of the path its group went\n"
 		 "on and is relayed to the inner sender as the ICMP of its family, MTU less 56.",
 	.opts = watch_opts,
@@ -669,7 +673,7 @@ static int watch(int argc, char **argv)
 	if (!a.dev)
 		return fail(EXIT_USAGE, "wps ingress watch: --dev DEV is required");
 	if (a.dead_ms <= a.probe_ms)
-		return fail(EXIT_USAGE, "wps ingress watch: --dead-ms must be longer than --probe-ms");
+		return fail(EXIT_USAGE, "wps ingress watch: --dead must be longer than --probe");
 	if ((rc = wps_ingress_dir(a.dev, dir, sizeof(dir))))
 		return rc;
 	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_CFG);

@@ -201,8 +201,8 @@ static const struct {
 	{ "node-id", true }, { "egress-node-id", true }, { "src", true }, { "egress-addr", true },
 	{ "hbh", false }, { "hop-limit", true }, { "ecmp", true }, { "mtu", true },
 	{ "ingress-port", true }, { "egress-port", true }, { "max-inflight", true },
-	{ "max-delay-us", true }, { "quarantine-ms", true }, { "idle-ms", true }, { "idle-timeout", true },
-	{ "load-window-us", true }, { "mtu-drop", false }, { "fid-pool", true }, { "icmp-src4", true },
+	{ "max-delay", true }, { "max-delay-us", true }, { "quarantine", true }, { "quarantine-ms", true },
+	{ "idle-ms", true }, { "idle-timeout", true }, { "load-window", true }, { "load-window-us", true }, { "mtu-drop", false }, { "fid-pool", true }, { "icmp-src4", true },
 };
 
 int wps_in_cfg_takes_value(const char *name)
@@ -269,11 +269,11 @@ int wps_in_cfg_set(struct wps_in_cfg *c, const char *name, const char *v, char *
 		if (wps_parse_uint(v, 2, WPS_IN_INFLIGHT_RING, &n, opt, err, errlen))
 			return -1;
 		c->max_inflight = (__u8)n;
-	} else if (!strcmp(name, "max-delay-us")) {
+	} else if (!strcmp(name, "max-delay") || !strcmp(name, "max-delay-us")) {
 		if (pn_time(opt, v, PN_US, 0, 10 * PN_S, &ns, err, errlen))
 			return -1;
 		c->max_delay_ns = ns;
-	} else if (!strcmp(name, "quarantine-ms")) {
+	} else if (!strcmp(name, "quarantine") || !strcmp(name, "quarantine-ms")) {
 		if (pn_time(opt, v, PN_MS, 0, 3600 * PN_S, &ns, err, errlen))
 			return -1;
 		c->quarantine_ns = ns;
@@ -281,7 +281,7 @@ int wps_in_cfg_set(struct wps_in_cfg *c, const char *name, const char *v, char *
 		if (pn_time(opt, v, name[5] == 'm' ? PN_MS : PN_S, PN_MS, 3600 * PN_S, &ns, err, errlen))
 			return -1;
 		c->idle_ns = ns;
-	} else if (!strcmp(name, "load-window-us")) {
+	} else if (!strcmp(name, "load-window") || !strcmp(name, "load-window-us")) {
 		if (pn_time(opt, v, PN_US, PN_US, 10 * PN_S, &ns, err, errlen))
 			return -1;
 		c->load_window_ns = ns;
