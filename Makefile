@@ -89,9 +89,10 @@ $(BUILD)/skel/%.skel.h: $(BUILD)/bpf/%.linked.o | $(BUILD)/skel
 # option parsing. No I/O library: it links without libbpf.
 lib_DEPS       :=
 lib_LIBS       := $(PKT_LIBS)
-# The kernel I/O of the roles: BPF maps, pins and links, ports read by ioctl.
+# The kernel I/O of the roles: BPF maps, pins and links, ports read by ioctl;
+# netlink (nl.c, on libmnl): routes, neighbours, links, ethtool features.
 io_DEPS        := lib
-io_LIBS        := $(BPF_LIBS) -ljson-c
+io_LIBS        := $(BPF_LIBS) -ljson-c -lmnl
 # The UB transport core (sans-I/O) and its congestion controls.
 transport_DEPS := lib
 transport_LIBS :=
@@ -155,7 +156,7 @@ EP_TOOLS   := $(patsubst tests/endpoint/%.c,$(BUILD)/bin/%,$(wildcard tests/endp
 # as an application would. --gc-sections drops what URMA never calls (the
 # JSON of io/caqm_pins.c among it), so it links on less than its libraries do.
 urma_DEPS    := endpoint
-urma_LIBS    := $(XDP_LIBS) $(PKT_LIBS) -lpthread
+urma_LIBS    := $(XDP_LIBS) -lmnl $(PKT_LIBS) -lpthread
 URMA_SRCS    := $(wildcard user/urma/*.c)
 URMA_SO_SRCS := $(URMA_SRCS) $(foreach l,$(call closure,$(urma_DEPS)),$($l_SRCS))
 URMA_SOVER   := 0

@@ -4,8 +4,9 @@
 set -euo pipefail
 
 PKGS=(clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
-      libisal-dev libcmocka-dev libjson-c-dev python3-scapy iproute2 iputils-ping ethtool tshark iperf3
+      libisal-dev libcmocka-dev libjson-c-dev libmnl-dev python3-scapy iproute2 iputils-ping ethtool tshark iperf3
       tcpdump nftables libxdp-dev libclang-rt-14-dev systemd debhelper dpkg-dev jq xdp-tools)
+# libmnl-dev: netlink (user/io/nl.c) for routes, neighbours, veths and ethtool features.
 # tcpdump: captures in the wps and endpoint suites; nftables: loss on a routed hop;
 # libxdp: AF_XDP (ubctl wps egress, ubperf); libclang-rt: libFuzzer (make fuzz-wps);
 # systemd: systemd-analyze verifies the units (cli suite); debhelper, dpkg-dev: the
