@@ -3,11 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/if_link.h>
 #include <linux/if_packet.h>
-#include <linux/netlink.h>
-#include <linux/rtnetlink.h>
-#include <linux/veth.h>
 #include <net/if.h>
 #include <sched.h>
 #include <stddef.h>
@@ -23,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "endpoint/ep_xdp.h"
+#include "io/nl.h"
 #include "io/run_link.h"
 #include "ub_endpoint.skel.h"
 #include "xsk/xsk_port.h"
@@ -49,7 +46,7 @@ struct ep_share {
 	bool direct;
 	/* the process's veth (every process: loopback; veth mode: everything) */
 	struct ep_xdp *vxdp;		/* the plain endpoint program on VETH_SOCK */
-	int nl_fd;			/* rtnetlink, in the process's namespace */
+	struct nl *rt;			/* rtnetlink, in the process's namespace */
 	int veth_ifindex;		/* VETH_SOCK's, there */
 	uint32_t veth_mtu;
 	int tx_fd;
@@ -116,89 +113,6 @@ static bool slot_live(int ifindex, uint32_t k)
 		return fd == -EADDRINUSE;
 	close(fd);
 	return false;
-}
-
-/* ---- rtnetlink: the veth pair ---------------------------------------------------- */
-
-struct nlbuf {
-	struct nlmsghdr nh;
-	struct ifinfomsg ifi;
-	char attrs[512];
-};
-
-static struct rtattr *nl_put(struct nlmsghdr *nh, unsigned short type, const void *data, size_t len)
-{
-	struct rtattr *a = (struct rtattr *)((char *)nh + NLMSG_ALIGN(nh->nlmsg_len));
-
-	a->rta_type = type;
-	a->rta_len = (unsigned short)RTA_LENGTH(len);
-	if (len)
-		memcpy(RTA_DATA(a), data, len);
-	nh->nlmsg_len = NLMSG_ALIGN(nh->nlmsg_len) + RTA_ALIGN(a->rta_len);
-	return a;
-}
-
-static void nl_end(struct nlmsghdr *nh, struct rtattr *nest)
-{
-	nest->rta_len = (unsigned short)((char *)nh + nh->nlmsg_len - (char *)nest);
-}
-
-/* Send, read the acknowledgement: 0 or -errno. */
-static int nl_do(int fd, struct nlmsghdr *nh)
-{
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	char buf[1024];
-	ssize_t n;
-
-	nh->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
-	nh->nlmsg_seq++;
-	if (sendto(fd, nh, nh->nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return -errno;
-	n = recv(fd, buf, sizeof(buf), 0);
-	if (n < 0)
-		return -errno;
-	for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (unsigned)n); h = NLMSG_NEXT(h, n))
-		if (h->nlmsg_type == NLMSG_ERROR)
-			return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
-	return -EBADMSG;
-}
-
-static int veth_create(int fd, uint32_t mtu)
-{
-	struct nlbuf r = { 0 };
-	struct rtattr *li, *data, *peer;
-	struct ifinfomsg pifi = { 0 };
-
-	r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ifinfomsg));
-	r.nh.nlmsg_type = RTM_NEWLINK;
-	r.nh.nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
-	nl_put(&r.nh, IFLA_IFNAME, VETH_SOCK, sizeof(VETH_SOCK));
-	nl_put(&r.nh, IFLA_MTU, &mtu, sizeof(mtu));
-	li = nl_put(&r.nh, IFLA_LINKINFO, NULL, 0);
-	nl_put(&r.nh, IFLA_INFO_KIND, "veth", 4);
-	data = nl_put(&r.nh, IFLA_INFO_DATA, NULL, 0);
-	peer = nl_put(&r.nh, VETH_INFO_PEER, &pifi, sizeof(pifi));
-	nl_put(&r.nh, IFLA_IFNAME, VETH_DEV, sizeof(VETH_DEV));
-	nl_put(&r.nh, IFLA_MTU, &mtu, sizeof(mtu));
-	nl_end(&r.nh, peer);
-	nl_end(&r.nh, data);
-	nl_end(&r.nh, li);
-	return nl_do(fd, &r.nh);
-}
-
-static int link_set(int fd, int ifindex, bool up, bool del)
-{
-	struct nlbuf r = { 0 };
-
-	r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ifinfomsg));
-	r.nh.nlmsg_type = del ? RTM_DELLINK : RTM_NEWLINK;
-	r.ifi.ifi_family = AF_UNSPEC;
-	r.ifi.ifi_index = ifindex;
-	if (!del) {
-		r.ifi.ifi_flags = up ? IFF_UP : 0;
-		r.ifi.ifi_change = IFF_UP;
-	}
-	return nl_do(fd, &r.nh);
 }
 
 /* ---- the device's program: attach, or join the one there ------------------------- */
@@ -506,25 +420,25 @@ static int loop_program(struct ep_share *s, int ifindex)
  */
 static int veth_inside(struct ep_share *s, const struct ep_share_cfg *cfg, char *err, size_t errlen)
 {
+	const struct nl_link_change up = { .up = 1 };
 	int rc, dev_if;
 	uint32_t v;
 
-	s->nl_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (s->nl_fd < 0) {
-		snprintf(err, errlen, "rtnetlink: %s", strerror(errno));
-		return -errno;
-	}
-	rc = veth_create(s->nl_fd, s->veth_mtu);
+	s->rt = nl_open_route(err, errlen);
+	if (!s->rt)
+		return -EIO;
+	rc = nl_veth_add(s->rt, VETH_SOCK, VETH_DEV, s->veth_mtu, 0);
 	s->veth_ifindex = (int)if_nametoindex(VETH_SOCK);
 	dev_if = (int)if_nametoindex(VETH_DEV);
 	if (!rc && (!s->veth_ifindex || !dev_if))
 		rc = -ENODEV;
 	if (!rc)
-		rc = link_set(s->nl_fd, dev_if, true, false);
+		rc = nl_link_set(s->rt, dev_if, &up);
 	if (!rc)
-		rc = link_set(s->nl_fd, s->veth_ifindex, true, false);
+		rc = nl_link_set(s->rt, s->veth_ifindex, &up);
 	if (rc) {
-		snprintf(err, errlen, "cannot make the process's veth pair: %s", strerror(-rc));
+		snprintf(err, errlen, "cannot make the process's veth pair: %s",
+			 rc == -ENODEV ? strerror(ENODEV) : nl_error(s->rt));
 		return rc;
 	}
 	s->vxdp = ep_xdp_attach(VETH_SOCK, false, s->ethertype, err, errlen);
@@ -638,12 +552,12 @@ static void release(struct ep_share *s)
 		ep_xdp_detach(s->vxdp);
 		s->vxdp = NULL;
 	}
-	if (s->nl_fd >= 0) {
+	if (s->rt) {
 		/* The pair goes with the namespace anyway; now is tidier. */
 		if (s->veth_ifindex)
-			link_set(s->nl_fd, s->veth_ifindex, false, true);
-		close(s->nl_fd);
-		s->nl_fd = -1;
+			nl_link_del(s->rt, s->veth_ifindex, NULL);
+		nl_close(s->rt);
+		s->rt = NULL;
 	}
 	if (s->tx_fd >= 0)
 		close(s->tx_fd);
@@ -664,7 +578,7 @@ struct ep_share *ep_share_open(const struct ep_share_cfg *cfg, char *err, size_t
 		errno = ENOMEM;
 		return NULL;
 	}
-	s->prog_fd = s->link_fd = s->slot_lock = s->direct_lock = s->nl_fd = s->tx_fd = -1;
+	s->prog_fd = s->link_fd = s->slot_lock = s->direct_lock = s->tx_fd = -1;
 	s->loop_fd = s->loop_link = -1;
 	for (unsigned k = 0; k < sizeof(map_names) / sizeof(map_names[0]); k++)
 		*map_slot(s, k) = -1;
