@@ -216,7 +216,7 @@ test_ubperf_ctp_entity_member_unresolved_one_line() {
 	[[ $(wc -l <"$d/cli.err") -eq 1 ]] && grep -q "entity member ctpa2" "$d/cli.err"
 }
 
-# Each entity member follows its own next hop, looked up again every second:
+# Each entity member follows its own next hop, looked up again on a change:
 # mid-run the server's port on link 2 takes a new MAC and the client's
 # neighbour entry there learns it (as a gratuitous ARP would teach it). On
 # that link the client's frames switch to the new MAC within 2 s and keep to

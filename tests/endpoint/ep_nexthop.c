@@ -15,6 +15,7 @@
 int main(int argc, char **argv)
 {
 	struct ep_nexthop nh;
+	struct nl *rt;
 	uint8_t dst[16] = { 0 };
 	char err[256], via[INET6_ADDRSTRLEN], src[INET6_ADDRSTRLEN], ifn[IF_NAMESIZE] = "?";
 	uint8_t ver;
@@ -29,7 +30,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ep_nexthop: bad address %s\n", argv[1]);
 		return 2;
 	}
-	rc = ep_nexthop_resolve(ver, dst, 0, argc > 2 ? atoi(argv[2]) : 2000, &nh, err, sizeof(err));
+	rt = nl_open_route(err, sizeof(err));
+	rc = rt ? ep_nexthop_resolve(rt, ver, dst, 0, argc > 2 ? atoi(argv[2]) : 2000, &nh, err, sizeof(err)) : -1;
+	nl_close(rt);
 	if (rc) {
 		fprintf(stderr, "ep_nexthop: %s\n", err);
 		return 1;

@@ -17,6 +17,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <linux/rtnetlink.h>
+
 #include "lib/clock.h"
 #include "lib/frame.h"
 #include "lib/uboe_wrap.h"
@@ -87,7 +89,7 @@ static int open_shared(struct ep *e, char *err, size_t errlen)
 	struct ep_nexthop nh = { .ifindex = e->ifindex };
 	struct ep_share_cfg sc = { 0 };
 
-	if (ep_nexthop_dev_info(&nh, err, errlen))
+	if (ep_nexthop_dev_info(e->rt, &nh, err, errlen))
 		return -1;
 	memcpy(e->mac[0], nh.src_mac, 6);
 	sc.dev = cfg->dev;
@@ -117,7 +119,7 @@ static int open_member(struct ep *e, uint32_t k, const char *dev, char *err, siz
 		snprintf(err, errlen, "no device %s", dev);
 		return -1;
 	}
-	if (ep_nexthop_dev_info(&nh, err, errlen))
+	if (ep_nexthop_dev_info(e->rt, &nh, err, errlen))
 		return -1;
 	memcpy(e->mac[k], nh.src_mac, 6);
 	e->dev_mtu[k] = nh.mtu;
@@ -145,6 +147,12 @@ uint64_t ep_now_ns(void)
 {
 	return ub_mono_ns();
 }
+
+/* What can move a peer's next hop: the route and neighbour tables, and the
+ * rules, next-hop objects, addresses and links the routes depend on. */
+static const unsigned nh_groups[] = { RTNLGRP_NEIGH, RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE,
+				      RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE, RTNLGRP_NEXTHOP,
+				      RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR, RTNLGRP_LINK };
 
 struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 {
@@ -175,6 +183,12 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "no device %s", cfg->dev);
 		goto fail;
 	}
+	e->rt = nl_open_route(err, errlen);
+	if (!e->rt)
+		goto fail;
+	e->mon = nl_open_monitor(nh_groups, sizeof(nh_groups) / sizeof(nh_groups[0]), err, errlen);
+	if (!e->mon)
+		goto fail;
 	e->tp = tp_ep_create(&cfg->tp);
 	if (!e->tp) {
 		snprintf(err, errlen, "transport core: %s", strerror(errno));
@@ -221,6 +235,8 @@ void ep_close(struct ep *e)
 	for (uint32_t k = 0; k < EP_MAX_MEMBERS; k++)
 		ep_xdp_detach(e->xdp[k]);
 	tp_ep_destroy(e->tp);
+	nl_close(e->mon);
+	nl_close(e->rt);
 	free(e);
 }
 
@@ -247,11 +263,11 @@ static int peer_oif(struct ep *e, uint8_t ip_ver, const uint8_t ip[16])
 {
 	struct ep_nexthop nh;
 	char err[128];
-	int rc = ep_nexthop_lookup(ip_ver, ip, 0, &nh, err, sizeof(err));
+	int rc = ep_nexthop_lookup(e->rt, ip_ver, ip, 0, &nh, err, sizeof(err));
 
 	if ((rc && rc != -EAGAIN) || nh.ifindex == e->ifindex)
 		return 0;
-	rc = ep_nexthop_lookup(ip_ver, ip, e->ifindex, &nh, err, sizeof(err));
+	rc = ep_nexthop_lookup(e->rt, ip_ver, ip, e->ifindex, &nh, err, sizeof(err));
 	return (!rc || rc == -EAGAIN) && nh.gateway && nh.ifindex == e->ifindex ? e->ifindex : 0;
 }
 
@@ -272,7 +288,7 @@ static int member_hops(struct ep *e, struct ep_peer *p, int timeout_ms, char *er
 			memcpy(p->member_mac[k], e->cfg.nexthop_mac, 6);
 			continue;
 		}
-		rc = ep_nexthop_resolve(p->ip_ver, p->ip, ifindex, timeout_ms, &nh, why, sizeof(why));
+		rc = ep_nexthop_resolve(e->rt, p->ip_ver, p->ip, ifindex, timeout_ms, &nh, why, sizeof(why));
 		if (!rc && nh.ifindex != ifindex)
 			rc = -ENETUNREACH;
 		if (rc) {
@@ -324,24 +340,24 @@ int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t 
 		memcpy(p->nh.src_mac, e->mac[0], 6);
 		memcpy(p->nh.dst_mac, e->mac[0], 6);
 		p->nh.mtu = e->dev_mtu[0];
-		p->checked_ns = ep_now_ns();
 		return 0;
 	}
+	/* Changes read from here on make the peer look its next hop up again. */
+	p->nh_gen = e->nh_gen;
 	p->oif = peer_oif(e, ip_ver, ip);
 	if (e->cfg.nexthop_mac_set) {
 		/* The MAC is given, so an unresolved neighbour is no failure. */
-		rc = ep_nexthop_lookup(ip_ver, ip, p->oif, &p->nh, err, errlen);
+		rc = ep_nexthop_lookup(e->rt, ip_ver, ip, p->oif, &p->nh, err, errlen);
 		if (rc == -EAGAIN)
 			rc = 0;
 		memcpy(p->nh.dst_mac, e->cfg.nexthop_mac, 6);
 	} else {
-		rc = ep_nexthop_resolve(ip_ver, ip, p->oif, timeout_ms, &p->nh, err, errlen);
+		rc = ep_nexthop_resolve(e->rt, ip_ver, ip, p->oif, timeout_ms, &p->nh, err, errlen);
 	}
 	if (!rc)
 		rc = check_route(e, p, err, errlen);
 	if (!rc)
 		rc = member_hops(e, p, timeout_ms, err, errlen);
-	p->checked_ns = ep_now_ns();
 	return rc;
 }
 
@@ -461,16 +477,21 @@ uint32_t ep_frame_bound(void)
 
 int ep_dev_mtu(const char *dev, uint32_t *mtu, char *err, size_t errlen)
 {
-	struct ep_nexthop nh = { .ifindex = (int)if_nametoindex(dev) };
+	struct nl *rt = nl_open_route(err, errlen);
+	struct nl_link l;
+	int rc;
 
-	if (!nh.ifindex) {
-		snprintf(err, errlen, "no device %s", dev);
-		return -ENODEV;
-	}
-	if (ep_nexthop_dev_info(&nh, err, errlen))
+	if (!rt)
 		return -EIO;
-	*mtu = nh.mtu;
-	return 0;
+	rc = nl_link_get(rt, 0, dev, &l);
+	if (rc == -ENODEV)
+		snprintf(err, errlen, "no device %s", dev);
+	else if (rc)
+		snprintf(err, errlen, "device %s: %s", dev, nl_error(rt));
+	else
+		*mtu = l.mtu;
+	nl_close(rt);
+	return rc;
 }
 
 uint32_t ep_ub_mtu_max(const struct ep *e, uint8_t ip_ver, uint32_t *dev_mtu, uint32_t *member)

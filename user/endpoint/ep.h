@@ -10,8 +10,8 @@
  *        uboe_wrap (Eth, IPv4 DF / IPv6, UDP entropy port, ECT(0), ICRC) -> AF_XDP
  *
  * Every channel needs a peer (struct ep_peer: its address, and the next hop
- * resolved from the kernel's route and neighbour tables, refreshed once a
- * second). Create channels with ep_chan_create(), which sets the core's
+ * resolved from the kernel's route and neighbour tables, looked up again
+ * when they change: the endpoint listens to their changes over netlink). Create channels with ep_chan_create(), which sets the core's
  * per-channel user pointer; tp_chan_user() gives back struct ep_chan.
  *
  * With a native EtherType (struct ep_native) the device is an emulated UB
@@ -99,7 +99,7 @@ struct ep_peer {
 	/* A CTP entity's members 1 .. n-1: the next-hop MAC by each one's device. */
 	uint8_t member_mac[EP_MAX_MEMBERS][6];
 	int oif;		/* the route asked by this device (0: any), see ep_peer_init */
-	uint64_t checked_ns;	/* last next-hop refresh */
+	uint64_t nh_gen;	/* the endpoint's nh_gen when last looked up */
 	uint64_t nh_changes;	/* MAC or device changed (route change, failover) */
 	bool local;		/* an address of the device itself (shared mode) */
 };
@@ -192,7 +192,8 @@ int ep_wait(struct ep *const *eps, unsigned n, uint64_t max_ns);
 
 /*
  * For a caller that waits itself (beside descriptors of its own): the
- * endpoint's descriptors to poll for POLLIN, at most max of them, after
+ * endpoint's descriptors to poll for POLLIN (its sockets, and the netlink
+ * socket that hears route and neighbour changes), at most max of them, after
  * the same housekeeping ep_wait() does first. Returns how many.
  */
 int ep_poll_fds(struct ep *e, int *fds, int max);

@@ -14,6 +14,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include <linux/rtnetlink.h>
+
 #include "transport/tpg.h"
 #include "lib/frame.h"
 #include "lib/uboe_wrap.h"
@@ -21,19 +23,60 @@
 
 #define BATCH		256
 #define FRAG_MAX	(JUMBO_BUF / EP_FRAME_SIZE)	/* UMEM frames of one packet */
-#define NH_REFRESH_NS	1000000000ull
+/* While rounds move packets (no wait, so no wake for a change), the changes
+ * are read at least this often: one syscall, nothing when none came. */
+#define EP_NL_READ_NS	1000000ull
 
-/* Follow route and neighbour changes; keep the old next hop on failure. */
-static void refresh_peer(struct ep *e, struct ep_peer *p, uint64_t now)
+static bool on_member(const struct ep *e, int ifindex)
+{
+	if (ifindex == e->ifindex)
+		return true;
+	for (uint32_t k = 1; k < e->nmem; k++)
+		if (ifindex == ep_xdp_ifindex(e->xdp[k]))
+			return true;
+	return false;
+}
+
+/*
+ * A change that may move a peer's next hop: a neighbour entry (of IP, not a
+ * bridge's) on a device we send by; any route, rule, next-hop object,
+ * address or link, since each can change which route the kernel takes
+ * (IPv4 flushes routes when a link goes down or an address goes, without a
+ * message of their own).
+ */
+static void nh_event(void *ctx, const struct nl_event *ev)
+{
+	struct ep *e = ctx;
+
+	if (ev->type == RTM_NEWNEIGH || ev->type == RTM_DELNEIGH) {
+		if ((ev->family == AF_INET || ev->family == AF_INET6) && on_member(e, ev->ifindex))
+			e->nh_gen++;
+		return;
+	}
+	e->nh_gen++;
+}
+
+/* The changes queued on the monitor socket; lost ones (a full queue) count
+ * as a change of everything. */
+static void read_changes(struct ep *e, uint64_t now)
+{
+	e->mon_read_ns = now;
+	if (nl_monitor_read(e->mon, nh_event, e) < 0)
+		e->nh_gen++;
+}
+
+/* Follow route and neighbour changes; keep the old next hop on failure
+ * (the change that mends it will come as a change too). */
+static void refresh_peer(struct ep *e, struct ep_peer *p)
 {
 	struct ep_nexthop nh;
 	char err[128];
 	int rc;
 
-	if (p->local || now - p->checked_ns < NH_REFRESH_NS)
+	if (p->local || p->nh_gen == e->nh_gen)
 		return;
-	p->checked_ns = now;
-	rc = ep_nexthop_lookup(p->ip_ver, p->ip, p->oif, &nh, err, sizeof(err));
+	p->nh_gen = e->nh_gen;
+	rc = ep_nexthop_lookup(e->rt, p->ip_ver, p->ip, p->oif, &nh, err, sizeof(err));
 	if (e->cfg.nexthop_mac_set && rc == -EAGAIN)
 		rc = 0;
 	if (rc || nh.ifindex != e->ifindex)
@@ -46,7 +89,7 @@ static void refresh_peer(struct ep *e, struct ep_peer *p, uint64_t now)
 	for (uint32_t k = 1; k < e->nmem && !e->cfg.nexthop_mac_set; k++) {
 		const int ifindex = ep_xdp_ifindex(e->xdp[k]);
 
-		if (ep_nexthop_lookup(p->ip_ver, p->ip, ifindex, &nh, err, sizeof(err)) ||
+		if (ep_nexthop_lookup(e->rt, p->ip_ver, p->ip, ifindex, &nh, err, sizeof(err)) ||
 		    nh.ifindex != ifindex)
 			continue;
 		if (memcmp(nh.dst_mac, p->member_mac[k], 6))
@@ -260,7 +303,7 @@ int ep_send_raw(struct ep *e, struct ep_peer *p, uint16_t sport, const void *tp,
 		return -ENOBUFS;
 	}
 	memcpy(fr.data + off, tp, len);
-	refresh_peer(e, p, ep_now_ns());
+	refresh_peer(e, p);
 	flow_to(e, p, sport, NULL, &f);
 	wrap_frame(&fr, off, len, &f);
 	if (p->local) {
@@ -357,7 +400,7 @@ static unsigned do_tx(struct ep *e, uint64_t now)
 			break;
 		}
 		c = info.user;
-		refresh_peer(e, c->peer, now);
+		refresh_peer(e, c->peer);
 		flow_to(e, c->peer, c->tpg ? tpg_entropy(c->tpg, &info) : c->sport, &info, &f);
 		if (info.ctp) {
 			/* The entity's load balancing: the LBF picks the member port. */
@@ -425,6 +468,8 @@ int ep_progress(struct ep *e, int timeout_ms)
 	uint64_t now = ep_now_ns(), dl;
 	unsigned moved;
 
+	if (now - e->mon_read_ns >= EP_NL_READ_NS)
+		read_changes(e, now);
 	moved = do_rx(e, now);
 	dl = tp_ep_next_deadline(e->tp);
 	if (dl <= now)
@@ -438,8 +483,10 @@ int ep_progress(struct ep *e, int timeout_ms)
 			if (ms < (uint64_t)timeout_ms)
 				timeout_ms = (int)ms;
 		}
-		if (timeout_ms > 0)
-			xsk_mt_poll(e->xt, timeout_ms);
+		if (timeout_ms > 0) {
+			xsk_mt_poll(e->xt, nl_fd(e->mon), timeout_ms);
+			read_changes(e, ep_now_ns());
+		}
 	}
 	return (int)moved;
 }
@@ -459,8 +506,12 @@ int ep_wait(struct ep *const *eps, unsigned n, uint64_t max_ns)
 
 		if (d < dl)
 			dl = d;
-		/* Completions reaped, the fill ring topped up: what poll() waits on is real. */
+		/* Completions reaped, the fill ring topped up, the changes read:
+		 * what poll() waits on is real. */
 		xsk_mt_service(eps[i]->xt);
+		read_changes(eps[i], now);
+		if (nfd < EP_WAIT_MAX_FDS)
+			pfd[nfd++] = (struct pollfd){ .fd = nl_fd(eps[i]->mon), .events = POLLIN };
 		for (int k = 0; k < xsk_mt_nsocks(eps[i]->xt) && nfd < EP_WAIT_MAX_FDS; k++) {
 			pfd[nfd].fd = xsk_mt_fd(eps[i]->xt, k);
 			pfd[nfd].events = POLLIN;
@@ -481,6 +532,9 @@ int ep_poll_fds(struct ep *e, int *fds, int max)
 	int n = 0;
 
 	xsk_mt_service(e->xt);
+	read_changes(e, ep_now_ns());
+	if (n < max)
+		fds[n++] = nl_fd(e->mon);	/* first: never left out by max */
 	for (int k = 0; k < xsk_mt_nsocks(e->xt) && n < max; k++)
 		fds[n++] = xsk_mt_fd(e->xt, k);
 	return n;

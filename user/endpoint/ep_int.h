@@ -43,6 +43,15 @@ struct ep {
 	uint8_t mac[EP_MAX_MEMBERS][6];
 	uint32_t dev_mtu[EP_MAX_MEMBERS];	/* each member device's MTU */
 	uint64_t mem_tx[EP_MAX_MEMBERS];
+	/*
+	 * Next hops: rt asks the route and neighbour tables; mon hears their
+	 * changes (and the links' and addresses'), nonblocking, read when a wait
+	 * wakes for it and at least every EP_NL_READ_NS while busy. A change
+	 * that may move a peer's next hop adds one to nh_gen, and each peer is
+	 * looked up again before its next packet leaves (ep_peer.nh_gen).
+	 */
+	struct nl *rt, *mon;
+	uint64_t nh_gen, mon_read_ns;
 	/* shared mode (ep_share.h) */
 	struct ep_share *sh;
 	int tx_fd;		/* veth mode: frames leave by this AF_PACKET socket */

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Where a UBoE packet to an IP address leaves and to which MAC: the kernel's
- * route (RTM_GETROUTE: device, gateway, preferred source) and neighbour
- * (RTM_GETNEIGH) tables over rtnetlink. AF_XDP bypasses the kernel's output
- * path, so nothing else would resolve or refresh the neighbour: when the
- * entry is missing, failed or stale, RTM_NEWNEIGH with NTF_USE asks the
- * kernel to (re)probe it, exactly as if it had a packet to send.
+ * route (device, gateway, preferred source) and neighbour tables, read over
+ * rtnetlink (nl.h). AF_XDP bypasses the kernel's output path, so nothing
+ * else would resolve or refresh the neighbour: when the entry is missing,
+ * failed or stale, a probe (NTF_USE) asks the kernel to, exactly as if it had
+ * a packet to send.
  */
 #ifndef UBXDP_NEXTHOP_H
 #define UBXDP_NEXTHOP_H
@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "io/nl.h"
 
 struct ep_nexthop {
 	uint8_t ip_ver;		/* 4 or 6 */
@@ -29,19 +31,24 @@ struct ep_nexthop {
 /*
  * Route and neighbour for `dst` (IPv4 in the first 4 bytes when ip_ver 4),
  * by any device (oif 0) or by device oif (the kernel's `ip route get DST oif
- * DEV`: when nothing routes by it, it guesses the peer on link, no gateway).
- * Returns 0 with nh filled and dst_mac valid; -EAGAIN when the neighbour is
- * not resolved yet (resolution was triggered; route fields are filled);
- * another -errno with one line in err (no route, local address, ...).
+ * DEV`: when nothing routes by it, it guesses the peer on link, no gateway),
+ * asked over rt (nl_open_route). Returns 0 with nh filled and dst_mac valid;
+ * -EAGAIN when the neighbour is not resolved yet (resolution was triggered;
+ * route fields are filled); another -errno with one line in err (no route,
+ * local address, ...).
  */
-int ep_nexthop_lookup(uint8_t ip_ver, const uint8_t dst[16], int oif, struct ep_nexthop *nh,
+int ep_nexthop_lookup(struct nl *rt, uint8_t ip_ver, const uint8_t dst[16], int oif, struct ep_nexthop *nh,
 		      char *err, size_t errlen);
 
 /* The MAC and MTU of device nh->ifindex into nh. 0 or -errno with err. */
-int ep_nexthop_dev_info(struct ep_nexthop *nh, char *err, size_t errlen);
+int ep_nexthop_dev_info(struct nl *rt, struct ep_nexthop *nh, char *err, size_t errlen);
 
-/* ep_nexthop_lookup() until resolved or timeout_ms passed (-EHOSTUNREACH). */
-int ep_nexthop_resolve(uint8_t ip_ver, const uint8_t dst[16], int oif, int timeout_ms,
+/*
+ * ep_nexthop_lookup() until resolved or timeout_ms passed (-EHOSTUNREACH):
+ * after each unresolved lookup it sleeps until the neighbour table changes
+ * (subscribed before the first lookup, so no answer comes unseen).
+ */
+int ep_nexthop_resolve(struct nl *rt, uint8_t ip_ver, const uint8_t dst[16], int oif, int timeout_ms,
 		       struct ep_nexthop *nh, char *err, size_t errlen);
 
 #endif

@@ -112,7 +112,7 @@ void ubx_app_idle(struct ubx_port *p)
 
 /* ---- the progress thread ---------------------------------------------------------- */
 
-#define MAX_IDLE_NS	100000000ull	/* housekeeping: next-hop refresh, hellos */
+#define MAX_IDLE_NS	100000000ull	/* housekeeping: hellos (a next-hop change wakes the poll itself) */
 
 void *ubx_progress_thread(void *arg)
 {

@@ -67,7 +67,7 @@
 #define UBX_RX_BATCH		32		/* frames a round takes: answers stay < TP_FIFO */
 #define UBX_TIMEOUT_MS		2000		/* in-band setup (UBXDP_URMA_TIMEOUT_MS) */
 #define UBX_HELLO_RETRY_NS	100000000ull	/* an unanswered hello goes again */
-#define UBX_POLL_FDS		16		/* an endpoint's sockets */
+#define UBX_POLL_FDS		16		/* an endpoint's descriptors (ep_poll_fds) */
 /* An application thread that polled an empty JFC, or waits in urma_wait_jfc,
  * this recently drives the endpoint: the progress thread stands back. */
 #define UBX_APP_DRIVES_NS	1000000ull

@@ -253,7 +253,7 @@ void *wps_eg_shard_main(void *arg)
 		n = xsk_mt_rx(s->t, fr, BATCH);
 		if (!n && wait_ms) {
 			pthread_mutex_unlock(&s->lock);
-			xsk_mt_poll(s->t, wait_ms);
+			xsk_mt_poll(s->t, -1, wait_ms);
 			pthread_mutex_lock(&s->lock);
 			n = xsk_mt_rx(s->t, fr, BATCH);
 		}

@@ -504,9 +504,9 @@ void xsk_mt_free(struct xsk_mt_thr *t, uint64_t addr)
 	push_free(t, addr);
 }
 
-int xsk_mt_poll(struct xsk_mt_thr *t, int timeout_ms)
+int xsk_mt_poll(struct xsk_mt_thr *t, int extra_fd, int timeout_ms)
 {
-	struct pollfd pfd[XSK_MT_MAX_SOCKS];
+	struct pollfd pfd[XSK_MT_MAX_SOCKS + 1];
 	nfds_t n = 0;
 	int r;
 
@@ -514,6 +514,8 @@ int xsk_mt_poll(struct xsk_mt_thr *t, int timeout_ms)
 	for (int i = 0; i < t->nsocks; i++)
 		if (t->socks[i].has_rx)
 			pfd[n++] = (struct pollfd){ .fd = t->socks[i].fd, .events = POLLIN };
+	if (extra_fd >= 0)
+		pfd[n++] = (struct pollfd){ .fd = extra_fd, .events = POLLIN };
 	r = poll(pfd, n, timeout_ms);
 	return r < 0 ? -errno : r;
 }

@@ -96,8 +96,9 @@ bool xsk_mt_alloc(struct xsk_mt_thr *t, struct xsk_mt_frame *f);
 unsigned xsk_mt_tx_room(struct xsk_mt_thr *t, int sock);
 /* Reap t's completions, top up the fill rings of the queues t receives from, kick pending tx. */
 void xsk_mt_service(struct xsk_mt_thr *t);
-/* Wait up to timeout_ms for rx on t's sockets: > 0 maybe ready, 0 timeout, -errno. */
-int xsk_mt_poll(struct xsk_mt_thr *t, int timeout_ms);
+/* Wait up to timeout_ms for rx on t's sockets, or for extra_fd to be readable
+ * (-1: none; a descriptor of the caller's own): > 0 maybe ready, 0 timeout, -errno. */
+int xsk_mt_poll(struct xsk_mt_thr *t, int extra_fd, int timeout_ms);
 uint32_t xsk_mt_free_frames(const struct xsk_mt_thr *t);
 
 #endif
