@@ -6,6 +6,7 @@
  *   nl_check set NAME up|down MTU MAC  one nl_link_set (MTU 0: leave it)
  *   nl_check get NAME                 "ifindex N mtu M addr MAC up|down"
  *   nl_check features NAME FEAT=on|off...
+ *   nl_check active NAME              its active features, one a line
  *   nl_check del NAME
  *   nl_check watch NAME               nl_link_set down and up on NAME, then
  *                                     "events N on NAME" the monitor saw
@@ -55,6 +56,27 @@ static int features(const char *dev, int n, char **spec)
 		f[i] = (struct nl_feature){ .name = spec[i], .on = !strcmp(eq + 1, "on") };
 	}
 	rc = nl_features_set(s, dev, f, (unsigned)n) ? failed(s) : 0;
+	nl_close(s);
+	return rc;
+}
+
+static void print_name(void *ctx, const char *name)
+{
+	(void)ctx;
+	puts(name);
+}
+
+static int active(const char *dev)
+{
+	char err[256];
+	struct nl *s = nl_open_ethtool(err, sizeof(err));
+	int rc;
+
+	if (!s) {
+		fprintf(stderr, "nl_check: %s\n", err);
+		return 1;
+	}
+	rc = nl_features_active(s, dev, print_name, NULL) ? failed(s) : 0;
 	nl_close(s);
 	return rc;
 }
@@ -114,6 +136,8 @@ int main(int argc, char **argv)
 			       l.flags & IFF_UP ? "up" : "down");
 	} else if (!strcmp(argv[1], "features")) {
 		rc = features(argv[2], argc - 3, argv + 3);
+	} else if (!strcmp(argv[1], "active")) {
+		rc = active(argv[2]);
 	} else if (!strcmp(argv[1], "del")) {
 		rc = nl_link_del(s, 0, argv[2]) ? failed(s) : 0;
 	} else if (!strcmp(argv[1], "watch")) {

@@ -29,6 +29,8 @@
 /* A request the kernel never answers (its answer dropped: our receive
  * queue full) fails after this, rather than hang the caller. */
 #define NL_TIMEOUT_S	2
+/* The features a device kept other than asked, named in one line. */
+#define NL_NAMES	200
 
 struct nl {
 	struct mnl_socket *m;
@@ -435,50 +437,74 @@ struct nl *nl_open_ethtool(char *err, size_t errlen)
 	return s;
 }
 
-/* The names in a verbose bitset (nested ETHTOOL_A_BITSET_BITS of BIT nests),
- * appended to out. */
-static void bitset_names(const struct nlattr *set, char *out, size_t cap)
+/* Each name in a verbose bitset (nested ETHTOOL_A_BITSET_BITS of BIT nests):
+ * in a list (ETHTOOL_A_BITSET_NOMASK) the bits set, else the bits of the mask. */
+static void bitset_names(const struct nlattr *set, void (*fn)(void *ctx, const char *name), void *ctx)
 {
 	const struct nlattr *bits, *bit, *a;
 
 	mnl_attr_for_each_nested(bits, set) {
 		if (mnl_attr_get_type(bits) != ETHTOOL_A_BITSET_BITS)
 			continue;
-		mnl_attr_for_each_nested(bit, bits) {
-			mnl_attr_for_each_nested(a, bit) {
-				size_t len = strlen(out);
-
-				if (mnl_attr_get_type(a) != ETHTOOL_A_BITSET_BIT_NAME ||
-				    mnl_attr_validate(a, MNL_TYPE_NUL_STRING))
-					continue;
-				snprintf(out + len, cap - len, "%s%s", len ? ", " : "", mnl_attr_get_str(a));
-			}
-		}
+		mnl_attr_for_each_nested(bit, bits)
+			mnl_attr_for_each_nested(a, bit)
+				if (mnl_attr_get_type(a) == ETHTOOL_A_BITSET_BIT_NAME &&
+				    !mnl_attr_validate(a, MNL_TYPE_NUL_STRING))
+					fn(ctx, mnl_attr_get_str(a));
 	}
 }
 
-/* The set's answer: ETHTOOL_A_FEATURES_WANTED lists what was asked for and
- * did not come true. */
+/* One of a bitset's names, from fn's ctx: which bitset, and where to. */
+struct names {
+	uint16_t set;	/* ETHTOOL_A_FEATURES_* */
+	void (*fn)(void *ctx, const char *name);
+	void *ctx;
+};
+
 static int features_cb(const struct nlmsghdr *h, void *data)
 {
+	const struct names *n = data;
 	const struct nlattr *a;
 
 	mnl_attr_for_each(a, h, sizeof(struct genlmsghdr))
-		if (mnl_attr_get_type(a) == ETHTOOL_A_FEATURES_WANTED)
-			bitset_names(a, data, 200);
+		if (mnl_attr_get_type(a) == n->set)
+			bitset_names(a, n->fn, n->ctx);
 	return MNL_CB_OK;
+}
+
+static void append_name(void *ctx, const char *name)
+{
+	char *out = ctx;
+	size_t len = strlen(out);
+
+	snprintf(out + len, NL_NAMES - len, "%s%s", len ? ", " : "", name);
+}
+
+static struct nlmsghdr *features_msg(struct nl *s, uint8_t cmd, const char *dev)
+{
+	struct nlmsghdr *h = genl_msg(s, s->ethtool_id, cmd, ETHTOOL_GENL_VERSION);
+	struct nlattr *hdr = mnl_attr_nest_start(h, ETHTOOL_A_FEATURES_HEADER);
+
+	mnl_attr_put_strz(h, ETHTOOL_A_HEADER_DEV_NAME, dev);
+	mnl_attr_nest_end(h, hdr);
+	return h;
+}
+
+int nl_features_active(struct nl *s, const char *dev, void (*fn)(void *ctx, const char *name), void *ctx)
+{
+	struct names n = { .set = ETHTOOL_A_FEATURES_ACTIVE, .fn = fn, .ctx = ctx };
+
+	return request(s, features_msg(s, ETHTOOL_MSG_FEATURES_GET, dev), features_cb, &n);
 }
 
 int nl_features_set(struct nl *s, const char *dev, const struct nl_feature *f, unsigned n)
 {
-	struct nlmsghdr *h = genl_msg(s, s->ethtool_id, ETHTOOL_MSG_FEATURES_SET, ETHTOOL_GENL_VERSION);
-	struct nlattr *hdr, *wanted, *bits;
-	char kept[200] = "";
+	struct nlmsghdr *h = features_msg(s, ETHTOOL_MSG_FEATURES_SET, dev);
+	char kept[NL_NAMES] = "";
+	struct names k = { .set = ETHTOOL_A_FEATURES_WANTED, .fn = append_name, .ctx = kept };
+	struct nlattr *wanted, *bits;
 	int rc;
 
-	hdr = mnl_attr_nest_start(h, ETHTOOL_A_FEATURES_HEADER);
-	mnl_attr_put_strz(h, ETHTOOL_A_HEADER_DEV_NAME, dev);
-	mnl_attr_nest_end(h, hdr);
 	/* Without ETHTOOL_A_BITSET_NOMASK the bits listed are the ones to change,
 	 * each on when it carries ETHTOOL_A_BITSET_BIT_VALUE. */
 	wanted = mnl_attr_nest_start(h, ETHTOOL_A_FEATURES_WANTED);
@@ -493,7 +519,9 @@ int nl_features_set(struct nl *s, const char *dev, const struct nl_feature *f, u
 	}
 	mnl_attr_nest_end(h, bits);
 	mnl_attr_nest_end(h, wanted);
-	rc = request(s, h, features_cb, kept);
+	/* The answer's ETHTOOL_A_FEATURES_WANTED lists what was asked for and
+	 * did not come true. */
+	rc = request(s, h, features_cb, &k);
 	if (!rc && kept[0]) {
 		snprintf(s->err, sizeof(s->err), "%s kept other than asked: %s", dev, kept);
 		return -EOPNOTSUPP;

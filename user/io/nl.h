@@ -112,6 +112,9 @@ struct nl_feature {
  */
 int nl_features_set(struct nl *s, const char *dev, const struct nl_feature *f, unsigned n);
 
+/* The names of dev's active features (`ethtool -k` shows them on), each to fn. */
+int nl_features_active(struct nl *s, const char *dev, void (*fn)(void *ctx, const char *name), void *ctx);
+
 /* ---- changes ----------------------------------------------------------------------- */
 
 /* A socket subscribed to rtnetlink groups (RTNLGRP_*, n of them), nonblocking,
