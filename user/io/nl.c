@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include <libmnl/libmnl.h>
 #include <linux/ethtool_netlink.h>
@@ -250,11 +251,22 @@ static int neigh_cb(const struct nlmsghdr *h, void *data)
 	if (h->nlmsg_type != RTM_NEWNEIGH)
 		return MNL_CB_OK;
 	n->state = nd->ndm_state;
-	mnl_attr_for_each(a, h, sizeof(*nd))
-		if (mnl_attr_get_type(a) == NDA_LLADDR && mnl_attr_get_payload_len(a) == 6) {
+	n->confirmed_ms = UINT32_MAX;
+	mnl_attr_for_each(a, h, sizeof(*nd)) {
+		const uint16_t t = mnl_attr_get_type(a);
+
+		if (t == NDA_LLADDR && mnl_attr_get_payload_len(a) == 6) {
 			memcpy(n->lladdr, mnl_attr_get_payload(a), 6);
 			n->has_lladdr = true;
+		} else if (t == NDA_CACHEINFO && mnl_attr_get_payload_len(a) >= sizeof(struct nda_cacheinfo)) {
+			/* In clock ticks (USER_HZ), as times() counts. */
+			const struct nda_cacheinfo *ci = mnl_attr_get_payload(a);
+			const long hz = sysconf(_SC_CLK_TCK);
+			const uint64_t ms = (uint64_t)ci->ndm_confirmed * 1000 / (uint64_t)(hz > 0 ? hz : 100);
+
+			n->confirmed_ms = ms < UINT32_MAX ? (uint32_t)ms : UINT32_MAX;
 		}
+	}
 	return MNL_CB_OK;
 }
 
@@ -285,6 +297,15 @@ int nl_neigh_probe(struct nl *s, int family, int ifindex, const void *dst)
 
 	nd->ndm_state = NUD_NONE;
 	nd->ndm_flags = NTF_USE;
+	return request(s, h, NULL, NULL);
+}
+
+int nl_neigh_set_state(struct nl *s, int family, int ifindex, const void *dst, uint16_t state)
+{
+	struct ndmsg *nd;
+	struct nlmsghdr *h = neigh_msg(s, RTM_NEWNEIGH, 0, family, ifindex, dst, &nd);
+
+	nd->ndm_state = state;
 	return request(s, h, NULL, NULL);
 }
 

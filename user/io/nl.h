@@ -53,6 +53,7 @@ struct nl_neigh {
 	uint16_t state;		/* NUD_* */
 	bool has_lladdr;
 	uint8_t lladdr[6];
+	uint32_t confirmed_ms;	/* since the neighbour last answered; UINT32_MAX: unknown */
 };
 
 /* dst's entry in ifindex's neighbour table; -ENOENT when there is none. */
@@ -64,6 +65,10 @@ int nl_neigh_get(struct nl *s, int family, int ifindex, const void *dst, struct 
  * nothing else would.
  */
 int nl_neigh_probe(struct nl *s, int family, int ifindex, const void *dst);
+
+/* An existing entry of dst on ifindex into state: NUD_PROBE has the kernel
+ * confirm it now, by a unicast probe. -ENOENT when there is none. */
+int nl_neigh_set_state(struct nl *s, int family, int ifindex, const void *dst, uint16_t state);
 
 /* ---- links ------------------------------------------------------------------------- */
 

@@ -138,8 +138,9 @@ int wps_ingress_dir(const char *dev, char *out, size_t len);
 /* wps_watch.c: ubctl wps ingress watch, and the neighbour table as path add asks it. */
 extern const struct optab_cmd wps_watch_cmd;
 struct wps_nh_seen;
-int wps_neigh_get(int fd, unsigned char family, unsigned ifindex, const unsigned char *addr, struct wps_nh_seen *s);
-int wps_neigh_ask(int fd, unsigned char family, unsigned ifindex, const unsigned char *addr, int act);
-int wps_rtnl_open(void);
+struct nl;
+int wps_neigh_get(struct nl *rt, unsigned char family, unsigned ifindex, const unsigned char *addr,
+		  struct wps_nh_seen *s);
+int wps_neigh_ask(struct nl *rt, unsigned char family, unsigned ifindex, const unsigned char *addr, int act);
 
 #endif

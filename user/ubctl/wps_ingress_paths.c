@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "io/nl.h"
 #include "wps/wps_cfg.h"
 #include "wps/wps_live.h"
 #include "ubctl/wps_ingress_int.h"
@@ -163,26 +164,27 @@ static int parse_nexthop(const char *s, __u8 addr[16], __u8 *family)
  */
 static bool nexthop_resolve(struct wps_in_path *p)
 {
-	int fd = wps_rtnl_open();
+	char err[256];
+	struct nl *rt = nl_open_route(err, sizeof(err));
 	bool ok = false;
 
-	if (fd < 0)
+	if (!rt)
 		return false;
 	for (int n = 0; n < 20 && !ok; n++) {
 		struct wps_nh_seen s;
 
-		if (wps_neigh_get(fd, p->nh_family, p->ifindex, p->nexthop, &s))
+		if (wps_neigh_get(rt, p->nh_family, p->ifindex, p->nexthop, &s))
 			break;
 		ok = wps_nh_alive(&s, UINT32_MAX, true);
 		if (ok)
 			memcpy(p->dmac, s.lladdr, 6);
 		else {
 			if (!n || (s.present && (s.state & NUD_FAILED)))
-				wps_neigh_ask(fd, p->nh_family, p->ifindex, p->nexthop, WPS_NH_RESOLVE);
+				wps_neigh_ask(rt, p->nh_family, p->ifindex, p->nexthop, WPS_NH_RESOLVE);
 			usleep(50000);
 		}
 	}
-	close(fd);
+	nl_close(rt);
 	return ok;
 }
 

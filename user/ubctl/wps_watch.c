@@ -5,10 +5,10 @@
  * the instance's member paths live:
  *
  *  - link: a path whose device is down or has lost its carrier is out of
- *    rotation (live.link_down) at the rtnetlink event (RTMGRP_LINK), and
+ *    rotation (live.link_down) at the rtnetlink event (RTNLGRP_LINK), and
  *    back when it is up again;
  *  - next hop (path add --nexthop ADDR): its MAC comes from the kernel's
- *    neighbour table and follows it (RTMGRP_NEIGH); the kernel is asked to
+ *    neighbour table and follows it (RTNLGRP_NEIGH); the kernel is asked to
  *    probe it whenever it has not confirmed for --probe, so a next hop
  *    that stops answering is out of rotation (live.neigh_down) --dead-ms
  *    after its last answer, and back when it answers again.
@@ -42,18 +42,17 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
-#include <linux/if_link.h>
 #ifndef IFF_LOWER_UP
 #define IFF_LOWER_UP	(1 << 16)	/* carrier (linux/if.h, which clashes with net/if.h) */
 #endif
 #include <linux/neighbour.h>
-#include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <netinet/in.h>
 #include <netinet/icmp6.h>
 
 #include <bpf/bpf.h>
 
+#include "io/nl.h"
 #include "lib/parse_num.h"
 #include "wps/wps_cfg.h"
 #include "wps/wps_live.h"
@@ -62,177 +61,65 @@
 
 /* ---- rtnetlink ----------------------------------------------------------------- */
 
-static __u32 nl_seq;
-
-/* A socket for requests (no groups) or for events (groups set). */
-static int nl_open(unsigned groups)
-{
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = groups };
-	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | (groups ? SOCK_NONBLOCK : 0), NETLINK_ROUTE);
-
-	if (fd < 0)
-		return -1;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static void nl_attr(struct nlmsghdr *h, unsigned short type, const void *data, unsigned len)
-{
-	struct rtattr *a = (struct rtattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
-
-	a->rta_type = type;
-	a->rta_len = (unsigned short)RTA_LENGTH(len);
-	memcpy(RTA_DATA(a), data, len);
-	h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + RTA_ALIGN(a->rta_len);
-}
-
-/*
- * Send req, read the answer: *reply (up to len bytes) gets the first message
- * that is not an ACK. Returns 0, or -errno (the kernel's or the socket's).
- */
-static int nl_talk(int fd, struct nlmsghdr *req, void *reply, size_t len)
-{
-	char buf[8192] __attribute__((aligned(4)));
-	struct sockaddr_nl to = { .nl_family = AF_NETLINK };
-	bool got = false;
-
-	req->nlmsg_seq = ++nl_seq;
-	req->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
-	if (sendto(fd, req, req->nlmsg_len, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n = recv(fd, buf, sizeof(buf), 0);
-		struct nlmsghdr *h;
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (unsigned)n); h = NLMSG_NEXT(h, n)) {
-			if (h->nlmsg_seq != req->nlmsg_seq)
-				continue;
-			if (h->nlmsg_type == NLMSG_ERROR) {
-				struct nlmsgerr *e = NLMSG_DATA(h);
-
-				return got || !e->error ? 0 : e->error;
-			}
-			if (h->nlmsg_type == NLMSG_DONE)
-				return 0;
-			if (!got && reply) {
-				memcpy(reply, h, h->nlmsg_len < len ? h->nlmsg_len : len);
-				got = true;
-			}
-		}
-	}
-}
-
 /* Device ifindex: up (IFF_UP) with its carrier (IFF_LOWER_UP); its MAC. -1 when it is gone. */
-static int link_get(int fd, unsigned ifindex, bool *up, __u8 mac[6])
+static int link_get(struct nl *rt, unsigned ifindex, bool *up, __u8 mac[6])
 {
-	struct {
-		struct nlmsghdr h;
-		struct ifinfomsg i;
-	} req = { .h = { .nlmsg_len = NLMSG_LENGTH(sizeof(struct ifinfomsg)), .nlmsg_type = RTM_GETLINK },
-		  .i = { .ifi_family = AF_UNSPEC, .ifi_index = (int)ifindex } };
-	char reply[4096] __attribute__((aligned(4))) = { 0 };
-	struct nlmsghdr *h = (struct nlmsghdr *)reply;
-	struct ifinfomsg *ifi = NLMSG_DATA(h);
-	struct rtattr *a;
-	int alen;
+	struct nl_link l;
 
-	if (nl_talk(fd, &req.h, reply, sizeof(reply)) || h->nlmsg_type != RTM_NEWLINK)
+	if (nl_link_get(rt, (int)ifindex, NULL, &l))
 		return -1;
-	*up = (ifi->ifi_flags & IFF_UP) && (ifi->ifi_flags & IFF_LOWER_UP);
-	alen = (int)h->nlmsg_len - (int)NLMSG_LENGTH(sizeof(*ifi));
-	for (a = IFLA_RTA(ifi); RTA_OK(a, alen); a = RTA_NEXT(a, alen))
-		if (a->rta_type == IFLA_ADDRESS && RTA_PAYLOAD(a) == 6)
-			memcpy(mac, RTA_DATA(a), 6);
+	*up = (l.flags & IFF_UP) && (l.flags & IFF_LOWER_UP);
+	if (l.addr_len == 6)
+		memcpy(mac, l.addr, 6);
 	return 0;
 }
 
-struct neigh_req {
-	struct nlmsghdr h;
-	struct ndmsg n;
-	char attrs[64];
-};
-
-static void neigh_req_init(struct neigh_req *r, __u16 type, __u8 family, unsigned ifindex, const __u8 *addr)
+static int af_of(unsigned char family)
 {
-	memset(r, 0, sizeof(*r));
-	r->h.nlmsg_len = NLMSG_LENGTH(sizeof(struct ndmsg));
-	r->h.nlmsg_type = type;
-	r->n.ndm_family = family == 4 ? AF_INET : AF_INET6;
-	r->n.ndm_ifindex = (int)ifindex;
-	nl_attr(&r->h, NDA_DST, family == 4 ? addr + 12 : addr, family == 4 ? 4 : 16);
+	return family == 4 ? AF_INET : AF_INET6;
+}
+
+/* The address of a next hop as the kernel takes it: IPv4 in its last 4 bytes. */
+static const unsigned char *nh_addr(unsigned char family, const unsigned char *addr)
+{
+	return family == 4 ? addr + 12 : addr;
 }
 
 /* The kernel's neighbour entry for addr (IPv4 in its last 4 bytes) on ifindex. */
-int wps_neigh_get(int fd, unsigned char family, unsigned ifindex, const unsigned char *addr, struct wps_nh_seen *s)
+int wps_neigh_get(struct nl *rt, unsigned char family, unsigned ifindex, const unsigned char *addr,
+		  struct wps_nh_seen *s)
 {
-	struct neigh_req req;
-	char reply[1024] __attribute__((aligned(4))) = { 0 };
-	struct nlmsghdr *h = (struct nlmsghdr *)reply;
-	struct ndmsg *nd = NLMSG_DATA(h);
-	long hz = sysconf(_SC_CLK_TCK);
-	struct rtattr *a;
-	int alen, rc;
+	struct nl_neigh n;
+	int rc = nl_neigh_get(rt, af_of(family), (int)ifindex, nh_addr(family, addr), &n);
 
 	memset(s, 0, sizeof(*s));
-	neigh_req_init(&req, RTM_GETNEIGH, family, ifindex, addr);
-	rc = nl_talk(fd, &req.h, reply, sizeof(reply));
 	if (rc == -ENOENT)
 		return 0;
-	if (rc || h->nlmsg_type != RTM_NEWNEIGH)
+	if (rc)
 		return -1;
 	s->present = true;
-	s->state = nd->ndm_state;
-	s->confirmed_ago_ms = UINT32_MAX;
-	alen = (int)h->nlmsg_len - (int)NLMSG_LENGTH(sizeof(*nd));
-	for (a = (struct rtattr *)((char *)nd + NLMSG_ALIGN(sizeof(*nd))); RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
-		if (a->rta_type == NDA_LLADDR && RTA_PAYLOAD(a) == 6) {
-			memcpy(s->lladdr, RTA_DATA(a), 6);
-			s->has_lladdr = true;
-		} else if (a->rta_type == NDA_CACHEINFO && RTA_PAYLOAD(a) >= sizeof(struct nda_cacheinfo)) {
-			const struct nda_cacheinfo *ci = RTA_DATA(a);
-
-			s->confirmed_ago_ms = (__u32)((unsigned long long)ci->ndm_confirmed * 1000 / (hz > 0 ? hz : 100));
-		}
-	}
+	s->state = n.state;
+	s->confirmed_ago_ms = n.confirmed_ms;
+	s->has_lladdr = n.has_lladdr;
+	memcpy(s->lladdr, n.lladdr, 6);
 	return 0;
 }
 
 /* Ask the kernel about the neighbour: a unicast probe now (state PROBE), or resolution (NTF_USE). */
-int wps_neigh_ask(int fd, unsigned char family, unsigned ifindex, const unsigned char *addr, int act)
+int wps_neigh_ask(struct nl *rt, unsigned char family, unsigned ifindex, const unsigned char *addr, int act)
 {
-	struct neigh_req req;
+	const int af = af_of(family);
+	const unsigned char *a = nh_addr(family, addr);
 	int rc;
 
 	if (act == WPS_NH_NONE)
 		return 0;
-	if (act == WPS_NH_REPROBE) {
-		/* PROBE again is no change: the kernel asks once more only on entering it. */
-		neigh_req_init(&req, RTM_NEWNEIGH, family, ifindex, addr);
-		req.n.ndm_state = NUD_STALE;
-		if ((rc = nl_talk(fd, &req.h, NULL, 0)))
-			return rc;
-	}
-	neigh_req_init(&req, RTM_NEWNEIGH, family, ifindex, addr);
-	if (act == WPS_NH_RESOLVE) {
-		req.h.nlmsg_flags = NLM_F_CREATE;
-		req.n.ndm_flags = NTF_USE;
-	} else {
-		req.n.ndm_state = NUD_PROBE;
-	}
-	return nl_talk(fd, &req.h, NULL, 0);
-}
-
-int wps_rtnl_open(void)
-{
-	return nl_open(0);
+	if (act == WPS_NH_RESOLVE)
+		return nl_neigh_probe(rt, af, (int)ifindex, a);
+	/* PROBE again is no change: the kernel asks once more only on entering it. */
+	if (act == WPS_NH_REPROBE && (rc = nl_neigh_set_state(rt, af, (int)ifindex, a, NUD_STALE)))
+		return rc;
+	return nl_neigh_set_state(rt, af, (int)ifindex, a, NUD_PROBE);
 }
 
 /* ---- the agent ------------------------------------------------------------------- */
@@ -296,7 +183,7 @@ static void say_now(void)
 }
 
 /* Look at every path in use once: link, next hop; the live map's words and the paths' MACs. */
-static int look(int nfd, int cfg_fd, int paths_fd, struct wps_in_live *lv, struct slot_watch *w,
+static int look(struct nl *rt, int cfg_fd, int paths_fd, struct wps_in_live *lv, struct slot_watch *w,
 		unsigned probe_ms, unsigned dead_ms, unsigned expire_s)
 {
 	__u16 pmtu = 0;
@@ -321,7 +208,7 @@ static int look(int nfd, int cfg_fd, int paths_fd, struct wps_in_live *lv, struc
 			s->known = s->link_up = s->nh_up = true;
 			s->first_seen_ms = now;
 		}
-		if (link_get(nfd, p.ifindex, &up, mac))
+		if (link_get(rt, p.ifindex, &up, mac))
 			up = false;	/* the device is gone */
 		if (up != s->link_up)
 			say(k, &p, up ? "link up" : "down (link: device down or no carrier)");
@@ -335,7 +222,7 @@ static int look(int nfd, int cfg_fd, int paths_fd, struct wps_in_live *lv, struc
 			struct wps_nh_seen seen;
 			bool alive;
 
-			if (wps_neigh_get(nfd, p.nh_family, p.ifindex, p.nexthop, &seen))
+			if (wps_neigh_get(rt, p.nh_family, p.ifindex, p.nexthop, &seen))
 				memset(&seen, 0, sizeof(seen));
 			alive = wps_nh_alive(&seen, dead_ms, now - s->first_seen_ms < dead_ms);
 			if (alive != s->nh_up)
@@ -354,7 +241,7 @@ static int look(int nfd, int cfg_fd, int paths_fd, struct wps_in_live *lv, struc
 				enum wps_nh_act act = wps_nh_next(&seen, probe_ms, (unsigned)(now - s->asked_ms));
 
 				if (act != WPS_NH_NONE) {
-					wps_neigh_ask(nfd, p.nh_family, p.ifindex, p.nexthop, act);
+					wps_neigh_ask(rt, p.nh_family, p.ifindex, p.nexthop, act);
 					s->asked_ms = now;
 				}
 			}
@@ -658,10 +545,12 @@ static int watch(int argc, char **argv)
 	int pin_fd;
 	bool gone;
 	struct ptb_ctx ptb = { .icmp6 = -1, .raw4 = -1, .flows_fd = -1, .state_fd = -1 };
-	char dir[PATH_MAX], p[PATH_MAX + 64];
+	char dir[PATH_MAX], p[PATH_MAX + 64], err[256];
 	struct slot_watch w[WPS_IN_MAX_PATHS] = { 0 };
 	struct wps_in_live *lv = NULL;
-	int cfg_fd = -1, paths_fd = -1, live_fd = -1, nfd = -1, efd = -1, rc = EXIT_FAIL;
+	static const unsigned groups[] = { RTNLGRP_LINK, RTNLGRP_NEIGH };
+	int cfg_fd = -1, paths_fd = -1, live_fd = -1, rc = EXIT_FAIL;
+	struct nl *rt = NULL, *mon = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct watch_args a = { .probe_ms = 200, .dead_ms = 700, .tick_ms = 100, .rate = 10, .burst = 10,
 				.expire_s = 600 };
@@ -691,10 +580,10 @@ static int watch(int argc, char **argv)
 		rc = fail(EXIT_FAIL, "cannot open the pins of %s: %s", pin_display(dir), strerror(errno));
 		goto out;
 	}
-	nfd = nl_open(0);
-	efd = nl_open(RTMGRP_LINK | RTMGRP_NEIGH);
-	if (nfd < 0 || efd < 0) {
-		rc = fail(EXIT_FAIL, "rtnetlink: %s", strerror(errno));
+	rt = nl_open_route(err, sizeof(err));
+	mon = rt ? nl_open_monitor(groups, sizeof(groups) / sizeof(groups[0]), err, sizeof(err)) : NULL;
+	if (!mon) {
+		rc = fail(EXIT_FAIL, "rtnetlink: %s", err);
 		goto out;
 	}
 	ptb.cfg_fd = cfg_fd;
@@ -709,7 +598,7 @@ static int watch(int argc, char **argv)
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (look(nfd, cfg_fd, paths_fd, lv, w, (unsigned)a.probe_ms, (unsigned)a.dead_ms, (unsigned)a.expire_s)) {
+	if (look(rt, cfg_fd, paths_fd, lv, w, (unsigned)a.probe_ms, (unsigned)a.dead_ms, (unsigned)a.expire_s)) {
 		rc = fail(EXIT_FAIL, "%s: cannot read the instance (detached, or another ubctl's layout)", a.dev);
 		goto out;
 	}
@@ -717,12 +606,11 @@ static int watch(int argc, char **argv)
 	printf("watching the paths of %s (probe %llu ms, dead after %llu ms)\n", a.dev, a.probe_ms, a.dead_ms);
 	fflush(stdout);
 	while (!stop) {
-		struct pollfd pfd[2] = { { .fd = efd, .events = POLLIN }, { .fd = ptb.icmp6, .events = POLLIN } };
-		char buf[16384];
+		struct pollfd pfd[2] = { { .fd = nl_fd(mon), .events = POLLIN }, { .fd = ptb.icmp6, .events = POLLIN } };
 
 		if (poll(pfd, 2, (int)a.tick_ms) > 0) {
-			while (recv(efd, buf, sizeof(buf), 0) > 0)
-				;	/* an event: look again now; what changed is read back by look() */
+			/* An event: look again now; what changed (or was lost) is read back by look(). */
+			nl_monitor_read(mon, NULL, NULL);
 			ptb_read(&ptb);
 		}
 		/* Detached (the pins gone, or another instance's since): the maps held open live on unused. */
@@ -731,7 +619,7 @@ static int watch(int argc, char **argv)
 		gone = pin_fd < 0 || map_id(pin_fd) != cfg_id;
 		if (pin_fd >= 0)
 			close(pin_fd);
-		if (gone || look(nfd, cfg_fd, paths_fd, lv, w, (unsigned)a.probe_ms, (unsigned)a.dead_ms, (unsigned)a.expire_s)) {
+		if (gone || look(rt, cfg_fd, paths_fd, lv, w, (unsigned)a.probe_ms, (unsigned)a.dead_ms, (unsigned)a.expire_s)) {
 			printf("%s: the instance is gone; watch ends\n", a.dev);
 			rc = 0;
 			goto out;
@@ -748,7 +636,9 @@ static int watch(int argc, char **argv)
 	rc = 0;
 out:
 	wps_live_unmap(lv);
-	for (int *x = (int[]){ cfg_fd, paths_fd, live_fd, nfd, efd, ptb.icmp6, ptb.raw4, ptb.flows_fd, ptb.state_fd, -2 };
+	nl_close(mon);
+	nl_close(rt);
+	for (int *x = (int[]){ cfg_fd, paths_fd, live_fd, ptb.icmp6, ptb.raw4, ptb.flows_fd, ptb.state_fd, -2 };
 	     *x != -2; x++)
 		if (*x >= 0)
 			close(*x);
