@@ -332,8 +332,8 @@ static int attach(int argc, char **argv)
 		__u32 after[WPS_IN_FEAT_WORDS];
 		bool read = !wps_features_get(dev, cfg.dev_feat_before);
 
-		if (wps_offloads_off(dev))
-			warnx_("ethtool -K %s tso off gso off gro off failed: GSO skbs take the detour", dev);
+		if (wps_offloads_off(dev, err, sizeof(err)))
+			warnx_("cannot turn TSO, GSO and GRO off on %s (%s): GSO skbs take the detour", dev, err);
 		if (read && !wps_features_get(dev, after)) {
 			for (int i = 0; i < WPS_IN_FEAT_WORDS; i++)
 				cfg.dev_feat_changed[i] = cfg.dev_feat_before[i] ^ after[i];
@@ -344,13 +344,13 @@ static int attach(int argc, char **argv)
 		}
 	}
 	wps_seg_delete(dev_if);	/* a leftover of a crashed attach */
-	rc = wps_seg_create(dev_if, mtu, &a_if, &b_if);
+	rc = wps_seg_create(dev_if, mtu, &a_if, &b_if, err, sizeof(err));
 	if (rc == -1) {
-		rc = fail(EXIT_FAIL, "cannot create the segmentation detour (veth " WPS_SEG_FMT ")", dev_if);
+		rc = fail(EXIT_FAIL, "cannot create the segmentation detour (veth " WPS_SEG_FMT "): %s", dev_if, err);
 		goto unpin;
 	}
 	if (rc == -2) {
-		rc = fail(EXIT_FAIL, "cannot turn GSO off on the detour (is ethtool installed?)");
+		rc = fail(EXIT_FAIL, "cannot turn GSO off on the detour: %s", err);
 		goto unpin;
 	}
 	if (rc == -3) {

@@ -2,11 +2,12 @@
 /*
  * ubctl wps ingress: the netdev plumbing of the segmentation detour (the
  * veth pair wpsgN -> wpsgNp, GSO off on wpsgN, RPS on wpsgNp) and of DEV's
- * offloads (--offloads-off, and putting them back at detach), through ip(8),
- * ethtool(8), the ethtool ioctl and sysfs.
+ * offloads (--offloads-off, and putting them back at detach), through
+ * netlink (io/nl.h: rtnetlink, ethtool's generic netlink family), the
+ * ethtool ioctl and sysfs. Nothing here runs ip(8) or ethtool(8).
  */
 #include <errno.h>
-#include <fcntl.h>
+#include <fnmatch.h>
 #include <net/if.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -21,74 +22,98 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "io/nl.h"
 #include "wps/wps_cfg.h"
 #include "wps/wps_pins.h"
 #include "ubctl/wps_ingress_int.h"
 
-/* Run a command (ip, ethtool) quietly; returns its exit status, -1 if it could not run. */
-static int run_quiet(char *const argv[])
-{
-	pid_t pid = fork();
-	int st;
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		if (null >= 0) {	/* quiet when it opens; runs either way */
-			dup2(null, STDOUT_FILENO);
-			dup2(null, STDERR_FILENO);
-		}
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (waitpid(pid, &st, 0) < 0)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 int wps_dev_info(const char *dev, unsigned char mac[6], unsigned *mtu)
 {
-	struct ifreq ifr = {};
-	int fd = socket(AF_INET, SOCK_DGRAM, 0), rc = 0;
+	char err[256];
+	struct nl *rt = nl_open_route(err, sizeof(err));
+	struct nl_link l;
+	int rc;
 
-	if (fd < 0)
+	if (!rt)
 		return -1;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
-	if (mac) {
-		rc |= ioctl(fd, SIOCGIFHWADDR, &ifr);
-		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	rc = nl_link_get(rt, 0, dev, &l);
+	nl_close(rt);
+	if (rc || (mac && l.addr_len != 6)) {
+		errno = rc ? -rc : EAFNOSUPPORT;
+		return -1;
 	}
-	if (mtu) {
-		rc |= ioctl(fd, SIOCGIFMTU, &ifr);
-		*mtu = (unsigned)ifr.ifr_mtu;
-	}
-	close(fd);
-	return rc ? -1 : 0;
+	if (mac)
+		memcpy(mac, l.addr, 6);
+	if (mtu)
+		*mtu = l.mtu;
+	return 0;
 }
 
 /* ---- DEV's offloads ------------------------------------------------------------ */
 
 /*
- * Off through ethtool(8) by name (tso, gso, gro, each with its
- * sub-features); back through ETHTOOL_SFEATURES with the exact bits that
- * changed, so a TSO sub-feature that was off before attach stays off after
- * detach (ethtool -K DEV tso on would turn every one on).
+ * Off over ethtool netlink by name: the device's active features that
+ * match ethtool(8)'s tso, gso and gro (tx-tcp*-segmentation: each kernel has
+ * its own set of TSO sub-features); back through ETHTOOL_SFEATURES with the
+ * exact bits that changed, so a TSO sub-feature that was off before attach
+ * stays off after detach (on by name would turn every one on).
  */
-static const char *const offloads[] = { "tso", "gso", "gro" };
+static const char *const offloads[] = { "tx-tcp*-segmentation", "tx-generic-segmentation", "rx-gro" };
+/* What tso and gso leave on, off too on the detour's sending end: UDP and tunnel GSO are segmented there. */
+static const char *const more_gso[] = { "tx-udp-segmentation", "tx-gre-segmentation", "tx-gre-csum-segmentation",
+					"tx-ipxip4-segmentation", "tx-ipxip6-segmentation", "tx-udp_tnl-segmentation",
+					"tx-udp_tnl-csum-segmentation" };
+#define N(a) (unsigned)(sizeof(a) / sizeof((a)[0]))
 
-int wps_offloads_off(const char *dev)
+#define MAX_OFF 64
+
+/* The active features whose names match one of the patterns, to be turned off. */
+struct picked {
+	const char *const *pat;
+	unsigned npat, n;
+	char name[MAX_OFF][ETH_GSTRING_LEN];
+	struct nl_feature f[MAX_OFF];
+};
+
+static void pick(void *ctx, const char *name)
 {
-	char *argv[12] = { "ethtool", "-K", (char *)dev };
-	int n = 3;
+	struct picked *p = ctx;
 
-	for (size_t i = 0; i < sizeof(offloads) / sizeof(offloads[0]); i++) {
-		argv[n++] = (char *)offloads[i];
-		argv[n++] = "off";
+	for (unsigned i = 0; i < p->npat && p->n < MAX_OFF; i++)
+		if (!fnmatch(p->pat[i], name, 0)) {
+			snprintf(p->name[p->n], ETH_GSTRING_LEN, "%s", name);
+			p->f[p->n] = (struct nl_feature){ .name = p->name[p->n], .on = false };
+			p->n++;
+			return;
+		}
+}
+
+/* dev's active features that match pat[0..npat) off; 0, or -1 with the reason in err. */
+static int features_off(const char *dev, const char *const *pat, unsigned npat, char *err, size_t errlen)
+{
+	struct nl *s = nl_open_ethtool(err, errlen);
+	struct picked *p = calloc(1, sizeof(*p));
+	int rc = -1;
+
+	if (s && p) {
+		p->pat = pat;
+		p->npat = npat;
+		rc = nl_features_active(s, dev, pick, p);
+		if (!rc && p->n)
+			rc = nl_features_set(s, dev, p->f, p->n);
+		if (rc)
+			snprintf(err, errlen, "%s", nl_error(s));
+	} else if (s) {
+		snprintf(err, errlen, "out of memory");
 	}
-	argv[n] = NULL;
-	return run_quiet(argv);
+	free(p);
+	nl_close(s);
+	return rc ? -1 : 0;
+}
+
+int wps_offloads_off(const char *dev, char *err, size_t errlen)
+{
+	return features_off(dev, offloads, N(offloads), err, errlen);
 }
 
 static int ethtool_ioctl(const char *dev, void *data)
@@ -254,53 +279,66 @@ static int seg_rps(const char *dev)
  * The detour for DEV: a veth pair of one queue each, every GSO kind off on
  * the sending end (each skb reaching the other end is one wire packet), RPS
  * on the receiving end (see seg_rps). A failure leaves no pair behind:
- * -1: the pair, -2: ethtool, -3: RPS.
+ * -1: the pair, -2: its features, -3: RPS; err says the kernel's reason.
  */
-static int seg_setup(unsigned dev_if, unsigned mtu, unsigned *a_if, unsigned *b_if)
+static int seg_setup(struct nl *rt, unsigned dev_if, unsigned mtu, unsigned *a_if, unsigned *b_if, char *err,
+		     size_t errlen)
 {
-	char a[IF_NAMESIZE], b[IF_NAMESIZE], m[16];
-	char *add[] = { "ip", "link", "add", a, "mtu", m, "numtxqueues", "1", "numrxqueues", "1", "type", "veth",
-			"peer", "name", b, "mtu", m, "numtxqueues", "1", "numrxqueues", "1", NULL, 0 };
-	char *up_a[] = { "ip", "link", "set", a, "up", NULL, 0 };
-	char *up_b[] = { "ip", "link", "set", b, "up", NULL, 0 };
-	/* What ethtool's tso and gso leave on: UDP and tunnel GSO are segmented here too. */
-	char *gso_a[] = { "ethtool", "-K", a, "tx-udp-segmentation", "off", "tx-gre-segmentation", "off",
-			  "tx-gre-csum-segmentation", "off", "tx-ipxip4-segmentation", "off",
-			  "tx-ipxip6-segmentation", "off", "tx-udp_tnl-segmentation", "off",
-			  "tx-udp_tnl-csum-segmentation", "off", NULL, 0 };
+	const struct nl_link_change up = { .up = 1 };
+	char a[IF_NAMESIZE], b[IF_NAMESIZE];
 
 	seg_names(dev_if, a, b);
-	snprintf(m, sizeof(m), "%u", mtu);
-	if (run_quiet(add))
+	if (nl_veth_add(rt, a, b, mtu, 1)) {
+		snprintf(err, errlen, "%s", nl_error(rt));
 		return -1;
+	}
 	ipv6_off(a);
 	ipv6_off(b);
-	if (run_quiet(up_a) || run_quiet(up_b))
-		return -1;
 	*a_if = if_nametoindex(a);
 	*b_if = if_nametoindex(b);
-	if (!*a_if || !*b_if)
+	if (!*a_if || !*b_if) {
+		snprintf(err, errlen, "%s", strerror(ENODEV));
 		return -1;
-	if (wps_offloads_off(a) || run_quiet(gso_a))
+	}
+	if (nl_link_set(rt, (int)*a_if, &up) || nl_link_set(rt, (int)*b_if, &up)) {
+		snprintf(err, errlen, "%s", nl_error(rt));
+		return -1;
+	}
+	if (features_off(a, offloads, N(offloads), err, errlen) || features_off(a, more_gso, N(more_gso), err, errlen))
 		return -2;
 	return seg_rps(b) ? -3 : 0;
 }
 
-void wps_seg_delete(unsigned dev_if)
+/* The detour's pair by name (-ENODEV: there was none). */
+static int seg_del(struct nl *rt, unsigned dev_if)
 {
 	char a[IF_NAMESIZE], b[IF_NAMESIZE];
-	char *del[] = { "ip", "link", "del", a, NULL, 0 };
 
 	seg_names(dev_if, a, b);
-	run_quiet(del);
+	return nl_link_del(rt, 0, a);
+}
+
+void wps_seg_delete(unsigned dev_if)
+{
+	char err[256];
+	struct nl *rt = nl_open_route(err, sizeof(err));
+
+	if (rt)
+		seg_del(rt, dev_if);
+	nl_close(rt);
 }
 
 /* seg_setup(), and on its failure the pair taken away again. */
-int wps_seg_create(unsigned dev_if, unsigned mtu, unsigned *a_if, unsigned *b_if)
+int wps_seg_create(unsigned dev_if, unsigned mtu, unsigned *a_if, unsigned *b_if, char *err, size_t errlen)
 {
-	int rc = seg_setup(dev_if, mtu, a_if, b_if);
+	struct nl *rt = nl_open_route(err, errlen);
+	int rc;
 
+	if (!rt)
+		return -1;
+	rc = seg_setup(rt, dev_if, mtu, a_if, b_if, err, errlen);
 	if (rc)
-		wps_seg_delete(dev_if);
+		seg_del(rt, dev_if);
+	nl_close(rt);
 	return rc;
 }

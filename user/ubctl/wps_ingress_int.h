@@ -39,10 +39,10 @@ void wps_live_slot_reset(struct wps_in_live *lv, __u32 slot);
 
 /* ---- wps_ingress_detour.c -------------------------------------------------------- */
 
-/* DEV's MAC and MTU (either NULL: not asked); non-zero on failure. */
+/* DEV's MAC and MTU (either NULL: not asked); non-zero with errno on failure. */
 int wps_dev_info(const char *dev, unsigned char mac[6], unsigned *mtu);
-/* TSO, GSO, GRO (with their sub-features) all off; non-zero if ethtool failed. */
-int wps_offloads_off(const char *dev);
+/* TSO, GSO, GRO (with their sub-features) all off; non-zero with the reason in err. */
+int wps_offloads_off(const char *dev, char *err, size_t errlen);
 /* DEV's requested features (ETHTOOL_GFEATURES), WPS_IN_FEAT_WORDS words; non-zero if unreadable. */
 int wps_features_get(const char *dev, __u32 *req);
 /* The features attach changed back to what they were (cfg->dev_feat_*); non-zero on failure. */
@@ -50,9 +50,10 @@ int wps_features_restore(const char *dev, const struct wps_in_cfg *cfg);
 /*
  * The detour for DEV: a veth pair of one queue each, every GSO kind off on
  * the sending end, RPS on the receiving end; *a_if, *b_if their ifindexes.
- * A failure leaves no pair behind: -1: the pair, -2: ethtool, -3: RPS.
+ * A failure leaves no pair behind: -1: the pair, -2: its features, -3: RPS;
+ * err says the kernel's reason for the first two.
  */
-int wps_seg_create(unsigned dev_if, unsigned mtu, unsigned *a_if, unsigned *b_if);
+int wps_seg_create(unsigned dev_if, unsigned mtu, unsigned *a_if, unsigned *b_if, char *err, size_t errlen);
 /* The detour of DEV deleted (its filter goes with it), if there is one. */
 void wps_seg_delete(unsigned dev_if);
 
