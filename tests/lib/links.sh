@@ -57,8 +57,15 @@ expect_tc_attached() {
 
 # expect_link_gone ID: no link with that id exists any more.
 expect_link_gone() {
-	if bpftool link show id "$1" >/dev/null 2>&1; then echo "link $1 still exists"; return 1; fi
-	return 0
+	local i
+	# ubctl detaches a link at once (BPF_LINK_DETACH); the object itself goes when the
+	# kernel drops its last reference, from a workqueue: a moment later.
+	for ((i = 0; i < 40; i++)); do
+		bpftool link show id "$1" >/dev/null 2>&1 || return 0
+		sleep 0.05
+	done
+	echo "link $1 still exists"
+	return 1
 }
 
 # tc_count_add NS DEV ingress|egress: the test's own program on DEV's hook, a
