@@ -283,16 +283,18 @@ static int post_one(struct ubx_q *q, urma_jfs_wr_t *wr)
 	return 0;
 }
 
+/* q: the JFS or jetty, NULL when the handle was not one (refused like an empty list). */
 static urma_status_t post_send(struct ubx_q *q, urma_jfs_wr_t *wr, urma_jfs_wr_t **bad_wr)
 {
-	struct ubx_port *p = q->ctx->port;
+	struct ubx_port *p;
 	int rc = 0;
 
-	if (!wr) {
+	if (!q || !wr) {
 		if (bad_wr)
-			*bad_wr = NULL;
+			*bad_wr = wr;
 		return URMA_EINVAL;
 	}
+	p = q->ctx->port;
 	pthread_mutex_lock(&p->lock);
 	for (; wr; wr = wr->next) {
 		rc = post_one(q, wr);
@@ -310,39 +312,27 @@ static urma_status_t post_send(struct ubx_q *q, urma_jfs_wr_t *wr, urma_jfs_wr_t
 
 UBX_VISIBLE urma_status_t urma_post_jfs_wr(urma_jfs_t *jfs, urma_jfs_wr_t *wr, urma_jfs_wr_t **bad_wr)
 {
-	struct ubx_q *q = ubx_q_of(jfs, UBX_JFS);
-
-	if (!q) {
-		if (bad_wr)
-			*bad_wr = wr;
-		return URMA_EINVAL;
-	}
-	return post_send(q, wr, bad_wr);
+	return post_send(ubx_q_of(jfs, UBX_JFS), wr, bad_wr);
 }
 
 UBX_VISIBLE urma_status_t urma_post_jetty_send_wr(urma_jetty_t *jetty, urma_jfs_wr_t *wr,
 						  urma_jfs_wr_t **bad_wr)
 {
-	struct ubx_q *q = ubx_q_of(jetty, UBX_JETTY);
+	return post_send(ubx_q_of(jetty, UBX_JETTY), wr, bad_wr);
+}
 
-	if (!q) {
+/* jfr: NULL when the handle was not a JFR or jetty (refused like an empty list). */
+static urma_status_t post_recv(struct ubx_q *jfr, urma_jfr_wr_t *wr, urma_jfr_wr_t **bad_wr)
+{
+	struct ubx_port *p;
+	int rc = 0;
+
+	if (!jfr || !wr) {
 		if (bad_wr)
 			*bad_wr = wr;
 		return URMA_EINVAL;
 	}
-	return post_send(q, wr, bad_wr);
-}
-
-static urma_status_t post_recv(struct ubx_q *jfr, urma_jfr_wr_t *wr, urma_jfr_wr_t **bad_wr)
-{
-	struct ubx_port *p = jfr->ctx->port;
-	int rc = 0;
-
-	if (!wr) {
-		if (bad_wr)
-			*bad_wr = NULL;
-		return URMA_EINVAL;
-	}
+	p = jfr->ctx->port;
 	pthread_mutex_lock(&p->lock);
 	for (; wr; wr = wr->next) {
 		uint64_t total;
@@ -362,14 +352,7 @@ static urma_status_t post_recv(struct ubx_q *jfr, urma_jfr_wr_t *wr, urma_jfr_wr
 
 UBX_VISIBLE urma_status_t urma_post_jfr_wr(urma_jfr_t *jfr, urma_jfr_wr_t *wr, urma_jfr_wr_t **bad_wr)
 {
-	struct ubx_q *q = ubx_q_of(jfr, UBX_JFR);
-
-	if (!q) {
-		if (bad_wr)
-			*bad_wr = wr;
-		return URMA_EINVAL;
-	}
-	return post_recv(q, wr, bad_wr);
+	return post_recv(ubx_q_of(jfr, UBX_JFR), wr, bad_wr);
 }
 
 UBX_VISIBLE urma_status_t urma_post_jetty_recv_wr(urma_jetty_t *jetty, urma_jfr_wr_t *wr,
@@ -377,12 +360,7 @@ UBX_VISIBLE urma_status_t urma_post_jetty_recv_wr(urma_jetty_t *jetty, urma_jfr_
 {
 	struct ubx_q *q = ubx_q_of(jetty, UBX_JETTY);
 
-	if (!q) {
-		if (bad_wr)
-			*bad_wr = wr;
-		return URMA_EINVAL;
-	}
-	return post_recv(q->jfr, wr, bad_wr);
+	return post_recv(q ? q->jfr : NULL, wr, bad_wr);
 }
 
 /* ---- one-call forms ---------------------------------------------------------------- */
