@@ -149,6 +149,25 @@ void tp_emit_recv(struct tp_chan *ch, uint8_t opcode)
 		ch->st.msgs_delivered++;
 }
 
+/* The message in ch->rx takes the next posted receive, unless it holds one:
+ * false when none is posted (the message is RNR and the channel waits). */
+static bool take_recv(struct tp_chan *ch)
+{
+	struct tp_rxmsg *m = &ch->rx;
+
+	if (m->have_recv)
+		return true;
+	if (ch->rq_head == ch->rq_tail) {
+		m->status = TP_ST_RNR;
+		ch->rnr_block = true;
+		return false;
+	}
+	m->rb = ch->rq[ch->rq_head];
+	ch->rq_head = (ch->rq_head + 1) % ch->rq_cap;
+	m->have_recv = true;
+	return true;
+}
+
 static void start_msg(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p)
 {
 	struct tp_rxmsg *m = &ch->rx;
@@ -185,16 +204,8 @@ static void start_msg(struct tp_chan *ch, uint64_t now, const struct tp_parsed *
 		}
 		ch->rnr_block = false;
 		if (m->ta_op == UB_TA_SEND || m->ta_op == UB_TA_SEND_IMM) {
-			if (!m->have_recv) {
-				if (ch->rq_head == ch->rq_tail) {
-					m->status = TP_ST_RNR;
-					ch->rnr_block = true;
-					return;
-				}
-				m->rb = ch->rq[ch->rq_head];
-				ch->rq_head = (ch->rq_head + 1) % ch->rq_cap;
-				m->have_recv = true;
-			}
+			if (!take_recv(ch))
+				return;
 			m->cap = m->rb.cap;
 			return;
 		}
@@ -336,16 +347,8 @@ static void take_imm(struct tp_chan *ch, const struct tp_parsed *p)
 
 	m->has_imm = true;
 	m->imm = p->imm.imm;
-	if (p->tah.opcode != UB_TA_WRITE_IMM || m->status != TP_ST_OK || m->have_recv)
-		return;
-	if (ch->rq_head == ch->rq_tail) {
-		m->status = TP_ST_RNR;
-		ch->rnr_block = true;
-		return;
-	}
-	m->rb = ch->rq[ch->rq_head];
-	ch->rq_head = (ch->rq_head + 1) % ch->rq_cap;
-	m->have_recv = true;
+	if (p->tah.opcode == UB_TA_WRITE_IMM && m->status == TP_ST_OK)
+		take_recv(ch);
 }
 
 /* One packet, in PSN order, to the transaction layer. */
