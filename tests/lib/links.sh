@@ -55,18 +55,21 @@ expect_tc_attached() {
 	tc -n "$4" filter show dev "$5" "$6" | grep -q " id $want "
 }
 
-# expect_link_gone ID: no link with that id exists any more.
-expect_link_gone() {
+# bpf_gone link|prog ID [TRIES]: no such object exists any more, within TRIES x 50 ms
+# (default 40). A link is detached at once (ubctl: BPF_LINK_DETACH, or its holder's
+# exit), but the object goes when the kernel drops its last reference, from a
+# workqueue or after an RCU grace period: a moment later.
+bpf_gone() {
 	local i
-	# ubctl detaches a link at once (BPF_LINK_DETACH); the object itself goes when the
-	# kernel drops its last reference, from a workqueue: a moment later.
-	for ((i = 0; i < 40; i++)); do
-		bpftool link show id "$1" >/dev/null 2>&1 || return 0
+	for ((i = 0; i < ${3:-40}; i++)); do
+		bpftool "$1" show id "$2" >/dev/null 2>&1 || return 0
 		sleep 0.05
 	done
-	echo "link $1 still exists"
+	echo "$1 $2 still exists"
 	return 1
 }
+# expect_link_gone ID: no link with that id exists any more.
+expect_link_gone() { bpf_gone link "$1"; }
 
 # tc_count_add NS DEV ingress|egress: the test's own program on DEV's hook, a
 # clsact filter at pref 1 counting what it sees (tests/bpf/tc_count.bpf.c).
