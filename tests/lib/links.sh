@@ -52,7 +52,7 @@ expect_tc_attached() {
 		return
 	fi
 	if [[ -e $dir/$link ]]; then echo "a tcx link pinned at $dir/$link on a kernel without tcx"; return 1; fi
-	tc -n "$4" filter show dev "$5" "$6" | grep -q " id $want "
+	tc -n "$4" filter show dev "$5" "$6" | has " id $want "
 }
 
 # bpf_gone link|prog ID [TRIES]: no such object exists any more, within TRIES x 50 ms

@@ -87,7 +87,7 @@ rxe_setup() {
 
 rxe_teardown() {
 	rdma_loop_teardown "$RXE_A" "$RXE_B" ubrxa0 ubrxb0 10
-	if ip rule show pref 100 | grep -q 'lookup local'; then
+	if ip rule show pref 100 | has 'lookup local'; then
 		ip rule add pref 0 lookup local
 		ip rule del pref 100 lookup local
 	fi
@@ -124,7 +124,7 @@ rxe_perf() {
 	ga=$(rxe_gid "$RXE_A" "$RXE_A_IP") && gb=$(rxe_gid "$RXE_B" "$RXE_B_IP") || return 1
 	timeout 120 "$tool" -d "$RXE_B" -x "$gb" -c RC --report_gbits "$@" >"$out.srv" 2>&1 &
 	srv=$!
-	for _ in $(seq 50); do ss -Hltn 'sport = :18515' | grep -q . && break; sleep 0.1; done
+	for _ in $(seq 50); do ss -Hltn 'sport = :18515' | has . && break; sleep 0.1; done
 	if ! timeout 120 "$tool" -d "$RXE_A" -x "$ga" -c RC --report_gbits "$@" 127.0.0.1 >"$out" 2>&1; then
 		kill "$srv" 2>/dev/null
 		wait "$srv"

@@ -46,6 +46,12 @@ refute() {
 	return 0
 }
 
+# has [GREP OPTION...] PATTERN: a line of stdin matches, as with grep -q, but stdin
+# is read to its end. grep -q leaves at the first match, and a writer with more to
+# say dies of SIGPIPE, which pipefail makes the pipe's status: a match read as a
+# failure (bpftool writes line by line; the cc suite failed so once in 15 runs).
+has() { grep "$@" >/dev/null; }
+
 # num WHAT: copy one number from stdin to stdout. Anything else (nothing, a
 # key that is not there, "null") prints "missing: WHAT" and fails. In [[ ]] or
 # (( )) that text is an arithmetic syntax error, which ends the test: `[[ '' -eq

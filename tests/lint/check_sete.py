@@ -13,6 +13,13 @@ cannot fail a test:
 
 Write a condition as `if A; then B; fi`, an assertion of two things as two
 commands, and an inverted assertion with `refute` (tests/lib/tap.sh).
+
+A third shape can fail a test that should pass: under pipefail,
+
+  CMD | grep -q   grep -q leaves at the first match, and a CMD with more to
+              write dies of SIGPIPE, which pipefail makes the pipe's status
+              (bpftool writes line by line). Use `CMD | has PATTERN`
+              (tests/lib/tap.sh), which reads to the end.
 `A && B || C` (a choice with a fallback) is left alone, and so is a && list
 whose last command is a jump (break, continue, return, exit, skip) or an
 assignment: that is a condition, and meant as one.
@@ -249,6 +256,9 @@ def leans_on_set_e(body):
     return False
 
 
+# A pipe (not ||) into grep with -q among its options.
+PIPE_GREP_Q = re.compile(r"(?<!\|)\|(?!\|)\s*grep\s+(?:-[A-Za-z]+\s+)*-[A-Za-z]*q")
+
 COND_CALL = re.compile(r"^(?:if|elif|while|until|!|refute)\s+([A-Za-z_][A-Za-z0-9_]*)\b")
 
 
@@ -260,6 +270,8 @@ def findings(path, leaning):
     for k, (no, code, raw) in enumerate(stmts):
         nxt = stmts[k + 1][2] if k + 1 < len(stmts) else "}"
         last_in_func = nxt.startswith("}")
+        if PIPE_GREP_Q.search(code):
+            yield no, "CMD | grep -q (under pipefail the writer's SIGPIPE fails a match: use has)", lines[no - 1].strip()
         segs = split_top(code)
         for j, seg in enumerate(segs):
             s = simple(seg)
