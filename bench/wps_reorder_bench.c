@@ -11,8 +11,9 @@
  * groups belong to unrelated flows, as on a real link. Out of order: every pair of groups arrives swapped, so half of the
  * groups are buffered and released by their predecessor's E. Flow states
  * exist before timing starts (a warm-up pass). Time is this thread's CPU time.
- * Both are fed as the egress loop feeds the engine, with the state of a packet
- * a few ahead prefetched (wps_reorder_prefetch; the floor's ring likewise).
+ * Both are fed as the egress loop feeds the engine, in batches
+ * (wps_reorder_rx_batch), the floor's rings prefetched batch by batch as the
+ * engine prefetches its flow states.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,29 +81,32 @@ static size_t make_stream(struct in *v, uint32_t flows, uint16_t g0, int ooo, ui
 	return n;
 }
 
-/* The packets as the egress loop hands them over: a batch at a time, each prefetched
- * (wps_reorder_prefetch: its bucket PF_FAR packets ahead, its flow state PF_NEAR ahead). */
-#define PF_FAR		16
-#define PF_NEAR		8
+/*
+ * The packets as the egress loop hands them over: batches of its size
+ * (WPS_REORDER_BATCH), one clock reading each. The floor gets the same
+ * treatment as the engine: with as many flows as the engine prefetches for
+ * (PF_MIN_FLOWS), a first pass over the batch prefetches each packet's ring
+ * (the engine's: the flow table's bucket, then the flow state), then the
+ * packets go through in order.
+ */
+#define PF_MIN_FLOWS	4096	/* the engine's PREFETCH_MIN_FLOWS */
 
 static double run_engine(struct wps_reorder *e, const struct in *v, size_t n, uint64_t *now)
 {
 	uint64_t acc = 0, t0 = bench_cpu_ns();
+	struct wps_pkt p[WPS_REORDER_BATCH];
+	uint64_t h[WPS_REORDER_BATCH];
 
-	bool pf = false;
+	for (size_t i = 0; i < n; i += WPS_REORDER_BATCH) {
+		uint32_t m = n - i < WPS_REORDER_BATCH ? (uint32_t)(n - i) : WPS_REORDER_BATCH, k;
+		const struct wps_out *o;
 
-	for (size_t i = 0; i < n; i++) {
-		uint32_t k;
-
-		if (i % 64 == 0)	/* a batch of the egress loop */
-			pf = wps_reorder_wants_prefetch(e);
-		if (pf && i + PF_FAR < n)
-			wps_reorder_prefetch(e, &v[i + PF_FAR].p, 0);
-		if (pf && i + PF_NEAR < n)
-			wps_reorder_prefetch(e, &v[i + PF_NEAR].p, 1);
-		k = wps_reorder_rx(e, &v[i].p, i, (*now)++);
-		const struct wps_out *o = wps_reorder_out(e);
-
+		for (uint32_t j = 0; j < m; j++) {	/* the descriptors' fields, as the loop copies them */
+			p[j] = v[i + j].p;
+			h[j] = i + j;
+		}
+		k = wps_reorder_rx_batch(e, p, h, m, (*now)++);
+		o = wps_reorder_out(e);
 		for (uint32_t j = 0; j < k; j++)
 			acc += o[j].handle;
 	}
@@ -116,28 +120,32 @@ struct ring {
 	uint64_t slot[RING];
 };
 
-static double run_ring(struct ring *rings, const struct in *v, size_t n)
+static double run_ring(struct ring *rings, uint32_t flows, const struct in *v, size_t n)
 {
 	uint64_t acc = 0, t0 = bench_cpu_ns();
 
-	for (size_t i = 0; i < n; i++) {
-		struct ring *r = &rings[v[i].flow];
-		uint32_t s = v[i].seq;
+	for (size_t i0 = 0; i0 < n; i0 += WPS_REORDER_BATCH) {
+		size_t end = n - i0 < WPS_REORDER_BATCH ? n : i0 + WPS_REORDER_BATCH;
 
-		if (i + PF_NEAR < n)	/* prefetched as the engine's flow state is */
-			__builtin_prefetch(&rings[v[i + PF_NEAR].flow]);
+		for (size_t i = i0; flows >= PF_MIN_FLOWS && i < end; i++)
+			if (i == i0 || v[i].flow != v[i - 1].flow)
+				__builtin_prefetch(&rings[v[i].flow], 1);
+		for (size_t i = i0; i < end; i++) {
+			struct ring *r = &rings[v[i].flow];
+			uint32_t s = v[i].seq;
 
-		if (s != r->next) {
-			r->slot[s % RING] = i;
-			r->full |= 1u << (s % RING);
-			continue;
-		}
-		acc += i;
-		r->next++;
-		while (r->full & (1u << (r->next % RING))) {
-			r->full &= ~(1u << (r->next % RING));
-			acc += r->slot[r->next % RING];
+			if (s != r->next) {
+				r->slot[s % RING] = i;
+				r->full |= 1u << (s % RING);
+				continue;
+			}
+			acc += i;
 			r->next++;
+			while (r->full & (1u << (r->next % RING))) {
+				r->full &= ~(1u << (r->next % RING));
+				acc += r->slot[r->next % RING];
+				r->next++;
+			}
 		}
 	}
 	sink = acc;
@@ -155,8 +163,9 @@ int wps_reorder_bench(int rounds)
 		fprintf(stderr, "wps_reorder_bench: out of memory\n");
 		return 1;
 	}
-	printf("WPS egress reorder engine, ns/packet (median of %d; groups of %d packets)\n", rounds, GLEN);
-	printf("%-8s %-13s %10s %12s %7s\n", "flows", "arrival", "engine", "seq ring", "ratio");
+	printf("WPS egress reorder engine, ns/packet (median of %d, minimum in brackets; groups of %d packets)\n",
+	       rounds, GLEN);
+	printf("%-8s %-13s %16s %16s %7s\n", "flows", "arrival", "engine", "seq ring", "ratio");
 	for (size_t fi = 0; fi < sizeof(nflows) / sizeof(nflows[0]); fi++) {
 		uint32_t flows = nflows[fi];
 
@@ -192,13 +201,13 @@ int wps_reorder_bench(int rounds)
 			/* Warm-up: creates the flow states and fills the ring floor's state. */
 			n = make_stream(v, flows, g, 0, seq);
 			run_engine(e, v, n, &now);
-			run_ring(rings, v, n);
+			run_ring(rings, flows, v, n);
 			g = (uint16_t)(g + n / flows / GLEN);
 			for (int r = 0; r < rounds; r++) {
 				n = make_stream(v, flows, g, ooo, seq);
 				g = (uint16_t)(g + n / flows / GLEN);
 				te[r] = run_engine(e, v, n, &now);
-				tr[r] = run_ring(rings, v, n);
+				tr[r] = run_ring(rings, flows, v, n);
 			}
 			{
 				struct wps_total_stats t;
@@ -210,8 +219,9 @@ int wps_reorder_bench(int rounds)
 					rc = 1;
 				}
 			}
-			printf("%-8u %-13s %10.1f %12.1f %6.2fx\n", flows, ooo ? "out of order" : "in order",
-			       bench_median(te, rounds), bench_median(tr, rounds),
+			printf("%-8u %-13s %8.1f (%5.1f) %8.1f (%5.1f) %6.2fx\n", flows,
+			       ooo ? "out of order" : "in order", bench_median(te, rounds), bench_min(te, rounds),
+			       bench_median(tr, rounds), bench_min(tr, rounds),
 			       bench_median(te, rounds) / bench_median(tr, rounds));
 			wps_reorder_free(e);
 			free(rings);

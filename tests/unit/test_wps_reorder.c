@@ -1059,6 +1059,149 @@ static int setup(void **state)
 	return sink ? 0 : -1;
 }
 
+/*
+ * wps_reorder_rx_batch() against wps_reorder_rx() packet by packet, on
+ * random arrivals (two peers and a peer index it was not given, groups
+ * around each flow's progress, mostly ahead, S and E at random), batches of
+ * random sizes at one time each, ticks between some (5 ms timeout): the same outputs in
+ * the same order, the same counters. With `flows` at 6,000 the batches take
+ * their prefetching path (from 4,096 flow states).
+ */
+static uint64_t brng = 0x9e3779b97f4a7c15ull;
+
+static uint32_t brand(uint32_t n)
+{
+	brng ^= brng << 13;
+	brng ^= brng >> 7;
+	brng ^= brng << 17;
+	return (uint32_t)((brng >> 11) % n);
+}
+
+static void unpoliced(struct wps_reorder_cfg *c)
+{
+	c->new_flows_per_sec = 0;
+	c->new_flows_total_per_sec = 0;
+	c->max_peers = 2;
+	c->flow_buffer = 64;
+	c->total_buffer = 4096;
+	c->start_hold = true;
+}
+
+static void batch_as_one_by_one(uint32_t flows, int batches)
+{
+	static uint16_t base[6000];
+	struct wps_reorder *one = engine(unpoliced), *bat = engine(unpoliced);
+	struct wps_total_stats t1, tb;
+	uint64_t now = 1000, hn = 0;
+
+	memset(base, 0, sizeof(base));
+	for (int b = 0; b < batches; b++) {
+		struct wps_pkt p[WPS_REORDER_BATCH];
+		uint64_t h[WPS_REORDER_BATCH];
+		uint32_t n = 1 + brand(WPS_REORDER_BATCH), k1 = 0, kb;
+		const struct wps_out *o;
+		size_t from = sink->n;
+
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t f = brand(flows);
+
+			if (i && brand(4))	/* a group's packets mostly come together */
+				f = p[i - 1].flow_id | (uint32_t)p[i - 1].peer << 16;
+			f %= flows;
+			p[i] = (struct wps_pkt){ .peer = (uint16_t)(f & 1), .ingress_node = 1, .flow_id = (uint16_t)f,
+						 .group_id = (uint16_t)(base[f] + brand(4) - !brand(50)),
+						 .flags = (uint8_t)(brand(4) ? 0 : WPS_FLAG_S) | (brand(4) ? 0 : WPS_FLAG_E) };
+			if (!brand(500))
+				p[i].peer = 7;	/* not one of its peers */
+			if (p[i].group_id == base[f] && (p[i].flags & WPS_FLAG_E))
+				base[f]++;
+			h[i] = hn++;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			take(one, wps_reorder_rx(one, &p[i], h[i], now));
+		k1 = (uint32_t)(sink->n - from);
+		kb = wps_reorder_rx_batch(bat, p, h, n, now);
+		o = wps_reorder_out(bat);
+		assert_int_equal(kb, k1);
+		for (uint32_t i = 0; i < kb; i++) {
+			assert_int_equal(o[i].handle, sink->h[from + i]);
+			assert_int_equal(o[i].action, sink->a[from + i]);
+		}
+		sink->n = from;	/* only the order within a call matters here */
+		now += brand((uint32_t)MS);
+		if (!brand(4)) {
+			take(one, wps_reorder_tick(one, now));
+			k1 = (uint32_t)(sink->n - from);
+			take(bat, wps_reorder_tick(bat, now));
+			assert_int_equal(sink->n - from, 2 * k1);
+			assert_memory_equal(sink->h + from, sink->h + from + k1, k1 * sizeof(*sink->h));
+			sink->n = from;
+		}
+	}
+	wps_reorder_totals(one, &t1);
+	wps_reorder_totals(bat, &tb);
+	assert_memory_equal(&t1, &tb, sizeof(t1));
+	print_message("# %u flows: %llu groups out of order, %llu expiries, %llu late, %llu bound, %llu no state\n",
+		      flows, (unsigned long long)t1.f.ooo_groups, (unsigned long long)t1.f.timer_expiries,
+		      (unsigned long long)t1.f.late_pkts, (unsigned long long)t1.f.bound_releases,
+		      (unsigned long long)t1.actions[WPS_ACT_NOSTATE]);
+	assert_true(t1.f.ooo_groups > 0 && t1.f.timer_expiries > 0 && t1.f.late_pkts > 0 &&
+		    t1.actions[WPS_ACT_NOSTATE] > 0);
+	if (flows > 4096)
+		assert_true(t1.flows > 4096);
+	wps_reorder_free(one);
+	wps_reorder_free(bat);
+}
+
+static void batch_gives_what_one_by_one_gives(void **state)
+{
+	(void)state;
+	batch_as_one_by_one(8, 20000);
+	batch_as_one_by_one(6000, 3000);
+}
+
+/*
+ * The flow table's buckets hold seven flows each, a full one's newcomers in
+ * the next: with four times as many flows as buckets many overflow. Every
+ * flow is found again (no second state made), after half of them were
+ * reclaimed and as many new ones took their places, and the table's share
+ * is all there is.
+ */
+static void small_table(struct wps_reorder_cfg *c)
+{
+	c->max_flows = 64;	/* 16 buckets */
+	c->new_flows_per_sec = 0;
+	c->new_flows_total_per_sec = 0;
+	c->idle_ns = 1000 * MS;
+}
+
+static void flow_table_overflow_and_reclaim(void **state)
+{
+	struct wps_reorder *e = engine(small_table);
+	uint16_t gid[128] = { 0 };
+
+	(void)state;
+	for (uint16_t f = 0; f < 64; f++)
+		group(e, f, gid[f]++, 1, 1000);
+	assert_int_equal(totals(e).flows, 64);
+	group(e, 500, 0, 1, 1000);	/* no room */
+	assert_int_equal(totals(e).flows_table_full, 1);
+	for (uint16_t f = 1; f < 64; f += 2)	/* the odd ones stay alive */
+		group(e, f, gid[f]++, 1, 600 * MS);
+	tick(e, 1000 * MS + 1000);
+	assert_int_equal(totals(e).flows, 32);
+	for (uint16_t f = 64; f < 128; f += 2)
+		group(e, f, gid[f]++, 1, 1000 * MS + 2000);
+	assert_int_equal(totals(e).flows, 64);
+	assert_int_equal(totals(e).flows_created, 96);
+	sink->n = 0;
+	for (uint16_t f = 1; f < 128; f += 2)		/* the old ones left */
+		group(e, f < 64 ? f : (uint16_t)(f - 1), gid[f < 64 ? f : f - 1]++, 1, 1000 * MS + 3000);
+	assert_int_equal(totals(e).flows_created, 96);	/* every one found */
+	assert_int_equal(totals(e).actions[WPS_ACT_CUT], 64 + 32 + 32 + 64);
+	wps_reorder_free(e);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -1104,6 +1247,8 @@ int main(void)
 		cmocka_unit_test(start_hold_bounded_then_gaps_wait_once),
 		cmocka_unit_test(flush_releases_everything_in_order),
 		cmocka_unit_test(bad_config_refused),
+		cmocka_unit_test(batch_gives_what_one_by_one_gives),
+		cmocka_unit_test(flow_table_overflow_and_reclaim),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

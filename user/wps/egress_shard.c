@@ -144,12 +144,11 @@ static void rx_packet(struct shard *s, uint64_t addr, uint32_t len, bool bad)
 }
 
 /*
- * The round's packets into the engine, in the order they came: the
- * descriptors checked first, then each packet with the flow state of one a
- * few ahead prefetched (with many flows that state is a cache miss).
+ * The round's packets into the engine in one batch, in the order they came,
+ * the descriptors checked first (the engine overlaps their flow states'
+ * cache misses).
  */
-#define PF_FAR		16
-#define PF_NEAR		8
+_Static_assert(BATCH <= WPS_REORDER_BATCH, "a round's packets are one engine batch");
 
 static void rx_packets(struct shard *s, uint64_t now)
 {
@@ -157,7 +156,6 @@ static void rx_packets(struct shard *s, uint64_t now)
 	struct wps_pkt pk[BATCH];
 	uint64_t addr[BATCH];
 	unsigned m = 0;
-	bool pf;
 
 	for (unsigned i = 0; i < s->npend; i++) {
 		struct wps_xsk_desc *d = xsk_mt_data(g->xm, s->pend[i].addr);
@@ -177,18 +175,8 @@ static void rx_packets(struct shard *s, uint64_t now)
 		addr[m++] = s->pend[i].addr;
 	}
 	s->npend = 0;
-	pf = wps_reorder_wants_prefetch(s->e);
-	for (unsigned i = 0; pf && i < m && i < PF_FAR; i++)
-		wps_reorder_prefetch(s->e, &pk[i], 0);
-	for (unsigned i = 0; pf && i < m && i < PF_NEAR; i++)
-		wps_reorder_prefetch(s->e, &pk[i], 1);
-	for (unsigned i = 0; i < m; i++) {
-		if (pf && i + PF_FAR < m)
-			wps_reorder_prefetch(s->e, &pk[i + PF_FAR], 0);
-		if (pf && i + PF_NEAR < m)
-			wps_reorder_prefetch(s->e, &pk[i + PF_NEAR], 1);
-		deliver(s, wps_reorder_out(s->e), wps_reorder_rx(s->e, &pk[i], addr[i], now));
-	}
+	if (m)
+		deliver(s, wps_reorder_out(s->e), wps_reorder_rx_batch(s->e, pk, addr, m, now));
 }
 
 /* One received frame: a packet, or part of one (multi-buffer: `more` on all but its last). */

@@ -47,11 +47,18 @@
  * Without start_hold,
  * the first packet's group is NEG and earlier groups arriving later are late.
  *
- * Cost per packet does not depend on the number of flows: a hash lookup, list
- * moves in O(1) for the LRU and the timer (a timer list per peer, ordered by
- * arming time, the peer's timeout being one value for all its flows), and a
- * walk over the flow's own buffered groups (bounded by the ingress's groups
- * in flight). Timers and the next deadline look at each peer's oldest timer.
+ * The work per packet does not depend on the number of flows: a hash
+ * lookup, list moves in O(1) for the LRU and the timer (a timer list per
+ * peer, ordered by arming time, the peer's timeout being one value for all
+ * its flows), and a walk over the flow's own buffered groups (bounded by the
+ * ingress's groups in flight). Timers and the next deadline look at each
+ * peer's oldest timer. What does grow with the flows is cache misses (the
+ * flow table's bucket and the flow's state, one line each for a packet in
+ * order): wps_reorder_rx_batch() overlaps a batch's misses.
+ *
+ * Memory, allocated at creation: per flow state of max_flows, 192 bytes and
+ * 16 of the flow table (a 64-byte bucket per 4 flow states); per packet of
+ * total_buffer, a packet slot (16) and a group slot (40).
  */
 #ifndef WPS_REORDER_H
 #define WPS_REORDER_H
@@ -159,23 +166,22 @@ struct wps_reorder;
 struct wps_reorder *wps_reorder_new(const struct wps_reorder_cfg *cfg);
 void wps_reorder_free(struct wps_reorder *e);
 
-/*
- * One packet in. Returns the number of outputs, readable with wps_reorder_out()
- * until the next call. At most total_buffer + 1 outputs per call.
- */
-uint32_t wps_reorder_rx(struct wps_reorder *e, const struct wps_pkt *p, uint64_t handle, uint64_t now);
+/* The most packets wps_reorder_rx_batch() takes in one call. */
+#define WPS_REORDER_BATCH	64
 
 /*
- * A hint for a packet the caller will hand to wps_reorder_rx() soon: with
- * many flows the packet's flow state is a cache miss, and its hash bucket
- * one more. Stage 0 (some packets ahead) prefetches the bucket; stage 1 (a
- * few packets ahead, the bucket's line in by then) the flow's state. Changes
- * nothing; without it the cost per packet grows with the number of flows.
- * Below a few thousand flow states (they stay in the caches) it does nothing:
- * wps_reorder_wants_prefetch() says whether a batch's packets need it.
+ * Packets in, n <= WPS_REORDER_BATCH (the rest are not taken), all at time
+ * `now`: what handing them to wps_reorder_rx() one by one would give, the
+ * outputs of all of them in one list. Returns the number of outputs,
+ * readable with wps_reorder_out() until the next call; at most total_buffer
+ * + n. With many flows their buckets and flow states are cache misses,
+ * which a batch overlaps (bench/README.md: how much of them that hides).
  */
-void wps_reorder_prefetch(const struct wps_reorder *e, const struct wps_pkt *p, int stage);
-bool wps_reorder_wants_prefetch(const struct wps_reorder *e);
+uint32_t wps_reorder_rx_batch(struct wps_reorder *e, const struct wps_pkt *p, const uint64_t *handle,
+			      uint32_t n, uint64_t now);
+
+/* One packet: wps_reorder_rx_batch() of one. */
+uint32_t wps_reorder_rx(struct wps_reorder *e, const struct wps_pkt *p, uint64_t handle, uint64_t now);
 
 /* Timers and idle reclaim due by `now`; outputs as for rx. */
 uint32_t wps_reorder_tick(struct wps_reorder *e, uint64_t now);

@@ -50,33 +50,6 @@ void wps_reorder_cfg_defaults(struct wps_reorder_cfg *c)
 	c->start_hold = true;
 }
 
-/* Below this many flow states they stay in the caches: a prefetch would only cost. */
-#define PREFETCH_MIN_FLOWS	4096
-
-bool wps_reorder_wants_prefetch(const struct wps_reorder *e)
-{
-	return e->tot.flows >= PREFETCH_MIN_FLOWS;
-}
-
-void wps_reorder_prefetch(const struct wps_reorder *e, const struct wps_pkt *p, int stage)
-{
-	const uint32_t *b;
-
-	if (e->tot.flows < PREFETCH_MIN_FLOWS)
-		return;
-	b = &e->buckets[hash_key(p->peer, p->ingress_node, p->flow_id) & e->hmask];
-	if (stage == 0) {
-		__builtin_prefetch(b);
-		return;
-	}
-	if (*b != NIL) {
-		const char *f = (const char *)&e->flows[*b];
-
-		__builtin_prefetch(f);
-		__builtin_prefetch(f + 64);
-	}
-}
-
 /* A token bucket of burst flows, rate per second: refilled to now; whether a token is there. */
 static bool bucket_refill(struct policer *p, uint32_t rate, uint32_t burst, uint64_t now)
 {
@@ -124,7 +97,7 @@ struct flow *reorder_flow_create(struct wps_reorder *e, const struct wps_pkt *p,
 {
 	struct peer *pr = &e->peers[p->peer];
 	struct flow *f;
-	uint32_t i, b;
+	uint32_t i, b, h;
 
 	if (pr->st.flows >= e->peer_flows || e->ffree == NIL) {
 		pr->st.flows_table_full++;
@@ -135,9 +108,8 @@ struct flow *reorder_flow_create(struct wps_reorder *e, const struct wps_pkt *p,
 		return NULL;
 	i = e->ffree;
 	f = &e->flows[i];
-	e->ffree = f->hnext;
+	e->ffree = f->lru_next;
 	memset(f, 0, sizeof(*f));
-	f->used = 1;
 	f->peer = p->peer;
 	f->node = p->ingress_node;
 	f->fid = p->flow_id;
@@ -146,9 +118,20 @@ struct flow *reorder_flow_create(struct wps_reorder *e, const struct wps_pkt *p,
 	f->lru_stamp = now;
 	f->gfirst = f->glast = NIL;
 	f->lru_prev = f->lru_next = f->tm_prev = f->tm_next = NIL;
-	b = hash_key(f->peer, f->node, f->fid) & e->hmask;
-	f->hnext = e->buckets[b];
-	e->buckets[b] = i;
+	h = hash_key(f->peer, f->node, f->fid);
+	for (b = h & e->hmask;; b = (b + 1) & e->hmask) {
+		struct hbkt *k = &e->hb[b];
+		int s;
+
+		for (s = 0; s < HB_SLOTS && k->sig[s]; s++)
+			;
+		if (s < HB_SLOTS) {
+			k->sig[s] = h | 1;
+			k->idx[s] = i;
+			break;
+		}
+		k->ovf++;
+	}
 	LIST_APPEND(e, f, i, lru_prev, lru_next, e->lru_head, e->lru_tail);
 	e->tot.flows_created++;
 	e->tot.flows++;
@@ -160,17 +143,26 @@ struct flow *reorder_flow_create(struct wps_reorder *e, const struct wps_pkt *p,
 void reorder_flow_free(struct wps_reorder *e, struct flow *f, enum wps_action a)
 {
 	uint32_t i = fidx(e, f);
-	uint32_t *pp = &e->buckets[hash_key(f->peer, f->node, f->fid) & e->hmask];
 
 	while (f->gfirst != NIL)
 		reorder_pop_group(e, f, a, 0);
 	timer_disarm(e, f);
 	LIST_UNLINK(e, f, i, lru_prev, lru_next, e->lru_head, e->lru_tail);
-	while (*pp != i)
-		pp = &e->flows[*pp].hnext;
-	*pp = f->hnext;
-	f->used = 0;
-	f->hnext = e->ffree;
+	/* Out of the table: the buckets it passed on its way in no longer lead past them to it. */
+	for (uint32_t b = hash_key(f->peer, f->node, f->fid) & e->hmask;; b = (b + 1) & e->hmask) {
+		struct hbkt *k = &e->hb[b];
+		int s;
+
+		for (s = 0; s < HB_SLOTS && k->idx[s] != i; s++)
+			;
+		if (s < HB_SLOTS) {
+			k->sig[s] = 0;
+			k->idx[s] = NIL;
+			break;
+		}
+		k->ovf--;
+	}
+	f->lru_next = e->ffree;
 	e->ffree = i;
 	e->tot.flows--;
 	e->peers[f->peer].st.flows--;
@@ -229,7 +221,7 @@ void wps_reorder_free(struct wps_reorder *e)
 	free(e->pkts);
 	free(e->grps);
 	free(e->flows);
-	free(e->buckets);
+	free(e->hb);
 	free(e->peers);
 	free(e->out);
 	free(e);
@@ -256,30 +248,32 @@ struct wps_reorder *wps_reorder_new(const struct wps_reorder_cfg *cfg)
 	if (!e)
 		return NULL;
 	e->cfg = *cfg;
-	/* Twice the flows, in buckets of 4 bytes: chains of about one, whose second
-	 * state a prefetch of the first cannot reach. */
-	while (nb < 2 * cfg->max_flows)
+	/* Buckets for four flows each of their seven: few overflow. */
+	while (nb * 4 < cfg->max_flows)
 		nb <<= 1;
 	e->hmask = nb - 1;
 	e->pkts = calloc(cfg->total_buffer, sizeof(*e->pkts));
 	e->grps = calloc(cfg->total_buffer, sizeof(*e->grps));
 	e->flows = aligned_alloc(64, ((size_t)cfg->max_flows * sizeof(*e->flows) + 63) & ~(size_t)63);
-	e->buckets = malloc(nb * sizeof(*e->buckets));
+	e->hb = aligned_alloc(64, nb * sizeof(*e->hb));
 	e->peers = calloc(cfg->max_peers, sizeof(*e->peers));
-	e->out = calloc((size_t)cfg->total_buffer + 1, sizeof(*e->out));
-	if (!e->pkts || !e->grps || !e->flows || !e->buckets || !e->peers || !e->out) {
+	e->out = calloc((size_t)cfg->total_buffer + WPS_REORDER_BATCH, sizeof(*e->out));
+	if (!e->pkts || !e->grps || !e->flows || !e->hb || !e->peers || !e->out) {
 		wps_reorder_free(e);
 		errno = ENOMEM;
 		return NULL;
 	}
-	memset(e->buckets, 0xff, nb * sizeof(*e->buckets));
+	memset(e->hb, 0, nb * sizeof(*e->hb));
+	for (uint32_t b = 0; b < nb; b++)
+		for (int s = 0; s < HB_SLOTS; s++)
+			e->hb[b].idx[s] = NIL;
 	memset(e->flows, 0, (size_t)cfg->max_flows * sizeof(*e->flows));
 	for (uint32_t i = 0; i < cfg->total_buffer; i++) {
 		e->pkts[i].next = i + 1 < cfg->total_buffer ? i + 1 : NIL;
 		e->grps[i].next = i + 1 < cfg->total_buffer ? i + 1 : NIL;
 	}
 	for (uint32_t i = 0; i < cfg->max_flows; i++)
-		e->flows[i].hnext = i + 1 < cfg->max_flows ? i + 1 : NIL;
+		e->flows[i].lru_next = i + 1 < cfg->max_flows ? i + 1 : NIL;
 	e->pfree = e->gfree = e->ffree = 0;
 	e->lru_head = e->lru_tail = NIL;
 	e->peer_buffer = cfg->total_buffer / cfg->max_peers;

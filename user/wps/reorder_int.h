@@ -51,28 +51,58 @@ struct grp {
 	uint8_t closed;			/* its E packet is buffered */
 };
 
-/* The first cache line is all an in-order packet touches. */
+/*
+ * A flow state is three cache lines, split by what touches them: the first
+ * is all an in-order packet reads or writes (the key, NEG, the counters of
+ * every packet), the second what a packet buffered or released behind a gap
+ * adds (the groups' tail, timer and LRU links), the third what late packets
+ * and gaps given up on need. wps_reorder_rx_batch() prefetches the first two.
+ */
 struct flow {
 	uint16_t peer, node, fid;
 	uint16_t neg;
 	uint16_t suspect_run;
-	uint8_t used, armed, has_late, nskip;
+	uint8_t armed;
 	uint8_t holding;		/* new: NEG is only the smallest Group ID seen */
-	uint32_t hnext;
-	uint32_t gfirst, glast;
-	uint32_t lru_prev, lru_next;
+	uint32_t gfirst;
+	uint32_t buffered;
 	uint64_t last_seen;
 	uint64_t lru_stamp;		/* last_seen when last moved in the LRU */
 	uint64_t pkts, groups;
 	/* reordering */
+	uint32_t glast __attribute__((aligned(64)));
+	uint32_t hwm;
 	uint32_t tm_prev, tm_next;
+	uint32_t lru_prev, lru_next;	/* lru_next: the free list's link while unused */
 	uint64_t armed_at;		/* when the current gap opened */
 	uint64_t arm_seq;		/* arming order, across peers */
+	uint64_t ooo_groups;
 	uint64_t gap_start;		/* when the timer of the last release that skipped was armed */
-	uint16_t skip_lo[WPS_SKIPS], skip_hi[WPS_SKIPS];	/* the gaps it gave up on: [lo, hi) */
-	uint32_t buffered, hwm;
+	/* late packets, gaps */
+	uint16_t skip_lo[WPS_SKIPS] __attribute__((aligned(64)));	/* the gaps it gave up on: [lo, hi) */
+	uint16_t skip_hi[WPS_SKIPS];
 	uint16_t last_late_gid;
-	uint64_t ooo_groups, late_pkts, late_groups, timer_expiries, bound_releases, suspect;
+	uint8_t has_late, nskip;
+	uint64_t late_pkts, late_groups, timer_expiries, bound_releases, suspect;
+} __attribute__((aligned(64)));
+
+_Static_assert(offsetof(struct flow, glast) == 64 && offsetof(struct flow, skip_lo) == 128 &&
+	       sizeof(struct flow) == 192, "a flow state's lines");
+
+/*
+ * The flow table: buckets of one cache line, each holding up to HB_SLOTS
+ * flows as (hash | 1, flow index), a full bucket's newcomers in the next
+ * ones (ovf counts those that passed it, so a lookup stops at a bucket with
+ * none). One line tells which flow state to fetch: a prefetch of the bucket,
+ * then of the state, reaches every flow (a chained table's second state
+ * would need the first one's line first).
+ */
+#define HB_SLOTS 7
+
+struct hbkt {
+	uint32_t sig[HB_SLOTS];		/* 0: free */
+	uint32_t idx[HB_SLOTS];
+	uint32_t ovf;
 } __attribute__((aligned(64)));
 
 struct policer {
@@ -93,7 +123,7 @@ struct wps_reorder {
 	struct pkt *pkts;
 	struct grp *grps;
 	struct flow *flows;
-	uint32_t *buckets;
+	struct hbkt *hb;
 	uint32_t hmask;
 	uint32_t pfree, gfree, ffree;
 	uint32_t lru_head, lru_tail;
@@ -209,15 +239,61 @@ static inline uint32_t hash_key(uint16_t peer, uint16_t node, uint16_t fid)
 	return k;
 }
 
-static inline struct flow *flow_find(struct wps_reorder *e, uint16_t peer, uint16_t node, uint16_t fid)
+static inline uint32_t pkt_hash(const struct wps_pkt *p)
 {
-	for (uint32_t i = e->buckets[hash_key(peer, node, fid) & e->hmask]; i != NIL; i = e->flows[i].hnext) {
-		struct flow *f = &e->flows[i];
+	return hash_key(p->peer, p->ingress_node, p->flow_id);
+}
 
-		if (f->node == node && f->fid == fid && f->peer == peer)
-			return f;
+/* The flow of key (peer, node, fid), whose hash_key() is h; NULL: none. */
+static inline struct flow *flow_find(struct wps_reorder *e, uint32_t h, uint16_t peer, uint16_t node, uint16_t fid)
+{
+	uint32_t sig = h | 1, b = h & e->hmask;
+
+	/* At most once round the table: a lookup ends even were every bucket passed. */
+	for (uint32_t n = 0; n <= e->hmask; n++, b = (b + 1) & e->hmask) {
+		const struct hbkt *k = &e->hb[b];
+
+		for (int s = 0; s < HB_SLOTS; s++) {
+			struct flow *f;
+
+			if (k->sig[s] != sig)
+				continue;
+			f = &e->flows[k->idx[s]];
+			if (f->node == node && f->fid == fid && f->peer == peer)
+				return f;
+		}
+		if (!k->ovf)
+			return NULL;
 	}
 	return NULL;
+}
+
+/* Below this many flow states they stay in the caches: a prefetch would only cost. */
+#define PREFETCH_MIN_FLOWS	4096
+
+static inline void flow_prefetch_bucket(const struct wps_reorder *e, uint32_t h)
+{
+	__builtin_prefetch(&e->hb[h & e->hmask]);
+}
+
+/*
+ * The state the bucket (in the cache by now) names for h, a hint (the key is
+ * not checked): its first two lines, all that a packet in order or buffered
+ * reads.
+ */
+static inline void flow_prefetch(const struct wps_reorder *e, uint32_t h)
+{
+	const struct hbkt *k = &e->hb[h & e->hmask];
+	uint32_t sig = h | 1;
+
+	for (int s = 0; s < HB_SLOTS; s++)
+		if (k->sig[s] == sig) {
+			const char *f = (const char *)&e->flows[k->idx[s]];
+
+			__builtin_prefetch(f, 1);
+			__builtin_prefetch(f + 64, 1);
+			return;
+		}
 }
 
 /* A new flow state for p's flow; NULL when its peer's share is taken or a
