@@ -29,8 +29,7 @@
 #                         [--probe (per path: busy fraction, empty queue, backlog; site B's receive buffer)]
 #                         [--attach "OPTS" (the ingress's attach options; "--max-inflight 16" unless given)]
 #                         [--rates "R0 R1 R2 R3" (Mbit/s per path, instead of --rate; the ingress's rule
-#                          then schedules --sched weighted with the paths weighted as their rates, in
-#                          lowest terms)]
+#                          then schedules --sched weighted with the paths weighted as their rates)]
 #                         [--sched rr|weighted|least-loaded] [--loss-path K --loss N (1 frame in N lost on
 #                          path K, at random, by the delay line)] [--egress "OPTS" (more egress run options)]
 #                         [--plot NAME (the egress buffer of the wps modes against time, sampled as the
@@ -76,13 +75,10 @@ SUM=$((4 * RATE))
 if [[ ${#RATES[@]} -gt 0 ]]; then
 	[[ ${#RATES[@]} -eq 4 ]] || { echo "--rates takes four rates" >&2; exit 2; }
 	SUM=$((RATES[0] + RATES[1] + RATES[2] + RATES[3])) RATE=$((SUM / 4)) SCHED=${SCHED:-weighted}
-	# The rates divided by their greatest common divisor: the ingress's weighted scheduler gives
-	# a path its weight's worth of consecutive groups (seq mod the weights' sum), so weights of
-	# 10..40 sent ten groups in a row into the 10 Mbit/s path, past its queue.
-	g=${RATES[0]}
-	for r in "${RATES[@]}"; do a=$g b=$r; while ((b)); do t=$((a % b)) a=$b b=$t; done; g=$a; done
-	WPS_CHAIN_WEIGHTS=()
-	for r in "${RATES[@]}"; do WPS_CHAIN_WEIGHTS+=($((r / g))); done
+	# The rates themselves are the weights (1..255): the ingress's weighted scheduler takes them
+	# in lowest terms, so 40:30:20:10 spreads groups as 4:3:2:1 does.
+	for r in "${RATES[@]}"; do ((r >= 1 && r <= 255)) || { echo "--rates: 1..255 Mbit/s each (path weights)" >&2; exit 2; }; done
+	WPS_CHAIN_WEIGHTS=("${RATES[@]}")
 fi
 # 4 x BDP of the slowest path: 4 x rate x (its delay + one group's frames at one path's rate)
 BDP=$(( 4 * RATE * 1000000 / 8 * (WPS_DELAYS[3] + QUANTUM * (INNER + 70) * 8 / RATE) / 1000000 ))

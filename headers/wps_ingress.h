@@ -442,33 +442,49 @@ WPS_INLINE __u32 wps_idx(__u32 i)
 	return i & (WPS_IN_MAX_PATHS - 1);
 }
 
+/* Greatest common divisor of a and b < 256 (Euclid ends within 13 steps). */
+WPS_INLINE __u32 wps_gcd(__u32 a, __u32 b)
+{
+	for (int k = 0; k < 14 && b; k++) {
+		__u32 t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
 /*
  * Scheduler: the slot of the member path for the group opened at scheduler
  * step seq, among the n paths in use, slot[0..n-1]; weight and load are
  * indexed by slot. rr: the (seq mod n)th. weighted: slot seq mod (sum of
- * weights) in cumulative weights (a path of weight 0 gets nothing; all 0
- * falls back to rr). least-loaded: the smallest load, ties to the first
- * after the (seq mod n)th (so equal loads still rotate).
+ * weights) in cumulative weights, the weights in lowest terms (a path of
+ * weight 0 gets nothing; all 0 falls back to rr): a path takes its weight's
+ * worth of consecutive groups, so 40:30:20:10 would send 40 groups in a row
+ * into one path, and 4:3:2:1 sends 4. least-loaded: the smallest load, ties
+ * to the first after the (seq mod n)th (so equal loads still rotate).
  */
 WPS_INLINE __u32 wps_sched_pick(__u8 kind, __u32 seq, __u32 n, const __u8 *slot, const __u8 *weight,
 				   const __u64 *load)
 {
 	/* Slots masked: the BPF verifier cannot see that they are < 16. */
 #define WPS_SLOT(i) (slot[wps_idx(i)] & (WPS_IN_MAX_PATHS - 1))
-	__u32 total = 0, pos, best;
+	__u32 total = 0, g = 0, pos, best;
 
 	if (n == 0)
 		return 0;
 	if (n > WPS_IN_MAX_PATHS)
 		n = WPS_IN_MAX_PATHS;
 	if (kind == WPS_SCHED_WEIGHTED) {
-		for (__u32 i = 0; i < WPS_IN_MAX_PATHS && i < n; i++)
+		for (__u32 i = 0; i < WPS_IN_MAX_PATHS && i < n; i++) {
 			total += weight[WPS_SLOT(i)];
+			g = wps_gcd(weight[WPS_SLOT(i)], g);
+		}
 		if (total) {
-			__u32 at = seq % total;
+			__u32 at = seq % (total / g);
 
 			for (__u32 i = 0; i < WPS_IN_MAX_PATHS && i < n; i++) {
-				__u32 w = weight[WPS_SLOT(i)];
+				__u32 w = weight[WPS_SLOT(i)] / g;
 
 				if (at < w)
 					return WPS_SLOT(i);

@@ -337,13 +337,16 @@ c.pkt(nine, "TC_ACT_OK", nine, iif=PATHS[0][0])
 c.count(rx=2, drop_inner_unwalked=1, pass_malformed=1)
 
 # ---- schedulers ------------------------------------------------------------------
-c = Case("weighted_scheduler", opts=f"--gid0 {G0} --max-inflight 16", paths=2, weights=[1, 3],
-         rules=("--dst 10.20.0.0/24 --quantum 1 --sched weighted",),
-         comment="weights 1:3 -> paths 0,1,1,1,0,1,1,1")
-for i in range(8):
-    p = inner4(payload=bytes([i]) * 8)
-    c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0 + i, 1, 1, path=0 if i % 4 == 0 else 1))
-sprayed(c).count(flows_new=1, groups_opened=8)
+# 10:30 is 1:3 (weights in lowest terms), not ten groups in a row on path 0
+for name, weights, comment in (("weighted_scheduler", [1, 3], "weights 1:3 -> paths 0,1,1,1,0,1,1,1"),
+                               ("weighted_scheduler_lowest_terms", [10, 30],
+                                "weights 10:30 as 1:3 -> paths 0,1,1,1,0,1,1,1 (not ten groups in a row on path 0)")):
+    c = Case(name, opts=f"--gid0 {G0} --max-inflight 16", paths=2, weights=weights,
+             rules=("--dst 10.20.0.0/24 --quantum 1 --sched weighted",), comment=comment)
+    for i in range(8):
+        p = inner4(payload=bytes([i]) * 8)
+        c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0 + i, 1, 1, path=0 if i % 4 == 0 else 1))
+    sprayed(c).count(flows_new=1, groups_opened=8)
 
 c = Case("least_loaded_scheduler", opts=f"--gid0 {G0} --load-window-us 1000000", paths=3,
          rules=("--dst 10.20.0.0/24 --quantum 1 --sched least-loaded",),

@@ -242,6 +242,33 @@ static void scheduler(void **state)
 	assert_int_equal(wps_sched_pick(WPS_SCHED_RR, 5, 0, id, w, load), 0);
 }
 
+/*
+ * Weights count in lowest terms: 40:30:20:10 spreads groups as 4:3:2:1 does,
+ * never more than 4 in a row into one path (not 40: past a slow path's queue).
+ */
+static void scheduler_weights_in_lowest_terms(void **state)
+{
+	static const __u8 id[WPS_IN_MAX_PATHS] = { 0, 1, 2, 3 };
+	static const __u8 want[10] = { 0, 0, 0, 0, 1, 1, 1, 2, 2, 3 };
+	__u8 big[WPS_IN_MAX_PATHS] = { 40, 30, 20, 10 }, small[WPS_IN_MAX_PATHS] = { 4, 3, 2, 1 };
+	__u8 odd[WPS_IN_MAX_PATHS] = { 233, 144, 0, 0 };
+	__u64 load[WPS_IN_MAX_PATHS] = { 0 };
+	int hits[WPS_IN_MAX_PATHS] = { 0 };
+
+	(void)state;
+	for (__u32 s = 0; s < 1000; s++) {
+		__u32 p = wps_sched_pick(WPS_SCHED_WEIGHTED, s, 4, id, big, load);
+
+		assert_int_equal(p, wps_sched_pick(WPS_SCHED_WEIGHTED, s, 4, id, small, load));
+		assert_int_equal(p, want[s % 10]);
+	}
+	/* coprime weights (Euclid's longest case below 256) stay as they are */
+	for (__u32 s = 0; s < 377; s++)
+		hits[wps_sched_pick(WPS_SCHED_WEIGHTED, s, 4, id, odd, load)]++;
+	assert_int_equal(hits[0], 233);
+	assert_int_equal(hits[1], 144);
+}
+
 /* After a path del, the paths in use are slots 0, 2, 3: answers are slots, weights and loads by slot. */
 static void scheduler_slots_with_a_hole(void **state)
 {
@@ -497,6 +524,7 @@ int main(void)
 		cmocka_unit_test(attach_options),
 		cmocka_unit_test(scheduler),
 		cmocka_unit_test(scheduler_slots_with_a_hole),
+		cmocka_unit_test(scheduler_weights_in_lowest_terms),
 		cmocka_unit_test(live_slots_and_joins),
 		cmocka_unit_test(next_hop_liveness),
 		cmocka_unit_test(packet_too_big),
