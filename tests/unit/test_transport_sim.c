@@ -1113,6 +1113,7 @@ static void send_too_long(void **state)
 		if (ev.wr_id == 0) {
 			assert_int_equal(ev.status, TP_ST_COMPLETER_ERR);
 			assert_int_equal(ev.rspinfo, TP_RSPINFO_TOO_LONG);
+			assert_int_equal(ev.len, 1000);		/* not the 3000 that came */
 		} else {
 			assert_int_equal(ev.status, TP_ST_OK);
 		}

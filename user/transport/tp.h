@@ -458,9 +458,11 @@ struct tp_event {
 	struct tp_chan *chan;
 	void *user;		/* the channel's cfg.user */
 	uint64_t wr_id;
-	size_t len;		/* bytes received (TP_EV_RECV; Write with immediate:
-				 * the Write's length, nothing in the buffer) or
-				 * transferred (CAS, FADD: 8) */
+	size_t len;		/* bytes received (TP_EV_RECV; a Send longer than
+				 * the buffer, TP_RSPINFO_TOO_LONG: the buffer's
+				 * length; Write with immediate: the Write's
+				 * length, nothing in the buffer) or transferred
+				 * (CAS, FADD: 8) */
 	uint16_t tassn;
 	uint8_t rspinfo;	/* the answer's RSPINFO: TP_RSPINFO_* for completer errors */
 	uint8_t opcode;		/* enum tp_opcode of the operation (TP_EV_RECV: SEND,

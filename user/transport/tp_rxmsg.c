@@ -129,8 +129,11 @@ static void finish_atomic(struct tp_chan *ch, uint32_t psn)
 void tp_emit_recv(struct tp_chan *ch, uint8_t opcode)
 {
 	struct tp_rxmsg *m = &ch->rx;
+	/* A Send longer than its buffer (completer error) tells the buffer's
+	 * length, not what came. */
+	size_t len = opcode != TP_OP_WRITE_IMM && m->off > m->rb.cap ? m->rb.cap : m->off;
 	struct tp_event *ev = tp_emit(ch, TP_EV_RECV, (enum tp_status)m->status, m->rb.wr_id,
-				      m->off, m->tassn);
+				      len, m->tassn);
 
 	if (ev) {
 		ev->rspinfo = m->info;
