@@ -3,7 +3,8 @@
  * Registered memory (URMA segments): a region is named on the wire by a
  * 20-bit TokenID (MAETAH) drawn at random, and a remote access to it is
  * checked against its token value (TVETAH), its access flags and its bounds
- * (tp.h "registered memory"; the target side is tp_rxmsg.c's mr_check()).
+ * (tp.h "registered memory"; tp_mr_access(), which the target's
+ * transaction layer, tp_rxmsg.c, asks).
  *
  * The table is internal: an open-addressing hash (linear probing, backward
  * shift on delete) keyed by TokenID, grown by doubling up to twice
@@ -162,6 +163,38 @@ int tp_mr_set_resident(struct tp_ep *ep, uint32_t token_id, bool resident)
 		return -ENOENT;
 	mr->resident = resident;
 	return 0;
+}
+
+static uint8_t *refuse(enum tp_status *st, uint8_t *info, uint8_t why)
+{
+	*st = TP_ST_COMPLETER_ERR;
+	*info = why;
+	return NULL;
+}
+
+uint8_t *tp_mr_access(struct tp_ep *ep, const struct tp_parsed *p, uint64_t va, size_t len,
+		      uint32_t need, enum tp_status *st, uint8_t *info)
+{
+	struct tp_mr *mr = tp_mr_find(ep, p->mae.token_id);
+	uint64_t base;
+
+	if (!mr)
+		return refuse(st, info, TP_RSPINFO_BAD_TOKEN);
+	if (!mr->token_none && (!p->has_tvetah || p->token_value != mr->token_value))
+		return refuse(st, info, TP_RSPINFO_TOKEN_VALUE);
+	if (!(mr->access & need))
+		return refuse(st, info, TP_RSPINFO_ACCESS);
+	base = (uint64_t)(uintptr_t)mr->addr;
+	if (va < base || va - base > mr->len || len > mr->len - (va - base))
+		return refuse(st, info, TP_RSPINFO_RANGE);
+	if (need == TP_ACCESS_ATOMIC && (va & (TP_ATOMIC_LEN - 1)))
+		return refuse(st, info, TP_RSPINFO_ALIGN);
+	if (!mr->resident) {
+		*st = TP_ST_PAGE_FAULT;
+		return NULL;
+	}
+	*st = TP_ST_OK;
+	return mr->addr + (va - base);
 }
 
 uint32_t tp_mr_count(const struct tp_ep *ep) { return ep->nmrs; }

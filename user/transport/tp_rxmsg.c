@@ -15,44 +15,28 @@
 #include "transport/tp_sge.h"
 #include "transport/tp_sq.h"
 
-/* A remote access refused: counted by reason, answered completer error. */
-static uint8_t *refuse(struct tp_chan *ch, uint64_t *counter, uint8_t info, enum tp_status *st)
-{
-	(*counter)++;
-	*st = TP_ST_COMPLETER_ERR;
-	ch->rx.info = info;
-	return NULL;
-}
-
 /*
- * Check a remote access of the MAETAH's [VA, VA+len) with the packet's
- * TVETAH against a registered region: its TokenID, its token value, the
- * access flag `need` (TP_ACCESS_*), its bounds and (atomics) the VA's
- * alignment, in that order. The address to access, or NULL with *st set (and
- * ch->rx.info the reason): nothing is read or written then.
+ * A remote access of the MAETAH's VA and len, checked (tp_mr_access()): the
+ * address to access, or NULL with *st set, a refusal counted by its reason
+ * and kept in ch->rx.info. Nothing is read or written then.
  */
 static uint8_t *mr_check(struct tp_chan *ch, const struct tp_parsed *p, size_t len,
 			 uint32_t need, enum tp_status *st)
 {
-	struct tp_mr *mr = tp_mr_find(ch->ep, p->mae.token_id);
-	uint64_t base, va = p->mae.va;
+	uint8_t info = 0;
+	uint8_t *a = tp_mr_access(ch->ep, p, p->mae.va, len, need, st, &info);
 
-	if (!mr)
-		return refuse(ch, &ch->st.ta_bad_token_id, TP_RSPINFO_BAD_TOKEN, st);
-	if (!mr->token_none && (!p->has_tvetah || p->token_value != mr->token_value))
-		return refuse(ch, &ch->st.ta_bad_token_value, TP_RSPINFO_TOKEN_VALUE, st);
-	if (!(mr->access & need))
-		return refuse(ch, &ch->st.ta_bad_access, TP_RSPINFO_ACCESS, st);
-	base = (uint64_t)(uintptr_t)mr->addr;
-	if (va < base || va - base > mr->len || len > mr->len - (va - base))
-		return refuse(ch, &ch->st.ta_bad_range, TP_RSPINFO_RANGE, st);
-	if (need == TP_ACCESS_ATOMIC && (va & (TP_ATOMIC_LEN - 1)))
-		return refuse(ch, &ch->st.ta_bad_align, TP_RSPINFO_ALIGN, st);
-	if (!mr->resident) {
-		*st = TP_ST_PAGE_FAULT;
-		return NULL;
+	if (a || *st != TP_ST_COMPLETER_ERR)
+		return a;
+	switch (info) {
+	case TP_RSPINFO_BAD_TOKEN:	ch->st.ta_bad_token_id++; break;
+	case TP_RSPINFO_TOKEN_VALUE:	ch->st.ta_bad_token_value++; break;
+	case TP_RSPINFO_ACCESS:		ch->st.ta_bad_access++; break;
+	case TP_RSPINFO_RANGE:		ch->st.ta_bad_range++; break;
+	default:			ch->st.ta_bad_align++; break;
 	}
-	return mr->addr + (va - base);
+	ch->rx.info = info;
+	return NULL;
 }
 
 /*
