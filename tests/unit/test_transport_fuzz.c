@@ -77,6 +77,9 @@ struct model {
 	 * [1] read-only (it sends the right value). */
 	uint8_t guarded[2][256], was[2][256];
 	struct tp_rkey gkey[2];
+	/* Data packets MTU-sized up to a message's last, damaged less: the
+	 * shape out-of-order placement takes (tp_place.c). */
+	bool mtu_cut;
 };
 
 /* NMSG Sends of len random bytes (src: NMSG x len), 4 receive buffers of RBUF. */
@@ -107,6 +110,7 @@ static void model_init(struct model *m, enum tp_mode mode)
 	/* Near the wrap half of the time. */
 	m->rbase = rnd(2) ? TP_PSN_MASK - (uint32_t)rnd(64) : (uint32_t)rnd(TP_PSN_MASK);
 	m->sbase = tp_chan_init_psn(m->ch);
+	m->mtu_cut = rnd(2);
 	assert_int_equal(tp_chan_connect(m->ch, PEER, m->rbase), 0);
 	/* UTP: a message is one packet (at most an MTU). */
 	post_work(m->ch, m->src[0], mode == TP_MODE_UTP ? MTU : MSG, m->rbuf[0]);
@@ -135,6 +139,8 @@ static size_t make_pkt(struct model *m, uint8_t *b)
 					  UB_TA_ATOMIC_RESP, 0x7f };
 	struct ub_tph_fields f = { 0 };
 	size_t n = sizeof(struct ub_tph);
+	uint8_t ta = ta_ops[rnd(sizeof(ta_ops))];
+	uint16_t tassn = (uint16_t)rnd(8);
 	bool resp;
 
 	f.opcode = tp_ops[rnd(sizeof(tp_ops))];
@@ -155,6 +161,18 @@ static size_t make_pkt(struct model *m, uint8_t *b)
 		else
 			f.psn = (m->rbase + m->next_off + (uint32_t)rnd(RANGE + 40) - 20) & TP_PSN_MASK;
 		f.tpmsn = (uint32_t)rnd(4);
+		if (m->mtu_cut) {
+			/* Messages of two packets, one after another, each of
+			 * one kind (TASSN, TA opcode): out-of-order placement
+			 * learns where a message begins from the one before. */
+			uint32_t off = (f.psn - m->rbase) & TP_PSN_MASK;
+			uint32_t h = (off / 2) * 2654435761u >> 8;
+
+			f.tpmsn = (off / 2) & TP_PSN_MASK;
+			f.last = off % 2;
+			ta = h % 3 ? UB_TA_SEND : ta_ops[(h / 3) % sizeof(ta_ops)];
+			tassn = (uint16_t)((off / 2) & 7);
+		}
 	}
 	ub_tph_encode((struct ub_tph *)b, &f);
 	if (ub_tp_has_cetph(f.opcode)) {
@@ -178,8 +196,8 @@ static size_t make_pkt(struct model *m, uint8_t *b)
 		n += sizeof(struct ub_cnpetph);
 	}
 	if (f.nlp == UB_NLP_TAH) {
-		struct ub_tah_fields t = { .opcode = resp ? UB_TA_TAACK : ta_ops[rnd(sizeof(ta_ops))],
-					   .ini_tassn = (uint16_t)rnd(8), .rspst = (uint8_t)rnd(5),
+		struct ub_tah_fields t = { .opcode = resp ? UB_TA_TAACK : ta, .ini_tassn = tassn,
+					   .rspst = (uint8_t)rnd(5),
 					   .order = (uint8_t)rnd(4), .retry = rnd(4) == 0,
 					   .tv_en = rnd(4) != 0,
 					   /* UTP finds its channel by the sender's jetty */
@@ -218,7 +236,7 @@ static size_t make_pkt(struct model *m, uint8_t *b)
 			n += sizeof(struct ub_tvetah);
 		}
 		if (!resp) {
-			size_t pl = rnd(MTU + 1);
+			size_t pl = m->mtu_cut && !f.last ? MTU : rnd(MTU + 1);
 
 			for (size_t i = 0; i < pl; i++)
 				b[n + i] = (uint8_t)rnd(256);
@@ -371,6 +389,9 @@ static void drain(struct model *m, uint64_t now)
 		m->events++;
 		if (ev.type == TP_EV_RECV) {
 			assert_true(ev.len <= sizeof(m->rbuf[0]));
+			/* Buffers come back, so that Sends go on landing. */
+			if (m->mtu_cut && ev.wr_id < 4)
+				tp_post_recv(m->ch, m->rbuf[ev.wr_id], RBUF, ev.wr_id);
 			/* A Write with immediate completes only a Write that ran. */
 			assert_true(ev.opcode != TP_OP_WRITE_IMM || ev.status != TP_ST_OK);
 		}
@@ -440,7 +461,9 @@ static void fuzz_rx(void **state)
 			model_init(&m, modes[rnd(4)]);
 			drain(&m, now);
 		}
-		len = damage(b, make_pkt(&m, b));
+		len = make_pkt(&m, b);
+		if (!m.mtu_cut)
+			len = damage(b, len);
 		note_offer(&m, b, len);
 		{
 			struct tp_rx_meta meta = { .ecn = (uint8_t)rnd(4) };
@@ -456,16 +479,18 @@ static void fuzz_rx(void **state)
 	}
 	tp_ep_destroy(m.ep);
 	print_message("# fuzz: %llu packets in, %llu out (%llu responses, %llu data); "
-		      "inorder %llu ooo %llu dup %llu invalid %llu malformed %llu rtx %llu\n",
+		      "inorder %llu ooo %llu (placed %llu) dup %llu invalid %llu malformed %llu "
+		      "rtx %llu\n",
 		      (unsigned long long)iters, (unsigned long long)frames,
 		      (unsigned long long)resp, (unsigned long long)data,
 		      (unsigned long long)sum.rx_inorder, (unsigned long long)sum.rx_ooo,
-		      (unsigned long long)sum.rx_dup, (unsigned long long)sum.rx_invalid,
+		      (unsigned long long)sum.rx_placed, (unsigned long long)sum.rx_dup, (unsigned long long)sum.rx_invalid,
 		      (unsigned long long)sum.rx_malformed,
 		      (unsigned long long)(sum.rtx_rto + sum.rtx_nak + sum.rtx_sack + sum.rtx_mark));
 	/* The run must have reached the interesting paths, not only rejections. */
 	if (iters >= 20000) {
 		assert_true(sum.rx_inorder > 100 && sum.rx_ooo > 100 && sum.rx_dup > 100);
+		assert_true(sum.rx_placed > 10);
 		assert_true(sum.rx_malformed > 100 && resp > 100 && data > 100);
 	}
 }

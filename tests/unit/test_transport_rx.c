@@ -15,6 +15,7 @@
 
 #include "transport/tp.h"
 #include "lib/ubhdr.h"
+#include "tp_stat.h"
 #include "lib/frame.h"
 
 #define PEER_TPN	77
@@ -82,14 +83,7 @@ static size_t pull(struct rx *r, uint8_t *b, struct ub_tph_fields *f)
 
 static uint64_t stat(const struct rx *r, const char *name)
 {
-	struct tp_stats st;
-
-	tp_chan_stats(r->ch, &st);
-	for (size_t i = 0; i < tp_stats_count(); i++)
-		if (!strcmp(tp_stats_name(i), name))
-			return tp_stats_get(&st, i);
-	fail_msg("no counter %s", name);
-	return 0;
+	return chan_stat(r->ch, name);
 }
 
 static void classify_sr(void **state)
