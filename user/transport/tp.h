@@ -515,8 +515,6 @@ bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
 	X(ta_retry_pf,		"operations retried after a page fault")	\
 	X(rx_inorder,		"data packets received in order")		\
 	X(rx_ooo,		"data packets received out of order, in range")	\
-	X(rx_placed,		"of those, payloads placed in their message at once (not held, copied later)") \
-	X(rx_place_miss,	"placed payloads their message did not find where it expected (message failed)") \
 	X(rx_dup,		"duplicate data packets (re-acknowledged)")	\
 	X(rx_invalid,		"data packets beyond the receive range")	\
 	X(rx_gbn_drop,		"out-of-order packets dropped by Go-Back-N")	\

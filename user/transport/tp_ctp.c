@@ -139,7 +139,7 @@ enum tp_rx_verdict tp_ctp_rx(struct tp_ep *ep, uint64_t now, const void *pkt, si
 		ch->st.rx_no_room++;
 		return TP_RX_DROP;
 	}
-	tp_rcv_deliver(ch, now, &p, 0, NULL);
+	tp_rcv_deliver(ch, now, &p, 0);
 	return TP_RX_OK;
 }
 

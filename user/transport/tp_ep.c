@@ -221,7 +221,7 @@ void tp_chan_destroy(struct tp_chan *ch)
 	free(ch->win);
 	free(ch->rq);
 	free(ch->ooo_buf);
-	free(ch->ooo);
+	free(ch->ooo_len);
 	free(ch);
 }
 

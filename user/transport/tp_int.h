@@ -96,7 +96,6 @@ struct tp_recvbuf {
 	uint32_t nsge;
 	size_t cap;		/* the segments' lengths summed */
 	uint64_t wr_id;
-	uint32_t seq;		/* the channel's count of posts when posted: names it */
 };
 
 static inline const struct tp_sge *rb_sge(const struct tp_recvbuf *rb)
@@ -156,7 +155,6 @@ struct tp_rxmsg {
 	uint16_t tassn;
 	uint8_t ta_op;
 	bool retry;
-	uint32_t start_psn;	/* of its first packet */
 	uint8_t order;		/* TAH Order: the initiator's transaction mode */
 	uint8_t status;		/* enum tp_status */
 	uint8_t info;		/* RSPINFO of a refusal */
@@ -174,43 +172,6 @@ struct tp_rxmsg {
 };
 
 #define TP_FIFO	64
-
-/*
- * Out-of-order placement (tp_place.c): where a packet held out of order put
- * its payload. Send: the posted receive (its seq) and the offset in it;
- * Write: the region's address of the message's first byte and the offset;
- * Read data: the Read (its index in sq) and the offset.
- */
-enum tp_place_kind { TPP_NONE, TPP_RECV, TPP_WRITE, TPP_READ };
-struct tp_placed {
-	uint8_t kind;		/* enum tp_place_kind; TPP_NONE: not placed */
-	uint64_t key;
-	size_t off;
-};
-
-/* A packet held out of order: its bytes in ooo_buf, or only its headers
- * when its payload (n bytes) was placed (pl). len 0: the slot is free. */
-struct tp_held {
-	uint32_t len;
-	uint32_t n;
-	struct tp_placed pl;
-};
-
-/* What the packets held out of order tell of a message ahead of the one
- * being reassembled (TP_AHEAD of them, by TPMSN), for placement. */
-#define TP_AHEAD	32
-enum {
-	TPA_SEEN = 1,		/* a packet of it is held: its kind is known */
-	TPA_START = 2,		/* start: its first PSN (the last one's before it + 1) */
-	TPA_LAST = 4,		/* its last packet is held */
-	TPA_WRITE = 8,		/* a Write: whether it takes a receive shows at its last */
-	TPA_TAKES = 16,		/* it takes a posted receive (Send; Write with immediate) */
-};
-struct tp_ahead {
-	uint32_t tpmsn;
-	uint32_t start;
-	uint8_t f;
-};
 
 /* An answer waiting its turn (ROL acknowledgements may not pass it). */
 struct tp_pend {
@@ -298,11 +259,8 @@ struct tp_chan {
 	uint32_t rcv_max;		/* highest PSN received */
 	uint32_t n_ooo;			/* packets held out of order */
 	uint8_t *ooo_buf;		/* ooo_range slots of ooo_stride bytes */
-	struct tp_held *ooo;		/* ooo_range of them */
+	uint32_t *ooo_len;
 	size_t ooo_stride;
-	uint32_t rcv_msn;		/* TPMSN of the next message to begin */
-	struct tp_ahead ahead[TP_AHEAD];
-	bool place_off;			/* a peer that cuts short of the MTU: hold, never place */
 	bool ack_pending, ack_now, nak_pending, nak_sent, sack_pending;
 	/* RACK: duplicates to report, a TPSACK each (SAETPH Dup, MaxRcvPSN) */
 	uint32_t dsack_q[8];
@@ -318,7 +276,6 @@ struct tp_chan {
 	struct tp_rxmsg rx;
 	struct tp_recvbuf *rq;
 	uint32_t rq_cap, rq_head, rq_tail;
-	uint32_t rq_posts;		/* receives ever posted (tp_recvbuf.seq) */
 	/* CTP, UTP: packets sent (tp_tx_info.psn, for per-packet load balancing) */
 	uint32_t ctp_sent;
 	uint8_t ctp_rx_vl;	/* the VL our peer's data arrives on: our CNPs name it */

@@ -4,7 +4,7 @@
  * 20-bit TokenID (MAETAH) drawn at random, and a remote access to it is
  * checked against its token value (TVETAH), its access flags and its bounds
  * (tp.h "registered memory"; tp_mr_access(), which the target's
- * transaction layer, tp_rxmsg.c, and out-of-order placement, tp_place.c, ask).
+ * transaction layer, tp_rxmsg.c, asks).
  *
  * The table is internal: an open-addressing hash (linear probing, backward
  * shift on delete) keyed by TokenID, grown by doubling up to twice

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "transport/tp_answer.h"
-#include "transport/tp_place.h"
 #include "transport/tp_sge.h"
 #include "transport/tp_sq.h"
 
@@ -174,7 +173,7 @@ int tp_post_recv_sge(struct tp_chan *ch, const struct tp_sge *sge, uint32_t num_
 		     uint64_t wr_id)
 {
 	uint32_t next = (ch->rq_tail + 1) % ch->rq_cap;
-	struct tp_recvbuf rb = { .nsge = num_sge, .wr_id = wr_id, .seq = ch->rq_posts };
+	struct tp_recvbuf rb = { .nsge = num_sge, .wr_id = wr_id };
 
 	if (ch->failed)
 		return -EIO;
@@ -192,7 +191,6 @@ int tp_post_recv_sge(struct tp_chan *ch, const struct tp_sge *sge, uint32_t num_
 	}
 	ch->rq[ch->rq_tail] = rb;
 	ch->rq_tail = next;
-	ch->rq_posts++;
 	return 0;
 }
 
@@ -204,7 +202,6 @@ uint32_t tp_recv_take_back(struct tp_chan *ch, uint64_t *ids, uint32_t max)
 	while (n < max && ch->rq_tail != ch->rq_head) {
 		ch->rq_tail = (ch->rq_tail + ch->rq_cap - 1) % ch->rq_cap;
 		ids[n++] = ch->rq[ch->rq_tail].wr_id;
-		tp_place_unplace(ch, &ch->rq[ch->rq_tail]);
 		tp_rb_free(&ch->rq[ch->rq_tail]);
 	}
 	return n;

@@ -11,7 +11,6 @@
 #include "transport/tp_recv.h"
 #include "transport/cc_wire.h"
 #include "transport/tp_answer.h"
-#include "transport/tp_place.h"
 #include "transport/tp_rxmsg.h"
 #include "transport/tp_sge.h"
 #include "transport/tp_wire.h"
@@ -69,12 +68,12 @@ static bool ooo_alloc(struct tp_chan *ch)
 		return true;
 	ch->ooo_stride = ch->cfg.mtu + TP_HDR_MAX;
 	ch->ooo_buf = malloc(ch->ooo_stride * ch->cfg.ooo_range);
-	ch->ooo = calloc(ch->cfg.ooo_range, sizeof(*ch->ooo));
-	if (!ch->ooo_buf || !ch->ooo) {
+	ch->ooo_len = calloc(ch->cfg.ooo_range, sizeof(*ch->ooo_len));
+	if (!ch->ooo_buf || !ch->ooo_len) {
 		free(ch->ooo_buf);
-		free(ch->ooo);
+		free(ch->ooo_len);
 		ch->ooo_buf = NULL;
-		ch->ooo = NULL;
+		ch->ooo_len = NULL;
 		return false;
 	}
 	return true;
@@ -116,7 +115,6 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 			       const uint8_t *raw, size_t len, uint8_t ecn)
 {
 	uint32_t psn = p->tph.psn, range = ch->cfg.ooo_range;
-	struct tp_held *h;
 	int32_t d;
 
 	if (ecn == 3) {
@@ -157,21 +155,14 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 			ch->st.rx_no_room++;
 			return TP_RX_DROP;
 		}
-		h = &ch->ooo[psn % range];
-		if (h->len) {
+		if (ch->ooo_len[psn % range]) {
 			ch->st.rx_dup++;
 			dsack_push(ch, psn);
 			ch->sack_pending = true;
 			return TP_RX_DUP;
 		}
-		/* Placed: only its headers wait for the hole; else all of it. */
-		if (tp_place(ch, p, psn, &h->pl)) {
-			len = (size_t)(p->payload - (const uint8_t *)raw);
-			h->n = (uint32_t)p->payload_len;
-			ch->st.rx_placed++;
-		}
 		memcpy(ch->ooo_buf + (size_t)(psn % range) * ch->ooo_stride, raw, len);
-		h->len = (uint32_t)len;
+		ch->ooo_len[psn % range] = (uint32_t)len;
 		ch->n_ooo++;
 		ch->st.rx_ooo++;
 		if (tp_psn_diff(psn, ch->rcv_max) > 0)
@@ -190,13 +181,13 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 		ch->st.rx_no_room++;
 		return TP_RX_DROP;
 	}
-	if (ch->n_ooo && ch->ooo[psn % range].len) {
+	if (ch->n_ooo && ch->ooo_len[psn % range]) {
 		/* Held already (the drain below stopped for want of room):
 		 * this copy goes in its place. */
-		ch->ooo[psn % range].len = 0;
+		ch->ooo_len[psn % range] = 0;
 		ch->n_ooo--;
 	}
-	tp_rcv_deliver(ch, now, p, psn, NULL);
+	tp_rcv_deliver(ch, now, p, psn);
 	ch->st.rx_inorder++;
 	if (tp_psn_diff(psn, ch->rcv_max) > 0)
 		ch->rcv_max = psn;
@@ -204,19 +195,16 @@ enum tp_rx_verdict tp_rcv_data(struct tp_chan *ch, uint64_t now, const struct tp
 	ch->nak_sent = false;
 	note_ack(ch, now, p->tph.ackreq);
 	/* Whatever waited behind this PSN follows it up. */
-	while (ch->n_ooo && ch->ooo[ch->rcv_nxt % range].len) {
+	while (ch->n_ooo && ch->ooo_len[ch->rcv_nxt % range]) {
+		uint32_t i = ch->rcv_nxt % range;
 		struct tp_parsed q;
 		const char *why;
 
-		h = &ch->ooo[ch->rcv_nxt % range];
 		if (!tp_rcv_room(ch))
 			break;
-		if (!tp_parse(ch->ooo_buf + (size_t)(h - ch->ooo) * ch->ooo_stride, h->len, &q, &why)) {
-			if (h->pl.kind != TPP_NONE)
-				q.payload_len = h->n;	/* in place already */
-			tp_rcv_deliver(ch, now, &q, ch->rcv_nxt, h->pl.kind != TPP_NONE ? &h->pl : NULL);
-		}
-		h->len = 0;
+		if (!tp_parse(ch->ooo_buf + (size_t)i * ch->ooo_stride, ch->ooo_len[i], &q, &why))
+			tp_rcv_deliver(ch, now, &q, ch->rcv_nxt);
+		ch->ooo_len[i] = 0;
 		ch->n_ooo--;
 		ch->rcv_nxt = tp_psn_add(ch->rcv_nxt, 1);
 		note_ack(ch, now, q.tph.ackreq);
@@ -261,8 +249,8 @@ static size_t enc_sack(struct tp_chan *ch, uint8_t *buf, size_t cap, uint32_t c)
 		uint32_t psn = tp_psn_add(c, k);
 
 		if (tp_psn_diff(psn, ch->rcv_nxt) < 0 ||
-		    (ch->ooo && tp_psn_diff(psn, ch->rcv_nxt) < (int32_t)range &&
-		     ch->ooo[psn % range].len))
+		    (ch->ooo_len && tp_psn_diff(psn, ch->rcv_nxt) < (int32_t)range &&
+		     ch->ooo_len[psn % range]))
 			ub_sack_set(sa.bitmap, k);
 	}
 	n = tp_enc_tph(buf, ch, UB_TP_SACK, false, TP_NLP_NONE, c, 0);

@@ -12,7 +12,6 @@
 #include "transport/tp_answer.h"
 #include "transport/tp_event.h"
 #include "transport/tp_mr.h"
-#include "transport/tp_place.h"
 #include "transport/tp_sge.h"
 #include "transport/tp_sq.h"
 
@@ -254,7 +253,6 @@ static void finish_msg(struct tp_chan *ch, uint32_t psn)
 	struct tp_op *op;
 
 	m->active = false;
-	tp_place_done(ch, m->tpmsn);
 	switch (m->ta_op) {
 	case UB_TA_SEND:
 	case UB_TA_SEND_IMM:
@@ -340,26 +338,8 @@ static void take_imm(struct tp_chan *ch, const struct tp_parsed *p)
 		take_recv(ch);
 }
 
-/* Placed out of order (pl) where the message's next bytes go (key, off)? If
- * not, the bytes are elsewhere: the message fails (a peer that cut its
- * packets short of the MTU after all, or placement that went wrong). */
-static bool placed_here(struct tp_chan *ch, const struct tp_placed *pl, uint8_t kind,
-			uint64_t key, size_t off)
-{
-	struct tp_rxmsg *m = &ch->rx;
-
-	if (pl->kind == kind && pl->key == key && pl->off == off)
-		return true;
-	ch->st.rx_place_miss++;
-	m->status = TP_ST_COMPLETER_ERR;
-	m->info = TP_RSPINFO_PROTOCOL;
-	return false;
-}
-
-/* One packet, in PSN order, to the transaction layer; pl: its payload was
- * placed when it arrived out of order (tp_place.c), NULL: it is in p. */
-void tp_rcv_deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p, uint32_t psn,
-		    const struct tp_placed *pl)
+/* One packet, in PSN order, to the transaction layer. */
+void tp_rcv_deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p, uint32_t psn)
 {
 	struct tp_rxmsg *m = &ch->rx;
 	size_t n = p->payload_len;
@@ -387,10 +367,6 @@ void tp_rcv_deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p,
 			m->info = TP_RSPINFO_PROTOCOL;
 		}
 	}
-	/* Placement takes MTU-sized packets up to a message's last: a peer
-	 * that cuts shorter has its out-of-order packets held whole. */
-	if (!p->tph.last && n != ch->cfg.mtu)
-		ch->place_off = true;
 	ch->st.bytes_delivered += n;
 	if (m->status == TP_ST_OK && n) {
 		switch (m->ta_op) {
@@ -401,10 +377,7 @@ void tp_rcv_deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p,
 				m->info = TP_RSPINFO_TOO_LONG;
 				break;
 			}
-			if (pl)
-				placed_here(ch, pl, TPP_RECV, m->rb.seq, m->off);
-			else
-				tp_sge_in(rb_sge(&m->rb), m->rb.nsge, m->off, p->payload, n);
+			tp_sge_in(rb_sge(&m->rb), m->rb.nsge, m->off, p->payload, n);
 			break;
 		case UB_TA_WRITE:
 		case UB_TA_WRITE_IMM:
@@ -413,10 +386,7 @@ void tp_rcv_deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p,
 				m->info = TP_RSPINFO_TOO_LONG;
 				break;
 			}
-			if (pl)
-				placed_here(ch, pl, TPP_WRITE, (uintptr_t)m->dst, m->off);
-			else
-				memcpy(m->dst + m->off, p->payload, n);
+			memcpy(m->dst + m->off, p->payload, n);
 			break;
 		case UB_TA_READ_RESP: {
 			struct tp_op *op = &ch->sq[m->op];
@@ -425,10 +395,7 @@ void tp_rcv_deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p,
 				m->status = TP_ST_COMPLETER_ERR;
 				break;
 			}
-			if (pl && !placed_here(ch, pl, TPP_READ, m->op, op->rd_got))
-				break;
-			if (!pl)
-				tp_sge_in(op_sge(op), op->nsge, op->rd_got, p->payload, n);
+			tp_sge_in(op_sge(op), op->nsge, op->rd_got, p->payload, n);
 			op->rd_got += n;
 			break;
 		}
@@ -436,10 +403,6 @@ void tp_rcv_deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p,
 		default:
 			if (!ub_ta_is_atomic(m->ta_op) && m->ta_op != UB_TA_ATOMIC_RESP) {
 				m->status = TP_ST_COMPLETER_ERR;	/* no payload expected */
-				break;
-			}
-			if (pl) {	/* atomics are never placed: a miss */
-				placed_here(ch, pl, TPP_NONE, 0, 0);
 				break;
 			}
 			/* Operands (request) or the value (answer): kept for the end. */

@@ -5,10 +5,8 @@
 
 #include "transport/tp_int.h"
 
-/* An in-order packet of PSN psn to the transaction layer; pl: where its
- * payload was placed out of order (tp_place.c), or NULL. */
-void tp_rcv_deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p, uint32_t psn,
-		    const struct tp_placed *pl);
+/* An in-order packet of PSN psn to the transaction layer. */
+void tp_rcv_deliver(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p, uint32_t psn);
 /* The completion of a received Send (or Write with immediate) of TA opcode. */
 void tp_emit_recv(struct tp_chan *ch, uint8_t opcode);
 
