@@ -279,7 +279,8 @@ static void malformed_counted(void **state)
 }
 
 /* One single-packet ROL request (TAH Order 3) of TA opcode ta, TASSN tassn,
- * at PSN psn; its answer, the TPACK of that PSN, pulled into f and t. */
+ * at PSN psn; its answer, the TPACK of that PSN, pulled into f and t, the
+ * one packet it gets. */
 /* A Write's MAETAH comes with a TVETAH carrying this token value. */
 static uint32_t rol_token_value;
 
@@ -315,6 +316,13 @@ static void rol_answer(struct rx *r, uint8_t ta, uint16_t tassn, uint32_t psn,
 	ub_tah_decode((const struct ub_tah *)(b + 16), t);
 	assert_int_equal(t->opcode, UB_TA_TAACK);
 	assert_int_equal(t->ini_tassn, tassn);
+	/* ... and nothing after it: the AckReq's plain TPACK would
+	 * acknowledge no further (a packet each way for every small message). */
+	{
+		struct ub_tph_fields more;
+
+		assert_int_equal(pull(r, b, &more), 0);
+	}
 }
 
 /*

@@ -290,6 +290,15 @@ size_t tp_rcv_response(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 		n = tp_cc_ack_ext(ch, now, buf, n, cap);
 		ch->tf_head = (ch->tf_head + 1) % TP_FIFO;
 		ch->st.tx_ack++;
+		/* It acknowledges as far as the plain TPACK due after it would
+		 * (a one-packet message's AckReq asks for both): that one goes
+		 * unsent, a packet less each way for every small message. */
+		if (ch->tf_head == ch->tf_tail && ch->ack_pending && !ch->sack_pending &&
+		    !ch->dsack_n && !ch->n_ooo && !ch->nak_pending && tp_psn_diff(psn, ack_cap(ch)) >= 0) {
+			ch->ack_pending = ch->ack_now = false;
+			ch->ack_cnt = 0;
+			ch->ack_deadline = 0;
+		}
 	} else if (ch->nak_pending) {
 		struct ub_tph_fields f = {
 			.opcode = UB_TP_ACK, .nlp = TP_NLP_NONE, .src_tpn = ch->tpn,
