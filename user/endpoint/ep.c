@@ -165,6 +165,7 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 	}
 	e->cfg = *cfg;
 	e->tx_fd = e->loop_fd = -1;
+	e->wt.fd = -1;
 	ub_icrc_init();		/* not on the first packet's time */
 	if (cfg->shared && cfg->nmembers > 1) {
 		snprintf(err, errlen, "a shared endpoint is one device");
@@ -189,6 +190,7 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 	e->mon = nl_open_monitor(nh_groups, sizeof(nh_groups) / sizeof(nh_groups[0]), err, errlen);
 	if (!e->mon)
 		goto fail;
+	wake_timer_open(&e->wt);	/* without one, the sleeps take poll timeouts */
 	e->tp = tp_ep_create(&cfg->tp);
 	if (!e->tp) {
 		snprintf(err, errlen, "transport core: %s", strerror(errno));
@@ -235,6 +237,7 @@ void ep_close(struct ep *e)
 	for (uint32_t k = 0; k < EP_MAX_MEMBERS; k++)
 		ep_xdp_detach(e->xdp[k]);
 	tp_ep_destroy(e->tp);
+	wake_timer_close(&e->wt);
 	nl_close(e->mon);
 	nl_close(e->rt);
 	free(e);

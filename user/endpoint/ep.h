@@ -178,15 +178,24 @@ int ep_xdp_counters(const struct ep *e, uint64_t out[UB_EP_CNT__MAX]);
 /*
  * One round: receive and hand packets to the core, run its timers, transmit
  * what it has. Waits up to timeout_ms (0: not at all) when there was nothing
- * to do, less when a timer is due sooner. Returns the packets moved.
+ * to do, until a frame or a route change comes or the core's next timer is
+ * due (late by up to EP_TIMER_SLACK_NS, as a poll timeout would be, and
+ * never by more than it was away; one due within 10 us is not slept for:
+ * the caller's next round runs it). Returns the packets moved.
  */
 int ep_progress(struct ep *e, int timeout_ms);
+
+/* How late a deadline may wake a sleeping loop (ep_progress's, and a
+ * caller's own with io/wake_timer.h): the kernel's default timer slack,
+ * which a poll timeout had too. */
+#define EP_TIMER_SLACK_NS	50000ull
 
 /*
  * Several endpoints served by one thread, when a round of ep_progress(e, 0)
  * on each moved nothing: sleep until a frame arrives on any of their
- * sockets or the earliest of their cores' deadlines, at most max_ns.
- * Returns the poll result (0: timed out) or -errno.
+ * sockets or the earliest of their cores' deadlines, at most max_ns (the
+ * same waits as ep_progress's). Returns 0 when the time came (or was too
+ * near to sleep for), > 0 when a frame or a change came, or -errno.
  */
 int ep_wait(struct ep *const *eps, unsigned n, uint64_t max_ns);
 
@@ -194,7 +203,8 @@ int ep_wait(struct ep *const *eps, unsigned n, uint64_t max_ns);
  * For a caller that waits itself (beside descriptors of its own): the
  * endpoint's descriptors to poll for POLLIN (its sockets, and the netlink
  * socket that hears route and neighbour changes), at most max of them, after
- * the same housekeeping ep_wait() does first. Returns how many.
+ * the housekeeping a sleep needs first (completions reaped, the fill ring
+ * topped up, the changes read). Returns how many.
  */
 int ep_poll_fds(struct ep *e, int *fds, int max);
 

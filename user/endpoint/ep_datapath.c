@@ -26,6 +26,10 @@
 /* While rounds move packets (no wait, so no wake for a change), the changes
  * are read at least this often: one syscall, nothing when none came. */
 #define EP_NL_READ_NS	1000000ull
+/* A deadline nearer than this is run by the caller's next round, not slept
+ * for: a pacer's next packet, a delayed TPACK (5 us), sooner than a sleep
+ * and its wake-up. */
+#define EP_SPIN_NS	10000ull
 
 static bool on_member(const struct ep *e, int ifindex)
 {
@@ -463,6 +467,71 @@ static unsigned do_tx(struct ep *e, uint64_t now)
 	return n;
 }
 
+#define EP_WAIT_MAX_FDS 64
+
+/*
+ * Asleep on the endpoints' sockets and their route changes until a frame,
+ * a change, or the time: the earliest of their cores' deadlines (up to
+ * EP_TIMER_SLACK_NS late, as a poll timeout's default slack would be), or
+ * else the caller's bound (up to half of it early). The time is kept by
+ * eps[0]'s wake timer (io/wake_timer.h: armed once for many sleeps, where a
+ * poll timeout is armed and cancelled at each). A deadline is late by at
+ * most its own distance (a near one is kept near). Only one due within
+ * EP_SPIN_NS is not slept for: when this loop spun through every wait
+ * shorter than a millisecond (a Send's loss probe, 2 SRTT away) it took
+ * the CPU its peer on the same host needed, and lost its own on a shared
+ * machine a time slice at a time. Returns 0 on the time (or a deadline too
+ * near to sleep for), > 0 when a frame or a change came, or -errno.
+ */
+static int sleep_on(struct ep *const *eps, unsigned n, uint64_t now, uint64_t bound_ns)
+{
+	struct pollfd pfd[EP_WAIT_MAX_FDS + 1];
+	struct wake_timer *wt = &eps[0]->wt;
+	uint64_t dl = UINT64_MAX, lo, hi, until;
+	struct timespec ts, *tsp = NULL;
+	nfds_t nfd = 0, nl_at[EP_WAIT_MAX_FDS];
+	int r;
+
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t d = tp_ep_next_deadline(eps[i]->tp);
+
+		if (d < dl)
+			dl = d;
+		/* Completions reaped, the fill ring topped up: what poll() waits on is real. */
+		xsk_mt_service(eps[i]->xt);
+		nl_at[i] = nfd;
+		if (nfd < EP_WAIT_MAX_FDS)
+			pfd[nfd++] = (struct pollfd){ .fd = nl_fd(eps[i]->mon), .events = POLLIN };
+		for (int k = 0; k < xsk_mt_nsocks(eps[i]->xt) && nfd < EP_WAIT_MAX_FDS; k++)
+			pfd[nfd++] = (struct pollfd){ .fd = xsk_mt_fd(eps[i]->xt, k), .events = POLLIN };
+	}
+	if (dl < now + bound_ns) {
+		if (dl < now + EP_SPIN_NS)
+			return 0;
+		lo = until = dl;
+		hi = dl + (dl - now < EP_TIMER_SLACK_NS ? dl - now : EP_TIMER_SLACK_NS);
+	} else {
+		lo = now + bound_ns / 2;
+		hi = until = now + bound_ns;
+	}
+	if (!wake_timer_set(wt, now, lo, hi)) {
+		pfd[nfd++] = (struct pollfd){ .fd = wt->fd, .events = POLLIN };
+	} else {
+		ts.tv_sec = (time_t)((until - now) / 1000000000u);
+		ts.tv_nsec = (long)((until - now) % 1000000000u);
+		tsp = &ts;
+	}
+	r = ppoll(pfd, nfd, tsp, NULL);
+	if (r < 0)
+		return -errno;
+	if (r && !tsp && pfd[nfd - 1].revents)
+		r--;	/* the timer: the time came */
+	for (unsigned i = 0; r && i < n; i++)
+		if (nl_at[i] < nfd && pfd[nl_at[i]].revents)
+			read_changes(eps[i], ep_now_ns());
+	return r;
+}
+
 int ep_progress(struct ep *e, int timeout_ms)
 {
 	uint64_t now = ep_now_ns(), dl;
@@ -475,56 +544,14 @@ int ep_progress(struct ep *e, int timeout_ms)
 	if (dl <= now)
 		tp_ep_tick(e->tp, now);
 	moved += do_tx(e, now);
-	if (!moved && timeout_ms) {
-		dl = tp_ep_next_deadline(e->tp);
-		if (dl != UINT64_MAX) {
-			uint64_t ms = dl > now ? (dl - now) / 1000000 : 0;
-
-			if (ms < (uint64_t)timeout_ms)
-				timeout_ms = (int)ms;
-		}
-		if (timeout_ms > 0) {
-			xsk_mt_poll(e->xt, nl_fd(e->mon), timeout_ms);
-			read_changes(e, ep_now_ns());
-		}
-	}
+	if (!moved && timeout_ms > 0)
+		sleep_on(&e, 1, now, (uint64_t)timeout_ms * 1000000u);
 	return (int)moved;
 }
 
-#define EP_WAIT_MAX_FDS 64
-
 int ep_wait(struct ep *const *eps, unsigned n, uint64_t max_ns)
 {
-	struct pollfd pfd[EP_WAIT_MAX_FDS];
-	uint64_t now = ep_now_ns(), dl = now + max_ns, t;
-	struct timespec ts;
-	nfds_t nfd = 0;
-	int r;
-
-	for (unsigned i = 0; i < n; i++) {
-		uint64_t d = tp_ep_next_deadline(eps[i]->tp);
-
-		if (d < dl)
-			dl = d;
-		/* Completions reaped, the fill ring topped up, the changes read:
-		 * what poll() waits on is real. */
-		xsk_mt_service(eps[i]->xt);
-		read_changes(eps[i], now);
-		if (nfd < EP_WAIT_MAX_FDS)
-			pfd[nfd++] = (struct pollfd){ .fd = nl_fd(eps[i]->mon), .events = POLLIN };
-		for (int k = 0; k < xsk_mt_nsocks(eps[i]->xt) && nfd < EP_WAIT_MAX_FDS; k++) {
-			pfd[nfd].fd = xsk_mt_fd(eps[i]->xt, k);
-			pfd[nfd].events = POLLIN;
-			pfd[nfd++].revents = 0;
-		}
-	}
-	if (dl <= now)
-		return 0;
-	t = dl - now;
-	ts.tv_sec = (time_t)(t / 1000000000u);
-	ts.tv_nsec = (long)(t % 1000000000u);
-	r = ppoll(pfd, nfd, &ts, NULL);
-	return r < 0 ? -errno : r;
+	return sleep_on(eps, n, ep_now_ns(), max_ns);
 }
 
 int ep_poll_fds(struct ep *e, int *fds, int max)

@@ -13,6 +13,7 @@
 #include "endpoint/ep.h"
 #include "endpoint/ep_share.h"
 #include "endpoint/ep_xdp.h"
+#include "io/wake_timer.h"
 #include "xsk/xsk_mt.h"
 
 /* A multi-buffer frame, gathered (rx) or built (tx) in one piece: the
@@ -52,6 +53,8 @@ struct ep {
 	 */
 	struct nl *rt, *mon;
 	uint64_t nh_gen, mon_read_ns;
+	/* The time of the sleeps between rounds (ep_progress, ep_wait). */
+	struct wake_timer wt;
 	/* shared mode (ep_share.h) */
 	struct ep_share *sh;
 	int tx_fd;		/* veth mode: frames leave by this AF_PACKET socket */

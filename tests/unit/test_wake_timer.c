@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The poll loop's timer (user/io/wake_timer.c): armed once for every window
+ * its expiry falls in, re-armed only outside, quiet again once nothing is
+ * due. Windows a minute ahead, so that none expires while the test runs;
+ * the one that must expire is armed in the past. */
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "io/wake_timer.h"
+#include "lib/clock.h"
+
+#define MS	1000000ull
+#define MINUTE	(60000 * MS)
+
+static bool readable(const struct wake_timer *t, int wait_ms)
+{
+	struct pollfd p = { .fd = t->fd, .events = POLLIN };
+
+	return poll(&p, 1, wait_ms) == 1;
+}
+
+static void kept_inside_the_window(void **state)
+{
+	struct wake_timer t;
+	uint64_t now = ub_mono_ns(), due = now + MINUTE;
+
+	(void)state;
+	assert_int_equal(wake_timer_open(&t), 0);
+	assert_int_equal(wake_timer_set(&t, now, due, due + 50 * MS), 0);
+	assert_int_equal(t.arms, 1);
+	assert_int_equal(t.at, due + 50 * MS);		/* as late as allowed */
+	/* A deadline that moves later by less than the slack: the same expiry. */
+	for (uint64_t d = due; d <= due + 50 * MS; d += 10 * MS)
+		assert_int_equal(wake_timer_set(&t, now, d, d + 50 * MS), 0);
+	assert_int_equal(t.arms, 1);
+	/* Past the window: set again, at the new window's end. */
+	assert_int_equal(wake_timer_set(&t, now, due + 60 * MS, due + 110 * MS), 0);
+	assert_int_equal(t.arms, 2);
+	assert_int_equal(t.at, due + 110 * MS);
+	/* A sooner deadline is never slept through. */
+	assert_int_equal(wake_timer_set(&t, now, due, due + 50 * MS), 0);
+	assert_int_equal(t.arms, 3);
+	assert_int_equal(t.at, due + 50 * MS);
+	/* Nothing due: an armed timer is left as it is (a later window may keep it). */
+	assert_int_equal(wake_timer_set(&t, now, UINT64_MAX, UINT64_MAX), 0);
+	assert_int_equal(t.arms, 3);
+	assert_false(readable(&t, 0));
+	wake_timer_close(&t);
+	assert_int_equal(t.fd, -1);
+}
+
+static void expired_then_quiet(void **state)
+{
+	struct wake_timer t;
+	uint64_t now = ub_mono_ns();
+
+	(void)state;
+	assert_int_equal(wake_timer_open(&t), 0);
+	/* A window already past: armed at once, the fd readable. */
+	assert_int_equal(wake_timer_set(&t, now, now - 2 * MS, now - MS), 0);
+	assert_true(readable(&t, 10000));
+	/* Nothing due now: disarmed, so a poll no longer wakes on it. */
+	now = ub_mono_ns();
+	assert_int_equal(wake_timer_set(&t, now, UINT64_MAX, UINT64_MAX), 0);
+	assert_int_equal(t.at, 0);
+	assert_false(readable(&t, 0));
+	/* Expired again, then a new window: re-armed, and quiet until then. */
+	assert_int_equal(wake_timer_set(&t, now, now - 2 * MS, now - MS), 0);
+	assert_true(readable(&t, 10000));
+	now = ub_mono_ns();
+	assert_int_equal(wake_timer_set(&t, now, now + MINUTE, now + MINUTE), 0);
+	assert_false(readable(&t, 0));
+	wake_timer_close(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(kept_inside_the_window),
+		cmocka_unit_test(expired_then_quiet),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
