@@ -11,7 +11,8 @@
 #     multi-buffer AF_XDP) against one iperf3 TCP flow on the same veth pair of
 #     MTU 9000, interleaved rounds, each round's ratio and the medians';
 #  5. small messages: 64-byte Sends a second beside iperf3 UDP's 64-byte datagrams, and
-#     one Send at a time (post to completion) beside the kernel's UDP ping-pong.
+#     one Send at a time (post to completion) beside the kernel's UDP ping-pong,
+#     p50 and p99.
 # Prints numbers; asserts none of them (timings on a shared machine are noisy).
 #
 #   scripts/bench_endpoint.sh [SECONDS_PER_RUN [ROUNDS]]     (default 2 s, 3 rounds)
@@ -259,7 +260,7 @@ A=$(ns_add sa) B=$(ns_add sb)
 ns_link "$A" a0 02:00:00:00:74:01 "$B" b0 02:00:00:00:74:02
 ns_addr "$A" a0 10.74.0.1/24
 ns_addr "$B" b0 10.74.0.2/24
-declare -a ub_rate=() udp_rate=() ub_lat=() udp_lat=()
+declare -a ub_rate=() udp_rate=() ub_lat=() udp_lat=() ub_p99=() udp_p99=()
 for ((rep = 0; rep < REPS; rep++)); do
 	ubperf_run "$B" b0 "$A" a0 10.74.0.2 "$tmp/s.json" --size 64
 	ub_rate+=("$($PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["messages"] / d["duration_s"])' "$tmp/s.json" 2>/dev/null || true)")
@@ -272,21 +273,27 @@ for ((rep = 0; rep < REPS; rep++)); do
 print((s["packets"] - s["lost_packets"]) / s["seconds"])' "$tmp/u.json" 2>/dev/null || true)")
 	ubperf_run "$B" b0 "$A" a0 10.74.0.2 "$tmp/l.json" --size 64 --depth 1
 	ub_lat+=("$(jget "$tmp/l.json" latency_us.p50 2>/dev/null || true)")
+	ub_p99+=("$(jget "$tmp/l.json" latency_us.p99 2>/dev/null || true)")
 	nsenter --net="/run/netns/$B" "$BIN/udp_pingpong" server 5300 >"$tmp/pp.srv" 2>&1 &
 	srv=$!
 	for _ in $(seq 50); do grep -qs ready "$tmp/pp.srv" && break; sleep 0.05; done
-	udp_lat+=("$(ns_run "$A" "$BIN/udp_pingpong" client 10.74.0.2 5300 64 20000 | awk '{ print $7 }')")
+	pp=$(ns_run "$A" "$BIN/udp_pingpong" client 10.74.0.2 5300 64 20000)
+	udp_lat+=("$(awk '{ print $7 }' <<<"$pp")")
+	udp_p99+=("$(awk '{ print $9 }' <<<"$pp")")
 	kill $srv; wait $srv 2>/dev/null || true
 done
 r_ub=$(median "${ub_rate[*]}") r_udp=$(median "${udp_rate[*]}")
 l_ub=$(median "${ub_lat[*]}") l_udp=$(median "${udp_lat[*]}")
+t_ub=$(median "${ub_p99[*]}") t_udp=$(median "${udp_p99[*]}")
 printf '\nSmall messages over one veth pair, 64 bytes (median of %u rounds of %s s)\n' "$REPS" "$SECS"
 printf '%-44s %12s %12s %8s\n' "" "ubperf" "kernel UDP" "ratio"
 printf '%-44s %12.0f %12.0f %7.2fx\n' "messages/s (depth 8 / iperf3 -u -l 64 -b 0)" "$r_ub" "$r_udp" \
 	"$(calc "$r_udp > 0 ? $r_ub / $r_udp : 0")"
 printf '%-44s %12.1f %12.1f %7.2fx\n' "round trip p50 us (depth 1 / udp_pingpong)" "$l_ub" "$l_udp" \
 	"$(calc "$l_udp > 0 ? $l_ub / $l_udp : 0")"
-printf 'rounds: ubperf msg/s %s; UDP pkt/s %s; ubperf p50 %s; UDP p50 %s\n' "${ub_rate[*]}" "${udp_rate[*]}" \
-	"${ub_lat[*]}" "${udp_lat[*]}"
+printf '%-44s %12.1f %12.1f %7.2fx\n' "round trip p99 us (depth 1 / udp_pingpong)" "$t_ub" "$t_udp" \
+	"$(calc "$t_udp > 0 ? $t_ub / $t_udp : 0")"
+printf 'rounds: ubperf msg/s %s; UDP pkt/s %s; ubperf p50 %s; UDP p50 %s; ubperf p99 %s; UDP p99 %s\n' \
+	"${ub_rate[*]}" "${udp_rate[*]}" "${ub_lat[*]}" "${udp_lat[*]}" "${ub_p99[*]}" "${udp_p99[*]}"
 ns_cleanup_all
 fi
