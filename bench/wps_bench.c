@@ -211,6 +211,7 @@ static int ingress_setup(struct bpf_object *obj)
 
 	/* Four explicit paths, one rule spraying UDP in groups of 16 packets. */
 	wps_in_cfg_defaults(&cfg);
+	wps_in_cfg_tick(&cfg);	/* as attach sets it: the coarse clock's tick */
 	wps_in_cfg_set(&cfg, "src", "fd00:a::1", err, sizeof(err));
 	wps_in_cfg_set(&cfg, "egress-addr", "fd00:b::1", err, sizeof(err));
 	cfg.node_id = 1;

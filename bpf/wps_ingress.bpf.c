@@ -44,6 +44,7 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	struct pkt p;
 	__u64 hash, now;
 	int slot, rule, rc;
+	bool fine;
 
 	cnt(WPS_IN_CNT_RX);
 	if (!cfg)
@@ -78,9 +79,11 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		return TC_ACT_OK;
 	}
 	len = p.inner_len;
-	now = now_ns(cfg, r->qkind == WPS_Q_TIME || r->sched == WPS_SCHED_LEAST_LOADED);
+	fine = r->qkind == WPS_Q_TIME || r->sched == WPS_SCHED_LEAST_LOADED;
+	now = now_join(cfg, fine);
 	BENCH_STOP(BENCH_CLOCK);
 	if (!h) {
+		now = now_exact(cfg, fine, now);
 		slot = flow_new(&p, cfg, WPS_CLS_PACK(gen, rule), now, hash);
 		h = slot >= 0 ? bpf_map_lookup_elem(&wps_in_flow_hot, &slot) : NULL;
 		if (!h)
@@ -95,12 +98,12 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 		cnt(WPS_IN_CNT_EV_GSO_UNSPLIT);
 	/* seen may be ahead of now: another CPU took its clock later. */
 	seen = *(volatile __u32 *)&h->seen;
-	if (!flow_renewal(cfg, seen, now, &new_fid, &new_gid))
+	if (!flow_renewal(cfg, seen, now, fine, &new_fid, &new_gid))
 		return TC_ACT_OK;
 	sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
 	if (!sc)
 		return TC_ACT_OK;
-	rc = group(cfg, lv, r, h, slot, sc, seen, segs, len, npaths, now, new_fid, new_gid, &d);
+	rc = group(cfg, lv, r, h, slot, sc, seen, segs, len, npaths, now, fine, new_fid, new_gid, &d);
 	if (rc != STAGE_NEXT)
 		return rc;
 	return encap_send(skb, cfg, &p, &d, sc, segs, len, now);

@@ -434,11 +434,15 @@ static __always_inline struct wps_in_rule *flow_rule(const struct pkt *p, struct
  * A flow idle since `seen` goes on as a new flow: a fresh Flow ID and Group
  * ID into *new_fid, *new_gid, which decide() takes under the lock (they stay
  * 0 for a flow that is not idle). False when no Flow ID is free (counted):
- * the packet passes unsprayed.
+ * the packet passes unsprayed. now is now_join's, looked at again exactly
+ * when it says idle.
  */
-static __always_inline bool flow_renewal(const struct wps_in_cfg *cfg, __u32 seen, __u64 now, __u16 *new_fid,
-					 __u16 *new_gid)
+static __always_inline bool flow_renewal(const struct wps_in_cfg *cfg, __u32 seen, __u64 now, bool fine,
+					 __u16 *new_fid, __u16 *new_gid)
 {
+	if ((__s32)(wps_seen(now) - seen) < 0 || wps_seen(now) - seen < idle_units(cfg))
+		return true;
+	now = now_exact(cfg, fine, now);
 	if ((__s32)(wps_seen(now) - seen) < 0 || wps_seen(now) - seen < idle_units(cfg))
 		return true;
 	*new_fid = (__u16)fid_alloc(now);

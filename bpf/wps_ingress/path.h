@@ -170,12 +170,13 @@ __noinline int live_slots(__u32 usable, __u32 n)
  * The group decision for this packet of the flow at `slot` (h its hot line),
  * seen last at `seen`: the paths it may use (in use, and not down for any
  * reason; ECMP: all), the packet joining its open group lock-free or
- * decide() under the lock, the flow's bytes and the events counted. Its
- * verdict when it goes no further, else STAGE_NEXT with *d filled.
+ * decide() under the lock (on the exact clock: now is now_join's), the
+ * flow's bytes and the events counted. Its verdict when it goes no further,
+ * else STAGE_NEXT with *d filled.
  */
 static __always_inline int group(const struct wps_in_cfg *cfg, const struct wps_in_live *lv,
 				 const struct wps_in_rule *r, struct wps_in_flow_hot *h, int slot, struct scratch *sc,
-				 __u32 seen, __u32 segs, __u32 len, __u32 npaths, __u64 now, __u16 new_fid,
+				 __u32 seen, __u32 segs, __u32 len, __u32 npaths, __u64 now, bool fine, __u16 new_fid,
 				 __u16 new_gid, struct decision *d)
 {
 	__u32 usable = ~0u;
@@ -209,6 +210,7 @@ static __always_inline int group(const struct wps_in_cfg *cfg, const struct wps_
 
 		if (!f)
 			return TC_ACT_OK;
+		now = now_exact(cfg, fine, now);
 		/* The scheduler picks among the slots up (ECMP: 0..ecmp-1, path_slot's default). */
 		npaths = (__u32)live_slots(usable, npaths);
 		decide(h, f, cfg, r, segs, len, now, new_fid, new_gid, npaths, sc->live_slot, usable, sc->load, d);

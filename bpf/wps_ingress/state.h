@@ -219,6 +219,13 @@ __u32 slot_cursor = 0;
 __u64 sweep_after = 0;
 
 /*
+ * The coarse clock's base in the jiffies counter's terms (now_join), set
+ * where the coarse clock is read; 0: not yet. A line of its own: the
+ * cursors above are written by every new flow, this is read by every packet.
+ */
+__s64 clock_off __attribute__((aligned(64))) = 0;
+
+/*
  * bench/wps_bench.c only, to see where the time goes: return TC_ACT_OK
  * after stage N (BENCH_*). Read-only data set before load, so for ubctl's 0
  * the verifier removes every check.
@@ -248,17 +255,69 @@ static __always_inline void cnt(__u32 id)
 }
 
 /*
+ * The coarse clock as jiffies x tick + clock_off, kept within half a tick
+ * of what the coarse clock read just now (t): the kernel counts jiffies from
+ * the same monotonic clock, so the offset stays put and is rewritten only
+ * when a reading strays (the first, or one taken between the tick's jiffies
+ * and clock updates).
+ */
+static __always_inline void clock_calibrate(const struct wps_in_cfg *cfg, __u64 t)
+{
+	__u64 tick = cfg->coarse_tick_ns;
+	__s64 off, d;
+
+	if (!tick || tick > 1000000000ULL)
+		return;
+	off = (__s64)(t - bpf_jiffies64() * tick);
+	d = off - clock_off;
+	if (d > (__s64)(tick / 2) || d < -(__s64)(tick / 2))
+		clock_off = off;
+}
+
+/*
  * Two clocks. What is counted in milliseconds (idle flows, Flow ID
- * quarantine, the in-flight bound) reads the coarse clock, a few ns against
- * bpf_ktime_get_ns's 25-35 here; it lags the fine one by at most a tick,
- * which the in-flight bound adds to its delay. Time quanta and the
- * least-loaded window read the fine clock.
+ * quarantine, the in-flight bound) reads the coarse clock; it lags the fine
+ * one by at most a tick, which the in-flight bound adds to its delay. Time
+ * quanta and the least-loaded window read the fine clock.
  */
 static __always_inline __u64 now_ns(const struct wps_in_cfg *cfg, bool fine)
 {
+	__u64 t;
+
 	if (cfg->flags & WPS_IN_F_TEST_CLOCK)
 		return cfg->test_now_ns;
-	return fine ? bpf_ktime_get_ns() : bpf_ktime_get_coarse_ns();
+	if (fine)
+		return bpf_ktime_get_ns();
+	t = bpf_ktime_get_coarse_ns();
+	clock_calibrate(cfg, t);
+	return t;
+}
+
+/*
+ * The clock of a packet before it is known to take a decision: for the
+ * coarse clock, the jiffies counter in its terms (one load: the verifier
+ * inlines bpf_jiffies64), where bpf_ktime_get_coarse_ns is a helper call of
+ * 15-50 ns, the largest single cost of a packet that joins its group
+ * (bench/README.md). Good for what such a packet does with it (its flow's
+ * last-seen time, the idle check, the least-loaded window), it is read again
+ * exactly (now_exact) before any decision: a group's S or E, the in-flight
+ * bound, Flow IDs and their quarantine, the sweep. Without a tick (a cfg not
+ * written by ubctl) or before the first calibration, the coarse clock itself.
+ */
+static __always_inline __u64 now_join(const struct wps_in_cfg *cfg, bool fine)
+{
+	__u64 tick = cfg->coarse_tick_ns;
+	__s64 off = clock_off;
+
+	if (fine || !off || !tick || tick > 1000000000ULL || (cfg->flags & WPS_IN_F_TEST_CLOCK))
+		return now_ns(cfg, fine);
+	return bpf_jiffies64() * tick + (__u64)off;
+}
+
+/* now_join's reading as a decision needs it: as it is when it was exact (fine), else read again. */
+static __always_inline __u64 now_exact(const struct wps_in_cfg *cfg, bool fine, __u64 now)
+{
+	return fine ? now : now_ns(cfg, false);
 }
 
 /*

@@ -214,6 +214,7 @@ static struct wps_ingress *shared_ingress(void)
 	clear_array(bpf_map__fd(g_ingress->maps.wps_in_ports), WPS_IN_PORTS, sizeof(struct wps_in_port), false);
 	g_ingress->bss->fid_cursor = 0;
 	g_ingress->bss->sweep_after = 0;	/* each case's test clock starts afresh */
+	g_ingress->bss->clock_off = 0;
 	return g_ingress;
 }
 
@@ -227,6 +228,7 @@ static int configure(struct wps_ingress *sk, struct fixture *f, bool test_clock,
 	int argc;
 
 	wps_in_cfg_defaults(&cfg);
+	wps_in_cfg_tick(&cfg);	/* as attach sets it */
 	cfg.flags |= WPS_IN_F_TEST_GID0 | (test_clock ? WPS_IN_F_TEST_CLOCK : 0);
 	snprintf(buf, sizeof(buf), "%s", f->c.opts);
 	argc = split(buf, argv, 64);
@@ -1234,6 +1236,123 @@ out:
 	return ok;
 }
 
+/* The hot line of ft_pkt's flow from source port sport, and its slot; -1 if the flow is not there. */
+static int ft_hot(struct wps_ingress *sk, __u16 sport, __u32 *slot, struct wps_in_flow_hot *h)
+{
+	struct wps_in_flow_key k;
+	struct wps_in_flow_ref ref;
+
+	ft_key(sport, &k);
+	if (bpf_map_lookup_elem(bpf_map__fd(sk->maps.wps_in_flows), &k, &ref) ||
+	    bpf_map_lookup_elem(bpf_map__fd(sk->maps.wps_in_flow_hot), &ref.slot, h))
+		return -1;
+	*slot = ref.slot;
+	return 0;
+}
+
+/* Is the flow's last-seen time (flow_hot.seen) that of a clock read between lo and hi, give or take a tick? */
+static bool seen_between(struct wps_ingress *sk, __u16 sport, __u64 lo, __u64 hi, __u64 tick, __u32 *seen)
+{
+	struct wps_in_flow_hot h;
+	__u32 slot;
+
+	if (ft_hot(sk, sport, &slot, &h))
+		return false;
+	*seen = h.seen;
+	return (__s32)(h.seen - wps_seen(lo - 2 * tick)) >= 0 && (__s32)(wps_seen(hi + tick) - h.seen) >= 0;
+}
+
+/* The flow's last-seen time set back by 20 units (1.3 ms: far from idle), so the next packet writes its own. */
+static void seen_back(struct wps_ingress *sk, __u16 sport)
+{
+	struct wps_in_flow_hot h;
+	__u32 slot;
+
+	if (!ft_hot(sk, sport, &slot, &h)) {
+		h.seen -= 20;
+		bpf_map_update_elem(bpf_map__fd(sk->maps.wps_in_flow_hot), &slot, &h, BPF_ANY);
+	}
+}
+
+/*
+ * The kernel's clocks (no test clock), as attached: a packet that joins its
+ * group takes its time from jiffies on the coarse clock's base (now_join),
+ * which the first exact reading calibrates; the flow's last-seen time it
+ * writes is the coarse clock's to within a tick. An offset gone astray (10 s
+ * ahead here) is put right by the next packet that decides (the group's E),
+ * and its group is not taken for idle meanwhile.
+ */
+static bool join_clock_case(void)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct wps_ingress *sk = shared_ingress();
+	struct wps_in_cfg cfg;
+	__u64 lo, hi, tick;
+	__u32 zero = 0, seen = 0;
+	__u16 fid, fid0 = 0;
+	bool same, ok = false;
+	char err[256];
+	int fl;
+
+	if (!f || !sk)
+		goto out;
+	snprintf(f->c.opts, sizeof(f->c.opts), "--node-id 1 --egress-node-id 2 --src fd00:a::1 --egress-addr fd00:b::1");
+	f->npaths = 2;
+	snprintf(f->paths[0], sizeof(f->paths[0]), "101 02:00:00:0b:00:01 02:00:00:0c:00:01");
+	snprintf(f->paths[1], sizeof(f->paths[1]), "102 02:00:00:0b:00:02 02:00:00:0c:00:02");
+	f->nrules = 1;
+	snprintf(f->rules[0], sizeof(f->rules[0]), "--dst 10.20.0.0/24 --quantum 4 --no-reorder");
+	if (configure(sk, f, false, err, sizeof(err))) {
+		printf("#   configuration: %s\n", err);
+		goto out;
+	}
+	bpf_map_lookup_elem(bpf_map__fd(sk->maps.wps_in_cfg), &zero, &cfg);
+	tick = cfg.coarse_tick_ns;
+	if (!tick || sk->bss->clock_off) {
+		printf("#   tick %llu, clock offset %lld before the first packet\n", (unsigned long long)tick,
+		       (long long)sk->bss->clock_off);
+		goto out;
+	}
+	/* S: a new flow, on the coarse clock, which sets the offset. */
+	if (ft_send(sk, 7000, 0, &fid0, &same) != TC_ACT_REDIRECT || rc_last_flags != WPS_FLAG_S || !sk->bss->clock_off) {
+		printf("#   first packet: flags 0x%x, clock offset %lld\n", rc_last_flags, (long long)sk->bss->clock_off);
+		goto out;
+	}
+	/* Packet 2 joins: its last-seen time from jiffies. */
+	seen_back(sk, 7000);
+	lo = ub_mono_ns();
+	fl = ft_send(sk, 7000, 0, &fid, &same);
+	hi = ub_mono_ns();
+	if (fl != TC_ACT_REDIRECT || rc_last_flags != 0 || fid != fid0 || !seen_between(sk, 7000, lo, hi, tick, &seen)) {
+		printf("#   joining packet: flags 0x%x, Flow ID %u (was %u), seen %u for %llu..%llu ns\n", rc_last_flags,
+		       fid, fid0, seen, (unsigned long long)lo, (unsigned long long)hi);
+		goto out;
+	}
+	/* The offset 10 s ahead: packet 3 joins all the same (no idle flow renewed), packet 4 (E) calibrates. */
+	sk->bss->clock_off += 10000000000LL;
+	if (ft_send(sk, 7000, 0, &fid, &same) != TC_ACT_REDIRECT || rc_last_flags != 0 || fid != fid0 ||
+	    ft_send(sk, 7000, 0, &fid, &same) != TC_ACT_REDIRECT || rc_last_flags != WPS_FLAG_E || fid != fid0) {
+		printf("#   offset astray: flags 0x%x, Flow ID %u (was %u)\n", rc_last_flags, fid, fid0);
+		goto out;
+	}
+	/* The next group: S decides, packet 2 joins on the calibrated clock. */
+	if (ft_send(sk, 7000, 0, &fid, &same) != TC_ACT_REDIRECT || rc_last_flags != WPS_FLAG_S)
+		goto out;
+	seen_back(sk, 7000);
+	lo = ub_mono_ns();
+	fl = ft_send(sk, 7000, 0, &fid, &same);
+	hi = ub_mono_ns();
+	if (fl != TC_ACT_REDIRECT || rc_last_flags != 0 || !seen_between(sk, 7000, lo, hi, tick, &seen)) {
+		printf("#   after calibrating again: flags 0x%x, seen %u for %llu..%llu ns\n", rc_last_flags, seen,
+		       (unsigned long long)lo, (unsigned long long)hi);
+		goto out;
+	}
+	ok = true;
+out:
+	free(f);
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
 	struct wps_ingress *in;
@@ -1277,6 +1396,8 @@ int main(int argc, char **argv)
 			       "wps full flow table: unsprayed not dropped, idle flows swept, Flow IDs quarantined");
 	failed += !fixture_tap(rules_change_case(),
 			       "wps rule changes reach known flows (ubctl: at once; bpftool: by the group's end)");
+	failed += !fixture_tap(join_clock_case(),
+			       "wps a joining packet's clock (jiffies on the coarse clock's base): within a tick, set right by the next decision");
 	wps_ingress__destroy(g_ingress);
 	return failed ? 1 : 0;
 }

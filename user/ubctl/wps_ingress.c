@@ -360,12 +360,7 @@ static int attach(int argc, char **argv)
 		goto unpin;
 	}
 	cfg.seg_ifindex = a_if;
-	{
-		struct timespec res;
-
-		if (!clock_getres(CLOCK_MONOTONIC_COARSE, &res))
-			cfg.coarse_tick_ns = (__u64)res.tv_sec * 1000000000ULL + (__u64)res.tv_nsec;
-	}
+	wps_in_cfg_tick(&cfg);
 	if (nports)
 		cfg.flags |= WPS_IN_F_PORTS_NAMED;
 	for (__u32 k = 0; k < WPS_IN_PORTS && nports; k++)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 void wps_in_cfg_defaults(struct wps_in_cfg *c)
 {
@@ -27,6 +28,14 @@ void wps_in_cfg_defaults(struct wps_in_cfg *c)
 		c->weight[i] = 1;
 		c->path_slot[i] = (__u8)i;
 	}
+}
+
+void wps_in_cfg_tick(struct wps_in_cfg *c)
+{
+	struct timespec res;
+
+	if (!clock_getres(CLOCK_MONOTONIC_COARSE, &res))
+		c->coarse_tick_ns = (__u64)res.tv_sec * 1000000000ULL + (__u64)res.tv_nsec;
 }
 
 void wps_in_cfg_sync_rules(struct wps_in_cfg *c, const struct wps_in_rule *rules, int n)

@@ -2,7 +2,8 @@
 /*
  * WPS ingress configuration as text: attach options, classification rules,
  * member paths, quanta; the overlap check between rules; counter names.
- * Pure (no BPF, no I/O) so ubctl, the BPF harness and the unit tests share it.
+ * Pure (no BPF, no I/O but the clock's resolution) so ubctl, the BPF harness,
+ * the bench and the unit tests share it.
  */
 #ifndef UBXDP_WPS_CFG_H
 #define UBXDP_WPS_CFG_H
@@ -12,6 +13,8 @@
 #include "wps_ingress.h"
 
 void wps_in_cfg_defaults(struct wps_in_cfg *c);
+/* cfg.coarse_tick_ns: the coarse clock's tick on this host (its resolution), as attach sets it. */
+void wps_in_cfg_tick(struct wps_in_cfg *c);
 
 /*
  * One attach option (without the leading --) and its value (NULL for flags).
