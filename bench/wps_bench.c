@@ -19,7 +19,10 @@
  * the 16-bit Flow ID space the bench lets Flow IDs repeat
  * (WPS_IN_F_TEST_FID_REUSE): nothing it sends reaches a wire.
  *
- *   wps_bench [--bpf-dir DIR] [--runs N] [--rounds N] [--stages] [--flows N [--burst B]] [--baseline OBJ]
+ *   wps_bench [--bpf-dir DIR] [--runs N] [--rounds N] [--stages] [--flows N [--burst B]] [--baseline OBJ]...
+ *
+ * --baseline, up to MAX_BASE times: other builds' ingress objects, timed in the
+ * same rounds (a change against main, or variants of a change against each other).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -98,6 +101,7 @@ static size_t frame(unsigned char *f, int v6, size_t len)
 #define NFIX 9
 /* Rounds at most: many short ones interleave the programs finely on a shared machine. */
 #define MAX_ROUNDS 256
+#define MAX_BASE 4
 
 struct prog {
 	const char *name;
@@ -349,14 +353,15 @@ int main(int argc, char **argv)
 		{ "burst", required_argument, 0, 'u' }, { "csv", required_argument, 0, 'c' },
 		{ 0, 0, 0, 0 },
 	};
-	const char *bpf_dir = NULL, *baseline = NULL, *csv = NULL;
-	struct bpf_object *base = NULL;
+	const char *bpf_dir = NULL, *baseline[MAX_BASE] = { 0 }, *csv = NULL;
+	struct bpf_object *base[MAX_BASE] = { 0 };
+	int nbase = 0;
 	char exe[PATH_MAX], dir[PATH_MAX + 8], path[PATH_MAX + 64];
 	int runs = 20000, rounds = 7, c, np, stages = 0;
 	struct wps_ingress *skel, *st[NSTAGES] = { 0 };
 	struct bpf_object *fl;
 	/* The first two and the floors are the headline; --stages adds the cut-short ingresses. */
-	struct prog p[NFIX + NSTAGES + 2] = {
+	struct prog p[NFIX + NSTAGES + 2 * MAX_BASE] = {
 		{ .name = "wps_ingress IPv4/UDP 128 B", .want = TC_ACT_REDIRECT },
 		{ .name = "wps_ingress IPv6/UDP 128 B", .want = TC_ACT_REDIRECT, .v6 = 1 },
 		{ .name = "floor_tc_parse IPv4/UDP", .want = TC_ACT_OK },
@@ -385,8 +390,12 @@ int main(int argc, char **argv)
 			rounds = atoi(optarg);
 		else if (c == 's')
 			stages = 1;
-		else if (c == 'B')
-			baseline = optarg;
+		else if (c == 'B' && nbase < MAX_BASE)
+			baseline[nbase++] = optarg;
+		else if (c == 'B') {
+			fprintf(stderr, "wps_bench: at most %d --baseline\n", MAX_BASE);
+			return 2;
+		}
 		else if (c == 'f')
 			g_flows = (unsigned)strtoul(optarg, NULL, 0);
 		else if (c == 'u')
@@ -400,14 +409,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "wps_bench: --runs, --flows and --burst take at least 1, --rounds 1 to %d\n", MAX_ROUNDS);
 		return 2;
 	}
-	if (baseline) {
+	for (int b = 0; b < nbase; b++) {
 		/* Another build's ingress (its wps_ingress.linked.o), timed in the same rounds. */
-		base = bpf_object__open_file(baseline, NULL);
-		if (base)
-			flows_room(base);
-		if (!base || bpf_object__load(base) || ingress_setup(base) ||
-		    flows_make(bpf_program__fd(bpf_object__find_program_by_name(base, "wps_ingress")))) {
-			fprintf(stderr, "wps_bench: cannot load the baseline %s\n", baseline);
+		base[b] = bpf_object__open_file(baseline[b], NULL);
+		if (base[b])
+			flows_room(base[b]);
+		if (!base[b] || bpf_object__load(base[b]) || ingress_setup(base[b]) ||
+		    flows_make(bpf_program__fd(bpf_object__find_program_by_name(base[b], "wps_ingress")))) {
+			fprintf(stderr, "wps_bench: cannot load the baseline %s\n", baseline[b]);
 			return 1;
 		}
 	}
@@ -449,11 +458,17 @@ int main(int argc, char **argv)
 		}
 		p[np].fd = bpf_program__fd(st[k]->progs.wps_ingress);
 	}
-	if (base) {
-		int fd = bpf_program__fd(bpf_object__find_program_by_name(base, "wps_ingress"));
+	for (int b = 0; b < nbase; b++) {
+		static const char *names[MAX_BASE][2] = {
+			{ "baseline IPv4/UDP 128 B", "baseline IPv6/UDP 128 B" },
+			{ "baseline 2 IPv4/UDP 128 B", "baseline 2 IPv6/UDP 128 B" },
+			{ "baseline 3 IPv4/UDP 128 B", "baseline 3 IPv6/UDP 128 B" },
+			{ "baseline 4 IPv4/UDP 128 B", "baseline 4 IPv6/UDP 128 B" },
+		};
+		int fd = bpf_program__fd(bpf_object__find_program_by_name(base[b], "wps_ingress"));
 
 		for (int v = 0; v < 2; v++, np++) {
-			p[np].name = v ? "baseline IPv6/UDP 128 B" : "baseline IPv4/UDP 128 B";
+			p[np].name = names[b][v];
 			p[np].want = TC_ACT_REDIRECT;
 			p[np].fd = fd;
 			p[np].v6 = v;
@@ -461,7 +476,7 @@ int main(int argc, char **argv)
 			p[np].len = frame(p[np].f, v, 128);
 		}
 	}
-	for (int i = 0; i < np - (base ? 2 : 0); i++)
+	for (int i = 0; i < np - 2 * nbase; i++)
 		p[i].len = frame(p[i].f, p[i].v6, 128);
 
 	for (int r = 0; r < rounds; r++)
@@ -471,7 +486,7 @@ int main(int argc, char **argv)
 	if (csv && write_rounds_csv(csv, p, np, rounds))
 		return 1;
 	{
-		double m[NFIX + NSTAGES + 2], net[NFIX + NSTAGES + 2];
+		double m[NFIX + NSTAGES + 2 * MAX_BASE], net[NFIX + NSTAGES + 2 * MAX_BASE];
 
 		for (int i = 0; i < np; i++)
 			m[i] = median(p[i].ns, rounds);
@@ -512,15 +527,20 @@ int main(int argc, char **argv)
 			printf("  ratio ingress/encapsulation + one per-flow line IPv%d: %.2f (median of per-round ratios %.2f)\n",
 			       v ? 6 : 4, m[v] / m[FLW + v], median(q, rounds));
 		}
-		if (base) {
-			/* Per round, this tree over the baseline: the rounds share the machine's load. */
-			for (int v = 0; v < 2; v++) {
-				double q[MAX_ROUNDS];
+		/* Per round, this tree over each baseline: the rounds share the machine's load. */
+		for (int b = 0; b < nbase; b++) {
+			int at = np - 2 * nbase + 2 * b;
 
-				for (int r = 0; r < rounds; r++)
-					q[r] = p[v].ns[r] / p[np - 2 + v].ns[r];
-				printf("  ratio ingress/baseline IPv%d: %.2f (median of per-round ratios); baseline/floor %.2f\n",
-				       v ? 6 : 4, median(q, rounds), m[np - 2 + v] / m[2 + v]);
+			for (int v = 0; v < 2; v++) {
+				double q[MAX_ROUNDS], qe[MAX_ROUNDS];
+
+				for (int r = 0; r < rounds; r++) {
+					q[r] = p[v].ns[r] / p[at + v].ns[r];
+					qe[r] = p[at + v].ns[r] / p[ENC + v].ns[r];
+				}
+				printf("  ratio ingress/baseline%s%.0d IPv%d: %.2f (median of per-round ratios); baseline/floor %.2f, "
+				       "baseline/encapsulation-only floor %.2f (per round)\n", b ? " " : "", b ? b + 1 : 0,
+				       v ? 6 : 4, median(q, rounds), m[at + v] / m[2 + v], median(qe, rounds));
 			}
 		}
 	}
@@ -543,7 +563,8 @@ int main(int argc, char **argv)
 	for (int k = 0; k < NSTAGES; k++)
 		wps_ingress__destroy(st[k]);
 	bpf_object__close(fl);
-	bpf_object__close(base);
+	for (int b = 0; b < nbase; b++)
+		bpf_object__close(base[b]);
 	wps_ingress__destroy(skel);
 	return 0;
 }
