@@ -442,49 +442,103 @@ WPS_INLINE __u32 wps_idx(__u32 i)
 	return i & (WPS_IN_MAX_PATHS - 1);
 }
 
-/* Greatest common divisor of a and b < 256 (Euclid ends within 13 steps). */
+/* One step of Euclid's algorithm on (a, b); 1 when done (b is 0). */
+WPS_INLINE int wps_gcd_step(__u32 *a, __u32 *b)
+{
+	__u32 t;
+
+	if (!*b)
+		return 1;
+	t = *a % *b;
+	*a = *b;
+	*b = t;
+	return 0;
+}
+
+#ifdef __bpf__
+struct wps_gcd_ctx {
+	__u32 a, b;
+};
+
+static __attribute__((unused)) long wps_gcd_loop_step(__u32 i, void *ctx)
+{
+	struct wps_gcd_ctx *c = ctx;
+
+	(void)i;
+	return wps_gcd_step(&c->a, &c->b);
+}
+#endif
+
+/*
+ * Greatest common divisor of a and b < 256 (Euclid ends within 13 steps).
+ * BPF: through bpf_loop, whose step the verifier checks once; unrolled, the
+ * loop's paths doubled the ingress programs' verified instructions.
+ */
 WPS_INLINE __u32 wps_gcd(__u32 a, __u32 b)
 {
-	for (int k = 0; k < 14 && b; k++) {
-		__u32 t = a % b;
+#ifdef __bpf__
+	struct wps_gcd_ctx c = { a, b };
 
-		a = b;
-		b = t;
-	}
+	bpf_loop(14, wps_gcd_loop_step, &c, 0);
+	return c.a;
+#else
+	for (int k = 0; k < 14 && !wps_gcd_step(&a, &b); k++)
+		;
 	return a;
+#endif
+}
+
+/* Slots masked: the BPF verifier cannot see that they are < 16. */
+#define WPS_SLOT(i) (slot[wps_idx(i)] & (WPS_IN_MAX_PATHS - 1))
+
+/*
+ * The weights of the n paths in use, slot[0..n-1], in lowest terms into out
+ * (indexed by slot; other slots left as they are), for wps_sched_pick: a
+ * path takes its weight's worth of consecutive groups, so 40:30:20:10 would
+ * send 40 groups in a row into one path, where 4:3:2:1 sends 4. Apart from
+ * the pick, which the BPF side makes under the flow's lock: its verifier
+ * would walk Euclid's loop on every path through the group decision (twice
+ * the instructions for both programs), where here it is checked once.
+ */
+WPS_INLINE void wps_weights_lowest(const __u8 *slot, __u32 n, const __u8 *weight, __u8 *out)
+{
+	__u32 g = 0;
+
+	if (n > WPS_IN_MAX_PATHS)
+		n = WPS_IN_MAX_PATHS;
+	for (__u32 i = 0; i < WPS_IN_MAX_PATHS && i < n; i++)
+		g = wps_gcd(weight[WPS_SLOT(i)], g);
+	for (__u32 i = 0; i < WPS_IN_MAX_PATHS && i < n; i++)
+		out[WPS_SLOT(i)] = (__u8)(g ? weight[WPS_SLOT(i)] / g : 0);
 }
 
 /*
  * Scheduler: the slot of the member path for the group opened at scheduler
  * step seq, among the n paths in use, slot[0..n-1]; weight and load are
  * indexed by slot. rr: the (seq mod n)th. weighted: slot seq mod (sum of
- * weights) in cumulative weights, the weights in lowest terms (a path of
- * weight 0 gets nothing; all 0 falls back to rr): a path takes its weight's
- * worth of consecutive groups, so 40:30:20:10 would send 40 groups in a row
- * into one path, and 4:3:2:1 sends 4. least-loaded: the smallest load, ties
- * to the first after the (seq mod n)th (so equal loads still rotate).
+ * weights) in cumulative weights, the weights as given, so in lowest terms
+ * (wps_weights_lowest) when they are to spread groups finely (a path of
+ * weight 0 gets nothing; all 0 falls back to rr). least-loaded: the smallest
+ * load, ties to the first after the (seq mod n)th (so equal loads still
+ * rotate).
  */
 WPS_INLINE __u32 wps_sched_pick(__u8 kind, __u32 seq, __u32 n, const __u8 *slot, const __u8 *weight,
 				   const __u64 *load)
 {
-	/* Slots masked: the BPF verifier cannot see that they are < 16. */
-#define WPS_SLOT(i) (slot[wps_idx(i)] & (WPS_IN_MAX_PATHS - 1))
-	__u32 total = 0, g = 0, pos, best;
+	__u32 total = 0, pos, best;
 
 	if (n == 0)
 		return 0;
 	if (n > WPS_IN_MAX_PATHS)
 		n = WPS_IN_MAX_PATHS;
 	if (kind == WPS_SCHED_WEIGHTED) {
-		for (__u32 i = 0; i < WPS_IN_MAX_PATHS && i < n; i++) {
+		for (__u32 i = 0; i < WPS_IN_MAX_PATHS && i < n; i++)
 			total += weight[WPS_SLOT(i)];
-			g = wps_gcd(weight[WPS_SLOT(i)], g);
-		}
 		if (total) {
-			__u32 at = seq % (total / g);
+			__u32 at = seq % total;
 
 			for (__u32 i = 0; i < WPS_IN_MAX_PATHS && i < n; i++) {
-				__u32 w = weight[WPS_SLOT(i)] / g;
+				__u32 w = weight[WPS_SLOT(i)];
 
 				if (at < w)
 					return WPS_SLOT(i);

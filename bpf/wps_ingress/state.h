@@ -182,8 +182,10 @@ struct scratch {
 	__u64 flow[sizeof(struct wps_in_flow) / 8];
 	__u64 load[WPS_IN_MAX_PATHS];	/* path loads for least-loaded */
 	__u8 live_slot[WPS_IN_MAX_PATHS];	/* the slots in use and up, when some are down */
-	/* what live_slot was made from (usable, n, cfg.path_slot), and its count */
-	__u64 live_for[3];
+	__u8 live_weight[WPS_IN_MAX_PATHS];	/* their cfg.weight in lowest terms, by slot */
+	/* what live_slot and live_weight were made from (usable, n, cfg.path_slot, cfg.weight),
+	 * and the count */
+	__u64 live_for[5];
 	__u32 live_n;
 	/* Idle flows the current sweep found (keys, their last packet). Kept
 	 * here, not in the callback's stack context, so the verifier does not

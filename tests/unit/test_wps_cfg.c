@@ -243,30 +243,42 @@ static void scheduler(void **state)
 }
 
 /*
- * Weights count in lowest terms: 40:30:20:10 spreads groups as 4:3:2:1 does,
- * never more than 4 in a row into one path (not 40: past a slow path's queue).
+ * Weights count in lowest terms (wps_weights_lowest, as the ingress reduces
+ * them among the paths up): 40:30:20:10 spreads groups as 4:3:2:1 does, never
+ * more than 4 in a row into one path (not 40: past a slow path's queue).
  */
 static void scheduler_weights_in_lowest_terms(void **state)
 {
-	static const __u8 id[WPS_IN_MAX_PATHS] = { 0, 1, 2, 3 };
+	static const __u8 id[WPS_IN_MAX_PATHS] = { 0, 1, 2, 3 }, two[WPS_IN_MAX_PATHS] = { 0, 2 };
 	static const __u8 want[10] = { 0, 0, 0, 0, 1, 1, 1, 2, 2, 3 };
 	__u8 big[WPS_IN_MAX_PATHS] = { 40, 30, 20, 10 }, small[WPS_IN_MAX_PATHS] = { 4, 3, 2, 1 };
-	__u8 odd[WPS_IN_MAX_PATHS] = { 233, 144, 0, 0 };
+	__u8 odd[WPS_IN_MAX_PATHS] = { 233, 144, 0, 0 }, some[WPS_IN_MAX_PATHS] = { 40, 7, 20 };
+	__u8 out[WPS_IN_MAX_PATHS] = { 0 };
 	__u64 load[WPS_IN_MAX_PATHS] = { 0 };
 	int hits[WPS_IN_MAX_PATHS] = { 0 };
 
 	(void)state;
+	wps_weights_lowest(id, 4, big, out);
+	assert_memory_equal(out, small, 4);
 	for (__u32 s = 0; s < 1000; s++) {
-		__u32 p = wps_sched_pick(WPS_SCHED_WEIGHTED, s, 4, id, big, load);
+		__u32 p = wps_sched_pick(WPS_SCHED_WEIGHTED, s, 4, id, out, load);
 
 		assert_int_equal(p, wps_sched_pick(WPS_SCHED_WEIGHTED, s, 4, id, small, load));
 		assert_int_equal(p, want[s % 10]);
 	}
-	/* coprime weights (Euclid's longest case below 256) stay as they are */
+	/* coprime weights (Euclid's longest case below 256) stay as they are; 0 stays 0 */
+	wps_weights_lowest(id, 4, odd, out);
+	assert_memory_equal(out, odd, 4);
 	for (__u32 s = 0; s < 377; s++)
-		hits[wps_sched_pick(WPS_SCHED_WEIGHTED, s, 4, id, odd, load)]++;
+		hits[wps_sched_pick(WPS_SCHED_WEIGHTED, s, 4, id, out, load)]++;
 	assert_int_equal(hits[0], 233);
 	assert_int_equal(hits[1], 144);
+	/* only the paths in use count: slots 0 and 2 (40:20) are 2:1, slot 1's weight 7 left out */
+	memset(out, 0xee, sizeof(out));
+	wps_weights_lowest(two, 2, some, out);
+	assert_int_equal(out[0], 2);
+	assert_int_equal(out[2], 1);
+	assert_int_equal(out[1], 0xee);
 }
 
 /* After a path del, the paths in use are slots 0, 2, 3: answers are slots, weights and loads by slot. */
