@@ -96,7 +96,8 @@ struct wps_in_cfg {
 	__u32 dev_feat_changed[WPS_IN_FEAT_WORDS];
 	__u32 dev_feat_before[WPS_IN_FEAT_WORDS];
 	/* Resolution of the coarse clock (a kernel tick), by which the in-flight bound and the
-	 * quarantine are lengthened; 0: 10 ms. */
+	 * quarantine are lengthened (0: 10 ms), and jiffies turned into ns for a packet that
+	 * joins its group (0: it reads the coarse clock). */
 	__u64 coarse_tick_ns;
 	/*
 	 * Bumped by ubctl on every rule add and del: a flow keeps the rule it
