@@ -285,9 +285,12 @@ __noinline int sweep(__u64 now)
 		if (bpf_map_delete_elem(&wps_in_flows, k))
 			continue;
 		slot_release(slot);
-		/* Rests from its last packet: from the end of the unit seen names (never earlier). */
+		/* Rests from its last packet: from the end of the unit seen names (never earlier).
+		 * A joiner's seen is on the jiffies clock (now_join), which may lag the coarse
+		 * clock by a further tick (a calibration between the tick's jiffies and clock
+		 * updates): two ticks of slack, not one. */
 		seen_end = ((now >> WPS_SEEN_SHIFT) - (__u32)(c.now - sc->swept_seen[i]) + 1) << WPS_SEEN_SHIFT;
-		fid_release(fid, seen_end + cfg->quarantine_ns + clock_slack(cfg));
+		fid_release(fid, seen_end + cfg->quarantine_ns + 2 * clock_slack(cfg));
 		freed++;
 	}
 	cnt_add(WPS_IN_CNT_EV_FLOW_RECLAIMED, freed);
