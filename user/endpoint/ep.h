@@ -195,7 +195,8 @@ int ep_progress(struct ep *e, int timeout_ms);
  * on each moved nothing: sleep until a frame arrives on any of their
  * sockets or the earliest of their cores' deadlines, at most max_ns (the
  * same waits as ep_progress's). Returns 0 when the time came (or was too
- * near to sleep for), > 0 when a frame or a change came, or -errno.
+ * near to sleep for), > 0 when a frame or a change came, or -errno
+ * (-EINVAL for none, or more than 64 endpoints).
  */
 int ep_wait(struct ep *const *eps, unsigned n, uint64_t max_ns);
 

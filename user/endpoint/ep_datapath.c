@@ -499,9 +499,11 @@ static int sleep_on(struct ep *const *eps, unsigned n, uint64_t now, uint64_t bo
 			dl = d;
 		/* Completions reaped, the fill ring topped up: what poll() waits on is real. */
 		xsk_mt_service(eps[i]->xt);
-		nl_at[i] = nfd;
-		if (nfd < EP_WAIT_MAX_FDS)
+		nl_at[i] = EP_WAIT_MAX_FDS + 1;	/* none: past the timer's slot too */
+		if (nfd < EP_WAIT_MAX_FDS) {
+			nl_at[i] = nfd;
 			pfd[nfd++] = (struct pollfd){ .fd = nl_fd(eps[i]->mon), .events = POLLIN };
+		}
 		for (int k = 0; k < xsk_mt_nsocks(eps[i]->xt) && nfd < EP_WAIT_MAX_FDS; k++)
 			pfd[nfd++] = (struct pollfd){ .fd = xsk_mt_fd(eps[i]->xt, k), .events = POLLIN };
 	}
@@ -551,6 +553,8 @@ int ep_progress(struct ep *e, int timeout_ms)
 
 int ep_wait(struct ep *const *eps, unsigned n, uint64_t max_ns)
 {
+	if (!n || n > EP_WAIT_MAX_FDS)
+		return -EINVAL;
 	return sleep_on(eps, n, ep_now_ns(), max_ns);
 }
 
