@@ -66,13 +66,6 @@ static int bind_socks(void *arg, const char *dev, unsigned nq, int xskmap_fd, bo
 	for (unsigned q = 0; q < nq; q++) {
 		int s = xsk_mt_add(e->xt, dev, q, true, true, xskmap_fd, q);
 
-		/* A socket closed just before (a server reopening its ports for the
-		 * next client, a process just ended) frees its queue
-		 * asynchronously: EBUSY for a moment. */
-		for (int tries = 0; s == -EBUSY && tries < 100; tries++) {
-			usleep(20 * 1000);
-			s = xsk_mt_add(e->xt, dev, q, true, true, xskmap_fd, q);
-		}
 		if (s < 0) {
 			snprintf(err, errlen, "AF_XDP socket on %s queue %u%s: %s", dev, q,
 				 e->cfg.zerocopy ? " (zero-copy)" : "", strerror(-s));

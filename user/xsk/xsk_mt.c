@@ -298,6 +298,14 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 			err = xsk_socket__create_shared(&s->xsk, ifname, queue, m->umem, rx ? &s->rx : NULL,
 							tx ? &s->tx : NULL, &p->fill, &p->comp, &scfg);
 		}
+		/* A socket closed just before on this queue (a process just ended, a
+		 * server reopening its ports) frees it asynchronously, from a kernel
+		 * workqueue: EBUSY for a moment, not for good. */
+		for (int tries = 0; (err == -EBUSY || err == EBUSY) && tries < 100; tries++) {
+			usleep(20 * 1000);
+			err = xsk_socket__create_shared(&s->xsk, ifname, queue, m->umem, rx ? &s->rx : NULL,
+							tx ? &s->tx : NULL, &p->fill, &p->comp, &scfg);
+		}
 		if (err) {
 			s->xsk = NULL;
 			return err < 0 ? err : -err;

@@ -67,6 +67,8 @@ struct xsk_mt_thr *xsk_mt_thread(struct xsk_mt *m, uint32_t nframes);
  * A socket of thread t on (ifname, queue), with an rx ring, a tx ring or
  * both; inserted into xskmap_fd at key when xskmap_fd >= 0. The first socket
  * on a (device, queue) makes its pool; later ones, of any thread, share it.
+ * A queue that stays busy (another process's socket) is -EBUSY after 2 s of
+ * retries: one just closed is freed by the kernel a moment later.
  * Returns the socket's index in t, or -errno.
  */
 int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx, bool tx, int xskmap_fd,
