@@ -4,7 +4,9 @@
 # liburma: JFS/JFC, the progress thread, event mode) beside ubperf (the
 # transport core driven directly, one thread) with the same operation,
 # message size and requests outstanding:
-#   Write 64 KiB and Send 64 KiB goodput, and the 64-byte Send message rate.
+#   Write 64 KiB and Send 64 KiB goodput, the 64-byte Send message rate, and
+#   one 64-byte Send at a time (depth 1): its round trip (post to completion,
+#   the Send out and its acknowledgement back), p50 and p99.
 # Runs alternate between the two (ROUNDS of each); the medians are compared
 # and the API's cost printed as a share of ubperf's figure. The target is at
 # most 5 %; a shared machine is noisy, so this prints, it does not fail.
@@ -47,7 +49,7 @@ tmp=$(mktemp -d)
 
 jget() { $PY -c 'import json,sys; v=json.load(open(sys.argv[1])); print(v[sys.argv[2]])' "$1" "$2"; }
 
-# api OP SIZE DEPTH: goodput_bps and msg_rate of the example's client
+# api OP SIZE DEPTH: goodput_bps, msg_rate and latency p50, p99 (us) of the example's client
 # (PATH=veth: both ends on a veth of their own; PATH=loop: the client on the
 # server's device).
 api() {
@@ -60,9 +62,10 @@ api() {
 	if env $venv nsenter --net="/run/netns/$cns" "$BIN/urma_example" -d $cdev -s 10.75.0.2 --bench "$1" \
 		--size "$2" --depth "$3" --seconds "$SECS" --json 2>"$tmp/cli.err" | tail -1 >"$tmp/api.json" &&
 		[[ -s $tmp/api.json ]]; then
-		echo "$(jget "$tmp/api.json" goodput_bps) $(jget "$tmp/api.json" msg_rate)"
+		$PY -c 'import json,sys; j=json.load(open(sys.argv[1]))
+print(j["goodput_bps"], j["msg_rate"], j["latency_us"]["p50"], j["latency_us"]["p99"])' "$tmp/api.json"
 	else
-		echo "0 0"
+		echo "0 0 0 0"
 		sed 's/^/#   api: /' "$tmp/cli.err" "$tmp/srv" >&2
 	fi
 	wait $srv || true
@@ -76,9 +79,10 @@ direct() {
 	if ns_run "$A" "$BIN/ubperf" client --dev ua0 --peer 10.75.0.2 --op "$1" --size "$2" \
 		--depth "$3" --time "$SECS" --json >"$tmp/ub.json" 2>"$tmp/ub.err"; then
 		$PY -c 'import json,sys; j=json.load(open(sys.argv[1]))
-print(j["goodput_bps"], j["messages"] / j["duration_s"])' "$tmp/ub.json"
+print(j["goodput_bps"], j["messages"] / j["duration_s"], j["latency_us"]["p50"],
+      j["latency_us"]["p99"])' "$tmp/ub.json"
 	else
-		echo "0 0"
+		echo "0 0 0 0"
 		sed 's/^/#   ubperf: /' "$tmp/ub.err" >&2
 	fi
 	wait $srv || true
@@ -88,30 +92,44 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 
 echo "URMA API (urma_example through liburma) beside ubperf on the core, one veth pair,"
 echo "$SECS s per run, $ROUNDS rounds each, alternating; medians:"
-printf "  %-22s %16s %16s %9s\n" "" "API" "ubperf" "API cost"
-for cfg in "write 65536 $DEPTH goodput" "send 65536 $DEPTH goodput" "send 64 64 rate"; do
+# row LABEL FILE_API FILE_UBPERF SCALE LOWER_IS_BETTER DECIMALS
+row() {
+	local a d f="%.$6f" cost
+	a=$(median <"$2") d=$(median <"$3")
+	cost=$(awk -v a="$a" -v d="$d" -v l="$5" 'BEGIN { if (d > 0 && a > 0) printf "%+.1f %%",
+		l ? (a - d) * 100 / d : (d - a) * 100 / d; else print "-" }')
+	printf "  %-30s %12s %12s %9s   rounds: %s | %s\n" "$1" \
+		"$(awk -v x="$a" -v s="$4" -v f="$f" 'BEGIN { printf f, x / s }')" \
+		"$(awk -v x="$d" -v s="$4" -v f="$f" 'BEGIN { printf f, x / s }')" "$cost" \
+		"$(awk -v s="$4" -v f="$f" '{ printf "%s%s", (NR > 1 ? " " : ""), sprintf(f, $1 / s) }' "$2")" \
+		"$(awk -v s="$4" -v f="$f" '{ printf "%s%s", (NR > 1 ? " " : ""), sprintf(f, $1 / s) }' "$3")"
+}
+
+printf "  %-30s %12s %12s %9s\n" "" "API" "ubperf" "API cost"
+for cfg in "write 65536 $DEPTH goodput" "send 65536 $DEPTH goodput" "send 64 64 rate" "send 64 1 latency"; do
 	set -- $cfg
-	: >"$tmp/a" ; : >"$tmp/d"
+	: >"$tmp/a" ; : >"$tmp/d" ; : >"$tmp/a99" ; : >"$tmp/d99"
 	for _ in $(seq "$ROUNDS"); do
-		read -r g r < <(api "$1" "$2" "$3")
-		[[ $4 == goodput ]] && echo "$g" >>"$tmp/a" || echo "$r" >>"$tmp/a"
-		read -r g r < <(direct "$1" "$2" "$3")
-		[[ $4 == goodput ]] && echo "$g" >>"$tmp/d" || echo "$r" >>"$tmp/d"
+		for side in a d; do
+			if [[ $side == a ]]; then read -r g r l50 l99 < <(api "$1" "$2" "$3")
+			else read -r g r l50 l99 < <(direct "$1" "$2" "$3"); fi
+			case $4 in
+			goodput) echo "$g" >>"$tmp/$side" ;;
+			rate) echo "$r" >>"$tmp/$side" ;;
+			latency) echo "$l50" >>"$tmp/$side"; echo "$l99" >>"$tmp/${side}99" ;;
+			esac
+		done
 	done
-	a=$(median <"$tmp/a") d=$(median <"$tmp/d")
-	if [[ $4 == goodput ]]; then
-		label="$1 $2 B, Mbit/s"
-		av=$(awk -v x="$a" 'BEGIN { printf "%.0f", x / 1e6 }')
-		dv=$(awk -v x="$d" 'BEGIN { printf "%.0f", x / 1e6 }')
-	else
-		label="$1 $2 B, messages/s"
-		av=$(awk -v x="$a" 'BEGIN { printf "%.0f", x }')
-		dv=$(awk -v x="$d" 'BEGIN { printf "%.0f", x }')
-	fi
-	cost=$(awk -v a="$a" -v d="$d" 'BEGIN { if (d > 0) printf "%+.1f %%", (d - a) * 100 / d; else print "-" }')
-	printf "  %-22s %16s %16s %9s\n" "$label" "$av" "$dv" "$cost"
+	case $4 in
+	goodput) row "$1 $2 B, Mbit/s" "$tmp/a" "$tmp/d" 1e6 0 0 ;;
+	rate) row "$1 $2 B x $3, messages/s" "$tmp/a" "$tmp/d" 1 0 0 ;;
+	latency)
+		row "$1 $2 B x 1, round trip p50 us" "$tmp/a" "$tmp/d" 1 1 1
+		row "$1 $2 B x 1, round trip p99 us" "$tmp/a99" "$tmp/d99" 1 1 1 ;;
+	esac
 done
-echo "  (API cost: how much less the API moved than ubperf; the target is at most 5 %)"
+echo "  (API cost: how much less the API moved, or how much longer it took, than ubperf;"
+echo "   the target is at most 5 %)"
 
 echo
 echo "The API's paths on a shared device (docs/URMA.md), $ROUNDS rounds each, medians:"
@@ -120,9 +138,9 @@ q_rate=
 for path in queues veth loop; do
 	: >"$tmp/g" ; : >"$tmp/r"
 	for _ in $(seq "$ROUNDS"); do
-		read -r g _ < <(PATH_KIND=$path api write 65536 "$DEPTH")
+		read -r g _ _ _ < <(PATH_KIND=$path api write 65536 "$DEPTH")
 		echo "$g" >>"$tmp/g"
-		read -r _ r < <(PATH_KIND=$path api send 64 64)
+		read -r _ r _ _ < <(PATH_KIND=$path api send 64 64)
 		echo "$r" >>"$tmp/r"
 	done
 	g=$(median <"$tmp/g") r=$(median <"$tmp/r")

@@ -23,7 +23,10 @@
  *
  *   --bench write|send|read --size N --depth N --seconds S
  *      the client keeps DEPTH requests of SIZE bytes outstanding for S
- *      seconds and prints goodput and message rate (JSON with --json).
+ *      seconds and prints goodput, message rate and the p50 and p99 of a
+ *      request's time from post to completion (with --depth 1 a round
+ *      trip: a Send's or Write's acknowledgement, a Read's data) (JSON
+ *      with --json).
  *   --violate range|token|segtoken
  *      the client writes past the end of the server's segment, imports
  *      the server's jetty with a wrong token, or writes with a wrong token
@@ -779,6 +782,39 @@ static int demo_write_imm(struct app *a)
 	return 0;
 }
 
+/* Requests' times from post to completion, in ns. */
+struct lat {
+	uint32_t *ns;
+	size_t n, cap;
+};
+
+static void lat_add(struct lat *l, double s)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 65536;
+		uint32_t *ns = realloc(l->ns, cap * sizeof(*ns));
+
+		if (!ns)
+			return;	/* the rest go uncounted */
+		l->ns = ns;
+		l->cap = cap;
+	}
+	l->ns[l->n++] = s >= 4.0 ? UINT32_MAX : (uint32_t)(s * 1e9);
+}
+
+static int cmp_u32(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The q-quantile in us (l sorted). */
+static double lat_us(const struct lat *l, double q)
+{
+	return l->n ? l->ns[(size_t)(q * (double)(l->n - 1))] / 1e3 : 0;
+}
+
 static int bench(struct app *a)
 {
 	const struct opts *o = &a->o;
@@ -787,27 +823,34 @@ static int bench(struct app *a)
 	uint64_t done = 0, posted = 0, bytes = 0, errs = 0;
 	uint32_t out = 0;
 	double t0 = now_s(), t_end = t0 + o->seconds, t;
+	double *posted_at;
+	struct lat lat = { 0 };
 	urma_cr_t cr[64];
+	int rc = -1;
 
 	if ((uint64_t)o->depth * o->size > a->buf_len / 2 ||
 	    (uint64_t)o->depth * o->size > a->peer.seg_len / 2) {
 		fprintf(stderr, "client: --depth x --size exceeds half the segment\n");
 		return -1;
 	}
+	posted_at = calloc(o->depth, sizeof(*posted_at));
+	if (!posted_at)
+		return -1;
 	for (;;) {
 		t = now_s();
 		while (out < o->depth && t < t_end) {
 			uint32_t slot = (uint32_t)(posted % o->depth);
 			uint8_t *l = a->buf + (uint64_t)slot * o->size;
-			int rc = op == URMA_OPC_SEND ? post_send(a, l, o->size, slot, true) :
+			int pr = op == URMA_OPC_SEND ? post_send(a, l, o->size, slot, true) :
 				 post_rw(a, op, l, a->peer.seg_va + (uint64_t)slot * o->size, o->size, slot);
 
-			if (rc == URMA_EAGAIN)
+			if (pr == URMA_EAGAIN)
 				break;
-			if (rc) {
-				fprintf(stderr, "client: post failed: %d\n", rc);
-				return -1;
+			if (pr) {
+				fprintf(stderr, "client: post failed: %d\n", pr);
+				goto out;
 			}
+			posted_at[slot] = t;
 			out++;
 			posted++;
 		}
@@ -817,9 +860,11 @@ static int bench(struct app *a)
 			int n = poll_cr(a, 64, cr);
 
 			if (n < 0)
-				return -1;
+				goto out;
 			if (!n)
 				idle_wait(a, 10);
+			if (n)
+				t = now_s();
 			for (int i = 0; i < n; i++) {
 				if (cr[i].flag.bs.s_r)
 					continue;
@@ -833,24 +878,33 @@ static int bench(struct app *a)
 				}
 				done++;
 				bytes += cr[i].completion_len;
+				if (cr[i].user_ctx < o->depth)
+					lat_add(&lat, t - posted_at[cr[i].user_ctx]);
 			}
 		}
 		if (errs) {
 			fprintf(stderr, "client: %" PRIu64 " requests failed\n", errs);
-			return -1;
+			goto out;
 		}
 	}
 	t = now_s() - t0;
+	qsort(lat.ns, lat.n, sizeof(*lat.ns), cmp_u32);
 	if (o->json)
 		printf("{\"op\": \"%s\", \"size\": %u, \"depth\": %u, \"seconds\": %.3f, "
 		       "\"messages\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"goodput_bps\": %.0f, "
-		       "\"msg_rate\": %.0f}\n", o->bench, o->size, o->depth, t, done, bytes,
-		       (double)bytes * 8 / t, (double)done / t);
+		       "\"msg_rate\": %.0f, \"latency_us\": {\"p50\": %.1f, \"p99\": %.1f}}\n",
+		       o->bench, o->size, o->depth, t, done, bytes, (double)bytes * 8 / t,
+		       (double)done / t, lat_us(&lat, 0.5), lat_us(&lat, 0.99));
 	else
-		printf("%s %u B x %u: %" PRIu64 " messages in %.2f s, %.1f Mbit/s, %.0f msg/s\n",
-		       o->bench, o->size, o->depth, done, t, (double)bytes * 8 / t / 1e6,
-		       (double)done / t);
-	return 0;
+		printf("%s %u B x %u: %" PRIu64 " messages in %.2f s, %.1f Mbit/s, %.0f msg/s, "
+		       "post to completion p50 %.1f us, p99 %.1f us\n", o->bench, o->size, o->depth,
+		       done, t, (double)bytes * 8 / t / 1e6, (double)done / t, lat_us(&lat, 0.5),
+		       lat_us(&lat, 0.99));
+	rc = 0;
+out:
+	free(lat.ns);
+	free(posted_at);
+	return rc;
 }
 
 /* Keep writing until told to stop or hold_s passes; report how requests ended. */
