@@ -320,6 +320,7 @@ static void port_free(struct ubx_port *p)
 	free(p->ids);
 	if (p->wake_fd >= 0)
 		close(p->wake_fd);
+	wake_timer_close(&p->wt);
 	pthread_cond_destroy(&p->cond);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
@@ -366,6 +367,7 @@ static struct ubx_port *port_open(const char *ifname)
 		return NULL;
 	}
 	p->wake_fd = -1;
+	p->wt.fd = -1;
 	snprintf(p->ifname, sizeof(p->ifname), "%s", ifname);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -382,6 +384,7 @@ static struct ubx_port *port_open(const char *ifname)
 	p->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (p->wake_fd < 0)
 		goto fail;
+	wake_timer_open(&p->wt);	/* without one, urma_wait_jfc sleeps with poll timeouts */
 	p->ep = open_ep(p, g && !strcmp(g, "1"), err, sizeof(err));
 	if (!p->ep) {
 		int e = errno;

@@ -43,6 +43,7 @@
 
 #include "urma_api.h"
 #include "endpoint/ep.h"
+#include "io/wake_timer.h"
 #include "transport/tp.h"
 
 #define UBX_VISIBLE __attribute__((visibility("default")))
@@ -71,6 +72,8 @@
 /* An application thread that polled an empty JFC, or waits in urma_wait_jfc,
  * this recently drives the endpoint: the progress thread stands back. */
 #define UBX_APP_DRIVES_NS	1000000ull
+/* The longest spin of urma_wait_jfc before it sleeps (jfc.c spin_budget). */
+#define UBX_SPIN_MAX_NS		50000ull
 
 enum ubx_magic {
 	UBX_M_CTX = 0x75637478,
@@ -226,6 +229,10 @@ struct ubx_port {
 	pthread_t thr;
 	bool thr_started, stop;
 	int wake_fd;
+	/* urma_wait_jfc's clock, kept armed across its sleeps; one waiter at a
+	 * time has it (wt_busy), others sleep with a poll timeout */
+	struct wake_timer wt;
+	bool wt_busy;
 	uint64_t wake_at;		/* when the progress thread means to wake */
 	uint64_t app_active;		/* an application thread ran a round then */
 	uint32_t mtu[2];		/* the largest UB MTU to IPv4, IPv6 peers */
@@ -285,6 +292,10 @@ struct ubx_jfce {
 	struct ubx_jfc **fired;
 	uint32_t nfired, cap;
 	int njfc;
+	/* urma_wait_jfc's spin before it sleeps (jfc.c): how long, and the
+	 * waits since the last that tried one while it is 0 */
+	uint64_t spin_ns;
+	uint32_t spin_skipped;
 };
 
 struct ubx_jfc {

@@ -111,22 +111,7 @@ struct app {
 	struct info peer;
 	urma_token_t token;
 	int fails;
-	urma_cr_t stash;	/* one record idle_wait() polled while spinning */
-	int nstash;
 };
-
-/* urma_poll_jfc, the record idle_wait() took first. */
-static int poll_cr(struct app *a, int max, urma_cr_t *cr)
-{
-	int n = 0, r;
-
-	if (max > 0 && a->nstash) {
-		cr[n++] = a->stash;
-		a->nstash = 0;
-	}
-	r = urma_poll_jfc(a->jfc, max - n, cr + n);
-	return r < 0 ? r : n + r;
-}
 
 static volatile sig_atomic_t stop;
 
@@ -403,7 +388,7 @@ static int next_cr(struct app *a, urma_cr_t *cr, double timeout_s)
 	double until = now_s() + timeout_s;
 
 	for (;;) {
-		int n = poll_cr(a, 1, cr);
+		int n = urma_poll_jfc(a->jfc, 1, cr);
 
 		if (n < 0) {
 			fprintf(stderr, "urma_poll_jfc: %s\n", strerror(errno));
@@ -431,23 +416,19 @@ static int next_cr(struct app *a, urma_cr_t *cr, double timeout_s)
 	}
 }
 
-/* Nothing completed: with a JFCE, sleep until something does (at most ms);
- * rearming first is safe, a JFC with records waiting fires at once. */
+/*
+ * Nothing completed: with a JFCE, sleep until something does (at most ms);
+ * rearming first is safe, a JFC with records waiting fires at once. No spin
+ * of its own: liburma's urma_wait_jfc spins while spinning pays (docs/URMA.md
+ * "Waiting"); a 50 us spin in every wait made a one-at-a-time Send 3-4x
+ * slower where the peer shared the CPU.
+ */
 static void idle_wait(struct app *a, int ms)
 {
 	urma_jfc_t *ev;
 	uint32_t one = 1;
-	double until = now_s() + 50e-6;
 
-	if (!a->jfce)
-		return;
-	/* Adaptive: a completion due within 50 us is polled for, not slept on. */
-	while (!a->nstash && now_s() < until)
-		if (urma_poll_jfc(a->jfc, 1, &a->stash) == 1)
-			a->nstash = 1;
-	if (a->nstash)
-		return;
-	if (urma_rearm_jfc(a->jfc, false))
+	if (!a->jfce || urma_rearm_jfc(a->jfc, false))
 		return;
 	if (urma_wait_jfc(a->jfce, 1, ms, &ev) == 1)
 		urma_ack_jfc(&ev, &one, 1);
@@ -555,7 +536,7 @@ static int serve_one(struct app *a, int fd)
 	while (!stop) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		urma_cr_t cr;
-		int n = poll_cr(a, 1, &cr);
+		int n = urma_poll_jfc(a->jfc, 1, &cr);
 
 		if (n < 0)
 			return -1;
@@ -857,7 +838,7 @@ static int bench(struct app *a)
 		if (!out && t >= t_end)
 			break;
 		{
-			int n = poll_cr(a, 64, cr);
+			int n = urma_poll_jfc(a->jfc, 64, cr);
 
 			if (n < 0)
 				goto out;
@@ -921,7 +902,7 @@ static int hold(struct app *a)
 	while (now_s() < until) {
 		if (out < 8 && post_rw(a, URMA_OPC_WRITE, a->buf, a->peer.seg_va, 1024, 9) == 0)
 			out++;
-		if (poll_cr(a, 1, &cr) == 1 && !cr.flag.bs.s_r) {
+		if (urma_poll_jfc(a->jfc, 1, &cr) == 1 && !cr.flag.bs.s_r) {
 			out--;
 			if (cr.status == URMA_CR_SUCCESS) {
 				ok++;
