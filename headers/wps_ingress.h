@@ -279,6 +279,27 @@ struct wps_in_fcache {
 };
 
 /*
+ * The weighted scheduler's cycle: the weights' sum in lowest terms, at most
+ * 16 paths of 255, one slot a group.
+ */
+#define WPS_IN_SCHED_CYCLE	4096
+_Static_assert(WPS_IN_MAX_PATHS * 255 <= WPS_IN_SCHED_CYCLE, "the longest cycle fits");
+
+/*
+ * What the scheduler picks among (wps_sched_make): made where the paths up
+ * are found (BPF: per CPU, again when they or the weights change), read by
+ * every pick.
+ */
+struct wps_in_sched {
+	__u8 slot[WPS_IN_MAX_PATHS];	/* the slots in use and up, in order */
+	__u8 weight[WPS_IN_MAX_PATHS];	/* their weights in lowest terms, by slot */
+	__s32 cur[WPS_IN_MAX_PATHS];	/* smooth weighted round robin's values while the cycle is made */
+	__u32 n;			/* slots up */
+	__u32 len;			/* the cycle's groups: the weights' sum (0: rr) */
+	__u8 cycle[WPS_IN_SCHED_CYCLE];	/* the slot of each group of the cycle */
+};
+
+/*
  * gs: packets the open group may still take lock-free (REM, at most 0xffff),
  * its Group ID, the Flow ID, path slot, state bits.
  */
@@ -494,12 +515,9 @@ WPS_INLINE __u32 wps_gcd(__u32 a, __u32 b)
 
 /*
  * The weights of the n paths in use, slot[0..n-1], in lowest terms into out
- * (indexed by slot; other slots left as they are), for wps_sched_pick: a
- * path takes its weight's worth of consecutive groups, so 40:30:20:10 would
- * send 40 groups in a row into one path, where 4:3:2:1 sends 4. Apart from
- * the pick, which the BPF side makes under the flow's lock: its verifier
- * would walk Euclid's loop on every path through the group decision (twice
- * the instructions for both programs), where here it is checked once.
+ * (indexed by slot; other slots left as they are): the weighted scheduler's
+ * cycle is then their sum long (40:30:20:10 and 4:3:2:1 make the same 10
+ * groups), cheaper to make and to fit.
  */
 WPS_INLINE void wps_weights_lowest(const __u8 *slot, __u32 n, const __u8 *weight, __u8 *out)
 {
@@ -511,54 +529,6 @@ WPS_INLINE void wps_weights_lowest(const __u8 *slot, __u32 n, const __u8 *weight
 		g = wps_gcd(weight[WPS_SLOT(i)], g);
 	for (__u32 i = 0; i < WPS_IN_MAX_PATHS && i < n; i++)
 		out[WPS_SLOT(i)] = (__u8)(g ? weight[WPS_SLOT(i)] / g : 0);
-}
-
-/*
- * Scheduler: the slot of the member path for the group opened at scheduler
- * step seq, among the n paths in use, slot[0..n-1]; weight and load are
- * indexed by slot. rr: the (seq mod n)th. weighted: slot seq mod (sum of
- * weights) in cumulative weights, the weights as given, so in lowest terms
- * (wps_weights_lowest) when they are to spread groups finely (a path of
- * weight 0 gets nothing; all 0 falls back to rr). least-loaded: the smallest
- * load, ties to the first after the (seq mod n)th (so equal loads still
- * rotate).
- */
-WPS_INLINE __u32 wps_sched_pick(__u8 kind, __u32 seq, __u32 n, const __u8 *slot, const __u8 *weight,
-				   const __u64 *load)
-{
-	__u32 total = 0, pos, best;
-
-	if (n == 0)
-		return 0;
-	if (n > WPS_IN_MAX_PATHS)
-		n = WPS_IN_MAX_PATHS;
-	if (kind == WPS_SCHED_WEIGHTED) {
-		for (__u32 i = 0; i < WPS_IN_MAX_PATHS && i < n; i++)
-			total += weight[WPS_SLOT(i)];
-		if (total) {
-			__u32 at = seq % total;
-
-			for (__u32 i = 0; i < WPS_IN_MAX_PATHS && i < n; i++) {
-				__u32 w = weight[WPS_SLOT(i)];
-
-				if (at < w)
-					return WPS_SLOT(i);
-				at -= w;
-			}
-		}
-	} else if (kind == WPS_SCHED_LEAST_LOADED) {
-		pos = seq % n;
-		best = WPS_SLOT(pos);
-		for (__u32 k = 1; k < WPS_IN_MAX_PATHS && k < n; k++) {
-			__u32 s = WPS_SLOT((pos + k) % n);
-
-			if (load[s] < load[best])
-				best = s;
-		}
-		return best;
-	}
-	return WPS_SLOT(seq % n);
-#undef WPS_SLOT
 }
 
 /*
@@ -613,6 +583,118 @@ WPS_INLINE __u32 wps_live_slots(const __u8 *slot, __u32 n, __u32 usable, __u8 *o
 	}
 	return k;
 }
+
+/*
+ * One group of the weighted scheduler's cycle, position k: nginx's smooth
+ * weighted round robin. Each path's current value grows by its weight, the
+ * largest (the first of equals) takes the group and gives back the weights'
+ * sum. Of any k consecutive groups a path then takes at most its share
+ * rounded up with two paths, at most one more with more paths
+ * (tests/unit/test_wps_sched.c checks every window): 7:3 is A B A A A B A
+ * A B A, never seven groups in a row into A.
+ */
+WPS_INLINE void wps_sched_cycle_step(struct wps_in_sched *s, __u32 k)
+{
+	const __u8 *slot = s->slot;
+	__u32 n = s->n, best = 0;
+	__s32 top = 0;
+
+#ifdef __clang__
+#pragma unroll
+#endif
+	for (__u32 i = 0; i < WPS_IN_MAX_PATHS; i++) {
+		if (i < n) {
+			__s32 v = s->cur[i] + s->weight[WPS_SLOT(i)];
+
+			s->cur[i] = v;
+			if (i == 0 || v > top) {
+				top = v;
+				best = i;
+			}
+		}
+	}
+	s->cur[wps_idx(best)] -= (__s32)s->len;
+	s->cycle[k & (WPS_IN_SCHED_CYCLE - 1)] = (__u8)WPS_SLOT(best);
+}
+
+#ifdef __bpf__
+struct wps_sched_ctx {
+	struct wps_in_sched *s;
+};
+
+static __attribute__((unused)) long wps_sched_loop_step(__u32 k, void *ctx)
+{
+	wps_sched_cycle_step(((struct wps_sched_ctx *)ctx)->s, k);
+	return 0;
+}
+#endif
+
+/*
+ * The scheduler's view of the paths in use, path_slot[0..n-1], that usable
+ * (bit = slot) holds: their slots, their weights (by slot) in lowest terms
+ * and the weighted cycle. BPF: the cycle through bpf_loop, whose step the
+ * verifier checks once, so a cycle of any length costs it the same.
+ */
+WPS_INLINE void wps_sched_make(struct wps_in_sched *s, const __u8 *path_slot, __u32 n, __u32 usable,
+			       const __u8 *weight)
+{
+	const __u8 *slot = s->slot;
+	__u32 total = 0;
+
+	s->n = wps_live_slots(path_slot, n, usable, s->slot);
+	n = s->n;
+	wps_weights_lowest(s->slot, n, weight, s->weight);
+	for (__u32 i = 0; i < WPS_IN_MAX_PATHS; i++) {
+		s->cur[i] = 0;
+		if (i < n)
+			total += s->weight[WPS_SLOT(i)];
+	}
+	s->len = total;
+#ifdef __bpf__
+	{
+		struct wps_sched_ctx c = { s };
+
+		bpf_loop(total, wps_sched_loop_step, &c, 0);
+	}
+#else
+	for (__u32 k = 0; k < total; k++)
+		wps_sched_cycle_step(s, k);
+#endif
+}
+
+/*
+ * Scheduler: the slot of the member path for the group opened at scheduler
+ * step seq, among the paths of s (wps_sched_make); load is indexed by slot.
+ * rr: the (seq mod n)th. weighted: the (seq mod len)th of the cycle, so a
+ * path gets its weight's share of every cycle, interleaved (a path of weight
+ * 0 gets nothing; all 0 falls back to rr). least-loaded: the smallest load,
+ * ties to the first after the (seq mod n)th (so equal loads still rotate).
+ */
+WPS_INLINE __u32 wps_sched_pick(__u8 kind, __u32 seq, const struct wps_in_sched *s, const __u64 *load)
+{
+	const __u8 *slot = s->slot;
+	__u32 n = s->n, len = s->len, pos, best;
+
+	if (n == 0)
+		return 0;
+	if (n > WPS_IN_MAX_PATHS)
+		n = WPS_IN_MAX_PATHS;
+	if (kind == WPS_SCHED_WEIGHTED && len)
+		return s->cycle[seq % len & (WPS_IN_SCHED_CYCLE - 1)] & (WPS_IN_MAX_PATHS - 1);
+	if (kind == WPS_SCHED_LEAST_LOADED) {
+		pos = seq % n;
+		best = WPS_SLOT(pos);
+		for (__u32 k = 1; k < WPS_IN_MAX_PATHS && k < n; k++) {
+			__u32 t = WPS_SLOT((pos + k) % n);
+
+			if (load[t] < load[best])
+				best = t;
+		}
+		return best;
+	}
+	return WPS_SLOT(seq % n);
+}
+#undef WPS_SLOT
 
 WPS_INLINE __u64 wps_gs_pack(__u16 rem, __u16 gid, __u16 fid, __u8 path, __u8 open)
 {

@@ -29,8 +29,8 @@ struct decision {
  */
 static __always_inline void decide(struct wps_in_flow_hot *h, struct wps_in_flow *f, const struct wps_in_cfg *cfg,
 				   const struct wps_in_rule *r, __u32 segs, __u32 len, __u64 now,
-				   __u16 new_fid, __u16 new_gid, __u32 npaths, const __u8 *slots,
-				   const __u8 *weight, __u32 usable, const __u64 *load, struct decision *d)
+				   __u16 new_fid, __u16 new_gid, const struct wps_in_sched *sched, __u32 usable,
+				   const __u64 *load, struct decision *d)
 {
 	__u64 pkts, bytes, w, max_delay = cfg->max_delay_ns, joined;
 	__u8 max = cfg->max_inflight, path, open;
@@ -78,7 +78,7 @@ static __always_inline void decide(struct wps_in_flow_hot *h, struct wps_in_flow
 		pkts = 0;
 		f->group_bytes = 0;
 		f->group_t0 = now;
-		path = (__u8)wps_sched_pick(r->sched, f->seq++, npaths, slots, weight, load);
+		path = (__u8)wps_sched_pick(r->sched, f->seq++, sched, load);
 		f->gpath[gid % WPS_IN_INFLIGHT_RING] = path;
 		f->groups++;
 	}
@@ -140,11 +140,14 @@ static __always_inline bool join(struct wps_in_flow_hot *h, const struct wps_in_
 }
 
 /*
- * The slots of cfg.path_slot[0..n-1] that usable holds, into the scratch's
- * live_slot, and their weights in lowest terms into live_weight; returns
- * how many. Global: checked once by the verifier, which would otherwise
- * follow the group decision once per possible count, and walk Euclid's loop
- * (wps_weights_lowest) on every path through it.
+ * The scheduler's view (the scratch's sched, wps_sched_make) of the slots of
+ * cfg.path_slot[0..n-1] that usable holds: their slots, their weights in
+ * lowest terms, the weighted cycle; returns how many. Global: checked once
+ * by the verifier, which would otherwise follow the group decision once per
+ * possible count, and walk Euclid's loop and the cycle's on every path
+ * through it. Made again on a CPU only when the paths up or the weights
+ * change: at most 4080 steps of up to 16 paths (16 paths of weights 255,
+ * 254, ...), a few for usual weights.
  */
 __noinline int live_slots(__u32 usable, __u32 n)
 {
@@ -160,15 +163,14 @@ __noinline int live_slots(__u32 usable, __u32 n)
 	__builtin_memcpy(w + 2, cfg->weight, 16);
 	if (sc->live_for[0] == key && sc->live_for[1] == w[0] && sc->live_for[2] == w[1] && sc->live_for[3] == w[2] &&
 	    sc->live_for[4] == w[3] && key)
-		return (int)sc->live_n;
-	sc->live_n = wps_live_slots(cfg->path_slot, n, usable, sc->live_slot);
-	wps_weights_lowest(sc->live_slot, sc->live_n, cfg->weight, sc->live_weight);
+		return (int)sc->sched.n;
+	wps_sched_make(&sc->sched, cfg->path_slot, n, usable, cfg->weight);
 	sc->live_for[0] = key;
 	sc->live_for[1] = w[0];
 	sc->live_for[2] = w[1];
 	sc->live_for[3] = w[2];
 	sc->live_for[4] = w[3];
-	return (int)sc->live_n;
+	return (int)sc->sched.n;
 }
 
 /*
@@ -217,9 +219,8 @@ static __always_inline int group(const struct wps_in_cfg *cfg, const struct wps_
 			return TC_ACT_OK;
 		now = now_exact(cfg, fine, now);
 		/* The scheduler picks among the slots up (ECMP: 0..ecmp-1, path_slot's default). */
-		npaths = (__u32)live_slots(usable, npaths);
-		decide(h, f, cfg, r, segs, len, now, new_fid, new_gid, npaths, sc->live_slot, sc->live_weight, usable,
-		       sc->load, d);
+		live_slots(usable, npaths);
+		decide(h, f, cfg, r, segs, len, now, new_fid, new_gid, &sc->sched, usable, sc->load, d);
 	}
 	/* Atomic: lock-free joiners and lock holders add at once. */
 	__sync_fetch_and_add(&h->bytes, len);

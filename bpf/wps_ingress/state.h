@@ -181,12 +181,8 @@ struct scratch {
 	/* A new flow is built here: bytes, since per-CPU maps may not hold a spin lock. */
 	__u64 flow[sizeof(struct wps_in_flow) / 8];
 	__u64 load[WPS_IN_MAX_PATHS];	/* path loads for least-loaded */
-	__u8 live_slot[WPS_IN_MAX_PATHS];	/* the slots in use and up, when some are down */
-	__u8 live_weight[WPS_IN_MAX_PATHS];	/* their cfg.weight in lowest terms, by slot */
-	/* what live_slot and live_weight were made from (usable, n, cfg.path_slot, cfg.weight),
-	 * and the count */
+	/* what sched was made from (usable, n, cfg.path_slot, cfg.weight) */
 	__u64 live_for[5];
-	__u32 live_n;
 	/* Idle flows the current sweep found (keys, their last packet). Kept
 	 * here, not in the callback's stack context, so the verifier does not
 	 * walk every count. */
@@ -199,6 +195,8 @@ struct scratch {
 	/* The outer header (struct outer), off the stack: with it there, 6.1 finds
 	 * the program, sweep() and its callback over the 512 bytes together. */
 	__u64 outer[9];
+	/* The slots in use and up, their weights in lowest terms and the weighted cycle (live_slots). */
+	struct wps_in_sched sched;
 };
 
 struct {

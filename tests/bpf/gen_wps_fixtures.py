@@ -12,6 +12,7 @@ it at random) and makes the round-robin start at path 0; `ctx now=NS` sets the
 program's clock for that packet. Flow IDs are handed out from 1 upward on a
 fresh program.
 """
+import math
 import os
 import sys
 
@@ -99,8 +100,9 @@ class Case:
         cases.append(self)
 
     def pkt(self, inp, verdict, out=None, now=None, gso_segs=None, gso_size=None, down=None, iif=None, cb0=None,
-            cb0_out=None, cb1=None, clones=None, pmtu=None):
+            cb0_out=None, cb1=None, clones=None, pmtu=None, weights=None):
         """down: the path slots an operator has set down (a mask) from this packet on;
+        weights: the paths' weights (by slot) from this packet on, as path set --weight sets them;
         iif: the device the packet came in on (ifindex); cb0, cb1: skb->cb[0], [1] as the program
         finds them; cb0_out: cb[0] as it must leave it; clones: the frames it must send at once."""
         # What goes on is left to the next program on the hook (TC_ACT_UNSPEC), except
@@ -108,7 +110,7 @@ class Case:
         if verdict == "TC_ACT_OK" and self.prog != "seg":
             verdict = "TC_ACT_UNSPEC"
         self.steps.append((bytes(inp), verdict, None if out is None else bytes(out), now, gso_segs, gso_size,
-                           down, iif, cb0, cb0_out, cb1, clones, pmtu))
+                           down, iif, cb0, cb0_out, cb1, clones, pmtu, weights))
         return self
 
     def count(self, **kw):
@@ -337,16 +339,80 @@ c.pkt(nine, "TC_ACT_OK", nine, iif=PATHS[0][0])
 c.count(rx=2, drop_inner_unwalked=1, pass_malformed=1)
 
 # ---- schedulers ------------------------------------------------------------------
-# 10:30 is 1:3 (weights in lowest terms), not ten groups in a row on path 0
-for name, weights, comment in (("weighted_scheduler", [1, 3], "weights 1:3 -> paths 0,1,1,1,0,1,1,1"),
-                               ("weighted_scheduler_lowest_terms", [10, 30],
-                                "weights 10:30 as 1:3 -> paths 0,1,1,1,0,1,1,1 (not ten groups in a row on path 0)")):
-    c = Case(name, opts=f"--gid0 {G0} --max-inflight 16", paths=2, weights=weights,
+def swrr_cycle(weights):
+    """nginx's smooth weighted round robin over {slot: weight} (slots in order), the weights in
+    lowest terms: one cycle of slots. Each pick adds each path's weight to its current value,
+    takes the largest (the first of equals) and gives back the weights' sum."""
+    g = math.gcd(*weights.values())
+    w = {k: v // g for k, v in weights.items()}
+    total, cur, cycle = sum(w.values()), {k: 0 for k in w}, []
+    for _ in range(total):
+        for k in w:
+            cur[k] += w[k]
+        best = max(w, key=lambda k: cur[k])   # the first of equals
+        cur[best] -= total
+        cycle.append(best)
+    return cycle
+
+
+assert swrr_cycle({0: 7, 1: 3}) == [0, 1, 0, 0, 0, 1, 0, 0, 1, 0]
+assert swrr_cycle({0: 40, 1: 30, 2: 20, 3: 10}) == [0, 1, 2, 0, 1, 3, 0, 2, 1, 0]
+
+# Single-packet groups (quantum 1), in-flight bound out of the way (delay 0), one flow:
+# group i takes the path at i mod the cycle; weights change or a path goes down from the
+# packet listed, and the flow's groups go on counting.
+SCHED_OPTS = f"--gid0 {G0} --max-inflight 16 --max-delay-us 0"
+
+
+def weighted_case(name, weights, groups, comment, changes=None):
+    """changes: {packet: ("down", mask) | ("weights", [w, ...])} from that packet on."""
+    c = Case(name, opts=SCHED_OPTS, paths=len(weights), weights=weights,
              rules=("--dst 10.20.0.0/24 --quantum 1 --sched weighted",), comment=comment)
-    for i in range(8):
+    live, down, paths = list(weights), 0, []
+    for i in range(groups):
+        kw = {}
+        if changes and i in changes:
+            what, v = changes[i]
+            if what == "down":
+                down = kw["down"] = v
+            else:
+                live = v
+                kw["weights"] = v
+        cycle = swrr_cycle({k: w for k, w in enumerate(live) if not down >> k & 1})
+        paths.append(cycle[i % len(cycle)])
         p = inner4(payload=bytes([i]) * 8)
-        c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0 + i, 1, 1, path=0 if i % 4 == 0 else 1))
-    sprayed(c).count(flows_new=1, groups_opened=8)
+        c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, G0 + i, 1, 1, path=paths[-1]), **kw)
+    sprayed(c).count(flows_new=1, groups_opened=groups)
+    return paths
+
+
+def longest_run(paths, k):
+    run = most = 0
+    for p in paths:
+        run = run + 1 if p == k else 0
+        most = max(most, run)
+    return most
+
+
+weighted_case("weighted_scheduler", [1, 3], 8, "weights 1:3 -> paths 1,0,1,1 a cycle")
+weighted_case("weighted_scheduler_lowest_terms", [10, 30], 8,
+              "weights 10:30 as 1:3 -> paths 1,0,1,1 a cycle (not ten groups in a row on path 0)")
+weighted_case("weighted_scheduler_1_1", [1, 1], 4, "weights 1:1 -> paths 0,1,0,1")
+p73 = weighted_case("weighted_scheduler_interleaves_7_3", [7, 3], 20,
+                    "weights 7:3 -> paths 0,1,0,0,0,1,0,0,1,0 twice: at most ceil(7/3) = 3 groups in a row on "
+                    "path 0, never 7, and 7:3 a cycle")
+assert longest_run(p73, 0) == 3 and p73.count(0) == 14 and p73.count(1) == 6
+weighted_case("weighted_scheduler_4_3_2_1", [4, 3, 2, 1], 20, "weights 4:3:2:1 -> paths 0,1,2,0,1,3,0,2,1,0 twice")
+pdown = weighted_case("weighted_scheduler_path_down_mid_cycle", [4, 3, 2, 1], 21,
+                      "4:3:2:1; path 2 goes down after 5 groups: the flow's next groups go on over "
+                      "4:3:1 (its cycle of 8 from group 5 on), 4:3:1 in every 8",
+                      changes={5: ("down", 0b100)})
+assert [pdown[5:].count(k) for k in range(4)] == [8, 6, 0, 2]
+plive = weighted_case("weighted_scheduler_weights_changed_live", [1, 1], 23,
+                      "1:1, then 7:3 from group 3 (path set --weight): 7:3 in every 10 groups from there, "
+                      "at most 3 in a row on path 0",
+                      changes={3: ("weights", [7, 3])})
+assert [plive[3:].count(k) for k in range(2)] == [14, 6] and longest_run(plive[3:], 0) == 3
 
 c = Case("least_loaded_scheduler", opts=f"--gid0 {G0} --load-window-us 1000000", paths=3,
          rules=("--dst 10.20.0.0/24 --quantum 1 --sched least-loaded",),
@@ -666,7 +732,7 @@ def main():
             out.write(f"rule {r}\n")
         for ifx, pid in c.ports:
             out.write(f"port {ifx} {pid}\n")
-        for inp, verdict, o, now, segs, size, down, iif, cb0, cb0_out, cb1, clones, pmtu in c.steps:
+        for inp, verdict, o, now, segs, size, down, iif, cb0, cb0_out, cb1, clones, pmtu, weights in c.steps:
             out.write(f"in {inp.hex()}\n")
             ctx = []
             if now is not None:
@@ -679,6 +745,8 @@ def main():
                 ctx.append(f"down={down}")
             if pmtu is not None:
                 ctx.append(f"pmtu={pmtu}")
+            if weights is not None:
+                ctx.append("weights=" + ",".join(str(w) for w in weights))
             if iif is not None:
                 ctx.append(f"iif={iif}")
             if cb0 is not None:

@@ -15,7 +15,8 @@
  *   port IFINDEX ID                 (an --ingress-port IF=ID of attach)
  *   in HEX                          (starts a packet)
  *   ctx now=NS gso_segs=N gso_size=N down=MASK pmtu=N iif=IFINDEX cb0=N cb1=N cb0_out=N
- *                                   (MASK: path slots set down; iif: the device it came in on)
+ *       weights=W,W...              (MASK: path slots set down; iif: the device it came in on;
+ *                                   weights: cfg.weight by slot from this packet on)
  *   verdict TC_ACT_UNSPEC|TC_ACT_OK|TC_ACT_SHOT|TC_ACT_REDIRECT
  *   out HEX
  *   clone HEX                       (a frame the packet's run sent at once: bpf_clone_redirect)
@@ -67,6 +68,8 @@ struct step {
 	unsigned gso_segs, gso_size;
 	long long down;		/* >= 0: the live map's admin_down before this packet */
 	long long pmtu;		/* >= 0: its pmtu (what Packet Too Big taught) */
+	__u8 weight[WPS_IN_MAX_PATHS];	/* cfg.weight[0..nweights-1] before this packet */
+	int nweights;
 	unsigned iif;		/* the device the packet came in on (skb->skb_iif) */
 	unsigned cb0, cb1;	/* skb->cb[0], cb[1] */
 	long long cb0_out;	/* >= 0: skb->cb[0] the program must leave */
@@ -351,12 +354,14 @@ static bool run_case(void *rec)
 		unsigned char out[MAX_PKT + 256];
 		struct __sk_buff ctx = {}, ctx_out = {};
 
-		if (in && st->now) {
+		if (in && (st->now || st->nweights)) {
 			struct wps_in_cfg cfg;
 			__u32 zero = 0;
 
 			bpf_map_lookup_elem(bpf_map__fd(in->maps.wps_in_cfg), &zero, &cfg);
-			cfg.test_now_ns = st->now;
+			if (st->now)
+				cfg.test_now_ns = st->now;
+			memcpy(cfg.weight, st->weight, (size_t)st->nweights);
 			bpf_map_update_elem(bpf_map__fd(in->maps.wps_in_cfg), &zero, &cfg, BPF_ANY);
 		}
 		if (in && (st->down >= 0 || st->pmtu >= 0)) {
@@ -518,6 +523,14 @@ static int wps_line(void *rec, struct fixture_file *ff, const char *key, char *v
 					st->down = strtoll(tok + 5, NULL, 0);
 				else if (!strncmp(tok, "pmtu=", 5))
 					st->pmtu = strtoll(tok + 5, NULL, 0);
+				else if (!strncmp(tok, "weights=", 8)) {
+					char *wsave, *w;
+
+					st->nweights = 0;
+					for (w = strtok_r(tok + 8, ",", &wsave); w && st->nweights < WPS_IN_MAX_PATHS;
+					     w = strtok_r(NULL, ",", &wsave))
+						st->weight[st->nweights++] = (__u8)strtoul(w, NULL, 0);
+				}
 				else if (!strncmp(tok, "iif=", 4))
 					st->iif = (unsigned)strtoul(tok + 4, NULL, 0);
 				else if (!strncmp(tok, "cb0=", 4))

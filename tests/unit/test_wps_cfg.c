@@ -2,7 +2,8 @@
 /*
  * WPS ingress configuration (user/wps/wps_cfg.c) and the pure helpers the
  * BPF program shares (headers/wps_ingress.h): prefixes, quanta, rules and
- * their overlap, scheduler maths, quantum and in-flight decisions, flow label.
+ * their overlap, live slots, quantum and in-flight decisions, flow label
+ * (the scheduler: test_wps_sched.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -216,90 +217,6 @@ static void time_option_names(void **state)
 		memcpy(&va, (char *)&a + t[i].off, sizeof(va));
 		assert_int_equal(va, 2000000);
 	}
-}
-
-static void scheduler(void **state)
-{
-	static const __u8 id[WPS_IN_MAX_PATHS] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
-	__u8 w[WPS_IN_MAX_PATHS] = { 1, 3 };
-	__u64 load[WPS_IN_MAX_PATHS] = { 500, 100, 100, 900 };
-	int hits[WPS_IN_MAX_PATHS] = { 0 };
-
-	(void)state;
-	for (__u32 s = 0; s < 8; s++)
-		assert_int_equal(wps_sched_pick(WPS_SCHED_RR, s, 4, id, w, load), s % 4);
-	for (__u32 s = 0; s < 400; s++)
-		hits[wps_sched_pick(WPS_SCHED_WEIGHTED, s, 2, id, w, load)]++;
-	assert_int_equal(hits[0], 100);
-	assert_int_equal(hits[1], 300);
-	/* least loaded; a tie goes to the first counting from seq mod n */
-	assert_int_equal(wps_sched_pick(WPS_SCHED_LEAST_LOADED, 0, 4, id, w, load), 1);
-	assert_int_equal(wps_sched_pick(WPS_SCHED_LEAST_LOADED, 2, 4, id, w, load), 2);
-	assert_int_equal(wps_sched_pick(WPS_SCHED_LEAST_LOADED, 3, 4, id, w, load), 1);
-	/* weights all 0 fall back to round-robin; no path picks 0 */
-	memset(w, 0, sizeof(w));
-	assert_int_equal(wps_sched_pick(WPS_SCHED_WEIGHTED, 5, 3, id, w, load), 2);
-	assert_int_equal(wps_sched_pick(WPS_SCHED_RR, 5, 0, id, w, load), 0);
-}
-
-/*
- * Weights count in lowest terms (wps_weights_lowest, as the ingress reduces
- * them among the paths up): 40:30:20:10 spreads groups as 4:3:2:1 does, never
- * more than 4 in a row into one path (not 40: past a slow path's queue).
- */
-static void scheduler_weights_in_lowest_terms(void **state)
-{
-	static const __u8 id[WPS_IN_MAX_PATHS] = { 0, 1, 2, 3 }, two[WPS_IN_MAX_PATHS] = { 0, 2 };
-	static const __u8 want[10] = { 0, 0, 0, 0, 1, 1, 1, 2, 2, 3 };
-	__u8 big[WPS_IN_MAX_PATHS] = { 40, 30, 20, 10 }, small[WPS_IN_MAX_PATHS] = { 4, 3, 2, 1 };
-	__u8 odd[WPS_IN_MAX_PATHS] = { 233, 144, 0, 0 }, some[WPS_IN_MAX_PATHS] = { 40, 7, 20 };
-	__u8 out[WPS_IN_MAX_PATHS] = { 0 };
-	__u64 load[WPS_IN_MAX_PATHS] = { 0 };
-	int hits[WPS_IN_MAX_PATHS] = { 0 };
-
-	(void)state;
-	wps_weights_lowest(id, 4, big, out);
-	assert_memory_equal(out, small, 4);
-	for (__u32 s = 0; s < 1000; s++) {
-		__u32 p = wps_sched_pick(WPS_SCHED_WEIGHTED, s, 4, id, out, load);
-
-		assert_int_equal(p, wps_sched_pick(WPS_SCHED_WEIGHTED, s, 4, id, small, load));
-		assert_int_equal(p, want[s % 10]);
-	}
-	/* coprime weights (Euclid's longest case below 256) stay as they are; 0 stays 0 */
-	wps_weights_lowest(id, 4, odd, out);
-	assert_memory_equal(out, odd, 4);
-	for (__u32 s = 0; s < 377; s++)
-		hits[wps_sched_pick(WPS_SCHED_WEIGHTED, s, 4, id, out, load)]++;
-	assert_int_equal(hits[0], 233);
-	assert_int_equal(hits[1], 144);
-	/* only the paths in use count: slots 0 and 2 (40:20) are 2:1, slot 1's weight 7 left out */
-	memset(out, 0xee, sizeof(out));
-	wps_weights_lowest(two, 2, some, out);
-	assert_int_equal(out[0], 2);
-	assert_int_equal(out[2], 1);
-	assert_int_equal(out[1], 0xee);
-}
-
-/* After a path del, the paths in use are slots 0, 2, 3: answers are slots, weights and loads by slot. */
-static void scheduler_slots_with_a_hole(void **state)
-{
-	static const __u8 slot[WPS_IN_MAX_PATHS] = { 0, 2, 3 };
-	__u8 w[WPS_IN_MAX_PATHS] = { 1, 9, 2, 1 };
-	__u64 load[WPS_IN_MAX_PATHS] = { 300, 0, 200, 100 };
-	int hits[WPS_IN_MAX_PATHS] = { 0 };
-
-	(void)state;
-	for (__u32 s = 0; s < 6; s++)
-		assert_int_equal(wps_sched_pick(WPS_SCHED_RR, s, 3, slot, w, load), slot[s % 3]);
-	for (__u32 s = 0; s < 400; s++)
-		hits[wps_sched_pick(WPS_SCHED_WEIGHTED, s, 3, slot, w, load)]++;
-	/* the deleted slot 1 (weight 9, load 0) gets nothing */
-	assert_int_equal(hits[0], 100);
-	assert_int_equal(hits[1], 0);
-	assert_int_equal(hits[2], 200);
-	assert_int_equal(hits[3], 100);
-	assert_int_equal(wps_sched_pick(WPS_SCHED_LEAST_LOADED, 0, 3, slot, w, load), 3);
 }
 
 /* Paths down: the scheduler's list is the slots in use that are up, in their order; a group
@@ -534,9 +451,6 @@ int main(void)
 		cmocka_unit_test(rules_and_overlap),
 		cmocka_unit_test(rule_format_roundtrip),
 		cmocka_unit_test(attach_options),
-		cmocka_unit_test(scheduler),
-		cmocka_unit_test(scheduler_slots_with_a_hole),
-		cmocka_unit_test(scheduler_weights_in_lowest_terms),
 		cmocka_unit_test(live_slots_and_joins),
 		cmocka_unit_test(next_hop_liveness),
 		cmocka_unit_test(packet_too_big),
