@@ -78,11 +78,33 @@ static void expired_then_quiet(void **state)
 	wake_timer_close(&t);
 }
 
+/* The window of a sleep: a deadline before the bound is late by at most the
+ * slack and by no more than its own distance; else the bound, half early. */
+static void window_of_a_sleep(void **state)
+{
+	uint64_t lo, hi;
+
+	(void)state;
+	wake_timer_window(1000, 1200, 5000, 50, &lo, &hi);	/* far: the slack */
+	assert_int_equal(lo, 1200);
+	assert_int_equal(hi, 1250);
+	wake_timer_window(1000, 1020, 5000, 50, &lo, &hi);	/* near: its distance */
+	assert_int_equal(lo, 1020);
+	assert_int_equal(hi, 1040);
+	wake_timer_window(1000, 9000, 5000, 50, &lo, &hi);	/* after the bound */
+	assert_int_equal(lo, 3000);
+	assert_int_equal(hi, 5000);
+	wake_timer_window(1000, UINT64_MAX, 5000, 50, &lo, &hi);	/* none due */
+	assert_int_equal(lo, 3000);
+	assert_int_equal(hi, 5000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(kept_inside_the_window),
 		cmocka_unit_test(expired_then_quiet),
+		cmocka_unit_test(window_of_a_sleep),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,6 +17,7 @@
 #include <linux/rtnetlink.h>
 
 #include "transport/tpg.h"
+#include "lib/clock.h"
 #include "lib/frame.h"
 #include "lib/uboe_wrap.h"
 #include "ub_wire.h"
@@ -487,7 +488,7 @@ static int sleep_on(struct ep *const *eps, unsigned n, uint64_t now, uint64_t bo
 {
 	struct pollfd pfd[EP_WAIT_MAX_FDS + 1];
 	struct wake_timer *wt = &eps[0]->wt;
-	uint64_t dl = UINT64_MAX, lo, hi, until;
+	uint64_t dl = UINT64_MAX, bound = now + bound_ns, lo, hi;
 	struct timespec ts, *tsp = NULL;
 	nfds_t nfd = 0, nl_at[EP_WAIT_MAX_FDS];
 	int r;
@@ -507,20 +508,13 @@ static int sleep_on(struct ep *const *eps, unsigned n, uint64_t now, uint64_t bo
 		for (int k = 0; k < xsk_mt_nsocks(eps[i]->xt) && nfd < EP_WAIT_MAX_FDS; k++)
 			pfd[nfd++] = (struct pollfd){ .fd = xsk_mt_fd(eps[i]->xt, k), .events = POLLIN };
 	}
-	if (dl < now + bound_ns) {
-		if (dl < now + EP_SPIN_NS)
-			return 0;
-		lo = until = dl;
-		hi = dl + (dl - now < EP_TIMER_SLACK_NS ? dl - now : EP_TIMER_SLACK_NS);
-	} else {
-		lo = now + bound_ns / 2;
-		hi = until = now + bound_ns;
-	}
+	if (dl < bound && dl < now + EP_SPIN_NS)
+		return 0;
+	wake_timer_window(now, dl, bound, EP_TIMER_SLACK_NS, &lo, &hi);
 	if (!wake_timer_set(wt, now, lo, hi)) {
 		pfd[nfd++] = (struct pollfd){ .fd = wt->fd, .events = POLLIN };
-	} else {
-		ts.tv_sec = (time_t)((until - now) / 1000000000u);
-		ts.tv_nsec = (long)((until - now) % 1000000000u);
+	} else {	/* a poll timeout: until the deadline itself, or the bound */
+		ts = ub_ns_timespec((dl < bound ? dl : bound) - now);
 		tsp = &ts;
 	}
 	r = ppoll(pfd, nfd, tsp, NULL);

@@ -6,6 +6,8 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
+
 int wake_timer_open(struct wake_timer *t)
 {
 	t->at = 0;
@@ -25,8 +27,7 @@ void wake_timer_close(struct wake_timer *t)
 static int arm(struct wake_timer *t, uint64_t at)
 {
 	/* Setting it also clears an expiry not read yet: the fd is quiet again. */
-	struct itimerspec its = { .it_value = { .tv_sec = (time_t)(at / 1000000000u),
-						 .tv_nsec = (long)(at % 1000000000u) } };
+	struct itimerspec its = { .it_value = ub_ns_timespec(at) };
 
 	if (timerfd_settime(t->fd, TFD_TIMER_ABSTIME, &its, NULL))
 		return -errno;

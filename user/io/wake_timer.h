@@ -37,4 +37,23 @@ void wake_timer_close(struct wake_timer *t);
  */
 int wake_timer_set(struct wake_timer *t, uint64_t now, uint64_t lo, uint64_t hi);
 
+/*
+ * The window [lo, hi] of a sleep until dl (the next deadline, after now)
+ * when it comes before bound: late by at most slack, and never by more than
+ * it is away (a near deadline is kept near). Else until bound, up to half
+ * of the time to it early (an early wake for the caller's own bound is
+ * harmless, and lets a timer armed once serve many sleeps).
+ */
+static inline void wake_timer_window(uint64_t now, uint64_t dl, uint64_t bound, uint64_t slack,
+				     uint64_t *lo, uint64_t *hi)
+{
+	if (dl < bound) {
+		*lo = dl;
+		*hi = dl + (dl - now < slack ? dl - now : slack);
+	} else {
+		*lo = now + (bound - now) / 2;
+		*hi = bound;
+	}
+}
+
 #endif

@@ -19,4 +19,10 @@ static inline uint64_t ub_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* ns (a duration, or a CLOCK_MONOTONIC time) as a struct timespec. */
+static inline struct timespec ub_ns_timespec(uint64_t ns)
+{
+	return (struct timespec){ .tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u) };
+}
+
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/clock.h"
 #include "urma/urma_int.h"
 
 bool ubx_jid_eq(const urma_jetty_id_t *a, const urma_jetty_id_t *b)
@@ -31,8 +32,7 @@ void ubx_abs_time(uint64_t at_ns, struct timespec *ts)
 
 		t += at_ns > mono ? at_ns - mono : 0;
 	}
-	ts->tv_sec = (time_t)(t / 1000000000u);
-	ts->tv_nsec = (long)(t % 1000000000u);
+	*ts = ub_ns_timespec(t);
 }
 
 /* ---- channels -------------------------------------------------------------------------- */

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "urma/urma_int.h"
 
 struct ubx_jfce *ubx_jfce_of(const urma_jfce_t *e)
@@ -303,9 +304,10 @@ static uint32_t take_fired(struct ubx_jfce *e, uint32_t cnt, urma_jfc_t *jfc[])
  * The spin of a wait before it sleeps, adapted to whether spinning pays: it
  * does while the peer runs on another CPU (a 64-byte Send's round trip then
  * 10-13 us on the bench machine, against 40-50 us asleep) and costs where
- * the two share one (75-165 us: each spins while the other waits for it). A spin that catches its completion keeps the full spin; one that
- * does not halves it, down to none; then one wait in UBX_SPIN_PROBE spins
- * in full again to see whether it pays now. Port lock held.
+ * the two share one (75-165 us: each spins while the other waits for it).
+ * A spin that catches its completion keeps the full spin; one that does not
+ * halves it, down to none; then one wait in UBX_SPIN_PROBE spins in full
+ * again to see whether it pays now. Port lock held.
  */
 #define UBX_SPIN_MIN_NS		4000ull
 #define UBX_SPIN_PROBE		32
@@ -393,15 +395,9 @@ UBX_VISIBLE int urma_wait_jfc(urma_jfce_t *jfce, uint32_t jfc_cnt, int time_out,
 			continue;	/* due: the next round runs it */
 		}
 		bound = until - now < UBX_APP_DRIVES_NS / 2 ? until : now + UBX_APP_DRIVES_NS / 2;
-		if (dl < bound) {
-			/* late by at most its distance, as the endpoint's own sleeps */
-			lo = dl;
-			hi = dl + (dl - now < EP_TIMER_SLACK_NS ? dl - now : EP_TIMER_SLACK_NS);
-		} else {
-			/* the caller's time, or stay the one that drives: early is harmless */
-			lo = now + (bound - now) / 2;
-			hi = bound;
-		}
+		/* the deadline as the endpoint's own sleeps take it, else the caller's
+		 * time, or stay the one that drives */
+		wake_timer_window(now, dl, bound, EP_TIMER_SLACK_NS, &lo, &hi);
 		if (!p->wt_busy && !wake_timer_set(&p->wt, now, lo, hi))
 			timer = p->wt_busy = true;
 		k = ep_poll_fds(p->ep, fds, UBX_POLL_FDS);
@@ -413,8 +409,7 @@ UBX_VISIBLE int urma_wait_jfc(urma_jfce_t *jfce, uint32_t jfc_cnt, int time_out,
 		if (timer) {
 			pfd[k + 2] = (struct pollfd){ .fd = p->wt.fd, .events = POLLIN };
 		} else {
-			ts.tv_sec = (time_t)((hi - now) / 1000000000u);
-			ts.tv_nsec = (long)((hi - now) % 1000000000u);
+			ts = ub_ns_timespec(hi - now);
 			tsp = &ts;
 		}
 		r = ppoll(pfd, (nfds_t)k + 2 + timer, tsp, NULL);

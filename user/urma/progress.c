@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "urma/urma_int.h"
 
 /* ---- events -------------------------------------------------------------------------- */
@@ -155,9 +156,7 @@ void *ubx_progress_thread(void *arg)
 		for (int i = 0; i < n; i++)
 			pfd[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
 		pfd[n] = (struct pollfd){ .fd = p->wake_fd, .events = POLLIN };
-		dl = dl > now ? dl - now : 0;
-		ts.tv_sec = (time_t)(dl / 1000000000u);
-		ts.tv_nsec = (long)(dl % 1000000000u);
+		ts = ub_ns_timespec(dl > now ? dl - now : 0);
 		if (ppoll(pfd, (nfds_t)n + 1, &ts, NULL) > 0 && pfd[n].revents) {
 			uint64_t v;
 
