@@ -290,25 +290,26 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 		scfg.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
 		scfg.bind_flags = (m->cfg.zerocopy ? XDP_ZEROCOPY : XDP_COPY) | XDP_USE_NEED_WAKEUP |
 				  (m->cfg.sg ? XDP_USE_SG : 0);
-		err = xsk_socket__create_shared(&s->xsk, ifname, queue, m->umem, rx ? &s->rx : NULL,
-						tx ? &s->tx : NULL, &p->fill, &p->comp, &scfg);
-		if (err && m->cfg.sg && !m->npools && (err == -EINVAL || err == -EOPNOTSUPP)) {
-			m->cfg.sg = false;	/* a kernel before 6.6: no XDP_USE_SG */
-			scfg.bind_flags &= ~XDP_USE_SG;
+		/* Two reasons to try again. A kernel before 6.6 knows no XDP_USE_SG:
+		 * at once, without it. A socket closed just before on this queue (a
+		 * process just ended, a server reopening its ports) frees it from a
+		 * kernel workqueue: EBUSY for a moment, not for good. */
+		for (int tries = 0;; tries++) {
 			err = xsk_socket__create_shared(&s->xsk, ifname, queue, m->umem, rx ? &s->rx : NULL,
 							tx ? &s->tx : NULL, &p->fill, &p->comp, &scfg);
-		}
-		/* A socket closed just before on this queue (a process just ended, a
-		 * server reopening its ports) frees it asynchronously, from a kernel
-		 * workqueue: EBUSY for a moment, not for good. */
-		for (int tries = 0; (err == -EBUSY || err == EBUSY) && tries < 100; tries++) {
+			err = err > 0 ? -err : err;
+			if (err && m->cfg.sg && !m->npools && (err == -EINVAL || err == -EOPNOTSUPP)) {
+				m->cfg.sg = false;
+				scfg.bind_flags &= ~XDP_USE_SG;
+				continue;
+			}
+			if (err != -EBUSY || tries >= 100)
+				break;
 			usleep(20 * 1000);
-			err = xsk_socket__create_shared(&s->xsk, ifname, queue, m->umem, rx ? &s->rx : NULL,
-							tx ? &s->tx : NULL, &p->fill, &p->comp, &scfg);
 		}
 		if (err) {
 			s->xsk = NULL;
-			return err < 0 ? err : -err;
+			return err;
 		}
 		s->fd = xsk_socket__fd(s->xsk);
 		p->netns = (uint64_t)ns.st_ino;
