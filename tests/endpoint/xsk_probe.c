@@ -8,7 +8,11 @@
  * of its own device with its payload intact and every UMEM frame is free
  * again at the end.
  *
- *   xsk_probe [--generic] [--count N] [--timeout-ms T] --path IF,SRC_IP,DST_IP,DST_MAC ...
+ * With --hold MS it only binds a socket to each path's queue 0, with no XDP
+ * program, says "held", keeps the queues MS milliseconds and exits: another
+ * process binding them meanwhile meets EBUSY.
+ *
+ *   xsk_probe [--generic] [--count N] [--timeout-ms T] [--hold MS] --path IF,SRC_IP,DST_IP,DST_MAC ...
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -124,7 +128,7 @@ int main(int argc, char **argv)
 {
 	struct path paths[MAX_PATHS] = { 0 };
 	struct xsk_port_cfg cfg = { .nframes = 1024, .frame_size = 2048, .ring_size = 256 };
-	unsigned count = 32, timeout_ms = 3000;
+	unsigned count = 32, timeout_ms = 3000, hold_ms = 0;
 	int npaths = 0, rc = 1;
 	bool generic = false;
 	struct xsk_port *port = NULL;
@@ -140,6 +144,8 @@ int main(int argc, char **argv)
 			count = (unsigned)atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "--timeout-ms") && i + 1 < argc) {
 			timeout_ms = (unsigned)atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--hold") && i + 1 < argc) {
+			hold_ms = (unsigned)atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "--path") && i + 1 < argc && npaths < MAX_PATHS) {
 			if (parse_path(argv[++i], &paths[npaths])) {
 				fprintf(stderr, "xsk_probe: bad --path (IF,SRC_IP,DST_IP,DST_MAC): %s\n", argv[i]);
@@ -147,7 +153,7 @@ int main(int argc, char **argv)
 			}
 			npaths++;
 		} else {
-			fprintf(stderr, "usage: xsk_probe [--generic] [--zerocopy] [--count N] [--timeout-ms T] --path IF,SRC_IP,DST_IP,DST_MAC ...\n");
+			fprintf(stderr, "usage: xsk_probe [--generic] [--zerocopy] [--count N] [--timeout-ms T] [--hold MS] --path IF,SRC_IP,DST_IP,DST_MAC ...\n");
 			return 2;
 		}
 	}
@@ -159,6 +165,21 @@ int main(int argc, char **argv)
 	if (!port) {
 		fprintf(stderr, "xsk_probe: cannot create the UMEM: %s\n", strerror(errno));
 		return 1;
+	}
+	for (int i = 0; i < npaths && hold_ms; i++) {
+		int sock = xsk_port_add(port, paths[i].ifname, 0, -1, 0);
+
+		if (sock < 0) {
+			fprintf(stderr, "xsk_probe: cannot hold %s: %s\n", paths[i].ifname, strerror(-sock));
+			goto out;
+		}
+	}
+	if (hold_ms) {
+		printf("held\n");
+		fflush(stdout);
+		usleep(hold_ms * 1000);
+		rc = 0;
+		goto out;
 	}
 	for (int i = 0; i < npaths; i++) {
 		paths[i].xdp = ep_xdp_attach(paths[i].ifname, generic, 0, err, sizeof(err));

@@ -67,7 +67,7 @@ struct xsk_mt {
 	void *area;
 	size_t area_len;
 	struct xsk_umem *umem;
-	struct xsk_ring_prod fill0;	/* the UMEM's first rings (libxdp copies them to the first pool) */
+	struct xsk_ring_prod fill0;	/* the UMEM's own rings: the first pool binds them, then copies them */
 	struct xsk_ring_cons comp0;
 	struct pool pools[XSK_MT_MAX_POOLS];
 	int npools;
@@ -280,6 +280,11 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 	s->fd = -1;
 	if (!p) {
 		struct xsk_socket_config scfg = { 0 };
+		/* The first pool binds the UMEM's own rings, made with it, and copies
+		 * them after. Handed other rings, libxdp copies the UMEM's into them and,
+		 * if the bind fails, unmaps the UMEM's: the next try would write a fill
+		 * ring that is gone. */
+		bool first = !m->npools;
 
 		if (m->npools >= XSK_MT_MAX_POOLS)
 			return -ENOSPC;
@@ -296,7 +301,8 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 		 * kernel workqueue: EBUSY for a moment, not for good. */
 		for (int tries = 0;; tries++) {
 			err = xsk_socket__create_shared(&s->xsk, ifname, queue, m->umem, rx ? &s->rx : NULL,
-							tx ? &s->tx : NULL, &p->fill, &p->comp, &scfg);
+							tx ? &s->tx : NULL, first ? &m->fill0 : &p->fill,
+							first ? &m->comp0 : &p->comp, &scfg);
 			err = err > 0 ? -err : err;
 			if (err && m->cfg.sg && !m->npools && (err == -EINVAL || err == -EOPNOTSUPP)) {
 				m->cfg.sg = false;
@@ -310,6 +316,10 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 		if (err) {
 			s->xsk = NULL;
 			return err;
+		}
+		if (first) {
+			p->fill = m->fill0;
+			p->comp = m->comp0;
 		}
 		s->fd = xsk_socket__fd(s->xsk);
 		p->netns = (uint64_t)ns.st_ino;
