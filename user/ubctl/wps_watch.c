@@ -477,7 +477,7 @@ static const struct optab watch_opts[] = {
 	  "(bare: ms; 10ms..60s, default 200ms)", 'p', 0 },
 	{ "probe-ms", "TIME", NULL, 'p', OPTAB_ALIAS },
 	{ "dead", "TIME", "a next hop not confirmed for this long is out of rotation\n"
-	  "(bare: ms; 10ms..60s, longer than --probe; default 700ms)", 'D', 0 },
+	  "(bare: ms; 10ms..60s, longer than --probe; default 500ms)", 'D', 0 },
 	{ "dead-ms", "TIME", NULL, 'D', OPTAB_ALIAS },
 	{ "tick", "TIME", "look at every path this often, and at once on an event (bare:\n"
 	  "ms; 10ms..60s, default 100ms)", 't', 0 },
@@ -552,7 +552,7 @@ static int watch(int argc, char **argv)
 	int cfg_fd = -1, paths_fd = -1, live_fd = -1, rc = EXIT_FAIL;
 	struct nl *rt = NULL, *mon = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct watch_args a = { .probe_ms = 200, .dead_ms = 700, .tick_ms = 100, .rate = 10, .burst = 10,
+	struct watch_args a = { .probe_ms = 200, .dead_ms = 500, .tick_ms = 100, .rate = 10, .burst = 10,
 				.expire_s = 600 };
 
 	rc = optab_parse(&wps_watch_cmd, argc, argv, watch_opt, &a, NULL);
