@@ -8,15 +8,16 @@
  * of its own device with its payload intact and every UMEM frame is free
  * again at the end.
  *
- * With --hold MS it only binds a socket to each path's queue 0, with no XDP
- * program, says "held", keeps the queues MS milliseconds and exits: another
+ * With --hold it only binds a socket to each path's queue 0, with no XDP
+ * program, says "held" and keeps the queues until SIGTERM or SIGINT: another
  * process binding them meanwhile meets EBUSY.
  *
- *   xsk_probe [--generic] [--count N] [--timeout-ms T] [--hold MS] --path IF,SRC_IP,DST_IP,DST_MAC ...
+ *   xsk_probe [--generic] [--count N] [--timeout-ms T] [--hold] --path IF,SRC_IP,DST_IP,DST_MAC ...
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <net/if.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,9 +129,9 @@ int main(int argc, char **argv)
 {
 	struct path paths[MAX_PATHS] = { 0 };
 	struct xsk_port_cfg cfg = { .nframes = 1024, .frame_size = 2048, .ring_size = 256 };
-	unsigned count = 32, timeout_ms = 3000, hold_ms = 0;
+	unsigned count = 32, timeout_ms = 3000;
 	int npaths = 0, rc = 1;
-	bool generic = false;
+	bool generic = false, hold = false;
 	struct xsk_port *port = NULL;
 	char err[256];
 	double deadline;
@@ -144,8 +145,8 @@ int main(int argc, char **argv)
 			count = (unsigned)atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "--timeout-ms") && i + 1 < argc) {
 			timeout_ms = (unsigned)atoi(argv[++i]);
-		} else if (!strcmp(argv[i], "--hold") && i + 1 < argc) {
-			hold_ms = (unsigned)atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--hold")) {
+			hold = true;
 		} else if (!strcmp(argv[i], "--path") && i + 1 < argc && npaths < MAX_PATHS) {
 			if (parse_path(argv[++i], &paths[npaths])) {
 				fprintf(stderr, "xsk_probe: bad --path (IF,SRC_IP,DST_IP,DST_MAC): %s\n", argv[i]);
@@ -153,7 +154,7 @@ int main(int argc, char **argv)
 			}
 			npaths++;
 		} else {
-			fprintf(stderr, "usage: xsk_probe [--generic] [--zerocopy] [--count N] [--timeout-ms T] [--hold MS] --path IF,SRC_IP,DST_IP,DST_MAC ...\n");
+			fprintf(stderr, "usage: xsk_probe [--generic] [--zerocopy] [--count N] [--timeout-ms T] [--hold] --path IF,SRC_IP,DST_IP,DST_MAC ...\n");
 			return 2;
 		}
 	}
@@ -166,7 +167,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xsk_probe: cannot create the UMEM: %s\n", strerror(errno));
 		return 1;
 	}
-	for (int i = 0; i < npaths && hold_ms; i++) {
+	for (int i = 0; i < npaths && hold; i++) {
 		int sock = xsk_port_add(port, paths[i].ifname, 0, -1, 0);
 
 		if (sock < 0) {
@@ -174,11 +175,17 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (hold_ms) {
+	if (hold) {
+		sigset_t set;
+		int sig;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGTERM);
+		sigaddset(&set, SIGINT);
+		sigprocmask(SIG_BLOCK, &set, NULL);	/* sigwait's, not the default death */
 		printf("held\n");
 		fflush(stdout);
-		usleep(hold_ms * 1000);
-		rc = 0;
+		rc = sigwait(&set, &sig) ? 1 : 0;
 		goto out;
 	}
 	for (int i = 0; i < npaths; i++) {

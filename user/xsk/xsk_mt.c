@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -298,8 +299,12 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 		/* Two reasons to try again. A kernel before 6.6 knows no XDP_USE_SG:
 		 * at once, without it. A socket closed just before on this queue (a
 		 * process just ended, a server reopening its ports) frees it from a
-		 * kernel workqueue: EBUSY for a moment, not for good. */
-		for (int tries = 0;; tries++) {
+		 * kernel workqueue, under the RTNL lock: EBUSY for a moment, not for
+		 * good, though the moment lasts as long as another holds that lock. */
+		struct timespec t0, t;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (;;) {
 			err = xsk_socket__create_shared(&s->xsk, ifname, queue, m->umem, rx ? &s->rx : NULL,
 							tx ? &s->tx : NULL, first ? &m->fill0 : &p->fill,
 							first ? &m->comp0 : &p->comp, &scfg);
@@ -309,7 +314,9 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 				scfg.bind_flags &= ~XDP_USE_SG;
 				continue;
 			}
-			if (err != -EBUSY || tries >= 100)
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if (err != -EBUSY || (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >=
+						     XSK_MT_BUSY_WAIT_MS)
 				break;
 			usleep(20 * 1000);
 		}

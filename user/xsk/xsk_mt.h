@@ -32,6 +32,7 @@
 
 #define XSK_MT_MAX_POOLS	512
 #define XSK_MT_MAX_SOCKS	320	/* per thread */
+#define XSK_MT_BUSY_WAIT_MS	5000
 
 struct xsk_mt_cfg {
 	uint32_t nframes;	/* UMEM frames */
@@ -67,8 +68,10 @@ struct xsk_mt_thr *xsk_mt_thread(struct xsk_mt *m, uint32_t nframes);
  * A socket of thread t on (ifname, queue), with an rx ring, a tx ring or
  * both; inserted into xskmap_fd at key when xskmap_fd >= 0. The first socket
  * on a (device, queue) makes its pool; later ones, of any thread, share it.
- * A queue that stays busy (another process's socket) is -EBUSY after 2 s of
- * retries: one just closed is freed by the kernel a moment later.
+ * A queue that stays busy (another process's socket) is -EBUSY after
+ * XSK_MT_BUSY_WAIT_MS of retries: one just closed is freed by the kernel a
+ * moment later, or as soon as the RTNL lock is free (a busy host deleting
+ * namespaces holds it for seconds).
  * Returns the socket's index in t, or -errno.
  */
 int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx, bool tx, int xskmap_fd,
