@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* AF_XDP for several threads on one UMEM; the contract is in xsk_mt.h. */
 #include "xsk/xsk_mt.h"
+#include "xsk/xsk_mb.h"
 
 #include <errno.h>
 #include <net/if.h>
@@ -20,9 +21,6 @@
 
 #ifndef XDP_USE_SG
 #define XDP_USE_SG	(1 << 4)
-#endif
-#ifndef XDP_PKT_CONTD
-#define XDP_PKT_CONTD	(1 << 0)
 #endif
 #ifndef SOL_XDP
 #define SOL_XDP 283
@@ -447,7 +445,10 @@ void xsk_mt_service(struct xsk_mt_thr *t)
 
 static bool m_sg(const struct xsk_mt_thr *t) { return t->m->cfg.sg; }
 
-static unsigned rx_one(struct xsk_mt_thr *t, int si, struct xsk_mt_frame *out, unsigned max)
+/* Up to max frames of socket si, whole packets only: a packet cut by max
+ * stays in the ring. *held: nothing taken for that reason alone. */
+static unsigned rx_one(struct xsk_mt_thr *t, int si, struct xsk_mt_frame *out, unsigned max, bool may_split,
+		       bool *held)
 {
 	struct sock *s = &t->socks[si];
 	uint32_t idx, n;
@@ -455,17 +456,12 @@ static unsigned rx_one(struct xsk_mt_thr *t, int si, struct xsk_mt_frame *out, u
 	if (!s->has_rx)
 		return 0;
 	n = xsk_ring_cons__peek(&s->rx, max, &idx);
-	/* The kernel publishes a multi-buffer packet's frames together: when max
-	 * cut one, its frames stay in the ring for the next call. */
 	if (m_sg(t) && n == max) {
-		uint32_t k = n;
+		uint32_t k = xsk_mb_whole(&s->rx, idx, n, may_split);
 
-		while (k && (xsk_ring_cons__rx_desc(&s->rx, idx + k - 1)->options & XDP_PKT_CONTD))
-			k--;
-		if (k) {
-			xsk_ring_cons__cancel(&s->rx, n - k);
-			n = k;
-		}
+		xsk_ring_cons__cancel(&s->rx, n - k);
+		*held = !k;
+		n = k;
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&s->rx, idx + i);
@@ -489,7 +485,13 @@ unsigned xsk_mt_rx(struct xsk_mt_thr *t, struct xsk_mt_frame *out, unsigned max)
 
 	xsk_mt_service(t);
 	for (int k = 0; k < t->nsocks && got < max; k++) {
-		got += rx_one(t, t->rr, out + got, max - got);
+		bool held = false;
+
+		/* A packet that did not fit what this call had left is the first of
+		 * the next call, where all of max is its. */
+		got += rx_one(t, t->rr, out + got, max - got, !got, &held);
+		if (held)
+			break;
 		t->rr = (t->rr + 1) % t->nsocks;
 	}
 	return got;
