@@ -84,12 +84,12 @@ static size_t make_stream(struct in *v, uint32_t flows, uint16_t g0, int ooo, ui
 /*
  * The packets as the egress loop hands them over: batches of its size
  * (WPS_REORDER_BATCH), one clock reading each. The floor gets the same
- * treatment as the engine: with as many flows as the engine prefetches for
- * (PF_MIN_FLOWS), a first pass over the batch prefetches each packet's ring
- * (the engine's: the flow table's bucket, then the flow state), then the
- * packets go through in order.
+ * treatment as the engine: from PF_MIN_FLOWS flows (below, its rings stay in
+ * the caches), a first pass over the batch prefetches each packet's ring (the
+ * engine's, at any number of flows: the flow table's bucket, then the flow
+ * state), then the packets go through in order.
  */
-#define PF_MIN_FLOWS	4096	/* the engine's PREFETCH_MIN_FLOWS */
+#define PF_MIN_FLOWS	4096
 
 static double run_engine(struct wps_reorder *e, const struct in *v, size_t n, uint64_t *now)
 {

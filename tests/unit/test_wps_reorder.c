@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "wps/reorder.h"
+#include "wps/reorder_int.h"	/* hash_key(): flows made to share a bucket and signature */
 #include "wps_opt.h"
 
 #define MS 1000000ull
@@ -1202,6 +1203,105 @@ static void flow_table_overflow_and_reclaim(void **state)
 	wps_reorder_free(e);
 }
 
+/*
+ * Three flows whose keys hash alike (peers 1 and 2 differ from peer 0 by
+ * what hash_key() folds in): one bucket, one signature. A batch looks up the
+ * state its first bucket names first; for the two flows after the first that
+ * is another flow's, and the key decides: each packet reaches its own flow,
+ * interleaved within a batch and behind a same-flow run, before and after the
+ * first one's state was reclaimed and made again, and never a second state.
+ */
+struct nflow {
+	uint16_t neg;
+	uint64_t pkts;
+};
+
+static int note_flow(uint16_t peer, uint16_t node, uint16_t flow_id, uint16_t neg, const struct wps_flow_stats *s,
+		     void *arg)
+{
+	struct nflow *n = arg;
+
+	(void)node;
+	(void)flow_id;
+	n[peer].neg = neg;
+	n[peer].pkts = s->pkts;
+	return 0;
+}
+
+static void three_peers(struct wps_reorder_cfg *c)
+{
+	c->max_peers = 3;
+	c->new_flows_per_sec = 0;
+	c->new_flows_total_per_sec = 0;
+	c->idle_ns = 1000 * MS;
+}
+
+static void flows_sharing_a_hash_each_reach_their_own(void **state)
+{
+	struct wps_reorder *e = engine(three_peers);
+	const uint32_t k = 0x00017000u;		/* node 1, flow 0x7000 for peer 0 */
+	struct wps_pkt key[3];
+	struct nflow nf[3];
+	uint16_t gid = 10;
+
+	(void)state;
+	for (uint16_t q = 0; q < 3; q++) {
+		uint32_t kq = k ^ q * 0x9e3779b1U;
+
+		key[q] = (struct wps_pkt){ .peer = q, .ingress_node = (uint16_t)(kq >> 16), .flow_id = (uint16_t)kq };
+		assert_int_equal(hash_key(q, key[q].ingress_node, key[q].flow_id), hash_key(0, 1, 0x7000));
+	}
+	for (int round = 0; round < 4; round++) {
+		struct wps_pkt p[WPS_REORDER_BATCH];
+		uint64_t h[WPS_REORDER_BATCH];
+		uint32_t n = 0, out;
+		uint64_t now = round < 2 ? 1000 : 1200 * MS;
+
+		if (round == 2) {	/* peer 0's flow idle since round 1: reclaimed, made anew below */
+			for (uint16_t q = 1; q < 3; q++) {
+				p[0] = key[q];
+				p[0].group_id = (uint16_t)(gid - 1);
+				take(e, wps_reorder_rx(e, &p[0], 0, 600 * MS));	/* a late copy keeps it alive */
+			}
+			tick(e, 1100 * MS);
+			assert_int_equal(totals(e).flows, 2);
+		}
+		/* a group from each in turn, a packet at a time, then each one's next group whole; the
+		 * newest flow first, so that the first bucket names another state before its own */
+		for (uint16_t i = 0; i < 4; i++)
+			for (int q = 2; q >= 0; q--) {
+				p[n] = key[q];
+				p[n].group_id = gid;
+				p[n].flags = (uint8_t)((i == 0 ? WPS_FLAG_S : 0) | (i == 3 ? WPS_FLAG_E : 0));
+				h[n++] = H((uint32_t)q, gid, i);
+			}
+		for (int q = 2; q >= 0; q--)
+			for (uint16_t i = 0; i < 4; i++) {
+				p[n] = key[q];
+				p[n].group_id = (uint16_t)(gid + 1);
+				p[n].flags = (uint8_t)((i == 0 ? WPS_FLAG_S : 0) | (i == 3 ? WPS_FLAG_E : 0));
+				h[n++] = H((uint32_t)q, (uint16_t)(gid + 1), i);
+			}
+		out = wps_reorder_rx_batch(e, p, h, n, now);
+		assert_int_equal(out, n);
+		for (uint32_t i = 0; i < out; i++) {
+			assert_int_equal(wps_reorder_out(e)[i].handle, h[i]);
+			/* peer 0's flow, made anew in round 2, takes its first group as it comes */
+			assert_int_equal(wps_reorder_out(e)[i].action, WPS_ACT_CUT);
+		}
+		gid = (uint16_t)(gid + 2);
+		memset(nf, 0, sizeof(nf));
+		wps_reorder_foreach(e, note_flow, nf);
+		for (uint16_t q = 0; q < 3; q++)
+			assert_int_equal(nf[q].neg, gid);
+		assert_int_equal(nf[0].pkts, round < 2 ? 8u * (unsigned)(round + 1) : 8u * (unsigned)(round - 1));
+		assert_int_equal(nf[1].pkts, 8u * (unsigned)(round + 1) + (round >= 2));
+		assert_int_equal(totals(e).flows, 3);
+	}
+	assert_int_equal(totals(e).flows_created, 4);
+	wps_reorder_free(e);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -1249,6 +1349,7 @@ int main(void)
 		cmocka_unit_test(bad_config_refused),
 		cmocka_unit_test(batch_gives_what_one_by_one_gives),
 		cmocka_unit_test(flow_table_overflow_and_reclaim),
+		cmocka_unit_test(flows_sharing_a_hash_each_reach_their_own),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

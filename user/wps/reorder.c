@@ -304,25 +304,35 @@ static void buffer(struct wps_reorder *e, struct flow *f, const struct wps_pkt *
 		timer_arm(e, f, now);
 }
 
-/* One packet (its key's hash_key() h), its outputs after those before it. */
-static void rx_one(struct wps_reorder *e, const struct wps_pkt *p, uint32_t h, uint64_t handle, uint64_t now)
+/*
+ * One packet (its key's hash_key() h, cand its flow_candidate()), its outputs
+ * after those before it; f, when not NULL, is its flow's state (the packet
+ * before it was of the same flow: nothing frees a state in between). Returns
+ * the flow's state, NULL when it has none.
+ */
+static struct flow *rx_one(struct wps_reorder *e, const struct wps_pkt *p, uint32_t h, uint32_t cand,
+			   uint64_t handle, uint64_t now, struct flow *f)
 {
-	struct flow *f;
 	struct rel r;
 	int d;
 
-	if (p->peer >= e->cfg.max_peers) {	/* the caller's bug: forwarded, not trusted */
-		emit(e, handle, WPS_ACT_NOSTATE);
-		e->tot.f.pkts++;
-		return;
-	}
-	f = flow_find(e, h, p->peer, p->ingress_node, p->flow_id);
-	if (!f)
-		f = reorder_flow_create(e, p, now);
 	if (!f) {
-		emit(e, handle, WPS_ACT_NOSTATE);
-		e->tot.f.pkts++;
-		return;
+		if (p->peer >= e->cfg.max_peers) {	/* the caller's bug: forwarded, not trusted */
+			emit(e, handle, WPS_ACT_NOSTATE);
+			e->tot.f.pkts++;
+			return NULL;
+		}
+		if (cand != NIL && flow_is(&e->flows[cand], p))
+			f = &e->flows[cand];
+		else
+			f = flow_find(e, h, p->peer, p->ingress_node, p->flow_id);
+		if (!f)
+			f = reorder_flow_create(e, p, now);
+		if (!f) {
+			emit(e, handle, WPS_ACT_NOSTATE);
+			e->tot.f.pkts++;
+			return NULL;
+		}
 	}
 	f->last_seen = now;
 	lru_touch(e, f, now);
@@ -340,7 +350,7 @@ static void rx_one(struct wps_reorder *e, const struct wps_pkt *p, uint32_t h, u
 		BUMP(e, f, suspect);
 		if (++f->suspect_run < e->cfg.suspect_resync) {
 			emit(e, handle, WPS_ACT_SUSPECT);
-			return;
+			return f;
 		}
 		/* Not a stray: the ingress really moved on (restart, long outage). */
 		while (f->gfirst != NIL && wps_gid_diff(e->grps[f->gfirst].gid, p->group_id) < 0) {
@@ -370,6 +380,7 @@ static void rx_one(struct wps_reorder *e, const struct wps_pkt *p, uint32_t h, u
 		late(e, f, p, handle, now, d);
 	else
 		buffer(e, f, p, handle, now);
+	return f;
 }
 
 static bool same_flow(const struct wps_pkt *a, const struct wps_pkt *b)
@@ -377,33 +388,41 @@ static bool same_flow(const struct wps_pkt *a, const struct wps_pkt *b)
 	return a->flow_id == b->flow_id && a->ingress_node == b->ingress_node && a->peer == b->peer;
 }
 
+#define SAME (NIL - 1)	/* of the packet before's flow (never a flow state's index) */
+
 /*
  * With many flows each packet's flow state is a cache miss, and its bucket
  * one more: the whole batch's buckets are fetched together, then the states
  * they name, then the packets go through in order, their misses overlapped
  * instead of one after the other (DPDK's bulk hash lookup does the same).
- * A packet of the same flow as the one before it needs neither.
+ * A packet of the same flow as the one before it needs neither, nor a
+ * lookup: it takes the state the one before it found.
  */
 uint32_t wps_reorder_rx_batch(struct wps_reorder *e, const struct wps_pkt *p, const uint64_t *handle,
 			      uint32_t n, uint64_t now)
 {
-	uint32_t h[WPS_REORDER_BATCH];
+	uint32_t h[WPS_REORDER_BATCH], c[WPS_REORDER_BATCH];	/* c: flow_candidate(), or SAME */
+	uint8_t first[WPS_REORDER_BATCH];	/* the packets that start a run of one flow */
+	uint32_t runs = 0;
+	struct flow *f = NULL;
 
 	e->nout = 0;
 	if (n > WPS_REORDER_BATCH)
 		n = WPS_REORDER_BATCH;
-	for (uint32_t i = 0; i < n; i++)
-		h[i] = i && same_flow(&p[i], &p[i - 1]) ? h[i - 1] : pkt_hash(&p[i]);
-	if (n > 1 && e->tot.flows >= PREFETCH_MIN_FLOWS) {
-		for (uint32_t i = 0; i < n; i++)
-			if (!i || h[i] != h[i - 1])
-				flow_prefetch_bucket(e, h[i]);
-		for (uint32_t i = 0; i < n; i++)
-			if (!i || h[i] != h[i - 1])
-				flow_prefetch(e, h[i]);
+	for (uint32_t i = 0; i < n; i++) {
+		if (i && same_flow(&p[i], &p[i - 1])) {
+			h[i] = h[i - 1];
+			c[i] = SAME;
+		} else {
+			h[i] = pkt_hash(&p[i]);
+			first[runs++] = (uint8_t)i;
+			flow_prefetch_bucket(e, h[i]);
+		}
 	}
+	for (uint32_t k = 0; k < runs; k++)
+		c[first[k]] = flow_candidate(e, h[first[k]]);
 	for (uint32_t i = 0; i < n; i++)
-		rx_one(e, &p[i], h[i], handle[i], now);
+		f = rx_one(e, &p[i], h[i], c[i] == SAME ? NIL : c[i], handle[i], now, c[i] == SAME ? f : NULL);
 	return e->nout;
 }
 
