@@ -1065,8 +1065,8 @@ static int setup(void **state)
  * random arrivals (two peers and a peer index it was not given, groups
  * around each flow's progress, mostly ahead, S and E at random), batches of
  * random sizes at one time each, ticks between some (5 ms timeout): the same outputs in
- * the same order, the same counters. With `flows` at 6,000 the batches take
- * their prefetching path (from 4,096 flow states).
+ * the same order, the same counters. With `flows` at 6,000 a batch's packets
+ * are of many flows, each looked up (and its state prefetched) once per run.
  */
 static uint64_t brng = 0x9e3779b97f4a7c15ull;
 
