@@ -64,9 +64,7 @@ tmp=$(mktemp -d)
 # ---- 1. one veth pair: ubperf beside iperf3 --------------------------------------
 if part 1; then
 A=$(ns_add ba) B=$(ns_add bb)
-ns_link "$A" a0 02:00:00:00:71:01 "$B" b0 02:00:00:00:71:02
-ns_addr "$A" a0 10.71.0.1/24
-ns_addr "$B" b0 10.71.0.2/24
+topo_pair "$A" "$B" 10.71.0 02:00:00:00:71
 ubperf_run "$B" b0 "$A" a0 10.71.0.2 "$tmp/veth.json"
 ub_bps=$(jget "$tmp/veth.json" goodput_bps 2>/dev/null || echo 0)
 iperf() {
@@ -206,11 +204,7 @@ fi
 if part 4; then
 ns_cleanup_all
 A=$(ns_add jba) B=$(ns_add jbb)
-ns_link "$A" a0 02:00:00:00:76:01 "$B" b0 02:00:00:00:76:02
-ip -n "$A" link set a0 mtu 9000
-ip -n "$B" link set b0 mtu 9000
-ns_addr "$A" a0 10.76.0.1/24
-ns_addr "$B" b0 10.76.0.2/24
+topo_pair "$A" "$B" 10.76.0 02:00:00:00:76 9000
 jub=() jtcp=() jratio=() jmtu=0 jmb=0
 for ((rep = 0; rep < REPS; rep++)); do
 	nsenter --net="/run/netns/$B" "$BIN/ubperf" server --dev b0 --wait 20 --json >/dev/null 2>&1 &
@@ -257,9 +251,7 @@ fi
 # and is left out); the ratios are ubperf's over the kernel's.
 if part 5; then
 A=$(ns_add sa) B=$(ns_add sb)
-ns_link "$A" a0 02:00:00:00:74:01 "$B" b0 02:00:00:00:74:02
-ns_addr "$A" a0 10.74.0.1/24
-ns_addr "$B" b0 10.74.0.2/24
+topo_pair "$A" "$B" 10.74.0 02:00:00:00:74
 declare -a ub_rate=() udp_rate=() ub_lat=() udp_lat=() ub_p99=() udp_p99=()
 for ((rep = 0; rep < REPS; rep++)); do
 	ubperf_run "$B" b0 "$A" a0 10.74.0.2 "$tmp/s.json" --size 64

@@ -109,6 +109,19 @@ ns_forwarding() {
 	ip netns exec "$1" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
 }
 
+# topo_pair A B NET MAC [MTU]: the benchmarks' veth pair, a0 (NET.1) in A --
+# b0 (NET.2) in B, a /24 given as three octets; MAC: the first five octets of
+# the MACs (a0 :01, b0 :02); MTU on both ends when given.
+topo_pair() {
+	ns_link "$1" a0 "$4:01" "$2" b0 "$4:02"
+	if [[ -n ${5:-} ]]; then
+		ip -n "$1" link set a0 mtu "$5"
+		ip -n "$2" link set b0 mtu "$5"
+	fi
+	ns_addr "$1" a0 "$3.1/24"
+	ns_addr "$2" b0 "$3.2/24"
+}
+
 # topo_routed_hop C R S NET_C NET_S MAC_C MAC_S: the benchmarks' routed hop,
 #   c0 (NET_C.1) -- rc (NET_C.2) [R forwards] rs (NET_S.2) -- s0 (NET_S.1),
 # /24 networks given as three octets, each end's default route via R; MAC_*:
