@@ -5,12 +5,15 @@
     bench/plot_svg.py loss    LOSS.csv    OUT.svg   goodput against loss beside the analytic curves
     bench/plot_svg.py buffer  BUFFER.csv  OUT.svg   the WPS egress buffer against time, per skew
     bench/plot_svg.py rounds  ROUNDS.csv  OUT.svg   ns/packet per round, the programs beside their floors
+    bench/plot_svg.py stack   STACK.csv   OUT.svg   us per 64 KiB message by category, a stacked bar per case and side
 
 Plain SVG written here, no plotting library: the bench machine needs python3 only.
 CSV columns (a header line first):
     loss:   loss_pct,mode,fraction,window      (fraction of the same mode's loss-free goodput)
     buffer: series,t_s,buffered,bound          (bound: rate x skew + one group, the expected ceiling)
     rounds: program,round,ns
+    stack:  bar,category,us                    (categories stacked bottom up in the order of the first bar;
+                                               "off CPU, runnable", "off CPU, asleep" and "other" in greys)
 """
 import csv
 import math
@@ -43,6 +46,13 @@ def esc(s):
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def svg_head(title):
+    return [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
+            f'font-family="sans-serif" font-size="12">',
+            f'<rect width="{W}" height="{H}" fill="white"/>',
+            f'<text x="{LEFT}" y="22" font-size="14" font-weight="bold">{esc(title)}</text>']
+
+
 def plot(series, title, xlabel, ylabel, out, ylo=None, yhi=None):
     """series: list of dicts {name, points [(x, y)], style 'line'|'points'|'dash'}."""
     xs = [x for s in series for x, _ in s["points"]]
@@ -60,10 +70,7 @@ def plot(series, title, xlabel, ylabel, out, ylo=None, yhi=None):
     def py(y):
         return TOP + ph - (y - y0) / (y1 - y0 or 1) * ph
 
-    o = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
-         f'font-family="sans-serif" font-size="12">',
-         f'<rect width="{W}" height="{H}" fill="white"/>',
-         f'<text x="{LEFT}" y="22" font-size="14" font-weight="bold">{esc(title)}</text>']
+    o = svg_head(title)
     for t in xt:
         o.append(f'<line x1="{px(t):.1f}" y1="{TOP}" x2="{px(t):.1f}" y2="{TOP + ph}" stroke="#e5e5e5"/>')
         o.append(f'<text x="{px(t):.1f}" y="{TOP + ph + 16}" text-anchor="middle">{fmt(t)}</text>')
@@ -144,8 +151,55 @@ def rounds(csv_path, out):
     plot(series, "ns/packet by round (BPF_PROG_RUN), beside the floors", "round", "ns/packet", out, ylo=0)
 
 
+def stack(csv_path, out):
+    """One bar per case and side, its microseconds a message stacked by category (bench/profile_attrib.py)."""
+    bars, cats = OrderedDict(), []
+    for x in rows(csv_path):
+        bars.setdefault(x["bar"], {})[x["category"]] = float(x["us"])
+        if x["category"] not in cats:
+            cats.append(x["category"])
+    if not bars:
+        sys.exit(f"plot_svg: no data for {out}")
+    yt = nice_ticks(0, max(sum(b.values()) for b in bars.values()))
+    pw, ph = W - LEFT - RIGHT, H - TOP - BOTTOM
+    slot = pw / len(bars)
+
+    def py(y):
+        return TOP + ph - y / yt[-1] * ph
+
+    # Off CPU light: the time a side waited, not what it ran.
+    fixed = {"off CPU, runnable": "#c8c8c8", "off CPU, asleep": "#ececec", "other": "#555555"}
+    color = {c: fixed.get(c, COLORS[i % len(COLORS)]) for i, c in enumerate(cats)}
+    o = svg_head("Where each microsecond of a 64 KiB message goes (ubperf, perf cpu-clock)")
+    for t in yt:
+        o.append(f'<line x1="{LEFT}" y1="{py(t):.1f}" x2="{LEFT + pw}" y2="{py(t):.1f}" stroke="#e5e5e5"/>')
+        o.append(f'<text x="{LEFT - 6}" y="{py(t) + 4:.1f}" text-anchor="end">{fmt(t)}</text>')
+    for i, (name, b) in enumerate(bars.items()):
+        x, y = LEFT + slot * (i + 0.2), 0.0
+        for c in cats:
+            v = b.get(c, 0.0)
+            if v > 0:
+                o.append(f'<rect x="{x:.1f}" y="{py(y + v):.1f}" width="{slot * 0.6:.1f}" '
+                         f'height="{py(y) - py(y + v):.1f}" fill="{color[c]}"><title>{esc(name)}: {esc(c)} '
+                         f'{v:.1f} us</title></rect>')
+            y += v
+        case, _, side = name.partition(", ")
+        o.append(f'<text x="{x + slot * 0.3:.1f}" y="{TOP + ph + 16}" text-anchor="middle">{esc(side)}</text>')
+        o.append(f'<text x="{x + slot * 0.3:.1f}" y="{TOP + ph + 30}" text-anchor="middle">{esc(case)}</text>')
+    o.append(f'<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#333"/>')
+    o.append(f'<text transform="translate(16 {TOP + ph / 2}) rotate(-90)" text-anchor="middle">'
+             f'us per 64 KiB message</text>')
+    for i, c in enumerate(reversed(cats)):
+        ly, lx = TOP + 10 + 18 * i, LEFT + pw + 14
+        o.append(f'<rect x="{lx}" y="{ly - 6}" width="22" height="12" fill="{color[c]}"/>')
+        o.append(f'<text x="{lx + 28}" y="{ly + 4}">{esc(c)}</text>')
+    o.append("</svg>")
+    with open(out, "w") as f:
+        f.write("\n".join(o) + "\n")
+
+
 if __name__ == "__main__":
-    kinds = {"loss": loss, "buffer": buffer, "rounds": rounds}
+    kinds = {"loss": loss, "buffer": buffer, "rounds": rounds, "stack": stack}
     if len(sys.argv) != 4 or sys.argv[1] not in kinds:
-        sys.exit("usage: bench/plot_svg.py loss|buffer|rounds CSV OUT.svg")
+        sys.exit("usage: bench/plot_svg.py loss|buffer|rounds|stack CSV OUT.svg")
     kinds[sys.argv[1]](sys.argv[2], sys.argv[3])

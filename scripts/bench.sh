@@ -42,6 +42,8 @@ ns_run "$NS_SW" "$BENCH" --bpf-dir "$BPF_DIR" --ub-if sw-ub --ip-if sw-ip "$@"
 
 # UBoE endpoint: ubperf over AF_XDP beside iperf3, goodput under loss on a routed hop.
 "$ROOT/scripts/bench_endpoint.sh"
+# Where each microsecond of a 64 KiB message goes (perf), MTU 1500 and 9000.
+"$ROOT/bench/profile_64k.sh" --rounds 2
 
 # A channel group sprayed per packet over two rate-limited ECMP links, beside one channel on one link.
 "$ROOT/scripts/bench_multipath.sh"

@@ -5,13 +5,14 @@ set -euo pipefail
 
 PKGS=(clang llvm gcc make pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
       libisal-dev libcmocka-dev libjson-c-dev libmnl-dev python3-scapy iproute2 iputils-ping ethtool tshark iperf3
-      tcpdump nftables libxdp-dev libclang-rt-14-dev systemd debhelper dpkg-dev jq xdp-tools)
+      tcpdump nftables libxdp-dev libclang-rt-14-dev systemd debhelper dpkg-dev jq xdp-tools linux-perf)
 # libmnl-dev: netlink (user/io/nl.c) for routes, neighbours, veths and ethtool features.
 # tcpdump: captures in the wps and endpoint suites; nftables: loss on a routed hop;
 # libxdp: AF_XDP (ubctl wps egress, ubperf); libclang-rt: libFuzzer (make fuzz-wps);
 # systemd: systemd-analyze verifies the units (cli suite); debhelper, dpkg-dev: the
 # packages of debian/ (deb suite). jq: reads bpftool's JSON of the links ubctl pins
-# (tests/lib/links.sh); xdp-tools: xdp-loader's dispatcher beside ub2e (cli suite).
+# (tests/lib/links.sh); xdp-tools: xdp-loader's dispatcher beside ub2e (cli suite);
+# linux-perf: make bench's profile of a 64 KiB message (bench/profile_64k.sh).
 # vmtest also needs these; installed only when asked, they are large. perftest and
 # ibverbs-providers (Soft-RoCE's user space: ib_write_bw, librxe) and jq (reads ubperf's
 # JSON where there is no python) go into the guest for the rxe and aqm suites and
