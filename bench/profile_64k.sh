@@ -8,8 +8,9 @@
 # endpoint's copies, ubperf's payload, the transport core, the endpoint loop,
 # the kernel's AF_XDP tx, veth, the XDP program, AF_XDP rx, waits and the
 # rest, as microseconds per message, with what each side spent off CPU.
-# Prints the table; writes $BENCH_OUT/profile_64k.csv (per round) and
-# profile_64k_stack.csv, drawn as profile_64k.svg. Asserts nothing.
+# Prints the table; writes $BENCH_OUT/profile_64k_rounds.csv (samples per round)
+# and profile_64k.csv (the pooled us per message), drawn as profile_64k.svg.
+# Asserts nothing.
 #
 #   bench/profile_64k.sh [--time SECONDS] [--rounds N] [--period US]   (default 3 s, 1 round, 100 us)
 set -euo pipefail
@@ -69,7 +70,7 @@ schedstat() {
 }
 delta() { awk -v a="$1" -v b="$2" 'BEGIN { n = split(a, x); split(b, y); for (i = 1; i <= n; i++) printf "%.9g ", y[i] - x[i] }'; }
 
-rounds=$BENCH_OUT/profile_64k.csv
+rounds=$BENCH_OUT/profile_64k_rounds.csv
 echo "case,round,side,category,samples,messages,window_s,period_us" >"$rounds"
 for ((rep = 1; rep <= ROUNDS; rep++)); do
 	for c in "${CASES[@]}"; do
@@ -106,5 +107,5 @@ done
 printf '\nWhere each microsecond of a 64 KiB message goes: ubperf defaults over one veth pair, perf cpu-clock\n'
 printf 'every %s us of CPU time for %s s in each of %s round(s) of each case (load average: %s)\n' \
 	"$PERIOD" "$SECS" "$ROUNDS" "$(cut -d' ' -f1-3 /proc/loadavg)"
-/usr/bin/python3 bench/profile_attrib.py table "$rounds" "$BENCH_OUT/profile_64k_stack.csv"
-bench_plot stack profile_64k_stack
+/usr/bin/python3 bench/profile_attrib.py table "$rounds" "$BENCH_OUT/profile_64k.csv"
+bench_plot stack profile_64k

@@ -188,7 +188,7 @@ def cmd_round(a):
         runq = min(1.0, wait / max(wall * 1e9 - run, 1.0))
         count[side, "runq"] = off * runq
         count[side, "asleep"] = off * (1 - runq)
-    w = csv.writer(sys.stdout)
+    w = csv.writer(sys.stdout, lineterminator="\n")
     for (side, cat), n in sorted(count.items()):
         w.writerow([a.case, a.round, side, cat, f"{n:.1f}", f"{msgs:.1f}", f"{t1 - t0:.4f}", a.period_us])
 
@@ -199,7 +199,7 @@ def cmd_table(a):
     for r in rows:
         cases.setdefault(r["case"], OrderedDict()).setdefault(r["round"], []).append(r)
     stack = open(a.stack, "w", newline="")
-    sw = csv.writer(stack)
+    sw = csv.writer(stack, lineterminator="\n")
     sw.writerow(["bar", "category", "us"])
     for case, rounds in cases.items():
         # Rounds pooled: every sample over every message of the case.
