@@ -100,9 +100,11 @@ for ((rep = 1; rep <= ROUNDS; rep++)); do
 		perf script -i "$tmp/perf.data" -F comm,pid,tid,time,ip,sym,dso --no-inline >"$tmp/perf.txt" 2>/dev/null
 		/usr/bin/python3 bench/profile_attrib.py round --objs "$OBJS" --script "$tmp/perf.txt" \
 			--client $cli --server $srv --case "$name" --round $rep --json "$tmp/cli.json" \
-			--start "$start" --period-us "$PERIOD" --sched "$(delta "$before" "$after")" >>"$rounds"
+			--start "$start" --period-us "$PERIOD" --sched "$(delta "$before" "$after")" >>"$rounds" || true
 	done
 done
+# A round that failed said why above; with none left there is nothing to show.
+[[ $(wc -l <"$rounds") -gt 1 ]] || { echo "profile_64k: no round finished" >&2; exit 1; }
 
 printf '\nWhere each microsecond of a 64 KiB message goes: ubperf defaults over one veth pair, perf cpu-clock\n'
 printf 'every %s us of CPU time for %s s in each of %s round(s) of each case (load average: %s)\n' \

@@ -181,6 +181,8 @@ def cmd_round(a):
     if t0 is None:
         sys.exit(f"profile_attrib: no samples in {a.script}")
     msgs = window_messages(j, t0 - a.start, t1 - a.start)
+    if msgs <= 0:
+        sys.exit(f"profile_attrib: {a.case}, round {a.round}: no message delivered in the window")
     wall, crun, cwait, srun, swait = (float(x) for x in a.sched.split())
     for side, run, wait in (("client", crun, cwait), ("server", srun, swait)):
         on = sum(n for (s, _), n in count.items() if s == side)
