@@ -35,6 +35,12 @@
  *     model's;
  *   - after a tick nothing is overdue (the next deadline is in the future).
  *
+ * A twin engine takes the same calls, its packets through
+ * wps_reorder_rx_batch: the packets that come at one time (half the
+ * operations keep the time of the one before), cut where the input says, at
+ * a tick and at 64. A batch must give the outputs the first engine gave for
+ * its packets one by one, and the twin's tick and flush what the first's did.
+ *
  * libFuzzer:  make fuzz-wps  (build/fuzz/fuzz_wps_reorder, clang -fsanitize=fuzzer)
  * make test:  tests/unit/test_wps_reorder_fuzz.c runs it on seeded random inputs.
  */
@@ -528,6 +534,7 @@ static void md_flush(struct md *m)
 /* What the runs so far went through, for a driver to see that they reached
  * every reason a packet can leave for and some idle reclaims. */
 uint64_t wps_fuzz_actions[WPS_ACT__MAX], wps_fuzz_reclaims;
+uint64_t wps_fuzz_batched;	/* packets the twin took in batches of more than one */
 
 struct fz {
 	struct fz_pkt pkt[FZ_MAX_OPS];
@@ -742,8 +749,56 @@ static void fz_state(struct fz *z, struct wps_reorder *e)
 	}
 }
 
+/* The batched twin (see the top): packets kept for its next batch, and the
+ * first engine's outputs for them, which the batch must give. */
+struct fz_twin {
+	struct wps_reorder *e;
+	struct wps_pkt p[WPS_REORDER_BATCH];
+	uint64_t h[WPS_REORDER_BATCH], now;
+	uint32_t n, nwant;
+	struct wps_out want[FZ_MAX_OPS];
+};
+
+static void twin_want(struct fz_twin *t, const struct wps_out *o, uint32_t n)
+{
+	CHECK(t->nwant + n <= FZ_MAX_OPS, "twin: too many outputs");
+	memcpy(&t->want[t->nwant], o, n * sizeof(*o));
+	t->nwant += n;
+}
+
+static void twin_same(struct fz_twin *t, const struct wps_out *o, uint32_t n, const char *call)
+{
+	CHECK(n == t->nwant, "%s: the twin gives %u outputs, one by one gave %u", call, n, t->nwant);
+	for (uint32_t i = 0; i < n; i++)
+		CHECK(o[i].handle == t->want[i].handle && o[i].action == t->want[i].action,
+		      "%s: output %u: twin h%llu %s, one by one h%llu %s", call, i,
+		      (unsigned long long)o[i].handle, fz_act(o[i].action),
+		      (unsigned long long)t->want[i].handle, fz_act(t->want[i].action));
+	t->nwant = 0;
+}
+
+/* The twin runs its batch; the first engine e has run its packets one by one. */
+static void twin_batch(struct fz_twin *t, struct wps_reorder *e)
+{
+	struct wps_total_stats a, b;
+	uint32_t n;
+
+	if (!t->n)
+		return;
+	if (t->n > 1)
+		wps_fuzz_batched += t->n;
+	n = wps_reorder_rx_batch(t->e, t->p, t->h, t->n, t->now);
+	twin_same(t, wps_reorder_out(t->e), n, "batch");
+	t->n = 0;
+	wps_reorder_totals(e, &a);
+	wps_reorder_totals(t->e, &b);
+	CHECK(a.buffered == b.buffered && a.flows == b.flows, "twin: %u buffered in %u flows, one by one %u in %u",
+	      b.buffered, b.flows, a.buffered, a.flows);
+}
+
 int wps_reorder_fuzz_one(const uint8_t *data, size_t size)
 {
+	static struct fz_twin tw;
 	static struct fz z;
 	struct wps_reorder *e;
 	const struct wps_out *o;
@@ -776,6 +831,9 @@ int wps_reorder_fuzz_one(const uint8_t *data, size_t size)
 	z.cfg.new_flows_total_burst = 1 + (data[7] >> 3) % 4;
 	e = wps_reorder_new(&z.cfg);
 	CHECK(e, "valid configuration refused");
+	memset(&tw, 0, sizeof(tw));
+	tw.e = wps_reorder_new(&z.cfg);
+	CHECK(tw.e, "valid configuration refused");
 	z.m.cfg = &z.cfg;
 	for (int k = 0; k < 2; k++) {
 		if (!z.cfg.release_timeout_ns)	/* the estimate starts where the initial timeout puts it */
@@ -788,7 +846,13 @@ int wps_reorder_fuzz_one(const uint8_t *data, size_t size)
 	for (; pos + 4 <= size && nin < FZ_MAX_OPS; pos += 4) {
 		uint8_t op = data[pos], a = data[pos + 1], b = data[pos + 2], c = data[pos + 3];
 
-		now += (uint64_t)c * 100;
+		if (c & 0x80)
+			now += (uint64_t)(c & 0x7f) * 200;
+		else if (c & 0x40)
+			twin_batch(&tw, e);	/* a cut the input asks for */
+		if (now != tw.now || tw.n == WPS_REORDER_BATCH)
+			twin_batch(&tw, e);
+		tw.now = now;
 		if ((op & 3) == 3) {
 			now += (uint64_t)a * 10000;
 			continue;
@@ -799,8 +863,11 @@ int wps_reorder_fuzz_one(const uint8_t *data, size_t size)
 #endif
 			int gone[FZ_FLOWS] = { 0 };
 
+			twin_batch(&tw, e);
 			n = wps_reorder_tick(e, now);
 			o = wps_reorder_out(e);
+			twin_want(&tw, o, n);
+			twin_same(&tw, wps_reorder_out(tw.e), wps_reorder_tick(tw.e, now), "tick");
 			md_tick(&z.m, now);
 			fz_expect(&z, o, n, "tick", 1);
 			fz_reclaims(&z, e, o, n, now, gone);
@@ -837,14 +904,20 @@ int wps_reorder_fuzz_one(const uint8_t *data, size_t size)
 #endif
 			n = wps_reorder_rx(e, &p, h, now);
 			o = wps_reorder_out(e);
+			twin_want(&tw, o, n);
+			tw.p[tw.n] = p;
+			tw.h[tw.n++] = h;
 			md_rx(&z.m, fi, &p, h, now);
 			fz_expect(&z, o, n, "rx", 0);
 			fz_outputs(&z, o, n);
 			fz_state(&z, e);
 		}
 	}
+	twin_batch(&tw, e);
 	n = wps_reorder_flush(e);
 	o = wps_reorder_out(e);
+	twin_want(&tw, o, n);
+	twin_same(&tw, wps_reorder_out(tw.e), wps_reorder_flush(tw.e), "flush");
 	md_flush(&z.m);
 	fz_expect(&z, o, n, "flush", 0);
 	fz_outputs(&z, o, n);
@@ -852,6 +925,7 @@ int wps_reorder_fuzz_one(const uint8_t *data, size_t size)
 	for (uint32_t h = 0; h < nin; h++)
 		CHECK(z.pkt[h].state == 2, "packet %u never left", h);
 	wps_reorder_free(e);
+	wps_reorder_free(tw.e);
 	return 0;
 }
 

@@ -2,7 +2,8 @@
 /*
  * The reorder engine's fuzz target (tests/fuzz/fuzz_wps_reorder.c) on seeded
  * random inputs, so make test checks the engine against the target's model
- * and invariants every time; make fuzz-wps runs the same target under
+ * and invariants, and its batches against the same packets one by one, every
+ * time; make fuzz-wps runs the same target under
  * libFuzzer for longer. A disagreement aborts with the reason on stderr (the
  * unit runner counts that as a failure).
  */
@@ -31,6 +32,7 @@ static void run(int cases, size_t maxlen, uint8_t op_mask)
 
 	memset(wps_fuzz_actions, 0, sizeof(wps_fuzz_actions));
 	wps_fuzz_reclaims = 0;
+	wps_fuzz_batched = 0;
 
 	for (int i = 0; i < cases; i++) {
 		size_t len = 8 + next_byte() * (maxlen / 256);
@@ -50,6 +52,9 @@ static void run(int cases, size_t maxlen, uint8_t op_mask)
 	}
 	print_message("# idle reclaims %llu\n", (unsigned long long)wps_fuzz_reclaims);
 	assert_true(wps_fuzz_reclaims > 0);
+	/* ... and batches, against the same packets one by one. */
+	print_message("# packets in batches of more than one %llu\n", (unsigned long long)wps_fuzz_batched);
+	assert_true(wps_fuzz_batched > 0);
 }
 
 static void random_streams(void **state)
