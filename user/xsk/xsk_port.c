@@ -202,10 +202,12 @@ int xsk_port_add(struct xsk_port *p, const char *ifname, uint32_t queue, int xsk
 	if (err)
 		return err < 0 ? err : -err;
 	fd = xsk_socket__fd(s->xsk);
+	/* A socket not in the map stays the port's, for xsk_port_destroy: deleting
+	 * a first socket here would unmap the UMEM's fill and completion rings
+	 * (libxdp) under every socket added after. */
 	if (xskmap_fd >= 0 && bpf_map_update_elem(xskmap_fd, &map_key, &fd, 0)) {
 		err = -errno;
-		xsk_socket__delete(s->xsk);
-		memset(s, 0, sizeof(*s));
+		p->nsocks++;
 		return err;
 	}
 	if (!getsockopt(fd, SOL_XDP, XDP_OPTIONS, &opts, &optlen))
