@@ -250,7 +250,7 @@ static void next_hop_liveness(void **state)
 	struct wps_nh_seen s = { .present = true, .has_lladdr = true, .state = NUD_REACHABLE, .confirmed_ago_ms = 100 };
 
 	(void)state;
-	assert_true(wps_nh_alive(&s, 700, false));
+	assert_true(wps_nh_alive(&s, 200, 500, WPS_NH_NOT_ASKED));
 	assert_int_equal(wps_nh_next(&s, 200, 1000), WPS_NH_NONE);	/* confirmed 100 ms ago */
 	s.confirmed_ago_ms = 250;
 	assert_int_equal(wps_nh_next(&s, 200, 1000), WPS_NH_PROBE);
@@ -258,21 +258,28 @@ static void next_hop_liveness(void **state)
 	s.state = NUD_STALE;
 	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_PROBE);
 	s.state = NUD_PROBE;
-	s.confirmed_ago_ms = 701;
+	s.confirmed_ago_ms = 501;
 	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_REPROBE);	/* one more question */
-	assert_false(wps_nh_alive(&s, 700, false));
-	assert_true(wps_nh_alive(&s, 700, true));			/* just added: not asked yet */
+	assert_false(wps_nh_alive(&s, 200, 500, 300));			/* a question 300 ms unanswered */
+	assert_false(wps_nh_alive(&s, 200, 500, 5000));
+	/* Silent past --dead but not yet asked (the agent late, the path just
+	 * added), or asked too recently to have answered: not out yet. */
+	assert_true(wps_nh_alive(&s, 200, 500, WPS_NH_NOT_ASKED));
+	assert_true(wps_nh_alive(&s, 200, 500, 299));
+	assert_true(wps_nh_alive(&s, 200, 500, 0));
+	s.confirmed_ago_ms = 500;
+	assert_true(wps_nh_alive(&s, 200, 500, 5000));			/* confirmed within --dead */
 	s.state = NUD_FAILED;
-	assert_false(wps_nh_alive(&s, 700, true));
+	assert_false(wps_nh_alive(&s, 200, 500, WPS_NH_NOT_ASKED));
 	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_RESOLVE);
 	s.state = NUD_INCOMPLETE;
 	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_NONE);	/* the kernel is at it */
 	s.state = NUD_PERMANENT;
 	s.confirmed_ago_ms = UINT32_MAX;
-	assert_true(wps_nh_alive(&s, 700, false));
+	assert_true(wps_nh_alive(&s, 200, 500, 5000));
 	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_NONE);
 	s.has_lladdr = false;
-	assert_false(wps_nh_alive(&s, 700, false));
+	assert_false(wps_nh_alive(&s, 200, 500, WPS_NH_NOT_ASKED));
 	s.present = false;
 	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_RESOLVE);
 }

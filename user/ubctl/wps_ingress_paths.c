@@ -175,7 +175,7 @@ static bool nexthop_resolve(struct wps_in_path *p)
 
 		if (wps_neigh_get(rt, p->nh_family, p->ifindex, p->nexthop, &s))
 			break;
-		ok = wps_nh_alive(&s, UINT32_MAX, true);
+		ok = wps_nh_alive(&s, 0, UINT32_MAX, WPS_NH_NOT_ASKED);	/* a valid entry with an address */
 		if (ok)
 			memcpy(p->dmac, s.lladdr, 6);
 		else {

@@ -10,8 +10,10 @@
  *  - next hop (path add --nexthop ADDR): its MAC comes from the kernel's
  *    neighbour table and follows it (RTNLGRP_NEIGH); the kernel is asked to
  *    probe it whenever it has not confirmed for --probe, so a next hop
- *    that stops answering is out of rotation (live.neigh_down) --dead-ms
- *    after its last answer, and back when it answers again.
+ *    that stops answering is out of rotation (live.neigh_down) --dead
+ *    after its last answer, once a question has waited --dead minus
+ *    --probe for its answer (an agent scheduled late asks before it
+ *    judges), and back when it answers again.
  *
  *  - path MTU: an ICMPv6 Packet Too Big from the WAN about a packet the
  *    ingress sent lowers the MTU of the path its group went on (the flow's
@@ -127,7 +129,8 @@ int wps_neigh_ask(struct nl *rt, unsigned char family, unsigned ifindex, const u
 struct slot_watch {
 	bool known;			/* seen in use at the last look */
 	bool link_up, nh_up;
-	__u64 first_seen_ms, asked_ms;
+	__u64 asked_ms;
+	__u64 question_ms;		/* the first question after its last confirmation (0: none yet) */
 	__u64 pmtu_at_ms;		/* when live.slot_pmtu was learned (0: not) */
 	struct wps_in_path p;		/* as last written or read */
 };
@@ -206,7 +209,6 @@ static int look(struct nl *rt, int cfg_fd, int paths_fd, struct wps_in_live *lv,
 		if (!s->known || s->p.ifindex != p.ifindex || memcmp(s->p.nexthop, p.nexthop, 16)) {
 			memset(s, 0, sizeof(*s));
 			s->known = s->link_up = s->nh_up = true;
-			s->first_seen_ms = now;
 		}
 		if (link_get(rt, p.ifindex, &up, mac))
 			up = false;	/* the device is gone */
@@ -220,11 +222,20 @@ static int look(struct nl *rt, int cfg_fd, int paths_fd, struct wps_in_live *lv,
 		if ((p.flags & WPS_PATH_F_NEXTHOP) && up) {
 			/* (Without its link, the next hop is not asked: the kernel flushed it.) */
 			struct wps_nh_seen seen;
-			bool alive;
+			__u64 confirmed_at;
+			bool alive, asking;
 
 			if (wps_neigh_get(rt, p.nh_family, p.ifindex, p.nexthop, &seen))
 				memset(&seen, 0, sizeof(seen));
-			alive = wps_nh_alive(&seen, dead_ms, now - s->first_seen_ms < dead_ms);
+			confirmed_at = now > seen.confirmed_ago_ms ? now - seen.confirmed_ago_ms : 0;
+			/* A question it has not answered. The kernel's confirmation time is
+			 * coarse (jiffies, told in 10 ms ticks: 16 ms off seen), so a question
+			 * is taken as after the confirmation only 50 ms after it; a question
+			 * is never asked sooner than --probe after one, and one at --probe
+			 * 10ms is judged at most 50 ms later. */
+			asking = s->question_ms > confirmed_at + 50;
+			alive = wps_nh_alive(&seen, probe_ms, dead_ms,
+					     asking ? (unsigned)(now - s->question_ms) : WPS_NH_NOT_ASKED);
 			if (alive != s->nh_up)
 				say(k, &p, alive ? "next hop up" : "down (next hop does not answer)");
 			s->nh_up = alive;
@@ -243,6 +254,8 @@ static int look(struct nl *rt, int cfg_fd, int paths_fd, struct wps_in_live *lv,
 				if (act != WPS_NH_NONE) {
 					wps_neigh_ask(rt, p.nh_family, p.ifindex, p.nexthop, act);
 					s->asked_ms = now;
+					if (!asking)
+						s->question_ms = now;
 				}
 			}
 		}

@@ -8,7 +8,7 @@
 #define NUD_STATIC	(NUD_PERMANENT | NUD_NOARP)
 #define NUD_ASKABLE	(NUD_REACHABLE | NUD_STALE | NUD_DELAY)
 
-bool wps_nh_alive(const struct wps_nh_seen *s, unsigned dead_ms, bool grace)
+bool wps_nh_alive(const struct wps_nh_seen *s, unsigned probe_ms, unsigned dead_ms, unsigned unanswered_ms)
 {
 	if (!s->present || !s->has_lladdr)
 		return false;
@@ -16,7 +16,8 @@ bool wps_nh_alive(const struct wps_nh_seen *s, unsigned dead_ms, bool grace)
 		return true;
 	if (!(s->state & (NUD_ASKABLE | NUD_PROBE)))
 		return false;	/* INCOMPLETE, FAILED, NONE */
-	return grace || s->confirmed_ago_ms <= dead_ms;
+	return s->confirmed_ago_ms <= dead_ms || unanswered_ms == WPS_NH_NOT_ASKED ||
+	       unanswered_ms < dead_ms - probe_ms;
 }
 
 enum wps_nh_act wps_nh_next(const struct wps_nh_seen *s, unsigned probe_ms, unsigned since_probe_ms)

@@ -9,6 +9,7 @@
 #define UBXDP_WPS_LIVE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <linux/types.h>
 #include "wps_ingress.h"
@@ -29,12 +30,17 @@ enum wps_nh_act {
 	WPS_NH_RESOLVE,		/* none or failed: NTF_USE, the kernel resolves it (multicast) */
 };
 
+#define WPS_NH_NOT_ASKED	UINT32_MAX
+
 /*
  * Alive: a static entry (PERMANENT, NOARP), or a dynamic one with an address
- * that confirmed it within dead_ms; grace (the path was first seen less than
- * dead_ms ago) lets an entry not yet asked count while it is valid.
+ * that confirmed it within dead_ms, or that has not been left a question
+ * unanswered for dead_ms - probe_ms. unanswered_ms: since the first question
+ * asked after it last confirmed (WPS_NH_NOT_ASKED: none). Silence alone is
+ * not death: an agent scheduled late, or a path just added, has not asked
+ * yet, and a next hop is not taken out of rotation before it could answer.
  */
-bool wps_nh_alive(const struct wps_nh_seen *s, unsigned dead_ms, bool grace);
+bool wps_nh_alive(const struct wps_nh_seen *s, unsigned probe_ms, unsigned dead_ms, unsigned unanswered_ms);
 
 /*
  * What to ask now, since_probe_ms after the last question asked: every
