@@ -222,12 +222,16 @@ static int look(struct nl *rt, int cfg_fd, int paths_fd, struct wps_in_live *lv,
 		if ((p.flags & WPS_PATH_F_NEXTHOP) && up) {
 			/* (Without its link, the next hop is not asked: the kernel flushed it.) */
 			struct wps_nh_seen seen;
-			__u64 confirmed_at;
+			__u64 confirmed_at, t;
 			bool alive, asking;
 
 			if (wps_neigh_get(rt, p.nh_family, p.ifindex, p.nexthop, &seen))
 				memset(&seen, 0, sizeof(seen));
-			confirmed_at = now > seen.confirmed_ago_ms ? now - seen.confirmed_ago_ms : 0;
+			/* The time of this reading: a stall of the agent before it would put
+			 * the confirmation too early and take an answered question for
+			 * unanswered; one after it only errs towards alive. */
+			t = mono_ms();
+			confirmed_at = t > seen.confirmed_ago_ms ? t - seen.confirmed_ago_ms : 0;
 			/* A question it has not answered. The kernel's confirmation time is
 			 * coarse (jiffies, told in 10 ms ticks: 16 ms off seen), so a question
 			 * is taken as after the confirmation only 50 ms after it; a question
@@ -235,7 +239,9 @@ static int look(struct nl *rt, int cfg_fd, int paths_fd, struct wps_in_live *lv,
 			 * 10ms is judged at most 50 ms later. */
 			asking = s->question_ms > confirmed_at + 50;
 			alive = wps_nh_alive(&seen, probe_ms, dead_ms,
-					     asking ? (unsigned)(now - s->question_ms) : WPS_NH_NOT_ASKED);
+					     !asking ? WPS_NH_NOT_ASKED :
+					     t - s->question_ms < WPS_NH_NOT_ASKED ? (unsigned)(t - s->question_ms) :
+					     WPS_NH_NOT_ASKED - 1);
 			if (alive != s->nh_up)
 				say(k, &p, alive ? "next hop up" : "down (next hop does not answer)");
 			s->nh_up = alive;
@@ -249,13 +255,13 @@ static int look(struct nl *rt, int cfg_fd, int paths_fd, struct wps_in_live *lv,
 				say(k, &p, m);
 			}
 			{
-				enum wps_nh_act act = wps_nh_next(&seen, probe_ms, (unsigned)(now - s->asked_ms));
+				enum wps_nh_act act = wps_nh_next(&seen, probe_ms, (unsigned)(t - s->asked_ms));
 
 				if (act != WPS_NH_NONE) {
 					wps_neigh_ask(rt, p.nh_family, p.ifindex, p.nexthop, act);
-					s->asked_ms = now;
+					s->asked_ms = t;
 					if (!asking)
-						s->question_ms = now;
+						s->question_ms = t;
 				}
 			}
 		}
@@ -489,8 +495,9 @@ static const struct optab watch_opts[] = {
 	{ "probe", "TIME", "have the kernel probe a next hop not confirmed for this long\n"
 	  "(bare: ms; 10ms..60s, default 200ms)", 'p', 0 },
 	{ "probe-ms", "TIME", NULL, 'p', OPTAB_ALIAS },
-	{ "dead", "TIME", "a next hop not confirmed for this long is out of rotation\n"
-	  "(bare: ms; 10ms..60s, longer than --probe; default 500ms)", 'D', 0 },
+	{ "dead", "TIME", "a next hop not confirmed for this long, and that has left a probe\n"
+	  "unanswered for this less --probe, is out of rotation (bare: ms;\n"
+	  "10ms..60s, longer than --probe; default 500ms)", 'D', 0 },
 	{ "dead-ms", "TIME", NULL, 'D', OPTAB_ALIAS },
 	{ "tick", "TIME", "look at every path this often, and at once on an event (bare:\n"
 	  "ms; 10ms..60s, default 100ms)", 't', 0 },
