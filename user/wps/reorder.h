@@ -58,7 +58,10 @@
  *
  * Memory, allocated at creation: per flow state of max_flows, 192 bytes and
  * 16 of the flow table (a 64-byte bucket per 4 flow states); per packet of
- * total_buffer, a packet slot (16) and a group slot (40).
+ * total_buffer, a packet slot (16) and a group slot (40). A pool of 2 MiB or
+ * more is rounded up to whole 2 MiB and asks for transparent huge pages: a
+ * packet reaches the pools at random, and on 4 KiB pages most changes of
+ * flow paid a page walk besides their cache misses.
  */
 #ifndef WPS_REORDER_H
 #define WPS_REORDER_H
