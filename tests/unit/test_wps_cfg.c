@@ -284,6 +284,20 @@ static void next_hop_liveness(void **state)
 	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_RESOLVE);
 }
 
+/* The unanswered time the agent gives wps_nh_alive: a question counts only when
+ * asked WPS_NH_CONFIRM_SLACK_MS past the (coarse) confirmation; clamped, never cast. */
+static void nh_unanswered_time(void **state)
+{
+	(void)state;
+	assert_int_equal(wps_nh_unanswered(10000, 0, 0), WPS_NH_NOT_ASKED);		/* none asked */
+	assert_int_equal(wps_nh_unanswered(10000, 9000, 8990), WPS_NH_NOT_ASKED);	/* within the slack */
+	assert_int_equal(wps_nh_unanswered(10000, 9040, 8990), WPS_NH_NOT_ASKED);	/* 50 ms: still */
+	assert_int_equal(wps_nh_unanswered(10000, 9041, 8990), 959);
+	assert_int_equal(wps_nh_unanswered(10000, 9500, 9600), WPS_NH_NOT_ASKED);	/* confirmed since */
+	assert_int_equal(wps_nh_unanswered(9000, 9041, 8990), 0);			/* a clock read before */
+	assert_int_equal(wps_nh_unanswered(1ull << 40, 100, 0), WPS_NH_NOT_ASKED - 1);
+}
+
 static unsigned sum16(const __u8 *p, size_t n)
 {
 	unsigned long s = 0;
@@ -460,6 +474,7 @@ int main(void)
 		cmocka_unit_test(attach_options),
 		cmocka_unit_test(live_slots_and_joins),
 		cmocka_unit_test(next_hop_liveness),
+		cmocka_unit_test(nh_unanswered_time),
 		cmocka_unit_test(packet_too_big),
 		cmocka_unit_test(quantum_and_inflight),
 		cmocka_unit_test(group_state_word),

@@ -222,8 +222,9 @@ static int look(struct nl *rt, int cfg_fd, int paths_fd, struct wps_in_live *lv,
 		if ((p.flags & WPS_PATH_F_NEXTHOP) && up) {
 			/* (Without its link, the next hop is not asked: the kernel flushed it.) */
 			struct wps_nh_seen seen;
-			__u64 confirmed_at, t;
-			bool alive, asking;
+			unsigned unanswered;
+			bool alive;
+			__u64 t;
 
 			if (wps_neigh_get(rt, p.nh_family, p.ifindex, p.nexthop, &seen))
 				memset(&seen, 0, sizeof(seen));
@@ -231,17 +232,9 @@ static int look(struct nl *rt, int cfg_fd, int paths_fd, struct wps_in_live *lv,
 			 * the confirmation too early and take an answered question for
 			 * unanswered; one after it only errs towards alive. */
 			t = mono_ms();
-			confirmed_at = t > seen.confirmed_ago_ms ? t - seen.confirmed_ago_ms : 0;
-			/* A question it has not answered. The kernel's confirmation time is
-			 * coarse (jiffies, told in 10 ms ticks: 16 ms off seen), so a question
-			 * is taken as after the confirmation only 50 ms after it; a question
-			 * is never asked sooner than --probe after one, and one at --probe
-			 * 10ms is judged at most 50 ms later. */
-			asking = s->question_ms > confirmed_at + 50;
-			alive = wps_nh_alive(&seen, probe_ms, dead_ms,
-					     !asking ? WPS_NH_NOT_ASKED :
-					     t - s->question_ms < WPS_NH_NOT_ASKED ? (unsigned)(t - s->question_ms) :
-					     WPS_NH_NOT_ASKED - 1);
+			unanswered = wps_nh_unanswered(t, s->question_ms,
+						       t > seen.confirmed_ago_ms ? t - seen.confirmed_ago_ms : 0);
+			alive = wps_nh_alive(&seen, probe_ms, dead_ms, unanswered);
 			if (alive != s->nh_up)
 				say(k, &p, alive ? "next hop up" : "down (next hop does not answer)");
 			s->nh_up = alive;
@@ -260,8 +253,8 @@ static int look(struct nl *rt, int cfg_fd, int paths_fd, struct wps_in_live *lv,
 				if (act != WPS_NH_NONE) {
 					wps_neigh_ask(rt, p.nh_family, p.ifindex, p.nexthop, act);
 					s->asked_ms = t;
-					if (!asking)
-						s->question_ms = t;
+					if (unanswered == WPS_NH_NOT_ASKED)
+						s->question_ms = t;	/* the first since it confirmed */
 				}
 			}
 		}

@@ -20,6 +20,15 @@ bool wps_nh_alive(const struct wps_nh_seen *s, unsigned probe_ms, unsigned dead_
 	       unanswered_ms < dead_ms - probe_ms;
 }
 
+unsigned wps_nh_unanswered(uint64_t now_ms, uint64_t question_ms, uint64_t confirmed_ms)
+{
+	if (!question_ms || question_ms <= confirmed_ms + WPS_NH_CONFIRM_SLACK_MS)
+		return WPS_NH_NOT_ASKED;
+	if (now_ms <= question_ms)
+		return 0;
+	return now_ms - question_ms < WPS_NH_NOT_ASKED ? (unsigned)(now_ms - question_ms) : WPS_NH_NOT_ASKED - 1;
+}
+
 enum wps_nh_act wps_nh_next(const struct wps_nh_seen *s, unsigned probe_ms, unsigned since_probe_ms)
 {
 	if (since_probe_ms < probe_ms)

@@ -43,6 +43,17 @@ enum wps_nh_act {
 bool wps_nh_alive(const struct wps_nh_seen *s, unsigned probe_ms, unsigned dead_ms, unsigned unanswered_ms);
 
 /*
+ * wps_nh_alive's unanswered_ms, at now_ms, for the first question asked at
+ * question_ms after the confirmation at confirmed_ms (all on one clock; 0:
+ * none asked). The kernel's confirmation time is coarse (jiffies, told in
+ * 10 ms ticks: 16 ms off seen), so a question counts as after it only
+ * WPS_NH_CONFIRM_SLACK_MS on; one nearer is taken as answered. Clamped
+ * below WPS_NH_NOT_ASKED.
+ */
+#define WPS_NH_CONFIRM_SLACK_MS	50
+unsigned wps_nh_unanswered(uint64_t now_ms, uint64_t question_ms, uint64_t confirmed_ms);
+
+/*
  * What to ask now, since_probe_ms after the last question asked: every
  * probe_ms while the neighbour has not confirmed for probe_ms, the kernel's
  * unicast probe; a missing or failed entry, resolution.
