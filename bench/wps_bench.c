@@ -19,7 +19,12 @@
  * the 16-bit Flow ID space the bench lets Flow IDs repeat
  * (WPS_IN_F_TEST_FID_REUSE): nothing it sends reaches a wire.
  *
- *   wps_bench [--bpf-dir DIR] [--runs N] [--rounds N] [--stages] [--flows N [--burst B]] [--baseline OBJ]...
+ *   wps_bench [--bpf-dir DIR] [--runs N] [--rounds N] [--stages] [--flows N [--burst B]] [--evict KIB]
+ *             [--baseline OBJ]...
+ *
+ * --evict KIB: KIB KiB written (a byte a cache line) before every run, so
+ * each run finds the program's code and data as cold as a loaded machine
+ * leaves them (1024: this machine's L2).
  *
  * --baseline, up to MAX_BASE times: other builds' ingress objects, timed in the
  * same rounds (a change against main, or variants of a change against each other).
@@ -115,6 +120,9 @@ struct prog {
 };
 
 static unsigned g_flows = 1, g_burst = 1;
+/* --evict: bytes written between two runs, one per cache line (0: none). */
+static size_t g_evict;
+static volatile unsigned char *g_evict_buf;
 
 /* Flow i of the frame: source port and the third (IPv4) or 14th (IPv6) byte of the source. */
 static void frame_flow(unsigned char *f, int v6, unsigned i)
@@ -184,6 +192,8 @@ static double time_runs(struct prog *p, int runs)
 	double *v = calloc((size_t)runs, sizeof(*v)), m;
 
 	for (int i = 0; i < runs; i++) {
+		for (size_t b = 0; b < g_evict; b += 64)
+			g_evict_buf[b]++;
 		if (p->nflows > 1)
 			frame_flow(p->f, p->v6, visit(p->next++ / g_burst, p->nflows));
 		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = p->f, .data_size_in = (__u32)p->len, .data_out = out,
@@ -351,6 +361,7 @@ int main(int argc, char **argv)
 		{ "rounds", required_argument, 0, 'n' }, { "stages", no_argument, 0, 's' },
 		{ "baseline", required_argument, 0, 'B' }, { "flows", required_argument, 0, 'f' },
 		{ "burst", required_argument, 0, 'u' }, { "csv", required_argument, 0, 'c' },
+		{ "evict", required_argument, 0, 'e' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *bpf_dir = NULL, *baseline[MAX_BASE] = { 0 }, *csv = NULL;
@@ -402,6 +413,8 @@ int main(int argc, char **argv)
 			g_burst = (unsigned)strtoul(optarg, NULL, 0);
 		else if (c == 'c')
 			csv = optarg;
+		else if (c == 'e')
+			g_evict = (size_t)strtoul(optarg, NULL, 0) * 1024;
 		else
 			return 2;	/* getopt said which option */
 	}
@@ -409,6 +422,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "wps_bench: --runs, --flows and --burst take at least 1, --rounds 1 to %d\n", MAX_ROUNDS);
 		return 2;
 	}
+	if (g_evict && !(g_evict_buf = calloc(1, g_evict)))
+		return 1;
 	for (int b = 0; b < nbase; b++) {
 		/* Another build's ingress (its wps_ingress.linked.o), timed in the same rounds. */
 		base[b] = bpf_object__open_file(baseline[b], NULL);
