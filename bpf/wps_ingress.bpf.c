@@ -47,10 +47,10 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	bool fine;
 
 	cnt(WPS_IN_CNT_RX);
-	if (!cfg)
+	if (unlikely(!cfg))
 		return TC_ACT_OK;
 	rc = parse(skb, &p);
-	if (rc)
+	if (unlikely(rc))
 		return rc == PARSE_SKIP ? TC_ACT_OK : foreign_wps(skb, rc == PARSE_WPS, after_detour);
 	if (after_detour)
 		pkt_fragment_ports(skb, &p);
@@ -63,12 +63,11 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	 */
 	gen = cfg->rules_gen;
 	hash = wps_key_hash(&p.key);
-	slot = flow_find(&p.key, hash);
-	h = slot >= 0 ? bpf_map_lookup_elem(&wps_in_flow_hot, &slot) : NULL;
+	h = flow_find(&p.key, hash, &slot);
 	BENCH_STOP(BENCH_FLOW);
 	segs = skb->gso_segs > 1 ? skb->gso_segs : 1;
 	r = flow_rule(&p, h, gen, segs, &rule);
-	if (!r) {
+	if (unlikely(!r)) {
 		cnt(WPS_IN_CNT_PASS_NO_RULE);
 		return TC_ACT_OK;
 	}
@@ -82,7 +81,7 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	fine = r->qkind == WPS_Q_TIME || r->sched == WPS_SCHED_LEAST_LOADED;
 	now = now_join(cfg, fine);
 	BENCH_STOP(BENCH_CLOCK);
-	if (!h) {
+	if (unlikely(!h)) {
 		now = now_exact(cfg, fine, now);
 		slot = flow_new(&p, cfg, WPS_CLS_PACK(gen, rule), now, hash);
 		h = slot >= 0 ? bpf_map_lookup_elem(&wps_in_flow_hot, &slot) : NULL;
@@ -91,14 +90,14 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	}
 	p.in_port = in_port(skb, cfg, after_detour);
 	lv = bpf_map_lookup_elem(&wps_in_live, &zero);
-	rc = sprayed_elsewhere(skb, cfg, lv, h, &p, segs, after_detour);
+	rc = sprayed_elsewhere(skb, cfg, lv, h, slot, &p, segs, after_detour);
 	if (rc != STAGE_NEXT)
 		return rc;
 	if (segs > 1)
 		cnt(WPS_IN_CNT_EV_GSO_UNSPLIT);
 	/* seen may be ahead of now: another CPU took its clock later. */
 	seen = *(volatile __u32 *)&h->seen;
-	if (!flow_renewal(cfg, seen, now, fine, &new_fid, &new_gid))
+	if (unlikely(!flow_renewal(cfg, seen, now, fine, &new_fid, &new_gid)))
 		return TC_ACT_OK;
 	sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
 	if (!sc)

@@ -63,6 +63,12 @@ __noinline int ip6_opts_have_wps(struct __sk_buff *skb, __u32 off, __u32 hlen)
 	return 0;
 }
 
+/* Is nh an extension header the walk steps over (else the upper layer)? */
+static __always_inline int ip6_nh_is_ext(__u8 nh)
+{
+	return nh == IP6_NH_HOP || nh == IP6_NH_DEST || nh == IP6_NH_ROUTING || nh == IP6_NH_FRAG || nh == IP6_NH_AH;
+}
+
 /* Walk from the IPv6 header at ip6_off whose Next Header is nh. */
 static __always_inline void ip6_walk(struct __sk_buff *skb, __u32 ip6_off, __u8 nh, struct ip6_chain *c)
 {
@@ -73,8 +79,7 @@ static __always_inline void ip6_walk(struct __sk_buff *skb, __u32 ip6_off, __u8 
 		__u8 h[2];
 		__u32 hlen;
 
-		if (nh != IP6_NH_HOP && nh != IP6_NH_DEST && nh != IP6_NH_ROUTING &&
-		    nh != IP6_NH_FRAG && nh != IP6_NH_AH)
+		if (!ip6_nh_is_ext(nh))
 			goto done;
 		if (bpf_skb_load_bytes(skb, off, h, 2)) {
 			c->truncated = 1;
@@ -110,8 +115,7 @@ static __always_inline void ip6_walk(struct __sk_buff *skb, __u32 ip6_off, __u8 
 		nh = h[0];
 		off += hlen;
 	}
-	if (nh == IP6_NH_HOP || nh == IP6_NH_DEST || nh == IP6_NH_ROUTING || nh == IP6_NH_FRAG ||
-	    nh == IP6_NH_AH)
+	if (ip6_nh_is_ext(nh))
 		c->too_long = 1;
 done:
 	c->proto = nh;

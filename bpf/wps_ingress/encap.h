@@ -169,6 +169,37 @@ static __always_inline int ecmp_xmit(struct __sk_buff *skb, const struct wps_in_
 }
 
 /*
+ * ECMP: the outer header (the scratch's, MACs aside) stored, the packet sent
+ * where the FIB says and counted there. Its verdict. Global: checked once,
+ * and out of the way of explicit paths.
+ */
+__noinline int ecmp_send(struct __sk_buff *skb, __u32 label, __u32 segs, __u32 len, int opened)
+{
+	__u32 zero = 0, oif = 0;
+	const struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
+	struct scratch *sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
+	struct outer *o;
+	int rc;
+
+	if (!cfg || !sc)
+		return TC_ACT_SHOT;
+	o = (struct outer *)sc->outer;
+	if (bpf_skb_store_bytes(skb, ETH_HLEN - 2, &o->eth.h_proto, OUTER_LEN - ETH_HLEN + 2, 0)) {
+		cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
+		return TC_ACT_SHOT;
+	}
+	rc = ecmp_xmit(skb, cfg, label, &oif);
+	if (rc < 0) {
+		cnt(WPS_IN_CNT_EV_FIB_FAILED);
+		cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
+		return TC_ACT_SHOT;
+	}
+	ecmp_account(oif, segs, len, opened);
+	cnt(WPS_IN_CNT_TX_SPRAYED);
+	return rc;
+}
+
+/*
  * The packet encapsulated and sent on the path the group decision chose
  * (ECMP: where the FIB says), counted on it. Its verdict.
  */
@@ -183,7 +214,7 @@ static __always_inline int encap_send(struct __sk_buff *skb, const struct wps_in
 		__u32 pi = d->path;
 
 		path = bpf_map_lookup_elem(&wps_in_paths, &pi);
-		if (!path || !path->ifindex) {
+		if (unlikely(!path || !path->ifindex)) {
 			cnt(WPS_IN_CNT_PASS_NO_PATH);
 			return TC_ACT_OK;
 		}
@@ -192,28 +223,13 @@ static __always_inline int encap_send(struct __sk_buff *skb, const struct wps_in
 	o = (struct outer *)sc->outer;
 	build_outer(o, cfg, p, d, label);
 	BENCH_STOP(BENCH_DECIDED);
-	if (bpf_skb_adjust_room(skb, WPS_OVERHEAD, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_ENCAP_L3_IPV6)) {
+	if (unlikely(bpf_skb_adjust_room(skb, WPS_OVERHEAD, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_ENCAP_L3_IPV6))) {
 		cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
 		return TC_ACT_SHOT;
 	}
 	BENCH_STOP(BENCH_ROOM);
 	if (cfg->ecmp) {
-		__u32 oif = 0;
-		int rc;
-
-		if (bpf_skb_store_bytes(skb, ETH_HLEN - 2, &o->eth.h_proto, OUTER_LEN - ETH_HLEN + 2, 0)) {
-			cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
-			return TC_ACT_SHOT;
-		}
-		rc = ecmp_xmit(skb, cfg, label, &oif);
-		if (rc < 0) {
-			cnt(WPS_IN_CNT_EV_FIB_FAILED);
-			cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
-			return TC_ACT_SHOT;
-		}
-		ecmp_account(oif, segs, len, d->opened);
-		cnt(WPS_IN_CNT_TX_SPRAYED);
-		return rc;
+		return ecmp_send(skb, label, segs, len, d->opened);
 	} else {
 		__u32 pi = d->path;
 

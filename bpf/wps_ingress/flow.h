@@ -167,23 +167,22 @@ static __always_inline void cache_put(__u64 h, __u32 slot)
 }
 
 /*
- * The slot of the flow of key (hash h), or -1: its home slot first (most
- * flows are there: one cache line found, the one the packet then uses), then
- * the cache; on a miss the hash map, and the slot then goes into the cache.
+ * The slot of a flow not at its home pair (hash h), or -1: the cache, then
+ * the hash map, whose slot then goes into the cache. Global: checked once,
+ * and its code is out of the way of a packet whose flow is at home (most).
  */
-static __always_inline int flow_find(const struct wps_in_flow_key *key, __u64 h)
+__noinline int flow_find_away(const struct wps_in_flow_key *key, __u64 h)
 {
-	__u32 set = (__u32)h & (max_flows - 1), tag = (__u32)(h >> 32) | 1, slot = wps_flow_home(h, max_flows);
-	struct wps_in_flow_hot *hot = bpf_map_lookup_elem(&wps_in_flow_hot, &slot);
+	__u32 set = (__u32)h & (max_flows - 1), tag = (__u32)(h >> 32) | 1, slot;
+	struct wps_in_flow_key k;
+	struct wps_in_flow_hot *hot;
 	struct wps_in_flow_ref *ref;
 	struct wps_in_fcache *c;
 
-	if (hot && key_eq(&hot->key, key))
-		return (int)slot;
-	slot ^= 1;
-	hot = bpf_map_lookup_elem(&wps_in_flow_hot, &slot);
-	if (hot && key_eq(&hot->key, key))
-		return (int)slot;
+	if (!key)
+		return -1;
+	/* On the stack: a map key must be there for 6.1's verifier. */
+	__builtin_memcpy(&k, key, sizeof(k));
 	c = bpf_map_lookup_elem(&wps_in_flow_cache, &set);
 	if (!c)
 		return -1;
@@ -193,16 +192,45 @@ static __always_inline int flow_find(const struct wps_in_flow_key *key, __u64 h)
 			continue;
 		slot = c->slot1[w] - 1;
 		hot = bpf_map_lookup_elem(&wps_in_flow_hot, &slot);
-		if (hot && key_eq(&hot->key, key))
+		if (hot && key_eq(&hot->key, &k))
 			return (int)slot;
 	}
-	ref = bpf_map_lookup_elem(&wps_in_flows, key);
+	ref = bpf_map_lookup_elem(&wps_in_flows, &k);
 	if (!ref)
 		return -1;
 	cnt(WPS_IN_CNT_EV_CACHE_MISS);
 	slot = ref->slot;
 	cache_fill(c, h, slot);
 	return (int)slot;
+}
+
+/*
+ * The flow of key (hash h): its hot line, its slot in *slot; NULL (and -1)
+ * when there is none. Its home slot first (most flows are there: one cache
+ * line found, the one the packet then uses), then flow_find_away().
+ */
+static __always_inline struct wps_in_flow_hot *flow_find(const struct wps_in_flow_key *key, __u64 h, int *slot)
+{
+	__u32 home = wps_flow_home(h, max_flows), s = home;
+	struct wps_in_flow_hot *hot = bpf_map_lookup_elem(&wps_in_flow_hot, &s);
+	int away;
+
+	if (likely(hot && key_eq(&hot->key, key))) {
+		*slot = (int)s;
+		return hot;
+	}
+	s = home ^ 1;
+	hot = bpf_map_lookup_elem(&wps_in_flow_hot, &s);
+	if (hot && key_eq(&hot->key, key)) {
+		*slot = (int)s;
+		return hot;
+	}
+	away = flow_find_away(key, h);
+	*slot = away;
+	if (away < 0)
+		return NULL;
+	s = (__u32)away;
+	return bpf_map_lookup_elem(&wps_in_flow_hot, &s);
 }
 
 struct bpf_map;
@@ -422,7 +450,7 @@ static __always_inline struct wps_in_rule *flow_rule(const struct pkt *p, struct
 				*rule = -1;
 		}
 	}
-	if (*rule < 0) {
+	if (unlikely(*rule < 0)) {
 		*rule = classify(p);
 		r = rule_at(*rule);
 		/* Until a rule matches again, each packet of the flow walks the rules. */
@@ -443,7 +471,7 @@ static __always_inline struct wps_in_rule *flow_rule(const struct pkt *p, struct
 static __always_inline bool flow_renewal(const struct wps_in_cfg *cfg, __u32 seen, __u64 now, bool fine,
 					 __u16 *new_fid, __u16 *new_gid)
 {
-	if ((__s32)(wps_seen(now) - seen) < 0 || wps_seen(now) - seen < idle_units(cfg))
+	if (likely((__s32)(wps_seen(now) - seen) < 0 || wps_seen(now) - seen < idle_units(cfg)))
 		return true;
 	now = now_exact(cfg, fine, now);
 	if ((__s32)(wps_seen(now) - seen) < 0 || wps_seen(now) - seen < idle_units(cfg))

@@ -74,16 +74,12 @@ static __noinline int mtu_icmp(struct __sk_buff *skb, __u32 mtu, __u8 family)
  * Fragmentation Needed / Packet Too Big to the sender (--mtu-drop: a
  * counted drop).
  */
-static __always_inline int too_big(struct __sk_buff *skb, struct wps_in_flow_hot *h, const struct pkt *p, __u32 mtu,
-				   bool after_detour)
+static __always_inline int too_big(struct __sk_buff *skb, const struct wps_in_cfg *cfg, struct wps_in_flow_hot *h,
+				   const struct pkt *p, __u32 mtu, bool after_detour)
 {
-	__u32 zero = 0;
-	const struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
 	__u32 ports;
 	int rc;
 
-	if (!cfg)
-		return TC_ACT_SHOT;
 	if (p->key.family == 4 && p->may_frag && cfg->seg_ifindex && mtu > WPS_OVERHEAD) {
 		if (!after_detour)
 			__sync_fetch_and_or(&h->gs, WPS_GS_DETOUR);
@@ -109,13 +105,36 @@ static __always_inline int too_big(struct __sk_buff *skb, struct wps_in_flow_hot
 }
 
 /*
+ * What sprayed_elsewhere() found, done: the packet of the flow at slot too
+ * big for mtu (too_big()), else one that takes the segmentation detour.
+ * Global: checked once, and its code is out of the way of the packets
+ * sprayed here.
+ */
+__noinline int spray_elsewhere(struct __sk_buff *skb, int slot, const struct pkt *p, __u32 mtu, int after_detour)
+{
+	__u32 zero = 0, k = (__u32)slot;
+	const struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
+	struct wps_in_flow_hot *h = bpf_map_lookup_elem(&wps_in_flow_hot, &k);
+
+	if (!cfg || !h || !p)
+		return TC_ACT_SHOT;
+	if (mtu)
+		return too_big(skb, cfg, h, p, mtu, after_detour);
+	if (!(*(volatile __u64 *)&h->gs & WPS_GS_DETOUR))
+		__sync_fetch_and_or(&h->gs, WPS_GS_DETOUR);
+	skb->cb[0] = WPS_IN_CB_MAGIC | p->in_port;
+	cnt(WPS_IN_CNT_REDIRECT_SEGMENT);
+	return bpf_redirect(cfg->seg_ifindex, 0);
+}
+
+/*
  * A packet this run does not spray: too big for the paths once
  * encapsulated (too_big()), or of a flow that takes the segmentation detour
  * (a GSO skb seen, here or before: its later packets follow, in order). Its
  * verdict, else STAGE_NEXT.
  */
 static __always_inline int sprayed_elsewhere(struct __sk_buff *skb, const struct wps_in_cfg *cfg,
-					     const struct wps_in_live *lv, struct wps_in_flow_hot *h,
+					     const struct wps_in_live *lv, struct wps_in_flow_hot *h, int slot,
 					     const struct pkt *p, __u32 segs, bool after_detour)
 {
 	/* The smallest path MTU, or less if Packet Too Big taught the watch agent so. */
@@ -124,15 +143,10 @@ static __always_inline int sprayed_elsewhere(struct __sk_buff *skb, const struct
 	if (lv && lv->pmtu && lv->pmtu < mtu)
 		mtu = lv->pmtu;
 	/* Too big after the 56 bytes: fragmented (DF=0 IPv4), else answered here; never lost silently. */
-	if (segs == 1 && mtu && p->inner_len + WPS_OVERHEAD > mtu)
-		return too_big(skb, h, p, mtu, after_detour);
-	if (!after_detour && cfg->seg_ifindex && (segs > 1 || (*(volatile __u64 *)&h->gs & WPS_GS_DETOUR))) {
-		if (!(*(volatile __u64 *)&h->gs & WPS_GS_DETOUR))
-			__sync_fetch_and_or(&h->gs, WPS_GS_DETOUR);
-		skb->cb[0] = WPS_IN_CB_MAGIC | p->in_port;
-		cnt(WPS_IN_CNT_REDIRECT_SEGMENT);
-		return bpf_redirect(cfg->seg_ifindex, 0);
-	}
+	if (unlikely(segs == 1 && mtu && p->inner_len + WPS_OVERHEAD > mtu))
+		return spray_elsewhere(skb, slot, p, mtu, after_detour);
+	if (unlikely(!after_detour && cfg->seg_ifindex && (segs > 1 || (*(volatile __u64 *)&h->gs & WPS_GS_DETOUR))))
+		return spray_elsewhere(skb, slot, p, 0, 0);
 	return STAGE_NEXT;
 }
 

@@ -38,13 +38,27 @@ static __always_inline long pkt_load(const struct __sk_buff *skb, __u32 off, voi
 	if (off > 0xffff)
 		return -1;
 	at = (__u8 *)data + off;
-	if ((void *)(at + len) <= end) {
+	/* Below 0x8000 the verifier knows at + len cannot wrap, and so what the check proves. */
+	if (off < 0x8000 && (void *)(at + len) <= end) {
 #pragma unroll
 		for (__u32 i = 0; i < len / 4; i++)
 			((__u32 *)to)[i] = ((const __u32 *)at)[i];
 		return 0;
 	}
 	return bpf_skb_load_bytes(skb, off, to, len);
+}
+
+/*
+ * The chain of extension headers after the IPv6 header whose Next Header
+ * is nh, walked (lib/ip6_chain.h). Global: checked once, and its code is out
+ * of the way of the packets that have none.
+ */
+__noinline int ip6_chain_at(struct __sk_buff *skb, __u32 nh, struct ip6_chain *c)
+{
+	if (!c)
+		return -1;
+	ip6_walk(skb, ETH_HLEN, (__u8)nh, c);
+	return 0;
 }
 
 /* parse(): not to be touched (counted); carries the WPS option; a chain that cannot tell. */
@@ -97,7 +111,8 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 			l4_off = ETH_HLEN + ihl;
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr ip6;
-		struct ip6_chain c;
+		__u32 l4 = ETH_HLEN + 40;
+		__u8 nh;
 
 		if (pkt_load(skb, ETH_HLEN, &ip6, sizeof(ip6))) {
 			cnt(WPS_IN_CNT_PASS_MALFORMED);
@@ -108,24 +123,32 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 			cnt(WPS_IN_CNT_PASS_MALFORMED);
 			return -1;
 		}
-		ip6_walk(skb, ETH_HLEN, ip6.nexthdr, &c);
-		if (c.wps)
-			return PARSE_WPS;
-		if (c.truncated || c.too_long)
-			return PARSE_UNWALKED;
-		if (c.nhdrs)
-			cnt(WPS_IN_CNT_EV_INNER_EXTHDR);
-		if (c.fragment)
-			cnt(WPS_IN_CNT_EV_INNER_FRAGMENT);
+		nh = ip6.nexthdr;
+		/* Most packets have no extension header: nothing to walk. */
+		if (unlikely(ip6_nh_is_ext(nh))) {
+			struct ip6_chain c;
+
+			if (ip6_chain_at(skb, nh, &c))
+				return PARSE_UNWALKED;
+			if (c.wps)
+				return PARSE_WPS;
+			if (c.truncated || c.too_long)
+				return PARSE_UNWALKED;
+			if (c.nhdrs)
+				cnt(WPS_IN_CNT_EV_INNER_EXTHDR);
+			if (c.fragment)
+				cnt(WPS_IN_CNT_EV_INNER_FRAGMENT);
+			nh = c.proto;
+			l4 = c.nonfirst ? 0 : c.l4_off;
+		}
 		__builtin_memcpy(p->key.saddr, &ip6.saddr, 16);
 		__builtin_memcpy(p->key.daddr, &ip6.daddr, 16);
-		p->key.proto = c.proto;
+		p->key.proto = nh;
 		p->key.family = 6;
 		p->tclass = (__u8)((ip6.priority << 4) | (ip6.flow_lbl[0] >> 4));
 		p->inner_nh = WPS_IPPROTO_IPV6;
 		p->inner_len = len - ETH_HLEN;
-		if (!c.nonfirst)
-			l4_off = c.l4_off;
+		l4_off = l4;
 	} else {
 		cnt(WPS_IN_CNT_PASS_NOT_IP);
 		return -1;

@@ -140,6 +140,28 @@ static __always_inline bool join(struct wps_in_flow_hot *h, const struct wps_in_
 }
 
 /*
+ * The paths' loads into the scratch, for a least-loaded pick. Global:
+ * checked once, and out of the way of other rules' packets.
+ */
+__noinline int loads_read(void)
+{
+	__u32 zero = 0;
+	struct scratch *sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
+
+	if (!sc)
+		return 0;
+	/* Unrolled: 6.1's verifier loses the spilled counter of this loop. */
+#pragma unroll
+	for (__u32 i = 0; i < WPS_IN_MAX_PATHS; i++) {
+		__u32 key = i;
+		struct wps_in_path_load *pl = bpf_map_lookup_elem(&wps_in_path_load, &key);
+
+		sc->load[i] = pl ? pl->prev + pl->cur : 0;
+	}
+	return 0;
+}
+
+/*
  * The scheduler's view (the scratch's sched, wps_sched_make) of the slots of
  * cfg.path_slot[0..n-1] that usable holds: their slots, their weights in
  * lowest terms, the weighted cycle; returns how many. Global: checked once
@@ -199,18 +221,11 @@ static __always_inline int group(const struct wps_in_cfg *cfg, const struct wps_
 		}
 	}
 	joined = !new_fid && join(h, r, segs, usable, d);
-	if (joined) {
+	if (likely(joined)) {
 		if (seen != wps_seen(now))
 			*(volatile __u32 *)&h->seen = wps_seen(now);	/* racy beside another CPU's: either is recent */
 	} else if (r->sched == WPS_SCHED_LEAST_LOADED) {
-		/* Unrolled: 6.1's verifier loses the spilled counter of this loop. */
-#pragma unroll
-		for (__u32 i = 0; i < WPS_IN_MAX_PATHS; i++) {
-			__u32 key = i;
-			struct wps_in_path_load *pl = bpf_map_lookup_elem(&wps_in_path_load, &key);
-
-			sc->load[i] = pl ? pl->prev + pl->cur : 0;
-		}
+		loads_read();
 	}
 	if (!joined) {
 		struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flow_state, &slot);

@@ -234,6 +234,10 @@ const volatile __u32 bench_stop = 0;
 enum { BENCH_PARSED = 1, BENCH_FLOW, BENCH_CLASSIFIED, BENCH_CLOCK, BENCH_DECIDED, BENCH_ROOM, BENCH_STORED };
 #define BENCH_STOP(stage) do { if (bench_stop == (stage)) return TC_ACT_OK; } while (0)
 
+/* Which way a branch mostly goes: the usual way is laid out straight. */
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+
 /*
  * What a stage of process() returns to let the packet go on to the next,
  * where the others return a verdict (no verdict is negative but
