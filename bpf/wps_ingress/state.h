@@ -227,8 +227,9 @@ __s64 clock_off __attribute__((aligned(64))) = 0;
 
 /*
  * bench/wps_bench.c only, to see where the time goes: return TC_ACT_OK
- * after stage N (BENCH_*). Read-only data set before load, so for ubctl's 0
- * the verifier removes every check.
+ * after stage N (BENCH_*). Read-only data set before load; for ubctl's 0
+ * each check is a load and a branch never taken (the verifier keeps it: its
+ * early return shares the exit that other paths reach).
  */
 const volatile __u32 bench_stop = 0;
 enum { BENCH_PARSED = 1, BENCH_FLOW, BENCH_CLASSIFIED, BENCH_CLOCK, BENCH_DECIDED, BENCH_ROOM, BENCH_STORED };
