@@ -140,7 +140,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "--generic")) {
 			generic = true;
 		} else if (!strcmp(argv[i], "--zerocopy")) {
-			cfg.zerocopy = true;
+			cfg.mode = XSK_MODE_ZEROCOPY;
 		} else if (!strcmp(argv[i], "--count") && i + 1 < argc) {
 			count = (unsigned)atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "--timeout-ms") && i + 1 < argc) {

@@ -40,7 +40,7 @@ static int make_port(struct ep *e)
 	mc.nframes = e->cfg.nframes ? e->cfg.nframes : 8192;
 	mc.frame_size = EP_FRAME_SIZE;
 	mc.ring_size = 2048;
-	mc.zerocopy = e->cfg.zerocopy;
+	mc.mode = xsk_mode_for(e->cfg.xsk_mode, e->cfg.generic);
 	mc.sg = !e->cfg.shared && xsk_mt_sg_supported();
 	e->xm = xsk_mt_create(&mc);
 	if (!e->xm)
@@ -67,8 +67,8 @@ static int bind_socks(void *arg, const char *dev, unsigned nq, int xskmap_fd, bo
 		int s = xsk_mt_add(e->xt, dev, q, true, true, xskmap_fd, q);
 
 		if (s < 0) {
-			snprintf(err, errlen, "AF_XDP socket on %s queue %u%s: %s", dev, q,
-				 e->cfg.zerocopy ? " (zero-copy)" : "", strerror(-s));
+			snprintf(err, errlen, "AF_XDP socket on %s queue %u: %s%s", dev, q, strerror(-s),
+				 xsk_mode_refusal(e->cfg.xsk_mode, s));
 			return s;
 		}
 	}
@@ -516,6 +516,8 @@ uint64_t ep_rx_frames(const struct ep *e)
 {
 	return e->st.rx_frames;
 }
+
+bool ep_zerocopy(const struct ep *e) { return xsk_mt_is_zerocopy(e->xm); }
 
 void ep_get_stats(const struct ep *e, struct ep_stats *st)
 {

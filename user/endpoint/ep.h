@@ -31,6 +31,7 @@
 #include "endpoint/nexthop.h"
 #include "transport/tp.h"
 #include "ub_endpoint_maps.h"
+#include "xsk/xsk_mode.h"
 
 struct tpg;
 
@@ -62,7 +63,10 @@ struct ep_config {
 	const char *members[EP_MAX_MEMBERS];
 	uint32_t nmembers;
 	bool generic;		/* XDP in SKB mode */
-	bool zerocopy;		/* AF_XDP zero-copy (the NIC must support it) */
+	/* AF_XDP zero-copy or copy; 0 (auto): zero-copy where the driver has
+	 * it, copy mode otherwise, and always copy with generic XDP (a driver's
+	 * zero-copy path needs its own native XDP). */
+	enum xsk_mode xsk_mode;
 	uint32_t nframes;	/* UMEM frames; 0: 8192 */
 	uint8_t dscp;
 	struct ep_native native;
@@ -226,6 +230,8 @@ int ep_send_raw(struct ep *e, struct ep_peer *p, uint16_t sport, const void *tp,
 
 /* All counters, the kernel's socket statistics included (a syscall per socket). */
 void ep_get_stats(const struct ep *e, struct ep_stats *st);
+/* Whether its AF_XDP sockets are bound zero-copy (else copy mode). */
+bool ep_zerocopy(const struct ep *e);
 /* Frames received, without the syscalls: for a loop that watches for progress. */
 uint64_t ep_rx_frames(const struct ep *e);
 /*

@@ -8,7 +8,7 @@
  *                        [--release-timeout US|auto] [--flow-buffer PKTS] [--total-buffer PKTS]
  *                        [--idle-timeout S] [--max-flows N] [--new-flows-per-sec N]
  *                        [--new-flows-total-per-sec N] [--inflight-groups N]
- *                        [--log-rate N] [--generic] [--zerocopy]
+ *                        [--log-rate N] [--generic] [--zerocopy | --copy]
  *                        [--threads N] [--priority N] [--no-pin]
  *                        [--name NAME] [--quiet]
  *   ubctl wps egress stats [--json] [--name NAME]
@@ -66,7 +66,9 @@ static const struct optab run_opts[] = {
 	  "counted, not buffered (default 1024)", 'g', 0 },
 	{ "log-rate", "N", "validation-failure log lines per second and CPU (default 10)", 'l', 0 },
 	{ "generic", NULL, "XDP in generic (skb) mode", 'G', 0 },
-	{ "zerocopy", NULL, "ask for zero-copy AF_XDP (veth gives copy mode)", 'Z', 0 },
+	{ "zerocopy", NULL, "zero-copy AF_XDP, or fail (default: zero-copy where the driver\n"
+	  "has it, copy mode otherwise; always copy with --generic)", 'Z', 0 },
+	{ "copy", NULL, "copy-mode AF_XDP even where the driver has zero-copy", 'K', 0 },
 	{ "threads", "N", "reorder threads (default: the CPUs it may use, at most 8)", 'j', 0 },
 	{ "priority", "N", "the threads' SCHED_FIFO priority (default 10; 0: normal\n"
 	  "scheduling)", 'P', 0 },
@@ -199,8 +201,12 @@ static int run_opt(struct run_args *a, int c, const char *val, char *err, size_t
 	case 'G':
 		o->generic = true;
 		break;
-	case 'Z':
-		o->zerocopy = true;
+	case 'Z': case 'K':
+		if (o->xsk_mode != XSK_MODE_AUTO) {
+			snprintf(err, errlen, "--zerocopy or --copy, not both");
+			return -1;
+		}
+		o->xsk_mode = c == 'Z' ? XSK_MODE_ZEROCOPY : XSK_MODE_COPY;
 		break;
 	case 'j':
 		if (pn_uint("--threads", val, 1, WPS_EG_MAX_SHARDS, &v, err, errlen))

@@ -49,7 +49,7 @@ static int parse_secs(const char *s, double *out)
 }
 
 /* Long-only options: codes past any letter, which other options may take. */
-enum { OPT_INTERVAL = 0x100, OPT_STAGE_PIN, OPT_VL };
+enum { OPT_INTERVAL = 0x100, OPT_STAGE_PIN, OPT_VL, OPT_COPY };
 
 /* The native-only options, applied once the whole command line is read
  * (getopt takes them in any order, --native maybe last). */
@@ -289,7 +289,9 @@ static int ctp_finish(struct ubperf_opts *o, bool native, bool size_set, bool ta
 	  "default 3s; server: a client whose setup stays silent this long is\n" \
 	  "dropped and the server waits for a new one)", 'S', 0 }, \
 	{ "generic", NULL, "XDP in generic (SKB) mode", 'g', 0 }, \
-	{ "zerocopy", NULL, "AF_XDP zero-copy (the NIC must support it)", 'z', 0 }, \
+	{ "zerocopy", NULL, "AF_XDP zero-copy, or fail (default: zero-copy where the driver\n" \
+	  "has it, copy mode otherwise; always copy with --generic)", 'z', 0 }, \
+	{ "copy", NULL, "AF_XDP copy mode even where the driver has zero-copy", OPT_COPY, 0 }, \
 	{ "native", NULL, "native UB frames on an emulated UB port (docs/WIRE.md section\n" \
 	  "5), not UBoE", 'N', 0 }, \
 	{ "partition", "PID", "native: the NTH's Partition ID (default 1)", 'I', 0 }, \
@@ -442,7 +444,13 @@ static int opt(void *ctx, const struct optab *t, const char *optarg)
 			return bad("--stall", optarg);
 		break;
 	case 'g': o->generic = true; break;
-	case 'z': o->zerocopy = true; break;
+	case 'z': case OPT_COPY:
+		if (o->xsk_mode != XSK_MODE_AUTO) {
+			fprintf(stderr, "ubperf: --zerocopy or --copy, not both\n");
+			return 2;
+		}
+		o->xsk_mode = c == 'z' ? XSK_MODE_ZEROCOPY : XSK_MODE_COPY;
+		break;
 	case 'j': o->json = true; break;
 	case 'v': o->verbose = true; break;
 	case 'N': case 'I': case 'T': case OPT_VL: case 'E': case 'X':

@@ -410,7 +410,8 @@ static int serve(const struct ubperf_opts *o, uint64_t t0, bool first)
 		goto out;
 	rc = 1;
 	if (!o->json && first)
-		printf("ubperf server: listening on %s (in-band setup)\n", o->dev);
+		printf("ubperf server: listening on %s (in-band setup, AF_XDP %s)\n", o->dev,
+		       run_xsk_mode(&r));
 	fflush(stdout);
 	while (!r.started || r.nconnected < so.channels) {
 		if (wait_ns && ep_now_ns() - t0 > wait_ns) {

@@ -78,7 +78,7 @@ int run_open_ep(struct run *r)
 	char err[256];
 
 	ec.generic = r->o->generic;
-	ec.zerocopy = r->o->zerocopy;
+	ec.xsk_mode = r->o->xsk_mode;
 	ec.native = r->o->native;
 	ec.nexthop_mac_set = r->o->nexthop_mac_set;
 	memcpy(ec.nexthop_mac, r->o->nexthop_mac, 6);
@@ -518,6 +518,16 @@ static uint64_t goodput_bytes(const struct run *r, bool server)
 	}
 }
 
+/* The AF_XDP mode the kernel bound each port's sockets in. */
+const char *run_xsk_mode(const struct run *r)
+{
+	uint32_t zc = 0;
+
+	for (uint32_t k = 0; k < r->nep; k++)
+		zc += ep_zerocopy(r->ep[k]);
+	return zc && zc < r->nep ? "mixed" : xsk_mode_bound_name(zc);
+}
+
 static void report_json(struct run *r, uint64_t peer_messages, bool server, double secs,
 			const struct tp_stats *ts, const struct ep_stats *es,
 			struct json_object *stage)
@@ -534,6 +544,8 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 	jset(j, "size", ju64(o->size));
 	jset(j, "channels", ju64(o->channels));
 	jset(j, "mtu", ju64(o->mtu));
+	/* the AF_XDP mode the kernel bound, read back from it */
+	jset(j, "xsk_mode", json_object_new_string(run_xsk_mode(r)));
 	jset(j, "duration_s", jreal(secs, "%.6f"));
 	jset(j, "goodput_bps", jbps(goodput_bytes(r, server), secs));
 	jset(j, "messages", ju64(r->messages));
@@ -672,8 +684,8 @@ void run_report(struct run *r, uint64_t peer_messages, bool server)
 	       ts.rtx_rto, ts.rtx_nak, ts.rtx_sack, ts.rtx_mark, ts.rtx_answer, ts.rtx_rack,
 	       ts.rtx_tlp, ts.rtx_spurious, ts.rto_fired, ts.rto_undone);
 	printf("  frames rx %" PRIu64 " tx %" PRIu64 ", ECN CE %" PRIu64 ", bad ICRC %" PRIu64
-	       ", TP dropped %" PRIu64 "\n", es.rx_frames, es.tx_frames, es.ce_marked, es.icrc_bad,
-	       es.tp_drop);
+	       ", TP dropped %" PRIu64 ", AF_XDP %s\n", es.rx_frames, es.tx_frames, es.ce_marked, es.icrc_bad,
+	       es.tp_drop, run_xsk_mode(r));
 	if (o->cc != TP_CC_NONE || o->lb != TPG_LB_FLOW)
 		printf("  cc %s, lb %s: CNPs sent %" PRIu64 ", received %" PRIu64 "\n",
 		       tp_cc_algo_name(o->cc), tpg_lb_name(o->lb), cnp_sent, cnp_rcvd);

@@ -97,6 +97,7 @@ int run_fail(struct run *r, const char *fmt, ...) __attribute__((format(printf, 
 bool run_ctp_entity(const struct ubperf_opts *o);
 /* The endpoints on the ports (the ports exist: main.c checked); 0 or the exit status. */
 int run_open_ep(struct run *r);
+const char *run_xsk_mode(const struct run *r);	/* "zero-copy", "copy" or "mixed" (ports) */
 /* m in channel c's hello to the peer's channel peer_tpn (0: not known yet),
  * by port k to p (the channel's own peer, or the client as port k reaches it). */
 int run_ctl_send(struct run *r, uint32_t k, struct ep_peer *p, const struct ep_chan *c, uint32_t peer_tpn,

@@ -27,7 +27,8 @@ struct ubperf_opts {
 	const char *devs[UBPERF_MAX_DEVS];	/* --dev split at commas */
 	uint32_t ndevs;
 	const char *peer;
-	bool generic, zerocopy, json, verbose;
+	bool generic, json, verbose;
+	enum xsk_mode xsk_mode;		/* --zerocopy, --copy; default auto */
 	struct ep_native native;	/* --native: EtherType non-zero */
 	bool nexthop_mac_set;
 	uint8_t nexthop_mac[6];

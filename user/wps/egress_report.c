@@ -153,10 +153,11 @@ void wps_eg_write_stats(struct eg *g)
 		fprintf(f, "%s\"%s\":%llu", a ? "," : "", wps_action_name(a), (unsigned long long)t->actions[a]);
 	fprintf(f, "}},\"io\":{\"rx\":%llu,\"bad_descriptor\":%llu,\"tx_xsk\":%llu,\"tx_kernel\":%llu,"
 		"\"tx_kernel_failed\":%llu,\"tx_failed\":%llu,\"rx_multi_buffer\":%llu,\"frame_size\":%u,"
-		"\"multi_buffer\":%u,\"threads\":%u},\"shards\":[",
+		"\"multi_buffer\":%u,\"xsk_mode\":\"%s\",\"threads\":%u},\"shards\":[",
 		(unsigned long long)x.rx, (unsigned long long)x.bad_desc, (unsigned long long)x.tx_xsk,
 		(unsigned long long)x.tx_kernel, (unsigned long long)x.tx_kernel_fail, (unsigned long long)x.tx_fail,
-		(unsigned long long)x.rx_multi, g->frame_size, xsk_mt_is_sg(g->xm) ? 1u : 0u, g->nshards);
+		(unsigned long long)x.rx_multi, g->frame_size, xsk_mt_is_sg(g->xm) ? 1u : 0u,
+		xsk_mode_bound_name(xsk_mt_is_zerocopy(g->xm)), g->nshards);
 	for (unsigned i = 0; i < g->nshards; i++) {
 		struct shard *s = &g->sh[i];
 		struct wps_total_stats st;

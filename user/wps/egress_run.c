@@ -197,7 +197,7 @@ static int setup(struct eg *g, char *err, size_t errlen)
 	const struct wps_eg_run_opts *o = g->o;
 	struct wps_eg_cfg cfg = { .node_id = o->node_id, .log_per_sec = o->log_per_sec,
 				  .flags = o->any_peer ? WPS_EG_F_ANY_PEER : 0 };
-	struct xsk_mt_cfg xcfg = { .ring_size = RING_SIZE, .zerocopy = o->zerocopy };
+	struct xsk_mt_cfg xcfg = { .ring_size = RING_SIZE, .mode = xsk_mode_for(o->xsk_mode, o->generic) };
 	unsigned queues[WPS_EG_MAX_DEVS], npools = 0, max_frame = 0, fpp, out_queues;
 	struct wps_reorder_cfg rcfg;
 	__u32 zero = 0;
@@ -334,8 +334,9 @@ static int setup(struct eg *g, char *err, size_t errlen)
 						   wps_eg_xsk_key((__u32)i, q, k));
 
 				if (r < 0) {
-					snprintf(err, errlen, "AF_XDP socket on %s queue %u: %s%s", o->devs[i], q,
-						 strerror(-r), r == -EBUSY ? " (another instance?)" : "");
+					snprintf(err, errlen, "AF_XDP socket on %s queue %u: %s%s%s", o->devs[i], q,
+						 strerror(-r), r == -EBUSY ? " (another instance?)" : "",
+						 xsk_mode_refusal(o->xsk_mode, r));
 					return -1;
 				}
 				s->nrx++;
@@ -343,8 +344,9 @@ static int setup(struct eg *g, char *err, size_t errlen)
 		/* Its own queue of the site-facing device where it has enough, else shared. */
 		s->out_sock = xsk_mt_add(s->t, o->out_dev, k % out_queues, false, true, -1, 0);
 		if (s->out_sock < 0) {
-			snprintf(err, errlen, "AF_XDP socket on %s: %s%s", o->out_dev, strerror(-s->out_sock),
-				 s->out_sock == -EBUSY ? " (another instance?)" : "");
+			snprintf(err, errlen, "AF_XDP socket on %s: %s%s%s", o->out_dev, strerror(-s->out_sock),
+				 s->out_sock == -EBUSY ? " (another instance?)" : "",
+				 xsk_mode_refusal(o->xsk_mode, s->out_sock));
 			return -1;
 		}
 	}

@@ -14,6 +14,7 @@
 
 #include "wps/egress_peers.h"
 #include "wps/reorder.h"
+#include "xsk/xsk_mode.h"
 #include "wps_egress_maps.h"
 
 struct wps_eg_run_opts {
@@ -25,7 +26,7 @@ struct wps_eg_run_opts {
 	bool any_peer;				/* no peer check: any source, as one peer */
 	struct wps_reorder_cfg rcfg;
 	bool generic;				/* XDP generic (skb) mode */
-	bool zerocopy;				/* ask the NIC for zero-copy AF_XDP */
+	enum xsk_mode xsk_mode;			/* 0: zero-copy where the driver has it, else copy */
 	unsigned threads;			/* reorder threads (0: wps_eg_default_threads()) */
 	unsigned rt_priority;			/* their SCHED_FIFO priority (0: normal scheduling) */
 	bool no_pin;				/* leave them unpinned (else thread k on the k-th CPU) */

@@ -71,6 +71,7 @@ struct xsk_mt {
 	struct pool pools[XSK_MT_MAX_POOLS];
 	int npools;
 	uint32_t handed;		/* frames given to threads so far */
+	bool zc;			/* bound zero-copy */
 	struct xsk_mt_thr *threads;
 };
 
@@ -151,6 +152,7 @@ void xsk_mt_destroy(struct xsk_mt *m)
 }
 
 bool xsk_mt_is_sg(const struct xsk_mt *m) { return m->cfg.sg; }
+bool xsk_mt_is_zerocopy(const struct xsk_mt *m) { return m->zc; }
 uint32_t xsk_mt_frame_size(const struct xsk_mt *m) { return m->cfg.frame_size; }
 void *xsk_mt_data(const struct xsk_mt *m, uint64_t addr) { return xsk_umem__get_data(m->area, addr); }
 uint32_t xsk_mt_free_frames(const struct xsk_mt_thr *t) { return t->nfree; }
@@ -292,7 +294,7 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 		scfg.rx_size = m->cfg.ring_size;
 		scfg.tx_size = m->cfg.ring_size;
 		scfg.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
-		scfg.bind_flags = (m->cfg.zerocopy ? XDP_ZEROCOPY : XDP_COPY) | XDP_USE_NEED_WAKEUP |
+		scfg.bind_flags = xsk_mode_bind_flags(m->cfg.mode) | XDP_USE_NEED_WAKEUP |
 				  (m->cfg.sg ? XDP_USE_SG : 0);
 		/* Two reasons to try again. A kernel before 6.6 knows no XDP_USE_SG:
 		 * at once, without it. A socket closed just before on this queue (a
@@ -322,11 +324,12 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 			s->xsk = NULL;
 			return err;
 		}
+		s->fd = xsk_socket__fd(s->xsk);
 		if (first) {
 			p->fill = m->fill0;
 			p->comp = m->comp0;
+			m->zc = xsk_fd_zerocopy(s->fd);
 		}
-		s->fd = xsk_socket__fd(s->xsk);
 		p->netns = (uint64_t)ns.st_ino;
 		p->ifindex = ifindex;
 		p->queue = queue;

@@ -38,7 +38,7 @@ struct xsk_mt_cfg {
 	uint32_t nframes;	/* UMEM frames */
 	uint32_t frame_size;	/* 2048 or 4096 */
 	uint32_t ring_size;	/* every ring, power of two */
-	bool zerocopy;		/* ask for XDP_ZEROCOPY; false: XDP_COPY */
+	enum xsk_mode mode;	/* 0: zero-copy where the driver has it, else copy */
 	bool sg;		/* multi-buffer (XDP_USE_SG, Linux 6.6+), where the kernel takes it */
 };
 
@@ -58,6 +58,8 @@ struct xsk_mt *xsk_mt_create(const struct xsk_mt_cfg *cfg);
 /* Every thread stopped first. */
 void xsk_mt_destroy(struct xsk_mt *m);
 bool xsk_mt_is_sg(const struct xsk_mt *m);
+/* Whether the UMEM's sockets are bound zero-copy (its first socket's mode, read back from the kernel). */
+bool xsk_mt_is_zerocopy(const struct xsk_mt *m);
 uint32_t xsk_mt_frame_size(const struct xsk_mt *m);
 void *xsk_mt_data(const struct xsk_mt *m, uint64_t addr);
 

@@ -181,8 +181,6 @@ int xsk_port_add(struct xsk_port *p, const char *ifname, uint32_t queue, int xsk
 		 uint32_t map_key)
 {
 	struct xsk_socket_config scfg = { 0 };
-	struct xdp_options opts = { 0 };
-	socklen_t optlen = sizeof(opts);
 	struct xsk_sock *s;
 	int err, fd;
 
@@ -194,7 +192,7 @@ int xsk_port_add(struct xsk_port *p, const char *ifname, uint32_t queue, int xsk
 	scfg.rx_size = p->cfg.ring_size;
 	scfg.tx_size = p->cfg.ring_size;
 	scfg.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
-	scfg.bind_flags = p->cfg.zerocopy ? XDP_ZEROCOPY : XDP_COPY;
+	scfg.bind_flags = xsk_mode_bind_flags(p->cfg.mode);
 	if (!p->cfg.no_wakeup)
 		scfg.bind_flags |= XDP_USE_NEED_WAKEUP;
 	err = xsk_socket__create_shared(&s->xsk, ifname, queue, p->umem, &s->rx, &s->tx,
@@ -210,8 +208,7 @@ int xsk_port_add(struct xsk_port *p, const char *ifname, uint32_t queue, int xsk
 		p->nsocks++;
 		return err;
 	}
-	if (!getsockopt(fd, SOL_XDP, XDP_OPTIONS, &opts, &optlen))
-		s->zerocopy = opts.flags & XDP_OPTIONS_ZEROCOPY;
+	s->zerocopy = xsk_fd_zerocopy(fd);
 	strcpy(s->ifname, ifname);
 	s->queue = queue;
 	p->nsocks++;

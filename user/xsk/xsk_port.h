@@ -23,13 +23,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "xsk/xsk_mode.h"
+
 #define XSK_PORT_MAX_SOCKS	16
 
 struct xsk_port_cfg {
 	uint32_t nframes;	/* UMEM frames (0: 4096) */
 	uint32_t frame_size;	/* power of two, 2048 or 4096 (0: 4096) */
 	uint32_t ring_size;	/* rx, tx, fill, completion per socket (0: 1024) */
-	bool zerocopy;		/* ask for XDP_ZEROCOPY; false: XDP_COPY */
+	enum xsk_mode mode;	/* 0: zero-copy where the driver has it, else copy */
 	bool no_wakeup;		/* do not request XDP_USE_NEED_WAKEUP */
 };
 
