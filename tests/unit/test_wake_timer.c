@@ -99,12 +99,53 @@ static void window_of_a_sleep(void **state)
 	assert_int_equal(hi, 5000);
 }
 
+/* A loss timer narrows the window to itself plus its own slack, whatever
+ * its distance; after the window it changes nothing. */
+static void window_with_a_loss_timer(void **state)
+{
+	uint64_t lo, hi;
+
+	(void)state;
+	wake_timer_window(1000, UINT64_MAX, 5000, 50, &lo, &hi);	/* the bound alone: [3000, 5000] */
+	wake_timer_lax(1020, 200, &lo, &hi);		/* near: its slack, not its distance */
+	assert_int_equal(lo, 1020);
+	assert_int_equal(hi, 1220);
+	wake_timer_window(1000, 1100, 5000, 50, &lo, &hi);	/* an exact one first: [1100, 1150] */
+	wake_timer_lax(1050, 200, &lo, &hi);
+	assert_int_equal(lo, 1050);
+	assert_int_equal(hi, 1150);			/* the exact one's end still holds */
+	wake_timer_window(1000, 1100, 5000, 50, &lo, &hi);
+	wake_timer_lax(1150, 200, &lo, &hi);		/* at the window's end: no change */
+	assert_int_equal(lo, 1100);
+	assert_int_equal(hi, 1150);
+	wake_timer_lax(UINT64_MAX, 200, &lo, &hi);	/* none */
+	assert_int_equal(hi, 1150);
+	/* The armed expiry holds across sleeps whose probe moves later by less
+	 * than the slack: one arm for the three. */
+	{
+		struct wake_timer t;
+		uint64_t now = ub_mono_ns();
+
+		assert_int_equal(wake_timer_open(&t), 0);
+		for (uint64_t k = 0; k < 3; k++) {
+			uint64_t n = now + k * 60 * MS, probe = n + MINUTE + 40 * MS;
+
+			wake_timer_window(n, UINT64_MAX, n + 2 * MINUTE, 50 * MS, &lo, &hi);
+			wake_timer_lax(probe, 200 * MS, &lo, &hi);
+			assert_int_equal(wake_timer_set(&t, n, lo, hi), 0);
+		}
+		assert_int_equal(t.arms, 1);
+		wake_timer_close(&t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(kept_inside_the_window),
 		cmocka_unit_test(expired_then_quiet),
 		cmocka_unit_test(window_of_a_sleep),
+		cmocka_unit_test(window_with_a_loss_timer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -184,8 +184,9 @@ int ep_xdp_counters(const struct ep *e, uint64_t out[UB_EP_CNT__MAX]);
  * what it has. Waits up to timeout_ms (0: not at all) when there was nothing
  * to do, until a frame or a route change comes or the core's next timer is
  * due (late by up to EP_TIMER_SLACK_NS, as a poll timeout would be, and
- * never by more than it was away; one due within 10 us is not slept for:
- * the caller's next round runs it). Returns the packets moved.
+ * never by more than it was away; a loss timer by up to EP_LOSS_SLACK_NS;
+ * one due within 10 us is not slept for: the caller's next round runs it).
+ * Returns the packets moved.
  */
 int ep_progress(struct ep *e, int timeout_ms);
 
@@ -193,6 +194,11 @@ int ep_progress(struct ep *e, int timeout_ms);
  * caller's own with io/wake_timer.h): the kernel's default timer slack,
  * which a poll timeout had too. */
 #define EP_TIMER_SLACK_NS	50000ull
+/* ... and a loss timer's (RTO, tail loss probe: tp_ep_deadlines),
+ * whatever its distance: re-arming the wake timer tens of us ahead costs
+ * 11-17 us on the bench VM, and a Send at a time, whose probe 2 SRTT away
+ * moves at every message, re-armed it at nearly every sleep. */
+#define EP_LOSS_SLACK_NS	200000ull
 
 /*
  * Several endpoints served by one thread, when a round of ep_progress(e, 0)

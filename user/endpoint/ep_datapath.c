@@ -477,7 +477,9 @@ static unsigned do_tx(struct ep *e, uint64_t now)
  * else the caller's bound (up to half of it early). The time is kept by
  * eps[0]'s wake timer (io/wake_timer.h: armed once for many sleeps, where a
  * poll timeout is armed and cancelled at each). A deadline is late by at
- * most its own distance (a near one is kept near). Only one due within
+ * most its own distance (a near one is kept near); a loss timer by up to
+ * EP_LOSS_SLACK_NS, so that the armed timer serves several sleeps of a
+ * Send at a time, whose loss probe moves at every message. Only one due within
  * EP_SPIN_NS is not slept for: when this loop spun through every wait
  * shorter than a millisecond (a Send's loss probe, 2 SRTT away) it took
  * the CPU its peer on the same host needed, and lost its own on a shared
@@ -488,16 +490,18 @@ static int sleep_on(struct ep *const *eps, unsigned n, uint64_t now, uint64_t bo
 {
 	struct pollfd pfd[EP_WAIT_MAX_FDS + 1];
 	struct wake_timer *wt = &eps[0]->wt;
-	uint64_t dl = UINT64_MAX, bound = now + bound_ns, lo, hi;
+	uint64_t dl = UINT64_MAX, loss = UINT64_MAX, bound = now + bound_ns, first, lo, hi;
 	struct timespec ts, *tsp = NULL;
 	nfds_t nfd = 0, nl_at[EP_WAIT_MAX_FDS];
 	int r;
 
 	for (unsigned i = 0; i < n; i++) {
-		uint64_t d = tp_ep_next_deadline(eps[i]->tp);
+		uint64_t l, d = tp_ep_deadlines(eps[i]->tp, &l);
 
 		if (d < dl)
 			dl = d;
+		if (l < loss)
+			loss = l;
 		/* Completions reaped, the fill ring topped up: what poll() waits on is real. */
 		xsk_mt_service(eps[i]->xt);
 		nl_at[i] = EP_WAIT_MAX_FDS + 1;	/* none: past the timer's slot too */
@@ -508,13 +512,15 @@ static int sleep_on(struct ep *const *eps, unsigned n, uint64_t now, uint64_t bo
 		for (int k = 0; k < xsk_mt_nsocks(eps[i]->xt) && nfd < EP_WAIT_MAX_FDS; k++)
 			pfd[nfd++] = (struct pollfd){ .fd = xsk_mt_fd(eps[i]->xt, k), .events = POLLIN };
 	}
-	if (dl < bound && dl < now + EP_SPIN_NS)
+	first = dl < loss ? dl : loss;
+	if (first < bound && first < now + EP_SPIN_NS)
 		return 0;
 	wake_timer_window(now, dl, bound, EP_TIMER_SLACK_NS, &lo, &hi);
+	wake_timer_lax(loss, EP_LOSS_SLACK_NS, &lo, &hi);
 	if (!wake_timer_set(wt, now, lo, hi)) {
 		pfd[nfd++] = (struct pollfd){ .fd = wt->fd, .events = POLLIN };
 	} else {	/* a poll timeout: until the deadline itself, or the bound */
-		ts = ub_ns_timespec((dl < bound ? dl : bound) - now);
+		ts = ub_ns_timespec((first < bound ? first : bound) - now);
 		tsp = &ts;
 	}
 	r = ppoll(pfd, nfd, tsp, NULL);

@@ -56,4 +56,20 @@ static inline void wake_timer_window(uint64_t now, uint64_t dl, uint64_t bound, 
 	}
 }
 
+/*
+ * The window narrowed for a second deadline, lax, that may be served up to
+ * lax_slack late (a loss timer, which then only resends later): the wake
+ * may come from lax on and comes by lax + lax_slack. A lax deadline at or
+ * after *hi changes nothing.
+ */
+static inline void wake_timer_lax(uint64_t lax, uint64_t lax_slack, uint64_t *lo, uint64_t *hi)
+{
+	if (lax >= *hi)
+		return;
+	if (lax < *lo)
+		*lo = lax;
+	if (lax + lax_slack < *hi)
+		*hi = lax + lax_slack;
+}
+
 #endif

@@ -427,6 +427,13 @@ size_t tp_ep_tx(struct tp_ep *ep, uint64_t now, void *buf, size_t cap, struct tp
 void tp_ep_tick(struct tp_ep *ep, uint64_t now);
 /* Earliest time tp_ep_tick() has work; UINT64_MAX when none. */
 uint64_t tp_ep_next_deadline(const struct tp_ep *ep);
+/* The same split in two: the earliest of the loss timers (RTO, the tail
+ * loss probe) in *loss, returned the earliest of the rest (delayed TPACKs,
+ * pacing, RNR, CTP, RACK's reordering timer, which recovers a bulk
+ * sender's losses), whose lateness changes what is sent when. A loss timer
+ * that fires later than due only resends later, and only when nothing came
+ * meanwhile: a loop may wake for it with more slack. */
+uint64_t tp_ep_deadlines(const struct tp_ep *ep, uint64_t *loss);
 
 /* ---- completions --------------------------------------------------------- */
 

@@ -429,9 +429,9 @@ void tp_ep_tick(struct tp_ep *ep, uint64_t now)
 	}
 }
 
-uint64_t tp_ep_next_deadline(const struct tp_ep *ep)
+uint64_t tp_ep_deadlines(const struct tp_ep *ep, uint64_t *loss)
 {
-	uint64_t d = UINT64_MAX, x;
+	uint64_t d = UINT64_MAX, l = UINT64_MAX, x;
 
 	for (uint32_t i = 0; i < ep->nchans; i++) {
 		const struct tp_chan *ch = ep->chans[i];
@@ -441,14 +441,25 @@ uint64_t tp_ep_next_deadline(const struct tp_ep *ep)
 		x = tp_rcv_deadline(ch);
 		if (x < d)
 			d = x;
-		x = tp_snd_deadline(ch);
+		x = tp_snd_exact_deadline(ch);
 		if (x < d)
 			d = x;
 		x = tp_is_ctp(ch) ? tp_ctp_deadline(ch) : UINT64_MAX;
 		if (x < d)
 			d = x;
+		x = tp_snd_loss_deadline(ch);
+		if (x < l)
+			l = x;
 	}
+	*loss = l;
 	return d;
+}
+
+uint64_t tp_ep_next_deadline(const struct tp_ep *ep)
+{
+	uint64_t l, d = tp_ep_deadlines(ep, &l);
+
+	return d < l ? d : l;
 }
 
 /* ---- statistics ------------------------------------------------------------ */

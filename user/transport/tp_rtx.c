@@ -211,16 +211,22 @@ void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 	ch->st.rto_ns = tp_rto_value(ch);
 }
 
-uint64_t tp_snd_deadline(const struct tp_chan *ch)
+uint64_t tp_snd_loss_deadline(const struct tp_chan *ch)
 {
 	uint64_t d = ch->rto_deadline ? ch->rto_deadline : UINT64_MAX;
 
-	if (ch->rnr_waiting && ch->rnr_until < d)
-		d = ch->rnr_until;
-	if (ch->rack_deadline && ch->rack_deadline < d)
-		d = ch->rack_deadline;
 	if (ch->tlp_deadline && ch->tlp_deadline < d)
 		d = ch->tlp_deadline;
+	return d;
+}
+
+uint64_t tp_snd_exact_deadline(const struct tp_chan *ch)
+{
+	uint64_t d = ch->rnr_waiting ? ch->rnr_until : UINT64_MAX;
+
+	if (ch->rack_deadline && ch->rack_deadline < d)
+		d = ch->rack_deadline;
+
 	if (ch->cfg.cc && ch->cfg.cc->next_deadline) {
 		uint64_t c = ch->cfg.cc->next_deadline(ch->cfg.cc_ctx);
 
@@ -228,6 +234,13 @@ uint64_t tp_snd_deadline(const struct tp_chan *ch)
 			d = c;
 	}
 	return d;
+}
+
+uint64_t tp_snd_deadline(const struct tp_chan *ch)
+{
+	uint64_t l = tp_snd_loss_deadline(ch), x = tp_snd_exact_deadline(ch);
+
+	return l < x ? l : x;
 }
 
 /* ---- RACK: time-based loss detection (cfg.rack) ------------------------------ */

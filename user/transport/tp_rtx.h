@@ -19,6 +19,10 @@ void tp_rto_rearm(struct tp_chan *ch, uint64_t now);
 /* The sender's timers: RTO, RACK's reordering timer, the tail loss probe. */
 void tp_snd_tick(struct tp_chan *ch, uint64_t now);
 uint64_t tp_snd_deadline(const struct tp_chan *ch);
+/* Of those, the loss timers' (RTO, tail loss probe), and the others' (RACK's
+ * reordering timer, RNR, CC pacing); UINT64_MAX when none. */
+uint64_t tp_snd_loss_deadline(const struct tp_chan *ch);
+uint64_t tp_snd_exact_deadline(const struct tp_chan *ch);
 
 /* RACK (cfg.rack): a packet delivered (acked or SACKed), a D-SACK of PSN d,
  * the packets sent before the latest delivered one by more than the
