@@ -40,7 +40,7 @@ static int make_port(struct ep *e)
 	mc.nframes = e->cfg.nframes ? e->cfg.nframes : 8192;
 	mc.frame_size = EP_FRAME_SIZE;
 	mc.ring_size = 2048;
-	mc.mode = xsk_mode_for(e->cfg.xsk_mode, e->cfg.generic);
+	mc.mode = xsk_mode_for(e->cfg.xsk_mode, e->cfg.generic, e->cfg.nmembers > 1 ? e->cfg.nmembers : 1);
 	mc.sg = !e->cfg.shared && xsk_mt_sg_supported();
 	e->xm = xsk_mt_create(&mc);
 	if (!e->xm)

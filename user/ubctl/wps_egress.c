@@ -66,9 +66,9 @@ static const struct optab run_opts[] = {
 	  "counted, not buffered (default 1024)", 'g', 0 },
 	{ "log-rate", "N", "validation-failure log lines per second and CPU (default 10)", 'l', 0 },
 	{ "generic", NULL, "XDP in generic (skb) mode", 'G', 0 },
-	{ "zerocopy", NULL, "zero-copy AF_XDP, or fail (default: zero-copy where the driver\n"
-	  "has it, copy mode otherwise; always copy with --generic)", 'Z', 0 },
-	{ "copy", NULL, "copy-mode AF_XDP even where the driver has zero-copy", 'K', 0 },
+	{ "zerocopy", NULL, "zero-copy AF_XDP, or fail (default: copy mode, as the devices and\n"
+	  "--out-dev share one UMEM, and --out-dev runs no XDP of its own; not with --generic)", 'Z', 0 },
+	{ "copy", NULL, "copy-mode AF_XDP (the default)", 'K', 0 },
 	{ "threads", "N", "reorder threads (default: the CPUs it may use, at most 8)", 'j', 0 },
 	{ "priority", "N", "the threads' SCHED_FIFO priority (default 10; 0: normal\n"
 	  "scheduling)", 'P', 0 },
@@ -301,6 +301,9 @@ static int cmd_run(int argc, char **argv)
 		return OPTAB_STATUS(rc);
 	if (!a->devlist[0] || !po->out_dev || !a->have_node)
 		return fail(EXIT_USAGE, "wps egress run: --dev, --out-dev and --node-id are required");
+	if (po->generic && po->xsk_mode == XSK_MODE_ZEROCOPY)
+		return fail(EXIT_USAGE, "wps egress run: --zerocopy needs native XDP (a driver's zero-copy AF_XDP "
+			    "runs behind its own XDP only): not with --generic");
 	if (po->any_peer && po->peers.n)
 		return fail(EXIT_USAGE, "wps egress run: --peer and --any-peer exclude each other");
 	if (!po->any_peer && !po->peers.n)

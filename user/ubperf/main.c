@@ -290,7 +290,8 @@ static int ctp_finish(struct ubperf_opts *o, bool native, bool size_set, bool ta
 	  "dropped and the server waits for a new one)", 'S', 0 }, \
 	{ "generic", NULL, "XDP in generic (SKB) mode", 'g', 0 }, \
 	{ "zerocopy", NULL, "AF_XDP zero-copy, or fail (default: zero-copy where the driver\n" \
-	  "has it, copy mode otherwise; always copy with --generic)", 'z', 0 }, \
+	  "has it, copy mode otherwise; copy with --generic, refused with it, and copy\n" \
+	  "for a --mode ctp entity of several --dev, which share one UMEM)", 'z', 0 }, \
 	{ "copy", NULL, "AF_XDP copy mode even where the driver has zero-copy", OPT_COPY, 0 }, \
 	{ "native", NULL, "native UB frames on an emulated UB port (docs/WIRE.md section\n" \
 	  "5), not UBoE", 'N', 0 }, \
@@ -493,6 +494,10 @@ static int run(bool server, int argc, char **argv)
 			fprintf(stderr, "ubperf: --dev %s: no such device in this network namespace\n", o.devs[k]);
 			return UB_EXIT_NOTFOUND;
 		}
+	if (o.generic && o.xsk_mode == XSK_MODE_ZEROCOPY) {
+		fprintf(stderr, "ubperf: --zerocopy needs native XDP (a driver's zero-copy AF_XDP runs behind its own XDP only): not with --generic\n");
+		return 2;
+	}
 	if (o.server && o.peer) {
 		fprintf(stderr, "ubperf: --peer is for the client\n");
 		return 2;

@@ -197,7 +197,9 @@ static int setup(struct eg *g, char *err, size_t errlen)
 	const struct wps_eg_run_opts *o = g->o;
 	struct wps_eg_cfg cfg = { .node_id = o->node_id, .log_per_sec = o->log_per_sec,
 				  .flags = o->any_peer ? WPS_EG_F_ANY_PEER : 0 };
-	struct xsk_mt_cfg xcfg = { .ring_size = RING_SIZE, .mode = xsk_mode_for(o->xsk_mode, o->generic) };
+	/* The --dev devices and --out-dev share the UMEM. */
+	struct xsk_mt_cfg xcfg = { .ring_size = RING_SIZE,
+				  .mode = xsk_mode_for(o->xsk_mode, o->generic, (unsigned)o->ndevs + 1) };
 	unsigned queues[WPS_EG_MAX_DEVS], npools = 0, max_frame = 0, fpp, out_queues;
 	struct wps_reorder_cfg rcfg;
 	__u32 zero = 0;
@@ -355,7 +357,7 @@ static int setup(struct eg *g, char *err, size_t errlen)
 	/* What the sockets take: any frame with multi-buffer, else one buffer's worth. */
 	cfg.xsk_max = xsk_mt_is_sg(g->xm) ? 0 : g->frame_size - 256;
 	if (xcfg.sg && !xsk_mt_is_sg(g->xm) && o->live)
-		fprintf(stderr, "wps egress: this kernel's AF_XDP has no multi-buffer (XDP_USE_SG, Linux 6.6): R = 1 "
+		fprintf(stderr, "wps egress: no multi-buffer AF_XDP here (XDP_USE_SG: Linux 6.6; zero-copy: the driver's too): R = 1 "
 			"frames over %u bytes are decapsulated in XDP, their order not restored (r1_too_big)\n",
 			cfg.xsk_max);
 	if (bpf_map_update_elem(bpf_map__fd(g->skel->maps.wps_eg_cfg), &zero, &cfg, 0)) {

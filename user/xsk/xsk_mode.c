@@ -10,9 +10,9 @@
 #define SOL_XDP 283
 #endif
 
-enum xsk_mode xsk_mode_for(enum xsk_mode asked, bool generic_xdp)
+enum xsk_mode xsk_mode_for(enum xsk_mode asked, bool generic_xdp, unsigned ndevs)
 {
-	return asked == XSK_MODE_AUTO && generic_xdp ? XSK_MODE_COPY : asked;
+	return asked == XSK_MODE_AUTO && (generic_xdp || ndevs > 1) ? XSK_MODE_COPY : asked;
 }
 
 uint16_t xsk_mode_bind_flags(enum xsk_mode mode)

@@ -22,11 +22,17 @@ enum xsk_mode {
 	XSK_MODE_ZEROCOPY,	/* the bind fails where the driver has none */
 };
 
-/* The mode to bind in, asked for behind XDP attached generic_xdp or not:
- * auto is copy behind generic XDP, as a driver's zero-copy path runs only
- * its own native XDP (frames of a generic program reach the socket by copy,
- * and zero-copy tx needs the driver's XDP rings). */
-enum xsk_mode xsk_mode_for(enum xsk_mode asked, bool generic_xdp);
+/* The mode to bind in, asked for behind XDP attached generic_xdp or not,
+ * for a UMEM whose sockets are on ndevs devices. Auto is copy:
+ * - behind generic XDP, as a driver's zero-copy path runs only its own
+ *   native XDP (frames of a generic program reach the socket by copy, and
+ *   zero-copy tx needs the driver's XDP rings);
+ * - on several devices: the first socket's mode binds every socket sharing
+ *   the UMEM (the kernel forces it on XDP_SHARED_UMEM binds), so a second
+ *   device without zero-copy would refuse the bind, and one without native
+ *   XDP of its own (the WPS egress's --out-dev) would take zero-copy and
+ *   then fail every tx wakeup. */
+enum xsk_mode xsk_mode_for(enum xsk_mode asked, bool generic_xdp, unsigned ndevs);
 /* The bind flags that ask for the mode. */
 uint16_t xsk_mode_bind_flags(enum xsk_mode mode);
 /* Whether socket fd is bound zero-copy (XDP_OPTIONS). */

@@ -302,6 +302,7 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 		 * kernel workqueue, under the RTNL lock: EBUSY for a moment, not for
 		 * good, though the moment lasts as long as another holds that lock. */
 		struct timespec t0, t;
+		int sg_err = 0;
 
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		for (;;) {
@@ -309,9 +310,10 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 							tx ? &s->tx : NULL, first ? &m->fill0 : &p->fill,
 							first ? &m->comp0 : &p->comp, &scfg);
 			err = err > 0 ? -err : err;
-			if (err && m->cfg.sg && !m->npools && (err == -EINVAL || err == -EOPNOTSUPP)) {
+			if (err && m->cfg.sg && first && (err == -EINVAL || err == -EOPNOTSUPP)) {
 				m->cfg.sg = false;
 				scfg.bind_flags &= ~XDP_USE_SG;
+				sg_err = err;
 				continue;
 			}
 			clock_gettime(CLOCK_MONOTONIC, &t);
@@ -321,6 +323,13 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 			usleep(20 * 1000);
 		}
 		if (err) {
+			/* Refused without XDP_USE_SG too: it was not the kernel's lack of
+			 * multi-buffer (a forced zero-copy the driver has not, a bad
+			 * queue), and the first refusal is the one to report. */
+			if (sg_err) {
+				m->cfg.sg = true;
+				err = sg_err;
+			}
 			s->xsk = NULL;
 			return err;
 		}
