@@ -783,6 +783,40 @@ static void frames_in(void **state)
 	tp_ep_destroy(r.ep);
 }
 
+/* The endpoint's deadlines in two (tp_ep_deadlines, which a sleeping loop may
+ * meet up to 200 us late only for the loss timers): the RTO of a Send apart,
+ * the delayed TPACK with the timers that must be met on time. */
+static void deadlines_loss_timers_apart(void **state)
+{
+	static uint8_t msg[100];
+	struct rx r;
+	uint8_t b[4096];
+	struct ub_tph_fields f;
+	uint64_t loss, exact;
+
+	(void)state;
+	rx_setup(&r, TP_MODE_RTP_SR, 3);
+	assert_int_equal(tp_ep_deadlines(r.ep, &loss), UINT64_MAX);
+	assert_int_equal(loss, UINT64_MAX);
+	assert_int_equal(feed(&r, BASE, false), TP_RX_OK);	/* its TPACK delayed */
+	assert_int_equal(tp_ep_deadlines(r.ep, &loss), 10000);
+	assert_int_equal(loss, UINT64_MAX);
+	assert_int_equal(tp_post_send(r.ch, msg, sizeof(msg), 9), 0);
+	assert_true(pull(&r, b, &f) > 16);			/* the Send, its RTO armed */
+	assert_int_equal(f.opcode, UB_TP_RTP_DATA);
+	exact = tp_ep_deadlines(r.ep, &loss);
+	assert_int_equal(exact, 10000);
+	assert_true(loss > 10000 && loss < UINT64_MAX);
+	assert_int_equal(tp_ep_next_deadline(r.ep), 10000);
+	r.now = 10000;
+	tp_ep_tick(r.ep, r.now);
+	assert_int_equal(pull(&r, b, &f), 16);			/* the delayed TPACK */
+	assert_int_equal(tp_ep_deadlines(r.ep, &exact), UINT64_MAX);
+	assert_int_equal(exact, loss);				/* the RTO, still */
+	assert_int_equal(tp_ep_next_deadline(r.ep), loss);
+	tp_ep_destroy(r.ep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -796,6 +830,7 @@ int main(void)
 		cmocka_unit_test(sr_markpsn_highrtx),
 		cmocka_unit_test(utp_notes_header),
 		cmocka_unit_test(frames_in),
+		cmocka_unit_test(deadlines_loss_timers_apart),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
