@@ -5,6 +5,7 @@
  * and reclaimed, prefetched, and read out for the statistics.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -237,11 +238,15 @@ void wps_reorder_free(struct wps_reorder *e)
  * packet at 100,000 flows). Without them the pool is the same, on small
  * pages.
  */
-static void *pool_alloc(size_t size)
+static void *pool_alloc(size_t n, size_t elem)
 {
 	const size_t huge = 2u << 20;
+	size_t size = n * elem;
 	void *p;
 
+	/* As calloc: a count whose size, rounded up, does not fit (32-bit builds) is no pool. */
+	if (elem && n > (SIZE_MAX - huge) / elem)
+		return NULL;
 	if (size < huge) {
 		p = aligned_alloc(64, (size + 63) & ~(size_t)63);
 	} else {
@@ -280,10 +285,10 @@ struct wps_reorder *wps_reorder_new(const struct wps_reorder_cfg *cfg)
 	while (nb * 4 < cfg->max_flows)
 		nb <<= 1;
 	e->hmask = nb - 1;
-	e->pkts = pool_alloc(cfg->total_buffer * sizeof(*e->pkts));
-	e->grps = pool_alloc(cfg->total_buffer * sizeof(*e->grps));
-	e->flows = pool_alloc((size_t)cfg->max_flows * sizeof(*e->flows));
-	e->hb = pool_alloc(nb * sizeof(*e->hb));
+	e->pkts = pool_alloc(cfg->total_buffer, sizeof(*e->pkts));
+	e->grps = pool_alloc(cfg->total_buffer, sizeof(*e->grps));
+	e->flows = pool_alloc(cfg->max_flows, sizeof(*e->flows));
+	e->hb = pool_alloc(nb, sizeof(*e->hb));
 	e->peers = calloc(cfg->max_peers, sizeof(*e->peers));
 	e->out = calloc((size_t)cfg->total_buffer + WPS_REORDER_BATCH, sizeof(*e->out));
 	if (!e->pkts || !e->grps || !e->flows || !e->hb || !e->peers || !e->out) {
