@@ -32,11 +32,12 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u16 ub_ethertype;	/* native mode: this EtherType; 0: UBoE */
 const volatile __u8 ub_steer;		/* shared mode: steer by destination */
 const volatile __u8 ub_loop;		/* shared mode, the instance on a process's veth */
+const volatile __u8 ub_workers;		/* > 1: steer to workers (ub_endpoint_maps.h) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
-	__uint(max_entries, UB_EP_MAX_QUEUES);
-	__type(key, __u32);		/* rx queue index */
+	__uint(max_entries, UB_EP_MAX_QUEUES * UB_EP_MAX_WORKERS);
+	__type(key, __u32);		/* worker * UB_EP_MAX_QUEUES + rx queue index */
 	__type(value, __u32);		/* AF_XDP socket fd (user space writes it) */
 } ub_ep_xsks SEC(".maps");
 
@@ -72,7 +73,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, UB_EP_RCIDS);
 	__type(key, struct ub_ep_rcid_key);
-	__type(value, __u32);		/* slot */
+	__type(value, __u32);		/* slot; with workers, the worker */
 } ub_ep_rcid SEC(".maps");
 
 static __always_inline void ep_count(__u32 id)
@@ -185,6 +186,26 @@ static __always_inline __u32 ctp_slot(const struct ub_l3 *l3, void *end)
 	return rcid_slot(l3, ub_tah_rcid(tah));
 }
 
+/* Workers: the one a valid UBoE or UB frame (TPH at l3->tph) is for. */
+static __always_inline __u32 worker_of(const struct ub_l3 *l3, void *end)
+{
+	const struct ub_tph *tph = l3->tph;
+	const struct ep_hello_peek *h = (const void *)tph;
+	const struct ub_tah *tah = (const void *)(tph + 1);
+
+	if (ub_workers <= 1)
+		return 0;
+	if (ub_tph_opcode(tph) != UB_TP_UTP_DATA)
+		return be24(tph->dst_tpn) % ub_workers;
+	if ((void *)(tah + 1) > end)
+		return 0;
+	/* A hello's body names the TPN it is for at byte 12 (tp_hello_build_app). */
+	if ((void *)(h + 1) <= end && h->magic[0] == 'U' && h->magic[1] == 'B' &&
+	    h->magic[2] == 'H' && h->magic[3] == '2')
+		return be24(&h->body[13]) % ub_workers;
+	return rcid_slot(l3, ub_tah_rcid(tah)) % ub_workers;
+}
+
 static __always_inline int to_slot(struct xdp_md *ctx, __u32 slot)
 {
 	__u32 *mode;
@@ -234,6 +255,7 @@ int ub_endpoint(struct xdp_md *ctx)
 	struct ub_lph *lph;
 	struct ub_nth *nth;
 	struct ub_l3 l3 = {};
+	__u32 w = 0, q;
 	int proto, rc;
 	__u16 vid;
 
@@ -290,10 +312,13 @@ int ub_endpoint(struct xdp_md *ctx)
 	ep_count(native ? UB_EP_CNT_RX_UB : UB_EP_CNT_RX_UBOE);
 	if (ub_steer)
 		return to_slot(ctx, tp_slot(&l3, c.end));
+	w = worker_of(&l3, c.end);
 steer:
 	/* No socket on this queue: the endpoint is not listening there, and a
 	 * kernel UDP socket must not see UB traffic half the time. */
-	rc = bpf_redirect_map(&ub_ep_xsks, ctx->rx_queue_index, XDP_DROP);
+	q = ctx->rx_queue_index;
+	rc = q < UB_EP_MAX_QUEUES ? bpf_redirect_map(&ub_ep_xsks, w * UB_EP_MAX_QUEUES + q, XDP_DROP) :
+				    XDP_DROP;
 	ep_count(rc == XDP_REDIRECT ? UB_EP_CNT_TO_XSK : UB_EP_CNT_DROP_NO_SOCKET);
 	return rc;
 }

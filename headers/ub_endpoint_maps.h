@@ -15,6 +15,18 @@
 #define UB_EP_MAX_QUEUES	64
 
 /*
+ * Workers (ep.h, ub_workers set before load, not in shared mode): N threads,
+ * each with its own transport core and a socket on every rx queue, at
+ * ub_ep_xsks[worker * UB_EP_MAX_QUEUES + queue]. A frame goes to the worker
+ * owning its destination, on the queue it came in on:
+ *   RTP (data, TPACK, TPSACK, CNP)  DstTPN % ub_workers
+ *   a setup hello (UTP)              the TPN it names (0 before it knows one)
+ *   other UTP                        (IP source, IniRCID) (ub_ep_rcid: the worker)
+ *   CTP, and what no entry names     worker 0
+ */
+#define UB_EP_MAX_WORKERS	16
+
+/*
  * Shared mode (ub_steer, liburma's processes on one device,
  * docs/URMA.md "Processes and threads"): every process holds a slot
  * (1 .. UB_EP_SLOTS - 1) and allocates its TPNs (RTP) and RCIDs (UTP, CTP)

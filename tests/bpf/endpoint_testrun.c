@@ -369,11 +369,16 @@ static int fuzz(unsigned long n, uint64_t seed)
 #define T_UASID		0x123456u
 #define T_RCID		0x8123u
 
-/* A URMA setup hello (user/urma/setup.c) to a jetty of UASID uasid. */
-static size_t hello_frame(unsigned char *buf, size_t cap, uint32_t uasid)
+/* A URMA setup hello (user/urma/setup.c) to a jetty of UASID uasid, for
+ * the channel of TPN tpn (0: not known yet; tp_hello_build_app). */
+static size_t hello_frame(unsigned char *buf, size_t cap, uint32_t uasid, uint32_t tpn)
 {
 	uint8_t app[20 + 80] = { 'U', 'B', 'H', '2' };
 	struct ub_pkt_spec sp;
+
+	app[17] = (uint8_t)(tpn >> 16);
+	app[18] = (uint8_t)(tpn >> 8);
+	app[19] = (uint8_t)tpn;
 
 	memcpy(app + 20, "URMA", 4);
 	app[20 + 4] = 1;		/* version */
@@ -416,6 +421,8 @@ static size_t tp_frame(unsigned char *buf, size_t cap, bool utp, uint32_t tpn, u
 }
 
 static int steer_prog;	/* the instance a case runs through */
+static bool workers;	/* --workers: loaded for two workers */
+static const char *mode_name(void) { return workers ? "(workers)" : "(shared)"; }
 
 static bool steer_case(const char *name, const unsigned char *in, size_t len, __u32 want_verdict,
 		       int want_counter)
@@ -431,7 +438,7 @@ static bool steer_case(const char *name, const unsigned char *in, size_t len, __
 	read_counters(before);
 	if (!len || bpf_prog_test_run_opts(steer_prog, &o)) {
 		printf("#   cannot run: %s\n", len ? strerror(errno) : "frame not built");
-		return fixture_tap(false, "endpoint (shared) %s", name);
+		return fixture_tap(false, "endpoint %s %s", mode_name(), name);
 	}
 	read_counters(after);
 	if (o.retval != want_verdict) {
@@ -443,7 +450,52 @@ static bool steer_case(const char *name, const unsigned char *in, size_t len, __
 	if (want_counter >= 0)
 		want[want_counter] = 1;
 	ok &= fixture_counters_moved(before, after, want, UB_EP_CNT__MAX, ep_xdp_counter_name);
-	return fixture_tap(ok, "endpoint (shared) %s", name);
+	return fixture_tap(ok, "endpoint %s %s", mode_name(), name);
+}
+
+/*
+ * Two workers: a socket of worker 1's on queue 0 only (key 64), none of
+ * worker 0's, so each frame shows whose it was: worker 1's are redirected,
+ * worker 0's dropped for no socket.
+ */
+static const struct worker_case {
+	const char *name;
+	char kind;		/* 'r' RTP to tpn, 'h' a hello naming tpn, 'u' UTP of IniRCID tpn */
+	uint32_t tpn;
+	uint8_t ip_ver, src;	/* the source's last byte */
+	bool mine;		/* worker 1's */
+} wcases[] = {
+	{ "RTP to an odd TPN goes to worker 1's socket on its queue", 'r', 0x12345, 4, 1, true },
+	{ "RTP to an even TPN goes to worker 0's (none here: dropped, counted)", 'r', 0x12344, 6, 1, false },
+	{ "a hello naming an odd TPN goes to worker 1", 'h', 0x7, 4, 1, true },
+	{ "a hello naming no TPN goes to worker 0", 'h', 0, 4, 1, false },
+	{ "UTP goes by (IP source, IniRCID) to worker 1", 'u', T_RCID, 4, 1, true },
+	{ "UTP from another source goes to worker 0", 'u', T_RCID, 4, 9, false },
+};
+
+static int worker_cases(void)
+{
+	int rcid_fd = bpf_map__fd(skel->maps.ub_ep_rcid), xsk_fd = bpf_map__fd(skel->maps.ub_ep_xsks);
+	static unsigned char f[MAX_PKT];
+	struct ub_ep_rcid_key rk = { .ip = { 10, 0, 0, 1 }, .rcid = T_RCID };
+	__u32 key = UB_EP_MAX_QUEUES, one = 1;
+	int failed = 0;
+	size_t n;
+
+	steer_prog = bpf_program__fd(skel->progs.ub_endpoint);
+	if (bpf_map_update_elem(xsk_fd, &key, &sock_fd, 0) || bpf_map_update_elem(rcid_fd, &rk, &one, BPF_ANY)) {
+		fixture_tap(false, "endpoint (workers): the maps take their entries: %s", strerror(errno));
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(wcases) / sizeof(wcases[0]); i++) {
+		const struct worker_case *c = &wcases[i];
+
+		n = c->kind == 'h' ? hello_frame(f, sizeof(f), T_UASID, c->tpn) :
+				     tp_frame(f, sizeof(f), c->kind == 'u', c->tpn, c->ip_ver, c->src);
+		failed += !steer_case(c->name, f, n, c->mine ? XDP_REDIRECT : XDP_DROP,
+				      c->mine ? UB_EP_CNT_TO_XSK : UB_EP_CNT_DROP_NO_SOCKET);
+	}
+	return failed;
 }
 
 static int steer_cases(void)
@@ -486,10 +538,10 @@ static int steer_cases(void)
 	n = tp_frame(f, sizeof(f), false, 5, 4, 1);
 	failed += !steer_case("RTP to a TPN of slot 0 (no process's) is dropped, counted", f, n,
 			      XDP_DROP, UB_EP_CNT_DROP_NO_OWNER);
-	n = hello_frame(f, sizeof(f), T_UASID);
+	n = hello_frame(f, sizeof(f), T_UASID, 0);
 	failed += !steer_case("a setup hello goes to the process of its target UASID", f, n,
 			      XDP_REDIRECT, UB_EP_CNT_TO_VETH);
-	n = hello_frame(f, sizeof(f), T_UASID + 1);
+	n = hello_frame(f, sizeof(f), T_UASID + 1, 0);
 	failed += !steer_case("a setup hello for an unknown UASID goes to the queues' holder (ESTALE)",
 			      f, n, XDP_REDIRECT, UB_EP_CNT_TO_XSK);
 	n = tp_frame(f, sizeof(f), true, T_RCID, 4, 1);
@@ -533,7 +585,7 @@ static int steer_cases(void)
 			n = tp_frame(f, sizeof(f), false, 2u << UB_EP_TPN_SHIFT | 3, 4, 1);
 			failed += !steer_case("loopback: for a veth's slot, to that veth", f, n,
 					      XDP_REDIRECT, UB_EP_CNT_TO_VETH);
-			n = hello_frame(f, sizeof(f), T_UASID);
+			n = hello_frame(f, sizeof(f), T_UASID, 0);
 			failed += !steer_case("loopback: a hello by its target UASID", f, n, XDP_REDIRECT,
 					      UB_EP_CNT_TO_VETH);
 			bpf_map_delete_elem(devs_fd, &one);
@@ -560,16 +612,19 @@ int main(int argc, char **argv)
 	struct xsk_port *port;
 	int i = 1, failed = 0, s;
 
-	while (argc > 3 && (!strcmp(argv[3], "--native") || !strcmp(argv[3], "--steer"))) {
+	while (argc > 3 && (!strcmp(argv[3], "--native") || !strcmp(argv[3], "--steer") ||
+			    !strcmp(argv[3], "--workers"))) {
 		if (!strcmp(argv[3], "--native"))
 			native = true;
+		else if (!strcmp(argv[3], "--workers"))
+			workers = true;
 		else
 			steer = true;
 		memmove(&argv[3], &argv[4], (size_t)(argc - 3) * sizeof(*argv));	/* and the NULL */
 		argc--;
 	}
-	if ((argc < 4 && !(steer && argc == 3)) || strcmp(argv[1], "--dev")) {
-		fprintf(stderr, "usage: endpoint_testrun --dev DEV [--native] [--steer] FIXTURES...\n");
+	if ((argc < 4 && !((steer || workers) && argc == 3)) || strcmp(argv[1], "--dev")) {
+		fprintf(stderr, "usage: endpoint_testrun --dev DEV [--native] [--steer | --workers] FIXTURES...\n");
 		return 2;
 	}
 	dev_if = if_nametoindex(argv[2]);
@@ -582,13 +637,15 @@ int main(int argc, char **argv)
 		skel->rodata->ub_ethertype = UB_ETH_P_NATIVE;
 	if (skel && steer)
 		skel->rodata->ub_steer = 1;
+	if (skel && workers)
+		skel->rodata->ub_workers = 2;
 	if (!skel || ub_endpoint__load(skel)) {
 		printf("not ok 1 - endpoint program%s%s loads (verifier): %s\n", native ? " (native)" : "",
-		       steer ? " (shared)" : "", strerror(errno));
+		       steer ? " (shared)" : workers ? " (workers)" : "", strerror(errno));
 		return 1;
 	}
 	fixture_tap(true, "endpoint program%s%s loads (verifier)", native ? " (native)" : "",
-		    steer ? " (shared)" : "");
+		    steer ? " (shared)" : workers ? " (workers)" : "");
 	/* A real socket for the XSKMAP; the caller inserts it per case. */
 	port = xsk_port_create(&cfg);
 	s = port ? xsk_port_add(port, argv[2], 0, -1, 0) : -errno;
@@ -605,7 +662,7 @@ int main(int argc, char **argv)
 	}
 	sock_fd = xsk_port_fd(port, s);
 	if (argc == 3) {
-		failed = steer_cases();
+		failed = workers ? worker_cases() : steer_cases();
 	} else if (!strcmp(argv[3], "--fuzz")) {
 		unsigned long n = strtoul(argv[4 < argc ? 4 : 3], NULL, 0);
 		uint64_t seed = argc > 6 && !strcmp(argv[5], "--seed") ? strtoull(argv[6], NULL, 0) : 1;

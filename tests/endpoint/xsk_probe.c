@@ -189,7 +189,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	for (int i = 0; i < npaths; i++) {
-		paths[i].xdp = ep_xdp_attach(paths[i].ifname, generic, 0, err, sizeof(err));
+		paths[i].xdp = ep_xdp_attach(paths[i].ifname, generic, 0, 0, err, sizeof(err));
 		if (!paths[i].xdp) {
 			fprintf(stderr, "xsk_probe: %s\n", err);
 			goto out;

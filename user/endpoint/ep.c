@@ -19,6 +19,8 @@
 
 #include <linux/rtnetlink.h>
 
+#include <bpf/bpf.h>
+
 #include "lib/clock.h"
 #include "lib/frame.h"
 #include "lib/uboe_wrap.h"
@@ -31,13 +33,20 @@ void ep_set_ctl(struct ep *e, ep_ctl_fn fn, void *ctx)
 	e->ctl_ctx = ctx;
 }
 
+/* Each worker's UMEM frames. */
+static uint32_t worker_frames(const struct ep *e)
+{
+	return e->cfg.nframes ? e->cfg.nframes : 8192;
+}
+
 /* The UMEM: multi-buffer where the kernel has it (not in shared mode, whose
- * veth and AF_PACKET paths carry one buffer per frame). */
+ * veth and AF_PACKET paths carry one buffer per frame); every worker's
+ * frames. */
 static int make_port(struct ep *e)
 {
 	struct xsk_mt_cfg mc = { 0 };
 
-	mc.nframes = e->cfg.nframes ? e->cfg.nframes : 8192;
+	mc.nframes = worker_frames(e) * (e->nworkers ? e->nworkers : 1);
 	mc.frame_size = EP_FRAME_SIZE;
 	mc.ring_size = 2048;
 	mc.mode = xsk_mode_for(e->cfg.xsk_mode, e->cfg.generic, e->cfg.nmembers > 1 ? e->cfg.nmembers : 1);
@@ -45,7 +54,7 @@ static int make_port(struct ep *e)
 	e->xm = xsk_mt_create(&mc);
 	if (!e->xm)
 		return -errno;
-	e->xt = xsk_mt_thread(e->xm, mc.nframes);
+	e->xt = xsk_mt_thread(e->xm, worker_frames(e));
 	return e->xt ? 0 : -errno;
 }
 
@@ -64,7 +73,7 @@ static int bind_socks(void *arg, const char *dev, unsigned nq, int xskmap_fd, bo
 		e->sock0[0] = xsk_mt_nsocks(e->xt);	/* the device's: frames leave by it */
 
 	for (unsigned q = 0; q < nq; q++) {
-		int s = xsk_mt_add(e->xt, dev, q, true, true, xskmap_fd, q);
+		int s = xsk_mt_add(e->xt, dev, q, true, true, xskmap_fd, e->widx * UB_EP_MAX_QUEUES + q);
 
 		if (s < 0) {
 			snprintf(err, errlen, "AF_XDP socket on %s queue %u: %s%s", dev, q, strerror(-s),
@@ -116,12 +125,96 @@ static int open_member(struct ep *e, uint32_t k, const char *dev, char *err, siz
 		return -1;
 	memcpy(e->mac[k], nh.src_mac, 6);
 	e->dev_mtu[k] = nh.mtu;
-	e->xdp[k] = ep_xdp_attach(dev, cfg->generic, cfg->native.ethertype, err, errlen);
+	e->xdp[k] = ep_xdp_attach(dev, cfg->generic, cfg->native.ethertype, e->nworkers, err, errlen);
 	if (!e->xdp[k])
 		return -1;
 	e->sock0[k] = xsk_mt_nsocks(e->xt);
 	nq = xsk_dev_queues(dev, UB_EP_MAX_QUEUES);	/* a socket on each: no queue drops */
 	return bind_socks(e, dev, nq, ep_xdp_xskmap_fd(e->xdp[k]), false, err, errlen) ? -1 : 0;
+}
+
+/* What can move a peer's next hop: the route and neighbour tables, and the
+ * rules, next-hop objects, addresses and links the routes depend on. */
+static const unsigned nh_groups[] = { RTNLGRP_NEIGH, RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE,
+				      RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE, RTNLGRP_NEXTHOP,
+				      RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR, RTNLGRP_LINK };
+
+/* The next-hop sockets and the transport core: each worker's own. */
+static int open_core(struct ep *e, const struct tp_ep_config *tc, char *err, size_t errlen)
+{
+	e->rt = nl_open_route(err, errlen);
+	if (!e->rt)
+		return -1;
+	e->mon = nl_open_monitor(nh_groups, sizeof(nh_groups) / sizeof(nh_groups[0]), err, errlen);
+	if (!e->mon)
+		return -1;
+	wake_timer_open(&e->wt);	/* without one, the sleeps take poll timeouts */
+	e->tp = tp_ep_create(tc);
+	if (!e->tp) {
+		snprintf(err, errlen, "transport core: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Worker w (> 0) of lead, whose device, program and UMEM are open: its own
+ * core, frames, and a socket on each of the device's queues, its tx on
+ * queue w (mod the queues), so the workers' frames leave by different
+ * queues and the peer's veth takes them on different ones.
+ */
+static int open_worker(struct ep *lead, uint32_t w, char *err, size_t errlen)
+{
+	struct ep *e = calloc(1, sizeof(*e));
+	struct tp_ep_config tc = lead->cfg.tp;
+	unsigned nq = xsk_dev_queues(lead->cfg.dev, UB_EP_MAX_QUEUES);
+	int first;
+
+	if (!e) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	lead->wk[w] = e;
+	e->cfg = lead->cfg;
+	e->lead = lead;
+	e->nworkers = lead->nworkers;
+	e->widx = w;
+	e->tx_fd = e->loop_fd = -1;
+	e->wt.fd = -1;
+	e->nmem = 1;
+	e->ifindex = lead->ifindex;
+	memcpy(e->mac[0], lead->mac[0], 6);
+	e->dev_mtu[0] = lead->dev_mtu[0];
+	e->xm = lead->xm;	/* the lead's: ep_close never reaches a worker's */
+	e->big = lead->big;
+	tc.seed ^= (uint64_t)w * 0x9e3779b97f4a7c15ull;	/* its own initial PSNs */
+	if (open_core(e, &tc, err, errlen))
+		return -1;
+	e->xt = xsk_mt_thread(lead->xm, worker_frames(lead));
+	if (!e->xt || (lead->jbuf && !(e->jbuf = malloc(JUMBO_BUF)))) {
+		snprintf(err, errlen, "AF_XDP frames for worker %u: %s", w, strerror(errno));
+		return -1;
+	}
+	first = xsk_mt_nsocks(e->xt);
+	if (bind_socks(e, lead->cfg.dev, nq, ep_xdp_xskmap_fd(lead->xdp[0]), false, err, errlen))
+		return -1;
+	e->sock0[0] = first + (int)(w % nq);
+	return 0;
+}
+
+uint32_t ep_workers_for(const char *dev)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint32_t n = xsk_dev_queues(dev, UB_EP_MAX_WORKERS);
+
+	return cpus > 0 && (uint32_t)cpus < n ? (uint32_t)cpus : n;
+}
+
+struct ep *ep_worker(struct ep *e, uint32_t w)
+{
+	if (!w)
+		return e;
+	return w < e->nworkers ? e->wk[w] : NULL;
 }
 
 void ep_native_init(struct ep_native *n)
@@ -140,12 +233,6 @@ uint64_t ep_now_ns(void)
 {
 	return ub_mono_ns();
 }
-
-/* What can move a peer's next hop: the route and neighbour tables, and the
- * rules, next-hop objects, addresses and links the routes depend on. */
-static const unsigned nh_groups[] = { RTNLGRP_NEIGH, RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE,
-				      RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE, RTNLGRP_NEXTHOP,
-				      RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR, RTNLGRP_LINK };
 
 struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 {
@@ -171,24 +258,20 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 			 EP_MAX_MEMBERS);
 		goto fail;
 	}
+	if (cfg->workers > UB_EP_MAX_WORKERS ||
+	    (cfg->workers > 1 && (cfg->shared || cfg->nmembers > 1))) {
+		snprintf(err, errlen, "workers: at most %d, on one device, not shared", UB_EP_MAX_WORKERS);
+		goto fail;
+	}
+	e->nworkers = cfg->workers > 1 ? cfg->workers : 1;
 	e->nmem = cfg->nmembers > 1 ? cfg->nmembers : 1;
 	e->ifindex = (int)if_nametoindex(cfg->dev);
 	if (!e->ifindex) {
 		snprintf(err, errlen, "no device %s", cfg->dev);
 		goto fail;
 	}
-	e->rt = nl_open_route(err, errlen);
-	if (!e->rt)
+	if (open_core(e, &cfg->tp, err, errlen))
 		goto fail;
-	e->mon = nl_open_monitor(nh_groups, sizeof(nh_groups) / sizeof(nh_groups[0]), err, errlen);
-	if (!e->mon)
-		goto fail;
-	wake_timer_open(&e->wt);	/* without one, the sleeps take poll timeouts */
-	e->tp = tp_ep_create(&cfg->tp);
-	if (!e->tp) {
-		snprintf(err, errlen, "transport core: %s", strerror(errno));
-		goto fail;
-	}
 	if (cfg->shared) {
 		if (open_shared(e, err, errlen))
 			goto fail;
@@ -213,26 +296,40 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 		e->big = ep_ub_mtu_max(e, 4, &dmin, NULL) >
 			 ep_ub_mtu_fit(dmin, cfg->native.ethertype, 4, EP_FRAME_SIZE);
 	}
+	for (uint32_t w = 1; w < e->nworkers; w++)
+		if (open_worker(e, w, err, errlen))
+			goto fail;
 	return e;
 fail:
 	ep_close(e);
 	return NULL;
 }
 
-void ep_close(struct ep *e)
+static void close_core(struct ep *e)
 {
-	if (!e)
-		return;
-	/* Sockets before the program: nothing is steered to a closed socket. */
-	xsk_mt_destroy(e->xm);
-	free(e->jbuf);
-	ep_share_close(e->sh);
-	for (uint32_t k = 0; k < EP_MAX_MEMBERS; k++)
-		ep_xdp_detach(e->xdp[k]);
 	tp_ep_destroy(e->tp);
 	wake_timer_close(&e->wt);
 	nl_close(e->mon);
 	nl_close(e->rt);
+	free(e->jbuf);
+}
+
+void ep_close(struct ep *e)
+{
+	if (!e || e->lead)
+		return;
+	/* Sockets before the program: nothing is steered to a closed socket.
+	 * Every worker's sockets and frames go with the UMEM. */
+	xsk_mt_destroy(e->xm);
+	for (uint32_t w = 1; w < UB_EP_MAX_WORKERS; w++)
+		if (e->wk[w]) {
+			close_core(e->wk[w]);
+			free(e->wk[w]);
+		}
+	ep_share_close(e->sh);
+	for (uint32_t k = 0; k < EP_MAX_MEMBERS; k++)
+		ep_xdp_detach(e->xdp[k]);
+	close_core(e);
 	free(e);
 }
 
@@ -363,6 +460,17 @@ struct tp_chan *ep_tp_chan_create(struct ep *e, const struct tp_chan_config *cfg
 	struct tp_chan_config c = *cfg;
 	struct tp_chan *ch;
 
+	if (e->nworkers > 1 && !cfg->local_tpn) {
+		/* This worker's: the program steers by TPN % workers. */
+		for (uint32_t tries = 0; tries < span; tries++) {
+			c.local_tpn = ++e->tpn_next * e->nworkers + e->widx;
+			ch = tp_chan_create(e->tp, &c);
+			if (ch || errno != EEXIST)
+				return ch;
+		}
+		errno = ENOSPC;
+		return NULL;
+	}
 	if (!e->sh || cfg->local_tpn)
 		return tp_chan_create(e->tp, cfg);
 	/* This process's TPNs (and RCIDs): the slot's range. */
@@ -392,11 +500,31 @@ struct tp_chan *ep_chan_create(struct ep *e, struct ep_chan *c, struct tp_chan_c
 	return c->tp;
 }
 
+/* A UTP channel's packets, (peer, its RCID), to this worker (or not any more). */
+static int worker_rcid(struct ep *e, const struct ep_peer *p, uint32_t rcid, bool add)
+{
+	const struct ep *lead = e->lead ? e->lead : e;
+	int fd = ep_xdp_rcid_fd(lead->xdp[0]);
+	struct ub_ep_rcid_key k;
+	uint32_t v;
+
+	ep_rcid_key(&k, p->ip_ver, p->ip, rcid);
+	if (add)
+		return bpf_map_update_elem(fd, &k, &e->widx, BPF_ANY) ? -errno : 0;
+	if (!bpf_map_lookup_elem(fd, &k, &v) && v == e->widx)
+		bpf_map_delete_elem(fd, &k);
+	return 0;
+}
+
 int ep_chan_connect(struct ep *e, struct ep_chan *c, uint32_t peer_tpn, uint32_t peer_init_psn)
 {
 	int rc = tp_chan_connect(c->tp, peer_tpn, peer_init_psn);
 
-	if (!rc && e->sh && c->by_rcid && c->peer) {
+	if (!rc && e->nworkers > 1 && c->by_rcid && c->peer) {
+		rc = worker_rcid(e, c->peer, peer_tpn, true);
+		c->steered = !rc;
+		c->rcid = peer_tpn;
+	} else if (!rc && e->sh && c->by_rcid && c->peer) {
 		rc = ep_share_rcid(e->sh, c->peer->ip_ver, c->peer->ip, peer_tpn, true);
 		c->steered = !rc;
 		c->rcid = peer_tpn;
@@ -406,7 +534,9 @@ int ep_chan_connect(struct ep *e, struct ep_chan *c, uint32_t peer_tpn, uint32_t
 
 void ep_chan_destroy(struct ep *e, struct ep_chan *c)
 {
-	if (e->sh && c->steered && c->tp)
+	if (e->nworkers > 1 && c->steered && c->tp)
+		worker_rcid(e, c->peer, c->rcid, false);
+	else if (e->sh && c->steered && c->tp)
 		ep_share_rcid(e->sh, c->peer->ip_ver, c->peer->ip, c->rcid, false);
 	c->steered = false;
 	tp_chan_destroy(c->tp);
@@ -433,6 +563,8 @@ void ep_loop_stats(const struct ep *e, uint64_t *sent, uint64_t *failed)
 
 int ep_xdp_counters(const struct ep *e, uint64_t out[UB_EP_CNT__MAX])
 {
+	if (e->lead)
+		e = e->lead;
 	if (e->sh)
 		return ep_share_stats(e->sh, out);
 	return e->xdp[0] ? ep_xdp_stats(e->xdp[0], out) : -1;

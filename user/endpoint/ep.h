@@ -19,7 +19,13 @@
  * IP packet, received and sent; the next hop is then the UB2E switch's UB-side
  * port, which has an IP address and answers ARP/ND like any router.
  *
- * Single-threaded: one thread calls ep_progress() and the tp_* functions.
+ * Single-threaded: one thread calls ep_progress() and the tp_* functions of
+ * an endpoint. With workers (ep_config.workers > 1) the endpoint is several,
+ * one per worker thread (ep_worker()): each its own transport core, TPNs
+ * (local TPN % workers == its index), sockets (one on every rx queue) and
+ * frames, so no lock is shared on the per-packet path but the queues' fill
+ * and completion rings (user/xsk/xsk_mt.h, in batches). The device's program
+ * steers each frame to the worker of its channel (headers/ub_endpoint_maps.h).
  */
 #ifndef UBXDP_EP_H
 #define UBXDP_EP_H
@@ -93,6 +99,9 @@ struct ep_config {
 	 * the veth even when the queues are free.
 	 */
 	bool shared, share_no_direct;
+	/* Worker threads, 2 .. UB_EP_MAX_WORKERS (0, 1: one), each driving its
+	 * own endpoint (ep_worker); one device: no entity, not shared. */
+	uint32_t workers;
 	struct tp_ep_config tp;
 };
 
@@ -142,9 +151,16 @@ struct ep_stats {
 
 struct ep;
 
-/* NULL with one line in err. */
+/* NULL with one line in err. With workers, worker 0's endpoint. */
 struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen);
+/* Every worker's too, the threads stopped first; never a worker's own. */
 void ep_close(struct ep *e);
+/* Worker w's endpoint (0: e itself), NULL past the last; each is driven by
+ * one thread: ep_progress, its channels' tp_* calls, its peers. */
+struct ep *ep_worker(struct ep *e, uint32_t w);
+/* How many workers a device can keep busy: min(online CPUs, its rx queues,
+ * UB_EP_MAX_WORKERS); 1 when it has no queues to tell. */
+uint32_t ep_workers_for(const char *dev);
 struct tp_ep *ep_tp(struct ep *e);
 
 /*

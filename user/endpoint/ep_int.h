@@ -59,7 +59,11 @@ struct ep {
 	struct ep_share *sh;
 	int tx_fd;		/* veth mode: frames leave by this AF_PACKET socket */
 	int loop_fd;		/* frames to the device's own jetties: into our veth */
-	uint32_t tpn_next;	/* the next TPN to try in the slot's range */
+	uint32_t tpn_next;	/* the next TPN to try in the slot's (or worker's) range */
+	/* Workers: worker 0 holds the others, the device's program and the
+	 * UMEM; each other one has lead pointing back at it. */
+	uint32_t nworkers, widx;
+	struct ep *lead, *wk[UB_EP_MAX_WORKERS];
 	uint64_t loop_tx, loop_fail;
 };
 

@@ -441,7 +441,7 @@ static int veth_inside(struct ep_share *s, const struct ep_share_cfg *cfg, char 
 			 rc == -ENODEV ? strerror(ENODEV) : nl_error(s->rt));
 		return rc;
 	}
-	s->vxdp = ep_xdp_attach(VETH_SOCK, false, s->ethertype, err, errlen);
+	s->vxdp = ep_xdp_attach(VETH_SOCK, false, s->ethertype, 0, err, errlen);
 	if (!s->vxdp)
 		return -EIO;
 	rc = cfg->bind(cfg->arg, VETH_SOCK, xsk_dev_queues(VETH_SOCK, UB_EP_MAX_QUEUES),
@@ -680,13 +680,18 @@ int ep_share_uasid(struct ep_share *s, uint32_t uasid)
 	return rc;
 }
 
+void ep_rcid_key(struct ub_ep_rcid_key *k, uint8_t ip_ver, const uint8_t ip[16], uint32_t rcid)
+{
+	memset(k, 0, sizeof(*k));
+	memcpy(k->ip, ip, ip_ver == 6 ? 16 : 4);
+	k->rcid = rcid;
+}
+
 int ep_share_rcid(struct ep_share *s, uint8_t ip_ver, const uint8_t ip[16], uint32_t rcid, bool add)
 {
 	struct ub_ep_rcid_key k;
 
-	memset(&k, 0, sizeof(k));
-	memcpy(k.ip, ip, ip_ver == 6 ? 16 : 4);
-	k.rcid = rcid;
+	ep_rcid_key(&k, ip_ver, ip, rcid);
 	if (!add) {
 		uint32_t v;
 

@@ -78,6 +78,8 @@ int ep_share_loop_fd(const struct ep_share *s);
  * process on the device has it. */
 int ep_share_uasid(struct ep_share *s, uint32_t uasid);
 /* UTP and CTP requests from (ip, rcid) come here (add) or no longer (!add). */
+/* The program's (IP source, IniRCID) key: IPv4 in the first 4 bytes. */
+void ep_rcid_key(struct ub_ep_rcid_key *k, uint8_t ip_ver, const uint8_t ip[16], uint32_t rcid);
 int ep_share_rcid(struct ep_share *s, uint8_t ip_ver, const uint8_t ip[16], uint32_t rcid,
 		  bool add);
 

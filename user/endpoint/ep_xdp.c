@@ -29,7 +29,7 @@ const char *ep_xdp_counter_name(unsigned id)
 	return id < UB_EP_CNT__MAX ? cnt_names[id] : "?";
 }
 
-struct ep_xdp *ep_xdp_attach(const char *ifname, bool generic, uint16_t ub_ethertype,
+struct ep_xdp *ep_xdp_attach(const char *ifname, bool generic, uint16_t ub_ethertype, uint32_t workers,
 			     char *err, size_t errlen)
 {
 	struct ep_xdp *x = calloc(1, sizeof(*x));
@@ -48,6 +48,7 @@ struct ep_xdp *ep_xdp_attach(const char *ifname, bool generic, uint16_t ub_ether
 	x->skel = ub_endpoint__open();
 	if (x->skel) {
 		x->skel->rodata->ub_ethertype = ub_ethertype;
+		x->skel->rodata->ub_workers = (__u8)workers;
 		rc = ub_endpoint__load(x->skel);
 		if (rc) {
 			ub_endpoint__destroy(x->skel);
@@ -84,6 +85,7 @@ void ep_xdp_detach(struct ep_xdp *x)
 }
 
 int ep_xdp_xskmap_fd(const struct ep_xdp *x) { return bpf_map__fd(x->skel->maps.ub_ep_xsks); }
+int ep_xdp_rcid_fd(const struct ep_xdp *x) { return bpf_map__fd(x->skel->maps.ub_ep_rcid); }
 int ep_xdp_ifindex(const struct ep_xdp *x) { return x->ifindex; }
 
 int ep_xdp_stats(const struct ep_xdp *x, uint64_t out[UB_EP_CNT__MAX])

@@ -19,11 +19,14 @@ struct ep_xdp;
  * BPF link: the program goes with ep_xdp_detach() or with the process,
  * however it ends (SIGKILL included). ub_ethertype: 0 steers
  * UBoE; otherwise the device is a UB port and native UB of that EtherType is
- * steered (docs/WIRE.md §5). */
-struct ep_xdp *ep_xdp_attach(const char *ifname, bool generic, uint16_t ub_ethertype,
+ * steered (docs/WIRE.md §5). workers > 1: frames steered to workers
+ * (ub_endpoint_maps.h), at most UB_EP_MAX_WORKERS. */
+struct ep_xdp *ep_xdp_attach(const char *ifname, bool generic, uint16_t ub_ethertype, uint32_t workers,
 			     char *err, size_t errlen);
 void ep_xdp_detach(struct ep_xdp *x);
 int ep_xdp_xskmap_fd(const struct ep_xdp *x);
+/* (IP source, IniRCID) -> worker: where a UTP channel's packets go. */
+int ep_xdp_rcid_fd(const struct ep_xdp *x);
 int ep_xdp_ifindex(const struct ep_xdp *x);
 /* Counters summed over CPUs; 0 on success. */
 int ep_xdp_stats(const struct ep_xdp *x, uint64_t out[UB_EP_CNT__MAX]);
