@@ -50,16 +50,18 @@ ns_run() {
 	nsenter --net="/run/netns/$ns" "$@"
 }
 
-# ns_link NS1 DEV1 MAC1 NS2 DEV2 MAC2: a veth pair between two namespaces, up.
+# ns_link NS1 DEV1 MAC1 NS2 DEV2 MAC2 [QUEUES]: a veth pair between two
+# namespaces, up; QUEUES rx and tx queues on each end when given.
 # GRO on both ends: a veth only accepts XDP_REDIRECTed frames when its NAPI
 # is running, which GRO (or an XDP program) turns on. The pair is made here
 # under names of this run and moved, renamed and set up in one step each:
 # ethtool needs no nsenter, and under the vmtest guest's TCG every process
 # costs 0.1-0.2 s (ns_cleanup_all removes a pair a killed run left here).
 ns_link() {
-	local a="${NS_PREFIX}${RANDOM:0:3}" b
+	local a="${NS_PREFIX}${RANDOM:0:3}" b q=()
 	b=${a}b a=${a}a
-	ip link add "$a" address "$3" type veth peer name "$b" address "$6"
+	[[ -n ${7:-} ]] && q=(numtxqueues "$7" numrxqueues "$7")
+	ip link add "$a" address "$3" "${q[@]}" type veth peer name "$b" address "$6" "${q[@]}"
 	ethtool -K "$a" gro on >/dev/null 2>&1 || true
 	ethtool -K "$b" gro on >/dev/null 2>&1 || true
 	ip link set dev "$a" netns "$1" name "$2" up
@@ -109,11 +111,12 @@ ns_forwarding() {
 	ip netns exec "$1" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
 }
 
-# topo_pair A B NET MAC [MTU]: the benchmarks' veth pair, a0 (NET.1) in A --
-# b0 (NET.2) in B, a /24 given as three octets; MAC: the first five octets of
-# the MACs (a0 :01, b0 :02); MTU on both ends when given.
+# topo_pair A B NET MAC [MTU [QUEUES]]: the benchmarks' veth pair, a0 (NET.1)
+# in A -- b0 (NET.2) in B, a /24 given as three octets; MAC: the first five
+# octets of the MACs (a0 :01, b0 :02); MTU on both ends when given (or
+# empty); QUEUES rx and tx queues on each end when given.
 topo_pair() {
-	ns_link "$1" a0 "$4:01" "$2" b0 "$4:02"
+	ns_link "$1" a0 "$4:01" "$2" b0 "$4:02" "${6:-}"
 	if [[ -n ${5:-} ]]; then
 		ip -n "$1" link set a0 mtu "$5"
 		ip -n "$2" link set b0 mtu "$5"

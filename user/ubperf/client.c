@@ -23,6 +23,11 @@ static struct tp_rkey rkey_of(const struct run *r, uint32_t c)
 	return (struct tp_rkey){ .token_id = r->ans[c].token, .token_value = r->ans[c].token_value };
 }
 
+static uint64_t write_number(struct run *r)
+{
+	return r->threaded ? __atomic_fetch_add(&r->parent->write_num, 1, __ATOMIC_RELAXED) : r->posted;
+}
+
 static int post_one(struct run *r, uint32_t c, uint32_t slot)
 {
 	uint64_t wr = (uint64_t)c << 32 | slot;
@@ -44,8 +49,11 @@ static int post_one(struct run *r, uint32_t c, uint32_t slot)
 		break;
 	case OP_WRITE:
 		/* Numbered across the run, keyed by where it must land: the
-		 * server checks its region by position at the end. */
-		payload_msg_fill(msg, size, r->run_id, c, r->posted, off);
+		 * server checks its region by position at the end. Workers
+		 * draw the numbers from one counter (one per message, not per
+		 * packet): each once, all under the messages completed (a
+		 * post is refused only with more than the depth outstanding). */
+		payload_msg_fill(msg, size, r->run_id, c, write_number(r), off);
 		rc = tp_post_write(ch, msg, size, r->va[c] + off, rkey_of(r, c), wr);
 		break;
 	default:
@@ -78,7 +86,7 @@ static void read_check(struct run *r, uint32_t c, uint32_t slot)
 static bool more_to_post(const struct run *r, uint64_t now)
 {
 	if (r->o->count)
-		return r->posted < r->o->count;
+		return r->posted < r->quota;
 	return now < r->t_start + (uint64_t)(r->o->seconds * 1e9);
 }
 
@@ -95,6 +103,8 @@ static int client_loop(struct run *r)
 		uint64_t now = ep_now_ns();
 
 		for (uint32_t c = 0; c < o->channels && more_to_post(r, now); c++) {
+			if (!run_mine(r, c))
+				continue;
 			for (uint32_t s = 0; s < o->depth && more_to_post(r, now); s++) {
 				uint64_t *w = &r->free_slots[c * 4 + s / 64], bit = 1ull << (s % 64);
 				int rc;
@@ -129,7 +139,7 @@ static int client_loop(struct run *r)
 			if (ev.type == TP_EV_READ_DONE)
 				read_check(r, c, s);
 			now = ep_now_ns();
-			if (r->nlat < MAX_LAT_SAMPLES)
+			if (r->nlat < r->lat_cap)
 				r->lat[r->nlat++] = now - r->post_ns[c * o->depth + s];
 			r->free_slots[c * 4 + s / 64] |= 1ull << (s % 64);
 			outstanding--;
@@ -140,6 +150,8 @@ static int client_loop(struct run *r)
 		}
 		if (run_sample_tick(r, false, ep_now_ns()))
 			return 1;
+		if (run_stopped(r) == RUN_FAILED)
+			return 1;	/* another worker's failure, said */
 		if (outstanding && ep_now_ns() - r->last_progress > stall_ns)
 			return run_fail(r, "peer stopped answering: no completion for %.1f s "
 				    "(%" PRIu64 " operations outstanding)", o->stall_s, outstanding);
@@ -168,7 +180,7 @@ static int follow_paths(struct run *r, int wait_ms)
 		if (!peer) {
 			inet_ntop(p->ver == 6 ? AF_INET6 : AF_INET, p->ip, a_s, sizeof(a_s));
 			return run_fail(r, "channel %u: server port %s via %s: %s", c, a_s,
-				    r->o->devs[e], err);
+				    port_dev(r, e), err);
 		}
 		r->ch[c].peer = peer;
 	}
@@ -229,7 +241,7 @@ static int client_setup(struct run *r, int wait_ms)
 			if (e->h.mtu != o->mtu)
 				return run_fail(r, "peer %s answered with a UB MTU of %u, ours is %u", o->peer,
 					    e->h.mtu, o->mtu);
-			rc = tp_chan_connect(r->ch[c].tp, e->h.tpn, e->h.init_psn);
+			rc = ep_chan_connect(r->ep[port_of(r, c)], &r->ch[c], e->h.tpn, e->h.init_psn);
 			if (rc)
 				return run_fail(r, "channel %u: connect: %s", c, strerror(-rc));
 			r->ans[c] = e->m.u.ans;
@@ -364,7 +376,7 @@ int ubperf_client(const struct ubperf_opts *o)
 		goto out;
 	if (follow_paths(&r, wait_ms))
 		goto out;
-	if (client_loop(&r))
+	if (run_workers(&r, client_loop))
 		goto out;
 	if (client_done(&r, wait_ms))
 		goto out;

@@ -49,7 +49,7 @@ static int parse_secs(const char *s, double *out)
 }
 
 /* Long-only options: codes past any letter, which other options may take. */
-enum { OPT_INTERVAL = 0x100, OPT_STAGE_PIN, OPT_VL, OPT_COPY };
+enum { OPT_INTERVAL = 0x100, OPT_STAGE_PIN, OPT_VL, OPT_COPY, OPT_WORKERS };
 
 /* The native-only options, applied once the whole command line is read
  * (getopt takes them in any order, --native maybe last). */
@@ -262,6 +262,29 @@ static int ctp_finish(struct ubperf_opts *o, bool native, bool size_set, bool ta
 	return 0;
 }
 
+/*
+ * --workers: what the device can keep busy by default; one where the run
+ * needs a single core per side (an entity, several ports, a per-packet
+ * group, samples across channels).
+ */
+static int workers_finish(struct ubperf_opts *o)
+{
+	bool one = o->ndevs > 1 || o->mode == TP_MODE_CTP || o->lb == TPG_LB_PACKET || o->interval_ns;
+
+	if (o->workers > 1 && one) {
+		fprintf(stderr, "ubperf: --workers %u: several --dev, --mode ctp, --lb packet and --interval run on one\n",
+			o->workers);
+		return 2;
+	}
+	if (!o->workers)
+		o->workers = one ? 1 : ep_workers_for(o->devs[0]);
+	if (o->workers > UBPERF_MAX_DEVS)	/* a port each (struct run) */
+		o->workers = UBPERF_MAX_DEVS;
+	if (!o->server && o->workers > o->channels)	/* the server's channels: its client's */
+		o->workers = o->channels;
+	return 0;
+}
+
 /* The options of ubperf server and client: the same table, --peer the client's only. */
 #define UBPERF_OPTS(...) \
 	{ "dev", "DEV[,DEV...]", "the port(s): channel i on port i mod N (required); with\n" \
@@ -311,6 +334,10 @@ static int ctp_finish(struct ubperf_opts *o, bool native, bool size_set, bool ta
 	  "ms)", OPT_INTERVAL, 0 }, \
 	{ "stage-pin", "DIR", "report the queue high water of the marking stage pinned in DIR\n" \
 	  "(ubcaqm --pin DIR)", OPT_STAGE_PIN, 0 }, \
+	{ "workers", "N", "threads, each with its own sockets on every queue and channel\n" \
+	  "i on thread i mod N (default: online CPUs or the device's rx queues,\n" \
+	  "the fewer, up to 8; 1 with several --dev, --mode ctp, --lb packet,\n" \
+	  "--interval)", OPT_WORKERS, 0 }, \
 	{ 0 }
 
 static const struct optab client_opts[] = {
@@ -374,6 +401,11 @@ static int opt(void *ctx, const struct optab *t, const char *optarg)
 		o->interval_ns = v;
 		break;
 	case OPT_STAGE_PIN: o->stage_pin = optarg; break;
+	case OPT_WORKERS:
+		if (parse_size(optarg, &v) || !v || v > UBPERF_MAX_DEVS)
+			return bad("--workers (1..8)", optarg);
+		o->workers = (uint32_t)v;
+		break;
 	case 'm':
 		if (tp_mode_parse(optarg, &o->mode))
 			return bad("--mode", optarg);
@@ -518,6 +550,8 @@ static int run(bool server, int argc, char **argv)
 	}
 	if (native_finish(&o, &nat) || mtu_finish(&o, nat.on) ||
 	    ctp_finish(&o, nat.on, size_set, ta_set) || utp_finish(&o, size_set))
+		return 2;
+	if (workers_finish(&o))
 		return 2;
 	if (o.server && !wait_set)
 		o.wait_s = 0;

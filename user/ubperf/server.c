@@ -85,9 +85,16 @@ static void check_message(struct run *r, uint32_t c, const uint8_t *m, size_t le
 
 static int server_inbox(struct run *r, struct ubperf_opts *so);
 
-static int server_loop(struct run *r, struct ubperf_opts *so)
+/*
+ * The run until the client's DONE: every Send checked and its buffer posted
+ * again. With --workers, on each worker's thread for its channels; worker
+ * 0's also hears the control (the DONE, late setup hellos) and watches for
+ * a client gone, the others run until it ends.
+ */
+static int server_loop(struct run *r)
 {
 	const struct ubperf_opts *o = r->o;
+	struct ubperf_opts *so = (struct ubperf_opts *)r->o;	/* serve()'s own copy */
 	uint64_t idle_ns = (uint64_t)((o->stall_s > 10 ? o->stall_s : 10) * 1e9), last_rx = 0, rx;
 	struct tp_event ev;
 
@@ -111,6 +118,11 @@ static int server_loop(struct run *r, struct ubperf_opts *so)
 			r->bytes += ev.len;
 			check_message(r, c, r->buf + ev.wr_id * o->size, ev.len);
 			tp_post_recv(r->ch[c].tp, r->buf + ev.wr_id * o->size, o->size, ev.wr_id);
+		}
+		if (r->threaded && r->wk) {
+			if (run_stopped(r))
+				return 0;
+			continue;
 		}
 		/* Every round: no getsockopt here (one per socket), it is a syscall a round. */
 		rx = 0;
@@ -183,7 +195,7 @@ static int server_mtu(struct run *r, struct ubperf_opts *so, const struct inbox_
 		if (!k || m < best) {
 			best = m;
 			dmtu = d;
-			dev = so->devs[r->nep > 1 ? k : mem];
+			dev = r->nep > 1 ? port_dev(r, k) : so->devs[mem];
 		}
 	}
 	r->mtu_why[0] = 0;
@@ -244,6 +256,7 @@ static int server_start(struct run *r, struct ubperf_opts *so, const struct inbo
 	}
 	/* Ports bound as a CTP entity speak CTP only; CTP, one packet per operation. */
 	if ((entity && so->mode != TP_MODE_CTP) ||
+	    (so->workers > 1 && (so->mode == TP_MODE_CTP || so->lb == TPG_LB_PACKET)) ||
 	    (so->cc == TP_CC_CAQM && !so->native.ethertype) ||
 	    (so->mode == TP_MODE_UTP && so->size > so->mtu) ||
 	    (so->mode == TP_MODE_CTP && (so->size > so->mtu ||
@@ -273,7 +286,7 @@ static int server_follow(struct run *r, uint32_t c, const struct inbox_ent *e)
 	p = run_peer_for(r, port_of(r, c), e->ver, e->ip, 5000, err, sizeof(err));
 	if (!p) {
 		run_fail(r, "channel %u: client %s via %s: %s", c, r->peer_s,
-		     r->o->devs[port_of(r, c)], err);
+		     port_dev(r, port_of(r, c)), err);
 		return -EHOSTUNREACH;
 	}
 	r->ch[c].peer = p;
@@ -287,12 +300,13 @@ static int server_follow(struct run *r, uint32_t c, const struct inbox_ent *e)
 /* m to the hello e came in (by its port, to its source), in channel c's hello. */
 static void answer(struct run *r, const struct inbox_ent *e, uint32_t c, const struct ctl_msg *m)
 {
+	const uint32_t k = r->threaded ? r->wk : e->k;	/* workers running: our own port's */
 	struct ep_peer *p;
 	char err[256];
 
-	p = run_peer_for(r, e->k, e->ver, e->ip, 5000, err, sizeof(err));
+	p = run_peer_for(r, k, e->ver, e->ip, 5000, err, sizeof(err));
 	if (p)
-		run_ctl_send(r, e->k, p, &r->ch[c], e->h.tpn, true, m);
+		run_ctl_send(r, k, p, &r->ch[c], e->h.tpn, true, m);
 }
 
 /*
@@ -301,7 +315,20 @@ static void answer(struct run *r, const struct inbox_ent *e, uint32_t c, const s
  * client resends until an answer reaches it); a DONE is answered with our
  * counts once they are known.
  */
+static int server_inbox_locked(struct run *r, struct ubperf_opts *so);
+
+/* The inbox, which the workers' threads add to (ctl_rx) while it is read. */
 static int server_inbox(struct run *r, struct ubperf_opts *so)
+{
+	int rc;
+
+	pthread_mutex_lock(&r->inbox_lock);
+	rc = server_inbox_locked(r, so);
+	pthread_mutex_unlock(&r->inbox_lock);
+	return rc;
+}
+
+static int server_inbox_locked(struct run *r, struct ubperf_opts *so)
 {
 	for (uint32_t i = 0; i < r->ninbox; i++) {
 		const struct inbox_ent *e = &r->inbox[i];
@@ -339,7 +366,7 @@ static int server_inbox(struct run *r, struct ubperf_opts *so)
 				answer(r, e, c, &m);
 				return 1;
 			}
-			rc = r->ans[c].status ? 0 : tp_chan_connect(r->ch[c].tp, e->h.tpn, e->h.init_psn);
+			rc = r->ans[c].status ? 0 : ep_chan_connect(r->ep[port_of(r, c)], &r->ch[c], e->h.tpn, e->h.init_psn);
 			if (!rc && !r->ans[c].status && so->op == OP_SEND)
 				rc = post_recvs(r, c, so->depth * 2);
 			if (rc)
@@ -363,6 +390,8 @@ static int server_inbox(struct run *r, struct ubperf_opts *so)
 					    " with --cc caqm over UBoE, which has no CCI to carry it (--native)" :
 					    so->mode == TP_MODE_UTP && so->size > so->mtu ?
 					    " with --size above --mtu (a UTP message is one packet)" :
+					    so->workers > 1 && (so->mode == TP_MODE_CTP || so->lb == TPG_LB_PACKET) ?
+					    " of a server of several --workers (--workers 1 there)" :
 					    so->mode != TP_MODE_CTP ? ": the ports are one CTP entity (--mode ctp)" :
 					    so->size > so->mtu ? " with --size above --mtu" :
 					    " with --cc other than dcqcn (CTP has no transport acks)");
@@ -440,7 +469,7 @@ static int serve(const struct ubperf_opts *o, uint64_t t0, bool first)
 		if (server_inbox(&r, &so))
 			goto out;
 	}
-	if (server_loop(&r, &so))
+	if (run_workers(&r, server_loop))
 		goto out;
 	if (so.op == OP_WRITE && check_region(&r))
 		goto out;

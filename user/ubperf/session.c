@@ -77,6 +77,7 @@ int run_open_ep(struct run *r)
 	struct ep_config ec = { 0 };
 	char err[256];
 
+	pthread_mutex_init(&r->inbox_lock, NULL);	/* before any ctl_rx */
 	ec.generic = r->o->generic;
 	ec.xsk_mode = r->o->xsk_mode;
 	ec.native = r->o->native;
@@ -105,6 +106,20 @@ int run_open_ep(struct run *r)
 		ep_set_ctl(r->ep[0], ctl_rx, &r->hook[0]);	/* setup on the first member */
 		return 0;
 	}
+	if (r->o->workers > 1) {
+		/* Workers: ports of one device, each driven by a thread of its own in the loops. */
+		ec.dev = r->o->devs[0];
+		ec.workers = r->o->workers;
+		r->ep[0] = ep_open(&ec, err, sizeof(err));
+		if (!r->ep[0])
+			return run_fail(r, "%s", err), UB_EXIT_KERNEL;
+		for (; r->nep < r->o->workers; r->nep++) {
+			r->ep[r->nep] = ep_worker(r->ep[0], r->nep);
+			r->hook[r->nep] = (struct hook){ .r = r, .k = r->nep };
+			ep_set_ctl(r->ep[r->nep], ctl_rx, &r->hook[r->nep]);
+		}
+		return 0;
+	}
 	for (; r->nep < r->o->ndevs; r->nep++) {
 		ec.dev = r->o->devs[r->nep];
 		r->ep[r->nep] = ep_open(&ec, err, sizeof(err));
@@ -130,17 +145,17 @@ static bool ctl_rx(void *ctx, const uint8_t *tp, size_t len, uint8_t ver, const 
 	if (len < TP_HELLO_LEN || memcmp(tp + TP_HELLO_MAGIC_OFF, TP_HELLO_MAGIC, 4) ||
 	    tp_hello_parse(tp, len, &h))
 		return false;
-	if (r->ninbox == INBOX_MAX)
-		return true;
+	pthread_mutex_lock(&r->inbox_lock);
 	e = &r->inbox[r->ninbox];
-	if (ctl_decode(h.app, h.app_len, h.reply, &e->m))
-		return true;
-	e->h = h;
-	e->h.app = NULL;
-	e->k = hk->k;
-	e->ver = ver;
-	memcpy(e->ip, ip, 16);
-	r->ninbox++;
+	if (r->ninbox < INBOX_MAX && !ctl_decode(h.app, h.app_len, h.reply, &e->m)) {
+		e->h = h;
+		e->h.app = NULL;
+		e->k = hk->k;
+		e->ver = ver;
+		memcpy(e->ip, ip, 16);
+		r->ninbox++;
+	}
+	pthread_mutex_unlock(&r->inbox_lock);
 	return true;
 }
 
@@ -163,7 +178,7 @@ int run_init_peers(struct run *r, uint8_t ver, const uint8_t ip[16], int wait_ms
 		r->peer_ep[r->npeer] = r->npeer;
 		if (ep_peer_init(r->ep[r->npeer], &r->peer[r->npeer], ver, ip, wait_ms, err,
 				 sizeof(err)))
-			return run_fail(r, "%s via %s: %s", what, r->o->devs[r->npeer], err);
+			return run_fail(r, "%s via %s: %s", what, port_dev(r, r->npeer), err);
 	}
 	return 0;
 }
@@ -200,8 +215,8 @@ void run_progress(struct run *r)
 {
 	int moved = 0;
 
-	if (r->nep == 1) {
-		ep_progress(r->ep[0], 1);
+	if (r->nep == 1 || r->threaded) {
+		ep_progress(r->ep[r->wk], 1);
 		return;
 	}
 	for (uint32_t k = 0; k < r->nep; k++)
@@ -212,6 +227,8 @@ void run_progress(struct run *r)
 
 bool run_poll_event(struct run *r, struct tp_event *ev)
 {
+	if (r->threaded)
+		return tp_ep_poll(ep_tp(r->ep[r->wk]), ev);
 	for (uint32_t k = 0; k < r->nep; k++)
 		if (tp_ep_poll(ep_tp(r->ep[k]), ev))
 			return true;
@@ -378,7 +395,7 @@ void run_cleanup(struct run *r)
 	for (uint32_t i = 0; i < UBPERF_MAX_CHANS; i++)
 		tp_cc_destroy(r->cc[i]);
 	tpg_destroy(r->g);
-	for (uint32_t k = 0; k < r->nep; k++)
+	for (uint32_t k = r->nep; k-- > 0;)	/* workers' (no-ops) before worker 0's, which frees them */
 		ep_close(r->ep[k]);
 	free(r->buf);
 	free(r->post_ns);
@@ -452,7 +469,7 @@ static struct json_object *ctp_cc_json(const struct run *r)
 
 		tp_cc_get_stats(r->cc[k], &cs);
 		inet_ntop(p->ip_ver == 6 ? AF_INET6 : AF_INET, p->ip, ip, sizeof(ip));
-		jset(o, "dev", json_object_new_string(run_ctp_entity(r->o) ? r->o->dev : r->o->devs[k]));
+		jset(o, "dev", json_object_new_string(run_ctp_entity(r->o) ? r->o->dev : port_dev(r, k)));
 		jset(o, "entity", json_object_new_string(ip));
 		jset(o, "vl", ju64(r->o->native.vl));
 		jset(o, "cnp_sent", ju64(cs.cnp_sent));
@@ -480,7 +497,9 @@ static struct json_object *per_channel_json(const struct run *r, double secs)
 			tp_cc_get_stats(r->cc_of[i], &cs);
 		inet_ntop(r->ch[i].peer->ip_ver == 6 ? AF_INET6 : AF_INET, r->ch[i].peer->ip, ip,
 			  sizeof(ip));
-		jset(o, "dev", json_object_new_string(r->o->devs[port_of(r, i)]));
+		jset(o, "dev", json_object_new_string(port_dev(r, port_of(r, i))));
+		if (r->o->workers > 1)
+			jset(o, "worker", ju64(port_of(r, i)));
 		jset(o, "peer", json_object_new_string(ip));
 		jset(o, "sent_bps", jbps(ts.tx_bytes, secs));
 		jset(o, "delivered_bps", jbps(ts.bytes_delivered, secs));
@@ -611,6 +630,20 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 		jset(j, "stage", json_object_get(stage));
 	}
 	jset(j, "per_channel", per_channel_json(r, secs));
+	if (o->workers > 1) {
+		/* Each worker's frames: every one moved its channels' own. */
+		x = json_object_new_array();
+		for (uint32_t k = 0; k < r->nep; k++) {
+			struct json_object *m = json_object_new_object();
+			struct ep_stats st;
+
+			ep_get_stats(r->ep[k], &st);
+			jset(m, "rx_frames", ju64(st.rx_frames));
+			jset(m, "tx_frames", ju64(st.tx_frames));
+			json_object_array_add(x, m);
+		}
+		jset(j, "workers", x);
+	}
 	if (o->mode == TP_MODE_CTP && o->cc != TP_CC_NONE)
 		jset(j, "ctp_cc", ctp_cc_json(r));
 	if (run_ctp_entity(o)) {
@@ -639,7 +672,7 @@ static void ctp_cc_print(const struct run *r)
 		inet_ntop(p->ip_ver == 6 ? AF_INET6 : AF_INET, p->ip, ip, sizeof(ip));
 		printf("  ctp cc {entity %s, VL %u} via %s: CNPs sent %" PRIu64 ", received %" PRIu64
 		       ", rate %.1f Mbit/s\n", ip, r->o->native.vl,
-		       run_ctp_entity(r->o) ? r->o->dev : r->o->devs[k], cs.cnp_sent, cs.cnp_rcvd,
+		       run_ctp_entity(r->o) ? r->o->dev : port_dev(r, k), cs.cnp_sent, cs.cnp_rcvd,
 		       (double)cs.rate_bps / 1e6);
 	}
 }

@@ -7,6 +7,7 @@
 #ifndef UBPERF_SESSION_H
 #define UBPERF_SESSION_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -41,6 +42,8 @@ struct run {
 		struct run *r;
 		uint32_t k;
 	} hook[UBPERF_MAX_DEVS];
+	/* ctl_rx runs in every worker's thread: the inbox is taken under it. */
+	pthread_mutex_t inbox_lock;
 	struct inbox_ent {
 		uint32_t k;		/* the port it came in by */
 		uint8_t ver, ip[16];	/* from */
@@ -83,7 +86,33 @@ struct run {
 	struct series ser;			/* --interval */
 	bool has_stage;				/* --stage-pin: the maps below are open */
 	int stage_budget_fd, stage_stats_fd;
+	/*
+	 * --workers: the ports are the endpoint's workers on one device. While
+	 * run_workers runs a loop, each thread has a run of its own (this one
+	 * is worker 0's), driving port wk and its channels only; its counters
+	 * are added into this run afterwards. stop: any thread's end ends the
+	 * others' (parent's, read by all).
+	 */
+	bool threaded;
+	uint32_t wk;
+	struct run *parent;
+	int stop;
+	size_t lat_cap;		/* lat's room (the thread's share) */
+	uint64_t quota;		/* --count: this thread's share of the messages */
+	uint64_t write_num;	/* the next Write's number (parent's, threaded) */
 };
+
+/* The device of port k (--workers: the one device of every port). */
+static inline const char *port_dev(const struct run *r, uint32_t k)
+{
+	return r->o->devs[r->o->ndevs > 1 ? k : 0];
+}
+
+/* Channel c in this thread's hands (every channel when not threaded). */
+static inline bool run_mine(const struct run *r, uint32_t c)
+{
+	return !r->threaded || c % r->nep == r->wk;
+}
 
 /* Channel c's port: each side spreads its channels over its ports. */
 static inline uint32_t port_of(const struct run *r, uint32_t c)
@@ -109,7 +138,20 @@ int run_init_peers(struct run *r, uint8_t ver, const uint8_t ip[16], int wait_ms
  * address cannot be reached by that port. */
 struct ep_peer *run_peer_for(struct run *r, uint32_t k, uint8_t ver, const uint8_t ip[16], int wait_ms, char *err,
 			     size_t errlen);
-/* Every port a round (a wait on all of them when none had work). */
+/*
+ * loop(r) on every worker's thread at once (--workers; else just on this
+ * one), each with a run of its own, the counters summed into r after.
+ * Returns the first non-zero status.
+ */
+int run_workers(struct run *r, int (*loop)(struct run *));
+/* Whether another thread's loop has ended the run (threaded only): 0 not,
+ * RUN_ENDED worker 0's loop ended well (the others end theirs), RUN_FAILED
+ * a loop failed, having said why (the others give up). */
+#define RUN_ENDED	1
+#define RUN_FAILED	2
+int run_stopped(const struct run *r);
+/* Every port a round (a wait on all of them when none had work); a worker's
+ * thread, its own port. */
 void run_progress(struct run *r);
 /* The next completion or channel event of any port; false when there is none. */
 bool run_poll_event(struct run *r, struct tp_event *ev);

@@ -49,6 +49,7 @@ struct ubperf_opts {
 	enum tpg_lb lb;		/* the channels form a group: per-flow / per-packet LB */
 	uint64_t interval_ns;	/* --interval: a sample per channel this often; 0: none */
 	const char *stage_pin;	/* --stage-pin: a CAQM/ECN stage's pinned maps (ubcaqm --pin) */
+	uint32_t workers;	/* threads: each an endpoint's worker, channel i on i mod workers */
 };
 
 /*

@@ -1,0 +1,116 @@
+# Worker threads (ubperf --workers, ep.h), sourced by tests/endpoint/run: a
+# veth pair of two rx and two tx queues on each end, c0 (10.64.0.1) --
+# s0 (10.64.0.2). Each worker has its own transport core and TPNs, a socket on
+# every queue and its transmit queue its own (worker w on queue w); the
+# endpoint's program steers each frame to its channel's worker. A frame
+# steered to the wrong worker meets a core without its channel and is
+# dropped, so a run that completes, every byte checked, is steered right;
+# each worker's frame counts, and each rx queue's XDP redirects, show both
+# were used.
+
+topo_workers() {
+	NS_CLI=$(ns_add wc) NS_SRV=$(ns_add ws)
+	ns_link "$NS_CLI" c0 02:00:00:64:00:01 "$NS_SRV" s0 02:00:00:64:00:02 2
+	ns_addr "$NS_CLI" c0 10.64.0.1/24
+	ns_addr "$NS_SRV" s0 10.64.0.2/24
+}
+
+# queue_redirects NS DEV Q: frames the program redirected on rx queue Q.
+queue_redirects() {
+	ns_run "$1" ethtool -S "$2" | awk -v k="rx_queue_$3_xdp_redirect:" '$1 == k { print $2 }' |
+		num "rx queue $3 redirects"
+}
+
+# workers_run OP CHANNELS SERVER_WORKERS CLIENT_WORKERS [ARGS]: COUNT
+# operations of 16 KiB (1 KiB with --mode utp), checked end to end; the
+# receiving side's workers (the server's; a Read's client) each took at
+# least a quarter of the data frames' share, on both of its rx queues.
+WORKERS_COUNT=400
+workers_run() {
+	local op=$1 chans=$2 sw=$3 cw=$4 d size=16k bytes=16384 rcv w q ns=$NS_SRV dev=s0; shift 4
+	local before=()
+	d=$(mktemp -d)
+	[[ $op == read ]] && ns=$NS_CLI dev=c0
+	for q in 0 1; do before[q]=$(queue_redirects "$ns" $dev $q); done
+	[[ " $* " == *" utp "* ]] && size=1k bytes=1024
+	start_server "$NS_SRV" s0 "$d/srv" --json --workers "$sw"
+	ns_run "$NS_CLI" "$BIN/ubperf" client --dev c0 --peer 10.64.0.2 --count $WORKERS_COUNT \
+		--size $size --op "$op" --channels "$chans" --workers "$cw" --json "$@" \
+		>"$d/cli" 2>"$d/cli.err" || { cat "$d/cli.err" "$d/srv.err"; return 1; }
+	wait $SRV_PID || { cat "$d/srv.err"; return 1; }
+	SRV_PID=
+	echo "$op $chans channels, $sw server / $cw client workers $*:"
+	[[ $(json_get "$d/cli" messages) -eq $WORKERS_COUNT ]]
+	[[ $(json_get "$d/cli" corrupt) -eq 0 && $(json_get "$d/srv" corrupt) -eq 0 ]]
+	[[ $(json_get "$d/srv" out_of_order) -eq 0 ]]
+	if [[ " $* " == *" utp "* ]]; then
+		# UTP loses what the server has no buffer for: what came is checked.
+		local got; got=$(json_get "$d/srv" messages)
+		echo "utp: server took $got"
+		[[ $got -gt 0 && $(json_get "$d/srv" verified_bytes) -eq $((got * bytes)) ]]
+	else
+		[[ $(json_get "$d/cli" peer_messages) -eq $WORKERS_COUNT ]]
+		ubperf_verified "$d/cli" "$op" $WORKERS_COUNT $bytes "$chans" 8
+	fi
+	rcv=$d/srv; [[ $op == read ]] && rcv=$d/cli
+	local n; n=$([[ $rcv == "$d/srv" ]] && echo "$sw" || echo "$cw")
+	for ((w = 0; w < n; w++)); do
+		echo "worker $w: rx $(json_get "$rcv" workers.$w.rx_frames) tx $(json_get "$rcv" workers.$w.tx_frames)"
+		[[ $(json_get "$rcv" workers.$w.rx_frames) -ge $((WORKERS_COUNT / chans / 4)) ]]
+	done
+	for ((c = 0; c < chans && sw > 1; c++)); do
+		[[ $(json_get "$d/srv" per_channel.$c.worker) -eq $((c % sw)) ]]
+	done
+	# The sender's workers each transmit on their own queue, which the veth
+	# delivers on the same rx queue at the receiver.
+	if [[ $([[ $rcv == "$d/srv" ]] && echo "$cw" || echo "$sw") -eq 2 ]]; then
+		for q in 0 1; do
+			n=$(($(queue_redirects "$ns" $dev $q) - before[q]))
+			echo "$dev rx queue $q: $n redirected"
+			[[ $n -ge $((WORKERS_COUNT / chans / 4)) ]]
+		done
+	fi
+	rm -rf "$d"
+}
+
+# Send, Write and Read, RTP (SR and GBN) and UTP: every byte in its place.
+test_ubperf_workers_every_op_intact() {
+	topo_workers
+	workers_run send 2 2 2
+	workers_run write 3 2 2 --mode rtp-gbn
+	workers_run read 2 2 2 --ta roi
+	workers_run send 4 2 2 --mode utp
+	# Each side spreads its own channels: one worker against two, both ways.
+	workers_run send 2 2 1
+	workers_run read 2 1 2
+}
+
+# Killed, a server of two workers leaves nothing attached, and the next one serves.
+test_ubperf_workers_killed_leaves_nothing_attached() {
+	local d sig; d=$(mktemp -d)
+	topo_workers
+	for sig in KILL TERM; do
+		start_server "$NS_SRV" s0 "$d/srv" --workers 2
+		ns_run "$NS_SRV" ip link show s0 | has " xdp "
+		kill -$sig $SRV_PID
+		wait $SRV_PID || true
+		SRV_PID=
+		echo "SIG$sig:"
+		if ns_run "$NS_SRV" ip link show s0 | grep xdp; then return 1; fi
+	done
+	workers_run send 2 2 2
+}
+
+# One line for what workers cannot do, before anything starts.
+test_ubperf_workers_refused_one_line() {
+	local err; err=$(mktemp)
+	for args in "--workers 0" "--workers 9" "--workers 2 --mode ctp --native" "--workers 2 --lb packet" \
+		    "--workers 2 --interval 100"; do
+		refute "$BIN/ubperf" client --dev lo --peer 127.0.0.1 $args 2>"$err"
+		echo "ubperf client $args -> $(cat "$err")"
+		[[ $(wc -l <"$err") -eq 1 ]]
+	done
+}
+
+WORKERS_TESTS=(test_ubperf_workers_every_op_intact test_ubperf_workers_killed_leaves_nothing_attached
+	       test_ubperf_workers_refused_one_line)
