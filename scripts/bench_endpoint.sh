@@ -12,11 +12,16 @@
 #     MTU 9000, interleaved rounds, each round's ratio and the medians';
 #  5. small messages: 64-byte Sends a second beside iperf3 UDP's 64-byte datagrams, and
 #     one Send at a time (post to completion) beside the kernel's UDP ping-pong,
-#     p50 and p99.
+#     p50 and p99;
+#  6. worker threads: ubperf --workers 2 against --workers 1 (and, given
+#     UBPERF_BASE=DIR/bin, that build's ubperf, e.g. main's) on a veth pair of
+#     two queues, two channels, both sides with the same workers, interleaved
+#     rounds: unpinned, and with both sides' processes on CPU 0 for one worker
+#     and CPUs 0-1 for two (each worker's CPU shared with the peer's).
 # Prints numbers; asserts none of them (timings on a shared machine are noisy).
 #
 #   scripts/bench_endpoint.sh [SECONDS_PER_RUN [ROUNDS]]     (default 2 s, 3 rounds)
-#   ENDPOINT_BENCH_PARTS="4" scripts/bench_endpoint.sh 4 5   (some parts only; default 1 2 3 4 5)
+#   ENDPOINT_BENCH_PARTS="4" scripts/bench_endpoint.sh 4 5   (some parts only; default 1 2 3 4 5 6)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -37,7 +42,7 @@ fi
 [[ -x $BIN/ubperf ]] || { echo "bench: $BIN/ubperf missing; run make first" >&2; exit 1; }
 trap ns_cleanup_all EXIT
 
-PARTS=" ${ENDPOINT_BENCH_PARTS:-1 2 3 4 5} "
+PARTS=" ${ENDPOINT_BENCH_PARTS:-1 2 3 4 5 6} "
 part() { [[ $PARTS == *" $1 "* ]]; }
 calc() { awk "BEGIN { print ($1) }"; }
 median() { printf '%s\n' $1 | sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'; }
@@ -290,5 +295,88 @@ printf '%-44s %12.1f %12.1f %7.2fx\n' "round trip p99 us (depth 1 / udp_pingpong
 	"$(calc "$t_udp > 0 ? $t_ub / $t_udp : 0")"
 printf 'rounds: ubperf msg/s %s; UDP pkt/s %s; ubperf p50 %s; UDP p50 %s; ubperf p99 %s; UDP p99 %s\n' \
 	"${ub_rate[*]}" "${udp_rate[*]}" "${ub_lat[*]}" "${udp_lat[*]}" "${ub_p99[*]}" "${udp_p99[*]}"
+ns_cleanup_all
+fi
+
+# ---- 6. worker threads: --workers 2 against 1 ------------------------------------
+# A veth pair of two rx and two tx queues; ubperf's defaults but the run's
+# length, two channels (one a worker with two), the server with as many
+# workers as the client. Each round runs every arm once, in turn (every other
+# round in the reverse order), so all meet the same load on this shared machine. "pinned": both processes confined
+# with taskset to as many CPUs as workers (CPU 0; CPUs 0-1): a worker's CPU is
+# shared with a worker of the peer. "unpinned": every thread of both sides
+# on both CPUs, as the scheduler likes.
+if part 6; then
+ns_cleanup_all
+A=$(ns_add wa) B=$(ns_add wb)
+topo_pair "$A" "$B" 10.78.0 02:00:00:00:78 "" 2
+# wk_run BIN WORKERS CPUS: one run's goodput (0: failed) and the CPU seconds
+# (user + system) both processes took; WORKERS empty: BIN has no --workers.
+wk_run() {
+	local bin=$1 w=$2 cpus=$3 wopt=() pin=() bps=0
+	[[ -n $w ]] && wopt=(--workers "$w")
+	[[ -n $cpus ]] && pin=(taskset -c "$cpus")
+	nsenter --net="/run/netns/$B" /usr/bin/time -f "%U %S" -o "$tmp/ts" "${pin[@]}" "$bin/ubperf" server \
+		--dev b0 --wait 20 --json "${wopt[@]}" >/dev/null 2>&1 &
+	local srv=$!
+	for _ in $(seq 50); do ns_xdp_ready "$B" b0 && break; sleep 0.1; done
+	if nsenter --net="/run/netns/$A" /usr/bin/time -f "%U %S" -o "$tmp/tc" "${pin[@]}" "$bin/ubperf" client \
+		--dev a0 --peer 10.78.0.2 --time "$SECS" --channels 2 --json "${wopt[@]}" >"$tmp/w.json" 2>"$tmp/w.err"; then
+		bps=$(jget "$tmp/w.json" goodput_bps)
+	else
+		echo "#   ubperf ${wopt[*]} (${cpus:-unpinned}): $(cat "$tmp/w.err")" >&2
+	fi
+	wait $srv || true
+	echo "$bps $(cat "$tmp/ts" "$tmp/tc" | awk '{ s += $1 + $2 } END { print s }')"
+}
+# An arm is WORKERS/CPUS ("base": UBPERF_BASE's ubperf; "-": unpinned);
+# WORKERS_ARMS="1/- base/-" runs only those.
+ARMS=(1/- 2/- 1/0 2/0-1)
+[[ -n ${UBPERF_BASE:-} ]] && ARMS+=(base/- base/0)
+[[ -n ${WORKERS_ARMS:-} ]] && read -r -a ARMS <<<"$WORKERS_ARMS"
+declare -A wres=() wcpu=()
+for ((rep = 0; rep < REPS; rep++)); do
+	order=("${ARMS[@]}")
+	# Every other round backwards: no arm always follows the same one.
+	((rep % 2)) && for ((i = 0; i < ${#ARMS[@]}; i++)); do order[i]=${ARMS[${#ARMS[@]} - 1 - i]}; done
+	for arm in "${order[@]}"; do
+		IFS=/ read -r w cpus <<<"$arm"
+		[[ $cpus == - ]] && cpus=
+		if [[ $w == base ]]; then
+			read -r bps cpu < <(wk_run "$UBPERF_BASE" "" "$cpus")
+		else
+			read -r bps cpu < <(wk_run "$BIN" "$w" "$cpus")
+		fi
+		wres[$arm]+="$bps " wcpu[$arm]+="$cpu "
+	done
+done
+printf '\nWorker threads: one veth pair of 2 queues, 2 channels, both sides --workers N, %u interleaved rounds of %s s; load: %s\n' \
+	"$REPS" "$SECS" "$(uptime | sed 's/.*load average/load average/')"
+printf '%-26s %s\n' "workers/CPUs of each side" "goodput Mbit/s per round, median"
+for arm in "${ARMS[@]}"; do
+	printf '%-26s' "$arm"
+	for v in ${wres[$arm]}; do printf ' %8.1f' "$(calc "$v / 1e6")"; done
+	printf '   median %.1f\n' "$(calc "$(median "${wres[$arm]}") / 1e6")"
+done
+# What each arm had of the machine: CPU seconds of both processes over the
+# run's wall time (2.0 = both CPUs; setup included), and goodput per CPU second.
+printf '%-26s %s\n' "workers/CPUs of each side" "CPUs used per round; median Mbit per CPU second"
+for arm in "${ARMS[@]}"; do
+	g=(${wres[$arm]}) c=(${wcpu[$arm]}) per=()
+	printf '%-26s' "$arm"
+	for ((rep = 0; rep < REPS; rep++)); do
+		printf ' %8.2f' "$(calc "${c[rep]} / $SECS")"
+		per+=("$(calc "${c[rep]} > 0 ? ${g[rep]} / 1e6 / ${c[rep]} : 0")")
+	done
+	printf '   median %.1f\n' "$(median "${per[*]}")"
+done
+for pair in "unpinned 1/- 2/-" "pinned 1/0 2/0-1" "vs-main base/- 1/-"; do
+	read -r name one two <<<"$pair"
+	[[ -n ${wres[$one]:-} && -n ${wres[$two]:-} ]] || continue
+	o=(${wres[$one]}) t=(${wres[$two]}) rs=()
+	for ((rep = 0; rep < REPS; rep++)); do rs+=("$(calc "${o[rep]} > 0 ? ${t[rep]} / ${o[rep]} : 0")"); done
+	printf '%-6s / %-6s (%s) per round: %s  median ratio %.2fx\n' "$two" "$one" "$name" "${rs[*]}" \
+		"$(median "${rs[*]}")"
+done
 ns_cleanup_all
 fi
