@@ -101,6 +101,29 @@ test_ubperf_workers_killed_leaves_nothing_attached() {
 	workers_run send 2 2 2
 }
 
+# A server of two workers asked for a run on one core (CTP, a per-packet
+# group) serves it on worker 0, where the program steers those channels.
+test_ubperf_workers_server_runs_one_core_runs_on_worker_0() {
+	local d args; d=$(mktemp -d)
+	topo_workers
+	for args in "--native --mode ctp" "--lb packet"; do
+		# shellcheck disable=SC2046
+		start_server "$NS_SRV" s0 "$d/srv" --json --workers 2 $([[ $args == --native* ]] && echo --native)
+		# shellcheck disable=SC2086
+		ns_run "$NS_CLI" "$BIN/ubperf" client --dev c0 --peer 10.64.0.2 --count 200 --channels 2 \
+			--json $args >"$d/cli" 2>"$d/cli.err" || { cat "$d/cli.err" "$d/srv.err"; return 1; }
+		wait $SRV_PID || { cat "$d/srv.err"; return 1; }
+		SRV_PID=
+		echo "$args: client $(json_get "$d/cli" messages), server $(json_get "$d/srv" messages)," \
+		     "server workers $(json_get "$d/srv" workers)"
+		[[ $(json_get "$d/cli" messages) -eq 200 && $(json_get "$d/srv" messages) -eq 200 ]]
+		[[ $(json_get "$d/srv" corrupt) -eq 0 && $(json_get "$d/srv" out_of_order) -eq 0 ]]
+		[[ $(json_get "$d/srv" workers.0.rx_frames) -ge 200 ]]
+		[[ $(json_get "$d/srv" per_channel.1.worker) -eq 0 ]]
+	done
+	rm -rf "$d"
+}
+
 # One line for what workers cannot do, before anything starts.
 test_ubperf_workers_refused_one_line() {
 	local err; err=$(mktemp)
@@ -113,4 +136,4 @@ test_ubperf_workers_refused_one_line() {
 }
 
 WORKERS_TESTS=(test_ubperf_workers_every_op_intact test_ubperf_workers_killed_leaves_nothing_attached
-	       test_ubperf_workers_refused_one_line)
+	       test_ubperf_workers_server_runs_one_core_runs_on_worker_0 test_ubperf_workers_refused_one_line)

@@ -241,6 +241,10 @@ static int server_start(struct run *r, struct ubperf_opts *so, const struct inbo
 	so->lb = (enum tpg_lb)h->lb;
 	r->run_id = e->m.run_id;
 	r->started = true;
+	/* A run on one core (CTP, a per-packet group): worker 0 alone, whose
+	 * channels' TPNs the program steers to it, as it steers all of CTP. */
+	if (r->nep > 1 && so->ndevs == 1 && (so->mode == TP_MODE_CTP || so->lb == TPG_LB_PACKET))
+		r->nep = 1;
 	/* Send: depth x 2 receive buffers per channel; Write/Read: a region of
 	 * depth slots per channel, each Write or Read at its own slot's place. */
 	r->buf_len = (size_t)so->channels * so->depth * so->size * (so->op == OP_SEND ? 2 : 1);
@@ -256,7 +260,6 @@ static int server_start(struct run *r, struct ubperf_opts *so, const struct inbo
 	}
 	/* Ports bound as a CTP entity speak CTP only; CTP, one packet per operation. */
 	if ((entity && so->mode != TP_MODE_CTP) ||
-	    (so->workers > 1 && (so->mode == TP_MODE_CTP || so->lb == TPG_LB_PACKET)) ||
 	    (so->cc == TP_CC_CAQM && !so->native.ethertype) ||
 	    (so->mode == TP_MODE_UTP && so->size > so->mtu) ||
 	    (so->mode == TP_MODE_CTP && (so->size > so->mtu ||
@@ -390,8 +393,6 @@ static int server_inbox_locked(struct run *r, struct ubperf_opts *so)
 					    " with --cc caqm over UBoE, which has no CCI to carry it (--native)" :
 					    so->mode == TP_MODE_UTP && so->size > so->mtu ?
 					    " with --size above --mtu (a UTP message is one packet)" :
-					    so->workers > 1 && (so->mode == TP_MODE_CTP || so->lb == TPG_LB_PACKET) ?
-					    " of a server of several --workers (--workers 1 there)" :
 					    so->mode != TP_MODE_CTP ? ": the ports are one CTP entity (--mode ctp)" :
 					    so->size > so->mtu ? " with --size above --mtu" :
 					    " with --cc other than dcqcn (CTP has no transport acks)");
