@@ -199,8 +199,10 @@ static __always_inline __u32 worker_of(const struct ub_l3 *l3, void *end)
 		return be24(tph->dst_tpn) % ub_workers;
 	if ((void *)(tah + 1) > end)
 		return 0;
-	/* A hello's body names the TPN it is for at byte 12 (tp_hello_build_app). */
-	if ((void *)(h + 1) <= end && h->magic[0] == 'U' && h->magic[1] == 'B' &&
+	/* A hello's body names the TPN it is for at byte 12 (tp_hello_build_app).
+	 * Bounded by the body alone: a plain hello (ubperf's, 20 bytes after the
+	 * TAH) has no library part after it. */
+	if ((void *)(h->body + sizeof(h->body)) <= end && h->magic[0] == 'U' && h->magic[1] == 'B' &&
 	    h->magic[2] == 'H' && h->magic[3] == '2')
 		return be24(&h->body[13]) % ub_workers;
 	return rcid_slot(l3, ub_tah_rcid(tah)) % ub_workers;

@@ -370,8 +370,9 @@ static int fuzz(unsigned long n, uint64_t seed)
 #define T_RCID		0x8123u
 
 /* A URMA setup hello (user/urma/setup.c) to a jetty of UASID uasid, for
- * the channel of TPN tpn (0: not known yet; tp_hello_build_app). */
-static size_t hello_frame(unsigned char *buf, size_t cap, uint32_t uasid, uint32_t tpn)
+ * the channel of TPN tpn (0: not known yet; tp_hello_build_app); plain: the
+ * transport's hello alone (tp_hello_build, ubperf's), 20 bytes after the TAH. */
+static size_t hello_frame(unsigned char *buf, size_t cap, uint32_t uasid, uint32_t tpn, bool plain)
 {
 	uint8_t app[20 + 80] = { 'U', 'B', 'H', '2' };
 	struct ub_pkt_spec sp;
@@ -393,7 +394,7 @@ static size_t hello_frame(unsigned char *buf, size_t cap, uint32_t uasid, uint32
 	sp.tph.opcode = UB_TP_UTP_DATA;
 	sp.tah.opcode = UB_TA_MESSAGE;
 	sp.payload = app;
-	sp.payload_len = sizeof(app);
+	sp.payload_len = plain ? 20 : sizeof(app);
 	return ub_build_uboe(&sp, buf, cap);
 }
 
@@ -460,7 +461,7 @@ static bool steer_case(const char *name, const unsigned char *in, size_t len, __
  */
 static const struct worker_case {
 	const char *name;
-	char kind;		/* 'r' RTP to tpn, 'h' a hello naming tpn, 'u' UTP of IniRCID tpn */
+	char kind;		/* 'r' RTP to tpn, 'h' a hello naming tpn ('p' a plain one), 'u' UTP of IniRCID tpn */
 	uint32_t tpn;
 	uint8_t ip_ver, src;	/* the source's last byte */
 	bool mine;		/* worker 1's */
@@ -469,6 +470,7 @@ static const struct worker_case {
 	{ "RTP to an even TPN goes to worker 0's (none here: dropped, counted)", 'r', 0x12344, 6, 1, false },
 	{ "a hello naming an odd TPN goes to worker 1", 'h', 0x7, 4, 1, true },
 	{ "a hello naming no TPN goes to worker 0", 'h', 0, 4, 1, false },
+	{ "a plain hello (ubperf's, no URMA part) naming an odd TPN goes to worker 1", 'p', 0x9, 4, 1, true },
 	{ "UTP goes by (IP source, IniRCID) to worker 1", 'u', T_RCID, 4, 1, true },
 	{ "UTP from another source goes to worker 0", 'u', T_RCID, 4, 9, false },
 };
@@ -490,7 +492,7 @@ static int worker_cases(void)
 	for (size_t i = 0; i < sizeof(wcases) / sizeof(wcases[0]); i++) {
 		const struct worker_case *c = &wcases[i];
 
-		n = c->kind == 'h' ? hello_frame(f, sizeof(f), T_UASID, c->tpn) :
+		n = c->kind == 'h' || c->kind == 'p' ? hello_frame(f, sizeof(f), T_UASID, c->tpn, c->kind == 'p') :
 				     tp_frame(f, sizeof(f), c->kind == 'u', c->tpn, c->ip_ver, c->src);
 		failed += !steer_case(c->name, f, n, c->mine ? XDP_REDIRECT : XDP_DROP,
 				      c->mine ? UB_EP_CNT_TO_XSK : UB_EP_CNT_DROP_NO_SOCKET);
@@ -538,10 +540,10 @@ static int steer_cases(void)
 	n = tp_frame(f, sizeof(f), false, 5, 4, 1);
 	failed += !steer_case("RTP to a TPN of slot 0 (no process's) is dropped, counted", f, n,
 			      XDP_DROP, UB_EP_CNT_DROP_NO_OWNER);
-	n = hello_frame(f, sizeof(f), T_UASID, 0);
+	n = hello_frame(f, sizeof(f), T_UASID, 0, false);
 	failed += !steer_case("a setup hello goes to the process of its target UASID", f, n,
 			      XDP_REDIRECT, UB_EP_CNT_TO_VETH);
-	n = hello_frame(f, sizeof(f), T_UASID + 1, 0);
+	n = hello_frame(f, sizeof(f), T_UASID + 1, 0, false);
 	failed += !steer_case("a setup hello for an unknown UASID goes to the queues' holder (ESTALE)",
 			      f, n, XDP_REDIRECT, UB_EP_CNT_TO_XSK);
 	n = tp_frame(f, sizeof(f), true, T_RCID, 4, 1);
@@ -585,7 +587,7 @@ static int steer_cases(void)
 			n = tp_frame(f, sizeof(f), false, 2u << UB_EP_TPN_SHIFT | 3, 4, 1);
 			failed += !steer_case("loopback: for a veth's slot, to that veth", f, n,
 					      XDP_REDIRECT, UB_EP_CNT_TO_VETH);
-			n = hello_frame(f, sizeof(f), T_UASID, 0);
+			n = hello_frame(f, sizeof(f), T_UASID, 0, false);
 			failed += !steer_case("loopback: a hello by its target UASID", f, n, XDP_REDIRECT,
 					      UB_EP_CNT_TO_VETH);
 			bpf_map_delete_elem(devs_fd, &one);
