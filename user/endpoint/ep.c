@@ -461,9 +461,14 @@ struct tp_chan *ep_tp_chan_create(struct ep *e, const struct tp_chan_config *cfg
 	struct tp_chan *ch;
 
 	if (e->nworkers > 1 && !cfg->local_tpn) {
-		/* This worker's: the program steers by TPN % workers. */
-		for (uint32_t tries = 0; tries < span; tries++) {
-			c.local_tpn = ++e->tpn_next * e->nworkers + e->widx;
+		/* This worker's: the program steers by TPN % workers. Below every
+		 * mode's limit (UTP and CTP: the 20-bit IniRCID), and round again
+		 * past it, over the TPNs freed since. */
+		const uint32_t per = (TP_CTP_RCID_MAX + 1) / e->nworkers;
+
+		for (uint32_t tries = 0; tries < per; tries++) {
+			e->tpn_next = e->tpn_next % (per - 1) + 1;
+			c.local_tpn = e->tpn_next * e->nworkers + e->widx;
 			ch = tp_chan_create(e->tp, &c);
 			if (ch || errno != EEXIST)
 				return ch;
@@ -646,7 +651,7 @@ uint64_t ep_member_tx(const struct ep *e, uint32_t k)
 
 uint64_t ep_rx_frames(const struct ep *e)
 {
-	return e->st.rx_frames;
+	return __atomic_load_n(&e->st.rx_frames, __ATOMIC_RELAXED);	/* another worker's thread may ask */
 }
 
 bool ep_zerocopy(const struct ep *e) { return xsk_mt_is_zerocopy(e->xm); }

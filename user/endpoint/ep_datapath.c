@@ -204,7 +204,8 @@ static unsigned do_rx(struct ep *e, uint64_t now)
 		else
 			e->st.parse++;
 	}
-	e->st.rx_frames += pkts;
+	/* One writer (this worker's thread); ep_rx_frames may be read from another. */
+	__atomic_store_n(&e->st.rx_frames, e->st.rx_frames + pkts, __ATOMIC_RELAXED);
 	return pkts;
 }
 

@@ -124,6 +124,10 @@ static int server_loop(struct run *r)
 				return 0;
 			continue;
 		}
+		/* Another worker's channel failed and its thread ended (said): its
+		 * sockets are no longer read, so the run ends now, not at the idle timeout. */
+		if (run_stopped(r) == RUN_FAILED)
+			return 1;
 		/* Every round: no getsockopt here (one per socket), it is a syscall a round. */
 		rx = 0;
 		for (uint32_t k = 0; k < r->nep; k++)
