@@ -505,18 +505,25 @@ struct tp_chan *ep_chan_create(struct ep *e, struct ep_chan *c, struct tp_chan_c
 	return c->tp;
 }
 
-/* A UTP channel's packets, (peer, its RCID), to this worker (or not any more). */
-static int worker_rcid(struct ep *e, const struct ep_peer *p, uint32_t rcid, bool add)
+/*
+ * A UTP channel's packets, (peer, its RCID), to the worker of the channel
+ * (TPN mod workers: whichever worker's ep the caller holds), or not any more.
+ * Another channel's entry for the same key is not taken over: -EEXIST.
+ */
+static int worker_rcid(struct ep *e, const struct ep_chan *c, uint32_t rcid, bool add)
 {
 	const struct ep *lead = e->lead ? e->lead : e;
 	int fd = ep_xdp_rcid_fd(lead->xdp[0]);
+	uint32_t w = tp_chan_tpn(c->tp) % lead->nworkers, v;
 	struct ub_ep_rcid_key k;
-	uint32_t v;
 
-	ep_rcid_key(&k, p->ip_ver, p->ip, rcid);
-	if (add)
-		return bpf_map_update_elem(fd, &k, &e->widx, BPF_ANY) ? -errno : 0;
-	if (!bpf_map_lookup_elem(fd, &k, &v) && v == e->widx)
+	ep_rcid_key(&k, c->peer->ip_ver, c->peer->ip, rcid);
+	if (add) {
+		if (!bpf_map_lookup_elem(fd, &k, &v) && v != w)
+			return -EEXIST;
+		return bpf_map_update_elem(fd, &k, &w, BPF_ANY) ? -errno : 0;
+	}
+	if (!bpf_map_lookup_elem(fd, &k, &v) && v == w)
 		bpf_map_delete_elem(fd, &k);
 	return 0;
 }
@@ -526,7 +533,9 @@ int ep_chan_connect(struct ep *e, struct ep_chan *c, uint32_t peer_tpn, uint32_t
 	int rc = tp_chan_connect(c->tp, peer_tpn, peer_init_psn);
 
 	if (!rc && e->nworkers > 1 && c->by_rcid && c->peer) {
-		rc = worker_rcid(e, c->peer, peer_tpn, true);
+		if (c->steered && c->rcid != peer_tpn)
+			worker_rcid(e, c, c->rcid, false);	/* connected again, to another */
+		rc = worker_rcid(e, c, peer_tpn, true);
 		c->steered = !rc;
 		c->rcid = peer_tpn;
 	} else if (!rc && e->sh && c->by_rcid && c->peer) {
@@ -540,7 +549,7 @@ int ep_chan_connect(struct ep *e, struct ep_chan *c, uint32_t peer_tpn, uint32_t
 void ep_chan_destroy(struct ep *e, struct ep_chan *c)
 {
 	if (e->nworkers > 1 && c->steered && c->tp)
-		worker_rcid(e, c->peer, c->rcid, false);
+		worker_rcid(e, c, c->rcid, false);
 	else if (e->sh && c->steered && c->tp)
 		ep_share_rcid(e->sh, c->peer->ip_ver, c->peer->ip, c->rcid, false);
 	c->steered = false;
