@@ -19,8 +19,6 @@
 
 #include <linux/rtnetlink.h>
 
-#include <bpf/bpf.h>
-
 #include "lib/clock.h"
 #include "lib/frame.h"
 #include "lib/uboe_wrap.h"
@@ -513,19 +511,9 @@ struct tp_chan *ep_chan_create(struct ep *e, struct ep_chan *c, struct tp_chan_c
 static int worker_rcid(struct ep *e, const struct ep_chan *c, uint32_t rcid, bool add)
 {
 	const struct ep *lead = e->lead ? e->lead : e;
-	int fd = ep_xdp_rcid_fd(lead->xdp[0]);
-	uint32_t w = tp_chan_tpn(c->tp) % lead->nworkers, v;
-	struct ub_ep_rcid_key k;
 
-	ep_rcid_key(&k, c->peer->ip_ver, c->peer->ip, rcid);
-	if (add) {
-		if (!bpf_map_lookup_elem(fd, &k, &v) && v != w)
-			return -EEXIST;
-		return bpf_map_update_elem(fd, &k, &w, BPF_ANY) ? -errno : 0;
-	}
-	if (!bpf_map_lookup_elem(fd, &k, &v) && v == w)
-		bpf_map_delete_elem(fd, &k);
-	return 0;
+	return ep_rcid_steer(ep_xdp_rcid_fd(lead->xdp[0]), c->peer->ip_ver, c->peer->ip, rcid,
+			     tp_chan_tpn(c->tp) % lead->nworkers, add, false);
 }
 
 int ep_chan_connect(struct ep *e, struct ep_chan *c, uint32_t peer_tpn, uint32_t peer_init_psn)

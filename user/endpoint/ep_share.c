@@ -680,27 +680,29 @@ int ep_share_uasid(struct ep_share *s, uint32_t uasid)
 	return rc;
 }
 
-void ep_rcid_key(struct ub_ep_rcid_key *k, uint8_t ip_ver, const uint8_t ip[16], uint32_t rcid)
+int ep_rcid_steer(int fd, uint8_t ip_ver, const uint8_t ip[16], uint32_t rcid, uint32_t owner, bool add,
+		  bool take_over)
 {
-	memset(k, 0, sizeof(*k));
-	memcpy(k->ip, ip, ip_ver == 6 ? 16 : 4);
-	k->rcid = rcid;
+	struct ub_ep_rcid_key k;
+	uint32_t v;
+
+	memset(&k, 0, sizeof(k));
+	memcpy(k.ip, ip, ip_ver == 6 ? 16 : 4);
+	k.rcid = rcid;
+	if (!add) {
+		/* Only the owner's: the key may have gone to another since. */
+		if (!bpf_map_lookup_elem(fd, &k, &v) && v == owner)
+			bpf_map_delete_elem(fd, &k);
+		return 0;
+	}
+	if (!take_over && !bpf_map_lookup_elem(fd, &k, &v) && v != owner)
+		return -EEXIST;
+	return bpf_map_update_elem(fd, &k, &owner, BPF_ANY) ? -errno : 0;
 }
 
 int ep_share_rcid(struct ep_share *s, uint8_t ip_ver, const uint8_t ip[16], uint32_t rcid, bool add)
 {
-	struct ub_ep_rcid_key k;
-
-	ep_rcid_key(&k, ip_ver, ip, rcid);
-	if (!add) {
-		uint32_t v;
-
-		/* Only ours: the key may have gone to another process since. */
-		if (!bpf_map_lookup_elem(s->rcid_fd, &k, &v) && v == s->slot)
-			bpf_map_delete_elem(s->rcid_fd, &k);
-		return 0;
-	}
-	return bpf_map_update_elem(s->rcid_fd, &k, &s->slot, BPF_ANY) ? -errno : 0;
+	return ep_rcid_steer(s->rcid_fd, ip_ver, ip, rcid, s->slot, add, true);
 }
 
 int ep_share_stats(const struct ep_share *s, uint64_t out[UB_EP_CNT__MAX])

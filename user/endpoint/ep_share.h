@@ -77,9 +77,13 @@ int ep_share_loop_fd(const struct ep_share *s);
 /* Hellos for jetties of this UASID come here. 0, or -EADDRINUSE when a live
  * process on the device has it. */
 int ep_share_uasid(struct ep_share *s, uint32_t uasid);
+/* (ip, rcid) steered to owner (a slot, a worker) in the program's RCID map fd
+ * (the key: IPv4 in the first 4 bytes), or (!add) its entry removed if it is
+ * still owner's. An entry of another owner is taken over only with
+ * take_over, else -EEXIST. */
+int ep_rcid_steer(int fd, uint8_t ip_ver, const uint8_t ip[16], uint32_t rcid, uint32_t owner, bool add,
+		  bool take_over);
 /* UTP and CTP requests from (ip, rcid) come here (add) or no longer (!add). */
-/* The program's (IP source, IniRCID) key: IPv4 in the first 4 bytes. */
-void ep_rcid_key(struct ub_ep_rcid_key *k, uint8_t ip_ver, const uint8_t ip[16], uint32_t rcid);
 int ep_share_rcid(struct ep_share *s, uint8_t ip_ver, const uint8_t ip[16], uint32_t rcid,
 		  bool add);
 
