@@ -8,8 +8,12 @@
  *
  * Traffic: groups of 4 packets; flows take turns group by group in a shuffled
  * order (the same for engine and floor), so with many flows consecutive
- * groups belong to unrelated flows, as on a real link. Out of order: every pair of groups arrives swapped, so half of the
- * groups are buffered and released by their predecessor's E. Flow states
+ * groups belong to unrelated flows, as on a real link: a 64-packet batch
+ * holds 16 runs of one flow. Out of order: every pair of groups arrives
+ * swapped, so half of the groups are buffered and released by their
+ * predecessor's E. "1-pkt groups", an added row: groups of one packet in
+ * order, so with many flows the flow changes at every packet (64 runs a
+ * batch), the worst case for the flow states' cache misses. Flow states
  * exist before timing starts (a warm-up pass, in another shuffled order: were
  * the flows timed in the order their states were made, the states would be
  * visited in memory order, which the hardware prefetcher follows and a real
@@ -57,9 +61,9 @@ static void shuffle(uint32_t flows, uint64_t x)
 }
 
 /* Packet stream for `flows` flows starting at group `g0`, PKTS long (whole rounds). */
-static size_t make_stream(struct in *v, uint32_t flows, uint16_t g0, int ooo, uint32_t *seq)
+static size_t make_stream(struct in *v, uint32_t flows, uint16_t g0, int ooo, uint32_t glen, uint32_t *seq)
 {
-	uint32_t rounds = PKTS / (flows * GLEN) ? PKTS / (flows * GLEN) : 1;
+	uint32_t rounds = PKTS / (flows * glen) ? PKTS / (flows * glen) : 1;
 	size_t n = 0;
 
 	rounds += rounds & 1;	/* pairs of groups */
@@ -68,17 +72,17 @@ static size_t make_stream(struct in *v, uint32_t flows, uint16_t g0, int ooo, ui
 			uint32_t f = perm[k];
 			uint32_t gi = ooo ? (r ^ 1) : r;	/* swapped pairs */
 
-			for (uint32_t i = 0; i < GLEN; i++, n++) {
+			for (uint32_t i = 0; i < glen; i++, n++) {
 				v[n].flow = f;
 				v[n].p.ingress_node = (uint16_t)(1 + (f >> 16));
 				v[n].p.flow_id = (uint16_t)f;
 				v[n].p.group_id = (uint16_t)(g0 + gi);
-				v[n].p.flags = (uint8_t)((i == 0 ? WPS_FLAG_S : 0) | (i == GLEN - 1 ? WPS_FLAG_E : 0));
-				v[n].seq = seq[f] + gi * GLEN + i;
+				v[n].p.flags = (uint8_t)((i == 0 ? WPS_FLAG_S : 0) | (i == glen - 1 ? WPS_FLAG_E : 0));
+				v[n].seq = seq[f] + gi * glen + i;
 			}
 		}
 	for (uint32_t f = 0; f < flows; f++)
-		seq[f] += rounds * GLEN;
+		seq[f] += rounds * glen;
 	return n;
 }
 
@@ -164,13 +168,16 @@ int wps_reorder_bench(int rounds)
 		fprintf(stderr, "wps_reorder_bench: out of memory\n");
 		return 1;
 	}
-	printf("WPS egress reorder engine, ns/packet (median of %d, minimum in brackets; groups of %d packets)\n",
-	       rounds, GLEN);
+	printf("WPS egress reorder engine, ns/packet (median of %d, minimum in brackets; groups of %d packets,\n"
+	       "1-pkt groups: of 1, the flow changing at every packet)\n", rounds, GLEN);
 	printf("%-8s %-13s %16s %16s %7s\n", "flows", "arrival", "engine", "seq ring", "ratio");
 	for (size_t fi = 0; fi < sizeof(nflows) / sizeof(nflows[0]); fi++) {
 		uint32_t flows = nflows[fi];
 
-		for (int ooo = 0; ooo < 2; ooo++) {
+		for (int mode = 0; mode < 3; mode++) {
+			static const char *const arrival[] = { "in order", "out of order", "1-pkt groups" };
+			int ooo = mode == 1;
+			uint32_t glen = mode == 2 ? 1 : GLEN;
 			struct wps_reorder_cfg c;
 			struct wps_reorder *e;
 			struct ring *rings = calloc(flows, sizeof(*rings));
@@ -199,14 +206,14 @@ int wps_reorder_bench(int rounds)
 			}
 			/* Warm-up: creates the flow states and fills the ring floor's state. */
 			shuffle(flows, 0x9e3779b97f4a7c15ull);
-			n = make_stream(v, flows, g, 0, seq);
+			n = make_stream(v, flows, g, 0, glen, seq);
 			run_engine(e, v, n, &now);
 			run_ring(rings, flows, v, n);
-			g = (uint16_t)(g + n / flows / GLEN);
+			g = (uint16_t)(g + n / flows / glen);
 			shuffle(flows, 0x2545f4914f6cdd1dull);
 			for (int r = 0; r < rounds; r++) {
-				n = make_stream(v, flows, g, ooo, seq);
-				g = (uint16_t)(g + n / flows / GLEN);
+				n = make_stream(v, flows, g, ooo, glen, seq);
+				g = (uint16_t)(g + n / flows / glen);
 				te[r] = run_engine(e, v, n, &now);
 				tr[r] = run_ring(rings, flows, v, n);
 			}
@@ -221,7 +228,7 @@ int wps_reorder_bench(int rounds)
 				}
 			}
 			printf("%-8u %-13s %8.1f (%5.1f) %8.1f (%5.1f) %6.2fx\n", flows,
-			       ooo ? "out of order" : "in order", bench_median(te, rounds), bench_min(te, rounds),
+			       arrival[mode], bench_median(te, rounds), bench_min(te, rounds),
 			       bench_median(tr, rounds), bench_min(tr, rounds),
 			       bench_median(te, rounds) / bench_median(tr, rounds));
 			wps_reorder_free(e);
