@@ -124,6 +124,19 @@ test_ubperf_workers_server_runs_one_core_runs_on_worker_0() {
 	rm -rf "$d"
 }
 
+# A channel that would never receive is refused: CTP on a worker other than
+# 0 (the program steers all of CTP to worker 0).
+test_ep_workers_chan_refused_where_nothing_arrives() {
+	topo_workers
+	ns_run "$NS_SRV" "$BIN/ep_workers_chan" s0 2 0 ctp | has -x "worker 0 ctp: tpn [0-9]*[02468]"
+	ns_run "$NS_SRV" "$BIN/ep_workers_chan" s0 2 1 rtp-sr | has -x "worker 1 rtp-sr: tpn [0-9]*[13579]"
+	ns_run "$NS_SRV" "$BIN/ep_workers_chan" s0 2 1 utp | has -x "worker 1 utp: tpn [0-9]*[13579]"
+	local out
+	out=$(ns_run "$NS_SRV" "$BIN/ep_workers_chan" s0 2 1 ctp) && { echo "created: $out"; return 1; }
+	echo "$out"
+	[[ $out == "worker 1 ctp: Operation not supported" ]]
+}
+
 # One line for what workers cannot do, before anything starts.
 test_ubperf_workers_refused_one_line() {
 	local err; err=$(mktemp)
@@ -136,4 +149,5 @@ test_ubperf_workers_refused_one_line() {
 }
 
 WORKERS_TESTS=(test_ubperf_workers_every_op_intact test_ubperf_workers_killed_leaves_nothing_attached
-	       test_ubperf_workers_server_runs_one_core_runs_on_worker_0 test_ubperf_workers_refused_one_line)
+	       test_ubperf_workers_server_runs_one_core_runs_on_worker_0 test_ubperf_workers_refused_one_line
+	       test_ep_workers_chan_refused_where_nothing_arrives)

@@ -458,6 +458,12 @@ struct tp_chan *ep_tp_chan_create(struct ep *e, const struct tp_chan_config *cfg
 	struct tp_chan_config c = *cfg;
 	struct tp_chan *ch;
 
+	/* The program steers CTP to worker 0 alone: such a channel would
+	 * never receive. */
+	if (e->lead && cfg->mode == TP_MODE_CTP) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 	if (e->nworkers > 1 && !cfg->local_tpn) {
 		/* This worker's: the program steers by TPN % workers. Below every
 		 * mode's limit (UTP and CTP: the 20-bit IniRCID), and round again

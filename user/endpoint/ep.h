@@ -181,7 +181,10 @@ int ep_chan_connect(struct ep *e, struct ep_chan *c, uint32_t peer_tpn, uint32_t
 /* tp_chan_destroy() (c->tp then NULL), and that steering undone. */
 void ep_chan_destroy(struct ep *e, struct ep_chan *c);
 /* tp_chan_create() for a channel of no peer: in shared mode its TPN in
- * this process's range. */
+ * this process's range; with workers, one of this worker's (TPN % workers
+ * == its index). NULL with errno EOPNOTSUPP for a CTP channel on a worker
+ * other than 0, which would never receive (the program steers all of CTP to
+ * worker 0). */
 struct tp_chan *ep_tp_chan_create(struct ep *e, const struct tp_chan_config *cfg);
 /* Shared mode: hellos to jetties of this UASID come to this process. 0, or
  * -EADDRINUSE (a live process on the device has it), -EINVAL (not shared). */
