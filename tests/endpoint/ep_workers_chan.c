@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * What ep_tp_chan_create (user/endpoint/ep.h) gives a channel of MODE on
- * worker W of an endpoint of N workers on DEV:
- *   ep_workers_chan DEV N W MODE  ->  "worker W MODE: tpn T" (exit 0)
+ * worker W of an endpoint of N workers on DEV, optionally after
+ * ep_workers_fold:
+ *   ep_workers_chan DEV N W MODE [fold]  ->  "worker W MODE: tpn T" (exit 0)
  *                                            "worker W MODE: ERROR" (exit 1)
  * The endpoint's queues (a device with several) and program are real; no
  * peer is needed, the channel is only created and destroyed.
@@ -24,7 +25,7 @@ int main(int argc, char **argv)
 	int rc = 1;
 
 	if (argc < 5 || tp_mode_parse(argv[4], &cc.mode)) {
-		fprintf(stderr, "usage: ep_workers_chan DEV WORKERS W MODE\n");
+		fprintf(stderr, "usage: ep_workers_chan DEV WORKERS W MODE [fold]\n");
 		return 2;
 	}
 	ec.dev = argv[1];
@@ -35,6 +36,11 @@ int main(int argc, char **argv)
 	e = ep_open(&ec, err, sizeof(err));
 	if (!e) {
 		fprintf(stderr, "ep_workers_chan: %s\n", err);
+		return 2;
+	}
+	if (argc > 5 && !strcmp(argv[5], "fold") && (rc = ep_workers_fold(e))) {
+		fprintf(stderr, "ep_workers_chan: fold: %s\n", strerror(-rc));
+		ep_close(e);
 		return 2;
 	}
 	w = ep_worker(e, (uint32_t)atoi(argv[3]));

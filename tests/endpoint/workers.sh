@@ -125,16 +125,62 @@ test_ubperf_workers_server_runs_one_core_runs_on_worker_0() {
 }
 
 # A channel that would never receive is refused: CTP on a worker other than
-# 0 (the program steers all of CTP to worker 0).
+# 0 (the program steers all of CTP to worker 0), any channel on a worker of a
+# folded endpoint (ep_workers_fold: worker 0 takes every frame).
 test_ep_workers_chan_refused_where_nothing_arrives() {
 	topo_workers
 	ns_run "$NS_SRV" "$BIN/ep_workers_chan" s0 2 0 ctp | has -x "worker 0 ctp: tpn [0-9]*[02468]"
 	ns_run "$NS_SRV" "$BIN/ep_workers_chan" s0 2 1 rtp-sr | has -x "worker 1 rtp-sr: tpn [0-9]*[13579]"
 	ns_run "$NS_SRV" "$BIN/ep_workers_chan" s0 2 1 utp | has -x "worker 1 utp: tpn [0-9]*[13579]"
-	local out
-	out=$(ns_run "$NS_SRV" "$BIN/ep_workers_chan" s0 2 1 ctp) && { echo "created: $out"; return 1; }
-	echo "$out"
-	[[ $out == "worker 1 ctp: Operation not supported" ]]
+	local out args
+	for args in "ctp" "rtp-sr fold"; do
+		# shellcheck disable=SC2086
+		out=$(ns_run "$NS_SRV" "$BIN/ep_workers_chan" s0 2 1 $args) && { echo "created: $out"; return 1; }
+		echo "$out"
+		[[ $out == "worker 1 ${args% fold}: Operation not supported" ]]
+	done
+	ns_run "$NS_SRV" "$BIN/ep_workers_chan" s0 2 0 rtp-sr fold | has -x "worker 0 rtp-sr: tpn [0-9]*"
+}
+
+# A run on worker 0 alone (--lb packet) against a server of two workers:
+# stray frames the program would steer to worker 1 (RTP to DstTPN 1, 10000 of
+# them: more than a worker's 8192 UMEM frames; 100 more with a bad ICRC)
+# reach worker 0, which has no such channel, drops and counts each
+# (rx_dropped), and the run completes: none waits on an idle worker's socket
+# holding a frame.
+test_ubperf_workers_one_core_run_drops_and_counts_strays() {
+	local d n=10000 q rx=0; d=$(mktemp -d)
+	local before=()
+	topo_workers
+	for q in 0 1; do before[q]=$(queue_redirects "$NS_SRV" s0 $q); done
+	start_server "$NS_SRV" s0 "$d/srv" --json --workers 2
+	nsenter --net="/run/netns/$NS_CLI" "$BIN/ubperf" client --dev c0 --peer 10.64.0.2 --time 4 \
+		--channels 2 --lb packet --size 4k --json >"$d/cli" 2>"$d/cli.err" &
+	local cli=$!
+	# The run is under way once data flows.
+	for _ in $(seq 100); do
+		rx=0
+		for q in 0 1; do rx=$((rx + $(queue_redirects "$NS_SRV" s0 $q) - before[q])); done
+		((rx > 500)) && break
+		sleep 0.1
+	done
+	echo "server redirected $rx before the strays"
+	((rx > 500))
+	ns_run "$NS_CLI" "$BIN/ubpkt" send --dev c0 --uboe --dst-mac 02:00:00:64:00:02 --src 10.64.0.1 \
+		--dst 10.64.0.2 --opcode 1 --count $n
+	ns_run "$NS_CLI" "$BIN/ubpkt" send --dev c0 --uboe --dst-mac 02:00:00:64:00:02 --src 10.64.0.1 \
+		--dst 10.64.0.2 --opcode 1 --count 100 --bad-icrc
+	kill -0 "$cli"	# still running: the strays came during the run
+	wait "$cli" || { cat "$d/cli.err" "$d/srv.err"; return 1; }
+	wait "$SRV_PID" || { cat "$d/srv.err"; return 1; }
+	SRV_PID=
+	echo "client $(json_get "$d/cli" messages), server $(json_get "$d/srv" messages)," \
+	     "server rx_dropped $(json_get "$d/srv" rx_dropped), workers $(json_get "$d/srv" workers)"
+	[[ $(json_get "$d/cli" messages) -gt 0 ]]
+	[[ $(json_get "$d/srv" messages) -eq $(json_get "$d/cli" messages) ]]
+	[[ $(json_get "$d/srv" corrupt) -eq 0 && $(json_get "$d/srv" out_of_order) -eq 0 ]]
+	[[ $(json_get "$d/srv" rx_dropped.tp_drop) -ge $n && $(json_get "$d/srv" rx_dropped.icrc_bad) -eq 100 ]]
+	rm -rf "$d"
 }
 
 # One line for what workers cannot do, before anything starts.
@@ -150,4 +196,5 @@ test_ubperf_workers_refused_one_line() {
 
 WORKERS_TESTS=(test_ubperf_workers_every_op_intact test_ubperf_workers_killed_leaves_nothing_attached
 	       test_ubperf_workers_server_runs_one_core_runs_on_worker_0 test_ubperf_workers_refused_one_line
-	       test_ep_workers_chan_refused_where_nothing_arrives)
+	       test_ep_workers_chan_refused_where_nothing_arrives
+	       test_ubperf_workers_one_core_run_drops_and_counts_strays)

@@ -19,6 +19,8 @@
 
 #include <linux/rtnetlink.h>
 
+#include <bpf/bpf.h>
+
 #include "lib/clock.h"
 #include "lib/frame.h"
 #include "lib/uboe_wrap.h"
@@ -213,6 +215,32 @@ struct ep *ep_worker(struct ep *e, uint32_t w)
 	if (!w)
 		return e;
 	return w < e->nworkers ? e->wk[w] : NULL;
+}
+
+int ep_workers_fold(struct ep *e)
+{
+	const int xsks = ep_xdp_xskmap_fd(e->xdp[0]);
+
+	if (e->lead || e->nworkers <= 1)
+		return -EINVAL;
+	/* The lead's socket s is on queue s (one device): each worker's
+	 * entry for that queue now names it, and the worker's own socket is
+	 * out of the program's map. */
+	for (uint32_t w = 1; w < e->nworkers; w++)
+		for (int s = 0; s < xsk_mt_nsocks(e->xt); s++) {
+			uint32_t key = w * UB_EP_MAX_QUEUES + (uint32_t)s;
+			int fd = xsk_mt_fd(e->xt, s);
+
+			if (bpf_map_update_elem(xsks, &key, &fd, 0))
+				return -errno;
+		}
+	e->folded = true;
+	/* What came before: dropped by the workers' cores, which have no
+	 * channel, and counted. */
+	for (uint32_t w = 1; w < e->nworkers; w++)
+		for (int round = 0; round < 64 && ep_progress(e->wk[w], 0) > 0; round++)
+			;
+	return 0;
 }
 
 void ep_native_init(struct ep_native *n)
@@ -458,9 +486,9 @@ struct tp_chan *ep_tp_chan_create(struct ep *e, const struct tp_chan_config *cfg
 	struct tp_chan_config c = *cfg;
 	struct tp_chan *ch;
 
-	/* The program steers CTP to worker 0 alone: such a channel would
-	 * never receive. */
-	if (e->lead && cfg->mode == TP_MODE_CTP) {
+	/* The program steers CTP to worker 0 alone, and a folded endpoint's
+	 * every frame: such a channel would never receive. */
+	if (e->lead && (cfg->mode == TP_MODE_CTP || e->lead->folded)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

@@ -158,6 +158,18 @@ void ep_close(struct ep *e);
 /* Worker w's endpoint (0: e itself), NULL past the last; each is driven by
  * one thread: ep_progress, its channels' tp_* calls, its peers. */
 struct ep *ep_worker(struct ep *e, uint32_t w);
+/*
+ * A run on worker 0 alone (e: worker 0, before any channel on another
+ * worker, while no other thread drives one): from now until ep_close the
+ * program hands worker 0 every frame it would steer to another worker,
+ * whose sockets it no longer fills. A frame for no channel of worker 0 is
+ * dropped and counted there (tp_drop, parse, ...) like any other; what the
+ * others held already is dropped and counted in theirs now (a frame the
+ * program redirected in the very instant of the fold may still land after).
+ * Their channel creates then fail (EOPNOTSUPP). 0, or -errno (-EINVAL: no
+ * workers, or not worker 0).
+ */
+int ep_workers_fold(struct ep *e);
 /* How many workers a device can keep busy: min(online CPUs, its rx queues,
  * UB_EP_MAX_WORKERS); 1 when it has no queues to tell. */
 uint32_t ep_workers_for(const char *dev);
@@ -184,7 +196,7 @@ void ep_chan_destroy(struct ep *e, struct ep_chan *c);
  * this process's range; with workers, one of this worker's (TPN % workers
  * == its index). NULL with errno EOPNOTSUPP for a CTP channel on a worker
  * other than 0, which would never receive (the program steers all of CTP to
- * worker 0). */
+ * worker 0), and for any channel on one after ep_workers_fold. */
 struct tp_chan *ep_tp_chan_create(struct ep *e, const struct tp_chan_config *cfg);
 /* Shared mode: hellos to jetties of this UASID come to this process. 0, or
  * -EADDRINUSE (a live process on the device has it), -EINVAL (not shared). */

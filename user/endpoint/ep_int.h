@@ -64,6 +64,7 @@ struct ep {
 	 * UMEM; each other one has lead pointing back at it. */
 	uint32_t nworkers, widx;
 	struct ep *lead, *wk[UB_EP_MAX_WORKERS];
+	bool folded;		/* the lead's: every worker's frames to it (ep_workers_fold) */
 	uint64_t loop_tx, loop_fail;
 };
 

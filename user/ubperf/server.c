@@ -246,9 +246,16 @@ static int server_start(struct run *r, struct ubperf_opts *so, const struct inbo
 	r->run_id = e->m.run_id;
 	r->started = true;
 	/* A run on one core (CTP, a per-packet group): worker 0 alone, whose
-	 * channels' TPNs the program steers to it, as it steers all of CTP. */
-	if (r->nep > 1 && so->ndevs == 1 && (so->mode == TP_MODE_CTP || so->lb == TPG_LB_PACKET))
+	 * channels' TPNs the program steers to it, as it steers all of CTP;
+	 * the others' frames go to it too, so none waits unread on an idle
+	 * worker's socket (docs/ENDPOINT.md). */
+	if (r->nep > 1 && so->ndevs == 1 && (so->mode == TP_MODE_CTP || so->lb == TPG_LB_PACKET)) {
+		int rc = ep_workers_fold(r->ep[0]);
+
+		if (rc)
+			return run_fail(r, "a run on worker 0 alone: %s", strerror(-rc));
 		r->nep = 1;
+	}
 	/* Send: depth x 2 receive buffers per channel; Write/Read: a region of
 	 * depth slots per channel, each Write or Read at its own slot's place. */
 	r->buf_len = (size_t)so->channels * so->depth * so->size * (so->op == OP_SEND ? 2 : 1);

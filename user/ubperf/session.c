@@ -235,6 +235,13 @@ bool run_poll_event(struct run *r, struct tp_event *ev)
 	return false;
 }
 
+/* The ports opened: with workers, every one, those a run on worker 0
+ * alone left idle too (what reached them is counted there). */
+static uint32_t ports_open(const struct run *r)
+{
+	return r->o->workers > 1 ? r->o->workers : r->nep;
+}
+
 /* The ports' counters, summed (srtt/rto: the first port's). */
 static void ports_stats(struct run *r, struct tp_stats *ts, struct ep_stats *es)
 {
@@ -245,7 +252,7 @@ static void ports_stats(struct run *r, struct tp_stats *ts, struct ep_stats *es)
 #undef ONE
 	tp_ep_stats(ep_tp(r->ep[0]), ts);
 	ep_get_stats(r->ep[0], es);
-	for (uint32_t k = 1; k < r->nep; k++) {
+	for (uint32_t k = 1; k < ports_open(r); k++) {
 		struct tp_stats t;
 		struct ep_stats e;
 
@@ -594,6 +601,12 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 	jset(j, "ecn_ce", ju64(es->ce_marked));
 	jset(j, "core_ecn_ce", ju64(ts->rx_ecn_ce));
 	jset(j, "icrc_bad", ju64(es->icrc_bad));
+	/* every frame the endpoint dropped, by why (EP_RX_ERRORS) */
+	x = json_object_new_object();
+#define RX_DROP_JSON(n, d) jset(x, #n, ju64(es->n));
+	EP_RX_ERRORS(RX_DROP_JSON)
+#undef RX_DROP_JSON
+	jset(j, "rx_dropped", x);
 	/* packets (jumbo frames) that came and went in several UMEM frames */
 	jset(j, "rx_multi_buffer", ju64(es->rx_multi_buffer));
 	jset(j, "tx_multi_buffer", ju64(es->tx_multi_buffer));
@@ -633,7 +646,7 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 	if (o->workers > 1) {
 		/* Each worker's frames: every one moved its channels' own. */
 		x = json_object_new_array();
-		for (uint32_t k = 0; k < r->nep; k++) {
+		for (uint32_t k = 0; k < ports_open(r); k++) {
 			struct json_object *m = json_object_new_object();
 			struct ep_stats st;
 
