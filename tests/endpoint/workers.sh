@@ -154,7 +154,7 @@ test_ubperf_workers_one_core_run_drops_and_counts_strays() {
 	topo_workers
 	for q in 0 1; do before[q]=$(queue_redirects "$NS_SRV" s0 $q); done
 	start_server "$NS_SRV" s0 "$d/srv" --json --workers 2
-	nsenter --net="/run/netns/$NS_CLI" "$BIN/ubperf" client --dev c0 --peer 10.64.0.2 --time 4 \
+	nsenter --net="/run/netns/$NS_CLI" "$BIN/ubperf" client --dev c0 --peer 10.64.0.2 --time 10 \
 		--channels 2 --lb packet --size 4k --json >"$d/cli" 2>"$d/cli.err" &
 	local cli=$!
 	# The run is under way once data flows.
@@ -184,7 +184,13 @@ test_ubperf_workers_one_core_run_drops_and_counts_strays() {
 	[[ $(json_get "$d/cli" messages) -gt 0 ]]
 	[[ $(json_get "$d/srv" messages) -eq $(json_get "$d/cli" messages) ]]
 	[[ $(json_get "$d/srv" corrupt) -eq 0 && $(json_get "$d/srv" out_of_order) -eq 0 ]]
-	[[ $(json_get "$d/srv" rx_dropped.tp_drop) -ge $n && $(json_get "$d/srv" rx_dropped.icrc_bad) -eq 100 ]]
+	# What the kernel dropped for a full ring (worker 0 off its CPU through
+	# two bursts) never reached the endpoint; the rest must be counted there.
+	local kdrop; kdrop=$(($(json_get "$d/srv" xsk_rx_dropped) + $(json_get "$d/srv" xsk_rx_ring_full)))
+	echo "kernel drops $kdrop"
+	[[ $(json_get "$d/srv" rx_dropped.tp_drop) -ge $((n - kdrop)) && $(json_get "$d/srv" rx_dropped.tp_drop) -ge $((n / 2)) ]]
+	[[ $(json_get "$d/srv" rx_dropped.icrc_bad) -ge $((100 - kdrop)) && $(json_get "$d/srv" rx_dropped.icrc_bad) -le 100 ]]
+	[[ $(json_get "$d/srv" rx_dropped.icrc_bad) -gt 0 ]]
 	rm -rf "$d"
 }
 

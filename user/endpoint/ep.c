@@ -217,29 +217,47 @@ struct ep *ep_worker(struct ep *e, uint32_t w)
 	return w < e->nworkers ? e->wk[w] : NULL;
 }
 
-int ep_workers_fold(struct ep *e)
+/* Worker w's entries in the program's map, queue by queue, to the sockets of
+ * worker `to` (socket s of every worker is on queue s: one device). */
+static int workers_point(struct ep *e, uint32_t w, const struct ep *to)
 {
 	const int xsks = ep_xdp_xskmap_fd(e->xdp[0]);
 
+	for (int s = 0; s < xsk_mt_nsocks(to->xt); s++) {
+		uint32_t key = w * UB_EP_MAX_QUEUES + (uint32_t)s;
+		int fd = xsk_mt_fd(to->xt, s);
+
+		if (bpf_map_update_elem(xsks, &key, &fd, 0))
+			return -errno;
+	}
+	return 0;
+}
+
+int ep_workers_fold(struct ep *e)
+{
+	int rc = 0;
+
 	if (e->lead || e->nworkers <= 1)
 		return -EINVAL;
-	/* The lead's socket s is on queue s (one device): each worker's
-	 * entry for that queue now names it, and the worker's own socket is
-	 * out of the program's map. */
-	for (uint32_t w = 1; w < e->nworkers; w++)
-		for (int s = 0; s < xsk_mt_nsocks(e->xt); s++) {
-			uint32_t key = w * UB_EP_MAX_QUEUES + (uint32_t)s;
-			int fd = xsk_mt_fd(e->xt, s);
-
-			if (bpf_map_update_elem(xsks, &key, &fd, 0))
-				return -errno;
-		}
+	for (uint32_t w = 1; w < e->nworkers && !rc; w++)
+		rc = workers_point(e, w, e);
+	if (rc) {
+		/* Back as it was: no worker half folded, whose channels would
+		 * miss the frames of some queues. */
+		for (uint32_t w = 1; w < e->nworkers; w++)
+			workers_point(e, w, e->wk[w]);
+		return rc;
+	}
 	e->folded = true;
 	/* What came before: dropped by the workers' cores, which have no
-	 * channel, and counted. */
-	for (uint32_t w = 1; w < e->nworkers; w++)
-		for (int round = 0; round < 64 && ep_progress(e->wk[w], 0) > 0; round++)
+	 * channel, and counted. Nothing new comes, so until they are empty.
+	 * No setup hook there: the caller (ubperf's server) may hold the lock
+	 * its hook takes, and a hello there has no channel to reach either. */
+	for (uint32_t w = 1; w < e->nworkers; w++) {
+		ep_set_ctl(e->wk[w], NULL, NULL);
+		while (ep_progress(e->wk[w], 0) > 0)
 			;
+	}
 	return 0;
 }
 

@@ -166,8 +166,9 @@ struct ep *ep_worker(struct ep *e, uint32_t w);
  * dropped and counted there (tp_drop, parse, ...) like any other; what the
  * others held already is dropped and counted in theirs now (a frame the
  * program redirected in the very instant of the fold may still land after).
- * Their channel creates then fail (EOPNOTSUPP). 0, or -errno (-EINVAL: no
- * workers, or not worker 0).
+ * Their channel creates then fail (EOPNOTSUPP), and their setup hooks
+ * (ep_set_ctl) are gone. 0, or -errno with every worker's entries as they
+ * were (-EINVAL: no workers, or not worker 0).
  */
 int ep_workers_fold(struct ep *e);
 /* How many workers a device can keep busy: min(online CPUs, its rx queues,

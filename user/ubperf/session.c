@@ -607,6 +607,10 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 	EP_RX_ERRORS(RX_DROP_JSON)
 #undef RX_DROP_JSON
 	jset(j, "rx_dropped", x);
+	/* and those the kernel dropped before the endpoint saw them */
+	jset(j, "xsk_rx_dropped", ju64(es->xsk_rx_dropped));
+	jset(j, "xsk_rx_ring_full", ju64(es->xsk_rx_ring_full));
+	jset(j, "xsk_fill_empty", ju64(es->xsk_fill_empty));
 	/* packets (jumbo frames) that came and went in several UMEM frames */
 	jset(j, "rx_multi_buffer", ju64(es->rx_multi_buffer));
 	jset(j, "tx_multi_buffer", ju64(es->tx_multi_buffer));
