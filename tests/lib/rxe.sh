@@ -117,7 +117,7 @@ rxe_counter() {
 # rxe_perf TOOL OUT ARGS...: one perftest run (ib_write_bw, ib_send_bw), RC, from RXE_A to
 # RXE_B; the client's report in OUT, the server's in OUT.srv. The TCP exchange of QP
 # numbers goes over lo; the RoCE traffic over the router. Prints the average Gbit/s
-# (nothing when the run failed: the reason is in OUT / OUT.srv).
+# (nothing, and a failure, when the run gave no figure: the reason is in OUT / OUT.srv).
 rxe_perf() {
 	local tool=$1 out=$2 ga gb srv
 	shift 2
@@ -131,8 +131,12 @@ rxe_perf() {
 		return 1
 	fi
 	wait "$srv"
-	# The result row: "#bytes #iterations BW peak BW average MsgRate".
-	awk '$1 ~ /^[0-9]+$/ && NF == 5 { v = $4 } END { if (v != "") print v }' "$out"
+	# The result row: "#bytes #iterations BW peak BW average MsgRate". perftest
+	# may end it with no newline before an error of its closing handshake
+	# ("0.000157ethernet_read_keys: Couldn't read remote address"), and still
+	# exit 0: so more fields may follow, and no figure is a failure.
+	awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && $4 ~ /^[0-9.]+$/ && NF >= 5 { v = $4 }
+	     END { if (v == "") exit 1; print v }' "$out"
 }
 
 # --- Soft-iWARP (siw), bench/rxe_vs_ubperf.sh's second peer. Its module is not in Debian's
