@@ -139,8 +139,8 @@ static void spray_bench(void)
 
 	printf("\nChannel group sprayed per packet over two paths (simulated: 1 Gbit/s each, "
 	       "drop-tail queue, no CC, windows of 256 x 1 KiB, 200 ms)\n");
-	printf("%-9s %-30s %9s %6s %5s %6s %7s %5s %7s %7s\n", "queue", "", "goodput", "vs 1",
-	       "RTO", "undone", "rack", "tlp", "D-SACK", "drops");
+	printf("%-9s %-30s %9s %6s %5s %6s %7s %7s %5s %7s %7s\n", "queue", "", "goodput", "vs 1",
+	       "RTO", "undone", "rack", "path", "tlp", "D-SACK", "drops");
 	for (size_t q = 0; q < 2; q++) {
 		struct {
 			const char *name;
@@ -163,10 +163,11 @@ static void spray_bench(void)
 				   cells[i].no_steer, &r);
 			if (!i)
 				one = r.gbps;
-			printf("%6u KiB %-30s %6.3f Gb %5.2fx %5llu %6llu %7llu %5llu %7llu %7llu\n",
+			printf("%6u KiB %-30s %6.3f Gb %5.2fx %5llu %6llu %7llu %7llu %5llu %7llu %7llu\n",
 			       limits[q] / 1024, cells[i].name, r.gbps, one ? r.gbps / one : 0,
 			       (unsigned long long)r.st.rto_fired, (unsigned long long)r.st.rto_undone,
-			       (unsigned long long)r.st.rtx_rack, (unsigned long long)r.st.rtx_tlp,
+			       (unsigned long long)r.st.rtx_rack, (unsigned long long)r.st.rtx_path,
+			       (unsigned long long)r.st.rtx_tlp,
 			       (unsigned long long)r.st.rtx_spurious, (unsigned long long)r.drops);
 		}
 	}

@@ -345,12 +345,14 @@ static void group_of_two_doubles(void **state)
 struct lossy {
 	uint64_t every;		/* lose the first transmission of every Nth data packet */
 	uint64_t blackout_ns;	/* lose every first transmission sent from then on */
-	uint64_t dropped, recovered, worst_ns;
+	uint32_t on_path;	/* 0: any path; 1 + p: only packets taking path p */
+	uint64_t dropped, recovered, worst_ns, sum_ns;
 	uint64_t lost_at[4][4096];	/* per channel, by PSN % 4096: when it was lost */
 	struct ccf *b;
 };
 
-static bool lossy_drop(void *ctx, int pair, const struct tp_tx_info *info, uint64_t now)
+static bool lossy_drop(void *ctx, int pair, const struct tp_tx_info *info, uint32_t path,
+		       uint64_t now)
 {
 	struct lossy *l = ctx;
 	unsigned k = 0;
@@ -369,10 +371,13 @@ static bool lossy_drop(void *ctx, int pair, const struct tp_tx_info *info, uint6
 			l->recovered++;
 			if (now - *t > l->worst_ns)
 				l->worst_ns = now - *t;
+			l->sum_ns += now - *t;
 			*t = 0;
 		}
 		return false;
 	}
+	if (l->on_path && path != l->on_path - 1)
+		return false;
 	if ((l->every && info->psn % l->every == 0) || (l->blackout_ns && now >= l->blackout_ns)) {
 		l->lost_at[k][info->psn % 4096] = now;
 		l->dropped++;
@@ -432,11 +437,12 @@ static void spray2_run(struct spray2 *x, uint64_t seed)
 	x->pkts[0] = tp_net_path(b.net, 0)->pkts;
 	x->pkts[1] = tp_net_path(b.net, 1)->pkts;
 	x->gbps = (double)x->done * 8 / ((double)x->run_ns / 1e9) / 1e9;
-	print_message("# %u ch: %.3f Gb/s, rto %llu (undone %llu), rtx rto %llu rack %llu tlp %llu, "
-		      "D-SACKs %llu, reordered %llu, queue drops %llu/%llu, errors %llu\n",
+	print_message("# %u ch: %.3f Gb/s, rto %llu (undone %llu), rtx rto %llu rack %llu path %llu "
+		      "tlp %llu, D-SACKs %llu, reordered %llu, queue drops %llu/%llu, errors %llu\n",
 		      x->nchan, x->gbps, (unsigned long long)x->st.rto_fired,
 		      (unsigned long long)x->st.rto_undone, (unsigned long long)x->st.rtx_rto,
-		      (unsigned long long)x->st.rtx_rack, (unsigned long long)x->st.rtx_tlp,
+		      (unsigned long long)x->st.rtx_rack, (unsigned long long)x->st.rtx_path,
+		      (unsigned long long)x->st.rtx_tlp,
 		      (unsigned long long)x->st.rtx_spurious, (unsigned long long)x->st.reo_seen,
 		      (unsigned long long)x->drops[0], (unsigned long long)x->drops[1],
 		      (unsigned long long)x->errors);
@@ -468,32 +474,68 @@ static void spray_reordering_alone_no_rto(void **state)
 
 /*
  * Real loss among reordering (the paths above): the first transmission of
- * every 500th packet is lost. RACK finds each once a later packet is
- * delivered and the reordering window has passed (the old rule: only the
- * RTO): no RTO, each resent within the slow path's RTT and the window.
+ * the packets l chooses is lost. Every loss is resent once and every Write
+ * completes, without an RTO.
+ */
+static void spray2_lossy(struct spray2 *x, struct lossy *l, uint64_t seed)
+{
+	*x = (struct spray2){ .nchan = 4, .d0 = 10 * US, .d1 = 100 * US, .rate0 = 1 * GBPS,
+			      .rate1 = GBPS / 2, .limit = 4 << 20, .window = 256,
+			      .run_ns = 250 * MS, .stop_ns = 200 * MS, .loss = l };
+	spray2_run(x, seed);
+	print_message("# lost %llu, resent %llu, %.2f ms after the loss on average, worst %.2f\n",
+		      (unsigned long long)l->dropped, (unsigned long long)l->recovered,
+		      l->recovered ? (double)l->sum_ns / (double)l->recovered / 1e6 : 0,
+		      (double)l->worst_ns / 1e6);
+	assert_int_equal(x->errors, 0);
+	assert_true(l->dropped >= 10);
+	assert_int_equal(x->posted_left, 0);
+	assert_int_equal(l->recovered, l->dropped);
+	assert_int_equal(x->st.rto_fired, 0);
+}
+
+/*
+ * Every 500th packet lost, on either path. RACK finds each once a later
+ * packet is delivered and the reordering window has passed, or on its
+ * path (the old rule: only the RTO): each resent within the slow path's
+ * RTT and the window.
  */
 static void spray_loss_found_by_rack(void **state)
 {
 	static struct lossy l;
-	struct spray2 x = { .nchan = 4, .d0 = 10 * US, .d1 = 100 * US, .rate0 = 1 * GBPS,
-			    .rate1 = GBPS / 2, .limit = 4 << 20, .window = 256,
-			    .run_ns = 250 * MS, .stop_ns = 200 * MS, .loss = &l };
+	struct spray2 x;
 
 	(void)state;
 	memset(&l, 0, sizeof(l));
 	l.every = 500;
-	spray2_run(&x, 22);
-	print_message("# lost %llu, resent %llu, worst %.2f ms after the loss\n",
-		      (unsigned long long)l.dropped, (unsigned long long)l.recovered,
-		      (double)l.worst_ns / 1e6);
-	assert_int_equal(x.errors, 0);
-	assert_true(l.dropped >= 10);
-	assert_int_equal(x.posted_left, 0);
-	assert_int_equal(l.recovered, l.dropped);
-	assert_int_equal(x.st.rto_fired, 0);
-	assert_true(x.st.rtx_rack + x.st.rtx_tlp >= l.dropped);
+	spray2_lossy(&x, &l, 22);
+	assert_true(x.st.rtx_rack + x.st.rtx_path + x.st.rtx_tlp >= l.dropped);
 	/* the slow path's RTT (its queue: up to ~17 ms) and the reordering window */
 	assert_true(l.worst_ns <= 40 * MS);
+}
+
+/*
+ * Loss on the fast path only (every first transmission of a PSN that is a
+ * multiple of 97 and takes path 0, 10 us): the slow path's queue makes the
+ * reordering window some 20 ms, which is what RACK alone waited (10.9 ms
+ * from the loss to the resend on average). The same port carries one of
+ * the channel's later packets 16 PSNs on; delivered, it shows the loss at
+ * once (rtx_path): most losses are found so, resent 1.1 ms after the loss
+ * on average (the later packet may itself wait for the window to open
+ * behind the slow path, or the port leave the channel's set).
+ */
+static void spray_loss_found_on_its_path(void **state)
+{
+	static struct lossy l;
+	struct spray2 x;
+
+	(void)state;
+	memset(&l, 0, sizeof(l));
+	l.every = 97;
+	l.on_path = 1;
+	spray2_lossy(&x, &l, 22);
+	assert_true(x.st.rtx_path >= 3 * l.dropped / 4);
+	assert_true(l.sum_ns <= 3 * MS * l.recovered);
 }
 
 /*
@@ -610,6 +652,7 @@ int main(void)
 		cmocka_unit_test(group_of_two_doubles),
 		cmocka_unit_test(spray_reordering_alone_no_rto),
 		cmocka_unit_test(spray_loss_found_by_rack),
+		cmocka_unit_test(spray_loss_found_on_its_path),
 		cmocka_unit_test(spray_tail_loss_probe),
 		cmocka_unit_test(spray_overflowing_queues),
 		cmocka_unit_test(spray_steers_from_lossy_path),

@@ -28,6 +28,8 @@
  * written on a refusal, an atomic's effect exactly once), each Atomic
  * response carries the original value the model computed and each Read
  * response the shadow's bytes.
+ * Its Sends' packets take paths at random (tp_chan_tx_entropy), so that
+ * RACK's per-path loss detection meets every ack the fuzzer makes up.
  * TP_FUZZ_ITERS sets the number of packets (make test: a short run; make
  * fuzz: a long one).
  */
@@ -101,7 +103,7 @@ static void model_init(struct model *m, enum tp_mode mode)
 	struct tp_chan_config c = { .mode = mode, .mtu = MTU, .ooo_range = RANGE, .window = 32,
 				    .ack_coalesce = 1 + (uint32_t)rnd(4),
 				    .ta_mode = (enum tp_ta_mode)rnd(3), .manual_taack = rnd(4) == 0,
-				    .rack = rnd(2) == 0 };
+				    .rack = rnd(2) == 0, .entropies = (uint32_t)rnd(3) * 4 };
 
 	memset(m, 0, sizeof(*m));
 	m->ep = tp_ep_create(&ec);
@@ -380,11 +382,18 @@ static void check_out(struct model *m, const uint8_t *tp, size_t n)
 static void drain(struct model *m, uint64_t now)
 {
 	static uint8_t out[4096];
+	struct tp_tx_info info;
 	struct tp_event ev;
 	size_t n;
 
-	while ((n = tp_ep_tx(m->ep, now, out, sizeof(out), NULL)))
+	while ((n = tp_ep_tx(m->ep, now, out, sizeof(out), &info))) {
+		/* Its path (per-packet LB), now and then one out of range or
+		 * a PSN that is not in flight. */
+		if (info.data)
+			tp_chan_tx_entropy(m->ch, rnd(8) ? info.psn : (uint32_t)rnd(TP_PSN_MASK + 1),
+					   (uint32_t)rnd(10));
 		check_out(m, out, n);
+	}
 	while (tp_ep_poll(m->ep, &ev)) {
 		m->events++;
 		if (ev.type == TP_EV_RECV) {

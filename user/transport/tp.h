@@ -188,6 +188,12 @@ struct tp_chan_config {
 	 * out of order, coalesced like TPACKs. tpg_prepare() sets it for
 	 * per-packet LB. */
 	bool rack;
+	/* With rack, per-packet LB: how many entropy values (UDP source ports)
+	 * the channel's packets may carry, each one ECMP path, FIFO.
+	 * tp_chan_tx_entropy() names each packet's; a packet sent on a path
+	 * before one delivered on it is then lost at once (no reordering
+	 * window to wait out). 0: paths not known, time alone. At most 65535. */
+	uint32_t entropies;
 	const struct tp_cc_ops *cc;
 	void *cc_ctx;
 	void *user;		/* returned in events and tp_tx_info */
@@ -226,6 +232,9 @@ uint64_t tp_chan_inflight_bytes(const struct tp_chan *ch);
 /* Operations posted and not yet completed (a channel group's queue depth). */
 uint32_t tp_chan_outstanding(const struct tp_chan *ch);
 void *tp_chan_user(const struct tp_chan *ch);
+/* The data packet of PSN psn that tp_ep_tx() just produced on ch leaves
+ * with entropy value e (< cfg.entropies; its ECMP path); ignored otherwise. */
+void tp_chan_tx_entropy(struct tp_chan *ch, uint32_t psn, uint32_t e);
 
 /* ---- registered memory -------------------------------------------------- */
 
@@ -515,6 +524,7 @@ bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
 	X(rto_held,		"RTOs while pacing still held the last RTO's resends (not counted toward the retry limit)") \
 	X(rto_undone,		"RTOs of delay or reordering alone: the oldest packet's resend D-SACKed, or its ack before the resend left or within a min RTT of it") \
 	X(rtx_rack,		"retransmissions of packets RACK found lost (a later one delivered, this one past the reordering window)") \
+	X(rtx_path,		"retransmissions of packets found lost on their path (RACK: one sent later on the same entropy delivered)") \
 	X(rtx_tlp,		"tail loss probes sent (RACK: the newest packet again, 2 SRTT after the last progress)") \
 	X(rtx_spurious,		"RACK: duplicates the peer reported (D-SACK: a resend whose original was only late)") \
 	X(reo_seen,		"packets delivered after one sent later (RACK: reordering seen)") \

@@ -137,7 +137,7 @@ struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cf
 			c.ta_timeout_ns = TP_RTO_128MS;
 	}
 	if (c.mode > TP_MODE_CTP || c.ta_mode > TP_TA_ROT || c.rto_mode > TP_RTO_DYNAMIC ||
-	    c.window >= TP_PSN_HALF || !pow2(c.ooo_range) || c.ooo_range < 128 ||
+	    c.window >= TP_PSN_HALF || c.entropies > 0xffff || !pow2(c.ooo_range) || c.ooo_range < 128 ||
 	    c.ooo_range > 2048 || c.local_tpn > TP_PSN_MASK || c.mtu > 65536 ||
 	    c.init_psn > TP_PSN_MASK || (no_tpn(c.mode) && c.local_tpn > TP_CTP_RCID_MAX) ||
 	    c.vl > UB_CNPETPH_VL_MASK || (c.mode == TP_MODE_CTP && ctp_cc_split(ep, &c))) {
@@ -173,6 +173,11 @@ struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cf
 	ch->win = calloc(ch->win_cap, sizeof(*ch->win));
 	ch->rq_cap = c.max_ops + 1;
 	ch->rq = calloc(ch->rq_cap, sizeof(*ch->rq));
+	if (c.rack && c.entropies && c.mode == TP_MODE_RTP_SR) {
+		ch->paths = calloc(c.entropies, sizeof(*ch->paths));
+		if (!ch->paths)
+			goto nomem;
+	}
 	if (!ch->sq || !ch->win || !ch->rq)
 		goto nomem;
 	ch->init_psn = c.fixed_init_psn ? c.init_psn : (uint32_t)(tp_rand(ep) & TP_PSN_MASK);
@@ -186,6 +191,7 @@ nomem:
 		free(ch->sq);
 		free(ch->win);
 		free(ch->rq);
+		free(ch->paths);
 		free(ch);
 	}
 	errno = ENOMEM;
@@ -222,6 +228,7 @@ void tp_chan_destroy(struct tp_chan *ch)
 	free(ch->rq);
 	free(ch->ooo_buf);
 	free(ch->ooo_len);
+	free(ch->paths);
 	free(ch);
 }
 
@@ -231,6 +238,14 @@ bool tp_chan_failed(const struct tp_chan *ch) { return ch->failed; }
 uint64_t tp_chan_inflight_bytes(const struct tp_chan *ch) { return ch->inflight_bytes; }
 uint32_t tp_chan_outstanding(const struct tp_chan *ch) { return ch->n_init_ops; }
 void *tp_chan_user(const struct tp_chan *ch) { return ch->cfg.user; }
+
+void tp_chan_tx_entropy(struct tp_chan *ch, uint32_t psn, uint32_t e)
+{
+	int32_t d = tp_psn_diff(psn, ch->una);
+
+	if (ch->paths && e < ch->cfg.entropies && d >= 0 && d < tp_psn_diff(ch->nxt, ch->una))
+		TP_SLOT(ch, psn)->path = (uint16_t)(e + 1);
+}
 
 int tp_chan_connect(struct tp_chan *ch, uint32_t peer_tpn, uint32_t peer_init_psn)
 {

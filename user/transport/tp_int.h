@@ -124,13 +124,15 @@ struct tp_slot {
 	uint64_t first_ns;	/* the first */
 	uint64_t xseq;		/* transmission order of the last one (RACK) */
 	uint16_t ntx;
+	uint16_t path;		/* entropy of the last transmission + 1 (its ECMP
+				 * path); 0: not known */
 	bool infl;		/* counted in inflight_bytes */
 	bool sacked;
 	bool need_rtx;
 	uint8_t rtx_cause;	/* enum rtx_cause for the pending retransmission */
 };
 
-enum rtx_cause { RC_RTO, RC_NAK, RC_SACK, RC_MARK, RC_ANSWER, RC_RACK, RC_TLP };
+enum rtx_cause { RC_RTO, RC_NAK, RC_SACK, RC_MARK, RC_ANSWER, RC_RACK, RC_TLP, RC_PATH };
 
 /* A TPACK that carries a TAACK (ROL), queued for transmission. */
 struct tp_taack_ack {
@@ -247,6 +249,10 @@ struct tp_chan {
 	uint32_t reo_ring_n;
 	uint32_t undo_psn;		/* the oldest packet the last RTO resent */
 	bool undo_valid;
+	/* Per path (cfg.entropies: one per entropy value): the latest-sent
+	 * transmission on it known delivered. A path is FIFO, so a packet sent
+	 * on it before that one and still missing is lost (tp_rack_detect). */
+	struct tp_path { uint64_t xseq, rtt; } *paths;
 	uint64_t rack_deadline, tlp_deadline;
 	bool tlp_out;
 	bool reo_learned;		/* an epoch measured some reordering */

@@ -178,10 +178,12 @@ static void transmit(struct tp_net *n, int pi, bool from_a)
 		if (!len)
 			return;
 		*busy = n->now + ser_ns(n->cfg.host_rate_bps, (uint32_t)len);
-		if (from_a && n->cfg.drop && n->cfg.drop(n->cfg.drop_ctx, pi, &info, n->now))
-			continue;
+		/* The entropy first: a packet lost on its path had one too. */
 		entropy = n->cfg.entropy ? n->cfg.entropy(n->cfg.entropy_ctx, pi, &info)
 					 : (uint16_t)pi;
+		if (from_a && n->cfg.drop &&
+		    n->cfg.drop(n->cfg.drop_ctx, pi, &info, entropy % n->cfg.npaths, n->now))
+			continue;
 		e.meta = (struct tp_rx_meta){ .ecn = 2, .has_cci = info.has_cci,
 					      .cci = info.cci, .entropy = entropy, .ctp = info.ctp };
 		e.buf = malloc(len);

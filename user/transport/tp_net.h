@@ -34,8 +34,10 @@ struct tp_net_path_cfg {
 };
 
 typedef uint16_t (*tp_net_entropy_fn)(void *ctx, int pair, const struct tp_tx_info *info);
-/* True: lose this packet of pair's A side before it reaches its path (tests). */
-typedef bool (*tp_net_drop_fn)(void *ctx, int pair, const struct tp_tx_info *info, uint64_t now);
+/* True: lose this packet of pair's A side before it reaches its path, the
+ * one its entropy takes (tests). */
+typedef bool (*tp_net_drop_fn)(void *ctx, int pair, const struct tp_tx_info *info, uint32_t path,
+			       uint64_t now);
 
 struct tp_net_cfg {
 	uint32_t npaths;			/* 0: 1 */

@@ -342,6 +342,14 @@ void tp_rack_delivered(struct tp_chan *ch, uint64_t now, const struct tp_slot *s
 		ch->rack_ns = s->sent_ns;
 		ch->rack_rtt = rtt;
 	}
+	/* Sent once: that transmission is surely the one delivered (a resend's
+	 * ack may be its original's, on another path). */
+	if (s->path && ch->paths && s->ntx == 1) {
+		struct tp_path *p = &ch->paths[s->path - 1];
+
+		if (s->xseq > p->xseq)
+			*p = (struct tp_path){ .xseq = s->xseq, .rtt = rtt };
+	}
 }
 
 /*
@@ -376,11 +384,15 @@ void tp_rack_dsack(struct tp_chan *ch, uint64_t now, uint32_t d)
 /*
  * Every packet sent before the latest-sent one delivered, and missing
  * longer than that one's RTT plus the reordering window, is lost; the
- * earliest of the others arms the reordering timer.
+ * earliest of the others arms the reordering timer. On a path that is
+ * known (its entropy, cfg.entropies), packets arrive in the order they
+ * were sent: one sent on it before the latest delivered on it is lost once
+ * that one's RTT and a small allowance (min_rtt/4, for the host's queues)
+ * have passed since it left, whatever the reordering between paths.
  */
 void tp_rack_detect(struct tp_chan *ch, uint64_t now)
 {
-	uint64_t wnd, next = 0;
+	uint64_t wnd, allow, next = 0;
 	uint32_t lost = 0;
 	bool loss = false;
 
@@ -388,8 +400,10 @@ void tp_rack_detect(struct tp_chan *ch, uint64_t now)
 	if (!ch->cfg.rack || !ch->rack_xseq || tp_is_gbn(ch))
 		return;
 	wnd = reo_wnd(ch, now);
+	allow = ch->min_rtt / 4;
 	for (uint32_t psn = ch->una; psn != ch->nxt; psn = tp_psn_add(psn, 1)) {
 		struct tp_slot *s = TP_SLOT(ch, psn);
+		uint8_t cause = RC_RACK;
 		uint64_t due;
 
 		/* Sent once, after the reference: so was every later PSN (a
@@ -399,12 +413,20 @@ void tp_rack_detect(struct tp_chan *ch, uint64_t now)
 		if (s->sacked || s->need_rtx || s->xseq >= ch->rack_xseq)
 			continue;
 		due = s->sent_ns + ch->rack_rtt + wnd;
+		if (s->path && ch->paths) {
+			const struct tp_path *p = &ch->paths[s->path - 1];
+
+			if (p->xseq > s->xseq && s->sent_ns + p->rtt + allow < due) {
+				due = s->sent_ns + p->rtt + allow;
+				cause = RC_PATH;
+			}
+		}
 		if (due > now) {
 			if (!next || due < next)
 				next = due;
 			continue;
 		}
-		s->rtx_cause = RC_RACK;
+		s->rtx_cause = cause;
 		s->need_rtx = true;
 		ch->n_need_rtx++;
 		lost += tp_infl_out(ch, s);

@@ -55,6 +55,7 @@ static void count_rtx(struct tp_chan *ch, uint8_t cause)
 	case RC_ANSWER:	ch->st.rtx_answer++; break;
 	case RC_RACK:	ch->st.rtx_rack++; break;
 	case RC_TLP:	ch->st.rtx_tlp++; break;
+	case RC_PATH:	ch->st.rtx_path++; break;
 	default:	ch->st.rtx_mark++; break;
 	}
 }
@@ -71,6 +72,7 @@ static size_t send_slot(struct tp_chan *ch, uint64_t now, uint32_t psn, uint8_t 
 	s->ntx++;
 	s->sent_ns = now;
 	s->xseq = ++ch->xseq;
+	s->path = 0;	/* the resend's, if the caller names it */
 	if (!ch->rtx_phase) {
 		/* MarkPSN: the switch from new data to retransmission. */
 		ch->rtx_phase = ch->mark_valid = true;

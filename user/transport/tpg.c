@@ -15,10 +15,12 @@ struct tpg {
 	uint64_t queued[TPG_MAX_CHANS];
 	unsigned n, rr;
 	/* Per packet: each port's loss score (a resend of a packet it carried
-	 * adds, every TPG_DECAY_EVERY packets a quarter goes), and the port of
-	 * each recent packet (offset from sport_base). */
+	 * adds, every TPG_DECAY_EVERY packets a quarter goes), their sum over
+	 * each channel's ports, and the port of each recent packet (offset
+	 * from sport_base). */
 	uint16_t *pen;
-	uint64_t pen_sum;
+	uint64_t pen_sum[TPG_MAX_CHANS];
+	uint32_t set_of[TPG_MAX_CHANS];	/* each channel's first port now */
 	uint16_t *port_of[TPG_MAX_CHANS];
 	uint32_t sent;
 };
@@ -39,6 +41,10 @@ struct tpg *tpg_create(const struct tpg_config *cfg)
 		g->cfg.sport_base = 0xC000;
 	if (!g->cfg.sport_span)
 		g->cfg.sport_span = 256;
+	if (!g->cfg.sport_chan)
+		g->cfg.sport_chan = 16;
+	if (g->cfg.sport_chan > g->cfg.sport_span)
+		g->cfg.sport_chan = g->cfg.sport_span;
 	if (!g->cfg.sack_after)
 		g->cfg.sack_after = 32;
 	if (g->cfg.lb == TPG_LB_PACKET) {
@@ -73,6 +79,8 @@ void tpg_prepare(const struct tpg *g, struct tp_chan_config *chan, struct tp_cc_
 	/* SR: time-based loss detection instead. Go-Back-N drops what comes
 	 * out of order, so sprayed it can only go back at the RTO. */
 	chan->rack = chan->mode == TP_MODE_RTP_SR;
+	/* Each port is one ECMP path, FIFO: tpg_entropy() names each packet's. */
+	chan->entropies = chan->rack ? g->cfg.sport_span : 0;
 	if (cc)
 		cc->paths = paths;
 }
@@ -171,12 +179,35 @@ void tpg_on_event(struct tpg *g, const struct tp_event *ev)
 				 * passed over ... */
 #define TPG_PEN_LOOK	4	/* ... for the first of the next few that is not */
 #define TPG_DECAY_EVERY	256	/* packets between decays (a quarter each) */
+#define TPG_SLIDE	2	/* rounds of a channel's ports before its set
+				 * moves on by one */
+
+/* The sum of the scores of the ports from first on, per of them. */
+static uint64_t set_score(const struct tpg *g, uint32_t first, uint32_t per)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t k = 0; k < per; k++)
+		sum += g->pen[(first + k) % g->cfg.sport_span];
+	return sum;
+}
 
 /*
  * Per packet, path-aware (in the spirit of AWS SRD): consecutive PSNs take
- * consecutive ports, unless a port's packets were being resent (lost, or so
- * late past the others that they seemed lost) well more often than the
- * others': the path an ECMP hash maps such a port to is worse than the rest,
+ * the channel's few ports (sport_chan) in turn, PSN n the port of its set
+ * congruent to n, so that a packet's path carries a later one of its
+ * channel a few packets on: delivered, that one shows the earlier lost at
+ * once (tp_rack_detect), no reordering window to wait out. The set slides
+ * on by one port every TPG_SLIDE rounds (one packet in 2 x sport_chan is
+ * the last on its port for a while, left to the time rule), so that the
+ * channel spreads over the span as an ECMP hash maps it, not over a few
+ * ports' luck (a fixed set of 16 held two sprayed channels to 1.6x one
+ * link behind 100 ms queues, main 1.95x; sliding every 8 rounds, 1.76x to
+ * 1.84x). The channels start their sets sport_chan apart.
+ *
+ * A port whose packets were being resent (lost, or so late past the others
+ * that they seemed lost) well more often than the others of the set is
+ * passed over: the path an ECMP hash maps it to is worse than the rest,
  * and the next port that is not is taken instead. A resend leaves by
  * another port than its original. Losses spread evenly over the ports (the
  * paths alike) change nothing: the rotation is the even spread. The scores
@@ -184,29 +215,41 @@ void tpg_on_event(struct tpg *g, const struct tp_event *ev)
  */
 static uint16_t spray_port(struct tpg *g, unsigned idx, const struct tp_tx_info *info)
 {
-	uint32_t span = g->cfg.sport_span, c = (idx + info->psn) % span, best;
+	uint32_t span = g->cfg.sport_span, per = g->cfg.sport_chan;
+	uint32_t first = (idx * per + info->psn / (TPG_SLIDE * per)) % span, r, c, best;
 	uint16_t *slot = &g->port_of[idx][info->psn % TPG_RING];
-
-	if (g->cfg.no_steer)
-		return c;
 	uint64_t bar;
+
+	if (!info->rtx && first != g->set_of[idx]) {
+		g->set_of[idx] = first;
+		g->pen_sum[idx] = set_score(g, first, per);
+	}
+	/* A resend's PSN is older: the set now, whose ports carry later
+	 * packets to show whether it arrived. */
+	first = g->set_of[idx];
+	r = (info->psn % per + per - first % per) % per;
+	c = (first + r) % span;
+	if (g->cfg.no_steer)
+		return (uint16_t)c;
 
 	if (info->rtx && *slot < span) {
 		uint32_t p = *slot, add = g->pen[p] + TPG_PEN_LOSS > 0xffff ? 0xffff - g->pen[p] :
 					  TPG_PEN_LOSS;
 
 		g->pen[p] = (uint16_t)(g->pen[p] + add);
-		g->pen_sum += add;
-		if (c == p)
-			c = (c + 1) % span;
+		g->pen_sum[idx] += add;
+		if (c == p) {
+			r = (r + 1) % per;
+			c = (first + r) % span;
+		}
 	}
-	/* pen > 2 x mean + SKIP, without dividing */
-	bar = 2 * g->pen_sum + (uint64_t)TPG_PEN_SKIP * span;
+	/* pen > 2 x the mean of the channel's ports + SKIP, without dividing */
+	bar = 2 * g->pen_sum[idx] + (uint64_t)TPG_PEN_SKIP * per;
 	best = c;
-	for (uint32_t k = 0; k < TPG_PEN_LOOK && k < span; k++) {
-		uint32_t q = (c + k) % span;
+	for (uint32_t k = 0; k < TPG_PEN_LOOK && k < per; k++) {
+		uint32_t q = (first + (r + k) % per) % span;
 
-		if ((uint64_t)g->pen[q] * span <= bar) {
+		if ((uint64_t)g->pen[q] * per <= bar) {
 			best = q;
 			break;
 		}
@@ -215,11 +258,10 @@ static uint16_t spray_port(struct tpg *g, unsigned idx, const struct tp_tx_info 
 	}
 	*slot = (uint16_t)best;
 	if (++g->sent % TPG_DECAY_EVERY == 0) {
-		g->pen_sum = 0;
-		for (uint32_t p = 0; p < span; p++) {
+		for (uint32_t p = 0; p < span; p++)
 			g->pen[p] -= g->pen[p] / 4;
-			g->pen_sum += g->pen[p];
-		}
+		for (unsigned i = 0; i < g->n; i++)
+			g->pen_sum[i] = set_score(g, g->set_of[i], per);
 	}
 	return (uint16_t)best;
 }
@@ -229,9 +271,15 @@ uint16_t tpg_entropy(struct tpg *g, const struct tp_tx_info *info)
 	int i = tpg_index(g, info->chan);
 	unsigned idx = i < 0 ? 0 : (unsigned)i;
 
-	if (g->cfg.lb == TPG_LB_PACKET && info->data)
-		return (uint16_t)(g->cfg.sport_base +
-				  (i < 0 ? (idx + info->psn) % g->cfg.sport_span : spray_port(g, idx, info)));
+	if (g->cfg.lb == TPG_LB_PACKET && info->data) {
+		uint16_t e;
+
+		if (i < 0)
+			return (uint16_t)(g->cfg.sport_base + info->psn % g->cfg.sport_span);
+		e = spray_port(g, idx, info);
+		tp_chan_tx_entropy(info->chan, info->psn, e);
+		return (uint16_t)(g->cfg.sport_base + e);
+	}
 	return (uint16_t)(g->cfg.sport_base + idx);
 }
 

@@ -14,6 +14,8 @@
  *           `sack_after` out-of-order packets, a hole being no loss by
  *           itself (no_fast_rtx), SR finding losses by time instead
  *           (rack: docs/TRANSPORT.md "Loss detection under spraying"),
+ *           first on each packet's path: a channel takes sport_chan ports
+ *           in turn and tpg_entropy() tells the channel each packet's,
  *           and a CC instance cuts only when all paths were marked
  *           (tp_cc_config.paths).
  */
@@ -34,7 +36,10 @@ enum tpg_lb { TPG_LB_FLOW = 0, TPG_LB_PACKET };
 struct tpg_config {
 	enum tpg_lb lb;
 	uint16_t sport_base;	/* first source port; 0: 0xC000 */
-	uint16_t sport_span;	/* per-packet: ports used per channel; 0: 256 */
+	uint16_t sport_span;	/* per-packet: ports the group uses; 0: 256 */
+	uint16_t sport_chan;	/* per-packet: ports a channel takes in turn (its
+				 * paths; a loss shows within as many packets);
+				 * 0: 16; at most sport_span */
 	uint32_t sack_after;	/* per-packet: out-of-order packets before a
 				 * TPSACK; 0: 32 */
 	bool no_steer;		/* per-packet: the plain port rotation, not
@@ -66,8 +71,9 @@ void tpg_on_event(struct tpg *g, const struct tp_event *ev);
 uint64_t tpg_queued(const struct tpg *g, unsigned i);	/* bytes posted, not completed */
 
 /* UDP source port for a packet tp_ep_tx() produced on a member channel
- * (per packet: steered away from ports whose packets were resent). Call it
- * once per packet, in sending order. */
+ * (per packet: steered away from ports whose packets were resent, and
+ * named to the channel, tp_chan_tx_entropy()). Call it once per packet, in
+ * sending order, a packet lost on the way too. */
 uint16_t tpg_entropy(struct tpg *g, const struct tp_tx_info *info);
 
 int tpg_lb_parse(const char *s, enum tpg_lb *lb);	/* "flow" | "packet"; 0 or -EINVAL */

@@ -417,7 +417,7 @@ void run_cleanup(struct run *r)
 }
 
 #define RTX_TOTAL(t) ((t)->rtx_rto + (t)->rtx_nak + (t)->rtx_sack + (t)->rtx_mark + \
-			(t)->rtx_answer + (t)->rtx_rack + (t)->rtx_tlp)
+			(t)->rtx_answer + (t)->rtx_rack + (t)->rtx_path + (t)->rtx_tlp)
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -588,6 +588,7 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 	jset(x, "mark", ju64(ts->rtx_mark));
 	jset(x, "answer", ju64(ts->rtx_answer));
 	jset(x, "rack", ju64(ts->rtx_rack));
+	jset(x, "path", ju64(ts->rtx_path));
 	jset(x, "tlp", ju64(ts->rtx_tlp));
 	/* of all those, resends whose packet was acked too soon to be the resend */
 	jset(x, "spurious", ju64(ts->rtx_spurious));
@@ -729,10 +730,10 @@ void run_report(struct run *r, uint64_t peer_messages, bool server)
 		printf("  latency us: p50 %.1f  p99 %.1f  p99.9 %.1f\n", pct_us(r->lat, r->nlat, 0.5),
 		       pct_us(r->lat, r->nlat, 0.99), pct_us(r->lat, r->nlat, 0.999));
 	printf("  retransmissions %" PRIu64 " (rto %" PRIu64 ", nak %" PRIu64 ", sack %" PRIu64
-	       ", mark %" PRIu64 ", answer %" PRIu64 ", rack %" PRIu64 ", tlp %" PRIu64
-	       "; spurious %" PRIu64 "), RTO fired %" PRIu64 " (undone %" PRIu64 ")\n", rtx,
-	       ts.rtx_rto, ts.rtx_nak, ts.rtx_sack, ts.rtx_mark, ts.rtx_answer, ts.rtx_rack,
-	       ts.rtx_tlp, ts.rtx_spurious, ts.rto_fired, ts.rto_undone);
+	       ", mark %" PRIu64 ", answer %" PRIu64 ", rack %" PRIu64 ", path %" PRIu64
+	       ", tlp %" PRIu64 "; spurious %" PRIu64 "), RTO fired %" PRIu64 " (undone %" PRIu64
+	       ")\n", rtx, ts.rtx_rto, ts.rtx_nak, ts.rtx_sack, ts.rtx_mark, ts.rtx_answer,
+	       ts.rtx_rack, ts.rtx_path, ts.rtx_tlp, ts.rtx_spurious, ts.rto_fired, ts.rto_undone);
 	printf("  frames rx %" PRIu64 " tx %" PRIu64 ", ECN CE %" PRIu64 ", bad ICRC %" PRIu64
 	       ", TP dropped %" PRIu64 ", AF_XDP %s\n", es.rx_frames, es.tx_frames, es.ce_marked, es.icrc_bad,
 	       es.tp_drop, run_xsk_mode(r));
