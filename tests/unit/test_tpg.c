@@ -212,7 +212,8 @@ static void spray(bool group, struct spray_result *r)
 	}
 	ccf_run(&b, 5 * MS);
 	ccf_total_stats(&b, &st);
-	r->rtx = st.rtx_rto + st.rtx_nak + st.rtx_sack + st.rtx_mark + st.rtx_rack + st.rtx_tlp;
+	r->rtx = st.rtx_rto + st.rtx_nak + st.rtx_sack + st.rtx_mark + st.rtx_rack + st.rtx_tlp +
+		 st.rtx_path + st.rtx_answer;
 	r->rto = st.rto_fired;
 	r->done = b.f[0].done_bytes;
 	r->pkts[0] = tp_net_path(b.net, 0)->pkts;
@@ -466,7 +467,7 @@ static void spray_reordering_alone_no_rto(void **state)
 	spray2_run(&x, 21);
 	assert_int_equal(x.errors, 0);
 	assert_int_equal(x.st.rto_fired, 0);
-	assert_int_equal(x.st.rtx_rto + x.st.rtx_rack + x.st.rtx_sack + x.st.rtx_mark, 0);
+	assert_int_equal(x.st.rtx_rto + x.st.rtx_rack + x.st.rtx_sack + x.st.rtx_mark + x.st.rtx_path, 0);
 	assert_true(x.st.rtx_tlp <= 2);		/* a probe as the queue grows: cheap */
 	assert_true(x.st.reo_seen > 1000);
 	assert_true(x.gbps >= 0.85);		/* the 0.5 Gb/s path bounds it at 1 Gb/s */
@@ -536,6 +537,10 @@ static void spray_loss_found_on_its_path(void **state)
 	spray2_lossy(&x, &l, 22);
 	assert_true(x.st.rtx_path >= 3 * l.dropped / 4);
 	assert_true(l.sum_ns <= 3 * MS * l.recovered);
+	/* and none for a packet that was only late: only first transmissions
+	 * are dropped here, so every path resend has its loss (the time rule's
+	 * resends, which the path across reorders, are D-SACKed apart) */
+	assert_true(x.st.rtx_path <= l.dropped + x.drops[0] + x.drops[1]);
 }
 
 /*
@@ -640,6 +645,47 @@ static void spray_steers_from_lossy_path(void **state)
 	grp_free(&x);
 }
 
+/*
+ * The rotation (sport_span 256, 16 ports a channel): PSN n and n + 16 take
+ * the same port, the 16 ports of a round are the channel's set, the set
+ * slides by one port every 32 packets, and the channels' sets start 16
+ * apart counted from each one's initial PSN (random), so they never sit on
+ * each other's ports for the run.
+ */
+static void spray_ports_rotate_and_slide(void **state)
+{
+	struct tpg_config pc = { .lb = TPG_LB_PACKET, .sport_span = 256 };
+	struct tp_tx_info info;
+	struct grp x;
+	struct tpg *g;
+
+	(void)state;
+	grp_init(&x, 2, TPG_LB_FLOW);
+	g = tpg_create(&pc);
+	for (unsigned k = 0; k < 2; k++)
+		assert_int_equal(tpg_add(g, x.ch[0][k]), (int)k);
+	memset(&info, 0, sizeof(info));
+	info.data = true;
+	for (unsigned k = 0; k < 2; k++) {
+		uint16_t port[64];
+
+		info.chan = x.ch[0][k];
+		for (uint32_t sent = 0; sent < 64; sent++) {
+			info.psn = tp_psn_add(tp_chan_init_psn(x.ch[0][k]), sent);
+			port[sent] = (uint16_t)(tpg_entropy(g, &info) - 0xC000);
+			/* the set of its first 32 packets, then one port on */
+			assert_true(port[sent] >= 16 * k + sent / 32 && port[sent] < 16 * k + 16 + sent / 32);
+		}
+		for (uint32_t sent = 0; sent < 16; sent++) {
+			assert_int_equal(port[sent], port[sent + 16]);
+			for (uint32_t o = sent + 1; o < 16; o++)
+				assert_int_not_equal(port[sent], port[o]);
+		}
+	}
+	tpg_destroy(g);
+	grp_free(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -656,6 +702,7 @@ int main(void)
 		cmocka_unit_test(spray_tail_loss_probe),
 		cmocka_unit_test(spray_overflowing_queues),
 		cmocka_unit_test(spray_steers_from_lossy_path),
+		cmocka_unit_test(spray_ports_rotate_and_slide),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -216,7 +216,11 @@ static uint64_t set_score(const struct tpg *g, uint32_t first, uint32_t per)
 static uint16_t spray_port(struct tpg *g, unsigned idx, const struct tp_tx_info *info)
 {
 	uint32_t span = g->cfg.sport_span, per = g->cfg.sport_chan;
-	uint32_t first = (idx * per + info->psn / (TPG_SLIDE * per)) % span, r, c, best;
+	/* From the channel's initial PSN, which is random: counted from PSN 0,
+	 * the channels' sets would sit at random offsets and could overlap
+	 * for the whole run, narrowing the group's spread. */
+	uint32_t sent = (uint32_t)tp_psn_diff(info->psn, tp_chan_init_psn(info->chan)) & TP_PSN_MASK;
+	uint32_t first = (idx * per + sent / (TPG_SLIDE * per)) % span, r, c, best;
 	uint16_t *slot = &g->port_of[idx][info->psn % TPG_RING];
 	uint64_t bar;
 
