@@ -141,6 +141,7 @@ struct psn_log {
 	double loss;			/* random loss of ep 0's data */
 	uint32_t drop_psn, drop_times;	/* drop the first N sends of one PSN */
 	uint32_t drop_from, drop_to;	/* drop the first send of PSN offsets [from, to) */
+	uint32_t drop_range_times;	/* ... or the first N sends (0: 1) */
 	uint64_t resp_blackout_until;	/* drop every response until then */
 	uint64_t data_blackout_from;	/* drop every data packet from then */
 	uint64_t rtx_at[16];		/* when the una PSN was resent */
@@ -205,7 +206,8 @@ static bool log_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now)
 			l->window_violations++;
 		l->tx[off]++;
 		if ((off == l->drop_psn && l->drops[off] < l->drop_times) ||
-		    (off >= l->drop_from && off < l->drop_to && !l->drops[off]) ||
+		    (off >= l->drop_from && off < l->drop_to &&
+		     l->drops[off] < (l->drop_range_times ? l->drop_range_times : 1)) ||
 		    (l->loss > 0 && (double)(tp_sim_rand(&l->rng) >> 11) / (double)(1ull << 53) < l->loss)) {
 			l->drops[off]++;
 			return true;
@@ -1797,6 +1799,57 @@ static void rack_per_flow_loss(void **state)
 	assert_true(sacks[1] * 3 <= sacks[0] * 2);	/* here the 5 us ack delay ends most waits */
 }
 
+/*
+ * A tail probe's answer that does not move una ends no episode. A per-flow
+ * RACK channel whose RTTs were all measured behind a queue (here the
+ * answers to the first flight held 3 ms) then sees every resend answered
+ * sooner than that min RTT, and RACK reads each such answer as the
+ * original's: its reference stays put and the first 8 packets, lost twice,
+ * are never found lost by time; nor by the TPSACK again (their resends were
+ * one round, and MarkPSN, the next new PSN, never comes: the message was
+ * all sent). Only a probe or the RTO can resend them. Each probe's TPSACK
+ * used to start a new episode (another probe 2 SRTT later, the RTO pushed
+ * past it), so the probes walked down the tail one packet each and the RTO
+ * never fired (ubperf 4 channels --lb flow behind a 20 ms queue: "peer
+ * stopped answering", 18 probes, no RTO). One probe, then the RTO.
+ */
+static void tlp_sack_no_new_episode(void **state)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct psn_log l;
+	struct tp_stats st;
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_SR);
+	for (int i = 0; i < 2; i++) {
+		c[i].rack = true;
+		c[i].rto_mode = TP_RTO_DYNAMIC;
+	}
+	c[0].fixed_init_psn = true;
+	c[0].init_psn = 7000;
+	pair_link_cfg(&s, 23);
+	s.dir[1].stall_at_ns = 1;
+	s.dir[1].stall_ns = 3 * MS;
+	log_attach(&s, &l, &c[0]);
+	l.drop_from = 0;	/* the first 8: their sends and the TPSACK's resends */
+	l.drop_to = 8;
+	l.drop_range_times = 2;
+	assert_int_equal(pair_init(&p, c, &s, 1, 64 * 256, 23), 0);
+	pair_one_msg(&p, 64 * 256);
+	pair_run(&p, 1000 * MS);
+	tp_chan_stats(p.ch[0], &st);
+	print_message("# done at %.1f ms: RTOs %llu, probes %llu, RACK resends %llu\n",
+		      (double)p.done_ns / 1e6, (unsigned long long)st.rto_fired,
+		      (unsigned long long)st.rtx_tlp, (unsigned long long)st.rtx_rack);
+	assert_int_equal(p.done, 1);
+	assert_true(st.rto_fired >= 1);
+	/* one probe before the RTO that resends the first packet */
+	assert_true(st.rtx_tlp <= 2 * st.rto_fired);
+	pair_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1836,6 +1889,7 @@ int main(void)
 		cmocka_unit_test(rack_dsack_reported),
 		cmocka_unit_test(rack_rto_undone),
 		cmocka_unit_test(rack_per_flow_loss),
+		cmocka_unit_test(tlp_sack_no_new_episode),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

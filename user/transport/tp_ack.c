@@ -90,7 +90,6 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 		if (s->sacked)
 			continue;
 		s->sacked = true;
-		ch->tlp_out = false;	/* progress */
 		tp_rack_delivered(ch, now, s, psn);
 		tp_infl_out(ch, s);
 		if (s->need_rtx) {

@@ -239,7 +239,7 @@ struct tp_chan {
 	 * the largest reordering seen (how much longer a packet took than a
 	 * later-sent one delivered before it) in this and the last epoch
 	 * (4 SRTT); rack_deadline: the reordering timer; tlp_*: the tail loss
-	 * probe, one per flight. frto_rtx: the RTO's resend of frto_una left.
+	 * probe, one per episode (until una moves). frto_rtx: the RTO's resend of frto_una left.
 	 */
 	uint64_t xseq, rack_xseq, rack_ns, rack_rtt, min_rtt;
 	uint64_t reo_cur, reo_prev, reo_epoch;

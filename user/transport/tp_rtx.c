@@ -441,7 +441,9 @@ void tp_rack_detect(struct tp_chan *ch, uint64_t now)
 }
 
 /* The tail loss probe: 2 SRTT after the last progress or new packet, while
- * packets are outstanding and no probe is. */
+ * packets are outstanding and no probe is (una moving ends a probe's episode,
+ * a TPSACK does not: otherwise each probe's answer allows the next and keeps
+ * pushing the RTO, which never fires while any packet above una is left). */
 void tp_tlp_arm(struct tp_chan *ch, uint64_t now)
 {
 	ch->tlp_deadline = 0;
