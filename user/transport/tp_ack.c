@@ -166,9 +166,14 @@ void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p)
 	if (ch->cfg.rack) {
 		/* Any progress, a SACK too, shows the paths alive: the RTO
 		 * waits from it (una may be on the slower path; RACK finds it
-		 * if it was lost). */
-		if (!ch->tlp_out && ch->rto_deadline && ch->una != ch->nxt)
+		 * if it was lost). While a probe is out, only its first answer
+		 * does: it shows the holes, whose resends need a round trip
+		 * more than the RTO the probe set; later answers must not keep
+		 * pushing it, or a channel RACK cannot judge never times out. */
+		if (ch->rto_deadline && ch->una != ch->nxt && (!ch->tlp_out || !ch->tlp_answered)) {
 			ch->rto_deadline = now + tp_rto_value(ch);
+			ch->tlp_answered = ch->tlp_out;
+		}
 		tp_rack_detect(ch, now);
 		if (!ch->tlp_out)
 			tp_tlp_arm(ch, now);

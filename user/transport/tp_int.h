@@ -239,7 +239,7 @@ struct tp_chan {
 	 * the largest reordering seen (how much longer a packet took than a
 	 * later-sent one delivered before it) in this and the last epoch
 	 * (4 SRTT); rack_deadline: the reordering timer; tlp_*: the tail loss
-	 * probe, one per episode (until una moves). frto_rtx: the RTO's resend of frto_una left.
+	 * probe, one per episode (until una moves).
 	 */
 	uint64_t xseq, rack_xseq, rack_ns, rack_rtt, min_rtt;
 	uint64_t reo_cur, reo_prev, reo_epoch;
@@ -255,6 +255,7 @@ struct tp_chan {
 	struct tp_path { uint64_t xseq, rtt; } *paths;
 	uint64_t rack_deadline, tlp_deadline;
 	bool tlp_out;
+	bool tlp_answered;	/* the probe's first answer came (it pushed the RTO, once) */
 	bool reo_learned;		/* an epoch measured some reordering */
 	bool probe;			/* ROL: resend the last packet of an op */
 	uint32_t probe_op;

@@ -462,6 +462,7 @@ static void tlp_fire(struct tp_chan *ch, uint64_t now)
 {
 	ch->tlp_deadline = 0;
 	ch->tlp_out = true;
+	ch->tlp_answered = false;
 	ch->rto_deadline = now + tp_rto_value(ch);
 	if (ch->n_need_rtx)
 		return;
