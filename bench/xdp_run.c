@@ -22,6 +22,7 @@
 #include "ub2e.skel.h"
 #include "lib/ub2e_cfg.h"
 #include "io/ub2e_ports.h"
+#include "io/ub2e_punt.h"
 #include "io/ub2e_tables.h"
 #include "io/ub2e_stats.h"
 #include "lib/frame.h"
@@ -290,7 +291,14 @@ int load_all(struct objs *ob, const struct xdp_bench_opts *o, int ub_if, int ip_
 	struct ub2e_cfg cfg;
 	uint32_t zero = 0;
 
-	ob->ub2e = ub2e__open_and_load();
+	ob->ub2e = ub2e__open();
+	if (ob->ub2e) {
+		ob->ub2e->rodata->ub2e_punt_key = ub2e_punt_key_pick();	/* as ubctl loads it */
+		if (ub2e__load(ob->ub2e)) {
+			ub2e__destroy(ob->ub2e);
+			ob->ub2e = NULL;
+		}
+	}
 	if (!ob->ub2e)
 		return fail("load the ub2e skeleton: %s", strerror(errno));
 	ub2e_cfg_defaults(&cfg);

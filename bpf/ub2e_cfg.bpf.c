@@ -12,3 +12,12 @@
 #include "ub2e_maps.h"
 
 struct ub2e_cfg ub2e_cfg SEC(".data.cfg");
+
+/*
+ * How a punt carries its mark to TC ingress, fixed at load (the loader sets it,
+ * user/io/ub2e_punt.c): 0, in XDP metadata; otherwise in a header that ends
+ * with this key (struct ub2e_punt_hdr), for kernels that refuse bpf_xdp_adjust_meta() to XDP. Read-only
+ * data: the verifier prunes the way not taken, so a kernel without the helper
+ * never sees the call.
+ */
+const volatile __u64 ub2e_punt_key = 0;

@@ -28,6 +28,7 @@
  * bpftool can edit live.
  */
 extern struct ub2e_cfg ub2e_cfg;
+extern const volatile __u64 ub2e_punt_key;
 
 /* __weak: both objects define the maps; the static linker keeps one of each. */
 struct {
@@ -163,7 +164,8 @@ static __always_inline int ub2e_strip_after_macs(struct xdp_md *ctx, int len, __
 /*
  * Hand the packet to the kernel as the plain IP packet it carries (`strip`
  * bytes after the MACs go), with its NPI and CAQM request in 8 bytes of XDP
- * metadata that TC ingress turns into skb->mark and skb->tc_index, so that
+ * metadata (or a header, see struct ub2e_punt_hdr) that TC ingress turns
+ * into skb->mark and skb->tc_index, so that
  * whatever the kernel forwards leaves converted (bpf/ub2e_tc.bpf.c). Exactly
  * one verdict counter moves.
  */
@@ -172,6 +174,23 @@ static __always_inline int ub2e_punt(struct xdp_md *ctx, int strip, __be16 ip_pr
 {
 	struct ub2e_punt_meta *meta;
 
+	if (ub2e_punt_key) {
+		struct ub2e_punt_hdr *h;
+
+		/* Strip what goes less the header's room: Ethernet | header | IP. */
+		if (ub2e_strip_after_macs(ctx, strip - (int)sizeof(*h), ip_proto))
+			goto fail;
+		h = (void *)(long)ctx->data + sizeof(struct ethhdr);
+		if ((void *)(h + 1) > (void *)(long)ctx->data_end)
+			goto fail;
+		__builtin_memset(h->not_ip, 0, sizeof(h->not_ip));
+		h->not_ip[UB2E_PUNT_NOT_IP6_NH] = 0xff;
+		h->m.mark = mark;
+		h->m.caqm = caqm;
+		h->key = ub2e_punt_key;
+		count(reason);
+		return XDP_PASS;
+	}
 	if (ub2e_strip_after_macs(ctx, strip, ip_proto) || bpf_xdp_adjust_meta(ctx, -(int)sizeof(*meta)))
 		goto fail;
 	meta = (void *)(long)ctx->data_meta;

@@ -4,13 +4,15 @@
  *
  * What XDP cannot finish — neighbour not resolved, too big for the egress MTU,
  * TTL expired, addressed to the switch — it hands to the kernel as the plain IP
- * packet, with the NPI and any CAQM request in XDP metadata (ub2e_punt()). The kernel
+ * packet, with the NPI and any CAQM request in XDP metadata, or in a header where
+ * the kernel refuses XDP metadata (ub2e_punt(), struct ub2e_punt_hdr). The kernel
  * does what routers do: resolves the neighbour and queues the packet meanwhile,
  * answers with ICMP, delivers locally. Whatever it then sends out of a switch
  * port is converted here on egress, from skb->mark (and skb->tc_index, the
  * CAQM request of --caqm-tag):
  *
- *   ub2e_slow_in   both ports: XDP metadata -> skb->mark, skb->tc_index; what
+ *   ub2e_slow_in   both ports: XDP metadata (or the punt's header, taken off)
+ *                  -> skb->mark, skb->tc_index; what
  *                  is too big once the conversion's headers come (UBoE -> UB:
  *                  LPH+NTH, UB -> UBoE: a CAQM tag) is answered here
  *                  (slow_too_big()); --no-ttl-dec undoes the kernel's decrement
@@ -590,16 +592,46 @@ static __always_inline void slow_keep_ttl(struct __sk_buff *skb)
 		bpf_l3_csum_replace(skb, sizeof(struct ethhdr) + __builtin_offsetof(struct iphdr, check), old, new, 2);
 }
 
+/*
+ * A punt's words from the header XDP wrote after the MACs (ub2e_punt_key != 0),
+ * taken off before the kernel parses IP: 1 taken, 0 none (the packet as it
+ * came), -1 one that cannot be taken off (the packet is no IP packet).
+ */
+static __always_inline int slow_punt_hdr(struct __sk_buff *skb, struct ub2e_punt_meta *m)
+{
+	struct ub2e_punt_hdr h;
+
+	if (bpf_skb_load_bytes(skb, sizeof(struct ethhdr), &h, sizeof(h)) || h.key != ub2e_punt_key ||
+	    h.not_ip[0] || h.not_ip[UB2E_PUNT_NOT_IP6_NH] != 0xff)
+		return 0;
+	if (bpf_skb_adjust_room(skb, -(int)sizeof(h), BPF_ADJ_ROOM_MAC, 0))
+		return -1;
+	*m = h.m;
+	return 1;
+}
+
 SEC("tc")
 int ub2e_slow_in(struct __sk_buff *skb)
 {
 	void *data = (void *)(long)skb->data;
-	struct ub2e_punt_meta *meta = (void *)(long)skb->data_meta;
+	struct ub2e_punt_meta *meta = (void *)(long)skb->data_meta, tm;
 	const struct ub2e_cfg *cfg;
 	__u32 caqm = 0;
 	int rc;
 
-	if ((void *)(meta + 1) <= data && (meta->mark & UB2E_MARK_MAGIC_MASK) == UB2E_MARK_MAGIC) {
+	if ((void *)(meta + 1) > data) {
+		meta = NULL;
+		if (ub2e_punt_key) {
+			rc = slow_punt_hdr(skb, &tm);
+			if (rc < 0) {
+				count(UB2E_CNT_SLOW_DROP_ADJUST);
+				return TC_ACT_SHOT;
+			}
+			if (rc)
+				meta = &tm;
+		}
+	}
+	if (meta && (meta->mark & UB2E_MARK_MAGIC_MASK) == UB2E_MARK_MAGIC) {
 		skb->mark = meta->mark;
 		if (meta->caqm & UB2E_SLOW_CAQM)
 			caqm = meta->caqm & (UB2E_SLOW_CAQM | UB2E_SLOW_CAQM_INFO);

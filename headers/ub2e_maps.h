@@ -191,6 +191,23 @@ struct ub2e_punt_meta {
 	__u32 caqm;
 };
 
+/*
+ * The same words in front of the IP packet, where the kernel refuses XDP
+ * metadata (ub2e_punt_key != 0): Ethernet | this header | IP, the EtherType
+ * the IP packet's. TC ingress takes it off before the kernel parses IP, when
+ * it ends with the key the programs were loaded with (random, 64 bits: a frame
+ * from the wire cannot set a switch's mark). Headroom, unlike tailroom, XDP
+ * always has. Until TC takes it off it must not pass for IP: a first byte of 0
+ * is no IPv4 header to GRO (nor to ip_rcv), and next header 255 (byte 6) has
+ * no IPv6 GRO handler, so no punt is merged with another on the way.
+ */
+#define UB2E_PUNT_NOT_IP6_NH	6
+struct ub2e_punt_hdr {
+	__u8 not_ip[8];		/* 0, and 0xff at UB2E_PUNT_NOT_IP6_NH */
+	struct ub2e_punt_meta m;
+	__u64 key;
+};
+
 #define UB2E_CNT_ENUM(id, name) UB2E_CNT_##id,
 enum ub2e_counter {
 	UB2E_COUNTERS(UB2E_CNT_ENUM)

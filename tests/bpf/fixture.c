@@ -202,7 +202,8 @@ int fixture_run(const struct fixture_driver *d, const char *path, int *failed)
 			snprintf(c->name, sizeof(c->name), "%s", val);
 			c->line = ff.lineno;
 		} else if (!strcmp(key, "end")) {
-			*failed += !fixture_tap(d->run(c), "%s %s", d->tap, c->name);
+			if (!d->applies || d->applies(c))
+				*failed += !fixture_tap(d->run(c), "%s %s", d->tap, c->name);
 		} else {
 			rc = d->line ? d->line(c, &ff, key, val) : 1;
 			if (rc > 0)

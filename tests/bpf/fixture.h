@@ -67,6 +67,8 @@ struct fixture_driver {
 	int (*line)(void *rec, struct fixture_file *ff, const char *key, char *val);
 	/* True when the case passed; the reasons it did not as TAP comments. */
 	bool (*run)(void *rec);
+	/* False for a case this run does not cover: no TAP line (NULL: all apply). */
+	bool (*applies)(void *rec);
 };
 
 /* Every case of the file at PATH; *failed counts those that fail. -1: the file is bad. */

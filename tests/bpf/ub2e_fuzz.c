@@ -50,6 +50,7 @@
 #include "ub2e_harness.h"
 #include "io/ub2e_stats.h"
 #include "io/ub2e_tables.h"
+#include "io/ub2e_punt.h"
 
 #define BLOCK		256	/* frames per configuration */
 
@@ -278,14 +279,8 @@ static int setup(const char *ub_dev, const char *ip_dev, const struct opts *op)
 	models[RAW_PROFILE].raw = true;
 	if (op->raw_maps)
 		nprofiles = NPROFILES;
-	skel = ub2e__open_and_load();
-	if (!skel) {
-		fprintf(stderr, "ub2e_testrun fuzz: loading the programs: %s\n", strerror(errno));
-		return -1;
-	}
-	bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ip), &ip_if, &ip_if, BPF_ANY);
-	bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ub), &ub_if, &ub_if, BPF_ANY);
-	return 0;
+	/* Punts as ubctl would make them on this kernel. */
+	return ub2e_harness_load(ub2e_punt_key_pick());
 }
 
 static int parse_num(const char *s, unsigned long long *v)

@@ -13,6 +13,7 @@
 
 #include "lib/ub2e_cfg.h"
 #include "ub2e_fuzz.h"
+#include "ub2e_harness.h"
 #include "io/ub2e_stats.h"
 #include "ub_wire.h"
 
@@ -422,22 +423,37 @@ static bool punt_shape_ok(enum dir d, const uint8_t *in, size_t in_len, const st
 	 * UB2E_SLOW_CAQM), so that the TC slow path can convert what the kernel
 	 * forwards: a valid mark with a Partition ID that is not 0, and a CAQM
 	 * word that is 0 or a cc_type 000 tag's info (UB -> UBoE: exactly the
-	 * CCI's, when the switch tags and the CCI is a CAQM one).
+	 * CCI's, when the switch tags and the CCI is a CAQM one). In header mode
+	 * (punt_key) the words follow the MACs instead, with the key.
 	 */
-	if (res->out_len == 8 + 14 + n) {
-		struct ub2e_punt_meta pm;
+	size_t hdr = punt_key && res->out_len == 14 + sizeof(struct ub2e_punt_hdr) + n ?
+		     sizeof(struct ub2e_punt_hdr) : 0;
 
-		memcpy(&pm, o, sizeof(pm));
+	if (res->out_len == 8 + 14 + n || hdr) {
+		struct ub2e_punt_meta pm;
+		struct ub2e_punt_hdr h;
+
+		if (hdr) {
+			memcpy(&h, o + 14, sizeof(h));
+			if (h.key != punt_key || h.not_ip[0] || h.not_ip[UB2E_PUNT_NOT_IP6_NH] != 0xff)
+				return false;
+			pm = h.m;
+		} else {
+			memcpy(&pm, o, sizeof(pm));
+		}
 		if ((pm.mark & UB2E_MARK_MAGIC_MASK) != UB2E_MARK_MAGIC || !(pm.mark & 0xffffffu) ||
 		    (pm.caqm & ~(UB2E_SLOW_CAQM | UB2E_SLOW_CAQM_INFO)) || (pm.caqm && !(pm.caqm & UB2E_SLOW_CAQM)))
 			return false;
 		if (d == TO_UBOE && pm.caqm != ((m->cfg.flags & UB2E_F_CAQM_TAG) && ub_cci_mode(r->cci) == UB_CCI_MODE_CAQM ?
 						UB2E_SLOW_CAQM | ub_cci_to_caqm_tag(r->cci) : 0))
 			return false;
-		o += sizeof(pm);
-		b += sizeof(pm);
+		if (!hdr) {
+			o += sizeof(pm);
+			b += sizeof(pm);
+		}
+		b += hdr;
 	}
-	if (o + 14 + n != res->out + res->out_len || memcmp(o, in, 12) ||
+	if (o + 14 + hdr + n != res->out + res->out_len || memcmp(o, in, 12) ||
 	    ref_get16(o + 12) != (r->v6 ? 0x86dd : 0x0800))
 		return false;
 	for (size_t i = 0; i < n; i++) {

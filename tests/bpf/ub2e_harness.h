@@ -5,9 +5,18 @@
 
 #include <stddef.h>
 
+#include <linux/types.h>
+
 struct ub2e;
 extern struct ub2e *skel;	/* the loaded UB2E programs and maps */
 extern unsigned ub_if, ip_if;	/* ingress ports of to_uboe and to_ub */
+extern __u64 punt_key;		/* skel's ub2e_punt_key: 0, punts carry XDP metadata */
+
+/* The key of the fixtures' punt headers (gen_ub2e_fixtures.py: PUNT_KEY, "UB2EPUNT"). */
+#define UB2E_TEST_PUNT_KEY 0x5542324550554e54ull
+
+/* Load the programs with this ub2e_punt_key into skel, its ports in the tx maps. 0 or -1 (said). */
+int ub2e_harness_load(__u64 key);
 
 /* Put the switch into the state ubctl options ("--strict --map 5=100") describe. */
 int configure(const char *opts, char *err, size_t errlen);

@@ -29,6 +29,7 @@
 #include "lib/npimap.h"
 #include "io/ub2e_tables.h"
 #include "io/ub2e_stats.h"
+#include "io/ub2e_punt.h"
 #include "ub2e_harness.h"
 #include "fixture.h"
 
@@ -37,10 +38,14 @@
 struct fixture {
 	struct fixture_case c;
 	__u32 mark;		/* TC programs: skb->mark going in */
+	__u32 mark_out;		/* and coming out, with has_mark_out */
+	bool has_mark_out;
+	bool hdr_only;		/* "punt header": the programs' header mode only */
 };
 
 struct ub2e *skel;	/* shared with ub2e_fuzz.c */
 unsigned ub_if, ip_if;
+__u64 punt_key;
 static const char *ub_dev = "sw-ub", *ip_dev = "sw-ip";
 static bool tables_dirty, vlans_used[UB2E_VLAN_MAX];
 static __u32 blocks[72];	/* npi2vlan blocks the current case made */
@@ -188,12 +193,41 @@ static void read_counters(__u64 *out)
 		memset(out, 0xff, sizeof(__u64) * UB2E_CNT__MAX);	/* mismatches, loudly */
 }
 
+/*
+ * The fixtures give a punt's words as XDP metadata ahead of the frame; in
+ * header mode they follow the MACs, with the key: put them where the fixture
+ * has them. A header without the key stays, and fails the compare.
+ */
+static void punt_hdr_to_meta(unsigned char *out, __u32 *len)
+{
+	struct ub2e_punt_hdr h;
+	unsigned char eth[14];
+
+	if (*len < sizeof(eth) + sizeof(h))
+		return;
+	memcpy(&h, out + sizeof(eth), sizeof(h));
+	if (h.key != punt_key)
+		return;
+	memcpy(eth, out, sizeof(eth));
+	memcpy(out, &h.m, sizeof(h.m));
+	memcpy(out + sizeof(h.m), eth, sizeof(eth));
+	memmove(out + sizeof(h.m) + sizeof(eth), out + sizeof(eth) + sizeof(h), *len - sizeof(eth) - sizeof(h));
+	*len -= sizeof(h) - sizeof(h.m);
+}
+
+static bool case_applies(void *rec)
+{
+	const struct fixture *f = rec;
+
+	return !f->hdr_only || punt_key;
+}
+
 static bool run_case(void *rec)
 {
 	const struct fixture *f = rec;
 	unsigned char out[MAX_PKT + 64];
 	struct xdp_md ctx = {};
-	struct __sk_buff skb = {};
+	struct __sk_buff skb = {}, skb_out = {};
 	bool tc = !strncmp(f->c.prog, "tc_", 3);
 	__u64 before[UB2E_CNT__MAX], after[UB2E_CNT__MAX];
 	struct bpf_program *prog;
@@ -231,6 +265,8 @@ static bool run_case(void *rec)
 		skb.mark = f->mark;
 		o.ctx_in = &skb;
 		o.ctx_size_in = sizeof(skb);
+		o.ctx_out = &skb_out;
+		o.ctx_size_out = sizeof(skb_out);
 	}
 
 	if (configure(f->c.opts, err, sizeof(err))) {
@@ -244,6 +280,8 @@ static bool run_case(void *rec)
 		printf("#   BPF_PROG_TEST_RUN failed: %s\n", strerror(errno));
 		return false;
 	}
+	if (!tc && punt_key && o.retval == XDP_PASS)
+		punt_hdr_to_meta(out, &o.data_size_out);
 	if (strcmp(verdict_name(tc, o.retval), f->c.verdict)) {
 		printf("#   verdict: want %s, got %s\n", f->c.verdict, verdict_name(tc, o.retval));
 		ok = false;
@@ -251,6 +289,10 @@ static bool run_case(void *rec)
 	if (f->c.has_out && (o.data_size_out != f->c.out_len || memcmp(out, f->c.out, f->c.out_len))) {
 		printf("#   output bytes differ\n");
 		fixture_diff(f->c.out, f->c.out_len, out, o.data_size_out);
+		ok = false;
+	}
+	if (f->has_mark_out && skb_out.mark != f->mark_out) {
+		printf("#   skb->mark: want %#x, got %#x\n", f->mark_out, skb_out.mark);
 		ok = false;
 	}
 
@@ -264,17 +306,43 @@ static int ub2e_line(void *rec, struct fixture_file *ff, const char *key, char *
 {
 	struct fixture *f = rec;
 
-	(void)ff;
-	if (strcmp(key, "mark"))
+	if (!strcmp(key, "mark")) {
+		f->mark = (__u32)strtoul(val, NULL, 0);
+	} else if (!strcmp(key, "mark_out")) {
+		f->mark_out = (__u32)strtoul(val, NULL, 0);
+		f->has_mark_out = true;
+	} else if (!strcmp(key, "punt")) {
+		if (strcmp(val, "header")) {
+			fixture_error(ff, "punt: only 'header'");
+			return -1;
+		}
+		f->hdr_only = true;
+	} else {
 		return 1;
-	f->mark = (__u32)strtoul(val, NULL, 0);
+	}
 	return 0;
 }
 
-static const struct fixture_driver ub2e_driver = {
-	.tool = "ub2e_testrun", .tap = "ub2e", .case_size = sizeof(struct fixture),
-	.line = ub2e_line, .run = run_case,
-};
+int ub2e_harness_load(__u64 key)
+{
+	skel = ub2e__open();
+	if (skel) {
+		skel->rodata->ub2e_punt_key = key;
+		if (ub2e__load(skel)) {
+			ub2e__destroy(skel);
+			skel = NULL;
+		}
+	}
+	if (!skel) {
+		/* The verifier rejecting a program is a test failure, not a setup problem. */
+		fixture_tap(false, "%s programs load (verifier): %s", key ? "ub2e-punthdr" : "ub2e", strerror(errno));
+		return -1;
+	}
+	punt_key = key;
+	bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ip), &ip_if, &ip_if, BPF_ANY);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ub), &ub_if, &ub_if, BPF_ANY);
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -298,18 +366,31 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ub2e_testrun: need devices %s and %s in this namespace\n", ub_dev, ip_dev);
 		return 2;
 	}
-	skel = ub2e__open_and_load();
-	if (!skel) {
-		/* The verifier rejecting a program is a test failure, not a setup problem. */
-		printf("not ok 1 - ub2e programs load (verifier): %s\n", strerror(errno));
-		return 1;
+	/*
+	 * Every case once with punts as the kernel lets XDP make them (metadata
+	 * where it allows bpf_xdp_adjust_meta(), ubctl's choice), and once more in
+	 * header mode where that was metadata, so both ways are checked wherever
+	 * they can run; "punt header" cases run in header mode only.
+	 */
+	bool meta = ub2e_xdp_meta_ok();
+
+	for (int pass = meta ? 0 : 1; pass < 2; pass++) {
+		const struct fixture_driver d = {
+			.tool = "ub2e_testrun", .tap = pass ? "ub2e-punthdr" : "ub2e",
+			.case_size = sizeof(struct fixture), .line = ub2e_line, .run = run_case,
+			.applies = case_applies,
+		};
+
+		if (ub2e_harness_load(pass ? UB2E_TEST_PUNT_KEY : 0))
+			return 1;
+		fixture_tap(true, "%s programs load (verifier)", d.tap);
+		for (int k = i; k < argc; k++)
+			if (fixture_run(&d, argv[k], &failed))
+				failed++;
+		ub2e__destroy(skel);
+		tables_dirty = false;
+		nblocks = 0;
+		memset(vlans_used, 0, sizeof(vlans_used));
 	}
-	fixture_tap(true, "ub2e programs load (verifier)");
-	bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ip), &ip_if, &ip_if, BPF_ANY);
-	bpf_map_update_elem(bpf_map__fd(skel->maps.ub2e_tx_ub), &ub_if, &ub_if, BPF_ANY);
-	for (; i < argc; i++)
-		if (fixture_run(&ub2e_driver, argv[i], &failed))
-			failed++;
-	ub2e__destroy(skel);
 	return failed ? 1 : 0;
 }

@@ -24,6 +24,7 @@
 #include "ub2e.skel.h"
 #include "lib/ub2e_cfg.h"
 #include "io/ub2e_ports.h"
+#include "io/ub2e_punt.h"
 #include "lib/npimap.h"
 #include "ubctl/ub2e_int.h"
 #include "io/ub2e_pins.h"
@@ -228,6 +229,7 @@ int ub2e_do_attach(struct ub2e_args *a)
 	}
 	if (vlan_meta)
 		bpf_program__set_ifindex(to_ub, ip_if);
+	skel->rodata->ub2e_punt_key = ub2e_punt_key_pick();
 	rc = ub2e__load(skel);
 	if (rc) {
 		ub2e__destroy(skel);
