@@ -604,8 +604,13 @@ static __always_inline int slow_punt_hdr(struct __sk_buff *skb, struct ub2e_punt
 	if (bpf_skb_load_bytes(skb, sizeof(struct ethhdr), &h, sizeof(h)) || h.key != ub2e_punt_key ||
 	    h.not_ip[0] || h.not_ip[UB2E_PUNT_NOT_IP6_NH] != 0xff)
 		return 0;
-	if (bpf_skb_adjust_room(skb, -(int)sizeof(h), BPF_ADJ_ROOM_MAC, 0))
+	/* Taking off bytes in front of IP changes no checksum, and a GSO packet keeps its segment size. */
+	if (bpf_skb_adjust_room(skb, -(int)sizeof(h), BPF_ADJ_ROOM_MAC,
+				BPF_F_ADJ_ROOM_FIXED_GSO | BPF_F_ADJ_ROOM_NO_CSUM_RESET))
 		return -1;
+	/* With RPS on, the kernel hashed the header as if it were IP (one hash
+	 * for every IPv4 punt, one per length for IPv6): let it hash the packet. */
+	bpf_set_hash_invalid(skb);
 	*m = h.m;
 	return 1;
 }

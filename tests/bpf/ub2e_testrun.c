@@ -196,7 +196,7 @@ static void read_counters(__u64 *out)
 /*
  * The fixtures give a punt's words as XDP metadata ahead of the frame; in
  * header mode they follow the MACs, with the key: put them where the fixture
- * has them. A header without the key stays, and fails the compare.
+ * has them. A header not exactly as specified stays, and fails the compare.
  */
 static void punt_hdr_to_meta(unsigned char *out, __u32 *len)
 {
@@ -205,8 +205,10 @@ static void punt_hdr_to_meta(unsigned char *out, __u32 *len)
 
 	if (*len < sizeof(eth) + sizeof(h))
 		return;
+	static const __u8 not_ip[8] = { [UB2E_PUNT_NOT_IP6_NH] = 0xff };
+
 	memcpy(&h, out + sizeof(eth), sizeof(h));
-	if (h.key != punt_key)
+	if (h.key != punt_key || memcmp(h.not_ip, not_ip, sizeof(not_ip)))
 		return;
 	memcpy(eth, out, sizeof(eth));
 	memcpy(out, &h.m, sizeof(h.m));
