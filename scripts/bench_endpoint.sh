@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make bench, UBoE endpoint part: ubperf over AF_XDP between namespaces.
 #  1. loss-free goodput and message latency of one channel over a veth pair,
-#     beside iperf3 UDP and TCP on the same pair (the kernel's floor);
+#     beside iperf3 UDP and TCP on the same pair (the kernel's floor), and
+#     UBPERF_BASE's ubperf when given;
 #  2. goodput under loss made by nftables on a routed hop, 0 / 0.1 / 1 / 5 %,
 #     for rtp-sr, rtp-gbn-fast and rtp-gbn, as a fraction of the same mode's
 #     loss-free goodput, beside the analytic references SR (1-p) and
@@ -12,7 +13,7 @@
 #     MTU 9000, interleaved rounds, each round's ratio and the medians';
 #  5. small messages: 64-byte Sends a second beside iperf3 UDP's 64-byte datagrams, and
 #     one Send at a time (post to completion) beside the kernel's UDP ping-pong,
-#     p50 and p99;
+#     p50 and p99 (given UBPERF_BASE=DIR/bin, that build's ubperf too, every round);
 #  6. worker threads: ubperf --workers 2 against --workers 1 (and, given
 #     UBPERF_BASE=DIR/bin, that build's ubperf, e.g. main's) on a veth pair of
 #     two queues, two channels, both sides with the same workers, interleaved
@@ -45,18 +46,20 @@ trap ns_cleanup_all EXIT
 PARTS=" ${ENDPOINT_BENCH_PARTS:-1 2 3 4 5 6} "
 part() { [[ $PARTS == *" $1 "* ]]; }
 calc() { awk "BEGIN { print ($1) }"; }
-median() { printf '%s\n' $1 | sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'; }
+# "-": a run that failed, left out.
+median() { printf '%s\n' $1 | grep -v '^-$' | sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'; }
 jget() { $PY -c 'import json,sys; v=json.load(open(sys.argv[1]))
 for k in sys.argv[2].split("."): v=v[k]
 print(v)' "$1" "$2"; }
 
-# ubperf_run NS_SRV DEV_SRV NS_CLI DEV_CLI PEER OUT [ARGS]: one client run, JSON in OUT.
+# ubperf_run NS_SRV DEV_SRV NS_CLI DEV_CLI PEER OUT [ARGS]: one client run, JSON in OUT;
+# UB_BIN=DIR: that build's ubperf (default $BIN).
 ubperf_run() {
-	local nss=$1 devs=$2 nsc=$3 devc=$4 peer=$5 out=$6; shift 6
-	nsenter --net="/run/netns/$nss" "$BIN/ubperf" server --dev "$devs" --wait 20 --json >/dev/null 2>&1 &
+	local nss=$1 devs=$2 nsc=$3 devc=$4 peer=$5 out=$6 ub=${UB_BIN:-$BIN}/ubperf; shift 6
+	nsenter --net="/run/netns/$nss" "$ub" server --dev "$devs" --wait 20 --json >/dev/null 2>&1 &
 	local srv=$!
 	for _ in $(seq 50); do ns_xdp_ready "$nss" "${devs%%,*}" && break; sleep 0.1; done
-	if ! ns_run "$nsc" "$BIN/ubperf" client --dev "$devc" --peer "$peer" --time "$SECS" \
+	if ! ns_run "$nsc" "$ub" client --dev "$devc" --peer "$peer" --time "$SECS" \
 		--mtu $MTU --window $WINDOW --stall 10 --json "$@" >"$out" 2>"$out.err"; then
 		echo "null" >"$out"
 		echo "#   ubperf $*: $(cat "$out.err")" >&2
@@ -93,6 +96,26 @@ done
 if [[ -s $tmp/veth.json && $(cat "$tmp/veth.json") != null ]]; then
 	printf 'ubperf message latency us: p50 %s  p99 %s  p99.9 %s\n' "$(jget "$tmp/veth.json" latency_us.p50)" \
 		"$(jget "$tmp/veth.json" latency_us.p99)" "$(jget "$tmp/veth.json" latency_us.p999)"
+fi
+# UBPERF_BASE's ubperf against this one: ROUNDS interleaved rounds, the base first
+# in every other round (the second of a round tends to be the slower).
+if [[ -n ${UBPERF_BASE:-} ]]; then
+	declare -a g_ub=() g_base=() g_rs=()
+	load0=$(cut -d' ' -f1-3 /proc/loadavg)
+	for ((rep = 0; rep < REPS; rep++)); do
+		for bld in $( ((rep % 2)) && echo "base ub" || echo "ub base"); do
+			ub=$BIN
+			[[ $bld == base ]] && ub=$UBPERF_BASE
+			UB_BIN=$ub ubperf_run "$B" b0 "$A" a0 10.71.0.2 "$tmp/veth.json"
+			v=$(jget "$tmp/veth.json" goodput_bps 2>/dev/null || echo 0)
+			v=$(printf '%.1f' "$(calc "$v / 1e6")")
+			if [[ $bld == base ]]; then g_base+=("$v"); else g_ub+=("$v"); fi
+		done
+		g_rs+=("$(printf '%.2f' "$(calc "${g_base[rep]} > 0 ? ${g_ub[rep]} / ${g_base[rep]} : 0")")")
+	done
+	printf 'goodput Mbit/s, %u interleaved rounds (load %s to %s): this build %s; %s %s; ratios %s (median %.2fx)\n' \
+		"$REPS" "$load0" "$(cut -d' ' -f1-3 /proc/loadavg)" "${g_ub[*]}" "$UBPERF_BASE" "${g_base[*]}" \
+		"${g_rs[*]}" "$(median "${g_rs[*]}")"
 fi
 ns_cleanup_all
 fi
@@ -256,24 +279,37 @@ fi
 # time (--depth 1), post to completion (the Send out, its TPACK back), against the
 # kernel's UDP ping-pong (build/bin/udp_pingpong: a datagram out, the echo back) on the
 # same pair. Interleaved rounds, medians of the rounds that ran (a failed run says why
-# and is left out); the ratios are ubperf's over the kernel's.
+# and is left out); the ratios are ubperf's over the kernel's. With UBPERF_BASE=DIR/bin
+# that build's ubperf runs too in every round, before this one's in every other round.
 if part 5; then
 A=$(ns_add sa) B=$(ns_add sb)
 topo_pair "$A" "$B" 10.74.0 02:00:00:00:74
-declare -a ub_rate=() udp_rate=() ub_lat=() udp_lat=() ub_p99=() udp_p99=()
+declare -A sm=()	# [BUILD:rate|lat|p99] the rounds' figures; BUILD ub (this) or base
+# small_run BUILD: one depth-8 rate and one depth-1 latency run of BUILD's ubperf.
+small_run() {
+	local ub=$BIN
+	[[ $1 == base ]] && ub=$UBPERF_BASE
+	UB_BIN=$ub ubperf_run "$B" b0 "$A" a0 10.74.0.2 "$tmp/s.json" --size 64
+	sm[$1:rate]+="$($PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print(round(d["messages"] / d["duration_s"]))' "$tmp/s.json" 2>/dev/null || echo -) "
+	UB_BIN=$ub ubperf_run "$B" b0 "$A" a0 10.74.0.2 "$tmp/l.json" --size 64 --depth 1
+	sm[$1:lat]+="$(jget "$tmp/l.json" latency_us.p50 2>/dev/null || echo -) "
+	sm[$1:p99]+="$(jget "$tmp/l.json" latency_us.p99 2>/dev/null || echo -) "
+}
+builds=(ub)
+[[ -n ${UBPERF_BASE:-} ]] && builds=(ub base)
+declare -a udp_rate=() udp_lat=() udp_p99=() pp_rounds=()
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((rep = 0; rep < REPS; rep++)); do
-	ubperf_run "$B" b0 "$A" a0 10.74.0.2 "$tmp/s.json" --size 64
-	ub_rate+=("$($PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["messages"] / d["duration_s"])' "$tmp/s.json" 2>/dev/null || true)")
+	order=("${builds[@]}")
+	((rep % 2)) && order=($(printf '%s\n' "${builds[@]}" | tac))
+	for bld in "${order[@]}"; do small_run "$bld"; done
 	nsenter --net="/run/netns/$B" iperf3 -s -1 >/dev/null 2>&1 &
 	srv=$!
 	sleep 0.3
 	ns_run "$A" iperf3 -c 10.74.0.2 -u -b 0 -l 64 -t "$SECS" -J >"$tmp/u.json" 2>/dev/null || true
 	wait $srv || true
 	udp_rate+=("$($PY -c 'import json,sys; s=json.load(open(sys.argv[1]))["end"]["sum"]
-print((s["packets"] - s["lost_packets"]) / s["seconds"])' "$tmp/u.json" 2>/dev/null || true)")
-	ubperf_run "$B" b0 "$A" a0 10.74.0.2 "$tmp/l.json" --size 64 --depth 1
-	ub_lat+=("$(jget "$tmp/l.json" latency_us.p50 2>/dev/null || true)")
-	ub_p99+=("$(jget "$tmp/l.json" latency_us.p99 2>/dev/null || true)")
+print(round((s["packets"] - s["lost_packets"]) / s["seconds"]))' "$tmp/u.json" 2>/dev/null || echo -)")
 	nsenter --net="/run/netns/$B" "$BIN/udp_pingpong" server 5300 >"$tmp/pp.srv" 2>&1 &
 	srv=$!
 	for _ in $(seq 50); do grep -qs ready "$tmp/pp.srv" && break; sleep 0.05; done
@@ -281,20 +317,33 @@ print((s["packets"] - s["lost_packets"]) / s["seconds"])' "$tmp/u.json" 2>/dev/n
 	udp_lat+=("$(awk '{ print $7 }' <<<"$pp")")
 	udp_p99+=("$(awk '{ print $9 }' <<<"$pp")")
 	kill $srv; wait $srv 2>/dev/null || true
+	pp_rounds+=("${order[*]} udp")
 done
-r_ub=$(median "${ub_rate[*]}") r_udp=$(median "${udp_rate[*]}")
-l_ub=$(median "${ub_lat[*]}") l_udp=$(median "${udp_lat[*]}")
-t_ub=$(median "${ub_p99[*]}") t_udp=$(median "${udp_p99[*]}")
-printf '\nSmall messages over one veth pair, 64 bytes (median of %u rounds of %s s)\n' "$REPS" "$SECS"
-printf '%-44s %12s %12s %8s\n' "" "ubperf" "kernel UDP" "ratio"
-printf '%-44s %12.0f %12.0f %7.2fx\n' "messages/s (depth 8 / iperf3 -u -l 64 -b 0)" "$r_ub" "$r_udp" \
-	"$(calc "$r_udp > 0 ? $r_ub / $r_udp : 0")"
-printf '%-44s %12.1f %12.1f %7.2fx\n' "round trip p50 us (depth 1 / udp_pingpong)" "$l_ub" "$l_udp" \
-	"$(calc "$l_udp > 0 ? $l_ub / $l_udp : 0")"
-printf '%-44s %12.1f %12.1f %7.2fx\n' "round trip p99 us (depth 1 / udp_pingpong)" "$t_ub" "$t_udp" \
-	"$(calc "$t_udp > 0 ? $t_ub / $t_udp : 0")"
-printf 'rounds: ubperf msg/s %s; UDP pkt/s %s; ubperf p50 %s; UDP p50 %s; ubperf p99 %s; UDP p99 %s\n' \
-	"${ub_rate[*]}" "${udp_rate[*]}" "${ub_lat[*]}" "${udp_lat[*]}" "${ub_p99[*]}" "${udp_p99[*]}"
+r_udp=$(median "${udp_rate[*]}") l_udp=$(median "${udp_lat[*]}") t_udp=$(median "${udp_p99[*]}")
+printf '\nSmall messages over one veth pair, 64 bytes (median of %u rounds of %s s); load: %s to %s\n' \
+	"$REPS" "$SECS" "$load0" "$(cut -d' ' -f1-3 /proc/loadavg)"
+for bld in "${builds[@]}"; do
+	name=ubperf
+	[[ $bld == base ]] && name="ubperf $UBPERF_BASE"
+	r_ub=$(median "${sm[$bld:rate]}") l_ub=$(median "${sm[$bld:lat]}") t_ub=$(median "${sm[$bld:p99]}")
+	printf '%-44s %12s %12s %8s\n' "$name" "ubperf" "kernel UDP" "ratio"
+	printf '%-44s %12.0f %12.0f %7.2fx\n' "messages/s (depth 8 / iperf3 -u -l 64 -b 0)" "$r_ub" "$r_udp" \
+		"$(calc "$r_udp > 0 ? $r_ub / $r_udp : 0")"
+	printf '%-44s %12.1f %12.1f %7.2fx\n' "round trip p50 us (depth 1 / udp_pingpong)" "$l_ub" "$l_udp" \
+		"$(calc "$l_udp > 0 ? $l_ub / $l_udp : 0")"
+	printf '%-44s %12.1f %12.1f %7.2fx\n' "round trip p99 us (depth 1 / udp_pingpong)" "$t_ub" "$t_udp" \
+		"$(calc "$t_udp > 0 ? $t_ub / $t_udp : 0")"
+	# Each round's p50 over that round's UDP p50: the rounds meet different loads.
+	l=(${sm[$bld:lat]}) rs=()
+	for ((rep = 0; rep < ${#l[@]} && rep < ${#udp_lat[@]}; rep++)); do
+		[[ ${l[rep]} == - || -z ${udp_lat[rep]} ]] && { rs+=(-); continue; }
+		rs+=("$(printf '%.2f' "$(calc "${udp_lat[rep]} > 0 ? ${l[rep]} / ${udp_lat[rep]} : 0")")")
+	done
+	printf 'rounds: msg/s %s; p50 %s; p99 %s; p50 / UDP p50 %s (median %.2fx)\n' "${sm[$bld:rate]}" \
+		"${sm[$bld:lat]}" "${sm[$bld:p99]}" "${rs[*]}" "$(median "${rs[*]}")"
+done
+printf 'rounds: UDP pkt/s %s; UDP p50 %s; UDP p99 %s\n' "${udp_rate[*]}" "${udp_lat[*]}" "${udp_p99[*]}"
+printf 'order of each round: %s\n' "$(IFS=,; echo "${pp_rounds[*]}")"
 ns_cleanup_all
 fi
 
