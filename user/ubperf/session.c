@@ -207,22 +207,36 @@ struct ep_peer *run_peer_for(struct run *r, uint32_t k, uint8_t ver, const uint8
 /* Channel c's port: each side spreads its channels over its ports. */
 
 /*
+ * A round's longest sleep: the loop's own checks need no finer time, nor do
+ * --interval samples (10 an interval). The wake timer armed for it stays while
+ * in its second half: at 1 ms a depth-1 server re-armed it every 0.5 ms, 11 us
+ * on its turn each as the CPU's earliest timer; 5-10 ms ahead lies past the
+ * next tick (HZ=250), 1.5 us (bench/README.md, part 5).
+ */
+static int run_wait_ms(const struct run *r)
+{
+	uint64_t ms = r->o->interval_ns / 10000000u;
+
+	return !r->o->interval_ns || ms >= 10 ? 10 : ms ? (int)ms : 1;
+}
+
+/*
  * Every port a round. With several, none sleeps while another may have work;
  * when none had any, one wait on all their sockets until a frame or the
- * earliest timer (at most 1 ms, as one port's ep_progress(ep, 1) waits).
+ * earliest timer (at most run_wait_ms, as one port's ep_progress waits).
  */
 void run_progress(struct run *r)
 {
 	int moved = 0;
 
 	if (r->nep == 1 || r->threaded) {
-		ep_progress(r->ep[r->wk], 1);
+		ep_progress(r->ep[r->wk], run_wait_ms(r));
 		return;
 	}
 	for (uint32_t k = 0; k < r->nep; k++)
 		moved += ep_progress(r->ep[k], 0);
 	if (!moved)
-		ep_wait(r->ep, r->nep, 1000000);
+		ep_wait(r->ep, r->nep, (uint64_t)run_wait_ms(r) * 1000000u);
 }
 
 bool run_poll_event(struct run *r, struct tp_event *ev)
