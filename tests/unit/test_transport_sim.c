@@ -1800,6 +1800,76 @@ static void rack_per_flow_loss(void **state)
 }
 
 /*
+ * min_RTT is a windowed minimum (10 s): one message at a time over 1 ms each
+ * way, then at 1 s the route changes to 2 ms each way for good. The old
+ * minimum holds for the window (a queue that stood for less would not
+ * raise it), then the new one takes over. Before, the smallest RTT ever
+ * seen stayed: 2 ms for the rest of the run, and with it the reordering
+ * window's floor and the path rule's allowance (min_RTT/4) stayed half
+ * what the route needs.
+ */
+struct route_change {
+	struct tp_pair *p;
+	uint64_t at, min_before, min_within;
+	bool changed, looked;
+};
+
+static bool route_step(void *ctx)
+{
+	struct route_change *r = ctx;
+	uint64_t now = tp_sim_now(r->p->sim);
+	struct tp_stats st;
+
+	tp_chan_stats(r->p->ch[0], &st);
+	if (!r->changed && now >= r->at) {
+		r->min_before = st.min_rtt_ns;
+		tp_sim_set_delay(r->p->sim, 0, 2 * MS);
+		tp_sim_set_delay(r->p->sim, 1, 2 * MS);
+		r->changed = true;
+	} else if (r->changed && !r->looked && now >= r->at + 9000 * MS) {
+		r->min_within = st.min_rtt_ns;
+		r->looked = true;
+	}
+	return pair_finished(r->p);
+}
+
+static void min_rtt_follows_route_change(void **state)
+{
+	struct route_change r = { .at = 1000 * MS };
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct tp_stats st;
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_SR);
+	for (int i = 0; i < 2; i++) {
+		c[i].rack = true;
+		c[i].rto_mode = TP_RTO_DYNAMIC;
+	}
+	pair_link_cfg(&s, 31);
+	for (int i = 0; i < 2; i++)
+		s.dir[i].delay_ns = 1 * MS;
+	assert_int_equal(pair_init(&p, c, &s, 3300, 200, 31), 0);
+	p.window_ops = 1;
+	r.p = &p;
+	pair_start(&p);
+	pair_refill(&p);
+	PAIR_CHECK(&p, tp_sim_run(p.sim, 60000 * MS, route_step, &r));
+	tp_chan_stats(p.ch[0], &st);
+	print_message("# min_rtt %.2f ms before the change, %.2f ms 9 s after, %.2f ms at %.1f s\n",
+		      (double)r.min_before / 1e6, (double)r.min_within / 1e6,
+		      (double)st.min_rtt_ns / 1e6, (double)p.done_ns / 1e9);
+	assert_true(r.looked);
+	assert_true(p.done_ns > r.at + 10500 * MS);		/* samples past the window */
+	assert_in_range(r.min_before, 2 * MS, 2 * MS + 100 * US);
+	assert_int_equal(r.min_within, r.min_before);		/* the window holds it */
+	assert_in_range(st.min_rtt_ns, 4 * MS, 4 * MS + 100 * US);	/* then follows */
+	assert_int_equal(st.rto_fired, 0);
+	pair_free(&p);
+}
+
+/*
  * One 64-packet message on a RACK channel (dynamic RTO), the sender's
  * packets at offsets [from, to) dropped `times` times, the answers stalled
  * stall_ns at the start; the sender's stats when it is done.
@@ -1922,6 +1992,7 @@ int main(void)
 		cmocka_unit_test(rack_per_flow_loss),
 		cmocka_unit_test(tlp_sack_no_new_episode),
 		cmocka_unit_test(tlp_tail_eight_lost_no_rto),
+		cmocka_unit_test(min_rtt_follows_route_change),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

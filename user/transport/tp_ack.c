@@ -48,7 +48,7 @@ static bool ack_upto(struct tp_chan *ch, uint64_t now, uint32_t c)
 		ch->una = tp_psn_add(ch->una, 1);
 	}
 	if (rtt)
-		tp_rtt_sample(ch, rtt);
+		tp_rtt_sample(ch, now, rtt);
 	if (tp_psn_diff(ch->rtx_nxt, ch->una) < 0)
 		ch->rtx_nxt = ch->una;
 	if (ch->last_nak_valid && tp_psn_diff(ch->last_nak, ch->una) < 0)

@@ -242,6 +242,9 @@ struct tp_chan {
 	 * probe, one per episode (until una moves).
 	 */
 	uint64_t xseq, rack_xseq, rack_ns, rack_rtt, min_rtt;
+	/* min_rtt is the least of these (Nichols' windowed min, as Linux's
+	 * win_minmax): the best, 2nd and 3rd best of the last 10 s (tp_rtx.c). */
+	struct tp_rtt_at { uint64_t t, v; } min_rtt_w[3];
 	uint64_t reo_cur, reo_prev, reo_epoch;
 	/* Resent packets delivered lately: how late the original was, if it
 	 * was the original that arrived (reordering, once a D-SACK names it). */

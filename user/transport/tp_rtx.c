@@ -65,10 +65,52 @@ uint64_t tp_rto_value(const struct tp_chan *ch)
 	return base > TP_RTO_4S ? TP_RTO_4S : base;
 }
 
-void tp_rtt_sample(struct tp_chan *ch, uint64_t rtt)
+/*
+ * min_rtt: the least RTT of the last 10 s (Kathleen Nichols' windowed min,
+ * as Linux's win_minmax: the best sample, and a 2nd and 3rd best from later
+ * quarters of the window to take over when it ages out). A route that got
+ * longer for good is followed within the window; a queue that stands for
+ * less (a CC episode, a burst: milliseconds) does not raise it, so that
+ * "sooner than min_rtt" still means "sooner than any round trip".
+ */
+#define MIN_RTT_WIN_NS	10000000000ull
+
+static void min_rtt_sample(struct tp_chan *ch, uint64_t now, uint64_t rtt)
 {
-	if (!ch->min_rtt || rtt < ch->min_rtt)
+	struct tp_rtt_at *w = ch->min_rtt_w, v = { now, rtt };
+	uint64_t dt;
+
+	if (!ch->min_rtt || rtt <= w[0].v || now - w[2].t > MIN_RTT_WIN_NS) {
+		w[0] = w[1] = w[2] = v;
 		ch->min_rtt = rtt;
+		return;
+	}
+	if (rtt <= w[1].v)
+		w[1] = w[2] = v;
+	else if (rtt <= w[2].v)
+		w[2] = v;
+	dt = now - w[0].t;
+	if (dt > MIN_RTT_WIN_NS) {
+		/* the best aged out: the 2nd takes over (and the 3rd, if the 2nd
+		 * is as old) */
+		w[0] = w[1];
+		w[1] = w[2];
+		w[2] = v;
+		if (now - w[0].t > MIN_RTT_WIN_NS) {
+			w[0] = w[1];
+			w[1] = w[2];
+		}
+	} else if (w[1].t == w[0].t && dt > MIN_RTT_WIN_NS / 4) {
+		w[1] = w[2] = v;
+	} else if (w[2].t == w[1].t && dt > MIN_RTT_WIN_NS / 2) {
+		w[2] = v;
+	}
+	ch->min_rtt = w[0].v;
+}
+
+void tp_rtt_sample(struct tp_chan *ch, uint64_t now, uint64_t rtt)
+{
+	min_rtt_sample(ch, now, rtt);
 	if (!ch->srtt) {
 		ch->srtt = rtt;
 		ch->rttvar = rtt / 2;
@@ -329,8 +371,7 @@ void tp_rack_delivered(struct tp_chan *ch, uint64_t now, const struct tp_slot *s
 	if (s->ntx > 1 && ch->min_rtt && rtt < ch->min_rtt)
 		return;
 	if (s->ntx == 1) {
-		if (!ch->min_rtt || rtt < ch->min_rtt)
-			ch->min_rtt = rtt;
+		min_rtt_sample(ch, now, rtt);
 		if (s->xseq < ch->rack_xseq) {
 			ch->st.reo_seen++;
 			if (rtt > ch->rack_rtt)
@@ -375,7 +416,7 @@ void tp_rack_dsack(struct tp_chan *ch, uint64_t now, uint32_t d)
 		/* Eifel's response: the RTT the timeout did not wait for is
 		 * a sample (Karn kept it out: the packet had been resent). */
 		if (undone)
-			tp_rtt_sample(ch, ch->reo_ring[i].rtt);
+			tp_rtt_sample(ch, now, ch->reo_ring[i].rtt);
 		ch->reo_ring[i].rtt = 0;
 		break;
 	}

@@ -12,7 +12,7 @@ void tp_infl_reset(struct tp_chan *ch);
 
 /* The RTO now, backed off by consecutive timeouts. */
 uint64_t tp_rto_value(const struct tp_chan *ch);
-void tp_rtt_sample(struct tp_chan *ch, uint64_t rtt);
+void tp_rtt_sample(struct tp_chan *ch, uint64_t now, uint64_t rtt);
 /* The oldest initiator op acknowledged but not answered, or NULL. */
 struct tp_op *tp_unanswered(struct tp_chan *ch);
 void tp_rto_rearm(struct tp_chan *ch, uint64_t now);

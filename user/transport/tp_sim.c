@@ -126,6 +126,11 @@ void tp_sim_destroy(struct tp_sim *s)
 uint64_t tp_sim_now(const struct tp_sim *s) { return s->now; }
 const struct tp_sim_stats *tp_sim_stats(const struct tp_sim *s) { return &s->st; }
 
+void tp_sim_set_delay(struct tp_sim *s, int dir, uint64_t delay_ns)
+{
+	s->cfg.dir[dir & 1].delay_ns = delay_ns;
+}
+
 /* Wrap in a UBoE frame (IPv4, ICRC), as the datapath would. */
 static size_t to_frame(struct tp_sim *s, int from, const uint8_t *tp, size_t len)
 {

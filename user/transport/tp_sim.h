@@ -65,6 +65,9 @@ uint64_t tp_sim_now(const struct tp_sim *s);
  */
 bool tp_sim_run(struct tp_sim *s, uint64_t until, bool (*done)(void *ctx), void *ctx);
 const struct tp_sim_stats *tp_sim_stats(const struct tp_sim *s);
+/* A direction's one-way delay from now on (a route change); packets on
+ * the way keep theirs. */
+void tp_sim_set_delay(struct tp_sim *s, int dir, uint64_t delay_ns);
 
 /* The same seeded generator the link uses, for test drivers. */
 uint64_t tp_sim_rand(uint64_t *state);
