@@ -392,6 +392,8 @@ struct spray2 {
 	bool no_steer;
 	uint64_t d0, d1, rate0, rate1;
 	uint32_t limit, limit1, window;	/* limit1: path 1's, if not limit */
+	uint64_t jitter;		/* every path's (tp_net_path_cfg.jitter_ns)... */
+	uint64_t jitter_until;		/* ...until then (0: the whole run) */
 	uint64_t run_ns, stop_ns;
 	struct lossy *loss;
 	/* out */
@@ -414,6 +416,7 @@ static void spray2_run(struct spray2 *x, uint64_t seed)
 	nc.path[0].limit = nc.path[1].limit = x->limit;
 	if (x->limit1)
 		nc.path[1].limit = x->limit1;
+	nc.path[0].jitter_ns = nc.path[1].jitter_ns = x->jitter;
 	chan_base(&base);
 	base.rto_mode = TP_RTO_DYNAMIC;
 	base.window = x->window;
@@ -426,7 +429,16 @@ static void spray2_run(struct spray2 *x, uint64_t seed)
 	}
 	assert_int_equal(ccf_init_tpg(&b, 1, x->nchan, &nc, &cc, &base, 65536, 8, 0, seed, &gc), 0);
 	b.stop_ns = x->stop_ns;
+	if (x->jitter_until) {
+		ccf_run(&b, x->jitter_until);
+		tp_net_set_jitter(b.net, 0, 0);
+		tp_net_set_jitter(b.net, 1, 0);
+	}
 	ccf_run(&b, x->run_ns);
+	tp_chan_stats(b.f[0].c[0].ch[0], &x->st);
+	print_message("# channel 0: srtt %.1f us, min_rtt %.1f us, reordering window %.1f us\n",
+		      (double)x->st.srtt_ns / 1e3, (double)x->st.min_rtt_ns / 1e3,
+		      (double)x->st.reo_wnd_ns / 1e3);
 	ccf_total_stats(&b, &x->st);
 	x->done = b.f[0].done_bytes;
 	x->errors = b.errors;
@@ -439,12 +451,14 @@ static void spray2_run(struct spray2 *x, uint64_t seed)
 	x->pkts[1] = tp_net_path(b.net, 1)->pkts;
 	x->gbps = (double)x->done * 8 / ((double)x->run_ns / 1e9) / 1e9;
 	print_message("# %u ch: %.3f Gb/s, rto %llu (undone %llu), rtx rto %llu rack %llu path %llu "
-		      "tlp %llu, D-SACKs %llu, reordered %llu, queue drops %llu/%llu, errors %llu\n",
+		      "tlp %llu, D-SACKs %llu, reordered %llu, path rule off %llu, queue drops %llu/%llu, "
+		      "errors %llu\n",
 		      x->nchan, x->gbps, (unsigned long long)x->st.rto_fired,
 		      (unsigned long long)x->st.rto_undone, (unsigned long long)x->st.rtx_rto,
 		      (unsigned long long)x->st.rtx_rack, (unsigned long long)x->st.rtx_path,
 		      (unsigned long long)x->st.rtx_tlp,
 		      (unsigned long long)x->st.rtx_spurious, (unsigned long long)x->st.reo_seen,
+		      (unsigned long long)x->st.path_rule_off,
 		      (unsigned long long)x->drops[0], (unsigned long long)x->drops[1],
 		      (unsigned long long)x->errors);
 	ccf_free(&b);
@@ -473,6 +487,14 @@ static void spray_reordering_alone_no_rto(void **state)
 	assert_true(x.gbps >= 0.85);		/* the 0.5 Gb/s path bounds it at 1 Gb/s */
 }
 
+static void lossy_print(const struct lossy *l)
+{
+	print_message("# lost %llu, resent %llu, %.2f ms after the loss on average, worst %.2f\n",
+		      (unsigned long long)l->dropped, (unsigned long long)l->recovered,
+		      l->recovered ? (double)l->sum_ns / (double)l->recovered / 1e6 : 0,
+		      (double)l->worst_ns / 1e6);
+}
+
 /*
  * Real loss among reordering (the paths above): the first transmission of
  * the packets l chooses is lost. Every loss is resent once and every Write
@@ -484,10 +506,7 @@ static void spray2_lossy(struct spray2 *x, struct lossy *l, uint64_t seed)
 			      .rate1 = GBPS / 2, .limit = 4 << 20, .window = 256,
 			      .run_ns = 250 * MS, .stop_ns = 200 * MS, .loss = l };
 	spray2_run(x, seed);
-	print_message("# lost %llu, resent %llu, %.2f ms after the loss on average, worst %.2f\n",
-		      (unsigned long long)l->dropped, (unsigned long long)l->recovered,
-		      l->recovered ? (double)l->sum_ns / (double)l->recovered / 1e6 : 0,
-		      (double)l->worst_ns / 1e6);
+	lossy_print(l);
 	assert_int_equal(x->errors, 0);
 	assert_true(l->dropped >= 10);
 	assert_int_equal(x->posted_left, 0);
@@ -541,6 +560,82 @@ static void spray_loss_found_on_its_path(void **state)
 	 * are dropped here, so every path resend has its loss (the time rule's
 	 * resends, which the path across reorders, are D-SACKed apart) */
 	assert_true(x.st.rtx_path <= l.dropped + x.drops[0] + x.drops[1]);
+}
+
+/*
+ * Ports that reorder: every packet takes up to 50 us more on its path (a
+ * LAG below, a switch that sprays per packet; the channel's next packet on
+ * a port follows some 15 us on), over two 10 Gb/s paths of 10 us. Nothing
+ * is lost. The path rule then resent packets that were only late, the
+ * longer the run the more (main: 19,196 in 50 ms, 75,962 in 200 ms, every
+ * one D-SACKed, each a CC cut); now the first D-SACKs (a round trip's
+ * resends) switch it off for good and the time rule, whose window the
+ * same reordering sets, resends nothing: 43 in either run.
+ */
+static void spray_port_reorders(uint64_t run_ns, uint64_t until, struct lossy *l,
+				struct spray2 *x)
+{
+	*x = (struct spray2){ .nchan = 2, .d0 = 10 * US, .d1 = 10 * US, .rate0 = 10 * GBPS,
+			      .rate1 = 10 * GBPS, .limit = 4 << 20, .window = 256,
+			      .jitter = 50 * US, .jitter_until = until, .run_ns = run_ns + 50 * MS,
+			      .stop_ns = run_ns, .loss = l };
+	spray2_run(x, 26);
+	assert_int_equal(x->errors, 0);
+	assert_int_equal(x->posted_left, 0);		/* every Write completed */
+	assert_int_equal(x->st.rto_fired, 0);
+	assert_true(x->st.path_rule_off >= 1);
+}
+
+static void spray_port_reordering_stops_path_rule(void **state)
+{
+	struct spray2 a, b;
+
+	(void)state;
+	spray_port_reorders(50 * MS, 0, NULL, &a);
+	spray_port_reorders(200 * MS, 0, NULL, &b);
+	assert_true(a.st.rtx_path <= 32 * a.nchan);		/* a round trip's worth */
+	assert_true(b.st.rtx_path <= a.st.rtx_path + 2);	/* stopped, whatever the run */
+	assert_true(b.st.rtx_spurious <= 32 * b.nchan);
+	assert_true(b.gbps >= 12);				/* of 20 */
+}
+
+/* The same ports with loss (every 97th first transmission): every loss is
+ * resent, by the time rule once the path rule is off, and every Write
+ * completes without an RTO. */
+static void spray_port_reordering_with_loss(void **state)
+{
+	static struct lossy l;
+	struct spray2 x;
+
+	(void)state;
+	memset(&l, 0, sizeof(l));
+	l.every = 97;
+	spray_port_reorders(100 * MS, 0, &l, &x);
+	lossy_print(&l);
+	assert_true(l.dropped >= 1000);
+	assert_int_equal(l.recovered, l.dropped);
+	assert_true(x.st.rtx_rack >= l.dropped - x.st.rtx_path);
+}
+
+/*
+ * The ports reorder for 50 ms, then are FIFO again (a route change): after
+ * PATH_QUIET reordering epochs showing none, the path rule is back, and
+ * most losses are found on their path again, as on paths that never
+ * reordered (spray_loss_found_on_its_path). Left off, the time rule found
+ * them all (path resends: only the few before it went off).
+ */
+static void spray_port_reordering_ends(void **state)
+{
+	static struct lossy l;
+	struct spray2 x;
+
+	(void)state;
+	memset(&l, 0, sizeof(l));
+	l.every = 97;
+	spray_port_reorders(250 * MS, 50 * MS, &l, &x);
+	lossy_print(&l);
+	assert_int_equal(l.recovered, l.dropped);
+	assert_true(x.st.rtx_path >= l.dropped / 2);
 }
 
 /*
@@ -699,6 +794,9 @@ int main(void)
 		cmocka_unit_test(spray_reordering_alone_no_rto),
 		cmocka_unit_test(spray_loss_found_by_rack),
 		cmocka_unit_test(spray_loss_found_on_its_path),
+		cmocka_unit_test(spray_port_reordering_stops_path_rule),
+		cmocka_unit_test(spray_port_reordering_with_loss),
+		cmocka_unit_test(spray_port_reordering_ends),
 		cmocka_unit_test(spray_tail_loss_probe),
 		cmocka_unit_test(spray_overflowing_queues),
 		cmocka_unit_test(spray_steers_from_lossy_path),

@@ -526,6 +526,7 @@ bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
 	X(rtx_rack,		"retransmissions of packets RACK found lost (a later one delivered, this one past the reordering window)") \
 	X(rtx_path,		"retransmissions of packets found lost on their path (RACK: one sent later on the same entropy delivered)") \
 	X(rtx_tlp,		"tail loss probes sent (RACK: the newest packet again, 2 SRTT after the last progress)") \
+	X(path_rule_off,	"RACK: times the per-path rule was switched off (its resends D-SACKed, or packets later than a later one on their port: the ports reorder; the time rule alone until 8 epochs show none)") \
 	X(rtx_spurious,		"RACK: duplicates the peer reported (D-SACK: a resend whose original was only late)") \
 	X(reo_seen,		"packets delivered after one sent later (RACK: reordering seen)") \
 	X(ta_retry_rnr,		"operations retried after RNR")			\

@@ -256,6 +256,12 @@ struct tp_chan {
 	 * transmission on it known delivered. A path is FIFO, so a packet sent
 	 * on it before that one and still missing is lost (tp_rack_detect). */
 	struct tp_path { uint64_t xseq, rtt; } *paths;
+	/* The path rule's guard (tp_rtx.c, path_reordered): the PSNs it resent
+	 * lately; proofs that the ports reorder in this reordering epoch; off:
+	 * the time rule alone, until path_quiet epochs showed none. */
+	uint32_t path_rtx[8], path_rtx_n;
+	uint8_t path_proofs, path_quiet;
+	bool path_off;
 	uint64_t rack_deadline, tlp_deadline;
 	bool tlp_out;
 	bool tlp_answered;	/* the probe's first answer came (it pushed the RTO, once) */

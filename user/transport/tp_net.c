@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "transport/tp_net.h"
+#include "transport/tp_sim.h"
 
 #define PKT_MAX	(TP_HDR_MAX + 65536)
 
@@ -31,7 +32,7 @@ struct tp_net {
 	uint32_t npairs;
 	struct tp_net_path_stats ps[TP_NET_MAX_PATHS];
 	uint64_t busy[TP_NET_MAX_PATHS];	/* bottleneck transmitter */
-	uint64_t now, seq;
+	uint64_t now, seq, rng;
 	struct ev *heap;
 	size_t n, cap;
 	uint8_t *tx;
@@ -148,6 +149,12 @@ const struct tp_net_path_stats *tp_net_path(const struct tp_net *n, uint32_t pat
 	return path < n->cfg.npaths ? &n->ps[path] : NULL;
 }
 
+void tp_net_set_jitter(struct tp_net *n, uint32_t path, uint64_t jitter_ns)
+{
+	if (path < n->cfg.npaths)
+		n->cfg.path[path].jitter_ns = jitter_ns;
+}
+
 void tp_net_reset_window(struct tp_net *n)
 {
 	for (uint32_t p = 0; p < n->cfg.npaths; p++) {
@@ -233,6 +240,8 @@ static void enqueue(struct tp_net *n, struct ev *e)
 	push(n, (struct ev){ .kind = EV_DEQ, .at = dep, .path = e->path, .len = wire });
 	e->kind = EV_RX;
 	e->at = dep + pc->delay_ns;
+	if (pc->jitter_ns)
+		e->at += tp_sim_rand(&n->rng) % pc->jitter_ns;
 	if (push(n, *e))
 		free(e->buf);
 }

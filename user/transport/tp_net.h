@@ -4,7 +4,8 @@
  * paths, in simulated time (tp_sim.h is the two-endpoint link).
  * Everything pair i's endpoint A sends crosses one of the paths: its NIC,
  * then the path's FIFO queue (ECN CE above a threshold, drop at a limit, an
- * optional CAQM stage rewriting the CCI), a line rate and a delay. What B
+ * optional CAQM stage rewriting the CCI), a line rate and a delay (with a
+ * seeded jitter, if asked, that reorders a port's packets). What B
  * sends comes back over a fixed delay without a queue. The path of a packet
  * is its entropy (the UDP source port it would carry) mod the number of
  * paths, as an ECMP hash on ports would spread it. CTP packets
@@ -31,6 +32,9 @@ struct tp_net_path_cfg {
 	uint32_t limit;		/* drop a packet that would queue beyond this; 0: 4 MiB */
 	bool caqm;		/* CAQM stage on this port (threshold ecn_thresh,
 				 * or limit/4 without ECN) */
+	uint64_t jitter_ns;	/* more delay, uniform in [0, jitter_ns) a packet:
+				 * one port's packets reorder (a LAG or a switch
+				 * below spraying per packet) */
 };
 
 typedef uint16_t (*tp_net_entropy_fn)(void *ctx, int pair, const struct tp_tx_info *info);
@@ -67,6 +71,8 @@ int tp_net_add_pair(struct tp_net *n, struct tp_ep *a, struct tp_ep *b);
 uint64_t tp_net_now(const struct tp_net *n);
 bool tp_net_run(struct tp_net *n, uint64_t until, bool (*done)(void *ctx), void *ctx);
 const struct tp_net_path_stats *tp_net_path(const struct tp_net *n, uint32_t path);
+/* A path's jitter from now on (its ports stop or start reordering). */
+void tp_net_set_jitter(struct tp_net *n, uint32_t path, uint64_t jitter_ns);
 /* Reset the high-water marks and counters of every path (a new window). */
 void tp_net_reset_window(struct tp_net *n);
 

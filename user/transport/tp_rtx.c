@@ -287,6 +287,22 @@ uint64_t tp_snd_deadline(const struct tp_chan *ch)
 
 /* ---- RACK: time-based loss detection (cfg.rack) ------------------------------ */
 
+/*
+ * The path rule's guard. A port that is not FIFO (a LAG or a switch below
+ * spraying per packet, a path of several queues) makes the path rule
+ * resend packets that were only late. Proofs that the ports reorder: a
+ * path resend D-SACKed, or a packet sent once delivered later than the
+ * rule would have waited after a later one on its port. PATH_PROOFS in a
+ * reordering epoch (4 SRTT) switch the rule off (one may be a burst in the
+ * hosts' queues beyond min_rtt/4: two within a few RTTs are a pattern):
+ * the time rule, whose window the same reordering widens, finds the
+ * losses. While off, the second kind of proof still shows; PATH_QUIET
+ * epochs without one (the ports became FIFO: a route change) switch it on
+ * again, and if they did not, two more spurious resends switch it off.
+ */
+#define PATH_PROOFS	2
+#define PATH_QUIET	8
+
 /* A new epoch of the reordering estimate every 4 SRTT: what was seen in
  * the last two epochs counts. */
 static void reo_age(struct tp_chan *ch, uint64_t now)
@@ -295,6 +311,9 @@ static void reo_age(struct tp_chan *ch, uint64_t now)
 
 	if (!epoch || now - ch->reo_epoch < epoch)
 		return;
+	if (ch->path_off && ++ch->path_quiet >= PATH_QUIET)
+		ch->path_off = false;
+	ch->path_proofs = 0;
 	ch->reo_prev = now - ch->reo_epoch < 2 * epoch ? ch->reo_cur : 0;
 	ch->reo_learned |= ch->reo_cur > 0;
 	ch->reo_cur = 0;
@@ -306,6 +325,16 @@ static void reo_sample(struct tp_chan *ch, uint64_t now, uint64_t extent)
 	reo_age(ch, now);
 	if (extent > ch->reo_cur)
 		ch->reo_cur = extent;
+}
+
+static void path_reordered(struct tp_chan *ch, uint64_t now)
+{
+	reo_age(ch, now);
+	ch->path_quiet = 0;
+	if (!ch->path_off && ++ch->path_proofs >= PATH_PROOFS) {
+		ch->path_off = true;
+		ch->st.path_rule_off++;
+	}
 }
 
 /*
@@ -368,6 +397,10 @@ void tp_rack_delivered(struct tp_chan *ch, uint64_t now, const struct tp_slot *s
 			ch->reo_ring[i].rtt = now - s->first_ns;
 		}
 	}
+	/* Resent once, by the path rule: a D-SACK naming it says both copies
+	 * arrived (resent twice, one of the resends may have filled the loss). */
+	if (s->ntx == 2 && s->rtx_cause == RC_PATH)
+		ch->path_rtx[ch->path_rtx_n++ % 8] = psn;
 	if (s->ntx > 1 && ch->min_rtt && rtt < ch->min_rtt)
 		return;
 	if (s->ntx == 1) {
@@ -390,6 +423,8 @@ void tp_rack_delivered(struct tp_chan *ch, uint64_t now, const struct tp_slot *s
 
 		if (s->xseq > p->xseq)
 			*p = (struct tp_path){ .xseq = s->xseq, .rtt = rtt };
+		else if (rtt > p->rtt + ch->min_rtt / 4)
+			path_reordered(ch, now);
 	}
 }
 
@@ -407,6 +442,12 @@ void tp_rack_dsack(struct tp_chan *ch, uint64_t now, uint32_t d)
 		ch->undo_valid = false;
 		ch->st.rto_undone++;
 	}
+	for (uint32_t k = 0; k < 8 && k < ch->path_rtx_n; k++)
+		if (ch->path_rtx[k] == d) {
+			ch->path_rtx[k] = UINT32_MAX;	/* one proof a resend */
+			path_reordered(ch, now);
+			break;
+		}
 	for (uint32_t k = 0; k < 16 && k < ch->reo_ring_n; k++) {
 		uint32_t i = (ch->reo_ring_n - 1 - k) % 16;
 
@@ -454,7 +495,7 @@ void tp_rack_detect(struct tp_chan *ch, uint64_t now)
 		if (s->sacked || s->need_rtx || s->xseq >= ch->rack_xseq)
 			continue;
 		due = s->sent_ns + ch->rack_rtt + wnd;
-		if (s->path && ch->paths) {
+		if (s->path && ch->paths && !ch->path_off) {
 			const struct tp_path *p = &ch->paths[s->path - 1];
 
 			if (p->xseq > s->xseq && s->sent_ns + p->rtt + allow < due) {

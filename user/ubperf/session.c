@@ -612,6 +612,8 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 	/* RTOs the oldest packet's timing showed were delay or reordering alone */
 	jset(j, "rto_undone", ju64(ts->rto_undone));
 	jset(j, "reordered", ju64(ts->reo_seen));
+	/* times the per-path loss rule went off: a port reordered (TRANSPORT.md) */
+	jset(j, "path_rule_off", ju64(ts->path_rule_off));
 	jset(j, "duplicates_received", ju64(ts->rx_dup));
 	jset(j, "ecn_ce", ju64(es->ce_marked));
 	jset(j, "core_ecn_ce", ju64(ts->rx_ecn_ce));
