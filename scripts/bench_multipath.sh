@@ -15,7 +15,7 @@
 # a min RTT of its resend: delay or reordering alone), RACK retransmissions
 # (by time), those of losses found on their path (a later packet on the
 # same port delivered) and TLPs, D-SACKs (resends the receiver got twice),
-# tbf drops.
+# tbf drops, and how often the path rule went off (its ports reordered).
 # Prints numbers; asserts none of them.
 #
 #   scripts/bench_multipath.sh [SECONDS_PER_RUN [ROUNDS [DEPTHS]]]   (default 4 s, 3 rounds, "100ms 20ms")
@@ -87,11 +87,12 @@ summary() {
 	$PY - "$@" <<'PYEOF'
 import json, sys
 base = None
-print("%-26s %8s %6s %9s %9s %9s %7s %5s %6s %6s %6s %6s %7s %7s" % ("", "Mbit/s", "vs 1", "p50 ms",
-      "p99 ms", "p99.9 ms", "99.9/50", "RTO", "undone", "rack", "path", "tlp", "D-SACK", "drops"))
+print("%-26s %8s %6s %9s %9s %9s %7s %5s %6s %6s %6s %6s %7s %7s %8s" % ("", "Mbit/s", "vs 1", "p50 ms",
+      "p99 ms", "p99.9 ms", "99.9/50", "RTO", "undone", "rack", "path", "tlp", "D-SACK", "drops",
+      "path off"))
 for cell in sys.argv[1:]:
     name, files = cell.split("=", 1)
-    runs, fails, sums = [], 0, dict(rto=0, undone=0, rack=0, path=0, tlp=0, dsack=0, drops=0)
+    runs, fails, sums = [], 0, dict(rto=0, undone=0, rack=0, path=0, tlp=0, dsack=0, drops=0, off=0)
     for f in files.split():
         j = json.load(open(f))
         sums["drops"] += int(open(f + ".drops").read())
@@ -105,6 +106,7 @@ for cell in sys.argv[1:]:
         sums["rack"] += r.get("rack", 0); sums["path"] += r.get("path", 0)
         sums["tlp"] += r.get("tlp", 0)
         sums["dsack"] += r.get("spurious", 0)
+        sums["off"] += j.get("path_rule_off", 0)
     runs.sort(key=lambda j: j["goodput_bps"])
     if not runs:
         print("%-26s all %d runs failed" % (name, fails))
@@ -114,10 +116,10 @@ for cell in sys.argv[1:]:
     if base is None:
         base = g
     l = m["latency_us"]
-    print("%-26s %8.1f %5.2fx %9.1f %9.1f %9.1f %7.1f %5d %6d %6d %6d %6d %7d %7d%s" % (name, g,
+    print("%-26s %8.1f %5.2fx %9.1f %9.1f %9.1f %7.1f %5d %6d %6d %6d %6d %7d %7d %8d%s" % (name, g,
           g / base, l["p50"] / 1e3, l["p99"] / 1e3, l["p999"] / 1e3,
           l["p999"] / l["p50"] if l["p50"] else 0,
-          sums["rto"], sums["undone"], sums["rack"], sums["path"], sums["tlp"], sums["dsack"], sums["drops"],
+          sums["rto"], sums["undone"], sums["rack"], sums["path"], sums["tlp"], sums["dsack"], sums["drops"], sums["off"],
           "  (%d runs failed)" % fails if fails else ""))
 PYEOF
 }
