@@ -85,6 +85,8 @@ static inline int ccf_init_tpg(struct ccf *b, unsigned nflows, unsigned nchan,
 	struct tp_net_cfg nc = *net;
 
 	memset(b, 0, sizeof(*b));
+	if (!nc.seed)
+		nc.seed = seed;
 	if (nflows > CCF_MAX_FLOWS || nchan > CCF_MAX_CHANS || !nchan)
 		return -1;
 	if (tpg) {

@@ -100,6 +100,7 @@ struct tp_net *tp_net_create(const struct tp_net_cfg *cfg)
 	if (!n)
 		return NULL;
 	n->cfg = *cfg;
+	n->rng = cfg->seed;
 	if (!n->cfg.npaths)
 		n->cfg.npaths = 1;
 	for (uint32_t p = 0; p < n->cfg.npaths; p++) {

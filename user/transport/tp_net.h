@@ -53,6 +53,7 @@ struct tp_net_cfg {
 	void *entropy_ctx;
 	tp_net_drop_fn drop;			/* NULL: nothing lost but by the queues */
 	void *drop_ctx;
+	uint64_t seed;				/* of the paths' jitter */
 };
 
 struct tp_net_path_stats {
