@@ -1800,13 +1800,13 @@ static void rack_per_flow_loss(void **state)
 }
 
 /*
- * min_RTT is a windowed minimum (10 s): one message at a time over 1 ms each
- * way, then at 1 s the route changes to 2 ms each way for good. The old
- * minimum holds for the window (a queue that stood for less would not
- * raise it), then the new one takes over. Before, the smallest RTT ever
- * seen stayed: 2 ms for the rest of the run, and with it the reordering
- * window's floor and the path rule's allowance (min_RTT/4) stayed half
- * what the route needs.
+ * The windowed min_RTT (10 s): one message at a time over 1 ms each way,
+ * then at 1 s the route changes to 2 ms each way for good. The old minimum
+ * holds for the window (a queue that stood for less would not raise it),
+ * then the new one takes over, and with it the reordering window's floor
+ * (min_RTT/4: 1 ms; 0.5 ms with the least ever, what the branch before
+ * windowing left). The least ever (min_rtt_ns, for "sooner than any round
+ * trip") stays 2 ms.
  */
 struct route_change {
 	struct tp_pair *p;
@@ -1822,12 +1822,12 @@ static bool route_step(void *ctx)
 
 	tp_chan_stats(r->p->ch[0], &st);
 	if (!r->changed && now >= r->at) {
-		r->min_before = st.min_rtt_ns;
+		r->min_before = st.min_rtt_win_ns;
 		tp_sim_set_delay(r->p->sim, 0, 2 * MS);
 		tp_sim_set_delay(r->p->sim, 1, 2 * MS);
 		r->changed = true;
 	} else if (r->changed && !r->looked && now >= r->at + 9000 * MS) {
-		r->min_within = st.min_rtt_ns;
+		r->min_within = st.min_rtt_win_ns;
 		r->looked = true;
 	}
 	return pair_finished(r->p);
@@ -1857,15 +1857,122 @@ static void min_rtt_follows_route_change(void **state)
 	pair_refill(&p);
 	PAIR_CHECK(&p, tp_sim_run(p.sim, 60000 * MS, route_step, &r));
 	tp_chan_stats(p.ch[0], &st);
-	print_message("# min_rtt %.2f ms before the change, %.2f ms 9 s after, %.2f ms at %.1f s\n",
+	print_message("# min_rtt (10 s) %.2f ms before the change, %.2f ms 9 s after, %.2f ms at %.1f s; "
+		      "least ever %.2f ms; reordering window %.2f ms\n",
 		      (double)r.min_before / 1e6, (double)r.min_within / 1e6,
-		      (double)st.min_rtt_ns / 1e6, (double)p.done_ns / 1e9);
+		      (double)st.min_rtt_win_ns / 1e6, (double)p.done_ns / 1e9,
+		      (double)st.min_rtt_ns / 1e6, (double)st.reo_wnd_ns / 1e6);
 	assert_true(r.looked);
 	assert_true(p.done_ns > r.at + 10500 * MS);		/* samples past the window */
 	assert_in_range(r.min_before, 2 * MS, 2 * MS + 100 * US);
 	assert_int_equal(r.min_within, r.min_before);		/* the window holds it */
-	assert_in_range(st.min_rtt_ns, 4 * MS, 4 * MS + 100 * US);	/* then follows */
+	assert_in_range(st.min_rtt_win_ns, 4 * MS, 4 * MS + 100 * US);	/* then follows */
+	assert_int_equal(st.min_rtt_ns, r.min_before);		/* the least ever stays */
+	assert_true(st.reo_wnd_ns >= st.min_rtt_win_ns / 4);	/* the floor follows */
 	assert_int_equal(st.rto_fired, 0);
+	pair_free(&p);
+}
+
+/*
+ * A windowed minimum must not serve "sooner than any round trip": after
+ * 10 s behind a standing queue (RTT 20 us, then 2 ms from 2 ms on) it is the
+ * queued RTT. When the last new packet leaves the queue drains (20 us again)
+ * and the first transmissions of the last 8 packets are lost: a sprayed-
+ * style SR channel (RACK, no_fast_rtx, SACK every 32). The tail loss probe
+ * and the resends it shows are answered in 20 us, sooner than a 2 ms
+ * windowed min_RTT: taken for their originals' answers, they moved neither
+ * RACK's reference nor the reordering window (stuck at 2.9 ms), and an RTO
+ * ended the tail (7.5 ms). With the least RTT ever for those checks, as
+ * before windowing: no RTO, 3.9 ms.
+ */
+struct tailq {
+	struct tp_pair *p;
+	uint32_t base, total, tail;
+	uint32_t dropped;
+	bool raised, drained;
+	uint64_t rto_before, min_win_before, drained_at;
+};
+
+static bool tailq_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now)
+{
+	struct tailq *t = ctx;
+	uint32_t off;
+
+	if (p->from != 0 || !p->info.data)
+		return false;
+	off = (p->info.psn - t->base) & TP_PSN_MASK;
+	if (off >= t->total || p->info.rtx || off < t->total - t->tail)
+		return false;
+	t->dropped++;
+	if (off == t->total - 1 && !t->drained) {
+		struct tp_stats st;
+
+		tp_chan_stats(t->p->ch[0], &st);
+		t->rto_before = st.rto_fired;
+		t->min_win_before = st.min_rtt_win_ns;
+		t->drained_at = now;
+		tp_sim_set_delay(t->p->sim, 0, 10 * US);
+		tp_sim_set_delay(t->p->sim, 1, 10 * US);
+		t->drained = true;
+	}
+	return true;
+}
+
+static bool tailq_step(void *ctx)
+{
+	struct tailq *t = ctx;
+
+	if (!t->raised && tp_sim_now(t->p->sim) >= 2 * MS) {
+		tp_sim_set_delay(t->p->sim, 0, 1 * MS);
+		tp_sim_set_delay(t->p->sim, 1, 1 * MS);
+		t->raised = true;
+	}
+	return pair_finished(t->p);
+}
+
+static void tail_after_standing_queue_no_rto(void **state)
+{
+	const uint64_t run_s = 12, len = 4096;
+	struct tailq t = { .base = 5000, .tail = 8 };
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct tp_stats st;
+	uint32_t nmsg;
+
+	(void)state;
+	chan_cfg(c, TP_MODE_RTP_SR);
+	for (int i = 0; i < 2; i++) {
+		c[i].no_fast_rtx = c[i].rack = true;
+		c[i].sack_after = 32;
+		c[i].rto_mode = TP_RTO_DYNAMIC;
+	}
+	c[0].fixed_init_psn = true;
+	c[0].init_psn = t.base;
+	pair_link_cfg(&s, 41);
+	/* 64 packets of 256 B a 2 ms round trip: ~8 MB/s */
+	nmsg = (uint32_t)(run_s * 8000000 / len);
+	t.total = nmsg * (uint32_t)(len / 256);
+	t.p = &p;
+	s.filter = tailq_filter;
+	s.filter_ctx = &t;
+	assert_int_equal(pair_init(&p, c, &s, nmsg, (uint32_t)len, 41), 0);
+	pair_fixed_len(&p);
+	pair_start(&p);
+	pair_refill(&p);
+	PAIR_CHECK(&p, tp_sim_run(p.sim, (run_s + 30) * 1000 * MS, tailq_step, &t));
+	tp_chan_stats(p.ch[0], &st);
+	print_message("# the last new packet left at %.3f s, min_rtt (10 s) %.1f us, least ever %.1f us; "
+		      "the tail took %.3f ms, %llu RTOs, %llu probes; reordering window %.1f us\n",
+		      (double)t.drained_at / 1e9, (double)t.min_win_before / 1e3,
+		      (double)st.min_rtt_ns / 1e3, (double)(p.done_ns - t.drained_at) / 1e6,
+		      (unsigned long long)(st.rto_fired - t.rto_before),
+		      (unsigned long long)st.rtx_tlp, (double)st.reo_wnd_ns / 1e3);
+	assert_true(t.drained);
+	assert_true(t.min_win_before >= 2 * MS);	/* the window holds the queue's */
+	assert_int_equal(t.dropped, t.tail);
+	assert_int_equal(st.rto_fired, t.rto_before);
+	assert_true(p.done_ns - t.drained_at < 5 * MS);
 	pair_free(&p);
 }
 
@@ -1993,6 +2100,7 @@ int main(void)
 		cmocka_unit_test(tlp_sack_no_new_episode),
 		cmocka_unit_test(tlp_tail_eight_lost_no_rto),
 		cmocka_unit_test(min_rtt_follows_route_change),
+		cmocka_unit_test(tail_after_standing_queue_no_rto),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

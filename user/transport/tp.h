@@ -527,6 +527,7 @@ bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
 	X(rtx_path,		"retransmissions of packets found lost on their path (RACK: one sent later on the same entropy delivered)") \
 	X(rtx_tlp,		"tail loss probes sent (RACK: the newest packet again, 2 SRTT after the last progress)") \
 	X(path_rule_off,	"RACK: times the per-path rule was switched off (its resends D-SACKed, or packets later than a later one on their port: the ports reorder; the time rule alone until 8 epochs show none)") \
+	X(path_dsack,		"RACK: D-SACKs of packets resent once, by the per-path rule (each a proof that their port reorders)") \
 	X(rtx_spurious,		"RACK: duplicates the peer reported (D-SACK: a resend whose original was only late)") \
 	X(reo_seen,		"packets delivered after one sent later (RACK: reordering seen)") \
 	X(ta_retry_rnr,		"operations retried after RNR")			\
@@ -572,7 +573,8 @@ struct tp_stats {
 	uint64_t rto_ns;	/* current RTO (not a counter) */
 	uint64_t high_rtx_psn;	/* SR: HighRtxPSN, the highest PSN resent this round (not a counter) */
 	uint64_t mark_psn;	/* SR: MarkPSN, the next new PSN at the last switch to retransmission */
-	uint64_t min_rtt_ns;	/* smallest RTT seen (not a counter) */
+	uint64_t min_rtt_ns;	/* least RTT ever (not a counter): "sooner is an original's answer" */
+	uint64_t min_rtt_win_ns; /* least RTT of the last 10 s (not a counter): scales reo_wnd's floor, the path allowance */
 	uint64_t reo_wnd_ns;	/* RACK: the reordering window now (not a counter) */
 };
 #undef TP_STAT_FIELD

@@ -499,6 +499,7 @@ void tp_chan_stats(const struct tp_chan *ch, struct tp_stats *st)
 	st->high_rtx_psn = ch->rtx_round ? ch->high_rtx : 0;
 	st->mark_psn = ch->mark_valid ? ch->mark_psn : 0;
 	st->min_rtt_ns = ch->min_rtt;
+	st->min_rtt_win_ns = ch->min_rtt_win;
 }
 
 void tp_ep_stats(const struct tp_ep *ep, struct tp_stats *st)
@@ -514,6 +515,7 @@ void tp_ep_stats(const struct tp_ep *ep, struct tp_stats *st)
 		st->srtt_ns = ch->srtt;
 		st->rto_ns = ch->st.rto_ns;
 		st->min_rtt_ns = ch->min_rtt;
+		st->min_rtt_win_ns = ch->min_rtt_win;
 		st->reo_wnd_ns = ch->st.reo_wnd_ns;
 	}
 }

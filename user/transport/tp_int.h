@@ -130,6 +130,10 @@ struct tp_slot {
 	bool sacked;
 	bool need_rtx;
 	uint8_t rtx_cause;	/* enum rtx_cause for the pending retransmission */
+	/* Sent twice, the second time by the path rule: a D-SACK naming this
+	 * PSN proves its port reorders (tp_rack_dsack). Outlives the ack
+	 * (tp_ack.c) until the slot takes its next PSN. */
+	bool path_once;
 };
 
 enum rtx_cause { RC_RTO, RC_NAK, RC_SACK, RC_MARK, RC_ANSWER, RC_RACK, RC_TLP, RC_PATH };
@@ -241,9 +245,15 @@ struct tp_chan {
 	 * (4 SRTT); rack_deadline: the reordering timer; tlp_*: the tail loss
 	 * probe, one per episode (until una moves).
 	 */
-	uint64_t xseq, rack_xseq, rack_ns, rack_rtt, min_rtt;
-	/* min_rtt is the least of these (Nichols' windowed min, as Linux's
-	 * win_minmax): the best, 2nd and 3rd best of the last 10 s (tp_rtx.c). */
+	uint64_t xseq, rack_xseq, rack_ns, rack_rtt;
+	/* Two minimum RTTs (tp_rtx.c, min_rtt_sample). min_rtt: the least
+	 * ever, for "sooner than any round trip" (a resend's ack that is its
+	 * original's, F-RTO), which a standing queue must never raise.
+	 * min_rtt_win: the least of the last 10 s (Nichols' windowed min, as
+	 * Linux's win_minmax: the best, 2nd and 3rd best in min_rtt_w), for
+	 * the allowances scaled by it (reordering window floor, path rule),
+	 * which must follow a route that got longer. */
+	uint64_t min_rtt, min_rtt_win;
 	struct tp_rtt_at { uint64_t t, v; } min_rtt_w[3];
 	uint64_t reo_cur, reo_prev, reo_epoch;
 	/* Resent packets delivered lately: how late the original was, if it
@@ -256,10 +266,9 @@ struct tp_chan {
 	 * transmission on it known delivered. A path is FIFO, so a packet sent
 	 * on it before that one and still missing is lost (tp_rack_detect). */
 	struct tp_path { uint64_t xseq, rtt; } *paths;
-	/* The path rule's guard (tp_rtx.c, path_reordered): the PSNs it resent
-	 * lately; proofs that the ports reorder in this reordering epoch; off:
-	 * the time rule alone, until path_quiet epochs showed none. */
-	uint32_t path_rtx[8], path_rtx_n;
+	/* The path rule's guard (tp_rtx.c, path_reordered): proofs that the
+	 * ports reorder in this reordering epoch; off: the time rule alone,
+	 * until path_quiet epochs in a row showed none. */
 	uint8_t path_proofs, path_quiet;
 	bool path_off;
 	uint64_t rack_deadline, tlp_deadline;
@@ -299,6 +308,16 @@ struct tp_chan {
 
 /* The window slot of psn (una <= psn < nxt). */
 #define TP_SLOT(ch, psn) (&(ch)->win[((ch)->win_base + (uint32_t)tp_psn_diff((psn), (ch)->una)) % (ch)->win_cap])
+
+/* The slot psn had, acked or not, while no later PSN took it; else NULL. */
+static inline struct tp_slot *tp_slot_kept(struct tp_chan *ch, uint32_t psn)
+{
+	int32_t k = tp_psn_diff(psn, ch->una), sent = tp_psn_diff(ch->nxt, ch->una);
+
+	if (k >= sent || k < sent - (int32_t)ch->win_cap)
+		return NULL;
+	return &ch->win[(ch->win_base + (uint32_t)(k + (int32_t)ch->win_cap)) % ch->win_cap];
+}
 
 /* Bytes of segment seg of op: MTU-sized, the last one what is left. */
 static inline uint32_t tp_seg_len(const struct tp_chan *ch, const struct tp_op *op, uint32_t seg)

@@ -66,12 +66,16 @@ uint64_t tp_rto_value(const struct tp_chan *ch)
 }
 
 /*
- * min_rtt: the least RTT of the last 10 s (Kathleen Nichols' windowed min,
+ * min_rtt: the least RTT ever, so that "sooner than min_rtt" means "sooner
+ * than any round trip" (a resend acked that soon answered its original):
+ * 10 s of samples behind a standing queue must not raise it, or a resend
+ * answered in the queue's absence passes for its original and RACK's
+ * reference stops moving (test tail_after_standing_queue_no_rto).
+ * min_rtt_win: the least of the last 10 s (Kathleen Nichols' windowed min,
  * as Linux's win_minmax: the best sample, and a 2nd and 3rd best from later
- * quarters of the window to take over when it ages out). A route that got
- * longer for good is followed within the window; a queue that stands for
- * less (a CC episode, a burst: milliseconds) does not raise it, so that
- * "sooner than min_rtt" still means "sooner than any round trip".
+ * quarters of the window to take over when it ages out), for what is scaled
+ * by it (the reordering window's floor, the path rule's allowance): a route
+ * that got longer for good is followed within the window.
  */
 #define MIN_RTT_WIN_NS	10000000000ull
 
@@ -80,9 +84,11 @@ static void min_rtt_sample(struct tp_chan *ch, uint64_t now, uint64_t rtt)
 	struct tp_rtt_at *w = ch->min_rtt_w, v = { now, rtt };
 	uint64_t dt;
 
-	if (!ch->min_rtt || rtt <= w[0].v || now - w[2].t > MIN_RTT_WIN_NS) {
-		w[0] = w[1] = w[2] = v;
+	if (!ch->min_rtt || rtt < ch->min_rtt)
 		ch->min_rtt = rtt;
+	if (!ch->min_rtt_win || rtt <= w[0].v || now - w[2].t > MIN_RTT_WIN_NS) {
+		w[0] = w[1] = w[2] = v;
+		ch->min_rtt_win = rtt;
 		return;
 	}
 	if (rtt <= w[1].v)
@@ -105,7 +111,7 @@ static void min_rtt_sample(struct tp_chan *ch, uint64_t now, uint64_t rtt)
 	} else if (w[2].t == w[1].t && dt > MIN_RTT_WIN_NS / 2) {
 		w[2] = v;
 	}
-	ch->min_rtt = w[0].v;
+	ch->min_rtt_win = w[0].v;
 }
 
 void tp_rtt_sample(struct tp_chan *ch, uint64_t now, uint64_t rtt)
@@ -297,8 +303,9 @@ uint64_t tp_snd_deadline(const struct tp_chan *ch)
  * hosts' queues beyond min_rtt/4: two within a few RTTs are a pattern):
  * the time rule, whose window the same reordering widens, finds the
  * losses. While off, the second kind of proof still shows; PATH_QUIET
- * epochs without one (the ports became FIFO: a route change) switch it on
- * again, and if they did not, two more spurious resends switch it off.
+ * epochs in a row without one (the ports became FIFO: a route change;
+ * the epoch that switched it off does not count) switch it on again, and
+ * if they did not, two more spurious resends switch it off.
  */
 #define PATH_PROOFS	2
 #define PATH_QUIET	8
@@ -311,8 +318,14 @@ static void reo_age(struct tp_chan *ch, uint64_t now)
 
 	if (!epoch || now - ch->reo_epoch < epoch)
 		return;
-	if (ch->path_off && ++ch->path_quiet >= PATH_QUIET)
-		ch->path_off = false;
+	/* the epoch that ends counts as quiet if it had no proof */
+	if (ch->path_off) {
+		ch->path_quiet = ch->path_proofs ? 0 : ch->path_quiet + 1;
+		if (ch->path_quiet >= PATH_QUIET) {
+			ch->path_off = false;
+			ch->path_quiet = 0;
+		}
+	}
 	ch->path_proofs = 0;
 	ch->reo_prev = now - ch->reo_epoch < 2 * epoch ? ch->reo_cur : 0;
 	ch->reo_learned |= ch->reo_cur > 0;
@@ -330,11 +343,29 @@ static void reo_sample(struct tp_chan *ch, uint64_t now, uint64_t extent)
 static void path_reordered(struct tp_chan *ch, uint64_t now)
 {
 	reo_age(ch, now);
-	ch->path_quiet = 0;
-	if (!ch->path_off && ++ch->path_proofs >= PATH_PROOFS) {
+	if (ch->path_proofs < UINT8_MAX)
+		ch->path_proofs++;
+	if (!ch->path_off && ch->path_proofs >= PATH_PROOFS) {
 		ch->path_off = true;
 		ch->st.path_rule_off++;
 	}
+}
+
+/*
+ * D-SACK of d: if its slot is still d's (sent, and no PSN since took it)
+ * and d went twice, the second time by the path rule, both copies arrived:
+ * one proof. Resent once more (RTO, TLP) or probed (ROL answer probe),
+ * path_once is off: that duplicate may be the other's.
+ */
+static void path_dsack(struct tp_chan *ch, uint64_t now, uint32_t d)
+{
+	struct tp_slot *s = tp_slot_kept(ch, d);
+
+	if (!s || !s->path_once)
+		return;
+	s->path_once = false;	/* one proof a resend */
+	ch->st.path_dsack++;
+	path_reordered(ch, now);
 }
 
 /*
@@ -352,8 +383,8 @@ static uint64_t reo_wnd(struct tp_chan *ch, uint64_t now)
 	reo_age(ch, now);
 	w = ch->reo_cur > ch->reo_prev ? ch->reo_cur : ch->reo_prev;
 	w += w / 4;
-	if (w < ch->min_rtt / 4)
-		w = ch->min_rtt / 4;
+	if (w < ch->min_rtt_win / 4)
+		w = ch->min_rtt_win / 4;
 	if (ch->cfg.no_fast_rtx && !ch->reo_learned) {
 		uint64_t base = ch->srtt ? ch->srtt + 4 * ch->rttvar : 3 * ch->rack_rtt;
 
@@ -397,10 +428,6 @@ void tp_rack_delivered(struct tp_chan *ch, uint64_t now, const struct tp_slot *s
 			ch->reo_ring[i].rtt = now - s->first_ns;
 		}
 	}
-	/* Resent once, by the path rule: a D-SACK naming it says both copies
-	 * arrived (resent twice, one of the resends may have filled the loss). */
-	if (s->ntx == 2 && s->rtx_cause == RC_PATH)
-		ch->path_rtx[ch->path_rtx_n++ % 8] = psn;
 	if (s->ntx > 1 && ch->min_rtt && rtt < ch->min_rtt)
 		return;
 	if (s->ntx == 1) {
@@ -423,7 +450,7 @@ void tp_rack_delivered(struct tp_chan *ch, uint64_t now, const struct tp_slot *s
 
 		if (s->xseq > p->xseq)
 			*p = (struct tp_path){ .xseq = s->xseq, .rtt = rtt };
-		else if (rtt > p->rtt + ch->min_rtt / 4)
+		else if (rtt > p->rtt + ch->min_rtt_win / 4)
 			path_reordered(ch, now);
 	}
 }
@@ -442,12 +469,7 @@ void tp_rack_dsack(struct tp_chan *ch, uint64_t now, uint32_t d)
 		ch->undo_valid = false;
 		ch->st.rto_undone++;
 	}
-	for (uint32_t k = 0; k < 8 && k < ch->path_rtx_n; k++)
-		if (ch->path_rtx[k] == d) {
-			ch->path_rtx[k] = UINT32_MAX;	/* one proof a resend */
-			path_reordered(ch, now);
-			break;
-		}
+	path_dsack(ch, now, d);
 	for (uint32_t k = 0; k < 16 && k < ch->reo_ring_n; k++) {
 		uint32_t i = (ch->reo_ring_n - 1 - k) % 16;
 
@@ -482,7 +504,7 @@ void tp_rack_detect(struct tp_chan *ch, uint64_t now)
 	if (!ch->cfg.rack || !ch->rack_xseq || tp_is_gbn(ch))
 		return;
 	wnd = reo_wnd(ch, now);
-	allow = ch->min_rtt / 4;
+	allow = ch->min_rtt_win / 4;
 	for (uint32_t psn = ch->una; psn != ch->nxt; psn = tp_psn_add(psn, 1)) {
 		struct tp_slot *s = TP_SLOT(ch, psn);
 		uint8_t cause = RC_RACK;

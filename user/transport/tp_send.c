@@ -70,6 +70,7 @@ static size_t send_slot(struct tp_chan *ch, uint64_t now, uint32_t psn, uint8_t 
 	if (!len)
 		return 0;
 	s->ntx++;
+	s->path_once = s->ntx == 2 && cause == RC_PATH;
 	s->sent_ns = now;
 	s->xseq = ++ch->xseq;
 	s->path = 0;	/* the resend's, if the caller names it */
@@ -141,6 +142,10 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 		if (op->state == OS_SENT && !op->answered) {
 			len = enc_data(ch, op, op->nseg - 1, op->last_psn, op->tpmsn, true, buf, cap);
 			if (len) {
+				/* its D-SACK would be this copy's, not a path resend's */
+				s = tp_slot_kept(ch, op->last_psn);
+				if (s)
+					s->path_once = false;
 				count_rtx(ch, ch->probe_cause);
 				ch->st.tx_data++;
 				ch->rto_unsent = false;
