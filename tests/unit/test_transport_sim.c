@@ -937,6 +937,70 @@ static void rol_lost_answer_no_rto(void **state)
 	pair_free(&p);
 }
 
+/*
+ * A D-SACK proves a port reorders only if its duplicate is the path rule's
+ * resend. Two ports (entropy: PSN offset mod 2); the first Send's last
+ * packet (PSN +2) is lost, found lost on its port once +4 arrives and
+ * resent by the path rule (it was lost: no D-SACK of that). Its TPACK, which
+ * carries the answer, is lost too: the later Sends' answers make the ROL
+ * probe send it once more, and that duplicate is D-SACKed. Counted as a
+ * proof (path_dsack) when "resent once by the path rule" was noted at
+ * delivery (an 8-entry ring did) rather than cleared by the probe.
+ */
+struct path_probe {
+	struct psn_log l;
+	struct tp_pair *p;
+};
+
+static bool path_probe_filter(void *ctx, const struct tp_sim_pkt *pk, uint64_t now)
+{
+	struct path_probe *x = ctx;
+
+	if (pk->from == 0 && pk->info.data)
+		tp_chan_tx_entropy(x->p->ch[0], pk->info.psn,
+				   ((pk->info.psn - x->l.base) & TP_PSN_MASK) % 2);
+	return log_filter(&x->l, pk, now);
+}
+
+static void path_proof_not_from_answer_probe(void **state)
+{
+	struct tp_chan_config c[2];
+	struct path_probe x;
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct tp_stats st;
+
+	(void)state;
+	sr_logged(c, &s, &x.l, 31, 700);
+	for (int i = 0; i < 2; i++)
+		c[i].rack = c[i].no_fast_rtx = true;
+	c[0].entropies = 2;
+	c[0].rto_static_ns = 50 * MS;
+	x.l.drop_psn = 2;
+	x.l.drop_times = 1;
+	x.l.drop_ack_off = 2;
+	x.l.drop_ack_until = 1000 * MS;
+	x.p = &p;
+	s.filter = path_probe_filter;
+	s.filter_ctx = &x;
+	assert_int_equal(pair_init(&p, c, &s, 3, 3 * 256, 31), 0);
+	pair_fixed_len(&p);
+	PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
+	tp_sim_run(p.sim, tp_sim_now(p.sim) + 1 * MS, NULL, NULL);	/* the D-SACK comes after */
+	tp_chan_stats(p.ch[0], &st);
+	print_message("# path resends %llu, answer probes %llu, D-SACKs %llu (of path resends %llu), "
+		      "sends of +2: %u\n", (unsigned long long)st.rtx_path,
+		      (unsigned long long)st.rtx_answer, (unsigned long long)st.rtx_spurious,
+		      (unsigned long long)st.path_dsack, x.l.tx[2]);
+	assert_int_equal(st.rtx_path, 1);
+	assert_int_equal(st.rtx_answer, 1);
+	assert_int_equal(x.l.tx[2], 3);
+	assert_int_equal(st.rtx_spurious, 1);		/* the probe's duplicate */
+	assert_int_equal(st.path_dsack, 0);
+	assert_int_equal(st.rto_fired, 0);
+	pair_free(&p);
+}
+
 /* ROI: the TAACK travels in its own reliable packet, acknowledged in turn. */
 static void roi_taack_packet(void **state)
 {
@@ -2101,6 +2165,7 @@ int main(void)
 		cmocka_unit_test(tlp_tail_eight_lost_no_rto),
 		cmocka_unit_test(min_rtt_follows_route_change),
 		cmocka_unit_test(tail_after_standing_queue_no_rto),
+		cmocka_unit_test(path_proof_not_from_answer_probe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
