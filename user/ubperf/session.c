@@ -612,7 +612,7 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 	/* RTOs the oldest packet's timing showed were delay or reordering alone */
 	jset(j, "rto_undone", ju64(ts->rto_undone));
 	jset(j, "reordered", ju64(ts->reo_seen));
-	/* times the per-path loss rule went off: a port reordered (TRANSPORT.md) */
+	/* times the per-path loss rule went off (a port reordered), its proofs: TRANSPORT.md */
 	jset(j, "path_rule_off", ju64(ts->path_rule_off));
 	jset(j, "path_dsack", ju64(ts->path_dsack));
 	jset(j, "duplicates_received", ju64(ts->rx_dup));
@@ -779,7 +779,6 @@ void run_report(struct run *r, uint64_t peer_messages, bool server)
 			if (tp_stats_get(&ts, i))
 				printf("    %-18s %12" PRIu64 "  %s\n", tp_stats_name(i),
 				       tp_stats_get(&ts, i), tp_stats_desc(i));
-		/* min_rtt: the least ever; min_rtt_10s: of the last 10 s (TRANSPORT.md) */
 		printf("    srtt_us %.1f rto_us %.1f min_rtt_us %.1f min_rtt_10s_us %.1f reo_wnd_us %.1f\n",
 		       (double)ts.srtt_ns / 1e3, (double)ts.rto_ns / 1e3, (double)ts.min_rtt_ns / 1e3,
 		       (double)ts.min_rtt_win_ns / 1e3, (double)ts.reo_wnd_ns / 1e3);
