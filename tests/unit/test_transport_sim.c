@@ -3,7 +3,8 @@
  * The transport core (user/transport) end to end over the deterministic
  * simulated link (user/transport/tp_sim.c): two endpoints, seeded loss,
  * reordering, duplication and delay, every message checked byte for byte,
- * in order and exactly once.
+ * in order and exactly once. One test reads the channel's state (tp_int.h)
+ * after every step: its reordering epochs are visible nowhere else.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,8 @@
 #include <cmocka.h>
 
 #include "transport/cc.h"
+/* the channel's reordering epochs: path_rule_back_after_quiet_epochs */
+#include "transport/tp_int.h"
 #include "tp_pair.h"
 #include "lib/ubhdr.h"
 
@@ -1938,6 +1941,208 @@ static void min_rtt_follows_route_change(void **state)
 }
 
 /*
+ * A sprayed-style SR channel (RACK, no_fast_rtx) over two ports, 1 ms each
+ * way, messages of 8 packets, window_ops of them at a time, started; the
+ * filter names each packet's port.
+ */
+static void ports_pair(struct tp_pair *p, uint32_t window, uint32_t nmsg, uint32_t window_ops,
+		       tp_sim_filter_fn filter, void *ctx, uint64_t seed)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+
+	chan_cfg(c, TP_MODE_RTP_SR);
+	for (int i = 0; i < 2; i++) {
+		c[i].rack = c[i].no_fast_rtx = true;
+		c[i].rto_mode = TP_RTO_DYNAMIC;
+		c[i].window = window;
+	}
+	c[0].entropies = 2;
+	pair_link_cfg(&s, seed);
+	for (int i = 0; i < 2; i++)
+		s.dir[i].delay_ns = 1 * MS;
+	s.filter = filter;
+	s.filter_ctx = ctx;
+	assert_int_equal(pair_init(p, c, &s, nmsg, 8 * 256, seed), 0);
+	pair_fixed_len(p);
+	p->window_ops = window_ops;
+	pair_start(p);
+	pair_refill(p);
+}
+
+/*
+ * The same route change on a channel over two ports (entropy: PSN mod 2),
+ * 8 packets in flight. Once the windowed min_RTT has followed it (4 ms,
+ * 11 s), the hosts' queues add up to 0.75 ms to each packet: within the
+ * per-path rule's allowance (min_RTT/4: 1 ms), so no packet is found lost
+ * on its port, nor counted as proof that its port reorders. With the
+ * least RTT ever (2 ms: 0.5 ms) for the allowance, packets held 0.5 to
+ * 0.75 ms more than a later one were resent; for the proof, the rule went
+ * off.
+ */
+struct route_paths {
+	struct route_change r;
+	uint64_t jitter_at, rng;
+	bool jitter;
+	struct tp_stats at_jitter;
+};
+
+static bool route_paths_filter(void *ctx, const struct tp_sim_pkt *pk, uint64_t now)
+{
+	struct route_paths *x = ctx;
+
+	(void)now;
+	if (pk->from != 0 || !pk->info.data)
+		return false;
+	tp_chan_tx_entropy(x->r.p->ch[0], pk->info.psn, pk->info.psn % 2);
+	if (x->jitter)	/* the delay this packet takes */
+		tp_sim_set_delay(x->r.p->sim, 0, 2 * MS + tp_sim_rand(&x->rng) % (750 * US));
+	return false;
+}
+
+static bool route_paths_step(void *ctx)
+{
+	struct route_paths *x = ctx;
+
+	if (!x->jitter && tp_sim_now(x->r.p->sim) >= x->jitter_at) {
+		tp_chan_stats(x->r.p->ch[0], &x->at_jitter);
+		x->jitter = true;
+	}
+	return route_step(&x->r);
+}
+
+static void paths_follow_route_change(void **state)
+{
+	struct route_paths x = { .r.at = 1000 * MS, .jitter_at = 11500 * MS, .rng = 37 };
+	struct tp_pair p;
+	struct tp_stats st;
+
+	(void)state;
+	x.r.p = &p;
+	ports_pair(&p, 64, 3500, 1, route_paths_filter, &x, 37);
+	PAIR_CHECK(&p, tp_sim_run(p.sim, 60000 * MS, route_paths_step, &x));
+	tp_chan_stats(p.ch[0], &st);
+	print_message("# min_rtt (10 s) %.2f ms, least ever %.2f ms when the jitter began at %.1f s; "
+		      "until the end at %.1f s: path resends %llu, rule off %llu times, D-SACKs %llu, "
+		      "RACK resends %llu, RTOs %llu\n",
+		      (double)x.at_jitter.min_rtt_win_ns / 1e6, (double)x.at_jitter.min_rtt_ns / 1e6,
+		      (double)x.jitter_at / 1e9, (double)p.done_ns / 1e9,
+		      (unsigned long long)(st.rtx_path - x.at_jitter.rtx_path),
+		      (unsigned long long)(st.path_rule_off - x.at_jitter.path_rule_off),
+		      (unsigned long long)(st.rtx_spurious - x.at_jitter.rtx_spurious),
+		      (unsigned long long)(st.rtx_rack - x.at_jitter.rtx_rack),
+		      (unsigned long long)(st.rto_fired - x.at_jitter.rto_fired));
+	assert_true(x.jitter);
+	assert_true(p.done_ns > x.jitter_at + 1000 * MS);	/* 250 round trips with it */
+	assert_in_range(x.at_jitter.min_rtt_win_ns, 4 * MS, 4 * MS + 100 * US);
+	assert_true(x.at_jitter.min_rtt_ns < 2 * MS + 100 * US);
+	assert_int_equal(st.rtx_path, 0);
+	assert_int_equal(st.path_rule_off, 0);
+	pair_free(&p);
+}
+
+/*
+ * Two ports (entropy: PSN mod 2), 1 ms each way, 64 packets in flight (a
+ * window of 128: a D-SACK finds its slot still the resend's). For
+ * the first 500 ms the hosts' queues hold each packet up to 1.5 ms more (a
+ * min_RTT/4 allowance of 0.5 ms): packets later than a later one on their
+ * port, proofs that the ports reorder, and the rule goes off. Then the
+ * link is FIFO again. The rule comes back after PATH_QUIET (8) epochs in a
+ * row without a proof, the epoch that held the last one not counted: 9
+ * epoch ends after that proof, 8 to 9 epochs of 4 SRTT after it.
+ */
+struct guard_watch {
+	struct tp_pair *p;
+	uint64_t rng, jitter_until;
+	uint64_t epoch;			/* the channel's reo_epoch seen last */
+	uint32_t epochs;		/* its changes: epoch ends */
+	uint8_t proofs;
+	bool off, fifo;
+	uint32_t offs, ons;
+	uint64_t proof_at, on_at, on_srtt;
+	uint32_t proof_epoch, on_epoch;
+};
+
+static bool guard_filter(void *ctx, const struct tp_sim_pkt *pk, uint64_t now)
+{
+	struct guard_watch *w = ctx;
+
+	if (pk->from != 0 || !pk->info.data)
+		return false;
+	tp_chan_tx_entropy(w->p->ch[0], pk->info.psn, pk->info.psn % 2);
+	if (now < w->jitter_until) {	/* the delay this packet takes */
+		tp_sim_set_delay(w->p->sim, 0, 1 * MS + tp_sim_rand(&w->rng) % (1500 * US));
+	} else if (!w->fifo) {
+		tp_sim_set_delay(w->p->sim, 0, 1 * MS);
+		w->fifo = true;
+	}
+	return false;
+}
+
+static bool guard_step(void *ctx)
+{
+	struct guard_watch *w = ctx;
+	const struct tp_chan *ch = w->p->ch[0];
+	uint64_t now = tp_sim_now(w->p->sim);
+	bool ended = ch->reo_epoch != w->epoch;
+
+	if (ended) {
+		w->epoch = ch->reo_epoch;
+		w->epochs++;
+	}
+	/* a proof counts after the epoch end it made (path_reordered ages first) */
+	if (ch->path_proofs > (ended ? 0 : w->proofs)) {
+		w->proof_at = now;
+		w->proof_epoch = w->epochs;
+	}
+	w->proofs = ch->path_proofs;
+	if (ch->path_off != w->off) {
+		w->off = ch->path_off;
+		if (w->off) {
+			w->offs++;
+		} else {
+			w->ons++;
+			w->on_at = now;
+			w->on_epoch = w->epochs;
+			w->on_srtt = ch->srtt;
+		}
+	}
+	return pair_finished(w->p);
+}
+
+static void path_rule_back_after_quiet_epochs(void **state)
+{
+	struct guard_watch w = { .rng = 43, .jitter_until = 500 * MS };
+	struct tp_pair p;
+	struct tp_stats st;
+	double epochs;
+
+	(void)state;
+	w.p = &p;
+	ports_pair(&p, 128, 3000, 8, guard_filter, &w, 43);
+	PAIR_CHECK(&p, tp_sim_run(p.sim, 10000 * MS, guard_step, &w));
+	tp_chan_stats(p.ch[0], &st);
+	epochs = w.on_srtt ? (double)(w.on_at - w.proof_at) / (double)(4 * w.on_srtt) : 0;
+	print_message("# path resends %llu (D-SACKed %llu); rule off %u times, on %u; last proof at "
+		      "%.1f ms, back on at %.1f ms: %u epoch ends after it, %.2f epochs of 4 SRTT "
+		      "(%.2f ms); done at %.1f ms\n",
+		      (unsigned long long)st.rtx_path, (unsigned long long)st.path_dsack,
+		      w.offs, w.ons, (double)w.proof_at / 1e6, (double)w.on_at / 1e6,
+		      w.on_epoch - w.proof_epoch, epochs, (double)w.on_srtt / 1e6,
+		      (double)p.done_ns / 1e6);
+	assert_int_equal(w.offs, 1);
+	assert_int_equal(st.path_rule_off, 1);
+	assert_int_equal(w.ons, 1);
+	assert_true(w.proof_at > w.jitter_until);	/* the last jittered packets' */
+	assert_true(w.on_at > w.proof_at);
+	assert_true(p.done_ns > w.on_at);		/* it came back with traffic */
+	/* the proof's epoch ends, then 8 quiet ones */
+	assert_int_equal(w.on_epoch - w.proof_epoch, 8 + 1);
+	assert_true(epochs > 8.0 && epochs < 9.5);
+	pair_free(&p);
+}
+
+/*
  * A windowed minimum must not serve "sooner than any round trip": after
  * 10 s behind a standing queue (RTT 20 us, then 2 ms from 2 ms on) it is the
  * queued RTT. When the last new packet leaves the queue drains (20 us again)
@@ -1952,9 +2157,11 @@ static void min_rtt_follows_route_change(void **state)
 struct tailq {
 	struct tp_pair *p;
 	uint32_t base, total, tail;
+	uint64_t drain_ns;	/* one-way delay once the queue drains */
+	bool drop_tlp;		/* the tail loss probe is lost too */
 	uint32_t dropped;
-	bool raised, drained;
-	uint64_t rto_before, min_win_before, drained_at;
+	bool raised, drained, tlp_dropped;
+	uint64_t rto_before, undone_before, min_win_before, drained_at;
 };
 
 static bool tailq_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now)
@@ -1965,6 +2172,11 @@ static bool tailq_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now)
 	if (p->from != 0 || !p->info.data)
 		return false;
 	off = (p->info.psn - t->base) & TP_PSN_MASK;
+	/* the probe resends the last packet, the first resend of it */
+	if (t->drop_tlp && t->drained && !t->tlp_dropped && p->info.rtx && off == t->total - 1) {
+		t->tlp_dropped = true;
+		return true;
+	}
 	if (off >= t->total || p->info.rtx || off < t->total - t->tail)
 		return false;
 	t->dropped++;
@@ -1973,10 +2185,11 @@ static bool tailq_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now)
 
 		tp_chan_stats(t->p->ch[0], &st);
 		t->rto_before = st.rto_fired;
+		t->undone_before = st.rto_undone;
 		t->min_win_before = st.min_rtt_win_ns;
 		t->drained_at = now;
-		tp_sim_set_delay(t->p->sim, 0, 10 * US);
-		tp_sim_set_delay(t->p->sim, 1, 10 * US);
+		tp_sim_set_delay(t->p->sim, 0, t->drain_ns);
+		tp_sim_set_delay(t->p->sim, 1, t->drain_ns);
 		t->drained = true;
 	}
 	return true;
@@ -1994,17 +2207,17 @@ static bool tailq_step(void *ctx)
 	return pair_finished(t->p);
 }
 
-static void tail_after_standing_queue_no_rto(void **state)
+/* 12 s behind the standing queue, then the tail; the sender's stats at the
+ * end, and when the last message arrived. */
+static uint64_t tailq_run(struct tailq *t, struct tp_stats *st)
 {
 	const uint64_t run_s = 12, len = 4096;
-	struct tailq t = { .base = 5000, .tail = 8 };
 	struct tp_chan_config c[2];
 	struct tp_sim_cfg s;
 	struct tp_pair p;
-	struct tp_stats st;
+	uint64_t done;
 	uint32_t nmsg;
 
-	(void)state;
 	chan_cfg(c, TP_MODE_RTP_SR);
 	for (int i = 0; i < 2; i++) {
 		c[i].no_fast_rtx = c[i].rack = true;
@@ -2012,32 +2225,70 @@ static void tail_after_standing_queue_no_rto(void **state)
 		c[i].rto_mode = TP_RTO_DYNAMIC;
 	}
 	c[0].fixed_init_psn = true;
-	c[0].init_psn = t.base;
+	c[0].init_psn = t->base;
 	pair_link_cfg(&s, 41);
 	/* 64 packets of 256 B a 2 ms round trip: ~8 MB/s */
 	nmsg = (uint32_t)(run_s * 8000000 / len);
-	t.total = nmsg * (uint32_t)(len / 256);
-	t.p = &p;
+	t->total = nmsg * (uint32_t)(len / 256);
+	t->p = &p;
 	s.filter = tailq_filter;
-	s.filter_ctx = &t;
+	s.filter_ctx = t;
 	assert_int_equal(pair_init(&p, c, &s, nmsg, (uint32_t)len, 41), 0);
 	pair_fixed_len(&p);
 	pair_start(&p);
 	pair_refill(&p);
-	PAIR_CHECK(&p, tp_sim_run(p.sim, (run_s + 30) * 1000 * MS, tailq_step, &t));
-	tp_chan_stats(p.ch[0], &st);
+	PAIR_CHECK(&p, tp_sim_run(p.sim, (run_s + 30) * 1000 * MS, tailq_step, t));
+	tp_chan_stats(p.ch[0], st);
+	done = p.done_ns;
 	print_message("# the last new packet left at %.3f s, min_rtt (10 s) %.1f us, least ever %.1f us; "
-		      "the tail took %.3f ms, %llu RTOs, %llu probes; reordering window %.1f us\n",
-		      (double)t.drained_at / 1e9, (double)t.min_win_before / 1e3,
-		      (double)st.min_rtt_ns / 1e3, (double)(p.done_ns - t.drained_at) / 1e6,
-		      (unsigned long long)(st.rto_fired - t.rto_before),
-		      (unsigned long long)st.rtx_tlp, (double)st.reo_wnd_ns / 1e3);
-	assert_true(t.drained);
-	assert_true(t.min_win_before >= 2 * MS);	/* the window holds the queue's */
-	assert_int_equal(t.dropped, t.tail);
-	assert_int_equal(st.rto_fired, t.rto_before);
-	assert_true(p.done_ns - t.drained_at < 5 * MS);
+		      "the tail took %.3f ms, %llu RTOs (%llu undone), %llu probes; reordering window %.1f us\n",
+		      (double)t->drained_at / 1e9, (double)t->min_win_before / 1e3,
+		      (double)st->min_rtt_ns / 1e3, (double)(done - t->drained_at) / 1e6,
+		      (unsigned long long)(st->rto_fired - t->rto_before),
+		      (unsigned long long)(st->rto_undone - t->undone_before),
+		      (unsigned long long)st->rtx_tlp, (double)st->reo_wnd_ns / 1e3);
 	pair_free(&p);
+	assert_true(t->drained);
+	assert_true(t->min_win_before >= 2 * MS);	/* the window holds the queue's */
+	assert_int_equal(t->dropped, t->tail);
+	return done;
+}
+
+static void tail_after_standing_queue_no_rto(void **state)
+{
+	struct tailq t = { .base = 5000, .tail = 8, .drain_ns = 10 * US };
+	struct tp_stats st;
+	uint64_t done;
+
+	(void)state;
+	done = tailq_run(&t, &st);
+	assert_int_equal(st.rto_fired, t.rto_before);
+	assert_true(done - t.drained_at < 5 * MS);
+	/* the resends' answers were no originals': the window follows the
+	 * drained link (min_RTT/4 of the queue's, 2.9 ms, when they were) */
+	assert_true(st.reo_wnd_ns < 1 * MS);
+}
+
+/*
+ * F-RTO's undo ("the oldest packet acked within a min RTT of its resend:
+ * the original was answered") with the least RTT ever, not the windowed
+ * one. The same tail after the standing queue, drained to 200 us a round
+ * trip (10 times the least RTT ever, a tenth of the 2 ms windowed one), and
+ * the tail loss probe lost too: the RTO fires and its resend of the oldest
+ * packet is answered in 200 us, that resend's answer, surely (no original
+ * of it arrived). With the windowed min_RTT that RTO counted as undone.
+ */
+static void tail_rto_not_undone_after_standing_queue(void **state)
+{
+	struct tailq t = { .base = 5000, .tail = 8, .drain_ns = 100 * US, .drop_tlp = true };
+	struct tp_stats st;
+
+	(void)state;
+	tailq_run(&t, &st);
+	assert_true(t.tlp_dropped);
+	assert_true(st.rto_fired > t.rto_before);		/* the tail's RTO */
+	assert_int_equal(st.rto_undone, t.undone_before);
+	assert_true(st.min_rtt_ns < 100 * US);			/* below the resend's RTT */
 }
 
 /*
@@ -2164,7 +2415,10 @@ int main(void)
 		cmocka_unit_test(tlp_sack_no_new_episode),
 		cmocka_unit_test(tlp_tail_eight_lost_no_rto),
 		cmocka_unit_test(min_rtt_follows_route_change),
+		cmocka_unit_test(paths_follow_route_change),
+		cmocka_unit_test(path_rule_back_after_quiet_epochs),
 		cmocka_unit_test(tail_after_standing_queue_no_rto),
+		cmocka_unit_test(tail_rto_not_undone_after_standing_queue),
 		cmocka_unit_test(path_proof_not_from_answer_probe),
 	};
 

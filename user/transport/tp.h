@@ -183,8 +183,8 @@ struct tp_chan_config {
 	/* Time-based loss detection (RACK-like, docs/TRANSPORT.md "Loss
 	 * detection under spraying"), SR only: a packet is lost once one sent
 	 * after it was delivered and it is still missing a reordering window
-	 * (measured, min_rtt/4 .. 2 SRTT) past that packet's RTT; a tail loss
-	 * probe (2 SRTT) before any RTO. The receiver TPSACKs whatever it holds
+	 * (measured, a quarter of the last 10 s' min RTT .. 2 SRTT) past that
+	 * packet's RTT; a tail loss probe (2 SRTT) before any RTO. The receiver TPSACKs whatever it holds
 	 * out of order, coalesced like TPACKs. tpg_prepare() sets it for
 	 * per-packet LB. */
 	bool rack;

@@ -300,7 +300,7 @@ uint64_t tp_snd_deadline(const struct tp_chan *ch)
  * path resend D-SACKed, or a packet sent once delivered later than the
  * rule would have waited after a later one on its port. PATH_PROOFS in a
  * reordering epoch (4 SRTT) switch the rule off (one may be a burst in the
- * hosts' queues beyond min_rtt/4: two within a few RTTs are a pattern):
+ * hosts' queues beyond min_rtt_win/4: two within a few RTTs are a pattern):
  * the time rule, whose window the same reordering widens, finds the
  * losses. While off, the second kind of proof still shows; PATH_QUIET
  * epochs in a row without one (the ports became FIFO: a route change;
@@ -370,8 +370,9 @@ static void path_dsack(struct tp_chan *ch, uint64_t now, uint32_t d)
 
 /*
  * The reordering window: the largest reordering seen lately and a quarter
- * more, at least min_rtt/4 (RACK's default), at most 2 SRTT (a loss is
- * then found within about 3 RTTs, still before an RTO that has backed off).
+ * more, at least min_rtt_win/4 (RACK's default, of the 10 s min), at most
+ * 2 SRTT (a loss is then found within about 3 RTTs, still before an RTO
+ * that has backed off).
  * A sprayed channel (no_fast_rtx) expects reordering it has not measured
  * yet: until a whole epoch has measured some, an RTO's worth (SRTT + 4
  * RTTVAR), a packet at a time.
@@ -491,7 +492,7 @@ void tp_rack_dsack(struct tp_chan *ch, uint64_t now, uint32_t d)
  * earliest of the others arms the reordering timer. On a path that is
  * known (its entropy, cfg.entropies), packets arrive in the order they
  * were sent: one sent on it before the latest delivered on it is lost once
- * that one's RTT and a small allowance (min_rtt/4, for the host's queues)
+ * that one's RTT and a small allowance (min_rtt_win/4, for the hosts' queues)
  * have passed since it left, whatever the reordering between paths.
  */
 void tp_rack_detect(struct tp_chan *ch, uint64_t now)
