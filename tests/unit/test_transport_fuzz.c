@@ -103,7 +103,9 @@ static void model_init(struct model *m, enum tp_mode mode)
 	struct tp_chan_config c = { .mode = mode, .mtu = MTU, .ooo_range = RANGE, .window = 32,
 				    .ack_coalesce = 1 + (uint32_t)rnd(4),
 				    .ta_mode = (enum tp_ta_mode)rnd(3), .manual_taack = rnd(4) == 0,
-				    .rack = rnd(2) == 0, .entropies = (uint32_t)rnd(3) * 4 };
+				    .rack = rnd(2) == 0, .entropies = (uint32_t)rnd(3) * 4,
+				    /* SR past a hole half of the time, up to the range */
+				    .span = rnd(2) ? 0 : 32 + (uint32_t)rnd(RANGE - 32 + 1) };
 
 	memset(m, 0, sizeof(*m));
 	m->ep = tp_ep_create(&ec);

@@ -73,6 +73,8 @@
 
 #define TP_PSN_MASK		0xffffffu
 #define TP_PSN_HALF		0x800000u	/* window must stay below this */
+#define TP_OOO_RANGE_DEFAULT	256u		/* receive range: a power of two, */
+#define TP_OOO_RANGE_MAX	2048u		/* 128 .. 2048 */
 #define TP_NLP_NONE		1		/* [chosen] NLP: no TAH follows */
 /* Worst-case TP headers: a TPSACK-CC with a 1024-bit bitmap and a TAACK
  * (data: TPH | TAH | MAETAH | IMMETAH | TVETAH, 60 bytes, is less). */
@@ -163,6 +165,12 @@ struct tp_chan_config {
 	uint32_t mtu;		/* TP payload bytes per packet; 0: 1024 */
 	uint32_t window;	/* packets in flight, <= TP_PSN_HALF-1; 0: 256 */
 	uint32_t ooo_range;	/* receive range: 128/256/512/1024/2048; 0: 256 */
+	/* SR: how far past the oldest unacknowledged PSN new data may go; the
+	 * window then counts the packets neither acknowledged nor SACKed, so a
+	 * hole waiting for its resend does not stop the channel (docs/
+	 * TRANSPORT.md, "SR past a hole"). window .. ooo_range, the peer's
+	 * receive range taken to be ours; 0: the window (a hole holds it). */
+	uint32_t span;
 	uint32_t ack_coalesce;	/* TPACK every N in-order packets; 0: 8 */
 	uint64_t ack_delay_ns;	/* flush a pending TPACK after this; 0: 5 us */
 	uint32_t ackreq_every;	/* sender sets AckReq every N packets; 0: window/4 */

@@ -38,6 +38,8 @@ static bool ack_upto(struct tp_chan *ch, uint64_t now, uint32_t c)
 		if (!s->sacked) {
 			acked += b;
 			tp_rack_delivered(ch, now, s, ch->una);
+		} else {
+			ch->n_sacked--;
 		}
 		tp_infl_out(ch, s);
 		if (s->need_rtx)
@@ -91,6 +93,7 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 		if (s->sacked)
 			continue;
 		s->sacked = true;
+		ch->n_sacked++;
 		tp_rack_delivered(ch, now, s, psn);
 		tp_infl_out(ch, s);
 		if (s->need_rtx) {

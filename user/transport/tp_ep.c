@@ -106,7 +106,7 @@ struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cf
 	if (!c.window)
 		c.window = 256;
 	if (!c.ooo_range)
-		c.ooo_range = 256;
+		c.ooo_range = TP_OOO_RANGE_DEFAULT;
 	if (!c.ack_coalesce)
 		c.ack_coalesce = 8;
 	if (!c.ack_delay_ns)
@@ -129,6 +129,8 @@ struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cf
 		c.max_ops = 1024;
 	if (!c.sack_after)
 		c.sack_after = 1;
+	if (!c.span || c.mode != TP_MODE_RTP_SR)
+		c.span = c.window;
 	if (c.mode == TP_MODE_CTP) {
 		/* No TPACK to carry a TAACK: the answer is always a packet. */
 		if (c.ta_mode == TP_TA_ROL)
@@ -137,8 +139,9 @@ struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cf
 			c.ta_timeout_ns = TP_RTO_128MS;
 	}
 	if (c.mode > TP_MODE_CTP || c.ta_mode > TP_TA_ROT || c.rto_mode > TP_RTO_DYNAMIC ||
-	    c.window >= TP_PSN_HALF || c.entropies > 0xffff || !pow2(c.ooo_range) || c.ooo_range < 128 ||
-	    c.ooo_range > 2048 || c.local_tpn > TP_PSN_MASK || c.mtu > 65536 ||
+	    c.window >= TP_PSN_HALF || c.span < c.window || (c.span > c.window && c.span > c.ooo_range) ||
+	    c.entropies > 0xffff || !pow2(c.ooo_range) || c.ooo_range < 128 ||
+	    c.ooo_range > TP_OOO_RANGE_MAX || c.local_tpn > TP_PSN_MASK || c.mtu > 65536 ||
 	    c.init_psn > TP_PSN_MASK || (no_tpn(c.mode) && c.local_tpn > TP_CTP_RCID_MAX) ||
 	    c.vl > UB_CNPETPH_VL_MASK || (c.mode == TP_MODE_CTP && ctp_cc_split(ep, &c))) {
 		errno = EINVAL;
@@ -169,7 +172,7 @@ struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cf
 	/* Room for the peer's answers as well as our own operations. */
 	ch->sq_cap = 2 * c.max_ops + 2;
 	ch->sq = calloc(ch->sq_cap, sizeof(*ch->sq));
-	ch->win_cap = c.window;
+	ch->win_cap = c.span;
 	ch->win = calloc(ch->win_cap, sizeof(*ch->win));
 	ch->rq_cap = c.max_ops + 1;
 	ch->rq = calloc(ch->rq_cap, sizeof(*ch->rq));

@@ -204,7 +204,8 @@ struct tp_chan {
 
 	/* send window */
 	struct tp_slot *win;
-	uint32_t win_cap, win_base;	/* slot of una */
+	uint32_t win_cap, win_base;	/* slots: cfg.span; slot of una */
+	uint32_t n_sacked;		/* slots past una SACKed: delivered, not in the window */
 	uint32_t una, nxt;
 	uint32_t rtx_nxt;		/* GBN: next PSN to go back over */
 	uint8_t gbn_cause;

@@ -119,6 +119,16 @@ static size_t send_utp(struct tp_chan *ch, uint64_t now, uint8_t *buf, size_t ca
 	return len;
 }
 
+/* Room for `more` + 1 new packets. SR with a span past the window counts
+ * SACKed packets out of it: they are delivered, and a hole's resend would
+ * otherwise hold every new packet for a round trip (docs/TRANSPORT.md). */
+static bool window_room(const struct tp_chan *ch, uint32_t more)
+{
+	uint32_t span = (uint32_t)tp_psn_diff(ch->nxt, ch->una) + more;
+
+	return span < ch->win_cap && span - ch->n_sacked < ch->cfg.window;
+}
+
 size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 		   struct tp_tx_info *info)
 {
@@ -180,8 +190,8 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 		}
 	}
 
-	/* New data, within the window. */
-	if ((uint32_t)tp_psn_diff(ch->nxt, ch->una) >= ch->win_cap)
+	/* New data, within the window and the span. */
+	if (!window_room(ch, 0))
 		return 0;
 	op = tp_snd_next_op(ch);
 	if (!op)
@@ -198,7 +208,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	}
 	psn = ch->nxt;
 	ackreq = ++ch->since_ackreq >= ch->cfg.ackreq_every || op->next_seg + 1 == op->nseg ||
-		 (uint32_t)tp_psn_diff(ch->nxt, ch->una) + 1 >= ch->win_cap;
+		 !window_room(ch, 1);
 	len = enc_data(ch, op, op->next_seg, psn, op->tpmsn, ackreq, buf, cap);
 	if (!len)
 		return 0;
