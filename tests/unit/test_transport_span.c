@@ -127,6 +127,17 @@ static void span_bounds(void **state)
 	assert_int_equal(errno, EINVAL);
 	c.span = 512;
 	assert_non_null(tp_chan_create(ep, &c));
+	/* ubperf's: the range doubles to hold the span, never below the default */
+	memset(&c, 0, sizeof(c));
+	tp_chan_span(&c, 320);
+	assert_int_equal(c.span, 320);
+	assert_int_equal(c.ooo_range, 512);
+	tp_chan_span(&c, 10);
+	assert_int_equal(c.ooo_range, TP_OOO_RANGE_DEFAULT);
+	c.span = 0;
+	tp_chan_span(&c, TP_OOO_RANGE_MAX + 1);
+	assert_int_equal(c.span, 0);
+	c.window = 256;
 	c.mode = TP_MODE_RTP_GBN;	/* GBN drops what follows a hole: the span is the window */
 	c.span = 4096;
 	assert_non_null(tp_chan_create(ep, &c));

@@ -226,6 +226,11 @@ struct tp_chan_config {
 struct tp_ep *tp_ep_create(const struct tp_ep_config *cfg);	/* NULL: errno */
 void tp_ep_destroy(struct tp_ep *ep);
 
+/* SR past a hole (docs/TRANSPORT.md): cfg->span = span, and cfg->ooo_range
+ * the power of two that holds it (the default at least). The sender takes
+ * the peer's range to be its own: both ends must configure alike. A span
+ * past TP_OOO_RANGE_MAX changes nothing. */
+void tp_chan_span(struct tp_chan_config *cfg, uint32_t span);
 /* Create a channel; its TPN and initial send PSN are then known locally. */
 struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cfg);
 /* Events already queued may still name the channel: drain them first. */

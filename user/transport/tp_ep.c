@@ -96,6 +96,15 @@ static bool ctp_cc_split(const struct tp_ep *ep, const struct tp_chan_config *c)
 	return false;
 }
 
+void tp_chan_span(struct tp_chan_config *cfg, uint32_t span)
+{
+	if (span > TP_OOO_RANGE_MAX)
+		return;
+	cfg->span = span;
+	for (cfg->ooo_range = TP_OOO_RANGE_DEFAULT; cfg->ooo_range < span; cfg->ooo_range <<= 1)
+		;
+}
+
 struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cfg)
 {
 	struct tp_chan_config c = *cfg;

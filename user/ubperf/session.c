@@ -61,13 +61,8 @@ static void chan_config(const struct ubperf_opts *o, struct tp_chan_config *cc)
 	/* SR finds losses by time too (RACK, TLP, D-SACK: docs/TRANSPORT.md),
 	 * per flow as well as sprayed: lost resends and tails without an RTO. */
 	cc->rack = o->mode == TP_MODE_RTP_SR;
-	/* SR sends a quarter window past a hole (docs/TRANSPORT.md, "SR past
-	 * a hole"): the receive range, the same on both sides, must hold it. */
-	if (o->mode == TP_MODE_RTP_SR && o->window + o->window / 4 <= TP_OOO_RANGE_MAX) {
-		cc->span = o->window + o->window / 4;
-		for (cc->ooo_range = TP_OOO_RANGE_DEFAULT; cc->ooo_range < cc->span; cc->ooo_range <<= 1)
-			;
-	}
+	if (o->mode == TP_MODE_RTP_SR)	/* a quarter window past a hole, both ends alike */
+		tp_chan_span(cc, o->window + o->window / 4);
 	if (o->mode == TP_MODE_CTP)	/* no retransmission: --rto bounds the wait for an answer */
 		cc->ta_timeout_ns = o->rto_ns ? o->rto_ns : 1000000000ull;
 	if (o->rto_ns) {
