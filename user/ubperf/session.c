@@ -65,13 +65,10 @@ static void chan_config(const struct ubperf_opts *o, struct tp_chan_config *cc)
 		tp_chan_span(cc, o->window + o->window / 4);
 	if (o->mode == TP_MODE_CTP)	/* no retransmission: --rto bounds the wait for an answer */
 		cc->ta_timeout_ns = o->rto_ns ? o->rto_ns : 1000000000ull;
-	if (o->rto_ns) {
-		cc->rto_mode = TP_RTO_STATIC;
-		cc->rto_static_ns = o->rto_ns;
-	} else {
-		cc->rto_mode = TP_RTO_DYNAMIC;
-		cc->rto_min_ns = o->rto_min_ns;
-	}
+	/* Each field the other mode leaves unused; 0 is the core's default. */
+	cc->rto_mode = o->rto_ns ? TP_RTO_STATIC : TP_RTO_DYNAMIC;
+	cc->rto_static_ns = o->rto_ns;
+	cc->rto_min_ns = o->rto_min_ns;
 }
 
 int run_open_ep(struct run *r)
