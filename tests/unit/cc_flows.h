@@ -77,10 +77,12 @@ static inline uint16_t ccf_entropy(void *ctx, int pair, const struct tp_tx_info 
  * 0 or -1. base: the channel config of both sides (cc fields ignored).
  * tpg: the channels of a flow form a group with this LB (NULL: no group).
  */
-static inline int ccf_init_tpg(struct ccf *b, unsigned nflows, unsigned nchan,
-			       const struct tp_net_cfg *net, const struct tp_cc_config *cc,
-			       const struct tp_chan_config *base, uint32_t msg, uint32_t depth,
-			       uint64_t stagger_ns, uint64_t seed, const struct tpg_config *tpg)
+/* rx: the receiving ends' channels (ch[1]) when they differ from base. */
+static inline int ccf_init_ends(struct ccf *b, unsigned nflows, unsigned nchan,
+				const struct tp_net_cfg *net, const struct tp_cc_config *cc,
+				const struct tp_chan_config *base, const struct tp_chan_config *rx,
+				uint32_t msg, uint32_t depth, uint64_t stagger_ns, uint64_t seed,
+				const struct tpg_config *tpg)
 {
 	struct tp_net_cfg nc = *net;
 
@@ -115,7 +117,7 @@ static inline int ccf_init_tpg(struct ccf *b, unsigned nflows, unsigned nchan,
 		}
 		for (unsigned k = 0; k < nchan; k++) {
 			for (int s = 0; s < 2; s++) {
-				struct tp_chan_config c = *base;
+				struct tp_chan_config c = s ? *rx : *base;
 				struct tp_cc_config ccc = *cc;
 
 				if (f->g)
@@ -144,6 +146,14 @@ static inline int ccf_init_tpg(struct ccf *b, unsigned nflows, unsigned nchan,
 			return -1;
 	}
 	return 0;
+}
+
+static inline int ccf_init_tpg(struct ccf *b, unsigned nflows, unsigned nchan,
+			       const struct tp_net_cfg *net, const struct tp_cc_config *cc,
+			       const struct tp_chan_config *base, uint32_t msg, uint32_t depth,
+			       uint64_t stagger_ns, uint64_t seed, const struct tpg_config *tpg)
+{
+	return ccf_init_ends(b, nflows, nchan, net, cc, base, base, msg, depth, stagger_ns, seed, tpg);
 }
 
 static inline int ccf_init(struct ccf *b, unsigned nflows, unsigned nchan,

@@ -73,8 +73,12 @@
 
 #define TP_PSN_MASK		0xffffffu
 #define TP_PSN_HALF		0x800000u	/* window must stay below this */
+#define TP_WINDOW_DEFAULT	256u		/* packets in flight when none is set */
 #define TP_OOO_RANGE_DEFAULT	256u		/* receive range: a power of two, */
 #define TP_OOO_RANGE_MAX	2048u		/* 128 .. 2048 */
+/* The largest TPSACK bitmap (1024 bits from the cumulative ack) less one: a
+ * packet sent further past una is never SACKed, and RACK resends it. */
+#define TP_SPAN_MAX		1023u
 #define TP_NLP_NONE		1		/* [chosen] NLP: no TAH follows */
 /* Worst-case TP headers: a TPSACK-CC with a 1024-bit bitmap and a TAACK
  * (data: TPH | TAH | MAETAH | IMMETAH | TVETAH, 60 bytes, is less). */
@@ -168,8 +172,9 @@ struct tp_chan_config {
 	/* SR: how far past the oldest unacknowledged PSN new data may go; the
 	 * window then counts the packets neither acknowledged nor SACKed, so a
 	 * hole waiting for its resend does not stop the channel (docs/
-	 * TRANSPORT.md, "SR past a hole"). window .. ooo_range, the peer's
-	 * receive range taken to be ours; 0: the window (a hole holds it). */
+	 * TRANSPORT.md, "SR past a hole"). window .. min(ooo_range,
+	 * TP_SPAN_MAX), the peer's receive range taken to be ours until
+	 * tp_chan_peer_range() says otherwise; 0: the window (a hole holds it). */
 	uint32_t span;
 	uint32_t ack_coalesce;	/* TPACK every N in-order packets; 0: 8 */
 	uint64_t ack_delay_ns;	/* flush a pending TPACK after this; 0: 5 us */
@@ -226,17 +231,23 @@ struct tp_chan_config {
 struct tp_ep *tp_ep_create(const struct tp_ep_config *cfg);	/* NULL: errno */
 void tp_ep_destroy(struct tp_ep *ep);
 
-/* SR past a hole (docs/TRANSPORT.md): cfg->span = span, and cfg->ooo_range
- * the power of two that holds it (the default at least). The sender takes
- * the peer's range to be its own: both ends must configure alike. A span
- * past TP_OOO_RANGE_MAX changes nothing. */
+/* SR past a hole (docs/TRANSPORT.md): cfg->span = span, at most
+ * TP_SPAN_MAX, and cfg->ooo_range the power of two that holds it (the
+ * default at least). A span that would not pass cfg->window (0: 256) leaves
+ * the span off and the range alone. The sender takes the peer's range to be
+ * its own: tp_chan_peer_range() when the peer says what it is. */
 void tp_chan_span(struct tp_chan_config *cfg, uint32_t span);
+/* The peer receives range PSNs past its next expected one (an older peer:
+ * TP_OOO_RANGE_DEFAULT): new data then goes at most range - 1 past una, and
+ * not past the window when that is less. Before data flows. */
+void tp_chan_peer_range(struct tp_chan *ch, uint32_t range);
 /* Create a channel; its TPN and initial send PSN are then known locally. */
 struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cfg);
 /* Events already queued may still name the channel: drain them first. */
 void tp_chan_destroy(struct tp_chan *ch);
 uint32_t tp_chan_tpn(const struct tp_chan *ch);
 uint32_t tp_chan_init_psn(const struct tp_chan *ch);
+uint32_t tp_chan_rx_range(const struct tp_chan *ch);	/* cfg.ooo_range, as created */
 /* Bind to the peer's channel: its TPN and its initial send PSN, once.
  * 0 or -errno (EINVAL, EISCONN). */
 int tp_chan_connect(struct tp_chan *ch, uint32_t peer_tpn, uint32_t peer_init_psn);

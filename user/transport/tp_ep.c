@@ -98,11 +98,20 @@ static bool ctp_cc_split(const struct tp_ep *ep, const struct tp_chan_config *c)
 
 void tp_chan_span(struct tp_chan_config *cfg, uint32_t span)
 {
-	if (span > TP_OOO_RANGE_MAX)
+	if (span > TP_SPAN_MAX)
+		span = TP_SPAN_MAX;
+	if (span <= (cfg->window ? cfg->window : TP_WINDOW_DEFAULT))
 		return;
 	cfg->span = span;
 	for (cfg->ooo_range = TP_OOO_RANGE_DEFAULT; cfg->ooo_range < span; cfg->ooo_range <<= 1)
 		;
+}
+
+void tp_chan_peer_range(struct tp_chan *ch, uint32_t range)
+{
+	uint32_t span = range - 1 < ch->cfg.span ? range - 1 : ch->cfg.span;
+
+	ch->span = span > ch->cfg.window ? span : ch->cfg.window;
 }
 
 struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cfg)
@@ -113,7 +122,7 @@ struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cf
 	if (!c.mtu)
 		c.mtu = 1024;
 	if (!c.window)
-		c.window = 256;
+		c.window = TP_WINDOW_DEFAULT;
 	if (!c.ooo_range)
 		c.ooo_range = TP_OOO_RANGE_DEFAULT;
 	if (!c.ack_coalesce)
@@ -148,7 +157,8 @@ struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cf
 			c.ta_timeout_ns = TP_RTO_128MS;
 	}
 	if (c.mode > TP_MODE_CTP || c.ta_mode > TP_TA_ROT || c.rto_mode > TP_RTO_DYNAMIC ||
-	    c.window >= TP_PSN_HALF || c.span < c.window || (c.span > c.window && c.span > c.ooo_range) ||
+	    c.window >= TP_PSN_HALF || c.span < c.window ||
+	    (c.span > c.window && (c.span > c.ooo_range || c.span > TP_SPAN_MAX)) ||
 	    c.entropies > 0xffff || !pow2(c.ooo_range) || c.ooo_range < 128 ||
 	    c.ooo_range > TP_OOO_RANGE_MAX || c.local_tpn > TP_PSN_MASK || c.mtu > 65536 ||
 	    c.init_psn > TP_PSN_MASK || (no_tpn(c.mode) && c.local_tpn > TP_CTP_RCID_MAX) ||
@@ -181,7 +191,7 @@ struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cf
 	/* Room for the peer's answers as well as our own operations. */
 	ch->sq_cap = 2 * c.max_ops + 2;
 	ch->sq = calloc(ch->sq_cap, sizeof(*ch->sq));
-	ch->win_cap = c.span;
+	ch->win_cap = ch->span = c.span;
 	ch->win = calloc(ch->win_cap, sizeof(*ch->win));
 	ch->rq_cap = c.max_ops + 1;
 	ch->rq = calloc(ch->rq_cap, sizeof(*ch->rq));
@@ -246,6 +256,7 @@ void tp_chan_destroy(struct tp_chan *ch)
 
 uint32_t tp_chan_tpn(const struct tp_chan *ch) { return ch->tpn; }
 uint32_t tp_chan_init_psn(const struct tp_chan *ch) { return ch->init_psn; }
+uint32_t tp_chan_rx_range(const struct tp_chan *ch) { return ch->cfg.ooo_range; }
 bool tp_chan_failed(const struct tp_chan *ch) { return ch->failed; }
 uint64_t tp_chan_inflight_bytes(const struct tp_chan *ch) { return ch->inflight_bytes; }
 uint32_t tp_chan_outstanding(const struct tp_chan *ch) { return ch->n_init_ops; }

@@ -206,6 +206,7 @@ struct tp_chan {
 	struct tp_slot *win;
 	uint32_t win_cap, win_base;	/* slots: cfg.span; slot of una */
 	uint32_t n_sacked;		/* slots past una SACKed: delivered, not in the window */
+	uint32_t span;			/* new data below una + span: cfg.span, or the peer's range less */
 	uint32_t una, nxt;
 	uint32_t rtx_nxt;		/* GBN: next PSN to go back over */
 	uint8_t gbn_cause;

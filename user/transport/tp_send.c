@@ -126,7 +126,7 @@ static bool window_room(const struct tp_chan *ch, uint32_t more)
 {
 	uint32_t span = (uint32_t)tp_psn_diff(ch->nxt, ch->una) + more;
 
-	return span < ch->win_cap && span - ch->n_sacked < ch->cfg.window;
+	return span < ch->span && span - ch->n_sacked < ch->cfg.window;
 }
 
 size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
