@@ -267,6 +267,7 @@ $(BUILD)/bin/test_%: $(BUILD)/obj/tests/unit/test_%.o $(call archives,$(UNIT_USE
 $(BUILD)/bin/test_ubpkt_ref: $(BUILD)/obj/tests/bpf/ubref.o $(BUILD)/obj/tests/bpf/ubmutate.o
 # ubperf's keyed message bytes: a module of ubperf, not of the library.
 $(BUILD)/bin/test_payload: $(BUILD)/obj/user/ubperf/payload.o
+$(BUILD)/bin/test_ubperf_ctl: $(BUILD)/obj/user/ubperf/ctl.o
 # ubcaqm is ubctl caqm under the name it had as a tool of its own (user/ubctl/caqm.c).
 $(BUILD)/bin/ubcaqm: $(BUILD)/bin/ubctl
 	ln -sf ubctl $@

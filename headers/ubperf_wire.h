@@ -38,6 +38,9 @@
 #define UBPF_ANS_VA_HI		28
 #define UBPF_ANS_VA_LO		32
 #define UBPF_ANS_PATH_VER	36	/* u8: 0 (the --peer address), 4 or 6 */
+#define UBPF_ANS_RX_RANGE	37	/* u8: log2 of the channel's receive range, how
+					 * far past a hole the client's data may go;
+					 * 0 (an older server: zero there): 256 */
 #define UBPF_ANS_PATH_IP	40	/* 16 bytes, as on the wire */
 #define UBPF_ANS_TOKEN_VALUE	56	/* the region's token value (random; tp_mr_reg) */
 #define UBPF_ANS_LEN		60

@@ -241,6 +241,8 @@ static int client_setup(struct run *r, int wait_ms)
 			if (e->h.mtu != o->mtu)
 				return run_fail(r, "peer %s answered with a UB MTU of %u, ours is %u", o->peer,
 					    e->h.mtu, o->mtu);
+			/* an older server receives 256 past a hole: no span past that */
+			tp_chan_peer_range(r->ch[c].tp, e->m.u.ans.rx_range);
 			rc = ep_chan_connect(r->ep[port_of(r, c)], &r->ch[c], e->h.tpn, e->h.init_psn);
 			if (rc)
 				return run_fail(r, "channel %u: connect: %s", c, strerror(-rc));

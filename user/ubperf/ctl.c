@@ -82,6 +82,7 @@ size_t ctl_encode(const struct ctl_msg *m, bool is_reply, uint8_t *out, size_t c
 		out[UBPF_ANS_PATH_VER] = m->u.ans.path.ver;
 		memcpy(out + UBPF_ANS_PATH_IP, m->u.ans.path.ip, 16);
 		put32(out + UBPF_ANS_TOKEN_VALUE, m->u.ans.token_value);
+		out[UBPF_ANS_RX_RANGE] = (uint8_t)(31 - __builtin_clz(m->u.ans.rx_range | 1));
 	}
 	return len;
 }
@@ -110,6 +111,9 @@ int ctl_decode(const uint8_t *in, size_t len, bool is_reply, struct ctl_msg *m)
 		m->u.ans.path.ver = in[UBPF_ANS_PATH_VER];
 		memcpy(m->u.ans.path.ip, in + UBPF_ANS_PATH_IP, 16);
 		m->u.ans.token_value = get32(in + UBPF_ANS_TOKEN_VALUE);
+		/* an older server's pad byte, or no range we know: the default */
+		m->u.ans.rx_range = in[UBPF_ANS_RX_RANGE] >= 7 && in[UBPF_ANS_RX_RANGE] <= 11 ?
+				    1u << in[UBPF_ANS_RX_RANGE] : TP_OOO_RANGE_DEFAULT;
 	}
 	return 0;
 }

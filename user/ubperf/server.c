@@ -264,6 +264,14 @@ static int server_start(struct run *r, struct ubperf_opts *so, const struct inbo
 		return run_fail(r, "out of memory for %zu bytes of buffers", r->buf_len);
 	if (run_init_peers(r, e->ver, e->ip, 5000, r->peer_s) || run_make_chans(r))
 		return 1;
+	/* The answer says how far past a hole the client may send to us. The
+	 * run description cannot say the client's range (an older server takes
+	 * its exact length): what we send, Read data, goes as to an older
+	 * client, whose range is the default. */
+	for (uint32_t c = 0; c < so->channels; c++) {
+		r->ans[c].rx_range = tp_chan_rx_range(r->ch[c].tp);
+		tp_chan_peer_range(r->ch[c].tp, TP_OOO_RANGE_DEFAULT);
+	}
 	if (r->mtu_why[0]) {
 		for (uint32_t c = 0; c < so->channels; c++)
 			r->ans[c].status = EMSGSIZE;
