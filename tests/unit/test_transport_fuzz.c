@@ -43,13 +43,14 @@
 #include <cmocka.h>
 
 #include "transport/tp.h"
+#include "transport/tp_int.h"	/* the send window's slots: n_sacked counts them */
 #include "lib/frame.h"
 #include "lib/uboe_wrap.h"
 
 #define PEER	77
 #define MTU	128
 #define NMSG	4
-#define MSG	(4 * MTU)
+#define SEG_MAX	16	/* packets of a Send: 4, or 16 to keep more than the window out */
 #define RANGE	128
 #define RBUF	300
 
@@ -72,7 +73,8 @@ struct model {
 	uint32_t sbase;			/* our initial PSN */
 	uint8_t offered[1 << 12];	/* PSN offsets (from rbase) offered as RTP data */
 	uint32_t next_off;		/* first offset not offered */
-	uint8_t src[NMSG][MSG];
+	uint32_t seg;			/* packets per Send of ours */
+	uint8_t src[NMSG * SEG_MAX * MTU];
 	uint8_t rbuf[4][RBUF];
 	uint64_t frames, responses, data_out, events;
 	/* Regions the fuzzer may not change: [0] a token value it never sends,
@@ -106,6 +108,9 @@ static void model_init(struct model *m, enum tp_mode mode)
 				    .rack = rnd(2) == 0, .entropies = (uint32_t)rnd(3) * 4,
 				    /* SR past a hole half of the time, up to the range */
 				    .span = rnd(2) ? 0 : 32 + (uint32_t)rnd(RANGE - 32 + 1) };
+	/* Sends of 16 packets half of the time: 64 outstanding, twice the
+	 * window, so that the span and the SACKed packets' count decide. */
+	uint32_t seg = rnd(2) ? 4 : SEG_MAX;
 
 	memset(m, 0, sizeof(*m));
 	m->ep = tp_ep_create(&ec);
@@ -116,9 +121,10 @@ static void model_init(struct model *m, enum tp_mode mode)
 	m->rbase = rnd(2) ? TP_PSN_MASK - (uint32_t)rnd(64) : (uint32_t)rnd(TP_PSN_MASK);
 	m->sbase = tp_chan_init_psn(m->ch);
 	m->mtu_cut = rnd(2);
+	m->seg = seg;
 	assert_int_equal(tp_chan_connect(m->ch, PEER, m->rbase), 0);
 	/* UTP: a message is one packet (at most an MTU). */
-	post_work(m->ch, m->src[0], mode == TP_MODE_UTP ? MTU : MSG, m->rbuf[0]);
+	post_work(m->ch, m->src, mode == TP_MODE_UTP ? MTU : m->seg * MTU, m->rbuf[0]);
 	for (int i = 0; i < 2; i++) {
 		struct tp_mr_cfg rc = { .addr = m->guarded[i], .len = sizeof(m->guarded[i]),
 					.access = i ? TP_ACCESS_READ : TP_ACCESS_REMOTE_ALL,
@@ -157,7 +163,7 @@ static size_t make_pkt(struct model *m, uint8_t *b)
 	f.nlp = resp && rnd(2) ? TP_NLP_NONE : UB_NLP_TAH;
 	if (resp) {
 		/* Acks around what we sent. */
-		f.psn = (m->sbase + (uint32_t)rnd(40) - 4) & TP_PSN_MASK;
+		f.psn = (m->sbase + (uint32_t)rnd(NMSG * m->seg + 24) - 4) & TP_PSN_MASK;
 		f.rspst = rnd(4) ? UB_RSPST_ACK : (uint8_t)rnd(8);
 	} else {
 		/* Mostly at or near the edge of what was offered, to get far. */
@@ -187,7 +193,8 @@ static size_t make_pkt(struct model *m, uint8_t *b)
 	}
 	if (ub_tp_has_saetph(f.opcode)) {
 		struct ub_saetph_fields sa = { .size_code = (uint8_t)rnd(5),
-					       .max_rcv_psn = (m->sbase + (uint32_t)rnd(40)) & TP_PSN_MASK };
+					       .max_rcv_psn = (m->sbase + (uint32_t)rnd(NMSG * m->seg + 24)) &
+							      TP_PSN_MASK };
 
 		for (size_t i = 0; i < ub_sack_bitmap_len(sa.size_code); i++)
 			sa.bitmap[i] = (uint8_t)rnd(256);
@@ -339,20 +346,20 @@ static void check_out(struct model *m, const uint8_t *tp, size_t n)
 		assert_non_null(v.tah);
 		m->data_out++;
 		if (v.ta.opcode == UB_TA_SEND) {
-			/* Ours: 4 packets per message, one message after another;
+			/* Ours: seg packets per message, one message after another;
 			 * the fuzzer's RNR answers make it resend some later, at
 			 * new PSNs: so find the segment by content. */
 			bool found = false;
 
 			/* Beyond the first transmission's PSNs only as a retry. */
-			if (off >= NMSG * 4 && !v.ta.retry)
+			if (off >= NMSG * m->seg && !v.ta.retry)
 				fail_msg("Send packet at PSN +%u without Retry", off);
 			assert_int_equal(v.payload_len, MTU);
 			for (int i = 0; i < NMSG && !found; i++)
-				for (int g = 0; g < 4 && !found; g++)
-					if (!memcmp(v.payload, m->src[i] + g * MTU, MTU)) {
+				for (uint32_t g = 0; g < m->seg && !found; g++)
+					if (!memcmp(v.payload, m->src + (i * m->seg + g) * MTU, MTU)) {
 						found = true;
-						assert_int_equal(v.tp.last, g == 3);
+						assert_int_equal(v.tp.last, g == m->seg - 1);
 					}
 			if (!found)
 				fail_msg("a Send packet with bytes that were never posted");
@@ -373,7 +380,7 @@ static void check_out(struct model *m, const uint8_t *tp, size_t n)
 		assert_int_equal(v.ta.ini_rcid, tp_chan_tpn(m->ch));
 		assert_int_equal(v.payload_len, MTU);
 		for (int i = 0; i < NMSG && !found; i++)
-			found = !memcmp(v.payload, m->src[0] + i * MTU, MTU);
+			found = !memcmp(v.payload, m->src + i * MTU, MTU);
 		assert_true(found);
 		m->data_out++;
 	} else {
@@ -410,6 +417,25 @@ static void drain(struct model *m, uint64_t now)
 	for (int i = 0; i < 2; i++)
 		if (memcmp(m->guarded[i], m->was[i], sizeof(m->was[i])))
 			fail_msg("guarded region %d changed", i);
+}
+
+/* The send window after each packet: nothing past una + span, no more than
+ * the window neither acknowledged nor SACKed, and n_sacked the SACKed slots
+ * (what new data may go past a hole by). */
+static void check_window(const struct model *m)
+{
+	const struct tp_chan *ch = m->ch;
+	uint32_t out = (uint32_t)tp_psn_diff(ch->nxt, ch->una), n = 0;
+
+	if (ch->cfg.mode == TP_MODE_UTP)
+		return;
+	for (uint32_t psn = ch->una; psn != ch->nxt; psn = tp_psn_add(psn, 1))
+		n += TP_SLOT(ch, psn)->sacked;
+	if (n != ch->n_sacked)
+		fail_msg("n_sacked %u, %u slots SACKed", ch->n_sacked, n);
+	if (out > ch->span || out - n > ch->cfg.window)
+		fail_msg("%u out (%u SACKed) past a span of %u or a window of %u", out, n, ch->span,
+			 ch->cfg.window);
 }
 
 static uint64_t fuzz_iters(void)
@@ -487,6 +513,7 @@ static void fuzz_rx(void **state)
 		now += rnd(20000);
 		tp_ep_tick(m.ep, now);
 		drain(&m, now);
+		check_window(&m);
 	}
 	tp_ep_destroy(m.ep);
 	print_message("# fuzz: %llu packets in, %llu out (%llu responses, %llu data); "
