@@ -45,8 +45,7 @@ static bool ack_upto(struct tp_chan *ch, uint64_t now, uint32_t c)
 		if (s->need_rtx)
 			ch->n_need_rtx--;
 		op->inflight--;
-		/* a D-SACK of it may follow (tp_rack_dsack) */
-		*s = (struct tp_slot){ .path_once = s->path_once };
+		memset(s, 0, sizeof(*s));
 		ch->win_base = (ch->win_base + 1) % ch->win_cap;
 		ch->una = tp_psn_add(ch->una, 1);
 	}

@@ -130,10 +130,6 @@ struct tp_slot {
 	bool sacked;
 	bool need_rtx;
 	uint8_t rtx_cause;	/* enum rtx_cause for the pending retransmission */
-	/* Sent twice, the second time by the path rule: a D-SACK naming this
-	 * PSN proves its port reorders (tp_rack_dsack). Outlives the ack
-	 * (tp_ack.c) until the slot takes its next PSN. */
-	bool path_once;
 };
 
 enum rtx_cause { RC_RTO, RC_NAK, RC_SACK, RC_MARK, RC_ANSWER, RC_RACK, RC_TLP, RC_PATH };
@@ -207,6 +203,14 @@ struct tp_chan {
 	uint32_t win_cap, win_base;	/* slots: cfg.span; slot of una */
 	uint32_t n_sacked;		/* slots past una SACKed: delivered, not in the window */
 	uint32_t span;			/* new data below una + span: cfg.span, or the peer's range less */
+	/*
+	 * Per slot index (tp_path_mark), PSN + 1 of the last packet sent twice,
+	 * the second time by the path rule; 0: none. Its D-SACK proves its port
+	 * reorders (tp_rack_dsack) and comes a round trip after the ack, when a
+	 * full window has given the slot to the next PSN: the mark outlives
+	 * the slot, until a path resend of a PSN win_cap later takes it.
+	 */
+	uint32_t *path_mark;
 	uint32_t una, nxt;
 	uint32_t rtx_nxt;		/* GBN: next PSN to go back over */
 	uint8_t gbn_cause;
@@ -311,14 +315,16 @@ struct tp_chan {
 /* The window slot of psn (una <= psn < nxt). */
 #define TP_SLOT(ch, psn) (&(ch)->win[((ch)->win_base + (uint32_t)tp_psn_diff((psn), (ch)->una)) % (ch)->win_cap])
 
-/* The slot psn had, acked or not, while no later PSN took it; else NULL. */
-static inline struct tp_slot *tp_slot_kept(struct tp_chan *ch, uint32_t psn)
+/*
+ * psn's path mark: at its slot's index, the same before, during and after
+ * its stay in the window (una and win_base move together), so across the
+ * PSN wrap too; the mark holds the full PSN.
+ */
+static inline uint32_t *tp_path_mark(struct tp_chan *ch, uint32_t psn)
 {
-	int32_t k = tp_psn_diff(psn, ch->una), sent = tp_psn_diff(ch->nxt, ch->una);
+	int64_t k = ((int64_t)ch->win_base + tp_psn_diff(psn, ch->una)) % ch->win_cap;
 
-	if (k >= sent || k < sent - (int32_t)ch->win_cap)
-		return NULL;
-	return &ch->win[(ch->win_base + (uint32_t)(k + (int32_t)ch->win_cap)) % ch->win_cap];
+	return &ch->path_mark[k < 0 ? k + ch->win_cap : k];
 }
 
 /* Bytes of segment seg of op: MTU-sized, the last one what is left. */

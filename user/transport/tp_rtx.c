@@ -352,18 +352,17 @@ static void path_reordered(struct tp_chan *ch, uint64_t now)
 }
 
 /*
- * D-SACK of d: if its slot is still d's (sent, and no PSN since took it)
- * and d went twice, the second time by the path rule, both copies arrived:
- * one proof. Resent once more (RTO, TLP) or probed (ROL answer probe),
- * path_once is off: that duplicate may be the other's.
+ * D-SACK of d: if d went twice, the second time by the path rule, both
+ * copies arrived: one proof. Resent once more (RTO, TLP) or probed (ROL
+ * probe), its mark is off: that duplicate may be the other's.
  */
 static void path_dsack(struct tp_chan *ch, uint64_t now, uint32_t d)
 {
-	struct tp_slot *s = tp_slot_kept(ch, d);
+	uint32_t *mark = tp_path_mark(ch, d);
 
-	if (!s || !s->path_once)
+	if (*mark != d + 1)
 		return;
-	s->path_once = false;	/* one proof a resend */
+	*mark = 0;	/* one proof a resend */
 	ch->st.path_dsack++;
 	path_reordered(ch, now);
 }

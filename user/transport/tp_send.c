@@ -66,11 +66,15 @@ static size_t send_slot(struct tp_chan *ch, uint64_t now, uint32_t psn, uint8_t 
 	struct tp_slot *s = TP_SLOT(ch, psn);
 	struct tp_op *op = &ch->sq[s->op];
 	size_t len = enc_data(ch, op, s->seg, psn, s->tpmsn, true, buf, cap);
+	uint32_t *mark = &ch->path_mark[s - ch->win];
 
 	if (!len)
 		return 0;
 	s->ntx++;
-	s->path_once = s->ntx == 2 && cause == RC_PATH;
+	if (s->ntx == 2 && cause == RC_PATH)
+		*mark = psn + 1;
+	else if (*mark == psn + 1)
+		*mark = 0;	/* a third copy: the D-SACK may be its */
 	s->sent_ns = now;
 	s->xseq = ++ch->xseq;
 	s->path = 0;	/* the resend's, if the caller names it */
@@ -135,7 +139,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	uint8_t *buf = out;
 	struct tp_op *op;
 	struct tp_slot *s;
-	uint32_t psn, b;
+	uint32_t psn, b, *mark;
 	bool ackreq;
 	size_t len;
 
@@ -153,9 +157,9 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 			len = enc_data(ch, op, op->nseg - 1, op->last_psn, op->tpmsn, true, buf, cap);
 			if (len) {
 				/* its D-SACK would be this copy's, not a path resend's */
-				s = tp_slot_kept(ch, op->last_psn);
-				if (s)
-					s->path_once = false;
+				mark = tp_path_mark(ch, op->last_psn);
+				if (*mark == op->last_psn + 1)
+					*mark = 0;
 				count_rtx(ch, ch->probe_cause);
 				ch->st.tx_data++;
 				ch->rto_unsent = false;
@@ -219,6 +223,9 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 		.op = (uint32_t)(op - ch->sq), .seg = op->next_seg, .tpmsn = op->tpmsn,
 		.sent_ns = now, .first_ns = now, .xseq = ++ch->xseq, .ntx = 1, .infl = true,
 	};
+	mark = &ch->path_mark[s - ch->win];
+	if (*mark == psn + 1)
+		*mark = 0;	/* this PSN's, 2^24 PSNs ago, never D-SACKed */
 	ch->nxt = tp_psn_add(ch->nxt, 1);
 	ch->rtx_phase = false;
 	ch->rtx_nxt = ch->nxt;
