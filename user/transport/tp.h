@@ -232,14 +232,16 @@ struct tp_ep *tp_ep_create(const struct tp_ep_config *cfg);	/* NULL: errno */
 void tp_ep_destroy(struct tp_ep *ep);
 
 /* SR past a hole (docs/TRANSPORT.md): cfg->span = span, at most
- * TP_SPAN_MAX, and cfg->ooo_range the power of two that holds it (the
- * default at least). A span that would not pass cfg->window (0: 256) leaves
- * the span off and the range alone. The sender takes the peer's range to be
- * its own: tp_chan_peer_range() when the peer says what it is. */
+ * TP_SPAN_MAX, and cfg->ooo_range the power of two that holds both the span
+ * and cfg->window (0: 256), the default at least, TP_OOO_RANGE_MAX at most.
+ * A span that would not pass the window leaves the span off (and, for a
+ * window within the default, the range alone). The sender takes the peer's
+ * range to be its own: tp_chan_peer_range() when the peer says what it is. */
 void tp_chan_span(struct tp_chan_config *cfg, uint32_t span);
-/* The peer receives range PSNs past its next expected one (an older peer:
- * TP_OOO_RANGE_DEFAULT): new data then goes at most range - 1 past una, and
- * not past the window when that is less. Before data flows. */
+/* The peer receives range PSNs past its next expected one (0, or an older
+ * peer: TP_OOO_RANGE_DEFAULT): new data then goes at most range past una
+ * (the span is min(cfg.span, range)), though never less than the window: a
+ * window past the peer's range is the caller's to avoid. Before data flows. */
 void tp_chan_peer_range(struct tp_chan *ch, uint32_t range);
 /* Create a channel; its TPN and initial send PSN are then known locally. */
 struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cfg);

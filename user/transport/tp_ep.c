@@ -98,18 +98,30 @@ static bool ctp_cc_split(const struct tp_ep *ep, const struct tp_chan_config *c)
 
 void tp_chan_span(struct tp_chan_config *cfg, uint32_t span)
 {
+	uint32_t window = cfg->window ? cfg->window : TP_WINDOW_DEFAULT;
+	uint32_t need, range;
+
 	if (span > TP_SPAN_MAX)
 		span = TP_SPAN_MAX;
-	if (span <= (cfg->window ? cfg->window : TP_WINDOW_DEFAULT))
+	if (span > window)
+		cfg->span = span;
+	/* The range holds the window even when the span is off: a window of
+	 * 1,024 with the default 256 has the receiver drop what it sends
+	 * past 256 and goodput falls 6x at 1 % loss. */
+	need = span > window ? span : window;
+	if (span <= window && need <= TP_OOO_RANGE_DEFAULT)
 		return;
-	cfg->span = span;
-	for (cfg->ooo_range = TP_OOO_RANGE_DEFAULT; cfg->ooo_range < span; cfg->ooo_range <<= 1)
+	for (range = TP_OOO_RANGE_DEFAULT; range < need && range < TP_OOO_RANGE_MAX; range <<= 1)
 		;
+	cfg->ooo_range = range;
 }
 
 void tp_chan_peer_range(struct tp_chan *ch, uint32_t range)
 {
-	uint32_t span = range - 1 < ch->cfg.span ? range - 1 : ch->cfg.span;
+	/* tp_chan_create takes span == ooo_range, so a peer keeps all of
+	 * its range; 0 is an older peer's: the default */
+	uint32_t cap = range ? range : TP_OOO_RANGE_DEFAULT;
+	uint32_t span = cap < ch->cfg.span ? cap : ch->cfg.span;
 
 	ch->span = span > ch->cfg.window ? span : ch->cfg.window;
 }
