@@ -74,6 +74,7 @@ struct model {
 	uint8_t offered[1 << 12];	/* PSN offsets (from rbase) offered as RTP data */
 	uint32_t next_off;		/* first offset not offered */
 	uint32_t seg;			/* packets per Send of ours */
+	uint32_t peer_range;		/* what the peer was told to keep: RANGE, or less */
 	uint8_t src[NMSG * SEG_MAX * MTU];
 	uint8_t rbuf[4][RBUF];
 	uint64_t frames, responses, data_out, events;
@@ -117,6 +118,14 @@ static void model_init(struct model *m, enum tp_mode mode)
 	assert_non_null(m->ep);
 	m->ch = tp_chan_create(m->ep, &c);
 	assert_non_null(m->ch);
+	/* A peer that keeps less than our ring (an older one: half; or a
+	 * quarter) a quarter of the time: check_window then holds the
+	 * sender to what was told, not to the ring it has. */
+	m->peer_range = RANGE;
+	if (rnd(4) == 0) {
+		m->peer_range = RANGE >> (1 + rnd(2));
+		tp_chan_peer_range(m->ch, m->peer_range);
+	}
 	/* Near the wrap half of the time. */
 	m->rbase = rnd(2) ? TP_PSN_MASK - (uint32_t)rnd(64) : (uint32_t)rnd(TP_PSN_MASK);
 	m->sbase = tp_chan_init_psn(m->ch);
@@ -436,6 +445,9 @@ static void check_window(const struct model *m)
 	if (out > ch->span || out - n > ch->cfg.window)
 		fail_msg("%u out (%u SACKed) past a span of %u or a window of %u", out, n, ch->span,
 			 ch->cfg.window);
+	/* the window is a floor under what the peer was told */
+	if (out > m->peer_range && out > ch->cfg.window)
+		fail_msg("%u out past the peer's range of %u", out, m->peer_range);
 }
 
 static uint64_t fuzz_iters(void)
