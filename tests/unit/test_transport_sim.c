@@ -2043,7 +2043,7 @@ static void paths_follow_route_change(void **state)
 
 /*
  * Two ports (entropy: PSN mod 2), 1 ms each way, 64 packets in flight in
- * a window of 128 (a full one: path_rule_off_full_window). For the first
+ * a window of 128 (for a full window see path_rule_off_full_window). For the first
  * 500 ms the hosts' queues hold each packet up to 1.5 ms more (a
  * min_RTT/4 allowance of 0.5 ms): packets later than a later one on their
  * port, proofs that the ports reorder, and the rule goes off. Then the

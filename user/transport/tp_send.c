@@ -225,7 +225,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	};
 	mark = &ch->path_mark[s - ch->win];
 	if (*mark == psn + 1)
-		*mark = 0;	/* this PSN's, 2^24 PSNs ago, never D-SACKed */
+		*mark = 0;	/* the same 24-bit PSN an earlier lap ago, never D-SACKed */
 	ch->nxt = tp_psn_add(ch->nxt, 1);
 	ch->rtx_phase = false;
 	ch->rtx_nxt = ch->nxt;
