@@ -237,6 +237,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	ch->inflight_bytes += b;
 	ch->st.tx_data++;
 	ch->st.tx_bytes += b;
+	ch->st.tx_past_window += (uint32_t)tp_psn_diff(psn, ch->una) >= ch->cfg.window;
 	tp_cc_on_send(ch, now, b, false);
 	if (!ch->rto_deadline)
 		tp_rto_rearm(ch, now);
