@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * liburma's in-band control message (setup.c; docs/WIRE.md §7.3): what
+ * follows the hello's body, big-endian.
+ */
+#ifndef UBXDP_URMA_CTL_H
+#define UBXDP_URMA_CTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "urma_types.h"
+
+enum { CTL_PROBE = 1, CTL_PROBE_ACK, CTL_OPEN, CTL_OPEN_ACK, CTL_CLOSE };
+#define CTL_VER		1
+#define CTL_LEN		76
+#define CTL_F_RC	1
+
+struct ubx_ctl {
+	uint8_t kind, status, mode, tp_type, order, flags;
+	uint16_t mtu, depth;
+	uint32_t nonce;
+	urma_jetty_id_t src, dst;
+	uint32_t token;
+};
+
+size_t ubx_ctl_encode(const struct ubx_ctl *m, uint8_t *b);	/* CTL_LEN bytes */
+int ubx_ctl_decode(const uint8_t *b, size_t len, struct ubx_ctl *m);	/* 0 or -EINVAL */
+
+#endif
