@@ -268,6 +268,9 @@ $(BUILD)/bin/test_ubpkt_ref: $(BUILD)/obj/tests/bpf/ubref.o $(BUILD)/obj/tests/b
 # ubperf's keyed message bytes: a module of ubperf, not of the library.
 $(BUILD)/bin/test_payload: $(BUILD)/obj/user/ubperf/payload.o
 $(BUILD)/bin/test_ubperf_ctl: $(BUILD)/obj/user/ubperf/ctl.o
+# liburma's control message codec, outside the shared library.
+$(BUILD)/bin/test_urma_ctl: $(BUILD)/obj/user/urma/ctl.o
+$(BUILD)/obj/user/urma/ctl.o $(BUILD)/obj/tests/unit/test_urma_ctl.o: CPPFLAGS += -Iuser/urma/include
 # ubcaqm is ubctl caqm under the name it had as a tool of its own (user/ubctl/caqm.c).
 $(BUILD)/bin/ubcaqm: $(BUILD)/bin/ubctl
 	ln -sf ubctl $@

@@ -98,6 +98,10 @@ struct ubx_chan *ubx_chan_new(struct ubx_port *p, struct ubx_q *q, const urma_je
 	cc.rnr_retry = q->rnr_retry == 7 ? UINT32_MAX : q->rnr_retry ? q->rnr_retry : 1;
 	cc.rnr_wait_code = q->jfr ? q->jfr->min_rnr_timer : 0;
 	cc.rto_mode = TP_RTO_DYNAMIC;
+	/* Both ends alike, each told the other's range in the setup; a span
+	 * within the window (UBXDP_URMA_SPAN=0) leaves the channel as before. */
+	if (cc.mode == TP_MODE_RTP_SR)
+		tp_chan_span(&cc, p->span);
 	/* The watchdog (ubx_ctl_run) fails a silent peer's channel after the
 	 * err_timeout budget; the core's own limit comes well after it. */
 	cc.retry_limit = 16;

@@ -207,9 +207,21 @@ static int native_cfg(struct ubx_port *p)
 
 static int rtx_cfg(struct ubx_port *p)
 {
-	const char *m = getenv("UBXDP_URMA_RTX");
+	const char *m = getenv("UBXDP_URMA_RTX"), *sp = getenv("UBXDP_URMA_SPAN");
+	unsigned long v;
 
 	p->rtx = TP_MODE_RTP_SR;
+	/* SR past a hole as ubperf's rtp-sr: a quarter window, the round
+	 * trip a repair costs (docs/TRANSPORT.md) */
+	p->span = TP_WINDOW_DEFAULT + TP_WINDOW_DEFAULT / 4;
+	if (sp && *sp) {
+		if (parse_uint(sp, (size_t)-1, TP_SPAN_MAX, &v)) {
+			ubx_err("UBXDP_URMA_SPAN=%s: packets past the oldest unacknowledged one, 0 .. %u",
+				sp, TP_SPAN_MAX);
+			return -EINVAL;
+		}
+		p->span = (uint32_t)v;
+	}
 	if (!m || !*m)
 		return 0;
 	if (tp_mode_parse(m, &p->rtx) || (p->rtx != TP_MODE_RTP_SR && p->rtx != TP_MODE_RTP_GBN &&

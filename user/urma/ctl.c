@@ -2,13 +2,16 @@
 /*
  * liburma's control message on the wire (docs/WIRE.md §7.3):
  *   "URMA" | ver | kind | status (errno) | mode (URMA_TM_*) | tp_type |
- *   order | flags (1: RC bind) | rsv | mtu(16) | depth(16) | nonce(32) |
- *   src EID(128) | src UASID(32) | src ID(32) | dst EID(128) |
+ *   order | flags (1: RC bind) | rx range (log2) | mtu(16) | depth(16) |
+ *   nonce(32) | src EID(128) | src UASID(32) | src ID(32) | dst EID(128) |
  *   dst UASID(32) | dst ID(32) | token(32) | 0(32)
+ * Byte 11 was reserved, sent 0 and never read: a library before the span
+ * sends 0 there and ignores what a newer one puts in it.
  */
 #include <errno.h>
 #include <string.h>
 
+#include "transport/tp.h"
 #include "urma/ctl.h"
 
 static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
@@ -26,7 +29,10 @@ size_t ubx_ctl_encode(const struct ubx_ctl *m, uint8_t *b)
 	b[8] = m->tp_type;
 	b[9] = m->order;
 	b[10] = m->flags;
-	b[11] = 0;
+	/* The default range says nothing: a channel that receives no more
+	 * than an older library's sends its message byte for byte. */
+	b[CTL_RX_RANGE] = m->rx_range && m->rx_range != TP_OOO_RANGE_DEFAULT ?
+			  (uint8_t)(31 - __builtin_clz(m->rx_range)) : 0;
 	put16(b + 12, m->mtu);
 	put16(b + 14, m->depth);
 	put32(b + 16, m->nonce);
@@ -43,6 +49,8 @@ size_t ubx_ctl_encode(const struct ubx_ctl *m, uint8_t *b)
 
 int ubx_ctl_decode(const uint8_t *b, size_t len, struct ubx_ctl *m)
 {
+	uint8_t r;
+
 	if (len < CTL_LEN || memcmp(b, "URMA", 4) || b[4] != CTL_VER || !b[5] || b[5] > CTL_CLOSE)
 		return -EINVAL;
 	memset(m, 0, sizeof(*m));
@@ -52,6 +60,9 @@ int ubx_ctl_decode(const uint8_t *b, size_t len, struct ubx_ctl *m)
 	m->tp_type = b[8];
 	m->order = b[9];
 	m->flags = b[10];
+	/* an older library's 0, or a range we do not know: the default */
+	r = b[CTL_RX_RANGE];
+	m->rx_range = r >= 7 && r <= 11 ? 1u << r : TP_OOO_RANGE_DEFAULT;
 	m->mtu = get16(b + 12);
 	m->depth = get16(b + 14);
 	m->nonce = get32(b + 16);

@@ -15,6 +15,9 @@ enum { CTL_PROBE = 1, CTL_PROBE_ACK, CTL_OPEN, CTL_OPEN_ACK, CTL_CLOSE };
 #define CTL_VER		1
 #define CTL_LEN		76
 #define CTL_F_RC	1
+/* u8, log2 of the sending channel's receive range (7..11); a library
+ * before the span leaves the byte 0, read as the default 256 */
+#define CTL_RX_RANGE	11
 
 struct ubx_ctl {
 	uint8_t kind, status, mode, tp_type, order, flags;
@@ -22,6 +25,9 @@ struct ubx_ctl {
 	uint32_t nonce;
 	urma_jetty_id_t src, dst;
 	uint32_t token;
+	/* OPEN, OPEN_ACK: how far past its next expected PSN the sender's
+	 * channel keeps packets (a power of two, 128..2048); 0: the default */
+	uint32_t rx_range;
 };
 
 size_t ubx_ctl_encode(const struct ubx_ctl *m, uint8_t *b);	/* CTL_LEN bytes */

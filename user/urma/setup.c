@@ -16,7 +16,10 @@
  *   CLOSE              a channel's side went (jetty deleted, unbind): the
  *                      other side flushes its work requests.
  *
- * struct ubx_ctl (ctl.c) follows the hello body.
+ * struct ubx_ctl (ctl.c) follows the hello body. OPEN and OPEN_ACK carry
+ * each side's receive range: an SR channel sends no further past a hole
+ * than the peer keeps (docs/TRANSPORT.md "SR past a hole"), an older
+ * peer's 0 reading as 256.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -56,6 +59,7 @@ static void open_msg(const struct ubx_chan *ch, struct ubx_ctl *m)
 	m->src.id = ch->q->id;
 	m->dst = ch->remote;
 	m->token = ch->token;
+	m->rx_range = tp_chan_rx_range(ch->ec.tp);
 }
 
 void ubx_send_open(struct ubx_chan *ch)
@@ -125,6 +129,7 @@ static void reply(struct ubx_port *p, const uint8_t ip[16], uint8_t ver, const s
 	m.src = req->dst;
 	m.dst = req->src;
 	m.mtu = (uint16_t)p->mtu[ver == 6];
+	m.rx_range = tp ? tp_chan_rx_range(tp) : 0;	/* ours, not the request's */
 	send_ctl(p, peer, tp, sport, peer_tpn, true, &m);
 }
 
@@ -178,7 +183,9 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 		}
 	}
 	if (ch->state != CH_READY) {
-		/* New, or our own OPEN crossed theirs: connect to their channel. */
+		/* New, or our own OPEN crossed theirs: connect to their channel,
+		 * sending no further past a hole than it keeps. */
+		tp_chan_peer_range(ch->ec.tp, m->rx_range);
 		if (ep_chan_connect(p->ep, &ch->ec, h->tpn, h->init_psn) == 0) {
 			ch->peer_tpn = h->tpn;
 			ch->state = CH_READY;
@@ -201,9 +208,12 @@ static void on_open_ack(struct ubx_port *p, const struct tp_hello *h, const stru
 		if (m->status == EMSGSIZE)
 			ubx_err("jetty %u: the peer takes a UB MTU of %u, this device %u", m->src.id,
 				m->mtu, ch->mtu);
-	} else if (ep_chan_connect(p->ep, &ch->ec, h->tpn, h->init_psn) == 0) {
-		ch->peer_tpn = h->tpn;
-		ch->state = CH_READY;
+	} else {
+		tp_chan_peer_range(ch->ec.tp, m->rx_range);
+		if (ep_chan_connect(p->ep, &ch->ec, h->tpn, h->init_psn) == 0) {
+			ch->peer_tpn = h->tpn;
+			ch->state = CH_READY;
+		}
 	}
 	pthread_cond_broadcast(&p->cond);
 }

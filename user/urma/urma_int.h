@@ -221,6 +221,7 @@ struct ubx_port {
 	bool native;
 	struct ep_native nat;
 	enum tp_mode rtx;		/* RTP's retransmission mode */
+	uint32_t span;			/* SR: new data this far past una (UBXDP_URMA_SPAN) */
 	struct ep *ep;
 	struct tp_ep *tp;
 	struct tp_chan *ctl;		/* a channel never connected: hellos outside channels */

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * liburma's OPEN and OPEN_ACK say how far past a hole the peer may send
+ * (byte 11, CTL_RX_RANGE, user/urma/ctl.c): a message of a library before
+ * the span, the same length with zero there, reads as the default range
+ * (the peer then sends as an older one did), and the byte is one an older
+ * library sent as zero and never read.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "transport/tp.h"
+#include "urma/ctl.h"
+
+static void be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
+}
+
+/* An OPEN_ACK as a library before the span wrote it, from the layout of
+ * docs/WIRE.md §7.3 by hand: byte 11 and the last word zero. */
+static void old_open_ack(uint8_t *b)
+{
+	memset(b, 0, CTL_LEN);
+	memcpy(b, "URMA", 4);
+	b[4] = 1;			/* version */
+	b[5] = 4;			/* OPEN_ACK */
+	b[7] = 1;			/* mode */
+	b[9] = 2;			/* order */
+	b[10] = 1;			/* RC */
+	b[12] = 0x10, b[13] = 0x00;	/* MTU 4096 */
+	b[14] = 0x01, b[15] = 0x00;	/* depth 256 */
+	be32(b + 16, 0xdeadbeef);	/* nonce */
+	b[20 + 10] = 0xff, b[20 + 11] = 0xff, b[20 + 12] = 10, b[20 + 15] = 2;	/* ::ffff:10.0.0.2 */
+	be32(b + 36, 5);		/* source UASID, jetty */
+	be32(b + 40, 1100);
+	b[44 + 10] = 0xff, b[44 + 11] = 0xff, b[44 + 12] = 10, b[44 + 15] = 1;
+	be32(b + 60, 6);
+	be32(b + 64, 1200);
+	be32(b + 68, 0xacfe);		/* token */
+}
+
+static void older_peer_reads_as_the_default(void **state)
+{
+	static const uint8_t unknown[] = { 6, 12, 20, 255 };
+	uint8_t b[CTL_LEN];
+	struct ubx_ctl m;
+
+	(void)state;
+	old_open_ack(b);
+	assert_int_equal(ubx_ctl_decode(b, sizeof(b), &m), 0);
+	assert_int_equal(m.rx_range, TP_OOO_RANGE_DEFAULT);
+	assert_int_equal(m.kind, CTL_OPEN_ACK);
+	assert_int_equal(m.mtu, 4096);
+	assert_int_equal(m.src.id, 1100);
+	assert_int_equal(m.dst.id, 1200);
+	assert_int_equal(m.token, 0xacfe);
+	for (size_t i = 0; i < sizeof(unknown); i++) {	/* no range we know: the default too */
+		b[CTL_RX_RANGE] = unknown[i];
+		assert_int_equal(ubx_ctl_decode(b, sizeof(b), &m), 0);
+		assert_int_equal(m.rx_range, TP_OOO_RANGE_DEFAULT);
+	}
+}
+
+static void range_in_the_reserved_byte(void **state)
+{
+	uint8_t b[CTL_LEN], old[CTL_LEN];
+	struct ubx_ctl m, d;
+
+	(void)state;
+	old_open_ack(old);
+	assert_int_equal(ubx_ctl_decode(old, sizeof(old), &m), 0);
+	for (uint32_t range = 128; range <= 2048; range <<= 1) {
+		m.rx_range = range;
+		assert_int_equal(ubx_ctl_encode(&m, b), CTL_LEN);
+		/* the default says nothing: an older library's bytes */
+		assert_int_equal(b[CTL_RX_RANGE], range == 256 ? 0 : __builtin_ctz(range));
+		assert_int_equal(ubx_ctl_decode(b, sizeof(b), &d), 0);
+		assert_int_equal(d.rx_range, range);
+		/* every other byte as before: what an older library reads */
+		b[CTL_RX_RANGE] = 0;
+		assert_memory_equal(b, old, sizeof(b));
+	}
+	m.rx_range = 0;		/* a PROBE, a refusal: no channel, nothing said */
+	assert_int_equal(ubx_ctl_encode(&m, b), CTL_LEN);
+	assert_memory_equal(b, old, sizeof(b));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(older_peer_reads_as_the_default),
+		cmocka_unit_test(range_in_the_reserved_byte),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
