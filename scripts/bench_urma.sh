@@ -20,7 +20,14 @@
 # on one device: the client's frames through the device's program); the
 # 64-byte Send rate gives what each path costs per message over the queues.
 #
+# With URMA_BASE=DIR/bin (another build's urma_example, e.g. main's), part 3:
+# selective retransmission at 1 % loss (URMA_LOSS per 10000) on a routed hop
+# (nftables on the router, both directions), Write and Send 64 KiB x 16, this
+# build beside that one (both ends of a run the same build), ROUNDS interleaved
+# rounds, the base first in every other; each round's goodput and ratio.
+#
 #   scripts/bench_urma.sh [SECONDS_PER_RUN [ROUNDS]]     (default 3 s, 5 rounds)
+#   URMA_BENCH_PARTS="3" URMA_BASE=/path/to/main/build/bin scripts/bench_urma.sh 3 8
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,6 +37,8 @@ SECS=${1:-3}
 ROUNDS=${2:-5}
 DEPTH=16
 PY=/usr/bin/python3
+PARTS=" ${URMA_BENCH_PARTS:-1 2 3} "
+part() { [[ $PARTS == *" $1 "* ]]; }
 
 . tests/lib/netns.sh
 if reason=$(ns_unsupported); then
@@ -90,6 +99,7 @@ print(j["goodput_bps"], j["messages"] / j["duration_s"], j["latency_us"]["p50"],
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
+if part 1; then
 echo "URMA API (urma_example through liburma) beside ubperf on the core, one veth pair,"
 echo "$SECS s per run, $ROUNDS rounds each, alternating; medians:"
 # row LABEL FILE_API FILE_UBPERF SCALE LOWER_IS_BETTER DECIMALS
@@ -130,7 +140,9 @@ for cfg in "write 65536 $DEPTH goodput" "send 65536 $DEPTH goodput" "send 64 64 
 done
 echo "  (API cost: how much less the API moved, or how much longer it took, than ubperf;"
 echo "   the target is at most 5 %)"
+fi
 
+if part 2; then
 echo
 echo "The API's paths on a shared device (docs/URMA.md), $ROUNDS rounds each, medians:"
 printf "  %-10s %14s %14s %16s\n" "path" "Write 64 KiB" "Send 64 B" "per message"
@@ -151,3 +163,55 @@ for path in queues veth loop; do
 		"$(awk -v x="$r" -v q="$q_rate" 'BEGIN { if (x > 0 && q > 0 && x != q) printf "(%+.0f ns)", 1e9 / x - 1e9 / q }')"
 done
 echo "  (per message: 1 / the 64-byte Send rate; in brackets what the path adds over the queues)"
+fi
+
+if part 3 && [[ -n ${URMA_BASE:-} ]]; then
+C=$(ns_add uc) R=$(ns_add ur) S=$(ns_add us)
+topo_routed_hop "$C" "$R" "$S" 10.76.0 10.77.0 02:00:00:00:76 02:00:00:00:77
+ns_run "$R" nft -f - <<-NFT
+table inet ubbench {
+	chain forward_uboe {
+		type filter hook forward priority 0;
+		udp dport 4792 numgen random mod 10000 < ${URMA_LOSS:-100} drop
+	}
+}
+NFT
+# lossy BIN OP: goodput_bps of BIN's client against BIN's server across the router
+lossy() {
+	nsenter --net="/run/netns/$S" "$1/urma_example" -d s0 --once --bench x >"$tmp/srv" 2>&1 &
+	local srv=$!
+	for _ in $(seq 100); do grep -q listening "$tmp/srv" 2>/dev/null && break; sleep 0.05; done
+	if nsenter --net="/run/netns/$C" "$1/urma_example" -d c0 -s 10.77.0.1 --bench "$2" --size 65536 \
+		--depth "$DEPTH" --seconds "$SECS" --json 2>"$tmp/cli.err" | tail -1 >"$tmp/l.json" &&
+		[[ -s $tmp/l.json ]]; then
+		jget "$tmp/l.json" goodput_bps
+	else
+		echo 0
+		sed 's/^/#   lossy: /' "$tmp/cli.err" "$tmp/srv" >&2
+	fi
+	wait $srv || true
+}
+echo
+echo "SR at $(awk -v p="${URMA_LOSS:-100}" 'BEGIN { print p / 100 }') % loss each way on a routed hop," \
+	"64 KiB x $DEPTH, $SECS s runs, Mbit/s: this build beside $URMA_BASE"
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+for op in write send; do
+	: >"$tmp/ratios"
+	for ((rep = 0; rep < ROUNDS; rep++)); do
+		declare -A g=()
+		for bld in $( ((rep % 2)) && echo "base this" || echo "this base"); do
+			b=$BIN
+			[[ $bld == base ]] && b=$URMA_BASE
+			g[$bld]=$(lossy "$b" "$op")
+		done
+		# a failed run (0) has no ratio and stays out of the median
+		r=$(awk -v a="${g[this]}" -v b="${g[base]}" 'BEGIN { if (a > 0 && b > 0) printf "%.3f", a / b; else print "-" }')
+		[[ $r == - ]] || echo "$r" >>"$tmp/ratios"
+		printf "  %-5s round %u: this %7.1f  base %7.1f  ratio %s  (load %s)\n" "$op" $((rep + 1)) \
+			"$(awk -v x="${g[this]}" 'BEGIN { print x / 1e6 }')" \
+			"$(awk -v x="${g[base]}" 'BEGIN { print x / 1e6 }')" "$r" "$(cut -d' ' -f1 /proc/loadavg)"
+	done
+	printf "  %-5s median ratio %s\n" "$op" "$(median <"$tmp/ratios")"
+done
+echo "  (load $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
+fi
