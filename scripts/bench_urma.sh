@@ -184,7 +184,7 @@ lossy() {
 	if nsenter --net="/run/netns/$C" "$1/urma_example" -d c0 -s 10.77.0.1 --bench "$2" --size 65536 \
 		--depth "$DEPTH" --seconds "$SECS" --json 2>"$tmp/cli.err" | tail -1 >"$tmp/l.json" &&
 		[[ -s $tmp/l.json ]]; then
-		jget "$tmp/l.json" goodput_bps
+		jget "$tmp/l.json" goodput_bps || echo 0
 	else
 		echo 0
 		sed 's/^/#   lossy: /' "$tmp/cli.err" "$tmp/srv" >&2

@@ -45,10 +45,11 @@ static void older_server_reads_as_the_default(void **state)
 	assert_int_equal(ctl_decode(b, sizeof(b), true, &m), 0);
 	assert_int_equal(m.u.ans.rx_range, TP_OOO_RANGE_DEFAULT);
 	assert_int_equal(m.u.ans.token_value, 0xabcd);
-	/* no range we know: the default too; 6 and 12 are the codes just
-	 * past 128 and 2048, so a wider check in the decoder fails here */
+	/* no range we know: the default too; 7 and 12 are the codes just
+	 * past 256 and 2048 (no range is below the window, and no window
+	 * below 256), so a wider check in the decoder fails here */
 	for (uint32_t i = 0; i < 3; i++) {
-		static const uint8_t unknown[] = { 6, 12, 20 };
+		static const uint8_t unknown[] = { 7, 12, 20 };
 
 		b[UBPF_ANS_RX_RANGE] = unknown[i];
 		assert_int_equal(ctl_decode(b, sizeof(b), true, &m), 0);
@@ -64,7 +65,7 @@ static void range_in_the_path_padding(void **state)
 	(void)state;
 	old_answer(old);
 	assert_int_equal(ctl_decode(old, sizeof(old), true, &m), 0);
-	for (uint32_t range = 128; range <= 2048; range <<= 1) {
+	for (uint32_t range = 256; range <= 2048; range <<= 1) {
 		m.u.ans.rx_range = range;
 		assert_int_equal(ctl_encode(&m, true, b, sizeof(b)), UBPF_ANS_LEN);
 		assert_int_equal(b[UBPF_ANS_RX_RANGE], __builtin_ctz(range));

@@ -46,7 +46,7 @@ static void old_open_ack(uint8_t *b)
 
 static void older_peer_reads_as_the_default(void **state)
 {
-	static const uint8_t unknown[] = { 6, 12, 20, 255 };
+	static const uint8_t unknown[] = { 6, 7, 12, 20, 255 };
 	uint8_t b[CTL_LEN];
 	struct ubx_ctl m;
 
@@ -74,7 +74,7 @@ static void range_in_the_reserved_byte(void **state)
 	(void)state;
 	old_open_ack(old);
 	assert_int_equal(ubx_ctl_decode(old, sizeof(old), &m), 0);
-	for (uint32_t range = 128; range <= 2048; range <<= 1) {
+	for (uint32_t range = 256; range <= 2048; range <<= 1) {
 		m.rx_range = range;
 		assert_int_equal(ubx_ctl_encode(&m, b), CTL_LEN);
 		/* the default says nothing: an older library's bytes */

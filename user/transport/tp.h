@@ -536,7 +536,7 @@ bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
 #define TP_STATS(X)							\
 	X(tx_data,		"data packets sent (incl. retransmissions)")	\
 	X(tx_bytes,		"payload bytes sent")				\
-	X(tx_past_window,	"SR: new data packets sent a window or more past the oldest unacknowledged one (the span in use)") \
+	X(tx_past_window,	"SR: new data sent a window or more past una (the span in use)") \
 	X(tx_ack,		"TPACKs sent")					\
 	X(tx_nak,		"TPNAKs sent")					\
 	X(tx_sack,		"TPSACKs sent")					\

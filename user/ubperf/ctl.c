@@ -112,7 +112,7 @@ int ctl_decode(const uint8_t *in, size_t len, bool is_reply, struct ctl_msg *m)
 		memcpy(m->u.ans.path.ip, in + UBPF_ANS_PATH_IP, 16);
 		m->u.ans.token_value = get32(in + UBPF_ANS_TOKEN_VALUE);
 		/* an older server's pad byte, or no range we know: the default */
-		m->u.ans.rx_range = in[UBPF_ANS_RX_RANGE] >= 7 && in[UBPF_ANS_RX_RANGE] <= 11 ?
+		m->u.ans.rx_range = in[UBPF_ANS_RX_RANGE] >= 8 && in[UBPF_ANS_RX_RANGE] <= 11 ?
 				    1u << in[UBPF_ANS_RX_RANGE] : TP_OOO_RANGE_DEFAULT;
 	}
 	return 0;

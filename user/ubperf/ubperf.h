@@ -80,7 +80,7 @@ struct ctl_answer {
 	uint32_t token, mr_len, va_hi, va_lo;
 	struct ctl_path path;		/* a server on several ports */
 	uint32_t token_value;		/* UBPF_ANS_TOKEN_VALUE */
-	uint32_t rx_range;		/* UBPF_ANS_RX_RANGE, a power of two 128 .. 2048 */
+	uint32_t rx_range;		/* UBPF_ANS_RX_RANGE, a power of two 256 .. 2048 */
 };
 
 struct ctl_done {

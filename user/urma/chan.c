@@ -58,7 +58,7 @@ static enum tp_ta_mode ta_mode(uint8_t order)
 struct ubx_chan *ubx_chan_new(struct ubx_port *p, struct ubx_q *q, const urma_jetty_id_t *remote,
 			      struct ubx_peer *peer, urma_transport_mode_t mode,
 			      urma_tp_type_t tp_type, uint8_t order, uint32_t mtu,
-			      uint32_t peer_depth, int *err)
+			      uint32_t peer_depth, bool span, int *err)
 {
 	struct tp_chan_config cc = { 0 };
 	struct ubx_chan *ch;
@@ -99,8 +99,10 @@ struct ubx_chan *ubx_chan_new(struct ubx_port *p, struct ubx_q *q, const urma_je
 	cc.rnr_wait_code = q->jfr ? q->jfr->min_rnr_timer : 0;
 	cc.rto_mode = TP_RTO_DYNAMIC;
 	/* Both ends alike, each told the other's range in the setup; a span
-	 * within the window (UBXDP_URMA_SPAN=0) leaves the channel as before. */
-	if (cc.mode == TP_MODE_RTP_SR)
+	 * within the window (UBXDP_URMA_SPAN=0) leaves the channel as before.
+	 * Not for an opener that keeps only the default range: ours would go
+	 * no further past its holes anyway, and would double our buffer. */
+	if (cc.mode == TP_MODE_RTP_SR && span)
 		tp_chan_span(&cc, p->span);
 	/* The watchdog (ubx_ctl_run) fails a silent peer's channel after the
 	 * err_timeout budget; the core's own limit comes well after it. */
@@ -291,7 +293,7 @@ struct ubx_chan *ubx_chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, i
 		}
 		ch = ubx_chan_new(p, q, &tj->pub.id, tj->peer, tj->pub.trans_mode, tj->pub.tp_type,
 			      (uint8_t)(tj->pub.flag.bs.order_type ? tj->pub.flag.bs.order_type : q->order),
-			      p->mtu[ver == 6], 0, err);
+			      p->mtu[ver == 6], 0, true, err);
 		if (!ch)
 			return NULL;
 		ch->rc = rc;

@@ -62,7 +62,7 @@ int ubx_ctl_decode(const uint8_t *b, size_t len, struct ubx_ctl *m)
 	m->flags = b[10];
 	/* an older library's 0, or a range we do not know: the default */
 	r = b[CTL_RX_RANGE];
-	m->rx_range = r >= 7 && r <= 11 ? 1u << r : TP_OOO_RANGE_DEFAULT;
+	m->rx_range = r >= 8 && r <= 11 ? 1u << r : TP_OOO_RANGE_DEFAULT;
 	m->mtu = get16(b + 12);
 	m->depth = get16(b + 14);
 	m->nonce = get32(b + 16);

@@ -15,7 +15,7 @@ enum { CTL_PROBE = 1, CTL_PROBE_ACK, CTL_OPEN, CTL_OPEN_ACK, CTL_CLOSE };
 #define CTL_VER		1
 #define CTL_LEN		76
 #define CTL_F_RC	1
-/* u8, log2 of the sending channel's receive range (7..11); a library
+/* u8, log2 of the sending channel's receive range (8..11); a library
  * before the span leaves the byte 0, read as the default 256 */
 #define CTL_RX_RANGE	11
 
@@ -26,7 +26,7 @@ struct ubx_ctl {
 	urma_jetty_id_t src, dst;
 	uint32_t token;
 	/* OPEN, OPEN_ACK: how far past its next expected PSN the sender's
-	 * channel keeps packets (a power of two, 128..2048); 0: the default */
+	 * channel keeps packets (a power of two, 256..2048); 0: the default */
 	uint32_t rx_range;
 };
 

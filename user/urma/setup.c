@@ -78,6 +78,7 @@ void ubx_send_close(struct ubx_chan *ch)
 
 	open_msg(ch, &m);
 	m.kind = CTL_CLOSE;
+	m.rx_range = 0;
 	send_ctl(ch->port, ch->peer, ch->ec.tp, ch->ec.sport, ch->peer_tpn, false, &m);
 }
 
@@ -172,7 +173,8 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 			return;		/* the jetty went meanwhile; the sender retries */
 		if (!ch) {
 			ch = ubx_chan_new(p, q, &m->src, peer, (urma_transport_mode_t)m->mode,
-				      (urma_tp_type_t)m->tp_type, m->order, m->mtu, m->depth, &err);
+				      (urma_tp_type_t)m->tp_type, m->order, m->mtu, m->depth,
+				      m->rx_range > TP_OOO_RANGE_DEFAULT, &err);
 			if (!ch) {
 				reply(p, ip, ver, NULL, 0, h->tpn, m, CTL_OPEN_ACK, err);
 				return;
@@ -182,9 +184,10 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 				q->bound = ch;	/* accepted: the jetty's bind finds it */
 		}
 	}
-	if (ch->state != CH_READY) {
+	if (ch->state != CH_READY && ch->ec.tp) {
 		/* New, or our own OPEN crossed theirs: connect to their channel,
-		 * sending no further past a hole than it keeps. */
+		 * sending no further past a hole than it keeps (a failed one may
+		 * have lost its core channel already). */
 		tp_chan_peer_range(ch->ec.tp, m->rx_range);
 		if (ep_chan_connect(p->ep, &ch->ec, h->tpn, h->init_psn) == 0) {
 			ch->peer_tpn = h->tpn;

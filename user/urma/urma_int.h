@@ -418,7 +418,7 @@ struct ubx_chan *ubx_chan_find(struct ubx_port *p, const struct ubx_q *q, const 
 struct ubx_chan *ubx_chan_new(struct ubx_port *p, struct ubx_q *q, const urma_jetty_id_t *remote,
 			      struct ubx_peer *peer, urma_transport_mode_t mode,
 			      urma_tp_type_t tp_type, uint8_t order, uint32_t mtu,
-			      uint32_t peer_depth, int *err);
+			      uint32_t peer_depth, bool span, int *err);
 /* The channel from local object q to the remote one, set up (bounded by the
  * setup timeout) when there is none yet. Port lock held; it is released
  * while waiting. NULL with *err (errno) when it cannot be had. */
