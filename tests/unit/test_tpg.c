@@ -395,6 +395,7 @@ struct spray2 {
 	uint64_t jitter;		/* every path's (tp_net_path_cfg.jitter_ns)... */
 	uint64_t jitter_until;		/* ...until then (0: the whole run) */
 	uint64_t run_ns, stop_ns;
+	uint32_t span;			/* tp_chan_span(), as ubperf sets it; 0: none */
 	struct lossy *loss;
 	/* out */
 	struct tp_stats st;
@@ -422,6 +423,8 @@ static void spray2_run(struct spray2 *x, uint64_t seed)
 	base.window = x->window;
 	base.ooo_range = x->window;
 	base.retry_limit = 7;
+	if (x->span)
+		tp_chan_span(&base, x->span);
 	if (x->loss) {
 		nc.drop = lossy_drop;
 		nc.drop_ctx = x->loss;
@@ -700,6 +703,43 @@ static void spray_overflowing_queues(void **state)
 }
 
 /*
+ * The issue's 20 ms cell (scripts/bench_multipath.sh) in simulated time:
+ * four channels sprayed over two 50 Mbit/s paths whose queues hold 141 KiB
+ * (the tbf's 20 ms and its 16 KiB burst), windows of 256 and ubperf's span
+ * of 320, no CC: the windows overflow both queues (resends lost again and
+ * again) and the queues reorder by up to their difference. Writes for
+ * 600 ms, then the drain. No RTO may come of delay alone, over 24 seeds.
+ * Two ways one did (5 and 2 here): an RTO set at a probe's first answer
+ * fired while RACK's latest resend of the oldest packet, sent after it,
+ * still sat in the queue (4.6-18 ms old; RTO 40.8 ms, 2 SRTT), that resend
+ * then arrived and the RTO's copy was D-SACKed; and in the drain, a real
+ * loss's RTO whose resend crossed the idle path in 207.5 us, within the
+ * 392.9 us min RTT that channel had only measured behind the others'
+ * queues, was counted undone (no original had arrived: no D-SACK).
+ */
+static void spray_tbf_queues_no_undone_rto(void **state)
+{
+	uint64_t undone = 0, rto = 0, left = 0;
+
+	(void)state;
+	for (uint64_t seed = 132; seed < 156; seed++) {
+		struct spray2 x = { .nchan = 4, .d0 = 20 * US, .d1 = 20 * US, .rate0 = 50000000,
+				    .rate1 = 50000000, .limit = 141 * 1024, .window = 256,
+				    .span = 320, .run_ns = 1000 * MS, .stop_ns = 600 * MS };
+
+		spray2_run(&x, seed);
+		assert_int_equal(x.errors, 0);
+		assert_true(x.drops[0] + x.drops[1] > 1000);	/* real losses */
+		undone += x.st.rto_undone;
+		rto += x.st.rto_fired;
+		left += x.posted_left;
+	}
+	print_message("# 24 seeds: %llu RTOs, %llu undone; %llu Writes left 400 ms after the last\n",
+		      (unsigned long long)rto, (unsigned long long)undone, (unsigned long long)left);
+	assert_int_equal(undone, 0);
+}
+
+/*
  * Path-aware spraying (tpg.c, spray_port): two equal paths but the second
  * with a queue of 16 KiB that two channels' windows overflow at once. Ports
  * whose packets were resent are passed over: most packets take the deep
@@ -809,6 +849,7 @@ int main(void)
 		cmocka_unit_test(spray_port_reordering_ends),
 		cmocka_unit_test(spray_tail_loss_probe),
 		cmocka_unit_test(spray_overflowing_queues),
+		cmocka_unit_test(spray_tbf_queues_no_undone_rto),
 		cmocka_unit_test(spray_steers_from_lossy_path),
 		cmocka_unit_test(spray_ports_rotate_and_slide),
 	};

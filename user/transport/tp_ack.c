@@ -28,10 +28,16 @@ static bool ack_upto(struct tp_chan *ch, uint64_t now, uint32_t c)
 
 		if (s->ntx == 1)
 			rtt = now - s->sent_ns;	/* Karn: never from a resent packet */
-		/* After an RTO, the oldest packet acked before its resend left or
-		 * within a min RTT of it: the original was answered. */
+		/* After an RTO, the oldest packet acked before its resend left,
+		 * or (without RACK) within a min RTT of it: the original was
+		 * answered. A RACK peer D-SACKs the resend (tp_rack_dsack); a
+		 * channel's min RTT may be no idle path's (a group's channel
+		 * whose packets all queued behind the others': 392.9 us, the
+		 * path 207.5 us), and a real loss's RTO, its resend answered
+		 * across the drained path, passed for undone. */
 		if (ch->frto && ch->una == ch->frto_una && ch->undo_valid &&
-		    (s->ntx == ch->frto_ntx || (ch->min_rtt && now - s->sent_ns < ch->min_rtt))) {
+		    (s->ntx == ch->frto_ntx ||
+		     (!ch->cfg.rack && ch->min_rtt && now - s->sent_ns < ch->min_rtt))) {
 			ch->st.rto_undone++;
 			ch->undo_valid = false;
 		}

@@ -152,6 +152,29 @@ void tp_rto_rearm(struct tp_chan *ch, uint64_t now)
 	ch->st.rto_ns = tp_rto_value(ch);
 }
 
+/*
+ * RACK: the RTO also counts from the oldest packet's latest transmission
+ * (as Linux arms it from the head's). The deadline is set at progress or
+ * at a probe's first answer, and RACK may resend the oldest packet after
+ * that: behind 20 ms drop-tail queues that copy was 4.6-18 ms old when an
+ * RTO of 40.8 ms fired, then arrived, and the RTO's copy was D-SACKed
+ * (test spray_tbf_queues_no_undone_rto). A lost copy is RACK's to find,
+ * by its own send time, once anything sent later is delivered. True: the
+ * deadline moved on, nothing fires now.
+ */
+static bool rto_from_una(struct tp_chan *ch, uint64_t now)
+{
+	uint64_t due;
+
+	if (!ch->cfg.rack || ch->una == ch->nxt)
+		return false;
+	due = TP_SLOT(ch, ch->una)->sent_ns + tp_rto_value(ch);
+	if (due <= now)
+		return false;
+	ch->rto_deadline = due;
+	return true;
+}
+
 void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 {
 	bool held;
@@ -179,7 +202,7 @@ void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 	    ((ch->tlp_deadline && now >= ch->tlp_deadline) ||
 	     (ch->rto_deadline && now >= ch->rto_deadline)))
 		tlp_fire(ch, now);
-	if (!ch->rto_deadline || now < ch->rto_deadline)
+	if (!ch->rto_deadline || now < ch->rto_deadline || rto_from_una(ch, now))
 		return;
 	ch->st.rto_fired++;
 	/*
