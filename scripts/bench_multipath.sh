@@ -19,6 +19,8 @@
 # Prints numbers; asserts none of them.
 #
 #   scripts/bench_multipath.sh [SECONDS_PER_RUN [ROUNDS [DEPTHS]]]   (default 4 s, 3 rounds, "100ms 20ms")
+# CELLS_ONLY="2" (indexes into CELLS below, 0 first) runs only those cells, e.g. many
+# rounds of one cell to count its rare RTOs; "vs 1" is then to the first cell run.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -81,6 +83,10 @@ CELLS=("1 channel, --lb flow:--channels 1 --lb flow"
        "2 channels, --lb packet:--channels 2 --lb packet"
        "4 channels, --lb packet:--channels 4 --lb packet"
        "4 channels, --lb flow:--channels 4 --lb flow")
+for i in ${CELLS_ONLY:-}; do
+	[[ $i =~ ^[0-9]+$ && -n ${CELLS[$i]:-} ]] ||
+		{ echo "bench: CELLS_ONLY: no cell '$i' (0-$((${#CELLS[@]} - 1)))" >&2; exit 1; }
+done
 
 # One line per cell from the rounds' JSON files: the median run by goodput.
 summary() {
@@ -128,7 +134,7 @@ for DEPTH in "${DEPTHS[@]}"; do
 	tbf_set
 	declare -A files=()
 	for ((rep = 0; rep < REPS; rep++)); do
-		for i in "${!CELLS[@]}"; do
+		for i in ${CELLS_ONLY:-${!CELLS[@]}}; do
 			# shellcheck disable=SC2086
 			run "$tmp/$DEPTH.$i.$rep.json" ${CELLS[$i]#*:}
 			files[$i]+="$tmp/$DEPTH.$i.$rep.json "
@@ -137,7 +143,7 @@ for DEPTH in "${DEPTHS[@]}"; do
 	printf '\nMultipath: ubperf 64 KiB Sends, rtp-sr, no CC, over two ECMP links of %s (tbf, %s queue)\n' $RATE "$DEPTH"
 	printf '(median of %u interleaved rounds of %s s per cell; latency of the median run; counts summed)\n' "$REPS" "$SECS"
 	args=()
-	for i in "${!CELLS[@]}"; do args+=("${CELLS[$i]%%:*}=${files[$i]}"); done
+	for i in ${CELLS_ONLY:-${!CELLS[@]}}; do args+=("${CELLS[$i]%%:*}=${files[$i]}"); done
 	summary "${args[@]}"
 	unset files
 done
