@@ -11,8 +11,8 @@
 # loss on top of the reordering). Per cell: goodput (median of ROUNDS
 # interleaved runs) and its ratio to one channel on one link, message
 # latency p50/p99/p99.9 (the median run's) and p99.9/p50, and summed over
-# the rounds: RTOs fired, RTOs undone (the oldest packet's ack came within
-# a min RTT of its resend: delay or reordering alone), RACK retransmissions
+# the rounds: RTOs fired, RTOs undone (the oldest packet's resend D-SACKed,
+# or its ack came before the resend left: delay or reordering alone), RACK retransmissions
 # (by time), those of losses found on their path (a later packet on the
 # same port delivered) and TLPs, D-SACKs (resends the receiver got twice),
 # tbf drops, and how often the path rule went off (its ports reordered).
@@ -31,6 +31,18 @@ REPS=${2:-3}
 DEPTHS=(${3:-100ms 20ms})
 RATE=50mbit
 PY=/usr/bin/python3
+
+CELLS=("1 channel, --lb flow:--channels 1 --lb flow"
+       "2 channels, --lb packet:--channels 2 --lb packet"
+       "4 channels, --lb packet:--channels 4 --lb packet"
+       "4 channels, --lb flow:--channels 4 --lb flow")
+declare -A named=()
+for i in ${CELLS_ONLY:-}; do
+	[[ $i =~ ^(0|[1-9][0-9]*)$ && -n ${CELLS[$i]:-} ]] ||
+		{ echo "bench: CELLS_ONLY: no cell '$i' (0-$((${#CELLS[@]} - 1)))" >&2; exit 1; }
+	[[ -z ${named[$i]:-} ]] || { echo "bench: CELLS_ONLY: cell $i named twice" >&2; exit 1; }
+	named[$i]=1
+done
 
 . tests/lib/netns.sh
 if reason=$(ns_unsupported); then
@@ -79,14 +91,6 @@ run() {
 	echo $(($(tbf_drops) - d0)) >"$out.drops"
 }
 
-CELLS=("1 channel, --lb flow:--channels 1 --lb flow"
-       "2 channels, --lb packet:--channels 2 --lb packet"
-       "4 channels, --lb packet:--channels 4 --lb packet"
-       "4 channels, --lb flow:--channels 4 --lb flow")
-for i in ${CELLS_ONLY:-}; do
-	[[ $i =~ ^[0-9]+$ && -n ${CELLS[$i]:-} ]] ||
-		{ echo "bench: CELLS_ONLY: no cell '$i' (0-$((${#CELLS[@]} - 1)))" >&2; exit 1; }
-done
 
 # One line per cell from the rounds' JSON files: the median run by goodput.
 summary() {

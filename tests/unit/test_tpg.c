@@ -709,7 +709,7 @@ static void spray_overflowing_queues(void **state)
  * of 320, no CC: the windows overflow both queues (resends lost again and
  * again) and the queues reorder by up to their difference. Writes for
  * 600 ms, then the drain. No RTO may come of delay alone, over 24 seeds.
- * Two ways one did (5 and 2 here): an RTO set at a probe's first answer
+ * Two ways one did (4 and 2 here): an RTO set at a probe's first answer
  * fired while RACK's latest resend of the oldest packet, sent after it,
  * still sat in the queue (4.6-18 ms old; RTO 40.8 ms, 2 SRTT), that resend
  * then arrived and the RTO's copy was D-SACKed; and in the drain, a real

@@ -2298,9 +2298,11 @@ static void tail_after_standing_queue_no_rto(void **state)
 }
 
 /*
- * F-RTO's undo ("the oldest packet acked within a min RTT of its resend:
- * the original was answered") with the least RTT ever, not the windowed
- * one. The same tail after the standing queue, drained to 200 us a round
+ * An RTO whose resend's own answer comes back fast is not undone. Once
+ * F-RTO's undo of every channel ("the oldest packet acked within a min RTT
+ * of its resend") with the least RTT ever, not the windowed one; a RACK
+ * channel, as here, now takes only a D-SACK or an ack before the resend
+ * left (tp_ack.c), and this case keeps that. The same tail after the standing queue, drained to 200 us a round
  * trip (10 times the least RTT ever, a tenth of the 2 ms windowed one), and
  * the tail loss probe lost too: the RTO fires and its resend of the oldest
  * packet is answered in 200 us, that resend's answer, surely (no original

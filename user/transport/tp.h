@@ -549,7 +549,7 @@ bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
 	X(rto_fired,		"retransmission timeouts")			\
 	X(rto_spurious,		"RTOs the next ack showed spurious (F-RTO: no go-back)") \
 	X(rto_held,		"RTOs while pacing still held the last RTO's resends (not counted toward the retry limit)") \
-	X(rto_undone,		"RTOs of delay or reordering alone: the oldest packet's resend D-SACKed, or its ack before the resend left or within a min RTT of it") \
+	X(rto_undone,		"RTOs of delay or reordering alone: the oldest packet's resend D-SACKed, or its ack before the resend left or (without RACK) within a min RTT of it") \
 	X(rtx_rack,		"retransmissions of packets RACK found lost (a later one delivered, this one past the reordering window)") \
 	X(rtx_path,		"retransmissions of packets found lost on their path (RACK: one sent later on the same entropy delivered)") \
 	X(rtx_tlp,		"tail loss probes sent (RACK: the newest packet again, 2 SRTT after the last progress)") \

@@ -166,8 +166,8 @@ static bool rto_from_una(struct tp_chan *ch, uint64_t now)
 {
 	uint64_t due;
 
-	if (!ch->cfg.rack || ch->una == ch->nxt)
-		return false;
+	if (!ch->cfg.rack || tp_is_gbn(ch) || ch->una == ch->nxt)
+		return false;	/* GBN's go-back resends una: it would never fire */
 	due = TP_SLOT(ch, ch->una)->sent_ns + tp_rto_value(ch);
 	if (due <= now)
 		return false;
