@@ -130,6 +130,21 @@ static inline void pair_fixed_len(struct tp_pair *p)
 	p->fixed_len = true;
 }
 
+/* Every message max_len bytes, each its own. Call right after pair_init(). */
+static inline void pair_full_len(struct tp_pair *p)
+{
+	uint64_t rng = p->max_len;
+
+	free(p->data);
+	p->data = malloc((size_t)p->nmsg * p->max_len + 1);
+	for (uint32_t i = 0; i < p->nmsg; i++) {
+		p->off[i] = (size_t)i * p->max_len;
+		p->len[i] = p->max_len;
+	}
+	for (size_t k = 0; k < (size_t)p->nmsg * p->max_len; k++)
+		p->data[k] = (uint8_t)tp_sim_rand(&rng);
+}
+
 /* One message of exactly `len` bytes (nmsg must be 1). */
 static inline void pair_one_msg(struct tp_pair *p, uint32_t len)
 {

@@ -193,6 +193,9 @@ struct tp_chan {
 	struct tp_op *sq;
 	uint32_t sq_cap, sq_head, sq_tail;
 	uint32_t n_init_ops;	/* initiator ops outstanding */
+	/* sq index + 1 of the op whose packets are partly out (0: none): its
+	 * rest goes before anything else, a retry included (tp_snd_next_op) */
+	uint32_t tx_mid;
 	uint32_t rnr_waiting;
 	uint64_t rnr_until;
 	uint16_t next_tassn;

@@ -230,9 +230,11 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	ch->rtx_phase = false;
 	ch->rtx_nxt = ch->nxt;
 	op->inflight++;
+	ch->tx_mid = (uint32_t)(op - ch->sq) + 1;
 	if (++op->next_seg == op->nseg) {
 		op->last_psn = psn;
 		op->state = OS_SENT;
+		ch->tx_mid = 0;
 	}
 	ch->inflight_bytes += b;
 	ch->st.tx_data++;

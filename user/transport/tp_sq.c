@@ -146,15 +146,36 @@ static bool fenced(const struct tp_chan *ch, uint32_t upto)
 /* The next operation allowed to put a packet on the wire. */
 struct tp_op *tp_snd_next_op(struct tp_chan *ch)
 {
+	/* The target reassembles one message at a time, in PSN order: a
+	 * message begun is finished before another begins. An RNR'd Send
+	 * queued again ahead of one half sent (its wait ended while the window
+	 * held the rest) cut it short: the target took the rest, a new TPMSN,
+	 * for a message of its own, and delivered it short as OK. */
+	if (ch->tx_mid) {
+		struct tp_op *op = &ch->sq[ch->tx_mid - 1];
+
+		if (op->state == OS_QUEUED && op->next_seg)
+			return op;
+		ch->tx_mid = 0;
+	}
+	bool refused = false;	/* an earlier op refused RNR, not taken yet */
+
 	for (uint32_t i = ch->sq_head; i != ch->sq_tail; i = (i + 1) % ch->sq_cap) {
 		struct tp_op *op = &ch->sq[i];
 
+		if (tp_op_initiator(op) && !op->answered &&
+		    (op->state == OS_RNR_WAIT || (op->retry && op->state == OS_SENT)))
+			refused = true;
 		if (op->state != OS_QUEUED)
 			continue;
 		/* Keep Sends in order: nothing new overtakes one waiting to retry.
 		 * One half sent is finished (the target refuses it too): cut
-		 * short, the target would take the retry's packets for its rest. */
-		if (tp_op_initiator(op) && !op->retry && ch->rnr_waiting && !op->next_seg)
+		 * short, the target would take the retry's packets for its rest.
+		 * Nor does a later retry go before an earlier one was taken: the
+		 * target lets any Retry through, and took the later one first
+		 * when the earlier was refused again. */
+		if (tp_op_initiator(op) && !op->next_seg &&
+		    (refused || (!op->retry && ch->rnr_waiting)))
 			continue;
 		/* A fence holds it, and all that follows, until every earlier
 		 * Read and atomic was answered (UB 2.0 §7.3.2.2). */
