@@ -86,6 +86,20 @@ struct model {
 	 * messages of each kind that complete (a Send longer than its receive
 	 * among them), not only rejections. */
 	bool mtu_cut;
+	/* Our data in PSN order as the target reassembles it, from the
+	 * library's decoding: what each PSN carried first (message * SEG_MAX +
+	 * segment + 1, or TPMSN + 1 for an answer), the next PSN never sent,
+	 * and the message whose Last has not gone yet (open: its TPMSN). */
+	uint32_t carried[1 << 12];
+	uint32_t snext, open_tpmsn;
+	int open_msg;			/* our Send's index, -1 an answer's */
+	bool open;
+	uint32_t open_seg;
+	/* Our Sends' TASSNs as sent (0 before): answers that find them,
+	 * RNR among them, make it resend */
+	uint16_t tassn[NMSG];
+	bool have_tassn[NMSG];
+	bool begun[NMSG];		/* a Send's first packet went: again only as a Retry */
 };
 
 /* NMSG Sends of len random bytes (src: NMSG x len), 4 receive buffers of RBUF. */
@@ -161,10 +175,13 @@ static size_t make_pkt(struct model *m, uint8_t *b)
 	size_t n = sizeof(struct ub_tph);
 	uint8_t ta = ta_ops[rnd(sizeof(ta_ops))];
 	uint16_t tassn = (uint16_t)rnd(8);
+	uint32_t ours = (uint32_t)rnd(NMSG);
 	bool resp;
 
 	f.opcode = tp_ops[rnd(sizeof(tp_ops))];
 	resp = f.opcode >= UB_TP_ACK;
+	if (resp && m->have_tassn[ours] && rnd(2))
+		tassn = m->tassn[ours];
 	f.src_tpn = PEER;
 	f.dst_tpn = tp_chan_tpn(m->ch);
 	f.ackreq = rnd(4) == 0;
@@ -298,6 +315,51 @@ static bool offered_upto(const struct model *m, uint32_t psn)
 	return true;
 }
 
+/*
+ * A data packet of ours at PSN offset off (msg: our Send's index and g its
+ * segment, or -1 for an answer): a resend carries what the PSN first did;
+ * a new PSN continues the message whose Last has not gone (its TPMSN, a
+ * Send's next segment) or, after that Last, begins one at its first
+ * segment. A message begun before another's Last is one the target cuts
+ * short (liburma's Send bench at 1 % loss: "remote unsupported request",
+ * or a message delivered short).
+ */
+static void check_framing(struct model *m, uint32_t off, const struct ub_view *v, int msg,
+			  uint32_t g)
+{
+	uint32_t what = msg >= 0 ? (uint32_t)msg * SEG_MAX + g + 1 : v->tp.tpmsn + 1;
+
+	if (off >= sizeof(m->carried) / sizeof(m->carried[0]))
+		return;	/* past what the model keeps: no Send is there */
+	if (off < m->snext) {
+		if (m->carried[off] != what)
+			fail_msg("PSN +%u sent again with other data (%u, first %u)", off, what,
+				 m->carried[off]);
+		return;
+	}
+	if (off > m->snext)
+		fail_msg("PSN +%u sent before +%u", off, m->snext);
+	if (m->open) {
+		if (v->tp.tpmsn != m->open_tpmsn || msg != m->open_msg ||
+		    (msg >= 0 && g != m->open_seg + 1))
+			fail_msg("PSN +%u: TPMSN %u (Send %d segment %u) while TPMSN %u (Send %d "
+				 "segment %u) has not sent its Last", off, v->tp.tpmsn, msg, g,
+				 m->open_tpmsn, m->open_msg, m->open_seg);
+	} else if (msg >= 0 && g) {
+		fail_msg("PSN +%u: Send %d begins at segment %u", off, msg, g);
+	} else if (msg >= 0) {
+		if (m->begun[msg] && !v->ta.retry)
+			fail_msg("PSN +%u: Send %d sent again without Retry", off, msg);
+		m->begun[msg] = true;
+	}
+	m->carried[off] = what;
+	m->snext = off + 1;
+	m->open = !v->tp.last;
+	m->open_tpmsn = v->tp.tpmsn;
+	m->open_msg = msg;
+	m->open_seg = g;
+}
+
 /* Wrap in Ethernet/IPv4/UDP by hand, ICRC appended, parse with the library. */
 static void check_out(struct model *m, const uint8_t *tp, size_t n)
 {
@@ -351,6 +413,8 @@ static void check_out(struct model *m, const uint8_t *tp, size_t n)
 				}
 	} else if (v.tp.opcode == UB_TP_RTP_DATA) {
 		uint32_t off = (v.tp.psn - m->sbase) & TP_PSN_MASK;
+		int msg = -1;
+		uint32_t g = 0;
 
 		assert_non_null(v.tah);
 		m->data_out++;
@@ -360,15 +424,16 @@ static void check_out(struct model *m, const uint8_t *tp, size_t n)
 			 * new PSNs: so find the segment by content. */
 			bool found = false;
 
-			/* Beyond the first transmission's PSNs only as a retry. */
-			if (off >= NMSG * m->seg && !v.ta.retry)
-				fail_msg("Send packet at PSN +%u without Retry", off);
 			assert_int_equal(v.payload_len, MTU);
 			for (int i = 0; i < NMSG && !found; i++)
-				for (uint32_t g = 0; g < m->seg && !found; g++)
-					if (!memcmp(v.payload, m->src + (i * m->seg + g) * MTU, MTU)) {
+				for (uint32_t k = 0; k < m->seg && !found; k++)
+					if (!memcmp(v.payload, m->src + (i * m->seg + k) * MTU, MTU)) {
 						found = true;
-						assert_int_equal(v.tp.last, g == m->seg - 1);
+						msg = i;
+						g = k;
+						m->tassn[i] = v.ta.ini_tassn;
+						m->have_tassn[i] = true;
+						assert_int_equal(v.tp.last, k == m->seg - 1);
 					}
 			if (!found)
 				fail_msg("a Send packet with bytes that were never posted");
@@ -377,6 +442,7 @@ static void check_out(struct model *m, const uint8_t *tp, size_t n)
 			 * region it may read), never an atomic's: it may run none. */
 			assert_true(v.ta.opcode == UB_TA_TAACK || v.ta.opcode == UB_TA_READ_RESP);
 		}
+		check_framing(m, off, &v, msg, g);
 	} else if (v.tp.opcode == UB_TP_UTP_DATA) {
 		/* UTP: a whole message in one packet behind the notes' UTPH
 		 * (reserved bytes 0), found by the jetty in IniRCID. */
