@@ -104,6 +104,10 @@ struct ubx_chan *ubx_chan_new(struct ubx_port *p, struct ubx_q *q, const urma_je
 	 * no further past its holes anyway, and would double our buffer. */
 	if (cc.mode == TP_MODE_RTP_SR && span)
 		tp_chan_span(&cc, p->span);
+	/* SR finds losses by time too, as ubperf's (RACK, TLP, D-SACK:
+	 * docs/TRANSPORT.md "Per flow too"): a lost resend or tail without an
+	 * RTO. The wire is the same; a peer without it reads it all. */
+	cc.rack = cc.mode == TP_MODE_RTP_SR;
 	/* The watchdog (ubx_ctl_run) fails a silent peer's channel after the
 	 * err_timeout budget; the core's own limit comes well after it. */
 	cc.retry_limit = 16;
