@@ -73,7 +73,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, UB_EP_RCIDS);
 	__type(key, struct ub_ep_rcid_key);
-	__type(value, __u32);		/* slot; with workers, the worker */
+	__type(value, __u32);		/* slot (| worker << 8); with workers alone, the worker */
 } ub_ep_rcid SEC(".maps");
 
 static __always_inline void ep_count(__u32 id)
@@ -131,21 +131,42 @@ static __always_inline __u32 rcid_slot(const struct ub_l3 *l3, __u32 rcid)
 	return slot ? *slot : 0;
 }
 
-/* The slot a valid UBoE or UB frame (TPH at l3->tph) is for; 0: none. */
-static __always_inline __u32 tp_slot(const struct ub_l3 *l3, void *end)
+/* Shared mode: an RCID entry is slot | worker << UB_EP_WORKER_SHIFT. */
+static __always_inline __u32 rcid_dest(const struct ub_l3 *l3, __u32 rcid, __u32 *wkey)
+{
+	__u32 v = rcid_slot(l3, rcid);
+
+	*wkey = v >> UB_EP_WORKER_SHIFT;
+	return v & UB_EP_SLOT_MASK;
+}
+
+/*
+ * The slot a valid UBoE or UB frame (TPH at l3->tph) is for; 0: none. *wkey:
+ * what picks the slot's worker (wkey % its workers), as worker_of does
+ * without slots: the DstTPN, the TPN a hello names, an RCID entry's worker.
+ */
+static __always_inline __u32 tp_slot(const struct ub_l3 *l3, void *end, __u32 *wkey)
 {
 	const struct ub_tph *tph = l3->tph;
 	const struct ep_hello_peek *h = (const void *)tph;
 	const struct ub_tah *tah = (const void *)(tph + 1);
 	__u32 *slot;
 
-	if (ub_tph_opcode(tph) != UB_TP_UTP_DATA)
-		return be24(tph->dst_tpn) >> UB_EP_TPN_SHIFT;
+	*wkey = 0;
+	if (ub_tph_opcode(tph) != UB_TP_UTP_DATA) {
+		*wkey = be24(tph->dst_tpn);
+		return *wkey >> UB_EP_TPN_SHIFT;
+	}
 	if ((void *)(tah + 1) > end)
 		return 0;
 	if ((void *)(h + 1) <= end && h->magic[0] == 'U' && h->magic[1] == 'B' &&
 	    h->magic[2] == 'H' && h->magic[3] == '2') {
 		__u32 uasid;
+
+		/* An answer names the TPN of the asker's channel: its worker. A
+		 * first hello names none (worker 0, which hands it to the
+		 * worker of its target jetty: user/urma/setup.c). */
+		*wkey = be24(&h->body[13]);
 
 		if (h->app_magic[0] != 'U' || h->app_magic[1] != 'R' || h->app_magic[2] != 'M' ||
 		    h->app_magic[3] != 'A')
@@ -161,7 +182,7 @@ static __always_inline __u32 tp_slot(const struct ub_l3 *l3, void *end)
 		slot = bpf_map_lookup_elem(&ub_ep_slot, &uasid);
 		return slot ? *slot : 0;
 	}
-	return rcid_slot(l3, ub_tah_rcid(tah));
+	return rcid_dest(l3, ub_tah_rcid(tah), wkey);
 }
 
 /* A native CTP frame (CTPH right after UDP): its slot; 0: none. */
@@ -183,7 +204,7 @@ static __always_inline __u32 ctp_slot(const struct ub_l3 *l3, void *end)
 		return 0;
 	if (ub_ta_is_answer(tah->opcode))
 		return ub_tah_rcid(tah) >> UB_EP_TPN_SHIFT;
-	return rcid_slot(l3, ub_tah_rcid(tah));
+	return rcid_slot(l3, ub_tah_rcid(tah)) & UB_EP_SLOT_MASK;
 }
 
 /* Workers: the one a valid UBoE or UB frame (TPH at l3->tph) is for. */
@@ -208,9 +229,10 @@ static __always_inline __u32 worker_of(const struct ub_l3 *l3, void *end)
 	return rcid_slot(l3, ub_tah_rcid(tah)) % ub_workers;
 }
 
-static __always_inline int to_slot(struct xdp_md *ctx, __u32 slot)
+/* wkey: see tp_slot (0: worker 0). */
+static __always_inline int to_slot(struct xdp_md *ctx, __u32 slot, __u32 wkey)
 {
-	__u32 *mode;
+	__u32 *mode, m, nw, q;
 	int rc;
 
 	if (slot == 0 || slot >= UB_EP_SLOTS)
@@ -218,17 +240,24 @@ static __always_inline int to_slot(struct xdp_md *ctx, __u32 slot)
 	mode = bpf_map_lookup_elem(&ub_ep_slot, &slot);
 	if (!mode)
 		goto none;
+	m = *mode & UB_EP_SLOT_MASK;
 	/* From the device: its queues' holder reads them. On a process's own
 	 * veth (the instance there, sharing these maps: a frame to a jetty of
 	 * this very device, loopback) the AF_XDP sockets are the device's
 	 * queues', not this device's, so the queues' holder takes it through
 	 * its veth too. */
-	if (*mode == UB_EP_SLOT_DIRECT && !ub_loop) {
-		rc = bpf_redirect_map(&ub_ep_xsks, ctx->rx_queue_index, XDP_DROP);
+	if (m == UB_EP_SLOT_DIRECT && !ub_loop) {
+		/* The holder's workers: worker w's socket on queue q at w * 64 + q. */
+		nw = *mode >> UB_EP_WORKER_SHIFT;
+		q = ctx->rx_queue_index;
+		if (nw > 1 && q < UB_EP_MAX_QUEUES)
+			q += wkey % nw * UB_EP_MAX_QUEUES;
+		rc = q < UB_EP_MAX_QUEUES * UB_EP_MAX_WORKERS ?
+			     bpf_redirect_map(&ub_ep_xsks, q, XDP_DROP) : XDP_DROP;
 		ep_count(rc == XDP_REDIRECT ? UB_EP_CNT_TO_XSK : UB_EP_CNT_DROP_NO_SOCKET);
 		return rc;
 	}
-	if (*mode == UB_EP_SLOT_DIRECT || *mode == UB_EP_SLOT_VETH) {
+	if (m == UB_EP_SLOT_DIRECT || m == UB_EP_SLOT_VETH) {
 		rc = bpf_redirect_map(&ub_ep_devs, slot, XDP_DROP);
 		ep_count(rc == XDP_REDIRECT ? UB_EP_CNT_TO_VETH : UB_EP_CNT_DROP_NO_SOCKET);
 		return rc;
@@ -300,7 +329,7 @@ int ub_endpoint(struct xdp_md *ctx)
 	    l3.udph->dest == bpf_htons(UB_CTP_UDP_PORT)) {
 		ep_count(UB_EP_CNT_RX_CTP);
 		if (ub_steer)
-			return to_slot(ctx, ctp_slot(&l3, c.end));
+			return to_slot(ctx, ctp_slot(&l3, c.end), 0);
 		goto steer;
 	}
 	if (rc == UB2E_NOT_UBOE) {
@@ -312,8 +341,11 @@ int ub_endpoint(struct xdp_md *ctx)
 		return XDP_DROP;
 	}
 	ep_count(native ? UB_EP_CNT_RX_UB : UB_EP_CNT_RX_UBOE);
-	if (ub_steer)
-		return to_slot(ctx, tp_slot(&l3, c.end));
+	if (ub_steer) {
+		__u32 slot = tp_slot(&l3, c.end, &w);
+
+		return to_slot(ctx, slot, w);
+	}
 	w = worker_of(&l3, c.end);
 steer:
 	/* No socket on this queue: the endpoint is not listening there, and a

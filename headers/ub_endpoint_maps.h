@@ -15,8 +15,8 @@
 #define UB_EP_MAX_QUEUES	64
 
 /*
- * Workers (ep.h, ub_workers set before load, not in shared mode): N threads,
- * each with its own transport core and a socket on every rx queue, at
+ * Workers (ep.h, ub_workers set before load; shared mode: below): N
+ * threads, each with its own transport core and a socket on every rx queue, at
  * ub_ep_xsks[worker * UB_EP_MAX_QUEUES + queue]. A frame goes to the worker
  * owning its destination, on the queue it came in on:
  *   RTP (data, TPACK, TPSACK, CNP)  DstTPN % ub_workers
@@ -38,7 +38,11 @@
  *   CTP answers                      IniRCID >> UB_EP_TPN_SHIFT
  *   CTP CNPs                         the slot holding the device's queues
  * and the slot's mode (ub_ep_slot) says where it goes: DIRECT, the AF_XDP
- * sockets on the device's own rx queues (ub_ep_xsks); VETH, the slot's
+ * sockets on the device's own rx queues (ub_ep_xsks; with workers, the
+ * mode's value is DIRECT | workers << UB_EP_WORKER_SHIFT, and a frame goes
+ * to worker (DstTPN, the TPN a hello names, or the worker its RCID entry
+ * names) % workers, at worker * UB_EP_MAX_QUEUES + queue; an RCID entry is
+ * slot | worker << UB_EP_WORKER_SHIFT); VETH, the slot's
  * veth (ub_ep_devs), whose other end in the process's own network
  * namespace carries its socket; FREE, nobody: dropped and counted
  * (drop_no_owner). ub_ep_slot[0] names the DIRECT slot (0: none). Every
@@ -54,6 +58,8 @@
 #define UB_EP_SLOT_VETH		2
 #define UB_EP_UASIDS		1024
 #define UB_EP_RCIDS		16384
+#define UB_EP_SLOT_MASK		0xff
+#define UB_EP_WORKER_SHIFT	8
 
 /* (IP source, IniRCID): IPv4 in the first 4 bytes, the rest zero. */
 struct ub_ep_rcid_key {

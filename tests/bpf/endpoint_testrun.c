@@ -500,6 +500,52 @@ static int worker_cases(void)
 	return failed;
 }
 
+/*
+ * The queues' holder with two workers (liburma, docs/URMA.md "Worker
+ * threads"): slot 1's mode names them; a socket of worker 1's on queue 0
+ * only (key 64), so worker 1's frames are redirected and worker 0's dropped
+ * for no socket. Slot 1's mode and sockets are as before afterwards.
+ */
+static int shared_worker_cases(int slot_fd, int uasid_fd, int rcid_fd, int xsk_fd)
+{
+	static const struct { const char *name; char kind; uint32_t tpn; bool mine; } sw[] = {
+		{ "RTP to an odd TPN of the slot goes to its worker 1", 'r', 1u << UB_EP_TPN_SHIFT | 7, true },
+		{ "RTP to an even TPN of the slot goes to its worker 0", 'r', 1u << UB_EP_TPN_SHIFT | 8, false },
+		{ "an answer naming an odd TPN goes to worker 1", 'h', 1u << UB_EP_TPN_SHIFT | 3, true },
+		{ "a first hello (no TPN) goes to worker 0", 'h', 0, false },
+		{ "UTP goes to the worker its (IP source, IniRCID) entry names", 'u', T_RCID, true },
+		{ "UTP of an entry naming worker 0 goes there", 'u', T_RCID + 1, false },
+	};
+	__u32 one = 1, zero = 0, key = UB_EP_MAX_QUEUES, uasid = T_UASID + 7;
+	__u32 mode = UB_EP_SLOT_DIRECT | 2u << UB_EP_WORKER_SHIFT, plain = UB_EP_SLOT_DIRECT;
+	__u32 w1 = 1 | 1u << UB_EP_WORKER_SHIFT;
+	struct ub_ep_rcid_key rk = { .ip = { 10, 0, 0, 1 }, .rcid = T_RCID }, rk0 = rk;
+	static unsigned char f[MAX_PKT];
+	int failed = 0;
+	size_t n;
+
+	rk0.rcid = T_RCID + 1;
+	if (bpf_map_update_elem(slot_fd, &one, &mode, BPF_ANY) || bpf_map_delete_elem(xsk_fd, &zero) ||
+	    bpf_map_update_elem(xsk_fd, &key, &sock_fd, 0) ||
+	    bpf_map_update_elem(uasid_fd, &uasid, &one, BPF_ANY) ||
+	    bpf_map_update_elem(rcid_fd, &rk, &w1, BPF_ANY) || bpf_map_update_elem(rcid_fd, &rk0, &one, BPF_ANY)) {
+		fixture_tap(false, "endpoint (shared) workers: the maps take their entries: %s", strerror(errno));
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(sw) / sizeof(sw[0]); i++) {
+		n = sw[i].kind == 'h' ? hello_frame(f, sizeof(f), uasid, sw[i].tpn, false) :
+					tp_frame(f, sizeof(f), sw[i].kind == 'u', sw[i].tpn, 4, 1);
+		failed += !steer_case(sw[i].name, f, n, sw[i].mine ? XDP_REDIRECT : XDP_DROP,
+				      sw[i].mine ? UB_EP_CNT_TO_XSK : UB_EP_CNT_DROP_NO_SOCKET);
+	}
+	bpf_map_delete_elem(rcid_fd, &rk0);
+	bpf_map_update_elem(rcid_fd, &rk, &(__u32){ 2 }, BPF_ANY);
+	bpf_map_delete_elem(uasid_fd, &uasid);
+	bpf_map_delete_elem(xsk_fd, &key);
+	bpf_map_update_elem(slot_fd, &one, &plain, BPF_ANY);
+	return failed + (bpf_map_update_elem(xsk_fd, &zero, &sock_fd, 0) != 0);
+}
+
 static int steer_cases(void)
 {
 	int slot_fd = bpf_map__fd(skel->maps.ub_ep_slot), devs_fd = bpf_map__fd(skel->maps.ub_ep_devs);
@@ -595,6 +641,7 @@ static int steer_cases(void)
 		}
 		ub_endpoint__destroy(lo);
 	}
+	failed += shared_worker_cases(slot_fd, uasid_fd, rcid_fd, xsk_fd);
 	/* The queues' holder gone: its sockets leave the XSKMAP with it. */
 	bpf_map_delete_elem(xsk_fd, &zero);
 	n = tp_frame(f, sizeof(f), false, 1u << UB_EP_TPN_SHIFT | 9, 4, 1);

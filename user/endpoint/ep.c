@@ -84,6 +84,40 @@ static int bind_socks(void *arg, const char *dev, unsigned nq, int xskmap_fd, bo
 	return 0;
 }
 
+/* The share of a shared endpoint's lead (a worker has none of its own). */
+static struct ep_share *sh_of(const struct ep *e)
+{
+	return e->lead ? e->lead->sh : e->sh;
+}
+
+/* Shared mode: every worker's sockets on dev (the UMEM's first socket made
+ * with the lead's), worker w's frames leaving by queue w (mod the queues). */
+static int bind_shared(void *arg, const char *dev, unsigned nq, int xskmap_fd, bool is_dev, char *err,
+		       size_t errlen)
+{
+	struct ep *lead = arg;
+
+	for (uint32_t w = 0; w < lead->nworkers; w++) {
+		struct ep *e = ep_worker(lead, w);
+		int first = e->xt ? xsk_mt_nsocks(e->xt) : 0, rc;
+
+		if (w && !e->xt) {
+			e->xm = lead->xm;
+			e->xt = xsk_mt_thread(lead->xm, worker_frames(lead));
+			if (!e->xt) {
+				snprintf(err, errlen, "AF_XDP frames for worker %u: %s", w, strerror(errno));
+				return -errno;
+			}
+		}
+		rc = bind_socks(e, dev, nq, xskmap_fd, is_dev, err, errlen);
+		if (rc)
+			return rc;
+		if (is_dev && nq)
+			e->sock0[0] = first + (int)(w % nq);
+	}
+	return 0;
+}
+
 /* Shared mode: the device's program joined (or attached), a slot, the sockets. */
 static int open_shared(struct ep *e, char *err, size_t errlen)
 {
@@ -99,7 +133,8 @@ static int open_shared(struct ep *e, char *err, size_t errlen)
 	sc.ethertype = cfg->native.ethertype;
 	sc.no_direct = cfg->share_no_direct;
 	sc.dev_mtu = nh.mtu;
-	sc.bind = bind_socks;
+	sc.workers = e->nworkers;
+	sc.bind = bind_shared;
 	sc.arg = e;
 	e->sh = ep_share_open(&sc, err, errlen);
 	if (!e->sh)
@@ -107,6 +142,16 @@ static int open_shared(struct ep *e, char *err, size_t errlen)
 	e->dev_mtu[0] = ep_share_mtu(e->sh, nh.mtu);
 	e->tx_fd = ep_share_tx_fd(e->sh);
 	e->loop_fd = ep_share_loop_fd(e->sh);
+	/* The workers send by the same AF_PACKET sockets (veth mode,
+	 * loopback): the kernel serializes them, off the direct path. */
+	for (uint32_t w = 1; w < e->nworkers; w++) {
+		struct ep *x = e->wk[w];
+
+		x->tx_fd = e->tx_fd;
+		x->loop_fd = e->loop_fd;
+		x->dev_mtu[0] = e->dev_mtu[0];
+		memcpy(x->mac[0], e->mac[0], 6);
+	}
 	return 0;
 }
 
@@ -157,22 +202,15 @@ static int open_core(struct ep *e, const struct tp_ep_config *tc, char *err, siz
 	return 0;
 }
 
-/*
- * Worker w (> 0) of lead, whose device, program and UMEM are open: its own
- * core, frames, and a socket on each of the device's queues, its tx on
- * queue w (mod the queues), so the workers' frames leave by different
- * queues and the peer's veth takes them on different ones.
- */
-static int open_worker(struct ep *lead, uint32_t w, char *err, size_t errlen)
+/* Worker w (> 0) of lead: its own core, no sockets yet. */
+static struct ep *worker_new(struct ep *lead, uint32_t w, char *err, size_t errlen)
 {
 	struct ep *e = calloc(1, sizeof(*e));
 	struct tp_ep_config tc = lead->cfg.tp;
-	unsigned nq = xsk_dev_queues(lead->cfg.dev, UB_EP_MAX_QUEUES);
-	int first;
 
 	if (!e) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return NULL;
 	}
 	lead->wk[w] = e;
 	e->cfg = lead->cfg;
@@ -188,7 +226,22 @@ static int open_worker(struct ep *lead, uint32_t w, char *err, size_t errlen)
 	e->xm = lead->xm;	/* the lead's: ep_close never reaches a worker's */
 	e->big = lead->big;
 	tc.seed ^= (uint64_t)w * 0x9e3779b97f4a7c15ull;	/* its own initial PSNs */
-	if (open_core(e, &tc, err, errlen))
+	return open_core(e, &tc, err, errlen) ? NULL : e;
+}
+
+/*
+ * Worker w (> 0) of lead, whose device, program and UMEM are open: its own
+ * core, frames, and a socket on each of the device's queues, its tx on
+ * queue w (mod the queues), so the workers' frames leave by different
+ * queues and the peer's veth takes them on different ones.
+ */
+static int open_worker(struct ep *lead, uint32_t w, char *err, size_t errlen)
+{
+	unsigned nq = xsk_dev_queues(lead->cfg.dev, UB_EP_MAX_QUEUES);
+	struct ep *e = worker_new(lead, w, err, errlen);
+	int first;
+
+	if (!e)
 		return -1;
 	e->xt = xsk_mt_thread(lead->xm, worker_frames(lead));
 	if (!e->xt || (lead->jbuf && !(e->jbuf = malloc(JUMBO_BUF)))) {
@@ -302,9 +355,8 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 			 EP_MAX_MEMBERS);
 		goto fail;
 	}
-	if (cfg->workers > UB_EP_MAX_WORKERS ||
-	    (cfg->workers > 1 && (cfg->shared || cfg->nmembers > 1))) {
-		snprintf(err, errlen, "workers: at most %d, on one device, not shared", UB_EP_MAX_WORKERS);
+	if (cfg->workers > UB_EP_MAX_WORKERS || (cfg->workers > 1 && cfg->nmembers > 1)) {
+		snprintf(err, errlen, "workers: at most %d, on one device", UB_EP_MAX_WORKERS);
 		goto fail;
 	}
 	e->nworkers = cfg->workers > 1 ? cfg->workers : 1;
@@ -317,6 +369,9 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 	if (open_core(e, &cfg->tp, err, errlen))
 		goto fail;
 	if (cfg->shared) {
+		for (uint32_t w = 1; w < e->nworkers; w++)
+			if (!worker_new(e, w, err, errlen))
+				goto fail;
 		if (open_shared(e, err, errlen))
 			goto fail;
 		return e;
@@ -467,7 +522,7 @@ int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t 
 	memset(p, 0, sizeof(*p));
 	p->ip_ver = ip_ver;
 	memcpy(p->ip, ip, ip_ver == 6 ? 16 : 4);
-	if (e->sh && addr_on_dev(e->cfg.dev, ip_ver, ip)) {
+	if (sh_of(e) && addr_on_dev(e->cfg.dev, ip_ver, ip)) {
 		/* A jetty on this very device: through its program, from and to itself. */
 		p->local = true;
 		p->nh.ip_ver = ip_ver;
@@ -510,6 +565,22 @@ struct tp_chan *ep_tp_chan_create(struct ep *e, const struct tp_chan_config *cfg
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
+	if (sh_of(e) && !cfg->local_tpn) {
+		/* This process's TPNs (and RCIDs): the slot's range; with
+		 * workers, this worker's of it (TPN % workers). */
+		const uint32_t base = ep_share_slot(sh_of(e)) << UB_EP_TPN_SHIFT;
+
+		for (uint32_t tries = 0; tries < span; tries++) {
+			c.local_tpn = base | (e->tpn_next++ & (span - 1));
+			if (c.local_tpn % e->nworkers != e->widx)
+				continue;
+			ch = tp_chan_create(e->tp, &c);
+			if (ch || errno != EEXIST)
+				return ch;
+		}
+		errno = ENOSPC;
+		return NULL;
+	}
 	if (e->nworkers > 1 && !cfg->local_tpn) {
 		/* This worker's: the program steers by TPN % workers. Below every
 		 * mode's limit (UTP and CTP: the 20-bit IniRCID), and round again
@@ -526,17 +597,7 @@ struct tp_chan *ep_tp_chan_create(struct ep *e, const struct tp_chan_config *cfg
 		errno = ENOSPC;
 		return NULL;
 	}
-	if (!e->sh || cfg->local_tpn)
-		return tp_chan_create(e->tp, cfg);
-	/* This process's TPNs (and RCIDs): the slot's range. */
-	for (uint32_t tries = 0; tries < span; tries++) {
-		c.local_tpn = ep_share_slot(e->sh) << UB_EP_TPN_SHIFT | (e->tpn_next++ & (span - 1));
-		ch = tp_chan_create(e->tp, &c);
-		if (ch || errno != EEXIST)
-			return ch;
-	}
-	errno = ENOSPC;
-	return NULL;
+	return tp_chan_create(e->tp, cfg);
 }
 
 struct tp_chan *ep_chan_create(struct ep *e, struct ep_chan *c, struct tp_chan_config *cfg)
@@ -572,14 +633,14 @@ int ep_chan_connect(struct ep *e, struct ep_chan *c, uint32_t peer_tpn, uint32_t
 {
 	int rc = tp_chan_connect(c->tp, peer_tpn, peer_init_psn);
 
-	if (!rc && e->nworkers > 1 && c->by_rcid && c->peer) {
+	if (!rc && sh_of(e) && c->by_rcid && c->peer) {
+		rc = ep_share_rcid(sh_of(e), c->peer->ip_ver, c->peer->ip, peer_tpn, e->widx, true);
+		c->steered = !rc;
+		c->rcid = peer_tpn;
+	} else if (!rc && e->nworkers > 1 && c->by_rcid && c->peer) {
 		if (c->steered && c->rcid != peer_tpn)
 			worker_rcid(e, c, c->rcid, false);	/* connected again, to another */
 		rc = worker_rcid(e, c, peer_tpn, true);
-		c->steered = !rc;
-		c->rcid = peer_tpn;
-	} else if (!rc && e->sh && c->by_rcid && c->peer) {
-		rc = ep_share_rcid(e->sh, c->peer->ip_ver, c->peer->ip, peer_tpn, true);
 		c->steered = !rc;
 		c->rcid = peer_tpn;
 	}
@@ -588,10 +649,10 @@ int ep_chan_connect(struct ep *e, struct ep_chan *c, uint32_t peer_tpn, uint32_t
 
 void ep_chan_destroy(struct ep *e, struct ep_chan *c)
 {
-	if (e->nworkers > 1 && c->steered && c->tp)
+	if (sh_of(e) && c->steered && c->tp)
+		ep_share_rcid(sh_of(e), c->peer->ip_ver, c->peer->ip, c->rcid, e->widx, false);
+	else if (e->nworkers > 1 && c->steered && c->tp)
 		worker_rcid(e, c, c->rcid, false);
-	else if (e->sh && c->steered && c->tp)
-		ep_share_rcid(e->sh, c->peer->ip_ver, c->peer->ip, c->rcid, false);
 	c->steered = false;
 	tp_chan_destroy(c->tp);
 	c->tp = NULL;
@@ -599,14 +660,14 @@ void ep_chan_destroy(struct ep *e, struct ep_chan *c)
 
 int ep_share_set_uasid(struct ep *e, uint32_t uasid)
 {
-	return e->sh ? ep_share_uasid(e->sh, uasid) : -EINVAL;
+	return sh_of(e) ? ep_share_uasid(sh_of(e), uasid) : -EINVAL;
 }
 
 uint32_t ep_shared_slot(const struct ep *e, bool *direct)
 {
 	if (direct)
-		*direct = e->sh && ep_share_direct(e->sh);
-	return e->sh ? ep_share_slot(e->sh) : 0;
+		*direct = sh_of(e) && ep_share_direct(sh_of(e));
+	return sh_of(e) ? ep_share_slot(sh_of(e)) : 0;
 }
 
 void ep_loop_stats(const struct ep *e, uint64_t *sent, uint64_t *failed)

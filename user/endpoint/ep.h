@@ -100,7 +100,9 @@ struct ep_config {
 	 */
 	bool shared, share_no_direct;
 	/* Worker threads, 2 .. UB_EP_MAX_WORKERS (0, 1: one), each driving its
-	 * own endpoint (ep_worker); one device: no entity, not shared. */
+	 * own endpoint (ep_worker); one device: no entity. Shared: each
+	 * worker's TPNs in the slot's range, its sockets on the process's veth
+	 * and (when it holds them) on the device's queues. */
 	uint32_t workers;
 	struct tp_ep_config tp;
 };

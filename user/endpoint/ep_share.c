@@ -55,6 +55,7 @@ struct ep_share {
 	int loop_link;
 	uint32_t uasid;
 	bool has_uasid;
+	uint32_t workers;		/* the process's (> 1: their steering level) */
 };
 
 /* ---- locks: abstract unix sockets, released by the kernel with the process ---- */
@@ -317,10 +318,11 @@ static uint32_t get_mode(struct ep_share *s, uint32_t slot)
 	uint32_t v = 0;
 
 	bpf_map_lookup_elem(s->slot_fd, &slot, &v);
-	return v;
+	return v & UB_EP_SLOT_MASK;
 }
 
-/* Delete every entry of a hash map (key size ksz) whose slot is `slot`. */
+/* Delete every entry of a hash map (key size ksz) whose slot is `slot`
+ * (RCID entries carry a worker above it). */
 static void sweep_map(int fd, size_t ksz, uint32_t slot)
 {
 	size_t cap = 256, n = 0;
@@ -334,7 +336,7 @@ static void sweep_map(int fd, size_t ksz, uint32_t slot)
 
 		first = false;
 		memcpy(cur, next, ksz);
-		if (bpf_map_lookup_elem(fd, cur, &v) || v != slot)
+		if (bpf_map_lookup_elem(fd, cur, &v) || (v & UB_EP_SLOT_MASK) != slot)
 			continue;
 		if (n == cap) {
 			uint8_t *k = realloc(keys, cap * 2 * ksz);
@@ -441,7 +443,9 @@ static int veth_inside(struct ep_share *s, const struct ep_share_cfg *cfg, char 
 			 rc == -ENODEV ? strerror(ENODEV) : nl_error(s->rt));
 		return rc;
 	}
-	s->vxdp = ep_xdp_attach(VETH_SOCK, false, s->ethertype, 0, err, errlen);
+	/* The plain program, steering to the process's workers by TPN as
+	 * ubperf's does (its own RCID map: ep_share_rcid). */
+	s->vxdp = ep_xdp_attach(VETH_SOCK, false, s->ethertype, s->workers, err, errlen);
 	if (!s->vxdp)
 		return -EIO;
 	rc = cfg->bind(cfg->arg, VETH_SOCK, xsk_dev_queues(VETH_SOCK, UB_EP_MAX_QUEUES),
@@ -509,7 +513,7 @@ static int go_direct(struct ep_share *s, const struct ep_share_cfg *cfg, char *e
 	if (rc)
 		return rc;
 	s->direct = true;
-	set_mode(s, s->slot, UB_EP_SLOT_DIRECT);
+	set_mode(s, s->slot, UB_EP_SLOT_DIRECT | (s->workers > 1 ? s->workers << UB_EP_WORKER_SHIFT : 0));
 	bpf_map_update_elem(s->slot_fd, &zero, &s->slot, BPF_ANY);
 	return 0;
 }
@@ -584,6 +588,7 @@ struct ep_share *ep_share_open(const struct ep_share_cfg *cfg, char *err, size_t
 		*map_slot(s, k) = -1;
 	snprintf(s->dev, sizeof(s->dev), "%s", cfg->dev);
 	s->ethertype = cfg->ethertype;
+	s->workers = cfg->workers;
 	s->ifindex = (int)if_nametoindex(cfg->dev);
 	if (!s->ifindex) {
 		snprintf(err, errlen, "no device %s", cfg->dev);
@@ -700,9 +705,17 @@ int ep_rcid_steer(int fd, uint8_t ip_ver, const uint8_t ip[16], uint32_t rcid, u
 	return bpf_map_update_elem(fd, &k, &owner, BPF_ANY) ? -errno : 0;
 }
 
-int ep_share_rcid(struct ep_share *s, uint8_t ip_ver, const uint8_t ip[16], uint32_t rcid, bool add)
+int ep_share_rcid(struct ep_share *s, uint8_t ip_ver, const uint8_t ip[16], uint32_t rcid,
+		  uint32_t worker, bool add)
 {
-	return ep_rcid_steer(s->rcid_fd, ip_ver, ip, rcid, s->slot, add, true);
+	int rc = ep_rcid_steer(s->rcid_fd, ip_ver, ip, rcid, s->slot | worker << UB_EP_WORKER_SHIFT,
+			       add, true);
+
+	/* The veth's program (this process's frames in veth mode, loopback
+	 * in any) steers to the worker by its own map. */
+	if (!rc && s->workers > 1)
+		rc = ep_rcid_steer(ep_xdp_rcid_fd(s->vxdp), ip_ver, ip, rcid, worker, add, true);
+	return rc;
 }
 
 int ep_share_stats(const struct ep_share *s, uint64_t out[UB_EP_CNT__MAX])

@@ -19,7 +19,8 @@
  *           AF_XDP socket on its far end. The device's program runs on its
  *           near end too: what the process sends into the far end (frames
  *           to jetties of the device itself, loopback) is steered there.
- *   direct  the AF_XDP sockets on the device's own rx queues, for the one
+ *   direct  the AF_XDP sockets on the device's own rx queues (with workers,
+ *           each worker's on every queue), for the one
  *           process that holds them (the stage-1 path, as fast; its veth
  *           then carries only loopback); the others receive by the veth,
  *           and send through an AF_PACKET socket on the device.
@@ -47,6 +48,9 @@ struct ep_share_cfg {
 	uint16_t ethertype;		/* native UB: its EtherType; 0: UBoE */
 	bool no_direct;			/* take the veth even when the queues are free */
 	uint32_t dev_mtu;		/* the device's MTU (the veth's, at most VETH_MTU_MAX) */
+	/* The process's workers (0, 1: one): bind makes every worker's sockets;
+	 * the program steers to them by TPN (ub_endpoint_maps.h). */
+	uint32_t workers;
 	/*
 	 * Bind the AF_XDP sockets: to the veth end (in the process's
 	 * namespace; first), then (is_dev) to the device's nq rx queues when
@@ -83,9 +87,10 @@ int ep_share_uasid(struct ep_share *s, uint32_t uasid);
  * take_over, else -EEXIST. */
 int ep_rcid_steer(int fd, uint8_t ip_ver, const uint8_t ip[16], uint32_t rcid, uint32_t owner, bool add,
 		  bool take_over);
-/* UTP and CTP requests from (ip, rcid) come here (add) or no longer (!add). */
+/* UTP and CTP requests from (ip, rcid) come here, to that worker's sockets
+ * (add), or no longer (!add). */
 int ep_share_rcid(struct ep_share *s, uint8_t ip_ver, const uint8_t ip[16], uint32_t rcid,
-		  bool add);
+		  uint32_t worker, bool add);
 
 /* The device program's counters, summed over CPUs (0 on success). */
 int ep_share_stats(const struct ep_share *s, uint64_t out[UB_EP_CNT__MAX]);

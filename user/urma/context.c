@@ -28,7 +28,7 @@
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool g_init;
 static uint32_t g_uasid;
-static struct ubx_port *g_ports;
+static struct ubx_devport *g_devs;
 static int g_nctx;
 
 /* ---- logging ------------------------------------------------------------- */
@@ -266,7 +266,8 @@ static void stats_dump(struct ubx_port *p)
 		return;
 	tp_ep_stats(p->tp, &ts);
 	ep_get_stats(p->ep, &es);
-	fprintf(f, "{\"dev\": \"%s\", \"pid\": %d, \"uasid\": %u", p->ifname, (int)getpid(), g_uasid);
+	fprintf(f, "{\"dev\": \"%s\", \"pid\": %d, \"uasid\": %u, \"worker\": %u, \"workers\": %u",
+		p->ifname, (int)getpid(), g_uasid, p->widx, p->dp->n);
 	fprintf(f, ", \"rx_frames\": %" PRIu64 ", \"tx_frames\": %" PRIu64, es.rx_frames, es.tx_frames);
 	{
 		uint64_t xc[UB_EP_CNT__MAX], lt, lf;
@@ -296,26 +297,39 @@ static void stats_dump(struct ubx_port *p)
 	fclose(f);
 }
 
+/* The progress thread gone (nothing runs the port after). */
+static void port_stop(struct ubx_port *p)
+{
+	if (!p->thr_started)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_mutex_unlock(&p->lock);
+	ubx_port_kick(p);
+	pthread_join(p->thr, NULL);
+	p->thr_started = false;
+}
+
+/* Its channels closed (the peers told), its counters written. */
+static void port_drain(struct ubx_port *p)
+{
+	if (!p->ep)
+		return;
+	pthread_mutex_lock(&p->lock);
+	while (p->chans)
+		ubx_chan_destroy(p->chans, true);
+	ubx_progress(p);	/* the CLOSE hellos leave */
+	stats_dump(p);
+	pthread_mutex_unlock(&p->lock);
+	if (p->ctl)
+		tp_chan_destroy(p->ctl);
+	p->ctl = NULL;
+}
+
 static void port_free(struct ubx_port *p)
 {
-	if (p->thr_started) {
-		pthread_mutex_lock(&p->lock);
-		p->stop = true;
-		pthread_mutex_unlock(&p->lock);
-		ubx_port_kick(p);
-		pthread_join(p->thr, NULL);
-	}
-	if (p->ep) {
-		pthread_mutex_lock(&p->lock);
-		while (p->chans)
-			ubx_chan_destroy(p->chans, true);
-		ubx_progress(p);	/* the CLOSE hellos leave */
-		stats_dump(p);
-		pthread_mutex_unlock(&p->lock);
-		if (p->ctl)
-			tp_chan_destroy(p->ctl);
-		ep_close(p->ep);
-	}
+	if (!p)
+		return;
 	while (p->peers) {
 		struct ubx_peer *n = p->peers->next;
 
@@ -329,13 +343,30 @@ static void port_free(struct ubx_port *p)
 	}
 	free(p->wrs);
 	free(p->wr_free);
-	free(p->ids);
 	if (p->wake_fd >= 0)
 		close(p->wake_fd);
 	wake_timer_close(&p->wt);
 	pthread_cond_destroy(&p->cond);
 	pthread_mutex_destroy(&p->lock);
+	pthread_mutex_destroy(&p->mb_lock);
 	free(p);
+}
+
+/* Every port's thread first: a round of one may hand a hello to another. */
+static void devport_free(struct ubx_devport *d)
+{
+	for (uint32_t w = 0; w < d->n; w++)
+		if (d->lane[w])
+			port_stop(d->lane[w]);
+	for (uint32_t w = 0; w < d->n; w++)
+		if (d->lane[w])
+			port_drain(d->lane[w]);
+	ep_close(d->ep);
+	for (uint32_t w = 0; w < d->n; w++)
+		port_free(d->lane[w]);
+	free(d->ids);
+	pthread_mutex_destroy(&d->id_lock);
+	free(d);
 }
 
 static bool env_on(const char *name)
@@ -345,7 +376,29 @@ static bool env_on(const char *name)
 	return v && *v && strcmp(v, "0");
 }
 
-static struct ep *open_ep(struct ubx_port *p, bool generic, char *err, size_t errlen)
+/* UBXDP_URMA_WORKERS, or as many as the device can keep busy (ubperf's
+ * default); one on a native port (CTP is steered to worker 0 alone).
+ * 0 when the variable is wrong (logged). */
+static uint32_t workers_cfg(const char *ifname, bool native)
+{
+	const char *v = getenv("UBXDP_URMA_WORKERS");
+	unsigned long n;
+
+	if (!v || !*v)
+		return native ? 1 : ep_workers_for(ifname);
+	if (parse_uint(v, (size_t)-1, UB_EP_MAX_WORKERS, &n) || !n) {
+		ubx_err("UBXDP_URMA_WORKERS=%s: 1 .. %d", v, UB_EP_MAX_WORKERS);
+		return 0;
+	}
+	if (native && n > 1) {
+		ubx_warn("device %s: a native UB port runs one worker (CTP reaches worker 0 alone)",
+			 ifname);
+		return 1;
+	}
+	return (uint32_t)n;
+}
+
+static struct ep *open_ep(struct ubx_port *p, uint32_t workers, bool generic, char *err, size_t errlen)
 {
 	struct ep_config ec = { 0 };
 
@@ -353,6 +406,7 @@ static struct ep *open_ep(struct ubx_port *p, bool generic, char *err, size_t er
 	ec.generic = generic;
 	ec.nframes = 4096;
 	ec.rx_batch = UBX_RX_BATCH;
+	ec.workers = workers;
 	if (p->native) {
 		ec.native = p->nat;
 		ec.npi_check = true;
@@ -366,39 +420,98 @@ static struct ep *open_ep(struct ubx_port *p, bool generic, char *err, size_t er
 	return ep_open(&ec, err, errlen);
 }
 
-static struct ubx_port *port_open(const char *ifname)
+/* A port's own state, before its worker's endpoint. */
+static struct ubx_port *port_new(struct ubx_devport *d, uint32_t w)
 {
 	struct ubx_port *p = calloc(1, sizeof(*p));
-	struct tp_chan_config cc = { .mode = TP_MODE_UTP };
-	const char *g = getenv("UBXDP_URMA_GENERIC");
 	pthread_condattr_t ca;
-	char err[256];
 
 	if (!p) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	d->lane[w] = p;
+	p->dp = d;
+	p->widx = w;
 	p->wake_fd = -1;
 	p->wt.fd = -1;
-	snprintf(p->ifname, sizeof(p->ifname), "%s", ifname);
+	snprintf(p->ifname, sizeof(p->ifname), "%s", d->ifname);
 	pthread_mutex_init(&p->lock, NULL);
+	pthread_mutex_init(&p->mb_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&p->cond, &ca);
 	pthread_condattr_destroy(&ca);
 	p->rng = ((uint64_t)getpid() << 32) ^ ep_now_ns() ^ (uintptr_t)p;
-	p->next_id = UBX_ID_RESERVED_MAX + 1;
-	p->native = ubx_dev_native(ifname);
+	p->native = ubx_dev_native(d->ifname);
 	if ((p->native && native_cfg(p)) || rtx_cfg(p)) {
 		errno = EINVAL;
-		goto fail;
+		return NULL;
 	}
 	p->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (p->wake_fd < 0)
-		goto fail;
+		return NULL;
 	wake_timer_open(&p->wt);	/* without one, urma_wait_jfc sleeps with poll timeouts */
-	p->ep = open_ep(p, g && !strcmp(g, "1"), err, sizeof(err));
-	if (!p->ep) {
+	return p;
+}
+
+/* Port p on its worker's endpoint: its hello channel, MTU, thread. */
+static int port_start(struct ubx_port *p)
+{
+	struct tp_chan_config cc = { .mode = TP_MODE_UTP };
+
+	p->ep = ep_worker(p->dp->ep, p->widx);
+	p->tp = ep_tp(p->ep);
+	p->ctl = ep_tp_chan_create(p->ep, &cc);
+	if (!p->ctl) {
+		ubx_err("device %s: transport core: %s", p->ifname, strerror(errno));
+		return -1;
+	}
+	p->mtu[0] = ep_ub_mtu_max(p->ep, 4, NULL, NULL);
+	p->mtu[1] = ep_ub_mtu_max(p->ep, 6, NULL, NULL);
+	if (!p->mtu[0] && !p->mtu[1]) {
+		ubx_err("device %s: its MTU carries no UB MTU with the %s headers", p->ifname,
+			p->native ? "native UB" : "UBoE");
+		errno = EMSGSIZE;
+		return -1;
+	}
+	ep_set_ctl(p->ep, ubx_ctl_rx, p);
+	if (pthread_create(&p->thr, NULL, ubx_progress_thread, p)) {
+		ubx_err("device %s: cannot start the progress thread", p->ifname);
+		errno = EAGAIN;
+		return -1;
+	}
+	p->thr_started = true;
+	return 0;
+}
+
+static struct ubx_devport *devport_open(const char *ifname)
+{
+	struct ubx_devport *d = calloc(1, sizeof(*d));
+	const char *g = getenv("UBXDP_URMA_GENERIC");
+	struct ubx_port *p0;
+	uint32_t workers;
+	char err[256];
+	int rc;
+
+	if (!d) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	snprintf(d->ifname, sizeof(d->ifname), "%s", ifname);
+	pthread_mutex_init(&d->id_lock, NULL);
+	d->next_id = UBX_ID_RESERVED_MAX + 1;
+	d->n = 1;
+	p0 = port_new(d, 0);
+	if (!p0)
+		goto fail;
+	workers = workers_cfg(ifname, p0->native);
+	if (!workers) {
+		errno = EINVAL;
+		goto fail;
+	}
+	d->ep = open_ep(p0, workers, g && !strcmp(g, "1"), err, sizeof(err));
+	if (!d->ep) {
 		int e = errno;
 
 		if (e == EBUSY)
@@ -408,50 +521,35 @@ static struct ubx_port *port_open(const char *ifname)
 		errno = e == EBUSY || e == EUSERS || e == EPROTO ? e : ENODEV;
 		goto fail;
 	}
-	p->tp = ep_tp(p->ep);
-	{
-		int rc = ep_share_set_uasid(p->ep, g_uasid);
-
-		if (rc) {
-			ubx_err("device %s: UASID %u is another live process's on it", ifname, g_uasid);
-			errno = -rc;
+	rc = ep_share_set_uasid(d->ep, g_uasid);
+	if (rc) {
+		ubx_err("device %s: UASID %u is another live process's on it", ifname, g_uasid);
+		errno = -rc;
+		goto fail;
+	}
+	for (uint32_t w = 1; w < workers; w++) {
+		d->n = w + 1;	/* freed with the others, whatever comes */
+		if (!port_new(d, w))
 			goto fail;
-		}
 	}
-	p->ctl = ep_tp_chan_create(p->ep, &cc);
-	if (!p->ctl) {
-		ubx_err("device %s: transport core: %s", ifname, strerror(errno));
-		goto fail;
-	}
-	p->mtu[0] = ep_ub_mtu_max(p->ep, 4, NULL, NULL);
-	p->mtu[1] = ep_ub_mtu_max(p->ep, 6, NULL, NULL);
-	if (!p->mtu[0] && !p->mtu[1]) {
-		ubx_err("device %s: its MTU carries no UB MTU with the %s headers", ifname,
-			p->native ? "native UB" : "UBoE");
-		errno = EMSGSIZE;
-		goto fail;
-	}
-	ep_set_ctl(p->ep, ubx_ctl_rx, p);
-	if (pthread_create(&p->thr, NULL, ubx_progress_thread, p)) {
-		ubx_err("device %s: cannot start the progress thread", ifname);
-		errno = EAGAIN;
-		goto fail;
-	}
-	p->thr_started = true;
+	for (uint32_t w = 0; w < workers; w++)
+		if (port_start(d->lane[w]))
+			goto fail;
 	{
 		bool direct;
-		uint32_t slot = ep_shared_slot(p->ep, &direct);
+		uint32_t slot = ep_shared_slot(d->ep, &direct);
 
-		ubx_info("device %s: endpoint open (%s), slot %u, %s", ifname,
-			 p->native ? "native UB" : "UBoE", slot,
-			 direct ? "the device's queues" : "a veth of its own");
+		ubx_info("device %s: endpoint open (%s), slot %u, %s, %u worker%s", ifname,
+			 p0->native ? "native UB" : "UBoE", slot,
+			 direct ? "the device's queues" : "a veth of its own", workers,
+			 workers == 1 ? "" : "s");
 	}
-	return p;
+	return d;
 fail:
 	{
 		int e = errno;
 
-		port_free(p);
+		devport_free(d);
 		errno = e;
 	}
 	return NULL;
@@ -459,21 +557,28 @@ fail:
 
 struct ubx_port *ubx_port_get(const char *ifname)
 {
-	struct ubx_port *p;
+	struct ubx_devport *d;
+	struct ubx_port *p = NULL;
 
 	pthread_mutex_lock(&g_lock);
-	for (p = g_ports; p; p = p->next)
-		if (!strcmp(p->ifname, ifname))
+	for (d = g_devs; d; d = d->next)
+		if (!strcmp(d->ifname, ifname))
 			break;
-	if (p) {
-		p->refs++;
-	} else {
-		p = port_open(ifname);
-		if (p) {
-			p->refs = 1;
-			p->next = g_ports;
-			g_ports = p;
+	if (!d) {
+		d = devport_open(ifname);
+		if (d) {
+			d->next = g_devs;
+			g_devs = d;
 		}
+	}
+	if (d) {
+		/* The port with the fewest contexts: a context per thread
+		 * spreads the application's jetties over the workers. */
+		for (uint32_t w = 0; w < d->n; w++)
+			if (!p || d->lane[w]->refs < p->refs)
+				p = d->lane[w];
+		p->refs++;
+		d->refs++;
 	}
 	pthread_mutex_unlock(&g_lock);
 	return p;
@@ -481,20 +586,21 @@ struct ubx_port *ubx_port_get(const char *ifname)
 
 void ubx_port_put(struct ubx_port *p)
 {
-	struct ubx_port **pp;
+	struct ubx_devport *d = p->dp, **dd;
 
 	pthread_mutex_lock(&g_lock);
-	if (--p->refs > 0) {
+	p->refs--;
+	if (--d->refs > 0) {
 		pthread_mutex_unlock(&g_lock);
 		return;
 	}
-	for (pp = &g_ports; *pp; pp = &(*pp)->next)
-		if (*pp == p) {
-			*pp = p->next;
+	for (dd = &g_devs; *dd; dd = &(*dd)->next)
+		if (*dd == d) {
+			*dd = d->next;
 			break;
 		}
 	pthread_mutex_unlock(&g_lock);
-	port_free(p);
+	devport_free(d);
 }
 
 /* ---- contexts ------------------------------------------------------------------ */

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * JFS, JFR and jetty (a JFS and a JFR, its own or shared); posting work
- * requests to them: post.c. IDs: one space for the three in a port (so a
- * remote importer names any of them by number), 1 .. UBX_ID_RESERVED_MAX
- * for IDs an application picks (cfg.id), the rest handed out in order.
+ * requests to them: post.c. IDs: one space for the three in a device, over
+ * its workers' ports (so a remote importer names any of them by number),
+ * 1 .. UBX_ID_RESERVED_MAX for IDs an application picks (cfg.id), the rest
+ * handed out in order.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,54 +19,102 @@ struct ubx_q *ubx_q_of(const void *pub, enum ubx_kind kind)
 	return q && q->magic == UBX_M_Q && q->kind == kind ? q : NULL;
 }
 
-struct ubx_q *ubx_q_find(struct ubx_port *p, uint32_t id)
+/* IDs are the device's, over every worker's port: importers name a jetty by
+ * (EID, UASID, ID) alone, and a hello for it is handed to its port
+ * (ubx_id_port). The ID lock is taken inside a port's (never the other way). */
+static struct ubx_id *id_slot(struct ubx_devport *d, uint32_t id)
 {
-	return id < p->ids_cap ? p->ids[id] : NULL;
+	return id < d->ids_cap ? &d->ids[id] : NULL;
 }
 
-/* An ID for q (port lock held): want, or the next free one. 0 or -errno. */
+struct ubx_q *ubx_q_find(struct ubx_port *p, uint32_t id)
+{
+	struct ubx_devport *d = p->dp;
+	struct ubx_id *e;
+	struct ubx_q *q = NULL;
+
+	pthread_mutex_lock(&d->id_lock);
+	e = id_slot(d, id);
+	if (e && e->port == p)
+		q = e->q;
+	pthread_mutex_unlock(&d->id_lock);
+	return q;
+}
+
+struct ubx_port *ubx_id_port(struct ubx_devport *d, uint32_t id)
+{
+	struct ubx_port *p = NULL;
+	struct ubx_id *e;
+
+	pthread_mutex_lock(&d->id_lock);
+	e = id_slot(d, id);
+	if (e)
+		p = e->port;
+	pthread_mutex_unlock(&d->id_lock);
+	return p;
+}
+
+/* An ID for q of port p: want, or the next free one. 0 or -errno. */
 static int id_take(struct ubx_port *p, struct ubx_q *q, uint32_t want)
 {
+	struct ubx_devport *d = p->dp;
 	uint32_t id = want;
+	int rc = 0;
 
 	if (want > UBX_ID_MAX)
 		return -EINVAL;
+	pthread_mutex_lock(&d->id_lock);
 	if (!want) {
 		for (uint32_t n = 0; n <= UBX_ID_MAX - UBX_ID_RESERVED_MAX; n++) {
-			id = p->next_id++;
-			if (p->next_id > UBX_ID_MAX)
-				p->next_id = UBX_ID_RESERVED_MAX + 1;
-			if (!ubx_q_find(p, id))
+			struct ubx_id *e;
+
+			id = d->next_id++;
+			if (d->next_id > UBX_ID_MAX)
+				d->next_id = UBX_ID_RESERVED_MAX + 1;
+			e = id_slot(d, id);
+			if (!e || !e->q)
 				break;
 			id = 0;
 		}
 		if (!id)
-			return -ENOSPC;
-	} else if (ubx_q_find(p, id)) {
-		return -EEXIST;
+			rc = -ENOSPC;
+	} else if (id_slot(d, id) && id_slot(d, id)->q) {
+		rc = -EEXIST;
 	}
-	if (id >= p->ids_cap) {
-		uint32_t n = p->ids_cap ? p->ids_cap : 4096;
-		struct ubx_q **a;
+	if (!rc && id >= d->ids_cap) {
+		uint32_t n = d->ids_cap ? d->ids_cap : 4096;
+		struct ubx_id *a;
 
 		while (n <= id)
 			n *= 2;
-		a = realloc(p->ids, n * sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		memset(a + p->ids_cap, 0, (n - p->ids_cap) * sizeof(*a));
-		p->ids = a;
-		p->ids_cap = n;
+		a = realloc(d->ids, n * sizeof(*a));
+		if (!a) {
+			rc = -ENOMEM;
+		} else {
+			memset(a + d->ids_cap, 0, (n - d->ids_cap) * sizeof(*a));
+			d->ids = a;
+			d->ids_cap = n;
+		}
 	}
-	p->ids[id] = q;
-	q->id = id;
-	return 0;
+	if (!rc) {
+		d->ids[id].q = q;
+		d->ids[id].port = p;
+		q->id = id;
+	}
+	pthread_mutex_unlock(&d->id_lock);
+	return rc;
 }
 
 static void id_give(struct ubx_port *p, struct ubx_q *q)
 {
-	if (q->id < p->ids_cap && p->ids[q->id] == q)
-		p->ids[q->id] = NULL;
+	struct ubx_devport *d = p->dp;
+	struct ubx_id *e;
+
+	pthread_mutex_lock(&d->id_lock);
+	e = id_slot(d, q->id);
+	if (e && e->q == q)
+		memset(e, 0, sizeof(*e));
+	pthread_mutex_unlock(&d->id_lock);
 }
 
 static bool mode_ok(urma_transport_mode_t m)

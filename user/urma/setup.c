@@ -253,11 +253,27 @@ static void on_probe_ack(struct ubx_port *p, const struct ubx_ctl *m)
 		}
 }
 
+/*
+ * The port a hello is for: its target jetty's (by ID; an import's PROBE_ACK
+ * names none: the asker's, whose TPN the program steered it by). A first
+ * hello (PROBE, OPEN) names no TPN and reaches worker 0 whatever its jetty.
+ */
+static struct ubx_port *hello_port(struct ubx_port *p, const struct tp_hello *h)
+{
+	struct ubx_port *t;
+	struct ubx_ctl m;
+
+	if (p->dp->n <= 1 || ubx_ctl_decode(h->app, h->app_len, &m) || m.kind == CTL_PROBE_ACK)
+		return p;	/* not a message of ours: this port counts it */
+	t = ubx_id_port(p->dp, m.dst.id);
+	return t ? t : p;	/* no such jetty: this port answers so */
+}
+
 bool ubx_ctl_rx(void *ctx, const uint8_t *tp, size_t len, uint8_t ver, const uint8_t ip[16])
 {
-	struct ubx_port *p = ctx;
+	struct ubx_port *p = ctx, *t;
+	struct ubx_hello_in *e, in;
 	struct tp_hello h;
-	typeof(p->inbox[0]) *e;
 
 	if (len < TP_HELLO_LEN || memcmp(tp + TP_HELLO_MAGIC_OFF, TP_HELLO_MAGIC, 4) ||
 	    tp_hello_parse(tp, len, &h))
@@ -266,15 +282,25 @@ bool ubx_ctl_rx(void *ctx, const uint8_t *tp, size_t len, uint8_t ver, const uin
 		p->ctl_bad++;
 		return true;	/* a hello, not ours (ubperf's): not for the core either */
 	}
-	if (p->ninbox == UBX_INBOX)
+	t = hello_port(p, &h);
+	if (t == p && p->ninbox == UBX_INBOX)
 		return true;	/* its sender retries */
-	e = &p->inbox[p->ninbox++];
+	e = t == p ? &p->inbox[p->ninbox++] : &in;
 	e->ver = ver;
 	memcpy(e->ip, ip, 16);
 	e->h = h;
 	e->app_len = h.app_len < sizeof(e->app) ? h.app_len : sizeof(e->app);
 	memcpy(e->app, h.app, e->app_len);
 	e->h.app = NULL;
+	if (t != p) {
+		/* Its port's mailbox (emptied by its next round), and a wake-up;
+		 * full: its sender retries. */
+		pthread_mutex_lock(&t->mb_lock);
+		if (t->nmbox < UBX_INBOX)
+			t->mbox[t->nmbox++] = in;
+		pthread_mutex_unlock(&t->mb_lock);
+		ubx_port_kick(t);
+	}
 	return true;
 }
 
@@ -320,9 +346,18 @@ uint64_t ubx_ctl_run(struct ubx_port *p, uint64_t now)
 {
 	uint64_t next = UINT64_MAX;
 
+	if (p->dp->n > 1) {
+		pthread_mutex_lock(&p->mb_lock);
+		while (p->nmbox && p->ninbox < UBX_INBOX) {
+			p->inbox[p->ninbox++] = p->mbox[0];
+			memmove(&p->mbox[0], &p->mbox[1], (p->nmbox - 1) * sizeof(p->mbox[0]));
+			p->nmbox--;
+		}
+		pthread_mutex_unlock(&p->mb_lock);
+	}
 	/* Handlers may release the lock (peer resolution): take the inbox first. */
 	while (p->ninbox) {
-		typeof(p->inbox[0]) e = p->inbox[0];
+		struct ubx_hello_in e = p->inbox[0];
 		struct ubx_ctl m;
 
 		memmove(&p->inbox[0], &p->inbox[1], (p->ninbox - 1) * sizeof(p->inbox[0]));

@@ -20,8 +20,10 @@
  *
  * Locking: everything of a port (its endpoint, core, channels, queues,
  * completion rings) is under port->lock; a context, and every object made
- * from it, belongs to one port. The global device list and port list are
- * under a global mutex (context.c). The port's progress thread runs the
+ * from it, belongs to one port. A device has a port per worker thread of
+ * its endpoint (struct ubx_devport); ports share no lock on the per-packet
+ * path. The global device list and port list are under a global mutex
+ * (context.c). The port's progress thread runs the
  * endpoint whenever no application thread does (posting and polling run
  * a round of it themselves).
  *
@@ -214,10 +216,51 @@ struct ubx_probe {
 
 #define UBX_INBOX	64
 
+/* A hello taken by the endpoint, handled after the round (setup.c). */
+struct ubx_hello_in {
+	uint8_t ver, ip[16];
+	struct tp_hello h;
+	uint8_t app[128];
+	size_t app_len;
+};
+
+/* A jetty ID's holder (struct ubx_devport). */
+struct ubx_id {
+	struct ubx_q *q;
+	struct ubx_port *port;
+};
+
+/*
+ * A device's endpoint in this process: its workers (ep.h, one transport
+ * core and one set of sockets each, the program steering each frame to the
+ * worker of its channel), a port each. A context, and everything made from
+ * it, is one port's (the one with the fewest contexts when it was made), so
+ * nothing on the per-packet path is shared between ports. What is: the
+ * jetty IDs (id_lock: a setup's lookup, never a packet's) and the hellos a
+ * port hands to another (its mailbox).
+ */
+struct ubx_devport {
+	char ifname[IF_NAMESIZE];
+	struct ep *ep;			/* worker 0's: the others' lead */
+	uint32_t n;
+	struct ubx_port *lane[UB_EP_MAX_WORKERS];
+	int refs;			/* contexts */
+	pthread_mutex_t id_lock;
+	struct ubx_id *ids;
+	uint32_t ids_cap, next_id;
+	struct ubx_devport *next;
+};
+
 struct ubx_port {
 	char ifname[IF_NAMESIZE];
-	int refs;
-	struct ubx_port *next;
+	int refs;			/* contexts on this port */
+	struct ubx_devport *dp;
+	uint32_t widx;			/* its worker */
+	/* hellos for this port's jetties that another port's worker took
+	 * (a first hello names no TPN: the program steers it to worker 0) */
+	pthread_mutex_t mb_lock;
+	struct ubx_hello_in mbox[UBX_INBOX];
+	uint32_t nmbox;
 	bool native;
 	struct ep_native nat;
 	enum tp_mode rtx;		/* RTP's retransmission mode */
@@ -249,12 +292,7 @@ struct ubx_port {
 	struct ubx_wr **wrs;
 	uint32_t nwrs, *wr_free, nfree;
 	/* hellos taken during a round, handled after it */
-	struct {
-		uint8_t ver, ip[16];
-		struct tp_hello h;
-		uint8_t app[128];
-		size_t app_len;
-	} inbox[UBX_INBOX];
+	struct ubx_hello_in inbox[UBX_INBOX];
 	uint32_t ninbox;
 	uint64_t rng;
 	uint64_t watch_ns;		/* the next look at the channels' signs of life */
@@ -370,7 +408,10 @@ struct ubx_q {
 };
 
 struct ubx_q *ubx_q_of(const void *pub, enum ubx_kind kind);
+/* Port p's JFS, JFR or jetty of that ID (NULL: none, or another port's). */
 struct ubx_q *ubx_q_find(struct ubx_port *p, uint32_t id);
+/* The port holding a jetty ID (NULL: none). */
+struct ubx_port *ubx_id_port(struct ubx_devport *d, uint32_t id);
 
 struct ubx_tjetty {
 	urma_target_jetty_t pub;

@@ -55,6 +55,7 @@ struct xsk_mt_thr {
 	int nsocks, rr;
 	uint64_t *free;
 	uint32_t nfree;
+	uint32_t keep;		/* frames it never gives to the fill rings: its sends' */
 	struct pool *rx_pools[XSK_MT_MAX_SOCKS];	/* distinct pools t receives from */
 	struct pool *tx_pools[XSK_MT_MAX_SOCKS];	/* ... and sends through */
 	int nrx_pools, ntx_pools;
@@ -177,6 +178,7 @@ struct xsk_mt_thr *xsk_mt_thread(struct xsk_mt *m, uint32_t nframes)
 	for (uint32_t i = 0; i < nframes; i++)
 		t->free[t->nfree++] = (uint64_t)(m->handed + nframes - 1 - i) * m->cfg.frame_size;
 	m->handed += nframes;
+	t->keep = nframes / 4;
 	t->next = m->threads;
 	m->threads = t;
 	return t;
@@ -371,7 +373,13 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 	return t->nsocks - 1;
 }
 
-/* Fill-ring depth per pool: its ring, but never more than half the UMEM over all pools. */
+/* Fill-ring depth per pool: its ring, but never more than half the UMEM over
+ * all pools; and a thread keeps a quarter of its own frames out of them: the
+ * fill rings are shared, and a thread that gave them all its frames would
+ * have none to send with until frames came in on its own sockets (an idle
+ * worker beside a busy one: never). A quarter, not a half: the first pool
+ * made is filled for one pool (fill_target shrinks as pools come), and a
+ * half kept would leave the next ones empty. */
 static uint32_t fill_target(const struct xsk_mt *m)
 {
 	uint32_t share = m->cfg.nframes / 2 / (uint32_t)(m->npools ? m->npools : 1);
@@ -383,13 +391,13 @@ static void refill(struct xsk_mt_thr *t, struct pool *p)
 {
 	uint32_t want = fill_target(t->m), have = __atomic_load_n(&p->in_fill, __ATOMIC_RELAXED), n, idx;
 
-	if (have >= want || !t->nfree)
+	if (have >= want || t->nfree <= t->keep)
 		return;
 	pthread_spin_lock(&p->lock);
 	have = __atomic_load_n(&p->in_fill, __ATOMIC_RELAXED);
 	n = have < want ? want - have : 0;
-	if (n > t->nfree)
-		n = t->nfree;
+	if (n > t->nfree - t->keep)
+		n = t->nfree - t->keep;
 	if (n)
 		n = xsk_ring_prod__reserve(&p->fill, n, &idx);
 	for (uint32_t i = 0; i < n; i++)

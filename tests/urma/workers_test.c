@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * liburma over worker threads (docs/URMA.md "Worker threads"): two contexts
+ * on each side of a link, so on two workers each (UBXDP_URMA_WORKERS=2),
+ * each context with an RM and a UM jetty. Every round, on every pair: a
+ * Send echoed by the peer (which puts its channel's TPN before the bytes),
+ * and, RM, a Write read back. Then the RM jetty of the second context is
+ * deleted and made again, and its pair runs again.
+ *
+ * Each channel must be its context's worker's: its TPN % workers is the
+ * worker the program steers its frames to (headers/ub_endpoint_maps.h), so
+ * context k's channels, here and at the peer, have TPN % 2 == k. The run
+ * (tests/urma/run) checks each worker's counters (UBXDP_URMA_STATS).
+ *
+ *   URMA_TEST_DEV, URMA_TEST_PEER_NS, URMA_TEST_PEER_DEV as api_test's;
+ *   URMA_TEST_PEER_STATS   the peer's UBXDP_URMA_STATS file
+ *   URMA_TEST_ROUNDS       rounds per pair (default 20)
+ *
+ * URMA_TEST_BENCH=SECONDS makes it a benchmark instead (bench/urma_workers.sh):
+ * a thread per context keeps URMA_TEST_DEPTH (16) Writes of URMA_TEST_SIZE
+ * (65536) bytes outstanding on its RM pair, polling its JFC (so it drives
+ * its worker's endpoint), for that long after a first Write set its channel
+ * up; the peer's progress threads serve.
+ * It prints the pairs' combined goodput.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "urma_api.h"
+
+#define NCTX		2
+#define BUF		4096
+#define NBUF		32
+#define SEG_LEN		(1u << 20)	/* Writes in the first half, receive buffers in the second */
+#define TOKEN		0x5eed
+#define PEER_ID(k, m)	(100u + 2u * (k) + (m))	/* m: 0 RM, 1 UM */
+
+static const urma_transport_mode_t MODES[2] = { URMA_TM_RM, URMA_TM_UM };
+
+struct side {
+	urma_context_t *ctx;
+	urma_jfc_t *jfc;
+	urma_jfr_t *jfr[2];
+	urma_jetty_t *jet[2];
+	urma_target_seg_t *seg;
+	uint8_t *buf;
+};
+
+struct info {
+	urma_eid_t eid;
+	uint32_t uasid;
+	uint64_t va[NCTX];
+	uint32_t token_id[NCTX];
+};
+
+static void die(const char *what)
+{
+	fprintf(stderr, "FAILED: %s\n", what);
+	exit(1);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static urma_sge_t sge(struct side *s, size_t off, uint32_t len)
+{
+	return (urma_sge_t){ .addr = (uint64_t)(uintptr_t)(s->buf + off), .len = len, .tseg = s->seg };
+}
+
+/* Receive buffer i of jetty m: in the second half of the segment. */
+static size_t rbuf(int m, uint32_t i) { return SEG_LEN / 2 + ((size_t)m * NBUF + i) * BUF; }
+
+static void post_recv(struct side *s, int m, uint32_t i)
+{
+	urma_sge_t g = sge(s, rbuf(m, i), BUF);
+	urma_jfr_wr_t wr = { .src = { .sge = &g, .num_sge = 1 }, .user_ctx = i };
+	urma_jfr_wr_t *bad;
+
+	if (urma_post_jetty_recv_wr(s->jet[m], &wr, &bad))
+		die("urma_post_jetty_recv_wr");
+}
+
+static urma_jetty_t *make_jetty(struct side *s, int m, uint32_t id)
+{
+	urma_jetty_cfg_t c = { .id = id };
+
+	c.flag.bs.share_jfr = 1;
+	c.jfs_cfg.depth = 64;
+	c.jfs_cfg.trans_mode = MODES[m];
+	c.jfs_cfg.jfc = s->jfc;
+	c.jfs_cfg.rnr_retry = 7;
+	c.shared.jfr = s->jfr[m];
+	s->jet[m] = urma_create_jetty(s->ctx, &c);
+	if (!s->jet[m])
+		die("urma_create_jetty");
+	for (uint32_t i = 0; i < NBUF; i++)
+		post_recv(s, m, i);
+	return s->jet[m];
+}
+
+static void side_open(struct side *s, urma_device_t *d, bool peer, int k)
+{
+	urma_jfc_cfg_t jc = { .depth = 1024 };
+	urma_seg_cfg_t sc = { .len = SEG_LEN };
+
+	if (!(s->ctx = urma_create_context(d, 0)) || !(s->jfc = urma_create_jfc(s->ctx, &jc)))
+		die("context, JFC");
+	s->buf = mmap(NULL, SEG_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s->buf == MAP_FAILED)
+		die("mmap");
+	sc.va = (uint64_t)(uintptr_t)s->buf;
+	sc.flag.bs.access = URMA_ACCESS_READ | URMA_ACCESS_WRITE;
+	sc.flag.bs.token_policy = URMA_TOKEN_PLAIN_TEXT;
+	sc.token_value.token = TOKEN;
+	if (!(s->seg = urma_register_seg(s->ctx, &sc)))
+		die("urma_register_seg");
+	for (int m = 0; m < 2; m++) {
+		urma_jfr_cfg_t rc = { .depth = 256, .trans_mode = MODES[m], .jfc = s->jfc, .max_sge = 1 };
+
+		if (!(s->jfr[m] = urma_create_jfr(s->ctx, &rc)))
+			die("urma_create_jfr");
+		make_jetty(s, m, peer ? PEER_ID(k, m) : 0);
+	}
+}
+
+static urma_target_jetty_t *import(struct side *s, int m, const urma_jetty_id_t *id)
+{
+	urma_rjetty_t rj = { .jetty_id = *id, .trans_mode = MODES[m], .type = URMA_JETTY,
+			     .tp_type = m ? URMA_UTP : URMA_RTP };
+	urma_token_t t = { 0 };
+
+	return urma_import_jetty(s->ctx, &rj, &t);
+}
+
+static int send_bytes(struct side *s, int m, urma_target_jetty_t *tj, size_t off, uint32_t len)
+{
+	urma_sge_t g = sge(s, off, len);
+	urma_jfs_wr_t wr = { .opcode = URMA_OPC_SEND, .tjetty = tj, .user_ctx = 7,
+			     .send = { .src = { .sge = &g, .num_sge = 1 } } };
+	urma_jfs_wr_t *bad;
+
+	wr.flag.bs.complete_enable = 1;
+	return urma_post_jetty_send_wr(s->jet[m], &wr, &bad);
+}
+
+/* ---- the peer: echoes every Send, its channel's TPN first -------------------------- */
+
+static void peer_main(int fd)
+{
+	const char *ns = getenv("URMA_TEST_PEER_NS"), *st = getenv("URMA_TEST_PEER_STATS");
+	int nsfd = open(ns, O_RDONLY);
+	urma_init_attr_t ia = { 0 };
+	struct side S[NCTX];
+	struct info info = { 0 };
+	urma_target_jetty_t *back[NCTX][2] = { { 0 } };
+	uint32_t reply_slot = 0;
+	urma_device_t *d;
+
+	if (nsfd < 0 || setns(nsfd, CLONE_NEWNET))
+		die("peer: setns");
+	close(nsfd);
+	if (st)
+		setenv("UBXDP_URMA_STATS", st, 1);
+	if (urma_init(&ia) || !(d = urma_get_device_by_name(getenv("URMA_TEST_PEER_DEV"))))
+		die("peer: init");
+	memset(S, 0, sizeof(S));
+	for (int k = 0; k < NCTX; k++) {
+		side_open(&S[k], d, true, k);
+		info.va[k] = S[k].seg->seg.ubva.va;
+		info.token_id[k] = S[k].seg->seg.token_id;
+	}
+	info.eid = S[0].ctx->eid;
+	info.uasid = S[0].ctx->uasid;
+	if (write(fd, &info, sizeof(info)) != sizeof(info))
+		die("peer: write");
+	if (getenv("URMA_TEST_BENCH")) {
+		char c;
+
+		/* Writes need nothing of the application: the progress threads. */
+		while (read(fd, &c, 1) > 0)
+			;
+	}
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int got = 0;
+
+		for (int k = 0; k < NCTX; k++) {
+			struct side *s = &S[k];
+			urma_cr_t cr;
+
+			if (urma_poll_jfc(s->jfc, 1, &cr) != 1)
+				continue;
+			got = 1;
+			if (!cr.flag.bs.s_r || cr.status != URMA_CR_SUCCESS)
+				continue;
+			int m = cr.local_id == PEER_ID(k, 1);
+			size_t r = rbuf(m, (uint32_t)cr.user_ctx);
+			/* Replies: the first half's last 64 KiB, a ring. */
+			size_t out = SEG_LEN / 2 - 65536 + (size_t)(reply_slot++ % 8) * BUF;
+			uint32_t tpn = cr.tpn;
+
+			if (!back[k][m] || back[k][m]->id.id != cr.remote_id.id) {
+				if (back[k][m])
+					urma_unimport_jetty(back[k][m]);
+				back[k][m] = import(s, m, &cr.remote_id);
+			}
+			memcpy(s->buf + out, &tpn, 4);
+			memcpy(s->buf + out + 4, s->buf + r, cr.completion_len);
+			if (back[k][m])
+				send_bytes(s, m, back[k][m], out, cr.completion_len + 4);
+			post_recv(s, m, (uint32_t)cr.user_ctx);
+		}
+		if (poll(&pfd, 1, got ? 0 : 1) > 0)
+			break;	/* the parent closed its end: done */
+	}
+	for (int k = 0; k < NCTX; k++) {
+		for (int m = 0; m < 2; m++) {
+			if (back[k][m])
+				urma_unimport_jetty(back[k][m]);
+			urma_delete_jetty(S[k].jet[m]);
+			urma_delete_jfr(S[k].jfr[m]);
+		}
+		urma_unregister_seg(S[k].seg);
+		urma_delete_jfc(S[k].jfc);
+		urma_delete_context(S[k].ctx);
+	}
+	exit(0);
+}
+
+/* ---- this side -------------------------------------------------------------------- */
+
+static struct side C[NCTX];
+static struct info peer;
+static urma_target_jetty_t *tj[NCTX][2];
+static urma_target_seg_t *tseg[NCTX];
+
+/* The next record of the JFC within 3 s (n of them: the send and receive). */
+static void wait_cr(struct side *s, urma_cr_t *send, urma_cr_t *recv)
+{
+	double until = now_s() + 3;
+	int have_s = !send, have_r = !recv;
+
+	while (!(have_s && have_r)) {
+		urma_cr_t cr;
+
+		if (now_s() > until)
+			die(have_s ? "no receive completion within 3 s" : "no send completion within 3 s");
+		if (urma_poll_jfc(s->jfc, 1, &cr) != 1)
+			continue;
+		if (cr.status != URMA_CR_SUCCESS) {
+			fprintf(stderr, "completion status %d (%s)\n", (int)cr.status,
+				cr.flag.bs.s_r ? "receive" : "send");
+			die("a completion failed");
+		}
+		if (cr.flag.bs.s_r && !have_r) {
+			*recv = cr;
+			have_r = 1;
+		} else if (!cr.flag.bs.s_r && !have_s) {
+			*send = cr;
+			have_s = 1;
+		}
+	}
+}
+
+static void fill(uint8_t *b, size_t n, uint32_t seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		b[i] = (uint8_t)(seed >> 16);
+	}
+}
+
+/* One round on pair (k, m): a Send echoed back; RM: a Write read back. Its
+ * channels' TPNs % workers must be k (workers 0: not checked). */
+static void round_on(int k, int m, int r, uint32_t workers, uint32_t *tpn_here, uint32_t *tpn_peer)
+{
+	struct side *s = &C[k];
+	const uint32_t len = m ? 512 : 3000;
+	const size_t out = 0, wr_off = 65536, rd_off = 131072;
+	urma_cr_t scr, rcr;
+	uint32_t ptpn;
+	uint8_t *echo;
+
+	fill(s->buf + out, len, (uint32_t)(k * 1000 + m * 100 + r));
+	if (send_bytes(s, m, tj[k][m], out, len))
+		die("urma_post_jetty_send_wr");
+	wait_cr(s, &scr, &rcr);
+	echo = s->buf + rbuf(m, (uint32_t)rcr.user_ctx);
+	memcpy(&ptpn, echo, 4);
+	if (rcr.completion_len != len + 4 || memcmp(echo + 4, s->buf + out, len))
+		die("the echo is not what was sent");
+	post_recv(s, m, (uint32_t)rcr.user_ctx);
+	*tpn_here = rcr.tpn;
+	*tpn_peer = ptpn;
+	if (workers && (rcr.tpn % workers != (uint32_t)k || ptpn % workers != (uint32_t)k)) {
+		fprintf(stderr, "context %d: channel TPN %u here, %u at the peer\n", k, rcr.tpn, ptpn);
+		die("a channel is not on its context's worker");
+	}
+	if (m)
+		return;
+	{
+		urma_sge_t src = sge(s, wr_off, BUF), dst = sge(s, rd_off, BUF);
+		urma_sge_t rem = { .addr = peer.va[k] + (uint64_t)r * BUF, .len = BUF, .tseg = tseg[k] };
+		urma_jfs_wr_t w = { .opcode = URMA_OPC_WRITE, .tjetty = tj[k][m], .user_ctx = 8,
+				    .rw = { .src = { .sge = &src, .num_sge = 1 },
+					    .dst = { .sge = &rem, .num_sge = 1 } } };
+		urma_jfs_wr_t *bad;
+
+		w.flag.bs.complete_enable = 1;
+		fill(s->buf + wr_off, BUF, (uint32_t)(77 + k * 1000 + r));
+		memset(s->buf + rd_off, 0, BUF);
+		if (urma_post_jetty_send_wr(s->jet[m], &w, &bad))
+			die("Write");
+		wait_cr(s, &scr, NULL);
+		w.opcode = URMA_OPC_READ;
+		w.rw.src.sge = &rem;
+		w.rw.dst.sge = &dst;
+		if (urma_post_jetty_send_wr(s->jet[m], &w, &bad))
+			die("Read");
+		wait_cr(s, &scr, NULL);
+		if (memcmp(s->buf + rd_off, s->buf + wr_off, BUF))
+			die("the Read did not bring back what was written");
+	}
+}
+
+static void rounds(int k, int m, int n, uint32_t workers)
+{
+	uint32_t here = 0, there = 0;
+
+	for (int r = 0; r < n; r++)
+		round_on(k, m, r, workers, &here, &there);
+	printf("context %d %s: %d rounds, channel TPN %u here, %u at the peer (%% %u = %d)\n", k,
+	       m ? "UM" : "RM", n, here, there, workers, k);
+}
+
+/* ---- the benchmark --------------------------------------------------------------- */
+
+struct bench {
+	int k;
+	double secs;
+	uint32_t size, depth;
+	uint64_t bytes;
+	pthread_barrier_t *go;
+};
+
+static void *bench_thread(void *arg)
+{
+	struct bench *b = arg;
+	struct side *s = &C[b->k];
+	const uint32_t slots = (SEG_LEN / 2) / b->size;
+	uint32_t next = 0, out = 0;
+	double until = 0;
+	bool warm = false;
+
+	for (;;) {
+		urma_cr_t cr[16];
+		int n;
+
+		while (out < (warm ? b->depth : 1) && (!warm || now_s() < until)) {
+			urma_sge_t src = sge(s, (size_t)(next % slots) * b->size, b->size);
+			urma_sge_t rem = { .addr = peer.va[b->k] + (uint64_t)(next % slots) * b->size,
+					   .len = b->size, .tseg = tseg[b->k] };
+			urma_jfs_wr_t w = { .opcode = URMA_OPC_WRITE, .tjetty = tj[b->k][0],
+					    .rw = { .src = { .sge = &src, .num_sge = 1 },
+						    .dst = { .sge = &rem, .num_sge = 1 } } };
+			urma_jfs_wr_t *bad;
+
+			w.flag.bs.complete_enable = 1;
+			if (urma_post_jetty_send_wr(s->jet[0], &w, &bad))
+				die("Write");
+			next++;
+			out++;
+		}
+		if (!out)
+			break;
+		n = urma_poll_jfc(s->jfc, 16, cr);
+		for (int i = 0; i < n; i++) {
+			if (cr[i].status != URMA_CR_SUCCESS)
+				die("a Write failed");
+			/* What completed in the time (the drain after it: not). */
+			b->bytes += warm && now_s() < until ? cr[i].completion_len : 0;
+			out--;
+		}
+		if (!warm && n) {
+			/* Its channel set up by that first Write: not in the time. */
+			pthread_barrier_wait(b->go);
+			until = now_s() + b->secs;
+			warm = true;
+		}
+	}
+	return NULL;
+}
+
+static void bench(double secs)
+{
+	const char *sz = getenv("URMA_TEST_SIZE"), *dp = getenv("URMA_TEST_DEPTH");
+	struct bench b[NCTX];
+	pthread_t thr[NCTX];
+	pthread_barrier_t go;
+	uint64_t total = 0;
+
+	pthread_barrier_init(&go, NULL, NCTX + 1);
+	for (int k = 0; k < NCTX; k++) {
+		b[k] = (struct bench){ .k = k, .secs = secs, .size = sz ? (uint32_t)atoi(sz) : 65536,
+				       .depth = dp ? (uint32_t)atoi(dp) : 16, .go = &go };
+		if (b[k].size < 1 || b[k].size > SEG_LEN / 2 || b[k].depth < 1 || b[k].depth > 64)
+			die("URMA_TEST_SIZE 1 .. 524288, URMA_TEST_DEPTH 1 .. 64");
+		if (pthread_create(&thr[k], NULL, bench_thread, &b[k]))
+			die("pthread_create");
+	}
+	pthread_barrier_wait(&go);
+	for (int k = 0; k < NCTX; k++)
+		pthread_join(thr[k], NULL);
+	printf("bench: %d contexts, Write %u B x %u, %.1f s:", NCTX, b[0].size, b[0].depth, secs);
+	for (int k = 0; k < NCTX; k++) {
+		printf(" context %d %.0f Mbit/s", k, (double)b[k].bytes * 8 / secs / 1e6);
+		total += b[k].bytes;
+	}
+	printf(", together %.0f Mbit/s\n", (double)total * 8 / secs / 1e6);
+}
+
+int main(void)
+{
+	const char *rs = getenv("URMA_TEST_ROUNDS");
+	int sv[2], n = rs ? atoi(rs) : 20, status;
+	const uint32_t workers = NCTX;
+	urma_init_attr_t ia = { 0 };
+	urma_device_t *d;
+	pid_t pid;
+
+	if (!getenv("URMA_TEST_DEV") || !getenv("URMA_TEST_PEER_NS") || !getenv("URMA_TEST_PEER_DEV")) {
+		fprintf(stderr, "URMA_TEST_DEV, URMA_TEST_PEER_NS, URMA_TEST_PEER_DEV: see tests/urma/run\n");
+		return 2;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		die("socketpair");
+	pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		peer_main(sv[1]);
+	}
+	close(sv[1]);
+	if (read(sv[0], &peer, sizeof(peer)) != sizeof(peer))
+		die("the peer did not start");
+	if (urma_init(&ia) || !(d = urma_get_device_by_name(getenv("URMA_TEST_DEV"))))
+		die("init");
+	for (int k = 0; k < NCTX; k++) {
+		urma_seg_t sg = { .ubva = { .eid = peer.eid, .uasid = peer.uasid, .va = peer.va[k] },
+				  .len = SEG_LEN, .token_id = peer.token_id[k] };
+		urma_import_seg_flag_t f = { 0 };
+		urma_token_t t = { TOKEN };
+
+		side_open(&C[k], d, false, k);
+		for (int m = 0; m < 2; m++) {
+			urma_jetty_id_t id = { .eid = peer.eid, .uasid = peer.uasid, .id = PEER_ID(k, m) };
+
+			if (!(tj[k][m] = import(&C[k], m, &id)))
+				die("urma_import_jetty");
+		}
+		f.bs.access = URMA_ACCESS_READ | URMA_ACCESS_WRITE;
+		if (!(tseg[k] = urma_import_seg(C[k].ctx, &sg, &t, 0, f)))
+			die("urma_import_seg");
+	}
+	if (getenv("URMA_TEST_BENCH")) {
+		bench(atof(getenv("URMA_TEST_BENCH")));
+	} else {
+		for (int k = 0; k < NCTX; k++)
+			for (int m = 0; m < 2; m++)
+				rounds(k, m, n, workers);
+		/* A jetty deleted and made again: its new channel, on the same worker. */
+		if (urma_delete_jetty(C[1].jet[0]))
+			die("urma_delete_jetty");
+		make_jetty(&C[1], 0, 0);
+		rounds(1, 0, n, workers);
+		rounds(0, 0, n, workers);
+	}
+	for (int k = 0; k < NCTX; k++) {
+		urma_unimport_seg(tseg[k]);
+		for (int m = 0; m < 2; m++) {
+			urma_unimport_jetty(tj[k][m]);
+			urma_delete_jetty(C[k].jet[m]);
+			urma_delete_jfr(C[k].jfr[m]);
+		}
+		urma_unregister_seg(C[k].seg);
+		urma_delete_jfc(C[k].jfc);
+		urma_delete_context(C[k].ctx);
+	}
+	close(sv[0]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		die("the peer failed");
+	if (!getenv("URMA_TEST_BENCH"))
+		printf("all passed\n");
+	return 0;
+}
