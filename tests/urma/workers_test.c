@@ -391,8 +391,10 @@ static void *bench_thread(void *arg)
 			break;
 		n = urma_poll_jfc(s->jfc, 16, cr);
 		for (int i = 0; i < n; i++) {
-			if (cr[i].status != URMA_CR_SUCCESS)
+			if (cr[i].status != URMA_CR_SUCCESS) {
+				fprintf(stderr, "context %d: Write status %d\n", b->k, (int)cr[i].status);
 				die("a Write failed");
+			}
 			/* What completed in the time (the drain after it: not). */
 			b->bytes += warm && now_s() < until ? cr[i].completion_len : 0;
 			out--;
