@@ -580,6 +580,7 @@ bool tp_ep_poll(struct tp_ep *ep, struct tp_event *ev);
 	X(ta_page_fault,	"Writes/Reads answered page fault")		\
 	X(ta_completer_err,	"operations answered completer error")		\
 	X(ta_proto_err,		"transaction headers out of sequence")		\
+	X(ta_stale_answer,	"ROL: answers to an earlier attempt of an op sent again (a duplicate Last's), ignored") \
 	X(utp_drop,		"UTP messages dropped (no receive buffer, or longer than it)") \
 	X(rx_ctp,		"CTP packets received")				\
 	X(ta_timeout,		"CTP operations failed by the transaction timeout") \

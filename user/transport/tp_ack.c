@@ -139,6 +139,13 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 		ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_SACK);
 }
 
+static bool stale_answer(struct tp_chan *ch, const struct tp_parsed *p)
+{
+	const struct tp_op *op = tp_snd_find_op(ch, p->tah.ini_tassn);
+
+	return op && op->state == OS_SENT && tp_psn_diff(p->tph.psn, op->last_psn) < 0;
+}
+
 void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p)
 {
 	uint32_t una0 = ch->una;
@@ -188,8 +195,12 @@ void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p)
 			tp_tlp_arm(ch, now);
 	}
 	/* ROL: the answer's status is the RTPH's RSPST/RSPINFO; the TAACK in
-	 * the TPACK names the operation (its TASSN). */
-	if (p->has_tah && p->tah.opcode == UB_TA_TAACK)
+	 * the TPACK names the operation (its TASSN) and its PSN the packet: one
+	 * before the op's Last answers an earlier attempt (the target answers a
+	 * duplicate Last with the TASSN's result of now), not this retry. */
+	if (p->has_tah && p->tah.opcode == UB_TA_TAACK && stale_answer(ch, p))
+		ch->st.ta_stale_answer++;
+	else if (p->has_tah && p->tah.opcode == UB_TA_TAACK)
 		tp_snd_on_answer(ch, now, p->tah.ini_tassn, nak ? p->tah.rspst : p->tph.rspst,
 				 nak ? p->tah.rspinfo : p->tph.rspinfo);
 	tp_sq_progress(ch);

@@ -307,6 +307,7 @@ struct tp_chan {
 	struct tp_pend pend[TP_FIFO];
 	uint32_t pq_head, pq_tail;
 	bool rnr_block;			/* answering RNR until a retried message */
+	uint16_t rnr_tassn;		/* ... at or after the newest one refused */
 	struct tp_rxmsg rx;
 	struct tp_recvbuf *rq;
 	uint32_t rq_cap, rq_head, rq_tail;

@@ -136,6 +136,18 @@ void tp_emit_recv(struct tp_chan *ch, uint8_t opcode)
 		ch->st.msgs_delivered++;
 }
 
+/*
+ * Refuse later messages until the newest refused comes back: two refused,
+ * the answer to the second lost, the first's retry taken must not let a
+ * new third in before the second's retry (it did, on any Retry).
+ */
+static void rnr_refuse(struct tp_chan *ch, uint16_t tassn)
+{
+	if (!ch->rnr_block || (int16_t)(tassn - ch->rnr_tassn) > 0)
+		ch->rnr_tassn = tassn;
+	ch->rnr_block = true;
+}
+
 /* The message in ch->rx takes the next posted receive, unless it holds one:
  * false when none is posted (the message is RNR and the channel waits). */
 static bool take_recv(struct tp_chan *ch)
@@ -146,7 +158,7 @@ static bool take_recv(struct tp_chan *ch)
 		return true;
 	if (ch->rq_head == ch->rq_tail) {
 		m->status = TP_ST_RNR;
-		ch->rnr_block = true;
+		rnr_refuse(ch, m->tassn);
 		return false;
 	}
 	m->rb = ch->rq[ch->rq_head];
@@ -187,9 +199,11 @@ static void start_msg(struct tp_chan *ch, uint64_t now, const struct tp_parsed *
 		 * retried behind it and stay in order. */
 		if (ch->rnr_block && !m->retry) {
 			m->status = TP_ST_RNR;
+			rnr_refuse(ch, m->tassn);
 			return;
 		}
-		ch->rnr_block = false;
+		if (ch->rnr_block && (int16_t)(m->tassn - ch->rnr_tassn) >= 0)
+			ch->rnr_block = false;
 		if (m->ta_op == UB_TA_SEND || m->ta_op == UB_TA_SEND_IMM) {
 			if (!take_recv(ch))
 				return;
@@ -205,7 +219,7 @@ static void start_msg(struct tp_chan *ch, uint64_t now, const struct tp_parsed *
 		m->cap = p->mae.length;
 		m->status = (uint8_t)st;
 		if (st == TP_ST_PAGE_FAULT)
-			ch->rnr_block = true;
+			rnr_refuse(ch, m->tassn);
 		return;
 	case UB_TA_READ:
 		if (!p->has_maetah) {

@@ -159,6 +159,7 @@ struct tp_op *tp_snd_next_op(struct tp_chan *ch)
 		ch->tx_mid = 0;
 	}
 	bool refused = false;	/* an earlier op refused RNR, not taken yet */
+	bool unanswered = false;	/* an earlier op sent, its answer not here */
 
 	for (uint32_t i = ch->sq_head; i != ch->sq_tail; i = (i + 1) % ch->sq_cap) {
 		struct tp_op *op = &ch->sq[i];
@@ -166,16 +167,19 @@ struct tp_op *tp_snd_next_op(struct tp_chan *ch)
 		if (tp_op_initiator(op) && !op->answered &&
 		    (op->state == OS_RNR_WAIT || (op->retry && op->state == OS_SENT)))
 			refused = true;
-		if (op->state != OS_QUEUED)
+		if (op->state != OS_QUEUED) {
+			unanswered |= tp_op_initiator(op) && !op->answered && op->state == OS_SENT;
 			continue;
+		}
 		/* Keep Sends in order: nothing new overtakes one waiting to retry.
 		 * One half sent is finished (the target refuses it too): cut
 		 * short, the target would take the retry's packets for its rest.
 		 * Nor does a later retry go before an earlier one was taken: the
 		 * target lets any Retry through, and took the later one first
-		 * when the earlier was refused again. */
+		 * when the earlier was refused again; nor before an earlier one
+		 * is answered at all (its RNR may be the answer lost). */
 		if (tp_op_initiator(op) && !op->next_seg &&
-		    (refused || (!op->retry && ch->rnr_waiting)))
+		    (refused || (op->retry && unanswered) || (!op->retry && ch->rnr_waiting)))
 			continue;
 		/* A fence holds it, and all that follows, until every earlier
 		 * Read and atomic was answered (UB 2.0 §7.3.2.2). */
