@@ -493,6 +493,7 @@ enum tp_event_type {
 };
 
 #define TP_EVF_IMM	(1u << 0)	/* tp_event.imm is valid */
+#define TP_EVF_RETRY	(1u << 1)	/* TP_EV_RECV: the TAH said Retry (manual_taack's own RNR hold) */
 
 struct tp_event {
 	enum tp_event_type type;

@@ -127,6 +127,8 @@ void tp_emit_recv(struct tp_chan *ch, uint8_t opcode)
 			ev->flags |= TP_EVF_IMM;
 			ev->imm = m->imm;
 		}
+		if (m->retry)
+			ev->flags |= TP_EVF_RETRY;
 	}
 	if (m->has_imm && m->status == TP_ST_OK)
 		ch->st.ta_imm++;

@@ -380,8 +380,9 @@ void ubx_recv(struct ubx_port *p, struct ubx_chan *ch, const struct tp_event *ev
 		p->recv_len_err++;
 		goto repost;
 	}
-	if (ch->rnr_hold && ev->tassn != ch->hold_tassn) {
+	if (ubx_hold_refuses(&ch->hold, ev->tassn, ev->flags & TP_EVF_RETRY)) {
 		answer(ch, ev->tassn, TP_ST_RNR);
+		ubx_hold_refused(&ch->hold, ev->tassn);
 		p->rnr_sent++;
 		goto repost;
 	}
@@ -390,17 +391,13 @@ void ubx_recv(struct ubx_port *p, struct ubx_chan *ch, const struct tp_event *ev
 	if (!r) {
 		if (manual(ch)) {
 			answer(ch, ev->tassn, TP_ST_RNR);
-			if (!ch->rnr_hold) {
-				ch->rnr_hold = true;
-				ch->hold_tassn = ev->tassn;
-			}
+			ubx_hold_refused(&ch->hold, ev->tassn);
 			p->rnr_sent++;
 		} else {
 			p->um_dropped++;	/* UM: a message without a buffer is lost */
 		}
 		goto repost;
 	}
-	ch->rnr_hold = false;
 	if (ev->len > r->total) {
 		/* Longer than the buffer posted: both sides see an error. */
 		answer(ch, ev->tassn, TP_ST_COMPLETER_ERR);

@@ -47,6 +47,7 @@
 #include "endpoint/ep.h"
 #include "io/wake_timer.h"
 #include "transport/tp.h"
+#include "urma/rnr_hold.h"
 
 #define UBX_VISIBLE __attribute__((visibility("default")))
 
@@ -195,8 +196,7 @@ struct ubx_chan {
 	uint8_t *bounce;
 	size_t bounce_size;
 	uint32_t nbounce;
-	bool rnr_hold;			/* answering RNR until hold_tassn comes back */
-	uint16_t hold_tassn;
+	struct ubx_rnr_hold hold;	/* answering RNR to Sends until a Retry */
 	/* work requests outstanding on it, and those waiting for room */
 	struct ubx_wr *out;
 	uint32_t nout;
