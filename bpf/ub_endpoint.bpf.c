@@ -30,7 +30,7 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u16 ub_ethertype;	/* native mode: this EtherType; 0: UBoE */
-const volatile __u8 ub_steer;		/* shared mode: steer by destination */
+const volatile __u8 ub_steer;		/* shared mode: steer by destination (UB_EP_STEER_WORKERS) */
 const volatile __u8 ub_loop;		/* shared mode, the instance on a process's veth */
 const volatile __u8 ub_workers;		/* > 1: steer to workers (ub_endpoint_maps.h) */
 

@@ -60,6 +60,9 @@
 #define UB_EP_RCIDS		16384
 #define UB_EP_SLOT_MASK		0xff
 #define UB_EP_WORKER_SHIFT	8
+/* ub_steer's value in a program that reads the worker level above; one
+ * before it (1) takes DIRECT | workers for no mode and drops the frames. */
+#define UB_EP_STEER_WORKERS	2
 
 /* (IP source, IniRCID): IPv4 in the first 4 bytes, the rest zero. */
 struct ub_ep_rcid_key {

@@ -39,6 +39,23 @@ static uint32_t worker_frames(const struct ep *e)
 	return e->cfg.nframes ? e->cfg.nframes : 8192;
 }
 
+/*
+ * A worker's part of the UMEM. Beside other workers it keeps a quarter of
+ * its frames for its sends (xsk_mt_thread_keep): an idle worker 0 gave the
+ * shared fill rings all of its own, and its first PROBE never left. A
+ * quarter, not a half: the first pool made is filled for one pool, and a
+ * half kept left the next ones empty. One worker keeps none: alone on many
+ * queues, it would leave some without frames.
+ */
+static struct xsk_mt_thr *worker_thread(struct ep *lead)
+{
+	struct xsk_mt_thr *t = xsk_mt_thread(lead->xm, worker_frames(lead));
+
+	if (t && lead->nworkers > 1)
+		xsk_mt_thread_keep(t, worker_frames(lead) / 4);
+	return t;
+}
+
 /* The UMEM: multi-buffer where the kernel has it (not in shared mode, whose
  * veth and AF_PACKET paths carry one buffer per frame); every worker's
  * frames. */
@@ -54,7 +71,7 @@ static int make_port(struct ep *e)
 	e->xm = xsk_mt_create(&mc);
 	if (!e->xm)
 		return -errno;
-	e->xt = xsk_mt_thread(e->xm, worker_frames(e));
+	e->xt = worker_thread(e);
 	return e->xt ? 0 : -errno;
 }
 
@@ -103,7 +120,7 @@ static int bind_shared(void *arg, const char *dev, unsigned nq, int xskmap_fd, b
 
 		if (w && !e->xt) {
 			e->xm = lead->xm;
-			e->xt = xsk_mt_thread(lead->xm, worker_frames(lead));
+			e->xt = worker_thread(lead);
 			if (!e->xt) {
 				snprintf(err, errlen, "AF_XDP frames for worker %u: %s", w, strerror(errno));
 				return -errno;
@@ -243,7 +260,7 @@ static int open_worker(struct ep *lead, uint32_t w, char *err, size_t errlen)
 
 	if (!e)
 		return -1;
-	e->xt = xsk_mt_thread(lead->xm, worker_frames(lead));
+	e->xt = worker_thread(lead);
 	if (!e->xt || (lead->jbuf && !(e->jbuf = malloc(JUMBO_BUF)))) {
 		snprintf(err, errlen, "AF_XDP frames for worker %u: %s", w, strerror(errno));
 		return -1;

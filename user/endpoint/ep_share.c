@@ -138,7 +138,7 @@ static int attach_new(struct ep_share *s, bool generic, char *err, size_t errlen
 		return -errno;
 	}
 	s->skel->rodata->ub_ethertype = s->ethertype;
-	s->skel->rodata->ub_steer = 1;
+	s->skel->rodata->ub_steer = UB_EP_STEER_WORKERS;
 	rc = ub_endpoint__load(s->skel);
 	if (rc) {
 		snprintf(err, errlen, "cannot load the endpoint XDP program: %s", strerror(-rc));
@@ -243,6 +243,11 @@ static int join(struct ep_share *s, uint32_t prog_id, char *err, size_t errlen)
 			goto not_ours;
 	if (rodata < 0 || !ro.ub_steer)
 		goto not_ours;
+	if (s->workers > 1 && ro.ub_steer < UB_EP_STEER_WORKERS) {
+		snprintf(err, errlen, "the XDP program on %s was attached by an older library, which steers to no worker: UBXDP_URMA_WORKERS=1, or restart its processes",
+			 s->dev);
+		return -EPROTO;
+	}
 	if (ro.ub_ethertype != s->ethertype) {
 		snprintf(err, errlen, "the processes on %s use it as %s, not %s", s->dev,
 			 ro.ub_ethertype ? "a native UB port" : "UBoE",
@@ -395,7 +400,7 @@ static int loop_program(struct ep_share *s, int ifindex)
 		return -errno;
 	s->loop_skel = k;
 	k->rodata->ub_ethertype = s->ethertype;
-	k->rodata->ub_steer = 1;
+	k->rodata->ub_steer = UB_EP_STEER_WORKERS;
 	k->rodata->ub_loop = 1;
 	for (unsigned i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
 		rc = bpf_map__reuse_fd(maps[i], *map_slot(s, i));	/* map_names' order */

@@ -158,6 +158,11 @@ uint32_t xsk_mt_frame_size(const struct xsk_mt *m) { return m->cfg.frame_size; }
 void *xsk_mt_data(const struct xsk_mt *m, uint64_t addr) { return xsk_umem__get_data(m->area, addr); }
 uint32_t xsk_mt_free_frames(const struct xsk_mt_thr *t) { return t->nfree; }
 
+void xsk_mt_thread_keep(struct xsk_mt_thr *t, uint32_t n)
+{
+	t->keep = n;
+}
+
 struct xsk_mt_thr *xsk_mt_thread(struct xsk_mt *m, uint32_t nframes)
 {
 	struct xsk_mt_thr *t;
@@ -178,7 +183,6 @@ struct xsk_mt_thr *xsk_mt_thread(struct xsk_mt *m, uint32_t nframes)
 	for (uint32_t i = 0; i < nframes; i++)
 		t->free[t->nfree++] = (uint64_t)(m->handed + nframes - 1 - i) * m->cfg.frame_size;
 	m->handed += nframes;
-	t->keep = nframes / 4;
 	t->next = m->threads;
 	m->threads = t;
 	return t;
@@ -374,12 +378,7 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 }
 
 /* Fill-ring depth per pool: its ring, but never more than half the UMEM over
- * all pools; and a thread keeps a quarter of its own frames out of them: the
- * fill rings are shared, and a thread that gave them all its frames would
- * have none to send with until frames came in on its own sockets (an idle
- * worker beside a busy one: never). A quarter, not a half: the first pool
- * made is filled for one pool (fill_target shrinks as pools come), and a
- * half kept would leave the next ones empty. */
+ * all pools; less what a thread keeps for its sends (xsk_mt_thread_keep). */
 static uint32_t fill_target(const struct xsk_mt *m)
 {
 	uint32_t share = m->cfg.nframes / 2 / (uint32_t)(m->npools ? m->npools : 1);

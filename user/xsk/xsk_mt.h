@@ -65,6 +65,16 @@ void *xsk_mt_data(const struct xsk_mt *m, uint64_t addr);
 
 /* A thread's part, with `nframes` of the UMEM's frames not yet handed out (NULL: none left). */
 struct xsk_mt_thr *xsk_mt_thread(struct xsk_mt *m, uint32_t nframes);
+/*
+ * Keep n of t's frames out of the fill rings, for its sends: the rings are
+ * shared by the threads on a queue, and an idle thread beside a busy one
+ * that gave them all it had would never have one to send with (liburma's
+ * worker 0, its first PROBE). Only for threads that send their own frames
+ * beside others: one that forwards what it receives (the WPS egress) would
+ * leave them unused, and a lone thread on many queues would leave some
+ * queues without any (default 0).
+ */
+void xsk_mt_thread_keep(struct xsk_mt_thr *t, uint32_t n);
 
 /*
  * A socket of thread t on (ifname, queue), with an rx ring, a tx ring or
