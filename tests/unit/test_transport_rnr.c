@@ -16,6 +16,8 @@
 #include <cmocka.h>
 
 #include "tp_pair.h"
+#include "transport/tp_int.h"	/* the send queue as a case left it */
+#include "transport/tp_sq.h"
 
 #define US 1000ull
 #define MS 1000000ull
@@ -186,12 +188,47 @@ static void rnr_buffers_posted_slowly(void **state)
 	assert_int_equal(bad, 0);
 }
 
+/*
+ * A retry held because an earlier op is unanswered (here a Read whose
+ * response is still coming) holds what follows too: a new Send sent past
+ * it (flagged Retry when an earlier one was given up) lifted the target's
+ * refusal and was delivered before the retry.
+ */
+static void nothing_new_passes_a_held_retry(void **state)
+{
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct tp_chan *ch;
+
+	(void)state;
+	sr_cfg(c, 16, 0);
+	pair_link_cfg(&s, 1);
+	assert_int_equal(pair_init(&p, c, &s, 1, 256, 1), 0);
+	ch = p.ch[0];
+	assert_true(ch->sq_cap >= 3 && ch->sq_head == ch->sq_tail);
+	memset(ch->sq, 0, 3 * sizeof(*ch->sq));
+	ch->sq[0] = (struct tp_op){ .kind = OP_READ, .state = OS_SENT, .nseg = 1, .next_seg = 1 };
+	ch->sq[1] = (struct tp_op){ .kind = OP_SEND, .state = OS_QUEUED, .retry = true, .nseg = 1 };
+	ch->sq[2] = (struct tp_op){ .kind = OP_SEND, .state = OS_QUEUED, .nseg = 1 };
+	ch->sq_head = 0;
+	ch->sq_tail = 3;
+	ch->tx_mid = 0;
+	ch->rnr_waiting = 0;
+	assert_null(tp_snd_next_op(ch));
+	ch->sq[0].answered = true;	/* the Read answered: the retry goes first */
+	assert_ptr_equal(tp_snd_next_op(ch), &ch->sq[1]);
+	ch->sq_head = ch->sq_tail = 0;	/* nothing for pair_free to free */
+	pair_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rnr_retry_behind_half_sent),
 		cmocka_unit_test(rnr_with_loss_and_span),
 		cmocka_unit_test(rnr_buffers_posted_slowly),
+		cmocka_unit_test(nothing_new_passes_a_held_retry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

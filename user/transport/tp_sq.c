@@ -179,8 +179,13 @@ struct tp_op *tp_snd_next_op(struct tp_chan *ch)
 		 * when the earlier was refused again; nor before an earlier one
 		 * is answered at all (its RNR may be the answer lost). */
 		if (tp_op_initiator(op) && !op->next_seg &&
-		    (refused || (op->retry && unanswered) || (!op->retry && ch->rnr_waiting)))
+		    (refused || (op->retry && unanswered) || (!op->retry && ch->rnr_waiting))) {
+			/* held, it still holds what follows: a new op past it
+			 * (Retry when an earlier one was given up) lifted the
+			 * target's refusal before it */
+			refused |= op->retry;
 			continue;
+		}
 		/* A fence holds it, and all that follows, until every earlier
 		 * Read and atomic was answered (UB 2.0 §7.3.2.2). */
 		if (op->fence && !op->next_seg && fenced(ch, i))
