@@ -274,8 +274,6 @@ $(BUILD)/bin/test_ubperf_ctl: $(BUILD)/obj/user/ubperf/ctl.o
 # liburma's control message codec, outside the shared library.
 $(BUILD)/bin/test_urma_ctl: $(BUILD)/obj/user/urma/ctl.o
 $(BUILD)/obj/user/urma/ctl.o $(BUILD)/obj/tests/unit/test_urma_ctl.o: CPPFLAGS += -Iuser/urma/include
-# liburma's RNR hold on the shared receive path.
-$(BUILD)/bin/test_urma_rnr_hold: $(BUILD)/obj/user/urma/rnr_hold.o
 # ubcaqm is ubctl caqm under the name it had as a tool of its own (user/ubctl/caqm.c).
 $(BUILD)/bin/ubcaqm: $(BUILD)/bin/ubctl
 	ln -sf ubctl $@

@@ -141,19 +141,13 @@ static void rnr_buffers_posted_slowly(void **state)
 		bool fin;
 
 		gap = (1 + tp_sim_rand(&r) % 60) * US;
-		memset(c, 0, sizeof(c));
+		sr_cfg(c, win, mode == TP_MODE_RTP_SR && (seed & 16) ? win + win / 4 : 0);
 		for (int i = 0; i < 2; i++) {
 			c[i].mode = mode;
-			c[i].mtu = 256;
-			c[i].window = win;
-			c[i].rto_mode = TP_RTO_DYNAMIC;
 			c[i].retry_limit = 30;
 			c[i].rnr_delay_ns = (1 + tp_sim_rand(&r) % 20) * US;
-			c[i].rnr_retry = UINT32_MAX;
 			c[i].ta_mode = (enum tp_ta_mode)((seed / 3) % 3);
 			c[i].rack = (seed & 8) && mode == TP_MODE_RTP_SR;
-			if (mode == TP_MODE_RTP_SR && (seed & 16))
-				tp_chan_span(&c[i], win + win / 4);
 		}
 		pair_link_cfg(&s, seed);
 		s.frames = seed % 2;

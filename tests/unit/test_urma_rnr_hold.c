@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * liburma's RNR hold on the shared receive path (user/urma/rnr_hold.c), as
+ * liburma's RNR hold on the shared receive path (user/transport/tp_rnr_hold.h, the core's own rule), as
  * recv.c uses it: a Send the hold refuses, or one with no JFR buffer, is
- * answered RNR; the hold must behave as the core's target (tp_rxmsg.c
- * rnr_refuse), or Sends are refused for ever or taken out of order.
+ * answered RNR; or Sends are refused for ever or taken out of order.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,16 +11,16 @@
 #include <cmocka.h>
 
 #include "tp_pair.h"
-#include "urma/rnr_hold.h"
+#include "transport/tp_rnr_hold.h"
 
 #define US 1000ull
 #define MS 1000000ull
 
 /* recv.c's decision for one Send: true if taken into a buffer. */
-static bool send_in(struct ubx_rnr_hold *h, uint16_t tassn, bool retry, bool have_buf)
+static bool send_in(struct tp_rnr_hold *h, uint16_t tassn, bool retry, bool have_buf)
 {
-	if (ubx_hold_refuses(h, tassn, retry) || !have_buf) {
-		ubx_hold_refused(h, tassn);
+	if (tp_rnr_hold_refuses(h, tassn, retry) || !have_buf) {
+		tp_rnr_hold_refused(h, tassn);
 		return false;
 	}
 	return true;
@@ -32,7 +31,7 @@ static bool send_in(struct ubx_rnr_hold *h, uint16_t tassn, bool retry, bool hav
  * later Send were refused until the channel failed. */
 static void given_up_send_lifts_hold(void **state)
 {
-	struct ubx_rnr_hold h = { 0 };
+	struct tp_rnr_hold h = { 0 };
 
 	(void)state;
 	assert_false(send_in(&h, 5, false, false));
@@ -47,7 +46,7 @@ static void given_up_send_lifts_hold(void **state)
  * with 5, and 7 was taken before 6. */
 static void hold_waits_for_newest_refused(void **state)
 {
-	struct ubx_rnr_hold h = { 0 };
+	struct tp_rnr_hold h = { 0 };
 
 	(void)state;
 	assert_false(send_in(&h, 5, false, false));
@@ -64,7 +63,7 @@ static void hold_waits_for_newest_refused(void **state)
  * does not pull it back), and TASSNs wrap. */
 static void newest_forward_and_wrap(void **state)
 {
-	struct ubx_rnr_hold h = { 0 };
+	struct tp_rnr_hold h = { 0 };
 
 	(void)state;
 	assert_false(send_in(&h, 0xfffe, false, false));
@@ -82,7 +81,7 @@ static void newest_forward_and_wrap(void **state)
  * JFR that has no buffer before buf_ns. */
 struct srv {
 	struct tp_pair p;
-	struct ubx_rnr_hold hold;
+	struct tp_rnr_hold hold;
 	uint64_t buf_ns;
 	int32_t last_taken;	/* message index, in order */
 	uint32_t taken, ok, failed, retries_seen;

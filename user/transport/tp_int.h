@@ -11,6 +11,7 @@
 #include <errno.h>
 
 #include "transport/tp.h"
+#include "transport/tp_rnr_hold.h"
 #include "lib/ubhdr.h"
 
 /* ---- parsed TP packet ---------------------------------------------------- */
@@ -306,8 +307,7 @@ struct tp_chan {
 	struct tp_result results[TP_RESULTS];
 	struct tp_pend pend[TP_FIFO];
 	uint32_t pq_head, pq_tail;
-	bool rnr_block;			/* answering RNR until a retried message */
-	uint16_t rnr_tassn;		/* ... at or after the newest one refused */
+	struct tp_rnr_hold rnr_hold;	/* answering RNR until a retried message */
 	struct tp_rxmsg rx;
 	struct tp_recvbuf *rq;
 	uint32_t rq_cap, rq_head, rq_tail;

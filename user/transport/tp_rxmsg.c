@@ -138,18 +138,6 @@ void tp_emit_recv(struct tp_chan *ch, uint8_t opcode)
 		ch->st.msgs_delivered++;
 }
 
-/*
- * Refuse later messages until the newest refused comes back: two refused,
- * the answer to the second lost, the first's retry taken must not let a
- * new third in before the second's retry (it did, on any Retry).
- */
-static void rnr_refuse(struct tp_chan *ch, uint16_t tassn)
-{
-	if (!ch->rnr_block || (int16_t)(tassn - ch->rnr_tassn) > 0)
-		ch->rnr_tassn = tassn;
-	ch->rnr_block = true;
-}
-
 /* The message in ch->rx takes the next posted receive, unless it holds one:
  * false when none is posted (the message is RNR and the channel waits). */
 static bool take_recv(struct tp_chan *ch)
@@ -160,7 +148,7 @@ static bool take_recv(struct tp_chan *ch)
 		return true;
 	if (ch->rq_head == ch->rq_tail) {
 		m->status = TP_ST_RNR;
-		rnr_refuse(ch, m->tassn);
+		tp_rnr_hold_refused(&ch->rnr_hold, m->tassn);
 		return false;
 	}
 	m->rb = ch->rq[ch->rq_head];
@@ -199,13 +187,11 @@ static void start_msg(struct tp_chan *ch, uint64_t now, const struct tp_parsed *
 		/* After an RNR or a page fault, later messages are refused too
 		 * until the refused one comes back (Retry), so that they are
 		 * retried behind it and stay in order. */
-		if (ch->rnr_block && !m->retry) {
+		if (tp_rnr_hold_refuses(&ch->rnr_hold, m->tassn, m->retry)) {
 			m->status = TP_ST_RNR;
-			rnr_refuse(ch, m->tassn);
+			tp_rnr_hold_refused(&ch->rnr_hold, m->tassn);
 			return;
 		}
-		if (ch->rnr_block && (int16_t)(m->tassn - ch->rnr_tassn) >= 0)
-			ch->rnr_block = false;
 		if (m->ta_op == UB_TA_SEND || m->ta_op == UB_TA_SEND_IMM) {
 			if (!take_recv(ch))
 				return;
@@ -221,7 +207,7 @@ static void start_msg(struct tp_chan *ch, uint64_t now, const struct tp_parsed *
 		m->cap = p->mae.length;
 		m->status = (uint8_t)st;
 		if (st == TP_ST_PAGE_FAULT)
-			rnr_refuse(ch, m->tassn);
+			tp_rnr_hold_refused(&ch->rnr_hold, m->tassn);
 		return;
 	case UB_TA_READ:
 		if (!p->has_maetah) {

@@ -380,9 +380,9 @@ void ubx_recv(struct ubx_port *p, struct ubx_chan *ch, const struct tp_event *ev
 		p->recv_len_err++;
 		goto repost;
 	}
-	if (ubx_hold_refuses(&ch->hold, ev->tassn, ev->flags & TP_EVF_RETRY)) {
+	if (tp_rnr_hold_refuses(&ch->hold, ev->tassn, ev->flags & TP_EVF_RETRY)) {
 		answer(ch, ev->tassn, TP_ST_RNR);
-		ubx_hold_refused(&ch->hold, ev->tassn);
+		tp_rnr_hold_refused(&ch->hold, ev->tassn);
 		p->rnr_sent++;
 		goto repost;
 	}
@@ -391,7 +391,7 @@ void ubx_recv(struct ubx_port *p, struct ubx_chan *ch, const struct tp_event *ev
 	if (!r) {
 		if (manual(ch)) {
 			answer(ch, ev->tassn, TP_ST_RNR);
-			ubx_hold_refused(&ch->hold, ev->tassn);
+			tp_rnr_hold_refused(&ch->hold, ev->tassn);
 			p->rnr_sent++;
 		} else {
 			p->um_dropped++;	/* UM: a message without a buffer is lost */

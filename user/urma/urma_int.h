@@ -47,7 +47,7 @@
 #include "endpoint/ep.h"
 #include "io/wake_timer.h"
 #include "transport/tp.h"
-#include "urma/rnr_hold.h"
+#include "transport/tp_rnr_hold.h"
 
 #define UBX_VISIBLE __attribute__((visibility("default")))
 
@@ -196,7 +196,7 @@ struct ubx_chan {
 	uint8_t *bounce;
 	size_t bounce_size;
 	uint32_t nbounce;
-	struct ubx_rnr_hold hold;	/* answering RNR to Sends until a Retry */
+	struct tp_rnr_hold hold;	/* answering RNR to Sends until a Retry */
 	/* work requests outstanding on it, and those waiting for room */
 	struct ubx_wr *out;
 	uint32_t nout;
