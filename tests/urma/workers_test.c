@@ -24,7 +24,9 @@
  * It prints the pairs' combined goodput.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -437,6 +439,47 @@ static void bench(double secs)
 	printf(", together %.0f Mbit/s\n", (double)total * 8 / secs / 1e6);
 }
 
+/*
+ * In veth mode each worker sends by AF_PACKET sockets of its own, so the
+ * workers share no socket on the way out: the process holds one bound to
+ * the device per worker (its loopback ones live in its veth's namespace).
+ */
+static void tx_sockets_per_worker(const char *dev, uint32_t workers)
+{
+	unsigned long ino, mine[256];
+	unsigned n = 0, found = 0, iface;
+	char line[256], link[64], path[300];
+	struct dirent *de;
+	DIR *fds = opendir("/proc/self/fd");
+	FILE *f;
+
+	if (!fds)
+		die("/proc/self/fd");
+	while ((de = readdir(fds)) && n < 256) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len > 0) {
+			link[len] = 0;
+			if (sscanf(link, "socket:[%lu]", &ino) == 1)
+				mine[n++] = ino;
+		}
+	}
+	closedir(fds);
+	if (!(f = fopen("/proc/self/net/packet", "r")))
+		die("/proc/self/net/packet");
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %*s %*s %*s %u %*s %*s %*s %lu", &iface, &ino) == 2 &&
+		    iface == if_nametoindex(dev))
+			for (unsigned i = 0; i < n; i++)
+				found += mine[i] == ino;
+	fclose(f);
+	printf("AF_PACKET sockets on %s: %u for %u workers\n", dev, found, workers);
+	if (found != workers)
+		die("a worker without an AF_PACKET socket of its own");
+}
+
 int main(void)
 {
 	const char *rs = getenv("URMA_TEST_ROUNDS");
@@ -479,6 +522,8 @@ int main(void)
 		if (!(tseg[k] = urma_import_seg(C[k].ctx, &sg, &t, 0, f)))
 			die("urma_import_seg");
 	}
+	if (getenv("UBXDP_URMA_VETH") && !strcmp(getenv("UBXDP_URMA_VETH"), "1"))
+		tx_sockets_per_worker(getenv("URMA_TEST_DEV"), workers);
 	if (getenv("URMA_TEST_BENCH")) {
 		bench(atof(getenv("URMA_TEST_BENCH")));
 	} else {

@@ -157,15 +157,14 @@ static int open_shared(struct ep *e, char *err, size_t errlen)
 	if (!e->sh)
 		return -1;
 	e->dev_mtu[0] = ep_share_mtu(e->sh, nh.mtu);
-	e->tx_fd = ep_share_tx_fd(e->sh);
-	e->loop_fd = ep_share_loop_fd(e->sh);
-	/* The workers send by the same AF_PACKET sockets (veth mode,
-	 * loopback): the kernel serializes them, off the direct path. */
+	e->tx_fd = ep_share_tx_fd(e->sh, 0);
+	e->loop_fd = ep_share_loop_fd(e->sh, 0);
+	/* Each worker sends by AF_PACKET sockets of its own (veth mode, loopback). */
 	for (uint32_t w = 1; w < e->nworkers; w++) {
 		struct ep *x = e->wk[w];
 
-		x->tx_fd = e->tx_fd;
-		x->loop_fd = e->loop_fd;
+		x->tx_fd = ep_share_tx_fd(e->sh, w);
+		x->loop_fd = ep_share_loop_fd(e->sh, w);
 		x->dev_mtu[0] = e->dev_mtu[0];
 		memcpy(x->mac[0], e->mac[0], 6);
 	}

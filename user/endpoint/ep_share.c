@@ -49,8 +49,11 @@ struct ep_share {
 	struct nl *rt;			/* rtnetlink, in the process's namespace */
 	int veth_ifindex;		/* VETH_SOCK's, there */
 	uint32_t veth_mtu;
-	int tx_fd;
-	int loop_fd;			/* sends on VETH_SOCK: to the device's own jetties */
+	/* AF_PACKET sockets, one a worker, so workers share no socket (its
+	 * send-buffer count) on the way out: on the device (veth mode), and on
+	 * VETH_SOCK, to the device's own jetties (every mode) */
+	int tx_fd[UB_EP_MAX_WORKERS];
+	int loop_fd[UB_EP_MAX_WORKERS];
 	struct ub_endpoint *loop_skel;	/* the program with the device's maps, for VETH_DEV */
 	int loop_link;
 	uint32_t uasid;
@@ -386,6 +389,30 @@ static int pkt_socket(int ifindex)
 	return fd;
 }
 
+/* A socket a worker (n of them, 1 at least) on ifindex, named what in err. */
+static int pkt_sockets(int *fd, uint32_t n, int ifindex, const char *what, char *err, size_t errlen)
+{
+	for (uint32_t w = 0; w < (n ? n : 1) && w < UB_EP_MAX_WORKERS; w++) {
+		fd[w] = pkt_socket(ifindex);
+		if (fd[w] < 0) {
+			int rc = fd[w];
+
+			snprintf(err, errlen, "AF_PACKET socket on %s: %s", what, strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static void pkt_sockets_close(int *fd)
+{
+	for (uint32_t w = 0; w < UB_EP_MAX_WORKERS; w++) {
+		if (fd[w] >= 0)
+			close(fd[w]);
+		fd[w] = -1;
+	}
+}
+
 /* An instance of the program on the veth's near end, with the device's
  * maps (ub_loop: a DIRECT slot's frames go to its veth too). */
 static int loop_program(struct ep_share *s, int ifindex)
@@ -469,12 +496,7 @@ static int veth_inside(struct ep_share *s, const struct ep_share_cfg *cfg, char 
 		snprintf(err, errlen, "devmap entry for the process's veth: %s", strerror(errno));
 		return rc;
 	}
-	s->loop_fd = pkt_socket(s->veth_ifindex);
-	if (s->loop_fd < 0) {
-		snprintf(err, errlen, "AF_PACKET socket on the process's veth: %s", strerror(-s->loop_fd));
-		return s->loop_fd;
-	}
-	return 0;
+	return pkt_sockets(s->loop_fd, s->workers, s->veth_ifindex, "the process's veth", err, errlen);
 }
 
 static int make_veth(struct ep_share *s, const struct ep_share_cfg *cfg, char *err, size_t errlen)
@@ -525,11 +547,10 @@ static int go_direct(struct ep_share *s, const struct ep_share_cfg *cfg, char *e
 
 static int go_veth(struct ep_share *s, char *err, size_t errlen)
 {
-	s->tx_fd = pkt_socket(s->ifindex);
-	if (s->tx_fd < 0) {
-		snprintf(err, errlen, "AF_PACKET socket on %s: %s", s->dev, strerror(-s->tx_fd));
-		return s->tx_fd;
-	}
+	int rc = pkt_sockets(s->tx_fd, s->workers, s->ifindex, s->dev, err, errlen);
+
+	if (rc)
+		return rc;
 	set_mode(s, s->slot, UB_EP_SLOT_VETH);
 	return 0;
 }
@@ -549,9 +570,7 @@ static void release(struct ep_share *s)
 		bpf_map_delete_elem(s->devs_fd, &s->slot);
 		sweep(s, s->slot);
 	}
-	if (s->loop_fd >= 0)
-		close(s->loop_fd);
-	s->loop_fd = -1;
+	pkt_sockets_close(s->loop_fd);
 	if (s->loop_link >= 0)
 		close(s->loop_link);
 	s->loop_link = -1;
@@ -568,9 +587,7 @@ static void release(struct ep_share *s)
 		nl_close(s->rt);
 		s->rt = NULL;
 	}
-	if (s->tx_fd >= 0)
-		close(s->tx_fd);
-	s->tx_fd = -1;
+	pkt_sockets_close(s->tx_fd);
 	drop_program(s);
 	unlock(&s->direct_lock);
 	unlock(&s->slot_lock);
@@ -587,8 +604,10 @@ struct ep_share *ep_share_open(const struct ep_share_cfg *cfg, char *err, size_t
 		errno = ENOMEM;
 		return NULL;
 	}
-	s->prog_fd = s->link_fd = s->slot_lock = s->direct_lock = s->tx_fd = -1;
-	s->loop_fd = s->loop_link = -1;
+	s->prog_fd = s->link_fd = s->slot_lock = s->direct_lock = -1;
+	s->loop_link = -1;
+	for (unsigned w = 0; w < UB_EP_MAX_WORKERS; w++)
+		s->tx_fd[w] = s->loop_fd[w] = -1;
 	for (unsigned k = 0; k < sizeof(map_names) / sizeof(map_names[0]); k++)
 		*map_slot(s, k) = -1;
 	snprintf(s->dev, sizeof(s->dev), "%s", cfg->dev);
@@ -661,14 +680,14 @@ void ep_share_close(struct ep_share *s)
 
 bool ep_share_direct(const struct ep_share *s) { return s->direct; }
 uint32_t ep_share_slot(const struct ep_share *s) { return s->slot; }
-int ep_share_tx_fd(const struct ep_share *s) { return s->tx_fd; }
+int ep_share_tx_fd(const struct ep_share *s, uint32_t w) { return w < UB_EP_MAX_WORKERS ? s->tx_fd[w] : -1; }
 
 uint32_t ep_share_mtu(const struct ep_share *s, uint32_t dev_mtu)
 {
 	return s->veth_mtu < dev_mtu ? s->veth_mtu : dev_mtu;
 }
 
-int ep_share_loop_fd(const struct ep_share *s) { return s->loop_fd; }
+int ep_share_loop_fd(const struct ep_share *s, uint32_t w) { return w < UB_EP_MAX_WORKERS ? s->loop_fd[w] : -1; }
 
 int ep_share_uasid(struct ep_share *s, uint32_t uasid)
 {

@@ -72,11 +72,12 @@ bool ep_share_direct(const struct ep_share *s);
 uint32_t ep_share_slot(const struct ep_share *s);
 /* The largest frame MTU this process's paths take (the veth's at most). */
 uint32_t ep_share_mtu(const struct ep_share *s, uint32_t dev_mtu);
-/* Veth mode: the AF_PACKET socket frames leave by (on the device); else -1. */
-int ep_share_tx_fd(const struct ep_share *s);
-/* The AF_PACKET socket that sends frames to jetties of the device itself
- * (into the process's veth, through the device's program). */
-int ep_share_loop_fd(const struct ep_share *s);
+/* Veth mode: the AF_PACKET socket worker w's frames leave by (on the
+ * device); else -1. */
+int ep_share_tx_fd(const struct ep_share *s, uint32_t w);
+/* The AF_PACKET socket by which worker w sends frames to jetties of the
+ * device itself (into the process's veth, through the device's program). */
+int ep_share_loop_fd(const struct ep_share *s, uint32_t w);
 
 /* Hellos for jetties of this UASID come here. 0, or -EADDRINUSE when a live
  * process on the device has it. */
