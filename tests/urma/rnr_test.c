@@ -43,7 +43,7 @@
 #define NBUF		64
 #define SEG_LEN		(2u * NBUF * MSG)
 #define PEER_ID		300
-#define POST_US		4000
+#define POST_US		20000	/* against RNR waits of 1 ms: the client stalled for 20 ms under load still gives up */
 #define RNR_CODE	10	/* the peer's RNR answers: wait 2^10 us */
 
 struct side {
