@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "bench.h"
 #include "wps/reorder.h"
@@ -157,10 +158,80 @@ static double run_ring(struct ring *rings, uint32_t flows, const struct in *v, s
 	return (double)(bench_cpu_ns() - t0) / (double)n;
 }
 
+/*
+ * What memory gives on this machine in the same run (it moves with the VM's
+ * other load, and the ratios below with it): ns per 64-byte line read from
+ * random places of a region as large as the 100,000 flows' states (19 MiB),
+ * with k independent chains in flight (one random cycle through every line,
+ * split in k).
+ */
+static double mem_line_ns(size_t bytes, uint32_t k)
+{
+	const size_t lines = bytes / 64, steps = (1u << 22) / k;
+	uint64_t *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint32_t *order = malloc(lines * sizeof(*order));
+	uint64_t pos[32], x = 0x9e3779b97f4a7c15ull, acc = 0, t0;
+
+	if (mem == MAP_FAILED || !order || k > 32) {
+		free(order);
+		if (mem != MAP_FAILED)
+			munmap(mem, bytes);
+		return 0;
+	}
+	madvise(mem, bytes, MADV_HUGEPAGE);	/* as the engine's pools */
+	for (size_t i = 0; i < lines; i++)
+		order[i] = (uint32_t)i;
+	for (size_t i = lines - 1; i > 0; i--) {	/* Sattolo: one cycle through every line */
+		size_t j;
+		uint32_t t;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		j = x % i;
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	for (size_t i = 0; i < lines; i++)
+		mem[(size_t)order[i] * 8] = (uint64_t)order[(i + 1) % lines] * 8;
+	for (uint32_t j = 0; j < k; j++)
+		pos[j] = (uint64_t)order[j * (lines / k)] * 8;
+	t0 = bench_cpu_ns();
+	for (size_t s = 0; s < steps; s++)
+		for (uint32_t j = 0; j < k; j++)
+			pos[j] = mem[pos[j]];
+	t0 = bench_cpu_ns() - t0;
+	for (uint32_t j = 0; j < k; j++)
+		acc += pos[j];
+	sink = acc;
+	free(order);
+	munmap(mem, bytes);
+	return (double)t0 / (double)(steps * k);
+}
+
+/* The table's 100,000-flow rows against 1 flow, the engine's and the floor's
+ * (which looks nothing up: what per-flow state alone costs), and memory. */
+static void flat_summary(const double one[2][3], const double many[2][3])
+{
+	static const uint32_t ks[] = { 1, 4, 16, 32 };
+	double ns[4];
+
+	for (int i = 0; i < 4; i++)
+		ns[i] = mem_line_ns(19u << 20, ks[i]);
+	for (int w = 0; w < 2; w++)
+		printf("100,000 flows / 1 flow, %-8s in order %.2fx, out of order %.2fx, 1-pkt groups %.2fx\n",
+		       w ? "seq ring:" : "engine:", many[w][0] / one[w][0], many[w][1] / one[w][1],
+		       many[w][2] / one[w][2]);
+	printf("memory, same run: a random line of 19 MiB %.0f ns alone, %.1f / %.1f / %.1f ns each "
+	       "with 4 / 16 / 32 in flight\n", ns[0], ns[1], ns[2], ns[3]);
+}
+
 int wps_reorder_bench(int rounds)
 {
 	static const uint32_t nflows[] = { 1, 1000, 100000 };
 	struct in *v = calloc(PKTS + 200000 * GLEN, sizeof(*v));
+	double one[2][3] = { { 0 } }, many[2][3] = { { 0 } };
 	int rc = 0;
 
 	perm = calloc(100000, sizeof(*perm));
@@ -227,6 +298,12 @@ int wps_reorder_bench(int rounds)
 					rc = 1;
 				}
 			}
+			if (flows == 1 || flows == 100000) {
+				double(*to)[3] = flows == 1 ? one : many;
+
+				to[0][mode] = bench_median(te, rounds);
+				to[1][mode] = bench_median(tr, rounds);
+			}
 			printf("%-8u %-13s %8.1f (%5.1f) %8.1f (%5.1f) %6.2fx\n", flows,
 			       arrival[mode], bench_median(te, rounds), bench_min(te, rounds),
 			       bench_median(tr, rounds), bench_min(tr, rounds),
@@ -236,6 +313,7 @@ int wps_reorder_bench(int rounds)
 			free(seq);
 		}
 	}
+	flat_summary(one, many);
 	free(v);
 	free(perm);
 	return rc;
