@@ -30,17 +30,6 @@ static void net_one(struct tp_net_cfg *n, uint32_t npaths)
 	n->return_delay_ns = 5000;
 }
 
-static void chan_base(struct tp_chan_config *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->mode = TP_MODE_RTP_SR;
-	c->mtu = 1024;
-	c->window = 512;
-	c->ooo_range = 512;
-	c->rto_static_ns = TP_RTO_512US;
-	c->retry_limit = 12;
-}
-
 static int fairness(void)
 {
 	static const enum tp_cc_algo algos[] = { TP_CC_NONE, TP_CC_LDCP, TP_CC_DCQCN, TP_CC_CAQM };
@@ -60,7 +49,7 @@ static int fairness(void)
 
 		net_one(&nc, 1);
 		nc.path[0].caqm = algos[a] == TP_CC_CAQM;
-		chan_base(&base);
+		ccf_chan_base(&base);
 		if (ccf_init(&b, 2, 1, &nc, &cc, &base, 65536, 4, 2000000, 7)) {
 			fprintf(stderr, "cc_bench: setup failed\n");
 			ccf_free(&b);
@@ -102,7 +91,7 @@ static double group_goodput(unsigned nchan, uint32_t npaths, enum tpg_lb lb)
 	double x0, x1;
 
 	net_one(&nc, npaths);
-	chan_base(&base);
+	ccf_chan_base(&base);
 	if (ccf_init_tpg(&b, 1, nchan, &nc, &cc, &base, 65536, 4, 0, 9, &gc)) {
 		ccf_free(&b);
 		return 0;

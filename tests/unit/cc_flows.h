@@ -45,7 +45,21 @@ struct ccf {
 	uint32_t msg, depth;
 	uint64_t errors;	/* failed operations or channels */
 	uint64_t stop_ns;	/* no new Writes after this; 0: never */
+	uint64_t last_post_ns, last_done_ns;	/* the latest Write posted, completed */
 };
+
+/* The channel config the tests and the bench start from: SR, 1 KiB MTU,
+ * windows of 512, the static RTO of 512 us. */
+static inline void ccf_chan_base(struct tp_chan_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->mode = TP_MODE_RTP_SR;
+	c->mtu = 1024;
+	c->window = 512;
+	c->ooo_range = 512;
+	c->rto_static_ns = TP_RTO_512US;
+	c->retry_limit = 12;
+}
 
 static inline void ccf_free(struct ccf *b)
 {
@@ -188,6 +202,7 @@ static inline bool ccf_pump(void *ctx)
 					c->outstanding--;
 					c->done_bytes += ev.len;
 					f->done_bytes += ev.len;
+					b->last_done_ns = now;
 				}
 			}
 		}
@@ -204,6 +219,7 @@ static inline bool ccf_pump(void *ctx)
 						   f->token, 0)) >= 0) {
 				f->c[k].outstanding++;
 				q += b->msg;
+				b->last_post_ns = now;
 			}
 			continue;
 		}
@@ -212,8 +228,10 @@ static inline bool ccf_pump(void *ctx)
 
 			while (c->outstanding < b->depth &&
 			       !tp_post_write(c->ch[0], f->src, b->msg, (uintptr_t)f->dst,
-					      f->token, 0))
+					      f->token, 0)) {
 				c->outstanding++;
+				b->last_post_ns = now;
+			}
 		}
 	}
 	return false;

@@ -26,17 +26,6 @@
 #define GBPS 1000000000ull
 
 
-static void chan_base(struct tp_chan_config *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->mode = TP_MODE_RTP_SR;
-	c->mtu = 1024;
-	c->window = 512;
-	c->ooo_range = 512;
-	c->rto_static_ns = TP_RTO_512US;
-	c->retry_limit = 12;
-}
-
 /* ---- the rules, through the hooks ------------------------------------------ */
 
 struct inst {
@@ -505,7 +494,7 @@ static void wire_init(struct wire_pair *w, enum tp_cc_algo algo)
 		struct tp_ep_config ec = { .seed = 5 + (uint64_t)s };
 		struct tp_chan_config c;
 
-		chan_base(&c);
+		ccf_chan_base(&c);
 		c.ack_coalesce = 1;
 		w->ep[s] = tp_ep_create(&ec);
 		w->cc[s] = tp_cc_create(&cc);
@@ -677,7 +666,7 @@ static void run_fair(enum tp_cc_algo algo, unsigned nflows, struct fair_result *
 
 	net_cfg(&nc);
 	nc.path[0].caqm = algo == TP_CC_CAQM;
-	chan_base(&base);
+	ccf_chan_base(&base);
 	assert_int_equal(ccf_init(&b, nflows, 1, &nc, &cc, &base, 65536, 4, 2 * MS, 42), 0);
 	ccf_run(&b, t0);
 	ccf_flow_bytes(&b, x0);
