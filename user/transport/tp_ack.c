@@ -99,6 +99,8 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 			continue;
 		s->sacked = true;
 		ch->n_sacked++;
+		if (ch->frto && s->sent_ns < ch->frto_at)
+			ch->frto_sacked = true;
 		tp_rack_delivered(ch, now, s, psn);
 		tp_infl_out(ch, s);
 		if (s->need_rtx) {

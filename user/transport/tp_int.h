@@ -247,6 +247,11 @@ struct tp_chan {
 	uint32_t frto_una, frto_high;	/* una and nxt when the RTO fired */
 	uint64_t frto_at;		/* when the last one fired */
 	uint16_t frto_ntx;		/* frto_una's transmissions when it fired */
+	/* The first PSN above frto_una not SACKed when it fired: una passing
+	 * no further shows only what was known before (RFC 5682's SACK
+	 * enhancement); frto_sacked: a packet sent before it SACKed since. */
+	uint32_t frto_hole;
+	bool frto_sacked;
 	/*
 	 * RACK (cfg.rack): xseq numbers transmissions; rack_* describe the
 	 * latest-sent packet known delivered (acked or SACKed); reo_cur/prev:
