@@ -127,6 +127,7 @@ struct tp_slot {
 	uint16_t ntx;
 	uint16_t path;		/* entropy of the last transmission + 1 (its ECMP
 				 * path); 0: not known */
+	uint64_t prev_ns;	/* the copy before the last (0: sent once) */
 	bool infl;		/* counted in inflight_bytes */
 	bool sacked;
 	bool need_rtx;
@@ -270,6 +271,9 @@ struct tp_chan {
 	 * which must follow a route that got longer. */
 	uint64_t min_rtt, min_rtt_win;
 	struct tp_rtt_at { uint64_t t, v; } min_rtt_w[3];
+	/* The longest RTT a packet sent once ever had: a copy older than
+	 * twice that is no longer answered (tp_rtx.c, answers_earlier_copy). */
+	uint64_t max_rtt;
 	uint64_t reo_cur, reo_prev, reo_epoch;
 	/* Resent packets delivered lately: how late the original was, if it
 	 * was the original that arrived (reordering, once a D-SACK names it). */

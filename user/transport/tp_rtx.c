@@ -424,6 +424,40 @@ static uint64_t reo_wnd(struct tp_chan *ch, uint64_t now)
 	return w;
 }
 
+/* No Write waits for its packets: what is left to move RACK's reference are
+ * resends (the drain). */
+static bool nothing_queued(const struct tp_chan *ch)
+{
+	for (uint32_t i = ch->sq_head; i != ch->sq_tail; i = (i + 1) % ch->sq_cap)
+		if (ch->sq[i].state == OS_QUEUED)
+			return false;
+	return true;
+}
+
+/*
+ * A resend acked sooner than any round trip answered an earlier copy
+ * (RFC 8985's rule), unless that copy cannot be answered any more: on a
+ * sprayed channel (its paths known) whose Writes are all sent, a copy that
+ * left more than twice the longest RTT a packet sent once ever had is
+ * lost. There a channel's min RTT may be no idle path's (measured only
+ * behind the others' queues: 212.5-393.3 us against the path's 207.5), and
+ * every resend crossing the drained path passed for its original: the
+ * reference stood, its false lateness (300 ms-2 s) swelled the reordering
+ * window to 2 SRTT, and the drain took rounds of it (test
+ * spray_tbf_queues_drain). Mid-run, new packets move the reference; the
+ * same judgement there cost spray_steers_from_lossy_path 1.06 -> 0.87 Gb/s
+ * (0.29 -> 0.21 rotated), and a flow's channel keeps Karn's doubt
+ * (tlp_sack_no_new_episode).
+ */
+static bool answers_earlier_copy(const struct tp_chan *ch, uint64_t now,
+				 const struct tp_slot *s, uint64_t rtt)
+{
+	if (s->ntx < 2 || !ch->min_rtt || rtt >= ch->min_rtt)
+		return false;
+	return !ch->paths || !ch->max_rtt || now - s->prev_ns <= 2 * ch->max_rtt ||
+	       !nothing_queued(ch);
+}
+
 /*
  * Packet s is newly known delivered (acked or SACKed). A resend acked
  * sooner than any round trip answered its original: a spurious
@@ -435,15 +469,18 @@ void tp_rack_delivered(struct tp_chan *ch, uint64_t now, const struct tp_slot *s
 		       uint32_t psn)
 {
 	uint64_t rtt = now - s->sent_ns;
+	bool earlier;
 
 	if (!ch->cfg.rack)
 		return;
+	earlier = answers_earlier_copy(ch, now, s, rtt);
 	if (s->ntx > 1 && now - s->first_ns > ch->rack_rtt) {
 		uint64_t late = now - s->first_ns - ch->rack_rtt;
 
-		/* Sooner than any round trip: the original, surely. Otherwise
-		 * a D-SACK naming it will say so (rack_dsack). */
-		if (ch->min_rtt && rtt < ch->min_rtt) {
+		/* Sooner than any round trip: the original, surely (unless
+		 * it can be answered no more). Otherwise a D-SACK naming it
+		 * will say so (rack_dsack). */
+		if (earlier) {
 			reo_sample(ch, now, late);
 		} else if (s->ntx == 2) {
 			/* (resent more than once, the first copy in may have
@@ -455,10 +492,12 @@ void tp_rack_delivered(struct tp_chan *ch, uint64_t now, const struct tp_slot *s
 			ch->reo_ring[i].rtt = now - s->first_ns;
 		}
 	}
-	if (s->ntx > 1 && ch->min_rtt && rtt < ch->min_rtt)
+	if (earlier)
 		return;
 	if (s->ntx == 1) {
 		min_rtt_sample(ch, now, rtt);
+		if (rtt > ch->max_rtt)
+			ch->max_rtt = rtt;
 		if (s->xseq < ch->rack_xseq) {
 			ch->st.reo_seen++;
 			if (rtt > ch->rack_rtt)
