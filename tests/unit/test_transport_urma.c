@@ -187,6 +187,47 @@ static void token_ids_random_many(void **state)
 	assert_null(tp_ep_create(&ec));
 }
 
+/*
+ * A TokenID the caller gives (liburma's segment, one region in every
+ * worker's core): taken as given, refused when taken or over 20 bits, and
+ * the random draws that follow avoid it.
+ */
+static void token_id_given(void **state)
+{
+	struct tp_ep_config ec = { .seed = 1, .max_mrs = 64, .token_seed = 5 };
+	struct tp_ep *a = tp_ep_create(&ec), *b;
+	static uint8_t buf[64];
+	struct tp_mr_cfg c = { .addr = buf, .len = sizeof(buf), .access = TP_ACCESS_READ };
+	uint32_t x, y, z;
+
+	(void)state;
+	ec.token_seed = 6;	/* b draws others than a */
+	b = tp_ep_create(&ec);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(tp_mr_register(a, &c, &x), 0);
+	c.token_id = x;
+	assert_int_equal(tp_mr_register(b, &c, &y), 0);
+	assert_int_equal(y, x);
+	assert_int_equal(tp_mr_register(b, &c, &y), -EEXIST);
+	c.token_id = TP_TOKEN_ID_MAX + 1;
+	assert_int_equal(tp_mr_register(b, &c, &y), -EINVAL);
+	c.token_id = TP_TOKEN_ID_MAX;
+	assert_int_equal(tp_mr_register(b, &c, &y), 0);
+	assert_int_equal(y, TP_TOKEN_ID_MAX);
+	assert_int_equal(tp_mr_count(b), 2);
+	/* b's own draws: never one it holds. */
+	c.token_id = 0;
+	for (int i = 0; i < 60; i++) {
+		assert_int_equal(tp_mr_register(b, &c, &z), 0);
+		assert_true(z != x && z != TP_TOKEN_ID_MAX);
+	}
+	assert_int_equal(tp_mr_dereg(b, x), 0);
+	assert_int_equal(tp_mr_set_resident(a, x, true), 0);
+	tp_ep_destroy(a);
+	tp_ep_destroy(b);
+}
+
 /* ---- registered memory: every refusal, nothing written or read ----------- */
 
 #define RLEN 4096
@@ -1181,6 +1222,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(token_ids_random_many),
+		cmocka_unit_test(token_id_given),
 		cmocka_unit_test(tokens_and_access),
 		cmocka_unit_test(write_without_tvetah),
 		cmocka_unit_test(large_region),

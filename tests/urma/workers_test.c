@@ -5,7 +5,9 @@
  * each context with an RM and a UM jetty. Every round, on every pair: a
  * Send echoed by the peer (which puts its channel's TPN before the bytes),
  * and, RM, a Write read back. Then the RM jetty of the second context is
- * deleted and made again, and its pair runs again.
+ * deleted and made again, and its pair runs again. Last, Writes read back
+ * through each context's RM jetty to the peer's segment of the other
+ * context: a segment is every worker's (docs/URMA.md "Worker threads").
  *
  * Each channel must be its context's worker's: its TPN % workers is the
  * worker the program steers its frames to (headers/ub_endpoint_maps.h), so
@@ -250,7 +252,8 @@ static void peer_main(int fd)
 static struct side C[NCTX];
 static struct info peer;
 static urma_target_jetty_t *tj[NCTX][2];
-static urma_target_seg_t *tseg[NCTX];
+/* the peer's segment of context g, imported into context k */
+static urma_target_seg_t *tseg_of[NCTX][NCTX];
 
 /* The next record of the JFC within 3 s (n of them: the send and receive). */
 static void wait_cr(struct side *s, urma_cr_t *send, urma_cr_t *recv)
@@ -288,13 +291,44 @@ static void fill(uint8_t *b, size_t n, uint32_t seed)
 	}
 }
 
+/* Round r of a Write read back through context k's RM jetty, to the peer's
+ * segment of context g (its tseg_of[k][g]): g != k, a segment another worker's
+ * jetty serves. */
+static void write_read(int k, int g, int r)
+{
+	struct side *s = &C[k];
+	const size_t wr_off = 65536, rd_off = 131072;
+	urma_sge_t src = sge(s, wr_off, BUF), dst = sge(s, rd_off, BUF);
+	urma_sge_t rem = { .addr = peer.va[g] + (uint64_t)r * BUF, .len = BUF, .tseg = tseg_of[k][g] };
+	urma_jfs_wr_t w = { .opcode = URMA_OPC_WRITE, .tjetty = tj[k][0], .user_ctx = 8,
+			    .rw = { .src = { .sge = &src, .num_sge = 1 },
+				    .dst = { .sge = &rem, .num_sge = 1 } } };
+	urma_jfs_wr_t *bad;
+	urma_cr_t scr;
+
+	w.flag.bs.complete_enable = 1;
+	fill(s->buf + wr_off, BUF, (uint32_t)(77 + k * 1000 + g * 100 + r));
+	memset(s->buf + rd_off, 0, BUF);
+	if (urma_post_jetty_send_wr(s->jet[0], &w, &bad))
+		die("Write");
+	wait_cr(s, &scr, NULL);
+	w.opcode = URMA_OPC_READ;
+	w.rw.src.sge = &rem;
+	w.rw.dst.sge = &dst;
+	if (urma_post_jetty_send_wr(s->jet[0], &w, &bad))
+		die("Read");
+	wait_cr(s, &scr, NULL);
+	if (memcmp(s->buf + rd_off, s->buf + wr_off, BUF))
+		die("the Read did not bring back what was written");
+}
+
 /* One round on pair (k, m): a Send echoed back; RM: a Write read back. Its
  * channels' TPNs % workers must be k (workers 0: not checked). */
 static void round_on(int k, int m, int r, uint32_t workers, uint32_t *tpn_here, uint32_t *tpn_peer)
 {
 	struct side *s = &C[k];
 	const uint32_t len = m ? 512 : 3000;
-	const size_t out = 0, wr_off = 65536, rd_off = 131072;
+	const size_t out = 0;
 	urma_cr_t scr, rcr;
 	uint32_t ptpn;
 	uint8_t *echo;
@@ -314,31 +348,8 @@ static void round_on(int k, int m, int r, uint32_t workers, uint32_t *tpn_here, 
 		fprintf(stderr, "context %d: channel TPN %u here, %u at the peer\n", k, rcr.tpn, ptpn);
 		die("a channel is not on its context's worker");
 	}
-	if (m)
-		return;
-	{
-		urma_sge_t src = sge(s, wr_off, BUF), dst = sge(s, rd_off, BUF);
-		urma_sge_t rem = { .addr = peer.va[k] + (uint64_t)r * BUF, .len = BUF, .tseg = tseg[k] };
-		urma_jfs_wr_t w = { .opcode = URMA_OPC_WRITE, .tjetty = tj[k][m], .user_ctx = 8,
-				    .rw = { .src = { .sge = &src, .num_sge = 1 },
-					    .dst = { .sge = &rem, .num_sge = 1 } } };
-		urma_jfs_wr_t *bad;
-
-		w.flag.bs.complete_enable = 1;
-		fill(s->buf + wr_off, BUF, (uint32_t)(77 + k * 1000 + r));
-		memset(s->buf + rd_off, 0, BUF);
-		if (urma_post_jetty_send_wr(s->jet[m], &w, &bad))
-			die("Write");
-		wait_cr(s, &scr, NULL);
-		w.opcode = URMA_OPC_READ;
-		w.rw.src.sge = &rem;
-		w.rw.dst.sge = &dst;
-		if (urma_post_jetty_send_wr(s->jet[m], &w, &bad))
-			die("Read");
-		wait_cr(s, &scr, NULL);
-		if (memcmp(s->buf + rd_off, s->buf + wr_off, BUF))
-			die("the Read did not bring back what was written");
-	}
+	if (!m)
+		write_read(k, k, r);
 }
 
 static void rounds(int k, int m, int n, uint32_t workers)
@@ -377,7 +388,7 @@ static void *bench_thread(void *arg)
 		while (out < (warm ? b->depth : 1) && (!warm || now_s() < until)) {
 			urma_sge_t src = sge(s, (size_t)(next % slots) * b->size, b->size);
 			urma_sge_t rem = { .addr = peer.va[b->k] + (uint64_t)(next % slots) * b->size,
-					   .len = b->size, .tseg = tseg[b->k] };
+					   .len = b->size, .tseg = tseg_of[b->k][b->k] };
 			urma_jfs_wr_t w = { .opcode = URMA_OPC_WRITE, .tjetty = tj[b->k][0],
 					    .rw = { .src = { .sge = &src, .num_sge = 1 },
 						    .dst = { .sge = &rem, .num_sge = 1 } } };
@@ -506,8 +517,6 @@ int main(void)
 	if (urma_init(&ia) || !(d = urma_get_device_by_name(getenv("URMA_TEST_DEV"))))
 		die("init");
 	for (int k = 0; k < NCTX; k++) {
-		urma_seg_t sg = { .ubva = { .eid = peer.eid, .uasid = peer.uasid, .va = peer.va[k] },
-				  .len = SEG_LEN, .token_id = peer.token_id[k] };
 		urma_import_seg_flag_t f = { 0 };
 		urma_token_t t = { TOKEN };
 
@@ -519,8 +528,13 @@ int main(void)
 				die("urma_import_jetty");
 		}
 		f.bs.access = URMA_ACCESS_READ | URMA_ACCESS_WRITE;
-		if (!(tseg[k] = urma_import_seg(C[k].ctx, &sg, &t, 0, f)))
-			die("urma_import_seg");
+		for (int g = 0; g < NCTX; g++) {
+			urma_seg_t sg = { .ubva = { .eid = peer.eid, .uasid = peer.uasid, .va = peer.va[g] },
+					  .len = SEG_LEN, .token_id = peer.token_id[g] };
+
+			if (!(tseg_of[k][g] = urma_import_seg(C[k].ctx, &sg, &t, 0, f)))
+				die("urma_import_seg");
+		}
 	}
 	if (getenv("UBXDP_URMA_VETH") && !strcmp(getenv("UBXDP_URMA_VETH"), "1"))
 		tx_sockets_per_worker(getenv("URMA_TEST_DEV"), workers);
@@ -536,9 +550,18 @@ int main(void)
 		make_jetty(&C[1], 0, 0);
 		rounds(1, 0, n, workers);
 		rounds(0, 0, n, workers);
+		/* A segment of one context of the peer, reached through a jetty of
+		 * its other one (on the other worker): served as with one worker. */
+		for (int r = 0; r < n; r++) {
+			write_read(1, 0, r);
+			write_read(0, 1, r);
+		}
+		printf("Write and Read to the peer's segment of one context through the other's jetty: "
+		       "%d rounds each way\n", n);
 	}
 	for (int k = 0; k < NCTX; k++) {
-		urma_unimport_seg(tseg[k]);
+		for (int g = 0; g < NCTX; g++)
+			urma_unimport_seg(tseg_of[k][g]);
 		for (int m = 0; m < 2; m++) {
 			urma_unimport_jetty(tj[k][m]);
 			urma_delete_jetty(C[k].jet[m]);

@@ -298,10 +298,13 @@ struct tp_mr_cfg {
 	uint32_t token_value;	/* urma_token_t.token */
 	bool token_none;	/* URMA_TOKEN_NONE: the token value is not checked
 				 * (TokenID, range and access still are) */
+	uint32_t token_id;	/* 0: drawn at random; else this one (one region
+				 * known to several cores by one TokenID) */
 };
 
 /* 0 with *token_id set, or -errno: EINVAL (no addr or len, unknown access
- * bits), ENOSPC (max_mrs regions registered), ENOMEM. */
+ * bits, a token_id over 20 bits), EEXIST (token_id taken), ENOSPC (max_mrs
+ * regions registered), ENOMEM. */
 int tp_mr_register(struct tp_ep *ep, const struct tp_mr_cfg *cfg, uint32_t *token_id);
 /* Shorthand: remote read, write and atomic access and a random token value;
  * *key is what the peer needs (send it over, e.g. in a hello's app bytes). */

@@ -94,17 +94,20 @@ int tp_mr_register(struct tp_ep *ep, const struct tp_mr_cfg *cfg, uint32_t *toke
 	    (cfg->access & ~(TP_ACCESS_LOCAL_ONLY | TP_ACCESS_REMOTE_ALL)) ||
 	    ((cfg->access & TP_ACCESS_LOCAL_ONLY) && (cfg->access & TP_ACCESS_REMOTE_ALL)))
 		return -EINVAL;
-	if ((uintptr_t)cfg->addr + (cfg->len - 1) < (uintptr_t)cfg->addr)
-		return -EINVAL;		/* wraps the address space */
+	if ((uintptr_t)cfg->addr + (cfg->len - 1) < (uintptr_t)cfg->addr ||
+	    cfg->token_id > TP_TOKEN_ID_MAX)
+		return -EINVAL;		/* wraps the address space; not a TokenID */
+	if (cfg->token_id && tp_mr_find(ep, cfg->token_id))
+		return -EEXIST;
 	if (ep->nmrs >= ep->cfg.max_mrs)
 		return -ENOSPC;
 	if (2 * (ep->nmrs + 1) > ep->mr_cap && grow(ep))
 		return -ENOMEM;
 	/* Random, non-zero (a zeroed MAETAH names nothing), not in use. With at
 	 * most 2^18 of the 2^20 IDs taken, a draw fails at most 1 time in 4. */
-	do
+	id = cfg->token_id;
+	while (!id || tp_mr_find(ep, id))
 		id = tok_rand(ep) & TP_TOKEN_ID_MAX;
-	while (!id || tp_mr_find(ep, id));
 	m = (struct tp_mr){
 		.token_id = id, .resident = true, .token_none = cfg->token_none,
 		.addr = cfg->addr, .len = cfg->len, .access = cfg->access,

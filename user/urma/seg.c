@@ -1,18 +1,54 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Segments. Registering one makes it a memory region of the port's
- * transport core (tp_mr_register): a random 20-bit TokenID, the token value
- * and the access flags, all checked by the core on every remote access
- * with the range (refused: the initiator gets an error completion, the core
- * counts ta_bad_* and touches nothing). Importing one is local: it records
- * what the owner published (urma_seg_t) and the token value for the work
- * requests that name it.
+ * Segments. Registering one makes it a memory region of the transport core
+ * of every worker of the device (tp_mr_register), under one TokenID: a
+ * remote access may come in on any jetty of the process, so on any worker,
+ * and each core checks it alone (its TokenID, the token value, the access
+ * flags and the range; refused: the initiator gets an error completion,
+ * the core counts ta_bad_* and touches nothing), with no lock shared on the
+ * per-packet path. Worker 0's core draws the random TokenID, the others
+ * take it as given, one lock at a time; unregistering goes the other way,
+ * worker 0 last, so every TokenID another worker holds is worker 0's too
+ * and the given one is never taken there. Importing one is local: it
+ * records what the owner published (urma_seg_t) and the token value for the
+ * work requests that name it.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "urma/urma_int.h"
+
+/* Take token_id out of workers [0, n) of d's cores, the last first. */
+static void seg_dereg(struct ubx_devport *d, uint32_t n, uint32_t token_id)
+{
+	while (n--) {
+		struct ubx_port *p = d->lane[n];
+
+		pthread_mutex_lock(&p->lock);
+		tp_mr_dereg(p->tp, token_id);
+		pthread_mutex_unlock(&p->lock);
+	}
+}
+
+/* The region in every worker's core of d: 0 with *tid, or -errno. */
+static int seg_reg(struct ubx_devport *d, struct tp_mr_cfg *mc, uint32_t *tid)
+{
+	for (uint32_t w = 0; w < d->n; w++) {
+		struct ubx_port *p = d->lane[w];
+		int rc;
+
+		pthread_mutex_lock(&p->lock);
+		rc = tp_mr_register(p->tp, mc, tid);
+		pthread_mutex_unlock(&p->lock);
+		if (rc) {
+			seg_dereg(d, w, mc->token_id);
+			return rc;
+		}
+		mc->token_id = *tid;
+	}
+	return 0;
+}
 
 struct ubx_seg *ubx_seg_of(const urma_target_seg_t *s)
 {
@@ -68,11 +104,12 @@ UBX_VISIBLE urma_target_seg_t *urma_register_seg(urma_context_t *ctx, urma_seg_c
 			.token_none = f.bs.token_policy == URMA_TOKEN_NONE,
 		};
 
-		pthread_mutex_lock(&c->port->lock);
-		rc = tp_mr_register(c->port->tp, &mc, &tid);
-		if (!rc)
+		rc = seg_reg(c->port->dp, &mc, &tid);
+		if (!rc) {
+			pthread_mutex_lock(&c->port->lock);
 			c->nobj++;
-		pthread_mutex_unlock(&c->port->lock);
+			pthread_mutex_unlock(&c->port->lock);
+		}
 	}
 	if (rc) {
 		free(g);
@@ -111,9 +148,9 @@ UBX_VISIBLE urma_status_t urma_unregister_seg(urma_target_seg_t *target_seg)
 	if (!g || g->imported)
 		return URMA_EINVAL;
 	p = g->ctx->port;
-	pthread_mutex_lock(&p->lock);
 	if (g->tid.token_id)
-		tp_mr_dereg(p->tp, g->tid.token_id);
+		seg_dereg(p->dp, p->dp->n, g->tid.token_id);
+	pthread_mutex_lock(&p->lock);
 	g->ctx->nobj--;
 	g->magic = UBX_M_DEAD;
 	pthread_mutex_unlock(&p->lock);
