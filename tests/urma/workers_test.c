@@ -9,10 +9,12 @@
  * through each context's RM jetty to the peer's segment of the other
  * context: a segment is every worker's (docs/URMA.md "Worker threads").
  *
- * Each channel must be its context's worker's: its TPN % workers is the
+ * Each channel must be its jetty's worker's: its TPN % workers is the
  * worker the program steers its frames to (headers/ub_endpoint_maps.h), so
- * context k's channels, here and at the peer, have TPN % 2 == k. The run
- * (tests/urma/run) checks each worker's counters (UBXDP_URMA_STATS).
+ * the channels of context k's pair m, here and at the peer, have TPN % 2 ==
+ * WORKER_OF(k, m): each context's jetties on both workers, all completing
+ * on the context's one JFC. The run (tests/urma/run) checks each worker's
+ * counters (UBXDP_URMA_STATS).
  *
  *   URMA_TEST_DEV, URMA_TEST_PEER_NS, URMA_TEST_PEER_DEV as api_test's;
  *   URMA_TEST_PEER_STATS   the peer's UBXDP_URMA_STATS file
@@ -49,6 +51,10 @@
 #define SEG_LEN		(1u << 20)	/* Writes in the first half, receive buffers in the second */
 #define TOKEN		0x5eed
 #define PEER_ID(k, m)	(100u + 2u * (k) + (m))	/* m: 0 RM, 1 UM */
+/* The worker of context k's pair m, the same on both sides: a JFR goes to
+ * the worker with the fewest queues, a jetty sharing it to the JFR's
+ * (docs/URMA.md "Worker threads"); side_open's order makes it k ^ m. */
+#define WORKER_OF(k, m)	((uint32_t)((k) ^ (m)))
 
 static const urma_transport_mode_t MODES[2] = { URMA_TM_RM, URMA_TM_UM };
 
@@ -134,7 +140,10 @@ static void side_open(struct side *s, urma_device_t *d, bool peer, int k)
 	sc.token_value.token = TOKEN;
 	if (!(s->seg = urma_register_seg(s->ctx, &sc)))
 		die("urma_register_seg");
-	for (int m = 0; m < 2; m++) {
+	/* Context 1 makes its UM pair first: each context's RM and UM pairs on
+	 * both workers, the other way round (WORKER_OF). */
+	for (int i = 0; i < 2; i++) {
+		int m = i ^ k;
 		urma_jfr_cfg_t rc = { .depth = 256, .trans_mode = MODES[m], .jfc = s->jfc, .max_sge = 1 };
 
 		if (!(s->jfr[m] = urma_create_jfr(s->ctx, &rc)))
@@ -323,7 +332,7 @@ static void write_read(int k, int g, int r)
 }
 
 /* One round on pair (k, m): a Send echoed back; RM: a Write read back. Its
- * channels' TPNs % workers must be k (workers 0: not checked). */
+ * channels' TPNs % workers must be WORKER_OF(k, m) (workers 0: not checked). */
 static void round_on(int k, int m, int r, uint32_t workers, uint32_t *tpn_here, uint32_t *tpn_peer)
 {
 	struct side *s = &C[k];
@@ -344,9 +353,10 @@ static void round_on(int k, int m, int r, uint32_t workers, uint32_t *tpn_here, 
 	post_recv(s, m, (uint32_t)rcr.user_ctx);
 	*tpn_here = rcr.tpn;
 	*tpn_peer = ptpn;
-	if (workers && (rcr.tpn % workers != (uint32_t)k || ptpn % workers != (uint32_t)k)) {
-		fprintf(stderr, "context %d: channel TPN %u here, %u at the peer\n", k, rcr.tpn, ptpn);
-		die("a channel is not on its context's worker");
+	if (workers && (rcr.tpn % workers != WORKER_OF(k, m) || ptpn % workers != WORKER_OF(k, m))) {
+		fprintf(stderr, "context %d %s: channel TPN %u here, %u at the peer, worker %u expected\n",
+			k, m ? "UM" : "RM", rcr.tpn, ptpn, WORKER_OF(k, m));
+		die("a channel is not on its jetty's worker");
 	}
 	if (!m)
 		write_read(k, k, r);
@@ -358,8 +368,8 @@ static void rounds(int k, int m, int n, uint32_t workers)
 
 	for (int r = 0; r < n; r++)
 		round_on(k, m, r, workers, &here, &there);
-	printf("context %d %s: %d rounds, channel TPN %u here, %u at the peer (%% %u = %d)\n", k,
-	       m ? "UM" : "RM", n, here, there, workers, k);
+	printf("context %d %s: %d rounds, channel TPN %u here, %u at the peer (%% %u = %u)\n", k,
+	       m ? "UM" : "RM", n, here, there, workers, WORKER_OF(k, m));
 }
 
 /* ---- the benchmark --------------------------------------------------------------- */
@@ -558,6 +568,18 @@ int main(void)
 		}
 		printf("Write and Read to the peer's segment of one context through the other's jetty: "
 		       "%d rounds each way\n", n);
+
+		/* Every request and echo was waited for: each took one record of
+		 * its context's JFC, whichever worker fed it; nothing is left. */
+		for (int k = 0; k < NCTX; k++) {
+			double until = now_s() + 0.1;
+			urma_cr_t cr;
+
+			while (now_s() < until)
+				if (urma_poll_jfc(C[k].jfc, 1, &cr) != 0)
+					die("a completion record came twice, or unasked");
+		}
+		printf("each completion exactly once\n");
 	}
 	for (int k = 0; k < NCTX; k++) {
 		for (int g = 0; g < NCTX; g++)

@@ -198,7 +198,7 @@ void ubx_chan_destroy(struct ubx_chan *ch, bool tell_peer)
 			struct ubx_tjetty *tj = ubx_tjetty_of(ch->q->bound_tj);
 
 			if (tj)
-				tj->binds--;
+				ubx_cnt(&tj->binds, -1);
 			ch->q->bound_tj = NULL;
 			ch->q->pub.jetty.remote_jetty = NULL;
 		}
@@ -222,7 +222,7 @@ void ubx_chan_destroy(struct ubx_chan *ch, bool tell_peer)
 
 void ubx_chans_of_q_destroy(struct ubx_q *q)
 {
-	struct ubx_port *p = q->ctx->port;
+	struct ubx_port *p = q->port;
 	struct ubx_chan *c = p->chans;
 
 	while (c) {
@@ -271,11 +271,21 @@ static void wait_setup(struct ubx_port *p, struct ubx_chan *ch)
 
 struct ubx_chan *ubx_chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, int *err)
 {
-	struct ubx_port *p = q->ctx->port;
+	struct ubx_port *p = q->port;
 	struct ubx_chan *ch = ubx_chan_find(p, q, &tj->pub.id);
 	uint8_t ip[16];
 	uint8_t ver;
 
+	struct ubx_peer *peer;
+
+	if (ch && ch->state == CH_READY)
+		return ch;
+	/* Resolving the import's peer for this port may release the lock:
+	 * look for the channel again after. */
+	peer = ubx_tjetty_peer(p, tj, err);
+	if (!peer)
+		return NULL;
+	ch = ubx_chan_find(p, q, &tj->pub.id);
 	if (ch && ch->state == CH_READY)
 		return ch;
 	if (ch && ch->state == CH_FAILED && !ch->waiters && !ch->doomed) {
@@ -295,7 +305,7 @@ struct ubx_chan *ubx_chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, i
 			*err = EMSGSIZE;
 			return NULL;
 		}
-		ch = ubx_chan_new(p, q, &tj->pub.id, tj->peer, tj->pub.trans_mode, tj->pub.tp_type,
+		ch = ubx_chan_new(p, q, &tj->pub.id, peer, tj->pub.trans_mode, tj->pub.tp_type,
 			      (uint8_t)(tj->pub.flag.bs.order_type ? tj->pub.flag.bs.order_type : q->order),
 			      p->mtu[ver == 6], 0, true, err);
 		if (!ch)

@@ -666,10 +666,10 @@ UBX_VISIBLE urma_status_t urma_delete_context(urma_context_t *ctx)
 	if (!c)
 		return URMA_EINVAL;
 	pthread_mutex_lock(&c->port->lock);
-	if (c->nobj) {
+	if (ubx_cnt_get(&c->nobj)) {
 		pthread_mutex_unlock(&c->port->lock);
 		ubx_err("urma_delete_context: %d objects (JFCE, JFC, JFS, JFR, jetty, segment, "
-			"import) of the context remain", c->nobj);
+			"import) of the context remain", ubx_cnt_get(&c->nobj));
 		return URMA_EINVAL;
 	}
 	pthread_mutex_unlock(&c->port->lock);

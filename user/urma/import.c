@@ -55,6 +55,16 @@ struct ubx_peer *ubx_peer_get(struct ubx_port *p, uint8_t ver, const uint8_t ip[
 	return n;
 }
 
+struct ubx_peer *ubx_tjetty_peer(struct ubx_port *p, struct ubx_tjetty *tj, int *err)
+{
+	uint8_t ip[16], ver;
+
+	if (p == tj->ctx->port)
+		return tj->peer;
+	ver = ubx_eid_to_ip(&tj->pub.id.eid, ip);
+	return ubx_peer_get(p, ver, ip, err);
+}
+
 /* ---- import --------------------------------------------------------------------------- */
 
 struct ubx_tjetty *ubx_tjetty_of(const urma_target_jetty_t *t)
@@ -146,7 +156,7 @@ static struct ubx_tjetty *import(struct ubx_ctx *c, const urma_jetty_id_t *id,
 	tj->pub.flag = flag;
 	tj->pub.policy = policy;
 	tj->pub.tp_type = tp_type;
-	c->nobj++;
+	ubx_cnt(&c->nobj, 1);
 	pthread_mutex_unlock(&p->lock);
 	return tj;
 }
@@ -190,12 +200,12 @@ static urma_status_t unimport(urma_target_jetty_t *t)
 		return URMA_EINVAL;
 	p = tj->ctx->port;
 	pthread_mutex_lock(&p->lock);
-	if (tj->binds) {
+	if (ubx_cnt_get(&tj->binds)) {
 		pthread_mutex_unlock(&p->lock);
 		ubx_err("unimport: a jetty is still bound to it (urma_unbind_jetty first)");
 		return URMA_EINVAL;
 	}
-	tj->ctx->nobj--;
+	ubx_cnt(&tj->ctx->nobj, -1);
 	tj->magic = UBX_M_DEAD;
 	pthread_mutex_unlock(&p->lock);
 	free(tj);
@@ -223,7 +233,7 @@ static urma_status_t advise(struct ubx_q *q, urma_target_jetty_t *t)
 
 	if (!q || !tj || tj->ctx != q->ctx || tj->pub.trans_mode != q->mode || q->mode == URMA_TM_RC)
 		return URMA_EINVAL;
-	p = q->ctx->port;
+	p = q->port;
 	pthread_mutex_lock(&p->lock);
 	ch = ubx_chan_find(p, q, &tj->pub.id);
 	if (ch && ch->state == CH_READY) {
@@ -243,7 +253,7 @@ static urma_status_t unadvise(struct ubx_q *q, urma_target_jetty_t *t)
 
 	if (!q || !tj || tj->ctx != q->ctx || q->mode == URMA_TM_RC)
 		return URMA_EINVAL;
-	p = q->ctx->port;
+	p = q->port;
 	pthread_mutex_lock(&p->lock);
 	ch = ubx_chan_find(p, q, &tj->pub.id);
 	if (ch && !ch->doomed)
@@ -284,7 +294,7 @@ UBX_VISIBLE urma_status_t urma_bind_jetty(urma_jetty_t *jetty, urma_target_jetty
 	if (!q || !tj || tj->ctx != q->ctx || q->mode != URMA_TM_RC ||
 	    tj->pub.trans_mode != URMA_TM_RC || tj->pub.type != URMA_JETTY)
 		return URMA_EINVAL;
-	p = q->ctx->port;
+	p = q->port;
 	pthread_mutex_lock(&p->lock);
 	if (q->bound_tj) {
 		pthread_mutex_unlock(&p->lock);
@@ -303,7 +313,7 @@ UBX_VISIBLE urma_status_t urma_bind_jetty(urma_jetty_t *jetty, urma_target_jetty
 		ch->bound = true;
 		q->bound_tj = tjetty;
 		q->pub.jetty.remote_jetty = tjetty;
-		tj->binds++;
+		ubx_cnt(&tj->binds, 1);
 	} else if (ch) {
 		err = EEXIST;
 	}
@@ -318,7 +328,7 @@ UBX_VISIBLE urma_status_t urma_unbind_jetty(urma_jetty_t *jetty)
 
 	if (!q || q->mode != URMA_TM_RC)
 		return URMA_EINVAL;
-	p = q->ctx->port;
+	p = q->port;
 	pthread_mutex_lock(&p->lock);
 	if (!q->bound || !q->bound_tj) {
 		pthread_mutex_unlock(&p->lock);

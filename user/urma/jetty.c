@@ -5,6 +5,11 @@
  * its workers' ports (so a remote importer names any of them by number),
  * 1 .. UBX_ID_RESERVED_MAX for IDs an application picks (cfg.id), the rest
  * handed out in order.
+ *
+ * Each is one worker's (its port; docs/URMA.md "Worker threads"): a JFR
+ * the port with the fewest queues, a jetty sharing a JFR the JFR's (one
+ * worker consumes a receive queue, no lock per Send), any other the port
+ * with the fewest queues; its JFCs get a ring on that port (jfc.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -117,6 +122,31 @@ static void id_give(struct ubx_port *p, struct ubx_q *q)
 	pthread_mutex_unlock(&d->id_lock);
 }
 
+/* The port for a new queue: want (a shared JFR's), or the one with the
+ * fewest queues; counted until unplace(). */
+static struct ubx_port *place(struct ubx_ctx *c, struct ubx_port *want)
+{
+	struct ubx_devport *d = c->port->dp;
+
+	pthread_mutex_lock(&d->id_lock);
+	if (!want) {
+		want = d->lane[0];
+		for (uint32_t w = 1; w < d->n; w++)
+			if (d->nq[w] < d->nq[want->widx])
+				want = d->lane[w];
+	}
+	d->nq[want->widx]++;
+	pthread_mutex_unlock(&d->id_lock);
+	return want;
+}
+
+static void unplace(struct ubx_port *p)
+{
+	pthread_mutex_lock(&p->dp->id_lock);
+	p->dp->nq[p->widx]--;
+	pthread_mutex_unlock(&p->dp->id_lock);
+}
+
 static bool mode_ok(urma_transport_mode_t m)
 {
 	return m == URMA_TM_RM || m == URMA_TM_RC || m == URMA_TM_UM;
@@ -150,7 +180,7 @@ static void jfs_init(struct ubx_q *q, const urma_jfs_cfg_t *cfg)
 	q->mode = cfg->trans_mode;
 	q->order = (uint8_t)cfg->flag.bs.order_type;
 	q->scq = ubx_jfc_of(cfg->jfc);
-	q->scq->users++;
+	ubx_cnt(&q->scq->users, 1);
 	q->sdepth = cfg->depth;
 	q->max_sge = cfg->max_sge ? cfg->max_sge : UBX_MAX_SGE;
 	q->max_inline = cfg->max_inline_data ? cfg->max_inline_data : UBX_MAX_INLINE;
@@ -158,7 +188,7 @@ static void jfs_init(struct ubx_q *q, const urma_jfs_cfg_t *cfg)
 	q->err_timeout = cfg->err_timeout;
 }
 
-static struct ubx_q *q_new(struct ubx_ctx *c, enum ubx_kind kind)
+static struct ubx_q *q_new(struct ubx_ctx *c, struct ubx_port *p, enum ubx_kind kind)
 {
 	struct ubx_q *q = calloc(1, sizeof(*q));
 
@@ -167,6 +197,7 @@ static struct ubx_q *q_new(struct ubx_ctx *c, enum ubx_kind kind)
 	q->magic = UBX_M_Q;
 	q->kind = kind;
 	q->ctx = c;
+	q->port = p;
 	return q;
 }
 
@@ -197,16 +228,19 @@ UBX_VISIBLE urma_jfs_t *urma_create_jfs(urma_context_t *ctx, urma_jfs_cfg_t *cfg
 		errno = rc;
 		return NULL;
 	}
-	q = q_new(c, UBX_JFS);
+	p = place(c, NULL);
+	q = q_new(c, p, UBX_JFS);
 	if (!q) {
+		unplace(p);
 		errno = ENOMEM;
 		return NULL;
 	}
-	p = c->port;
+	q->placed = true;
 	pthread_mutex_lock(&p->lock);
-	rc = id_take(p, q, 0);
+	rc = ubx_jfc_attach(ubx_jfc_of(cfg->jfc), p) ? -ENOMEM : id_take(p, q, 0);
 	if (rc) {
 		pthread_mutex_unlock(&p->lock);
+		unplace(p);
 		free(q);
 		errno = -rc;
 		return NULL;
@@ -216,7 +250,7 @@ UBX_VISIBLE urma_jfs_t *urma_create_jfs(urma_context_t *ctx, urma_jfs_cfg_t *cfg
 	q->pub.jfs.jfs_cfg = *cfg;
 	q_pub_common(q, &q->pub.jfs.jfs_id, &q->pub.jfs.event_mutex, &q->pub.jfs.event_cond,
 		     &q->pub.jfs.handle);
-	c->nobj++;
+	ubx_cnt(&c->nobj, 1);
 	pthread_mutex_unlock(&p->lock);
 	return &q->pub.jfs;
 }
@@ -224,15 +258,17 @@ UBX_VISIBLE urma_jfs_t *urma_create_jfs(urma_context_t *ctx, urma_jfs_cfg_t *cfg
 /* Common teardown (port lock held): channels, ID, JFC references. */
 static void q_teardown(struct ubx_q *q)
 {
-	struct ubx_port *p = q->ctx->port;
+	struct ubx_port *p = q->port;
 
 	ubx_chans_of_q_destroy(q);
 	id_give(p, q);
 	if (q->scq)
-		q->scq->users--;
+		ubx_cnt(&q->scq->users, -1);
 	if (q->rcq && (q->kind == UBX_JFR || q->rcq != q->jfr->rcq))
-		q->rcq->users--;
-	q->ctx->nobj--;
+		ubx_cnt(&q->rcq->users, -1);
+	ubx_cnt(&q->ctx->nobj, -1);
+	if (q->placed)
+		unplace(p);
 	q->magic = UBX_M_DEAD;
 }
 
@@ -243,7 +279,7 @@ UBX_VISIBLE urma_status_t urma_delete_jfs(urma_jfs_t *jfs)
 
 	if (!q)
 		return URMA_EINVAL;
-	p = q->ctx->port;
+	p = q->port;
 	pthread_mutex_lock(&p->lock);
 	q_teardown(q);
 	ubx_progress(p);
@@ -282,22 +318,24 @@ static void jfr_free_rq(struct ubx_q *q)
 	ubx_jfr_rq_free(q);
 }
 
-/* A JFR (port lock held). */
-static struct ubx_q *jfr_make(struct ubx_ctx *c, const urma_jfr_cfg_t *cfg, int *err)
+/* A JFR of port p (its lock held). */
+static struct ubx_q *jfr_make(struct ubx_ctx *c, struct ubx_port *p, const urma_jfr_cfg_t *cfg,
+			      int *err)
 {
-	struct ubx_q *q = q_new(c, UBX_JFR);
+	struct ubx_q *q = q_new(c, p, UBX_JFR);
 	int rc;
 
 	if (!q) {
 		*err = ENOMEM;
 		return NULL;
 	}
-	if (ubx_jfr_rq_init(q, cfg->depth, cfg->max_sge ? cfg->max_sge : UBX_MAX_SGE)) {
+	if (ubx_jfc_attach(ubx_jfc_of(cfg->jfc), p) ||
+	    ubx_jfr_rq_init(q, cfg->depth, cfg->max_sge ? cfg->max_sge : UBX_MAX_SGE)) {
 		free(q);
 		*err = ENOMEM;
 		return NULL;
 	}
-	rc = id_take(c->port, q, cfg->id);
+	rc = id_take(p, q, cfg->id);
 	if (rc) {
 		jfr_free_rq(q);
 		free(q);
@@ -308,7 +346,7 @@ static struct ubx_q *jfr_make(struct ubx_ctx *c, const urma_jfr_cfg_t *cfg, int 
 	q->order = (uint8_t)cfg->flag.bs.order_type;
 	q->jfr = q;
 	q->rcq = ubx_jfc_of(cfg->jfc);
-	q->rcq->users++;
+	ubx_cnt(&q->rcq->users, 1);
 	q->token = cfg->token_value;
 	q->token_policy = (uint8_t)cfg->flag.bs.token_policy;
 	q->min_rnr_timer = cfg->min_rnr_timer;
@@ -316,13 +354,14 @@ static struct ubx_q *jfr_make(struct ubx_ctx *c, const urma_jfr_cfg_t *cfg, int 
 	q->pub.jfr.jfr_cfg = *cfg;
 	q_pub_common(q, &q->pub.jfr.jfr_id, &q->pub.jfr.event_mutex, &q->pub.jfr.event_cond,
 		     &q->pub.jfr.handle);
-	c->nobj++;
+	ubx_cnt(&c->nobj, 1);
 	return q;
 }
 
 UBX_VISIBLE urma_jfr_t *urma_create_jfr(urma_context_t *ctx, urma_jfr_cfg_t *cfg)
 {
 	struct ubx_ctx *c = ubx_ctx_of(ctx);
+	struct ubx_port *p;
 	struct ubx_q *q;
 	int rc, err = 0;
 
@@ -335,10 +374,14 @@ UBX_VISIBLE urma_jfr_t *urma_create_jfr(urma_context_t *ctx, urma_jfr_cfg_t *cfg
 		errno = rc;
 		return NULL;
 	}
-	pthread_mutex_lock(&c->port->lock);
-	q = jfr_make(c, cfg, &err);
-	pthread_mutex_unlock(&c->port->lock);
+	p = place(c, NULL);
+	pthread_mutex_lock(&p->lock);
+	q = jfr_make(c, p, cfg, &err);
+	if (q)
+		q->placed = true;
+	pthread_mutex_unlock(&p->lock);
 	if (!q) {
+		unplace(p);
 		errno = err;
 		return NULL;
 	}
@@ -358,7 +401,7 @@ UBX_VISIBLE urma_status_t urma_delete_jfr(urma_jfr_t *jfr)
 
 	if (!q)
 		return URMA_EINVAL;
-	p = q->ctx->port;
+	p = q->port;
 	pthread_mutex_lock(&p->lock);
 	if (q->users) {
 		pthread_mutex_unlock(&p->lock);
@@ -418,16 +461,21 @@ UBX_VISIBLE urma_jetty_t *urma_create_jetty(urma_context_t *ctx, urma_jetty_cfg_
 		errno = EINVAL;
 		return NULL;
 	}
-	q = q_new(c, UBX_JETTY);
+	/* A shared JFR's worker consumes it: its jetties are that worker's. */
+	p = place(c, jfr ? jfr->port : NULL);
+	q = q_new(c, p, UBX_JETTY);
 	if (!q) {
+		unplace(p);
 		errno = ENOMEM;
 		return NULL;
 	}
-	p = c->port;
+	q->placed = true;
 	pthread_mutex_lock(&p->lock);
-	rc = id_take(p, q, cfg->id);
+	rc = ubx_jfc_attach(ubx_jfc_of(cfg->jfs_cfg.jfc), p) || (rjfc && ubx_jfc_attach(rjfc, p)) ?
+	     -ENOMEM : id_take(p, q, cfg->id);
 	if (rc) {
 		pthread_mutex_unlock(&p->lock);
+		unplace(p);
 		free(q);
 		errno = -rc;
 		return NULL;
@@ -436,10 +484,11 @@ UBX_VISIBLE urma_jetty_t *urma_create_jetty(urma_context_t *ctx, urma_jetty_cfg_
 		urma_jfr_cfg_t jc = *cfg->jfr_cfg;
 
 		jc.id = 0;	/* the jetty's ID is what importers name */
-		jfr = jfr_make(c, &jc, &err);
+		jfr = jfr_make(c, p, &jc, &err);
 		if (!jfr) {
 			id_give(p, q);
 			pthread_mutex_unlock(&p->lock);
+			unplace(p);
 			free(q);
 			errno = err;
 			return NULL;
@@ -451,7 +500,7 @@ UBX_VISIBLE urma_jetty_t *urma_create_jetty(urma_context_t *ctx, urma_jetty_cfg_
 	jfr->users++;
 	q->rcq = rjfc ? rjfc : jfr->rcq;
 	if (rjfc)
-		rjfc->users++;
+		ubx_cnt(&rjfc->users, 1);
 	q->token = jfr->token;
 	q->token_policy = jfr->token_policy;
 	q->min_rnr_timer = jfr->min_rnr_timer;
@@ -464,7 +513,7 @@ UBX_VISIBLE urma_jetty_t *urma_create_jetty(urma_context_t *ctx, urma_jetty_cfg_
 	}
 	q_pub_common(q, &q->pub.jetty.jetty_id, &q->pub.jetty.event_mutex,
 		     &q->pub.jetty.event_cond, &q->pub.jetty.handle);
-	c->nobj++;
+	ubx_cnt(&c->nobj, 1);
 	pthread_mutex_unlock(&p->lock);
 	return &q->pub.jetty;
 }
@@ -476,7 +525,7 @@ UBX_VISIBLE urma_status_t urma_delete_jetty(urma_jetty_t *jetty)
 
 	if (!q)
 		return URMA_EINVAL;
-	p = q->ctx->port;
+	p = q->port;
 	pthread_mutex_lock(&p->lock);
 	q_teardown(q);
 	q->jfr->users--;

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Completion: a JFC is a ring of completion records; a JFCE is an eventfd
- * (jfce->fd, for poll or epoll) written when an armed JFC of it gets a
- * record, with the list of JFCs that fired for urma_wait_jfc().
+ * Completion: a JFC is a ring of completion records per worker that feeds
+ * it (its JFS, JFR and jetties may be on several: jetty.c), each written by
+ * its worker under that worker's port lock and drained by urma_poll_jfc()
+ * under the same, one worker after the other: no lock shared between
+ * workers on the per-packet path. A JFCE is an eventfd (jfce->fd, for poll
+ * or epoll) written when an armed JFC of it gets a record, with a list per
+ * worker of the JFCs that fired for urma_wait_jfc(); an arming fires once
+ * whichever worker's record comes first (an atomic flag, not a lock).
  *
  * A full JFC loses the record that does not fit: it is counted, logged
  * once, and urma_poll_jfc() reports it (-1, errno EOVERFLOW) once the
@@ -19,6 +24,18 @@
 
 #include "lib/clock.h"
 #include "urma/urma_int.h"
+
+static struct ubx_port *lane(const struct ubx_ctx *c, uint32_t w) { return c->port->dp->lane[w]; }
+
+/* The workers of a mask, lowest first: for (w = 0; next_w(mask, &w); w++). */
+static bool next_w(uint32_t mask, uint32_t *w)
+{
+	mask &= ~((1u << *w) - 1);
+	if (!mask)
+		return false;
+	*w = (uint32_t)__builtin_ctz(mask);
+	return true;
+}
 
 struct ubx_jfce *ubx_jfce_of(const urma_jfce_t *e)
 {
@@ -63,9 +80,7 @@ UBX_VISIBLE urma_jfce_t *urma_create_jfce(urma_context_t *ctx)
 	e->spin_ns = UBX_SPIN_MAX_NS;
 	e->pub.urma_ctx = ctx;
 	atomic_init(&e->pub.ref.atomic_cnt, 1);
-	pthread_mutex_lock(&c->port->lock);
-	c->nobj++;
-	pthread_mutex_unlock(&c->port->lock);
+	ubx_cnt(&c->nobj, 1);
 	return &e->pub;
 }
 
@@ -83,60 +98,77 @@ UBX_VISIBLE urma_status_t urma_delete_jfce(urma_jfce_t *jfce)
 		ubx_err("urma_delete_jfce: %d JFCs still use it", e->njfc);
 		return URMA_EINVAL;
 	}
-	e->ctx->nobj--;
+	ubx_cnt(&e->ctx->nobj, -1);
 	e->magic = UBX_M_DEAD;
 	pthread_mutex_unlock(&p->lock);
 	close(e->pub.fd);
-	free(e->fired);
+	for (uint32_t w = 0; w < UB_EP_MAX_WORKERS; w++)
+		free(e->fired[w].v);
 	free(e);
 	return URMA_SUCCESS;
 }
 
-/* jfc fired (port lock held): remember it, make the fd readable. */
-static void fire(struct ubx_jfc *jfc)
+/* An armed jfc got a record on port p (its lock held): the first port to
+ * take the arming remembers it on its list and makes the fd readable. */
+static void fire(struct ubx_jfc *jfc, struct ubx_port *p)
 {
-	struct ubx_jfce *e = jfc->jfce;
+	struct ubx_fired *f = &jfc->jfce->fired[p->widx];
 	uint64_t one = 1;
 
-	jfc->armed = false;
-	if (jfc->fired)
+	if (!__atomic_exchange_n(&jfc->armed, false, __ATOMIC_ACQ_REL) ||
+	    __atomic_exchange_n(&jfc->fired, true, __ATOMIC_ACQ_REL))
 		return;
-	if (e->nfired == e->cap) {
-		uint32_t n = e->cap ? e->cap * 2 : 16;
-		struct ubx_jfc **f = realloc(e->fired, n * sizeof(*f));
+	if (f->n == f->cap) {
+		uint32_t n = f->cap ? f->cap * 2 : 16;
+		struct ubx_jfc **v = realloc(f->v, n * sizeof(*v));
 
-		if (!f)
+		if (!v) {
+			__atomic_store_n(&jfc->fired, false, __ATOMIC_RELEASE);
 			return;
-		e->fired = f;
-		e->cap = n;
+		}
+		f->v = v;
+		f->cap = n;
 	}
-	e->fired[e->nfired++] = jfc;
-	jfc->fired = true;
-	if (write(e->pub.fd, &one, sizeof(one)) < 0) {
+	f->v[f->n++] = jfc;
+	if (write(jfc->jfce->pub.fd, &one, sizeof(one)) < 0) {
 		/* the counter cannot overflow here; nothing to do */
 	}
 }
 
 /* ---- JFC ----------------------------------------------------------------------------- */
 
-bool ubx_jfc_push(struct ubx_jfc *jfc, const urma_cr_t *cr)
+int ubx_jfc_attach(struct ubx_jfc *jfc, struct ubx_port *p)
 {
-	if (!jfc)
+	struct ubx_cring *r = &jfc->r[p->widx];
+
+	if (!r->ring && !(r->ring = calloc(jfc->depth, sizeof(*r->ring))))
+		return ENOMEM;
+	__atomic_or_fetch(&jfc->wmask, 1u << p->widx, __ATOMIC_RELEASE);
+	if (jfc->jfce)
+		__atomic_or_fetch(&jfc->jfce->wmask, 1u << p->widx, __ATOMIC_RELEASE);
+	return 0;
+}
+
+bool ubx_jfc_push(struct ubx_jfc *jfc, struct ubx_port *p, const urma_cr_t *cr)
+{
+	struct ubx_cring *r;
+
+	if (!jfc || !(r = &jfc->r[p->widx])->ring)
 		return false;
-	if (jfc->count == jfc->depth) {
-		if (!jfc->overflow)
+	if (r->count == jfc->depth) {
+		if (!r->overflow)
 			ubx_err("JFC %u overflowed (depth %u): completion records are lost "
 				"(urma_poll_jfc reports it)", jfc->pub.jfc_id.id, jfc->depth);
-		jfc->overflow = true;
-		jfc->lost++;
-		jfc->ctx->port->jfc_overflow++;
+		r->overflow = true;
+		r->lost++;
+		p->jfc_overflow++;
 	} else {
-		jfc->ring[(jfc->head + jfc->count) % jfc->depth] = *cr;
-		jfc->count++;
+		r->ring[(r->head + r->count) % jfc->depth] = *cr;
+		r->count++;
 	}
-	if (jfc->armed && jfc->jfce)
-		fire(jfc);
-	return !jfc->overflow;
+	if (jfc->jfce && __atomic_load_n(&jfc->armed, __ATOMIC_ACQUIRE))
+		fire(jfc, p);
+	return !r->overflow;
 }
 
 UBX_VISIBLE urma_jfc_t *urma_create_jfc(urma_context_t *ctx, urma_jfc_cfg_t *cfg)
@@ -156,9 +188,9 @@ UBX_VISIBLE urma_jfc_t *urma_create_jfc(urma_context_t *ctx, urma_jfc_cfg_t *cfg
 		errno = EPERM;
 		return NULL;
 	}
+	/* Its rings come with the queues that use it (ubx_jfc_attach). */
 	j = calloc(1, sizeof(*j));
-	if (!j || !(j->ring = calloc(cfg->depth, sizeof(*j->ring)))) {
-		free(j);
+	if (!j) {
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -175,7 +207,7 @@ UBX_VISIBLE urma_jfc_t *urma_create_jfc(urma_context_t *ctx, urma_jfc_cfg_t *cfg
 	pthread_mutex_lock(&c->port->lock);
 	j->pub.jfc_id.id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
 	j->pub.handle = (uintptr_t)j;
-	c->nobj++;
+	ubx_cnt(&c->nobj, 1);
 	if (e)
 		e->njfc++;
 	pthread_mutex_unlock(&c->port->lock);
@@ -186,42 +218,54 @@ UBX_VISIBLE urma_status_t urma_delete_jfc(urma_jfc_t *jfc)
 {
 	struct ubx_jfc *j = ubx_jfc_of(jfc);
 	struct ubx_port *p;
+	uint32_t mask;
 
 	if (!j)
 		return URMA_EINVAL;
-	p = j->ctx->port;
-	pthread_mutex_lock(&p->lock);
-	if (j->users) {
-		pthread_mutex_unlock(&p->lock);
-		ubx_err("urma_delete_jfc: %d JFS/JFR/jetties still use it", j->users);
+	if (ubx_cnt_get(&j->users)) {
+		ubx_err("urma_delete_jfc: %d JFS/JFR/jetties still use it", ubx_cnt_get(&j->users));
 		return URMA_EINVAL;
 	}
-	if (j->jfce) {
-		struct ubx_jfce *e = j->jfce;
+	mask = __atomic_load_n(&j->wmask, __ATOMIC_ACQUIRE);
+	/* Not returned by a later urma_wait_jfc, whichever worker fired it. */
+	for (uint32_t w = 0; j->jfce && next_w(mask, &w); w++) {
+		struct ubx_fired *f = &j->jfce->fired[w];
 
-		/* Not returned by a later urma_wait_jfc. */
-		for (uint32_t i = 0; i < e->nfired; i++)
-			if (e->fired[i] == j) {
-				memmove(&e->fired[i], &e->fired[i + 1],
-					(e->nfired - i - 1) * sizeof(e->fired[0]));
-				e->nfired--;
+		p = lane(j->ctx, w);
+		pthread_mutex_lock(&p->lock);
+		for (uint32_t i = 0; i < f->n; i++)
+			if (f->v[i] == j) {
+				memmove(&f->v[i], &f->v[i + 1], (f->n - i - 1) * sizeof(f->v[0]));
+				f->n--;
 				break;
 			}
-		e->njfc--;
+		pthread_mutex_unlock(&p->lock);
 	}
-	j->ctx->nobj--;
+	p = j->ctx->port;
+	pthread_mutex_lock(&p->lock);
+	if (j->jfce)
+		j->jfce->njfc--;
+	ubx_cnt(&j->ctx->nobj, -1);
 	j->magic = UBX_M_DEAD;
 	pthread_mutex_unlock(&p->lock);
 	pthread_mutex_destroy(&j->pub.event_mutex);
 	pthread_cond_destroy(&j->pub.event_cond);
-	free(j->ring);
+	for (uint32_t w = 0; w < UB_EP_MAX_WORKERS; w++)
+		free(j->r[w].ring);
 	free(j);
 	return URMA_SUCCESS;
 }
 
+/*
+ * Each worker's ring in turn, under that worker's lock, starting where the
+ * last poll that filled its array stopped (no ring starves the others). A
+ * ring found empty: a round of that worker's I/O first, rather than waiting
+ * for its progress thread (a polling application drives the endpoint).
+ */
 UBX_VISIBLE int urma_poll_jfc(urma_jfc_t *jfc, int cr_cnt, urma_cr_t *cr)
 {
 	struct ubx_jfc *j = ubx_jfc_of(jfc);
+	uint32_t mask, start, i;
 	struct ubx_port *p;
 	int n = 0;
 
@@ -229,31 +273,48 @@ UBX_VISIBLE int urma_poll_jfc(urma_jfc_t *jfc, int cr_cnt, urma_cr_t *cr)
 		errno = EINVAL;
 		return -1;
 	}
-	p = j->ctx->port;
-	pthread_mutex_lock(&p->lock);
-	/* Nothing there: a round of I/O here rather than waiting for the
-	 * progress thread (a polling application drives the endpoint). */
-	if (!j->count)
+	mask = __atomic_load_n(&j->wmask, __ATOMIC_ACQUIRE);
+	if (!mask) {
+		/* No queue uses it yet: its context's worker's I/O. */
+		p = j->ctx->port;
+		pthread_mutex_lock(&p->lock);
 		ubx_app_progress(p);
-	while (n < cr_cnt && j->count) {
-		cr[n++] = j->ring[j->head];
-		j->head = (j->head + 1) % j->depth;
-		j->count--;
-	}
-	if (!n && j->overflow && cr_cnt) {
-		j->overflow = false;
 		pthread_mutex_unlock(&p->lock);
-		errno = EOVERFLOW;
-		return -1;
+		return 0;
 	}
-	pthread_mutex_unlock(&p->lock);
+	start = __atomic_load_n(&j->next_w, __ATOMIC_RELAXED);
+	for (i = 0; i < UB_EP_MAX_WORKERS && (n < cr_cnt || !cr_cnt); i++) {
+		uint32_t w = (start + i) % UB_EP_MAX_WORKERS;
+		struct ubx_cring *r = &j->r[w];
+
+		if (!(mask & 1u << w))
+			continue;
+		p = lane(j->ctx, w);
+		pthread_mutex_lock(&p->lock);
+		if (!r->count)
+			ubx_app_progress(p);
+		while (n < cr_cnt && r->count) {
+			cr[n++] = r->ring[r->head];
+			r->head = (r->head + 1) % j->depth;
+			r->count--;
+		}
+		if (!n && r->overflow && cr_cnt) {
+			r->overflow = false;
+			pthread_mutex_unlock(&p->lock);
+			errno = EOVERFLOW;
+			return -1;
+		}
+		pthread_mutex_unlock(&p->lock);
+	}
+	if (n == cr_cnt && cr_cnt)
+		__atomic_store_n(&j->next_w, (start + i) % UB_EP_MAX_WORKERS, __ATOMIC_RELAXED);
 	return n;
 }
 
 UBX_VISIBLE urma_status_t urma_rearm_jfc(urma_jfc_t *jfc, bool solicited_only)
 {
 	struct ubx_jfc *j = ubx_jfc_of(jfc);
-	struct ubx_port *p;
+	uint32_t mask;
 
 	if (!j || !j->jfce)
 		return URMA_EINVAL;
@@ -262,34 +323,59 @@ UBX_VISIBLE urma_status_t urma_rearm_jfc(urma_jfc_t *jfc, bool solicited_only)
 		ubx_err("urma_rearm_jfc: solicited_only is not supported");
 		return URMA_ENOPERM;
 	}
-	p = j->ctx->port;
-	pthread_mutex_lock(&p->lock);
-	j->armed = true;
+	__atomic_store_n(&j->armed, true, __ATOMIC_RELEASE);
 	/* Records already waiting fire at once: no wake-up is lost between
-	 * the last poll and the arming. */
-	if (j->count)
-		fire(j);
-	pthread_mutex_unlock(&p->lock);
+	 * the last poll and the arming (a record pushed meanwhile either sees
+	 * the arming or is seen here, under its worker's lock). */
+	mask = __atomic_load_n(&j->wmask, __ATOMIC_ACQUIRE);
+	for (uint32_t w = 0; next_w(mask, &w); w++) {
+		struct ubx_port *p = lane(j->ctx, w);
+
+		pthread_mutex_lock(&p->lock);
+		if (j->r[w].count)
+			fire(j, p);
+		pthread_mutex_unlock(&p->lock);
+	}
 	return URMA_SUCCESS;
 }
 
-/* The JFCs that fired, up to cnt into jfc (port lock held). */
+/* The workers a JFCE's waits drive: those of its JFCs' rings (its
+ * context's worker while there are none). */
+static uint32_t jfce_mask(const struct ubx_jfce *e)
+{
+	uint32_t m = __atomic_load_n(&e->wmask, __ATOMIC_ACQUIRE);
+
+	return m ? m : 1u << e->ctx->port->widx;
+}
+
+/* The JFCs that fired, up to cnt into jfc, from each worker's list under
+ * its lock. */
 static uint32_t take_fired(struct ubx_jfce *e, uint32_t cnt, urma_jfc_t *jfc[])
 {
-	uint32_t n = 0;
+	uint32_t n = 0, mask = jfce_mask(e);
+	bool rest = false;
 	uint64_t v;
 
 	if (read(e->pub.fd, &v, sizeof(v)) < 0) {
 		/* not readable: nothing fired, or another thread took it */
 	}
-	while (n < cnt && n < e->nfired) {
-		jfc[n] = &e->fired[n]->pub;
-		e->fired[n]->fired = false;
-		n++;
+	for (uint32_t w = 0; next_w(mask, &w); w++) {
+		struct ubx_port *p = lane(e->ctx, w);
+		struct ubx_fired *f = &e->fired[w];
+		uint32_t k = 0;
+
+		pthread_mutex_lock(&p->lock);
+		while (n < cnt && k < f->n) {
+			jfc[n++] = &f->v[k]->pub;
+			__atomic_store_n(&f->v[k]->fired, false, __ATOMIC_RELEASE);
+			k++;
+		}
+		memmove(f->v, f->v + k, (f->n - k) * sizeof(f->v[0]));
+		f->n -= k;
+		rest |= f->n > 0;
+		pthread_mutex_unlock(&p->lock);
 	}
-	memmove(e->fired, e->fired + n, (e->nfired - n) * sizeof(e->fired[0]));
-	e->nfired -= n;
-	if (e->nfired) {
+	if (rest) {
 		uint64_t one = 1;
 
 		/* The rest for the next call. */
@@ -307,7 +393,7 @@ static uint32_t take_fired(struct ubx_jfce *e, uint32_t cnt, urma_jfc_t *jfc[])
  * the two share one (75-165 us: each spins while the other waits for it).
  * A spin that catches its completion keeps the full spin; one that does not
  * halves it, down to none; then one wait in UBX_SPIN_PROBE spins in full
- * again to see whether it pays now. Port lock held.
+ * again to see whether it pays now. The lead port's lock held (wait_jfc).
  */
 #define UBX_SPIN_MIN_NS		4000ull
 #define UBX_SPIN_PROBE		32
@@ -328,102 +414,119 @@ static void spin_paid(struct ubx_jfce *e, bool paid)
 }
 
 /*
- * Waiting drives the endpoint: the thread sleeps on the JFCE, the
- * endpoint's sockets and its timers, and runs a round when a frame comes
- * (one thread does what the progress thread would, without a hand-over per
- * completion). The progress thread stands back meanwhile. Before it
- * sleeps it spins as long as spinning has paid (spin_budget; docs/URMA.md
- * "Waiting"). The time is kept by the port's wake timer (io/wake_timer.h),
- * armed once for many sleeps where a poll timeout is armed and cancelled at
- * each.
+ * Waiting drives the endpoint: the thread sleeps on the JFCE, the sockets
+ * and timers of every worker that feeds its JFCs, and runs a round of each
+ * when a frame comes (one thread does what the progress threads would,
+ * without a hand-over per completion). The progress threads stand back
+ * meanwhile. Before it sleeps it spins as long as spinning has paid
+ * (spin_budget; docs/URMA.md "Waiting"). The time is kept by the lead
+ * worker's (the lowest's) wake timer (io/wake_timer.h), armed once for many
+ * sleeps where a poll timeout is armed and cancelled at each. Each worker's
+ * lock is taken in turn, never two at once.
  */
 UBX_VISIBLE int urma_wait_jfc(urma_jfce_t *jfce, uint32_t jfc_cnt, int time_out, urma_jfc_t *jfc[])
 {
 	struct ubx_jfce *e = ubx_jfce_of(jfce);
 	uint64_t until, now, spin_until = 0;
-	struct ubx_port *p;
-	uint32_t n;
 
 	if (!e || !jfc_cnt || !jfc || time_out < -1) {
 		errno = EINVAL;
 		return -1;
 	}
-	p = e->ctx->port;
 	now = ep_now_ns();
 	until = time_out < 0 ? UINT64_MAX : now + (uint64_t)time_out * 1000000;
 	for (bool first = true;; first = false) {
-		struct pollfd pfd[UBX_POLL_FDS + 3];
-		int fds[UBX_POLL_FDS], k, r;
-		uint64_t dl, bound, lo, hi;
+		struct pollfd pfd[(UBX_POLL_FDS + 1) * UB_EP_MAX_WORKERS + 2];
+		int fds[UBX_POLL_FDS], k = 0, nw = 0, r;
+		uint32_t mask = jfce_mask(e), w;
+		struct ubx_port *lead = lane(e->ctx, (uint32_t)__builtin_ctz(mask));
+		uint64_t dl = UINT64_MAX, bound, lo, hi;
 		struct timespec ts, *tsp = NULL;
-		bool timer = false;
+		bool timer = false, fired = false;
 
-		pthread_mutex_lock(&p->lock);
-		if (!e->nfired && time_out)
-			ubx_app_progress(p);
-		if (e->nfired) {
-			if (spin_until)
-				spin_paid(e, true);
-			n = take_fired(e, jfc_cnt, jfc);
+		for (w = 0; next_w(mask, &w); w++) {
+			struct ubx_port *p = lane(e->ctx, w);
+
+			pthread_mutex_lock(&p->lock);
+			if (!e->fired[w].n && time_out)
+				ubx_app_progress(p);
+			fired |= e->fired[w].n > 0;
 			pthread_mutex_unlock(&p->lock);
-			return (int)n;
+		}
+		if (fired) {
+			uint32_t n = take_fired(e, jfc_cnt, jfc);
+
+			if (n) {
+				pthread_mutex_lock(&lead->lock);
+				if (spin_until)
+					spin_paid(e, true);
+				pthread_mutex_unlock(&lead->lock);
+				return (int)n;
+			}
 		}
 		now = ep_now_ns();
+		pthread_mutex_lock(&lead->lock);
 		if (first && time_out && (dl = spin_budget(e)))
 			spin_until = now + dl;
 		if (spin_until && now < spin_until && now < until) {
-			pthread_mutex_unlock(&p->lock);
+			pthread_mutex_unlock(&lead->lock);
 			continue;
 		}
 		if (spin_until) {
 			spin_until = 0;
 			spin_paid(e, false);
 		}
-		if (now >= until) {
-			pthread_mutex_unlock(&p->lock);
+		pthread_mutex_unlock(&lead->lock);
+		if (now >= until)
 			return 0;
-		}
-		dl = tp_ep_next_deadline(p->tp);
-		{
-			uint64_t c = ubx_ctl_run(p, now);
+		dl = UINT64_MAX;
+		for (w = 0; next_w(mask, &w); w++) {
+			struct ubx_port *p = lane(e->ctx, w);
+			uint64_t t, c;
+			int m;
 
-			if (c < dl)
-				dl = c;
-		}
-		if (dl <= now) {
+			pthread_mutex_lock(&p->lock);
+			t = tp_ep_next_deadline(p->tp);
+			c = ubx_ctl_run(p, now);
+			m = ep_poll_fds(p->ep, fds, UBX_POLL_FDS);
 			pthread_mutex_unlock(&p->lock);
-			continue;	/* due: the next round runs it */
+			dl = t < dl ? t : dl;
+			dl = c < dl ? c : dl;
+			for (int i = 0; i < m; i++)
+				pfd[k++] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+			nw++;
 		}
+		if (dl <= now)
+			continue;	/* due: the next round runs it */
 		bound = until - now < UBX_APP_DRIVES_NS / 2 ? until : now + UBX_APP_DRIVES_NS / 2;
 		/* the deadline as the endpoint's own sleeps take it, else the caller's
 		 * time, or stay the one that drives */
 		wake_timer_window(now, dl, bound, EP_TIMER_SLACK_NS, &lo, &hi);
-		if (!p->wt_busy && !wake_timer_set(&p->wt, now, lo, hi))
-			timer = p->wt_busy = true;
-		k = ep_poll_fds(p->ep, fds, UBX_POLL_FDS);
-		pthread_mutex_unlock(&p->lock);
-		for (int i = 0; i < k; i++)
-			pfd[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+		pthread_mutex_lock(&lead->lock);
+		if (!lead->wt_busy && !wake_timer_set(&lead->wt, now, lo, hi))
+			timer = lead->wt_busy = true;
+		pthread_mutex_unlock(&lead->lock);
 		pfd[k] = (struct pollfd){ .fd = e->pub.fd, .events = POLLIN };
-		pfd[k + 1] = (struct pollfd){ .fd = p->wake_fd, .events = POLLIN };
+		for (w = 0, r = 1; next_w(mask, &w); w++)
+			pfd[k + r++] = (struct pollfd){ .fd = lane(e->ctx, w)->wake_fd, .events = POLLIN };
 		if (timer) {
-			pfd[k + 2] = (struct pollfd){ .fd = p->wt.fd, .events = POLLIN };
+			pfd[k + 1 + nw] = (struct pollfd){ .fd = lead->wt.fd, .events = POLLIN };
 		} else {
 			ts = ub_ns_timespec(hi - now);
 			tsp = &ts;
 		}
-		r = ppoll(pfd, (nfds_t)k + 2 + timer, tsp, NULL);
+		r = ppoll(pfd, (nfds_t)k + 1 + (nfds_t)nw + timer, tsp, NULL);
 		if (timer) {
-			pthread_mutex_lock(&p->lock);
-			p->wt_busy = false;
-			pthread_mutex_unlock(&p->lock);
+			pthread_mutex_lock(&lead->lock);
+			lead->wt_busy = false;
+			pthread_mutex_unlock(&lead->lock);
 		}
 		if (r < 0 && errno != EINTR)
 			return -1;
-		if (r > 0 && pfd[k + 1].revents) {
+		for (int i = 0; r > 0 && i < nw; i++) {
 			uint64_t v;
 
-			if (read(p->wake_fd, &v, sizeof(v)) < 0) {
+			if (pfd[k + 1 + i].revents && read(pfd[k + 1 + i].fd, &v, sizeof(v)) < 0) {
 				/* another thread took it */
 			}
 		}

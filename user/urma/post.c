@@ -130,7 +130,7 @@ static int atomic_sges(const struct ubx_tjetty *tj, const urma_sge_t *dst, const
 
 static int post_one(struct ubx_q *q, urma_jfs_wr_t *wr)
 {
-	struct ubx_port *p = q->ctx->port;
+	struct ubx_port *p = q->port;
 	const urma_sge_t *rs = NULL;
 	struct ubx_tjetty *tj;
 	struct ubx_chan *ch;
@@ -294,7 +294,7 @@ static urma_status_t post_send(struct ubx_q *q, urma_jfs_wr_t *wr, urma_jfs_wr_t
 			*bad_wr = wr;
 		return URMA_EINVAL;
 	}
-	p = q->ctx->port;
+	p = q->port;
 	pthread_mutex_lock(&p->lock);
 	for (; wr; wr = wr->next) {
 		rc = post_one(q, wr);
@@ -332,7 +332,7 @@ static urma_status_t post_recv(struct ubx_q *jfr, urma_jfr_wr_t *wr, urma_jfr_wr
 			*bad_wr = wr;
 		return URMA_EINVAL;
 	}
-	p = jfr->ctx->port;
+	p = jfr->port;
 	pthread_mutex_lock(&p->lock);
 	for (; wr; wr = wr->next) {
 		uint64_t total;

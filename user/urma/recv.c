@@ -281,7 +281,7 @@ static void recv_cr(struct ubx_chan *ch, struct ubx_rwr *r, urma_cr_opcode_t op,
 	cr.completion_len = st == URMA_CR_SUCCESS ? len : 0;
 	if (has_imm)
 		cr.imm_data = imm;
-	ubx_jfc_push(ch->q->rcq, &cr);
+	ubx_jfc_push(ch->q->rcq, ch->port, &cr);
 }
 
 /* Writes with immediate that waited complete into buffers now posted. */
@@ -416,7 +416,7 @@ repost:
 
 void ubx_jfr_refilled(struct ubx_q *jfr)
 {
-	struct ubx_port *p = jfr->ctx->port;
+	struct ubx_port *p = jfr->port;
 
 	if (!jfr->imm_waiting)
 		return;

@@ -105,11 +105,8 @@ UBX_VISIBLE urma_target_seg_t *urma_register_seg(urma_context_t *ctx, urma_seg_c
 		};
 
 		rc = seg_reg(c->port->dp, &mc, &tid);
-		if (!rc) {
-			pthread_mutex_lock(&c->port->lock);
-			c->nobj++;
-			pthread_mutex_unlock(&c->port->lock);
-		}
+		if (!rc)
+			ubx_cnt(&c->nobj, 1);
 	}
 	if (rc) {
 		free(g);
@@ -150,8 +147,8 @@ UBX_VISIBLE urma_status_t urma_unregister_seg(urma_target_seg_t *target_seg)
 	p = g->ctx->port;
 	if (g->tid.token_id)
 		seg_dereg(p->dp, p->dp->n, g->tid.token_id);
+	ubx_cnt(&g->ctx->nobj, -1);
 	pthread_mutex_lock(&p->lock);
-	g->ctx->nobj--;
 	g->magic = UBX_M_DEAD;
 	pthread_mutex_unlock(&p->lock);
 	free(g);
@@ -188,9 +185,7 @@ UBX_VISIBLE urma_target_seg_t *urma_import_seg(urma_context_t *ctx, urma_seg_t *
 	g->pub.seg = *seg;
 	g->pub.urma_ctx = ctx;
 	g->pub.handle = (uintptr_t)g;
-	pthread_mutex_lock(&c->port->lock);
-	c->nobj++;
-	pthread_mutex_unlock(&c->port->lock);
+	ubx_cnt(&c->nobj, 1);
 	return &g->pub;
 }
 
@@ -202,8 +197,8 @@ UBX_VISIBLE urma_status_t urma_unimport_seg(urma_target_seg_t *tseg)
 	if (!g || !g->imported)
 		return URMA_EINVAL;
 	p = g->ctx->port;
+	ubx_cnt(&g->ctx->nobj, -1);
 	pthread_mutex_lock(&p->lock);
-	g->ctx->nobj--;
 	g->magic = UBX_M_DEAD;
 	pthread_mutex_unlock(&p->lock);
 	free(g);

@@ -19,9 +19,12 @@
  *               and recv.c, the progress thread
  *
  * Locking: everything of a port (its endpoint, core, channels, queues,
- * completion rings) is under port->lock; a context, and every object made
- * from it, belongs to one port. A device has a port per worker thread of
- * its endpoint (struct ubx_devport); ports share no lock on the per-packet
+ * its completion rings of each JFC) is under port->lock; a JFS, JFR or
+ * jetty belongs to one port (struct ubx_q.port: docs/URMA.md "Worker
+ * threads" for which), a JFC has a ring per port that feeds it, each
+ * written under that port's lock, and the counts of objects a context or a
+ * JFC still has are atomic. A device has a port per worker thread of its
+ * endpoint (struct ubx_devport); ports share no lock on the per-packet
  * path. The global device list and port list are under a global mutex
  * (context.c). The port's progress thread runs the
  * endpoint whenever no application thread does (posting and polling run
@@ -233,11 +236,11 @@ struct ubx_id {
 /*
  * A device's endpoint in this process: its workers (ep.h, one transport
  * core and one set of sockets each, the program steering each frame to the
- * worker of its channel), a port each. A context, and everything made from
- * it, is one port's (the one with the fewest contexts when it was made), so
- * nothing on the per-packet path is shared between ports. What is: the
- * jetty IDs (id_lock: a setup's lookup, never a packet's) and the hellos a
- * port hands to another (its mailbox).
+ * worker of its channel), a port each. A JFS, JFR or jetty, and its
+ * channels, are one port's (ubx_q_place), so nothing on the per-packet path
+ * is shared between ports. What is: the jetty IDs and the queues per port
+ * (id_lock: a setup's, never a packet's) and the hellos a port hands to
+ * another (its mailbox).
  */
 struct ubx_devport {
 	char ifname[IF_NAMESIZE];
@@ -248,6 +251,7 @@ struct ubx_devport {
 	pthread_mutex_t id_lock;
 	struct ubx_id *ids;
 	uint32_t ids_cap, next_id;
+	uint32_t nq[UB_EP_MAX_WORKERS];	/* JFS, JFR and jetties per port */
 	struct ubx_devport *next;
 };
 
@@ -324,17 +328,36 @@ struct ubx_ctx {
 
 struct ubx_ctx *ubx_ctx_of(const urma_context_t *c);
 
+/* Counts of objects still using another (a context's, a JFC's, a JFR's):
+ * changed under the locks of different ports. */
+static inline void ubx_cnt(int *v, int d) { __atomic_add_fetch(v, d, __ATOMIC_RELAXED); }
+static inline int ubx_cnt_get(const int *v) { return __atomic_load_n(v, __ATOMIC_RELAXED); }
+
+/* The JFCs of a JFCE that one port's worker fired (under that port's lock). */
+struct ubx_fired {
+	struct ubx_jfc **v;
+	uint32_t n, cap;
+};
+
 struct ubx_jfce {
 	urma_jfce_t pub;
 	uint32_t magic;
 	struct ubx_ctx *ctx;
-	struct ubx_jfc **fired;
-	uint32_t nfired, cap;
+	struct ubx_fired fired[UB_EP_MAX_WORKERS];
+	uint32_t wmask;			/* ports of its JFCs' rings (atomic) */
 	int njfc;
 	/* urma_wait_jfc's spin before it sleeps (jfc.c): how long, and the
-	 * waits since the last that tried one while it is 0 */
+	 * waits since the last that tried one while it is 0 (its lead port's lock) */
 	uint64_t spin_ns;
 	uint32_t spin_skipped;
+};
+
+/* A JFC's records from one port's worker (under that port's lock). */
+struct ubx_cring {
+	urma_cr_t *ring;
+	uint32_t head, count;
+	bool overflow;
+	uint64_t lost;
 };
 
 struct ubx_jfc {
@@ -342,17 +365,21 @@ struct ubx_jfc {
 	uint32_t magic;
 	struct ubx_ctx *ctx;
 	struct ubx_jfce *jfce;
-	urma_cr_t *ring;
-	uint32_t depth, head, count;
-	bool armed, fired, overflow;
-	uint64_t lost;
+	uint32_t depth;
+	struct ubx_cring r[UB_EP_MAX_WORKERS];
+	uint32_t wmask;			/* ports with a ring (atomic) */
+	uint32_t next_w;		/* the ring a poll starts at (atomic) */
+	bool armed, fired;		/* atomic: one event per arming, whichever port */
 	int users;
 };
 
 struct ubx_jfce *ubx_jfce_of(const urma_jfce_t *e);
 struct ubx_jfc *ubx_jfc_of(const urma_jfc_t *j);
-/* Add a record (port lock held): false when the ring was full (lost, counted). */
-bool ubx_jfc_push(struct ubx_jfc *jfc, const urma_cr_t *cr);
+/* Port p's ring of jfc, made if it has none (p's lock held): 0 or ENOMEM. */
+int ubx_jfc_attach(struct ubx_jfc *jfc, struct ubx_port *p);
+/* Add a record from port p (its lock held): false when its ring was full
+ * (lost, counted). */
+bool ubx_jfc_push(struct ubx_jfc *jfc, struct ubx_port *p, const urma_cr_t *cr);
 
 enum ubx_kind { UBX_JFS = 1, UBX_JFR, UBX_JETTY };
 
@@ -376,6 +403,8 @@ struct ubx_q {
 	uint32_t magic;
 	enum ubx_kind kind;
 	struct ubx_ctx *ctx;
+	struct ubx_port *port;		/* its worker's: it, its channels, its requests */
+	bool placed;			/* counted in its port's queues (a jetty's own JFR: not) */
 	uint32_t id;
 	urma_transport_mode_t mode;
 	uint8_t order;
@@ -417,7 +446,7 @@ struct ubx_tjetty {
 	urma_target_jetty_t pub;
 	uint32_t magic;
 	struct ubx_ctx *ctx;
-	struct ubx_peer *peer;
+	struct ubx_peer *peer;		/* its context's port's; another port resolves its own */
 	urma_token_t token;
 	int binds;
 };
@@ -441,6 +470,8 @@ struct ubx_seg *ubx_seg_of(const urma_target_seg_t *s);
 /* The peer for an address (resolved, waiting up to the setup timeout with
  * the lock released). NULL with *err. */
 struct ubx_peer *ubx_peer_get(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], int *err);
+/* Port p's peer of an import (p's lock held; released while resolving). */
+struct ubx_peer *ubx_tjetty_peer(struct ubx_port *p, struct ubx_tjetty *tj, int *err);
 
 /* ---- channels (chan.c) ---------------------------------------------------------- */
 

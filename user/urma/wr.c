@@ -161,7 +161,7 @@ void ubx_wr_complete(struct ubx_port *p, struct ubx_wr *w, urma_cr_status_t st, 
 		cr.status = st;
 		cr.user_ctx = w->user_ctx;
 		cr.completion_len = st == URMA_CR_SUCCESS ? len : 0;
-		ubx_jfc_push(q->scq, &cr);
+		ubx_jfc_push(q->scq, q->port, &cr);
 	}
 	ubx_wr_free(p, w);
 	if (ch && ch->held)
