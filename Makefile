@@ -163,7 +163,8 @@ URMA_SOVER   := 0
 URMA_VER     := 0.1.0
 URMA_SO      := $(BUILD)/lib/liburma.so.$(URMA_VER)
 URMA_PC      := $(BUILD)/lib/pkgconfig/urma.pc
-URMA_BINS    := $(BUILD)/bin/urma_example $(BUILD)/bin/urma_api_test $(BUILD)/bin/urma_workers_test $(BUILD)/bin/urma_rnr_test
+URMA_BINS    := $(BUILD)/bin/urma_example $(BUILD)/bin/urma_api_test $(BUILD)/bin/urma_workers_test \
+		$(BUILD)/bin/urma_rnr_test $(BUILD)/bin/urma_spread_test
 
 BINS := $(LINKCHECKS) $(BUILD)/bin/ubctl $(BUILD)/bin/ubcaqm $(TOOLS) $(UNIT_BINS) $(EP_TOOLS) $(BUILD)/bin/endpoint_testrun
 BINS += $(URMA_SO) $(URMA_PC) $(URMA_BINS)
@@ -212,7 +213,8 @@ $(BUILD)/bin/urma_example: user/urma/example/urma_example.c $(wildcard user/urma
 $(BUILD)/bin/urma_api_test: tests/urma/api_test.c $(wildcard user/urma/include/*.h) $(URMA_SO) | $(BUILD)/bin
 	$(CC) $(URMA_APP_CFLAGS) -o $@ $< $(URMA_APP_LIBS) -lcmocka
 
-$(BUILD)/bin/urma_workers_test: tests/urma/workers_test.c $(wildcard user/urma/include/*.h) $(URMA_SO) | $(BUILD)/bin
+$(BUILD)/bin/urma_workers_test $(BUILD)/bin/urma_spread_test: $(BUILD)/bin/urma_%_test: tests/urma/%_test.c \
+		tests/urma/two_ends.h tests/urma/write_bench.h $(wildcard user/urma/include/*.h) $(URMA_SO) | $(BUILD)/bin
 	$(CC) $(URMA_APP_CFLAGS) -o $@ $< $(URMA_APP_LIBS)
 
 $(BUILD)/bin/urma_rnr_test: tests/urma/rnr_test.c tests/urma/two_ends.h $(wildcard user/urma/include/*.h) $(URMA_SO) | $(BUILD)/bin

@@ -6,22 +6,27 @@
 # queues (tests/urma/workers_test.c, URMA_TEST_BENCH). Prints every round, the load
 # average, then the medians and 2 workers / 1. URMA_BASE=DIR/bin adds, in the same
 # rounds, that build's liburma under this test program (a liburma without workers:
-# one endpoint, as 1 worker).
+# one endpoint, as 1 worker). --one-context: ONE context a side with two RM jetties (JFRs
+# and JFCs of their own, so one on each worker with 2; tests/urma/spread_test.c), a thread
+# per jetty; the base build runs with 2 workers there (its default on this veth), which
+# puts both jetties on the context's one worker.
 #
-#   bench/urma_workers.sh [--rounds N (per setting, 6)] [--seconds S (3)] [--size B] [--depth N]
+#   bench/urma_workers.sh [--one-context] [--rounds N (per setting, 6)] [--seconds S (3)]
+#                         [--size B] [--depth N]
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT" || exit 1
 . tests/lib/netns.sh
 BIN=${BIN:-$ROOT/build/bin}
-ROUNDS=6 SECS=3 SIZE=65536 DEPTH=16
+ROUNDS=6 SECS=3 SIZE=65536 DEPTH=16 PROG=urma_workers_test WHAT="2 contexts a side" BASE_W=1
 while [[ $# -gt 0 ]]; do
 	case $1 in
+	--one-context) PROG=urma_spread_test WHAT="1 context a side, 2 jetties" BASE_W=2; shift ;;
 	--rounds) ROUNDS=$2; shift 2 ;;
 	--seconds) SECS=$2; shift 2 ;;
 	--size) SIZE=$2; shift 2 ;;
 	--depth) DEPTH=$2; shift 2 ;;
-	*) echo "usage: $0 [--rounds N] [--seconds S] [--size B] [--depth N]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--one-context] [--rounds N] [--seconds S] [--size B] [--depth N]" >&2; exit 2 ;;
 	esac
 done
 why=$(ns_unsupported) && { echo "urma_workers: skipped: $why"; exit 0; }
@@ -39,17 +44,17 @@ if [[ -n ${URMA_BASE:-} ]]; then
 	base=$(mktemp -d)
 	trap 'ns_cleanup_all; rm -rf "$base"' EXIT
 	mkdir -p "$base/bin" "$base/lib"
-	cp "$BIN/urma_workers_test" "$base/bin/" && cp -P "$URMA_BASE"/../lib/liburma.so* "$base/lib/" || exit 1
+	cp "$BIN/$PROG" "$base/bin/" && cp -P "$URMA_BASE"/../lib/liburma.so* "$base/lib/" || exit 1
 	settings+=(base)
 fi
-echo "Write $SIZE B x $DEPTH per context, 2 contexts a side, $SECS s rounds; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "Write $SIZE B x $DEPTH per thread, $WHAT, $SECS s rounds; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((r = 1; r <= ROUNDS; r++)); do
 	for w in "${settings[@]}"; do
 		bin=$BIN
 		[[ $w == base ]] && bin=$base/bin
 		out=$(URMA_TEST_DEV=ua URMA_TEST_PEER_NS=/run/netns/$NS_B URMA_TEST_PEER_DEV=ub \
-			URMA_TEST_BENCH=$SECS URMA_TEST_SIZE=$SIZE URMA_TEST_DEPTH=$DEPTH UBXDP_URMA_WORKERS=${w/base/1} \
-			ip netns exec "$NS_A" timeout $((SECS + 60)) "$bin/urma_workers_test" 2>&1)
+			URMA_TEST_BENCH=$SECS URMA_TEST_SIZE=$SIZE URMA_TEST_DEPTH=$DEPTH UBXDP_URMA_WORKERS=${w/base/$BASE_W} \
+			ip netns exec "$NS_A" timeout $((SECS + 60)) "$bin/$PROG" 2>&1)
 		mbps=$(sed -n 's/.*together \([0-9]*\) Mbit\/s.*/\1/p' <<<"$out")
 		if [[ -z $mbps ]]; then
 			# Said, and left out of the medians (nan): a round that failed measures nothing.

@@ -22,14 +22,10 @@
  *   URMA_TEST_DEV, URMA_TEST_PEER_NS, URMA_TEST_PEER_DEV as api_test's.
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,21 +59,13 @@ struct info {
 static void side_open(struct side *s, urma_device_t *d, uint32_t id, uint8_t rnr_retry)
 {
 	urma_jfc_cfg_t jc = { .depth = 1024 };
-	urma_seg_cfg_t sc = { .len = SEG_LEN };
 	urma_jfr_cfg_t rc = { .depth = NBUF, .trans_mode = URMA_TM_RM, .max_sge = 1,
 			      .min_rnr_timer = RNR_CODE };
 	urma_jetty_cfg_t c = { .id = id };
 
 	if (!(s->ctx = urma_create_context(d, 0)) || !(s->jfc = urma_create_jfc(s->ctx, &jc)))
 		die("context, JFC");
-	s->buf = mmap(NULL, SEG_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (s->buf == MAP_FAILED)
-		die("mmap");
-	sc.va = (uint64_t)(uintptr_t)s->buf;
-	sc.flag.bs.access = URMA_ACCESS_READ | URMA_ACCESS_WRITE;
-	sc.flag.bs.token_policy = URMA_TOKEN_PLAIN_TEXT;
-	if (!(s->seg = urma_register_seg(s->ctx, &sc)))
-		die("urma_register_seg");
+	s->seg = two_ends_seg(s->ctx, SEG_LEN, 0, &s->buf);
 	rc.jfc = s->jfc;
 	if (!(s->jfr = urma_create_jfr(s->ctx, &rc)))
 		die("urma_create_jfr");
@@ -105,20 +93,13 @@ static void post_recv(struct side *s, uint32_t i)
 
 static void peer_main(int fd)
 {
-	int nsfd = open(getenv("URMA_TEST_PEER_NS"), O_RDONLY);
-	urma_init_attr_t ia = { 0 };
+	urma_device_t *d = two_ends_peer_device();
 	struct info info = { 0 };
 	uint32_t posted = 0, next = 0;
 	double post_at = 0;
 	bool slow = true;
 	struct side s;
-	urma_device_t *d;
 
-	if (nsfd < 0 || setns(nsfd, CLONE_NEWNET))
-		die("peer: setns");
-	close(nsfd);
-	if (urma_init(&ia) || !(d = urma_get_device_by_name(getenv("URMA_TEST_PEER_DEV"))))
-		die("peer: init");
 	side_open(&s, d, PEER_ID, 7);
 	info.eid = s.ctx->eid;
 	info.uasid = s.ctx->uasid;
@@ -251,16 +232,12 @@ static void complete(uint32_t from, uint32_t to)
 
 int main(void)
 {
-	urma_init_attr_t ia = { 0 };
 	struct info peer;
-	urma_device_t *d;
 	int status, given_up = 0;
 	pid_t pid;
 
 	pid = two_ends_fork(peer_main, &peer_fd, &peer, sizeof(peer));
-	if (urma_init(&ia) || !(d = urma_get_device_by_name(getenv("URMA_TEST_DEV"))))
-		die("init");
-	side_open(&C, d, 0, 1);
+	side_open(&C, two_ends_device(), 0, 1);
 	{
 		urma_rjetty_t rj = { .jetty_id = { .eid = peer.eid, .uasid = peer.uasid, .id = PEER_ID },
 				     .trans_mode = URMA_TM_RM, .type = URMA_JETTY, .tp_type = URMA_RTP };

@@ -2,16 +2,26 @@
 /*
  * The two ends of a urma suite test program: this process, and a peer forked
  * into URMA_TEST_PEER_NS (peer_main(fd) there) that tells what this side
- * needs (its EID, UASID, IDs) over a socket pair before anything else.
+ * needs (its EID, UASID, IDs) over a socket pair before anything else. And
+ * what both ends make alike: test bytes, a segment.
+ *
+ *   URMA_TEST_DEV, URMA_TEST_PEER_NS, URMA_TEST_PEER_DEV as api_test's;
+ *   URMA_TEST_PEER_STATS   the peer's UBXDP_URMA_STATS file (optional)
  */
 #ifndef UBXDP_TESTS_URMA_TWO_ENDS_H
 #define UBXDP_TESTS_URMA_TWO_ENDS_H
 
+#include <fcntl.h>
+#include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "urma_api.h"
 
 static inline void die(const char *what)
 {
@@ -25,6 +35,62 @@ static inline double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static inline void fill(uint8_t *b, size_t n, uint32_t seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		b[i] = (uint8_t)(seed >> 16);
+	}
+}
+
+/* urma_init and the device named by env. */
+static inline urma_device_t *two_ends_device_of(const char *env)
+{
+	urma_init_attr_t ia = { 0 };
+	urma_device_t *d;
+
+	if (urma_init(&ia) || !(d = urma_get_device_by_name(getenv(env))))
+		die("urma_init, the device");
+	return d;
+}
+
+static inline urma_device_t *two_ends_device(void) { return two_ends_device_of("URMA_TEST_DEV"); }
+
+/* The peer's first step: into URMA_TEST_PEER_NS (its stats to
+ * URMA_TEST_PEER_STATS), urma_init, its device. */
+static inline urma_device_t *two_ends_peer_device(void)
+{
+	const char *st = getenv("URMA_TEST_PEER_STATS");
+	int nsfd = open(getenv("URMA_TEST_PEER_NS"), O_RDONLY);
+
+	if (nsfd < 0 || setns(nsfd, CLONE_NEWNET))
+		die("peer: setns");
+	close(nsfd);
+	if (st)
+		setenv("UBXDP_URMA_STATS", st, 1);
+	return two_ends_device_of("URMA_TEST_PEER_DEV");
+}
+
+/* A segment of len bytes mapped here (*buf), read and write, token policy
+ * plain text with token. */
+static inline urma_target_seg_t *two_ends_seg(urma_context_t *ctx, uint32_t len, uint32_t token,
+					      uint8_t **buf)
+{
+	urma_seg_cfg_t sc = { .len = len };
+	urma_target_seg_t *seg;
+
+	*buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (*buf == MAP_FAILED)
+		die("mmap");
+	sc.va = (uint64_t)(uintptr_t)*buf;
+	sc.flag.bs.access = URMA_ACCESS_READ | URMA_ACCESS_WRITE;
+	sc.flag.bs.token_policy = URMA_TOKEN_PLAIN_TEXT;
+	sc.token_value.token = token;
+	if (!(seg = urma_register_seg(ctx, &sc)))
+		die("urma_register_seg");
+	return seg;
 }
 
 /* The peer's pid; *fd this side's end of the pair, *info read from it.

@@ -29,21 +29,13 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <fcntl.h>
 #include <net/if.h>
 #include <poll.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "urma_api.h"
+#include "write_bench.h"
 
 #define NCTX		2
 #define BUF		4096
@@ -73,20 +65,6 @@ struct info {
 	uint64_t va[NCTX];
 	uint32_t token_id[NCTX];
 };
-
-static void die(const char *what)
-{
-	fprintf(stderr, "FAILED: %s\n", what);
-	exit(1);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static urma_sge_t sge(struct side *s, size_t off, uint32_t len)
 {
@@ -127,19 +105,10 @@ static urma_jetty_t *make_jetty(struct side *s, int m, uint32_t id)
 static void side_open(struct side *s, urma_device_t *d, bool peer, int k)
 {
 	urma_jfc_cfg_t jc = { .depth = 1024 };
-	urma_seg_cfg_t sc = { .len = SEG_LEN };
 
 	if (!(s->ctx = urma_create_context(d, 0)) || !(s->jfc = urma_create_jfc(s->ctx, &jc)))
 		die("context, JFC");
-	s->buf = mmap(NULL, SEG_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (s->buf == MAP_FAILED)
-		die("mmap");
-	sc.va = (uint64_t)(uintptr_t)s->buf;
-	sc.flag.bs.access = URMA_ACCESS_READ | URMA_ACCESS_WRITE;
-	sc.flag.bs.token_policy = URMA_TOKEN_PLAIN_TEXT;
-	sc.token_value.token = TOKEN;
-	if (!(s->seg = urma_register_seg(s->ctx, &sc)))
-		die("urma_register_seg");
+	s->seg = two_ends_seg(s->ctx, SEG_LEN, TOKEN, &s->buf);
 	/* Context 1 makes its UM pair first: each context's RM and UM pairs on
 	 * both workers, the other way round (WORKER_OF). */
 	for (int i = 0; i < 2; i++) {
@@ -176,22 +145,12 @@ static int send_bytes(struct side *s, int m, urma_target_jetty_t *tj, size_t off
 
 static void peer_main(int fd)
 {
-	const char *ns = getenv("URMA_TEST_PEER_NS"), *st = getenv("URMA_TEST_PEER_STATS");
-	int nsfd = open(ns, O_RDONLY);
-	urma_init_attr_t ia = { 0 };
 	struct side S[NCTX];
 	struct info info = { 0 };
 	urma_target_jetty_t *back[NCTX][2] = { { 0 } };
 	uint32_t reply_slot = 0;
-	urma_device_t *d;
+	urma_device_t *d = two_ends_peer_device();
 
-	if (nsfd < 0 || setns(nsfd, CLONE_NEWNET))
-		die("peer: setns");
-	close(nsfd);
-	if (st)
-		setenv("UBXDP_URMA_STATS", st, 1);
-	if (urma_init(&ia) || !(d = urma_get_device_by_name(getenv("URMA_TEST_PEER_DEV"))))
-		die("peer: init");
 	memset(S, 0, sizeof(S));
 	for (int k = 0; k < NCTX; k++) {
 		side_open(&S[k], d, true, k);
@@ -292,14 +251,6 @@ static void wait_cr(struct side *s, urma_cr_t *send, urma_cr_t *recv)
 	}
 }
 
-static void fill(uint8_t *b, size_t n, uint32_t seed)
-{
-	for (size_t i = 0; i < n; i++) {
-		seed = seed * 1103515245u + 12345u;
-		b[i] = (uint8_t)(seed >> 16);
-	}
-}
-
 /* Round r of a Write read back through context k's RM jetty, to the peer's
  * segment of context g (its tseg_of[k][g]): g != k, a segment another worker's
  * jetty serves. */
@@ -372,92 +323,17 @@ static void rounds(int k, int m, int n, uint32_t workers)
 	       m ? "UM" : "RM", n, here, there, workers, WORKER_OF(k, m));
 }
 
-/* ---- the benchmark --------------------------------------------------------------- */
-
-struct bench {
-	int k;
-	double secs;
-	uint32_t size, depth;
-	uint64_t bytes;
-	pthread_barrier_t *go;
-};
-
-static void *bench_thread(void *arg)
-{
-	struct bench *b = arg;
-	struct side *s = &C[b->k];
-	const uint32_t slots = (SEG_LEN / 2) / b->size;
-	uint32_t next = 0, out = 0;
-	double until = 0;
-	bool warm = false;
-
-	for (;;) {
-		urma_cr_t cr[16];
-		int n;
-
-		while (out < (warm ? b->depth : 1) && (!warm || now_s() < until)) {
-			urma_sge_t src = sge(s, (size_t)(next % slots) * b->size, b->size);
-			urma_sge_t rem = { .addr = peer.va[b->k] + (uint64_t)(next % slots) * b->size,
-					   .len = b->size, .tseg = tseg_of[b->k][b->k] };
-			urma_jfs_wr_t w = { .opcode = URMA_OPC_WRITE, .tjetty = tj[b->k][0],
-					    .rw = { .src = { .sge = &src, .num_sge = 1 },
-						    .dst = { .sge = &rem, .num_sge = 1 } } };
-			urma_jfs_wr_t *bad;
-
-			w.flag.bs.complete_enable = 1;
-			if (urma_post_jetty_send_wr(s->jet[0], &w, &bad))
-				die("Write");
-			next++;
-			out++;
-		}
-		if (!out)
-			break;
-		n = urma_poll_jfc(s->jfc, 16, cr);
-		for (int i = 0; i < n; i++) {
-			if (cr[i].status != URMA_CR_SUCCESS) {
-				fprintf(stderr, "context %d: Write status %d\n", b->k, (int)cr[i].status);
-				die("a Write failed");
-			}
-			/* What completed in the time (the drain after it: not). */
-			b->bytes += warm && now_s() < until ? cr[i].completion_len : 0;
-			out--;
-		}
-		if (!warm && n) {
-			/* Its channel set up by that first Write: not in the time. */
-			pthread_barrier_wait(b->go);
-			until = now_s() + b->secs;
-			warm = true;
-		}
-	}
-	return NULL;
-}
+/* ---- the benchmark: a thread per context, its RM pair (write_bench.h) ------------------ */
 
 static void bench(double secs)
 {
-	const char *sz = getenv("URMA_TEST_SIZE"), *dp = getenv("URMA_TEST_DEPTH");
-	struct bench b[NCTX];
-	pthread_t thr[NCTX];
-	pthread_barrier_t go;
-	uint64_t total = 0;
+	struct write_lane l[NCTX];
 
-	pthread_barrier_init(&go, NULL, NCTX + 1);
-	for (int k = 0; k < NCTX; k++) {
-		b[k] = (struct bench){ .k = k, .secs = secs, .size = sz ? (uint32_t)atoi(sz) : 65536,
-				       .depth = dp ? (uint32_t)atoi(dp) : 16, .go = &go };
-		if (b[k].size < 1 || b[k].size > SEG_LEN / 2 || b[k].depth < 1 || b[k].depth > 64)
-			die("URMA_TEST_SIZE 1 .. 524288, URMA_TEST_DEPTH 1 .. 64");
-		if (pthread_create(&thr[k], NULL, bench_thread, &b[k]))
-			die("pthread_create");
-	}
-	pthread_barrier_wait(&go);
 	for (int k = 0; k < NCTX; k++)
-		pthread_join(thr[k], NULL);
-	printf("bench: %d contexts, Write %u B x %u, %.1f s:", NCTX, b[0].size, b[0].depth, secs);
-	for (int k = 0; k < NCTX; k++) {
-		printf(" context %d %.0f Mbit/s", k, (double)b[k].bytes * 8 / secs / 1e6);
-		total += b[k].bytes;
-	}
-	printf(", together %.0f Mbit/s\n", (double)total * 8 / secs / 1e6);
+		l[k] = (struct write_lane){ .jet = C[k].jet[0], .jfc = C[k].jfc, .tj = tj[k][0],
+						.buf = C[k].buf, .seg = C[k].seg, .rva = peer.va[k],
+						.tseg = tseg_of[k][k] };
+	write_bench(l, NCTX, SEG_LEN / 2, secs, "2 contexts");
 }
 
 /*
@@ -504,28 +380,12 @@ static void tx_sockets_per_worker(const char *dev, uint32_t workers)
 int main(void)
 {
 	const char *rs = getenv("URMA_TEST_ROUNDS");
-	int sv[2], n = rs ? atoi(rs) : 20, status;
+	int fd, n = rs ? atoi(rs) : 20, status;
 	const uint32_t workers = NCTX;
-	urma_init_attr_t ia = { 0 };
+	pid_t pid = two_ends_fork(peer_main, &fd, &peer, sizeof(peer));
 	urma_device_t *d;
-	pid_t pid;
 
-	if (!getenv("URMA_TEST_DEV") || !getenv("URMA_TEST_PEER_NS") || !getenv("URMA_TEST_PEER_DEV")) {
-		fprintf(stderr, "URMA_TEST_DEV, URMA_TEST_PEER_NS, URMA_TEST_PEER_DEV: see tests/urma/run\n");
-		return 2;
-	}
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
-		die("socketpair");
-	pid = fork();
-	if (pid == 0) {
-		close(sv[0]);
-		peer_main(sv[1]);
-	}
-	close(sv[1]);
-	if (read(sv[0], &peer, sizeof(peer)) != sizeof(peer))
-		die("the peer did not start");
-	if (urma_init(&ia) || !(d = urma_get_device_by_name(getenv("URMA_TEST_DEV"))))
-		die("init");
+	d = two_ends_device();
 	for (int k = 0; k < NCTX; k++) {
 		urma_import_seg_flag_t f = { 0 };
 		urma_token_t t = { TOKEN };
@@ -593,7 +453,7 @@ int main(void)
 		urma_delete_jfc(C[k].jfc);
 		urma_delete_context(C[k].ctx);
 	}
-	close(sv[0]);
+	close(fd);
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
 		die("the peer failed");
 	if (!getenv("URMA_TEST_BENCH"))
