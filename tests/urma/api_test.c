@@ -587,6 +587,36 @@ static void queues_bad(void **state)
 
 /* ---- memory ---------------------------------------------------------------------------- */
 
+/* A jetty sharing a JFR, its receives on a JFC named again (shared.jfc, the
+ * JFR's own here): every reference it takes is given back, so the JFC and
+ * then the context can go. */
+static void shared_jfc_released(void **state)
+{
+	urma_jfc_cfg_t jc = { .depth = 16 };
+	urma_jfc_t *jfc = urma_create_jfc(F.ctx, &jc);
+	urma_jfr_cfg_t r = { .depth = 8, .trans_mode = URMA_TM_RM, .jfc = jfc };
+	urma_jetty_cfg_t t = { 0 };
+	urma_jfr_t *jfr;
+	urma_jetty_t *jet;
+
+	(void)state;
+	assert_non_null(jfc);
+	jfr = urma_create_jfr(F.ctx, &r);
+	assert_non_null(jfr);
+	t.flag.bs.share_jfr = 1;
+	t.jfs_cfg.depth = 8;
+	t.jfs_cfg.trans_mode = URMA_TM_RM;
+	t.jfs_cfg.jfc = jfc;
+	t.shared.jfr = jfr;
+	t.shared.jfc = jfc;
+	jet = urma_create_jetty(F.ctx, &t);
+	assert_non_null(jet);
+	assert_int_equal(urma_delete_jfc(jfc), URMA_EINVAL);	/* in use */
+	assert_int_equal(urma_delete_jetty(jet), URMA_SUCCESS);
+	assert_int_equal(urma_delete_jfr(jfr), URMA_SUCCESS);
+	assert_int_equal(urma_delete_jfc(jfc), URMA_SUCCESS);
+}
+
 static void segments(void **state)
 {
 	urma_seg_cfg_t c = { 0 };
@@ -1308,6 +1338,7 @@ int main(void)
 		cmocka_unit_test(contexts),
 		cmocka_unit_test(jfce_jfc),
 		cmocka_unit_test(queues_bad),
+		cmocka_unit_test(shared_jfc_released),
 		cmocka_unit_test(segments),
 		cmocka_unit_test(imports),
 		cmocka_unit_test(post_bad),

@@ -12,7 +12,8 @@
  * both ends is its jetty's worker (so both workers carry channels, and the
  * pair sharing R one worker), the data, and that every request and echo
  * gives exactly one record of the one JFC, taken by urma_poll_jfc on even
- * rounds and after urma_wait_jfc on odd ones.
+ * rounds and after urma_wait_jfc on odd ones (a record due and no wake-up
+ * within 2 s fails), where worker 1's jetties also run alone.
  *
  *   URMA_TEST_DEV, URMA_TEST_PEER_NS, URMA_TEST_PEER_DEV as api_test's;
  *   URMA_TEST_ROUNDS       rounds (default 20)
@@ -248,12 +249,13 @@ static bool next_cr(urma_cr_t *cr, bool wait)
 		die("urma_rearm_jfc");
 	if (urma_poll_jfc(C.jfc, 1, cr) == 1)
 		return true;
-	if (urma_wait_jfc(C.jfce, 1, 100, &ev) == 1) {
-		if (ev != C.jfc)
-			die("urma_wait_jfc: another JFC");
-		urma_ack_jfc(&ev, &one, 1);
-		waits++;
-	}
+	/* A record is due (the caller waits for one): the JFCE must fire. */
+	if (urma_wait_jfc(C.jfce, 1, 2000, &ev) != 1)
+		die("a record is due and the JFCE did not fire within 2 s (a lost wake-up)");
+	if (ev != C.jfc)
+		die("urma_wait_jfc: another JFC");
+	urma_ack_jfc(&ev, &one, 1);
+	waits++;
 	return false;
 }
 
@@ -324,7 +326,8 @@ static void collect(const uint64_t *tags, int ntags, uint32_t recv_mask, int r, 
 	}
 }
 
-static void round_all(int r)
+/* A Send echoed on each jetty of mask, and their records. */
+static void sends(uint32_t mask, int r)
 {
 	uint64_t tags[NJ];
 	uint32_t len[NJ];
@@ -333,12 +336,27 @@ static void round_all(int r)
 	for (int j = 0; j < NJ; j++) {
 		urma_sge_t g = sge(&C, (size_t)j * 65536, len[j] = is_um(j) ? 512 : 1000 + 700u * (uint32_t)j);
 
+		if (!(mask & 1u << j))
+			continue;
 		fill(C.buf + (size_t)j * 65536, len[j], (uint32_t)(j * 100 + r));
-		tags[j] = TAG(1, j, r);
-		if (post(C.jet[j], URMA_OPC_SEND, tj[j], &g, NULL, tags[j]))
+		tags[n] = TAG(1, j, r);
+		if (post(C.jet[j], URMA_OPC_SEND, tj[j], &g, NULL, tags[n++]))
 			die("Send");
 	}
-	collect(tags, NJ, (1u << NJ) - 1, r, len);
+	collect(tags, n, mask, r, len);
+}
+
+static void round_all(int r)
+{
+	uint64_t tags[NJ];
+	uint32_t len[NJ] = { 0 };
+	int n = 0;
+
+	sends((1u << NJ) - 1, r);
+	/* Waiting rounds: worker 1's jetties alone too, so its records are the
+	 * only ones to wake the JFCE (worker 0, the shared JFR's, idle). */
+	if (r & 1)
+		sends(1u << 0 | 1u << 1, r);
 	/* RM: a Write each to the peer's segment, then a Read of it back. */
 	for (int op = 2; op <= 3; op++) {
 		n = 0;
@@ -410,6 +428,8 @@ int main(void)
 			round_all(r);
 		printf("%d rounds on the 4 pairs at once, every record once on the one JFC "
 		       "(%u waits woken by its JFCE)\n", n, waits);
+		if (n > 1 && !waits)
+			die("no wait was woken by the JFCE");
 		/* Nothing more: no record twice, none unasked. */
 		for (until = now_s() + 0.1; now_s() < until;)
 			if (urma_poll_jfc(C.jfc, 1, &cr) != 0)

@@ -264,7 +264,7 @@ static void q_teardown(struct ubx_q *q)
 	id_give(p, q);
 	if (q->scq)
 		ubx_cnt(&q->scq->users, -1);
-	if (q->rcq && (q->kind == UBX_JFR || q->rcq != q->jfr->rcq))
+	if (q->rcq_ref)
 		ubx_cnt(&q->rcq->users, -1);
 	ubx_cnt(&q->ctx->nobj, -1);
 	if (q->placed)
@@ -347,6 +347,7 @@ static struct ubx_q *jfr_make(struct ubx_ctx *c, struct ubx_port *p, const urma_
 	q->jfr = q;
 	q->rcq = ubx_jfc_of(cfg->jfc);
 	ubx_cnt(&q->rcq->users, 1);
+	q->rcq_ref = true;
 	q->token = cfg->token_value;
 	q->token_policy = (uint8_t)cfg->flag.bs.token_policy;
 	q->min_rnr_timer = cfg->min_rnr_timer;
@@ -498,9 +499,13 @@ UBX_VISIBLE urma_jetty_t *urma_create_jetty(urma_context_t *ctx, urma_jetty_cfg_
 	jfs_init(q, &cfg->jfs_cfg);
 	q->jfr = jfr;
 	jfr->users++;
+	/* A JFC of its own for receives (it may be its JFR's too: counted
+	 * again all the same, and given back at teardown as taken). */
 	q->rcq = rjfc ? rjfc : jfr->rcq;
-	if (rjfc)
+	if (rjfc) {
 		ubx_cnt(&rjfc->users, 1);
+		q->rcq_ref = true;
+	}
 	q->token = jfr->token;
 	q->token_policy = jfr->token_policy;
 	q->min_rnr_timer = jfr->min_rnr_timer;

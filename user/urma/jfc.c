@@ -143,7 +143,7 @@ int ubx_jfc_attach(struct ubx_jfc *jfc, struct ubx_port *p)
 
 	if (!r->ring && !(r->ring = calloc(jfc->depth, sizeof(*r->ring))))
 		return ENOMEM;
-	__atomic_or_fetch(&jfc->wmask, 1u << p->widx, __ATOMIC_RELEASE);
+	__atomic_or_fetch(&jfc->wmask, 1u << p->widx, __ATOMIC_SEQ_CST);
 	if (jfc->jfce)
 		__atomic_or_fetch(&jfc->jfce->wmask, 1u << p->widx, __ATOMIC_RELEASE);
 	return 0;
@@ -166,7 +166,7 @@ bool ubx_jfc_push(struct ubx_jfc *jfc, struct ubx_port *p, const urma_cr_t *cr)
 		r->ring[(r->head + r->count) % jfc->depth] = *cr;
 		r->count++;
 	}
-	if (jfc->jfce && __atomic_load_n(&jfc->armed, __ATOMIC_ACQUIRE))
+	if (jfc->jfce && __atomic_load_n(&jfc->armed, __ATOMIC_SEQ_CST))
 		fire(jfc, p);
 	return !r->overflow;
 }
@@ -323,11 +323,14 @@ UBX_VISIBLE urma_status_t urma_rearm_jfc(urma_jfc_t *jfc, bool solicited_only)
 		ubx_err("urma_rearm_jfc: solicited_only is not supported");
 		return URMA_ENOPERM;
 	}
-	__atomic_store_n(&j->armed, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&j->armed, true, __ATOMIC_SEQ_CST);
 	/* Records already waiting fire at once: no wake-up is lost between
 	 * the last poll and the arming (a record pushed meanwhile either sees
-	 * the arming or is seen here, under its worker's lock). */
-	mask = __atomic_load_n(&j->wmask, __ATOMIC_ACQUIRE);
+	 * the arming or is seen here, under its worker's lock). Sequentially
+	 * consistent, as the ring's attach (its mask bit, then its first
+	 * push's look at armed): of a rearm and a ring new meanwhile, one
+	 * sees the other. */
+	mask = __atomic_load_n(&j->wmask, __ATOMIC_SEQ_CST);
 	for (uint32_t w = 0; next_w(mask, &w); w++) {
 		struct ubx_port *p = lane(j->ctx, w);
 

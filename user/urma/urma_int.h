@@ -416,6 +416,7 @@ struct ubx_q {
 	/* receive side: a JFR, or a jetty's JFR (its own or shared) */
 	struct ubx_q *jfr;
 	struct ubx_jfc *rcq;
+	bool rcq_ref;			/* a reference on rcq taken: given back at teardown */
 	bool own_jfr;
 	/* JFR: posted receive work requests, rdepth slots */
 	struct ubx_rwr *rq;
