@@ -11,11 +11,13 @@
  * and send the packet on the group's path.
  *
  * One packet on the wire per flag: a GSO skb would copy S or E into every
- * segment, so a flow that shows a GSO skb is sent through a segmentation
- * detour (a veth pair whose sending end has GSO off; ubctl creates it) and
- * all its later packets follow the same way, so they stay in order. The
- * second program, wps_ingress_seg, runs on the detour's receiving end and
- * sees one wire packet per skb.
+ * segment, so a GSO skb goes whole only when all its segments join the open
+ * group lock-free; any other is sent through a segmentation detour (a veth
+ * pair whose sending end has GSO off; ubctl creates it), and the flow's
+ * later packets follow the same way while the detour holds some of its
+ * packets, so they stay in order (bpf/wps_ingress/mtu.h). The second
+ * program, wps_ingress_seg, runs on the detour's receiving end and sees one
+ * wire packet per skb.
  *
  * The parts, one header each under bpf/wps_ingress/: state (maps, scratch,
  * counters, clocks), parse (the inner packet, where it came from), flow
@@ -44,7 +46,7 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	struct pkt p;
 	__u64 hash, now;
 	int slot, rule, rc;
-	bool fine;
+	bool fine, whole;
 
 	cnt(WPS_IN_CNT_RX);
 	if (unlikely(!cfg))
@@ -64,6 +66,8 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	gen = cfg->rules_gen;
 	hash = wps_key_hash(&p.key);
 	h = flow_find(&p.key, hash, &slot);
+	if (after_detour && h)
+		detour_handled(skb, slot);
 	BENCH_STOP(BENCH_FLOW);
 	segs = skb->gso_segs > 1 ? skb->gso_segs : 1;
 	r = flow_rule(&p, h, gen, segs, &rule);
@@ -93,8 +97,8 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	rc = sprayed_elsewhere(skb, cfg, lv, h, slot, &p, segs, after_detour);
 	if (rc != STAGE_NEXT)
 		return rc;
-	if (segs > 1)
-		cnt(WPS_IN_CNT_EV_GSO_UNSPLIT);
+	/* A GSO skb here goes whole if it can (sprayed_elsewhere() let it by): with the detour. */
+	whole = segs > 1 && !after_detour && cfg->seg_ifindex;
 	/* seen may be ahead of now: another CPU took its clock later. */
 	seen = *(volatile __u32 *)&h->seen;
 	if (unlikely(!flow_renewal(cfg, seen, now, fine, &new_fid, &new_gid)))
@@ -102,10 +106,14 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	sc = bpf_map_lookup_elem(&wps_in_scratch, &zero);
 	if (!sc)
 		return TC_ACT_OK;
-	rc = group(cfg, lv, r, h, slot, sc, seen, segs, len, npaths, now, fine, new_fid, new_gid, &d);
-	if (rc != STAGE_NEXT)
-		return rc;
-	return encap_send(skb, cfg, &p, &d, sc, segs, len, now);
+	rc = group(cfg, lv, r, h, slot, sc, seen, segs, len, npaths, now, fine, new_fid, new_gid, whole, &d);
+	if (rc == STAGE_NEXT)
+		rc = encap_send(skb, cfg, &p, &d, sc, segs, len, now, whole);
+	if (rc == STAGE_DETOUR)
+		return spray_elsewhere(skb, slot, &p, 0, 0);
+	if (segs > 1 && rc != TC_ACT_SHOT)
+		cnt(whole ? WPS_IN_CNT_EV_GSO_WHOLE : WPS_IN_CNT_EV_GSO_UNSPLIT);
+	return rc;
 }
 
 /*

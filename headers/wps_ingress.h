@@ -137,6 +137,9 @@ struct wps_in_port {
 /* ... and a fragment the program cut: cb[1] holds its flow's ports (IPv4 fragments after the
  * first have none). */
 #define WPS_IN_CB_PORTS		0x00000100u
+/* ... and a GSO detour's wire packet: cb[2] holds where its skb starts in the flow's det_sent
+ * (wps_in_flow), so the detour's program can count it handled. */
+#define WPS_IN_CB_COUNTED	0x00000200u
 
 /* Set by the detour's program on a packet it hands back to DEV unsprayed. */
 #define WPS_IN_MARK_BYPASS	0x40000000u
@@ -258,6 +261,13 @@ struct wps_in_flow {
 	__u16 pad;
 	__u32 seq;			/* scheduler sequence */
 	__u32 rem_set;			/* gs's REM as the last lock holder left it */
+	/*
+	 * The GSO detour's wire packets, wrapping: sent into it from DEV, and
+	 * handled by its program (det_done may skip those the backlog dropped).
+	 * A GSO skb goes whole only when they are equal (bpf/wps_ingress/mtu.h).
+	 */
+	__u32 det_sent;
+	__u32 det_done;
 	__u64 packets;			/* wire packets decided under the lock (wps_flow_packets) */
 	__u64 group_pkts;		/* wire packets of the open group, as the lock holder counted */
 	__u64 group_bytes;
@@ -310,7 +320,8 @@ struct wps_in_sched {
 #define WPS_GS_OPEN		(1ULL << 56)	/* a group is open */
 #define WPS_GS_EXT		(1ULL << 57)	/* ... and extended at the in-flight bound */
 #define WPS_GS_FROZEN		(1ULL << 58)	/* a lock holder is deciding: no lock-free join */
-#define WPS_GS_DETOUR		(1ULL << 59)	/* the flow takes the segmentation detour (set once) */
+#define WPS_GS_DETOUR		(1ULL << 59)	/* the flow used the GSO detour: check det_sent/det_done (set once) */
+#define WPS_GS_DETOUR_ALL	(1ULL << 60)	/* all its packets take the detour (fragments made; set once) */
 
 /* cls: the rule (4 bits), valid, and rules_gen's low 24 bits. */
 #define WPS_CLS_VALID		(1u << 4)
@@ -364,7 +375,8 @@ struct wps_in_sched {
 	X(EV_GROUP_CLOSED_DOWN,	"groups_closed_path_down")		\
 	X(EV_TABLE_WALK,	"flow_table_sweeps")				\
 	X(EV_FRAGMENTS,		"fragments_made")				\
-	X(EV_CACHE_MISS,	"flow_cache_misses")
+	X(EV_CACHE_MISS,	"flow_cache_misses")				\
+	X(EV_GSO_WHOLE,		"gso_whole_in_group")
 
 #define WPS_IN_CNT_ENUM(id, name) WPS_IN_CNT_##id,
 enum wps_in_counter {
@@ -737,11 +749,21 @@ WPS_INLINE __u16 wps_gs_rem(__u8 qkind, __u64 quantum, __u64 pkts)
 	return quantum - pkts > 0xffff ? 0xffff : (__u16)(quantum - pkts);
 }
 
-/* REM for a group extended at the in-flight bound: one quantum more before the lock asks again. */
+/*
+ * Packets a group extended at the in-flight bound takes lock-free before the
+ * lock asks again, at least: room for a whole GSO skb of the sender's
+ * (40-odd segments) to join, which a quantum of 16 would never leave. Its
+ * cost: E comes up to this many packets after the bound frees.
+ */
+#define WPS_GS_EXT_JOINS	128
+
+/* REM for a group extended at the in-flight bound: max(quantum, WPS_GS_EXT_JOINS) more before the lock asks again. */
 WPS_INLINE __u16 wps_gs_rem_ext(__u8 qkind, __u64 quantum)
 {
 	if (qkind != WPS_Q_PACKETS)
 		return 0;
+	if (quantum < WPS_GS_EXT_JOINS)
+		quantum = WPS_GS_EXT_JOINS;
 	return quantum > 0xffff ? 0xffff : (__u16)quantum;
 }
 

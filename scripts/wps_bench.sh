@@ -67,19 +67,19 @@ done
 a = [float(x) for x in sys.argv[1].split()]; b = [float(x) for x in sys.argv[2].split()]
 print('  ratio with/without: median %.2f (range %.2f-%.2f; vs offloads off: median %.2f)   target >= 0.7'
       % (s.median(a), min(a), max(a), s.median(b)))" "${ratios[*]}" "${ratios_off[*]}"
-# What reached the ingress: GSO skbs take the segmentation detour whole; with groups of
-# --quantum packets, an skb of more segments than that always holds a group boundary
-# (bench/README.md: why GSO is not kept for skbs inside a group).
+# What reached the ingress: GSO skbs inside a group go whole, the others take the
+# segmentation detour (bench/README.md, "GSO skbs inside a group go whole").
 /usr/bin/python3 -c "import json, sys
-n = s = g = e = 0
+n = w = s = g = e = 0
 for f in sys.argv[1:]:
     try:
         c = json.load(open(f))['wps_ingress'][0]['counters']
     except Exception:
         continue
-    n += c['redirect_gso_detour']; s += c['tx_sprayed']; g += c['groups_opened']; e += c['groups_extended_inflight']
-if n:
-    print('  through the ingress: %d skbs took the detour, %.1f wire packets sprayed per such skb; %d groups, %d extended at the in-flight bound' % (n, s / n, g, e))" "$STATS".*
+    n += c['redirect_gso_detour']; w += c.get('gso_whole_in_group', 0); s += c['tx_sprayed']
+    g += c['groups_opened']; e += c['groups_extended_inflight']
+if n or w:
+    print('  through the ingress: %d skbs took the detour, %d GSO skbs went whole, %d skbs and wire packets sprayed; %d groups, %d extended at the in-flight bound' % (n, w, s, g, e))" "$STATS".*
 
 # What the ingress costs traffic no rule sprays (a TCP flow to port 5202; the rule sprays
 # 5201 only), DEV as attach leaves it against DEV without the ingress, interleaved. The far

@@ -201,10 +201,18 @@ __noinline int ecmp_send(struct __sk_buff *skb, __u32 label, __u32 segs, __u32 l
 
 /*
  * The packet encapsulated and sent on the path the group decision chose
- * (ECMP: where the FIB says), counted on it. Its verdict.
+ * (ECMP: where the FIB says), counted on it. Its verdict. A whole GSO skb
+ * (whole) keeps the sender's segment size: the kernel marks it
+ * SKB_GSO_IPXIP6 and, segmenting it, copies the outer header and the option
+ * into every segment (right for packets that are neither S nor E) and sets
+ * each one's payload length. If the kernel will not encapsulate it so (a GSO
+ * kind adjust_room refuses), STAGE_DETOUR: its segments take the detour,
+ * the packets it took from the group's REM spent (the group ends that much
+ * earlier; nothing on the wire tells).
  */
 static __always_inline int encap_send(struct __sk_buff *skb, const struct wps_in_cfg *cfg, const struct pkt *p,
-				      const struct decision *d, struct scratch *sc, __u32 segs, __u32 len, __u64 now)
+				      const struct decision *d, struct scratch *sc, __u32 segs, __u32 len, __u64 now,
+				      bool whole)
 {
 	struct wps_in_path *path = NULL;
 	struct outer *o;
@@ -223,7 +231,10 @@ static __always_inline int encap_send(struct __sk_buff *skb, const struct wps_in
 	o = (struct outer *)sc->outer;
 	build_outer(o, cfg, p, d, label);
 	BENCH_STOP(BENCH_DECIDED);
-	if (unlikely(bpf_skb_adjust_room(skb, WPS_OVERHEAD, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_ENCAP_L3_IPV6))) {
+	if (unlikely(bpf_skb_adjust_room(skb, WPS_OVERHEAD, BPF_ADJ_ROOM_MAC,
+					 BPF_F_ADJ_ROOM_ENCAP_L3_IPV6 | (whole ? BPF_F_ADJ_ROOM_FIXED_GSO : 0)))) {
+		if (whole)
+			return STAGE_DETOUR;
 		cnt(WPS_IN_CNT_DROP_ENCAP_FAILED);
 		return TC_ACT_SHOT;
 	}

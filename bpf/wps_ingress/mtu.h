@@ -69,8 +69,9 @@ static __noinline int mtu_icmp(struct __sk_buff *skb, __u32 mtu, __u8 family)
 
 /*
  * A packet too big for the paths once encapsulated. DF=0 IPv4: cut into
- * fragments that take the detour as packets of the flow (the flow takes the
- * detour from now on, so its later packets cannot pass them). Else ICMP
+ * fragments that take the detour as packets of the flow (all the flow's
+ * packets take the detour from now on, so its later packets cannot pass
+ * them: fragments are not counted in det_sent). Else ICMP
  * Fragmentation Needed / Packet Too Big to the sender (--mtu-drop: a
  * counted drop).
  */
@@ -82,7 +83,7 @@ static __always_inline int too_big(struct __sk_buff *skb, const struct wps_in_cf
 
 	if (p->key.family == 4 && p->may_frag && cfg->seg_ifindex && mtu > WPS_OVERHEAD) {
 		if (!after_detour)
-			__sync_fetch_and_or(&h->gs, WPS_GS_DETOUR);
+			__sync_fetch_and_or(&h->gs, WPS_GS_DETOUR_ALL);
 		__builtin_memcpy(&ports, &p->key.sport, 4);
 		rc = frag_send(skb, mtu - WPS_OVERHEAD,
 			       WPS_IN_CB_MAGIC | (p->has_ports ? WPS_IN_CB_PORTS : 0) | p->in_port, ports);
@@ -116,22 +117,103 @@ __noinline int spray_elsewhere(struct __sk_buff *skb, int slot, const struct pkt
 	const struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
 	struct wps_in_flow_hot *h = bpf_map_lookup_elem(&wps_in_flow_hot, &k);
 
-	if (!cfg || !h || !p)
+	struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flow_state, &k);
+	__u32 segs = skb->gso_segs > 1 ? skb->gso_segs : 1;
+
+	if (!cfg || !h || !f || !p)
 		return TC_ACT_SHOT;
 	if (mtu)
 		return too_big(skb, cfg, h, p, mtu, after_detour);
 	if (!(*(volatile __u64 *)&h->gs & WPS_GS_DETOUR))
 		__sync_fetch_and_or(&h->gs, WPS_GS_DETOUR);
-	skb->cb[0] = WPS_IN_CB_MAGIC | p->in_port;
+	/* Its wire packets count as in the detour until its program has them (detour_handled()). */
+	skb->cb[2] = __sync_fetch_and_add(&f->det_sent, segs);
+	skb->cb[0] = WPS_IN_CB_MAGIC | WPS_IN_CB_COUNTED | p->in_port;
 	cnt(WPS_IN_CNT_REDIRECT_SEGMENT);
 	return bpf_redirect(cfg->seg_ifindex, 0);
 }
 
 /*
+ * Does the flow at slot have wire packets in the detour that its program
+ * has not handled yet? Then none of its packets may be sprayed from DEV: on
+ * its path it would pass them. Sound where it matters: the detour's
+ * receiving end spreads by the flow's hash (RPS over all CPUs, as the site
+ * side's RPS or a NIC's RSS does), so a forwarded flow's packets on DEV and
+ * its detour backlog are on one CPU, where DEV's program and the backlog's
+ * never interleave: det_done counts a packet before it is sent, and what DEV
+ * sprays after reading det_sent == det_done follows the last one out. A flow
+ * forwarded on another CPU than its detour's (another RPS mask) keeps its
+ * order but for the last detoured packet's transmit racing the next whole
+ * skb's; a locally sent flow whose socket moves CPUs likewise: a non-zero
+ * count sends its next packets through the detour after the others, a zero
+ * one means the detour holds none of them. A packet the backlog dropped
+ * never counts as handled: the next detoured skb's first packet skips det_done
+ * to where that skb starts, so such a flow takes the detour only until one
+ * more skb has crossed it.
+ */
+static __always_inline bool detour_busy(int slot)
+{
+	__u32 k = (__u32)slot;
+	struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flow_state, &k);
+
+	return !f || *(volatile __u32 *)&f->det_sent != *(volatile __u32 *)&f->det_done;
+}
+
+/*
+ * After the detour: a wire packet of a GSO skb from DEV counted handled, the
+ * packets of the skbs before its own too (handled or dropped by the backlog
+ * on the way: the backlog is in order).
+ */
+static __always_inline void detour_handled(const struct __sk_buff *skb, int slot)
+{
+	__u32 k = (__u32)slot, start = skb->cb[2], done;
+	struct wps_in_flow *f;
+
+	if ((skb->cb[0] & (WPS_IN_CB_MAGIC_MASK | WPS_IN_CB_COUNTED)) != (WPS_IN_CB_MAGIC | WPS_IN_CB_COUNTED))
+		return;
+	f = bpf_map_lookup_elem(&wps_in_flow_state, &k);
+	if (!f)
+		return;
+	done = *(volatile __u32 *)&f->det_done;
+	if ((__s32)(start - done) > 0)
+		done = start;
+	*(volatile __u32 *)&f->det_done = done + 1;
+}
+
+/*
+ * May a GSO skb of segs segments go whole (encapsulated with the sender's
+ * segment size: each wire packet its segment + 56 bytes)? TCP only (the
+ * kind whose segmentation through the IPv6 tunnel offload was checked), its
+ * segments within mtu (their headers read from the packet: an inner IPv6
+ * header with extension headers goes round the detour), its outer payload
+ * length within 16 bits.
+ */
+static __always_inline bool whole_fits(struct __sk_buff *skb, const struct pkt *p, __u32 segs, __u32 mtu)
+{
+	__u32 gsz = skb->gso_size, l4 = ETH_HLEN + 40;
+	__u8 b = 0;
+
+	if (!gsz || segs > 0xffff || p->key.proto != IPPROTO_TCP || p->inner_len + WPS_EXTHDR_LEN > 0xffff)
+		return false;
+	if (p->key.family == 4) {
+		if (bpf_skb_load_bytes(skb, ETH_HLEN, &b, 1))
+			return false;
+		l4 = ETH_HLEN + (b & 0xf) * 4;
+	} else if (bpf_skb_load_bytes(skb, ETH_HLEN + 6, &b, 1) || b != IPPROTO_TCP) {
+		return false;
+	}
+	if (bpf_skb_load_bytes(skb, l4 + 12, &b, 1))
+		return false;
+	return !mtu || l4 - ETH_HLEN + (b >> 4) * 4 + gsz + WPS_OVERHEAD <= mtu;
+}
+
+/*
  * A packet this run does not spray: too big for the paths once
- * encapsulated (too_big()), or of a flow that takes the segmentation detour
- * (a GSO skb seen, here or before: its later packets follow, in order). Its
- * verdict, else STAGE_NEXT.
+ * encapsulated (too_big()), or one that takes the segmentation detour: a
+ * packet of a flow with packets in it (detour_busy()) or whose fragments took
+ * it, or a GSO skb too big to go whole (whole_fits()). Any other GSO skb
+ * goes on to the group decision, which sends it whole only if all its
+ * segments join the open group (group()). Its verdict, else STAGE_NEXT.
  */
 static __always_inline int sprayed_elsewhere(struct __sk_buff *skb, const struct wps_in_cfg *cfg,
 					     const struct wps_in_live *lv, struct wps_in_flow_hot *h, int slot,
@@ -139,13 +221,20 @@ static __always_inline int sprayed_elsewhere(struct __sk_buff *skb, const struct
 {
 	/* The smallest path MTU, or less if Packet Too Big taught the watch agent so. */
 	__u32 mtu = cfg->path_mtu;
+	__u64 gs;
 
 	if (lv && lv->pmtu && lv->pmtu < mtu)
 		mtu = lv->pmtu;
 	/* Too big after the 56 bytes: fragmented (DF=0 IPv4), else answered here; never lost silently. */
 	if (unlikely(segs == 1 && mtu && p->inner_len + WPS_OVERHEAD > mtu))
 		return spray_elsewhere(skb, slot, p, mtu, after_detour);
-	if (unlikely(!after_detour && cfg->seg_ifindex && (segs > 1 || (*(volatile __u64 *)&h->gs & WPS_GS_DETOUR))))
+	if (after_detour || !cfg->seg_ifindex)
+		return STAGE_NEXT;
+	gs = *(volatile __u64 *)&h->gs;
+	if (likely(segs == 1 && !(gs & (WPS_GS_DETOUR | WPS_GS_DETOUR_ALL))))
+		return STAGE_NEXT;
+	if ((gs & WPS_GS_DETOUR_ALL) || ((gs & WPS_GS_DETOUR) && detour_busy(slot)) ||
+	    (segs > 1 && !whole_fits(skb, p, segs, mtu)))
 		return spray_elsewhere(skb, slot, p, 0, 0);
 	return STAGE_NEXT;
 }

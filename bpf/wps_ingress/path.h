@@ -113,7 +113,7 @@ static __always_inline void decide(struct wps_in_flow_hot *h, struct wps_in_flow
 	f->rem_set = rem;
 	h->seen = wps_seen(now);
 	/* Unfrozen: the open group's packets may join it lock-free again. */
-	h->gs = wps_gs_pack(rem, gid, fid, path, open) | (w & WPS_GS_DETOUR);
+	h->gs = wps_gs_pack(rem, gid, fid, path, open) | (w & (WPS_GS_DETOUR | WPS_GS_DETOUR_ALL));
 	bpf_spin_unlock(&f->lock);
 }
 
@@ -201,12 +201,14 @@ __noinline int live_slots(__u32 usable, __u32 n)
  * reason; ECMP: all), the packet joining its open group lock-free or
  * decide() under the lock (on the exact clock: now is now_join's), the
  * flow's bytes and the events counted. Its verdict when it goes no further,
- * else STAGE_NEXT with *d filled.
+ * else STAGE_NEXT with *d filled. A GSO skb to go whole (whole) only joins:
+ * under the lock it could be given S or E, which every segment would copy;
+ * STAGE_DETOUR, nothing changed, when it cannot.
  */
 static __always_inline int group(const struct wps_in_cfg *cfg, const struct wps_in_live *lv,
 				 const struct wps_in_rule *r, struct wps_in_flow_hot *h, int slot, struct scratch *sc,
 				 __u32 seen, __u32 segs, __u32 len, __u32 npaths, __u64 now, bool fine, __u16 new_fid,
-				 __u16 new_gid, struct decision *d)
+				 __u16 new_gid, bool whole, struct decision *d)
 {
 	__u32 usable = ~0u;
 	bool joined;
@@ -221,6 +223,11 @@ static __always_inline int group(const struct wps_in_cfg *cfg, const struct wps_
 		}
 	}
 	joined = !new_fid && join(h, r, segs, usable, d);
+	if (whole && !joined) {
+		if (new_fid)
+			fid_release(new_fid, 0);	/* never on the wire */
+		return STAGE_DETOUR;
+	}
 	if (likely(joined)) {
 		if (seen != wps_seen(now))
 			*(volatile __u32 *)&h->seen = wps_seen(now);	/* racy beside another CPU's: either is recent */

@@ -245,6 +245,8 @@ enum { BENCH_PARSED = 1, BENCH_FLOW, BENCH_CLASSIFIED, BENCH_CLOCK, BENCH_DECIDE
  * TC_ACT_UNSPEC, which process() never gives).
  */
 #define STAGE_NEXT	(-1000)
+/* ... or to send it through the segmentation detour instead (a GSO skb that may not go whole). */
+#define STAGE_DETOUR	(-1001)
 
 static __always_inline void cnt_add(__u32 id, __u64 n)
 {

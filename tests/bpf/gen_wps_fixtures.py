@@ -18,6 +18,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scapy"))
+sys.path.insert(0, HERE)
 
 from scapy.layers.inet import IP, UDP, TCP, ICMP, IPOption_RR, IPOption_Router_Alert  # noqa: E402
 from scapy.utils import checksum  # noqa: E402
@@ -28,6 +29,7 @@ from scapy.layers.l2 import ARP, Ether  # noqa: E402
 from scapy.packet import Raw  # noqa: E402
 
 from ublayers import WPSOption  # noqa: E402
+import wps_fixtures_gso  # noqa: E402
 
 NODE, EGRESS_NODE = 1, 2
 SRC6, DST6 = "fd00:a::1", "fd00:b::1"
@@ -100,7 +102,7 @@ class Case:
         cases.append(self)
 
     def pkt(self, inp, verdict, out=None, now=None, gso_segs=None, gso_size=None, down=None, iif=None, cb0=None,
-            cb0_out=None, cb1=None, clones=None, pmtu=None, weights=None):
+            cb0_out=None, cb1=None, clones=None, pmtu=None, weights=None, cb2=None, seg=False):
         """down: the path slots an operator has set down (a mask) from this packet on;
         weights: the paths' weights (by slot) from this packet on, as path set --weight sets them;
         iif: the device the packet came in on (ifindex); cb0, cb1: skb->cb[0], [1] as the program
@@ -110,7 +112,7 @@ class Case:
         if verdict == "TC_ACT_OK" and self.prog != "seg":
             verdict = "TC_ACT_UNSPEC"
         self.steps.append((bytes(inp), verdict, None if out is None else bytes(out), now, gso_segs, gso_size,
-                           down, iif, cb0, cb0_out, cb1, clones, pmtu, weights))
+                           down, iif, cb0, cb0_out, cb1, clones, pmtu, weights, cb2, seg))
         return self
 
     def count(self, **kw):
@@ -229,7 +231,7 @@ c = Case("ingress_port_kept_through_the_detour", opts=f"--gid0 {G0} --seg-ifinde
          rules=("--dst 10.20.0.0/24 --quantum 4",),
          comment="the packet is sent round the detour with its Ingress Port ID in skb->cb[0]")
 big = inner4(proto="tcp", dport=5201, payload=b"z" * 2800)
-c.pkt(frame(big), "TC_ACT_REDIRECT", frame(big), gso_segs=2, gso_size=1400, iif=5, cb0_out=0x57500005)
+c.pkt(frame(big), "TC_ACT_REDIRECT", frame(big), gso_segs=2, gso_size=1400, iif=5, cb0_out=0x57500205)
 c.count(rx=1, redirect_gso_detour=1, flows_new=1)
 c = Case("ingress_port_after_the_detour", prog="seg", opts=f"--gid0 {G0} --seg-ifindex 99 --ingress-port 200",
          rules=("--dst 10.20.0.0/24 --quantum 4",),
@@ -454,28 +456,29 @@ c = Case("inflight_bound_extends_group", opts=f"--gid0 {G0} --max-inflight 2 --m
          paths=2, rules=("--dst 10.20.0.0/24 --quantum 1",),
          comment="2 groups in flight: group 2 cannot close until group 1 has been gone 1 ms")
 T = 10_000_000
-steps = [(T, 1, 1, G0, 0), (T + 1, 1, 0, G0 + 1, 1), (T + 2, 0, 0, G0 + 1, 1),
-         (T + 1_000_000, 0, 1, G0 + 1, 1), (T + 1_000_001, 1, 0, G0 + 2, 0)]
+EXT = 128  # WPS_GS_EXT_JOINS: an extended group takes at least this many packets before the lock asks again
+steps = ([(T, 1, 1, G0, 0), (T + 1, 1, 0, G0 + 1, 1)] + [(T + 2 + i, 0, 0, G0 + 1, 1) for i in range(EXT - 1)] +
+         [(T + 1_000_000, 0, 1, G0 + 1, 1), (T + 1_000_001, 1, 0, G0 + 2, 0)])
 for i, (t, s, e, g, path) in enumerate(steps):
-    p = inner4(payload=bytes([i]) * 8)
+    p = inner4(payload=bytes([i % 256]) * 8)
     c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, g, s, e, path=path), now=t)
 sprayed(c).count(flows_new=1, groups_opened=3, groups_extended_inflight=2)  # group 3 is held too
 
 c = Case("inflight_extended_group_joined_a_quantum_at_a_time",
          opts=f"--gid0 {G0} --max-inflight 2 --max-delay-us 1000", paths=2,
          rules=("--dst 10.20.0.0/24 --quantum 2",),
-         comment="a group extended at the in-flight bound takes a quantum of packets lock-free before the "
-                 "lock asks again: its E comes with the first packet the lock holder sees once closing is "
-                 "allowed, at most a quantum late (here the 2nd packet after the 1 ms)")
+         comment="a group extended at the in-flight bound takes max(quantum, 128) packets lock-free before "
+                 "the lock asks again (room for a whole GSO skb): its E comes with the first packet the lock "
+                 "holder sees once closing is allowed, at most that many late (here 28 packets after the 1 ms)")
 T = 10_000_000
-steps = [(T, 1, 0, G0, 0), (T + 1, 0, 1, G0, 0),                       # G0 closes at T + 1
-         (T + 2, 1, 0, G0 + 1, 1), (T + 3, 0, 0, G0 + 1, 1),             # quantum reached: extended
-         (T + 4, 0, 0, G0 + 1, 1), (T + 5, 0, 0, G0 + 1, 1),             # joins, then asks: not yet
-         (T + 1_000_100, 0, 0, G0 + 1, 1),                                # allowed, but joins lock-free
-         (T + 1_000_200, 0, 1, G0 + 1, 1),                                # the lock holder closes it
-         (T + 1_000_300, 1, 0, G0 + 2, 0)]
+steps = ([(T, 1, 0, G0, 0), (T + 1, 0, 1, G0, 0),                      # G0 closes at T + 1
+          (T + 2, 1, 0, G0 + 1, 1), (T + 3, 0, 0, G0 + 1, 1)] +          # quantum reached: extended
+         [(T + 4 + i, 0, 0, G0 + 1, 1) for i in range(100)] +           # joins while the bound holds
+         [(T + 1_000_100 + i, 0, 0, G0 + 1, 1) for i in range(EXT - 101)] +  # allowed, but joins lock-free
+         [(T + 1_000_200, 0, 1, G0 + 1, 1),                              # the lock holder closes it
+          (T + 1_000_300, 1, 0, G0 + 2, 0)])
 for i, (t, s_, e, g, path) in enumerate(steps):
-    p = inner4(payload=bytes([i]) * 8)
+    p = inner4(payload=bytes([i % 256]) * 8)
     c.pkt(frame(p), "TC_ACT_REDIRECT", encap(p, 1, g, s_, e, path=path), now=t)
 sprayed(c).count(flows_new=1, groups_opened=3, groups_extended_inflight=1)
 
@@ -732,7 +735,8 @@ def main():
             out.write(f"rule {r}\n")
         for ifx, pid in c.ports:
             out.write(f"port {ifx} {pid}\n")
-        for inp, verdict, o, now, segs, size, down, iif, cb0, cb0_out, cb1, clones, pmtu, weights in c.steps:
+        for step in c.steps:
+            inp, verdict, o, now, segs, size, down, iif, cb0, cb0_out, cb1, clones, pmtu, weights, cb2, seg = step
             out.write(f"in {inp.hex()}\n")
             ctx = []
             if now is not None:
@@ -755,6 +759,10 @@ def main():
                 ctx.append(f"cb0_out={cb0_out:#x}")
             if cb1 is not None:
                 ctx.append(f"cb1={cb1:#x}")
+            if cb2 is not None:
+                ctx.append(f"cb2={cb2}")
+            if seg:
+                ctx.append("seg")
             if ctx:
                 out.write("ctx " + " ".join(ctx) + "\n")
             out.write(f"verdict {verdict}\n")
@@ -767,4 +775,5 @@ def main():
 
 
 if __name__ == "__main__":
+    wps_fixtures_gso.add_cases(Case, frame, encap, inner4, G0)
     main()

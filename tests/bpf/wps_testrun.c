@@ -14,9 +14,11 @@
  *   rule --dst ... --quantum ...    (ubctl wps ingress rule add options)
  *   port IFINDEX ID                 (an --ingress-port IF=ID of attach)
  *   in HEX                          (starts a packet)
- *   ctx now=NS gso_segs=N gso_size=N down=MASK pmtu=N iif=IFINDEX cb0=N cb1=N cb0_out=N
- *       weights=W,W...              (MASK: path slots set down; iif: the device it came in on;
- *                                   weights: cfg.weight by slot from this packet on)
+ *   ctx now=NS gso_segs=N gso_size=N down=MASK pmtu=N iif=IFINDEX cb0=N cb1=N cb2=N cb0_out=N
+ *       weights=W,W... seg          (MASK: path slots set down; iif: the device it came in on;
+ *                                   weights: cfg.weight by slot from this packet on; seg: this
+ *                                   packet through wps_ingress_seg, the same maps, in a case of
+ *                                   prog ingress)
  *   verdict TC_ACT_UNSPEC|TC_ACT_OK|TC_ACT_SHOT|TC_ACT_REDIRECT
  *   out HEX
  *   clone HEX                       (a frame the packet's run sent at once: bpf_clone_redirect)
@@ -56,7 +58,7 @@
 #include "fixture.h"
 
 #define MAX_PKT FIXTURE_MAX_PKT
-#define MAX_STEPS 64
+#define MAX_STEPS 160	/* an extended group's 128 lock-free packets and more */
 #define MAX_LINES 16
 
 struct step {
@@ -71,7 +73,8 @@ struct step {
 	__u8 weight[WPS_IN_MAX_PATHS];	/* cfg.weight[0..nweights-1] before this packet */
 	int nweights;
 	unsigned iif;		/* the device the packet came in on (skb->skb_iif) */
-	unsigned cb0, cb1;	/* skb->cb[0], cb[1] */
+	unsigned cb0, cb1, cb2;	/* skb->cb[0], cb[1], cb[2] */
+	bool seg;		/* through wps_ingress_seg */
 	long long cb0_out;	/* >= 0: skb->cb[0] the program must leave */
 	int nclones;		/* -1: not checked */
 	unsigned char clone[4][MAX_PKT];
@@ -379,6 +382,7 @@ static bool run_case(void *rec)
 		ctx.ingress_ifindex = st->iif;
 		ctx.cb[0] = st->cb0;
 		ctx.cb[1] = st->cb1;
+		ctx.cb[2] = st->cb2;
 		ctx.gso_segs = st->gso_segs;
 		ctx.gso_size = st->gso_size;
 		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = st->in, .data_size_in = (__u32)st->in_len,
@@ -387,7 +391,7 @@ static bool run_case(void *rec)
 		if (g_lo_sock >= 0)
 			while (lo_next(out, sizeof(out)))
 				;
-		if (bpf_prog_test_run_opts(prog_fd, &o)) {
+		if (bpf_prog_test_run_opts(in && st->seg ? bpf_program__fd(in->progs.wps_ingress_seg) : prog_fd, &o)) {
 			printf("#   packet %d: BPF_PROG_TEST_RUN failed: %s\n", s + 1, strerror(errno));
 			ok = false;
 			continue;
@@ -537,6 +541,10 @@ static int wps_line(void *rec, struct fixture_file *ff, const char *key, char *v
 					st->cb0 = (unsigned)strtoul(tok + 4, NULL, 0);
 				else if (!strncmp(tok, "cb1=", 4))
 					st->cb1 = (unsigned)strtoul(tok + 4, NULL, 0);
+				else if (!strncmp(tok, "cb2=", 4))
+					st->cb2 = (unsigned)strtoul(tok + 4, NULL, 0);
+				else if (!strcmp(tok, "seg"))
+					st->seg = true;
 				else if (!strncmp(tok, "cb0_out=", 8))
 					st->cb0_out = strtoll(tok + 8, NULL, 0);
 			}

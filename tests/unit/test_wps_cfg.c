@@ -428,10 +428,12 @@ static void group_state_word(void **state)
 	/* no group open (the next packet is S), frozen by a lock holder */
 	assert_false(wps_gs_joins(wps_gs_pack(5, 1, 1, 0, 0), 1));
 	assert_false(wps_gs_joins(w | WPS_GS_FROZEN, 1));
-	/* extended at the in-flight bound: a quantum more lock-free, then the lock asks again */
-	assert_int_equal(wps_gs_rem_ext(WPS_Q_PACKETS, 16), 16);
-	assert_true(wps_gs_joins(wps_gs_pack(wps_gs_rem_ext(WPS_Q_PACKETS, 16), 1, 1, 0, 2), 1));
-	assert_false(wps_gs_joins(wps_gs_pack(wps_gs_rem_ext(WPS_Q_PACKETS, 1), 1, 1, 0, 2), 1));
+	/* extended at the in-flight bound: a quantum more lock-free, at least WPS_GS_EXT_JOINS (room
+	 * for a whole GSO skb of 44 segments), then the lock asks again */
+	assert_int_equal(wps_gs_rem_ext(WPS_Q_PACKETS, 16), WPS_GS_EXT_JOINS);
+	assert_int_equal(wps_gs_rem_ext(WPS_Q_PACKETS, 1000), 1000);
+	assert_true(wps_gs_joins(wps_gs_pack(wps_gs_rem_ext(WPS_Q_PACKETS, 16), 1, 1, 0, 2), 44));
+	assert_false(wps_gs_joins(wps_gs_pack(wps_gs_rem_ext(WPS_Q_PACKETS, 1), 1, 1, 0, 2), WPS_GS_EXT_JOINS));
 	assert_int_equal(wps_gs_rem_ext(WPS_Q_TIME, 16), 0);
 	assert_true(wps_gs_joins(w | WPS_GS_DETOUR, 1));
 	/* a join takes from REM only: Group ID, Flow ID, path stay */

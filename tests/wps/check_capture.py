@@ -13,7 +13,16 @@ member paths, with scapy and docs/WIRE.md §6 (not the code under test):
     byte-identical to what was sent (as the router forwarded it: TTL / hop
     limit one less), none missing, none extra;
   * --tcp-port P: each decapsulated TCP stream to port P has no hole;
-  * --ingress-port N: every packet's Ingress Port ID is N (the site's port).
+  * --ingress-port N: every packet's Ingress Port ID is N (the site's port);
+  * --in-order PCAP: on each path, a flow's Group IDs never go back (serial
+    arithmetic), and no TCP data segment to --tcp-port arrives after a later
+    one of its stream unless the sender sent its first byte more than once
+    (a retransmission, e.g. of what was too big for the paths before the
+    sender's MSS came down), as PCAP (the site side's input, TCP to that
+    port) shows: nothing overtook what the segmentation detour still held;
+  * --csum N: the first N inner IPv4 TCP packets of each path have the IP and
+    TCP checksums scapy computes (captured where the kernel has finished
+    them: the path's device without checksum offload).
 
 Prints a summary line; exits 1 on the first violation.
 """
@@ -58,11 +67,14 @@ def main():
     ap.add_argument("--sent")
     ap.add_argument("--tcp-port", type=int)
     ap.add_argument("--ingress-port", type=int)
+    ap.add_argument("--in-order", metavar="PCAP")
+    ap.add_argument("--csum", type=int, default=0)
     a = ap.parse_args()
 
     groups = collections.OrderedDict()   # (fid, gid) -> list of (path, flags, label, time)
     inners = []
     flows_last = {}
+    on_path = []    # (path, fid, gid, inner, next header), in capture order per path
     total = 0
     for path, fn in enumerate(a.pcaps):
         for pkt in rdpcap(fn):
@@ -93,6 +105,7 @@ def main():
             groups.setdefault(key, []).append((path, opt.s, opt.e, ip6.fl, float(pkt.time)))
             flows_last[opt.flow_id] = key
             inners.append((raw[70:], ext[0]))
+            on_path.append((path, opt.flow_id, opt.group, raw[70:], ext[0]))
     if not total:
         die("no WPS packet captured")
     # The newest group of each flow, by the time of its first packet, may be open.
@@ -164,7 +177,85 @@ def main():
                 end = max(end, e)
             if holes:
                 die(f"TCP stream {sport} -> {a.tcp_port} has {holes} holes")
+    if a.in_order:
+        check_order(on_path, a.tcp_port, sent_twice(a.in_order, a.tcp_port))
+    if a.csum:
+        check_csum(on_path, a.csum)
     print(f"ok: {total} packets, {len(groups)} groups, {len(paths_used)} paths")
+
+
+def serial_lt(x, y, bits):
+    return x != y and (y - x) % (1 << bits) < (1 << (bits - 1))
+
+
+def check_csum(on_path, n):
+    done = collections.Counter()
+    for path, _, _, inner, nh in on_path:
+        if nh != 4 or inner[9] != 6 or done[path] >= n:
+            continue
+        done[path] += 1
+        p = IP(inner)
+        got = (p.chksum, p[TCP].chksum)
+        del p.chksum
+        del p[TCP].chksum
+        q = IP(bytes(p))
+        # 0 and 0xffff are the same one's complement zero (a receiver's sum comes out the same).
+        if got[0] != q.chksum or (got[1] != q[TCP].chksum and {got[1], q[TCP].chksum} != {0, 0xffff}):
+            die(f"path {path}: checksums {got[0]:#x}/{got[1]:#x}, want {q.chksum:#x}/{q[TCP].chksum:#x}")
+    if not done:
+        die("no inner TCP packet to check the checksums of")
+
+
+def sent_twice(pcap, port):
+    """(sport, seq) -> True when the sender's skbs (GSO ones whole) covered seq more than once."""
+    spans = collections.defaultdict(list)
+    for pkt in rdpcap(pcap):
+        raw = bytes(pkt)
+        if Ether(raw[:14]).type != 0x0800:
+            continue
+        ip = IP(raw[14:])
+        if ip.proto != 6 or ip.frag or not ip.haslayer(TCP) or ip[TCP].dport != port:
+            continue
+        n = ip.len - ip.ihl * 4 - ip[TCP].dataofs * 4
+        if n > 0:
+            spans[ip[TCP].sport].append((ip[TCP].seq, n))
+
+    def twice(sport, seq):
+        return sum(1 for s, n in spans[sport] if (seq - s) % (1 << 32) < n) > 1
+    return twice
+
+
+def check_order(on_path, port, twice):
+    last_gid = {}     # (path, fid) -> Group ID of its latest packet
+    top = {}          # (path, sport) -> highest end of a data segment so far (serial)
+    seen = collections.defaultdict(set)   # sport -> (seq, len) of every data segment on any path
+    late = []
+    idx = collections.Counter()
+    for path, fid, gid, inner, nh in on_path:
+        idx[path] += 1
+        k = (path, fid)
+        if k in last_gid and serial_lt(gid, last_gid[k], 16):
+            die(f"path {path}: flow {fid}'s group {gid} after group {last_gid[k]}")
+        last_gid[k] = gid
+        if port is None or nh != 4 or inner[9] != 6:
+            continue
+        t = IP(inner)[TCP]
+        n = len(t.payload)
+        if t.dport != port or not n:
+            continue
+        end = (t.seq + n) % (1 << 32)
+        tk = (path, t.sport)
+        if tk in top and serial_lt(end, top[tk][0], 32) and (t.seq, n) not in seen[t.sport] and \
+                not twice(t.sport, t.seq):
+            late.append((path, t.sport, t.seq, n, gid, top[tk], idx[path]))
+        if tk not in top or serial_lt(top[tk][0], end, 32):
+            top[tk] = (end, gid, idx[path])
+        seen[t.sport].add((t.seq, n))
+    if late:
+        die(f"{len(late)} TCP segments overtaken on their path (first: path {late[0][0]}, "
+            f"{late[0][1]} -> {port}, seq {late[0][2]}, {late[0][3]} bytes)" +
+            "".join(f"\n  path {x[0]} #{x[6]} seq {x[2]} len {x[3]} group {x[4]}: after end {x[5][0]} "
+                    f"(group {x[5][1]}, #{x[5][2]})" for x in late[:12]))
 
 
 if __name__ == "__main__":
