@@ -137,8 +137,8 @@ struct wps_in_port {
 /* ... and a fragment the program cut: cb[1] holds its flow's ports (IPv4 fragments after the
  * first have none). */
 #define WPS_IN_CB_PORTS		0x00000100u
-/* ... and a GSO detour's wire packet: cb[2] holds where its skb starts in the flow's det_sent
- * (wps_in_flow), so the detour's program can count it handled. */
+/* ... and a GSO detour's wire packet: cb[2] holds where its skb starts in the flow's count of
+ * packets sent into the detour (wps_in_flow_det), so the detour's program can count it handled. */
 #define WPS_IN_CB_COUNTED	0x00000200u
 
 /* Set by the detour's program on a packet it hands back to DEV unsprayed. */
@@ -261,13 +261,6 @@ struct wps_in_flow {
 	__u16 pad;
 	__u32 seq;			/* scheduler sequence */
 	__u32 rem_set;			/* gs's REM as the last lock holder left it */
-	/*
-	 * The GSO detour's wire packets, wrapping: sent into it from DEV, and
-	 * handled by its program (det_done may skip those the backlog dropped).
-	 * A GSO skb goes whole only when they are equal (bpf/wps_ingress/mtu.h).
-	 */
-	__u32 det_sent;
-	__u32 det_done;
 	__u64 packets;			/* wire packets decided under the lock (wps_flow_packets) */
 	__u64 group_pkts;		/* wire packets of the open group, as the lock holder counted */
 	__u64 group_bytes;
@@ -280,6 +273,18 @@ struct wps_in_flow {
 };
 
 _Static_assert(sizeof(struct wps_in_flow_hot) == 64, "flow_hot: one cache line");
+
+/*
+ * A flow's wire packets through the GSO detour, wrapping: sent into it from
+ * DEV, and handled by its program (done may skip those the backlog dropped).
+ * While they differ, the flow's packets follow them (bpf/wps_ingress/mtu.h).
+ * An array of its own beside flow_state, at the flow's slot: only a flow that
+ * took the detour touches it.
+ */
+struct wps_in_flow_det {
+	__u32 sent;
+	__u32 done;
+};
 
 /* A set of the flow cache: 4 ways of (tag, slot + 1). */
 #define WPS_IN_CACHE_WAYS	4
@@ -320,7 +325,7 @@ struct wps_in_sched {
 #define WPS_GS_OPEN		(1ULL << 56)	/* a group is open */
 #define WPS_GS_EXT		(1ULL << 57)	/* ... and extended at the in-flight bound */
 #define WPS_GS_FROZEN		(1ULL << 58)	/* a lock holder is deciding: no lock-free join */
-#define WPS_GS_DETOUR		(1ULL << 59)	/* the flow used the GSO detour: check det_sent/det_done (set once) */
+#define WPS_GS_DETOUR		(1ULL << 59)	/* the flow used the GSO detour: check wps_in_flow_det (set once) */
 #define WPS_GS_DETOUR_ALL	(1ULL << 60)	/* all its packets take the detour (fragments made; set once) */
 
 /* cls: the rule (4 bits), valid, and rules_gen's low 24 bits. */

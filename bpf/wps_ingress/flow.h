@@ -332,6 +332,7 @@ static __always_inline int flow_new(const struct pkt *p, const struct wps_in_cfg
 	bool test = cfg->flags & WPS_IN_F_TEST_GID0;
 	__u32 home = wps_flow_home(kh, max_flows);
 	struct wps_in_flow_ref ref = {};
+	struct wps_in_flow_det *det;
 	struct wps_in_flow_hot *h;
 	struct wps_in_flow *n;
 	struct scratch *sc;
@@ -376,6 +377,11 @@ static __always_inline int flow_new(const struct pkt *p, const struct wps_in_cfg
 	n->seq = test ? 0 : bpf_get_prandom_u32();
 	if (bpf_map_update_elem(&wps_in_flow_state, &slot, n, BPF_ANY))
 		goto fail;
+	det = bpf_map_lookup_elem(&wps_in_flow_det, &slot);
+	if (det) {
+		det->sent = 0;	/* none of the slot's last flow's counts */
+		det->done = 0;
+	}
 	h->gs = wps_gs_pack(0, gid, fid, 0, 0);
 	h->bytes = 0;
 	h->cls = cls;

@@ -71,7 +71,7 @@ static __noinline int mtu_icmp(struct __sk_buff *skb, __u32 mtu, __u8 family)
  * A packet too big for the paths once encapsulated. DF=0 IPv4: cut into
  * fragments that take the detour as packets of the flow (all the flow's
  * packets take the detour from now on, so its later packets cannot pass
- * them: fragments are not counted in det_sent). Else ICMP
+ * them: fragments are not counted in wps_in_flow_det). Else ICMP
  * Fragmentation Needed / Packet Too Big to the sender (--mtu-drop: a
  * counted drop).
  */
@@ -117,7 +117,7 @@ __noinline int spray_elsewhere(struct __sk_buff *skb, int slot, const struct pkt
 	const struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
 	struct wps_in_flow_hot *h = bpf_map_lookup_elem(&wps_in_flow_hot, &k);
 
-	struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flow_state, &k);
+	struct wps_in_flow_det *f = bpf_map_lookup_elem(&wps_in_flow_det, &k);
 	__u32 segs = skb->gso_segs > 1 ? skb->gso_segs : 1;
 
 	if (!cfg || !h || !f || !p)
@@ -127,7 +127,7 @@ __noinline int spray_elsewhere(struct __sk_buff *skb, int slot, const struct pkt
 	if (!(*(volatile __u64 *)&h->gs & WPS_GS_DETOUR))
 		__sync_fetch_and_or(&h->gs, WPS_GS_DETOUR);
 	/* Its wire packets count as in the detour until its program has them (detour_handled()). */
-	skb->cb[2] = __sync_fetch_and_add(&f->det_sent, segs);
+	skb->cb[2] = __sync_fetch_and_add(&f->sent, segs);
 	skb->cb[0] = WPS_IN_CB_MAGIC | WPS_IN_CB_COUNTED | p->in_port;
 	cnt(WPS_IN_CNT_REDIRECT_SEGMENT);
 	return bpf_redirect(cfg->seg_ifindex, 0);
@@ -140,23 +140,23 @@ __noinline int spray_elsewhere(struct __sk_buff *skb, int slot, const struct pkt
  * receiving end spreads by the flow's hash (RPS over all CPUs, as the site
  * side's RPS or a NIC's RSS does), so a forwarded flow's packets on DEV and
  * its detour backlog are on one CPU, where DEV's program and the backlog's
- * never interleave: det_done counts a packet before it is sent, and what DEV
- * sprays after reading det_sent == det_done follows the last one out. A flow
+ * never interleave: done counts a packet before it is sent, and what DEV
+ * sprays after reading sent == done follows the last one out. A flow
  * forwarded on another CPU than its detour's (another RPS mask) keeps its
  * order but for the last detoured packet's transmit racing the next whole
  * skb's; a locally sent flow whose socket moves CPUs likewise: a non-zero
  * count sends its next packets through the detour after the others, a zero
  * one means the detour holds none of them. A packet the backlog dropped
- * never counts as handled: the next detoured skb's first packet skips det_done
+ * never counts as handled: the next detoured skb's first packet skips done
  * to where that skb starts, so such a flow takes the detour only until one
  * more skb has crossed it.
  */
 static __always_inline bool detour_busy(int slot)
 {
 	__u32 k = (__u32)slot;
-	struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flow_state, &k);
+	struct wps_in_flow_det *f = bpf_map_lookup_elem(&wps_in_flow_det, &k);
 
-	return !f || *(volatile __u32 *)&f->det_sent != *(volatile __u32 *)&f->det_done;
+	return !f || *(volatile __u32 *)&f->sent != *(volatile __u32 *)&f->done;
 }
 
 /*
@@ -167,17 +167,17 @@ static __always_inline bool detour_busy(int slot)
 static __always_inline void detour_handled(const struct __sk_buff *skb, int slot)
 {
 	__u32 k = (__u32)slot, start = skb->cb[2], done;
-	struct wps_in_flow *f;
+	struct wps_in_flow_det *f;
 
 	if ((skb->cb[0] & (WPS_IN_CB_MAGIC_MASK | WPS_IN_CB_COUNTED)) != (WPS_IN_CB_MAGIC | WPS_IN_CB_COUNTED))
 		return;
-	f = bpf_map_lookup_elem(&wps_in_flow_state, &k);
+	f = bpf_map_lookup_elem(&wps_in_flow_det, &k);
 	if (!f)
 		return;
-	done = *(volatile __u32 *)&f->det_done;
+	done = *(volatile __u32 *)&f->done;
 	if ((__s32)(start - done) > 0)
 		done = start;
-	*(volatile __u32 *)&f->det_done = done + 1;
+	*(volatile __u32 *)&f->done = done + 1;
 }
 
 /*

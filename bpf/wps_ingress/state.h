@@ -113,6 +113,13 @@ struct {
 	__type(value, struct wps_in_flow);
 } wps_in_flow_state SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * WPS_IN_MAX_FLOWS);
+	__type(key, __u32);
+	__type(value, struct wps_in_flow_det);
+} wps_in_flow_det SEC(".maps");
+
 /*
  * max_flows sets of 4 ways: 4 entries a flow. Shared by the CPUs (one load,
  * where a per-CPU array's lookup is two): it is written only when a flow is

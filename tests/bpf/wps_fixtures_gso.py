@@ -1,7 +1,7 @@
 """The GSO cases of gen_wps_fixtures.py: a GSO skb goes whole only when all its
 segments join the flow's open group lock-free; any other takes the segmentation
 detour with nothing decided for it, and every packet of a flow takes the detour
-while it holds some of the flow's packets (det_sent, det_done)."""
+while it holds some of the flow's packets (wps_in_flow_det)."""
 
 CB_DETOUR = 0x57500200  # WPS_IN_CB_MAGIC | WPS_IN_CB_COUNTED, Ingress Port ID 0
 

@@ -206,6 +206,8 @@ static struct wps_ingress *shared_ingress(void)
 		    false);
 	clear_array(bpf_map__fd(g_ingress->maps.wps_in_flow_state), 2 * WPS_IN_MAX_FLOWS, sizeof(struct wps_in_flow),
 		    false);
+	clear_array(bpf_map__fd(g_ingress->maps.wps_in_flow_det), 2 * WPS_IN_MAX_FLOWS,
+		    sizeof(struct wps_in_flow_det), false);
 	clear_array(bpf_map__fd(g_ingress->maps.wps_in_flow_cache), WPS_IN_MAX_FLOWS, sizeof(struct wps_in_fcache),
 		    false);
 	g_ingress->bss->slot_cursor = 0;

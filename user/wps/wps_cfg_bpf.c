@@ -6,7 +6,7 @@
 
 void wps_in_flow_table_size(struct bpf_object *obj, __u32 n)
 {
-	static const char *const slots[] = { "wps_in_flow_hot", "wps_in_flow_state" };
+	static const char *const slots[] = { "wps_in_flow_hot", "wps_in_flow_state", "wps_in_flow_det" };
 	struct bpf_map *m;
 
 	n = wps_in_pow2(n < 64 ? 64 : n);
