@@ -116,7 +116,6 @@ __noinline int spray_elsewhere(struct __sk_buff *skb, int slot, const struct pkt
 	__u32 zero = 0, k = (__u32)slot;
 	const struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
 	struct wps_in_flow_hot *h = bpf_map_lookup_elem(&wps_in_flow_hot, &k);
-
 	struct wps_in_flow_det *f = bpf_map_lookup_elem(&wps_in_flow_det, &k);
 	__u32 segs = skb->gso_segs > 1 ? skb->gso_segs : 1;
 
@@ -162,22 +161,24 @@ static __always_inline bool detour_busy(int slot)
 /*
  * After the detour: a wire packet of a GSO skb from DEV counted handled, the
  * packets of the skbs before its own too (handled or dropped by the backlog
- * on the way: the backlog is in order).
+ * on the way: the backlog is in order). Global, as gso_detour().
  */
-static __always_inline void detour_handled(const struct __sk_buff *skb, int slot)
+__noinline int detour_handled(struct __sk_buff *skb, int slot)
 {
-	__u32 k = (__u32)slot, start = skb->cb[2], done;
+	__u32 k = (__u32)slot, start, done;
 	struct wps_in_flow_det *f;
 
-	if ((skb->cb[0] & (WPS_IN_CB_MAGIC_MASK | WPS_IN_CB_COUNTED)) != (WPS_IN_CB_MAGIC | WPS_IN_CB_COUNTED))
-		return;
+	if (!skb || (skb->cb[0] & (WPS_IN_CB_MAGIC_MASK | WPS_IN_CB_COUNTED)) != (WPS_IN_CB_MAGIC | WPS_IN_CB_COUNTED))
+		return 0;
+	start = skb->cb[2];
 	f = bpf_map_lookup_elem(&wps_in_flow_det, &k);
 	if (!f)
-		return;
+		return 0;
 	done = *(volatile __u32 *)&f->done;
 	if ((__s32)(start - done) > 0)
 		done = start;
 	*(volatile __u32 *)&f->done = done + 1;
+	return 0;
 }
 
 /*
@@ -208,6 +209,26 @@ static __always_inline bool whole_fits(struct __sk_buff *skb, const struct pkt *
 }
 
 /*
+ * Does this packet of the flow at slot take the detour: its fragments did,
+ * the detour holds some of its packets, or it is a GSO skb that cannot go
+ * whole? Global: checked once, off the path of a flow that never took the
+ * detour, and its stack apart from the program's, whose call chains 6.1's
+ * verifier bounds at 512 bytes together.
+ */
+__noinline int gso_detour(struct __sk_buff *skb, int slot, const struct pkt *p, __u32 segs, __u32 mtu)
+{
+	__u32 k = (__u32)slot;
+	struct wps_in_flow_hot *h = bpf_map_lookup_elem(&wps_in_flow_hot, &k);
+	__u64 gs;
+
+	if (!skb || !h || !p)
+		return 1;
+	gs = *(volatile __u64 *)&h->gs;
+	return (gs & WPS_GS_DETOUR_ALL) || ((gs & WPS_GS_DETOUR) && detour_busy(slot)) ||
+	       (segs > 1 && !whole_fits(skb, p, segs, mtu));
+}
+
+/*
  * A packet this run does not spray: too big for the paths once
  * encapsulated (too_big()), or one that takes the segmentation detour: a
  * packet of a flow with packets in it (detour_busy()) or whose fragments took
@@ -221,7 +242,6 @@ static __always_inline int sprayed_elsewhere(struct __sk_buff *skb, const struct
 {
 	/* The smallest path MTU, or less if Packet Too Big taught the watch agent so. */
 	__u32 mtu = cfg->path_mtu;
-	__u64 gs;
 
 	if (lv && lv->pmtu && lv->pmtu < mtu)
 		mtu = lv->pmtu;
@@ -230,11 +250,9 @@ static __always_inline int sprayed_elsewhere(struct __sk_buff *skb, const struct
 		return spray_elsewhere(skb, slot, p, mtu, after_detour);
 	if (after_detour || !cfg->seg_ifindex)
 		return STAGE_NEXT;
-	gs = *(volatile __u64 *)&h->gs;
-	if (likely(segs == 1 && !(gs & (WPS_GS_DETOUR | WPS_GS_DETOUR_ALL))))
+	if (likely(segs == 1 && !(*(volatile __u64 *)&h->gs & (WPS_GS_DETOUR | WPS_GS_DETOUR_ALL))))
 		return STAGE_NEXT;
-	if ((gs & WPS_GS_DETOUR_ALL) || ((gs & WPS_GS_DETOUR) && detour_busy(slot)) ||
-	    (segs > 1 && !whole_fits(skb, p, segs, mtu)))
+	if (gso_detour(skb, slot, p, segs, mtu))
 		return spray_elsewhere(skb, slot, p, 0, 0);
 	return STAGE_NEXT;
 }
