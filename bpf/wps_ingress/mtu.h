@@ -67,6 +67,20 @@ static __noinline int mtu_icmp(struct __sk_buff *skb, __u32 mtu, __u8 family)
 	return 0;
 }
 
+/* A detoured skb's wire packets added to its flow's count of those sent
+ * into the detour, where it starts kept in cb[2]. 0, or 1 without the
+ * flow's counts. */
+__noinline int detour_count(struct __sk_buff *skb, int slot)
+{
+	__u32 k = (__u32)slot;
+	struct wps_in_flow_det *f = bpf_map_lookup_elem(&wps_in_flow_det, &k);
+
+	if (!skb || !f)
+		return 1;
+	skb->cb[2] = __sync_fetch_and_add(&f->sent, skb->gso_segs > 1 ? skb->gso_segs : 1);
+	return 0;
+}
+
 /*
  * A packet too big for the paths once encapsulated. DF=0 IPv4: cut into
  * fragments that take the detour as packets of the flow (all the flow's
@@ -116,17 +130,19 @@ __noinline int spray_elsewhere(struct __sk_buff *skb, int slot, const struct pkt
 	__u32 zero = 0, k = (__u32)slot;
 	const struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
 	struct wps_in_flow_hot *h = bpf_map_lookup_elem(&wps_in_flow_hot, &k);
-	struct wps_in_flow_det *f = bpf_map_lookup_elem(&wps_in_flow_det, &k);
-	__u32 segs = skb->gso_segs > 1 ? skb->gso_segs : 1;
 
-	if (!cfg || !h || !f || !p)
+	if (!cfg || !h || !p)
 		return TC_ACT_SHOT;
 	if (mtu)
 		return too_big(skb, cfg, h, p, mtu, after_detour);
 	if (!(*(volatile __u64 *)&h->gs & WPS_GS_DETOUR))
 		__sync_fetch_and_or(&h->gs, WPS_GS_DETOUR);
-	/* Its wire packets count as in the detour until its program has them (detour_handled()). */
-	skb->cb[2] = __sync_fetch_and_add(&f->sent, segs);
+	/* Its wire packets count as in the detour until its program has them
+	 * (detour_handled()). A call of its own: this frame stays within the
+	 * 32 bytes that keep the fragmenting chain under it (frag_send,
+	 * frag_l4_csum) inside 6.1's 512 bytes with the program's. */
+	if (detour_count(skb, slot))
+		return TC_ACT_SHOT;
 	skb->cb[0] = WPS_IN_CB_MAGIC | WPS_IN_CB_COUNTED | p->in_port;
 	cnt(WPS_IN_CNT_REDIRECT_SEGMENT);
 	return bpf_redirect(cfg->seg_ifindex, 0);
