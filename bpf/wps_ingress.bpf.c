@@ -110,7 +110,7 @@ static __always_inline int process(struct __sk_buff *skb, bool after_detour)
 	if (rc == STAGE_NEXT)
 		rc = encap_send(skb, cfg, &p, &d, sc, segs, len, now, whole);
 	if (rc == STAGE_DETOUR)
-		return spray_elsewhere(skb, slot, &p, 0, 0);
+		return spray_elsewhere(skb, slot, &p, 0);
 	if (segs > 1 && rc != TC_ACT_SHOT)
 		cnt(whole ? WPS_IN_CNT_EV_GSO_WHOLE : WPS_IN_CNT_EV_GSO_UNSPLIT);
 	return rc;

@@ -731,9 +731,10 @@ WPS_INLINE __u8 wps_gs_open(__u64 w)
  * group may take more than segs packets: REM, which the lock holder sets to
  * what the packet quantum leaves, at most 0xffff, and joins take from), and
  * no lock holder is deciding. A group extended at the in-flight bound takes
- * a quantum more lock-free each time the lock holder finds it may not close
- * yet (wps_gs_rem_ext): its E comes with the first packet the lock holder
- * sees after the bound allows it, at most a quantum late.
+ * max(quantum, WPS_GS_EXT_JOINS) more lock-free each time the lock holder
+ * finds it may not close yet (wps_gs_rem_ext): its E comes with the first
+ * packet the lock holder sees after the bound allows it, at most that many
+ * late.
  */
 WPS_INLINE int wps_gs_joins(__u64 w, __u32 segs)
 {

@@ -90,14 +90,16 @@ __noinline int detour_count(struct __sk_buff *skb, int slot)
  * counted drop).
  */
 static __always_inline int too_big(struct __sk_buff *skb, const struct wps_in_cfg *cfg, struct wps_in_flow_hot *h,
-				   const struct pkt *p, __u32 mtu, bool after_detour)
+				   const struct pkt *p, __u32 mtu)
 {
 	__u32 ports;
 	int rc;
 
 	if (p->key.family == 4 && p->may_frag && cfg->seg_ifindex && mtu > WPS_OVERHEAD) {
-		if (!after_detour)
-			__sync_fetch_and_or(&h->gs, WPS_GS_DETOUR_ALL);
+		/* Even a segment back from the detour: its fragments go round it
+		 * again, counted nowhere, and the flow's next packet on DEV must
+		 * not pass them. */
+		__sync_fetch_and_or(&h->gs, WPS_GS_DETOUR_ALL);
 		__builtin_memcpy(&ports, &p->key.sport, 4);
 		rc = frag_send(skb, mtu - WPS_OVERHEAD,
 			       WPS_IN_CB_MAGIC | (p->has_ports ? WPS_IN_CB_PORTS : 0) | p->in_port, ports);
@@ -125,7 +127,7 @@ static __always_inline int too_big(struct __sk_buff *skb, const struct wps_in_cf
  * Global: checked once, and its code is out of the way of the packets
  * sprayed here.
  */
-__noinline int spray_elsewhere(struct __sk_buff *skb, int slot, const struct pkt *p, __u32 mtu, int after_detour)
+__noinline int spray_elsewhere(struct __sk_buff *skb, int slot, const struct pkt *p, __u32 mtu)
 {
 	__u32 zero = 0, k = (__u32)slot;
 	const struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
@@ -134,7 +136,7 @@ __noinline int spray_elsewhere(struct __sk_buff *skb, int slot, const struct pkt
 	if (!cfg || !h || !p)
 		return TC_ACT_SHOT;
 	if (mtu)
-		return too_big(skb, cfg, h, p, mtu, after_detour);
+		return too_big(skb, cfg, h, p, mtu);
 	if (!(*(volatile __u64 *)&h->gs & WPS_GS_DETOUR))
 		__sync_fetch_and_or(&h->gs, WPS_GS_DETOUR);
 	/* Its wire packets count as in the detour until its program has them
@@ -263,13 +265,16 @@ static __always_inline int sprayed_elsewhere(struct __sk_buff *skb, const struct
 		mtu = lv->pmtu;
 	/* Too big after the 56 bytes: fragmented (DF=0 IPv4), else answered here; never lost silently. */
 	if (unlikely(segs == 1 && mtu && p->inner_len + WPS_OVERHEAD > mtu))
-		return spray_elsewhere(skb, slot, p, mtu, after_detour);
+		return spray_elsewhere(skb, slot, p, mtu);
 	if (after_detour || !cfg->seg_ifindex)
 		return STAGE_NEXT;
 	if (likely(segs == 1 && !(*(volatile __u64 *)&h->gs & (WPS_GS_DETOUR | WPS_GS_DETOUR_ALL))))
 		return STAGE_NEXT;
-	if (gso_detour(skb, slot, p, segs, mtu))
-		return spray_elsewhere(skb, slot, p, 0, 0);
+	/* ECMP: the FIB lookup that picks the path weighs the whole skb's
+	 * length against the MTU, so a GSO skb goes round the detour, as before
+	 * whole skbs. */
+	if ((segs > 1 && cfg->ecmp) || gso_detour(skb, slot, p, segs, mtu))
+		return spray_elsewhere(skb, slot, p, 0);
 	return STAGE_NEXT;
 }
 

@@ -682,6 +682,25 @@ assert len(fr) == 3 and all(f[6] & 0x20 for f in fr)
 c.pkt(eth4(bytes(opt)), "TC_ACT_REDIRECT", eth4(fr[2]), clones=[eth4(fr[0]), eth4(fr[1])])
 c.count(rx=1, tx_fragmented=1, fragments_made=3, flows_new=1, inner_fragment=1)
 
+c = Case("df0_segment_cut_after_the_detour_holds_the_flow", opts=f"--gid0 {G0} --seg-ifindex {LO}", mtu=FMTU,
+         rules=("--dst 10.20.0.0/24 --proto tcp --dport 5201 --quantum 8",),
+         comment="a GSO skb whose DF=0 segments do not fit paths of 1400 goes round the detour; there each "
+                 "segment is cut into fragments that go round it again, counted nowhere: the flow's next "
+                 "packet from DEV follows them into the detour (with the detour's counts alone, equal "
+                 "once both segments were handled, it was sprayed past them)")
+t0 = inner4(proto="tcp", dport=5201, payload=b"s" * 100)
+t1 = inner4(proto="tcp", dport=5201, payload=b"t" * 100)
+gbig = inner4(proto="tcp", dport=5201, payload=b"G" * 2920)
+c.pkt(frame(t0), "TC_ACT_REDIRECT", encap(t0, 1, G0, 1, 0))
+c.pkt(frame(gbig), "TC_ACT_REDIRECT", frame(gbig), gso_segs=2, gso_size=1460, cb0_out=0x57500200)
+for i in range(2):
+    sg = inner4(proto="tcp", dport=5201, payload=bytes([0x40 + i]) * 1460)
+    fr = fragments(sg, FMTU - OVERHEAD)
+    c.pkt(frame(sg), "TC_ACT_REDIRECT", eth4(fr[1]), clones=[eth4(fr[0])], cb0=0x57500200, cb2=0, seg=True,
+          cb0_out=0x57500100)
+c.pkt(frame(t1), "TC_ACT_REDIRECT", frame(t1), cb0_out=0x57500200)
+c.count(rx=5, tx_sprayed=1, redirect_gso_detour=2, tx_fragmented=2, fragments_made=4, flows_new=1, groups_opened=1)
+
 c = Case("df0_fragments_sprayed_in_their_flow", prog="seg", opts=f"--gid0 {G0} --seg-ifindex {LO}",
          rules=("--dst 10.20.0.0/24 --proto udp --dport 5000 --quantum 3",),
          comment="after the detour a fragment after the first (no ports) is sprayed in the flow of the "
