@@ -112,8 +112,6 @@ static void rnr_with_loss_and_span(void **state)
 	}
 }
 
-static bool finished(void *ctx) { return pair_finished(ctx); }
-
 /*
  * Every mode and every TA order, 0-3 % loss each way, windows of 8-64: a
  * receive buffer posted one at a time, 1-60 us apart, so that retries are
@@ -165,9 +163,9 @@ static void rnr_buffers_posted_slowly(void **state)
 		for (uint32_t i = 0; i < PAIR_NBUF; i++) {
 			assert_int_equal(pair_post_recv(&p, i), 0);
 			t += gap;
-			tp_sim_run(p.sim, t, finished, &p);
+			tp_sim_run(p.sim, t, pair_finished, &p);
 		}
-		fin = tp_sim_run(p.sim, t + 5000 * MS, finished, &p);
+		fin = tp_sim_run(p.sim, t + 5000 * MS, pair_finished, &p);
 		tp_chan_stats(p.ch[1], &b);
 		if (!fin || p.errors || p.chan_errors || p.send_errors || p.received != 32 ||
 		    b.ta_proto_err) {

@@ -121,6 +121,18 @@ static void side_open(struct side *s, urma_device_t *d, bool peer, int k)
 	}
 }
 
+/* A side's jetties, JFRs, segment, JFC and context, its imports gone first. */
+static void side_close(struct side *s)
+{
+	for (int m = 0; m < 2; m++) {
+		urma_delete_jetty(s->jet[m]);
+		urma_delete_jfr(s->jfr[m]);
+	}
+	urma_unregister_seg(s->seg);
+	urma_delete_jfc(s->jfc);
+	urma_delete_context(s->ctx);
+}
+
 static urma_target_jetty_t *import(struct side *s, int m, const urma_jetty_id_t *id)
 {
 	urma_rjetty_t rj = { .jetty_id = *id, .trans_mode = MODES[m], .type = URMA_JETTY,
@@ -202,15 +214,10 @@ static void peer_main(int fd)
 			break;	/* the parent closed its end: done */
 	}
 	for (int k = 0; k < NCTX; k++) {
-		for (int m = 0; m < 2; m++) {
+		for (int m = 0; m < 2; m++)
 			if (back[k][m])
 				urma_unimport_jetty(back[k][m]);
-			urma_delete_jetty(S[k].jet[m]);
-			urma_delete_jfr(S[k].jfr[m]);
-		}
-		urma_unregister_seg(S[k].seg);
-		urma_delete_jfc(S[k].jfc);
-		urma_delete_context(S[k].ctx);
+		side_close(&S[k]);
 	}
 	exit(0);
 }
@@ -444,14 +451,9 @@ int main(void)
 	for (int k = 0; k < NCTX; k++) {
 		for (int g = 0; g < NCTX; g++)
 			urma_unimport_seg(tseg_of[k][g]);
-		for (int m = 0; m < 2; m++) {
+		for (int m = 0; m < 2; m++)
 			urma_unimport_jetty(tj[k][m]);
-			urma_delete_jetty(C[k].jet[m]);
-			urma_delete_jfr(C[k].jfr[m]);
-		}
-		urma_unregister_seg(C[k].seg);
-		urma_delete_jfc(C[k].jfc);
-		urma_delete_context(C[k].ctx);
+		side_close(&C[k]);
 	}
 	close(fd);
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
