@@ -273,10 +273,9 @@ struct ubx_chan *ubx_chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, i
 {
 	struct ubx_port *p = q->port;
 	struct ubx_chan *ch = ubx_chan_find(p, q, &tj->pub.id);
+	struct ubx_peer *peer;
 	uint8_t ip[16];
 	uint8_t ver;
-
-	struct ubx_peer *peer;
 
 	if (ch && ch->state == CH_READY)
 		return ch;
