@@ -10,7 +10,7 @@
 
 /* The receiver half: what the channel owes its peer. */
 struct cc_np {
-	uint32_t rx_bytes;		/* CETPH AckSequence: data bytes received */
+	uint32_t rx_bytes;		/* CETPH AckSequence: new data bytes received */
 	uint32_t pkts, marked;		/* since the last TPACK-CC (LDCP) */
 	uint32_t caqm_c, caqm_hint;	/* CAQM answers since the last TPACK-CC */
 	bool caqm_i, caqm_loc;

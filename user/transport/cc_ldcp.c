@@ -4,10 +4,11 @@
  *
  * A packet leaves only when aval_win = cw - inflight allows it (one packet
  * always may, when nothing is in flight). inflight = bytes sent - bytes the
- * receiver got, the latter from the CETPH AckSequence of every TPACK-CC; a
- * Go-Back-N retransmission (TPNAK) and an RTO reset it to 0, a selective
- * retransmission removes only the resent bytes (on_lost: the lost packets
- * are no longer in flight); every packet sent, a resend too, counts.
+ * receiver got (new to it: a duplicate adds nothing, tp_ep.c), the latter
+ * from the CETPH AckSequence of every TPACK-CC; a Go-Back-N retransmission
+ * (TPNAK) and an RTO reset it to 0, a selective retransmission removes only
+ * the resent bytes (on_lost: the lost packets are no longer in flight);
+ * every packet sent, a resend too, counts.
  *
  * The window follows the marks the receiver echoes ([chosen] LDCP reading of
  * the CETPH: C = CE-marked packets the ack covers, Hint = packets it

@@ -309,6 +309,23 @@ static bool utp_entity_match(const struct tp_chan *ch, const struct tp_rx_meta *
 }
 
 /*
+ * LDCP's AckSequence counts the data bytes new to the receiver: a duplicate
+ * (below the cumulative point or held already) adds nothing. The sender
+ * counts a packet once its loss is declared (on_lost takes the original out,
+ * the resend goes in), so a late original arriving after its resend must not
+ * be counted twice, or every spurious resend would lower the sender's
+ * in-flight estimate for good (docs/CC.md). Its marks still count.
+ */
+static enum tp_rx_verdict rcv_data_cc(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p,
+				      const void *pkt, size_t len, const struct tp_rx_meta *meta)
+{
+	enum tp_rx_verdict v = tp_rcv_data(ch, now, p, pkt, len, meta ? meta->ecn : 0);
+
+	tp_cc_rx_data(ch, now, v == TP_RX_DUP ? 0 : (uint32_t)p->payload_len, meta);
+	return v;
+}
+
+/*
  * UTP: the UTPH names no channel. The transaction layer does: the TAH's
  * IniRCID is the sending jetty (its channel's TPN), the peer this channel
  * was connected to, from the source entity when the channel names one.
@@ -326,8 +343,7 @@ static enum tp_rx_verdict utp_rx_dispatch(struct tp_ep *ep, uint64_t now, const 
 		if (ch->cfg.mode != TP_MODE_UTP || !ch->connected || ch->failed ||
 		    ch->peer_tpn != p->tah.ini_rcid || !utp_entity_match(ch, meta))
 			continue;
-		tp_cc_rx_data(ch, now, (uint32_t)p->payload_len, meta);
-		return tp_rcv_data(ch, now, p, pkt, len, meta ? meta->ecn : 0);
+		return rcv_data_cc(ch, now, p, pkt, len, meta);
 	}
 	ep->gone.rx_unknown_tpn++;
 	return TP_RX_DROP;
@@ -370,8 +386,7 @@ enum tp_rx_verdict tp_ep_rx(struct tp_ep *ep, uint64_t now, const void *pkt, siz
 			ch->st.rx_malformed++;
 			return TP_RX_DROP;
 		}
-		tp_cc_rx_data(ch, now, (uint32_t)p.payload_len, meta);
-		return tp_rcv_data(ch, now, &p, pkt, len, meta ? meta->ecn : 0);
+		return rcv_data_cc(ch, now, &p, pkt, len, meta);
 	case UB_TP_ACK:
 	case UB_TP_ACK_CE:
 	case UB_TP_SACK:
