@@ -52,6 +52,11 @@ refute() {
 # failure (bpftool writes line by line; the cc suite failed so once in 15 runs).
 has() { grep "$@" >/dev/null; }
 
+# also_stderr: stdin to stdout, and a copy to stderr. Not `tee /dev/stderr`:
+# that opens the log file behind fd 2 again, truncating it, and a failing
+# test's earlier lines were lost.
+also_stderr() { tee >(cat >&2); }
+
 # num WHAT: copy one number from stdin to stdout. Anything else (nothing, a
 # key that is not there, "null") prints "missing: WHAT" and fails. In [[ ]] or
 # (( )) that text is an arithmetic syntax error, which ends the test: `[[ '' -eq
@@ -60,7 +65,8 @@ num() {
 	local v
 	v=$(cat)
 	if [[ $v =~ ^-?[0-9]+(\.[0-9]+)?$ ]]; then echo "$v"; return 0; fi
-	echo "missing: $1 (read '${v:0:40}')" | tee /dev/stderr
+	echo "missing: $1 (read '${v:0:40}')"
+	echo "missing: $1 (read '${v:0:40}')" >&2
 	return 1
 }
 
