@@ -147,6 +147,7 @@ struct psn_log {
 	uint32_t drop_range_times;	/* ... or the first N sends (0: 1) */
 	uint64_t resp_blackout_until;	/* drop every response until then */
 	uint64_t data_blackout_from;	/* drop every data packet from then */
+	uint64_t data_blackout_until;	/* ...until then (0: for ever) */
 	uint64_t rtx_at[16];		/* when the una PSN was resent */
 	uint32_t n_rtx_at, rtx_psn;
 	uint32_t max_ack_off;		/* highest cumulative ack from ep 1 (offset) */
@@ -192,7 +193,8 @@ static bool log_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now)
 	if (p->from == 0 && p->info.data) {
 		uint32_t off = (p->info.psn - l->base) & TP_PSN_MASK;
 
-		if (now >= l->data_blackout_from && l->data_blackout_from) {
+		if (now >= l->data_blackout_from && l->data_blackout_from &&
+		    (!l->data_blackout_until || now < l->data_blackout_until)) {
 			/* The RTO resends the oldest PSN first: time those. */
 			if (p->info.rtx && l->n_rtx_at < 16 &&
 			    (!l->n_rtx_at || p->info.psn == l->rtx_psn))
@@ -636,6 +638,60 @@ static void retry_limit_fails_channel(void **state)
 		/* Dynamic: Base followed the ~20 us RTT, below the 200 us static. */
 		if (dyn)
 			assert_true(w.fired_at[1] - w.fired_at[0] < 200 * US);
+		pair_free(&p);
+	}
+}
+
+/*
+ * retry_time: a peer stalled for longer than retry_limit doubling RTOs (a
+ * receiver descheduled, a link flapping) but back within retry_time keeps
+ * the channel, every message delivered; one gone for good fails it, at the
+ * first RTO past retry_time after the first of the streak, not sooner.
+ * Without retry_time the 2 ms stall fails the channel (4 RTOs from 30 us:
+ * 30 + 60 + 120 + 240 + 480 us).
+ */
+static void retry_time_outlasts_a_stall(void **state)
+{
+	(void)state;
+	for (int back = 0; back < 2; back++) {
+		struct tp_chan_config c[2];
+		struct tp_sim_cfg s;
+		struct tp_pair p;
+		struct psn_log l;
+		struct tp_stats st;
+		struct rto_watch w = { .p = &p };
+
+		chan_cfg(c, TP_MODE_RTP_SR);
+		c[0].retry_limit = 4;
+		c[0].retry_time_ns = 20 * MS;
+		c[0].rto_mode = TP_RTO_DYNAMIC;
+		c[0].rto_min_ns = 30 * US;
+		c[0].rto_n = 1;
+		pair_link_cfg(&s, 2);
+		log_attach(&s, &l, &c[0]);
+		l.data_blackout_from = 1 * MS;
+		if (back)
+			l.data_blackout_until = 3 * MS;
+		assert_int_equal(pair_init(&p, c, &s, 3000, 1500, 2), 0);
+		pair_start(&p);
+		pair_refill(&p);
+		assert_true(tp_sim_run(p.sim, 10000 * MS, rto_watch_done, &w));
+		tp_chan_stats(p.ch[0], &st);
+		if (back) {
+			if (p.chan_errors || p.errors || p.received != p.posted)
+				fail_msg("a 2 ms stall within a retry_time of 20 ms: channel errors %u (%s), "
+					 "errors %u, received %u of %u", p.chan_errors,
+					 tp_status_name(p.chan_error), p.errors, p.received, p.posted);
+			assert_true(st.rto_fired > 5);	/* past retry_limit, kept */
+		} else {
+			assert_int_equal(p.chan_errors, 1);
+			assert_int_equal(p.chan_error, TP_ST_RETRY_EXCEEDED);
+			assert_true(w.n >= 6 && w.n < 16);
+			/* The fatal RTO is the first at or past 20 ms after the
+			 * first one; the one before it was short of 20 ms. */
+			assert_true(w.fired_at[w.n - 1] - w.fired_at[0] >= 20 * MS);
+			assert_true(w.fired_at[w.n - 2] - w.fired_at[0] < 20 * MS);
+		}
 		pair_free(&p);
 	}
 }
@@ -2501,6 +2557,7 @@ int main(void)
 		cmocka_unit_test(sr_large_range),
 		cmocka_unit_test(gbn_fast_single_goback),
 		cmocka_unit_test(retry_limit_fails_channel),
+		cmocka_unit_test(retry_time_outlasts_a_stall),
 		cmocka_unit_test(paced_rto_held),
 		cmocka_unit_test(paced_rto_lost_still_fails),
 		cmocka_unit_test(paced_rto_dcqcn),

@@ -185,7 +185,9 @@ struct tp_chan_config {
 	uint32_t rto_n;		/* dynamic: N of Base x 2^(N x Times); 0: 1 */
 	uint32_t retry_limit;	/* consecutive RTOs before the channel fails; 0: 7.
 				 * An RTO while CC pacing still holds the resends
-				 * of the one before does not count. */
+				 * of the one before counts too. */
+	uint64_t retry_time_ns;	/* and no sooner than this after the first of
+				 * them (a peer stalled, not gone); 0: none */
 	uint32_t rnr_retry;	/* RNR/page-fault retries of one operation; 0: 7 */
 	uint64_t rnr_delay_ns;	/* wait before such a retry; 0: 50 us */
 	uint32_t max_ops;	/* posted operations outstanding (each kind); 0: 1024 */

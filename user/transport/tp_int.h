@@ -240,6 +240,7 @@ struct tp_chan {
 	uint64_t inflight_bytes;
 	uint64_t rto_deadline;		/* 0: not armed */
 	uint32_t rto_times;		/* consecutive timeouts */
+	uint64_t rto_first_ns;		/* when the first of them fired */
 	bool rto_unsent;		/* the last timeout's resends have not left yet */
 	uint64_t srtt, rttvar;
 	/* SR after an RTO (F-RTO, RFC 5682 in spirit): only una went again;

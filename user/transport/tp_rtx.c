@@ -215,7 +215,9 @@ void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 	held = ch->rto_unsent;
 	if (held)
 		ch->st.rto_held++;
-	if (++ch->rto_times > ch->cfg.retry_limit) {
+	if (!ch->rto_times++)
+		ch->rto_first_ns = now;
+	if (ch->rto_times > ch->cfg.retry_limit && now - ch->rto_first_ns >= ch->cfg.retry_time_ns) {
 		tp_chan_fail(ch, TP_ST_RETRY_EXCEEDED);
 		return;
 	}

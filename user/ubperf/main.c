@@ -308,8 +308,9 @@ static int workers_finish(struct ubperf_opts *o)
 	{ "rto-min", "TIME", "dynamic RTO: floor of its base (bare: us; default: the core's)", 'R', 0 }, \
 	{ "wait", "TIME", "how long to wait for the peer (bare: s; default 5s; server: for\n" \
 	  "a client, 0 = forever)", 'W', 0 }, \
-	{ "stall", "TIME", "no completion for this long means the peer is gone (bare: s;\n" \
-	  "default 3s; server: a client whose setup stays silent this long is\n" \
+	{ "stall", "TIME", "no completion for this long means the peer is gone, and no\n" \
+	  "channel fails by its retry limit sooner (bare: s; default 3s;\n" \
+	  "server: a client whose setup stays silent this long is\n" \
 	  "dropped and the server waits for a new one)", 'S', 0 }, \
 	{ "generic", NULL, "XDP in generic (SKB) mode", 'g', 0 }, \
 	{ "zerocopy", NULL, "AF_XDP zero-copy, or fail (default: zero-copy where the driver\n" \

@@ -69,6 +69,7 @@ static void chan_config(const struct ubperf_opts *o, struct tp_chan_config *cc)
 	cc->rto_mode = o->rto_ns ? TP_RTO_STATIC : TP_RTO_DYNAMIC;
 	cc->rto_static_ns = o->rto_ns;
 	cc->rto_min_ns = o->rto_min_ns;
+	cc->retry_time_ns = (uint64_t)(o->stall_s * 1e9);	/* stalled is not gone */
 }
 
 int run_open_ep(struct run *r)
