@@ -52,10 +52,10 @@ refute() {
 # failure (bpftool writes line by line; the cc suite failed so once in 15 runs).
 has() { grep "$@" >/dev/null; }
 
-# also_stderr: stdin to stdout, and a copy to stderr. Not `tee /dev/stderr`:
-# that opens the log file behind fd 2 again, truncating it, and a failing
-# test's earlier lines were lost.
-also_stderr() { tee >(cat >&2); }
+# also_stderr: stdin to stdout, and a copy to stderr, written before it
+# returns. Not `tee /dev/stderr`: that opens the log file behind fd 2 again,
+# truncating it, and a failing test's earlier lines were lost.
+also_stderr() { tee >(cat >&2); wait $!; }
 
 # num WHAT: copy one number from stdin to stdout. Anything else (nothing, a
 # key that is not there, "null") prints "missing: WHAT" and fails. In [[ ]] or

@@ -643,17 +643,19 @@ static void retry_limit_fails_channel(void **state)
 }
 
 /*
- * retry_time: a peer stalled for longer than retry_limit doubling RTOs (a
- * receiver descheduled, a link flapping) but back within retry_time keeps
- * the channel, every message delivered; one gone for good fails it, at the
+ * retry_time: a peer stalled for longer than retry_limit RTOs (a receiver
+ * descheduled, a link flapping) but back within retry_time keeps the
+ * channel, every message delivered; one gone for good fails it, at the
  * first RTO past retry_time after the first of the streak, not sooner.
- * Without retry_time the 2 ms stall fails the channel (4 RTOs from 30 us:
- * 30 + 60 + 120 + 240 + 480 us).
+ * Without retry_time the 2 ms stall fails the channel (4 RTOs: 30 + 60 +
+ * 120 + 240 + 480 us dynamic, 5 x 200 us static). Static RTOs past the
+ * limit double (otherwise 100 timeouts, each a Go-Back-N window, in 20 ms).
  */
 static void retry_time_outlasts_a_stall(void **state)
 {
 	(void)state;
-	for (int back = 0; back < 2; back++) {
+	for (int run = 0; run < 4; run++) {
+		bool back = run & 1, dyn = run & 2;
 		struct tp_chan_config c[2];
 		struct tp_sim_cfg s;
 		struct tp_pair p;
@@ -664,9 +666,11 @@ static void retry_time_outlasts_a_stall(void **state)
 		chan_cfg(c, TP_MODE_RTP_SR);
 		c[0].retry_limit = 4;
 		c[0].retry_time_ns = 20 * MS;
-		c[0].rto_mode = TP_RTO_DYNAMIC;
-		c[0].rto_min_ns = 30 * US;
-		c[0].rto_n = 1;
+		if (dyn) {
+			c[0].rto_mode = TP_RTO_DYNAMIC;
+			c[0].rto_min_ns = 30 * US;
+			c[0].rto_n = 1;
+		}
 		pair_link_cfg(&s, 2);
 		log_attach(&s, &l, &c[0]);
 		l.data_blackout_from = 1 * MS;
@@ -686,11 +690,14 @@ static void retry_time_outlasts_a_stall(void **state)
 		} else {
 			assert_int_equal(p.chan_errors, 1);
 			assert_int_equal(p.chan_error, TP_ST_RETRY_EXCEEDED);
-			assert_true(w.n >= 6 && w.n < 16);
+			if (w.n < 6 || w.n >= 16)
+				fail_msg("%s RTOs: %u fired, 6..15 expected", dyn ? "dynamic" : "static", w.n);
 			/* The fatal RTO is the first at or past 20 ms after the
 			 * first one; the one before it was short of 20 ms. */
 			assert_true(w.fired_at[w.n - 1] - w.fired_at[0] >= 20 * MS);
 			assert_true(w.fired_at[w.n - 2] - w.fired_at[0] < 20 * MS);
+			if (!dyn)	/* 200 us up to the limit, then doubling */
+				assert_int_equal(w.fired_at[5] - w.fired_at[4], 2 * (w.fired_at[4] - w.fired_at[3]));
 		}
 		pair_free(&p);
 	}

@@ -45,8 +45,15 @@ uint64_t tp_rto_value(const struct tp_chan *ch)
 	uint64_t base;
 	uint32_t shift;
 
-	if (ch->cfg.rto_mode == TP_RTO_STATIC)
-		return ch->cfg.rto_static_ns;
+	/* Static: the same wait up to the retry limit. Past it (a peer waited
+	 * for until retry_time) each wait doubles, as a dynamic RTO's does, or
+	 * a Go-Back-N channel would resend its window every 512 us for
+	 * seconds. */
+	if (ch->cfg.rto_mode == TP_RTO_STATIC) {
+		shift = ch->rto_times > ch->cfg.retry_limit ? ch->rto_times - ch->cfg.retry_limit : 0;
+		base = ch->cfg.rto_static_ns << (shift > 24 ? 24 : shift);
+		return base > TP_RTO_4S ? TP_RTO_4S : base;
+	}
 	/* Base follows the RTT; before the first sample, the static value. */
 	base = ch->srtt ? ch->srtt + 4 * ch->rttvar : ch->cfg.rto_static_ns;
 	/* RACK and its probe find losses first: the RTO is the last resort,
