@@ -343,8 +343,16 @@ static void ldcp_inflight_rules(void **state)
 	in.ops->on_send(in.ctx, 6, 1000, true);
 	in.ops->on_cetph(in.ctx, 7, &ce);
 	assert_int_equal(inst_stats(&in).inflight, 1000);
-	/* Go-Back-N (TPNAK): reset as well. */
+	/* Go-Back-N (TPNAK): what the go-back resends leaves by on_lost (the
+	 * receiver dropped it), what the TPNAK acknowledged below it stays
+	 * until a TPACK-CC counts it. */
+	in.ops->on_send(in.ctx, 8, 1000, false);
+	in.ops->on_lost(in.ctx, 8, 1000);
 	in.ops->on_loss(in.ctx, 8, TP_LOSS_NAK);
+	assert_int_equal(inst_stats(&in).inflight, 1000);
+	ce = cetph(5000, 0, false, 0);
+	in.ops->on_cetph(in.ctx, 9, &ce);
+	assert_int_equal(inst_stats(&in).inflight, 0);
 	in.ops->on_cetph(in.ctx, 9, &ce);
 	assert_int_equal(inst_stats(&in).inflight, 0);
 	tp_cc_destroy(in.cc);

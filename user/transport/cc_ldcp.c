@@ -5,10 +5,12 @@
  * A packet leaves only when aval_win = cw - inflight allows it (one packet
  * always may, when nothing is in flight). inflight = bytes sent - bytes the
  * receiver got (new to it: a duplicate adds nothing, tp_ep.c), the latter
- * from the CETPH AckSequence of every TPACK-CC; a Go-Back-N retransmission
- * (TPNAK) and an RTO reset it to 0, a selective retransmission removes only
- * the resent bytes (on_lost: the lost packets are no longer in flight);
- * every packet sent, a resend too, counts.
+ * from the CETPH AckSequence of every TPACK-CC; an RTO resets it to 0, a
+ * retransmission removes the bytes it resends (on_lost: the lost packets are
+ * no longer in flight; a Go-Back-N go-back's, those its TPNAK leaves
+ * unacknowledged, which the receiver dropped, while what the TPNAK acknowledges
+ * but no TPACK-CC counted yet stays in flight until one does); every packet
+ * sent, a resend too, counts.
  *
  * The window follows the marks the receiver echoes ([chosen] LDCP reading of
  * the CETPH: C = CE-marked packets the ack covers, Hint = packets it
@@ -53,7 +55,7 @@ static void ld_on_send(void *ctx, uint64_t now, uint32_t bytes, bool rtx)
 	cc->w.sent += bytes;
 }
 
-/* A selective retransmission: the lost packets' bytes leave inflight. */
+/* A retransmission (selective, or a go-back): the lost bytes leave inflight. */
 static void ld_on_lost(void *ctx, uint64_t now, uint32_t bytes)
 {
 	struct tp_cc *cc = ctx;
@@ -67,9 +69,9 @@ static void ld_on_loss(void *ctx, uint64_t now, enum tp_loss_kind kind)
 	struct tp_cc *cc = ctx;
 
 	cc->now = now;
-	if (kind == TP_LOSS_SACK)
+	if (kind != TP_LOSS_RTO)
 		return;	/* the bytes came by on_lost */
-	/* RTO or Go-Back-N: nothing is counted in flight any more. */
+	/* RTO: nothing is counted in flight any more. */
 	cc->w.sent = cc->w.ack_seq;
 	if (kind == TP_LOSS_RTO) {
 		cc->w.cw = cc_clamp(cc->w.cw / 2, cc->cfg.min_cw, cc->cfg.max_cw);

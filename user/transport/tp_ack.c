@@ -173,6 +173,10 @@ void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p)
 		ch->gbn_cause = RC_NAK;
 		ch->last_nak = p->tph.psn;
 		ch->last_nak_valid = true;
+		/* What the go-back resends will never count at the receiver
+		 * (it dropped them): out of LDCP's count, and no more. What
+		 * the NAK acknowledges below it still comes in a TPACK-CC. */
+		tp_cc_on_lost(ch, now, (uint32_t)ch->inflight_bytes);
 		tp_infl_reset(ch);		/* UB 2.0 §6: a GBN go-back resets inflight */
 		if (ch->cfg.cc && ch->cfg.cc->on_loss)
 			ch->cfg.cc->on_loss(ch->cfg.cc_ctx, now, TP_LOSS_NAK);

@@ -309,19 +309,22 @@ static bool utp_entity_match(const struct tp_chan *ch, const struct tp_rx_meta *
 }
 
 /*
- * LDCP's AckSequence counts the data bytes new to the receiver: a duplicate
- * (below the cumulative point or held already) adds nothing. The sender
- * counts a packet once its loss is declared (on_lost takes the original out,
- * the resend goes in), so a late original arriving after its resend must not
- * be counted twice, or every spurious resend would lower the sender's
- * in-flight estimate for good (docs/CC.md). Its marks still count.
+ * LDCP's AckSequence counts the data bytes the receiver took (TP_RX_OK): a
+ * duplicate (below the cumulative point or held already) adds nothing, nor
+ * does a packet it dropped (out of range, no room, Go-Back-N out of order),
+ * which the sender will resend. The sender counts a packet once its loss is
+ * declared (on_lost takes the original out, the resend goes in), so a late
+ * original arriving after its resend must not be counted twice, or every
+ * spurious resend would lower the sender's in-flight estimate for good; a
+ * dropped one counted would let a Go-Back-N sender run past its window
+ * until the go-back (docs/CC.md). Their marks still count.
  */
 static enum tp_rx_verdict rcv_data_cc(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p,
 				      const void *pkt, size_t len, const struct tp_rx_meta *meta)
 {
 	enum tp_rx_verdict v = tp_rcv_data(ch, now, p, pkt, len, meta ? meta->ecn : 0);
 
-	tp_cc_rx_data(ch, now, v == TP_RX_DUP ? 0 : (uint32_t)p->payload_len, meta);
+	tp_cc_rx_data(ch, now, v == TP_RX_OK ? (uint32_t)p->payload_len : 0, meta);
 	return v;
 }
 
