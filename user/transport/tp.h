@@ -132,8 +132,9 @@ struct tp_ep_config {
  * inflight_bytes (tp_chan_inflight_bytes()) and asks can_send() before every
  * new or retransmitted data packet. inflight (UB 2.0 §6): bytes sent and not
  * acknowledged, SACKed or found lost; an RTO (GBN or SR) and a GBN go-back
- * reset it to 0, a selective retransmission takes out only the lost
- * packets' bytes; a resend counts again.
+ * reset the core's count to 0 (the go-back tells CC the bytes by on_lost), a
+ * selective retransmission takes out only the lost packets' bytes; a resend
+ * counts again.
  */
 enum tp_loss_kind { TP_LOSS_RTO, TP_LOSS_NAK, TP_LOSS_SACK };
 struct tp_rx_meta;
@@ -144,9 +145,10 @@ struct tp_cc_ops {
 	void (*on_send)(void *cc, uint64_t now, uint32_t bytes, bool rtx);
 	void (*on_ack)(void *cc, uint64_t now, uint64_t acked_bytes, uint64_t rtt_ns);
 	void (*on_loss)(void *cc, uint64_t now, enum tp_loss_kind kind);
-	/* A selective retransmission: bytes of packets found lost, taken out of
-	 * flight (their resends count as sent again). An RTO or a Go-Back-N
-	 * go-back takes everything out instead: on_loss(TP_LOSS_RTO/NAK). */
+	/* A retransmission: bytes of packets found lost (selective), or that a
+	 * TPNAK leaves unacknowledged (a Go-Back-N go-back), taken out of flight
+	 * (their resends count as sent again). An RTO takes everything out
+	 * instead: on_loss(TP_LOSS_RTO). */
 	void (*on_lost)(void *cc, uint64_t now, uint32_t bytes);
 	void (*on_ecn)(void *cc, uint64_t now);		/* receiver saw CE on data */
 	void (*on_cnp)(void *cc, uint64_t now, uint8_t ecn_level, bool loc);

@@ -60,13 +60,15 @@ uint64_t tp_rto_value(const struct tp_chan *ch)
 	 * never sooner than 2 SRTT (a queue that grows delays every packet,
 	 * and RTTVAR of a steady queue is next to nothing), nor, before any
 	 * RTT is known, than 16 ms (the first flight fills queues on paths
-	 * not measured yet; the probe goes first). Go-Back-N's RTO, which no
-	 * ack undoes and which resends the window, waits 2 SRTT as well: a
-	 * window-limited LDCP sender's sat 5 us above an SRTT of 73 us, and a
-	 * neighbour's go-back burst fired it, every time spuriously (docs/CC.md). */
+	 * not measured yet; the probe goes first). Go-Back-N with TPNAKs: its
+	 * RTO, which no ack undoes and which resends the window, only finds a
+	 * tail, and waits 2 SRTT as well: a window-limited LDCP sender's sat
+	 * 5 us above an SRTT of 73 us, and a neighbour's go-back burst fired
+	 * it, every time spuriously (docs/CC.md). Plain Go-Back-N recovers by
+	 * the RTO alone and keeps SRTT + 4 RTTVAR. */
 	if (ch->cfg.rack && base < (ch->srtt ? 2 * ch->srtt : TP_RTO_16MS))
 		base = ch->srtt ? 2 * ch->srtt : TP_RTO_16MS;
-	if (tp_is_gbn(ch) && base < 2 * ch->srtt)
+	if (ch->cfg.mode == TP_MODE_RTP_GBN_FAST && base < 2 * ch->srtt)
 		base = 2 * ch->srtt;
 	if (base < ch->cfg.rto_min_ns)
 		base = ch->cfg.rto_min_ns;
