@@ -144,7 +144,9 @@ struct ep_stats {
 	/* of those, UTP packets the ep_set_ctl() hook took and ep_send_raw() sent */
 	uint64_t ctl_rx, ctl_tx;
 	uint64_t ce_marked;	/* IP ECN CE, or native FECN light/severe CE */
-	/* the kernel's AF_XDP counters (XDP_STATISTICS), summed over sockets */
+	/* the kernel's AF_XDP counters (XDP_STATISTICS), summed over sockets;
+	 * xsk_fill_empty: frames a queue dropped for an empty fill ring (its
+	 * workers share it: in the worker that made its pool) */
 	uint64_t xsk_rx_dropped, xsk_rx_ring_full, xsk_fill_empty;
 #define EP_STAT_FIELD(n, d) uint64_t n;
 	EP_RX_ERRORS(EP_STAT_FIELD)

@@ -600,8 +600,17 @@ int xsk_mt_fd(const struct xsk_mt_thr *t, int sock) { return t->socks[sock].fd; 
 void xsk_mt_get_stats(const struct xsk_mt_thr *t, struct xsk_kstats *st)
 {
 	memset(st, 0, sizeof(*st));
-	for (int i = 0; i < t->nsocks; i++)
-		xsk_kstats_add(t->socks[i].fd, st);
+	for (int i = 0; i < t->nsocks; i++) {
+		const struct sock *s = &t->socks[i];
+		uint64_t fill_empty = st->fill_empty;
+
+		xsk_kstats_add(s->fd, st);
+		/* The kernel counts an empty fill ring per pool, and every socket
+		 * on the queue reads that one count: it is the pool's first
+		 * socket's alone, or N workers would report it N times. */
+		if (s->fd != s->pool->first_fd)
+			st->fill_empty = fill_empty;
+	}
 }
 
 bool xsk_mt_sg_supported(void)

@@ -97,7 +97,9 @@ bool xsk_mt_sg_supported(void);
 int xsk_mt_nsocks(const struct xsk_mt_thr *t);
 int xsk_mt_fd(const struct xsk_mt_thr *t, int sock);
 
-/* The kernel's counters (XDP_STATISTICS) over t's sockets. */
+/* The kernel's counters (XDP_STATISTICS) over t's sockets; fill_empty, a
+ * queue's and not a socket's, in the counters of the thread whose socket made
+ * the queue's pool, so that a sum over the threads counts each queue once. */
 void xsk_mt_get_stats(const struct xsk_mt_thr *t, struct xsk_kstats *st);
 
 /* The data path: only t's own thread. A multi-buffer packet's frames come
