@@ -210,7 +210,7 @@ URMA_APP_LIBS   := -L$(BUILD)/lib -lurma -Wl,-rpath,'$$ORIGIN/../lib' -lpthread
 $(BUILD)/bin/urma_example: user/urma/example/urma_example.c $(wildcard user/urma/include/*.h) $(URMA_SO) | $(BUILD)/bin
 	$(CC) $(URMA_APP_CFLAGS) -o $@ $< $(URMA_APP_LIBS)
 
-$(BUILD)/bin/urma_api_test: tests/urma/api_test.c $(wildcard user/urma/include/*.h) $(URMA_SO) | $(BUILD)/bin
+$(BUILD)/bin/urma_api_test: tests/urma/api_test.c tests/urma/two_ends.h $(wildcard user/urma/include/*.h) $(URMA_SO) | $(BUILD)/bin
 	$(CC) $(URMA_APP_CFLAGS) -o $@ $< $(URMA_APP_LIBS) -lcmocka
 
 $(BUILD)/bin/urma_workers_test $(BUILD)/bin/urma_spread_test: $(BUILD)/bin/urma_%_test: tests/urma/%_test.c \

@@ -8,17 +8,15 @@
  *   URMA_TEST_PEER_NS   the other end's namespace (/run/netns/NAME)
  *   URMA_TEST_PEER_DEV  its device there
  *   URMA_TEST_DEAD_IP   an address on the link nobody answers for
- * Before anything else the test forks a peer into the other namespace: a
- * URMA process of its own (jetties 77 RM, 78 RC, 79 UM, a segment) that
- * tells its IDs over a socket pair, reports every receive it completes
- * and echoes Sends that begin with "echo" to their sender.
+ * Before anything else the test forks a peer into the other namespace
+ * (two_ends.h): a URMA process of its own (jetties 77 RM, 78 RC, 79 UM, a
+ * segment) that tells its IDs over a socket pair, reports every receive it
+ * completes and echoes Sends that begin with "echo" to their sender.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -35,6 +33,7 @@
 #include <cmocka.h>
 
 #include "urma_api.h"
+#include "two_ends.h"
 
 #define PEER_RM		77
 #define PEER_RC		78
@@ -56,7 +55,6 @@ struct peer_info {
 #define SEG_TOKEN	0x5eed	/* the peer's segments' token value */
 
 static int peer_sock = -1;
-static pid_t peer_pid;
 static struct peer_info pinfo;
 
 /* ---- the peer process ------------------------------------------------------------ */
@@ -101,12 +99,10 @@ static void peer_post(urma_jetty_t *j, urma_target_seg_t *seg, uint8_t *buf, uin
 		exit(4);
 }
 
-static void peer_main(int fd, const char *ns, const char *dev)
+static void peer_main(int fd)
 {
-	int nsfd = open(ns, O_RDONLY);
-	urma_init_attr_t ia = { 0 };
 	struct peer_info info = { 0 };
-	urma_device_t *d;
+	urma_device_t *d = two_ends_peer_device();
 	urma_context_t *ctx;
 	urma_jfc_t *jfc;
 	urma_jfr_t *jfr[3];
@@ -118,11 +114,7 @@ static void peer_main(int fd, const char *ns, const char *dev)
 	uint8_t *buf;
 	const urma_transport_mode_t modes[3] = { URMA_TM_RM, URMA_TM_RC, URMA_TM_UM };
 
-	if (nsfd < 0 || setns(nsfd, CLONE_NEWNET))
-		exit(2);
-	close(nsfd);
-	if (urma_init(&ia) || !(d = urma_get_device_by_name((char *)dev)) ||
-	    !(ctx = urma_create_context(d, 0)) || !(jfc = urma_create_jfc(ctx, &jc)))
+	if (!(ctx = urma_create_context(d, 0)) || !(jfc = urma_create_jfc(ctx, &jc)))
 		exit(2);
 	for (int i = 0; i < 3; i++) {
 		urma_jfr_cfg_t rc = { .depth = 256, .trans_mode = modes[i], .jfc = jfc, .max_sge = 2 };
@@ -247,14 +239,6 @@ struct fx {
 };
 
 static struct fx F;
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static urma_jetty_t *make_jetty(urma_transport_mode_t m, urma_jfr_t **jfr_out)
 {
@@ -1356,23 +1340,9 @@ int main(void)
 		cmocka_unit_test(threads),
 		cmocka_unit_test(logging),
 	};
-	int sv[2], rc, st;
+	pid_t peer_pid = two_ends_fork(peer_main, &peer_sock, &pinfo, sizeof(pinfo));
+	int rc, st;
 
-	if (!getenv("URMA_TEST_DEV") || !getenv("URMA_TEST_PEER_NS") || !getenv("URMA_TEST_PEER_DEV")) {
-		fprintf(stderr, "URMA_TEST_DEV, URMA_TEST_PEER_NS, URMA_TEST_PEER_DEV: see tests/urma/run\n");
-		return 2;
-	}
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
-		return 2;
-	peer_pid = fork();
-	if (peer_pid == 0) {
-		close(sv[0]);
-		peer_main(sv[1], getenv("URMA_TEST_PEER_NS"), getenv("URMA_TEST_PEER_DEV"));
-	}
-	close(sv[1]);
-	peer_sock = sv[0];
-	if (read(peer_sock, &pinfo, sizeof(pinfo)) != sizeof(pinfo))
-		pinfo.ok = 0;
 	rc = cmocka_run_group_tests_name("urma_api", tests, group_setup, group_teardown);
 	close(peer_sock);
 	waitpid(peer_pid, &st, 0);
