@@ -13,7 +13,8 @@
  * pair sharing R one worker), the data, and that every request and echo
  * gives exactly one record of the one JFC, taken by urma_poll_jfc on even
  * rounds and after urma_wait_jfc on odd ones (a record due and no wake-up
- * within 2 s fails), where worker 1's jetties also run alone.
+ * within 2 s fails), where worker 1's jetties also run alone. Then a JFC
+ * filled from both workers (jfc_from_two_workers).
  *
  *   URMA_TEST_DEV, URMA_TEST_PEER_NS, URMA_TEST_PEER_DEV as api_test's;
  *   URMA_TEST_ROUNDS       rounds (default 20)
@@ -389,6 +390,98 @@ static void round_all(int r)
 	}
 }
 
+/*
+ * A JFC of depth FILL_DEPTH fed by a JFS on each worker (its records' TPNs
+ * tell which), not polled while they complete: it holds FILL_DEPTH records
+ * whichever worker made them, each once and in posting order per JFS; the
+ * records past that are lost, and the poll that finds the JFC empty says so
+ * once (EOVERFLOW), as docs/URMA.md "Completion records" has it.
+ */
+#define FILL_DEPTH	8
+
+/* Writes of 64 bytes, n[k] on jfs[k], their records left to come. */
+static void fill_writes(urma_jfs_t *const jfs[2], const int n[2], int round)
+{
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < n[k]; i++) {
+			urma_sge_t loc = sge(&C, 262144, 64);
+			urma_sge_t rem = { .addr = peer.va, .len = 64, .tseg = tseg };
+			urma_jfs_wr_t wr = { .opcode = URMA_OPC_WRITE, .tjetty = tj[0],
+					     .user_ctx = TAG(4, k, round * 100 + i) };
+			urma_jfs_wr_t *bad;
+
+			wr.flag.bs.complete_enable = 1;
+			wr.rw.src = (urma_sg_t){ .sge = &loc, .num_sge = 1 };
+			wr.rw.dst = (urma_sg_t){ .sge = &rem, .num_sge = 1 };
+			if (urma_post_jfs_wr(jfs[k], &wr, &bad))
+				die("urma_post_jfs_wr");
+		}
+	usleep(1000 * 1000);	/* every Write done by the progress threads, none polled */
+}
+
+/* The JFC's records: how many; each JFS's in order, on its own worker. */
+static int fill_drain(urma_jfc_t *jfc, int round, uint32_t worker[2], bool *overflow)
+{
+	int got = 0, next[2] = { 0, 0 }, r;
+	urma_cr_t cr;
+
+	*overflow = false;
+	while ((r = urma_poll_jfc(jfc, 1, &cr)) != 0) {
+		int k, i;
+
+		if (r < 0) {
+			if (errno != EOVERFLOW || *overflow)
+				die("urma_poll_jfc: an error other than one EOVERFLOW");
+			*overflow = true;
+			continue;
+		}
+		k = (int)(cr.user_ctx >> 24 & 0xff);
+		i = (int)(cr.user_ctx & 0xffffff) - round * 100;
+		if (cr.status != URMA_CR_SUCCESS || cr.user_ctx >> 32 != 4 || k > 1 || i != next[k]++)
+			die("a record of the filled JFC out of order, twice or failed");
+		if (!round)
+			worker[k] = cr.tpn % 2;
+		else if (worker[k] != cr.tpn % 2)
+			die("a JFS's records from another worker");
+		got++;
+	}
+	return got;
+}
+
+static void jfc_from_two_workers(void)
+{
+	urma_jfc_cfg_t jc = { .depth = FILL_DEPTH };
+	urma_jfc_t *jfc = urma_create_jfc(C.ctx, &jc);
+	urma_jfs_cfg_t sc = { .depth = 16, .trans_mode = URMA_TM_RM, .rnr_retry = 7 };
+	urma_jfs_t *jfs[2];
+	const int exact[2] = { 6, 2 }, over[2] = { 6, 6 };
+	uint32_t worker[2];
+	bool overflow;
+	int got;
+
+	sc.jfc = jfc;
+	if (!jfc || !(jfs[0] = urma_create_jfs(C.ctx, &sc)) || !(jfs[1] = urma_create_jfs(C.ctx, &sc)))
+		die("the filled JFC, its JFSs");
+	/* As many records as it holds, most from one worker: every one kept. */
+	fill_writes(jfs, exact, 0);
+	got = fill_drain(jfc, 0, worker, &overflow);
+	printf("JFC of depth %d, %d + %d records from workers %u and %u: %d taken%s\n", FILL_DEPTH,
+	       exact[0], exact[1], worker[0], worker[1], got, overflow ? ", EOVERFLOW" : "");
+	if (worker[0] == worker[1])
+		die("the two JFSs are on one worker");
+	if (got != FILL_DEPTH || overflow)
+		die("a JFC given as many records as its depth lost some, or said so");
+	/* More than it holds: its depth taken, the loss said once. */
+	fill_writes(jfs, over, 1);
+	got = fill_drain(jfc, 1, worker, &overflow);
+	printf("JFC of depth %d, %d + %d records: %d taken%s\n", FILL_DEPTH, over[0], over[1], got,
+	       overflow ? ", then EOVERFLOW" : "");
+	if (got != FILL_DEPTH || !overflow)
+		die("a JFC holds more records than its depth, or lost some unsaid");
+	if (urma_delete_jfs(jfs[0]) || urma_delete_jfs(jfs[1]) || urma_delete_jfc(jfc))
+		die("deleting the filled JFC");
+}
+
 int main(void)
 {
 	const char *rs = getenv("URMA_TEST_ROUNDS");
@@ -434,6 +527,7 @@ int main(void)
 		for (until = now_s() + 0.1; now_s() < until;)
 			if (urma_poll_jfc(C.jfc, 1, &cr) != 0)
 				die("a completion record came twice, or unasked");
+		jfc_from_two_workers();
 	}
 	urma_unimport_seg(tseg);
 	for (int j = 0; j < NJ + NB; j++)

@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Completion: a JFC is a ring of completion records per worker that feeds
- * it (its JFS, JFR and jetties may be on several: jetty.c), each written by
- * its worker under that worker's port lock and drained by urma_poll_jfc()
- * under the same, one worker after the other: no lock shared between
- * workers on the per-packet path. A JFCE is an eventfd (jfce->fd, for poll
- * or epoll) written when an armed JFC of it gets a record, with a list per
- * worker of the JFCs that fired for urma_wait_jfc(); an arming fires once
- * whichever worker's record comes first (an atomic flag, not a lock).
+ * Completion: a JFC is one ring of `depth` completion records, whichever
+ * workers feed it (its JFS, JFR and jetties may be on several: jetty.c):
+ * a bounded queue of many producers and consumers (D. Vyukov's), each
+ * worker pushing under its own port lock and urma_poll_jfc() taking from
+ * any thread, with no lock shared between workers: a slot's turn (seq)
+ * says whether it is free for the record of ticket t (seq == t) or holds
+ * it (seq == t + 1); tickets come from a compare-and-swap on tail (push)
+ * or head (take). So the JFC holds `depth` records however many workers
+ * feed it, in memory of its depth (a ring per worker, each as deep, took
+ * N times that and lost a record only when one worker's ring was full).
+ * A JFCE is an eventfd (jfce->fd, for poll or epoll) written when an armed
+ * JFC of it gets a record, with a list per worker of the JFCs that fired
+ * for urma_wait_jfc(); an arming fires once whichever worker's record
+ * comes first (an atomic flag, not a lock).
  *
  * A full JFC loses the record that does not fit: it is counted, logged
  * once, and urma_poll_jfc() reports it (-1, errno EOVERFLOW) once the
@@ -139,36 +145,79 @@ static void fire(struct ubx_jfc *jfc, struct ubx_port *p)
 
 int ubx_jfc_attach(struct ubx_jfc *jfc, struct ubx_port *p)
 {
-	struct ubx_cring *r = &jfc->r[p->widx];
-
-	if (!r->ring && !(r->ring = calloc(jfc->depth, sizeof(*r->ring))))
-		return ENOMEM;
 	__atomic_or_fetch(&jfc->wmask, 1u << p->widx, __ATOMIC_SEQ_CST);
 	if (jfc->jfce)
 		__atomic_or_fetch(&jfc->jfce->wmask, 1u << p->widx, __ATOMIC_RELEASE);
 	return 0;
 }
 
+/* Slot i's turn, stored less i: a slot calloc left at 0 is at turn i, free
+ * for ticket i, and the pages of a deep JFC are touched only as it fills. */
+static uint64_t turn(const struct ubx_jfc *j, uint64_t i)
+{
+	return __atomic_load_n(&j->ring[i].seq, __ATOMIC_ACQUIRE) + i;
+}
+
+static void set_turn(struct ubx_jfc *j, uint64_t i, uint64_t t)
+{
+	__atomic_store_n(&j->ring[i].seq, t - i, __ATOMIC_RELEASE);
+}
+
+/* The next ticket of *end whose slot is at turn ticket + ahead, taken (*slot):
+ * false when the slot at the end is not there yet (push: the JFC is full;
+ * take: empty). */
+static bool ticket(struct ubx_jfc *j, uint64_t *end, uint64_t ahead, uint64_t *t, uint64_t *slot)
+{
+	uint64_t pos = __atomic_load_n(end, __ATOMIC_RELAXED);
+
+	for (;;) {
+		uint64_t i = pos % j->depth;
+		int64_t d = (int64_t)(turn(j, i) - (pos + ahead));
+
+		if (d < 0)
+			return false;
+		if (!d && __atomic_compare_exchange_n(end, &pos, pos + 1, true, __ATOMIC_SEQ_CST,
+						      __ATOMIC_RELAXED)) {
+			*t = pos;
+			*slot = i;
+			return true;
+		}
+		if (d)
+			pos = __atomic_load_n(end, __ATOMIC_RELAXED);
+	}
+}
+
+static bool ring_take(struct ubx_jfc *j, urma_cr_t *cr)
+{
+	uint64_t t, i;
+
+	if (!ticket(j, &j->head, 1, &t, &i))
+		return false;
+	*cr = j->ring[i].cr;
+	set_turn(j, i, t + j->depth);
+	return true;
+}
+
 bool ubx_jfc_push(struct ubx_jfc *jfc, struct ubx_port *p, const urma_cr_t *cr)
 {
-	struct ubx_cring *r;
+	uint64_t t, i;
+	bool kept;
 
-	if (!jfc || !(r = &jfc->r[p->widx])->ring)
+	if (!jfc)
 		return false;
-	if (r->count == jfc->depth) {
-		if (!r->overflow)
+	kept = ticket(jfc, &jfc->tail, 0, &t, &i);
+	if (kept) {
+		jfc->ring[i].cr = *cr;
+		set_turn(jfc, i, t + 1);
+	} else {
+		if (!__atomic_exchange_n(&jfc->overflow, true, __ATOMIC_ACQ_REL))
 			ubx_err("JFC %u overflowed (depth %u): completion records are lost "
 				"(urma_poll_jfc reports it)", jfc->pub.jfc_id.id, jfc->depth);
-		r->overflow = true;
-		r->lost++;
 		p->jfc_overflow++;
-	} else {
-		r->ring[(r->head + r->count) % jfc->depth] = *cr;
-		r->count++;
 	}
 	if (jfc->jfce && __atomic_load_n(&jfc->armed, __ATOMIC_SEQ_CST))
 		fire(jfc, p);
-	return !r->overflow;
+	return kept;
 }
 
 UBX_VISIBLE urma_jfc_t *urma_create_jfc(urma_context_t *ctx, urma_jfc_cfg_t *cfg)
@@ -188,9 +237,10 @@ UBX_VISIBLE urma_jfc_t *urma_create_jfc(urma_context_t *ctx, urma_jfc_cfg_t *cfg
 		errno = EPERM;
 		return NULL;
 	}
-	/* Its rings come with the queues that use it (ubx_jfc_attach). */
 	j = calloc(1, sizeof(*j));
-	if (!j) {
+	/* Its pages are touched only as records come (turn()). */
+	if (!j || !(j->ring = calloc(cfg->depth, sizeof(*j->ring)))) {
+		free(j);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -250,64 +300,48 @@ UBX_VISIBLE urma_status_t urma_delete_jfc(urma_jfc_t *jfc)
 	pthread_mutex_unlock(&p->lock);
 	pthread_mutex_destroy(&j->pub.event_mutex);
 	pthread_cond_destroy(&j->pub.event_cond);
-	for (uint32_t w = 0; w < UB_EP_MAX_WORKERS; w++)
-		free(j->r[w].ring);
+	free(j->ring);
 	free(j);
 	return URMA_SUCCESS;
 }
 
 /*
- * Each worker's ring in turn, under that worker's lock, starting where the
- * last poll that filled its array stopped (no ring starves the others). A
- * ring found empty: a round of that worker's I/O first, rather than waiting
- * for its progress thread (a polling application drives the endpoint).
+ * The records there, in the order they came; none: a round of I/O of each
+ * worker that feeds it first, rather than waiting for their progress
+ * threads (a polling application drives the endpoint), then what that
+ * brought.
  */
 UBX_VISIBLE int urma_poll_jfc(urma_jfc_t *jfc, int cr_cnt, urma_cr_t *cr)
 {
 	struct ubx_jfc *j = ubx_jfc_of(jfc);
-	uint32_t mask, start, i;
-	struct ubx_port *p;
+	uint32_t mask;
 	int n = 0;
 
 	if (!j || cr_cnt < 0 || (cr_cnt && !cr)) {
 		errno = EINVAL;
 		return -1;
 	}
+	while (n < cr_cnt && ring_take(j, &cr[n]))
+		n++;
+	if (n)
+		return n;
+	/* No queue uses it yet: its context's worker's I/O. */
 	mask = __atomic_load_n(&j->wmask, __ATOMIC_ACQUIRE);
-	if (!mask) {
-		/* No queue uses it yet: its context's worker's I/O. */
-		p = j->ctx->port;
+	if (!mask)
+		mask = 1u << j->ctx->port->widx;
+	for (uint32_t w = 0; next_w(mask, &w); w++) {
+		struct ubx_port *p = lane(j->ctx, w);
+
 		pthread_mutex_lock(&p->lock);
 		ubx_app_progress(p);
 		pthread_mutex_unlock(&p->lock);
-		return 0;
 	}
-	start = __atomic_load_n(&j->next_w, __ATOMIC_RELAXED);
-	for (i = 0; i < UB_EP_MAX_WORKERS && (n < cr_cnt || !cr_cnt); i++) {
-		uint32_t w = (start + i) % UB_EP_MAX_WORKERS;
-		struct ubx_cring *r = &j->r[w];
-
-		if (!(mask & 1u << w))
-			continue;
-		p = lane(j->ctx, w);
-		pthread_mutex_lock(&p->lock);
-		if (!r->count)
-			ubx_app_progress(p);
-		while (n < cr_cnt && r->count) {
-			cr[n++] = r->ring[r->head];
-			r->head = (r->head + 1) % j->depth;
-			r->count--;
-		}
-		if (!n && r->overflow && cr_cnt) {
-			r->overflow = false;
-			pthread_mutex_unlock(&p->lock);
-			errno = EOVERFLOW;
-			return -1;
-		}
-		pthread_mutex_unlock(&p->lock);
+	while (n < cr_cnt && ring_take(j, &cr[n]))
+		n++;
+	if (!n && cr_cnt && __atomic_exchange_n(&j->overflow, false, __ATOMIC_ACQ_REL)) {
+		errno = EOVERFLOW;
+		return -1;
 	}
-	if (n == cr_cnt && cr_cnt)
-		__atomic_store_n(&j->next_w, (start + i) % UB_EP_MAX_WORKERS, __ATOMIC_RELAXED);
 	return n;
 }
 
@@ -325,18 +359,18 @@ UBX_VISIBLE urma_status_t urma_rearm_jfc(urma_jfc_t *jfc, bool solicited_only)
 	}
 	__atomic_store_n(&j->armed, true, __ATOMIC_SEQ_CST);
 	/* Records already waiting fire at once: no wake-up is lost between
-	 * the last poll and the arming (a record pushed meanwhile either sees
-	 * the arming or is seen here, under its worker's lock). Sequentially
-	 * consistent, as the ring's attach (its mask bit, then its first
-	 * push's look at armed): of a rearm and a ring new meanwhile, one
-	 * sees the other. */
+	 * the last poll and the arming. A push takes its ticket on tail, then
+	 * looks at armed; a rearm sets armed, then looks at tail, all
+	 * sequentially consistent: of the two, one sees the other. (A record
+	 * whose ticket is taken but not yet written fires an arming its poll
+	 * may not see yet: a wake-up too many, never one too few.) */
 	mask = __atomic_load_n(&j->wmask, __ATOMIC_SEQ_CST);
-	for (uint32_t w = 0; next_w(mask, &w); w++) {
-		struct ubx_port *p = lane(j->ctx, w);
+	if (mask && __atomic_load_n(&j->tail, __ATOMIC_SEQ_CST) != __atomic_load_n(&j->head, __ATOMIC_SEQ_CST)) {
+		/* On the list of a worker that feeds it, as a push would have. */
+		struct ubx_port *p = lane(j->ctx, (uint32_t)__builtin_ctz(mask));
 
 		pthread_mutex_lock(&p->lock);
-		if (j->r[w].count)
-			fire(j, p);
+		fire(j, p);
 		pthread_mutex_unlock(&p->lock);
 	}
 	return URMA_SUCCESS;

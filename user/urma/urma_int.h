@@ -19,11 +19,11 @@
  *               and recv.c, the progress thread
  *
  * Locking: everything of a port (its endpoint, core, channels, queues,
- * its completion rings of each JFC) is under port->lock; a JFS, JFR or
+ * the fired lists of each JFCE) is under port->lock; a JFS, JFR or
  * jetty belongs to one port (struct ubx_q.port: docs/URMA.md "Worker
- * threads" for which), a JFC has a ring per port that feeds it, each
- * written under that port's lock, and the counts of objects a context or a
- * JFC still has are atomic. A device has a port per worker thread of its
+ * threads" for which), a JFC has one ring of its depth that every port
+ * feeding it writes without a lock (jfc.c), and the counts of objects a
+ * context or a JFC still has are atomic. A device has a port per worker thread of its
  * endpoint (struct ubx_devport); ports share no lock on the per-packet
  * path. The global device list and port list are under a global mutex
  * (context.c). The port's progress thread runs the
@@ -352,12 +352,11 @@ struct ubx_jfce {
 	uint32_t spin_skipped;
 };
 
-/* A JFC's records from one port's worker (under that port's lock). */
-struct ubx_cring {
-	urma_cr_t *ring;
-	uint32_t head, count;
-	bool overflow;
-	uint64_t lost;
+/* A slot of a JFC's ring: its record and, less the slot's index (so that a
+ * ring fresh from calloc is empty), the turn it is at (jfc.c). */
+struct ubx_cslot {
+	uint64_t seq;
+	urma_cr_t cr;
 };
 
 struct ubx_jfc {
@@ -366,18 +365,20 @@ struct ubx_jfc {
 	struct ubx_ctx *ctx;
 	struct ubx_jfce *jfce;
 	uint32_t depth;
-	struct ubx_cring r[UB_EP_MAX_WORKERS];
-	uint32_t wmask;			/* ports with a ring (atomic) */
-	uint32_t next_w;		/* the ring a poll starts at (atomic) */
+	/* One ring of depth records, whichever ports feed it (jfc.c). */
+	struct ubx_cslot *ring;
+	uint64_t head, tail;		/* atomic */
+	bool overflow;			/* atomic: a record lost, not yet reported */
+	uint32_t wmask;			/* ports that feed it (atomic) */
 	bool armed, fired;		/* atomic: one event per arming, whichever port */
 	int users;
 };
 
 struct ubx_jfce *ubx_jfce_of(const urma_jfce_t *e);
 struct ubx_jfc *ubx_jfc_of(const urma_jfc_t *j);
-/* Port p's ring of jfc, made if it has none (p's lock held): 0 or ENOMEM. */
+/* Port p feeds jfc from now on (p's lock held): 0. */
 int ubx_jfc_attach(struct ubx_jfc *jfc, struct ubx_port *p);
-/* Add a record from port p (its lock held): false when its ring was full
+/* Add a record from port p (its lock held): false when the JFC was full
  * (lost, counted). */
 bool ubx_jfc_push(struct ubx_jfc *jfc, struct ubx_port *p, const urma_cr_t *cr);
 
