@@ -4,13 +4,6 @@
 # (xsk_fill_empty, once per queue however many workers share its ring) and,
 # running again, refills the ring; RTP resends what was dropped.
 
-# rx_queue_drops NS DEV: the frames the veth's rx queues dropped (an XDP
-# redirect the socket refused among them), summed over its queues.
-rx_queue_drops() {
-	ns_run "$1" ethtool -S "$2" | awk '$1 ~ /^rx_queue_[0-9]+_drops:$/ { n += $2 } END { print n }' |
-		num "$2 rx queue drops"
-}
-
 # A server of two workers (two sockets on each queue, sharing its fill ring)
 # stopped for 0.2 s under 16 channels of 256 packets in flight (4096, twice
 # the ring's 2048 frames): the kernel's drops, the port's and the endpoint's

@@ -269,6 +269,10 @@ static void stats_dump(struct ubx_port *p)
 	fprintf(f, "{\"dev\": \"%s\", \"pid\": %d, \"uasid\": %u, \"worker\": %u, \"workers\": %u",
 		p->ifname, (int)getpid(), g_uasid, p->widx, p->dp->n);
 	fprintf(f, ", \"rx_frames\": %" PRIu64 ", \"tx_frames\": %" PRIu64, es.rx_frames, es.tx_frames);
+	/* What the kernel dropped before the endpoint saw it: an empty fill
+	 * ring (once per queue, in the worker that made its pool), a full rx ring. */
+	fprintf(f, ", \"ep_xsk_rx_dropped\": %" PRIu64 ", \"ep_xsk_rx_ring_full\": %" PRIu64
+		", \"ep_xsk_fill_empty\": %" PRIu64, es.xsk_rx_dropped, es.xsk_rx_ring_full, es.xsk_fill_empty);
 	{
 		uint64_t xc[UB_EP_CNT__MAX], lt, lf;
 		bool direct;
