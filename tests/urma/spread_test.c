@@ -14,7 +14,8 @@
  * gives exactly one record of the one JFC, taken by urma_poll_jfc on even
  * rounds and after urma_wait_jfc on odd ones (a record due and no wake-up
  * within 2 s fails), where worker 1's jetties also run alone. Then a JFC
- * filled from both workers (jfc_from_two_workers).
+ * filled from both workers (jfc_from_two_workers), and one fed by both and
+ * polled by three threads at once (jfc_polled_by_three).
  *
  *   URMA_TEST_DEV, URMA_TEST_PEER_NS, URMA_TEST_PEER_DEV as api_test's;
  *   URMA_TEST_ROUNDS       rounds (default 20)
@@ -448,6 +449,111 @@ static int fill_drain(urma_jfc_t *jfc, int round, uint32_t worker[2], bool *over
 	return got;
 }
 
+/* Records of the shared JFC taken by POLLERS threads at once, each once. */
+#define POLLERS		3
+#define STRESS_N	3000	/* Writes per JFS */
+
+struct taker {
+	pthread_t t;
+	urma_jfc_t *jfc;
+	uint8_t (*seen)[STRESS_N];
+	int *left;		/* records still due, both JFSs (atomic) */
+	int *out;		/* each JFS's Writes not yet taken (atomic) */
+	int *worker;		/* each JFS's, from its records' TPNs (-1: none yet) */
+	bool bad;
+};
+
+static void *take_records(void *arg)
+{
+	struct taker *k = arg;
+	double until = now_s() + 30;
+
+	while (__atomic_load_n(k->left, __ATOMIC_ACQUIRE) > 0 && now_s() < until) {
+		urma_cr_t cr[4];
+		int n = urma_poll_jfc(k->jfc, 4, cr);
+
+		k->bad |= n < 0;
+		for (int i = 0; i < n; i++) {
+			uint32_t j = (uint32_t)(cr[i].user_ctx >> 24 & 0xff), m = (uint32_t)(cr[i].user_ctx & 0xffffff);
+
+			int w = -1;
+
+			if (cr[i].status != URMA_CR_SUCCESS || j > 1 || m >= STRESS_N ||
+			    __atomic_fetch_add(&k->seen[j][m], 1, __ATOMIC_RELAXED) ||
+			    (!__atomic_compare_exchange_n(&k->worker[j], &w, (int)(cr[i].tpn % 2), false,
+							  __ATOMIC_RELAXED, __ATOMIC_RELAXED) &&
+			     w != (int)(cr[i].tpn % 2))) {
+				k->bad = true;
+				continue;
+			}
+			__atomic_fetch_sub(&k->out[j], 1, __ATOMIC_RELEASE);
+			__atomic_fetch_sub(k->left, 1, __ATOMIC_RELEASE);
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The ring's other side: a JFC fed by a JFS on each worker and polled by
+ * POLLERS threads at once (tickets taken on head by several, on tail by
+ * both workers): every record taken exactly once, none lost (12 Writes of
+ * each JFS outstanding at most, so the JFC of 64 never overflows).
+ */
+static void jfc_polled_by_three(void)
+{
+	static uint8_t seen[2][STRESS_N];
+	urma_jfc_cfg_t jc = { .depth = 64 };
+	urma_jfc_t *jfc = urma_create_jfc(C.ctx, &jc);
+	urma_jfs_cfg_t sc = { .depth = 16, .trans_mode = URMA_TM_RM, .rnr_retry = 7 };
+	int left = 2 * STRESS_N, out[2] = { 0, 0 }, sent[2] = { 0, 0 }, worker[2] = { -1, -1 };
+	struct taker k[POLLERS];
+	urma_jfs_t *jfs[2];
+	double until = now_s() + 30;
+	bool bad = false;
+
+	sc.jfc = jfc;
+	if (!jfc || !(jfs[0] = urma_create_jfs(C.ctx, &sc)) || !(jfs[1] = urma_create_jfs(C.ctx, &sc)))
+		die("the polled JFC, its JFSs");
+	for (int i = 0; i < POLLERS; i++) {
+		k[i] = (struct taker){ .jfc = jfc, .seen = seen, .left = &left, .out = out, .worker = worker };
+		if (pthread_create(&k[i].t, NULL, take_records, &k[i]))
+			die("pthread_create");
+	}
+	while ((sent[0] < STRESS_N || sent[1] < STRESS_N) && now_s() < until)
+		for (int j = 0; j < 2; j++) {
+			urma_sge_t loc = sge(&C, 262144, 64);
+			urma_sge_t rem = { .addr = peer.va, .len = 64, .tseg = tseg };
+			urma_jfs_wr_t wr = { .opcode = URMA_OPC_WRITE, .tjetty = tj[0],
+					     .user_ctx = TAG(5, j, sent[j]) };
+			urma_jfs_wr_t *badwr;
+
+			if (sent[j] == STRESS_N || __atomic_load_n(&out[j], __ATOMIC_ACQUIRE) >= 12)
+				continue;
+			wr.flag.bs.complete_enable = 1;
+			wr.rw.src = (urma_sg_t){ .sge = &loc, .num_sge = 1 };
+			wr.rw.dst = (urma_sg_t){ .sge = &rem, .num_sge = 1 };
+			__atomic_fetch_add(&out[j], 1, __ATOMIC_RELEASE);
+			if (urma_post_jfs_wr(jfs[j], &wr, &badwr))
+				die("urma_post_jfs_wr");
+			sent[j]++;
+		}
+	for (int i = 0; i < POLLERS; i++) {
+		pthread_join(k[i].t, NULL);
+		bad |= k[i].bad;
+	}
+	for (int j = 0; j < 2; j++)
+		for (int m = 0; m < STRESS_N; m++)
+			bad |= seen[j][m] != 1;
+	printf("JFC of depth 64, %d + %d Writes' records from workers %d and %d taken by %d threads: %s\n",
+	       sent[0], sent[1], worker[0], worker[1], POLLERS, bad ? "some twice, lost or failed" : "each once");
+	if (bad)
+		die("a record of a JFC polled by several threads twice, lost or failed");
+	if (worker[0] == worker[1])
+		die("the polled JFC's two JFSs are on one worker");
+	if (urma_delete_jfs(jfs[0]) || urma_delete_jfs(jfs[1]) || urma_delete_jfc(jfc))
+		die("deleting the polled JFC");
+}
+
 static void jfc_from_two_workers(void)
 {
 	urma_jfc_cfg_t jc = { .depth = FILL_DEPTH };
@@ -528,6 +634,7 @@ int main(void)
 			if (urma_poll_jfc(C.jfc, 1, &cr) != 0)
 				die("a completion record came twice, or unasked");
 		jfc_from_two_workers();
+		jfc_polled_by_three();
 	}
 	urma_unimport_seg(tseg);
 	for (int j = 0; j < NJ + NB; j++)
