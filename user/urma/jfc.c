@@ -2,13 +2,11 @@
 /*
  * Completion: a JFC is one ring of `depth` completion records, whichever
  * workers feed it (its JFS, JFR and jetties may be on several: jetty.c):
- * a bounded queue of many producers and consumers (D. Vyukov's), each
+ * a bounded queue of many producers and consumers (cr_ring.c), each
  * worker pushing under its own port lock and urma_poll_jfc() taking from
- * any thread, with no lock shared between workers: a slot's turn (seq)
- * says whether it is free for the record of ticket t (seq == t) or holds
- * it (seq == t + 1); tickets come from a compare-and-swap on tail (push)
- * or head (take). So the JFC holds `depth` records however many workers
- * feed it, in memory of its depth (a ring per worker, each as deep, took
+ * any thread, with no lock shared between workers. So the JFC holds
+ * `depth` records however many workers feed it (depth 1: 2, the ring's
+ * least), in memory of its depth (a ring per worker, each as deep, took
  * N times that and lost a record only when one worker's ring was full).
  * A JFCE is an eventfd (jfce->fd, for poll or epoll) written when an armed
  * JFC of it gets a record, with a list per worker of the JFCs that fired
@@ -16,8 +14,9 @@
  * comes first (an atomic flag, not a lock).
  *
  * A full JFC loses the record that does not fit: it is counted, logged
- * once, and urma_poll_jfc() reports it (-1, errno EOVERFLOW) once the
- * records before it are taken, so no loss goes unseen.
+ * once, and urma_poll_jfc() reports it (-1, errno EOVERFLOW) where it
+ * happened, once the records pushed before it are taken and before those
+ * pushed after it, so no loss goes unseen.
  */
 #include <errno.h>
 #include <poll.h>
@@ -151,66 +150,15 @@ int ubx_jfc_attach(struct ubx_jfc *jfc, struct ubx_port *p)
 	return 0;
 }
 
-/* Slot i's turn, stored less i: a slot calloc left at 0 is at turn i, free
- * for ticket i, and the pages of a deep JFC are touched only as it fills. */
-static uint64_t turn(const struct ubx_jfc *j, uint64_t i)
-{
-	return __atomic_load_n(&j->ring[i].seq, __ATOMIC_ACQUIRE) + i;
-}
-
-static void set_turn(struct ubx_jfc *j, uint64_t i, uint64_t t)
-{
-	__atomic_store_n(&j->ring[i].seq, t - i, __ATOMIC_RELEASE);
-}
-
-/* The next ticket of *end whose slot is at turn ticket + ahead, taken (*slot):
- * false when the slot at the end is not there yet (push: the JFC is full;
- * take: empty). */
-static bool ticket(struct ubx_jfc *j, uint64_t *end, uint64_t ahead, uint64_t *t, uint64_t *slot)
-{
-	uint64_t pos = __atomic_load_n(end, __ATOMIC_RELAXED);
-
-	for (;;) {
-		uint64_t i = pos % j->depth;
-		int64_t d = (int64_t)(turn(j, i) - (pos + ahead));
-
-		if (d < 0)
-			return false;
-		if (!d && __atomic_compare_exchange_n(end, &pos, pos + 1, true, __ATOMIC_SEQ_CST,
-						      __ATOMIC_RELAXED)) {
-			*t = pos;
-			*slot = i;
-			return true;
-		}
-		if (d)
-			pos = __atomic_load_n(end, __ATOMIC_RELAXED);
-	}
-}
-
-static bool ring_take(struct ubx_jfc *j, urma_cr_t *cr)
-{
-	uint64_t t, i;
-
-	if (!ticket(j, &j->head, 1, &t, &i))
-		return false;
-	*cr = j->ring[i].cr;
-	set_turn(j, i, t + j->depth);
-	return true;
-}
-
 bool ubx_jfc_push(struct ubx_jfc *jfc, struct ubx_port *p, const urma_cr_t *cr)
 {
-	uint64_t t, i;
 	bool kept;
 
 	if (!jfc)
 		return false;
-	kept = ticket(jfc, &jfc->tail, 0, &t, &i);
-	if (kept) {
-		jfc->ring[i].cr = *cr;
-		set_turn(jfc, i, t + 1);
-	} else {
-		if (!__atomic_exchange_n(&jfc->overflow, true, __ATOMIC_ACQ_REL))
+	kept = ubx_cring_push(&jfc->ring, cr);
+	if (!kept) {
+		if (!__atomic_exchange_n(&jfc->logged, true, __ATOMIC_ACQ_REL))
 			ubx_err("JFC %u overflowed (depth %u): completion records are lost "
 				"(urma_poll_jfc reports it)", jfc->pub.jfc_id.id, jfc->depth);
 		p->jfc_overflow++;
@@ -238,8 +186,7 @@ UBX_VISIBLE urma_jfc_t *urma_create_jfc(urma_context_t *ctx, urma_jfc_cfg_t *cfg
 		return NULL;
 	}
 	j = calloc(1, sizeof(*j));
-	/* Its pages are touched only as records come (turn()). */
-	if (!j || !(j->ring = calloc(cfg->depth, sizeof(*j->ring)))) {
+	if (!j || ubx_cring_init(&j->ring, cfg->depth)) {
 		free(j);
 		errno = ENOMEM;
 		return NULL;
@@ -300,7 +247,7 @@ UBX_VISIBLE urma_status_t urma_delete_jfc(urma_jfc_t *jfc)
 	pthread_mutex_unlock(&p->lock);
 	pthread_mutex_destroy(&j->pub.event_mutex);
 	pthread_cond_destroy(&j->pub.event_cond);
-	free(j->ring);
+	ubx_cring_free(&j->ring);
 	free(j);
 	return URMA_SUCCESS;
 }
@@ -321,7 +268,7 @@ UBX_VISIBLE int urma_poll_jfc(urma_jfc_t *jfc, int cr_cnt, urma_cr_t *cr)
 		errno = EINVAL;
 		return -1;
 	}
-	while (n < cr_cnt && ring_take(j, &cr[n]))
+	while (n < cr_cnt && ubx_cring_take(&j->ring, &cr[n]))
 		n++;
 	if (n)
 		return n;
@@ -336,9 +283,9 @@ UBX_VISIBLE int urma_poll_jfc(urma_jfc_t *jfc, int cr_cnt, urma_cr_t *cr)
 		ubx_app_progress(p);
 		pthread_mutex_unlock(&p->lock);
 	}
-	while (n < cr_cnt && ring_take(j, &cr[n]))
+	while (n < cr_cnt && ubx_cring_take(&j->ring, &cr[n]))
 		n++;
-	if (!n && cr_cnt && __atomic_exchange_n(&j->overflow, false, __ATOMIC_ACQ_REL)) {
+	if (!n && cr_cnt && ubx_cring_report_loss(&j->ring)) {
 		errno = EOVERFLOW;
 		return -1;
 	}
@@ -365,7 +312,7 @@ UBX_VISIBLE urma_status_t urma_rearm_jfc(urma_jfc_t *jfc, bool solicited_only)
 	 * whose ticket is taken but not yet written fires an arming its poll
 	 * may not see yet: a wake-up too many, never one too few.) */
 	mask = __atomic_load_n(&j->wmask, __ATOMIC_SEQ_CST);
-	if (mask && __atomic_load_n(&j->tail, __ATOMIC_SEQ_CST) != __atomic_load_n(&j->head, __ATOMIC_SEQ_CST)) {
+	if (mask && ubx_cring_busy(&j->ring)) {
 		/* On the list of a worker that feeds it, as a push would have. */
 		struct ubx_port *p = lane(j->ctx, (uint32_t)__builtin_ctz(mask));
 

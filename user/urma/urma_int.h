@@ -6,6 +6,7 @@
  *   context.c   urma_init, contexts, the port (one endpoint per device and
  *               process) and its progress thread, logging
  *   jfc.c       JFCE (an eventfd) and JFC (a ring of completion records)
+ *   cr_ring.c   that ring: many producers and consumers, no lock
  *   jetty.c     JFS, JFR, jetty
  *   post.c      posting work requests
  *   seg.c       segments: register (the core's memory regions), import
@@ -22,7 +23,7 @@
  * the fired lists of each JFCE) is under port->lock; a JFS, JFR or
  * jetty belongs to one port (struct ubx_q.port: docs/URMA.md "Worker
  * threads" for which), a JFC has one ring of its depth that every port
- * feeding it writes without a lock (jfc.c), and the counts of objects a
+ * feeding it writes without a lock (cr_ring.c), and the counts of objects a
  * context or a JFC still has are atomic. A device has a port per worker thread of its
  * endpoint (struct ubx_devport); ports share no lock on the per-packet
  * path. The global device list and port list are under a global mutex
@@ -47,6 +48,7 @@
 #include <time.h>
 
 #include "urma_api.h"
+#include "urma/cr_ring.h"
 #include "endpoint/ep.h"
 #include "io/wake_timer.h"
 #include "transport/tp.h"
@@ -352,23 +354,15 @@ struct ubx_jfce {
 	uint32_t spin_skipped;
 };
 
-/* A slot of a JFC's ring: its record and, less the slot's index (so that a
- * ring fresh from calloc is empty), the turn it is at (jfc.c). */
-struct ubx_cslot {
-	uint64_t seq;
-	urma_cr_t cr;
-};
-
 struct ubx_jfc {
 	urma_jfc_t pub;
 	uint32_t magic;
 	struct ubx_ctx *ctx;
 	struct ubx_jfce *jfce;
 	uint32_t depth;
-	/* One ring of depth records, whichever ports feed it (jfc.c). */
-	struct ubx_cslot *ring;
-	uint64_t head, tail;		/* atomic */
-	bool overflow;			/* atomic: a record lost, not yet reported */
+	/* One ring of depth records, whichever ports feed it (cr_ring.c). */
+	struct ubx_cring ring;
+	bool logged;			/* atomic: its first loss logged */
 	uint32_t wmask;			/* ports that feed it (atomic) */
 	bool armed, fired;		/* atomic: one event per arming, whichever port */
 	int users;
