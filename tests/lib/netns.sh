@@ -107,13 +107,16 @@ cap_listening() {
 # ns_addr NS DEV ADDR/PLEN...: the addresses, by one ip (addr_lines).
 ns_addr() { local ns=$1 dev=$2; shift 2; addr_lines "$dev" "$@" | ns_batch "$ns"; }
 
-# rx_queue_drops NS DEV: the frames a veth's rx queues dropped (an XDP
-# redirect an AF_XDP socket refused among them: its fill ring empty),
-# summed over its queues. Needs tap.sh's num.
-rx_queue_drops() {
-	ns_run "$1" ethtool -S "$2" | awk '$1 ~ /^rx_queue_[0-9]+_drops:$/ { n += $2 } END { print n }' |
-		num "$2 rx queue drops"
+# rx_queue_sum NS DEV STAT: a veth's per-queue count rx_queue_N_STAT summed
+# over its queues. Needs tap.sh's num.
+rx_queue_sum() {
+	ns_run "$1" ethtool -S "$2" | awk -v s="$3" '$1 ~ "^rx_queue_[0-9]+_" s ":$" { n += $2 } END { print n }' |
+		num "$2 rx queue $3"
 }
+
+# rx_queue_drops NS DEV: the frames a veth's rx queues dropped (an XDP
+# redirect an AF_XDP socket refused among them: its fill ring empty).
+rx_queue_drops() { rx_queue_sum "$1" "$2" drops; }
 
 ns_forwarding() {
 	ip netns exec "$1" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
