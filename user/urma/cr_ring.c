@@ -93,7 +93,8 @@ bool ubx_cring_push(struct ubx_cring *r, const urma_cr_t *cr)
 		return true;
 	}
 	/* The first loss since the last report marks where it is. */
-	__atomic_compare_exchange_n(&r->lost_at, &none, at, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+	if (__atomic_compare_exchange_n(&r->lost_at, &none, at, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		__atomic_fetch_add(&r->losses, 1, __ATOMIC_RELAXED);
 	return false;
 }
 

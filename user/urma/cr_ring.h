@@ -26,6 +26,7 @@ struct ubx_cring {
 	uint32_t n;			/* slots: the records it holds */
 	uint64_t head, tail;		/* atomic: the next tickets to take and to push */
 	uint64_t lost_at;		/* atomic: the ticket at the first loss not yet reported */
+	uint64_t losses;		/* atomic: losses recorded (one merged into another: once) */
 };
 
 /* A ring for depth records (see cr_ring.c for depth 1): 0, or -1 (ENOMEM). */
