@@ -586,6 +586,19 @@ static bool rto_watch_done(void *ctx)
 	return pair_finished(w->p);
 }
 
+/* The channel the RTO tests watch: SR, a retry limit of 4, RTOs static
+ * (200 us) or dynamic from a 30 us floor, doubling. */
+static void rto_watch_cfg(struct tp_chan_config c[2], bool dyn)
+{
+	chan_cfg(c, TP_MODE_RTP_SR);
+	c[0].retry_limit = 4;
+	if (dyn) {
+		c[0].rto_mode = TP_RTO_DYNAMIC;
+		c[0].rto_min_ns = 30 * US;
+		c[0].rto_n = 1;
+	}
+}
+
 static void retry_limit_fails_channel(void **state)
 {
 	(void)state;
@@ -597,13 +610,7 @@ static void retry_limit_fails_channel(void **state)
 		struct tp_stats st;
 		struct rto_watch w = { .p = &p };
 
-		chan_cfg(c, TP_MODE_RTP_SR);
-		c[0].retry_limit = 4;
-		if (dyn) {
-			c[0].rto_mode = TP_RTO_DYNAMIC;
-			c[0].rto_min_ns = 30 * US;
-			c[0].rto_n = 1;
-		}
+		rto_watch_cfg(c, dyn);
 		pair_link_cfg(&s, 2);
 		log_attach(&s, &l, &c[0]);
 		l.data_blackout_from = 1 * MS;
@@ -663,14 +670,8 @@ static void retry_time_outlasts_a_stall(void **state)
 		struct tp_stats st;
 		struct rto_watch w = { .p = &p };
 
-		chan_cfg(c, TP_MODE_RTP_SR);
-		c[0].retry_limit = 4;
+		rto_watch_cfg(c, dyn);
 		c[0].retry_time_ns = 20 * MS;
-		if (dyn) {
-			c[0].rto_mode = TP_RTO_DYNAMIC;
-			c[0].rto_min_ns = 30 * US;
-			c[0].rto_n = 1;
-		}
 		pair_link_cfg(&s, 2);
 		log_attach(&s, &l, &c[0]);
 		l.data_blackout_from = 1 * MS;
