@@ -553,9 +553,14 @@ static void spray_overflowing_queues(void **state)
  * Path-aware spraying (tpg.c, spray_port): two equal paths but the second
  * with a queue of 16 KiB that two channels' windows overflow at once. Ports
  * whose packets were resent are passed over: most packets take the deep
- * path, the goodput beats the plain rotation's, which halves the traffic
- * onto the lossy path whatever it loses. And the mechanism itself: after a
- * resend, the next packets avoid its original's port.
+ * path, and the shallow queue drops far fewer than under the plain
+ * rotation, which halves the traffic onto it whatever it loses. And the
+ * mechanism itself: after a resend, the next packets avoid its original's
+ * port. The goodput is no longer steering's to win here: since the timers
+ * cover the deep path's queue from recent RTTs (tp_rtx.c, rtt_hi) the
+ * rotation recovers its losses too (8 seeds: 0.99-1.23 Gb/s against
+ * 0.29-1.66 before, steered 1.09-1.20 against 0.83-1.06); the 1.2x over
+ * the rotation this asserted held for this seed, not for 4 of 8.
  */
 static void spray_steers_from_lossy_path(void **state)
 {
@@ -577,13 +582,14 @@ static void spray_steers_from_lossy_path(void **state)
 		      (unsigned long long)r.pkts[0], (unsigned long long)r.pkts[1], r.gbps);
 	assert_int_equal(s.errors + r.errors, 0);
 	assert_true(s.pkts[0] > 2 * s.pkts[1]);
-	assert_true(s.gbps > 1.2 * r.gbps);
-	/* Floors, 10% under today's 1.059 and 0.294 Gb/s: judging a resend
-	 * answered sooner than the min RTT its own mid-run (tp_rtx.c,
+	assert_true(2 * s.drops[1] < r.drops[1]);
+	/* Floors, about 10% under today's 1.085 and 1.227 Gb/s: judging a
+	 * resend answered sooner than the min RTT its own mid-run (tp_rtx.c,
 	 * answers_earlier_copy, without its nothing_queued) cost 0.870 and
-	 * 0.210, and the ratio alone did not see it. */
+	 * 0.210 before; timers from RTTs of packets sent once alone let
+	 * spurious resends of the deep path feed themselves (0.35-0.44). */
 	assert_true(s.gbps >= 0.95);
-	assert_true(r.gbps >= 0.26);
+	assert_true(r.gbps >= 1.1);
 
 	/* the port choice: 8 ports; PSN 3's resend marks port 3 */
 	grp_init(&x, 1, TPG_LB_FLOW);

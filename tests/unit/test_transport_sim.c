@@ -143,6 +143,7 @@ struct psn_log {
 	uint64_t rng;
 	double loss;			/* random loss of ep 0's data */
 	uint32_t drop_psn, drop_times;	/* drop the first N sends of one PSN */
+	uint32_t drop2_psn, drop2_times;	/* ... and of another */
 	uint32_t drop_from, drop_to;	/* drop the first send of PSN offsets [from, to) */
 	uint32_t drop_range_times;	/* ... or the first N sends (0: 1) */
 	uint64_t resp_blackout_until;	/* drop every response until then */
@@ -211,6 +212,7 @@ static bool log_filter(void *ctx, const struct tp_sim_pkt *p, uint64_t now)
 			l->window_violations++;
 		l->tx[off]++;
 		if ((off == l->drop_psn && l->drops[off] < l->drop_times) ||
+		    (off == l->drop2_psn && l->drops[off] < l->drop2_times) ||
 		    (off >= l->drop_from && off < l->drop_to &&
 		     l->drops[off] < (l->drop_range_times ? l->drop_range_times : 1)) ||
 		    (l->loss > 0 && (double)(tp_sim_rand(&l->rng) >> 11) / (double)(1ull << 53) < l->loss)) {
@@ -226,6 +228,7 @@ static void log_attach(struct tp_sim_cfg *s, struct psn_log *l, const struct tp_
 	memset(l, 0, sizeof(*l));
 	l->base = c0->init_psn;
 	l->drop_psn = UINT32_MAX;
+	l->drop2_psn = UINT32_MAX;
 	s->filter = log_filter;
 	s->filter_ctx = l;
 }
@@ -2467,20 +2470,21 @@ static void spurious_rto_undone_no_rack(void **state)
 
 /*
  * One 64-packet message on a RACK channel (dynamic RTO), the sender's
- * packets at offsets [from, to) dropped `times` times, the answers stalled
- * stall_ns at the start; the sender's stats when it is done.
+ * packets dropped as drops sets l, the answers stalled stall_ns at the
+ * start; the sender's stats when it is done.
  */
-static void tlp_run(uint64_t seed, uint32_t from, uint32_t to, int times, uint64_t stall_ns,
-		    struct tp_stats *st)
+static void rack_msg_run(uint64_t seed, uint64_t stall_ns, bool sprayed,
+			 void (*drops)(struct psn_log *), struct tp_stats *st)
 {
 	struct tp_chan_config c[2];
 	struct tp_sim_cfg s;
 	struct tp_pair p;
-	struct psn_log l;
+	static struct psn_log l;
 
 	chan_cfg(c, TP_MODE_RTP_SR);
 	for (int i = 0; i < 2; i++) {
 		c[i].rack = true;
+		c[i].no_fast_rtx = sprayed;
 		c[i].rto_mode = TP_RTO_DYNAMIC;
 	}
 	c[0].fixed_init_psn = true;
@@ -2491,17 +2495,38 @@ static void tlp_run(uint64_t seed, uint32_t from, uint32_t to, int times, uint64
 		s.dir[1].stall_ns = stall_ns;
 	}
 	log_attach(&s, &l, &c[0]);
-	l.drop_from = from;
-	l.drop_to = to;
-	l.drop_range_times = times;
+	drops(&l);
 	assert_int_equal(pair_init(&p, c, &s, 1, 64 * 256, seed), 0);
 	pair_one_msg(&p, 64 * 256);
 	PAIR_CHECK(&p, pair_run(&p, 1000 * MS));
 	tp_chan_stats(p.ch[0], st);
-	print_message("# done at %.3f ms: RTOs %llu, probes %llu, RACK resends %llu\n",
+	print_message("# done at %.3f ms: RTOs %llu, probes %llu, RACK resends %llu, RTO resends %llu; "
+		      "SRTT %.1f us, min RTT %.1f us\n",
 		      (double)p.done_ns / 1e6, (unsigned long long)st->rto_fired,
-		      (unsigned long long)st->rtx_tlp, (unsigned long long)st->rtx_rack);
+		      (unsigned long long)st->rtx_tlp, (unsigned long long)st->rtx_rack,
+		      (unsigned long long)st->rtx_rto, (double)st->srtt_ns / 1e3,
+		      (double)st->min_rtt_ns / 1e3);
 	pair_free(&p);
+}
+
+static uint32_t tlp_from, tlp_to;
+static int tlp_times;
+
+static void tlp_drops(struct psn_log *l)
+{
+	l->drop_from = tlp_from;
+	l->drop_to = tlp_to;
+	l->drop_range_times = tlp_times;
+}
+
+/* Packets at offsets [from, to) dropped `times` times. */
+static void tlp_run(uint64_t seed, uint32_t from, uint32_t to, int times, uint64_t stall_ns,
+		    struct tp_stats *st)
+{
+	tlp_from = from;
+	tlp_to = to;
+	tlp_times = times;
+	rack_msg_run(seed, stall_ns, false, tlp_drops, st);
 }
 
 /*
@@ -2547,6 +2572,33 @@ static void tlp_tail_eight_lost_no_rto(void **state)
 	assert_int_equal(st.rto_fired, 0);
 }
 
+static void first_lost_thrice(struct psn_log *l)
+{
+	l->drop_psn = 0;
+	l->drop_times = 3;
+}
+
+/*
+ * The first packet's first three sends lost, every other packet SACKed as
+ * it arrives. Their RTTs are taken as each is SACKed; the ack that finally
+ * covers them all is no sample of theirs. Sampled only at that ack, the
+ * channel had no RTT until then (the RTO stayed at the 16 ms it takes
+ * before any, twice: done at 32 ms, not 0.13), and then SRTT became the
+ * newest packet's "RTT", the whole time the hole took (32 ms on a 20 us
+ * link). In the sprayed drain of spray_tbf_queues_drain (test_tpg_tbf) the
+ * same sample took seed 379's SRTT from 245 to 1,198 ms, no packet's RTT
+ * over 23 ms, and RACK's window, the probe and the RTO with it.
+ */
+static void rack_srtt_not_from_long_sacked(void **state)
+{
+	struct tp_stats st;
+
+	(void)state;
+	rack_msg_run(31, 0, false, first_lost_thrice, &st);
+	assert_true(st.rto_fired >= 1);			/* the hole took an RTO or more */
+	assert_true(st.srtt_ns <= 2 * st.min_rtt_ns);	/* the link's, not the hole's */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2589,6 +2641,7 @@ int main(void)
 		cmocka_unit_test(rack_per_flow_loss),
 		cmocka_unit_test(tlp_sack_no_new_episode),
 		cmocka_unit_test(tlp_tail_eight_lost_no_rto),
+		cmocka_unit_test(rack_srtt_not_from_long_sacked),
 		cmocka_unit_test(min_rtt_follows_route_change),
 		cmocka_unit_test(paths_follow_route_change),
 		cmocka_unit_test(path_rule_back_after_quiet_epochs),

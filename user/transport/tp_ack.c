@@ -26,8 +26,16 @@ static bool ack_upto(struct tp_chan *ch, uint64_t now, uint32_t c)
 		struct tp_op *op = &ch->sq[s->op];
 		uint32_t b = tp_seg_len(ch, op, s->seg);
 
-		if (s->ntx == 1)
-			rtt = now - s->sent_ns;	/* Karn: never from a resent packet */
+		/* Karn: never from a resent packet. With RACK, nor from one
+		 * SACKed before, whose sample was taken then (on_sack): now -
+		 * sent_ns would add the time the hole below it took (seed 379
+		 * of spray_tbf_queues_drain: SRTT 245 -> 1,198 ms, no RTT over
+		 * 23 ms, and RACK's window and probe of 2 SRTT with it).
+		 * Without RACK the RTO (SRTT + 4 RTTVAR) finds the holes, and
+		 * that wait keeps it from firing early: SACK-time samples
+		 * there doubled rack_per_flow_loss's notes-only RTOs. */
+		if (s->ntx == 1 && (!s->sacked || !ch->cfg.rack))
+			rtt = now - s->sent_ns;
 		/* After an RTO, the oldest packet acked before its resend left,
 		 * or (without RACK) within a min RTT of it: the original was
 		 * answered. A RACK peer D-SACKs the resend (tp_rack_dsack); a
@@ -79,6 +87,7 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 	int32_t inflight = tp_psn_diff(ch->nxt, ch->una);
 	uint32_t max = sa->max_rcv_psn;
 	uint32_t lost = 0;
+	uint64_t rtt = 0;
 	bool loss = false;
 
 	if (tp_is_gbn(ch))
@@ -101,6 +110,10 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 		ch->n_sacked++;
 		if (ch->frto && s->sent_ns < ch->frto_at)
 			ch->frto_sacked = true;
+		/* with RACK, a packet sent once gives its RTT when first known
+		 * delivered (as Linux's SACK RTT): the newest such, as ack_upto */
+		if (ch->cfg.rack && s->ntx == 1 && (!rtt || now - s->sent_ns < rtt))
+			rtt = now - s->sent_ns;
 		tp_rack_delivered(ch, now, s, psn);
 		tp_infl_out(ch, s);
 		if (s->need_rtx) {
@@ -108,6 +121,8 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 			ch->n_need_rtx--;
 		}
 	}
+	if (rtt)
+		tp_rtt_sample(ch, now, rtt);
 	if (ch->cfg.no_fast_rtx || sa->dup)
 		return;	/* per-packet LB: holes may be packets on a slower path;
 			 * a D-SACK's MaxRcvPSN is the duplicate's */

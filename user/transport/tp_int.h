@@ -275,6 +275,9 @@ struct tp_chan {
 	/* The longest RTT a packet sent once ever had: a copy older than
 	 * twice that is no longer answered (tp_rtx.c, answers_earlier_copy). */
 	uint64_t max_rtt;
+	/* The longest RTT deliveries showed lately (tp_rtx.c, rtt_hi,
+	 * hi_sample): the largest of this span of samples and the last. */
+	uint64_t hi_cur, hi_prev, hi_start;
 	uint64_t reo_cur, reo_prev, reo_epoch;
 	/* Resent packets delivered lately: how late the original was, if it
 	 * was the original that arrived (reordering, once a D-SACK names it). */

@@ -40,6 +40,53 @@ void tp_infl_reset(struct tp_chan *ch)
 
 /* ---- RTO --------------------------------------------------------------------- */
 
+/*
+ * What a sprayed channel's timers wait for (the RTO's floor, the probe, the
+ * reordering window's cap and epoch): the largest of SRTT and the RTTs
+ * deliveries showed lately. SRTT samples each packet as it is first known
+ * delivered (tp_ack.c), so it averages the paths, and the timers must cover
+ * the slowest (spray_reordering_alone_no_rto: SRTT ~1.4 ms, the slow path's
+ * queue ~16 ms). Lately, not ever: a path's peak kept for good held the
+ * timers at a queue's height long after it drained (a port that left the
+ * channel's set of 16 kept 23 ms for 670 ms, the paths then 1.5 ms).
+ * A flow's channel: SRTT.
+ */
+static uint64_t rtt_hi(const struct tp_chan *ch)
+{
+	uint64_t r = ch->hi_cur > ch->hi_prev ? ch->hi_cur : ch->hi_prev;
+
+	return ch->paths && r > ch->srtt ? r : ch->srtt;
+}
+
+/*
+ * The largest of the samples since hi_start and of the span before; a span
+ * ends HI_SPANS times the largest they hold after it began, so a peak goes
+ * after 4-8 of its own RTTs of samples (each path of a sprayed channel
+ * answers within one), never for want of samples (a stall keeps it).
+ * Spans of 2 such RTTs: 21 RTOs in 8 seeds (25-32) of
+ * spray_steers_from_lossy_path's rotation, against 1.
+ * Every delivery is a sample, a resent packet's too: the time since its
+ * latest copy left, no more than the RTT of whichever copy arrived, so
+ * never a hole's wait. With packets sent once alone, spurious resends of
+ * every packet on the slow path left only the fast path's samples, the
+ * window's cap fell to them and the resends went on (that rotation:
+ * 0.35-0.44 Gb/s, 32-60 RTOs, 9 Writes failed in one run).
+ */
+#define HI_SPANS	4
+
+static void hi_sample(struct tp_chan *ch, uint64_t now, uint64_t rtt)
+{
+	uint64_t span = HI_SPANS * (ch->hi_cur > ch->hi_prev ? ch->hi_cur : ch->hi_prev);
+
+	if (now - ch->hi_start >= span) {
+		ch->hi_prev = ch->hi_cur;
+		ch->hi_cur = 0;
+		ch->hi_start = now;
+	}
+	if (rtt > ch->hi_cur)
+		ch->hi_cur = rtt;
+}
+
 uint64_t tp_rto_value(const struct tp_chan *ch)
 {
 	uint64_t base;
@@ -66,8 +113,8 @@ uint64_t tp_rto_value(const struct tp_chan *ch)
 	 * 5 us above an SRTT of 73 us, and a neighbour's go-back burst fired
 	 * it, every time spuriously (docs/CC.md). Plain Go-Back-N recovers by
 	 * the RTO alone and keeps SRTT + 4 RTTVAR. */
-	if (ch->cfg.rack && base < (ch->srtt ? 2 * ch->srtt : TP_RTO_16MS))
-		base = ch->srtt ? 2 * ch->srtt : TP_RTO_16MS;
+	if (ch->cfg.rack && base < (ch->srtt ? 2 * rtt_hi(ch) : TP_RTO_16MS))
+		base = ch->srtt ? 2 * rtt_hi(ch) : TP_RTO_16MS;
 	if (ch->cfg.mode == TP_MODE_RTP_GBN_FAST && base < 2 * ch->srtt)
 		base = 2 * ch->srtt;
 	if (base < ch->cfg.rto_min_ns)
@@ -357,7 +404,7 @@ uint64_t tp_snd_deadline(const struct tp_chan *ch)
  * the last two epochs counts. */
 static void reo_age(struct tp_chan *ch, uint64_t now)
 {
-	uint64_t epoch = 4 * ch->srtt;
+	uint64_t epoch = 4 * rtt_hi(ch);
 
 	if (!epoch || now - ch->reo_epoch < epoch)
 		return;
@@ -434,8 +481,8 @@ static uint64_t reo_wnd(struct tp_chan *ch, uint64_t now)
 		if (w < base)
 			w = base;
 	}
-	if (ch->srtt && w > 2 * ch->srtt)
-		w = 2 * ch->srtt;
+	if (ch->srtt && w > 2 * rtt_hi(ch))
+		w = 2 * rtt_hi(ch);
 	ch->st.reo_wnd_ns = w;
 	return w;
 }
@@ -489,6 +536,7 @@ void tp_rack_delivered(struct tp_chan *ch, uint64_t now, const struct tp_slot *s
 
 	if (!ch->cfg.rack)
 		return;
+	hi_sample(ch, now, rtt);
 	earlier = answers_earlier_copy(ch, now, s, rtt);
 	if (s->ntx > 1 && now - s->first_ns > ch->rack_rtt) {
 		uint64_t late = now - s->first_ns - ch->rack_rtt;
@@ -635,7 +683,7 @@ void tp_tlp_arm(struct tp_chan *ch, uint64_t now)
 	ch->tlp_deadline = 0;
 	if (!ch->cfg.rack || tp_is_gbn(ch) || !ch->srtt || ch->una == ch->nxt || ch->tlp_out)
 		return;
-	ch->tlp_deadline = now + 2 * ch->srtt + ch->cfg.ack_delay_ns;
+	ch->tlp_deadline = now + 2 * rtt_hi(ch) + ch->cfg.ack_delay_ns;
 }
 
 /*
