@@ -2599,6 +2599,38 @@ static void rack_srtt_not_from_long_sacked(void **state)
 	assert_true(st.srtt_ns <= 2 * st.min_rtt_ns);	/* the link's, not the hole's */
 }
 
+static void frto_drops(struct psn_log *l)
+{
+	l->drop_psn = 0;
+	l->drop_times = 2;
+	l->drop_from = 40;
+	l->drop_to = 63;
+	l->drop2_psn = 63;
+	l->drop2_times = 3;
+}
+
+/*
+ * F-RTO's SACK enhancement (RFC 5682; tp_frto_decide). A sprayed-style
+ * channel (RACK, no fast retransmission, its ports not named) whose min
+ * RTT was measured behind a 3 ms stall of the answers: each resend,
+ * answered across the idle link in 20 us, passes for its original's answer
+ * (RFC 8985), and RACK's reference stays put. The first packet lost twice
+ * (its original and RACK's resend), 40-62 once, 63 three times (the probe
+ * and the RTO's copy too): the RTO resends 0, which arrives, and 63. una
+ * then jumps over 1-39, SACKed before the timeout, news that is no news:
+ * what followed was lost, and 40-62 go at once. Taken for proof that the
+ * RTO was spurious, they waited for the next RTO: 2 RTOs, done at 27.0 ms
+ * against 21.0.
+ */
+static void frto_sacked_news_no_proof(void **state)
+{
+	struct tp_stats st;
+
+	(void)state;
+	rack_msg_run(32, 3 * MS, true, frto_drops, &st);
+	assert_int_equal(st.rto_fired, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2642,6 +2674,7 @@ int main(void)
 		cmocka_unit_test(tlp_sack_no_new_episode),
 		cmocka_unit_test(tlp_tail_eight_lost_no_rto),
 		cmocka_unit_test(rack_srtt_not_from_long_sacked),
+		cmocka_unit_test(frto_sacked_news_no_proof),
 		cmocka_unit_test(min_rtt_follows_route_change),
 		cmocka_unit_test(paths_follow_route_change),
 		cmocka_unit_test(path_rule_back_after_quiet_epochs),
