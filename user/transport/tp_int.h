@@ -127,7 +127,6 @@ struct tp_slot {
 	uint16_t ntx;
 	uint16_t path;		/* entropy of the last transmission + 1 (its ECMP
 				 * path); 0: not known */
-	uint64_t prev_ns;	/* the copy before the last (0: sent once) */
 	bool infl;		/* counted in inflight_bytes */
 	bool sacked;
 	bool need_rtx;
@@ -272,9 +271,6 @@ struct tp_chan {
 	 * which must follow a route that got longer. */
 	uint64_t min_rtt, min_rtt_win;
 	struct tp_rtt_at { uint64_t t, v; } min_rtt_w[3];
-	/* The longest RTT a packet sent once ever had: a copy older than
-	 * twice that is no longer answered (tp_rtx.c, answers_earlier_copy). */
-	uint64_t max_rtt;
 	/* The longest RTT deliveries showed lately (tp_rtx.c, rtt_hi,
 	 * hi_sample): the largest of this span of samples and the last. */
 	uint64_t hi_cur, hi_prev, hi_start;

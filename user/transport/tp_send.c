@@ -75,7 +75,6 @@ static size_t send_slot(struct tp_chan *ch, uint64_t now, uint32_t psn, uint8_t 
 		*mark = psn + 1;
 	else if (*mark == psn + 1)
 		*mark = 0;	/* a third copy: the D-SACK may be its */
-	s->prev_ns = s->sent_ns;
 	s->sent_ns = now;
 	s->xseq = ++ch->xseq;
 	s->path = 0;	/* the resend's, if the caller names it */
