@@ -71,9 +71,9 @@ static void spray_tbf_queues_no_undone_rto(void **state)
  * TPG_TBF_EACH=1 prints every run's figure.
  *
  * The bounds, from 1,536 runs (seeds 128-639, 1000-1511, 5000-5511) of
- * this core: means of 128 runs 138.4-146.1 ms (one run's standard
- * deviation 22.9 ms: 2.0 ms for a mean of 128), 99th percentiles of 512
- * runs 192.7-202.8, at most 221.9; 80 RTOs, 1 undone. What they catch:
+ * this core: means of 128 runs 138.7-147.2 ms (one run's standard
+ * deviation 23.5 ms: 2.1 ms for a mean of 128), 99th percentiles of 512
+ * runs 194.2-202.5, at most 225.2; 80 RTOs, 1 undone. What they catch:
  * RTT sampled from a cumulative ack of packets SACKed long before, the
  * time their hole took swelled SRTT (seed 379: 245 -> 1,198 ms, no RTT
  * over 23 ms) and RACK's window, the probe and the RTO with it: means of
