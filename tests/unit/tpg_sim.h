@@ -85,12 +85,14 @@ struct spray2 {
 	uint64_t jitter_until;		/* ...until then (0: the whole run) */
 	uint64_t run_ns, stop_ns;
 	uint32_t span;			/* tp_chan_span(), as ubperf sets it; 0: none */
+	uint32_t msg, depth;		/* the Writes' size, how many per channel (0: 64 KiB, 8) */
 	bool quiet;			/* print nothing */
 	struct lossy *loss;
 	/* out */
 	struct tp_stats st;
 	uint64_t done, posted_left, errors, drops[2], pkts[2];
 	uint64_t last_post_ns, last_done_ns;	/* the latest Write posted, completed */
+	uint64_t reo_wnd0;		/* channel 0's reordering window at the end */
 	double gbps;
 };
 
@@ -121,7 +123,8 @@ static inline void spray2_run(struct spray2 *x, uint64_t seed)
 		nc.drop_ctx = x->loss;
 		x->loss->b = &b;
 	}
-	assert_int_equal(ccf_init_tpg(&b, 1, x->nchan, &nc, &cc, &base, 65536, 8, 0, seed, &gc), 0);
+	assert_int_equal(ccf_init_tpg(&b, 1, x->nchan, &nc, &cc, &base, x->msg ? x->msg : 65536,
+				      x->depth ? x->depth : 8, 0, seed, &gc), 0);
 	b.stop_ns = x->stop_ns;
 	if (x->jitter_until) {
 		ccf_run(&b, x->jitter_until);
@@ -130,6 +133,7 @@ static inline void spray2_run(struct spray2 *x, uint64_t seed)
 	}
 	ccf_run(&b, x->run_ns);
 	tp_chan_stats(b.f[0].c[0].ch[0], &x->st);
+	x->reo_wnd0 = x->st.reo_wnd_ns;
 	if (!x->quiet)
 		print_message("# channel 0: srtt %.1f us, min_rtt %.1f us, reordering window %.1f us\n",
 			      (double)x->st.srtt_ns / 1e3, (double)x->st.min_rtt_ns / 1e3,
