@@ -206,6 +206,7 @@ struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cf
 	ch->win_cap = ch->span = c.span;
 	ch->win = calloc(ch->win_cap, sizeof(*ch->win));
 	ch->path_mark = calloc(ch->win_cap, sizeof(*ch->path_mark));
+	ch->dsk = calloc(ch->win_cap, sizeof(*ch->dsk));
 	ch->rq_cap = c.max_ops + 1;
 	ch->rq = calloc(ch->rq_cap, sizeof(*ch->rq));
 	if (c.rack && c.entropies && c.mode == TP_MODE_RTP_SR) {
@@ -213,7 +214,7 @@ struct tp_chan *tp_chan_create(struct tp_ep *ep, const struct tp_chan_config *cf
 		if (!ch->paths)
 			goto nomem;
 	}
-	if (!ch->sq || !ch->win || !ch->path_mark || !ch->rq)
+	if (!ch->sq || !ch->win || !ch->path_mark || !ch->dsk || !ch->rq)
 		goto nomem;
 	ch->init_psn = c.fixed_init_psn ? c.init_psn : (uint32_t)(tp_rand(ep) & TP_PSN_MASK);
 	ch->una = ch->nxt = ch->rtx_nxt = ch->init_psn;
@@ -226,6 +227,7 @@ nomem:
 		free(ch->sq);
 		free(ch->win);
 		free(ch->path_mark);
+		free(ch->dsk);
 		free(ch->rq);
 		free(ch->paths);
 		free(ch);
@@ -262,6 +264,7 @@ void tp_chan_destroy(struct tp_chan *ch)
 	free(ch->sq);
 	free(ch->win);
 	free(ch->path_mark);
+	free(ch->dsk);
 	free(ch->rq);
 	free(ch->ooo_buf);
 	free(ch->ooo_len);

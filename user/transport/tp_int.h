@@ -215,6 +215,15 @@ struct tp_chan {
 	 * the slot, until a path resend of a PSN win_cap later takes it.
 	 */
 	uint32_t *path_mark;
+	/*
+	 * Per slot index (tp_path_mark's), the packet resent last there: its
+	 * PSN + 1 (0: none) and when the copy before its latest left. Its
+	 * D-SACK, sent when the later of two copies arrives, bounds that
+	 * copy's RTT (tp_rtx.c, dsack_learn); it comes a round trip after the
+	 * ack, so it outlives the slot as the path mark does. A PSN a lap
+	 * later, or an ack that answered the copy before, clears it.
+	 */
+	struct tp_dsk { uint32_t psn1; uint64_t prev_ns; } *dsk;
 	uint32_t una, nxt;
 	uint32_t rtx_nxt;		/* GBN: next PSN to go back over */
 	uint8_t gbn_cause;
@@ -273,7 +282,10 @@ struct tp_chan {
 	struct tp_rtt_at { uint64_t t, v; } min_rtt_w[3];
 	/* The longest RTT deliveries showed lately (tp_rtx.c, rtt_hi,
 	 * hi_sample): the largest of this span of samples and the last. */
-	uint64_t hi_cur, hi_prev, hi_start;
+	struct tp_hi { uint64_t cur, prev, start; } hi;
+	/* The longest RTT the D-SACKs showed lately (tp_rtx.c, dsack_learn),
+	 * the same window: part of rtt_hi on every RACK channel. */
+	struct tp_hi dsk_hi;
 	uint64_t reo_cur, reo_prev, reo_epoch;
 	/* Resent packets delivered lately: how late the original was, if it
 	 * was the original that arrived (reordering, once a D-SACK names it). */

@@ -67,6 +67,7 @@ static size_t send_slot(struct tp_chan *ch, uint64_t now, uint32_t psn, uint8_t 
 	struct tp_op *op = &ch->sq[s->op];
 	size_t len = enc_data(ch, op, s->seg, psn, s->tpmsn, true, buf, cap);
 	uint32_t *mark = &ch->path_mark[s - ch->win];
+	struct tp_dsk *dsk = &ch->dsk[s - ch->win];
 
 	if (!len)
 		return 0;
@@ -75,6 +76,7 @@ static size_t send_slot(struct tp_chan *ch, uint64_t now, uint32_t psn, uint8_t 
 		*mark = psn + 1;
 	else if (*mark == psn + 1)
 		*mark = 0;	/* a third copy: the D-SACK may be its */
+	*dsk = (struct tp_dsk){ psn + 1, s->sent_ns };	/* its D-SACK: dsack_learn */
 	s->sent_ns = now;
 	s->xseq = ++ch->xseq;
 	s->path = 0;	/* the resend's, if the caller names it */
@@ -226,6 +228,8 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	mark = &ch->path_mark[s - ch->win];
 	if (*mark == psn + 1)
 		*mark = 0;	/* the same 24-bit PSN an earlier lap ago, never D-SACKed */
+	if (ch->dsk[s - ch->win].psn1 == psn + 1)
+		ch->dsk[s - ch->win].psn1 = 0;	/* as the mark */
 	ch->nxt = tp_psn_add(ch->nxt, 1);
 	ch->rtx_phase = false;
 	ch->rtx_nxt = ch->nxt;
