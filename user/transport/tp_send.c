@@ -76,7 +76,16 @@ static size_t send_slot(struct tp_chan *ch, uint64_t now, uint32_t psn, uint8_t 
 		*mark = psn + 1;
 	else if (*mark == psn + 1)
 		*mark = 0;	/* a third copy: the D-SACK may be its */
-	*dsk = (struct tp_dsk){ psn + 1, s->sent_ns };	/* its D-SACK: dsack_learn */
+	/* Its D-SACK bounds the late copy's RTT (dsack_learn), but not after
+	 * a timer's resend (probe, RTO, answer probe): that copy left only
+	 * after the timer's wait, at least 2 rtt_hi, so the bound (the wait
+	 * plus an RTT) always passed dsack_learn's filter and measured the
+	 * timer, not the path: rtt_hi doubled at each spurious probe whose
+	 * original's ack was lost, up to the 4 s RTO (test_rack_probe_dsack).
+	 * A timer that fires is no reordering window too short; the locks
+	 * dsack_learn opens are the RACK, SACK and path resends'. */
+	*dsk = (struct tp_dsk){ cause == RC_TLP || cause == RC_RTO || cause == RC_ANSWER ?
+				0 : psn + 1, s->sent_ns };
 	s->sent_ns = now;
 	s->xseq = ++ch->xseq;
 	s->path = 0;	/* the resend's, if the caller names it */
@@ -158,10 +167,12 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 		if (op->state == OS_SENT && !op->answered) {
 			len = enc_data(ch, op, op->nseg - 1, op->last_psn, op->tpmsn, true, buf, cap);
 			if (len) {
-				/* its D-SACK would be this copy's, not a path resend's */
+				/* its D-SACK would be this copy's, not a path
+				 * resend's, and a timer's (send_slot) */
 				mark = tp_path_mark(ch, op->last_psn);
 				if (*mark == op->last_psn + 1)
 					*mark = 0;
+				ch->dsk[mark - ch->path_mark].psn1 = 0;
 				count_rtx(ch, ch->probe_cause);
 				ch->st.tx_data++;
 				ch->rto_unsent = false;
