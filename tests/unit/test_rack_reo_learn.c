@@ -63,10 +63,11 @@ static void jitter_run(unsigned nflows, uint64_t jitter, uint64_t seed, struct j
 		done += b.f[i].done_bytes;
 	o->done = done;
 	o->gbps = (double)done * 8 / 0.1 / 1e9;
-	print_message("# %u flows, jitter %llu us, seed %llu: %.3f Gb/s, %llu packets, resends: RACK "
-		      "%llu, probe %llu, RTO %llu; RTOs %llu, errors %llu\n", nflows,
+	print_message("# %u flows, jitter %llu us, seed %llu: %.3f Gb/s, %llu packets, resends: SACK "
+		      "hole %llu, RACK %llu, probe %llu, RTO %llu; RTOs %llu, errors %llu\n", nflows,
 		      (unsigned long long)(jitter / US), (unsigned long long)seed, o->gbps,
-		      (unsigned long long)o->st.tx_data, (unsigned long long)o->st.rtx_rack,
+		      (unsigned long long)o->st.tx_data, (unsigned long long)o->st.rtx_sack,
+		      (unsigned long long)o->st.rtx_rack,
 		      (unsigned long long)o->st.rtx_tlp, (unsigned long long)o->st.rtx_rto,
 		      (unsigned long long)o->st.rto_fired, (unsigned long long)b.errors);
 	assert_int_equal(b.errors, 0);
@@ -81,7 +82,13 @@ static void jitter_run(unsigned nflows, uint64_t jitter, uint64_t seed, struct j
  * four flows 1.987 against 4.677, with 123,000-294,000 resends. The
  * floors: 0.9 of main's goodput; resends under 1/6 of the packets
  * delivered (main: 14%, 1% and 33%, four flows failing; with dsack_learn
- * 1%, 1%, 15%).
+ * 1%, 1%, 15%). Not counted there, and not this test's: the resends of
+ * the notes' SACK-hole rule (rtx_sack, on main too: a hole below the
+ * highest SACKed PSN goes again, tp_ack.c), which resends every packet the
+ * jitter puts behind a later one though nothing here is lost: 49,815,
+ * 48,960 and 47,272 of 111,983, 112,081 and 118,450 transmissions
+ * (40-45%; some 60,000 packets delivered a run, so most went twice).
+ * Printed, not bounded.
  */
 static void rack_jitter_learns(void **state)
 {
