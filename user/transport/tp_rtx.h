@@ -32,6 +32,5 @@ void tp_rack_dsack(struct tp_chan *ch, uint64_t now, uint32_t d);
 void tp_rack_detect(struct tp_chan *ch, uint64_t now);
 void tp_tlp_arm(struct tp_chan *ch, uint64_t now);
 /* After an RTO (SR): the first ack that moves una says whether the rest was lost. */
-void tp_frto_decide(struct tp_chan *ch);
 
 #endif

@@ -77,7 +77,8 @@ static size_t send_slot(struct tp_chan *ch, uint64_t now, uint32_t psn, uint8_t 
 	else if (*mark == psn + 1)
 		*mark = 0;	/* a third copy: the D-SACK may be its */
 	/* Its D-SACK bounds the late copy's RTT (dsack_learn), but not after
-	 * a timer's resend (probe, RTO, answer probe): that copy left only
+	 * a timer's resend (probe, RTO; RC_ANSWER comes by the ROL probe,
+	 * which clears the record itself): that copy left only
 	 * after the timer's wait, at least 2 rtt_hi, so the bound (the wait
 	 * plus an RTT) always passed dsack_learn's filter and measured the
 	 * timer, not the path: rtt_hi doubled at each spurious probe whose
@@ -172,7 +173,8 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 				mark = tp_path_mark(ch, op->last_psn);
 				if (*mark == op->last_psn + 1)
 					*mark = 0;
-				ch->dsk[mark - ch->path_mark].psn1 = 0;
+				if (ch->dsk[mark - ch->path_mark].psn1 == op->last_psn + 1)
+					ch->dsk[mark - ch->path_mark].psn1 = 0;
 				count_rtx(ch, ch->probe_cause);
 				ch->st.tx_data++;
 				ch->rto_unsent = false;
