@@ -80,7 +80,7 @@ static void spray_tbf_queues_no_undone_rto(void **state)
  * 128 runs 229-276 ms, 79 runs of 1,536 over 500 ms, seed 379 2,463 ms.
  * Before that: once RACK could not judge the resends after the last
  * Write, each RTO found one hole (F-RTO took una's jump over the SACKed
- * for proof it was spurious: tp_frto_decide), and seed 148 still had a
+ * for proof it was spurious: frto_decide, tp_ack.c), and seed 148 still had a
  * Write outstanding at 4 s.
  */
 #define DRAIN_MEAN_NS	(175 * MS)

@@ -2610,7 +2610,7 @@ static void frto_drops(struct psn_log *l)
 }
 
 /*
- * F-RTO's SACK enhancement (RFC 5682; tp_frto_decide). A sprayed-style
+ * F-RTO's SACK enhancement (RFC 5682; frto_decide in tp_ack.c). A sprayed-style
  * channel (RACK, no fast retransmission, its ports not named) whose min
  * RTT was measured behind a 3 ms stall of the answers: each resend,
  * answered across the idle link in 20 us, passes for its original's answer
