@@ -589,56 +589,69 @@ static bool rto_watch_done(void *ctx)
 	return pair_finished(w->p);
 }
 
-/* The channel the RTO tests watch: SR, a retry limit of 4, RTOs static
- * (200 us) or dynamic from a 30 us floor, doubling. */
-static void rto_watch_cfg(struct tp_chan_config c[2], bool dyn)
+/*
+ * The run the RTO tests watch: an SR channel with a retry limit of 4, RTOs
+ * static (200 us) or dynamic from a 30 us floor, doubling, retry_time as
+ * given; every data packet lost from 1 ms (until blackout_until, 0: for
+ * ever), the RTO instants recorded; 10 s at most.
+ */
+struct rto_run {
+	struct tp_chan_config c[2];
+	struct tp_sim_cfg s;
+	struct tp_pair p;
+	struct psn_log l;
+	struct rto_watch w;
+};
+
+static void rto_run(struct rto_run *r, bool dyn, uint64_t retry_time_ns, uint64_t blackout_until)
 {
-	chan_cfg(c, TP_MODE_RTP_SR);
-	c[0].retry_limit = 4;
+	chan_cfg(r->c, TP_MODE_RTP_SR);
+	r->c[0].retry_limit = 4;
+	r->c[0].retry_time_ns = retry_time_ns;
 	if (dyn) {
-		c[0].rto_mode = TP_RTO_DYNAMIC;
-		c[0].rto_min_ns = 30 * US;
-		c[0].rto_n = 1;
+		r->c[0].rto_mode = TP_RTO_DYNAMIC;
+		r->c[0].rto_min_ns = 30 * US;
+		r->c[0].rto_n = 1;
 	}
+	pair_link_cfg(&r->s, 2);
+	log_attach(&r->s, &r->l, &r->c[0]);
+	r->l.data_blackout_from = 1 * MS;
+	r->l.data_blackout_until = blackout_until;
+	r->w = (struct rto_watch){ .p = &r->p };
+	assert_int_equal(pair_init(&r->p, r->c, &r->s, 3000, 1500, 2), 0);
+	pair_start(&r->p);
+	pair_refill(&r->p);
+	assert_true(tp_sim_run(r->p.sim, 10000 * MS, rto_watch_done, &r->w));
 }
 
 static void retry_limit_fails_channel(void **state)
 {
 	(void)state;
 	for (int dyn = 0; dyn < 2; dyn++) {
-		struct tp_chan_config c[2];
-		struct tp_sim_cfg s;
-		struct tp_pair p;
-		struct psn_log l;
+		struct rto_run r;
+		struct tp_pair *p = &r.p;
+		struct rto_watch *w = &r.w;
 		struct tp_stats st;
-		struct rto_watch w = { .p = &p };
 
-		rto_watch_cfg(c, dyn);
-		pair_link_cfg(&s, 2);
-		log_attach(&s, &l, &c[0]);
-		l.data_blackout_from = 1 * MS;
-		assert_int_equal(pair_init(&p, c, &s, 3000, 1500, 2), 0);
-		pair_start(&p);
-		pair_refill(&p);
-		assert_true(tp_sim_run(p.sim, 10000 * MS, rto_watch_done, &w));
-		assert_int_equal(p.chan_errors, 1);
-		assert_int_equal(p.chan_error, TP_ST_RETRY_EXCEEDED);
-		assert_true(tp_chan_failed(p.ch[0]));
-		pair_poll(&p);
+		rto_run(&r, dyn, 0, 0);
+		assert_int_equal(p->chan_errors, 1);
+		assert_int_equal(p->chan_error, TP_ST_RETRY_EXCEEDED);
+		assert_true(tp_chan_failed(p->ch[0]));
+		pair_poll(p);
 		/* What arrived before the blackout completed OK; every other
 		 * posted Send was flushed, none left hanging. */
-		if (p.errors || !p.received || p.done != p.posted ||
-		    p.send_errors != p.posted - p.received || p.send_error != TP_ST_FLUSHED)
+		if (p->errors || !p->received || p->done != p->posted ||
+		    p->send_errors != p->posted - p->received || p->send_error != TP_ST_FLUSHED)
 			fail_msg("errors %u (%s) received %u posted %u done %u send errors %u (%s)",
-				 p.errors, p.err, p.received, p.posted, p.done, p.send_errors,
-				 tp_status_name(p.send_error));
-		assert_int_equal(tp_post_send(p.ch[0], p.data, 1, 0), -EIO);
-		tp_chan_stats(p.ch[0], &st);
+				 p->errors, p->err, p->received, p->posted, p->done, p->send_errors,
+				 tp_status_name(p->send_error));
+		assert_int_equal(tp_post_send(p->ch[0], p->data, 1, 0), -EIO);
+		tp_chan_stats(p->ch[0], &st);
 		assert_int_equal(st.rto_fired, 5);
-		assert_int_equal(w.n, 5);
+		assert_int_equal(w->n, 5);
 		for (uint32_t i = 2; i < 5; i++) {
-			uint64_t a = w.fired_at[i - 1] - w.fired_at[i - 2];
-			uint64_t b = w.fired_at[i] - w.fired_at[i - 1];
+			uint64_t a = w->fired_at[i - 1] - w->fired_at[i - 2];
+			uint64_t b = w->fired_at[i] - w->fired_at[i - 1];
 
 			if (dyn)	/* Base x 2^(N x Times): each wait twice the last */
 				assert_int_equal(b, 2 * a);
@@ -647,8 +660,8 @@ static void retry_limit_fails_channel(void **state)
 		}
 		/* Dynamic: Base followed the ~20 us RTT, below the 200 us static. */
 		if (dyn)
-			assert_true(w.fired_at[1] - w.fired_at[0] < 200 * US);
-		pair_free(&p);
+			assert_true(w->fired_at[1] - w->fired_at[0] < 200 * US);
+		pair_free(p);
 	}
 }
 
@@ -666,44 +679,33 @@ static void retry_time_outlasts_a_stall(void **state)
 	(void)state;
 	for (int run = 0; run < 4; run++) {
 		bool back = run & 1, dyn = run & 2;
-		struct tp_chan_config c[2];
-		struct tp_sim_cfg s;
-		struct tp_pair p;
-		struct psn_log l;
+		struct rto_run r;
+		struct tp_pair *p = &r.p;
+		struct rto_watch *w = &r.w;
 		struct tp_stats st;
-		struct rto_watch w = { .p = &p };
 
-		rto_watch_cfg(c, dyn);
-		c[0].retry_time_ns = 20 * MS;
-		pair_link_cfg(&s, 2);
-		log_attach(&s, &l, &c[0]);
-		l.data_blackout_from = 1 * MS;
-		if (back)
-			l.data_blackout_until = 3 * MS;
-		assert_int_equal(pair_init(&p, c, &s, 3000, 1500, 2), 0);
-		pair_start(&p);
-		pair_refill(&p);
-		assert_true(tp_sim_run(p.sim, 10000 * MS, rto_watch_done, &w));
-		tp_chan_stats(p.ch[0], &st);
+		rto_run(&r, dyn, 20 * MS, back ? 3 * MS : 0);
+		tp_chan_stats(p->ch[0], &st);
 		if (back) {
-			if (p.chan_errors || p.errors || p.received != p.posted)
+			if (p->chan_errors || p->errors || p->received != p->posted)
 				fail_msg("a 2 ms stall within a retry_time of 20 ms: channel errors %u (%s), "
-					 "errors %u, received %u of %u", p.chan_errors,
-					 tp_status_name(p.chan_error), p.errors, p.received, p.posted);
+					 "errors %u, received %u of %u", p->chan_errors,
+					 tp_status_name(p->chan_error), p->errors, p->received, p->posted);
 			assert_true(st.rto_fired > 5);	/* past retry_limit, kept */
 		} else {
-			assert_int_equal(p.chan_errors, 1);
-			assert_int_equal(p.chan_error, TP_ST_RETRY_EXCEEDED);
-			if (w.n < 6 || w.n >= 16)
-				fail_msg("%s RTOs: %u fired, 6..15 expected", dyn ? "dynamic" : "static", w.n);
+			assert_int_equal(p->chan_errors, 1);
+			assert_int_equal(p->chan_error, TP_ST_RETRY_EXCEEDED);
+			if (w->n < 6 || w->n >= 16)
+				fail_msg("%s RTOs: %u fired, 6..15 expected", dyn ? "dynamic" : "static", w->n);
 			/* The fatal RTO is the first at or past 20 ms after the
 			 * first one; the one before it was short of 20 ms. */
-			assert_true(w.fired_at[w.n - 1] - w.fired_at[0] >= 20 * MS);
-			assert_true(w.fired_at[w.n - 2] - w.fired_at[0] < 20 * MS);
+			assert_true(w->fired_at[w->n - 1] - w->fired_at[0] >= 20 * MS);
+			assert_true(w->fired_at[w->n - 2] - w->fired_at[0] < 20 * MS);
 			if (!dyn)	/* 200 us up to the limit, then doubling */
-				assert_int_equal(w.fired_at[5] - w.fired_at[4], 2 * (w.fired_at[4] - w.fired_at[3]));
+				assert_int_equal(w->fired_at[5] - w->fired_at[4],
+						 2 * (w->fired_at[4] - w->fired_at[3]));
 		}
-		pair_free(&p);
+		pair_free(p);
 	}
 }
 
