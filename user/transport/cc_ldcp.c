@@ -73,11 +73,9 @@ static void ld_on_loss(void *ctx, uint64_t now, enum tp_loss_kind kind)
 		return;	/* the bytes came by on_lost */
 	/* RTO: nothing is counted in flight any more. */
 	cc->w.sent = cc->w.ack_seq;
-	if (kind == TP_LOSS_RTO) {
-		cc->w.cw = cc_clamp(cc->w.cw / 2, cc->cfg.min_cw, cc->cfg.max_cw);
-		cc->st.cuts++;
-		cc->st.rto_cuts++;
-	}
+	cc->w.cw = cc_clamp(cc->w.cw / 2, cc->cfg.min_cw, cc->cfg.max_cw);
+	cc->st.cuts++;
+	cc->st.rto_cuts++;
 }
 
 static void ld_on_cetph(void *ctx, uint64_t now, const struct ub_cetph_fields *ce)
