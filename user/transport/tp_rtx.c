@@ -119,8 +119,12 @@ uint64_t tp_rto_value(const struct tp_chan *ch)
 	 * 5 us above an SRTT of 73 us, and a neighbour's go-back burst fired
 	 * it, every time spuriously (docs/CC.md). Plain Go-Back-N recovers by
 	 * the RTO alone and keeps SRTT + 4 RTTVAR. */
-	if (ch->cfg.rack && base < (ch->srtt ? 2 * rtt_hi(ch) : TP_RTO_16MS))
-		base = ch->srtt ? 2 * rtt_hi(ch) : TP_RTO_16MS;
+	if (ch->cfg.rack) {
+		uint64_t floor = ch->srtt ? 2 * rtt_hi(ch) : TP_RTO_16MS;
+
+		if (base < floor)
+			base = floor;
+	}
 	if (ch->cfg.mode == TP_MODE_RTP_GBN_FAST && base < 2 * ch->srtt)
 		base = 2 * ch->srtt;
 	if (base < ch->cfg.rto_min_ns)
@@ -487,8 +491,12 @@ static uint64_t reo_wnd(struct tp_chan *ch, uint64_t now)
 		if (w < base)
 			w = base;
 	}
-	if (ch->srtt && w > 2 * rtt_hi(ch))
-		w = 2 * rtt_hi(ch);
+	if (ch->srtt) {
+		uint64_t cap = 2 * rtt_hi(ch);
+
+		if (w > cap)
+			w = cap;
+	}
 	ch->st.reo_wnd_ns = w;
 	return w;
 }

@@ -12,6 +12,16 @@
 #include "transport/tp_sq.h"
 #include "transport/tp_wire.h"
 
+/* What slot index i remembers of psn's earlier copies (the path mark, the
+ * D-SACK record), forgotten: the D-SACK to come is not theirs. */
+static void marks_forget(struct tp_chan *ch, uint32_t i, uint32_t psn)
+{
+	if (ch->path_mark[i] == psn + 1)
+		ch->path_mark[i] = 0;
+	if (ch->dsk[i].psn1 == psn + 1)
+		ch->dsk[i].psn1 = 0;
+}
+
 /* ---- transmission --------------------------------------------------------- */
 
 static size_t enc_data(struct tp_chan *ch, const struct tp_op *op, uint32_t seg, uint32_t psn,
@@ -151,7 +161,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 	uint8_t *buf = out;
 	struct tp_op *op;
 	struct tp_slot *s;
-	uint32_t psn, b, *mark;
+	uint32_t psn, b;
 	bool ackreq;
 	size_t len;
 
@@ -170,11 +180,8 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 			if (len) {
 				/* its D-SACK would be this copy's, not a path
 				 * resend's, and a timer's (send_slot) */
-				mark = tp_path_mark(ch, op->last_psn);
-				if (*mark == op->last_psn + 1)
-					*mark = 0;
-				if (ch->dsk[mark - ch->path_mark].psn1 == op->last_psn + 1)
-					ch->dsk[mark - ch->path_mark].psn1 = 0;
+				marks_forget(ch, (uint32_t)(tp_path_mark(ch, op->last_psn) - ch->path_mark),
+					     op->last_psn);
 				count_rtx(ch, ch->probe_cause);
 				ch->st.tx_data++;
 				ch->rto_unsent = false;
@@ -238,11 +245,8 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 		.op = (uint32_t)(op - ch->sq), .seg = op->next_seg, .tpmsn = op->tpmsn,
 		.sent_ns = now, .first_ns = now, .xseq = ++ch->xseq, .ntx = 1, .infl = true,
 	};
-	mark = &ch->path_mark[s - ch->win];
-	if (*mark == psn + 1)
-		*mark = 0;	/* the same 24-bit PSN an earlier lap ago, never D-SACKed */
-	if (ch->dsk[s - ch->win].psn1 == psn + 1)
-		ch->dsk[s - ch->win].psn1 = 0;	/* as the mark */
+	/* the same 24-bit PSN an earlier lap ago, never D-SACKed */
+	marks_forget(ch, (uint32_t)(s - ch->win), psn);
 	ch->nxt = tp_psn_add(ch->nxt, 1);
 	ch->rtx_phase = false;
 	ch->rtx_nxt = ch->nxt;
