@@ -237,7 +237,8 @@ UBX_VISIBLE urma_jfs_t *urma_create_jfs(urma_context_t *ctx, urma_jfs_cfg_t *cfg
 	}
 	q->placed = true;
 	pthread_mutex_lock(&p->lock);
-	rc = ubx_jfc_attach(ubx_jfc_of(cfg->jfc), p) ? -ENOMEM : id_take(p, q, 0);
+	ubx_jfc_attach(ubx_jfc_of(cfg->jfc), p);
+	rc = id_take(p, q, 0);
 	if (rc) {
 		pthread_mutex_unlock(&p->lock);
 		unplace(p);
@@ -329,8 +330,8 @@ static struct ubx_q *jfr_make(struct ubx_ctx *c, struct ubx_port *p, const urma_
 		*err = ENOMEM;
 		return NULL;
 	}
-	if (ubx_jfc_attach(ubx_jfc_of(cfg->jfc), p) ||
-	    ubx_jfr_rq_init(q, cfg->depth, cfg->max_sge ? cfg->max_sge : UBX_MAX_SGE)) {
+	ubx_jfc_attach(ubx_jfc_of(cfg->jfc), p);
+	if (ubx_jfr_rq_init(q, cfg->depth, cfg->max_sge ? cfg->max_sge : UBX_MAX_SGE)) {
 		free(q);
 		*err = ENOMEM;
 		return NULL;
@@ -472,8 +473,10 @@ UBX_VISIBLE urma_jetty_t *urma_create_jetty(urma_context_t *ctx, urma_jetty_cfg_
 	}
 	q->placed = true;
 	pthread_mutex_lock(&p->lock);
-	rc = ubx_jfc_attach(ubx_jfc_of(cfg->jfs_cfg.jfc), p) || (rjfc && ubx_jfc_attach(rjfc, p)) ?
-	     -ENOMEM : id_take(p, q, cfg->id);
+	ubx_jfc_attach(ubx_jfc_of(cfg->jfs_cfg.jfc), p);
+	if (rjfc)
+		ubx_jfc_attach(rjfc, p);
+	rc = id_take(p, q, cfg->id);
 	if (rc) {
 		pthread_mutex_unlock(&p->lock);
 		unplace(p);

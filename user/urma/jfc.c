@@ -142,12 +142,11 @@ static void fire(struct ubx_jfc *jfc, struct ubx_port *p)
 
 /* ---- JFC ----------------------------------------------------------------------------- */
 
-int ubx_jfc_attach(struct ubx_jfc *jfc, struct ubx_port *p)
+void ubx_jfc_attach(struct ubx_jfc *jfc, struct ubx_port *p)
 {
 	__atomic_or_fetch(&jfc->wmask, 1u << p->widx, __ATOMIC_SEQ_CST);
 	if (jfc->jfce)
 		__atomic_or_fetch(&jfc->jfce->wmask, 1u << p->widx, __ATOMIC_RELEASE);
-	return 0;
 }
 
 bool ubx_jfc_push(struct ubx_jfc *jfc, struct ubx_port *p, const urma_cr_t *cr)

@@ -370,8 +370,8 @@ struct ubx_jfc {
 
 struct ubx_jfce *ubx_jfce_of(const urma_jfce_t *e);
 struct ubx_jfc *ubx_jfc_of(const urma_jfc_t *j);
-/* Port p feeds jfc from now on (p's lock held): 0. */
-int ubx_jfc_attach(struct ubx_jfc *jfc, struct ubx_port *p);
+/* Port p feeds jfc from now on (p's lock held). */
+void ubx_jfc_attach(struct ubx_jfc *jfc, struct ubx_port *p);
 /* Add a record from port p (its lock held): false when the JFC was full
  * (lost, counted). */
 bool ubx_jfc_push(struct ubx_jfc *jfc, struct ubx_port *p, const urma_cr_t *cr);
