@@ -16,6 +16,7 @@
 #include "transport/cc.h"
 /* the channel's reordering epochs: path_rule_back_after_quiet_epochs */
 #include "transport/tp_int.h"
+#include "tp_gate.h"
 #include "tp_pair.h"
 #include "lib/ubhdr.h"
 
@@ -711,55 +712,12 @@ static void retry_time_outlasts_a_stall(void **state)
 
 /*
  * Pacing holds the resends of a timeout (a deep DCQCN cut), in its simplest
- * deterministic form: no data packet may leave in [from, until). Timeouts
- * that fire meanwhile find the last one's resends still queued (rto_held):
- * they signal no loss, but they count toward the retry limit, so pacing
- * that never lets the resends go fails the channel (held_rto_counts).
- */
-struct gate {
-	uint64_t from, until;
-	bool open;
-	uint32_t losses, rto_losses;
-};
-
-static bool gate_can_send(void *cc, uint64_t now, uint64_t inflight, uint32_t bytes)
-{
-	struct gate *g = cc;
-
-	(void)inflight;
-	(void)bytes;
-	return now < g->from || now >= g->until;
-}
-
-static void gate_on_tick(void *cc, uint64_t now)
-{
-	struct gate *g = cc;
-
-	g->open = g->open || now >= g->until;
-}
-
-static uint64_t gate_deadline(void *cc)
-{
-	struct gate *g = cc;
-
-	return g->open ? UINT64_MAX : g->until;
-}
-
-static void gate_on_loss(void *cc, uint64_t now, enum tp_loss_kind kind)
-{
-	struct gate *g = cc;
-
-	(void)now;
-	g->losses++;
-	g->rto_losses += kind == TP_LOSS_RTO;
-}
-
-static const struct tp_cc_ops gate_ops = {
-	.can_send = gate_can_send, .on_tick = gate_on_tick,
-	.next_deadline = gate_deadline, .on_loss = gate_on_loss,
-};
-
-/* One message of three packets, each lost on its first send, RTO 200 us,
+ * deterministic form: no data packet may leave in [from, until) (tp_gate.h).
+ * Timeouts that fire meanwhile find the last one's resends still queued
+ * (rto_held): they signal no loss, but they count toward the retry limit,
+ * so pacing that never lets the resends go fails the channel
+ * (held_rto_counts).
+ * One message of three packets, each lost on its first send, RTO 200 us,
  * retry limit `limit`. With lost_after_gate, every data packet is lost.
  * Returns whether the run ended on its own (pair_run). */
 static bool paced_rto_run(enum tp_mode mode, bool lost_after_gate, uint32_t limit,

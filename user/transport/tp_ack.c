@@ -252,7 +252,7 @@ void tp_snd_on_ack(struct tp_chan *ch, uint64_t now, const struct tp_parsed *p)
 		 * more than the RTO the probe set; later answers must not keep
 		 * pushing it, or a channel RACK cannot judge never times out. */
 		if (ch->rto_deadline && ch->una != ch->nxt && (!ch->tlp_out || !ch->tlp_answered)) {
-			ch->rto_deadline = now + tp_rto_value(ch);
+			ch->rto_deadline = now + tp_rto_value(ch, now);
 			ch->tlp_answered = ch->tlp_out;
 		}
 		tp_rack_detect(ch, now);

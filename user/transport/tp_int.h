@@ -280,11 +280,12 @@ struct tp_chan {
 	 * which must follow a route that got longer. */
 	uint64_t min_rtt, min_rtt_win;
 	struct tp_rtt_at { uint64_t t, v; } min_rtt_w[3];
-	/* The longest RTT deliveries showed lately (tp_rtx.c, rtt_hi,
+	/* The longest RTT deliveries showed lately (tp_rtx.c, tp_rtt_hi,
 	 * hi_sample): the largest of this span of samples and the last. */
 	struct tp_hi { uint64_t cur, prev, start; } hi;
 	/* The longest RTT the D-SACKs showed lately (tp_rtx.c, dsack_learn),
-	 * the same window: part of rtt_hi on every RACK channel. */
+	 * in spans of 16 SRTTs, aged when read: part of tp_rtt_hi on every
+	 * RACK channel. */
 	struct tp_hi dsk_hi;
 	uint64_t reo_cur, reo_prev, reo_epoch;
 	/* Resent packets delivered lately: how late the original was, if it

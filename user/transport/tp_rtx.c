@@ -41,38 +41,16 @@ void tp_infl_reset(struct tp_chan *ch)
 /* ---- RTO --------------------------------------------------------------------- */
 
 /*
- * What a sprayed channel's timers wait for (the RTO's floor, the probe, the
- * reordering window's cap and epoch): the largest of SRTT and the RTTs
- * deliveries showed lately. SRTT samples each packet as it is first known
- * delivered (tp_ack.c), so it averages the paths, and the timers must cover
- * the slowest (spray_reordering_alone_no_rto: SRTT ~1.4 ms, the slow path's
- * queue ~16 ms). Lately, not ever: a path's peak kept for good held the
- * timers at a queue's height long after it drained (a port that left the
- * channel's set of 16 kept 23 ms for 670 ms, the paths then 1.5 ms).
- * A flow's channel: SRTT. Either: the RTT a D-SACK showed lately, when
- * the window could not have covered it (dsack_learn).
- */
-static uint64_t hi_max(const struct tp_hi *h)
-{
-	return h->cur > h->prev ? h->cur : h->prev;
-}
-
-static uint64_t rtt_hi(const struct tp_chan *ch)
-{
-	uint64_t r = ch->paths ? hi_max(&ch->hi) : 0, d = hi_max(&ch->dsk_hi);
-
-	if (d > r)
-		r = d;
-	return r > ch->srtt ? r : ch->srtt;
-}
-
-/*
- * The largest of the samples since hi_start and of the span before; a span
- * ends HI_SPANS times the largest they hold after it began, so a peak goes
- * after 4-8 of its own RTTs of samples (each path of a sprayed channel
- * answers within one), never for want of samples (a stall keeps it).
- * Spans of 2 such RTTs: 21 RTOs in 8 seeds (25-32) of
- * spray_steers_from_lossy_path's rotation, against 1.
+ * The largest of the samples since h->start and of the span before.
+ * The deliveries' (ch->hi): a span ends HI_SPANS times the largest RTT it
+ * holds, checked at a sample, so a queue's peak goes after 4-8 of its own
+ * RTTs of samples, never for want of samples (a stall keeps it: aged by
+ * time, spray_steers_from_lossy_path's rotation fell under its floor).
+ * Spans of 2 such RTTs: 21 RTOs in 8 seeds (25-32) of that rotation,
+ * against 1. The D-SACKs' (ch->dsk_hi): spans of DSK_SPANS SRTTs, read
+ * when the timers are armed: a bound goes 16-32 SRTTs after it came, even
+ * over an idle gap (test_rack_age); a lock's D-SACKs keep it. Spans of 4
+ * or 8 SRTTs lost part of test_rack_reo_learn's jittered flows' lock.
  * Every delivery is a sample, a resent packet's too: the time since its
  * latest copy left, no more than the RTT of whichever copy arrived, so
  * never a hole's wait. With packets sent once alone, spurious resends of
@@ -81,11 +59,30 @@ static uint64_t rtt_hi(const struct tp_chan *ch)
  * 0.35-0.44 Gb/s, 32-60 RTOs, 9 Writes failed in one run).
  */
 #define HI_SPANS	4
+#define DSK_SPANS	16
 
-static void hi_sample(struct tp_hi *h, uint64_t now, uint64_t rtt)
+static uint64_t dsk_span(const struct tp_chan *ch)
 {
-	if (now - h->start >= HI_SPANS * hi_max(h)) {
-		h->prev = h->cur;
+	uint64_t base = ch->srtt ? ch->srtt : ch->min_rtt_win;
+
+	return base ? DSK_SPANS * base : UINT64_MAX;	/* nothing to age by yet */
+}
+
+static uint64_t hi_max(const struct tp_hi *h, uint64_t now, uint64_t span)
+{
+	uint64_t age = now - h->start;
+
+	if (age >= span)	/* the span before has aged out; this one too past 2 */
+		return age / 2 >= span ? 0 : h->cur;
+	return h->cur > h->prev ? h->cur : h->prev;
+}
+
+static void hi_sample(struct tp_hi *h, uint64_t now, uint64_t span, uint64_t rtt)
+{
+	uint64_t age = now - h->start;
+
+	if (age >= span) {
+		h->prev = age / 2 >= span ? 0 : h->cur;
 		h->cur = 0;
 		h->start = now;
 	}
@@ -93,7 +90,33 @@ static void hi_sample(struct tp_hi *h, uint64_t now, uint64_t rtt)
 		h->cur = rtt;
 }
 
-uint64_t tp_rto_value(const struct tp_chan *ch)
+/*
+ * What a sprayed channel's timers wait for (the RTO's floor, the probe, the
+ * reordering window's cap and epoch): the largest of SRTT and the RTTs
+ * deliveries showed lately. SRTT samples each packet as it is first known
+ * delivered (tp_ack.c), so it averages the paths, and the timers must cover
+ * the slowest (spray_reordering_alone_no_rto: SRTT ~1.4 ms, the slow path's
+ * queue ~16 ms). Lately, not ever: a path's peak kept for good held the
+ * timers at a queue's height long after it drained (a port that left the
+ * channel's set of 16 kept 23 ms for 670 ms, the paths then 1.5 ms).
+ * A flow's channel: SRTT. Either (tp_rtt_hi): the RTT a D-SACK showed
+ * lately, when the window could not have covered it (dsack_learn).
+ */
+static uint64_t rtt_hi_paths(const struct tp_chan *ch, uint64_t now)
+{
+	uint64_t r = ch->paths ? hi_max(&ch->hi, now, UINT64_MAX) : 0;	/* hi_sample ages it */
+
+	return r > ch->srtt ? r : ch->srtt;
+}
+
+uint64_t tp_rtt_hi(const struct tp_chan *ch, uint64_t now)
+{
+	uint64_t r = rtt_hi_paths(ch, now), d = hi_max(&ch->dsk_hi, now, dsk_span(ch));
+
+	return d > r ? d : r;
+}
+
+uint64_t tp_rto_value(const struct tp_chan *ch, uint64_t now)
 {
 	uint64_t base;
 	uint32_t shift;
@@ -120,7 +143,7 @@ uint64_t tp_rto_value(const struct tp_chan *ch)
 	 * it, every time spuriously (docs/CC.md). Plain Go-Back-N recovers by
 	 * the RTO alone and keeps SRTT + 4 RTTVAR. */
 	if (ch->cfg.rack) {
-		uint64_t floor = ch->srtt ? 2 * rtt_hi(ch) : TP_RTO_16MS;
+		uint64_t floor = ch->srtt ? 2 * tp_rtt_hi(ch, now) : TP_RTO_16MS;
 
 		if (base < floor)
 			base = floor;
@@ -217,10 +240,10 @@ struct tp_op *tp_unanswered(struct tp_chan *ch)
 void tp_rto_rearm(struct tp_chan *ch, uint64_t now)
 {
 	if (ch->una != ch->nxt || tp_unanswered(ch))
-		ch->rto_deadline = now + tp_rto_value(ch);
+		ch->rto_deadline = now + tp_rto_value(ch, now);
 	else
 		ch->rto_deadline = 0;
-	ch->st.rto_ns = tp_rto_value(ch);
+	ch->st.rto_ns = tp_rto_value(ch, now);
 }
 
 /*
@@ -239,7 +262,7 @@ static bool rto_from_una(struct tp_chan *ch, uint64_t now)
 
 	if (!ch->cfg.rack || tp_is_gbn(ch) || ch->una == ch->nxt)
 		return false;	/* GBN's go-back resends una: it would never fire */
-	due = TP_SLOT(ch, ch->una)->sent_ns + tp_rto_value(ch);
+	due = TP_SLOT(ch, ch->una)->sent_ns + tp_rto_value(ch, now);
 	if (due <= now)
 		return false;
 	ch->rto_deadline = due;
@@ -355,8 +378,8 @@ void tp_snd_tick(struct tp_chan *ch, uint64_t now)
 			ch->probe_cause = RC_RTO;
 		}
 	}
-	ch->rto_deadline = now + tp_rto_value(ch);
-	ch->st.rto_ns = tp_rto_value(ch);
+	ch->rto_deadline = now + tp_rto_value(ch, now);
+	ch->st.rto_ns = tp_rto_value(ch, now);
 }
 
 uint64_t tp_snd_loss_deadline(const struct tp_chan *ch)
@@ -414,7 +437,7 @@ uint64_t tp_snd_deadline(const struct tp_chan *ch)
  * the last two epochs counts. */
 static void reo_age(struct tp_chan *ch, uint64_t now)
 {
-	uint64_t epoch = 4 * rtt_hi(ch);
+	uint64_t epoch = 4 * tp_rtt_hi(ch, now);
 
 	if (!epoch || now - ch->reo_epoch < epoch)
 		return;
@@ -492,7 +515,7 @@ static uint64_t reo_wnd(struct tp_chan *ch, uint64_t now)
 			w = base;
 	}
 	if (ch->srtt) {
-		uint64_t cap = 2 * rtt_hi(ch);
+		uint64_t cap = 2 * tp_rtt_hi(ch, now);
 
 		if (w > cap)
 			w = cap;
@@ -553,10 +576,7 @@ void tp_rack_delivered(struct tp_chan *ch, uint64_t now, const struct tp_slot *s
 
 	if (!ch->cfg.rack)
 		return;
-	hi_sample(&ch->hi, now, rtt);
-	/* D-SACKs past the window's reach come only while it is short of
-	 * the reordering: their peak ages by deliveries' time */
-	hi_sample(&ch->dsk_hi, now, 0);
+	hi_sample(&ch->hi, now, HI_SPANS * hi_max(&ch->hi, now, UINT64_MAX), rtt);
 	earlier = answers_earlier_copy(ch, s, rtt);
 	if (s->ntx > 1 && now - s->first_ns > ch->rack_rtt) {
 		uint64_t late = now - s->first_ns - ch->rack_rtt;
@@ -621,17 +641,18 @@ void tp_rack_delivered(struct tp_chan *ch, uint64_t now, const struct tp_slot *s
  * way: every packet of the slow path resent before it arrived, 6,537
  * D-SACKs (test_rack_reo_learn). The bound lifts rtt_hi, the window's
  * cap; the late packets then arrive sent once and widen the window
- * themselves. Only past the cap: a bound within it is no lock, and may be
- * the resend's (the original first, the resend's wait before it left
- * counted in): taken always, bounds of 44 ms where the paths' RTTs were
- * 23 slowed spray_tbf_queues_drain (512 runs: mean 142.8 -> 152.9 ms, p99
- * 194.2 -> 227.2). Nor does it widen the window itself (a reordering of
- * the bound less RACK's RTT): that cost spray_steers_from_lossy_path's
- * rotation 1.227 -> 1.091 Gb/s. Kept per slot index, not in the ring of 16 resends, which is
- * overwritten long before a window of D-SACKs comes; with a third copy
- * cleared, a flow whose every packet went three times never learned (4
- * flows of that jitter: 3.0 Gb/s, one flow's SRTT 75 us, the others' 3
- * ms).
+ * themselves. Only past the cap the paths give (not lifted by the bounds:
+ * a lock's D-SACKs keep the bound alive). A bound within it is no lock,
+ * and may be the resend's (the original first, the resend's wait before
+ * it left counted in): taken always, bounds of 44 ms where the paths'
+ * RTTs were 23 slowed spray_tbf_queues_drain (512 runs: mean 142.8 ->
+ * 152.9 ms, p99 194.2 -> 227.2). Nor does it widen the window itself (a
+ * reordering of the bound less RACK's RTT): that cost
+ * spray_steers_from_lossy_path's rotation 1.227 -> 1.091 Gb/s. Kept per
+ * slot index, not in the ring of 16 resends, which is overwritten long
+ * before a window of D-SACKs comes; with a third copy cleared, a flow
+ * whose every packet went three times never learned (4 flows of that
+ * jitter: 3.0 Gb/s, one flow's SRTT 75 us, the others' 3 ms).
  */
 static void dsack_learn(struct tp_chan *ch, uint64_t now, uint32_t d)
 {
@@ -642,9 +663,9 @@ static void dsack_learn(struct tp_chan *ch, uint64_t now, uint32_t d)
 		return;
 	k->psn1 = 0;
 	rtt = now - k->prev_ns;
-	if (rtt <= 2 * rtt_hi(ch))
+	if (rtt <= 2 * rtt_hi_paths(ch, now))
 		return;
-	hi_sample(&ch->dsk_hi, now, rtt);
+	hi_sample(&ch->dsk_hi, now, dsk_span(ch), rtt);
 }
 
 /*
@@ -746,7 +767,7 @@ void tp_tlp_arm(struct tp_chan *ch, uint64_t now)
 	ch->tlp_deadline = 0;
 	if (!ch->cfg.rack || tp_is_gbn(ch) || !ch->srtt || ch->una == ch->nxt || ch->tlp_out)
 		return;
-	ch->tlp_deadline = now + 2 * rtt_hi(ch) + ch->cfg.ack_delay_ns;
+	ch->tlp_deadline = now + 2 * tp_rtt_hi(ch, now) + ch->cfg.ack_delay_ns;
 }
 
 /*
@@ -760,7 +781,7 @@ static void tlp_fire(struct tp_chan *ch, uint64_t now)
 	ch->tlp_deadline = 0;
 	ch->tlp_out = true;
 	ch->tlp_answered = false;
-	ch->rto_deadline = now + tp_rto_value(ch);
+	ch->rto_deadline = now + tp_rto_value(ch, now);
 	if (ch->n_need_rtx)
 		return;
 	for (uint32_t psn = tp_psn_add(ch->nxt, TP_PSN_MASK);; psn = tp_psn_add(psn, TP_PSN_MASK)) {

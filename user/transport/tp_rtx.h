@@ -11,7 +11,10 @@ uint32_t tp_infl_out(struct tp_chan *ch, struct tp_slot *s);
 void tp_infl_reset(struct tp_chan *ch);
 
 /* The RTO now, backed off by consecutive timeouts. */
-uint64_t tp_rto_value(const struct tp_chan *ch);
+uint64_t tp_rto_value(const struct tp_chan *ch, uint64_t now);
+/* What RACK's timers wait for now: the largest of SRTT, a sprayed channel's
+ * recent deliveries' RTTs and the D-SACKs' recent bounds. */
+uint64_t tp_rtt_hi(const struct tp_chan *ch, uint64_t now);
 void tp_rtt_sample(struct tp_chan *ch, uint64_t now, uint64_t rtt);
 /* The oldest initiator op acknowledged but not answered, or NULL. */
 struct tp_op *tp_unanswered(struct tp_chan *ch);
