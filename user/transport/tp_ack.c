@@ -145,6 +145,7 @@ static void on_sack(struct tp_chan *ch, uint64_t now, uint32_t c, const struct u
 			continue;
 		/* A first loss, or (past MarkPSN) a lost retransmission. */
 		s->rtx_cause = s->ntx == 1 ? RC_SACK : RC_MARK;
+		s->lost_ns = now;
 		s->need_rtx = true;
 		ch->n_need_rtx++;
 		/* A selective retransmission takes out only the lost bytes. */

@@ -124,6 +124,7 @@ struct tp_slot {
 	uint64_t sent_ns;	/* the last transmission */
 	uint64_t first_ns;	/* the first */
 	uint64_t xseq;		/* transmission order of the last one (RACK) */
+	uint64_t lost_ns;	/* when RACK or a TPSACK found it lost */
 	uint16_t ntx;
 	uint16_t path;		/* entropy of the last transmission + 1 (its ECMP
 				 * path); 0: not known */

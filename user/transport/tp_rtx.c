@@ -745,6 +745,7 @@ void tp_rack_detect(struct tp_chan *ch, uint64_t now)
 			continue;
 		}
 		s->rtx_cause = cause;
+		s->lost_ns = now;
 		s->need_rtx = true;
 		ch->n_need_rtx++;
 		lost += tp_infl_out(ch, s);

@@ -94,9 +94,16 @@ static size_t send_slot(struct tp_chan *ch, uint64_t now, uint32_t psn, uint8_t 
 	 * timer, not the path: rtt_hi doubled at each spurious probe whose
 	 * original's ack was lost, up to the 4 s RTO (test_rack_probe_dsack).
 	 * A timer that fires is no reordering window too short; the locks
-	 * dsack_learn opens are the RACK, SACK and path resends'. */
-	*dsk = (struct tp_dsk){ cause == RC_TLP || cause == RC_RTO || cause == RC_ANSWER ?
-				0 : psn + 1, s->sent_ns };
+	 * dsack_learn opens are the RACK, SACK and path resends', which go
+	 * when found lost. Held longer (by CC, or past an RTO), when the copy
+	 * before had arrived and its ack came after this one left, the bound
+	 * would count the hold (test_rack_age: held 280 us on a 20 us link,
+	 * the probe then waited 670 us). A wait of 2 rtt_hi (the longest the
+	 * window waits) is no hold; nor is a queue of resends leaving one by
+	 * one. */
+	*dsk = (struct tp_dsk){ cause == RC_TLP || cause == RC_RTO || cause == RC_ANSWER ||
+				now - s->lost_ns > 2 * tp_rtt_hi(ch, now) ? 0 : psn + 1,
+				s->sent_ns };
 	s->sent_ns = now;
 	s->xseq = ++ch->xseq;
 	s->path = 0;	/* the resend's, if the caller names it */
