@@ -200,10 +200,24 @@ static void held_resend_no_bound(void **state)
 	assert_true(w < PROBE_WAIT_MAX);
 }
 
+/*
+ * The other side of dsack_peak_ages: the same 1 ms bound and a tail lost
+ * 50 us after its D-SACK, well within the bound's span, must wait for the
+ * bound (twice it, or the 1 ms RTO): no bound ever taken waits 71 us.
+ */
+static void dsack_bound_taken(void **state)
+{
+	struct age a = { .late_ns = 1 * MS, .after_ns = 50 * US };
+
+	(void)state;
+	assert_true(age_run(&a) >= 400 * US);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(dsack_peak_ages),
+		cmocka_unit_test(dsack_bound_taken),
 		cmocka_unit_test(held_resend_no_bound),
 	};
 

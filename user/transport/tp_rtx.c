@@ -48,15 +48,15 @@ void tp_infl_reset(struct tp_chan *ch)
  * time, spray_steers_from_lossy_path's rotation fell under its floor).
  * Spans of 2 such RTTs: 21 RTOs in 8 seeds (25-32) of that rotation,
  * against 1. The D-SACKs' (ch->dsk_hi): spans of DSK_SPANS SRTTs, read
- * when the timers are armed: a bound goes 16-32 SRTTs after it came, even
- * over an idle gap (test_rack_age); a lock's D-SACKs keep it. Spans of 4
- * or 8 SRTTs lost part of test_rack_reo_learn's jittered flows' lock.
- * Every delivery is a sample, a resent packet's too: the time since its
- * latest copy left, no more than the RTT of whichever copy arrived, so
- * never a hole's wait. With packets sent once alone, spurious resends of
- * every packet on the slow path left only the fast path's samples, the
- * window's cap fell to them and the resends went on (that rotation:
- * 0.35-0.44 Gb/s, 32-60 RTOs, 9 Writes failed in one run).
+ * when armed: a bound goes 16-48 SRTTs after it came (a span starts at its
+ * first sample), over an idle gap too (test_rack_age); a lock's D-SACKs
+ * keep it (spans of 4 or 8 lost part of test_rack_reo_learn's). 2 spans
+ * with no sample forget either. Every delivery is a sample, a resent
+ * packet's too: the time since its latest copy left, no more than the RTT
+ * of whichever copy arrived, so never a hole's wait. With packets sent
+ * once alone, spurious resends of every packet on the slow path left only
+ * the fast path's samples, the window's cap fell to them and the resends
+ * went on (that rotation: 0.35-0.44 Gb/s, 32-60 RTOs, 9 Writes failed).
  */
 #define HI_SPANS	4
 #define DSK_SPANS	16
@@ -70,7 +70,7 @@ static uint64_t dsk_span(const struct tp_chan *ch)
 
 static uint64_t hi_max(const struct tp_hi *h, uint64_t now, uint64_t span)
 {
-	uint64_t age = now - h->start;
+	uint64_t age = now > h->start ? now - h->start : 0;
 
 	if (age >= span)	/* the span before has aged out; this one too past 2 */
 		return age / 2 >= span ? 0 : h->cur;
@@ -79,7 +79,7 @@ static uint64_t hi_max(const struct tp_hi *h, uint64_t now, uint64_t span)
 
 static void hi_sample(struct tp_hi *h, uint64_t now, uint64_t span, uint64_t rtt)
 {
-	uint64_t age = now - h->start;
+	uint64_t age = now > h->start ? now - h->start : 0;
 
 	if (age >= span) {
 		h->prev = age / 2 >= span ? 0 : h->cur;
@@ -102,7 +102,7 @@ static void hi_sample(struct tp_hi *h, uint64_t now, uint64_t span, uint64_t rtt
  * A flow's channel: SRTT. Either (tp_rtt_hi): the RTT a D-SACK showed
  * lately, when the window could not have covered it (dsack_learn).
  */
-static uint64_t rtt_hi_paths(const struct tp_chan *ch, uint64_t now)
+uint64_t tp_rtt_hi_paths(const struct tp_chan *ch, uint64_t now)
 {
 	uint64_t r = ch->paths ? hi_max(&ch->hi, now, UINT64_MAX) : 0;	/* hi_sample ages it */
 
@@ -111,7 +111,7 @@ static uint64_t rtt_hi_paths(const struct tp_chan *ch, uint64_t now)
 
 uint64_t tp_rtt_hi(const struct tp_chan *ch, uint64_t now)
 {
-	uint64_t r = rtt_hi_paths(ch, now), d = hi_max(&ch->dsk_hi, now, dsk_span(ch));
+	uint64_t r = tp_rtt_hi_paths(ch, now), d = hi_max(&ch->dsk_hi, now, dsk_span(ch));
 
 	return d > r ? d : r;
 }
@@ -663,7 +663,7 @@ static void dsack_learn(struct tp_chan *ch, uint64_t now, uint32_t d)
 		return;
 	k->psn1 = 0;
 	rtt = now - k->prev_ns;
-	if (rtt <= 2 * rtt_hi_paths(ch, now))
+	if (rtt <= 2 * tp_rtt_hi_paths(ch, now))
 		return;
 	hi_sample(&ch->dsk_hi, now, dsk_span(ch), rtt);
 }

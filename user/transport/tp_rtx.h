@@ -15,6 +15,8 @@ uint64_t tp_rto_value(const struct tp_chan *ch, uint64_t now);
 /* What RACK's timers wait for now: the largest of SRTT, a sprayed channel's
  * recent deliveries' RTTs and the D-SACKs' recent bounds. */
 uint64_t tp_rtt_hi(const struct tp_chan *ch, uint64_t now);
+/* The same without the D-SACKs' bounds: what the paths and SRTT show. */
+uint64_t tp_rtt_hi_paths(const struct tp_chan *ch, uint64_t now);
 void tp_rtt_sample(struct tp_chan *ch, uint64_t now, uint64_t rtt);
 /* The oldest initiator op acknowledged but not answered, or NULL. */
 struct tp_op *tp_unanswered(struct tp_chan *ch);

@@ -100,9 +100,10 @@ static size_t send_slot(struct tp_chan *ch, uint64_t now, uint32_t psn, uint8_t 
 	 * would count the hold (test_rack_age: held 280 us on a 20 us link,
 	 * the probe then waited 670 us). A wait of 2 rtt_hi (the longest the
 	 * window waits) is no hold; nor is a queue of resends leaving one by
-	 * one. */
+	 * one. Measured without the bounds, lest a live one let a hold of
+	 * twice itself record and refresh it, as a timer's would. */
 	*dsk = (struct tp_dsk){ cause == RC_TLP || cause == RC_RTO || cause == RC_ANSWER ||
-				now - s->lost_ns > 2 * tp_rtt_hi(ch, now) ? 0 : psn + 1,
+				now - s->lost_ns > 2 * tp_rtt_hi_paths(ch, now) ? 0 : psn + 1,
 				s->sent_ns };
 	s->sent_ns = now;
 	s->xseq = ++ch->xseq;
