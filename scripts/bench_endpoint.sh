@@ -53,13 +53,20 @@ for k in sys.argv[2].split("."): v=v[k]
 print(v)' "$1" "$2"; }
 
 # ubperf_run NS_SRV DEV_SRV NS_CLI DEV_CLI PEER OUT [ARGS]: one client run, JSON in OUT;
-# UB_BIN=DIR: that build's ubperf (default $BIN).
+# UB_BIN=DIR: that build's ubperf (default $BIN). The server's JSON in OUT.srv; each
+# process's user and system seconds, setup included, in OUT.cpu.srv and OUT.cpu.cli
+# (where /usr/bin/time is).
 ubperf_run() {
 	local nss=$1 devs=$2 nsc=$3 devc=$4 peer=$5 out=$6 ub=${UB_BIN:-$BIN}/ubperf; shift 6
-	nsenter --net="/run/netns/$nss" "$ub" server --dev "$devs" --wait 20 --json >/dev/null 2>&1 &
+	local ts=() tc=()
+	if [[ -x /usr/bin/time ]]; then
+		ts=(/usr/bin/time -f '%U %S' -o "$out.cpu.srv") tc=(/usr/bin/time -f '%U %S' -o "$out.cpu.cli")
+	fi
+	rm -f "$out.cpu.srv" "$out.cpu.cli"
+	nsenter --net="/run/netns/$nss" "${ts[@]}" "$ub" server --dev "$devs" --wait 20 --json >"$out.srv" 2>/dev/null &
 	local srv=$!
 	for _ in $(seq 50); do ns_xdp_ready "$nss" "${devs%%,*}" && break; sleep 0.1; done
-	if ! ns_run "$nsc" "$ub" client --dev "$devc" --peer "$peer" --time "$SECS" \
+	if ! ns_run "$nsc" "${tc[@]}" "$ub" client --dev "$devc" --peer "$peer" --time "$SECS" \
 		--mtu $MTU --window $WINDOW --stall 10 --json "$@" >"$out" 2>"$out.err"; then
 		echo "null" >"$out"
 		echo "#   ubperf $*: $(cat "$out.err")" >&2
@@ -294,10 +301,26 @@ small_run() {
 	UB_BIN=$ub ubperf_run "$B" b0 "$A" a0 10.74.0.2 "$tmp/l.json" --size 64 --depth 1
 	sm[$1:lat]+="$(jget "$tmp/l.json" latency_us.p50 2>/dev/null || echo -) "
 	sm[$1:p99]+="$(jget "$tmp/l.json" latency_us.p99 2>/dev/null || echo -) "
+	sm[$1:cpu]+="$(cpu_per_rt "$tmp/l.json") "
+}
+# cpu_per_rt OUT: CPU us per round trip of ubperf_run OUT's depth-1 run, both
+# processes: "ALL/LOOP", ALL with their setup (/usr/bin/time), LOOP the loops' alone
+# (the JSON's cpu_s, a build that reports it; else "-"); "-" for a failed run.
+cpu_per_rt() {
+	$PY - "$1" <<'PY' 2>/dev/null || echo -
+import json, sys
+o = sys.argv[1]
+c, s = json.load(open(o)), json.load(open(o + ".srv"))
+n = c["messages"]
+t = lambda f: sum(map(float, open(f).read().split()[-2:]))
+a = (t(o + ".cpu.cli") + t(o + ".cpu.srv")) * 1e6 / n
+l = "%.1f" % ((c["cpu_s"] + s["cpu_s"]) * 1e6 / n) if "cpu_s" in c else "-"
+print("%.1f/%s" % (a, l))
+PY
 }
 builds=(ub)
 [[ -n ${UBPERF_BASE:-} ]] && builds=(ub base)
-declare -a udp_rate=() udp_lat=() udp_p99=() pp_rounds=()
+declare -a udp_rate=() udp_lat=() udp_p99=() udp_cpu=() pp_rounds=()
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((rep = 0; rep < REPS; rep++)); do
 	order=("${builds[@]}")
@@ -313,9 +336,17 @@ print(round((s["packets"] - s["lost_packets"]) / s["seconds"]))' "$tmp/u.json" 2
 	nsenter --net="/run/netns/$B" "$BIN/udp_pingpong" server 5300 >"$tmp/pp.srv" 2>&1 &
 	srv=$!
 	for _ in $(seq 50); do grep -qs ready "$tmp/pp.srv" && break; sleep 0.05; done
-	pp=$(ns_run "$A" "$BIN/udp_pingpong" client 10.74.0.2 5300 64 20000)
+	# CPU: the server's time on a CPU (schedstat, ns) and the client's user + system.
+	s0=$(cut -d' ' -f1 /proc/$srv/schedstat 2>/dev/null || echo -)
+	rm -f "$tmp/pp.cpu"
+	tu=()
+	[[ -x /usr/bin/time ]] && tu=(/usr/bin/time -f '%U %S' -o "$tmp/pp.cpu")
+	pp=$(ns_run "$A" "${tu[@]}" "$BIN/udp_pingpong" client 10.74.0.2 5300 64 20000)
+	s1=$(cut -d' ' -f1 /proc/$srv/schedstat 2>/dev/null || echo -)
 	udp_lat+=("$(awk '{ print $7 }' <<<"$pp")")
 	udp_p99+=("$(awk '{ print $9 }' <<<"$pp")")
+	udp_cpu+=("$(awk -v s0="$s0" -v s1="$s1" '{ if (s0 == "-" || s1 == "-" || !$3) print "-"; else
+		printf "%.1f\n", ($12 + $13) * 1e6 / $3 + (s1 - s0) / 1e3 / $3 }' <<<"$pp $(tail -1 "$tmp/pp.cpu" 2>/dev/null)")")
 	kill $srv; wait $srv 2>/dev/null || true
 	pp_rounds+=("${order[*]} udp")
 done
@@ -341,8 +372,10 @@ for bld in "${builds[@]}"; do
 	done
 	printf 'rounds: msg/s %s; p50 %s; p99 %s; p50 / UDP p50 %s (median %.2fx)\n' "${sm[$bld:rate]}" \
 		"${sm[$bld:lat]}" "${sm[$bld:p99]}" "${rs[*]}" "$(median "${rs[*]}")"
+	printf 'rounds: CPU us per round trip, both processes, with setup / the loops alone: %s\n' "${sm[$bld:cpu]}"
 done
-printf 'rounds: UDP pkt/s %s; UDP p50 %s; UDP p99 %s\n' "${udp_rate[*]}" "${udp_lat[*]}" "${udp_p99[*]}"
+printf 'rounds: UDP pkt/s %s; UDP p50 %s; UDP p99 %s; UDP CPU us per round trip %s\n' "${udp_rate[*]}" \
+	"${udp_lat[*]}" "${udp_p99[*]}" "${udp_cpu[*]}"
 printf 'order of each round: %s\n' "$(IFS=,; echo "${pp_rounds[*]}")"
 ns_cleanup_all
 fi

@@ -260,9 +260,9 @@ static uint32_t ports_open(const struct run *r)
 static void ports_stats(struct run *r, struct tp_stats *ts, struct ep_stats *es)
 {
 #define ONE(n, d) + 1
-	/* A counter added to struct ep_stats must be added to the sum below too. */
+	/* Summed as an array: every field of struct ep_stats a uint64_t counter. */
 	_Static_assert(sizeof(struct ep_stats) == sizeof(uint64_t) * (12 EP_RX_ERRORS(ONE)),
-		       "struct ep_stats changed: sum the new counter");
+		       "struct ep_stats changed: is every field a counter to sum?");
 #undef ONE
 	tp_ep_stats(ep_tp(r->ep[0]), ts);
 	ep_get_stats(r->ep[0], es);
@@ -275,21 +275,8 @@ static void ports_stats(struct run *r, struct tp_stats *ts, struct ep_stats *es)
 #define ADD_TP(n, d) ts->n += t.n;
 		TP_STATS(ADD_TP)
 #undef ADD_TP
-#define ADD_EP(n, d) es->n += e.n;
-		EP_RX_ERRORS(ADD_EP)
-#undef ADD_EP
-		es->rx_frames += e.rx_frames;
-		es->tx_frames += e.tx_frames;
-		es->ctl_rx += e.ctl_rx;
-		es->ctl_tx += e.ctl_tx;
-		es->tx_ring_full += e.tx_ring_full;
-		es->no_frame += e.no_frame;
-		es->rx_multi_buffer += e.rx_multi_buffer;
-		es->tx_multi_buffer += e.tx_multi_buffer;
-		es->ce_marked += e.ce_marked;
-		es->xsk_rx_dropped += e.xsk_rx_dropped;
-		es->xsk_rx_ring_full += e.xsk_rx_ring_full;
-		es->xsk_fill_empty += e.xsk_fill_empty;
+		for (size_t i = 0; i < sizeof(e) / sizeof(uint64_t); i++)
+			((uint64_t *)es)[i] += ((const uint64_t *)&e)[i];
 	}
 }
 
@@ -589,6 +576,8 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 	jset(j, "duration_s", jreal(secs, "%.6f"));
 	jset(j, "goodput_bps", jbps(goodput_bytes(r, server), secs));
 	jset(j, "messages", ju64(r->messages));
+	/* user + system, every thread, while the loop ran (setup and teardown left out) */
+	jset(j, "cpu_s", jreal((double)r->cpu_ns / 1e9, "%.6f"));
 	jset(j, "bytes", ju64(r->bytes));
 	jset(j, "peer_messages", ju64(peer_messages));
 	/* each side's own count, and the other's from its DONE (UBPF_DONE_VERIFIED) */

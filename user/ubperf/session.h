@@ -76,6 +76,7 @@ struct run {
 	uint64_t corrupt, verified;
 	uint64_t seen[UBPERF_MAX_CHANS][4];	/* server, CTP: Sends seen past seq[c], a ring of 256 */
 	uint64_t t_start, t_end, last_progress;
+	uint64_t cpu_ns;	/* the process's CPU time in run_workers (both sides) */
 	uint64_t heard_ns;	/* server: the last hello of this run */
 	uint64_t va[UBPERF_MAX_CHANS];		/* client: each channel's region (token in ans[c]) */
 	struct tp_cc *cc[UBPERF_MAX_CHANS];	/* --cc: the instances (CTP: one per port) */
