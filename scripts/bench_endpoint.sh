@@ -86,7 +86,7 @@ iperf() {
 	nsenter --net="/run/netns/$B" iperf3 -s -1 >/dev/null 2>&1 &
 	local srv=$!
 	sleep 0.3
-	ns_run "$A" iperf3 -c 10.71.0.2 -t "$SECS" -J "$@" >"$tmp/iperf.json" 2>/dev/null || true
+	ns_run "$A" iperf3 -c 10.71.0.2 -t "$SECS" -J "$@" >"$tmp/iperf.json" 2>/dev/null || kill $srv 2>/dev/null || true
 	wait $srv || true
 	$PY -c 'import json,sys; d=json.load(open(sys.argv[1]))["end"]
 s=d.get("sum_received") or d.get("sum"); print(int(s["bits_per_second"]))' "$tmp/iperf.json" 2>/dev/null || echo 0
@@ -261,7 +261,7 @@ for ((rep = 0; rep < REPS; rep++)); do
 	nsenter --net="/run/netns/$B" iperf3 -s -1 >/dev/null 2>&1 &
 	srv=$!
 	sleep 0.3
-	ns_run "$A" iperf3 -c 10.76.0.2 -t "$SECS" -J >"$tmp/jt.json" 2>/dev/null || true
+	ns_run "$A" iperf3 -c 10.76.0.2 -t "$SECS" -J >"$tmp/jt.json" 2>/dev/null || kill $srv 2>/dev/null || true
 	wait $srv || true
 	tcp=$($PY -c 'import json,sys; d=json.load(open(sys.argv[1]))["end"]
 print(int(d["sum_received"]["bits_per_second"]))' "$tmp/jt.json" 2>/dev/null || echo 0)
@@ -329,7 +329,8 @@ for ((rep = 0; rep < REPS; rep++)); do
 	nsenter --net="/run/netns/$B" iperf3 -s -1 >/dev/null 2>&1 &
 	srv=$!
 	sleep 0.3
-	ns_run "$A" iperf3 -c 10.74.0.2 -u -b 0 -l 64 -t "$SECS" -J >"$tmp/u.json" 2>/dev/null || true
+	# a client that never connected leaves `iperf3 -s -1` waiting for good
+	ns_run "$A" iperf3 -c 10.74.0.2 -u -b 0 -l 64 -t "$SECS" -J >"$tmp/u.json" 2>/dev/null || kill $srv 2>/dev/null || true
 	wait $srv || true
 	udp_rate+=("$($PY -c 'import json,sys; s=json.load(open(sys.argv[1]))["end"]["sum"]
 print(round((s["packets"] - s["lost_packets"]) / s["seconds"]))' "$tmp/u.json" 2>/dev/null || echo -)")
@@ -341,13 +342,15 @@ print(round((s["packets"] - s["lost_packets"]) / s["seconds"]))' "$tmp/u.json" 2
 	rm -f "$tmp/pp.cpu"
 	tu=()
 	[[ -x /usr/bin/time ]] && tu=(/usr/bin/time -f '%U %S' -o "$tmp/pp.cpu")
-	pp=$(ns_run "$A" "${tu[@]}" "$BIN/udp_pingpong" client 10.74.0.2 5300 64 20000)
+	# a failed client (the server not up yet under load) is a round without UDP's figures
+	pp=$(ns_run "$A" "${tu[@]}" "$BIN/udp_pingpong" client 10.74.0.2 5300 64 20000) ||
+		{ echo "#   udp_pingpong: $(cat "$tmp/pp.srv")" >&2; pp=""; }
 	s1=$(cut -d' ' -f1 /proc/$srv/schedstat 2>/dev/null || echo -)
 	udp_lat+=("$(awk '{ print $7 }' <<<"$pp")")
 	udp_p99+=("$(awk '{ print $9 }' <<<"$pp")")
 	udp_cpu+=("$(awk -v s0="$s0" -v s1="$s1" '{ if (s0 == "-" || s1 == "-" || !$3) print "-"; else
 		printf "%.1f\n", ($12 + $13) * 1e6 / $3 + (s1 - s0) / 1e3 / $3 }' <<<"$pp $(tail -1 "$tmp/pp.cpu" 2>/dev/null)")")
-	kill $srv; wait $srv 2>/dev/null || true
+	kill $srv 2>/dev/null || true; wait $srv 2>/dev/null || true
 	pp_rounds+=("${order[*]} udp")
 done
 r_udp=$(median "${udp_rate[*]}") l_udp=$(median "${udp_lat[*]}") t_udp=$(median "${udp_p99[*]}")
