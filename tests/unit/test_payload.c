@@ -4,10 +4,10 @@
  * with the definition in payload.h at every offset and length (head, whole
  * words, tail), and a check fails for each way a message can arrive wrong
  * while every byte still "looks like payload": a swapped segment, a
- * duplicated one, one of another message, channel or run, a flipped bit,
- * a message shifted by a word, a Write at another slot's offset. A Write
- * region passes only with each slot empty or its own message, numbered
- * once and below the number of Writes.
+ * duplicated one, one of another message, channel or run, a flipped bit
+ * (in any word of a long message too), a message shifted by a word, a Write
+ * at another slot's offset. A Write region passes only with each slot empty
+ * or its own message, numbered once and below the number of Writes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -152,6 +152,29 @@ static void flipped_bit_fails(void **state)
 	}
 }
 
+/* A flipped bit in any one word of a long message, from an unaligned offset:
+ * every lane of the words compared together, and every group and block of
+ * them, is looked at (the check compares several words at once). */
+static void flipped_bit_in_any_word_fails(void **state)
+{
+	const size_t len = 4096 + 3, head = 5;	/* from offset 3: 5 bytes, 511 words, 3 bytes */
+	uint8_t *m = malloc(len);
+
+	(void)state;
+	assert_non_null(m);
+	payload_fill(m, len, seed0(), 3);
+	for (size_t w = 0; w < (len - head) / 8; w++) {
+		size_t at = head + w * 8 + w % 8;
+
+		m[at] ^= (uint8_t)(0x80u >> (w % 8));
+		if (payload_check(m, len, seed0(), 3))
+			fail_msg("a bit flipped in word %zu (byte %zu) passed the check", w, at);
+		m[at] ^= (uint8_t)(0x80u >> (w % 8));
+	}
+	assert_true(payload_check(m, len, seed0(), 3));
+	free(m);
+}
+
 /* The whole message a word (or a byte) off: a Send's bytes shifted. */
 static void shifted_message_fails(void **state)
 {
@@ -290,6 +313,7 @@ int main(void)
 		cmocka_unit_test(duplicated_segment_fails),
 		cmocka_unit_test(foreign_segment_fails),
 		cmocka_unit_test(flipped_bit_fails),
+		cmocka_unit_test(flipped_bit_in_any_word_fails),
 		cmocka_unit_test(shifted_message_fails),
 		cmocka_unit_test(write_at_another_slot_fails),
 		cmocka_unit_test(message_number_round_trip),
