@@ -10,7 +10,8 @@
 #  3. CTP on native links: beside RTP-SR, and an entity of two links beside one;
 #  4. jumbo frames: ubperf with every default (UB MTU 4096 agreed in the hello,
 #     multi-buffer AF_XDP) against one iperf3 TCP flow on the same veth pair of
-#     MTU 9000, interleaved rounds, each round's ratio and the medians';
+#     MTU 9000, interleaved rounds, each round's ratio and the medians' (given
+#     UBPERF_BASE=DIR/bin, that build's ubperf too, every round, and the ratio of the two);
 #  5. small messages: 64-byte Sends a second beside iperf3 UDP's 64-byte datagrams, and
 #     one Send at a time (post to completion) beside the kernel's UDP ping-pong,
 #     p50 and p99 (given UBPERF_BASE=DIR/bin, that build's ubperf too, every round);
@@ -238,46 +239,75 @@ fi
 # The same veth pair for both, MTU 9000 at both ends; ubperf with no option but
 # the run's length (rtp-sr, 64 KiB messages, window 256, the UB MTU the hello
 # agrees: 4096 here), iperf3 with one TCP flow and its defaults. Rounds
-# interleave the two, so both meet the same load on this shared machine.
+# interleave the two, so both meet the same load on this shared machine. With
+# UBPERF_BASE=DIR/bin that build's ubperf runs too in every round, before this
+# one's in every other round, and each round's ratio of the two is printed.
 if part 4; then
 ns_cleanup_all
 A=$(ns_add jba) B=$(ns_add jbb)
 topo_pair "$A" "$B" 10.76.0 02:00:00:00:76 9000
-jub=() jtcp=() jratio=() jmtu=0 jmb=0
-for ((rep = 0; rep < REPS; rep++)); do
-	nsenter --net="/run/netns/$B" "$BIN/ubperf" server --dev b0 --wait 20 --json >/dev/null 2>&1 &
-	srv=$!
+declare -A jub=()	# [BUILD] the rounds' goodputs; BUILD ub (this) or base
+jtcp=() jmtu=0 jmb=0 jorder=()
+# jumbo_run BUILD: one run of BUILD's ubperf with its defaults; its goodput (0: failed).
+jumbo_run() {
+	local ub=$BIN bps=0
+	[[ $1 == base ]] && ub=$UBPERF_BASE
+	nsenter --net="/run/netns/$B" "$ub/ubperf" server --dev b0 --wait 20 --json >/dev/null 2>&1 &
+	local srv=$!
 	for _ in $(seq 50); do ns_xdp_ready "$B" b0 && break; sleep 0.1; done
-	if ns_run "$A" "$BIN/ubperf" client --dev a0 --peer 10.76.0.2 --time "$SECS" --json \
+	if ns_run "$A" "$ub/ubperf" client --dev a0 --peer 10.76.0.2 --time "$SECS" --json \
 		>"$tmp/j.json" 2>"$tmp/j.err"; then
-		ub=$(jget "$tmp/j.json" goodput_bps)
+		bps=$(jget "$tmp/j.json" goodput_bps)
 		jmtu=$(jget "$tmp/j.json" mtu)
 		jmb=$(jget "$tmp/j.json" tx_multi_buffer)
 	else
-		echo "#   ubperf (MTU 9000): $(cat "$tmp/j.err")" >&2
-		ub=0
+		echo "#   ubperf $ub (MTU 9000): $(cat "$tmp/j.err")" >&2
 	fi
 	wait $srv || true
+	jub[$1]+="$bps "
+}
+builds=(ub)
+[[ -n ${UBPERF_BASE:-} ]] && builds=(ub base)
+jload=()
+for ((rep = 0; rep < REPS; rep++)); do
+	order=("${builds[@]}")
+	((rep % 2)) && order=($(printf '%s\n' "${builds[@]}" | tac))
+	for bld in "${order[@]}"; do jumbo_run "$bld"; done
 	nsenter --net="/run/netns/$B" iperf3 -s -1 >/dev/null 2>&1 &
 	srv=$!
 	sleep 0.3
 	ns_run "$A" iperf3 -c 10.76.0.2 -t "$SECS" -J >"$tmp/jt.json" 2>/dev/null || kill $srv 2>/dev/null || true
 	wait $srv || true
-	tcp=$($PY -c 'import json,sys; d=json.load(open(sys.argv[1]))["end"]
-print(int(d["sum_received"]["bits_per_second"]))' "$tmp/jt.json" 2>/dev/null || echo 0)
-	jub+=("$ub") jtcp+=("$tcp") jratio+=("$(calc "$tcp > 0 ? $ub / $tcp : 0")")
+	jtcp+=("$($PY -c 'import json,sys; d=json.load(open(sys.argv[1]))["end"]
+print(int(d["sum_received"]["bits_per_second"]))' "$tmp/jt.json" 2>/dev/null || echo 0)")
+	jorder+=("${order[*]} tcp")
+	jload+=("$(cut -d' ' -f1 /proc/loadavg)")
 done
 printf '\nJumbo frames: one veth pair of MTU 9000, ubperf with its defaults (UB MTU %s agreed in the hello,\n' "$jmtu"
 printf '%s packets sent as multi-buffer AF_XDP in the last run) against one iperf3 TCP flow, %u interleaved rounds of %s s\n' \
 	"$jmb" "$REPS" "$SECS"
-printf '%-8s %14s %14s %10s\n' "round" "ubperf Mbit/s" "TCP Mbit/s" "ratio"
-for ((rep = 0; rep < REPS; rep++)); do
-	printf '%-8s %14.1f %14.1f %9.2fx\n' "$((rep + 1))" "$(calc "${jub[rep]} / 1e6")" \
-		"$(calc "${jtcp[rep]} / 1e6")" "${jratio[rep]}"
+for bld in "${builds[@]}"; do
+	u=(${jub[$bld]}) jratio=()
+	[[ $bld == base ]] && printf 'ubperf %s:\n' "$UBPERF_BASE"
+	printf '%-8s %14s %14s %10s\n' "round" "ubperf Mbit/s" "TCP Mbit/s" "ratio"
+	for ((rep = 0; rep < REPS; rep++)); do
+		jratio+=("$(calc "${jtcp[rep]} > 0 ? ${u[rep]} / ${jtcp[rep]} : 0")")
+		printf '%-8s %14.1f %14.1f %9.2fx\n' "$((rep + 1))" "$(calc "${u[rep]} / 1e6")" \
+			"$(calc "${jtcp[rep]} / 1e6")" "${jratio[rep]}"
+	done
+	mu=$(median "${u[*]}") mt=$(median "${jtcp[*]}")
+	printf '%-8s %14.1f %14.1f %9.2fx   (ratio of the medians; median ratio %.2fx)\n' "median" "$(calc "$mu / 1e6")" \
+		"$(calc "$mt / 1e6")" "$(calc "$mt > 0 ? $mu / $mt : 0")" "$(median "${jratio[*]}")"
 done
-mu=$(median "${jub[*]}") mt=$(median "${jtcp[*]}")
-printf '%-8s %14.1f %14.1f %9.2fx   (ratio of the medians; median ratio %.2fx)\n' "median" "$(calc "$mu / 1e6")" \
-	"$(calc "$mt / 1e6")" "$(calc "$mt > 0 ? $mu / $mt : 0")" "$(median "${jratio[*]}")"
+if [[ -n ${UBPERF_BASE:-} ]]; then
+	u=(${jub[ub]}) b=(${jub[base]}) rs=()
+	for ((rep = 0; rep < REPS; rep++)); do
+		rs+=("$(printf '%.3f' "$(calc "${b[rep]} > 0 ? ${u[rep]} / ${b[rep]} : 0")")")
+	done
+	printf 'this build / %s, each round: %s (median %.3f)\n' "$UBPERF_BASE" "${rs[*]}" "$(median "${rs[*]}")"
+fi
+printf 'order of each round: %s; load average after each: %s\n' "$(IFS=,; echo "${jorder[*]}")" "${jload[*]}"
+ns_cleanup_all
 fi
 
 # ---- 5. small messages: 64-byte Sends beside the kernel's UDP -----------------------
