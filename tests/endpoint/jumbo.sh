@@ -110,6 +110,8 @@ test_jumbo_routed_utp() {
 	[[ $(json_get "$d/srv" verified_bytes) -eq $((got * 4096)) ]]
 	[[ $(json_get "$d/cli" peer_verified_bytes) -eq $((got * 4096)) ]]
 	[[ $(json_get "$d/cli" tx_multi_buffer) -eq 2000 ]]
+	# each built where it was sent from, in a run of UMEM frames, not copied in
+	[[ $(json_get "$d/cli" tx_in_place) -eq 2000 ]]
 	[[ $(size_count big) -ge $got ]]
 	jumbo_multi_buffer "$d/cli" "$d/srv" "$got"
 	rm -rf "$d"

@@ -53,6 +53,8 @@ static struct xsk_mt_thr *worker_thread(struct ep *lead)
 
 	if (t && lead->nworkers > 1)
 		xsk_mt_thread_keep(t, worker_frames(lead) / 4);
+	if (t)
+		xsk_mt_thread_runs(t, EP_TX_RUNS);
 	return t;
 }
 
@@ -68,6 +70,10 @@ static int make_port(struct ep *e)
 	mc.ring_size = 2048;
 	mc.mode = xsk_mode_for(e->cfg.xsk_mode, e->cfg.generic, e->cfg.nmembers > 1 ? e->cfg.nmembers : 1);
 	mc.sg = !e->cfg.shared && xsk_mt_sg_supported();
+	if (mc.sg) {
+		mc.nruns = EP_TX_RUNS * (e->nworkers ? e->nworkers : 1);
+		mc.run_frames = JUMBO_BUF / EP_FRAME_SIZE;
+	}
 	e->xm = xsk_mt_create(&mc);
 	if (!e->xm)
 		return -errno;

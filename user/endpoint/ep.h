@@ -141,6 +141,9 @@ struct ep_stats {
 	uint64_t rx_frames, tx_frames, tx_ring_full, no_frame;
 	/* packets that came, and went, in several UMEM frames (multi-buffer AF_XDP) */
 	uint64_t rx_multi_buffer, tx_multi_buffer;
+	/* of the multi-buffer ones sent, those built in place in a run of UMEM
+	 * frames (not built apart and copied in) */
+	uint64_t tx_in_place;
 	/* of those, UTP packets the ep_set_ctl() hook took and ep_send_raw() sent */
 	uint64_t ctl_rx, ctl_tx;
 	uint64_t ce_marked;	/* IP ECN CE, or native FECN light/severe CE */

@@ -2,7 +2,8 @@
 /*
  * The endpoint's datapath (ep.h): frames received, parsed, checked and
  * handed to the transport core (or to the control hook); the core's packets
- * wrapped in place in UMEM frames (or built whole and split, multi-buffer)
+ * wrapped in place in UMEM frames (multi-buffer: in a run of adjacent ones,
+ * or, with none free, built whole and split)
  * and sent by the member ports, our own veth or an AF_PACKET socket; the
  * rounds and the waits.
  */
@@ -351,6 +352,30 @@ static unsigned split_frames(struct ep *e, const uint8_t *pkt, size_t len, struc
 	return k;
 }
 
+/*
+ * A packet built in place in a run (x: wrapped, from its first byte in the
+ * run's first frame) as the run's frames: a frame's worth each, `more` on
+ * all but the last. Returns how many.
+ */
+static unsigned run_descs(const struct xsk_mt_frame *x, struct xsk_mt_frame *out)
+{
+	uint64_t addr = x->addr;
+	uint8_t *data = x->data;
+	unsigned k = 0;
+
+	for (size_t left = x->len; left; k++) {
+		size_t room = EP_FRAME_SIZE - (addr & (EP_FRAME_SIZE - 1));
+		size_t chunk = left < room ? left : room;
+
+		out[k] = (struct xsk_mt_frame){ .addr = addr, .data = data, .len = (uint32_t)chunk,
+						.sock = -1, .more = left > chunk };
+		addr += chunk;
+		data += chunk;
+		left -= chunk;
+	}
+	return k;
+}
+
 static unsigned do_tx(struct ep *e, uint64_t now)
 {
 	const size_t off = UBOE_WRAP_HDR_MAX;
@@ -382,12 +407,17 @@ static unsigned do_tx(struct ep *e, uint64_t now)
 		size_t len;
 		uint32_t k = 0;
 		unsigned nf = 1;
+		bool run = false;
 
 		if (!e->big) {
 			if (!xsk_mt_alloc(e->xt, &x)) {
 				e->st.no_frame++;
 				break;
 			}
+			buf = x.data;
+		} else if (xsk_mt_alloc_run(e->xt, &x)) {
+			/* Built where it is sent from: no copy out of jbuf. */
+			run = true;
 			buf = x.data;
 		} else {
 			if (xsk_mt_free_frames(e->xt) < FRAG_MAX) {
@@ -401,7 +431,7 @@ static unsigned do_tx(struct ep *e, uint64_t now)
 		}
 		len = tp_ep_tx(e->tp, now, buf + off, cap, &info);
 		if (!len) {
-			if (!e->big)
+			if (!e->big || run)
 				xsk_mt_free(e->xt, x.addr);
 			break;
 		}
@@ -418,7 +448,12 @@ static unsigned do_tx(struct ep *e, uint64_t now)
 				memcpy(f.dst_mac, c->peer->member_mac[k], 6);
 			}
 		}
-		if (e->big) {
+		if (run) {
+			wrap_frame(&x, off, len, &f);
+			nf = run_descs(&x, c->peer->local ? &lo[nlo] : &fr[k][cnt[k]]);
+			e->st.tx_multi_buffer += nf > 1;
+			e->st.tx_in_place += nf > 1;
+		} else if (e->big) {
 			/* Wrapped in jbuf, then copied out a UMEM frame's worth at a time. */
 			struct xsk_mt_frame w = { .data = buf };
 

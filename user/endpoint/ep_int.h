@@ -19,6 +19,12 @@
 /* A multi-buffer frame, gathered (rx) or built (tx) in one piece: the
  * largest UB MTU's data packet with every header, and a 9216-byte jumbo frame. */
 #define JUMBO_BUF	16384
+/* Each worker's runs of JUMBO_BUF / EP_FRAME_SIZE UMEM frames side by side
+ * (xsk_mt_thread_runs), where do_tx builds a multi-buffer packet in place:
+ * more than a batch's packets (with 2 frames a packet), so that the copy
+ * mode's completions, which come back within the batch's sendto, keep it
+ * supplied; without one free, a packet is built in jbuf and copied out. */
+#define EP_TX_RUNS	256
 
 struct ep {
 	struct ep_config cfg;

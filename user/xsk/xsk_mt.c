@@ -56,6 +56,8 @@ struct xsk_mt_thr {
 	uint64_t *free;
 	uint32_t nfree;
 	uint32_t keep;		/* frames it never gives to the fill rings: its sends' */
+	uint64_t *runs;		/* free runs (xsk_mt_alloc_run), by their first frame */
+	uint32_t nruns;
 	struct pool *rx_pools[XSK_MT_MAX_SOCKS];	/* distinct pools t receives from */
 	struct pool *tx_pools[XSK_MT_MAX_SOCKS];	/* ... and sends through */
 	int nrx_pools, ntx_pools;
@@ -72,6 +74,8 @@ struct xsk_mt {
 	struct pool pools[XSK_MT_MAX_POOLS];
 	int npools;
 	uint32_t handed;		/* frames given to threads so far */
+	uint32_t runs_handed;		/* runs given to threads so far */
+	uint64_t run_base;		/* the runs' first byte: past every single frame */
 	bool zc;			/* bound zero-copy */
 	struct xsk_mt_thr *threads;
 };
@@ -119,7 +123,10 @@ struct xsk_mt *xsk_mt_create(const struct xsk_mt_cfg *cfg)
 	if (!m)
 		return NULL;
 	m->cfg = *cfg;
-	m->area_len = (size_t)cfg->nframes * cfg->frame_size;
+	if (!cfg->run_frames)
+		m->cfg.nruns = 0;
+	m->run_base = (uint64_t)cfg->nframes * cfg->frame_size;
+	m->area_len = m->run_base + (size_t)m->cfg.nruns * cfg->run_frames * cfg->frame_size;
 	m->area = umem_map(m->area_len);
 	if (!m->area) {
 		free(m);
@@ -173,6 +180,7 @@ void xsk_mt_destroy(struct xsk_mt *m)
 	for (t = m->threads; t; t = n) {
 		n = t->next;
 		free(t->free);
+		free(t->runs);
 		free(t);
 	}
 	xsk_umem__delete(m->umem);
@@ -204,7 +212,10 @@ struct xsk_mt_thr *xsk_mt_thread(struct xsk_mt *m, uint32_t nframes)
 		return NULL;
 	t->m = m;
 	t->free = calloc(m->cfg.nframes, sizeof(*t->free));	/* any thread may end up with every frame */
-	if (!t->free) {
+	t->runs = calloc(m->cfg.nruns ? m->cfg.nruns : 1, sizeof(*t->runs));	/* ... and every run */
+	if (!t->free || !t->runs) {
+		free(t->free);
+		free(t->runs);
 		free(t);
 		return NULL;
 	}
@@ -216,10 +227,29 @@ struct xsk_mt_thr *xsk_mt_thread(struct xsk_mt *m, uint32_t nframes)
 	return t;
 }
 
+void xsk_mt_thread_runs(struct xsk_mt_thr *t, uint32_t n)
+{
+	struct xsk_mt *m = t->m;
+	const uint64_t span = (uint64_t)m->cfg.run_frames * m->cfg.frame_size;
+
+	for (; n && m->runs_handed < m->cfg.nruns; n--)
+		t->runs[t->nruns++] = m->run_base + m->runs_handed++ * span;
+}
+
 static void push_free(struct xsk_mt_thr *t, uint64_t addr)
 {
+	const struct xsk_mt *m = t->m;
 	/* Aligned chunks: the frame is the power-of-two slot that holds the address. */
-	t->free[t->nfree++] = addr & ~(uint64_t)(t->m->cfg.frame_size - 1);
+	uint64_t a = addr & ~(uint64_t)(m->cfg.frame_size - 1);
+
+	if (a < m->run_base || !m->cfg.nruns) {
+		t->free[t->nfree++] = a;
+		return;
+	}
+	/* A run is free again with its first frame: the kernel completes a
+	 * packet's frames together, and the caller frees them together. */
+	if ((a - m->run_base) % ((uint64_t)m->cfg.run_frames * m->cfg.frame_size) == 0)
+		t->runs[t->nruns++] = a;
 }
 
 static void track(struct pool **list, int *n, struct pool *p)
@@ -595,20 +625,32 @@ int xsk_mt_poll(struct xsk_mt_thr *t, int extra_fd, int timeout_ms)
 	return r < 0 ? -errno : r;
 }
 
-bool xsk_mt_alloc(struct xsk_mt_thr *t, struct xsk_mt_frame *f)
+/* The top of one of t's free stacks (frames, or runs) into f, completions
+ * reaped first when it is empty. */
+static bool take(struct xsk_mt_thr *t, const uint64_t *stack, uint32_t *n, struct xsk_mt_frame *f)
 {
-	if (!t->nfree) {
+	if (!*n) {
 		for (int i = 0; i < t->ntx_pools; i++)
 			reap(t, t->tx_pools[i]);
-		if (!t->nfree)
+		if (!*n)
 			return false;
 	}
-	f->addr = t->free[--t->nfree];
+	f->addr = stack[--*n];
 	f->data = xsk_umem__get_data(t->m->area, f->addr);
 	f->len = 0;
 	f->sock = -1;
 	f->more = false;
 	return true;
+}
+
+bool xsk_mt_alloc(struct xsk_mt_thr *t, struct xsk_mt_frame *f)
+{
+	return take(t, t->free, &t->nfree, f);
+}
+
+bool xsk_mt_alloc_run(struct xsk_mt_thr *t, struct xsk_mt_frame *f)
+{
+	return take(t, t->runs, &t->nruns, f);
 }
 
 unsigned xsk_mt_tx_room(struct xsk_mt_thr *t, int sock)

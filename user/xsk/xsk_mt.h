@@ -40,6 +40,8 @@ struct xsk_mt_cfg {
 	uint32_t ring_size;	/* every ring, power of two */
 	enum xsk_mode mode;	/* 0: zero-copy where the driver has it, else copy */
 	bool sg;		/* multi-buffer (XDP_USE_SG, Linux 6.6+), where the kernel takes it */
+	uint32_t nruns;		/* runs of run_frames adjacent frames, past the nframes (0: none) */
+	uint32_t run_frames;
 };
 
 struct xsk_mt;
@@ -77,6 +79,17 @@ struct xsk_mt_thr *xsk_mt_thread(struct xsk_mt *m, uint32_t nframes);
 void xsk_mt_thread_keep(struct xsk_mt_thr *t, uint32_t n);
 
 /*
+ * Give t up to n of the UMEM's runs (xsk_mt_cfg.nruns): run_frames frames
+ * side by side, where a multi-buffer packet is built whole and sent as it
+ * lies, a descriptor per frame, where it would otherwise be built apart and
+ * copied into single frames. Runs never go to the fill rings; freeing (or
+ * the kernel completing) a run's first frame frees the run, its other
+ * frames count for nothing. Like frames, runs move between the threads of
+ * a queue through its completion ring.
+ */
+void xsk_mt_thread_runs(struct xsk_mt_thr *t, uint32_t n);
+
+/*
  * A socket of thread t on (ifname, queue), with an rx ring, a tx ring or
  * both; inserted into xskmap_fd at key when xskmap_fd >= 0. The first socket
  * on a (device, queue) makes its pool; later ones, of any thread, share it.
@@ -111,6 +124,9 @@ void xsk_mt_free(struct xsk_mt_thr *t, uint64_t addr);
 /* An empty frame of t's (addr, data; len 0, not `more`), reaping completions
  * first when none is free; false when still none. */
 bool xsk_mt_alloc(struct xsk_mt_thr *t, struct xsk_mt_frame *f);
+/* A free run of t's (f: its first frame, its bytes going on through the
+ * run), reaping completions first when none is free; false when still none. */
+bool xsk_mt_alloc_run(struct xsk_mt_thr *t, struct xsk_mt_frame *f);
 /* Free slots in the tx ring of t's socket `sock` now (frames xsk_mt_tx takes). */
 unsigned xsk_mt_tx_room(struct xsk_mt_thr *t, int sock);
 /* Reap t's completions, top up the fill rings of the queues t receives from, kick pending tx. */
