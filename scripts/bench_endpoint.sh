@@ -258,8 +258,10 @@ jumbo_run() {
 	if ns_run "$A" "$ub/ubperf" client --dev a0 --peer 10.76.0.2 --time "$SECS" --json \
 		>"$tmp/j.json" 2>"$tmp/j.err"; then
 		bps=$(jget "$tmp/j.json" goodput_bps)
-		jmtu=$(jget "$tmp/j.json" mtu)
-		jmb=$(jget "$tmp/j.json" tx_multi_buffer)
+		if [[ $1 == ub ]]; then	# the header's figures are this build's
+			jmtu=$(jget "$tmp/j.json" mtu)
+			jmb=$(jget "$tmp/j.json" tx_multi_buffer)
+		fi
 	else
 		echo "#   ubperf $ub (MTU 9000): $(cat "$tmp/j.err")" >&2
 	fi

@@ -79,13 +79,11 @@ __attribute__((target("avx2"))) static void vec_start(uint64_t w, __m256i *a, __
 }
 
 /* Words w, w + STEP, ... at p, whole groups of 8 within nw; returns the words filled. */
-__attribute__((target("avx2"))) static size_t fill_words(uint8_t *p, size_t nw, uint64_t w)
+__attribute__((target("avx2"))) static size_t fill_words_avx2(uint8_t *p, size_t nw, uint64_t w)
 {
 	__m256i a, b, step;
 	size_t i = 0;
 
-	if (!has_avx2())
-		return 0;
 	vec_start(w, &a, &b, &step);
 	for (; nw - i >= VEC_WORDS; i += VEC_WORDS) {
 		_mm256_storeu_si256((__m256i *)(p + i * 8), a);
@@ -98,13 +96,11 @@ __attribute__((target("avx2"))) static size_t fill_words(uint8_t *p, size_t nw, 
 
 /* As fill_words, compared: the words that matched, *bad when one did not
  * (differences ORed over a block of CHECK_BLOCK words before one test). */
-__attribute__((target("avx2"))) static size_t check_words(const uint8_t *p, size_t nw, uint64_t w, bool *bad)
+__attribute__((target("avx2"))) static size_t check_words_avx2(const uint8_t *p, size_t nw, uint64_t w, bool *bad)
 {
 	__m256i a, b, step;
 	size_t i = 0;
 
-	if (!has_avx2())
-		return 0;
 	vec_start(w, &a, &b, &step);
 	while (nw - i >= VEC_WORDS) {
 		__m256i diff = _mm256_setzero_si256();
@@ -122,6 +118,18 @@ __attribute__((target("avx2"))) static size_t check_words(const uint8_t *p, size
 		}
 	}
 	return i;
+}
+
+/* The test outside the AVX2 code, which the compiler may start with AVX
+ * instructions before any test inside it. */
+static size_t fill_words(uint8_t *p, size_t nw, uint64_t w)
+{
+	return has_avx2() ? fill_words_avx2(p, nw, w) : 0;
+}
+
+static size_t check_words(const uint8_t *p, size_t nw, uint64_t w, bool *bad)
+{
+	return has_avx2() ? check_words_avx2(p, nw, w, bad) : 0;
 }
 #else
 static size_t fill_words(uint8_t *p, size_t nw, uint64_t w)
