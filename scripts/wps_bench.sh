@@ -10,6 +10,8 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 BIN=${BUILD:-build}/bin
+# wps_attach (tests/wps/topo.sh) attaches with the same build's ubctl, whose BPF programs are its own.
+WPS_BIN=$BIN
 # WPS_BENCH_GOODPUT=only: the goodput part alone.
 # The ns rows: one flow (with the stages), then 100,000 flows round robin, where
 # every packet's flow state is a cold line (the floor with one such line beside).

@@ -62,12 +62,13 @@ wps_far_decap() {
 # The ubctl arguments that attach the gw instance on wan0 (node 1 -> node 2).
 WPS_ATTACH=(wps ingress attach --dev wan0 --node-id 1 --src "$WPS_SRC6" --egress-node-id 2 --egress-addr "$WPS_DST6")
 
-# wps_attach [NPATHS [ATTACH-OPTION...]]: ubctl attach on wan0 with one path per wan device.
+# wps_attach [NPATHS [ATTACH-OPTION...]]: ubctl attach on wan0 with one path per wan device,
+# by the ubctl in $WPS_BIN (the bench's BUILD; this tree's build/bin by default).
 wps_attach() {
-	local n=${1:-4} i
-	ns_run "$NS_GW" "$UBXDP_ROOT/build/bin/ubctl" "${WPS_ATTACH[@]}" "${@:2}" || return 1
+	local n=${1:-4} i ubctl=${WPS_BIN:-$UBXDP_ROOT/build/bin}/ubctl
+	ns_run "$NS_GW" "$ubctl" "${WPS_ATTACH[@]}" "${@:2}" || return 1
 	for ((i = 0; i < n; i++)); do
-		ns_run "$NS_GW" "$UBXDP_ROOT/build/bin/ubctl" wps ingress path add --dev wan0 --via "wan$i" \
+		ns_run "$NS_GW" "$ubctl" wps ingress path add --dev wan0 --via "wan$i" \
 			--nexthop-mac "$(wps_far_mac "$i")" >/dev/null || return 1
 	done
 }
