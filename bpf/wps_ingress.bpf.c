@@ -12,9 +12,9 @@
  *
  * One packet on the wire per flag: a GSO skb would copy S or E into every
  * segment, so a GSO skb goes whole only when all its segments join the open
- * group lock-free; any other is sent through a segmentation detour (a veth
- * pair whose sending end has GSO off; ubctl creates it), and the flow's
- * later packets follow the same way while the detour holds some of its
+ * group, none of them S or E; any other is sent through a segmentation
+ * detour (a veth pair whose sending end has GSO off; ubctl creates it), and
+ * the flow's later packets follow the same way while the detour holds its
  * packets, so they stay in order (bpf/wps_ingress/mtu.h). The second
  * program, wps_ingress_seg, runs on the detour's receiving end and sees one
  * wire packet per skb.

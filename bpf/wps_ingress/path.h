@@ -22,32 +22,54 @@ struct decision {
 };
 
 /*
+ * May group gid of the flow close now: at most --max-inflight groups in
+ * flight, each counted --max-delay after its E, plus the coarse clock's lag?
+ */
+static __always_inline bool inflight_allows(const struct wps_in_cfg *cfg, const struct wps_in_flow *f, __u16 gid,
+					    __u64 now)
+{
+	__u64 max_delay = cfg->max_delay_ns;
+	__u8 max = cfg->max_inflight;
+
+	if (max < 2 || max > WPS_IN_INFLIGHT_RING)
+		max = WPS_IN_INFLIGHT_RING;
+	if (max_delay)
+		max_delay += clock_slack(cfg);
+	return wps_inflight_allows(f->closed_ts, gid, max, max_delay, now);
+}
+
+/*
+ * Under the flow's lock, gs (w) as it was when frozen, so that no packet
+ * joins the group lock-free while it is decided (wps_gs_joins): the packets
+ * that joined since the last decision, what REM went down by.
+ */
+static __always_inline __u64 gs_joined(const struct wps_in_flow *f, __u64 w)
+{
+	__u16 rem = WPS_GS_REM(w);
+
+	return wps_gs_open(w) && f->rem_set > rem ? f->rem_set - rem : 0;
+}
+
+/*
  * The group decision under the flow's lock: S, E, the in-flight bound,
- * byte and time quanta, reclaim. gs is frozen first, so no packet joins the
- * group lock-free while it is decided (wps_gs_joins); the packets that
- * joined since the last decision are what REM went down by.
+ * byte and time quanta, reclaim; gs frozen first (gs_joined).
  */
 static __always_inline void decide(struct wps_in_flow_hot *h, struct wps_in_flow *f, const struct wps_in_cfg *cfg,
 				   const struct wps_in_rule *r, __u32 segs, __u32 len, __u64 now,
 				   __u16 new_fid, __u16 new_gid, const struct wps_in_sched *sched, __u32 usable,
 				   const __u64 *load, struct decision *d)
 {
-	__u64 pkts, bytes, w, max_delay = cfg->max_delay_ns, joined;
-	__u8 max = cfg->max_inflight, path, open;
+	__u64 pkts, bytes, w, joined;
+	__u8 path, open;
 	__u16 gid, fid, rem;
 
-	if (max < 2 || max > WPS_IN_INFLIGHT_RING)
-		max = WPS_IN_INFLIGHT_RING;
-	if (max_delay)
-		max_delay += clock_slack(cfg);
 	bpf_spin_lock(&f->lock);
 	w = __sync_fetch_and_or(&h->gs, WPS_GS_FROZEN);
+	joined = gs_joined(f, w);
 	gid = WPS_GS_GID(w);
 	fid = WPS_GS_FID(w);
 	path = WPS_GS_PATH(w);
 	open = wps_gs_open(w);
-	rem = WPS_GS_REM(w);
-	joined = open && f->rem_set > rem ? f->rem_set - rem : 0;
 	f->packets += joined;
 	pkts = f->group_pkts + joined;
 	if (new_fid && (__s32)(wps_seen(now) - h->seen) >= 0 && wps_seen(now) - h->seen >= idle_units(cfg)) {
@@ -87,7 +109,7 @@ static __always_inline void decide(struct wps_in_flow_hot *h, struct wps_in_flow
 	bytes = f->group_bytes + len;
 	f->group_bytes = bytes;
 	if (wps_quantum_reached(r->qkind, r->quantum, pkts, bytes, now - f->group_t0)) {
-		if (wps_inflight_allows(f->closed_ts, gid, max, max_delay, now)) {
+		if (inflight_allows(cfg, f, gid, now)) {
 			d->flags |= WPS_FLAG_E;
 			f->closed_ts[gid % WPS_IN_INFLIGHT_RING] = now;
 			open = 0;
@@ -137,6 +159,67 @@ static __always_inline bool join(struct wps_in_flow_hot *h, const struct wps_in_
 	d->path = WPS_GS_PATH(w);
 	d->flags = r->reorder ? WPS_FLAG_R : 0;
 	return true;
+}
+
+/*
+ * A GSO skb to go whole that could not join lock-free (too little REM left,
+ * or a lock holder was deciding) goes whole all the same when, under the
+ * lock, none of its segments would be S or E: its group is open on a usable
+ * path and either the quantum is not reached with it or the in-flight bound
+ * keeps the group open (extended, as decide() does: E waits for the first
+ * packet the lock sees once the bound allows it). Its segments then count as
+ * the group's and *d is the group's; else nothing changes (the detour
+ * decides its segments). Without it, every third or fourth 44-segment skb of
+ * a flow held at the bound took the detour (REM left by WPS_GS_EXT_JOINS, 128,
+ * less two or three skbs), each segment through the detour's veth and this
+ * program (bench/README.md, "Whole skbs under the lock"). usable_segs: the
+ * usable paths' mask << 32 | segs. Global: the lock and its frame apart
+ * from the program's, whose call chains 6.1's verifier bounds at 512 bytes.
+ */
+__noinline int whole_locked(int slot, const struct wps_in_rule *r, __u64 usable_segs, __u64 now, struct decision *d)
+{
+	__u32 zero = 0, k = (__u32)slot, segs = (__u32)usable_segs, usable = (__u32)(usable_segs >> 32);
+	const struct wps_in_cfg *cfg = bpf_map_lookup_elem(&wps_in_cfg, &zero);
+	struct wps_in_flow_hot *h = bpf_map_lookup_elem(&wps_in_flow_hot, &k);
+	struct wps_in_flow *f = bpf_map_lookup_elem(&wps_in_flow_state, &k);
+	__u64 w, pkts, quantum, joined;
+	__u16 gid, rem;
+	bool reached;
+	__u8 open;
+
+	if (!cfg || !h || !f || !r || !d || r->qkind != WPS_Q_PACKETS)
+		return 0;
+	quantum = r->quantum;
+	bpf_spin_lock(&f->lock);
+	w = __sync_fetch_and_or(&h->gs, WPS_GS_FROZEN);
+	pkts = f->group_pkts + (joined = gs_joined(f, w));
+	reached = wps_quantum_reached(WPS_Q_PACKETS, quantum, pkts + segs, 0, 0);
+	open = wps_gs_open(w);
+	gid = WPS_GS_GID(w);
+	if (!open || !(usable >> WPS_GS_PATH(w) & 1) || (reached && inflight_allows(cfg, f, gid, now))) {
+		__sync_fetch_and_and(&h->gs, ~WPS_GS_FROZEN);
+		bpf_spin_unlock(&f->lock);
+		return 0;
+	}
+	f->packets += joined + segs;
+	pkts += segs;
+	if (reached && open == 1) {
+		open = 2;	/* counted once per group, as decide() does */
+		f->extended++;
+		d->extended = 1;
+	}
+	f->open = open;
+	f->group_pkts = pkts;
+	rem = open == 2 ? wps_gs_rem_ext(WPS_Q_PACKETS, quantum) : wps_gs_rem(WPS_Q_PACKETS, quantum, pkts);
+	f->rem_set = rem;
+	h->seen = wps_seen(now);
+	h->gs = wps_gs_pack(rem, gid, WPS_GS_FID(w), WPS_GS_PATH(w), open) | (w & (WPS_GS_DETOUR | WPS_GS_DETOUR_ALL));
+	bpf_spin_unlock(&f->lock);
+	d->fid = WPS_GS_FID(w);
+	d->gid = gid;
+	d->path = WPS_GS_PATH(w);
+	d->flags = r->reorder ? WPS_FLAG_R : 0;
+	return 1;
 }
 
 /*
@@ -201,9 +284,10 @@ __noinline int live_slots(__u32 usable, __u32 n)
  * reason; ECMP: all), the packet joining its open group lock-free or
  * decide() under the lock (on the exact clock: now is now_join's), the
  * flow's bytes and the events counted. Its verdict when it goes no further,
- * else STAGE_NEXT with *d filled. A GSO skb to go whole (whole) only joins:
- * under the lock it could be given S or E, which every segment would copy;
- * STAGE_DETOUR, nothing changed, when it cannot.
+ * else STAGE_NEXT with *d filled. A GSO skb to go whole (whole) only joins
+ * its open group, lock-free or under the lock (whole_locked): never S or E,
+ * which every segment would copy; STAGE_DETOUR, nothing changed, when it
+ * cannot.
  */
 static __always_inline int group(const struct wps_in_cfg *cfg, const struct wps_in_live *lv,
 				 const struct wps_in_rule *r, struct wps_in_flow_hot *h, int slot, struct scratch *sc,
@@ -223,6 +307,8 @@ static __always_inline int group(const struct wps_in_cfg *cfg, const struct wps_
 		}
 	}
 	joined = !new_fid && join(h, r, segs, usable, d);
+	if (whole && !joined && !new_fid)
+		joined = whole_locked(slot, r, (__u64)usable << 32 | segs, now_exact(cfg, fine, now), d);
 	if (whole && !joined) {
 		if (new_fid)
 			fid_release(new_fid, 0);	/* never on the wire */

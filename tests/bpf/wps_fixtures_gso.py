@@ -1,5 +1,5 @@
 """The GSO cases of gen_wps_fixtures.py: a GSO skb goes whole only when all its
-segments join the flow's open group lock-free; any other takes the segmentation
+segments join the flow's open group, none of them S or E; any other takes the segmentation
 detour with nothing decided for it, and every packet of a flow takes the detour
 while it holds some of the flow's packets (wps_in_flow_det)."""
 
