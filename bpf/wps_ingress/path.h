@@ -51,6 +51,21 @@ static __always_inline __u64 gs_joined(const struct wps_in_flow *f, __u64 w)
 }
 
 /*
+ * Unfreeze h with new's fields. While it is frozen only the DETOUR bits can
+ * change (mtu.h sets them with an atomic or, from another CPU of the flow's),
+ * so an xor of the frozen word's other bits into new's changes those alone
+ * and keeps whatever DETOUR bits are set by then: a plain store could lose
+ * one set since the freeze, and the flow's next packets then skip the check
+ * that keeps them behind its packets in the detour.
+ */
+static __always_inline void gs_unfreeze(struct wps_in_flow_hot *h, __u64 frozen, __u64 new)
+{
+	const __u64 keep = WPS_GS_DETOUR | WPS_GS_DETOUR_ALL;
+
+	__sync_fetch_and_xor(&h->gs, ((frozen | WPS_GS_FROZEN) ^ new) & ~keep);
+}
+
+/*
  * The group decision under the flow's lock: S, E, the in-flight bound,
  * byte and time quanta, reclaim; gs frozen first (gs_joined).
  */
@@ -135,7 +150,7 @@ static __always_inline void decide(struct wps_in_flow_hot *h, struct wps_in_flow
 	f->rem_set = rem;
 	h->seen = wps_seen(now);
 	/* Unfrozen: the open group's packets may join it lock-free again. */
-	h->gs = wps_gs_pack(rem, gid, fid, path, open) | (w & (WPS_GS_DETOUR | WPS_GS_DETOUR_ALL));
+	gs_unfreeze(h, w, wps_gs_pack(rem, gid, fid, path, open));
 	bpf_spin_unlock(&f->lock);
 }
 
@@ -213,7 +228,7 @@ __noinline int whole_locked(int slot, const struct wps_in_rule *r, __u64 usable_
 	rem = open == 2 ? wps_gs_rem_ext(WPS_Q_PACKETS, quantum) : wps_gs_rem(WPS_Q_PACKETS, quantum, pkts);
 	f->rem_set = rem;
 	h->seen = wps_seen(now);
-	h->gs = wps_gs_pack(rem, gid, WPS_GS_FID(w), WPS_GS_PATH(w), open) | (w & (WPS_GS_DETOUR | WPS_GS_DETOUR_ALL));
+	gs_unfreeze(h, w, wps_gs_pack(rem, gid, WPS_GS_FID(w), WPS_GS_PATH(w), open));
 	bpf_spin_unlock(&f->lock);
 	d->fid = WPS_GS_FID(w);
 	d->gid = gid;
