@@ -41,6 +41,11 @@
 #define UBPF_ANS_RX_RANGE	37	/* u8: log2 of the channel's receive range, how
 					 * far past a hole the client's data may go;
 					 * 0 (an older server: zero there): 256 */
+#define UBPF_ANS_MTU_OWN	38	/* u8, with status EMSGSIZE: 1 when the UB MTU
+					 * in the answering hello is the server's
+					 * default (its devices', no --mtu): a client
+					 * whose own is a default too sets up again at
+					 * it; 0 (an older server): the refusal stands */
 #define UBPF_ANS_PATH_IP	40	/* 16 bytes, as on the wire */
 #define UBPF_ANS_TOKEN_VALUE	56	/* the region's token value (random; tp_mr_reg) */
 #define UBPF_ANS_LEN		60

@@ -4,8 +4,11 @@
  * (UBPF_ANS_RX_RANGE, user/ubperf/ctl.c): an older server's answer, the
  * same length with zero there, reads as the default range (the client then
  * sends as an older client did), and the byte is one an older client
- * ignores (the answer's path padding).
+ * ignores (the answer's path padding). So is UBPF_ANS_MTU_OWN, whether a
+ * refused MTU is the server's default: an older server's zero, or a byte
+ * other than 1 (a peer's reserved bits), is a refusal that stands.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -79,11 +82,38 @@ static void range_in_the_path_padding(void **state)
 	assert_true(UBPF_ANS_RX_RANGE > UBPF_ANS_PATH_VER && UBPF_ANS_RX_RANGE < UBPF_ANS_PATH_IP);
 }
 
+static void mtu_default_in_the_path_padding(void **state)
+{
+	uint8_t b[UBPF_ANS_LEN], old[UBPF_ANS_LEN];
+	struct ctl_msg m, d;
+
+	(void)state;
+	old_answer(old);
+	assert_int_equal(ctl_decode(old, sizeof(old), true, &m), 0);
+	assert_false(m.u.ans.mtu_default);
+	m.u.ans.status = EMSGSIZE;
+	m.u.ans.mtu_default = true;
+	assert_int_equal(ctl_encode(&m, true, b, sizeof(b)), UBPF_ANS_LEN);
+	assert_int_equal(b[UBPF_ANS_MTU_OWN], 1);
+	assert_int_equal(ctl_decode(b, sizeof(b), true, &d), 0);
+	assert_true(d.u.ans.mtu_default);
+	/* every other byte as before (the range: the test above's) */
+	b[UBPF_ANS_MTU_OWN] = 0;
+	b[UBPF_ANS_RX_RANGE] = 0;
+	be32(old + UBPF_ANS_STATUS, EMSGSIZE);
+	assert_memory_equal(b, old, sizeof(b));
+	b[UBPF_ANS_MTU_OWN] = 0xa5;
+	assert_int_equal(ctl_decode(b, sizeof(b), true, &d), 0);
+	assert_false(d.u.ans.mtu_default);
+	assert_true(UBPF_ANS_MTU_OWN > UBPF_ANS_RX_RANGE && UBPF_ANS_MTU_OWN < UBPF_ANS_PATH_IP);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(older_server_reads_as_the_default),
 		cmocka_unit_test(range_in_the_path_padding),
+		cmocka_unit_test(mtu_default_in_the_path_padding),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

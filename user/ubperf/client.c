@@ -187,13 +187,17 @@ static int follow_paths(struct run *r, int wait_ms)
 	return 0;
 }
 
+#define SETUP_AGAIN	(-1)	/* *mtu: the server's default, smaller than ours */
+
 /*
  * Every channel's hello to --peer by the channel's port (so from that port's
  * address, where the server answers the channel), again every CTL_RETRY_NS
  * until the server answered it, for --wait at most. The first one tells the
- * server the run; each answer connects its channel.
+ * server the run; each answer connects its channel. A server that cannot
+ * carry our MTU, when neither side was given --mtu, tells us its own
+ * (UBPF_ANS_MTU_OWN): SETUP_AGAIN with it in *mtu, nothing said.
  */
-static int client_setup(struct run *r, int wait_ms)
+static int client_setup(struct run *r, int wait_ms, uint32_t *mtu)
 {
 	const struct ubperf_opts *o = r->o;
 	uint64_t now = ep_now_ns(), deadline = now + (uint64_t)wait_ms * 1000000, next = 0;
@@ -233,6 +237,13 @@ static int client_setup(struct run *r, int wait_ms)
 			    c >= o->channels || r->connected[c] ||
 			    e->h.dst_tpn != tp_chan_tpn(r->ch[c].tp))
 				continue;	/* a duplicate answer, or not ours */
+			if (e->m.u.ans.status == EMSGSIZE && e->m.u.ans.mtu_default && o->mtu_default &&
+			    e->h.mtu >= EP_UB_MTU_MIN && e->h.mtu < o->mtu &&
+			    !(e->h.mtu & (e->h.mtu - 1))) {
+				*mtu = e->h.mtu;
+				r->ninbox = 0;
+				return SETUP_AGAIN;
+			}
 			if (e->m.u.ans.status == EMSGSIZE)
 				return run_fail(r, "peer %s refused a UB MTU of %u: it takes %u (the MTU is agreed in the hello: --mtu %u)",
 					    o->peer, o->mtu, e->h.mtu, e->h.mtu < o->mtu ? e->h.mtu : o->mtu);
@@ -337,9 +348,26 @@ static int client_done(struct run *r, int wait_ms)
 	return run_fail(r, "peer %s did not confirm the end of the test", r->o->peer);
 }
 
-int ubperf_client(const struct ubperf_opts *o)
+/* The channels (none connected) again, as r->o says now: at the server's MTU. */
+static int remake_chans(struct run *r)
 {
+	for (uint32_t i = 0; i < UBPERF_MAX_CHANS; i++) {
+		if (r->ch[i].tp)
+			ep_chan_destroy(r->ep[port_of(r, i)], &r->ch[i]);
+		tp_cc_destroy(r->cc[i]);
+		r->cc[i] = r->cc_of[i] = NULL;
+	}
+	tpg_destroy(r->g);
+	r->g = NULL;
+	series_free(&r->ser);
+	return run_make_chans(r);
+}
+
+int ubperf_client(const struct ubperf_opts *opts)
+{
+	struct ubperf_opts co = *opts, *o = &co;	/* the MTU may become the server's */
 	struct run r = { .o = o, .who = "client" };
+	uint32_t mtu = 0;
 	uint8_t ver, ip[16];
 	char peer_s[128];
 	int rc = 1, wait_ms = (int)(o->wait_s * 1000);
@@ -370,10 +398,23 @@ int ubperf_client(const struct ubperf_opts *o)
 		goto out;
 	if (run_make_chans(&r))
 		goto out;
-	/* Tells this run's answers from a previous one's still on the way. */
-	r.run_id = (uint32_t)(ep_now_ns() ^ (uint64_t)getpid() << 16);
-	if (client_setup(&r, wait_ms))
+	for (;;) {
+		/* Tells this run's answers from a previous one's still on the way. */
+		r.run_id = (uint32_t)(ep_now_ns() ^ (uint64_t)getpid() << 16);
+		rc = client_setup(&r, wait_ms, &mtu);
+		if (rc != SETUP_AGAIN)
+			break;
+		/* The channels were made for our MTU, and are not connected yet. */
+		o->mtu = mtu;
+		if (o->size_from_mtu)
+			o->size = mtu;
+		rc = remake_chans(&r);
+		if (rc)
+			goto out;
+	}
+	if (rc)
 		goto out;
+	rc = 1;
 	if (regions(&r))
 		goto out;
 	if (follow_paths(&r, wait_ms))

@@ -83,6 +83,7 @@ size_t ctl_encode(const struct ctl_msg *m, bool is_reply, uint8_t *out, size_t c
 		memcpy(out + UBPF_ANS_PATH_IP, m->u.ans.path.ip, 16);
 		put32(out + UBPF_ANS_TOKEN_VALUE, m->u.ans.token_value);
 		out[UBPF_ANS_RX_RANGE] = (uint8_t)(31 - __builtin_clz(m->u.ans.rx_range | 1));
+		out[UBPF_ANS_MTU_OWN] = m->u.ans.mtu_default;
 	}
 	return len;
 }
@@ -114,6 +115,7 @@ int ctl_decode(const uint8_t *in, size_t len, bool is_reply, struct ctl_msg *m)
 		/* an older server's pad byte, or no range we know: the default */
 		m->u.ans.rx_range = in[UBPF_ANS_RX_RANGE] >= 8 && in[UBPF_ANS_RX_RANGE] <= 11 ?
 				    1u << in[UBPF_ANS_RX_RANGE] : TP_OOO_RANGE_DEFAULT;
+		m->u.ans.mtu_default = in[UBPF_ANS_MTU_OWN] == 1;
 	}
 	return 0;
 }

@@ -175,7 +175,9 @@ static int split_devs(struct ubperf_opts *o)
  * fits a UMEM frame (ep_ub_mtu_fit). A --mtu one of them cannot carry is
  * one line here, before anything is sent. The hello carries the MTU; the
  * server refuses it, in one line on both sides, when its own devices (or
- * its own --mtu) do not agree (server.c).
+ * its own --mtu) do not agree (server.c) -- unless neither side was given
+ * --mtu: then the client sets up again at the server's, the smaller
+ * (client.c).
  */
 static int mtu_finish(struct ubperf_opts *o, bool native)
 {
@@ -208,6 +210,7 @@ static int mtu_finish(struct ubperf_opts *o, bool native)
 			dev_mtu, best, native ? "native UB" : "UBoE", why);
 		return 2;
 	}
+	o->mtu_default = !o->mtu;
 	if (!o->mtu)
 		o->mtu = best;
 	return 0;
@@ -221,6 +224,7 @@ static int utp_finish(struct ubperf_opts *o, bool size_set)
 		return 0;
 	if (!size_set) {
 		o->size = o->mtu;
+		o->size_from_mtu = true;
 	} else if (o->size > o->mtu) {
 		fprintf(stderr, "ubperf: --mode utp sends each message in one packet (the UTPH has no PSN to reassemble by): --size %u is more than the UB MTU %u\n",
 			o->size, o->mtu);
@@ -254,6 +258,7 @@ static int ctp_finish(struct ubperf_opts *o, bool native, bool size_set, bool ta
 		o->ta = TP_TA_ROI;
 	if (!size_set) {
 		o->size = o->mtu;
+		o->size_from_mtu = true;
 	} else if (o->size > o->mtu) {
 		fprintf(stderr, "ubperf: --mode ctp sends each operation in one packet: --size %u is more than the UB MTU %u\n",
 			o->size, o->mtu);
@@ -302,7 +307,8 @@ static int workers_finish(struct ubperf_opts *o)
 	{ "depth", "N", "operations outstanding per channel (default 8, up to 256)", 'D', 0 }, \
 	{ "mtu", "N", "UB MTU, TP payload bytes per packet: 256, 512, 1024, 2048, 4096\n" \
 	  "(default: the largest the devices on both ends carry with the\n" \
-	  "UBoE headers, agreed in the hello; a mismatch is refused)", 'M', 0 }, \
+	  "UBoE headers, the smaller end's, agreed in the hello; a --mtu\n" \
+	  "the other end does not take is refused)", 'M', 0 }, \
 	{ "window", "N", "packets in flight per channel (default 256)", 'w', 0 }, \
 	{ "rto", "R", "512us, 16ms, 128ms, 4s (static) or dynamic (default)", 'r', 0 }, \
 	{ "rto-min", "TIME", "dynamic RTO: floor of its base (bare: us; default: the core's)", 'R', 0 }, \

@@ -186,7 +186,10 @@ static void share_region(struct run *r, const struct ubperf_opts *so)
  * its devices carry), when our devices carry it too (ep_ub_mtu_max) and we
  * were given no other --mtu. Otherwise every channel is refused (EMSGSIZE)
  * with our own MTU in the answering hello, and each side says so in one
- * line. so->mtu: the one our channels get.
+ * line -- unless ours is a default (no --mtu) and so is the client's: the
+ * answer says ours is (mtu_default), the client sets up again at it, the
+ * smaller, and nobody says anything (server_inbox_locked). so->mtu: the
+ * one our channels get.
  */
 static int server_mtu(struct run *r, struct ubperf_opts *so, const struct inbox_ent *e)
 {
@@ -221,6 +224,7 @@ static int server_start(struct run *r, struct ubperf_opts *so, const struct inbo
 {
 	const struct ctl_run *h = &e->m.u.run;
 	bool entity = run_ctp_entity(so);	/* ours, before the client's mode replaces --mode */
+	bool own_mtu = so->mtu;			/* ours, before the agreed one replaces --mtu */
 
 	inet_ntop(e->ver == 6 ? AF_INET6 : AF_INET, e->ip, r->peer_s, sizeof(r->peer_s));
 	if (h->channels == 0 || h->channels > UBPERF_MAX_CHANS ||
@@ -273,8 +277,10 @@ static int server_start(struct run *r, struct ubperf_opts *so, const struct inbo
 		tp_chan_peer_range(r->ch[c].tp, TP_OOO_RANGE_DEFAULT);
 	}
 	if (r->mtu_why[0]) {
-		for (uint32_t c = 0; c < so->channels; c++)
+		for (uint32_t c = 0; c < so->channels; c++) {
 			r->ans[c].status = EMSGSIZE;
+			r->ans[c].mtu_default = !own_mtu;
+		}
 		return 0;	/* answered (our MTU in the hello), then server_inbox fails */
 	}
 	/* Ports bound as a CTP entity speak CTP only; CTP, one packet per operation. */
@@ -339,6 +345,12 @@ static void answer(struct run *r, const struct inbox_ent *e, uint32_t c, const s
  */
 static int server_inbox_locked(struct run *r, struct ubperf_opts *so);
 
+#define SERVE_AGAIN	(-1)	/* a setup abandoned: wait for a new client */
+/* How long a client whose MTU we refused (UBPF_ANS_MTU_OWN) has to set up
+ * again at ours, from when we listen again: its channels rebuilt, hellos
+ * resent every CTL_RETRY_NS. */
+#define MTU_OFFER_NS	(10 * CTL_RETRY_NS)
+
 /* The inbox, which the workers' threads add to (ctl_rx) while it is read. */
 static int server_inbox(struct run *r, struct ubperf_opts *so)
 {
@@ -370,6 +382,9 @@ static int server_inbox_locked(struct run *r, struct ubperf_opts *so)
 			}
 			continue;
 		}
+		/* The other channels' hellos of a run we refused, after it set up again. */
+		if (!r->started && r->offer->line[0] && e->m.run_id == r->offer->run_id)
+			continue;
 		if (!r->started && server_start(r, so, e)) {
 			r->ninbox = 0;
 			return 1;
@@ -403,6 +418,14 @@ static int server_inbox_locked(struct run *r, struct ubperf_opts *so)
 		answer(r, e, c, &m);
 		if (r->ans[c].status) {
 			r->ninbox = 0;
+			if (r->ans[c].status == EMSGSIZE && r->mtu_why[0] && r->ans[c].mtu_default) {
+				snprintf(r->offer->line, sizeof(r->offer->line),
+					 "client %s asks for a UB MTU of %u: %s", r->peer_s,
+					 e->m.u.run.mtu, r->mtu_why);
+				r->offer->run_id = r->run_id;
+				r->offer->until = 0;
+				return SERVE_AGAIN;
+			}
 			if (r->ans[c].status == EMSGSIZE && r->mtu_why[0])
 				return run_fail(r, "client %s asks for a UB MTU of %u: %s", r->peer_s,
 					    e->m.u.run.mtu, r->mtu_why);
@@ -442,12 +465,10 @@ static int check_region(struct run *r)
 	return 0;
 }
 
-#define SERVE_AGAIN	(-1)	/* a setup abandoned: wait for a new client */
-
 /* One client, from its first hello; t0: when the server began to wait. */
-static int serve(const struct ubperf_opts *o, uint64_t t0, bool first)
+static int serve(const struct ubperf_opts *o, uint64_t t0, bool first, struct mtu_offer *offer)
 {
-	struct run r = { .o = o, .who = "server" };
+	struct run r = { .o = o, .who = "server", .offer = offer };
 	struct ubperf_opts so = *o;
 	uint64_t wait_ns = (uint64_t)(o->wait_s * 1e9), stall_ns = (uint64_t)(o->stall_s * 1e9);
 	int rc = 1;
@@ -462,7 +483,15 @@ static int serve(const struct ubperf_opts *o, uint64_t t0, bool first)
 		printf("ubperf server: listening on %s (in-band setup, AF_XDP %s)\n", o->dev,
 		       run_xsk_mode(&r));
 	fflush(stdout);
+	if (offer->line[0] && !offer->until)
+		offer->until = ep_now_ns() + MTU_OFFER_NS;
 	while (!r.started || r.nconnected < so.channels) {
+		if (!r.started && offer->line[0] && ep_now_ns() > offer->until) {
+			run_fail(&r, "%s", offer->line);	/* the client did not come back */
+			goto out;
+		}
+		if (r.started)
+			offer->line[0] = 0;
 		if (wait_ns && ep_now_ns() - t0 > wait_ns) {
 			if (r.started)
 				run_fail(&r, "client %s set up %u of %u channels within %.0f s", r.peer_s,
@@ -486,8 +515,10 @@ static int serve(const struct ubperf_opts *o, uint64_t t0, bool first)
 			goto out;
 		}
 		run_progress(&r);
-		if (server_inbox(&r, &so))
+		rc = server_inbox(&r, &so);
+		if (rc)
 			goto out;
+		rc = 1;
 	}
 	if (run_workers(&r, server_loop))
 		goto out;
@@ -532,10 +563,11 @@ out:
 
 int ubperf_server(const struct ubperf_opts *o)
 {
+	struct mtu_offer offer = { .line = "" };
 	uint64_t t0 = ep_now_ns();
 	int rc;
 
-	for (bool first = true; (rc = serve(o, t0, first)) == SERVE_AGAIN; first = false)
+	for (bool first = true; (rc = serve(o, t0, first, &offer)) == SERVE_AGAIN; first = false)
 		;
 	return rc;
 }

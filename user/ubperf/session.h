@@ -60,6 +60,13 @@ struct run {
 	struct ctl_done peer_done, md;
 	char peer_s[64];
 	char mtu_why[160];	/* server: why the client's MTU was refused ("": it was not) */
+	/* Server: a refusal a client may answer by setting up again at our
+	 * default MTU (UBPF_ANS_MTU_OWN): said only if none does by until. */
+	struct mtu_offer {
+		char line[320];		/* "": none pending */
+		uint32_t run_id;	/* the refused run: its other hellos are stale */
+		uint64_t until;		/* 0: from when we listen again */
+	} *offer;
 	/* client */
 	uint64_t *post_ns;	/* [chan * depth + slot] */
 	uint64_t slots_used;	/* slots posted at least once: the Write slots the server must find */

@@ -41,6 +41,9 @@ struct ubperf_opts {
 	uint32_t channels;
 	uint32_t depth;		/* operations outstanding per channel */
 	uint32_t mtu, window;
+	/* The client's MTU from its devices (no --mtu), and --size from the
+	 * MTU (UTP, CTP): both may follow a smaller default of the server's. */
+	bool mtu_default, size_from_mtu;
 	uint64_t rto_ns;	/* 0: dynamic */
 	uint64_t rto_min_ns;	/* dynamic: floor of the base; 0: the core's */
 	double wait_s;		/* how long to wait for the peer */
@@ -81,6 +84,7 @@ struct ctl_answer {
 	struct ctl_path path;		/* a server on several ports */
 	uint32_t token_value;		/* UBPF_ANS_TOKEN_VALUE */
 	uint32_t rx_range;		/* UBPF_ANS_RX_RANGE, a power of two 256 .. 2048 */
+	bool mtu_default;		/* UBPF_ANS_MTU_OWN */
 };
 
 struct ctl_done {
