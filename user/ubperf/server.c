@@ -496,6 +496,8 @@ static int serve(const struct ubperf_opts *o, uint64_t t0, bool first, struct mt
 			if (r.started)
 				run_fail(&r, "client %s set up %u of %u channels within %.0f s", r.peer_s,
 				     r.nconnected, so.channels, o->wait_s);
+			else if (offer->line[0])	/* a client came: its refusal, not "no client" */
+				run_fail(&r, "%s", offer->line);
 			else
 				run_fail(&r, "no client within %.0f s", o->wait_s);
 			goto out;
