@@ -343,15 +343,20 @@ struct tp_chan {
 #define TP_SLOT(ch, psn) (&(ch)->win[((ch)->win_base + (uint32_t)tp_psn_diff((psn), (ch)->una)) % (ch)->win_cap])
 
 /*
- * psn's path mark: at its slot's index, the same before, during and after
- * its stay in the window (una and win_base move together), so across the
- * PSN wrap too; the mark holds the full PSN.
+ * psn's path mark (and D-SACK record, ch->dsk): at its slot's index, the
+ * same before, during and after its stay in the window (una and win_base
+ * move together), so across the PSN wrap too; the mark holds the full PSN.
  */
-static inline uint32_t *tp_path_mark(struct tp_chan *ch, uint32_t psn)
+static inline uint32_t tp_mark_idx(const struct tp_chan *ch, uint32_t psn)
 {
 	int64_t k = ((int64_t)ch->win_base + tp_psn_diff(psn, ch->una)) % ch->win_cap;
 
-	return &ch->path_mark[k < 0 ? k + ch->win_cap : k];
+	return (uint32_t)(k < 0 ? k + ch->win_cap : k);
+}
+
+static inline uint32_t *tp_path_mark(struct tp_chan *ch, uint32_t psn)
+{
+	return &ch->path_mark[tp_mark_idx(ch, psn)];
 }
 
 /* Bytes of segment seg of op: MTU-sized, the last one what is left. */

@@ -576,7 +576,8 @@ void tp_rack_delivered(struct tp_chan *ch, uint64_t now, const struct tp_slot *s
 
 	if (!ch->cfg.rack)
 		return;
-	hi_sample(&ch->hi, now, HI_SPANS * hi_max(&ch->hi, now, UINT64_MAX), rtt);
+	if (ch->paths)	/* the only channels that read it (tp_rtt_hi_paths) */
+		hi_sample(&ch->hi, now, HI_SPANS * hi_max(&ch->hi, now, UINT64_MAX), rtt);
 	earlier = answers_earlier_copy(ch, s, rtt);
 	if (s->ntx > 1 && now - s->first_ns > ch->rack_rtt) {
 		uint64_t late = now - s->first_ns - ch->rack_rtt;
@@ -628,35 +629,34 @@ void tp_rack_delivered(struct tp_chan *ch, uint64_t now, const struct tp_slot *s
 }
 
 /*
- * A D-SACK goes when the later of two copies arrives, so the time since
- * the copy before the latest left bounds the late copy's RTT: the
- * original's, when the resend was taken for its answer (sent twice). What
- * packets sent once cannot show: when the window is short of the
- * reordering, the late ones are all resent, only those that beat the
- * window are sampled, and a resend's sample is the time since its own
- * copy left, short by construction; the window, its cap (2 rtt_hi) and
- * SRTT confirm each other. A flow's channel over a path with per-packet
- * jitter of 300 us: SRTT 40 us, the window capped at 80 us, 1.50 Gb/s
- * against main's 4.74; a group sprayed over paths of 200 and 20 us one
- * way: every packet of the slow path resent before it arrived, 6,537
- * D-SACKs (test_rack_reo_learn). The bound lifts rtt_hi, the window's
- * cap; the late packets then arrive sent once and widen the window
- * themselves. Only past the cap the paths give (not lifted by the bounds:
- * a lock's D-SACKs keep the bound alive). A bound within it is no lock,
- * and may be the resend's (the original first, the resend's wait before
- * it left counted in): taken always, bounds of 44 ms where the paths'
- * RTTs were 23 slowed spray_tbf_queues_drain (512 runs: mean 142.8 ->
- * 152.9 ms, p99 194.2 -> 227.2). Nor does it widen the window itself (a
- * reordering of the bound less RACK's RTT): that cost
- * spray_steers_from_lossy_path's rotation 1.227 -> 1.091 Gb/s. Kept per
- * slot index, not in the ring of 16 resends, which is overwritten long
- * before a window of D-SACKs comes; with a third copy cleared, a flow
- * whose every packet went three times never learned (4 flows of that
- * jitter: 3.0 Gb/s, one flow's SRTT 75 us, the others' 3 ms).
+ * A D-SACK goes when the later of two copies arrives, so the time since the
+ * copy before the latest left bounds the late copy's RTT: the original's,
+ * when the resend was taken for its answer (sent twice). What packets sent
+ * once cannot show: when the window is short of the reordering, the late
+ * ones are all resent, only those that beat the window are sampled, and a
+ * resend's sample is the time since its own copy left, short by
+ * construction; the window, its cap (2 rtt_hi) and SRTT confirm each other.
+ * A flow's channel over a path with per-packet jitter of 300 us: SRTT 40 us,
+ * the window capped at 80 us, 1.50 Gb/s against main's 4.74; a group sprayed
+ * over paths of 200 and 20 us one way: every packet of the slow path resent
+ * before it arrived, 6,537 D-SACKs (test_rack_reo_learn). The bound lifts
+ * rtt_hi, the window's cap; the late packets then arrive sent once and widen
+ * the window themselves. Only past the cap the paths give (not lifted by the
+ * bounds: a lock's D-SACKs keep the bound alive). A bound within it is no
+ * lock, and may be the resend's (the original first, the resend's wait
+ * before it left counted in): taken always, bounds of 44 ms where the paths'
+ * RTTs were 23 slowed spray_tbf_queues_drain (512 runs: mean 142.8 -> 152.9
+ * ms, p99 194.2 -> 227.2). Nor does it widen the window itself (a reordering
+ * of the bound less RACK's RTT): that cost spray_steers_from_lossy_path's
+ * rotation 1.227 -> 1.091 Gb/s. Kept per slot index, not in the ring of 16
+ * resends, which is overwritten long before a window of D-SACKs comes; with
+ * a third copy cleared, a flow whose every packet went three times never
+ * learned (4 flows of that jitter: 3.0 Gb/s, one flow's SRTT 75 us, the
+ * others' 3 ms).
  */
 static void dsack_learn(struct tp_chan *ch, uint64_t now, uint32_t d)
 {
-	struct tp_dsk *k = &ch->dsk[tp_path_mark(ch, d) - ch->path_mark];
+	struct tp_dsk *k = &ch->dsk[tp_mark_idx(ch, d)];
 	uint64_t rtt;
 
 	if (k->psn1 != d + 1)

@@ -36,6 +36,5 @@ void tp_rack_delivered(struct tp_chan *ch, uint64_t now, const struct tp_slot *s
 void tp_rack_dsack(struct tp_chan *ch, uint64_t now, uint32_t d);
 void tp_rack_detect(struct tp_chan *ch, uint64_t now);
 void tp_tlp_arm(struct tp_chan *ch, uint64_t now);
-/* After an RTO (SR): the first ack that moves una says whether the rest was lost. */
 
 #endif

@@ -188,8 +188,7 @@ size_t tp_snd_data(struct tp_chan *ch, uint64_t now, void *out, size_t cap,
 			if (len) {
 				/* its D-SACK would be this copy's, not a path
 				 * resend's, and a timer's (send_slot) */
-				marks_forget(ch, (uint32_t)(tp_path_mark(ch, op->last_psn) - ch->path_mark),
-					     op->last_psn);
+				marks_forget(ch, tp_mark_idx(ch, op->last_psn), op->last_psn);
 				count_rtx(ch, ch->probe_cause);
 				ch->st.tx_data++;
 				ch->rto_unsent = false;
