@@ -418,17 +418,16 @@ static int server_inbox_locked(struct run *r, struct ubperf_opts *so)
 		answer(r, e, c, &m);
 		if (r->ans[c].status) {
 			r->ninbox = 0;
-			if (r->ans[c].status == EMSGSIZE && r->mtu_why[0] && r->ans[c].mtu_default) {
+			if (r->ans[c].status == EMSGSIZE && r->mtu_why[0]) {
 				snprintf(r->offer->line, sizeof(r->offer->line),
 					 "client %s asks for a UB MTU of %u: %s", r->peer_s,
 					 e->m.u.run.mtu, r->mtu_why);
+				if (!r->ans[c].mtu_default)
+					return run_fail(r, "%s", r->offer->line);
 				r->offer->run_id = r->run_id;
 				r->offer->until = 0;
 				return SERVE_AGAIN;
 			}
-			if (r->ans[c].status == EMSGSIZE && r->mtu_why[0])
-				return run_fail(r, "client %s asks for a UB MTU of %u: %s", r->peer_s,
-					    e->m.u.run.mtu, r->mtu_why);
 			if (r->ans[c].status == EPROTONOSUPPORT)
 				return run_fail(r, "client %s asks for %s%s", r->peer_s, tp_mode_name(so->mode),
 					    so->cc == TP_CC_CAQM && !so->native.ethertype ?
