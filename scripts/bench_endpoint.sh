@@ -75,6 +75,14 @@ ubperf_run() {
 	wait $srv || true
 }
 
+# The builds a part compares: this tree's ubperf (ub) and, given UBPERF_BASE=DIR/bin,
+# that one's (base); round REP runs them in turn, reversed every other round (the
+# second of a round tends to be the slower).
+BUILDS=(ub)
+[[ -n ${UBPERF_BASE:-} ]] && BUILDS+=(base)
+build_bin() { if [[ $1 == base ]]; then echo "$UBPERF_BASE"; else echo "$BIN"; fi; }
+round_order() { if (($1 % 2)); then printf '%s\n' "${BUILDS[@]}" | tac; else printf '%s\n' "${BUILDS[@]}"; fi; }
+
 tmp=$(mktemp -d)
 
 # ---- 1. one veth pair: ubperf beside iperf3 --------------------------------------
@@ -111,10 +119,8 @@ if [[ -n ${UBPERF_BASE:-} ]]; then
 	declare -a g_ub=() g_base=() g_rs=()
 	load0=$(cut -d' ' -f1-3 /proc/loadavg)
 	for ((rep = 0; rep < REPS; rep++)); do
-		for bld in $( ((rep % 2)) && echo "base ub" || echo "ub base"); do
-			ub=$BIN
-			[[ $bld == base ]] && ub=$UBPERF_BASE
-			UB_BIN=$ub ubperf_run "$B" b0 "$A" a0 10.71.0.2 "$tmp/veth.json"
+		for bld in $(round_order $rep); do
+			UB_BIN=$(build_bin $bld) ubperf_run "$B" b0 "$A" a0 10.71.0.2 "$tmp/veth.json"
 			v=$(jget "$tmp/veth.json" goodput_bps 2>/dev/null || echo 0)
 			v=$(printf '%.1f' "$(calc "$v / 1e6")")
 			if [[ $bld == base ]]; then g_base+=("$v"); else g_ub+=("$v"); fi
@@ -250,8 +256,8 @@ declare -A jub=()	# [BUILD] the rounds' goodputs; BUILD ub (this) or base
 jtcp=() jmtu=0 jmb=0 jorder=()
 # jumbo_run BUILD: one run of BUILD's ubperf with its defaults; its goodput (0: failed).
 jumbo_run() {
-	local ub=$BIN bps=0
-	[[ $1 == base ]] && ub=$UBPERF_BASE
+	local ub bps=0
+	ub=$(build_bin "$1")
 	nsenter --net="/run/netns/$B" "$ub/ubperf" server --dev b0 --wait 20 --json >/dev/null 2>&1 &
 	local srv=$!
 	for _ in $(seq 50); do ns_xdp_ready "$B" b0 && break; sleep 0.1; done
@@ -268,12 +274,9 @@ jumbo_run() {
 	wait $srv || true
 	jub[$1]+="$bps "
 }
-builds=(ub)
-[[ -n ${UBPERF_BASE:-} ]] && builds=(ub base)
 jload=()
 for ((rep = 0; rep < REPS; rep++)); do
-	order=("${builds[@]}")
-	((rep % 2)) && order=($(printf '%s\n' "${builds[@]}" | tac))
+	order=($(round_order $rep))
 	for bld in "${order[@]}"; do jumbo_run "$bld"; done
 	nsenter --net="/run/netns/$B" iperf3 -s -1 >/dev/null 2>&1 &
 	srv=$!
@@ -288,7 +291,7 @@ done
 printf '\nJumbo frames: one veth pair of MTU 9000, ubperf with its defaults (UB MTU %s agreed in the hello,\n' "$jmtu"
 printf '%s packets sent as multi-buffer AF_XDP in the last run) against one iperf3 TCP flow, %u interleaved rounds of %s s\n' \
 	"$jmb" "$REPS" "$SECS"
-for bld in "${builds[@]}"; do
+for bld in "${BUILDS[@]}"; do
 	u=(${jub[$bld]}) jratio=()
 	[[ $bld == base ]] && printf 'ubperf %s:\n' "$UBPERF_BASE"
 	printf '%-8s %14s %14s %10s\n' "round" "ubperf Mbit/s" "TCP Mbit/s" "ratio"
@@ -326,8 +329,8 @@ topo_pair "$A" "$B" 10.74.0 02:00:00:00:74
 declare -A sm=()	# [BUILD:rate|lat|p99] the rounds' figures; BUILD ub (this) or base
 # small_run BUILD: one depth-8 rate and one depth-1 latency run of BUILD's ubperf.
 small_run() {
-	local ub=$BIN
-	[[ $1 == base ]] && ub=$UBPERF_BASE
+	local ub
+	ub=$(build_bin "$1")
 	UB_BIN=$ub ubperf_run "$B" b0 "$A" a0 10.74.0.2 "$tmp/s.json" --size 64
 	sm[$1:rate]+="$($PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print(round(d["messages"] / d["duration_s"]))' "$tmp/s.json" 2>/dev/null || echo -) "
 	UB_BIN=$ub ubperf_run "$B" b0 "$A" a0 10.74.0.2 "$tmp/l.json" --size 64 --depth 1
@@ -350,13 +353,10 @@ l = "%.1f" % ((c["cpu_s"] + s["cpu_s"]) * 1e6 / n) if "cpu_s" in c else "-"
 print("%.1f/%s" % (a, l))
 PY
 }
-builds=(ub)
-[[ -n ${UBPERF_BASE:-} ]] && builds=(ub base)
 declare -a udp_rate=() udp_lat=() udp_p99=() udp_cpu=() pp_rounds=()
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((rep = 0; rep < REPS; rep++)); do
-	order=("${builds[@]}")
-	((rep % 2)) && order=($(printf '%s\n' "${builds[@]}" | tac))
+	order=($(round_order $rep))
 	for bld in "${order[@]}"; do small_run "$bld"; done
 	nsenter --net="/run/netns/$B" iperf3 -s -1 >/dev/null 2>&1 &
 	srv=$!
@@ -388,7 +388,7 @@ done
 r_udp=$(median "${udp_rate[*]}") l_udp=$(median "${udp_lat[*]}") t_udp=$(median "${udp_p99[*]}")
 printf '\nSmall messages over one veth pair, 64 bytes (median of %u rounds of %s s); load: %s to %s\n' \
 	"$REPS" "$SECS" "$load0" "$(cut -d' ' -f1-3 /proc/loadavg)"
-for bld in "${builds[@]}"; do
+for bld in "${BUILDS[@]}"; do
 	name=ubperf
 	[[ $bld == base ]] && name="ubperf $UBPERF_BASE"
 	r_ub=$(median "${sm[$bld:rate]}") l_ub=$(median "${sm[$bld:lat]}") t_ub=$(median "${sm[$bld:p99]}")
