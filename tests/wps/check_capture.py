@@ -22,7 +22,11 @@ member paths, with scapy and docs/WIRE.md §6 (not the code under test):
     port) shows: nothing overtook what the segmentation detour still held;
   * --csum N: the first N inner IPv4 TCP packets of each path have the IP and
     TCP checksums scapy computes (captured where the kernel has finished
-    them: the path's device without checksum offload).
+    them: the path's device without checksum offload);
+  * --group-sizes N,N,...: the closed groups of the (one) flow, in the order
+    they opened, have exactly these many packets (a packet quantum, no group
+    held open by the in-flight bound: the packet that reaches the quantum is
+    E); any group after them is its newest, still open.
 
 Prints a summary line; exits 1 on the first violation.
 """
@@ -69,6 +73,7 @@ def main():
     ap.add_argument("--ingress-port", type=int)
     ap.add_argument("--in-order", metavar="PCAP")
     ap.add_argument("--csum", type=int, default=0)
+    ap.add_argument("--group-sizes")
     a = ap.parse_args()
 
     groups = collections.OrderedDict()   # (fid, gid) -> list of (path, flags, label, time)
@@ -130,6 +135,8 @@ def main():
         is_newest = newest[key[0]][0] == key
         if e != [len(pk) - 1] and not (is_newest and not e):
             die(f"group {key}: E on packets {e} of {len(pk)}, want [{len(pk) - 1}]")
+    if a.group_sizes:
+        check_sizes(groups, [int(n) for n in a.group_sizes.split(",")])
     if len(paths_used) < a.min_paths:
         die(f"groups on {len(paths_used)} paths, want >= {a.min_paths}")
 
@@ -182,6 +189,17 @@ def main():
     if a.csum:
         check_csum(on_path, a.csum)
     print(f"ok: {total} packets, {len(groups)} groups, {len(paths_used)} paths")
+
+
+def check_sizes(groups, want):
+    """groups: (fid, gid) -> packets sorted by time, each (path, S, E, label, time)."""
+    if len({fid for fid, _ in groups}) != 1:
+        die(f"--group-sizes wants one flow, got Flow IDs {sorted({fid for fid, _ in groups})}")
+    by_open = sorted(groups.values(), key=lambda pk: pk[0][4])
+    got = [len(pk) for pk in by_open if pk[-1][2]]
+    if got != want:
+        die(f"closed groups of {', '.join(map(str, got))} packets, in the order they opened; "
+            f"want {', '.join(map(str, want))}")
 
 
 def serial_lt(x, y, bits):
