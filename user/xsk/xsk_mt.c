@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* AF_XDP for several threads on one UMEM; the contract is in xsk_mt.h. */
 #include "xsk/xsk_mt.h"
+#include "xsk/xsk_frames.h"
 #include "xsk/xsk_mb.h"
 
 #include <errno.h>
@@ -53,11 +54,8 @@ struct xsk_mt_thr {
 	struct xsk_mt *m;
 	struct sock socks[XSK_MT_MAX_SOCKS];
 	int nsocks, rr;
-	uint64_t *free;
-	uint32_t nfree;
+	struct xsk_frames fr;	/* its free frames, and its free runs (xsk_mt_alloc_run) */
 	uint32_t keep;		/* frames it never gives to the fill rings: its sends' */
-	uint64_t *runs;		/* free runs (xsk_mt_alloc_run), by their first frame */
-	uint32_t nruns;
 	struct pool *rx_pools[XSK_MT_MAX_SOCKS];	/* distinct pools t receives from */
 	struct pool *tx_pools[XSK_MT_MAX_SOCKS];	/* ... and sends through */
 	int nrx_pools, ntx_pools;
@@ -179,8 +177,7 @@ void xsk_mt_destroy(struct xsk_mt *m)
 		pthread_spin_destroy(&m->pools[i].lock);
 	for (t = m->threads; t; t = n) {
 		n = t->next;
-		free(t->free);
-		free(t->runs);
+		xsk_frames_fini(&t->fr);
 		free(t);
 	}
 	xsk_umem__delete(m->umem);
@@ -192,7 +189,7 @@ bool xsk_mt_is_sg(const struct xsk_mt *m) { return m->cfg.sg; }
 bool xsk_mt_is_zerocopy(const struct xsk_mt *m) { return m->zc; }
 uint32_t xsk_mt_frame_size(const struct xsk_mt *m) { return m->cfg.frame_size; }
 void *xsk_mt_data(const struct xsk_mt *m, uint64_t addr) { return xsk_umem__get_data(m->area, addr); }
-uint32_t xsk_mt_free_frames(const struct xsk_mt_thr *t) { return t->nfree; }
+uint32_t xsk_mt_free_frames(const struct xsk_mt_thr *t) { return t->fr.nfree; }
 
 void xsk_mt_thread_keep(struct xsk_mt_thr *t, uint32_t n)
 {
@@ -211,16 +208,13 @@ struct xsk_mt_thr *xsk_mt_thread(struct xsk_mt *m, uint32_t nframes)
 	if (!t)
 		return NULL;
 	t->m = m;
-	t->free = calloc(m->cfg.nframes, sizeof(*t->free));	/* any thread may end up with every frame */
-	t->runs = calloc(m->cfg.nruns ? m->cfg.nruns : 1, sizeof(*t->runs));	/* ... and every run */
-	if (!t->free || !t->runs) {
-		free(t->free);
-		free(t->runs);
+	if (xsk_frames_init(&t->fr, m->cfg.nframes, m->cfg.frame_size, m->cfg.nruns, m->cfg.run_frames)) {
 		free(t);
+		errno = ENOMEM;
 		return NULL;
 	}
 	for (uint32_t i = 0; i < nframes; i++)
-		t->free[t->nfree++] = (uint64_t)(m->handed + nframes - 1 - i) * m->cfg.frame_size;
+		xsk_frames_push(&t->fr, (uint64_t)(m->handed + nframes - 1 - i) * m->cfg.frame_size);
 	m->handed += nframes;
 	t->next = m->threads;
 	m->threads = t;
@@ -233,23 +227,7 @@ void xsk_mt_thread_runs(struct xsk_mt_thr *t, uint32_t n)
 	const uint64_t span = (uint64_t)m->cfg.run_frames * m->cfg.frame_size;
 
 	for (; n && m->runs_handed < m->cfg.nruns; n--)
-		t->runs[t->nruns++] = m->run_base + m->runs_handed++ * span;
-}
-
-static void push_free(struct xsk_mt_thr *t, uint64_t addr)
-{
-	const struct xsk_mt *m = t->m;
-	/* Aligned chunks: the frame is the power-of-two slot that holds the address. */
-	uint64_t a = addr & ~(uint64_t)(m->cfg.frame_size - 1);
-
-	if (a < m->run_base || !m->cfg.nruns) {
-		t->free[t->nfree++] = a;
-		return;
-	}
-	/* A run is free again with its first frame: the kernel completes a
-	 * packet's frames together, and the caller frees them together. */
-	if ((a - m->run_base) % ((uint64_t)m->cfg.run_frames * m->cfg.frame_size) == 0)
-		t->runs[t->nruns++] = a;
+		xsk_frames_push(&t->fr, m->run_base + m->runs_handed++ * span);
 }
 
 static void track(struct pool **list, int *n, struct pool *p)
@@ -448,17 +426,17 @@ static void refill(struct xsk_mt_thr *t, struct pool *p)
 {
 	uint32_t want = fill_target(t->m), have = __atomic_load_n(&p->in_fill, __ATOMIC_RELAXED), n, idx;
 
-	if (have >= want || t->nfree <= t->keep)
+	if (have >= want || t->fr.nfree <= t->keep)
 		return;
 	pthread_spin_lock(&p->lock);
 	have = __atomic_load_n(&p->in_fill, __ATOMIC_RELAXED);
 	n = have < want ? want - have : 0;
-	if (n > t->nfree - t->keep)
-		n = t->nfree - t->keep;
+	if (n > t->fr.nfree - t->keep)
+		n = t->fr.nfree - t->keep;
 	if (n)
 		n = xsk_ring_prod__reserve(&p->fill, n, &idx);
 	for (uint32_t i = 0; i < n; i++)
-		*xsk_ring_prod__fill_addr(&p->fill, idx + i) = t->free[--t->nfree];
+		*xsk_ring_prod__fill_addr(&p->fill, idx + i) = t->fr.free[--t->fr.nfree];
 	if (n) {
 		xsk_ring_prod__submit(&p->fill, n);
 		__atomic_fetch_add(&p->in_fill, n, __ATOMIC_RELAXED);
@@ -468,15 +446,9 @@ static void refill(struct xsk_mt_thr *t, struct pool *p)
 
 static void reap(struct xsk_mt_thr *t, struct pool *p)
 {
-	uint32_t idx, n;
-
 	if (pthread_spin_trylock(&p->lock))
 		return;	/* another thread reaps it now */
-	n = xsk_ring_cons__peek(&p->comp, t->m->cfg.ring_size, &idx);
-	for (uint32_t i = 0; i < n; i++)
-		push_free(t, *xsk_ring_cons__comp_addr(&p->comp, idx + i));
-	if (n)
-		xsk_ring_cons__release(&p->comp, n);
+	xsk_frames_reap(&t->fr, &p->comp);
 	pthread_spin_unlock(&p->lock);
 }
 
@@ -577,36 +549,26 @@ unsigned xsk_mt_rx(struct xsk_mt_thr *t, struct xsk_mt_frame *out, unsigned max)
 unsigned xsk_mt_tx(struct xsk_mt_thr *t, int sock, struct xsk_mt_frame *f, unsigned n)
 {
 	struct sock *s;
-	uint32_t idx;
 	unsigned got;
 
 	if (sock < 0 || sock >= t->nsocks || !t->socks[sock].has_tx || !n)
 		return 0;
 	s = &t->socks[sock];
-	got = xsk_ring_prod__reserve(&s->tx, n, &idx);
+	got = xsk_frames_post(&s->tx, f, n, t->m->cfg.sg);
 	if (!got) {
 		/* The ring is full of frames the kernel has not sent yet. */
 		kick_tx(s);
 		reap(t, s->pool);
-		got = xsk_ring_prod__reserve(&s->tx, n, &idx);
+		got = xsk_frames_post(&s->tx, f, n, t->m->cfg.sg);
 	}
-	for (unsigned i = 0; i < got; i++) {
-		struct xdp_desc *d = xsk_ring_prod__tx_desc(&s->tx, idx + i);
-
-		d->addr = f[i].addr;
-		d->len = f[i].len;
-		d->options = t->m->cfg.sg && f[i].more ? XDP_PKT_CONTD : 0;
-	}
-	if (got) {
-		xsk_ring_prod__submit(&s->tx, got);
+	if (got)
 		kick_tx(s);
-	}
 	return got;
 }
 
 void xsk_mt_free(struct xsk_mt_thr *t, uint64_t addr)
 {
-	push_free(t, addr);
+	xsk_frames_push(&t->fr, addr);
 }
 
 int xsk_mt_poll(struct xsk_mt_thr *t, int extra_fd, int timeout_ms)
@@ -627,15 +589,14 @@ int xsk_mt_poll(struct xsk_mt_thr *t, int extra_fd, int timeout_ms)
 
 /* The top of one of t's free stacks (frames, or runs) into f, completions
  * reaped first when it is empty. */
-static bool take(struct xsk_mt_thr *t, const uint64_t *stack, uint32_t *n, struct xsk_mt_frame *f)
+static bool take(struct xsk_mt_thr *t, bool run, struct xsk_mt_frame *f)
 {
-	if (!*n) {
+	if (!xsk_frames_pop(&t->fr, run, &f->addr)) {
 		for (int i = 0; i < t->ntx_pools; i++)
 			reap(t, t->tx_pools[i]);
-		if (!*n)
+		if (!xsk_frames_pop(&t->fr, run, &f->addr))
 			return false;
 	}
-	f->addr = stack[--*n];
 	f->data = xsk_umem__get_data(t->m->area, f->addr);
 	f->len = 0;
 	f->sock = -1;
@@ -645,12 +606,12 @@ static bool take(struct xsk_mt_thr *t, const uint64_t *stack, uint32_t *n, struc
 
 bool xsk_mt_alloc(struct xsk_mt_thr *t, struct xsk_mt_frame *f)
 {
-	return take(t, t->free, &t->nfree, f);
+	return take(t, false, f);
 }
 
 bool xsk_mt_alloc_run(struct xsk_mt_thr *t, struct xsk_mt_frame *f)
 {
-	return take(t, t->runs, &t->nruns, f);
+	return take(t, true, f);
 }
 
 unsigned xsk_mt_tx_room(struct xsk_mt_thr *t, int sock)

@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "xsk/xsk_frames.h"	/* struct xsk_mt_frame */
 #include "xsk/xsk_port.h"	/* struct xsk_kstats */
 
 #define XSK_MT_MAX_POOLS	512
@@ -46,14 +47,6 @@ struct xsk_mt_cfg {
 
 struct xsk_mt;
 struct xsk_mt_thr;
-
-struct xsk_mt_frame {
-	uint64_t addr;		/* UMEM address of the first byte */
-	uint8_t *data;		/* the bytes */
-	uint32_t len;
-	int sock;		/* the thread's socket it came in on (rx) */
-	bool more;		/* multi-buffer: the packet goes on in the next frame (XDP_PKT_CONTD) */
-};
 
 /* NULL with errno set. */
 struct xsk_mt *xsk_mt_create(const struct xsk_mt_cfg *cfg);
