@@ -4,8 +4,8 @@
  * that change their hands: descriptors onto a tx ring (the frames become the
  * kernel's) and completions off a completion ring (they come back). No
  * socket and no lock: xsk_mt.c holds the pool's lock around the completion
- * ring, which the threads on a queue share; a test can drive these over
- * rings of plain memory.
+ * ring, which the threads on a queue share; tests/unit/test_xsk_runs.c
+ * drives these over rings of plain memory.
  */
 #ifndef UBXDP_XSK_FRAMES_H
 #define UBXDP_XSK_FRAMES_H
