@@ -1,0 +1,263 @@
+# Sourced by tests/wps/run: the watch agent's tests (ubctl wps ingress watch: paths that
+# live and die, next hops followed, Packet Too Big), with their helpers.
+
+# ---- the watch agent: paths that live and die ----------------------------------------
+
+# watch_start: ubctl wps ingress watch on wan0 in the background (WATCH_PID), its lines in
+# $TMP/watch.out, once it watches.
+watch_start() {
+	# nsenter itself (it execs ubctl), not ns_run: a function run in the background is a
+	# subshell, and WATCH_PID would be that shell's, not the agent's.
+	nsenter --net="/run/netns/$NS_GW" "$UBCTL" wps ingress watch --dev wan0 >"$TMP/watch.out" 2>&1 &
+	WATCH_PID=$!
+	watch_saw 'watching the paths' 0 5000 >/dev/null
+}
+
+# watch_saw TEXT N MS: wait (at most MS) until the watch log holds more than N lines with
+# TEXT (a fixed string); prints how many ms that took, counted from T0 (ms, as
+# $(now_ms)) if set, else from the call. Fails when it does not come.
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+watch_saw() {
+	local t0=${T0:-$(now_ms)} n
+	while :; do
+		n=$(grep -cF "$1" "$TMP/watch.out" || true)
+		if [[ $n -gt $2 ]]; then echo $(($(now_ms) - t0)); return 0; fi
+		if [[ $(($(now_ms) - t0)) -gt $3 ]]; then
+			echo "watch did not say '$1' within $3 ms:"; cat "$TMP/watch.out"; return 1
+		fi
+		sleep 0.02
+	done
+}
+
+# udp_phase SPORT: 30 packets (10 groups of 3) of one UDP flow from port SPORT
+udp_phase() {
+	ip netns exec "$NS_SITE" "$PY" -c "import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('10.10.0.2', $1))
+for i in range(30): s.sendto(bytes([i]) * 100, ('10.20.0.2', 6000)); time.sleep(0.002)"
+}
+
+# phases_on_paths PORT[@N]...: from the captures of wan0..wan2, the packets of each phase's
+# flow (its source port) per path: all 30 on the wire once; PORT@N (wanN was down): none on
+# wanN, and its groups on both other paths; PORT alone: on all three.
+phases_on_paths() {
+	"$PY" - "$TMP" "$@" <<'PY'
+import sys
+from scapy.all import rdpcap
+d = sys.argv[1]
+phases = [(int(a.split("@")[0]), int(a.split("@")[1]) if "@" in a else None) for a in sys.argv[2:]]
+per = {}
+for n in range(3):
+    for p in rdpcap(f"{d}/wan{n}.pcap"):
+        raw = bytes(p)
+        if len(raw) < 70 + 28 or raw[12:14] != b"\x86\xdd" or raw[56] != 0x81:
+            continue
+        sport = int.from_bytes(raw[70 + 20:70 + 22], "big")
+        per.setdefault(sport, [0, 0, 0])[n] += 1
+for port, dpath in phases:
+    c = per.get(port, [0, 0, 0])
+    print(f"flow from port {port}: packets on wan0..wan2 {c}")
+    assert sum(c) == 30, f"{sum(c)} of 30 on the wire"
+    if dpath is not None:
+        assert c[dpath] == 0, f"a group started on wan{dpath} while it was down"
+        assert all(c[i] for i in range(3) if i != dpath), "the groups did not spread over the paths left"
+    else:
+        assert all(c), "a path up took no group"
+PY
+}
+
+# A path whose device loses its carrier (the far end's port down) is out of rotation within
+# 1 s of the watch agent seeing the link event: no group starts on it, the flow's groups go
+# over the other two, nothing is lost; its port back up, the next hop (--nexthop, IPv4,
+# resolved through ARP again: the kernel flushed it) answers and the path takes groups again.
+# The same for a device set down on the gateway itself.
+test_watch_link_loss_and_recovery() {
+	needs tcpdump
+	topo_wps 3
+	wps_far_decap 3
+	ns_addr "$NS_GW" wan2 10.92.0.1/24
+	ns_addr "$NS_FAR" p2 10.92.0.2/24
+	gw "${WPS_ATTACH[@]}" --max-delay-us 0 >/dev/null
+	gw wps ingress path add --dev wan0 --via wan0 --nexthop-mac "$(wps_far_mac 0)"
+	gw wps ingress path add --dev wan0 --via wan1 --nexthop-mac "$(wps_far_mac 1)"
+	gw wps ingress path add --dev wan0 --via wan2 --nexthop 10.92.0.2
+	gw wps ingress rule add --dev wan0 --dst 10.20.0.0/24 --proto udp --quantum 3
+	gw wps ingress path list --dev wan0 | tee "$TMP/list"
+	grep -Eq "^2 +wan2 +10.92.0.2=$(wps_far_mac 2) .* up " "$TMP/list"
+	watch_start
+	local i ms
+	for i in 0 1 2; do cap_start "$NS_GW" "wan$i" "$TMP/wan$i.pcap" -Q out; done
+	cap_start "$NS_GW" gw-s "$TMP/sent.pcap" -Q in udp
+	cap_ready
+	udp_phase 5001
+	T0=$(now_ms)
+	ip -n "$NS_FAR" link set p2 down
+	ms=$(T0=$T0 watch_saw 'path 2 via wan2: down (link' 0 3000)
+	echo "carrier lost: out of rotation after $ms ms"
+	[[ $ms -lt 1000 ]]
+	gw wps ingress path list --dev wan0 | has -E '^2 +wan2 .* down:link[, ]'
+	udp_phase 5002
+	T0=$(now_ms)
+	ip -n "$NS_FAR" link set p2 up
+	ms=$(T0=$T0 watch_saw 'path 2 via wan2: next hop up' 0 5000)
+	echo "carrier back: in rotation again after $ms ms"
+	udp_phase 5003
+	T0=$(now_ms)
+	ip -n "$NS_GW" link set wan1 down
+	ms=$(T0=$T0 watch_saw 'path 1 via wan1: down (link' 0 3000)
+	echo "device down: out of rotation after $ms ms"
+	[[ $ms -lt 1000 ]]
+	udp_phase 5004
+	cap_stop
+	cat "$TMP/watch.out"
+	phases_on_paths 5001 5002@2 5003 5004@1
+	check --min-paths 3 --sent "$TMP/sent.pcap" "$TMP"/wan{0,1,2}.pcap
+}
+
+# A next hop (--nexthop, IPv6) that stops answering (the far end loses its address: neighbour
+# solicitations go unanswered) is out of rotation within 1 s, though its link stays up: the
+# agent has the kernel probe it whenever it has not confirmed for 200 ms, and takes it out 500
+# ms after its last answer (300-700 ms after it stopped, as that answer was up to 300 ms old,
+# and a 100 ms tick sees it). It answers again: back in rotation, by itself.
+test_watch_next_hop_stops_answering() {
+	needs tcpdump
+	topo_wps 3
+	wps_far_decap 3
+	ns_addr "$NS_GW" wan1 fd91::1/64
+	ns_addr "$NS_FAR" p1 fd91::2/64
+	gw "${WPS_ATTACH[@]}" --max-delay-us 0 >/dev/null
+	gw wps ingress path add --dev wan0 --via wan0 --nexthop-mac "$(wps_far_mac 0)"
+	gw wps ingress path add --dev wan0 --via wan1 --nexthop fd91::2
+	gw wps ingress path add --dev wan0 --via wan2 --nexthop-mac "$(wps_far_mac 2)"
+	gw wps ingress rule add --dev wan0 --dst 10.20.0.0/24 --proto udp --quantum 3
+	watch_start
+	local i ms
+	for i in 0 1 2; do cap_start "$NS_GW" "wan$i" "$TMP/wan$i.pcap" -Q out; done
+	cap_start "$NS_GW" gw-s "$TMP/sent.pcap" -Q in udp
+	cap_ready
+	udp_phase 5001
+	T0=$(now_ms)
+	ip -n "$NS_FAR" addr del fd91::2/64 dev p1
+	ms=$(T0=$T0 watch_saw 'path 1 via wan1: down (next hop' 0 3000)
+	echo "next hop silent: out of rotation after $ms ms"
+	[[ $ms -lt 1000 ]]
+	ip -n "$NS_GW" link show wan1 | has 'state UP'
+	gw wps ingress path list --dev wan0 | has -E '^1 +wan1 .* down:neigh '
+	udp_phase 5002
+	T0=$(now_ms)
+	ns_addr "$NS_FAR" p1 fd91::2/64
+	ms=$(T0=$T0 watch_saw 'path 1 via wan1: next hop up' 0 5000)
+	echo "next hop answers again: in rotation after $ms ms"
+	udp_phase 5003
+	cap_stop
+	cat "$TMP/watch.out"
+	phases_on_paths 5001 5002@1 5003
+	check --min-paths 3 --sent "$TMP/sent.pcap" "$TMP"/wan{0,1,2}.pcap
+}
+
+# An agent scheduled late (stopped 1.5 s, as a loaded host may) finds a healthy next hop silent
+# for longer than --dead: it asks before it judges, the next hop answers, and it is never out
+# of rotation. (Judged on silence alone it was out at once: "down (next hop does not answer)",
+# then up again a tick later.) No traffic meanwhile, so only the agent's probes confirm it.
+test_watch_late_agent_keeps_a_healthy_next_hop() {
+	needs
+	topo_wps 2
+	ns_addr "$NS_GW" wan1 fd91::1/64
+	ns_addr "$NS_FAR" p1 fd91::2/64
+	gw "${WPS_ATTACH[@]}" --max-delay-us 0 >/dev/null
+	gw wps ingress path add --dev wan0 --via wan0 --nexthop-mac "$(wps_far_mac 0)"
+	gw wps ingress path add --dev wan0 --via wan1 --nexthop fd91::2
+	watch_start
+	sleep 0.5
+	local i
+	for i in 1 2 3; do
+		kill -STOP $WATCH_PID
+		sleep 1.5
+		ip -n "$NS_GW" neigh show fd91::2 dev wan1
+		kill -CONT $WATCH_PID
+		sleep 0.6
+	done
+	kill -0 $WATCH_PID	# the agent is alive: its silence is not the pass
+	cat "$TMP/watch.out"
+	if has 'path 1 via wan1: down' "$TMP/watch.out"; then return 1; fi
+	gw wps ingress path list --dev wan0 | has -E '^1 +wan1 .* up '
+}
+
+# Packet Too Big from the WAN about a packet the ingress sent lowers the MTU of the path its
+# group went on (the watch agent; the flow's record of its groups' paths), and is relayed
+# to the inner sender as the ICMP of its family (RFC 2473 §7.1: IPv4 with DF, Fragmentation
+# Needed; IPv6, Packet Too Big; MTU less 56), rate-limited (10 a second, bursts of 10). From
+# then on the program answers what no longer fits that MTU itself.
+test_watch_packet_too_big_lowers_the_path_mtu_and_is_relayed() {
+	needs tcpdump
+	topo_wps 2
+	wps_far_decap 2
+	wps_attach 2 --max-delay-us 0
+	gw wps ingress rule add --dev wan0 --dst 10.20.0.0/24 --proto udp --quantum 4
+	gw wps ingress rule add --dev wan0 --dst fd20::/64 --proto udp --quantum 4
+	watch_start
+	cap_start "$NS_GW" wan1 "$TMP/wan1.pcap" -Q out ip6
+	cap_start "$NS_SITE" s0 "$TMP/site.pcap" -Q in icmp or icmp6
+	cap_ready
+	ip netns exec "$NS_SITE" "$PY" -c "import socket
+for fam, dst in ((socket.AF_INET, '10.20.0.2'), (socket.AF_INET6, 'fd20::2')):
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    if fam == socket.AF_INET:
+        s.setsockopt(socket.IPPROTO_IP, 10, 2)	# IP_PMTUDISC_DO: DF set
+    for i in range(8): s.sendto(bytes([i]) * 1000, (dst, 6000))"
+	sleep 0.3
+	# a router on path 1 (wan1) answers one packet of each flow with Packet Too Big, MTU 1400
+	local mac1
+	mac1=$(ip -n "$NS_GW" -o link show wan1 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
+	ptb() {	# ptb N: N Packet Too Big for the first IPv4-inner (and one IPv6-inner) packet seen on wan1
+		ip netns exec "$NS_FAR" "$PY" - "$TMP/wan1.pcap" "$1" "$mac1" <<'PY'
+import sys
+from scapy.all import rdpcap, sendp, Ether, IPv6, Raw
+from scapy.layers.inet6 import ICMPv6PacketTooBig
+pk = [bytes(p) for p in rdpcap(sys.argv[1]) if bytes(p)[12:14] == b"\x86\xdd" and bytes(p)[56] == 0x81]
+v4 = [p for p in pk if p[54] == 4][0]
+v6 = [p for p in pk if p[54] == 41][0]
+n = int(sys.argv[2])
+m = lambda q: Ether(src="02:00:00:0c:00:02", dst=sys.argv[3]) / IPv6(src="fd91::9", dst="fd00:a::1") / ICMPv6PacketTooBig(mtu=1400) / Raw(q[14:14 + 1232])
+sendp([m(v4)] * n + ([m(v6)] if n == 1 else []), iface="p1", verbose=False)
+PY
+	}
+	cap_stop
+	cap_start "$NS_SITE" s0 "$TMP/site.pcap" -Q in icmp or icmp6
+	cap_ready
+	ptb 1
+	watch_saw 'path 1 via wan1: path MTU 1400' 0 3000 >/dev/null
+	gw wps ingress path list --dev wan0 | tee "$TMP/list"
+	grep -Eq '^1 +wan1 .* 1400 ' "$TMP/list"
+	sleep 0.3
+	# a burst of 40 more: at most 10 relayed, and about 10 a second after
+	ptb 40
+	sleep 0.3
+	# The program's own answer now, for a packet that fits 1500 but not 1400 once encapsulated
+	# (sent raw: the site's kernel has learned 1344 from the relay and would not send it).
+	ip netns exec "$NS_SITE" "$PY" -c "from scapy.all import Ether, IP, UDP, Raw, sendp
+sendp(Ether(src='$WPS_SITE_MAC', dst='$WPS_GWS_MAC') / IP(src='10.10.0.2', dst='10.20.0.2', flags='DF') /
+      UDP(sport=4444, dport=6001) / Raw(b'x' * 1360), iface='s0', verbose=False)"
+	sleep 0.3
+	cap_stop
+	kill "$WATCH_PID"
+	wait "$WATCH_PID" || true
+	WATCH_PID=
+	cat "$TMP/watch.out"
+	"$PY" - "$TMP/site.pcap" <<'PY'
+import sys
+from scapy.all import rdpcap, IP, ICMP, IPv6
+from scapy.layers.inet6 import ICMPv6PacketTooBig
+v4 = [p for p in rdpcap(sys.argv[1]) if p.haslayer(ICMP) and p[ICMP].type == 3 and p[ICMP].code == 4]
+v6 = [p for p in rdpcap(sys.argv[1]) if p.haslayer(ICMPv6PacketTooBig)]
+print(f"at the site: {len(v4)} Fragmentation Needed (MTU {sorted({p[ICMP].nexthopmtu for p in v4})}), "
+      f"{len(v6)} Packet Too Big (MTU {sorted({p[ICMPv6PacketTooBig].mtu for p in v6})})")
+assert v6 and all(p[ICMPv6PacketTooBig].mtu == 1344 and p[IPv6].dst == "fd10::2" for p in v6)
+assert all(p[ICMP].nexthopmtu == 1344 and p[IP].dst == "10.10.0.2" for p in v4)
+quoted = [bytes(p[ICMP].payload) for p in v4]
+relayed = [q for q in quoted if q[22:24] != b"\x17\x71"]   # the UDP flows to 6000 (the PTB's)
+own = [q for q in quoted if q[22:24] == b"\x17\x71"]       # to 6001: the program's answer
+assert 2 <= len(relayed) <= 13, f"{len(relayed)} relayed of 41: want the first, then at most a burst of 10"
+assert len(own) == 1, "the program did not answer at the learned MTU"
+PY
+	grep -q 'Packet Too Big 42 received, .* relayed, [1-9][0-9]* not (rate)' "$TMP/watch.out"
+}
