@@ -15,7 +15,7 @@ watch_start() {
 
 # watch_saw TEXT N MS: wait (at most MS) until the watch log holds more than N lines with
 # TEXT (a fixed string); prints how many ms that took, counted from T0 (ms, as
-# $(now_ms)) if set, else from the call. Fails when it does not come.
+# $(now_ms)) if set, else from the call. Fails when it does not come, saying so on stderr.
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 watch_saw() {
 	local t0=${T0:-$(now_ms)} n
@@ -23,10 +23,31 @@ watch_saw() {
 		n=$(grep -cF "$1" "$TMP/watch.out" || true)
 		if [[ $n -gt $2 ]]; then echo $(($(now_ms) - t0)); return 0; fi
 		if [[ $(($(now_ms) - t0)) -gt $3 ]]; then
-			echo "watch did not say '$1' within $3 ms:"; cat "$TMP/watch.out"; return 1
+			# on stderr: the caller takes stdout ($(watch_saw ...)), the test's log keeps this
+			{ echo "watch did not say '$1' within $3 ms:"; cat "$TMP/watch.out"; } >&2
+			return 1
 		fi
 		sleep 0.02
 	done
+}
+
+# watch_three_paths NEXTHOP0 NEXTHOP1 NEXTHOP2: the gw instance on wan0 (no group extended
+# at the in-flight bound), path N via wanN to NEXTHOPN (a MAC: --nexthop-mac; an address:
+# --nexthop), one UDP rule of quantum 3, the watch agent started, and wan0..wan2 and the
+# site's UDP into gw-s captured from then on.
+watch_three_paths() {
+	local i nh how
+	gw "${WPS_ATTACH[@]}" --max-delay-us 0 >/dev/null
+	for i in 0 1 2; do
+		nh=${*:i+1:1} how=--nexthop
+		[[ ! $nh =~ ^([0-9a-f]{2}:){5}[0-9a-f]{2}$ ]] || how=--nexthop-mac
+		gw wps ingress path add --dev wan0 --via "wan$i" "$how" "$nh"
+	done
+	gw wps ingress rule add --dev wan0 --dst 10.20.0.0/24 --proto udp --quantum 3
+	watch_start
+	for i in 0 1 2; do cap_start "$NS_GW" "wan$i" "$TMP/wan$i.pcap" -Q out; done
+	cap_start "$NS_GW" gw-s "$TMP/sent.pcap" -Q in udp
+	cap_ready
 }
 
 # udp_phase SPORT: 30 packets (10 groups of 3) of one UDP flow from port SPORT
@@ -76,18 +97,10 @@ test_watch_link_loss_and_recovery() {
 	wps_far_decap 3
 	ns_addr "$NS_GW" wan2 10.92.0.1/24
 	ns_addr "$NS_FAR" p2 10.92.0.2/24
-	gw "${WPS_ATTACH[@]}" --max-delay-us 0 >/dev/null
-	gw wps ingress path add --dev wan0 --via wan0 --nexthop-mac "$(wps_far_mac 0)"
-	gw wps ingress path add --dev wan0 --via wan1 --nexthop-mac "$(wps_far_mac 1)"
-	gw wps ingress path add --dev wan0 --via wan2 --nexthop 10.92.0.2
-	gw wps ingress rule add --dev wan0 --dst 10.20.0.0/24 --proto udp --quantum 3
+	watch_three_paths "$(wps_far_mac 0)" "$(wps_far_mac 1)" 10.92.0.2
 	gw wps ingress path list --dev wan0 | tee "$TMP/list"
 	grep -Eq "^2 +wan2 +10.92.0.2=$(wps_far_mac 2) .* up " "$TMP/list"
-	watch_start
-	local i ms
-	for i in 0 1 2; do cap_start "$NS_GW" "wan$i" "$TMP/wan$i.pcap" -Q out; done
-	cap_start "$NS_GW" gw-s "$TMP/sent.pcap" -Q in udp
-	cap_ready
+	local ms
 	udp_phase 5001
 	T0=$(now_ms)
 	ip -n "$NS_FAR" link set p2 down
@@ -124,16 +137,8 @@ test_watch_next_hop_stops_answering() {
 	wps_far_decap 3
 	ns_addr "$NS_GW" wan1 fd91::1/64
 	ns_addr "$NS_FAR" p1 fd91::2/64
-	gw "${WPS_ATTACH[@]}" --max-delay-us 0 >/dev/null
-	gw wps ingress path add --dev wan0 --via wan0 --nexthop-mac "$(wps_far_mac 0)"
-	gw wps ingress path add --dev wan0 --via wan1 --nexthop fd91::2
-	gw wps ingress path add --dev wan0 --via wan2 --nexthop-mac "$(wps_far_mac 2)"
-	gw wps ingress rule add --dev wan0 --dst 10.20.0.0/24 --proto udp --quantum 3
-	watch_start
-	local i ms
-	for i in 0 1 2; do cap_start "$NS_GW" "wan$i" "$TMP/wan$i.pcap" -Q out; done
-	cap_start "$NS_GW" gw-s "$TMP/sent.pcap" -Q in udp
-	cap_ready
+	watch_three_paths "$(wps_far_mac 0)" fd91::2 "$(wps_far_mac 2)"
+	local ms
 	udp_phase 5001
 	T0=$(now_ms)
 	ip -n "$NS_FAR" addr del fd91::2/64 dev p1
@@ -180,6 +185,60 @@ test_watch_late_agent_keeps_a_healthy_next_hop() {
 	cat "$TMP/watch.out"
 	if has 'path 1 via wan1: down' "$TMP/watch.out"; then return 1; fi
 	gw wps ingress path list --dev wan0 | has -E '^1 +wan1 .* up '
+}
+
+# A next hop (--nexthop) whose MAC changes is followed (docs/WPS.md: "a new MAC is written into
+# the path as the neighbour changes"): the far ports get new addresses and announce them as a
+# host does (arp_notify: a gratuitous ARP for the IPv4 next hop; ndisc_notify: an unsolicited
+# Neighbour Advertisement for the IPv6 one), the gateway's kernel updates its neighbour entries,
+# and the agent, at that event, writes each new MAC into its path: within 1 s the watch says so,
+# path list shows it, and every packet that leaves on that port from then on is addressed to it
+# (each captured port: the flow before the change to the old MAC only, the flow after to the new
+# only). The paths stay in rotation throughout.
+test_watch_next_hop_mac_change_is_followed() {
+	needs tcpdump
+	topo_wps 3
+	wps_far_decap 3
+	ns_addr "$NS_GW" wan1 fd91::1/64
+	ns_addr "$NS_FAR" p1 fd91::2/64
+	ns_addr "$NS_GW" wan2 10.92.0.1/24
+	ns_addr "$NS_FAR" p2 10.92.0.2/24
+	ip netns exec "$NS_FAR" sysctl -qw net.ipv6.conf.p1.ndisc_notify=1 net.ipv4.conf.p2.arp_notify=1
+	watch_three_paths "$(wps_far_mac 0)" fd91::2 10.92.0.2
+	local i ms new1=02:00:00:0d:00:02 new2=02:00:00:0d:00:03
+	udp_phase 5001
+	T0=$(now_ms)
+	ip -n "$NS_FAR" link set p1 address "$new1"
+	ip -n "$NS_FAR" link set p2 address "$new2"
+	for i in "1 via wan1: next hop at $new1" "2 via wan2: next hop at $new2"; do
+		ms=$(T0=$T0 watch_saw "path $i" 0 3000)
+		echo "path $i after $ms ms"
+		[[ $ms -lt 1000 ]]
+	done
+	gw wps ingress path list --dev wan0 | tee "$TMP/list"
+	grep -Eq "^1 +wan1 +fd91::2=$new1 .* up " "$TMP/list"
+	grep -Eq "^2 +wan2 +10.92.0.2=$new2 .* up " "$TMP/list"
+	udp_phase 5002
+	cap_stop
+	cat "$TMP/watch.out"
+	if grep -F ': down' "$TMP/watch.out"; then return 1; fi
+	phases_on_paths 5001 5002
+	check --min-paths 3 --sent "$TMP/sent.pcap" "$TMP"/wan{0,1,2}.pcap
+	"$PY" - "$TMP" "$(wps_far_mac 1)" "$new1" "$(wps_far_mac 2)" "$new2" <<'PY'
+import sys
+from scapy.all import rdpcap
+d, macs = sys.argv[1], sys.argv[2:]
+for n in (1, 2):
+    old, new = macs[2 * n - 2], macs[2 * n - 1]
+    to = {5001: set(), 5002: set()}
+    for p in rdpcap(f"{d}/wan{n}.pcap"):
+        raw = bytes(p)
+        if len(raw) < 70 + 28 or raw[12:14] != b"\x86\xdd" or raw[56] != 0x81:
+            continue
+        to[int.from_bytes(raw[90:92], "big")].add(raw[:6].hex(":"))
+    print(f"wan{n}: the flow before the change to {sorted(to[5001])}, after it to {sorted(to[5002])}")
+    assert to[5001] == {old} and to[5002] == {new}, f"want {old} before and {new} after"
+PY
 }
 
 # Packet Too Big from the WAN about a packet the ingress sent lowers the MTU of the path its
