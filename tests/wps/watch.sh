@@ -244,7 +244,8 @@ PY
 # Packet Too Big from the WAN about a packet the ingress sent lowers the MTU of the path its
 # group went on (the watch agent; the flow's record of its groups' paths), and is relayed
 # to the inner sender as the ICMP of its family (RFC 2473 §7.1: IPv4 with DF, Fragmentation
-# Needed; IPv6, Packet Too Big; MTU less 56), rate-limited (10 a second, bursts of 10). From
+# Needed; IPv6, Packet Too Big; MTU less 56), rate-limited (10 a second, bursts of 10: one
+# bucket for both families, each burst of 40 checked against it, the IPv6-inner one too). From
 # then on the program answers what no longer fits that MTU itself.
 test_watch_packet_too_big_lowers_the_path_mtu_and_is_relayed() {
 	needs tcpdump
@@ -267,35 +268,37 @@ for fam, dst in ((socket.AF_INET, '10.20.0.2'), (socket.AF_INET6, 'fd20::2')):
 	# a router on path 1 (wan1) answers one packet of each flow with Packet Too Big, MTU 1400
 	local mac1
 	mac1=$(ip -n "$NS_GW" -o link show wan1 | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
-	ptb() {	# ptb N: N Packet Too Big for the first IPv4-inner (and one IPv6-inner) packet seen on wan1
-		ip netns exec "$NS_FAR" "$PY" - "$TMP/wan1.pcap" "$1" "$mac1" <<'PY'
+	ptb() {	# ptb N4 N6: N4 Packet Too Big for the first IPv4-inner packet seen on wan1, N6 for the first IPv6-inner
+		ip netns exec "$NS_FAR" "$PY" - "$TMP/wan1.pcap" "$1" "$2" "$mac1" <<'PY'
 import sys
 from scapy.all import rdpcap, sendp, Ether, IPv6, Raw
 from scapy.layers.inet6 import ICMPv6PacketTooBig
 pk = [bytes(p) for p in rdpcap(sys.argv[1]) if bytes(p)[12:14] == b"\x86\xdd" and bytes(p)[56] == 0x81]
 v4 = [p for p in pk if p[54] == 4][0]
 v6 = [p for p in pk if p[54] == 41][0]
-n = int(sys.argv[2])
-m = lambda q: Ether(src="02:00:00:0c:00:02", dst=sys.argv[3]) / IPv6(src="fd91::9", dst="fd00:a::1") / ICMPv6PacketTooBig(mtu=1400) / Raw(q[14:14 + 1232])
-sendp([m(v4)] * n + ([m(v6)] if n == 1 else []), iface="p1", verbose=False)
+m = lambda q: Ether(src="02:00:00:0c:00:02", dst=sys.argv[4]) / IPv6(src="fd91::9", dst="fd00:a::1") / ICMPv6PacketTooBig(mtu=1400) / Raw(q[14:14 + 1232])
+sendp([m(v4)] * int(sys.argv[2]) + [m(v6)] * int(sys.argv[3]), iface="p1", verbose=False)
 PY
 	}
 	cap_stop
 	cap_start "$NS_SITE" s0 "$TMP/site.pcap" -Q in icmp or icmp6
 	cap_ready
-	ptb 1
+	ptb 1 1
 	watch_saw 'path 1 via wan1: path MTU 1400' 0 3000 >/dev/null
 	gw wps ingress path list --dev wan0 | tee "$TMP/list"
 	grep -Eq '^1 +wan1 .* 1400 ' "$TMP/list"
 	sleep 0.3
 	# a burst of 40 more: at most 10 relayed, and about 10 a second after
-	ptb 40
+	ptb 40 0
 	sleep 0.3
 	# The program's own answer now, for a packet that fits 1500 but not 1400 once encapsulated
 	# (sent raw: the site's kernel has learned 1344 from the relay and would not send it).
 	ip netns exec "$NS_SITE" "$PY" -c "from scapy.all import Ether, IP, UDP, Raw, sendp
 sendp(Ether(src='$WPS_SITE_MAC', dst='$WPS_GWS_MAC') / IP(src='10.10.0.2', dst='10.20.0.2', flags='DF') /
       UDP(sport=4444, dport=6001) / Raw(b'x' * 1360), iface='s0', verbose=False)"
+	# the bucket full again (10 a second, 1.2 s), then 40 about the IPv6-inner packet
+	sleep 1.2
+	ptb 0 40
 	sleep 0.3
 	cap_stop
 	kill "$WATCH_PID"
@@ -317,6 +320,16 @@ relayed = [q for q in quoted if q[22:24] != b"\x17\x71"]   # the UDP flows to 60
 own = [q for q in quoted if q[22:24] == b"\x17\x71"]       # to 6001: the program's answer
 assert 2 <= len(relayed) <= 13, f"{len(relayed)} relayed of 41: want the first, then at most a burst of 10"
 assert len(own) == 1, "the program did not answer at the learned MTU"
+# The IPv6-inner burst found the bucket full: its 10 at least, the first's one beside.
+assert 11 <= len(v6), f"{len(v6)} IPv6-inner relayed of 41: want the first and a burst of 10"
+# Every relay of either family takes from the one bucket: in no stretch of time [a, b] between
+# two relays more than the burst and what refills meanwhile (10 a second), one more for the
+# capture's timestamps beside the agent's clock.
+times = sorted(float(p.time) for p in v6 + [p for p, q in zip(v4, quoted) if q[22:24] != b"\x17\x71"])
+worst = max((j - i + 1 - 10 * (times[j] - times[i]), i, j) for i in range(len(times)) for j in range(i, len(times)))
+print(f"{len(times)} relays in {times[-1] - times[0]:.2f} s; most over the refill in one stretch: {worst[0]:.1f}"
+      f" ({worst[2] - worst[1] + 1} relays in {times[worst[2]] - times[worst[1]]:.3f} s)")
+assert worst[0] <= 10 + 1, "more relays than the burst of 10 and the rate of 10 a second allow"
 PY
-	grep -q 'Packet Too Big 42 received, .* relayed, [1-9][0-9]* not (rate)' "$TMP/watch.out"
+	grep -q 'Packet Too Big 82 received, .* relayed, [1-9][0-9]* not (rate)' "$TMP/watch.out"
 }
