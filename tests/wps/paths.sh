@@ -45,22 +45,12 @@ test_path_del_keeps_the_other_paths() {
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('10.10.0.2', 4444))
 for i in range($1): s.sendto(b'd' * 100, ('10.20.0.2', 6000)); time.sleep(0.05)"
 	}
-	open_slot() {	# the slot of the path whose packet count is odd: the open group's (quantum 2)
-		gw stats --json | "$PY" -c "import json,sys
-i = [i for i in json.load(sys.stdin)['wps_ingress'] if i['instance'] == '$NS_GW:wan0'][0]
-print([p['path'] for p in i['paths'] if p['packets'] % 2][0])"
-	}
-	sprayed() {	# sprayed N: wait (at most 5 s) until N packets have been sprayed
-		local k
-		for ((k = 0; k < 50; k++)); do [[ $(counter tx_sprayed) -ge $1 ]] && return 0; sleep 0.1; done
-		echo "sprayed: $(counter tx_sprayed) packets, want $1"; return 1
-	}
 	local s n=1
 	send 1
 	sprayed 1
-	s=$(open_slot)
+	s=$(open_slot 2)
 	# round-robin: after a group on slot 0 comes one on slot 1
-	if [[ $s -eq 0 ]]; then send 2; n=3; sprayed 3; s=$(open_slot); fi
+	if [[ $s -eq 0 ]]; then send 2; n=3; sprayed 3; s=$(open_slot 2); fi
 	echo "group open on slot $s; deleting slot 0 (via wan0) under it"
 	[[ $s -ne 0 ]]
 	gw wps ingress path del --dev wan0 --via wan0
@@ -80,6 +70,21 @@ print([p['path'] for p in i['paths'] if p['packets'] % 2][0])"
 	gw wps ingress path add --dev wan0 --via wan0 --nexthop-mac "$(wps_far_mac 0)" --weight 7
 	gw wps ingress path list --dev wan0 | tee "$TMP/list"
 	grep -Eq '^0 +wan0 +02:00:00:0c:00:01 7 +[0-9]+ +up +0 +0 +0$' "$TMP/list"
+}
+
+# sprayed N: wait (at most 5 s) until N packets have been sprayed
+sprayed() {
+	local k
+	for ((k = 0; k < 50; k++)); do [[ $(counter tx_sprayed) -ge $1 ]] && return 0; sleep 0.1; done
+	echo "sprayed: $(counter tx_sprayed) packets, want $1"; return 1
+}
+
+# open_slot Q: the slot of the path whose packet count is not a multiple of Q, the open
+# group's, when one flow of packet quantum Q is all that was sprayed
+open_slot() {
+	gw stats --json | "$PY" -c "import json,sys
+i = [i for i in json.load(sys.stdin)['wps_ingress'] if i['instance'] == '$NS_GW:wan0'][0]
+print([p['path'] for p in i['paths'] if p['packets'] % $1][0])" | num "the open group's slot"
 }
 
 # slot_cleared K: bpftool shows slot K of the gw instance's paths, path_stats (every CPU)

@@ -50,11 +50,12 @@ watch_three_paths() {
 	cap_ready
 }
 
-# udp_phase SPORT: 30 packets (10 groups of 3) of one UDP flow from port SPORT
+# udp_phase SPORT [FIRST END]: 30 packets (10 groups of 3) of one UDP flow from port SPORT;
+# or its packets FIRST..END-1 (the payload: the packet's number, 100 times)
 udp_phase() {
 	ip netns exec "$NS_SITE" "$PY" -c "import socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('10.10.0.2', $1))
-for i in range(30): s.sendto(bytes([i]) * 100, ('10.20.0.2', 6000)); time.sleep(0.002)"
+for i in range(${2:-0}, ${3:-30}): s.sendto(bytes([i]) * 100, ('10.20.0.2', 6000)); time.sleep(0.002)"
 }
 
 # phases_on_paths PORT[@N]...: from the captures of wan0..wan2, the packets of each phase's
@@ -124,6 +125,67 @@ test_watch_link_loss_and_recovery() {
 	cat "$TMP/watch.out"
 	phases_on_paths 5001 5002@2 5003 5004@1
 	check --min-paths 3 --sent "$TMP/sent.pcap" "$TMP"/wan{0,1,2}.pcap
+}
+
+# A path loses its carrier under a group open on it (a flow of 31 packets, quantum 3: its
+# eleventh group holds one packet): once the watch has it out of rotation (within 1 s), the
+# flow's next packet opens a new group, S set, under a new Group ID, on a path that is up; the
+# old group ends where it was, without its E (docs/WPS.md, "Paths that go down", as under `path
+# del`), and no packet of its Group ID leaves on another path; nothing more leaves on the dead
+# path. Checked on every port's capture, every packet on the wire once. The rest of the flow is
+# sent once the watch has said so: the docs promise a path out of rotation within 1 s, nothing
+# of the packets a group sends on it before then.
+test_watch_link_loss_mid_group() {
+	needs tcpdump
+	topo_wps 3
+	wps_far_decap 3
+	# the flow is not renewed under a new Flow ID while the test waits between its halves
+	wps_attach 3 --max-delay-us 0 --idle-timeout 60s
+	gw wps ingress rule add --dev wan0 --dst 10.20.0.0/24 --proto udp --quantum 3
+	watch_start
+	local i s ms
+	for i in 0 1 2; do cap_start "$NS_GW" "wan$i" "$TMP/wan$i.pcap" -Q out; done
+	cap_ready
+	udp_phase 5005 0 31
+	sprayed 31
+	s=$(open_slot 3)
+	echo "group open on path $s (wan$s): its far port down"
+	T0=$(now_ms)
+	ip -n "$NS_FAR" link set "p$s" down
+	ms=$(T0=$T0 watch_saw "path $s via wan$s: down (link" 0 3000)
+	echo "carrier lost mid-group: out of rotation after $ms ms"
+	[[ $ms -lt 1000 ]]
+	udp_phase 5005 31 36
+	sprayed 36
+	cap_stop
+	"$PY" - "$TMP" "$s" <<'PY'
+import sys
+from scapy.all import rdpcap
+d, dead = sys.argv[1], int(sys.argv[2])
+pk = []    # (time, path, number, flags, flow, group)
+for n in range(3):
+    for p in rdpcap(f"{d}/wan{n}.pcap"):
+        raw = bytes(p)
+        if len(raw) < 70 + 28 or raw[12:14] != b"\x86\xdd" or raw[56] != 0x81:
+            continue
+        opt = raw[56:70]
+        pk.append((float(p.time), n, raw[-1], opt[2], int.from_bytes(opt[4:6], "big"), int.from_bytes(opt[10:12], "big")))
+pk.sort()
+print("(path, number, S/E, group):", [(n, i, "S" * (fl >> 7) + "E" * (fl >> 6 & 1), g) for _, n, i, fl, _, g in pk])
+assert sorted(i for _, _, i, *_ in pk) == list(range(36)), "not every packet on the wire once"
+by = {i: (n, fl, fid, g) for _, n, i, fl, fid, g in pk}
+path, _, fid, old = by[30]
+assert path == dead, f"packet 30 on wan{path}, not on the path set down (wan{dead})"
+assert by[30][1] & 0x80 and not by[30][1] & 0x40, "packet 30 opens its group, and does not end it"
+n, fl, fid2, new = by[31]
+print(f"packet 30: wan{dead}, group {old}; the next (31): wan{n}, group {new}, flags {fl:#x}")
+assert n != dead, "the next packet left on the dead path"
+assert fl & 0x80 and new != old and fid2 == fid, "the next packet does not open a new group of the flow (S, new Group ID)"
+assert all(i < 31 for _, n, i, *_ in pk if n == dead), "a packet left on the dead path after its carrier went"
+assert all(n == dead for _, n, _, _, _, g in pk if g == old), "a packet of the old Group ID left on another path"
+PY
+	echo "groups_closed_path_down $(counter groups_closed_path_down)"
+	[[ $(counter groups_closed_path_down) -eq 1 ]]
 }
 
 # A next hop (--nexthop, IPv6) that stops answering (the far end loses its address: neighbour
