@@ -266,7 +266,22 @@ static void send(int k, struct xsk_mt_frame *f, unsigned n, bool run)
 		give_back(k, f, n, run);
 		return;
 	}
-	expect(xsk_frames_post(&w.tx[k], f, n, true) == n, "room for %u descriptors, not taken", n);
+	/* What the kernel reads is what was posted: address, length, and the
+	 * continuation flag on every frame but a packet's last. Single frames
+	 * are posted both with and without sg (a socket that takes no
+	 * multi-buffer), to check both. */
+	bool sg = n > 1 || k;
+	uint32_t at = w.tx[k].cached_prod;
+
+	expect(xsk_frames_post(&w.tx[k], f, n, sg) == n, "room for %u descriptors, not taken", n);
+	for (unsigned i = 0; i < n; i++) {
+		const struct xdp_desc *d = xsk_ring_prod__tx_desc(&w.tx[k], at + i);
+		uint32_t want = sg && i + 1 < n ? XDP_PKT_CONTD : 0;
+
+		expect(d->addr == f[i].addr && d->len == f[i].len && d->options == want,
+		       "descriptor %u of %u: %#llx+%u options %u, posted %#llx+%u options %u", i, n,
+		       (unsigned long long)d->addr, d->len, d->options, (unsigned long long)f[i].addr, f[i].len, want);
+	}
 	notice(k);
 }
 

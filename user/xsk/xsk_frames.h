@@ -86,8 +86,8 @@ static inline uint32_t xsk_frames_reap(struct xsk_frames *fs, struct xsk_ring_co
 	return n;
 }
 
-/* Up to n frames onto tx, as descriptors (`more`: XDP_PKT_CONTD where sg);
- * how many it took, the rest still the caller's. */
+/* n frames onto tx, as descriptors (`more`: XDP_PKT_CONTD where sg): all of
+ * them or, when the ring has less room, none (libxdp's reserve); how many. */
 static inline unsigned xsk_frames_post(struct xsk_ring_prod *tx, const struct xsk_mt_frame *f, unsigned n, bool sg)
 {
 	uint32_t idx;
