@@ -76,7 +76,7 @@ def main():
     ap.add_argument("--group-sizes")
     a = ap.parse_args()
 
-    groups = collections.OrderedDict()   # (fid, gid) -> list of (path, flags, label, time)
+    groups = collections.OrderedDict()   # (fid, gid) -> list of (path, S, E, label, time)
     inners = []
     flows_last = {}
     on_path = []    # (path, fid, gid, inner, next header), in capture order per path
