@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The UB MTU an endpoint can use (ep.h): the largest whose data packets fit
+ * its devices' MTU and its UMEM frames (or, multi-buffer, its jumbo buffer).
+ */
+#include "endpoint/ep_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "io/nl.h"
+#include "lib/uboe_wrap.h"
+#include "ub_wire.h"
+
+/* What a data packet of a UB MTU's payload adds, above the payload. */
+#define TP_DATA_HDR_MAX	(16 + 8 + 16)	/* TPH | TAH | MAETAH (CTP: less) */
+#define XSK_RX_HEADROOM	256		/* XDP_PACKET_HEADROOM: a received frame starts there */
+
+uint32_t ep_ub_mtu_fit(uint32_t dev_mtu, bool native, uint8_t ip_ver, uint32_t frame_size)
+{
+	/* The IP packet's overhead; a native frame adds LPH and NTH, which the
+	 * device MTU covers too (everything after the Ethernet header). */
+	const uint32_t l3 = (native ? (uint32_t)UB_NATIVE_HDR_LEN : 0) + (ip_ver == 6 ? 40 : 20) +
+			    8 + TP_DATA_HDR_MAX + UBOE_ICRC_LEN;
+	uint32_t best = 0;
+
+	/* The UMEM frame: sent from UBOE_WRAP_HDR_MAX with room for any TP
+	 * packet (TP_HDR_MAX), received at the kernel's headroom. Multi-buffer
+	 * (frame_size 0): a packet is built whole in JUMBO_BUF, then split. */
+	if (!frame_size)
+		frame_size = JUMBO_BUF;
+	for (uint32_t m = EP_UB_MTU_MIN; m <= EP_UB_MTU_MAX; m *= 2)
+		if (m + l3 <= dev_mtu && m + TP_HDR_MAX + UBOE_WRAP_HDR_MAX + UBOE_ICRC_LEN +
+					 XSK_RX_HEADROOM <= frame_size)
+			best = m;
+	return best;
+}
+
+uint32_t ep_frame_bound(void)
+{
+	static int sg = -1;
+
+	if (sg < 0)
+		sg = xsk_mt_sg_supported();
+	return sg ? 0 : EP_FRAME_SIZE;
+}
+
+int ep_dev_mtu(const char *dev, uint32_t *mtu, char *err, size_t errlen)
+{
+	struct nl *rt = nl_open_route(err, errlen);
+	struct nl_link l;
+	int rc;
+
+	if (!rt)
+		return -EIO;
+	rc = nl_link_get(rt, 0, dev, &l);
+	if (rc == -ENODEV)
+		snprintf(err, errlen, "no device %s", dev);
+	else if (rc)
+		snprintf(err, errlen, "device %s: %s", dev, nl_error(rt));
+	else
+		*mtu = l.mtu;
+	nl_close(rt);
+	return rc;
+}
+
+uint32_t ep_ub_mtu_max(const struct ep *e, uint8_t ip_ver, uint32_t *dev_mtu, uint32_t *member)
+{
+	uint32_t dmin = UINT32_MAX, kmin = 0;
+
+	for (uint32_t k = 0; k < e->nmem; k++)
+		if (e->dev_mtu[k] < dmin) {
+			dmin = e->dev_mtu[k];
+			kmin = k;
+		}
+	if (dev_mtu)
+		*dev_mtu = dmin;
+	if (member)
+		*member = kmin;
+	return ep_ub_mtu_fit(dmin, e->cfg.native.ethertype != 0, ip_ver,
+			     e->xm && xsk_mt_is_sg(e->xm) ? 0 : EP_FRAME_SIZE);
+}
