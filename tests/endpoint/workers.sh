@@ -8,11 +8,20 @@
 # each worker's frame counts, and each rx queue's XDP redirects, show both
 # were used.
 
+# topo_workers [QUEUES]: 2 rx and tx queues each end unless told (and
+# namespaces of their own: several pairs in one test).
 topo_workers() {
-	NS_CLI=$(ns_add wc) NS_SRV=$(ns_add ws)
-	ns_link "$NS_CLI" c0 02:00:00:64:00:01 "$NS_SRV" s0 02:00:00:64:00:02 2
+	NS_CLI=$(ns_add "wc${1:-}") NS_SRV=$(ns_add "ws${1:-}")
+	ns_link "$NS_CLI" c0 02:00:00:64:00:01 "$NS_SRV" s0 02:00:00:64:00:02 "${1:-2}"
 	ns_addr "$NS_CLI" c0 10.64.0.1/24
 	ns_addr "$NS_SRV" s0 10.64.0.2/24
+}
+
+# json_workers JSON: the workers a ubperf ran, its JSON's workers array (one
+# entry a worker, written when there are several), else 1.
+json_workers() {
+	/usr/bin/python3 -c 'import json, sys
+print(len(json.load(open(sys.argv[1])).get("workers", [None])))' "$1"
 }
 
 # queue_redirects NS DEV Q: frames the program redirected on rx queue Q.
@@ -25,21 +34,29 @@ queue_redirects() {
 # operations of 16 KiB (1 KiB with --mode utp), checked end to end; the
 # receiving side's workers (the server's; a Read's client) each took at
 # least a quarter of the data frames' share, on both of its rx queues.
+# A count written default:N is no --workers, the default, which must be N.
+# WORKERS_CLI_WRAP (e.g. "taskset -c 0") runs the client under it.
 WORKERS_COUNT=400
 workers_run() {
-	local op=$1 chans=$2 sw=$3 cw=$4 d size=16k bytes=16384 rcv w q ns=$NS_SRV dev=s0; shift 4
-	local before=()
+	local op=$1 chans=$2 sw=${3#default:} cw=${4#default:} d size=16k bytes=16384 rcv w q ns=$NS_SRV dev=s0
+	local swarg=(--workers "$sw") cwarg=(--workers "$cw") before=() wrap=() rw=$sw tw=$cw asked="$3 server / $4 client"
+	[[ $3 == default:* ]] && swarg=()
+	[[ $4 == default:* ]] && cwarg=()
+	read -ra wrap <<<"${WORKERS_CLI_WRAP:-}"
+	shift 4
 	d=$(mktemp -d)
-	[[ $op == read ]] && ns=$NS_CLI dev=c0
-	for q in 0 1; do before[q]=$(queue_redirects "$ns" $dev $q); done
+	[[ $op == read ]] && ns=$NS_CLI dev=c0 rw=$cw tw=$sw
+	if ((tw == 2)); then for q in 0 1; do before[q]=$(queue_redirects "$ns" $dev $q); done; fi
 	[[ " $* " == *" utp "* ]] && size=1k bytes=1024
-	start_server "$NS_SRV" s0 "$d/srv" --json --workers "$sw"
-	ns_run "$NS_CLI" "$BIN/ubperf" client --dev c0 --peer 10.64.0.2 --count $WORKERS_COUNT \
-		--size $size --op "$op" --channels "$chans" --workers "$cw" --json "$@" \
+	start_server "$NS_SRV" s0 "$d/srv" --json "${swarg[@]}"
+	ns_run "$NS_CLI" "${wrap[@]}" "$BIN/ubperf" client --dev c0 --peer 10.64.0.2 --count $WORKERS_COUNT \
+		--size $size --op "$op" --channels "$chans" "${cwarg[@]}" --json "$@" \
 		>"$d/cli" 2>"$d/cli.err" || { cat "$d/cli.err" "$d/srv.err"; return 1; }
 	wait $SRV_PID || { cat "$d/srv.err"; return 1; }
 	SRV_PID=
-	echo "$op $chans channels, $sw server / $cw client workers $*:"
+	echo "$op $chans channels, $asked workers ${wrap[*]} $*:" \
+	     "ran server $(json_workers "$d/srv"), client $(json_workers "$d/cli")"
+	[[ $(json_workers "$d/srv") -eq $sw && $(json_workers "$d/cli") -eq $cw ]]
 	[[ $(json_get "$d/cli" messages) -eq $WORKERS_COUNT ]]
 	[[ $(json_get "$d/cli" corrupt) -eq 0 && $(json_get "$d/srv" corrupt) -eq 0 ]]
 	[[ $(json_get "$d/srv" out_of_order) -eq 0 ]]
@@ -53,8 +70,7 @@ workers_run() {
 		ubperf_verified "$d/cli" "$op" $WORKERS_COUNT $bytes "$chans" 8
 	fi
 	rcv=$d/srv; [[ $op == read ]] && rcv=$d/cli
-	local n; n=$([[ $rcv == "$d/srv" ]] && echo "$sw" || echo "$cw")
-	for ((w = 0; w < n; w++)); do
+	for ((w = 0; w < rw && rw > 1; w++)); do
 		echo "worker $w: rx $(json_get "$rcv" workers.$w.rx_frames) tx $(json_get "$rcv" workers.$w.tx_frames)"
 		[[ $(json_get "$rcv" workers.$w.rx_frames) -ge $((WORKERS_COUNT / chans / 4)) ]]
 	done
@@ -63,9 +79,9 @@ workers_run() {
 	done
 	# The sender's workers each transmit on their own queue, which the veth
 	# delivers on the same rx queue at the receiver.
-	if [[ $([[ $rcv == "$d/srv" ]] && echo "$cw" || echo "$sw") -eq 2 ]]; then
+	if ((tw == 2)); then
 		for q in 0 1; do
-			n=$(($(queue_redirects "$ns" $dev $q) - before[q]))
+			local n=$(($(queue_redirects "$ns" $dev $q) - before[q]))
 			echo "$dev rx queue $q: $n redirected"
 			[[ $n -ge $((WORKERS_COUNT / chans / 4)) ]]
 		done
@@ -83,6 +99,20 @@ test_ubperf_workers_every_op_intact() {
 	# Each side spreads its own channels: one worker against two, both ways.
 	workers_run send 2 2 1
 	workers_run read 2 1 2
+}
+
+# Without --workers each side runs as many workers as the device has rx
+# queues and the process has CPUs to run on, the fewer: 2 on the 2-queue pair
+# (both carrying their share, both ways), 1 for a client under taskset -c 0
+# (the CPUs it may use, not those online), 1 on a single-queue pair.
+test_ubperf_workers_default_queues_and_cpus() {
+	if (($(nproc) < 2)); then echo "needs 2 CPUs, this process has $(nproc)"; return 1; fi
+	topo_workers
+	workers_run send 2 default:2 default:2
+	workers_run read 2 default:2 default:2
+	WORKERS_CLI_WRAP="taskset -c 0" workers_run send 2 default:2 default:1
+	topo_workers 1
+	workers_run send 2 default:1 default:1
 }
 
 # Killed, a server of two workers leaves nothing attached, and the next one serves.
@@ -205,7 +235,8 @@ test_ubperf_workers_refused_one_line() {
 	done
 }
 
-WORKERS_TESTS=(test_ubperf_workers_every_op_intact test_ubperf_workers_killed_leaves_nothing_attached
+WORKERS_TESTS=(test_ubperf_workers_every_op_intact test_ubperf_workers_default_queues_and_cpus
+	       test_ubperf_workers_killed_leaves_nothing_attached
 	       test_ubperf_workers_server_runs_one_core_runs_on_worker_0 test_ubperf_workers_refused_one_line
 	       test_ep_workers_chan_refused_where_nothing_arrives
 	       test_ubperf_workers_one_core_run_drops_and_counts_strays)

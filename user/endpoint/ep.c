@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <ifaddrs.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -277,9 +278,20 @@ static int open_worker(struct ep *lead, uint32_t w, char *err, size_t errlen)
 	return 0;
 }
 
+/* The CPUs this process may run on (taskset, a cgroup's cpuset), not every
+ * online one: a worker more than those only shares a CPU with another. */
+static long usable_cpus(void)
+{
+	cpu_set_t set;
+
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		return CPU_COUNT(&set);
+	return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 uint32_t ep_workers_for(const char *dev)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long cpus = usable_cpus();
 	uint32_t n = xsk_dev_queues(dev, UB_EP_MAX_WORKERS);
 
 	return cpus > 0 && (uint32_t)cpus < n ? (uint32_t)cpus : n;

@@ -342,9 +342,9 @@ static int workers_finish(struct ubperf_opts *o)
 	{ "stage-pin", "DIR", "report the queue high water of the marking stage pinned in DIR\n" \
 	  "(ubcaqm --pin DIR)", OPT_STAGE_PIN, 0 }, \
 	{ "workers", "N", "threads, each with its own sockets on every queue and channel\n" \
-	  "i on thread i mod N (default: online CPUs or the device's rx queues,\n" \
-	  "the fewer, up to 8; 1 with several --dev, --mode ctp, --lb packet,\n" \
-	  "--interval)", OPT_WORKERS, 0 }, \
+	  "i on thread i mod N (default: the CPUs it may run on, as taskset\n" \
+	  "sets them, or the device's rx queues, the fewer, up to 8; 1 with\n" \
+	  "several --dev, --mode ctp, --lb packet, --interval)", OPT_WORKERS, 0 }, \
 	{ 0 }
 
 static const struct optab client_opts[] = {
