@@ -117,6 +117,42 @@ test_jumbo_routed_utp() {
 	rm -rf "$d"
 }
 
+# A narrower routed hop: every link MTU 9000 but the router's to the server,
+# 3000, so both ends' devices carry a UB MTU of 4096 and the path 2048. The
+# client's default fits what the kernel knows of the path: a route's
+# `mtu 3000` (IPv4), a path MTU learned from the router's "packet too big"
+# (IPv6, after one ping too large); 2048 on both sides, agreed in the hello,
+# every byte arriving; a --mtu 4096 is refused in one line. By the devices alone
+# it was 4096, and the router dropped every data frame (DF, too big).
+test_jumbo_ub_mtu_fits_routed_path() {
+	local d peer; d=$(mktemp -d)
+	topo_routed
+	jumbo_links "$NS_CLI" c0 "$NS_R" r1 "$NS_SRV" s0
+	ip -n "$NS_R" link set r2 mtu 3000
+	ip -n "$NS_CLI" route add 10.62.0.0/24 via 10.61.0.2 mtu 3000
+	if ns_run "$NS_CLI" ping -6 -c 1 -W 2 -M do -s 4000 fd00:62::1; then return 1; fi
+	ns_run "$NS_CLI" ip -6 route get fd00:62::1 | tee "$d/route"
+	grep -q " mtu 3000 " "$d/route"
+	# A --mtu the path cannot carry: one line, before anything is sent.
+	refute ns_run "$NS_CLI" "$BIN/ubperf" client --dev c0 --peer 10.62.0.1 --mtu 4096 2>"$d/err"
+	cat "$d/err"
+	[[ $(wc -l <"$d/err") -eq 1 ]]
+	grep -qx "ubperf: --mtu 4096 does not fit the path to 10.62.0.1 by c0: its route's MTU 3000 carries a UB MTU of 2048 at most with the UBoE headers" "$d/err"
+	for peer in 10.62.0.1 fd00:62::1; do
+		start_server "$NS_SRV" s0 "$d/srv" --json --wait 10
+		ns_run "$NS_CLI" "$BIN/ubperf" client --dev c0 --peer $peer --count 200 --size 64k --json \
+			>"$d/cli" 2>"$d/cli.err" || { cat "$d/cli.err" "$d/srv.err"; return 1; }
+		wait $SRV_PID || { cat "$d/srv.err"; return 1; }
+		SRV_PID=
+		echo "$peer: UB MTU client $(json_get "$d/cli" mtu), server $(json_get "$d/srv" mtu)"
+		[[ $(json_get "$d/cli" mtu) -eq 2048 && $(json_get "$d/srv" mtu) -eq 2048 ]]
+		[[ $(json_get "$d/cli" messages) -eq 200 && $(json_get "$d/cli" peer_messages) -eq 200 ]]
+		[[ $(json_get "$d/srv" corrupt) -eq 0 ]]
+		ubperf_verified "$d/cli" send 200 65536 1 8
+	done
+	rm -rf "$d"
+}
+
 # Native UB through two UB2E switches (draft Fig. 3), every link and the
 # bridge between the switches MTU 9000: both switches' programs attach
 # natively (xdp.frags) and convert every 4.2 KB data frame in XDP (tx_ub,
@@ -211,5 +247,6 @@ test_jumbo_ctp_native_send_write_read() {
 
 JUMBO_TESTS=(test_jumbo_routed_ipv4_sr_send test_jumbo_routed_ipv6_gbn_send
 	test_jumbo_routed_ipv4_gbn_fast_write test_jumbo_routed_ipv6_sr_read
-	test_jumbo_routed_generic_sr_send test_jumbo_routed_utp test_jumbo_native_through_two_ub2e
+	test_jumbo_routed_generic_sr_send test_jumbo_routed_utp test_jumbo_ub_mtu_fits_routed_path
+	test_jumbo_native_through_two_ub2e
 	test_jumbo_ctp_native_send_write_read)

@@ -302,6 +302,11 @@ uint32_t ep_ub_mtu_fit(uint32_t dev_mtu, bool native, uint8_t ip_ver, uint32_t f
 uint32_t ep_frame_bound(void);
 /* A device's MTU. 0, or -errno with one line in err. */
 int ep_dev_mtu(const char *dev, uint32_t *mtu, char *err, size_t errlen);
+/* What the kernel knows of the path to ip by dev beyond dev's own MTU: its
+ * route's mtu, or a path MTU it learned from an ICMP "fragmentation needed"
+ * or "packet too big" (`ip route get IP oif DEV`). 0 when it knows none (a
+ * narrower hop that never answered one is not known), or no route by dev. */
+uint32_t ep_path_mtu(const char *dev, uint8_t ip_ver, const uint8_t ip[16]);
 
 /* Frames sent by entity member k (0 .. nmembers-1; the device alone: 0). */
 uint64_t ep_member_tx(const struct ep *e, uint32_t k);

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The UB MTU an endpoint can use (ep.h): the largest whose data packets fit
- * its devices' MTU and its UMEM frames (or, multi-buffer, its jumbo buffer).
+ * its devices' MTU, the path's the kernel knows, and its UMEM frames (or,
+ * multi-buffer, its jumbo buffer).
  */
 #include "endpoint/ep_int.h"
 
 #include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
+#include <sys/socket.h>
 
 #include "io/nl.h"
 #include "lib/uboe_wrap.h"
@@ -79,4 +82,20 @@ uint32_t ep_ub_mtu_max(const struct ep *e, uint8_t ip_ver, uint32_t *dev_mtu, ui
 		*member = kmin;
 	return ep_ub_mtu_fit(dmin, e->cfg.native.ethertype != 0, ip_ver,
 			     e->xm && xsk_mt_is_sg(e->xm) ? 0 : EP_FRAME_SIZE);
+}
+
+uint32_t ep_path_mtu(const char *dev, uint8_t ip_ver, const uint8_t ip[16])
+{
+	const int ifindex = (int)if_nametoindex(dev);
+	char err[128];
+	struct nl *rt = ifindex ? nl_open_route(err, sizeof(err)) : NULL;
+	struct nl_route r;
+	uint32_t mtu = 0;
+
+	if (!rt)
+		return 0;
+	if (!nl_route_get(rt, ip_ver == 6 ? AF_INET6 : AF_INET, ip, ifindex, &r) && r.oif == ifindex)
+		mtu = r.mtu;
+	nl_close(rt);
+	return mtu;
 }

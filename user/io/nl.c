@@ -223,6 +223,12 @@ static int route_cb(const struct nlmsghdr *h, void *data)
 		} else if (t == RTA_PREFSRC && mnl_attr_get_payload_len(a) == alen) {
 			memcpy(r->prefsrc, mnl_attr_get_payload(a), alen);
 			r->has_prefsrc = true;
+		} else if (t == RTA_METRICS) {
+			const struct nlattr *m;
+
+			mnl_attr_for_each_nested(m, a)
+				if (mnl_attr_get_type(m) == RTAX_MTU && mnl_attr_get_payload_len(m) == 4)
+					r->mtu = mnl_attr_get_u32(m);
 		}
 	}
 	return MNL_CB_OK;

@@ -43,6 +43,8 @@ struct nl_route {
 	bool has_gateway, has_prefsrc;
 	uint8_t gateway[16];	/* IPv4 in the first 4 bytes */
 	uint8_t prefsrc[16];
+	uint32_t mtu;		/* RTAX_MTU: the route's mtu, or a path MTU the kernel
+				 * learned (ICMP); 0 when it has neither */
 };
 
 /* The route the kernel takes to dst (family AF_INET or AF_INET6), by device

@@ -171,7 +171,9 @@ static int split_devs(struct ubperf_opts *o)
 
 /*
  * The client's UB MTU: --mtu, or by default the largest every --dev carries
- * with the UBoE (or native) headers to a peer of --peer's IP version and
+ * with the UBoE (or native) headers to a peer of --peer's IP version, and
+ * the path beyond it as far as the kernel knows it (ep_path_mtu: a route's
+ * mtu, a learned path MTU; an IP packet there, with no LPH or NTH), and
  * fits a UMEM frame (ep_ub_mtu_fit). A --mtu one of them cannot carry is
  * one line here, before anything is sent. The hello carries the MTU; the
  * server refuses it, in one line on both sides, when its own devices (or
@@ -181,9 +183,10 @@ static int split_devs(struct ubperf_opts *o)
  */
 static int mtu_finish(struct ubperf_opts *o, bool native)
 {
-	uint32_t best = 0, dev_mtu = 0, m, fit, frame = ep_frame_bound();
-	char why[96] = "";
+	uint32_t best = 0, dev_mtu = 0, m, pm, fit, frame = ep_frame_bound();
+	char why[96] = "", what[160];
 	const char *dev = NULL;
+	bool path = false, by_path;
 	uint8_t ver, ip[16];
 	char err[256];
 
@@ -195,19 +198,31 @@ static int mtu_finish(struct ubperf_opts *o, bool native)
 			return 2;
 		}
 		fit = ep_ub_mtu_fit(m, native, ver, frame);
+		pm = ep_path_mtu(o->devs[k], ver, ip);
+		by_path = pm && ep_ub_mtu_fit(pm, false, ver, frame) < fit;
+		if (by_path) {	/* beyond a UB2E switch: an IP packet, no LPH or NTH */
+			fit = ep_ub_mtu_fit(pm, false, ver, frame);
+			m = pm;
+		}
 		if (!dev || fit < best) {
 			best = fit;
 			dev = o->devs[k];
 			dev_mtu = m;
+			path = by_path;
 		}
 	}
 	if (o->mtu > best || !best) {
 		if (frame)
 			snprintf(why, sizeof(why), " (and a %u-byte UMEM frame: this kernel's AF_XDP has no multi-buffer)",
 				 frame);
-		fprintf(stderr, "ubperf: %s%u does not fit %s: its MTU %u carries a UB MTU of %u at most with the %s headers%s\n",
-			o->mtu ? "--mtu " : "a UB MTU of ", o->mtu ? o->mtu : EP_UB_MTU_MIN, dev,
-			dev_mtu, best, native ? "native UB" : "UBoE", why);
+		if (path)
+			snprintf(what, sizeof(what), "the path to %s by %s: its route's MTU %u", o->peer, dev,
+				 dev_mtu);
+		else
+			snprintf(what, sizeof(what), "%s: its MTU %u", dev, dev_mtu);
+		fprintf(stderr, "ubperf: %s%u does not fit %s carries a UB MTU of %u at most with the %s headers%s\n",
+			o->mtu ? "--mtu " : "a UB MTU of ", o->mtu ? o->mtu : EP_UB_MTU_MIN, what,
+			best, path ? "UBoE" : native ? "native UB" : "UBoE", why);
 		return 2;
 	}
 	o->mtu_default = !o->mtu;
@@ -306,9 +321,10 @@ static int workers_finish(struct ubperf_opts *o)
 	{ "channels", "N", "TP channels (default 1)", 'c', 0 }, \
 	{ "depth", "N", "operations outstanding per channel (default 8, up to 256)", 'D', 0 }, \
 	{ "mtu", "N", "UB MTU, TP payload bytes per packet: 256, 512, 1024, 2048, 4096\n" \
-	  "(default: the largest the devices on both ends carry with the\n" \
-	  "UBoE headers, the smaller end's, agreed in the hello; a --mtu\n" \
-	  "the other end does not take is refused)", 'M', 0 }, \
+	  "(default: the largest the devices on both ends, and the path to\n" \
+	  "the peer as far as the kernel knows it (a route's mtu, a learned\n" \
+	  "path MTU), carry with the UBoE headers, agreed in the hello; a\n" \
+	  "--mtu the other end does not take is refused)", 'M', 0 }, \
 	{ "window", "N", "packets in flight per channel (default 256)", 'w', 0 }, \
 	{ "rto", "R", "512us, 16ms, 128ms, 4s (static) or dynamic (default)", 'r', 0 }, \
 	{ "rto-min", "TIME", "dynamic RTO: floor of its base (bare: us; default: the core's)", 'R', 0 }, \
