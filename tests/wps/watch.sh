@@ -3,12 +3,12 @@
 
 # ---- the watch agent: paths that live and die ----------------------------------------
 
-# watch_start: ubctl wps ingress watch on wan0 in the background (WATCH_PID), its lines in
-# $TMP/watch.out, once it watches.
+# watch_start [OPTION...]: ubctl wps ingress watch on wan0 (with OPTIONs) in the background
+# (WATCH_PID), its lines in $TMP/watch.out, once it watches.
 watch_start() {
 	# nsenter itself (it execs ubctl), not ns_run: a function run in the background is a
 	# subshell, and WATCH_PID would be that shell's, not the agent's.
-	nsenter --net="/run/netns/$NS_GW" "$UBCTL" wps ingress watch --dev wan0 >"$TMP/watch.out" 2>&1 &
+	nsenter --net="/run/netns/$NS_GW" "$UBCTL" wps ingress watch --dev wan0 "$@" >"$TMP/watch.out" 2>&1 &
 	WATCH_PID=$!
 	watch_saw 'watching the paths' 0 5000 >/dev/null
 }
@@ -31,10 +31,10 @@ watch_saw() {
 	done
 }
 
-# watch_three_paths NEXTHOP0 NEXTHOP1 NEXTHOP2: the gw instance on wan0 (no group extended
-# at the in-flight bound), path N via wanN to NEXTHOPN (a MAC: --nexthop-mac; an address:
-# --nexthop), one UDP rule of quantum 3, the watch agent started, and wan0..wan2 and the
-# site's UDP into gw-s captured from then on.
+# watch_three_paths NEXTHOP0 NEXTHOP1 NEXTHOP2 [OPTION...]: the gw instance on wan0 (no group
+# extended at the in-flight bound), path N via wanN to NEXTHOPN (a MAC: --nexthop-mac; an
+# address: --nexthop), one UDP rule of quantum 3, the watch agent started (with OPTIONs), and
+# wan0..wan2 and the site's UDP into gw-s captured from then on.
 watch_three_paths() {
 	local i nh how
 	gw "${WPS_ATTACH[@]}" --max-delay-us 0 >/dev/null
@@ -44,7 +44,7 @@ watch_three_paths() {
 		gw wps ingress path add --dev wan0 --via "wan$i" "$how" "$nh"
 	done
 	gw wps ingress rule add --dev wan0 --dst 10.20.0.0/24 --proto udp --quantum 3
-	watch_start
+	watch_start "${@:4}"
 	for i in 0 1 2; do cap_start "$NS_GW" "wan$i" "$TMP/wan$i.pcap" -Q out; done
 	cap_start "$NS_GW" gw-s "$TMP/sent.pcap" -Q in udp
 	cap_ready
@@ -256,7 +256,13 @@ test_watch_late_agent_keeps_a_healthy_next_hop() {
 # and the agent, at that event, writes each new MAC into its path: within 1 s the watch says so,
 # path list shows it, and every packet that leaves on that port from then on is addressed to it
 # (each captured port: the flow before the change to the old MAC only, the flow after to the new
-# only). The paths stay in rotation throughout.
+# only). The paths stay in rotation throughout. The agent looks on its own only every 60 s
+# (--tick): within the test only the neighbour events make it look (its 100 ms tick would find
+# the new MACs within the bound without them). Its probing is set on the same scale (--probe
+# 30s --dead 60s): the kernel dates a neighbour whose MAC changed as confirmed 60 s ago (twice
+# base_reachable_time), so the agent's last question, answered, counts as unanswered since it
+# was asked, and only a look --probe after it asks again; with its own looks 60 s apart, an
+# event look judged the next hops dead first. Probing is test_watch_next_hop_stops_answering's.
 test_watch_next_hop_mac_change_is_followed() {
 	needs tcpdump
 	topo_wps 3
@@ -266,9 +272,11 @@ test_watch_next_hop_mac_change_is_followed() {
 	ns_addr "$NS_GW" wan2 10.92.0.1/24
 	ns_addr "$NS_FAR" p2 10.92.0.2/24
 	ip netns exec "$NS_FAR" sysctl -qw net.ipv6.conf.p1.ndisc_notify=1 net.ipv4.conf.p2.arp_notify=1
-	watch_three_paths "$(wps_far_mac 0)" fd91::2 10.92.0.2
+	watch_three_paths "$(wps_far_mac 0)" fd91::2 10.92.0.2 --tick 60s --probe 30s --dead 60s
 	local i ms new1=02:00:00:0d:00:02 new2=02:00:00:0d:00:03
 	udp_phase 5001
+	# all of it out before the change: a packet still queued then would leave to the new MAC
+	sprayed 30
 	T0=$(now_ms)
 	ip -n "$NS_FAR" link set p1 address "$new1"
 	ip -n "$NS_FAR" link set p2 address "$new2"
