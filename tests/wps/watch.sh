@@ -129,7 +129,7 @@ test_watch_link_loss_and_recovery() {
 
 # A path loses its carrier under a group open on it (a flow of 31 packets, quantum 3: its
 # eleventh group holds one packet): once the watch has it out of rotation (within 1 s), the
-# flow's next packet opens a new group, S set, under a new Group ID, on a path that is up; the
+# flow's next packet opens a new group, S set, under the next Group ID, on a path that is up; the
 # old group ends where it was, without its E (docs/WPS.md, "Paths that go down", as under `path
 # del`), and no packet of its Group ID leaves on another path; nothing more leaves on the dead
 # path. Checked on every port's capture, every packet on the wire once. The rest of the flow is
@@ -180,7 +180,7 @@ assert by[30][1] & 0x80 and not by[30][1] & 0x40, "packet 30 opens its group, an
 n, fl, fid2, new = by[31]
 print(f"packet 30: wan{dead}, group {old}; the next (31): wan{n}, group {new}, flags {fl:#x}")
 assert n != dead, "the next packet left on the dead path"
-assert fl & 0x80 and new != old and fid2 == fid, "the next packet does not open a new group of the flow (S, new Group ID)"
+assert fl & 0x80 and new == (old + 1) & 0xffff and fid2 == fid, "the next packet does not open a new group of the flow (S, the next Group ID)"
 assert all(i < 31 for _, n, i, *_ in pk if n == dead), "a packet left on the dead path after its carrier went"
 assert all(n == dead for _, n, _, _, _, g in pk if g == old), "a packet of the old Group ID left on another path"
 PY
