@@ -258,6 +258,12 @@ static __always_inline int to_slot(struct xdp_md *ctx, __u32 slot, __u32 wkey)
 		return rc;
 	}
 	if (m == UB_EP_SLOT_DIRECT || m == UB_EP_SLOT_VETH) {
+		/* The kernel's own bound for a redirect to a device (MTU, its
+		 * Ethernet header and a VLAN tag), with the veth's MTU. */
+		if (bpf_xdp_get_buff_len(ctx) > UB_EP_VETH_MTU_MAX + 14 + 4) {
+			ep_count(UB_EP_CNT_DROP_VETH_MTU);
+			return XDP_DROP;
+		}
 		rc = bpf_redirect_map(&ub_ep_devs, slot, XDP_DROP);
 		ep_count(rc == XDP_REDIRECT ? UB_EP_CNT_TO_VETH : UB_EP_CNT_DROP_NO_SOCKET);
 		return rc;

@@ -63,6 +63,12 @@
 /* ub_steer's value in a program that reads the worker level above; one
  * before it (1) takes DIRECT | workers for no mode and drops the frames. */
 #define UB_EP_STEER_WORKERS	2
+/* A process's veth MTU at most: one UMEM frame (a page) per frame, as its
+ * AF_PACKET sends and its veth's non-frags XDP take them. A larger frame for
+ * a VETH slot (a jumbo frame the holder of the queues could take) is dropped
+ * and counted (drop_veth_mtu) rather than left to the kernel's redirect,
+ * which drops it uncounted here. */
+#define UB_EP_VETH_MTU_MAX	3500
 
 /* (IP source, IniRCID): IPv4 in the first 4 bytes, the rest zero. */
 struct ub_ep_rcid_key {
@@ -90,7 +96,8 @@ struct ub_ep_rcid_key {
 	X(DROP_PARTITION_ZERO,	"drop_partition_zero")	\
 	X(RX_CTP,		"rx_ctp")				\
 	X(TO_VETH,		"to_veth")				\
-	X(DROP_NO_OWNER,	"drop_no_owner")
+	X(DROP_NO_OWNER,	"drop_no_owner")				\
+	X(DROP_VETH_MTU,	"drop_veth_mtu")
 
 #define UB_EP_CNT_ENUM(id, name) UB_EP_CNT_##id,
 enum ub_ep_counter {

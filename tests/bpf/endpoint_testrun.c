@@ -398,11 +398,21 @@ static size_t hello_frame(unsigned char *buf, size_t cap, uint32_t uasid, uint32
 	return ub_build_uboe(&sp, buf, cap);
 }
 
+static size_t tp_frame_of(unsigned char *buf, size_t cap, bool utp, uint32_t tpn, uint8_t ip_ver,
+			  uint8_t src_last, size_t payload_len);
+
 /* RTP data to DstTPN tpn, or (utp) UTP data from src with IniRCID rcid. */
 static size_t tp_frame(unsigned char *buf, size_t cap, bool utp, uint32_t tpn, uint8_t ip_ver,
 		       uint8_t src_last)
 {
-	static const uint8_t payload[64];
+	return tp_frame_of(buf, cap, utp, tpn, ip_ver, src_last, 64);
+}
+
+/* The same with payload_len bytes of payload (a UB MTU of 4096: a jumbo frame). */
+static size_t tp_frame_of(unsigned char *buf, size_t cap, bool utp, uint32_t tpn, uint8_t ip_ver,
+			  uint8_t src_last, size_t payload_len)
+{
+	static const uint8_t payload[4096];
 	struct ub_pkt_spec sp;
 
 	ub_pkt_spec_init(&sp);
@@ -417,7 +427,7 @@ static size_t tp_frame(unsigned char *buf, size_t cap, bool utp, uint32_t tpn, u
 		sp.tph.src_tpn = 77;
 	}
 	sp.payload = payload;
-	sp.payload_len = sizeof(payload);
+	sp.payload_len = payload_len < sizeof(payload) ? payload_len : sizeof(payload);
 	return ub_build_uboe(&sp, buf, cap);
 }
 
@@ -577,6 +587,17 @@ static int steer_cases(void)
 	n = tp_frame(f, sizeof(f), false, 1u << UB_EP_TPN_SHIFT | 0x3fff, 6, 1);
 	failed += !steer_case("RTP to a TPN of the queues' slot goes to its AF_XDP socket", f, n,
 			      XDP_REDIRECT, UB_EP_CNT_TO_XSK);
+	/* A UB MTU of 4096 (the queues' holder's on a 9000-byte link): a
+	 * multi-buffer frame in the test run, as on such a link. */
+	n = tp_frame_of(f, sizeof(f), false, 1u << UB_EP_TPN_SHIFT | 4, 4, 1, 4096);
+	failed += !steer_case("a jumbo RTP frame for the queues' slot goes to its AF_XDP socket", f, n,
+			      XDP_REDIRECT, UB_EP_CNT_TO_XSK);
+	n = tp_frame_of(f, sizeof(f), false, 2u << UB_EP_TPN_SHIFT | 4, 4, 1, 4096);
+	failed += !steer_case("a jumbo RTP frame for a veth's slot (its MTU 3500 at most) is dropped, "
+			      "counted", f, n, XDP_DROP, UB_EP_CNT_DROP_VETH_MTU);
+	n = tp_frame_of(f, sizeof(f), false, 2u << UB_EP_TPN_SHIFT | 4, 4, 1, 2048);
+	failed += !steer_case("an RTP frame of a UB MTU of 2048 for a veth's slot goes to that veth", f,
+			      n, XDP_REDIRECT, UB_EP_CNT_TO_VETH);
 	n = tp_frame(f, sizeof(f), false, 3u << UB_EP_TPN_SHIFT, 4, 1);
 	failed += !steer_case("RTP to a free slot is dropped, counted", f, n, XDP_DROP,
 			      UB_EP_CNT_DROP_NO_OWNER);
