@@ -164,7 +164,7 @@ URMA_VER     := 0.1.0
 URMA_SO      := $(BUILD)/lib/liburma.so.$(URMA_VER)
 URMA_PC      := $(BUILD)/lib/pkgconfig/urma.pc
 URMA_BINS    := $(BUILD)/bin/urma_example $(BUILD)/bin/urma_api_test $(BUILD)/bin/urma_workers_test \
-		$(BUILD)/bin/urma_rnr_test $(BUILD)/bin/urma_spread_test
+		$(BUILD)/bin/urma_rnr_test $(BUILD)/bin/urma_spread_test $(BUILD)/bin/urma_jumbo_test
 
 BINS := $(LINKCHECKS) $(BUILD)/bin/ubctl $(BUILD)/bin/ubcaqm $(TOOLS) $(UNIT_BINS) $(EP_TOOLS) $(BUILD)/bin/endpoint_testrun
 BINS += $(URMA_SO) $(URMA_PC) $(URMA_BINS)
@@ -217,7 +217,8 @@ $(BUILD)/bin/urma_workers_test $(BUILD)/bin/urma_spread_test: $(BUILD)/bin/urma_
 		tests/urma/two_ends.h tests/urma/write_bench.h $(wildcard user/urma/include/*.h) $(URMA_SO) | $(BUILD)/bin
 	$(CC) $(URMA_APP_CFLAGS) -o $@ $< $(URMA_APP_LIBS)
 
-$(BUILD)/bin/urma_rnr_test: tests/urma/rnr_test.c tests/urma/two_ends.h $(wildcard user/urma/include/*.h) $(URMA_SO) | $(BUILD)/bin
+$(BUILD)/bin/urma_rnr_test $(BUILD)/bin/urma_jumbo_test: $(BUILD)/bin/urma_%_test: tests/urma/%_test.c \
+		tests/urma/two_ends.h $(wildcard user/urma/include/*.h) $(URMA_SO) | $(BUILD)/bin
 	$(CC) $(URMA_APP_CFLAGS) -o $@ $< $(URMA_APP_LIBS)
 
 # From the tags (git describe), or VERSION in a tarball: scripts/version.sh.

@@ -58,13 +58,6 @@ struct side {
 	uint8_t *buf;
 };
 
-struct info {
-	urma_eid_t eid;
-	uint32_t uasid;
-	uint64_t va;
-	uint32_t token_id;
-};
-
 static urma_sge_t sge(struct side *s, size_t off, uint32_t len)
 {
 	return (urma_sge_t){ .addr = (uint64_t)(uintptr_t)(s->buf + off), .len = len, .tseg = s->seg };
@@ -161,28 +154,12 @@ static urma_target_jetty_t *import(struct side *s, bool um, const urma_jetty_id_
 	return urma_import_jetty(s->ctx, &rj, &t);
 }
 
-static int post(urma_jetty_t *jet, urma_opcode_t op, urma_target_jetty_t *tj, urma_sge_t *src,
-		urma_sge_t *dst, uint64_t tag)
-{
-	urma_jfs_wr_t wr = { .opcode = op, .tjetty = tj, .user_ctx = tag };
-	urma_jfs_wr_t *bad;
-
-	wr.flag.bs.complete_enable = 1;
-	if (op == URMA_OPC_SEND) {
-		wr.send.src = (urma_sg_t){ .sge = src, .num_sge = 1 };
-	} else {
-		wr.rw.src = (urma_sg_t){ .sge = src, .num_sge = 1 };
-		wr.rw.dst = (urma_sg_t){ .sge = dst, .num_sge = 1 };
-	}
-	return urma_post_jetty_send_wr(jet, &wr, &bad);
-}
-
 /* ---- the peer: echoes every Send through the jetty it came to, its TPN first --------- */
 
 static void peer_main(int fd)
 {
 	urma_target_jetty_t *back[NJ] = { 0 };
-	struct info info = { 0 };
+	struct two_ends_info info = { 0 };
 	uint32_t slot = 0;
 	struct side S;
 	bool bench = getenv("URMA_TEST_BENCH");
@@ -216,7 +193,7 @@ static void peer_main(int fd)
 			memcpy(S.buf + out, &tpn, 4);
 			memcpy(S.buf + out + 4, S.buf + rbuf((uint32_t)cr.user_ctx), cr.completion_len);
 			if (back[j])
-				post(S.jet[j], URMA_OPC_SEND, back[j], &g, NULL, 0);
+				two_ends_post(S.jet[j], URMA_OPC_SEND, back[j], &g, NULL, 0);
 			post_recv(&S, (uint32_t)cr.user_ctx);
 		}
 		if (poll(&pfd, 1, got ? 0 : 1) > 0)
@@ -232,7 +209,7 @@ static void peer_main(int fd)
 /* ---- this side ---------------------------------------------------------------------- */
 
 static struct side C;
-static struct info peer;
+static struct two_ends_info peer;
 static urma_target_jetty_t *tj[NJ + NB];
 static urma_target_seg_t *tseg;
 static uint32_t waits;
@@ -342,7 +319,7 @@ static void sends(uint32_t mask, int r)
 			continue;
 		fill(C.buf + (size_t)j * 65536, len[j], (uint32_t)(j * 100 + r));
 		tags[n] = TAG(1, j, r);
-		if (post(C.jet[j], URMA_OPC_SEND, tj[j], &g, NULL, tags[n++]))
+		if (two_ends_post(C.jet[j], URMA_OPC_SEND, tj[j], &g, NULL, tags[n++]))
 			die("Send");
 	}
 	collect(tags, n, mask, r, len);
@@ -376,7 +353,7 @@ static void round_all(int r)
 				memset(C.buf + back, 0, BUF);
 			}
 			tags[n] = TAG(op, j, r);
-			if (post(C.jet[j], op == 2 ? URMA_OPC_WRITE : URMA_OPC_READ, tj[j],
+			if (two_ends_post(C.jet[j], op == 2 ? URMA_OPC_WRITE : URMA_OPC_READ, tj[j],
 				 op == 2 ? &loc : &rem, op == 2 ? &rem : &loc, tags[n]))
 				die(op == 2 ? "Write" : "Read");
 			n++;

@@ -45,6 +45,15 @@ static inline void fill(uint8_t *b, size_t n, uint32_t seed)
 	}
 }
 
+/* What a peer tells this side first: its EID and UASID, and its segment
+ * (address, token ID) to import. */
+struct two_ends_info {
+	urma_eid_t eid;
+	uint32_t uasid;
+	uint64_t va;
+	uint32_t token_id;
+};
+
 /* urma_init and the device named by env. */
 static inline urma_device_t *two_ends_device_of(const char *env)
 {
@@ -91,6 +100,24 @@ static inline urma_target_seg_t *two_ends_seg(urma_context_t *ctx, uint32_t len,
 	if (!(seg = urma_register_seg(ctx, &sc)))
 		die("urma_register_seg");
 	return seg;
+}
+
+/* One request (complete_enable) of one local and, but for a Send, one
+ * remote SGE: a Write's src is local, a Read's remote. */
+static inline int two_ends_post(urma_jetty_t *jet, urma_opcode_t op, urma_target_jetty_t *tj, urma_sge_t *src,
+				urma_sge_t *dst, uint64_t tag)
+{
+	urma_jfs_wr_t wr = { .opcode = op, .tjetty = tj, .user_ctx = tag };
+	urma_jfs_wr_t *bad;
+
+	wr.flag.bs.complete_enable = 1;
+	if (op == URMA_OPC_SEND) {
+		wr.send.src = (urma_sg_t){ .sge = src, .num_sge = 1 };
+	} else {
+		wr.rw.src = (urma_sg_t){ .sge = src, .num_sge = 1 };
+		wr.rw.dst = (urma_sg_t){ .sge = dst, .num_sge = 1 };
+	}
+	return urma_post_jetty_send_wr(jet, &wr, &bad);
 }
 
 /* The peer's pid; *fd this side's end of the pair, *info read from it.

@@ -59,9 +59,9 @@ static struct xsk_mt_thr *worker_thread(struct ep *lead)
 	return t;
 }
 
-/* The UMEM: multi-buffer where the kernel has it (not in shared mode, whose
- * veth and AF_PACKET paths carry one buffer per frame); every worker's
- * frames. */
+/* The UMEM: multi-buffer where the kernel has it (in shared mode for the
+ * holder of the device's queues alone: a veth and AF_PACKET path carries
+ * one buffer per frame); every worker's frames. */
 static int make_port(struct ep *e)
 {
 	struct xsk_mt_cfg mc = { 0 };
@@ -70,7 +70,7 @@ static int make_port(struct ep *e)
 	mc.frame_size = EP_FRAME_SIZE;
 	mc.ring_size = 2048;
 	mc.mode = xsk_mode_for(e->cfg.xsk_mode, e->cfg.generic, e->cfg.nmembers > 1 ? e->cfg.nmembers : 1);
-	mc.sg = !e->cfg.shared && xsk_mt_sg_supported();
+	mc.sg = (!e->cfg.shared || e->holder) && xsk_mt_sg_supported();
 	if (mc.sg) {
 		mc.nruns = EP_TX_RUNS * (e->nworkers ? e->nworkers : 1);
 		mc.run_frames = JUMBO_BUF / EP_FRAME_SIZE;
@@ -142,6 +142,39 @@ static int bind_shared(void *arg, const char *dev, unsigned nq, int xskmap_fd, b
 	return 0;
 }
 
+static void share_holder(void *arg)
+{
+	((struct ep *)arg)->holder = true;
+}
+
+/*
+ * Multi-buffer sockets: any frame longer than a UMEM frame is gathered on
+ * rx, in each worker's jbuf; packets are built whole there only for a UB
+ * MTU that one frame cannot hold (big).
+ */
+static int jumbo_bufs(struct ep *e, char *err, size_t errlen)
+{
+	uint32_t dmin;
+	bool big;
+
+	if (!xsk_mt_is_sg(e->xm))
+		return 0;
+	big = ep_ub_mtu_max(e, 4, &dmin, NULL) > ep_ub_mtu_fit(dmin, e->cfg.native.ethertype, 4, EP_FRAME_SIZE);
+	for (uint32_t w = 0; w < e->nworkers; w++) {
+		struct ep *x = ep_worker(e, w);
+
+		if (x && !x->jbuf)
+			x->jbuf = malloc(JUMBO_BUF);
+		if (x && !x->jbuf) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		if (x)
+			x->big = big;
+	}
+	return 0;
+}
+
 /* Shared mode: the device's program joined (or attached), a slot, the sockets. */
 static int open_shared(struct ep *e, char *err, size_t errlen)
 {
@@ -159,6 +192,7 @@ static int open_shared(struct ep *e, char *err, size_t errlen)
 	sc.dev_mtu = nh.mtu;
 	sc.workers = e->nworkers;
 	sc.bind = bind_shared;
+	sc.holder = share_holder;
 	sc.arg = e;
 	e->sh = ep_share_open(&sc, err, errlen);
 	if (!e->sh)
@@ -175,7 +209,7 @@ static int open_shared(struct ep *e, char *err, size_t errlen)
 		x->dev_mtu[0] = e->dev_mtu[0];
 		memcpy(x->mac[0], e->mac[0], 6);
 	}
-	return 0;
+	return jumbo_bufs(e, err, errlen);
 }
 
 /* Attach the endpoint program to member k and a socket to each of its queues. */
@@ -368,7 +402,6 @@ uint64_t ep_now_ns(void)
 struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 {
 	struct ep *e = calloc(1, sizeof(*e));
-	uint32_t dmin;
 
 	if (!e) {
 		snprintf(err, errlen, "out of memory");
@@ -417,18 +450,8 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 	for (uint32_t k = 0; k < e->nmem; k++)
 		if (open_member(e, k, k ? cfg->members[k] : cfg->dev, err, errlen))
 			goto fail;
-	/* Multi-buffer sockets: any frame longer than a UMEM frame is gathered
-	 * on rx; packets are built whole in jbuf only for a UB MTU that one
-	 * frame cannot hold. */
-	if (xsk_mt_is_sg(e->xm)) {
-		e->jbuf = malloc(JUMBO_BUF);
-		if (!e->jbuf) {
-			snprintf(err, errlen, "out of memory");
-			goto fail;
-		}
-		e->big = ep_ub_mtu_max(e, 4, &dmin, NULL) >
-			 ep_ub_mtu_fit(dmin, cfg->native.ethertype, 4, EP_FRAME_SIZE);
-	}
+	if (jumbo_bufs(e, err, errlen))
+		goto fail;
 	for (uint32_t w = 1; w < e->nworkers; w++)
 		if (open_worker(e, w, err, errlen))
 			goto fail;

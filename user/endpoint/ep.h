@@ -285,7 +285,8 @@ uint64_t ep_rx_frames(const struct ep *e);
  * EP_UB_MTU_MAX) this endpoint can carry to a peer of IP version ip_ver:
  * the largest whose data frames fit every member device's MTU with the
  * UBoE (or native) headers, and, where AF_XDP has no multi-buffer sockets
- * (before Linux 6.6, and in shared mode), its UMEM frame. 0: none fits.
+ * (before Linux 6.6, and in shared mode but for the holder of the device's
+ * queues), its UMEM frame. 0: none fits.
  * *dev_mtu: the smallest device MTU, *member: which member has it (either
  * may be NULL). With multi-buffer sockets a frame longer than a UMEM frame
  * comes and goes in several (4096 on a 9000-byte link; 2048 without).
@@ -294,6 +295,10 @@ uint64_t ep_rx_frames(const struct ep *e);
 #define EP_UB_MTU_MAX	4096
 #define EP_FRAME_SIZE	4096	/* each UMEM frame */
 uint32_t ep_ub_mtu_max(const struct ep *e, uint8_t ip_ver, uint32_t *dev_mtu, uint32_t *member);
+/* The UB MTU to peer p: ep_ub_mtu_max's, and in shared mode to an address
+ * of the device itself (loopback, through the process's veth) what the veth
+ * carries in one UMEM frame. */
+uint32_t ep_ub_mtu_to(const struct ep *e, const struct ep_peer *p);
 /* The same for one device of MTU dev_mtu, before any endpoint is open;
  * frame_size 0: multi-buffer frames (no UMEM frame bound). */
 uint32_t ep_ub_mtu_fit(uint32_t dev_mtu, bool native, uint8_t ip_ver, uint32_t frame_size);

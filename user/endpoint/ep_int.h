@@ -63,6 +63,7 @@ struct ep {
 	struct wake_timer wt;
 	/* shared mode (ep_share.h) */
 	struct ep_share *sh;
+	bool holder;		/* it will hold the device's queues: a multi-buffer UMEM */
 	int tx_fd;		/* veth mode: frames leave by this AF_PACKET socket */
 	int loop_fd;		/* frames to the device's own jetties: into our veth */
 	uint32_t tpn_next;	/* the next TPN to try in the slot's (or worker's) range */

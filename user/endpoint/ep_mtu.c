@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
+#include "endpoint/ep_share.h"
 #include "io/nl.h"
 #include "lib/uboe_wrap.h"
 #include "ub_wire.h"
@@ -98,4 +99,15 @@ uint32_t ep_path_mtu(const char *dev, uint8_t ip_ver, const uint8_t ip[16])
 		mtu = r.mtu;
 	nl_close(rt);
 	return mtu;
+}
+
+uint32_t ep_ub_mtu_to(const struct ep *e, const struct ep_peer *p)
+{
+	const struct ep_share *sh = e->lead ? e->lead->sh : e->sh;
+	uint32_t m = ep_ub_mtu_max(e, p->ip_ver, NULL, NULL), v;
+
+	if (!sh || !p->local)
+		return m;
+	v = ep_ub_mtu_fit(ep_share_veth_mtu(sh), e->cfg.native.ethertype != 0, p->ip_ver, EP_FRAME_SIZE);
+	return v < m ? v : m;
 }

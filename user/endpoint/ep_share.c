@@ -26,7 +26,6 @@
 
 #define VETH_SOCK	"urma0"		/* the end with the AF_XDP socket */
 #define VETH_DEV	"urma1"		/* the end the device's program redirects into */
-#define VETH_MTU_MAX	3500		/* shared mode: one UMEM frame (a page) per frame, no multi-buffer AF_XDP */
 #define LOCK_WAIT_MS	5000
 /* A just-ended holder's link is released late (the detach takes the RTNL,
  * which a busy host holds long): ours, 1 s; another program's, 2 s. */
@@ -646,10 +645,16 @@ struct ep_share *ep_share_open(const struct ep_share_cfg *cfg, char *err, size_t
 	bpf_map_delete_elem(s->devs_fd, &s->slot);
 	sweep(s, s->slot);
 	dev_mtu = cfg->dev_mtu ? cfg->dev_mtu : 1500;
-	s->veth_mtu = dev_mtu < VETH_MTU_MAX ? dev_mtu : VETH_MTU_MAX;
-	rc = make_veth(s, cfg, err, errlen);
-	if (!rc && !cfg->no_direct)
+	s->veth_mtu = dev_mtu < UB_EP_VETH_MTU_MAX ? dev_mtu : UB_EP_VETH_MTU_MAX;
+	/* The queues claimed before any socket is made: their holder's UMEM,
+	 * made with its first socket (on the veth), is multi-buffer. The
+	 * claim lasts the process's life, so does the path (and each
+	 * channel's MTU). */
+	if (!cfg->no_direct)
 		s->direct_lock = abs_lock(s->ifindex, "direct");
+	if (s->direct_lock >= 0 && cfg->holder)
+		cfg->holder(cfg->arg);
+	rc = make_veth(s, cfg, err, errlen);
 	if (!rc)
 		rc = s->direct_lock >= 0 ? go_direct(s, cfg, err, errlen) : go_veth(s, err, errlen);
 	if (rc)
@@ -684,8 +689,12 @@ int ep_share_tx_fd(const struct ep_share *s, uint32_t w) { return w < UB_EP_MAX_
 
 uint32_t ep_share_mtu(const struct ep_share *s, uint32_t dev_mtu)
 {
-	return s->veth_mtu < dev_mtu ? s->veth_mtu : dev_mtu;
+	if (s->direct)
+		return dev_mtu;
+	return ep_share_veth_mtu(s);
 }
+
+uint32_t ep_share_veth_mtu(const struct ep_share *s) { return s->veth_mtu; }
 
 int ep_share_loop_fd(const struct ep_share *s, uint32_t w) { return w < UB_EP_MAX_WORKERS ? s->loop_fd[w] : -1; }
 

@@ -47,7 +47,7 @@ struct ep_share_cfg {
 	bool generic;			/* XDP in SKB mode, when this process attaches */
 	uint16_t ethertype;		/* native UB: its EtherType; 0: UBoE */
 	bool no_direct;			/* take the veth even when the queues are free */
-	uint32_t dev_mtu;		/* the device's MTU (the veth's, at most VETH_MTU_MAX) */
+	uint32_t dev_mtu;		/* the device's MTU (the veth's, at most UB_EP_VETH_MTU_MAX) */
 	/* The process's workers (0, 1: one): bind makes every worker's sockets;
 	 * the program steers to them by TPN (ub_endpoint_maps.h). */
 	uint32_t workers;
@@ -59,6 +59,9 @@ struct ep_share_cfg {
 	 */
 	int (*bind)(void *arg, const char *ifname, unsigned nq, int xskmap_fd, bool is_dev,
 		    char *err, size_t errlen);
+	/* Called (may be NULL) before the first bind when this process will
+	 * hold the device's queues: its sockets may be multi-buffer. */
+	void (*holder)(void *arg);
 	void *arg;
 };
 
@@ -70,8 +73,12 @@ void ep_share_close(struct ep_share *s);
 
 bool ep_share_direct(const struct ep_share *s);
 uint32_t ep_share_slot(const struct ep_share *s);
-/* The largest frame MTU this process's paths take (the veth's at most). */
+/* The largest frame MTU this process's path to other hosts takes: the
+ * device's for the holder of its queues, else its veth's. */
 uint32_t ep_share_mtu(const struct ep_share *s, uint32_t dev_mtu);
+/* Its veth's MTU (UB_EP_VETH_MTU_MAX at most): the path to jetties of the
+ * device itself (loopback), whichever process. */
+uint32_t ep_share_veth_mtu(const struct ep_share *s);
 /* Veth mode: the AF_PACKET socket worker w's frames leave by (on the
  * device); else -1. */
 int ep_share_tx_fd(const struct ep_share *s, uint32_t w);

@@ -274,8 +274,8 @@ struct ubx_chan *ubx_chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, i
 	struct ubx_port *p = q->port;
 	struct ubx_chan *ch = ubx_chan_find(p, q, &tj->pub.id);
 	struct ubx_peer *peer;
-	uint8_t ip[16];
-	uint8_t ver;
+	bool retry = false;
+	uint32_t mtu;
 
 	if (ch && ch->state == CH_READY)
 		return ch;
@@ -299,14 +299,15 @@ struct ubx_chan *ubx_chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, i
 		*err = ubx_tp_type_check(p, tj->pub.trans_mode, tj->pub.tp_type);
 		if (*err)
 			return NULL;
-		ver = ubx_eid_to_ip(&tj->pub.id.eid, ip);
-		if (!p->mtu[ver == 6]) {
+		mtu = ep_ub_mtu_to(p->ep, &peer->ep);
+again:
+		if (!mtu) {
 			*err = EMSGSIZE;
 			return NULL;
 		}
 		ch = ubx_chan_new(p, q, &tj->pub.id, peer, tj->pub.trans_mode, tj->pub.tp_type,
 			      (uint8_t)(tj->pub.flag.bs.order_type ? tj->pub.flag.bs.order_type : q->order),
-			      p->mtu[ver == 6], 0, true, err);
+			      mtu, 0, true, err);
 		if (!ch)
 			return NULL;
 		ch->rc = rc;
@@ -322,6 +323,10 @@ struct ubx_chan *ubx_chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, i
 	if (ch->state == CH_READY)
 		return ch;
 	*err = ch->err ? ch->err : EIO;
+	/* The peer takes a smaller UB MTU (a process on a veth, or a device of
+	 * a smaller MTU) and named it: once more at that, from the start. */
+	retry = ch->err == EMSGSIZE && ch->peer_mtu && ch->peer_mtu < ch->mtu && !ch->waiters;
+	mtu = ch->peer_mtu;
 	if (ch->err == ETIMEDOUT)
 		ubx_err("jetty %u: no answer from the peer's jetty %u within %u ms", q->id,
 			tj->pub.id.id, ubx_port_timeout_ms());
@@ -334,6 +339,17 @@ struct ubx_chan *ubx_chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, i
 		ep_chan_destroy(p->ep, &ch->ec);
 		ubx_chan_rx_fini(ch);
 		free(ch);
+	}
+	if (retry) {
+		ubx_dbg("jetty %u: the peer's jetty %u takes a UB MTU of %u: again at that", q->id,
+			tj->pub.id.id, mtu);
+		ch = ubx_chan_find(p, q, &tj->pub.id);
+		*err = 0;
+		if (ch && ch->state == CH_READY)
+			return ch;	/* the peer's own OPEN made it meanwhile */
+		if (!ch)
+			goto again;
+		*err = EMSGSIZE;
 	}
 	return NULL;
 }

@@ -273,6 +273,10 @@ static void stats_dump(struct ubx_port *p)
 	 * ring (once per queue, in the worker that made its pool), a full rx ring. */
 	fprintf(f, ", \"ep_xsk_rx_dropped\": %" PRIu64 ", \"ep_xsk_rx_ring_full\": %" PRIu64
 		", \"ep_xsk_fill_empty\": %" PRIu64, es.xsk_rx_dropped, es.xsk_rx_ring_full, es.xsk_fill_empty);
+	/* Jumbo frames: packets in several UMEM frames, and the UB MTU the
+	 * port offers (IPv4; each channel's is what its two ends agree). */
+	fprintf(f, ", \"ep_rx_multi_buffer\": %" PRIu64 ", \"ep_tx_multi_buffer\": %" PRIu64
+		", \"ub_mtu\": %u", es.rx_multi_buffer, es.tx_multi_buffer, p->mtu[0]);
 	{
 		uint64_t xc[UB_EP_CNT__MAX], lt, lf;
 		bool direct;

@@ -129,7 +129,7 @@ static void reply(struct ubx_port *p, const uint8_t ip[16], uint8_t ver, const s
 	m.status = (uint8_t)status;
 	m.src = req->dst;
 	m.dst = req->src;
-	m.mtu = (uint16_t)p->mtu[ver == 6];
+	m.mtu = (uint16_t)ep_ub_mtu_to(p->ep, &peer->ep);	/* what we take on this path */
 	m.rx_range = tp ? tp_chan_rx_range(tp) : 0;	/* ours, not the request's */
 	send_ctl(p, peer, tp, sport, peer_tpn, true, &m);
 }
@@ -171,6 +171,13 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 		ch = ubx_chan_find(p, q, &m->src);
 		if (!ch && ubx_q_find(p, m->dst.id) != q)
 			return;		/* the jetty went meanwhile; the sender retries */
+		if (!ch && m->mtu > ep_ub_mtu_to(p->ep, &peer->ep)) {
+			/* A path of ours smaller than the device's (loopback, by
+			 * the process's veth): the refusal names its MTU. */
+			p->setup_refused++;
+			reply(p, ip, ver, NULL, 0, h->tpn, m, CTL_OPEN_ACK, EMSGSIZE);
+			return;
+		}
 		if (!ch) {
 			ch = ubx_chan_new(p, q, &m->src, peer, (urma_transport_mode_t)m->mode,
 				      (urma_tp_type_t)m->tp_type, m->order, m->mtu, m->depth,
@@ -208,7 +215,11 @@ static void on_open_ack(struct ubx_port *p, const struct tp_hello *h, const stru
 	if (m->status) {
 		ch->state = CH_FAILED;
 		ch->err = m->status;
-		if (m->status == EMSGSIZE)
+		/* A smaller UB MTU of the peer's: the opener tries again at it
+		 * (ubx_chan_get); one it cannot take is an error. */
+		if (m->status == EMSGSIZE && m->mtu >= 256 && m->mtu < ch->mtu && !(m->mtu & (m->mtu - 1)))
+			ch->peer_mtu = m->mtu;
+		else if (m->status == EMSGSIZE)
 			ubx_err("jetty %u: the peer takes a UB MTU of %u, this device %u", m->src.id,
 				m->mtu, ch->mtu);
 	} else {

@@ -197,6 +197,7 @@ struct ubx_chan {
 	uint64_t next_hello, deadline;
 	uint32_t hellos;
 	uint32_t mtu;
+	uint32_t peer_mtu;		/* named by a peer that refused ours (EMSGSIZE) */
 	/* receive buffers the core fills, copied into the JFR's */
 	uint8_t *bounce;
 	size_t bounce_size;
