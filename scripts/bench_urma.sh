@@ -27,6 +27,10 @@
 # rounds, the base first in every other; each round's goodput and ratio.
 #
 #   scripts/bench_urma.sh [SECONDS_PER_RUN [ROUNDS]]     (default 3 s, 5 rounds)
+# Part 4, with URMA_BASE too: one RC Write stream (64 KiB x 16) on a veth pair of
+# MTU 9000 (URMA_MTU), both ends holding their device's queues, the two builds
+# interleaved.
+#
 #   URMA_BENCH_PARTS="3" URMA_BASE=/path/to/main/build/bin scripts/bench_urma.sh 3 8
 set -euo pipefail
 
@@ -37,7 +41,7 @@ SECS=${1:-3}
 ROUNDS=${2:-5}
 DEPTH=16
 PY=/usr/bin/python3
-PARTS=" ${URMA_BENCH_PARTS:-1 2 3} "
+PARTS=" ${URMA_BENCH_PARTS:-1 2 3 4} "
 part() { [[ $PARTS == *" $1 "* ]]; }
 
 . tests/lib/netns.sh
@@ -55,6 +59,45 @@ ns_link "$A" ua0 02:00:00:00:75:01 "$B" ub0 02:00:00:00:75:02
 ns_addr "$A" ua0 10.75.0.1/24
 ns_addr "$B" ub0 10.75.0.2/24
 tmp=$(mktemp -d)
+
+# between BIN SRV_NS SRV_DEV CLI_NS CLI_DEV SRV_ADDR OP [ARGS]: goodput_bps of BIN's
+# client (--bench OP, 64 KiB x DEPTH, ARGS) against BIN's server; 0 when it failed.
+between() {
+	local bin=$1 sns=$2 sdev=$3 cns=$4 cdev=$5 addr=$6 op=$7 srv; shift 7
+	nsenter --net="/run/netns/$sns" "$bin/urma_example" -d "$sdev" --once --bench x "$@" >"$tmp/srv" 2>&1 &
+	srv=$!
+	for _ in $(seq 100); do grep -q listening "$tmp/srv" 2>/dev/null && break; sleep 0.05; done
+	if nsenter --net="/run/netns/$cns" "$bin/urma_example" -d "$cdev" -s "$addr" --bench "$op" --size 65536 \
+		--depth "$DEPTH" --seconds "$SECS" --json "$@" 2>"$tmp/cli.err" | tail -1 >"$tmp/l.json" &&
+		[[ -s $tmp/l.json ]]; then
+		jget "$tmp/l.json" goodput_bps || echo 0
+	else
+		echo 0
+		sed "s/^/#   $op: /" "$tmp/cli.err" "$tmp/srv" >&2
+	fi
+	wait $srv || true
+}
+
+# beside LABEL FN ARGS: ROUNDS rounds of `FN BIN ARGS` (a goodput in bit/s, 0 when it
+# failed) for this build and URMA_BASE, the base first in every other; each round's
+# goodputs and ratio, then the median ratio.
+beside() {
+	local label=$1 fn=$2 rep bld r; shift 2
+	: >"$tmp/ratios"
+	for ((rep = 0; rep < ROUNDS; rep++)); do
+		declare -A g=()
+		for bld in $( ((rep % 2)) && echo "base this" || echo "this base"); do
+			g[$bld]=$("$fn" "$( [[ $bld == base ]] && echo "$URMA_BASE" || echo "$BIN")" "$@")
+		done
+		# a failed run (0) has no ratio and stays out of the median
+		r=$(awk -v a="${g[this]}" -v b="${g[base]}" 'BEGIN { if (a > 0 && b > 0) printf "%.3f", a / b; else print "-" }')
+		[[ $r == - ]] || echo "$r" >>"$tmp/ratios"
+		printf "  %-5s round %u: this %7.1f  base %7.1f  ratio %s  (load %s)\n" "$label" $((rep + 1)) \
+			"$(awk -v x="${g[this]}" 'BEGIN { print x / 1e6 }')" \
+			"$(awk -v x="${g[base]}" 'BEGIN { print x / 1e6 }')" "$r" "$(cut -d' ' -f1 /proc/loadavg)"
+	done
+	printf "  %-5s median ratio %s\n" "$label" "$(median <"$tmp/ratios")"
+}
 
 jget() { $PY -c 'import json,sys; v=json.load(open(sys.argv[1])); print(v[sys.argv[2]])' "$1" "$2"; }
 
@@ -177,41 +220,31 @@ table inet ubbench {
 }
 NFT
 # lossy BIN OP: goodput_bps of BIN's client against BIN's server across the router
-lossy() {
-	nsenter --net="/run/netns/$S" "$1/urma_example" -d s0 --once --bench x >"$tmp/srv" 2>&1 &
-	local srv=$!
-	for _ in $(seq 100); do grep -q listening "$tmp/srv" 2>/dev/null && break; sleep 0.05; done
-	if nsenter --net="/run/netns/$C" "$1/urma_example" -d c0 -s 10.77.0.1 --bench "$2" --size 65536 \
-		--depth "$DEPTH" --seconds "$SECS" --json 2>"$tmp/cli.err" | tail -1 >"$tmp/l.json" &&
-		[[ -s $tmp/l.json ]]; then
-		jget "$tmp/l.json" goodput_bps || echo 0
-	else
-		echo 0
-		sed 's/^/#   lossy: /' "$tmp/cli.err" "$tmp/srv" >&2
-	fi
-	wait $srv || true
-}
+lossy() { between "$1" "$S" s0 "$C" c0 10.77.0.1 "$2"; }
 echo
 echo "SR at $(awk -v p="${URMA_LOSS:-100}" 'BEGIN { print p / 100 }') % loss each way on a routed hop," \
 	"64 KiB x $DEPTH, $SECS s runs, Mbit/s: this build beside $URMA_BASE"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for op in write send; do
-	: >"$tmp/ratios"
-	for ((rep = 0; rep < ROUNDS; rep++)); do
-		declare -A g=()
-		for bld in $( ((rep % 2)) && echo "base this" || echo "this base"); do
-			b=$BIN
-			[[ $bld == base ]] && b=$URMA_BASE
-			g[$bld]=$(lossy "$b" "$op")
-		done
-		# a failed run (0) has no ratio and stays out of the median
-		r=$(awk -v a="${g[this]}" -v b="${g[base]}" 'BEGIN { if (a > 0 && b > 0) printf "%.3f", a / b; else print "-" }')
-		[[ $r == - ]] || echo "$r" >>"$tmp/ratios"
-		printf "  %-5s round %u: this %7.1f  base %7.1f  ratio %s  (load %s)\n" "$op" $((rep + 1)) \
-			"$(awk -v x="${g[this]}" 'BEGIN { print x / 1e6 }')" \
-			"$(awk -v x="${g[base]}" 'BEGIN { print x / 1e6 }')" "$r" "$(cut -d' ' -f1 /proc/loadavg)"
-	done
-	printf "  %-5s median ratio %s\n" "$op" "$(median <"$tmp/ratios")"
+	beside "$op" lossy "$op"
 done
+echo "  (load $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
+fi
+
+if part 4 && [[ -n ${URMA_BASE:-} ]]; then
+# Jumbo frames: one RC Write stream on a veth pair of MTU 9000 (URMA_MTU), each end the
+# holder of its device's queues (a UB MTU of 4096 with multi-buffer AF_XDP
+# where the build has it, 2048 where it keeps one buffer per frame), this
+# build beside URMA_BASE, ROUNDS interleaved rounds, the base first in every other.
+J1=$(ns_add uj) J2=$(ns_add uk)
+ns_link "$J1" uj0 02:00:00:00:78:01 "$J2" uk0 02:00:00:00:78:02
+ns_addr "$J1" uj0 10.78.0.1/24
+ns_addr "$J2" uk0 10.78.0.2/24
+ip -n "$J1" link set uj0 mtu "${URMA_MTU:-9000}"
+ip -n "$J2" link set uk0 mtu "${URMA_MTU:-9000}"
+echo
+echo "RC Write 64 KiB x $DEPTH at MTU ${URMA_MTU:-9000} (veth pair), $SECS s runs, Mbit/s: this build beside $URMA_BASE"
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+beside write between "$J2" uk0 "$J1" uj0 10.78.0.2 write -m rc
 echo "  (load $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
 fi
