@@ -60,8 +60,8 @@ static struct xsk_mt_thr *worker_thread(struct ep *lead)
 }
 
 /* The UMEM: multi-buffer where the kernel has it (in shared mode for the
- * holder of the device's queues alone: a veth and AF_PACKET path carries
- * one buffer per frame); every worker's frames. */
+ * holder of a jumbo-frame device's queues alone: a veth and AF_PACKET path
+ * carries one buffer per frame); every worker's frames. */
 static int make_port(struct ep *e)
 {
 	struct xsk_mt_cfg mc = { 0 };
@@ -192,7 +192,11 @@ static int open_shared(struct ep *e, char *err, size_t errlen)
 	sc.dev_mtu = nh.mtu;
 	sc.workers = e->nworkers;
 	sc.bind = bind_shared;
-	sc.holder = share_holder;
+	/* Multi-buffer sockets for the holder only where the device's MTU
+	 * carries a UB MTU larger than one frame holds: below that its path
+	 * stays as it was (one buffer per frame). */
+	if (ep_ub_mtu_fit(nh.mtu, sc.ethertype, 4, 0) > ep_ub_mtu_fit(nh.mtu, sc.ethertype, 4, EP_FRAME_SIZE))
+		sc.holder = share_holder;
 	sc.arg = e;
 	e->sh = ep_share_open(&sc, err, errlen);
 	if (!e->sh)
