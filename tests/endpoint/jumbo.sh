@@ -117,6 +117,35 @@ test_jumbo_routed_utp() {
 	rm -rf "$d"
 }
 
+# topo_routed_narrow R: topo_routed, every link MTU 9000 but the router's
+# device R (r1 toward the client, r2 toward the server), 3000.
+topo_routed_narrow() {
+	topo_routed
+	jumbo_links "$NS_CLI" c0 "$NS_R" r1 "$NS_R" r2 "$NS_SRV" s0
+	ip -n "$NS_R" link set "$1" mtu 3000
+}
+
+# path_2048_runs DIR OP COUNT: on topo_routed with a narrower hop of 3000, a
+# default run of OP to the server's IPv4 and IPv6 address each: a UB MTU of
+# 2048 on both sides without a word, COUNT messages of 64 KiB intact.
+path_2048_runs() {
+	local d=$1 op=$2 count=$3 peer
+	for peer in 10.62.0.1 fd00:62::1; do
+		start_server "$NS_SRV" s0 "$d/srv" --json --wait 10
+		ns_run "$NS_CLI" "$BIN/ubperf" client --dev c0 --peer $peer --op "$op" --count "$count" \
+			--size 64k --json >"$d/cli" 2>"$d/cli.err" || { cat "$d/cli.err" "$d/srv.err"; return 1; }
+		wait $SRV_PID || { cat "$d/srv.err"; return 1; }
+		SRV_PID=
+		echo "$peer $op: UB MTU client $(json_get "$d/cli" mtu), server $(json_get "$d/srv" mtu)"
+		[[ $(json_get "$d/cli" mtu) -eq 2048 && $(json_get "$d/srv" mtu) -eq 2048 ]]
+		cat "$d/cli.err" "$d/srv.err"
+		[[ ! -s $d/cli.err && ! -s $d/srv.err ]]
+		[[ $(json_get "$d/cli" messages) -eq $count && $(json_get "$d/cli" peer_messages) -eq $count ]]
+		[[ $(json_get "$d/srv" corrupt) -eq 0 ]]
+		ubperf_verified "$d/cli" "$op" "$count" 65536 1 8
+	done
+}
+
 # A narrower routed hop: every link MTU 9000 but the router's to the server,
 # 3000, so both ends' devices carry a UB MTU of 4096 and the path 2048. The
 # client's default fits what the kernel knows of the path: a route's
@@ -125,10 +154,8 @@ test_jumbo_routed_utp() {
 # every byte arriving; a --mtu 4096 is refused in one line. By the devices alone
 # it was 4096, and the router dropped every data frame (DF, too big).
 test_jumbo_ub_mtu_fits_routed_path() {
-	local d peer; d=$(mktemp -d)
-	topo_routed
-	jumbo_links "$NS_CLI" c0 "$NS_R" r1 "$NS_SRV" s0
-	ip -n "$NS_R" link set r2 mtu 3000
+	local d; d=$(mktemp -d)
+	topo_routed_narrow r2
 	ip -n "$NS_CLI" route add 10.62.0.0/24 via 10.61.0.2 mtu 3000
 	if ns_run "$NS_CLI" ping -6 -c 1 -W 2 -M do -s 4000 fd00:62::1; then return 1; fi
 	ns_run "$NS_CLI" ip -6 route get fd00:62::1 | tee "$d/route"
@@ -138,18 +165,23 @@ test_jumbo_ub_mtu_fits_routed_path() {
 	cat "$d/err"
 	[[ $(wc -l <"$d/err") -eq 1 ]]
 	grep -qx "ubperf: --mtu 4096 does not fit the path to 10.62.0.1 by c0: its route's MTU 3000 carries a UB MTU of 2048 at most with the UBoE headers" "$d/err"
-	for peer in 10.62.0.1 fd00:62::1; do
-		start_server "$NS_SRV" s0 "$d/srv" --json --wait 10
-		ns_run "$NS_CLI" "$BIN/ubperf" client --dev c0 --peer $peer --count 200 --size 64k --json \
-			>"$d/cli" 2>"$d/cli.err" || { cat "$d/cli.err" "$d/srv.err"; return 1; }
-		wait $SRV_PID || { cat "$d/srv.err"; return 1; }
-		SRV_PID=
-		echo "$peer: UB MTU client $(json_get "$d/cli" mtu), server $(json_get "$d/srv" mtu)"
-		[[ $(json_get "$d/cli" mtu) -eq 2048 && $(json_get "$d/srv" mtu) -eq 2048 ]]
-		[[ $(json_get "$d/cli" messages) -eq 200 && $(json_get "$d/cli" peer_messages) -eq 200 ]]
-		[[ $(json_get "$d/srv" corrupt) -eq 0 ]]
-		ubperf_verified "$d/cli" send 200 65536 1 8
-	done
+	path_2048_runs "$d" send 200
+	rm -rf "$d"
+}
+
+# The narrower hop on the way back only the server knows: every link MTU
+# 9000 but the router's to the client, 3000, and a route `mtu 3000` toward
+# the client on the server alone. The client asks for 4096 (all it knows);
+# the server, given no --mtu, caps it by its route back and answers its
+# default 2048, the client sets up again there, and a Read's data from the
+# server (full packets) arrives. Before, the server took 4096 and the router
+# dropped every Read response (DF, too big): the run stalled.
+test_jumbo_ub_mtu_fits_server_route_back() {
+	local d; d=$(mktemp -d)
+	topo_routed_narrow r1
+	ip -n "$NS_SRV" route add 10.61.0.0/24 via 10.62.0.2 mtu 3000
+	ip -n "$NS_SRV" -6 route add fd00:61::/64 via fd00:62::2 mtu 3000
+	path_2048_runs "$d" read 100
 	rm -rf "$d"
 }
 
@@ -248,5 +280,5 @@ test_jumbo_ctp_native_send_write_read() {
 JUMBO_TESTS=(test_jumbo_routed_ipv4_sr_send test_jumbo_routed_ipv6_gbn_send
 	test_jumbo_routed_ipv4_gbn_fast_write test_jumbo_routed_ipv6_sr_read
 	test_jumbo_routed_generic_sr_send test_jumbo_routed_utp test_jumbo_ub_mtu_fits_routed_path
-	test_jumbo_native_through_two_ub2e
+	test_jumbo_ub_mtu_fits_server_route_back test_jumbo_native_through_two_ub2e
 	test_jumbo_ctp_native_send_write_read)

@@ -312,6 +312,11 @@ int ep_dev_mtu(const char *dev, uint32_t *mtu, char *err, size_t errlen);
  * or "packet too big" (`ip route get IP oif DEV`). 0 when it knows none (a
  * narrower hop that never answered one is not known), or no route by dev. */
 uint32_t ep_path_mtu(const char *dev, uint8_t ip_ver, const uint8_t ip[16]);
+/* The UB MTU that path carries, an IP packet there (no LPH or NTH: a UB2E
+ * switch's IP side), UINT32_MAX when the kernel knows nothing of it; the
+ * path's MTU in *path_mtu (0: nothing known). Less than a device's
+ * ep_ub_mtu_fit (or ep_ub_mtu_max): the path is the limit. */
+uint32_t ep_path_ub_mtu(const char *dev, uint8_t ip_ver, const uint8_t ip[16], uint32_t *path_mtu);
 
 /* Frames sent by entity member k (0 .. nmembers-1; the device alone: 0). */
 uint64_t ep_member_tx(const struct ep *e, uint32_t k);

@@ -111,3 +111,13 @@ uint32_t ep_ub_mtu_to(const struct ep *e, const struct ep_peer *p)
 	v = ep_ub_mtu_fit(ep_share_veth_mtu(sh), e->cfg.native.ethertype != 0, p->ip_ver, EP_FRAME_SIZE);
 	return v < m ? v : m;
 }
+
+uint32_t ep_path_ub_mtu(const char *dev, uint8_t ip_ver, const uint8_t ip[16], uint32_t *path_mtu)
+{
+	uint32_t pm = ep_path_mtu(dev, ip_ver, ip);
+
+	*path_mtu = pm;
+	/* No LPH or NTH beyond a UB2E switch; the frame bound is the device's
+	 * fit's, so none here (multi-buffer's JUMBO_BUF holds any). */
+	return pm ? ep_ub_mtu_fit(pm, false, ip_ver, 0) : UINT32_MAX;
+}

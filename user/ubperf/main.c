@@ -183,7 +183,7 @@ static int split_devs(struct ubperf_opts *o)
  */
 static int mtu_finish(struct ubperf_opts *o, bool native)
 {
-	uint32_t best = 0, dev_mtu = 0, m, pm, fit, frame = ep_frame_bound();
+	uint32_t best = 0, dev_mtu = 0, m, pm, pf, fit, frame = ep_frame_bound();
 	char why[96] = "", what[160];
 	const char *dev = NULL;
 	bool path = false, by_path;
@@ -198,10 +198,10 @@ static int mtu_finish(struct ubperf_opts *o, bool native)
 			return 2;
 		}
 		fit = ep_ub_mtu_fit(m, native, ver, frame);
-		pm = ep_path_mtu(o->devs[k], ver, ip);
-		by_path = pm && ep_ub_mtu_fit(pm, false, ver, frame) < fit;
-		if (by_path) {	/* beyond a UB2E switch: an IP packet, no LPH or NTH */
-			fit = ep_ub_mtu_fit(pm, false, ver, frame);
+		pf = ep_path_ub_mtu(o->devs[k], ver, ip, &pm);
+		by_path = pf < fit;
+		if (by_path) {
+			fit = pf;
 			m = pm;
 		}
 		if (!dev || fit < best) {

@@ -195,6 +195,7 @@ static int server_mtu(struct run *r, struct ubperf_opts *so, const struct inbox_
 {
 	uint32_t want = e->m.u.run.mtu, own = so->mtu, best = 0, dmtu = 0, m, d, mem;
 	const char *dev = so->devs[0];
+	bool path = false;
 
 	/* Each port (or an entity's members) towards the client's IP version. */
 	for (uint32_t k = 0; k < r->nep; k++) {
@@ -205,17 +206,35 @@ static int server_mtu(struct run *r, struct ubperf_opts *so, const struct inbox_
 			dev = r->nep > 1 ? port_dev(r, k) : so->devs[mem];
 		}
 	}
+	/* And the way back to the client as far as our kernel knows it (a
+	 * route's mtu here): what we send, a Read's data, takes it, and the
+	 * client cannot see it. Every port's device is one of --dev. */
+	for (uint32_t i = 0; i < so->ndevs; i++) {
+		m = ep_path_ub_mtu(so->devs[i], e->ver, e->ip, &d);
+		if (m < best) {
+			best = m;
+			dmtu = d;
+			dev = so->devs[i];
+			path = true;
+		}
+	}
 	r->mtu_why[0] = 0;
 	if (own && own != want)
 		snprintf(r->mtu_why, sizeof(r->mtu_why), "this server was given --mtu %u", own);
+	else if (want > best && path)
+		snprintf(r->mtu_why, sizeof(r->mtu_why),
+			 "the path to it by %s: the path MTU the kernel knows (route or learned) %u carries a UB MTU of %u at most with the UBoE headers",
+			 dev, dmtu, best);
 	else if (want > best)
 		snprintf(r->mtu_why, sizeof(r->mtu_why),
 			 "%s (MTU %u) carries a UB MTU of %u at most with the %s headers", dev, dmtu,
 			 best, so->native.ethertype ? "native UB" : "UBoE");
 	so->mtu = r->mtu_why[0] ? (own ? own : best) : want;
 	if (!so->mtu)
-		return run_fail(r, "%s: its MTU %u carries no UB MTU with the %s headers", dev, dmtu,
-			    so->native.ethertype ? "native UB" : "UBoE");
+		return path ? run_fail(r, "the path to client %s by %s: the path MTU the kernel knows (route or learned) %u carries no UB MTU with the UBoE headers",
+				       r->peer_s, dev, dmtu) :
+			      run_fail(r, "%s: its MTU %u carries no UB MTU with the %s headers", dev, dmtu,
+				       so->native.ethertype ? "native UB" : "UBoE");
 	return 0;
 }
 
