@@ -164,7 +164,7 @@ test_jumbo_ub_mtu_fits_routed_path() {
 	refute ns_run "$NS_CLI" "$BIN/ubperf" client --dev c0 --peer 10.62.0.1 --mtu 4096 2>"$d/err"
 	cat "$d/err"
 	[[ $(wc -l <"$d/err") -eq 1 ]]
-	grep -qx "ubperf: --mtu 4096 does not fit the path to 10.62.0.1 by c0: its route's MTU 3000 carries a UB MTU of 2048 at most with the UBoE headers" "$d/err"
+	grep -qx "ubperf: --mtu 4096 does not fit the path to 10.62.0.1 by c0: the path MTU the kernel knows (route or learned) 3000 carries a UB MTU of 2048 at most with the UBoE headers" "$d/err"
 	path_2048_runs "$d" send 200
 	rm -rf "$d"
 }

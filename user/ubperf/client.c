@@ -244,9 +244,13 @@ static int client_setup(struct run *r, int wait_ms, uint32_t *mtu)
 				r->ninbox = 0;
 				return SETUP_AGAIN;
 			}
+			/* A server given a larger --mtu: ours is the one to give it. */
+			if (e->m.u.ans.status == EMSGSIZE && e->h.mtu > o->mtu)
+				return run_fail(r, "peer %s refused a UB MTU of %u: it takes %u (the MTU is agreed in the hello: run the server with --mtu %u or without --mtu)",
+					    o->peer, o->mtu, e->h.mtu, o->mtu);
 			if (e->m.u.ans.status == EMSGSIZE)
 				return run_fail(r, "peer %s refused a UB MTU of %u: it takes %u (the MTU is agreed in the hello: --mtu %u)",
-					    o->peer, o->mtu, e->h.mtu, e->h.mtu < o->mtu ? e->h.mtu : o->mtu);
+					    o->peer, o->mtu, e->h.mtu, e->h.mtu);
 			if (e->m.u.ans.status)
 				return run_fail(r, "peer refused the test: %s", strerror((int)e->m.u.ans.status));
 			if (e->h.mtu != o->mtu)

@@ -216,8 +216,8 @@ static int mtu_finish(struct ubperf_opts *o, bool native)
 			snprintf(why, sizeof(why), " (and a %u-byte UMEM frame: this kernel's AF_XDP has no multi-buffer)",
 				 frame);
 		if (path)
-			snprintf(what, sizeof(what), "the path to %s by %s: its route's MTU %u", o->peer, dev,
-				 dev_mtu);
+			snprintf(what, sizeof(what), "the path to %s by %s: the path MTU the kernel knows (route or learned) %u",
+				 o->peer, dev, dev_mtu);
 		else
 			snprintf(what, sizeof(what), "%s: its MTU %u", dev, dev_mtu);
 		fprintf(stderr, "ubperf: %s%u does not fit %s carries a UB MTU of %u at most with the %s headers%s\n",
