@@ -267,10 +267,12 @@ tpsim_USES  := transport
 $(BUILD)/bin/%: $(BUILD)/obj/user/tools/%.o $$(call archives,$$($$*_USES)) | $(BUILD)/bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(call syslibs,$($*_USES))
 
-# The unit tests: the pure parts of every library but the endpoint's.
+# The unit tests: the pure parts of every library; the endpoint's only where
+# a test says so (test_NAME_USES), its archive linked for a pure function.
 UNIT_USES := wps transport
-$(BUILD)/bin/test_%: $(BUILD)/obj/tests/unit/test_%.o $(call archives,$(UNIT_USES)) | $(BUILD)/bin
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(call syslibs,$(UNIT_USES))
+test_ep_mtu_USES := endpoint
+$(BUILD)/bin/test_%: $(BUILD)/obj/tests/unit/test_%.o $$(call archives,$(UNIT_USES) $$(test_$$*_USES)) | $(BUILD)/bin
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(call syslibs,$(UNIT_USES) $(test_$*_USES))
 
 # The parser fuzz checks frame_parse.c against the fuzzers' own decoder.
 $(BUILD)/bin/test_ubpkt_ref: $(BUILD)/obj/tests/bpf/ubref.o $(BUILD)/obj/tests/bpf/ubmutate.o

@@ -16,8 +16,11 @@
 #include "lib/uboe_wrap.h"
 #include "ub_wire.h"
 
-/* What a data packet of a UB MTU's payload adds, above the payload. */
-#define TP_DATA_HDR_MAX	(16 + 8 + 16)	/* TPH | TAH | MAETAH (CTP: less) */
+/* What a data packet of a UB MTU's payload adds, above the payload: the
+ * largest stack the core sends with a full payload, the last packet of a
+ * Write with immediate (tp_enc_ta), 60 bytes; CTP's is less. */
+#define TP_DATA_HDR_MAX	(sizeof(struct ub_tph) + sizeof(struct ub_tah) + sizeof(struct ub_maetah) + \
+			 sizeof(struct ub_immetah) + sizeof(struct ub_tvetah))
 #define XSK_RX_HEADROOM	256		/* XDP_PACKET_HEADROOM: a received frame starts there */
 
 uint32_t ep_ub_mtu_fit(uint32_t dev_mtu, bool native, uint8_t ip_ver, uint32_t frame_size)
@@ -25,7 +28,7 @@ uint32_t ep_ub_mtu_fit(uint32_t dev_mtu, bool native, uint8_t ip_ver, uint32_t f
 	/* The IP packet's overhead; a native frame adds LPH and NTH, which the
 	 * device MTU covers too (everything after the Ethernet header). */
 	const uint32_t l3 = (native ? (uint32_t)UB_NATIVE_HDR_LEN : 0) + (ip_ver == 6 ? 40 : 20) +
-			    8 + TP_DATA_HDR_MAX + UBOE_ICRC_LEN;
+			    8 + (uint32_t)TP_DATA_HDR_MAX + UBOE_ICRC_LEN;
 	uint32_t best = 0;
 
 	/* The UMEM frame: sent from UBOE_WRAP_HDR_MAX with room for any TP
