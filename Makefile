@@ -168,7 +168,7 @@ URMA_BINS    := $(BUILD)/bin/urma_example $(BUILD)/bin/urma_api_test $(BUILD)/bi
 
 BINS := $(LINKCHECKS) $(BUILD)/bin/ubctl $(BUILD)/bin/ubcaqm $(TOOLS) $(UNIT_BINS) $(EP_TOOLS) $(BUILD)/bin/endpoint_testrun
 BINS += $(URMA_SO) $(URMA_PC) $(URMA_BINS)
-BINS += $(BUILD)/bin/wps_egress_testrun $(BUILD)/bin/wps_delayline
+BINS += $(BUILD)/bin/wps_egress_testrun $(BUILD)/bin/wps_delayline $(BUILD)/lib/many_cpus.so
 ifneq ($(UBPERF_SRCS),)
 BINS += $(BUILD)/bin/ubperf
 endif
@@ -185,6 +185,11 @@ all: $(BPF_OBJS) $(SKELS) $(BINS) $(BUILD)/bash-completion/ubctl
 $(BUILD)/obj/%.o: %.c | $(SKELS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+# An LD_PRELOAD shim: a kernel of more possible CPUs than cpu_set_t holds (workers.sh).
+$(BUILD)/lib/many_cpus.so: tests/endpoint/shim/many_cpus.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -fPIC -o $@ $<
 
 $(BUILD)/pic/%.o: %.c | $(SKELS)
 	@mkdir -p $(dir $@)

@@ -104,7 +104,8 @@ test_ubperf_workers_every_op_intact() {
 # Without --workers each side runs as many workers as the device has rx
 # queues and the process has CPUs to run on, the fewer: 2 on the 2-queue pair
 # (both carrying their share, both ways), 1 for a client under taskset -c CPU
-# (the CPUs it may use, not those online), 1 on a single-queue pair.
+# (the CPUs it may use, not those online; also where the kernel has more
+# possible CPUs than a fixed cpu_set_t holds), 1 on a single-queue pair.
 test_ubperf_workers_default_queues_and_cpus() {
 	local cpu
 	(($(nproc) >= 2)) || skip "needs 2 CPUs, this process may run on $(nproc)"
@@ -114,6 +115,11 @@ test_ubperf_workers_default_queues_and_cpus() {
 	workers_run send 2 default:2 default:2
 	workers_run read 2 default:2 default:2
 	WORKERS_CLI_WRAP="taskset -c $cpu" workers_run send 2 default:2 default:1
+	# The same on a kernel of more possible CPUs than a cpu_set_t holds
+	# (many_cpus.so: EINVAL below 4096): the mask sized to the kernel's, not
+	# a fall back to the online CPUs.
+	WORKERS_CLI_WRAP="taskset -c $cpu env LD_PRELOAD=$BIN/../lib/many_cpus.so" \
+		workers_run send 2 default:2 default:1
 	topo_workers 1
 	workers_run send 2 default:1 default:1
 }

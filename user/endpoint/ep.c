@@ -316,14 +316,33 @@ static int open_worker(struct ep *lead, uint32_t w, char *err, size_t errlen)
 	return 0;
 }
 
-/* The CPUs this process may run on (taskset, a cgroup's cpuset), not every
- * online one: a worker more than those only shares a CPU with another. */
+/* The CPUs the calling thread may run on (taskset, a cgroup's cpuset), not
+ * every online one: a worker more than those only shares a CPU with another.
+ * A fixed cpu_set_t holds 1024: the kernel refuses it (EINVAL) when it has
+ * more possible CPUs, so the set is sized from the configured ones and grown
+ * until the kernel takes it. */
 static long usable_cpus(void)
 {
-	cpu_set_t set;
+	long conf = sysconf(_SC_NPROCESSORS_CONF);
+	int n = conf > 0 && conf < (1 << 20) ? (int)conf : 1024;
 
-	if (!sched_getaffinity(0, sizeof(set), &set))
-		return CPU_COUNT(&set);
+	for (; n <= (1 << 20); n *= 2) {
+		cpu_set_t *set = CPU_ALLOC(n);
+		size_t size = CPU_ALLOC_SIZE(n);
+		long cpus = -1;
+		int err;
+
+		if (!set)
+			break;
+		if (!sched_getaffinity(0, size, set))
+			cpus = CPU_COUNT_S(size, set);
+		err = errno;
+		CPU_FREE(set);
+		if (cpus > 0)
+			return cpus;
+		if (err != EINVAL)
+			break;
+	}
 	return sysconf(_SC_NPROCESSORS_ONLN);
 }
 

@@ -178,9 +178,9 @@ struct ep *ep_worker(struct ep *e, uint32_t w);
  * were (-EINVAL: no workers, or not worker 0).
  */
 int ep_workers_fold(struct ep *e);
-/* How many workers a device can keep busy: min(the CPUs this process may run
- * on (sched_getaffinity), its rx queues, UB_EP_MAX_WORKERS); 1 when it has
- * no queues to tell. */
+/* How many workers a device can keep busy: min(the CPUs the calling thread
+ * may run on now (sched_getaffinity; no CPU quota), its rx queues,
+ * UB_EP_MAX_WORKERS); 1 when it has no queues to tell. */
 uint32_t ep_workers_for(const char *dev);
 struct tp_ep *ep_tp(struct ep *e);
 
