@@ -29,12 +29,13 @@ command -v iperf3 >/dev/null || { echo "wps bench: goodput part skipped: iperf3 
 trap 'ns_run "$NS_GW" "$BIN/ubctl" wps ingress detach --dev wan0 >/dev/null 2>&1; ns_cleanup_all' EXIT
 T=${WPS_BENCH_SECONDS:-4}
 
-goodput() {	# goodput [PORT]: Mbit/s received by one iperf3 TCP flow site -> far (port 5201)
+goodput() {	# goodput [PORT [rtx]]: Mbit/s received by one iperf3 TCP flow site -> far (port 5201); rtx: and the sender's retransmits
 	local port=${1:-5201}
 	ip netns exec "$NS_FAR" iperf3 -s -1 -D -p "$port" >/dev/null
 	sleep 0.3
-	ip netns exec "$NS_SITE" iperf3 -c 10.20.0.2 -p "$port" -t "$T" -J |
-		/usr/bin/python3 -c 'import json,sys; print("%.0f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 1e6))'
+	ip netns exec "$NS_SITE" iperf3 -c 10.20.0.2 -p "$port" -t "$T" -J | /usr/bin/python3 -c 'import json,sys
+e = json.load(sys.stdin)["end"]
+print("%.0f" % (e["sum_received"]["bits_per_second"] / 1e6), *([e["sum_sent"].get("retransmits", 0)] if sys.argv[1:] else []))' ${2:+rtx}
 }
 
 topo_wps 4
@@ -44,13 +45,20 @@ wps_far_decap 4
 # at once, where the ingress (its detour serializes a flow: RPS) uses one. RPS over all
 # CPUs on gw-s makes it one CPU per flow in both measurements.
 ip netns exec "$NS_GW" sh -c "printf %x $(((1 << $(nproc)) - 1)) >/sys/class/net/gw-s/queues/rx-0/rps_cpus"
+STATS=$(mktemp -d)/stats
+# The counters of this gw's instance in `ubctl stats --json` (python: of(FILE)); other
+# instances (other tests') may be pinned beside it.
+counters='import json, sys
+def of(f): return next(i for i in json.load(open(f))["wps_ingress"] if i["instance"] == "'"$NS_GW"':wan0")["counters"]'
+# WPS_BENCH_CELLS: the decomposition's cells instead of the parts below (bench/wps_cells.sh).
+[[ -n ${WPS_BENCH_CELLS:-} ]] && { . bench/wps_cells.sh; exit 0; }
 # Interleaved, round by round (the machine is shared): without the ingress (the kernel's
 # offloads, then TSO/GSO/GRO off on DEV as attach sets them), then through it; a ratio per round.
 R=${WPS_BENCH_ROUNDS:-3}
 [[ ${WPS_BENCH_GOODPUT:-} == unsprayed ]] && R0=0 || R0=$R
 echo "WPS ingress, one TCP flow over veth, ${T}s per measurement, $R0 rounds (Mbit/s received)"
 echo "  round  without (offloads)  without (TSO/GSO/GRO off)  through the ingress  ratio  ratio vs offloads off"
-ratios=() ratios_off=() STATS=$(mktemp -d)/stats
+ratios=() ratios_off=()
 for ((r = 1; r <= R0; r++)); do
 	plain=$(goodput)
 	ns_run "$NS_GW" ethtool -K wan0 tso off gso off gro off >/dev/null 2>&1
@@ -71,11 +79,11 @@ print('  ratio with/without: median %.2f (range %.2f-%.2f; vs offloads off: medi
       % (s.median(a), min(a), max(a), s.median(b)))" "${ratios[*]}" "${ratios_off[*]}"
 # What reached the ingress: GSO skbs inside a group go whole, the others take the
 # segmentation detour (bench/README.md, "GSO skbs inside a group go whole").
-/usr/bin/python3 -c "import json, sys
+/usr/bin/python3 -c "$counters
 n = w = s = g = e = 0
 for f in sys.argv[1:]:
     try:
-        c = json.load(open(f))['wps_ingress'][0]['counters']
+        c = of(f)
     except Exception:
         continue
     n += c['redirect_gso_detour']; w += c.get('gso_whole_in_group', 0); s += c['tx_sprayed']
