@@ -221,12 +221,9 @@ test_watch_next_hop_stops_answering() {
 	check --min-paths 3 --sent "$TMP/sent.pcap" "$TMP"/wan{0,1,2}.pcap
 }
 
-# An agent scheduled late (stopped 1.5 s, as a loaded host may) finds a healthy next hop silent
-# for longer than --dead: it asks before it judges, the next hop answers, and it is never out
-# of rotation. (Judged on silence alone it was out at once: "down (next hop does not answer)",
-# then up again a tick later.) No traffic meanwhile, so only the agent's probes confirm it.
-test_watch_late_agent_keeps_a_healthy_next_hop() {
-	needs
+# watch_next_hop_fd91: the gw instance on wan0 with two paths, 0 via wan0 (--nexthop-mac), 1 via
+# wan1 to the next hop fd91::2 (--nexthop, the far's p1), and the watch agent started (defaults).
+watch_next_hop_fd91() {
 	topo_wps 2
 	ns_addr "$NS_GW" wan1 fd91::1/64
 	ns_addr "$NS_FAR" p1 fd91::2/64
@@ -234,6 +231,37 @@ test_watch_late_agent_keeps_a_healthy_next_hop() {
 	gw wps ingress path add --dev wan0 --via wan0 --nexthop-mac "$(wps_far_mac 0)"
 	gw wps ingress path add --dev wan0 --via wan1 --nexthop fd91::2
 	watch_start
+}
+
+# A next hop silent from its MAC change on (it announces the new MAC, unsolicited Neighbour
+# Advertisement, and loses its address at once) is out of rotation within 1 s all the same: the
+# change counts as it speaking, not as an answer to come; the agent asks at once and takes it
+# out when that question has waited --dead less --probe (the kernel dates the entry confirmed
+# 60 s ago, so there is no confirmation to wait --dead from).
+test_watch_next_hop_silent_after_its_mac_change() {
+	needs
+	watch_next_hop_fd91
+	ip netns exec "$NS_FAR" sysctl -qw net.ipv6.conf.p1.ndisc_notify=1
+	sleep 0.5
+	local ms new=02:00:00:0d:00:02
+	T0=$(now_ms)
+	ip -n "$NS_FAR" link set p1 address "$new"
+	ip -n "$NS_FAR" addr del fd91::2/64 dev p1
+	ms=$(T0=$T0 watch_saw 'path 1 via wan1: down (next hop' 0 3000)
+	echo "silent from its MAC change: out of rotation after $ms ms"
+	ip -n "$NS_GW" -s neigh show fd91::2 dev wan1
+	cat "$TMP/watch.out"
+	[[ $ms -lt 1000 ]]
+	gw wps ingress path list --dev wan0 | has -E '^1 +wan1 .* down:neigh '
+}
+
+# An agent scheduled late (stopped 1.5 s, as a loaded host may) finds a healthy next hop silent
+# for longer than --dead: it asks before it judges, the next hop answers, and it is never out
+# of rotation. (Judged on silence alone it was out at once: "down (next hop does not answer)",
+# then up again a tick later.) No traffic meanwhile, so only the agent's probes confirm it.
+test_watch_late_agent_keeps_a_healthy_next_hop() {
+	needs
+	watch_next_hop_fd91
 	sleep 0.5
 	local i
 	for i in 1 2 3; do
@@ -256,14 +284,14 @@ test_watch_late_agent_keeps_a_healthy_next_hop() {
 # and the agent, at that event, writes each new MAC into its path: within 1 s the watch says so,
 # path list shows it, and every packet that leaves on that port from then on is addressed to it
 # (each captured port: the flow before the change to the old MAC only, the flow after to the new
-# only). The paths stay in rotation throughout. The agent looks on its own only every 60 s
-# (--tick): within the test only the neighbour events make it look (its 100 ms tick would find
-# the new MACs within the bound without them). Its probing is set on the same scale (--probe
-# 30s --dead 60s): the kernel dates a neighbour whose MAC changed as confirmed 60 s ago (twice
-# base_reachable_time), so the agent's last question, answered, counts as unanswered since it
-# was asked, and only a look --probe after it asks again; with its own looks 60 s apart, an
-# event look judged the next hops dead first. Probing is test_watch_next_hop_stops_answering's.
-test_watch_next_hop_mac_change_is_followed() {
+# only). The paths stay in rotation throughout: no ": down" line. The kernel dates a neighbour
+# whose MAC changed as confirmed 60 s ago (twice base_reachable_time), so the agent's last
+# question, answered, counted as unanswered since it was asked; the agent now asks afresh at the
+# change. mac_change_followed STOP [OPTION...]: the agent run with OPTIONs, and stopped (SIGSTOP)
+# for STOP seconds from just before the change (0: not).
+mac_change_followed() {
+	local stop=$1
+	shift
 	needs tcpdump
 	topo_wps 3
 	wps_far_decap 3
@@ -272,14 +300,16 @@ test_watch_next_hop_mac_change_is_followed() {
 	ns_addr "$NS_GW" wan2 10.92.0.1/24
 	ns_addr "$NS_FAR" p2 10.92.0.2/24
 	ip netns exec "$NS_FAR" sysctl -qw net.ipv6.conf.p1.ndisc_notify=1 net.ipv4.conf.p2.arp_notify=1
-	watch_three_paths "$(wps_far_mac 0)" fd91::2 10.92.0.2 --tick 60s --probe 30s --dead 60s
+	watch_three_paths "$(wps_far_mac 0)" fd91::2 10.92.0.2 "$@"
 	local i ms new1=02:00:00:0d:00:02 new2=02:00:00:0d:00:03
 	udp_phase 5001
 	# all of it out before the change: a packet still queued then would leave to the new MAC
 	sprayed 30
+	[[ $stop == 0 ]] || kill -STOP $WATCH_PID
 	T0=$(now_ms)
 	ip -n "$NS_FAR" link set p1 address "$new1"
 	ip -n "$NS_FAR" link set p2 address "$new2"
+	[[ $stop == 0 ]] || { sleep "$stop"; kill -CONT $WATCH_PID; }
 	for i in "1 via wan1: next hop at $new1" "2 via wan2: next hop at $new2"; do
 		ms=$(T0=$T0 watch_saw "path $i" 0 3000)
 		echo "path $i after $ms ms"
@@ -309,6 +339,27 @@ for n in (1, 2):
     print(f"wan{n}: the flow before the change to {sorted(to[5001])}, after it to {sorted(to[5002])}")
     assert to[5001] == {old} and to[5002] == {new}, f"want {old} before and {new} after"
 PY
+}
+
+# Its own looks 60 s apart (--tick 60s), the agent finds the new MACs only at the neighbour
+# events (its 100 ms tick would find them within the bound without them); its probing on the
+# same scale (--probe 30s --dead 60s).
+test_watch_next_hop_mac_change_is_followed() {
+	mac_change_followed 0 --tick 60s --probe 30s --dead 60s
+}
+
+# The defaults, the agent scheduled late at the change (stopped 400 ms, as a loaded host may): its
+# last question, answered up to 300 ms before, is over --dead less --probe old when it looks
+# again. (Taken for unanswered, it was: "down (next hop does not answer)", then up a tick later.)
+test_watch_next_hop_mac_change_under_a_late_agent() {
+	mac_change_followed 0.4
+}
+
+# The longest tick the defaults allow (--tick 300ms: --dead less --probe): a look that has not
+# asked (--probe not yet passed since it last did) is followed by one that judges. (Taken for
+# unanswered since it was asked, the question was: "down (next hop does not answer)".)
+test_watch_next_hop_mac_change_at_the_longest_tick() {
+	mac_change_followed 0 --tick 300ms
 }
 
 # Packet Too Big from the WAN about a packet the ingress sent lowers the MTU of the path its

@@ -131,6 +131,7 @@ struct slot_watch {
 	bool link_up, nh_up;
 	__u64 asked_ms;
 	__u64 question_ms;		/* the first question after its last confirmation (0: none yet) */
+	__u64 confirmed_ms;		/* its last confirmation, as the last look read it (0: none) */
 	__u64 pmtu_at_ms;		/* when live.slot_pmtu was learned (0: not) */
 	struct wps_in_path p;		/* as last written or read */
 };
@@ -223,8 +224,8 @@ static int look(struct nl *rt, int cfg_fd, int paths_fd, struct wps_in_live *lv,
 			/* (Without its link, the next hop is not asked: the kernel flushed it.) */
 			struct wps_nh_seen seen;
 			unsigned unanswered;
-			bool alive;
-			__u64 t;
+			bool alive, renewed;
+			__u64 t, confirmed;
 
 			if (wps_neigh_get(rt, p.nh_family, p.ifindex, p.nexthop, &seen))
 				memset(&seen, 0, sizeof(seen));
@@ -232,8 +233,17 @@ static int look(struct nl *rt, int cfg_fd, int paths_fd, struct wps_in_live *lv,
 			 * the confirmation too early and take an answered question for
 			 * unanswered; one after it only errs towards alive. */
 			t = mono_ms();
-			unanswered = wps_nh_unanswered(t, s->question_ms,
-						       t > seen.confirmed_ago_ms ? t - seen.confirmed_ago_ms : 0);
+			confirmed = t > seen.confirmed_ago_ms ? t - seen.confirmed_ago_ms : 0;
+			/* A new MAC (gratuitous ARP, unsolicited NA) is dated by the kernel as
+			 * confirmed 2 x base_reachable_time ago: the last question, answered,
+			 * would count as unanswered since it was asked. The neighbour has just
+			 * spoken: a fresh question now, and its silence counts from that. */
+			renewed = seen.has_lladdr && (memcmp(seen.lladdr, p.dmac, 6) ||
+						      confirmed + WPS_NH_CONFIRM_SLACK_MS < s->confirmed_ms);
+			s->confirmed_ms = confirmed;
+			if (renewed)
+				s->question_ms = 0;
+			unanswered = wps_nh_unanswered(t, s->question_ms, confirmed);
 			alive = wps_nh_alive(&seen, probe_ms, dead_ms, unanswered);
 			if (alive != s->nh_up)
 				say(k, &p, alive ? "next hop up" : "down (next hop does not answer)");
@@ -248,7 +258,8 @@ static int look(struct nl *rt, int cfg_fd, int paths_fd, struct wps_in_live *lv,
 				say(k, &p, m);
 			}
 			{
-				enum wps_nh_act act = wps_nh_next(&seen, probe_ms, (unsigned)(t - s->asked_ms));
+				enum wps_nh_act act = wps_nh_next(&seen, probe_ms,
+								  renewed ? UINT_MAX : (unsigned)(t - s->asked_ms));
 
 				if (act != WPS_NH_NONE) {
 					wps_neigh_ask(rt, p.nh_family, p.ifindex, p.nexthop, act);
