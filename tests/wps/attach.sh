@@ -33,7 +33,8 @@ test_ubctl_refuses_bad_configuration() {
 	before=$(gw wps ingress rule list --dev wan0; gw wps ingress path list --dev wan0)
 	refuse() {
 		local out rc=0
-		out=$(gw "$@" 2>&1) || rc=$?
+		# (timeout: a watch agent that is not refused runs until stopped)
+		out=$(timeout 5 nsenter --net="/run/netns/$NS_GW" "$UBCTL" "$@" 2>&1) || rc=$?
 		echo "\$ ubctl $* -> [$rc] $out"
 		[[ $rc -ne 0 && $(printf '%s\n' "$out" | wc -l) -eq 1 && $out == ubctl:* ]]
 	}
@@ -70,6 +71,16 @@ test_ubctl_refuses_bad_configuration() {
 	gen1=$(rules_gen)
 	echo "rules_gen: first rule add -> $gen0, then add + del -> $gen1"
 	[[ $gen0 -eq 1 && $gen1 -eq $((gen0 + 2)) ]]
+	# The watch agent's --tick longer than --dead less --probe (300 ms by default): a look that
+	# asks would be followed by one that judges the question before it is asked again. Refused,
+	# and the agent already running watches on, unmoved.
+	watch_start
+	refuse wps ingress watch --dev wan0 --tick 301ms
+	refuse wps ingress watch --dev wan0 --tick 60s --probe 30s --dead 60s
+	refuse wps ingress watch --dev wan0 --probe 500ms
+	kill -0 "$WATCH_PID"
+	cat "$TMP/watch.out"
+	[[ $(wc -l <"$TMP/watch.out") -eq 1 ]]
 }
 
 # attach --config FILE makes the instance the same options on the command line

@@ -341,11 +341,11 @@ for n in (1, 2):
 PY
 }
 
-# Its own looks 60 s apart (--tick 60s), the agent finds the new MACs only at the neighbour
+# Its own looks 30 s apart (--tick 30s), the agent finds the new MACs only at the neighbour
 # events (its 100 ms tick would find them within the bound without them); its probing on the
-# same scale (--probe 30s --dead 60s).
+# same scale (--probe 30s --dead 60s: a tick longer than --dead less --probe is refused).
 test_watch_next_hop_mac_change_is_followed() {
-	mac_change_followed 0 --tick 60s --probe 30s --dead 60s
+	mac_change_followed 0 --tick 30s --probe 30s --dead 60s
 }
 
 # The defaults, the agent scheduled late at the change (stopped 400 ms, as a loaded host may): its

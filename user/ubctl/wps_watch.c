@@ -504,7 +504,7 @@ static const struct optab watch_opts[] = {
 	  "10ms..60s, longer than --probe; default 500ms)", 'D', 0 },
 	{ "dead-ms", "TIME", NULL, 'D', OPTAB_ALIAS },
 	{ "tick", "TIME", "look at every path this often, and at once on an event (bare:\n"
-	  "ms; 10ms..60s, default 100ms)", 't', 0 },
+	  "ms; 10ms..60s, at most --dead less --probe; default 100ms)", 't', 0 },
 	{ "tick-ms", "TIME", NULL, 't', OPTAB_ALIAS },
 	{ "relay-rate", "N", "Packet Too Big relayed to inner senders per second (1..60000,\n"
 	  "default 10)", 'r', 0 },
@@ -587,6 +587,11 @@ static int watch(int argc, char **argv)
 		return fail(EXIT_USAGE, "wps ingress watch: --dev DEV is required");
 	if (a.dead_ms <= a.probe_ms)
 		return fail(EXIT_USAGE, "wps ingress watch: --dead must be longer than --probe");
+	/* Longer, and a look that asks is followed by one that judges the question
+	 * before it is asked again: one lost probe, or a MAC change, takes it down. */
+	if (a.tick_ms > a.dead_ms - a.probe_ms)
+		return fail(EXIT_USAGE, "wps ingress watch: --tick (%llu ms) must not be longer than --dead less --probe (%llu ms)",
+			    a.tick_ms, a.dead_ms - a.probe_ms);
 	if ((rc = wps_ingress_dir(a.dev, dir, sizeof(dir))))
 		return rc;
 	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_CFG);
