@@ -255,6 +255,28 @@ test_watch_next_hop_silent_after_its_mac_change() {
 	gw wps ingress path list --dev wan0 | has -E '^1 +wan1 .* down:neigh '
 }
 
+# A next hop whose MAC changes and changes back while the agent is stopped (400 ms) finds the
+# path's MAC unchanged, but the kernel's confirmation gone back 60 s: that too counts as it
+# speaking, so it is asked at once and never out of rotation. (Taken for unanswered since the
+# last question, it was: "down (next hop does not answer)".)
+test_watch_next_hop_mac_back_under_a_late_agent() {
+	needs
+	watch_next_hop_fd91
+	ip netns exec "$NS_FAR" sysctl -qw net.ipv6.conf.p1.ndisc_notify=1
+	sleep 0.5
+	kill -STOP $WATCH_PID
+	ip -n "$NS_FAR" link set p1 address 02:00:00:0d:00:02
+	ip -n "$NS_FAR" link set p1 address "$(wps_far_mac 1)"
+	sleep 0.4
+	ip -n "$NS_GW" -s neigh show fd91::2 dev wan1
+	kill -CONT $WATCH_PID
+	sleep 1
+	kill -0 $WATCH_PID
+	cat "$TMP/watch.out"
+	if has 'path 1 via wan1: down' "$TMP/watch.out"; then return 1; fi
+	gw wps ingress path list --dev wan0 | has -E "^1 +wan1 +fd91::2=$(wps_far_mac 1) .* up "
+}
+
 # An agent scheduled late (stopped 1.5 s, as a loaded host may) finds a healthy next hop silent
 # for longer than --dead: it asks before it judges, the next hop answers, and it is never out
 # of rotation. (Judged on silence alone it was out at once: "down (next hop does not answer)",
