@@ -269,6 +269,22 @@ static void wait_setup(struct ubx_port *p, struct ubx_chan *ch)
 	ch->waiters--;
 }
 
+/*
+ * The UB MTU this port takes to a peer: its device's (or its veth's), and
+ * the path beyond as far as the kernel knows it (a route's mtu, a learned
+ * path MTU: ep_path_ub_mtu), as ubperf's client and server fit it.
+ * Asked at each channel's setup, never kept: a route changed or a path MTU
+ * expired counts for the next channel.
+ */
+uint32_t ubx_mtu_to(const struct ubx_port *p, const struct ubx_peer *peer)
+{
+	const uint32_t m = ep_ub_mtu_to(p->ep, &peer->ep);
+	uint32_t pm;
+	const uint32_t fit = ep_path_ub_mtu(p->ifname, peer->ep.ip_ver, peer->ep.ip, &pm);
+
+	return fit < m ? fit : m;
+}
+
 struct ubx_chan *ubx_chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, int *err)
 {
 	struct ubx_port *p = q->port;
@@ -299,7 +315,7 @@ struct ubx_chan *ubx_chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, i
 		*err = ubx_tp_type_check(p, tj->pub.trans_mode, tj->pub.tp_type);
 		if (*err)
 			return NULL;
-		mtu = ep_ub_mtu_to(p->ep, &peer->ep);
+		mtu = ubx_mtu_to(p, peer);
 again:
 		if (!mtu) {
 			*err = EMSGSIZE;
@@ -323,8 +339,8 @@ again:
 	if (ch->state == CH_READY)
 		return ch;
 	*err = ch->err ? ch->err : EIO;
-	/* The peer takes a smaller UB MTU (a process on a veth, or a device of
-	 * a smaller MTU) and named it: once more at that, from the start. */
+	/* The peer takes a smaller UB MTU (a process on a veth, a device of a
+	 * smaller MTU, a smaller path back) and named it: once more at that, from the start. */
 	retry = ch->err == EMSGSIZE && ch->peer_mtu && ch->peer_mtu < ch->mtu && !ch->waiters;
 	mtu = ch->peer_mtu;
 	if (ch->err == ETIMEDOUT)

@@ -129,7 +129,7 @@ static void reply(struct ubx_port *p, const uint8_t ip[16], uint8_t ver, const s
 	m.status = (uint8_t)status;
 	m.src = req->dst;
 	m.dst = req->src;
-	m.mtu = (uint16_t)ep_ub_mtu_to(p->ep, &peer->ep);	/* what we take on this path */
+	m.mtu = (uint16_t)ubx_mtu_to(p, peer);	/* what we take on this path */
 	m.rx_range = tp ? tp_chan_rx_range(tp) : 0;	/* ours, not the request's */
 	send_ctl(p, peer, tp, sport, peer_tpn, true, &m);
 }
@@ -171,9 +171,10 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 		ch = ubx_chan_find(p, q, &m->src);
 		if (!ch && ubx_q_find(p, m->dst.id) != q)
 			return;		/* the jetty went meanwhile; the sender retries */
-		if (!ch && m->mtu > ep_ub_mtu_to(p->ep, &peer->ep)) {
+		if (!ch && m->mtu > ubx_mtu_to(p, peer)) {
 			/* A path of ours smaller than the device's (loopback, by
-			 * the process's veth): the refusal names its MTU. */
+			 * the process's veth, a route's or learned path MTU back
+			 * to the peer): the refusal names its MTU. */
 			p->setup_refused++;
 			reply(p, ip, ver, NULL, 0, h->tpn, m, CTL_OPEN_ACK, EMSGSIZE);
 			return;
