@@ -251,14 +251,18 @@ int ubx_tp_type_check(const struct ubx_port *p, urma_transport_mode_t mode, urma
 	return 0;
 }
 
-/* Wait (port lock held, released meanwhile) until ch is set up or fails. */
+/*
+ * Wait (port lock held, released meanwhile) until ch is set up or fails.
+ * The caller counted itself in ch->waiters before (ubx_chan_get: from the
+ * channel's creation, before the progress that may handle its refusal and
+ * would free a channel failed with no waiter); this ends its count.
+ */
 static void wait_setup(struct ubx_port *p, struct ubx_chan *ch)
 {
 	struct timespec ts;
 
 	ubx_abs_time(ch->deadline + 50000000ull, &ts);	/* the progress thread marks it */
 	ubx_app_idle(p);
-	ch->waiters++;
 	while (ch->state == CH_SETUP) {
 		if (pthread_cond_timedwait(&p->cond, &p->lock, &ts) == ETIMEDOUT &&
 		    ch->state == CH_SETUP) {
@@ -326,6 +330,7 @@ again:
 			      mtu, 0, true, err);
 		if (!ch)
 			return NULL;
+		ch->waiters++;
 		ch->rc = rc;
 		ch->token = tj->token.token;
 		ch->state = CH_SETUP;
@@ -334,6 +339,8 @@ again:
 		ubx_send_open(ch);
 		ubx_progress(p);
 		ubx_port_kick(p);
+	} else {
+		ch->waiters++;
 	}
 	wait_setup(p, ch);
 	if (ch->state == CH_READY)
