@@ -220,6 +220,21 @@ void ubx_chan_destroy(struct ubx_chan *ch, bool tell_peer)
 	free(ch);
 }
 
+void ubx_chan_refused(struct ubx_chan *ch, uint32_t peer_mtu)
+{
+	struct ubx_port *p = ch->port;
+
+	ch->state = CH_FAILED;
+	ch->err = EMSGSIZE;
+	if (peer_mtu < (ch->peer_mtu ? ch->peer_mtu : ch->mtu))
+		ch->peer_mtu = peer_mtu;
+	if (ch->q->bound == ch)
+		ch->q->bound = NULL;
+	/* Out of the list: the channel its peer's OPEN makes is the one found. */
+	chan_unlink(p, ch);
+	pthread_cond_broadcast(&p->cond);
+}
+
 void ubx_chans_of_q_destroy(struct ubx_q *q)
 {
 	struct ubx_port *p = q->port;

@@ -134,6 +134,28 @@ static void reply(struct ubx_port *p, const uint8_t ip[16], uint8_t ver, const s
 	send_ctl(p, peer, tp, sport, peer_tpn, true, &m);
 }
 
+/*
+ * Our channel *chp in setup (or failed, still waited on) met the peer's
+ * OPEN m of another UB MTU, or was refused once: connected as it is, each
+ * end would send at its own. An OPEN of a smaller MTU (ours will be
+ * refused), or any after a refusal: ours fails and the OPEN makes the
+ * channel at its MTU, which our waiter's retry finds (*chp NULL, 0). One of
+ * a larger MTU: refused naming ours (EMSGSIZE), which the peer takes so.
+ */
+static int crossed(struct ubx_port *p, struct ubx_chan **chp, const struct ubx_ctl *m)
+{
+	struct ubx_chan *ch = *chp;
+
+	if (!ch || ch->state == CH_READY || ch->doomed || (!ch->peer_mtu && m->mtu == ch->mtu))
+		return 0;
+	p->mtu_crossed++;
+	if (m->mtu > ch->mtu && !ch->peer_mtu)
+		return EMSGSIZE;
+	ubx_chan_refused(ch, m->mtu);
+	*chp = NULL;
+	return 0;
+}
+
 static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const struct tp_hello *h,
 		    const struct ubx_ctl *m)
 {
@@ -154,6 +176,8 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 		ubx_chan_destroy(ch, false);
 		ch = NULL;
 	}
+	if (!st)
+		st = crossed(p, &ch, m);
 	if (!st && !ch && q->mode == URMA_TM_RC && q->bound)
 		st = EBUSY;		/* an RC jetty has one remote jetty */
 	if (st) {
@@ -171,6 +195,11 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 		ch = ubx_chan_find(p, q, &m->src);
 		if (!ch && ubx_q_find(p, m->dst.id) != q)
 			return;		/* the jetty went meanwhile; the sender retries */
+		if (crossed(p, &ch, m)) {
+			p->setup_refused++;
+			reply(p, ip, ver, NULL, 0, h->tpn, m, CTL_OPEN_ACK, EMSGSIZE);
+			return;
+		}
 		if (!ch && m->mtu > ubx_mtu_to(p, peer)) {
 			/* A path of ours smaller than the device's (loopback, by
 			 * the process's veth, a route's or learned path MTU back

@@ -309,6 +309,7 @@ struct ubx_port {
 	/* counters beside the endpoint's and the core's */
 	uint64_t jfc_overflow, rnr_sent, recv_len_err, um_dropped, setup_refused;
 	uint64_t open_in, ctl_bad, token_refused, imm_late;
+	uint64_t mtu_crossed;		/* OPENs that met one of ours of another UB MTU */
 	uint64_t thr_rounds, thr_idle;	/* the progress thread's rounds, its waits aside */
 };
 
@@ -499,6 +500,10 @@ uint32_t ubx_mtu_to(const struct ubx_port *p, const struct ubx_peer *peer);
 /* Destroy, flushing its work requests (error records) first; tell the peer. */
 void ubx_chan_destroy(struct ubx_chan *ch, bool tell_peer);
 void ubx_chans_of_q_destroy(struct ubx_q *q);
+/* A channel waited on that must never connect (the peer refused its UB MTU,
+ * or offers a smaller one): failed with EMSGSIZE, peer_mtu the least named,
+ * out of the port's list; its waiter frees it (port lock held). */
+void ubx_chan_refused(struct ubx_chan *ch, uint32_t peer_mtu);
 /* Fail a channel here (its peer went silent): its requests end, the oldest
  * with st, the rest flushed, and its core's channel goes; the channel stays
  * as FAILED (RC: its requests fail at once; RM: set up again when used). */
