@@ -465,6 +465,119 @@ static void flow_label(void **state)
 	assert_int_equal(wps_in_counter_id("nope"), -1);
 }
 
+/* A kernel's entry for a next hop that answers each question 1 ms after it (less
+ * than a tick) but the lost one; the agent looks every tick (wps_nh_look). Stays up? */
+static bool nh_survives_lost_probe(unsigned tick, unsigned probe, unsigned dead, unsigned lost)
+{
+	static const __u8 mac[6] = { 2, 0, 0, 0x0d, 0, 2 };
+	struct wps_nh_track tr = { .up = true };
+	uint64_t confirmed = 0;
+	unsigned asked = 0;
+	__u16 state = NUD_REACHABLE;
+
+	for (uint64_t t = 0; t < 20 * (uint64_t)(dead + tick); t += tick) {
+		struct wps_nh_seen s = { .present = true, .has_lladdr = true, .state = state,
+					 .confirmed_ago_ms = (__u32)(t - confirmed) };
+		enum wps_nh_act act;
+
+		memcpy(s.lladdr, mac, 6);
+		act = wps_nh_look(&tr, &s, mac, t, t, probe, dead);
+		if (!tr.up)
+			return false;
+		if (act == WPS_NH_NONE)
+			continue;
+		state = NUD_PROBE;
+		if (++asked != lost) {
+			confirmed = t + 1;
+			state = NUD_REACHABLE;
+		}
+	}
+	return true;
+}
+
+/* --tick's limit (wps_nh_tick_ok) is what a look every tick needs to keep a
+ * next hop that loses one probe: the simulation agrees with it at every tick
+ * 10..500 ms (probe 200, dead 500) and at 30 s ticks. 150..190 and 300 ms did
+ * not survive and were accepted by "tick <= dead - probe". */
+static void nh_tick_limit(void **state)
+{
+	(void)state;
+	assert_false(wps_nh_tick_ok(150, 200, 500));	/* 2 x 150 = 300 */
+	assert_false(wps_nh_tick_ok(190, 200, 500));
+	assert_true(wps_nh_tick_ok(200, 200, 500));
+	assert_true(wps_nh_tick_ok(290, 200, 500));
+	assert_false(wps_nh_tick_ok(300, 200, 500));
+	assert_true(wps_nh_tick_ok(140, 200, 500));	/* 2 x 140 = 280 */
+	assert_false(wps_nh_tick_ok(30000, 30000, 60000));
+	assert_true(wps_nh_tick_ok(30000, 29000, 60000));	/* 1 x 30 s < 31 s */
+	for (unsigned tick = 10; tick <= 500; tick++) {
+		assert_true(nh_survives_lost_probe(tick, 200, 500, 0));	/* none lost */
+		for (unsigned lost = 1; lost <= 3; lost++)
+			if (nh_survives_lost_probe(tick, 200, 500, lost) != wps_nh_tick_ok(tick, 200, 500))
+				fail_msg("tick %u ms, probe %u lost: survives %d, limit says %d", tick, lost,
+					 nh_survives_lost_probe(tick, 200, 500, lost), wps_nh_tick_ok(tick, 200, 500));
+	}
+	assert_true(nh_survives_lost_probe(30000, 29000, 60000, 2));
+	assert_false(nh_survives_lost_probe(30000, 30000, 60000, 2));
+}
+
+/* A next hop silent since 1000 ms goes down by --dead and a tick on (1600 ms) and
+ * stays down, though the agent is stalled 100 ms between the kernel's reply and its
+ * clock (t0 .. t) every 8th look: its confirmation is not seen to go back in time
+ * (which would restart its question: 300 ms later down, then up again). */
+static void nh_dead_stays_down_under_stalls(void **state)
+{
+	static const __u8 mac[6] = { 2, 0, 0, 0x0d, 0, 1 };
+	struct wps_nh_track tr = { .up = true };
+	struct wps_nh_seen s = { .present = true, .has_lladdr = true, .state = NUD_REACHABLE };
+	unsigned looks = 0;
+
+	(void)state;
+	memcpy(s.lladdr, mac, 6);
+	for (uint64_t t0 = 1000; t0 < 6000; t0 += 100, looks++) {
+		const uint64_t t = t0 + (looks % 8 == 5 ? 100 : 0);
+
+		s.confirmed_ago_ms = (__u32)(t0 - 1000);
+		if (wps_nh_look(&tr, &s, mac, t0, t, 200, 500) != WPS_NH_NONE)
+			s.state = NUD_PROBE;
+		if (t0 >= 1600 && tr.up)
+			fail_msg("silent next hop up at %llu ms (look %u)", (unsigned long long)t0, looks);
+	}
+}
+
+/* A next hop that speaks (a new MAC, or its confirmation back in time: the kernel
+ * dating it 60 s ago) is asked at once; if up, its silence counts from that
+ * question; if down, it stays down until it really answers. */
+static void nh_renewed(void **state)
+{
+	static const __u8 old[6] = { 2, 0, 0, 0x0d, 0, 1 }, new[6] = { 2, 0, 0, 0x0d, 0, 2 };
+	struct wps_nh_track tr = { .up = true, .asked_ms = 9900, .question_ms = 9900, .confirmed_ms = 9850 };
+	struct wps_nh_seen s = { .present = true, .has_lladdr = true, .state = NUD_STALE, .confirmed_ago_ms = 60000 };
+
+	(void)state;
+	memcpy(s.lladdr, new, 6);
+	/* Up: a new MAC, asked 100 ms ago, confirmed "60 s ago". */
+	assert_int_equal(wps_nh_look(&tr, &s, old, 10000, 10000, 200, 500), WPS_NH_PROBE);
+	assert_true(tr.up);
+	assert_int_equal(tr.question_ms, 10000);
+	/* The same MAC, its confirmation gone back 60 s: renewed as well. */
+	tr = (struct wps_nh_track){ .up = true, .asked_ms = 9900, .question_ms = 9900, .confirmed_ms = 9850 };
+	assert_int_equal(wps_nh_look(&tr, &s, new, 10000, 10000, 200, 500), WPS_NH_PROBE);
+	assert_true(tr.up);
+	/* Down (a question unanswered 2 s): asked at once, but still down... */
+	tr = (struct wps_nh_track){ .up = false, .asked_ms = 9900, .question_ms = 8000, .confirmed_ms = 7000 };
+	s.state = NUD_PROBE;
+	s.confirmed_ago_ms = 3100;
+	assert_int_equal(wps_nh_look(&tr, &s, old, 10000, 10000, 200, 500), WPS_NH_REPROBE);
+	assert_false(tr.up);
+	assert_int_equal(tr.question_ms, 8000);
+	/* ... until it answers. */
+	s.state = NUD_REACHABLE;
+	s.confirmed_ago_ms = 50;
+	assert_int_equal(wps_nh_look(&tr, &s, old, 10100, 10100, 200, 500), WPS_NH_NONE);
+	assert_true(tr.up);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -477,6 +590,9 @@ int main(void)
 		cmocka_unit_test(live_slots_and_joins),
 		cmocka_unit_test(next_hop_liveness),
 		cmocka_unit_test(nh_unanswered_time),
+		cmocka_unit_test(nh_tick_limit),
+		cmocka_unit_test(nh_dead_stays_down_under_stalls),
+		cmocka_unit_test(nh_renewed),
 		cmocka_unit_test(packet_too_big),
 		cmocka_unit_test(quantum_and_inflight),
 		cmocka_unit_test(group_state_word),

@@ -36,6 +36,7 @@ test_ubctl_refuses_bad_configuration() {
 		# (timeout: a watch agent that is not refused runs until stopped)
 		out=$(timeout 5 nsenter --net="/run/netns/$NS_GW" "$UBCTL" "$@" 2>&1) || rc=$?
 		echo "\$ ubctl $* -> [$rc] $out"
+		out_last=$out
 		[[ $rc -ne 0 && $(printf '%s\n' "$out" | wc -l) -eq 1 && $out == ubctl:* ]]
 	}
 	refuse wps ingress attach --dev nosuchdev --node-id 1 --src fd00::1 --egress-node-id 2 --egress-addr fd00::2
@@ -71,12 +72,16 @@ test_ubctl_refuses_bad_configuration() {
 	gen1=$(rules_gen)
 	echo "rules_gen: first rule add -> $gen0, then add + del -> $gen1"
 	[[ $gen0 -eq 1 && $gen1 -eq $((gen0 + 2)) ]]
-	# The watch agent's --tick longer than --dead less --probe (300 ms by default): a look that
-	# asks would be followed by one that judges the question before it is asked again. Refused,
+	# The watch agent's --tick times the ticks from a lost probe to the next (--probe / --tick,
+	# rounded up) not shorter than --dead less --probe (300 ms by default): the question asked
+	# again would be judged unanswered first, and one lost probe take the next hop down (150 ms:
+	# 2 x 150; 300 ms: 1 x 300; 30 s with --probe 30s --dead 60s). Refused, naming the limit,
 	# and the agent already running watches on, unmoved.
 	watch_start
-	refuse wps ingress watch --dev wan0 --tick 301ms
-	refuse wps ingress watch --dev wan0 --tick 60s --probe 30s --dead 60s
+	refuse wps ingress watch --dev wan0 --tick 150ms
+	grep -qF -- '--tick (150 ms) x 2, the ticks from a lost probe to the next, must be shorter than --dead less --probe (300 ms)' <<<"$out_last"
+	refuse wps ingress watch --dev wan0 --tick 300ms
+	refuse wps ingress watch --dev wan0 --tick 30s --probe 30s --dead 60s
 	refuse wps ingress watch --dev wan0 --probe 500ms
 	kill -0 "$WATCH_PID"
 	cat "$TMP/watch.out"

@@ -365,9 +365,9 @@ PY
 
 # Its own looks 30 s apart (--tick 30s), the agent finds the new MACs only at the neighbour
 # events (its 100 ms tick would find them within the bound without them); its probing on the
-# same scale (--probe 30s --dead 60s: a tick longer than --dead less --probe is refused).
+# same scale (--probe 29s --dead 60s: once 30 s, shorter than --dead less --probe, 31 s).
 test_watch_next_hop_mac_change_is_followed() {
-	mac_change_followed 0 --tick 30s --probe 30s --dead 60s
+	mac_change_followed 0 --tick 30s --probe 29s --dead 60s
 }
 
 # The defaults, the agent scheduled late at the change (stopped 400 ms, as a loaded host may): its
@@ -377,11 +377,11 @@ test_watch_next_hop_mac_change_under_a_late_agent() {
 	mac_change_followed 0.4
 }
 
-# The longest tick the defaults allow (--tick 300ms: --dead less --probe): a look that has not
-# asked (--probe not yet passed since it last did) is followed by one that judges. (Taken for
+# The longest tick the defaults allow (--tick 299ms: one tick from a lost probe to the next,
+# shorter than --dead less --probe): a look that has not asked (--probe not yet passed since it last did) is followed by one that judges. (Taken for
 # unanswered since it was asked, the question was: "down (next hop does not answer)".)
 test_watch_next_hop_mac_change_at_the_longest_tick() {
-	mac_change_followed 0 --tick 300ms
+	mac_change_followed 0 --tick 299ms
 }
 
 # Packet Too Big from the WAN about a packet the ingress sent lowers the MTU of the path its

@@ -128,10 +128,8 @@ int wps_neigh_ask(struct nl *rt, unsigned char family, unsigned ifindex, const u
 
 struct slot_watch {
 	bool known;			/* seen in use at the last look */
-	bool link_up, nh_up;
-	__u64 asked_ms;
-	__u64 question_ms;		/* the first question after its last confirmation (0: none yet) */
-	__u64 confirmed_ms;		/* its last confirmation, as the last look read it (0: none) */
+	bool link_up;
+	struct wps_nh_track nh;		/* its next hop's */
 	__u64 pmtu_at_ms;		/* when live.slot_pmtu was learned (0: not) */
 	struct wps_in_path p;		/* as last written or read */
 };
@@ -209,7 +207,7 @@ static int look(struct nl *rt, int cfg_fd, int paths_fd, struct wps_in_live *lv,
 		in_use |= 1u << k;
 		if (!s->known || s->p.ifindex != p.ifindex || memcmp(s->p.nexthop, p.nexthop, 16)) {
 			memset(s, 0, sizeof(*s));
-			s->known = s->link_up = s->nh_up = true;
+			s->known = s->link_up = s->nh.up = true;
 		}
 		if (link_get(rt, p.ifindex, &up, mac))
 			up = false;	/* the device is gone */
@@ -223,32 +221,18 @@ static int look(struct nl *rt, int cfg_fd, int paths_fd, struct wps_in_live *lv,
 		if ((p.flags & WPS_PATH_F_NEXTHOP) && up) {
 			/* (Without its link, the next hop is not asked: the kernel flushed it.) */
 			struct wps_nh_seen seen;
-			unsigned unanswered;
-			bool alive, renewed;
-			__u64 t, confirmed;
+			const bool was_up = s->nh.up;
+			enum wps_nh_act act;
+			/* Before the reading: a stall after the kernel's reply must not
+			 * date its confirmation later than it was (wps_nh_look). */
+			const __u64 t0 = mono_ms();
 
 			if (wps_neigh_get(rt, p.nh_family, p.ifindex, p.nexthop, &seen))
 				memset(&seen, 0, sizeof(seen));
-			/* The time of this reading: a stall of the agent before it would put
-			 * the confirmation too early and take an answered question for
-			 * unanswered; one after it only errs towards alive. */
-			t = mono_ms();
-			confirmed = t > seen.confirmed_ago_ms ? t - seen.confirmed_ago_ms : 0;
-			/* A new MAC (gratuitous ARP, unsolicited NA) is dated by the kernel as
-			 * confirmed 2 x base_reachable_time ago: the last question, answered,
-			 * would count as unanswered since it was asked. The neighbour has just
-			 * spoken: a fresh question now, and its silence counts from that. */
-			renewed = seen.has_lladdr && (memcmp(seen.lladdr, p.dmac, 6) ||
-						      confirmed + WPS_NH_CONFIRM_SLACK_MS < s->confirmed_ms);
-			s->confirmed_ms = confirmed;
-			if (renewed)
-				s->question_ms = 0;
-			unanswered = wps_nh_unanswered(t, s->question_ms, confirmed);
-			alive = wps_nh_alive(&seen, probe_ms, dead_ms, unanswered);
-			if (alive != s->nh_up)
-				say(k, &p, alive ? "next hop up" : "down (next hop does not answer)");
-			s->nh_up = alive;
-			if (alive && memcmp(seen.lladdr, p.dmac, 6)) {
+			act = wps_nh_look(&s->nh, &seen, p.dmac, t0, mono_ms(), probe_ms, dead_ms);
+			if (s->nh.up != was_up)
+				say(k, &p, s->nh.up ? "next hop up" : "down (next hop does not answer)");
+			if (s->nh.up && memcmp(seen.lladdr, p.dmac, 6)) {
 				char m[40];
 
 				memcpy(p.dmac, seen.lladdr, 6);
@@ -257,23 +241,14 @@ static int look(struct nl *rt, int cfg_fd, int paths_fd, struct wps_in_live *lv,
 					 p.dmac[2], p.dmac[3], p.dmac[4], p.dmac[5]);
 				say(k, &p, m);
 			}
-			{
-				enum wps_nh_act act = wps_nh_next(&seen, probe_ms,
-								  renewed ? UINT_MAX : (unsigned)(t - s->asked_ms));
-
-				if (act != WPS_NH_NONE) {
-					wps_neigh_ask(rt, p.nh_family, p.ifindex, p.nexthop, act);
-					s->asked_ms = t;
-					if (unanswered == WPS_NH_NOT_ASKED)
-						s->question_ms = t;	/* the first since it confirmed */
-				}
-			}
+			if (act != WPS_NH_NONE)
+				wps_neigh_ask(rt, p.nh_family, p.ifindex, p.nexthop, act);
 		}
-		if ((p.flags & WPS_PATH_F_NEXTHOP) && !s->nh_up)
+		if ((p.flags & WPS_PATH_F_NEXTHOP) && !s->nh.up)
 			neigh_down |= 1u << k;
 		if (!up) {
 			link_down |= 1u << k;
-			s->nh_up = false;	/* the kernel flushes its neighbours: resolved afresh when up */
+			s->nh.up = false;	/* the kernel flushes its neighbours: resolved afresh when up */
 		}
 		if (write) {
 			/* Read again just before: a path del or add meanwhile is not undone. */
@@ -504,7 +479,8 @@ static const struct optab watch_opts[] = {
 	  "10ms..60s, longer than --probe; default 500ms)", 'D', 0 },
 	{ "dead-ms", "TIME", NULL, 'D', OPTAB_ALIAS },
 	{ "tick", "TIME", "look at every path this often, and at once on an event (bare:\n"
-	  "ms; 10ms..60s, at most --dead less --probe; default 100ms)", 't', 0 },
+	  "ms; 10ms..60s; default 100ms); times the ticks from a lost probe\n"
+	  "to the next (--probe / --tick, rounded up): less than --dead less --probe", 't', 0 },
 	{ "tick-ms", "TIME", NULL, 't', OPTAB_ALIAS },
 	{ "relay-rate", "N", "Packet Too Big relayed to inner senders per second (1..60000,\n"
 	  "default 10)", 'r', 0 },
@@ -587,11 +563,11 @@ static int watch(int argc, char **argv)
 		return fail(EXIT_USAGE, "wps ingress watch: --dev DEV is required");
 	if (a.dead_ms <= a.probe_ms)
 		return fail(EXIT_USAGE, "wps ingress watch: --dead must be longer than --probe");
-	/* Longer, and a look that asks is followed by one that judges the question
-	 * before it is asked again: one lost probe, or a MAC change, takes it down. */
-	if (a.tick_ms > a.dead_ms - a.probe_ms)
-		return fail(EXIT_USAGE, "wps ingress watch: --tick (%llu ms) must not be longer than --dead less --probe (%llu ms)",
-			    a.tick_ms, a.dead_ms - a.probe_ms);
+	/* Longer, and the question asked again after one lost probe is judged
+	 * unanswered before it is asked: one lost probe takes the next hop down. */
+	if (!wps_nh_tick_ok((unsigned)a.tick_ms, (unsigned)a.probe_ms, (unsigned)a.dead_ms))
+		return fail(EXIT_USAGE, "wps ingress watch: --tick (%llu ms) x %llu, the ticks from a lost probe to the next, must be shorter than --dead less --probe (%llu ms)",
+			    a.tick_ms, (a.probe_ms + a.tick_ms - 1) / a.tick_ms, a.dead_ms - a.probe_ms);
 	if ((rc = wps_ingress_dir(a.dev, dir, sizeof(dir))))
 		return rc;
 	snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_CFG);

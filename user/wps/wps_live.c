@@ -42,6 +42,42 @@ enum wps_nh_act wps_nh_next(const struct wps_nh_seen *s, unsigned probe_ms, unsi
 	return (s->state & NUD_PROBE) ? WPS_NH_REPROBE : WPS_NH_PROBE;
 }
 
+enum wps_nh_act wps_nh_look(struct wps_nh_track *tr, const struct wps_nh_seen *seen, const __u8 dmac[6],
+			    uint64_t t0_ms, uint64_t t_ms, unsigned probe_ms, unsigned dead_ms)
+{
+	const uint64_t ago = seen->confirmed_ago_ms;
+	/* The confirmation lies between these: an agent stalled after the kernel's
+	 * reply reads t late. Compared at its latest (a stall does not make it
+	 * go back) and kept at its earliest (the next look's comparison neither);
+	 * counted at its latest (errs towards answered). */
+	const uint64_t latest = t_ms > ago ? t_ms - ago : 0, earliest = t0_ms > ago ? t0_ms - ago : 0;
+	const bool renewed = seen->has_lladdr && (memcmp(seen->lladdr, dmac, 6) ||
+						  latest + WPS_NH_CONFIRM_SLACK_MS < tr->confirmed_ms);
+	unsigned unanswered;
+	enum wps_nh_act act;
+
+	tr->confirmed_ms = earliest;
+	if (renewed && tr->up)
+		tr->question_ms = 0;
+	unanswered = wps_nh_unanswered(t_ms, tr->question_ms, latest);
+	tr->up = wps_nh_alive(seen, probe_ms, dead_ms, unanswered);
+	act = wps_nh_next(seen, probe_ms, renewed || t_ms - tr->asked_ms >= UINT32_MAX ? UINT32_MAX :
+					    (unsigned)(t_ms - tr->asked_ms));
+	if (act != WPS_NH_NONE) {
+		tr->asked_ms = t_ms;
+		if (unanswered == WPS_NH_NOT_ASKED)
+			tr->question_ms = t_ms;	/* the first since it confirmed */
+	}
+	return act;
+}
+
+bool wps_nh_tick_ok(unsigned tick_ms, unsigned probe_ms, unsigned dead_ms)
+{
+	const uint64_t k = tick_ms ? ((uint64_t)probe_ms + tick_ms - 1) / tick_ms : 0;
+
+	return tick_ms && dead_ms > probe_ms && k * tick_ms < dead_ms - probe_ms;
+}
+
 int wps_ptb_parse(const __u8 src[16], const __u8 dst[16], const __u8 *q, size_t len, struct wps_ptb *out)
 {
 	static const __u8 mapped[12] = { [10] = 0xff, [11] = 0xff };

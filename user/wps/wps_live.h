@@ -60,6 +60,35 @@ unsigned wps_nh_unanswered(uint64_t now_ms, uint64_t question_ms, uint64_t confi
  */
 enum wps_nh_act wps_nh_next(const struct wps_nh_seen *s, unsigned probe_ms, unsigned since_probe_ms);
 
+/* A next hop as the agent follows it from look to look (all times on one clock, ms). */
+struct wps_nh_track {
+	bool up;
+	uint64_t asked_ms;		/* the last question */
+	uint64_t question_ms;		/* the first question after its last confirmation (0: none yet) */
+	uint64_t confirmed_ms;		/* its last confirmation, at the earliest it can have been (0: none) */
+};
+
+/*
+ * One look at a next hop whose path sends to dmac, with seen read from the
+ * kernel between t0_ms and t_ms: tr->up judged, and what to ask now (tr
+ * then counts it asked at t_ms). A new MAC (gratuitous ARP, unsolicited NA),
+ * or a confirmation gone back in time, is the neighbour speaking: the kernel
+ * dates such an entry confirmed 2 x base_reachable_time ago, which would take
+ * the last question, answered, for unanswered. It is asked at once and, if
+ * up, its silence counts from that question; a next hop that is down stays
+ * down until it really answers.
+ */
+enum wps_nh_act wps_nh_look(struct wps_nh_track *tr, const struct wps_nh_seen *seen, const __u8 dmac[6],
+			    uint64_t t0_ms, uint64_t t_ms, unsigned probe_ms, unsigned dead_ms);
+
+/*
+ * Whether a look every tick_ms keeps a next hop that loses one probe in
+ * rotation: the question asked again ceil(probe / tick) looks on is judged,
+ * before it is asked, as unanswered for that many ticks, which must be less
+ * than dead_ms - probe_ms (the answer in less than a tick).
+ */
+bool wps_nh_tick_ok(unsigned tick_ms, unsigned probe_ms, unsigned dead_ms);
+
 /*
  * Packet Too Big from the WAN for a packet the ingress sent (the ICMPv6
  * message body after its 8-byte header: the quoted outer packet): ours (outer
