@@ -252,6 +252,11 @@ test_watch_next_hop_silent_after_its_mac_change() {
 	ip -n "$NS_GW" -s neigh show fd91::2 dev wan1
 	cat "$TMP/watch.out"
 	[[ $ms -lt 1000 ]]
+	# The change was seen (the unsolicited NA arrived), before it went down: else this is only
+	# a next hop that stopped answering.
+	grep -Fx -e "path 1 via wan1: next hop at $new" -e 'path 1 via wan1: down (next hop does not answer)' \
+		"$TMP/watch.out" >"$TMP/order"
+	diff <(printf '%s\n' "path 1 via wan1: next hop at $new" 'path 1 via wan1: down (next hop does not answer)') "$TMP/order"
 	gw wps ingress path list --dev wan0 | has -E '^1 +wan1 .* down:neigh '
 }
 
