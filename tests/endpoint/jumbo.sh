@@ -185,6 +185,25 @@ test_jumbo_ub_mtu_fits_server_route_back() {
 	rm -rf "$d"
 }
 
+# The same narrower way back, the server given --mtu 4096 as the client is: its route back
+# carries 2048 at most, so it refuses, and its answer says what it can carry. The client
+# says that in one line (before, the answer was its --mtu, and the client said "refused a
+# UB MTU of 4096: it takes 4096 (... --mtu 4096)").
+test_jumbo_ub_mtu_server_given_one_its_route_back_cannot_carry() {
+	local d; d=$(mktemp -d)
+	topo_routed_narrow r1
+	ip -n "$NS_SRV" route add 10.61.0.0/24 via 10.62.0.2 mtu 3000
+	start_server "$NS_SRV" s0 "$d/srv" --mtu 4096 --wait 10
+	refute ns_run "$NS_CLI" "$BIN/ubperf" client --dev c0 --peer 10.62.0.1 --mtu 4096 2>"$d/cli.err"
+	refute wait $SRV_PID
+	SRV_PID=
+	cat "$d/cli.err" "$d/srv.err"
+	[[ $(wc -l <"$d/cli.err") -eq 1 ]]
+	grep -qx "ubperf client: peer 10.62.0.1 refused a UB MTU of 4096: it takes 2048 (the MTU is agreed in the hello: --mtu 2048)" "$d/cli.err"
+	grep -qx "ubperf server: client 10.61.0.1 asks for a UB MTU of 4096: the path to it by s0: the path MTU the kernel knows (route or learned) 3000 carries a UB MTU of 2048 at most with the UBoE headers" "$d/srv.err"
+	rm -rf "$d"
+}
+
 # Native UB through two UB2E switches (draft Fig. 3), every link and the
 # bridge between the switches MTU 9000: both switches' programs attach
 # natively (xdp.frags) and convert every 4.2 KB data frame in XDP (tx_ub,
@@ -280,5 +299,6 @@ test_jumbo_ctp_native_send_write_read() {
 JUMBO_TESTS=(test_jumbo_routed_ipv4_sr_send test_jumbo_routed_ipv6_gbn_send
 	test_jumbo_routed_ipv4_gbn_fast_write test_jumbo_routed_ipv6_sr_read
 	test_jumbo_routed_generic_sr_send test_jumbo_routed_utp test_jumbo_ub_mtu_fits_routed_path
-	test_jumbo_ub_mtu_fits_server_route_back test_jumbo_native_through_two_ub2e
+	test_jumbo_ub_mtu_fits_server_route_back test_jumbo_ub_mtu_server_given_one_its_route_back_cannot_carry
+	test_jumbo_native_through_two_ub2e
 	test_jumbo_ctp_native_send_write_read)

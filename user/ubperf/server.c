@@ -185,7 +185,8 @@ static void share_region(struct run *r, const struct ubperf_opts *so)
  * The UB MTU, agreed in the hello: the client's (its --mtu, or the largest
  * its devices carry), when our devices carry it too (ep_ub_mtu_max) and we
  * were given no other --mtu. Otherwise every channel is refused (EMSGSIZE)
- * with our own MTU in the answering hello, and each side says so in one
+ * with our own MTU in the answering hello (the --mtu we were given if it
+ * differs, else the largest we carry), and each side says so in one
  * line -- unless ours is a default (no --mtu) and so is the client's: the
  * answer says ours is (mtu_default), the client sets up again at it, the
  * smaller, and nobody says anything (server_inbox_locked). so->mtu: the
@@ -229,7 +230,14 @@ static int server_mtu(struct run *r, struct ubperf_opts *so, const struct inbox_
 		snprintf(r->mtu_why, sizeof(r->mtu_why),
 			 "%s (MTU %u) carries a UB MTU of %u at most with the %s headers", dev, dmtu,
 			 best, so->native.ethertype ? "native UB" : "UBoE");
-	so->mtu = r->mtu_why[0] ? (own ? own : best) : want;
+	/* Refused: the answer says what to ask for. Our --mtu if it is the reason;
+	 * given the client's own but unable to carry it, the largest we can. */
+	if (!r->mtu_why[0])
+		so->mtu = want;
+	else if (own && (own != want || !best))
+		so->mtu = own;
+	else
+		so->mtu = best;
 	if (!so->mtu)
 		return path ? run_fail(r, "the path to client %s by %s: the path MTU the kernel knows (route or learned) %u carries no UB MTU with the UBoE headers",
 				       r->peer_s, dev, dmtu) :
