@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <ifaddrs.h>
-#include <sched.h>
 #include <netinet/in.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -22,6 +21,7 @@
 
 #include <bpf/bpf.h>
 
+#include "io/cpus.h"
 #include "lib/clock.h"
 #include "lib/frame.h"
 #include "lib/uboe_wrap.h"
@@ -317,38 +317,10 @@ static int open_worker(struct ep *lead, uint32_t w, char *err, size_t errlen)
 }
 
 /* The CPUs the calling thread may run on (taskset, a cgroup's cpuset), not
- * every online one: a worker more than those only shares a CPU with another.
- * A fixed cpu_set_t holds 1024: the kernel refuses it (EINVAL) when it has
- * more possible CPUs, so the set is sized from the configured ones and grown
- * until the kernel takes it. */
-static long usable_cpus(void)
-{
-	long conf = sysconf(_SC_NPROCESSORS_CONF);
-	int n = conf > 0 && conf < (1 << 20) ? (int)conf : 1024;
-
-	for (; n <= (1 << 20); n *= 2) {
-		cpu_set_t *set = CPU_ALLOC(n);
-		size_t size = CPU_ALLOC_SIZE(n);
-		long cpus = -1;
-		int err;
-
-		if (!set)
-			break;
-		if (!sched_getaffinity(0, size, set))
-			cpus = CPU_COUNT_S(size, set);
-		err = errno;
-		CPU_FREE(set);
-		if (cpus > 0)
-			return cpus;
-		if (err != EINVAL)
-			break;
-	}
-	return sysconf(_SC_NPROCESSORS_ONLN);
-}
-
+ * every online one: a worker more than those only shares a CPU with another. */
 uint32_t ep_workers_for(const char *dev)
 {
-	long cpus = usable_cpus();
+	long cpus = cpus_usable();
 	uint32_t n = xsk_dev_queues(dev, UB_EP_MAX_WORKERS);
 
 	return cpus > 0 && (uint32_t)cpus < n ? (uint32_t)cpus : n;

@@ -43,6 +43,7 @@
 #include "lib/clock.h"
 #include "wps/egress_int.h"
 #include "wps/egress_stats.h"
+#include "io/cpus.h"
 #include "io/run_link.h"
 #include "wps_egress.skel.h"
 #include "xsk/xsk_port.h"	/* xsk_dev_queues() */
@@ -127,26 +128,9 @@ static unsigned dev_frame_len(const char *dev)
 
 unsigned wps_eg_default_threads(void)
 {
-	cpu_set_t set;
-	int n;
+	long n = cpus_usable();
 
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return 1;
-	n = CPU_COUNT(&set);
 	return n < 1 ? 1 : n > WPS_EG_MAX_SHARDS ? WPS_EG_MAX_SHARDS : (unsigned)n;
-}
-
-/* The k-th CPU this process may run on (-1: none). */
-static int nth_cpu(unsigned k)
-{
-	cpu_set_t set;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return -1;
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &set) && !k--)
-			return c;
-	return -1;
 }
 
 static void stop_threads(struct eg *g)
@@ -259,7 +243,7 @@ static int setup(struct eg *g, char *err, size_t errlen)
 
 		s->g = g;
 		s->idx = i;
-		s->cpu = o->no_pin || g->nshards > wps_eg_default_threads() ? -1 : nth_cpu(i);
+		s->cpu = o->no_pin || g->nshards > wps_eg_default_threads() ? -1 : cpus_nth(i);
 		/* The statistics thread reads under the lock: it inherits a real-time shard's priority. */
 		pthread_mutexattr_init(&ma);
 		pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);

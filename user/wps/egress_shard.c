@@ -12,6 +12,7 @@
 #include <sys/uio.h>
 
 #include "lib/clock.h"
+#include "io/cpus.h"
 #include "wps/egress_int.h"
 #include "xsk/xsk_mt.h"
 
@@ -217,13 +218,8 @@ void *wps_eg_shard_main(void *arg)
 	struct xsk_mt_frame fr[BATCH];
 	unsigned full_batches = 0;
 
-	if (s->cpu >= 0) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(s->cpu, &set);
-		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	}
+	if (s->cpu >= 0)
+		cpus_bind_thread(s->cpu);
 	if (g->prio) {
 		struct sched_param sp = { .sched_priority = (int)g->prio };
 
