@@ -92,7 +92,7 @@ lib_LIBS       := $(PKT_LIBS)
 # The kernel I/O of the roles: BPF maps, pins and links, ports read by ioctl;
 # netlink (nl.c, on libmnl): routes, neighbours, links, ethtool features.
 io_DEPS        := lib
-io_LIBS        := $(BPF_LIBS) -ljson-c -lmnl
+io_LIBS        := $(BPF_LIBS) -ljson-c -lmnl -lpthread
 # The UB transport core (sans-I/O) and its congestion controls.
 transport_DEPS := lib
 transport_LIBS :=

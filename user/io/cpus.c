@@ -19,8 +19,10 @@ cpu_set_t *cpus_allowed(size_t *size)
 		*size = CPU_ALLOC_SIZE(n);
 		if (!sched_getaffinity(0, *size, set))
 			return set;
+		int err = errno;
+
 		CPU_FREE(set);
-		if (errno != EINVAL)
+		if (err != EINVAL)
 			return NULL;
 	}
 	return NULL;

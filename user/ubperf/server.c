@@ -234,7 +234,7 @@ static int server_mtu(struct run *r, struct ubperf_opts *so, const struct inbox_
 	 * given the client's own but unable to carry it, the largest we can. */
 	if (!r->mtu_why[0])
 		so->mtu = want;
-	else if (own && (own != want || !best))
+	else if (own && own != want)
 		so->mtu = own;
 	else
 		so->mtu = best;
