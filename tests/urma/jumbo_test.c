@@ -12,7 +12,8 @@
  * URMA_TEST_CROSS=RUNS: instead, RUNS crossed setups in this process pair:
  * each run both sides make a new jetty and urma_bind_jetty to the other's
  * at the same moment (their OPENs cross), then each Writes MSG bytes into
- * the other's segment and checks what it got. Between a holder (4096) and
+ * the other's segment, then Sends MSG bytes into the other's jetty, and
+ * checks what it got of both. Between a holder (4096) and
  * a veth process (2048) both ends must take 2048: a channel left at 4096
  * toward the veth stalls (URMA_CR_ACK_TIMEOUT_ERR).
  *
@@ -156,6 +157,16 @@ static void post(struct side *s, urma_target_jetty_t *tj, urma_opcode_t op, urma
 		die("a completion for another request");
 }
 
+static void post_recv(struct side *s)
+{
+	urma_sge_t g = { .addr = (uint64_t)(uintptr_t)(s->buf + OFF_RECV), .len = MSG, .tseg = s->seg };
+	urma_jfr_wr_t wr = { .src = { .sge = &g, .num_sge = 1 } };
+	urma_jfr_wr_t *bad;
+
+	if (urma_post_jetty_recv_wr(s->jet, &wr, &bad))
+		die("urma_post_jetty_recv_wr");
+}
+
 /* ---- crossed setups: both sides alike ------------------------------------------------ */
 
 /* Both sides at the same step: a byte each way. */
@@ -165,6 +176,34 @@ static void step(int fd)
 
 	if (write(fd, &c, 1) != 1 || read(fd, &c, 1) != 1)
 		die("the other side went away");
+}
+
+/* A Send of MSG bytes each way on the crossed channel (from the Read
+ * source's room, unused here: the receive lands at OFF_RECV): its completion
+ * and the other side's Send's, intact, in either order. */
+static void cross_send(struct side *s, int fd, urma_target_jetty_t *tj, bool peer, uint32_t r)
+{
+	urma_sge_t src = { .addr = (uint64_t)(uintptr_t)(s->buf + OFF_READ), .len = MSG, .tseg = s->seg };
+	bool sent = false, got = false;
+
+	fill(s->buf + OFF_READ, MSG, CROSS_SEED(peer, r) + 100);
+	if (two_ends_post(s->jet, URMA_OPC_SEND, tj, &src, NULL, 0))
+		die("urma_post_jetty_send_wr");
+	while (!sent || !got) {
+		urma_cr_t cr = next_cr(s);
+
+		if (!cr.flag.bs.s_r) {
+			sent = true;
+			continue;
+		}
+		if (cr.completion_len != MSG || !same(s->buf + OFF_RECV, CROSS_SEED(!peer, r) + 100)) {
+			fprintf(stderr, "crossed run %u\n", r);
+			die("a Send arrived altered");
+		}
+		got = true;
+	}
+	memset(s->buf + OFF_RECV, 0, MSG);
+	step(fd);	/* both Sends done */
 }
 
 /* runs crossed binds with the other side o (peer: this is the peer). */
@@ -180,7 +219,8 @@ static void cross(struct side *s, int fd, const struct two_ends_info *o, bool pe
 
 		cross_run = (int)r;
 		side_jetty(s, mine + r);
-		step(fd);	/* both jetties made */
+		post_recv(s);
+		step(fd);	/* both jetties made, a receive posted */
 		tj = import_jetty(s, o, theirs + r);
 		step(fd);	/* both imported: bind at the same moment */
 		if (urma_bind_jetty(s->jet, tj)) {
@@ -195,6 +235,7 @@ static void cross(struct side *s, int fd, const struct two_ends_info *o, bool pe
 			die("a Write arrived altered");
 		}
 		memset(s->buf + OFF_WRITE, 0, MSG);
+		cross_send(s, fd, tj, peer, r);
 		urma_unbind_jetty(s->jet);
 		urma_unimport_jetty(tj);
 		urma_delete_jetty(s->jet);
@@ -204,16 +245,6 @@ static void cross(struct side *s, int fd, const struct two_ends_info *o, bool pe
 }
 
 /* ---- the peer: a receive posted per round, each Send's and Write's bytes checked --- */
-
-static void post_recv(struct side *s)
-{
-	urma_sge_t g = { .addr = (uint64_t)(uintptr_t)(s->buf + OFF_RECV), .len = MSG, .tseg = s->seg };
-	urma_jfr_wr_t wr = { .src = { .sge = &g, .num_sge = 1 } };
-	urma_jfr_wr_t *bad;
-
-	if (urma_post_jetty_recv_wr(s->jet, &wr, &bad))
-		die("urma_post_jetty_recv_wr");
-}
 
 static void peer_main(int fd)
 {
@@ -281,7 +312,7 @@ int main(void)
 		close(fd);
 		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
 			die("the peer failed");
-		printf("all passed: %d crossed binds, a Write of %u bytes each way intact in each\n",
+		printf("all passed: %d crossed binds, a Write and a Send of %u bytes each way intact in each\n",
 		       atoi(cross_runs), MSG);
 		return 0;
 	}

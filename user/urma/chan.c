@@ -230,8 +230,16 @@ void ubx_chan_refused(struct ubx_chan *ch, uint32_t peer_mtu)
 		ch->peer_mtu = peer_mtu;
 	if (ch->q->bound == ch)
 		ch->q->bound = NULL;
-	/* Out of the list: the channel its peer's OPEN makes is the one found. */
+	/* Out of the list: the channel its peer's OPEN makes is the one found.
+	 * Its core channel and its share of the JFR go now, not when its waiter
+	 * frees it: the OPEN's channel would find the JFR with two and put it
+	 * on bounce buffers for good. */
 	chan_unlink(p, ch);
+	ubx_dispatch(p);
+	if (ch->ec.tp) {
+		ep_chan_destroy(p->ep, &ch->ec);
+		ubx_chan_rx_fini(ch);
+	}
 	pthread_cond_broadcast(&p->cond);
 }
 
@@ -374,8 +382,10 @@ again:
 			ch->q->bound = NULL;
 		chan_unlink(p, ch);
 		ubx_dispatch(p);
-		ep_chan_destroy(p->ep, &ch->ec);
-		ubx_chan_rx_fini(ch);
+		if (ch->ec.tp) {	/* a refused one's went already */
+			ep_chan_destroy(p->ep, &ch->ec);
+			ubx_chan_rx_fini(ch);
+		}
 		free(ch);
 	}
 	if (retry) {

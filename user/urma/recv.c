@@ -225,6 +225,8 @@ int ubx_chan_rx_init(struct ubx_chan *ch)
 			return rc;
 		jfr->direct = NULL;
 	}
+	if (!jfr->shared)
+		ch->port->jfr_shared++;
 	jfr->shared = true;
 	return bounce_post(ch);
 }
