@@ -503,15 +503,15 @@ static int check_route(struct ep *e, const struct ep_peer *p, char *err, size_t 
  * (what it answers for a device nothing routes by) has no gateway: not taken,
  * so a plain misrouting still gets check_route's clear line.
  */
-static int peer_oif(struct ep *e, uint8_t ip_ver, const uint8_t ip[16])
+static int peer_oif(struct ep *e, struct nl *rt, uint8_t ip_ver, const uint8_t ip[16])
 {
 	struct ep_nexthop nh;
 	char err[128];
-	int rc = ep_nexthop_lookup(e->rt, ip_ver, ip, 0, &nh, err, sizeof(err));
+	int rc = ep_nexthop_lookup(rt, ip_ver, ip, 0, &nh, err, sizeof(err));
 
 	if ((rc && rc != -EAGAIN) || nh.ifindex == e->ifindex)
 		return 0;
-	rc = ep_nexthop_lookup(e->rt, ip_ver, ip, e->ifindex, &nh, err, sizeof(err));
+	rc = ep_nexthop_lookup(rt, ip_ver, ip, e->ifindex, &nh, err, sizeof(err));
 	return (!rc || rc == -EAGAIN) && nh.gateway && nh.ifindex == e->ifindex ? e->ifindex : 0;
 }
 
@@ -520,7 +520,8 @@ static int peer_oif(struct ep *e, uint8_t ip_ver, const uint8_t ip[16])
  * kernel takes the peer as on link there when nothing routes by it) and its
  * neighbour entry, resolved as the first member's is.
  */
-static int member_hops(struct ep *e, struct ep_peer *p, int timeout_ms, char *err, size_t errlen)
+static int member_hops(struct ep *e, struct nl *rt, struct ep_peer *p, int timeout_ms, char *err,
+		       size_t errlen)
 {
 	for (uint32_t k = 1; k < e->nmem; k++) {
 		const int ifindex = ep_xdp_ifindex(e->xdp[k]);
@@ -532,7 +533,7 @@ static int member_hops(struct ep *e, struct ep_peer *p, int timeout_ms, char *er
 			memcpy(p->member_mac[k], e->cfg.nexthop_mac, 6);
 			continue;
 		}
-		rc = ep_nexthop_resolve(e->rt, p->ip_ver, p->ip, ifindex, timeout_ms, &nh, why, sizeof(why));
+		rc = ep_nexthop_resolve(rt, p->ip_ver, p->ip, ifindex, timeout_ms, &nh, why, sizeof(why));
 		if (!rc && nh.ifindex != ifindex)
 			rc = -ENETUNREACH;
 		if (rc) {
@@ -569,6 +570,7 @@ static bool addr_on_dev(const char *dev, uint8_t ip_ver, const uint8_t ip[16])
 int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t ip[16],
 		 int timeout_ms, char *err, size_t errlen)
 {
+	struct nl *rt;
 	int rc;
 
 	memset(p, 0, sizeof(*p));
@@ -586,22 +588,31 @@ int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t 
 		p->nh.mtu = e->dev_mtu[0];
 		return 0;
 	}
+	/* A route socket of this call's own: e->rt (its buffer, its sequence
+	 * numbers) is the datapath's, under the caller's port lock, and this
+	 * may run on another thread meanwhile (liburma: an application's
+	 * import while the progress thread answers a hello); on one socket
+	 * each took the other's answers. */
+	rt = nl_open_route(err, errlen);
+	if (!rt)
+		return -EIO;
 	/* Changes read from here on make the peer look its next hop up again. */
 	p->nh_gen = e->nh_gen;
-	p->oif = peer_oif(e, ip_ver, ip);
+	p->oif = peer_oif(e, rt, ip_ver, ip);
 	if (e->cfg.nexthop_mac_set) {
 		/* The MAC is given, so an unresolved neighbour is no failure. */
-		rc = ep_nexthop_lookup(e->rt, ip_ver, ip, p->oif, &p->nh, err, errlen);
+		rc = ep_nexthop_lookup(rt, ip_ver, ip, p->oif, &p->nh, err, errlen);
 		if (rc == -EAGAIN)
 			rc = 0;
 		memcpy(p->nh.dst_mac, e->cfg.nexthop_mac, 6);
 	} else {
-		rc = ep_nexthop_resolve(e->rt, ip_ver, ip, p->oif, timeout_ms, &p->nh, err, errlen);
+		rc = ep_nexthop_resolve(rt, ip_ver, ip, p->oif, timeout_ms, &p->nh, err, errlen);
 	}
 	if (!rc)
 		rc = check_route(e, p, err, errlen);
 	if (!rc)
-		rc = member_hops(e, p, timeout_ms, err, errlen);
+		rc = member_hops(e, rt, p, timeout_ms, err, errlen);
+	nl_close(rt);
 	return rc;
 }
 

@@ -51,7 +51,8 @@ struct ep {
 	uint32_t dev_mtu[EP_MAX_MEMBERS];	/* each member device's MTU */
 	uint64_t mem_tx[EP_MAX_MEMBERS];
 	/*
-	 * Next hops: rt asks the route and neighbour tables; mon hears their
+	 * Next hops: rt asks the route and neighbour tables, for the thread
+	 * that drives the endpoint only (ep_peer_init opens its own); mon hears their
 	 * changes (and the links' and addresses'), nonblocking, read when a wait
 	 * wakes for it and at least every EP_NL_READ_NS while busy. A change
 	 * that may move a peer's next hop adds one to nh_gen, and each peer is

@@ -358,7 +358,6 @@ static void port_free(struct ubx_port *p)
 	pthread_cond_destroy(&p->cond);
 	pthread_mutex_destroy(&p->lock);
 	pthread_mutex_destroy(&p->mb_lock);
-	pthread_mutex_destroy(&p->rt_lock);
 	free(p);
 }
 
@@ -448,7 +447,6 @@ static struct ubx_port *port_new(struct ubx_devport *d, uint32_t w)
 	snprintf(p->ifname, sizeof(p->ifname), "%s", d->ifname);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_mutex_init(&p->mb_lock, NULL);
-	pthread_mutex_init(&p->rt_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&p->cond, &ca);

@@ -35,14 +35,11 @@ struct ubx_peer *ubx_peer_get(struct ubx_port *p, uint8_t ver, const uint8_t ip[
 		return NULL;
 	}
 	/* Route and neighbour lookups may wait: not under the lock. They
-	 * read only what ep_open() set, but share its netlink socket: an
+	 * read only what ep_open() set, on a netlink socket of their own: an
 	 * application thread's import and the progress thread's answer to
-	 * that peer's PROBE at once took each other's replies (timeouts, a
-	 * wrong route). */
+	 * that peer's PROBE may run at once. */
 	pthread_mutex_unlock(&p->lock);
-	pthread_mutex_lock(&p->rt_lock);
 	rc = ep_peer_init(p->ep, &n->ep, ver, ip, (int)ubx_port_timeout_ms(), why, sizeof(why));
-	pthread_mutex_unlock(&p->rt_lock);
 	pthread_mutex_lock(&p->lock);
 	if (rc) {
 		free(n);

@@ -273,9 +273,6 @@ struct ubx_port {
 	enum tp_mode rtx;		/* RTP's retransmission mode */
 	uint32_t span;			/* SR: new data this far past una (UBXDP_URMA_SPAN) */
 	struct ep *ep;
-	/* One peer resolution at a time (ubx_peer_get, outside the lock): the
-	 * endpoint's netlink socket and its buffer are one. */
-	pthread_mutex_t rt_lock;
 	struct tp_ep *tp;
 	struct tp_chan *ctl;		/* a channel never connected: hellos outside channels */
 	pthread_mutex_t lock;
