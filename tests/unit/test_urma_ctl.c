@@ -6,6 +6,7 @@
  * (the peer then sends as an older one did), and the byte is one an older
  * library sent as zero and never read.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -66,6 +67,30 @@ static void older_peer_reads_as_the_default(void **state)
 	}
 }
 
+/* An OPEN makes a channel at the MTU it offers: one no channel can take
+ * (not a power of two in 256..4096) is not read, as a malformed message. */
+static void open_of_no_ub_mtu_unread(void **state)
+{
+	static const uint16_t bad[] = { 0, 128, 255, 300, 3000, 4095, 8192, 65535 };
+	uint8_t b[CTL_LEN];
+	struct ubx_ctl m;
+
+	(void)state;
+	old_open_ack(b);
+	b[5] = CTL_OPEN;
+	for (uint32_t mtu = 256; mtu <= 4096; mtu <<= 1) {
+		b[12] = (uint8_t)(mtu >> 8), b[13] = (uint8_t)mtu;
+		assert_int_equal(ubx_ctl_decode(b, sizeof(b), &m), 0);
+		assert_int_equal(m.mtu, mtu);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		b[12] = (uint8_t)(bad[i] >> 8), b[13] = (uint8_t)bad[i];
+		assert_int_equal(ubx_ctl_decode(b, sizeof(b), &m), -EINVAL);
+	}
+	b[5] = CTL_OPEN_ACK;	/* a refusal's MTU is judged where it is read */
+	assert_int_equal(ubx_ctl_decode(b, sizeof(b), &m), 0);
+}
+
 static void range_in_the_reserved_byte(void **state)
 {
 	uint8_t b[CTL_LEN], old[CTL_LEN];
@@ -95,6 +120,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(older_peer_reads_as_the_default),
 		cmocka_unit_test(range_in_the_reserved_byte),
+		cmocka_unit_test(open_of_no_ub_mtu_unread),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

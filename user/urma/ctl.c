@@ -73,5 +73,6 @@ int ubx_ctl_decode(const uint8_t *b, size_t len, struct ubx_ctl *m)
 	m->dst.uasid = get32(b + 60);
 	m->dst.id = get32(b + 64);
 	m->token = get32(b + 68);
-	return 0;
+	/* A channel would be made at it: none can be at another. */
+	return m->kind == CTL_OPEN && !ubx_ub_mtu_valid(m->mtu) ? -EINVAL : 0;
 }

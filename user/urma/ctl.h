@@ -6,6 +6,7 @@
 #ifndef UBXDP_URMA_CTL_H
 #define UBXDP_URMA_CTL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,7 +31,14 @@ struct ubx_ctl {
 	uint32_t rx_range;
 };
 
+/* A UB MTU a channel can take: a power of two in 256..4096. */
+static inline bool ubx_ub_mtu_valid(uint32_t mtu)
+{
+	return mtu >= 256 && mtu <= 4096 && !(mtu & (mtu - 1));
+}
+
 size_t ubx_ctl_encode(const struct ubx_ctl *m, uint8_t *b);	/* CTL_LEN bytes */
-int ubx_ctl_decode(const uint8_t *b, size_t len, struct ubx_ctl *m);	/* 0 or -EINVAL */
+/* 0, or -EINVAL: not one, or an OPEN offering no UB MTU a channel can take. */
+int ubx_ctl_decode(const uint8_t *b, size_t len, struct ubx_ctl *m);
 
 #endif

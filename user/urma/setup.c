@@ -141,6 +141,8 @@ static void reply(struct ubx_port *p, const uint8_t ip[16], uint8_t ver, const s
  * refused), or any after a refusal: ours fails and the OPEN makes the
  * channel at its MTU, which our waiter's retry finds (*chp NULL, 0). One of
  * a larger MTU: refused naming ours (EMSGSIZE), which the peer takes so.
+ * One nobody waits on (an earlier OPEN's, never connected) goes: refused,
+ * no one would free it; the OPEN starts afresh.
  */
 static int crossed(struct ubx_port *p, struct ubx_chan **chp, const struct ubx_ctl *m)
 {
@@ -148,6 +150,11 @@ static int crossed(struct ubx_port *p, struct ubx_chan **chp, const struct ubx_c
 
 	if (!ch || ch->state == CH_READY || ch->doomed || (!ch->peer_mtu && m->mtu == ch->mtu))
 		return 0;
+	if (!ch->waiters) {
+		ubx_chan_destroy(ch, false);
+		*chp = NULL;
+		return 0;
+	}
 	p->mtu_crossed++;
 	if (m->mtu > ch->mtu && !ch->peer_mtu)
 		return EMSGSIZE;
@@ -247,7 +254,7 @@ static void on_open_ack(struct ubx_port *p, const struct tp_hello *h, const stru
 		ch->err = m->status;
 		/* A smaller UB MTU of the peer's: the opener tries again at it
 		 * (ubx_chan_get); one it cannot take is an error. */
-		if (m->status == EMSGSIZE && m->mtu >= 256 && m->mtu < ch->mtu && !(m->mtu & (m->mtu - 1)))
+		if (m->status == EMSGSIZE && ubx_ub_mtu_valid(m->mtu) && m->mtu < ch->mtu)
 			ch->peer_mtu = m->mtu;
 		else if (m->status == EMSGSIZE)
 			ubx_err("jetty %u: the peer takes a UB MTU of %u, this device %u", m->src.id,
