@@ -312,13 +312,16 @@ int ep_dev_mtu(const char *dev, uint32_t *mtu, char *err, size_t errlen);
 /* What the kernel knows of the path to ip by dev beyond dev's own MTU: its
  * route's mtu, or a path MTU it learned from an ICMP "fragmentation needed"
  * or "packet too big" (`ip route get IP oif DEV`). 0 when it knows none (a
- * narrower hop that never answered one is not known), or no route by dev. */
-uint32_t ep_path_mtu(const char *dev, uint8_t ip_ver, const uint8_t ip[16]);
+ * narrower hop that never answered one is not known), or no route by dev;
+ * then, when the kernel could not be asked or had no route by dev, why (if
+ * not NULL) says so in one line, else it is "". */
+uint32_t ep_path_mtu(const char *dev, uint8_t ip_ver, const uint8_t ip[16], char *why, size_t whylen);
 /* The UB MTU that path carries, an IP packet there (no LPH or NTH: a UB2E
  * switch's IP side), UINT32_MAX when the kernel knows nothing of it; the
  * path's MTU in *path_mtu (0: nothing known). Less than a device's
  * ep_ub_mtu_fit (or ep_ub_mtu_max): the path is the limit. */
-uint32_t ep_path_ub_mtu(const char *dev, uint8_t ip_ver, const uint8_t ip[16], uint32_t *path_mtu);
+uint32_t ep_path_ub_mtu(const char *dev, uint8_t ip_ver, const uint8_t ip[16], uint32_t *path_mtu,
+			char *why, size_t whylen);
 
 /* Frames sent by entity member k (0 .. nmembers-1; the device alone: 0). */
 uint64_t ep_member_tx(const struct ep *e, uint32_t k);

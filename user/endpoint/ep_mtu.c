@@ -88,18 +88,30 @@ uint32_t ep_ub_mtu_max(const struct ep *e, uint8_t ip_ver, uint32_t *dev_mtu, ui
 			     e->xm && xsk_mt_is_sg(e->xm) ? 0 : EP_FRAME_SIZE);
 }
 
-uint32_t ep_path_mtu(const char *dev, uint8_t ip_ver, const uint8_t ip[16])
+uint32_t ep_path_mtu(const char *dev, uint8_t ip_ver, const uint8_t ip[16], char *why, size_t whylen)
 {
 	const int ifindex = (int)if_nametoindex(dev);
-	char err[128];
+	char err[128] = "";
 	struct nl *rt = ifindex ? nl_open_route(err, sizeof(err)) : NULL;
 	struct nl_route r;
 	uint32_t mtu = 0;
 
-	if (!rt)
+	if (why && whylen)
+		*why = 0;
+	if (!rt) {
+		if (why)
+			snprintf(why, whylen, "%s", ifindex ? err : "no such device");
 		return 0;
-	if (!nl_route_get(rt, ip_ver == 6 ? AF_INET6 : AF_INET, ip, ifindex, &r) && r.oif == ifindex)
+	}
+	if (nl_route_get(rt, ip_ver == 6 ? AF_INET6 : AF_INET, ip, ifindex, &r)) {
+		if (why)
+			snprintf(why, whylen, "no route by %s: %s", dev, nl_error(rt));
+	} else if (r.oif != ifindex) {
+		if (why)
+			snprintf(why, whylen, "the route leaves by another device than %s", dev);
+	} else {
 		mtu = r.mtu;
+	}
 	nl_close(rt);
 	return mtu;
 }
@@ -115,9 +127,10 @@ uint32_t ep_ub_mtu_to(const struct ep *e, const struct ep_peer *p)
 	return v < m ? v : m;
 }
 
-uint32_t ep_path_ub_mtu(const char *dev, uint8_t ip_ver, const uint8_t ip[16], uint32_t *path_mtu)
+uint32_t ep_path_ub_mtu(const char *dev, uint8_t ip_ver, const uint8_t ip[16], uint32_t *path_mtu,
+			char *why, size_t whylen)
 {
-	uint32_t pm = ep_path_mtu(dev, ip_ver, ip);
+	uint32_t pm = ep_path_mtu(dev, ip_ver, ip, why, whylen);
 
 	*path_mtu = pm;
 	/* No LPH or NTH beyond a UB2E switch; the frame bound is the device's

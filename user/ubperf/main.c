@@ -198,7 +198,7 @@ static int mtu_finish(struct ubperf_opts *o, bool native)
 			return 2;
 		}
 		fit = ep_ub_mtu_fit(m, native, ver, frame);
-		pf = ep_path_ub_mtu(o->devs[k], ver, ip, &pm);
+		pf = ep_path_ub_mtu(o->devs[k], ver, ip, &pm, NULL, 0);
 		by_path = pf < fit;
 		if (by_path) {
 			fit = pf;

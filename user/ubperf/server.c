@@ -211,7 +211,7 @@ static int server_mtu(struct run *r, struct ubperf_opts *so, const struct inbox_
 	 * route's mtu here): what we send, a Read's data, takes it, and the
 	 * client cannot see it. Every port's device is one of --dev. */
 	for (uint32_t i = 0; i < so->ndevs; i++) {
-		m = ep_path_ub_mtu(so->devs[i], e->ver, e->ip, &d);
+		m = ep_path_ub_mtu(so->devs[i], e->ver, e->ip, &d, NULL, 0);
 		if (m < best) {
 			best = m;
 			dmtu = d;

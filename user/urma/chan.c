@@ -303,12 +303,20 @@ static void wait_setup(struct ubx_port *p, struct ubx_chan *ch)
  * Asked at each channel's setup, never kept: a route changed or a path MTU
  * expired counts for the next channel.
  */
-uint32_t ubx_mtu_to(const struct ubx_port *p, const struct ubx_peer *peer)
+uint32_t ubx_mtu_to(const struct ubx_port *p, struct ubx_peer *peer)
 {
 	const uint32_t m = ep_ub_mtu_to(p->ep, &peer->ep);
 	uint32_t pm;
-	const uint32_t fit = ep_path_ub_mtu(p->ifname, peer->ep.ip_ver, peer->ep.ip, &pm);
+	char why[160];
+	const uint32_t fit = ep_path_ub_mtu(p->ifname, peer->ep.ip_ver, peer->ep.ip, &pm, why, sizeof(why));
 
+	/* The device's MTU alone may be more than a hop takes: once a peer
+	 * (one on this device is reached by no route of its, but by lo). */
+	if (*why && !peer->ep.local && !peer->path_warned) {
+		peer->path_warned = true;
+		ubx_warn("device %s: the path MTU to a peer is unknown (%s): its channels take the device's",
+			 p->ifname, why);
+	}
 	return fit < m ? fit : m;
 }
 

@@ -116,7 +116,7 @@ struct ubx_probe_run {
 
 static void reply(struct ubx_port *p, const uint8_t ip[16], uint8_t ver, const struct tp_chan *tp,
 		  uint16_t sport, uint32_t peer_tpn, const struct ubx_ctl *req, uint8_t kind,
-		  int status)
+		  int status, uint32_t mtu)
 {
 	struct ubx_ctl m = *req;
 	struct ubx_peer *peer;
@@ -129,7 +129,8 @@ static void reply(struct ubx_port *p, const uint8_t ip[16], uint8_t ver, const s
 	m.status = (uint8_t)status;
 	m.src = req->dst;
 	m.dst = req->src;
-	m.mtu = (uint16_t)ubx_mtu_to(p, peer);	/* what we take on this path */
+	/* What we take on this path: the caller's figure (0: asked here). */
+	m.mtu = (uint16_t)(mtu ? mtu : ubx_mtu_to(p, peer));
 	m.rx_range = tp ? tp_chan_rx_range(tp) : 0;	/* ours, not the request's */
 	send_ctl(p, peer, tp, sport, peer_tpn, true, &m);
 }
@@ -169,13 +170,21 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 	struct ubx_q *q;
 	struct ubx_chan *ch;
 	struct ubx_peer *peer;
-	int st = q_accepts(p, m, &q), err;
+	uint32_t mtu = 0;	/* ubx_mtu_to once asked, or what a refusal names */
+	int st, err;
 
 	p->open_in++;
+	st = q_accepts(p, m, &q);
 	if (!st && m->mtu > p->mtu[ver == 6])
 		st = EMSGSIZE;
 	ch = st ? NULL : ubx_chan_find(p, q, &m->src);
-	if (ch && ch->state == CH_READY && ch->peer_tpn != h->tpn) {
+	if (ch && ch->state == CH_READY && ch->peer_tpn != h->tpn && m->mtu > ch->mtu &&
+	    m->mtu > (mtu = ubx_mtu_to(p, ch->peer))) {
+		/* Larger than we take to that peer: a late OPEN of a channel we
+		 * refused, not a replacement for ours. */
+		st = EMSGSIZE;
+		ch = NULL;
+	} else if (ch && ch->state == CH_READY && ch->peer_tpn != h->tpn) {
 		/* The other side made a new channel (its old one failed): ours is stale. */
 		ubx_chan_destroy(ch, false);
 		ch = NULL;
@@ -183,15 +192,15 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 		ubx_chan_destroy(ch, false);
 		ch = NULL;
 	}
-	if (!st)
-		st = crossed(p, &ch, m);
+	if (!st && (st = crossed(p, &ch, m)))
+		mtu = ch->mtu;	/* ours, not a path's asked again: the peer retries at it */
 	if (!st && !ch && q->mode == URMA_TM_RC && q->bound)
 		st = EBUSY;		/* an RC jetty has one remote jetty */
 	if (st) {
 		p->setup_refused++;
 		p->token_refused += st == EACCES;
 		ubx_dbg("refused an OPEN for jetty %u: %s", m->dst.id, strerror(st));
-		reply(p, ip, ver, NULL, 0, h->tpn, m, CTL_OPEN_ACK, st);
+		reply(p, ip, ver, NULL, 0, h->tpn, m, CTL_OPEN_ACK, st, mtu);
 		return;
 	}
 	if (!ch) {
@@ -204,15 +213,17 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 			return;		/* the jetty went meanwhile; the sender retries */
 		if (crossed(p, &ch, m)) {
 			p->setup_refused++;
-			reply(p, ip, ver, NULL, 0, h->tpn, m, CTL_OPEN_ACK, EMSGSIZE);
+			reply(p, ip, ver, NULL, 0, h->tpn, m, CTL_OPEN_ACK, EMSGSIZE, ch->mtu);
 			return;
 		}
-		if (!ch && m->mtu > ubx_mtu_to(p, peer)) {
+		if (!ch && !mtu)
+			mtu = ubx_mtu_to(p, peer);
+		if (!ch && m->mtu > mtu) {
 			/* A path of ours smaller than the device's (loopback, by
 			 * the process's veth, a route's or learned path MTU back
 			 * to the peer): the refusal names its MTU. */
 			p->setup_refused++;
-			reply(p, ip, ver, NULL, 0, h->tpn, m, CTL_OPEN_ACK, EMSGSIZE);
+			reply(p, ip, ver, NULL, 0, h->tpn, m, CTL_OPEN_ACK, EMSGSIZE, mtu);
 			return;
 		}
 		if (!ch) {
@@ -220,7 +231,7 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 				      (urma_tp_type_t)m->tp_type, m->order, m->mtu, m->depth,
 				      m->rx_range > TP_OOO_RANGE_DEFAULT, &err);
 			if (!ch) {
-				reply(p, ip, ver, NULL, 0, h->tpn, m, CTL_OPEN_ACK, err);
+				reply(p, ip, ver, NULL, 0, h->tpn, m, CTL_OPEN_ACK, err, mtu);
 				return;
 			}
 			ch->rc = m->flags & CTL_F_RC;
@@ -239,7 +250,7 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 			pthread_cond_broadcast(&p->cond);
 		}
 	}
-	reply(p, ip, ver, ch->ec.tp, ch->ec.sport, h->tpn, m, CTL_OPEN_ACK, 0);
+	reply(p, ip, ver, ch->ec.tp, ch->ec.sport, h->tpn, m, CTL_OPEN_ACK, 0, ch->mtu);
 }
 
 static void on_open_ack(struct ubx_port *p, const struct tp_hello *h, const struct ubx_ctl *m)
@@ -288,7 +299,8 @@ static void on_probe(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], cons
 		p->setup_refused++;
 		p->token_refused += st == EACCES;
 	}
-	reply(p, ip, ver, NULL, 0, h->tpn, m, CTL_PROBE_ACK, st);
+	/* No channel comes of it: the device's MTU, no path asked. */
+	reply(p, ip, ver, NULL, 0, h->tpn, m, CTL_PROBE_ACK, st, p->mtu[ver == 6]);
 }
 
 static void on_probe_ack(struct ubx_port *p, const struct ubx_ctl *m)

@@ -141,6 +141,7 @@ struct ubx_jfc;
 struct ubx_peer {
 	struct ep_peer ep;
 	struct ubx_peer *next;
+	bool path_warned;		/* ubx_mtu_to logged a failed path lookup */
 };
 
 /* A work request in flight: its completion record's fields, and what to
@@ -494,7 +495,7 @@ struct ubx_chan *ubx_chan_new(struct ubx_port *p, struct ubx_q *q, const urma_je
  * setup timeout) when there is none yet. Port lock held; it is released
  * while waiting. NULL with *err (errno) when it cannot be had. */
 struct ubx_chan *ubx_chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, int *err);
-uint32_t ubx_mtu_to(const struct ubx_port *p, const struct ubx_peer *peer);
+uint32_t ubx_mtu_to(const struct ubx_port *p, struct ubx_peer *peer);
 /* Destroy, flushing its work requests (error records) first; tell the peer. */
 void ubx_chan_destroy(struct ubx_chan *ch, bool tell_peer);
 void ubx_chans_of_q_destroy(struct ubx_q *q);
