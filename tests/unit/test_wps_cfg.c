@@ -521,28 +521,40 @@ static void nh_tick_limit(void **state)
 	assert_false(nh_survives_lost_probe(30000, 30000, 60000, 2));
 }
 
-/* A next hop silent since 1000 ms goes down by --dead and a tick on (1600 ms) and
- * stays down, though the agent is stalled 100 ms between the kernel's reply and its
- * clock (t0 .. t) every 8th look: its confirmation is not seen to go back in time
- * (which would restart its question: 300 ms later down, then up again). */
+/* A next hop silent since 1000 ms goes down (without stalls by --dead and a tick
+ * on, 1600 ms) and stays down, though the agent is stalled between the kernel's
+ * reply and its clock (t0 .. t) every 8th look: whatever the stall (50 ms up to
+ * 3 x --probe) and whichever look of the 8 it falls on, it never comes back up.
+ * Its confirmation is not seen to go back in time (which would restart its
+ * question), nor its question taken as answered once down (a stall of --probe
+ * - 50 ms or more dated the confirmation after it: up again for 500 ms). */
 static void nh_dead_stays_down_under_stalls(void **state)
 {
 	static const __u8 mac[6] = { 2, 0, 0, 0x0d, 0, 1 };
-	struct wps_nh_track tr = { .up = true };
-	struct wps_nh_seen s = { .present = true, .has_lladdr = true, .state = NUD_REACHABLE };
-	unsigned looks = 0;
 
 	(void)state;
-	memcpy(s.lladdr, mac, 6);
-	for (uint64_t t0 = 1000; t0 < 6000; t0 += 100, looks++) {
-		const uint64_t t = t0 + (looks % 8 == 5 ? 100 : 0);
+	for (unsigned stall = 50; stall <= 600; stall += 10)
+		for (unsigned at = 0; at < 8; at++) {
+			struct wps_nh_track tr = { .up = true };
+			struct wps_nh_seen s = { .present = true, .has_lladdr = true, .state = NUD_REACHABLE };
+			unsigned looks = 0;
+			bool went_down = false;
 
-		s.confirmed_ago_ms = (__u32)(t0 - 1000);
-		if (wps_nh_look(&tr, &s, mac, t0, t, 200, 500) != WPS_NH_NONE)
-			s.state = NUD_PROBE;
-		if (t0 >= 1600 && tr.up)
-			fail_msg("silent next hop up at %llu ms (look %u)", (unsigned long long)t0, looks);
-	}
+			memcpy(s.lladdr, mac, 6);
+			for (uint64_t t0 = 1000; t0 < 6000; t0 += 100, looks++) {
+				const uint64_t t = t0 + (looks % 8 == at ? stall : 0);
+
+				s.confirmed_ago_ms = (__u32)(t0 - 1000);
+				if (wps_nh_look(&tr, &s, mac, t0, t, 200, 500) != WPS_NH_NONE)
+					s.state = NUD_PROBE;
+				/* A stall while up may take its question for answered (errs
+				 * that way): asked again, it goes down that much later. */
+				if (tr.up && (went_down || t0 >= 1600 + stall + 500))
+					fail_msg("silent next hop %s at %llu ms (look %u, a %u ms stall every 8th look from %u)",
+						 went_down ? "back up" : "still up", (unsigned long long)t0, looks, stall, at);
+				went_down |= !tr.up;
+			}
+		}
 }
 
 /* A next hop that speaks (a new MAC, or its confirmation back in time: the kernel

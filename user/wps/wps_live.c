@@ -48,8 +48,10 @@ enum wps_nh_act wps_nh_look(struct wps_nh_track *tr, const struct wps_nh_seen *s
 	const uint64_t ago = seen->confirmed_ago_ms;
 	/* The confirmation lies between these: an agent stalled after the kernel's
 	 * reply reads t late. Compared at its latest (a stall does not make it
-	 * go back) and kept at its earliest (the next look's comparison neither);
-	 * counted at its latest (errs towards answered). */
+	 * go back) and kept at its earliest (the next look's comparison neither).
+	 * Against the question: at its latest while up (errs towards answered),
+	 * at its earliest while down, where the latest would take a stall of
+	 * probe - slack for an answer; one that answered is alive by its age. */
 	const uint64_t latest = t_ms > ago ? t_ms - ago : 0, earliest = t0_ms > ago ? t0_ms - ago : 0;
 	const bool renewed = seen->has_lladdr && (memcmp(seen->lladdr, dmac, 6) ||
 						  latest + WPS_NH_CONFIRM_SLACK_MS < tr->confirmed_ms);
@@ -59,7 +61,7 @@ enum wps_nh_act wps_nh_look(struct wps_nh_track *tr, const struct wps_nh_seen *s
 	tr->confirmed_ms = earliest;
 	if (renewed && tr->up)
 		tr->question_ms = 0;
-	unanswered = wps_nh_unanswered(t_ms, tr->question_ms, latest);
+	unanswered = wps_nh_unanswered(t_ms, tr->question_ms, tr->up ? latest : earliest);
 	tr->up = wps_nh_alive(seen, probe_ms, dead_ms, unanswered);
 	act = wps_nh_next(seen, probe_ms, renewed || t_ms - tr->asked_ms >= UINT32_MAX ? UINT32_MAX :
 					    (unsigned)(t_ms - tr->asked_ms));
