@@ -557,6 +557,34 @@ static void nh_dead_stays_down_under_stalls(void **state)
 		}
 }
 
+/* A next hop that is down while the kernel's entry has another MAC than its path
+ * (the path's is rewritten only while up) is asked every --probe, not every look:
+ * the new MAC is the neighbour speaking once, not at each look. */
+static void nh_down_new_mac_asked_every_probe(void **state)
+{
+	static const __u8 old[6] = { 2, 0, 0, 0x0d, 0, 1 }, new[6] = { 2, 0, 0, 0x0d, 0, 2 };
+	struct wps_nh_track tr = { .up = false, .asked_ms = 9900, .question_ms = 8000, .confirmed_ms = 7000 };
+	struct wps_nh_seen s = { .present = true, .has_lladdr = true, .state = NUD_STALE };
+	const unsigned looks = 20, tick = 100, probe = 200;
+	unsigned asked = 0;
+
+	(void)state;
+	memcpy(s.lladdr, new, 6);
+	for (unsigned i = 0; i < looks; i++) {
+		const uint64_t t = 10000 + (uint64_t)i * tick;
+
+		s.confirmed_ago_ms = (__u32)(t - 7000);
+		if (wps_nh_look(&tr, &s, old, t, t, probe, 500) != WPS_NH_NONE) {
+			asked++;
+			s.state = NUD_PROBE;
+		}
+		assert_false(tr.up);
+	}
+	if (asked > looks * tick / probe + 1)
+		fail_msg("asked %u times in %u looks of %u ms (probe %u ms)", asked, looks, tick, probe);
+	assert_true(asked >= looks * tick / probe);
+}
+
 /* A next hop that speaks (a new MAC, or its confirmation back in time: the kernel
  * dating it 60 s ago) is asked at once; if up, its silence counts from that
  * question; if down, it stays down until it really answers. */
@@ -605,6 +633,7 @@ int main(void)
 		cmocka_unit_test(nh_tick_limit),
 		cmocka_unit_test(nh_dead_stays_down_under_stalls),
 		cmocka_unit_test(nh_renewed),
+		cmocka_unit_test(nh_down_new_mac_asked_every_probe),
 		cmocka_unit_test(packet_too_big),
 		cmocka_unit_test(quantum_and_inflight),
 		cmocka_unit_test(group_state_word),

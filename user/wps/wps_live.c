@@ -53,12 +53,16 @@ enum wps_nh_act wps_nh_look(struct wps_nh_track *tr, const struct wps_nh_seen *s
 	 * at its earliest while down, where the latest would take a stall of
 	 * probe - slack for an answer; one that answered is alive by its age. */
 	const uint64_t latest = t_ms > ago ? t_ms - ago : 0, earliest = t0_ms > ago ? t0_ms - ago : 0;
-	const bool renewed = seen->has_lladdr && (memcmp(seen->lladdr, dmac, 6) ||
+	/* A MAC other than the path's speaks once: a down hop's path keeps the
+	 * old one, and would be asked at every look. */
+	const bool renewed = seen->has_lladdr && ((memcmp(seen->lladdr, dmac, 6) && memcmp(seen->lladdr, tr->mac, 6)) ||
 						  latest + WPS_NH_CONFIRM_SLACK_MS < tr->confirmed_ms);
 	unsigned unanswered;
 	enum wps_nh_act act;
 
 	tr->confirmed_ms = earliest;
+	if (seen->has_lladdr)
+		memcpy(tr->mac, seen->lladdr, 6);
 	if (renewed && tr->up)
 		tr->question_ms = 0;
 	unanswered = wps_nh_unanswered(t_ms, tr->question_ms, tr->up ? latest : earliest);

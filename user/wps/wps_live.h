@@ -66,6 +66,7 @@ struct wps_nh_track {
 	uint64_t asked_ms;		/* the last question */
 	uint64_t question_ms;		/* the first question after its last confirmation (0: none yet) */
 	uint64_t confirmed_ms;		/* its last confirmation, at the earliest it can have been (0: none) */
+	__u8 mac[6];			/* the kernel's MAC for it at the last look */
 };
 
 /*
@@ -76,7 +77,8 @@ struct wps_nh_track {
  * dates such an entry confirmed 2 x base_reachable_time ago, which would take
  * the last question, answered, for unanswered. It is asked at once and, if
  * up, its silence counts from that question; a next hop that is down stays
- * down until it really answers.
+ * down until it really answers. A MAC other than dmac speaks once (tr->mac):
+ * the path keeps dmac while the next hop is down.
  */
 enum wps_nh_act wps_nh_look(struct wps_nh_track *tr, const struct wps_nh_seen *seen, const __u8 dmac[6],
 			    uint64_t t0_ms, uint64_t t_ms, unsigned probe_ms, unsigned dead_ms);
