@@ -4,7 +4,8 @@
  * (byte 11, CTL_RX_RANGE, user/urma/ctl.c): a message of a library before
  * the span, the same length with zero there, reads as the default range
  * (the peer then sends as an older one did), and the byte is one an older
- * library sent as zero and never read.
+ * library sent as zero and never read. So is the last word, where an
+ * accepting OPEN_ACK names its channel's nonce.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -115,12 +116,34 @@ static void range_in_the_reserved_byte(void **state)
 	assert_memory_equal(b, old, sizeof(b));
 }
 
+/* An accepting OPEN_ACK names its channel's nonce in the last word (a
+ * reopened peer channel with the same TPN is told by it); an older
+ * library's zero there reads as none. */
+static void acker_nonce_in_the_last_word(void **state)
+{
+	uint8_t b[CTL_LEN], old[CTL_LEN];
+	struct ubx_ctl m;
+
+	(void)state;
+	old_open_ack(old);
+	assert_int_equal(ubx_ctl_decode(old, sizeof(old), &m), 0);
+	assert_int_equal(m.chan_nonce, 0);
+	m.chan_nonce = 0x8badf00d;
+	assert_int_equal(ubx_ctl_encode(&m, b), CTL_LEN);
+	assert_memory_equal(b + 72, "\x8b\xad\xf0\x0d", 4);
+	assert_memory_equal(b, old, 72);	/* all else as an older library reads it */
+	assert_int_equal(ubx_ctl_decode(b, sizeof(b), &m), 0);
+	assert_int_equal(m.chan_nonce, 0x8badf00d);
+	assert_int_equal(m.nonce, 0xdeadbeef);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(older_peer_reads_as_the_default),
 		cmocka_unit_test(range_in_the_reserved_byte),
 		cmocka_unit_test(open_of_no_ub_mtu_unread),
+		cmocka_unit_test(acker_nonce_in_the_last_word),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

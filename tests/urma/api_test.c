@@ -55,6 +55,7 @@ struct peer_info {
 #define SEG_TOKEN	0x5eed	/* the peer's segments' token value */
 
 static int peer_sock = -1;
+static pid_t peer_pid;
 static struct peer_info pinfo;
 
 /* ---- the peer process ------------------------------------------------------------ */
@@ -1033,6 +1034,60 @@ static void jfc_overflow(void **state)
 	assert_int_equal(urma_delete_jfc(small), 0);
 }
 
+/*
+ * Our channel fails while the peer hears nothing (stopped past the JFS's
+ * err_timeout: no CLOSE reaches it) and the next Write opens a new one,
+ * which gets the same TPN back (the core's lowest free one): the peer's
+ * old channel, of the old PSNs, must not be taken for it.
+ */
+static void reopened_same_tpn(void **state)
+{
+	urma_jfs_cfg_t sc = { .depth = 8, .trans_mode = URMA_TM_RM, .jfc = F.jfc,
+			      .err_timeout = 15 };	/* 134 ms */
+	urma_jfs_wr_flag_t fl = { .value = 0 };
+	urma_jfs_t *jfs = urma_create_jfs(F.ctx, &sc);
+	uint64_t a = (uint64_t)(uintptr_t)F.buf;
+	urma_cr_t cr;
+	int got, st;
+
+	(void)state;
+	assert_non_null(jfs);
+	fl.bs.complete_enable = 1;
+	assert_int_equal(urma_write(jfs, F.tj, F.tseg, F.seg, pinfo.seg_va, a, 64, fl, 31), 0);
+	assert_int_equal(get_cr(F.jfc, &cr, 3000), 1);
+	assert_int_equal(cr.status, URMA_CR_SUCCESS);
+	kill(peer_pid, SIGSTOP);
+	got = urma_write(jfs, F.tj, F.tseg, F.seg, pinfo.seg_va, a, 64, fl, 32) ? -1 :
+	      get_cr(F.jfc, &cr, 3000);
+	st = cr.status;
+	kill(peer_pid, SIGCONT);
+	assert_int_equal(got, 1);
+	assert_int_equal(st, URMA_CR_ACK_TIMEOUT_ERR);
+	/* Each channel of this process gets the TPN after the last one's, round
+	 * its slot's range of 2^14 (ep_tp_chan_create), skipping the two in use
+	 * (the port's hellos', the fixture jetty's): once round, and the
+	 * reopened channel has the failed one's TPN (the peer, told by
+	 * UBXDP_URMA_LOG=7, hears that TPN again). */
+	for (int k = 0; k < (1 << 14) - 3; k++) {
+		urma_jfs_cfg_t bc = { .depth = 8, .trans_mode = URMA_TM_RM, .jfc = F.jfc };
+		urma_jfs_t *b = urma_create_jfs(F.ctx, &bc);
+
+		assert_non_null(b);
+		assert_int_equal(urma_write(b, F.tj, F.tseg, F.seg, pinfo.seg_va, a, 64, fl, 7), 0);
+		assert_int_equal(get_cr(F.jfc, &cr, 3000), 1);
+		assert_int_equal(cr.status, URMA_CR_SUCCESS);
+		assert_int_equal(urma_delete_jfs(b), 0);
+	}
+	/* A new channel: it moves data. */
+	for (uint64_t i = 33; i < 36; i++) {
+		assert_int_equal(urma_write(jfs, F.tj, F.tseg, F.seg, pinfo.seg_va, a, 64, fl, i), 0);
+		assert_int_equal(get_cr(F.jfc, &cr, 3000), 1);
+		assert_int_equal(cr.status, URMA_CR_SUCCESS);
+		assert_int_equal(cr.user_ctx, i);
+	}
+	assert_int_equal(urma_delete_jfs(jfs), 0);
+}
+
 /* RC: bind to the peer's RC jetty; one remote only. */
 static void rc_bind(void **state)
 {
@@ -1332,6 +1387,7 @@ int main(void)
 		cmocka_unit_test(one_call_forms),
 		cmocka_unit_test(remote_errors),
 		cmocka_unit_test(jfc_overflow),
+		cmocka_unit_test(reopened_same_tpn),
 		cmocka_unit_test(rc_bind),
 		cmocka_unit_test(um),
 		cmocka_unit_test(immediate),
@@ -1340,7 +1396,7 @@ int main(void)
 		cmocka_unit_test(threads),
 		cmocka_unit_test(logging),
 	};
-	pid_t peer_pid = two_ends_fork(peer_main, &peer_sock, &pinfo, sizeof(pinfo));
+	peer_pid = two_ends_fork(peer_main, &peer_sock, &pinfo, sizeof(pinfo));
 	int rc, st;
 
 	rc = cmocka_run_group_tests_name("urma_api", tests, group_setup, group_teardown);

@@ -86,6 +86,7 @@ struct ubx_chan *ubx_chan_new(struct ubx_port *p, struct ubx_q *q, const urma_je
 	ch->tp_type = tp_type;
 	ch->order = order;
 	ch->mtu = mtu;
+	ch->nonce = (uint32_t)ubx_rand(p) | 1u;	/* never 0: "none" on the wire */
 	ch->ec.peer = &peer->ep;
 	ch->ec.app = ch;
 	cc.mode = core_mode(p, tp_type);
@@ -365,7 +366,6 @@ again:
 		ch->rc = rc;
 		ch->token = tj->token.token;
 		ch->state = CH_SETUP;
-		ch->nonce = (uint32_t)ubx_rand(p);
 		ch->deadline = ubx_deadline_after(ubx_port_timeout_ms());
 		ubx_send_open(ch);
 		ubx_progress(p);

@@ -4,9 +4,10 @@
  *   "URMA" | ver | kind | status (errno) | mode (URMA_TM_*) | tp_type |
  *   order | flags (1: RC bind) | rx range (log2) | mtu(16) | depth(16) |
  *   nonce(32) | src EID(128) | src UASID(32) | src ID(32) | dst EID(128) |
- *   dst UASID(32) | dst ID(32) | token(32) | 0(32)
+ *   dst UASID(32) | dst ID(32) | token(32) | the acker's channel nonce(32)
  * Byte 11 was reserved, sent 0 and never read: a library before the span
- * sends 0 there and ignores what a newer one puts in it.
+ * sends 0 there and ignores what a newer one puts in it; so for bytes
+ * 72-75, the accepting OPEN_ACK's own channel nonce (0 before).
  */
 #include <errno.h>
 #include <string.h>
@@ -43,7 +44,7 @@ size_t ubx_ctl_encode(const struct ubx_ctl *m, uint8_t *b)
 	put32(b + 60, m->dst.uasid);
 	put32(b + 64, m->dst.id);
 	put32(b + 68, m->token);
-	put32(b + 72, 0);
+	put32(b + 72, m->chan_nonce);
 	return CTL_LEN;
 }
 
@@ -73,6 +74,7 @@ int ubx_ctl_decode(const uint8_t *b, size_t len, struct ubx_ctl *m)
 	m->dst.uasid = get32(b + 60);
 	m->dst.id = get32(b + 64);
 	m->token = get32(b + 68);
+	m->chan_nonce = get32(b + 72);
 	/* A channel would be made at it: none can be at another. */
 	return m->kind == CTL_OPEN && !ubx_ub_mtu_valid(m->mtu) ? -EINVAL : 0;
 }

@@ -29,6 +29,9 @@ struct ubx_ctl {
 	/* OPEN, OPEN_ACK: how far past its next expected PSN the sender's
 	 * channel keeps packets (a power of two, 256..2048); 0: the default */
 	uint32_t rx_range;
+	/* OPEN_ACK accepting: the answering channel's own nonce (its OPENs');
+	 * 0 otherwise, and from a library before it */
+	uint32_t chan_nonce;
 };
 
 /* A UB MTU a channel can take: a power of two in 256..4096. */

@@ -114,10 +114,11 @@ struct ubx_probe_run {
 	uint64_t next, deadline;
 };
 
-static void reply(struct ubx_port *p, const uint8_t ip[16], uint8_t ver, const struct tp_chan *tp,
-		  uint16_t sport, uint32_t peer_tpn, const struct ubx_ctl *req, uint8_t kind,
-		  int status, uint32_t mtu)
+/* An answer to req: ch, the channel accepting it (NULL: a refusal, a PROBE's). */
+static void reply(struct ubx_port *p, const uint8_t ip[16], uint8_t ver, const struct ubx_chan *ch,
+		  uint32_t peer_tpn, const struct ubx_ctl *req, uint8_t kind, int status, uint32_t mtu)
 {
+	const struct tp_chan *tp = ch ? ch->ec.tp : NULL;
 	struct ubx_ctl m = *req;
 	struct ubx_peer *peer;
 	int err;
@@ -132,7 +133,9 @@ static void reply(struct ubx_port *p, const uint8_t ip[16], uint8_t ver, const s
 	/* What we take on this path: the caller's figure (0: asked here). */
 	m.mtu = (uint16_t)(mtu ? mtu : ubx_mtu_to(p, peer));
 	m.rx_range = tp ? tp_chan_rx_range(tp) : 0;	/* ours, not the request's */
-	send_ctl(p, peer, tp, sport, peer_tpn, true, &m);
+	/* Who answers: the opener tells a reopened channel of ours from this one. */
+	m.chan_nonce = ch && !status ? ch->nonce : 0;
+	send_ctl(p, peer, tp, ch ? ch->ec.sport : 0, peer_tpn, true, &m);
 }
 
 /*
@@ -171,6 +174,7 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 	struct ubx_chan *ch;
 	struct ubx_peer *peer;
 	uint32_t mtu = 0;	/* ubx_mtu_to once asked, or what a refusal names */
+	bool other;
 	int st, err;
 
 	p->open_in++;
@@ -178,13 +182,18 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 	if (!st && m->mtu > p->mtu[ver == 6])
 		st = EMSGSIZE;
 	ch = st ? NULL : ubx_chan_find(p, q, &m->src);
-	if (ch && ch->state == CH_READY && ch->peer_tpn != h->tpn && m->mtu > ch->mtu &&
-	    m->mtu > (mtu = ubx_mtu_to(p, ch->peer))) {
+	/* Another channel than the one ours is connected to: another TPN, or
+	 * the same TPN given again to a channel reopened (a process's TPNs go
+	 * round a range of 2^14), told by its nonce. A duplicate (a resend, a
+	 * crossed OPEN) is answered as before: crossed setups count on it. */
+	other = ch && ch->state == CH_READY &&
+		(ch->peer_tpn != h->tpn || (ch->peer_nonce && ch->peer_nonce != m->nonce));
+	if (other && m->mtu > ch->mtu && m->mtu > (mtu = ubx_mtu_to(p, ch->peer))) {
 		/* Larger than we take to that peer: a late OPEN of a channel we
 		 * refused, not a replacement for ours. */
 		st = EMSGSIZE;
 		ch = NULL;
-	} else if (ch && ch->state == CH_READY && ch->peer_tpn != h->tpn) {
+	} else if (other) {
 		/* The other side made a new channel (its old one failed): ours is stale. */
 		ubx_chan_destroy(ch, false);
 		ch = NULL;
@@ -200,7 +209,7 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 		p->setup_refused++;
 		p->token_refused += st == EACCES;
 		ubx_dbg("refused an OPEN for jetty %u: %s", m->dst.id, strerror(st));
-		reply(p, ip, ver, NULL, 0, h->tpn, m, CTL_OPEN_ACK, st, mtu);
+		reply(p, ip, ver, NULL, h->tpn, m, CTL_OPEN_ACK, st, mtu);
 		return;
 	}
 	if (!ch) {
@@ -213,7 +222,7 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 			return;		/* the jetty went meanwhile; the sender retries */
 		if (crossed(p, &ch, m)) {
 			p->setup_refused++;
-			reply(p, ip, ver, NULL, 0, h->tpn, m, CTL_OPEN_ACK, EMSGSIZE, ch->mtu);
+			reply(p, ip, ver, NULL, h->tpn, m, CTL_OPEN_ACK, EMSGSIZE, ch->mtu);
 			return;
 		}
 		if (!ch && !mtu)
@@ -223,7 +232,7 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 			 * the process's veth, a route's or learned path MTU back
 			 * to the peer): the refusal names its MTU. */
 			p->setup_refused++;
-			reply(p, ip, ver, NULL, 0, h->tpn, m, CTL_OPEN_ACK, EMSGSIZE, mtu);
+			reply(p, ip, ver, NULL, h->tpn, m, CTL_OPEN_ACK, EMSGSIZE, mtu);
 			return;
 		}
 		if (!ch) {
@@ -231,7 +240,7 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 				      (urma_tp_type_t)m->tp_type, m->order, m->mtu, m->depth,
 				      m->rx_range > TP_OOO_RANGE_DEFAULT, &err);
 			if (!ch) {
-				reply(p, ip, ver, NULL, 0, h->tpn, m, CTL_OPEN_ACK, err, mtu);
+				reply(p, ip, ver, NULL, h->tpn, m, CTL_OPEN_ACK, err, mtu);
 				return;
 			}
 			ch->rc = m->flags & CTL_F_RC;
@@ -246,11 +255,12 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 		tp_chan_peer_range(ch->ec.tp, m->rx_range);
 		if (ep_chan_connect(p->ep, &ch->ec, h->tpn, h->init_psn) == 0) {
 			ch->peer_tpn = h->tpn;
+			ch->peer_nonce = m->nonce;
 			ch->state = CH_READY;
 			pthread_cond_broadcast(&p->cond);
 		}
 	}
-	reply(p, ip, ver, ch->ec.tp, ch->ec.sport, h->tpn, m, CTL_OPEN_ACK, 0, ch->mtu);
+	reply(p, ip, ver, ch, h->tpn, m, CTL_OPEN_ACK, 0, ch->mtu);
 }
 
 static void on_open_ack(struct ubx_port *p, const struct tp_hello *h, const struct ubx_ctl *m)
@@ -274,6 +284,7 @@ static void on_open_ack(struct ubx_port *p, const struct tp_hello *h, const stru
 		tp_chan_peer_range(ch->ec.tp, m->rx_range);
 		if (ep_chan_connect(p->ep, &ch->ec, h->tpn, h->init_psn) == 0) {
 			ch->peer_tpn = h->tpn;
+			ch->peer_nonce = m->chan_nonce;
 			ch->state = CH_READY;
 		}
 	}
@@ -300,7 +311,7 @@ static void on_probe(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], cons
 		p->token_refused += st == EACCES;
 	}
 	/* No channel comes of it: the device's MTU, no path asked. */
-	reply(p, ip, ver, NULL, 0, h->tpn, m, CTL_PROBE_ACK, st, p->mtu[ver == 6]);
+	reply(p, ip, ver, NULL, h->tpn, m, CTL_PROBE_ACK, st, p->mtu[ver == 6]);
 }
 
 static void on_probe_ack(struct ubx_port *p, const struct ubx_ctl *m)

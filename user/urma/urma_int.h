@@ -193,7 +193,10 @@ struct ubx_chan {
 	/* The peer's last sign of life (acknowledgements, data) while requests
 	 * were outstanding: silent past the JFS's err_timeout, it is failed. */
 	uint64_t life, life_ns, budget_ns;
-	uint32_t nonce;
+	uint32_t nonce;		/* this channel's, in its OPENs and OPEN_ACKs */
+	/* The peer's channel's (its OPEN's, or its OPEN_ACK's; 0: an older
+	 * library said none): a reopened one may get the same TPN back. */
+	uint32_t peer_nonce;
 	uint32_t token;			/* presented in the OPEN */
 	uint64_t next_hello, deadline;
 	uint32_t hellos;
