@@ -253,12 +253,17 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 		 * sending no further past a hole than it keeps (a failed one may
 		 * have lost its core channel already). */
 		tp_chan_peer_range(ch->ec.tp, m->rx_range);
-		if (ep_chan_connect(p->ep, &ch->ec, h->tpn, h->init_psn) == 0) {
-			ch->peer_tpn = h->tpn;
-			ch->peer_nonce = m->nonce;
-			ch->state = CH_READY;
-			pthread_cond_broadcast(&p->cond);
+		st = ep_chan_connect(p->ep, &ch->ec, h->tpn, h->init_psn);
+		if (st) {
+			/* Not connected: the opener hears why, not a success. */
+			p->setup_refused++;
+			reply(p, ip, ver, NULL, h->tpn, m, CTL_OPEN_ACK, st < 0 ? -st : EIO, ch->mtu);
+			return;
 		}
+		ch->peer_tpn = h->tpn;
+		ch->peer_nonce = m->nonce;
+		ch->state = CH_READY;
+		pthread_cond_broadcast(&p->cond);
 	}
 	reply(p, ip, ver, ch, h->tpn, m, CTL_OPEN_ACK, 0, ch->mtu);
 }
