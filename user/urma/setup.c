@@ -114,6 +114,9 @@ struct ubx_probe_run {
 	uint64_t next, deadline;
 };
 
+/* What reply() is told for an MTU not asked yet: it asks the path. */
+#define MTU_ASK UINT32_MAX
+
 /* An answer to req: ch, the channel accepting it (NULL: a refusal, a PROBE's). */
 static void reply(struct ubx_port *p, const uint8_t ip[16], uint8_t ver, const struct ubx_chan *ch,
 		  uint32_t peer_tpn, const struct ubx_ctl *req, uint8_t kind, int status, uint32_t mtu)
@@ -130,8 +133,8 @@ static void reply(struct ubx_port *p, const uint8_t ip[16], uint8_t ver, const s
 	m.status = (uint8_t)status;
 	m.src = req->dst;
 	m.dst = req->src;
-	/* What we take on this path: the caller's figure (0: asked here). */
-	m.mtu = (uint16_t)(mtu ? mtu : ubx_mtu_to(p, peer));
+	/* What we take on this path: the caller's figure (MTU_ASK: asked here). */
+	m.mtu = (uint16_t)(mtu != MTU_ASK ? mtu : ubx_mtu_to(p, peer));
 	m.rx_range = tp ? tp_chan_rx_range(tp) : 0;	/* ours, not the request's */
 	/* Who answers: the opener tells a reopened channel of ours from this one. */
 	m.chan_nonce = ch && !status ? ch->nonce : 0;
@@ -173,7 +176,7 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 	struct ubx_q *q;
 	struct ubx_chan *ch;
 	struct ubx_peer *peer;
-	uint32_t mtu = 0;	/* ubx_mtu_to once asked, or what a refusal names */
+	uint32_t mtu = MTU_ASK;	/* ubx_mtu_to once asked, or what a refusal names */
 	bool other;
 	int st, err;
 
@@ -209,7 +212,9 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 		p->setup_refused++;
 		p->token_refused += st == EACCES;
 		ubx_dbg("refused an OPEN for jetty %u: %s", m->dst.id, strerror(st));
-		reply(p, ip, ver, NULL, h->tpn, m, CTL_OPEN_ACK, st, mtu);
+		/* The path counts for a smaller MTU only; else the device's. */
+		reply(p, ip, ver, NULL, h->tpn, m, CTL_OPEN_ACK, st,
+		      st == EMSGSIZE ? mtu : p->mtu[ver == 6]);
 		return;
 	}
 	if (!ch) {
@@ -225,7 +230,7 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 			reply(p, ip, ver, NULL, h->tpn, m, CTL_OPEN_ACK, EMSGSIZE, ch->mtu);
 			return;
 		}
-		if (!ch && !mtu)
+		if (!ch && mtu == MTU_ASK)
 			mtu = ubx_mtu_to(p, peer);
 		if (!ch && m->mtu > mtu) {
 			/* A path of ours smaller than the device's (loopback, by
