@@ -597,7 +597,7 @@ int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t 
 	if (!rt)
 		return -EIO;
 	/* Changes read from here on make the peer look its next hop up again. */
-	p->nh_gen = e->nh_gen;
+	p->nh_gen = __atomic_load_n(&e->nh_gen, __ATOMIC_RELAXED);
 	p->oif = peer_oif(e, rt, ip_ver, ip);
 	if (e->cfg.nexthop_mac_set) {
 		/* The MAC is given, so an unresolved neighbour is no failure. */

@@ -190,7 +190,9 @@ struct tp_ep *ep_tp(struct ep *e);
  * by the device through a gateway (a host with several ports, each routed,
  * e.g. `ip route add NET via GW2 dev PORT2 metric 200` beside the main one).
  * It asks the kernel on a netlink socket of its own, so it may run on any
- * thread while another drives the endpoint (which reads only what ep_open set).
+ * thread while another drives the endpoint: it reads what ep_open set and
+ * the next-hop generation (atomic), and resolves in the calling thread's
+ * network namespace, which must be the endpoint's.
  */
 int ep_peer_init(struct ep *e, struct ep_peer *p, uint8_t ip_ver, const uint8_t ip[16],
 		 int timeout_ms, char *err, size_t errlen);

@@ -50,16 +50,20 @@ static bool on_member(const struct ep *e, int ifindex)
  * (IPv4 flushes routes when a link goes down or an address goes, without a
  * message of their own).
  */
+/* Atomic: ep_peer_init reads it on another thread (relaxed: a generation,
+ * nothing published with it). */
+static void nh_changed(struct ep *e) { __atomic_fetch_add(&e->nh_gen, 1, __ATOMIC_RELAXED); }
+
 static void nh_event(void *ctx, const struct nl_event *ev)
 {
 	struct ep *e = ctx;
 
 	if (ev->type == RTM_NEWNEIGH || ev->type == RTM_DELNEIGH) {
 		if ((ev->family == AF_INET || ev->family == AF_INET6) && on_member(e, ev->ifindex))
-			e->nh_gen++;
+			nh_changed(e);
 		return;
 	}
-	e->nh_gen++;
+	nh_changed(e);
 }
 
 /* The changes queued on the monitor socket; lost ones (a full queue) count
@@ -68,7 +72,7 @@ static void read_changes(struct ep *e, uint64_t now)
 {
 	e->mon_read_ns = now;
 	if (nl_monitor_read(e->mon, nh_event, e) < 0)
-		e->nh_gen++;
+		nh_changed(e);
 }
 
 /* Follow route and neighbour changes; keep the old next hop on failure
