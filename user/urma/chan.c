@@ -394,6 +394,7 @@ again:
 			ep_chan_destroy(p->ep, &ch->ec);
 			ubx_chan_rx_fini(ch);
 		}
+		ubx_chan_imm_free(ch);	/* a doomed one may have had Write-with-imm */
 		free(ch);
 	}
 	if (retry) {
