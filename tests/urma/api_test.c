@@ -1037,8 +1037,9 @@ static void jfc_overflow(void **state)
 /*
  * Our channel fails while the peer hears nothing (stopped past the JFS's
  * err_timeout: no CLOSE reaches it) and the next Write opens a new one,
- * which gets the same TPN back (the core's lowest free one): the peer's
- * old channel, of the old PSNs, must not be taken for it.
+ * which gets the same TPN back once the process's slot has gone round its
+ * 2^14 TPNs (the channels made and closed below): the peer's old channel, of
+ * the old PSNs, must not be taken for it.
  */
 static void reopened_same_tpn(void **state)
 {

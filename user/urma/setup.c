@@ -260,9 +260,19 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 		tp_chan_peer_range(ch->ec.tp, m->rx_range);
 		st = ep_chan_connect(p->ep, &ch->ec, h->tpn, h->init_psn);
 		if (st) {
-			/* Not connected: the opener hears why, not a success. */
+			/* Not connected: the opener hears why, not a success, and
+			 * ours goes too, so it holds no TPN, JFR share or bind
+			 * and resends no OPEN: destroyed when nobody waits on it,
+			 * else failed for its waiter to free. */
 			p->setup_refused++;
 			reply(p, ip, ver, NULL, h->tpn, m, CTL_OPEN_ACK, st < 0 ? -st : EIO, ch->mtu);
+			if (!ch->waiters) {
+				ubx_chan_destroy(ch, false);
+			} else {
+				ch->state = CH_FAILED;
+				ch->err = st < 0 ? -st : EIO;
+				pthread_cond_broadcast(&p->cond);
+			}
 			return;
 		}
 		ch->peer_tpn = h->tpn;
@@ -306,7 +316,10 @@ static void on_close(struct ubx_port *p, const struct tp_hello *h, const struct 
 	struct ubx_q *q = ubx_q_find(p, m->dst.id);
 	struct ubx_chan *ch = q ? ubx_chan_find(p, q, &m->src) : NULL;
 
-	if (ch && ch->state == CH_READY && ch->peer_tpn == h->tpn && !ch->doomed)
+	/* The nonce too: a late CLOSE of the peer's old channel, whose TPN came
+	 * round again, does not close the new one (0: an older peer's). */
+	if (ch && ch->state == CH_READY && ch->peer_tpn == h->tpn && !ch->doomed &&
+	    (!ch->peer_nonce || ch->peer_nonce == m->nonce))
 		ubx_chan_destroy(ch, false);
 }
 
