@@ -10,7 +10,8 @@ test_bpftool_path_edit_applies_live() {
 	gw wps ingress rule add --dev wan0 --dst 10.20.0.0/24 --proto udp --quantum 1 >/dev/null
 	local ifx le d=/sys/fs/bpf/ubxdp/wps/ingress/${NS_GW}:wan0
 	ifx=$(ip -n "$NS_GW" -o link show wan1 | cut -d: -f1)
-	le=$(printf '%02x %02x %02x %02x' $((ifx & 255)) $((ifx >> 8 & 255)) 0 0)
+	# All four bytes: a busy host's ifindexes pass 65535 (a veth made after many others).
+	le=$(printf '%02x %02x %02x %02x' $((ifx & 255)) $((ifx >> 8 & 255)) $((ifx >> 16 & 255)) $((ifx >> 24 & 255)))
 	bpftool map update pinned "$d/paths" key hex 01 00 00 00 \
 		value hex $le dc 05 02 00 00 0c 00 99 02 00 00 0b 00 02 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
 	bpftool map lookup pinned "$d/paths" key hex 01 00 00 00	# shown
