@@ -1041,6 +1041,26 @@ static void jfc_overflow(void **state)
  * 2^14 TPNs (the channels made and closed below): the peer's old channel, of
  * the old PSNs, must not be taken for it.
  */
+/* kill() returns before the target stops: wait until it has (state T), so
+ * nothing it does after the signal answers what the caller sends next. */
+static int stopped(pid_t pid)
+{
+	char path[64], buf[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (int i = 0; i < 2000; i++) {
+		FILE *f = fopen(path, "r");
+		char *rp = f && fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+
+		if (f)
+			fclose(f);
+		if (rp && (rp[2] == 'T' || rp[2] == 't'))
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
 static void reopened_same_tpn(void **state)
 {
 	urma_jfs_cfg_t sc = { .depth = 8, .trans_mode = URMA_TM_RM, .jfc = F.jfc,
@@ -1058,6 +1078,7 @@ static void reopened_same_tpn(void **state)
 	assert_int_equal(get_cr(F.jfc, &cr, 3000), 1);
 	assert_int_equal(cr.status, URMA_CR_SUCCESS);
 	kill(peer_pid, SIGSTOP);
+	assert_int_equal(stopped(peer_pid), 1);
 	got = urma_write(jfs, F.tj, F.tseg, F.seg, pinfo.seg_va, a, 64, fl, 32) ? -1 :
 	      get_cr(F.jfc, &cr, 3000);
 	st = cr.status;
