@@ -306,6 +306,12 @@ uint32_t ep_ub_mtu_to(const struct ep *e, const struct ep_peer *p);
 /* The same for one device of MTU dev_mtu, before any endpoint is open;
  * frame_size 0: multi-buffer frames (no UMEM frame bound). */
 uint32_t ep_ub_mtu_fit(uint32_t dev_mtu, bool native, uint8_t ip_ver, uint32_t frame_size);
+/* The UB MTU a shared endpoint (ep_config.shared) opened on dev now would
+ * take to other hosts, by the rule its opening follows: the holder of the
+ * device's queues (none holds them, and not no_direct) the device's MTU in
+ * multi-buffer frames where the kernel has them; any other its veth's, in
+ * one UMEM frame. The device's MTU in dev_mtu. */
+uint32_t ep_shared_ub_mtu(const char *dev, uint32_t dev_mtu, bool native, bool no_direct, uint8_t ip_ver);
 /* The frame_size for ep_ub_mtu_fit of a (not shared) endpoint on this
  * kernel: 0 where AF_XDP takes multi-buffer sockets, else EP_FRAME_SIZE. */
 uint32_t ep_frame_bound(void);

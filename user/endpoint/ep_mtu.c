@@ -52,6 +52,14 @@ uint32_t ep_frame_bound(void)
 	return sg ? 0 : EP_FRAME_SIZE;
 }
 
+uint32_t ep_shared_ub_mtu(const char *dev, uint32_t dev_mtu, bool native, bool no_direct, uint8_t ip_ver)
+{
+	if (!no_direct && ep_share_queues_free(dev))
+		return ep_ub_mtu_fit(dev_mtu, native, ip_ver, ep_frame_bound());
+	return ep_ub_mtu_fit(dev_mtu < UB_EP_VETH_MTU_MAX ? dev_mtu : UB_EP_VETH_MTU_MAX, native, ip_ver,
+			     EP_FRAME_SIZE);
+}
+
 int ep_dev_mtu(const char *dev, uint32_t *mtu, char *err, size_t errlen)
 {
 	struct nl *rt = nl_open_route(err, errlen);

@@ -695,6 +695,21 @@ void ep_share_close(struct ep_share *s)
 }
 
 bool ep_share_direct(const struct ep_share *s) { return s->direct; }
+
+bool ep_share_queues_free(const char *dev)
+{
+	const int ifindex = (int)if_nametoindex(dev);
+	int lock = ifindex ? dev_lock(ifindex) : -1, peek = -1;
+	bool free_ = false;
+
+	if (lock >= 0) {
+		peek = abs_lock(ifindex, "direct");
+		free_ = peek >= 0;
+	}
+	unlock(&peek);
+	unlock(&lock);
+	return free_;
+}
 uint32_t ep_share_slot(const struct ep_share *s) { return s->slot; }
 int ep_share_tx_fd(const struct ep_share *s, uint32_t w) { return w < UB_EP_MAX_WORKERS ? s->tx_fd[w] : -1; }
 

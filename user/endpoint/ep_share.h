@@ -72,6 +72,10 @@ struct ep_share *ep_share_open(const struct ep_share_cfg *cfg, char *err, size_t
 void ep_share_close(struct ep_share *s);
 
 bool ep_share_direct(const struct ep_share *s);
+/* Would a process opening dev now hold its queues (nobody holds them)?
+ * Asked under the device's lock: a peek outside it could make an opener
+ * meanwhile find them taken. false when the lock cannot be had. */
+bool ep_share_queues_free(const char *dev);
 uint32_t ep_share_slot(const struct ep_share *s);
 /* The largest frame MTU this process's path to other hosts takes: the
  * device's for the holder of its queues, else its veth's. */

@@ -593,6 +593,22 @@ struct ubx_port *ubx_port_get(const char *ifname)
 	return p;
 }
 
+uint32_t ubx_dev_ub_mtu(const char *ifname, uint32_t dev_mtu, bool native)
+{
+	struct ubx_devport *d;
+	uint32_t m;
+
+	pthread_mutex_lock(&g_lock);
+	for (d = g_devs; d; d = d->next)
+		if (!strcmp(d->ifname, ifname))
+			break;
+	/* Open here: the path this process took (the queues or its veth) is
+	 * for its life. Else the one its opening would take now. */
+	m = d ? d->lane[0]->mtu[0] : ep_shared_ub_mtu(ifname, dev_mtu, native, env_on("UBXDP_URMA_VETH"), 4);
+	pthread_mutex_unlock(&g_lock);
+	return m;
+}
+
 void ubx_port_put(struct ubx_port *p)
 {
 	struct ubx_devport *d = p->dp, **dd;

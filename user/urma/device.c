@@ -414,7 +414,7 @@ UBX_VISIBLE urma_status_t urma_query_device(urma_device_t *dev, urma_device_attr
 	c->rc_tp_cap = c->rm_tp_cap;
 	c->um_tp_cap.bs.utp = 1;
 	attr->port_cnt = 1;
-	ub = ep_ub_mtu_fit(mtu, native, 4, EP_FRAME_SIZE);
+	ub = ubx_dev_ub_mtu(d->ifname, mtu, native);
 	attr->port_attr[0].max_mtu = mtu_enum(ub);
 	attr->port_attr[0].active_mtu = mtu_enum(ub);
 	attr->port_attr[0].state = d->present ? URMA_PORT_ACTIVE : URMA_PORT_DOWN;

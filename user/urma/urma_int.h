@@ -318,6 +318,10 @@ struct ubx_port {
 /* Open (or take another reference on) the port of a device. NULL, errno and
  * one line logged on failure. */
 struct ubx_port *ubx_port_get(const char *ifname);
+/* The UB MTU this process's channels on ifname (of MTU dev_mtu) take to
+ * other hosts, the path beyond aside: its port's once open, else what
+ * opening it now would give (the holder of the queues or a veth). */
+uint32_t ubx_dev_ub_mtu(const char *ifname, uint32_t dev_mtu, bool native);
 void ubx_port_put(struct ubx_port *p);
 /* Wake the progress thread (new timers, work queued). */
 void ubx_port_kick(struct ubx_port *p);

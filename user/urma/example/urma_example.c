@@ -170,6 +170,7 @@ static int setup(struct app *a)
 		return -1;
 	}
 	printf("device %s eid " EID_FMT "\n", a->dev->name, EID_ARGS(eids[o->eid_index].eid));
+	printf("device %s port MTU %u\n", a->dev->name, 128u << a->attr.port_attr[0].active_mtu);
 	urma_free_eid_list(eids);
 	a->ctx = urma_create_context(a->dev, (uint32_t)o->eid_index);
 	if (!a->ctx) {
