@@ -14,6 +14,7 @@
  * completes and echoes Sends that begin with "echo" to their sender.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -1110,6 +1111,79 @@ static void reopened_same_tpn(void **state)
 	assert_int_equal(urma_delete_jfs(jfs), 0);
 }
 
+/* The peer's route back to this side, `ip route add|del IP dev DEV mtu 1000`
+ * in its namespace: it then takes a UB MTU of 512 from here. */
+static int peer_route(const char *verb)
+{
+	const char *ns = strrchr(getenv("URMA_TEST_PEER_NS"), '/');
+	char ip[INET_ADDRSTRLEN], cmd[256];
+
+	if (!inet_ntop(AF_INET, &F.ctx->eid.raw[12], ip, sizeof(ip)))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "ip -n %s route %s %s/32 dev %s mtu 1000", ns ? ns + 1 : "", verb, ip,
+		 getenv("URMA_TEST_PEER_DEV"));
+	return system(cmd);
+}
+
+struct adv {
+	pthread_t t;
+	urma_jetty_t *j;
+	urma_target_jetty_t *tj;
+	urma_status_t rc;
+};
+
+static void *advise_main(void *arg)
+{
+	struct adv *a = arg;
+
+	a->rc = urma_advise_jetty(a->j, a->tj);
+	return NULL;
+}
+
+/* Two threads advise the same jetty to the same peer jetty at once, and the
+ * peer refuses the UB MTU offered (its route back takes 512): both wait on
+ * the one setup (the peer stopped meanwhile), and both get the channel set
+ * up again at 512, which carries a Write. */
+static void two_waiters_of_a_refused_setup(void **state)
+{
+	urma_jfr_t *jfr;
+	urma_jetty_t *j = make_jetty(URMA_TM_RM, &jfr);
+	urma_target_jetty_t *t = import_peer(PEER_RM, URMA_TM_RM, PEER_TOKEN);
+	struct adv a[2] = { { .j = j, .tj = t }, { .j = j, .tj = t } };
+	urma_sge_t src = lsge(0, 1500), dst = { .addr = pinfo.seg_va, .len = 1500, .tseg = F.tseg };
+	urma_jfs_wr_t wr = { .opcode = URMA_OPC_WRITE, .tjetty = t, .user_ctx = 41,
+			     .rw = { .src = { .sge = &src, .num_sge = 1 }, .dst = { .sge = &dst, .num_sge = 1 } } };
+	urma_jfs_wr_t *bad;
+	urma_cr_t cr;
+	int st;
+
+	(void)state;
+	assert_non_null(j);
+	assert_non_null(t);
+	assert_int_equal(peer_route("add"), 0);
+	kill(peer_pid, SIGSTOP);
+	st = stopped(peer_pid);
+	for (int k = 0; k < 2; k++)
+		pthread_create(&a[k].t, NULL, advise_main, &a[k]);
+	usleep(100000);		/* both wait on the setup, the peer deaf */
+	kill(peer_pid, SIGCONT);
+	for (int k = 0; k < 2; k++)
+		pthread_join(a[k].t, NULL);
+	assert_int_equal(peer_route("del"), 0);
+	assert_int_equal(st, 1);
+	assert_int_equal(a[0].rc, URMA_SUCCESS);
+	assert_int_equal(a[1].rc, URMA_SUCCESS);
+	wr.flag.bs.complete_enable = 1;
+	assert_int_equal(urma_post_jetty_send_wr(j, &wr, &bad), 0);
+	assert_int_equal(get_cr(F.jfc, &cr, 3000), 1);
+	assert_int_equal(cr.status, URMA_CR_SUCCESS);
+	assert_int_equal(cr.user_ctx, 41);
+	assert_int_equal(urma_unadvise_jetty(j, t), 0);
+	assert_int_equal(urma_unimport_jetty(t), 0);
+	assert_int_equal(urma_delete_jetty(j), 0);
+	assert_int_equal(urma_delete_jfr(jfr), 0);
+}
+
 /* RC: bind to the peer's RC jetty; one remote only. */
 static void rc_bind(void **state)
 {
@@ -1410,6 +1484,7 @@ int main(void)
 		cmocka_unit_test(remote_errors),
 		cmocka_unit_test(jfc_overflow),
 		cmocka_unit_test(reopened_same_tpn),
+		cmocka_unit_test(two_waiters_of_a_refused_setup),
 		cmocka_unit_test(rc_bind),
 		cmocka_unit_test(um),
 		cmocka_unit_test(immediate),

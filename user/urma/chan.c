@@ -326,8 +326,9 @@ struct ubx_chan *ubx_chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, i
 	struct ubx_port *p = q->port;
 	struct ubx_chan *ch = ubx_chan_find(p, q, &tj->pub.id);
 	struct ubx_peer *peer;
-	bool retry = false;
+	uint32_t cap = 0;	/* what the peer's refusal named: a setup again goes no higher */
 	uint32_t mtu;
+	bool retry;
 
 	if (ch && ch->state == CH_READY)
 		return ch;
@@ -336,9 +337,12 @@ struct ubx_chan *ubx_chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, i
 	peer = ubx_tjetty_peer(p, tj, err);
 	if (!peer)
 		return NULL;
+find:
 	ch = ubx_chan_find(p, q, &tj->pub.id);
-	if (ch && ch->state == CH_READY)
+	if (ch && ch->state == CH_READY) {
+		*err = 0;
 		return ch;
+	}
 	if (ch && ch->state == CH_FAILED && !ch->waiters && !ch->doomed) {
 		if (ch->q->bound == ch && ch->q->bound_tj) {
 			*err = 0;
@@ -351,8 +355,7 @@ struct ubx_chan *ubx_chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, i
 		*err = ubx_tp_type_check(p, tj->pub.trans_mode, tj->pub.tp_type);
 		if (*err)
 			return NULL;
-		mtu = ubx_mtu_to(p, peer);
-again:
+		mtu = cap ? cap : ubx_mtu_to(p, peer);
 		if (!mtu) {
 			*err = EMSGSIZE;
 			return NULL;
@@ -371,16 +374,22 @@ again:
 		ubx_progress(p);
 		ubx_port_kick(p);
 	} else {
-		ch->waiters++;
+		ch->waiters++;	/* another thread's setup (or set up again): its outcome is ours */
 	}
 	wait_setup(p, ch);
-	if (ch->state == CH_READY)
+	if (ch->state == CH_READY) {
+		*err = 0;
 		return ch;
+	}
 	*err = ch->err ? ch->err : EIO;
 	/* The peer takes a smaller UB MTU (a process on a veth, a device of a
-	 * smaller MTU, a smaller path back) and named it: once more at that, from the start. */
-	retry = ch->err == EMSGSIZE && ch->peer_mtu && ch->peer_mtu < ch->mtu && !ch->waiters;
-	mtu = ch->peer_mtu;
+	 * smaller MTU, a smaller path back) and named it: every waiter sets up
+	 * again at that, from the start; the first makes the channel, the
+	 * others find it and wait on it. Each time smaller: a few at most. */
+	retry = ch->err == EMSGSIZE && ch->peer_mtu && ch->peer_mtu < ch->mtu &&
+		(!cap || ch->peer_mtu < cap);
+	if (retry)
+		cap = ch->peer_mtu;
 	if (ch->err == ETIMEDOUT)
 		ubx_err("jetty %u: no answer from the peer's jetty %u within %u ms", q->id,
 			tj->pub.id.id, ubx_port_timeout_ms());
@@ -399,14 +408,8 @@ again:
 	}
 	if (retry) {
 		ubx_dbg("jetty %u: the peer's jetty %u takes a UB MTU of %u: again at that", q->id,
-			tj->pub.id.id, mtu);
-		ch = ubx_chan_find(p, q, &tj->pub.id);
-		*err = 0;
-		if (ch && ch->state == CH_READY)
-			return ch;	/* the peer's own OPEN made it meanwhile */
-		if (!ch)
-			goto again;
-		*err = EMSGSIZE;
+			tj->pub.id.id, cap);
+		goto find;
 	}
 	return NULL;
 }

@@ -290,14 +290,21 @@ static void on_open_ack(struct ubx_port *p, const struct tp_hello *h, const stru
 
 	if (!ch || ch->state != CH_SETUP || ch->nonce != m->nonce || m->dst.uasid != ubx_uasid())
 		return;		/* a duplicate, or for a channel gone */
+	if (m->status == EMSGSIZE && ubx_ub_mtu_valid(m->mtu) && m->mtu < ch->mtu) {
+		/* A smaller UB MTU of the peer's: the opener's waiters all set
+		 * up again at it (ubx_chan_get). Off the list now, so the first
+		 * one's new channel is the one the others find. */
+		if (ch->waiters)
+			ubx_chan_refused(ch, m->mtu);
+		else
+			ubx_chan_destroy(ch, false);	/* none would free it */
+		return;
+	}
 	if (m->status) {
 		ch->state = CH_FAILED;
 		ch->err = m->status;
-		/* A smaller UB MTU of the peer's: the opener tries again at it
-		 * (ubx_chan_get); one it cannot take is an error. */
-		if (m->status == EMSGSIZE && ubx_ub_mtu_valid(m->mtu) && m->mtu < ch->mtu)
-			ch->peer_mtu = m->mtu;
-		else if (m->status == EMSGSIZE)
+		/* One it cannot take is an error. */
+		if (m->status == EMSGSIZE)
 			ubx_err("jetty %u: the peer takes a UB MTU of %u, this device %u", m->src.id,
 				m->mtu, ch->mtu);
 	} else {
