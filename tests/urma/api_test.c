@@ -1140,6 +1140,28 @@ static void *advise_main(void *arg)
 	return NULL;
 }
 
+/* A Write of len bytes on advised jetty j to t completes (the channel
+ * works); then j, its JFR and t go. */
+static void write_then_free(urma_jetty_t *j, urma_jfr_t *jfr, urma_target_jetty_t *t, uint32_t len,
+			    uint64_t tag)
+{
+	urma_sge_t src = lsge(0, len), dst = { .addr = pinfo.seg_va, .len = len, .tseg = F.tseg };
+	urma_jfs_wr_t wr = { .opcode = URMA_OPC_WRITE, .tjetty = t, .user_ctx = tag,
+			     .rw = { .src = { .sge = &src, .num_sge = 1 }, .dst = { .sge = &dst, .num_sge = 1 } } };
+	urma_jfs_wr_t *bad;
+	urma_cr_t cr;
+
+	wr.flag.bs.complete_enable = 1;
+	assert_int_equal(urma_post_jetty_send_wr(j, &wr, &bad), 0);
+	assert_int_equal(get_cr(F.jfc, &cr, 3000), 1);
+	assert_int_equal(cr.status, URMA_CR_SUCCESS);
+	assert_int_equal(cr.user_ctx, tag);
+	assert_int_equal(urma_unadvise_jetty(j, t), 0);
+	assert_int_equal(urma_unimport_jetty(t), 0);
+	assert_int_equal(urma_delete_jetty(j), 0);
+	assert_int_equal(urma_delete_jfr(jfr), 0);
+}
+
 /* Two threads advise the same jetty to the same peer jetty at once, and the
  * peer refuses the UB MTU offered (its route back takes 512): both wait on
  * the one setup (the peer stopped meanwhile), and both get the channel set
@@ -1150,11 +1172,6 @@ static void two_waiters_of_a_refused_setup(void **state)
 	urma_jetty_t *j = make_jetty(URMA_TM_RM, &jfr);
 	urma_target_jetty_t *t = import_peer(PEER_RM, URMA_TM_RM, PEER_TOKEN);
 	struct adv a[2] = { { .j = j, .tj = t }, { .j = j, .tj = t } };
-	urma_sge_t src = lsge(0, 1500), dst = { .addr = pinfo.seg_va, .len = 1500, .tseg = F.tseg };
-	urma_jfs_wr_t wr = { .opcode = URMA_OPC_WRITE, .tjetty = t, .user_ctx = 41,
-			     .rw = { .src = { .sge = &src, .num_sge = 1 }, .dst = { .sge = &dst, .num_sge = 1 } } };
-	urma_jfs_wr_t *bad;
-	urma_cr_t cr;
 	int st;
 
 	(void)state;
@@ -1173,15 +1190,40 @@ static void two_waiters_of_a_refused_setup(void **state)
 	assert_int_equal(st, 1);
 	assert_int_equal(a[0].rc, URMA_SUCCESS);
 	assert_int_equal(a[1].rc, URMA_SUCCESS);
-	wr.flag.bs.complete_enable = 1;
-	assert_int_equal(urma_post_jetty_send_wr(j, &wr, &bad), 0);
-	assert_int_equal(get_cr(F.jfc, &cr, 3000), 1);
-	assert_int_equal(cr.status, URMA_CR_SUCCESS);
-	assert_int_equal(cr.user_ctx, 41);
-	assert_int_equal(urma_unadvise_jetty(j, t), 0);
-	assert_int_equal(urma_unimport_jetty(t), 0);
-	assert_int_equal(urma_delete_jetty(j), 0);
-	assert_int_equal(urma_delete_jfr(jfr), 0);
+	write_then_free(j, jfr, t, 1500, 41);
+}
+
+/* A channel destroyed (urma_unadvise_jetty) while a thread waits on its
+ * setup stays until that thread frees it: advising the jetty again
+ * meanwhile must set up a new channel, not find the destroyed one and fail
+ * with it. UBXDP_URMA_TEST_DOOMED_MS (tests/urma/run: 500) holds the
+ * waiter that long before it frees the channel: the call comes within. */
+static void destroyed_while_waited_on(void **state)
+{
+	urma_jfr_t *jfr;
+	urma_jetty_t *j = make_jetty(URMA_TM_RM, &jfr);
+	urma_target_jetty_t *t = import_peer(PEER_RM, URMA_TM_RM, PEER_TOKEN);
+	struct adv w = { .j = j, .tj = t };
+	urma_status_t un, again;
+	int st;
+
+	(void)state;
+	assert_non_null(j);
+	assert_non_null(t);
+	assert_non_null(getenv("UBXDP_URMA_TEST_DOOMED_MS"));
+	kill(peer_pid, SIGSTOP);
+	st = stopped(peer_pid);
+	pthread_create(&w.t, NULL, advise_main, &w);
+	usleep(100000);		/* it waits on its setup, the peer deaf */
+	un = urma_unadvise_jetty(j, t);
+	kill(peer_pid, SIGCONT);
+	again = urma_advise_jetty(j, t);
+	pthread_join(w.t, NULL);
+	assert_int_equal(st, 1);
+	assert_int_equal(un, URMA_SUCCESS);
+	assert_int_equal(again, URMA_SUCCESS);
+	assert_int_not_equal(w.rc, URMA_SUCCESS);	/* its channel went */
+	write_then_free(j, jfr, t, 64, 42);
 }
 
 /* RC: bind to the peer's RC jetty; one remote only. */
@@ -1485,6 +1527,7 @@ int main(void)
 		cmocka_unit_test(jfc_overflow),
 		cmocka_unit_test(reopened_same_tpn),
 		cmocka_unit_test(two_waiters_of_a_refused_setup),
+		cmocka_unit_test(destroyed_while_waited_on),
 		cmocka_unit_test(rc_bind),
 		cmocka_unit_test(um),
 		cmocka_unit_test(immediate),

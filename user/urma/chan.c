@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lib/clock.h"
 #include "urma/urma_int.h"
@@ -39,8 +40,11 @@ void ubx_abs_time(uint64_t at_ns, struct timespec *ts)
 
 struct ubx_chan *ubx_chan_find(struct ubx_port *p, const struct ubx_q *q, const urma_jetty_id_t *remote)
 {
+	/* Not a doomed one: destroyed, it stays listed only until the thread
+	 * waiting on it runs, and whoever found it would take its failure (a
+	 * new call) or connect it (the peer's OPEN: EISCONN once connected). */
 	for (struct ubx_chan *c = p->chans; c; c = c->next)
-		if (c->q == q && ubx_jid_eq(&c->remote, remote))
+		if (c->q == q && !c->doomed && ubx_jid_eq(&c->remote, remote))
 			return c;
 	return NULL;
 }
@@ -294,6 +298,13 @@ static void wait_setup(struct ubx_port *p, struct ubx_chan *ch)
 			ch->err = ETIMEDOUT;
 		}
 	}
+	if (ch->doomed && getenv("UBXDP_URMA_TEST_DOOMED_MS")) {
+		/* Test hook (api_test destroyed_while_waited_on): the window
+		 * before this waiter frees its destroyed channel, held open. */
+		pthread_mutex_unlock(&p->lock);
+		usleep((useconds_t)atoi(getenv("UBXDP_URMA_TEST_DOOMED_MS")) * 1000);
+		pthread_mutex_lock(&p->lock);
+	}
 	ch->waiters--;
 }
 
@@ -343,7 +354,7 @@ find:
 		*err = 0;
 		return ch;
 	}
-	if (ch && ch->state == CH_FAILED && !ch->waiters && !ch->doomed) {
+	if (ch && ch->state == CH_FAILED && !ch->waiters) {
 		if (ch->q->bound == ch && ch->q->bound_tj) {
 			*err = 0;
 			return ch;	/* RC: a failed connection; requests complete flushed */

@@ -258,7 +258,7 @@ static urma_status_t unadvise(struct ubx_q *q, urma_target_jetty_t *t)
 	p = q->port;
 	pthread_mutex_lock(&p->lock);
 	ch = ubx_chan_find(p, q, &tj->pub.id);
-	if (ch && !ch->doomed)
+	if (ch)
 		ubx_chan_destroy(ch, true);
 	ubx_progress(p);
 	pthread_mutex_unlock(&p->lock);

@@ -155,7 +155,7 @@ static int crossed(struct ubx_port *p, struct ubx_chan **chp, const struct ubx_c
 {
 	struct ubx_chan *ch = *chp;
 
-	if (!ch || ch->state == CH_READY || ch->doomed || (!ch->peer_mtu && m->mtu == ch->mtu))
+	if (!ch || ch->state == CH_READY || (!ch->peer_mtu && m->mtu == ch->mtu))
 		return 0;
 	if (!ch->waiters) {
 		ubx_chan_destroy(ch, false);
@@ -325,7 +325,7 @@ static void on_close(struct ubx_port *p, const struct tp_hello *h, const struct 
 
 	/* The nonce too: a late CLOSE of the peer's old channel, whose TPN came
 	 * round again, does not close the new one (0: an older peer's). */
-	if (ch && ch->state == CH_READY && ch->peer_tpn == h->tpn && !ch->doomed &&
+	if (ch && ch->state == CH_READY && ch->peer_tpn == h->tpn &&
 	    (!ch->peer_nonce || ch->peer_nonce == m->nonce))
 		ubx_chan_destroy(ch, false);
 }
