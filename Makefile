@@ -289,6 +289,10 @@ $(BUILD)/bin/test_ubperf_ctl: $(BUILD)/obj/user/ubperf/ctl.o
 # liburma's control message codec, outside the shared library.
 $(BUILD)/bin/test_urma_ctl: $(BUILD)/obj/user/urma/ctl.o
 $(BUILD)/obj/user/urma/ctl.o $(BUILD)/obj/tests/unit/test_urma_ctl.o: CPPFLAGS += -Iuser/urma/include
+# A channel's nonce: getrandom scripted by the test.
+$(BUILD)/bin/test_urma_nonce: $(BUILD)/obj/user/urma/ctl.o
+$(BUILD)/bin/test_urma_nonce: LDFLAGS += -Wl,--wrap=getrandom
+$(BUILD)/obj/tests/unit/test_urma_nonce.o: CPPFLAGS += -Iuser/urma/include
 # A JFC's ring of records, driven by threads without the library.
 $(BUILD)/bin/test_urma_cr_ring: $(BUILD)/obj/user/urma/cr_ring.o
 $(BUILD)/obj/user/urma/cr_ring.o $(BUILD)/obj/tests/unit/test_urma_cr_ring.o: CPPFLAGS += -Iuser/urma/include

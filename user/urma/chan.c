@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "lib/clock.h"
+#include "urma/ctl.h"
 #include "urma/urma_int.h"
 
 bool ubx_jid_eq(const urma_jetty_id_t *a, const urma_jetty_id_t *b)
@@ -66,6 +67,7 @@ struct ubx_chan *ubx_chan_new(struct ubx_port *p, struct ubx_q *q, const urma_je
 {
 	struct tp_chan_config cc = { 0 };
 	struct ubx_chan *ch;
+	int rc;
 	uint32_t ops = q->sdepth > peer_depth ? q->sdepth : peer_depth;
 
 	/* Room in the core's receive queue for every JFR buffer (posted to its
@@ -90,7 +92,15 @@ struct ubx_chan *ubx_chan_new(struct ubx_port *p, struct ubx_q *q, const urma_je
 	ch->tp_type = tp_type;
 	ch->order = order;
 	ch->mtu = mtu;
-	ch->nonce = (uint32_t)ubx_rand(p) | 1u;	/* never 0: "none" on the wire */
+	rc = ubx_ctl_nonce(&ch->nonce);
+	if (rc) {
+		static int said;
+
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			ubx_warn("getrandom: %s: channel nonces from a generator, guessable from one another",
+				 strerror(-rc));
+		ch->nonce = (uint32_t)ubx_rand(p) | 1u;	/* never 0: "none" on the wire */
+	}
 	ch->ec.peer = &peer->ep;
 	ch->ec.app = ch;
 	cc.mode = core_mode(p, tp_type);

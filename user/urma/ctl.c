@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "transport/tp.h"
 #include "urma/ctl.h"
@@ -77,4 +78,20 @@ int ubx_ctl_decode(const uint8_t *b, size_t len, struct ubx_ctl *m)
 	m->chan_nonce = get32(b + 72);
 	/* A channel would be made at it: none can be at another. */
 	return m->kind == CTL_OPEN && !ubx_ub_mtu_valid(m->mtu) ? -EINVAL : 0;
+}
+
+int ubx_ctl_nonce(uint32_t *nonce)
+{
+	uint32_t v = 0;
+
+	/* Not blocking: the pool not yet ready (early boot) is a failure,
+	 * not a setup that hangs. */
+	do {
+		ssize_t n = getrandom(&v, sizeof(v), GRND_NONBLOCK);
+
+		if (n != (ssize_t)sizeof(v))
+			return n < 0 ? -errno : -EIO;
+	} while (!v);
+	*nonce = v;
+	return 0;
 }

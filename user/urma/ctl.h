@@ -44,4 +44,11 @@ size_t ubx_ctl_encode(const struct ubx_ctl *m, uint8_t *b);	/* CTL_LEN bytes */
 /* 0, or -EINVAL: not one, or an OPEN offering no UB MTU a channel can take. */
 int ubx_ctl_decode(const uint8_t *b, size_t len, struct ubx_ctl *m);
 
+/* A channel's nonce (its OPENs', accepting OPEN_ACKs', CLOSEs'): 32 bits of
+ * getrandom(), never 0 ("none" on the wire). A CLOSE or an OPEN naming it
+ * ends or replaces the channel, so it must not follow from a nonce seen
+ * before, as a generator's next output does. 0, or -errno (then *nonce is
+ * not set): ENOSYS, EPERM (a seccomp filter), EAGAIN (the pool not ready). */
+int ubx_ctl_nonce(uint32_t *nonce);
+
 #endif
