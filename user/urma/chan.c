@@ -41,11 +41,9 @@ void ubx_abs_time(uint64_t at_ns, struct timespec *ts)
 
 struct ubx_chan *ubx_chan_find(struct ubx_port *p, const struct ubx_q *q, const urma_jetty_id_t *remote)
 {
-	/* Not a doomed one: destroyed, it stays listed only until the thread
-	 * waiting on it runs, and whoever found it would take its failure (a
-	 * new call) or connect it (the peer's OPEN: EISCONN once connected). */
+	/* A destroyed one still waited on is not listed (ubx_chan_destroy). */
 	for (struct ubx_chan *c = p->chans; c; c = c->next)
-		if (c->q == q && !c->doomed && ubx_jid_eq(&c->remote, remote))
+		if (c->q == q && ubx_jid_eq(&c->remote, remote))
 			return c;
 	return NULL;
 }
@@ -218,20 +216,23 @@ void ubx_chan_destroy(struct ubx_chan *ch, bool tell_peer)
 			ch->q->pub.jetty.remote_jetty = NULL;
 		}
 	}
-	if (ch->waiters) {
-		/* A thread waits on its setup: it frees it. */
-		ch->state = CH_FAILED;
-		ch->err = ECONNRESET;
-		ch->doomed = true;
-		pthread_cond_broadcast(&p->cond);
-		return;
-	}
 	chan_unlink(p, ch);
 	if (ch->ec.tp) {
 		ep_chan_destroy(p->ep, &ch->ec);
 		ubx_chan_rx_fini(ch);
 	}
 	ubx_chan_imm_free(ch);
+	if (ch->waiters) {
+		/* A thread waits on its setup: it frees the struct, all else
+		 * went above, as a refused one's (ubx_chan_refused): a channel
+		 * made meanwhile (advised again) would find the JFR with two
+		 * and put it on bounce buffers for good. */
+		ch->state = CH_FAILED;
+		ch->err = ECONNRESET;
+		ch->doomed = true;
+		pthread_cond_broadcast(&p->cond);
+		return;
+	}
 	free(ch);
 }
 
@@ -266,7 +267,7 @@ void ubx_chans_of_q_destroy(struct ubx_q *q)
 	while (c) {
 		struct ubx_chan *n = c->next;
 
-		if (c->q == q && !c->doomed) {
+		if (c->q == q) {
 			ubx_chan_destroy(c, true);
 			n = p->chans;	/* the list may have changed: again from the start */
 		}
@@ -415,16 +416,15 @@ find:
 		ubx_err("jetty %u: no answer from the peer's jetty %u within %u ms", q->id,
 			tj->pub.id.id, ubx_port_timeout_ms());
 	if (!ch->waiters) {
-		ch->doomed = false;
 		if (ch->q->bound == ch)
 			ch->q->bound = NULL;
 		chan_unlink(p, ch);
 		ubx_dispatch(p);
-		if (ch->ec.tp) {	/* a refused one's went already */
+		if (ch->ec.tp) {	/* a refused or destroyed one's went already */
 			ep_chan_destroy(p->ep, &ch->ec);
 			ubx_chan_rx_fini(ch);
 		}
-		ubx_chan_imm_free(ch);	/* a doomed one may have had Write-with-imm */
+		ubx_chan_imm_free(ch);
 		free(ch);
 	}
 	if (retry) {

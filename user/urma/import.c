@@ -336,8 +336,7 @@ UBX_VISIBLE urma_status_t urma_unbind_jetty(urma_jetty_t *jetty)
 		pthread_mutex_unlock(&p->lock);
 		return URMA_EINVAL;
 	}
-	if (!q->bound->doomed)
-		ubx_chan_destroy(q->bound, true);
+	ubx_chan_destroy(q->bound, true);
 	ubx_progress(p);
 	pthread_mutex_unlock(&p->lock);
 	return URMA_SUCCESS;

@@ -187,7 +187,7 @@ struct ubx_chan {
 	bool rc;			/* an RC binding */
 	bool bound;			/* RC: the local jetty's binding */
 	int waiters;			/* threads waiting for its setup */
-	bool doomed;			/* destroyed while waited on: the last waiter frees it */
+	bool doomed;			/* destroyed while waited on: unlisted, the last waiter frees it */
 	uint32_t peer_tpn;		/* the other side's channel */
 	enum tp_status fail_st;		/* why it failed, for its oldest request */
 	/* The peer's last sign of life (acknowledgements, data) while requests
