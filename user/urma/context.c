@@ -593,19 +593,34 @@ struct ubx_port *ubx_port_get(const char *ifname)
 	return p;
 }
 
-uint32_t ubx_dev_ub_mtu(const char *ifname, uint32_t dev_mtu, bool native)
+/* Is ifname's port open in this process? *m its UB MTU then. */
+static bool open_dev_ub_mtu(const char *ifname, uint32_t *m)
 {
-	struct ubx_devport *d;
-	uint32_t m;
+	bool found = false;
 
 	pthread_mutex_lock(&g_lock);
-	for (d = g_devs; d; d = d->next)
-		if (!strcmp(d->ifname, ifname))
-			break;
-	/* Open here: the path this process took (the queues or its veth) is
-	 * for its life. Else the one its opening would take now. */
-	m = d ? d->lane[0]->mtu[0] : ep_shared_ub_mtu(ifname, dev_mtu, native, env_on("UBXDP_URMA_VETH"), 4);
+	for (struct ubx_devport *d = g_devs; d && !found; d = d->next)
+		if (!strcmp(d->ifname, ifname)) {
+			*m = d->lane[0]->mtu[0];
+			found = true;
+		}
 	pthread_mutex_unlock(&g_lock);
+	return found;
+}
+
+uint32_t ubx_dev_ub_mtu(const char *ifname, uint32_t dev_mtu, bool native)
+{
+	uint32_t m;
+
+	/* Open here: the path this process took (the queues or its veth) is
+	 * for its life. Else the one its opening would take now, peeked
+	 * outside g_lock: the device's lock waits up to 5 s while another
+	 * process opens the device, and every context call here would wait
+	 * with it. Opened meanwhile: what it took. */
+	if (open_dev_ub_mtu(ifname, &m))
+		return m;
+	m = ep_shared_ub_mtu(ifname, dev_mtu, native, env_on("UBXDP_URMA_VETH"), 4);
+	open_dev_ub_mtu(ifname, &m);
 	return m;
 }
 
