@@ -309,11 +309,11 @@ static void wait_setup(struct ubx_port *p, struct ubx_chan *ch)
 			ch->err = ETIMEDOUT;
 		}
 	}
-	if (ch->doomed && getenv("UBXDP_URMA_TEST_DOOMED_MS")) {
+	if (ch->doomed && p->test_doomed_ms) {
 		/* Test hook (api_test destroyed_while_waited_on): the window
 		 * before this waiter frees its destroyed channel, held open. */
 		pthread_mutex_unlock(&p->lock);
-		usleep((useconds_t)atoi(getenv("UBXDP_URMA_TEST_DOOMED_MS")) * 1000);
+		usleep(p->test_doomed_ms * 1000u);
 		pthread_mutex_lock(&p->lock);
 	}
 	ch->waiters--;

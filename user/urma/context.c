@@ -177,6 +177,17 @@ uint32_t ubx_port_timeout_ms(void)
 	return v > 0 && v < 3600000 ? (uint32_t)v : UBX_TIMEOUT_MS;
 }
 
+/* UBXDP_URMA_TEST_DOOMED_MS, a test's hook (docs/TESTING.md): ms, 1..10000,
+ * the thread woken from a destroyed channel's setup waits before it frees
+ * it; anything else is none. */
+static uint32_t test_doomed_ms(void)
+{
+	const char *e = getenv("UBXDP_URMA_TEST_DOOMED_MS");
+	long v = e ? strtol(e, NULL, 10) : 0;
+
+	return v > 0 && v <= 10000 ? (uint32_t)v : 0;
+}
+
 /* Native UB port settings: partition and permission (draft-li-uboe-00 §5.3). */
 static int native_cfg(struct ubx_port *p)
 {
@@ -453,6 +464,7 @@ static struct ubx_port *port_new(struct ubx_devport *d, uint32_t w)
 	pthread_condattr_destroy(&ca);
 	p->rng = ((uint64_t)getpid() << 32) ^ ep_now_ns() ^ (uintptr_t)p;
 	p->native = ubx_dev_native(d->ifname);
+	p->test_doomed_ms = test_doomed_ms();
 	if ((p->native && native_cfg(p)) || rtx_cfg(p)) {
 		errno = EINVAL;
 		return NULL;

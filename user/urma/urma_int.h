@@ -313,6 +313,7 @@ struct ubx_port {
 	uint64_t mtu_crossed;		/* OPENs that met one of ours of another UB MTU */
 	uint64_t jfr_shared;		/* JFRs that went on bounce buffers (a second channel) */
 	uint64_t thr_rounds, thr_idle;	/* the progress thread's rounds, its waits aside */
+	uint32_t test_doomed_ms;	/* UBXDP_URMA_TEST_DOOMED_MS (wait_setup), read at open */
 };
 
 /* Open (or take another reference on) the port of a device. NULL, errno and
