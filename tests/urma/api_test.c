@@ -1162,34 +1162,54 @@ static void write_then_free(urma_jetty_t *j, urma_jfr_t *jfr, urma_target_jetty_
 	assert_int_equal(urma_delete_jfr(jfr), 0);
 }
 
+static int retries_at_512;
+
+/* The library's log: its lines "... takes a UB MTU of 512: again at that"
+ * (one per waiter of a refused setup that sets up again) counted. */
+static void count_retries(int level, char *msg)
+{
+	if (strstr(msg, "takes a UB MTU of 512: again at that"))
+		__atomic_add_fetch(&retries_at_512, 1, __ATOMIC_RELAXED);
+	else if (level <= URMA_VLOG_LEVEL_WARNING)
+		fprintf(stderr, "liburma: %s\n", msg);
+}
+
 /* Two threads advise the same jetty to the same peer jetty at once, and the
  * peer refuses the UB MTU offered (its route back takes 512): both wait on
- * the one setup (the peer stopped meanwhile), and both get the channel set
- * up again at 512, which carries a Write. */
+ * the one setup (the peer stopped meanwhile: both retry after the one
+ * refusal, two lines in the log), and both get the channel set up again at
+ * 512, which carries a Write. */
 static void two_waiters_of_a_refused_setup(void **state)
 {
 	urma_jfr_t *jfr;
 	urma_jetty_t *j = make_jetty(URMA_TM_RM, &jfr);
 	urma_target_jetty_t *t = import_peer(PEER_RM, URMA_TM_RM, PEER_TOKEN);
 	struct adv a[2] = { { .j = j, .tj = t }, { .j = j, .tj = t } };
+	const urma_vlog_level_t level = urma_log_get_level();
 	int st;
 
 	(void)state;
 	assert_non_null(j);
 	assert_non_null(t);
 	assert_int_equal(peer_route("add"), 0);
+	assert_int_equal(urma_register_log_func(count_retries), 0);
+	urma_log_set_level(URMA_VLOG_LEVEL_DEBUG);
 	kill(peer_pid, SIGSTOP);
 	st = stopped(peer_pid);
 	for (int k = 0; k < 2; k++)
 		pthread_create(&a[k].t, NULL, advise_main, &a[k]);
-	usleep(100000);		/* both wait on the setup, the peer deaf */
+	/* Both wait on the setup, the peer deaf; within the setup's 500 ms. */
+	usleep(200000);
 	kill(peer_pid, SIGCONT);
 	for (int k = 0; k < 2; k++)
 		pthread_join(a[k].t, NULL);
+	urma_log_set_level(level);
+	assert_int_equal(urma_unregister_log_func(), 0);
 	assert_int_equal(peer_route("del"), 0);
 	assert_int_equal(st, 1);
 	assert_int_equal(a[0].rc, URMA_SUCCESS);
 	assert_int_equal(a[1].rc, URMA_SUCCESS);
+	assert_int_equal(retries_at_512, 2);
 	write_then_free(j, jfr, t, 1500, 41);
 }
 
@@ -1216,8 +1236,10 @@ static void destroyed_while_waited_on(void **state)
 	kill(peer_pid, SIGSTOP);
 	st = stopped(peer_pid);
 	pthread_create(&w.t, NULL, advise_main, &w);
-	usleep(100000);		/* it waits on its setup, the peer deaf */
-	un = urma_unadvise_jetty(j, t);
+	/* It waits on its setup, the peer deaf; EINVAL: it has not made its
+	 * channel yet (a loaded host). */
+	for (int ms = 0; (un = urma_unadvise_jetty(j, t)) == URMA_EINVAL && ms < 300; ms += 10)
+		usleep(10000);
 	kill(peer_pid, SIGCONT);
 	again = urma_advise_jetty(j, t);
 	pthread_join(w.t, NULL);
