@@ -242,8 +242,7 @@ void ubx_chan_refused(struct ubx_chan *ch, uint32_t peer_mtu)
 
 	ch->state = CH_FAILED;
 	ch->err = EMSGSIZE;
-	if (peer_mtu < (ch->peer_mtu ? ch->peer_mtu : ch->mtu))
-		ch->peer_mtu = peer_mtu;
+	ch->peer_mtu = peer_mtu;	/* once: it leaves the list, never found again */
 	if (ch->q->bound == ch)
 		ch->q->bound = NULL;
 	/* Out of the list: the channel its peer's OPEN makes is the one found.

@@ -143,19 +143,19 @@ static void reply(struct ubx_port *p, const uint8_t ip[16], uint8_t ver, const s
 
 /*
  * Our channel *chp in setup (or failed, still waited on) met the peer's
- * OPEN m of another UB MTU, or was refused once: connected as it is, each
- * end would send at its own. An OPEN of a smaller MTU (ours will be
- * refused), or any after a refusal: ours fails and the OPEN makes the
- * channel at its MTU, which our waiter's retry finds (*chp NULL, 0). One of
- * a larger MTU: refused naming ours (EMSGSIZE), which the peer takes so.
- * One nobody waits on (an earlier OPEN's, never connected) goes: refused,
- * no one would free it; the OPEN starts afresh.
+ * OPEN m of another UB MTU: connected as it is, each end would send at its
+ * own. An OPEN of a smaller MTU (ours will be refused): ours fails and the
+ * OPEN makes the channel at its MTU, which our waiter's retry finds (*chp
+ * NULL, 0). One of a larger MTU: refused naming ours (EMSGSIZE), which the
+ * peer takes so. One nobody waits on (an earlier OPEN's, never connected)
+ * goes: refused, no one would free it; the OPEN starts afresh. (A channel
+ * of ours refused is never found here: ubx_chan_refused unlists it.)
  */
 static int crossed(struct ubx_port *p, struct ubx_chan **chp, const struct ubx_ctl *m)
 {
 	struct ubx_chan *ch = *chp;
 
-	if (!ch || ch->state == CH_READY || (!ch->peer_mtu && m->mtu == ch->mtu))
+	if (!ch || ch->state == CH_READY || m->mtu == ch->mtu)
 		return 0;
 	if (!ch->waiters) {
 		ubx_chan_destroy(ch, false);
@@ -163,7 +163,7 @@ static int crossed(struct ubx_port *p, struct ubx_chan **chp, const struct ubx_c
 		return 0;
 	}
 	p->mtu_crossed++;
-	if (m->mtu > ch->mtu && !ch->peer_mtu)
+	if (m->mtu > ch->mtu)
 		return EMSGSIZE;
 	ubx_chan_refused(ch, m->mtu);
 	*chp = NULL;

@@ -508,7 +508,7 @@ uint32_t ubx_mtu_to(const struct ubx_port *p, struct ubx_peer *peer);
 void ubx_chan_destroy(struct ubx_chan *ch, bool tell_peer);
 void ubx_chans_of_q_destroy(struct ubx_q *q);
 /* A channel waited on that must never connect (the peer refused its UB MTU,
- * or offers a smaller one): failed with EMSGSIZE, peer_mtu the least named,
+ * or offers a smaller one): failed with EMSGSIZE, peer_mtu the smaller named,
  * out of the port's list; its waiter frees it (port lock held). */
 void ubx_chan_refused(struct ubx_chan *ch, uint32_t peer_mtu);
 /* Fail a channel here (its peer went silent): its requests end, the oldest
