@@ -406,10 +406,13 @@ find:
 	/* The peer takes a smaller UB MTU (a process on a veth, a device of a
 	 * smaller MTU, a smaller path back) and named it: every waiter sets up
 	 * again at that, from the start; the first makes the channel, the
-	 * others find it and wait on it. Each time smaller: a few at most. */
+	 * others find it and wait on it. Each time smaller: a few at most. A
+	 * channel above our cap was made by a thread that came fresh (no
+	 * refusal seen yet) between ours and our retry: its refusal is not
+	 * news to us, but ours to retry at what we know. */
 	retry = ch->err == EMSGSIZE && ch->peer_mtu && ch->peer_mtu < ch->mtu &&
-		(!cap || ch->peer_mtu < cap);
-	if (retry)
+		(!cap || ch->peer_mtu < cap || ch->mtu > cap);
+	if (retry && (!cap || ch->peer_mtu < cap))
 		cap = ch->peer_mtu;
 	if (ch->err == ETIMEDOUT)
 		ubx_err("jetty %u: no answer from the peer's jetty %u within %u ms", q->id,
