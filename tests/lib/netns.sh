@@ -84,9 +84,10 @@ addr_lines() {
 neigh_line() { echo "neigh replace $2 lladdr $3 dev $1 nud permanent"; }
 
 # ns_xdp_ready NS DEV: true once an XDP program is on DEV (a ubperf server
-# has opened its port; its in-band setup needs no listening socket, and a
-# client's hello that comes before the AF_XDP socket is retried). Each output
-# is read whole: see has in tests/lib/tap.sh.
+# has opened its port: it attaches its program once a socket is on each queue
+# and in the program's map, so a frame sent now is read; its in-band setup
+# needs no listening socket). Each output is read whole: see has in
+# tests/lib/tap.sh.
 ns_xdp_ready() { local o; o=$(ip -n "$1" link show dev "$2" 2>/dev/null) || return 1; [[ $o == *" xdp"* ]]; }
 # has_xdp NS DEV: DEV runs an XDP program, native or generic.
 has_xdp() { local o; o=$(ip -n "$1" -d link show "$2"); [[ $o == *prog/xdp* ]]; }

@@ -216,7 +216,7 @@ static int open_shared(struct ep *e, char *err, size_t errlen)
 	return jumbo_bufs(e, err, errlen);
 }
 
-/* Attach the endpoint program to member k and a socket to each of its queues. */
+/* The endpoint program of member k, loaded, and a socket on each of its queues. */
 static int open_member(struct ep *e, uint32_t k, const char *dev, char *err, size_t errlen)
 {
 	const struct ep_config *cfg = &e->cfg;
@@ -231,7 +231,7 @@ static int open_member(struct ep *e, uint32_t k, const char *dev, char *err, siz
 		return -1;
 	memcpy(e->mac[k], nh.src_mac, 6);
 	e->dev_mtu[k] = nh.mtu;
-	e->xdp[k] = ep_xdp_attach(dev, cfg->generic, cfg->native.ethertype, e->nworkers, err, errlen);
+	e->xdp[k] = ep_xdp_load(dev, cfg->generic, cfg->native.ethertype, e->nworkers, err, errlen);
 	if (!e->xdp[k])
 		return -1;
 	e->sock0[k] = xsk_mt_nsocks(e->xt);
@@ -449,6 +449,12 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 		goto fail;
 	for (uint32_t w = 1; w < e->nworkers; w++)
 		if (open_worker(e, w, err, errlen))
+			goto fail;
+	/* The programs last, every socket in their maps: a frame the device
+	 * steers is read, where one steered before its socket was there was
+	 * dropped (drop_no_socket), and "XDP on the device" is a port open. */
+	for (uint32_t k = 0; k < e->nmem; k++)
+		if (ep_xdp_link(e->xdp[k], err, errlen))
 			goto fail;
 	return e;
 fail:

@@ -18,6 +18,8 @@ struct ep_xdp {
 	struct ub_endpoint *skel;
 	int ifindex;
 	int link;	/* the XDP link: the program goes with it, or with this process */
+	bool generic;
+	char ifname[IF_NAMESIZE];
 };
 
 #define EP_CNT_NAME(id, name) [UB_EP_CNT_##id] = name,
@@ -29,10 +31,19 @@ const char *ep_xdp_counter_name(unsigned id)
 	return id < UB_EP_CNT__MAX ? cnt_names[id] : "?";
 }
 
-struct ep_xdp *ep_xdp_attach(const char *ifname, bool generic, uint16_t ub_ethertype, uint32_t workers,
-			     char *err, size_t errlen)
+/* The message of a device another program holds, from the early check or the attach. */
+static void say_taken(const char *ifname, bool generic, int rc, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "cannot attach XDP to %s%s: %s", ifname,
+		 generic ? " (generic)" : " (native; try --generic)",
+		 rc == -EEXIST || rc == -EBUSY ? "another XDP program is attached" : strerror(-rc));
+}
+
+struct ep_xdp *ep_xdp_load(const char *ifname, bool generic, uint16_t ub_ethertype, uint32_t workers,
+			   char *err, size_t errlen)
 {
 	struct ep_xdp *x = calloc(1, sizeof(*x));
+	__u32 prog_id = 0;
 	int rc;
 
 	if (!x) {
@@ -40,9 +51,17 @@ struct ep_xdp *ep_xdp_attach(const char *ifname, bool generic, uint16_t ub_ether
 		return NULL;
 	}
 	x->link = -1;
+	x->generic = generic;
+	snprintf(x->ifname, sizeof(x->ifname), "%s", ifname);
 	x->ifindex = (int)if_nametoindex(ifname);
 	if (!x->ifindex) {
 		snprintf(err, errlen, "no device %s", ifname);
+		goto fail;
+	}
+	/* Taken already: said now, before our sockets wait out its queues'
+	 * holder; ep_xdp_link still refuses one that comes in between. */
+	if (!bpf_xdp_query_id(x->ifindex, 0, &prog_id) && prog_id) {
+		say_taken(ifname, generic, -EEXIST, err, errlen);
 		goto fail;
 	}
 	x->skel = ub_endpoint__open();
@@ -60,19 +79,35 @@ struct ep_xdp *ep_xdp_attach(const char *ifname, bool generic, uint16_t ub_ether
 		snprintf(err, errlen, "cannot load the endpoint XDP program: %s", strerror(errno));
 		goto fail;
 	}
-	rc = run_link_xdp(bpf_program__fd(x->skel->progs.ub_endpoint), x->ifindex, generic);
-	if (rc < 0) {
-		snprintf(err, errlen, "cannot attach XDP to %s%s: %s", ifname,
-			 generic ? " (generic)" : " (native; try --generic)",
-			 rc == -EEXIST || rc == -EBUSY ? "another XDP program is attached" : strerror(-rc));
-		goto fail;
-	}
-	x->link = rc;
 	return x;
 fail:
 	ub_endpoint__destroy(x->skel);
 	free(x);
 	return NULL;
+}
+
+int ep_xdp_link(struct ep_xdp *x, char *err, size_t errlen)
+{
+	int rc = run_link_xdp(bpf_program__fd(x->skel->progs.ub_endpoint), x->ifindex, x->generic);
+
+	if (rc < 0) {
+		say_taken(x->ifname, x->generic, rc, err, errlen);
+		return -1;
+	}
+	x->link = rc;
+	return 0;
+}
+
+struct ep_xdp *ep_xdp_attach(const char *ifname, bool generic, uint16_t ub_ethertype, uint32_t workers,
+			     char *err, size_t errlen)
+{
+	struct ep_xdp *x = ep_xdp_load(ifname, generic, ub_ethertype, workers, err, errlen);
+
+	if (x && ep_xdp_link(x, err, errlen)) {
+		ep_xdp_detach(x);
+		return NULL;
+	}
+	return x;
 }
 
 void ep_xdp_detach(struct ep_xdp *x)
