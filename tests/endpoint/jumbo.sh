@@ -125,6 +125,14 @@ topo_routed_narrow() {
 	ip -n "$NS_R" link set "$1" mtu 3000
 }
 
+# narrow_way_back: topo_routed_narrow r1 (the router's link to the client 3000), and a
+# route `mtu 3000` toward the client on the server alone (IPv4): a narrower way back
+# that only the server knows.
+narrow_way_back() {
+	topo_routed_narrow r1
+	ip -n "$NS_SRV" route add 10.61.0.0/24 via 10.62.0.2 mtu 3000
+}
+
 # path_2048_runs DIR OP COUNT: on topo_routed with a narrower hop of 3000, a
 # default run of OP to the server's IPv4 and IPv6 address each: a UB MTU of
 # 2048 on both sides without a word, COUNT messages of 64 KiB intact.
@@ -178,8 +186,7 @@ test_jumbo_ub_mtu_fits_routed_path() {
 # dropped every Read response (DF, too big): the run stalled.
 test_jumbo_ub_mtu_fits_server_route_back() {
 	local d; d=$(mktemp -d)
-	topo_routed_narrow r1
-	ip -n "$NS_SRV" route add 10.61.0.0/24 via 10.62.0.2 mtu 3000
+	narrow_way_back
 	ip -n "$NS_SRV" -6 route add fd00:61::/64 via fd00:62::2 mtu 3000
 	path_2048_runs "$d" read 100
 	rm -rf "$d"
@@ -191,8 +198,7 @@ test_jumbo_ub_mtu_fits_server_route_back() {
 # UB MTU of 4096: it takes 4096 (... --mtu 4096)").
 test_jumbo_ub_mtu_server_given_one_its_route_back_cannot_carry() {
 	local d; d=$(mktemp -d)
-	topo_routed_narrow r1
-	ip -n "$NS_SRV" route add 10.61.0.0/24 via 10.62.0.2 mtu 3000
+	narrow_way_back
 	start_server "$NS_SRV" s0 "$d/srv" --mtu 4096 --wait 10
 	refute ns_run "$NS_CLI" "$BIN/ubperf" client --dev c0 --peer 10.62.0.1 --mtu 4096 2>"$d/cli.err"
 	refute wait $SRV_PID
