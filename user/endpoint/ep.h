@@ -144,6 +144,9 @@ struct ep_stats {
 	/* of the multi-buffer ones sent, those built in place in a run of UMEM
 	 * frames (not built apart and copied in) */
 	uint64_t tx_in_place;
+	/* of the multi-buffer ones received, those parsed where they lay: two
+	 * frames in adjacent UMEM chunks (not gathered into a buffer first) */
+	uint64_t rx_in_place;
 	/* of those, UTP packets the ep_set_ctl() hook took and ep_send_raw() sent */
 	uint64_t ctl_rx, ctl_tx;
 	uint64_t ce_marked;	/* IP ECN CE, or native FECN light/severe CE */

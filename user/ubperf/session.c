@@ -261,7 +261,7 @@ static void ports_stats(struct run *r, struct tp_stats *ts, struct ep_stats *es)
 {
 #define ONE(n, d) + 1
 	/* Summed as an array: every field of struct ep_stats a uint64_t counter. */
-	_Static_assert(sizeof(struct ep_stats) == sizeof(uint64_t) * (13 EP_RX_ERRORS(ONE)),
+	_Static_assert(sizeof(struct ep_stats) == sizeof(uint64_t) * (14 EP_RX_ERRORS(ONE)),
 		       "struct ep_stats changed: is every field a counter to sum?");
 #undef ONE
 	tp_ep_stats(ep_tp(r->ep[0]), ts);
@@ -622,6 +622,7 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 	jset(j, "rx_multi_buffer", ju64(es->rx_multi_buffer));
 	jset(j, "tx_multi_buffer", ju64(es->tx_multi_buffer));
 	jset(j, "tx_in_place", ju64(es->tx_in_place));
+	jset(j, "rx_in_place", ju64(es->rx_in_place));
 	x = json_object_new_object();
 	jset(x, "p50", jreal(pct_us(r->lat, r->nlat, 0.5), "%.1f"));
 	jset(x, "p99", jreal(pct_us(r->lat, r->nlat, 0.99), "%.1f"));

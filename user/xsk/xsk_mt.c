@@ -213,8 +213,10 @@ struct xsk_mt_thr *xsk_mt_thread(struct xsk_mt *m, uint32_t nframes)
 		errno = ENOMEM;
 		return NULL;
 	}
+	/* In address order: refill lends the top of the stack in this order, so
+	 * the fill ring starts with adjacent chunks, first to last. */
 	for (uint32_t i = 0; i < nframes; i++)
-		xsk_frames_push(&t->fr, (uint64_t)(m->handed + nframes - 1 - i) * m->cfg.frame_size);
+		xsk_frames_push(&t->fr, (uint64_t)(m->handed + i) * m->cfg.frame_size);
 	m->handed += nframes;
 	t->next = m->threads;
 	m->threads = t;
@@ -435,8 +437,13 @@ static void refill(struct xsk_mt_thr *t, struct pool *p)
 		n = t->fr.nfree - t->keep;
 	if (n)
 		n = xsk_ring_prod__reserve(&p->fill, n, &idx);
+	/* The top n of the stack in the order they were pushed, which for
+	 * received frames is the order they came in: a multi-buffer packet's
+	 * frames then come back in adjacent chunks, first to last, and the
+	 * endpoint joins them where they lie (ep_datapath.c, rx_join). */
+	t->fr.nfree -= n;
 	for (uint32_t i = 0; i < n; i++)
-		*xsk_ring_prod__fill_addr(&p->fill, idx + i) = t->fr.free[--t->fr.nfree];
+		*xsk_ring_prod__fill_addr(&p->fill, idx + i) = t->fr.free[t->fr.nfree + i];
 	if (n) {
 		xsk_ring_prod__submit(&p->fill, n);
 		__atomic_fetch_add(&p->in_fill, n, __ATOMIC_RELAXED);
