@@ -108,6 +108,19 @@ static int bind_socks(void *arg, const char *dev, unsigned nq, int xskmap_fd, bo
 	return 0;
 }
 
+/* Worker e's sockets on each of dev's nq queues, in x's map. A queue busy
+ * past the wait, with another program on the device now, is its holder's:
+ * said as the early check says it (one that opened without the device's
+ * lock, a legacy attach). */
+static int bind_dev(struct ep *e, const char *dev, unsigned nq, struct ep_xdp *x, char *err, size_t errlen)
+{
+	int rc = bind_socks(e, dev, nq, ep_xdp_xskmap_fd(x), false, err, errlen);
+
+	if (rc == -EBUSY)
+		ep_xdp_taken(x, err, errlen);
+	return rc ? -1 : 0;
+}
+
 /* The share of a shared endpoint's lead (a worker has none of its own). */
 static struct ep_share *sh_of(const struct ep *e)
 {
@@ -236,7 +249,7 @@ static int open_member(struct ep *e, uint32_t k, const char *dev, char *err, siz
 		return -1;
 	e->sock0[k] = xsk_mt_nsocks(e->xt);
 	nq = xsk_dev_queues(dev, UB_EP_MAX_QUEUES);	/* a socket on each: no queue drops */
-	return bind_socks(e, dev, nq, ep_xdp_xskmap_fd(e->xdp[k]), false, err, errlen) ? -1 : 0;
+	return bind_dev(e, dev, nq, e->xdp[k], err, errlen);
 }
 
 /* What can move a peer's next hop: the route and neighbour tables, and the
@@ -310,7 +323,7 @@ static int open_worker(struct ep *lead, uint32_t w, char *err, size_t errlen)
 		return -1;
 	}
 	first = xsk_mt_nsocks(e->xt);
-	if (bind_socks(e, lead->cfg.dev, nq, ep_xdp_xskmap_fd(lead->xdp[0]), false, err, errlen))
+	if (bind_dev(e, lead->cfg.dev, nq, lead->xdp[0], err, errlen))
 		return -1;
 	e->sock0[0] = first + (int)(w % nq);
 	return 0;

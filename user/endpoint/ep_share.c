@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "endpoint/dev_lock.h"
 #include "endpoint/ep_xdp.h"
 #include "io/nl.h"
 #include "io/run_link.h"
@@ -60,48 +61,17 @@ struct ep_share {
 	uint32_t workers;		/* the process's (> 1: their steering level) */
 };
 
-/* ---- locks: abstract unix sockets, released by the kernel with the process ---- */
+/* ---- locks (dev_lock.h): the device's, a slot's, the direct path's ---- */
 
-static int abs_lock(int ifindex, const char *what)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), n, rc;
-
-	if (fd < 0)
-		return -errno;
-	/* The abstract namespace is the network namespace's, as ifindex is. */
-	n = snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, "ubxdp-urma/%d/%s", ifindex, what);
-	if (bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n))) {
-		rc = -errno;
-		close(fd);
-		return rc;
-	}
-	return fd;
-}
+static int abs_lock(int ifindex, const char *what) { return dev_lock_try("urma", ifindex, what); }
+static int dev_lock(int ifindex) { return dev_lock_wait("urma", ifindex, "lock", LOCK_WAIT_MS); }
+static void unlock(int *fd) { dev_unlock(fd); }
 
 static void sleep_ms(unsigned ms)
 {
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
 
 	nanosleep(&ts, NULL);
-}
-
-static int dev_lock(int ifindex)
-{
-	for (unsigned waited = 0;; waited += 2) {
-		int fd = abs_lock(ifindex, "lock");
-
-		if (fd != -EADDRINUSE || waited >= LOCK_WAIT_MS)
-			return fd;
-		sleep_ms(2);
-	}
-}
-
-static void unlock(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
 }
 
 /* Is slot k held by a live process? (Device lock held.) */

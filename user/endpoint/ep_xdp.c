@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "endpoint/dev_lock.h"
 #include "io/run_link.h"
 #include "ub_endpoint.skel.h"
 
@@ -18,6 +19,7 @@ struct ep_xdp {
 	struct ub_endpoint *skel;
 	int ifindex;
 	int link;	/* the XDP link: the program goes with it, or with this process */
+	int lock;	/* the device's, from the check that no program is there to the link */
 	bool generic;
 	char ifname[IF_NAMESIZE];
 };
@@ -39,18 +41,31 @@ static void say_taken(const char *ifname, bool generic, int rc, char *err, size_
 		 rc == -EEXIST || rc == -EBUSY ? "another XDP program is attached" : strerror(-rc));
 }
 
+/* How long one waits for another endpoint to put its program on the device
+ * (its sockets bound, their queues free): then it sees the program. */
+#define OPEN_LOCK_WAIT_MS	2000
+
+bool ep_xdp_taken(const struct ep_xdp *x, char *err, size_t errlen)
+{
+	__u32 prog_id = 0;
+
+	if (bpf_xdp_query_id(x->ifindex, 0, &prog_id) || !prog_id)
+		return false;
+	say_taken(x->ifname, x->generic, -EEXIST, err, errlen);
+	return true;
+}
+
 struct ep_xdp *ep_xdp_load(const char *ifname, bool generic, uint16_t ub_ethertype, uint32_t workers,
 			   char *err, size_t errlen)
 {
 	struct ep_xdp *x = calloc(1, sizeof(*x));
-	__u32 prog_id = 0;
 	int rc;
 
 	if (!x) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	x->link = -1;
+	x->link = x->lock = -1;
 	x->generic = generic;
 	snprintf(x->ifname, sizeof(x->ifname), "%s", ifname);
 	x->ifindex = (int)if_nametoindex(ifname);
@@ -59,11 +74,17 @@ struct ep_xdp *ep_xdp_load(const char *ifname, bool generic, uint16_t ub_etherty
 		goto fail;
 	}
 	/* Taken already: said now, before our sockets wait out its queues'
-	 * holder; ep_xdp_link still refuses one that comes in between. */
-	if (!bpf_xdp_query_id(x->ifindex, 0, &prog_id) && prog_id) {
-		say_taken(ifname, generic, -EEXIST, err, errlen);
+	 * holder. Under the device's lock until our link: another endpoint
+	 * opening the device now (it had passed this check, its program not
+	 * yet on) is waited for, then seen, rather than met at its queues. */
+	x->lock = dev_lock_wait("ep", x->ifindex, "open", OPEN_LOCK_WAIT_MS);
+	if (x->lock < 0) {
+		snprintf(err, errlen, "cannot attach XDP to %s: %s", ifname,
+			 x->lock == -EADDRINUSE ? "another endpoint is still opening it" : strerror(-x->lock));
 		goto fail;
 	}
+	if (ep_xdp_taken(x, err, errlen))
+		goto fail;
 	x->skel = ub_endpoint__open();
 	if (x->skel) {
 		x->skel->rodata->ub_ethertype = ub_ethertype;
@@ -81,6 +102,7 @@ struct ep_xdp *ep_xdp_load(const char *ifname, bool generic, uint16_t ub_etherty
 	}
 	return x;
 fail:
+	dev_unlock(&x->lock);
 	ub_endpoint__destroy(x->skel);
 	free(x);
 	return NULL;
@@ -90,6 +112,7 @@ int ep_xdp_link(struct ep_xdp *x, char *err, size_t errlen)
 {
 	int rc = run_link_xdp(bpf_program__fd(x->skel->progs.ub_endpoint), x->ifindex, x->generic);
 
+	dev_unlock(&x->lock);	/* on the device now, or refused: seen by the next */
 	if (rc < 0) {
 		say_taken(x->ifname, x->generic, rc, err, errlen);
 		return -1;
@@ -115,6 +138,7 @@ void ep_xdp_detach(struct ep_xdp *x)
 	if (!x)
 		return;
 	close(x->link);	/* detaches our program, and only ours */
+	dev_unlock(&x->lock);
 	ub_endpoint__destroy(x->skel);
 	free(x);
 }

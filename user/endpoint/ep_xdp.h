@@ -25,10 +25,14 @@ struct ep_xdp *ep_xdp_attach(const char *ifname, bool generic, uint16_t ub_ether
 			     char *err, size_t errlen);
 /* The same in two steps: loaded (its maps ready for the sockets), refused
  * already when another program is on the device; then attached (0, or -1
- * with one line in err). Until then the device steers nothing to it. */
+ * with one line in err). Until then the device steers nothing to it, and
+ * the device's lock is held: another endpoint's load waits for the link. */
 struct ep_xdp *ep_xdp_load(const char *ifname, bool generic, uint16_t ub_ethertype, uint32_t workers,
 			   char *err, size_t errlen);
 int ep_xdp_link(struct ep_xdp *x, char *err, size_t errlen);
+/* Another program is on x's device (with one line in err): what an EBUSY
+ * bind on its queue means when it came meanwhile. */
+bool ep_xdp_taken(const struct ep_xdp *x, char *err, size_t errlen);
 void ep_xdp_detach(struct ep_xdp *x);
 int ep_xdp_xskmap_fd(const struct ep_xdp *x);
 /* (IP source, IniRCID) -> worker: where a UTP channel's packets go. */
