@@ -788,4 +788,6 @@ void ep_get_stats(const struct ep *e, struct ep_stats *st)
 	st->xsk_rx_dropped = xs.rx_dropped;
 	st->xsk_rx_ring_full = xs.rx_ring_full;
 	st->xsk_fill_empty = xs.fill_empty;
+	/* The UMEM's, every worker's binds: counted once, in the lead's. */
+	st->xsk_busy_binds = e->lead || !e->xm ? 0 : xsk_mt_busy_binds(e->xm);
 }

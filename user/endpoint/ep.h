@@ -154,6 +154,8 @@ struct ep_stats {
 	 * xsk_fill_empty: frames a queue dropped for an empty fill ring (its
 	 * workers share it: in the worker that made its pool) */
 	uint64_t xsk_rx_dropped, xsk_rx_ring_full, xsk_fill_empty;
+	/* sockets whose queue was busy when bound: the open waited for it */
+	uint64_t xsk_busy_binds;
 #define EP_STAT_FIELD(n, d) uint64_t n;
 	EP_RX_ERRORS(EP_STAT_FIELD)
 #undef EP_STAT_FIELD

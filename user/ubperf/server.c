@@ -505,9 +505,16 @@ static int serve(const struct ubperf_opts *o, uint64_t t0, bool first, struct mt
 	if (rc)
 		goto out;
 	rc = 1;
-	if (!o->json && first)
-		printf("ubperf server: listening on %s (in-band setup, AF_XDP %s)\n", o->dev,
-		       run_xsk_mode(&r));
+	if (!o->json && first) {
+		struct ep_stats es;
+
+		/* A queue another socket held delays the start by up to 5 s: said. */
+		ep_get_stats(r.ep[0], &es);
+		printf("ubperf server: listening on %s (in-band setup, AF_XDP %s", o->dev, run_xsk_mode(&r));
+		if (es.xsk_busy_binds)
+			printf("; waited for %" PRIu64 " busy queue(s)", es.xsk_busy_binds);
+		printf(")\n");
+	}
 	fflush(stdout);
 	if (offer->line[0] && !offer->until)
 		offer->until = ep_now_ns() + MTU_OFFER_NS;

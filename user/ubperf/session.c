@@ -261,7 +261,7 @@ static void ports_stats(struct run *r, struct tp_stats *ts, struct ep_stats *es)
 {
 #define ONE(n, d) + 1
 	/* Summed as an array: every field of struct ep_stats a uint64_t counter. */
-	_Static_assert(sizeof(struct ep_stats) == sizeof(uint64_t) * (14 EP_RX_ERRORS(ONE)),
+	_Static_assert(sizeof(struct ep_stats) == sizeof(uint64_t) * (15 EP_RX_ERRORS(ONE)),
 		       "struct ep_stats changed: is every field a counter to sum?");
 #undef ONE
 	tp_ep_stats(ep_tp(r->ep[0]), ts);
@@ -618,6 +618,8 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 	jset(j, "xsk_rx_dropped", ju64(es->xsk_rx_dropped));
 	jset(j, "xsk_rx_ring_full", ju64(es->xsk_rx_ring_full));
 	jset(j, "xsk_fill_empty", ju64(es->xsk_fill_empty));
+	/* the sockets whose queue another still held when the port opened */
+	jset(j, "xsk_busy_binds", ju64(es->xsk_busy_binds));
 	/* packets (jumbo frames) that came and went in several UMEM frames */
 	jset(j, "rx_multi_buffer", ju64(es->rx_multi_buffer));
 	jset(j, "tx_multi_buffer", ju64(es->tx_multi_buffer));

@@ -75,6 +75,7 @@ struct xsk_mt {
 	uint32_t runs_handed;		/* runs given to threads so far */
 	uint64_t run_base;		/* the runs' first byte: past every single frame */
 	bool zc;			/* bound zero-copy */
+	unsigned busy_binds;		/* binds that met a busy queue and waited (atomic) */
 	struct xsk_mt_thr *threads;
 };
 
@@ -187,6 +188,7 @@ void xsk_mt_destroy(struct xsk_mt *m)
 
 bool xsk_mt_is_sg(const struct xsk_mt *m) { return m->cfg.sg; }
 bool xsk_mt_is_zerocopy(const struct xsk_mt *m) { return m->zc; }
+unsigned xsk_mt_busy_binds(const struct xsk_mt *m) { return __atomic_load_n(&m->busy_binds, __ATOMIC_RELAXED); }
 uint32_t xsk_mt_frame_size(const struct xsk_mt *m) { return m->cfg.frame_size; }
 void *xsk_mt_data(const struct xsk_mt *m, uint64_t addr) { return xsk_umem__get_data(m->area, addr); }
 uint32_t xsk_mt_free_frames(const struct xsk_mt_thr *t) { return t->fr.nfree; }
@@ -347,6 +349,7 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 		 * good, though the moment lasts as long as another holds that lock. */
 		struct timespec t0, t;
 		int sg_err = 0;
+		bool waited = false;
 
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		for (;;) {
@@ -364,6 +367,9 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 			if (err != -EBUSY || (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >=
 						     XSK_MT_BUSY_WAIT_MS)
 				break;
+			if (!waited)
+				__atomic_add_fetch(&m->busy_binds, 1, __ATOMIC_RELAXED);
+			waited = true;
 			usleep(20 * 1000);
 		}
 		if (err) {

@@ -55,6 +55,9 @@ void xsk_mt_destroy(struct xsk_mt *m);
 bool xsk_mt_is_sg(const struct xsk_mt *m);
 /* Whether the UMEM's sockets are bound zero-copy (its first socket's mode, read back from the kernel). */
 bool xsk_mt_is_zerocopy(const struct xsk_mt *m);
+/* Sockets whose queue was busy when first bound (xsk_mt_add waited): what
+ * shows a start delayed by another's socket. */
+unsigned xsk_mt_busy_binds(const struct xsk_mt *m);
 uint32_t xsk_mt_frame_size(const struct xsk_mt *m);
 void *xsk_mt_data(const struct xsk_mt *m, uint64_t addr);
 
