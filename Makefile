@@ -168,7 +168,8 @@ URMA_BINS    := $(BUILD)/bin/urma_example $(BUILD)/bin/urma_api_test $(BUILD)/bi
 
 BINS := $(LINKCHECKS) $(BUILD)/bin/ubctl $(BUILD)/bin/ubcaqm $(TOOLS) $(UNIT_BINS) $(EP_TOOLS) $(BUILD)/bin/endpoint_testrun
 BINS += $(URMA_SO) $(URMA_PC) $(URMA_BINS)
-BINS += $(BUILD)/bin/wps_egress_testrun $(BUILD)/bin/wps_delayline $(BUILD)/lib/many_cpus.so
+BINS += $(BUILD)/bin/wps_egress_testrun $(BUILD)/bin/wps_delayline $(BUILD)/lib/many_cpus.so \
+	$(BUILD)/lib/slow_xsk.so
 ifneq ($(UBPERF_SRCS),)
 BINS += $(BUILD)/bin/ubperf
 endif
@@ -186,8 +187,9 @@ $(BUILD)/obj/%.o: %.c | $(SKELS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-# An LD_PRELOAD shim: a kernel of more possible CPUs than cpu_set_t holds (workers.sh).
-$(BUILD)/lib/many_cpus.so: tests/endpoint/shim/many_cpus.c
+# LD_PRELOAD shims (workers.sh): a kernel of more possible CPUs than cpu_set_t
+# holds; a host slow to make AF_XDP sockets.
+$(BUILD)/lib/many_cpus.so $(BUILD)/lib/slow_xsk.so: $(BUILD)/lib/%.so: tests/endpoint/shim/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -fPIC -o $@ $<
 

@@ -244,8 +244,32 @@ test_ubperf_workers_refused_one_line() {
 	done
 }
 
+# Frames for worker 1 (DstTPN 1: 1 % 2) sent the moment the server's program
+# is on s0 reach worker 1's socket: the program goes on once every worker's
+# sockets are in its map, not after worker 0's. The server makes its AF_XDP
+# sockets slowly (slow_xsk.so: 100 ms each), so that a program on the device
+# before worker 1's sockets would meet the frames: drop_no_socket, not
+# icrc_bad. 3 bad-ICRC frames a round, counted by the worker that read them.
+test_ubperf_workers_frames_at_attach_reach_worker_1() {
+	local d i; d=$(mktemp -d)
+	topo_workers
+	for i in 1 2 3; do
+		SLOW_XSK_MS=100 LD_PRELOAD=$BIN/../lib/slow_xsk.so launch_server "$NS_SRV" s0 "$d/srv" --json --workers 2
+		for _ in $(seq 300); do ns_xdp_ready "$NS_SRV" s0 && break; sleep 0.01; done
+		ns_run "$NS_CLI" "$BIN/ubpkt" send --dev c0 --uboe --dst-mac 02:00:00:64:00:02 --src 10.64.0.1 \
+			--dst 10.64.0.2 --count 3 --bad-icrc
+		ns_run "$NS_CLI" "$BIN/ubperf" client --dev c0 --peer 10.64.0.2 --count 20 --json >"$d/cli" ||
+			{ cat "$d/srv.err"; return 1; }
+		wait $SRV_PID || { cat "$d/srv.err"; return 1; }
+		SRV_PID=
+		echo "round $i: bad ICRC $(json_get "$d/srv" icrc_bad) of 3"
+		[[ $(json_get "$d/srv" icrc_bad) -eq 3 ]]
+	done
+}
+
 WORKERS_TESTS=(test_ubperf_workers_every_op_intact test_ubperf_workers_default_queues_and_cpus
 	       test_ubperf_workers_killed_leaves_nothing_attached
 	       test_ubperf_workers_server_runs_one_core_runs_on_worker_0 test_ubperf_workers_refused_one_line
 	       test_ep_workers_chan_refused_where_nothing_arrives
-	       test_ubperf_workers_one_core_run_drops_and_counts_strays)
+	       test_ubperf_workers_one_core_run_drops_and_counts_strays
+	       test_ubperf_workers_frames_at_attach_reach_worker_1)
