@@ -17,6 +17,7 @@
 
 #include <linux/rtnetlink.h>
 
+#include "endpoint/ep_rx_join.h"
 #include "transport/tpg.h"
 #include "lib/clock.h"
 #include "lib/frame.h"
@@ -188,26 +189,6 @@ static unsigned rx_gather(struct ep *e, struct xsk_mt_frame *fr, unsigned i, uns
 	return i;
 }
 
-/*
- * Frames a and b, a packet's two, whole where they lie: a fills its UMEM
- * chunk to the end and b is in the next chunk, so b's bytes moved back to
- * that chunk's start, over b's headroom (ours with the frame), follow a's:
- * a few hundred bytes moved instead of the packet's 4 KB gathered
- * (bench/README.md, "Jumbo frames"). The fill ring lends frames in the
- * order they came back (xsk_mt.c, refill), so a packet's two frames are
- * adjacent but where a refill's batch ends.
- */
-static bool rx_join(struct xsk_mt_frame *a, const struct xsk_mt_frame *b)
-{
-	const uint64_t end = a->addr + a->len;
-
-	if (b->more || end % EP_FRAME_SIZE || b->addr - b->addr % EP_FRAME_SIZE != end)
-		return false;
-	memmove(a->data + a->len, b->data, b->len);
-	a->len += b->len;
-	return true;
-}
-
 static unsigned do_rx(struct ep *e, uint64_t now)
 {
 	struct xsk_mt_frame fr[BATCH];
@@ -223,7 +204,7 @@ static unsigned do_rx(struct ep *e, uint64_t now)
 			continue;
 		}
 		e->st.rx_multi_buffer++;
-		if (i + 1 < n && rx_join(&fr[i], &fr[i + 1])) {
+		if (i + 1 < n && ep_rx_join(&fr[i], &fr[i + 1])) {
 			e->st.rx_in_place++;
 			rx_packet(e, now, fr[i].data, fr[i].len);
 			xsk_mt_free(e->xt, fr[i].addr);

@@ -446,7 +446,7 @@ static void refill(struct xsk_mt_thr *t, struct pool *p)
 	/* The top n of the stack in the order they were pushed, which for
 	 * received frames is the order they came in: a multi-buffer packet's
 	 * frames then come back in adjacent chunks, first to last, and the
-	 * endpoint joins them where they lie (ep_datapath.c, rx_join). */
+	 * endpoint joins them where they lie (endpoint/ep_rx_join.h). */
 	t->fr.nfree -= n;
 	for (uint32_t i = 0; i < n; i++)
 		*xsk_ring_prod__fill_addr(&p->fill, idx + i) = t->fr.free[t->fr.nfree + i];
