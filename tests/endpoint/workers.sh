@@ -256,6 +256,7 @@ test_ubperf_workers_frames_at_attach_reach_worker_1() {
 	for i in 1 2 3; do
 		SLOW_XSK_MS=100 LD_PRELOAD=$BIN/../lib/slow_xsk.so launch_server "$NS_SRV" s0 "$d/srv" --json --workers 2
 		for _ in $(seq 300); do ns_xdp_ready "$NS_SRV" s0 && break; sleep 0.01; done
+		ns_xdp_ready "$NS_SRV" s0 || { echo "round $i: no XDP on s0 after 3 s"; cat "$d/srv.err"; return 1; }
 		ns_run "$NS_CLI" "$BIN/ubpkt" send --dev c0 --uboe --dst-mac 02:00:00:64:00:02 --src 10.64.0.1 \
 			--dst 10.64.0.2 --count 3 --bad-icrc
 		ns_run "$NS_CLI" "$BIN/ubperf" client --dev c0 --peer 10.64.0.2 --count 20 --json >"$d/cli" ||
