@@ -155,6 +155,19 @@ static void chan_unlink(struct ubx_port *p, struct ubx_chan *ch)
 		}
 }
 
+/* All of ch but its struct: off the list, its core channel, its share of
+ * the JFR, its Write-with-imm entries. What frees ch, or leaves it to a
+ * waiter, calls it; a second call finds nothing left to do. */
+static void chan_release(struct ubx_port *p, struct ubx_chan *ch)
+{
+	chan_unlink(p, ch);
+	if (ch->ec.tp) {
+		ep_chan_destroy(p->ep, &ch->ec);
+		ubx_chan_rx_fini(ch);
+	}
+	ubx_chan_imm_free(ch);
+}
+
 /* Everything ch still had, in posting order: the oldest with st, then flushed. */
 static void flush_all(struct ubx_port *p, struct ubx_chan *ch, urma_cr_status_t st)
 {
@@ -216,12 +229,7 @@ void ubx_chan_destroy(struct ubx_chan *ch, bool tell_peer)
 			ch->q->pub.jetty.remote_jetty = NULL;
 		}
 	}
-	chan_unlink(p, ch);
-	if (ch->ec.tp) {
-		ep_chan_destroy(p->ep, &ch->ec);
-		ubx_chan_rx_fini(ch);
-	}
-	ubx_chan_imm_free(ch);
+	chan_release(p, ch);
 	if (ch->waiters) {
 		/* A thread waits on its setup: it frees the struct, all else
 		 * went above, as a refused one's (ubx_chan_refused): a channel
@@ -249,12 +257,8 @@ void ubx_chan_refused(struct ubx_chan *ch, uint32_t peer_mtu)
 	 * Its core channel and its share of the JFR go now, not when its waiter
 	 * frees it: the OPEN's channel would find the JFR with two and put it
 	 * on bounce buffers for good. */
-	chan_unlink(p, ch);
 	ubx_dispatch(p);
-	if (ch->ec.tp) {
-		ep_chan_destroy(p->ep, &ch->ec);
-		ubx_chan_rx_fini(ch);
-	}
+	chan_release(p, ch);
 	pthread_cond_broadcast(&p->cond);
 }
 
@@ -420,13 +424,8 @@ find:
 	if (!ch->waiters) {
 		if (ch->q->bound == ch)
 			ch->q->bound = NULL;
-		chan_unlink(p, ch);
 		ubx_dispatch(p);
-		if (ch->ec.tp) {	/* a refused or destroyed one's went already */
-			ep_chan_destroy(p->ep, &ch->ec);
-			ubx_chan_rx_fini(ch);
-		}
-		ubx_chan_imm_free(ch);
+		chan_release(p, ch);	/* a refused or destroyed one's went already */
 		free(ch);
 	}
 	if (retry) {
