@@ -44,6 +44,10 @@ static bool on_member(const struct ep *e, int ifindex)
 	return false;
 }
 
+/* Atomic: ep_peer_init reads it on another thread (relaxed: a generation,
+ * nothing published with it). */
+static void nh_changed(struct ep *e) { __atomic_fetch_add(&e->nh_gen, 1, __ATOMIC_RELAXED); }
+
 /*
  * A change that may move a peer's next hop: a neighbour entry (of IP, not a
  * bridge's) on a device we send by; any route, rule, next-hop object,
@@ -51,10 +55,6 @@ static bool on_member(const struct ep *e, int ifindex)
  * (IPv4 flushes routes when a link goes down or an address goes, without a
  * message of their own).
  */
-/* Atomic: ep_peer_init reads it on another thread (relaxed: a generation,
- * nothing published with it). */
-static void nh_changed(struct ep *e) { __atomic_fetch_add(&e->nh_gen, 1, __ATOMIC_RELAXED); }
-
 static void nh_event(void *ctx, const struct nl_event *ev)
 {
 	struct ep *e = ctx;
