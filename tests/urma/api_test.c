@@ -1042,11 +1042,14 @@ static void jfc_overflow(void **state)
  * 2^14 TPNs (the channels made and closed below): the peer's old channel, of
  * the old PSNs, must not be taken for it.
  */
-/* kill() returns before the target stops: wait until it has (state T), so
- * nothing it does after the signal answers what the caller sends next. */
-static int stopped(pid_t pid)
+/* SIGSTOP, and wait until pid has stopped (state T): kill() returns before
+ * the target stops, and nothing it does after the signal may answer what the
+ * caller sends next. 1 once stopped, 0 if it never was within 2 s. */
+static int stop_peer(pid_t pid)
 {
 	char path[64], buf[256];
+
+	kill(pid, SIGSTOP);
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	for (int i = 0; i < 2000; i++) {
@@ -1080,8 +1083,7 @@ static void reopened_same_tpn(void **state)
 	assert_int_equal(urma_write(jfs, F.tj, F.tseg, F.seg, pinfo.seg_va, a, 64, fl, 31), 0);
 	assert_int_equal(get_cr(F.jfc, &cr, 3000), 1);
 	assert_int_equal(cr.status, URMA_CR_SUCCESS);
-	kill(peer_pid, SIGSTOP);
-	assert_int_equal(stopped(peer_pid), 1);
+	assert_int_equal(stop_peer(peer_pid), 1);
 	got = urma_write(jfs, F.tj, F.tseg, F.seg, pinfo.seg_va, a, 64, fl, 32) ? -1 :
 	      get_cr(F.jfc, &cr, 3000);
 	st = cr.status;
@@ -1210,8 +1212,7 @@ static void two_waiters_of_a_refused_setup(void **state)
 	assert_int_equal(peer_route("add"), 0);
 	assert_int_equal(urma_register_log_func(count_retries), 0);
 	urma_log_set_level(URMA_VLOG_LEVEL_DEBUG);
-	kill(peer_pid, SIGSTOP);
-	st = stopped(peer_pid);
+	st = stop_peer(peer_pid);
 	for (int k = 0; k < 2; k++)
 		pthread_create(&a[k].t, NULL, advise_main, &a[k]);
 	/* Both wait on the setup, the peer deaf; within the setup's 500 ms. */
@@ -1249,8 +1250,7 @@ static void destroyed_while_waited_on(void **state)
 	assert_non_null(j);
 	assert_non_null(t);
 	assert_non_null(getenv("UBXDP_URMA_TEST_DOOMED_MS"));
-	kill(peer_pid, SIGSTOP);
-	st = stopped(peer_pid);
+	st = stop_peer(peer_pid);
 	pthread_create(&w.t, NULL, advise_main, &w);
 	/* It waits on its setup, the peer deaf; EINVAL: it has not made its
 	 * channel yet (a loaded host). */
