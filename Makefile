@@ -218,7 +218,14 @@ $(BUILD)/bin/urma_example: user/urma/example/urma_example.c $(wildcard user/urma
 	$(CC) $(URMA_APP_CFLAGS) -o $@ $< $(URMA_APP_LIBS)
 
 $(BUILD)/bin/urma_api_test: tests/urma/api_test.c tests/urma/two_ends.h $(wildcard user/urma/include/*.h) $(URMA_SO) | $(BUILD)/bin
-	$(CC) $(URMA_APP_CFLAGS) -o $@ $< $(URMA_APP_LIBS) -lcmocka
+	$(CC) $(URMA_APP_CFLAGS) $(LDFLAGS) -o $@ $< $(URMA_APP_LIBS) -lcmocka
+
+# liburma and its API test under AddressSanitizer, in $(BUILD)/asan
+# (tests/urma/run's *_asan tests build it): the test links the runtime, so
+# that it comes first.
+urma-asan:
+	@env CFLAGS='-O2 -g -fsanitize=address -fno-omit-frame-pointer' LDFLAGS=-fsanitize=address \
+		$(MAKE) --no-print-directory BUILD=$(BUILD)/asan $(BUILD)/asan/bin/urma_api_test
 
 $(BUILD)/bin/urma_workers_test $(BUILD)/bin/urma_spread_test: $(BUILD)/bin/urma_%_test: tests/urma/%_test.c \
 		tests/urma/two_ends.h tests/urma/write_bench.h $(wildcard user/urma/include/*.h) $(URMA_SO) | $(BUILD)/bin
@@ -468,7 +475,7 @@ clean:
 	rm -rf $(BUILD)
 
 .PHONY: all deps test demo bench fuzz fuzz-wps vmtest vmtest-selftest install uninstall install-wireshark clean man
-.PHONY: version dist progs FORCE
+.PHONY: version dist progs urma-asan FORCE
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: fuzz-ub2e fuzz-transport fuzz-cc

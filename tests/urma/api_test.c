@@ -1148,6 +1148,7 @@ struct adv {
 	urma_jetty_t *j;
 	urma_target_jetty_t *tj;
 	urma_status_t rc;
+	int done;	/* its call returned */
 };
 
 static void *advise_main(void *arg)
@@ -1155,6 +1156,7 @@ static void *advise_main(void *arg)
 	struct adv *a = arg;
 
 	a->rc = urma_advise_jetty(a->j, a->tj);
+	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -1264,6 +1266,44 @@ static void destroyed_while_waited_on(void **state)
 	assert_int_equal(again, URMA_SUCCESS);
 	assert_int_not_equal(w.rc, URMA_SUCCESS);	/* its channel went */
 	write_then_free(j, jfr, t, 64, 42);
+}
+
+/* The jetty itself deleted while a thread still waits in the library on its
+ * channel's setup: the waiter reads the jetty when it wakes (the channel's
+ * struct is its to free, the jetty's binding its to clear), so the delete
+ * must not free the jetty before that thread has left. Made deterministic
+ * as destroyed_while_waited_on: the channel destroyed (unadvised) first,
+ * its waiter held UBXDP_URMA_TEST_DOOMED_MS (500) before it frees it, the
+ * delete within. When urma_delete_jetty returns the advise has returned
+ * (under ASan, tests/urma/run: no use after free either). */
+static void deleted_while_waited_on(void **state)
+{
+	urma_jfr_t *jfr;
+	urma_jetty_t *j = make_jetty(URMA_TM_RM, &jfr);
+	urma_target_jetty_t *t = import_peer(PEER_RM, URMA_TM_RM, PEER_TOKEN);
+	struct adv w = { .j = j, .tj = t };
+	urma_status_t un, del;
+	int st, done;
+
+	(void)state;
+	assert_non_null(j);
+	assert_non_null(t);
+	assert_non_null(getenv("UBXDP_URMA_TEST_DOOMED_MS"));
+	st = stop_peer(peer_pid);
+	pthread_create(&w.t, NULL, advise_main, &w);
+	for (int ms = 0; (un = urma_unadvise_jetty(j, t)) == URMA_EINVAL && ms < 300; ms += 10)
+		usleep(10000);
+	del = urma_delete_jetty(j);
+	done = __atomic_load_n(&w.done, __ATOMIC_ACQUIRE);
+	kill(peer_pid, SIGCONT);
+	pthread_join(w.t, NULL);
+	assert_int_equal(st, 1);
+	assert_int_equal(un, URMA_SUCCESS);
+	assert_int_equal(del, URMA_SUCCESS);
+	assert_int_equal(done, 1);			/* the waiter left before the jetty went */
+	assert_int_not_equal(w.rc, URMA_SUCCESS);
+	assert_int_equal(urma_unimport_jetty(t), 0);
+	assert_int_equal(urma_delete_jfr(jfr), 0);
 }
 
 /* RC: bind to the peer's RC jetty; one remote only. */
@@ -1568,6 +1608,7 @@ int main(void)
 		cmocka_unit_test(reopened_same_tpn),
 		cmocka_unit_test(two_waiters_of_a_refused_setup),
 		cmocka_unit_test(destroyed_while_waited_on),
+		cmocka_unit_test(deleted_while_waited_on),
 		cmocka_unit_test(rc_bind),
 		cmocka_unit_test(um),
 		cmocka_unit_test(immediate),

@@ -265,16 +265,28 @@ void ubx_chan_refused(struct ubx_chan *ch, uint32_t peer_mtu)
 void ubx_chans_of_q_destroy(struct ubx_q *q)
 {
 	struct ubx_port *p = q->port;
-	struct ubx_chan *c = p->chans;
 
-	while (c) {
-		struct ubx_chan *n = c->next;
+	/* A thread waiting on a setup of q's, woken by the destroy below (or
+	 * by a refusal just before), reads q and its channel when it has the
+	 * lock again: q is freed only once none is left in ubx_chan_get, and
+	 * none sets up again meanwhile (dying). A peer's OPEN may make a
+	 * channel of q while we wait: the list is looked at again after. */
+	q->dying = true;
+	for (;;) {
+		struct ubx_chan *c = p->chans;
 
-		if (c->q == q) {
-			ubx_chan_destroy(c, true);
-			n = p->chans;	/* the list may have changed: again from the start */
+		while (c) {
+			struct ubx_chan *n = c->next;
+
+			if (c->q == q) {
+				ubx_chan_destroy(c, true);
+				n = p->chans;	/* the list may have changed: again from the start */
+			}
+			c = n;
 		}
-		c = n;
+		if (!q->getters)
+			return;
+		pthread_cond_wait(&p->cond, &p->lock);
 	}
 }
 
@@ -346,7 +358,7 @@ uint32_t ubx_mtu_to(const struct ubx_port *p, struct ubx_peer *peer)
 	return fit < m ? fit : m;
 }
 
-struct ubx_chan *ubx_chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, int *err)
+static struct ubx_chan *chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, int *err)
 {
 	struct ubx_port *p = q->port;
 	struct ubx_chan *ch = ubx_chan_find(p, q, &tj->pub.id);
@@ -363,6 +375,10 @@ struct ubx_chan *ubx_chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, i
 	if (!peer)
 		return NULL;
 find:
+	if (q->dying) {
+		*err = ECONNRESET;	/* deleted while the lock was released */
+		return NULL;
+	}
 	ch = ubx_chan_find(p, q, &tj->pub.id);
 	if (ch && ch->state == CH_READY) {
 		*err = 0;
@@ -414,7 +430,7 @@ find:
 	 * channel above our cap was made by a thread that came fresh (no
 	 * refusal seen yet) between ours and our retry: its refusal is not
 	 * news to us, but ours to retry at what we know. */
-	retry = ch->err == EMSGSIZE && ch->peer_mtu && ch->peer_mtu < ch->mtu &&
+	retry = !q->dying && ch->err == EMSGSIZE && ch->peer_mtu && ch->peer_mtu < ch->mtu &&
 		(!cap || ch->peer_mtu < cap || ch->mtu > cap);
 	if (retry && (!cap || ch->peer_mtu < cap))
 		cap = ch->peer_mtu;
@@ -434,4 +450,17 @@ find:
 		goto find;
 	}
 	return NULL;
+}
+
+struct ubx_chan *ubx_chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, int *err)
+{
+	struct ubx_port *p = q->port;
+	struct ubx_chan *ch;
+
+	/* Counted while in: q's teardown waits for it (ubx_chans_of_q_destroy). */
+	q->getters++;
+	ch = chan_get(q, tj, rc, err);
+	if (!--q->getters && q->dying)
+		pthread_cond_broadcast(&p->cond);
+	return ch;
 }

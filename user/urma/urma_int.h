@@ -442,6 +442,11 @@ struct ubx_q {
 	/* RC: the channel it is bound by */
 	struct ubx_chan *bound;
 	urma_target_jetty_t *bound_tj;
+	/* Threads in ubx_chan_get for it, the port lock released meanwhile
+	 * (a setup waited on): its teardown waits them out before it is
+	 * freed, and marks it dying first so that none sets up again. */
+	int getters;
+	bool dying;
 };
 
 struct ubx_q *ubx_q_of(const void *pub, enum ubx_kind kind);
@@ -506,6 +511,8 @@ struct ubx_chan *ubx_chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc, i
 uint32_t ubx_mtu_to(const struct ubx_port *p, struct ubx_peer *peer);
 /* Destroy, flushing its work requests (error records) first; tell the peer. */
 void ubx_chan_destroy(struct ubx_chan *ch, bool tell_peer);
+/* All of q's, at its teardown: it waits out (the lock released) the threads
+ * still in ubx_chan_get for q, which read q when they wake. */
 void ubx_chans_of_q_destroy(struct ubx_q *q);
 /* A channel waited on that must never connect (the peer refused its UB MTU,
  * or offers a smaller one): failed with EMSGSIZE, peer_mtu the smaller named,
