@@ -2,6 +2,7 @@
 #include "endpoint/dev_lock.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -38,9 +39,28 @@ int dev_lock_wait(const char *scope, int ifindex, const char *what, unsigned wai
 	}
 }
 
+int dev_lock_open(int ifindex, unsigned wait_ms)
+{
+	return dev_lock_wait("ep", ifindex, "open", wait_ms);
+}
+
 void dev_unlock(int *fd)
 {
 	if (*fd >= 0)
 		close(*fd);
 	*fd = -1;
+}
+
+int dev_lock_attached(int ifindex)
+{
+	return dev_lock_try("ep", ifindex, "attached");
+}
+
+bool dev_lock_attached_held(int ifindex)
+{
+	int fd = dev_lock_attached(ifindex);
+	const bool held = fd == -EADDRINUSE;
+
+	dev_unlock(&fd);
+	return held;
 }

@@ -273,7 +273,10 @@ static int program(struct ep_share *s, bool generic, char *err, size_t errlen)
 		drop_program(s);
 		/* A process that just ended leaves its link (ours, or another
 		 * program's: ubperf's) for the kernel to release a few
-		 * milliseconds later: a while before "another program". */
+		 * milliseconds later: a while before "another program". Not
+		 * for a live endpoint's (ubperf's), which stays. */
+		if (rc == -EBUSY && dev_lock_attached_held(s->ifindex))
+			return rc;
 		if ((rc != -EAGAIN && rc != -EBUSY) || tries >= (rc == -EBUSY ? BUSY_TRIES : JOIN_TRIES)) {
 			if (rc == -EAGAIN)
 				snprintf(err, errlen, "another XDP program is attached (not through a link)");
@@ -565,7 +568,7 @@ static void release(struct ep_share *s)
 struct ep_share *ep_share_open(const struct ep_share_cfg *cfg, char *err, size_t errlen)
 {
 	struct ep_share *s = calloc(1, sizeof(*s));
-	int lock = -1, rc = 0;
+	int lock = -1, open_lock = -1, rc = 0;
 	uint32_t dev_mtu;
 
 	if (!s) {
@@ -594,7 +597,22 @@ struct ep_share *ep_share_open(const struct ep_share_cfg *cfg, char *err, size_t
 		rc = lock;
 		goto fail;
 	}
+	/* The endpoints' lock too, ours then theirs, over the check and the
+	 * attach: a ubperf past its check but not yet attached (its sockets
+	 * waiting out a busy queue) holds it, and would find our program at
+	 * its attach. No other process of ours holds it here (ours is under
+	 * our device lock): one that does is another endpoint, its program
+	 * next. Refused at once, rather than met at the queues. */
+	open_lock = dev_lock_open(s->ifindex, 0);
+	if (open_lock < 0) {
+		snprintf(err, errlen, "cannot attach XDP to %s: %s", cfg->dev,
+			 open_lock == -EADDRINUSE ? "another endpoint (not a URMA process) is opening it" :
+			 strerror(-open_lock));
+		rc = open_lock == -EADDRINUSE ? -EINPROGRESS : open_lock;
+		goto fail;
+	}
 	rc = program(s, cfg->generic, err, errlen);
+	unlock(&open_lock);
 	if (rc)
 		goto fail;
 	for (uint32_t k = 1; k < UB_EP_SLOTS && s->slot_lock < 0; k++) {

@@ -66,7 +66,8 @@ struct ep_share_cfg {
 };
 
 /* NULL with one line in err and errno: EBUSY, another program is on the
- * device; EUSERS, every slot is taken; EPROTO, the processes there use the
+ * device; EINPROGRESS, another endpoint (ubperf's) is opening it, its program
+ * next; EUSERS, every slot is taken; EPROTO, the processes there use the
  * device the other way (UBoE / native). */
 struct ep_share *ep_share_open(const struct ep_share_cfg *cfg, char *err, size_t errlen);
 void ep_share_close(struct ep_share *s);

@@ -20,6 +20,7 @@ struct ep_xdp {
 	int ifindex;
 	int link;	/* the XDP link: the program goes with it, or with this process */
 	int lock;	/* the device's, from the check that no program is there to the link */
+	int attached;	/* from the link to the detach (dev_lock_attached) */
 	bool generic;
 	char ifname[IF_NAMESIZE];
 };
@@ -65,7 +66,7 @@ struct ep_xdp *ep_xdp_load(const char *ifname, bool generic, uint16_t ub_etherty
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	x->link = x->lock = -1;
+	x->link = x->lock = x->attached = -1;
 	x->generic = generic;
 	snprintf(x->ifname, sizeof(x->ifname), "%s", ifname);
 	x->ifindex = (int)if_nametoindex(ifname);
@@ -77,7 +78,7 @@ struct ep_xdp *ep_xdp_load(const char *ifname, bool generic, uint16_t ub_etherty
 	 * holder. Under the device's lock until our link: another endpoint
 	 * opening the device now (it had passed this check, its program not
 	 * yet on) is waited for, then seen, rather than met at its queues. */
-	x->lock = dev_lock_wait("ep", x->ifindex, "open", OPEN_LOCK_WAIT_MS);
+	x->lock = dev_lock_open(x->ifindex, OPEN_LOCK_WAIT_MS);
 	if (x->lock < 0) {
 		snprintf(err, errlen, "cannot attach XDP to %s: %s", ifname,
 			 x->lock == -EADDRINUSE ? "another endpoint is still opening it" : strerror(-x->lock));
@@ -112,12 +113,16 @@ int ep_xdp_link(struct ep_xdp *x, char *err, size_t errlen)
 {
 	int rc = run_link_xdp(bpf_program__fd(x->skel->progs.ub_endpoint), x->ifindex, x->generic);
 
-	dev_unlock(&x->lock);	/* on the device now, or refused: seen by the next */
 	if (rc < 0) {
+		dev_unlock(&x->lock);	/* refused: the next sees what is there */
 		say_taken(x->ifname, x->generic, rc, err, errlen);
 		return -1;
 	}
 	x->link = rc;
+	/* Taken under the open lock still ours (a liburma process asks under
+	 * it); none (an error): it waits for our link to go, then says so. */
+	x->attached = dev_lock_attached(x->ifindex);
+	dev_unlock(&x->lock);	/* on the device now: seen by the next */
 	return 0;
 }
 
@@ -137,6 +142,7 @@ void ep_xdp_detach(struct ep_xdp *x)
 {
 	if (!x)
 		return;
+	dev_unlock(&x->attached);	/* before: ours is not a live process's while it goes */
 	close(x->link);	/* detaches our program, and only ours */
 	dev_unlock(&x->lock);
 	ub_endpoint__destroy(x->skel);

@@ -539,7 +539,7 @@ static struct ubx_devport *devport_open(const char *ifname)
 			ubx_err("device %s: another program's XDP is attached to it (%s)", ifname, err);
 		else
 			ubx_err("device %s: %s", ifname, err);
-		errno = e == EBUSY || e == EUSERS || e == EPROTO ? e : ENODEV;
+		errno = e == EBUSY || e == EUSERS || e == EPROTO ? e : e == EINPROGRESS ? EBUSY : ENODEV;
 		goto fail;
 	}
 	rc = ep_share_set_uasid(d->ep, g_uasid);
