@@ -285,6 +285,9 @@ $(BUILD)/bin/%: $(BUILD)/obj/user/tools/%.o $$(call archives,$$($$*_USES)) | $(B
 # a test says so (test_NAME_USES), its archive linked for a pure function.
 UNIT_USES := wps transport
 test_ep_mtu_USES := endpoint
+test_dev_lock_USES := endpoint
+# a busy host's slow sleeps, faked
+$(BUILD)/bin/test_dev_lock: LDFLAGS += -Wl,--wrap=nanosleep
 # a kernel of more CPUs than a cpu_set_t holds, faked
 $(BUILD)/bin/test_cpus: LDFLAGS += -Wl,--wrap=sched_getaffinity,--wrap=pthread_setaffinity_np
 $(BUILD)/bin/test_%: $(BUILD)/obj/tests/unit/test_%.o $$(call archives,$(UNIT_USES) $$(test_$$*_USES)) | $(BUILD)/bin

@@ -13,7 +13,7 @@
 
 /* The lock's fd, or -errno (-EADDRINUSE: another holds it). */
 int dev_lock_try(const char *scope, int ifindex, const char *what);
-/* The same, retried for up to wait_ms while another holds it. */
+/* The same, retried while another holds it until wait_ms have passed (CLOCK_MONOTONIC). */
 int dev_lock_wait(const char *scope, int ifindex, const char *what, unsigned wait_ms);
 /* The lock of every endpoint opening the device (ubperf's, liburma's alike),
  * held from its check that no program is on it to the attach of its own:

@@ -28,6 +28,10 @@
 #define VETH_SOCK	"urma0"		/* the end with the AF_XDP socket */
 #define VETH_DEV	"urma1"		/* the end the device's program redirects into */
 #define LOCK_WAIT_MS	5000
+/* A peek at the queues (ep_share_queues_free) waits no longer: the lock is
+ * held so long only by a process opening the device, which will likely
+ * take them. */
+#define PEEK_WAIT_MS	100
 /* A just-ended holder's link is released late (the detach takes the RTNL,
  * which a busy host holds long): ours, 1 s; another program's, 2 s. */
 #define JOIN_TRIES	50
@@ -687,7 +691,7 @@ bool ep_share_direct(const struct ep_share *s) { return s->direct; }
 bool ep_share_queues_free(const char *dev)
 {
 	const int ifindex = (int)if_nametoindex(dev);
-	int lock = ifindex ? dev_lock(ifindex) : -1, peek = -1;
+	int lock = ifindex ? dev_lock_wait("urma", ifindex, "lock", PEEK_WAIT_MS) : -1, peek = -1;
 	bool free_ = false;
 
 	if (lock >= 0) {
