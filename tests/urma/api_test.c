@@ -1143,6 +1143,18 @@ static int peer_route(const char *verb)
 	return system(cmd);
 }
 
+/* Our route to the peer, `ip route add|del IP dev DEV mtu 1000` here: a UB
+ * MTU of 512 to it. */
+static int own_route(const char *verb)
+{
+	char ip[INET_ADDRSTRLEN], cmd[256];
+
+	if (!inet_ntop(AF_INET, &pinfo.eid.raw[12], ip, sizeof(ip)))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "ip route %s %s/32 dev %s mtu 1000", verb, ip, getenv("URMA_TEST_DEV"));
+	return system(cmd);
+}
+
 struct adv {
 	pthread_t t;
 	urma_jetty_t *j;
@@ -1230,6 +1242,42 @@ static void two_waiters_of_a_refused_setup(void **state)
 	assert_int_equal(a[1].rc, URMA_SUCCESS);
 	assert_int_equal(retries_at_512, 2);
 	write_then_free(j, jfr, t, 1500, 41);
+}
+
+/* Our route to the peer lowered between the OPEN (at the device's UB MTU,
+ * 1024) and its answer (the peer stopped meanwhile): the answer's channel
+ * would send packets the path no longer takes. It goes as if refused, and
+ * the waiter sets up again at 512 (one line in the log), which works. */
+static void route_lowered_during_setup(void **state)
+{
+	urma_jfr_t *jfr;
+	urma_jetty_t *j = make_jetty(URMA_TM_RM, &jfr);
+	urma_target_jetty_t *t = import_peer(PEER_RM, URMA_TM_RM, PEER_TOKEN);
+	struct adv a = { .j = j, .tj = t };
+	const urma_vlog_level_t level = urma_log_get_level();
+	int st, routed;
+
+	(void)state;
+	assert_non_null(j);
+	assert_non_null(t);
+	retries_at_512 = 0;
+	assert_int_equal(urma_register_log_func(count_retries), 0);
+	urma_log_set_level(URMA_VLOG_LEVEL_DEBUG);
+	st = stop_peer(peer_pid);
+	pthread_create(&a.t, NULL, advise_main, &a);
+	/* Its OPEN sent, the peer deaf; within the setup's 500 ms. */
+	usleep(200000);
+	routed = own_route("add");
+	kill(peer_pid, SIGCONT);
+	pthread_join(a.t, NULL);
+	urma_log_set_level(level);
+	assert_int_equal(urma_unregister_log_func(), 0);
+	assert_int_equal(routed, 0);
+	assert_int_equal(own_route("del"), 0);
+	assert_int_equal(st, 1);
+	assert_int_equal(a.rc, URMA_SUCCESS);
+	assert_int_equal(retries_at_512, 1);
+	write_then_free(j, jfr, t, 1500, 43);
 }
 
 /* A channel destroyed (urma_unadvise_jetty) while a thread waits on its
@@ -1607,6 +1655,7 @@ int main(void)
 		cmocka_unit_test(jfc_overflow),
 		cmocka_unit_test(reopened_same_tpn),
 		cmocka_unit_test(two_waiters_of_a_refused_setup),
+		cmocka_unit_test(route_lowered_during_setup),
 		cmocka_unit_test(destroyed_while_waited_on),
 		cmocka_unit_test(deleted_while_waited_on),
 		cmocka_unit_test(rc_bind),

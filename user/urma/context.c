@@ -310,10 +310,11 @@ static void stats_dump(struct ubx_port *p)
 		", \"recv_len_err\": %" PRIu64 ", \"um_dropped\": %" PRIu64
 		", \"setup_refused\": %" PRIu64 ", \"token_refused\": %" PRIu64
 		", \"ctl_bad\": %" PRIu64 ", \"imm_late\": %" PRIu64 ", \"thread_rounds\": %" PRIu64
-		", \"thread_aside\": %" PRIu64 ", \"mtu_crossed\": %" PRIu64 ", \"jfr_shared\": %" PRIu64 "}\n",
+		", \"thread_aside\": %" PRIu64 ", \"mtu_crossed\": %" PRIu64 ", \"mtu_path_shrank\": %" PRIu64
+		", \"jfr_shared\": %" PRIu64 "}\n",
 		p->jfc_overflow, p->rnr_sent, p->recv_len_err, p->um_dropped, p->setup_refused,
 		p->token_refused, p->ctl_bad, p->imm_late, p->thr_rounds, p->thr_idle, p->mtu_crossed,
-		p->jfr_shared);
+		p->mtu_path_shrank, p->jfr_shared);
 	fclose(f);
 }
 

@@ -283,6 +283,27 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 	reply(p, ip, ver, ch, h->tpn, m, CTL_OPEN_ACK, 0, ch->mtu);
 }
 
+/*
+ * Our path to the peer asked again at its answer: a route changed (or a path
+ * MTU learned) since the OPEN may take less than the channel was opened at,
+ * and connected so its packets would not pass. Then it goes as if the peer
+ * had refused it naming that MTU: its waiters set up again at it (the peer's
+ * channel for this one is replaced by that OPEN, another TPN). True: gone.
+ */
+static bool path_shrank(struct ubx_port *p, struct ubx_chan *ch)
+{
+	const uint32_t now = ubx_mtu_to(p, ch->peer);
+
+	if (!now || now >= ch->mtu)
+		return false;
+	p->mtu_path_shrank++;
+	if (ch->waiters)
+		ubx_chan_refused(ch, now);
+	else
+		ubx_chan_destroy(ch, false);	/* none would free it */
+	return true;
+}
+
 static void on_open_ack(struct ubx_port *p, const struct tp_hello *h, const struct ubx_ctl *m)
 {
 	struct ubx_q *q = ubx_q_find(p, m->dst.id);
@@ -307,6 +328,8 @@ static void on_open_ack(struct ubx_port *p, const struct tp_hello *h, const stru
 		if (m->status == EMSGSIZE)
 			ubx_err("jetty %u: the peer takes a UB MTU of %u, this device %u", m->src.id,
 				m->mtu, ch->mtu);
+	} else if (path_shrank(p, ch)) {
+		return;
 	} else {
 		tp_chan_peer_range(ch->ec.tp, m->rx_range);
 		if (ep_chan_connect(p->ep, &ch->ec, h->tpn, h->init_psn) == 0) {

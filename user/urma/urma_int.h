@@ -311,6 +311,7 @@ struct ubx_port {
 	uint64_t jfc_overflow, rnr_sent, recv_len_err, um_dropped, setup_refused;
 	uint64_t open_in, ctl_bad, token_refused, imm_late;
 	uint64_t mtu_crossed;		/* OPENs that met one of ours of another UB MTU */
+	uint64_t mtu_path_shrank;	/* answered setups whose path took less by then (setup.c) */
 	uint64_t jfr_shared;		/* JFRs that went on bounce buffers (a second channel) */
 	uint64_t thr_rounds, thr_idle;	/* the progress thread's rounds, its waits aside */
 	uint32_t test_doomed_ms;	/* UBXDP_URMA_TEST_DOOMED_MS (wait_setup), read at open */
