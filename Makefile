@@ -218,7 +218,7 @@ $(BUILD)/bin/urma_example: user/urma/example/urma_example.c $(wildcard user/urma
 	$(CC) $(URMA_APP_CFLAGS) -o $@ $< $(URMA_APP_LIBS)
 
 $(BUILD)/bin/urma_api_test: tests/urma/api_test.c tests/urma/two_ends.h $(wildcard user/urma/include/*.h) $(URMA_SO) | $(BUILD)/bin
-	$(CC) $(URMA_APP_CFLAGS) $(LDFLAGS) -o $@ $< $(URMA_APP_LIBS) -lcmocka
+	$(CC) $(URMA_APP_CFLAGS) $(LDFLAGS) -o $@ $< $(URMA_APP_LIBS) -lcmocka -lbpf
 
 # liburma and its API test under AddressSanitizer, in $(BUILD)/asan
 # (tests/urma/run's *_asan tests build it): the test links the runtime, so

@@ -30,7 +30,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <net/if.h>
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <cmocka.h>
 
 #include "urma_api.h"
@@ -1424,6 +1427,94 @@ static void um(void **state)
 	assert_int_equal(urma_delete_jfr(jfr), 0);
 }
 
+/* The device program's RCID steering map (ub_ep_rcid) on URMA_TEST_DEV: an
+ * fd, or -1. */
+static int rcid_map_fd(uint32_t *key_size)
+{
+	uint32_t prog_id = 0, ids[32];
+	struct bpf_prog_info pi;
+	uint32_t len = sizeof(pi);
+	int pfd, fd = -1;
+
+	if (bpf_xdp_query_id((int)if_nametoindex(getenv("URMA_TEST_DEV")), 0, &prog_id) || !prog_id)
+		return -1;
+	pfd = bpf_prog_get_fd_by_id(prog_id);
+	memset(&pi, 0, sizeof(pi));
+	pi.nr_map_ids = 32;
+	pi.map_ids = (uint64_t)(uintptr_t)ids;
+	if (pfd < 0 || bpf_obj_get_info_by_fd(pfd, &pi, &len))
+		return -1;
+	for (uint32_t i = 0; i < pi.nr_map_ids && i < 32 && fd < 0; i++) {
+		struct bpf_map_info mi;
+		uint32_t mlen = sizeof(mi);
+		int m = bpf_map_get_fd_by_id(ids[i]);
+
+		memset(&mi, 0, sizeof(mi));
+		if (m >= 0 && !bpf_obj_get_info_by_fd(m, &mi, &mlen) && !strcmp(mi.name, "ub_ep_rcid")) {
+			fd = m;
+			*key_size = mi.key_size;
+		} else if (m >= 0) {
+			close(m);
+		}
+	}
+	close(pfd);
+	return fd;
+}
+
+/* Fill (add) or empty (!add) the map with keys of an address no peer has;
+ * how many went in (add), until it was full. */
+static int rcid_map_junk(int fd, uint32_t key_size, bool add, int n)
+{
+	uint8_t key[64];
+	uint32_t v = 63;
+	int i;
+
+	for (i = 0; add || i < n; i++) {
+		memset(key, 0xee, sizeof(key));
+		memcpy(key, &i, sizeof(i));
+		if (add && bpf_map_update_elem(fd, key, &v, BPF_NOEXIST))
+			break;
+		if (!add)
+			bpf_map_delete_elem(fd, key);
+	}
+	(void)key_size;
+	return i;
+}
+
+/* A UM channel whose connect fails at the peer's answer (the device's RCID
+ * steering map full: ep_chan_connect's error): the advise fails with that
+ * error at once, not after the setup's timeout with "no answer" (the
+ * channel was left in setup). Emptied, the jetty sets up. The same
+ * failure on an OPEN received (setup.c on_open, crossed() or not) is
+ * answered as a refusal. */
+static void connect_fails_at_the_answer(void **state)
+{
+	urma_jfr_t *jfr;
+	urma_jetty_t *j = make_jetty(URMA_TM_UM, &jfr);
+	urma_target_jetty_t *t = import_peer(PEER_UM, URMA_TM_UM, PEER_TOKEN);
+	uint32_t ks = 0;
+	int fd = rcid_map_fd(&ks), n;
+	urma_status_t full, again;
+
+	(void)state;
+	assert_non_null(j);
+	assert_non_null(t);
+	assert_true(fd >= 0);
+	assert_true(ks <= 64);
+	n = rcid_map_junk(fd, ks, true, 0);
+	full = urma_advise_jetty(j, t);
+	rcid_map_junk(fd, ks, false, n);
+	close(fd);
+	again = urma_advise_jetty(j, t);
+	assert_true(n > 0);
+	assert_int_equal(full, E2BIG);
+	assert_int_equal(again, URMA_SUCCESS);
+	assert_int_equal(urma_unadvise_jetty(j, t), 0);
+	assert_int_equal(urma_unimport_jetty(t), 0);
+	assert_int_equal(urma_delete_jetty(j), 0);
+	assert_int_equal(urma_delete_jfr(jfr), 0);
+}
+
 /* Send and Write with immediate data: the peer's receive records carry it. */
 static void immediate(void **state)
 {
@@ -1660,6 +1751,7 @@ int main(void)
 		cmocka_unit_test(deleted_while_waited_on),
 		cmocka_unit_test(rc_bind),
 		cmocka_unit_test(um),
+		cmocka_unit_test(connect_fails_at_the_answer),
 		cmocka_unit_test(immediate),
 		cmocka_unit_test(atomics),
 		cmocka_unit_test(token_and_access),

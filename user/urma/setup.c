@@ -331,11 +331,21 @@ static void on_open_ack(struct ubx_port *p, const struct tp_hello *h, const stru
 	} else if (path_shrank(p, ch)) {
 		return;
 	} else {
+		int rc;
+
 		tp_chan_peer_range(ch->ec.tp, m->rx_range);
-		if (ep_chan_connect(p->ep, &ch->ec, h->tpn, h->init_psn) == 0) {
+		rc = ep_chan_connect(p->ep, &ch->ec, h->tpn, h->init_psn);
+		if (rc == 0) {
 			ch->peer_tpn = h->tpn;
 			ch->peer_nonce = m->chan_nonce;
 			ch->state = CH_READY;
+		} else {
+			/* Failed now, not left in setup for its waiters to time
+			 * out on an answer that came (the RCID steering full). */
+			ch->state = CH_FAILED;
+			ch->err = rc < 0 ? -rc : EIO;
+			ubx_err("jetty %u: its channel to the peer's jetty %u cannot connect: %s", ch->q->id,
+				ch->remote.id, strerror(ch->err));
 		}
 	}
 	pthread_cond_broadcast(&p->cond);
