@@ -14,7 +14,6 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
-#include <linux/neighbour.h>
 
 #include "wps/wps_cfg.h"
 #include "wps/wps_live.h"
@@ -244,60 +243,6 @@ static void live_slots_and_joins(void **state)
 	assert_int_equal(c.path_mask, 1u << 0 | 1u << 2 | 1u << 3 | 1u << 7);
 }
 
-/* The watch agent's view of a next hop: alive, and what to ask the kernel (user/wps/wps_live.c). */
-static void next_hop_liveness(void **state)
-{
-	struct wps_nh_seen s = { .present = true, .has_lladdr = true, .state = NUD_REACHABLE, .confirmed_ago_ms = 100 };
-
-	(void)state;
-	assert_true(wps_nh_alive(&s, 200, 500, WPS_NH_NOT_ASKED));
-	assert_int_equal(wps_nh_next(&s, 200, 1000), WPS_NH_NONE);	/* confirmed 100 ms ago */
-	s.confirmed_ago_ms = 250;
-	assert_int_equal(wps_nh_next(&s, 200, 1000), WPS_NH_PROBE);
-	assert_int_equal(wps_nh_next(&s, 200, 150), WPS_NH_NONE);	/* asked 150 ms ago */
-	s.state = NUD_STALE;
-	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_PROBE);
-	s.state = NUD_PROBE;
-	s.confirmed_ago_ms = 501;
-	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_REPROBE);	/* one more question */
-	assert_false(wps_nh_alive(&s, 200, 500, 300));			/* a question 300 ms unanswered */
-	assert_false(wps_nh_alive(&s, 200, 500, 5000));
-	/* Silent past --dead but not yet asked (the agent late, the path just
-	 * added), or asked too recently to have answered: not out yet. */
-	assert_true(wps_nh_alive(&s, 200, 500, WPS_NH_NOT_ASKED));
-	assert_true(wps_nh_alive(&s, 200, 500, 299));
-	assert_true(wps_nh_alive(&s, 200, 500, 0));
-	s.confirmed_ago_ms = 500;
-	assert_true(wps_nh_alive(&s, 200, 500, 5000));			/* confirmed within --dead */
-	s.state = NUD_FAILED;
-	assert_false(wps_nh_alive(&s, 200, 500, WPS_NH_NOT_ASKED));
-	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_RESOLVE);
-	s.state = NUD_INCOMPLETE;
-	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_NONE);	/* the kernel is at it */
-	s.state = NUD_PERMANENT;
-	s.confirmed_ago_ms = UINT32_MAX;
-	assert_true(wps_nh_alive(&s, 200, 500, 5000));
-	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_NONE);
-	s.has_lladdr = false;
-	assert_false(wps_nh_alive(&s, 200, 500, WPS_NH_NOT_ASKED));
-	s.present = false;
-	assert_int_equal(wps_nh_next(&s, 200, 200), WPS_NH_RESOLVE);
-}
-
-/* The unanswered time the agent gives wps_nh_alive: a question counts only when
- * asked WPS_NH_CONFIRM_SLACK_MS past the (coarse) confirmation; clamped, never cast. */
-static void nh_unanswered_time(void **state)
-{
-	(void)state;
-	assert_int_equal(wps_nh_unanswered(10000, 0, 0), WPS_NH_NOT_ASKED);		/* none asked */
-	assert_int_equal(wps_nh_unanswered(10000, 9000, 8990), WPS_NH_NOT_ASKED);	/* within the slack */
-	assert_int_equal(wps_nh_unanswered(10000, 9040, 8990), WPS_NH_NOT_ASKED);	/* 50 ms: still */
-	assert_int_equal(wps_nh_unanswered(10000, 9041, 8990), 959);
-	assert_int_equal(wps_nh_unanswered(10000, 9500, 9600), WPS_NH_NOT_ASKED);	/* confirmed since */
-	assert_int_equal(wps_nh_unanswered(9000, 9041, 8990), 0);			/* a clock read before */
-	assert_int_equal(wps_nh_unanswered(1ull << 40, 100, 0), WPS_NH_NOT_ASKED - 1);
-}
-
 static unsigned sum16(const __u8 *p, size_t n)
 {
 	unsigned long s = 0;
@@ -465,159 +410,6 @@ static void flow_label(void **state)
 	assert_int_equal(wps_in_counter_id("nope"), -1);
 }
 
-/* A kernel's entry for a next hop that answers each question 1 ms after it (less
- * than a tick) but the lost one; the agent looks every tick (wps_nh_look). Stays up? */
-static bool nh_survives_lost_probe(unsigned tick, unsigned probe, unsigned dead, unsigned lost)
-{
-	static const __u8 mac[6] = { 2, 0, 0, 0x0d, 0, 2 };
-	struct wps_nh_track tr = { .up = true };
-	uint64_t confirmed = 0;
-	unsigned asked = 0;
-	__u16 state = NUD_REACHABLE;
-
-	for (uint64_t t = 0; t < 20 * (uint64_t)(dead + tick); t += tick) {
-		struct wps_nh_seen s = { .present = true, .has_lladdr = true, .state = state,
-					 .confirmed_ago_ms = (__u32)(t - confirmed) };
-		enum wps_nh_act act;
-
-		memcpy(s.lladdr, mac, 6);
-		act = wps_nh_look(&tr, &s, mac, t, t, probe, dead);
-		if (!tr.up)
-			return false;
-		if (act == WPS_NH_NONE)
-			continue;
-		state = NUD_PROBE;
-		if (++asked != lost) {
-			confirmed = t + 1;
-			state = NUD_REACHABLE;
-		}
-	}
-	return true;
-}
-
-/* --tick's limit (wps_nh_tick_ok) is what a look every tick needs to keep a
- * next hop that loses one probe: the simulation agrees with it at every tick
- * 10..500 ms (probe 200, dead 500) and at 30 s ticks. 150..190 and 300 ms did
- * not survive and were accepted by "tick <= dead - probe". */
-static void nh_tick_limit(void **state)
-{
-	(void)state;
-	assert_false(wps_nh_tick_ok(150, 200, 500));	/* 2 x 150 = 300 */
-	assert_false(wps_nh_tick_ok(190, 200, 500));
-	assert_true(wps_nh_tick_ok(200, 200, 500));
-	assert_true(wps_nh_tick_ok(290, 200, 500));
-	assert_false(wps_nh_tick_ok(300, 200, 500));
-	assert_true(wps_nh_tick_ok(140, 200, 500));	/* 2 x 140 = 280 */
-	assert_false(wps_nh_tick_ok(30000, 30000, 60000));
-	assert_true(wps_nh_tick_ok(30000, 29000, 60000));	/* 1 x 30 s < 31 s */
-	for (unsigned tick = 10; tick <= 500; tick++) {
-		assert_true(nh_survives_lost_probe(tick, 200, 500, 0));	/* none lost */
-		for (unsigned lost = 1; lost <= 3; lost++)
-			if (nh_survives_lost_probe(tick, 200, 500, lost) != wps_nh_tick_ok(tick, 200, 500))
-				fail_msg("tick %u ms, probe %u lost: survives %d, limit says %d", tick, lost,
-					 nh_survives_lost_probe(tick, 200, 500, lost), wps_nh_tick_ok(tick, 200, 500));
-	}
-	assert_true(nh_survives_lost_probe(30000, 29000, 60000, 2));
-	assert_false(nh_survives_lost_probe(30000, 30000, 60000, 2));
-}
-
-/* A next hop silent since 1000 ms goes down (without stalls by --dead and a tick
- * on, 1600 ms) and stays down, though the agent is stalled between the kernel's
- * reply and its clock (t0 .. t) every 8th look: whatever the stall (50 ms up to
- * 3 x --probe) and whichever look of the 8 it falls on, it never comes back up.
- * Its confirmation is not seen to go back in time (which would restart its
- * question), nor its question taken as answered once down (a stall of --probe
- * - 50 ms or more dated the confirmation after it: up again for 500 ms). */
-static void nh_dead_stays_down_under_stalls(void **state)
-{
-	static const __u8 mac[6] = { 2, 0, 0, 0x0d, 0, 1 };
-
-	(void)state;
-	for (unsigned stall = 50; stall <= 600; stall += 10)
-		for (unsigned at = 0; at < 8; at++) {
-			struct wps_nh_track tr = { .up = true };
-			struct wps_nh_seen s = { .present = true, .has_lladdr = true, .state = NUD_REACHABLE };
-			unsigned looks = 0;
-			bool went_down = false;
-
-			memcpy(s.lladdr, mac, 6);
-			for (uint64_t t0 = 1000; t0 < 6000; t0 += 100, looks++) {
-				const uint64_t t = t0 + (looks % 8 == at ? stall : 0);
-
-				s.confirmed_ago_ms = (__u32)(t0 - 1000);
-				if (wps_nh_look(&tr, &s, mac, t0, t, 200, 500) != WPS_NH_NONE)
-					s.state = NUD_PROBE;
-				/* A stall while up may take its question for answered (errs
-				 * that way): asked again, it goes down that much later. */
-				if (tr.up && (went_down || t0 >= 1600 + stall + 500))
-					fail_msg("silent next hop %s at %llu ms (look %u, a %u ms stall every 8th look from %u)",
-						 went_down ? "back up" : "still up", (unsigned long long)t0, looks, stall, at);
-				went_down |= !tr.up;
-			}
-		}
-}
-
-/* A next hop that is down while the kernel's entry has another MAC than its path
- * (the path's is rewritten only while up) is asked every --probe, not every look:
- * the new MAC is the neighbour speaking once, not at each look. */
-static void nh_down_new_mac_asked_every_probe(void **state)
-{
-	static const __u8 old[6] = { 2, 0, 0, 0x0d, 0, 1 }, new[6] = { 2, 0, 0, 0x0d, 0, 2 };
-	struct wps_nh_track tr = { .up = false, .asked_ms = 9900, .question_ms = 8000, .confirmed_ms = 7000 };
-	struct wps_nh_seen s = { .present = true, .has_lladdr = true, .state = NUD_STALE };
-	const unsigned looks = 20, tick = 100, probe = 200;
-	unsigned asked = 0;
-
-	(void)state;
-	memcpy(s.lladdr, new, 6);
-	for (unsigned i = 0; i < looks; i++) {
-		const uint64_t t = 10000 + (uint64_t)i * tick;
-
-		s.confirmed_ago_ms = (__u32)(t - 7000);
-		if (wps_nh_look(&tr, &s, old, t, t, probe, 500) != WPS_NH_NONE) {
-			asked++;
-			s.state = NUD_PROBE;
-		}
-		assert_false(tr.up);
-	}
-	if (asked > looks * tick / probe + 1)
-		fail_msg("asked %u times in %u looks of %u ms (probe %u ms)", asked, looks, tick, probe);
-	assert_true(asked >= looks * tick / probe);
-}
-
-/* A next hop that speaks (a new MAC, or its confirmation back in time: the kernel
- * dating it 60 s ago) is asked at once; if up, its silence counts from that
- * question; if down, it stays down until it really answers. */
-static void nh_renewed(void **state)
-{
-	static const __u8 old[6] = { 2, 0, 0, 0x0d, 0, 1 }, new[6] = { 2, 0, 0, 0x0d, 0, 2 };
-	struct wps_nh_track tr = { .up = true, .asked_ms = 9900, .question_ms = 9900, .confirmed_ms = 9850 };
-	struct wps_nh_seen s = { .present = true, .has_lladdr = true, .state = NUD_STALE, .confirmed_ago_ms = 60000 };
-
-	(void)state;
-	memcpy(s.lladdr, new, 6);
-	/* Up: a new MAC, asked 100 ms ago, confirmed "60 s ago". */
-	assert_int_equal(wps_nh_look(&tr, &s, old, 10000, 10000, 200, 500), WPS_NH_PROBE);
-	assert_true(tr.up);
-	assert_int_equal(tr.question_ms, 10000);
-	/* The same MAC, its confirmation gone back 60 s: renewed as well. */
-	tr = (struct wps_nh_track){ .up = true, .asked_ms = 9900, .question_ms = 9900, .confirmed_ms = 9850 };
-	assert_int_equal(wps_nh_look(&tr, &s, new, 10000, 10000, 200, 500), WPS_NH_PROBE);
-	assert_true(tr.up);
-	/* Down (a question unanswered 2 s): asked at once, but still down... */
-	tr = (struct wps_nh_track){ .up = false, .asked_ms = 9900, .question_ms = 8000, .confirmed_ms = 7000 };
-	s.state = NUD_PROBE;
-	s.confirmed_ago_ms = 3100;
-	assert_int_equal(wps_nh_look(&tr, &s, old, 10000, 10000, 200, 500), WPS_NH_REPROBE);
-	assert_false(tr.up);
-	assert_int_equal(tr.question_ms, 8000);
-	/* ... until it answers. */
-	s.state = NUD_REACHABLE;
-	s.confirmed_ago_ms = 50;
-	assert_int_equal(wps_nh_look(&tr, &s, old, 10100, 10100, 200, 500), WPS_NH_NONE);
-	assert_true(tr.up);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -628,12 +420,6 @@ int main(void)
 		cmocka_unit_test(rule_format_roundtrip),
 		cmocka_unit_test(attach_options),
 		cmocka_unit_test(live_slots_and_joins),
-		cmocka_unit_test(next_hop_liveness),
-		cmocka_unit_test(nh_unanswered_time),
-		cmocka_unit_test(nh_tick_limit),
-		cmocka_unit_test(nh_dead_stays_down_under_stalls),
-		cmocka_unit_test(nh_renewed),
-		cmocka_unit_test(nh_down_new_mac_asked_every_probe),
 		cmocka_unit_test(packet_too_big),
 		cmocka_unit_test(quantum_and_inflight),
 		cmocka_unit_test(group_state_word),
