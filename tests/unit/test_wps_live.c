@@ -16,6 +16,8 @@
 
 #include "wps/wps_live.h"
 
+#define NEVER	UINT64_MAX
+
 /* The watch agent's view of a next hop: alive, and what to ask the kernel (user/wps/wps_live.c). */
 static void next_hop_liveness(void **state)
 {
@@ -126,39 +128,71 @@ static void nh_tick_limit(void **state)
 	assert_false(nh_survives_lost_probe(30000, 30000, 60000, 2));
 }
 
-/* A next hop silent since 1000 ms goes down (without stalls by --dead and a tick
- * on, 1600 ms) and stays down, though the agent is stalled between the kernel's
- * reply and its clock (t0 .. t) every 8th look: whatever the stall (50 ms up to
- * 3 x --probe) and whichever look of the 8 it falls on, it never comes back up.
- * Its confirmation is not seen to go back in time (which would restart its
- * question), nor its question taken as answered once down (a stall of --probe
- * - 50 ms or more dated the confirmation after it: up again for 500 ms). */
-static void nh_dead_stays_down_under_stalls(void **state)
+/*
+ * When a next hop silent since 1000 ms is found out (the clock after the
+ * kernel's reply, at that look), the agent
+ * looking a tick (100 ms) after each look from 1000, stalled for stall ms at every
+ * period-th look from the at-th: between its first clock and the kernel's reply
+ * (before), or between the reply and its second clock. NEVER: still up at
+ * 10 s; 0: it came back up.
+ */
+static uint64_t silent_out_at(unsigned stall, unsigned period, unsigned at, bool before)
 {
 	static const __u8 mac[6] = { 2, 0, 0, 0x0d, 0, 1 };
+	struct wps_nh_track tr = { .up = true };
+	struct wps_nh_seen s = { .present = true, .has_lladdr = true, .state = NUD_REACHABLE };
+	uint64_t out = NEVER;
+	unsigned looks = 0;
 
+	memcpy(s.lladdr, mac, 6);
+	for (uint64_t t0 = 1000; t0 < 10000; looks++) {
+		const uint64_t t = t0 + (looks % period == at ? stall : 0);
+
+		s.confirmed_ago_ms = (__u32)((before ? t : t0) - 1000);
+		if (wps_nh_look(&tr, &s, mac, t0, t, 200, 500) != WPS_NH_NONE)
+			s.state = NUD_PROBE;
+		if (tr.up && out != NEVER)
+			return 0;
+		if (!tr.up && out == NEVER)
+			out = t;
+		t0 = t + 100;	/* the agent waits a tick after each look */
+	}
+	return out;
+}
+
+/* A next hop silent since 1000 ms is out at 1600 without stalls (--dead and a
+ * tick on) and stays out. A stall of the agent at one look in 8, whichever of
+ * the 8 and whatever its length (50 ms to 3 x --probe), before or after the
+ * kernel's reply, puts that off by the stall and a tick at most (a question
+ * asked late is answered late; the look after a stall is a tick after it),
+ * and never brings it back. It was brought back up for 500 ms by a stall of
+ * --probe - 50 ms or more after the reply, once out (its question taken for
+ * answered at the confirmation's latest); and before that, at a look while
+ * it was silent, such a stall took its question for answered and counted from
+ * the next one: 300 ms later than now for every stall from 150 ms (out at 2050
+ * for 150 ms, now 1750). Stalled at every look (looks a stall and a tick
+ * apart, one to ask and the next to judge), it is out by --dead and three
+ * stalls and two ticks. */
+static void nh_dead_stays_down_under_stalls(void **state)
+{
 	(void)state;
+	assert_int_equal(silent_out_at(0, 1, 0, false), 1600);
 	for (unsigned stall = 50; stall <= 600; stall += 10)
-		for (unsigned at = 0; at < 8; at++) {
-			struct wps_nh_track tr = { .up = true };
-			struct wps_nh_seen s = { .present = true, .has_lladdr = true, .state = NUD_REACHABLE };
-			unsigned looks = 0;
-			bool went_down = false;
+		for (unsigned at = 0; at < 8; at++)
+			for (int before = 0; before < 2; before++) {
+				const uint64_t out = silent_out_at(stall, 8, at, before);
 
-			memcpy(s.lladdr, mac, 6);
-			for (uint64_t t0 = 1000; t0 < 6000; t0 += 100, looks++) {
-				const uint64_t t = t0 + (looks % 8 == at ? stall : 0);
-
-				s.confirmed_ago_ms = (__u32)(t0 - 1000);
-				if (wps_nh_look(&tr, &s, mac, t0, t, 200, 500) != WPS_NH_NONE)
-					s.state = NUD_PROBE;
-				/* A stall while up may take its question for answered (errs
-				 * that way): asked again, it goes down that much later. */
-				if (tr.up && (went_down || t0 >= 1600 + stall + 500))
-					fail_msg("silent next hop %s at %llu ms (look %u, a %u ms stall every 8th look from %u)",
-						 went_down ? "back up" : "still up", (unsigned long long)t0, looks, stall, at);
-				went_down |= !tr.up;
+				if (out == 0 || out > 1600 + stall + 100)
+					fail_msg("silent next hop %s (a %u ms stall %s the kernel's reply, every 8th look from %u)",
+						 out ? "out late" : "back up", stall, before ? "before" : "after", at);
 			}
+	for (unsigned stall = 10; stall <= 2000; stall += 10)
+		for (int before = 0; before < 2; before++) {
+			const uint64_t out = silent_out_at(stall, 1, 0, before);
+
+			if (out == 0 || out > 1700 + 3 * stall)
+				fail_msg("silent next hop %s (a %u ms stall %s the kernel's reply at every look)",
+					 out ? "out late" : "back up", stall, before ? "before" : "after");
 		}
 }
 

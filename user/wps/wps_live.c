@@ -20,9 +20,15 @@ bool wps_nh_alive(const struct wps_nh_seen *s, unsigned probe_ms, unsigned dead_
 	       unanswered_ms < dead_ms - probe_ms;
 }
 
+/* Asked after the confirmation, by WPS_NH_CONFIRM_SLACK_MS at least (wps_nh_unanswered). */
+static bool asked_after(uint64_t question_ms, uint64_t confirmed_ms)
+{
+	return question_ms && question_ms > confirmed_ms + WPS_NH_CONFIRM_SLACK_MS;
+}
+
 unsigned wps_nh_unanswered(uint64_t now_ms, uint64_t question_ms, uint64_t confirmed_ms)
 {
-	if (!question_ms || question_ms <= confirmed_ms + WPS_NH_CONFIRM_SLACK_MS)
+	if (!asked_after(question_ms, confirmed_ms))
 		return WPS_NH_NOT_ASKED;
 	if (now_ms <= question_ms)
 		return 0;
@@ -57,6 +63,7 @@ enum wps_nh_act wps_nh_look(struct wps_nh_track *tr, const struct wps_nh_seen *s
 	 * old one, and would be asked at every look. */
 	const bool renewed = seen->has_lladdr && ((memcmp(seen->lladdr, dmac, 6) && memcmp(seen->lladdr, tr->mac, 6)) ||
 						  latest + WPS_NH_CONFIRM_SLACK_MS < tr->confirmed_ms);
+	uint64_t against;
 	unsigned unanswered;
 	enum wps_nh_act act;
 
@@ -64,15 +71,34 @@ enum wps_nh_act wps_nh_look(struct wps_nh_track *tr, const struct wps_nh_seen *s
 	if (seen->has_lladdr)
 		memcpy(tr->mac, seen->lladdr, 6);
 	if (renewed && tr->up)
-		tr->question_ms = 0;
-	unanswered = wps_nh_unanswered(t_ms, tr->question_ms, tr->up ? latest : earliest);
+		tr->question_ms = tr->later_ms = 0;
+	/* Answered for sure (confirmed after it even at the earliest): forgotten,
+	 * and the later question, if not answered as surely, is the first now. */
+	if (!asked_after(tr->question_ms, earliest)) {
+		tr->question_ms = asked_after(tr->later_ms, earliest) ? tr->later_ms : 0;
+		tr->later_ms = 0;
+	}
+	against = tr->up ? latest : earliest;
+	unanswered = wps_nh_unanswered(t_ms, tr->question_ms, against);
+	if (unanswered == WPS_NH_NOT_ASKED && tr->question_ms) {
+		/* In doubt: answered only if the stall was before the kernel's reply.
+		 * Kept for a look without one to judge (taking it for answered and
+		 * counting from the next question put a silent hop's end off by the
+		 * stall and --dead less --probe); the later question is judged now,
+		 * and if in doubt as well, the next one asked takes its place. */
+		unanswered = wps_nh_unanswered(t_ms, tr->later_ms, against);
+		if (unanswered == WPS_NH_NOT_ASKED)
+			tr->later_ms = 0;
+	}
 	tr->up = wps_nh_alive(seen, probe_ms, dead_ms, unanswered);
 	act = wps_nh_next(seen, probe_ms, renewed || t_ms - tr->asked_ms >= UINT32_MAX ? UINT32_MAX :
 					    (unsigned)(t_ms - tr->asked_ms));
 	if (act != WPS_NH_NONE) {
 		tr->asked_ms = t_ms;
-		if (unanswered == WPS_NH_NOT_ASKED)
-			tr->question_ms = t_ms;	/* the first since it confirmed */
+		if (!tr->question_ms)
+			tr->question_ms = t_ms;
+		else if (!tr->later_ms)
+			tr->later_ms = t_ms;
 	}
 	return act;
 }

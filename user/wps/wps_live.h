@@ -64,7 +64,8 @@ enum wps_nh_act wps_nh_next(const struct wps_nh_seen *s, unsigned probe_ms, unsi
 struct wps_nh_track {
 	bool up;
 	uint64_t asked_ms;		/* the last question */
-	uint64_t question_ms;		/* the first question after its last confirmation (0: none yet) */
+	uint64_t question_ms;		/* the first question not surely answered (0: none) */
+	uint64_t later_ms;		/* a later one, judged by while a stall leaves the first in doubt (0: none) */
 	uint64_t confirmed_ms;		/* its last confirmation, at the earliest it can have been (0: none) */
 	__u8 mac[6];			/* the kernel's MAC for it at the last look */
 };
