@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The WPS watch agent's decisions about a next hop (user/wps/wps_live.c):
- * alive or not, what to ask the kernel, in simulated time: next hops that
- * lose probes, go silent, speak, under stalls of the agent.
+ * alive or not, what to ask the kernel, and when it looks (wps_look_due), in
+ * simulated time: next hops that lose probes, go silent, speak, under looks at
+ * events and stalls of the agent.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,7 +17,15 @@
 
 #include "wps/wps_live.h"
 
+/* A periodic look (due at t0), the clock read at t0 before the kernel's reply and at t after it. */
+#define TICK_AT(t0, t) (&(const struct wps_nh_when){ .t0_ms = (t0), .t_ms = (t), .due_ms = (t0) })
+
 #define NEVER	UINT64_MAX
+
+static uint64_t min64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
 
 /* The watch agent's view of a next hop: alive, and what to ask the kernel (user/wps/wps_live.c). */
 static void next_hop_liveness(void **state)
@@ -72,42 +81,79 @@ static void nh_unanswered_time(void **state)
 	assert_int_equal(wps_nh_unanswered(1ull << 40, 100, 0), WPS_NH_NOT_ASKED - 1);
 }
 
-/* A kernel's entry for a next hop that answers each question 1 ms after it (less
- * than a tick) but the lost one; the agent looks every tick (wps_nh_look). Stays up? */
-static bool nh_survives_lost_probe(unsigned tick, unsigned probe, unsigned dead, unsigned lost)
+/*
+ * The agent at a next hop that answers each question rtt ms after it (less
+ * than a tick) but the lost-th (0: none): periodic looks a tick apart
+ * (wps_look_due) and looks at events between them, at the worst moments for
+ * it: with own, the kernel's own events at each question (the entry set to
+ * PROBE, 1 ms on: before its answer) and at each answer; with every, another
+ * neighbour's event every that many ms (7: one just before each tick, one
+ * just after a question is asked again, and one where an event look would
+ * ask). Stays up?
+ */
+struct nh_sim {
+	unsigned tick, probe, dead, lost, rtt, every;
+	bool own;
+};
+
+static bool nh_survives(const struct nh_sim *m)
 {
 	static const __u8 mac[6] = { 2, 0, 0, 0x0d, 0, 2 };
+	const uint64_t end = 20 * (uint64_t)(m->dead + m->tick);
 	struct wps_nh_track tr = { .up = true };
-	uint64_t confirmed = 0;
+	uint64_t confirmed = 0, due = 0, grid = 0, answer = NEVER, own = NEVER;
 	unsigned asked = 0;
 	__u16 state = NUD_REACHABLE;
 
-	for (uint64_t t = 0; t < 20 * (uint64_t)(dead + tick); t += tick) {
-		struct wps_nh_seen s = { .present = true, .has_lladdr = true, .state = state,
-					 .confirmed_ago_ms = (__u32)(t - confirmed) };
-		enum wps_nh_act act;
+	for (uint64_t t = 0; t < end;) {
+		bool look = t >= due || t == own || (m->every && t % m->every == 0);
 
-		memcpy(s.lladdr, mac, 6);
-		act = wps_nh_look(&tr, &s, mac, t, t, probe, dead);
-		if (!tr.up)
-			return false;
-		if (act == WPS_NH_NONE)
-			continue;
-		state = NUD_PROBE;
-		if (++asked != lost) {
-			confirmed = t + 1;
+		if (t == answer) {
+			confirmed = t;
 			state = NUD_REACHABLE;
+			answer = NEVER;
+			look |= m->own;
 		}
+		if (look) {
+			const bool periodic = t >= due;
+			struct wps_nh_seen s = { .present = true, .has_lladdr = true, .state = state,
+						 .confirmed_ago_ms = (__u32)(t - confirmed) };
+			const struct wps_nh_when w = { .t0_ms = t, .t_ms = t, .due_ms = periodic ? due : grid,
+						       .event = !periodic };
+
+			memcpy(s.lladdr, mac, 6);
+			if (wps_nh_look(&tr, &s, mac, &w, m->probe, m->dead) != WPS_NH_NONE) {
+				state = NUD_PROBE;
+				own = m->own ? t + 1 : NEVER;
+				if (++asked != m->lost)
+					answer = t + m->rtt;
+			}
+			if (!tr.up)
+				return false;
+			if (periodic)
+				grid = due;
+			due = wps_look_due(due, t, m->tick, !periodic);
+		}
+		t = min64(min64(due, answer), min64(own > t ? own : NEVER, m->every ? (t / m->every + 1) * m->every : NEVER));
 	}
 	return true;
 }
 
-/* --tick's limit (wps_nh_tick_ok) is what a look every tick needs to keep a
- * next hop that loses one probe: the simulation agrees with it at every tick
- * 10..500 ms (probe 200, dead 500) and at 30 s ticks. 150..190 and 300 ms did
- * not survive and were accepted by "tick <= dead - probe". */
+/* --tick's limit (wps_nh_tick_ok) is what the agent needs to keep a next hop
+ * that loses one probe: looking only every tick, the simulation agrees with it
+ * at every tick 10..500 ms (probe 200, dead 500) and at 30 s ticks (150..190
+ * and 300 ms did not survive and were accepted by "tick <= dead - probe");
+ * with looks at events between, wherever it allows. A look at an event pushed
+ * the next tick a tick on, judged a question asked again before the tick after
+ * could see its answer, and a question asked at an event was asked again up to
+ * --probe plus a tick later, off the ticks: a next hop that lost one probe was
+ * out at 149, 298 and 299 ms with the agent's own events, at 113..149 and
+ * 200..299 ms with another neighbour's every 37 ms and answers a tick less 1 ms
+ * late (each of the three alone fails here). */
 static void nh_tick_limit(void **state)
 {
+	static const unsigned every[] = { 0, 37, 7 };
+
 	(void)state;
 	assert_false(wps_nh_tick_ok(150, 200, 500));	/* 2 x 150 = 300 */
 	assert_false(wps_nh_tick_ok(190, 200, 500));
@@ -117,21 +163,36 @@ static void nh_tick_limit(void **state)
 	assert_true(wps_nh_tick_ok(140, 200, 500));	/* 2 x 140 = 280 */
 	assert_false(wps_nh_tick_ok(30000, 30000, 60000));
 	assert_true(wps_nh_tick_ok(30000, 29000, 60000));	/* 1 x 30 s < 31 s */
-	for (unsigned tick = 10; tick <= 500; tick++) {
-		assert_true(nh_survives_lost_probe(tick, 200, 500, 0));	/* none lost */
-		for (unsigned lost = 1; lost <= 3; lost++)
-			if (nh_survives_lost_probe(tick, 200, 500, lost) != wps_nh_tick_ok(tick, 200, 500))
-				fail_msg("tick %u ms, probe %u lost: survives %d, limit says %d", tick, lost,
-					 nh_survives_lost_probe(tick, 200, 500, lost), wps_nh_tick_ok(tick, 200, 500));
+	for (unsigned tick = 10; tick <= 500; tick++)
+		for (unsigned lost = 0; lost <= 3; lost++) {
+			const bool ok = !lost || wps_nh_tick_ok(tick, 200, 500);
+			struct nh_sim m = { .tick = tick, .probe = 200, .dead = 500, .lost = lost, .rtt = 1 };
+
+			if (nh_survives(&m) != ok)
+				fail_msg("tick %u ms, probe %u lost, no events: survives %d, limit says %d", tick, lost,
+					 !ok, ok);
+			for (unsigned e = 0; wps_nh_tick_ok(tick, 200, 500) && e < 3 * 2 * 2; e++) {
+				m.every = every[e % 3];
+				m.own = e / 3 % 2;
+				m.rtt = e / 6 ? tick - 1 : 2;
+				if ((m.every || m.own) && !nh_survives(&m))
+					fail_msg("tick %u ms, probe %u lost, answers after %u ms, events: own %d, another's every %u ms: out",
+						 tick, lost, m.rtt, m.own, m.every);
+			}
+		}
+	for (unsigned e = 0; e < 3 * 2; e++) {
+		const struct nh_sim ok = { 30000, 29000, 60000, 2, 1, every[e % 3], e / 3 };
+		const struct nh_sim over = { 30000, 30000, 60000, 2, 1, 0, false };
+
+		assert_true(nh_survives(&ok));
+		assert_false(nh_survives(&over));
 	}
-	assert_true(nh_survives_lost_probe(30000, 29000, 60000, 2));
-	assert_false(nh_survives_lost_probe(30000, 30000, 60000, 2));
 }
 
 /*
  * When a next hop silent since 1000 ms is found out (the clock after the
  * kernel's reply, at that look), the agent
- * looking a tick (100 ms) after each look from 1000, stalled for stall ms at every
+ * looking every 100 ms from 1000 (wps_look_due), stalled for stall ms at every
  * period-th look from the at-th: between its first clock and the kernel's reply
  * (before), or between the reply and its second clock. NEVER: still up at
  * 10 s; 0: it came back up.
@@ -149,13 +210,13 @@ static uint64_t silent_out_at(unsigned stall, unsigned period, unsigned at, bool
 		const uint64_t t = t0 + (looks % period == at ? stall : 0);
 
 		s.confirmed_ago_ms = (__u32)((before ? t : t0) - 1000);
-		if (wps_nh_look(&tr, &s, mac, t0, t, 200, 500) != WPS_NH_NONE)
+		if (wps_nh_look(&tr, &s, mac, TICK_AT(t0, t), 200, 500) != WPS_NH_NONE)
 			s.state = NUD_PROBE;
 		if (tr.up && out != NEVER)
 			return 0;
 		if (!tr.up && out == NEVER)
 			out = t;
-		t0 = t + 100;	/* the agent waits a tick after each look */
+		t0 = wps_look_due(t0, t, 100, false);
 	}
 	return out;
 }
@@ -213,7 +274,7 @@ static void nh_down_new_mac_asked_every_probe(void **state)
 		const uint64_t t = 10000 + (uint64_t)i * tick;
 
 		s.confirmed_ago_ms = (__u32)(t - 7000);
-		if (wps_nh_look(&tr, &s, old, t, t, probe, 500) != WPS_NH_NONE) {
+		if (wps_nh_look(&tr, &s, old, TICK_AT(t, t), probe, 500) != WPS_NH_NONE) {
 			asked++;
 			s.state = NUD_PROBE;
 		}
@@ -236,24 +297,24 @@ static void nh_renewed(void **state)
 	(void)state;
 	memcpy(s.lladdr, new, 6);
 	/* Up: a new MAC, asked 100 ms ago, confirmed "60 s ago". */
-	assert_int_equal(wps_nh_look(&tr, &s, old, 10000, 10000, 200, 500), WPS_NH_PROBE);
+	assert_int_equal(wps_nh_look(&tr, &s, old, TICK_AT(10000, 10000), 200, 500), WPS_NH_PROBE);
 	assert_true(tr.up);
 	assert_int_equal(tr.question_ms, 10000);
 	/* The same MAC, its confirmation gone back 60 s: renewed as well. */
 	tr = (struct wps_nh_track){ .up = true, .asked_ms = 9900, .question_ms = 9900, .confirmed_ms = 9850 };
-	assert_int_equal(wps_nh_look(&tr, &s, new, 10000, 10000, 200, 500), WPS_NH_PROBE);
+	assert_int_equal(wps_nh_look(&tr, &s, new, TICK_AT(10000, 10000), 200, 500), WPS_NH_PROBE);
 	assert_true(tr.up);
 	/* Down (a question unanswered 2 s): asked at once, but still down... */
 	tr = (struct wps_nh_track){ .up = false, .asked_ms = 9900, .question_ms = 8000, .confirmed_ms = 7000 };
 	s.state = NUD_PROBE;
 	s.confirmed_ago_ms = 3100;
-	assert_int_equal(wps_nh_look(&tr, &s, old, 10000, 10000, 200, 500), WPS_NH_REPROBE);
+	assert_int_equal(wps_nh_look(&tr, &s, old, TICK_AT(10000, 10000), 200, 500), WPS_NH_REPROBE);
 	assert_false(tr.up);
 	assert_int_equal(tr.question_ms, 8000);
 	/* ... until it answers. */
 	s.state = NUD_REACHABLE;
 	s.confirmed_ago_ms = 50;
-	assert_int_equal(wps_nh_look(&tr, &s, old, 10100, 10100, 200, 500), WPS_NH_NONE);
+	assert_int_equal(wps_nh_look(&tr, &s, old, TICK_AT(10100, 10100), 200, 500), WPS_NH_NONE);
 	assert_true(tr.up);
 }
 

@@ -27,7 +27,9 @@
  *    is used whole.
  *
  * Every --tick-ms, and at once on an rtnetlink event, each path in use is
- * looked at again (paths added or deleted meanwhile included). The agent
+ * looked at again (paths added or deleted meanwhile included). The looks at
+ * events leave the ticks where they were (wps_look_due), and a next hop's
+ * silence is judged only at the ticks (wps_nh_look). The agent
  * writes only its own words of the live map; on SIGINT/SIGTERM it clears
  * them (without it, only the operator's up/down counts).
  */
@@ -186,7 +188,7 @@ static void say_now(void)
 
 /* Look at every path in use once: link, next hop; the live map's words and the paths' MACs. */
 static int look(struct nl *rt, int cfg_fd, int paths_fd, struct wps_in_live *lv, struct slot_watch *w,
-		unsigned probe_ms, unsigned dead_ms, unsigned expire_s)
+		unsigned probe_ms, unsigned dead_ms, unsigned expire_s, const struct wps_nh_when *when)
 {
 	__u16 pmtu = 0;
 	struct wps_in_cfg cfg;
@@ -223,13 +225,15 @@ static int look(struct nl *rt, int cfg_fd, int paths_fd, struct wps_in_live *lv,
 			struct wps_nh_seen seen;
 			const bool was_up = s->nh.up;
 			enum wps_nh_act act;
+			struct wps_nh_when at = *when;
+
 			/* Before the reading: a stall after the kernel's reply must not
 			 * date its confirmation later than it was (wps_nh_look). */
-			const __u64 t0 = mono_ms();
-
+			at.t0_ms = mono_ms();
 			if (wps_neigh_get(rt, p.nh_family, p.ifindex, p.nexthop, &seen))
 				memset(&seen, 0, sizeof(seen));
-			act = wps_nh_look(&s->nh, &seen, p.dmac, t0, mono_ms(), probe_ms, dead_ms);
+			at.t_ms = mono_ms();
+			act = wps_nh_look(&s->nh, &seen, p.dmac, &at, probe_ms, dead_ms);
 			if (s->nh.up != was_up)
 				say(k, &p, s->nh.up ? "next hop up" : "down (next hop does not answer)");
 			if (s->nh.up && memcmp(seen.lladdr, p.dmac, 6)) {
@@ -542,6 +546,8 @@ static int watch_opt(void *ctx, const struct optab *o, const char *v)
 static int watch(int argc, char **argv)
 {
 	__u32 cfg_id = 0;
+	__u64 due;
+	struct wps_nh_when when = { 0 };
 	int pin_fd;
 	bool gone;
 	struct ptb_ctx ptb = { .icmp6 = -1, .raw4 = -1, .flows_fd = -1, .state_fd = -1 };
@@ -603,32 +609,41 @@ static int watch(int argc, char **argv)
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (look(rt, cfg_fd, paths_fd, lv, w, (unsigned)a.probe_ms, (unsigned)a.dead_ms, (unsigned)a.expire_s)) {
+	when.due_ms = mono_ms();
+	if (look(rt, cfg_fd, paths_fd, lv, w, (unsigned)a.probe_ms, (unsigned)a.dead_ms, (unsigned)a.expire_s, &when)) {
 		rc = fail(EXIT_FAIL, "%s: cannot read the instance (detached, or another ubctl's layout)", a.dev);
 		goto out;
 	}
 	cfg_id = map_id(cfg_fd);
 	printf("watching the paths of %s (probe %llu ms, dead after %llu ms)\n", a.dev, a.probe_ms, a.dead_ms);
 	fflush(stdout);
+	due = wps_look_due(when.due_ms, mono_ms(), (unsigned)a.tick_ms, false);
 	while (!stop) {
 		struct pollfd pfd[2] = { { .fd = nl_fd(mon), .events = POLLIN }, { .fd = ptb.icmp6, .events = POLLIN } };
+		__u64 now = mono_ms();
 
-		if (poll(pfd, 2, (int)a.tick_ms) > 0) {
+		if (poll(pfd, 2, due > now ? (int)(due - now) : 0) > 0) {
 			/* An event: look again now; what changed (or was lost) is read back by look(). */
 			nl_monitor_read(mon, NULL, NULL);
 			ptb_read(&ptb);
 		}
+		/* An event at or after the tick's due time is the tick's look. */
+		when.event = mono_ms() < due;
+		if (!when.event)
+			when.due_ms = due;
 		/* Detached (the pins gone, or another instance's since): the maps held open live on unused. */
 		snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_CFG);
 		pin_fd = bpf_obj_get(p);
 		gone = pin_fd < 0 || map_id(pin_fd) != cfg_id;
 		if (pin_fd >= 0)
 			close(pin_fd);
-		if (gone || look(rt, cfg_fd, paths_fd, lv, w, (unsigned)a.probe_ms, (unsigned)a.dead_ms, (unsigned)a.expire_s)) {
+		if (gone ||
+		    look(rt, cfg_fd, paths_fd, lv, w, (unsigned)a.probe_ms, (unsigned)a.dead_ms, (unsigned)a.expire_s, &when)) {
 			printf("%s: the instance is gone; watch ends\n", a.dev);
 			rc = 0;
 			goto out;
 		}
+		due = wps_look_due(due, mono_ms(), (unsigned)a.tick_ms, when.event);
 	}
 	/* Leaving: the paths are no longer watched, so no longer held down for what it saw. */
 	__atomic_store_n(&lv->link_down, 0, __ATOMIC_SEQ_CST);

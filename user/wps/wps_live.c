@@ -49,7 +49,7 @@ enum wps_nh_act wps_nh_next(const struct wps_nh_seen *s, unsigned probe_ms, unsi
 }
 
 enum wps_nh_act wps_nh_look(struct wps_nh_track *tr, const struct wps_nh_seen *seen, const __u8 dmac[6],
-			    uint64_t t0_ms, uint64_t t_ms, unsigned probe_ms, unsigned dead_ms)
+			    const struct wps_nh_when *w, unsigned probe_ms, unsigned dead_ms)
 {
 	const uint64_t ago = seen->confirmed_ago_ms;
 	/* The confirmation lies between these: an agent stalled after the kernel's
@@ -58,11 +58,12 @@ enum wps_nh_act wps_nh_look(struct wps_nh_track *tr, const struct wps_nh_seen *s
 	 * Against the question: at its latest while up (errs towards answered),
 	 * at its earliest while down, where the latest would take a stall of
 	 * probe - slack for an answer; one that answered is alive by its age. */
-	const uint64_t latest = t_ms > ago ? t_ms - ago : 0, earliest = t0_ms > ago ? t0_ms - ago : 0;
+	const uint64_t latest = w->t_ms > ago ? w->t_ms - ago : 0, earliest = w->t0_ms > ago ? w->t0_ms - ago : 0;
 	/* A MAC other than the path's speaks once: a down hop's path keeps the
 	 * old one, and would be asked at every look. */
 	const bool renewed = seen->has_lladdr && ((memcmp(seen->lladdr, dmac, 6) && memcmp(seen->lladdr, tr->mac, 6)) ||
 						  latest + WPS_NH_CONFIRM_SLACK_MS < tr->confirmed_ms);
+	const uint64_t since = w->due_ms > tr->asked_ms ? w->due_ms - tr->asked_ms : 0;
 	uint64_t against;
 	unsigned unanswered;
 	enum wps_nh_act act;
@@ -79,28 +80,36 @@ enum wps_nh_act wps_nh_look(struct wps_nh_track *tr, const struct wps_nh_seen *s
 		tr->later_ms = 0;
 	}
 	against = tr->up ? latest : earliest;
-	unanswered = wps_nh_unanswered(t_ms, tr->question_ms, against);
+	unanswered = wps_nh_unanswered(w->t_ms, tr->question_ms, against);
 	if (unanswered == WPS_NH_NOT_ASKED && tr->question_ms) {
 		/* In doubt: answered only if the stall was before the kernel's reply.
 		 * Kept for a look without one to judge (taking it for answered and
 		 * counting from the next question put a silent hop's end off by the
 		 * stall and --dead less --probe); the later question is judged now,
 		 * and if in doubt as well, the next one asked takes its place. */
-		unanswered = wps_nh_unanswered(t_ms, tr->later_ms, against);
+		unanswered = wps_nh_unanswered(w->t_ms, tr->later_ms, against);
 		if (unanswered == WPS_NH_NOT_ASKED)
 			tr->later_ms = 0;
 	}
-	tr->up = wps_nh_alive(seen, probe_ms, dead_ms, unanswered);
-	act = wps_nh_next(seen, probe_ms, renewed || t_ms - tr->asked_ms >= UINT32_MAX ? UINT32_MAX :
-					    (unsigned)(t_ms - tr->asked_ms));
+	/* At an event, silence does not take it down: the answer to a question
+	 * asked again at the last tick may still be on its way. */
+	tr->up = wps_nh_alive(seen, probe_ms, dead_ms, w->event && tr->up ? WPS_NH_NOT_ASKED : unanswered);
+	act = wps_nh_next(seen, probe_ms, renewed || since >= UINT32_MAX ? UINT32_MAX : (unsigned)since);
 	if (act != WPS_NH_NONE) {
-		tr->asked_ms = t_ms;
+		tr->asked_ms = w->due_ms;
 		if (!tr->question_ms)
-			tr->question_ms = t_ms;
+			tr->question_ms = w->t_ms;
 		else if (!tr->later_ms)
-			tr->later_ms = t_ms;
+			tr->later_ms = w->t_ms;
 	}
 	return act;
+}
+
+uint64_t wps_look_due(uint64_t due_ms, uint64_t now_ms, unsigned tick_ms, bool event)
+{
+	if (event)
+		return due_ms;
+	return due_ms + tick_ms > now_ms ? due_ms + tick_ms : now_ms + tick_ms;
 }
 
 bool wps_nh_tick_ok(unsigned tick_ms, unsigned probe_ms, unsigned dead_ms)

@@ -63,7 +63,7 @@ enum wps_nh_act wps_nh_next(const struct wps_nh_seen *s, unsigned probe_ms, unsi
 /* A next hop as the agent follows it from look to look (all times on one clock, ms). */
 struct wps_nh_track {
 	bool up;
-	uint64_t asked_ms;		/* the last question */
+	uint64_t asked_ms;		/* the last question, as the periodic look's due time (wps_nh_when) */
 	uint64_t question_ms;		/* the first question not surely answered (0: none) */
 	uint64_t later_ms;		/* a later one, judged by while a stall leaves the first in doubt (0: none) */
 	uint64_t confirmed_ms;		/* its last confirmation, at the earliest it can have been (0: none) */
@@ -71,18 +71,43 @@ struct wps_nh_track {
 };
 
 /*
+ * When a look is. The agent looks periodically, a tick apart (wps_look_due),
+ * and at rtnetlink events between: its own questions raise some (the entry set
+ * to PROBE, then answered), other neighbours any number.
+ */
+struct wps_nh_when {
+	uint64_t t0_ms, t_ms;		/* the clock before the kernel's reply and after it */
+	uint64_t due_ms;		/* the periodic look's due time: this one's, or at an event the last one's */
+	bool event;			/* a look at an event */
+};
+
+/*
  * One look at a next hop whose path sends to dmac, with seen read from the
- * kernel between t0_ms and t_ms: tr->up judged, and what to ask now (tr
- * then counts it asked at t_ms). A new MAC (gratuitous ARP, unsolicited NA),
+ * kernel between w->t0_ms and w->t_ms: tr->up judged, and what to ask now (tr
+ * then counts it asked). A new MAC (gratuitous ARP, unsolicited NA),
  * or a confirmation gone back in time, is the neighbour speaking: the kernel
  * dates such an entry confirmed 2 x base_reachable_time ago, which would take
  * the last question, answered, for unanswered. It is asked at once and, if
  * up, its silence counts from that question; a next hop that is down stays
  * down until it really answers. A MAC other than dmac speaks once (tr->mac):
  * the path keeps dmac while the next hop is down.
+ *
+ * Silence takes a next hop down only at a periodic look, and questions are
+ * paced on the periodic looks' due times: a look at an event, however placed,
+ * neither judges a question before the next tick could see its answer nor
+ * puts the next question off (wps_nh_tick_ok's margin). At an event, an
+ * answer, a new MAC or an entry the kernel gave up on counts at once.
  */
 enum wps_nh_act wps_nh_look(struct wps_nh_track *tr, const struct wps_nh_seen *seen, const __u8 dmac[6],
-			    uint64_t t0_ms, uint64_t t_ms, unsigned probe_ms, unsigned dead_ms);
+			    const struct wps_nh_when *w, unsigned probe_ms, unsigned dead_ms);
+
+/*
+ * The agent's schedule: after a look at now_ms, the due time of the next
+ * periodic one, the last one due at due_ms. A look at an event leaves it as
+ * it was; a periodic one moves it a tick on, or, after a stall of a tick or
+ * more, a tick after now (the missed ones are not made up in a burst).
+ */
+uint64_t wps_look_due(uint64_t due_ms, uint64_t now_ms, unsigned tick_ms, bool event);
 
 /*
  * Whether a look every tick_ms keeps a next hop that loses one probe in
