@@ -155,6 +155,11 @@ static void nh_tick_limit(void **state)
 	static const unsigned every[] = { 0, 37, 7 };
 
 	(void)state;
+	/* The schedule: an event leaves the tick; a tick late by less than a tick keeps the grid. */
+	assert_int_equal(wps_look_due(1000, 1050, 100, true), 1000);
+	assert_int_equal(wps_look_due(1000, 1050, 100, false), 1100);
+	assert_int_equal(wps_look_due(1000, 1099, 100, false), 1100);
+	assert_int_equal(wps_look_due(1000, 1250, 100, false), 1350);	/* stalled: a tick after now */
 	assert_false(wps_nh_tick_ok(150, 200, 500));	/* 2 x 150 = 300 */
 	assert_false(wps_nh_tick_ok(190, 200, 500));
 	assert_true(wps_nh_tick_ok(200, 200, 500));
