@@ -219,8 +219,9 @@ test_watch_next_hop_stops_answering() {
 	check --min-paths 3 --sent "$TMP/sent.pcap" "$TMP"/wan{0,1,2}.pcap
 }
 
-# watch_next_hop_fd91: the gw instance on wan0 with two paths, 0 via wan0 (--nexthop-mac), 1 via
-# wan1 to the next hop fd91::2 (--nexthop, the far's p1), and the watch agent started (defaults).
+# watch_next_hop_fd91 [OPTION...]: the gw instance on wan0 with two paths, 0 via wan0
+# (--nexthop-mac), 1 via wan1 to the next hop fd91::2 (--nexthop, the far's p1), and the
+# watch agent started (with OPTIONs).
 watch_next_hop_fd91() {
 	topo_wps 2
 	ns_addr "$NS_GW" wan1 fd91::1/64
@@ -228,7 +229,7 @@ watch_next_hop_fd91() {
 	gw "${WPS_ATTACH[@]}" --max-delay-us 0 >/dev/null
 	gw wps ingress path add --dev wan0 --via wan0 --nexthop-mac "$(wps_far_mac 0)"
 	gw wps ingress path add --dev wan0 --via wan1 --nexthop fd91::2
-	watch_start
+	watch_start "$@"
 }
 
 # A next hop silent from its MAC change on (it announces the new MAC, unsolicited Neighbour
@@ -384,6 +385,45 @@ test_watch_next_hop_mac_change_under_a_late_agent() {
 # unanswered since it was asked, the question was: "down (next hop does not answer)".)
 test_watch_next_hop_mac_change_at_the_longest_tick() {
 	mac_change_followed 0 --tick 299ms
+}
+
+# At the longest tick the defaults allow (--tick 299ms: a question lost at a tick is asked
+# again at the next, judged unanswered 299 ms, 1 ms short of --dead less --probe), a next hop
+# that loses one answer stays in rotation, three times over: the far end's next Neighbour
+# Advertisement dropped each time (nft, a quota of one). The agent's own question raises a
+# neighbour event (the entry set to PROBE); the look at it pushed the next tick a tick on,
+# and silence counted to the agent's clock, not the tick's due time, left the millisecond
+# to its own lateness: 300 ms or more, "down (next hop does not answer)", then up a tick
+# later (main: 3 runs of 3; on fixed ticks, counted to the clock: 4 of 4).
+test_watch_next_hop_loses_one_answer_at_the_longest_tick() {
+	needs nft
+	watch_next_hop_fd91 --tick 299ms
+	sleep 1
+	local i n
+	for i in 1 2 3; do
+		ip netns exec "$NS_FAR" nft -f - <<'NFT'
+table inet lose_one
+delete table inet lose_one
+table inet lose_one {
+	chain out {
+		type filter hook output priority 0;
+		oifname "p1" icmpv6 type nd-neighbor-advert quota until 100 bytes counter drop
+	}
+}
+NFT
+		# the next answer (to a probe within a tick), then time for the agent to judge
+		for n in $(seq 50); do
+			ip netns exec "$NS_FAR" nft list table inet lose_one | has 'counter packets 1 ' && break
+			sleep 0.02
+		done
+		ip netns exec "$NS_FAR" nft list table inet lose_one | has 'counter packets 1 '
+		sleep 1
+	done
+	kill -0 $WATCH_PID
+	ip -n "$NS_GW" -s neigh show fd91::2 dev wan1
+	cat "$TMP/watch.out"
+	if has 'path 1 via wan1: down' "$TMP/watch.out"; then return 1; fi
+	gw wps ingress path list --dev wan0 | has -E '^1 +wan1 .* up '
 }
 
 # Packet Too Big from the WAN about a packet the ingress sent lowers the MTU of the path its

@@ -29,7 +29,7 @@
  * Every --tick-ms, and at once on an rtnetlink event, each path in use is
  * looked at again (paths added or deleted meanwhile included). The looks at
  * events leave the ticks where they were (wps_look_due), and a next hop's
- * silence is judged only at the ticks (wps_nh_look). The agent
+ * silence is counted up to the ticks (wps_nh_look). The agent
  * writes only its own words of the live map; on SIGINT/SIGTERM it clears
  * them (without it, only the operator's up/down counts).
  */
@@ -549,7 +549,7 @@ static int watch(int argc, char **argv)
 	__u64 due;
 	struct wps_nh_when when = { 0 };
 	int pin_fd;
-	bool gone;
+	bool gone, event;
 	struct ptb_ctx ptb = { .icmp6 = -1, .raw4 = -1, .flows_fd = -1, .state_fd = -1 };
 	char dir[PATH_MAX], p[PATH_MAX + 64], err[256];
 	struct slot_watch w[WPS_IN_MAX_PATHS] = { 0 };
@@ -628,8 +628,8 @@ static int watch(int argc, char **argv)
 			ptb_read(&ptb);
 		}
 		/* An event at or after the tick's due time is the tick's look. */
-		when.event = mono_ms() < due;
-		if (!when.event)
+		event = mono_ms() < due;
+		if (!event)
 			when.due_ms = due;
 		/* Detached (the pins gone, or another instance's since): the maps held open live on unused. */
 		snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_CFG);
@@ -643,7 +643,7 @@ static int watch(int argc, char **argv)
 			rc = 0;
 			goto out;
 		}
-		due = wps_look_due(due, mono_ms(), (unsigned)a.tick_ms, when.event);
+		due = wps_look_due(due, mono_ms(), (unsigned)a.tick_ms, event);
 	}
 	/* Leaving: the paths are no longer watched, so no longer held down for what it saw. */
 	__atomic_store_n(&lv->link_down, 0, __ATOMIC_SEQ_CST);

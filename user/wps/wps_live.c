@@ -79,21 +79,24 @@ enum wps_nh_act wps_nh_look(struct wps_nh_track *tr, const struct wps_nh_seen *s
 		tr->question_ms = asked_after(tr->later_ms, earliest) ? tr->later_ms : 0;
 		tr->later_ms = 0;
 	}
+	/* Silence counts up to the look's due time, not its clock: the agent's
+	 * lateness (a stall after the kernel's reply is no time the next hop had
+	 * to answer in it) is not the next hop's, a question asked again at a
+	 * tick is judged unanswered the ticks since at most, as wps_nh_tick_ok
+	 * assumes, and a look at an event never more than the last tick did. */
 	against = tr->up ? latest : earliest;
-	unanswered = wps_nh_unanswered(w->t_ms, tr->question_ms, against);
+	unanswered = wps_nh_unanswered(w->due_ms, tr->question_ms, against);
 	if (unanswered == WPS_NH_NOT_ASKED && tr->question_ms) {
 		/* In doubt: answered only if the stall was before the kernel's reply.
 		 * Kept for a look without one to judge (taking it for answered and
 		 * counting from the next question put a silent hop's end off by the
 		 * stall and --dead less --probe); the later question is judged now,
 		 * and if in doubt as well, the next one asked takes its place. */
-		unanswered = wps_nh_unanswered(w->t_ms, tr->later_ms, against);
+		unanswered = wps_nh_unanswered(w->due_ms, tr->later_ms, against);
 		if (unanswered == WPS_NH_NOT_ASKED)
 			tr->later_ms = 0;
 	}
-	/* At an event, silence does not take it down: the answer to a question
-	 * asked again at the last tick may still be on its way. */
-	tr->up = wps_nh_alive(seen, probe_ms, dead_ms, w->event && tr->up ? WPS_NH_NOT_ASKED : unanswered);
+	tr->up = wps_nh_alive(seen, probe_ms, dead_ms, unanswered);
 	act = wps_nh_next(seen, probe_ms, renewed || since >= UINT32_MAX ? UINT32_MAX : (unsigned)since);
 	if (act != WPS_NH_NONE) {
 		tr->asked_ms = w->due_ms;

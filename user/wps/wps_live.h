@@ -78,7 +78,6 @@ struct wps_nh_track {
 struct wps_nh_when {
 	uint64_t t0_ms, t_ms;		/* the clock before the kernel's reply and after it */
 	uint64_t due_ms;		/* the periodic look's due time: this one's, or at an event the last one's */
-	bool event;			/* a look at an event */
 };
 
 /*
@@ -92,11 +91,12 @@ struct wps_nh_when {
  * down until it really answers. A MAC other than dmac speaks once (tr->mac):
  * the path keeps dmac while the next hop is down.
  *
- * Silence takes a next hop down only at a periodic look, and questions are
- * paced on the periodic looks' due times: a look at an event, however placed,
- * neither judges a question before the next tick could see its answer nor
- * puts the next question off (wps_nh_tick_ok's margin). At an event, an
- * answer, a new MAC or an entry the kernel gave up on counts at once.
+ * A question's silence is counted up to w->due_ms, and questions are paced
+ * on the due times: however late a look or placed one at an event, a
+ * question is neither judged before the tick after could see its answer nor
+ * asked again later than on the ticks (wps_nh_tick_ok's margin). At an
+ * event, an answer, a new MAC or an entry the kernel gave up on counts at
+ * once.
  */
 enum wps_nh_act wps_nh_look(struct wps_nh_track *tr, const struct wps_nh_seen *seen, const __u8 dmac[6],
 			    const struct wps_nh_when *w, unsigned probe_ms, unsigned dead_ms);
