@@ -40,25 +40,6 @@ static uint32_t worker_frames(const struct ep *e)
 	return e->cfg.nframes ? e->cfg.nframes : 8192;
 }
 
-/*
- * A worker's part of the UMEM. Beside other workers it keeps a quarter of
- * its frames for its sends (xsk_mt_thread_keep): an idle worker 0 gave the
- * shared fill rings all of its own, and its first PROBE never left. A
- * quarter, not a half: the first pool made is filled for one pool, and a
- * half kept left the next ones empty. One worker keeps none: alone on many
- * queues, it would leave some without frames.
- */
-static struct xsk_mt_thr *worker_thread(struct ep *lead)
-{
-	struct xsk_mt_thr *t = xsk_mt_thread(lead->xm, worker_frames(lead));
-
-	if (t && lead->nworkers > 1)
-		xsk_mt_thread_keep(t, worker_frames(lead) / 4);
-	if (t)
-		xsk_mt_thread_runs(t, EP_TX_RUNS);
-	return t;
-}
-
 /* The UMEM: multi-buffer where the kernel has it (in shared mode for the
  * holder of a jumbo-frame device's queues alone: a veth and AF_PACKET path
  * carries one buffer per frame); every worker's frames. */
@@ -78,43 +59,18 @@ static int make_port(struct ep *e)
 	e->xm = xsk_mt_create(&mc);
 	if (!e->xm)
 		return -errno;
-	e->xt = worker_thread(e);
+	e->xt = ep_worker_thread(e);
 	return e->xt ? 0 : -errno;
 }
 
-static int bind_socks(void *arg, const char *dev, unsigned nq, int xskmap_fd, bool is_dev, char *err,
-		      size_t errlen)
+/* Worker e's sockets on dev's nq queues, in x's map (ep_bind_queues), the
+ * one its frames leave by as member k's. A queue busy past the wait, with
+ * another program on the device now, is its holder's: said as the early
+ * check says it (one that opened without the device's lock, a legacy attach). */
+static int bind_dev(struct ep *e, uint32_t k, const char *dev, unsigned nq, struct ep_xdp *x, char *err,
+		    size_t errlen)
 {
-	struct ep *e = arg;
-
-	/* Shared mode: the UMEM's socket is the first one (libxdp), so it is
-	 * made here, in the namespace of the device it binds to. */
-	if (!e->xm && make_port(e)) {
-		snprintf(err, errlen, "AF_XDP UMEM: %s", strerror(errno));
-		return -errno;
-	}
-	if (is_dev)
-		e->sock0[0] = xsk_mt_nsocks(e->xt);	/* the device's: frames leave by it */
-
-	for (unsigned q = 0; q < nq; q++) {
-		int s = xsk_mt_add(e->xt, dev, q, true, true, xskmap_fd, e->widx * UB_EP_MAX_QUEUES + q);
-
-		if (s < 0) {
-			snprintf(err, errlen, "AF_XDP socket on %s queue %u: %s%s", dev, q, strerror(-s),
-				 xsk_mode_refusal(e->cfg.xsk_mode, s));
-			return s;
-		}
-	}
-	return 0;
-}
-
-/* Worker e's sockets on each of dev's nq queues, in x's map. A queue busy
- * past the wait, with another program on the device now, is its holder's:
- * said as the early check says it (one that opened without the device's
- * lock, a legacy attach). */
-static int bind_dev(struct ep *e, const char *dev, unsigned nq, struct ep_xdp *x, char *err, size_t errlen)
-{
-	int rc = bind_socks(e, dev, nq, ep_xdp_xskmap_fd(x), false, err, errlen);
+	int rc = ep_bind_queues(e, dev, nq, ep_xdp_xskmap_fd(x), &e->sock0[k], err, errlen);
 
 	if (rc == -EBUSY)
 		ep_xdp_taken(x, err, errlen);
@@ -128,29 +84,34 @@ static struct ep_share *sh_of(const struct ep *e)
 }
 
 /* Shared mode: every worker's sockets on dev (the UMEM's first socket made
- * with the lead's), worker w's frames leaving by queue w (mod the queues). */
+ * with the lead's, here: libxdp makes it, in the namespace of the device it
+ * binds to), worker w's frames leaving by its own queue (ep_bind_queues). */
 static int bind_shared(void *arg, const char *dev, unsigned nq, int xskmap_fd, bool is_dev, char *err,
 		       size_t errlen)
 {
 	struct ep *lead = arg;
 
+	if (!lead->xm && make_port(lead)) {
+		snprintf(err, errlen, "AF_XDP UMEM: %s", strerror(errno));
+		return -errno;
+	}
 	for (uint32_t w = 0; w < lead->nworkers; w++) {
 		struct ep *e = ep_worker(lead, w);
-		int first = e->xt ? xsk_mt_nsocks(e->xt) : 0, rc;
+		int tx, rc;
 
 		if (w && !e->xt) {
 			e->xm = lead->xm;
-			e->xt = worker_thread(lead);
+			e->xt = ep_worker_thread(lead);
 			if (!e->xt) {
 				snprintf(err, errlen, "AF_XDP frames for worker %u: %s", w, strerror(errno));
 				return -errno;
 			}
 		}
-		rc = bind_socks(e, dev, nq, xskmap_fd, is_dev, err, errlen);
+		rc = ep_bind_queues(e, dev, nq, xskmap_fd, &tx, err, errlen);
 		if (rc)
 			return rc;
-		if (is_dev && nq)
-			e->sock0[0] = first + (int)(w % nq);
+		if (is_dev)
+			e->sock0[0] = tx;
 	}
 	return 0;
 }
@@ -247,9 +208,8 @@ static int open_member(struct ep *e, uint32_t k, const char *dev, char *err, siz
 	e->xdp[k] = ep_xdp_load(dev, cfg->generic, cfg->native.ethertype, e->nworkers, err, errlen);
 	if (!e->xdp[k])
 		return -1;
-	e->sock0[k] = xsk_mt_nsocks(e->xt);
 	nq = xsk_dev_queues(dev, UB_EP_MAX_QUEUES);	/* a socket on each: no queue drops */
-	return bind_dev(e, dev, nq, e->xdp[k], err, errlen);
+	return bind_dev(e, k, dev, nq, e->xdp[k], err, errlen);
 }
 
 /* What can move a peer's next hop: the route and neighbour tables, and the
@@ -291,7 +251,7 @@ static struct ep *worker_new(struct ep *lead, uint32_t w, char *err, size_t errl
 	e->lead = lead;
 	e->nworkers = lead->nworkers;
 	e->widx = w;
-	e->tx_fd = e->loop_fd = -1;
+	e->tx_fd = e->loop_fd = e->wake_fd = -1;
 	e->wt.fd = -1;
 	e->nmem = 1;
 	e->ifindex = lead->ifindex;
@@ -305,89 +265,22 @@ static struct ep *worker_new(struct ep *lead, uint32_t w, char *err, size_t errl
 
 /*
  * Worker w (> 0) of lead, whose device, program and UMEM are open: its own
- * core, frames, and a socket on each of the device's queues, its tx on
- * queue w (mod the queues), so the workers' frames leave by different
+ * core, frames, and its sockets on the device's queues (ep_bind_queues), its
+ * tx on queue w (mod the queues), so the workers' frames leave by different
  * queues and the peer's veth takes them on different ones.
  */
 static int open_worker(struct ep *lead, uint32_t w, char *err, size_t errlen)
 {
 	unsigned nq = xsk_dev_queues(lead->cfg.dev, UB_EP_MAX_QUEUES);
 	struct ep *e = worker_new(lead, w, err, errlen);
-	int first;
-
 	if (!e)
 		return -1;
-	e->xt = worker_thread(lead);
+	e->xt = ep_worker_thread(lead);
 	if (!e->xt || (lead->jbuf && !(e->jbuf = malloc(JUMBO_BUF)))) {
 		snprintf(err, errlen, "AF_XDP frames for worker %u: %s", w, strerror(errno));
 		return -1;
 	}
-	first = xsk_mt_nsocks(e->xt);
-	if (bind_dev(e, lead->cfg.dev, nq, lead->xdp[0], err, errlen))
-		return -1;
-	e->sock0[0] = first + (int)(w % nq);
-	return 0;
-}
-
-/* The CPUs the calling thread may run on (taskset, a cgroup's cpuset), not
- * every online one: a worker more than those only shares a CPU with another. */
-uint32_t ep_workers_for(const char *dev)
-{
-	long cpus = cpus_usable();
-	uint32_t n = xsk_dev_queues(dev, UB_EP_MAX_WORKERS);
-
-	return cpus > 0 && (uint32_t)cpus < n ? (uint32_t)cpus : n;
-}
-
-struct ep *ep_worker(struct ep *e, uint32_t w)
-{
-	if (!w)
-		return e;
-	return w < e->nworkers ? e->wk[w] : NULL;
-}
-
-/* Worker w's entries in the program's map, queue by queue, to the sockets of
- * worker `to` (socket s of every worker is on queue s: one device). */
-static int workers_point(struct ep *e, uint32_t w, const struct ep *to)
-{
-	const int xsks = ep_xdp_xskmap_fd(e->xdp[0]);
-
-	for (int s = 0; s < xsk_mt_nsocks(to->xt); s++) {
-		uint32_t key = w * UB_EP_MAX_QUEUES + (uint32_t)s;
-		int fd = xsk_mt_fd(to->xt, s);
-
-		if (bpf_map_update_elem(xsks, &key, &fd, 0))
-			return -errno;
-	}
-	return 0;
-}
-
-int ep_workers_fold(struct ep *e)
-{
-	int rc = 0;
-
-	if (e->lead || e->nworkers <= 1)
-		return -EINVAL;
-	for (uint32_t w = 1; w < e->nworkers && !rc; w++)
-		rc = workers_point(e, w, e);
-	if (rc) {
-		/* Back as it was: no worker half folded, whose channels would
-		 * miss the frames of some queues. */
-		for (uint32_t w = 1; w < e->nworkers; w++)
-			workers_point(e, w, e->wk[w]);
-		return rc;
-	}
-	e->folded = true;
-	/* What came before: dropped by the workers' cores, which have no
-	 * channel, and counted. Nothing new comes, so until they are empty.
-	 * No setup hook there: the caller (ubperf's server) may hold the lock
-	 * its hook takes, and a hello there has no channel to reach either. */
-	for (uint32_t w = 1; w < e->nworkers; w++) {
-		ep_set_ctl(e->wk[w], NULL, NULL);
-		while (ep_progress(e->wk[w], 0) > 0)
-			;
-	}
-	return 0;
+	return bind_dev(e, 0, lead->cfg.dev, nq, lead->xdp[0], err, errlen);
 }
 
 void ep_native_init(struct ep_native *n)
@@ -416,7 +309,7 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 		return NULL;
 	}
 	e->cfg = *cfg;
-	e->tx_fd = e->loop_fd = -1;
+	e->tx_fd = e->loop_fd = e->wake_fd = -1;
 	e->wt.fd = -1;
 	ub_icrc_init();		/* not on the first packet's time */
 	if (cfg->shared && cfg->nmembers > 1) {
@@ -491,6 +384,7 @@ void ep_close(struct ep *e)
 	/* Sockets before the program: nothing is steered to a closed socket.
 	 * Every worker's sockets and frames go with the UMEM. */
 	xsk_mt_destroy(e->xm);
+	ep_handoff_free(e);
 	for (uint32_t w = 1; w < UB_EP_MAX_WORKERS; w++)
 		if (e->wk[w]) {
 			close_core(e->wk[w]);
@@ -778,6 +672,7 @@ uint64_t ep_rx_frames(const struct ep *e)
 }
 
 bool ep_zerocopy(const struct ep *e) { return xsk_mt_is_zerocopy(e->xm); }
+uint64_t ep_rx_queues(const struct ep *e) { return xsk_mt_queues(e->xt, (unsigned)e->ifindex); }
 
 void ep_get_stats(const struct ep *e, struct ep_stats *st)
 {
@@ -788,6 +683,7 @@ void ep_get_stats(const struct ep *e, struct ep_stats *st)
 	st->xsk_rx_dropped = xs.rx_dropped;
 	st->xsk_rx_ring_full = xs.rx_ring_full;
 	st->xsk_fill_empty = xs.fill_empty;
+	st->xsk_pool_locks = xsk_mt_pool_locks(e->xt);
 	/* The UMEM's, every worker's binds: counted once, in the lead's. */
 	st->xsk_busy_binds = e->lead || !e->xm ? 0 : xsk_mt_busy_binds(e->xm);
 }

@@ -22,10 +22,15 @@
  * Single-threaded: one thread calls ep_progress() and the tp_* functions of
  * an endpoint. With workers (ep_config.workers > 1) the endpoint is several,
  * one per worker thread (ep_worker()): each its own transport core, TPNs
- * (local TPN % workers == its index), sockets (one on every rx queue) and
- * frames, so no lock is shared on the per-packet path but the queues' fill
- * and completion rings (user/xsk/xsk_mt.h, in batches). The device's program
- * steers each frame to the worker of its channel (headers/ub_endpoint_maps.h).
+ * (local TPN % workers == its index), frames, and its own rx queues (queue
+ * q is worker q % workers's, where the device has as many queues as
+ * workers), so no lock is shared on the per-packet path. The device's
+ * program steers each frame to the worker of its channel
+ * (headers/ub_endpoint_maps.h): to the socket the queue's owner holds for
+ * that worker, and the owner copies a frame for another worker to it
+ * (ep_workers.c). With more workers than queues, each has a socket on every
+ * queue, and the queues' fill and completion rings are shared under a lock
+ * (user/xsk/xsk_mt.h, in batches).
  */
 #ifndef UBXDP_EP_H
 #define UBXDP_EP_H
@@ -156,6 +161,12 @@ struct ep_stats {
 	uint64_t xsk_rx_dropped, xsk_rx_ring_full, xsk_fill_empty;
 	/* sockets whose queue was busy when bound: the open waited for it */
 	uint64_t xsk_busy_binds;
+	/* owned queues (ep_workers.c): frames that came on this worker's queue
+	 * for another's channel, copied to it, and those dropped for its full
+	 * ring (or too long for a slot) */
+	uint64_t rx_handoff, rx_handoff_drop;
+	/* pool locks this worker's thread took: 0 where its queues are its own */
+	uint64_t xsk_pool_locks;
 #define EP_STAT_FIELD(n, d) uint64_t n;
 	EP_RX_ERRORS(EP_STAT_FIELD)
 #undef EP_STAT_FIELD
@@ -285,6 +296,8 @@ int ep_send_raw(struct ep *e, struct ep_peer *p, uint16_t sport, const void *tp,
 
 /* All counters, the kernel's socket statistics included (a syscall per socket). */
 void ep_get_stats(const struct ep *e, struct ep_stats *st);
+/* The device's rx queues (below 64) this worker reads, a bit each. */
+uint64_t ep_rx_queues(const struct ep *e);
 /* Whether its AF_XDP sockets are bound zero-copy (else copy mode). */
 bool ep_zerocopy(const struct ep *e);
 /* Frames received, without the syscalls: for a loop that watches for progress. */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <linux/rtnetlink.h>
 
@@ -130,8 +131,9 @@ static bool is_utp(const uint8_t *tp, size_t len)
 	return f.opcode == UB_TP_UTP_DATA;
 }
 
-/* One received packet (its frame's bytes: in the UMEM, or gathered). */
-static void rx_packet(struct ep *e, uint64_t now, const uint8_t *data, size_t flen)
+/* One received packet (its frame's bytes: in the UMEM, gathered, or handed
+ * over by another worker). */
+void ep_rx_packet(struct ep *e, uint64_t now, const uint8_t *data, size_t flen)
 {
 	const uint16_t ethertype = e->cfg.native.ethertype;
 	const enum ub_frame_kind want = ethertype ? UB_KIND_NATIVE : UB_KIND_UBOE;
@@ -170,7 +172,8 @@ static void rx_packet(struct ep *e, uint64_t now, const uint8_t *data, size_t fl
  * when the packet does not fit jbuf or lacks its end (a packet of more
  * frames than one rx batch: xsk_mt_rx splits no other).
  */
-static unsigned rx_gather(struct ep *e, struct xsk_mt_frame *fr, unsigned i, unsigned n, size_t *len)
+static unsigned rx_gather(struct ep *e, struct xsk_mt_thr *xt, struct xsk_mt_frame *fr, unsigned i, unsigned n,
+			  size_t *len)
 {
 	size_t got = 0;
 	bool fits = e->jbuf != NULL;
@@ -181,7 +184,7 @@ static unsigned rx_gather(struct ep *e, struct xsk_mt_frame *fr, unsigned i, uns
 		else
 			fits = false;
 		got += fr[i].len;
-		xsk_mt_free(e->xt, fr[i].addr);
+		xsk_mt_free(xt, fr[i].addr);
 		if (!fr[i].more || i + 1 == n)
 			break;
 	}
@@ -189,36 +192,87 @@ static unsigned rx_gather(struct ep *e, struct xsk_mt_frame *fr, unsigned i, uns
 	return i;
 }
 
-static unsigned do_rx(struct ep *e, uint64_t now)
+/* The worker whose channel a frame on src's socket sock is for: every
+ * one's own where src is on every queue; on owned queues, the one its
+ * socket is for (a folded lead: the lead). */
+static struct ep *rx_target(struct ep *e, struct ep *src, int sock)
+{
+	struct ep *lead = e->lead ? e->lead : e;
+
+	if (!src->owned)
+		return e;
+	if (lead->folded)
+		return lead;
+	return src->sock_for[sock] ? ep_worker(lead, src->sock_for[sock] - 1u) : src;
+}
+
+/* A round of src's sockets (e's own, or a folded lead's worker's, whose
+ * frames go back to src's stack): e's packets read, each other worker's
+ * copied to it (a bit in *woke). Returns the packets; e's own in *mine. */
+static unsigned rx_from(struct ep *e, struct ep *src, uint64_t now, unsigned *mine, uint32_t *woke)
 {
 	struct xsk_mt_frame fr[BATCH];
-	unsigned n = xsk_mt_rx(e->xt, fr, e->cfg.rx_batch && e->cfg.rx_batch < BATCH ? e->cfg.rx_batch : BATCH);
+	unsigned n = xsk_mt_rx(src->xt, fr, e->cfg.rx_batch && e->cfg.rx_batch < BATCH ? e->cfg.rx_batch : BATCH);
 	unsigned pkts = 0;
 
 	for (unsigned i = 0; i < n; i++, pkts++) {
+		struct ep *to = rx_target(e, src, fr[i].sock);
 		size_t len;
 
+		if (to != e) {
+			unsigned k = i;
+
+			while (fr[k].more && k + 1 < n)
+				k++;
+			ep_handoff_put(e, to, &fr[i], k - i + 1);
+			for (; i <= k; i++)
+				xsk_mt_free(src->xt, fr[i].addr);
+			i--;
+			*woke |= 1u << to->widx;
+			continue;
+		}
+		++*mine;
 		if (!fr[i].more) {
-			rx_packet(e, now, fr[i].data, fr[i].len);
-			xsk_mt_free(e->xt, fr[i].addr);
+			ep_rx_packet(e, now, fr[i].data, fr[i].len);
+			xsk_mt_free(src->xt, fr[i].addr);
 			continue;
 		}
 		e->st.rx_multi_buffer++;
 		if (i + 1 < n && ep_rx_join(&fr[i], &fr[i + 1])) {
 			e->st.rx_in_place++;
-			rx_packet(e, now, fr[i].data, fr[i].len);
-			xsk_mt_free(e->xt, fr[i].addr);
-			xsk_mt_free(e->xt, fr[++i].addr);
+			ep_rx_packet(e, now, fr[i].data, fr[i].len);
+			xsk_mt_free(src->xt, fr[i].addr);
+			xsk_mt_free(src->xt, fr[++i].addr);
 			continue;
 		}
-		i = rx_gather(e, fr, i, n, &len);
+		i = rx_gather(e, src->xt, fr, i, n, &len);
 		if (len)
-			rx_packet(e, now, e->jbuf, len);
+			ep_rx_packet(e, now, e->jbuf, len);
 		else
 			e->st.parse++;
 	}
+	return pkts;
+}
+
+static unsigned do_rx(struct ep *e, uint64_t now)
+{
+	struct ep *src[UB_EP_MAX_WORKERS];
+	const int ns = ep_driven(e, src);
+	unsigned pkts = 0, mine = 0, got;
+	uint32_t woke = 0;
+
+	for (int k = 0; k < ns; k++)
+		pkts += rx_from(e, src[k], now, &mine, &woke);
+	if (e->ho) {
+		got = ep_handoff_drain(e, now, BATCH);
+		pkts += got;
+		mine += got;
+		for (uint32_t w = 0; woke; w++, woke >>= 1)
+			if (woke & 1)
+				ep_handoff_wake(ep_worker(e->lead ? e->lead : e, w));
+	}
 	/* One writer (this worker's thread); ep_rx_frames may be read from another. */
-	__atomic_store_n(&e->st.rx_frames, e->st.rx_frames + pkts, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->st.rx_frames, e->st.rx_frames + mine, __ATOMIC_RELAXED);
 	return pkts;
 }
 
@@ -540,29 +594,46 @@ static int sleep_on(struct ep *const *eps, unsigned n, uint64_t now, uint64_t bo
 	struct wake_timer *wt = &eps[0]->wt;
 	uint64_t dl = UINT64_MAX, loss = UINT64_MAX, bound = now + bound_ns, first, lo, hi;
 	struct timespec ts, *tsp = NULL;
-	nfds_t nfd = 0, nl_at[EP_WAIT_MAX_FDS];
+	nfds_t nfd = 0, nl_at[EP_WAIT_MAX_FDS], wake_at[EP_WAIT_MAX_FDS];
+	bool handed = false;
 	int r;
 
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t l, d = tp_ep_deadlines(eps[i]->tp, &l);
+		struct ep *src[UB_EP_MAX_WORKERS];
+		const int ns = ep_driven(eps[i], src);
 
 		if (d < dl)
 			dl = d;
 		if (l < loss)
 			loss = l;
 		/* Completions reaped, the fill ring topped up: what poll() waits on is real. */
-		xsk_mt_service(eps[i]->xt);
-		nl_at[i] = EP_WAIT_MAX_FDS + 1;	/* none: past the timer's slot too */
+		for (int j = 0; j < ns; j++)
+			xsk_mt_service(src[j]->xt);
+		nl_at[i] = wake_at[i] = EP_WAIT_MAX_FDS + 1;	/* none: past the timer's slot too */
 		if (nfd < EP_WAIT_MAX_FDS) {
 			nl_at[i] = nfd;
 			pfd[nfd++] = (struct pollfd){ .fd = nl_fd(eps[i]->mon), .events = POLLIN };
 		}
-		for (int k = 0; k < xsk_mt_nsocks(eps[i]->xt) && nfd < EP_WAIT_MAX_FDS; k++)
-			pfd[nfd++] = (struct pollfd){ .fd = xsk_mt_fd(eps[i]->xt, k), .events = POLLIN };
+		if (eps[i]->ho && nfd < EP_WAIT_MAX_FDS) {
+			wake_at[i] = nfd;
+			pfd[nfd++] = (struct pollfd){ .fd = eps[i]->wake_fd, .events = POLLIN };
+		}
+		for (int j = 0; j < ns; j++)
+			for (int k = 0; k < xsk_mt_nsocks(src[j]->xt) && nfd < EP_WAIT_MAX_FDS; k++)
+				pfd[nfd++] = (struct pollfd){ .fd = xsk_mt_fd(src[j]->xt, k), .events = POLLIN };
 	}
 	first = dl < loss ? dl : loss;
 	if (first < bound && first < now + EP_SPIN_NS)
 		return 0;
+	/* From here another worker handing one a frame wakes it. */
+	for (unsigned i = 0; i < n; i++)
+		handed |= ep_handoff_sleep(eps[i], false);
+	if (handed) {
+		for (unsigned i = 0; i < n; i++)
+			ep_handoff_awake(eps[i], false);
+		return 1;
+	}
 	wake_timer_window(now, dl, bound, EP_TIMER_SLACK_NS, &lo, &hi);
 	wake_timer_lax(loss, EP_LOSS_SLACK_NS, &lo, &hi);
 	if (!wake_timer_set(wt, now, lo, hi)) {
@@ -572,6 +643,8 @@ static int sleep_on(struct ep *const *eps, unsigned n, uint64_t now, uint64_t bo
 		tsp = &ts;
 	}
 	r = ppoll(pfd, nfd, tsp, NULL);
+	for (unsigned i = 0; i < n; i++)
+		ep_handoff_awake(eps[i], r > 0 && wake_at[i] < nfd && pfd[wake_at[i]].revents);
 	if (r < 0)
 		return -errno;
 	if (r && !tsp && pfd[nfd - 1].revents)
@@ -587,6 +660,7 @@ int ep_progress(struct ep *e, int timeout_ms)
 	uint64_t now = ep_now_ns(), dl;
 	unsigned moved;
 
+	ep_handoff_awake(e, false);	/* after a caller's own poll (ep_poll_fds) */
 	if (now - e->mon_read_ns >= EP_NL_READ_NS)
 		read_changes(e, now);
 	moved = do_rx(e, now);
@@ -608,13 +682,25 @@ int ep_wait(struct ep *const *eps, unsigned n, uint64_t max_ns)
 
 int ep_poll_fds(struct ep *e, int *fds, int max)
 {
+	struct ep *src[UB_EP_MAX_WORKERS];
+	const int ns = ep_driven(e, src);
+	const uint64_t one = 1;
 	int n = 0;
 
-	xsk_mt_service(e->xt);
+	for (int j = 0; j < ns; j++)
+		xsk_mt_service(src[j]->xt);
 	read_changes(e, ep_now_ns());
 	if (n < max)
 		fds[n++] = nl_fd(e->mon);	/* first: never left out by max */
-	for (int k = 0; k < xsk_mt_nsocks(e->xt) && n < max; k++)
-		fds[n++] = xsk_mt_fd(e->xt, k);
+	if (e->ho && n < max) {
+		fds[n++] = e->wake_fd;
+		/* A frame handed over already: the caller's poll ends at once. */
+		if (ep_handoff_sleep(e, true) && write(e->wake_fd, &one, sizeof(one)) < 0) {
+			/* readable anyway */
+		}
+	}
+	for (int j = 0; j < ns; j++)
+		for (int k = 0; k < xsk_mt_nsocks(src[j]->xt) && n < max; k++)
+			fds[n++] = xsk_mt_fd(src[j]->xt, k);
 	return n;
 }

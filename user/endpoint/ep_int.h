@@ -14,6 +14,7 @@
 #include "endpoint/ep_share.h"
 #include "endpoint/ep_xdp.h"
 #include "io/wake_timer.h"
+#include "xsk/xsk_handoff.h"
 #include "xsk/xsk_mt.h"
 
 /* A multi-buffer frame, gathered (rx) or built (tx) in one piece: the
@@ -74,6 +75,46 @@ struct ep {
 	struct ep *lead, *wk[UB_EP_MAX_WORKERS];
 	bool folded;		/* the lead's: every worker's frames to it (ep_workers_fold) */
 	uint64_t loop_tx, loop_fail;
+	/*
+	 * Owned queues (ep_workers.c): this worker's sockets are on its own
+	 * queues alone, one for each worker there; sock_for[s]: the worker
+	 * whose frames socket s takes, plus one (0: this worker's own). A frame
+	 * for another is copied to the ring ho[this * nworkers + that] (the
+	 * lead's array), and that worker woken through its wake_fd when it may
+	 * be asleep (asleep: set before a sleep, taken by the first worker that
+	 * hands it a frame then).
+	 */
+	bool owned;
+	uint8_t sock_for[XSK_MT_MAX_SOCKS];
+	struct xsk_handoff *ho;
+	int wake_fd;
+	uint32_t asleep;	/* atomic */
+	bool slept, slept_ext;	/* a sleep prepared (by ep_poll_fds: ext) */
 };
+
+/* ep_workers.c: the workers' sockets and the frames they pass each other. */
+struct xsk_mt_thr *ep_worker_thread(struct ep *lead);
+/* e's sockets on dev's nq queues, at e's keys in xskmap_fd: on every queue,
+ * or with workers on as many queues, on its own queues alone (owned). The
+ * socket its frames leave by in *tx. 0, or -errno with one line in err. */
+int ep_bind_queues(struct ep *e, const char *dev, unsigned nq, int xskmap_fd, int *tx, char *err,
+		   size_t errlen);
+/* The sockets' threads e's rounds drive: its own, and a folded lead's
+ * workers' (owned: their queues are theirs alone). Returns how many. */
+int ep_driven(struct ep *e, struct ep **out);
+/* Up to max frames handed to e, each into ep_rx_packet. Returns how many. */
+unsigned ep_handoff_drain(struct ep *e, uint64_t now, unsigned max);
+/* A frame of n pieces for worker `to`, copied into e's ring to it. */
+void ep_handoff_put(struct ep *e, struct ep *to, const struct xsk_mt_frame *fr, unsigned n);
+/* Wake `to` if it may be asleep (after a batch of puts, not one each). */
+void ep_handoff_wake(struct ep *to);
+/* Before a sleep: true when a frame waits already (no sleep then). */
+bool ep_handoff_sleep(struct ep *e, bool ext);
+/* After one: fd_ready, e's wake_fd was readable. */
+void ep_handoff_awake(struct ep *e, bool fd_ready);
+void ep_handoff_free(struct ep *lead);
+
+/* ep_datapath.c: one received frame's bytes into e's core (or its hook). */
+void ep_rx_packet(struct ep *e, uint64_t now, const uint8_t *data, size_t flen);
 
 #endif

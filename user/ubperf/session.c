@@ -261,7 +261,7 @@ static void ports_stats(struct run *r, struct tp_stats *ts, struct ep_stats *es)
 {
 #define ONE(n, d) + 1
 	/* Summed as an array: every field of struct ep_stats a uint64_t counter. */
-	_Static_assert(sizeof(struct ep_stats) == sizeof(uint64_t) * (15 EP_RX_ERRORS(ONE)),
+	_Static_assert(sizeof(struct ep_stats) == sizeof(uint64_t) * (18 EP_RX_ERRORS(ONE)),
 		       "struct ep_stats changed: is every field a counter to sum?");
 #undef ONE
 	tp_ep_stats(ep_tp(r->ep[0]), ts);
@@ -658,20 +658,8 @@ static void report_json(struct run *r, uint64_t peer_messages, bool server, doub
 		jset(j, "stage", json_object_get(stage));
 	}
 	jset(j, "per_channel", per_channel_json(r, secs));
-	if (o->workers > 1) {
-		/* Each worker's frames: every one moved its channels' own. */
-		x = json_object_new_array();
-		for (uint32_t k = 0; k < ports_open(r); k++) {
-			struct json_object *m = json_object_new_object();
-			struct ep_stats st;
-
-			ep_get_stats(r->ep[k], &st);
-			jset(m, "rx_frames", ju64(st.rx_frames));
-			jset(m, "tx_frames", ju64(st.tx_frames));
-			json_object_array_add(x, m);
-		}
-		jset(j, "workers", x);
-	}
+	if (o->workers > 1)
+		jset(j, "workers", workers_json(r, ports_open(r)));
 	if (o->mode == TP_MODE_CTP && o->cc != TP_CC_NONE)
 		jset(j, "ctp_cc", ctp_cc_json(r));
 	if (run_ctp_entity(o)) {

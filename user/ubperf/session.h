@@ -152,6 +152,9 @@ struct ep_peer *run_peer_for(struct run *r, uint32_t k, uint8_t ver, const uint8
  * Returns the first non-zero status.
  */
 int run_workers(struct run *r, int (*loop)(struct run *));
+struct json_object;
+/* The JSON array of the first n workers' counters and queues (--json). */
+struct json_object *workers_json(struct run *r, uint32_t n);
 /* Whether another thread's loop has ended the run (threaded only): 0 not,
  * RUN_ENDED worker 0's loop ended well (the others end theirs), RUN_FAILED
  * a loop failed, having said why (the others give up). */

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <json-c/json.h>
+
 #include "ubperf/session.h"
 
 struct worker {
@@ -18,11 +20,25 @@ struct worker {
 	int (*loop)(struct run *);
 	int rc;
 	pthread_t th;
+	uint32_t *live;		/* loops still running (atomic) */
 };
 
 int run_stopped(const struct run *r)
 {
 	return r->threaded ? __atomic_load_n(&r->parent->stop, __ATOMIC_RELAXED) : 0;
+}
+
+/*
+ * A loop done, its thread keeps its worker's endpoint going until every
+ * loop is: the device's queues are each one worker's (endpoint/ep_workers.c),
+ * and the frames of the others' channels that come on its queues would
+ * wait there unread.
+ */
+static void serve_until_all_done(struct run *r, uint32_t *live)
+{
+	__atomic_sub_fetch(live, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(live, __ATOMIC_ACQUIRE))
+		ep_progress(r->ep[r->wk], 1);
 }
 
 static void *worker_main(void *arg)
@@ -32,6 +48,7 @@ static void *worker_main(void *arg)
 	w->rc = w->loop(&w->r);
 	if (w->rc)
 		__atomic_store_n(&w->r.parent->stop, RUN_FAILED, __ATOMIC_RELAXED);
+	serve_until_all_done(&w->r, w->live);
 	return NULL;
 }
 
@@ -92,7 +109,7 @@ static int run_loops(struct run *r, int (*loop)(struct run *))
 {
 	const size_t share = MAX_LAT_SAMPLES / r->nep;
 	struct worker *w;
-	uint32_t started = 1;
+	uint32_t started = 1, live;
 	int rc;
 
 	if (r->nep == 1 || r->o->workers <= 1) {
@@ -104,17 +121,25 @@ static int run_loops(struct run *r, int (*loop)(struct run *))
 	if (!w)
 		return run_fail(r, "out of memory for %u workers", r->nep);
 	r->stop = 0;
+	live = r->nep;
 	for (uint32_t k = 1; k < r->nep; k++) {
 		worker_run(r, &w[k].r, k, share);
 		w[k].loop = loop;
+		w[k].live = &live;
 	}
 	worker_run(r, r, 0, share);
 	r->parent = r;
 	for (; started < r->nep; started++)
 		if (pthread_create(&w[started].th, NULL, worker_main, &w[started]))
 			break;
-	rc = started < r->nep ? run_fail(r, "cannot start worker %u: %s", started, strerror(errno)) : loop(r);
+	if (started < r->nep) {
+		rc = run_fail(r, "cannot start worker %u: %s", started, strerror(errno));
+		__atomic_sub_fetch(&live, r->nep - started, __ATOMIC_RELEASE);	/* never started */
+	} else {
+		rc = loop(r);
+	}
 	__atomic_store_n(&r->stop, rc ? RUN_FAILED : RUN_ENDED, __ATOMIC_RELAXED);
+	serve_until_all_done(r, &live);
 	for (uint32_t k = 1; k < started; k++) {
 		pthread_join(w[k].th, NULL);
 		if (!rc)
@@ -135,4 +160,31 @@ int run_workers(struct run *r, int (*loop)(struct run *))
 
 	r->cpu_ns = process_cpu_ns() - t0;
 	return rc;
+}
+
+/* Each of the first n workers: its frames (every one moved its channels'
+ * own), the device's rx queues it reads, the frames it copied to another
+ * worker (and dropped for a full ring), and the pool locks it took. */
+struct json_object *workers_json(struct run *r, uint32_t n)
+{
+	struct json_object *x = json_object_new_array();
+
+	for (uint32_t k = 0; k < n; k++) {
+		struct json_object *m = json_object_new_object(), *q = json_object_new_array();
+		uint64_t mask = ep_rx_queues(r->ep[k]);
+		struct ep_stats st;
+
+		ep_get_stats(r->ep[k], &st);
+		json_object_object_add(m, "rx_frames", json_object_new_uint64(st.rx_frames));
+		json_object_object_add(m, "tx_frames", json_object_new_uint64(st.tx_frames));
+		for (uint32_t b = 0; b < 64; b++)
+			if (mask >> b & 1)
+				json_object_array_add(q, json_object_new_uint64(b));
+		json_object_object_add(m, "queues", q);
+		json_object_object_add(m, "rx_handoff", json_object_new_uint64(st.rx_handoff));
+		json_object_object_add(m, "rx_handoff_drop", json_object_new_uint64(st.rx_handoff_drop));
+		json_object_object_add(m, "xsk_pool_locks", json_object_new_uint64(st.xsk_pool_locks));
+		json_object_array_add(x, m);
+	}
+	return x;
 }

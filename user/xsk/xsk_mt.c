@@ -34,7 +34,11 @@ struct pool {
 	uint32_t queue;
 	struct xsk_ring_prod fill;
 	struct xsk_ring_cons comp;
-	pthread_spinlock_t lock;	/* fill production and completion consumption */
+	pthread_spinlock_t lock;	/* fill production and completion consumption, when shared */
+	/* Sockets of several threads on it (fixed at setup): its rings are used
+	 * under lock. A pool of one thread's sockets alone needs none. */
+	bool shared;
+	struct xsk_mt_thr *thr;		/* the thread of its first socket */
 	uint32_t in_fill;		/* frames lent to the kernel (atomic) */
 	int first_fd;			/* the socket that made it: later ones bind sharing it */
 };
@@ -59,6 +63,7 @@ struct xsk_mt_thr {
 	struct pool *rx_pools[XSK_MT_MAX_SOCKS];	/* distinct pools t receives from */
 	struct pool *tx_pools[XSK_MT_MAX_SOCKS];	/* ... and sends through */
 	int nrx_pools, ntx_pools;
+	uint64_t locks;		/* pool locks it took (its own thread's count) */
 	struct xsk_mt_thr *next;
 };
 
@@ -347,7 +352,7 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 		 * process just ended, a server reopening its ports) frees it from a
 		 * kernel workqueue, under the RTNL lock: EBUSY for a moment, not for
 		 * good, though the moment lasts as long as another holds that lock. */
-		struct timespec t0, t;
+		struct timespec t0, t1;
 		int sg_err = 0;
 		bool waited = false;
 
@@ -363,8 +368,8 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 				sg_err = err;
 				continue;
 			}
-			clock_gettime(CLOCK_MONOTONIC, &t);
-			if (err != -EBUSY || (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >=
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			if (err != -EBUSY || (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 >=
 						     XSK_MT_BUSY_WAIT_MS)
 				break;
 			if (!waited)
@@ -393,6 +398,7 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 		p->ifindex = ifindex;
 		p->queue = queue;
 		p->first_fd = s->fd;
+		p->thr = t;
 		pthread_spin_init(&p->lock, PTHREAD_PROCESS_PRIVATE);
 		m->npools++;
 	} else {
@@ -402,6 +408,10 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 			memset(s, 0, sizeof(*s));
 			return err;
 		}
+		/* Setup is single-threaded: no thread uses the pool yet while it
+		 * turns shared. */
+		if (p->thr != t)
+			p->shared = true;
 	}
 	s->pool = p;
 	s->has_rx = rx;
@@ -430,13 +440,27 @@ static uint32_t fill_target(const struct xsk_mt *m)
 	return share < m->cfg.ring_size ? share : m->cfg.ring_size;
 }
 
+static void pool_lock(struct xsk_mt_thr *t, struct pool *p)
+{
+	if (p->shared) {
+		pthread_spin_lock(&p->lock);
+		t->locks++;
+	}
+}
+
+static void pool_unlock(struct pool *p)
+{
+	if (p->shared)
+		pthread_spin_unlock(&p->lock);
+}
+
 static void refill(struct xsk_mt_thr *t, struct pool *p)
 {
 	uint32_t want = fill_target(t->m), have = __atomic_load_n(&p->in_fill, __ATOMIC_RELAXED), n, idx;
 
 	if (have >= want || t->fr.nfree <= t->keep)
 		return;
-	pthread_spin_lock(&p->lock);
+	pool_lock(t, p);
 	have = __atomic_load_n(&p->in_fill, __ATOMIC_RELAXED);
 	n = have < want ? want - have : 0;
 	if (n > t->fr.nfree - t->keep)
@@ -454,13 +478,18 @@ static void refill(struct xsk_mt_thr *t, struct pool *p)
 		xsk_ring_prod__submit(&p->fill, n);
 		__atomic_fetch_add(&p->in_fill, n, __ATOMIC_RELAXED);
 	}
-	pthread_spin_unlock(&p->lock);
+	pool_unlock(p);
 }
 
 static void reap(struct xsk_mt_thr *t, struct pool *p)
 {
+	if (!p->shared) {
+		xsk_frames_reap(&t->fr, &p->comp);
+		return;
+	}
 	if (pthread_spin_trylock(&p->lock))
 		return;	/* another thread reaps it now */
+	t->locks++;
 	xsk_frames_reap(&t->fr, &p->comp);
 	pthread_spin_unlock(&p->lock);
 }
@@ -639,6 +668,19 @@ unsigned xsk_mt_tx_room(struct xsk_mt_thr *t, int sock)
 }
 
 int xsk_mt_nsocks(const struct xsk_mt_thr *t) { return t->nsocks; }
+uint64_t xsk_mt_pool_locks(const struct xsk_mt_thr *t) { return t->locks; }
+
+uint64_t xsk_mt_queues(const struct xsk_mt_thr *t, unsigned ifindex)
+{
+	uint64_t mask = 0;
+
+	for (int i = 0; i < t->nsocks; i++)
+		if (t->socks[i].pool->ifindex == ifindex && t->socks[i].pool->queue < 64)
+			mask |= 1ull << t->socks[i].pool->queue;
+	return mask;
+}
+
+uint32_t xsk_mt_sock_queue(const struct xsk_mt_thr *t, int sock) { return t->socks[sock].pool->queue; }
 int xsk_mt_fd(const struct xsk_mt_thr *t, int sock) { return t->socks[sock].fd; }
 
 void xsk_mt_get_stats(const struct xsk_mt_thr *t, struct xsk_kstats *st)

@@ -11,7 +11,10 @@
  *
  *   - one UMEM (struct xsk_mt), made once, before the threads start;
  *   - one pool per (device, queue), made with its first socket; its fill and
- *     completion rings are used under the pool's spin lock, in batches;
+ *     completion rings are used under the pool's spin lock, in batches,
+ *     when sockets of several threads share it; a pool of one thread's
+ *     sockets (the endpoint's owned queues: endpoint/ep_owned.c) takes no
+ *     lock, which setup fixes, not the data path;
  *   - per thread (struct xsk_mt_thr): its sockets (rx and tx rings of its
  *     own: no lock), and a stack of free frames of its own. Frames move
  *     between threads only through the shared rings: a thread fills a queue
@@ -104,6 +107,12 @@ int xsk_mt_add(struct xsk_mt_thr *t, const char *ifname, uint32_t queue, bool rx
 bool xsk_mt_sg_supported(void);
 
 int xsk_mt_nsocks(const struct xsk_mt_thr *t);
+/* Pool locks t's thread took (refills, reaps): 0 where its pools are its own. */
+uint64_t xsk_mt_pool_locks(const struct xsk_mt_thr *t);
+/* The queues (below 64) of the device of ifindex t has sockets on, a bit
+ * each (in any namespace: the caller's device's index); socket sock's queue. */
+uint64_t xsk_mt_queues(const struct xsk_mt_thr *t, unsigned ifindex);
+uint32_t xsk_mt_sock_queue(const struct xsk_mt_thr *t, int sock);
 int xsk_mt_fd(const struct xsk_mt_thr *t, int sock);
 
 /* The kernel's counters (XDP_STATISTICS) over t's sockets; fill_empty, a
