@@ -268,9 +268,96 @@ test_ubperf_workers_frames_at_attach_reach_worker_1() {
 	done
 }
 
+# owned_run NAME SERVER_WORKERS CLIENT_WORKERS [ARGS]: a Send of WORKERS_COUNT
+# 16 KiB messages on 2 channels, every byte checked, the JSONs in $d/NAME.srv
+# and $d/NAME.cli ($d: the caller's), each server worker's queues, handoffs
+# and pool locks said.
+owned_run() {
+	local name=$1 sw=$2 cw=$3 w; shift 3
+	start_server "$NS_SRV" s0 "$d/$name.srv" --json --workers "$sw"
+	ns_run "$NS_CLI" "$BIN/ubperf" client --dev c0 --peer 10.64.0.2 --count $WORKERS_COUNT --size 16k \
+		--channels 2 --workers "$cw" --json "$@" >"$d/$name.cli" 2>"$d/$name.cli.err" ||
+		{ cat "$d/$name.cli.err" "$d/$name.srv.err"; return 1; }
+	wait $SRV_PID || { cat "$d/$name.srv.err"; return 1; }
+	SRV_PID=
+	ubperf_verified "$d/$name.cli" send $WORKERS_COUNT 16384 2 8
+	[[ $(json_get "$d/$name.srv" corrupt) -eq 0 && $(json_get "$d/$name.srv" out_of_order) -eq 0 ]]
+	for ((w = 0; w < sw; w++)); do
+		echo "$name: server worker $w: queues $(json_get "$d/$name.srv" workers.$w.queues)," \
+		     "rx $(json_get "$d/$name.srv" workers.$w.rx_frames)," \
+		     "handed over $(json_get "$d/$name.srv" workers.$w.rx_handoff)" \
+		     "(dropped $(json_get "$d/$name.srv" workers.$w.rx_handoff_drop))," \
+		     "pool locks $(json_get "$d/$name.srv" workers.$w.xsk_pool_locks)"
+	done
+}
+
+# Two workers on the 2-queue pair (issue 22): each has sockets on its own
+# queue alone, takes no pool lock, and carries its channel's traffic; a
+# 2-worker client sends each channel on its worker's queue, so nothing is
+# handed over but control. Three workers on two queues (--workers past them):
+# every worker on every queue, the pools shared under their lock.
+test_ubperf_workers_own_queues_no_lock() {
+	local d w; d=$(mktemp -d)
+	topo_workers
+	owned_run own 2 2
+	for w in 0 1; do
+		[[ $(json_get "$d/own.srv" workers.$w.queues) == "[$w]" ]]
+		[[ $(json_get "$d/own.srv" workers.$w.xsk_pool_locks) -eq 0 ]]
+		[[ $(json_get "$d/own.srv" workers.$w.rx_frames) -ge $((WORKERS_COUNT / 2 / 4)) ]]
+		# control alone (the client's setup and end-of-run hellos, worker 0's)
+		[[ $(json_get "$d/own.srv" workers.$w.rx_handoff) -le 8 ]]
+	done
+	owned_run past 3 2
+	for w in 0 1 2; do
+		[[ $(json_get "$d/past.srv" workers.$w.queues) == "[0, 1]" ]]
+	done
+	[[ $(($(json_get "$d/past.srv" workers.0.xsk_pool_locks) + $(json_get "$d/past.srv" workers.1.xsk_pool_locks))) -gt 0 ]]
+	rm -rf "$d"
+}
+
+# owned_foreign NAME: a 1-worker client sends both channels by its queue 0,
+# so every frame of the server's worker 1 comes on worker 0's queue: copied
+# to worker 1 (rx_handoff), none dropped, every byte intact, and rx queue 1
+# had none of it.
+owned_foreign() {
+	local name=$1 q1; shift
+	q1=$(queue_redirects "$NS_SRV" s0 1)
+	owned_run "$name" 2 1 "$@"
+	q1=$(($(queue_redirects "$NS_SRV" s0 1) - q1))
+	echo "$name: s0 rx queue 1: $q1 redirected"
+	[[ $q1 -eq 0 ]]
+	[[ $(json_get "$d/$name.srv" workers.0.rx_handoff) -ge $((WORKERS_COUNT / 2)) ]]
+	[[ $(json_get "$d/$name.srv" workers.0.rx_handoff_drop) -eq 0 ]]
+	[[ $(json_get "$d/$name.srv" workers.1.rx_frames) -ge $(json_get "$d/$name.srv" workers.0.rx_handoff) ]]
+	[[ $(json_get "$d/$name.srv" workers.0.xsk_pool_locks) -eq 0 && $(json_get "$d/$name.srv" workers.1.xsk_pool_locks) -eq 0 ]]
+}
+
+# Frames for another worker's channel on a worker's queue (a peer sending
+# all on one queue, as behind a router or a NIC's RSS): handed over whole.
+test_ubperf_workers_foreign_frames_handed_over() {
+	local d; d=$(mktemp -d)
+	topo_workers
+	owned_foreign foreign
+	rm -rf "$d"
+}
+
+# The same on MTU 9000 links: the UB MTU is 4096 and its data frames, longer
+# than a UMEM frame, come in several; worker 1's are gathered into a slot of
+# the handoff ring whole.
+test_ubperf_workers_foreign_jumbo_frames_handed_over() {
+	local d; d=$(mktemp -d)
+	topo_workers
+	jumbo_links "$NS_CLI" c0 "$NS_SRV" s0
+	owned_foreign jumbo
+	echo "jumbo: mtu $(json_get "$d/jumbo.srv" mtu), server multi-buffer packets $(json_get "$d/jumbo.srv" rx_multi_buffer)"
+	[[ $(json_get "$d/jumbo.srv" mtu) -eq 4096 && $(json_get "$d/jumbo.srv" rx_multi_buffer) -gt 0 ]]
+	rm -rf "$d"
+}
+
 WORKERS_TESTS=(test_ubperf_workers_every_op_intact test_ubperf_workers_default_queues_and_cpus
 	       test_ubperf_workers_killed_leaves_nothing_attached
 	       test_ubperf_workers_server_runs_one_core_runs_on_worker_0 test_ubperf_workers_refused_one_line
 	       test_ep_workers_chan_refused_where_nothing_arrives
 	       test_ubperf_workers_one_core_run_drops_and_counts_strays
-	       test_ubperf_workers_frames_at_attach_reach_worker_1)
+	       test_ubperf_workers_frames_at_attach_reach_worker_1 test_ubperf_workers_own_queues_no_lock
+	       test_ubperf_workers_foreign_frames_handed_over test_ubperf_workers_foreign_jumbo_frames_handed_over)
