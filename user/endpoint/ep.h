@@ -185,10 +185,12 @@ struct ep *ep_worker(struct ep *e, uint32_t w);
  * A run on worker 0 alone (e: worker 0, before any channel on another
  * worker, while no other thread drives one): from now until ep_close the
  * program hands worker 0 every frame it would steer to another worker,
- * whose sockets it no longer fills. A frame for no channel of worker 0 is
- * dropped and counted there (tp_drop, parse, ...) like any other; what the
- * others held already is dropped and counted in theirs now (a frame the
- * program redirected in the very instant of the fold may still land after).
+ * whose sockets it no longer fills (owned queues: worker 0's rounds read
+ * every worker's sockets and take every frame). A frame for no channel of
+ * worker 0 is dropped and counted there (tp_drop, parse, ...) like any
+ * other; what the others held already is dropped and counted in theirs now
+ * (owned: handed to worker 0; a frame the program redirected in the very
+ * instant of the fold may still land after).
  * Their channel creates then fail (EOPNOTSUPP), and their setup hooks
  * (ep_set_ctl) are gone. 0, or -errno with every worker's entries as they
  * were (-EINVAL: no workers, or not worker 0).
