@@ -104,6 +104,16 @@ static void peer_post(urma_jetty_t *j, urma_target_seg_t *seg, uint8_t *buf, uin
 		exit(4);
 }
 
+/* The peer's import of a sender, t (none: NULL), gone; bound first (RC). */
+static void peer_unimport(urma_jetty_t *j, urma_target_jetty_t *t, bool bound)
+{
+	if (!t)
+		return;
+	if (bound)
+		urma_unbind_jetty(j);
+	urma_unimport_jetty(t);
+}
+
 static void peer_main(int fd)
 {
 	struct peer_info info = { 0 };
@@ -112,7 +122,7 @@ static void peer_main(int fd)
 	urma_jfc_t *jfc;
 	urma_jfr_t *jfr[3];
 	urma_jetty_t *jet[3];
-	urma_target_seg_t *seg;
+	urma_target_seg_t *seg, *ro_seg;
 	urma_target_jetty_t *back[3] = { 0 };
 	urma_jfc_cfg_t jc = { .depth = 1024 };
 	urma_seg_cfg_t sc = { 0 };
@@ -151,6 +161,7 @@ static void peer_main(int fd)
 		rs = urma_register_seg(ctx, &rc);
 		if (!rs)
 			exit(2);
+		ro_seg = rs;
 		info.ro_va = rs->seg.ubva.va;
 		info.ro_token_id = rs->seg.token_id;
 	}
@@ -194,6 +205,7 @@ static void peer_main(int fd)
 				urma_jfs_wr_t *bad;
 
 				if (!back[j] || back[j]->id.id != cr.remote_id.id) {
+					peer_unimport(jet[j], back[j], j == 1);
 					back[j] = urma_import_jetty(ctx, &rj, &tok);
 					if (back[j] && j == 1)
 						urma_bind_jetty(jet[j], back[j]);
@@ -206,6 +218,17 @@ static void peer_main(int fd)
 				  (uint32_t)cr.user_ctx);
 		}
 	}
+	/* All gone, the context last: its port's counters are written then
+	 * (URMA_TEST_PEER_STATS; a test that reads them fails without). */
+	for (int j = 0; j < 3; j++) {
+		peer_unimport(jet[j], back[j], j == 1);
+		urma_delete_jetty(jet[j]);
+		urma_delete_jfr(jfr[j]);
+	}
+	urma_unregister_seg(seg);
+	urma_unregister_seg(ro_seg);
+	urma_delete_jfc(jfc);
+	urma_delete_context(ctx);
 	exit(0);
 }
 
@@ -1487,20 +1510,24 @@ static int rcid_map_junk(int fd, uint32_t key_size, bool add, int n)
 /* A UM channel whose connect fails at the peer's answer (the device's RCID
  * steering map full: ep_chan_connect's error): the advise fails with that
  * error at once, not after the setup's timeout with "no answer" (the
- * channel was left in setup). Emptied, the jetty sets up. The same
- * failure on an OPEN received (setup.c on_open, crossed() or not) is
- * answered as a refusal. */
+ * channel was left in setup). The peer had connected its end: told (a
+ * CLOSE), it removes it, so that another jetty's channel (j2's) is its
+ * JFR's only one (tests/urma/run test_api_failed_answer_closes_the_peers:
+ * the peer's jfr_shared 0). Emptied, the jetty sets up. The same failure
+ * on an OPEN received (setup.c on_open, crossed() or not) is answered as a
+ * refusal. */
 static void connect_fails_at_the_answer(void **state)
 {
-	urma_jfr_t *jfr;
-	urma_jetty_t *j = make_jetty(URMA_TM_UM, &jfr);
+	urma_jfr_t *jfr, *jfr2;
+	urma_jetty_t *j = make_jetty(URMA_TM_UM, &jfr), *j2 = make_jetty(URMA_TM_UM, &jfr2);
 	urma_target_jetty_t *t = import_peer(PEER_UM, URMA_TM_UM, PEER_TOKEN);
 	uint32_t ks = 0;
 	int fd = rcid_map_fd(&ks), n;
-	urma_status_t full, again;
+	urma_status_t full, other, again;
 
 	(void)state;
 	assert_non_null(j);
+	assert_non_null(j2);
 	assert_non_null(t);
 	assert_true(fd >= 0);
 	assert_true(ks <= 64);
@@ -1508,11 +1535,16 @@ static void connect_fails_at_the_answer(void **state)
 	full = urma_advise_jetty(j, t);
 	rcid_map_junk(fd, ks, false, n);
 	close(fd);
+	other = urma_advise_jetty(j2, t);
+	assert_int_equal(urma_unadvise_jetty(j2, t), 0);
 	again = urma_advise_jetty(j, t);
 	assert_true(n > 0);
 	assert_int_equal(full, E2BIG);
+	assert_int_equal(other, URMA_SUCCESS);
 	assert_int_equal(again, URMA_SUCCESS);
 	assert_int_equal(urma_unadvise_jetty(j, t), 0);
+	assert_int_equal(urma_delete_jetty(j2), 0);
+	assert_int_equal(urma_delete_jfr(jfr2), 0);
 	assert_int_equal(urma_unimport_jetty(t), 0);
 	assert_int_equal(urma_delete_jetty(j), 0);
 	assert_int_equal(urma_delete_jfr(jfr), 0);

@@ -284,19 +284,33 @@ static void on_open(struct ubx_port *p, uint8_t ver, const uint8_t ip[16], const
 }
 
 /*
+ * The peer's answer (a success) came after it connected its end of ch: ours
+ * failing at it, that end would stay READY at the peer, holding a TPN and a
+ * share of its JFR (its Sends on bounce buffers once another channel comes),
+ * until an OPEN of ours replaced it, maybe never. A CLOSE from ch (its
+ * nonce, to the TPN the answer came from) removes it, as a READY one's would.
+ */
+static void close_answered(struct ubx_chan *ch, const struct tp_hello *h)
+{
+	ch->peer_tpn = h->tpn;
+	ubx_send_close(ch);
+}
+
+/*
  * Our path to the peer asked again at its answer: a route changed (or a path
  * MTU learned) since the OPEN may take less than the channel was opened at,
  * and connected so its packets would not pass. Then it goes as if the peer
- * had refused it naming that MTU: its waiters set up again at it (the peer's
- * channel for this one is replaced by that OPEN, another TPN). True: gone.
+ * had refused it naming that MTU: its waiters set up again at it, the peer's
+ * end closed (close_answered). True: gone.
  */
-static bool path_shrank(struct ubx_port *p, struct ubx_chan *ch)
+static bool path_shrank(struct ubx_port *p, struct ubx_chan *ch, const struct tp_hello *h)
 {
 	const uint32_t now = ubx_mtu_to(p, ch->peer);
 
 	if (!now || now >= ch->mtu)
 		return false;
 	p->mtu_path_shrank++;
+	close_answered(ch, h);
 	if (ch->waiters)
 		ubx_chan_refused(ch, now);
 	else
@@ -328,7 +342,7 @@ static void on_open_ack(struct ubx_port *p, const struct tp_hello *h, const stru
 		if (m->status == EMSGSIZE)
 			ubx_err("jetty %u: the peer takes a UB MTU of %u, this device %u", m->src.id,
 				m->mtu, ch->mtu);
-	} else if (path_shrank(p, ch)) {
+	} else if (path_shrank(p, ch, h)) {
 		return;
 	} else {
 		int rc;
@@ -344,6 +358,7 @@ static void on_open_ack(struct ubx_port *p, const struct tp_hello *h, const stru
 			 * out on an answer that came (the RCID steering full). */
 			ch->state = CH_FAILED;
 			ch->err = rc < 0 ? -rc : EIO;
+			close_answered(ch, h);
 			ubx_err("jetty %u: its channel to the peer's jetty %u cannot connect: %s", ch->q->id,
 				ch->remote.id, strerror(ch->err));
 		}
