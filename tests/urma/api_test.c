@@ -1181,11 +1181,36 @@ static int own_route(const char *verb)
 	return system(cmd);
 }
 
+/* Frames the peer's device program has steered to its socket (the veth's
+ * rx_queue_N_xdp_redirect, counted by the kernel: the peer stopped or
+ * not), -1 unknown. */
+static long long peer_redirected(void)
+{
+	char cmd[256], line[256];
+	long long n = -1, v;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "nsenter --net=%s ethtool -S %s 2>/dev/null", getenv("URMA_TEST_PEER_NS"),
+		 getenv("URMA_TEST_PEER_DEV"));
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		const char *k = strstr(line, "_xdp_redirect:");
+
+		if (k && sscanf(k, "_xdp_redirect: %lld", &v) == 1)
+			n = (n < 0 ? 0 : n) + v;
+	}
+	pclose(f);
+	return n;
+}
+
 struct adv {
 	pthread_t t;
 	urma_jetty_t *j;
 	urma_target_jetty_t *tj;
 	urma_status_t rc;
+	double doomed_at;	/* doom_a_waiter: before the unadvise that destroyed its channel */
 };
 
 static void *advise_main(void *arg)
@@ -1279,6 +1304,9 @@ static void route_lowered_during_setup(void **state)
 	urma_target_jetty_t *t = import_peer(PEER_RM, URMA_TM_RM, PEER_TOKEN);
 	struct adv a = { .j = j, .tj = t };
 	const urma_vlog_level_t level = urma_log_get_level();
+	char tmo[32];
+	long long rx0;
+	bool sent;
 	int st, routed;
 
 	(void)state;
@@ -1287,18 +1315,32 @@ static void route_lowered_during_setup(void **state)
 	retries_at_512 = 0;
 	assert_int_equal(urma_register_log_func(count_retries), 0);
 	urma_log_set_level(URMA_VLOG_LEVEL_DEBUG);
+	/* The route changed while the setup waits: the suite's timeout (500
+	 * ms) raised, so that a slow `ip route` on a loaded host leaves it
+	 * waiting (read at each setup, as in reopened_same_tpn). */
+	snprintf(tmo, sizeof(tmo), "%s", getenv("UBXDP_URMA_TIMEOUT_MS") ? getenv("UBXDP_URMA_TIMEOUT_MS") : "");
+	setenv("UBXDP_URMA_TIMEOUT_MS", "5000", 1);
 	st = stop_peer(peer_pid);
+	rx0 = peer_redirected();
 	pthread_create(&a.t, NULL, advise_main, &a);
-	/* Its OPEN sent, the peer deaf; within the setup's 500 ms. */
-	usleep(200000);
+	/* Its OPEN arrived (the peer's program steered a frame to the peer's
+	 * socket: nothing else sends it any meanwhile), the peer deaf. */
+	for (int ms = 0; rx0 >= 0 && peer_redirected() == rx0 && ms < 3000; ms += 10)
+		usleep(10000);
+	sent = rx0 >= 0 && peer_redirected() > rx0;
 	routed = own_route("add");
 	kill(peer_pid, SIGCONT);
 	pthread_join(a.t, NULL);
+	if (*tmo)
+		setenv("UBXDP_URMA_TIMEOUT_MS", tmo, 1);
+	else
+		unsetenv("UBXDP_URMA_TIMEOUT_MS");
 	urma_log_set_level(level);
 	assert_int_equal(urma_unregister_log_func(), 0);
 	assert_int_equal(routed, 0);
 	assert_int_equal(own_route("del"), 0);
 	assert_int_equal(st, 1);
+	assert_true(sent);
 	assert_int_equal(a.rc, URMA_SUCCESS);
 	assert_int_equal(retries_at_512, 1);
 	write_then_free(j, jfr, t, 1500, 43);
@@ -1321,9 +1363,16 @@ static int doom_a_waiter(struct adv *w, urma_jfr_t **jfr, urma_status_t *un)
 	assert_non_null(getenv("UBXDP_URMA_TEST_DOOMED_MS"));
 	st = stop_peer(peer_pid);
 	pthread_create(&w->t, NULL, advise_main, w);
-	/* EINVAL: it has not made its channel yet (a loaded host). */
-	for (int ms = 0; (*un = urma_unadvise_jetty(w->j, w->tj)) == URMA_EINVAL && ms < 300; ms += 10)
+	/* EINVAL: it has not made its channel yet (a loaded host). The hold
+	 * begins after the unadvise that succeeds has begun: doomed_at, taken
+	 * before each, is earlier than it, however this thread is preempted. */
+	for (int ms = 0;; ms += 10) {
+		w->doomed_at = now_s();
+		*un = urma_unadvise_jetty(w->j, w->tj);
+		if (*un != URMA_EINVAL || ms >= 300)
+			break;
 		usleep(10000);
+	}
 	return st;
 }
 
@@ -1366,12 +1415,11 @@ static void deleted_while_waited_on(void **state)
 	struct adv w;
 	urma_status_t un, del;
 	const int st = doom_a_waiter(&w, &jfr, &un);
-	const double t0 = now_s();	/* the waiter is held from before this */
 	double waited;
 
 	(void)state;
 	del = urma_delete_jetty(w.j);
-	waited = now_s() - t0;
+	waited = now_s() - w.doomed_at;	/* the hold's 0.5 s began after doomed_at */
 	kill(peer_pid, SIGCONT);
 	pthread_join(w.t, NULL);
 	assert_int_equal(st, 1);
