@@ -19,10 +19,11 @@ int dev_lock_wait(const char *scope, int ifindex, const char *what, unsigned wai
  * held from its check that no program is on it to the attach of its own:
  * two that start at once cannot both pass the check. 0 ms: tried once. */
 int dev_lock_open(int ifindex, unsigned wait_ms);
-/* Held by an endpoint (ubperf's) from its attach for as long as its program
- * is on the device, given up before it detaches: a program of another kind
- * found there with this held is a live process's, not one just ended whose
- * link the kernel has still to release. */
+/* Held by an endpoint (ep_xdp: ubperf's, and liburma's own veth's program
+ * alike) from its attach for as long as its program is on the device, given
+ * up before it detaches: a program of another kind found there with this
+ * held is a live process's, not one just ended whose link the kernel has
+ * still to release. */
 int dev_lock_attached(int ifindex);
 /* Does another hold it? (Bound and let go at once: ask under dev_lock_open,
  * which every taker of it holds.) */

@@ -29,8 +29,9 @@
 #define VETH_DEV	"urma1"		/* the end the device's program redirects into */
 #define LOCK_WAIT_MS	5000
 /* A peek at the queues (ep_share_queues_free) waits no longer: the lock is
- * held so long only by a process opening the device, which will likely
- * take them. */
+ * held so long only by a process opening the device (which will likely
+ * take them) or closing it (which may leave them free): either way "not
+ * free", and the caller says the veth's path, the smaller MTU, the safe one. */
 #define PEEK_WAIT_MS	100
 /* A just-ended holder's link is released late (the detach takes the RTNL,
  * which a busy host holds long): ours, 1 s; another program's, 2 s. */

@@ -76,7 +76,8 @@ bool ep_share_direct(const struct ep_share *s);
 /* Would a process opening dev now hold its queues (nobody holds them)?
  * Asked under the device's lock: a peek outside it could make an opener
  * meanwhile find them taken. false when the lock cannot be had within
- * 100 ms: another process is opening the device, and will likely take them. */
+ * 100 ms: another process is opening the device (and will likely take them)
+ * or closing it; the veth's smaller MTU is the safe answer then. */
 bool ep_share_queues_free(const char *dev);
 uint32_t ep_share_slot(const struct ep_share *s);
 /* The largest frame MTU this process's path to other hosts takes: the

@@ -629,8 +629,9 @@ uint32_t ubx_dev_ub_mtu(const char *ifname, uint32_t dev_mtu, bool native)
 	 * for its life. Else the one its opening would take now, peeked
 	 * outside g_lock (every context call here would wait with it), under
 	 * the device's lock for 100 ms at most: another process opening the
-	 * device holds it longer, and will likely take the queues, so the
-	 * veth's is said then. Opened meanwhile: what it took. */
+	 * device (which will likely take the queues) or closing it holds it
+	 * longer, and the veth's is said then, the smaller MTU, safe either
+	 * way. Opened meanwhile: what it took. */
 	if (open_dev_ub_mtu(ifname, &m))
 		return m;
 	m = ep_shared_ub_mtu(ifname, dev_mtu, native, env_on("UBXDP_URMA_VETH"), 4);
