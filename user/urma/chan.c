@@ -375,8 +375,16 @@ static struct ubx_chan *chan_get(struct ubx_q *q, struct ubx_tjetty *tj, bool rc
 	if (!peer)
 		return NULL;
 find:
+	/* Deleted while the lock was released (in ubx_tjetty_peer, or the
+	 * wait below before a retry). A second guard, not the fix: without
+	 * it a new channel of q would be made and its OPEN sent, and the
+	 * teardown, which looks at the list again at each wake-up until no
+	 * getter is left (ubx_chans_of_q_destroy), destroys it under its
+	 * waiter, who frees it and leaves. This check and !q->dying below
+	 * spare that OPEN and the wait for its answer (up to the setup's
+	 * timeout); no test removes them, as none fails without. */
 	if (q->dying) {
-		*err = ECONNRESET;	/* deleted while the lock was released */
+		*err = ECONNRESET;
 		return NULL;
 	}
 	ch = ubx_chan_find(p, q, &tj->pub.id);
