@@ -260,18 +260,27 @@ static void drop_program(struct ep_share *s)
 		*map_slot(s, k) = -1;
 }
 
+/* The XDP program on the device, in *id (0: none); 0 or -errno. */
+static int prog_on(int ifindex, uint32_t *id)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+	if (bpf_xdp_query(ifindex, 0, &q))
+		return -errno;
+	*id = q.prog_id ? q.prog_id : q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
+	return 0;
+}
+
 static int program(struct ep_share *s, bool generic, char *err, size_t errlen)
 {
 	for (int tries = 0;; tries++) {
-		LIBBPF_OPTS(bpf_xdp_query_opts, q);
 		uint32_t id;
-		int rc;
+		int rc = prog_on(s->ifindex, &id);
 
-		if (bpf_xdp_query(s->ifindex, 0, &q)) {
-			snprintf(err, errlen, "cannot query XDP on %s: %s", s->dev, strerror(errno));
-			return -errno;
+		if (rc) {
+			snprintf(err, errlen, "cannot query XDP on %s: %s", s->dev, strerror(-rc));
+			return rc;
 		}
-		id = q.prog_id ? q.prog_id : q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
 		rc = id ? join(s, id, err, errlen) : attach_new(s, generic, err, errlen);
 		if (!rc)
 			return 0;
@@ -289,6 +298,21 @@ static int program(struct ep_share *s, bool generic, char *err, size_t errlen)
 		}
 		sleep_ms(20);
 	}
+}
+
+/* Joined to our program already on the device: none put on, so no need of
+ * the endpoints' open lock, whose holder (a ubperf) will find it at its
+ * check and fail: it would refuse a URMA process for a ubperf that cannot win. */
+static int join_present(struct ep_share *s, char *err, size_t errlen)
+{
+	uint32_t id = 0;
+	int rc = prog_on(s->ifindex, &id);
+
+	if (!rc)
+		rc = id ? join(s, id, err, errlen) : -ENOENT;
+	if (rc)
+		drop_program(s);
+	return rc;
 }
 
 /* ---- map entries -------------------------------------------------------------- */
@@ -603,21 +627,21 @@ struct ep_share *ep_share_open(const struct ep_share_cfg *cfg, char *err, size_t
 		goto fail;
 	}
 	/* The endpoints' lock too, ours then theirs, over the check and the
-	 * attach: a ubperf past its check but not yet attached (its sockets
-	 * waiting out a busy queue) holds it, and would find our program at
-	 * its attach. No other process of ours holds it here (ours is under
-	 * our device lock): one that does is another endpoint, its program
-	 * next. Refused at once, rather than met at the queues. */
+	 * attach: a ubperf past its check, not yet attached (waiting out a
+	 * busy queue), holds it and would find our program at its attach.
+	 * None of ours holds it here (under our device lock): one that does is
+	 * another endpoint. Refused at once, but for a join (join_present). */
 	open_lock = dev_lock_open(s->ifindex, 0);
-	if (open_lock < 0) {
+	if (open_lock >= 0) {
+		rc = program(s, cfg->generic, err, errlen);
+		unlock(&open_lock);
+	} else if (open_lock != -EADDRINUSE || join_present(s, err, errlen)) {
 		snprintf(err, errlen, "cannot attach XDP to %s: %s", cfg->dev,
 			 open_lock == -EADDRINUSE ? "another endpoint (not a URMA process) is opening it" :
 			 strerror(-open_lock));
 		rc = open_lock == -EADDRINUSE ? -EINPROGRESS : open_lock;
 		goto fail;
 	}
-	rc = program(s, cfg->generic, err, errlen);
-	unlock(&open_lock);
 	if (rc)
 		goto fail;
 	for (uint32_t k = 1; k < UB_EP_SLOTS && s->slot_lock < 0; k++) {
