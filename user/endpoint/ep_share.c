@@ -274,7 +274,7 @@ static int prog_on(int ifindex, uint32_t *id)
 static int program(struct ep_share *s, bool generic, char *err, size_t errlen)
 {
 	for (int tries = 0;; tries++) {
-		uint32_t id;
+		uint32_t id = 0;
 		int rc = prog_on(s->ifindex, &id);
 
 		if (rc) {
