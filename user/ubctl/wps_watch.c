@@ -546,10 +546,9 @@ static int watch_opt(void *ctx, const struct optab *o, const char *v)
 static int watch(int argc, char **argv)
 {
 	__u32 cfg_id = 0;
-	__u64 due;
-	struct wps_nh_when when = { 0 };
+	struct wps_look_sched sched;
 	int pin_fd;
-	bool gone, event;
+	bool gone, periodic;
 	struct ptb_ctx ptb = { .icmp6 = -1, .raw4 = -1, .flows_fd = -1, .state_fd = -1 };
 	char dir[PATH_MAX], p[PATH_MAX + 64], err[256];
 	struct slot_watch w[WPS_IN_MAX_PATHS] = { 0 };
@@ -609,28 +608,27 @@ static int watch(int argc, char **argv)
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	when.due_ms = mono_ms();
-	if (look(rt, cfg_fd, paths_fd, lv, w, (unsigned)a.probe_ms, (unsigned)a.dead_ms, (unsigned)a.expire_s, &when)) {
+	wps_look_init(&sched, mono_ms(), (unsigned)a.tick_ms);
+	periodic = wps_look_start(&sched, mono_ms());
+	if (look(rt, cfg_fd, paths_fd, lv, w, (unsigned)a.probe_ms, (unsigned)a.dead_ms, (unsigned)a.expire_s,
+		 &sched.when)) {
 		rc = fail(EXIT_FAIL, "%s: cannot read the instance (detached, or another ubctl's layout)", a.dev);
 		goto out;
 	}
 	cfg_id = map_id(cfg_fd);
 	printf("watching the paths of %s (probe %llu ms, dead after %llu ms)\n", a.dev, a.probe_ms, a.dead_ms);
 	fflush(stdout);
-	due = wps_look_due(when.due_ms, mono_ms(), (unsigned)a.tick_ms, false);
+	wps_look_done(&sched, mono_ms(), periodic);
 	while (!stop) {
 		struct pollfd pfd[2] = { { .fd = nl_fd(mon), .events = POLLIN }, { .fd = ptb.icmp6, .events = POLLIN } };
 		__u64 now = mono_ms();
 
-		if (poll(pfd, 2, due > now ? (int)(due - now) : 0) > 0) {
+		if (poll(pfd, 2, sched.next_ms > now ? (int)(sched.next_ms - now) : 0) > 0) {
 			/* An event: look again now; what changed (or was lost) is read back by look(). */
 			nl_monitor_read(mon, NULL, NULL);
 			ptb_read(&ptb);
 		}
-		/* An event at or after the tick's due time is the tick's look. */
-		event = mono_ms() < due;
-		if (!event)
-			when.due_ms = due;
+		periodic = wps_look_start(&sched, mono_ms());
 		/* Detached (the pins gone, or another instance's since): the maps held open live on unused. */
 		snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_CFG);
 		pin_fd = bpf_obj_get(p);
@@ -638,12 +636,13 @@ static int watch(int argc, char **argv)
 		if (pin_fd >= 0)
 			close(pin_fd);
 		if (gone ||
-		    look(rt, cfg_fd, paths_fd, lv, w, (unsigned)a.probe_ms, (unsigned)a.dead_ms, (unsigned)a.expire_s, &when)) {
+		    look(rt, cfg_fd, paths_fd, lv, w, (unsigned)a.probe_ms, (unsigned)a.dead_ms, (unsigned)a.expire_s,
+			 &sched.when)) {
 			printf("%s: the instance is gone; watch ends\n", a.dev);
 			rc = 0;
 			goto out;
 		}
-		due = wps_look_due(due, mono_ms(), (unsigned)a.tick_ms, event);
+		wps_look_done(&sched, mono_ms(), periodic);
 	}
 	/* Leaving: the paths are no longer watched, so no longer held down for what it saw. */
 	__atomic_store_n(&lv->link_down, 0, __ATOMIC_SEQ_CST);

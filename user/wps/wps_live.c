@@ -48,6 +48,32 @@ enum wps_nh_act wps_nh_next(const struct wps_nh_seen *s, unsigned probe_ms, unsi
 	return (s->state & NUD_PROBE) ? WPS_NH_REPROBE : WPS_NH_PROBE;
 }
 
+/* From a question's due time to the look's, clamped below WPS_NH_NOT_ASKED. */
+static unsigned ticks_since(uint64_t due_ms, uint64_t question_due_ms)
+{
+	if (due_ms <= question_due_ms)
+		return 0;
+	return due_ms - question_due_ms < WPS_NH_NOT_ASKED ? (unsigned)(due_ms - question_due_ms) : WPS_NH_NOT_ASKED - 1;
+}
+
+/*
+ * The silence judged of the first question, or of the later one (first: the
+ * first), or WPS_NH_NOT_ASKED: answered. From its due time to the look's;
+ * while up, no further than the later question's until that one is a tick old
+ * on the clock: a next hop that lost the first answers the later within a
+ * tick, which the tick after a late look, sooner, may not see yet.
+ */
+static unsigned silence(const struct wps_nh_track *tr, const struct wps_nh_when *w, bool first, uint64_t against)
+{
+	const uint64_t q = first ? tr->question_ms : tr->later_ms, qdue = first ? tr->question_due_ms : tr->later_due_ms;
+
+	if (wps_nh_unanswered(w->t_ms, q, against) == WPS_NH_NOT_ASKED)
+		return WPS_NH_NOT_ASKED;
+	if (first && tr->up && tr->later_ms && w->t0_ms < tr->later_ms + w->tick_ms)
+		return ticks_since(tr->later_due_ms, qdue);
+	return ticks_since(w->due_ms, qdue);
+}
+
 enum wps_nh_act wps_nh_look(struct wps_nh_track *tr, const struct wps_nh_seen *seen, const __u8 dmac[6],
 			    const struct wps_nh_when *w, unsigned probe_ms, unsigned dead_ms)
 {
@@ -64,7 +90,7 @@ enum wps_nh_act wps_nh_look(struct wps_nh_track *tr, const struct wps_nh_seen *s
 	const bool renewed = seen->has_lladdr && ((memcmp(seen->lladdr, dmac, 6) && memcmp(seen->lladdr, tr->mac, 6)) ||
 						  latest + WPS_NH_CONFIRM_SLACK_MS < tr->confirmed_ms);
 	const uint64_t since = w->due_ms > tr->asked_ms ? w->due_ms - tr->asked_ms : 0;
-	uint64_t against;
+	const uint64_t against = tr->up ? latest : earliest;
 	unsigned unanswered;
 	enum wps_nh_act act;
 
@@ -76,23 +102,22 @@ enum wps_nh_act wps_nh_look(struct wps_nh_track *tr, const struct wps_nh_seen *s
 	/* Answered for sure (confirmed after it even at the earliest): forgotten,
 	 * and the later question, if not answered as surely, is the first now. */
 	if (!asked_after(tr->question_ms, earliest)) {
-		tr->question_ms = asked_after(tr->later_ms, earliest) ? tr->later_ms : 0;
+		const bool later = asked_after(tr->later_ms, earliest);
+
+		tr->question_ms = later ? tr->later_ms : 0;
+		tr->question_due_ms = tr->later_due_ms;
 		tr->later_ms = 0;
 	}
-	/* Silence counts up to the look's due time, not its clock: the agent's
-	 * lateness (a stall after the kernel's reply is no time the next hop had
-	 * to answer in it) is not the next hop's, a question asked again at a
-	 * tick is judged unanswered the ticks since at most, as wps_nh_tick_ok
-	 * assumes, and a look at an event never more than the last tick did. */
-	against = tr->up ? latest : earliest;
-	unanswered = wps_nh_unanswered(w->due_ms, tr->question_ms, against);
+	/* Silence runs on the due times: a look's lateness is not the next
+	 * hop's, nor a stall of less than a tick (wps_nh_tick_ok's margin). */
+	unanswered = silence(tr, w, true, against);
 	if (unanswered == WPS_NH_NOT_ASKED && tr->question_ms) {
 		/* In doubt: answered only if the stall was before the kernel's reply.
 		 * Kept for a look without one to judge (taking it for answered and
 		 * counting from the next question put a silent hop's end off by the
 		 * stall and --dead less --probe); the later question is judged now,
 		 * and if in doubt as well, the next one asked takes its place. */
-		unanswered = wps_nh_unanswered(w->due_ms, tr->later_ms, against);
+		unanswered = silence(tr, w, false, against);
 		if (unanswered == WPS_NH_NOT_ASKED)
 			tr->later_ms = 0;
 	}
@@ -100,10 +125,13 @@ enum wps_nh_act wps_nh_look(struct wps_nh_track *tr, const struct wps_nh_seen *s
 	act = wps_nh_next(seen, probe_ms, renewed || since >= UINT32_MAX ? UINT32_MAX : (unsigned)since);
 	if (act != WPS_NH_NONE) {
 		tr->asked_ms = w->due_ms;
-		if (!tr->question_ms)
+		if (!tr->question_ms) {
 			tr->question_ms = w->t_ms;
-		else if (!tr->later_ms)
+			tr->question_due_ms = w->due_ms;
+		} else if (!tr->later_ms) {
 			tr->later_ms = w->t_ms;
+			tr->later_due_ms = w->due_ms;
+		}
 	}
 	return act;
 }
@@ -113,6 +141,26 @@ uint64_t wps_look_due(uint64_t due_ms, uint64_t now_ms, unsigned tick_ms, bool e
 	if (event)
 		return due_ms;
 	return due_ms + tick_ms > now_ms ? due_ms + tick_ms : now_ms + tick_ms;
+}
+
+void wps_look_init(struct wps_look_sched *s, uint64_t now_ms, unsigned tick_ms)
+{
+	*s = (struct wps_look_sched){ .next_ms = now_ms, .when = { .due_ms = now_ms, .tick_ms = tick_ms } };
+}
+
+bool wps_look_start(struct wps_look_sched *s, uint64_t now_ms)
+{
+	/* An event at or after the tick's due time is the tick's look. */
+	const bool periodic = now_ms >= s->next_ms;
+
+	if (periodic)
+		s->when.due_ms = s->next_ms;
+	return periodic;
+}
+
+void wps_look_done(struct wps_look_sched *s, uint64_t now_ms, bool periodic)
+{
+	s->next_ms = wps_look_due(s->next_ms, now_ms, s->when.tick_ms, !periodic);
 }
 
 bool wps_nh_tick_ok(unsigned tick_ms, unsigned probe_ms, unsigned dead_ms)

@@ -64,8 +64,9 @@ enum wps_nh_act wps_nh_next(const struct wps_nh_seen *s, unsigned probe_ms, unsi
 struct wps_nh_track {
 	bool up;
 	uint64_t asked_ms;		/* the last question, as the periodic look's due time (wps_nh_when) */
-	uint64_t question_ms;		/* the first question not surely answered (0: none) */
+	uint64_t question_ms;		/* the first question not surely answered, its clock (0: none) */
 	uint64_t later_ms;		/* a later one, judged by while a stall leaves the first in doubt (0: none) */
+	uint64_t question_due_ms, later_due_ms;	/* theirs as due times: where their silence starts */
 	uint64_t confirmed_ms;		/* its last confirmation, at the earliest it can have been (0: none) */
 	__u8 mac[6];			/* the kernel's MAC for it at the last look */
 };
@@ -78,6 +79,7 @@ struct wps_nh_track {
 struct wps_nh_when {
 	uint64_t t0_ms, t_ms;		/* the clock before the kernel's reply and after it */
 	uint64_t due_ms;		/* the periodic look's due time: this one's, or at an event the last one's */
+	unsigned tick_ms;		/* the ticks' period: an answer comes within one */
 };
 
 /*
@@ -91,12 +93,19 @@ struct wps_nh_when {
  * down until it really answers. A MAC other than dmac speaks once (tr->mac):
  * the path keeps dmac while the next hop is down.
  *
- * A question's silence is counted up to w->due_ms, and questions are paced
- * on the due times: however late a look or placed one at an event, a
- * question is neither judged before the tick after could see its answer nor
- * asked again later than on the ticks (wps_nh_tick_ok's margin). At an
- * event, an answer, a new MAC or an entry the kernel gave up on counts at
- * once.
+ * A question's silence runs from its look's due time to this look's, and
+ * questions are paced on the due times: on ticks late by less than a tick, a
+ * question asked again ceil(probe / tick) ticks after a lost one is judged
+ * unanswered that many ticks (wps_nh_tick_ok's margin), however late either
+ * look; after a stall of a tick or more the grid starts again from the
+ * stall's end, so the stall counts (as it did on the clock). While up, the
+ * silence judged goes no further than the question asked again's look until
+ * that one is a tick old on the clock (to w->t0_ms, before the kernel's
+ * reply): the tick after a late look comes sooner, and a next hop that lost
+ * one answer gives the next within a tick. At an event, an answer, a new MAC or an entry the
+ * kernel gave up on counts at once; a question asked there counts as asked at
+ * the last tick, so the next comes on the ticks, up to a tick sooner than
+ * --probe after it.
  */
 enum wps_nh_act wps_nh_look(struct wps_nh_track *tr, const struct wps_nh_seen *seen, const __u8 dmac[6],
 			    const struct wps_nh_when *w, unsigned probe_ms, unsigned dead_ms);
@@ -108,6 +117,21 @@ enum wps_nh_act wps_nh_look(struct wps_nh_track *tr, const struct wps_nh_seen *s
  * more, a tick after now (the missed ones are not made up in a burst).
  */
 uint64_t wps_look_due(uint64_t due_ms, uint64_t now_ms, unsigned tick_ms, bool event);
+
+/*
+ * The agent's loop around its looks (wps_watch.c), apart from its clock and
+ * poll: the next periodic look's due time, and the wps_nh_when its looks
+ * are given (due_ms the last tick's). wps_look_start before a look at now_ms
+ * (true: it is the tick's, at or after its due time; false: an event's),
+ * wps_look_done after it, at now_ms again, with what start said.
+ */
+struct wps_look_sched {
+	uint64_t next_ms;		/* the next periodic look's due time */
+	struct wps_nh_when when;
+};
+void wps_look_init(struct wps_look_sched *s, uint64_t now_ms, unsigned tick_ms);
+bool wps_look_start(struct wps_look_sched *s, uint64_t now_ms);
+void wps_look_done(struct wps_look_sched *s, uint64_t now_ms, bool periodic);
 
 /*
  * Whether a look every tick_ms keeps a next hop that loses one probe in
