@@ -391,10 +391,9 @@ test_watch_next_hop_mac_change_at_the_longest_tick() {
 # again at the next, judged unanswered 299 ms, 1 ms short of --dead less --probe), a next hop
 # that loses one answer stays in rotation, three times over: the far end's next Neighbour
 # Advertisement dropped each time (nft, a quota of one). The agent's own question raises a
-# neighbour event (the entry set to PROBE); the look at it pushed the next tick a tick on,
-# and silence counted to the agent's clock, not the tick's due time, left the millisecond
-# to its own lateness: 300 ms or more, "down (next hop does not answer)", then up a tick
-# later (main: 3 runs of 3; on fixed ticks, counted to the clock: 4 of 4).
+# neighbour event (the entry set to PROBE), which must not move the ticks, and the silence
+# judged must not include the agent's own lateness of a millisecond: else 300 ms or more,
+# "down (next hop does not answer)", then up a tick later (docs/WPS.md has the history).
 test_watch_next_hop_loses_one_answer_at_the_longest_tick() {
 	needs nft
 	watch_next_hop_fd91 --tick 299ms
