@@ -354,10 +354,39 @@ test_ubperf_workers_foreign_jumbo_frames_handed_over() {
 	rm -rf "$d"
 }
 
+# A folded endpoint of 16 workers on a 16-queue pair waits on each queue's
+# socket for worker 0 alone: a frame on queue 15 (c0's tx queue 15 by XPS,
+# the veth's rx queue 15) wakes it at once. Every socket of every worker
+# (256, past poll's 64) left the last queues' unpolled: read at the next
+# wake, 3 s on.
+test_ep_workers_fold_reads_every_queue_at_once() {
+	local d t; d=$(mktemp -d)
+	topo_workers 16
+	# XPS: every CPU sends by tx queue 15 (a packet socket's frames follow it).
+	local mask; mask=$(/usr/bin/python3 -c 'import os
+m = (1 << os.cpu_count()) - 1
+print(",".join("%08x" % (m >> s & 0xffffffff) for s in range((os.cpu_count() - 1) // 32 * 32, -1, -32)))')
+	ip netns exec "$NS_CLI" sh -c "echo $mask > /sys/class/net/c0/queues/tx-15/xps_cpus"
+	nsenter --net="/run/netns/$NS_SRV" "$BIN/ep_fold_wait" s0 16 1 >"$d/out" 2>"$d/err" &
+	local pid=$!
+	for _ in $(seq 100); do grep -qx ready "$d/out" && break; sleep 0.1; done
+	grep -qx ready "$d/out" || { cat "$d/err"; return 1; }
+	ns_run "$NS_CLI" "$BIN/ubpkt" send --dev c0 --uboe --dst-mac 02:00:00:64:00:02 --src 10.64.0.1 \
+		--dst 10.64.0.2 --opcode 1 --count 1
+	wait $pid || { cat "$d/err"; return 1; }
+	cat "$d/out"
+	echo "s0 rx queue 15: $(queue_redirects "$NS_SRV" s0 15) redirected"
+	[[ $(queue_redirects "$NS_SRV" s0 15) -eq 1 ]]
+	t=$(awk '/^rx 1 after/ { print $4 }' "$d/out")
+	[[ -n $t && $t -lt 1500 ]]
+	rm -rf "$d"
+}
+
 WORKERS_TESTS=(test_ubperf_workers_every_op_intact test_ubperf_workers_default_queues_and_cpus
 	       test_ubperf_workers_killed_leaves_nothing_attached
 	       test_ubperf_workers_server_runs_one_core_runs_on_worker_0 test_ubperf_workers_refused_one_line
 	       test_ep_workers_chan_refused_where_nothing_arrives
 	       test_ubperf_workers_one_core_run_drops_and_counts_strays
 	       test_ubperf_workers_frames_at_attach_reach_worker_1 test_ubperf_workers_own_queues_no_lock
-	       test_ubperf_workers_foreign_frames_handed_over test_ubperf_workers_foreign_jumbo_frames_handed_over)
+	       test_ubperf_workers_foreign_frames_handed_over test_ubperf_workers_foreign_jumbo_frames_handed_over
+	       test_ep_workers_fold_reads_every_queue_at_once)

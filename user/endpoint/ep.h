@@ -185,8 +185,9 @@ struct ep *ep_worker(struct ep *e, uint32_t w);
  * A run on worker 0 alone (e: worker 0, before any channel on another
  * worker, while no other thread drives one): from now until ep_close the
  * program hands worker 0 every frame it would steer to another worker,
- * whose sockets it no longer fills (owned queues: worker 0's rounds read
- * every worker's sockets and take every frame). A frame for no channel of
+ * whose sockets it no longer fills (owned queues: every worker's entry on
+ * a queue moves to the owner's socket there for worker 0, which worker 0
+ * waits on, one a queue; its rounds read every socket). A frame for no channel of
  * worker 0 is dropped and counted there (tp_drop, parse, ...) like any
  * other; what the others held already is dropped and counted in theirs now
  * (owned: handed to worker 0; a frame the program redirected in the very

@@ -600,16 +600,14 @@ static int sleep_on(struct ep *const *eps, unsigned n, uint64_t now, uint64_t bo
 
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t l, d = tp_ep_deadlines(eps[i]->tp, &l);
-		struct ep *src[UB_EP_MAX_WORKERS];
-		const int ns = ep_driven(eps[i], src);
+		int socks[EP_WAIT_MAX_FDS], ns;
 
 		if (d < dl)
 			dl = d;
 		if (l < loss)
 			loss = l;
 		/* Completions reaped, the fill ring topped up: what poll() waits on is real. */
-		for (int j = 0; j < ns; j++)
-			xsk_mt_service(src[j]->xt);
+		ns = ep_poll_socks(eps[i], socks, EP_WAIT_MAX_FDS);
 		nl_at[i] = wake_at[i] = EP_WAIT_MAX_FDS + 1;	/* none: past the timer's slot too */
 		if (nfd < EP_WAIT_MAX_FDS) {
 			nl_at[i] = nfd;
@@ -619,9 +617,8 @@ static int sleep_on(struct ep *const *eps, unsigned n, uint64_t now, uint64_t bo
 			wake_at[i] = nfd;
 			pfd[nfd++] = (struct pollfd){ .fd = eps[i]->wake_fd, .events = POLLIN };
 		}
-		for (int j = 0; j < ns; j++)
-			for (int k = 0; k < xsk_mt_nsocks(src[j]->xt) && nfd < EP_WAIT_MAX_FDS; k++)
-				pfd[nfd++] = (struct pollfd){ .fd = xsk_mt_fd(src[j]->xt, k), .events = POLLIN };
+		for (int j = 0; j < ns && nfd < EP_WAIT_MAX_FDS; j++)
+			pfd[nfd++] = (struct pollfd){ .fd = socks[j], .events = POLLIN };
 	}
 	first = dl < loss ? dl : loss;
 	if (first < bound && first < now + EP_SPIN_NS)
@@ -682,13 +679,9 @@ int ep_wait(struct ep *const *eps, unsigned n, uint64_t max_ns)
 
 int ep_poll_fds(struct ep *e, int *fds, int max)
 {
-	struct ep *src[UB_EP_MAX_WORKERS];
-	const int ns = ep_driven(e, src);
 	const uint64_t one = 1;
 	int n = 0;
 
-	for (int j = 0; j < ns; j++)
-		xsk_mt_service(src[j]->xt);
 	read_changes(e, ep_now_ns());
 	if (n < max)
 		fds[n++] = nl_fd(e->mon);	/* first: never left out by max */
@@ -699,8 +692,5 @@ int ep_poll_fds(struct ep *e, int *fds, int max)
 			/* readable anyway */
 		}
 	}
-	for (int j = 0; j < ns; j++)
-		for (int k = 0; k < xsk_mt_nsocks(src[j]->xt) && n < max; k++)
-			fds[n++] = xsk_mt_fd(src[j]->xt, k);
-	return n;
+	return n + ep_poll_socks(e, fds + n, max - n);
 }

@@ -102,6 +102,9 @@ int ep_bind_queues(struct ep *e, const char *dev, unsigned nq, int xskmap_fd, in
 /* The sockets' threads e's rounds drive: its own, and a folded lead's
  * workers' (owned: their queues are theirs alone). Returns how many. */
 int ep_driven(struct ep *e, struct ep **out);
+/* Up to max socket fds e waits on (its driven threads' rings serviced
+ * first): every one, or a folded lead's one a queue. Returns how many. */
+int ep_poll_socks(struct ep *e, int *fds, int max);
 /* Up to max frames handed to e, each into ep_rx_packet. Returns how many. */
 unsigned ep_handoff_drain(struct ep *e, uint64_t now, unsigned max);
 /* A frame of n pieces for worker `to`, copied into e's ring to it. */

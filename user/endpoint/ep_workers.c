@@ -174,6 +174,31 @@ int ep_driven(struct ep *e, struct ep **out)
 	return n;
 }
 
+/* The worker whose channel socket s of o's is for. */
+static uint32_t sock_target(const struct ep *o, int s)
+{
+	return o->sock_for[s] ? o->sock_for[s] - 1u : o->widx;
+}
+
+/* A folded lead's map sends every frame to the owner's socket for worker 0
+ * on its queue (ep_workers_fold), so it waits on those alone: one a queue,
+ * where every worker's would pass poll()'s EP_WAIT_MAX_FDS on many queues. */
+int ep_poll_socks(struct ep *e, int *fds, int max)
+{
+	struct ep *src[UB_EP_MAX_WORKERS];
+	const int ns = ep_driven(e, src);
+	const bool folded = !e->lead && e->folded && e->owned;
+	int n = 0;
+
+	for (int j = 0; j < ns; j++) {
+		xsk_mt_service(src[j]->xt);
+		for (int k = 0; k < xsk_mt_nsocks(src[j]->xt) && n < max; k++)
+			if (!folded || !sock_target(src[j], k))
+				fds[n++] = xsk_mt_fd(src[j]->xt, k);
+	}
+	return n;
+}
+
 void ep_handoff_put(struct ep *e, struct ep *to, const struct xsk_mt_frame *fr, unsigned n)
 {
 	struct xsk_handoff *h = &e->ho[e->widx * e->nworkers + to->widx];
@@ -297,21 +322,49 @@ static int workers_point(struct ep *e, uint32_t w, const struct ep *to)
 	return 0;
 }
 
+/* Owned queues: every worker's key on each queue to the owner's socket
+ * there for worker 0 (fold), or back to its own socket (not). */
+static int owned_point(struct ep *lead, bool fold)
+{
+	const int xsks = ep_xdp_xskmap_fd(lead->xdp[0]);
+
+	for (uint32_t o = 0; o < lead->nworkers; o++) {
+		const struct ep *x = ep_worker(lead, o);
+
+		for (int s = 0; s < xsk_mt_nsocks(x->xt); s++) {
+			uint32_t w = sock_target(x, s), q = xsk_mt_sock_queue(x->xt, s), key = w * UB_EP_MAX_QUEUES + q;
+			int fd = xsk_mt_fd(x->xt, s);
+
+			for (int z = 0; fold && z < xsk_mt_nsocks(x->xt); z++)
+				if (!sock_target(x, z) && xsk_mt_sock_queue(x->xt, z) == q)
+					fd = xsk_mt_fd(x->xt, z);
+			if (w && bpf_map_update_elem(xsks, &key, &fd, 0))
+				return -errno;
+		}
+	}
+	return 0;
+}
+
 /* Owned queues keep their sockets (only an owner's socket can read its
- * queue): each frame goes to worker 0 instead, read by worker 0's thread on
- * every queue's socket (ep_driven). Else the map's entries move to worker 0's. */
+ * queue), the map's entries move to each queue's socket for worker 0, read
+ * by worker 0's thread (ep_driven, ep_poll_socks). Else the map's entries
+ * move to worker 0's sockets. */
 int ep_workers_fold(struct ep *e)
 {
 	int rc = 0;
 
 	if (e->lead || e->nworkers <= 1)
 		return -EINVAL;
+	if (e->owned)
+		rc = owned_point(e, true);
 	for (uint32_t w = 1; w < e->nworkers && !rc && !e->owned; w++)
 		rc = workers_point(e, w, e);
 	if (rc) {
 		/* Back as it was: no worker half folded, whose channels would
 		 * miss the frames of some queues. */
-		for (uint32_t w = 1; w < e->nworkers; w++)
+		if (e->owned)
+			owned_point(e, false);
+		for (uint32_t w = 1; w < e->nworkers && !e->owned; w++)
 			workers_point(e, w, e->wk[w]);
 		return rc;
 	}
