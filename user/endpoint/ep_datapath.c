@@ -640,10 +640,12 @@ static int sleep_on(struct ep *const *eps, unsigned n, uint64_t now, uint64_t bo
 		tsp = &ts;
 	}
 	r = ppoll(pfd, nfd, tsp, NULL);
+	if (r < 0)
+		r = -errno;	/* before ep_handoff_awake's read() sets its own */
 	for (unsigned i = 0; i < n; i++)
 		ep_handoff_awake(eps[i], r > 0 && wake_at[i] < nfd && pfd[wake_at[i]].revents);
 	if (r < 0)
-		return -errno;
+		return r;
 	if (r && !tsp && pfd[nfd - 1].revents)
 		r--;	/* the timer: the time came */
 	for (unsigned i = 0; r && i < n; i++)
