@@ -190,8 +190,10 @@ struct ep *ep_worker(struct ep *e, uint32_t w);
  * waits on, one a queue; its rounds read every socket). A frame for no channel of
  * worker 0 is dropped and counted there (tp_drop, parse, ...) like any
  * other; what the others held already is dropped and counted in theirs now
- * (owned: handed to worker 0; a frame the program redirected in the very
- * instant of the fold may still land after).
+ * (owned: what their sockets held, and what was handed to them, is taken by
+ * worker 0's core now, the ring to worker 0 emptied as it fills; a frame
+ * the program redirected in the very instant of the fold may still land
+ * after, on a socket worker 0's rounds read but do not wait on).
  * Their channel creates then fail (EOPNOTSUPP), and their setup hooks
  * (ep_set_ctl) are gone. 0, or -errno with every worker's entries as they
  * were (-EINVAL: no workers, or not worker 0).

@@ -222,6 +222,8 @@ void ep_handoff_put(struct ep *e, struct ep *to, const struct xsk_mt_frame *fr, 
 
 unsigned ep_handoff_drain(struct ep *e, uint64_t now, unsigned max)
 {
+	/* Folded: what was handed to a worker is its lead's now (ep_workers_fold). */
+	struct ep *to = e->lead && e->lead->folded ? e->lead : e;
 	unsigned n = 0;
 
 	if (!e->ho)
@@ -232,7 +234,7 @@ unsigned ep_handoff_drain(struct ep *e, uint64_t now, unsigned max)
 		uint32_t len;
 
 		for (; from != e->widx && n < max && (p = xsk_handoff_peek(h, &len)); n++) {
-			ep_rx_packet(e, now, p, len);
+			ep_rx_packet(to, now, p, len);
 			xsk_handoff_pop(h);
 		}
 	}
@@ -370,13 +372,14 @@ int ep_workers_fold(struct ep *e)
 	}
 	e->folded = true;
 	/* What came before: dropped by the workers' cores, which have no
-	 * channel, and counted (owned: handed to worker 0 now). Nothing new
-	 * comes, so until they are empty. No setup hook there: the caller
-	 * (ubperf's server) may hold the lock its hook takes, and a hello
-	 * there has no channel to reach either. */
+	 * channel, and counted (owned: what their sockets and rings held is
+	 * worker 0's now, taken by its core as they go). Nothing new comes, so
+	 * until they are empty. No setup hook there: the caller (ubperf's
+	 * server) may hold the lock its hook takes, and a hello there has no
+	 * channel to reach either. */
 	for (uint32_t w = 1; w < e->nworkers; w++) {
 		ep_set_ctl(e->wk[w], NULL, NULL);
-		while (ep_progress(e->wk[w], 0) > 0)
+		while (ep_progress(e->wk[w], 0) + ep_handoff_drain(e, ep_now_ns(), ~0u) > 0)
 			;
 	}
 	return 0;
