@@ -251,7 +251,8 @@ static struct ep *worker_new(struct ep *lead, uint32_t w, char *err, size_t errl
 	e->lead = lead;
 	e->nworkers = lead->nworkers;
 	e->widx = w;
-	e->tx_fd = e->loop_fd = e->wake_fd = -1;
+	e->tx_fd = e->loop_fd = -1;
+	xsk_wake_clear(&e->wake);
 	e->wt.fd = -1;
 	e->nmem = 1;
 	e->ifindex = lead->ifindex;
@@ -309,7 +310,8 @@ struct ep *ep_open(const struct ep_config *cfg, char *err, size_t errlen)
 		return NULL;
 	}
 	e->cfg = *cfg;
-	e->tx_fd = e->loop_fd = e->wake_fd = -1;
+	e->tx_fd = e->loop_fd = -1;
+	xsk_wake_clear(&e->wake);
 	e->wt.fd = -1;
 	ub_icrc_init();		/* not on the first packet's time */
 	if (cfg->shared && cfg->nmembers > 1) {

@@ -615,7 +615,7 @@ static int sleep_on(struct ep *const *eps, unsigned n, uint64_t now, uint64_t bo
 		}
 		if (eps[i]->ho && nfd < EP_WAIT_MAX_FDS) {
 			wake_at[i] = nfd;
-			pfd[nfd++] = (struct pollfd){ .fd = eps[i]->wake_fd, .events = POLLIN };
+			pfd[nfd++] = (struct pollfd){ .fd = eps[i]->wake.fd, .events = POLLIN };
 		}
 		for (int j = 0; j < ns && nfd < EP_WAIT_MAX_FDS; j++)
 			pfd[nfd++] = (struct pollfd){ .fd = socks[j], .events = POLLIN };
@@ -688,9 +688,9 @@ int ep_poll_fds(struct ep *e, int *fds, int max)
 	if (n < max)
 		fds[n++] = nl_fd(e->mon);	/* first: never left out by max */
 	if (e->ho && n < max) {
-		fds[n++] = e->wake_fd;
+		fds[n++] = e->wake.fd;
 		/* A frame handed over already: the caller's poll ends at once. */
-		if (ep_handoff_sleep(e, true) && write(e->wake_fd, &one, sizeof(one)) < 0) {
+		if (ep_handoff_sleep(e, true) && write(e->wake.fd, &one, sizeof(one)) < 0) {
 			/* readable anyway */
 		}
 	}

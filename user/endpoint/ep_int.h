@@ -16,6 +16,7 @@
 #include "io/wake_timer.h"
 #include "xsk/xsk_handoff.h"
 #include "xsk/xsk_mt.h"
+#include "xsk/xsk_wake.h"
 
 /* A multi-buffer frame, gathered (rx) or built (tx) in one piece: the
  * largest UB MTU's data packet with every header, and a 9216-byte jumbo frame. */
@@ -80,16 +81,13 @@ struct ep {
 	 * queues alone, one for each worker there; sock_for[s]: the worker
 	 * whose frames socket s takes, plus one (0: this worker's own). A frame
 	 * for another is copied to the ring ho[this * nworkers + that] (the
-	 * lead's array), and that worker woken through its wake_fd when it may
-	 * be asleep (asleep: set before a sleep, taken by the first worker that
-	 * hands it a frame then).
+	 * lead's array), and that worker woken through its eventfd when it may
+	 * be asleep (xsk/xsk_wake.h).
 	 */
 	bool owned;
 	uint8_t sock_for[XSK_MT_MAX_SOCKS];
 	struct xsk_handoff *ho;
-	int wake_fd;
-	uint32_t asleep;	/* atomic */
-	bool slept, slept_ext;	/* a sleep prepared (by ep_poll_fds: ext) */
+	struct xsk_wake wake;	/* ext: a sleep prepared by ep_poll_fds */
 };
 
 /* ep_workers.c: the workers' sockets and the frames they pass each other. */
@@ -113,7 +111,7 @@ void ep_handoff_put(struct ep *e, struct ep *to, const struct xsk_mt_frame *fr, 
 void ep_handoff_wake(struct ep *to);
 /* Before a sleep: true when a frame waits already (no sleep then). */
 bool ep_handoff_sleep(struct ep *e, bool ext);
-/* After one: fd_ready, e's wake_fd was readable. */
+/* After one: fd_ready, e's eventfd was readable. */
 void ep_handoff_awake(struct ep *e, bool fd_ready);
 void ep_handoff_free(struct ep *lead);
 

@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -100,8 +99,8 @@ void ep_handoff_free(struct ep *lead)
 	for (uint32_t k = 0; k < w; k++) {
 		struct ep *x = k ? lead->wk[k] : lead;
 
-		if (x && x->wake_fd >= 0)
-			close(x->wake_fd);
+		if (x)
+			xsk_wake_close(&x->wake);
 	}
 	if (!lead->ho)
 		return;
@@ -143,11 +142,9 @@ int ep_bind_queues(struct ep *e, const char *dev, unsigned nq, int xskmap_fd, in
 	if (rc)
 		return rc;
 	e->ho = lead_of(e)->ho;
-	if (e->wake_fd < 0)
-		e->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (e->wake_fd < 0) {
-		snprintf(err, errlen, "eventfd: %s", strerror(errno));
-		return -errno;
+	if ((rc = xsk_wake_open(&e->wake))) {
+		snprintf(err, errlen, "eventfd: %s", strerror(-rc));
+		return rc;
 	}
 	e->owned = true;
 	for (unsigned q = e->widx; q < nq; q += nw) {
@@ -241,53 +238,19 @@ unsigned ep_handoff_drain(struct ep *e, uint64_t now, unsigned max)
 	return n;
 }
 
-/*
- * The sleeper sets asleep, then looks at its rings; the waker publishes a
- * frame, then looks at asleep. With a full fence between each one's store
- * and load, one of them sees the other's: the sleeper a frame (no sleep),
- * or the waker asleep (a write to the eventfd, once: the first takes it).
- */
 void ep_handoff_wake(struct ep *to)
 {
-	const uint64_t one = 1;
-
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&to->asleep, __ATOMIC_RELAXED) && __atomic_exchange_n(&to->asleep, 0, __ATOMIC_SEQ_CST) &&
-	    write(to->wake_fd, &one, sizeof(one)) < 0) {
-		/* full (never: a counter of 2^64): it is readable anyway */
-	}
+	xsk_wake_kick(&to->wake);
 }
 
 bool ep_handoff_sleep(struct ep *e, bool ext)
 {
-	if (!e->ho)
-		return false;
-	__atomic_store_n(&e->asleep, 1, __ATOMIC_SEQ_CST);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	e->slept = true;
-	e->slept_ext = ext;
-	for (uint32_t from = 0; from < e->nworkers; from++)
-		if (from != e->widx && !xsk_handoff_empty(&e->ho[from * e->nworkers + e->widx])) {
-			__atomic_store_n(&e->asleep, 0, __ATOMIC_RELAXED);
-			return true;
-		}
-	return false;
+	return e->ho && xsk_wake_sleep(&e->wake, ext, &e->ho[e->widx], e->nworkers, e->nworkers, e->widx);
 }
 
-/* A waker that took asleep has written the eventfd, or is about to: read
- * now (nonblocking), or at the next sleep, which its late write ends at once
- * (fd_ready). A caller's own poll (ext) tells us nothing: read anyway. */
 void ep_handoff_awake(struct ep *e, bool fd_ready)
 {
-	uint64_t v;
-
-	if (!e->slept)
-		return;
-	e->slept = false;
-	if ((!__atomic_exchange_n(&e->asleep, 0, __ATOMIC_SEQ_CST) || fd_ready || e->slept_ext) &&
-	    read(e->wake_fd, &v, sizeof(v)) < 0) {
-		/* nothing written yet */
-	}
+	xsk_wake_awake(&e->wake, fd_ready);
 }
 
 /* The CPUs the calling thread may run on (taskset, a cgroup's cpuset), not
