@@ -23,8 +23,8 @@
  * an endpoint. With workers (ep_config.workers > 1) the endpoint is several,
  * one per worker thread (ep_worker()): each its own transport core, TPNs
  * (local TPN % workers == its index), frames, and its own rx queues (queue
- * q is worker q % workers's, where the device has as many queues as
- * workers), so no lock is shared on the per-packet path. The device's
+ * q is worker q % workers's, where the device has at least as many queues
+ * as workers), so no lock is shared on the per-packet path. The device's
  * program steers each frame to the worker of its channel
  * (headers/ub_endpoint_maps.h): to the socket the queue's owner holds for
  * that worker, and the owner copies a frame for another worker to it

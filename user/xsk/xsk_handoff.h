@@ -3,7 +3,7 @@
  * A single-producer single-consumer ring of whole frames, copied in: how the
  * owner of a queue (the only thread with sockets on it, so its pool needs no
  * lock) passes a frame that came for another worker's channel to that
- * worker (endpoint/ep_handoff.c). Fixed slots, each as large as the device's
+ * worker (endpoint/ep_workers.c). Fixed slots, each as large as the device's
  * largest frame (a multi-buffer jumbo frame gathered whole); the owner frees
  * its UMEM frame at once, so no frame ever crosses threads and no ring of
  * the kernel's is shared.

@@ -13,7 +13,7 @@
  *   - one pool per (device, queue), made with its first socket; its fill and
  *     completion rings are used under the pool's spin lock, in batches,
  *     when sockets of several threads share it; a pool of one thread's
- *     sockets (the endpoint's owned queues: endpoint/ep_owned.c) takes no
+ *     sockets (the endpoint's owned queues: endpoint/ep_workers.c) takes no
  *     lock, which setup fixes, not the data path;
  *   - per thread (struct xsk_mt_thr): its sockets (rx and tx rings of its
  *     own: no lock), and a stack of free frames of its own. Frames move
