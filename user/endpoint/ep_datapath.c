@@ -224,11 +224,16 @@ static unsigned rx_from(struct ep *e, struct ep *src, uint64_t now, unsigned *mi
 
 			while (fr[k].more && k + 1 < n)
 				k++;
-			ep_handoff_put(e, to, &fr[i], k - i + 1);
+			/* Its end past this batch (more frames than rx_batch): dropped
+			 * and counted, as rx_gather does our own, not handed over in two. */
+			if (fr[k].more)
+				e->st.parse++;
+			else
+				ep_handoff_put(e, to, &fr[i], k - i + 1);
 			for (; i <= k; i++)
 				xsk_mt_free(src->xt, fr[i].addr);
 			i--;
-			*woke |= 1u << to->widx;
+			*woke |= fr[k].more ? 0 : 1u << to->widx;
 			continue;
 		}
 		++*mine;
