@@ -34,11 +34,17 @@
 #include "io/cpus.h"
 #include "xsk/xsk_port.h"
 
-/* Every handoff ring's slots together, at most (each ring at least
- * HO_MIN_SLOTS): many workers on a jumbo-frame device would map gigabytes. */
+/* Every handoff ring's slots together, at most: many workers on a
+ * jumbo-frame device would map gigabytes. Each slot takes its frame and 64
+ * bytes (its length, aligned: xsk_handoff.c). The fewest slots a ring has,
+ * HO_MIN_SLOTS, keep within it the most workers on the largest slots. */
 #define HO_BUDGET	(64u << 20)
-#define HO_MIN_SLOTS	64u
+#define HO_SLOT_COST(s)	((uint64_t)(s) + 64)
+#define HO_MIN_SLOTS	16u
 #define HO_MAX_SLOTS	1024u
+_Static_assert((uint64_t)UB_EP_MAX_WORKERS * (UB_EP_MAX_WORKERS - 1) * HO_MIN_SLOTS * HO_SLOT_COST(JUMBO_BUF) <=
+		       HO_BUDGET,
+	       "the handoff rings' fewest slots overrun their budget");
 
 /*
  * A worker's part of the UMEM. Beside other workers it keeps a quarter of
@@ -77,7 +83,7 @@ static int handoff_rings(struct ep *lead, const char *dev, char *err, size_t err
 	slot = (mtu + 64 + 63) & ~63u;	/* the Ethernet header, a VLAN tag, LPH and NTH */
 	if (slot > JUMBO_BUF)
 		slot = JUMBO_BUF;
-	while (n > HO_MIN_SLOTS && (uint64_t)n * slot * pairs > HO_BUDGET)
+	while (n > HO_MIN_SLOTS && n * HO_SLOT_COST(slot) * pairs > HO_BUDGET)
 		n /= 2;
 	lead->ho = calloc((size_t)w * w, sizeof(*lead->ho));
 	if (!lead->ho) {
