@@ -382,6 +382,15 @@ print(",".join("%08x" % (m >> s & 0xffffffff) for s in range((os.cpu_count() - 1
 	rm -rf "$d"
 }
 
+# A signal ending a worker's sleep while another worker has taken its
+# asleep flag but not yet written its eventfd (the sleep then reads the
+# eventfd after the poll, and finds nothing) is told as the poll's EINTR;
+# that read's EAGAIN came back instead.
+test_ep_workers_wait_interrupted_says_so() {
+	topo_workers
+	ns_run "$NS_SRV" "$BIN/ep_wait_intr" s0 2 | has -x "ep_wait: Interrupted system call"
+}
+
 WORKERS_TESTS=(test_ubperf_workers_every_op_intact test_ubperf_workers_default_queues_and_cpus
 	       test_ubperf_workers_killed_leaves_nothing_attached
 	       test_ubperf_workers_server_runs_one_core_runs_on_worker_0 test_ubperf_workers_refused_one_line
@@ -389,4 +398,4 @@ WORKERS_TESTS=(test_ubperf_workers_every_op_intact test_ubperf_workers_default_q
 	       test_ubperf_workers_one_core_run_drops_and_counts_strays
 	       test_ubperf_workers_frames_at_attach_reach_worker_1 test_ubperf_workers_own_queues_no_lock
 	       test_ubperf_workers_foreign_frames_handed_over test_ubperf_workers_foreign_jumbo_frames_handed_over
-	       test_ep_workers_fold_reads_every_queue_at_once)
+	       test_ep_workers_fold_reads_every_queue_at_once test_ep_workers_wait_interrupted_says_so)
