@@ -367,7 +367,7 @@ test_ep_workers_fold_reads_every_queue_at_once() {
 m = (1 << os.cpu_count()) - 1
 print(",".join("%08x" % (m >> s & 0xffffffff) for s in range((os.cpu_count() - 1) // 32 * 32, -1, -32)))')
 	ip netns exec "$NS_CLI" sh -c "echo $mask > /sys/class/net/c0/queues/tx-15/xps_cpus"
-	nsenter --net="/run/netns/$NS_SRV" "$BIN/ep_fold_wait" s0 16 1 >"$d/out" 2>"$d/err" &
+	nsenter --net="/run/netns/$NS_SRV" "$BIN/ep_workers_wait" s0 16 fold 1 >"$d/out" 2>"$d/err" &
 	local pid=$!
 	for _ in $(seq 100); do grep -qx ready "$d/out" && break; sleep 0.1; done
 	grep -qx ready "$d/out" || { cat "$d/err"; return 1; }
@@ -388,7 +388,7 @@ print(",".join("%08x" % (m >> s & 0xffffffff) for s in range((os.cpu_count() - 1
 # that read's EAGAIN came back instead.
 test_ep_workers_wait_interrupted_says_so() {
 	topo_workers
-	ns_run "$NS_SRV" "$BIN/ep_wait_intr" s0 2 | has -x "ep_wait: Interrupted system call"
+	ns_run "$NS_SRV" "$BIN/ep_workers_wait" s0 2 intr | has -x "ep_wait: Interrupted system call"
 }
 
 WORKERS_TESTS=(test_ubperf_workers_every_op_intact test_ubperf_workers_default_queues_and_cpus
