@@ -630,12 +630,12 @@ struct ep_share *ep_share_open(const struct ep_share_cfg *cfg, char *err, size_t
 	 * attach: a ubperf past its check, not yet attached (waiting out a
 	 * busy queue), holds it and would find our program at its attach.
 	 * None of ours holds it here (under our device lock): one that does is
-	 * another endpoint. Refused at once, but for a join (join_present). */
+	 * another endpoint. Refused at once, but for a join (join_present: its -EPROTO says why). */
 	open_lock = dev_lock_open(s->ifindex, 0);
 	if (open_lock >= 0) {
 		rc = program(s, cfg->generic, err, errlen);
 		unlock(&open_lock);
-	} else if (open_lock != -EADDRINUSE || join_present(s, err, errlen)) {
+	} else if (open_lock != -EADDRINUSE || ((rc = join_present(s, err, errlen)) && rc != -EPROTO)) {
 		snprintf(err, errlen, "cannot attach XDP to %s: %s", cfg->dev,
 			 open_lock == -EADDRINUSE ? "another endpoint (not a URMA process) is opening it" :
 			 strerror(-open_lock));
