@@ -549,6 +549,7 @@ static int watch(int argc, char **argv)
 	struct wps_look_sched sched;
 	int pin_fd;
 	bool gone, periodic;
+	__u64 start;
 	struct ptb_ctx ptb = { .icmp6 = -1, .raw4 = -1, .flows_fd = -1, .state_fd = -1 };
 	char dir[PATH_MAX], p[PATH_MAX + 64], err[256];
 	struct slot_watch w[WPS_IN_MAX_PATHS] = { 0 };
@@ -609,7 +610,8 @@ static int watch(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	wps_look_init(&sched, mono_ms(), (unsigned)a.tick_ms);
-	periodic = wps_look_start(&sched, mono_ms());
+	start = mono_ms();
+	periodic = wps_look_start(&sched, start);
 	if (look(rt, cfg_fd, paths_fd, lv, w, (unsigned)a.probe_ms, (unsigned)a.dead_ms, (unsigned)a.expire_s,
 		 &sched.when)) {
 		rc = fail(EXIT_FAIL, "%s: cannot read the instance (detached, or another ubctl's layout)", a.dev);
@@ -618,7 +620,7 @@ static int watch(int argc, char **argv)
 	cfg_id = map_id(cfg_fd);
 	printf("watching the paths of %s (probe %llu ms, dead after %llu ms)\n", a.dev, a.probe_ms, a.dead_ms);
 	fflush(stdout);
-	wps_look_done(&sched, mono_ms(), periodic);
+	wps_look_done(&sched, start, periodic);
 	while (!stop) {
 		struct pollfd pfd[2] = { { .fd = nl_fd(mon), .events = POLLIN }, { .fd = ptb.icmp6, .events = POLLIN } };
 		__u64 now = mono_ms();
@@ -628,7 +630,9 @@ static int watch(int argc, char **argv)
 			nl_monitor_read(mon, NULL, NULL);
 			ptb_read(&ptb);
 		}
-		periodic = wps_look_start(&sched, mono_ms());
+		/* The look's start clock for done as well: a look that took time is not a stall. */
+		start = mono_ms();
+		periodic = wps_look_start(&sched, start);
 		/* Detached (the pins gone, or another instance's since): the maps held open live on unused. */
 		snprintf(p, sizeof(p), "%s/%s", dir, WPS_PIN_CFG);
 		pin_fd = bpf_obj_get(p);
@@ -642,7 +646,7 @@ static int watch(int argc, char **argv)
 			rc = 0;
 			goto out;
 		}
-		wps_look_done(&sched, mono_ms(), periodic);
+		wps_look_done(&sched, start, periodic);
 	}
 	/* Leaving: the paths are no longer watched, so no longer held down for what it saw. */
 	__atomic_store_n(&lv->link_down, 0, __ATOMIC_SEQ_CST);

@@ -26,13 +26,19 @@ static bool asked_after(uint64_t question_ms, uint64_t confirmed_ms)
 	return question_ms && question_ms > confirmed_ms + WPS_NH_CONFIRM_SLACK_MS;
 }
 
+/* From a question (or its due time) to now (or the look's), clamped below WPS_NH_NOT_ASKED. */
+static unsigned elapsed(uint64_t now_ms, uint64_t from_ms)
+{
+	if (now_ms <= from_ms)
+		return 0;
+	return now_ms - from_ms < WPS_NH_NOT_ASKED ? (unsigned)(now_ms - from_ms) : WPS_NH_NOT_ASKED - 1;
+}
+
 unsigned wps_nh_unanswered(uint64_t now_ms, uint64_t question_ms, uint64_t confirmed_ms)
 {
 	if (!asked_after(question_ms, confirmed_ms))
 		return WPS_NH_NOT_ASKED;
-	if (now_ms <= question_ms)
-		return 0;
-	return now_ms - question_ms < WPS_NH_NOT_ASKED ? (unsigned)(now_ms - question_ms) : WPS_NH_NOT_ASKED - 1;
+	return elapsed(now_ms, question_ms);
 }
 
 enum wps_nh_act wps_nh_next(const struct wps_nh_seen *s, unsigned probe_ms, unsigned since_probe_ms)
@@ -46,14 +52,6 @@ enum wps_nh_act wps_nh_next(const struct wps_nh_seen *s, unsigned probe_ms, unsi
 	if (s->confirmed_ago_ms < probe_ms)
 		return WPS_NH_NONE;
 	return (s->state & NUD_PROBE) ? WPS_NH_REPROBE : WPS_NH_PROBE;
-}
-
-/* From a question's due time to the look's, clamped below WPS_NH_NOT_ASKED. */
-static unsigned ticks_since(uint64_t due_ms, uint64_t question_due_ms)
-{
-	if (due_ms <= question_due_ms)
-		return 0;
-	return due_ms - question_due_ms < WPS_NH_NOT_ASKED ? (unsigned)(due_ms - question_due_ms) : WPS_NH_NOT_ASKED - 1;
 }
 
 /*
@@ -70,8 +68,8 @@ static unsigned silence(const struct wps_nh_track *tr, const struct wps_nh_when 
 	if (wps_nh_unanswered(w->t_ms, q, against) == WPS_NH_NOT_ASKED)
 		return WPS_NH_NOT_ASKED;
 	if (first && tr->up && tr->later_ms && w->t0_ms < tr->later_ms + w->tick_ms)
-		return ticks_since(tr->later_due_ms, qdue);
-	return ticks_since(w->due_ms, qdue);
+		return elapsed(tr->later_due_ms, qdue);
+	return elapsed(w->due_ms, qdue);
 }
 
 enum wps_nh_act wps_nh_look(struct wps_nh_track *tr, const struct wps_nh_seen *seen, const __u8 dmac[6],
@@ -104,8 +102,11 @@ enum wps_nh_act wps_nh_look(struct wps_nh_track *tr, const struct wps_nh_seen *s
 	if (!asked_after(tr->question_ms, earliest)) {
 		const bool later = asked_after(tr->later_ms, earliest);
 
-		tr->question_ms = later ? tr->later_ms : 0;
-		tr->question_due_ms = tr->later_due_ms;
+		tr->question_ms = 0;
+		if (later) {
+			tr->question_ms = tr->later_ms;
+			tr->question_due_ms = tr->later_due_ms;
+		}
 		tr->later_ms = 0;
 	}
 	/* Silence runs on the due times: a look's lateness is not the next
