@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -457,6 +458,130 @@ static void nh_renewed(void **state)
 	assert_true(tr.up);
 }
 
+/*
+ * A seeded randomized agent through the real loop helpers (wps_look_init,
+ * wps_look_start, wps_look_done given the look's start clock, as wps_watch.c)
+ * and wps_nh_look: ticks the limit allows (probe 200, dead 500); periodic looks
+ * woken 0..tick-1 late; a look that takes 0-3 ms besides (other paths, map
+ * writes), the kernel's read 0-1 ms (t0 before the reply, t after); for a silent hop, at some
+ * looks a stall before or after the reply (the look under a tick long, so no
+ * tick is late by a tick or more; a healthy hop under such stalls can go out,
+ * see the branch report); other neighbours' events; the kernel's own
+ * (PROBE a ms after a question, each answer); answers 1..tick-1 ms after a
+ * question, some arriving during a look. Healthy: one question lost, stays
+ * in. Silent from some time: out within --dead, three ticks and a tick of
+ * lateness, the longest stall besides (docs/WPS.md's 300-700 ms at 100 ms).
+ */
+static uint32_t sim_rand(uint64_t *x, uint32_t n)
+{
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	return n ? (uint32_t)(*x >> 33) % n : 0;
+}
+
+/* 0: as expected; else the time it went wrong (out while healthy, or still in while silent). */
+static uint64_t nh_sim_random(uint64_t seed, bool silent, unsigned *tick_out)
+{
+	static const __u8 mac[6] = { 2, 0, 0, 0x0d, 0, 3 };
+	uint64_t x = seed, S, prev_end = 0, confirmed = 0, answers[4] = { NEVER, NEVER, NEVER, NEVER }, own = NEVER,
+		 silent_from = NEVER, stall_max = 0;
+	struct wps_nh_track tr = { .up = true };
+	struct wps_look_sched sched;
+	unsigned tick, asked = 0, lost, stall_pct = sim_rand(&x, 3) * 10, ev_every = sim_rand(&x, 3) ? 10 + sim_rand(&x, 200) : 0;
+	bool own_ev = sim_rand(&x, 2);
+	__u16 state = NUD_REACHABLE;
+
+	do
+		tick = 10 + sim_rand(&x, 281);
+	while (!wps_nh_tick_ok(tick, 200, 500));
+	*tick_out = tick;
+	lost = 1 + sim_rand(&x, 4);
+	if (silent)
+		silent_from = 1000 + sim_rand(&x, 2000);
+	wps_look_init(&sched, 0, tick);
+	for (uint64_t wake = 0; wake < 5000;) {
+		uint64_t ev = NEVER, t0, r, t;
+		bool periodic;
+		unsigned sb = 0, sa = 0, d;
+
+		/* The next event between looks: another neighbour's, or the kernel's own. */
+		if (ev_every)
+			ev = prev_end + sim_rand(&x, ev_every);
+		if (own_ev) {
+			ev = min64(ev, own > prev_end ? own : NEVER);
+			for (int i = 0; i < 4; i++)
+				ev = min64(ev, answers[i] >= prev_end ? answers[i] : NEVER);
+		}
+		/* An event's look only when done before the tick's wake (which it would push). */
+		S = ev < wake && ev + 4 <= wake ? ev : wake;
+		periodic = wps_look_start(&sched, S);
+		t0 = S + sim_rand(&x, 2);
+		if (periodic && sim_rand(&x, 100) < stall_pct && silent)
+			*(sim_rand(&x, 2) && silent ? &sb : &sa) = sim_rand(&x, tick - 3);
+		stall_max = sb + sa > stall_max ? sb + sa : stall_max;
+		r = t0 + sb + sim_rand(&x, 2);
+		for (int i = 0; i < 4; i++)
+			if (answers[i] <= r) {
+				if (answers[i] < silent_from) {
+					confirmed = answers[i] > confirmed ? answers[i] : confirmed;
+					state = NUD_REACHABLE;
+				}
+				answers[i] = NEVER;
+			}
+		t = r + sa;
+		{
+			struct wps_nh_seen s = { .present = true, .has_lladdr = true, .state = state,
+						 .confirmed_ago_ms = (__u32)(r - confirmed) };
+			struct wps_nh_when w = sched.when;
+
+			memcpy(s.lladdr, mac, 6);
+			w.t0_ms = t0;
+			w.t_ms = t;
+			enum wps_nh_act act = wps_nh_look(&tr, &s, mac, &w, 200, 500);
+
+			if (act != WPS_NH_NONE) {
+				state = NUD_PROBE;
+				own = t + 1;
+				if (++asked != lost)
+					for (int i = 0; i < 4; i++)
+						if (answers[i] == NEVER) {
+							answers[i] = t + 1 + sim_rand(&x, tick - 1);
+							break;
+						}
+			}
+		}
+		if (!silent && !tr.up)
+			return t;
+		if (silent && !tr.up)
+			return 0;
+		if (silent && t > silent_from + 500 + 3 * (uint64_t)tick + tick + stall_max)
+			return t;
+		d = sim_rand(&x, 2);
+		prev_end = t + d;
+		wps_look_done(&sched, S, periodic);
+		if (periodic)
+			wake = sched.next_ms + sim_rand(&x, tick);
+		wake = wake > prev_end ? wake : prev_end;
+	}
+	return silent ? 5000 : 0;
+}
+
+static void nh_random_agent(void **state)
+{
+	const char *env = getenv("WPS_LIVE_FUZZ_CASES");
+	const unsigned long cases = env ? strtoul(env, NULL, 10) : 20000;
+
+	(void)state;
+	for (unsigned long c = 0; c < cases; c++) {
+		unsigned tick;
+		const uint64_t bad = nh_sim_random(0x5eed0000ull + c, c % 4 == 3, &tick);
+
+		if (bad)
+			fail_msg("case %lu (seed %#llx, tick %u ms): a %s next hop %s at %llu ms", c,
+				 0x5eed0000ull + c, tick, c % 4 == 3 ? "silent" : "healthy (one probe lost)",
+				 c % 4 == 3 ? "still in" : "out", (unsigned long long)bad);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -468,6 +593,7 @@ int main(void)
 		cmocka_unit_test(nh_silent_out_under_late_looks),
 		cmocka_unit_test(nh_renewed),
 		cmocka_unit_test(nh_down_new_mac_asked_every_probe),
+		cmocka_unit_test(nh_random_agent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
