@@ -197,13 +197,13 @@ static unsigned rx_gather(struct ep *e, struct xsk_mt_thr *xt, struct xsk_mt_fra
  * socket is for (a folded lead: the lead). */
 static struct ep *rx_target(struct ep *e, struct ep *src, int sock)
 {
-	struct ep *lead = e->lead ? e->lead : e;
+	struct ep *lead = ep_lead(e);
 
 	if (!src->owned)
 		return e;
 	if (lead->folded)
 		return lead;
-	return src->sock_for[sock] ? ep_worker(lead, src->sock_for[sock] - 1u) : src;
+	return ep_worker(lead, ep_sock_target(src, sock));
 }
 
 /* A round of src's sockets (e's own, or a folded lead's worker's, whose
@@ -274,7 +274,7 @@ static unsigned do_rx(struct ep *e, uint64_t now)
 		mine += got;
 		for (uint32_t w = 0; woke; w++, woke >>= 1)
 			if (woke & 1)
-				ep_handoff_wake(ep_worker(e->lead ? e->lead : e, w));
+				ep_handoff_wake(ep_worker(ep_lead(e), w));
 	}
 	/* One writer (this worker's thread); ep_rx_frames may be read from another. */
 	__atomic_store_n(&e->st.rx_frames, e->st.rx_frames + mine, __ATOMIC_RELAXED);

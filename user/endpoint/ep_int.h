@@ -91,6 +91,8 @@ struct ep {
 };
 
 /* ep_workers.c: the workers' sockets and the frames they pass each other. */
+/* e's lead: worker 0, whose struct holds what the workers share (e itself for worker 0). */
+static inline struct ep *ep_lead(struct ep *e) { return e->lead ? e->lead : e; }
 struct xsk_mt_thr *ep_worker_thread(struct ep *lead);
 /* e's sockets on dev's nq queues, at e's keys in xskmap_fd: on every queue,
  * or with workers on as many queues, on its own queues alone (owned). The
@@ -100,6 +102,9 @@ int ep_bind_queues(struct ep *e, const char *dev, unsigned nq, int xskmap_fd, in
 /* The sockets' threads e's rounds drive: its own, and a folded lead's
  * workers' (owned: their queues are theirs alone). Returns how many. */
 int ep_driven(struct ep *e, struct ep **out);
+/* The worker whose channel a frame on socket s of o's is for (owned queues:
+ * the worker that socket is for; else o's own). */
+uint32_t ep_sock_target(const struct ep *o, int s);
 /* Up to max socket fds e waits on (its driven threads' rings serviced
  * first): every one, or a folded lead's one a queue. Returns how many. */
 int ep_poll_socks(struct ep *e, int *fds, int max);

@@ -66,8 +66,6 @@ struct xsk_mt_thr *ep_worker_thread(struct ep *lead)
 	return t;
 }
 
-static struct ep *lead_of(struct ep *e) { return e->lead ? e->lead : e; }
-
 /* The lead's rings, one for each (from, to) pair of workers, slots as large
  * as dev's largest frame. */
 static int handoff_rings(struct ep *lead, const char *dev, char *err, size_t errlen)
@@ -144,10 +142,10 @@ int ep_bind_queues(struct ep *e, const char *dev, unsigned nq, int xskmap_fd, in
 				return s;
 		return 0;
 	}
-	rc = handoff_rings(lead_of(e), dev, err, errlen);
+	rc = handoff_rings(ep_lead(e), dev, err, errlen);
 	if (rc)
 		return rc;
-	e->ho = lead_of(e)->ho;
+	e->ho = ep_lead(e)->ho;
 	if ((rc = xsk_wake_open(&e->wake))) {
 		snprintf(err, errlen, "eventfd: %s", strerror(-rc));
 		return rc;
@@ -177,8 +175,7 @@ int ep_driven(struct ep *e, struct ep **out)
 	return n;
 }
 
-/* The worker whose channel socket s of o's is for. */
-static uint32_t sock_target(const struct ep *o, int s)
+uint32_t ep_sock_target(const struct ep *o, int s)
 {
 	return o->sock_for[s] ? o->sock_for[s] - 1u : o->widx;
 }
@@ -196,7 +193,7 @@ int ep_poll_socks(struct ep *e, int *fds, int max)
 	for (int j = 0; j < ns; j++) {
 		xsk_mt_service(src[j]->xt);
 		for (int k = 0; k < xsk_mt_nsocks(src[j]->xt) && n < max; k++)
-			if (!folded || !sock_target(src[j], k))
+			if (!folded || !ep_sock_target(src[j], k))
 				fds[n++] = xsk_mt_fd(src[j]->xt, k);
 	}
 	return n;
@@ -303,11 +300,12 @@ static int owned_point(struct ep *lead, bool fold)
 		const struct ep *x = ep_worker(lead, o);
 
 		for (int s = 0; s < xsk_mt_nsocks(x->xt); s++) {
-			uint32_t w = sock_target(x, s), q = xsk_mt_sock_queue(x->xt, s), key = w * UB_EP_MAX_QUEUES + q;
+			uint32_t w = ep_sock_target(x, s), q = xsk_mt_sock_queue(x->xt, s);
+			uint32_t key = w * UB_EP_MAX_QUEUES + q;
 			int fd = xsk_mt_fd(x->xt, s);
 
 			for (int z = 0; fold && z < xsk_mt_nsocks(x->xt); z++)
-				if (!sock_target(x, z) && xsk_mt_sock_queue(x->xt, z) == q)
+				if (!ep_sock_target(x, z) && xsk_mt_sock_queue(x->xt, z) == q)
 					fd = xsk_mt_fd(x->xt, z);
 			if (w && bpf_map_update_elem(xsks, &key, &fd, 0))
 				return -errno;
